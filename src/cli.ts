@@ -1,0 +1,98 @@
+#!/usr/bin/env node
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { VERSION } from './control/handlers.js';
+import type { SandboxOptions } from './config/options.js';
+import { DataFileError } from './store/types.js';
+import { createSandbox } from './sandbox.js';
+
+const integer = (name: string) => (value: string) => {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`${name} must be a whole number.`);
+  return Number(value);
+};
+const positive = (value: string) => {
+  const n = Number(value);
+  if (!(n > 0)) throw new InvalidArgumentError('must be a positive number.');
+  return n;
+};
+const collect = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((t) => t.trim()).filter(Boolean)];
+
+/** The command line: flags with environment fallbacks, exactly as DESIGN.md's stable interfaces. */
+export function program(): Command {
+  return new Command('shipping-sandbox')
+    .description('A stateful sandbox of the Shipping Order Service API.')
+    .version(VERSION)
+    .addOption(new Option('--port <port>', 'port to listen on, 0 for any free port').env('PORT').default(4010).argParser(integer('port')))
+    .addOption(new Option('--host <host>', 'interface to listen on').env('HOST').default('127.0.0.1'))
+    .addOption(new Option('--data <file>', 'data file, or :memory: to keep nothing').env('SANDBOX_DATA').default('./data/sandbox.json'))
+    .addOption(new Option('--token <token>', 'a client token (repeatable; the variable is comma-separated)').env('SANDBOX_TOKENS').argParser(collect))
+    .addOption(new Option('--webhook-url <url>', 'default webhook URL of every client').env('SANDBOX_WEBHOOK_URL'))
+    .addOption(new Option('--webhook-secret <secret>', 'default webhook secret (whsec_...); generated when absent').env('SANDBOX_WEBHOOK_SECRET'))
+    .addOption(new Option('--awb-delay <delay>', 'delay from create to AWB: 0, 500ms, 3s or a range 2s-10s').env('SANDBOX_AWB_DELAY').default('3s'))
+    .addOption(new Option('--clock <mode>', 'real or manual').env('SANDBOX_CLOCK').choices(['real', 'manual']).default('real'))
+    .addOption(new Option('--speed <factor>', 'simulated time per real time, with a real clock').env('SANDBOX_SPEED').default(1).argParser(positive))
+    .addOption(new Option('--seed <seed>', 'makes numbers, AWBs and delays reproducible').env('SANDBOX_SEED'))
+    .addOption(new Option('--config <file>', 'JSON or YAML file with per-client settings').env('SANDBOX_CONFIG'))
+    .addOption(new Option('--scenario <name>', 'default scenario of orders that name none').env('SANDBOX_SCENARIO').default('delivered'))
+    .addOption(new Option('--body-limit <size>', 'largest request body').env('SANDBOX_BODY_LIMIT').default('1mb'))
+    .addOption(new Option('--max-items <n>', 'most items in one create request').env('SANDBOX_MAX_ITEMS').default(100).argParser(integer('max-items')))
+    .addOption(new Option('--strict', 'log a warning for every spec violation in a client request').env('SANDBOX_STRICT'))
+    .addOption(new Option('--fsync', 'fsync every journal write (survives power loss; slower)').env('SANDBOX_FSYNC'))
+    .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug or silent').env('SANDBOX_LOG_LEVEL').default('info'));
+}
+
+function toOptions(flags: Record<string, unknown>): SandboxOptions {
+  return {
+    port: flags.port as number,
+    host: flags.host as string,
+    data: flags.data as string,
+    tokens: flags.token as string[] | undefined,
+    webhookUrl: flags.webhookUrl as string | undefined,
+    webhookSecret: flags.webhookSecret as string | undefined,
+    awbDelay: flags.awbDelay as string,
+    clock: flags.clock as 'real' | 'manual',
+    speed: Number(flags.speed),
+    seed: flags.seed as string | undefined,
+    config: flags.config as string | undefined,
+    scenario: flags.scenario as string,
+    bodyLimit: flags.bodyLimit as string,
+    maxItems: flags.maxItems as number,
+    strict: Boolean(flags.strict),
+    fsync: Boolean(flags.fsync),
+    logLevel: flags.logLevel as string,
+  };
+}
+
+async function main(): Promise<void> {
+  const flags = program().parse().opts();
+  const options = toOptions(flags);
+  const sandbox = await createSandbox(options);
+  const lines = [
+    `Shipping Order Sandbox ${VERSION} listening on ${sandbox.url}`,
+    ...sandbox.clients.map((c) => `  token:  ${c.token}  (client ${c.id})`),
+    `  data:   ${options.data}`,
+    `  clock:  ${sandbox.clock.mode}${sandbox.clock.mode === 'real' ? ` x${options.speed}` : ''}`,
+    `  docs:   ${sandbox.url}/docs`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    sandbox.services.logger.info({ signal }, 'stopping');
+    sandbox.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  const known = error instanceof DataFileError || (error as NodeJS.ErrnoException).code === 'EADDRINUSE' || error instanceof Error;
+  process.stderr.write(`shipping-sandbox: ${known ? (error as Error).message : String(error)}\n`);
+  process.exit(1);
+});

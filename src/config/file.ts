@@ -1,0 +1,25 @@
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import type { ClientConfig } from './clients.js';
+
+/** The `--config` file: per-client settings. JSON or YAML. */
+export interface ConfigFile {
+  clients?: ClientConfig[];
+}
+
+/** Reads the config file; throws a message naming the file and the problem. */
+export function readConfigFile(path: string): ConfigFile {
+  let parsed: unknown;
+  try {
+    parsed = parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new Error(`Cannot read the config file ${path}: ${(error as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`The config file ${path} must hold an object with "clients".`);
+  const clients = (parsed as ConfigFile).clients ?? [];
+  if (!Array.isArray(clients)) throw new Error(`"clients" in ${path} must be a list.`);
+  clients.forEach((c, i) => {
+    if (typeof c?.token !== 'string' || c.token === '') throw new Error(`clients[${i}] in ${path} needs a "token".`);
+  });
+  return { clients };
+}

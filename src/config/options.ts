@@ -1,0 +1,72 @@
+import type { ClientConfig } from './clients.js';
+
+/**
+ * Options of `createSandbox`, one per CLI flag (see `shipping-sandbox --help`).
+ *
+ * @example createSandbox({ clock: 'manual', seed: 1, tokens: ['test-token'] })
+ */
+export interface SandboxOptions {
+  /** Port to listen on; 0 picks a free one. Default 4010 for the CLI, 0 in-process. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Data file, or ':memory:' to keep nothing. Default './data/sandbox.json' for the CLI, ':memory:' in-process. */
+  data?: string;
+  /** Bearer tokens, one client each. When none is given (here or in config) one is made and printed. */
+  tokens?: string[];
+  /** Default webhook URL of every client. */
+  webhookUrl?: string;
+  /** Default webhook secret (`whsec_` + base64); generated when absent. */
+  webhookSecret?: string;
+  /** Delay from create to AWB: '0', '500ms', '3s', or a range '2s-10s'. Default '3s'. */
+  awbDelay?: string;
+  /** 'real' (default) or 'manual'. */
+  clock?: 'real' | 'manual';
+  /** Simulated ms per real ms with a real clock. Default 1. */
+  speed?: number;
+  /** Makes numbers, AWBs, delays and generated data reproducible. */
+  seed?: string;
+  /** Path of a JSON or YAML file with per-client settings (`clients: [...]`). */
+  config?: string;
+  /** Per-client settings given in-process (merged after the config file's). */
+  clients?: ClientConfig[];
+  /** Default scenario for orders that name none. Default 'delivered'. */
+  scenario?: string;
+  /** Largest accepted body, e.g. '1mb'. Default '1mb'. */
+  bodyLimit?: string;
+  /** Most items in one create request. Default 100. */
+  maxItems?: number;
+  /** Log each spec violation of a client request as a warning. */
+  strict?: boolean;
+  /** pino level: 'info' for the CLI, 'silent' in-process by default. */
+  logLevel?: string;
+  /** fsync every journal write (survives power loss, slower). Default false. */
+  fsync?: boolean;
+}
+
+/** Options with every default filled in. */
+export type ResolvedOptions = Required<Omit<SandboxOptions, 'webhookUrl' | 'webhookSecret' | 'seed' | 'config' | 'tokens'>> &
+  Pick<SandboxOptions, 'webhookUrl' | 'webhookSecret' | 'seed' | 'config'> & { tokens: string[] };
+
+export function resolveOptions(options: SandboxOptions): ResolvedOptions {
+  return {
+    port: options.port ?? 0,
+    host: options.host ?? '127.0.0.1',
+    data: options.data ?? ':memory:',
+    tokens: options.tokens ?? [],
+    webhookUrl: options.webhookUrl,
+    webhookSecret: options.webhookSecret,
+    awbDelay: options.awbDelay ?? '3s',
+    clock: options.clock ?? 'real',
+    speed: options.speed ?? 1,
+    seed: options.seed,
+    config: options.config,
+    clients: options.clients ?? [],
+    scenario: options.scenario ?? 'delivered',
+    bodyLimit: options.bodyLimit ?? '1mb',
+    maxItems: options.maxItems ?? 100,
+    strict: options.strict ?? false,
+    logLevel: options.logLevel ?? 'silent',
+    fsync: options.fsync ?? false,
+  };
+}

@@ -1,0 +1,49 @@
+import type { Clock } from '../clock/clock.js';
+import type { Scheduler } from '../clock/scheduler.js';
+import type { Order } from '../orders/types.js';
+import type { Journey } from '../tracking/journey.js';
+import { AWB_JOB } from '../tracking/journey.js';
+
+export const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+
+/** An order as the control API shows it: state, what is due next, history so far. */
+export function orderState(order: Order, journey: Journey, baseUrl: string) {
+  const awbDue = order.status === 'created' ? order.awb_due_at : null;
+  const stepDue = journey.nextStepAt(order);
+  const next =
+    awbDue !== null
+      ? { kind: AWB_JOB, step: null, due_at: iso(awbDue) }
+      : stepDue !== undefined
+        ? { kind: 'step', step: journey.nextStepKey(order), due_at: iso(stepDue) }
+        : null;
+  return {
+    order_no: order.order_no,
+    batch_id: order.batch_id,
+    order_code: order.item.order_code,
+    courier_code: order.courier_code,
+    service_code: order.item.service_code,
+    scenario: order.scenario,
+    status: order.status,
+    awb: order.awb,
+    awb_error: order.awb_error,
+    created_at: iso(order.created_at),
+    awb_due_at: iso(order.awb_due_at),
+    awb_generated_at: iso(order.awb_generated_at),
+    cancelled_at: iso(order.cancelled_at),
+    next,
+    history: order.history.map((e) => (e.pod_photo ? { ...e, pod_photo: `${baseUrl}${e.pod_photo}` } : e)),
+    sender: order.sender,
+    item: order.item,
+  };
+}
+
+export function clockState(clock: Clock, scheduler: Scheduler) {
+  return {
+    mode: clock.mode,
+    speed: clock.speed,
+    now: iso(clock.now()),
+    now_ms: clock.now(),
+    pending_jobs: scheduler.pending,
+    next_due: iso(scheduler.nextDue()),
+  };
+}

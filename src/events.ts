@@ -1,0 +1,18 @@
+import type { Order } from './orders/types.js';
+
+/** Something that happened to an order that a client may be told about by webhook. */
+export type SandboxEventType = 'awb.generated' | 'awb.failed' | 'order.cancelled';
+
+export interface SandboxEvent {
+  type: SandboxEventType;
+  order: Order;
+  /** Sandbox time of the event (epoch ms). */
+  at: number;
+}
+
+/** Where domain code reports events; the webhook outbox is one. */
+export interface EventSink {
+  emit(event: SandboxEvent): void;
+}
+
+export const ignoreEvents: EventSink = { emit: () => undefined };

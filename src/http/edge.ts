@@ -1,0 +1,56 @@
+import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import { ApiError, messages } from './errors.js';
+import { sendError } from './respond.js';
+
+/** Parses JSON bodies of JSON content types; other bodies are left for the 415 check. */
+export function jsonBody(limit: string): RequestHandler {
+  return express.json({ limit, type: (req) => /^application\/([\w.+-]*\+)?json\b/i.test(req.headers['content-type'] ?? '') });
+}
+
+/** The answer to a path no spec serves. */
+export const unknownPath: RequestHandler = (req, res) => {
+  sendError(res, new ApiError(404, messages.unknownPath(req.method, req.path)));
+};
+
+/** Turns body-parser and any other stray error into the envelope. */
+export function errorEnvelope(limit: string): ErrorRequestHandler {
+  return (error: { type?: string; status?: number }, _req, res, _next) => {
+    switch (error.type) {
+      case 'entity.parse.failed':
+        return sendError(res, new ApiError(400, messages.malformedJson, [{ field: 'body', message: 'is not valid JSON' }]));
+      case 'entity.too.large':
+        return sendError(res, new ApiError(413, messages.bodyTooLarge(limit)));
+      case 'encoding.unsupported':
+      case 'charset.unsupported':
+        return sendError(res, new ApiError(415, messages.unsupportedMediaType(String(res.req.headers['content-type']))));
+      case 'request.aborted':
+        return void res.destroy();
+      default:
+        if (typeof error.status === 'number' && error.status >= 400 && error.status < 500) {
+          return sendError(res, new ApiError(error.status, String((error as Error).message ?? 'Bad request')));
+        }
+        return sendError(res, error);
+    }
+  };
+}
+
+/** One structured log line per request: method, path, status, duration, client (never the token). */
+export function requestLog(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const start = process.hrtime.bigint();
+    res.on('finish', () => {
+      const line = {
+        method: req.method,
+        path: req.path,
+        status: res.statusCode,
+        ms: Number(process.hrtime.bigint() - start) / 1e6,
+        client: res.locals.clientId as string | undefined,
+        op: res.locals.operationId as string | undefined,
+      };
+      if (res.locals.error) logger.error({ ...line, err: res.locals.error }, 'request failed');
+      else logger.info(line, 'request');
+    });
+    next();
+  };
+}

@@ -1,0 +1,21 @@
+import { hash32 } from './random.js';
+
+/**
+ * Maps a counter to a number of `digits` digits that looks random but is unique:
+ * an affine permutation of [0, 10^digits) whose constants come from the seed.
+ * The same seed and counter always give the same number.
+ *
+ * @example permute(1, 8, 'seed') // e.g. 48213907
+ */
+export function permute(counter: number, digits: number, seed: string): bigint {
+  const modulus = 10n ** BigInt(digits);
+  let a = BigInt(hash32(`${seed}:a:${digits}`)) * 2n + 1n; // odd
+  if (a % 5n === 0n) a += 2n; // coprime with 10^digits
+  const b = BigInt(hash32(`${seed}:b:${digits}`));
+  return (BigInt(counter) * a + b) % modulus;
+}
+
+/** `permute` written as text of exactly `digits` digits, zero-padded. */
+export function permutedText(counter: number, digits: number, seed: string): string {
+  return permute(counter, digits, seed).toString().padStart(digits, '0');
+}

@@ -1,0 +1,13 @@
+/**
+ * Shipping Order Sandbox, in-process.
+ *
+ * @example
+ * import { createSandbox } from 'shipping-sandbox';
+ * const sandbox = await createSandbox({ clock: 'manual', tokens: ['test-token'] });
+ * // ... point your client at sandbox.url ...
+ * await sandbox.close();
+ */
+export { createSandbox, buildServices, type Sandbox, type SandboxClock } from './sandbox.js';
+export { createApp } from './app.js';
+export type { SandboxOptions } from './config/options.js';
+export type { ClientConfig } from './config/clients.js';

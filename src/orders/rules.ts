@@ -1,0 +1,42 @@
+import type { Client } from '../config/clients.js';
+import { ApiError, invalid, messages, type FieldError } from '../http/errors.js';
+import type { Fixtures } from '../fixtures/load.js';
+import type { CreateOrderRequest } from './types.js';
+
+/**
+ * The checks of a create request that the JSON schema cannot express: known courier,
+ * service and areas, COD support, the item limit, and what the client may do.
+ * Throws the 403 or the 400 naming every field at fault.
+ */
+export function checkCreateRequest(fixtures: Fixtures, client: Client, request: CreateOrderRequest, maxItems: number): void {
+  if (client.read_only) throw new ApiError(403, messages.readOnly);
+  const courier = fixtures.couriers.get(request.courier_code);
+  if (!courier) {
+    throw invalid([{ field: 'courier_code', message: `must be one of: ${[...fixtures.couriers.keys()].join(', ')}` }]);
+  }
+  if (client.couriers && !client.couriers.includes(courier.code)) {
+    throw new ApiError(403, messages.courierNotEnabled(courier.code), [{ field: 'courier_code', message: 'not enabled for this client' }]);
+  }
+  const problems: FieldError[] = [];
+  if (request.items.length > maxItems) {
+    problems.push({ field: 'items', message: `must hold at most ${maxItems} entries; split the orders into several requests` });
+  }
+  if (!fixtures.districts.has(request.sender_addr_id)) {
+    problems.push({ field: 'sender_addr_id', message: 'is not a district id of the coverage data (see GET /v1/area/search)' });
+  }
+  request.items.forEach((item, i) => {
+    if (!fixtures.districts.has(item.receiver_addr_id)) {
+      problems.push({ field: `items[${i}].receiver_addr_id`, message: 'is not a district id of the coverage data (see GET /v1/area/search)' });
+    }
+    if (!courier.services.some((s) => s.code === item.service_code)) {
+      problems.push({
+        field: `items[${i}].service_code`,
+        message: `is not a service of ${courier.code}; use one of: ${courier.services.map((s) => s.code).join(', ')}`,
+      });
+    }
+    if (!courier.supports_cod && Number(item.cod ?? '0') > 0) {
+      problems.push({ field: `items[${i}].cod`, message: `${courier.code} does not offer cash on delivery; send "0"` });
+    }
+  });
+  if (problems.length > 0) throw invalid(problems);
+}

@@ -1,0 +1,29 @@
+import type { Logger } from 'pino';
+import type { Clock } from './clock/clock.js';
+import type { Scheduler } from './clock/scheduler.js';
+import type { ClientRegistry } from './config/clients.js';
+import type { ResolvedOptions } from './config/options.js';
+import type { Fixtures } from './fixtures/load.js';
+import type { IdFactory } from './ids/factory.js';
+import type { OrdersService } from './orders/service.js';
+import type { CompiledSpec } from './spec/compile.js';
+import type { Store } from './store/store.js';
+import type { Journey } from './tracking/journey.js';
+
+/** Everything the app is built from; `createSandbox` makes it, tests may make their own. */
+export interface Services {
+  options: ResolvedOptions;
+  logger: Logger;
+  store: Store;
+  fixtures: Fixtures;
+  clock: Clock;
+  scheduler: Scheduler;
+  registry: ClientRegistry;
+  ids: IdFactory;
+  orders: OrdersService;
+  journey: Journey;
+  specs: { provider: CompiledSpec; control: CompiledSpec };
+  /** Moves a manual clock on, runs what falls due, and remembers the time in the store. */
+  advanceClock(ms: number): Promise<void>;
+  startedAt: number;
+}

@@ -1,0 +1,143 @@
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import type { FieldError } from '../http/errors.js';
+import { toFieldErrors } from './diagnostics.js';
+import { deref, pointer, type OpenApiDocument } from './load.js';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head'] as const;
+
+interface ParameterObject {
+  name: string;
+  in: 'path' | 'query' | 'header' | 'cookie';
+  required?: boolean;
+}
+
+/** The parts of a request an operation validates. Header names are lower-case. */
+export interface RequestParts {
+  path: Record<string, string>;
+  query: Record<string, unknown>;
+  headers: Record<string, unknown>;
+  body: unknown;
+}
+
+/** One operation of a spec, with its validators compiled at start-up. */
+export interface CompiledOperation {
+  operationId: string;
+  method: string;
+  /** The OpenAPI path, e.g. `/v1/order/tracking/{order_no}`. */
+  path: string;
+  /** The same path in express syntax, e.g. `/v1/order/tracking/:order_no`. */
+  expressPath: string;
+  /** Whether a bearer token is required. */
+  secured: boolean;
+  /** Whether the operation takes a JSON body, and must have one. */
+  body: 'none' | 'optional' | 'required';
+  /** Status codes the spec documents for it. */
+  statuses: number[];
+  definition: Record<string, unknown>;
+  /** Validates (and coerces query/path values in place); returns the problems found. */
+  validateRequest(parts: RequestParts): FieldError[];
+  /** Validates a JSON answer against the documented response; returns the problems found. */
+  validateResponse(status: number, body: unknown): FieldError[];
+}
+
+export interface CompiledSpec {
+  document: OpenApiDocument;
+  operations: CompiledOperation[];
+  byId: Map<string, CompiledOperation>;
+}
+
+function paramsSchema(document: OpenApiDocument, base: string, params: Array<{ p: ParameterObject; ref: string }>, where: ParameterObject['in']) {
+  const chosen = params.filter(({ p }) => p.in === where);
+  if (chosen.length === 0) return undefined;
+  const key = (p: ParameterObject) => (where === 'header' ? p.name.toLowerCase() : p.name);
+  return {
+    type: 'object',
+    properties: Object.fromEntries(chosen.map(({ p, ref }) => [key(p), { $ref: `${base}${ref}/schema` }])),
+    required: chosen.filter(({ p }) => p.required || where === 'path').map(({ p }) => key(p)),
+  };
+}
+
+/**
+ * Compiles every operation of an OpenAPI 3.1 document once: routes, security and
+ * Ajv validators for parameters, bodies and responses. Nothing reads the spec per request.
+ *
+ * @example const spec = compileSpec(loadSpec(PROVIDER_SPEC)); spec.byId.get('createOrder')
+ */
+export function compileSpec(document: OpenApiDocument, id = 'spec'): CompiledSpec {
+  const ajv = new Ajv2020({ allErrors: true, strict: false, validateSchema: false });
+  const coercing = new Ajv2020({ allErrors: true, strict: false, validateSchema: false, coerceTypes: true });
+  addFormats(ajv);
+  addFormats(coercing);
+  ajv.addSchema(document, id);
+  coercing.addSchema(document, id);
+  const base = `${id}#`;
+  const globalSecurity = document.security as unknown[] | undefined;
+  const operations: CompiledOperation[] = [];
+
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    const itemRef = `/paths/${pointer(path)}`;
+    for (const method of METHODS) {
+      const op = item[method] as Record<string, unknown> | undefined;
+      if (!op) continue;
+      const opRef = `${itemRef}/${method}`;
+      const params = [
+        ...((item.parameters as unknown[]) ?? []).map((p, i) => ({ raw: p, ref: `${itemRef}/parameters/${i}` })),
+        ...((op.parameters as unknown[]) ?? []).map((p, i) => ({ raw: p, ref: `${opRef}/parameters/${i}` })),
+      ].map(({ raw, ref }) => {
+        const target = (raw as { $ref?: string }).$ref;
+        return { p: deref(document, raw) as ParameterObject, ref: target ? target.slice(1) : ref };
+      });
+      const validators: Array<{ part: keyof RequestParts; validate: ValidateFunction }> = [];
+      for (const where of ['path', 'query', 'header'] as const) {
+        const schema = paramsSchema(document, base, params, where);
+        if (schema) validators.push({ part: where === 'header' ? 'headers' : where, validate: coercing.compile(schema) });
+      }
+      const requestBody = deref(document, op.requestBody) as { required?: boolean; content?: Record<string, unknown> } | undefined;
+      const bodyRef = (op.requestBody as { $ref?: string } | undefined)?.$ref?.slice(1) ?? `${opRef}/requestBody`;
+      const bodyValidator = requestBody?.content?.['application/json']
+        ? ajv.compile({ $ref: `${base}${bodyRef}/content/application~1json/schema` })
+        : undefined;
+
+      const responses = (op.responses ?? {}) as Record<string, unknown>;
+      const responseValidators = new Map<string, ValidateFunction>();
+      for (const [code, raw] of Object.entries(responses)) {
+        const response = deref(document, raw) as { content?: Record<string, { schema?: unknown }> };
+        if (!response.content?.['application/json']?.schema) continue;
+        const ref = (raw as { $ref?: string }).$ref?.slice(1) ?? `${opRef}/responses/${code}`;
+        responseValidators.set(code, ajv.compile({ $ref: `${base}${ref}/content/application~1json/schema` }));
+      }
+      const security = (op.security as unknown[] | undefined) ?? globalSecurity ?? [];
+
+      operations.push({
+        operationId: String(op.operationId ?? `${method} ${path}`),
+        method,
+        path,
+        expressPath: path.replace(/\{([^}]+)\}/g, ':$1'),
+        secured: security.length > 0 && !security.some((s) => Object.keys(s as object).length === 0),
+        body: !requestBody ? 'none' : requestBody.required ? 'required' : 'optional',
+        statuses: Object.keys(responses).filter((c) => /^\d{3}$/.test(c)).map(Number),
+        definition: op,
+        validateRequest(parts) {
+          const problems: FieldError[] = [];
+          for (const { part, validate } of validators) {
+            if (!validate(parts[part])) problems.push(...toFieldErrors(validate.errors));
+          }
+          if (bodyValidator && parts.body !== undefined && !bodyValidator(parts.body)) {
+            problems.push(...toFieldErrors(bodyValidator.errors));
+          }
+          return problems;
+        },
+        validateResponse(status, body) {
+          const validate = responseValidators.get(String(status)) ?? responseValidators.get(`${String(status)[0]}XX`) ?? responseValidators.get('default');
+          if (!validate) {
+            return responses[String(status)] ? [] : [{ field: 'status', message: `${status} is not documented for ${String(op.operationId)}` }];
+          }
+          return validate(body) ? [] : toFieldErrors(validate.errors);
+        },
+      });
+    }
+  }
+  return { document, operations, byId: new Map(operations.map((o) => [o.operationId, o])) };
+}

@@ -1,0 +1,78 @@
+import type { ErrorObject } from 'ajv';
+import type { FieldError } from '../http/errors.js';
+
+/** Messages for the value formats the specs use, keyed by their pattern. */
+const PATTERN_MESSAGES: Record<string, string> = {
+  '^[0-9]+$': 'must be numeric text, digits only (for example "12")',
+  '^[0-9]+(\\.[0-9]+)?$': 'must be numeric text such as "1.5"',
+  '^\\+?[0-9]{8,15}$': 'must be a phone number of 8 to 15 digits, optionally starting with "+"',
+  '^-?[0-9]{1,2}(\\.[0-9]+)?$': 'must be decimal degrees as text, for example "-6.2297"',
+  '^-?[0-9]{1,3}(\\.[0-9]+)?$': 'must be decimal degrees as text, for example "106.8531"',
+  '^[A-Za-z0-9-]+$': 'must be letters, digits and dashes only',
+};
+
+const TYPE_HINTS: Record<string, string> = {
+  string: 'must be a JSON string (send numbers as text, for example "1")',
+  integer: 'must be a JSON integer (for example 1), not text',
+  number: 'must be a JSON number',
+  array: 'must be a JSON array',
+  object: 'must be a JSON object',
+  boolean: 'must be true or false',
+};
+
+/** `/items/1/item_weight` → `items[1].item_weight`; a prefix names the part of the request. */
+export function fieldOf(instancePath: string, prefix = ''): string {
+  let field = prefix;
+  for (const raw of instancePath.split('/').slice(1)) {
+    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    field += /^\d+$/.test(part) ? `[${part}]` : field === '' ? part : `.${part}`;
+  }
+  return field === '' ? 'body' : field;
+}
+
+function messageOf(error: ErrorObject): string {
+  const p = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return 'is required';
+    case 'type':
+      return TYPE_HINTS[String(p.type)] ?? `must be of type ${String(p.type)}`;
+    case 'pattern':
+      return PATTERN_MESSAGES[String(p.pattern)] ?? `must match the pattern ${String(p.pattern)}`;
+    case 'minLength':
+      return p.limit === 1 ? 'must not be empty' : `must be at least ${String(p.limit)} characters long`;
+    case 'maxLength':
+      return `must be at most ${String(p.limit)} characters long`;
+    case 'minItems':
+      return `must hold at least ${String(p.limit)} ${p.limit === 1 ? 'entry' : 'entries'}`;
+    case 'maxItems':
+      return `must hold at most ${String(p.limit)} entries`;
+    case 'enum':
+      return `must be one of: ${(p.allowedValues as unknown[]).map(String).join(', ')}`;
+    case 'additionalProperties':
+      return 'is not a known field';
+    default:
+      return error.message ?? 'is not valid';
+  }
+}
+
+/**
+ * Turns Ajv's errors into one `FieldError` per field, named the way a client writes
+ * it (`items[1].receiver_phone`), with a message that says how to fix it.
+ */
+export function toFieldErrors(errors: ErrorObject[] | null | undefined, prefix = ''): FieldError[] {
+  const byField = new Map<string, FieldError>();
+  for (const error of errors ?? []) {
+    if (error.keyword === 'allOf' || error.keyword === 'if') continue;
+    let field = fieldOf(error.instancePath, prefix);
+    if (error.keyword === 'required') {
+      const missing = String((error.params as { missingProperty: string }).missingProperty);
+      field = field === 'body' ? missing : `${field}.${missing}`;
+    }
+    if (error.keyword === 'additionalProperties') {
+      field = `${field === 'body' ? '' : `${field}.`}${String((error.params as { additionalProperty: string }).additionalProperty)}`;
+    }
+    if (!byField.has(field)) byField.set(field, { field, message: messageOf(error) });
+  }
+  return [...byField.values()].slice(0, 100);
+}

@@ -1,0 +1,53 @@
+import { locate, type Fixtures, type LoadedScenario } from '../fixtures/load.js';
+import { pick } from '../ids/random.js';
+import type { Order, TrackingEntry } from '../orders/types.js';
+
+/** The values a scenario's templates may use. */
+export type TemplateContext = Record<
+  | 'sender_name' | 'receiver_name' | 'courier_name' | 'courier_staff' | 'sender_city' | 'receiver_city'
+  | 'origin_branch' | 'transit_branch' | 'destination_branch' | 'receiver_address',
+  string
+>;
+
+const fill = (template: string, context: TemplateContext): string =>
+  template.replace(/\{(\w+)\}/g, (whole, name: string) => (name in context ? context[name as keyof TemplateContext] : whole));
+
+function branchOf(fixtures: Fixtures, provinceId: string | undefined, fallback: string): string {
+  const name = provinceId ? fixtures.branches[provinceId] : undefined;
+  return typeof name === 'string' ? name : fallback;
+}
+
+/** Fills the templates of an order's scenario: facilities on the route from sender to receiver. */
+export function contextOf(fixtures: Fixtures, order: Order, seed: string): TemplateContext {
+  const from = locate(fixtures, order.sender.sender_addr_id);
+  const to = locate(fixtures, order.item.receiver_addr_id);
+  const zone = to?.province.zone ?? 'A';
+  return {
+    sender_name: order.sender.sender_name,
+    receiver_name: order.item.receiver_name,
+    courier_name: fixtures.couriers.get(order.courier_code)?.name ?? order.courier_code.toUpperCase(),
+    courier_staff: pick(fixtures.staff, seed, `staff:${order.order_no}`),
+    sender_city: from?.city.name ?? 'origin',
+    receiver_city: to?.city.name ?? 'destination',
+    origin_branch: branchOf(fixtures, from?.province.id, 'ORIGIN HUB'),
+    transit_branch: fixtures.branches.transit[zone] ?? 'TRANSIT GATEWAY',
+    destination_branch: branchOf(fixtures, to?.province.id, 'DESTINATION HUB'),
+    receiver_address: order.item.receiver_address,
+  };
+}
+
+/** The tracking entry of step `index` of a scenario, at `at` (epoch ms). */
+export function renderStep(scenario: LoadedScenario, index: number, context: TemplateContext, at: number, awb: string): TrackingEntry {
+  const step = scenario.steps[index]!;
+  return {
+    note: step.note,
+    description: fill(step.description, context),
+    branch: fill(step.branch, context),
+    update_on: Math.floor(at / 1000),
+    status: step.status,
+    pod_photo: step.pod ? podPhotoPath(awb) : null,
+  };
+}
+
+/** Where the sandbox serves the proof-of-delivery photo of an AWB. */
+export const podPhotoPath = (awb: string): string => `/__sandbox/pod/${encodeURIComponent(awb)}.png`;

@@ -1,0 +1,173 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createRequest, item, specExample } from '../support/orders.js';
+import { testSandbox, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
+
+let sandbox: TestSandbox;
+beforeEach(async () => {
+  sandbox = await testSandbox({
+    clients: [
+      { token: 'token-client-a', id: 'client-a' },
+      { token: TOKEN_B, id: 'client-b' },
+      { token: 'jne-only', id: 'jne-only', couriers: ['jne'] },
+      { token: 'reader', id: 'reader', read_only: true },
+    ],
+  });
+});
+afterEach(() => sandbox.close());
+
+describe('POST /v1/order', () => {
+  it('accepts the create request example of the spec as it stands', async () => {
+    const res = await sandbox.call('POST', '/v1/order', { body: specExample() });
+    expect(res.status).toBe(201);
+    expect(res.body.order_numbers).toHaveLength(2);
+  });
+
+  it.each([1, 5])('answers 201 with a batch id and one order number per item for %i item(s)', async (count) => {
+    const res = await sandbox.call('POST', '/v1/order', { body: createRequest(count) });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      success: true,
+      message: expect.stringContaining('waybill'),
+      batch_id: expect.stringMatching(/^\d+$/),
+      order_numbers: expect.any(Array),
+    });
+    expect(res.body.order_numbers).toHaveLength(count);
+    expect(new Set(res.body.order_numbers).size).toBe(count);
+    for (const n of res.body.order_numbers) expect(n).toMatch(/^\d+$/);
+    expect(res.body).not.toHaveProperty('awb');
+  });
+
+  it('stores one order per item, in item order, with no AWB yet', async () => {
+    const body = createRequest(3);
+    const res = await sandbox.call('POST', '/v1/order', { body });
+    for (const [i, orderNo] of (res.body.order_numbers as string[]).entries()) {
+      const state = await sandbox.call('GET', `/__sandbox/orders/${orderNo}`);
+      expect(state.body).toMatchObject({ order_no: orderNo, order_code: body.items[i]!.order_code, awb: null, status: 'created', batch_id: res.body.batch_id });
+    }
+  });
+
+  describe('JSON types of part 2: every scalar is a string except input_type', () => {
+    const sender = ['sender_name', 'sender_addr_id', 'sender_address', 'sender_phone', 'pickup_via', 'order_type', 'courier_code', 'sender_latitude', 'sender_longitude'];
+    it.each(sender)('returns 400 naming %s when it is sent as a number', async (field) => {
+      const res = await sandbox.call('POST', '/v1/order', { body: { ...createRequest(1), [field]: 12345 } });
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toContainEqual({ field, message: expect.stringContaining('JSON string') });
+    });
+
+    const itemFields = ['order_code', 'receiver_name', 'receiver_phone', 'receiver_address', 'receiver_addr_id', 'service_code', 'item_width', 'item_height', 'item_length', 'item_value', 'item_weight', 'item_qty', 'item_name', 'item_category', 'insurance', 'cod'];
+    it.each(itemFields)('returns 400 naming items[0].%s when it is sent as a number', async (field) => {
+      const res = await sandbox.call('POST', '/v1/order', { body: createRequest(1, { items: [{ ...item(), [field]: 1 }] }) });
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toContainEqual({ field: `items[0].${field}`, message: expect.stringContaining('JSON string') });
+    });
+
+    it('returns 400 naming input_type when it is sent as text', async () => {
+      const res = await sandbox.call('POST', '/v1/order', { body: { ...createRequest(1), input_type: '1' } });
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toEqual([{ field: 'input_type', message: expect.stringContaining('JSON integer') }]);
+    });
+
+    it('returns 400 when items is not an array', async () => {
+      const res = await sandbox.call('POST', '/v1/order', { body: { ...createRequest(1), items: {} } });
+      expect(res.body.errors).toContainEqual({ field: 'items', message: 'must be a JSON array' });
+    });
+  });
+
+  describe('value rules', () => {
+    it.each([
+      ['item_weight', 'heavy', 'numeric text such as "1.5"'],
+      ['item_qty', '1.5', 'digits only'],
+      ['receiver_phone', '12-34', 'phone number'],
+      ['receiver_name', '', 'must not be empty'],
+    ])('returns 400 naming items[1].%s when it is %j', async (field, value, message) => {
+      const body = createRequest(2);
+      (body.items[1] as unknown as Record<string, unknown>)[field] = value;
+      const res = await sandbox.call('POST', '/v1/order', { body });
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toEqual([{ field: `items[1].${field}`, message: expect.stringContaining(message) }]);
+    });
+
+    it('names every missing required field', async () => {
+      const { sender_name: _, ...body } = createRequest(1);
+      const { receiver_phone: __, ...bareItem } = item();
+      const res = await sandbox.call('POST', '/v1/order', { body: { ...body, items: [item(), bareItem] } });
+      expect(res.body.errors).toEqual(
+        expect.arrayContaining([
+          { field: 'sender_name', message: 'is required' },
+          { field: 'items[1].receiver_phone', message: 'is required' },
+        ]),
+      );
+    });
+
+    it('returns 400 when items is empty', async () => {
+      const res = await sandbox.call('POST', '/v1/order', { body: createRequest(0) });
+      expect(res.body.errors).toEqual([{ field: 'items', message: 'must hold at least 1 entry' }]);
+    });
+
+    it('returns 400 above the configured item limit', async () => {
+      await sandbox.close();
+      sandbox = await testSandbox({ maxItems: 3 });
+      const res = await sandbox.call('POST', '/v1/order', { body: createRequest(4) });
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toEqual([{ field: 'items', message: 'must hold at most 3 entries' }]);
+    });
+
+    it('returns 400 for an unknown courier, listing the known ones', async () => {
+      const res = await sandbox.call('POST', '/v1/order', { body: createRequest(1, { courier_code: 'dhl' }) });
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toEqual([{ field: 'courier_code', message: expect.stringContaining('jne') }]);
+    });
+
+    it('returns 400 naming area ids that are not in the coverage data', async () => {
+      const res = await sandbox.call('POST', '/v1/order', {
+        body: createRequest(1, { sender_addr_id: '999999', items: [item(), item({ receiver_addr_id: '1' })] }),
+      });
+      expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual(['sender_addr_id', 'items[1].receiver_addr_id']);
+    });
+
+    it('returns 400 for a service the courier does not offer', async () => {
+      const res = await sandbox.call('POST', '/v1/order', { body: createRequest(1, { items: [item({ service_code: '99' })] }) });
+      expect(res.body.errors).toEqual([{ field: 'items[0].service_code', message: expect.stringContaining('not a service of jne') }]);
+    });
+
+    it('returns 400 for an unknown X-Sandbox-Scenario, listing the valid names', async () => {
+      const res = await sandbox.call('POST', '/v1/order', { body: createRequest(1), headers: { 'X-Sandbox-Scenario': 'teleported' } });
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0].message).toContain('delivered');
+      expect(res.body.errors[0].message).toContain('returned');
+    });
+  });
+
+  describe('permissions', () => {
+    it('returns 403 when the client is not enabled for the courier', async () => {
+      const res = await sandbox.call('POST', '/v1/order', { token: 'jne-only', body: createRequest(1, { courier_code: 'jnt', items: [item({ service_code: '1' })] }) });
+      expect(res.status).toBe(403);
+      expect(res.body).toMatchObject({ success: false, errors: [{ field: 'courier_code' }] });
+    });
+
+    it('lets that client use its own courier', async () => {
+      const res = await sandbox.call('POST', '/v1/order', { token: 'jne-only', body: createRequest(1) });
+      expect(res.status).toBe(201);
+    });
+
+    it('returns 403 to a read-only token', async () => {
+      const res = await sandbox.call('POST', '/v1/order', { token: 'reader', body: createRequest(1) });
+      expect(res.status).toBe(403);
+      expect(res.body.message).toContain('read-only');
+    });
+  });
+
+  describe('authentication', () => {
+    it.each([
+      ['no Authorization header', null, undefined],
+      ['an unknown token', 'not-a-token', undefined],
+      ['a non-Bearer scheme', null, 'Basic dXNlcjpwYXNz'],
+      ['an empty Bearer', null, 'Bearer '],
+    ])('returns 401 with WWW-Authenticate for %s', async (_, token, header) => {
+      const res = await sandbox.call('POST', '/v1/order', { token, body: createRequest(1), headers: header ? { Authorization: header } : {} });
+      expect(res.status).toBe(401);
+      expect(res.headers['www-authenticate']).toMatch(/^Bearer/);
+      expect(res.body.success).toBe(false);
+    });
+  });
+});
