@@ -10,9 +10,20 @@ export interface SandboxEvent {
   at: number;
 }
 
-/** Where domain code reports events; the webhook outbox is one. */
+/** Where domain code reports events. */
 export interface EventSink {
   emit(event: SandboxEvent): void;
 }
 
-export const ignoreEvents: EventSink = { emit: () => undefined };
+/** Hands every event to its subscribers (the webhook outbox is one), synchronously. */
+export class EventBus implements EventSink {
+  private readonly listeners: Array<(event: SandboxEvent) => void> = [];
+
+  subscribe(listener: (event: SandboxEvent) => void): void {
+    this.listeners.push(listener);
+  }
+
+  emit(event: SandboxEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+}

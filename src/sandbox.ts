@@ -4,18 +4,20 @@ import type { Server } from 'node:http';
 import type { Express } from 'express';
 import { pino } from 'pino';
 import { createApp } from './app.js';
+import { sandboxModules } from './modules.js';
 import { ManualClock, RealClock, type Clock } from './clock/clock.js';
 import { Scheduler } from './clock/scheduler.js';
 import { ClientRegistry, type Client, type ClientConfig } from './config/clients.js';
 import { parseDelayRange } from './config/duration.js';
 import { readConfigFile } from './config/file.js';
 import { resolveOptions, type SandboxOptions } from './config/options.js';
-import { ignoreEvents } from './events.js';
+import { EventBus } from './events.js';
 import { loadFixtures } from './fixtures/load.js';
 import { hash32 } from './ids/random.js';
 import { IdFactory } from './ids/factory.js';
 import { OrdersService } from './orders/service.js';
 import type { Order } from './orders/types.js';
+import type { SandboxModule } from './module.js';
 import type { Services } from './services.js';
 import { compileSpec } from './spec/compile.js';
 import { CONTROL_SPEC, loadSpec, PROVIDER_SPEC } from './spec/load.js';
@@ -40,6 +42,7 @@ export interface Sandbox {
   clock: SandboxClock;
   app: Express;
   services: Services;
+  modules: SandboxModule[];
   /** Stops accepting requests, finishes those in flight, flushes the store. */
   close(): Promise<void>;
 }
@@ -81,6 +84,7 @@ export async function buildServices(input: SandboxOptions = {}): Promise<Service
   const store = await Store.open({ path: options.data, fsync: options.fsync, onError: (e) => logger.error({ err: e }, 'checkpoint failed') });
   const clock: Clock =
     options.clock === 'manual' ? new ManualClock(store.get<number>('meta', 'manual_clock_ms') ?? Date.now()) : new RealClock(options.speed);
+  const events = new EventBus();
   const scheduler = new Scheduler(clock, { onError: (err, kind, key) => logger.error({ err, kind, key }, 'scheduled job failed') });
   const registry = new ClientRegistry(buildClients(options, store));
   const orders = new OrdersService(store, fixtures, clock, { defaultScenario: options.scenario, awbDelay, maxItems: options.maxItems });
@@ -91,7 +95,7 @@ export async function buildServices(input: SandboxOptions = {}): Promise<Service
     ids,
     scheduler,
     clock,
-    events: ignoreEvents,
+    events,
     order: (orderNo) => store.get<Order>('orders', orderNo),
     indexAwb: (order) => orders.index(order),
   });
@@ -103,7 +107,7 @@ export async function buildServices(input: SandboxOptions = {}): Promise<Service
     store.put('meta', 'manual_clock_ms', clock.now());
     store.commit();
   };
-  return { options, logger, store, fixtures, clock, scheduler, registry, ids, orders, journey, specs, advanceClock, startedAt: Date.now() };
+  return { options, logger, store, fixtures, clock, scheduler, events, registry, ids, orders, journey, specs, advanceClock, startedAt: Date.now() };
 }
 
 /**
@@ -118,7 +122,9 @@ export async function buildServices(input: SandboxOptions = {}): Promise<Service
 export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox> {
   const services = await buildServices(input);
   const { options, scheduler, store, clock } = services;
-  const app = createApp(services);
+  const modules = sandboxModules(services);
+  const app = createApp(services, modules);
+  for (const m of modules) await m.start?.();
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(options.port, options.host, () => resolve(s));
     s.once('error', reject);
@@ -136,6 +142,7 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
     clients: services.registry.clients,
     app,
     services,
+    modules,
     clock: {
       mode: clock.mode,
       now: () => clock.now(),
@@ -148,6 +155,7 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
           server.closeIdleConnections();
         });
         await scheduler.stop();
+        for (const m of modules) await m.close?.();
         await store.close();
       })()),
   };

@@ -3,6 +3,7 @@ import type { Clock } from './clock/clock.js';
 import type { Scheduler } from './clock/scheduler.js';
 import type { ClientRegistry } from './config/clients.js';
 import type { ResolvedOptions } from './config/options.js';
+import type { EventBus } from './events.js';
 import type { Fixtures } from './fixtures/load.js';
 import type { IdFactory } from './ids/factory.js';
 import type { OrdersService } from './orders/service.js';
@@ -18,6 +19,8 @@ export interface Services {
   fixtures: Fixtures;
   clock: Clock;
   scheduler: Scheduler;
+  /** Order events (awb.generated, ...); the webhook outbox subscribes. */
+  events: EventBus;
   registry: ClientRegistry;
   ids: IdFactory;
   orders: OrdersService;

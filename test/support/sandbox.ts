@@ -1,7 +1,9 @@
 import supertest from 'supertest';
 import type { Response } from 'supertest';
 import { expect } from 'vitest';
-import { createApp, type AppExtensions } from '../../src/app.js';
+import { createApp } from '../../src/app.js';
+import type { SandboxModule } from '../../src/module.js';
+import { sandboxModules } from '../../src/modules.js';
 import type { SandboxOptions } from '../../src/config/options.js';
 import { buildServices } from '../../src/sandbox.js';
 import type { Services } from '../../src/services.js';
@@ -19,6 +21,7 @@ export interface CallOptions {
 /** A sandbox app driven through supertest, with a manual clock and two clients by default. */
 export interface TestSandbox {
   services: Services;
+  modules: SandboxModule[];
   app: ReturnType<typeof createApp>;
   /** Sends a request as client A (or `token`) and checks the answer against the specs. */
   call(method: string, path: string, options?: CallOptions): Promise<Response>;
@@ -62,12 +65,15 @@ export const defaultTestOptions: SandboxOptions = {
 };
 
 /** Builds a sandbox app (no port) for a test. Call `close()` in afterEach. */
-export async function testSandbox(options: SandboxOptions = {}, extensions?: AppExtensions): Promise<TestSandbox> {
+export async function testSandbox(options: SandboxOptions = {}): Promise<TestSandbox> {
   const services = await buildServices({ ...defaultTestOptions, ...options });
-  const app = createApp(services, extensions);
+  const modules = sandboxModules(services);
+  const app = createApp(services, modules);
+  for (const m of modules) await m.start?.();
   const agent = supertest(app);
   return {
     services,
+    modules,
     app,
     async call(method, path, { token = TOKEN_A, body, headers = {} } = {}) {
       let req = agent[method.toLowerCase() as 'get'](path);
@@ -80,6 +86,7 @@ export async function testSandbox(options: SandboxOptions = {}, extensions?: App
     advance: (ms) => services.advanceClock(ms),
     async close() {
       await services.scheduler.stop();
+      for (const m of modules) await m.close?.();
       await services.store.close();
     },
   };

@@ -1,0 +1,25 @@
+import type { Express } from 'express';
+import type { ResetPart } from './control/handlers.js';
+import type { HandlerMap, Interceptor } from './http/handler.js';
+
+/**
+ * A part of the sandbox that plugs into the app: handlers by operationId,
+ * interceptors around requests, what it removes on a client reset, plain routes,
+ * and what it must do on shutdown. See modules.ts for the list.
+ */
+export interface SandboxModule {
+  name: string;
+  handlers?: HandlerMap;
+  /** Around every provider operation (faults, Prefer, journal). */
+  providerInterceptors?: Interceptor[];
+  /** Around every control operation. */
+  controlInterceptors?: Interceptor[];
+  /** Removes the client's records of this module; returns how many. */
+  reset?: ResetPart;
+  /** Plain express routes mounted before the specs (e.g. the docs page). */
+  routes?: (app: Express) => void;
+  /** Runs once the sandbox listens (or the test app is built). */
+  start?: () => void | Promise<void>;
+  /** Runs on shutdown, before the store closes. */
+  close?: () => void | Promise<void>;
+}
