@@ -2,7 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import type { ClientRegistry } from '../config/clients.js';
 import type { CompiledOperation, CompiledSpec } from '../spec/compile.js';
 import { authenticate } from './auth.js';
-import { ApiError, invalid, messages } from './errors.js';
+import { ApiError, invalid, messages, type FieldError } from './errors.js';
 import type { Handler, HandlerMap, Interceptor, OperationInput, Reply } from './handler.js';
 import { sendError, sendReply } from './respond.js';
 
@@ -13,6 +13,16 @@ export interface MountOptions {
   fallback: Handler;
   interceptors: Interceptor[];
 }
+
+/** A request served from a spec, as observers (the request journal) see it once it ends. */
+export interface ServedRequest {
+  input: OperationInput;
+  /** The field errors of the 400 the request was rejected with (schema or rule violations). */
+  violations: FieldError[];
+}
+
+/** The spec request a response answers, or undefined for responses that no operation served. */
+export const servedRequest = (res: Response): ServedRequest | undefined => res.locals.served as ServedRequest | undefined;
 
 const isJson = (type: string | undefined): boolean => !!type && /^application\/([\w.+-]*\+)?json\b/i.test(type);
 const hasBody = (req: Request): boolean =>
@@ -57,6 +67,8 @@ export function mountSpec(spec: CompiledSpec, options: MountOptions): Router {
         raw: { req, res },
       };
       res.locals.operationId = op.operationId;
+      const served: ServedRequest = { input, violations: [] };
+      res.locals.served = served;
       try {
         check(op, input, options.registry);
         res.locals.clientId = input.client?.id;
@@ -66,6 +78,7 @@ export function mountSpec(spec: CompiledSpec, options: MountOptions): Router {
         );
         sendReply(res, await run());
       } catch (error) {
+        if (error instanceof ApiError && error.status === 400) served.violations = error.errors;
         sendError(res, error);
       }
     };
