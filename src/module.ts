@@ -18,6 +18,12 @@ export interface SandboxModule {
   reset?: ResetPart;
   /** Plain express routes mounted before the specs (e.g. the docs page). */
   routes?: (app: Express) => void;
+  /**
+   * Retention (`--retention`): removes this module's records older than `olderThan`
+   * (epoch ms of the sandbox clock), e.g. deliveries and journal entries; returns how
+   * many. Orders themselves are removed by the retention module.
+   */
+  prune?: (olderThan: number) => number;
   /** Runs once the sandbox listens (or the test app is built). */
   start?: () => void | Promise<void>;
   /** Runs on shutdown, before the store closes. */
