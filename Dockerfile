@@ -1,0 +1,37 @@
+# Shipping Order Sandbox: the image for shared partner test environments.
+# Build:  docker build -t shipping-sandbox .
+# Run:    docker run -p 4010:4010 -v sandbox-data:/data -e SANDBOX_TOKENS=partner-a,partner-b shipping-sandbox
+# Every setting is an environment variable (see README "Docker"); flags given after the
+# image name are passed to the CLI too.
+
+# --- build: compile TypeScript to dist/ ----------------------------------------------------------
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+# --- runtime: production dependencies, the build, the specs and fixtures ---------------------------
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=4010 \
+    SANDBOX_DATA=/data/sandbox.json
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+COPY spec ./spec
+COPY fixtures ./fixtures
+RUN mkdir -p /data && chown node:node /data
+VOLUME /data
+USER node
+EXPOSE 4010
+# No curl in the slim image: node itself asks the health endpoint.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||4010)+'/__sandbox/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# node is PID 1 (no shell in between), so SIGTERM reaches the CLI, which finishes the
+# requests in flight, writes the data file and exits 0. STOPSIGNAL is the default SIGTERM.
+ENTRYPOINT ["node", "dist/cli.js"]
