@@ -62,6 +62,15 @@ function buildClients(options: ReturnType<typeof resolveOptions>, store: Store):
   return [{ token, id: 'default', name: 'default' }];
 }
 
+/** A manual clock resumes where the data file's stopped, or at --clock-start if that is later. */
+function manualClockStart(clockStart: string | undefined, store: Store): number {
+  const kept = store.get<number>('meta', 'manual_clock_ms');
+  if (clockStart === undefined) return kept ?? Date.now();
+  const start = /^\d+$/.test(clockStart) ? Number(clockStart) : Date.parse(clockStart);
+  if (Number.isNaN(start)) throw new Error(`clockStart "${clockStart}" is not a time: use ISO 8601 (2026-01-01T00:00:00Z) or epoch milliseconds.`);
+  return Math.max(kept ?? start, start);
+}
+
 /**
  * Builds every service of the sandbox without listening: for tests that drive the
  * app with supertest.
@@ -82,8 +91,7 @@ export async function buildServices(input: SandboxOptions = {}): Promise<Service
   const specs = { provider: compileSpec(providerDocument, 'provider'), control: compileSpec(loadSpec(CONTROL_SPEC), 'control') };
 
   const store = await Store.open({ path: options.data, fsync: options.fsync, onError: (e) => logger.error({ err: e }, 'checkpoint failed') });
-  const clock: Clock =
-    options.clock === 'manual' ? new ManualClock(store.get<number>('meta', 'manual_clock_ms') ?? Date.now()) : new RealClock(options.speed);
+  const clock: Clock = options.clock === 'manual' ? new ManualClock(manualClockStart(options.clockStart, store)) : new RealClock(options.speed);
   const events = new EventBus();
   const scheduler = new Scheduler(clock, { onError: (err, kind, key) => logger.error({ err, kind, key }, 'scheduled job failed') });
   const registry = new ClientRegistry(buildClients(options, store));

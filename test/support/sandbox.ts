@@ -70,6 +70,7 @@ export async function testSandbox(options: SandboxOptions = {}): Promise<TestSan
   const modules = sandboxModules(services);
   const app = createApp(services, modules);
   for (const m of modules) await m.start?.();
+  await services.scheduler.runDue();
   const agent = supertest(app);
   return {
     services,

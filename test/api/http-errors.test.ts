@@ -1,0 +1,77 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import supertest from 'supertest';
+import { createRequest } from '../support/orders.js';
+import { expectMatchesSpec, testSandbox, TOKEN_A, type TestSandbox } from '../support/sandbox.js';
+
+let sandbox: TestSandbox;
+beforeEach(async () => {
+  sandbox = await testSandbox({ bodyLimit: '10kb' });
+});
+afterEach(() => sandbox.close());
+
+const auth = { Authorization: `Bearer ${TOKEN_A}` };
+
+describe('answers that are not about one operation', () => {
+  it('answers an unknown path with a 404 envelope', async () => {
+    const res = await sandbox.call('GET', '/v1/unknown/thing');
+    expect(res.status).toBe(404);
+    expect(res.headers['content-type']).toMatch(/application\/json/);
+    expect(res.body).toEqual({ success: false, message: expect.stringContaining('No operation GET /v1/unknown/thing'), errors: [] });
+  });
+
+  it('answers a wrong method with 405, an Allow header and the envelope', async () => {
+    const res = await sandbox.call('DELETE', '/v1/order');
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe('POST');
+    expect(res.body.success).toBe(false);
+  });
+
+  it('answers malformed JSON with a 400 envelope naming the body', async () => {
+    const res = await supertest(sandbox.app).post('/v1/order').set(auth).set('Content-Type', 'application/json').send('{"sender_name": "x",');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ success: false, message: expect.stringContaining('not valid JSON'), errors: [{ field: 'body', message: 'is not valid JSON' }] });
+  });
+
+  it('answers a body that is not JSON with 415', async () => {
+    const res = await supertest(sandbox.app).post('/v1/order').set(auth).set('Content-Type', 'text/plain').send('sender_name=x');
+    expect(res.status).toBe(415);
+    expect(res.body.message).toContain('application/json');
+    expectMatchesSpec(sandbox.services, 'POST', '/v1/order', res);
+  });
+
+  it('answers a form-encoded body with 415', async () => {
+    const res = await supertest(sandbox.app).post('/v1/order').set(auth).type('form').send({ a: '1' });
+    expect(res.status).toBe(415);
+  });
+
+  it('answers a body over the limit with 413', async () => {
+    const res = await sandbox.call('POST', '/v1/order', { body: createRequest(60) });
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({ success: false, message: expect.stringContaining('10kb'), errors: [] });
+  });
+
+  it('answers a POST without a body with 400 naming the body', async () => {
+    const res = await sandbox.call('POST', '/v1/order');
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ field: 'body', message: 'is required' }]);
+  });
+
+  it.each([['[]'], ['"text"'], ['null'], ['42']])('answers the JSON body %s with a 400 envelope', async (text) => {
+    const res = await supertest(sandbox.app).post('/v1/order').set(auth).set('Content-Type', 'application/json').send(text);
+    expect(res.status).toBe(400);
+    expect(res.body.success).toBe(false);
+  });
+
+  it('serves the provider spec as JSON without a token', async () => {
+    const res = await sandbox.call('GET', '/__sandbox/openapi.json', { token: null });
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toBe('3.1.0');
+    expect(Object.keys(res.body.paths)).toContain('/v1/order');
+  });
+
+  it('answers health without a token', async () => {
+    const res = await sandbox.call('GET', '/__sandbox/health', { token: null });
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('ok');
+  });
+});

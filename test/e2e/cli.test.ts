@@ -1,0 +1,86 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli, startCli } from '../support/cli.js';
+import { specExample } from '../support/orders.js';
+import { tempDir } from '../support/tmp.js';
+
+describe('shipping-sandbox (the CLI)', () => {
+  const dir = tempDir();
+
+  it('lists every flag of the stable interface in --help', async () => {
+    const { code, stdout } = await runCli(['--help']);
+    expect(code).toBe(0);
+    for (const flag of ['--port', '--host', '--data', '--token', '--webhook-url', '--webhook-secret', '--awb-delay', '--clock', '--speed', '--seed', '--config']) {
+      expect(stdout).toContain(flag);
+    }
+  });
+
+  it('prints the base URL and a token, serves, and on SIGTERM writes the data file and exits 0', async () => {
+    const data = join(dir(), 'nested', 'sandbox.json');
+    const cli = await startCli(['--port', '0', '--data', data, '--seed', 'cli-test', '--log-level', 'silent']);
+    expect(cli.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const token = /token:\s+(\S+)/.exec(cli.output())![1]!;
+    expect((await fetch(`${cli.url}/__sandbox/health`)).status).toBe(200);
+    const created = await fetch(`${cli.url}/v1/order`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(specExample()),
+    });
+    expect(created.status).toBe(201);
+    const { order_numbers } = (await created.json()) as { order_numbers: string[] };
+    expect(await cli.stop('SIGTERM')).toBe(0);
+    const file = JSON.parse(readFileSync(data, 'utf8'));
+    expect(Object.keys(file.orders).sort()).toEqual([...order_numbers].sort());
+    expect(file.meta.default_token).toBe(token);
+  });
+
+  it('keeps the same default token across restarts on the same data file', async () => {
+    const data = join(dir(), 'sandbox.json');
+    const tokens = [];
+    for (let i = 0; i < 2; i += 1) {
+      const cli = await startCli(['--port', '0', '--data', data, '--log-level', 'silent']);
+      tokens.push(/token:\s+(\S+)/.exec(cli.output())![1]);
+      expect(await cli.stop('SIGINT')).toBe(0);
+    }
+    expect(tokens[0]).toBe(tokens[1]);
+  });
+
+  it('takes tokens and the port from the environment', async () => {
+    const cli = await startCli(['--data', ':memory:', '--log-level', 'silent'], { PORT: '0', SANDBOX_TOKENS: 'alpha, beta' });
+    for (const token of ['alpha', 'beta']) {
+      const res = await fetch(`${cli.url}/v1/order/tracking/SBXDLV00000001`, { headers: { authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(200);
+    }
+    expect(await cli.stop()).toBe(0);
+  });
+
+  it('refuses a corrupt data file with a message and exit 1, leaving the file untouched', async () => {
+    const data = join(dir(), 'corrupt.json');
+    writeFileSync(data, '{ not json');
+    const { code, stderr } = await runCli(['--port', '0', '--data', data]);
+    expect(code).toBe(1);
+    expect(stderr).toContain('not valid JSON');
+    expect(readFileSync(data, 'utf8')).toBe('{ not json');
+    expect(existsSync(`${data}.wal.0`)).toBe(false);
+  });
+
+  it.each([
+    [['--port', 'abc'], 'port must be a whole number'],
+    [['--clock', 'sundial'], 'sundial'],
+    [['--awb-delay', 'soon', '--data', ':memory:'], 'awbDelay'],
+  ])('rejects %j with a message and a non-zero exit', async (args, message) => {
+    const { code, stderr } = await runCli(args);
+    expect(code).not.toBe(0);
+    expect(stderr).toContain(message);
+  });
+
+  it('logs one JSON line per request with the client id and never the token', async () => {
+    const cli = await startCli(['--port', '0', '--data', ':memory:', '--token', 'very-secret-token']);
+    await fetch(`${cli.url}/v1/order/tracking/SBXDLV00000001`, { headers: { authorization: 'Bearer very-secret-token' } });
+    await cli.stop();
+    const line = cli.output().split('\n').find((l) => l.includes('"op":"trackOrder"'))!;
+    expect(JSON.parse(line)).toMatchObject({ method: 'GET', status: 200, client: expect.stringMatching(/^client_/), ms: expect.any(Number) });
+    expect(cli.output()).not.toContain('very-secret-token"');
+  });
+});

@@ -1,0 +1,165 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseDuration } from '../../src/config/duration.js';
+import { createRequest } from '../support/orders.js';
+import { testSandbox, type TestSandbox } from '../support/sandbox.js';
+
+interface Step { key: string; at: string; note: string; status: string | null; pod: boolean }
+interface Scenario { name: string; awb: string; awb_failure_reason: string | null; steps: Step[] }
+
+const scenarios: Scenario[] = readdirSync('fixtures/scenarios').map((f) => JSON.parse(readFileSync(`fixtures/scenarios/${f}`, 'utf8')));
+const AWB_DELAY = 60_000;
+
+let sandbox: TestSandbox;
+beforeEach(async () => {
+  sandbox = await testSandbox({ awbDelay: '1m' });
+});
+afterEach(() => sandbox.close());
+
+describe.each(scenarios.map((s) => [s.name, s] as const))('scenario %s over a manual clock', (name, scenario) => {
+  it('plays every step at its time, newest first, with last_status and last_update', async () => {
+    const created = await sandbox.call('POST', '/v1/order', { body: createRequest(1), headers: { 'X-Sandbox-Scenario': name } });
+    expect(created.status).toBe(201);
+    const orderNo: string = created.body.order_numbers[0];
+    const createdAt = sandbox.services.clock.now();
+
+    const before = await sandbox.call('GET', `/__sandbox/orders/${orderNo}`);
+    expect(before.body).toMatchObject({ awb: null, status: 'created', scenario: name, next: { kind: 'awb', due_at: new Date(createdAt + AWB_DELAY).toISOString() } });
+
+    await sandbox.advance(AWB_DELAY - 1);
+    expect((await sandbox.call('GET', `/__sandbox/orders/${orderNo}`)).body.awb).toBeNull();
+    await sandbox.advance(1);
+    const generated = (await sandbox.call('GET', `/__sandbox/orders/${orderNo}`)).body;
+
+    if (scenario.awb === 'fails') {
+      expect(generated).toMatchObject({ status: 'awb_failed', awb: null, awb_error: scenario.awb_failure_reason, next: null });
+      return;
+    }
+    expect(generated.awb).toMatch(/^JN\d{10}$/);
+    expect(generated.status).toBe('awb_generated');
+    const awbAt = createdAt + AWB_DELAY;
+    expect(generated.awb_generated_at).toBe(new Date(awbAt).toISOString());
+
+    const track = () => sandbox.call('GET', `/v1/order/tracking/${generated.awb}`);
+    expect((await track()).status).toBe(404);
+
+    let elapsed = 0;
+    for (const [i, step] of scenario.steps.entries()) {
+      const offset = parseDuration(step.at)!;
+      await sandbox.advance(offset - elapsed - 1);
+      const justBefore = await track();
+      const seenBefore = scenario.steps.slice(0, i);
+      if (!seenBefore.some((s) => s.status !== null)) expect(justBefore.status).toBe(404);
+      else expect(justBefore.body.history).toHaveLength(i);
+      await sandbox.advance(1);
+      elapsed = offset;
+
+      const played = scenario.steps.slice(0, i + 1);
+      const withStatus = played.filter((s) => s.status !== null);
+      const res = await track();
+      if (withStatus.length === 0) {
+        expect(res.status).toBe(404);
+        continue;
+      }
+      expect(res.status).toBe(200);
+      const expected = played
+        .map((s) => ({ note: s.note, status: s.status, update_on: Math.floor((awbAt + parseDuration(s.at)!) / 1000), pod: s.pod }))
+        .reverse();
+      expect(res.body.history.map((e: { note: string; status: string | null; update_on: number; pod_photo: string | null }) => ({
+        note: e.note, status: e.status, update_on: e.update_on, pod: e.pod_photo !== null,
+      }))).toEqual(expected);
+      expect(res.body.last_update).toBe(res.body.history[0].update_on);
+      expect(res.body.last_status).toBe(withStatus.at(-1)!.status);
+      for (const e of res.body.history) {
+        expect(e.description).not.toMatch(/[{}]/);
+        expect(e.branch).not.toMatch(/[{}]/);
+      }
+    }
+    const final = (await sandbox.call('GET', `/__sandbox/orders/${orderNo}`)).body;
+    expect(final.next).toBeNull();
+    const lastStatus = scenario.steps.filter((s) => s.status !== null).at(-1)?.status;
+    const expectedStatus = { '1': 'picked_up', '2': 'delivered', '3': 'delivery_failed', '4': 'returned', '5': 'cancelled' }[lastStatus ?? '1'];
+    expect(final.status).toBe(scenario.steps.at(-1)!.status === null && lastStatus === '1' ? 'in_transit' : expectedStatus);
+  });
+});
+
+describe('delivered journey', () => {
+  it('reaches POD within 3 simulated days of the create request', async () => {
+    const created = await sandbox.call('POST', '/v1/order', { body: createRequest(1) });
+    await sandbox.advance(3 * 86_400_000);
+    const state = (await sandbox.call('GET', `/__sandbox/orders/${created.body.order_numbers[0]}`)).body;
+    expect(state.status).toBe('delivered');
+    expect(state.history[0].status).toBe('2');
+  });
+
+  it('serves the POD photo as a real PNG at the pod_photo address', async () => {
+    const created = await sandbox.call('POST', '/v1/order', { body: createRequest(1) });
+    await sandbox.advance(3 * 86_400_000);
+    const { awb } = (await sandbox.call('GET', `/__sandbox/orders/${created.body.order_numbers[0]}`)).body;
+    const tracking = await sandbox.call('GET', `/v1/order/tracking/${awb}`);
+    const url = new URL(tracking.body.history[0].pod_photo);
+    const photo = await sandbox.call('GET', url.pathname, { token: null });
+    expect(photo.status).toBe(200);
+    expect(photo.headers['content-type']).toBe('image/png');
+    expect((photo.body as Buffer).subarray(1, 4).toString()).toBe('PNG');
+  });
+});
+
+describe('control of one order', () => {
+  it('generates the AWB now with POST /__sandbox/orders/{order_no}/awb', async () => {
+    const created = await sandbox.call('POST', '/v1/order', { body: createRequest(1) });
+    const res = await sandbox.call('POST', `/__sandbox/orders/${created.body.order_numbers[0]}/awb`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'awb_generated', awb: expect.stringMatching(/^JN/), next: { kind: 'step', step: 'pickup' } });
+  });
+
+  it('plays the next step, then jumps to a named step, keeping timestamps in order', async () => {
+    const created = await sandbox.call('POST', '/v1/order', { body: createRequest(1) });
+    const orderNo = created.body.order_numbers[0];
+    await sandbox.call('POST', `/__sandbox/orders/${orderNo}/awb`);
+    const next = await sandbox.call('POST', `/__sandbox/orders/${orderNo}/advance`);
+    expect(next.body.status).toBe('picked_up');
+    expect(next.body.history).toHaveLength(1);
+    const jumped = await sandbox.call('POST', `/__sandbox/orders/${orderNo}/advance`, { body: { step: 'pod' } });
+    expect(jumped.body.status).toBe('delivered');
+    const times = jumped.body.history.map((e: { update_on: number }) => e.update_on);
+    expect([...times].sort((a, b) => b - a)).toEqual(times);
+    expect((await sandbox.call('POST', `/__sandbox/orders/${orderNo}/advance`)).status).toBe(409);
+  });
+
+  it('answers 400 naming step for a step the scenario does not have', async () => {
+    const created = await sandbox.call('POST', '/v1/order', { body: createRequest(1) });
+    const res = await sandbox.call('POST', `/__sandbox/orders/${created.body.order_numbers[0]}/advance`, { body: { step: 'teleport' } });
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0].field).toBe('step');
+  });
+
+  it('answers 409 when advancing an order that has no AWB yet', async () => {
+    const created = await sandbox.call('POST', '/v1/order', { body: createRequest(1) });
+    expect((await sandbox.call('POST', `/__sandbox/orders/${created.body.order_numbers[0]}/advance`)).status).toBe(409);
+  });
+});
+
+describe('POST /__sandbox/clock/advance', () => {
+  it('moves the manual clock and answers once the AWBs that fell due exist', async () => {
+    const created = await sandbox.call('POST', '/v1/order', { body: createRequest(3) });
+    const before = (await sandbox.call('GET', '/__sandbox/clock')).body;
+    const res = await sandbox.call('POST', '/__sandbox/clock/advance', { body: { ms: 60_000 } });
+    expect(res.body.now_ms).toBe(before.now_ms + 60_000);
+    for (const orderNo of created.body.order_numbers) {
+      expect((await sandbox.call('GET', `/__sandbox/orders/${orderNo}`)).body.awb).toMatch(/^JN/);
+    }
+  });
+
+  it.each([[{ ms: -1 }], [{ ms: '10' }], [{}]])('answers 400 naming ms for %j', async (body) => {
+    const res = await sandbox.call('POST', '/__sandbox/clock/advance', { body });
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0].field).toBe('ms');
+  });
+
+  it('answers 409 with a real clock', async () => {
+    await sandbox.close();
+    sandbox = await testSandbox({ clock: 'real' });
+    expect((await sandbox.call('POST', '/__sandbox/clock/advance', { body: { ms: 1 } })).status).toBe(409);
+  });
+});

@@ -1,0 +1,97 @@
+import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SCHEMA_VERSION } from '../../src/store/schema.js';
+import { Store } from '../../src/store/store.js';
+import { DataFileError } from '../../src/store/types.js';
+import { tempDir } from '../support/tmp.js';
+
+describe('Store', () => {
+  const dir = tempDir();
+  const path = () => join(dir(), 'data', 'sandbox.json');
+
+  it('creates the folder and keeps committed records across a reopen', async () => {
+    const store = await Store.open({ path: path() });
+    store.put('orders', '1', { order_no: '1' });
+    store.commit();
+    await store.close();
+    const again = await Store.open({ path: path() });
+    expect(again.get('orders', '1')).toEqual({ order_no: '1' });
+    await again.close();
+  });
+
+  it('recovers committed changes from the journal when the process dies before a checkpoint', async () => {
+    const store = await Store.open({ path: path() });
+    store.put('orders', '1', { v: 1 });
+    store.put('orders', '2', { v: 2 });
+    store.commit();
+    store.put('orders', '1', { v: 3 });
+    store.delete('orders', '2');
+    store.commit();
+    // No close(): as after a crash, only the journal holds the changes.
+    const reopened = await Store.open({ path: `${path()}` });
+    expect(reopened.get('orders', '1')).toEqual({ v: 3 });
+    expect(reopened.get('orders', '2')).toBeUndefined();
+    await reopened.close();
+  });
+
+  it('ignores a torn last journal line (a write cut short by a crash)', async () => {
+    const store = await Store.open({ path: path() });
+    store.put('orders', '1', { v: 1 });
+    store.commit();
+    const wal = readdirSync(join(dir(), 'data')).find((f) => f.includes('.wal.'))!;
+    appendFileSync(join(dir(), 'data', wal), '{"c":"orders","k":"2","v":{"v"');
+    const reopened = await Store.open({ path: path() });
+    expect(reopened.get('orders', '1')).toEqual({ v: 1 });
+    expect(reopened.get('orders', '2')).toBeUndefined();
+    await reopened.close();
+  });
+
+  it('writes a readable data file at the current schema version on checkpoint and drops the journal it holds', async () => {
+    const store = await Store.open({ path: path() });
+    for (let i = 0; i < 50; i += 1) store.put('orders', String(i), { i });
+    store.commit();
+    await store.checkpoint();
+    const file = JSON.parse(readFileSync(path(), 'utf8'));
+    expect(file.schema_version).toBe(SCHEMA_VERSION);
+    expect(Object.keys(file.orders)).toHaveLength(50);
+    const wals = readdirSync(join(dir(), 'data')).filter((f) => f.includes('.wal.'));
+    expect(wals).toHaveLength(1);
+    expect(readFileSync(join(dir(), 'data', wals[0]!), 'utf8')).toBe('');
+    await store.close();
+  });
+
+  it('checkpoints by itself once the journal passes its size limit', async () => {
+    const store = await Store.open({ path: path(), checkpointBytes: 1_000 });
+    for (let i = 0; i < 40; i += 1) {
+      store.put('orders', String(i), { i, padding: 'x'.repeat(50) });
+      store.commit();
+    }
+    await store.checkpoint();
+    expect(Object.keys(JSON.parse(readFileSync(path(), 'utf8')).orders)).toHaveLength(40);
+    await store.close();
+  });
+
+  it('refuses a corrupt data file with a clear message and leaves it untouched', async () => {
+    const bad = join(dir(), 'bad.json');
+    writeFileSync(bad, '{"schema_version": 1, "orders": {');
+    await expect(Store.open({ path: bad })).rejects.toThrow(DataFileError);
+    await expect(Store.open({ path: bad })).rejects.toThrow(/not valid JSON.*left untouched/);
+    expect(readFileSync(bad, 'utf8')).toBe('{"schema_version": 1, "orders": {');
+  });
+
+  it('refuses a data file from a newer sandbox', async () => {
+    const newer = join(dir(), 'newer.json');
+    writeFileSync(newer, JSON.stringify({ schema_version: SCHEMA_VERSION + 1, journal_generation: 0, orders: {} }));
+    await expect(Store.open({ path: newer })).rejects.toThrow(/newer than this sandbox/);
+  });
+
+  it('keeps nothing on disk with :memory:', async () => {
+    const store = await Store.open({ path: ':memory:' });
+    store.put('orders', '1', { v: 1 });
+    store.commit();
+    await store.close();
+    expect(existsSync(join(dir(), ':memory:'))).toBe(false);
+    expect(store.isPersistent).toBe(false);
+  });
+});
