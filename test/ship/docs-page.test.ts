@@ -1,0 +1,56 @@
+import { existsSync } from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSandbox, type Sandbox } from '../../src/index.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium) console.warn(`[docs-page] SKIPPED: ${CHROMIUM} is absent (apt-get install -y chromium; .ci/run installs it as root).`);
+
+/** Waits until the text is shown on the page (rendered, not only in the source). */
+async function visible(page: Page, text: string): Promise<void> {
+  const locator = page.getByText(text, { exact: true }).first();
+  await locator.waitFor({ state: 'visible', timeout: 15_000 });
+  expect(await locator.isVisible()).toBe(true);
+}
+
+describe.skipIf(!hasChromium)('GET /docs in headless Chromium', () => {
+  let sandbox: Sandbox;
+  let browser: Browser;
+  let page: Page;
+  const offOrigin: string[] = [];
+
+  beforeAll(async () => {
+    sandbox = await createSandbox({ tokens: ['docs-token'] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    page = await browser.newPage();
+    page.on('request', (req) => {
+      if (!req.url().startsWith(sandbox.url) && !req.url().startsWith('data:')) offOrigin.push(req.url());
+    });
+    await page.goto(`${sandbox.url}/docs`);
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await sandbox?.close();
+  });
+
+  it('renders the provider API operations', async () => {
+    await visible(page, 'Create one or more shipment orders');
+    await visible(page, 'Tracking history of a shipment');
+    expect(await page.locator('.opblock-summary-path').allInnerTexts()).toEqual(expect.arrayContaining(['/v1/order', '/v1/order/tracking/{order_no}']));
+  });
+
+  it('switches to the control API from the spec dropdown', async () => {
+    await page.locator('.topbar select').selectOption({ label: 'Sandbox control API (/__sandbox)' });
+    await visible(page, '/__sandbox/clock/advance');
+    await visible(page, 'Move a manual clock on and process everything that falls due');
+    expect(await page.locator('.opblock-summary-path').allInnerTexts()).not.toContain('/v1/order');
+  });
+
+  it('loads nothing from outside the sandbox (works offline)', () => {
+    expect(offOrigin).toEqual([]);
+  });
+});
