@@ -8,8 +8,31 @@ export const COLLECTIONS = ['meta', 'orders', 'deliveries'] as const;
 
 type Migration = (data: StoreData) => StoreData;
 
+/**
+ * Version 0: the data files of sandbox 0.0.x, plain lowdb JSON with no `schema_version`
+ * and no `journal_generation`: `orders` and `deliveries` were arrays, the generated
+ * token stood at the top level as `default_token`, and orders had no `awb_error` or
+ * `cancelled_at` yet. See test/fixtures/sandbox-v0.json.
+ */
+function fromVersion0(data: StoreData): StoreData {
+  const old = data as unknown as Record<string, unknown>;
+  const keyed = (records: unknown, key: string): Record<string, unknown> => {
+    if (!Array.isArray(records)) return (records as Record<string, unknown> | undefined) ?? {};
+    return Object.fromEntries(records.map((r: Record<string, unknown>) => [String(r[key]), r]));
+  };
+  const orders = keyed(old.orders, 'order_no');
+  for (const order of Object.values(orders) as Array<Record<string, unknown>>) {
+    order.awb_error ??= null;
+    order.cancelled_at ??= null;
+  }
+  const meta = { ...((old.meta as Record<string, unknown> | undefined) ?? {}) };
+  if (typeof old.default_token === 'string') meta.default_token ??= old.default_token;
+  const { default_token: _token, ...rest } = old;
+  return { ...rest, schema_version: 1, journal_generation: 0, meta, orders, deliveries: keyed(old.deliveries, 'id') } as StoreData;
+}
+
 /** `MIGRATIONS[n]` turns a version-n file into a version-(n+1) file. */
-const MIGRATIONS: Record<number, Migration> = {};
+const MIGRATIONS: Record<number, Migration> = { 0: fromVersion0 };
 
 /** An empty store of the current version. */
 export function emptyData(): StoreData {
