@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { VERSION } from './control/handlers.js';
 import type { SandboxOptions } from './config/options.js';
 import { DataFileError } from './store/types.js';
+import { parseRetention } from './retention/module.js';
 import { createSandbox } from './sandbox.js';
 
 const integer = (name: string) => (value: string) => {
@@ -13,6 +14,10 @@ const positive = (value: string) => {
   const n = Number(value);
   if (!(n > 0)) throw new InvalidArgumentError('must be a positive number.');
   return n;
+};
+const retention = (value: string) => {
+  if (parseRetention(value) === undefined) throw new InvalidArgumentError('must be a duration such as 30d, 12h or 90m.');
+  return value;
 };
 const collect = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((t) => t.trim()).filter(Boolean)];
 
@@ -37,6 +42,7 @@ export function program(): Command {
     .addOption(new Option('--max-items <n>', 'most items in one create request').env('SANDBOX_MAX_ITEMS').default(100).argParser(integer('max-items')))
     .addOption(new Option('--strict', 'log a warning for every spec violation in a client request').env('SANDBOX_STRICT'))
     .addOption(new Option('--fsync', 'fsync every journal write (survives power loss; slower)').env('SANDBOX_FSYNC'))
+    .addOption(new Option('--retention <duration>', 'remove orders older than this on the sandbox clock, e.g. 30d').env('SANDBOX_RETENTION').argParser(retention))
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug or silent').env('SANDBOX_LOG_LEVEL').default('info'));
 }
 
@@ -59,6 +65,7 @@ function toOptions(flags: Record<string, unknown>): SandboxOptions {
     strict: Boolean(flags.strict),
     fsync: Boolean(flags.fsync),
     logLevel: flags.logLevel as string,
+    retention: flags.retention as string | undefined,
   };
 }
 

@@ -1,10 +1,14 @@
+import { docsModule } from './docs/module.js';
 import type { SandboxModule } from './module.js';
+import { retentionModule } from './retention/module.js';
 import type { Services } from './services.js';
 
 /**
  * Every module of the sandbox, in the order their interceptors wrap a request
  * (the first is outermost). Add a module here to plug it in.
  */
-export function sandboxModules(_services: Services): SandboxModule[] {
-  return [];
+export function sandboxModules(services: Services): SandboxModule[] {
+  const modules: SandboxModule[] = [docsModule()];
+  // Last: its sweep (--retention) calls the prune hook of every module above.
+  return [...modules, retentionModule(services, modules)];
 }

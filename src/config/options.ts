@@ -42,11 +42,13 @@ export interface SandboxOptions {
   logLevel?: string;
   /** fsync every journal write (survives power loss, slower). Default false. */
   fsync?: boolean;
+  /** Removes orders (and their deliveries and journal entries) older than this on the sandbox clock, e.g. '30d'. Default: keep everything. */
+  retention?: string;
 }
 
 /** Options with every default filled in. */
-export type ResolvedOptions = Required<Omit<SandboxOptions, 'webhookUrl' | 'webhookSecret' | 'seed' | 'config' | 'tokens'>> &
-  Pick<SandboxOptions, 'webhookUrl' | 'webhookSecret' | 'seed' | 'config'> & { tokens: string[] };
+export type ResolvedOptions = Required<Omit<SandboxOptions, 'webhookUrl' | 'webhookSecret' | 'seed' | 'config' | 'tokens' | 'retention'>> &
+  Pick<SandboxOptions, 'webhookUrl' | 'webhookSecret' | 'seed' | 'config' | 'retention'> & { tokens: string[] };
 
 export function resolveOptions(options: SandboxOptions): ResolvedOptions {
   return {
@@ -68,5 +70,6 @@ export function resolveOptions(options: SandboxOptions): ResolvedOptions {
     strict: options.strict ?? false,
     logLevel: options.logLevel ?? 'silent',
     fsync: options.fsync ?? false,
+    retention: options.retention,
   };
 }

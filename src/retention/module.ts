@@ -1,0 +1,65 @@
+import { parseDuration } from '../config/duration.js';
+import type { SandboxModule } from '../module.js';
+import type { Services } from '../services.js';
+import { pruneOrders } from './prune-orders.js';
+
+/** The scheduler job kind of the retention sweep. */
+export const RETENTION_JOB = 'retention';
+/** How often the sweep runs, in sandbox time. */
+export const RETENTION_EVERY_MS = 3_600_000;
+
+/**
+ * Parses a retention such as `30d` or `12h` into milliseconds; undefined when it is
+ * not a positive duration.
+ */
+export function parseRetention(text: string): number | undefined {
+  const ms = parseDuration(text);
+  return ms !== undefined && ms > 0 ? ms : undefined;
+}
+
+/**
+ * `--retention <duration>`: at start and then every sandbox hour, removes the orders
+ * created longer ago than the retention (on the sandbox clock), and through each
+ * module's `prune` hook their deliveries, journal entries and other records of that
+ * age. Without a retention it does nothing.
+ *
+ * `modules` is the module list; it is read at each sweep, so modules added after this
+ * one are pruned too.
+ *
+ * @example sandboxModules = (services) => { const list = [...]; list.push(retentionModule(services, list)); return list; }
+ */
+export function retentionModule(services: Services, modules: readonly SandboxModule[]): SandboxModule {
+  const text = services.options.retention;
+  const retention = text === undefined ? undefined : parseRetention(text);
+  if (text !== undefined && retention === undefined) {
+    throw new Error(`retention "${text}" is not a duration: use for example 30d, 12h or 90m.`);
+  }
+  const { scheduler, clock, logger } = services;
+
+  const sweep = (at: number): void => {
+    const olderThan = at - retention!;
+    const removed: Record<string, number> = {};
+    const orders = pruneOrders(services, olderThan);
+    if (orders > 0) removed.orders = orders;
+    for (const m of modules) {
+      const count = m.prune?.(olderThan) ?? 0;
+      if (count > 0) removed[m.name] = count;
+    }
+    services.store.commit();
+    if (Object.keys(removed).length > 0) logger.info({ removed, older_than: new Date(olderThan).toISOString() }, 'retention sweep');
+  };
+
+  return {
+    name: 'retention',
+    start() {
+      if (retention === undefined) return;
+      scheduler.on(RETENTION_JOB, (_key, at) => {
+        sweep(at);
+        scheduler.schedule(RETENTION_JOB, 'sweep', at + RETENTION_EVERY_MS);
+      });
+      const now = clock.now();
+      sweep(now);
+      scheduler.schedule(RETENTION_JOB, 'sweep', now + RETENTION_EVERY_MS);
+    },
+  };
+}

@@ -1,0 +1,103 @@
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { parseRetention, RETENTION_EVERY_MS, retentionModule } from '../../src/retention/module.js';
+import { buildServices } from '../../src/sandbox.js';
+import { createRequest } from '../support/orders.js';
+import { defaultTestOptions, testSandbox, type TestSandbox } from '../support/sandbox.js';
+import { tempDir } from '../support/tmp.js';
+
+const DAY = 86_400_000;
+
+let sandbox: TestSandbox | undefined;
+afterEach(async () => {
+  await sandbox?.close();
+  sandbox = undefined;
+});
+
+async function createOrder(s: TestSandbox): Promise<{ orderNo: string; awb: string }> {
+  const res = await s.call('POST', '/v1/order', { body: createRequest(1) });
+  expect(res.status).toBe(201);
+  const orderNo = res.body.order_numbers[0] as string;
+  const state = await s.call('POST', `/__sandbox/orders/${orderNo}/awb`);
+  return { orderNo, awb: state.body.awb as string };
+}
+
+const statusOf = async (s: TestSandbox, orderNo: string) => (await s.call('GET', `/__sandbox/orders/${orderNo}`)).status;
+
+describe('--retention (manual clock)', () => {
+  it('removes orders older than the retention at the next hourly sweep and keeps newer ones', async () => {
+    sandbox = await testSandbox({ retention: '30d' });
+    const old = await createOrder(sandbox);
+    await sandbox.advance(20 * DAY);
+    const recent = await createOrder(sandbox);
+    await sandbox.advance(10 * DAY - RETENTION_EVERY_MS);
+    expect(await statusOf(sandbox, old.orderNo)).toBe(200);
+
+    await sandbox.advance(2 * RETENTION_EVERY_MS);
+    expect(await statusOf(sandbox, old.orderNo)).toBe(404);
+    expect((await sandbox.call('GET', `/v1/order/tracking/${old.awb}`)).status).toBe(404);
+    expect(await statusOf(sandbox, recent.orderNo)).toBe(200);
+    expect((await sandbox.call('GET', `/v1/order/tracking/${recent.awb}`)).status).toBe(200);
+    expect((await sandbox.call('GET', '/__sandbox/orders')).body.total).toBe(1);
+  });
+
+  it('keeps every order when no retention is set', async () => {
+    sandbox = await testSandbox();
+    const old = await createOrder(sandbox);
+    await sandbox.advance(365 * DAY);
+    expect(await statusOf(sandbox, old.orderNo)).toBe(200);
+  });
+
+  describe('at start', () => {
+    const dir = tempDir();
+    afterEach(async () => {
+      await sandbox?.close();
+      sandbox = undefined;
+    });
+
+    it('removes the orders of a data file that are already older than the retention', async () => {
+      const data = join(dir(), 'sandbox.json');
+      sandbox = await testSandbox({ data });
+      const old = await createOrder(sandbox);
+      await sandbox.advance(31 * DAY);
+      const recent = await createOrder(sandbox);
+      await sandbox.close();
+
+      sandbox = await testSandbox({ data, retention: '30d' });
+      expect(await statusOf(sandbox, old.orderNo)).toBe(404);
+      expect(await statusOf(sandbox, recent.orderNo)).toBe(200);
+    });
+  });
+
+  it("calls every module's prune hook with the cut-off time of the sandbox clock", async () => {
+    const services = await buildServices({ ...defaultTestOptions, retention: '2d' });
+    const prune = vi.fn(() => 0);
+    const start = services.clock.now();
+    retentionModule(services, [{ name: 'deliveries', prune }]).start!();
+    expect(prune).toHaveBeenLastCalledWith(start - 2 * DAY);
+    await services.advanceClock(3 * RETENTION_EVERY_MS);
+    expect(prune).toHaveBeenCalledTimes(4);
+    expect(prune).toHaveBeenLastCalledWith(start + 3 * RETENTION_EVERY_MS - 2 * DAY);
+    await services.scheduler.stop();
+    await services.store.close();
+  });
+
+  it('refuses a retention that is not a duration, naming it', async () => {
+    const services = await buildServices({ ...defaultTestOptions, retention: 'soon' });
+    expect(() => retentionModule(services, [])).toThrow(/retention "soon" is not a duration/);
+    await services.store.close();
+  });
+});
+
+describe('parseRetention', () => {
+  it.each([
+    ['30d', 30 * DAY],
+    ['12h', 12 * 3_600_000],
+    ['1d12h', 1.5 * DAY],
+    ['0', undefined],
+    ['soon', undefined],
+    ['-1d', undefined],
+  ])('parses %j as %j ms', (text, ms) => {
+    expect(parseRetention(text)).toBe(ms);
+  });
+});
