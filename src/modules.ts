@@ -1,5 +1,8 @@
+import { coverageModule } from './coverage/module.js';
 import { docsModule } from './docs/module.js';
 import type { SandboxModule } from './module.js';
+import { orderMoreModule } from './orders/more-handlers.js';
+import { ratesModule } from './rates/module.js';
 import { retentionModule } from './retention/module.js';
 import type { Services } from './services.js';
 
@@ -8,7 +11,7 @@ import type { Services } from './services.js';
  * (the first is outermost). Add a module here to plug it in.
  */
 export function sandboxModules(services: Services): SandboxModule[] {
-  const modules: SandboxModule[] = [docsModule()];
+  const modules: SandboxModule[] = [coverageModule(services), ratesModule(services), orderMoreModule(services), docsModule()];
   // Last: its sweep (--retention) calls the prune hook of every module above.
   return [...modules, retentionModule(services, modules)];
 }

@@ -1,0 +1,38 @@
+import { areaOf } from '../coverage/areas.js';
+import type { Fixtures } from '../fixtures/load.js';
+import { orderRate } from '../rates/order-rate.js';
+import type { Order } from './types.js';
+
+const seconds = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
+
+/**
+ * An order as GET /v1/order/{order_no} shows it: what the client sent (sender and
+ * item), the areas and price they resolve to, the AWB (or null), the status and the
+ * scenario, with times in Unix epoch seconds like the tracking answer.
+ */
+export function orderDetail(fixtures: Fixtures, order: Order) {
+  const latest = order.history.find((e) => e.status !== null);
+  const service = fixtures.couriers.get(order.courier_code)?.services.find((s) => s.code === order.item.service_code);
+  return {
+    order_no: order.order_no,
+    batch_id: order.batch_id,
+    order_code: order.item.order_code,
+    courier_code: order.courier_code,
+    service_code: order.item.service_code,
+    service_name: service?.name ?? null,
+    awb: order.awb,
+    awb_error: order.awb_error,
+    status: order.status,
+    last_status: latest?.status ?? null,
+    scenario: order.scenario,
+    sender: order.sender,
+    item: order.item,
+    sender_area: areaOf(fixtures, order.sender.sender_addr_id) ?? null,
+    receiver_area: areaOf(fixtures, order.item.receiver_addr_id) ?? null,
+    rate: orderRate(fixtures, order),
+    created_at: seconds(order.created_at),
+    updated_at: seconds(order.updated_at),
+    awb_generated_at: seconds(order.awb_generated_at),
+    cancelled_at: seconds(order.cancelled_at),
+  };
+}
