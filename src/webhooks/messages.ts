@@ -1,0 +1,10 @@
+import { CHAOS_MODES } from './chaos.js';
+
+/** Every message of the webhook control API, in one place. */
+export const webhookMessages = {
+  noUrl: 'No webhook URL is set for this client: set one with PUT /__sandbox/webhook {"url": "..."} (or start with --webhook-url, or give webhook.url in the config file).',
+  disabled: (reason: string | null) => `The webhook endpoint of this client is disabled (${reason ?? 'no reason'}); PUT /__sandbox/webhook enables it again.`,
+  secret: 'must be "whsec_" followed by the base64 of 24 to 64 bytes',
+  chaos: (unknown: string[]) => `unknown chaos mode ${unknown.map((m) => `"${m}"`).join(', ')}; use any of ${CHAOS_MODES.join(', ')}, comma-separated`,
+  chaosHeader: 'The X-Sandbox-Webhook-Chaos header names an unknown chaos mode.',
+} as const;

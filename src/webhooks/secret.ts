@@ -1,0 +1,27 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+const SECRET = /^whsec_([A-Za-z0-9+/]+={0,2})$/;
+
+/** Whether text is a Standard Webhooks secret: `whsec_` + base64 of 24 to 64 bytes. */
+export function isSecret(text: string): boolean {
+  const match = SECRET.exec(text);
+  if (!match) return false;
+  const bytes = Buffer.from(match[1]!, 'base64').length;
+  return bytes >= 24 && bytes <= 64;
+}
+
+/**
+ * A new secret for a client: random, or derived from the seed so that a seeded
+ * sandbox prints the same secrets every run.
+ *
+ * @example makeSecret('client-a', '42') // 'whsec_...' (always the same)
+ */
+export function makeSecret(clientId: string, seed?: string): string {
+  const bytes = seed === undefined ? randomBytes(24) : createHash('sha256').update(`webhook-secret:${seed}:${clientId}`).digest().subarray(0, 24);
+  return `whsec_${bytes.toString('base64')}`;
+}
+
+/** A well-formed secret that is not the client's: signs the `bad_signature` chaos attempts. */
+export function wrongSecret(deliveryId: string): string {
+  return `whsec_${createHash('sha256').update(`wrong-key:${deliveryId}`).digest().subarray(0, 24).toString('base64')}`;
+}

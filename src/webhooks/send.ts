@@ -1,0 +1,89 @@
+import { Webhook } from 'standardwebhooks';
+
+export const USER_AGENT = 'shipping-sandbox-webhooks/1';
+/** How much of a response body the delivery log keeps. */
+export const EXCERPT_BYTES = 1024;
+
+/** One signed POST to make. */
+export interface SendRequest {
+  url: string;
+  id: string;
+  body: string;
+  secret: string;
+  timeoutMs: number;
+  /** Aborted on shutdown: the attempt is then not recorded at all. */
+  shutdown: AbortSignal;
+}
+
+/** What came of one POST. */
+export interface SendResult {
+  webhook_timestamp: number;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  response_body: string;
+  retry_after: string | null;
+}
+
+/** Thrown when the shutdown signal stopped the attempt: it must not be recorded. */
+export class AttemptAborted extends Error {
+  override name = 'AttemptAborted';
+}
+
+async function excerpt(response: Response): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < EXCERPT_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.length;
+    }
+  } finally {
+    void reader.cancel().catch(() => undefined);
+  }
+  return Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8');
+}
+
+function describe(error: unknown, timeoutMs: number): string {
+  if (error instanceof DOMException && error.name === 'TimeoutError') return `timed out after ${timeoutMs} ms`;
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  if (cause?.code) return `${cause.code}${cause.message ? `: ${cause.message}` : ''}`;
+  return (error as Error).message ?? String(error);
+}
+
+/**
+ * POSTs a body signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`,
+ * `webhook-signature`). The timestamp is real time, not sandbox time, so receivers'
+ * tolerance checks pass under a manual clock. Never throws but `AttemptAborted`.
+ */
+export async function send(request: SendRequest): Promise<SendResult> {
+  const sentAt = new Date();
+  const timestamp = Math.floor(sentAt.getTime() / 1000);
+  const signature = new Webhook(request.secret).sign(request.id, sentAt, request.body);
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  try {
+    const response = await fetch(request.url, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': USER_AGENT,
+        'webhook-id': request.id,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signature,
+      },
+      body: request.body,
+      signal: AbortSignal.any([AbortSignal.timeout(request.timeoutMs), request.shutdown]),
+    });
+    const body = await excerpt(response);
+    return { webhook_timestamp: timestamp, status_code: response.status, duration_ms: elapsed(), error: null, response_body: body, retry_after: response.headers.get('retry-after') };
+  } catch (error) {
+    if (request.shutdown.aborted) throw new AttemptAborted('shut down during the attempt');
+    return { webhook_timestamp: timestamp, status_code: null, duration_ms: elapsed(), error: describe(error, request.timeoutMs), response_body: '', retry_after: null };
+  }
+}

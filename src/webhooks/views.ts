@@ -1,0 +1,35 @@
+import { iso } from '../control/views.js';
+import type { Endpoint } from './endpoints.js';
+import type { Delivery } from './types.js';
+
+/** A client's endpoint as `GET /__sandbox/webhook` shows it. */
+export function endpointView(endpoint: Endpoint, retries: number[], timeoutMs: number) {
+  return {
+    url: endpoint.url,
+    secret: endpoint.secret,
+    state: !endpoint.url ? 'no_url' : endpoint.enabled ? 'enabled' : 'disabled',
+    enabled: endpoint.url !== null && endpoint.enabled,
+    disabled_at: iso(endpoint.disabled_at),
+    disabled_reason: endpoint.disabled_reason,
+    source: endpoint.source,
+    chaos: endpoint.chaos,
+    retry_schedule_ms: retries,
+    timeout_ms: timeoutMs,
+  };
+}
+
+/** A delivery with all its attempts, as the delivery log shows it. */
+export function deliveryView(d: Delivery) {
+  return {
+    id: d.id,
+    event: d.event,
+    order_no: d.order_no,
+    status: d.status,
+    chaos: d.chaos,
+    created_at: iso(d.created_at),
+    next_attempt_at: iso(d.next_attempt_at),
+    last_error: d.last_error,
+    payload: JSON.parse(d.body) as unknown,
+    attempts: d.attempts.map((a) => ({ ...a, at: iso(a.at) })),
+  };
+}
