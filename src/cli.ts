@@ -5,6 +5,7 @@ import type { SandboxOptions } from './config/options.js';
 import { DataFileError } from './store/types.js';
 import { parseRetention } from './retention/module.js';
 import { createSandbox } from './sandbox.js';
+import { webhookBannerLine } from './webhooks/banner.js';
 
 const integer = (name: string) => (value: string) => {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`${name} must be a whole number.`);
@@ -32,6 +33,8 @@ export function program(): Command {
     .addOption(new Option('--token <token>', 'a client token (repeatable; the variable is comma-separated)').env('SANDBOX_TOKENS').argParser(collect))
     .addOption(new Option('--webhook-url <url>', 'default webhook URL of every client').env('SANDBOX_WEBHOOK_URL'))
     .addOption(new Option('--webhook-secret <secret>', 'default webhook secret (whsec_...); generated when absent').env('SANDBOX_WEBHOOK_SECRET'))
+    .addOption(new Option('--webhook-retries <delays>', 'webhook retry schedule, one delay per attempt').env('SANDBOX_WEBHOOK_RETRIES').default('0,5s,30s,2m,10m,1h,6h'))
+    .addOption(new Option('--webhook-timeout <duration>', 'how long a webhook attempt may take').env('SANDBOX_WEBHOOK_TIMEOUT').default('10s'))
     .addOption(new Option('--awb-delay <delay>', 'delay from create to AWB: 0, 500ms, 3s or a range 2s-10s').env('SANDBOX_AWB_DELAY').default('3s'))
     .addOption(new Option('--clock <mode>', 'real or manual').env('SANDBOX_CLOCK').choices(['real', 'manual']).default('real'))
     .addOption(new Option('--speed <factor>', 'simulated time per real time, with a real clock').env('SANDBOX_SPEED').default(1).argParser(positive))
@@ -54,6 +57,8 @@ function toOptions(flags: Record<string, unknown>): SandboxOptions {
     tokens: flags.token as string[] | undefined,
     webhookUrl: flags.webhookUrl as string | undefined,
     webhookSecret: flags.webhookSecret as string | undefined,
+    webhookRetries: flags.webhookRetries as string,
+    webhookTimeout: flags.webhookTimeout as string,
     awbDelay: flags.awbDelay as string,
     clock: flags.clock as 'real' | 'manual',
     speed: Number(flags.speed),
@@ -76,6 +81,7 @@ async function main(): Promise<void> {
   const lines = [
     `Shipping Order Sandbox ${VERSION} listening on ${sandbox.url}`,
     ...sandbox.clients.map((c) => `  token:  ${c.token}  (client ${c.id})`),
+    ...sandbox.clients.map((c) => webhookBannerLine(sandbox.services, c)),
     `  data:   ${options.data}`,
     `  clock:  ${sandbox.clock.mode}${sandbox.clock.mode === 'real' ? ` x${options.speed}` : ''}`,
     `  docs:   ${sandbox.url}/docs`,

@@ -5,13 +5,14 @@ import { orderMoreModule } from './orders/more-handlers.js';
 import { ratesModule } from './rates/module.js';
 import { retentionModule } from './retention/module.js';
 import type { Services } from './services.js';
+import { webhooksModule } from './webhooks/module.js';
 
 /**
  * Every module of the sandbox, in the order their interceptors wrap a request
  * (the first is outermost). Add a module here to plug it in.
  */
 export function sandboxModules(services: Services): SandboxModule[] {
-  const modules: SandboxModule[] = [coverageModule(services), ratesModule(services), orderMoreModule(services), docsModule()];
+  const modules: SandboxModule[] = [coverageModule(services), ratesModule(services), orderMoreModule(services), webhooksModule(services), docsModule()];
   // Last: its sweep (--retention) calls the prune hook of every module above.
   return [...modules, retentionModule(services, modules)];
 }

@@ -18,6 +18,10 @@ export interface SandboxOptions {
   webhookUrl?: string;
   /** Default webhook secret (`whsec_` + base64); generated when absent. */
   webhookSecret?: string;
+  /** Webhook retry schedule: the delay of each attempt, e.g. '0,5s,30s,2m'. Default '0,5s,30s,2m,10m,1h,6h'. */
+  webhookRetries?: string;
+  /** How long a webhook attempt may take before it counts as failed, e.g. '10s'. Default '10s'. */
+  webhookTimeout?: string;
   /** Delay from create to AWB: '0', '500ms', '3s', or a range '2s-10s'. Default '3s'. */
   awbDelay?: string;
   /** 'real' (default) or 'manual'. */
@@ -58,6 +62,8 @@ export function resolveOptions(options: SandboxOptions): ResolvedOptions {
     tokens: options.tokens ?? [],
     webhookUrl: options.webhookUrl,
     webhookSecret: options.webhookSecret,
+    webhookRetries: options.webhookRetries ?? '0,5s,30s,2m,10m,1h,6h',
+    webhookTimeout: options.webhookTimeout ?? '10s',
     awbDelay: options.awbDelay ?? '3s',
     clock: options.clock ?? 'real',
     speed: options.speed ?? 1,
