@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // dependencies into an empty folder, as a user would.
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const env = { ...process.env, NODE_ENV: 'production', npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
+const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
 delete env.VITEST;
 
 let work: string;
