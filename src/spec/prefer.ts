@@ -1,0 +1,115 @@
+import { createRequire } from 'node:module';
+import { ApiError, invalid } from '../http/errors.js';
+import type { Interceptor, OperationInput } from '../http/handler.js';
+import type { SandboxModule } from '../module.js';
+import type { Services } from '../services.js';
+import type { CompiledOperation } from './compile.js';
+import { documentedAnswer, exampleNames, requestKey, successStatus } from './mock.js';
+import type { OpenApiDocument } from './load.js';
+
+/** parse-prefer-header (the parser Prism uses) ships no types. */
+const parsePreferHeader = createRequire(import.meta.url)('parse-prefer-header') as (header: string | string[] | undefined) => Record<string, string | true>;
+
+/** What a request asks for with `Prefer` or the `__code`, `__example`, `__dynamic` query parameters. */
+export interface Preference {
+  code?: number;
+  example?: string;
+  dynamic?: boolean;
+  /** Seed of generated data for this request only (Prefer `seed=`). */
+  seed?: string;
+}
+
+const QUERY = { code: '__code', example: '__example', dynamic: '__dynamic' } as const;
+
+/** One raw preference, from the header when it has it, else from the query; with the field to blame. */
+function rawPreference(input: OperationInput, header: Record<string, string | true>, name: keyof typeof QUERY | 'seed') {
+  if (header[name] !== undefined) return { value: header[name], field: 'header.prefer' };
+  if (name === 'seed') return undefined;
+  const value = input.query[QUERY[name]];
+  if (value === undefined) return undefined;
+  const field = `query.${QUERY[name]}`;
+  if (typeof value !== 'string') throw invalid([{ field, message: 'must be given once' }]);
+  return { value, field };
+}
+
+/**
+ * Reads the preference of a request: `Prefer: code=404, example=notFound, dynamic=true`
+ * (RFC 7240, Prism's convention) or the query fallbacks `__code`, `__example`,
+ * `__dynamic`. The header wins per preference. Throws a 400 naming the field for
+ * a value that is not one.
+ *
+ * @example parsePreference(input) // { code: 404 } for "Prefer: code=404"
+ */
+export function parsePreference(input: OperationInput): Preference {
+  const header = parsePreferHeader(input.headers.prefer);
+  const preference: Preference = {};
+  const code = rawPreference(input, header, 'code');
+  if (code) {
+    if (typeof code.value !== 'string' || !/^[1-5]\d\d$/.test(code.value)) throw invalid([{ field: code.field, message: 'code must be an HTTP status such as 404' }]);
+    preference.code = Number(code.value);
+  }
+  const example = rawPreference(input, header, 'example');
+  if (example) {
+    if (typeof example.value !== 'string') throw invalid([{ field: example.field, message: 'example must name an example of the spec' }]);
+    preference.example = example.value;
+  }
+  const dynamic = rawPreference(input, header, 'dynamic');
+  if (dynamic) {
+    const text = dynamic.value === true ? 'true' : dynamic.value.toLowerCase();
+    if (text !== 'true' && text !== 'false') throw invalid([{ field: dynamic.field, message: 'dynamic must be true or false' }]);
+    preference.dynamic = text === 'true';
+  }
+  const seed = rawPreference(input, header, 'seed');
+  if (seed && typeof seed.value === 'string') preference.seed = seed.value;
+  return preference;
+}
+
+const preferField = (input: OperationInput, query: string): string => (input.headers.prefer ? 'header.prefer' : `query.${query}`);
+
+/** The status a preference answers with; a 400 listing what is documented when it names none of it. */
+function chooseStatus(document: OpenApiDocument, operation: CompiledOperation, input: OperationInput, preference: Preference): number {
+  const names = exampleNames(document, operation);
+  const codes = [...operation.statuses].sort((a, b) => a - b);
+  if (preference.code !== undefined && !codes.includes(preference.code)) {
+    throw new ApiError(400, `Status ${preference.code} is not documented for ${operation.operationId}; the spec documents ${codes.join(', ')}.`, [
+      { field: preferField(input, QUERY.code), message: `code must be one of: ${codes.join(', ')}` },
+    ]);
+  }
+  if (preference.example === undefined) return preference.code ?? successStatus(operation);
+  const wanted = preference.example;
+  const candidates = preference.code !== undefined ? [preference.code] : [successStatus(operation), ...codes];
+  const status = candidates.find((c) => names.get(c)?.includes(wanted));
+  if (status !== undefined) return status;
+  const known = candidates.flatMap((c) => (names.get(c) ?? []).map((n) => `${n} (${c})`));
+  throw new ApiError(400, `No example "${wanted}" is documented for ${operation.operationId}${preference.code ? ` with status ${preference.code}` : ''}.`, [
+    { field: preferField(input, QUERY.example), message: known.length > 0 ? `example must be one of: ${known.join(', ')}` : 'there is no named example to choose from' },
+  ]);
+}
+
+const applied = (p: Preference): string =>
+  [p.code !== undefined && `code=${p.code}`, p.example !== undefined && `example=${p.example}`, p.dynamic !== undefined && `dynamic=${p.dynamic}`]
+    .filter(Boolean)
+    .join(', ');
+
+/**
+ * Errors on demand: a provider request with a preference is answered with the spec's
+ * documented response for it and never reaches its handler, so nothing is stored.
+ * It still passes authentication and validation first.
+ */
+export function preferInterceptor(services: Services): Interceptor {
+  const { document } = services.specs.provider;
+  const seed = services.options.seed;
+  return async (input, next) => {
+    const preference = parsePreference(input);
+    if (preference.code === undefined && preference.example === undefined && preference.dynamic === undefined) return next();
+    const status = chooseStatus(document, input.operation, input, preference);
+    const requestSeed = preference.seed ?? (seed === undefined ? undefined : `${seed}|${requestKey(input)}|${status}`);
+    const reply = await documentedAnswer(document, input.operation, { status, example: preference.example, dynamic: preference.dynamic, seed: requestSeed });
+    return { ...reply, headers: { ...reply.headers, 'Preference-Applied': applied(preference) } };
+  };
+}
+
+/** The `Prefer` module: errors and examples on demand on every provider operation. */
+export function preferModule(services: Services): SandboxModule {
+  return { name: 'prefer', providerInterceptors: [preferInterceptor(services)] };
+}

@@ -1,0 +1,200 @@
+import { readFileSync } from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { createRequest } from '../support/orders.js';
+import { testSandbox, type TestSandbox } from '../support/sandbox.js';
+
+const spec = parse(readFileSync(new URL('../../spec/openapi.yaml', import.meta.url), 'utf8'));
+const components = spec.components.responses;
+const CREATED = spec.paths['/v1/order'].post.responses['201'].content['application/json'].examples.created.value;
+const DELIVERED = spec.paths['/v1/order/tracking/{order_no}'].get.responses['200'].content['application/json'].examples.delivered.value;
+const BAD_REQUEST = components.BadRequest.content['application/json'].examples.invalidField.value;
+const FORBIDDEN = components.Forbidden.content['application/json'].examples.courierNotEnabled.value;
+const NOT_FOUND = components.NotFound.content['application/json'].examples.notFound.value;
+const UNAUTHORIZED = components.Unauthorized.content['application/json'].examples.missingToken.value;
+
+const TRACK = '/v1/order/tracking/SBXNOSUCH0001';
+
+let sandbox: TestSandbox;
+beforeEach(async () => {
+  sandbox = await testSandbox();
+});
+afterEach(() => sandbox.close());
+
+/** Sends a request with a preference, either as the Prefer header or as query fallbacks. */
+function prefer(form: 'header' | 'query', method: string, path: string, preference: Record<string, string>, body?: unknown) {
+  if (form === 'header') {
+    const header = Object.entries(preference).map(([k, v]) => `${k}=${v}`).join(', ');
+    return sandbox.call(method, path, { body, headers: { Prefer: header } });
+  }
+  const query = new URLSearchParams(Object.entries(preference).map(([k, v]) => [`__${k}`, v])).toString();
+  return sandbox.call(method, `${path}?${query}`, { body });
+}
+
+async function orderCount(): Promise<number> {
+  return (await sandbox.call('GET', '/__sandbox/orders')).body.total;
+}
+
+describe.each(['header', 'query'] as const)('errors on demand with the %s form', (form) => {
+  describe('POST /v1/order', () => {
+    it.each([
+      [400, BAD_REQUEST],
+      [403, FORBIDDEN],
+      [401, UNAUTHORIZED],
+    ])('answers code=%i with its documented example', async (code, example) => {
+      const res = await prefer(form, 'POST', '/v1/order', { code: String(code) }, createRequest(1));
+      expect(res.status).toBe(code);
+      expect(res.body).toEqual(example);
+    });
+
+    it('answers code=201 with the documented example and stores nothing', async () => {
+      const res = await prefer(form, 'POST', '/v1/order', { code: '201' }, createRequest(2));
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual(CREATED);
+      expect(await orderCount()).toBe(0);
+    });
+
+    it('answers code=413 (no example in the spec) with a generated error envelope', async () => {
+      const res = await prefer(form, 'POST', '/v1/order', { code: '413' }, createRequest(1));
+      expect(res.status).toBe(413);
+      expect(res.body).toMatchObject({ success: false, message: expect.any(String), errors: expect.any(Array) });
+    });
+
+    it('answers example=created with that example', async () => {
+      const res = await prefer(form, 'POST', '/v1/order', { example: 'created' }, createRequest(1));
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual(CREATED);
+    });
+
+    it('answers dynamic=true with data generated from the schema, storing nothing', async () => {
+      const res = await prefer(form, 'POST', '/v1/order', { dynamic: 'true' }, createRequest(1));
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({ success: true, batch_id: expect.stringMatching(/^[0-9]+$/) });
+      expect(res.body).not.toEqual(CREATED);
+      expect(await orderCount()).toBe(0);
+    });
+
+    it('returns 400 listing the documented codes for code=418', async () => {
+      const res = await prefer(form, 'POST', '/v1/order', { code: '418' }, createRequest(1));
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toEqual([
+        { field: form === 'header' ? 'header.prefer' : 'query.__code', message: 'code must be one of: 201, 400, 401, 403, 413, 415' },
+      ]);
+    });
+  });
+
+  describe('GET /v1/order/tracking/{order_no}', () => {
+    it('answers code=404 with the documented example', async () => {
+      const res = await prefer(form, 'GET', TRACK, { code: '404' });
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual(NOT_FOUND);
+    });
+
+    it('answers code=200 for an AWB that does not exist, with the documented example', async () => {
+      const res = await prefer(form, 'GET', TRACK, { code: '200' });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual(DELIVERED);
+    });
+
+    it('answers code=400 with the documented example', async () => {
+      const res = await prefer(form, 'GET', TRACK, { code: '400' });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(BAD_REQUEST);
+    });
+
+    it('answers example=delivered with that example', async () => {
+      const res = await prefer(form, 'GET', TRACK, { example: 'delivered' });
+      expect(res.body).toEqual(DELIVERED);
+    });
+
+    it('answers dynamic=true with a generated tracking history', async () => {
+      const res = await prefer(form, 'GET', TRACK, { dynamic: 'true' });
+      expect(res.status).toBe(200);
+      expect(res.body.history.length).toBeGreaterThan(0);
+      expect(res.body).not.toEqual(DELIVERED);
+    });
+
+    it('returns 400 listing the documented codes for code=500', async () => {
+      const res = await prefer(form, 'GET', TRACK, { code: '500' });
+      expect(res.status).toBe(400);
+      expect(res.body.message).toContain('500 is not documented for trackOrder');
+      expect(res.body.errors[0].message).toBe('code must be one of: 200, 400, 401, 404');
+    });
+  });
+});
+
+describe('Prefer, the finer points', () => {
+  it('combines code and example: code=404, example=notFound', async () => {
+    const res = await sandbox.call('GET', TRACK, { headers: { Prefer: 'code=404, example=notFound' } });
+    expect(res.status).toBe(404);
+    expect(res.headers['preference-applied']).toBe('code=404, example=notFound');
+  });
+
+  it('returns 400 listing the examples for an unknown example name', async () => {
+    const res = await sandbox.call('GET', TRACK, { headers: { Prefer: 'example=lost' } });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ field: 'header.prefer', message: expect.stringContaining('delivered (200)') }]);
+  });
+
+  it.each([
+    ['code=abc', 'header.prefer', { Prefer: 'code=abc' }, ''],
+    ['dynamic=maybe', 'header.prefer', { Prefer: 'dynamic=maybe' }, ''],
+    ['__code=4040', 'query.__code', {}, '?__code=4040'],
+  ])('returns 400 naming the field for %s', async (_, field, headers, query) => {
+    const res = await sandbox.call('GET', `${TRACK}${query}`, { headers });
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0].field).toBe(field);
+  });
+
+  it('lets the header win over the query', async () => {
+    const res = await sandbox.call('GET', `${TRACK}?__code=400`, { headers: { Prefer: 'code=404' } });
+    expect(res.status).toBe(404);
+  });
+
+  it('still needs a valid token: tenancy holds', async () => {
+    const res = await sandbox.call('GET', TRACK, { token: null, headers: { Prefer: 'code=200' } });
+    expect(res.status).toBe(401);
+  });
+
+  it('still validates the request: an invalid create gets its real 400, not the preferred answer', async () => {
+    const res = await sandbox.call('POST', '/v1/order', { body: { ...createRequest(1), sender_name: 5 }, headers: { Prefer: 'code=201' } });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ field: 'sender_name', message: expect.stringContaining('JSON string') }]);
+  });
+
+  it('consumes no order numbers: the next real create gets what it would have got', async () => {
+    await sandbox.call('POST', '/v1/order', { body: createRequest(3), headers: { Prefer: 'code=201' } });
+    const after = await sandbox.call('POST', '/v1/order', { body: createRequest(1) });
+    const fresh = await testSandbox();
+    const expected = await fresh.call('POST', '/v1/order', { body: createRequest(1) });
+    await fresh.close();
+    expect(after.body.order_numbers).toEqual(expected.body.order_numbers);
+    expect(after.body.batch_id).toBe(expected.body.batch_id);
+  });
+});
+
+describe('generated data and --seed', () => {
+  const dynamic = (s: TestSandbox, prefer = 'dynamic=true') => s.call('GET', TRACK, { headers: { Prefer: prefer } }).then((r) => r.body);
+
+  it('gives the same data for the same request under the same seed, across sandboxes', async () => {
+    const first = await dynamic(sandbox);
+    expect(await dynamic(sandbox)).toEqual(first);
+    const twin = await testSandbox();
+    expect(await dynamic(twin)).toEqual(first);
+    await twin.close();
+  });
+
+  it('gives other data under another seed', async () => {
+    const other = await testSandbox({ seed: 'another-seed' });
+    expect(await dynamic(other)).not.toEqual(await dynamic(sandbox));
+    await other.close();
+  });
+
+  it('without --seed, a request seeded with Prefer seed= does not leave the generator seeded', async () => {
+    const unseeded = await testSandbox({ seed: undefined });
+    expect(await dynamic(unseeded, 'dynamic=true, seed=7')).toEqual(await dynamic(unseeded, 'dynamic=true, seed=7'));
+    const [a, b] = [await dynamic(unseeded), await dynamic(unseeded)];
+    expect(a).not.toEqual(b);
+    await unseeded.close();
+  });
+});
