@@ -119,6 +119,13 @@ export class WebhookDispatcher {
     return mine.length;
   }
 
+  /** Removes settled deliveries (not pending or paused) created before `olderThan` (retention). */
+  prune(olderThan: number): number {
+    const old = this.deps.log.all().filter((d) => d.created_at < olderThan && (d.status === 'delivered' || d.status === 'failed'));
+    for (const d of old) this.deps.log.remove(d.id);
+    return old.length;
+  }
+
   /** Aborts attempts in flight without recording them: they stay due, and a restart makes them. */
   close(): void {
     this.closed = true;

@@ -52,6 +52,7 @@ export function webhooksModule(services: Services): SandboxModule {
     handlers: webhookHandlers({ clock, endpoints, log, dispatcher, retries, timeoutMs }),
     providerInterceptors: [chaosHeaderCheck],
     reset: (clientId) => dispatcher.removeAll(clientId) + endpoints.remove(clientId),
+    prune: (olderThan) => dispatcher.prune(olderThan),
     start: () => {
       for (const client of registry.clients) endpoints.of(client);
       dispatcher.resume();

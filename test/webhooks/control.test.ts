@@ -1,0 +1,224 @@
+import { Webhook } from 'standardwebhooks';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { TOKEN_B, type TestSandbox } from '../support/sandbox.js';
+import { Receiver } from './receiver.js';
+import { createOrders, deliveries, webhookSandbox } from './support.js';
+
+let receiver: Receiver;
+let sandbox: TestSandbox;
+beforeEach(async () => {
+  receiver = await Receiver.start();
+  sandbox = await webhookSandbox(receiver.url);
+});
+afterEach(async () => {
+  await sandbox.close();
+  await receiver.close();
+});
+
+describe('GET /__sandbox/webhook', () => {
+  it('shows the URL from the config file, a generated secret and the enabled state', async () => {
+    const res = await sandbox.call('GET', '/__sandbox/webhook');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ url: receiver.url, source: 'config', state: 'enabled', enabled: true, chaos: [], timeout_ms: 10_000 });
+    expect(res.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+  });
+
+  it('shows no URL for a client without one, and a secret of its own', async () => {
+    const a = await sandbox.call('GET', '/__sandbox/webhook');
+    const b = await sandbox.call('GET', '/__sandbox/webhook', { token: TOKEN_B });
+    expect(b.body).toMatchObject({ url: null, state: 'no_url', enabled: false, source: 'none' });
+    expect(b.body.secret).not.toBe(a.body.secret);
+  });
+
+  it('gives the same generated secret under the same seed, and keeps it across a reset', async () => {
+    const first = (await sandbox.call('GET', '/__sandbox/webhook')).body.secret;
+    await sandbox.call('POST', '/__sandbox/reset');
+    expect((await sandbox.call('GET', '/__sandbox/webhook')).body.secret).toBe(first);
+    await sandbox.close();
+    sandbox = await webhookSandbox(receiver.url);
+    expect((await sandbox.call('GET', '/__sandbox/webhook')).body.secret).toBe(first);
+  });
+});
+
+describe('PUT /__sandbox/webhook', () => {
+  it('sets the URL and secret for the calling client only', async () => {
+    const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    const res = await sandbox.call('PUT', '/__sandbox/webhook', { token: TOKEN_B, body: { url: receiver.url, secret } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ url: receiver.url, secret, source: 'runtime', state: 'enabled' });
+    await createOrders(sandbox, 1, {}, TOKEN_B);
+    await sandbox.advance(60_000);
+    expect(new Webhook(secret).verify(receiver.received[0]!.body, receiver.received[0]!.headers as Record<string, string>)).toMatchObject({ event: 'awb.generated' });
+    expect((await sandbox.call('GET', '/__sandbox/webhook')).body.source).toBe('config');
+  });
+
+  it.each([
+    [{ url: 'not a url' }, 'url'],
+    [{ url: 'ftp://example.com/x' }, 'url'],
+    [{}, 'url'],
+    [{ url: 'http://127.0.0.1/x', secret: 'whsec_c2hvcnQ=' }, 'secret'],
+    [{ url: 'http://127.0.0.1/x', secret: 'plain' }, 'secret'],
+    [{ url: 'http://127.0.0.1/x', chaos: ['explode'] }, 'chaos[0]'],
+  ])('returns 400 naming the field for %j', async (body, field) => {
+    const res = await sandbox.call('PUT', '/__sandbox/webhook', { body });
+    expect(res.status).toBe(400);
+    expect(res.body.errors.map((e: { field: string }) => e.field)).toContain(field);
+  });
+});
+
+describe('GET /__sandbox/webhooks/deliveries', () => {
+  it('lists the client deliveries newest first, filtered by order and status', async () => {
+    receiver.respond = (w) => ({ status: w.json.order_code === 'INV-2' ? 500 : 200 });
+    const orders = await createOrders(sandbox, 3);
+    await sandbox.advance(60_000);
+    const all = await sandbox.call('GET', '/__sandbox/webhooks/deliveries');
+    expect(all.body.total).toBe(3);
+    expect(all.body.deliveries.map((d: { order_no: string }) => d.order_no)).toEqual([...orders].reverse());
+    const one = await sandbox.call('GET', `/__sandbox/webhooks/deliveries?order_no=${orders[1]}`);
+    expect(one.body.deliveries).toHaveLength(1);
+    expect(one.body.deliveries[0]).toMatchObject({ order_no: orders[1], status: 'pending', event: 'awb.generated' });
+    const pending = await sandbox.call('GET', '/__sandbox/webhooks/deliveries?status=pending');
+    expect(pending.body.deliveries.map((d: { order_no: string }) => d.order_no)).toEqual([orders[1]]);
+    const limited = await sandbox.call('GET', '/__sandbox/webhooks/deliveries?limit=1');
+    expect(limited.body).toMatchObject({ total: 3, deliveries: [expect.objectContaining({ order_no: orders[2] })] });
+  });
+
+  it('returns 400 naming status when it is not a delivery status', async () => {
+    const res = await sandbox.call('GET', '/__sandbox/webhooks/deliveries?status=lost');
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0].field).toBe('status');
+  });
+
+  it('keeps deliveries even without a URL, paused until one is set', async () => {
+    await createOrders(sandbox, 1, {}, TOKEN_B);
+    await sandbox.advance(60_000);
+    const [paused] = await deliveries(sandbox, '', TOKEN_B);
+    expect(paused).toMatchObject({ status: 'paused', last_error: expect.stringContaining('no webhook URL') });
+    await sandbox.call('PUT', '/__sandbox/webhook', { token: TOKEN_B, body: { url: receiver.url } });
+    await sandbox.advance(0);
+    expect(receiver.received.map((r) => r.id)).toEqual([paused!.id]);
+  });
+});
+
+describe('GET /__sandbox/webhooks/deliveries/{id}', () => {
+  it('shows the delivery with its payload and attempts', async () => {
+    await createOrders(sandbox, 1);
+    await sandbox.advance(60_000);
+    const [listed] = await deliveries(sandbox);
+    const res = await sandbox.call('GET', `/__sandbox/webhooks/deliveries/${listed!.id}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(listed);
+    expect(res.body.payload).toEqual(receiver.received[0]!.json);
+  });
+
+  it('answers 404 to another client, exactly as for an unknown id', async () => {
+    await createOrders(sandbox, 1);
+    await sandbox.advance(60_000);
+    const [mine] = await deliveries(sandbox);
+    const other = await sandbox.call('GET', `/__sandbox/webhooks/deliveries/${mine!.id}`, { token: TOKEN_B });
+    const unknown = await sandbox.call('GET', '/__sandbox/webhooks/deliveries/msg_000000000000');
+    expect(other.status).toBe(404);
+    expect(other.body).toEqual(unknown.body);
+    expect((await sandbox.call('POST', `/__sandbox/webhooks/deliveries/${mine!.id}/redeliver`, { token: TOKEN_B })).status).toBe(404);
+    expect((await deliveries(sandbox, '', TOKEN_B))).toEqual([]);
+  });
+});
+
+describe('POST /__sandbox/webhooks/deliveries/{id}/redeliver', () => {
+  it('sends the same webhook-id and body again now and logs the attempt as a redeliver', async () => {
+    await createOrders(sandbox, 1);
+    await sandbox.advance(60_000);
+    const [delivery] = await deliveries(sandbox);
+    const res = await sandbox.call('POST', `/__sandbox/webhooks/deliveries/${delivery!.id}/redeliver`);
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('delivered');
+    expect(res.body.attempts.map((a: { trigger: string; status_code: number }) => [a.trigger, a.status_code])).toEqual([
+      ['schedule', 200],
+      ['redeliver', 200],
+    ]);
+    expect(receiver.received).toHaveLength(2);
+    expect(receiver.received[1]!.id).toBe(receiver.received[0]!.id);
+    expect(receiver.received[1]!.body).toBe(receiver.received[0]!.body);
+  });
+
+  it('delivers a pending delivery at once and cancels its retry', async () => {
+    receiver.respond = (_, i) => ({ status: i === 0 ? 500 : 200 });
+    await createOrders(sandbox, 1);
+    await sandbox.advance(60_000);
+    const [delivery] = await deliveries(sandbox);
+    const res = await sandbox.call('POST', `/__sandbox/webhooks/deliveries/${delivery!.id}/redeliver`);
+    expect(res.body).toMatchObject({ status: 'delivered', next_attempt_at: null });
+    await sandbox.advance(3_600_000);
+    expect(receiver.received).toHaveLength(2);
+  });
+
+  it('returns 409 when the client has no webhook URL', async () => {
+    await createOrders(sandbox, 1, {}, TOKEN_B);
+    await sandbox.advance(60_000);
+    const [delivery] = await deliveries(sandbox, '', TOKEN_B);
+    const res = await sandbox.call('POST', `/__sandbox/webhooks/deliveries/${delivery!.id}/redeliver`, { token: TOKEN_B });
+    expect(res.status).toBe(409);
+    expect(res.body.message).toContain('PUT /__sandbox/webhook');
+  });
+});
+
+describe('POST /__sandbox/webhooks/test', () => {
+  it('sends a signed ping now and logs it as a delivery', async () => {
+    const secret = (await sandbox.call('GET', '/__sandbox/webhook')).body.secret;
+    const res = await sandbox.call('POST', '/__sandbox/webhooks/test');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ event: 'ping', order_no: null, status: 'delivered', attempts: [expect.objectContaining({ trigger: 'test', status_code: 200 })] });
+    const ping = receiver.received[0]!;
+    expect(ping.id).toBe(res.body.id);
+    expect(new Webhook(secret).verify(ping.body, ping.headers as Record<string, string>)).toEqual({
+      event: 'ping',
+      client_id: 'client-a',
+      message: expect.any(String),
+      sent_at: expect.any(Number),
+    });
+    expect((await deliveries(sandbox, '&event=ping')).map((d) => d.id)).toEqual([res.body.id]);
+  });
+
+  it('reports a failing receiver in the answer, without retrying', async () => {
+    receiver.respond = () => ({ status: 500, body: 'x'.repeat(5000) });
+    const res = await sandbox.call('POST', '/__sandbox/webhooks/test');
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('failed');
+    expect(res.body.attempts[0].status_code).toBe(500);
+    expect(res.body.attempts[0].response_body).toHaveLength(1024);
+    await sandbox.advance(86_400_000);
+    expect(receiver.received).toHaveLength(1);
+  });
+
+  it('returns 409 when the client has no webhook URL', async () => {
+    const res = await sandbox.call('POST', '/__sandbox/webhooks/test', { token: TOKEN_B });
+    expect(res.status).toBe(409);
+  });
+});
+
+describe('POST /__sandbox/reset', () => {
+  it('removes the client deliveries and endpoint setting, cancelling pending retries', async () => {
+    receiver.respond = () => ({ status: 500 });
+    await sandbox.call('PUT', '/__sandbox/webhook', { body: { url: receiver.url } });
+    await createOrders(sandbox, 2);
+    await sandbox.advance(60_000);
+    const res = await sandbox.call('POST', '/__sandbox/reset');
+    expect(res.body.removed.webhooks).toBe(3);
+    expect(await deliveries(sandbox)).toEqual([]);
+    expect((await sandbox.call('GET', '/__sandbox/webhook')).body.source).toBe('config');
+    await sandbox.advance(3_600_000);
+    expect(receiver.received).toHaveLength(2);
+  });
+});
+
+describe('delivery never fails the request that caused it', () => {
+  it('answers POST /__sandbox/orders/{no}/awb at once even when the receiver hangs', async () => {
+    receiver.respond = () => ({ status: 200, hang: true });
+    const [orderNo] = await createOrders(sandbox, 1);
+    const res = await sandbox.call('POST', `/__sandbox/orders/${orderNo}/awb`);
+    expect(res.status).toBe(200);
+    expect(res.body.awb).not.toBeNull();
+    const [delivery] = await deliveries(sandbox);
+    expect(delivery).toMatchObject({ status: 'pending', event: 'awb.generated' });
+  });
+});
