@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RatesModule } from '../../src/rates/module.js';
+import { createSandbox, type Sandbox } from '../../src/sandbox.js';
+import { defaultTestOptions, TOKEN_A } from '../support/sandbox.js';
+import { openStream, schemaValidator } from './sse.js';
+
+let sandbox: Sandbox;
+let stats: RatesModule['streams'];
+beforeAll(async () => {
+  sandbox = await createSandbox({ ...defaultTestOptions, port: 0 });
+  stats = (sandbox.modules.find((m) => m.name === 'rates') as RatesModule).streams;
+});
+afterAll(() => sandbox.close());
+
+const QUERY = 'origin=317101&destination=327301&weight=1.5&length=30&width=20&height=10';
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('GET /v1/rates/shipping-fee/stream', () => {
+  it('streams one quote event per courier, each as documented, then the done event', async () => {
+    const document = sandbox.services.specs.provider.document;
+    const quoteProblems = schemaValidator(document, 'CourierQuote');
+    const doneProblems = schemaValidator(document, 'ShippingFeeDoneEvent');
+    const arrivals: number[] = [];
+    const started = Date.now();
+    const stream = await openStream(`${sandbox.url}/v1/rates/shipping-fee/stream?${QUERY}`, TOKEN_A, () => arrivals.push(Date.now() - started));
+    expect(stream.status).toBe(200);
+    expect(stream.contentType).toMatch(/^text\/event-stream/);
+    const events = await stream.done;
+
+    expect(events.map((e) => e.event)).toEqual(['quote', 'quote', 'quote', 'quote', 'quote', 'done']);
+    expect(events.slice(0, 5).map((e) => e.id)).toEqual(['1', '2', '3', '4', '5']);
+    for (const event of events.slice(0, 5)) expect(quoteProblems(event.data)).toEqual([]);
+    expect(doneProblems(events[5]!.data)).toEqual([]);
+    expect(events[5]!.data).toEqual({ success: true, count: 5 });
+    // Staggered: each quote comes at least 50 ms after the previous one.
+    for (let i = 1; i < 5; i += 1) expect(arrivals[i]! - arrivals[i - 1]!).toBeGreaterThanOrEqual(45);
+  });
+
+  it('streams the same quotes as GET /v1/rates/shipping-fee', async () => {
+    const stream = await openStream(`${sandbox.url}/v1/rates/shipping-fee/stream?${QUERY}`, TOKEN_A);
+    const events = await stream.done;
+    const json = await fetch(`${sandbox.url}/v1/rates/shipping-fee?${QUERY}`, { headers: { authorization: `Bearer ${TOKEN_A}` } });
+    const body = (await json.json()) as { data: { couriers: unknown[] } };
+    expect(events.filter((e) => e.event === 'quote').map((e) => e.data)).toEqual(body.data.couriers);
+  });
+
+  it('stops computing quotes for a client that disconnects', async () => {
+    const before = stats.quotes;
+    let computedAtDisconnect = -1;
+    const stream = await openStream(`${sandbox.url}/v1/rates/shipping-fee/stream?${QUERY}`, TOKEN_A, (event, request) => {
+      if (event.event === 'quote' && computedAtDisconnect < 0) {
+        computedAtDisconnect = stats.quotes - before;
+        request.destroy();
+      }
+    });
+    expect(stats.open).toBe(1);
+    const events = await stream.done;
+    expect(events).toHaveLength(1);
+    await sleep(800); // longer than the four remaining quotes would take (at most 4 × 149 ms)
+    expect(computedAtDisconnect).toBe(1);
+    expect(stats.quotes - before).toBe(1);
+    expect(stats.open).toBe(0);
+  });
+
+  it('answers bad parameters with the JSON error before any event', async () => {
+    const res = await fetch(`${sandbox.url}/v1/rates/shipping-fee/stream?origin=317101&destination=327301&weight=0`, {
+      headers: { authorization: `Bearer ${TOKEN_A}` },
+    });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-type')).toMatch(/json/);
+    const body = await res.json();
+    expect(sandbox.services.specs.provider.byId.get('streamShippingFee')!.validateResponse(400, body)).toEqual([]);
+    expect(body).toMatchObject({ success: false, errors: [{ field: 'weight', message: 'must be above 0 (kg)' }] });
+    expect(stats.open).toBe(0);
+  });
+
+  it('answers 401 without a token', async () => {
+    const res = await fetch(`${sandbox.url}/v1/rates/shipping-fee/stream?${QUERY}`);
+    expect(res.status).toBe(401);
+  });
+});
