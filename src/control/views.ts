@@ -31,7 +31,7 @@ export function orderState(order: Order, journey: Journey, baseUrl: string) {
     awb_generated_at: iso(order.awb_generated_at),
     cancelled_at: iso(order.cancelled_at),
     next,
-    history: order.history.map((e) => (e.pod_photo ? { ...e, pod_photo: `${baseUrl}${e.pod_photo}` } : e)),
+    history: journey.history(order).map((e) => (e.pod_photo ? { ...e, pod_photo: `${baseUrl}${e.pod_photo}` } : e)),
     sender: order.sender,
     item: order.item,
   };

@@ -6,7 +6,7 @@ import type { Client } from '../config/clients.js';
 import type { Store } from '../store/store.js';
 import type { Journey } from '../tracking/journey.js';
 import { contextOf } from '../tracking/render.js';
-import type { Order, OrderStatus, TrackingEntry } from './types.js';
+import { secondsOf, type Order, type OrderStatus, type TrackingEntry } from './types.js';
 
 /** Statuses in which an order may still be cancelled: before the pick-up scan. */
 export const CANCELLABLE: readonly OrderStatus[] = ['created', 'awb_generated'];
@@ -30,7 +30,7 @@ export interface CancelDeps {
 }
 
 function cancelEntry(deps: CancelDeps, order: Order, at: number, reason: string | undefined): TrackingEntry {
-  const newest = order.history[0]?.update_on ?? 0;
+  const newest = order.history[0] ? secondsOf(order.history[0]) : 0;
   return {
     note: 'Order cancelled',
     description: `Shipment cancelled by the shipper before pick-up${reason ? `: ${reason}` : ''}`,

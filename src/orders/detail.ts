@@ -1,7 +1,7 @@
 import { areaOf } from '../coverage/areas.js';
 import type { Fixtures } from '../fixtures/load.js';
 import { orderRate } from '../rates/order-rate.js';
-import type { Order } from './types.js';
+import type { Order, TrackingEntry } from './types.js';
 
 const seconds = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
 
@@ -10,8 +10,8 @@ const seconds = (ms: number | null): number | null => (ms === null ? null : Math
  * item), the areas and price they resolve to, the AWB (or null), the status and the
  * scenario, with times in Unix epoch seconds like the tracking answer.
  */
-export function orderDetail(fixtures: Fixtures, order: Order) {
-  const latest = order.history.find((e) => e.status !== null);
+export function orderDetail(fixtures: Fixtures, order: Order, history: TrackingEntry[]) {
+  const latest = history.find((e) => e.status !== null);
   const service = fixtures.couriers.get(order.courier_code)?.services.find((s) => s.code === order.item.service_code);
   return {
     order_no: order.order_no,

@@ -11,7 +11,7 @@ const headerList = (value: string | string[] | undefined): string[] | undefined 
   value === undefined ? undefined : String(value).split(',').map((s) => s.trim()).filter(Boolean);
 
 /** The provider's documented operations. */
-export function orderHandlers({ orders, fixtures, clock }: Services): HandlerMap {
+export function orderHandlers({ orders, fixtures, clock, journey }: Services): HandlerMap {
   return {
     createOrder: (input) => {
       const scenario = input.headers['x-sandbox-scenario'];
@@ -26,7 +26,8 @@ export function orderHandlers({ orders, fixtures, clock }: Services): HandlerMap
       const awb = input.params.order_no!;
       const magic = magicScenario(fixtures, awb);
       if (magic?.awb === 'fails') throw notFound();
-      const history = magic ? magicHistory(fixtures, magic, clock.now()) : orders.byAwbOf(clientOf(input), awb)?.history;
+      const order = magic ? undefined : orders.byAwbOf(clientOf(input), awb);
+      const history = magic ? magicHistory(fixtures, magic, clock.now()) : order && journey.history(order);
       const tracking = history && trackingOf(history, input.baseUrl);
       if (!tracking) throw notFound();
       return json(200, tracking);

@@ -47,6 +47,24 @@ export interface TrackingEntry {
 }
 
 /**
+ * A played scenario step as the store keeps it: the step's index in the order's
+ * scenario and when it happened (epoch ms). Its text is rendered from the scenario
+ * when read, which keeps 100k stored orders small.
+ */
+export interface PlayedStep {
+  step: number;
+  at: number;
+}
+
+/** One entry of an order's history: a played step, or an entry written out in full (e.g. a cancellation). */
+export type HistoryRecord = PlayedStep | TrackingEntry;
+
+export const isPlayedStep = (entry: HistoryRecord): entry is PlayedStep => 'step' in entry;
+
+/** Unix epoch seconds of a history entry. */
+export const secondsOf = (entry: HistoryRecord): number => (isPlayedStep(entry) ? Math.floor(entry.at / 1000) : entry.update_on);
+
+/**
  * Where an order is. `created` waits for its AWB; the others follow the scenario's
  * status codes: "1" picked_up, null after pick-up in_transit, "3" delivery_failed,
  * "2" delivered, "4" returned, "5" cancelled.
@@ -80,8 +98,8 @@ export interface Order {
   journey_start: number | null;
   /** Index of the next scenario step to play, or null when the journey is over. */
   next_step: number | null;
-  /** Materialised tracking history, newest first. */
-  history: TrackingEntry[];
+  /** Tracking history so far, newest first. */
+  history: HistoryRecord[];
   /** Webhook chaos modes asked for at create time (X-Sandbox-Webhook-Chaos). */
   webhook_chaos?: string[];
   created_at: number;

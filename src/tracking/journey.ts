@@ -5,9 +5,9 @@ import type { EventSink } from '../events.js';
 import type { Fixtures, LoadedScenario } from '../fixtures/load.js';
 import type { IdFactory } from '../ids/factory.js';
 import { draw } from '../ids/random.js';
-import type { Order, OrderStatus } from '../orders/types.js';
+import { secondsOf, type Order, type OrderStatus, type TrackingEntry } from '../orders/types.js';
 import type { Store } from '../store/store.js';
-import { contextOf, renderStep } from './render.js';
+import { renderHistory } from './render.js';
 
 export const AWB_JOB = 'awb';
 export const STEP_JOB = 'step';
@@ -66,6 +66,11 @@ export class Journey {
   /** The key of the next scripted step, or null. */
   nextStepKey(order: Order): string | null {
     return order.next_step === null ? null : (this.scenarioOf(order).steps[order.next_step]?.key ?? null);
+  }
+
+  /** The order's history as tracking shows it, newest first. */
+  history(order: Order): TrackingEntry[] {
+    return renderHistory(this.deps.fixtures, order, this.deps.ids.seed);
   }
 
   /** Generates the AWB now (control API). */
@@ -137,13 +142,13 @@ export class Journey {
 
   private playStep(order: Order, scenario: LoadedScenario, at: number): void {
     const index = order.next_step!;
-    const newest = order.history[0]?.update_on ?? 0;
-    const when = Math.max(at, newest * 1000);
-    const entry = renderStep(scenario, index, contextOf(this.deps.fixtures, order, this.deps.ids.seed), when, order.awb!);
-    order.history.unshift(entry);
-    if (entry.status !== null) order.status = STATUS_BY_CODE[entry.status] ?? order.status;
+    const newest = order.history[0] ? secondsOf(order.history[0]) * 1000 : 0;
+    const when = Math.max(at, newest);
+    order.history.unshift({ step: index, at: when });
+    const status = scenario.steps[index]!.status;
+    if (status !== null) order.status = STATUS_BY_CODE[status] ?? order.status;
     else if (order.status === 'picked_up' || order.status === 'delivery_failed') order.status = 'in_transit';
-    if (entry.status === '5') order.cancelled_at = when;
+    if (status === '5') order.cancelled_at = when;
     order.next_step = index + 1 < scenario.steps.length ? index + 1 : null;
     order.updated_at = when;
   }

@@ -1,6 +1,6 @@
 import { locate, type Fixtures, type LoadedScenario } from '../fixtures/load.js';
 import { pick } from '../ids/random.js';
-import type { Order, TrackingEntry } from '../orders/types.js';
+import { isPlayedStep, type Order, type TrackingEntry } from '../orders/types.js';
 
 /** The values a scenario's templates may use. */
 export type TemplateContext = Record<
@@ -47,6 +47,17 @@ export function renderStep(scenario: LoadedScenario, index: number, context: Tem
     status: step.status,
     pod_photo: step.pod ? podPhotoPath(awb) : null,
   };
+}
+
+/** An order's history as tracking shows it, newest first, each played step rendered from its scenario. */
+export function renderHistory(fixtures: Fixtures, order: Order, seed: string): TrackingEntry[] {
+  let context: TemplateContext | undefined;
+  const scenario = fixtures.scenarios.get(order.scenario);
+  return order.history.map((entry) => {
+    if (!isPlayedStep(entry)) return entry;
+    context ??= contextOf(fixtures, order, seed);
+    return renderStep(scenario!, entry.step, context, entry.at, order.awb ?? '');
+  });
 }
 
 /** Where the sandbox serves the proof-of-delivery photo of an AWB. */
