@@ -1,11 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testSandbox, type TestSandbox } from '../support/sandbox.js';
 
 let sandbox: TestSandbox;
-beforeEach(async () => {
+beforeAll(async () => {
   sandbox = await testSandbox();
 });
-afterEach(() => sandbox.close());
+afterAll(() => sandbox.close());
 
 describe('GET /docs', () => {
   it.each(['/docs', '/docs/'])('answers %s with the Swagger UI page, without a token', async (path) => {
