@@ -44,6 +44,7 @@ export function program(): Command {
     .addOption(new Option('--body-limit <size>', 'largest request body').env('SANDBOX_BODY_LIMIT').default('1mb'))
     .addOption(new Option('--max-items <n>', 'most items in one create request').env('SANDBOX_MAX_ITEMS').default(100).argParser(integer('max-items')))
     .addOption(new Option('--strict', 'log a warning for every spec violation in a client request').env('SANDBOX_STRICT'))
+    .addOption(new Option('--journal-size <n>', 'most request-journal entries kept per client (0: none)').env('SANDBOX_JOURNAL_SIZE').default(1000).argParser(integer('journal-size')))
     .addOption(new Option('--fsync', 'fsync every journal write (survives power loss; slower)').env('SANDBOX_FSYNC'))
     .addOption(new Option('--retention <duration>', 'remove orders older than this on the sandbox clock, e.g. 30d').env('SANDBOX_RETENTION').argParser(retention))
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug or silent').env('SANDBOX_LOG_LEVEL').default('info'));
@@ -68,6 +69,7 @@ function toOptions(flags: Record<string, unknown>): SandboxOptions {
     bodyLimit: flags.bodyLimit as string,
     maxItems: flags.maxItems as number,
     strict: Boolean(flags.strict),
+    journalSize: flags.journalSize as number,
     fsync: Boolean(flags.fsync),
     logLevel: flags.logLevel as string,
     retention: flags.retention as string | undefined,

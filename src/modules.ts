@@ -1,10 +1,13 @@
 import { coverageModule } from './coverage/module.js';
 import { docsModule } from './docs/module.js';
+import { faultsModule } from './faults/module.js';
 import type { SandboxModule } from './module.js';
 import { orderMoreModule } from './orders/more-handlers.js';
 import { ratesModule } from './rates/module.js';
+import { requestsModule } from './requests/module.js';
 import { retentionModule } from './retention/module.js';
 import type { Services } from './services.js';
+import { preferModule } from './spec/prefer.js';
 import { webhooksModule } from './webhooks/module.js';
 
 /**
@@ -12,7 +15,8 @@ import { webhooksModule } from './webhooks/module.js';
  * (the first is outermost). Add a module here to plug it in.
  */
 export function sandboxModules(services: Services): SandboxModule[] {
-  const modules: SandboxModule[] = [coverageModule(services), ratesModule(services), orderMoreModule(services), webhooksModule(services), docsModule()];
+  // Faults first: they wrap everything, Prefer answers included.
+  const modules: SandboxModule[] = [faultsModule(services), preferModule(services), requestsModule(services), coverageModule(services), ratesModule(services), orderMoreModule(services), webhooksModule(services), docsModule()];
   // Last: its sweep (--retention) calls the prune hook of every module above.
   return [...modules, retentionModule(services, modules)];
 }

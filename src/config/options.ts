@@ -42,6 +42,8 @@ export interface SandboxOptions {
   maxItems?: number;
   /** Log each spec violation of a client request as a warning. */
   strict?: boolean;
+  /** Most request-journal entries kept per client (`GET /__sandbox/requests`); the oldest are dropped. 0 keeps none. Default 1000. */
+  journalSize?: number;
   /** pino level: 'info' for the CLI, 'silent' in-process by default. */
   logLevel?: string;
   /** fsync every journal write (survives power loss, slower). Default false. */
@@ -74,6 +76,7 @@ export function resolveOptions(options: SandboxOptions): ResolvedOptions {
     bodyLimit: options.bodyLimit ?? '1mb',
     maxItems: options.maxItems ?? 100,
     strict: options.strict ?? false,
+    journalSize: options.journalSize ?? 1000,
     logLevel: options.logLevel ?? 'silent',
     fsync: options.fsync ?? false,
     retention: options.retention,

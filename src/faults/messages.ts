@@ -1,0 +1,10 @@
+/** Every message of the fault rules, in one place. */
+export const faultMessages = {
+  injected: (status: number, id: string) => `Fault injected by the sandbox (rule ${id}): status ${status}.`,
+  ruleNotFound: (id: string) => `No fault rule ${id} for this client; GET /__sandbox/faults lists them.`,
+  invalidRule: 'The fault rule is not valid; see errors.',
+  unusedField: (field: string, type: string) => `is not used by a ${type} action`,
+  maxBelowMin: 'must be at least ms',
+  badGlob: 'must be a path glob starting with "/", e.g. /v1/order/tracking/*',
+  badBodyPath: 'each key must be a field path such as items[0].cod',
+} as const;

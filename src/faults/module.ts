@@ -1,0 +1,28 @@
+import type { Interceptor } from '../http/handler.js';
+import type { SandboxModule } from '../module.js';
+import type { Services } from '../services.js';
+import { performFault } from './actions.js';
+import { faultHandlers } from './handlers.js';
+import { HungRequests } from './hung.js';
+import { FaultRules } from './rules.js';
+
+/**
+ * Fault injection: per-client rules (`/__sandbox/faults`) that answer matching
+ * provider requests with a status, add latency, reset or hang the connection, or
+ * dribble the answer.
+ */
+export function faultsModule(services: Services): SandboxModule {
+  const rules = new FaultRules(services.clock, services.options.seed);
+  const hung = new HungRequests();
+  const interceptor: Interceptor = async (input, next) => {
+    const rule = input.client ? rules.take(input.client.id, input) : undefined;
+    return rule ? performFault(rule, input, next, hung, (key) => rules.chance(key)) : next();
+  };
+  return {
+    name: 'faults',
+    handlers: faultHandlers(rules),
+    providerInterceptors: [interceptor],
+    reset: (clientId) => rules.clear(clientId),
+    close: () => hung.close(),
+  };
+}

@@ -1,0 +1,147 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createSandbox } from '../../src/sandbox.js';
+import { createRequest } from '../support/orders.js';
+import { defaultTestOptions, testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
+import { ClientError, send, type SendOptions } from './http-client.js';
+
+let sandbox: TestSandbox;
+let server: Server;
+let base: string;
+
+beforeEach(async () => {
+  sandbox = await testSandbox();
+  server = await new Promise<Server>((resolve) => {
+    const s = sandbox.app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterEach(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+  await sandbox.close();
+});
+
+async function addRule(rule: unknown, token = TOKEN_A): Promise<{ id: string }> {
+  const res = await sandbox.call('POST', '/__sandbox/faults', { body: rule, token });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body;
+}
+
+const create = (options: SendOptions = {}) => send(base, '/v1/order', { method: 'POST', token: TOKEN_A, body: createRequest(1), ...options });
+const failure = (promise: Promise<unknown>): Promise<ClientError> =>
+  promise.then(
+    () => {
+      throw new Error('the request should have failed');
+    },
+    (error: unknown) => error as ClientError,
+  );
+const orderCount = async (token = TOKEN_A) => (await sandbox.call('GET', '/__sandbox/orders', { token })).body.total as number;
+
+describe('fault action "status"', () => {
+  it('answers the next N matching requests with the status and the error envelope, then expires', async () => {
+    await addRule({ match: { operation_id: 'createOrder' }, action: { type: 'status', status: 503 }, times: 2 });
+    for (let i = 0; i < 2; i++) {
+      const seen = await create();
+      expect(seen.status).toBe(503);
+      expect(JSON.parse(seen.body)).toEqual({ success: false, message: expect.stringContaining('status 503'), errors: [] });
+    }
+    expect((await create()).status).toBe(201);
+    expect(await orderCount()).toBe(1);
+    expect((await sandbox.call('GET', '/__sandbox/faults')).body.rules).toEqual([]);
+  });
+
+  it('answers with the body and headers given', async () => {
+    await addRule({ action: { type: 'status', status: 502, body: { oops: true }, headers: { 'Retry-After': '7' } } });
+    const seen = await create();
+    expect([seen.status, JSON.parse(seen.body), seen.headers['retry-after']]).toEqual([502, { oops: true }, '7']);
+  });
+
+  it('leaves another client unaffected', async () => {
+    await addRule({ action: { type: 'status', status: 500 }, times: 5 });
+    expect((await create({ token: TOKEN_B })).status).toBe(201);
+    expect((await create()).status).toBe(500);
+  });
+});
+
+describe('fault action "latency"', () => {
+  it('delays the answer by at least the configured ms, then answers as usual', async () => {
+    await addRule({ action: { type: 'latency', ms: 300 } });
+    const seen = await create();
+    expect(seen.status).toBe(201);
+    expect(seen.ms).toBeGreaterThanOrEqual(300);
+    expect((await create()).ms).toBeLessThan(300);
+  });
+
+  it('draws the delay from a range', async () => {
+    await addRule({ action: { type: 'latency', ms: 150, max_ms: 250 } });
+    const seen = await send(base, '/v1/order/tracking/SBXNOSUCH01', { token: TOKEN_A });
+    expect(seen.status).toBe(404);
+    expect(seen.ms).toBeGreaterThanOrEqual(150);
+  });
+});
+
+describe('fault action "reset"', () => {
+  it('resets the connection without answering or storing anything', async () => {
+    await addRule({ action: { type: 'reset' } });
+    const error = await failure(create());
+    expect(['ECONNRESET', 'socket hang up']).toContain(error.code);
+    expect(error.partial.status).toBeUndefined();
+    expect(await orderCount()).toBe(0);
+  });
+
+  it('with after_ms, cuts a JSON answer mid-body once the operation has run', async () => {
+    await addRule({ action: { type: 'reset', after_ms: 100 } });
+    const error = await failure(create());
+    expect(['ECONNRESET', 'ABORTED', 'socket hang up']).toContain(error.code);
+    expect(error.partial.status).toBe(201);
+    expect(() => JSON.parse(error.partial.body)).toThrow();
+    expect(error.ms).toBeGreaterThanOrEqual(100);
+    expect(await orderCount()).toBe(1);
+  });
+
+  it('with after_ms, cuts a server-sent event stream mid-stream', async () => {
+    await addRule({ match: { operation_id: 'streamShippingFee' }, action: { type: 'reset', after_ms: 120 } });
+    const path = '/v1/rates/shipping-fee/stream?origin=317101&destination=327301&weight=1.5';
+    const error = await failure(send(base, path, { token: TOKEN_A }));
+    expect(error.partial.status).toBe(200);
+    expect(error.partial.body).not.toContain('event: done');
+    const whole = await send(base, path, { token: TOKEN_A });
+    expect(whole.body).toContain('event: done');
+  });
+});
+
+describe('fault action "hang"', () => {
+  it('never answers: the request ends with the client\'s own timeout', async () => {
+    await addRule({ action: { type: 'hang' } });
+    const error = await failure(create({ timeoutMs: 300 }));
+    expect(error.code).toBe('CLIENT_TIMEOUT');
+    expect(error.ms).toBeGreaterThanOrEqual(300);
+    expect(await orderCount()).toBe(0);
+    expect((await create()).status).toBe(201);
+  });
+
+  it('does not keep a stopping sandbox from closing', async () => {
+    const running = await createSandbox({ ...defaultTestOptions, port: 0 });
+    await send(running.url, '/__sandbox/faults', { method: 'POST', token: TOKEN_A, body: { action: { type: 'hang' } } });
+    const hung = failure(send(running.url, '/v1/order', { method: 'POST', token: TOKEN_A, body: createRequest(1) }));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const started = performance.now();
+    await running.close();
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(['ECONNRESET', 'socket hang up']).toContain((await hung).code);
+  });
+});
+
+describe('fault action "dribble"', () => {
+  it('sends the whole answer, slower than the configured rate', async () => {
+    await addRule({ action: { type: 'dribble', bytes_per_second: 400, interval_ms: 50 } });
+    const seen = await create();
+    expect(seen.status).toBe(201);
+    expect(JSON.parse(seen.body)).toMatchObject({ success: true, order_numbers: [expect.any(String)] });
+    const bytes = Buffer.byteLength(seen.body);
+    expect(seen.chunks.length).toBeGreaterThan(3);
+    expect(bytes / (seen.ms / 1000)).toBeLessThanOrEqual(400);
+  });
+});

@@ -1,0 +1,140 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createRequest, item } from '../support/orders.js';
+import { testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
+
+let sandbox: TestSandbox;
+beforeEach(async () => {
+  sandbox = await testSandbox();
+});
+afterEach(() => sandbox.close());
+
+const TRACK = '/v1/order/tracking/SBXNOSUCH01';
+/** A 400 envelope is documented for every provider operation, so the answers stay checkable against the spec. */
+const fail400 = { type: 'status', status: 400 };
+
+describe('POST /__sandbox/faults', () => {
+  it('answers 201 with the rule, its defaults filled in', async () => {
+    const res = await sandbox.call('POST', '/__sandbox/faults', { body: { action: fail400 } });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      id: expect.any(String),
+      match: {},
+      action: fail400,
+      times: 1,
+      remaining: 1,
+      probability: 1,
+      matched: 0,
+      hits: 0,
+      created_at: expect.any(String),
+    });
+  });
+
+  it.each([
+    ['an unknown action type', { action: { type: 'explode' } }, 'action.type'],
+    ['a status action without status', { action: { type: 'status' } }, 'action.status'],
+    ['a latency without ms', { action: { type: 'latency' } }, 'action.ms'],
+    ['a latency range the wrong way round', { action: { type: 'latency', ms: 500, max_ms: 100 } }, 'action.max_ms'],
+    ['a field the action does not use', { action: { type: 'hang', after_ms: 5 } }, 'action.after_ms'],
+    ['a dribble without a rate', { action: { type: 'dribble' } }, 'action.bytes_per_second'],
+    ['a path glob that is not a path', { match: { path: 'v1/order' }, action: fail400 }, 'match.path'],
+    ['a body key that is not a field path', { match: { body: { 'items[x]': 1 } }, action: fail400 }, 'match.body.items[x]'],
+    ['times 0', { action: fail400, times: 0 }, 'times'],
+    ['probability 0', { action: fail400, probability: 0 }, 'probability'],
+    ['a misspelt field', { action: fail400, tims: 3 }, 'tims'],
+    ['no action', { match: {} }, 'action'],
+  ])('returns 400 naming the field for %s', async (_, body, field) => {
+    const res = await sandbox.call('POST', '/__sandbox/faults', { body });
+    expect(res.status).toBe(400);
+    expect(res.body.errors.map((e: { field: string }) => e.field)).toContain(field);
+  });
+
+  it('returns 401 without a token', async () => {
+    expect((await sandbox.call('POST', '/__sandbox/faults', { token: null, body: { action: fail400 } })).status).toBe(401);
+  });
+});
+
+describe('GET and DELETE /__sandbox/faults', () => {
+  it("lists only the calling client's rules, oldest first", async () => {
+    const first = await sandbox.call('POST', '/__sandbox/faults', { body: { action: fail400 } });
+    const second = await sandbox.call('POST', '/__sandbox/faults', { body: { action: { type: 'hang' } } });
+    await sandbox.call('POST', '/__sandbox/faults', { token: TOKEN_B, body: { action: fail400 } });
+    const res = await sandbox.call('GET', '/__sandbox/faults');
+    expect(res.body.rules.map((r: { id: string }) => r.id)).toEqual([first.body.id, second.body.id]);
+  });
+
+  it('deletes one rule by id, and answers 404 for an id that is not the client\'s', async () => {
+    const mine = await sandbox.call('POST', '/__sandbox/faults', { body: { action: fail400 } });
+    const theirs = await sandbox.call('POST', '/__sandbox/faults', { token: TOKEN_B, body: { action: fail400 } });
+    expect((await sandbox.call('DELETE', `/__sandbox/faults/${theirs.body.id}`)).status).toBe(404);
+    expect((await sandbox.call('DELETE', `/__sandbox/faults/${mine.body.id}`)).body).toEqual({ success: true, removed: 1 });
+    expect((await sandbox.call('GET', '/__sandbox/faults')).body.rules).toEqual([]);
+    expect((await sandbox.call('GET', '/__sandbox/faults', { token: TOKEN_B })).body.rules).toHaveLength(1);
+  });
+
+  it('deletes all of the client\'s rules', async () => {
+    await sandbox.call('POST', '/__sandbox/faults', { body: { action: fail400 } });
+    await sandbox.call('POST', '/__sandbox/faults', { body: { action: fail400 } });
+    expect((await sandbox.call('DELETE', '/__sandbox/faults')).body).toEqual({ success: true, removed: 2 });
+    expect((await sandbox.call('GET', '/__sandbox/faults')).body.rules).toEqual([]);
+  });
+
+  it('is cleared by POST /__sandbox/reset', async () => {
+    await sandbox.call('POST', '/__sandbox/faults', { body: { action: fail400 } });
+    const res = await sandbox.call('POST', '/__sandbox/reset');
+    expect(res.body.removed.faults).toBe(1);
+    expect((await sandbox.call('GET', '/__sandbox/faults')).body.rules).toEqual([]);
+  });
+});
+
+describe('which requests a rule matches', () => {
+  const create = (overrides = {}, headers: Record<string, string> = {}) => ['POST', '/v1/order', { body: createRequest(1, overrides), headers }] as const;
+  const track = (headers: Record<string, string> = {}) => ['GET', TRACK, { headers }] as const;
+  it.each([
+    ['operation_id', { operation_id: 'trackOrder' }, track(), create()],
+    ['method', { method: 'post' }, create(), track()],
+    ['a path glob', { path: '/v1/order/tracking/*' }, track(), create()],
+    ['a header', { headers: { 'X-Test-Case': 'flaky' } }, track({ 'x-test-case': 'flaky' }), track({ 'x-test-case': 'calm' })],
+    ['a body field', { body: { courier_code: 'jnt' } }, create({ courier_code: 'jnt', items: [item({ service_code: '1' })] }), create()],
+    ['a nested body field', { body: { 'items[0].order_code': 'INV-1' } }, create(), create({ items: [item({ order_code: 'OTHER' })] })],
+  ])('by %s', async (_, match, [m1, p1, o1], [m2, p2, o2]) => {
+    await sandbox.call('POST', '/__sandbox/faults', { body: { match, action: fail400, times: 10 } });
+    const hit = await sandbox.call(m1, p1, o1);
+    expect(hit.body.message).toContain('Fault injected');
+    const miss = await sandbox.call(m2, p2, o2);
+    expect(miss.body.message ?? '').not.toContain('Fault injected');
+  });
+
+  it('applies the first matching rule, in the order they were created', async () => {
+    await sandbox.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'trackOrder' }, action: { type: 'status', status: 404 } } });
+    await sandbox.call('POST', '/__sandbox/faults', { body: { action: fail400 } });
+    expect((await sandbox.call('GET', TRACK)).body.message).toContain('status 404');
+    expect((await sandbox.call('GET', TRACK)).body.message).toContain('status 400');
+  });
+
+  it('applies a rule with probability p to about p of the requests, the same ones under the same seed', async () => {
+    const statuses = async (s: TestSandbox) => {
+      await s.call('POST', '/__sandbox/faults', { body: { action: fail400, probability: 0.5, times: 1000 } });
+      const seen: number[] = [];
+      for (let i = 0; i < 24; i++) seen.push((await s.call('GET', TRACK)).status);
+      return seen;
+    };
+    const first = await statuses(sandbox);
+    expect(first.filter((s) => s === 400).length).toBeGreaterThan(4);
+    expect(first.filter((s) => s === 404).length).toBeGreaterThan(4);
+    const twin = await testSandbox();
+    expect(await statuses(twin)).toEqual(first);
+    await twin.close();
+    const rule = (await sandbox.call('GET', '/__sandbox/faults')).body.rules[0];
+    expect(rule).toMatchObject({ matched: 24, hits: first.filter((s) => s === 400).length });
+  });
+
+  it('does not touch control requests', async () => {
+    await sandbox.call('POST', '/__sandbox/faults', { body: { action: fail400, times: 5 } });
+    expect((await sandbox.call('GET', '/__sandbox/orders')).status).toBe(200);
+  });
+
+  it('needs the token of its owner: another client is unaffected', async () => {
+    await sandbox.call('POST', '/__sandbox/faults', { token: TOKEN_A, body: { action: fail400, times: 5 } });
+    expect((await sandbox.call('GET', TRACK, { token: TOKEN_B })).status).toBe(404);
+  });
+});
