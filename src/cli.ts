@@ -46,6 +46,7 @@ export function program(): Command {
     .addOption(new Option('--strict', 'log a warning for every spec violation in a client request').env('SANDBOX_STRICT'))
     .addOption(new Option('--journal-size <n>', 'most request-journal entries kept per client (0: none)').env('SANDBOX_JOURNAL_SIZE').default(1000).argParser(integer('journal-size')))
     .addOption(new Option('--fsync', 'fsync every journal write (survives power loss; slower)').env('SANDBOX_FSYNC'))
+    .addOption(new Option('--spec <file>', 'provider spec (OpenAPI 3.1, YAML or JSON) to serve instead of the bundled one').env('SANDBOX_SPEC'))
     .addOption(new Option('--retention <duration>', 'remove orders older than this on the sandbox clock, e.g. 30d').env('SANDBOX_RETENTION').argParser(retention))
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug or silent').env('SANDBOX_LOG_LEVEL').default('info'));
 }
@@ -71,6 +72,7 @@ function toOptions(flags: Record<string, unknown>): SandboxOptions {
     strict: Boolean(flags.strict),
     journalSize: flags.journalSize as number,
     fsync: Boolean(flags.fsync),
+    providerSpec: flags.spec as string | undefined,
     logLevel: flags.logLevel as string,
     retention: flags.retention as string | undefined,
   };

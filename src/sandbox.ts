@@ -20,7 +20,7 @@ import type { Order } from './orders/types.js';
 import type { SandboxModule } from './module.js';
 import type { Services } from './services.js';
 import { compileSpec } from './spec/compile.js';
-import { CONTROL_SPEC, loadSpec, PROVIDER_SPEC } from './spec/load.js';
+import { CONTROL_SPEC, loadSpec } from './spec/load.js';
 import { Store } from './store/store.js';
 import { Journey } from './tracking/journey.js';
 
@@ -84,10 +84,11 @@ export async function buildServices(input: SandboxOptions = {}): Promise<Service
   if (!fixtures.scenarios.has(options.scenario)) {
     throw new Error(`Unknown scenario "${options.scenario}": use one of ${[...fixtures.scenarios.keys()].join(', ')}.`);
   }
-  const providerDocument = loadSpec(PROVIDER_SPEC);
-  const itemsSchema = (providerDocument.components as { schemas: Record<string, { properties: Record<string, { maxItems?: number }> }> })
-    .schemas.CreateOrderRequest!.properties.items!;
-  itemsSchema.maxItems = options.maxItems;
+  const providerDocument = loadSpec(options.providerSpec);
+  // A spec swapped in with --spec may not have this schema; then the limit is only the rule's.
+  const itemsSchema = (providerDocument.components as { schemas?: Record<string, { properties?: Record<string, { maxItems?: number }> }> } | undefined)
+    ?.schemas?.CreateOrderRequest?.properties?.items;
+  if (itemsSchema) itemsSchema.maxItems = options.maxItems;
   const specs = { provider: compileSpec(providerDocument, 'provider'), control: compileSpec(loadSpec(CONTROL_SPEC), 'control') };
 
   const store = await Store.open({ path: options.data, fsync: options.fsync, onError: (e) => logger.error({ err: e }, 'checkpoint failed') });

@@ -1,3 +1,4 @@
+import { PROVIDER_SPEC } from '../spec/load.js';
 import type { ClientConfig } from './clients.js';
 
 /**
@@ -48,6 +49,8 @@ export interface SandboxOptions {
   logLevel?: string;
   /** fsync every journal write (survives power loss, slower). Default false. */
   fsync?: boolean;
+  /** Path of the provider spec (YAML or JSON) to serve instead of the bundled spec/openapi.yaml, e.g. a fuller spec from the provider. */
+  providerSpec?: string;
   /** Removes orders (and their deliveries and journal entries) older than this on the sandbox clock, e.g. '30d'. Default: keep everything. */
   retention?: string;
 }
@@ -79,6 +82,7 @@ export function resolveOptions(options: SandboxOptions): ResolvedOptions {
     journalSize: options.journalSize ?? 1000,
     logLevel: options.logLevel ?? 'silent',
     fsync: options.fsync ?? false,
+    providerSpec: options.providerSpec ?? PROVIDER_SPEC,
     retention: options.retention,
   };
 }

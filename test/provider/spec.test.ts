@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { compileSpec } from '../../src/spec/compile.js';
+import { deref, loadSpec, PROVIDER_SPEC } from '../../src/spec/load.js';
+import { exampleOf } from '../../src/spec/mock.js';
+
+const document = loadSpec(PROVIDER_SPEC);
+const spec = compileSpec(document, 'provider');
+const ASSUMED = ['cancelOrder', 'getOrderDetail', 'getEstimationRates', 'listProvinces', 'listCities', 'listDistricts', 'searchArea', 'listCouriers', 'getShippingFee', 'streamShippingFee'];
+
+describe('spec/openapi.yaml: the operations the provider only names', () => {
+  it.each(ASSUMED)('%s is marked x-sandbox-assumed, says the provider does not document it, and is secured', (operationId) => {
+    const op = spec.byId.get(operationId);
+    expect(op, operationId).toBeDefined();
+    expect(op!.path.startsWith('/v1/')).toBe(true);
+    expect(op!.definition['x-sandbox-assumed']).toBe(true);
+    expect(String(op!.definition.description)).toMatch(/provider names[\s\S]*but does not\s+document/);
+    expect(op!.secured).toBe(true);
+    expect(op!.statuses).toEqual(expect.arrayContaining([200, 401]));
+  });
+
+  it.each(ASSUMED)('every JSON example of %s matches its schema', (operationId) => {
+    const op = spec.byId.get(operationId)!;
+    for (const status of op.statuses) {
+      const response = deref(document, (op.definition.responses as Record<string, unknown>)[String(status)]) as { content?: Record<string, { examples?: Record<string, unknown> }> };
+      for (const name of Object.keys(response.content?.['application/json']?.examples ?? {})) {
+        expect(op.validateResponse(status, exampleOf(document, op.definition, status, name)), `${operationId} ${status} ${name}`).toEqual([]);
+      }
+    }
+  });
+
+  it('the cancel request example is a valid request', () => {
+    const op = spec.byId.get('cancelOrder')!;
+    const body = ((op.definition.requestBody as { content: Record<string, { examples: Record<string, { value: unknown }> }> }).content['application/json']!.examples.cancel!).value;
+    expect(op.validateRequest({ path: {}, query: {}, headers: {}, body })).toEqual([]);
+  });
+});
