@@ -1,0 +1,128 @@
+import { Webhook } from 'standardwebhooks';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { TOKEN_A, type TestSandbox } from '../support/sandbox.js';
+import { Receiver, type Received } from './receiver.js';
+import { createOrders, deliveries, webhookSandbox } from './support.js';
+
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+const verifies = (w: Received): boolean => {
+  try {
+    new Webhook(SECRET).verify(w.body, w.headers as Record<string, string>);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const chaos = (modes: string) => ({ 'X-Sandbox-Webhook-Chaos': modes });
+
+let receiver: Receiver;
+let sandbox: TestSandbox;
+beforeEach(async () => {
+  receiver = await Receiver.start();
+  sandbox = await webhookSandbox(receiver.url, { webhookSecret: SECRET });
+});
+afterEach(async () => {
+  await sandbox.close();
+  await receiver.close();
+});
+
+describe('X-Sandbox-Webhook-Chaos', () => {
+  it('duplicate: a delivered webhook arrives a second time, same webhook-id and body, both validly signed', async () => {
+    await createOrders(sandbox, 1, chaos('duplicate'));
+    await sandbox.advance(60_000);
+    expect(receiver.received).toHaveLength(2);
+    expect(receiver.received[1]!.id).toBe(receiver.received[0]!.id);
+    expect(receiver.received[1]!.body).toBe(receiver.received[0]!.body);
+    expect(receiver.received.every(verifies)).toBe(true);
+    const [delivery] = await deliveries(sandbox);
+    expect(delivery).toMatchObject({ status: 'delivered', chaos: ['duplicate'] });
+    expect(delivery!.attempts.map((a) => a.chaos)).toEqual([null, 'duplicate']);
+    await sandbox.advance(3_600_000);
+    expect(receiver.received).toHaveLength(2);
+  });
+
+  it('late: the first attempt waits 10 minutes of sandbox time; generated_at keeps the AWB time', async () => {
+    const [orderNo] = await createOrders(sandbox, 1, chaos('late'));
+    await sandbox.advance(60_000);
+    expect(receiver.received).toHaveLength(0);
+    const state = await sandbox.call('GET', `/__sandbox/orders/${orderNo}`);
+    expect(state.body.awb).not.toBeNull();
+    await sandbox.advance(10 * 60_000 - 1);
+    expect(receiver.received).toHaveLength(0);
+    await sandbox.advance(1);
+    expect(receiver.received).toHaveLength(1);
+    expect(receiver.received[0]!.json.generated_at).toBe(Math.floor(Date.parse(state.body.awb_generated_at) / 1000));
+  });
+
+  it('out_of_order: the events of one minute are held and arrive newest first', async () => {
+    const orders = await createOrders(sandbox, 3, chaos('out_of_order'));
+    await sandbox.advance(60_000);
+    expect(receiver.received).toHaveLength(0);
+    await sandbox.advance(60_000);
+    expect(receiver.received.map((r) => r.json.order_no)).toEqual([...orders].reverse());
+  });
+
+  it('bad_signature: the first attempt fails verification; the retry is signed right', async () => {
+    receiver.respond = (w) => (verifies(w) ? { status: 200 } : { status: 401, body: 'bad signature' });
+    await createOrders(sandbox, 1, chaos('bad_signature'));
+    await sandbox.advance(60_000);
+    expect(receiver.received).toHaveLength(1);
+    expect(verifies(receiver.received[0]!)).toBe(false);
+    expect(receiver.received[0]!.signature).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
+    await sandbox.advance(5_000);
+    expect(receiver.received).toHaveLength(2);
+    expect(verifies(receiver.received[1]!)).toBe(true);
+    const [delivery] = await deliveries(sandbox);
+    expect(delivery!.attempts.map((a) => [a.chaos, a.status_code])).toEqual([
+      ['bad_signature', 401],
+      [null, 200],
+    ]);
+  });
+
+  it('combines modes given comma-separated', async () => {
+    await createOrders(sandbox, 1, chaos('late, duplicate'));
+    await sandbox.advance(60_000 + 10 * 60_000);
+    expect(receiver.received).toHaveLength(2);
+    expect((await deliveries(sandbox))[0]!.chaos).toEqual(['duplicate', 'late']);
+  });
+
+  it('returns 400 naming the header for an unknown mode', async () => {
+    const res = await sandbox.call('POST', '/v1/order', { body: (await import('../support/orders.js')).createRequest(1), headers: chaos('late,explode') });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ field: 'header.x-sandbox-webhook-chaos', message: expect.stringContaining('"explode"') }]);
+  });
+
+  it('leaves orders without the header alone', async () => {
+    await createOrders(sandbox, 2);
+    await sandbox.advance(60_000);
+    expect(receiver.received).toHaveLength(2);
+    expect(receiver.received.every(verifies)).toBe(true);
+  });
+});
+
+describe('chaos per client', () => {
+  it('applies webhook.chaos of the config file to every delivery of the client', async () => {
+    await sandbox.close();
+    sandbox = await webhookSandbox(receiver.url, {
+      webhookSecret: SECRET,
+      clients: [{ token: TOKEN_A, id: 'client-a', webhook: { url: receiver.url, chaos: ['duplicate'] } }],
+    });
+    expect((await sandbox.call('GET', '/__sandbox/webhook')).body.chaos).toEqual(['duplicate']);
+    await createOrders(sandbox, 1);
+    await sandbox.advance(60_000);
+    expect(receiver.received).toHaveLength(2);
+  });
+
+  it('can be set at run time with PUT /__sandbox/webhook', async () => {
+    await sandbox.call('PUT', '/__sandbox/webhook', { body: { url: receiver.url, chaos: ['late'] } });
+    await createOrders(sandbox, 1);
+    await sandbox.advance(60_000);
+    expect(receiver.received).toHaveLength(0);
+    await sandbox.advance(10 * 60_000);
+    expect(receiver.received).toHaveLength(1);
+  });
+
+  it('refuses to start with an unknown mode in the config', async () => {
+    await expect(webhookSandbox(receiver.url, { clients: [{ token: 'x', webhook: { chaos: ['explode'] } }] })).rejects.toThrow(/explode/);
+  });
+});
