@@ -1,0 +1,144 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createRequest, item } from '../support/orders.js';
+import { testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
+
+let sandbox: TestSandbox;
+beforeEach(async () => {
+  sandbox = await testSandbox();
+});
+afterEach(() => sandbox.close());
+
+const TRACK = '/v1/order/tracking/SBXNOSUCH01';
+const journal = async (query = '', token = TOKEN_A) => (await sandbox.call('GET', `/__sandbox/requests${query}`, { token })).body;
+const invalidCreate = () => createRequest(2, { items: [item(), item({ item_weight: 'heavy', receiver_phone: '12' })] });
+
+describe('GET /__sandbox/requests', () => {
+  it("lists the client's provider requests oldest first, with what was sent and answered", async () => {
+    const body = createRequest(1);
+    await sandbox.call('POST', '/v1/order', { body, headers: { 'X-Sandbox-Scenario': 'delivered' } });
+    await sandbox.call('GET', TRACK);
+    const res = await journal();
+    expect(res.total).toBe(2);
+    expect(res.requests).toEqual([
+      expect.objectContaining({ method: 'POST', path: '/v1/order', operation_id: 'createOrder', body, status: 201, violations: [], aborted: false }),
+      expect.objectContaining({ method: 'GET', path: TRACK, operation_id: 'trackOrder', body: null, status: 404, violations: [] }),
+    ]);
+    expect(res.requests[0].headers['x-sandbox-scenario']).toBe('delivered');
+    expect(res.requests[0].duration_ms).toBeGreaterThanOrEqual(0);
+    expect(res.requests[0].id).toBeLessThan(res.requests[1].id);
+  });
+
+  it('redacts the bearer token', async () => {
+    await sandbox.call('GET', TRACK);
+    const res = await journal();
+    expect(res.requests[0].headers.authorization).toBe('[redacted]');
+    expect(JSON.stringify(res)).not.toContain(TOKEN_A);
+  });
+
+  it('lists the spec violations of an invalid request', async () => {
+    await sandbox.call('POST', '/v1/order', { body: invalidCreate() });
+    const [entry] = (await journal()).requests;
+    expect(entry.status).toBe(400);
+    expect(entry.violations).toEqual([
+      { field: 'items[1].receiver_phone', message: expect.stringContaining('phone number') },
+      { field: 'items[1].item_weight', message: expect.stringContaining('numeric text') },
+    ]);
+  });
+
+  it('lists the violations of the sandbox rules beyond the schema too', async () => {
+    await sandbox.call('POST', '/v1/order', { body: createRequest(1, { courier_code: 'dhl' }) });
+    expect((await journal()).requests[0].violations).toEqual([{ field: 'courier_code', message: expect.any(String) }]);
+  });
+
+  it('keeps at most --journal-size entries per client, dropping the oldest', async () => {
+    await sandbox.close();
+    sandbox = await testSandbox({ journalSize: 3 });
+    for (let i = 1; i <= 5; i++) await sandbox.call('GET', `/v1/order/tracking/SBXNOSUCH${i}`);
+    await sandbox.call('GET', TRACK, { token: TOKEN_B });
+    const res = await journal();
+    expect(res.size).toBe(3);
+    expect(res.requests.map((e: { path: string }) => e.path)).toEqual(['/v1/order/tracking/SBXNOSUCH3', '/v1/order/tracking/SBXNOSUCH4', '/v1/order/tracking/SBXNOSUCH5']);
+    expect((await journal('', TOKEN_B)).total).toBe(1);
+  });
+
+  it('filters by operation, status and time', async () => {
+    await sandbox.call('POST', '/v1/order', { body: createRequest(1) });
+    const middle = new Date(sandbox.services.clock.now() + 30_000).toISOString();
+    await sandbox.advance(60_000);
+    await sandbox.call('GET', TRACK);
+    await sandbox.call('POST', '/v1/order', { body: invalidCreate() });
+    const ops = async (query: string) => (await journal(query)).requests.map((e: { operation_id: string; status: number }) => `${e.operation_id} ${e.status}`);
+    expect(await ops('?operation_id=createOrder')).toEqual(['createOrder 201', 'createOrder 400']);
+    expect(await ops('?status=404')).toEqual(['trackOrder 404']);
+    expect(await ops(`?since=${middle}`)).toEqual(['trackOrder 404', 'createOrder 400']);
+    expect(await ops(`?until=${middle}`)).toEqual(['createOrder 201']);
+    expect(await ops(`?operation_id=createOrder&since=${middle}`)).toEqual(['createOrder 400']);
+  });
+
+  it('returns 400 naming the parameter for a time that is not one', async () => {
+    const res = await sandbox.call('GET', '/__sandbox/requests?since=yesterday');
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0].field).toContain('since');
+  });
+
+  it("shows only the calling client's requests", async () => {
+    await sandbox.call('GET', TRACK, { token: TOKEN_B });
+    expect((await journal()).requests).toEqual([]);
+    expect((await journal('', TOKEN_B)).total).toBe(1);
+  });
+
+  it('does not journal requests that fail authentication, nor control requests', async () => {
+    await sandbox.call('GET', TRACK, { token: 'not-a-token' });
+    await sandbox.call('GET', '/__sandbox/orders');
+    expect((await journal()).requests).toEqual([]);
+  });
+
+  it('journals a Prefer answer with the status it got', async () => {
+    await sandbox.call('GET', TRACK, { headers: { Prefer: 'code=400' } });
+    const [entry] = (await journal()).requests;
+    expect(entry).toMatchObject({ status: 400, violations: [], headers: { prefer: 'code=400' } });
+  });
+
+  it('journals a reset connection with no status, as aborted', async () => {
+    await sandbox.call('POST', '/__sandbox/faults', { body: { action: { type: 'reset' } } });
+    await expect(sandbox.call('GET', TRACK)).rejects.toThrow();
+    const [entry] = (await journal()).requests;
+    expect(entry).toMatchObject({ operation_id: 'trackOrder', status: null, aborted: true });
+  });
+});
+
+describe('DELETE /__sandbox/requests', () => {
+  it("clears the client's journal and no other", async () => {
+    await sandbox.call('GET', TRACK);
+    await sandbox.call('GET', TRACK, { token: TOKEN_B });
+    expect((await sandbox.call('DELETE', '/__sandbox/requests')).body).toEqual({ success: true, removed: 1 });
+    expect((await journal()).requests).toEqual([]);
+    expect((await journal('', TOKEN_B)).total).toBe(1);
+  });
+
+  it('is done by POST /__sandbox/reset too', async () => {
+    await sandbox.call('GET', TRACK);
+    const res = await sandbox.call('POST', '/__sandbox/reset');
+    expect(res.body.removed.requests).toBe(1);
+    expect((await journal()).requests).toEqual([]);
+  });
+});
+
+describe('--strict', () => {
+  it('logs one warning line naming each offending field of a request', async () => {
+    await sandbox.close();
+    sandbox = await testSandbox({ strict: true });
+    const warn = vi.spyOn(sandbox.services.logger, 'warn');
+    await sandbox.call('POST', '/v1/order', { body: invalidCreate() });
+    await sandbox.call('GET', TRACK);
+    const lines = warn.mock.calls.map((call) => String(call[1]));
+    expect(lines).toEqual([expect.stringContaining('items[1].receiver_phone'), expect.stringContaining('items[1].item_weight')]);
+    expect(warn.mock.calls[0]![0]).toMatchObject({ client: 'client-a', op: 'createOrder', field: 'items[1].receiver_phone' });
+  });
+
+  it('logs nothing without --strict', async () => {
+    const warn = vi.spyOn(sandbox.services.logger, 'warn');
+    await sandbox.call('POST', '/v1/order', { body: invalidCreate() });
+    expect(warn).not.toHaveBeenCalled();
+  });
+});
