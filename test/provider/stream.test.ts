@@ -79,3 +79,25 @@ describe('GET /v1/rates/shipping-fee/stream', () => {
     expect(res.status).toBe(401);
   });
 });
+
+describe('GET /v1/rates/shipping-fee/stream under a fault rule', () => {
+  it('is cut mid-stream by a reset after_ms rule, and the server stops working on it', async () => {
+    const rule = await fetch(`${sandbox.url}/__sandbox/faults`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN_A}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ match: { operation_id: 'streamShippingFee' }, action: { type: 'reset', after_ms: 170 } }),
+    });
+    expect(rule.status).toBe(201);
+    const before = stats.quotes;
+    const stream = await openStream(`${sandbox.url}/v1/rates/shipping-fee/stream?${QUERY}`, TOKEN_A);
+    const events = await stream.done;
+    expect(events.length).toBeGreaterThanOrEqual(1);
+    expect(events.length).toBeLessThan(5);
+    expect(events.map((e) => e.event)).not.toContain('done');
+    const computedAtCut = stats.quotes;
+    await sleep(800); // longer than the remaining quotes would take
+    expect(stats.quotes).toBe(computedAtCut);
+    expect(stats.quotes - before).toBeLessThan(5);
+    expect(stats.open).toBe(0);
+  });
+});
