@@ -51,6 +51,15 @@ export function exampleOf(document: OpenApiDocument, definition: Record<string, 
   return Object.values(media.examples ?? {})[0]?.value;
 }
 
+/** A documented example that is not JSON (say, a `text/event-stream`), with its media type. */
+export function textExampleOf(document: OpenApiDocument, operation: CompiledOperation, status: number): { type: string; text: string } | undefined {
+  for (const [type, media] of Object.entries(responseOf(document, operation, status)?.content ?? {})) {
+    const example = media.example ?? Object.values(media.examples ?? {})[0]?.value;
+    if (!/json/i.test(type) && typeof example === 'string') return { type, text: example };
+  }
+  return undefined;
+}
+
 /** The names of the examples documented for an operation, by status. */
 export function exampleNames(document: OpenApiDocument, operation: CompiledOperation): Map<number, string[]> {
   return new Map(operation.statuses.map((status) => [status, Object.keys(jsonMedia(responseOf(document, operation, status))?.examples ?? {})]));

@@ -4,7 +4,7 @@ import type { Interceptor, OperationInput } from '../http/handler.js';
 import type { SandboxModule } from '../module.js';
 import type { Services } from '../services.js';
 import type { CompiledOperation } from './compile.js';
-import { documentedAnswer, exampleNames, requestKey, successStatus } from './mock.js';
+import { documentedAnswer, exampleNames, requestKey, successStatus, textExampleOf } from './mock.js';
 import type { OpenApiDocument } from './load.js';
 
 /** parse-prefer-header (the parser Prism uses) ships no types. */
@@ -105,7 +105,12 @@ export function preferInterceptor(services: Services): Interceptor {
     const status = chooseStatus(document, input.operation, input, preference);
     const requestSeed = preference.seed ?? (seed === undefined ? undefined : `${seed}|${requestKey(input)}|${status}`);
     const reply = await documentedAnswer(document, input.operation, { status, example: preference.example, dynamic: preference.dynamic, seed: requestSeed });
-    return { ...reply, headers: { ...reply.headers, 'Preference-Applied': applied(preference) } };
+    const headers = { ...reply.headers, 'Preference-Applied': applied(preference) };
+    const text = reply.body === undefined ? textExampleOf(document, input.operation, status) : undefined;
+    if (!text) return { ...reply, headers };
+    // A documented answer that is not JSON (the shipping-fee event stream) is sent as its example text.
+    input.raw.res.status(status).set(headers).type(text.type).send(text.text);
+    return { streamed: true };
   };
 }
 

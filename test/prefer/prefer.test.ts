@@ -201,3 +201,12 @@ describe('generated data and --seed', () => {
     await unseeded.close();
   });
 });
+
+describe('Prefer on an answer that is not JSON', () => {
+  it('sends the documented event-stream example of GET /v1/rates/shipping-fee/stream as text', async () => {
+    const res = await sandbox.call('GET', '/v1/rates/shipping-fee/stream?origin=317101&destination=327301&weight=1.5', { headers: { Prefer: 'code=200' } });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toContain('text/event-stream');
+    expect(res.text).toContain('event: done');
+  });
+});
