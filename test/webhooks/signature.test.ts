@@ -89,4 +89,19 @@ describe('awb.generated webhook', () => {
     ]);
     expect(new Webhook(SECRET).verify(receiver.received[0]!.body, receiver.received[0]!.headers as Record<string, string>)).toBeTruthy();
   });
+
+  it('sends order.cancelled when an order is cancelled, with its AWB (null before one)', async () => {
+    const [before, after] = await createOrders(sandbox, 2);
+    expect((await sandbox.call('POST', '/v1/order/cancel', { body: { order_no: before, reason: 'changed mind' } })).status).toBe(200);
+    await sandbox.advance(60_000);
+    expect((await sandbox.call('POST', '/v1/order/cancel', { body: { order_no: after, reason: 'changed mind' } })).status).toBe(200);
+    await sandbox.advance(0);
+    const cancelled = receiver.received.filter((r) => r.json.event === 'order.cancelled').map((r) => r.json);
+    const awb = (await sandbox.call('GET', `/__sandbox/orders/${after}`)).body.awb;
+    expect(cancelled).toEqual([
+      expect.objectContaining({ order_no: before, awb: null, order_code: 'INV-1', cancelled_at: expect.any(Number) }),
+      expect.objectContaining({ order_no: after, awb, order_code: 'INV-2', cancelled_at: expect.any(Number) }),
+    ]);
+    expect(receiver.received.map((r) => r.json.event)).toEqual(['order.cancelled', 'awb.generated', 'order.cancelled']);
+  });
 });
