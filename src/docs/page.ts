@@ -49,6 +49,17 @@ export function docsPage(): string {
         if (req.url.startsWith(${JSON.stringify(SPEC_ORIGIN)})) req.url = location.origin + req.url.slice(${SPEC_ORIGIN.length});
         return req;
       },
+      // Swagger UI warns on any jsonSchemaDialect but its default; ours (JSON Schema 2020-12) is
+      // for the server's validators, so the page drops it rather than show a scary box.
+      responseInterceptor: (res) => {
+        if (config.urls.some((u) => res.url.endsWith(u.url)) && typeof res.text === 'string') {
+          const doc = JSON.parse(res.text);
+          delete doc.jsonSchemaDialect;
+          res.text = res.data = JSON.stringify(doc);
+          res.body = res.obj = doc;
+        }
+        return res;
+      },
     }));
   </script>
 </body>

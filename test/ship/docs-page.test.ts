@@ -50,6 +50,21 @@ describe.skipIf(!hasChromium)('GET /docs in headless Chromium', () => {
     expect(await page.locator('.opblock-summary-path').allInnerTexts()).not.toContain('/v1/order');
   });
 
+  it('"Try it out" calls the sandbox the page came from', async () => {
+    const health = page.locator('.opblock', { has: page.locator('.opblock-summary-path', { hasText: /^\/__sandbox\/health$/ }) });
+    await health.locator('.opblock-summary').click();
+    await health.getByRole('button', { name: 'Try it out' }).click();
+    await health.getByRole('button', { name: 'Execute' }).click();
+    await health.locator('.live-responses-table tbody td.response-col_status').first().waitFor({ timeout: 15_000 });
+    expect(await health.locator('.live-responses-table tbody td.response-col_status').first().innerText()).toBe('200');
+    expect(await health.locator('.request-url pre').innerText()).toBe(`${sandbox.url}/__sandbox/health`);
+  });
+
+  it('shows no spec warning or error box', async () => {
+    expect(await page.locator('.errors-wrapper').count()).toBe(0);
+    expect(await page.getByText('jsonSchemaDialect').count()).toBe(0);
+  });
+
   it('loads nothing from outside the sandbox (works offline)', () => {
     expect(offOrigin).toEqual([]);
   });
