@@ -2,7 +2,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { VERSION } from './control/handlers.js';
 import type { SandboxOptions } from './config/options.js';
-import { DataFileError } from './store/types.js';
 import { parseRetention } from './retention/module.js';
 import { createSandbox } from './sandbox.js';
 import { webhookBannerLine } from './webhooks/banner.js';
@@ -37,6 +36,7 @@ export function program(): Command {
     .addOption(new Option('--webhook-timeout <duration>', 'how long a webhook attempt may take').env('SANDBOX_WEBHOOK_TIMEOUT').default('10s'))
     .addOption(new Option('--awb-delay <delay>', 'delay from create to AWB: 0, 500ms, 3s or a range 2s-10s').env('SANDBOX_AWB_DELAY').default('3s'))
     .addOption(new Option('--clock <mode>', 'real or manual').env('SANDBOX_CLOCK').choices(['real', 'manual']).default('real'))
+    .addOption(new Option('--clock-start <time>', 'manual clock: start time, ISO 8601 or epoch ms').env('SANDBOX_CLOCK_START'))
     .addOption(new Option('--speed <factor>', 'simulated time per real time, with a real clock').env('SANDBOX_SPEED').default(1).argParser(positive))
     .addOption(new Option('--seed <seed>', 'makes numbers, AWBs and delays reproducible').env('SANDBOX_SEED'))
     .addOption(new Option('--config <file>', 'JSON or YAML file with per-client settings').env('SANDBOX_CONFIG'))
@@ -63,6 +63,7 @@ function toOptions(flags: Record<string, unknown>): SandboxOptions {
     webhookTimeout: flags.webhookTimeout as string,
     awbDelay: flags.awbDelay as string,
     clock: flags.clock as 'real' | 'manual',
+    clockStart: flags.clockStart as string | undefined,
     speed: Number(flags.speed),
     seed: flags.seed as string | undefined,
     config: flags.config as string | undefined,
@@ -82,15 +83,6 @@ async function main(): Promise<void> {
   const flags = program().parse().opts();
   const options = toOptions(flags);
   const sandbox = await createSandbox(options);
-  const lines = [
-    `Shipping Order Sandbox ${VERSION} listening on ${sandbox.url}`,
-    ...sandbox.clients.map((c) => `  token:  ${c.token}  (client ${c.id})`),
-    ...sandbox.clients.map((c) => webhookBannerLine(sandbox.services, c)),
-    `  data:   ${options.data}`,
-    `  clock:  ${sandbox.clock.mode}${sandbox.clock.mode === 'real' ? ` x${options.speed}` : ''}`,
-    `  docs:   ${sandbox.url}/docs`,
-  ];
-  process.stdout.write(`${lines.join('\n')}\n`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) process.exit(1);
@@ -106,10 +98,19 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  const lines = [
+    `Shipping Order Sandbox ${VERSION} listening on ${sandbox.url}`,
+    ...sandbox.clients.map((c) => `  token:  ${c.token}  (client ${c.id})`),
+    ...sandbox.clients.map((c) => webhookBannerLine(sandbox.services, c)),
+    `  data:   ${options.data}`,
+    `  clock:  ${sandbox.clock.mode}${sandbox.clock.mode === 'real' ? ` x${options.speed}` : ''}`,
+    `  docs:   ${sandbox.url}/docs`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
 }
 
 main().catch((error: unknown) => {
-  const known = error instanceof DataFileError || (error as NodeJS.ErrnoException).code === 'EADDRINUSE' || error instanceof Error;
-  process.stderr.write(`shipping-sandbox: ${known ? (error as Error).message : String(error)}\n`);
+  // Start-up failures (a corrupt data file, a port in use, a bad flag) are the user's to fix: a message, no stack.
+  process.stderr.write(`shipping-sandbox: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 });

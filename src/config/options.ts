@@ -27,6 +27,8 @@ export interface SandboxOptions {
   awbDelay?: string;
   /** 'real' (default) or 'manual'. */
   clock?: 'real' | 'manual';
+  /** Manual clock only: where it starts (ISO 8601 or epoch ms), unless the data file's clock is later. Default: now. */
+  clockStart?: string;
   /** Simulated ms per real ms with a real clock. Default 1. */
   speed?: number;
   /** Makes numbers, AWBs, delays and generated data reproducible. */
@@ -56,8 +58,8 @@ export interface SandboxOptions {
 }
 
 /** Options with every default filled in. */
-export type ResolvedOptions = Required<Omit<SandboxOptions, 'webhookUrl' | 'webhookSecret' | 'seed' | 'config' | 'tokens' | 'retention'>> &
-  Pick<SandboxOptions, 'webhookUrl' | 'webhookSecret' | 'seed' | 'config' | 'retention'> & { tokens: string[] };
+export type ResolvedOptions = Required<Omit<SandboxOptions, 'webhookUrl' | 'webhookSecret' | 'seed' | 'config' | 'tokens' | 'clockStart' | 'retention'>> &
+  Pick<SandboxOptions, 'webhookUrl' | 'webhookSecret' | 'seed' | 'config' | 'clockStart' | 'retention'> & { tokens: string[] };
 
 export function resolveOptions(options: SandboxOptions): ResolvedOptions {
   return {
@@ -71,6 +73,7 @@ export function resolveOptions(options: SandboxOptions): ResolvedOptions {
     webhookTimeout: options.webhookTimeout ?? '10s',
     awbDelay: options.awbDelay ?? '3s',
     clock: options.clock ?? 'real',
+    clockStart: options.clockStart,
     speed: options.speed ?? 1,
     seed: options.seed,
     config: options.config,

@@ -1,0 +1,30 @@
+import { clientIdOf } from '../src/config/clients.js';
+import type { Order } from '../src/orders/types.js';
+import { buildServices } from '../src/sandbox.js';
+import { emptyData } from '../src/store/schema.js';
+import { SnapshotFile } from '../src/store/snapshot-file.js';
+import { createRequest } from '../test/support/orders.js';
+
+export const BENCH_TOKEN = 'bench-token';
+
+/**
+ * Writes a data file holding `count` delivered orders of the bench client (each with
+ * its full tracking history), and returns the AWB of one of them.
+ */
+export async function prefill(path: string, count: number): Promise<string> {
+  const services = await buildServices({ clock: 'manual', seed: 'bench', awbDelay: '0', tokens: [BENCH_TOKEN] });
+  const client = services.registry.clients[0]!;
+  const { order_numbers } = services.orders.create(client, createRequest(1));
+  await services.advanceClock(5 * 86_400_000);
+  const template = services.store.get<Order>('orders', order_numbers[0]!)!;
+  await services.scheduler.stop();
+  const data = emptyData();
+  const orders = data.orders as Record<string, Order>;
+  for (let i = 0; i < count; i += 1) {
+    const orderNo = `9${String(i).padStart(11, '0')}`;
+    orders[orderNo] = { ...structuredClone(template), order_no: orderNo, awb: `BENCH${String(i).padStart(9, '0')}`, client_id: clientIdOf(BENCH_TOKEN) };
+  }
+  (data.meta as Record<string, unknown>).seed = 'bench';
+  await new SnapshotFile(path).write(data);
+  return 'BENCH000000000';
+}
