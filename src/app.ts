@@ -28,7 +28,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
       registry: services.registry,
       interceptors: modules.flatMap((m) => m.controlInterceptors ?? []),
       handlers: { ...controlHandlers(services, resetParts), ...handlers },
-      fallback: specAnswer(services.specs.control.document),
+      fallback: specAnswer(services.specs.control.document, services.options.seed),
     }),
   );
   app.use(
@@ -36,7 +36,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
       registry: services.registry,
       interceptors: modules.flatMap((m) => m.providerInterceptors ?? []),
       handlers: { ...orderHandlers(services), ...handlers },
-      fallback: specAnswer(services.specs.provider.document),
+      fallback: specAnswer(services.specs.provider.document, services.options.seed),
     }),
   );
   app.use(unknownPath);

@@ -120,6 +120,18 @@ export async function buildServices(input: SandboxOptions = {}): Promise<Service
 }
 
 /**
+ * Stops background work in the order that loses nothing: no new jobs, then each
+ * module's close (aborting webhook attempts in flight, ending hung requests) so the
+ * jobs still running finish at once, then waits for them. The store stays open.
+ */
+export async function stopServices(services: Services, modules: SandboxModule[]): Promise<void> {
+  const jobsDone = services.scheduler.stop();
+  for (const m of modules) await m.close?.();
+  await jobsDone;
+  services.store.commit();
+}
+
+/**
  * Starts a sandbox in this process and listens.
  *
  * @example
@@ -138,6 +150,7 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
     const s = app.listen(options.port, options.host, () => resolve(s));
     s.once('error', reject);
   }).catch(async (error: unknown) => {
+    await stopServices(services, modules);
     await store.close();
     throw error;
   });
@@ -159,12 +172,12 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
     },
     close: () =>
       (closing ??= (async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-        });
-        await scheduler.stop();
-        for (const m of modules) await m.close?.();
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const grace = setTimeout(() => server.closeAllConnections(), 10_000).unref();
+        await stopServices(services, modules);
+        await closed;
+        clearTimeout(grace);
         await store.close();
       })()),
   };

@@ -122,7 +122,7 @@ export function compileSpec(document: OpenApiDocument, id = 'spec'): CompiledSpe
         validateRequest(parts) {
           const problems: FieldError[] = [];
           for (const { part, validate } of validators) {
-            if (!validate(parts[part])) problems.push(...toFieldErrors(validate.errors));
+            if (!validate(parts[part])) problems.push(...toFieldErrors(validate.errors, part === 'headers' ? 'header' : '', true));
           }
           if (bodyValidator && parts.body !== undefined && !bodyValidator(parts.body)) {
             problems.push(...toFieldErrors(bodyValidator.errors));

@@ -11,6 +11,13 @@ const PATTERN_MESSAGES: Record<string, string> = {
   '^[A-Za-z0-9-]+$': 'must be letters, digits and dashes only',
 };
 
+/** Parameters arrive as text and are converted: their messages must not talk of JSON types. */
+const PARAMETER_TYPE_HINTS: Record<string, string> = {
+  integer: 'must be a whole number',
+  number: 'must be a number',
+  boolean: 'must be true or false',
+};
+
 const TYPE_HINTS: Record<string, string> = {
   string: 'must be a JSON string (send numbers as text, for example "1")',
   integer: 'must be a JSON integer (for example 1), not text',
@@ -30,13 +37,13 @@ export function fieldOf(instancePath: string, prefix = ''): string {
   return field === '' ? 'body' : field;
 }
 
-function messageOf(error: ErrorObject): string {
+function messageOf(error: ErrorObject, parameter: boolean): string {
   const p = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'required':
       return 'is required';
     case 'type':
-      return TYPE_HINTS[String(p.type)] ?? `must be of type ${String(p.type)}`;
+      return (parameter ? PARAMETER_TYPE_HINTS[String(p.type)] : undefined) ?? TYPE_HINTS[String(p.type)] ?? `must be of type ${String(p.type)}`;
     case 'pattern':
       return PATTERN_MESSAGES[String(p.pattern)] ?? `must match the pattern ${String(p.pattern)}`;
     case 'minLength':
@@ -60,7 +67,7 @@ function messageOf(error: ErrorObject): string {
  * Turns Ajv's errors into one `FieldError` per field, named the way a client writes
  * it (`items[1].receiver_phone`), with a message that says how to fix it.
  */
-export function toFieldErrors(errors: ErrorObject[] | null | undefined, prefix = ''): FieldError[] {
+export function toFieldErrors(errors: ErrorObject[] | null | undefined, prefix = '', parameter = false): FieldError[] {
   const byField = new Map<string, FieldError>();
   for (const error of errors ?? []) {
     if (error.keyword === 'allOf' || error.keyword === 'if') continue;
@@ -72,7 +79,7 @@ export function toFieldErrors(errors: ErrorObject[] | null | undefined, prefix =
     if (error.keyword === 'additionalProperties') {
       field = `${field === 'body' ? '' : `${field}.`}${String((error.params as { additionalProperty: string }).additionalProperty)}`;
     }
-    if (!byField.has(field)) byField.set(field, { field, message: messageOf(error) });
+    if (!byField.has(field)) byField.set(field, { field, message: messageOf(error, parameter) });
   }
   return [...byField.values()].slice(0, 100);
 }

@@ -148,7 +148,10 @@ export class Journey {
     const status = scenario.steps[index]!.status;
     if (status !== null) order.status = STATUS_BY_CODE[status] ?? order.status;
     else if (order.status === 'picked_up' || order.status === 'delivery_failed') order.status = 'in_transit';
-    if (status === '5') order.cancelled_at = when;
+    if (status === '5') {
+      order.cancelled_at = when;
+      this.deps.events.emit({ type: 'order.cancelled', order, at: when });
+    }
     order.next_step = index + 1 < scenario.steps.length ? index + 1 : null;
     order.updated_at = when;
   }

@@ -118,7 +118,7 @@ describe('GET /v1/area/search', () => {
     ['', 'q', 'is required'],
     ['q=tebet&limit=0', 'limit', '>= 1'],
     ['q=tebet&limit=500', 'limit', '<= 100'],
-    ['q=tebet&limit=many', 'limit', 'integer'],
+    ['q=tebet&limit=many', 'limit', 'whole number'],
   ])('returns 400 for ?%s naming %s', async (query, field, message) => {
     const res = await sandbox.call('GET', `/v1/area/search?${query}`);
     expect(res.status).toBe(400);

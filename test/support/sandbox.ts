@@ -5,7 +5,7 @@ import { createApp } from '../../src/app.js';
 import type { SandboxModule } from '../../src/module.js';
 import { sandboxModules } from '../../src/modules.js';
 import type { SandboxOptions } from '../../src/config/options.js';
-import { buildServices } from '../../src/sandbox.js';
+import { buildServices, stopServices } from '../../src/sandbox.js';
 import type { Services } from '../../src/services.js';
 import type { CompiledOperation } from '../../src/spec/compile.js';
 
@@ -86,8 +86,7 @@ export async function testSandbox(options: SandboxOptions = {}): Promise<TestSan
     },
     advance: (ms) => services.advanceClock(ms),
     async close() {
-      await services.scheduler.stop();
-      for (const m of modules) await m.close?.();
+      await stopServices(services, modules);
       await services.store.close();
     },
   };
