@@ -1,5 +1,6 @@
 import express, { type Express } from 'express';
 import { controlHandlers } from './control/handlers.js';
+import { cors } from './http/cors.js';
 import { errorEnvelope, jsonBody, requestLog, unknownPath } from './http/edge.js';
 import type { HandlerMap } from './http/handler.js';
 import { mountSpec } from './http/mount.js';
@@ -7,7 +8,6 @@ import { orderHandlers } from './orders/handlers.js';
 import type { SandboxModule } from './module.js';
 import type { Services } from './services.js';
 import { specAnswer } from './spec/mock.js';
-
 
 /**
  * The express app of the sandbox, built from its services: both specs mounted with
@@ -21,16 +21,17 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
   app.disable('x-powered-by');
   app.disable('etag');
   app.use(requestLog(services.logger));
+  app.use(cors(services.options.corsOrigins));
   app.use(jsonBody(services.options.bodyLimit));
   for (const m of modules) m.routes?.(app);
-  app.use(
-    mountSpec(services.specs.control, {
-      registry: services.registry,
-      interceptors: modules.flatMap((m) => m.controlInterceptors ?? []),
-      handlers: { ...controlHandlers(services, resetParts), ...handlers },
-      fallback: specAnswer(services.specs.control.document, services.options.seed),
-    }),
-  );
+  const control = mountSpec(services.specs.control, {
+    registry: services.registry,
+    interceptors: modules.flatMap((m) => m.controlInterceptors ?? []),
+    handlers: { ...controlHandlers(services, resetParts), ...handlers },
+    fallback: specAnswer(services.specs.control.document, services.options.seed),
+  });
+  // Every control path starts with /__sandbox/: provider requests skip its routes.
+  app.use((req, res, next) => (req.path.startsWith('/__sandbox/') ? control(req, res, next) : next()));
   app.use(
     mountSpec(services.specs.provider, {
       registry: services.registry,

@@ -19,6 +19,8 @@ const retention = (value: string) => {
   if (parseRetention(value) === undefined) throw new InvalidArgumentError('must be a duration such as 30d, 12h or 90m.');
   return value;
 };
+const corsOrigins = (value: string): string[] =>
+  value.trim() === 'none' ? [] : value.split(',').map((o) => o.trim()).filter(Boolean);
 const collect = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((t) => t.trim()).filter(Boolean)];
 
 /** The command line: flags with environment fallbacks, exactly as DESIGN.md's stable interfaces. */
@@ -43,6 +45,9 @@ export function program(): Command {
     .addOption(new Option('--scenario <name>', 'default scenario of orders that name none').env('SANDBOX_SCENARIO').default('delivered'))
     .addOption(new Option('--body-limit <size>', 'largest request body').env('SANDBOX_BODY_LIMIT').default('1mb'))
     .addOption(new Option('--max-items <n>', 'most items in one create request').env('SANDBOX_MAX_ITEMS').default(100).argParser(integer('max-items')))
+    .addOption(new Option('--max-header-size <bytes>', 'largest request head (request line and headers) in bytes').env('SANDBOX_MAX_HEADER_SIZE').default(16384).argParser(integer('max-header-size')))
+    .addOption(new Option('--cors-origins <origins>', 'origins browsers may call from: * for any, a comma-separated list, or none').env('SANDBOX_CORS_ORIGINS').default('*'))
+    .addOption(new Option('--outbox-size <n>', 'most pending or paused webhook deliveries per client').env('SANDBOX_OUTBOX_SIZE').default(10000).argParser(integer('outbox-size')))
     .addOption(new Option('--strict', 'log a warning for every spec violation in a client request').env('SANDBOX_STRICT'))
     .addOption(new Option('--journal-size <n>', 'most request-journal entries kept per client (0: none)').env('SANDBOX_JOURNAL_SIZE').default(1000).argParser(integer('journal-size')))
     .addOption(new Option('--fsync', 'fsync every journal write (survives power loss; slower)').env('SANDBOX_FSYNC'))
@@ -70,6 +75,9 @@ function toOptions(flags: Record<string, unknown>): SandboxOptions {
     scenario: flags.scenario as string,
     bodyLimit: flags.bodyLimit as string,
     maxItems: flags.maxItems as number,
+    maxHeaderSize: flags.maxHeaderSize as number,
+    corsOrigins: corsOrigins(flags.corsOrigins as string),
+    outboxSize: flags.outboxSize as number,
     strict: Boolean(flags.strict),
     journalSize: flags.journalSize as number,
     fsync: Boolean(flags.fsync),

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { Express } from 'express';
 import { pino } from 'pino';
 import { createApp } from './app.js';
 import { sandboxModules } from './modules.js';
 import { ManualClock, RealClock, type Clock } from './clock/clock.js';
 import { Scheduler } from './clock/scheduler.js';
+import { answerClientErrors } from './http/client-error.js';
 import { ClientRegistry, type Client, type ClientConfig } from './config/clients.js';
 import { parseDelayRange } from './config/duration.js';
 import { readConfigFile } from './config/file.js';
@@ -147,8 +148,11 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
   const app = createApp(services, modules);
   for (const m of modules) await m.start?.();
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(options.port, options.host, () => resolve(s));
+    // express's app.listen takes no server options; the header limit needs node:http's own.
+    const s = createServer({ maxHeaderSize: options.maxHeaderSize }, app);
+    answerClientErrors(s, options.maxHeaderSize);
     s.once('error', reject);
+    s.listen(options.port, options.host, () => resolve(s));
   }).catch(async (error: unknown) => {
     await stopServices(services, modules);
     await store.close();

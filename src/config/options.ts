@@ -43,6 +43,12 @@ export interface SandboxOptions {
   bodyLimit?: string;
   /** Most items in one create request. Default 100. */
   maxItems?: number;
+  /** Largest request head (request line and headers) in bytes; above it a 431. Default 16384 (Node's). */
+  maxHeaderSize?: number;
+  /** Origins browsers may call from: ['*'] (default) any, a list of origins, or [] for no CORS headers. */
+  corsOrigins?: string[];
+  /** Most pending or paused webhook deliveries per client; past it a new delivery is recorded as failed ("outbox full"). Default 10000. */
+  outboxSize?: number;
   /** Log each spec violation of a client request as a warning. */
   strict?: boolean;
   /** Most request-journal entries kept per client (`GET /__sandbox/requests`); the oldest are dropped. 0 keeps none. Default 1000. */
@@ -81,6 +87,9 @@ export function resolveOptions(options: SandboxOptions): ResolvedOptions {
     scenario: options.scenario ?? 'delivered',
     bodyLimit: options.bodyLimit ?? '1mb',
     maxItems: options.maxItems ?? 100,
+    maxHeaderSize: options.maxHeaderSize ?? 16384,
+    corsOrigins: options.corsOrigins ?? ['*'],
+    outboxSize: options.outboxSize ?? 10000,
     strict: options.strict ?? false,
     journalSize: options.journalSize ?? 1000,
     logLevel: options.logLevel ?? 'silent',

@@ -17,6 +17,9 @@ export interface DeliveryFilter {
  * delivery is `undefined` here, so it answers 404.
  */
 export class DeliveryLog {
+  /** Ids of each client's pending or paused deliveries (the outbox), built on first use. */
+  private outbox: Map<string, Set<string>> | undefined;
+
   constructor(
     private readonly store: Store,
     private readonly seed: string,
@@ -31,6 +34,23 @@ export class DeliveryLog {
 
   save(delivery: Delivery): void {
     this.store.put(DELIVERIES, delivery.id, delivery);
+    if (this.outbox) this.track(delivery.client_id, delivery.id, delivery.status === 'pending' || delivery.status === 'paused');
+  }
+
+  /** How many of the client's deliveries are pending or paused (bounded by `--outbox-size`). */
+  outstanding(clientId: string): number {
+    if (!this.outbox) {
+      this.outbox = new Map();
+      for (const d of this.all()) this.track(d.client_id, d.id, d.status === 'pending' || d.status === 'paused');
+    }
+    return this.outbox.get(clientId)?.size ?? 0;
+  }
+
+  private track(clientId: string, id: string, open: boolean): void {
+    const ids = this.outbox!.get(clientId) ?? new Set<string>();
+    if (open) ids.add(id);
+    else ids.delete(id);
+    this.outbox!.set(clientId, ids);
   }
 
   /** The delivery as stored, whoever owns it (for the dispatcher). */
@@ -62,6 +82,8 @@ export class DeliveryLog {
   }
 
   remove(id: string): void {
+    const delivery = this.byId(id);
+    if (delivery && this.outbox) this.track(delivery.client_id, id, false);
     this.store.delete(DELIVERIES, id);
   }
 }

@@ -7,6 +7,7 @@ import type { Store } from '../store/store.js';
 import { chaosOf, LATE_MS, ReorderWindows } from './chaos.js';
 import type { DeliveryLog } from './deliveries.js';
 import type { Endpoint, WebhookEndpoints } from './endpoints.js';
+import { webhookMessages } from './messages.js';
 import { payloadOf, pingPayload } from './payload.js';
 import { nextAttemptAt, retryAfterMs } from './retry.js';
 import { wrongSecret } from './secret.js';
@@ -26,6 +27,8 @@ export interface DispatcherDeps {
   /** Delay of each scheduled attempt (see retry.ts). */
   retries: number[];
   timeoutMs: number;
+  /** Most pending or paused deliveries per client (`--outbox-size`). */
+  outboxSize: number;
   logger: Logger;
 }
 
@@ -57,11 +60,16 @@ export class WebhookDispatcher {
     let due = event.at;
     if (chaos.includes('out_of_order')) due = this.windows.dueAt(client.id, due);
     if (chaos.includes('late')) due += LATE_MS;
+    const full = this.deps.log.outstanding(client.id) >= this.deps.outboxSize;
     const delivery = this.create(client.id, event.type, event.order.order_no, payloadOf(event), chaos, event.at);
-    delivery.next_attempt_at = due;
+    if (full) {
+      // Kept in the log (redeliverable) but not scheduled: a receiver that never answers cannot grow the outbox without end.
+      Object.assign(delivery, { status: 'failed', last_error: webhookMessages.outboxFull(this.deps.outboxSize) });
+      this.deps.logger.warn({ client: client.id, delivery: delivery.id, event: delivery.event, outbox_size: this.deps.outboxSize }, 'webhook outbox full');
+    } else delivery.next_attempt_at = due;
     this.deps.log.save(delivery);
     store.commit();
-    scheduler.schedule(WEBHOOK_JOB, delivery.id, due);
+    if (!full) scheduler.schedule(WEBHOOK_JOB, delivery.id, due);
   }
 
   /** Hands every pending delivery to the scheduler (at start, so a restart resumes them). */

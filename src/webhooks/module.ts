@@ -39,7 +39,7 @@ export function webhooksModule(services: Services): SandboxModule {
   const { retries, timeoutMs } = checkSettings(services);
   const endpoints = new WebhookEndpoints(store, options);
   const log = new DeliveryLog(store, ids.seed);
-  const dispatcher = new WebhookDispatcher({ store, scheduler, clock, registry, endpoints, log, retries, timeoutMs, logger });
+  const dispatcher = new WebhookDispatcher({ store, scheduler, clock, registry, endpoints, log, retries, timeoutMs, outboxSize: options.outboxSize, logger });
   events.subscribe((event) => {
     try {
       dispatcher.enqueue(event);

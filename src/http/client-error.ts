@@ -1,0 +1,46 @@
+import type { Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { ErrorEnvelope } from './errors.js';
+
+/** Messages of requests Node's HTTP parser rejects before the app sees them. */
+export const clientErrorMessages = {
+  headersTooLarge: (limit: number) =>
+    `The request headers are larger than the limit of ${limit} bytes; send shorter headers (or start the sandbox with a larger --max-header-size).`,
+  malformed: 'The request is not valid HTTP/1.1 (bad request line, header name or value); it was not processed.',
+  timeout: 'The request headers did not arrive in time; the connection is closed.',
+} as const;
+
+const reasons: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+
+function answer(status: number, message: string): string {
+  const body = JSON.stringify({ success: false, message, errors: status === 431 ? [{ field: 'header', message: 'too large' }] : [] } satisfies ErrorEnvelope);
+  return [
+    `HTTP/1.1 ${status} ${reasons[status]}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Connection: close',
+    '',
+    body,
+  ].join('\r\n');
+}
+
+/**
+ * Answers requests that Node's HTTP parser rejects (headers above `maxHeaderSize`,
+ * NUL bytes or other invalid characters, a malformed request line) with the error
+ * envelope instead of Node's bare status line, then closes the connection.
+ *
+ * @example answerClientErrors(server, 16384)
+ */
+export function answerClientErrors(server: Server, maxHeaderSize: number): void {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    // A response already on its way (keep-alive, pipelining) cannot be followed by another status line.
+    const busy = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+    if (error.code === 'ECONNRESET' || !socket.writable || busy) {
+      socket.destroy();
+      return;
+    }
+    const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    const message = status === 431 ? clientErrorMessages.headersTooLarge(maxHeaderSize) : status === 408 ? clientErrorMessages.timeout : clientErrorMessages.malformed;
+    socket.end(answer(status, message));
+  });
+}
