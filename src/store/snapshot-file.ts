@@ -11,12 +11,16 @@ const CHUNK_BYTES = 1 << 20;
  * the old one, so a crash leaves either the old file or the new one.
  */
 export class SnapshotFile implements Adapter<StoreData> {
+  /** Size in bytes of the file as last read or written. */
+  bytes = 0;
+
   constructor(readonly path: string) {}
 
   async read(): Promise<StoreData | null> {
     let text: string;
     try {
       text = await readFile(this.path, 'utf8');
+      this.bytes = Buffer.byteLength(text);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw new DataFileError(`Cannot read the data file ${this.path}: ${(error as Error).message}`);
@@ -58,6 +62,7 @@ export class SnapshotFile implements Adapter<StoreData> {
         chunk += '}';
       }
       await file.write(`${chunk}\n}\n`);
+      this.bytes = (await file.stat()).size;
       await file.sync();
     } finally {
       await file.close();

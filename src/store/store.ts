@@ -11,7 +11,11 @@ export interface StoreOptions {
   path: string;
   /** fsync every journal append (survives power loss, not only a crash of the process). */
   fsync?: boolean;
-  /** Checkpoint (rewrite the data file) once the journal holds this many bytes. Default 16 MiB. */
+  /**
+   * Checkpoint (rewrite the data file) once the journal holds this many bytes, or as
+   * many as the data file if that is more, so the cost of checkpoints stays
+   * proportional to the changes whatever the size of the store. Default 16 MiB.
+   */
   checkpointBytes?: number;
   onError?: (error: Error) => void;
 }
@@ -98,7 +102,8 @@ export class Store {
     }
     this.pending.clear();
     this.journal.append(lines);
-    if (this.journal.bytes >= (this.options.checkpointBytes ?? 16 * 2 ** 20)) void this.checkpoint();
+    const fileBytes = this.db.adapter instanceof SnapshotFile ? this.db.adapter.bytes : 0;
+    if (this.journal.bytes >= Math.max(this.options.checkpointBytes ?? 16 * 2 ** 20, fileBytes)) void this.checkpoint();
   }
 
   /** Rewrites the data file from memory and drops the journal it now holds. */
