@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { setFlagsFromString } from 'node:v8';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { VERSION } from './control/handlers.js';
 import type { SandboxOptions } from './config/options.js';
@@ -22,6 +23,14 @@ const retention = (value: string) => {
 const corsOrigins = (value: string): string[] =>
   value.trim() === 'none' ? [] : value.split(',').map((o) => o.trim()).filter(Boolean);
 const collect = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((t) => t.trim()).filter(Boolean)];
+
+// A long-running sandbox holds its whole store in memory. V8's default lets the old
+// space grow to several times the live data between full collections; 100% keeps the
+// peak RSS near twice the live data (see docs/decisions/0001-journaled-store.md).
+// A heap-growing flag given to node by the user wins.
+if (![...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((arg) => arg.includes('heap-growing-percent'))) {
+  setFlagsFromString('--heap-growing-percent=100');
+}
 
 /** The command line: flags with environment fallbacks, exactly as DESIGN.md's stable interfaces. */
 export function program(): Command {
