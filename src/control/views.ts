@@ -1,6 +1,6 @@
 import type { Clock } from '../clock/clock.js';
 import type { Scheduler } from '../clock/scheduler.js';
-import type { Order } from '../orders/types.js';
+import { orderIdentity, type Order } from '../orders/types.js';
 import type { Journey } from '../tracking/journey.js';
 import { AWB_JOB } from '../tracking/journey.js';
 
@@ -17,11 +17,7 @@ export function orderState(order: Order, journey: Journey, baseUrl: string) {
         ? { kind: 'step', step: journey.nextStepKey(order), due_at: iso(stepDue) }
         : null;
   return {
-    order_no: order.order_no,
-    batch_id: order.batch_id,
-    order_code: order.item.order_code,
-    courier_code: order.courier_code,
-    service_code: order.item.service_code,
+    ...orderIdentity(order),
     scenario: order.scenario,
     status: order.status,
     awb: order.awb,

@@ -1,7 +1,7 @@
 import { areaOf } from '../coverage/areas.js';
 import type { Fixtures } from '../fixtures/load.js';
 import { orderRate } from '../rates/order-rate.js';
-import type { Order, TrackingEntry } from './types.js';
+import { orderIdentity, type Order, type TrackingEntry } from './types.js';
 
 const seconds = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
 
@@ -14,11 +14,7 @@ export function orderDetail(fixtures: Fixtures, order: Order, history: TrackingE
   const latest = history.find((e) => e.status !== null);
   const service = fixtures.couriers.get(order.courier_code)?.services.find((s) => s.code === order.item.service_code);
   return {
-    order_no: order.order_no,
-    batch_id: order.batch_id,
-    order_code: order.item.order_code,
-    courier_code: order.courier_code,
-    service_code: order.item.service_code,
+    ...orderIdentity(order),
     service_name: service?.name ?? null,
     awb: order.awb,
     awb_error: order.awb_error,

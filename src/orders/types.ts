@@ -80,6 +80,15 @@ export type OrderStatus =
   | 'returned'
   | 'cancelled';
 
+/** The fields that name an order and its courier service, as every view of an order starts. */
+export const orderIdentity = (order: Order) => ({
+  order_no: order.order_no,
+  batch_id: order.batch_id,
+  order_code: order.item.order_code,
+  courier_code: order.courier_code,
+  service_code: order.item.service_code,
+});
+
 /** An order as the store keeps it. Times are epoch milliseconds of the sandbox clock. */
 export interface Order {
   order_no: string;
