@@ -30,6 +30,7 @@ export class Scheduler {
   private readonly due = new Map<string, number>();
   private readonly handlers = new Map<string, JobHandler>();
   private timer: NodeJS.Timeout | undefined;
+  private armedAt = Infinity;
   private running: Promise<void> = Promise.resolve();
   private stopped = false;
 
@@ -146,7 +147,9 @@ export class Scheduler {
     if (this.stopped || !(this.clock instanceof RealClock)) return;
     const top = this.heap.peek();
     if (!top) return;
+    if (this.timer && this.armedAt <= top.at) return; // already waiting for this one or an earlier one
     if (this.timer) clearTimeout(this.timer);
+    this.armedAt = top.at;
     const delay = Math.min(this.clock.realDelayUntil(top.at), 2 ** 31 - 1);
     this.timer = setTimeout(() => {
       this.timer = undefined;
