@@ -49,13 +49,16 @@ export function renderStep(scenario: LoadedScenario, index: number, context: Tem
   };
 }
 
+/** Template values per order: they depend only on what the client sent, which never changes. */
+const contexts = new WeakMap<Order, TemplateContext>();
+
 /** An order's history as tracking shows it, newest first, each played step rendered from its scenario. */
 export function renderHistory(fixtures: Fixtures, order: Order, seed: string): TrackingEntry[] {
-  let context: TemplateContext | undefined;
+  let context = contexts.get(order);
   const scenario = fixtures.scenarios.get(order.scenario);
   return order.history.map((entry) => {
     if (!isPlayedStep(entry)) return entry;
-    context ??= contextOf(fixtures, order, seed);
+    if (!context) contexts.set(order, (context = contextOf(fixtures, order, seed)));
     return renderStep(scenario!, entry.step, context, entry.at, order.awb ?? '');
   });
 }
