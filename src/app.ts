@@ -1,6 +1,7 @@
 import express, { type Express } from 'express';
 import { controlHandlers } from './control/handlers.js';
 import { cors } from './http/cors.js';
+import { maxJsonDepth } from './http/depth.js';
 import { errorEnvelope, jsonBody, requestLog, unknownPath } from './http/edge.js';
 import type { HandlerMap } from './http/handler.js';
 import { mountSpec } from './http/mount.js';
@@ -23,6 +24,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
   app.use(requestLog(services.logger));
   app.use(cors(services.options.corsOrigins));
   app.use(jsonBody(services.options.bodyLimit));
+  app.use(maxJsonDepth());
   for (const m of modules) m.routes?.(app);
   const control = mountSpec(services.specs.control, {
     registry: services.registry,

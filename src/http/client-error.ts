@@ -12,7 +12,7 @@ export const clientErrorMessages = {
 
 const reasons: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
 
-function answer(status: number, message: string): string {
+function answer(status: number, message: string, head: boolean): string {
   const body = JSON.stringify({ success: false, message, errors: status === 431 ? [{ field: 'header', message: 'too large' }] : [] } satisfies ErrorEnvelope);
   return [
     `HTTP/1.1 ${status} ${reasons[status]}`,
@@ -20,7 +20,7 @@ function answer(status: number, message: string): string {
     `Content-Length: ${Buffer.byteLength(body)}`,
     'Connection: close',
     '',
-    body,
+    head ? '' : body, // an answer to HEAD has no body, or the client reads it as the next response
   ].join('\r\n');
 }
 
@@ -41,6 +41,7 @@ export function answerClientErrors(server: Server, maxHeaderSize: number): void 
     }
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
     const message = status === 431 ? clientErrorMessages.headersTooLarge(maxHeaderSize) : status === 408 ? clientErrorMessages.timeout : clientErrorMessages.malformed;
-    socket.end(answer(status, message));
+    const head = (error as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+    socket.end(answer(status, message, head));
   });
 }
