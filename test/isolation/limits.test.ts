@@ -1,0 +1,95 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createSandbox } from '../../src/sandbox.js';
+import { createRequest } from '../support/orders.js';
+import { testSandbox, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
+import { Receiver } from '../webhooks/receiver.js';
+import { deepJson } from '../fuzz/values.js';
+
+let sandbox: TestSandbox | undefined;
+afterEach(async () => {
+  await sandbox?.close();
+  sandbox = undefined;
+});
+const figures: string[] = [];
+
+describe('limits, each with a clear error', () => {
+  it('items per request (--max-items): 400 naming items', async () => {
+    sandbox = await testSandbox({ maxItems: 3 });
+    expect((await sandbox.call('POST', '/v1/order', { body: createRequest(3) })).status).toBe(201);
+    const res = await sandbox.call('POST', '/v1/order', { body: createRequest(4) });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ field: 'items', message: 'must hold at most 3 entries' }]);
+    figures.push('items 4 > 3: 400');
+  });
+
+  it('body size (--body-limit): 413 naming the limit', async () => {
+    sandbox = await testSandbox({ bodyLimit: '2kb' });
+    const res = await sandbox.call('POST', '/v1/order', { body: createRequest(10) });
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({ success: false, message: 'The body is larger than the limit of 2kb; send fewer items per request.', errors: [] });
+    figures.push('body > 2kb: 413');
+  });
+
+  it('JSON nesting (64 levels): 400 naming body', async () => {
+    sandbox = await testSandbox();
+    const res = await sandbox.call('POST', '/__sandbox/faults', { body: `{"match":${deepJson(65, 'object')}}`, headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ field: 'body', message: 'is nested deeper than 64 levels' }]);
+    figures.push('nesting 66 > 64: 400');
+  });
+
+  it('header size (--max-header-size): 431 with the envelope, naming the limit', async () => {
+    const server = await createSandbox({ clock: 'manual', tokens: ['t'], maxHeaderSize: 4_096 });
+    try {
+      const ok = await fetch(`${server.url}/__sandbox/health`, { headers: { 'x-note': 'x'.repeat(3_000) } });
+      expect(ok.status).toBe(200);
+      const res = await fetch(`${server.url}/__sandbox/health`, { headers: { 'x-note': 'x'.repeat(5_000) } });
+      expect(res.status).toBe(431);
+      expect(await res.json()).toEqual({ success: false, message: expect.stringContaining('4096 bytes'), errors: [{ field: 'header', message: 'too large' }] });
+      figures.push('headers 5 KB > 4096 B: 431');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('request journal (--journal-size): keeps the newest entries, says its size', async () => {
+    sandbox = await testSandbox({ journalSize: 3 });
+    for (let i = 0; i < 5; i++) await sandbox.call('GET', `/v1/order/tracking/SBXNOSUCH0${i}`);
+    const res = await sandbox.call('GET', '/__sandbox/requests');
+    expect(res.body.size).toBe(3);
+    expect(res.body.requests.map((r: { path: string }) => r.path)).toEqual(['/v1/order/tracking/SBXNOSUCH02', '/v1/order/tracking/SBXNOSUCH03', '/v1/order/tracking/SBXNOSUCH04']);
+    figures.push('journal 5 > 3: oldest 2 dropped');
+  });
+
+  it('webhook outbox (--outbox-size): a delivery past the bound is kept as failed with "Outbox full", logged, and can be redelivered', async () => {
+    const receiver = await Receiver.start();
+    try {
+      sandbox = await testSandbox({ outboxSize: 2 });
+      const warn = vi.spyOn(sandbox.services.logger, 'warn');
+      // Client B has no webhook URL: its deliveries wait, paused, in the outbox.
+      await sandbox.call('POST', '/v1/order', { token: TOKEN_B, body: createRequest(3) });
+      await sandbox.advance(60_000);
+      const list = async () => (await sandbox!.call('GET', '/__sandbox/webhooks/deliveries', { token: TOKEN_B })).body.deliveries as Array<{ id: string; status: string; last_error: string | null }>;
+      const log = await list();
+      expect(log.map((d) => d.status).sort()).toEqual(['failed', 'paused', 'paused']);
+      const full = log.find((d) => d.status === 'failed')!;
+      expect(full.last_error).toMatch(/^Outbox full: this client already has 2 pending or paused deliveries \(--outbox-size\)/);
+      expect(warn).toHaveBeenCalledWith(expect.objectContaining({ client: 'client-b', outbox_size: 2 }), 'webhook outbox full');
+
+      await sandbox.call('PUT', '/__sandbox/webhook', { token: TOKEN_B, body: { url: receiver.url } });
+      await sandbox.advance(0);
+      const redelivered = await sandbox.call('POST', `/__sandbox/webhooks/deliveries/${full.id}/redeliver`, { token: TOKEN_B });
+      expect(redelivered.body.status).toBe('delivered');
+      expect((await list()).map((d) => d.status)).toEqual(['delivered', 'delivered', 'delivered']);
+      expect(receiver.received).toHaveLength(3);
+      figures.push('outbox 3 > 2: 1 failed "Outbox full", redelivered');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('prints its figures', () => {
+    console.log(`[security:limits] ${figures.length} limits hit, each with its error: ${figures.join('; ')}`);
+    expect(figures).toHaveLength(6);
+  });
+});
