@@ -27,8 +27,6 @@ export interface CompiledOperation {
   method: string;
   /** The OpenAPI path, e.g. `/v1/order/tracking/{order_no}`. */
   path: string;
-  /** The same path in express syntax, e.g. `/v1/order/tracking/:order_no`. */
-  expressPath: string;
   /** Whether a bearer token is required. */
   secured: boolean;
   /** Whether the operation takes a JSON body, and must have one. */
@@ -114,7 +112,6 @@ export function compileSpec(document: OpenApiDocument, id = 'spec'): CompiledSpe
         operationId: String(op.operationId ?? `${method} ${path}`),
         method,
         path,
-        expressPath: path.replace(/\{([^}]+)\}/g, ':$1'),
         secured: security.length > 0 && !security.some((s) => Object.keys(s as object).length === 0),
         body: !requestBody ? 'none' : requestBody.required ? 'required' : 'optional',
         statuses: Object.keys(responses).filter((c) => /^\d{3}$/.test(c)).map(Number),

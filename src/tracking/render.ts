@@ -1,6 +1,6 @@
 import { locate, type Fixtures, type LoadedScenario } from '../fixtures/load.js';
 import { pick } from '../ids/random.js';
-import { isPlayedStep, type Order, type TrackingEntry } from '../orders/types.js';
+import { isPlayedStep, type Order, type PlayedStep, type TrackingEntry } from '../orders/types.js';
 
 /** The values a scenario's templates may use. */
 export type TemplateContext = Record<
@@ -51,15 +51,21 @@ export function renderStep(scenario: LoadedScenario, index: number, context: Tem
 
 /** Template values per order: they depend only on what the client sent, which never changes. */
 const contexts = new WeakMap<Order, TemplateContext>();
+/** A played step's rendered entry never changes either: render it once. */
+const rendered = new WeakMap<PlayedStep, TrackingEntry>();
 
 /** An order's history as tracking shows it, newest first, each played step rendered from its scenario. */
 export function renderHistory(fixtures: Fixtures, order: Order, seed: string): TrackingEntry[] {
-  let context = contexts.get(order);
-  const scenario = fixtures.scenarios.get(order.scenario);
   return order.history.map((entry) => {
     if (!isPlayedStep(entry)) return entry;
-    if (!context) contexts.set(order, (context = contextOf(fixtures, order, seed)));
-    return renderStep(scenario!, entry.step, context, entry.at, order.awb ?? '');
+    let done = rendered.get(entry);
+    if (!done) {
+      let context = contexts.get(order);
+      if (!context) contexts.set(order, (context = contextOf(fixtures, order, seed)));
+      done = renderStep(fixtures.scenarios.get(order.scenario)!, entry.step, context, entry.at, order.awb ?? '');
+      rendered.set(entry, done);
+    }
+    return done;
   });
 }
 
