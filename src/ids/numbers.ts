@@ -8,11 +8,23 @@ import { hash32 } from './random.js';
  * @example permute(1, 8, 'seed') // e.g. 48213907
  */
 export function permute(counter: number, digits: number, seed: string): bigint {
-  const modulus = 10n ** BigInt(digits);
-  let a = BigInt(hash32(`${seed}:a:${digits}`)) * 2n + 1n; // odd
-  if (a % 5n === 0n) a += 2n; // coprime with 10^digits
-  const b = BigInt(hash32(`${seed}:b:${digits}`));
+  const { a, b, modulus } = constantsOf(digits, seed);
   return (BigInt(counter) * a + b) % modulus;
+}
+
+const constants = new Map<string, { a: bigint; b: bigint; modulus: bigint }>();
+
+/** The permutation's constants for a seed and a width, derived once. */
+function constantsOf(digits: number, seed: string): { a: bigint; b: bigint; modulus: bigint } {
+  const key = `${seed}:${digits}`;
+  let found = constants.get(key);
+  if (!found) {
+    let a = BigInt(hash32(`${seed}:a:${digits}`)) * 2n + 1n; // odd
+    if (a % 5n === 0n) a += 2n; // coprime with 10^digits
+    found = { a, b: BigInt(hash32(`${seed}:b:${digits}`)), modulus: 10n ** BigInt(digits) };
+    constants.set(key, found);
+  }
+  return found;
 }
 
 /** `permute` written as text of exactly `digits` digits, zero-padded. */
