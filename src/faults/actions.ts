@@ -6,7 +6,7 @@ import { faultMessages } from './messages.js';
 import type { FaultAction, FaultRule } from './types.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-const bodyBytes = (reply: StatusReply): Buffer => Buffer.from(reply.body === undefined ? '' : JSON.stringify(reply.body));
+const bodyBytes = (reply: StatusReply): Buffer => Buffer.from(reply.serialized ?? (reply.body === undefined ? '' : JSON.stringify(reply.body)));
 
 /** Writes a reply's status line and headers, for actions that write its body themselves. */
 function writeHead(res: Response, reply: StatusReply, bytes: Buffer): void {

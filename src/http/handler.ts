@@ -19,7 +19,13 @@ export interface OperationInput {
 
 /** An answer: a status with a JSON body, or `streamed` when the handler wrote the response itself. */
 export type Reply =
-  | { status: number; body?: unknown; headers?: Record<string, string> }
+  | {
+      status: number;
+      body?: unknown;
+      headers?: Record<string, string>;
+      /** `body` already written as JSON, for answers a handler caches; sent as it is. */
+      serialized?: string;
+    }
   | { streamed: true };
 
 export type Handler = (input: OperationInput) => Reply | Promise<Reply>;
