@@ -26,10 +26,10 @@ const collect = (value: string, previous: string[] = []) => [...previous, ...val
 
 // A long-running sandbox holds its whole store in memory. V8's default lets the old
 // space grow to several times the live data between full collections; 100% keeps the
-// peak RSS near twice the live data (see docs/decisions/0001-journaled-store.md).
+// peak RSS under twice the live data (see docs/decisions/0001-journaled-store.md).
 // A heap-growing flag given to node by the user wins.
 if (![...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((arg) => arg.includes('heap-growing-percent'))) {
-  setFlagsFromString('--heap-growing-percent=100');
+  setFlagsFromString('--heap-growing-percent=75');
 }
 
 /** The command line: flags with environment fallbacks, exactly as DESIGN.md's stable interfaces. */
