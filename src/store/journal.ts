@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, rmSync, truncateSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { DataFileError, type JournalOp } from './types.js';
 
@@ -28,18 +28,21 @@ export class Journal {
     let count = 0;
     for (const { generation, path } of this.files()) {
       if (generation < from) continue;
-      const lines = readFileSync(path, 'utf8').split('\n');
+      const text = readFileSync(path, 'utf8');
+      const lines = text.split('\n');
       lines.forEach((line, index) => {
-        if (line === '') return;
+        if (line === '' || index === lines.length - 1) return;
         try {
           apply(JSON.parse(line) as JournalOp);
           count += 1;
         } catch (error) {
-          // A torn last line is a write cut short by a crash: that change was never acknowledged.
-          if (index === lines.length - 1) return;
           throw new DataFileError(`The journal ${path} is damaged at line ${index + 1}: ${(error as Error).message}`);
         }
       });
+      // Every append ends with a newline: text after the last one is a write cut short by
+      // a crash, never acknowledged. Cut it off, so the next append starts a clean line.
+      const end = text.lastIndexOf('\n') + 1;
+      if (end < text.length) truncateSync(path, Buffer.byteLength(text.slice(0, end)));
       this.generation = Math.max(this.generation, generation);
     }
     return count;

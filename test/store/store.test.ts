@@ -47,6 +47,23 @@ describe('Store', () => {
     await reopened.close();
   });
 
+  it('keeps working after a torn line: the next changes survive a second crash', async () => {
+    const store = await Store.open({ path: path() });
+    store.put('orders', '1', { v: 1 });
+    store.commit();
+    const wal = readdirSync(join(dir(), 'data')).find((f) => f.includes('.wal.'))!;
+    appendFileSync(join(dir(), 'data', wal), '{"c":"orders","k":"torn"');
+    const second = await Store.open({ path: path() });
+    second.put('orders', '2', { v: 2 });
+    second.commit();
+    // Crash again, before any checkpoint.
+    const third = await Store.open({ path: path() });
+    expect(third.get('orders', '1')).toEqual({ v: 1 });
+    expect(third.get('orders', '2')).toEqual({ v: 2 });
+    expect(third.get('orders', 'torn')).toBeUndefined();
+    await third.close();
+  });
+
   it('writes a readable data file at the current schema version on checkpoint and drops the journal it holds', async () => {
     const store = await Store.open({ path: path() });
     for (let i = 0; i < 50; i += 1) store.put('orders', String(i), { i });
