@@ -5,6 +5,7 @@ export const faultMessages = {
   invalidRule: 'The fault rule is not valid; see errors.',
   unusedField: (field: string, type: string) => `is not used by a ${type} action`,
   maxBelowMin: 'must be at least ms',
+  badHeader: 'must be a valid HTTP header name with a value of visible characters',
   badGlob: 'must be a path glob starting with "/", e.g. /v1/order/tracking/*',
   badBodyPath: 'each key must be a field path such as items[0].cod',
 } as const;

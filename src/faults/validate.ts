@@ -1,3 +1,4 @@
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { invalid, type FieldError } from '../http/errors.js';
 import { isFieldPath } from './match.js';
 import { faultMessages } from './messages.js';
@@ -25,6 +26,14 @@ export function checkRule(input: FaultRuleInput): FaultRuleInput {
   }
   if (action.type === 'latency' && action.max_ms !== undefined && action.max_ms < action.ms) {
     errors.push({ field: 'action.max_ms', message: faultMessages.maxBelowMin });
+  }
+  for (const [name, value] of Object.entries(action.type === 'status' ? (action.headers ?? {}) : {})) {
+    try {
+      validateHeaderName(name);
+      validateHeaderValue(name, value);
+    } catch {
+      errors.push({ field: `action.headers.${name}`, message: faultMessages.badHeader });
+    }
   }
   if (input.match?.path !== undefined && !input.match.path.startsWith('/')) errors.push({ field: 'match.path', message: faultMessages.badGlob });
   for (const key of Object.keys(input.match?.body ?? {})) {

@@ -75,7 +75,8 @@ export class WebhookDispatcher {
   /** Hands every pending delivery to the scheduler (at start, so a restart resumes them). */
   resume(): void {
     for (const d of this.deps.log.all()) {
-      if (d.status === 'pending') this.deps.scheduler.schedule(WEBHOOK_JOB, d.id, d.next_attempt_at ?? this.deps.clock.now());
+      // A ping is one attempt, never retried: one cut short by a stop stays as it was.
+      if (d.status === 'pending' && d.event !== 'ping') this.deps.scheduler.schedule(WEBHOOK_JOB, d.id, d.next_attempt_at ?? this.deps.clock.now());
     }
   }
 
@@ -154,7 +155,8 @@ export class WebhookDispatcher {
     }
     const badSignature = scheduledAttempts(delivery) === 0 && delivery.chaos.includes('bad_signature');
     const made = await this.attempt(delivery, { ...endpoint, url: endpoint.url }, at, 'schedule', badSignature ? 'bad_signature' : null);
-    if (!made) return;
+    // A redelivery may have settled it while this attempt was on its way: its outcome stands.
+    if (!made || delivery.status !== 'pending') return;
     if (isSuccess(made.status_code)) {
       this.finish(delivery, 'delivered', null);
       if (delivery.chaos.includes('duplicate')) await this.attempt(delivery, { ...endpoint, url: endpoint.url }, at, 'schedule', 'duplicate');

@@ -42,6 +42,9 @@ describe('POST /__sandbox/faults', () => {
     ['probability 0', { action: fail400, probability: 0 }, 'probability'],
     ['a misspelt field', { action: fail400, tims: 3 }, 'tims'],
     ['no action', { match: {} }, 'action'],
+    ['a header name with a space', { action: { type: 'status', status: 503, headers: { 'Retry After': '5' } } }, 'action.headers.Retry After'],
+    ['a header value with a newline', { action: { type: 'status', status: 503, headers: { 'X-A': 'a\r\nb' } } }, 'action.headers.X-A'],
+    ['a 1xx status', { action: { type: 'status', status: 101 } }, 'action.status'],
   ])('returns 400 naming the field for %s', async (_, body, field) => {
     const res = await sandbox.call('POST', '/__sandbox/faults', { body });
     expect(res.status).toBe(400);
