@@ -22,6 +22,8 @@ const retention = (value: string) => {
 };
 const corsOrigins = (value: string): string[] =>
   value.trim() === 'none' ? [] : value.split(',').map((o) => o.trim()).filter(Boolean);
+/** A switch from the environment: 1, true, yes or on (any case) turn it on; anything else leaves it off. */
+const envSwitch = (name: string): boolean => /^(1|true|yes|on)$/i.test(process.env[name]?.trim() ?? '');
 const collect = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((t) => t.trim()).filter(Boolean)];
 
 // A long-running sandbox holds its whole store in memory. V8's default lets the old
@@ -57,9 +59,9 @@ export function program(): Command {
     .addOption(new Option('--max-header-size <bytes>', 'largest request head (request line and headers) in bytes').env('SANDBOX_MAX_HEADER_SIZE').default(16384).argParser(integer('max-header-size')))
     .addOption(new Option('--cors-origins <origins>', 'origins browsers may call from: * for any, a comma-separated list, or none').env('SANDBOX_CORS_ORIGINS').default('*'))
     .addOption(new Option('--outbox-size <n>', 'most pending or paused webhook deliveries per client').env('SANDBOX_OUTBOX_SIZE').default(10000).argParser(integer('outbox-size')))
-    .addOption(new Option('--strict', 'log a warning for every spec violation in a client request').env('SANDBOX_STRICT'))
+    .addOption(new Option('--strict', 'log a warning for every spec violation in a client request (env SANDBOX_STRICT=1)'))
     .addOption(new Option('--journal-size <n>', 'most request-journal entries kept per client (0: none)').env('SANDBOX_JOURNAL_SIZE').default(1000).argParser(integer('journal-size')))
-    .addOption(new Option('--fsync', 'fsync every journal write (survives power loss; slower)').env('SANDBOX_FSYNC'))
+    .addOption(new Option('--fsync', 'fsync every journal write: survives power loss; slower (env SANDBOX_FSYNC=1)'))
     .addOption(new Option('--spec <file>', 'provider spec (OpenAPI 3.1, YAML or JSON) to serve instead of the bundled one').env('SANDBOX_SPEC'))
     .addOption(new Option('--retention <duration>', 'remove orders older than this on the sandbox clock, e.g. 30d').env('SANDBOX_RETENTION').argParser(retention))
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug or silent').env('SANDBOX_LOG_LEVEL').default('info'));
@@ -87,9 +89,9 @@ function toOptions(flags: Record<string, unknown>): SandboxOptions {
     maxHeaderSize: flags.maxHeaderSize as number,
     corsOrigins: corsOrigins(flags.corsOrigins as string),
     outboxSize: flags.outboxSize as number,
-    strict: Boolean(flags.strict),
+    strict: Boolean(flags.strict) || envSwitch('SANDBOX_STRICT'),
     journalSize: flags.journalSize as number,
-    fsync: Boolean(flags.fsync),
+    fsync: Boolean(flags.fsync) || envSwitch('SANDBOX_FSYNC'),
     providerSpec: flags.spec as string | undefined,
     logLevel: flags.logLevel as string,
     retention: flags.retention as string | undefined,

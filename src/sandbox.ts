@@ -10,6 +10,7 @@ import { Scheduler } from './clock/scheduler.js';
 import { answerClientErrors } from './http/client-error.js';
 import { ClientRegistry, type Client, type ClientConfig } from './config/clients.js';
 import { parseDelayRange } from './config/duration.js';
+import { checkClientConfigs } from './config/check.js';
 import { readConfigFile } from './config/file.js';
 import { resolveOptions, type SandboxOptions } from './config/options.js';
 import { EventBus } from './events.js';
@@ -48,19 +49,23 @@ export interface Sandbox {
   close(): Promise<void>;
 }
 
-function buildClients(options: ReturnType<typeof resolveOptions>, store: Store): ClientConfig[] {
-  const configs: ClientConfig[] = [
+/** The clients of the config file, of `clients` and of `--token`, in that order. */
+function configuredClients(options: ReturnType<typeof resolveOptions>): ClientConfig[] {
+  return [
     ...(options.config ? (readConfigFile(options.config).clients ?? []) : []),
     ...options.clients,
     ...options.tokens.filter((t) => t !== '').map((token) => ({ token })),
   ];
-  if (configs.length > 0) return configs;
+}
+
+/** With no client configured: one default client whose token is kept in the store (printed at start). */
+function defaultClient(options: ReturnType<typeof resolveOptions>, store: Store): ClientConfig {
   let token = store.get<string>('meta', 'default_token');
   if (!token) {
     token = options.seed !== undefined ? `sbx_${hash32(`token:${options.seed}`).toString(16).padStart(8, '0')}` : `sbx_${randomBytes(12).toString('hex')}`;
     store.put('meta', 'default_token', token);
   }
-  return [{ token, id: 'default', name: 'default' }];
+  return { token, id: 'default', name: 'default' };
 }
 
 /** A manual clock resumes where the data file's stopped, or at --clock-start if that is later. */
@@ -92,11 +97,13 @@ export async function buildServices(input: SandboxOptions = {}): Promise<Service
   if (itemsSchema) itemsSchema.maxItems = options.maxItems;
   const specs = { provider: compileSpec(providerDocument, 'provider'), control: compileSpec(loadSpec(CONTROL_SPEC), 'control') };
 
+  const configured = configuredClients(options);
+  checkClientConfigs(configured, { scenarios: [...fixtures.scenarios.keys()], couriers: [...fixtures.couriers.keys()] });
   const store = await Store.open({ path: options.data, fsync: options.fsync, onError: (e) => logger.error({ err: e }, 'checkpoint failed') });
   const clock: Clock = options.clock === 'manual' ? new ManualClock(manualClockStart(options.clockStart, store)) : new RealClock(options.speed);
   const events = new EventBus();
   const scheduler = new Scheduler(clock, { onError: (err, kind, key) => logger.error({ err, kind, key }, 'scheduled job failed') });
-  const registry = new ClientRegistry(buildClients(options, store));
+  const registry = new ClientRegistry(configured.length > 0 ? configured : [defaultClient(options, store)]);
   const orders = new OrdersService(store, fixtures, clock, { defaultScenario: options.scenario, awbDelay, maxItems: options.maxItems });
   const ids = new IdFactory(store, options.seed, (kind, id) => orders.exists(kind, id));
   const journey = new Journey({
@@ -160,6 +167,8 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
   });
   void scheduler.runDue();
   const port = (server.address() as AddressInfo).port;
+  const { data, clock: mode, speed, fsync, strict, retention, seed } = options;
+  services.logger.info({ port, data, clock: mode, speed, fsync, strict, retention, seeded: seed !== undefined, clients: services.registry.clients.length }, 'started');
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
   let closing: Promise<void> | undefined;
   return {

@@ -153,7 +153,9 @@ export class Scheduler {
     const delay = Math.min(this.clock.realDelayUntil(top.at), 2 ** 31 - 1);
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      void this.runDue().then(() => this.arm());
+      this.runDue()
+        .catch((error: unknown) => this.options.onError?.(error, 'scheduler', 'runDue'))
+        .finally(() => this.arm());
     }, delay);
     this.timer.unref();
   }

@@ -75,6 +75,18 @@ describe('shipping-sandbox (the CLI)', () => {
     expect(stderr).toContain(message);
   });
 
+  it.each([
+    ['0', false],
+    ['false', false],
+    ['1', true],
+    ['TRUE', true],
+  ])('reads SANDBOX_FSYNC=%s as %s', async (value, on) => {
+    const data = join(dir(), 'fsync.json');
+    const cli = await startCli(['--port', '0', '--data', data, '--log-level', 'info'], { SANDBOX_FSYNC: value });
+    await cli.stop();
+    expect(cli.output()).toContain(`"fsync":${on}`);
+  });
+
   it('logs one JSON line per request with the client id and never the token', async () => {
     const cli = await startCli(['--port', '0', '--data', ':memory:', '--token', 'very-secret-token']);
     await fetch(`${cli.url}/v1/order/tracking/SBXDLV00000001`, { headers: { authorization: 'Bearer very-secret-token' } });

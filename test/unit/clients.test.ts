@@ -17,4 +17,9 @@ describe('ClientRegistry', () => {
     expect(() => new ClientRegistry([{ token: 'a' }, { token: 'a' }])).toThrow(/twice/);
     expect(() => new ClientRegistry([{ token: '' }])).toThrow(/non-empty/);
   });
+
+  it('refuses two clients with one id, which would share their records', () => {
+    expect(() => new ClientRegistry([{ token: 'a', id: 'p' }, { token: 'b', id: 'p' }])).toThrow(/"p" is configured twice/);
+    expect(() => new ClientRegistry([{ token: 'a' }, { token: 'b', id: clientIdOf('a') }])).toThrow(/configured twice/);
+  });
 });

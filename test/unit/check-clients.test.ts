@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { checkClientConfigs } from '../../src/config/check.js';
+import { buildServices } from '../../src/sandbox.js';
+
+const known = { scenarios: ['delivered', 'returned'], couriers: ['jne', 'jnt'] };
+
+describe('checkClientConfigs', () => {
+  it('accepts good settings', () => {
+    expect(() => checkClientConfigs([{ token: 't', scenario: 'returned', awb_delay: '2s-5s', couriers: ['jne'], read_only: true }], known)).not.toThrow();
+  });
+
+  it.each([
+    [{ token: 't', scenario: 'teleported' }, 'clients[0].scenario: unknown scenario "teleported"'],
+    [{ token: 't', awb_delay: 'soon' }, 'clients[0].awb_delay'],
+    [{ token: 't', couriers: ['dhl'] }, 'clients[0].couriers: unknown courier "dhl"'],
+    [{ token: 't', read_only: 'yes' }, 'clients[0].read_only'],
+  ])('names the field of %j', (client, message) => {
+    expect(() => checkClientConfigs([client as never], known)).toThrow(message);
+  });
+});
+
+describe('createSandbox with bad client settings', () => {
+  it('refuses to start, naming the client and the field', async () => {
+    await expect(buildServices({ clients: [{ token: 'a' }, { token: 'b', scenario: 'nope' }] })).rejects.toThrow('clients[1].scenario');
+  });
+});
