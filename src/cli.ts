@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 import { setFlagsFromString } from 'node:v8';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { VERSION } from './control/handlers.js';
+import { VERSION } from './version.js';
+import { DEFAULT_RETRIES } from './webhooks/retry.js';
 import type { SandboxOptions } from './config/options.js';
 import { parseRetention } from './retention/module.js';
 import { createSandbox } from './sandbox.js';
@@ -45,7 +46,7 @@ export function program(): Command {
     .addOption(new Option('--token <token>', 'a client token (repeatable; the variable is comma-separated)').env('SANDBOX_TOKENS').argParser(collect))
     .addOption(new Option('--webhook-url <url>', 'default webhook URL of every client').env('SANDBOX_WEBHOOK_URL'))
     .addOption(new Option('--webhook-secret <secret>', 'default webhook secret (whsec_...); generated when absent').env('SANDBOX_WEBHOOK_SECRET'))
-    .addOption(new Option('--webhook-retries <delays>', 'webhook retry schedule, one delay per attempt').env('SANDBOX_WEBHOOK_RETRIES').default('0,5s,30s,2m,10m,1h,6h'))
+    .addOption(new Option('--webhook-retries <delays>', 'webhook retry schedule, one delay per attempt').env('SANDBOX_WEBHOOK_RETRIES').default(DEFAULT_RETRIES))
     .addOption(new Option('--webhook-timeout <duration>', 'how long a webhook attempt may take').env('SANDBOX_WEBHOOK_TIMEOUT').default('10s'))
     .addOption(new Option('--awb-delay <delay>', 'delay from create to AWB: 0, 500ms, 3s or a range 2s-10s').env('SANDBOX_AWB_DELAY').default('3s'))
     .addOption(new Option('--clock <mode>', 'real or manual').env('SANDBOX_CLOCK').choices(['real', 'manual']).default('real'))

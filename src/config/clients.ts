@@ -37,15 +37,13 @@ export class ClientRegistry {
 
   constructor(configs: ClientConfig[]) {
     const seen = new Set<string>();
-    const ids = new Set<string>();
     this.entries = configs.map((config) => {
       if (!config.token) throw new Error('Every client needs a non-empty token.');
       if (seen.has(config.token)) throw new Error('The same token is configured twice.');
       seen.add(config.token);
       const id = config.id ?? clientIdOf(config.token);
-      // Records belong to the id: two clients with one id would share them.
-      if (ids.has(id)) throw new Error(`The client id "${id}" is configured twice; each client needs its own.`);
-      ids.add(id);
+      // Records belong to the id, not the token: tokens that share an id (a read-only key
+      // beside a full one, a rotated token) see the same records, as one client.
       return { digest: digest(config.token), client: { ...config, id, name: config.name ?? id } };
     });
   }

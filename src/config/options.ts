@@ -1,3 +1,4 @@
+import { DEFAULT_RETRIES } from '../webhooks/retry.js';
 import { PROVIDER_SPEC } from '../spec/load.js';
 import type { ClientConfig } from './clients.js';
 
@@ -75,7 +76,7 @@ export function resolveOptions(options: SandboxOptions): ResolvedOptions {
     tokens: options.tokens ?? [],
     webhookUrl: options.webhookUrl,
     webhookSecret: options.webhookSecret,
-    webhookRetries: options.webhookRetries ?? '0,5s,30s,2m,10m,1h,6h',
+    webhookRetries: options.webhookRetries ?? DEFAULT_RETRIES,
     webhookTimeout: options.webhookTimeout ?? '10s',
     awbDelay: options.awbDelay ?? '3s',
     clock: options.clock ?? 'real',

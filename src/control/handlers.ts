@@ -2,9 +2,9 @@ import { ApiError, invalid, notFound } from '../http/errors.js';
 import { clientOf, json, type HandlerMap, type OperationInput } from '../http/handler.js';
 import type { Order } from '../orders/types.js';
 import type { Services } from '../services.js';
+import { VERSION } from '../version.js';
 import { clockState, orderState } from './views.js';
 
-const VERSION = '0.1.0';
 
 /** Resets one client's data; other parts (webhooks, faults, journal) add their own. */
 export type ResetPart = (clientId: string) => number;
@@ -87,4 +87,3 @@ export function controlHandlers(services: Services, resetParts: Record<string, R
   };
 }
 
-export { VERSION };

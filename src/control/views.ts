@@ -2,6 +2,7 @@ import type { Clock } from '../clock/clock.js';
 import type { Scheduler } from '../clock/scheduler.js';
 import { orderIdentity, type Order } from '../orders/types.js';
 import type { Journey } from '../tracking/journey.js';
+import { withPhotoUrls } from '../tracking/view.js';
 import { AWB_JOB } from '../tracking/journey.js';
 
 export const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
@@ -27,7 +28,7 @@ export function orderState(order: Order, journey: Journey, baseUrl: string) {
     awb_generated_at: iso(order.awb_generated_at),
     cancelled_at: iso(order.cancelled_at),
     next,
-    history: journey.history(order).map((e) => (e.pod_photo ? { ...e, pod_photo: `${baseUrl}${e.pod_photo}` } : e)),
+    history: withPhotoUrls(journey.history(order), baseUrl),
     sender: order.sender,
     item: order.item,
   };

@@ -21,9 +21,13 @@ export function trackingOf(history: TrackingEntry[], baseUrl: string): TrackingR
   return {
     last_status: latest.status!,
     last_update: history[0].update_on,
-    history: history.map((entry) => (entry.pod_photo ? { ...entry, pod_photo: `${baseUrl}${entry.pod_photo}` } : entry)),
+    history: withPhotoUrls(history, baseUrl),
   };
 }
+
+/** The history with each `pod_photo` path made an absolute URL on `baseUrl`. */
+export const withPhotoUrls = (history: TrackingEntry[], baseUrl: string): TrackingEntry[] =>
+  history.map((entry) => (entry.pod_photo ? { ...entry, pod_photo: `${baseUrl}${entry.pod_photo}` } : entry));
 
 /** The scenario whose magic AWB this is, if any. */
 export function magicScenario(fixtures: Fixtures, awb: string): LoadedScenario | undefined {
