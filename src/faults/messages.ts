@@ -3,7 +3,7 @@ export const faultMessages = {
   injected: (status: number, id: string) => `Fault injected by the sandbox (rule ${id}): status ${status}.`,
   ruleNotFound: (id: string) => `No fault rule ${id} for this client; GET /__sandbox/faults lists them.`,
   invalidRule: 'The fault rule is not valid; see errors.',
-  unusedField: (field: string, type: string) => `is not used by a ${type} action`,
+  unusedField: (type: string) => `is not used by a ${type} action`,
   maxBelowMin: 'must be at least ms',
   badHeader: 'must be a valid HTTP header name with a value of visible characters',
   badGlob: 'must be a path glob starting with "/", e.g. /v1/order/tracking/*',

@@ -22,7 +22,7 @@ export function checkRule(input: FaultRuleInput): FaultRuleInput {
   const errors: FieldError[] = [];
   const action = input.action as FaultAction & Record<string, unknown>;
   for (const key of Object.keys(action)) {
-    if (!FIELDS[action.type].includes(key)) errors.push({ field: `action.${key}`, message: faultMessages.unusedField(key, action.type) });
+    if (!FIELDS[action.type].includes(key)) errors.push({ field: `action.${key}`, message: faultMessages.unusedField(action.type) });
   }
   if (action.type === 'latency' && action.max_ms !== undefined && action.max_ms < action.ms) {
     errors.push({ field: 'action.max_ms', message: faultMessages.maxBelowMin });

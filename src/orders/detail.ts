@@ -1,9 +1,9 @@
 import { areaOf } from '../coverage/areas.js';
 import type { Fixtures } from '../fixtures/load.js';
 import { orderRate } from '../rates/order-rate.js';
-import { orderIdentity, type Order, type TrackingEntry } from './types.js';
+import { epochSeconds, orderIdentity, type Order, type TrackingEntry } from './types.js';
 
-const seconds = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
+const seconds = (ms: number | null): number | null => (ms === null ? null : epochSeconds(ms));
 
 /**
  * An order as GET /v1/order/{order_no} shows it: what the client sent (sender and

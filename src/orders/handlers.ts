@@ -1,14 +1,13 @@
 import { notFound } from '../http/errors.js';
 import { clientOf, json, type HandlerMap, type Reply } from '../http/handler.js';
 import type { Services } from '../services.js';
+import { chaosHeaderModes } from '../webhooks/chaos.js';
 import { magicHistory, magicScenario, trackingOf } from '../tracking/view.js';
 import type { CreateOrderRequest, Order } from './types.js';
 
 export const CREATED_MESSAGE =
   'Data saved successfully. The waybill number (AWB) will be created shortly and sent to your webhook.';
 
-const headerList = (value: string | string[] | undefined): string[] | undefined =>
-  value === undefined ? undefined : String(value).split(',').map((s) => s.trim()).filter(Boolean);
 
 /** The provider's documented operations. */
 export function orderHandlers({ orders, fixtures, clock, journey }: Services): HandlerMap {
@@ -30,7 +29,7 @@ export function orderHandlers({ orders, fixtures, clock, journey }: Services): H
       const scenario = input.headers['x-sandbox-scenario'];
       const created = orders.create(clientOf(input), input.body as CreateOrderRequest, {
         scenario: typeof scenario === 'string' ? scenario : undefined,
-        webhookChaos: headerList(input.headers['x-sandbox-webhook-chaos']),
+        webhookChaos: chaosHeaderModes(input.headers['x-sandbox-webhook-chaos']),
       });
       return json(201, { success: true, message: CREATED_MESSAGE, ...created });
     },

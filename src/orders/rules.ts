@@ -3,6 +3,13 @@ import { ApiError, invalid, messages, type FieldError } from '../http/errors.js'
 import type { Fixtures } from '../fixtures/load.js';
 import type { CreateOrderRequest } from './types.js';
 
+/** Throws the 403 naming `field` when the client may not use this courier. */
+export function assertCourierEnabled(client: Client, courierCode: string, field: string): void {
+  if (client.couriers && !client.couriers.includes(courierCode)) {
+    throw new ApiError(403, messages.courierNotEnabled(courierCode), [{ field, message: 'not enabled for this client' }]);
+  }
+}
+
 /**
  * The checks of a create request that the JSON schema cannot express: known courier,
  * service and areas, COD support, the item limit, and what the client may do.
@@ -14,9 +21,7 @@ export function checkCreateRequest(fixtures: Fixtures, client: Client, request: 
   if (!courier) {
     throw invalid([{ field: 'courier_code', message: `must be one of: ${[...fixtures.couriers.keys()].join(', ')}` }]);
   }
-  if (client.couriers && !client.couriers.includes(courier.code)) {
-    throw new ApiError(403, messages.courierNotEnabled(courier.code), [{ field: 'courier_code', message: 'not enabled for this client' }]);
-  }
+  assertCourierEnabled(client, courier.code, 'courier_code');
   const problems: FieldError[] = [];
   if (request.items.length > maxItems) {
     problems.push({ field: 'items', message: `must hold at most ${maxItems} entries; split the orders into several requests` });

@@ -61,8 +61,11 @@ export type HistoryRecord = PlayedStep | TrackingEntry;
 
 export const isPlayedStep = (entry: HistoryRecord): entry is PlayedStep => 'step' in entry;
 
+/** Unix epoch seconds of sandbox milliseconds, as tracking, detail and webhooks write times. */
+export const epochSeconds = (ms: number): number => Math.floor(ms / 1000);
+
 /** Unix epoch seconds of a history entry. */
-export const secondsOf = (entry: HistoryRecord): number => (isPlayedStep(entry) ? Math.floor(entry.at / 1000) : entry.update_on);
+export const secondsOf = (entry: HistoryRecord): number => (isPlayedStep(entry) ? epochSeconds(entry.at) : entry.update_on);
 
 /**
  * Where an order is. `created` waits for its AWB; the others follow the scenario's

@@ -1,8 +1,9 @@
+import { assertCourierEnabled } from '../orders/rules.js';
 import type { Client } from '../config/clients.js';
 import { areaOf } from '../coverage/areas.js';
 import type { Fixtures } from '../fixtures/load.js';
 import type { Courier } from '../fixtures/types.js';
-import { ApiError, invalid, messages, type FieldError } from '../http/errors.js';
+import { invalid, type FieldError } from '../http/errors.js';
 import type { RateRequest } from './quote.js';
 
 /** Which query parameter carries each part of a rate request, so errors name it. */
@@ -110,9 +111,7 @@ function selectCouriers(
     problems.push({ field: names.courier, message: `must be one of: ${[...fixtures.couriers.keys()].join(', ')}` });
     return [];
   }
-  if (client.couriers && !client.couriers.includes(courier.code)) {
-    throw new ApiError(403, messages.courierNotEnabled(courier.code), [{ field: names.courier, message: 'not enabled for this client' }]);
-  }
+  assertCourierEnabled(client, courier.code, names.courier);
   if (serviceCode === undefined) return [courier];
   const services = courier.services.filter((s) => s.code === serviceCode);
   if (services.length === 0) {

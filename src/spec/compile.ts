@@ -46,7 +46,7 @@ export interface CompiledSpec {
   byId: Map<string, CompiledOperation>;
 }
 
-function paramsSchema(document: OpenApiDocument, base: string, params: Array<{ p: ParameterObject; ref: string }>, where: ParameterObject['in']) {
+function paramsSchema(base: string, params: Array<{ p: ParameterObject; ref: string }>, where: ParameterObject['in']) {
   const chosen = params.filter(({ p }) => p.in === where);
   if (chosen.length === 0) return undefined;
   const key = (p: ParameterObject) => (where === 'header' ? p.name.toLowerCase() : p.name);
@@ -89,7 +89,7 @@ export function compileSpec(document: OpenApiDocument, id = 'spec'): CompiledSpe
       });
       const validators: Array<{ part: keyof RequestParts; validate: ValidateFunction }> = [];
       for (const where of ['path', 'query', 'header'] as const) {
-        const schema = paramsSchema(document, base, params, where);
+        const schema = paramsSchema(base, params, where);
         if (schema) validators.push({ part: where === 'header' ? 'headers' : where, validate: coercing.compile(schema) });
       }
       const requestBody = deref(document, op.requestBody) as { required?: boolean; content?: Record<string, unknown> } | undefined;

@@ -41,3 +41,7 @@ export class ReorderWindows {
     this.windows.delete(clientId);
   }
 }
+
+/** The modes named by an `X-Sandbox-Webhook-Chaos` header (comma-separated), or undefined without one. */
+export const chaosHeaderModes = (value: string | string[] | undefined): string[] | undefined =>
+  value === undefined ? undefined : String(value).split(',').map((s) => s.trim()).filter(Boolean);

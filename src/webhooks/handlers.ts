@@ -1,7 +1,7 @@
 import { ApiError, invalid, notFound } from '../http/errors.js';
 import { clientOf, json, type HandlerMap, type Interceptor, type OperationInput } from '../http/handler.js';
 import type { Clock } from '../clock/clock.js';
-import { unknownChaos } from './chaos.js';
+import { chaosHeaderModes, unknownChaos } from './chaos.js';
 import type { DeliveryFilter, DeliveryLog } from './deliveries.js';
 import type { WebhookDispatcher } from './dispatcher.js';
 import type { Endpoint, WebhookEndpoints } from './endpoints.js';
@@ -73,7 +73,7 @@ export function webhookHandlers({ clock, endpoints, log, dispatcher, retries, ti
 export const chaosHeaderCheck: Interceptor = (input, next) => {
   const header = input.headers['x-sandbox-webhook-chaos'];
   if (input.operation.operationId === 'createOrder' && header !== undefined) {
-    const unknown = unknownChaos(String(header).split(',').map((s) => s.trim()).filter(Boolean));
+    const unknown = unknownChaos(chaosHeaderModes(header) ?? []);
     if (unknown.length > 0) throw invalid([{ field: 'header.x-sandbox-webhook-chaos', message: webhookMessages.chaos(unknown) }], webhookMessages.chaosHeader);
   }
   return next();

@@ -1,7 +1,7 @@
 import type { SandboxEvent } from '../events.js';
+import { epochSeconds as seconds } from '../orders/types.js';
 import type { PingPayload, WebhookPayload } from './types.js';
 
-const seconds = (ms: number): number => Math.floor(ms / 1000);
 
 /**
  * The webhook body of an order event. Field order is fixed, so the body is the same
