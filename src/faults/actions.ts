@@ -12,7 +12,7 @@ const bodyBytes = (reply: StatusReply): Buffer => Buffer.from(reply.serialized ?
 function writeHead(res: Response, reply: StatusReply, bytes: Buffer): void {
   res.status(reply.status);
   if (reply.headers) res.set(reply.headers);
-  if (bytes.length > 0) res.type('application/json');
+  if (bytes.length > 0) res.type(reply.type ?? 'application/json');
   res.setHeader('Content-Length', bytes.length);
   res.flushHeaders();
 }

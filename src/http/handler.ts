@@ -23,8 +23,10 @@ export type Reply =
       status: number;
       body?: unknown;
       headers?: Record<string, string>;
-      /** `body` already written as JSON, for answers a handler caches; sent as it is. */
+      /** The body already written out (JSON, unless `type` says otherwise), sent as it is. */
       serialized?: string;
+      /** Media type of `serialized` when it is not JSON. */
+      type?: string;
     }
   | { streamed: true };
 

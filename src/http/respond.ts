@@ -6,7 +6,7 @@ import type { Reply } from './handler.js';
 export function sendReply(res: Response, reply: Reply): void {
   if ('streamed' in reply) return;
   if (reply.headers) res.set(reply.headers);
-  if (reply.serialized !== undefined) res.status(reply.status).type('application/json').send(reply.serialized);
+  if (reply.serialized !== undefined) res.status(reply.status).type(reply.type ?? 'application/json').send(reply.serialized);
   else if (reply.body === undefined) res.status(reply.status).end();
   else res.status(reply.status).json(reply.body);
 }

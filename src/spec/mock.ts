@@ -34,8 +34,8 @@ let faker: Promise<Faker> | undefined;
 /** json-schema-faker is loaded on first need only, so start-up stays fast and small. */
 const loadFaker = (): Promise<Faker> => (faker ??= import('json-schema-faker'));
 
-function responseOf(document: OpenApiDocument, operation: CompiledOperation, status: number): ResponseObject | undefined {
-  return deref(document, (operation.definition.responses as Record<string, unknown> | undefined)?.[String(status)]) as ResponseObject | undefined;
+function responseOf(document: OpenApiDocument, definition: Record<string, unknown>, status: number): ResponseObject | undefined {
+  return deref(document, (definition.responses as Record<string, unknown> | undefined)?.[String(status)]) as ResponseObject | undefined;
 }
 
 const jsonMedia = (response: ResponseObject | undefined): MediaType | undefined =>
@@ -43,8 +43,7 @@ const jsonMedia = (response: ResponseObject | undefined): MediaType | undefined 
 
 /** The documented example of an operation's answer with this status, if the spec has one. */
 export function exampleOf(document: OpenApiDocument, definition: Record<string, unknown>, status: number, name?: string): unknown {
-  const response = deref(document, (definition.responses as Record<string, unknown> | undefined)?.[String(status)]) as ResponseObject | undefined;
-  const media = jsonMedia(response);
+  const media = jsonMedia(responseOf(document, definition, status));
   if (!media) return undefined;
   if (name !== undefined) return media.examples?.[name]?.value;
   if (media.example !== undefined) return media.example;
@@ -53,7 +52,7 @@ export function exampleOf(document: OpenApiDocument, definition: Record<string, 
 
 /** A documented example that is not JSON (say, a `text/event-stream`), with its media type. */
 export function textExampleOf(document: OpenApiDocument, operation: CompiledOperation, status: number): { type: string; text: string } | undefined {
-  for (const [type, media] of Object.entries(responseOf(document, operation, status)?.content ?? {})) {
+  for (const [type, media] of Object.entries(responseOf(document, operation.definition, status)?.content ?? {})) {
     const example = media.example ?? Object.values(media.examples ?? {})[0]?.value;
     if (!/json/i.test(type) && typeof example === 'string') return { type, text: example };
   }
@@ -62,7 +61,7 @@ export function textExampleOf(document: OpenApiDocument, operation: CompiledOper
 
 /** The names of the examples documented for an operation, by status. */
 export function exampleNames(document: OpenApiDocument, operation: CompiledOperation): Map<number, string[]> {
-  return new Map(operation.statuses.map((status) => [status, Object.keys(jsonMedia(responseOf(document, operation, status))?.examples ?? {})]));
+  return new Map(operation.statuses.map((status) => [status, Object.keys(jsonMedia(responseOf(document, operation.definition, status))?.examples ?? {})]));
 }
 
 /** A copy of a schema with every local `$ref` inlined, so the generator needs no resolver. */
@@ -106,7 +105,7 @@ function documentedHeaders(response: ResponseObject | undefined): Record<string,
  * spec has no example. A response without JSON content answers with no body.
  */
 export async function documentedAnswer(document: OpenApiDocument, operation: CompiledOperation, choice: AnswerChoice): Promise<StatusReply> {
-  const response = responseOf(document, operation, choice.status);
+  const response = responseOf(document, operation.definition, choice.status);
   const headers = documentedHeaders(response);
   const media = jsonMedia(response);
   if (!media) return { status: choice.status, headers };

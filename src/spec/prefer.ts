@@ -106,11 +106,9 @@ export function preferInterceptor(services: Services): Interceptor {
     const requestSeed = preference.seed ?? (seed === undefined ? undefined : `${seed}|${requestKey(input)}|${status}`);
     const reply = await documentedAnswer(document, input.operation, { status, example: preference.example, dynamic: preference.dynamic, seed: requestSeed });
     const headers = { ...reply.headers, 'Preference-Applied': applied(preference) };
-    const text = reply.body === undefined ? textExampleOf(document, input.operation, status) : undefined;
-    if (!text) return { ...reply, headers };
     // A documented answer that is not JSON (the shipping-fee event stream) is sent as its example text.
-    input.raw.res.status(status).set(headers).type(text.type).send(text.text);
-    return { streamed: true };
+    const text = reply.body === undefined ? textExampleOf(document, input.operation, status) : undefined;
+    return text ? { status, headers, serialized: text.text, type: text.type } : { ...reply, headers };
   };
 }
 
