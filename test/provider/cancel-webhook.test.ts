@@ -1,19 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TestSandbox } from '../support/sandbox.js';
 import { Receiver } from '../webhooks/receiver.js';
-import { createOrders, webhookSandbox } from '../webhooks/support.js';
+import { createOrders, startWebhookSandbox, stopWebhookSandbox } from '../webhooks/support.js';
 import { cancel, MINUTE } from './orders.js';
 
 let receiver: Receiver;
 let sandbox: TestSandbox;
-beforeEach(async () => {
-  receiver = await Receiver.start();
-  sandbox = await webhookSandbox(receiver.url);
-});
-afterEach(async () => {
-  await sandbox.close();
-  await receiver.close();
-});
+beforeEach(async () => ({ receiver, sandbox } = await startWebhookSandbox()));
+afterEach(() => stopWebhookSandbox(sandbox, receiver));
 
 describe('POST /v1/order/cancel and the webhook', () => {
   it('sends order.cancelled to a client with a webhook, with the AWB or null', async () => {

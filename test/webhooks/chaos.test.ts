@@ -2,7 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TOKEN_A, type TestSandbox } from '../support/sandbox.js';
 import { Receiver, type Received } from './receiver.js';
-import { createOrders, deliveries, webhookSandbox } from './support.js';
+import { createOrders, deliveries, startWebhookSandbox, stopWebhookSandbox, webhookSandbox } from './support.js';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const verifies = (w: Received): boolean => {
@@ -17,14 +17,8 @@ const chaos = (modes: string) => ({ 'X-Sandbox-Webhook-Chaos': modes });
 
 let receiver: Receiver;
 let sandbox: TestSandbox;
-beforeEach(async () => {
-  receiver = await Receiver.start();
-  sandbox = await webhookSandbox(receiver.url, { webhookSecret: SECRET });
-});
-afterEach(async () => {
-  await sandbox.close();
-  await receiver.close();
-});
+beforeEach(async () => ({ receiver, sandbox } = await startWebhookSandbox({ webhookSecret: SECRET })));
+afterEach(() => stopWebhookSandbox(sandbox, receiver));
 
 describe('X-Sandbox-Webhook-Chaos', () => {
   it('duplicate: a delivered webhook arrives a second time, same webhook-id and body, both validly signed', async () => {

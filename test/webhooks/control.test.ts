@@ -2,18 +2,12 @@ import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TOKEN_B, type TestSandbox } from '../support/sandbox.js';
 import { Receiver } from './receiver.js';
-import { createOrders, deliveries, webhookSandbox } from './support.js';
+import { createOrders, deliveries, startWebhookSandbox, stopWebhookSandbox, webhookSandbox } from './support.js';
 
 let receiver: Receiver;
 let sandbox: TestSandbox;
-beforeEach(async () => {
-  receiver = await Receiver.start();
-  sandbox = await webhookSandbox(receiver.url);
-});
-afterEach(async () => {
-  await sandbox.close();
-  await receiver.close();
-});
+beforeEach(async () => ({ receiver, sandbox } = await startWebhookSandbox()));
+afterEach(() => stopWebhookSandbox(sandbox, receiver));
 
 describe('GET /__sandbox/webhook', () => {
   it('shows the URL from the config file, a generated secret and the enabled state', async () => {

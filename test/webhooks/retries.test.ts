@@ -1,21 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TestSandbox } from '../support/sandbox.js';
 import { downPort, Receiver } from './receiver.js';
-import { createOrders, deliveries, webhookSandbox } from './support.js';
+import { createOrders, deliveries, startWebhookSandbox, stopWebhookSandbox, webhookSandbox } from './support.js';
 
 const AWB_DELAY = 60_000;
 const SCHEDULE = [0, 5_000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000];
 
 let receiver: Receiver;
 let sandbox: TestSandbox;
-beforeEach(async () => {
-  receiver = await Receiver.start();
-  sandbox = await webhookSandbox(receiver.url);
-});
-afterEach(async () => {
-  await sandbox.close();
-  await receiver.close();
-});
+beforeEach(async () => ({ receiver, sandbox } = await startWebhookSandbox()));
+afterEach(() => stopWebhookSandbox(sandbox, receiver));
 
 describe('webhook retries on the sandbox clock', () => {
   it('retries a receiver that answers 500 three times on the default schedule, then delivers; the log shows every attempt', async () => {

@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TestSandbox } from '../support/sandbox.js';
 import { Receiver, type Received } from './receiver.js';
-import { createOrders, deliveries, webhookSandbox } from './support.js';
+import { createOrders, deliveries, startWebhookSandbox, stopWebhookSandbox, webhookSandbox } from './support.js';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
@@ -20,14 +20,8 @@ function verifyByHand(webhook: Received, secret: string): boolean {
 
 let receiver: Receiver;
 let sandbox: TestSandbox;
-beforeEach(async () => {
-  receiver = await Receiver.start();
-  sandbox = await webhookSandbox(receiver.url, { webhookSecret: SECRET });
-});
-afterEach(async () => {
-  await sandbox.close();
-  await receiver.close();
-});
+beforeEach(async () => ({ receiver, sandbox } = await startWebhookSandbox({ webhookSecret: SECRET })));
+afterEach(() => stopWebhookSandbox(sandbox, receiver));
 
 describe('awb.generated webhook', () => {
   it('is signed so that the standardwebhooks verifier and a hand-written HMAC check both accept it', async () => {

@@ -1,4 +1,5 @@
 import { createRequest } from '../support/orders.js';
+import { Receiver } from './receiver.js';
 import { testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
 import type { SandboxOptions } from '../../src/config/options.js';
 import type { deliveryView } from '../../src/webhooks/views.js';
@@ -15,6 +16,17 @@ export function webhookSandbox(url: string, options: SandboxOptions = {}): Promi
     ],
     ...options,
   });
+}
+
+/** A webhook receiver on 127.0.0.1 and a sandbox whose client A sends to it; stop both with `stopWebhookSandbox`. */
+export async function startWebhookSandbox(options: SandboxOptions = {}): Promise<{ receiver: Receiver; sandbox: TestSandbox }> {
+  const receiver = await Receiver.start();
+  return { receiver, sandbox: await webhookSandbox(receiver.url, options) };
+}
+
+export async function stopWebhookSandbox(sandbox: TestSandbox, receiver: Receiver): Promise<void> {
+  await sandbox.close();
+  await receiver.close();
 }
 
 /** Creates `count` orders for client A (or `token`) and returns their numbers. */
