@@ -31,6 +31,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
     interceptors: modules.flatMap((m) => m.controlInterceptors ?? []),
     handlers: { ...controlHandlers(services, resetParts), ...handlers },
     fallback: specAnswer(services.specs.control.document, services.options.seed),
+    now: () => services.clock.now(),
   });
   // Every control path starts with /__sandbox/: provider requests skip its routes.
   app.use((req, res, next) => (req.path.startsWith('/__sandbox/') ? control(req, res, next) : next()));
@@ -40,6 +41,8 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
       interceptors: modules.flatMap((m) => m.providerInterceptors ?? []),
       handlers: { ...orderHandlers(services), ...handlers },
       fallback: specAnswer(services.specs.provider.document, services.options.seed),
+      observers: modules.flatMap((m) => (m.observeProvider ? [m.observeProvider] : [])),
+      now: () => services.clock.now(),
     }),
   );
   app.use(unknownPath);

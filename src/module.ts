@@ -1,6 +1,7 @@
 import type { Express } from 'express';
 import type { ResetPart } from './control/handlers.js';
 import type { HandlerMap, Interceptor } from './http/handler.js';
+import type { ServedRequest } from './http/served.js';
 
 /**
  * A part of the sandbox that plugs into the app: handlers by operationId,
@@ -14,6 +15,8 @@ export interface SandboxModule {
   providerInterceptors?: Interceptor[];
   /** Around every control operation. */
   controlInterceptors?: Interceptor[];
+  /** Told of every provider request once its connection closes (the request journal). */
+  observeProvider?: (served: ServedRequest) => void;
   /** Removes the client's records of this module; returns how many. */
   reset?: ResetPart;
   /** Plain express routes mounted before the specs (e.g. the docs page). */

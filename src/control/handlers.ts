@@ -1,4 +1,4 @@
-import { ApiError, invalid, notFound } from '../http/errors.js';
+import { Conflict, NotFound, RuleViolation } from '../domain/errors.js';
 import { clientOf, json, type HandlerMap, type OperationInput } from '../http/handler.js';
 import type { Order } from '../orders/types.js';
 import type { Services } from '../services.js';
@@ -14,7 +14,7 @@ export function controlHandlers(services: Services, resetParts: Record<string, R
   const { orders, journey, clock, scheduler, fixtures, specs } = services;
   const ownOrder = (input: OperationInput): Order => {
     const order = orders.get(clientOf(input), input.params.order_no!);
-    if (!order) throw notFound();
+    if (!order) throw new NotFound();
     return order;
   };
   const show = (input: OperationInput, order: Order) => json(200, orderState(order, journey, input.baseUrl));
@@ -24,10 +24,9 @@ export function controlHandlers(services: Services, resetParts: Record<string, R
     getProviderSpec: () => json(200, specs.provider.document),
     getControlSpec: () => json(200, specs.control.document),
 
-    getPodPhoto: ({ params, raw }) => {
-      if (!params.file?.endsWith('.png')) throw notFound();
-      raw.res.type('png').set('Cache-Control', 'public, max-age=86400').send(fixtures.podPhoto);
-      return { streamed: true };
+    getPodPhoto: ({ params }) => {
+      if (!params.file?.endsWith('.png')) throw new NotFound();
+      return { status: 200, serialized: fixtures.podPhoto, type: 'png', headers: { 'Cache-Control': 'public, max-age=86400' } };
     },
 
     listScenarios: () =>
@@ -61,10 +60,10 @@ export function controlHandlers(services: Services, resetParts: Record<string, R
       const step = (input.body as { step?: string } | undefined)?.step;
       if (step !== undefined && !journey.scenarioOf(order).steps.some((s) => s.key === step)) {
         const keys = journey.scenarioOf(order).steps.map((s) => s.key);
-        throw invalid([{ field: 'step', message: `must be a step of scenario ${order.scenario}: ${keys.join(', ')}` }]);
+        throw new RuleViolation([{ field: 'step', message: `must be a step of scenario ${order.scenario}: ${keys.join(', ')}` }]);
       }
       if (!(await journey.advance(order, step))) {
-        throw new ApiError(409, order.awb ? 'No step left to play (or the named step is already past).' : 'The order has no AWB yet: generate it first (POST .../awb).');
+        throw new Conflict(order.awb ? 'No step left to play (or the named step is already past).' : 'The order has no AWB yet: generate it first (POST .../awb).');
       }
       return show(input, order);
     },
@@ -72,7 +71,7 @@ export function controlHandlers(services: Services, resetParts: Record<string, R
     getClock: () => json(200, clockState(clock, scheduler)),
 
     advanceClock: async (input) => {
-      if (clock.mode !== 'manual') throw new ApiError(409, 'The clock is real: start the sandbox with --clock manual to advance it.');
+      if (clock.mode !== 'manual') throw new Conflict('The clock is real: start the sandbox with --clock manual to advance it.');
       await services.advanceClock((input.body as { ms: number }).ms);
       return json(200, clockState(clock, scheduler));
     },

@@ -1,4 +1,4 @@
-import { notFound } from '../http/errors.js';
+import { NotFound } from '../domain/errors.js';
 import { json, type HandlerMap } from '../http/handler.js';
 import type { Fixtures } from '../fixtures/load.js';
 import { citiesOf, districtsOf, provincesOf, searchAreas } from './areas.js';
@@ -17,13 +17,13 @@ export function coverageHandlers(fixtures: Fixtures): HandlerMap {
 
     listCities: ({ query }) => {
       const cities = citiesOf(fixtures, String(query.province_id));
-      if (!cities) throw notFound();
+      if (!cities) throw new NotFound();
       return json(200, { success: true, data: cities });
     },
 
     listDistricts: ({ query }) => {
       const districts = districtsOf(fixtures, String(query.city_id));
-      if (!districts) throw notFound();
+      if (!districts) throw new NotFound();
       return json(200, { success: true, data: districts });
     },
 

@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors.js';
+import { NotFound } from '../domain/errors.js';
 import { clientOf, json, type HandlerMap } from '../http/handler.js';
 import { faultMessages } from './messages.js';
 import type { FaultRules } from './rules.js';
@@ -13,7 +13,7 @@ export function faultHandlers(rules: FaultRules): HandlerMap {
     deleteFaultRules: (input) => json(200, { success: true, removed: rules.clear(clientOf(input).id) }),
     deleteFaultRule: (input) => {
       const id = input.params.id!;
-      if (!rules.remove(clientOf(input).id, id)) throw new ApiError(404, faultMessages.ruleNotFound(id));
+      if (!rules.remove(clientOf(input).id, id)) throw new NotFound(faultMessages.ruleNotFound(id));
       return json(200, { success: true, removed: 1 });
     },
   };

@@ -68,10 +68,9 @@ export function valueAt(value: unknown, path: string): unknown {
 
 /** Whether a request meets every criterion of a rule's match. */
 export function matches(match: FaultMatch, input: OperationInput): boolean {
-  const { req } = input.raw;
-  if (match.method !== undefined && match.method.toUpperCase() !== req.method.toUpperCase()) return false;
+  if (match.method !== undefined && match.method.toUpperCase() !== input.method.toUpperCase()) return false;
   if (match.operation_id !== undefined && match.operation_id !== input.operation.operationId) return false;
-  if (match.path !== undefined && !globMatches(match.path, req.path)) return false;
+  if (match.path !== undefined && !globMatches(match.path, input.path)) return false;
   for (const [name, value] of Object.entries(match.headers ?? {})) {
     if (input.headers[name.toLowerCase()] !== value) return false;
   }

@@ -3,7 +3,6 @@ import type { SandboxModule } from '../module.js';
 import type { Services } from '../services.js';
 import { performFault } from './actions.js';
 import { faultHandlers } from './handlers.js';
-import { HungRequests } from './hung.js';
 import { FaultRules } from './rules.js';
 
 /**
@@ -13,16 +12,17 @@ import { FaultRules } from './rules.js';
  */
 export function faultsModule(services: Services): SandboxModule {
   const rules = new FaultRules(services.clock, services.options.seed);
-  const hung = new HungRequests();
+  // Aborted at shutdown: requests held by `hang` rules are dropped then.
+  const shutdown = new AbortController();
   const interceptor: Interceptor = async (input, next) => {
     const rule = input.client ? rules.take(input.client.id, input) : undefined;
-    return rule ? performFault(rule, input, next, hung, (key) => rules.chance(key)) : next();
+    return rule ? performFault(rule, input, next, shutdown.signal, (key) => rules.chance(key)) : next();
   };
   return {
     name: 'faults',
     handlers: faultHandlers(rules),
     providerInterceptors: [interceptor],
     reset: (clientId) => rules.clear(clientId),
-    close: () => hung.close(),
+    close: () => shutdown.abort(),
   };
 }

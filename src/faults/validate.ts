@@ -1,5 +1,5 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
-import { invalid, type FieldError } from '../http/errors.js';
+import { RuleViolation, type FieldError } from '../domain/errors.js';
 import { isFieldPath } from './match.js';
 import { faultMessages } from './messages.js';
 import type { FaultAction, FaultRuleInput } from './types.js';
@@ -39,6 +39,6 @@ export function checkRule(input: FaultRuleInput): FaultRuleInput {
   for (const key of Object.keys(input.match?.body ?? {})) {
     if (!isFieldPath(key)) errors.push({ field: `match.body.${key}`, message: faultMessages.badBodyPath });
   }
-  if (errors.length > 0) throw invalid(errors, faultMessages.invalidRule);
+  if (errors.length > 0) throw new RuleViolation(errors, faultMessages.invalidRule);
   return input;
 }

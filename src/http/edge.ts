@@ -2,6 +2,7 @@ import express, { type ErrorRequestHandler, type RequestHandler } from 'express'
 import type { Logger } from 'pino';
 import { ApiError, messages } from './errors.js';
 import { sendError } from './respond.js';
+import { noteOfResponse } from './served.js';
 
 /** Parses JSON bodies of JSON content types; other bodies are left for the 415 check. */
 export function jsonBody(limit: string): RequestHandler {
@@ -40,15 +41,16 @@ export function requestLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
+      const note = noteOfResponse(res);
       const line = {
         method: req.method,
         path: req.path,
         status: res.statusCode,
         ms: Number(process.hrtime.bigint() - start) / 1e6,
-        client: res.locals.clientId as string | undefined,
-        op: res.locals.operationId as string | undefined,
+        client: note.clientId,
+        op: note.operationId,
       };
-      if (res.locals.error) logger.error({ ...line, err: res.locals.error }, 'request failed');
+      if (note.error) logger.error({ ...line, err: note.error }, 'request failed');
       else logger.info(line, 'request');
     });
     next();

@@ -1,8 +1,6 @@
-/** One problem with one part of a request, e.g. `{ field: 'items[1].item_weight', message: '...' }`. */
-export interface FieldError {
-  field: string;
-  message: string;
-}
+import { Conflict, DomainError, domainMessages, Forbidden, LimitReached, NotFound, RuleViolation, Unavailable, type FieldError } from '../domain/errors.js';
+
+export type { FieldError } from '../domain/errors.js';
 
 /** The body of every 4xx/5xx answer of the sandbox. */
 export interface ErrorEnvelope {
@@ -12,8 +10,8 @@ export interface ErrorEnvelope {
 }
 
 /**
- * The one error type of the sandbox. Domain code throws it; the HTTP edge turns it
- * into the error envelope with its status.
+ * The error type of the HTTP edge (401, 405, 413, 415, ...). Domain code throws the
+ * errors of `domain/errors.ts` instead; `toApiError` maps those here, in one place.
  *
  * @example throw new ApiError(404, messages.notFound)
  */
@@ -35,12 +33,12 @@ export class ApiError extends Error {
 
 /** Every message the sandbox answers with, in one place. */
 export const messages = {
-  notFound: 'Record Not Found',
+  notFound: domainMessages.notFound,
   unknownPath: (method: string, path: string) =>
     `No operation ${method} ${path}. See GET /__sandbox/openapi.json for the paths this sandbox serves.`,
   methodNotAllowed: (method: string, allowed: string[]) =>
     `Method ${method} is not allowed here; use ${allowed.join(', ')}.`,
-  invalidRequest: 'The request is not valid; see errors.',
+  invalidRequest: domainMessages.invalidRequest,
   malformedJson: 'The body is not valid JSON; check quotes, commas and brackets.',
   unsupportedMediaType: (got: string) =>
     `The body must be sent as application/json (got "${got}"); set the header "Content-Type: application/json".`,
@@ -49,8 +47,6 @@ export const messages = {
   missingToken: 'Missing bearer token: send the header "Authorization: Bearer <token>".',
   malformedAuth: 'The Authorization header must be "Bearer <token>".',
   unknownToken: 'Unknown token: use one of the tokens the sandbox printed at start or was configured with.',
-  readOnly: 'This token is read-only: it may not create or change orders.',
-  courierNotEnabled: (code: string) => `This client is not enabled for courier "${code}".`,
   internal: 'The sandbox failed to answer this request; it has been logged. Please report it.',
 } as const;
 
@@ -58,3 +54,23 @@ export const notFound = (): ApiError => new ApiError(404, messages.notFound);
 
 export const invalid = (errors: FieldError[], message: string = messages.invalidRequest): ApiError =>
   new ApiError(400, message, errors);
+
+/** The status of each kind of domain error: the one place the domain meets HTTP. */
+const STATUS_OF = new Map<Function, number>([
+  [NotFound, 404],
+  [Forbidden, 403],
+  [RuleViolation, 400],
+  [Conflict, 409],
+  [LimitReached, 400],
+  [Unavailable, 503],
+]);
+
+/** The HTTP error of anything thrown while answering; a 500 for what is neither an ApiError nor a domain error. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof DomainError) {
+    const headers: Record<string, string> = error instanceof Unavailable ? { 'Retry-After': String(error.retryAfterSeconds) } : {};
+    return new ApiError(STATUS_OF.get(error.constructor) ?? 500, error.message, error.errors, headers);
+  }
+  return new ApiError(500, messages.internal);
+}

@@ -1,34 +1,69 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Request, Response } from 'express';
 import type { Client } from '../config/clients.js';
 import type { CompiledOperation } from '../spec/compile.js';
 
-/** What an operation handler gets: the validated request, its client, and the raw objects for streams. */
+/** What an operation handler gets: the validated request and its client, as plain data. */
 export interface OperationInput {
   operation: CompiledOperation;
   /** The authenticated client; undefined only on operations without security. */
   client: Client | undefined;
+  /** The request method as sent (HEAD is served by the GET operation). */
+  method: string;
+  /** The request path, without the query. */
+  path: string;
   params: Record<string, string>;
   query: Record<string, unknown>;
   headers: IncomingHttpHeaders;
   body: unknown;
   /** e.g. `http://127.0.0.1:4010`, from the request's Host header. */
   baseUrl: string;
-  raw: { req: Request; res: Response };
 }
 
-/** An answer: a status with a JSON body, or `streamed` when the handler wrote the response itself. */
+/** A status with a JSON body (or a body already serialized, of `type`). */
+export interface BodyReply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** The body already written out (JSON, unless `type` says otherwise), sent as it is. */
+  serialized?: string | Buffer;
+  /** Media type of `serialized` when it is not JSON. */
+  type?: string;
+}
+
+/** Where a streamed answer writes. */
+export interface ReplySink {
+  write(chunk: string): void;
+  end(chunk?: string): void;
+  /** True once the client has gone away or the answer has ended. */
+  readonly closed: boolean;
+  /** Called once when the connection closes, whoever closed it. */
+  onClose(listener: () => void): void;
+}
+
+/** A status and headers, then a body written over time (server-sent events). */
+export interface StreamReply {
+  status: number;
+  headers: Record<string, string>;
+  stream(sink: ReplySink): void;
+}
+
+/**
+ * What a handler or an interceptor answers. The HTTP edge (`respond.ts`) is the only
+ * code that writes to the connection:
+ * - a body or a stream;
+ * - `reset`: the connection is dropped at once;
+ * - `cutAfterMs`: `reply` goes out, and the connection is dropped after that many ms
+ *   (a body ready sooner is sent up to half, then cut);
+ * - `hold`: nothing is answered until the client gives up or `until` aborts;
+ * - `dribble`: `reply`'s body is sent `chunkBytes` at a time, one chunk per `intervalMs`.
+ */
 export type Reply =
-  | {
-      status: number;
-      body?: unknown;
-      headers?: Record<string, string>;
-      /** The body already written out (JSON, unless `type` says otherwise), sent as it is. */
-      serialized?: string;
-      /** Media type of `serialized` when it is not JSON. */
-      type?: string;
-    }
-  | { streamed: true };
+  | BodyReply
+  | StreamReply
+  | { reset: true }
+  | { cutAfterMs: number; reply: Promise<Reply> }
+  | { hold: AbortSignal }
+  | { dribble: { chunkBytes: number; intervalMs: number }; reply: BodyReply };
 
 export type Handler = (input: OperationInput) => Reply | Promise<Reply>;
 
@@ -47,4 +82,6 @@ export function clientOf(input: OperationInput): Client {
   return input.client;
 }
 
-export const json = (status: number, body: unknown, headers?: Record<string, string>): Reply => ({ status, body, headers });
+export const json = (status: number, body: unknown, headers?: Record<string, string>): BodyReply => ({ status, body, headers });
+
+export const isBodyReply = (reply: Reply): reply is BodyReply => 'status' in reply && !('stream' in reply);

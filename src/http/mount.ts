@@ -2,9 +2,10 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { ClientRegistry } from '../config/clients.js';
 import type { CompiledOperation, CompiledSpec } from '../spec/compile.js';
 import { authenticate } from './auth.js';
-import { ApiError, invalid, messages, type FieldError } from './errors.js';
+import { ApiError, invalid, messages, toApiError, type FieldError } from './errors.js';
 import type { Handler, HandlerMap, Interceptor, OperationInput, Reply } from './handler.js';
 import { sendError, sendReply } from './respond.js';
+import { noteServed, type ServedRequest } from './served.js';
 
 export interface MountOptions {
   registry: ClientRegistry;
@@ -12,17 +13,11 @@ export interface MountOptions {
   /** Answers operations that have no handler (spec-driven answers). */
   fallback: Handler;
   interceptors: Interceptor[];
+  /** Told of every request once its connection closes (the request journal). */
+  observers?: Array<(served: ServedRequest) => void>;
+  /** The sandbox clock, for `arrivedAt`. */
+  now: () => number;
 }
-
-/** A request served from a spec, as observers (the request journal) see it once it ends. */
-export interface ServedRequest {
-  input: OperationInput;
-  /** The field errors of the 400 the request was rejected with (schema or rule violations). */
-  violations: FieldError[];
-}
-
-/** The spec request a response answers, or undefined for responses that no operation served. */
-export const servedRequest = (res: Response): ServedRequest | undefined => res.locals.served as ServedRequest | undefined;
 
 const isJson = (type: string | undefined): boolean => !!type && /^application\/([\w.+-]*\+)?json\b/i.test(type);
 const hasBody = (req: Request): boolean =>
@@ -33,9 +28,8 @@ function baseUrlOf(req: Request): string {
 }
 
 /** Checks security, content type and the spec's schemas; throws the 401/415/400. */
-function check(op: CompiledOperation, input: OperationInput, registry: ClientRegistry): void {
+function check(op: CompiledOperation, input: OperationInput, req: Request, registry: ClientRegistry): void {
   if (op.secured) input.client = authenticate(registry, input.headers.authorization);
-  const { req } = input.raw;
   if (op.body !== 'none' && hasBody(req) && !isJson(req.headers['content-type'])) {
     throw new ApiError(415, messages.unsupportedMediaType(req.headers['content-type'] ?? 'none'));
   }
@@ -118,31 +112,50 @@ export function mountSpec(spec: CompiledSpec, options: MountOptions): RequestHan
   };
 }
 
+function observe(res: Response, served: Omit<ServedRequest, 'status' | 'durationMs' | 'aborted'>, started: bigint, observers: Array<(served: ServedRequest) => void>): void {
+  res.once('close', () => {
+    const done: ServedRequest = {
+      ...served,
+      status: res.headersSent ? res.statusCode : null,
+      durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+      aborted: !res.writableFinished,
+    };
+    for (const observer of observers) observer(done);
+  });
+}
+
+/** Arrivals so far, in every mounted spec: orders what observers are told. */
+let arrivals = 0;
+
 function serveOperation(op: CompiledOperation, handler: Handler, options: MountOptions) {
+  const observers = options.observers ?? [];
   return async (req: Request, res: Response, params: Record<string, string>): Promise<void> => {
+    const started = process.hrtime.bigint();
     const input: OperationInput = {
       operation: op,
       client: undefined,
+      method: req.method,
+      path: req.path,
       params,
       query: { ...(req.query as Record<string, unknown>) },
       headers: req.headers,
       body: op.body === 'none' ? undefined : req.body,
       baseUrl: baseUrlOf(req),
-      raw: { req, res },
     };
-    res.locals.operationId = op.operationId;
-    const served: ServedRequest = { input, violations: [] };
-    res.locals.served = served;
+    const served = { input, seq: ++arrivals, method: input.method, arrivedAt: options.now(), violations: [] as FieldError[] };
+    if (observers.length > 0) observe(res, served, started, observers);
     try {
-      check(op, input, options.registry);
-      res.locals.clientId = input.client?.id;
+      check(op, input, req, options.registry);
+      noteServed(res, op.operationId, input.client?.id);
       const run = options.interceptors.reduceRight<() => Promise<Reply>>(
         (next, interceptor) => () => interceptor(input, next),
         async () => handler(input),
       );
-      sendReply(res, await run());
+      await sendReply(res, await run());
     } catch (error) {
-      if (error instanceof ApiError && error.status === 400) served.violations = error.errors;
+      noteServed(res, op.operationId, input.client?.id);
+      const answered = toApiError(error);
+      if (answered.status === 400) served.violations = answered.errors;
       sendError(res, error);
     }
   };

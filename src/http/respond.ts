@@ -1,20 +1,108 @@
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Response } from 'express';
-import { ApiError, messages } from './errors.js';
-import type { Reply } from './handler.js';
+import { toApiError } from './errors.js';
+import type { BodyReply, Reply, ReplySink, StreamReply } from './handler.js';
+import { noteFailure } from './served.js';
 
-/** Writes a handler's reply. */
-export function sendReply(res: Response, reply: Reply): void {
-  if ('streamed' in reply) return;
+const HOLD_WATCH_MS = 200;
+
+const bodyBytes = (reply: BodyReply): Buffer => {
+  const text = reply.serialized ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
+  return Buffer.isBuffer(text) ? text : Buffer.from(text);
+};
+
+/** Writes a reply's status line and headers, with its length, for replies that write their body in parts. */
+function writeHead(res: Response, reply: BodyReply, bytes: Buffer): void {
+  res.status(reply.status);
+  if (reply.headers) res.set(reply.headers);
+  if (bytes.length > 0) res.type(reply.type ?? 'application/json');
+  res.setHeader('Content-Length', bytes.length);
+  res.flushHeaders();
+}
+
+function sendBody(res: Response, reply: BodyReply): void {
   if (reply.headers) res.set(reply.headers);
   if (reply.serialized !== undefined) res.status(reply.status).type(reply.type ?? 'application/json').send(reply.serialized);
   else if (reply.body === undefined) res.status(reply.status).end();
   else res.status(reply.status).json(reply.body);
 }
 
+function sendStream(res: Response, reply: StreamReply): void {
+  res.status(reply.status).set(reply.headers);
+  res.flushHeaders();
+  const sink: ReplySink = {
+    write: (chunk) => void (res.writableEnded || res.write(chunk)),
+    end: (chunk) => void (res.writableEnded || res.end(chunk)),
+    get closed() {
+      return res.writableEnded || res.destroyed;
+    },
+    onClose: (listener) => void res.once('close', listener),
+  };
+  reply.stream(sink);
+}
+
+function dribble(res: Response, reply: BodyReply, chunk: number, interval: number): void {
+  const bytes = bodyBytes(reply);
+  writeHead(res, reply, bytes);
+  let offset = 0;
+  const tick = (): void => {
+    if (res.destroyed) return;
+    res.write(bytes.subarray(offset, offset + chunk));
+    offset += chunk;
+    if (offset >= bytes.length) res.end();
+    else setTimeout(tick, interval);
+  };
+  if (bytes.length === 0) res.end();
+  else setTimeout(tick, interval);
+}
+
+async function cutAfter(res: Response, afterMs: number, pending: Promise<Reply>): Promise<void> {
+  const timer = setTimeout(() => res.req.socket.resetAndDestroy(), afterMs);
+  res.once('close', () => clearTimeout(timer));
+  const reply = await pending;
+  if (res.headersSent || res.destroyed) return;
+  if ('status' in reply && !('stream' in reply)) {
+    const bytes = bodyBytes(reply);
+    writeHead(res, reply, bytes);
+    res.write(bytes.subarray(0, Math.floor(bytes.length / 2)));
+    return;
+  }
+  await sendReply(res, reply);
+}
+
+/** Never answers; drops the connection when `until` aborts or the server stops listening. */
+function hold(res: Response, until: AbortSignal): Promise<void> {
+  const drop = (): void => void res.socket?.destroy();
+  if (until.aborted) return Promise.resolve(drop());
+  until.addEventListener('abort', drop, { once: true });
+  const server = (res.socket as (Socket & { server?: Server }) | null)?.server;
+  const watch = setInterval(() => {
+    if (server && !server.listening) drop();
+  }, HOLD_WATCH_MS).unref();
+  return new Promise((resolve) =>
+    res.once('close', () => {
+      clearInterval(watch);
+      until.removeEventListener('abort', drop);
+      resolve();
+    }),
+  );
+}
+
+/** Writes a handler's reply: the one place that writes answers to the connection. */
+export async function sendReply(res: Response, reply: Reply): Promise<void> {
+  if ('reset' in reply) return void res.req.socket.resetAndDestroy();
+  if ('cutAfterMs' in reply) return cutAfter(res, reply.cutAfterMs, reply.reply);
+  if ('hold' in reply) return hold(res, reply.hold);
+  if ('dribble' in reply) return dribble(res, reply.reply, reply.dribble.chunkBytes, reply.dribble.intervalMs);
+  if ('stream' in reply) return sendStream(res, reply);
+  sendBody(res, reply);
+}
+
 /** The one place an error becomes an HTTP answer: the envelope, never HTML or a stack. */
 export function sendError(res: Response, error: unknown): void {
-  const apiError = error instanceof ApiError ? error : new ApiError(500, messages.internal);
-  if (!(error instanceof ApiError)) res.locals.error = error;
+  const apiError = toApiError(error);
+  if (apiError.status === 500) noteFailure(res, error);
   if (res.headersSent) {
     res.destroy();
     return;

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock/clock.js';
 import type { EventSink } from '../events.js';
 import type { Fixtures } from '../fixtures/load.js';
-import { ApiError, messages } from '../http/errors.js';
+import { domainMessages, Forbidden, RuleViolation } from '../domain/errors.js';
 import type { Client } from '../config/clients.js';
 import type { Store } from '../store/store.js';
 import type { Journey } from '../tracking/journey.js';
@@ -45,13 +45,13 @@ function cancelEntry(deps: CancelDeps, order: Order, at: number, reason: string 
  * Cancels a client's order before pick-up: its journey stops (no AWB if none was
  * generated yet, no further scans), it is marked cancelled, a status "5" entry is
  * added to its tracking when it has an AWB, and `order.cancelled` is emitted.
- * Throws 403 for a read-only client and 400 (naming `order_no`) once it is picked up.
+ * Throws Forbidden for a read-only client and RuleViolation (naming `order_no`) once it is picked up.
  */
 export function cancelOrder(deps: CancelDeps, client: Client, order: Order, reason?: string): void {
-  if (client.read_only) throw new ApiError(403, messages.readOnly);
+  if (client.read_only) throw new Forbidden(domainMessages.readOnly);
   if (!CANCELLABLE.includes(order.status)) {
     const message = order.status === 'cancelled' ? cancelMessages.alreadyCancelled(order.order_no) : cancelMessages.notCancellable(order.order_no, order.status);
-    throw new ApiError(400, message, [{ field: 'order_no', message: `is ${order.status}; only created or awb_generated orders can be cancelled` }]);
+    throw new RuleViolation([{ field: 'order_no', message: `is ${order.status}; only created or awb_generated orders can be cancelled` }], message);
   }
   const at = deps.clock.now();
   deps.journey.stop(order);

@@ -1,4 +1,4 @@
-import { notFound } from '../http/errors.js';
+import { NotFound } from '../domain/errors.js';
 import { clientOf, json, type HandlerMap, type Reply } from '../http/handler.js';
 import type { Services } from '../services.js';
 import { chaosHeaderModes } from '../webhooks/chaos.js';
@@ -37,14 +37,14 @@ export function orderHandlers({ orders, fixtures, clock, journey }: Services): H
     trackOrder: (input) => {
       const awb = input.params.order_no!;
       const magic = magicScenario(fixtures, awb);
-      if (magic?.awb === 'fails') throw notFound();
+      if (magic?.awb === 'fails') throw new NotFound();
       if (magic) {
         const tracking = trackingOf(magicHistory(fixtures, magic, clock.now()), input.baseUrl);
         return json(200, tracking);
       }
       const order = orders.byAwbOf(clientOf(input), awb);
       const answer = order && trackingAnswer(order, input.baseUrl);
-      if (!answer) throw notFound();
+      if (!answer) throw new NotFound();
       return answer;
     },
   };

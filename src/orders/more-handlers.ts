@@ -1,4 +1,4 @@
-import { notFound } from '../http/errors.js';
+import { NotFound } from '../domain/errors.js';
 import { clientOf, json, type HandlerMap, type OperationInput } from '../http/handler.js';
 import type { SandboxModule } from '../module.js';
 import type { Services } from '../services.js';
@@ -11,7 +11,7 @@ export function orderMoreHandlers(services: Services): HandlerMap {
   const { orders, fixtures, journey } = services;
   const own = (input: OperationInput, orderNo: string): Order => {
     const order = orders.get(clientOf(input), orderNo);
-    if (!order) throw notFound();
+    if (!order) throw new NotFound();
     return order;
   };
   const detail = (order: Order) => orderDetail(fixtures, order, journey.history(order));

@@ -1,25 +1,25 @@
 import type { Client } from '../config/clients.js';
-import { ApiError, invalid, messages, type FieldError } from '../http/errors.js';
+import { domainMessages, Forbidden, RuleViolation, type FieldError } from '../domain/errors.js';
 import type { Fixtures } from '../fixtures/load.js';
 import type { CreateOrderRequest } from './types.js';
 
-/** Throws the 403 naming `field` when the client may not use this courier. */
+/** Throws Forbidden naming `field` when the client may not use this courier. */
 export function assertCourierEnabled(client: Client, courierCode: string, field: string): void {
   if (client.couriers && !client.couriers.includes(courierCode)) {
-    throw new ApiError(403, messages.courierNotEnabled(courierCode), [{ field, message: 'not enabled for this client' }]);
+    throw new Forbidden(domainMessages.courierNotEnabled(courierCode), [{ field, message: 'not enabled for this client' }]);
   }
 }
 
 /**
  * The checks of a create request that the JSON schema cannot express: known courier,
  * service and areas, COD support, the item limit, and what the client may do.
- * Throws the 403 or the 400 naming every field at fault.
+ * Throws Forbidden, or RuleViolation naming every field at fault.
  */
 export function checkCreateRequest(fixtures: Fixtures, client: Client, request: CreateOrderRequest, maxItems: number): void {
-  if (client.read_only) throw new ApiError(403, messages.readOnly);
+  if (client.read_only) throw new Forbidden(domainMessages.readOnly);
   const courier = fixtures.couriers.get(request.courier_code);
   if (!courier) {
-    throw invalid([{ field: 'courier_code', message: `must be one of: ${[...fixtures.couriers.keys()].join(', ')}` }]);
+    throw new RuleViolation([{ field: 'courier_code', message: `must be one of: ${[...fixtures.couriers.keys()].join(', ')}` }]);
   }
   assertCourierEnabled(client, courier.code, 'courier_code');
   const problems: FieldError[] = [];
@@ -43,5 +43,5 @@ export function checkCreateRequest(fixtures: Fixtures, client: Client, request: 
       problems.push({ field: `items[${i}].cod`, message: `${courier.code} does not offer cash on delivery; send "0"` });
     }
   });
-  if (problems.length > 0) throw invalid(problems);
+  if (problems.length > 0) throw new RuleViolation(problems);
 }

@@ -3,7 +3,7 @@ import { parseDelayRange, type DelayRange } from '../config/duration.js';
 import type { Clock } from '../clock/clock.js';
 import type { Fixtures } from '../fixtures/load.js';
 import type { IdFactory } from '../ids/factory.js';
-import { invalid } from '../http/errors.js';
+import { RuleViolation } from '../domain/errors.js';
 import type { Store } from '../store/store.js';
 import type { Journey } from '../tracking/journey.js';
 import { checkCreateRequest } from './rules.js';
@@ -30,7 +30,7 @@ export interface CreatedBatch {
 /**
  * The orders of every client. Knows nothing of HTTP: it returns values, answers
  * `undefined` for "not there" (including another client's order) and throws
- * `ApiError` for rule violations.
+ * domain errors for rule violations.
  */
 export class OrdersService {
   private readonly byAwb = new Map<string, string>();
@@ -63,7 +63,7 @@ export class OrdersService {
     checkCreateRequest(this.fixtures, client, request, this.config.maxItems);
     const scenario = options.scenario ?? client.scenario ?? this.config.defaultScenario;
     if (!this.fixtures.scenarios.has(scenario)) {
-      throw invalid([{ field: 'header.x-sandbox-scenario', message: `must be one of: ${this.scenarioNames().join(', ')}` }], `Unknown scenario "${scenario}".`);
+      throw new RuleViolation([{ field: 'header.x-sandbox-scenario', message: `must be one of: ${this.scenarioNames().join(', ')}` }], `Unknown scenario "${scenario}".`);
     }
     const { ids, journey } = this.wired();
     const delay = (client.awb_delay !== undefined ? parseDelayRange(client.awb_delay) : undefined) ?? this.config.awbDelay;

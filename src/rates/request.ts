@@ -3,7 +3,7 @@ import type { Client } from '../config/clients.js';
 import { areaOf } from '../coverage/areas.js';
 import type { Fixtures } from '../fixtures/load.js';
 import type { Courier } from '../fixtures/types.js';
-import { invalid, type FieldError } from '../http/errors.js';
+import { RuleViolation, type FieldError } from '../domain/errors.js';
 import type { RateRequest } from './quote.js';
 
 /** Which query parameter carries each part of a rate request, so errors name it. */
@@ -74,7 +74,7 @@ export function readRateQuery(fixtures: Fixtures, client: Client, query: Record<
   const weight = number(query, names.weight);
   if (!(weight > 0)) problems.push({ field: names.weight, message: 'must be above 0 (kg)' });
   const couriers = selectCouriers(fixtures, client, text(query, names.courier), text(query, names.service), names, problems);
-  if (problems.length > 0 || !origin || !destination) throw invalid(problems);
+  if (problems.length > 0 || !origin || !destination) throw new RuleViolation(problems);
   return {
     couriers,
     request: {

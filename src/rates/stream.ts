@@ -1,8 +1,8 @@
-import type { Response } from 'express';
 import type { Fixtures } from '../fixtures/load.js';
-import { clientOf, type Handler } from '../http/handler.js';
+import { clientOf, type Handler, type ReplySink } from '../http/handler.js';
 import { draw } from '../ids/random.js';
-import { quoteCourier } from './quote.js';
+import type { Courier } from '../fixtures/types.js';
+import { quoteCourier, type RateRequest } from './quote.js';
 import { readRateQuery, SHIPPING_FEE_PARAMS } from './request.js';
 
 /** Real milliseconds each courier quote takes to "compute": 50-149 ms, fixed per courier and seed. */
@@ -36,20 +36,31 @@ export class ShippingFeeStream {
 
   readonly handler: Handler = (input) => {
     const { request, couriers } = readRateQuery(this.fixtures, clientOf(input), input.query, SHIPPING_FEE_PARAMS);
-    const res = input.raw.res;
-    this.open(res);
+    return {
+      status: 200,
+      headers: {
+        'Content-Type': 'text/event-stream; charset=utf-8',
+        'Cache-Control': 'no-cache',
+        Connection: 'keep-alive',
+        'X-Accel-Buffering': 'no',
+      },
+      stream: (sink) => this.play(sink, couriers, request),
+    };
+  };
+
+  private play(sink: ReplySink, couriers: Courier[], request: RateRequest): void {
     let index = 0;
     let timer: NodeJS.Timeout | undefined;
     const stop = (end: boolean): void => {
       if (timer) clearTimeout(timer);
       timer = undefined;
       if (this.stops.delete(stop)) this.stats.open -= 1;
-      if (end && !res.writableEnded) res.end();
+      if (end) sink.end();
     };
     const next = (): void => {
       const courier = couriers[index];
       if (!courier) {
-        res.end(frame('done', { success: true, count: couriers.length }));
+        sink.end(frame('done', { success: true, count: couriers.length }));
         stop(false);
         return;
       }
@@ -57,16 +68,15 @@ export class ShippingFeeStream {
         timer = undefined;
         this.stats.quotes += 1;
         index += 1;
-        res.write(frame('quote', quoteCourier(courier, request), index));
+        sink.write(frame('quote', quoteCourier(courier, request), index));
         next();
       }, this.delayOf(courier.code));
     };
     this.stops.add(stop);
     this.stats.open += 1;
-    res.on('close', () => stop(false));
+    sink.onClose(() => stop(false));
     next();
-    return { streamed: true };
-  };
+  }
 
   /** Ends every open stream (shutdown). */
   closeAll(): void {
@@ -75,15 +85,5 @@ export class ShippingFeeStream {
 
   private delayOf(courierCode: string): number {
     return QUOTE_DELAY_MS.min + Math.floor(draw(this.seed, `sse:${courierCode}`) * QUOTE_DELAY_MS.spread);
-  }
-
-  private open(res: Response): void {
-    res.status(200).set({
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-cache',
-      Connection: 'keep-alive',
-      'X-Accel-Buffering': 'no',
-    });
-    res.flushHeaders();
   }
 }

@@ -10,7 +10,7 @@ export function requestsModule(services: Services): SandboxModule {
   return {
     name: 'requests',
     handlers: requestHandlers(journal),
-    routes: (app) => app.use(journalRecorder(journal, services)),
+    observeProvider: journalRecorder(journal, services.options.strict, services.logger),
     reset: (clientId) => journal.clear(clientId),
     prune: (olderThan) => journal.prune(olderThan),
   };

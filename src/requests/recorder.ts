@@ -1,12 +1,11 @@
-import type { Request, RequestHandler, Response } from 'express';
-import { servedRequest, type ServedRequest } from '../http/mount.js';
-import type { Services } from '../services.js';
+import type { Logger } from 'pino';
+import type { ServedRequest } from '../http/served.js';
 import type { JournalEntry, RequestJournal } from './journal.js';
 
 const REDACTED = '[redacted]';
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization']);
 
-function redacted(headers: Request['headers']): JournalEntry['headers'] {
+function redacted(headers: ServedRequest['input']['headers']): JournalEntry['headers'] {
   const copy: JournalEntry['headers'] = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value !== undefined) copy[name] = SECRET_HEADERS.has(name) ? REDACTED : value;
@@ -14,44 +13,37 @@ function redacted(headers: Request['headers']): JournalEntry['headers'] {
   return copy;
 }
 
-function entryOf(id: number, at: number, started: bigint, served: ServedRequest, req: Request, res: Response): JournalEntry {
+function entryOf(served: ServedRequest): JournalEntry {
+  const { input } = served;
   return {
-    id,
-    at: new Date(at).toISOString(),
-    method: req.method,
-    path: req.path,
-    query: { ...(req.query as Record<string, unknown>) },
-    operation_id: served.input.operation.operationId,
-    headers: redacted(req.headers),
-    body: (req.body as unknown) ?? null,
-    status: res.headersSent ? res.statusCode : null,
-    duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
+    id: served.seq,
+    at: new Date(served.arrivedAt).toISOString(),
+    method: served.method,
+    path: input.path,
+    query: input.query,
+    operation_id: input.operation.operationId,
+    headers: redacted(input.headers),
+    body: input.body ?? null,
+    status: served.status,
+    duration_ms: served.durationMs,
     violations: served.violations,
-    aborted: !res.writableFinished,
+    aborted: served.aborted,
   };
 }
 
 /**
- * Express middleware that journals every authenticated provider request once its
- * answer has ended, and with `--strict` logs one warning per field a request got
- * wrong. Requests that fail authentication have no client and are not journaled.
+ * Journals every authenticated provider request once its connection closes, and with
+ * `--strict` logs one warning per field a request got wrong. Requests that fail
+ * authentication have no client and are not journaled.
  */
-export function journalRecorder(journal: RequestJournal, services: Services): RequestHandler {
-  const { provider } = services.specs;
-  return (req, res, next) => {
-    const id = journal.nextId();
-    const at = services.clock.now();
-    const started = process.hrtime.bigint();
-    res.once('close', () => {
-      const served = servedRequest(res);
-      const client = served?.input.client;
-      if (!served || !client || provider.byId.get(served.input.operation.operationId) !== served.input.operation) return;
-      journal.record(client.id, entryOf(id, at, started, served, req, res));
-      if (!services.options.strict) return;
-      for (const { field, message } of served.violations) {
-        services.logger.warn({ client: client.id, op: served.input.operation.operationId, field }, `spec violation in ${req.method} ${req.path}: ${field} ${message}`);
-      }
-    });
-    next();
+export function journalRecorder(journal: RequestJournal, strict: boolean, logger: Logger): (served: ServedRequest) => void {
+  return (served) => {
+    const client = served.input.client;
+    if (!client) return;
+    journal.record(client.id, entryOf(served));
+    if (!strict) return;
+    for (const { field, message } of served.violations) {
+      logger.warn({ client: client.id, op: served.input.operation.operationId, field }, `spec violation in ${served.method} ${served.input.path}: ${field} ${message}`);
+    }
   };
 }

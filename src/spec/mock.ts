@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import type { Handler, OperationInput, Reply } from '../http/handler.js';
+import type { BodyReply, Handler, OperationInput } from '../http/handler.js';
 import { hash32 } from '../ids/random.js';
 import type { CompiledOperation } from './compile.js';
 import { deref, type OpenApiDocument } from './load.js';
@@ -16,7 +16,7 @@ interface ResponseObject {
 }
 
 /** A reply with a status (not a stream). */
-export type StatusReply = Extract<Reply, { status: number }>;
+export type StatusReply = BodyReply;
 
 /** How to answer with a documented response: which status, which example, or generated data. */
 export interface AnswerChoice {
@@ -119,7 +119,7 @@ export const successStatus = (operation: CompiledOperation): number =>
   operation.statuses.filter((s) => s >= 200 && s < 300).sort((a, b) => a - b)[0] ?? 200;
 
 /** A key naming a request for seeded generation: the same request gives the same key. */
-export const requestKey = (input: OperationInput): string => `${input.operation.method} ${input.raw.req.path}`;
+export const requestKey = (input: OperationInput): string => `${input.operation.method} ${input.path}`;
 
 /**
  * Answers an operation that has no handler from its spec: the lowest documented 2xx

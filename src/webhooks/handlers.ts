@@ -1,4 +1,4 @@
-import { ApiError, invalid, notFound } from '../http/errors.js';
+import { Conflict, NotFound, RuleViolation } from '../domain/errors.js';
 import { clientOf, json, type HandlerMap, type Interceptor, type OperationInput } from '../http/handler.js';
 import type { Clock } from '../clock/clock.js';
 import { chaosHeaderModes, unknownChaos } from './chaos.js';
@@ -20,7 +20,7 @@ export interface WebhookHandlerDeps {
 }
 
 const withUrl = (endpoint: Endpoint): Endpoint & { url: string } => {
-  if (!endpoint.url) throw new ApiError(409, webhookMessages.noUrl);
+  if (!endpoint.url) throw new Conflict(webhookMessages.noUrl);
   return { ...endpoint, url: endpoint.url };
 };
 
@@ -28,7 +28,7 @@ const withUrl = (endpoint: Endpoint): Endpoint & { url: string } => {
 export function webhookHandlers({ clock, endpoints, log, dispatcher, retries, timeoutMs }: WebhookHandlerDeps): HandlerMap {
   const ownDelivery = (input: OperationInput): Delivery => {
     const delivery = log.get(clientOf(input).id, input.params.delivery_id!);
-    if (!delivery) throw notFound();
+    if (!delivery) throw new NotFound();
     return delivery;
   };
   const showEndpoint = (status: number, endpoint: Endpoint) => json(status, endpointView(endpoint, retries, timeoutMs));
@@ -39,7 +39,7 @@ export function webhookHandlers({ clock, endpoints, log, dispatcher, retries, ti
     setWebhook: (input) => {
       const client = clientOf(input);
       const body = input.body as { url: string; secret?: string; chaos?: string[] };
-      if (body.secret !== undefined && !isSecret(body.secret)) throw invalid([{ field: 'secret', message: webhookMessages.secret }]);
+      if (body.secret !== undefined && !isSecret(body.secret)) throw new RuleViolation([{ field: 'secret', message: webhookMessages.secret }]);
       const endpoint = endpoints.set(client, { url: body.url, secret: body.secret, chaos: body.chaos as ChaosMode[] | undefined }, clock.now());
       dispatcher.resumePaused(client.id);
       return showEndpoint(200, endpoint);
@@ -56,7 +56,7 @@ export function webhookHandlers({ clock, endpoints, log, dispatcher, retries, ti
     redeliverWebhook: async (input) => {
       const delivery = ownDelivery(input);
       const endpoint = withUrl(endpoints.of(clientOf(input)));
-      if (!endpoint.enabled) throw new ApiError(409, webhookMessages.disabled(endpoint.disabled_reason));
+      if (!endpoint.enabled) throw new Conflict(webhookMessages.disabled(endpoint.disabled_reason));
       await dispatcher.redeliver(delivery, endpoint);
       return json(200, deliveryView(delivery));
     },
@@ -74,7 +74,7 @@ export const chaosHeaderCheck: Interceptor = (input, next) => {
   const header = input.headers['x-sandbox-webhook-chaos'];
   if (input.operation.operationId === 'createOrder' && header !== undefined) {
     const unknown = unknownChaos(chaosHeaderModes(header) ?? []);
-    if (unknown.length > 0) throw invalid([{ field: 'header.x-sandbox-webhook-chaos', message: webhookMessages.chaos(unknown) }], webhookMessages.chaosHeader);
+    if (unknown.length > 0) throw new RuleViolation([{ field: 'header.x-sandbox-webhook-chaos', message: webhookMessages.chaos(unknown) }], webhookMessages.chaosHeader);
   }
   return next();
 };

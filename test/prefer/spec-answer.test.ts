@@ -1,4 +1,3 @@
-import type { Request, Response } from 'express';
 import { describe, expect, it } from 'vitest';
 import type { OperationInput } from '../../src/http/handler.js';
 import { compileSpec } from '../../src/spec/compile.js';
@@ -45,7 +44,8 @@ const document: OpenApiDocument = {
 const spec = compileSpec(document, 'extra');
 
 function inputFor(operationId: string, path: string): OperationInput {
-  return { operation: spec.byId.get(operationId)!, raw: { req: { path } as Request, res: {} as Response } } as OperationInput;
+  const operation = spec.byId.get(operationId)!;
+  return { operation, client: undefined, method: operation.method.toUpperCase(), path, params: {}, query: {}, headers: {}, body: undefined, baseUrl: 'http://127.0.0.1' };
 }
 
 describe('spec answers of operations without a handler', () => {

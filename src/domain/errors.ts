@@ -1,0 +1,62 @@
+/** One problem with one part of a request, e.g. `{ field: 'items[1].item_weight', message: '...' }`. */
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+/**
+ * What domain code throws. It knows nothing of HTTP: the edge (`http/respond.ts`)
+ * maps each kind to its status and the error envelope, in one place.
+ */
+export abstract class DomainError extends Error {
+  constructor(
+    message: string,
+    readonly errors: FieldError[] = [],
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** The record does not exist for this client (another client's record included). */
+export class NotFound extends DomainError {
+  constructor(message: string = domainMessages.notFound) {
+    super(message);
+  }
+}
+
+/** The client is known but may not do this (read-only, a courier it is not enabled for). */
+export class Forbidden extends DomainError {}
+
+/** The request breaks a rule beyond the schema; `errors` names every field at fault. */
+export class RuleViolation extends DomainError {
+  constructor(errors: FieldError[], message: string = domainMessages.invalidRequest) {
+    super(message, errors);
+  }
+}
+
+/** The record is not in a state that allows this (no AWB yet, a disabled endpoint, a stale version). */
+export class Conflict extends DomainError {}
+
+/** A bound was reached (too many fault rules, for example). */
+export class LimitReached extends DomainError {}
+
+/** The store cannot take the change now (disk full, read-only file system): try again later. */
+export class Unavailable extends DomainError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds = 5,
+  ) {
+    super(message);
+  }
+}
+
+/** The messages domain code answers with, in one place. */
+export const domainMessages = {
+  notFound: 'Record Not Found',
+  invalidRequest: 'The request is not valid; see errors.',
+  readOnly: 'This token is read-only: it may not create or change orders.',
+  courierNotEnabled: (code: string) => `This client is not enabled for courier "${code}".`,
+  staleVersion: (what: string) => `${what} was changed by another request meanwhile; read it again and retry.`,
+  storeUnavailable: (reason: string) => `The sandbox cannot save changes right now (${reason}); nothing was saved. Retry shortly.`,
+} as const;

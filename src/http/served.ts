@@ -1,0 +1,48 @@
+import type { Response } from 'express';
+import type { FieldError } from '../domain/errors.js';
+import type { OperationInput } from './handler.js';
+
+/** A request served from a spec, as observers (the request journal) see it once its connection closes. */
+export interface ServedRequest {
+  input: OperationInput;
+  /** Increases with arrival. */
+  seq: number;
+  method: string;
+  /** When it arrived, on the sandbox clock (epoch ms). */
+  arrivedAt: number;
+  /** The field errors of the 400 the request was rejected with (schema or rule violations). */
+  violations: FieldError[];
+  /** The status answered, or null when no status line was sent (reset, hang). */
+  status: number | null;
+  /** Real milliseconds from arrival until the answer ended or the connection closed. */
+  durationMs: number;
+  /** True when the connection closed before the answer ended. */
+  aborted: boolean;
+}
+
+/** What the request log line says of a response, kept beside it by the edge. */
+interface ResponseNote {
+  operationId?: string;
+  clientId?: string;
+  error?: unknown;
+}
+
+const notes = new WeakMap<Response, ResponseNote>();
+
+const noteOf = (res: Response): ResponseNote => {
+  let note = notes.get(res);
+  if (!note) notes.set(res, (note = {}));
+  return note;
+};
+
+/** Remembers which operation and client a response answers, for the request log. */
+export function noteServed(res: Response, operationId: string, clientId: string | undefined): void {
+  Object.assign(noteOf(res), { operationId, clientId });
+}
+
+/** Remembers an unexpected failure behind a 500, for the request log. */
+export function noteFailure(res: Response, error: unknown): void {
+  noteOf(res).error = error;
+}
+
+export const noteOfResponse = (res: Response): Readonly<ResponseNote> => notes.get(res) ?? {};
