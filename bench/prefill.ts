@@ -14,11 +14,13 @@ export const BENCH_TOKEN = 'bench-token';
 export async function prefill(path: string, count: number): Promise<string> {
   const services = await buildServices({ clock: 'manual', seed: 'bench', awbDelay: '0', tokens: [BENCH_TOKEN] });
   const client = services.registry.clients[0]!;
-  const { order_numbers } = services.orders.create(client, createRequest(1));
+  const { order_numbers } = await services.orders.create(client, createRequest(1));
   await services.advanceClock(5 * 86_400_000);
-  const template = services.store.get<Order>('orders', order_numbers[0]!)!;
+  const template = (await services.storage.orders.get(order_numbers[0]!))!;
+  await services.storage.close();
   await services.scheduler.stop();
   const data = emptyData();
+  (data.meta as Record<string, unknown>).jobs_migrated = 1;
   const orders = data.orders as Record<string, Order>;
   for (let i = 0; i < count; i += 1) {
     const orderNo = `9${String(i).padStart(11, '0')}`;

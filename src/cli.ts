@@ -121,7 +121,7 @@ async function main(): Promise<void> {
   const lines = [
     `Shipping Order Sandbox ${VERSION} listening on ${sandbox.url}`,
     ...sandbox.clients.map((c) => `  token:  ${c.token}  (client ${c.id})`),
-    ...sandbox.clients.map((c) => webhookBannerLine(sandbox.services, c)),
+    ...(await Promise.all(sandbox.clients.map((c) => webhookBannerLine(sandbox.services.endpoints, c)))),
     `  data:   ${options.data}`,
     `  clock:  ${sandbox.clock.mode}${sandbox.clock.mode === 'real' ? ` x${options.speed}` : ''}`,
     `  docs:   ${sandbox.url}/docs`,

@@ -26,7 +26,7 @@ export interface SandboxModule {
    * (epoch ms of the sandbox clock), e.g. deliveries and journal entries; returns how
    * many. Orders themselves are removed by the retention module.
    */
-  prune?: (olderThan: number) => number;
+  prune?: (olderThan: number) => Promise<number>;
   /** Runs once the sandbox listens (or the test app is built). */
   start?: () => void | Promise<void>;
   /** Runs on shutdown, before the store closes. */

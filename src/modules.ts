@@ -2,7 +2,7 @@ import { coverageModule } from './coverage/module.js';
 import { docsModule } from './docs/module.js';
 import { faultsModule } from './faults/module.js';
 import type { SandboxModule } from './module.js';
-import { orderMoreModule } from './orders/more-handlers.js';
+import { assumedOrdersModule } from './orders/assumed-handlers.js';
 import { ratesModule } from './rates/module.js';
 import { requestsModule } from './requests/module.js';
 import { retentionModule } from './retention/module.js';
@@ -16,7 +16,7 @@ import { webhooksModule } from './webhooks/module.js';
  */
 export function sandboxModules(services: Services): SandboxModule[] {
   // Faults first: they wrap everything, Prefer answers included.
-  const modules: SandboxModule[] = [faultsModule(services), preferModule(services), requestsModule(services), coverageModule(services), ratesModule(services), orderMoreModule(services), webhooksModule(services), docsModule()];
+  const modules: SandboxModule[] = [faultsModule(services), preferModule(services), requestsModule(services), coverageModule(services), ratesModule(services), assumedOrdersModule(services), webhooksModule(services), docsModule()];
   // Last: its sweep (--retention) calls the prune hook of every module above.
   return [...modules, retentionModule(services, modules)];
 }

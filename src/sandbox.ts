@@ -18,12 +18,14 @@ import { loadFixtures } from './fixtures/load.js';
 import { hash32 } from './ids/random.js';
 import { IdFactory } from './ids/factory.js';
 import { OrdersService } from './orders/service.js';
-import type { Order } from './orders/types.js';
 import type { SandboxModule } from './module.js';
 import type { Services } from './services.js';
 import { compileSpec } from './spec/compile.js';
 import { CONTROL_SPEC, loadSpec } from './spec/load.js';
-import { Store } from './store/store.js';
+import { openStorage } from './store/open.js';
+import type { Storage } from './store/port.js';
+import { WebhookEndpoints } from './webhooks/endpoints.js';
+import { WEBHOOK_JOB } from './webhooks/dispatcher.js';
 import { Journey } from './tracking/journey.js';
 
 /** The sandbox clock as in-process users see it. */
@@ -59,22 +61,53 @@ function configuredClients(options: ReturnType<typeof resolveOptions>): ClientCo
 }
 
 /** With no client configured: one default client whose token is kept in the store (printed at start). */
-function defaultClient(options: ReturnType<typeof resolveOptions>, store: Store): ClientConfig {
-  let token = store.get<string>('meta', 'default_token');
+async function defaultClient(options: ReturnType<typeof resolveOptions>, storage: Storage): Promise<ClientConfig> {
+  let token = await storage.meta.get('default_token');
   if (!token) {
     token = options.seed !== undefined ? `sbx_${hash32(`token:${options.seed}`).toString(16).padStart(8, '0')}` : `sbx_${randomBytes(12).toString('hex')}`;
-    store.put('meta', 'default_token', token);
+    await storage.meta.set('default_token', token);
   }
   return { token, id: 'default', name: 'default' };
 }
 
 /** A manual clock resumes where the data file's stopped, or at --clock-start if that is later. */
-function manualClockStart(clockStart: string | undefined, store: Store): number {
-  const kept = store.get<number>('meta', 'manual_clock_ms');
+function manualClockStart(clockStart: string | undefined, kept: number | undefined): number {
   if (clockStart === undefined) return kept ?? Date.now();
   const start = /^\d+$/.test(clockStart) ? Number(clockStart) : Date.parse(clockStart);
   if (Number.isNaN(start)) throw new Error(`clockStart "${clockStart}" is not a time: use ISO 8601 (2026-01-01T00:00:00Z) or epoch milliseconds.`);
   return Math.max(kept ?? start, start);
+}
+
+/** The seed of the data file: the one given, else the one kept, else a new one (kept). */
+async function dataSeed(seed: string | undefined, storage: Storage): Promise<string> {
+  const kept = await storage.meta.get('seed');
+  if (kept === undefined) await storage.meta.set('seed', seed ?? randomBytes(8).toString('hex'));
+  return seed ?? kept ?? (await storage.meta.get('seed'))!;
+}
+
+/**
+ * Data files of schema 1 kept due times only in their records: turn them into jobs
+ * once (an upgrade costs one pass over the records; every later start does not).
+ */
+async function migrateDueTimes(storage: Storage, journey: Journey, dispatcherJob: string, clients: ClientRegistry): Promise<void> {
+  if ((await storage.meta.get('jobs_migrated')) !== undefined) return;
+  const orders = await storage.orders.createdBefore(Infinity, Number.MAX_SAFE_INTEGER);
+  await storage.transaction(async (tx) => {
+    for (const order of orders) await journey.schedule(tx, order);
+  });
+  for (const client of clients.clients) {
+    let cursor: string | undefined;
+    do {
+      const page = await storage.deliveries.list(client.id, { status: 'pending', limit: 500, cursor });
+      await storage.transaction(async (tx) => {
+        for (const d of page.items) {
+          if (d.event !== 'ping') await tx.jobs.schedule({ kind: dispatcherJob as 'webhook', key: d.id, client_id: d.client_id, due_at: d.next_attempt_at ?? 0 });
+        }
+      });
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+  }
+  await storage.meta.set('jobs_migrated', Date.now());
 }
 
 /**
@@ -99,32 +132,22 @@ export async function buildServices(input: SandboxOptions = {}): Promise<Service
 
   const configured = configuredClients(options);
   checkClientConfigs(configured, { scenarios: [...fixtures.scenarios.keys()], couriers: [...fixtures.couriers.keys()] });
-  const store = await Store.open({ path: options.data, fsync: options.fsync, onError: (e) => logger.error({ err: e }, 'checkpoint failed') });
-  const clock: Clock = options.clock === 'manual' ? new ManualClock(manualClockStart(options.clockStart, store)) : new RealClock(options.speed);
+  const storage = await openStorage(options, logger);
+  const clock: Clock = options.clock === 'manual' ? new ManualClock(manualClockStart(options.clockStart, await storage.meta.get('manual_clock_ms'))) : new RealClock(options.speed);
   const events = new EventBus();
-  const scheduler = new Scheduler(clock, { onError: (err, kind, key) => logger.error({ err, kind, key }, 'scheduled job failed') });
-  const registry = new ClientRegistry(configured.length > 0 ? configured : [defaultClient(options, store)]);
-  const orders = new OrdersService(store, fixtures, clock, { defaultScenario: options.scenario, awbDelay, maxItems: options.maxItems });
-  const ids = new IdFactory(store, options.seed, (kind, id) => orders.exists(kind, id));
-  const journey = new Journey({
-    store,
-    fixtures,
-    ids,
-    scheduler,
-    clock,
-    events,
-    order: (orderNo) => store.get<Order>('orders', orderNo),
-    indexAwb: (order) => orders.index(order),
-  });
-  orders.connect(ids, journey);
-  for (const order of store.values<Order>('orders')) journey.resume(order);
-  store.commit();
+  const scheduler = new Scheduler(storage, clock, { onError: (err, kind, key) => logger.error({ err, kind, key }, 'scheduled job failed') });
+  const registry = new ClientRegistry(configured.length > 0 ? configured : [await defaultClient(options, storage)]);
+  const ids = new IdFactory(await dataSeed(options.seed, storage));
+  const journey = new Journey({ storage, fixtures, ids, clock, events });
+  journey.attach(scheduler);
+  const orders = new OrdersService({ storage, fixtures, clock, ids, journey }, { defaultScenario: options.scenario, awbDelay, maxItems: options.maxItems });
+  const endpoints = new WebhookEndpoints(storage, options);
+  await migrateDueTimes(storage, journey, WEBHOOK_JOB, registry);
   const advanceClock = async (ms: number): Promise<void> => {
     await scheduler.advance(ms);
-    store.put('meta', 'manual_clock_ms', clock.now());
-    store.commit();
+    await storage.meta.set('manual_clock_ms', clock.now());
   };
-  return { options, logger, store, fixtures, clock, scheduler, events, registry, ids, orders, journey, specs, advanceClock, startedAt: Date.now() };
+  return { options, logger, storage, fixtures, clock, scheduler, events, registry, ids, orders, journey, endpoints, specs, advanceClock, startedAt: Date.now() };
 }
 
 /**
@@ -136,7 +159,6 @@ export async function stopServices(services: Services, modules: SandboxModule[])
   const jobsDone = services.scheduler.stop();
   for (const m of modules) await m.close?.();
   await jobsDone;
-  services.store.commit();
 }
 
 /**
@@ -150,7 +172,7 @@ export async function stopServices(services: Services, modules: SandboxModule[])
  */
 export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox> {
   const services = await buildServices(input);
-  const { options, scheduler, store, clock } = services;
+  const { options, scheduler, storage, clock } = services;
   const modules = sandboxModules(services);
   const app = createApp(services, modules);
   for (const m of modules) await m.start?.();
@@ -162,10 +184,10 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
     s.listen(options.port, options.host, () => resolve(s));
   }).catch(async (error: unknown) => {
     await stopServices(services, modules);
-    await store.close();
+    await storage.close();
     throw error;
   });
-  void scheduler.runDue();
+  void scheduler.runDue().finally(() => void scheduler.arm());
   const port = (server.address() as AddressInfo).port;
   const { data, clock: mode, speed, fsync, strict, retention, seed } = options;
   services.logger.info({ port, data, clock: mode, speed, fsync, strict, retention, seeded: seed !== undefined, clients: services.registry.clients.length }, 'started');
@@ -191,7 +213,7 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
         await stopServices(services, modules);
         await closed;
         clearTimeout(grace);
-        await store.close();
+        await storage.close();
       })()),
   };
 }

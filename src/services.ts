@@ -8,14 +8,19 @@ import type { Fixtures } from './fixtures/load.js';
 import type { IdFactory } from './ids/factory.js';
 import type { OrdersService } from './orders/service.js';
 import type { CompiledSpec } from './spec/compile.js';
-import type { Store } from './store/store.js';
+import type { Storage } from './store/port.js';
 import type { Journey } from './tracking/journey.js';
+import type { WebhookEndpoints } from './webhooks/endpoints.js';
 
-/** Everything the app is built from; `createSandbox` makes it, tests may make their own. */
+/**
+ * What the sandbox is composed of: `sandbox.ts` builds it, and only the composition
+ * (app.ts, modules.ts) sees all of it; each module and service is handed the few
+ * parts it uses (`Pick<Services, ...>`).
+ */
 export interface Services {
   options: ResolvedOptions;
   logger: Logger;
-  store: Store;
+  storage: Storage;
   fixtures: Fixtures;
   clock: Clock;
   scheduler: Scheduler;
@@ -25,6 +30,7 @@ export interface Services {
   ids: IdFactory;
   orders: OrdersService;
   journey: Journey;
+  endpoints: WebhookEndpoints;
   specs: { provider: CompiledSpec; control: CompiledSpec };
   /** Moves a manual clock on, runs what falls due, and remembers the time in the store. */
   advanceClock(ms: number): Promise<void>;

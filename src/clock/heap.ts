@@ -7,6 +7,11 @@ export class MinHeap<T extends { at: number }> {
     return this.items.length;
   }
 
+  /** Every item, in no particular order. */
+  values(): T[] {
+    return [...this.items];
+  }
+
   peek(): T | undefined {
     return this.items[0];
   }

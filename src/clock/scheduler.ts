@@ -1,73 +1,57 @@
+import { randomBytes } from 'node:crypto';
+import { Unavailable } from '../domain/errors.js';
+import type { ClaimedJob, JobKind, Storage } from '../store/port.js';
 import { ManualClock, RealClock, type Clock } from './clock.js';
-import { MinHeap } from './heap.js';
 
 /** Runs one due job. `at` is when it was due: use it, not the clock, for timestamps. */
-export type JobHandler = (key: string, at: number) => Promise<void> | void;
+export type JobHandler = (job: ClaimedJob, at: number) => Promise<void>;
 
 export interface SchedulerOptions {
   /** How many jobs due at the same moment run at once. */
   concurrency?: number;
+  /** How long a claim holds before another worker may take the job over (wall ms). */
+  leaseMs?: number;
   onError?: (error: unknown, kind: string, key: string) => void;
 }
 
-interface Entry {
-  at: number;
-  kind: string;
-  key: string;
+/** Thrown by a handler whose work was cut short (shutdown): the job stays due, for the next start. */
+export class JobInterrupted extends Error {
+  override name = 'JobInterrupted';
 }
 
+/** How long to wait before trying again when the store cannot take writes. */
+const UNAVAILABLE_RETRY_MS = 1_000;
+
 /**
- * The one owner of every due time. The due times themselves live in the store with
- * their records; at start each service hands its pending ones to `schedule`, so a
- * restart resumes them, and jobs that fell due while the sandbox was stopped run at
- * once with their original due time.
+ * Runs the due jobs. Jobs are records in the store (`storage.jobs`) with a due time;
+ * domain code schedules them inside its transactions. The scheduler asks the jobs
+ * repository for the earliest due time, claims what is due, runs each job's handler
+ * and completes it; so a restart resumes from the store, and start-up work is in
+ * proportion to the pending jobs, not to the records.
  *
  * With a real clock a single unref'd timer waits for the earliest job; with a manual
  * clock nothing runs until `advance`.
  */
 export class Scheduler {
-  private readonly heap = new MinHeap<Entry>();
-  private readonly due = new Map<string, number>();
-  private readonly handlers = new Map<string, JobHandler>();
+  private readonly handlers = new Map<JobKind, JobHandler>();
+  private readonly owner = `worker_${process.pid}_${randomBytes(4).toString('hex')}`;
   private timer: NodeJS.Timeout | undefined;
   private armedAt = Infinity;
   private running: Promise<void> = Promise.resolve();
   private stopped = false;
 
   constructor(
+    private readonly storage: Storage,
     readonly clock: Clock,
     private readonly options: SchedulerOptions = {},
-  ) {}
+  ) {
+    storage.onJobScheduled((dueAt) => {
+      if (dueAt < this.armedAt) void this.arm();
+    });
+  }
 
-  on(kind: string, handler: JobHandler): void {
+  on(kind: JobKind, handler: JobHandler): void {
     this.handlers.set(kind, handler);
-  }
-
-  /** Runs job (kind, key) at `at`, replacing any earlier schedule of the same job. */
-  schedule(kind: string, key: string, at: number): void {
-    this.due.set(`${kind}\u0000${key}`, at);
-    this.heap.push({ at, kind, key });
-    this.arm();
-  }
-
-  cancel(kind: string, key: string): void {
-    this.due.delete(`${kind}\u0000${key}`);
-  }
-
-  /** When the job is due, or undefined when it is not scheduled. */
-  dueAt(kind: string, key: string): number | undefined {
-    return this.due.get(`${kind}\u0000${key}`);
-  }
-
-  get pending(): number {
-    return this.due.size;
-  }
-
-  /** The earliest due time of a live job, or undefined. */
-  nextDue(): number | undefined {
-    let min: number | undefined;
-    for (const at of this.due.values()) if (min === undefined || at < min) min = at;
-    return min;
   }
 
   /** Runs every job due now (and those they make due), then resolves. */
@@ -102,61 +86,69 @@ export class Scheduler {
     return next;
   }
 
+  /** Runs the jobs due by `until`, earliest due time first; all due at one time run together. */
   private async drain(until: number, moveTo?: (at: number) => void): Promise<void> {
-    for (;;) {
-      const batch = this.takeDueBatch(until);
-      if (batch.length === 0) return;
-      moveTo?.(batch[0]!.at);
-      await this.runBatch(batch);
-    }
-  }
-
-  /** Pops every live entry due at the earliest due time not after `until`. */
-  private takeDueBatch(until: number): Entry[] {
-    const batch: Entry[] = [];
-    while (!this.stopped) {
-      const top = this.heap.peek();
-      if (!top || top.at > until) break;
-      if (batch.length > 0 && top.at !== batch[0]!.at) break;
-      this.heap.pop();
-      const id = `${top.kind}\u0000${top.key}`;
-      if (this.due.get(id) !== top.at) continue; // replaced or cancelled
-      this.due.delete(id);
-      batch.push(top);
-    }
-    return batch;
-  }
-
-  private async runBatch(batch: Entry[]): Promise<void> {
     const limit = this.options.concurrency ?? 32;
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < batch.length) {
-        const entry = batch[next++]!;
-        try {
-          await this.handlers.get(entry.kind)?.(entry.key, entry.at);
-        } catch (error) {
-          this.options.onError?.(error, entry.kind, entry.key);
-        }
+    while (!this.stopped) {
+      const next = await this.storage.jobs.nextDue();
+      if (next === undefined || next > until) return;
+      moveTo?.(next);
+      const batch = await this.storage.jobs.claim({ until: next, limit, owner: this.owner, leaseMs: this.options.leaseMs ?? 60_000 });
+      if (batch.length === 0) return;
+      const outcomes = await Promise.all(batch.map((job) => this.run(job)));
+      if (outcomes.includes('unavailable')) {
+        this.retryLater();
+        return;
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(limit, batch.length) }, worker));
+      if (outcomes.includes('interrupted')) return; // shutting down: what is left stays due
+      // Let requests in between batches: a long advance must not hold the event loop.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
-  private arm(): void {
+  private async run(job: ClaimedJob): Promise<'done' | 'unavailable' | 'interrupted'> {
+    try {
+      await this.handlers.get(job.kind)?.(job, job.due_at);
+      await this.storage.jobs.complete(job);
+      return 'done';
+    } catch (error) {
+      if (error instanceof JobInterrupted) {
+        await this.storage.jobs.release(job);
+        return 'interrupted';
+      }
+      if (error instanceof Unavailable) {
+        await this.storage.jobs.release(job);
+        return 'unavailable';
+      }
+      this.options.onError?.(error, job.kind, job.key);
+      await this.storage.jobs.complete(job).catch(() => undefined);
+      return 'done';
+    }
+  }
+
+  private retryLater(): void {
     if (this.stopped || !(this.clock instanceof RealClock)) return;
-    const top = this.heap.peek();
-    if (!top) return;
-    if (this.timer && this.armedAt <= top.at) return; // already waiting for this one or an earlier one
     if (this.timer) clearTimeout(this.timer);
-    this.armedAt = top.at;
-    const delay = Math.min(this.clock.realDelayUntil(top.at), 2 ** 31 - 1);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.runDue()
-        .catch((error: unknown) => this.options.onError?.(error, 'scheduler', 'runDue'))
-        .finally(() => this.arm());
-    }, delay);
-    this.timer.unref();
+    this.armedAt = -Infinity;
+    this.timer = setTimeout(() => this.fire(), UNAVAILABLE_RETRY_MS).unref();
+  }
+
+  /** Waits for the earliest due job (real clock only). */
+  async arm(): Promise<void> {
+    if (this.stopped || !(this.clock instanceof RealClock)) return;
+    const at = await this.storage.jobs.nextDue();
+    if (at === undefined || (this.timer && this.armedAt <= at)) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.armedAt = at;
+    const delay = Math.min(this.clock.realDelayUntil(at), 2 ** 31 - 1);
+    this.timer = setTimeout(() => this.fire(), delay).unref();
+  }
+
+  private fire(): void {
+    this.timer = undefined;
+    this.armedAt = Infinity;
+    this.runDue()
+      .catch((error: unknown) => this.options.onError?.(error, 'scheduler', 'runDue'))
+      .finally(() => void this.arm());
   }
 }

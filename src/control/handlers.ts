@@ -1,26 +1,31 @@
 import { Conflict, NotFound, RuleViolation } from '../domain/errors.js';
 import { clientOf, json, type HandlerMap, type OperationInput } from '../http/handler.js';
-import type { Order } from '../orders/types.js';
+import type { Order, OrderStatus } from '../orders/types.js';
 import type { Services } from '../services.js';
+import type { Stored } from '../store/port.js';
 import { VERSION } from '../version.js';
 import { clockState, orderState } from './views.js';
 
-
 /** Resets one client's data; other parts (webhooks, faults, journal) add their own. */
-export type ResetPart = (clientId: string) => number;
+export type ResetPart = (clientId: string) => Promise<number>;
+
+type Deps = Pick<Services, 'storage' | 'orders' | 'journey' | 'clock' | 'fixtures' | 'specs' | 'advanceClock' | 'startedAt'>;
 
 /** The control API: health, specs, scenarios, orders, clock, reset. */
-export function controlHandlers(services: Services, resetParts: Record<string, ResetPart> = {}): HandlerMap {
-  const { orders, journey, clock, scheduler, fixtures, specs } = services;
-  const ownOrder = (input: OperationInput): Order => {
-    const order = orders.get(clientOf(input), input.params.order_no!);
+export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart> = {}): HandlerMap {
+  const { storage, orders, journey, clock, fixtures, specs } = deps;
+  const ownOrder = async (input: OperationInput): Promise<Stored<Order>> => {
+    const order = await orders.get(clientOf(input), input.params.order_no!);
     if (!order) throw new NotFound();
     return order;
   };
   const show = (input: OperationInput, order: Order) => json(200, orderState(order, journey, input.baseUrl));
 
   return {
-    getHealth: () => json(200, { status: 'ok', version: VERSION, uptime_ms: Date.now() - services.startedAt }),
+    getHealth: () => {
+      const store = storage.health();
+      return json(200, { status: 'ok', version: VERSION, uptime_ms: Date.now() - deps.startedAt, store: store.writable ? 'ok' : 'degraded', ...(store.error ? { store_error: store.error } : {}) });
+    },
     getProviderSpec: () => json(200, specs.provider.document),
     getControlSpec: () => json(200, specs.control.document),
 
@@ -40,49 +45,53 @@ export function controlHandlers(services: Services, resetParts: Record<string, R
         })),
       ),
 
-    listOrders: (input) => {
-      const status = input.query.status as string | undefined;
-      const limit = (input.query.limit as number | undefined) ?? 100;
-      const all = orders.list(clientOf(input)).filter((o) => status === undefined || o.status === status);
-      return json(200, { total: all.length, orders: all.slice(0, limit).map((o) => orderState(o, journey, input.baseUrl)) });
+    listOrders: async (input) => {
+      const query = input.query as { status?: OrderStatus; scenario?: string; courier_code?: string; q?: string; limit?: number; cursor?: string };
+      const page = await orders.list(clientOf(input), {
+        limit: query.limit ?? 100,
+        cursor: query.cursor,
+        status: query.status,
+        scenario: query.scenario,
+        courier_code: query.courier_code,
+        search: query.q,
+      });
+      return json(200, { total: page.total, next_cursor: page.next_cursor, orders: page.items.map((o) => orderState(o, journey, input.baseUrl)) });
     },
 
-    getOrderState: (input) => show(input, ownOrder(input)),
+    getOrderState: async (input) => show(input, await ownOrder(input)),
 
     generateAwb: async (input) => {
-      const order = ownOrder(input);
-      await journey.generateNow(order);
-      return show(input, order);
+      const order = await ownOrder(input);
+      return show(input, (await journey.generateNow(order.order_no)) ?? order);
     },
 
     advanceOrder: async (input) => {
-      const order = ownOrder(input);
+      const order = await ownOrder(input);
       const step = (input.body as { step?: string } | undefined)?.step;
-      if (step !== undefined && !journey.scenarioOf(order).steps.some((s) => s.key === step)) {
-        const keys = journey.scenarioOf(order).steps.map((s) => s.key);
+      const keys = journey.scenarioOf(order).steps.map((s) => s.key);
+      if (step !== undefined && !keys.includes(step)) {
         throw new RuleViolation([{ field: 'step', message: `must be a step of scenario ${order.scenario}: ${keys.join(', ')}` }]);
       }
-      if (!(await journey.advance(order, step))) {
+      const advanced = await journey.advance(order.order_no, step);
+      if (!advanced) {
         throw new Conflict(order.awb ? 'No step left to play (or the named step is already past).' : 'The order has no AWB yet: generate it first (POST .../awb).');
       }
-      return show(input, order);
+      return show(input, advanced);
     },
 
-    getClock: () => json(200, clockState(clock, scheduler)),
+    getClock: async () => json(200, await clockState(clock, storage)),
 
     advanceClock: async (input) => {
       if (clock.mode !== 'manual') throw new Conflict('The clock is real: start the sandbox with --clock manual to advance it.');
-      await services.advanceClock((input.body as { ms: number }).ms);
-      return json(200, clockState(clock, scheduler));
+      await deps.advanceClock((input.body as { ms: number }).ms);
+      return json(200, await clockState(clock, storage));
     },
 
-    resetClient: (input) => {
+    resetClient: async (input) => {
       const client = clientOf(input);
-      const removed: Record<string, number> = { orders: orders.removeAll(client) };
-      for (const [name, reset] of Object.entries(resetParts)) removed[name] = reset(client.id);
-      services.store.commit();
+      const removed: Record<string, number> = { orders: await orders.removeAll(client) };
+      for (const [name, reset] of Object.entries(resetParts)) removed[name] = await reset(client.id);
       return json(200, { success: true, removed });
     },
   };
 }
-

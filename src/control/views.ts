@@ -1,5 +1,5 @@
 import type { Clock } from '../clock/clock.js';
-import type { Scheduler } from '../clock/scheduler.js';
+import type { Storage } from '../store/port.js';
 import { orderIdentity, type Order } from '../orders/types.js';
 import type { Journey } from '../tracking/journey.js';
 import { withPhotoUrls } from '../tracking/view.js';
@@ -34,13 +34,13 @@ export function orderState(order: Order, journey: Journey, baseUrl: string) {
   };
 }
 
-export function clockState(clock: Clock, scheduler: Scheduler) {
+export async function clockState(clock: Clock, storage: Storage) {
   return {
     mode: clock.mode,
     speed: clock.speed,
     now: iso(clock.now()),
     now_ms: clock.now(),
-    pending_jobs: scheduler.pending,
-    next_due: iso(scheduler.nextDue()),
+    pending_jobs: await storage.jobs.count(),
+    next_due: iso(await storage.jobs.nextDue()),
   };
 }

@@ -8,12 +8,12 @@ import { checkRule } from './validate.js';
 /** `/__sandbox/faults`: create, list and delete the calling client's fault rules. */
 export function faultHandlers(rules: FaultRules): HandlerMap {
   return {
-    createFaultRule: (input) => json(201, rules.add(clientOf(input).id, checkRule(input.body as FaultRuleInput))),
-    listFaultRules: (input) => json(200, { rules: rules.list(clientOf(input).id) }),
-    deleteFaultRules: (input) => json(200, { success: true, removed: rules.clear(clientOf(input).id) }),
-    deleteFaultRule: (input) => {
+    createFaultRule: async (input) => json(201, await rules.add(clientOf(input).id, checkRule(input.body as FaultRuleInput))),
+    listFaultRules: async (input) => json(200, { rules: await rules.list(clientOf(input).id) }),
+    deleteFaultRules: async (input) => json(200, { success: true, removed: await rules.clear(clientOf(input).id) }),
+    deleteFaultRule: async (input) => {
       const id = input.params.id!;
-      if (!rules.remove(clientOf(input).id, id)) throw new NotFound(faultMessages.ruleNotFound(id));
+      if (!(await rules.remove(clientOf(input).id, id))) throw new NotFound(faultMessages.ruleNotFound(id));
       return json(200, { success: true, removed: 1 });
     },
   };

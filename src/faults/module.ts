@@ -10,12 +10,12 @@ import { FaultRules } from './rules.js';
  * provider requests with a status, add latency, reset or hang the connection, or
  * dribble the answer.
  */
-export function faultsModule(services: Services): SandboxModule {
-  const rules = new FaultRules(services.clock, services.options.seed);
+export function faultsModule(services: Pick<Services, 'storage' | 'clock' | 'options'>): SandboxModule {
+  const rules = new FaultRules(services.storage, services.clock, services.options.seed);
   // Aborted at shutdown: requests held by `hang` rules are dropped then.
   const shutdown = new AbortController();
   const interceptor: Interceptor = async (input, next) => {
-    const rule = input.client ? rules.take(input.client.id, input) : undefined;
+    const rule = input.client ? await rules.take(input.client.id, input) : undefined;
     return rule ? performFault(rule, input, next, shutdown.signal, (key) => rules.chance(key)) : next();
   };
   return {

@@ -1,75 +1,88 @@
 import type { Clock } from '../clock/clock.js';
 import type { OperationInput } from '../http/handler.js';
 import { draw } from '../ids/random.js';
+import type { ClientSettings, Repositories, Storage } from '../store/port.js';
+import { emptySettings } from '../webhooks/endpoints.js';
 import { matches } from './match.js';
 import type { FaultRule, FaultRuleInput } from './types.js';
 
 /**
- * The fault rules of every client, kept in memory (a restart clears them). Rules are
- * tried in the order they were created; the first that matches and wins its draw
- * applies, and expires once it has applied `times` times.
+ * The fault rules of every client, kept in its settings. Rules are tried in the order
+ * they were created; the first that matches and wins its draw applies, and expires
+ * once it has applied `times` times.
  */
 export class FaultRules {
-  private readonly byClient = new Map<string, FaultRule[]>();
-  private nextId = 1;
-
   constructor(
+    private readonly storage: Storage,
     private readonly clock: Clock,
     private readonly seed: string | undefined,
   ) {}
 
-  add(clientId: string, input: FaultRuleInput): FaultRule {
-    const times = input.times ?? 1;
-    const rule: FaultRule = {
-      id: `fault_${this.nextId++}`,
-      match: input.match ?? {},
-      action: input.action,
-      times,
-      remaining: times,
-      probability: input.probability ?? 1,
-      matched: 0,
-      hits: 0,
-      created_at: new Date(this.clock.now()).toISOString(),
-    };
-    this.byClient.set(clientId, [...this.list(clientId), rule]);
-    return rule;
+  async add(clientId: string, input: FaultRuleInput): Promise<FaultRule> {
+    return this.change(clientId, (settings) => {
+      const times = input.times ?? 1;
+      const seq = settings.fault_seq + 1;
+      const rule: FaultRule = {
+        id: `fault_${seq}`,
+        match: input.match ?? {},
+        action: input.action,
+        times,
+        remaining: times,
+        probability: input.probability ?? 1,
+        matched: 0,
+        hits: 0,
+        created_at: new Date(this.clock.now()).toISOString(),
+      };
+      return { settings: { ...settings, fault_seq: seq, faults: [...settings.faults, rule] }, result: rule };
+    });
   }
 
-  list(clientId: string): FaultRule[] {
-    return this.byClient.get(clientId) ?? [];
+  async list(clientId: string): Promise<readonly FaultRule[]> {
+    return (await this.storage.settings.get(clientId))?.faults ?? [];
   }
 
   /** Removes one rule; false when the client has no such rule. */
-  remove(clientId: string, id: string): boolean {
-    const rules = this.list(clientId);
-    const kept = rules.filter((r) => r.id !== id);
-    this.byClient.set(clientId, kept);
-    return kept.length < rules.length;
+  remove(clientId: string, id: string): Promise<boolean> {
+    return this.change(clientId, (settings) => {
+      const faults = settings.faults.filter((r) => r.id !== id);
+      return { settings: { ...settings, faults }, result: faults.length < settings.faults.length };
+    });
   }
 
   /** Removes every rule of a client; returns how many. */
-  clear(clientId: string): number {
-    const count = this.list(clientId).length;
-    this.byClient.delete(clientId);
-    return count;
+  clear(clientId: string): Promise<number> {
+    return this.change(clientId, (settings) => ({ settings: { ...settings, faults: [] }, result: settings.faults.length }));
   }
 
   /** The rule that applies to this request, counted as applied (and expired when spent), or undefined. */
-  take(clientId: string, input: OperationInput): FaultRule | undefined {
-    for (const rule of this.list(clientId)) {
-      if (!matches(rule.match, input)) continue;
-      rule.matched++;
-      if (rule.probability < 1 && this.chance(`fault:${rule.id}:${rule.matched}`) >= rule.probability) continue;
-      rule.hits++;
-      rule.remaining--;
-      if (rule.remaining <= 0) this.remove(clientId, rule.id);
-      return rule;
-    }
-    return undefined;
+  async take(clientId: string, input: OperationInput): Promise<FaultRule | undefined> {
+    const rules = await this.list(clientId);
+    if (!rules.some((rule) => matches(rule.match, input))) return undefined; // the usual case: no write
+    return this.change(clientId, (settings) => {
+      const faults = settings.faults.map((rule) => ({ ...rule }));
+      for (const rule of faults) {
+        if (!matches(rule.match, input)) continue;
+        rule.matched++;
+        if (rule.probability < 1 && this.chance(`fault:${rule.id}:${rule.matched}`) >= rule.probability) continue;
+        rule.hits++;
+        rule.remaining--;
+        return { settings: { ...settings, faults: faults.filter((r) => r.remaining > 0) }, result: rule };
+      }
+      return { settings: { ...settings, faults }, result: undefined };
+    });
   }
 
   /** A number in [0, 1): seeded by --seed and the key, so a seeded run draws the same each time. */
   chance(key: string): number {
     return this.seed === undefined ? Math.random() : draw(this.seed, key);
+  }
+
+  private change<T>(clientId: string, edit: (settings: ClientSettings) => { settings: ClientSettings; result: T }): Promise<T> {
+    return this.storage.transaction(async (tx: Repositories) => {
+      const current = await tx.settings.get(clientId);
+      const { settings, result } = edit(current ?? emptySettings(clientId));
+      await tx.settings.put(current ? { ...settings, version: current.version } : settings);
+      return result;
+    });
   }
 }

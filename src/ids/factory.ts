@@ -1,59 +1,43 @@
-import { randomBytes } from 'node:crypto';
-import type { Store } from '../store/store.js';
+import type { Repositories } from '../store/port.js';
 import { permutedText } from './numbers.js';
-
-interface Counters {
-  order: number;
-  batch: number;
-  awb: Record<string, number>;
-}
 
 /**
  * Makes order numbers, batch ids and AWBs: unique across the store and across
  * restarts (counters live in the store), reproducible under a fixed seed, and
- * random-looking (see `permute`). The seed of a data file is kept in it, so numbers
- * stay unique even when the sandbox restarts without --seed.
+ * random-looking (see `permute`). The seed of a data file is kept in it (see
+ * `sandbox.ts`), so numbers stay unique even when the sandbox restarts without --seed.
+ * Each call takes the repositories of the transaction the number is for.
  */
 export class IdFactory {
-  readonly seed: string;
+  constructor(readonly seed: string) {}
 
-  constructor(
-    private readonly store: Store,
-    seed: string | undefined,
-    private readonly exists: (kind: 'order' | 'batch' | 'awb', id: string) => boolean,
-  ) {
-    const kept = store.get<string>('meta', 'seed');
-    this.seed = seed ?? kept ?? randomBytes(8).toString('hex');
-    if (kept === undefined) store.put('meta', 'seed', this.seed);
+  orderNumber(tx: Repositories): Promise<string> {
+    return this.unique(
+      async () => `5${permutedText(await tx.counters.next('order'), 11, `${this.seed}:order`)}`,
+      async (id) => (await tx.orders.get(id)) !== undefined,
+    );
   }
 
-  orderNumber(): string {
-    return this.unique('order', () => `5${permutedText(this.next((c) => ++c.order), 11, `${this.seed}:order`)}`);
-  }
-
-  batchId(): string {
-    return this.unique('batch', () => `7${permutedText(this.next((c) => ++c.batch), 11, `${this.seed}:batch`)}`);
+  batchId(tx: Repositories): Promise<string> {
+    return this.unique(
+      async () => `7${permutedText(await tx.counters.next('batch'), 11, `${this.seed}:batch`)}`,
+      (id) => tx.orders.batchExists(id),
+    );
   }
 
   /** An AWB of the courier: its prefix and `digits` digits. */
-  awb(courier: { code: string; awb_prefix: string; awb_digits: number }): string {
-    return this.unique('awb', () => {
-      const n = this.next((c) => (c.awb[courier.code] = (c.awb[courier.code] ?? 0) + 1));
-      return `${courier.awb_prefix}${permutedText(n, courier.awb_digits, `${this.seed}:awb:${courier.code}`)}`;
-    });
+  awb(tx: Repositories, courier: { code: string; awb_prefix: string; awb_digits: number }): Promise<string> {
+    return this.unique(
+      async () => `${courier.awb_prefix}${permutedText(await tx.counters.next(`awb:${courier.code}`), courier.awb_digits, `${this.seed}:awb:${courier.code}`)}`,
+      async (id) => (await tx.orders.byAwb(id)) !== undefined,
+    );
   }
 
-  private next(step: (counters: Counters) => number): number {
-    const counters = this.store.get<Counters>('meta', 'counters') ?? { order: 0, batch: 0, awb: {} };
-    const value = step(counters);
-    this.store.put('meta', 'counters', counters);
-    return value;
-  }
-
-  private unique(kind: 'order' | 'batch' | 'awb', make: () => string): string {
+  /** Numbers of one seed never repeat; one made under an earlier seed of the same file may, so it is skipped. */
+  private async unique(make: () => Promise<string>, exists: (id: string) => Promise<boolean>): Promise<string> {
     for (;;) {
-      const id = make();
-      if (!this.exists(kind, id)) return id;
+      const id = await make();
+      if (!(await exists(id))) return id;
     }
   }
 }

@@ -3,7 +3,7 @@ import type { EventSink } from '../events.js';
 import type { Fixtures } from '../fixtures/load.js';
 import { domainMessages, Forbidden, RuleViolation } from '../domain/errors.js';
 import type { Client } from '../config/clients.js';
-import type { Store } from '../store/store.js';
+import type { Storage, Stored } from '../store/port.js';
 import type { Journey } from '../tracking/journey.js';
 import { contextOf } from '../tracking/render.js';
 import { secondsOf, type Order, type OrderStatus, type TrackingEntry } from './types.js';
@@ -20,7 +20,7 @@ export const cancelMessages = {
 } as const;
 
 export interface CancelDeps {
-  store: Store;
+  storage: Storage;
   journey: Journey;
   clock: Clock;
   events: EventSink;
@@ -45,21 +45,28 @@ function cancelEntry(deps: CancelDeps, order: Order, at: number, reason: string 
  * Cancels a client's order before pick-up: its journey stops (no AWB if none was
  * generated yet, no further scans), it is marked cancelled, a status "5" entry is
  * added to its tracking when it has an AWB, and `order.cancelled` is emitted.
- * Throws Forbidden for a read-only client and RuleViolation (naming `order_no`) once it is picked up.
+ * Throws Forbidden for a read-only client and RuleViolation (naming `order_no`) once
+ * it is picked up. Undefined when the client has no such order.
  */
-export function cancelOrder(deps: CancelDeps, client: Client, order: Order, reason?: string): void {
-  if (client.read_only) throw new Forbidden(domainMessages.readOnly);
-  if (!CANCELLABLE.includes(order.status)) {
-    const message = order.status === 'cancelled' ? cancelMessages.alreadyCancelled(order.order_no) : cancelMessages.notCancellable(order.order_no, order.status);
-    throw new RuleViolation([{ field: 'order_no', message: `is ${order.status}; only created or awb_generated orders can be cancelled` }], message);
-  }
-  const at = deps.clock.now();
-  deps.journey.stop(order);
-  order.status = 'cancelled';
-  order.cancelled_at = at;
-  order.updated_at = at;
-  if (order.awb) order.history.unshift(cancelEntry(deps, order, at, reason));
-  deps.store.put('orders', order.order_no, order);
-  deps.store.commit();
-  deps.events.emit({ type: 'order.cancelled', order, at });
+export function cancelOrder(deps: CancelDeps, client: Client, orderNo: string, reason?: string): Promise<Stored<Order> | undefined> {
+  return deps.storage.transaction(async (tx) => {
+    const order = await tx.orders.get(orderNo);
+    if (order?.client_id !== client.id) return undefined;
+    if (client.read_only) throw new Forbidden(domainMessages.readOnly);
+    if (!CANCELLABLE.includes(order.status)) {
+      const message = order.status === 'cancelled' ? cancelMessages.alreadyCancelled(order.order_no) : cancelMessages.notCancellable(order.order_no, order.status);
+      throw new RuleViolation([{ field: 'order_no', message: `is ${order.status}; only created or awb_generated orders can be cancelled` }], message);
+    }
+    const at = deps.clock.now();
+    const stopped = await deps.journey.stop(tx, order);
+    const cancelled = await tx.orders.update({
+      ...stopped,
+      status: 'cancelled',
+      cancelled_at: at,
+      updated_at: at,
+      history: order.awb ? [cancelEntry(deps, order, at, reason), ...order.history] : order.history,
+    });
+    await deps.events.emit({ type: 'order.cancelled', order: cancelled, at }, tx);
+    return cancelled;
+  });
 }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { ServedRequest } from '../http/served.js';
-import type { JournalEntry, RequestJournal } from './journal.js';
+import type { RequestLogRepository } from '../store/port.js';
+import type { JournalEntry } from './types.js';
 
 const REDACTED = '[redacted]';
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization']);
@@ -36,11 +37,11 @@ function entryOf(served: ServedRequest): JournalEntry {
  * `--strict` logs one warning per field a request got wrong. Requests that fail
  * authentication have no client and are not journaled.
  */
-export function journalRecorder(journal: RequestJournal, strict: boolean, logger: Logger): (served: ServedRequest) => void {
+export function journalRecorder(journal: RequestLogRepository, strict: boolean, logger: Logger): (served: ServedRequest) => void {
   return (served) => {
     const client = served.input.client;
     if (!client) return;
-    journal.record(client.id, entryOf(served));
+    void journal.append(client.id, entryOf(served)).catch((err: unknown) => logger.error({ err }, 'request journal failed'));
     if (!strict) return;
     for (const { field, message } of served.violations) {
       logger.warn({ client: client.id, op: served.input.operation.operationId, field }, `spec violation in ${served.method} ${served.input.path}: ${field} ${message}`);

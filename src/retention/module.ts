@@ -1,9 +1,8 @@
 import { parseDuration } from '../config/duration.js';
 import type { SandboxModule } from '../module.js';
 import type { Services } from '../services.js';
-import { pruneOrders } from './prune-orders.js';
 
-/** The scheduler job kind of the retention sweep. */
+/** The job kind of the retention sweep. */
 export const RETENTION_JOB = 'retention';
 /** How often the sweep runs, in sandbox time. */
 export const RETENTION_EVERY_MS = 3_600_000;
@@ -28,38 +27,38 @@ export function parseRetention(text: string): number | undefined {
  *
  * @example sandboxModules = (services) => { const list = [...]; list.push(retentionModule(services, list)); return list; }
  */
-export function retentionModule(services: Services, modules: readonly SandboxModule[]): SandboxModule {
+export function retentionModule(services: Pick<Services, 'options' | 'storage' | 'scheduler' | 'clock' | 'logger' | 'orders'>, modules: readonly SandboxModule[]): SandboxModule {
   const text = services.options.retention;
   const retention = text === undefined ? undefined : parseRetention(text);
   if (text !== undefined && retention === undefined) {
     throw new Error(`retention "${text}" is not a duration: use for example 30d, 12h or 90m.`);
   }
-  const { scheduler, clock, logger } = services;
+  const { storage, scheduler, clock, logger, orders } = services;
 
-  const sweep = (at: number): void => {
+  const sweep = async (at: number): Promise<void> => {
     const olderThan = at - retention!;
     const removed: Record<string, number> = {};
-    const orders = pruneOrders(services, olderThan);
-    if (orders > 0) removed.orders = orders;
+    const count = await orders.removeOlderThan(olderThan);
+    if (count > 0) removed.orders = count;
     for (const m of modules) {
-      const count = m.prune?.(olderThan) ?? 0;
-      if (count > 0) removed[m.name] = count;
+      const pruned = (await m.prune?.(olderThan)) ?? 0;
+      if (pruned > 0) removed[m.name] = pruned;
     }
-    services.store.commit();
     if (Object.keys(removed).length > 0) logger.info({ removed, older_than: new Date(olderThan).toISOString() }, 'retention sweep');
   };
+  const scheduleNext = (at: number) => storage.jobs.schedule({ kind: RETENTION_JOB, key: 'sweep', client_id: '', due_at: at + RETENTION_EVERY_MS });
 
   return {
     name: 'retention',
-    start() {
+    async start() {
       if (retention === undefined) return;
-      scheduler.on(RETENTION_JOB, (_key, at) => {
-        sweep(at);
-        scheduler.schedule(RETENTION_JOB, 'sweep', at + RETENTION_EVERY_MS);
+      scheduler.on(RETENTION_JOB, async (_job, at) => {
+        await sweep(at);
+        await scheduleNext(at);
       });
       const now = clock.now();
-      sweep(now);
-      scheduler.schedule(RETENTION_JOB, 'sweep', now + RETENTION_EVERY_MS);
+      await sweep(now);
+      await scheduleNext(now);
     },
   };
 }

@@ -1,10 +1,10 @@
 import { DataFileError, type StoreData } from './types.js';
 
 /** The schema version this build writes. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** Collections every data file has. */
-export const COLLECTIONS = ['meta', 'orders', 'deliveries'] as const;
+export const COLLECTIONS = ['meta', 'orders', 'deliveries', 'clients', 'counters', 'jobs'] as const;
 
 type Migration = (data: StoreData) => StoreData;
 
@@ -31,8 +31,37 @@ function fromVersion0(data: StoreData): StoreData {
   return { ...rest, schema_version: 1, journal_generation: 0, meta, orders, deliveries: keyed(old.deliveries, 'id') } as StoreData;
 }
 
+/**
+ * Version 1 kept the id counters in `meta.counters` and `meta.webhook_counter`, and
+ * each client's webhook setting and generated secret in `webhook_endpoints` and
+ * `webhook_secrets`. Version 2 has a `counters` collection (one record per counter),
+ * one `clients` record per client, and a `jobs` collection. The due times of orders
+ * and deliveries become jobs at the first start (see `migrateDueTimes`), where the
+ * scenarios are known.
+ */
+function fromVersion1(data: StoreData): StoreData {
+  const meta = { ...((data.meta as Record<string, unknown> | undefined) ?? {}) };
+  const counters: Record<string, number> = {};
+  const old = meta.counters as { order?: number; batch?: number; awb?: Record<string, number> } | undefined;
+  if (old?.order) counters.order = old.order;
+  if (old?.batch) counters.batch = old.batch;
+  for (const [code, n] of Object.entries(old?.awb ?? {})) counters[`awb:${code}`] = n;
+  if (typeof meta.webhook_counter === 'number') counters.delivery = meta.webhook_counter;
+  delete meta.counters;
+  delete meta.webhook_counter;
+  const endpoints = (data.webhook_endpoints as Record<string, Record<string, unknown>> | undefined) ?? {};
+  const secrets = (data.webhook_secrets as Record<string, string> | undefined) ?? {};
+  const clients: Record<string, unknown> = {};
+  for (const id of new Set([...Object.keys(endpoints), ...Object.keys(secrets)])) {
+    const { client_id: _id, ...webhook } = endpoints[id] ?? {};
+    clients[id] = { client_id: id, webhook: endpoints[id] ? webhook : null, generated_secret: secrets[id] ?? null, faults: [], fault_seq: 0, version: 1 };
+  }
+  const { webhook_endpoints: _e, webhook_secrets: _s, ...rest } = data;
+  return { ...rest, schema_version: 2, meta, counters, clients, jobs: {} } as StoreData;
+}
+
 /** `MIGRATIONS[n]` turns a version-n file into a version-(n+1) file. */
-const MIGRATIONS: Record<number, Migration> = { 0: fromVersion0 };
+const MIGRATIONS: Record<number, Migration> = { 0: fromVersion0, 1: fromVersion1 };
 
 /** An empty store of the current version. */
 export function emptyData(): StoreData {
@@ -41,18 +70,24 @@ export function emptyData(): StoreData {
   return data;
 }
 
+/** The schema version of data read from a file; refuses one written by a newer sandbox rather than guess at it. */
+export function checkVersion(data: StoreData, path: string): number {
+  const version = data.schema_version ?? 0;
+  if (version > SCHEMA_VERSION) {
+    throw new DataFileError(
+      `The data file ${path} has schema version ${version}, newer than this sandbox (${SCHEMA_VERSION}). ` +
+        'Upgrade the sandbox or start with another --data file.',
+    );
+  }
+  return version;
+}
+
 /**
  * Brings data read from a file up to the current schema version, one step at a time.
  * Refuses a file written by a newer sandbox rather than guess at it.
  */
 export function migrate(data: StoreData, path: string): StoreData {
-  let current: StoreData = { ...data, schema_version: data.schema_version ?? 0 };
-  if (current.schema_version > SCHEMA_VERSION) {
-    throw new DataFileError(
-      `The data file ${path} has schema version ${current.schema_version}, newer than this sandbox (${SCHEMA_VERSION}). ` +
-        'Upgrade the sandbox or start with another --data file.',
-    );
-  }
+  let current: StoreData = { ...data, schema_version: checkVersion(data, path) };
   while (current.schema_version < SCHEMA_VERSION) {
     const step = MIGRATIONS[current.schema_version];
     if (!step) throw new DataFileError(`No migration from schema version ${current.schema_version} (${path}).`);

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Low, Memory } from 'lowdb';
 import { Journal } from './journal.js';
-import { emptyData, migrate } from './schema.js';
+import { checkVersion, emptyData, migrate, SCHEMA_VERSION } from './schema.js';
 import { SnapshotFile } from './snapshot-file.js';
 import type { Collection, JournalOp, StoreData } from './types.js';
 
@@ -54,11 +54,16 @@ export class Store {
     mkdirSync(dirname(path), { recursive: true });
     const db = new Low<StoreData>(new SnapshotFile(path), emptyData());
     await db.read();
-    db.data = migrate(db.data, path);
+    const fromVersion = checkVersion(db.data, path);
+    db.data.journal_generation ??= 0;
     const journal = new Journal(path, db.data.journal_generation, options.fsync ?? false);
     const store = new Store(db, journal, options);
+    // The journal holds changes in the file's own schema: replay them, then migrate the whole.
     journal.replay(db.data.journal_generation, (op) => store.apply(op));
+    db.data = migrate(db.data, path);
     journal.open();
+    // A migrated store is written out at once, so no journal of the old schema is replayed again.
+    if (fromVersion < SCHEMA_VERSION) await store.checkpoint();
     return store;
   }
 
@@ -73,6 +78,11 @@ export class Store {
   /** Every record of a collection. */
   values<T>(collection: string): T[] {
     return Object.values(this.collection(collection)) as T[];
+  }
+
+  /** Every record of a collection with its key. */
+  entries<T>(collection: string): Array<[string, T]> {
+    return Object.entries(this.collection(collection)) as Array<[string, T]>;
   }
 
   count(collection: string): number {

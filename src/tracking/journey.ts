@@ -5,8 +5,8 @@ import type { EventSink } from '../events.js';
 import type { Fixtures, LoadedScenario } from '../fixtures/load.js';
 import type { IdFactory } from '../ids/factory.js';
 import { draw } from '../ids/random.js';
-import { secondsOf, type Order, type OrderStatus, type TrackingEntry } from '../orders/types.js';
-import type { Store } from '../store/store.js';
+import { secondsOf, type HistoryRecord, type Order, type OrderStatus, type TrackingEntry } from '../orders/types.js';
+import type { Repositories, Storage, Stored } from '../store/port.js';
 import { renderHistory } from './render.js';
 
 export const AWB_JOB = 'awb';
@@ -21,27 +21,25 @@ const STATUS_BY_CODE: Record<string, OrderStatus> = {
 };
 
 export interface JourneyDeps {
-  store: Store;
+  storage: Storage;
   fixtures: Fixtures;
   ids: IdFactory;
-  scheduler: Scheduler;
   clock: Clock;
   events: EventSink;
-  /** Looks an order up by number (the store's orders collection). */
-  order(orderNo: string): Order | undefined;
-  /** Called when an order gets its AWB, so it can be found by it. */
-  indexAwb(order: Order): void;
 }
 
 /**
  * Plays an order's scenario over sandbox time: the AWB job after the AWB delay, then
  * one job per scripted step. Each job writes its result into the order and schedules
- * the next, so the store always says what is due next.
+ * the next in the same transaction, so the store always says what is due next.
  */
 export class Journey {
-  constructor(private readonly deps: JourneyDeps) {
-    deps.scheduler.on(AWB_JOB, (orderNo, at) => this.awbDue(orderNo, at));
-    deps.scheduler.on(STEP_JOB, (orderNo, at) => this.stepDue(orderNo, at));
+  constructor(private readonly deps: JourneyDeps) {}
+
+  /** Runs this journey's jobs (AWB and steps) on the scheduler. */
+  attach(scheduler: Scheduler): void {
+    scheduler.on(AWB_JOB, async (job, at) => void (await this.deps.storage.transaction((tx) => this.awbDue(tx, job.key, at))));
+    scheduler.on(STEP_JOB, (job, at) => this.deps.storage.transaction((tx) => this.stepDue(tx, job.key, at)));
   }
 
   /** When the AWB of a new order falls due, drawn from the delay range. */
@@ -49,11 +47,13 @@ export class Journey {
     return createdAt + delay.min + Math.floor(draw(this.deps.ids.seed, `awb-delay:${orderNo}`) * (delay.max - delay.min + 1));
   }
 
-  /** Hands an order's pending job, if any, to the scheduler (at create and at start-up). */
-  resume(order: Order): void {
-    if (order.status === 'created' && order.awb_due_at !== null) this.deps.scheduler.schedule(AWB_JOB, order.order_no, order.awb_due_at);
+  /** Schedules an order's pending job, if any (at create, after each step, and when an older data file is migrated). */
+  async schedule(tx: Repositories, order: Order): Promise<void> {
+    if (order.status === 'created' && order.awb_due_at !== null) {
+      await tx.jobs.schedule({ kind: AWB_JOB, key: order.order_no, client_id: order.client_id, due_at: order.awb_due_at });
+    }
     const next = this.nextStepAt(order);
-    if (next !== undefined) this.deps.scheduler.schedule(STEP_JOB, order.order_no, next);
+    if (next !== undefined) await tx.jobs.schedule({ kind: STEP_JOB, key: order.order_no, client_id: order.client_id, due_at: next });
   }
 
   /** When the next scripted step is due, or undefined when none is. */
@@ -73,92 +73,105 @@ export class Journey {
     return renderHistory(this.deps.fixtures, order, this.deps.ids.seed);
   }
 
-  /** Generates the AWB now (control API). */
-  async generateNow(order: Order): Promise<void> {
-    if (order.status !== 'created') return;
-    this.deps.scheduler.cancel(AWB_JOB, order.order_no);
-    await this.awbDue(order.order_no, this.deps.clock.now());
+  /** Generates the AWB now (control API). Returns the order as it is afterwards. */
+  generateNow(orderNo: string): Promise<Stored<Order> | undefined> {
+    return this.deps.storage.transaction(async (tx) => {
+      const order = await tx.orders.get(orderNo);
+      if (order?.status !== 'created') return order;
+      await tx.jobs.cancel(AWB_JOB, orderNo);
+      return this.awbDue(tx, orderNo, this.deps.clock.now());
+    });
   }
 
   /**
    * Plays the next step now, or every step up to the one named `key` (control API).
-   * Later steps keep their spacing. Returns false when there is no such step to play.
+   * Later steps keep their spacing. Returns the order afterwards, or undefined when
+   * there is no such step to play.
    */
-  async advance(order: Order, key?: string): Promise<boolean> {
-    const scenario = this.scenarioOf(order);
-    if (order.next_step === null || order.journey_start === null) return false;
-    const target = key === undefined ? order.next_step : scenario.steps.findIndex((s) => s.key === key);
-    if (target < order.next_step) return false;
-    const now = this.deps.clock.now();
-    order.journey_start = Math.min(order.journey_start, now - scenario.offsets[target]!);
-    this.deps.scheduler.cancel(STEP_JOB, order.order_no);
-    while (order.next_step !== null && order.next_step <= target) this.playStep(order, scenario, this.nextStepAt(order)!);
-    this.save(order);
-    return true;
+  advance(orderNo: string, key?: string): Promise<Stored<Order> | undefined> {
+    return this.deps.storage.transaction(async (tx) => {
+      const order = await tx.orders.get(orderNo);
+      if (!order || order.next_step === null || order.journey_start === null) return undefined;
+      const scenario = this.scenarioOf(order);
+      const target = key === undefined ? order.next_step : scenario.steps.findIndex((s) => s.key === key);
+      if (target < order.next_step) return undefined;
+      const now = this.deps.clock.now();
+      let changed: Order = { ...order, journey_start: Math.min(order.journey_start, now - scenario.offsets[target]!) };
+      while (changed.next_step !== null && changed.next_step <= target) {
+        changed = await this.playStep(tx, changed, scenario, this.nextStepAt(changed)!);
+      }
+      await tx.jobs.cancel(STEP_JOB, orderNo);
+      return this.save(tx, changed as Stored<Order>);
+    });
   }
 
-  /** Stops the journey: no AWB if none yet, no further steps. */
-  stop(order: Order): void {
-    this.deps.scheduler.cancel(AWB_JOB, order.order_no);
-    this.deps.scheduler.cancel(STEP_JOB, order.order_no);
-    order.next_step = null;
+  /** The order with its journey stopped (no AWB if none yet, no further steps), its jobs cancelled. */
+  async stop(tx: Repositories, order: Stored<Order>): Promise<Stored<Order>> {
+    await tx.jobs.cancel(AWB_JOB, order.order_no);
+    await tx.jobs.cancel(STEP_JOB, order.order_no);
+    return { ...order, next_step: null };
   }
 
-  scenarioOf(order: Order): LoadedScenario {
+  scenarioOf(order: Pick<Order, 'scenario' | 'order_no'>): LoadedScenario {
     const scenario = this.deps.fixtures.scenarios.get(order.scenario);
     if (!scenario) throw new Error(`Order ${order.order_no} names an unknown scenario ${order.scenario}`);
     return scenario;
   }
 
-  private awbDue(orderNo: string, at: number): void {
-    const order = this.deps.order(orderNo);
-    if (!order || order.status !== 'created') return;
+  private async awbDue(tx: Repositories, orderNo: string, at: number): Promise<Stored<Order> | undefined> {
+    const order = await tx.orders.get(orderNo);
+    if (!order || order.status !== 'created') return order;
     const scenario = this.scenarioOf(order);
-    order.updated_at = at;
     if (scenario.awb === 'fails') {
-      order.status = 'awb_failed';
-      order.awb_error = scenario.awb_failure_reason ?? 'AWB generation failed';
-      this.save(order);
-      this.deps.events.emit({ type: 'awb.failed', order, at });
-      return;
+      const failed = await this.save(tx, { ...order, updated_at: at, status: 'awb_failed', awb_error: scenario.awb_failure_reason ?? 'AWB generation failed' });
+      await this.deps.events.emit({ type: 'awb.failed', order: failed, at }, tx);
+      return failed;
     }
     const courier = this.deps.fixtures.couriers.get(order.courier_code)!;
-    order.awb = this.deps.ids.awb(courier);
-    order.awb_generated_at = at;
-    order.status = 'awb_generated';
-    order.journey_start = at;
-    order.next_step = scenario.steps.length > 0 ? 0 : null;
-    this.deps.indexAwb(order);
-    this.save(order);
-    this.deps.events.emit({ type: 'awb.generated', order, at });
+    const generated = await this.save(tx, {
+      ...order,
+      updated_at: at,
+      awb: await this.deps.ids.awb(tx, courier),
+      awb_generated_at: at,
+      status: 'awb_generated',
+      journey_start: at,
+      next_step: scenario.steps.length > 0 ? 0 : null,
+    });
+    await this.deps.events.emit({ type: 'awb.generated', order: generated, at }, tx);
+    return generated;
   }
 
-  private stepDue(orderNo: string, at: number): void {
-    const order = this.deps.order(orderNo);
+  private async stepDue(tx: Repositories, orderNo: string, at: number): Promise<void> {
+    const order = await tx.orders.get(orderNo);
     if (!order || order.next_step === null) return;
-    this.playStep(order, this.scenarioOf(order), at);
-    this.save(order);
+    await this.save(tx, (await this.playStep(tx, order, this.scenarioOf(order), at)) as Stored<Order>);
   }
 
-  private playStep(order: Order, scenario: LoadedScenario, at: number): void {
+  /** The order with its next step played at `at` (not yet saved). */
+  private async playStep(tx: Repositories, order: Order, scenario: LoadedScenario, at: number): Promise<Order> {
     const index = order.next_step!;
     const newest = order.history[0] ? secondsOf(order.history[0]) * 1000 : 0;
     const when = Math.max(at, newest);
-    order.history.unshift({ step: index, at: when });
-    const status = scenario.steps[index]!.status;
-    if (status !== null) order.status = STATUS_BY_CODE[status] ?? order.status;
-    else if (order.status === 'picked_up' || order.status === 'delivery_failed') order.status = 'in_transit';
-    if (status === '5') {
-      order.cancelled_at = when;
-      this.deps.events.emit({ type: 'order.cancelled', order, at: when });
-    }
-    order.next_step = index + 1 < scenario.steps.length ? index + 1 : null;
-    order.updated_at = when;
+    const history: HistoryRecord[] = [{ step: index, at: when }, ...order.history];
+    const code = scenario.steps[index]!.status;
+    let status = order.status;
+    if (code !== null) status = STATUS_BY_CODE[code] ?? status;
+    else if (status === 'picked_up' || status === 'delivery_failed') status = 'in_transit';
+    const played: Order = {
+      ...order,
+      history,
+      status,
+      next_step: index + 1 < scenario.steps.length ? index + 1 : null,
+      updated_at: when,
+      ...(code === '5' ? { cancelled_at: when } : {}),
+    };
+    if (code === '5') await this.deps.events.emit({ type: 'order.cancelled', order: played, at: when }, tx);
+    return played;
   }
 
-  private save(order: Order): void {
-    this.deps.store.put('orders', order.order_no, order);
-    this.deps.store.commit();
-    this.resume(order);
+  private async save(tx: Repositories, order: Stored<Order>): Promise<Stored<Order>> {
+    const saved = await tx.orders.update(order);
+    await this.schedule(tx, saved);
+    return saved;
   }
 }

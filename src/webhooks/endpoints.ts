@@ -1,20 +1,9 @@
 import type { Client } from '../config/clients.js';
 import type { ResolvedOptions } from '../config/options.js';
-import type { Store } from '../store/store.js';
+import type { ClientSettings, EndpointSetting, Repositories, Storage, Stored } from '../store/port.js';
+import { chaosOf } from './chaos.js';
 import { makeSecret } from './secret.js';
 import type { ChaosMode } from './types.js';
-import { chaosOf } from './chaos.js';
-
-/** Runtime settings of a client's endpoint, set by `PUT /__sandbox/webhook` or a 410 Gone. */
-export interface EndpointSetting {
-  client_id: string;
-  url?: string;
-  secret?: string;
-  chaos?: ChaosMode[];
-  disabled_at: number | null;
-  disabled_reason: string | null;
-  updated_at: number;
-}
 
 /** Where a client's webhooks go, from the runtime setting, the config file or the CLI defaults. */
 export interface Endpoint {
@@ -29,29 +18,31 @@ export interface Endpoint {
   source: 'runtime' | 'config' | 'default' | 'none';
 }
 
-export const ENDPOINTS = 'webhook_endpoints';
-/** Generated secrets are kept apart from the settings, so a reset does not change them. */
-export const SECRETS = 'webhook_secrets';
+/** A client's settings as they are before anything is kept for it. */
+export const emptySettings = (clientId: string): ClientSettings => ({ client_id: clientId, webhook: null, generated_secret: null, faults: [], fault_seq: 0 });
 
 /**
- * Reads and changes the webhook endpoint of each client. A client with no secret
- * anywhere gets one generated and kept in the store, so it survives restarts.
+ * Reads and changes the webhook endpoint of each client (kept in its settings). A
+ * client with no secret anywhere gets one generated and kept, so it survives restarts
+ * and resets.
  */
 export class WebhookEndpoints {
   constructor(
-    private readonly store: Store,
+    private readonly storage: Storage,
     private readonly options: Pick<ResolvedOptions, 'webhookUrl' | 'webhookSecret' | 'seed'>,
   ) {}
 
-  of(client: Client): Endpoint {
-    const setting = this.store.get<EndpointSetting>(ENDPOINTS, client.id);
+  /** The client's endpoint as it stands. */
+  async of(client: Client, tx: Repositories = this.storage): Promise<Endpoint> {
+    const settings = await tx.settings.get(client.id);
+    const setting = settings?.webhook ?? undefined;
     const configured = client.webhook ?? {};
     const url = setting?.url ?? configured.url ?? this.options.webhookUrl ?? null;
     const source = setting?.url ? 'runtime' : configured.url ? 'config' : this.options.webhookUrl ? 'default' : 'none';
     return {
       client_id: client.id,
       url,
-      secret: setting?.secret ?? configured.secret ?? this.options.webhookSecret ?? this.generatedSecret(client.id),
+      secret: setting?.secret ?? configured.secret ?? this.options.webhookSecret ?? settings?.generated_secret ?? makeSecret(client.id, this.options.seed),
       chaos: chaosOf(setting?.chaos ?? configured.chaos),
       enabled: !setting?.disabled_at,
       disabled_at: setting?.disabled_at ?? null,
@@ -60,44 +51,47 @@ export class WebhookEndpoints {
     };
   }
 
+  /** Keeps a generated secret for a client that has none configured (at start), so it never changes. */
+  async ensureSecret(client: Client): Promise<void> {
+    if (client.webhook?.secret !== undefined || this.options.webhookSecret !== undefined) return;
+    await this.storage.transaction(async (tx) => {
+      const settings = await tx.settings.get(client.id);
+      if (settings?.generated_secret) return;
+      await tx.settings.put({ ...(settings ?? emptySettings(client.id)), generated_secret: makeSecret(client.id, this.options.seed) });
+    });
+  }
+
   /** Sets the URL (and secret, chaos when given) and enables the endpoint again. */
-  set(client: Client, change: { url: string; secret?: string; chaos?: ChaosMode[] }, at: number): Endpoint {
-    const setting = this.setting(client.id, at);
-    setting.url = change.url;
-    if (change.secret !== undefined) setting.secret = change.secret;
-    if (change.chaos !== undefined) setting.chaos = change.chaos;
-    setting.disabled_at = null;
-    setting.disabled_reason = null;
-    this.store.put(ENDPOINTS, client.id, setting);
-    return this.of(client);
+  async set(client: Client, change: { url: string; secret?: string; chaos?: ChaosMode[] }, at: number, tx: Repositories): Promise<Endpoint> {
+    await this.change(tx, client.id, at, (setting) => ({
+      ...setting,
+      url: change.url,
+      ...(change.secret !== undefined ? { secret: change.secret } : {}),
+      ...(change.chaos !== undefined ? { chaos: change.chaos } : {}),
+      disabled_at: null,
+      disabled_reason: null,
+    }));
+    return this.of(client, tx);
   }
 
   /** Stops deliveries to the client until its endpoint is set again (after a 410 Gone). */
-  disable(clientId: string, reason: string, at: number): void {
-    const setting = this.setting(clientId, at);
-    setting.disabled_at = at;
-    setting.disabled_reason = reason;
-    this.store.put(ENDPOINTS, clientId, setting);
+  async disable(tx: Repositories, clientId: string, reason: string, at: number): Promise<void> {
+    await this.change(tx, clientId, at, (setting) => ({ ...setting, disabled_at: at, disabled_reason: reason }));
   }
 
   /** Drops the client's runtime setting (reset); the generated secret stays. */
-  remove(clientId: string): number {
-    if (!this.store.get(ENDPOINTS, clientId)) return 0;
-    this.store.delete(ENDPOINTS, clientId);
-    return 1;
+  async remove(clientId: string): Promise<number> {
+    return this.storage.transaction(async (tx) => {
+      const settings = await tx.settings.get(clientId);
+      if (!settings?.webhook) return 0;
+      await tx.settings.put({ ...settings, webhook: null });
+      return 1;
+    });
   }
 
-  private setting(clientId: string, at: number): EndpointSetting {
-    const existing = this.store.get<EndpointSetting>(ENDPOINTS, clientId);
-    return existing ? { ...existing, updated_at: at } : { client_id: clientId, disabled_at: null, disabled_reason: null, updated_at: at };
-  }
-
-  private generatedSecret(clientId: string): string {
-    let secret = this.store.get<string>(SECRETS, clientId);
-    if (!secret) {
-      secret = makeSecret(clientId, this.options.seed);
-      this.store.put(SECRETS, clientId, secret);
-    }
-    return secret;
+  private async change(tx: Repositories, clientId: string, at: number, edit: (setting: EndpointSetting) => EndpointSetting): Promise<Stored<ClientSettings>> {
+    const settings = await tx.settings.get(clientId);
+    const setting = settings?.webhook ?? { disabled_at: null, disabled_reason: null, updated_at: at };
+    return tx.settings.put({ ...(settings ?? emptySettings(clientId)), webhook: { ...edit(setting), updated_at: at } });
   }
 }

@@ -2,18 +2,18 @@ import { Conflict, NotFound, RuleViolation } from '../domain/errors.js';
 import { clientOf, json, type HandlerMap, type Interceptor, type OperationInput } from '../http/handler.js';
 import type { Clock } from '../clock/clock.js';
 import { chaosHeaderModes, unknownChaos } from './chaos.js';
-import type { DeliveryFilter, DeliveryLog } from './deliveries.js';
 import type { WebhookDispatcher } from './dispatcher.js';
 import type { Endpoint, WebhookEndpoints } from './endpoints.js';
 import { webhookMessages } from './messages.js';
 import { isSecret } from './secret.js';
-import type { ChaosMode, Delivery } from './types.js';
+import type { ChaosMode, Delivery, DeliveryStatus, WebhookEventType } from './types.js';
+import type { Storage, Stored } from '../store/port.js';
 import { deliveryView, endpointView } from './views.js';
 
 export interface WebhookHandlerDeps {
+  storage: Storage;
   clock: Clock;
   endpoints: WebhookEndpoints;
-  log: DeliveryLog;
   dispatcher: WebhookDispatcher;
   retries: number[];
   timeoutMs: number;
@@ -25,45 +25,47 @@ const withUrl = (endpoint: Endpoint): Endpoint & { url: string } => {
 };
 
 /** The webhook part of the control API: endpoint, delivery log, redeliver, test ping. */
-export function webhookHandlers({ clock, endpoints, log, dispatcher, retries, timeoutMs }: WebhookHandlerDeps): HandlerMap {
-  const ownDelivery = (input: OperationInput): Delivery => {
-    const delivery = log.get(clientOf(input).id, input.params.delivery_id!);
-    if (!delivery) throw new NotFound();
+export function webhookHandlers({ storage, clock, endpoints, dispatcher, retries, timeoutMs }: WebhookHandlerDeps): HandlerMap {
+  const ownDelivery = async (input: OperationInput): Promise<Stored<Delivery>> => {
+    const delivery = await storage.deliveries.get(input.params.delivery_id!);
+    if (delivery?.client_id !== clientOf(input).id) throw new NotFound();
     return delivery;
   };
   const showEndpoint = (status: number, endpoint: Endpoint) => json(status, endpointView(endpoint, retries, timeoutMs));
 
   return {
-    getWebhook: (input) => showEndpoint(200, endpoints.of(clientOf(input))),
+    getWebhook: async (input) => showEndpoint(200, await endpoints.of(clientOf(input))),
 
-    setWebhook: (input) => {
+    setWebhook: async (input) => {
       const client = clientOf(input);
       const body = input.body as { url: string; secret?: string; chaos?: string[] };
       if (body.secret !== undefined && !isSecret(body.secret)) throw new RuleViolation([{ field: 'secret', message: webhookMessages.secret }]);
-      const endpoint = endpoints.set(client, { url: body.url, secret: body.secret, chaos: body.chaos as ChaosMode[] | undefined }, clock.now());
-      dispatcher.resumePaused(client.id);
+      const endpoint = await storage.transaction(async (tx) => {
+        const set = await endpoints.set(client, { url: body.url, secret: body.secret, chaos: body.chaos as ChaosMode[] | undefined }, clock.now(), tx);
+        await dispatcher.resumePaused(tx, client.id);
+        return set;
+      });
       return showEndpoint(200, endpoint);
     },
 
-    listWebhookDeliveries: (input) => {
-      const filter = input.query as DeliveryFilter & { limit?: number };
-      const all = log.list(clientOf(input).id, filter);
-      return json(200, { total: all.length, deliveries: all.slice(0, filter.limit ?? 100).map(deliveryView) });
+    listWebhookDeliveries: async (input) => {
+      const query = input.query as { order_no?: string; status?: DeliveryStatus; event?: WebhookEventType; limit?: number; cursor?: string };
+      const page = await storage.deliveries.list(clientOf(input).id, { ...query, limit: query.limit ?? 100 });
+      return json(200, { total: page.total, next_cursor: page.next_cursor, deliveries: page.items.map(deliveryView) });
     },
 
-    getWebhookDelivery: (input) => json(200, deliveryView(ownDelivery(input))),
+    getWebhookDelivery: async (input) => json(200, deliveryView(await ownDelivery(input))),
 
     redeliverWebhook: async (input) => {
-      const delivery = ownDelivery(input);
-      const endpoint = withUrl(endpoints.of(clientOf(input)));
+      const delivery = await ownDelivery(input);
+      const endpoint = withUrl(await endpoints.of(clientOf(input)));
       if (!endpoint.enabled) throw new Conflict(webhookMessages.disabled(endpoint.disabled_reason));
-      await dispatcher.redeliver(delivery, endpoint);
-      return json(200, deliveryView(delivery));
+      return json(200, deliveryView(await dispatcher.redeliver(delivery, endpoint)));
     },
 
     testWebhook: async (input) => {
       const client = clientOf(input);
-      const delivery = await dispatcher.ping(client.id, withUrl(endpoints.of(client)));
+      const delivery = await dispatcher.ping(client.id, withUrl(await endpoints.of(client)));
       return json(200, deliveryView(delivery));
     },
   };

@@ -2,15 +2,13 @@ import { parseDuration } from '../config/duration.js';
 import type { SandboxModule } from '../module.js';
 import type { Services } from '../services.js';
 import { unknownChaos } from './chaos.js';
-import { DeliveryLog } from './deliveries.js';
 import { WebhookDispatcher } from './dispatcher.js';
-import { WebhookEndpoints } from './endpoints.js';
 import { chaosHeaderCheck, webhookHandlers } from './handlers.js';
 import { parseRetries } from './retry.js';
 import { isSecret } from './secret.js';
 
 /** Checks the webhook options and the clients' webhook settings; throws a message naming the one at fault. */
-function checkSettings(services: Services): { retries: number[]; timeoutMs: number } {
+function checkSettings(services: Pick<Services, 'options' | 'registry'>): { retries: number[]; timeoutMs: number } {
   const { options, registry } = services;
   const retries = parseRetries(options.webhookRetries);
   if (!retries) throw new Error(`webhookRetries "${options.webhookRetries}" is not a retry schedule: use delays such as 0,5s,30s,2m.`);
@@ -34,29 +32,20 @@ function checkSettings(services: Services): { retries: number[]; timeoutMs: numb
  *
  * @example sandboxModules = (services) => [webhooksModule(services)]
  */
-export function webhooksModule(services: Services): SandboxModule {
-  const { store, scheduler, clock, registry, logger, events, options, ids } = services;
+export function webhooksModule(services: Pick<Services, 'storage' | 'scheduler' | 'clock' | 'registry' | 'logger' | 'events' | 'options' | 'ids' | 'endpoints'>): SandboxModule {
+  const { storage, scheduler, clock, registry, logger, events, options, ids, endpoints } = services;
   const { retries, timeoutMs } = checkSettings(services);
-  const endpoints = new WebhookEndpoints(store, options);
-  const log = new DeliveryLog(store, ids.seed);
-  const dispatcher = new WebhookDispatcher({ store, scheduler, clock, registry, endpoints, log, retries, timeoutMs, outboxSize: options.outboxSize, logger });
-  events.subscribe((event) => {
-    try {
-      dispatcher.enqueue(event);
-    } catch (err) {
-      logger.error({ err, event: event.type, order: event.order.order_no }, 'webhook outbox failed');
-    }
-  });
+  const dispatcher = new WebhookDispatcher({ storage, clock, registry, endpoints, retries, timeoutMs, outboxSize: options.outboxSize, seed: ids.seed, logger });
+  dispatcher.attach(scheduler);
+  events.subscribe((event, tx) => dispatcher.enqueue(event, tx));
   return {
     name: 'webhooks',
-    handlers: webhookHandlers({ clock, endpoints, log, dispatcher, retries, timeoutMs }),
+    handlers: webhookHandlers({ storage, clock, endpoints, dispatcher, retries, timeoutMs }),
     providerInterceptors: [chaosHeaderCheck],
-    reset: (clientId) => dispatcher.removeAll(clientId) + endpoints.remove(clientId),
+    reset: async (clientId) => (await dispatcher.removeAll(clientId)) + (await endpoints.remove(clientId)),
     prune: (olderThan) => dispatcher.prune(olderThan),
-    start: () => {
-      for (const client of registry.clients) endpoints.of(client);
-      dispatcher.resume();
-      store.commit();
+    start: async () => {
+      for (const client of registry.clients) await endpoints.ensureSecret(client);
     },
     close: () => dispatcher.close(),
   };

@@ -67,11 +67,13 @@ describe('GET and DELETE /__sandbox/faults', () => {
 
   it('deletes one rule by id, and answers 404 for an id that is not the client\'s', async () => {
     const mine = await sandbox.call('POST', '/__sandbox/faults', { body: { action: fail400 } });
+    await sandbox.call('POST', '/__sandbox/faults', { token: TOKEN_B, body: { action: fail400 } });
     const theirs = await sandbox.call('POST', '/__sandbox/faults', { token: TOKEN_B, body: { action: fail400 } });
+    // Rule ids are per client: B's second rule has an id A's rules do not.
     expect((await sandbox.call('DELETE', `/__sandbox/faults/${theirs.body.id}`)).status).toBe(404);
     expect((await sandbox.call('DELETE', `/__sandbox/faults/${mine.body.id}`)).body).toEqual({ success: true, removed: 1 });
     expect((await sandbox.call('GET', '/__sandbox/faults')).body.rules).toEqual([]);
-    expect((await sandbox.call('GET', '/__sandbox/faults', { token: TOKEN_B })).body.rules).toHaveLength(1);
+    expect((await sandbox.call('GET', '/__sandbox/faults', { token: TOKEN_B })).body.rules).toHaveLength(2);
   });
 
   it('deletes all of the client\'s rules', async () => {

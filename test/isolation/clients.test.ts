@@ -71,7 +71,7 @@ const rows: Array<{ op: string; send: (w: World) => Promise<Response>; expect: (
   { op: 'getOrderDetail', send: (w) => asB('GET', `/v1/order/${w.orderNo}`), expect: (res) => expect(res.status).toBe(404) },
   { op: 'cancelOrder', send: (w) => asB('POST', '/v1/order/cancel', { order_no: w.orderNo }), expect: (res) => expect(res.status).toBe(404) },
   { op: 'createOrder', send: () => asB('POST', '/v1/order', createRequest(1)), expect: (res) => expect(res.status).toBe(201) },
-  { op: 'listOrders', send: () => asB('GET', '/__sandbox/orders'), expect: (res) => expect(res.body).toEqual({ total: 0, orders: [] }) },
+  { op: 'listOrders', send: () => asB('GET', '/__sandbox/orders'), expect: (res) => expect(res.body).toEqual({ total: 0, next_cursor: null, orders: [] }) },
   { op: 'getOrderState', send: (w) => asB('GET', `/__sandbox/orders/${w.orderNo}`), expect: (res) => expect(res.status).toBe(404) },
   { op: 'generateAwb', send: (w) => asB('POST', `/__sandbox/orders/${w.pendingOrderNo}/awb`), expect: (res) => expect(res.status).toBe(404) },
   { op: 'advanceOrder', send: (w) => asB('POST', `/__sandbox/orders/${w.orderNo}/advance`, {}), expect: (res) => expect(res.status).toBe(404) },
@@ -85,7 +85,7 @@ const rows: Array<{ op: string; send: (w: World) => Promise<Response>; expect: (
     },
   },
   { op: 'setWebhook', send: () => asB('PUT', '/__sandbox/webhook', { url: 'http://127.0.0.1:9/b', secret: SECRET_B }), expect: (res) => expect(res.status).toBe(200) },
-  { op: 'listWebhookDeliveries', send: () => asB('GET', '/__sandbox/webhooks/deliveries'), expect: (res) => expect(res.body).toEqual({ total: 0, deliveries: [] }) },
+  { op: 'listWebhookDeliveries', send: () => asB('GET', '/__sandbox/webhooks/deliveries'), expect: (res) => expect(res.body).toEqual({ total: 0, next_cursor: null, deliveries: [] }) },
   { op: 'getWebhookDelivery', send: (w) => asB('GET', `/__sandbox/webhooks/deliveries/${w.deliveryId}`), expect: (res) => expect(res.status).toBe(404) },
   { op: 'redeliverWebhook', send: (w) => asB('POST', `/__sandbox/webhooks/deliveries/${w.deliveryId}/redeliver`), expect: (res) => expect(res.status).toBe(404) },
   {

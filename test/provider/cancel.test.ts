@@ -17,7 +17,7 @@ beforeEach(async () => {
     ],
   });
   events = [];
-  sandbox.services.events.subscribe((e) => events.push(e));
+  sandbox.services.events.subscribe(async (e) => void events.push(e));
 });
 afterEach(() => sandbox.close());
 
@@ -36,8 +36,8 @@ describe('POST /v1/order/cancel', () => {
     await sandbox.advance(7 * DAY);
     const detail = await detailOf(sandbox, orderNo);
     expect(detail.body.data).toMatchObject({ status: 'cancelled', awb: null, awb_generated_at: null, last_status: null });
-    expect(sandbox.services.scheduler.dueAt('awb', orderNo)).toBeUndefined();
-    expect(sandbox.services.scheduler.dueAt('step', orderNo)).toBeUndefined();
+    expect(await sandbox.services.storage.jobs.get('awb', orderNo)).toBeUndefined();
+    expect(await sandbox.services.storage.jobs.get('step', orderNo)).toBeUndefined();
     expect(events.map((e) => [e.type, e.order.order_no, e.order.awb])).toEqual([['order.cancelled', orderNo, null]]);
   });
 

@@ -71,21 +71,21 @@ describe('--retention (manual clock)', () => {
 
   it("calls every module's prune hook with the cut-off time of the sandbox clock", async () => {
     const services = await buildServices({ ...defaultTestOptions, retention: '2d' });
-    const prune = vi.fn(() => 0);
+    const prune = vi.fn(async () => 0);
     const start = services.clock.now();
-    retentionModule(services, [{ name: 'deliveries', prune }]).start!();
+    await retentionModule(services, [{ name: 'deliveries', prune }]).start!();
     expect(prune).toHaveBeenLastCalledWith(start - 2 * DAY);
     await services.advanceClock(3 * RETENTION_EVERY_MS);
     expect(prune).toHaveBeenCalledTimes(4);
     expect(prune).toHaveBeenLastCalledWith(start + 3 * RETENTION_EVERY_MS - 2 * DAY);
     await services.scheduler.stop();
-    await services.store.close();
+    await services.storage.close();
   });
 
   it('refuses a retention that is not a duration, naming it', async () => {
     const services = await buildServices({ ...defaultTestOptions, retention: 'soon' });
     expect(() => retentionModule(services, [])).toThrow(/retention "soon" is not a duration/);
-    await services.store.close();
+    await services.storage.close();
   });
 });
 

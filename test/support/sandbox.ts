@@ -87,7 +87,7 @@ export async function testSandbox(options: SandboxOptions = {}): Promise<TestSan
     advance: (ms) => services.advanceClock(ms),
     async close() {
       await stopServices(services, modules);
-      await services.store.close();
+      await services.storage.close();
     },
   };
 }

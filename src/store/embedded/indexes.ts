@@ -1,0 +1,123 @@
+import { MinHeap } from '../../clock/heap.js';
+import type { Order } from '../../orders/types.js';
+import type { Job } from '../port.js';
+import type { Delivery, DeliveryStatus } from '../../webhooks/types.js';
+import { DELIVERIES, JOBS, ORDERS } from './records.js';
+import { SortedKeys } from './sorted-keys.js';
+import type { Change } from './unit-of-work.js';
+
+const perClient = <T>(map: Map<string, T>, clientId: string, make: () => T): T => {
+  let value = map.get(clientId);
+  if (value === undefined) map.set(clientId, (value = make()));
+  return value;
+};
+
+/** The lookups of orders: by AWB, batches, and each client's listing. */
+export class OrderIndex {
+  readonly byAwb = new Map<string, string>();
+  readonly batches = new Set<string>();
+  readonly byClient = new Map<string, SortedKeys>();
+  /** Every order by creation, for retention. */
+  readonly byAge = new SortedKeys();
+
+  add(order: Order): void {
+    if (order.awb) this.byAwb.set(order.awb, order.order_no);
+    this.batches.add(order.batch_id);
+    const position = { rank: order.created_at, id: order.order_no };
+    perClient(this.byClient, order.client_id, () => new SortedKeys()).add(position);
+    this.byAge.add(position);
+  }
+
+  remove(order: Order): void {
+    if (order.awb && this.byAwb.get(order.awb) === order.order_no) this.byAwb.delete(order.awb);
+    const position = { rank: order.created_at, id: order.order_no };
+    this.byClient.get(order.client_id)?.remove(position);
+    this.byAge.remove(position);
+  }
+}
+
+/** Each client's deliveries in listing order, and how many have each status. */
+export class DeliveryIndex {
+  readonly byClient = new Map<string, SortedKeys>();
+  readonly statusCounts = new Map<string, Map<DeliveryStatus, number>>();
+  readonly byAge = new SortedKeys();
+
+  add(delivery: Delivery): void {
+    perClient(this.byClient, delivery.client_id, () => new SortedKeys()).add({ rank: delivery.seq, id: delivery.id });
+    this.byAge.add({ rank: delivery.created_at, id: delivery.id });
+    this.count(delivery, 1);
+  }
+
+  remove(delivery: Delivery): void {
+    this.byClient.get(delivery.client_id)?.remove({ rank: delivery.seq, id: delivery.id });
+    this.byAge.remove({ rank: delivery.created_at, id: delivery.id });
+    this.count(delivery, -1);
+  }
+
+  private count(delivery: Delivery, by: number): void {
+    const counts = perClient(this.statusCounts, delivery.client_id, () => new Map<DeliveryStatus, number>());
+    counts.set(delivery.status, (counts.get(delivery.status) ?? 0) + by);
+  }
+}
+
+interface DueEntry {
+  at: number;
+  id: string;
+}
+
+/**
+ * Due jobs per client, earliest first (a heap per client with lazy deletion: an entry
+ * whose job has since moved or gone is dropped when it reaches the top). Claims are
+ * kept here, in memory only: one process owns the data file (its lock), so a claim
+ * never outlives the process that made it.
+ */
+export class JobIndex {
+  readonly heaps = new Map<string, MinHeap<DueEntry>>();
+  readonly counts = new Map<string, number>();
+  readonly claims = new Map<string, { owner: string; lease_until: number; version: number }>();
+  /** How many job records were indexed at start (the start-up cost is in proportion to this). */
+  loaded = 0;
+
+  add(id: string, job: Job): void {
+    perClient(this.heaps, job.client_id, () => new MinHeap<DueEntry>()).push({ at: job.due_at, id });
+    this.counts.set(job.client_id, (this.counts.get(job.client_id) ?? 0) + 1);
+  }
+
+  remove(job: Job): void {
+    this.counts.set(job.client_id, (this.counts.get(job.client_id) ?? 1) - 1);
+  }
+
+  /** Puts a released job back among the due ones. */
+  requeue(id: string, job: Job): void {
+    perClient(this.heaps, job.client_id, () => new MinHeap<DueEntry>()).push({ at: job.due_at, id });
+  }
+}
+
+/** The indexes of the embedded store, kept in step with every committed change. */
+export class Indexes {
+  readonly orders = new OrderIndex();
+  readonly deliveries = new DeliveryIndex();
+  readonly jobs = new JobIndex();
+
+  /** Brings the indexes up to date with committed changes. Returns the earliest due time of jobs scheduled. */
+  apply(changes: Change[]): number | undefined {
+    let earliest: number | undefined;
+    for (const { collection, key, before, after } of changes) {
+      if (collection === ORDERS) {
+        if (before) this.orders.remove(before as Order);
+        if (after) this.orders.add(after as Order);
+      } else if (collection === DELIVERIES) {
+        if (before) this.deliveries.remove(before as Delivery);
+        if (after) this.deliveries.add(after as Delivery);
+      } else if (collection === JOBS) {
+        if (before) this.jobs.remove(before as Job);
+        this.jobs.claims.delete(key);
+        if (after) {
+          this.jobs.add(key, after as Job);
+          earliest = Math.min(earliest ?? Infinity, (after as Job).due_at);
+        }
+      }
+    }
+    return earliest;
+  }
+}

@@ -1,0 +1,28 @@
+import type { Stored } from '../port.js';
+
+/** Collections of the data file, one per kind of record. */
+export const ORDERS = 'orders';
+export const DELIVERIES = 'deliveries';
+export const CLIENTS = 'clients';
+export const COUNTERS = 'counters';
+export const META = 'meta';
+export const JOBS = 'jobs';
+
+/** Freezes a record and everything in it, so no caller can change a stored value in place. */
+export function freeze<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  for (const child of Object.values(value as Record<string, unknown>)) freeze(child);
+  return value;
+}
+
+/** A stored record as the port gives it: frozen, with a version (records of older files count as version 0). */
+export function stored<T>(value: T | undefined): Stored<T> | undefined {
+  if (value === undefined) return undefined;
+  const record = value as T & { version?: number };
+  if (record.version === undefined && !Object.isFrozen(record)) record.version = 0;
+  return freeze(record) as Stored<T>;
+}
+
+/** The key of a job: one job per kind and key. */
+export const jobId = (kind: string, key: string): string => `${kind}:${key}`;

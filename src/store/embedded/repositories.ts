@@ -1,0 +1,348 @@
+import { Conflict, RuleViolation } from '../../domain/errors.js';
+import type { Order } from '../../orders/types.js';
+import type { Delivery, DeliveryStatus } from '../../webhooks/types.js';
+import type {
+  ClaimedJob,
+  ClaimOptions,
+  ClientSettings,
+  ClientSettingsRepository,
+  CounterRepository,
+  DeliveryQuery,
+  DeliveryRepository,
+  Job,
+  JobKind,
+  JobRepository,
+  Meta,
+  MetaRepository,
+  OrderQuery,
+  OrderRepository,
+  Page,
+  Stored,
+  Unversioned,
+} from '../port.js';
+import type { Indexes } from './indexes.js';
+import { CLIENTS, COUNTERS, DELIVERIES, JOBS, META, ORDERS, jobId, stored } from './records.js';
+import { decodeCursor, encodeCursor, type SortedKeys } from './sorted-keys.js';
+import { checkVersion, type Access } from './unit-of-work.js';
+
+/** Inserts a record that must not exist yet. */
+function insertNew<T>(access: Access, collection: string, key: string, value: Unversioned<T>, what: string): Stored<T> {
+  if (access.get(collection, key) !== undefined) throw new Conflict(`${what} already exists.`);
+  const record = { ...value, version: 1 };
+  access.put(collection, key, record);
+  return stored(record as T)!;
+}
+
+/** Writes a record read earlier at its version. */
+function updateAt<T>(access: Access, collection: string, key: string, value: Stored<T>, what: string): Stored<T> {
+  checkVersion(access, collection, key, value.version, what);
+  const record = { ...value, version: value.version + 1 };
+  access.put(collection, key, record);
+  return stored(record as T)!;
+}
+
+interface Listing<T> {
+  keys: SortedKeys | undefined;
+  cursor: string | undefined;
+  limit: number;
+  /** False when the query has no filter: then the total is the number of keys and the scan stops at the page. */
+  filtered: boolean;
+  load(id: string): Stored<T> | undefined;
+  keep(record: Stored<T>): boolean;
+  positionOf(record: Stored<T>): { rank: number; id: string };
+}
+
+/** A page of a client's listing: records newest first after the cursor that pass `keep`; `total` counts every match. */
+function pageOf<T>(listing: Listing<T>): Page<Stored<T>> {
+  const { keys, limit } = listing;
+  const from = listing.cursor === undefined ? undefined : decodeCursor(listing.cursor);
+  if (listing.cursor !== undefined && from === undefined) throw new RuleViolation([{ field: 'cursor', message: 'is not a cursor of this listing: pass the next_cursor of the previous page' }]);
+  const items: Array<Stored<T>> = [];
+  let more = false;
+  for (const key of keys?.newestFirst(from) ?? []) {
+    const record = listing.load(key);
+    if (!record || !listing.keep(record)) continue;
+    if (items.length === limit) {
+      more = true;
+      break;
+    }
+    items.push(record);
+  }
+  let total = keys?.size ?? 0;
+  if (listing.filtered) {
+    total = 0;
+    for (const key of keys?.newestFirst() ?? []) {
+      const record = listing.load(key);
+      if (record && listing.keep(record)) total += 1;
+    }
+  }
+  const last = items[items.length - 1];
+  return { items, next_cursor: more && last ? encodeCursor(listing.positionOf(last)) : null, total };
+}
+
+export class EmbeddedOrders implements OrderRepository {
+  constructor(
+    private readonly access: Access,
+    private readonly indexes: Indexes,
+  ) {}
+
+  async get(orderNo: string): Promise<Stored<Order> | undefined> {
+    return stored(this.access.get<Order>(ORDERS, orderNo));
+  }
+
+  async byAwb(awb: string): Promise<Stored<Order> | undefined> {
+    const orderNo = this.indexes.orders.byAwb.get(awb);
+    return orderNo === undefined ? undefined : this.get(orderNo);
+  }
+
+  async batchExists(batchId: string): Promise<boolean> {
+    return this.indexes.orders.batches.has(batchId);
+  }
+
+  async insert(order: Unversioned<Order>): Promise<Stored<Order>> {
+    return insertNew<Order>(this.access, ORDERS, order.order_no, order, `Order ${order.order_no}`);
+  }
+
+  async update(order: Stored<Order>): Promise<Stored<Order>> {
+    return updateAt(this.access, ORDERS, order.order_no, order, `Order ${order.order_no}`);
+  }
+
+  async remove(order: Stored<Order>): Promise<void> {
+    checkVersion(this.access, ORDERS, order.order_no, order.version, `Order ${order.order_no}`);
+    this.access.remove(ORDERS, order.order_no);
+  }
+
+  async list(clientId: string, query: OrderQuery): Promise<Page<Stored<Order>>> {
+    const keep = (o: Stored<Order>): boolean =>
+      o.client_id === clientId &&
+      (query.status === undefined || o.status === query.status) &&
+      (query.scenario === undefined || o.scenario === query.scenario) &&
+      (query.courier_code === undefined || o.courier_code === query.courier_code) &&
+      (query.search === undefined || o.order_no === query.search || o.awb === query.search || o.item.order_code === query.search);
+    return pageOf<Order>({
+      keys: this.indexes.orders.byClient.get(clientId),
+      cursor: query.cursor,
+      limit: query.limit,
+      filtered: query.status !== undefined || query.scenario !== undefined || query.courier_code !== undefined || query.search !== undefined,
+      load: (orderNo) => stored(this.access.get<Order>(ORDERS, orderNo)),
+      keep,
+      positionOf: (o) => ({ rank: o.created_at, id: o.order_no }),
+    });
+  }
+
+  async createdBefore(olderThan: number, limit: number): Promise<Array<Stored<Order>>> {
+    const found: Array<Stored<Order>> = [];
+    for (const orderNo of this.indexes.orders.byAge.oldestFirst()) {
+      const order = stored(this.access.get<Order>(ORDERS, orderNo));
+      if (!order) continue;
+      if (order.created_at >= olderThan || found.length >= limit) break;
+      found.push(order);
+    }
+    return found;
+  }
+
+  async count(clientId?: string): Promise<number> {
+    return clientId === undefined ? this.indexes.orders.byAge.size : (this.indexes.orders.byClient.get(clientId)?.size ?? 0);
+  }
+}
+
+export class EmbeddedDeliveries implements DeliveryRepository {
+  constructor(
+    private readonly access: Access,
+    private readonly indexes: Indexes,
+  ) {}
+
+  async get(id: string): Promise<Stored<Delivery> | undefined> {
+    return stored(this.access.get<Delivery>(DELIVERIES, id));
+  }
+
+  async insert(delivery: Unversioned<Delivery>): Promise<Stored<Delivery>> {
+    return insertNew<Delivery>(this.access, DELIVERIES, delivery.id, delivery, `Delivery ${delivery.id}`);
+  }
+
+  async update(delivery: Stored<Delivery>): Promise<Stored<Delivery>> {
+    return updateAt(this.access, DELIVERIES, delivery.id, delivery, `Delivery ${delivery.id}`);
+  }
+
+  async remove(delivery: Stored<Delivery>): Promise<void> {
+    this.access.remove(DELIVERIES, delivery.id);
+  }
+
+  async list(clientId: string, query: DeliveryQuery): Promise<Page<Stored<Delivery>>> {
+    const keep = (d: Stored<Delivery>): boolean =>
+      d.client_id === clientId &&
+      (query.order_no === undefined || d.order_no === query.order_no) &&
+      (query.status === undefined || d.status === query.status) &&
+      (query.event === undefined || d.event === query.event);
+    return pageOf<Delivery>({
+      keys: this.indexes.deliveries.byClient.get(clientId),
+      cursor: query.cursor,
+      limit: query.limit,
+      filtered: query.order_no !== undefined || query.status !== undefined || query.event !== undefined,
+      load: (id) => stored(this.access.get<Delivery>(DELIVERIES, id)),
+      keep,
+      positionOf: (d) => ({ rank: d.seq, id: d.id }),
+    });
+  }
+
+  async countByStatus(clientId: string, status: DeliveryStatus): Promise<number> {
+    return this.indexes.deliveries.statusCounts.get(clientId)?.get(status) ?? 0;
+  }
+
+  async settledBefore(olderThan: number, limit: number): Promise<Array<Stored<Delivery>>> {
+    const found: Array<Stored<Delivery>> = [];
+    for (const id of this.indexes.deliveries.byAge.oldestFirst()) {
+      const delivery = stored(this.access.get<Delivery>(DELIVERIES, id));
+      if (!delivery) continue;
+      if (delivery.created_at >= olderThan || found.length >= limit) break;
+      if (delivery.status === 'delivered' || delivery.status === 'failed') found.push(delivery);
+    }
+    return found;
+  }
+}
+
+export class EmbeddedSettings implements ClientSettingsRepository {
+  constructor(private readonly access: Access) {}
+
+  async get(clientId: string): Promise<Stored<ClientSettings> | undefined> {
+    return stored(this.access.get<ClientSettings>(CLIENTS, clientId));
+  }
+
+  async put(settings: ClientSettings | Stored<ClientSettings>): Promise<Stored<ClientSettings>> {
+    const what = `The settings of client ${settings.client_id}`;
+    if ('version' in settings) return updateAt(this.access, CLIENTS, settings.client_id, settings, what);
+    return insertNew<ClientSettings>(this.access, CLIENTS, settings.client_id, settings, what);
+  }
+}
+
+export class EmbeddedCounters implements CounterRepository {
+  constructor(private readonly access: Access) {}
+
+  async next(name: string): Promise<number> {
+    const value = (this.access.get<number>(COUNTERS, name) ?? 0) + 1;
+    this.access.put(COUNTERS, name, value);
+    return value;
+  }
+}
+
+export class EmbeddedMeta implements MetaRepository {
+  constructor(private readonly access: Access) {}
+
+  async get<K extends keyof Meta>(key: K): Promise<Meta[K] | undefined> {
+    return this.access.get<Meta[K]>(META, key);
+  }
+
+  async set<K extends keyof Meta>(key: K, value: Meta[K]): Promise<void> {
+    this.access.put(META, key, value);
+  }
+}
+
+export class EmbeddedJobs implements JobRepository {
+  constructor(
+    private readonly access: Access,
+    private readonly indexes: Indexes,
+  ) {}
+
+  async schedule(job: Job): Promise<void> {
+    const id = jobId(job.kind, job.key);
+    const current = stored(this.access.get<Job>(JOBS, id));
+    this.access.put(JOBS, id, { kind: job.kind, key: job.key, client_id: job.client_id, due_at: job.due_at, version: (current?.version ?? 0) + 1 });
+  }
+
+  async cancel(kind: JobKind, key: string): Promise<void> {
+    const id = jobId(kind, key);
+    if (this.access.get(JOBS, id) !== undefined) this.access.remove(JOBS, id);
+  }
+
+  async get(kind: JobKind, key: string): Promise<Stored<Job> | undefined> {
+    return stored(this.access.get<Job>(JOBS, jobId(kind, key)));
+  }
+
+  async claim({ until, limit, owner, leaseMs }: ClaimOptions): Promise<ClaimedJob[]> {
+    const claimed: ClaimedJob[] = [];
+    const { claims } = this.indexes.jobs;
+    const leaseUntil = Date.now() + leaseMs;
+    while (claimed.length < limit) {
+      const heap = this.earliestHeap();
+      const top = heap?.peek();
+      if (!heap || !top || top.at > until) break;
+      heap.pop();
+      const job = stored(this.access.get<Job>(JOBS, top.id));
+      if (!job || job.due_at !== top.at || claims.has(top.id)) continue; // moved, gone or taken
+      claims.set(top.id, { owner, lease_until: leaseUntil, version: job.version });
+      claimed.push({ ...job, claimed_by: owner, lease_until: leaseUntil });
+    }
+    return claimed;
+  }
+
+  async complete(job: ClaimedJob): Promise<void> {
+    const id = jobId(job.kind, job.key);
+    const current = stored(this.access.get<Job>(JOBS, id));
+    this.indexes.jobs.claims.delete(id);
+    if (current && current.version === job.version) this.access.remove(JOBS, id);
+  }
+
+  async release(job: ClaimedJob): Promise<void> {
+    const id = jobId(job.kind, job.key);
+    const claim = this.indexes.jobs.claims.get(id);
+    if (claim?.owner !== job.claimed_by) return;
+    this.indexes.jobs.claims.delete(id);
+    const current = stored(this.access.get<Job>(JOBS, id));
+    if (current) this.indexes.jobs.requeue(id, current);
+  }
+
+  async nextDue(clientId?: string): Promise<number | undefined> {
+    if (clientId !== undefined) return this.liveTop(clientId)?.at;
+    let min: number | undefined;
+    for (const client of this.indexes.jobs.heaps.keys()) {
+      const at = this.liveTop(client)?.at;
+      if (at !== undefined && (min === undefined || at < min)) min = at;
+    }
+    return min;
+  }
+
+  async count(clientId?: string): Promise<number> {
+    if (clientId !== undefined) return this.indexes.jobs.counts.get(clientId) ?? 0;
+    let total = 0;
+    for (const n of this.indexes.jobs.counts.values()) total += n;
+    return total;
+  }
+
+  async removeByClient(clientId: string): Promise<number> {
+    let removed = 0;
+    const heap = this.indexes.jobs.heaps.get(clientId);
+    // Every job of the client is in its heap (or claimed); collect ids from both.
+    const ids = new Set<string>([...(heap?.values() ?? []).map((e) => e.id), ...this.indexes.jobs.claims.keys()]);
+    for (const id of ids) {
+      const job = this.access.get<Job>(JOBS, id);
+      if (!job || job.client_id !== clientId) continue;
+      this.access.remove(JOBS, id);
+      removed += 1;
+    }
+    return removed;
+  }
+
+  /** The heap whose live top is due earliest. */
+  private earliestHeap() {
+    let best: { heap: ReturnType<JobIndexHeaps['get']>; at: number } | undefined;
+    for (const client of this.indexes.jobs.heaps.keys()) {
+      const top = this.liveTop(client);
+      if (top && (!best || top.at < best.at)) best = { heap: this.indexes.jobs.heaps.get(client), at: top.at };
+    }
+    return best?.heap;
+  }
+
+  /** The earliest entry of a client's heap that still names a due, unclaimed job (stale entries are dropped). */
+  private liveTop(clientId: string): { at: number; id: string } | undefined {
+    const heap = this.indexes.jobs.heaps.get(clientId);
+    for (;;) {
+      const top = heap?.peek();
+      if (!heap || !top) return undefined;
+      const job = this.access.get<Job>(JOBS, top.id);
+      if (job && job.due_at === top.at && !this.indexes.jobs.claims.has(top.id)) return top;
+      heap.pop();
+    }
+  }
+}
+
+type JobIndexHeaps = Indexes['jobs']['heaps'];

@@ -1,0 +1,153 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { domainMessages, Unavailable } from '../../domain/errors.js';
+import type { Order } from '../../orders/types.js';
+import type { Delivery } from '../../webhooks/types.js';
+import type { ClientSettingsRepository, CounterRepository, DeliveryRepository, Job, JobRepository, MetaRepository, OrderRepository, Repositories, Storage, StorageHealth } from '../port.js';
+import { Store, type StoreOptions } from '../store.js';
+import { Indexes } from './indexes.js';
+import { DELIVERIES, JOBS, ORDERS } from './records.js';
+import { EmbeddedCounters, EmbeddedDeliveries, EmbeddedJobs, EmbeddedMeta, EmbeddedOrders, EmbeddedSettings } from './repositories.js';
+import { MemoryRequestLog } from './request-log.js';
+import { CommittedAccess, UnitOfWork, type Access } from './unit-of-work.js';
+
+export interface EmbeddedOptions extends StoreOptions {
+  /** Most request-journal entries kept per client. */
+  requestLogSize: number;
+}
+
+/** Method names of each repository that write: outside a transaction each runs as one of its own. */
+const WRITES: Record<keyof Omit<Repositories, 'requests'>, string[]> = {
+  orders: ['insert', 'update', 'remove'],
+  deliveries: ['insert', 'update', 'remove'],
+  settings: ['put'],
+  counters: ['next'],
+  meta: ['set'],
+  jobs: ['schedule', 'cancel', 'complete', 'release', 'removeByClient'],
+};
+
+/**
+ * The embedded adapter of the storage port: lowdb's model, records in memory made
+ * durable by the journaled JSON data file (`Store`), with indexes in memory for every
+ * lookup and listing. Transactions run one at a time; their writes reach the store
+ * and its journal together when they commit, and the indexes after that.
+ */
+export class EmbeddedStorage implements Storage {
+  readonly orders: OrderRepository;
+  readonly deliveries: DeliveryRepository;
+  readonly settings: ClientSettingsRepository;
+  readonly counters: CounterRepository;
+  readonly meta: MetaRepository;
+  readonly jobs: JobRepository;
+  readonly requests: MemoryRequestLog;
+  private readonly indexes = new Indexes();
+  private readonly current = new AsyncLocalStorage<Repositories>();
+  private readonly listeners: Array<(dueAt: number) => void> = [];
+  private queue: Promise<unknown> = Promise.resolve();
+  private failure: { error: string; since: number } | undefined;
+
+  private constructor(private readonly store: Store, requestLogSize: number) {
+    this.requests = new MemoryRequestLog(requestLogSize);
+    const committed = this.repositoriesOver(new CommittedAccess(store));
+    this.orders = this.routed('orders', committed.orders);
+    this.deliveries = this.routed('deliveries', committed.deliveries);
+    this.settings = this.routed('settings', committed.settings);
+    this.counters = this.routed('counters', committed.counters);
+    this.meta = this.routed('meta', committed.meta);
+    this.jobs = this.routed('jobs', committed.jobs);
+    for (const order of store.values<Order>(ORDERS)) this.indexes.orders.add(order);
+    for (const delivery of store.values<Delivery>(DELIVERIES)) this.indexes.deliveries.add(delivery);
+    for (const [id, job] of store.entries<Job>(JOBS)) this.indexes.jobs.add(id, job);
+    this.indexes.jobs.loaded = store.count(JOBS);
+  }
+
+  /** Opens the data file (or nothing, for `:memory:`) and builds the indexes. */
+  static async open(options: EmbeddedOptions): Promise<EmbeddedStorage> {
+    return new EmbeddedStorage(await Store.open(options), options.requestLogSize);
+  }
+
+  get durable(): boolean {
+    return this.store.isPersistent;
+  }
+
+  /** How many jobs were indexed when the store opened (start-up work is in proportion to it). */
+  get jobsLoaded(): number {
+    return this.indexes.jobs.loaded;
+  }
+
+  transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
+    const joined = this.current.getStore();
+    if (joined) return fn(joined);
+    const run = this.queue.then(() => this.runUnit(fn));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  onJobScheduled(listener: (dueAt: number) => void): void {
+    this.listeners.push(listener);
+  }
+
+  health(): StorageHealth {
+    return this.failure ? { writable: false, error: this.failure.error } : { writable: true };
+  }
+
+  close(): Promise<void> {
+    return this.queue.then(() => this.store.close());
+  }
+
+  /** Rewrites the data file now (tests, and the soak). */
+  checkpoint(): Promise<void> {
+    return this.store.checkpoint();
+  }
+
+  private async runUnit<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
+    const unit = new UnitOfWork(this.store);
+    const repos = this.repositoriesOver(unit);
+    const result = await this.current.run(repos, () => fn(repos));
+    if (unit.empty) return result;
+    let changes;
+    try {
+      changes = unit.commit();
+    } catch (error) {
+      const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      this.failure = { error: String(reason), since: Date.now() };
+      throw new Unavailable(domainMessages.storeUnavailable(String(reason)));
+    }
+    this.failure = undefined;
+    const earliest = this.indexes.apply(changes);
+    if (earliest !== undefined) for (const listener of this.listeners) listener(earliest);
+    return result;
+  }
+
+  private repositoriesOver(access: Access): Repositories {
+    return {
+      orders: new EmbeddedOrders(access, this.indexes),
+      deliveries: new EmbeddedDeliveries(access, this.indexes),
+      settings: new EmbeddedSettings(access),
+      counters: new EmbeddedCounters(access),
+      meta: new EmbeddedMeta(access),
+      jobs: new EmbeddedJobs(access, this.indexes),
+      requests: this.requests,
+    };
+  }
+
+  /**
+   * A repository for use outside a transaction: reads see what is committed (or the
+   * running transaction's writes, in its async context); each write joins the running
+   * transaction or runs as a transaction of its own.
+   */
+  private routed<K extends keyof typeof WRITES>(name: K, committed: Repositories[K]): Repositories[K] {
+    const writes = new Set(WRITES[name]);
+    const routed: Record<string, unknown> = {};
+    const proto = Object.getPrototypeOf(committed) as object;
+    for (const method of Object.getOwnPropertyNames(proto)) {
+      if (method === 'constructor') continue;
+      routed[method] = (...args: unknown[]) => {
+        const tx = this.current.getStore();
+        const target = (tx ? tx[name] : committed) as unknown as Record<string, (...a: unknown[]) => unknown>;
+        if (tx || !writes.has(method)) return target[method]!(...args);
+        return this.transaction((inner) => (inner[name] as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!(...args));
+      };
+    }
+    return routed as unknown as Repositories[K];
+  }
+}

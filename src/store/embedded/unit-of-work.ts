@@ -1,0 +1,88 @@
+import { Conflict, domainMessages } from '../../domain/errors.js';
+import type { Store } from '../store.js';
+import { freeze, stored } from './records.js';
+
+/** One change of a unit of work: the record before and after (undefined: absent). */
+export interface Change {
+  collection: string;
+  key: string;
+  before: unknown;
+  after: unknown;
+}
+
+/**
+ * How repositories read and write: `get` sees the unit's own writes first, then what
+ * is committed; `put`/`remove` are kept in the unit until it commits.
+ */
+export interface Access {
+  get<T>(collection: string, key: string): T | undefined;
+  put(collection: string, key: string, value: unknown): void;
+  remove(collection: string, key: string): void;
+  /** Whether this access may write (false outside a transaction). */
+  readonly writable: boolean;
+}
+
+/** Reads what is committed; writing through it is a programming error (use a transaction). */
+export class CommittedAccess implements Access {
+  readonly writable = false;
+
+  constructor(private readonly store: Store) {}
+
+  get<T>(collection: string, key: string): T | undefined {
+    return this.store.get<T>(collection, key);
+  }
+
+  put(): void {
+    throw new Error('Writes go through storage.transaction()');
+  }
+
+  remove(): void {
+    throw new Error('Writes go through storage.transaction()');
+  }
+}
+
+/** The writes of one transaction, applied to the store only when it commits. */
+export class UnitOfWork implements Access {
+  readonly writable = true;
+  private readonly writes = new Map<string, { collection: string; key: string; value: unknown }>();
+
+  constructor(private readonly store: Store) {}
+
+  get<T>(collection: string, key: string): T | undefined {
+    const write = this.writes.get(`${collection}\u0000${key}`);
+    return write ? (write.value as T | undefined) : this.store.get<T>(collection, key);
+  }
+
+  put(collection: string, key: string, value: unknown): void {
+    this.writes.set(`${collection}\u0000${key}`, { collection, key, value: freeze(value) });
+  }
+
+  remove(collection: string, key: string): void {
+    this.writes.set(`${collection}\u0000${key}`, { collection, key, value: undefined });
+  }
+
+  get empty(): boolean {
+    return this.writes.size === 0;
+  }
+
+  /**
+   * Writes every change to the store and its journal. When the journal write fails the
+   * store rolls the changes back and this throws; nothing of the unit is then applied.
+   */
+  commit(): Change[] {
+    const changes: Change[] = [];
+    for (const { collection, key, value } of this.writes.values()) {
+      changes.push({ collection, key, before: this.store.get(collection, key), after: value });
+      if (value === undefined) this.store.delete(collection, key);
+      else this.store.put(collection, key, value);
+    }
+    this.store.commit();
+    return changes;
+  }
+}
+
+/** Reads a record with a version for an update, and checks it is the one given. */
+export function checkVersion(access: Access, collection: string, key: string, version: number, what: string): void {
+  const current = stored(access.get<{ version?: number }>(collection, key));
+  if (!current || current.version !== version) throw new Conflict(domainMessages.staleVersion(what));
+}

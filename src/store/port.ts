@@ -1,0 +1,230 @@
+import type { FaultRule } from '../faults/types.js';
+import type { Order, OrderStatus } from '../orders/types.js';
+import type { JournalEntry } from '../requests/types.js';
+import type { ChaosMode, Delivery, DeliveryStatus, WebhookEventType } from '../webhooks/types.js';
+
+/**
+ * The storage port: everything the sandbox keeps, as typed repositories and one unit
+ * of work. The domain speaks only to this; the embedded JSON-file store
+ * (`store/embedded/`) is one adapter of it, and the contract suite
+ * (`test/store/contract.ts`) is what every adapter passes.
+ *
+ * Records go in and come out as values: frozen, carrying the `version` they were
+ * read at. Writing a record whose version is no longer the stored one is a
+ * `Conflict`, never a silent overwrite.
+ */
+
+/** A record as a repository gives it: read-only, with the version it was read at. */
+export type Stored<T> = Readonly<T> & { readonly version: number };
+
+/** A value about to be written: a record read earlier (its version is checked), or a new one. */
+export type Unversioned<T> = Omit<T, 'version'>;
+
+/** One page of a listing, newest first; `next_cursor` fetches the next page, null at the end. */
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+  /** How many records match the filter in all (the caller's own records only). */
+  total: number;
+}
+
+export interface OrderQuery {
+  limit: number;
+  cursor?: string;
+  status?: OrderStatus;
+  scenario?: string;
+  courier_code?: string;
+  /** Matches the order number, the AWB or the order code exactly. */
+  search?: string;
+}
+
+export interface OrderRepository {
+  get(orderNo: string): Promise<Stored<Order> | undefined>;
+  byAwb(awb: string): Promise<Stored<Order> | undefined>;
+  batchExists(batchId: string): Promise<boolean>;
+  /** Adds a new order; a `Conflict` if its number is taken. */
+  insert(order: Unversioned<Order>): Promise<Stored<Order>>;
+  /** Writes a changed order read at `order.version`; a `Conflict` if it changed since. */
+  update(order: Stored<Order>): Promise<Stored<Order>>;
+  remove(order: Stored<Order>): Promise<void>;
+  /** The client's orders, newest first, one page at a time. */
+  list(clientId: string, query: OrderQuery): Promise<Page<Stored<Order>>>;
+  /** Up to `limit` orders (any client) created before `olderThan`, oldest first (retention). */
+  createdBefore(olderThan: number, limit: number): Promise<Array<Stored<Order>>>;
+  count(clientId?: string): Promise<number>;
+}
+
+export interface DeliveryQuery {
+  limit: number;
+  cursor?: string;
+  order_no?: string;
+  status?: DeliveryStatus;
+  event?: WebhookEventType;
+}
+
+export interface DeliveryRepository {
+  get(id: string): Promise<Stored<Delivery> | undefined>;
+  insert(delivery: Unversioned<Delivery>): Promise<Stored<Delivery>>;
+  update(delivery: Stored<Delivery>): Promise<Stored<Delivery>>;
+  remove(delivery: Stored<Delivery>): Promise<void>;
+  /** The client's deliveries, newest first. */
+  list(clientId: string, query: DeliveryQuery): Promise<Page<Stored<Delivery>>>;
+  /** How many of the client's deliveries have this status. */
+  countByStatus(clientId: string, status: DeliveryStatus): Promise<number>;
+  /** Up to `limit` settled deliveries (delivered or failed) created before `olderThan` (retention). */
+  settledBefore(olderThan: number, limit: number): Promise<Array<Stored<Delivery>>>;
+}
+
+/** A client's webhook endpoint as set through the control API (or disabled by a 410). */
+export interface EndpointSetting {
+  url?: string;
+  secret?: string;
+  chaos?: ChaosMode[];
+  disabled_at: number | null;
+  disabled_reason: string | null;
+  updated_at: number;
+}
+
+/** What the sandbox keeps per client besides its orders and deliveries. */
+export interface ClientSettings {
+  client_id: string;
+  /** Set at run time; null when only the configuration applies. */
+  webhook: EndpointSetting | null;
+  /** Generated once when no secret is configured; a reset keeps it. */
+  generated_secret: string | null;
+  /** Fault rules, in the order they apply. */
+  faults: FaultRule[];
+  /** The number of the client's last fault rule (ids are per client). */
+  fault_seq: number;
+}
+
+export interface ClientSettingsRepository {
+  get(clientId: string): Promise<Stored<ClientSettings> | undefined>;
+  /** Inserts (version absent) or updates (version checked) the client's settings. */
+  put(settings: ClientSettings | Stored<ClientSettings>): Promise<Stored<ClientSettings>>;
+}
+
+/** Sequences that never repeat, across restarts. */
+export interface CounterRepository {
+  /** The next value of the named counter: 1, 2, 3, ... */
+  next(name: string): Promise<number>;
+}
+
+/** Single values of the sandbox as a whole. */
+export interface Meta {
+  /** The seed the data was made with (kept, so numbers stay unique without --seed). */
+  seed: string;
+  /** The token made for the default client when none is configured. */
+  default_token: string;
+  /** Where the manual clock stood. */
+  manual_clock_ms: number;
+  /** Set once the due times of an older data file were turned into jobs. */
+  jobs_migrated: number;
+}
+
+export interface MetaRepository {
+  get<K extends keyof Meta>(key: K): Promise<Meta[K] | undefined>;
+  set<K extends keyof Meta>(key: K, value: Meta[K]): Promise<void>;
+}
+
+/** What `GET /__sandbox/requests` may filter on. */
+export interface RequestFilter {
+  operationId?: string;
+  status?: number;
+  /** Sandbox-clock epoch ms, inclusive. */
+  since?: number;
+  until?: number;
+}
+
+/** The request journal: each client's most recent provider requests, bounded. */
+export interface RequestLogRepository {
+  /** Most entries kept per client; the oldest are dropped beyond it. */
+  readonly size: number;
+  append(clientId: string, entry: JournalEntry): Promise<void>;
+  /** The client's entries, oldest first. */
+  list(clientId: string, filter: RequestFilter): Promise<JournalEntry[]>;
+  clear(clientId: string): Promise<number>;
+  prune(olderThan: number): Promise<number>;
+}
+
+/** Kinds of due work. */
+export type JobKind = 'awb' | 'step' | 'webhook' | 'retention';
+
+/** A due thing: run `kind` for `key` once the client's clock reaches `due_at`. */
+export interface Job {
+  kind: JobKind;
+  /** The record it is about (an order number, a delivery id). One job per kind and key. */
+  key: string;
+  /** Whose clock `due_at` is on; '' for sandbox-wide work. */
+  client_id: string;
+  due_at: number;
+}
+
+/** A job taken by one worker until its lease ends (wall-clock ms). */
+export interface ClaimedJob extends Stored<Job> {
+  claimed_by: string;
+  lease_until: number;
+}
+
+export interface ClaimOptions {
+  /** Jobs due at or before this time (sandbox epoch ms). */
+  until: number;
+  limit: number;
+  /** Who claims: a worker id, unique per process. */
+  owner: string;
+  /** How long the claim holds (wall ms) before another worker may take the job over. */
+  leaseMs: number;
+}
+
+export interface JobRepository {
+  /** Schedules (or moves) the job of this kind and key; an existing claim on it lapses. */
+  schedule(job: Job): Promise<void>;
+  cancel(kind: JobKind, key: string): Promise<void>;
+  get(kind: JobKind, key: string): Promise<Stored<Job> | undefined>;
+  /** Claims up to `limit` unclaimed (or lease-expired) jobs due by `until`, earliest first. */
+  claim(options: ClaimOptions): Promise<ClaimedJob[]>;
+  /** Removes a claimed job that ran, unless it was rescheduled since it was claimed. */
+  complete(job: ClaimedJob): Promise<void>;
+  /** Gives a claimed job back, due as it was (a worker that stops). */
+  release(job: ClaimedJob): Promise<void>;
+  /** The earliest due time of a job (of one client, or of all). */
+  nextDue(clientId?: string): Promise<number | undefined>;
+  count(clientId?: string): Promise<number>;
+  removeByClient(clientId: string): Promise<number>;
+}
+
+/** Every repository; inside `transaction(fn)`, `fn` gets them bound to that transaction. */
+export interface Repositories {
+  orders: OrderRepository;
+  deliveries: DeliveryRepository;
+  settings: ClientSettingsRepository;
+  counters: CounterRepository;
+  meta: MetaRepository;
+  requests: RequestLogRepository;
+  jobs: JobRepository;
+}
+
+/** Whether the store can take writes. */
+export interface StorageHealth {
+  writable: boolean;
+  /** Why not, while it cannot. */
+  error?: string;
+}
+
+/** The port the domain is written against. */
+export interface Storage extends Repositories {
+  /**
+   * Runs `fn` as one unit of work: everything it writes through the repositories it
+   * is given is committed together (durably, before this resolves), or nothing is when
+   * it throws. Writes through `storage.<repository>` made while a transaction runs in
+   * the same async context join that transaction. No I/O other than the repositories
+   * belongs inside `fn`.
+   */
+  transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T>;
+  /** Called after a commit that scheduled a job, with its due time, so a waiting scheduler wakes up earlier. */
+  onJobScheduled(listener: (dueAt: number) => void): void;
+  health(): StorageHealth;
+  /** True when changes survive a restart (not `:memory:`). */
+  readonly durable: boolean;
+  close(): Promise<void>;
+}

@@ -1,0 +1,168 @@
+import { describe, expect, it } from 'vitest';
+import { Conflict, RuleViolation } from '../../src/domain/errors.js';
+import type { Order } from '../../src/orders/types.js';
+import type { Storage, Unversioned } from '../../src/store/port.js';
+
+/** An order record as the sandbox stores it. */
+export function orderRecord(orderNo: string, clientId: string, createdAt: number, extra: Partial<Order> = {}): Unversioned<Order> {
+  return {
+    order_no: orderNo,
+    batch_id: `7${orderNo}`,
+    client_id: clientId,
+    courier_code: 'jne',
+    scenario: 'delivered',
+    status: 'created',
+    sender: { sender_name: 'S', sender_addr_id: '317101', sender_address: 'A', sender_phone: '1', pickup_via: 'pickup', order_type: 'regular', input_type: 1 },
+    item: { order_code: `code-${orderNo}`, receiver_name: 'R', receiver_phone: '2', receiver_address: 'B', receiver_addr_id: '327301', service_code: 'REG', item_value: '1', item_weight: '1', item_qty: '1', item_name: 'x' },
+    awb: null,
+    awb_due_at: createdAt + 1000,
+    awb_generated_at: null,
+    awb_error: null,
+    journey_start: null,
+    next_step: null,
+    history: [],
+    created_at: createdAt,
+    updated_at: createdAt,
+    cancelled_at: null,
+    ...extra,
+  };
+}
+
+/**
+ * The contract of the storage port: every adapter calls this at the top of its own
+ * test file with a factory that opens a fresh, empty storage (`reopen` opens the same
+ * one again after `close`, for adapters that keep data).
+ */
+export function storageContract(name: string, open: () => Promise<Storage>, reopen?: () => Promise<Storage>): void {
+  describe(`storage port contract: ${name}`, () => {
+    it('inserts an order and reads it back by number, AWB and batch, as a frozen value with a version', async () => {
+      const storage = await open();
+      const stored = await storage.orders.insert(orderRecord('51', 'a', 1, { awb: 'JN1' }));
+      expect(stored.version).toBe(1);
+      expect(await storage.orders.get('51')).toMatchObject({ order_no: '51', version: 1 });
+      expect((await storage.orders.byAwb('JN1'))?.order_no).toBe('51');
+      expect(await storage.orders.batchExists('751')).toBe(true);
+      expect(Object.isFrozen(await storage.orders.get('51'))).toBe(true);
+      await storage.close();
+    });
+
+    it('answers a second insert of the same number and a write of a stale version with a Conflict', async () => {
+      const storage = await open();
+      const first = await storage.orders.insert(orderRecord('51', 'a', 1));
+      await expect(storage.orders.insert(orderRecord('51', 'a', 1))).rejects.toBeInstanceOf(Conflict);
+      const second = await storage.orders.update({ ...first, status: 'awb_generated' });
+      expect(second.version).toBe(2);
+      await expect(storage.orders.update({ ...first, status: 'cancelled' })).rejects.toBeInstanceOf(Conflict);
+      expect((await storage.orders.get('51'))?.status).toBe('awb_generated');
+      await storage.close();
+    });
+
+    it('lists only the client’s own orders, newest first, a page at a time, with filters', async () => {
+      const storage = await open();
+      for (let i = 1; i <= 5; i += 1) await storage.orders.insert(orderRecord(`5${i}`, 'a', i * 10, { status: i % 2 ? 'created' : 'delivered' }));
+      await storage.orders.insert(orderRecord('59', 'b', 100));
+      const first = await storage.orders.list('a', { limit: 2 });
+      expect(first.items.map((o) => o.order_no)).toEqual(['55', '54']);
+      expect(first.total).toBe(5);
+      const second = await storage.orders.list('a', { limit: 2, cursor: first.next_cursor! });
+      expect(second.items.map((o) => o.order_no)).toEqual(['53', '52']);
+      const last = await storage.orders.list('a', { limit: 2, cursor: second.next_cursor! });
+      expect(last.items.map((o) => o.order_no)).toEqual(['51']);
+      expect(last.next_cursor).toBeNull();
+      expect((await storage.orders.list('a', { limit: 10, status: 'delivered' })).items.map((o) => o.order_no)).toEqual(['54', '52']);
+      expect((await storage.orders.list('a', { limit: 10, search: 'code-53' })).items.map((o) => o.order_no)).toEqual(['53']);
+      expect((await storage.orders.list('c', { limit: 10 })).items).toEqual([]);
+      await expect(storage.orders.list('a', { limit: 2, cursor: '%%%' })).rejects.toBeInstanceOf(RuleViolation);
+      await storage.close();
+    });
+
+    it('commits everything a transaction wrote together, or nothing when it throws half way', async () => {
+      const storage = await open();
+      await expect(
+        storage.transaction(async (tx) => {
+          await tx.orders.insert(orderRecord('51', 'a', 1));
+          await tx.jobs.schedule({ kind: 'awb', key: '51', client_id: 'a', due_at: 5 });
+          await tx.counters.next('order');
+          throw new Error('half way');
+        }),
+      ).rejects.toThrow('half way');
+      expect(await storage.orders.get('51')).toBeUndefined();
+      expect(await storage.jobs.count()).toBe(0);
+      expect(await storage.counters.next('order')).toBe(1);
+      await storage.transaction(async (tx) => {
+        await tx.orders.insert(orderRecord('52', 'a', 1));
+        expect((await tx.orders.get('52'))?.order_no).toBe('52'); // reads its own writes
+        await tx.jobs.schedule({ kind: 'awb', key: '52', client_id: 'a', due_at: 5 });
+      });
+      expect((await storage.orders.get('52'))?.order_no).toBe('52');
+      expect(await storage.jobs.nextDue()).toBe(5);
+      await storage.close();
+    });
+
+    it('never repeats a counter value', async () => {
+      const storage = await open();
+      const values = await Promise.all(Array.from({ length: 50 }, () => storage.counters.next('order')));
+      expect(new Set(values).size).toBe(50);
+      expect(Math.max(...values)).toBe(50);
+      await storage.close();
+    });
+
+    it('claims due jobs earliest first, once each; a rescheduled job survives its completion, a completed one is gone', async () => {
+      const storage = await open();
+      await storage.jobs.schedule({ kind: 'awb', key: 'late', client_id: 'a', due_at: 30 });
+      await storage.jobs.schedule({ kind: 'awb', key: 'early', client_id: 'b', due_at: 10 });
+      await storage.jobs.schedule({ kind: 'step', key: 'later', client_id: 'a', due_at: 99 });
+      const claimed = await storage.jobs.claim({ until: 50, limit: 10, owner: 'w1', leaseMs: 60_000 });
+      expect(claimed.map((j) => j.key)).toEqual(['early', 'late']);
+      expect(await storage.jobs.claim({ until: 50, limit: 10, owner: 'w2', leaseMs: 60_000 })).toEqual([]);
+      await storage.jobs.schedule({ kind: 'awb', key: 'late', client_id: 'a', due_at: 40 }); // moved while claimed
+      for (const job of claimed) await storage.jobs.complete(job);
+      expect(await storage.jobs.get('awb', 'early')).toBeUndefined();
+      expect((await storage.jobs.get('awb', 'late'))?.due_at).toBe(40);
+      expect(await storage.jobs.nextDue('a')).toBe(40);
+      expect(await storage.jobs.count()).toBe(2);
+      await storage.close();
+    });
+
+    it('gives a released job back, due as it was; a cancelled one is never claimed', async () => {
+      const storage = await open();
+      await storage.jobs.schedule({ kind: 'webhook', key: 'd1', client_id: 'a', due_at: 10 });
+      await storage.jobs.schedule({ kind: 'webhook', key: 'd2', client_id: 'a', due_at: 11 });
+      await storage.jobs.cancel('webhook', 'd2');
+      const [job] = await storage.jobs.claim({ until: 100, limit: 10, owner: 'w1', leaseMs: 60_000 });
+      expect(job?.key).toBe('d1');
+      await storage.jobs.release(job!);
+      expect((await storage.jobs.claim({ until: 100, limit: 10, owner: 'w2', leaseMs: 60_000 })).map((j) => j.key)).toEqual(['d1']);
+      await storage.close();
+    });
+
+    it('keeps client settings with versions', async () => {
+      const storage = await open();
+      const first = await storage.settings.put({ client_id: 'a', webhook: null, generated_secret: 'whsec_x', faults: [], fault_seq: 0 });
+      const second = await storage.settings.put({ ...first, fault_seq: 1 });
+      await expect(storage.settings.put({ ...first, fault_seq: 2 })).rejects.toBeInstanceOf(Conflict);
+      expect((await storage.settings.get('a'))?.fault_seq).toBe(1);
+      expect(second.version).toBe(first.version + 1);
+      await storage.close();
+    });
+
+    if (reopen) {
+      it('keeps every committed record, job and counter across a close and reopen', async () => {
+        const storage = await open();
+        await storage.transaction(async (tx) => {
+          await tx.orders.insert(orderRecord('51', 'a', 1, { awb: 'JN1' }));
+          await tx.jobs.schedule({ kind: 'awb', key: '51', client_id: 'a', due_at: 7 });
+          await tx.counters.next('order');
+          await tx.meta.set('seed', 's1');
+        });
+        await storage.close();
+        const again = await reopen();
+        expect((await again.orders.byAwb('JN1'))?.order_no).toBe('51');
+        expect(await again.jobs.nextDue()).toBe(7);
+        expect(await again.counters.next('order')).toBe(2);
+        expect(await again.meta.get('seed')).toBe('s1');
+        await again.close();
+      });
+    }
+  });
+}
