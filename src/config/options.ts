@@ -1,9 +1,12 @@
-import { DEFAULT_RETRIES } from '../webhooks/retry.js';
 import { PROVIDER_SPEC } from '../spec/load.js';
+import { DEFAULT_RETRIES, parseRetries } from '../webhooks/retry.js';
+import { isSecret } from '../webhooks/secret.js';
 import type { ClientConfig } from './clients.js';
+import { formatDuration, parseDelayRange, parseDuration, type DelayRange } from './duration.js';
 
 /**
- * Options of `createSandbox`, one per CLI flag (see `shipping-sandbox --help`).
+ * Options of `createSandbox`, one per CLI flag (see `shipping-sandbox --help`). Durations
+ * are text here ('3s', '2s-10s'); they are read once, at start, into milliseconds.
  *
  * @example createSandbox({ clock: 'manual', seed: 1, tokens: ['test-token'] })
  */
@@ -64,38 +67,223 @@ export interface SandboxOptions {
   retention?: string;
 }
 
-/** Options with every default filled in. */
-export type ResolvedOptions = Required<Omit<SandboxOptions, 'webhookUrl' | 'webhookSecret' | 'seed' | 'config' | 'tokens' | 'clockStart' | 'retention'>> &
-  Pick<SandboxOptions, 'webhookUrl' | 'webhookSecret' | 'seed' | 'config' | 'clockStart' | 'retention'> & { tokens: string[] };
-
-export function resolveOptions(options: SandboxOptions): ResolvedOptions {
-  return {
-    port: options.port ?? 0,
-    host: options.host ?? '127.0.0.1',
-    data: options.data ?? ':memory:',
-    tokens: options.tokens ?? [],
-    webhookUrl: options.webhookUrl,
-    webhookSecret: options.webhookSecret,
-    webhookRetries: options.webhookRetries ?? DEFAULT_RETRIES,
-    webhookTimeout: options.webhookTimeout ?? '10s',
-    awbDelay: options.awbDelay ?? '3s',
-    clock: options.clock ?? 'real',
-    clockStart: options.clockStart,
-    speed: options.speed ?? 1,
-    seed: options.seed,
-    config: options.config,
-    clients: options.clients ?? [],
-    scenario: options.scenario ?? 'delivered',
-    bodyLimit: options.bodyLimit ?? '1mb',
-    maxItems: options.maxItems ?? 100,
-    maxHeaderSize: options.maxHeaderSize ?? 16384,
-    corsOrigins: options.corsOrigins ?? ['*'],
-    outboxSize: options.outboxSize ?? 10000,
-    strict: options.strict ?? false,
-    journalSize: options.journalSize ?? 1000,
-    logLevel: options.logLevel ?? 'silent',
-    fsync: options.fsync ?? false,
-    providerSpec: options.providerSpec ?? PROVIDER_SPEC,
-    retention: options.retention,
-  };
+/** The options as the sandbox uses them: every default filled in, durations in milliseconds. */
+export interface ResolvedOptions {
+  port: number;
+  host: string;
+  data: string;
+  tokens: string[];
+  webhookUrl: string | undefined;
+  webhookSecret: string | undefined;
+  /** Delay of each attempt, ms. */
+  webhookRetries: number[];
+  /** ms. */
+  webhookTimeout: number;
+  awbDelay: DelayRange;
+  clock: 'real' | 'manual';
+  /** Epoch ms. */
+  clockStart: number | undefined;
+  speed: number;
+  seed: string | undefined;
+  config: string | undefined;
+  clients: ClientConfig[];
+  scenario: string;
+  bodyLimit: string;
+  maxItems: number;
+  maxHeaderSize: number;
+  corsOrigins: string[];
+  outboxSize: number;
+  strict: boolean;
+  journalSize: number;
+  logLevel: string;
+  fsync: boolean;
+  providerSpec: string;
+  /** ms. */
+  retention: number | undefined;
 }
+
+/** A value of an option that cannot be used; the message names the option. */
+export class OptionError extends Error {
+  constructor(readonly option: keyof SandboxOptions, message: string) {
+    super(message);
+    this.name = 'OptionError';
+  }
+}
+
+/** One option: how the CLI and the environment spell it, its default, and how it is read. */
+export interface OptionSpec<In, Out> {
+  /** The commander flag, e.g. '--awb-delay <delay>'; none for in-process-only options. */
+  flag?: string;
+  /** The environment variable. For a switch, 1, true, yes or on (any case) turn it on. */
+  env?: string;
+  /** The one line of `--help`. */
+  help?: string;
+  /** The default in-process (createSandbox); undefined: none. */
+  default: In | undefined;
+  /** The flag may be given more than once; the values add up. */
+  repeatable?: boolean;
+  /** How `--help` shows the default, where its value would say little. */
+  shownDefault?: string;
+  /** The CLI's default where it differs from the in-process one. */
+  cliDefault?: In;
+  /** Reads the text of a flag or variable; throws a message when it is not one. Default: the text. */
+  fromText?: (text: string) => In;
+  /** Checks a value (the default already filled in) and converts it; throws a message naming the option. */
+  resolve: (value: In | undefined) => Out;
+}
+
+type Schema = { [K in keyof SandboxOptions]-?: OptionSpec<Exclude<SandboxOptions[K], undefined>, ResolvedOptions[K]> };
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+const as = <T>(value: T | undefined): T => value as T;
+const fail = (key: keyof SandboxOptions, message: string): never => {
+  throw new OptionError(key, message);
+};
+const wholeNumber = (key: keyof SandboxOptions, min = 0, max = Number.MAX_SAFE_INTEGER) => ({
+  fromText: (text: string): number => (/^\d+$/.test(text.trim()) ? Number(text) : fail(key, `${key} must be a whole number.`)),
+  resolve: (value: number | undefined): number =>
+    Number.isInteger(value) && value! >= min && value! <= max ? value! : fail(key, `${key} must be a whole number from ${min} to ${max}, not ${String(value)}.`),
+});
+const text = (key: keyof SandboxOptions) => (value: string | undefined): string =>
+  typeof value === 'string' && value !== '' ? value : fail(key, `${key} must be a non-empty text.`);
+const optionalText = (key: keyof SandboxOptions) => (value: string | undefined): string | undefined =>
+  value === undefined ? undefined : text(key)(value);
+const duration = (key: keyof SandboxOptions, example: string) => (value: string | undefined): number => {
+  const ms = typeof value === 'string' ? parseDuration(value) : undefined;
+  return ms !== undefined && ms > 0 ? ms : fail(key, `${key} "${String(value)}" is not a duration above 0: use for example ${example}.`);
+};
+const list = (value: string): string[] => value.split(',').map((part) => part.trim()).filter(Boolean);
+/** A switch from the environment: 1, true, yes or on (any case) turn it on; anything else leaves it off. */
+export const isOn = (value: string | undefined): boolean => /^(1|true|yes|on)$/i.test(value?.trim() ?? '');
+
+/**
+ * Every option, once: the CLI's flags and variables, `createSandbox()` and the defaults
+ * are all read from here.
+ */
+export const OPTIONS: Schema = {
+  port: { flag: '--port <port>', env: 'PORT', help: 'port to listen on, 0 for any free port', default: 0, cliDefault: 4010, ...wholeNumber('port', 0, 65535) },
+  host: { flag: '--host <host>', env: 'HOST', help: 'interface to listen on', default: '127.0.0.1', resolve: text('host') },
+  data: { flag: '--data <file>', env: 'SANDBOX_DATA', help: 'data file, or :memory: to keep nothing', default: ':memory:', cliDefault: './data/sandbox.json', resolve: text('data') },
+  tokens: {
+    flag: '--token <token>',
+    env: 'SANDBOX_TOKENS',
+    help: 'a client token (repeatable; the variable is comma-separated)',
+    default: [],
+    repeatable: true,
+    fromText: list,
+    resolve: (value) => (Array.isArray(value) && value.every((t) => typeof t === 'string' && t !== '') ? value : fail('tokens', 'tokens must be a list of non-empty texts.')),
+  },
+  webhookUrl: { flag: '--webhook-url <url>', env: 'SANDBOX_WEBHOOK_URL', help: 'default webhook URL of every client', default: undefined, resolve: optionalText('webhookUrl') },
+  webhookSecret: {
+    flag: '--webhook-secret <secret>',
+    env: 'SANDBOX_WEBHOOK_SECRET',
+    help: 'default webhook secret (whsec_...); generated when absent',
+    default: undefined,
+    resolve: (value) => (value === undefined || isSecret(value) ? value : fail('webhookSecret', 'webhookSecret must be "whsec_" followed by the base64 of 24 to 64 bytes.')),
+  },
+  webhookRetries: {
+    flag: '--webhook-retries <delays>',
+    env: 'SANDBOX_WEBHOOK_RETRIES',
+    help: 'webhook retry schedule, one delay per attempt',
+    default: DEFAULT_RETRIES,
+    resolve: (value) => (typeof value === 'string' ? parseRetries(value) : undefined) ?? fail('webhookRetries', `webhookRetries "${String(value)}" is not a retry schedule: use delays such as 0,5s,30s,2m.`),
+  },
+  webhookTimeout: { flag: '--webhook-timeout <duration>', env: 'SANDBOX_WEBHOOK_TIMEOUT', help: 'how long a webhook attempt may take', default: '10s', resolve: duration('webhookTimeout', '10s or 500ms') },
+  awbDelay: {
+    flag: '--awb-delay <delay>',
+    env: 'SANDBOX_AWB_DELAY',
+    help: 'delay from create to AWB: 0, 500ms, 3s or a range 2s-10s',
+    default: '3s',
+    resolve: (value) => (typeof value === 'string' ? parseDelayRange(value) : undefined) ?? fail('awbDelay', `awbDelay "${String(value)}" is not a delay: use 0, 500ms, 3s or a range such as 2s-10s.`),
+  },
+  clock: {
+    flag: '--clock <mode>',
+    env: 'SANDBOX_CLOCK',
+    help: 'real or manual',
+    default: 'real',
+    resolve: (value) => (value === 'real' || value === 'manual' ? value : fail('clock', `clock "${String(value)}" is not a clock: use real or manual.`)),
+  },
+  clockStart: {
+    flag: '--clock-start <time>',
+    env: 'SANDBOX_CLOCK_START',
+    help: 'manual clock: start time, ISO 8601 or epoch ms',
+    default: undefined,
+    resolve: (value) => {
+      if (value === undefined) return undefined;
+      const start = /^\d+$/.test(String(value)) ? Number(value) : Date.parse(String(value));
+      return Number.isNaN(start) ? fail('clockStart', `clockStart "${String(value)}" is not a time: use ISO 8601 (2026-01-01T00:00:00Z) or epoch milliseconds.`) : start;
+    },
+  },
+  speed: {
+    flag: '--speed <factor>',
+    env: 'SANDBOX_SPEED',
+    help: 'simulated time per real time, with a real clock',
+    default: 1,
+    fromText: Number,
+    resolve: (value) => (typeof value === 'number' && value > 0 && Number.isFinite(value) ? value : fail('speed', `speed must be a positive number, not ${String(value)}.`)),
+  },
+  seed: { flag: '--seed <seed>', env: 'SANDBOX_SEED', help: 'makes numbers, AWBs and delays reproducible', default: undefined, resolve: (value) => (value === undefined ? undefined : String(value)) },
+  config: { flag: '--config <file>', env: 'SANDBOX_CONFIG', help: 'JSON or YAML file with per-client settings', default: undefined, resolve: optionalText('config') },
+  clients: { default: [], resolve: (value) => (Array.isArray(value) ? value : fail('clients', 'clients must be a list of client settings.')) },
+  scenario: { flag: '--scenario <name>', env: 'SANDBOX_SCENARIO', help: 'default scenario of orders that name none', default: 'delivered', resolve: text('scenario') },
+  bodyLimit: { flag: '--body-limit <size>', env: 'SANDBOX_BODY_LIMIT', help: 'largest request body', default: '1mb', resolve: text('bodyLimit') },
+  maxItems: { flag: '--max-items <n>', env: 'SANDBOX_MAX_ITEMS', help: 'most items in one create request', default: 100, ...wholeNumber('maxItems', 1) },
+  maxHeaderSize: {
+    flag: '--max-header-size <bytes>',
+    env: 'SANDBOX_MAX_HEADER_SIZE',
+    help: 'largest request head (request line and headers) in bytes',
+    default: 16384,
+    ...wholeNumber('maxHeaderSize', 1024),
+  },
+  corsOrigins: {
+    flag: '--cors-origins <origins>',
+    env: 'SANDBOX_CORS_ORIGINS',
+    help: 'origins browsers may call from: * for any, a comma-separated list, or none',
+    default: ['*'],
+    fromText: (value) => (value.trim() === 'none' ? [] : list(value)),
+    resolve: (value) => (Array.isArray(value) ? value : fail('corsOrigins', 'corsOrigins must be a list of origins.')),
+  },
+  outboxSize: { flag: '--outbox-size <n>', env: 'SANDBOX_OUTBOX_SIZE', help: 'most pending or paused webhook deliveries per client', default: 10000, ...wholeNumber('outboxSize', 1) },
+  strict: { flag: '--strict', env: 'SANDBOX_STRICT', help: 'log a warning for every spec violation in a client request', default: false, fromText: isOn, resolve: (value) => value === true },
+  journalSize: { flag: '--journal-size <n>', env: 'SANDBOX_JOURNAL_SIZE', help: 'most request-journal entries kept per client (0: none)', default: 1000, ...wholeNumber('journalSize') },
+  logLevel: {
+    flag: '--log-level <level>',
+    env: 'SANDBOX_LOG_LEVEL',
+    help: 'fatal, error, warn, info, debug or silent',
+    default: 'silent',
+    cliDefault: 'info',
+    resolve: (value) => (LOG_LEVELS.includes(String(value)) ? as(value) : fail('logLevel', `logLevel "${String(value)}" is not a level: use ${LOG_LEVELS.join(', ')}.`)),
+  },
+  fsync: { flag: '--fsync', env: 'SANDBOX_FSYNC', help: 'fsync every journal write: survives power loss; slower', default: false, fromText: isOn, resolve: (value) => value === true },
+  providerSpec: {
+    flag: '--spec <file>',
+    env: 'SANDBOX_SPEC',
+    help: 'provider spec (OpenAPI 3.1, YAML or JSON) to serve instead of the bundled one',
+    default: PROVIDER_SPEC,
+    shownDefault: 'the bundled spec/openapi.yaml',
+    resolve: text('providerSpec'),
+  },
+  retention: {
+    flag: '--retention <duration>',
+    env: 'SANDBOX_RETENTION',
+    help: 'remove orders older than this on the sandbox clock, e.g. 30d',
+    default: undefined,
+    resolve: (value) => (value === undefined ? undefined : duration('retention', '30d, 12h or 90m')(value)),
+  },
+};
+
+/**
+ * Fills in the defaults and reads every option once; throws an OptionError naming the
+ * first option that cannot be used.
+ */
+export function resolveOptions(options: SandboxOptions): ResolvedOptions {
+  const resolved: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(OPTIONS) as [keyof SandboxOptions, OptionSpec<unknown, unknown>][]) {
+    resolved[key] = spec.resolve(options[key] ?? spec.default);
+  }
+  return resolved as unknown as ResolvedOptions;
+}
+
+/** A resolved option as people write it, for logs: durations back to text. */
+export const shownRetention = (ms: number | undefined): string | undefined => (ms === undefined ? undefined : formatDuration(ms));

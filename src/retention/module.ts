@@ -1,4 +1,3 @@
-import { parseDuration } from '../config/duration.js';
 import type { SandboxModule } from '../module.js';
 import type { Services } from '../services.js';
 
@@ -6,15 +5,6 @@ import type { Services } from '../services.js';
 export const RETENTION_JOB = 'retention';
 /** How often the sweep runs, in sandbox time. */
 export const RETENTION_EVERY_MS = 3_600_000;
-
-/**
- * Parses a retention such as `30d` or `12h` into milliseconds; undefined when it is
- * not a positive duration.
- */
-export function parseRetention(text: string): number | undefined {
-  const ms = parseDuration(text);
-  return ms !== undefined && ms > 0 ? ms : undefined;
-}
 
 /**
  * `--retention <duration>`: at start and then every sandbox hour, removes the orders
@@ -28,11 +18,7 @@ export function parseRetention(text: string): number | undefined {
  * @example sandboxModules = (services) => { const list = [...]; list.push(retentionModule(services, list)); return list; }
  */
 export function retentionModule(services: Pick<Services, 'options' | 'storage' | 'scheduler' | 'clock' | 'logger' | 'orders'>, modules: readonly SandboxModule[]): SandboxModule {
-  const text = services.options.retention;
-  const retention = text === undefined ? undefined : parseRetention(text);
-  if (text !== undefined && retention === undefined) {
-    throw new Error(`retention "${text}" is not a duration: use for example 30d, 12h or 90m.`);
-  }
+  const retention = services.options.retention;
   const { storage, scheduler, clock, logger, orders } = services;
 
   const sweep = async (at: number): Promise<void> => {

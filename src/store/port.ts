@@ -46,6 +46,7 @@ export interface OrderRepository {
   insert(order: Unversioned<Order>): Promise<Stored<Order>>;
   /** Writes a changed order read at `order.version`; a `Conflict` if it changed since. */
   update(order: Stored<Order>): Promise<Stored<Order>>;
+  /** Removes an order read at `order.version`; a `Conflict` if it changed since. */
   remove(order: Stored<Order>): Promise<void>;
   /** The client's orders, newest first, one page at a time. */
   list(clientId: string, query: OrderQuery): Promise<Page<Stored<Order>>>;
@@ -65,7 +66,12 @@ export interface DeliveryQuery {
 export interface DeliveryRepository {
   get(id: string): Promise<Stored<Delivery> | undefined>;
   insert(delivery: Unversioned<Delivery>): Promise<Stored<Delivery>>;
+  /** Writes a changed delivery read at `delivery.version`; a `Conflict` if it changed since (a reset removed it, say). */
   update(delivery: Stored<Delivery>): Promise<Stored<Delivery>>;
+  /**
+   * Removes the delivery whatever its version: a reset or a retention sweep wins over an
+   * attempt in flight, which then records nothing.
+   */
   remove(delivery: Stored<Delivery>): Promise<void>;
   /** The client's deliveries, newest first. */
   list(clientId: string, query: DeliveryQuery): Promise<Page<Stored<Delivery>>>;

@@ -1,29 +1,18 @@
-import { parseDuration } from '../config/duration.js';
 import type { SandboxModule } from '../module.js';
 import type { Services } from '../services.js';
 import { unknownChaos } from './chaos.js';
 import { WebhookDispatcher } from './dispatcher.js';
 import { chaosHeaderCheck, webhookHandlers } from './handlers.js';
-import { parseRetries } from './retry.js';
 import { isSecret } from './secret.js';
 
-/** Checks the webhook options and the clients' webhook settings; throws a message naming the one at fault. */
-function checkSettings(services: Pick<Services, 'options' | 'registry'>): { retries: number[]; timeoutMs: number } {
-  const { options, registry } = services;
-  const retries = parseRetries(options.webhookRetries);
-  if (!retries) throw new Error(`webhookRetries "${options.webhookRetries}" is not a retry schedule: use delays such as 0,5s,30s,2m.`);
-  const timeoutMs = parseDuration(options.webhookTimeout);
-  if (!timeoutMs) throw new Error(`webhookTimeout "${options.webhookTimeout}" is not a duration above 0: use e.g. 10s or 500ms.`);
-  if (options.webhookSecret !== undefined && !isSecret(options.webhookSecret)) {
-    throw new Error('webhookSecret must be "whsec_" followed by the base64 of 24 to 64 bytes.');
-  }
+/** Checks the clients' webhook settings; throws a message naming the one at fault. */
+function checkClients(registry: Services['registry']): void {
   for (const client of registry.clients) {
     const { secret, chaos = [] } = client.webhook ?? {};
     if (secret !== undefined && !isSecret(secret)) throw new Error(`The webhook.secret of client ${client.id} must be "whsec_" followed by the base64 of 24 to 64 bytes.`);
     const unknown = unknownChaos(chaos);
     if (unknown.length > 0) throw new Error(`The webhook.chaos of client ${client.id} names unknown modes: ${unknown.join(', ')}.`);
   }
-  return { retries, timeoutMs };
 }
 
 /**
@@ -34,7 +23,8 @@ function checkSettings(services: Pick<Services, 'options' | 'registry'>): { retr
  */
 export function webhooksModule(services: Pick<Services, 'storage' | 'scheduler' | 'clock' | 'registry' | 'logger' | 'events' | 'options' | 'ids' | 'endpoints'>): SandboxModule {
   const { storage, scheduler, clock, registry, logger, events, options, ids, endpoints } = services;
-  const { retries, timeoutMs } = checkSettings(services);
+  checkClients(registry);
+  const { webhookRetries: retries, webhookTimeout: timeoutMs } = options;
   const dispatcher = new WebhookDispatcher({ storage, clock, registry, endpoints, retries, timeoutMs, outboxSize: options.outboxSize, seed: ids.seed, logger });
   dispatcher.attach(scheduler);
   events.subscribe((event, tx) => dispatcher.enqueue(event, tx));

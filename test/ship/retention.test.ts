@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { parseRetention, RETENTION_EVERY_MS, retentionModule } from '../../src/retention/module.js';
+import { resolveOptions } from '../../src/config/options.js';
+import { RETENTION_EVERY_MS, retentionModule } from '../../src/retention/module.js';
 import { buildServices } from '../../src/sandbox.js';
 import { createRequest } from '../support/orders.js';
 import { defaultTestOptions, testSandbox, type TestSandbox } from '../support/sandbox.js';
@@ -83,21 +84,20 @@ describe('--retention (manual clock)', () => {
   });
 
   it('refuses a retention that is not a duration, naming it', async () => {
-    const services = await buildServices({ ...defaultTestOptions, retention: 'soon' });
-    expect(() => retentionModule(services, [])).toThrow(/retention "soon" is not a duration/);
-    await services.storage.close();
+    await expect(buildServices({ ...defaultTestOptions, retention: 'soon' })).rejects.toThrow(/retention "soon" is not a duration/);
   });
 });
 
-describe('parseRetention', () => {
+describe('the retention option', () => {
   it.each([
     ['30d', 30 * DAY],
     ['12h', 12 * 3_600_000],
     ['1d12h', 1.5 * DAY],
-    ['0', undefined],
-    ['soon', undefined],
-    ['-1d', undefined],
-  ])('parses %j as %j ms', (text, ms) => {
-    expect(parseRetention(text)).toBe(ms);
+  ])('reads %j as %j ms', (text, ms) => {
+    expect(resolveOptions({ retention: text }).retention).toBe(ms);
+  });
+
+  it.each(['0', 'soon', '-1d'])('refuses %j', (text) => {
+    expect(() => resolveOptions({ retention: text })).toThrow(/retention ".*" is not a duration above 0/);
   });
 });

@@ -1,0 +1,129 @@
+/**
+ * npm run bench:compare -- <git ref> : throughput of this checkout against an earlier
+ * commit, in one run. The earlier commit is built in a git worktree (in the system's temp folder);
+ * both sandboxes run at once, each in its own process on 127.0.0.1, in the
+ * configuration users run (real clock, a data file, AWB jobs running: --awb-delay 3s),
+ * and each case loads them in turn, BENCH_ROUNDS times (default 3); the median of each
+ * is compared. Prints a table and writes bench/COMPARE.md.
+ *
+ * BENCH_SECONDS (default 5) sets the length of each load.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import autocannon from 'autocannon';
+import { createRequest } from '../test/support/orders.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROOT = resolve(import.meta.dirname, '..');
+const TMP = join(import.meta.dirname, 'tmp');
+// Outside the checkout, so that no test runner or type check finds its files.
+const BASE = join(tmpdir(), 'shipping-sandbox-bench-base');
+const TOKEN = 'bench-token';
+
+interface Running {
+  name: string;
+  url: string;
+  child: ChildProcess;
+  awb: string;
+}
+
+const run = (cmd: string, args: string[], cwd: string) => execFileSync(cmd, args, { cwd, stdio: ['ignore', 'ignore', 'inherit'] });
+
+/** Checks the commit out beside this one and builds it, with the dependencies its own lock file names. */
+function buildBase(ref: string): string {
+  const sha = execFileSync('git', ['rev-parse', '--verify', `${ref}^{commit}`], { cwd: ROOT, encoding: 'utf8' }).trim();
+  if (existsSync(BASE)) run('git', ['worktree', 'remove', '--force', BASE], ROOT);
+  run('git', ['worktree', 'add', '--detach', BASE, sha], ROOT);
+  run('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund'], BASE);
+  run('npx', ['tsc', '-p', 'tsconfig.build.json'], BASE);
+  return sha;
+}
+
+async function start(name: string, dir: string): Promise<Running> {
+  const data = join(TMP, `${name}.json`);
+  const child = spawn(process.execPath, [join(dir, 'dist/cli.js'), '--port', '0', '--data', data, '--token', TOKEN, '--log-level', 'warn'], {
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, NODE_ENV: 'production' },
+  });
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match) resolveUrl(match[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}: ${out}`)));
+  });
+  const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+  const created = (await (await fetch(`${url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(1)) })).json()) as { order_numbers: string[] };
+  const state = (await (await fetch(`${url}/__sandbox/orders/${created.order_numbers[0]}/awb`, { method: 'POST', headers })).json()) as { awb: string };
+  return { name, url, child, awb: state.awb };
+}
+
+async function load(url: string, method: 'GET' | 'POST', body?: string): Promise<number> {
+  const options = { url, method, connections: 10, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, ...(body ? { body } : {}) };
+  await autocannon({ ...options, duration: 1 });
+  const result = await autocannon({ ...options, duration: SECONDS });
+  if (result.errors + result.non2xx + result.timeouts > 0) throw new Error(`${method} ${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return Math.round(result.requests.average);
+}
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+async function main(): Promise<void> {
+  const ref = process.argv[2];
+  if (!ref) throw new Error('usage: npm run bench:compare -- <git ref of the commit before the change>');
+  rmSync(TMP, { recursive: true, force: true });
+  mkdirSync(TMP, { recursive: true });
+  const sha = buildBase(ref);
+  run('npx', ['tsc', '-p', 'tsconfig.build.json'], ROOT);
+  const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+  const servers = [await start('before', BASE), await start('after', ROOT)];
+  const post1 = JSON.stringify(createRequest(1));
+  const cases = [
+    ['GET tracking', 'GET', (s: Running) => `${s.url}/v1/order/tracking/${s.awb}`, undefined],
+    ['POST 1 item', 'POST', (s: Running) => `${s.url}/v1/order`, post1],
+  ] as const;
+  const figures = new Map<string, number[]>();
+  for (let round = 0; round < ROUNDS; round += 1) {
+    for (const [name, method, path, body] of cases) {
+      // Alternate which goes first, so neither always meets the machine warmer.
+      const order = round % 2 === 0 ? servers : [...servers].reverse();
+      for (const server of order) {
+        const key = `${name}|${server.name}`;
+        figures.set(key, [...(figures.get(key) ?? []), await load(path(server), method, body)]);
+      }
+    }
+  }
+  for (const server of servers) server.child.kill('SIGTERM');
+  const lines = [
+    '# Before and after',
+    '',
+    `Run ${new Date().toISOString()} on ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}: before = ${sha.slice(0, 7)} (${ref}), after = ${head} (this checkout).`,
+    `Both from dist/, real clock, a data file, --awb-delay 3s (AWB jobs run during the load); autocannon, 10 connections, ${SECONDS} s per load; ${ROUNDS} rounds, loads interleaved; median rps.`,
+    '',
+    '| case | before rps | after rps | after / before | within 10% or better |',
+    '|---|---|---|---|---|',
+  ];
+  let ok = true;
+  for (const [name] of cases) {
+    const before = median(figures.get(`${name}|before`)!);
+    const after = median(figures.get(`${name}|after`)!);
+    const ratio = after / before;
+    ok &&= ratio >= 0.9;
+    lines.push(`| ${name} | ${before.toLocaleString('en')} | ${after.toLocaleString('en')} | ${ratio.toFixed(2)} | ${ratio >= 0.9 ? 'yes' : '**no**'} |`);
+  }
+  lines.push('', `Every round: ${[...figures].map(([k, v]) => `${k.replace('|', ' ')} ${v.join('/')}`).join('; ')}.`, '');
+  const text = lines.join('\n');
+  console.log(text);
+  writeFileSync(join(import.meta.dirname, 'COMPARE.md'), text);
+  run('git', ['worktree', 'remove', '--force', BASE], ROOT);
+  rmSync(TMP, { recursive: true, force: true });
+  if (!ok) process.exitCode = 1;
+}
+
+await main();

@@ -1,0 +1,86 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { optionsOf, program } from '../../src/config/command.js';
+import { OPTIONS, OptionError, resolveOptions } from '../../src/config/options.js';
+
+const cli = (...argv: string[]) => resolveOptions(optionsOf(program().exitOverride().configureOutput({ writeErr: () => {} }).parse(argv, { from: 'user' })));
+
+afterEach(() => vi.unstubAllEnvs());
+
+describe('the options', () => {
+  it('fill in the in-process defaults and read durations into milliseconds once', () => {
+    expect(resolveOptions({})).toMatchObject({
+      port: 0,
+      data: ':memory:',
+      logLevel: 'silent',
+      awbDelay: { min: 3000, max: 3000 },
+      webhookRetries: [0, 5000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000],
+      webhookTimeout: 10_000,
+      retention: undefined,
+      corsOrigins: ['*'],
+    });
+  });
+
+  it('give the CLI its own defaults for port, data file and log level, and the same for the rest', () => {
+    const options = cli();
+    expect(options).toMatchObject({ port: 4010, data: './data/sandbox.json', logLevel: 'info' });
+    const { port, data, logLevel, providerSpec, ...rest } = options;
+    const { port: _p, data: _d, logLevel: _l, providerSpec: _s, ...inProcess } = resolveOptions({});
+    expect(rest).toEqual(inProcess);
+  });
+
+  it('read flags and environment variables alike, flags first', () => {
+    vi.stubEnv('SANDBOX_AWB_DELAY', '2s-10s');
+    vi.stubEnv('SANDBOX_RETENTION', '30d');
+    vi.stubEnv('SANDBOX_TOKENS', 'a, b');
+    vi.stubEnv('SANDBOX_FSYNC', 'yes');
+    vi.stubEnv('SANDBOX_STRICT', '0');
+    vi.stubEnv('PORT', '5000');
+    expect(cli('--port', '6000', '--cors-origins', 'none')).toMatchObject({
+      port: 6000,
+      awbDelay: { min: 2000, max: 10_000 },
+      retention: 30 * 86_400_000,
+      tokens: ['a', 'b'],
+      fsync: true,
+      strict: false,
+      corsOrigins: [],
+    });
+  });
+
+  it('add up repeated --token flags', () => {
+    expect(cli('--token', 't1', '--token', 't2,t3').tokens).toEqual(['t1', 't2', 't3']);
+  });
+
+  it.each([
+    [{ awbDelay: 'soon' }, 'awbDelay', /awbDelay "soon" is not a delay/],
+    [{ webhookRetries: '0,later' }, 'webhookRetries', /is not a retry schedule/],
+    [{ webhookTimeout: '0' }, 'webhookTimeout', /is not a duration above 0/],
+    [{ clockStart: 'yesterday' }, 'clockStart', /is not a time/],
+    [{ speed: 0 }, 'speed', /positive number/],
+    [{ port: 70_000 }, 'port', /from 0 to 65535/],
+    [{ maxItems: 1.5 }, 'maxItems', /whole number/],
+    [{ logLevel: 'loud' }, 'logLevel', /is not a level/],
+    [{ webhookSecret: 'hunter2' }, 'webhookSecret', /whsec_/],
+  ] as const)('refuses %j in-process with an error naming %s', (input, option, message) => {
+    const error = (() => {
+      try {
+        resolveOptions(input);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(OptionError);
+    expect(error).toMatchObject({ option, message: expect.stringMatching(message) });
+  });
+
+  it('refuses the same values on the command line, naming the flag', () => {
+    expect(() => cli('--awb-delay', 'soon')).toThrow(/--awb-delay <delay>.*awbDelay "soon" is not a delay/);
+    expect(() => cli('--max-items', 'many')).toThrow(/--max-items <n>.*whole number/);
+  });
+
+  it('offer every option but the in-process client list as a flag with a variable', () => {
+    const missing = Object.entries(OPTIONS).filter(([, spec]) => spec.flag === undefined || spec.env === undefined).map(([key]) => key);
+    expect(missing).toEqual(['clients']);
+    const help = program().helpInformation();
+    for (const spec of Object.values(OPTIONS)) if (spec.flag) expect(help).toContain(spec.flag);
+  });
+});
