@@ -60,7 +60,10 @@ async function start(name: string, dir: string): Promise<Running> {
   });
   const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
   const created = (await (await fetch(`${url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(1)) })).json()) as { order_numbers: string[] };
-  const state = (await (await fetch(`${url}/__sandbox/orders/${created.order_numbers[0]}/awb`, { method: 'POST', headers })).json()) as { awb: string };
+  const orderUrl = `${url}/__sandbox/orders/${created.order_numbers[0]}`;
+  const state = (await (await fetch(`${orderUrl}/awb`, { method: 'POST', headers })).json()) as { awb: string };
+  // Play the whole journey, so the tracking answer carries a full history (409 once no step is left).
+  while ((await fetch(`${orderUrl}/advance`, { method: 'POST', headers })).status === 200);
   return { name, url, child, awb: state.awb };
 }
 
@@ -83,6 +86,8 @@ async function main(): Promise<void> {
   run('npx', ['tsc', '-p', 'tsconfig.build.json'], ROOT);
   const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
   const servers = [await start('before', BASE), await start('after', ROOT)];
+  const stopAll = () => servers.forEach((server) => server.child.kill('SIGTERM'));
+  process.once('exit', stopAll);
   const post1 = JSON.stringify(createRequest(1));
   const cases = [
     ['GET tracking', 'GET', (s: Running) => `${s.url}/v1/order/tracking/${s.awb}`, undefined],
@@ -99,7 +104,7 @@ async function main(): Promise<void> {
       }
     }
   }
-  for (const server of servers) server.child.kill('SIGTERM');
+  stopAll();
   const lines = [
     '# Before and after',
     '',

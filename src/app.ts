@@ -2,6 +2,7 @@ import express, { type Express } from 'express';
 import { controlHandlers } from './control/handlers.js';
 import { cors } from './http/cors.js';
 import { maxJsonDepth } from './http/depth.js';
+import { clientRateLimit } from './http/rate-limit.js';
 import { errorEnvelope, jsonBody, requestLog, unknownPath } from './http/edge.js';
 import type { HandlerMap } from './http/handler.js';
 import { mountSpec } from './http/mount.js';
@@ -26,7 +27,9 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
   app.use(jsonBody(services.options.bodyLimit));
   app.use(maxJsonDepth());
   for (const m of modules) m.routes?.(app);
+  const admit = clientRateLimit(services.options.rateLimit);
   const control = mountSpec(services.specs.control, {
+    admit,
     registry: services.registry,
     interceptors: modules.flatMap((m) => m.controlInterceptors ?? []),
     handlers: { ...controlHandlers(services, resetParts), ...handlers },
@@ -37,6 +40,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
   app.use((req, res, next) => (req.path.startsWith('/__sandbox/') ? control(req, res, next) : next()));
   app.use(
     mountSpec(services.specs.provider, {
+      admit,
       registry: services.registry,
       interceptors: modules.flatMap((m) => m.providerInterceptors ?? []),
       handlers: { ...orderHandlers(services), ...handlers },

@@ -63,6 +63,8 @@ export interface SandboxOptions {
   fsync?: boolean;
   /** Path of the provider spec (YAML or JSON) to serve instead of the bundled spec/openapi.yaml, e.g. a fuller spec from the provider. */
   providerSpec?: string;
+  /** Most requests per second per client (provider and control together), counted per process; past it a 429 with Retry-After. Default 0: no limit. */
+  rateLimit?: number;
   /** Removes orders (and their deliveries and journal entries) older than this on the sandbox clock, e.g. '30d'. Default: keep everything. */
   retention?: string;
 }
@@ -98,6 +100,8 @@ export interface ResolvedOptions {
   logLevel: string;
   fsync: boolean;
   providerSpec: string;
+  /** Requests per second per client; 0: no limit. */
+  rateLimit: number;
   /** ms. */
   retention: number | undefined;
 }
@@ -263,6 +267,13 @@ export const OPTIONS: Schema = {
     default: PROVIDER_SPEC,
     shownDefault: 'the bundled spec/openapi.yaml',
     resolve: text('providerSpec'),
+  },
+  rateLimit: {
+    flag: '--rate-limit <n>',
+    env: 'SANDBOX_RATE_LIMIT',
+    help: 'most requests per second per client, counted per process (0: no limit)',
+    default: 0,
+    ...wholeNumber('rateLimit'),
   },
   retention: {
     flag: '--retention <duration>',

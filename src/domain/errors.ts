@@ -41,6 +41,16 @@ export class Conflict extends DomainError {}
 /** A bound was reached (too many fault rules, for example). */
 export class LimitReached extends DomainError {}
 
+/** The client sent more requests than it may in this time (`--rate-limit`): try again after `retryAfterSeconds`. */
+export class TooManyRequests extends DomainError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+  }
+}
+
 /** The store cannot take the change now (disk full, read-only file system): try again later. */
 export class Unavailable extends DomainError {
   constructor(
@@ -58,5 +68,6 @@ export const domainMessages = {
   readOnly: 'This token is read-only: it may not create or change orders.',
   courierNotEnabled: (code: string) => `This client is not enabled for courier "${code}".`,
   staleVersion: (what: string) => `${what} was changed by another request meanwhile; read it again and retry.`,
+  rateLimited: (perSecond: number, seconds: number) => `This client sent more than ${perSecond} requests in a second (the sandbox's --rate-limit); retry in ${seconds} s.`,
   storeUnavailable: (reason: string) => `The sandbox cannot save changes right now (${reason}); nothing was saved. Retry shortly.`,
 } as const;

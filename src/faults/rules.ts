@@ -1,10 +1,15 @@
 import type { Clock } from '../clock/clock.js';
+import { LimitReached } from '../domain/errors.js';
 import type { OperationInput } from '../http/handler.js';
 import { draw } from '../ids/random.js';
 import type { ClientSettings, Repositories, Storage } from '../store/port.js';
 import { emptySettings } from '../webhooks/endpoints.js';
 import { matches } from './match.js';
+import { faultMessages } from './messages.js';
 import type { FaultRule, FaultRuleInput } from './types.js';
+
+/** The most fault rules a client may have at once: each request of the client is matched against all of them. */
+export const MAX_FAULT_RULES = 100;
 
 /**
  * The fault rules of every client, kept in its settings. Rules are tried in the order
@@ -20,6 +25,7 @@ export class FaultRules {
 
   async add(clientId: string, input: FaultRuleInput): Promise<FaultRule> {
     return this.change(clientId, (settings) => {
+      if (settings.faults.length >= MAX_FAULT_RULES) throw new LimitReached(faultMessages.tooManyRules(MAX_FAULT_RULES));
       const times = input.times ?? 1;
       const seq = settings.fault_seq + 1;
       const rule: FaultRule = {

@@ -1,4 +1,4 @@
-import { Conflict, DomainError, domainMessages, Forbidden, LimitReached, NotFound, RuleViolation, Unavailable, type FieldError } from '../domain/errors.js';
+import { Conflict, DomainError, domainMessages, Forbidden, LimitReached, NotFound, RuleViolation, TooManyRequests, Unavailable, type FieldError } from '../domain/errors.js';
 
 export type { FieldError } from '../domain/errors.js';
 
@@ -63,13 +63,14 @@ const STATUS_OF = new Map<Function, number>([
   [Conflict, 409],
   [LimitReached, 400],
   [Unavailable, 503],
+  [TooManyRequests, 429],
 ]);
 
 /** The HTTP error of anything thrown while answering; a 500 for what is neither an ApiError nor a domain error. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof DomainError) {
-    const headers: Record<string, string> = error instanceof Unavailable ? { 'Retry-After': String(error.retryAfterSeconds) } : {};
+    const headers: Record<string, string> = error instanceof Unavailable || error instanceof TooManyRequests ? { 'Retry-After': String(error.retryAfterSeconds) } : {};
     return new ApiError(STATUS_OF.get(error.constructor) ?? 500, error.message, error.errors, headers);
   }
   return new ApiError(500, messages.internal);

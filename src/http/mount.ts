@@ -1,5 +1,5 @@
 import type { Request, RequestHandler, Response } from 'express';
-import type { ClientRegistry } from '../config/clients.js';
+import type { Client, ClientRegistry } from '../config/clients.js';
 import type { CompiledOperation, CompiledSpec } from '../spec/compile.js';
 import { authenticate } from './auth.js';
 import { ApiError, invalid, messages, toApiError, type FieldError } from './errors.js';
@@ -17,6 +17,8 @@ export interface MountOptions {
   observers?: Array<(served: ServedRequest) => void>;
   /** The sandbox clock, for `arrivedAt`. */
   now: () => number;
+  /** Called with the client of each authenticated request before it is validated; throws to refuse it (the rate limit). */
+  admit?: (client: Client) => Promise<void>;
 }
 
 const isJson = (type: string | undefined): boolean => !!type && /^application\/([\w.+-]*\+)?json\b/i.test(type);
@@ -27,9 +29,8 @@ function baseUrlOf(req: Request): string {
   return `${req.protocol}://${req.headers.host ?? 'localhost'}`;
 }
 
-/** Checks security, content type and the spec's schemas; throws the 401/415/400. */
-function check(op: CompiledOperation, input: OperationInput, req: Request, registry: ClientRegistry): void {
-  if (op.secured) input.client = authenticate(registry, input.headers.authorization);
+/** Checks content type and the spec's schemas; throws the 415/400. */
+function check(op: CompiledOperation, input: OperationInput, req: Request): void {
   if (op.body !== 'none' && hasBody(req) && !isJson(req.headers['content-type'])) {
     throw new ApiError(415, messages.unsupportedMediaType(req.headers['content-type'] ?? 'none'));
   }
@@ -145,7 +146,11 @@ function serveOperation(op: CompiledOperation, handler: Handler, options: MountO
     const served = { input, seq: ++arrivals, method: input.method, arrivedAt: options.now(), violations: [] as FieldError[] };
     if (observers.length > 0) observe(res, served, started, observers);
     try {
-      check(op, input, req, options.registry);
+      if (op.secured) {
+        input.client = authenticate(options.registry, input.headers.authorization);
+        if (options.admit) await options.admit(input.client);
+      }
+      check(op, input, req);
       noteServed(res, op.operationId, input.client?.id);
       const run = options.interceptors.reduceRight<() => Promise<Reply>>(
         (next, interceptor) => () => interceptor(input, next),

@@ -14,6 +14,22 @@ function redacted(headers: ServedRequest['input']['headers']): JournalEntry['hea
   return copy;
 }
 
+/** The largest body the journal keeps whole; of a larger one it keeps this much of its JSON text. */
+export const JOURNAL_BODY_BYTES = 16_384;
+
+/** The body as the journal keeps it: whole up to JOURNAL_BODY_BYTES, else an excerpt of its JSON and its size. */
+function keptBody(input: ServedRequest['input']): Pick<JournalEntry, 'body' | 'body_truncated'> {
+  const body = input.body ?? null;
+  if (body === null) return { body };
+  // The size the client sent tells without serializing; a chunked body has none.
+  const declared = Number(input.headers['content-length']);
+  if (Number.isFinite(declared) && declared <= JOURNAL_BODY_BYTES) return { body };
+  const text = JSON.stringify(body);
+  const bytes = Buffer.byteLength(text);
+  if (bytes <= JOURNAL_BODY_BYTES) return { body };
+  return { body: Buffer.from(text).subarray(0, JOURNAL_BODY_BYTES).toString('utf8').replace(/\uFFFD$/, ''), body_truncated: { bytes } };
+}
+
 function entryOf(served: ServedRequest): JournalEntry {
   const { input } = served;
   return {
@@ -24,7 +40,7 @@ function entryOf(served: ServedRequest): JournalEntry {
     query: input.query,
     operation_id: input.operation.operationId,
     headers: redacted(input.headers),
-    body: input.body ?? null,
+    ...keptBody(input),
     status: served.status,
     duration_ms: served.durationMs,
     violations: served.violations,

@@ -12,8 +12,10 @@ export interface JournalEntry {
   operation_id: string;
   /** Request headers, with Authorization redacted. */
   headers: Record<string, string | string[]>;
-  /** The parsed JSON body, or null when there was none. */
+  /** The parsed JSON body, or null when there was none; above 16 KiB, the first 16 KiB of its JSON text (see body_truncated). */
   body: unknown;
+  /** Set when the body was larger than the journal keeps: its size in bytes as JSON. */
+  body_truncated?: { bytes: number };
   /** The status answered, or null when no status line was sent (reset, hang). */
   status: number | null;
   /** From arrival until the answer ended or the connection closed (real milliseconds). */

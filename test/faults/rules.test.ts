@@ -54,6 +54,22 @@ describe('POST /__sandbox/faults', () => {
   it('returns 401 without a token', async () => {
     expect((await sandbox.call('POST', '/__sandbox/faults', { token: null, body: { action: fail400 } })).status).toBe(401);
   });
+
+  it('refuses a client its 101st rule with a 400 saying how to make room, and takes one again once a rule is deleted', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 100; i += 1) {
+      const res = await sandbox.call('POST', '/__sandbox/faults', { body: { match: { path: `/v1/x${i}` }, action: fail400 } });
+      expect(res.status).toBe(201);
+      ids.push(res.body.id);
+    }
+    const refused = await sandbox.call('POST', '/__sandbox/faults', { body: { action: fail400 } });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ success: false, message: expect.stringMatching(/100 fault rules, the most.*DELETE \/__sandbox\/faults/) });
+    expect((await sandbox.call('GET', '/__sandbox/faults')).body.rules).toHaveLength(100);
+    expect((await sandbox.call('POST', '/__sandbox/faults', { token: TOKEN_B, body: { action: fail400 } })).status).toBe(201);
+    await sandbox.call('DELETE', `/__sandbox/faults/${ids[0]}`);
+    expect((await sandbox.call('POST', '/__sandbox/faults', { body: { action: fail400 } })).status).toBe(201);
+  });
 });
 
 describe('GET and DELETE /__sandbox/faults', () => {

@@ -28,6 +28,21 @@ describe('GET /__sandbox/requests', () => {
     expect(res.requests[0].id).toBeLessThan(res.requests[1].id);
   });
 
+  it('keeps a body up to 16 KiB whole, and of a larger one its first 16 KiB of JSON with its size', async () => {
+    const small = createRequest(1);
+    // A 1-item create padded past 16 KiB: the answer is a 400, the journal keeps an excerpt.
+    const large = createRequest(1, { items: [item({ item_name: 'x'.repeat(40_000) })] });
+    await sandbox.call('POST', '/v1/order', { body: small });
+    await sandbox.call('POST', '/v1/order', { body: large });
+    const [kept, cut] = (await journal()).requests;
+    expect(kept.body).toEqual(small);
+    expect(kept.body_truncated).toBeUndefined();
+    const whole = JSON.stringify(large);
+    expect(cut.body_truncated).toEqual({ bytes: Buffer.byteLength(whole) });
+    expect(cut.body).toBe(whole.slice(0, 16_384));
+    expect(cut.violations.length).toBeGreaterThan(0);
+  });
+
   it('redacts the bearer token', async () => {
     await sandbox.call('GET', TRACK);
     const res = await journal();

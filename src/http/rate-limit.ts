@@ -1,0 +1,23 @@
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Client } from '../config/clients.js';
+import { domainMessages, TooManyRequests } from '../domain/errors.js';
+
+/**
+ * `--rate-limit N`: at most N requests per second per client, provider and control
+ * operations together, counted in this process (each replica counts its own). Past
+ * it a request is refused with a 429 and `Retry-After` before it is validated or
+ * does any work. Undefined when there is no limit.
+ */
+export function clientRateLimit(perSecond: number): ((client: Client) => Promise<void>) | undefined {
+  if (perSecond <= 0) return undefined;
+  const limiter = new RateLimiterMemory({ points: perSecond, duration: 1 });
+  return async (client) => {
+    try {
+      await limiter.consume(client.id);
+    } catch (refusal) {
+      if (!(refusal instanceof RateLimiterRes)) throw refusal;
+      const seconds = Math.max(1, Math.ceil(refusal.msBeforeNext / 1000));
+      throw new TooManyRequests(domainMessages.rateLimited(perSecond, seconds), seconds);
+    }
+  };
+}

@@ -1,0 +1,47 @@
+import supertest from 'supertest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
+
+let sandbox: TestSandbox | undefined;
+afterEach(() => sandbox?.close());
+
+const TRACK = '/v1/order/tracking/SBXNOSUCH01';
+const track = (token: string) => supertest(sandbox!.app).get(TRACK).set('Authorization', `Bearer ${token}`);
+
+describe('--rate-limit', () => {
+  it('answers a client past N requests in a second with 429, the envelope and Retry-After, while another client goes on', async () => {
+    sandbox = await testSandbox({ rateLimit: 5 });
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i += 1) statuses.push((await track(TOKEN_A)).status);
+    expect(statuses).toEqual([404, 404, 404, 404, 404]);
+    const refused = await track(TOKEN_A);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(refused.body).toEqual({ success: false, message: expect.stringContaining('more than 5 requests in a second'), errors: [] });
+    // Control operations count too, and the other client has its own allowance.
+    expect((await supertest(sandbox.app).get('/__sandbox/faults').set('Authorization', `Bearer ${TOKEN_A}`)).status).toBe(429);
+    expect((await track(TOKEN_B)).status).toBe(404);
+  });
+
+  it('refuses before validating, so malformed requests count as well', async () => {
+    sandbox = await testSandbox({ rateLimit: 2 });
+    const bad = () => supertest(sandbox!.app).post('/v1/order').set('Authorization', `Bearer ${TOKEN_A}`).send({ nonsense: true });
+    expect((await bad()).status).toBe(400);
+    expect((await bad()).status).toBe(400);
+    expect((await bad()).status).toBe(429);
+  });
+
+  it('lets the allowance come back after a second', async () => {
+    sandbox = await testSandbox({ rateLimit: 1 });
+    expect((await track(TOKEN_A)).status).toBe(404);
+    expect((await track(TOKEN_A)).status).toBe(429);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect((await track(TOKEN_A)).status).toBe(404);
+  });
+
+  it('is off by default', async () => {
+    sandbox = await testSandbox();
+    const statuses = await Promise.all(Array.from({ length: 50 }, () => track(TOKEN_A).then((r) => r.status)));
+    expect(new Set(statuses)).toEqual(new Set([404]));
+  });
+});
