@@ -180,6 +180,19 @@ export interface ClaimOptions {
   owner: string;
   /** How long the claim holds (wall ms) before another worker may take the job over. */
   leaseMs: number;
+  /** Only jobs of these kinds (default: every kind). */
+  kinds?: readonly JobKind[];
+  /** At most this many jobs of any one client in this claim (default: no limit). */
+  perClient?: number;
+  /** None of these clients' jobs (their share of the work is in use). */
+  skipClients?: ReadonlySet<string>;
+}
+
+/** Which jobs `nextDue` looks at. */
+export interface DueFilter {
+  clientId?: string;
+  kinds?: readonly JobKind[];
+  skipClients?: ReadonlySet<string>;
 }
 
 export interface JobRepository {
@@ -187,14 +200,14 @@ export interface JobRepository {
   schedule(job: Job): Promise<void>;
   cancel(kind: JobKind, key: string): Promise<void>;
   get(kind: JobKind, key: string): Promise<Stored<Job> | undefined>;
-  /** Claims up to `limit` unclaimed (or lease-expired) jobs due by `until`, earliest first. */
+  /** Claims up to `limit` unclaimed (or lease-expired) jobs due by `until`, earliest first, within the filters of `options`. */
   claim(options: ClaimOptions): Promise<ClaimedJob[]>;
   /** Removes a claimed job that ran, unless it was rescheduled since it was claimed. */
   complete(job: ClaimedJob): Promise<void>;
   /** Gives a claimed job back, due as it was (a worker that stops). */
   release(job: ClaimedJob): Promise<void>;
-  /** The earliest due time of a job (of one client, or of all). */
-  nextDue(clientId?: string): Promise<number | undefined>;
+  /** The earliest due time of an unclaimed job (of one client, or of all; of some kinds, or of all). */
+  nextDue(filter?: DueFilter): Promise<number | undefined>;
   count(clientId?: string): Promise<number>;
   removeByClient(clientId: string): Promise<number>;
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Conflict, RuleViolation } from '../../src/domain/errors.js';
 import type { Order } from '../../src/orders/types.js';
-import type { Storage, Unversioned } from '../../src/store/port.js';
+import type { ClaimOptions, Storage, Unversioned } from '../../src/store/port.js';
 
 /** An order record as the sandbox stores it. */
 export function orderRecord(orderNo: string, clientId: string, createdAt: number, extra: Partial<Order> = {}): Unversioned<Order> {
@@ -76,6 +76,45 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       await storage.close();
     });
 
+    it('lists a client’s orders and deliveries at a cost set by its own records, not by another client’s 50,000', async () => {
+      const storage = await open();
+      const delivery = (id: string, clientId: string, seq: number) => ({
+        id, seq, client_id: clientId, event: 'awb.generated' as const, order_no: null, body: '{}', chaos: [], status: 'paused' as const, created_at: seq, next_attempt_at: null, last_error: null, attempts: [],
+      });
+      for (let i = 1; i <= 3; i += 1) {
+        await storage.orders.insert(orderRecord(`1${i}`, 'small', i));
+        await storage.deliveries.insert(delivery(`msg_small_${i}`, 'small', i));
+      }
+      // Each listing a few hundred times: the time of the whole loop, so one slow call on a busy machine does not decide.
+      const listings = async (): Promise<number> => {
+        const started = performance.now();
+        for (let i = 0; i < 300; i += 1) {
+          await storage.orders.list('small', { limit: 1 });
+          await storage.orders.list('small', { limit: 10, status: 'created' });
+          await storage.orders.list('none', { limit: 1 });
+          await storage.deliveries.list('small', { limit: 1 });
+          await storage.deliveries.list('none', { limit: 1, status: 'paused' });
+        }
+        return performance.now() - started;
+      };
+      await listings(); // warm-up
+      const alone = await listings();
+      for (let start = 0; start < 50_000; start += 5_000) {
+        await storage.transaction(async (tx) => {
+          for (let i = start; i < start + 5_000; i += 1) {
+            await tx.orders.insert(orderRecord(String(1_000_000 + i), 'big', 10 + i));
+            await tx.deliveries.insert(delivery(`msg_big_${i}`, 'big', 10 + i));
+          }
+        });
+      }
+      const beside = await listings();
+      expect((await storage.orders.list('small', { limit: 10 })).total).toBe(3);
+      expect((await storage.orders.list('none', { limit: 10 })).items).toEqual([]);
+      // A scan of every client's records would make each listing thousands of times slower; the bound is generous.
+      expect(beside).toBeLessThan(Math.max(alone * 5, 50));
+      await storage.close();
+    }, 120_000);
+
     it('commits everything a transaction wrote together, or nothing when it throws half way', async () => {
       const storage = await open();
       await expect(
@@ -119,8 +158,25 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       for (const job of claimed) await storage.jobs.complete(job);
       expect(await storage.jobs.get('awb', 'early')).toBeUndefined();
       expect((await storage.jobs.get('awb', 'late'))?.due_at).toBe(40);
-      expect(await storage.jobs.nextDue('a')).toBe(40);
+      expect(await storage.jobs.nextDue({ clientId: 'a' })).toBe(40);
       expect(await storage.jobs.count()).toBe(2);
+      await storage.close();
+    });
+
+    it('claims only the kinds asked for, at most perClient of one client, none of the clients skipped', async () => {
+      const storage = await open();
+      for (let i = 1; i <= 3; i += 1) {
+        await storage.jobs.schedule({ kind: 'webhook', key: `a${i}`, client_id: 'a', due_at: i });
+        await storage.jobs.schedule({ kind: 'webhook', key: `b${i}`, client_id: 'b', due_at: 10 + i });
+      }
+      await storage.jobs.schedule({ kind: 'awb', key: 'o1', client_id: 'a', due_at: 50 });
+      const claim = (options: Partial<ClaimOptions>) => storage.jobs.claim({ until: 100, limit: 10, owner: 'w1', leaseMs: 60_000, ...options });
+      expect(await storage.jobs.nextDue({ kinds: ['awb', 'step'] })).toBe(50);
+      expect(await storage.jobs.nextDue({ clientId: 'b', kinds: ['webhook'] })).toBe(11);
+      expect((await claim({ kinds: ['awb'] })).map((j) => j.key)).toEqual(['o1']);
+      expect((await claim({ kinds: ['webhook'], perClient: 2, skipClients: new Set(['b']) })).map((j) => j.key)).toEqual(['a1', 'a2']);
+      expect((await claim({ kinds: ['webhook'], perClient: 2 })).map((j) => j.key)).toEqual(['a3', 'b1', 'b2']);
+      expect(await storage.jobs.nextDue()).toBe(13);
       await storage.close();
     });
 

@@ -1,6 +1,6 @@
 import { MinHeap } from '../../clock/heap.js';
 import type { Order } from '../../orders/types.js';
-import type { Job } from '../port.js';
+import type { Job, JobKind } from '../port.js';
 import type { Delivery, DeliveryStatus } from '../../webhooks/types.js';
 import { DELIVERIES, JOBS, ORDERS } from './records.js';
 import { SortedKeys } from './sorted-keys.js';
@@ -65,21 +65,29 @@ interface DueEntry {
   id: string;
 }
 
+/** One queue of due jobs: one client's jobs of one kind. */
+export interface JobQueue {
+  client: string;
+  kind: JobKind;
+  heap: MinHeap<DueEntry>;
+}
+
 /**
- * Due jobs per client, earliest first (a heap per client with lazy deletion: an entry
- * whose job has since moved or gone is dropped when it reaches the top). Claims are
- * kept here, in memory only: one process owns the data file (its lock), so a claim
- * never outlives the process that made it.
+ * Due jobs per client and kind, earliest first (a heap each, with lazy deletion: an
+ * entry whose job has since moved or gone is dropped when it reaches the top), so a
+ * claim can take one kind or leave out busy clients without looking at their jobs.
+ * Claims are kept here, in memory only: one process owns the data file (its lock), so
+ * a claim never outlives the process that made it.
  */
 export class JobIndex {
-  readonly heaps = new Map<string, MinHeap<DueEntry>>();
+  readonly queues = new Map<string, JobQueue>();
   readonly counts = new Map<string, number>();
   readonly claims = new Map<string, { owner: string; lease_until: number; version: number }>();
   /** How many job records were indexed at start (the start-up cost is in proportion to this). */
   loaded = 0;
 
   add(id: string, job: Job): void {
-    perClient(this.heaps, job.client_id, () => new MinHeap<DueEntry>()).push({ at: job.due_at, id });
+    this.requeue(id, job);
     this.counts.set(job.client_id, (this.counts.get(job.client_id) ?? 0) + 1);
   }
 
@@ -87,9 +95,17 @@ export class JobIndex {
     this.counts.set(job.client_id, (this.counts.get(job.client_id) ?? 1) - 1);
   }
 
-  /** Puts a released job back among the due ones. */
+  /** Puts a job (back) among the due ones. */
   requeue(id: string, job: Job): void {
-    perClient(this.heaps, job.client_id, () => new MinHeap<DueEntry>()).push({ at: job.due_at, id });
+    const key = `${job.kind}\u0000${job.client_id}`;
+    let queue = this.queues.get(key);
+    if (!queue) this.queues.set(key, (queue = { client: job.client_id, kind: job.kind, heap: new MinHeap<DueEntry>() }));
+    queue.heap.push({ at: job.due_at, id });
+  }
+
+  /** The queues of one client (every kind). */
+  *ofClient(clientId: string): Iterable<JobQueue> {
+    for (const queue of this.queues.values()) if (queue.client === clientId) yield queue;
   }
 }
 

@@ -9,6 +9,7 @@ import type {
   CounterRepository,
   DeliveryQuery,
   DeliveryRepository,
+  DueFilter,
   Job,
   JobKind,
   JobRepository,
@@ -20,7 +21,7 @@ import type {
   Stored,
   Unversioned,
 } from '../port.js';
-import type { Indexes } from './indexes.js';
+import type { Indexes, JobQueue } from './indexes.js';
 import { CLIENTS, COUNTERS, DELIVERIES, JOBS, META, ORDERS, jobId, stored } from './records.js';
 import { decodeCursor, encodeCursor, type SortedKeys } from './sorted-keys.js';
 import { checkVersion, type Access } from './unit-of-work.js';
@@ -258,19 +259,22 @@ export class EmbeddedJobs implements JobRepository {
     return stored(this.access.get<Job>(JOBS, jobId(kind, key)));
   }
 
-  async claim({ until, limit, owner, leaseMs }: ClaimOptions): Promise<ClaimedJob[]> {
+  async claim({ until, limit, owner, leaseMs, kinds, perClient = Infinity, skipClients }: ClaimOptions): Promise<ClaimedJob[]> {
     const claimed: ClaimedJob[] = [];
     const { claims } = this.indexes.jobs;
     const leaseUntil = Date.now() + leaseMs;
+    const taken = new Map<string, number>();
+    const open = (queue: JobQueue): boolean =>
+      (kinds === undefined || kinds.includes(queue.kind)) && !skipClients?.has(queue.client) && (taken.get(queue.client) ?? 0) < perClient;
     while (claimed.length < limit) {
-      const heap = this.earliestHeap();
-      const top = heap?.peek();
-      if (!heap || !top || top.at > until) break;
-      heap.pop();
-      const job = stored(this.access.get<Job>(JOBS, top.id));
-      if (!job || job.due_at !== top.at || claims.has(top.id)) continue; // moved, gone or taken
+      const queue = this.earliest(open);
+      const top = queue?.heap.peek();
+      if (!queue || !top || top.at > until) break;
+      queue.heap.pop();
+      const job = stored(this.access.get<Job>(JOBS, top.id))!; // earliest() only answers live entries
       claims.set(top.id, { owner, lease_until: leaseUntil, version: job.version });
       claimed.push({ ...job, claimed_by: owner, lease_until: leaseUntil });
+      taken.set(queue.client, (taken.get(queue.client) ?? 0) + 1);
     }
     return claimed;
   }
@@ -291,14 +295,11 @@ export class EmbeddedJobs implements JobRepository {
     if (current) this.indexes.jobs.requeue(id, current);
   }
 
-  async nextDue(clientId?: string): Promise<number | undefined> {
-    if (clientId !== undefined) return this.liveTop(clientId)?.at;
-    let min: number | undefined;
-    for (const client of this.indexes.jobs.heaps.keys()) {
-      const at = this.liveTop(client)?.at;
-      if (at !== undefined && (min === undefined || at < min)) min = at;
-    }
-    return min;
+  async nextDue({ clientId, kinds, skipClients }: DueFilter = {}): Promise<number | undefined> {
+    const queue = this.earliest(
+      (q) => (clientId === undefined || q.client === clientId) && (kinds === undefined || kinds.includes(q.kind)) && !skipClients?.has(q.client),
+    );
+    return queue ? this.liveTop(queue)?.at : undefined;
   }
 
   async count(clientId?: string): Promise<number> {
@@ -310,9 +311,9 @@ export class EmbeddedJobs implements JobRepository {
 
   async removeByClient(clientId: string): Promise<number> {
     let removed = 0;
-    const heap = this.indexes.jobs.heaps.get(clientId);
-    // Every job of the client is in its heap (or claimed); collect ids from both.
-    const ids = new Set<string>([...(heap?.values() ?? []).map((e) => e.id), ...this.indexes.jobs.claims.keys()]);
+    // Every job of the client is in one of its queues (or claimed); collect ids from both.
+    const ids = new Set<string>(this.indexes.jobs.claims.keys());
+    for (const queue of this.indexes.jobs.ofClient(clientId)) for (const entry of queue.heap.values()) ids.add(entry.id);
     for (const id of ids) {
       const job = this.access.get<Job>(JOBS, id);
       if (!job || job.client_id !== clientId) continue;
@@ -322,27 +323,26 @@ export class EmbeddedJobs implements JobRepository {
     return removed;
   }
 
-  /** The heap whose live top is due earliest. */
-  private earliestHeap() {
-    let best: { heap: ReturnType<JobIndexHeaps['get']>; at: number } | undefined;
-    for (const client of this.indexes.jobs.heaps.keys()) {
-      const top = this.liveTop(client);
-      if (top && (!best || top.at < best.at)) best = { heap: this.indexes.jobs.heaps.get(client), at: top.at };
+  /** Of the queues `accept` lets in, the one whose live top is due earliest. */
+  private earliest(accept: (queue: JobQueue) => boolean): JobQueue | undefined {
+    let best: { queue: JobQueue; at: number } | undefined;
+    for (const queue of this.indexes.jobs.queues.values()) {
+      if (!accept(queue)) continue;
+      const top = this.liveTop(queue);
+      if (top && (!best || top.at < best.at)) best = { queue, at: top.at };
     }
-    return best?.heap;
+    return best?.queue;
   }
 
-  /** The earliest entry of a client's heap that still names a due, unclaimed job (stale entries are dropped). */
-  private liveTop(clientId: string): { at: number; id: string } | undefined {
-    const heap = this.indexes.jobs.heaps.get(clientId);
+  /** The earliest entry of a queue that still names a due, unclaimed job (stale entries are dropped). */
+  private liveTop(queue: JobQueue): { at: number; id: string } | undefined {
+    const { heap } = queue;
     for (;;) {
-      const top = heap?.peek();
-      if (!heap || !top) return undefined;
+      const top = heap.peek();
+      if (!top) return undefined;
       const job = this.access.get<Job>(JOBS, top.id);
       if (job && job.due_at === top.at && !this.indexes.jobs.claims.has(top.id)) return top;
       heap.pop();
     }
   }
 }
-
-type JobIndexHeaps = Indexes['jobs']['heaps'];
