@@ -66,6 +66,11 @@ export async function send(request: SendRequest): Promise<SendResult> {
   const signature = new Webhook(request.secret).sign(request.id, sentAt, request.body);
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
+  // A timer of our own, not AbortSignal.timeout: combined by AbortSignal.any, Node 20 may
+  // collect that signal before it fires, and an attempt to a silent receiver then never ends
+  // (nodejs/node issue 57736).
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(new DOMException(`timed out after ${request.timeoutMs} ms`, 'TimeoutError')), request.timeoutMs);
   try {
     const response = await fetch(request.url, {
       method: 'POST',
@@ -78,12 +83,14 @@ export async function send(request: SendRequest): Promise<SendResult> {
         'webhook-signature': signature,
       },
       body: request.body,
-      signal: AbortSignal.any([AbortSignal.timeout(request.timeoutMs), request.shutdown]),
+      signal: AbortSignal.any([timeout.signal, request.shutdown]),
     });
     const body = await excerpt(response);
     return { webhook_timestamp: timestamp, status_code: response.status, duration_ms: elapsed(), error: null, response_body: body, retry_after: response.headers.get('retry-after') };
   } catch (error) {
     if (request.shutdown.aborted) throw new AttemptAborted('shut down during the attempt');
-    return { webhook_timestamp: timestamp, status_code: null, duration_ms: elapsed(), error: describe(error, request.timeoutMs), response_body: '', retry_after: null };
+    return { webhook_timestamp: timestamp, status_code: null, duration_ms: elapsed(), error: describe(timeout.signal.aborted ? timeout.signal.reason : error, request.timeoutMs), response_body: '', retry_after: null };
+  } finally {
+    clearTimeout(timer);
   }
 }

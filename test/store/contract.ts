@@ -97,8 +97,9 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
         }
         return performance.now() - started;
       };
-      await listings(); // warm-up
-      const alone = await listings();
+      // Best of three, so that a garbage collection or a busy neighbour does not decide.
+      const best = async (): Promise<number> => Math.min(await listings(), await listings(), await listings());
+      const alone = await best();
       for (let start = 0; start < 50_000; start += 5_000) {
         await storage.transaction(async (tx) => {
           for (let i = start; i < start + 5_000; i += 1) {
@@ -107,11 +108,11 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
           }
         });
       }
-      const beside = await listings();
+      const beside = await best();
       expect((await storage.orders.list('small', { limit: 10 })).total).toBe(3);
       expect((await storage.orders.list('none', { limit: 10 })).items).toEqual([]);
       // A scan of every client's records would make each listing thousands of times slower; the bound is generous.
-      expect(beside).toBeLessThan(Math.max(alone * 5, 50));
+      expect(beside).toBeLessThan(Math.max(alone * 5, 100));
       await storage.close();
     }, 120_000);
 

@@ -76,6 +76,5 @@ describe('a silent receiver of one client', () => {
     // On time: well within one attempt timeout of A's receiver (a busy machine adds its own delay).
     expect(late).toBeGreaterThanOrEqual(0);
     expect(late).toBeLessThan(TIMEOUT_MS / 2);
-    expect(silent.received.length).toBeLessThanOrEqual(WEBHOOK_CONCURRENCY.perClient);
   }, 30_000);
 });
