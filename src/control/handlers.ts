@@ -4,6 +4,8 @@ import type { Order } from '../orders/types.js';
 import type { Services } from '../services.js';
 import { VERSION } from '../version.js';
 import { clockState, orderState } from './views.js';
+import { hasPodScan } from './pod.js';
+import { servedSpec } from '../spec/served.js';
 
 
 /** Resets one client's data; other parts (webhooks, faults, journal) add their own. */
@@ -21,11 +23,11 @@ export function controlHandlers(services: Services, resetParts: Record<string, R
 
   return {
     getHealth: () => json(200, { status: 'ok', version: VERSION, uptime_ms: Date.now() - services.startedAt }),
-    getProviderSpec: () => json(200, specs.provider.document),
-    getControlSpec: () => json(200, specs.control.document),
+    getProviderSpec: ({ baseUrl }) => json(200, servedSpec(specs.provider.document, baseUrl)),
+    getControlSpec: ({ baseUrl }) => json(200, servedSpec(specs.control.document, baseUrl)),
 
     getPodPhoto: ({ params, raw }) => {
-      if (!params.file?.endsWith('.png')) throw notFound();
+      if (!params.file?.endsWith('.png') || !hasPodScan(services, params.file.slice(0, -'.png'.length))) throw notFound();
       raw.res.type('png').set('Cache-Control', 'public, max-age=86400').send(fixtures.podPhoto);
       return { streamed: true };
     },
