@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRequest } from '../support/orders.js';
 import { testSandbox, type TestSandbox } from '../support/sandbox.js';
@@ -115,6 +116,13 @@ describe('the spec agrees with the sandbox', () => {
     const named = [...provider.matchAll(/scenario (\w+)\)/g)].map((m) => m[1]);
     expect(named.length).toBeGreaterThan(0);
     for (const name of named) expect(names).toContain(name);
+  });
+
+  it('answers Prefer: code=403 to the shipped examples/order.json with a 403 about its own courier', async () => {
+    const order = JSON.parse(readFileSync(new URL('../../examples/order.json', import.meta.url), 'utf8'));
+    const res = await sandbox.call('POST', '/v1/order', { body: order, headers: { Prefer: 'code=403' } });
+    expect(res.status).toBe(403);
+    expect(res.body.message).toContain(`"${order.courier_code}"`);
   });
 
   it('shows example AWBs of jne in the form the sandbox makes them (JN + 10 digits)', async () => {
