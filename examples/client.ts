@@ -11,6 +11,8 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import createClient from 'openapi-fetch';
 import { Webhook } from 'standardwebhooks';
 import type { paths as ControlPaths } from './types/control.js';
@@ -130,7 +132,8 @@ export async function runExample(baseUrl: string, token: string): Promise<Exampl
   }
 }
 
-if (process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/^.*\/examples\//, '/examples/'))) {
+// Run as a script (not imported by the test): npx tsx examples/client.ts <base URL> <token>
+if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
   const [baseUrl = 'http://127.0.0.1:4010', token = process.env.SANDBOX_TOKEN ?? ''] = process.argv.slice(2);
   console.log(JSON.stringify(await runExample(baseUrl, token), null, 2));
 }
