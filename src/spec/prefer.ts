@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { ApiError, invalid } from '../http/errors.js';
+import { RuleViolation } from '../domain/errors.js';
 import type { Interceptor, OperationInput } from '../http/handler.js';
 import type { SandboxModule } from '../module.js';
 import type { Services } from '../services.js';
@@ -26,7 +26,7 @@ function rawPreference(input: OperationInput, header: Record<string, string | tr
   const value = input.query[QUERY[name]];
   if (value === undefined) return undefined;
   const field = `query.${QUERY[name]}`;
-  if (typeof value !== 'string') throw invalid([{ field, message: 'must be given once' }]);
+  if (typeof value !== 'string') throw new RuleViolation([{ field, message: 'must be given once' }]);
   return { value, field };
 }
 
@@ -43,18 +43,18 @@ export function parsePreference(input: OperationInput): Preference {
   const preference: Preference = {};
   const code = rawPreference(input, header, 'code');
   if (code) {
-    if (typeof code.value !== 'string' || !/^[1-5]\d\d$/.test(code.value)) throw invalid([{ field: code.field, message: 'code must be an HTTP status such as 404' }]);
+    if (typeof code.value !== 'string' || !/^[1-5]\d\d$/.test(code.value)) throw new RuleViolation([{ field: code.field, message: 'code must be an HTTP status such as 404' }]);
     preference.code = Number(code.value);
   }
   const example = rawPreference(input, header, 'example');
   if (example) {
-    if (typeof example.value !== 'string') throw invalid([{ field: example.field, message: 'example must name an example of the spec' }]);
+    if (typeof example.value !== 'string') throw new RuleViolation([{ field: example.field, message: 'example must name an example of the spec' }]);
     preference.example = example.value;
   }
   const dynamic = rawPreference(input, header, 'dynamic');
   if (dynamic) {
     const text = dynamic.value === true ? 'true' : dynamic.value.toLowerCase();
-    if (text !== 'true' && text !== 'false') throw invalid([{ field: dynamic.field, message: 'dynamic must be true or false' }]);
+    if (text !== 'true' && text !== 'false') throw new RuleViolation([{ field: dynamic.field, message: 'dynamic must be true or false' }]);
     preference.dynamic = text === 'true';
   }
   const seed = rawPreference(input, header, 'seed');
@@ -86,9 +86,10 @@ function checkedChoice(operation: PrismOperation, input: OperationInput, prefere
   const codes = [...examples.keys()].sort((a, b) => a - b);
   const operationId = input.operation.operationId;
   if (preference.code !== undefined && !codes.includes(preference.code)) {
-    throw new ApiError(400, `Status ${preference.code} is not documented for ${operationId}; the spec documents ${codes.join(', ')}.`, [
-      { field: preferField(input, QUERY.code), message: `code must be one of: ${codes.join(', ')}` },
-    ]);
+    throw new RuleViolation(
+      [{ field: preferField(input, QUERY.code), message: `code must be one of: ${codes.join(', ')}` }],
+      `Status ${preference.code} is not documented for ${operationId}; the spec documents ${codes.join(', ')}.`,
+    );
   }
   if (preference.example === undefined) return { status: preference.code };
   const wanted = preference.example;
@@ -97,9 +98,10 @@ function checkedChoice(operation: PrismOperation, input: OperationInput, prefere
   const status = candidates.find((c) => examples.get(c)?.includes(wanted));
   if (status !== undefined) return { status };
   const known = candidates.flatMap((c) => (examples.get(c) ?? []).map((n) => `${n} (${c})`));
-  throw new ApiError(400, `No example "${wanted}" is documented for ${operationId}${preference.code ? ` with status ${preference.code}` : ''}.`, [
-    { field: preferField(input, QUERY.example), message: known.length > 0 ? `example must be one of: ${known.join(', ')}` : 'there is no named example to choose from' },
-  ]);
+  throw new RuleViolation(
+    [{ field: preferField(input, QUERY.example), message: known.length > 0 ? `example must be one of: ${known.join(', ')}` : 'there is no named example to choose from' }],
+    `No example "${wanted}" is documented for ${operationId}${preference.code ? ` with status ${preference.code}` : ''}.`,
+  );
 }
 
 const applied = (p: Preference): string =>
