@@ -8,7 +8,8 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# --ignore-scripts: the package's `prepare` build needs src/, copied below, and runs as `npm run build`.
+RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
@@ -21,7 +22,8 @@ ENV NODE_ENV=production \
     SANDBOX_DATA=/data/sandbox.json
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+# --ignore-scripts: no `prepare` build here (no compiler, no sources); dist/ comes from the build stage.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY spec ./spec
 COPY fixtures ./fixtures

@@ -4,6 +4,8 @@ import type { Order, OrderStatus } from '../orders/types.js';
 import type { Services } from '../services.js';
 import type { Stored } from '../store/port.js';
 import { VERSION } from '../version.js';
+import { servedSpec } from '../spec/served.js';
+import { hasPodScan } from './pod.js';
 import { clockState, orderState } from './views.js';
 
 /** Resets one client's data; other parts (webhooks, faults, journal) add their own. */
@@ -26,11 +28,12 @@ export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart
       const store = storage.health();
       return json(200, { status: 'ok', version: VERSION, uptime_ms: Date.now() - deps.startedAt, store: store.writable ? 'ok' : 'degraded', ...(store.error ? { store_error: store.error } : {}) });
     },
-    getProviderSpec: () => json(200, specs.provider.document),
-    getControlSpec: () => json(200, specs.control.document),
+    getProviderSpec: ({ baseUrl }) => json(200, servedSpec(specs.provider.document, baseUrl)),
+    getControlSpec: ({ baseUrl }) => json(200, servedSpec(specs.control.document, baseUrl)),
 
-    getPodPhoto: ({ params }) => {
-      if (!params.file?.endsWith('.png')) throw new NotFound();
+    getPodPhoto: async ({ params }) => {
+      const awb = params.file?.endsWith('.png') ? params.file.slice(0, -'.png'.length) : undefined;
+      if (awb === undefined || !(await hasPodScan(fixtures, storage.orders, awb))) throw new NotFound();
       return { status: 200, serialized: fixtures.podPhoto, type: 'png', headers: { 'Cache-Control': 'public, max-age=86400' } };
     },
 

@@ -1,27 +1,16 @@
-import { randomInt } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { BodyReply, Handler, OperationInput } from '../http/handler.js';
-import { hash32 } from '../ids/random.js';
 import type { CompiledOperation } from './compile.js';
-import { deref, type OpenApiDocument } from './load.js';
-
-interface MediaType {
-  schema?: unknown;
-  example?: unknown;
-  examples?: Record<string, { value?: unknown }>;
-}
-
-interface ResponseObject {
-  content?: Record<string, MediaType>;
-  headers?: Record<string, { schema?: { example?: unknown }; example?: unknown }>;
-}
+import type { OpenApiDocument } from './load.js';
 
 /** A reply with a status (not a stream). */
 export type StatusReply = BodyReply;
 
-/** How to answer with a documented response: which status, which example, or generated data. */
+/** How to answer with a documented response; Prism's mock config, per request. */
 export interface AnswerChoice {
-  status: number;
-  /** Name of one of the response's `examples`; the first example when absent. */
+  /** A documented status; the lowest 2xx (Prism's default) when absent. */
+  status?: number;
+  /** Name of one of the response's `examples`. */
   example?: string;
   /** Generated from the schema even when the spec has an example. */
   dynamic?: boolean;
@@ -29,106 +18,140 @@ export interface AnswerChoice {
   seed?: string;
 }
 
-type Faker = typeof import('json-schema-faker');
-let faker: Promise<Faker> | undefined;
-/** json-schema-faker is loaded on first need only, so start-up stays fast and small. */
-const loadFaker = (): Promise<Faker> => (faker ??= import('json-schema-faker'));
+type PrismHttp = typeof import('@stoplight/prism-http');
+type Prism = ReturnType<PrismHttp['createInstance']>;
+type PrismConfig = Parameters<PrismHttp['createInstance']>[0];
+type PrismRequest = Parameters<Prism['request']>[0];
+/** Prism's model of an operation (@stoplight/types' IHttpOperation). */
+export type PrismOperation = Parameters<Prism['request']>[1][number];
 
-function responseOf(document: OpenApiDocument, definition: Record<string, unknown>, status: number): ResponseObject | undefined {
-  return deref(document, (definition.responses as Record<string, unknown> | undefined)?.[String(status)]) as ResponseObject | undefined;
+interface Engine {
+  prism: Prism;
+  operations: (document: OpenApiDocument) => Promise<PrismOperation[]>;
 }
 
-const jsonMedia = (response: ResponseObject | undefined): MediaType | undefined =>
-  response?.content?.['application/json'] ?? Object.entries(response?.content ?? {}).find(([type]) => /json/i.test(type))?.[1];
+let engine: Promise<Engine> | undefined;
 
-/** The documented example of an operation's answer with this status, if the spec has one. */
-export function exampleOf(document: OpenApiDocument, definition: Record<string, unknown>, status: number, name?: string): unknown {
-  const media = jsonMedia(responseOf(document, definition, status));
-  if (!media) return undefined;
-  if (name !== undefined) return media.examples?.[name]?.value;
-  if (media.example !== undefined) return media.example;
-  return Object.values(media.examples ?? {})[0]?.value;
-}
-
-/** A documented example that is not JSON (say, a `text/event-stream`), with its media type. */
-export function textExampleOf(document: OpenApiDocument, operation: CompiledOperation, status: number): { type: string; text: string } | undefined {
-  for (const [type, media] of Object.entries(responseOf(document, operation.definition, status)?.content ?? {})) {
-    const example = media.example ?? Object.values(media.examples ?? {})[0]?.value;
-    if (!/json/i.test(type) && typeof example === 'string') return { type, text: example };
-  }
-  return undefined;
-}
-
-/** The names of the examples documented for an operation, by status. */
-export function exampleNames(document: OpenApiDocument, operation: CompiledOperation): Map<number, string[]> {
-  return new Map(operation.statuses.map((status) => [status, Object.keys(jsonMedia(responseOf(document, operation.definition, status))?.examples ?? {})]));
-}
-
-/** A copy of a schema with every local `$ref` inlined, so the generator needs no resolver. */
-export function inlineRefs(document: OpenApiDocument, schema: unknown, depth = 0): unknown {
-  if (depth > 32 || typeof schema !== 'object' || schema === null) return schema;
-  if (Array.isArray(schema)) return schema.map((s) => inlineRefs(document, s, depth + 1));
-  const { $ref, ...rest } = schema as Record<string, unknown>;
-  const target = typeof $ref === 'string' ? (inlineRefs(document, deref(document, { $ref }), depth + 1) as Record<string, unknown>) : {};
-  const own = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, inlineRefs(document, v, depth + 1)]));
-  return { ...target, ...own };
+/** Prism's logger wants pino with a `success` level; the sandbox logs requests itself. */
+async function silentLogger() {
+  const { pino } = await import('pino');
+  return pino({ level: 'silent', customLevels: { success: 31 } });
 }
 
 /**
- * Data generated from a JSON schema by json-schema-faker: the same seed gives the
- * same data; without a seed it is random. The seed is passed per call, so no seed
- * outlives the request that gave it.
- *
- * @example await generateData({ type: 'object', properties: { id: { type: 'string' } } }, 'seed-1')
+ * Loads @stoplight/prism-http on first need only (~0.5 s, ~120 MB): start-up and a
+ * sandbox that never mocks stay as small as before.
  */
-export async function generateData(schema: unknown, seed?: string): Promise<unknown> {
-  const { generateSync } = await loadFaker();
-  return generateSync(schema as Parameters<Faker['generateSync']>[0], {
-    alwaysFakeOptionals: true,
-    // json-schema-faker falls back to a fixed seed of its own: random data needs a random seed.
-    seed: seed === undefined ? randomInt(2 ** 31) : hash32(seed),
-  });
-}
-
-function documentedHeaders(response: ResponseObject | undefined): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const [name, header] of Object.entries(response?.headers ?? {})) {
-    const value = header.example ?? header.schema?.example;
-    if (value !== undefined) headers[name] = String(value);
-  }
-  return headers;
+function loadEngine(): Promise<Engine> {
+  engine ??= (async () => {
+    // A CommonJS package: its exports are `default` under Node's loader, the namespace itself under some loaders.
+    const loaded = (await import('@stoplight/prism-http')) as PrismHttp & { default?: PrismHttp };
+    const http = loaded.default ?? loaded;
+    const logger = await silentLogger();
+    const prism = http.createInstance(baseConfig({ dynamic: false }), { logger: logger as unknown as Parameters<PrismHttp['createInstance']>[1]['logger'] });
+    const byDocument = new WeakMap<OpenApiDocument, Promise<PrismOperation[]>>();
+    const operations = (document: OpenApiDocument) => {
+      let ops = byDocument.get(document);
+      // Prism dereferences in place: it gets a copy, the served document stays as it is.
+      if (!ops) byDocument.set(document, (ops = http.getHttpOperationsFromSpec(structuredClone(document))));
+      return ops;
+    };
+    return { prism, operations };
+  })();
+  return engine;
 }
 
 /**
- * The answer the spec documents for an operation and status: the named (or first)
- * example, or data generated from the response schema when `dynamic` is set or the
- * spec has no example. A response without JSON content answers with no body.
+ * Our validation runs in front (security, content type, schemas, with our error
+ * envelope), so Prism only routes to the operation and mocks its answer.
  */
-export async function documentedAnswer(document: OpenApiDocument, operation: CompiledOperation, choice: AnswerChoice): Promise<StatusReply> {
-  const response = responseOf(document, operation.definition, choice.status);
-  const headers = documentedHeaders(response);
-  const media = jsonMedia(response);
-  if (!media) return { status: choice.status, headers };
-  const example = choice.dynamic ? undefined : exampleOf(document, operation.definition, choice.status, choice.example);
-  const body = example !== undefined ? example : await generateData(inlineRefs(document, media.schema ?? {}), choice.seed);
-  return { status: choice.status, body, headers };
+function baseConfig(mock: PrismConfig['mock']): PrismConfig {
+  return { mock, checkSecurity: false, validateRequest: false, validateResponse: false, errors: false, upstreamProxy: undefined, isProxy: false };
 }
 
-/** The lowest documented 2xx status of an operation (200 when it documents none). */
-export const successStatus = (operation: CompiledOperation): number =>
-  operation.statuses.filter((s) => s >= 200 && s < 300).sort((a, b) => a - b)[0] ?? 200;
+/** Prism's model of an operation of a document (responses, examples, callbacks). */
+export async function prismOperation(document: OpenApiDocument, operation: CompiledOperation): Promise<PrismOperation> {
+  const ops = await (await loadEngine()).operations(document);
+  const found = ops.find((o) => o.method === operation.method && o.path === operation.path);
+  if (!found) throw new Error(`Prism found no ${operation.method.toUpperCase()} ${operation.path} in the spec`);
+  return found;
+}
+
+/** The request path of an input, rebuilt from its operation's template (so Prism routes it to that operation). */
+export const requestPath = (input: OperationInput): string =>
+  input.operation.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(input.params[name] ?? ''));
 
 /** A key naming a request for seeded generation: the same request gives the same key. */
-export const requestKey = (input: OperationInput): string => `${input.operation.method} ${input.path}`;
+export const requestKey = (input: OperationInput): string => `${input.operation.method.toUpperCase()} ${requestPath(input)}`;
+
+const isJson = (type: string): boolean => /^application\/([\w.+-]*\+)?json\b/i.test(type);
+
+function headersOf(output: Record<string, unknown> | undefined): { type: string | undefined; headers: Record<string, string> } {
+  let type: string | undefined;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(output ?? {})) {
+    if (name.toLowerCase() === 'content-type') type = String(value);
+    else if (value !== undefined && value !== null) headers[name] = typeof value === 'string' ? value : JSON.stringify(value);
+  }
+  return { type, headers };
+}
 
 /**
- * Answers an operation that has no handler from its spec: the lowest documented 2xx
- * status with its example, else data generated from its schema. Generated answers are
- * a function of the request (and `seed`): the same request gets the same data.
+ * Prism's answer to a request, as a reply. An `Accept` the operation cannot meet
+ * gets its default media type, as a handler's answer would.
+ */
+async function prismAnswer(document: OpenApiDocument, input: OperationInput, choice: AnswerChoice): Promise<StatusReply> {
+  const { prism } = await loadEngine();
+  const resource = await prismOperation(document, input.operation);
+  const mock = { code: choice.status, exampleKey: choice.example, dynamic: choice.dynamic ?? false, seed: choice.seed ?? randomUUID() };
+  const accept = input.headers.accept;
+  const ask = async (withAccept: boolean) => {
+    const headers: Record<string, string> = withAccept && accept ? { accept } : {};
+    const request: PrismRequest = { method: resource.method as PrismRequest['method'], url: { path: requestPath(input) }, headers, body: input.body };
+    return prism.request(request, [resource], baseConfig({ ...mock, mediaTypes: undefined }))();
+  };
+  let result = await ask(true);
+  // Prism answers 406 (or an error wrapping it) when no documented media type meets Accept.
+  if (result._tag === 'Left' && accept) result = await ask(false);
+  if (result._tag === 'Left') {
+    // Routing, security, validation and the Prefer checks ran before: what Prism still
+    // refuses is a spec it cannot answer from, a defect of the sandbox's spec (a 500, logged).
+    const problem = result.left as Error & { status?: number; detail?: string };
+    throw new Error(`The spec gives no answer for ${input.operation.operationId}: ${problem.detail ?? problem.message}`);
+  }
+  const { statusCode, body, headers: outputHeaders } = result.right.output;
+  const { type, headers } = headersOf(outputHeaders);
+  if (body === undefined || (body === null && !type)) return { status: statusCode, headers };
+  if (type && !isJson(type)) return { status: statusCode, headers, serialized: typeof body === 'string' ? body : JSON.stringify(body), type };
+  return { status: statusCode, headers, body };
+}
+
+/**
+ * The answer the spec documents for a request, from Prism's mocker: the status,
+ * example or generated data the choice asks for, negotiated with the request's
+ * `Accept`. Generation is seeded per request: with `choice.seed` the same data every
+ * time, without it a fresh random seed, so no seed outlives its request.
+ *
+ * Where no example was asked for and Prism's static sampler (which ignores patterns
+ * and formats) made an answer that does not match the spec, the answer is generated
+ * from the schema instead, with the same seed.
+ *
+ * @example await documentedAnswer(document, input, { status: 404 })
+ */
+export async function documentedAnswer(document: OpenApiDocument, input: OperationInput, choice: AnswerChoice): Promise<StatusReply> {
+  const reply = await prismAnswer(document, input, choice);
+  if (choice.dynamic || choice.example !== undefined || reply.body === undefined) return reply;
+  if (input.operation.validateResponse(reply.status, reply.body).length === 0) return reply;
+  return prismAnswer(document, input, { ...choice, status: reply.status, dynamic: true });
+}
+
+/**
+ * Answers an operation that has no handler (say, one a fuller provider spec brings
+ * with `--spec`) with Prism's mocker: its lowest 2xx status with its first example,
+ * else data generated from its schema, seeded by the request (and `--seed`): the
+ * same request, the same data. `Prefer` may ask for another status, example or
+ * generated data (see prefer.ts).
  */
 export function specAnswer(document: OpenApiDocument, seed = ''): Handler {
-  return (input) => {
-    const status = successStatus(input.operation);
-    return documentedAnswer(document, input.operation, { status, seed: `${seed}|${requestKey(input)}|${status}` });
-  };
+  return (input) => documentedAnswer(document, input, { seed: `${seed}|${requestKey(input)}` });
 }

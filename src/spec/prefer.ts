@@ -1,11 +1,9 @@
 import { createRequire } from 'node:module';
-import { ApiError, invalid } from '../http/errors.js';
+import { RuleViolation } from '../domain/errors.js';
 import type { Interceptor, OperationInput } from '../http/handler.js';
 import type { SandboxModule } from '../module.js';
 import type { Services } from '../services.js';
-import type { CompiledOperation } from './compile.js';
-import { documentedAnswer, exampleNames, requestKey, successStatus, textExampleOf } from './mock.js';
-import type { OpenApiDocument } from './load.js';
+import { documentedAnswer, prismOperation, requestKey, type PrismOperation } from './mock.js';
 
 /** parse-prefer-header (the parser Prism uses) ships no types. */
 const parsePreferHeader = createRequire(import.meta.url)('parse-prefer-header') as (header: string | string[] | undefined) => Record<string, string | true>;
@@ -28,7 +26,7 @@ function rawPreference(input: OperationInput, header: Record<string, string | tr
   const value = input.query[QUERY[name]];
   if (value === undefined) return undefined;
   const field = `query.${QUERY[name]}`;
-  if (typeof value !== 'string') throw invalid([{ field, message: 'must be given once' }]);
+  if (typeof value !== 'string') throw new RuleViolation([{ field, message: 'must be given once' }]);
   return { value, field };
 }
 
@@ -45,18 +43,18 @@ export function parsePreference(input: OperationInput): Preference {
   const preference: Preference = {};
   const code = rawPreference(input, header, 'code');
   if (code) {
-    if (typeof code.value !== 'string' || !/^[1-5]\d\d$/.test(code.value)) throw invalid([{ field: code.field, message: 'code must be an HTTP status such as 404' }]);
+    if (typeof code.value !== 'string' || !/^[1-5]\d\d$/.test(code.value)) throw new RuleViolation([{ field: code.field, message: 'code must be an HTTP status such as 404' }]);
     preference.code = Number(code.value);
   }
   const example = rawPreference(input, header, 'example');
   if (example) {
-    if (typeof example.value !== 'string') throw invalid([{ field: example.field, message: 'example must name an example of the spec' }]);
+    if (typeof example.value !== 'string') throw new RuleViolation([{ field: example.field, message: 'example must name an example of the spec' }]);
     preference.example = example.value;
   }
   const dynamic = rawPreference(input, header, 'dynamic');
   if (dynamic) {
     const text = dynamic.value === true ? 'true' : dynamic.value.toLowerCase();
-    if (text !== 'true' && text !== 'false') throw invalid([{ field: dynamic.field, message: 'dynamic must be true or false' }]);
+    if (text !== 'true' && text !== 'false') throw new RuleViolation([{ field: dynamic.field, message: 'dynamic must be true or false' }]);
     preference.dynamic = text === 'true';
   }
   const seed = rawPreference(input, header, 'seed');
@@ -66,24 +64,44 @@ export function parsePreference(input: OperationInput): Preference {
 
 const preferField = (input: OperationInput, query: string): string => (input.headers.prefer ? 'header.prefer' : `query.${query}`);
 
-/** The status a preference answers with; a 400 listing what is documented when it names none of it. */
-function chooseStatus(document: OpenApiDocument, operation: CompiledOperation, input: OperationInput, preference: Preference): number {
-  const names = exampleNames(document, operation);
-  const codes = [...operation.statuses].sort((a, b) => a - b);
-  if (preference.code !== undefined && !codes.includes(preference.code)) {
-    throw new ApiError(400, `Status ${preference.code} is not documented for ${operation.operationId}; the spec documents ${codes.join(', ')}.`, [
-      { field: preferField(input, QUERY.code), message: `code must be one of: ${codes.join(', ')}` },
-    ]);
+/** The names of the examples each documented status offers, from Prism's model of the operation. */
+function examplesByStatus(operation: PrismOperation): Map<number, string[]> {
+  const byStatus = new Map<number, string[]>();
+  for (const response of operation.responses) {
+    if (!/^\d{3}$/.test(response.code)) continue;
+    const names = (response.contents ?? []).flatMap((content) => (content.examples ?? []).map((example) => example.key));
+    byStatus.set(Number(response.code), [...new Set(names)]);
   }
-  if (preference.example === undefined) return preference.code ?? successStatus(operation);
+  return byStatus;
+}
+
+/**
+ * Checks a preference against what the operation documents, before Prism is asked:
+ * a status it does not document, or an example it does not have, is our 400 naming
+ * the field and listing what there is. An example without a code picks the status
+ * that documents it (2xx first), where Prism would look in the lowest 2xx only.
+ */
+function checkedChoice(operation: PrismOperation, input: OperationInput, preference: Preference): { status?: number } {
+  const examples = examplesByStatus(operation);
+  const codes = [...examples.keys()].sort((a, b) => a - b);
+  const operationId = input.operation.operationId;
+  if (preference.code !== undefined && !codes.includes(preference.code)) {
+    throw new RuleViolation(
+      [{ field: preferField(input, QUERY.code), message: `code must be one of: ${codes.join(', ')}` }],
+      `Status ${preference.code} is not documented for ${operationId}; the spec documents ${codes.join(', ')}.`,
+    );
+  }
+  if (preference.example === undefined) return { status: preference.code };
   const wanted = preference.example;
-  const candidates = preference.code !== undefined ? [preference.code] : [successStatus(operation), ...codes];
-  const status = candidates.find((c) => names.get(c)?.includes(wanted));
-  if (status !== undefined) return status;
-  const known = candidates.flatMap((c) => (names.get(c) ?? []).map((n) => `${n} (${c})`));
-  throw new ApiError(400, `No example "${wanted}" is documented for ${operation.operationId}${preference.code ? ` with status ${preference.code}` : ''}.`, [
-    { field: preferField(input, QUERY.example), message: known.length > 0 ? `example must be one of: ${known.join(', ')}` : 'there is no named example to choose from' },
-  ]);
+  const success = codes.filter((c) => c >= 200 && c < 300);
+  const candidates = preference.code !== undefined ? [preference.code] : [...success, ...codes.filter((c) => !success.includes(c))];
+  const status = candidates.find((c) => examples.get(c)?.includes(wanted));
+  if (status !== undefined) return { status };
+  const known = candidates.flatMap((c) => (examples.get(c) ?? []).map((n) => `${n} (${c})`));
+  throw new RuleViolation(
+    [{ field: preferField(input, QUERY.example), message: known.length > 0 ? `example must be one of: ${known.join(', ')}` : 'there is no named example to choose from' }],
+    `No example "${wanted}" is documented for ${operationId}${preference.code ? ` with status ${preference.code}` : ''}.`,
+  );
 }
 
 const applied = (p: Preference): string =>
@@ -92,9 +110,10 @@ const applied = (p: Preference): string =>
     .join(', ');
 
 /**
- * Errors on demand: a provider request with a preference is answered with the spec's
- * documented response for it and never reaches its handler, so nothing is stored.
- * It still passes authentication and validation first.
+ * Errors on demand: a provider request with a preference is answered by Prism's
+ * mocker with the spec's documented response for it, and never reaches its handler,
+ * so nothing is stored. It still passes authentication and validation first. Under
+ * `--seed`, generated data is seeded per request (the same request, the same data).
  */
 export function preferInterceptor(services: Services): Interceptor {
   const { document } = services.specs.provider;
@@ -102,13 +121,10 @@ export function preferInterceptor(services: Services): Interceptor {
   return async (input, next) => {
     const preference = parsePreference(input);
     if (preference.code === undefined && preference.example === undefined && preference.dynamic === undefined) return next();
-    const status = chooseStatus(document, input.operation, input, preference);
-    const requestSeed = preference.seed ?? (seed === undefined ? undefined : `${seed}|${requestKey(input)}|${status}`);
-    const reply = await documentedAnswer(document, input.operation, { status, example: preference.example, dynamic: preference.dynamic, seed: requestSeed });
-    const headers = { ...reply.headers, 'Preference-Applied': applied(preference) };
-    // A documented answer that is not JSON (the shipping-fee event stream) is sent as its example text.
-    const text = reply.body === undefined ? textExampleOf(document, input.operation, status) : undefined;
-    return text ? { status, headers, serialized: text.text, type: text.type } : { ...reply, headers };
+    const { status } = checkedChoice(await prismOperation(document, input.operation), input, preference);
+    const requestSeed = preference.seed ?? (seed === undefined ? undefined : `${seed}|${requestKey(input)}|${status ?? ''}`);
+    const reply = await documentedAnswer(document, input, { status, example: preference.example, dynamic: preference.dynamic, seed: requestSeed });
+    return { ...reply, headers: { ...reply.headers, 'Preference-Applied': applied(preference) } };
   };
 }
 

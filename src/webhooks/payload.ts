@@ -7,7 +7,7 @@ import type { PingPayload, WebhookPayload } from './types.js';
  * The webhook body of an order event. Field order is fixed, so the body is the same
  * bytes on every attempt.
  *
- * @example payloadOf({ type: 'awb.generated', order, at }).awb // 'JNE0012345678'
+ * @example payloadOf({ type: 'awb.generated', order, at }).awb // 'JN0012345678'
  */
 export function payloadOf({ type, order, at }: SandboxEvent): WebhookPayload {
   const base = { batch_id: order.batch_id, order_no: order.order_no, order_code: order.item.order_code, courier_code: order.courier_code };
