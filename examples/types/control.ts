@@ -781,8 +781,13 @@ export interface components {
             headers: {
                 [key: string]: string | string[];
             };
-            /** @description The JSON body sent, or null. */
+            /** @description The JSON body sent, or null. A body larger than 16 KiB is kept as the first 16 KiB of its JSON text (a string), with body_truncated set. */
             body: components["schemas"]["JsonValue"];
+            /** @description Present when the body was cut to 16 KiB. */
+            body_truncated?: {
+                /** @description The size of the whole body as JSON, in bytes. */
+                bytes: number;
+            };
             /** @description The status answered; null when none was sent (reset, hang). */
             status: number | null;
             /** @description Real milliseconds from arrival until the answer ended or the connection closed. */
