@@ -1,9 +1,10 @@
 import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { SCHEMA_VERSION } from '../../src/store/schema.js';
 import { Store } from '../../src/store/store.js';
 import { DataFileError } from '../../src/store/types.js';
+import { crash } from '../support/store.js';
 import { tempDir } from '../support/tmp.js';
 
 describe('Store', () => {
@@ -29,6 +30,7 @@ describe('Store', () => {
     store.delete('orders', '2');
     store.commit();
     // No close(): as after a crash, only the journal holds the changes.
+    crash(path());
     const reopened = await Store.open({ path: `${path()}` });
     expect(reopened.get('orders', '1')).toEqual({ v: 3 });
     expect(reopened.get('orders', '2')).toBeUndefined();
@@ -41,6 +43,7 @@ describe('Store', () => {
     store.commit();
     const wal = readdirSync(join(dir(), 'data')).find((f) => f.includes('.wal.'))!;
     appendFileSync(join(dir(), 'data', wal), '{"c":"orders","k":"2","v":{"v"');
+    crash(path());
     const reopened = await Store.open({ path: path() });
     expect(reopened.get('orders', '1')).toEqual({ v: 1 });
     expect(reopened.get('orders', '2')).toBeUndefined();
@@ -53,10 +56,12 @@ describe('Store', () => {
     store.commit();
     const wal = readdirSync(join(dir(), 'data')).find((f) => f.includes('.wal.'))!;
     appendFileSync(join(dir(), 'data', wal), '{"c":"orders","k":"torn"');
+    crash(path());
     const second = await Store.open({ path: path() });
     second.put('orders', '2', { v: 2 });
     second.commit();
     // Crash again, before any checkpoint.
+    crash(path());
     const third = await Store.open({ path: path() });
     expect(third.get('orders', '1')).toEqual({ v: 1 });
     expect(third.get('orders', '2')).toEqual({ v: 2 });
@@ -79,6 +84,17 @@ describe('Store', () => {
   });
 
   it('checkpoints by itself once the journal passes its size limit', async () => {
+    const store = await Store.open({ path: path(), checkpointBytes: 1_000 });
+    for (let i = 0; i < 40; i += 1) {
+      store.put('orders', String(i), { i, padding: 'x'.repeat(50) });
+      store.commit();
+    }
+    await vi.waitFor(() => expect(existsSync(path())).toBe(true));
+    expect(Object.keys(JSON.parse(readFileSync(path(), 'utf8')).orders).length).toBeGreaterThan(0);
+    await store.close();
+  });
+
+  it('checkpoint() resolves once the data file holds everything committed before the call, even while one runs', async () => {
     const store = await Store.open({ path: path(), checkpointBytes: 1_000 });
     for (let i = 0; i < 40; i += 1) {
       store.put('orders', String(i), { i, padding: 'x'.repeat(50) });
