@@ -99,7 +99,7 @@ export async function buildServices(input: SandboxOptions = {}): Promise<Service
 
   const configured = configuredClients(options);
   checkClientConfigs(configured, { scenarios: [...fixtures.scenarios.keys()], couriers: [...fixtures.couriers.keys()] });
-  const store = await Store.open({ path: options.data, fsync: options.fsync, onError: (e) => logger.error({ err: e }, 'checkpoint failed') });
+  const store = await Store.open({ path: options.data, fsync: options.fsync, onError: (e) => logger.error({ err: e }, 'store write failed') });
   const clock: Clock = options.clock === 'manual' ? new ManualClock(manualClockStart(options.clockStart, store)) : new RealClock(options.speed);
   const events = new EventBus();
   const scheduler = new Scheduler(clock, { onError: (err, kind, key) => logger.error({ err, kind, key }, 'scheduled job failed') });
