@@ -119,6 +119,22 @@ describe('Store', () => {
     await expect(Store.open({ path: newer })).rejects.toThrow(/newer than this sandbox/);
   });
 
+  it('removes at start the temp files of a checkpoint cut short by a crash, and keeps the data file', async () => {
+    const store = await Store.open({ path: path() });
+    store.put('orders', '1', { v: 1 });
+    store.commit();
+    await store.checkpoint();
+    await store.close();
+    const folder = join(dir(), 'data');
+    writeFileSync(join(folder, 'sandbox.json.tmp-4242'), '{"schema_version":1,"journal_generation":9,\n"orders":{');
+    writeFileSync(join(folder, `sandbox.json.tmp-${process.pid}`), '{');
+    writeFileSync(join(folder, 'sandbox.json.tmp-notes'), 'not a checkpoint');
+    const reopened = await Store.open({ path: path() });
+    expect(readdirSync(folder).filter((f) => f.includes('.tmp-'))).toEqual(['sandbox.json.tmp-notes']);
+    expect(reopened.get('orders', '1')).toEqual({ v: 1 });
+    await reopened.close();
+  });
+
   it('keeps nothing on disk with :memory:', async () => {
     const store = await Store.open({ path: ':memory:' });
     store.put('orders', '1', { v: 1 });
