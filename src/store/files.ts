@@ -29,3 +29,10 @@ function progress(written: number): number {
 
 /** The errno code of an error, or EUNKNOWN. */
 export const errnoOf = (error: unknown): string => (error as NodeJS.ErrnoException | undefined)?.code ?? 'EUNKNOWN';
+
+/** An error as health reports it: its errno code first, e.g. `ENOSPC: no space left on device, write`. */
+export function describeError(error: unknown): string {
+  const code = errnoOf(error);
+  const message = (error as Error | undefined)?.message ?? String(error);
+  return message.startsWith(code) ? message : `${code}: ${message}`;
+}

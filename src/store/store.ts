@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Low, Memory } from 'lowdb';
-import { errnoOf, nodeFileSystem } from './files.js';
+import { describeError, errnoOf, nodeFileSystem } from './files.js';
 import { Journal } from './journal.js';
 import { DataFileLock } from './lock.js';
 import { checkVersion, emptyData, migrate, SCHEMA_VERSION } from './schema.js';
@@ -62,7 +62,7 @@ export class Store {
   private closed = false;
   /** Set by close(): a checkpoint in progress stops at its next chunk. */
   private stopCheckpoint = false;
-  private failure: { error: string; since: number } | undefined;
+  private failure: { code: string; error: string; since: number } | undefined;
   private checkpointError: string | undefined;
 
   private constructor(
@@ -195,7 +195,7 @@ export class Store {
     } catch (error) {
       this.rollBack();
       const code = errnoOf(error);
-      this.failure ??= { error: `${code}: ${(error as Error).message}`, since: Date.now() };
+      this.failure ??= { code, error: describeError(error), since: Date.now() };
       throw new StoreUnavailable(code, { cause: error });
     }
     this.pending.clear();
@@ -271,7 +271,7 @@ export class Store {
       this.checkpointError = undefined;
     } catch (error) {
       if (error instanceof CheckpointAborted) return;
-      this.checkpointError = `${errnoOf(error)}: ${(error as Error).message}`;
+      this.checkpointError = describeError(error);
       this.checkpointRetryAt = Date.now() + (this.options.checkpointRetryMs ?? 30_000);
       this.options.onError?.(error as Error);
     }

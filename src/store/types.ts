@@ -50,7 +50,9 @@ export class StoreUnavailable extends Error {
 export interface StoreHealth {
   /** False while journal appends fail: commits throw StoreUnavailable until one succeeds. */
   writable: boolean;
-  /** While not writable: the errno code and message of the last failure. */
+  /** While not writable: the errno code of the failure that started it, e.g. `ENOSPC`. */
+  code?: string;
+  /** While not writable: that failure's message, code first. */
   error?: string;
   /** While not writable: when it started failing (epoch ms of the wall clock). */
   since?: number;

@@ -90,7 +90,7 @@ describe('Store when the disk fails', () => {
     fs.failing = 'ENOSPC';
     store.put('orders', '1', order(1));
     expect(() => store.commit()).toThrow(StoreUnavailable);
-    expect(store.health()).toEqual({ writable: false, error: expect.stringContaining('ENOSPC'), since: expect.any(Number) });
+    expect(store.health()).toEqual({ writable: false, code: 'ENOSPC', error: expect.stringContaining('ENOSPC'), since: expect.any(Number) });
     fs.failing = undefined;
     store.put('orders', '1', order(1));
     store.commit();
