@@ -9,6 +9,6 @@ export function openStorage(options: Pick<ResolvedOptions, 'data' | 'fsync' | 'j
     path: options.data,
     fsync: options.fsync,
     requestLogSize: options.journalSize,
-    onError: (error) => logger.error({ err: error }, 'checkpoint failed'),
+    onError: (error) => logger.error({ err: error }, 'store write failed'),
   });
 }
