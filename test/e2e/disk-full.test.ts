@@ -39,13 +39,15 @@ describe('a full disk under create load (a 6 MiB tmpfs, through the CLI)', () =>
     const sandbox = await startCli(args);
     const acknowledged = new Set<string>();
     const statuses = new Map<number, number>();
+    const refusals: Array<{ retryAfter: string | null; body: unknown }> = [];
     const create = async () => {
       const res = await fetch(`${sandbox.url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(10)) });
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
       if (res.status === 201) for (const orderNo of ((await res.json()) as { order_numbers: string[] }).order_numbers) acknowledged.add(orderNo);
-      else await res.arrayBuffer();
+      else refusals.push({ retryAfter: res.headers.get('retry-after'), body: await res.json().catch(() => null) });
       return res.status;
     };
+    const health = async () => (await (await fetch(`${sandbox.url}/__sandbox/health`)).json()) as { status: string; store: string; store_error?: string };
     const load = async (until: () => boolean) => {
       const worker = async () => {
         for (let i = 0; i < 2_000 && !until(); i += 1) await create();
@@ -56,14 +58,23 @@ describe('a full disk under create load (a 6 MiB tmpfs, through the CLI)', () =>
     await load(() => [...statuses.keys()].filter((s) => s !== 201).reduce((n, s) => n + statuses.get(s)!, 0) >= 50);
     const failedWhileFull = [...statuses.entries()].filter(([s]) => s !== 201);
     expect(failedWhileFull.length).toBeGreaterThan(0); // the disk did fill up
-    // A server error, never a 4xx or a dropped connection (500 until the HTTP layer maps StoreUnavailable to 503).
-    expect(failedWhileFull.every(([status]) => status === 500 || status === 503)).toBe(true);
+    // 503 with Retry-After and the error envelope: never a 500, a 4xx or a dropped connection.
+    expect(failedWhileFull.map(([status]) => status)).toEqual([503]);
+    for (const refusal of refusals) {
+      expect(refusal.retryAfter).toMatch(/^\d+$/);
+      expect(refusal.body).toEqual({ success: false, message: expect.stringContaining('ENOSPC'), errors: [] });
+    }
+    // Health answers 200 and shows the store degraded while writes fail.
+    expect(await health()).toMatchObject({ status: 'ok', store: 'degraded', store_error: 'ENOSPC' });
     const ackedWhileFull = acknowledged.size;
 
     rmSync(filler); // space comes back: no restart needed
     statuses.clear();
     await load(() => (statuses.get(201) ?? 0) >= 20);
     expect(acknowledged.size).toBeGreaterThan(ackedWhileFull);
+    expect(statuses.get(201)).toBeGreaterThanOrEqual(20);
+    expect(await health()).toMatchObject({ status: 'ok', store: 'ok' });
+    expect((await health()).store_error).toBeUndefined();
 
     await sandbox.stop('SIGKILL');
     const restarted = await startCli(args);
