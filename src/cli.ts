@@ -59,7 +59,7 @@ export function program(): Command {
     .addOption(new Option('--max-items <n>', 'most items in one create request').env('SANDBOX_MAX_ITEMS').default(100).argParser(integer('max-items')))
     .addOption(new Option('--max-header-size <bytes>', 'largest request head (request line and headers) in bytes').env('SANDBOX_MAX_HEADER_SIZE').default(16384).argParser(integer('max-header-size')))
     .addOption(new Option('--cors-origins <origins>', 'origins browsers may call from: * for any, a comma-separated list, or none').env('SANDBOX_CORS_ORIGINS').default('*'))
-    .addOption(new Option('--outbox-size <n>', 'most pending or paused webhook deliveries per client').env('SANDBOX_OUTBOX_SIZE').default(10000).argParser(integer('outbox-size')))
+    .addOption(new Option('--outbox-size <n>', 'most webhook deliveries held per client for want of a URL or a live endpoint').env('SANDBOX_OUTBOX_SIZE').default(10000).argParser(integer('outbox-size')))
     .addOption(new Option('--strict', 'log a warning for every spec violation in a client request (env SANDBOX_STRICT=1)'))
     .addOption(new Option('--journal-size <n>', 'most request-journal entries kept per client (0: none)').env('SANDBOX_JOURNAL_SIZE').default(1000).argParser(integer('journal-size')))
     .addOption(new Option('--fsync', 'fsync every journal write: survives power loss; slower (env SANDBOX_FSYNC=1)'))

@@ -48,7 +48,7 @@ export interface SandboxOptions {
   maxHeaderSize?: number;
   /** Origins browsers may call from: ['*'] (default) any, a list of origins, or [] for no CORS headers. */
   corsOrigins?: string[];
-  /** Most pending or paused webhook deliveries per client; past it a new delivery is recorded as failed ("outbox full"). Default 10000. */
+  /** Most webhook deliveries held (paused) per client for want of a URL or a live endpoint; past it a new one is recorded as failed ("Outbox full"). Deliveries to a live endpoint never count. Default 10000. */
   outboxSize?: number;
   /** Log each spec violation of a client request as a warning. */
   strict?: boolean;
