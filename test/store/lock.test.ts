@@ -124,7 +124,8 @@ describe('the data-file lock', () => {
         const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/lock-starter.ts', path()], { stdio: ['ignore', 'pipe', 'inherit'] });
         let out = '';
         const ready = new Promise<void>((resolve) => child.stdout.on('data', (c: Buffer) => ((out += c.toString()), out.startsWith('ready') && resolve())));
-        const exited = new Promise<string>((resolve) => child.once('exit', () => resolve(out.replace('ready', '').trim())));
+        // 'close', not 'exit': the last stdout chunk may arrive after the process exited.
+        const exited = new Promise<string>((resolve) => child.once('close', () => resolve(out.replace('ready', '').trim())));
         return { ready, exited };
       });
       await Promise.all(starters.map((s) => s.ready));
