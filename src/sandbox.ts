@@ -23,6 +23,7 @@ import { compileSpec } from './spec/compile.js';
 import { CONTROL_SPEC, loadSpec } from './spec/load.js';
 import { openStorage } from './store/open.js';
 import type { Storage } from './store/port.js';
+import type { StoreFileSystem } from './store/types.js';
 import { WebhookEndpoints } from './webhooks/endpoints.js';
 import { WEBHOOK_JOB } from './webhooks/dispatcher.js';
 import { Journey } from './tracking/journey.js';
@@ -107,11 +108,17 @@ async function migrateDueTimes(storage: Storage, journey: Journey, dispatcherJob
   await storage.meta.set('jobs_migrated', Date.now());
 }
 
+/** What tests may swap in below the options. */
+export interface BuildSeams {
+  /** The file operations the embedded store writes through (tests inject ENOSPC here). Default node:fs. */
+  storeFileSystem?: StoreFileSystem;
+}
+
 /**
  * Builds every service of the sandbox without listening: for tests that drive the
  * app with supertest.
  */
-export async function buildServices(input: SandboxOptions = {}): Promise<Services> {
+export async function buildServices(input: SandboxOptions = {}, seams: BuildSeams = {}): Promise<Services> {
   const options = resolveOptions(input);
   const logger = pino({ level: options.logLevel, base: undefined, redact: ['req.headers.authorization', '*.token', '*.secret'] });
   const fixtures = loadFixtures();
@@ -127,7 +134,7 @@ export async function buildServices(input: SandboxOptions = {}): Promise<Service
 
   const configured = configuredClients(options);
   checkClientConfigs(configured, { scenarios: [...fixtures.scenarios.keys()], couriers: [...fixtures.couriers.keys()] });
-  const storage = await openStorage(options, logger);
+  const storage = await openStorage(options, logger, seams.storeFileSystem);
   const clock: Clock = options.clock === 'manual' ? new ManualClock(manualClockStart(options.clockStart, await storage.meta.get('manual_clock_ms'))) : new RealClock(options.speed);
   const events = new EventBus();
   const scheduler = new Scheduler(storage, clock, { onError: (err, kind, key) => logger.error({ err, kind, key }, 'scheduled job failed') });

@@ -51,7 +51,7 @@ export interface SandboxOptions {
   maxHeaderSize?: number;
   /** Origins browsers may call from: ['*'] (default) any, a list of origins, or [] for no CORS headers. */
   corsOrigins?: string[];
-  /** Most pending or paused webhook deliveries per client; past it a new delivery is recorded as failed ("outbox full"). Default 10000. */
+  /** Most webhook deliveries held (paused) per client for want of a URL or a live endpoint; past it a new one is recorded as failed ("Outbox full"). Deliveries to a live endpoint never count. Default 10000. */
   outboxSize?: number;
   /** Log each spec violation of a client request as a warning. */
   strict?: boolean;
@@ -248,7 +248,7 @@ export const OPTIONS: Schema = {
     fromText: (value) => (value.trim() === 'none' ? [] : list(value)),
     resolve: (value) => (Array.isArray(value) ? value : fail('corsOrigins', 'corsOrigins must be a list of origins.')),
   },
-  outboxSize: { flag: '--outbox-size <n>', env: 'SANDBOX_OUTBOX_SIZE', help: 'most pending or paused webhook deliveries per client', default: 10000, ...wholeNumber('outboxSize', 1) },
+  outboxSize: { flag: '--outbox-size <n>', env: 'SANDBOX_OUTBOX_SIZE', help: 'most webhook deliveries held per client for want of a URL or a live endpoint', default: 10000, ...wholeNumber('outboxSize', 1) },
   strict: { flag: '--strict', env: 'SANDBOX_STRICT', help: 'log a warning for every spec violation in a client request', default: false, fromText: isOn, resolve: (value) => value === true },
   journalSize: { flag: '--journal-size <n>', env: 'SANDBOX_JOURNAL_SIZE', help: 'most request-journal entries kept per client (0: none)', default: 1000, ...wholeNumber('journalSize') },
   logLevel: {

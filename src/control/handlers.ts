@@ -26,7 +26,15 @@ export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart
   return {
     getHealth: () => {
       const store = storage.health();
-      return json(200, { status: 'ok', version: VERSION, uptime_ms: Date.now() - deps.startedAt, store: store.writable ? 'ok' : 'degraded', ...(store.error ? { store_error: store.error } : {}) });
+      return json(200, {
+        status: 'ok',
+        version: VERSION,
+        uptime_ms: Date.now() - deps.startedAt,
+        store: store.writable ? 'ok' : 'degraded',
+        ...(store.error ? { store_error: store.error } : {}),
+        ...(store.since !== undefined ? { store_degraded_since: new Date(store.since).toISOString() } : {}),
+        ...(store.maintenanceError ? { store_maintenance_error: store.maintenanceError } : {}),
+      });
     },
     getProviderSpec: ({ baseUrl }) => json(200, servedSpec(specs.provider.document, baseUrl)),
     getControlSpec: ({ baseUrl }) => json(200, servedSpec(specs.control.document, baseUrl)),

@@ -1,75 +1,126 @@
-import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, rmSync, truncateSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { DataFileError, type JournalOp } from './types.js';
+import { writeAllSync } from './files.js';
+import { readLines } from './lines.js';
+import { DataFileError, type JournalOp, type StoreFileSystem } from './types.js';
 
 /**
- * The append-only journal beside the data file (`sandbox.json.wal.<generation>`).
- * Every change is appended as one JSON line before the request that made it is
- * answered, so an acknowledged change survives a crash of the process. A checkpoint
- * moves to a new generation; older generations are removed once the data file
- * holds them.
+ * The append-only journal beside the data file, in segments
+ * `sandbox.json.wal.<generation>`. Every commit is appended as one JSON line (an array
+ * of ops) before the request that made it is answered, so an acknowledged change
+ * survives a crash of the process, and a commit cut short is dropped whole at replay.
+ *
+ * A segment is closed and the next generation opened once it reaches `segmentBytes`,
+ * and at each checkpoint; the data file names the first generation it does not hold,
+ * and a checkpoint removes the segments before it.
  */
 export class Journal {
   private fd: number | undefined;
-  bytes = 0;
+  /** Size of the current segment: every byte up to here is a complete line. */
+  private size = 0;
+  /** A failed write left bytes past `size` that are not cut off yet: nothing may follow them. */
+  private torn = false;
+  /** Bytes in every segment at or after the data file's generation. */
+  bytesSinceCheckpoint = 0;
 
   constructor(
     private readonly dataPath: string,
     private generation: number,
-    private readonly fsync: boolean,
+    private readonly options: { fsync: boolean; segmentBytes: number; fs: StoreFileSystem },
   ) {}
 
   get currentGeneration(): number {
     return this.generation;
   }
 
-  /** Reads every journal generation from `from` on, in order, and hands each op to `apply`. */
-  replay(from: number, apply: (op: JournalOp) => void): number {
-    let count = 0;
-    for (const { generation, path } of this.files()) {
+  /**
+   * Reads every segment from generation `from` on, in order, line by line, and hands
+   * each op to `apply`. A last line with no newline is a write cut short (by a crash or
+   * a full disk), never acknowledged: it is skipped and cut off, so later appends start
+   * a clean line. Returns the number of commits replayed.
+   */
+  async replay(from: number, apply: (op: JournalOp) => void): Promise<number> {
+    let commits = 0;
+    for (const { generation, path } of this.segments()) {
       if (generation < from) continue;
-      const text = readFileSync(path, 'utf8');
-      const lines = text.split('\n');
-      lines.forEach((line, index) => {
-        if (line === '' || index === lines.length - 1) return;
+      const { end, size } = await readLines(path, (line, number) => {
+        if (line === '') return;
+        let parsed: JournalOp | JournalOp[];
         try {
-          apply(JSON.parse(line) as JournalOp);
-          count += 1;
+          parsed = JSON.parse(line) as JournalOp | JournalOp[];
         } catch (error) {
-          throw new DataFileError(`The journal ${path} is damaged at line ${index + 1}: ${(error as Error).message}`);
+          throw new DataFileError(
+            `The journal ${path} is damaged at line ${number}: ${(error as Error).message}. ` +
+              'It was left untouched: move it away to start without its changes, or start with another --data file.',
+          );
         }
+        if (Array.isArray(parsed)) parsed.forEach(apply);
+        else apply(parsed); // a line of sandbox 0.1.0: one op
+        commits += 1;
       });
-      // Every append ends with a newline: text after the last one is a write cut short by
-      // a crash, never acknowledged. Cut it off, so the next append starts a clean line.
-      const end = text.lastIndexOf('\n') + 1;
-      if (end < text.length) truncateSync(path, Buffer.byteLength(text.slice(0, end)));
+      if (end < size) truncateSync(path, end);
+      this.bytesSinceCheckpoint += end;
       this.generation = Math.max(this.generation, generation);
     }
-    return count;
+    return commits;
   }
 
+  /** Opens the current segment for appending (mode 0600). */
   open(): void {
-    this.fd = openSync(this.pathOf(this.generation), 'a');
+    this.fd = openSync(this.pathOf(this.generation), 'a', 0o600);
+    this.size = fstatSync(this.fd).size;
   }
 
-  append(lines: string): void {
+  /**
+   * Appends complete lines, and fsyncs them with the fsync option. On a failure (ENOSPC,
+   * EIO, ...) the segment is cut back to where it was before rethrowing, so the next
+   * append never follows a torn line; if even that fails, every later append tries it
+   * first and fails until it works.
+   */
+  append(lines: Buffer): void {
     if (this.fd === undefined) this.open();
-    writeSync(this.fd!, lines);
-    if (this.fsync) fsyncSync(this.fd!);
-    this.bytes += Buffer.byteLength(lines);
+    this.cutTornTail();
+    if (this.size > 0 && this.size + lines.length > this.options.segmentBytes) this.rotate();
+    const fd = this.fd!;
+    try {
+      writeAllSync(this.options.fs, fd, lines);
+      if (this.options.fsync) this.options.fs.fsyncSync(fd);
+    } catch (error) {
+      this.torn = true;
+      try {
+        this.cutTornTail();
+      } catch {
+        // Still torn: the next append retries the cut before writing anything.
+      }
+      throw error;
+    }
+    this.size += lines.length;
+    this.bytesSinceCheckpoint += lines.length;
   }
 
-  /** Starts a new generation; later appends go there. Returns the new generation. */
+  /** Starts a new segment; later appends go there. Returns its generation. Keeps the current one if the new one cannot be opened. */
   rotate(): number {
+    this.cutTornTail();
+    const fd = openSync(this.pathOf(this.generation + 1), 'a', 0o600);
     this.close();
+    this.fd = fd;
     this.generation += 1;
-    this.bytes = 0;
-    this.open();
+    this.size = fstatSync(fd).size;
     return this.generation;
   }
 
+  /** A checkpoint now holds everything before `generation`: remove those segments. */
   removeBefore(generation: number): void {
-    for (const file of this.files()) if (file.generation < generation) rmSync(file.path, { force: true });
+    for (const segment of this.segments()) {
+      if (segment.generation >= generation) continue;
+      rmSync(segment.path, { force: true });
+    }
+    this.bytesSinceCheckpoint = this.segments().reduce((sum, s) => sum + (s.generation >= generation ? statSync(s.path).size : 0), 0);
+  }
+
+  /** Makes appended lines durable (fsync), for a clean stop. */
+  flush(): void {
+    if (this.fd !== undefined && !this.torn) this.options.fs.fsyncSync(this.fd);
   }
 
   close(): void {
@@ -77,11 +128,18 @@ export class Journal {
     this.fd = undefined;
   }
 
+  private cutTornTail(): void {
+    if (!this.torn || this.fd === undefined) return;
+    this.options.fs.ftruncateSync(this.fd, this.size);
+    this.torn = false;
+  }
+
   private pathOf(generation: number): string {
     return `${this.dataPath}.wal.${generation}`;
   }
 
-  private files(): Array<{ generation: number; path: string }> {
+  /** The journal's segments on disk, oldest first. */
+  segments(): Array<{ generation: number; path: string }> {
     const dir = dirname(this.dataPath);
     const prefix = `${basename(this.dataPath)}.wal.`;
     return readdirSync(dir)

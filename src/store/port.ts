@@ -226,8 +226,15 @@ export interface Repositories {
 /** Whether the store can take writes. */
 export interface StorageHealth {
   writable: boolean;
-  /** Why not, while it cannot. */
+  /** Why not, while it cannot: an errno code such as `ENOSPC`. */
   error?: string;
+  /** Since when it cannot (wall-clock epoch ms). */
+  since?: number;
+  /**
+   * Set while the store takes writes but cannot tidy up behind them (the embedded store's
+   * checkpoint failing: the journal holds every change, the data file lags): the error.
+   */
+  maintenanceError?: string;
 }
 
 /** The port the domain is written against. */

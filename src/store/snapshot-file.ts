@@ -1,48 +1,71 @@
-import { open, readFile, rename } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { DataFileError, type Adapter, type StoreData } from './types.js';
+import { closeSync, createReadStream, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import chain from 'stream-chain';
+import { parser } from 'stream-json';
+import { streamObject } from 'stream-json/streamers/stream-object.js';
+import { nodeFileSystem, writeAll } from './files.js';
+import { readLines } from './lines.js';
+import { DataFileError, type Adapter, type Collection, type StoreData, type StoreFileSystem } from './types.js';
 
 const CHUNK_BYTES = 1 << 20;
 
+/** What a checkpoint writes for a record, and when it must give up (the store is closing). */
+export interface SnapshotSource {
+  /** The value to write for `key` (the last committed one), or undefined to leave it out. */
+  valueOf(collection: string, key: string): unknown;
+  /** Checked between chunks: true makes the write stop, remove its temporary file and throw CheckpointAborted. */
+  aborted(): boolean;
+}
+
+export class CheckpointAborted extends Error {
+  override name = 'CheckpointAborted';
+}
+
 /**
- * The readable JSON data file, one record per line. Writing streams the records in
- * chunks and yields between them, so a checkpoint of 100k orders never stalls the
- * event loop; the file is written to a temporary name, fsync'd, then renamed over
- * the old one, so a crash leaves either the old file or the new one.
+ * The readable JSON data file, one record per line.
+ *
+ * Reading is streamed, so a file of any size loads (a string cannot pass ~512 MiB): a
+ * file this sandbox wrote is read line by line; any other JSON object (a lowdb file of
+ * sandbox 0.0.x, a file pretty-printed by hand) goes through a streaming JSON parser.
+ *
+ * Writing streams the records in 1 MiB chunks and yields between them, so a
+ * checkpoint never stalls the event loop; the file is written to `<data>.tmp-<pid>`
+ * (mode 0600), fsync'd, then renamed over the old one, so a crash leaves either the old
+ * file or the new one, and a failed write leaves the old one and removes its temp file.
  */
 export class SnapshotFile implements Adapter<StoreData> {
   /** Size in bytes of the file as last read or written. */
   bytes = 0;
 
-  constructor(readonly path: string) {}
+  constructor(
+    readonly path: string,
+    private readonly fs: StoreFileSystem = nodeFileSystem,
+  ) {}
 
   async read(): Promise<StoreData | null> {
-    let text: string;
     try {
-      text = await readFile(this.path, 'utf8');
-      this.bytes = Buffer.byteLength(text);
+      this.bytes = statSync(this.path).size;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw new DataFileError(`Cannot read the data file ${this.path}: ${(error as Error).message}`);
     }
-    let data: unknown;
     try {
-      data = JSON.parse(text);
+      return (await readOwnFormat(this.path)) ?? (await readAnyJson(this.path));
     } catch (error) {
-      throw new DataFileError(
-        `The data file ${this.path} is not valid JSON (${(error as Error).message}). ` +
-          'It was left untouched: repair or move it, or start with --data :memory:.',
-      );
+      if (error instanceof DataFileError) throw error;
+      throw new DataFileError(`Cannot read the data file ${this.path}: ${(error as Error).message}`);
     }
-    if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-      throw new DataFileError(`The data file ${this.path} does not hold a JSON object. It was left untouched.`);
-    }
-    return data as StoreData;
   }
 
-  async write(data: StoreData): Promise<void> {
+  write(data: StoreData): Promise<void> {
+    return this.writeFrom(data, { valueOf: (name, key) => (data[name] as Collection)[key], aborted: () => false });
+  }
+
+  /** Writes `data`'s records as `source` says, through a temporary file renamed into place. */
+  async writeFrom(data: StoreData, source: SnapshotSource): Promise<void> {
     const tmp = `${this.path}.tmp-${process.pid}`;
-    const file = await open(tmp, 'w');
+    const fd = openSync(tmp, 'w', 0o600);
     try {
       let chunk = `{"schema_version":${data.schema_version},"journal_generation":${data.journal_generation}`;
       for (const [name, records] of Object.entries(data)) {
@@ -50,25 +73,132 @@ export class SnapshotFile implements Adapter<StoreData> {
         chunk += `,\n${JSON.stringify(name)}:{`;
         let first = true;
         for (const key of Object.keys(records)) {
-          const value = records[key];
-          if (value === undefined) continue; // deleted while we were writing
+          const value = source.valueOf(name, key);
+          if (value === undefined) continue; // deleted meanwhile, or created and not committed yet
           chunk += `${first ? '' : ','}\n${JSON.stringify(key)}:${JSON.stringify(value)}`;
           first = false;
           if (chunk.length >= CHUNK_BYTES) {
-            await file.write(chunk);
+            if (source.aborted()) throw new CheckpointAborted('The checkpoint was stopped: the store is closing.');
+            await writeAll(this.fs, fd, Buffer.from(chunk));
             chunk = '';
           }
         }
         chunk += '}';
       }
-      await file.write(`${chunk}\n}\n`);
-      this.bytes = (await file.stat()).size;
-      await file.sync();
-    } finally {
-      await file.close();
+      await writeAll(this.fs, fd, Buffer.from(`${chunk}\n}\n`));
+      await this.fs.fsync(fd);
+      closeSync(fd);
+    } catch (error) {
+      closeSync(fd);
+      rmSync(tmp, { force: true });
+      throw error;
     }
-    await rename(tmp, this.path);
+    renameSync(tmp, this.path);
+    this.bytes = statSync(this.path).size;
     await syncDirectory(dirname(this.path));
+  }
+
+  /** Removes temporary files of checkpoints cut short by a crash. Only with the lock held: no other writer is alive. */
+  removeLeftovers(): string[] {
+    const dir = dirname(this.path);
+    const prefix = `${basename(this.path)}.tmp-`;
+    const removed = readdirSync(dir).filter((name) => name.startsWith(prefix) && /^\d+$/.test(name.slice(prefix.length)));
+    for (const name of removed) rmSync(join(dir, name), { force: true });
+    return removed;
+  }
+}
+
+/** Not this sandbox's line layout: read the file with the streaming JSON parser instead. */
+class OtherLayout extends Error {}
+
+const HEADER = /^\{"schema_version":(\d+),"journal_generation":(\d+),?$/;
+const COLLECTION = /^("(?:[^"\\]|\\.)*"):\{(\}?),?$/;
+
+/**
+ * Reads a file in the layout `writeFrom` writes (a header line, then per collection a
+ * `"name":{` line and one `"key":value` line per record), or returns undefined for any
+ * other layout.
+ */
+async function readOwnFormat(path: string): Promise<StoreData | undefined> {
+  let data: StoreData | undefined;
+  let records: Collection | undefined;
+  let closed = false;
+  try {
+    const { end, size } = await readLines(path, (line) => {
+      if (closed) {
+        if (line.trim() !== '') throw new OtherLayout();
+      } else if (data === undefined) {
+        const header = HEADER.exec(line);
+        if (!header) throw new OtherLayout();
+        data = { schema_version: Number(header[1]), journal_generation: Number(header[2]) };
+      } else if (records === undefined) {
+        if (line === '}') {
+          closed = true;
+          return;
+        }
+        const start = COLLECTION.exec(line);
+        if (!start) throw new OtherLayout();
+        const collection: Collection = {};
+        data[JSON.parse(start[1]!) as string] = collection;
+        if (start[2] !== '}') records = collection;
+      } else if (readRecord(line, records)) {
+        records = undefined;
+      }
+    });
+    if (!closed || end < size) throw new OtherLayout();
+  } catch (error) {
+    if (error instanceof OtherLayout) return undefined;
+    throw error;
+  }
+  return data;
+}
+
+/** Adds the record on `line` to `records`; true when the line also closes the collection. */
+function readRecord(line: string, records: Collection): boolean {
+  const body = line.endsWith(',') ? line.slice(0, -1) : line;
+  let closes = false;
+  let record: Collection;
+  try {
+    record = JSON.parse(`{${body}}`) as Collection;
+  } catch {
+    // The last record of a collection carries its closing brace: `"key":value}`.
+    if (!body.endsWith('}')) throw new OtherLayout();
+    try {
+      record = JSON.parse(`{${body.slice(0, -1)}}`) as Collection;
+    } catch {
+      throw new OtherLayout();
+    }
+    closes = true;
+  }
+  for (const key in record) records[key] = record[key];
+  return closes;
+}
+
+/** Reads any JSON object with a streaming parser: each top-level value is assembled as it ends. */
+async function readAnyJson(path: string): Promise<StoreData> {
+  const data: Record<string, unknown> = {};
+  try {
+    const pipeline = chain([createReadStream(path), parser(), streamObject()]);
+    for await (const { key, value } of pipeline as AsyncIterable<{ key: string; value: unknown }>) data[key] = value;
+  } catch (error) {
+    throw new DataFileError(
+      `The data file ${path} is not valid JSON (${(error as Error).message}). ` +
+        'It was left untouched: repair or move it, or start with --data :memory:.',
+    );
+  }
+  if (Object.keys(data).length === 0 && !(await startsWithObject(path))) {
+    throw new DataFileError(`The data file ${path} does not hold a JSON object. It was left untouched.`);
+  }
+  return data as StoreData;
+}
+
+async function startsWithObject(path: string): Promise<boolean> {
+  const handle = await open(path, 'r');
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(4096), 0, 4096, 0);
+    return buffer.toString('utf8', 0, bytesRead).trimStart().startsWith('{');
+  } finally {
+    await handle.close();
   }
 }
 

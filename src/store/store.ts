@@ -1,13 +1,17 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Low, Memory } from 'lowdb';
+import { describeError, errnoOf, nodeFileSystem } from './files.js';
 import { Journal } from './journal.js';
+import { DataFileLock } from './lock.js';
 import { checkVersion, emptyData, migrate, SCHEMA_VERSION } from './schema.js';
-import { SnapshotFile } from './snapshot-file.js';
-import type { Collection, JournalOp, StoreData } from './types.js';
+import { CheckpointAborted, SnapshotFile } from './snapshot-file.js';
+import { DataFileError, StoreUnavailable, type Collection, type JournalOp, type StoreData, type StoreFileSystem, type StoreHealth } from './types.js';
+
+const MiB = 2 ** 20;
 
 export interface StoreOptions {
-  /** A file path, or `:memory:` to keep nothing. */
+  /** A file path, or `:memory:` to keep nothing (and take no lock). */
   path: string;
   /** fsync every journal append (survives power loss, not only a crash of the process). */
   fsync?: boolean;
@@ -18,6 +22,19 @@ export interface StoreOptions {
    * (replayed at start in about half a second).
    */
   checkpointBytes?: number;
+  /** Close the journal segment and start the next once it holds this many bytes. Default 64 MiB. */
+  segmentBytes?: number;
+  /**
+   * `close()` rewrites the data file only when the store's data is at most this many
+   * bytes, so small sandboxes stop with one readable file and big ones stop fast (their
+   * journal is replayed at the next start). Default 32 MiB.
+   */
+  closeCheckpointBytes?: number;
+  /** After a failed checkpoint, wait this long before the next one starts by itself. Default 30 s. */
+  checkpointRetryMs?: number;
+  /** The file operations used to write (tests inject ENOSPC here). Default node:fs. */
+  fileSystem?: StoreFileSystem;
+  /** Told about failures that no caller sees: a failed checkpoint, a failed background commit. */
   onError?: (error: Error) => void;
 }
 
@@ -25,9 +42,10 @@ export interface StoreOptions {
  * The sandbox's records, held in memory and made durable through a journal.
  *
  * A change is `put`/`delete`, then `commit()` appends it to the journal before the
- * request is answered. The readable JSON data file is rewritten in the background
- * (a checkpoint) when the journal grows, and on close; so the cost of a request does
- * not grow with the store. See docs/decisions/0001-journaled-store.md.
+ * request is answered. When the append fails (a full disk), `commit()` throws
+ * `StoreUnavailable` and the changes are rolled back. The readable JSON data file is
+ * rewritten in the background (a checkpoint) when the journal grows. The data file is
+ * locked against a second process. See docs/decisions/0001-journaled-store.md.
  *
  * @example
  * const store = await Store.open({ path: ':memory:' });
@@ -35,40 +53,87 @@ export interface StoreOptions {
  * store.commit();
  */
 export class Store {
-  private readonly pending = new Map<string, JournalOp>();
+  /** Changed records since the last commit, with the value each had before (undefined: none). */
+  private readonly pending = new Map<string, { op: JournalOp; before: unknown }>();
   private checkpointing: Promise<void> | undefined;
+  private nextCheckpoint: Promise<void> | undefined;
+  private checkpointRetryAt = 0;
+  private closing = false;
   private closed = false;
+  /** Set by close(): a checkpoint in progress stops at its next chunk. */
+  private stopCheckpoint = false;
+  private failure: { code: string; error: string; since: number } | undefined;
+  private checkpointError: string | undefined;
 
   private constructor(
     private readonly db: Low<StoreData>,
     private readonly journal: Journal | undefined,
+    private readonly lock: DataFileLock | undefined,
     private readonly options: StoreOptions,
   ) {}
 
+  /**
+   * Opens the store: takes the data file's lock (throws DataFileLocked, touching no file,
+   * when another live sandbox holds it), removes temp files of an interrupted
+   * checkpoint, reads the data file and replays the journal, both as streams.
+   */
   static async open(options: StoreOptions): Promise<Store> {
     if (options.path === ':memory:') {
       const db = new Low<StoreData>(new Memory<StoreData>(), emptyData());
-      return new Store(db, undefined, options);
+      return new Store(db, undefined, undefined, options);
     }
     const path = resolve(options.path);
     mkdirSync(dirname(path), { recursive: true });
-    const db = new Low<StoreData>(new SnapshotFile(path), emptyData());
-    await db.read();
-    const fromVersion = checkVersion(db.data, path);
-    db.data.journal_generation ??= 0;
-    const journal = new Journal(path, db.data.journal_generation, options.fsync ?? false);
-    const store = new Store(db, journal, options);
-    // The journal holds changes in the file's own schema: replay them, then migrate the whole.
-    journal.replay(db.data.journal_generation, (op) => store.apply(op));
-    db.data = migrate(db.data, path);
-    journal.open();
-    // A migrated store is written out at once, so no journal of the old schema is replayed again.
-    if (fromVersion < SCHEMA_VERSION) await store.checkpoint();
-    return store;
+    const lock = DataFileLock.acquire(path);
+    try {
+      const file = new SnapshotFile(path, options.fileSystem);
+      file.removeLeftovers();
+      const db = new Low<StoreData>(file, emptyData());
+      await db.read();
+      const fromVersion = checkVersion(db.data, path);
+      db.data.journal_generation ??= 0;
+      const journal = new Journal(path, db.data.journal_generation, {
+        fsync: options.fsync ?? false,
+        segmentBytes: options.segmentBytes ?? 64 * MiB,
+        fs: options.fileSystem ?? nodeFileSystem,
+      });
+      const store = new Store(db, journal, lock, options);
+      // The journal holds changes in the file's own schema: replay them, then migrate the whole.
+      await journal.replay(db.data.journal_generation, (op) => store.apply(op));
+      db.data = migrate(db.data, path);
+      journal.open();
+      // A migrated store is written out at once, so no journal of the old schema is replayed
+      // again. If that cannot be written, changes in the new schema must not follow the old
+      // journal: refuse to start, leaving the old file and journal as they were.
+      if (fromVersion < SCHEMA_VERSION) {
+        await store.checkpoint();
+        const failed = store.health().checkpointError;
+        if (failed !== undefined) {
+          journal.close();
+          throw new DataFileError(`Cannot write the data file ${path} migrated to schema version ${SCHEMA_VERSION} (${failed}). It was left as it was; free some space and start again.`);
+        }
+      }
+      return store;
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
   }
 
   get isPersistent(): boolean {
     return this.journal !== undefined;
+  }
+
+  /**
+   * Whether commits can be saved. Not writable from a failed journal append until the
+   * next one that succeeds; `checkpointError` while checkpoints fail.
+   */
+  health(): StoreHealth {
+    return {
+      writable: this.failure === undefined,
+      ...(this.failure ?? {}),
+      ...(this.checkpointError !== undefined ? { checkpointError: this.checkpointError } : {}),
+    };
   }
 
   get<T>(collection: string, key: string): T | undefined {
@@ -89,63 +154,142 @@ export class Store {
     return Object.keys(this.collection(collection)).length;
   }
 
+  /**
+   * Sets a record; saved by the next `commit()`. Put a new object rather than one
+   * changed in place: a failed commit restores the value the collection held before,
+   * which an object changed in place no longer is.
+   */
   put<T>(collection: string, key: string, value: T): void {
-    this.collection(collection)[key] = value;
     this.track({ c: collection, k: key });
+    this.collection(collection)[key] = value;
   }
 
   delete(collection: string, key: string): void {
-    delete this.collection(collection)[key];
     this.track({ c: collection, k: key, d: 1 });
+    delete this.collection(collection)[key];
   }
 
-  /** Appends every pending change to the journal. Call before acknowledging a change. */
+  /**
+   * Appends every pending change to the journal as one line. Call before acknowledging
+   * a change. Throws `StoreUnavailable` (with the errno code) when the write fails: then
+   * the pending changes are rolled back to what they were before, and nothing of them
+   * is saved.
+   */
   commit(): void {
     if (this.pending.size === 0) return;
     if (!this.journal) {
       this.pending.clear();
       return;
     }
-    let lines = '';
-    for (const op of this.pending.values()) {
+    if (this.closed) {
+      this.rollBack();
+      throw new StoreUnavailable('ECLOSED');
+    }
+    const ops: JournalOp[] = [];
+    for (const { op } of this.pending.values()) {
       const value = op.d ? undefined : this.collection(op.c)[op.k];
-      lines += `${JSON.stringify(value === undefined ? { c: op.c, k: op.k, d: 1 } : { c: op.c, k: op.k, v: value })}\n`;
+      ops.push(value === undefined ? { c: op.c, k: op.k, d: 1 } : { c: op.c, k: op.k, v: value });
+    }
+    try {
+      this.journal.append(Buffer.from(`${JSON.stringify(ops)}\n`));
+    } catch (error) {
+      this.rollBack();
+      const code = errnoOf(error);
+      this.failure ??= { code, error: describeError(error), since: Date.now() };
+      throw new StoreUnavailable(code, { cause: error });
     }
     this.pending.clear();
-    this.journal.append(lines);
-    const fileBytes = this.db.adapter instanceof SnapshotFile ? this.db.adapter.bytes : 0;
-    if (this.journal.bytes >= Math.max(this.options.checkpointBytes ?? 64 * 2 ** 20, fileBytes)) void this.checkpoint();
+    this.failure = undefined;
+    if (this.shouldCheckpoint()) void this.checkpoint();
   }
 
-  /** Rewrites the data file from memory and drops the journal it now holds. */
+  /**
+   * Rewrites the data file from memory and drops the journal segments it now holds;
+   * resolves once the file holds every change committed before the call. A
+   * failure leaves the old data file and the journal as they were; it is reported to
+   * `onError` and in `health()`, and the next automatic checkpoint waits `checkpointRetryMs`.
+   */
   checkpoint(): Promise<void> {
-    if (!this.journal) return Promise.resolve();
-    this.checkpointing ??= this.writeCheckpoint(this.journal).finally(() => {
+    const journal = this.journal;
+    if (!journal || this.closed) return Promise.resolve();
+    if (this.checkpointing) {
+      // One is running and may have passed records committed since: run one more after it.
+      this.nextCheckpoint ??= this.checkpointing.then(() => {
+        this.nextCheckpoint = undefined;
+        return this.checkpoint();
+      });
+      return this.nextCheckpoint;
+    }
+    this.checkpointing = this.writeCheckpoint(journal).finally(() => {
       this.checkpointing = undefined;
     });
     return this.checkpointing;
   }
 
-  /** Commits, writes a final checkpoint and releases the journal. Safe to call twice. */
+  /**
+   * Commits, makes the journal durable (fsync) and releases the lock. Rewrites the data
+   * file only when that is cheap (`closeCheckpointBytes`); a checkpoint running in the
+   * background is stopped, so closing takes about as long whatever the store's size.
+   * Safe to call twice.
+   */
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.commit();
-    await this.checkpointing;
-    await this.checkpoint();
-    this.closed = true;
-    this.journal?.close();
+    if (this.closing) return;
+    this.closing = true;
+    try {
+      this.commitReporting();
+      this.stopCheckpoint = true;
+      await this.checkpointing;
+      this.stopCheckpoint = false;
+      if (this.journal && this.dataBytes() <= (this.options.closeCheckpointBytes ?? 32 * MiB) && this.journal.bytesSinceCheckpoint > 0) {
+        await this.checkpoint();
+      }
+      this.journal?.flush();
+    } finally {
+      this.closed = true;
+      this.journal?.close();
+      this.lock?.release();
+    }
+  }
+
+  private shouldCheckpoint(): boolean {
+    const journal = this.journal!;
+    if (this.checkpointing || this.closing || Date.now() < this.checkpointRetryAt) return false;
+    return journal.bytesSinceCheckpoint >= Math.max(this.options.checkpointBytes ?? 64 * MiB, this.file()?.bytes ?? 0);
   }
 
   private async writeCheckpoint(journal: Journal): Promise<void> {
-    this.commit();
-    const generation = journal.rotate();
-    this.db.data.journal_generation = generation;
     try {
-      await this.db.write();
+      this.commit();
+      const generation = journal.rotate();
+      const data = { ...this.db.data, journal_generation: generation };
+      await this.file()!.writeFrom(data, {
+        valueOf: (name, key) => this.committedValue(name, key),
+        aborted: () => this.stopCheckpoint,
+      });
+      this.db.data.journal_generation = generation;
       journal.removeBefore(generation);
+      this.checkpointError = undefined;
     } catch (error) {
+      if (error instanceof CheckpointAborted) return;
+      this.checkpointError = describeError(error);
+      this.checkpointRetryAt = Date.now() + (this.options.checkpointRetryMs ?? 30_000);
       this.options.onError?.(error as Error);
     }
+  }
+
+  /** The value of a record as last committed: a pending change shows its value from before. */
+  private committedValue(name: string, key: string): unknown {
+    const pending = this.pending.get(`${name}\u0000${key}`);
+    return pending ? pending.before : (this.db.data[name] as Collection)[key];
+  }
+
+  private rollBack(): void {
+    for (const { op, before } of this.pending.values()) {
+      const records = this.collection(op.c);
+      if (before === undefined) delete records[op.k];
+      else records[op.k] = before;
+    }
+    this.pending.clear();
   }
 
   private apply(op: JournalOp): void {
@@ -155,8 +299,27 @@ export class Store {
   }
 
   private track(op: JournalOp): void {
-    this.pending.set(`${op.c}\u0000${op.k}`, op);
-    if (this.pending.size === 1) queueMicrotask(() => this.commit());
+    const id = `${op.c}\u0000${op.k}`;
+    const known = this.pending.get(id);
+    this.pending.set(id, { op, before: known ? known.before : this.collection(op.c)[op.k] });
+    if (this.pending.size === 1 && !known) queueMicrotask(() => this.commitReporting());
+  }
+
+  /** A commit no caller waits on (the microtask after a put, close): a failure goes to onError. */
+  private commitReporting(): void {
+    try {
+      this.commit();
+    } catch (error) {
+      this.options.onError?.(error as Error);
+    }
+  }
+
+  private file(): SnapshotFile | undefined {
+    return this.db.adapter instanceof SnapshotFile ? this.db.adapter : undefined;
+  }
+
+  private dataBytes(): number {
+    return (this.file()?.bytes ?? 0) + (this.journal?.bytesSinceCheckpoint ?? 0);
   }
 
   private collection(name: string): Collection {

@@ -26,3 +26,48 @@ export interface JournalOp {
 export class DataFileError extends Error {
   override name = 'DataFileError';
 }
+
+/**
+ * A journal write failed (ENOSPC, EIO, EROFS, ...): the commit's changes were rolled
+ * back and nothing was acknowledged. Answer 503 with Retry-After; a later commit
+ * succeeds once the disk takes writes again.
+ *
+ * @example
+ * try { store.commit(); } catch (error) { if (error instanceof StoreUnavailable) return reply503(error.code); throw error; }
+ */
+export class StoreUnavailable extends Error {
+  override name = 'StoreUnavailable';
+  constructor(
+    /** The errno code, e.g. `ENOSPC`; `EUNKNOWN` when the error had none. */
+    readonly code: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`The data file cannot be written (${code}): the change was not saved. Try again later.`, options);
+  }
+}
+
+/** What `Store.health()` reports. */
+export interface StoreHealth {
+  /** False while journal appends fail: commits throw StoreUnavailable until one succeeds. */
+  writable: boolean;
+  /** While not writable: the errno code of the failure that started it, e.g. `ENOSPC`. */
+  code?: string;
+  /** While not writable: that failure's message, code first. */
+  error?: string;
+  /** While not writable: when it started failing (epoch ms of the wall clock). */
+  since?: number;
+  /** Set while checkpoints fail (the journal still holds every change; the data file lags): the error. */
+  checkpointError?: string;
+}
+
+/**
+ * The file operations through which the store writes data: the seam where tests inject
+ * ENOSPC or EIO. Defaults to node:fs. Writes may write fewer bytes than asked, as write(2) does.
+ */
+export interface StoreFileSystem {
+  writeSync(fd: number, buffer: Uint8Array, offset: number, length: number): number;
+  write(fd: number, buffer: Uint8Array, offset: number, length: number): Promise<number>;
+  fsyncSync(fd: number): void;
+  fsync(fd: number): Promise<void>;
+  ftruncateSync(fd: number, length: number): void;
+}

@@ -6,6 +6,7 @@ import type { ClientRegistry } from '../config/clients.js';
 import type { SandboxEvent } from '../events.js';
 import type { Repositories, Storage, Stored } from '../store/port.js';
 import { chaosOf, LATE_MS, ReorderWindows } from './chaos.js';
+import { WarningThrottle } from './warning-throttle.js';
 import type { Endpoint, WebhookEndpoints } from './endpoints.js';
 import { webhookMessages } from './messages.js';
 import { payloadOf, pingPayload } from './payload.js';
@@ -17,6 +18,9 @@ import type { Attempt, AttemptTrigger, ChaosMode, Delivery, WebhookEventType, We
 /** The job kind of a delivery's next attempt; the key is the delivery id. */
 export const WEBHOOK_JOB = 'webhook';
 
+/** How often a client's "outbox full" warning may be logged. */
+export const OUTBOX_WARNING_INTERVAL_MS = 60_000;
+
 export interface DispatcherDeps {
   storage: Storage;
   clock: Clock;
@@ -25,16 +29,25 @@ export interface DispatcherDeps {
   /** Delay of each scheduled attempt (see retry.ts). */
   retries: number[];
   timeoutMs: number;
-  /** Most pending or paused deliveries per client (`--outbox-size`). */
+  /** Most deliveries held per client for want of a URL or a live endpoint (`--outbox-size`). */
   outboxSize: number;
   /** Makes delivery ids (the `webhook-id`) reproducible. */
   seed: string;
   logger: Logger;
+  /** Wall-clock time for throttling warnings (tests pass their own). Default Date.now. */
+  wallNow?: () => number;
 }
 
 type Made = Attempt & { retry_after: string | null };
 
 const isSuccess = (status: number | null): boolean => status !== null && status >= 200 && status < 300;
+
+/** Why deliveries to this endpoint wait instead of being attempted, or undefined when it takes them. */
+const holdReason = (endpoint: Endpoint): string | undefined => {
+  if (!endpoint.url) return 'no webhook URL is set for this client';
+  if (!endpoint.enabled) return `the endpoint is disabled: ${endpoint.disabled_reason}`;
+  return undefined;
+};
 const scheduledAttempts = (d: Delivery): number => d.attempts.filter((a) => a.trigger === 'schedule' && a.chaos !== 'duplicate').length;
 
 /**
@@ -47,33 +60,47 @@ const scheduledAttempts = (d: Delivery): number => d.attempts.filter((a) => a.tr
 export class WebhookDispatcher {
   private readonly shutdown = new AbortController();
   private readonly windows = new ReorderWindows();
+  private readonly fullWarnings: WarningThrottle;
   private closed = false;
 
-  constructor(private readonly deps: DispatcherDeps) {}
+  constructor(private readonly deps: DispatcherDeps) {
+    this.fullWarnings = new WarningThrottle(OUTBOX_WARNING_INTERVAL_MS, deps.wallNow);
+  }
 
   /** Runs the delivery jobs on the scheduler. */
   attach(scheduler: Scheduler): void {
     scheduler.on(WEBHOOK_JOB, (job, at) => this.due(job.key, at));
   }
 
-  /** Puts an order event into the outbox, in the event's transaction; its first attempt is due at once unless chaos holds it. */
+  /**
+   * Puts an order event into the outbox, in the event's transaction. To an endpoint that
+   * takes deliveries, its first attempt is due at once (unless chaos holds it), however
+   * many are waiting: the outbox bound never fails a delivery unattempted. With no URL
+   * or a disabled endpoint it is held (`paused`) until one is set; only held deliveries
+   * count toward `--outbox-size`, and past it a new one is kept as `failed` ("Outbox full").
+   */
   async enqueue(event: SandboxEvent, tx: Repositories): Promise<void> {
     const { endpoints, registry } = this.deps;
     const client = registry.byId(event.order.client_id);
     if (!client) return;
-    const chaos = chaosOf((await endpoints.of(client, tx)).chaos, event.order.webhook_chaos);
+    const endpoint = await endpoints.of(client, tx);
+    const chaos = chaosOf(endpoint.chaos, event.order.webhook_chaos);
+    const hold = holdReason(endpoint);
+    const held = hold === undefined ? 0 : await tx.deliveries.countByStatus(client.id, 'paused');
+    const delivery = await this.create(tx, client.id, event.type, event.order.order_no, payloadOf(event), chaos, event.at);
+    if (hold !== undefined && held >= this.deps.outboxSize) {
+      // Kept in the log (redeliverable) but not held: a client that never sets a URL cannot grow the outbox without end.
+      await tx.deliveries.update({ ...delivery, status: 'failed', last_error: webhookMessages.outboxFull(this.deps.outboxSize) });
+      this.warnOutboxFull(client.id, held);
+      return;
+    }
+    if (hold !== undefined) {
+      await tx.deliveries.update({ ...delivery, status: 'paused', last_error: hold });
+      return;
+    }
     let due = event.at;
     if (chaos.includes('out_of_order')) due = this.windows.dueAt(client.id, due);
     if (chaos.includes('late')) due += LATE_MS;
-    const outstanding = (await tx.deliveries.countByStatus(client.id, 'pending')) + (await tx.deliveries.countByStatus(client.id, 'paused'));
-    const full = outstanding >= this.deps.outboxSize;
-    const delivery = await this.create(tx, client.id, event.type, event.order.order_no, payloadOf(event), chaos, event.at);
-    if (full) {
-      // Kept in the log (redeliverable) but not scheduled: a receiver that never answers cannot grow the outbox without end.
-      await tx.deliveries.update({ ...delivery, status: 'failed', last_error: webhookMessages.outboxFull(this.deps.outboxSize) });
-      this.deps.logger.warn({ client: client.id, delivery: delivery.id, event: delivery.event, outbox_size: this.deps.outboxSize }, 'webhook outbox full');
-      return;
-    }
     await tx.deliveries.update({ ...delivery, next_attempt_at: due });
     await tx.jobs.schedule({ kind: WEBHOOK_JOB, key: delivery.id, client_id: client.id, due_at: due });
   }
@@ -162,7 +189,7 @@ export class WebhookDispatcher {
     const client = registry.byId(delivery.client_id);
     const endpoint = client ? await endpoints.of(client) : undefined;
     if (!endpoint?.url || !endpoint.enabled) {
-      const reason = !endpoint?.url ? 'no webhook URL is set for this client' : `the endpoint is disabled: ${endpoint.disabled_reason}`;
+      const reason = (endpoint && holdReason(endpoint)) ?? 'no webhook URL is set for this client';
       await storage.transaction(async (tx) => {
         const current = await tx.deliveries.get(id);
         if (current?.status === 'pending') await this.finished(tx, current, 'paused', reason);
@@ -188,6 +215,16 @@ export class WebhookDispatcher {
       const duplicate = await this.attempt(after, target, 'schedule', 'duplicate', at);
       if (duplicate) await this.record(id, duplicate, async (_tx, current) => current);
     }
+  }
+
+  /** One warning per client per minute (wall time) while its outbox is full, not one per delivery. */
+  private warnOutboxFull(clientId: string, held: number): void {
+    const left = this.fullWarnings.take(clientId);
+    if (left === undefined) return;
+    this.deps.logger.warn(
+      { client: clientId, held, outbox_size: this.deps.outboxSize, failed_unlogged: left },
+      'webhook outbox full: new deliveries are kept as failed until a webhook URL is set (at most one such warning per client per minute)',
+    );
   }
 
   /** POSTs the delivery once. Undefined when the attempt was aborted by shutdown. */

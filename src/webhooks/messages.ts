@@ -7,6 +7,6 @@ export const webhookMessages = {
   secret: 'must be "whsec_" followed by the base64 of 24 to 64 bytes',
   chaos: (unknown: string[]) => `unknown chaos mode ${unknown.map((m) => `"${m}"`).join(', ')}; use any of ${CHAOS_MODES.join(', ')}, comma-separated`,
   outboxFull: (size: number) =>
-    `Outbox full: this client already has ${size} pending or paused deliveries (--outbox-size), so this one was not scheduled. Fix or set the webhook URL, then redeliver it (POST /__sandbox/webhooks/deliveries/{id}/redeliver).`,
+    `Outbox full: this client already has ${size} deliveries held for want of a webhook URL or a live endpoint (--outbox-size), so this one was not kept for later. Set the webhook URL (or enable the endpoint again), then redeliver it (POST /__sandbox/webhooks/deliveries/{id}/redeliver).`,
   chaosHeader: 'The X-Sandbox-Webhook-Chaos header names an unknown chaos mode.',
 } as const;

@@ -61,20 +61,20 @@ describe('limits, each with a clear error', () => {
     figures.push('journal 5 > 3: oldest 2 dropped');
   });
 
-  it('webhook outbox (--outbox-size): a delivery past the bound is kept as failed with "Outbox full", logged, and can be redelivered', async () => {
+  it('webhook outbox (--outbox-size): a held delivery past the bound is kept as failed with "Outbox full", logged, and can be redelivered', async () => {
     const receiver = await Receiver.start();
     try {
       sandbox = await testSandbox({ outboxSize: 2 });
       const warn = vi.spyOn(sandbox.services.logger, 'warn');
-      // Client B has no webhook URL: its deliveries wait, paused, in the outbox.
+      // Client B has no webhook URL: its deliveries are held, paused, in the outbox.
       await sandbox.call('POST', '/v1/order', { token: TOKEN_B, body: createRequest(3) });
       await sandbox.advance(60_000);
       const list = async () => (await sandbox!.call('GET', '/__sandbox/webhooks/deliveries', { token: TOKEN_B })).body.deliveries as Array<{ id: string; status: string; last_error: string | null }>;
       const log = await list();
       expect(log.map((d) => d.status).sort()).toEqual(['failed', 'paused', 'paused']);
       const full = log.find((d) => d.status === 'failed')!;
-      expect(full.last_error).toMatch(/^Outbox full: this client already has 2 pending or paused deliveries \(--outbox-size\)/);
-      expect(warn).toHaveBeenCalledWith(expect.objectContaining({ client: 'client-b', outbox_size: 2 }), 'webhook outbox full');
+      expect(full.last_error).toMatch(/^Outbox full: this client already has 2 deliveries held for want of a webhook URL or a live endpoint \(--outbox-size\)/);
+      expect(warn).toHaveBeenCalledWith(expect.objectContaining({ client: 'client-b', outbox_size: 2 }), expect.stringMatching(/^webhook outbox full/));
 
       await sandbox.call('PUT', '/__sandbox/webhook', { token: TOKEN_B, body: { url: receiver.url } });
       await sandbox.advance(0);

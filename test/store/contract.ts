@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Conflict, RuleViolation } from '../../src/domain/errors.js';
+import { Conflict, RuleViolation, Unavailable } from '../../src/domain/errors.js';
 import type { Order } from '../../src/orders/types.js';
 import type { ClaimOptions, Storage, Unversioned } from '../../src/store/port.js';
 
@@ -28,12 +28,19 @@ export function orderRecord(orderNo: string, clientId: string, createdAt: number
   };
 }
 
+/** Makes the writes of the storage opened last fail (a full disk, say) and work again. */
+export interface WriteFaults {
+  fail(): void;
+  heal(): void;
+}
+
 /**
  * The contract of the storage port: every adapter calls this at the top of its own
  * test file with a factory that opens a fresh, empty storage (`reopen` opens the same
- * one again after `close`, for adapters that keep data).
+ * one again after `close`, for adapters that keep data; `faults` injects write
+ * failures, for adapters that can).
  */
-export function storageContract(name: string, open: () => Promise<Storage>, reopen?: () => Promise<Storage>): void {
+export function storageContract(name: string, open: () => Promise<Storage>, reopen?: () => Promise<Storage>, faults?: WriteFaults): void {
   describe(`storage port contract: ${name}`, () => {
     it('inserts an order and reads it back by number, AWB and batch, as a frozen value with a version', async () => {
       const storage = await open();
@@ -202,6 +209,59 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       expect(second.version).toBe(first.version + 1);
       await storage.close();
     });
+
+    if (faults) {
+      it('answers a commit that cannot be written with Unavailable and changes nothing: records, lookups, listings, jobs, counters', async () => {
+        const storage = await open();
+        const kept = await storage.orders.insert(orderRecord('51', 'a', 1, { awb: 'JN1' }));
+        await storage.jobs.schedule({ kind: 'awb', key: '51', client_id: 'a', due_at: 10 });
+        expect(storage.health().writable).toBe(true);
+
+        faults.fail();
+        await expect(
+          storage.transaction(async (tx) => {
+            await tx.orders.insert(orderRecord('52', 'a', 2, { awb: 'JN2' }));
+            await tx.orders.update({ ...kept, status: 'cancelled', awb: 'JN9' });
+            await tx.jobs.schedule({ kind: 'awb', key: '52', client_id: 'a', due_at: 5 });
+            await tx.jobs.cancel('awb', '51');
+            await tx.counters.next('order');
+            await tx.meta.set('seed', 'lost');
+          }),
+        ).rejects.toBeInstanceOf(Unavailable);
+        expect(storage.health()).toMatchObject({ writable: false, error: expect.any(String) });
+        expect(await storage.orders.get('52')).toBeUndefined();
+        expect(await storage.orders.byAwb('JN2')).toBeUndefined();
+        expect(await storage.orders.batchExists('752')).toBe(false);
+        expect(await storage.orders.get('51')).toMatchObject({ status: 'created', awb: 'JN1', version: 1 });
+        expect((await storage.orders.byAwb('JN1'))?.order_no).toBe('51');
+        expect(await storage.orders.byAwb('JN9')).toBeUndefined();
+        expect(await storage.orders.list('a', { limit: 10 })).toMatchObject({ total: 1, items: [{ order_no: '51' }] });
+        expect(await storage.orders.count()).toBe(1);
+        expect(await storage.jobs.nextDue()).toBe(10);
+        expect(await storage.jobs.count('a')).toBe(1);
+        expect(await storage.meta.get('seed')).toBeUndefined();
+
+        // A due job whose completion cannot be written stays due: given back, it is claimed again.
+        const [job] = await storage.jobs.claim({ until: 10, limit: 5, owner: 'w1', leaseMs: 60_000 });
+        await expect(storage.jobs.complete(job!)).rejects.toBeInstanceOf(Unavailable);
+        await storage.jobs.release(job!);
+
+        faults.heal();
+        expect((await storage.jobs.claim({ until: 10, limit: 5, owner: 'w1', leaseMs: 60_000 })).map((j) => j.key)).toEqual(['51']);
+        expect(await storage.counters.next('order')).toBe(1);
+        await storage.orders.insert(orderRecord('52', 'a', 2, { awb: 'JN2' }));
+        expect(storage.health()).toEqual({ writable: true });
+        expect((await storage.orders.byAwb('JN2'))?.order_no).toBe('52');
+        await storage.close();
+        if (reopen) {
+          const again = await reopen();
+          expect(await again.orders.count()).toBe(2);
+          expect(await again.orders.get('51')).toMatchObject({ status: 'created', version: 1 });
+          expect(await again.counters.next('order')).toBe(2);
+          await again.close();
+        }
+      });
+    }
 
     if (reopen) {
       it('keeps every committed record, job and counter across a close and reopen', async () => {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EmbeddedStorage } from '../../src/store/embedded/storage.js';
+import { FaultyFileSystem } from '../support/faulty-fs.js';
 import { orderRecord, storageContract } from './contract.js';
 
 const dirs: string[] = [];
@@ -10,15 +11,21 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 let current = '';
+let fileSystem = new FaultyFileSystem();
 const freshFile = () => {
   const dir = mkdtempSync(join(tmpdir(), 'contract-'));
   dirs.push(dir);
   current = join(dir, 'sandbox.json');
-  return EmbeddedStorage.open({ path: current, requestLogSize: 10 });
+  fileSystem = new FaultyFileSystem();
+  return EmbeddedStorage.open({ path: current, requestLogSize: 10, fileSystem });
+};
+const faults = {
+  fail: () => void (fileSystem.failing = 'ENOSPC'),
+  heal: () => void (fileSystem.failing = undefined),
 };
 
 storageContract('embedded, in memory', () => EmbeddedStorage.open({ path: ':memory:', requestLogSize: 10 }));
-storageContract('embedded, JSON data file', freshFile, () => EmbeddedStorage.open({ path: current, requestLogSize: 10 }));
+storageContract('embedded, JSON data file', freshFile, () => EmbeddedStorage.open({ path: current, requestLogSize: 10 }), faults);
 
 describe('embedded store start-up', () => {
   it('loads the pending jobs, not a job per order: 100,000 orders of which 1,000 have a job', async () => {

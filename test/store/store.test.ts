@@ -1,9 +1,10 @@
 import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { SCHEMA_VERSION } from '../../src/store/schema.js';
 import { Store } from '../../src/store/store.js';
 import { DataFileError } from '../../src/store/types.js';
+import { crash } from '../support/store.js';
 import { tempDir } from '../support/tmp.js';
 
 describe('Store', () => {
@@ -29,6 +30,7 @@ describe('Store', () => {
     store.delete('orders', '2');
     store.commit();
     // No close(): as after a crash, only the journal holds the changes.
+    crash(path());
     const reopened = await Store.open({ path: `${path()}` });
     expect(reopened.get('orders', '1')).toEqual({ v: 3 });
     expect(reopened.get('orders', '2')).toBeUndefined();
@@ -41,6 +43,7 @@ describe('Store', () => {
     store.commit();
     const wal = readdirSync(join(dir(), 'data')).find((f) => f.includes('.wal.'))!;
     appendFileSync(join(dir(), 'data', wal), '{"c":"orders","k":"2","v":{"v"');
+    crash(path());
     const reopened = await Store.open({ path: path() });
     expect(reopened.get('orders', '1')).toEqual({ v: 1 });
     expect(reopened.get('orders', '2')).toBeUndefined();
@@ -53,10 +56,12 @@ describe('Store', () => {
     store.commit();
     const wal = readdirSync(join(dir(), 'data')).find((f) => f.includes('.wal.'))!;
     appendFileSync(join(dir(), 'data', wal), '{"c":"orders","k":"torn"');
+    crash(path());
     const second = await Store.open({ path: path() });
     second.put('orders', '2', { v: 2 });
     second.commit();
     // Crash again, before any checkpoint.
+    crash(path());
     const third = await Store.open({ path: path() });
     expect(third.get('orders', '1')).toEqual({ v: 1 });
     expect(third.get('orders', '2')).toEqual({ v: 2 });
@@ -84,6 +89,17 @@ describe('Store', () => {
       store.put('orders', String(i), { i, padding: 'x'.repeat(50) });
       store.commit();
     }
+    await vi.waitFor(() => expect(existsSync(path())).toBe(true));
+    expect(Object.keys(JSON.parse(readFileSync(path(), 'utf8')).orders).length).toBeGreaterThan(0);
+    await store.close();
+  });
+
+  it('checkpoint() resolves once the data file holds everything committed before the call, even while one runs', async () => {
+    const store = await Store.open({ path: path(), checkpointBytes: 1_000 });
+    for (let i = 0; i < 40; i += 1) {
+      store.put('orders', String(i), { i, padding: 'x'.repeat(50) });
+      store.commit();
+    }
     await store.checkpoint();
     expect(Object.keys(JSON.parse(readFileSync(path(), 'utf8')).orders)).toHaveLength(40);
     await store.close();
@@ -101,6 +117,22 @@ describe('Store', () => {
     const newer = join(dir(), 'newer.json');
     writeFileSync(newer, JSON.stringify({ schema_version: SCHEMA_VERSION + 1, journal_generation: 0, orders: {} }));
     await expect(Store.open({ path: newer })).rejects.toThrow(/newer than this sandbox/);
+  });
+
+  it('removes at start the temp files of a checkpoint cut short by a crash, and keeps the data file', async () => {
+    const store = await Store.open({ path: path() });
+    store.put('orders', '1', { v: 1 });
+    store.commit();
+    await store.checkpoint();
+    await store.close();
+    const folder = join(dir(), 'data');
+    writeFileSync(join(folder, 'sandbox.json.tmp-4242'), '{"schema_version":1,"journal_generation":9,\n"orders":{');
+    writeFileSync(join(folder, `sandbox.json.tmp-${process.pid}`), '{');
+    writeFileSync(join(folder, 'sandbox.json.tmp-notes'), 'not a checkpoint');
+    const reopened = await Store.open({ path: path() });
+    expect(readdirSync(folder).filter((f) => f.includes('.tmp-'))).toEqual(['sandbox.json.tmp-notes']);
+    expect(reopened.get('orders', '1')).toEqual({ v: 1 });
+    await reopened.close();
   });
 
   it('keeps nothing on disk with :memory:', async () => {

@@ -51,5 +51,6 @@ export function runCli(args: string[], env: Record<string, string> = {}): Promis
   let stderr = '';
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+  // 'close', not 'exit': output written just before exiting may arrive after the exit event.
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
 }

@@ -5,7 +5,7 @@ import { createApp } from '../../src/app.js';
 import type { SandboxModule } from '../../src/module.js';
 import { sandboxModules } from '../../src/modules.js';
 import type { SandboxOptions } from '../../src/config/options.js';
-import { buildServices, stopServices } from '../../src/sandbox.js';
+import { buildServices, stopServices, type BuildSeams } from '../../src/sandbox.js';
 import type { Services } from '../../src/services.js';
 import type { CompiledOperation } from '../../src/spec/compile.js';
 
@@ -65,8 +65,8 @@ export const defaultTestOptions: SandboxOptions = {
 };
 
 /** Builds a sandbox app (no port) for a test. Call `close()` in afterEach. */
-export async function testSandbox(options: SandboxOptions = {}): Promise<TestSandbox> {
-  const services = await buildServices({ ...defaultTestOptions, ...options });
+export async function testSandbox(options: SandboxOptions = {}, seams: BuildSeams = {}): Promise<TestSandbox> {
+  const services = await buildServices({ ...defaultTestOptions, ...options }, seams);
   const modules = sandboxModules(services);
   const app = createApp(services, modules);
   for (const m of modules) await m.start?.();

@@ -282,8 +282,11 @@ export class EmbeddedJobs implements JobRepository {
   async complete(job: ClaimedJob): Promise<void> {
     const id = jobId(job.kind, job.key);
     const current = stored(this.access.get<Job>(JOBS, id));
-    this.indexes.jobs.claims.delete(id);
+    // The removal drops the claim once it commits (Indexes.apply); dropping it here would
+    // lose the job from the index if the commit failed. A job rescheduled or cancelled
+    // since its claim lost the claim when that change committed.
     if (current && current.version === job.version) this.access.remove(JOBS, id);
+    else this.indexes.jobs.claims.delete(id);
   }
 
   async release(job: ClaimedJob): Promise<void> {

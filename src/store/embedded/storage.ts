@@ -4,6 +4,7 @@ import type { Order } from '../../orders/types.js';
 import type { Delivery } from '../../webhooks/types.js';
 import type { ClientSettingsRepository, CounterRepository, DeliveryRepository, Job, JobRepository, MetaRepository, OrderRepository, Repositories, Storage, StorageHealth } from '../port.js';
 import { Store, type StoreOptions } from '../store.js';
+import { StoreUnavailable } from '../types.js';
 import { Indexes } from './indexes.js';
 import { DELIVERIES, JOBS, ORDERS } from './records.js';
 import { EmbeddedCounters, EmbeddedDeliveries, EmbeddedJobs, EmbeddedMeta, EmbeddedOrders, EmbeddedSettings } from './repositories.js';
@@ -43,7 +44,6 @@ export class EmbeddedStorage implements Storage {
   private readonly current = new AsyncLocalStorage<Repositories>();
   private readonly listeners: Array<(dueAt: number) => void> = [];
   private queue: Promise<unknown> = Promise.resolve();
-  private failure: { error: string; since: number } | undefined;
 
   private constructor(private readonly store: Store, requestLogSize: number) {
     this.requests = new MemoryRequestLog(requestLogSize);
@@ -86,8 +86,14 @@ export class EmbeddedStorage implements Storage {
     this.listeners.push(listener);
   }
 
+  /** The store's own health: not writable from a failed journal append until one succeeds. */
   health(): StorageHealth {
-    return this.failure ? { writable: false, error: this.failure.error } : { writable: true };
+    const store = this.store.health();
+    return {
+      writable: store.writable,
+      ...(store.writable ? {} : { error: store.code ?? 'EUNKNOWN', since: store.since }),
+      ...(store.checkpointError !== undefined ? { maintenanceError: store.checkpointError } : {}),
+    };
   }
 
   close(): Promise<void> {
@@ -108,11 +114,10 @@ export class EmbeddedStorage implements Storage {
     try {
       changes = unit.commit();
     } catch (error) {
-      const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-      this.failure = { error: String(reason), since: Date.now() };
-      throw new Unavailable(domainMessages.storeUnavailable(String(reason)));
+      // The store rolled the unit back; the indexes never saw it.
+      if (error instanceof StoreUnavailable) throw new Unavailable(domainMessages.storeUnavailable(error.code));
+      throw error;
     }
-    this.failure = undefined;
     const earliest = this.indexes.apply(changes);
     if (earliest !== undefined) for (const listener of this.listeners) listener(earliest);
     return result;

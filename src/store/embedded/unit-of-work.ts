@@ -67,7 +67,8 @@ export class UnitOfWork implements Access {
 
   /**
    * Writes every change to the store and its journal. When the journal write fails the
-   * store rolls the changes back and this throws; nothing of the unit is then applied.
+   * store rolls the changes back and this throws `StoreUnavailable`; nothing of the unit
+   * is then applied.
    */
   commit(): Change[] {
     const changes: Change[] = [];

@@ -1,0 +1,217 @@
+import { randomBytes } from 'node:crypto';
+import { closeSync, linkSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+
+/** Who holds a data file, as its lock file `<data>.lock` records it. */
+export interface LockHolder {
+  pid: number;
+  host: string;
+  /** The holder's process start time (Linux: boot id and start ticks), telling a reused pid apart; null where unknown. */
+  start: string | null;
+  /** When the lock was taken, ISO 8601. */
+  since: string;
+  /** Unique per acquisition: a take-over replaces exactly the lock it judged stale. */
+  id: string;
+}
+
+/** A second sandbox started on a data file that a live sandbox holds. */
+export class DataFileLocked extends Error {
+  override name = 'DataFileLocked';
+  constructor(
+    readonly path: string,
+    readonly holder: LockHolder,
+  ) {
+    const local = holder.host === hostname();
+    super(
+      `The data file ${path} is in use by another sandbox (pid ${holder.pid} on host ${holder.host}, since ${holder.since}). ` +
+        (local
+          ? 'Stop that sandbox first, or start this one with another --data file (or --data :memory:).'
+          : `Stop it first, or start with another --data file. If no sandbox runs on ${holder.host} any more, delete ${path}.lock.`),
+    );
+  }
+}
+
+/**
+ * The start time of a live process, or null where it cannot be read (no /proc).
+ * Field 22 of /proc/PID/stat counts clock ticks since boot; with the boot id it names
+ * one process for good, so a pid reused after a crash is not mistaken for the holder.
+ */
+export function processStart(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const ticks = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    return `${bootId()}:${ticks}`;
+  } catch {
+    return null;
+  }
+}
+
+let cachedBootId: string | undefined;
+function bootId(): string {
+  cachedBootId ??= readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  return cachedBootId;
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'; // alive, another user's
+  }
+}
+
+/**
+ * Whether the holder is certainly gone: on this host, and its pid is not alive or is
+ * alive with another start time (pid reuse). A holder on another host cannot be
+ * checked and counts as live. A holder that merely stalls stays live: no timeout.
+ */
+export function isStale(holder: LockHolder): boolean {
+  if (holder.host !== hostname()) return false;
+  if (!pidAlive(holder.pid)) return true;
+  if (holder.start === null) return false;
+  const start = processStart(holder.pid);
+  return start !== null && start !== holder.start;
+}
+
+const TAKEOVER_WAIT_MS = 20;
+const MAX_ATTEMPTS = 500; // 10 s of waiting on another starter's take-over
+
+/**
+ * An exclusive lock on a data file: the file `<data>.lock` (mode 0600), created with
+ * link(2) so it appears atomically with its whole content.
+ *
+ * A stale lock (see `isStale`) is taken over without a race: the starters that judged
+ * it stale compete for a marker `<data>.lock.takeover-<id>-<n>` created with link(2);
+ * the one that creates it checks that the lock still names the stale holder and
+ * renames its own lock over it. A marker whose creator died is passed over by trying
+ * `n + 1`, so a crash mid take-over never wedges the lock. See
+ * docs/decisions/0001-journaled-store.md.
+ *
+ * @example
+ * const lock = DataFileLock.acquire('/data/sandbox.json'); // throws DataFileLocked
+ * lock.release();
+ */
+export class DataFileLock {
+  private constructor(
+    readonly path: string,
+    readonly holder: LockHolder,
+  ) {}
+
+  /** Takes the lock of the data file at `dataPath`, or throws DataFileLocked naming the holder. Touches no file when it throws. */
+  static acquire(dataPath: string): DataFileLock {
+    const path = `${dataPath}.lock`;
+    const me: LockHolder = {
+      pid: process.pid,
+      host: hostname(),
+      start: processStart(process.pid),
+      since: new Date().toISOString(),
+      id: randomBytes(8).toString('hex'),
+    };
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
+      const current = readHolder(path);
+      if (current === undefined) {
+        if (createExclusive(path, me)) return new DataFileLock(path, me).tidied();
+        continue;
+      }
+      if (!isStale(current)) throw new DataFileLocked(dataPath, current);
+      const outcome = takeOver(path, current, me);
+      if (outcome === 'taken') return new DataFileLock(path, me).tidied();
+      if (outcome === 'busy') sleep(TAKEOVER_WAIT_MS);
+    }
+    const holder = readHolder(path);
+    if (holder) throw new DataFileLocked(dataPath, holder);
+    throw new Error(`Could not take the lock ${path}: another sandbox keeps taking it over. Try again.`);
+  }
+
+  /** Removes the lock file if it is still this process's. Safe to call twice. */
+  release(): void {
+    if (readHolder(this.path)?.id === this.holder.id) rmSync(this.path, { force: true });
+  }
+
+  /** Removes take-over markers and temporary lock files that no live starter needs any more. */
+  private tidied(): this {
+    const dir = dirname(this.path);
+    const prefix = `${basename(this.path)}.`;
+    for (const name of readdirSync(dir)) {
+      if (!name.startsWith(prefix)) continue;
+      const rest = name.slice(prefix.length);
+      const pid = Number(/^tmp-(\d+)-/.exec(rest)?.[1] ?? 0);
+      // Markers name a lock id that is gone now: useless to anyone. Temp files of live starters are theirs.
+      if (rest.startsWith('takeover-') || (pid > 0 && !pidAlive(pid))) rmSync(join(dir, name), { force: true });
+    }
+    return this;
+  }
+}
+
+/** The holder recorded in the lock file, or undefined when there is none (or it vanished meanwhile). */
+function readHolder(path: string): LockHolder | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  try {
+    return JSON.parse(text) as LockHolder;
+  } catch {
+    // Written by something else than a sandbox (link(2) never shows a half-written lock): never guess it stale.
+    return { pid: 0, host: 'unknown (the lock file is not a sandbox lock)', start: null, since: 'unknown', id: '' };
+  }
+}
+
+/** Writes `holder` to a private temporary file; the caller links or renames it into place. */
+function writeTemp(path: string, holder: LockHolder): string {
+  const tmp = `${path}.tmp-${process.pid}-${holder.id}`;
+  const fd = openSync(tmp, 'wx', 0o600);
+  try {
+    writeSync(fd, `${JSON.stringify(holder)}\n`);
+  } finally {
+    closeSync(fd);
+  }
+  return tmp;
+}
+
+/** Creates the lock with link(2): fails, returning false, when a lock exists. */
+function createExclusive(path: string, holder: LockHolder): boolean {
+  const tmp = writeTemp(path, holder);
+  try {
+    linkSync(tmp, path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}
+
+/**
+ * Replaces the stale lock `stale` with `me`. 'taken' when done; 'changed' when the lock
+ * no longer names `stale` (start over); 'busy' while a live starter takes it over.
+ * Exported for the tests of the race between two starters.
+ */
+export function takeOver(path: string, stale: LockHolder, me: LockHolder): 'taken' | 'changed' | 'busy' {
+  for (let n = 0; ; n += 1) {
+    const marker = `${path}.takeover-${stale.id}-${n}`;
+    if (!createExclusive(marker, me)) {
+      const creator = readHolder(marker);
+      if (creator !== undefined && isStale(creator)) continue; // its creator died mid take-over: pass it over
+      return 'busy';
+    }
+    // Holding the marker, no one else can replace the stale lock: check it is still there, then replace it.
+    try {
+      if (readHolder(path)?.id !== stale.id) return 'changed';
+      renameSync(writeTemp(path, me), path);
+      return 'taken';
+    } finally {
+      rmSync(marker, { force: true });
+    }
+  }
+}
+
+function sleep(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}

@@ -1,0 +1,57 @@
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { crash } from '../support/store.js';
+import { createRequest } from '../support/orders.js';
+import { testSandbox, type TestSandbox } from '../support/sandbox.js';
+import { FaultyFileSystem } from '../support/faulty-fs.js';
+import { tempDir } from '../support/tmp.js';
+
+describe('a store that cannot write (ENOSPC injected below the journal)', () => {
+  const dir = tempDir();
+  const open: TestSandbox[] = [];
+  afterEach(async () => {
+    for (const s of open.splice(0)) await s.close().catch(() => undefined);
+  });
+
+  it('answers 503 with Retry-After and the envelope, keeps nothing of the refused request, keeps due jobs due, and carries on once space is back', async () => {
+    const data = join(dir(), 'sandbox.json');
+    const fileSystem = new FaultyFileSystem();
+    const first = await testSandbox({ data }, { storeFileSystem: fileSystem });
+    const acknowledged: string[] = [];
+    const create = async () => {
+      const res = await first.call('POST', '/v1/order', { body: createRequest(3) });
+      if (res.status === 201) acknowledged.push(...(res.body.order_numbers as string[]));
+      return res;
+    };
+    const total = async (sandbox: TestSandbox) => (await sandbox.call('GET', '/__sandbox/orders?limit=1')).body.total as number;
+    expect((await create()).status).toBe(201);
+
+    fileSystem.failing = 'ENOSPC';
+    for (let i = 0; i < 3; i += 1) {
+      const refused = await create();
+      expect(refused.status).toBe(503);
+      expect(refused.headers['retry-after']).toMatch(/^\d+$/);
+      expect(refused.body).toEqual({ success: false, message: expect.stringContaining('ENOSPC'), errors: [] });
+    }
+    expect(await total(first)).toBe(3); // the refused requests' orders do not exist
+    const health = await first.call('GET', '/__sandbox/health', { token: null });
+    expect(health.status).toBe(200);
+    expect(health.body).toMatchObject({ status: 'ok', store: 'degraded', store_error: 'ENOSPC' });
+    // The AWB jobs that fall due cannot record their work: they stay due, the orders unchanged.
+    expect((await first.call('POST', '/__sandbox/clock/advance', { body: { ms: 60_000 } })).status).toBe(503);
+    expect((await first.call('GET', `/__sandbox/orders/${acknowledged[0]}`)).body).toMatchObject({ status: 'created', awb: null });
+
+    fileSystem.failing = undefined;
+    expect((await create()).status).toBe(201);
+    expect((await first.call('GET', '/__sandbox/health', { token: null })).body).toMatchObject({ store: 'ok' });
+    expect((await first.call('POST', '/__sandbox/clock/advance', { body: { ms: 0 } })).status).toBe(200);
+    expect((await first.call('GET', `/__sandbox/orders/${acknowledged[0]}`)).body.awb).toEqual(expect.any(String));
+
+    // A crash now (the process gone, nothing flushed): the restart finds exactly the acknowledged orders.
+    crash(data);
+    const second = await testSandbox({ data });
+    open.push(second);
+    expect(await total(second)).toBe(acknowledged.length);
+    for (const orderNo of acknowledged) expect((await second.call('GET', `/__sandbox/orders/${orderNo}`)).status).toBe(200);
+  });
+});

@@ -1,0 +1,152 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DataFileLock, DataFileLocked, processStart, takeOver, type LockHolder } from '../../src/store/lock.js';
+import { Store } from '../../src/store/store.js';
+import { deadPid } from '../support/store.js';
+import { tempDir } from '../support/tmp.js';
+
+/** Every file of a folder with its bytes. */
+const contents = (dir: string) => Object.fromEntries(readdirSync(dir).map((name) => [name, readFileSync(join(dir, name), 'utf8')]));
+
+describe('the data-file lock', () => {
+  const dir = tempDir();
+  const path = () => join(dir(), 'sandbox.json');
+  const lockPath = () => `${path()}.lock`;
+  const writeLock = (holder: Record<string, unknown>) =>
+    writeFileSync(lockPath(), JSON.stringify({ host: hostname(), start: null, since: '2026-01-01T00:00:00.000Z', id: 'old', ...holder }));
+
+  it('records pid, host and start time in <data>.lock, mode 0600, and removes it on close', async () => {
+    const store = await Store.open({ path: path() });
+    const holder = JSON.parse(readFileSync(lockPath(), 'utf8'));
+    expect(holder).toMatchObject({ pid: process.pid, host: hostname(), start: processStart(process.pid) });
+    expect(Date.parse(holder.since)).not.toBeNaN();
+    expect(statSync(lockPath()).mode & 0o777).toBe(0o600);
+    await store.close();
+    expect(existsSync(lockPath())).toBe(false);
+  });
+
+  it('refuses a second open of a held file at once, naming the file and the holder, and touches no file', async () => {
+    const first = await Store.open({ path: path() });
+    first.put('orders', '1', { v: 1 });
+    first.commit();
+    await first.checkpoint();
+    first.put('orders', '2', { v: 2 });
+    first.commit();
+    writeFileSync(`${path()}.tmp-${process.pid}`, 'a checkpoint of the first sandbox, being written');
+    const before = contents(dir());
+
+    const started = Date.now();
+    const second = Store.open({ path: path() });
+    await expect(second).rejects.toThrow(DataFileLocked);
+    await expect(Store.open({ path: path() })).rejects.toThrow(
+      new RegExp(`${path()} is in use by another sandbox \\(pid ${process.pid} on host ${hostname()}, since \\d{4}-`),
+    );
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(contents(dir())).toEqual(before);
+    await first.close();
+  });
+
+  it('takes over at once a lock whose holder is gone (a SIGKILL), whatever its age', async () => {
+    writeLock({ pid: deadPid(), since: new Date().toISOString() });
+    const store = await Store.open({ path: path() });
+    expect(JSON.parse(readFileSync(lockPath(), 'utf8')).pid).toBe(process.pid);
+    await store.close();
+  });
+
+  it('takes over a lock whose pid is alive but belongs to a process started at another time (pid reuse)', async () => {
+    if (processStart(process.pid) === null) return; // no /proc: pid reuse cannot be told apart here
+    writeLock({ pid: process.ppid, start: 'another-boot:1' });
+    const store = await Store.open({ path: path() });
+    expect(JSON.parse(readFileSync(lockPath(), 'utf8')).pid).toBe(process.pid);
+    await store.close();
+  });
+
+  it('keeps a live holder locked however long it has held the lock (a stalled sandbox is not stale)', async () => {
+    writeLock({ pid: process.ppid, start: processStart(process.ppid), since: '2020-01-01T00:00:00.000Z' });
+    await expect(Store.open({ path: path() })).rejects.toThrow(`pid ${process.ppid}`);
+  });
+
+  it('refuses a holder on another host, telling how to remove the lock if that sandbox is gone', async () => {
+    writeLock({ pid: deadPid(), host: 'another-host' });
+    await expect(Store.open({ path: path() })).rejects.toThrow(`If no sandbox runs on another-host any more, delete ${lockPath()}`);
+  });
+
+  it('takes no lock with :memory:', async () => {
+    const store = await Store.open({ path: ':memory:' });
+    expect(readdirSync(dir())).toEqual([]);
+    await store.close();
+  });
+
+  it('releases the lock when the start fails (a corrupt data file)', async () => {
+    writeFileSync(path(), '{"orders": {');
+    await expect(Store.open({ path: path() })).rejects.toThrow(/not valid JSON/);
+    expect(existsSync(lockPath())).toBe(false);
+  });
+
+  describe('take-over of a stale lock by two starters that both judged it stale', () => {
+    const starter = (id: string): LockHolder => ({ pid: process.pid, host: hostname(), start: processStart(process.pid), since: new Date().toISOString(), id });
+    const stale = (): LockHolder => ({ pid: deadPid(), host: hostname(), start: null, since: '2026-01-01T00:00:00.000Z', id: 'stale' });
+
+    it('lets the second one find the lock changed, leaving the first one holding it', () => {
+      const old = stale();
+      writeFileSync(lockPath(), JSON.stringify(old));
+      expect(takeOver(lockPath(), old, starter('first'))).toBe('taken');
+      expect(takeOver(lockPath(), old, starter('second'))).toBe('changed');
+      expect(JSON.parse(readFileSync(lockPath(), 'utf8')).id).toBe('first');
+    });
+
+    it('makes the second one wait while the first one holds the take-over marker', () => {
+      const old = stale();
+      writeFileSync(lockPath(), JSON.stringify(old));
+      writeFileSync(`${lockPath()}.takeover-stale-0`, JSON.stringify(starter('first')));
+      expect(takeOver(lockPath(), old, starter('second'))).toBe('busy');
+      expect(JSON.parse(readFileSync(lockPath(), 'utf8')).id).toBe('stale');
+    });
+
+    it('passes over a take-over marker whose creator died, so a crash mid take-over never wedges the lock', async () => {
+      writeLock({ pid: deadPid(), id: 'stale' });
+      writeFileSync(`${lockPath()}.takeover-stale-0`, JSON.stringify({ ...starter('dead'), pid: deadPid() }));
+      const store = await Store.open({ path: path() });
+      expect(JSON.parse(readFileSync(lockPath(), 'utf8')).pid).toBe(process.pid);
+      expect(readdirSync(dir()).filter((name) => name.includes('takeover'))).toEqual([]);
+      await store.close();
+    });
+  });
+
+  it('lets exactly one of several starters take over a stale lock at once', async () => {
+    for (let round = 0; round < 2; round += 1) {
+      for (const signal of ['go', 'done']) rmSync(`${path()}.${signal}`, { force: true });
+      writeLock({ pid: deadPid(), id: `stale-${round}` });
+      const starters = Array.from({ length: 4 }, () => {
+        const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/lock-starter.ts', path()], { stdio: ['ignore', 'pipe', 'inherit'] });
+        let out = '';
+        const ready = new Promise<void>((resolve) => child.stdout.on('data', (c: Buffer) => ((out += c.toString()), out.startsWith('ready') && resolve())));
+        // 'close', not 'exit': the last stdout chunk may arrive after the process exited.
+        const exited = new Promise<string>((resolve) => child.once('close', () => resolve(out.replace('ready', '').trim())));
+        return { ready, exited };
+      });
+      await Promise.all(starters.map((s) => s.ready));
+      writeFileSync(`${path()}.go`, '');
+      // The losers give up at once; then the winner may let go.
+      let exits = 0;
+      const losersDone = new Promise((resolve) => starters.forEach((s) => void s.exited.then(() => ++exits === starters.length - 1 && resolve(0))));
+      await Promise.race([losersDone, new Promise((r) => setTimeout(r, 5_000))]);
+      writeFileSync(`${path()}.done`, '');
+      const outcomes = await Promise.all(starters.map((s) => s.exited));
+      expect(outcomes.filter((o) => o === 'won')).toHaveLength(1);
+      expect(outcomes.filter((o) => o === 'DataFileLocked')).toHaveLength(3);
+      expect(readdirSync(dir()).filter((name) => name.includes('.lock.'))).toEqual([]); // no take-over marker or temp file left
+    }
+  }, 60_000);
+
+  it('DataFileLock.acquire and release work on their own', () => {
+    const lock = DataFileLock.acquire(path());
+    expect(() => DataFileLock.acquire(path())).toThrow(DataFileLocked);
+    lock.release();
+    DataFileLock.acquire(path()).release();
+    expect(existsSync(lockPath())).toBe(false);
+  });
+});
