@@ -1,9 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
-// `npm run test:load`: the bounded load tests, kept out of `npm test` (their files end in .load.ts).
+// `npm run test:load`: the slow suites, kept out of `npm test`: the bounded load tests (their
+// files end in .load.ts), the end-to-end suites on the real CLI (test/e2e) and the fuzzers.
 export default defineConfig({
   test: {
-    include: ['test/load/**/*.load.ts'],
+    include: ['test/load/**/*.load.ts', 'test/e2e/**/*.test.ts', 'test/fuzz/**/*.test.ts'],
     testTimeout: 180_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -136,8 +136,8 @@ describe('the data-file lock', () => {
       await Promise.race([losersDone, new Promise((r) => setTimeout(r, 5_000))]);
       writeFileSync(`${path()}.done`, '');
       const outcomes = await Promise.all(starters.map((s) => s.exited));
-      expect(outcomes.filter((o) => o === 'won')).toHaveLength(1);
-      expect(outcomes.filter((o) => o === 'DataFileLocked')).toHaveLength(3);
+      expect(outcomes.filter((o) => o === 'won'), JSON.stringify(outcomes)).toHaveLength(1);
+      expect(outcomes.filter((o) => o === 'DataFileLocked'), JSON.stringify(outcomes)).toHaveLength(3);
       expect(readdirSync(dir()).filter((name) => name.includes('.lock.'))).toEqual([]); // no take-over marker or temp file left
     }
   }, 60_000);
