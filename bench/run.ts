@@ -56,22 +56,30 @@ interface Figures {
  * Starts a server and waits for the line that says where it listens. Its output goes to
  * `log` (a file, as users run it) or is discarded; the line is found by reading the file.
  */
-async function spawnServer(name: string, command: string, args: string[], options: { env?: Record<string, string>; log?: string } = {}): Promise<{ url: string; child: ChildProcess; startupMs: number }> {
+async function spawnServer(name: string, command: string, args: string[], options: { env?: Record<string, string>; log?: string; ready?: RegExp } = {}): Promise<{ url: string; child: ChildProcess; startupMs: number }> {
   const log = options.log ?? join(TMP, `${name}-${Date.now()}.log`);
   const fd = openSync(log, 'w');
   const began = performance.now();
-  const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', fd, fd], env: { ...process.env, NODE_ENV: 'production', ...options.env } });
+  const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', fd, fd], env: { ...process.env, ...options.env } });
+  started.add(child);
   closeSync(fd);
   let exited: number | null | undefined;
   child.once('exit', (code) => (exited = code));
   for (;;) {
     const out = readFileSync(log, 'utf8');
-    const match = /(?:listening on|Prism is listening on)\s*(http:\/\/[\w.:[\]]+)/i.exec(out) ?? /(http:\/\/(?:127\.0\.0\.1|localhost):\d+)/.exec(out);
-    if (match) return { url: match[1]!.replace('localhost', '127.0.0.1'), child, startupMs: performance.now() - began };
+    const match = (options.ready ?? /listening on (http:\/\/[\w.:[\]]+)/i).exec(out);
+    if (match) return { url: /^\d+$/.test(match[1]!) ? `http://127.0.0.1:${match[1]}` : match[1]!.replace('localhost', '127.0.0.1'), child, startupMs: performance.now() - began };
     if (exited !== undefined) throw new Error(`${name} exited with ${exited}: ${out.slice(-2000)}`);
     await new Promise((r) => setTimeout(r, 5));
   }
 }
+
+/** Every server this run started: stopped on exit, also when the run fails half way. */
+const started = new Set<ChildProcess>();
+process.once('exit', () => started.forEach((child) => child.exitCode === null && child.kill('SIGKILL')));
+
+/** A port for the peers that cannot take 0 (a random high one: the run is bounded and on 127.0.0.1). */
+const freePort = (): number => 40_000 + Math.floor(Math.random() * 10_000);
 
 function memoryMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -133,31 +141,34 @@ const percentile = (values: number[], p: number): number => {
 };
 
 async function sandboxServer(data: string, log: string, loopFile: string, extra: string[] = []): Promise<Server> {
-  const started = await spawnServer('sandbox', process.execPath, ['--require', './bench/loop-monitor.cjs', 'dist/cli.js', '--port', '0', '--data', data, '--token', BENCH_TOKEN, '--awb-delay', '1s', ...extra], {
-    env: { BENCH_LOOP_FILE: loopFile },
+  const server = await spawnServer('sandbox', process.execPath, ['--require', './bench/loop-monitor.cjs', 'dist/cli.js', '--port', '0', '--data', data, '--token', BENCH_TOKEN, '--awb-delay', '1s', ...extra], {
+    env: { BENCH_LOOP_FILE: loopFile, NODE_ENV: 'production' },
     log,
   });
   // The AWB of an order whose journey has been played out: the tracking case reads a full history.
-  const created = (await (await fetch(`${started.url}/v1/order`, { method: 'POST', headers: HEADERS, body: JSON.stringify(createRequest(1)) })).json()) as { order_numbers: string[] };
-  const orderUrl = `${started.url}/__sandbox/orders/${created.order_numbers[0]}`;
+  const created = (await (await fetch(`${server.url}/v1/order`, { method: 'POST', headers: HEADERS, body: JSON.stringify(createRequest(1)) })).json()) as { order_numbers: string[] };
+  const orderUrl = `${server.url}/__sandbox/orders/${created.order_numbers[0]}`;
   const { awb } = (await (await fetch(`${orderUrl}/awb`, { method: 'POST', headers: HEADERS })).json()) as { awb: string };
   while ((await fetch(`${orderUrl}/advance`, { method: 'POST', headers: HEADERS })).status === 200);
-  return { name: 'sandbox', ...started, tracking: `/v1/order/tracking/${awb}`, create: '/v1/order' };
+  return { name: 'sandbox', ...server, tracking: `/v1/order/tracking/${awb}`, create: '/v1/order' };
 }
 
 async function peers(): Promise<Server[]> {
   const servers: Server[] = [];
-  const express = await spawnServer('express', process.execPath, [join(import.meta.dirname, 'ref-express.mjs')]);
+  const express = await spawnServer('express', process.execPath, [join(import.meta.dirname, 'ref-express.mjs')], { env: { NODE_ENV: 'production' } });
   servers.push({ name: 'express floor, same-size bodies', ...express, tracking: '/full/v1/order/tracking/JN0000000001', create: '/v1/order' });
   if (existsSync(join(BIN, 'prism'))) {
-    const prism = await spawnServer('prism', join(BIN, 'prism'), ['mock', 'spec/openapi.yaml', '--host', '127.0.0.1', '--port', '0'], { env: { SCARF_ANALYTICS: 'false' } });
+    const prism = await spawnServer('prism', join(BIN, 'prism'), ['mock', 'spec/openapi.yaml', '--host', '127.0.0.1', '--port', String(freePort())], {
+      env: { SCARF_ANALYTICS: 'false' },
+      ready: /Prism is listening on (http:\/\/[\w.:]+)/,
+    });
     servers.push({ name: 'Prism (static mock)', ...prism, tracking: '/v1/order/tracking/JN0000000001', create: '/v1/order' });
   }
   if (existsSync(join(BIN, 'json-server'))) {
     const db = join(TMP, 'json-server.json');
     writeFileSync(db, JSON.stringify({ tracking: [{ id: 'JN0000000001', ...JSON.parse(readFileSync(join(import.meta.dirname, 'tracking-body.json'), 'utf8')) }], order: [] }));
-    const port = 40_000 + Math.floor(Math.random() * 10_000);
-    const jsonServer = await spawnServer('json-server', join(BIN, 'json-server'), [db, '--port', String(port), '--host', '127.0.0.1']);
+    const port = freePort();
+    const jsonServer = await spawnServer('json-server', join(BIN, 'json-server'), [db, '--port', String(port), '--host', '127.0.0.1'], { ready: /JSON Server started on PORT :(\d+)/ });
     servers.push({ name: 'json-server 1', ...jsonServer, tracking: '/tracking/JN0000000001', create: '/order' });
   }
   return servers;
@@ -218,11 +229,11 @@ async function main(): Promise<void> {
   // 4. A data file of many orders: start-up, RSS settled, shutdown.
   const bigData = join(TMP, 'big.json');
   await prefill(bigData, BIG_ORDERS);
-  const big = await spawnServer('sandbox', process.execPath, ['dist/cli.js', '--port', '0', '--data', bigData, '--token', BENCH_TOKEN, '--log-level', 'warn']);
+  const big = await spawnServer('sandbox', process.execPath, ['dist/cli.js', '--port', '0', '--data', bigData, '--token', BENCH_TOKEN, '--log-level', 'warn'], { env: { NODE_ENV: 'production' } });
   await new Promise((r) => setTimeout(r, 5_000));
   const bigRss = memoryMb(big.child.pid!, 'VmRSS');
   const shutdownMs = await stop(big.child);
-  const emptyStart = await spawnServer('sandbox', process.execPath, ['dist/cli.js', '--port', '0', '--data', join(TMP, 'empty.json'), '--token', BENCH_TOKEN]);
+  const emptyStart = await spawnServer('sandbox', process.execPath, ['dist/cli.js', '--port', '0', '--data', join(TMP, 'empty.json'), '--token', BENCH_TOKEN], { env: { NODE_ENV: 'production' } });
   const emptyStartupMs = Math.round(emptyStart.startupMs);
   await stop(emptyStart.child);
   console.log('big data file: done');
