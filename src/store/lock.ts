@@ -137,9 +137,12 @@ export class DataFileLock {
     for (const name of readdirSync(dir)) {
       if (!name.startsWith(prefix)) continue;
       const rest = name.slice(prefix.length);
-      const pid = Number(/^tmp-(\d+)-/.exec(rest)?.[1] ?? 0);
-      // Markers name a lock id that is gone now: useless to anyone. Temp files of live starters are theirs.
-      if (rest.startsWith('takeover-') || (pid > 0 && !pidAlive(pid))) rmSync(join(dir, name), { force: true });
+      // A temp file (of a lock, or of a marker: `takeover-<id>-<n>.tmp-<pid>-<id>`) belongs to
+      // its starter while that one lives: removing it would fail the starter's link(2) with
+      // ENOENT instead of letting it find this lock. Markers name a lock id that is gone now.
+      const pid = Number(/(?:^|\.)tmp-(\d+)-/.exec(rest)?.[1] ?? 0);
+      const stale = pid > 0 ? !pidAlive(pid) : rest.startsWith('takeover-');
+      if (stale) rmSync(join(dir, name), { force: true });
     }
     return this;
   }
