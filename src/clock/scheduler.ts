@@ -23,8 +23,8 @@ export class JobInterrupted extends Error {
 
 /** How long to wait before trying again when the store cannot take writes. */
 const UNAVAILABLE_RETRY_MS = 1_000;
-/** Kinds that are quick and local: they run in order, and never wait behind a webhook attempt. */
-const WORK: readonly JobKind[] = ['awb', 'step', 'retention'];
+/** Kinds that are quick and local (every kind but webhook): they run in order, and never wait behind a webhook attempt. */
+const WORK: readonly JobKind[] = (['awb', 'step', 'retention'] satisfies Array<Exclude<JobKind, 'webhook'>>);
 /** Kinds that wait on a client's receiver: they run beside the work, within concurrency caps. */
 const WEBHOOKS: readonly JobKind[] = ['webhook'];
 /** Defaults of `webhookConcurrency`. */
@@ -59,13 +59,20 @@ class AttemptPool {
     return full;
   }
 
-  start(clientId: string, work: () => Promise<void>): void {
-    this.perClient.set(clientId, (this.perClient.get(clientId) ?? 0) + 1);
+  /** Attempts of this client in flight. */
+  of(clientId: string): number {
+    return this.perClient.get(clientId) ?? 0;
+  }
+
+  /** Runs `work` in a slot; `ended` runs once the slot is free again. */
+  start(clientId: string, work: () => Promise<void>, ended: () => void): void {
+    this.perClient.set(clientId, this.of(clientId) + 1);
     const running = work().finally(() => {
       const left = this.perClient.get(clientId)! - 1;
       if (left === 0) this.perClient.delete(clientId);
       else this.perClient.set(clientId, left);
       this.inFlight.delete(running);
+      ended();
     });
     this.inFlight.add(running);
   }
@@ -119,12 +126,18 @@ export class Scheduler {
 
   /**
    * Runs every job due now (and those they make due), each stamped with its due time
-   * (the catch-up at start), waits for the webhook attempts it started, then resolves.
+   * (the catch-up at start), then resolves; the webhook attempts it started run on in
+   * the pool (`settle()` waits for them), so no client's work waits behind a silent receiver.
    */
   runDue(): Promise<void> {
     return this.exclusive(async () => {
-      await this.drain(this.clock.now(), { stamp: 'due', settle: true });
+      await this.drain(this.clock.now(), { stamp: 'due', settle: false });
     });
+  }
+
+  /** Resolves once no webhook attempt is in flight. */
+  settle(): Promise<void> {
+    return this.pool.idle();
   }
 
   /**
@@ -185,11 +198,20 @@ export class Scheduler {
           ? await this.storage.jobs.claim({ until: next, limit: this.pool.room, owner: this.owner, leaseMs, kinds: WEBHOOKS, perClient: this.pool.caps.perClient, skipClients: this.pool.full() })
           : [];
       for (const job of attempts) {
-        this.pool.start(job.client_id, async () => {
-          const outcome = await this.run(job, how.stamp);
-          ended.push(outcome);
-          this.afterAttempt(outcome, how.settle);
-        });
+        // A claim takes up to perClient of a client's jobs, on top of those in flight: the extra wait, due.
+        if (this.pool.of(job.client_id) >= this.pool.caps.perClient) {
+          await this.storage.jobs.release(job);
+          continue;
+        }
+        let outcome: Outcome = 'done';
+        this.pool.start(
+          job.client_id,
+          async () => {
+            outcome = await this.run(job, how.stamp);
+            ended.push(outcome);
+          },
+          () => this.afterAttempt(outcome, how.settle),
+        );
       }
       if (work.length === 0 && attempts.length === 0) break;
       const outcomes = await Promise.all(work.map((job) => this.run(job, how.stamp)));
@@ -227,7 +249,8 @@ export class Scheduler {
         return 'unavailable';
       }
       this.options.onError?.(error, job.kind, job.key);
-      await this.storage.jobs.complete(job).catch(() => undefined);
+      // Done with it; if even that cannot be saved, give it back so it is not lost until a restart.
+      await this.storage.jobs.complete(job).catch(() => this.storage.jobs.release(job).catch(() => undefined));
       return 'done';
     }
   }

@@ -138,6 +138,8 @@ export interface OptionSpec<In, Out> {
 
 type Schema = { [K in keyof SandboxOptions]-?: OptionSpec<Exclude<SandboxOptions[K], undefined>, ResolvedOptions[K]> };
 
+/** The latest manual clock start: JavaScript dates end at 8.64e15 ms, and advances need room after it. */
+const LATEST_CLOCK_START = 8.64e15 - 100 * 365.25 * 86_400_000;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 const as = <T>(value: T | undefined): T => value as T;
@@ -175,7 +177,7 @@ export const OPTIONS: Schema = {
     help: 'a client token (repeatable; the variable is comma-separated)',
     default: [],
     repeatable: true,
-    fromText: list,
+    fromText: (text) => (list(text).length > 0 ? list(text) : fail('tokens', 'a token must be a non-empty text.')),
     resolve: (value) => (Array.isArray(value) && value.every((t) => typeof t === 'string' && t !== '') ? value : fail('tokens', 'tokens must be a list of non-empty texts.')),
   },
   webhookUrl: { flag: '--webhook-url <url>', env: 'SANDBOX_WEBHOOK_URL', help: 'default webhook URL of every client', default: undefined, resolve: optionalText('webhookUrl') },
@@ -193,7 +195,16 @@ export const OPTIONS: Schema = {
     default: DEFAULT_RETRIES,
     resolve: (value) => (typeof value === 'string' ? parseRetries(value) : undefined) ?? fail('webhookRetries', `webhookRetries "${String(value)}" is not a retry schedule: use delays such as 0,5s,30s,2m.`),
   },
-  webhookTimeout: { flag: '--webhook-timeout <duration>', env: 'SANDBOX_WEBHOOK_TIMEOUT', help: 'how long a webhook attempt may take', default: '10s', resolve: duration('webhookTimeout', '10s or 500ms') },
+  webhookTimeout: {
+    flag: '--webhook-timeout <duration>',
+    env: 'SANDBOX_WEBHOOK_TIMEOUT',
+    help: 'how long a webhook attempt may take',
+    default: '10s',
+    resolve: (value) => {
+      const ms = duration('webhookTimeout', '10s or 500ms')(value);
+      return ms <= 3_600_000 ? ms : fail('webhookTimeout', `webhookTimeout "${String(value)}" is longer than an hour, the most an attempt may take.`);
+    },
+  },
   awbDelay: {
     flag: '--awb-delay <delay>',
     env: 'SANDBOX_AWB_DELAY',
@@ -216,7 +227,10 @@ export const OPTIONS: Schema = {
     resolve: (value) => {
       if (value === undefined) return undefined;
       const start = /^\d+$/.test(String(value)) ? Number(value) : Date.parse(String(value));
-      return Number.isNaN(start) ? fail('clockStart', `clockStart "${String(value)}" is not a time: use ISO 8601 (2026-01-01T00:00:00Z) or epoch milliseconds.`) : start;
+      // Dates end at 8.64e15 ms; keep a century of room for advances.
+      return Number.isNaN(start) || start < 0 || start > LATEST_CLOCK_START
+        ? fail('clockStart', `clockStart "${String(value)}" is not a time: use ISO 8601 (2026-01-01T00:00:00Z) or epoch milliseconds up to year 275000.`)
+        : start;
     },
   },
   speed: {
@@ -224,7 +238,7 @@ export const OPTIONS: Schema = {
     env: 'SANDBOX_SPEED',
     help: 'simulated time per real time, with a real clock',
     default: 1,
-    fromText: Number,
+    fromText: (text) => (/^\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : fail('speed', `speed must be a positive decimal number, not ${text}.`)),
     resolve: (value) => (typeof value === 'number' && value > 0 && Number.isFinite(value) ? value : fail('speed', `speed must be a positive number, not ${String(value)}.`)),
   },
   seed: { flag: '--seed <seed>', env: 'SANDBOX_SEED', help: 'makes numbers, AWBs and delays reproducible', default: undefined, resolve: (value) => (value === undefined ? undefined : String(value)) },

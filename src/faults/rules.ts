@@ -1,5 +1,5 @@
 import type { Clock } from '../clock/clock.js';
-import { LimitReached } from '../domain/errors.js';
+import { LimitReached, RuleViolation } from '../domain/errors.js';
 import type { OperationInput } from '../http/handler.js';
 import { draw } from '../ids/random.js';
 import type { ClientSettings, Repositories, Storage } from '../store/port.js';
@@ -10,6 +10,8 @@ import type { FaultRule, FaultRuleInput } from './types.js';
 
 /** The most fault rules a client may have at once: each request of the client is matched against all of them. */
 export const MAX_FAULT_RULES = 100;
+/** The largest rule, as JSON: every matching request rewrites the client's rules. */
+export const MAX_FAULT_RULE_BYTES = 16_384;
 
 /**
  * The fault rules of every client, kept in its settings. Rules are tried in the order
@@ -26,6 +28,7 @@ export class FaultRules {
   async add(clientId: string, input: FaultRuleInput): Promise<FaultRule> {
     return this.change(clientId, (settings) => {
       if (settings.faults.length >= MAX_FAULT_RULES) throw new LimitReached(faultMessages.tooManyRules(MAX_FAULT_RULES));
+      if (Buffer.byteLength(JSON.stringify(input)) > MAX_FAULT_RULE_BYTES) throw new RuleViolation([{ field: 'body', message: faultMessages.ruleTooLarge(MAX_FAULT_RULE_BYTES) }]);
       const times = input.times ?? 1;
       const seq = settings.fault_seq + 1;
       const rule: FaultRule = {

@@ -21,9 +21,11 @@ export const JOURNAL_BODY_BYTES = 16_384;
 function keptBody(input: ServedRequest['input']): Pick<JournalEntry, 'body' | 'body_truncated'> {
   const body = input.body ?? null;
   if (body === null) return { body };
-  // The size the client sent tells without serializing; a chunked body has none.
+  // The size the client sent tells without serializing; a chunked body has none, and a
+  // compressed one (gzip inflates to up to --body-limit) says nothing of the parsed size.
+  const encoding = input.headers['content-encoding'];
   const declared = Number(input.headers['content-length']);
-  if (Number.isFinite(declared) && declared <= JOURNAL_BODY_BYTES) return { body };
+  if ((encoding === undefined || encoding === 'identity') && Number.isFinite(declared) && declared <= JOURNAL_BODY_BYTES) return { body };
   const text = JSON.stringify(body);
   const bytes = Buffer.byteLength(text);
   if (bytes <= JOURNAL_BODY_BYTES) return { body };
@@ -57,7 +59,12 @@ export function journalRecorder(journal: RequestLogRepository, strict: boolean, 
   return (served) => {
     const client = served.input.client;
     if (!client) return;
-    void journal.append(client.id, entryOf(served)).catch((err: unknown) => logger.error({ err }, 'request journal failed'));
+    // Runs on the connection's close: whatever goes wrong here must not escape as an uncaught exception.
+    try {
+      void journal.append(client.id, entryOf(served)).catch((err: unknown) => logger.error({ err }, 'request journal failed'));
+    } catch (err) {
+      logger.error({ err }, 'request journal failed');
+    }
     if (!strict) return;
     for (const { field, message } of served.violations) {
       logger.warn({ client: client.id, op: served.input.operation.operationId, field }, `spec violation in ${served.method} ${served.input.path}: ${field} ${message}`);

@@ -55,6 +55,12 @@ describe('POST /__sandbox/faults', () => {
     expect((await sandbox.call('POST', '/__sandbox/faults', { token: null, body: { action: fail400 } })).status).toBe(401);
   });
 
+  it('refuses a rule larger than 16 KiB, naming the body', async () => {
+    const res = await sandbox.call('POST', '/__sandbox/faults', { body: { action: { ...fail400, body: { pad: 'x'.repeat(20_000) } } } });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ field: 'body', message: expect.stringContaining('16384 bytes') }]);
+  });
+
   it('refuses a client its 101st rule with a 400 saying how to make room, and takes one again once a rule is deleted', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 100; i += 1) {
