@@ -802,6 +802,20 @@ export interface components {
         };
     };
     responses: {
+        /**
+         * @description The sandbox cannot save changes right now (a full disk, a read-only file system):
+         *     nothing of the request was saved. Retry after `Retry-After` seconds; health shows
+         *     `"store": "degraded"` meanwhile.
+         */
+        ServiceUnavailable: {
+            headers: {
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description The request is not valid; `errors` names each field at fault. */
         BadRequest: {
             headers: {
@@ -880,6 +894,13 @@ export interface operations {
                         store: "ok" | "degraded";
                         /** @description Why the store is degraded (an errno code such as ENOSPC). */
                         store_error?: string;
+                        /**
+                         * Format: date-time
+                         * @description When the store started failing to save changes (wall clock).
+                         */
+                        store_degraded_since?: string;
+                        /** @description Set while the store saves changes but cannot tidy up behind them (the embedded store's checkpoint of its data file failing: every change is in the journal, the data file lags and the journal grows). */
+                        store_maintenance_error?: string;
                     };
                 };
             };
@@ -1076,6 +1097,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     advanceOrder: {
@@ -1110,6 +1132,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getClock: {
@@ -1162,6 +1185,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     resetClient: {
@@ -1189,6 +1213,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getWebhook: {
@@ -1247,6 +1272,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWebhookDeliveries: {
@@ -1336,6 +1362,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     testWebhook: {
@@ -1359,6 +1386,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listFaultRules: {
@@ -1409,6 +1437,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteFaultRules: {
@@ -1431,6 +1460,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteFaultRule: {
@@ -1456,6 +1486,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listRequests: {

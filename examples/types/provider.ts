@@ -795,6 +795,21 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /**
+         * @description Service Unavailable (sandbox extension: the provider documents no 503). The sandbox
+         *     cannot save changes right now (a full disk, a read-only file system): nothing of
+         *     the request was saved. Retry after `Retry-After` seconds; `GET /__sandbox/health`
+         *     shows `"store": "degraded"` meanwhile.
+         */
+        ServiceUnavailable: {
+            headers: {
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
     };
     parameters: {
         /** @description Sandbox only. The tracking scenario for the orders of this request; an unknown name is a 400 listing the valid names. */
@@ -894,6 +909,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     trackOrder: {
@@ -964,6 +980,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getOrderDetail: {
