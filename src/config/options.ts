@@ -177,7 +177,10 @@ export const OPTIONS: Schema = {
     help: 'a client token (repeatable; the variable is comma-separated)',
     default: [],
     repeatable: true,
-    fromText: (text) => (list(text).length > 0 ? list(text) : fail('tokens', 'a token must be a non-empty text.')),
+    fromText: (text) => {
+      const tokens = list(text);
+      return tokens.length > 0 ? tokens : fail('tokens', 'a token must be a non-empty text.');
+    },
     resolve: (value) => (Array.isArray(value) && value.every((t) => typeof t === 'string' && t !== '') ? value : fail('tokens', 'tokens must be a list of non-empty texts.')),
   },
   webhookUrl: { flag: '--webhook-url <url>', env: 'SANDBOX_WEBHOOK_URL', help: 'default webhook URL of every client', default: undefined, resolve: optionalText('webhookUrl') },
