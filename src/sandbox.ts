@@ -19,8 +19,7 @@ import { IdFactory } from './ids/factory.js';
 import { OrdersService } from './orders/service.js';
 import type { SandboxModule } from './module.js';
 import type { Services } from './services.js';
-import { compileSpec } from './spec/compile.js';
-import { CONTROL_SPEC, loadSpec } from './spec/load.js';
+import { compiledSpecs } from './spec/specs.js';
 import { openStorage } from './store/open.js';
 import type { Storage } from './store/port.js';
 import type { StoreFileSystem } from './store/types.js';
@@ -125,12 +124,7 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   if (!fixtures.scenarios.has(options.scenario)) {
     throw new Error(`Unknown scenario "${options.scenario}": use one of ${[...fixtures.scenarios.keys()].join(', ')}.`);
   }
-  const providerDocument = loadSpec(options.providerSpec);
-  // A spec swapped in with --spec may not have this schema; then the limit is only the rule's.
-  const itemsSchema = (providerDocument.components as { schemas?: Record<string, { properties?: Record<string, { maxItems?: number }> }> } | undefined)
-    ?.schemas?.CreateOrderRequest?.properties?.items;
-  if (itemsSchema) itemsSchema.maxItems = options.maxItems;
-  const specs = { provider: compileSpec(providerDocument, 'provider'), control: compileSpec(loadSpec(CONTROL_SPEC), 'control') };
+  const specs = compiledSpecs(options.providerSpec, options.maxItems);
 
   const configured = configuredClients(options);
   checkClientConfigs(configured, { scenarios: [...fixtures.scenarios.keys()], couriers: [...fixtures.couriers.keys()] });

@@ -1,0 +1,38 @@
+import { statSync } from 'node:fs';
+import { compileSpec, type CompiledSpec } from './compile.js';
+import { CONTROL_SPEC, loadSpec } from './load.js';
+
+/** The two specs a sandbox serves, compiled. */
+export interface Specs {
+  provider: CompiledSpec;
+  control: CompiledSpec;
+}
+
+/**
+ * Compiled specs, kept per process: compiling them (YAML parse, then one Ajv validator
+ * per operation) is most of a sandbox's start-up, and a test process or a process with
+ * several sandboxes would otherwise pay it each time. Keyed by the provider spec's file
+ * (path, size, modification time) and the item limit written into it. A compiled spec is
+ * never changed after it is built, so sandboxes can share it.
+ */
+const compiled = new Map<string, Specs>();
+
+/** Applies `--max-items` to the create request's `items` (a spec swapped in with --spec may not have that schema). */
+function limitItems(document: ReturnType<typeof loadSpec>, maxItems: number): void {
+  const items = (document.components as { schemas?: Record<string, { properties?: Record<string, { maxItems?: number }> }> } | undefined)?.schemas
+    ?.CreateOrderRequest?.properties?.items;
+  if (items) items.maxItems = maxItems;
+}
+
+export function compiledSpecs(providerSpec: string, maxItems: number): Specs {
+  const file = statSync(providerSpec);
+  const key = JSON.stringify([providerSpec, file.size, file.mtimeMs, maxItems]);
+  let specs = compiled.get(key);
+  if (!specs) {
+    const document = loadSpec(providerSpec);
+    limitItems(document, maxItems);
+    specs = { provider: compileSpec(document, 'provider'), control: compileSpec(loadSpec(CONTROL_SPEC), 'control') };
+    compiled.set(key, specs);
+  }
+  return specs;
+}
