@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** A 32-bit hash of any text: stable across runs, used to derive seeded choices. */
 export function hash32(text: string): number {
-  return createHash('sha256').update(text).digest().readUInt32BE(0);
+  return hash('sha256', text, 'buffer').readUInt32BE(0);
 }
 
 /**

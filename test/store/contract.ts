@@ -64,6 +64,19 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       await storage.close();
     });
 
+    it('keeps an updated order in its place in the listing and moves its AWB lookup', async () => {
+      const storage = await open();
+      for (let i = 1; i <= 3; i += 1) await storage.orders.insert(orderRecord(`5${i}`, 'a', i * 10));
+      const middle = (await storage.orders.get('52'))!;
+      const withAwb = await storage.orders.update({ ...middle, awb: 'JN7', status: 'awb_generated' });
+      await storage.orders.update({ ...withAwb, awb: 'JN8' });
+      expect((await storage.orders.list('a', { limit: 10 })).items.map((o) => [o.order_no, o.awb ?? null])).toEqual([['53', null], ['52', 'JN8'], ['51', null]]);
+      expect(await storage.orders.byAwb('JN7')).toBeUndefined();
+      expect((await storage.orders.byAwb('JN8'))?.order_no).toBe('52');
+      expect((await storage.orders.list('a', { limit: 10, status: 'awb_generated' })).total).toBe(1);
+      await storage.close();
+    });
+
     it('lists only the client’s own orders, newest first, a page at a time, with filters', async () => {
       const storage = await open();
       for (let i = 1; i <= 5; i += 1) await storage.orders.insert(orderRecord(`5${i}`, 'a', i * 10, { status: i % 2 ? 'created' : 'delivered' }));

@@ -28,6 +28,18 @@ export class OrderIndex {
     this.byAge.add(position);
   }
 
+  /** An order changed in place: its listing positions (client, creation time, number) stay, only its lookups move. */
+  update(before: Order, after: Order): void {
+    if (before.client_id !== after.client_id || before.created_at !== after.created_at) {
+      this.remove(before);
+      this.add(after);
+      return;
+    }
+    if (before.awb !== after.awb && before.awb && this.byAwb.get(before.awb) === before.order_no) this.byAwb.delete(before.awb);
+    if (after.awb) this.byAwb.set(after.awb, after.order_no);
+    this.batches.add(after.batch_id);
+  }
+
   remove(order: Order): void {
     if (order.awb && this.byAwb.get(order.awb) === order.order_no) this.byAwb.delete(order.awb);
     const position = { rank: order.created_at, id: order.order_no };
@@ -46,6 +58,17 @@ export class DeliveryIndex {
     perClient(this.byClient, delivery.client_id, () => new SortedKeys()).add({ rank: delivery.seq, id: delivery.id });
     this.byAge.add({ rank: delivery.created_at, id: delivery.id });
     this.count(delivery, 1);
+  }
+
+  /** A delivery changed in place: it keeps its listing positions; only the status counts move. */
+  update(before: Delivery, after: Delivery): void {
+    if (before.client_id !== after.client_id || before.seq !== after.seq || before.created_at !== after.created_at) {
+      this.remove(before);
+      this.add(after);
+      return;
+    }
+    this.count(before, -1);
+    this.count(after, 1);
   }
 
   remove(delivery: Delivery): void {
@@ -119,12 +142,16 @@ export class Indexes {
   apply(changes: Change[]): number | undefined {
     let earliest: number | undefined;
     for (const { collection, key, before, after } of changes) {
+      // An update keeps a record's place in its listings: moving it would splice two arrays
+      // the size of all orders (by age) per AWB or step, work that grows with the data.
       if (collection === ORDERS) {
-        if (before) this.orders.remove(before as Order);
-        if (after) this.orders.add(after as Order);
+        if (before && after) this.orders.update(before as Order, after as Order);
+        else if (before) this.orders.remove(before as Order);
+        else if (after) this.orders.add(after as Order);
       } else if (collection === DELIVERIES) {
-        if (before) this.deliveries.remove(before as Delivery);
-        if (after) this.deliveries.add(after as Delivery);
+        if (before && after) this.deliveries.update(before as Delivery, after as Delivery);
+        else if (before) this.deliveries.remove(before as Delivery);
+        else if (after) this.deliveries.add(after as Delivery);
       } else if (collection === JOBS) {
         if (before) this.jobs.remove(before as Job);
         this.jobs.claims.delete(key);
