@@ -67,6 +67,8 @@ export interface SandboxOptions {
   rateLimit?: number;
   /** Removes orders (and their deliveries and journal entries) older than this on the sandbox clock, e.g. '30d'. Default: keep everything. */
   retention?: string;
+  /** `postgres://user:password@host:port/database`: keep everything in PostgreSQL (several replicas may share it) instead of the data file. */
+  databaseUrl?: string;
 }
 
 /** The options as the sandbox uses them: every default filled in, durations in milliseconds. */
@@ -104,6 +106,7 @@ export interface ResolvedOptions {
   rateLimit: number;
   /** ms. */
   retention: number | undefined;
+  databaseUrl: string | undefined;
 }
 
 /** A value of an option that cannot be used; the message names the option. */
@@ -298,6 +301,18 @@ export const OPTIONS: Schema = {
     help: 'remove orders older than this on the sandbox clock, e.g. 30d',
     default: undefined,
     resolve: (value) => (value === undefined ? undefined : duration('retention', '30d, 12h or 90m')(value)),
+  },
+  databaseUrl: {
+    flag: '--database-url <url>',
+    env: 'SANDBOX_DATABASE_URL',
+    help: 'postgres://user:password@host:port/database: keep everything in PostgreSQL (replicas may share it) instead of --data',
+    default: undefined,
+    resolve: (value) =>
+      value === undefined
+        ? undefined
+        : /^postgres(ql)?:\/\/\S+$/.test(String(value))
+          ? String(value)
+          : fail('databaseUrl', 'databaseUrl must be a postgres:// or postgresql:// URL, e.g. postgres://sandbox:secret@db:5432/sandbox.'),
   },
 };
 

@@ -1,11 +1,22 @@
 import type { Logger } from 'pino';
 import type { ResolvedOptions } from '../config/options.js';
 import { EmbeddedStorage } from './embedded/storage.js';
+import { PostgresStorage } from './postgres/storage.js';
 import type { Storage } from './port.js';
 import type { StoreFileSystem } from './types.js';
 
-/** Opens the storage the options name: the embedded store on `--data` (a file, or `:memory:`). */
-export function openStorage(options: Pick<ResolvedOptions, 'data' | 'fsync' | 'journalSize'>, logger: Logger, fileSystem?: StoreFileSystem): Promise<Storage> {
+/**
+ * Opens the storage the options name: PostgreSQL with `--database-url`, else the
+ * embedded store on `--data` (a file, or `:memory:`).
+ */
+export function openStorage(options: Pick<ResolvedOptions, 'data' | 'fsync' | 'journalSize' | 'databaseUrl'>, logger: Logger, fileSystem?: StoreFileSystem): Promise<Storage> {
+  if (options.databaseUrl !== undefined) {
+    return PostgresStorage.open({
+      url: options.databaseUrl,
+      requestLogSize: options.journalSize,
+      onError: (error) => logger.error({ err: error }, 'database connection failed'),
+    });
+  }
   return EmbeddedStorage.open({
     path: options.data,
     fsync: options.fsync,

@@ -1,4 +1,4 @@
-import { Conflict, RuleViolation } from '../../domain/errors.js';
+import { Conflict } from '../../domain/errors.js';
 import type { Order } from '../../orders/types.js';
 import type { Delivery, DeliveryStatus } from '../../webhooks/types.js';
 import type {
@@ -23,7 +23,8 @@ import type {
 } from '../port.js';
 import type { Indexes, JobQueue } from './indexes.js';
 import { CLIENTS, COUNTERS, DELIVERIES, JOBS, META, ORDERS, jobId, stored } from './records.js';
-import { decodeCursor, encodeCursor, type SortedKeys } from './sorted-keys.js';
+import { encodeCursor, positionOf } from '../cursor.js';
+import type { SortedKeys } from './sorted-keys.js';
 import { checkVersion, type Access } from './unit-of-work.js';
 
 /** Inserts a record that must not exist yet. */
@@ -56,8 +57,7 @@ interface Listing<T> {
 /** A page of a client's listing: records newest first after the cursor that pass `keep`; `total` counts every match. */
 function pageOf<T>(listing: Listing<T>): Page<Stored<T>> {
   const { keys, limit } = listing;
-  const from = listing.cursor === undefined ? undefined : decodeCursor(listing.cursor);
-  if (listing.cursor !== undefined && from === undefined) throw new RuleViolation([{ field: 'cursor', message: 'is not a cursor of this listing: pass the next_cursor of the previous page' }]);
+  const from = positionOf(listing.cursor);
   const items: Array<Stored<T>> = [];
   let more = false;
   for (const key of keys?.newestFirst(from) ?? []) {

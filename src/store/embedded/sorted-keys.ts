@@ -1,8 +1,4 @@
-/** A position in a listing: ordered by `rank`, then by `id`. */
-export interface Position {
-  rank: number;
-  id: string;
-}
+import type { Position } from '../cursor.js';
 
 const before = (a: Position, b: Position): boolean => a.rank < b.rank || (a.rank === b.rank && a.id < b.id);
 
@@ -55,16 +51,4 @@ export class SortedKeys {
     }
     return lo;
   }
-}
-
-/** A cursor as clients see it: opaque text. */
-export const encodeCursor = (position: Position): string => Buffer.from(`${position.rank}:${position.id}`).toString('base64url');
-
-/** The position of a cursor, or undefined when the text is not one. */
-export function decodeCursor(cursor: string): Position | undefined {
-  const text = Buffer.from(cursor, 'base64url').toString();
-  const colon = text.indexOf(':');
-  const rank = Number(text.slice(0, colon));
-  if (colon < 1 || !Number.isFinite(rank)) return undefined;
-  return { rank, id: text.slice(colon + 1) };
 }

@@ -1,0 +1,431 @@
+import { Conflict, domainMessages } from '../../domain/errors.js';
+import type { Order } from '../../orders/types.js';
+import type { JournalEntry } from '../../requests/types.js';
+import type { Delivery, DeliveryStatus } from '../../webhooks/types.js';
+import { encodeCursor, positionOf, type Position } from '../cursor.js';
+import type {
+  ClaimedJob,
+  ClaimOptions,
+  ClientSettings,
+  ClientSettingsRepository,
+  CounterRepository,
+  DeliveryQuery,
+  DeliveryRepository,
+  DueFilter,
+  Job,
+  JobKind,
+  JobRepository,
+  Meta,
+  MetaRepository,
+  OrderQuery,
+  OrderRepository,
+  Page,
+  RequestFilter,
+  RequestLogRepository,
+  Stored,
+  Unversioned,
+} from '../port.js';
+
+/** What a repository runs its statements on: the pool, or a transaction's client. */
+export interface Db {
+  query<R>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
+  /** Called when a statement scheduled a job due at `dueAt` (after commit, in a transaction). */
+  scheduled(dueAt: number): void;
+}
+
+/** A record as the port gives it: the stored JSON with its version, frozen. */
+function stored<T>(data: unknown, version: number): Stored<T> {
+  const record = { ...(data as object), version } as Stored<T>;
+  return deepFreeze(record);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  for (const child of Object.values(value as Record<string, unknown>)) deepFreeze(child);
+  return value;
+}
+
+/** The record without its version: what the `data` column holds. */
+function dataOf<T extends object>(record: T): Omit<T, 'version'> {
+  const { version: _version, ...data } = record as T & { version?: number };
+  return data;
+}
+
+/** Infinity as a bigint parameter: the largest safe integer (no time or count reaches it). */
+const finite = (n: number): number => (Number.isFinite(n) ? n : n > 0 ? Number.MAX_SAFE_INTEGER : Number.MIN_SAFE_INTEGER);
+
+const isUniqueViolation = (error: unknown): boolean => (error as { code?: string }).code === '23505';
+
+/** A page from rows fetched with one more than the limit: the extra row says there is a next page. */
+function pageOf<T>(rows: Array<{ data: unknown; version: number }>, limit: number, total: number, position: (record: Stored<T>) => Position): Page<Stored<T>> {
+  const items = rows.slice(0, limit).map((row) => stored<T>(row.data, row.version));
+  const last = items[items.length - 1];
+  return { items, next_cursor: rows.length > limit && last ? encodeCursor(position(last)) : null, total };
+}
+
+/** WHERE clauses built with numbered parameters. */
+class Where {
+  readonly clauses: string[] = [];
+  readonly values: unknown[] = [];
+
+  add(clause: (p: (value: unknown) => string) => string): this {
+    this.clauses.push(clause((value) => `$${this.values.push(value)}`));
+    return this;
+  }
+
+  get sql(): string {
+    return this.clauses.length > 0 ? `WHERE ${this.clauses.join(' AND ')}` : '';
+  }
+}
+
+export class PgOrders implements OrderRepository {
+  constructor(private readonly db: () => Db) {}
+
+  async get(orderNo: string): Promise<Stored<Order> | undefined> {
+    const { rows } = await this.db().query<{ data: Order; version: number }>('SELECT data, version FROM orders WHERE order_no = $1', [orderNo]);
+    return rows[0] && stored<Order>(rows[0].data, rows[0].version);
+  }
+
+  async byAwb(awb: string): Promise<Stored<Order> | undefined> {
+    const { rows } = await this.db().query<{ data: Order; version: number }>('SELECT data, version FROM orders WHERE awb = $1', [awb]);
+    return rows[0] && stored<Order>(rows[0].data, rows[0].version);
+  }
+
+  async batchExists(batchId: string): Promise<boolean> {
+    const { rows } = await this.db().query('SELECT 1 FROM orders WHERE batch_id = $1 LIMIT 1', [batchId]);
+    return rows.length > 0;
+  }
+
+  async insert(order: Unversioned<Order>): Promise<Stored<Order>> {
+    const data = dataOf(order as Order);
+    try {
+      await this.db().query(
+        `INSERT INTO orders (order_no, client_id, created_at, awb, batch_id, status, scenario, courier_code, order_code, version, data)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10)`,
+        [data.order_no, data.client_id, data.created_at, data.awb, data.batch_id, data.status, data.scenario, data.courier_code, data.item.order_code, data],
+      );
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new Conflict(`Order ${order.order_no} already exists.`);
+      throw error;
+    }
+    return stored<Order>(data, 1);
+  }
+
+  async update(order: Stored<Order>): Promise<Stored<Order>> {
+    const data = dataOf(order as Order);
+    let rowCount: number | null;
+    try {
+      ({ rowCount } = await this.db().query(
+        `UPDATE orders SET client_id = $2, created_at = $3, awb = $4, batch_id = $5, status = $6, scenario = $7, courier_code = $8, order_code = $9,
+           data = $10, version = version + 1
+         WHERE order_no = $1 AND version = $11`,
+        [data.order_no, data.client_id, data.created_at, data.awb, data.batch_id, data.status, data.scenario, data.courier_code, data.item.order_code, data, order.version],
+      ));
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new Conflict(`The AWB ${data.awb} belongs to another order.`);
+      throw error;
+    }
+    if (rowCount !== 1) throw new Conflict(domainMessages.staleVersion(`Order ${order.order_no}`));
+    return stored<Order>(data, order.version + 1);
+  }
+
+  async remove(order: Stored<Order>): Promise<void> {
+    const { rowCount } = await this.db().query('DELETE FROM orders WHERE order_no = $1 AND version = $2', [order.order_no, order.version]);
+    if (rowCount !== 1) throw new Conflict(domainMessages.staleVersion(`Order ${order.order_no}`));
+  }
+
+  async list(clientId: string, query: OrderQuery): Promise<Page<Stored<Order>>> {
+    const from = positionOf(query.cursor);
+    const where = new Where().add((p) => `client_id = ${p(clientId)}`);
+    if (query.status !== undefined) where.add((p) => `status = ${p(query.status)}`);
+    if (query.scenario !== undefined) where.add((p) => `scenario = ${p(query.scenario)}`);
+    if (query.courier_code !== undefined) where.add((p) => `courier_code = ${p(query.courier_code)}`);
+    if (query.search !== undefined) where.add((p) => { const s = p(query.search); return `(order_no = ${s} OR awb = ${s} OR order_code = ${s})`; });
+    const filters = { sql: where.sql, values: [...where.values] };
+    if (from) where.add((p) => `(created_at, order_no) < (${p(from.rank)}, ${p(from.id)})`);
+    const page = await this.db().query<{ data: Order; version: number }>(
+      `SELECT data, version FROM orders ${where.sql} ORDER BY created_at DESC, order_no DESC LIMIT ${query.limit + 1}`,
+      where.values,
+    );
+    const { rows } = await this.db().query<{ n: string }>(`SELECT count(*) AS n FROM orders ${filters.sql}`, filters.values);
+    return pageOf<Order>(page.rows, query.limit, Number(rows[0]!.n), (o) => ({ rank: o.created_at, id: o.order_no }));
+  }
+
+  async createdBefore(olderThan: number, limit: number): Promise<Array<Stored<Order>>> {
+    const { rows } = await this.db().query<{ data: Order; version: number }>(
+      'SELECT data, version FROM orders WHERE created_at < $1 ORDER BY created_at, order_no LIMIT $2',
+      [finite(olderThan), finite(limit)],
+    );
+    return rows.map((row) => stored<Order>(row.data, row.version));
+  }
+
+  async count(clientId?: string): Promise<number> {
+    const { rows } = clientId === undefined
+      ? await this.db().query<{ n: string }>('SELECT count(*) AS n FROM orders')
+      : await this.db().query<{ n: string }>('SELECT count(*) AS n FROM orders WHERE client_id = $1', [clientId]);
+    return Number(rows[0]!.n);
+  }
+}
+
+export class PgDeliveries implements DeliveryRepository {
+  constructor(private readonly db: () => Db) {}
+
+  async get(id: string): Promise<Stored<Delivery> | undefined> {
+    const { rows } = await this.db().query<{ data: Delivery; version: number }>('SELECT data, version FROM deliveries WHERE id = $1', [id]);
+    return rows[0] && stored<Delivery>(rows[0].data, rows[0].version);
+  }
+
+  async insert(delivery: Unversioned<Delivery>): Promise<Stored<Delivery>> {
+    const data = dataOf(delivery as Delivery);
+    try {
+      await this.db().query(
+        `INSERT INTO deliveries (id, client_id, seq, created_at, status, order_no, event, version, data) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8)`,
+        [data.id, data.client_id, data.seq, data.created_at, data.status, data.order_no, data.event, data],
+      );
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new Conflict(`Delivery ${delivery.id} already exists.`);
+      throw error;
+    }
+    return stored<Delivery>(data, 1);
+  }
+
+  async update(delivery: Stored<Delivery>): Promise<Stored<Delivery>> {
+    const data = dataOf(delivery as Delivery);
+    const { rowCount } = await this.db().query(
+      `UPDATE deliveries SET status = $2, order_no = $3, event = $4, data = $5, version = version + 1 WHERE id = $1 AND version = $6`,
+      [data.id, data.status, data.order_no, data.event, data, delivery.version],
+    );
+    if (rowCount !== 1) throw new Conflict(domainMessages.staleVersion(`Delivery ${delivery.id}`));
+    return stored<Delivery>(data, delivery.version + 1);
+  }
+
+  async remove(delivery: Stored<Delivery>): Promise<void> {
+    await this.db().query('DELETE FROM deliveries WHERE id = $1', [delivery.id]);
+  }
+
+  async list(clientId: string, query: DeliveryQuery): Promise<Page<Stored<Delivery>>> {
+    const from = positionOf(query.cursor);
+    const where = new Where().add((p) => `client_id = ${p(clientId)}`);
+    if (query.order_no !== undefined) where.add((p) => `order_no = ${p(query.order_no)}`);
+    if (query.status !== undefined) where.add((p) => `status = ${p(query.status)}`);
+    if (query.event !== undefined) where.add((p) => `event = ${p(query.event)}`);
+    const filters = { sql: where.sql, values: [...where.values] };
+    if (from) where.add((p) => `(seq, id) < (${p(from.rank)}, ${p(from.id)})`);
+    const page = await this.db().query<{ data: Delivery; version: number }>(
+      `SELECT data, version FROM deliveries ${where.sql} ORDER BY seq DESC, id DESC LIMIT ${query.limit + 1}`,
+      where.values,
+    );
+    const { rows } = await this.db().query<{ n: string }>(`SELECT count(*) AS n FROM deliveries ${filters.sql}`, filters.values);
+    return pageOf<Delivery>(page.rows, query.limit, Number(rows[0]!.n), (d) => ({ rank: d.seq, id: d.id }));
+  }
+
+  async countByStatus(clientId: string, status: DeliveryStatus): Promise<number> {
+    const { rows } = await this.db().query<{ n: string }>('SELECT count(*) AS n FROM deliveries WHERE client_id = $1 AND status = $2', [clientId, status]);
+    return Number(rows[0]!.n);
+  }
+
+  async settledBefore(olderThan: number, limit: number): Promise<Array<Stored<Delivery>>> {
+    const { rows } = await this.db().query<{ data: Delivery; version: number }>(
+      `SELECT data, version FROM deliveries WHERE created_at < $1 AND status IN ('delivered', 'failed') ORDER BY created_at, id LIMIT $2`,
+      [finite(olderThan), finite(limit)],
+    );
+    return rows.map((row) => stored<Delivery>(row.data, row.version));
+  }
+}
+
+export class PgSettings implements ClientSettingsRepository {
+  constructor(private readonly db: () => Db) {}
+
+  async get(clientId: string): Promise<Stored<ClientSettings> | undefined> {
+    const { rows } = await this.db().query<{ data: ClientSettings; version: number }>('SELECT data, version FROM client_settings WHERE client_id = $1', [clientId]);
+    return rows[0] && stored<ClientSettings>(rows[0].data, rows[0].version);
+  }
+
+  async put(settings: ClientSettings | Stored<ClientSettings>): Promise<Stored<ClientSettings>> {
+    const what = `The settings of client ${settings.client_id}`;
+    const data = dataOf(settings as ClientSettings & { version?: number });
+    if ('version' in settings) {
+      const { rowCount } = await this.db().query('UPDATE client_settings SET data = $2, version = version + 1 WHERE client_id = $1 AND version = $3', [
+        settings.client_id,
+        data,
+        settings.version,
+      ]);
+      if (rowCount !== 1) throw new Conflict(domainMessages.staleVersion(what));
+      return stored<ClientSettings>(data, settings.version + 1);
+    }
+    try {
+      await this.db().query('INSERT INTO client_settings (client_id, version, data) VALUES ($1, 1, $2)', [settings.client_id, data]);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new Conflict(`${what} already exist.`);
+      throw error;
+    }
+    return stored<ClientSettings>(data, 1);
+  }
+}
+
+export class PgCounters implements CounterRepository {
+  constructor(private readonly db: () => Db) {}
+
+  async next(name: string): Promise<number> {
+    const { rows } = await this.db().query<{ value: string }>(
+      'INSERT INTO counters (name, value) VALUES ($1, 1) ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value',
+      [name],
+    );
+    return Number(rows[0]!.value);
+  }
+}
+
+export class PgMeta implements MetaRepository {
+  constructor(private readonly db: () => Db) {}
+
+  async get<K extends keyof Meta>(key: K): Promise<Meta[K] | undefined> {
+    const { rows } = await this.db().query<{ value: Meta[K] }>('SELECT value FROM meta WHERE key = $1', [key]);
+    return rows[0]?.value;
+  }
+
+  async set<K extends keyof Meta>(key: K, value: Meta[K]): Promise<void> {
+    await this.db().query('INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, JSON.stringify(value)]);
+  }
+}
+
+interface JobRow {
+  kind: JobKind;
+  key: string;
+  client_id: string;
+  due_at: string;
+  version: number;
+  claimed_by: string | null;
+  lease_until: string | null;
+}
+
+const jobOf = (row: JobRow): Stored<Job> => Object.freeze({ kind: row.kind, key: row.key, client_id: row.client_id, due_at: Number(row.due_at), version: row.version });
+
+/**
+ * Jobs as rows, claimed with leases: a claim takes due rows with `FOR UPDATE SKIP
+ * LOCKED`, so replicas claiming at once never take the same job, and writes the
+ * claimant and its lease; a job whose lease ran out (its replica died) is claimable
+ * again. Scheduling a job (again) drops its claim and raises its version, so the old
+ * claimant's completion does not remove it.
+ */
+export class PgJobs implements JobRepository {
+  constructor(private readonly db: () => Db) {}
+
+  async schedule(job: Job): Promise<void> {
+    await this.db().query(
+      `INSERT INTO jobs (kind, key, client_id, due_at, version) VALUES ($1, $2, $3, $4, 1)
+       ON CONFLICT (kind, key) DO UPDATE SET client_id = excluded.client_id, due_at = excluded.due_at, version = jobs.version + 1, claimed_by = NULL, lease_until = NULL`,
+      [job.kind, job.key, job.client_id, job.due_at],
+    );
+    this.db().scheduled(job.due_at);
+  }
+
+  async cancel(kind: JobKind, key: string): Promise<void> {
+    await this.db().query('DELETE FROM jobs WHERE kind = $1 AND key = $2', [kind, key]);
+  }
+
+  async get(kind: JobKind, key: string): Promise<Stored<Job> | undefined> {
+    const { rows } = await this.db().query<JobRow>('SELECT * FROM jobs WHERE kind = $1 AND key = $2', [kind, key]);
+    return rows[0] && jobOf(rows[0]);
+  }
+
+  async claim({ until, limit, owner, leaseMs, kinds, perClient, skipClients }: ClaimOptions): Promise<ClaimedJob[]> {
+    const now = Date.now();
+    const where = new Where()
+      .add((p) => `due_at <= ${p(finite(until))}`)
+      .add((p) => `(claimed_by IS NULL OR lease_until < ${p(now)})`);
+    if (kinds !== undefined) where.add((p) => `kind = ANY(${p([...kinds])})`);
+    if (skipClients !== undefined && skipClients.size > 0) where.add((p) => `NOT (client_id = ANY(${p([...skipClients])}))`);
+    const leaseUntil = now + leaseMs;
+    const ownerAt = where.values.push(owner);
+    const leaseAt = where.values.push(leaseUntil);
+    // With a share per client, each client with due jobs offers its earliest `perClient`
+    // (a lateral query per client), so one client's backlog cannot fill the claim.
+    const candidates =
+      perClient === undefined || !Number.isFinite(perClient)
+        ? `SELECT kind, key FROM jobs ${where.sql} ORDER BY due_at LIMIT ${limit} FOR UPDATE SKIP LOCKED`
+        : `SELECT c.kind, c.key FROM (SELECT DISTINCT client_id FROM jobs ${where.sql}) AS due_clients,
+             LATERAL (SELECT kind, key, due_at FROM jobs ${where.sql} AND client_id = due_clients.client_id
+                      ORDER BY due_at LIMIT ${Math.max(0, Math.floor(perClient))} FOR UPDATE SKIP LOCKED) AS c
+           ORDER BY c.due_at LIMIT ${limit}`;
+    const { rows } = await this.db().query<JobRow>(
+      `WITH chosen AS (${candidates})
+       UPDATE jobs SET claimed_by = $${ownerAt}, lease_until = $${leaseAt}
+       FROM chosen WHERE jobs.kind = chosen.kind AND jobs.key = chosen.key
+       RETURNING jobs.*`,
+      where.values,
+    );
+    return rows
+      .map((row) => ({ ...jobOf(row), claimed_by: owner, lease_until: leaseUntil }))
+      .sort((a, b) => a.due_at - b.due_at);
+  }
+
+  async complete(job: ClaimedJob): Promise<void> {
+    await this.db().query('DELETE FROM jobs WHERE kind = $1 AND key = $2 AND version = $3', [job.kind, job.key, job.version]);
+  }
+
+  async release(job: ClaimedJob): Promise<void> {
+    await this.db().query('UPDATE jobs SET claimed_by = NULL, lease_until = NULL WHERE kind = $1 AND key = $2 AND claimed_by = $3', [job.kind, job.key, job.claimed_by]);
+  }
+
+  async nextDue({ clientId, kinds, skipClients }: DueFilter = {}): Promise<number | undefined> {
+    const where = new Where().add((p) => `(claimed_by IS NULL OR lease_until < ${p(Date.now())})`);
+    if (clientId !== undefined) where.add((p) => `client_id = ${p(clientId)}`);
+    if (kinds !== undefined) where.add((p) => `kind = ANY(${p([...kinds])})`);
+    if (skipClients !== undefined && skipClients.size > 0) where.add((p) => `NOT (client_id = ANY(${p([...skipClients])}))`);
+    const { rows } = await this.db().query<{ at: string | null }>(`SELECT min(due_at) AS at FROM jobs ${where.sql}`, where.values);
+    return rows[0]?.at === null || rows[0] === undefined ? undefined : Number(rows[0].at);
+  }
+
+  async count(clientId?: string): Promise<number> {
+    const { rows } = clientId === undefined
+      ? await this.db().query<{ n: string }>('SELECT count(*) AS n FROM jobs')
+      : await this.db().query<{ n: string }>('SELECT count(*) AS n FROM jobs WHERE client_id = $1', [clientId]);
+    return Number(rows[0]!.n);
+  }
+
+  async removeByClient(clientId: string): Promise<number> {
+    const { rowCount } = await this.db().query('DELETE FROM jobs WHERE client_id = $1', [clientId]);
+    return rowCount ?? 0;
+  }
+}
+
+/** The request journal in the database: every replica's requests, bounded per client. */
+export class PgRequestLog implements RequestLogRepository {
+  constructor(
+    private readonly db: () => Db,
+    readonly size: number,
+  ) {}
+
+  async append(clientId: string, entry: JournalEntry): Promise<void> {
+    if (this.size <= 0) return;
+    await this.db().query(
+      'INSERT INTO request_log (client_id, id, at_ms, operation_id, status, entry) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING',
+      [clientId, entry.id, Date.parse(entry.at), entry.operation_id, entry.status, entry],
+    );
+    await this.db().query(
+      `DELETE FROM request_log WHERE client_id = $1 AND id <= (SELECT id FROM request_log WHERE client_id = $1 ORDER BY id DESC OFFSET $2 LIMIT 1)`,
+      [clientId, this.size],
+    );
+  }
+
+  async list(clientId: string, filter: RequestFilter): Promise<JournalEntry[]> {
+    const where = new Where().add((p) => `client_id = ${p(clientId)}`);
+    if (filter.operationId !== undefined) where.add((p) => `operation_id = ${p(filter.operationId)}`);
+    if (filter.status !== undefined) where.add((p) => `status = ${p(filter.status)}`);
+    if (filter.since !== undefined) where.add((p) => `at_ms >= ${p(filter.since)}`);
+    if (filter.until !== undefined) where.add((p) => `at_ms <= ${p(filter.until)}`);
+    const { rows } = await this.db().query<{ entry: JournalEntry }>(`SELECT entry FROM request_log ${where.sql} ORDER BY id`, where.values);
+    return rows.map((row) => row.entry);
+  }
+
+  async clear(clientId: string): Promise<number> {
+    const { rowCount } = await this.db().query('DELETE FROM request_log WHERE client_id = $1', [clientId]);
+    return rowCount ?? 0;
+  }
+
+  async prune(olderThan: number): Promise<number> {
+    const { rowCount } = await this.db().query('DELETE FROM request_log WHERE at_ms < $1', [olderThan]);
+    return rowCount ?? 0;
+  }
+}

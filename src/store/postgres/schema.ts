@@ -1,0 +1,106 @@
+import type { Pool, PoolClient } from 'pg';
+
+/**
+ * The PostgreSQL schema, as numbered migrations. Migrations only add (tables, columns,
+ * indexes), so a replica of the version before keeps running during a rolling upgrade.
+ * Identifiers compare byte-wise (`COLLATE "C"`), as the embedded store compares them.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE orders (
+     order_no text COLLATE "C" PRIMARY KEY,
+     client_id text COLLATE "C" NOT NULL,
+     created_at bigint NOT NULL,
+     awb text COLLATE "C" UNIQUE,
+     batch_id text COLLATE "C" NOT NULL,
+     status text NOT NULL,
+     scenario text NOT NULL,
+     courier_code text NOT NULL,
+     order_code text COLLATE "C" NOT NULL,
+     version integer NOT NULL,
+     data jsonb NOT NULL
+   );
+   CREATE INDEX orders_by_client ON orders (client_id, created_at DESC, order_no DESC);
+   CREATE INDEX orders_by_batch ON orders (batch_id);
+   CREATE INDEX orders_by_age ON orders (created_at, order_no);
+   CREATE TABLE deliveries (
+     id text COLLATE "C" PRIMARY KEY,
+     client_id text COLLATE "C" NOT NULL,
+     seq bigint NOT NULL,
+     created_at bigint NOT NULL,
+     status text NOT NULL,
+     order_no text COLLATE "C",
+     event text NOT NULL,
+     version integer NOT NULL,
+     data jsonb NOT NULL
+   );
+   CREATE INDEX deliveries_by_client ON deliveries (client_id, seq DESC, id DESC);
+   CREATE INDEX deliveries_by_age ON deliveries (created_at, id);
+   CREATE TABLE client_settings (client_id text COLLATE "C" PRIMARY KEY, version integer NOT NULL, data jsonb NOT NULL);
+   CREATE TABLE counters (name text COLLATE "C" PRIMARY KEY, value bigint NOT NULL);
+   CREATE TABLE meta (key text COLLATE "C" PRIMARY KEY, value jsonb NOT NULL);
+   CREATE TABLE jobs (
+     kind text NOT NULL,
+     key text COLLATE "C" NOT NULL,
+     client_id text COLLATE "C" NOT NULL,
+     due_at bigint NOT NULL,
+     version integer NOT NULL,
+     claimed_by text,
+     lease_until bigint,
+     PRIMARY KEY (kind, key)
+   );
+   CREATE INDEX jobs_by_due ON jobs (due_at);
+   CREATE INDEX jobs_by_client ON jobs (client_id, due_at);
+   CREATE TABLE request_log (
+     client_id text COLLATE "C" NOT NULL,
+     id bigint NOT NULL,
+     at_ms bigint NOT NULL,
+     operation_id text NOT NULL,
+     status integer,
+     entry jsonb NOT NULL,
+     PRIMARY KEY (client_id, id)
+   );`,
+];
+
+/** The schema version this build writes. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Any fixed number: the advisory lock that keeps two replicas from migrating at once. */
+const MIGRATION_LOCK = 0x5a4e_d80c;
+
+/** Raised when the database was migrated by a newer sandbox: this one must not start on it. */
+export class NewerSchema extends Error {}
+
+/**
+ * Brings the database to `SCHEMA_VERSION` under an advisory lock (replicas starting
+ * together migrate once), each migration in its own transaction. A database of a newer
+ * schema is refused with a message.
+ */
+export async function migrate(pool: Pool): Promise<{ from: number; to: number }> {
+  const client: PoolClient = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await client.query('CREATE TABLE IF NOT EXISTS sandbox_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+    const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM sandbox_schema');
+    const from = rows[0]?.version ?? 0;
+    if (from > SCHEMA_VERSION) {
+      throw new NewerSchema(
+        `The database has schema version ${from}, newer than this sandbox's ${SCHEMA_VERSION}: it was migrated by a newer sandbox. Start that version, or a new database.`,
+      );
+    }
+    for (let version = from + 1; version <= SCHEMA_VERSION; version += 1) {
+      await client.query('BEGIN');
+      try {
+        await client.query(MIGRATIONS[version - 1]!);
+        await client.query('INSERT INTO sandbox_schema (version) VALUES ($1)', [version]);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK');
+        throw error;
+      }
+    }
+    return { from, to: SCHEMA_VERSION };
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+    client.release();
+  }
+}

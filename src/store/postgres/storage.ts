@@ -1,0 +1,204 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import pg from 'pg';
+import { Conflict, domainMessages, Unavailable } from '../../domain/errors.js';
+import type { ClientSettingsRepository, CounterRepository, DeliveryRepository, JobRepository, MetaRepository, OrderRepository, Repositories, RequestLogRepository, Storage, StorageHealth } from '../port.js';
+import { PgCounters, PgDeliveries, PgJobs, PgMeta, PgOrders, PgRequestLog, PgSettings, type Db } from './repositories.js';
+import { migrate } from './schema.js';
+
+export interface PostgresOptions {
+  /** `postgres://user:password@host:port/database` */
+  url: string;
+  /** Most request-journal entries kept per client. */
+  requestLogSize: number;
+  /** Connections of this replica's pool. Default 10. */
+  poolSize?: number;
+  /** Told about failures no caller sees (a dropped LISTEN connection). */
+  onError?: (error: unknown) => void;
+}
+
+/** The channel replicas are told on when a job is scheduled: its due time. */
+const JOBS_CHANNEL = 'sandbox_jobs';
+/** How often a unit of work that met a conflict (another replica wrote first) is tried in all. */
+const ATTEMPTS = 4;
+
+/** Errors that mean the database cannot be reached or cannot take writes now: a 503, not a 500. */
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '53100', '53200', '53300', '08000', '08003', '08006', '25006']);
+/** Errors that a new attempt of the unit of work resolves: a deadlock, a serialization failure. */
+const RETRY_CODES = new Set(['40001', '40P01']);
+
+const codeOf = (error: unknown): string | undefined => (error as { code?: string } | undefined)?.code;
+const isUnavailable = (error: unknown): boolean =>
+  UNAVAILABLE_CODES.has(codeOf(error) ?? '') || /Connection terminated|connection timeout|Client has encountered a connection error/i.test((error as Error)?.message ?? '');
+
+interface TxContext {
+  client: pg.PoolClient;
+  repos: Repositories;
+  /** Due times of jobs the transaction scheduled: told to listeners once it commits. */
+  scheduled: number[];
+}
+
+/**
+ * The PostgreSQL adapter of the storage port: every record in the database, nothing per
+ * order in memory, so several replicas share one sandbox. A unit of work is a database
+ * transaction on one pooled connection; writes check versions (`WHERE version = $n`),
+ * so a replica that read a record before another changed it gets a Conflict, and the
+ * whole unit is tried again with fresh reads (up to four times in all) before the
+ * Conflict reaches the caller. Scheduled jobs are announced on `LISTEN/NOTIFY`, so
+ * every replica's scheduler wakes for a job that falls due earlier than it waits for.
+ */
+export class PostgresStorage implements Storage {
+  readonly orders: OrderRepository;
+  readonly deliveries: DeliveryRepository;
+  readonly settings: ClientSettingsRepository;
+  readonly counters: CounterRepository;
+  readonly meta: MetaRepository;
+  readonly jobs: JobRepository;
+  readonly requests: RequestLogRepository;
+  readonly durable = true;
+  private readonly current = new AsyncLocalStorage<TxContext>();
+  private readonly listeners: Array<(dueAt: number) => void> = [];
+  private failure: { error: string; since: number } | undefined;
+  private listener: pg.Client | undefined;
+  private closed = false;
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly options: PostgresOptions,
+  ) {
+    const db = (): Db => {
+      const tx = this.current.getStore();
+      return tx ? this.txDb(tx) : this.poolDb;
+    };
+    this.orders = new PgOrders(db);
+    this.deliveries = new PgDeliveries(db);
+    this.settings = new PgSettings(db);
+    this.counters = new PgCounters(db);
+    this.meta = new PgMeta(db);
+    this.jobs = new PgJobs(db);
+    this.requests = new PgRequestLog(db, options.requestLogSize);
+  }
+
+  /** Connects, migrates the schema (under an advisory lock) and starts listening for jobs scheduled by other replicas. */
+  static async open(options: PostgresOptions): Promise<PostgresStorage> {
+    const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
+    // An idle connection that the server drops must not crash the process: the next query reconnects.
+    pool.on('error', (error) => options.onError?.(error));
+    try {
+      await migrate(pool);
+    } catch (error) {
+      await pool.end().catch(() => undefined);
+      throw error;
+    }
+    const storage = new PostgresStorage(pool, options);
+    await storage.listen();
+    return storage;
+  }
+
+  transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
+    const joined = this.current.getStore();
+    if (joined) return fn(joined.repos);
+    return this.runUnit(fn);
+  }
+
+  onJobScheduled(listener: (dueAt: number) => void): void {
+    this.listeners.push(listener);
+  }
+
+  health(): StorageHealth {
+    return this.failure ? { writable: false, error: this.failure.error, since: this.failure.since } : { writable: true };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.listener?.end().catch(() => undefined);
+    await this.pool.end();
+  }
+
+  /** Statements outside a transaction: each on a pooled connection, committed at once. */
+  private readonly poolDb: Db = {
+    query: <R>(text: string, values?: unknown[]) => this.run(() => this.pool.query(text, values) as unknown as Promise<{ rows: R[]; rowCount: number | null }>),
+    scheduled: (dueAt) => this.announce(dueAt),
+  };
+
+  private txDb(tx: TxContext): Db {
+    return {
+      query: <R>(text: string, values?: unknown[]) => tx.client.query(text, values) as unknown as Promise<{ rows: R[]; rowCount: number | null }>,
+      scheduled: (dueAt) => void tx.scheduled.push(dueAt),
+    };
+  }
+
+  private async runUnit<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt += 1) {
+      const client = await this.run(() => this.pool.connect());
+      const context = { scheduled: [] as number[], client } as unknown as TxContext;
+      const db = (): Db => this.txDb(context);
+      context.repos = {
+        orders: new PgOrders(db),
+        deliveries: new PgDeliveries(db),
+        settings: new PgSettings(db),
+        counters: new PgCounters(db),
+        meta: new PgMeta(db),
+        jobs: new PgJobs(db),
+        requests: new PgRequestLog(db, this.options.requestLogSize),
+      };
+      let broken = false;
+      try {
+        await client.query('BEGIN');
+        const result = await this.current.run(context, () => fn(context.repos));
+        await client.query('COMMIT');
+        this.failure = undefined;
+        for (const dueAt of context.scheduled) this.announce(dueAt);
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => void (broken = true));
+        const retry = attempt < ATTEMPTS && (error instanceof Conflict || RETRY_CODES.has(codeOf(error) ?? ''));
+        if (retry) continue;
+        throw this.translate(error);
+      } finally {
+        client.release(broken);
+      }
+    }
+  }
+
+  /** Runs a database call, turning "cannot reach the database" into Unavailable (a 503 with Retry-After). */
+  private async run<R>(call: () => Promise<R>): Promise<R> {
+    try {
+      const result = await call();
+      this.failure = undefined;
+      return result;
+    } catch (error) {
+      throw this.translate(error);
+    }
+  }
+
+  private translate(error: unknown): unknown {
+    if (error instanceof Unavailable || !isUnavailable(error)) return error;
+    const code = codeOf(error) ?? 'ECONNECTION';
+    this.failure ??= { error: code, since: Date.now() };
+    return new Unavailable(domainMessages.storeUnavailable(`the database: ${code}`));
+  }
+
+  /** Tells this replica's listeners at once, and the other replicas through NOTIFY. */
+  private announce(dueAt: number): void {
+    for (const listener of this.listeners) listener(dueAt);
+    if (!this.closed) void this.pool.query('SELECT pg_notify($1, $2)', [JOBS_CHANNEL, String(dueAt)]).catch(() => undefined);
+  }
+
+  private async listen(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.options.url });
+    client.on('error', (error) => {
+      this.options.onError?.(error);
+      if (this.listener === client) this.listener = undefined;
+      // Listening again after a drop; until then the scheduler's own timer still runs.
+      if (!this.closed) setTimeout(() => void this.listen().catch(() => undefined), 1_000).unref();
+    });
+    client.on('notification', (message) => {
+      const dueAt = Number(message.payload);
+      if (Number.isFinite(dueAt)) for (const listener of this.listeners) listener(dueAt);
+    });
+    await client.connect();
+    await client.query(`LISTEN ${JOBS_CHANNEL}`);
+    this.listener = client;
+  }
+}

