@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCli, type RunningCli } from '../support/cli.js';
+import { createRequest } from '../support/orders.js';
+import { startPostgres, type TestPostgres } from '../support/postgres.js';
+import { Receiver } from '../webhooks/receiver.js';
+
+const TOKEN = 'replica-token';
+const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+
+let server: TestPostgres;
+beforeAll(async () => {
+  server = await startPostgres();
+}, 60_000);
+afterAll(() => server?.stop());
+
+/** Two CLI replicas on one database, as the compose file runs them (real clock). */
+async function twoReplicas(databaseUrl: string, receiver: Receiver): Promise<[RunningCli, RunningCli]> {
+  const args = ['--port', '0', '--database-url', databaseUrl, '--token', TOKEN, '--webhook-url', receiver.url, '--awb-delay', '200ms', '--seed', 'replicas', '--log-level', 'warn'];
+  const a = await startCli(args);
+  const b = await startCli(args);
+  return [a, b];
+}
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 30_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > end) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('two replicas on one PostgreSQL database', () => {
+  it('serve one sandbox: an order created through A is detailed, tracked, listed and cancelled through B', async () => {
+    const receiver = await Receiver.start();
+    const [a, b] = await twoReplicas(await server.freshDatabase(), receiver);
+    try {
+      const created = await fetch(`${a.url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(2)) });
+      expect(created.status).toBe(201);
+      const [first, second] = ((await created.json()) as { order_numbers: string[] }).order_numbers;
+      const detail = await until(
+        async () => (await (await fetch(`${b.url}/__sandbox/orders/${first}`, { headers })).json()) as { awb: string | null; status: string },
+        (order) => order.awb !== null,
+      );
+      expect(detail.status).toBe('awb_generated');
+      const tracking = await fetch(`${b.url}/v1/order/tracking/${detail.awb}`, { headers });
+      expect([200, 404]).toContain(tracking.status); // 404 until the pick-up scan, as the provider answers
+      const listed = (await (await fetch(`${b.url}/__sandbox/orders?limit=10`, { headers })).json()) as { orders: Array<{ order_no: string }> };
+      expect(listed.orders.map((o) => o.order_no).sort()).toEqual([first, second].sort());
+      const cancelled = await fetch(`${b.url}/v1/order/cancel`, { method: 'POST', headers, body: JSON.stringify({ order_no: second }) });
+      expect(cancelled.status).toBe(200);
+      expect(((await (await fetch(`${a.url}/__sandbox/orders/${second}`, { headers })).json()) as { status: string }).status).toBe('cancelled');
+    } finally {
+      await a.stop();
+      await b.stop();
+      await receiver.close();
+    }
+  }, 60_000);
+
+  it('give 1,000 orders created across both exactly 1,000 AWB webhooks, with 1,000 distinct ids', async () => {
+    const receiver = await Receiver.start();
+    const [a, b] = await twoReplicas(await server.freshDatabase(), receiver);
+    try {
+      const creates = Array.from({ length: 20 }, (_, i) =>
+        fetch(`${(i % 2 ? a : b).url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(50)) }).then((res) => res.status),
+      );
+      expect(new Set(await Promise.all(creates))).toEqual(new Set([201]));
+      const awbWebhooks = () => receiver.received.filter((r) => r.json.event === 'awb.generated');
+      await until(async () => awbWebhooks().length, (n) => n >= 1_000, 60_000);
+      // A little longer: a duplicate would arrive now.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const received = awbWebhooks();
+      expect(received).toHaveLength(1_000);
+      expect(new Set(received.map((r) => r.id)).size).toBe(1_000);
+      expect(new Set(received.map((r) => r.json.order_no)).size).toBe(1_000);
+    } finally {
+      await a.stop();
+      await b.stop();
+      await receiver.close();
+    }
+  }, 120_000);
+});
