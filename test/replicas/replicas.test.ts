@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCli, type RunningCli } from '../support/cli.js';
 import { createRequest } from '../support/orders.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';
+import { roundRobinProxy } from '../support/proxy.js';
 import { Receiver } from '../webhooks/receiver.js';
 
 const TOKEN = 'replica-token';
@@ -79,4 +80,36 @@ describe('two replicas on one PostgreSQL database', () => {
       await receiver.close();
     }
   }, 120_000);
+
+  it('behind a proxy that alternates between them (the layout of compose.yaml), answer a client as one sandbox', async () => {
+    const receiver = await Receiver.start();
+    const [a, b] = await twoReplicas(await server.freshDatabase(), receiver);
+    const proxy = await roundRobinProxy([a.url, b.url]);
+    try {
+      const orders: string[] = [];
+      for (let i = 0; i < 6; i += 1) {
+        const res = await fetch(`${proxy.url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(1)) });
+        expect(res.status).toBe(201);
+        orders.push(...((await res.json()) as { order_numbers: string[] }).order_numbers);
+      }
+      expect(new Set(orders).size).toBe(6);
+      for (const orderNo of orders) {
+        const detail = await until(
+          async () => (await (await fetch(`${proxy.url}/__sandbox/orders/${orderNo}`, { headers })).json()) as { awb: string | null },
+          (order) => order.awb !== null,
+        );
+        expect(detail.awb).toMatch(/^JN\d{10}$/);
+      }
+      const listed = (await (await fetch(`${proxy.url}/__sandbox/orders?limit=100`, { headers })).json()) as { orders: unknown[]; total: number };
+      expect(listed.orders).toHaveLength(6);
+      expect(proxy.served.every((n) => n > 3)).toBe(true);
+      const health = await fetch(`${proxy.url}/__sandbox/health`);
+      expect(((await health.json()) as { status: string }).status).toBe('ok');
+    } finally {
+      await proxy.close();
+      await a.stop();
+      await b.stop();
+      await receiver.close();
+    }
+  }, 60_000);
 });
