@@ -119,7 +119,9 @@ export interface BuildSeams {
  */
 export async function buildServices(input: SandboxOptions = {}, seams: BuildSeams = {}): Promise<Services> {
   const options = resolveOptions(input);
-  const logger = pino({ level: options.logLevel, base: undefined, redact: ['req.headers.authorization', '*.token', '*.secret'] });
+  // Asynchronous writes: one line per request must not cost a blocking write(2) each; lines are
+  // flushed as the previous write completes, and synchronously on exit.
+  const logger = pino({ level: options.logLevel, base: undefined, redact: ['req.headers.authorization', '*.token', '*.secret'] }, pino.destination({ dest: 1, sync: false }));
   const fixtures = loadFixtures();
   if (!fixtures.scenarios.has(options.scenario)) {
     throw new Error(`Unknown scenario "${options.scenario}": use one of ${[...fixtures.scenarios.keys()].join(', ')}.`);
