@@ -26,6 +26,7 @@ import type { Storage } from './store/port.js';
 import type { StoreFileSystem } from './store/types.js';
 import { WebhookEndpoints } from './webhooks/endpoints.js';
 import { WEBHOOK_JOB } from './webhooks/dispatcher.js';
+import { TargetGuard, type Resolve } from './webhooks/target-guard.js';
 import { Journey } from './tracking/journey.js';
 
 /** The sandbox clock as in-process users see it. */
@@ -112,6 +113,8 @@ async function migrateDueTimes(storage: Storage, journey: Journey, dispatcherJob
 export interface BuildSeams {
   /** The file operations the embedded store writes through (tests inject ENOSPC here). Default node:fs. */
   storeFileSystem?: StoreFileSystem;
+  /** How webhook hosts are resolved before the target policy checks their addresses. Default dns.lookup. */
+  webhookLookup?: Resolve;
 }
 
 /**
@@ -144,12 +147,13 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   journey.attach(scheduler);
   const orders = new OrdersService({ storage, fixtures, clock, ids, journey }, { defaultScenario: options.scenario, awbDelay: options.awbDelay, maxItems: options.maxItems });
   const endpoints = new WebhookEndpoints(storage, options);
+  const webhookTargets = new TargetGuard(options.webhookTargets, seams.webhookLookup);
   await migrateDueTimes(storage, journey, WEBHOOK_JOB, registry);
   const advanceClock = async (ms: number): Promise<void> => {
     await scheduler.advance(ms);
     await storage.meta.set('manual_clock_ms', clock.now());
   };
-  return { options, logger, storage, fixtures, clock, scheduler, events, registry, ids, orders, journey, endpoints, specs, advanceClock, startedAt: Date.now() };
+  return { options, logger, storage, fixtures, clock, scheduler, events, registry, ids, orders, journey, endpoints, webhookTargets, specs, advanceClock, startedAt: Date.now() };
 }
 
 /**

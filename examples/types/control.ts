@@ -275,6 +275,12 @@ export interface paths {
          *     `secret` the current secret is kept. It also enables an endpoint disabled by a
          *     410 Gone, and makes the client's paused deliveries due now (with a manual clock
          *     they go out at the next advance, even by 0 ms).
+         *
+         *     The URL must satisfy the sandbox's webhook target policy (`--webhook-targets`:
+         *     `any`, `public`, or an allow list of hosts and CIDRs) and carry no credentials
+         *     (`user:password@`); otherwise 400 naming `url` and the rule that refused it
+         *     (`credentials`, `scheme`, `address`, `name`, `not_listed`). Each attempt checks
+         *     the addresses the host resolves to again, before connecting.
          */
         put: operations["setWebhook"];
         post?: never;
@@ -1250,7 +1256,7 @@ export interface operations {
                 "application/json": {
                     /**
                      * Format: uri
-                     * @description Absolute http(s) URL the webhooks are POSTed to.
+                     * @description Absolute http(s) URL the webhooks are POSTed to, without credentials, admitted by the webhook target policy.
                      */
                     url: string;
                     /** @description `whsec_` followed by the base64 of 24 to 64 bytes. */
