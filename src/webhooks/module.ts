@@ -21,11 +21,11 @@ function checkClients(registry: Services['registry']): void {
  *
  * @example sandboxModules = (services) => [webhooksModule(services)]
  */
-export function webhooksModule(services: Pick<Services, 'storage' | 'scheduler' | 'clock' | 'registry' | 'logger' | 'events' | 'options' | 'ids' | 'endpoints' | 'webhookTargets'>): SandboxModule {
-  const { storage, scheduler, clock, registry, logger, events, options, ids, endpoints, webhookTargets } = services;
+export function webhooksModule(services: Pick<Services, 'storage' | 'scheduler' | 'clock' | 'registry' | 'logger' | 'events' | 'options' | 'ids' | 'endpoints' | 'webhookTargets' | 'metrics'>): SandboxModule {
+  const { storage, scheduler, clock, registry, logger, events, options, ids, endpoints, webhookTargets, metrics } = services;
   checkClients(registry);
   const { webhookRetries: retries, webhookTimeout: timeoutMs } = options;
-  const dispatcher = new WebhookDispatcher({ storage, clock, registry, endpoints, retries, timeoutMs, outboxSize: options.outboxSize, seed: ids.seed, logger, guard: webhookTargets });
+  const dispatcher = new WebhookDispatcher({ storage, clock, registry, endpoints, retries, timeoutMs, outboxSize: options.outboxSize, seed: ids.seed, logger, guard: webhookTargets, onAttempt: (attempt) => metrics.attempt(attempt) });
   dispatcher.attach(scheduler);
   events.subscribe((event, tx) => dispatcher.enqueue(event, tx));
   return {
