@@ -112,6 +112,7 @@ export function checkUrl(policy: TargetPolicy, url: string): Refusal | undefined
 
 /** Whether a URL's host is an address literal (then no lookup happens on connect: check it as it is). */
 export function literalHost(url: string): string | undefined {
+  if (!URL.canParse(url)) return undefined;
   const host = normalHost(new URL(url).hostname);
   return ipaddr.isValid(host) ? host : undefined;
 }
