@@ -19,7 +19,8 @@ FROM node:20-bookworm-slim
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=4010 \
-    SANDBOX_DATA=/data/sandbox.json
+    SANDBOX_DATA=/data/sandbox.json \
+    SANDBOX_WEBHOOK_TARGETS=public
 WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: no `prepare` build here (no compiler, no sources); dist/ comes from the build stage.

@@ -28,12 +28,14 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
   app.use(maxJsonDepth());
   for (const m of modules) m.routes?.(app);
   const admit = clientRateLimit(services.options.rateLimit);
+  const everyRequest = modules.flatMap((m) => (m.observeRequests ? [m.observeRequests] : []));
   const control = mountSpec(services.specs.control, {
     admit,
     registry: services.registry,
     interceptors: modules.flatMap((m) => m.controlInterceptors ?? []),
     handlers: { ...controlHandlers(services, resetParts), ...handlers },
     fallback: specAnswer(services.specs.control.document, services.options.seed),
+    observers: everyRequest,
     now: () => services.clock.now(),
   });
   // Every control path starts with /__sandbox/: provider requests skip its routes.
@@ -45,7 +47,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
       interceptors: modules.flatMap((m) => m.providerInterceptors ?? []),
       handlers: { ...orderHandlers(services), ...handlers },
       fallback: specAnswer(services.specs.provider.document, services.options.seed),
-      observers: modules.flatMap((m) => (m.observeProvider ? [m.observeProvider] : [])),
+      observers: [...modules.flatMap((m) => (m.observeProvider ? [m.observeProvider] : [])), ...everyRequest],
       now: () => services.clock.now(),
     }),
   );

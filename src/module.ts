@@ -17,6 +17,8 @@ export interface SandboxModule {
   controlInterceptors?: Interceptor[];
   /** Told of every provider request once its connection closes (the request journal). */
   observeProvider?: (served: ServedRequest) => void;
+  /** Told of every request of either spec once its connection closes (metrics). */
+  observeRequests?: (served: ServedRequest) => void;
   /** Removes the client's records of this module; returns how many. */
   reset?: ResetPart;
   /** Plain express routes mounted before the specs (e.g. the docs page). */

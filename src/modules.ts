@@ -1,6 +1,7 @@
 import { coverageModule } from './coverage/module.js';
 import { docsModule } from './docs/module.js';
 import { faultsModule } from './faults/module.js';
+import { metricsModule } from './metrics/module.js';
 import type { SandboxModule } from './module.js';
 import { assumedOrdersModule } from './orders/assumed-handlers.js';
 import { ratesModule } from './rates/module.js';
@@ -16,7 +17,7 @@ import { webhooksModule } from './webhooks/module.js';
  */
 export function sandboxModules(services: Services): SandboxModule[] {
   // Faults first: they wrap everything, Prefer answers included.
-  const modules: SandboxModule[] = [faultsModule(services), preferModule(services), requestsModule(services), coverageModule(services), ratesModule(services), assumedOrdersModule(services), webhooksModule(services), docsModule()];
+  const modules: SandboxModule[] = [faultsModule(services), preferModule(services), requestsModule(services), coverageModule(services), ratesModule(services), assumedOrdersModule(services), webhooksModule(services), metricsModule(services), docsModule()];
   // Last: its sweep (--retention) calls the prune hook of every module above.
   return [...modules, retentionModule(services, modules)];
 }

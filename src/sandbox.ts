@@ -13,6 +13,7 @@ import { checkClientConfigs } from './config/check.js';
 import { readConfigFile } from './config/file.js';
 import { resolveOptions, shownRetention, type ResolvedOptions, type SandboxOptions } from './config/options.js';
 import { EventBus } from './events.js';
+import { SandboxMetrics } from './metrics/metrics.js';
 import { loadFixtures } from './fixtures/load.js';
 import { hash32 } from './ids/random.js';
 import { IdFactory } from './ids/factory.js';
@@ -25,6 +26,7 @@ import type { Storage } from './store/port.js';
 import type { StoreFileSystem } from './store/types.js';
 import { WebhookEndpoints } from './webhooks/endpoints.js';
 import { WEBHOOK_JOB } from './webhooks/dispatcher.js';
+import { TargetGuard, type Resolve } from './webhooks/target-guard.js';
 import { Journey } from './tracking/journey.js';
 
 /** The sandbox clock as in-process users see it. */
@@ -111,6 +113,8 @@ async function migrateDueTimes(storage: Storage, journey: Journey, dispatcherJob
 export interface BuildSeams {
   /** The file operations the embedded store writes through (tests inject ENOSPC here). Default node:fs. */
   storeFileSystem?: StoreFileSystem;
+  /** How webhook hosts are resolved before the target policy checks their addresses. Default dns.lookup. */
+  webhookLookup?: Resolve;
 }
 
 /**
@@ -133,19 +137,25 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   const storage = await openStorage(options, logger, seams.storeFileSystem);
   const clock: Clock = options.clock === 'manual' ? new ManualClock(manualClockStart(options.clockStart, await storage.meta.get('manual_clock_ms'))) : new RealClock(options.speed);
   const events = new EventBus();
-  const scheduler = new Scheduler(storage, clock, { onError: (err, kind, key) => logger.error({ err, kind, key }, 'scheduled job failed') });
+  const metrics = new SandboxMetrics();
+  events.subscribe(async (event) => metrics.event(event));
+  const scheduler = new Scheduler(storage, clock, {
+    onError: (err, kind, key) => logger.error({ err, kind, key }, 'scheduled job failed'),
+    onLate: (kind, lateMs) => metrics.jobRan(kind, lateMs),
+  });
   const registry = new ClientRegistry(configured.length > 0 ? configured : [await defaultClient(options, storage)]);
   const ids = new IdFactory(await dataSeed(options.seed, storage));
   const journey = new Journey({ storage, fixtures, ids, clock, events });
   journey.attach(scheduler);
-  const orders = new OrdersService({ storage, fixtures, clock, ids, journey }, { defaultScenario: options.scenario, awbDelay: options.awbDelay, maxItems: options.maxItems });
+  const orders = new OrdersService({ storage, fixtures, clock, ids, journey, onCreated: (count) => metrics.ordersCreated.inc(count) }, { defaultScenario: options.scenario, awbDelay: options.awbDelay, maxItems: options.maxItems });
   const endpoints = new WebhookEndpoints(storage, options);
+  const webhookTargets = new TargetGuard(options.webhookTargets, seams.webhookLookup);
   await migrateDueTimes(storage, journey, WEBHOOK_JOB, registry);
   const advanceClock = async (ms: number): Promise<void> => {
     await scheduler.advance(ms);
     await storage.meta.set('manual_clock_ms', clock.now());
   };
-  return { options, logger, storage, fixtures, clock, scheduler, events, registry, ids, orders, journey, endpoints, specs, advanceClock, startedAt: Date.now() };
+  return { options, logger, storage, fixtures, clock, scheduler, events, registry, ids, orders, journey, endpoints, webhookTargets, metrics, specs, advanceClock, startedAt: Date.now() };
 }
 
 /**

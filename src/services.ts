@@ -9,8 +9,10 @@ import type { IdFactory } from './ids/factory.js';
 import type { OrdersService } from './orders/service.js';
 import type { CompiledSpec } from './spec/compile.js';
 import type { Storage } from './store/port.js';
+import type { SandboxMetrics } from './metrics/metrics.js';
 import type { Journey } from './tracking/journey.js';
 import type { WebhookEndpoints } from './webhooks/endpoints.js';
+import type { TargetGuard } from './webhooks/target-guard.js';
 
 /**
  * What the sandbox is composed of: `sandbox.ts` builds it, and only the composition
@@ -31,6 +33,10 @@ export interface Services {
   orders: OrdersService;
   journey: Journey;
   endpoints: WebhookEndpoints;
+  /** The webhook target policy (`--webhook-targets`): checks URLs set through the API, on setting and on connect. */
+  webhookTargets: TargetGuard;
+  /** The counters behind `GET /__sandbox/metrics`, on this sandbox's own registry. */
+  metrics: SandboxMetrics;
   specs: { provider: CompiledSpec; control: CompiledSpec };
   /** Moves a manual clock on, runs what falls due, and remembers the time in the store. */
   advanceClock(ms: number): Promise<void>;

@@ -21,6 +21,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/__sandbox/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Metrics in the Prometheus text format
+         * @description The sandbox's metrics for a Prometheus scrape (text exposition format 0.0.4):
+         *     requests and their duration by operation and status, orders created, AWBs
+         *     generated, webhook attempts by outcome, the webhook outbox, pending jobs,
+         *     scheduler lag, event-loop delay, store size. Counted per process: with several
+         *     replicas, scrape each.
+         *
+         *     Answered to anyone when no admin token is configured (no bearer token needed);
+         *     where one is, only to the admin token.
+         */
+        get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/__sandbox/openapi.json": {
         parameters: {
             query?: never;
@@ -275,6 +302,12 @@ export interface paths {
          *     `secret` the current secret is kept. It also enables an endpoint disabled by a
          *     410 Gone, and makes the client's paused deliveries due now (with a manual clock
          *     they go out at the next advance, even by 0 ms).
+         *
+         *     The URL must satisfy the sandbox's webhook target policy (`--webhook-targets`:
+         *     `any`, `public`, or an allow list of hosts and CIDRs) and carry no credentials
+         *     (`user:password@`); otherwise 400 naming `url` and the rule that refused it
+         *     (`credentials`, `scheme`, `address`, `name`, `not_listed`). Each attempt checks
+         *     the addresses the host resolves to again, before connecting.
          */
         put: operations["setWebhook"];
         post?: never;
@@ -907,6 +940,50 @@ export interface operations {
             400: components["responses"]["BadRequest"];
         };
     };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example # HELP sandbox_orders_created_total Orders created (one per item of a create request).
+                     *     # TYPE sandbox_orders_created_total counter
+                     *     sandbox_orders_created_total 3
+                     */
+                    "text/plain": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description An admin token is configured and the request carries no known token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An admin token is configured and the request's token is not an admin's. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     getProviderSpec: {
         parameters: {
             query?: never;
@@ -1250,7 +1327,7 @@ export interface operations {
                 "application/json": {
                     /**
                      * Format: uri
-                     * @description Absolute http(s) URL the webhooks are POSTed to.
+                     * @description Absolute http(s) URL the webhooks are POSTed to, without credentials, admitted by the webhook target policy.
                      */
                     url: string;
                     /** @description `whsec_` followed by the base64 of 24 to 64 bytes. */

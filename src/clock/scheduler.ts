@@ -14,6 +14,8 @@ export interface SchedulerOptions {
   /** How long a claim holds before another worker may take the job over (wall ms). */
   leaseMs?: number;
   onError?: (error: unknown, kind: string, key: string) => void;
+  /** Told how late (real ms after its due time) each job fired by the real clock's timer ran (metrics). */
+  onLate?: (kind: JobKind, lateMs: number) => void;
 }
 
 /** Thrown by a handler whose work was cut short (shutdown): the job stays due, for the next start. */
@@ -236,6 +238,7 @@ export class Scheduler {
   private async run(job: ClaimedJob, stamp: Stamp): Promise<Outcome> {
     try {
       const at = stamp === 'due' ? job.due_at : Math.max(job.due_at, this.clock.now());
+      if (stamp === 'actual') this.options.onLate?.(job.kind, (at - job.due_at) / this.clock.speed);
       await this.handlers.get(job.kind)?.(job, at);
       await this.storage.jobs.complete(job);
       return 'done';

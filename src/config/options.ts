@@ -1,6 +1,7 @@
 import { PROVIDER_SPEC } from '../spec/load.js';
 import { DEFAULT_RETRIES, parseRetries } from '../webhooks/retry.js';
 import { isSecret } from '../webhooks/secret.js';
+import { parseTargetPolicy, type TargetPolicy } from '../webhooks/targets.js';
 import type { ClientConfig } from './clients.js';
 import { formatDuration, parseDelayRange, parseDuration, type DelayRange } from './duration.js';
 
@@ -27,6 +28,13 @@ export interface SandboxOptions {
   webhookRetries?: string;
   /** How long a webhook attempt may take before it counts as failed, e.g. '10s'. Default '10s'. */
   webhookTimeout?: string;
+  /**
+   * Where webhook URLs set through the API may point: 'any' (default), 'public' (no loopback,
+   * private, link-local or other special-use address, checked again on the resolved address
+   * at connect time), or a comma-separated allow list of hosts and CIDRs, which may include
+   * 'public': 'public,hooks.partner.test,10.20.0.0/16'. URLs configured here or in the config file are trusted.
+   */
+  webhookTargets?: string;
   /** Delay from create to AWB: '0', '500ms', '3s', or a range '2s-10s'. Default '3s'. */
   awbDelay?: string;
   /** 'real' (default) or 'manual'. */
@@ -83,6 +91,7 @@ export interface ResolvedOptions {
   webhookRetries: number[];
   /** ms. */
   webhookTimeout: number;
+  webhookTargets: TargetPolicy;
   awbDelay: DelayRange;
   clock: 'real' | 'manual';
   /** Epoch ms. */
@@ -209,6 +218,19 @@ export const OPTIONS: Schema = {
     resolve: (value) => {
       const ms = duration('webhookTimeout', '10s or 500ms')(value);
       return ms <= 3_600_000 ? ms : fail('webhookTimeout', `webhookTimeout "${String(value)}" is longer than an hour, the most an attempt may take.`);
+    },
+  },
+  webhookTargets: {
+    flag: '--webhook-targets <policy>',
+    env: 'SANDBOX_WEBHOOK_TARGETS',
+    help: 'where webhook URLs set through the API may point: any, public, or a list of hosts and CIDRs (may include public)',
+    default: 'any',
+    resolve: (value) => {
+      try {
+        return parseTargetPolicy(String(value));
+      } catch (error) {
+        return fail('webhookTargets', (error as Error).message);
+      }
     },
   },
   awbDelay: {

@@ -33,6 +33,8 @@ export interface OrdersDeps {
   clock: Clock;
   ids: IdFactory;
   journey: Journey;
+  /** Told how many orders a create stored, once they are committed (metrics). */
+  onCreated?: (count: number) => void;
 }
 
 /**
@@ -56,7 +58,7 @@ export class OrdersService {
     }
     const delay = (client.awb_delay !== undefined ? parseDelayRange(client.awb_delay) : undefined) ?? this.config.awbDelay;
     const { items, courier_code, ...sender } = request;
-    return storage.transaction(async (tx) => {
+    const created = await storage.transaction(async (tx) => {
       const now = clock.now();
       const batchId = await ids.batchId(tx);
       const orderNumbers: string[] = [];
@@ -88,6 +90,8 @@ export class OrdersService {
       }
       return { batch_id: batchId, order_numbers: orderNumbers };
     });
+    this.deps.onCreated?.(created.order_numbers.length);
+    return created;
   }
 
   /** The client's order, or undefined (also for another client's order). */

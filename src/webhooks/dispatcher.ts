@@ -13,6 +13,7 @@ import { payloadOf, pingPayload } from './payload.js';
 import { nextAttemptAt, retryAfterMs } from './retry.js';
 import { wrongSecret } from './secret.js';
 import { AttemptAborted, send, type SendResult } from './send.js';
+import type { TargetGuard } from './target-guard.js';
 import type { Attempt, AttemptTrigger, ChaosMode, Delivery, WebhookEventType, WebhookPayload } from './types.js';
 
 /** The job kind of a delivery's next attempt; the key is the delivery id. */
@@ -36,6 +37,10 @@ export interface DispatcherDeps {
   logger: Logger;
   /** Wall-clock time for throttling warnings (tests pass their own). Default Date.now. */
   wallNow?: () => number;
+  /** The webhook target policy: URLs set through the API are checked on connect; configured ones are trusted. */
+  guard: TargetGuard;
+  /** Told of every attempt made, once it has an outcome (metrics). */
+  onAttempt?: (attempt: Attempt) => void;
 }
 
 type Made = Attempt & { retry_after: string | null };
@@ -232,12 +237,15 @@ export class WebhookDispatcher {
     let result: SendResult;
     try {
       const secret = chaos === 'bad_signature' ? wrongSecret(delivery.id) : endpoint.secret;
-      result = await send({ url: endpoint.url, id: delivery.id, body: delivery.body, secret, timeoutMs: this.deps.timeoutMs, shutdown: this.shutdown.signal });
+      const { agent, refusal } = this.deps.guard.route(endpoint.url, endpoint.source !== 'runtime');
+      result = await send({ url: endpoint.url, id: delivery.id, body: delivery.body, secret, timeoutMs: this.deps.timeoutMs, shutdown: this.shutdown.signal, dispatcher: agent, refusal });
     } catch (error) {
       if (error instanceof AttemptAborted) return undefined;
       throw error;
     }
-    return { n: 0, at, trigger, chaos, url: endpoint.url, ...result };
+    const made = { n: 0, at, trigger, chaos, url: endpoint.url, ...result };
+    this.deps.onAttempt?.(made);
+    return made;
   }
 
   /**

@@ -8,6 +8,7 @@ import { webhookMessages } from './messages.js';
 import { isSecret } from './secret.js';
 import type { ChaosMode, Delivery, DeliveryStatus, WebhookEventType } from './types.js';
 import type { Storage, Stored } from '../store/port.js';
+import type { TargetGuard } from './target-guard.js';
 import { deliveryView, endpointView } from './views.js';
 
 export interface WebhookHandlerDeps {
@@ -17,6 +18,8 @@ export interface WebhookHandlerDeps {
   dispatcher: WebhookDispatcher;
   retries: number[];
   timeoutMs: number;
+  /** The webhook target policy, checked on every URL set here. */
+  targets: TargetGuard;
 }
 
 const withUrl = (endpoint: Endpoint): Endpoint & { url: string } => {
@@ -25,7 +28,7 @@ const withUrl = (endpoint: Endpoint): Endpoint & { url: string } => {
 };
 
 /** The webhook part of the control API: endpoint, delivery log, redeliver, test ping. */
-export function webhookHandlers({ storage, clock, endpoints, dispatcher, retries, timeoutMs }: WebhookHandlerDeps): HandlerMap {
+export function webhookHandlers({ storage, clock, endpoints, dispatcher, retries, timeoutMs, targets }: WebhookHandlerDeps): HandlerMap {
   const ownDelivery = async (input: OperationInput): Promise<Stored<Delivery>> => {
     const delivery = await storage.deliveries.get(input.params.delivery_id!);
     if (delivery?.client_id !== clientOf(input).id) throw new NotFound();
@@ -39,6 +42,8 @@ export function webhookHandlers({ storage, clock, endpoints, dispatcher, retries
     setWebhook: async (input) => {
       const client = clientOf(input);
       const body = input.body as { url: string; secret?: string; chaos?: string[] };
+      const refusal = targets.checkUrl(body.url);
+      if (refusal) throw new RuleViolation([{ field: 'url', message: webhookMessages.targetRefused(refusal) }], webhookMessages.targetPolicy);
       if (body.secret !== undefined && !isSecret(body.secret)) throw new RuleViolation([{ field: 'secret', message: webhookMessages.secret }]);
       const endpoint = await storage.transaction(async (tx) => {
         const set = await endpoints.set(client, { url: body.url, secret: body.secret, chaos: body.chaos as ChaosMode[] | undefined }, clock.now(), tx);

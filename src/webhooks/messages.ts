@@ -1,4 +1,5 @@
 import { CHAOS_MODES } from './chaos.js';
+import type { Refusal } from './targets.js';
 
 /** Every message of the webhook control API, in one place. */
 export const webhookMessages = {
@@ -8,5 +9,7 @@ export const webhookMessages = {
   chaos: (unknown: string[]) => `unknown chaos mode ${unknown.map((m) => `"${m}"`).join(', ')}; use any of ${CHAOS_MODES.join(', ')}, comma-separated`,
   outboxFull: (size: number) =>
     `Outbox full: this client already has ${size} deliveries held for want of a webhook URL or a live endpoint (--outbox-size), so this one was not kept for later. Set the webhook URL (or enable the endpoint again), then redeliver it (POST /__sandbox/webhooks/deliveries/{id}/redeliver).`,
+  targetRefused: (refusal: Refusal) => `refused by webhook target policy (rule ${refusal.rule}): ${refusal.message}`,
+  targetPolicy: 'The webhook URL is refused by the sandbox\'s webhook target policy (--webhook-targets): use a public http(s) URL without credentials, or one the operator allows.',
   chaosHeader: 'The X-Sandbox-Webhook-Chaos header names an unknown chaos mode.',
 } as const;

@@ -21,22 +21,25 @@ function checkClients(registry: Services['registry']): void {
  *
  * @example sandboxModules = (services) => [webhooksModule(services)]
  */
-export function webhooksModule(services: Pick<Services, 'storage' | 'scheduler' | 'clock' | 'registry' | 'logger' | 'events' | 'options' | 'ids' | 'endpoints'>): SandboxModule {
-  const { storage, scheduler, clock, registry, logger, events, options, ids, endpoints } = services;
+export function webhooksModule(services: Pick<Services, 'storage' | 'scheduler' | 'clock' | 'registry' | 'logger' | 'events' | 'options' | 'ids' | 'endpoints' | 'webhookTargets' | 'metrics'>): SandboxModule {
+  const { storage, scheduler, clock, registry, logger, events, options, ids, endpoints, webhookTargets, metrics } = services;
   checkClients(registry);
   const { webhookRetries: retries, webhookTimeout: timeoutMs } = options;
-  const dispatcher = new WebhookDispatcher({ storage, clock, registry, endpoints, retries, timeoutMs, outboxSize: options.outboxSize, seed: ids.seed, logger });
+  const dispatcher = new WebhookDispatcher({ storage, clock, registry, endpoints, retries, timeoutMs, outboxSize: options.outboxSize, seed: ids.seed, logger, guard: webhookTargets, onAttempt: (attempt) => metrics.attempt(attempt) });
   dispatcher.attach(scheduler);
   events.subscribe((event, tx) => dispatcher.enqueue(event, tx));
   return {
     name: 'webhooks',
-    handlers: webhookHandlers({ storage, clock, endpoints, dispatcher, retries, timeoutMs }),
+    handlers: webhookHandlers({ storage, clock, endpoints, dispatcher, retries, timeoutMs, targets: webhookTargets }),
     providerInterceptors: [chaosHeaderCheck],
     reset: async (clientId) => (await dispatcher.removeAll(clientId)) + (await endpoints.remove(clientId)),
     prune: (olderThan) => dispatcher.prune(olderThan),
     start: async () => {
       for (const client of registry.clients) await endpoints.ensureSecret(client);
     },
-    close: () => dispatcher.close(),
+    close: async () => {
+      dispatcher.close();
+      await webhookTargets.close();
+    },
   };
 }

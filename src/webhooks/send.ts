@@ -1,4 +1,7 @@
 import { Webhook } from 'standardwebhooks';
+import { fetch, type Dispatcher, type Response } from 'undici';
+import { TargetRefused } from './target-guard.js';
+import type { Refusal } from './targets.js';
 
 export const USER_AGENT = 'shipping-sandbox-webhooks/1';
 /** How much of a response body the delivery log keeps. */
@@ -13,6 +16,10 @@ export interface SendRequest {
   timeoutMs: number;
   /** Aborted on shutdown: the attempt is then not recorded at all. */
   shutdown: AbortSignal;
+  /** The undici dispatcher to connect through (the target policy's checking Agent, see target-guard.ts). */
+  dispatcher: Dispatcher;
+  /** Set when the policy already refused the URL's address literal: nothing is sent. */
+  refusal?: Refusal;
 }
 
 /** What came of one POST. */
@@ -55,6 +62,9 @@ function describe(error: unknown, timeoutMs: number): string {
   return (error as Error).message ?? String(error);
 }
 
+/** The outcome of an attempt the target policy refused: it never connected, so no duration and no body. */
+const refused = (timestamp: number, error: TargetRefused): SendResult => ({ webhook_timestamp: timestamp, status_code: null, duration_ms: 0, error: error.message, response_body: '', retry_after: null });
+
 /**
  * POSTs a body signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`,
  * `webhook-signature`). The timestamp is real time, not sandbox time, so receivers'
@@ -63,6 +73,8 @@ function describe(error: unknown, timeoutMs: number): string {
 export async function send(request: SendRequest): Promise<SendResult> {
   const sentAt = new Date();
   const timestamp = Math.floor(sentAt.getTime() / 1000);
+  // Refused before any connection: no timing, no answer, nothing that tells what listens there.
+  if (request.refusal) return refused(timestamp, new TargetRefused(request.refusal));
   const signature = new Webhook(request.secret).sign(request.id, sentAt, request.body);
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
@@ -84,11 +96,14 @@ export async function send(request: SendRequest): Promise<SendResult> {
       },
       body: request.body,
       signal: AbortSignal.any([timeout.signal, request.shutdown]),
+      dispatcher: request.dispatcher,
     });
     const body = await excerpt(response);
     return { webhook_timestamp: timestamp, status_code: response.status, duration_ms: elapsed(), error: null, response_body: body, retry_after: response.headers.get('retry-after') };
   } catch (error) {
     if (request.shutdown.aborted) throw new AttemptAborted('shut down during the attempt');
+    const cause = (error as { cause?: unknown }).cause;
+    if (cause instanceof TargetRefused) return refused(timestamp, cause);
     return { webhook_timestamp: timestamp, status_code: null, duration_ms: elapsed(), error: describe(timeout.signal.aborted ? timeout.signal.reason : error, request.timeoutMs), response_body: '', retry_after: null };
   } finally {
     clearTimeout(timer);

@@ -20,7 +20,7 @@ describe('every secured operation is closed to unknown tokens', () => {
 
   it('has secured control operations (all but health, the specs and POD photos)', () => {
     const open = sandbox.services.specs.control.operations.filter((o) => !o.secured).map((o) => o.operationId);
-    expect(open.sort()).toEqual(['getControlSpec', 'getHealth', 'getPodPhoto', 'getProviderSpec']);
+    expect(open.sort()).toEqual(['getControlSpec', 'getHealth', 'getMetrics', 'getPodPhoto', 'getProviderSpec']);
   });
 
   it.each(BAD_AUTH)('answers 401 with WWW-Authenticate and the envelope to %s, on every secured operation', async (_, headers) => {

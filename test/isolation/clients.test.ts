@@ -106,7 +106,7 @@ const rows: Array<{ op: string; send: (w: World) => Promise<Response>; expect: (
 
 /** Operations with no per-client state: the same answer for every client (specs, scenarios, coverage, rates) or, by design, shared (the clock). */
 const SHARED = new Set([
-  'getHealth', 'getProviderSpec', 'getControlSpec', 'getPodPhoto', 'listScenarios', 'getClock', 'advanceClock',
+  'getHealth', 'getMetrics', 'getProviderSpec', 'getControlSpec', 'getPodPhoto', 'listScenarios', 'getClock', 'advanceClock',
   'getEstimationRates', 'listProvinces', 'listCities', 'listDistricts', 'searchArea', 'listCouriers', 'getShippingFee', 'streamShippingFee',
 ]);
 

@@ -1,0 +1,77 @@
+import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
+import type { LookupFunction } from 'node:net';
+import { Agent } from 'undici';
+import { checkAddress, checkUrl, literalHost, type Refusal, type TargetPolicy } from './targets.js';
+
+/** The connection was not made: the policy refused the address the host resolved to. */
+export class TargetRefused extends Error {
+  override name = 'TargetRefused';
+  readonly code = 'ERR_WEBHOOK_TARGET_REFUSED';
+  constructor(readonly refusal: Refusal) {
+    super(`refused by webhook target policy: ${refusal.message}`);
+  }
+}
+
+/** `dns.lookup` with `all: true`, as the guard calls it (tests give a resolver of their own). */
+export type Resolve = (host: string, options: LookupAllOptions, callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+
+/**
+ * A `lookup` for `net.connect` that resolves every address of the host and refuses the
+ * connection (before it is made) when the policy refuses any of them: the check is on
+ * the addresses actually connected to, so a name that resolves elsewhere later (DNS
+ * rebinding) gains nothing.
+ */
+export function checkingLookup(policy: TargetPolicy, resolve: Resolve): LookupFunction {
+  return (host, options, callback) => {
+    resolve(host, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, '', 0);
+      for (const { address } of addresses) {
+        const refusal = checkAddress(policy, address, host);
+        if (refusal) return callback(new TargetRefused(refusal), '', 0);
+      }
+      if (options.all) return (callback as unknown as (e: null, all: LookupAddress[]) => void)(null, addresses);
+      const first = addresses[0];
+      if (!first) return callback(Object.assign(new Error(`no address for ${host}`), { code: 'ENOTFOUND' }), '', 0);
+      callback(null, first.address, first.family);
+    });
+  };
+}
+
+/**
+ * The webhook target policy of one sandbox (`--webhook-targets`): checks URLs set
+ * through the API, and gives the HTTP dispatcher their attempts go through (an undici
+ * Agent whose connections are checked on the resolved addresses). URLs the operator
+ * configured are trusted (DESIGN): they go through an Agent without checks.
+ */
+export class TargetGuard {
+  private readonly checked: Agent;
+  private readonly trusted = new Agent();
+
+  constructor(
+    readonly policy: TargetPolicy,
+    resolve: Resolve = dnsLookup as unknown as Resolve,
+  ) {
+    this.checked = this.policy.kind === 'any' ? this.trusted : new Agent({ connect: { lookup: checkingLookup(this.policy, resolve) } });
+  }
+
+  /** The refusal of a URL a client sets, or undefined when it is admitted. */
+  checkUrl(url: string): Refusal | undefined {
+    return checkUrl(this.policy, url);
+  }
+
+  /**
+   * The dispatcher of one attempt, and the refusal when the URL's host is an address
+   * literal the policy refuses (sockets skip the lookup for those, so they are checked
+   * here, before anything connects).
+   */
+  route(url: string, trusted: boolean): { agent: Agent; refusal?: Refusal } {
+    if (trusted || this.policy.kind === 'any') return { agent: this.trusted };
+    const literal = literalHost(url);
+    return { agent: this.checked, refusal: literal === undefined ? undefined : checkAddress(this.policy, literal) };
+  }
+
+  /** Closes the connections kept alive. */
+  async close(): Promise<void> {
+    await Promise.all([this.trusted.destroy(), this.checked === this.trusted ? undefined : this.checked.destroy()]);
+  }
+}
