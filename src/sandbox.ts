@@ -8,7 +8,7 @@ import { sandboxModules } from './modules.js';
 import { ManualClock, RealClock, type Clock } from './clock/clock.js';
 import { Scheduler } from './clock/scheduler.js';
 import { answerClientErrors } from './http/client-error.js';
-import { ClientRegistry, type Client, type ClientConfig } from './config/clients.js';
+import { ClientRegistry, roleOf, type Client, type ClientConfig } from './config/clients.js';
 import { checkClientConfigs } from './config/check.js';
 import { readConfigFile } from './config/file.js';
 import { resolveOptions, shownRetention, type ResolvedOptions, type SandboxOptions } from './config/options.js';
@@ -138,7 +138,9 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   const clock: Clock = options.clock === 'manual' ? new ManualClock(manualClockStart(options.clockStart, await storage.meta.get('manual_clock_ms'))) : new RealClock(options.speed);
   const events = new EventBus();
   const scheduler = new Scheduler(storage, clock, { onError: (err, kind, key) => logger.error({ err, kind, key }, 'scheduled job failed') });
-  const registry = new ClientRegistry(configured.length > 0 ? configured : [await defaultClient(options, storage)]);
+  // Admin tokens are not clients: with only those configured, the default client is made as well.
+  const hasClient = configured.some((c) => roleOf(c) !== 'admin');
+  const registry = new ClientRegistry(hasClient ? configured : [...configured, await defaultClient(options, storage)], options.adminTokens);
   const ids = new IdFactory(await dataSeed(options.seed, storage));
   const journey = new Journey({ storage, fixtures, ids, clock, events });
   journey.attach(scheduler);
