@@ -28,6 +28,22 @@ import { WebhookEndpoints } from './webhooks/endpoints.js';
 import { WEBHOOK_JOB } from './webhooks/dispatcher.js';
 import { Journey } from './tracking/journey.js';
 
+/** Log fields censored by pino, wherever they appear up to two levels down. */
+export const LOG_REDACTIONS = [
+  'req.headers.authorization',
+  'headers.authorization',
+  '*.headers.authorization',
+  'token',
+  '*.token',
+  'tokens',
+  '*.tokens',
+  'adminTokens',
+  'secret',
+  '*.secret',
+  '*.*.secret',
+  'webhookSecret',
+] as const;
+
 /** The sandbox clock as in-process users see it. */
 export interface SandboxClock {
   readonly mode: 'real' | 'manual';
@@ -120,7 +136,10 @@ export interface BuildSeams {
  */
 export async function buildServices(input: SandboxOptions = {}, seams: BuildSeams = {}): Promise<Services> {
   const options = resolveOptions(input);
-  const logger = pino({ level: options.logLevel, base: undefined, redact: ['req.headers.authorization', '*.token', '*.secret'] });
+  // No log line carries a token or a webhook secret, at any level: request lines name the
+  // client, never the token, and hold no headers or bodies. The paths below censor them
+  // should an object that has them (headers, a client, a webhook setting) be logged anyway.
+  const logger = pino({ level: options.logLevel, base: undefined, redact: [...LOG_REDACTIONS] });
   const fixtures = loadFixtures();
   if (!fixtures.scenarios.has(options.scenario)) {
     throw new Error(`Unknown scenario "${options.scenario}": use one of ${[...fixtures.scenarios.keys()].join(', ')}.`);

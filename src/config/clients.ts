@@ -52,6 +52,8 @@ export const clientIdOf = (token: string): string => `client_${digest(token).toS
  */
 export class ClientRegistry {
   private readonly entries: Array<{ digest: Buffer; caller: Caller }>;
+  /** The admin tokens, for the start banner (masked there). */
+  readonly adminTokens: string[] = [];
 
   /** `configs` with `role: admin` and `adminTokens` are admin tokens; every other entry is a client's token. */
   constructor(configs: ClientConfig[], adminTokens: string[] = []) {
@@ -62,7 +64,10 @@ export class ClientRegistry {
       if (seen.has(config.token)) throw new Error('The same token is configured twice.');
       seen.add(config.token);
       const role = roleOf(config);
-      if (role === 'admin') return { digest: digest(config.token), caller: { role } };
+      if (role === 'admin') {
+        this.adminTokens.push(config.token);
+        return { digest: digest(config.token), caller: { role } };
+      }
       const id = config.id ?? clientIdOf(config.token);
       // Records belong to the id, not the token: tokens that share an id (a read-only key
       // beside a full one, a rotated token) see the same records, as one client.
