@@ -7,7 +7,7 @@ import type { WebhookEndpoints } from './endpoints.js';
  * not shared (`showGenerated`: one client, no admin token); configured secrets and
  * secrets set through the API never are (stdout ends up in `docker logs`).
  *
- * @example await webhookBannerLine(endpoints, client, true) // '  webhook: http://localhost:3000/hook  secret: whsec_...'
+ * @example await webhookBannerLine(endpoints, client, true) // '  webhook: http://localhost:3000/hook  secret: whsec_...  (client default)'
  */
 export async function webhookBannerLine(endpoints: WebhookEndpoints, client: Client, showGenerated: boolean): Promise<string> {
   const endpoint = await endpoints.of(client);
@@ -16,5 +16,5 @@ export async function webhookBannerLine(endpoints: WebhookEndpoints, client: Cli
     endpoint.secret_source !== 'generated' ? `${endpoint.secret_source === 'runtime' ? 'set through the API' : 'configured'} (not shown)`
     : showGenerated ? endpoint.secret
     : 'generated (the client reads it with GET /__sandbox/webhook)';
-  return `  webhook: ${url}${endpoint.enabled ? '' : ' (disabled)'}  secret: ${secret}`;
+  return `  webhook: ${url}${endpoint.enabled ? '' : ' (disabled)'}  secret: ${secret}  (client ${client.id})`;
 }

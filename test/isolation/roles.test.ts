@@ -123,7 +123,7 @@ describe('roles: every operation of both specs × admin, partner, read_only', ()
   it.each([...ROLES].reverse())('%s: answers 403 with the envelope exactly where derived, and never 401 or 5xx elsewhere', async (role) => {
     for (const op of operations()) {
       const { path, body } = requestFor(op, world, receiver);
-      const headers = role === 'admin' ? { 'X-Sandbox-Client': 'client-a' } : {};
+      const headers: Record<string, string> = role === 'admin' ? { 'X-Sandbox-Client': 'client-a' } : {};
       requests++;
       const res: Response = await sandbox.call(op.method, path, { token: TOKENS[role], body, headers });
       const what = `${role} ${label(op)} → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`;
@@ -206,7 +206,7 @@ describe('an admin acts for the client named by X-Sandbox-Client', () => {
 
   beforeAll(async () => {
     sandbox = await testSandbox(SHARED_OPTIONS);
-    [orderOfB] = (await sandbox.call('POST', '/v1/order', { token: TOKEN_B, body: createRequest(1) })).body.order_numbers as string[];
+    orderOfB = (await sandbox.call('POST', '/v1/order', { token: TOKEN_B, body: createRequest(1) })).body.order_numbers[0] as string;
   });
   afterAll(() => sandbox.close());
 
