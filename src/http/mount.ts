@@ -18,7 +18,7 @@ export interface MountOptions {
   observers?: Array<(served: ServedRequest) => void>;
   /** The sandbox clock, for `arrivedAt`. */
   now: () => number;
-  /** Called with the client id of each authenticated request (`admin` for an admin acting for none) before it is validated; throws to refuse it (the rate limit). */
+  /** Called with the client id of each authenticated request (`(admin)` for an admin acting for none) before it is validated; throws to refuse it (the rate limit). */
   admit?: (clientId: string) => Promise<void>;
 }
 
@@ -151,7 +151,7 @@ function serveOperation(op: CompiledOperation, handler: Handler, options: MountO
         const caller = authenticate(options.registry, input.headers.authorization);
         input.role = caller.role;
         input.client = authorize(options.registry, op, caller, input.headers);
-        if (options.admit) await options.admit(input.client?.id ?? 'admin');
+        if (options.admit) await options.admit(input.client?.id ?? '(admin)');
       }
       check(op, input, req);
       noteServed(res, op.operationId, input.client?.id);
