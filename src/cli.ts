@@ -4,6 +4,7 @@ import { VERSION } from './version.js';
 import { optionsOf, program } from './config/command.js';
 import { createSandbox } from './sandbox.js';
 import { webhookBannerLine } from './webhooks/banner.js';
+import { mask } from './config/mask.js';
 
 // A long-running sandbox holds its whole store in memory. V8's default lets the old
 // space grow to several times the live data between full collections; 100% keeps the
@@ -31,10 +32,17 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  // Only a token the sandbox generated (kept in the data file) is printed in full: stdout
+  // ends up in `docker logs`, and configured tokens are the operator's to hand out.
+  const generated = await sandbox.services.storage.meta.get('default_token');
+  const { registry } = sandbox.services;
+  const shown = (token: string) => (token === generated ? token : mask(token));
+  const notShared = !registry.hasAdmin && registry.clientIds.length === 1;
   const lines = [
     `Shipping Order Sandbox ${VERSION} listening on ${sandbox.url}`,
-    ...sandbox.clients.map((c) => `  token:  ${c.token}  (client ${c.id})`),
-    ...(await Promise.all(sandbox.clients.map((c) => webhookBannerLine(sandbox.services.endpoints, c)))),
+    ...sandbox.clients.map((c) => `  token:  ${shown(c.token)}  (client ${c.id}, ${c.role})`),
+    ...registry.adminTokens.map((t) => `  admin:  ${mask(t)}  (acts for a client named by X-Sandbox-Client)`),
+    ...(await Promise.all(registry.clientIds.map((id) => webhookBannerLine(sandbox.services.endpoints, registry.byId(id)!, notShared)))),
     `  data:   ${sandbox.services.options.data}`,
     `  clock:  ${sandbox.clock.mode}${sandbox.clock.mode === 'real' ? ` x${sandbox.services.options.speed}` : ''}`,
     `  docs:   ${sandbox.url}/docs`,

@@ -10,4 +10,4 @@
 export { createSandbox, buildServices, type Sandbox, type SandboxClock } from './sandbox.js';
 export { createApp } from './app.js';
 export type { SandboxOptions } from './config/options.js';
-export type { ClientConfig } from './config/clients.js';
+export type { ClientConfig, Role } from './config/clients.js';

@@ -8,7 +8,7 @@ import { sandboxModules } from './modules.js';
 import { ManualClock, RealClock, type Clock } from './clock/clock.js';
 import { Scheduler } from './clock/scheduler.js';
 import { answerClientErrors } from './http/client-error.js';
-import { ClientRegistry, type Client, type ClientConfig } from './config/clients.js';
+import { ClientRegistry, roleOf, type Client, type ClientConfig } from './config/clients.js';
 import { checkClientConfigs } from './config/check.js';
 import { readConfigFile } from './config/file.js';
 import { resolveOptions, shownRetention, type ResolvedOptions, type SandboxOptions } from './config/options.js';
@@ -28,6 +28,22 @@ import { WebhookEndpoints } from './webhooks/endpoints.js';
 import { WEBHOOK_JOB } from './webhooks/dispatcher.js';
 import { TargetGuard, type Resolve } from './webhooks/target-guard.js';
 import { Journey } from './tracking/journey.js';
+
+/** Log fields censored by pino, wherever they appear up to two levels down. */
+export const LOG_REDACTIONS = [
+  'req.headers.authorization',
+  'headers.authorization',
+  '*.headers.authorization',
+  'token',
+  '*.token',
+  'tokens',
+  '*.tokens',
+  'adminTokens',
+  'secret',
+  '*.secret',
+  '*.*.secret',
+  'webhookSecret',
+] as const;
 
 /** The sandbox clock as in-process users see it. */
 export interface SandboxClock {
@@ -123,9 +139,12 @@ export interface BuildSeams {
  */
 export async function buildServices(input: SandboxOptions = {}, seams: BuildSeams = {}): Promise<Services> {
   const options = resolveOptions(input);
-  // Asynchronous writes: one line per request must not cost a blocking write(2) each; lines are
-  // flushed as the previous write completes, and synchronously on exit.
-  const logger = pino({ level: options.logLevel, base: undefined, redact: ['req.headers.authorization', '*.token', '*.secret'] }, pino.destination({ dest: 1, sync: false }));
+  // No log line carries a token or a webhook secret, at any level: request lines name the
+  // client, never the token, and hold no headers or bodies. The paths below censor them
+  // should an object that has them (headers, a client, a webhook setting) be logged anyway.
+  // Written asynchronously: one line per request must not cost a blocking write(2) each;
+  // lines are flushed as the previous write completes, and synchronously on exit.
+  const logger = pino({ level: options.logLevel, base: undefined, redact: [...LOG_REDACTIONS] }, pino.destination({ dest: 1, sync: false }));
   const fixtures = loadFixtures();
   if (!fixtures.scenarios.has(options.scenario)) {
     throw new Error(`Unknown scenario "${options.scenario}": use one of ${[...fixtures.scenarios.keys()].join(', ')}.`);
@@ -143,7 +162,9 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
     onError: (err, kind, key) => logger.error({ err, kind, key }, 'scheduled job failed'),
     onLate: (kind, lateMs) => metrics.jobRan(kind, lateMs),
   });
-  const registry = new ClientRegistry(configured.length > 0 ? configured : [await defaultClient(options, storage)]);
+  // Admin tokens are not clients: with only those configured, the default client is made as well.
+  const hasClient = configured.some((c) => roleOf(c) !== 'admin');
+  const registry = new ClientRegistry(hasClient ? configured : [...configured, await defaultClient(options, storage)], options.adminTokens);
   const ids = new IdFactory(await dataSeed(options.seed, storage));
   const journey = new Journey({ storage, fixtures, ids, clock, events });
   journey.attach(scheduler);

@@ -280,6 +280,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/__sandbox/reset-all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete every client's data (admin)
+         * @description Runs the reset of `POST /__sandbox/reset` for every client of the sandbox. The
+         *     clock and id counters are not rewound. Sandbox-wide: an admin token's, or any
+         *     partner token's in a sandbox with no admin token and exactly one client.
+         */
+        post: operations["resetSandbox"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/__sandbox/clients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The clients of the sandbox (admin)
+         * @description Every client id, its name and the roles of its tokens (never the tokens).
+         *     Sandbox-wide: an admin token's, or the only client's in a sandbox with no admin token.
+         */
+        get: operations["listClients"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/__sandbox/webhook": {
         parameters: {
             query?: never;
@@ -835,6 +878,27 @@ export interface components {
         };
     };
     responses: {
+        /** @description Forbidden to roles: read_only (a read_only token may only read: GET). */
+        ReadOnlyForbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description Forbidden to roles: partner, read_only (a sandbox-wide operation, for the admin
+         *     token). Open to the only client of a sandbox with no admin token.
+         */
+        AdminOnlyForbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /**
          * @description The sandbox cannot save changes right now (a full disk, a read-only file system):
          *     nothing of the request was saved. Retry after `Retry-After` seconds; health shows
@@ -973,15 +1037,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description An admin token is configured and the request's token is not an admin's. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
+            403: components["responses"]["AdminOnlyForbidden"];
         };
     };
     getProviderSpec: {
@@ -1173,6 +1229,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
             404: components["responses"]["NotFound"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1207,6 +1264,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1261,6 +1319,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
             409: components["responses"]["Conflict"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1290,7 +1349,70 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resetSandbox: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What was removed, per client id. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                        clients: {
+                            [key: string]: {
+                                [key: string]: number;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AdminOnlyForbidden"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listClients: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The clients, in configuration order. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        clients: {
+                            id: string;
+                            name: string;
+                            roles: ("partner" | "read_only")[];
+                            /** @description How many tokens the client has. */
+                            tokens: number;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AdminOnlyForbidden"];
         };
     };
     getWebhook: {
@@ -1349,6 +1471,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -1437,6 +1560,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1462,6 +1586,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
             409: components["responses"]["Conflict"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1514,6 +1639,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -1537,6 +1663,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -1562,6 +1689,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
             404: components["responses"]["NotFound"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1622,6 +1750,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
         };
     };
 }

@@ -759,7 +759,16 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description Forbidden. The token is valid but may not do this (a courier it is not enabled for, a read-only token). */
+        /** @description Forbidden. Forbidden to roles: read_only (a read_only token may only read, so every POST answers it 403). Also a courier the client is not enabled for. */
+        ReadOnlyForbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description Forbidden. The token is valid but may not do this (a courier it is not enabled for). */
         Forbidden: {
             headers: {
                 [name: string]: unknown;
@@ -906,7 +915,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ReadOnlyForbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             503: components["responses"]["ServiceUnavailable"];
@@ -976,7 +985,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ReadOnlyForbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];

@@ -1,4 +1,4 @@
-import type { ClientConfig } from './clients.js';
+import { ROLES, type ClientConfig } from './clients.js';
 import { parseDelayRange } from './duration.js';
 
 /**
@@ -21,6 +21,10 @@ export function checkClientConfigs(clients: ClientConfig[], known: { scenarios: 
       else for (const code of client.couriers) if (!known.couriers.includes(code)) problems.push(`${at}.couriers: unknown courier "${String(code)}"; use ${known.couriers.join(', ')}`);
     }
     if (client.read_only !== undefined && typeof client.read_only !== 'boolean') problems.push(`${at}.read_only: must be true or false`);
+    if (client.role !== undefined && !ROLES.includes(client.role)) problems.push(`${at}.role: "${String(client.role)}" is not a role; use ${ROLES.join(', ')}`);
+    if (client.role !== undefined && client.role !== 'read_only' && client.read_only === true) {
+      problems.push(`${at}.read_only: true contradicts role "${client.role}"; keep one of them`);
+    }
   });
   if (problems.length > 0) throw new Error(`The client settings are not valid:\n  ${problems.join('\n  ')}`);
 }

@@ -1,5 +1,14 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 
+/**
+ * What a token may do. `partner`: everything on its own client's data. `read_only`: only
+ * read it (every operation but GET and HEAD answers 403). `admin`: not a client of its
+ * own; acts for any client named by `X-Sandbox-Client` and does the sandbox-wide
+ * operations (listing clients, a sandbox-wide reset, metrics).
+ */
+export type Role = 'admin' | 'partner' | 'read_only';
+export const ROLES: readonly Role[] = ['admin', 'partner', 'read_only'];
+
 /** Per-client settings, from the `--config` file or `createSandbox({ clients })`. */
 export interface ClientConfig {
   token: string;
@@ -8,7 +17,9 @@ export interface ClientConfig {
   name?: string;
   /** Couriers this client may use; all when absent. Others answer 403. */
   couriers?: string[];
-  /** A read-only client may track and read but not create or change: 403. */
+  /** `partner` (the default) or `read_only`; `admin` makes the entry an admin token, not a client. */
+  role?: Role;
+  /** Older spelling of `role: read_only`, still read: `true` means the read_only role. */
   read_only?: boolean;
   /** Default scenario of this client's orders. */
   scenario?: string;
@@ -21,7 +32,14 @@ export interface ClientConfig {
 export interface Client extends ClientConfig {
   id: string;
   name: string;
+  role: 'partner' | 'read_only';
 }
+
+/** Who a bearer token is: a client's token, or an admin token (no client of its own). */
+export type Caller = { role: 'admin'; client?: undefined } | { role: Client['role']; client: Client };
+
+/** The role of a config entry: `role`, else `read_only: true` (older configs), else partner. */
+export const roleOf = (config: ClientConfig): Role => config.role ?? (config.read_only === true ? 'read_only' : 'partner');
 
 const digest = (token: string): Buffer => createHash('sha256').update(token).digest();
 
@@ -33,33 +51,63 @@ export const clientIdOf = (token: string): string => `client_${digest(token).toS
  * with a constant-time comparison, so response times do not reveal a token.
  */
 export class ClientRegistry {
-  private readonly entries: Array<{ digest: Buffer; client: Client }>;
+  private readonly entries: Array<{ digest: Buffer; caller: Caller }>;
+  /** The admin tokens, for the start banner (masked there). */
+  readonly adminTokens: string[] = [];
 
-  constructor(configs: ClientConfig[]) {
+  /** `configs` with `role: admin` and `adminTokens` are admin tokens; every other entry is a client's token. */
+  constructor(configs: ClientConfig[], adminTokens: string[] = []) {
     const seen = new Set<string>();
-    this.entries = configs.map((config) => {
+    const all = [...configs, ...adminTokens.map((token): ClientConfig => ({ token, role: 'admin' }))];
+    this.entries = all.map((config) => {
       if (!config.token) throw new Error('Every client needs a non-empty token.');
       if (seen.has(config.token)) throw new Error('The same token is configured twice.');
       seen.add(config.token);
+      const role = roleOf(config);
+      if (role === 'admin') {
+        this.adminTokens.push(config.token);
+        return { digest: digest(config.token), caller: { role } };
+      }
       const id = config.id ?? clientIdOf(config.token);
       // Records belong to the id, not the token: tokens that share an id (a read-only key
       // beside a full one, a rotated token) see the same records, as one client.
-      return { digest: digest(config.token), client: { ...config, id, name: config.name ?? id } };
+      return { digest: digest(config.token), caller: { role, client: { ...config, id, name: config.name ?? id, role, read_only: role === 'read_only' } } };
     });
   }
 
+  /** Every client token (admin tokens are not clients). Tokens that share an id are listed each. */
   get clients(): Client[] {
-    return this.entries.map((e) => e.client);
+    return this.entries.flatMap((e) => (e.caller.client ? [e.caller.client] : []));
   }
 
+  /** The distinct client ids, in configuration order. */
+  get clientIds(): string[] {
+    return [...new Set(this.clients.map((c) => c.id))];
+  }
+
+  get hasAdmin(): boolean {
+    return this.entries.some((e) => e.caller.role === 'admin');
+  }
+
+  /** The client of a token; undefined for an unknown or an admin token. */
   byToken(token: string): Client | undefined {
+    return this.callerOf(token)?.client;
+  }
+
+  /** Who a token is, admins included. */
+  callerOf(token: string): Caller | undefined {
     const wanted = digest(token);
-    let found: Client | undefined;
-    for (const entry of this.entries) if (timingSafeEqual(entry.digest, wanted)) found = entry.client;
+    let found: Caller | undefined;
+    for (const entry of this.entries) if (timingSafeEqual(entry.digest, wanted)) found = entry.caller;
     return found;
   }
 
+  /**
+   * The client records of an id belong to, as an admin acting for it sees it: its
+   * first full (partner) token's settings, else its first token's.
+   */
   byId(id: string): Client | undefined {
-    return this.entries.find((e) => e.client.id === id)?.client;
+    const tokens = this.clients.filter((c) => c.id === id);
+    return tokens.find((c) => c.role === 'partner') ?? tokens[0];
   }
 }

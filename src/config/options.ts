@@ -20,6 +20,8 @@ export interface SandboxOptions {
   data?: string;
   /** Bearer tokens, one client each. When none is given (here or in config) one is made and printed. */
   tokens?: string[];
+  /** Admin tokens: act for any client (`X-Sandbox-Client`) and do the sandbox-wide operations. None by default. */
+  adminTokens?: string[];
   /** Default webhook URL of every client. */
   webhookUrl?: string;
   /** Default webhook secret (`whsec_` + base64); generated when absent. */
@@ -85,6 +87,7 @@ export interface ResolvedOptions {
   host: string;
   data: string;
   tokens: string[];
+  adminTokens: string[];
   webhookUrl: string | undefined;
   webhookSecret: string | undefined;
   /** Delay of each attempt, ms. */
@@ -194,6 +197,19 @@ export const OPTIONS: Schema = {
       return tokens.length > 0 ? tokens : fail('tokens', 'a token must be a non-empty text.');
     },
     resolve: (value) => (Array.isArray(value) && value.every((t) => typeof t === 'string' && t !== '') ? value : fail('tokens', 'tokens must be a list of non-empty texts.')),
+  },
+  adminTokens: {
+    flag: '--admin-token <token>',
+    env: 'SANDBOX_ADMIN_TOKEN',
+    help: 'an admin token: acts for any client with X-Sandbox-Client, does the sandbox-wide operations (repeatable; the variable is comma-separated)',
+    default: [],
+    repeatable: true,
+    fromText: (text) => {
+      const tokens = list(text);
+      return tokens.length > 0 ? tokens : fail('adminTokens', 'an admin token must be a non-empty text.');
+    },
+    resolve: (value) =>
+      Array.isArray(value) && value.every((t) => typeof t === 'string' && t !== '') ? value : fail('adminTokens', 'adminTokens must be a list of non-empty texts.'),
   },
   webhookUrl: { flag: '--webhook-url <url>', env: 'SANDBOX_WEBHOOK_URL', help: 'default webhook URL of every client', default: undefined, resolve: optionalText('webhookUrl') },
   webhookSecret: {

@@ -6,12 +6,13 @@ import type { Stored } from '../store/port.js';
 import { VERSION } from '../version.js';
 import { servedSpec } from '../spec/served.js';
 import { hasPodScan } from './pod.js';
-import { clockState, orderState } from './views.js';
+import { clientList, clockState, orderState } from './views.js';
+import type { Client } from '../config/clients.js';
 
 /** Resets one client's data; other parts (webhooks, faults, journal) add their own. */
 export type ResetPart = (clientId: string) => Promise<number>;
 
-type Deps = Pick<Services, 'storage' | 'orders' | 'journey' | 'clock' | 'fixtures' | 'specs' | 'advanceClock' | 'startedAt'>;
+type Deps = Pick<Services, 'storage' | 'orders' | 'journey' | 'clock' | 'fixtures' | 'specs' | 'advanceClock' | 'startedAt' | 'registry'>;
 
 /** The control API: health, specs, scenarios, orders, clock, reset. */
 export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart> = {}): HandlerMap {
@@ -22,6 +23,11 @@ export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart
     return order;
   };
   const show = (input: OperationInput, order: Order) => json(200, orderState(order, journey, input.baseUrl));
+  const reset = async (client: Client): Promise<Record<string, number>> => {
+    const removed: Record<string, number> = { orders: await orders.removeAll(client) };
+    for (const [name, part] of Object.entries(resetParts)) removed[name] = await part(client.id);
+    return removed;
+  };
 
   return {
     getHealth: () => {
@@ -98,11 +104,14 @@ export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart
       return json(200, await clockState(clock, storage));
     },
 
-    resetClient: async (input) => {
-      const client = clientOf(input);
-      const removed: Record<string, number> = { orders: await orders.removeAll(client) };
-      for (const [name, reset] of Object.entries(resetParts)) removed[name] = await reset(client.id);
-      return json(200, { success: true, removed });
+    resetClient: async (input) => json(200, { success: true, removed: await reset(clientOf(input)) }),
+
+    resetSandbox: async () => {
+      const clients: Record<string, Record<string, number>> = {};
+      for (const id of deps.registry.clientIds) clients[id] = await reset(deps.registry.byId(id)!);
+      return json(200, { success: true, clients });
     },
+
+    listClients: () => json(200, { clients: clientList(deps.registry) }),
   };
 }

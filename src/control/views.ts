@@ -1,3 +1,4 @@
+import type { ClientRegistry } from '../config/clients.js';
 import type { Clock } from '../clock/clock.js';
 import type { Storage } from '../store/port.js';
 import { orderIdentity, type Order } from '../orders/types.js';
@@ -43,4 +44,15 @@ export async function clockState(clock: Clock, storage: Storage) {
     pending_jobs: await storage.jobs.count(),
     next_due: iso(await storage.jobs.nextDue()),
   };
+}
+
+/**
+ * The clients of the sandbox as an admin sees them (`GET /__sandbox/clients`): id,
+ * name and the roles of its tokens, never the tokens themselves.
+ */
+export function clientList(registry: ClientRegistry) {
+  return registry.clientIds.map((id) => {
+    const tokens = registry.clients.filter((c) => c.id === id);
+    return { id, name: tokens[0]!.name, roles: [...new Set(tokens.map((c) => c.role))], tokens: tokens.length };
+  });
 }

@@ -65,7 +65,7 @@ export class Unavailable extends DomainError {
 export const domainMessages = {
   notFound: 'Record Not Found',
   invalidRequest: 'The request is not valid; see errors.',
-  readOnly: 'This token is read-only: it may not create or change orders.',
+  readOnly: 'This token is read-only: it may read (GET) but not create or change anything.',
   courierNotEnabled: (code: string) => `This client is not enabled for courier "${code}".`,
   staleVersion: (what: string) => `${what} was changed by another request meanwhile; read it again and retry.`,
   rateLimited: (perSecond: number, seconds: number) => `This client sent more than ${perSecond} requests in a second (the sandbox's --rate-limit); retry in ${seconds} s.`,

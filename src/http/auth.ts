@@ -1,16 +1,16 @@
-import type { Client, ClientRegistry } from '../config/clients.js';
+import type { Caller, ClientRegistry } from '../config/clients.js';
 import { ApiError, messages } from './errors.js';
 
 const challenge = (error?: string) => ({ 'WWW-Authenticate': error ? `Bearer error="${error}"` : 'Bearer' });
 
-/** The client of an `Authorization: Bearer <token>` header; throws the 401 otherwise. */
-export function authenticate(registry: ClientRegistry, header: string | undefined): Client {
+/** Who an `Authorization: Bearer <token>` header is (a client's token or an admin token); throws the 401 otherwise. */
+export function authenticate(registry: ClientRegistry, header: string | undefined): Caller {
   if (!header) throw new ApiError(401, messages.missingToken, [{ field: 'header.authorization', message: 'is required' }], challenge());
   const match = /^Bearer +(\S+) *$/i.exec(header);
   if (!match) {
     throw new ApiError(401, messages.malformedAuth, [{ field: 'header.authorization', message: 'must be "Bearer <token>"' }], challenge('invalid_request'));
   }
-  const client = registry.byToken(match[1]!);
-  if (!client) throw new ApiError(401, messages.unknownToken, [{ field: 'header.authorization', message: 'unknown token' }], challenge('invalid_token'));
-  return client;
+  const caller = registry.callerOf(match[1]!);
+  if (!caller) throw new ApiError(401, messages.unknownToken, [{ field: 'header.authorization', message: 'unknown token' }], challenge('invalid_token'));
+  return caller;
 }

@@ -47,6 +47,11 @@ export const messages = {
   missingToken: 'Missing bearer token: send the header "Authorization: Bearer <token>".',
   malformedAuth: 'The Authorization header must be "Bearer <token>".',
   unknownToken: 'Unknown token: use one of the tokens the sandbox printed at start or was configured with.',
+  readOnly: domainMessages.readOnly,
+  adminOnly: 'This operation acts on the whole sandbox: only an admin token (--admin-token) may do it here, or the only client of a sandbox without one.',
+  actForWhom: (ids: string[]) => `An admin token acts for a client: name it with the header "X-Sandbox-Client: <client id>" (one of ${ids.join(', ')}).`,
+  unknownClient: (id: string, ids: string[]) => `No client "${id}" in this sandbox; X-Sandbox-Client must be one of ${ids.join(', ')}.`,
+  notYourClient: 'Only an admin token may act for another client; drop the X-Sandbox-Client header or name your own client.',
   internal: 'The sandbox failed to answer this request; it has been logged. Please report it.',
 } as const;
 

@@ -1,12 +1,18 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Client } from '../config/clients.js';
+import type { Client, Role } from '../config/clients.js';
 import type { CompiledOperation } from '../spec/compile.js';
 
 /** What an operation handler gets: the validated request and its client, as plain data. */
 export interface OperationInput {
   operation: CompiledOperation;
-  /** The authenticated client; undefined only on operations without security. */
+  /**
+   * The client the request acts for: the token's own, or the one an admin names with
+   * `X-Sandbox-Client`. Undefined on operations without security, and for an admin on a
+   * sandbox-wide operation without that header.
+   */
   client: Client | undefined;
+  /** The role of the bearer token; undefined on operations without security. */
+  role?: Role;
   /** The request method as sent (HEAD is served by the GET operation). */
   method: string;
   /** The request path, without the query. */
@@ -76,9 +82,9 @@ export type HandlerMap = Record<string, Handler>;
  */
 export type Interceptor = (input: OperationInput, next: () => Promise<Reply>) => Promise<Reply>;
 
-/** The client of an input on a secured operation. */
+/** The client of an input on a secured operation (one that is not `x-sandbox-scope: sandbox`). */
 export function clientOf(input: OperationInput): Client {
-  if (!input.client) throw new Error(`${input.operation.operationId} needs security in its spec`);
+  if (!input.client) throw new Error(`${input.operation.operationId} needs security in its spec, and a client scope`);
   return input.client;
 }
 

@@ -1,7 +1,8 @@
 import type { Request, RequestHandler, Response } from 'express';
-import type { Client, ClientRegistry } from '../config/clients.js';
+import type { ClientRegistry } from '../config/clients.js';
 import type { CompiledOperation, CompiledSpec } from '../spec/compile.js';
 import { authenticate } from './auth.js';
+import { authorize } from './roles.js';
 import { ApiError, invalid, messages, toApiError, type FieldError } from './errors.js';
 import type { Handler, HandlerMap, Interceptor, OperationInput, Reply } from './handler.js';
 import { sendError, sendReply } from './respond.js';
@@ -17,8 +18,8 @@ export interface MountOptions {
   observers?: Array<(served: ServedRequest) => void>;
   /** The sandbox clock, for `arrivedAt`. */
   now: () => number;
-  /** Called with the client of each authenticated request before it is validated; throws to refuse it (the rate limit). */
-  admit?: (client: Client) => Promise<void>;
+  /** Called with the client id of each authenticated request (`(admin)` for an admin acting for none) before it is validated; throws to refuse it (the rate limit). */
+  admit?: (clientId: string) => Promise<void>;
 }
 
 const isJson = (type: string | undefined): boolean => !!type && /^application\/([\w.+-]*\+)?json\b/i.test(type);
@@ -147,8 +148,10 @@ function serveOperation(op: CompiledOperation, handler: Handler, options: MountO
     if (observers.length > 0) observe(res, served, started, observers);
     try {
       if (op.secured) {
-        input.client = authenticate(options.registry, input.headers.authorization);
-        if (options.admit) await options.admit(input.client);
+        const caller = authenticate(options.registry, input.headers.authorization);
+        input.role = caller.role;
+        input.client = authorize(options.registry, op, caller, input.headers);
+        if (options.admit) await options.admit(input.client?.id ?? '(admin)');
       }
       check(op, input, req);
       noteServed(res, op.operationId, input.client?.id);

@@ -1,5 +1,4 @@
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import type { Client } from '../config/clients.js';
 import { domainMessages, TooManyRequests } from '../domain/errors.js';
 
 /**
@@ -8,12 +7,12 @@ import { domainMessages, TooManyRequests } from '../domain/errors.js';
  * it a request is refused with a 429 and `Retry-After` before it is validated or
  * does any work. Undefined when there is no limit.
  */
-export function clientRateLimit(perSecond: number): ((client: Client) => Promise<void>) | undefined {
+export function clientRateLimit(perSecond: number): ((clientId: string) => Promise<void>) | undefined {
   if (perSecond <= 0) return undefined;
   const limiter = new RateLimiterMemory({ points: perSecond, duration: 1 });
-  return async (client) => {
+  return async (clientId) => {
     try {
-      await limiter.consume(client.id);
+      await limiter.consume(clientId);
     } catch (refusal) {
       if (!(refusal instanceof RateLimiterRes)) throw refusal;
       const seconds = Math.max(1, Math.ceil(refusal.msBeforeNext / 1000));

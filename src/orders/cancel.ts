@@ -1,7 +1,7 @@
 import type { Clock } from '../clock/clock.js';
 import type { EventSink } from '../events.js';
 import type { Fixtures } from '../fixtures/load.js';
-import { domainMessages, Forbidden, RuleViolation } from '../domain/errors.js';
+import { RuleViolation } from '../domain/errors.js';
 import type { Client } from '../config/clients.js';
 import type { Storage, Stored } from '../store/port.js';
 import type { Journey } from '../tracking/journey.js';
@@ -45,14 +45,13 @@ function cancelEntry(deps: CancelDeps, order: Order, at: number, reason: string 
  * Cancels a client's order before pick-up: its journey stops (no AWB if none was
  * generated yet, no further scans), it is marked cancelled, a status "5" entry is
  * added to its tracking when it has an AWB, and `order.cancelled` is emitted.
- * Throws Forbidden for a read-only client and RuleViolation (naming `order_no`) once
+ * Throws RuleViolation (naming `order_no`) once
  * it is picked up. Undefined when the client has no such order.
  */
 export function cancelOrder(deps: CancelDeps, client: Client, orderNo: string, reason?: string): Promise<Stored<Order> | undefined> {
   return deps.storage.transaction(async (tx) => {
     const order = await tx.orders.get(orderNo);
     if (order?.client_id !== client.id) return undefined;
-    if (client.read_only) throw new Forbidden(domainMessages.readOnly);
     if (!CANCELLABLE.includes(order.status)) {
       const message = order.status === 'cancelled' ? cancelMessages.alreadyCancelled(order.order_no) : cancelMessages.notCancellable(order.order_no, order.status);
       throw new RuleViolation([{ field: 'order_no', message: `is ${order.status}; only created or awb_generated orders can be cancelled` }], message);

@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { restrictDataFiles } from './private-files.js';
 import { dirname, resolve } from 'node:path';
 import { Low, Memory } from 'lowdb';
 import { describeError, errnoOf, nodeFileSystem } from './files.js';
@@ -86,6 +87,7 @@ export class Store {
     mkdirSync(dirname(path), { recursive: true });
     const lock = DataFileLock.acquire(path);
     try {
+      restrictDataFiles(path);
       const file = new SnapshotFile(path, options.fileSystem);
       file.removeLeftovers();
       const db = new Low<StoreData>(file, emptyData());

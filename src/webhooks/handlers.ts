@@ -34,10 +34,11 @@ export function webhookHandlers({ storage, clock, endpoints, dispatcher, retries
     if (delivery?.client_id !== clientOf(input).id) throw new NotFound();
     return delivery;
   };
-  const showEndpoint = (status: number, endpoint: Endpoint) => json(status, endpointView(endpoint, retries, timeoutMs));
+  const showEndpoint = (status: number, endpoint: Endpoint, input?: OperationInput) =>
+    json(status, endpointView(endpoint, retries, timeoutMs, input?.role === 'read_only'));
 
   return {
-    getWebhook: async (input) => showEndpoint(200, await endpoints.of(clientOf(input))),
+    getWebhook: async (input) => showEndpoint(200, await endpoints.of(clientOf(input)), input),
 
     setWebhook: async (input) => {
       const client = clientOf(input);

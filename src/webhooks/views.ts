@@ -1,12 +1,13 @@
 import { iso } from '../control/views.js';
+import { mask } from '../config/mask.js';
 import type { Endpoint } from './endpoints.js';
 import type { Delivery } from './types.js';
 
-/** A client's endpoint as `GET /__sandbox/webhook` shows it. */
-export function endpointView(endpoint: Endpoint, retries: number[], timeoutMs: number) {
+/** A client's endpoint as `GET /__sandbox/webhook` shows it; `maskSecret` for a read_only token (`whse…xyz`). */
+export function endpointView(endpoint: Endpoint, retries: number[], timeoutMs: number, maskSecret = false) {
   return {
     url: endpoint.url,
-    secret: endpoint.secret,
+    secret: maskSecret ? mask(endpoint.secret) : endpoint.secret,
     state: !endpoint.url ? 'no_url' : endpoint.enabled ? 'enabled' : 'disabled',
     enabled: endpoint.url !== null && endpoint.enabled,
     disabled_at: iso(endpoint.disabled_at),

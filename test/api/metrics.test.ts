@@ -129,3 +129,18 @@ describe('the metrics guard (where an admin token is configured)', () => {
     expect(parsePrometheus(answered.text).length).toBeGreaterThan(0);
   });
 });
+
+describe('GET /__sandbox/metrics with an admin token configured', () => {
+  it('answers 401 without a token, 403 to a partner token, and the metrics to the admin token', async () => {
+    sandbox = await testSandbox({ adminTokens: ['metrics-admin-token'] });
+    const none = await sandbox.call('GET', '/__sandbox/metrics', { token: null });
+    expect(none.status).toBe(401);
+    expect(none.headers['www-authenticate']).toMatch(/^Bearer/);
+    const partner = await sandbox.call('GET', '/__sandbox/metrics', { token: TOKEN_B });
+    expect(partner.status).toBe(403);
+    expect(partner.body.errors).toEqual([{ field: 'header.authorization', message: 'is not an admin token' }]);
+    const admin = await sandbox.call('GET', '/__sandbox/metrics', { token: 'metrics-admin-token' });
+    expect(admin.status).toBe(200);
+    expect(valueOf(parsePrometheus(admin.text), 'sandbox_orders_created_total')).toBe(0);
+  });
+});

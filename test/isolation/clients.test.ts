@@ -102,6 +102,9 @@ const rows: Array<{ op: string; send: (w: World) => Promise<Response>; expect: (
   { op: 'deleteFaultRule', send: (w) => asB('DELETE', `/__sandbox/faults/${w.faultId}`), expect: (res) => expect(res.status).toBe(404) },
   { op: 'listRequests', send: () => asB('GET', '/__sandbox/requests'), expect: (res) => expect(res.body.requests).toEqual([]) },
   { op: 'clearRequests', send: () => asB('DELETE', '/__sandbox/requests'), expect: (res) => expect(res.status).toBe(200) },
+  // Sandbox-wide: with two clients a partner may not do them (no admin token is configured here).
+  { op: 'listClients', send: () => asB('GET', '/__sandbox/clients'), expect: (res) => expect(res.status).toBe(403) },
+  { op: 'resetSandbox', send: () => asB('POST', '/__sandbox/reset-all'), expect: (res) => expect(res.status).toBe(403) },
 ];
 
 /** Operations with no per-client state: the same answer for every client (specs, scenarios, coverage, rates) or, by design, shared (the clock). */

@@ -1,0 +1,86 @@
+import type { RequestHandler } from 'express';
+import type { Caller, Client, ClientRegistry } from '../config/clients.js';
+import type { CompiledOperation } from '../spec/compile.js';
+import { authenticate } from './auth.js';
+import { ApiError, messages } from './errors.js';
+import { sendError } from './respond.js';
+
+/**
+ * What an operation acts on, from its `x-sandbox-scope` in the spec: `client` (the
+ * default: the caller's own data) or `sandbox` (the whole sandbox: admin only).
+ */
+export type Scope = 'client' | 'sandbox';
+
+export const scopeOf = (op: Pick<CompiledOperation, 'definition'>): Scope => (op.definition['x-sandbox-scope'] === 'sandbox' ? 'sandbox' : 'client');
+
+/** Methods that only read: the only ones a read_only token may use. */
+export const isReadMethod = (method: string): boolean => ['GET', 'HEAD', 'OPTIONS'].includes(method.toUpperCase());
+
+export const ACT_FOR_HEADER = 'x-sandbox-client';
+const actForField = `header.${ACT_FOR_HEADER}`;
+
+/**
+ * Whether the sandbox-wide operations are open to clients: only in a sandbox with no
+ * admin token and exactly one client (the laptop and CI case), which keeps doing everything.
+ */
+export const sandboxWideOpenToClients = (registry: ClientRegistry): boolean => !registry.hasAdmin && registry.clientIds.length === 1;
+
+/**
+ * The one check of what a caller may do, for every operation of both specs: from the
+ * operation's method and scope and the caller's role. Returns the client the request
+ * acts for: the caller's own, or for an admin the one `X-Sandbox-Client` names
+ * (undefined on a sandbox-wide operation without it). Throws the 403 or 400.
+ *
+ * @example authorize(registry, op, { role: 'read_only', client }, headers) // throws 403 on a POST
+ */
+export function authorize(registry: ClientRegistry, op: Pick<CompiledOperation, 'method' | 'definition'>, caller: Caller, headers: Record<string, unknown>): Client | undefined {
+  if (caller.role === 'read_only' && !isReadMethod(op.method)) throw new ApiError(403, messages.readOnly, [{ field: 'header.authorization', message: 'is a read_only token' }]);
+  const named = typeof headers[ACT_FOR_HEADER] === 'string' ? (headers[ACT_FOR_HEADER] as string).trim() : undefined;
+  const sandboxWide = scopeOf(op) === 'sandbox';
+  if (sandboxWide && caller.role !== 'admin' && !sandboxWideOpenToClients(registry)) {
+    throw new ApiError(403, messages.adminOnly, [{ field: 'header.authorization', message: `is a ${caller.role} token, not an admin token` }]);
+  }
+  if (caller.role !== 'admin') {
+    if (named !== undefined && named !== '' && named !== caller.client.id) throw new ApiError(400, messages.notYourClient, [{ field: actForField, message: 'names another client' }]);
+    return caller.client;
+  }
+  const ids = registry.clientIds;
+  if (named === undefined || named === '') {
+    if (sandboxWide) return undefined;
+    if (ids.length === 1) return registry.byId(ids[0]!);
+    throw new ApiError(400, messages.actForWhom(ids), [{ field: actForField, message: 'is required with an admin token' }]);
+  }
+  const client = registry.byId(named);
+  if (!client) throw new ApiError(400, messages.unknownClient(named, ids), [{ field: actForField, message: 'names no client of this sandbox' }]);
+  return client;
+}
+
+/**
+ * Refuses unless `authorization` is an admin token; lets everything through when no
+ * admin token is configured. For sandbox-wide endpoints served outside the specs'
+ * pipeline, such as `GET /__sandbox/metrics` (answered to the admin, or to anyone
+ * without an admin token). Throws the 401 or 403.
+ */
+export function checkAdminOnly(registry: ClientRegistry, authorization: string | undefined): void {
+  if (!registry.hasAdmin) return;
+  const token = /^Bearer +(\S+) *$/i.exec(authorization ?? '')?.[1];
+  const caller = token === undefined ? undefined : registry.callerOf(token);
+  if (caller === undefined) authenticate(registry, authorization); // throws the 401 it deserves
+  if (caller?.role !== 'admin') throw new ApiError(403, messages.adminOnly, [{ field: 'header.authorization', message: 'is not an admin token' }]);
+}
+
+/**
+ * `checkAdminOnly` as express middleware: answers the 401/403 envelope itself.
+ *
+ * @example app.get('/__sandbox/metrics', adminOnly(services.registry), serveMetrics)
+ */
+export function adminOnly(registry: ClientRegistry): RequestHandler {
+  return (req, res, next) => {
+    try {
+      checkAdminOnly(registry, req.headers.authorization);
+    } catch (error) {
+      return sendError(res, error);
+    }
+    next();
+  };
+}
