@@ -14,6 +14,17 @@ if (![...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((arg) => arg.inc
   setFlagsFromString('--heap-growing-percent=75');
 }
 
+/** A database URL as the banner shows it: without its password. */
+function shownDatabase(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '****';
+    return parsed.toString();
+  } catch {
+    return 'postgres://(unparsable URL)';
+  }
+}
+
 async function main(): Promise<void> {
   const options = optionsOf(program().parse());
   const sandbox = await createSandbox(options);
@@ -43,7 +54,7 @@ async function main(): Promise<void> {
     ...sandbox.clients.map((c) => `  token:  ${shown(c.token)}  (client ${c.id}, ${c.role})`),
     ...registry.adminTokens.map((t) => `  admin:  ${mask(t)}  (acts for a client named by X-Sandbox-Client)`),
     ...(await Promise.all(registry.clientIds.map((id) => webhookBannerLine(sandbox.services.endpoints, registry.byId(id)!, notShared)))),
-    `  data:   ${sandbox.services.options.data}`,
+    sandbox.services.options.databaseUrl !== undefined ? `  data:   ${shownDatabase(sandbox.services.options.databaseUrl)}` : `  data:   ${sandbox.services.options.data}`,
     `  clock:  ${sandbox.clock.mode}${sandbox.clock.mode === 'real' ? ` x${sandbox.services.options.speed}` : ''}`,
     `  docs:   ${sandbox.url}/docs`,
   ];

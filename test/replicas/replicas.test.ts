@@ -34,8 +34,12 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, ms 
 describe('two replicas on one PostgreSQL database', () => {
   it('serve one sandbox: an order created through A is detailed, tracked, listed and cancelled through B', async () => {
     const receiver = await Receiver.start();
-    const [a, b] = await twoReplicas(await server.freshDatabase(), receiver);
+    const databaseUrl = await server.freshDatabase();
+    const [a, b] = await twoReplicas(databaseUrl, receiver);
     try {
+      // The banner names the database without its password.
+      expect(a.output()).toMatch(/data: +postgres:\/\/postgres:\*\*\*\*@127\.0\.0\.1:\d+\/sandbox_/);
+      expect(a.output()).not.toContain(new URL(databaseUrl).password);
       const created = await fetch(`${a.url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(2)) });
       expect(created.status).toBe(201);
       const [first, second] = ((await created.json()) as { order_numbers: string[] }).order_numbers;
