@@ -1,3 +1,4 @@
+import { parse as parseBytes } from 'bytes';
 import { PROVIDER_SPEC } from '../spec/load.js';
 import { DEFAULT_RETRIES, parseRetries } from '../webhooks/retry.js';
 import { isSecret } from '../webhooks/secret.js';
@@ -289,7 +290,19 @@ export const OPTIONS: Schema = {
   config: { flag: '--config <file>', env: 'SANDBOX_CONFIG', help: 'JSON or YAML file with per-client settings', default: undefined, resolve: optionalText('config') },
   clients: { default: [], resolve: (value) => (Array.isArray(value) ? value : fail('clients', 'clients must be a list of client settings.')) },
   scenario: { flag: '--scenario <name>', env: 'SANDBOX_SCENARIO', help: 'default scenario of orders that name none', default: 'delivered', resolve: text('scenario') },
-  bodyLimit: { flag: '--body-limit <size>', env: 'SANDBOX_BODY_LIMIT', help: 'largest request body', default: '1mb', resolve: text('bodyLimit') },
+  bodyLimit: {
+    flag: '--body-limit <size>',
+    env: 'SANDBOX_BODY_LIMIT',
+    help: 'largest request body, e.g. 1mb, 500kb (1kb to 100mb)',
+    default: '1mb',
+    resolve: (value) => {
+      // Read as body-parser reads it (the bytes package), so what is checked here is what applies.
+      const size = typeof value === 'string' ? parseBytes(value) : null;
+      return size !== null && Number.isFinite(size) && size >= 1024 && size <= 100 * 1024 * 1024
+        ? String(value)
+        : fail('bodyLimit', `bodyLimit "${String(value)}" is not a size from 1kb to 100mb: use for example 1mb or 500kb.`);
+    },
+  },
   maxItems: { flag: '--max-items <n>', env: 'SANDBOX_MAX_ITEMS', help: 'most items in one create request', default: 100, ...wholeNumber('maxItems', 1) },
   maxHeaderSize: {
     flag: '--max-header-size <bytes>',
