@@ -28,13 +28,20 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
   app.use(maxJsonDepth());
   for (const m of modules) m.routes?.(app);
   const admit = clientRateLimit(services.options.rateLimit);
+  // Journal ids count each client's own requests: nothing shows another client's activity.
+  const arrivals = new Map<string, number>();
+  const arrival = (clientId: string): number => {
+    const n = (arrivals.get(clientId) ?? 0) + 1;
+    arrivals.set(clientId, n);
+    return n;
+  };
   const control = mountSpec(services.specs.control, {
     admit,
     registry: services.registry,
     interceptors: modules.flatMap((m) => m.controlInterceptors ?? []),
     handlers: { ...controlHandlers(services, resetParts), ...handlers },
     fallback: specAnswer(services.specs.control.document, services.options.seed),
-    now: () => services.clock.now(),
+    now: (clientId) => services.clock.of(clientId ?? ''),
   });
   // Every control path starts with /__sandbox/: provider requests skip its routes.
   app.use((req, res, next) => (req.path.startsWith('/__sandbox/') ? control(req, res, next) : next()));
@@ -46,7 +53,8 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
       handlers: { ...orderHandlers(services), ...handlers },
       fallback: specAnswer(services.specs.provider.document, services.options.seed),
       observers: modules.flatMap((m) => (m.observeProvider ? [m.observeProvider] : [])),
-      now: () => services.clock.now(),
+      now: (clientId) => services.clock.of(clientId ?? ''),
+      arrival,
     }),
   );
   app.use(unknownPath);

@@ -1,5 +1,3 @@
-import type { Clock } from '../clock/clock.js';
-import type { Storage } from '../store/port.js';
 import { orderIdentity, type Order } from '../orders/types.js';
 import type { Journey } from '../tracking/journey.js';
 import { withPhotoUrls } from '../tracking/view.js';
@@ -31,16 +29,5 @@ export function orderState(order: Order, journey: Journey, baseUrl: string) {
     history: withPhotoUrls(journey.history(order), baseUrl),
     sender: order.sender,
     item: order.item,
-  };
-}
-
-export async function clockState(clock: Clock, storage: Storage) {
-  return {
-    mode: clock.mode,
-    speed: clock.speed,
-    now: iso(clock.now()),
-    now_ms: clock.now(),
-    pending_jobs: await storage.jobs.count(),
-    next_due: iso(await storage.jobs.nextDue()),
   };
 }

@@ -15,8 +15,10 @@ export interface MountOptions {
   interceptors: Interceptor[];
   /** Told of every request once its connection closes (the request journal). */
   observers?: Array<(served: ServedRequest) => void>;
-  /** The sandbox clock, for `arrivedAt`. */
-  now: () => number;
+  /** The time on the client's clock (the sandbox's before the client is known), for `arrivedAt`. */
+  now: (clientId?: string) => number;
+  /** Numbers an authenticated request of the client, in arrival order (ids of its journal entries are per client). */
+  arrival?: (clientId: string) => number;
   /** Called with the client of each authenticated request before it is validated; throws to refuse it (the rate limit). */
   admit?: (client: Client) => Promise<void>;
 }
@@ -149,6 +151,10 @@ function serveOperation(op: CompiledOperation, handler: Handler, options: MountO
       if (op.secured) {
         input.client = authenticate(options.registry, input.headers.authorization);
         if (options.admit) await options.admit(input.client);
+      }
+      if (input.client) {
+        served.arrivedAt = options.now(input.client.id);
+        if (options.arrival) served.seq = options.arrival(input.client.id);
       }
       check(op, input, req);
       noteServed(res, op.operationId, input.client?.id);
