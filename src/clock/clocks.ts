@@ -72,6 +72,12 @@ export class Clocks implements Clock {
     else this.own.set(clientId, at - this.base.now());
   }
 
+  /** Keeps a real clock of the client at least `lead` ahead of the sandbox's (a jump); a manual one as `moveTo`. */
+  keepAhead(clientId: string, lead: number): void {
+    if (clientId === '' || this.base instanceof ManualClock) return this.moveTo(clientId, this.base.now() + lead);
+    this.own.set(clientId, Math.max(this.own.get(clientId) ?? 0, lead));
+  }
+
   /** Real milliseconds until the sandbox's clock reads `at` (real clock). */
   realDelayUntil(at: number): number {
     return this.base instanceof RealClock ? this.base.realDelayUntil(at) : Infinity;

@@ -215,9 +215,12 @@ export class Scheduler {
   advance(clientId: string, ms: number): Promise<void> {
     const previous = this.advances.get(clientId) ?? Promise.resolve();
     const work = async (): Promise<void> => {
+      const lead = this.clocks.ahead(clientId);
       const target = this.clocks.of(clientId) + ms;
       await this.drain({ clientId, until: target, stamp: 'due', settle: true, moveTo: (at) => this.clocks.moveTo(clientId, at) });
-      this.clocks.moveTo(clientId, target);
+      // A manual clock stands at the target; a real one has jumped by `ms` (and ran on meanwhile).
+      if (this.clocks.mode === 'manual') this.clocks.moveTo(clientId, target);
+      else this.clocks.keepAhead(clientId, lead + ms);
     };
     const next = previous.then(work, work);
     const tail = next.catch(() => undefined);
