@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRequest } from '../support/orders.js';
@@ -175,6 +176,24 @@ describe('a clock per client (real clock)', () => {
     const ahead = (await clockOf(sandbox, TOKEN_A)).now_ms - b;
     expect(ahead).toBeGreaterThanOrEqual(DAY);
     expect(ahead).toBeLessThan(DAY + 60_000);
+  });
+});
+
+describe('a data file from before clocks were per client', () => {
+  it("gives every client the one clock it had, and moves each on its own from there", async () => {
+    const data = join(dir(), 'sandbox.json');
+    const oneClock = Date.parse('2026-03-01T00:00:00Z');
+    // Schema 2 as the sandbox wrote it with one manual clock: its position in meta, no clock per client.
+    const old = { schema_version: 2, journal_generation: 0, meta: { seed: 'old', manual_clock_ms: oneClock }, orders: {}, deliveries: {}, clients: {}, counters: {}, jobs: {} };
+    writeFileSync(data, JSON.stringify(old));
+    sandbox = await testSandbox({ data });
+    expect((await clockOf(sandbox, TOKEN_A)).now).toBe('2026-03-01T00:00:00.000Z');
+    expect((await clockOf(sandbox, TOKEN_B)).now).toBe('2026-03-01T00:00:00.000Z');
+    await advance(sandbox, HOUR, TOKEN_A);
+    await sandbox.close();
+    sandbox = await testSandbox({ data });
+    expect((await clockOf(sandbox, TOKEN_A)).now_ms).toBe(oneClock + HOUR);
+    expect((await clockOf(sandbox, TOKEN_B)).now_ms).toBe(oneClock);
   });
 });
 
