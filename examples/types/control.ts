@@ -251,7 +251,7 @@ export interface paths {
         put?: never;
         /**
          * Delete the calling client's data
-         * @description Removes the calling client's orders, webhook deliveries, journal entries and fault rules. Other clients' data and the clock are untouched.
+         * @description Removes the calling client's orders, webhook deliveries, journal entries and fault rules. Other clients' data are untouched; the client's clock and its id counters (fault rules, journal entries, deliveries) are not rewound.
          */
         post: operations["resetClient"];
         delete?: never;
