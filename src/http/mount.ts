@@ -145,17 +145,22 @@ function serveOperation(op: CompiledOperation, handler: Handler, options: MountO
       body: op.body === 'none' ? undefined : req.body,
       baseUrl: baseUrlOf(req),
     };
-    const served = { input, seq: ++arrivals, method: input.method, arrivedAt: options.now(), violations: [] as FieldError[] };
+    const served = { input, seq: options.arrival ? 0 : ++arrivals, method: input.method, arrivedAt: options.now(), violations: [] as FieldError[] };
+    // Once the client is known (even when it is then refused, say by the rate limit): its clock, its numbering.
+    let known = false;
+    const arrived = (): void => {
+      if (known || !input.client) return;
+      known = true;
+      served.arrivedAt = options.now(input.client.id);
+      if (options.arrival) served.seq = options.arrival(input.client.id);
+    };
     if (observers.length > 0) observe(res, served, started, observers);
     try {
       if (op.secured) {
         input.client = authenticate(options.registry, input.headers.authorization);
         if (options.admit) await options.admit(input.client);
       }
-      if (input.client) {
-        served.arrivedAt = options.now(input.client.id);
-        if (options.arrival) served.seq = options.arrival(input.client.id);
-      }
+      arrived();
       check(op, input, req);
       noteServed(res, op.operationId, input.client?.id);
       const run = options.interceptors.reduceRight<() => Promise<Reply>>(
@@ -164,6 +169,7 @@ function serveOperation(op: CompiledOperation, handler: Handler, options: MountO
       );
       await sendReply(res, await run());
     } catch (error) {
+      arrived();
       noteServed(res, op.operationId, input.client?.id);
       const answered = toApiError(error);
       if (answered.status === 400) served.violations = answered.errors;
