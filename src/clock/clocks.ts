@@ -21,11 +21,15 @@ export class Clocks implements Clock {
   /** Manual: where each client's clock stands; real: how far each runs ahead of the sandbox's. */
   private readonly own = new Map<string, number>();
 
+  /** The clients an advance of every clock moves (the configured ones, each once: several tokens may name one client). */
+  readonly clients: readonly string[];
+
   constructor(
     readonly base: RealClock | ManualClock,
-    /** The clients an advance of every clock moves (the configured ones). */
-    readonly clients: readonly string[] = [],
-  ) {}
+    clients: readonly string[] = [],
+  ) {
+    this.clients = [...new Set(clients)];
+  }
 
   get mode(): 'real' | 'manual' {
     return this.base.mode;
@@ -70,6 +74,12 @@ export class Clocks implements Clock {
     if (at <= this.of(clientId)) return;
     if (this.base instanceof ManualClock) this.own.set(clientId, at);
     else this.own.set(clientId, at - this.base.now());
+  }
+
+  /** Gives the client a clock of its own where it stands now, so a move of the sandbox's clock no longer moves it. */
+  pin(clientId: string): void {
+    if (clientId === '' || this.own.has(clientId)) return;
+    this.own.set(clientId, this.base instanceof ManualClock ? this.base.now() : 0);
   }
 
   /** Keeps a real clock of the client at least `lead` ahead of the sandbox's (a jump); a manual one as `moveTo`. */

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock, RealClock } from '../../src/clock/clock.js';
+import { Clocks } from '../../src/clock/clocks.js';
 import { Scheduler, type SchedulerOptions } from '../../src/clock/scheduler.js';
 import { EmbeddedStorage } from '../../src/store/embedded/storage.js';
 import type { JobKind, Storage } from '../../src/store/port.js';
@@ -86,6 +87,22 @@ describe('Scheduler with a manual clock', () => {
     expect(scheduler.clocks.of('c')).toBe(5_000);
     expect(scheduler.clocks.of('other')).toBe(0);
     expect(await storage.jobs.nextDue({ clientId: 'other' })).toBe(2_000);
+  });
+
+  it('moves every clock by ms when advancing all, even a client whose earlier advance is still running, or named by two tokens', async () => {
+    const storage = await EmbeddedStorage.open({ path: ':memory:', requestLogSize: 0 });
+    opened.push(storage);
+    const scheduler = new Scheduler(storage, new Clocks(new ManualClock(0), ['c', 'd', 'c']));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    scheduler.on('awb', () => held);
+    await storage.jobs.schedule({ kind: 'awb', key: 'x', client_id: 'd', due_at: 0 });
+    const earlier = scheduler.advance('d', 0); // runs d's job, held
+    const all = scheduler.advanceAll(1_000);
+    await new Promise((resolve) => setTimeout(resolve, 20)); // the sandbox's own clock has moved meanwhile
+    release();
+    await Promise.all([earlier, all]);
+    expect([scheduler.clocks.of('c'), scheduler.clocks.of('d'), scheduler.clocks.now()]).toEqual([1_000, 1_000, 1_000]);
   });
 
   it('runs at start what is due on each client clock, and nothing of a client whose clock is behind', async () => {
