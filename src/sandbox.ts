@@ -161,6 +161,10 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   const metrics = new SandboxMetrics();
   events.subscribe(async (event) => metrics.event(event));
   const scheduler = new Scheduler(storage, clock, {
+    // A claim outlasts the longest webhook attempt; on a shared database each replica also
+    // looks for due jobs every few seconds (claims of a replica that died, missed notices).
+    leaseMs: Math.max(options.jobLease, options.webhookTimeout + 5_000),
+    ...(options.databaseUrl !== undefined ? { pollMs: Math.min(5_000, options.jobLease / 4) } : {}),
     onError: (err, kind, key) => logger.error({ err, kind, key }, 'scheduled job failed'),
     onLate: (kind, lateMs) => metrics.jobRan(kind, lateMs),
   });

@@ -14,6 +14,12 @@ export interface SchedulerOptions {
   webhookConcurrency?: { total: number; perClient: number };
   /** How long a claim holds before another worker may take the job over (wall ms). */
   leaseMs?: number;
+  /**
+   * With a store shared by other processes (PostgreSQL replicas): look for due jobs at
+   * least this often (wall ms), so a job whose claim lapsed when its replica died, or one
+   * scheduled while a notification was missed, does not wait for the next local wake-up.
+   */
+  pollMs?: number;
   onError?: (error: unknown, kind: string, key: string) => void;
   /** Told how late (real ms after its due time) each job fired by the real clock's timer ran (metrics). */
   onLate?: (kind: JobKind, lateMs: number) => void;
@@ -381,11 +387,14 @@ export class Scheduler {
   async arm(): Promise<void> {
     if (this.stopped || this.clocks.mode !== 'real') return;
     // Webhook attempts of clients with no room are let in as attempts end (afterAttempt), not by the timer.
-    const at = await this.nextClaimable(this.scope(undefined));
-    if (at === undefined || (this.timer && this.armedAt <= at)) return;
+    const found = await this.nextClaimable(this.scope(undefined));
+    const { pollMs } = this.options;
+    if (found === undefined && pollMs === undefined) return;
+    const at = found ?? Infinity;
+    if (this.timer && this.armedAt <= at) return;
     if (this.timer) clearTimeout(this.timer);
     this.armedAt = at;
-    const delay = Math.min(this.clocks.realDelayUntil(at), 2 ** 31 - 1);
+    const delay = Math.min(at === Infinity ? Infinity : this.clocks.realDelayUntil(at), pollMs ?? Infinity, 2 ** 31 - 1);
     this.timer = setTimeout(() => this.fire(), delay).unref();
   }
 

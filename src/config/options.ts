@@ -80,6 +80,11 @@ export interface SandboxOptions {
   retention?: string;
   /** `postgres://user:password@host:port/database`: keep everything in PostgreSQL (several replicas may share it) instead of the data file. */
   databaseUrl?: string;
+  /**
+   * PostgreSQL: how long a replica's claim on a due job holds before another replica may
+   * take the job over (its replica died), e.g. '60s'. At least the webhook timeout plus 5 s. Default '60s'.
+   */
+  jobLease?: string;
 }
 
 /** The options as the sandbox uses them: every default filled in, durations in milliseconds. */
@@ -120,6 +125,8 @@ export interface ResolvedOptions {
   /** ms. */
   retention: number | undefined;
   databaseUrl: string | undefined;
+  /** ms. */
+  jobLease: number;
 }
 
 /** A value of an option that cannot be used; the message names the option. */
@@ -352,6 +359,13 @@ export const OPTIONS: Schema = {
     help: 'remove orders older than this on the sandbox clock, e.g. 30d',
     default: undefined,
     resolve: (value) => (value === undefined ? undefined : duration('retention', '30d, 12h or 90m')(value)),
+  },
+  jobLease: {
+    flag: '--job-lease <duration>',
+    env: 'SANDBOX_JOB_LEASE',
+    help: 'PostgreSQL: how long a replica holds a claimed job before another may take it over (at least --webhook-timeout + 5s)',
+    default: '60s',
+    resolve: duration('jobLease', '60s or 2m'),
   },
   databaseUrl: {
     flag: '--database-url <url>',
