@@ -1,3 +1,4 @@
+import { RuleViolation } from '../domain/errors.js';
 import { clientOf, json, type HandlerMap } from '../http/handler.js';
 import type { RequestLogRepository } from '../store/port.js';
 
@@ -6,12 +7,14 @@ export function requestHandlers(journal: RequestLogRepository): HandlerMap {
   return {
     listRequests: async (input) => {
       const { operation_id, status, since, until } = input.query as { operation_id?: string; status?: number; since?: string; until?: string };
-      const requests = await journal.list(clientOf(input).id, {
-        operationId: operation_id,
-        status,
-        since: since === undefined ? undefined : Date.parse(since),
-        until: until === undefined ? undefined : Date.parse(until),
-      });
+      const time = (field: string, text: string | undefined): number | undefined => {
+        if (text === undefined) return undefined;
+        const ms = Date.parse(text);
+        // The schema's date-time admits a leap second (23:59:60) that Date cannot read.
+        if (!Number.isFinite(ms)) throw new RuleViolation([{ field: `query.${field}`, message: 'is not a time the sandbox can read: use ISO 8601, e.g. 2026-01-01T00:00:00Z' }]);
+        return ms;
+      };
+      const requests = await journal.list(clientOf(input).id, { operationId: operation_id, status, since: time('since', since), until: time('until', until) });
       return json(200, { total: requests.length, size: journal.size, requests });
     },
     clearRequests: async (input) => json(200, { success: true, removed: await journal.clear(clientOf(input).id) }),

@@ -14,7 +14,8 @@ export function decodeCursor(cursor: string): Position | undefined {
   const text = Buffer.from(cursor, 'base64url').toString();
   const colon = text.indexOf(':');
   const rank = Number(text.slice(0, colon));
-  if (colon < 1 || !Number.isFinite(rank)) return undefined;
+  // Ranks are creation times and sequence numbers: whole numbers a database column holds.
+  if (colon < 1 || !Number.isSafeInteger(rank)) return undefined;
   return { rank, id: text.slice(colon + 1) };
 }
 

@@ -97,6 +97,11 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       expect((await storage.orders.list('a', { limit: 10, search: 'code-53' })).items.map((o) => o.order_no)).toEqual(['53']);
       expect((await storage.orders.list('c', { limit: 10 })).items).toEqual([]);
       await expect(storage.orders.list('a', { limit: 2, cursor: '%%%' })).rejects.toBeInstanceOf(RuleViolation);
+      // A rank that is not a whole number (a tampered cursor) is refused, not passed to the store.
+      for (const rank of ['1.5', '1e300', '99999999999999999999']) {
+        await expect(storage.orders.list('a', { limit: 2, cursor: Buffer.from(`${rank}:51`).toString('base64url') })).rejects.toBeInstanceOf(RuleViolation);
+        await expect(storage.deliveries.list('a', { limit: 2, cursor: Buffer.from(`${rank}:x`).toString('base64url') })).rejects.toBeInstanceOf(RuleViolation);
+      }
       await storage.close();
     });
 

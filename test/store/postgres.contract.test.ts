@@ -78,6 +78,30 @@ describe('PostgreSQL adapter', () => {
     await b.close();
   });
 
+  it('stores text with a NUL character (which PostgreSQL cannot hold) as U+FFFD, and a filter with one matches nothing', async () => {
+    const storage = await fresh();
+    const order = orderRecord('75', 'a', 1);
+    await storage.orders.insert({ ...order, item: { ...order.item, receiver_name: 'Bu\u0000di' } });
+    expect((await storage.orders.get('75'))?.item.receiver_name).toBe('Bu\uFFFDdi');
+    expect((await storage.orders.list('a', { limit: 5, search: '\u0000' })).items).toEqual([]);
+    await storage.close();
+  });
+
+  it('numbers a client’s journal entries from the database, so two replicas never repeat or reorder them', async () => {
+    const a = await fresh();
+    const b = await PostgresStorage.open({ url: current, requestLogSize: 3 });
+    const entry = (id: number) => ({ id, at: new Date(1_000 * id).toISOString(), method: 'GET', path: '/v1/couriers', query: {}, operation_id: 'listCouriers', headers: {}, body: null, status: 200, duration_ms: 1, violations: [], aborted: false });
+    // Each replica counts its own arrivals from 1: the ids they were given collide.
+    for (const id of [1, 2]) {
+      await a.requests.append('x', entry(id));
+      await b.requests.append('x', entry(id));
+    }
+    const listed = await b.requests.list('x', {});
+    expect(listed.map((e) => e.id)).toEqual([2, 3, 4]);
+    await a.close();
+    await b.close();
+  });
+
   // Last: it stops the server.
   it('answers Unavailable (a 503 with Retry-After), not a crash, while the database is down, and shows it in health', async () => {
     const storage = await fresh();

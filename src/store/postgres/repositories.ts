@@ -47,10 +47,29 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** The record without its version: what the `data` column holds. */
+/**
+ * PostgreSQL text and jsonb cannot hold the NUL character (U+0000), which a client's
+ * body or a receiver's answer may carry: it is stored as U+FFFD, the replacement
+ * character, so the write never fails on it.
+ */
+export const withoutNul = (text: string): string => (text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text);
+
+/** A value as it is stored: every string NUL-free (see withoutNul). */
+function storable<T>(value: T): T {
+  if (typeof value === 'string') return withoutNul(value) as T;
+  if (Array.isArray(value)) return value.map(storable) as T;
+  if (typeof value === 'object' && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [key, child] of Object.entries(value)) out[withoutNul(key)] = storable(child);
+    return out as T;
+  }
+  return value;
+}
+
+/** The record without its version: what the `data` column holds, NUL-free. */
 function dataOf<T extends object>(record: T): Omit<T, 'version'> {
   const { version: _version, ...data } = record as T & { version?: number };
-  return data;
+  return storable(data);
 }
 
 /** Infinity as a bigint parameter: the largest safe integer (no time or count reaches it). */
@@ -71,7 +90,8 @@ class Where {
   readonly values: unknown[] = [];
 
   add(clause: (p: (value: unknown) => string) => string): this {
-    this.clauses.push(clause((value) => `$${this.values.push(value)}`));
+    // A filter with a NUL matches nothing stored (stored text has none): compare it as stored.
+    this.clauses.push(clause((value) => `$${this.values.push(typeof value === 'string' ? withoutNul(value) : value)}`));
     return this;
   }
 
@@ -415,9 +435,17 @@ export class PgRequestLog implements RequestLogRepository {
 
   async append(clientId: string, entry: JournalEntry): Promise<void> {
     if (this.size <= 0) return;
+    // The id comes from the database, one sequence per client: replicas (and restarts) number
+    // a client's entries in one order, where a per-process count would collide.
+    const { rows } = await this.db().query<{ value: string }>(
+      'INSERT INTO counters (name, value) VALUES ($1, 1) ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value',
+      [`journal:${clientId}`],
+    );
+    const id = Number(rows[0]!.value);
+    const at = Date.parse(entry.at);
     await this.db().query(
-      'INSERT INTO request_log (client_id, id, at_ms, operation_id, status, entry) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING',
-      [clientId, entry.id, Date.parse(entry.at), entry.operation_id, entry.status, entry],
+      'INSERT INTO request_log (client_id, id, at_ms, operation_id, status, entry) VALUES ($1, $2, $3, $4, $5, $6)',
+      [clientId, id, Number.isFinite(at) ? at : 0, withoutNul(entry.operation_id), entry.status, storable({ ...entry, id })],
     );
     await this.db().query(
       `DELETE FROM request_log WHERE client_id = $1 AND id <= (SELECT id FROM request_log WHERE client_id = $1 ORDER BY id DESC OFFSET $2 LIMIT 1)`,

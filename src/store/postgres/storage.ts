@@ -22,13 +22,14 @@ const JOBS_CHANNEL = 'sandbox_jobs';
 const ATTEMPTS = 4;
 
 /** Errors that mean the database cannot be reached or cannot take writes now: a 503, not a 500. */
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '53100', '53200', '53300', '08000', '08003', '08006', '25006']);
+const UNAVAILABLE_CODES = new Set(['57014', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '53100', '53200', '53300', '08000', '08003', '08006', '25006']);
 /** Errors that a new attempt of the unit of work resolves: a deadlock, a serialization failure. */
 const RETRY_CODES = new Set(['40001', '40P01']);
 
 const codeOf = (error: unknown): string | undefined => (error as { code?: string } | undefined)?.code;
 const isUnavailable = (error: unknown): boolean =>
-  UNAVAILABLE_CODES.has(codeOf(error) ?? '') || /Connection terminated|connection timeout|Client has encountered a connection error/i.test((error as Error)?.message ?? '');
+  UNAVAILABLE_CODES.has(codeOf(error) ?? '') ||
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error/i.test((error as Error)?.message ?? '');
 
 interface TxContext {
   client: pg.PoolClient;
@@ -80,7 +81,15 @@ export class PostgresStorage implements Storage {
 
   /** Connects, migrates the schema (under an advisory lock) and starts listening for jobs scheduled by other replicas. */
   static async open(options: PostgresOptions): Promise<PostgresStorage> {
-    const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
+    // Bounded waits: a database that hangs (not merely refuses) answers 503 after seconds,
+    // never holds a request for good.
+    const pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: 5_000,
+      query_timeout: 15_000,
+      statement_timeout: 10_000,
+    });
     // An idle connection that the server drops must not crash the process: the next query reconnects.
     pool.on('error', (error) => options.onError?.(error));
     try {
@@ -193,13 +202,21 @@ export class PostgresStorage implements Storage {
     if (!this.closed && payload.length < 7_900) void this.pool.query('SELECT pg_notify($1, $2)', [JOBS_CHANNEL, payload]).catch(() => undefined);
   }
 
+  /** Listens again after a drop, trying with a growing wait (up to 30 s) until the database answers; meanwhile each replica's 5 s look for due jobs goes on. */
+  private listenAgain(waitMs: number): void {
+    if (this.closed) return;
+    setTimeout(() => {
+      if (this.closed || this.listener) return;
+      this.listen().catch(() => this.listenAgain(Math.min(waitMs * 2, 30_000)));
+    }, waitMs).unref();
+  }
+
   private async listen(): Promise<void> {
     const client = new pg.Client({ connectionString: this.options.url });
     client.on('error', (error) => {
       this.options.onError?.(error);
       if (this.listener === client) this.listener = undefined;
-      // Listening again after a drop; until then the scheduler's own timer still runs.
-      if (!this.closed) setTimeout(() => void this.listen().catch(() => undefined), 1_000).unref();
+      this.listenAgain(1_000);
     });
     client.on('notification', (message) => {
       let jobs: unknown;
@@ -214,8 +231,14 @@ export class PostgresStorage implements Storage {
         if (typeof clientId === 'string' && typeof dueAt === 'number') for (const listener of this.listeners) listener(dueAt, clientId);
       }
     });
-    await client.connect();
-    await client.query(`LISTEN ${JOBS_CHANNEL}`);
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${JOBS_CHANNEL}`);
+    } catch (error) {
+      client.removeAllListeners('error');
+      await client.end().catch(() => undefined);
+      throw error;
+    }
     this.listener = client;
   }
 }
