@@ -1,12 +1,17 @@
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { ApiError, messages } from './errors.js';
+import { checkRawDepth, TooDeep } from './depth.js';
 import { sendError } from './respond.js';
 import { noteOfResponse } from './served.js';
 
 /** Parses JSON bodies of JSON content types; other bodies are left for the 415 check. */
 export function jsonBody(limit: string): RequestHandler {
-  return express.json({ limit, type: (req) => /^application\/([\w.+-]*\+)?json\b/i.test(req.headers['content-type'] ?? '') });
+  return express.json({
+    limit,
+    type: (req) => /^application\/([\w.+-]*\+)?json\b/i.test(req.headers['content-type'] ?? ''),
+    verify: (_req, _res, raw) => checkRawDepth(raw),
+  });
 }
 
 /** The answer to a path no spec serves. */
@@ -18,6 +23,9 @@ export const unknownPath: RequestHandler = (req, res) => {
 export function errorEnvelope(limit: string): ErrorRequestHandler {
   return (error: { type?: string; status?: number }, _req, res, _next) => {
     switch (error.type) {
+      case 'entity.verify.failed':
+        if (error instanceof TooDeep) return sendError(res, new ApiError(400, error.message, [{ field: 'body', message: `is nested deeper than ${error.limit} levels` }]));
+        return sendError(res, error);
       case 'entity.parse.failed':
         return sendError(res, new ApiError(400, messages.malformedJson, [{ field: 'body', message: 'is not valid JSON' }]));
       case 'entity.too.large':

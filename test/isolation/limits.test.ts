@@ -36,6 +36,10 @@ describe('limits, each with a clear error', () => {
     expect(res.status).toBe(400);
     expect(res.body.errors).toEqual([{ field: 'body', message: 'is nested deeper than 64 levels' }]);
     figures.push('nesting 66 > 64: 400');
+    // Half a million brackets, with no token: refused from the raw bytes (400 naming body), never parsed.
+    const deep = await sandbox.call('POST', '/v1/order', { token: null, body: '['.repeat(500_000), headers: { 'content-type': 'application/json' } });
+    expect(deep.status).toBe(400);
+    expect(deep.body.errors).toEqual([{ field: 'body', message: 'is nested deeper than 64 levels' }]);
   });
 
   it('header size (--max-header-size): 431 with the envelope, naming the limit', async () => {
