@@ -27,7 +27,9 @@ export function checkingLookup(policy: TargetPolicy, resolve: Resolve): LookupFu
       if (error) return callback(error, '', 0);
       for (const { address } of addresses) {
         const refusal = checkAddress(policy, address, host);
-        if (refusal) return callback(new TargetRefused(refusal), '', 0);
+        // The delivery log names the host, never the address it resolved to: a partner must
+        // not learn where the deployment's internal names point.
+        if (refusal) return callback(new TargetRefused({ rule: refusal.rule, message: `${host} resolves to an address the policy does not admit` }), '', 0);
       }
       if (options.all) return (callback as unknown as (e: null, all: LookupAddress[]) => void)(null, addresses);
       const first = addresses[0];

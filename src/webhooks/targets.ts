@@ -76,7 +76,8 @@ export function checkAddress(policy: TargetPolicy, address: string, host?: strin
   if (host !== undefined && policy.hosts.has(normalHost(host))) return undefined;
   const parsed = ipaddr.parse(normalHost(address));
   if (inCidrs(policy, parsed)) return undefined;
-  const range = parsed.range();
+  // ipaddr.js calls ::/8 (IPv4-compatible ::a.b.c.d, deprecated, and other reserved forms) unicast: not public.
+  const range = parsed instanceof ipaddr.IPv6 && parsed.parts[0]! < 0x100 && parsed.range() === 'unicast' ? 'reserved' : parsed.range();
   if (policy.public && range === 'unicast') return undefined;
   const shown = normalHost(address);
   if (!policy.public) return { rule: 'not_listed', message: `${shown} is not in the allow list (${policy.text})` };

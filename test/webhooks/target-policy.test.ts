@@ -56,6 +56,8 @@ describe('PUT /__sandbox/webhook with --webhook-targets public', () => {
     ['http://127.1/hooks', 'address', '127.0.0.1 is loopback'],
     ['http://[::1]/hooks', 'address', '::1 is loopback'],
     ['http://[::ffff:127.0.0.1]/hooks', 'address', 'ipv4Mapped'],
+    ['http://[::127.0.0.1]/hooks', 'address', 'reserved'],
+    ['http://[::7f00:1]/hooks', 'address', 'reserved'],
     ['http://[::]/hooks', 'address', 'unspecified'],
     ['http://0.0.0.0/hooks', 'address', 'unspecified'],
     ['http://169.254.169.254/latest/meta-data/', 'address', 'linkLocal'],
@@ -95,7 +97,8 @@ describe('webhook attempts with --webhook-targets public', () => {
 
     const delivery = await ping(s);
     expect(delivery.status).toBe('failed');
-    expect(delivery.attempts[0]).toMatchObject({ status_code: null, response_body: '', duration_ms: 0, error: 'refused by webhook target policy: 127.0.0.1 is loopback' });
+    expect(delivery.attempts[0]).toMatchObject({ status_code: null, response_body: '', duration_ms: 0, error: 'refused by webhook target policy: rebind.partner.example resolves to an address the policy does not admit' });
+    expect(JSON.stringify(delivery)).not.toContain('127.0.0.1'); // where internal names point is not shown
     expect(receiver.received).toHaveLength(0);
   });
 
@@ -106,7 +109,7 @@ describe('webhook attempts with --webhook-targets public', () => {
     await createOrders(s, 1);
     await s.advance(60_000);
     const [delivery] = await deliveries(s);
-    expect(delivery).toMatchObject({ status: 'pending', last_error: 'refused by webhook target policy: 10.1.2.3 is private' });
+    expect(delivery).toMatchObject({ status: 'pending', last_error: 'refused by webhook target policy: rebind.partner.example resolves to an address the policy does not admit' });
     expect(delivery!.attempts).toHaveLength(1);
     expect(receiver.received).toHaveLength(0);
   });
@@ -130,7 +133,7 @@ describe('--webhook-targets as an allow list', () => {
     expect(receiver.received).toHaveLength(1);
 
     expect((await setUrl(s, `http://other.partner.test:${receiver.port}/hooks`)).status).toBe(200);
-    expect((await ping(s)).attempts[0]!.error).toBe('refused by webhook target policy: 127.0.0.1 is not in the allow list (hooks.partner.test,10.20.0.0/16)');
+    expect((await ping(s)).attempts[0]!.error).toBe('refused by webhook target policy: other.partner.test resolves to an address the policy does not admit');
     expect(receiver.received).toHaveLength(1);
   });
 
