@@ -4,6 +4,8 @@ export const faultMessages = {
   ruleNotFound: (id: string) => `No fault rule ${id} for this client; GET /__sandbox/faults lists them.`,
   invalidRule: 'The fault rule is not valid; see errors.',
   ruleTooLarge: (max: number) => `must be at most ${max} bytes of JSON (match and action together)`,
+  rulesTooLarge: (max: number) =>
+    `This client's fault rules would hold more than ${max} bytes of JSON together, the most they may; delete some (DELETE /__sandbox/faults/{id}) or make them smaller first.`,
   tooManyRules: (max: number) => `This client has ${max} fault rules, the most it may have; delete some (DELETE /__sandbox/faults/{id}, or DELETE /__sandbox/faults for all) first.`,
   unusedField: (type: string) => `is not used by a ${type} action`,
   maxBelowMin: 'must be at least ms',

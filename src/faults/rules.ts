@@ -10,8 +10,14 @@ import type { FaultRule, FaultRuleInput } from './types.js';
 
 /** The most fault rules a client may have at once: each request of the client is matched against all of them. */
 export const MAX_FAULT_RULES = 100;
-/** The largest rule, as JSON: every matching request rewrites the client's rules. */
+/** The largest rule, as JSON. */
 export const MAX_FAULT_RULE_BYTES = 16_384;
+/**
+ * The most bytes of JSON a client's rules hold together: a request that a rule applies
+ * to rewrites the client's rules (their counters), so this bounds the write one request
+ * can cause (100 rules of 16 KiB would make it 1.6 MB).
+ */
+export const MAX_FAULT_RULES_BYTES = 65_536;
 
 /**
  * The fault rules of every client, kept in its settings. Rules are tried in the order
@@ -28,7 +34,9 @@ export class FaultRules {
   async add(clientId: string, input: FaultRuleInput): Promise<FaultRule> {
     return this.change(clientId, (settings) => {
       if (settings.faults.length >= MAX_FAULT_RULES) throw new LimitReached(faultMessages.tooManyRules(MAX_FAULT_RULES));
-      if (Buffer.byteLength(JSON.stringify(input)) > MAX_FAULT_RULE_BYTES) throw new RuleViolation([{ field: 'body', message: faultMessages.ruleTooLarge(MAX_FAULT_RULE_BYTES) }]);
+      const bytes = Buffer.byteLength(JSON.stringify(input));
+      if (bytes > MAX_FAULT_RULE_BYTES) throw new RuleViolation([{ field: 'body', message: faultMessages.ruleTooLarge(MAX_FAULT_RULE_BYTES) }]);
+      if (Buffer.byteLength(JSON.stringify(settings.faults)) + bytes > MAX_FAULT_RULES_BYTES) throw new LimitReached(faultMessages.rulesTooLarge(MAX_FAULT_RULES_BYTES));
       const times = input.times ?? 1;
       const seq = settings.fault_seq + 1;
       const rule: FaultRule = {

@@ -61,6 +61,21 @@ describe('POST /__sandbox/faults', () => {
     expect(res.body.errors).toEqual([{ field: 'body', message: expect.stringContaining('16384 bytes') }]);
   });
 
+  it('refuses a rule that would take the client\'s rules past 64 KiB of JSON together, saying how to make room', async () => {
+    const big = (i: number) => ({ match: { path: `/v1/big${i}`, body: { note: 'x'.repeat(15_000) } }, action: fail400 });
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i += 1) {
+      const res = await sandbox.call('POST', '/__sandbox/faults', { body: big(i) });
+      expect(res.status).toBe(201);
+      ids.push(res.body.id);
+    }
+    const refused = await sandbox.call('POST', '/__sandbox/faults', { body: big(4) });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toMatch(/more than 65536 bytes of JSON together.*DELETE \/__sandbox\/faults/);
+    await sandbox.call('DELETE', `/__sandbox/faults/${ids[0]}`);
+    expect((await sandbox.call('POST', '/__sandbox/faults', { body: big(4) })).status).toBe(201);
+  });
+
   it('refuses a client its 101st rule with a 400 saying how to make room, and takes one again once a rule is deleted', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 100; i += 1) {
