@@ -22,6 +22,9 @@ export function outcomeOf(attempt: Pick<Attempt, 'status_code' | 'error'>): Atte
  *
  * @example const metrics = new SandboxMetrics(); metrics.ordersCreated.inc(2); await metrics.registry.metrics()
  */
+/** Statuses any operation may answer (auth, routing, limits, faults), labelled as they are. */
+const COMMON_STATUSES = new Set([200, 201, 400, 401, 403, 404, 405, 408, 413, 415, 429, 431, 500, 502, 503, 504]);
+
 export class SandboxMetrics {
   readonly registry = new Registry();
   readonly requests = new Counter({
@@ -56,7 +59,12 @@ export class SandboxMetrics {
 
   /** A request served from a spec (a mount observer). */
   served(served: ServedRequest): void {
-    const labels = { operation: served.input.operation.operationId, status: served.status === null ? 'none' : String(served.status) };
+    // The statuses the operation documents, plus the envelope's own (auth, limits, faults'
+    // 5xx): a fault rule can answer any status, and each would be a series of its own for
+    // the life of the process. Any other is counted by its class ("2xx" ... "5xx").
+    const { status } = served;
+    const known = status !== null && (served.input.operation.statuses.includes(status) || COMMON_STATUSES.has(status));
+    const labels = { operation: served.input.operation.operationId, status: status === null ? 'none' : known ? String(status) : `${Math.floor(status / 100)}xx` };
     this.requests.inc(labels);
     this.requestDuration.observe(labels, served.durationMs / 1000);
   }

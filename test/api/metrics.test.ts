@@ -144,3 +144,17 @@ describe('GET /__sandbox/metrics with an admin token configured', () => {
     expect(valueOf(parsePrometheus(admin.text), 'sandbox_orders_created_total')).toBe(0);
   });
 });
+
+describe('GET /__sandbox/metrics under a partner that answers itself every status', () => {
+  it('labels statuses an operation does not document by their class, so fault rules cannot grow the series without bound', async () => {
+    sandbox = await testSandbox();
+    for (const status of [299, 418, 451, 599]) {
+      expect((await sandbox.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'listCouriers' }, action: { type: 'status', status } } })).status).toBe(201);
+      // Not through call(): an injected 418 is not the spec's answer, on purpose.
+      expect((await supertest(sandbox.app).get('/v1/couriers').set('Authorization', 'Bearer token-client-a')).status).toBe(status);
+    }
+    await eventually(sandbox, 'sandbox_http_requests_total', { operation: 'listCouriers', status: '4xx' }).toBe(2);
+    const series = (await scrape(sandbox)).filter((s) => s.name === 'sandbox_http_requests_total' && s.labels.operation === 'listCouriers');
+    expect(series.map((s) => s.labels.status).sort()).toEqual(['2xx', '4xx', '5xx']);
+  });
+});
