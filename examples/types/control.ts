@@ -920,6 +920,20 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /**
+         * @description The client already has as many test pings and redeliveries in flight as it may
+         *     (8 at once, the per-client share of webhook attempts): retry after `Retry-After`
+         *     seconds, once one has ended.
+         */
+        TooManyAttempts: {
+            headers: {
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description The request is not valid; `errors` names each field at fault. */
         BadRequest: {
             headers: {
@@ -1569,6 +1583,7 @@ export interface operations {
             403: components["responses"]["ReadOnlyForbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyAttempts"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -1594,6 +1609,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ReadOnlyForbidden"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyAttempts"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -4,6 +4,7 @@ import type { Clocks } from '../clock/clocks.js';
 import { JobInterrupted, type Scheduler } from '../clock/scheduler.js';
 import type { ClientRegistry } from '../config/clients.js';
 import type { SandboxEvent } from '../events.js';
+import { TooManyRequests } from '../domain/errors.js';
 import type { Repositories, Storage, Stored } from '../store/port.js';
 import { chaosOf, LATE_MS, ReorderWindows } from './chaos.js';
 import { WarningThrottle } from './warning-throttle.js';
@@ -55,6 +56,9 @@ const holdReason = (endpoint: Endpoint): string | undefined => {
 };
 const scheduledAttempts = (d: Delivery): number => d.attempts.filter((a) => a.trigger === 'schedule' && a.chaos !== 'duplicate').length;
 
+/** Test pings and redeliveries a client may have in flight at once. */
+export const MANUAL_ATTEMPTS = 8;
+
 /**
  * The outbox and its dispatcher. An event becomes a stored delivery with a job for
  * its next attempt, in the transaction of the event; each due attempt POSTs the
@@ -65,6 +69,8 @@ const scheduledAttempts = (d: Delivery): number => d.attempts.filter((a) => a.tr
 export class WebhookDispatcher {
   private readonly shutdown = new AbortController();
   private readonly windows = new ReorderWindows();
+  /** Test pings and redeliveries in flight per client: they are made at once, outside the scheduler's pool, so they have a share of their own. */
+  private readonly manual = new Map<string, number>();
   private readonly fullWarnings: WarningThrottle;
   private closed = false;
 
@@ -126,8 +132,30 @@ export class WebhookDispatcher {
     }
   }
 
+  /**
+   * Runs a test ping or a redelivery of the client within its share: at most
+   * MANUAL_ATTEMPTS in flight at once (a partner firing hundreds at a silent receiver
+   * would otherwise hold a connection each); past it a TooManyRequests (429).
+   */
+  private async manualSlot<T>(clientId: string, fn: () => Promise<T>): Promise<T> {
+    const inFlight = this.manual.get(clientId) ?? 0;
+    if (inFlight >= MANUAL_ATTEMPTS) throw new TooManyRequests(webhookMessages.tooManyManualAttempts(MANUAL_ATTEMPTS), 1);
+    this.manual.set(clientId, inFlight + 1);
+    try {
+      return await fn();
+    } finally {
+      const left = (this.manual.get(clientId) ?? 1) - 1;
+      if (left > 0) this.manual.set(clientId, left);
+      else this.manual.delete(clientId);
+    }
+  }
+
   /** One attempt now, outside the schedule; a 2xx marks the delivery delivered. Returns the delivery afterwards. */
-  async redeliver(delivery: Stored<Delivery>, endpoint: Endpoint & { url: string }): Promise<Stored<Delivery>> {
+  redeliver(delivery: Stored<Delivery>, endpoint: Endpoint & { url: string }): Promise<Stored<Delivery>> {
+    return this.manualSlot(delivery.client_id, () => this.redeliverNow(delivery, endpoint));
+  }
+
+  private async redeliverNow(delivery: Stored<Delivery>, endpoint: Endpoint & { url: string }): Promise<Stored<Delivery>> {
     const at = this.deps.clock.of(delivery.client_id);
     const made = await this.attempt(delivery, endpoint, 'redeliver', null, at);
     if (!made) return delivery;
@@ -139,7 +167,11 @@ export class WebhookDispatcher {
   }
 
   /** Sends a signed ping to the client's endpoint now; it is logged as a delivery without retries. */
-  async ping(clientId: string, endpoint: Endpoint & { url: string }): Promise<Stored<Delivery>> {
+  ping(clientId: string, endpoint: Endpoint & { url: string }): Promise<Stored<Delivery>> {
+    return this.manualSlot(clientId, () => this.pingNow(clientId, endpoint));
+  }
+
+  private async pingNow(clientId: string, endpoint: Endpoint & { url: string }): Promise<Stored<Delivery>> {
     const at = this.deps.clock.of(clientId);
     const delivery = await this.deps.storage.transaction((tx) => this.create(tx, clientId, 'ping', null, pingPayload(clientId, at), [], at));
     const made = await this.attempt(delivery, endpoint, 'test', null);

@@ -184,6 +184,21 @@ describe('POST /__sandbox/webhooks/test', () => {
     expect(receiver.received).toHaveLength(1);
   });
 
+  it('lets a client have 8 pings and redeliveries in flight at once: a 9th answers 429 with Retry-After, and another client is not held up', async () => {
+    receiver.respond = () => ({ status: 200, hang: true });
+    const pings = Array.from({ length: 8 }, () => sandbox.call('POST', '/__sandbox/webhooks/test'));
+    await expect.poll(() => receiver.received.length).toBe(8);
+    const ninth = await sandbox.call('POST', '/__sandbox/webhooks/test');
+    expect(ninth.status).toBe(429);
+    expect(ninth.headers['retry-after']).toBe('1');
+    expect(ninth.body.message).toMatch(/8 test pings and redeliveries in flight/);
+    await sandbox.call('PUT', '/__sandbox/webhook', { token: TOKEN_B, body: { url: receiver.url } });
+    receiver.respond = (_, i) => (i >= 8 ? { status: 200 } : { status: 200, hang: true });
+    expect((await sandbox.call('POST', '/__sandbox/webhooks/test', { token: TOKEN_B })).status).toBe(200);
+    // The held ones end with the attempt timeout, or the close in afterEach.
+    void Promise.allSettled(pings);
+  });
+
   it('returns 409 when the client has no webhook URL', async () => {
     const res = await sandbox.call('POST', '/__sandbox/webhooks/test', { token: TOKEN_B });
     expect(res.status).toBe(409);
