@@ -1,0 +1,197 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSandbox, type Sandbox } from '../../src/index.js';
+import { Receiver } from '../webhooks/receiver.js';
+import { expectAccessible, hasChromium, launchChromium, signIn, warnIfNoChromium } from './browser.js';
+
+warnIfNoChromium('dashboard');
+
+const TOKEN_A = 'dashboard-token-a';
+const TOKEN_B = 'dashboard-token-b';
+/** Partner-controlled text that would run script if it were rendered as HTML. */
+const XSS = '<img src=x onerror="window.__xss=1">';
+
+describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
+  let sandbox: Sandbox;
+  let receiver: Receiver;
+  let browser: Browser;
+  let page: Page;
+  let orderNo: string;
+  const offOrigin: string[] = [];
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    sandbox = await createSandbox({
+      clock: 'manual',
+      clockStart: '2026-11-23T08:00:00Z',
+      seed: 'dashboard',
+      awbDelay: '1m',
+      port: 0,
+      clients: [
+        { token: TOKEN_A, id: 'client-a' },
+        { token: TOKEN_B, id: 'client-b' },
+      ],
+    });
+    receiver = await Receiver.start();
+    // Every webhook answer carries the payload too: the response body is partner-controlled text.
+    receiver.respond = () => ({ status: 200, body: `thanks ${XSS}` });
+    browser = await launchChromium();
+    page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    page.on('request', (req) => {
+      if (!req.url().startsWith(sandbox.url) && !req.url().startsWith('data:')) offOrigin.push(req.url());
+    });
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await receiver?.close();
+    await sandbox?.close();
+  });
+
+  it("is served with Content-Security-Policy: default-src 'self'", async () => {
+    const response = await page.goto(`${sandbox.url}/dashboard`);
+    expect(response?.status()).toBe(200);
+    expect(response?.headers()['content-security-policy']).toBe("default-src 'self'");
+    await page.getByLabel('Token').waitFor();
+    await expectAccessible(page, 'sign in');
+  });
+
+  it('shows the error of a wrong token and stays on the sign-in form', async () => {
+    await page.getByLabel('Token').fill('not-a-token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.innerText()).toContain('401');
+    expect(await alert.innerText()).toContain('unknown token');
+    expect(await page.getByRole('heading', { name: 'Orders' }).count()).toBe(0);
+  });
+
+  it('signs in with a token kept for the tab only', async () => {
+    await signIn(page, sandbox.url, TOKEN_A);
+    expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([TOKEN_A]);
+    expect(await page.evaluate(() => Object.values(localStorage))).toEqual([]);
+    await expectAccessible(page, 'orders (empty)');
+  });
+
+  it('sets the webhook URL to a receiver', async () => {
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
+    await page.getByLabel('Endpoint URL').fill(receiver.url);
+    await page.getByRole('button', { name: 'Save URL' }).click();
+    await page.getByRole('status').filter({ hasText: `Webhooks go to ${receiver.url}` }).waitFor();
+    await expectAccessible(page, 'webhooks');
+  });
+
+  it('creates an order from the New order form and opens its page', async () => {
+    await page.getByRole('link', { name: 'Scenarios' }).click();
+    await page.getByRole('heading', { name: 'New order' }).waitFor();
+    await page.getByRole('heading', { name: 'delivered', level: 2 }).waitFor();
+    expect(await page.getByLabel('Sender name').inputValue()).toBe('Toko Sinar Jaya');
+    await page.getByLabel('Scenario').selectOption('delivered');
+    await page.getByLabel('Receiver name').fill(XSS);
+    await page.getByLabel('Order code').fill('DASH-0001');
+    await expectAccessible(page, 'scenarios');
+    await page.getByRole('button', { name: 'Create order' }).click();
+    const heading = page.getByRole('heading', { name: /^Order \d+$/, level: 1 });
+    await heading.waitFor();
+    orderNo = (await heading.innerText()).replace('Order ', '');
+    expect(page.url()).toContain(`#/orders/${orderNo}`);
+    await page.getByText('DASH-0001', { exact: true }).waitFor();
+  });
+
+  it('sees the order in the list, linked to its page', async () => {
+    await page.getByRole('link', { name: 'Orders', exact: true }).click();
+    const link = page.getByRole('link', { name: orderNo });
+    await link.waitFor();
+    const row = page.getByRole('row').filter({ has: link });
+    expect(await row.innerText()).toContain('delivered');
+    expect(await row.innerText()).toContain('created');
+    await expectAccessible(page, 'orders');
+    await page.getByLabel('Order number, AWB or order code').fill('DASH-0001');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByText('1 order', { exact: true }).waitFor();
+    await link.click();
+    await page.getByRole('heading', { name: `Order ${orderNo}` }).waitFor();
+  });
+
+  it('shows partner-controlled text as text, never as HTML', async () => {
+    // Rendered as HTML it would be an <img> element (its onerror is also blocked by the CSP).
+    const receiver = page.locator('.details dd', { hasText: XSS });
+    await receiver.waitFor();
+    expect(await receiver.innerText()).toContain(`${XSS}\nJl. Setiabudi No. 45, Bandung`);
+    expect(await page.locator('img').count()).toBe(0);
+    expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+  });
+
+  it('generates the AWB and advances the order to delivered, with its timeline and tracking answer', async () => {
+    await expectAccessible(page, 'order');
+    await page.getByRole('button', { name: 'Generate AWB now' }).click();
+    const result = page.getByRole('status').filter({ hasText: /^AWB / });
+    await result.waitFor();
+    const awb = /^AWB (\S+)/.exec(await result.innerText())![1]!;
+    for (let step = 0; step < 20; step++) {
+      const status = page.locator('.details .status').first();
+      if ((await status.innerText()) === 'delivered') break;
+      await page.getByRole('button', { name: 'Advance to next step' }).click();
+      await page.getByRole('status').filter({ hasText: /^Played / }).waitFor();
+      await page.waitForFunction(() => !document.querySelector('.actions button')?.hasAttribute('disabled'));
+    }
+    await page.locator('.details .status', { hasText: /^delivered$/ }).waitFor();
+    await page.getByRole('heading', { name: 'Timeline' }).waitFor();
+    expect(await page.getByText('Nothing is left to play.').isVisible()).toBe(true);
+    const played = page.locator('.timeline li');
+    expect(await played.count()).toBeGreaterThan(5);
+    expect(await played.first().innerText()).toMatch(/^2026-11-23 \d\d:\d\d:\d\dZ\nPick up scan/);
+    expect(await played.last().innerText()).toContain('POD scan');
+    await page.getByText(`GET /v1/order/tracking/${awb}`).waitFor();
+    const tracking = JSON.parse(await page.locator('pre.json').last().innerText()) as { last_status: string; history: unknown[] };
+    expect(tracking.last_status).toBe('2');
+    expect(tracking.history).toHaveLength(await played.count());
+  });
+
+  it('shows the AWB webhook with its attempt, and Redeliver makes a new attempt visible', async () => {
+    await page.getByRole('link', { name: 'Clock' }).click();
+    await page.getByRole('heading', { name: 'Clock' }).waitFor();
+    await expectAccessible(page, 'clock');
+    await page.getByRole('button', { name: 'Advance 1 hour' }).click();
+    await page.getByRole('status').filter({ hasText: 'Advanced 1 hour' }).waitFor();
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    const delivery = page.locator('article.delivery', { hasText: 'awb.generated' });
+    await delivery.getByRole('heading', { name: 'Attempt 1' }).waitFor({ timeout: 15_000 });
+    expect(await delivery.innerText()).toContain('delivered');
+    expect(await delivery.innerText()).toMatch(/Response: 200 in \d+ ms/);
+    expect(receiver.received.some((r) => r.json.event === 'awb.generated' && r.json.order_no === orderNo)).toBe(true);
+    await delivery.getByText('Request and response of attempt 1').click();
+    expect(await delivery.innerText()).toContain(`thanks ${XSS}`);
+    expect(await page.locator('img').count()).toBe(0);
+    await delivery.getByRole('button', { name: 'Redeliver' }).click();
+    await delivery.getByRole('heading', { name: 'Attempt 2' }).waitFor();
+    expect(await delivery.getByText('(redeliver)').count()).toBe(1);
+    expect(receiver.received.filter((r) => r.json.event === 'awb.generated')).toHaveLength(2);
+  });
+
+  it('shows the request journal with the create and tracking requests', async () => {
+    await page.getByRole('link', { name: 'Requests' }).click();
+    await page.getByRole('heading', { name: 'Requests' }).waitFor();
+    await page.getByText('POST /v1/order', { exact: true }).waitFor();
+    await expectAccessible(page, 'requests');
+  });
+
+  it("does not show another client's order", async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Token').waitFor();
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await signIn(page, sandbox.url, TOKEN_B);
+    await page.getByText('0 orders').waitFor();
+    expect(await page.getByRole('link', { name: orderNo }).count()).toBe(0);
+    await page.goto(`${sandbox.url}/dashboard#/orders/${orderNo}`);
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.innerText()).toContain('404');
+  });
+
+  it('ran no script error and loaded nothing from outside the sandbox', () => {
+    expect(pageErrors).toEqual([]);
+    expect(offOrigin).toEqual([]);
+  });
+});
