@@ -82,8 +82,18 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     await expectAccessible(page, 'webhooks');
   });
 
-  it('creates an order from the New order form and opens its page', async () => {
+  it('shows the field errors of a create the API rejects', async () => {
     await page.getByRole('link', { name: 'Scenarios' }).click();
+    await page.getByLabel('Item weight (kg)').fill('heavy');
+    await page.getByRole('button', { name: 'Create order' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.innerText()).toMatch(/^400 /);
+    expect(await alert.innerText()).toContain('items[0].item_weight');
+    await page.getByLabel('Item weight (kg)').fill('1.5');
+  });
+
+  it('creates an order from the New order form and opens its page', async () => {
     await page.getByRole('heading', { name: 'New order' }).waitFor();
     await page.getByRole('heading', { name: 'delivered', level: 2 }).waitFor();
     expect(await page.getByLabel('Sender name').inputValue()).toBe('Toko Sinar Jaya');
@@ -170,11 +180,33 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     expect(receiver.received.filter((r) => r.json.event === 'awb.generated')).toHaveLength(2);
   });
 
-  it('shows the request journal with the create and tracking requests', async () => {
+  it('shows the request journal with the rejected create highlighted, filterable', async () => {
     await page.getByRole('link', { name: 'Requests' }).click();
     await page.getByRole('heading', { name: 'Requests' }).waitFor();
-    await page.getByText('POST /v1/order', { exact: true }).waitFor();
+    const creates = page.locator('.journal > li', { hasText: 'POST /v1/order →' });
+    await creates.nth(1).waitFor();
+    expect(await creates.count()).toBe(2);
+    const rejected = page.locator('.journal > li.violation');
+    expect(await rejected.count()).toBe(1);
+    expect(await rejected.innerText()).toContain('Spec violations');
+    expect(await rejected.innerText()).toContain('items[0].item_weight');
+    await page.getByText(`GET /v1/order/tracking/`).first().waitFor();
     await expectAccessible(page, 'requests');
+    await page.getByLabel('Only spec violations').check();
+    await page.waitForFunction(() => document.querySelectorAll('.journal > li').length === 1);
+    expect(await page.locator('.journal > li').innerText()).toContain('POST /v1/order → 400');
+  });
+
+  it('fits a phone-width screen', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const view of ['orders', `orders/${orderNo}`, 'webhooks']) {
+      await page.goto(`${sandbox.url}/dashboard#/${view}`);
+      await page.getByRole('heading', { level: 1 }).waitFor();
+      await page.getByRole('button', { name: 'Sign out' }).waitFor();
+      expect(await page.evaluate(() => document.documentElement.scrollWidth), view).toBeLessThanOrEqual(390);
+      await expectAccessible(page, `${view} at phone width`);
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
   });
 
   it("does not show another client's order", async () => {
