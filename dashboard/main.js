@@ -89,4 +89,6 @@ function App() {
   }} />`;
 }
 
-render(html`<${App} />`, document.getElementById('app'));
+const root = document.getElementById('app');
+root.textContent = ''; // the "Loading" note, shown until this module runs
+render(html`<${App} />`, root);

@@ -50,7 +50,7 @@ export function OrdersView() {
       <tbody>${page.orders.map((o) => html`<tr>
         <td><a href=${`#/orders/${encodeURIComponent(o.order_no)}`}>${o.order_no}</a></td>
         <td>${o.order_code}</td><td>${o.courier_code}</td><td>${o.scenario}</td>
-        <td>${o.awb ?? html`<span class="muted">pending</span>`}</td>
+        <td>${o.awb ?? html`<span class="muted">${o.awb_error ? 'failed' : `due ${time(o.awb_due_at)}`}</span>`}</td>
         <td><span class=${`status status-${o.status}`}>${o.status}</span></td>
         <td>${time(o.created_at)}</td>
       </tr>`)}</tbody>
