@@ -37,7 +37,7 @@ async function main(): Promise<void> {
     ...(await Promise.all(sandbox.clients.map((c) => webhookBannerLine(sandbox.services.endpoints, c)))),
     `  data:   ${sandbox.services.options.data}`,
     `  clock:  ${sandbox.clock.mode}${sandbox.clock.mode === 'real' ? ` x${sandbox.services.options.speed}` : ''}`,
-    `  docs:   ${sandbox.url}/docs`,
+    `  docs:   ${sandbox.url}/docs   dashboard: ${sandbox.url}/dashboard`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }
