@@ -1,6 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/index.js';
+import { createRequest } from '../support/orders.js';
 import { Receiver } from '../webhooks/receiver.js';
 import { expectAccessible, hasChromium, launchChromium, signIn, warnIfNoChromium } from './browser.js';
 
@@ -41,6 +42,7 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
       if (!req.url().startsWith(sandbox.url) && !req.url().startsWith('data:')) offOrigin.push(req.url());
     });
     page.on('pageerror', (error) => pageErrors.push(error.message));
+    page.setDefaultTimeout(10_000);
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
@@ -180,6 +182,19 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     expect(receiver.received.filter((r) => r.json.event === 'awb.generated')).toHaveLength(2);
   });
 
+  it('rotates the secret and sends a test ping', async () => {
+    const secret = page.locator('code.secret');
+    const before = await secret.innerText();
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await page.getByRole('status').filter({ hasText: 'Secret rotated' }).waitFor();
+    await page.waitForFunction((old) => document.querySelector('code.secret')?.textContent !== old, before);
+    expect(await secret.innerText()).toMatch(/^whsec_/);
+    await page.getByRole('button', { name: 'Send test' }).click();
+    await page.getByRole('status').filter({ hasText: /^Test ping msg_\w+: 200$/ }).waitFor();
+    await page.locator('article.delivery', { hasText: 'ping' }).first().waitFor();
+    expect(receiver.received.at(-1)?.json.event).toBe('ping');
+  });
+
   it('shows the request journal with the rejected create highlighted, filterable', async () => {
     await page.getByRole('link', { name: 'Requests' }).click();
     await page.getByRole('heading', { name: 'Requests' }).waitFor();
@@ -195,6 +210,38 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     await page.getByLabel('Only spec violations').check();
     await page.waitForFunction(() => document.querySelectorAll('.journal > li').length === 1);
     expect(await page.locator('.journal > li').innerText()).toContain('POST /v1/order → 400');
+  });
+
+  it('pages the list, follows orders as they progress, and cancels an order from its page', async () => {
+    const created = await fetch(`${sandbox.url}/v1/order`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${TOKEN_A}`, 'Content-Type': 'application/json', 'X-Sandbox-Scenario': 'delivered' },
+      body: JSON.stringify(createRequest(21)),
+    });
+    const { order_numbers: numbers } = (await created.json()) as { order_numbers: string[] };
+    await page.getByRole('link', { name: 'Orders', exact: true }).click();
+    await page.getByText('22 orders', { exact: true }).waitFor();
+    expect(await page.locator('tbody tr').count()).toBe(20);
+    expect(await page.locator('tbody tr').first().innerText()).toContain(numbers.at(-1)!);
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await page.getByRole('link', { name: orderNo }).waitFor();
+    expect(await page.locator('tbody tr').count()).toBe(2);
+    expect(await page.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
+    await page.getByRole('button', { name: 'Previous page' }).click();
+    const first = page.getByRole('row').filter({ has: page.getByRole('link', { name: numbers.at(-1)! }) });
+    await first.waitFor();
+    expect(await first.innerText()).toContain('created');
+    await sandbox.clock.advance(60_000); // the AWBs fall due; the list shows it without a reload
+    await first.getByText('awb_generated').waitFor();
+    await first.getByRole('link').click();
+    await page.getByRole('button', { name: 'Cancel order' }).click();
+    await page.getByRole('status').filter({ hasText: /cancel/i }).waitFor();
+    await page.locator('.details .status', { hasText: /^cancelled$/ }).waitFor();
+    await page.getByRole('button', { name: 'Cancel order' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.innerText()).toMatch(/^400 /);
+    expect(await alert.innerText()).toContain('order_no');
   });
 
   it('fits a phone-width screen', async () => {
