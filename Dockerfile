@@ -15,7 +15,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
 
-# --- runtime: production dependencies, the build, the specs and fixtures ---------------------------
+# --- runtime: production dependencies, the build, the specs, fixtures and dashboard ---------------------------
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
@@ -29,6 +29,7 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean -
 COPY --from=build /app/dist ./dist
 COPY spec ./spec
 COPY fixtures ./fixtures
+COPY dashboard ./dashboard
 RUN mkdir -p /data && chown node:node /data
 VOLUME /data
 USER node

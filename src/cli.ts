@@ -56,7 +56,7 @@ async function main(): Promise<void> {
     ...(await Promise.all(registry.clientIds.map((id) => webhookBannerLine(sandbox.services.endpoints, registry.byId(id)!, notShared)))),
     sandbox.services.options.databaseUrl !== undefined ? `  data:   ${shownDatabase(sandbox.services.options.databaseUrl)}` : `  data:   ${sandbox.services.options.data}`,
     `  clock:  ${sandbox.clock.mode}${sandbox.clock.mode === 'real' ? ` x${sandbox.services.options.speed}` : ''}`,
-    `  docs:   ${sandbox.url}/docs`,
+    `  docs:   ${sandbox.url}/docs   dashboard: ${sandbox.url}/dashboard`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -1,4 +1,5 @@
 import { coverageModule } from './coverage/module.js';
+import { dashboardModule } from './dashboard/module.js';
 import { docsModule } from './docs/module.js';
 import { faultsModule } from './faults/module.js';
 import { checkAdminOnly } from './http/roles.js';
@@ -18,7 +19,7 @@ import { webhooksModule } from './webhooks/module.js';
  */
 export function sandboxModules(services: Services): SandboxModule[] {
   // Faults first: they wrap everything, Prefer answers included.
-  const modules: SandboxModule[] = [faultsModule(services), preferModule(services), requestsModule(services), coverageModule(services), ratesModule(services), assumedOrdersModule(services), webhooksModule(services), metricsModule(services, { guard: (input) => checkAdminOnly(services.registry, input.headers.authorization as string | undefined) }), docsModule()];
+  const modules: SandboxModule[] = [faultsModule(services), preferModule(services), requestsModule(services), coverageModule(services), ratesModule(services), assumedOrdersModule(services), webhooksModule(services), metricsModule(services, { guard: (input) => checkAdminOnly(services.registry, input.headers.authorization as string | undefined) }), docsModule(), dashboardModule()];
   // Last: its sweep (--retention) calls the prune hook of every module above.
   return [...modules, retentionModule(services, modules)];
 }

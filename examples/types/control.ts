@@ -160,7 +160,7 @@ export interface paths {
         };
         /**
          * Full state of one of the calling client's orders
-         * @description One order of the calling client with its AWB (null until generated), status, scenario, tracking history so far and next due step.
+         * @description One order of the calling client with its AWB (null until generated), status, scenario, tracking history so far, next due step and every upcoming step with its due time.
          */
         get: operations["getOrderState"];
         put?: never;
@@ -599,6 +599,20 @@ export interface components {
                 /** Format: date-time */
                 due_at: string;
             };
+            /**
+             * @description The scenario steps still to play, in order, each with its due time on the
+             *     client's clock (the first is `next` when it is a step). While the AWB is pending
+             *     they count from the AWB's due time; advancing an order moves them. Empty when
+             *     nothing is left (delivered, cancelled, an AWB failure).
+             */
+            upcoming: {
+                /** @description Key of the scenario step. */
+                key: string;
+                note: string;
+                status: string | null;
+                /** Format: date-time */
+                due_at: string;
+            }[];
             /** @description The tracking history so far, newest first (as the provider's tracking answer holds it). */
             history: {
                 note: string;

@@ -27,6 +27,7 @@ export function orderState(order: Order, journey: Journey, baseUrl: string) {
     awb_generated_at: iso(order.awb_generated_at),
     cancelled_at: iso(order.cancelled_at),
     next,
+    upcoming: journey.upcomingSteps(order).map((step) => ({ ...step, due_at: iso(step.due_at) })),
     history: withPhotoUrls(journey.history(order), baseUrl),
     sender: order.sender,
     item: order.item,

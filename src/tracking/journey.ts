@@ -63,6 +63,20 @@ export class Journey {
     return offset === undefined ? undefined : order.journey_start + offset;
   }
 
+  /**
+   * The steps still to play with their due times, in order: from the next step on,
+   * each at the journey start plus its offset. While the AWB is pending the journey
+   * starts when it falls due, so the times are those the steps get if nothing moves it.
+   */
+  upcomingSteps(order: Order): { key: string; note: string; status: string | null; due_at: number }[] {
+    const scenario = this.scenarioOf(order);
+    const pendingAwb = order.status === 'created' && order.awb_due_at !== null;
+    const start = pendingAwb ? order.awb_due_at! : order.journey_start;
+    const from = pendingAwb ? 0 : order.next_step;
+    if (start === null || from === null) return [];
+    return scenario.steps.slice(from).map((step, i) => ({ key: step.key, note: step.note, status: step.status, due_at: start + scenario.offsets[from + i]! }));
+  }
+
   /** The key of the next scripted step, or null. */
   nextStepKey(order: Order): string | null {
     return order.next_step === null ? null : (this.scenarioOf(order).steps[order.next_step]?.key ?? null);

@@ -33,16 +33,18 @@ afterAll(() => {
 });
 
 /** Starts the installed CLI and resolves with its base URL once it prints `listening on`. */
-function start(args: string[]): Promise<{ child: ChildProcess; url: string }> {
+function start(args: string[]): Promise<{ child: ChildProcess; url: string; lines: string[] }> {
   const child = spawn(join(app, 'node_modules/.bin/shipping-sandbox'), args, { cwd: app, env });
+  const lines: string[] = [];
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('no "listening on" line within 60 s')), 60_000);
     child.once('exit', (code) => reject(new Error(`the sandbox exited with ${code} before listening`)));
     createInterface({ input: child.stdout! }).on('line', (line) => {
+      lines.push(line);
       const url = /listening on (http:\/\/\S+)/.exec(line)?.[1];
       if (url) {
         clearTimeout(timer);
-        resolve({ child, url });
+        resolve({ child, url, lines });
       }
     });
   });
@@ -54,6 +56,7 @@ describe('the npm package (npm pack, then npm install into an empty folder)', { 
     const files = stdout.split('\n');
     expect(files).toEqual(expect.arrayContaining(['package/dist/cli.js', 'package/dist/index.js', 'package/dist/index.d.ts', 'package/spec/openapi.yaml', 'package/spec/sandbox-control.yaml', 'package/package.json']));
     expect(files.some((f) => f.startsWith('package/fixtures/scenarios/'))).toBe(true);
+    expect(files).toEqual(expect.arrayContaining(['package/dashboard/index.html', 'package/dashboard/main.js', 'package/dashboard/style.css']));
     expect(files.filter((f) => /^package\/(src|test|scripts|\.ci)\//.test(f))).toEqual([]);
   });
 
@@ -63,14 +66,18 @@ describe('the npm package (npm pack, then npm install into an empty folder)', { 
     expect(stdout).toContain('--retention <duration>');
   });
 
-  it('starts with --port 0 --data :memory:, answers the health check and the docs, and stops on SIGTERM', async () => {
-    const { child, url } = await start(['--port', '0', '--data', ':memory:', '--log-level', 'warn']);
+  it('starts with --port 0 --data :memory:, answers the health check, the docs and the dashboard, and stops on SIGTERM', async () => {
+    const { child, url, lines } = await start(['--port', '0', '--data', ':memory:', '--log-level', 'warn']);
     try {
       const health = await fetch(`${url}/__sandbox/health`);
       expect(health.status).toBe(200);
       expect(await health.json()).toMatchObject({ status: 'ok' });
       const docs = await fetch(`${url}/docs/assets/swagger-ui-bundle.js`);
       expect(docs.status).toBe(200);
+      expect(lines).toContain(`  docs:   ${url}/docs   dashboard: ${url}/dashboard`);
+      for (const path of ['/dashboard', '/dashboard/app/main.js', '/dashboard/vendor/preact.mjs', '/dashboard/vendor/hooks.mjs', '/dashboard/vendor/htm.mjs']) {
+        expect((await fetch(`${url}${path}`)).status, path).toBe(200);
+      }
     } finally {
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
       child.kill('SIGTERM');

@@ -1,0 +1,62 @@
+// The only way the dashboard reaches the sandbox: the control API and the provider API,
+// with the token given at sign-in as a bearer token, exactly as a client would call them.
+
+const TOKEN_KEY = 'sandbox-dashboard-token';
+
+/** The token of this tab (sessionStorage: gone when the tab closes). */
+export const session = {
+  get token() {
+    return sessionStorage.getItem(TOKEN_KEY);
+  },
+  signIn(token) {
+    sessionStorage.setItem(TOKEN_KEY, token);
+  },
+  signOut() {
+    sessionStorage.removeItem(TOKEN_KEY);
+  },
+};
+
+/** An answer that was not 2xx, carrying the sandbox's error envelope (`message`, `errors`). */
+export class ApiError extends Error {
+  constructor(method, path, status, body) {
+    const message = body && typeof body.message === 'string' ? body.message : `${status} ${typeof body === 'string' ? body : ''}`.trim();
+    super(message);
+    this.request = `${method} ${path}`;
+    this.status = status;
+    this.errors = body && Array.isArray(body.errors) ? body.errors : [];
+  }
+}
+
+/**
+ * Calls the sandbox and answers `{ status, body }` for a 2xx; throws an ApiError otherwise.
+ * `token` overrides the signed-in one (the sign-in form checks a token before keeping it).
+ */
+export async function call(method, path, { body, headers = {}, token = session.token } = {}) {
+  const init = { method, headers: { Accept: 'application/json', ...headers } };
+  if (token) init.headers.Authorization = `Bearer ${token}`;
+  if (body !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch (error) {
+    throw new ApiError(method, path, 0, { message: `The sandbox did not answer: ${error.message}` });
+  }
+  const text = await response.text();
+  let parsed = text;
+  try {
+    parsed = text === '' ? null : JSON.parse(text);
+  } catch {
+    // not JSON: kept as text
+  }
+  if (!response.ok) throw new ApiError(method, path, response.status, parsed);
+  return { status: response.status, body: parsed, text };
+}
+
+/** A query string of the non-empty values. */
+export function query(params) {
+  const entries = Object.entries(params).filter(([, v]) => v !== undefined && v !== null && v !== '');
+  return entries.length === 0 ? '' : `?${new URLSearchParams(entries).toString()}`;
+}

@@ -1,0 +1,51 @@
+import { useState } from '/dashboard/vendor/hooks.mjs';
+import { call } from '../api.js';
+import { ErrorBox, Result, time, useAction, usePoll } from '../components.js';
+import { html } from '../html.js';
+
+const UNITS = { minutes: 60_000, hours: 3_600_000, days: 86_400_000 };
+
+/** The caller's sandbox time, and advancing it (manual clock). */
+export function ClockView() {
+  const clock = usePoll(async () => (await call('GET', '/__sandbox/clock')).body, [], 2000);
+  const action = useAction();
+  const [amount, setAmount] = useState('30');
+  const [unit, setUnit] = useState('minutes');
+  const advance = (ms, label) =>
+    action.run(async () => {
+      const { body } = await call('POST', '/__sandbox/clock/advance', { body: { ms } });
+      clock.reload();
+      return `Advanced ${label}: sandbox time is now ${time(body.now)}`;
+    });
+  const custom = (event) => {
+    event.preventDefault();
+    advance(Math.round(Number(amount) * UNITS[unit]), `${amount} ${unit}`);
+  };
+  const c = clock.data;
+  return html`<section>
+    <h1>Clock</h1>
+    <${ErrorBox} error=${clock.error} />
+    ${c && html`<dl class="details">
+      <dt>Sandbox time</dt><dd><time datetime=${c.now}>${time(c.now)}</time></dd>
+      <dt>Mode</dt><dd>${c.mode}</dd>
+      <dt>Speed</dt><dd>×${c.speed} <span class="muted">(set when the sandbox starts: --speed)</span></dd>
+      <dt>Jobs waiting</dt><dd>${c.pending_jobs}</dd>
+      <dt>Next due</dt><dd>${c.next_due ? time(c.next_due) : 'nothing'}</dd>
+    </dl>`}
+    <div class="actions">
+      <button type="button" disabled=${action.busy} onClick=${() => advance(UNITS.hours, '1 hour')}>Advance 1 hour</button>
+      <button type="button" disabled=${action.busy} onClick=${() => advance(UNITS.days, '1 day')}>Advance 1 day</button>
+    </div>
+    <form class="inline-form" onSubmit=${custom}>
+      <label for="advance-amount">Advance by</label>
+      <input id="advance-amount" type="number" min="0" step="any" value=${amount} onInput=${(e) => setAmount(e.currentTarget.value)} />
+      <label for="advance-unit" class="visually-hidden">Unit</label>
+      <select id="advance-unit" value=${unit} onChange=${(e) => setUnit(e.currentTarget.value)}>
+        ${Object.keys(UNITS).map((u) => html`<option value=${u}>${u}</option>`)}
+      </select>
+      <button type="submit" disabled=${action.busy}>Advance</button>
+    </form>
+    <${Result} result=${action.result} />
+    ${c?.mode === 'real' && html`<p class="muted">With a real clock, advancing answers 409: the sandbox time follows the wall clock.</p>`}
+  </section>`;
+}

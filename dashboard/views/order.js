@@ -1,0 +1,102 @@
+import { useEffect, useState } from '/dashboard/vendor/hooks.mjs';
+import { ApiError, call } from '../api.js';
+import { ErrorBox, Json, Result, time, useAction, usePoll } from '../components.js';
+import { html } from '../html.js';
+
+const fromEpoch = (seconds) => new Date(seconds * 1000).toISOString();
+
+/** The tracking answer exactly as a client receives it: GET /v1/order/tracking/{awb}. */
+function Tracking({ awb, version }) {
+  const [answer, setAnswer] = useState(null);
+  useEffect(() => {
+    if (!awb) return;
+    // Fetched when the order changes, not on every poll: each call is a provider request in the journal.
+    call('GET', `/v1/order/tracking/${encodeURIComponent(awb)}`).then(
+      (r) => setAnswer({ status: r.status, body: r.body }),
+      (e) => setAnswer({ status: e.status, body: { success: false, message: e.message, errors: e.errors } }),
+    );
+  }, [awb, version]);
+  return html`<section>
+    <h2>Tracking answer</h2>
+    ${!awb && html`<p class="muted">No AWB yet: tracking is by AWB.</p>`}
+    ${awb && answer && html`<p><code>GET /v1/order/tracking/${awb}</code> → <strong>${answer.status}</strong></p><${Json} value=${answer.body} />`}
+  </section>`;
+}
+
+function Timeline({ order }) {
+  const played = [...order.history].reverse();
+  return html`<section>
+    <h2>Timeline</h2>
+    <h3>Played</h3>
+    ${played.length === 0 ? html`<p class="muted">No step played yet.</p>` : html`<ol class="timeline">${played.map((step) => html`<li>
+      <time datetime=${fromEpoch(step.update_on)}>${time(fromEpoch(step.update_on))}</time>
+      <strong>${step.note}</strong>${step.status ? html` <span class="muted">(status ${step.status})</span>` : ''}
+      <div>${step.description}</div><div class="muted">${step.branch}</div>
+    </li>`)}</ol>`}
+    <h3>Upcoming</h3>
+    ${order.upcoming.length === 0 ? html`<p class="muted">Nothing is left to play.</p>` : html`<ol class="timeline upcoming">${order.upcoming.map((step) => html`<li>
+      <time datetime=${step.due_at}>due ${time(step.due_at)}</time>
+      <strong>${step.note}</strong> <span class="muted">(${step.key}${step.status ? `, status ${step.status}` : ''})</span>
+    </li>`)}</ol>`}
+  </section>`;
+}
+
+function Details({ order }) {
+  const s = order.sender ?? {};
+  const i = order.item ?? {};
+  return html`<dl class="details">
+    <dt>Status</dt><dd><span class=${`status status-${order.status}`}>${order.status}</span></dd>
+    <dt>AWB</dt><dd>${order.awb ?? (order.awb_error ? html`failed: ${order.awb_error}` : order.awb_due_at ? `due ${time(order.awb_due_at)}` : 'none')}</dd>
+    <dt>Courier</dt><dd>${order.courier_code} (service ${order.service_code})</dd>
+    <dt>Scenario</dt><dd>${order.scenario}</dd>
+    <dt>Order code</dt><dd>${order.order_code}</dd>
+    <dt>Sender</dt><dd>${s.sender_name}<br />${s.sender_address}<br />${s.sender_phone}</dd>
+    <dt>Item</dt><dd>${i.item_name} × ${i.item_qty}, ${i.item_weight} kg, value ${i.item_value}</dd>
+    <dt>Receiver</dt><dd>${i.receiver_name}<br />${i.receiver_address}<br />${i.receiver_phone}</dd>
+    <dt>Created</dt><dd>${time(order.created_at)}</dd>
+    ${order.next && html`<dt>Next</dt><dd>${order.next.kind === 'awb' ? 'AWB' : order.next.step} due ${time(order.next.due_at)}</dd>`}
+  </dl>`;
+}
+
+/** One order: its state, timeline, tracking answer and the actions that drive it. */
+export function OrderView({ orderNo }) {
+  const state = usePoll(async () => (await call('GET', `/__sandbox/orders/${encodeURIComponent(orderNo)}`)).body, [orderNo]);
+  const action = useAction();
+  const order = state.data;
+  const act = (run) => () =>
+    action.run(async () => {
+      const message = await run();
+      state.reload();
+      return message;
+    });
+  const generate = act(async () => {
+    const { body } = await call('POST', `/__sandbox/orders/${orderNo}/awb`);
+    return body.awb ? `AWB ${body.awb} (status ${body.status})` : `No AWB: ${body.awb_error ?? body.status}`;
+  });
+  const advance = act(async () => {
+    const { body } = await call('POST', `/__sandbox/orders/${orderNo}/advance`);
+    return `Played ${body.history[0]?.note ?? 'a step'}: status ${body.status}`;
+  });
+  const cancel = act(async () => {
+    const { body } = await call('POST', '/v1/order/cancel', { body: { order_no: orderNo, reason: 'Cancelled from the sandbox dashboard' } });
+    if (body?.success === false) throw new ApiError('POST', '/v1/order/cancel', 200, body);
+    return body?.message ?? 'Order cancelled';
+  });
+  return html`<section>
+    <p><a href="#/orders">← Orders</a></p>
+    <h1>Order ${orderNo}</h1>
+    <${ErrorBox} error=${state.error} />
+    ${order && html`
+      <div class="actions">
+        <button type="button" disabled=${action.busy} onClick=${generate}>Generate AWB now</button>
+        <button type="button" disabled=${action.busy} onClick=${advance}>Advance to next step</button>
+        <button type="button" class="danger" disabled=${action.busy} onClick=${cancel}>Cancel order</button>
+      </div>
+      <${Result} result=${action.result} />
+      <div class="columns">
+        <section><h2>Details</h2><${Details} order=${order} /></section>
+        <${Timeline} order=${order} />
+      </div>
+      <${Tracking} awb=${order.awb} version=${`${order.status}:${order.history.length}`} />`}
+  </section>`;
+}

@@ -1,0 +1,64 @@
+import { useState } from '/dashboard/vendor/hooks.mjs';
+import { call, query } from '../api.js';
+import { ErrorBox, time, usePoll } from '../components.js';
+import { html } from '../html.js';
+
+export const STATUSES = ['created', 'awb_generated', 'awb_failed', 'picked_up', 'in_transit', 'delivery_failed', 'delivered', 'returned', 'cancelled'];
+const PAGE_SIZE = 20;
+
+/** The client's orders, newest first, a page at a time; filtered, searched, polled for live updates. */
+export function OrdersView() {
+  const [filters, setFilters] = useState({ status: '', scenario: '', courier_code: '', q: '' });
+  const [search, setSearch] = useState('');
+  const [cursors, setCursors] = useState([null]); // the cursor of each page shown so far
+  const cursor = cursors[cursors.length - 1];
+  const scenarios = usePoll(async () => (await call('GET', '/__sandbox/scenarios')).body, [], 60_000);
+  const orders = usePoll(async () => (await call('GET', `/__sandbox/orders${query({ ...filters, limit: PAGE_SIZE, cursor })}`)).body, [JSON.stringify(filters), cursor]);
+  const set = (name) => (event) => {
+    setFilters({ ...filters, [name]: event.currentTarget.value });
+    setCursors([null]);
+  };
+  const submitSearch = (event) => {
+    event.preventDefault();
+    setFilters({ ...filters, q: search.trim() });
+    setCursors([null]);
+  };
+  const page = orders.data;
+  return html`<section>
+    <h1>Orders</h1>
+    <form class="filters" onSubmit=${submitSearch} role="search">
+      <div><label for="f-status">Status</label>
+        <select id="f-status" value=${filters.status} onChange=${set('status')}>
+          <option value="">Any</option>
+          ${STATUSES.map((s) => html`<option value=${s}>${s}</option>`)}
+        </select></div>
+      <div><label for="f-scenario">Scenario</label>
+        <select id="f-scenario" value=${filters.scenario} onChange=${set('scenario')}>
+          <option value="">Any</option>
+          ${(scenarios.data ?? []).map((s) => html`<option value=${s.name}>${s.name}</option>`)}
+        </select></div>
+      <div><label for="f-courier">Courier</label>
+        <input id="f-courier" value=${filters.courier_code} onChange=${set('courier_code')} placeholder="jne" /></div>
+      <div><label for="f-q">Order number, AWB or order code</label>
+        <input id="f-q" type="search" value=${search} onInput=${(e) => setSearch(e.currentTarget.value)} /></div>
+      <div><button type="submit">Search</button></div>
+    </form>
+    <${ErrorBox} error=${orders.error} />
+    ${page && html`<p class="muted" aria-live="polite">${page.total} ${page.total === 1 ? 'order' : 'orders'}</p>`}
+    ${page && page.orders.length > 0 && html`<div class="scroll"><table>
+      <thead><tr><th scope="col">Order number</th><th scope="col">Order code</th><th scope="col">Courier</th><th scope="col">Scenario</th><th scope="col">AWB</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
+      <tbody>${page.orders.map((o) => html`<tr>
+        <td><a href=${`#/orders/${encodeURIComponent(o.order_no)}`}>${o.order_no}</a></td>
+        <td>${o.order_code}</td><td>${o.courier_code}</td><td>${o.scenario}</td>
+        <td>${o.awb ?? html`<span class="muted">${o.awb_error ? 'failed' : `due ${time(o.awb_due_at)}`}</span>`}</td>
+        <td><span class=${`status status-${o.status}`}>${o.status}</span></td>
+        <td>${time(o.created_at)}</td>
+      </tr>`)}</tbody>
+    </table></div>`}
+    ${page && page.orders.length === 0 && html`<p>No orders match. Create one under <a href="#/scenarios">Scenarios</a>.</p>`}
+    <div class="pager">
+      <button type="button" class="secondary" disabled=${cursors.length === 1} onClick=${() => setCursors(cursors.slice(0, -1))}>Previous page</button>
+      <button type="button" class="secondary" disabled=${!page?.next_cursor} onClick=${() => setCursors([...cursors, page.next_cursor])}>Next page</button>
+    </div>
+  </section>`;
+}

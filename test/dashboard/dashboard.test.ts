@@ -1,0 +1,276 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSandbox, type Sandbox } from '../../src/index.js';
+import { createRequest } from '../support/orders.js';
+import { Receiver } from '../webhooks/receiver.js';
+import { expectAccessible, hasChromium, launchChromium, signIn, warnIfNoChromium } from './browser.js';
+
+warnIfNoChromium('dashboard');
+
+const TOKEN_A = 'dashboard-token-a';
+const TOKEN_B = 'dashboard-token-b';
+/** Partner-controlled text that would run script if it were rendered as HTML. */
+const XSS = '<img src=x onerror="window.__xss=1">';
+
+describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
+  let sandbox: Sandbox;
+  let receiver: Receiver;
+  let browser: Browser;
+  let page: Page;
+  let orderNo: string;
+  const offOrigin: string[] = [];
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    sandbox = await createSandbox({
+      clock: 'manual',
+      clockStart: '2026-11-23T08:00:00Z',
+      seed: 'dashboard',
+      awbDelay: '1m',
+      port: 0,
+      clients: [
+        { token: TOKEN_A, id: 'client-a' },
+        { token: TOKEN_B, id: 'client-b' },
+      ],
+    });
+    receiver = await Receiver.start();
+    // Every webhook answer carries the payload too: the response body is partner-controlled text.
+    receiver.respond = () => ({ status: 200, body: `thanks ${XSS}` });
+    browser = await launchChromium();
+    page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    page.on('request', (req) => {
+      if (!req.url().startsWith(sandbox.url) && !req.url().startsWith('data:')) offOrigin.push(req.url());
+    });
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    page.setDefaultTimeout(10_000);
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await receiver?.close();
+    await sandbox?.close();
+  });
+
+  it("is served with Content-Security-Policy: default-src 'self'", async () => {
+    const response = await page.goto(`${sandbox.url}/dashboard`);
+    expect(response?.status()).toBe(200);
+    expect(response?.headers()['content-security-policy']).toBe("default-src 'self'");
+    await page.getByLabel('Token').waitFor();
+    await expectAccessible(page, 'sign in');
+  });
+
+  it('shows the error of a wrong token and stays on the sign-in form', async () => {
+    await page.getByLabel('Token').fill('not-a-token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.innerText()).toContain('401');
+    expect(await alert.innerText()).toContain('unknown token');
+    expect(await page.getByRole('heading', { name: 'Orders' }).count()).toBe(0);
+  });
+
+  it('signs in with a token kept for the tab only', async () => {
+    await signIn(page, sandbox.url, TOKEN_A);
+    expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([TOKEN_A]);
+    expect(await page.evaluate(() => Object.values(localStorage))).toEqual([]);
+    await expectAccessible(page, 'orders (empty)');
+  });
+
+  it('sets the webhook URL to a receiver', async () => {
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
+    await page.getByLabel('Endpoint URL').fill(receiver.url);
+    await page.getByRole('button', { name: 'Save URL' }).click();
+    await page.getByRole('status').filter({ hasText: `Webhooks go to ${receiver.url}` }).waitFor();
+    await expectAccessible(page, 'webhooks');
+  });
+
+  it('shows the field errors of a create the API rejects', async () => {
+    await page.getByRole('link', { name: 'Scenarios' }).click();
+    await page.getByLabel('Item weight (kg)').fill('heavy');
+    await page.getByRole('button', { name: 'Create order' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.innerText()).toMatch(/^400 /);
+    expect(await alert.innerText()).toContain('items[0].item_weight');
+    await page.getByLabel('Item weight (kg)').fill('1.5');
+  });
+
+  it('creates an order from the New order form and opens its page', async () => {
+    await page.getByRole('heading', { name: 'New order' }).waitFor();
+    await page.getByRole('heading', { name: 'delivered', level: 2 }).waitFor();
+    expect(await page.getByLabel('Sender name').inputValue()).toBe('Toko Sinar Jaya');
+    await page.getByLabel('Scenario').selectOption('delivered');
+    await page.getByLabel('Receiver name').fill(XSS);
+    await page.getByLabel('Order code').fill('DASH-0001');
+    await expectAccessible(page, 'scenarios');
+    await page.getByRole('button', { name: 'Create order' }).click();
+    const heading = page.getByRole('heading', { name: /^Order \d+$/, level: 1 });
+    await heading.waitFor();
+    orderNo = (await heading.innerText()).replace('Order ', '');
+    expect(page.url()).toContain(`#/orders/${orderNo}`);
+    await page.getByText('DASH-0001', { exact: true }).waitFor();
+  });
+
+  it('sees the order in the list, linked to its page', async () => {
+    await page.getByRole('link', { name: 'Orders', exact: true }).click();
+    const link = page.getByRole('link', { name: orderNo });
+    await link.waitFor();
+    const row = page.getByRole('row').filter({ has: link });
+    expect(await row.innerText()).toContain('delivered');
+    expect(await row.innerText()).toContain('created');
+    await expectAccessible(page, 'orders');
+    await page.getByLabel('Order number, AWB or order code').fill('DASH-0001');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByText('1 order', { exact: true }).waitFor();
+    await link.click();
+    await page.getByRole('heading', { name: `Order ${orderNo}` }).waitFor();
+  });
+
+  it('shows partner-controlled text as text, never as HTML', async () => {
+    // Rendered as HTML it would be an <img> element (its onerror is also blocked by the CSP).
+    const receiver = page.locator('.details dd', { hasText: XSS });
+    await receiver.waitFor();
+    expect(await receiver.innerText()).toContain(`${XSS}\nJl. Setiabudi No. 45, Bandung`);
+    expect(await page.locator('img').count()).toBe(0);
+    expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+  });
+
+  it('generates the AWB and advances the order to delivered, with its timeline and tracking answer', async () => {
+    await expectAccessible(page, 'order');
+    await page.getByRole('button', { name: 'Generate AWB now' }).click();
+    const result = page.getByRole('status').filter({ hasText: /^AWB / });
+    await result.waitFor();
+    const awb = /^AWB (\S+)/.exec(await result.innerText())![1]!;
+    for (let step = 0; step < 20; step++) {
+      const status = page.locator('.details .status').first();
+      if ((await status.innerText()) === 'delivered') break;
+      await page.getByRole('button', { name: 'Advance to next step' }).click();
+      await page.getByRole('status').filter({ hasText: /^Played / }).waitFor();
+      await page.waitForFunction(() => !document.querySelector('.actions button')?.hasAttribute('disabled'));
+    }
+    await page.locator('.details .status', { hasText: /^delivered$/ }).waitFor();
+    await page.getByRole('heading', { name: 'Timeline' }).waitFor();
+    expect(await page.getByText('Nothing is left to play.').isVisible()).toBe(true);
+    const played = page.locator('.timeline li');
+    expect(await played.count()).toBeGreaterThan(5);
+    expect(await played.first().innerText()).toMatch(/^2026-11-23 \d\d:\d\d:\d\dZ\nPick up scan/);
+    expect(await played.last().innerText()).toContain('POD scan');
+    await page.getByText(`GET /v1/order/tracking/${awb}`).waitFor();
+    const tracking = JSON.parse(await page.locator('pre.json').last().innerText()) as { last_status: string; history: unknown[] };
+    expect(tracking.last_status).toBe('2');
+    expect(tracking.history).toHaveLength(await played.count());
+  });
+
+  it('shows the AWB webhook with its attempt, and Redeliver makes a new attempt visible', async () => {
+    await page.getByRole('link', { name: 'Clock' }).click();
+    await page.getByRole('heading', { name: 'Clock' }).waitFor();
+    await expectAccessible(page, 'clock');
+    await page.getByRole('button', { name: 'Advance 1 hour' }).click();
+    await page.getByRole('status').filter({ hasText: 'Advanced 1 hour' }).waitFor();
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    const delivery = page.locator('article.delivery', { hasText: 'awb.generated' });
+    await delivery.getByRole('heading', { name: 'Attempt 1' }).waitFor({ timeout: 15_000 });
+    expect(await delivery.innerText()).toContain('delivered');
+    expect(await delivery.innerText()).toMatch(/Response: 200 in \d+ ms/);
+    expect(receiver.received.some((r) => r.json.event === 'awb.generated' && r.json.order_no === orderNo)).toBe(true);
+    await delivery.getByText('Request and response of attempt 1').click();
+    expect(await delivery.innerText()).toContain(`thanks ${XSS}`);
+    expect(await page.locator('img').count()).toBe(0);
+    await delivery.getByRole('button', { name: 'Redeliver' }).click();
+    await delivery.getByRole('heading', { name: 'Attempt 2' }).waitFor();
+    expect(await delivery.getByText('(redeliver)').count()).toBe(1);
+    expect(receiver.received.filter((r) => r.json.event === 'awb.generated')).toHaveLength(2);
+  });
+
+  it('rotates the secret and sends a test ping', async () => {
+    const secret = page.locator('code.secret');
+    const before = await secret.innerText();
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await page.getByRole('status').filter({ hasText: 'Secret rotated' }).waitFor();
+    await page.waitForFunction((old) => document.querySelector('code.secret')?.textContent !== old, before);
+    expect(await secret.innerText()).toMatch(/^whsec_/);
+    await page.getByRole('button', { name: 'Send test' }).click();
+    await page.getByRole('status').filter({ hasText: /^Test ping msg_\w+: 200$/ }).waitFor();
+    await page.locator('article.delivery', { hasText: 'ping' }).first().waitFor();
+    expect(receiver.received.at(-1)?.json.event).toBe('ping');
+  });
+
+  it('shows the request journal with the rejected create highlighted, filterable', async () => {
+    await page.getByRole('link', { name: 'Requests' }).click();
+    await page.getByRole('heading', { name: 'Requests' }).waitFor();
+    const creates = page.locator('.journal > li', { hasText: 'POST /v1/order →' });
+    await creates.nth(1).waitFor();
+    expect(await creates.count()).toBe(2);
+    const rejected = page.locator('.journal > li.violation');
+    expect(await rejected.count()).toBe(1);
+    expect(await rejected.innerText()).toContain('Spec violations');
+    expect(await rejected.innerText()).toContain('items[0].item_weight');
+    await page.getByText(`GET /v1/order/tracking/`).first().waitFor();
+    await expectAccessible(page, 'requests');
+    await page.getByLabel('Only spec violations').check();
+    await page.waitForFunction(() => document.querySelectorAll('.journal > li').length === 1);
+    expect(await page.locator('.journal > li').innerText()).toContain('POST /v1/order → 400');
+  });
+
+  it('pages the list, follows orders as they progress, and cancels an order from its page', async () => {
+    const created = await fetch(`${sandbox.url}/v1/order`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${TOKEN_A}`, 'Content-Type': 'application/json', 'X-Sandbox-Scenario': 'delivered' },
+      body: JSON.stringify(createRequest(21)),
+    });
+    const { order_numbers: numbers } = (await created.json()) as { order_numbers: string[] };
+    await page.getByRole('link', { name: 'Orders', exact: true }).click();
+    await page.getByText('22 orders', { exact: true }).waitFor();
+    expect(await page.locator('tbody tr').count()).toBe(20);
+    expect(await page.locator('tbody tr').first().innerText()).toContain(numbers.at(-1)!);
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await page.getByRole('link', { name: orderNo }).waitFor();
+    expect(await page.locator('tbody tr').count()).toBe(2);
+    expect(await page.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
+    await page.getByRole('button', { name: 'Previous page' }).click();
+    const first = page.getByRole('row').filter({ has: page.getByRole('link', { name: numbers.at(-1)! }) });
+    await first.waitFor();
+    expect(await first.innerText()).toContain('created');
+    await sandbox.clock.advance(60_000); // the AWBs fall due; the list shows it without a reload
+    await first.getByText('awb_generated').waitFor();
+    await first.getByRole('link').click();
+    await page.getByRole('button', { name: 'Cancel order' }).click();
+    await page.getByRole('status').filter({ hasText: /cancel/i }).waitFor();
+    await page.locator('.details .status', { hasText: /^cancelled$/ }).waitFor();
+    await page.getByRole('button', { name: 'Cancel order' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.innerText()).toMatch(/^400 /);
+    expect(await alert.innerText()).toContain('order_no');
+  });
+
+  it('fits a phone-width screen', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const view of ['orders', `orders/${orderNo}`, 'webhooks']) {
+      await page.goto(`${sandbox.url}/dashboard#/${view}`);
+      await page.getByRole('heading', { level: 1 }).waitFor();
+      await page.getByRole('button', { name: 'Sign out' }).waitFor();
+      expect(await page.evaluate(() => document.documentElement.scrollWidth), view).toBeLessThanOrEqual(390);
+      await expectAccessible(page, `${view} at phone width`);
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  it("does not show another client's order", async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Token').waitFor();
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await signIn(page, sandbox.url, TOKEN_B);
+    await page.getByText('0 orders').waitFor();
+    expect(await page.getByRole('link', { name: orderNo }).count()).toBe(0);
+    await page.goto(`${sandbox.url}/dashboard#/orders/${orderNo}`);
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.innerText()).toContain('404');
+  });
+
+  it('ran no script error and loaded nothing from outside the sandbox', () => {
+    expect(pageErrors).toEqual([]);
+    expect(offOrigin).toEqual([]);
+  });
+});
