@@ -267,6 +267,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/__sandbox/clock/advance-all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move every client's clock on (admin)
+         * @description Moves every client's clock, and the sandbox's own (retention), on by `ms`, and
+         *     answers once everything that fell due on the way has run, each job at its own
+         *     time, as `POST /__sandbox/clock/advance` does for one client. Sandbox-wide: an
+         *     admin token's, or the only client's in a sandbox with no admin token. Answers the
+         *     sandbox's clock (its pending jobs are every client's).
+         */
+        post: operations["advanceAllClocks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/__sandbox/clock/speed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the speed of the real clock (admin)
+         * @description Sets how many simulated milliseconds pass per real millisecond, for every client
+         *     (the speed is sandbox-wide; `--speed` sets it at start, and a restart goes back
+         *     to it). No clock jumps: each client's time goes on from where it is, at the new
+         *     pace, and due jobs fall due accordingly. A manual clock has no speed: 409.
+         *     Sandbox-wide: an admin token's, or the only client's in a sandbox with no admin token.
+         */
+        put: operations["setClockSpeed"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/__sandbox/reset": {
         parameters: {
             query?: never;
@@ -1356,6 +1404,68 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ReadOnlyForbidden"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    advanceAllClocks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Milliseconds to move on (at most a year). */
+                    ms: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The sandbox's clock after the move. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClockState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AdminOnlyForbidden"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    setClockSpeed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Simulated ms per real ms, e.g. 60 (a minute per second). */
+                    speed: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The sandbox's clock at its new speed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClockState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AdminOnlyForbidden"];
+            409: components["responses"]["Conflict"];
         };
     };
     resetClient: {

@@ -12,14 +12,28 @@ export interface Clock {
  */
 export class RealClock implements Clock {
   readonly mode = 'real';
-  private readonly origin = Date.now();
+  /** Simulated time at `wallBase`: the clock runs on from there at `speed`. */
+  private simBase = Date.now();
+  private wallBase = this.simBase;
 
-  constructor(readonly speed = 1) {
+  constructor(private pace = 1) {
+    if (!(pace > 0)) throw new RangeError('speed must be a positive number');
+  }
+
+  get speed(): number {
+    return this.pace;
+  }
+
+  /** Changes the speed from now on: the time goes on from where it is, at the new pace (no jump). */
+  setSpeed(speed: number): void {
     if (!(speed > 0)) throw new RangeError('speed must be a positive number');
+    this.simBase = this.now();
+    this.wallBase = Date.now();
+    this.pace = speed;
   }
 
   now(): number {
-    return this.origin + Math.floor((Date.now() - this.origin) * this.speed);
+    return this.simBase + Math.floor((Date.now() - this.wallBase) * this.pace);
   }
 
   /** Real milliseconds until simulated time `at`. */

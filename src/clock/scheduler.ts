@@ -383,6 +383,14 @@ export class Scheduler {
     this.timer = setTimeout(() => this.fire(), UNAVAILABLE_RETRY_MS).unref();
   }
 
+  /** Arms the timer afresh (the clock's speed changed: the wait for the same due time is another). */
+  rearm(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.armedAt = Infinity;
+    void this.arm();
+  }
+
   /** Waits for the earliest due job of any client, in the sandbox clock's terms (real clock only). */
   async arm(): Promise<void> {
     if (this.stopped || this.clocks.mode !== 'real') return;

@@ -1,3 +1,4 @@
+import { Conflict } from '../domain/errors.js';
 import type { Storage } from '../store/port.js';
 import { ManualClock, RealClock } from './clock.js';
 import { Clocks } from './clocks.js';
@@ -71,6 +72,30 @@ export class ClockService {
     await this.scheduler.advanceAll(ms);
     for (const clientId of this.clocks.clients) await this.save(clientId);
     if (this.clocks.mode === 'manual') await this.storage.meta.set('manual_clock_ms', this.clocks.now());
+  }
+
+  /**
+   * Sets the real clock's speed from now on (sandbox-wide; no clock jumps). A manual
+   * clock has none: a Conflict.
+   */
+  setSpeed(speed: number): void {
+    const { base } = this.clocks;
+    if (!(base instanceof RealClock)) throw new Conflict('A manual clock has no speed: it moves only by POST /__sandbox/clock/advance. Start with --clock real to set a speed.');
+    base.setSpeed(speed);
+    this.scheduler.rearm();
+  }
+
+  /** The sandbox's own clock, with every client's pending jobs (an admin's view). */
+  async sandboxView(): Promise<ClockView> {
+    const now = this.clocks.now();
+    return {
+      mode: this.clocks.mode,
+      speed: this.clocks.speed,
+      now: new Date(now).toISOString(),
+      now_ms: now,
+      pending_jobs: await this.storage.jobs.count(),
+      next_due: iso(await this.storage.jobs.nextDue()),
+    };
   }
 
   /** The client's clock: its time, and only its own pending jobs. */

@@ -105,6 +105,17 @@ export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart
       return json(200, await clockService.view(clientId));
     },
 
+    // Sandbox-wide (an admin's): every client's clock, each at its own pace of due times.
+    advanceAllClocks: async (input) => {
+      await clockService.advanceAll((input.body as { ms: number }).ms);
+      return json(200, await clockService.sandboxView());
+    },
+
+    setClockSpeed: async (input) => {
+      clockService.setSpeed((input.body as { speed: number }).speed);
+      return json(200, await clockService.sandboxView());
+    },
+
     resetClient: async (input) => json(200, { success: true, removed: await reset(clientOf(input)) }),
 
     resetSandbox: async () => {

@@ -105,6 +105,8 @@ const rows: Array<{ op: string; send: (w: World) => Promise<Response>; expect: (
   // Sandbox-wide: with two clients a partner may not do them (no admin token is configured here).
   { op: 'listClients', send: () => asB('GET', '/__sandbox/clients'), expect: (res) => expect(res.status).toBe(403) },
   { op: 'resetSandbox', send: () => asB('POST', '/__sandbox/reset-all'), expect: (res) => expect(res.status).toBe(403) },
+  { op: 'advanceAllClocks', send: () => asB('POST', '/__sandbox/clock/advance-all', { ms: 86_400_000 }), expect: (res) => expect(res.status).toBe(403) },
+  { op: 'setClockSpeed', send: () => asB('PUT', '/__sandbox/clock/speed', { speed: 60 }), expect: (res) => expect(res.status).toBe(403) },
 ];
 
 /** Operations with no per-client state: the same answer for every client (specs, scenarios, coverage, rates) or, by design, shared (the clock). */

@@ -239,3 +239,47 @@ describe('ids shown to a client are per client', () => {
     expect(await firstDeliveryOfB(true)).toBe(await firstDeliveryOfB(false));
   }, 30_000);
 });
+
+describe('sandbox-wide clock operations (an admin)', () => {
+  const ADMIN = 'clock-admin-token';
+
+  it('POST /__sandbox/clock/advance-all moves every client on, each by ms; a partner gets 403', async () => {
+    sandbox = await testSandbox({ adminTokens: [ADMIN] });
+    const [orderA] = await createOrders(sandbox, 1, {}, TOKEN_A);
+    const [orderB] = await createOrders(sandbox, 1, {}, TOKEN_B);
+    expect((await advance(sandbox, HOUR, TOKEN_A)).status).toBe(200);
+    const before = { a: (await clockOf(sandbox, TOKEN_A)).now_ms, b: (await clockOf(sandbox, TOKEN_B)).now_ms };
+    expect((await sandbox.call('POST', '/__sandbox/clock/advance-all', { token: TOKEN_A, body: { ms: DAY } })).status).toBe(403);
+    const res = await sandbox.call('POST', '/__sandbox/clock/advance-all', { token: ADMIN, body: { ms: DAY } });
+    expect(res.status).toBe(200);
+    expect((await clockOf(sandbox, TOKEN_A)).now_ms).toBe(before.a + DAY);
+    expect((await clockOf(sandbox, TOKEN_B)).now_ms).toBe(before.b + DAY);
+    expect((await orderOf(sandbox, orderA!, TOKEN_A)).status).not.toBe('created');
+    expect((await orderOf(sandbox, orderB!, TOKEN_B)).status).not.toBe('created');
+  });
+
+  it('PUT /__sandbox/clock/speed sets the real clock’s pace from now on, without a jump; 409 on a manual clock; a partner gets 403', async () => {
+    const manual = await testSandbox({ adminTokens: [ADMIN] });
+    try {
+      const refused = await manual.call('PUT', '/__sandbox/clock/speed', { token: ADMIN, body: { speed: 60 } });
+      expect(refused.status).toBe(409);
+      expect(refused.body.message).toMatch(/manual clock has no speed/);
+    } finally {
+      await manual.close();
+    }
+    sandbox = await testSandbox({ clock: 'real', awbDelay: '1h', adminTokens: [ADMIN] });
+    const [orderA] = await createOrders(sandbox, 1, {}, TOKEN_A);
+    expect((await sandbox.call('PUT', '/__sandbox/clock/speed', { token: TOKEN_A, body: { speed: 3600 } })).status).toBe(403);
+    expect((await sandbox.call('PUT', '/__sandbox/clock/speed', { token: ADMIN, body: { speed: 0 } })).status).toBe(400);
+    const before = (await clockOf(sandbox, TOKEN_A)).now_ms;
+    const res = await sandbox.call('PUT', '/__sandbox/clock/speed', { token: ADMIN, body: { speed: 3600 } });
+    expect(res.status).toBe(200);
+    expect(res.body.speed).toBe(3600);
+    // No jump: the time goes on from where it was (well under the hour a jump would be).
+    expect((await clockOf(sandbox, TOKEN_A)).now_ms - before).toBeLessThan(HOUR / 2);
+    // An hour of sandbox time is a second of wall time now: the AWB falls due within a few seconds.
+    const started = Date.now();
+    while ((await orderOf(sandbox, orderA!, TOKEN_A)).status === 'created' && Date.now() - started < 10_000) await new Promise((r) => setTimeout(r, 100));
+    expect((await orderOf(sandbox, orderA!, TOKEN_A)).status).toBe('awb_generated');
+  });
+});
