@@ -2,6 +2,7 @@
 // with the token given at sign-in as a bearer token, exactly as a client would call them.
 
 const TOKEN_KEY = 'sandbox-dashboard-token';
+const CLIENT_KEY = 'sandbox-dashboard-client';
 
 /** The token of this tab (sessionStorage: gone when the tab closes). */
 export const session = {
@@ -13,6 +14,15 @@ export const session = {
   },
   signOut() {
     sessionStorage.removeItem(TOKEN_KEY);
+    sessionStorage.removeItem(CLIENT_KEY);
+  },
+  /** The client an admin token acts for (sent as X-Sandbox-Client); null for a client's own token. */
+  get client() {
+    return sessionStorage.getItem(CLIENT_KEY);
+  },
+  actFor(clientId) {
+    if (clientId) sessionStorage.setItem(CLIENT_KEY, clientId);
+    else sessionStorage.removeItem(CLIENT_KEY);
   },
 };
 
@@ -34,6 +44,7 @@ export class ApiError extends Error {
 export async function call(method, path, { body, headers = {}, token = session.token } = {}) {
   const init = { method, headers: { Accept: 'application/json', ...headers } };
   if (token) init.headers.Authorization = `Bearer ${token}`;
+  if (token === session.token && session.client && !('X-Sandbox-Client' in headers)) init.headers['X-Sandbox-Client'] = session.client;
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);

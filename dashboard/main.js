@@ -38,12 +38,27 @@ function SignIn({ onSignIn }) {
   const [error, setError] = useState(null);
   const submit = async (event) => {
     event.preventDefault();
+    const given = token.trim();
     try {
       // The token is kept only once the sandbox accepts it.
-      await call('GET', '/__sandbox/clock', { token: token.trim() });
-      session.signIn(token.trim());
+      await call('GET', '/__sandbox/clock', { token: given });
+      session.signIn(given);
+      session.actFor(null);
       onSignIn();
     } catch (e) {
+      // An admin token of a sandbox with several clients acts for one: the clients it may pick are listed.
+      if (e.status === 400 && e.errors.some((err) => err.field === 'header.x-sandbox-client')) {
+        try {
+          const { body } = await call('GET', '/__sandbox/clients', { token: given });
+          session.signIn(given);
+          session.actFor(body.clients[0]?.id ?? null);
+          onSignIn();
+          return;
+        } catch (inner) {
+          setError(inner);
+          return;
+        }
+      }
       setError(e);
     }
   };
@@ -57,6 +72,27 @@ function SignIn({ onSignIn }) {
     </form>
     <${ErrorBox} error=${error} />
   </main>`;
+}
+
+/** For an admin token: which client the dashboard shows (X-Sandbox-Client). Nothing for a client's own token. */
+function ClientSwitch() {
+  const [clients, setClients] = useState(null);
+  useEffect(() => {
+    if (!session.client) return;
+    call('GET', '/__sandbox/clients').then(({ body }) => setClients(body.clients), () => setClients(null));
+  }, []);
+  if (!clients) return null;
+  const pick = (event) => {
+    session.actFor(event.currentTarget.value);
+    location.hash = '#/orders';
+    location.reload();
+  };
+  return html`<span class="client-switch">
+    <label for="act-for">Client</label>
+    <select id="act-for" value=${session.client} onChange=${pick}>
+      ${clients.map((c) => html`<option value=${c.id}>${c.name === c.id ? c.id : `${c.name} (${c.id})`}</option>`)}
+    </select>
+  </span>`;
 }
 
 function Shell({ onSignOut }) {
@@ -74,6 +110,7 @@ function Shell({ onSignOut }) {
       <nav aria-label="Views">
         <ul>${VIEWS.map((v) => html`<li><a href=${`#/${v.path}`} aria-current=${v.path === view ? 'page' : undefined}>${v.label}</a></li>`)}</ul>
       </nav>
+      <${ClientSwitch} />
       <button type="button" class="secondary" onClick=${onSignOut}>Sign out</button>
     </header>
     <main>${body}</main>

@@ -18,6 +18,7 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
   let browser: Browser;
   let page: Page;
   let orderNo: string;
+  const ADMIN = 'dashboard-admin-token';
   const offOrigin: string[] = [];
   const pageErrors: string[] = [];
 
@@ -32,6 +33,7 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
         { token: TOKEN_A, id: 'client-a' },
         { token: TOKEN_B, id: 'client-b' },
       ],
+      adminTokens: [ADMIN],
     });
     receiver = await Receiver.start();
     // Every webhook answer carries the payload too: the response body is partner-controlled text.
@@ -267,6 +269,27 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     const alert = page.getByRole('alert');
     await alert.waitFor();
     expect(await alert.innerText()).toContain('404');
+  });
+
+  it('lets an admin token pick the client it shows, and act for it', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(page, sandbox.url, ADMIN);
+    const picker = page.getByLabel('Client');
+    await picker.waitFor();
+    expect(await picker.inputValue()).toBe('client-a');
+    await page.goto(`${sandbox.url}/dashboard#/orders/${orderNo}`);
+    await page.getByRole('heading', { name: new RegExp(orderNo) }).first().waitFor();
+    await page.getByLabel('Client').selectOption('client-b');
+    await page.getByText('0 orders').waitFor();
+    await page.goto(`${sandbox.url}/dashboard#/orders/${orderNo}`);
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.innerText()).toContain('404');
+    // A manual clock has no speed: the form is not offered; the admin advances client-b's clock.
+    await page.getByRole('link', { name: 'Clock' }).click();
+    await page.getByRole('button', { name: 'Advance 1 hour' }).click();
+    await page.getByText(/Advanced 1 hour/).waitFor();
+    expect(await page.getByRole('button', { name: 'Set speed' }).count()).toBe(0);
   });
 
   it('ran no script error and loaded nothing from outside the sandbox', () => {
