@@ -271,7 +271,7 @@ export interface paths {
         put?: never;
         /**
          * Delete the calling client's data
-         * @description Removes the calling client's orders, webhook deliveries, journal entries and fault rules. Other clients' data and the clock are untouched.
+         * @description Removes the calling client's orders, webhook deliveries, journal entries, fault rules and readiness report. Other clients' data and the clock are untouched.
          */
         post: operations["resetClient"];
         delete?: never;
