@@ -1,4 +1,4 @@
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 
 /** What `shipping-sandbox report` was asked for. */
 export interface ReportCommand {
@@ -26,9 +26,15 @@ export function reportProgram(): Command {
     .option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)');
 }
 
-/** Fetches the report, prints it, and returns the exit code: 0, 1 below --fail-under, 2 when the sandbox cannot give it. */
+/** Fetches the report, prints it, and returns the exit code: 0, 1 below --fail-under, 2 for a bad flag or when the sandbox cannot give it. */
 export async function runReport(argv: string[], out: (text: string) => void, err: (text: string) => void): Promise<number> {
-  const options = reportProgram().parse(argv, { from: 'user' }).opts<ReportCommand>();
+  let options: ReportCommand;
+  try {
+    options = reportProgram().exitOverride().configureOutput({ writeOut: out, writeErr: err }).parse(argv, { from: 'user' }).opts<ReportCommand>();
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    throw error;
+  }
   const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, ...(options.client ? { 'x-sandbox-client': options.client } : {}) };
   const get = async (format: string): Promise<string> => {
     const res = await fetch(new URL(`/__sandbox/report?format=${format}`, options.url), { headers });
