@@ -35,7 +35,7 @@ trap cleanup EXIT
 fail() { say "FAIL: $*"; podman logs "$NAME" 2>&1 | tail -20 || true; exit 1; }
 
 start() {
-  podman run -d --pull=never --name "$NAME" -p "127.0.0.1:$HPORT:4010" -v "$VOL:/data" \
+  podman run -d --pull=never --name "$NAME" --hostname sandbox -p "127.0.0.1:$HPORT:4010" -v "$VOL:/data" \
     -e SANDBOX_TOKENS="$TOKEN" -e SANDBOX_AWB_DELAY=0 -e SANDBOX_LOG_LEVEL=warn "$IMG" \
     2> >(grep -v 'systemd connection' >&2) >/dev/null
   for _ in $(seq 1 100); do
@@ -80,4 +80,10 @@ podman rm "$NAME" >/dev/null
 
 start
 expect_status 200 "$(call GET "/__sandbox/orders/$ORDER_NO")" "order $ORDER_NO kept in the /data volume across a restart"
+
+# A crash, then a new container on the same volume (as an upgrade does): the old lock is stale and taken over.
+podman kill -s KILL "$NAME" >/dev/null
+podman rm "$NAME" >/dev/null
+start
+expect_status 200 "$(call GET "/__sandbox/orders/$ORDER_NO")" "a new container after kill -9 takes the stale lock over (fixed --hostname) and keeps order $ORDER_NO"
 say "OK"

@@ -29,6 +29,13 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
   for (const m of modules) m.routes?.(app);
   const admit = clientRateLimit(services.options.rateLimit);
   const everyRequest = modules.flatMap((m) => (m.observeRequests ? [m.observeRequests] : []));
+  // Journal ids count each client's own requests: nothing shows another client's activity.
+  const arrivals = new Map<string, number>();
+  const arrival = (clientId: string): number => {
+    const n = (arrivals.get(clientId) ?? 0) + 1;
+    arrivals.set(clientId, n);
+    return n;
+  };
   const control = mountSpec(services.specs.control, {
     admit,
     registry: services.registry,
@@ -36,7 +43,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
     handlers: { ...controlHandlers(services, resetParts), ...handlers },
     fallback: specAnswer(services.specs.control.document, services.options.seed),
     observers: everyRequest,
-    now: () => services.clock.now(),
+    now: (clientId) => services.clock.of(clientId ?? ''),
   });
   // Every control path starts with /__sandbox/: provider requests skip its routes.
   app.use((req, res, next) => (req.path.startsWith('/__sandbox/') ? control(req, res, next) : next()));
@@ -48,7 +55,8 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
       handlers: { ...orderHandlers(services), ...handlers },
       fallback: specAnswer(services.specs.provider.document, services.options.seed),
       observers: [...modules.flatMap((m) => (m.observeProvider ? [m.observeProvider] : [])), ...everyRequest],
-      now: () => services.clock.now(),
+      now: (clientId) => services.clock.of(clientId ?? ''),
+      arrival,
     }),
   );
   app.use(unknownPath);

@@ -5,8 +5,8 @@ import type { Express } from 'express';
 import { pino } from 'pino';
 import { createApp } from './app.js';
 import { sandboxModules } from './modules.js';
-import { ManualClock, RealClock, type Clock } from './clock/clock.js';
 import { Scheduler } from './clock/scheduler.js';
+import { ClockService, loadClocks } from './clock/service.js';
 import { answerClientErrors } from './http/client-error.js';
 import { ClientRegistry, roleOf, type Client, type ClientConfig } from './config/clients.js';
 import { checkClientConfigs } from './config/check.js';
@@ -45,12 +45,17 @@ export const LOG_REDACTIONS = [
   'webhookSecret',
 ] as const;
 
-/** The sandbox clock as in-process users see it. */
+/** The sandbox's clocks as in-process users see them: one per client, over the sandbox's own. */
 export interface SandboxClock {
   readonly mode: 'real' | 'manual';
+  /** The sandbox's time (a client that was never advanced runs with it). */
   now(): number;
-  /** Manual clock only: moves on by `ms` and resolves once everything due has run. */
+  /** The client's time now. */
+  of(clientId: string): number;
+  /** Moves every client's clock (and the sandbox's) on by `ms` and resolves once everything due by then has run. */
   advance(ms: number): Promise<void>;
+  /** Moves one client's clock on by `ms`, as `POST /__sandbox/clock/advance` does for its caller. */
+  advanceClient(clientId: string, ms: number): Promise<void>;
 }
 
 /** A running sandbox. */
@@ -85,12 +90,6 @@ async function defaultClient(options: ResolvedOptions, storage: Storage): Promis
     await storage.meta.set('default_token', token);
   }
   return { token, id: 'default', name: 'default' };
-}
-
-/** A manual clock resumes where the data file's stopped, or at --clock-start if that is later. */
-function manualClockStart(start: number | undefined, kept: number | undefined): number {
-  if (start === undefined) return kept ?? Date.now();
-  return Math.max(kept ?? start, start);
 }
 
 /** The seed of the data file: the one given, else the one kept, else a new one (kept). */
@@ -154,17 +153,22 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   const configured = configuredClients(options);
   checkClientConfigs(configured, { scenarios: [...fixtures.scenarios.keys()], couriers: [...fixtures.couriers.keys()] });
   const storage = await openStorage(options, logger, seams.storeFileSystem);
-  const clock: Clock = options.clock === 'manual' ? new ManualClock(manualClockStart(options.clockStart, await storage.meta.get('manual_clock_ms'))) : new RealClock(options.speed);
+  // Admin tokens are not clients: with only those configured, the default client is made as well.
+  const hasClient = configured.some((c) => roleOf(c) !== 'admin');
+  const registry = new ClientRegistry(hasClient ? configured : [...configured, await defaultClient(options, storage)], options.adminTokens);
+  const clock = await loadClocks(storage, options, registry.clientIds);
   const events = new EventBus();
   const metrics = new SandboxMetrics();
   events.subscribe(async (event) => metrics.event(event));
   const scheduler = new Scheduler(storage, clock, {
+    // A claim outlasts the longest webhook attempt; on a shared database each replica also
+    // looks for due jobs every few seconds (claims of a replica that died, missed notices).
+    leaseMs: Math.max(options.jobLease, options.webhookTimeout + 5_000),
+    ...(options.databaseUrl !== undefined ? { pollMs: Math.min(5_000, options.jobLease / 4) } : {}),
     onError: (err, kind, key) => logger.error({ err, kind, key }, 'scheduled job failed'),
     onLate: (kind, lateMs) => metrics.jobRan(kind, lateMs),
   });
-  // Admin tokens are not clients: with only those configured, the default client is made as well.
-  const hasClient = configured.some((c) => roleOf(c) !== 'admin');
-  const registry = new ClientRegistry(hasClient ? configured : [...configured, await defaultClient(options, storage)], options.adminTokens);
+  const clockService = new ClockService(storage, scheduler, clock);
   const ids = new IdFactory(await dataSeed(options.seed, storage));
   const journey = new Journey({ storage, fixtures, ids, clock, events });
   journey.attach(scheduler);
@@ -172,11 +176,8 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   const endpoints = new WebhookEndpoints(storage, options);
   const webhookTargets = new TargetGuard(options.webhookTargets, seams.webhookLookup);
   await migrateDueTimes(storage, journey, WEBHOOK_JOB, registry);
-  const advanceClock = async (ms: number): Promise<void> => {
-    await scheduler.advance(ms);
-    await storage.meta.set('manual_clock_ms', clock.now());
-  };
-  return { options, logger, storage, fixtures, clock, scheduler, events, registry, ids, orders, journey, endpoints, webhookTargets, metrics, specs, advanceClock, startedAt: Date.now() };
+  const advanceClock = (ms: number): Promise<void> => clockService.advanceAll(ms);
+  return { options, logger, storage, fixtures, clock, clockService, scheduler, events, registry, ids, orders, journey, endpoints, webhookTargets, metrics, specs, advanceClock, startedAt: Date.now() };
 }
 
 /**
@@ -188,6 +189,7 @@ export async function stopServices(services: Services, modules: SandboxModule[])
   const jobsDone = services.scheduler.stop();
   for (const m of modules) await m.close?.();
   await jobsDone;
+  await services.clockService.saveAll().catch((err: unknown) => services.logger.error({ err }, 'client clocks not saved'));
 }
 
 /**
@@ -232,7 +234,9 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
     clock: {
       mode: clock.mode,
       now: () => clock.now(),
+      of: (clientId) => clock.of(clientId),
       advance: services.advanceClock,
+      advanceClient: (clientId, ms) => services.clockService.advance(clientId, ms),
     },
     close: () =>
       (closing ??= (async () => {

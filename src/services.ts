@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
-import type { Clock } from './clock/clock.js';
+import type { Clocks } from './clock/clocks.js';
 import type { Scheduler } from './clock/scheduler.js';
+import type { ClockService } from './clock/service.js';
 import type { ClientRegistry } from './config/clients.js';
 import type { ResolvedOptions } from './config/options.js';
 import type { EventBus } from './events.js';
@@ -24,7 +25,10 @@ export interface Services {
   logger: Logger;
   storage: Storage;
   fixtures: Fixtures;
-  clock: Clock;
+  /** The sandbox's clock and each client's (`clock.of(clientId)`): a client's times are on its own clock. */
+  clock: Clocks;
+  /** Advances of the clocks (one client's, or all) and their state, kept in the store. */
+  clockService: ClockService;
   scheduler: Scheduler;
   /** Order events (awb.generated, ...); the webhook outbox subscribes. */
   events: EventBus;
@@ -38,7 +42,7 @@ export interface Services {
   /** The counters behind `GET /__sandbox/metrics`, on this sandbox's own registry. */
   metrics: SandboxMetrics;
   specs: { provider: CompiledSpec; control: CompiledSpec };
-  /** Moves a manual clock on, runs what falls due, and remembers the time in the store. */
+  /** Moves every client's clock (and the sandbox's) on, runs what falls due, and remembers the times in the store. */
   advanceClock(ms: number): Promise<void>;
   startedAt: number;
 }

@@ -225,8 +225,11 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The sandbox clock
-         * @description The clock mode, speed, current sandbox time and the jobs waiting for it.
+         * The calling client's clock
+         * @description The clock mode and speed (sandbox-wide), the calling client's own time, and only
+         *     the calling client's jobs waiting for it. Each client has its own clock, like
+         *     Stripe's test clocks: a client that was never advanced runs with the sandbox's
+         *     clock; an advance moves only the caller's.
          */
         get: operations["getClock"];
         put?: never;
@@ -247,11 +250,15 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Move a manual clock on and process everything that falls due
-         * @description Moves the manual clock on by `ms` and answers once every job that fell due on
-         *     the way has run at its own time, in order: AWBs generated, tracking steps
-         *     played, webhook attempts made. The clock is shared by every client. With a
-         *     real clock this is a 409.
+         * Move the calling client's clock on and process everything of its that falls due
+         * @description Moves the calling client's clock on by `ms` and answers once every job of that
+         *     client that fell due on the way has run at its own time, in order: AWBs
+         *     generated, tracking steps played, webhook attempts made (each due time waits
+         *     for the attempts in flight). Other clients' clocks, orders and webhook retries
+         *     do not move. Advances of one client run one at a time (a second waits for the
+         *     first); advances of different clients may overlap. With a real clock it is a
+         *     jump: the client's clock runs `ms` ahead from then on. The client's time is
+         *     kept in the store and survives a restart; a reset does not rewind it.
          */
         post: operations["advanceClock"];
         delete?: never;
@@ -271,7 +278,7 @@ export interface paths {
         put?: never;
         /**
          * Delete the calling client's data
-         * @description Removes the calling client's orders, webhook deliveries, journal entries, fault rules and readiness report. Other clients' data and the clock are untouched.
+         * @description Removes the calling client's orders, webhook deliveries, journal entries, fault rules and readiness report. Other clients' data are untouched; the client's clock and its id counters (fault rules, journal entries, deliveries) are not rewound.
          */
         post: operations["resetClient"];
         delete?: never;
@@ -640,7 +647,7 @@ export interface components {
             /** Format: date-time */
             now: string;
             now_ms: number;
-            /** @description Jobs waiting for their due time (all clients). */
+            /** @description The calling client's jobs waiting for their due time. */
             pending_jobs: number;
             /** Format: date-time */
             next_due?: string | null;
@@ -1462,7 +1469,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ReadOnlyForbidden"];
-            409: components["responses"]["Conflict"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

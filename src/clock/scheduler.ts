@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Unavailable } from '../domain/errors.js';
-import type { ClaimedJob, JobKind, Storage } from '../store/port.js';
-import { ManualClock, RealClock, type Clock } from './clock.js';
+import type { ClaimedJob, ClaimOptions, JobKind, Storage } from '../store/port.js';
+import type { Clock, ManualClock, RealClock } from './clock.js';
+import { Clocks } from './clocks.js';
 
-/** Runs one due job. `at` is the time it happened on the sandbox clock: use it, not the clock, for timestamps. */
+/** Runs one due job. `at` is the time it happened on its client's clock: use it, not the clock, for timestamps. */
 export type JobHandler = (job: ClaimedJob, at: number) => Promise<void>;
 
 export interface SchedulerOptions {
@@ -13,6 +14,12 @@ export interface SchedulerOptions {
   webhookConcurrency?: { total: number; perClient: number };
   /** How long a claim holds before another worker may take the job over (wall ms). */
   leaseMs?: number;
+  /**
+   * With a store shared by other processes (PostgreSQL replicas): look for due jobs at
+   * least this often (wall ms), so a job whose claim lapsed when its replica died, or one
+   * scheduled while a notification was missed, does not wait for the next local wake-up.
+   */
+  pollMs?: number;
   onError?: (error: unknown, kind: string, key: string) => void;
   /** Told how late (real ms after its due time) each job fired by the real clock's timer ran (metrics). */
   onLate?: (kind: JobKind, lateMs: number) => void;
@@ -33,8 +40,22 @@ const WEBHOOKS: readonly JobKind[] = ['webhook'];
 export const WEBHOOK_CONCURRENCY = { total: 64, perClient: 8 };
 
 type Outcome = 'done' | 'unavailable' | 'interrupted';
-/** Which time a job is stamped with: its due time (advance, catch-up at start), or the later of that and now (a job run late under load). */
+/** Which time a job is stamped with: its due time (advance, catch-up at start), or the later of that and its client's now (a job run late under load). */
 type Stamp = 'due' | 'actual';
+
+/** Which jobs a drain looks at: one client's on its own clock (an advance), or every client's on the sandbox's clock, each shifted by its lead. */
+type Scope = Pick<ClaimOptions, 'clientId' | 'ahead'>;
+
+interface Drain {
+  /** The client whose clock moves (an advance); undefined: every client's due jobs (the timer, the catch-up at start). */
+  clientId?: string;
+  /** Due times up to here: on the client's clock, or on the sandbox's. */
+  until: number;
+  stamp: Stamp;
+  /** Wait at each due time for the client's jobs running then (an advance). */
+  settle: boolean;
+  moveTo?: (at: number) => void;
+}
 
 /**
  * Webhook attempts in flight, per client and in all: a client's slow or silent receiver
@@ -43,6 +64,7 @@ type Stamp = 'due' | 'actual';
 class AttemptPool {
   private readonly perClient = new Map<string, number>();
   private readonly inFlight = new Set<Promise<void>>();
+  private waiting: Array<() => void> = [];
 
   constructor(readonly caps: { total: number; perClient: number }) {}
 
@@ -74,9 +96,16 @@ class AttemptPool {
       if (left === 0) this.perClient.delete(clientId);
       else this.perClient.set(clientId, left);
       this.inFlight.delete(running);
+      for (const wake of this.waiting.splice(0)) wake();
       ended();
     });
     this.inFlight.add(running);
+  }
+
+  /** Resolves once an attempt in flight has ended (at once when none is). */
+  slotFreed(): Promise<void> {
+    if (!this.busy) return Promise.resolve();
+    return new Promise((resolve) => this.waiting.push(resolve));
   }
 
   /** Resolves once no attempt is in flight. */
@@ -85,12 +114,42 @@ class AttemptPool {
   }
 }
 
+/** Jobs running, per client (both lanes): an advance waits for its client's, whoever claimed them. */
+class Running {
+  private readonly byClient = new Map<string, Set<Promise<unknown>>>();
+
+  track<T>(clientId: string, work: Promise<T>): Promise<T> {
+    let set = this.byClient.get(clientId);
+    if (!set) this.byClient.set(clientId, (set = new Set()));
+    set.add(work);
+    const done = (): void => {
+      set.delete(work);
+      if (set.size === 0 && this.byClient.get(clientId) === set) this.byClient.delete(clientId);
+    };
+    work.then(done, done);
+    return work;
+  }
+
+  busy(clientId: string): boolean {
+    return this.byClient.has(clientId);
+  }
+
+  /** Resolves once none of the client's jobs is running. */
+  async idle(clientId: string): Promise<void> {
+    for (let set = this.byClient.get(clientId); set; set = this.byClient.get(clientId)) await Promise.allSettled([...set]);
+  }
+}
+
 /**
- * Runs the due jobs. Jobs are records in the store (`storage.jobs`) with a due time;
- * domain code schedules them inside its transactions. The scheduler asks the jobs
- * repository for the earliest due time, claims what is due, runs each job's handler
- * and completes it; so a restart resumes from the store, and start-up work is in
- * proportion to the pending jobs, not to the records.
+ * Runs the due jobs. Jobs are records in the store (`storage.jobs`) with a due time on
+ * their client's clock; domain code schedules them inside its transactions. The
+ * scheduler asks the jobs repository for the earliest due time, claims what is due,
+ * runs each job's handler and completes it; so a restart resumes from the store, and
+ * start-up work is in proportion to the pending jobs, not to the records.
+ *
+ * Each client has its own clock (`Clocks`): the timer and the catch-up at start claim
+ * on the sandbox's clock with each client's lead (`ahead`), so every client's jobs fall
+ * due at the right wall time; an advance moves one client's clock and claims only its jobs.
  *
  * Two lanes: AWB generation, tracking steps and retention run in due order, in
  * batches with a yield to the event loop between them; webhook attempts, which wait on
@@ -98,14 +157,18 @@ class AttemptPool {
  * (`webhookConcurrency`), so a silent receiver delays neither AWBs nor other clients.
  *
  * With a real clock a single unref'd timer waits for the earliest job, and a job run
- * late is stamped with the time it ran; with a manual clock nothing runs until
- * `advance`, which stamps each job with its due time and waits at each due time for
- * the attempts in flight.
+ * late is stamped with its client's time when it ran; an advance (manual clock, or a
+ * jump of a real one) stamps each job with its due time and waits at each due time for
+ * the client's jobs running then, webhook attempts included.
  */
 export class Scheduler {
+  readonly clocks: Clocks;
   private readonly handlers = new Map<JobKind, JobHandler>();
   private readonly owner = `worker_${process.pid}_${randomBytes(4).toString('hex')}`;
   private readonly pool: AttemptPool;
+  private readonly inFlight = new Running();
+  /** The advance of each client now running (and those queued behind it): one at a time per client. */
+  private readonly advances = new Map<string, Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private armedAt = Infinity;
   private running: Promise<void> = Promise.resolve();
@@ -113,13 +176,19 @@ export class Scheduler {
 
   constructor(
     private readonly storage: Storage,
-    readonly clock: Clock,
+    clock: Clocks | RealClock | ManualClock,
     private readonly options: SchedulerOptions = {},
   ) {
+    this.clocks = clock instanceof Clocks ? clock : new Clocks(clock);
     this.pool = new AttemptPool(options.webhookConcurrency ?? WEBHOOK_CONCURRENCY);
-    storage.onJobScheduled((dueAt) => {
-      if (dueAt < this.armedAt) void this.arm();
+    storage.onJobScheduled((dueAt, clientId) => {
+      if (dueAt - this.clocks.ahead(clientId) < this.armedAt) void this.arm();
     });
+  }
+
+  /** The sandbox's clock (sandbox-wide work). */
+  get clock(): Clock {
+    return this.clocks;
   }
 
   on(kind: JobKind, handler: JobHandler): void {
@@ -127,13 +196,14 @@ export class Scheduler {
   }
 
   /**
-   * Runs every job due now (and those they make due), each stamped with its due time
-   * (the catch-up at start), then resolves; the webhook attempts it started run on in
-   * the pool (`settle()` waits for them), so no client's work waits behind a silent receiver.
+   * Runs every job due now on its client's clock (and those they make due), each stamped
+   * with its due time (the catch-up at start), then resolves; the webhook attempts it
+   * started run on in the pool (`settle()` waits for them), so no client's work waits
+   * behind a silent receiver.
    */
   runDue(): Promise<void> {
     return this.exclusive(async () => {
-      await this.drain(this.clock.now(), { stamp: 'due', settle: false });
+      await this.drain({ until: this.clocks.now(), stamp: 'due', settle: false });
     });
   }
 
@@ -143,18 +213,39 @@ export class Scheduler {
   }
 
   /**
-   * Moves a manual clock on by `ms`, running every job that falls due on the way at
-   * its own time, in order, and waiting at each due time for what runs then (webhook
-   * attempts included); resolves when all of them have run.
+   * Moves one client's clock on by `ms` (a manual clock, or a jump of a real one),
+   * running every job of that client that falls due on the way at its own time, in
+   * order, and waiting at each due time for what runs then (webhook attempts included);
+   * resolves when none of its jobs due by the target is unfinished. Other clients' clocks
+   * and jobs are untouched. Advances of one client run one at a time; '' moves the
+   * sandbox's own clock (sandbox-wide work).
    */
-  advance(ms: number): Promise<void> {
-    const clock = this.clock;
-    if (!(clock instanceof ManualClock)) throw new Error('advance needs a manual clock');
-    return this.exclusive(async () => {
-      const target = clock.now() + ms;
-      await this.drain(target, { stamp: 'due', settle: true, moveTo: (at) => clock.set(at) });
-      clock.set(target);
+  advance(clientId: string, ms: number): Promise<void> {
+    const previous = this.advances.get(clientId) ?? Promise.resolve();
+    const work = async (): Promise<void> => {
+      const lead = this.clocks.ahead(clientId);
+      const target = this.clocks.of(clientId) + ms;
+      await this.drain({ clientId, until: target, stamp: 'due', settle: true, moveTo: (at) => this.clocks.moveTo(clientId, at) });
+      // A manual clock stands at the target; a real one has jumped by `ms` (and ran on meanwhile).
+      if (this.clocks.mode === 'manual') this.clocks.moveTo(clientId, target);
+      else this.clocks.keepAhead(clientId, lead + ms);
+    };
+    const next = previous.then(work, work);
+    const tail = next.catch(() => undefined);
+    this.advances.set(clientId, tail);
+    void tail.then(() => {
+      if (this.advances.get(clientId) === tail) this.advances.delete(clientId);
+      // Jobs of a real clock that jumped are due earlier in wall time now.
+      void this.arm();
     });
+    return next;
+  }
+
+  /** Moves every client's clock on by `ms`, and the sandbox's (an admin's advance of all): each as `advance` does. */
+  async advanceAll(ms: number): Promise<void> {
+    // Each client's target is its own time + ms, whenever its advance starts: not the sandbox's, moved meanwhile.
+    for (const clientId of this.clocks.clients) this.clocks.pin(clientId);
+    await Promise.all([...this.clocks.clients, ''].map((clientId) => this.advance(clientId, ms)));
   }
 
   /** Stops the timer and waits for running jobs; nothing runs afterwards. */
@@ -162,6 +253,7 @@ export class Scheduler {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.running;
+    await Promise.all(this.advances.values());
     await this.pool.idle();
   }
 
@@ -171,33 +263,48 @@ export class Scheduler {
     return next;
   }
 
+  /** Claims on one client's clock, or on the sandbox's with every client's lead. */
+  private scope(clientId: string | undefined): Scope {
+    return clientId === undefined ? { ahead: this.clocks.leads() } : { clientId };
+  }
+
   /**
    * Runs the jobs due by `until`, earliest due time first: at each due time, the work
    * lane's jobs together, and as many webhook attempts as the pool has room for.
-   * With `settle`, waits for those attempts before the next due time.
+   * With `settle` (one client's advance), waits for that client's jobs before the next
+   * due time, and for room in the pool when its attempts due by `until` have none.
    */
-  private async drain(until: number, how: { stamp: Stamp; settle: boolean; moveTo?: (at: number) => void }): Promise<void> {
+  private async drain(how: Drain): Promise<void> {
     const limit = this.options.concurrency ?? 32;
     const leaseMs = this.options.leaseMs ?? 60_000;
+    const { clientId } = how;
+    const settling = how.settle && clientId !== undefined;
     /** Outcomes of the attempts this drain started. */
     const ended: Outcome[] = [];
     while (!this.stopped) {
-      const next = await this.nextClaimable();
-      if (next === undefined || next > until) {
-        // What is left by `until` may be attempts of clients with no room: wait for them
-        // (settle); else the pool wakes the scheduler as attempts end.
-        if (how.settle && this.pool.busy) {
-          await this.pool.idle();
-          if (ended.splice(0).some((outcome) => outcome !== 'done')) break;
-          continue;
+      const scope = this.scope(clientId);
+      const next = await this.nextClaimable(scope);
+      if (next === undefined || next > how.until) {
+        if (settling) {
+          // The client's jobs still running (whoever claimed them), then its attempts that wait for room.
+          if (this.inFlight.busy(clientId)) {
+            await this.inFlight.idle(clientId);
+            if (ended.splice(0).some((outcome) => outcome !== 'done')) break;
+            continue;
+          }
+          const due = await this.storage.jobs.nextDue({ clientId });
+          if (due !== undefined && due <= how.until && this.pool.busy) {
+            await this.pool.slotFreed();
+            continue;
+          }
         }
         break;
       }
       how.moveTo?.(next);
-      const work = await this.storage.jobs.claim({ until: next, limit, owner: this.owner, leaseMs, kinds: WORK });
+      const work = await this.storage.jobs.claim({ until: next, limit, owner: this.owner, leaseMs, kinds: WORK, ...scope });
       const attempts =
         this.pool.room > 0
-          ? await this.storage.jobs.claim({ until: next, limit: this.pool.room, owner: this.owner, leaseMs, kinds: WEBHOOKS, perClient: this.pool.caps.perClient, skipClients: this.pool.full() })
+          ? await this.storage.jobs.claim({ until: next, limit: this.pool.room, owner: this.owner, leaseMs, kinds: WEBHOOKS, perClient: this.pool.caps.perClient, skipClients: this.pool.full(), ...scope })
           : [];
       for (const job of attempts) {
         // A claim takes up to perClient of a client's jobs, on top of those in flight: the extra wait, due.
@@ -212,12 +319,12 @@ export class Scheduler {
             outcome = await this.run(job, how.stamp);
             ended.push(outcome);
           },
-          () => this.afterAttempt(outcome, how.settle),
+          () => this.afterAttempt(outcome, settling),
         );
       }
       if (work.length === 0 && attempts.length === 0) break;
       const outcomes = await Promise.all(work.map((job) => this.run(job, how.stamp)));
-      if (how.settle) await this.pool.idle();
+      if (settling) await this.inFlight.idle(clientId);
       outcomes.push(...ended.splice(0));
       if (outcomes.includes('unavailable')) {
         this.retryLater();
@@ -227,18 +334,22 @@ export class Scheduler {
       // Let requests in between batches: a long advance must not hold the event loop.
       await new Promise((resolve) => setImmediate(resolve));
     }
-    if (how.settle) await this.pool.idle();
+    if (settling) await this.inFlight.idle(clientId);
   }
 
   /** The earliest due time of a job that can be claimed now: work, or attempts of clients with room in the pool. */
-  private nextClaimable(): Promise<number | undefined> {
-    return this.pool.room > 0 ? this.storage.jobs.nextDue({ skipClients: this.pool.full() }) : this.storage.jobs.nextDue({ kinds: WORK });
+  private nextClaimable(scope: Scope): Promise<number | undefined> {
+    return this.pool.room > 0 ? this.storage.jobs.nextDue({ ...scope, skipClients: this.pool.full() }) : this.storage.jobs.nextDue({ ...scope, kinds: WORK });
   }
 
-  private async run(job: ClaimedJob, stamp: Stamp): Promise<Outcome> {
+  private run(job: ClaimedJob, stamp: Stamp): Promise<Outcome> {
+    return this.inFlight.track(job.client_id, this.runJob(job, stamp));
+  }
+
+  private async runJob(job: ClaimedJob, stamp: Stamp): Promise<Outcome> {
     try {
-      const at = stamp === 'due' ? job.due_at : Math.max(job.due_at, this.clock.now());
-      if (stamp === 'actual') this.options.onLate?.(job.kind, (at - job.due_at) / this.clock.speed);
+      const at = stamp === 'due' ? job.due_at : Math.max(job.due_at, this.clocks.of(job.client_id));
+      if (stamp === 'actual') this.options.onLate?.(job.kind, (at - job.due_at) / this.clocks.speed);
       await this.handlers.get(job.kind)?.(job, at);
       await this.storage.jobs.complete(job);
       return 'done';
@@ -266,28 +377,31 @@ export class Scheduler {
   }
 
   private retryLater(): void {
-    if (this.stopped || !(this.clock instanceof RealClock)) return;
+    if (this.stopped || this.clocks.mode !== 'real') return;
     if (this.timer) clearTimeout(this.timer);
     this.armedAt = -Infinity;
     this.timer = setTimeout(() => this.fire(), UNAVAILABLE_RETRY_MS).unref();
   }
 
-  /** Waits for the earliest due job (real clock only). */
+  /** Waits for the earliest due job of any client, in the sandbox clock's terms (real clock only). */
   async arm(): Promise<void> {
-    if (this.stopped || !(this.clock instanceof RealClock)) return;
+    if (this.stopped || this.clocks.mode !== 'real') return;
     // Webhook attempts of clients with no room are let in as attempts end (afterAttempt), not by the timer.
-    const at = await this.nextClaimable();
-    if (at === undefined || (this.timer && this.armedAt <= at)) return;
+    const found = await this.nextClaimable(this.scope(undefined));
+    const { pollMs } = this.options;
+    if (found === undefined && pollMs === undefined) return;
+    const at = found ?? Infinity;
+    if (this.timer && this.armedAt <= at) return;
     if (this.timer) clearTimeout(this.timer);
     this.armedAt = at;
-    const delay = Math.min(this.clock.realDelayUntil(at), 2 ** 31 - 1);
+    const delay = Math.min(at === Infinity ? Infinity : this.clocks.realDelayUntil(at), pollMs ?? Infinity, 2 ** 31 - 1);
     this.timer = setTimeout(() => this.fire(), delay).unref();
   }
 
   private fire(): void {
     this.timer = undefined;
     this.armedAt = Infinity;
-    this.exclusive(() => this.drain(this.clock.now(), { stamp: 'actual', settle: false }))
+    this.exclusive(() => this.drain({ until: this.clocks.now(), stamp: 'actual', settle: false }))
       .catch((error: unknown) => this.options.onError?.(error, 'scheduler', 'runDue'))
       .finally(() => void this.arm());
   }

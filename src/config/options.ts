@@ -1,3 +1,4 @@
+import { parse as parseBytes } from 'bytes';
 import { PROVIDER_SPEC } from '../spec/load.js';
 import { DEFAULT_RETRIES, parseRetries } from '../webhooks/retry.js';
 import { isSecret } from '../webhooks/secret.js';
@@ -79,6 +80,11 @@ export interface SandboxOptions {
   retention?: string;
   /** `postgres://user:password@host:port/database`: keep everything in PostgreSQL (several replicas may share it) instead of the data file. */
   databaseUrl?: string;
+  /**
+   * PostgreSQL: how long a replica's claim on a due job holds before another replica may
+   * take the job over (its replica died), e.g. '60s'. At least the webhook timeout plus 5 s. Default '60s'.
+   */
+  jobLease?: string;
 }
 
 /** The options as the sandbox uses them: every default filled in, durations in milliseconds. */
@@ -119,6 +125,8 @@ export interface ResolvedOptions {
   /** ms. */
   retention: number | undefined;
   databaseUrl: string | undefined;
+  /** ms. */
+  jobLease: number;
 }
 
 /** A value of an option that cannot be used; the message names the option. */
@@ -289,7 +297,19 @@ export const OPTIONS: Schema = {
   config: { flag: '--config <file>', env: 'SANDBOX_CONFIG', help: 'JSON or YAML file with per-client settings', default: undefined, resolve: optionalText('config') },
   clients: { default: [], resolve: (value) => (Array.isArray(value) ? value : fail('clients', 'clients must be a list of client settings.')) },
   scenario: { flag: '--scenario <name>', env: 'SANDBOX_SCENARIO', help: 'default scenario of orders that name none', default: 'delivered', resolve: text('scenario') },
-  bodyLimit: { flag: '--body-limit <size>', env: 'SANDBOX_BODY_LIMIT', help: 'largest request body', default: '1mb', resolve: text('bodyLimit') },
+  bodyLimit: {
+    flag: '--body-limit <size>',
+    env: 'SANDBOX_BODY_LIMIT',
+    help: 'largest request body, e.g. 1mb, 500kb (1kb to 100mb)',
+    default: '1mb',
+    resolve: (value) => {
+      // Read as body-parser reads it (the bytes package), so what is checked here is what applies.
+      const size = typeof value === 'string' ? parseBytes(value) : null;
+      return size !== null && Number.isFinite(size) && size >= 1024 && size <= 100 * 1024 * 1024
+        ? String(value)
+        : fail('bodyLimit', `bodyLimit "${String(value)}" is not a size from 1kb to 100mb: use for example 1mb or 500kb.`);
+    },
+  },
   maxItems: { flag: '--max-items <n>', env: 'SANDBOX_MAX_ITEMS', help: 'most items in one create request', default: 100, ...wholeNumber('maxItems', 1) },
   maxHeaderSize: {
     flag: '--max-header-size <bytes>',
@@ -339,6 +359,13 @@ export const OPTIONS: Schema = {
     help: 'remove orders older than this on the sandbox clock, e.g. 30d',
     default: undefined,
     resolve: (value) => (value === undefined ? undefined : duration('retention', '30d, 12h or 90m')(value)),
+  },
+  jobLease: {
+    flag: '--job-lease <duration>',
+    env: 'SANDBOX_JOB_LEASE',
+    help: 'PostgreSQL: how long a replica holds a claimed job before another may take it over (at least --webhook-timeout + 5s)',
+    default: '60s',
+    resolve: duration('jobLease', '60s or 2m'),
   },
   databaseUrl: {
     flag: '--database-url <url>',

@@ -6,17 +6,17 @@ import type { Stored } from '../store/port.js';
 import { VERSION } from '../version.js';
 import { servedSpec } from '../spec/served.js';
 import { hasPodScan } from './pod.js';
-import { clientList, clockState, orderState } from './views.js';
+import { clientList, orderState } from './views.js';
 import type { Client } from '../config/clients.js';
 
 /** Resets one client's data; other parts (webhooks, faults, journal) add their own. */
 export type ResetPart = (clientId: string) => Promise<number>;
 
-type Deps = Pick<Services, 'storage' | 'orders' | 'journey' | 'clock' | 'fixtures' | 'specs' | 'advanceClock' | 'startedAt' | 'registry'>;
+type Deps = Pick<Services, 'storage' | 'orders' | 'journey' | 'clockService' | 'fixtures' | 'specs' | 'startedAt' | 'registry'>;
 
 /** The control API: health, specs, scenarios, orders, clock, reset. */
 export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart> = {}): HandlerMap {
-  const { storage, orders, journey, clock, fixtures, specs } = deps;
+  const { storage, orders, journey, clockService, fixtures, specs } = deps;
   const ownOrder = async (input: OperationInput): Promise<Stored<Order>> => {
     const order = await orders.get(clientOf(input), input.params.order_no!);
     if (!order) throw new NotFound();
@@ -96,12 +96,13 @@ export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart
       return show(input, advanced);
     },
 
-    getClock: async () => json(200, await clockState(clock, storage)),
+    getClock: async (input) => json(200, await clockService.view(clientOf(input).id)),
 
+    // Moves only the caller's clock (a manual one, or a jump of a real one); other clients see no change.
     advanceClock: async (input) => {
-      if (clock.mode !== 'manual') throw new Conflict('The clock is real: start the sandbox with --clock manual to advance it.');
-      await deps.advanceClock((input.body as { ms: number }).ms);
-      return json(200, await clockState(clock, storage));
+      const clientId = clientOf(input).id;
+      await clockService.advance(clientId, (input.body as { ms: number }).ms);
+      return json(200, await clockService.view(clientId));
     },
 
     resetClient: async (input) => json(200, { success: true, removed: await reset(clientOf(input)) }),

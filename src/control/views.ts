@@ -1,6 +1,4 @@
 import type { ClientRegistry } from '../config/clients.js';
-import type { Clock } from '../clock/clock.js';
-import type { Storage } from '../store/port.js';
 import { orderIdentity, type Order } from '../orders/types.js';
 import type { Journey } from '../tracking/journey.js';
 import { withPhotoUrls } from '../tracking/view.js';
@@ -34,18 +32,6 @@ export function orderState(order: Order, journey: Journey, baseUrl: string) {
     item: order.item,
   };
 }
-
-export async function clockState(clock: Clock, storage: Storage) {
-  return {
-    mode: clock.mode,
-    speed: clock.speed,
-    now: iso(clock.now()),
-    now_ms: clock.now(),
-    pending_jobs: await storage.jobs.count(),
-    next_due: iso(await storage.jobs.nextDue()),
-  };
-}
-
 /**
  * The clients of the sandbox as an admin sees them (`GET /__sandbox/clients`): id,
  * name and the roles of its tokens, never the tokens themselves.

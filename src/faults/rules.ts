@@ -1,4 +1,4 @@
-import type { Clock } from '../clock/clock.js';
+import type { Clocks } from '../clock/clocks.js';
 import { LimitReached, RuleViolation } from '../domain/errors.js';
 import type { OperationInput } from '../http/handler.js';
 import { draw } from '../ids/random.js';
@@ -21,7 +21,7 @@ export const MAX_FAULT_RULE_BYTES = 16_384;
 export class FaultRules {
   constructor(
     private readonly storage: Storage,
-    private readonly clock: Clock,
+    private readonly clock: Clocks,
     private readonly seed: string | undefined,
   ) {}
 
@@ -40,7 +40,7 @@ export class FaultRules {
         probability: input.probability ?? 1,
         matched: 0,
         hits: 0,
-        created_at: new Date(this.clock.now()).toISOString(),
+        created_at: new Date(this.clock.of(clientId)).toISOString(),
       };
       return { settings: { ...settings, fault_seq: seq, faults: [...settings.faults, rule] }, result: rule };
     });

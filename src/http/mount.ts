@@ -16,8 +16,10 @@ export interface MountOptions {
   interceptors: Interceptor[];
   /** Told of every request once its connection closes (the request journal). */
   observers?: Array<(served: ServedRequest) => void>;
-  /** The sandbox clock, for `arrivedAt`. */
-  now: () => number;
+  /** The time on the client's clock (the sandbox's before the client is known), for `arrivedAt`. */
+  now: (clientId?: string) => number;
+  /** Numbers an authenticated request of the client, in arrival order (ids of its journal entries are per client). */
+  arrival?: (clientId: string) => number;
   /** Called with the client id of each authenticated request (`(admin)` for an admin acting for none) before it is validated; throws to refuse it (the rate limit). */
   admit?: (clientId: string) => Promise<void>;
 }
@@ -144,7 +146,15 @@ function serveOperation(op: CompiledOperation, handler: Handler, options: MountO
       body: op.body === 'none' ? undefined : req.body,
       baseUrl: baseUrlOf(req),
     };
-    const served = { input, seq: ++arrivals, method: input.method, arrivedAt: options.now(), violations: [] as FieldError[] };
+    const served = { input, seq: options.arrival ? 0 : ++arrivals, method: input.method, arrivedAt: options.now(), violations: [] as FieldError[] };
+    // Once the client is known (even when it is then refused, say by the rate limit): its clock, its numbering.
+    let known = false;
+    const arrived = (): void => {
+      if (known || !input.client) return;
+      known = true;
+      served.arrivedAt = options.now(input.client.id);
+      if (options.arrival) served.seq = options.arrival(input.client.id);
+    };
     if (observers.length > 0) observe(res, served, started, observers);
     try {
       if (op.secured) {
@@ -153,6 +163,7 @@ function serveOperation(op: CompiledOperation, handler: Handler, options: MountO
         input.client = authorize(options.registry, op, caller, input.headers);
         if (options.admit) await options.admit(input.client?.id ?? '(admin)');
       }
+      arrived();
       check(op, input, req);
       noteServed(res, op.operationId, input.client?.id);
       const run = options.interceptors.reduceRight<() => Promise<Reply>>(
@@ -161,6 +172,7 @@ function serveOperation(op: CompiledOperation, handler: Handler, options: MountO
       );
       await sendReply(res, await run());
     } catch (error) {
+      arrived();
       noteServed(res, op.operationId, input.client?.id);
       const answered = toApiError(error);
       if (answered.status === 400) served.violations = answered.errors;

@@ -5,10 +5,10 @@ import type { OperationInput } from './handler.js';
 /** A request served from a spec, as observers (the request journal) see it once its connection closes. */
 export interface ServedRequest {
   input: OperationInput;
-  /** Increases with arrival. */
+  /** Increases with arrival: per client when the mount numbers them (`MountOptions.arrival`). */
   seq: number;
   method: string;
-  /** When it arrived, on the sandbox clock (epoch ms). */
+  /** When it arrived, on the client's clock (epoch ms). */
   arrivedAt: number;
   /** The field errors of the 400 the request was rejected with (schema or rule violations). */
   violations: FieldError[];

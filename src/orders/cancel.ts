@@ -1,4 +1,4 @@
-import type { Clock } from '../clock/clock.js';
+import type { Clocks } from '../clock/clocks.js';
 import type { EventSink } from '../events.js';
 import type { Fixtures } from '../fixtures/load.js';
 import { RuleViolation } from '../domain/errors.js';
@@ -22,7 +22,7 @@ export const cancelMessages = {
 export interface CancelDeps {
   storage: Storage;
   journey: Journey;
-  clock: Clock;
+  clock: Clocks;
   events: EventSink;
   fixtures: Fixtures;
   /** The sandbox seed (names the branch staff of the tracking entry). */
@@ -56,7 +56,7 @@ export function cancelOrder(deps: CancelDeps, client: Client, orderNo: string, r
       const message = order.status === 'cancelled' ? cancelMessages.alreadyCancelled(order.order_no) : cancelMessages.notCancellable(order.order_no, order.status);
       throw new RuleViolation([{ field: 'order_no', message: `is ${order.status}; only created or awb_generated orders can be cancelled` }], message);
     }
-    const at = deps.clock.now();
+    const at = deps.clock.of(client.id);
     const stopped = await deps.journey.stop(tx, order);
     const cancelled = await tx.orders.update({
       ...stopped,

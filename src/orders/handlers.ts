@@ -43,7 +43,7 @@ export function orderHandlers({ orders, fixtures, clock, journey }: Pick<Service
       const magic = magicScenario(fixtures, awb);
       if (magic?.awb === 'fails') throw new NotFound();
       if (magic) {
-        const tracking = trackingOf(magicHistory(fixtures, magic, clock.now()), input.baseUrl);
+        const tracking = trackingOf(magicHistory(fixtures, magic, clock.of(clientOf(input).id)), input.baseUrl);
         return json(200, tracking);
       }
       const order = await orders.byAwbOf(clientOf(input), awb);

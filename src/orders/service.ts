@@ -1,6 +1,6 @@
 import type { Client } from '../config/clients.js';
 import { parseDelayRange, type DelayRange } from '../config/duration.js';
-import type { Clock } from '../clock/clock.js';
+import type { Clocks } from '../clock/clocks.js';
 import { RuleViolation } from '../domain/errors.js';
 import type { Fixtures } from '../fixtures/load.js';
 import type { IdFactory } from '../ids/factory.js';
@@ -30,7 +30,7 @@ export interface CreatedBatch {
 export interface OrdersDeps {
   storage: Storage;
   fixtures: Fixtures;
-  clock: Clock;
+  clock: Clocks;
   ids: IdFactory;
   journey: Journey;
   /** Told how many orders a create stored, once they are committed (metrics). */
@@ -59,7 +59,7 @@ export class OrdersService {
     const delay = (client.awb_delay !== undefined ? parseDelayRange(client.awb_delay) : undefined) ?? this.config.awbDelay;
     const { items, courier_code, ...sender } = request;
     const created = await storage.transaction(async (tx) => {
-      const now = clock.now();
+      const now = clock.of(client.id);
       const batchId = await ids.batchId(tx);
       const orderNumbers: string[] = [];
       for (const item of items) {

@@ -1,4 +1,3 @@
-import type { Clock } from '../clock/clock.js';
 import { clientOf, json, type HandlerMap } from '../http/handler.js';
 import type { Storage } from '../store/port.js';
 import type { WebhookEndpoints } from '../webhooks/endpoints.js';
@@ -13,7 +12,8 @@ import type { ReportObserver } from './observer.js';
 
 export interface ReportHandlerDeps {
   storage: Storage;
-  clock: Clock;
+  /** The client's clock (sandbox epoch ms). */
+  now: (clientId: string) => number;
   endpoints: WebhookEndpoints;
   guard: TargetGuard;
   timeoutMs: number;
@@ -35,12 +35,12 @@ async function checkMessages(storage: Storage, clientId: string, now: number): P
 
 /** The readiness report in the control API: the report, runs, checks. */
 export function reportHandlers(deps: ReportHandlerDeps): HandlerMap {
-  const { storage, clock, observer } = deps;
+  const { storage, now, observer } = deps;
   return {
     getReport: async (input) => {
       const client = clientOf(input);
       await observer.settled(client.id);
-      const report = gradeReport(catalogue(), await storage.reports.get(client.id), clock.now());
+      const report = gradeReport(catalogue(), await storage.reports.get(client.id), now(client.id));
       const format = (input.query.format as string | undefined) ?? 'json';
       if (format === 'junit') return { status: 200, serialized: junitOf(report), type: 'application/xml; charset=utf-8' };
       if (format === 'html') return { status: 200, serialized: htmlOf(report), type: 'text/html; charset=utf-8', headers: { 'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'" } };
@@ -52,7 +52,7 @@ export function reportHandlers(deps: ReportHandlerDeps): HandlerMap {
       const { name } = input.body as { name: string };
       await observer.settled(client.id);
       observer.forget(client.id);
-      const run = { name, started_at: clock.now() };
+      const run = { name, started_at: now(client.id) };
       await storage.reports.start(client.id, run);
       return json(201, { name, started_at: new Date(run.started_at).toISOString() });
     },
@@ -60,8 +60,8 @@ export function reportHandlers(deps: ReportHandlerDeps): HandlerMap {
     runChecks: async (input) => {
       const client = clientOf(input);
       const endpoint = await deps.endpoints.of(client);
-      const messages = await checkMessages(storage, client.id, clock.now());
-      const checks = await runChecks(endpoint, messages, { guard: deps.guard, timeoutMs: deps.timeoutMs, now: () => clock.now(), shutdown: deps.shutdown });
+      const messages = await checkMessages(storage, client.id, now(client.id));
+      const checks = await runChecks(endpoint, messages, { guard: deps.guard, timeoutMs: deps.timeoutMs, now: () => now(client.id), shutdown: deps.shutdown });
       await observer.settled(client.id);
       await storage.reports.change(client.id, { checks });
       return json(200, { checks, passed: checks.filter((c) => c.status === 'passed').length, failed: checks.filter((c) => c.status === 'failed').length, not_run: checks.filter((c) => c.status === 'not_run').length });

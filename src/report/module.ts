@@ -10,12 +10,12 @@ import { ReportObserver } from './observer.js';
  */
 export function reportModule(services: Pick<Services, 'storage' | 'clock' | 'logger' | 'endpoints' | 'webhookTargets' | 'options'>): SandboxModule & { observer: ReportObserver } {
   const { storage, clock, logger, endpoints, webhookTargets, options } = services;
-  const observer = new ReportObserver({ storage, clock, logger });
+  const observer = new ReportObserver({ storage, logger });
   const shutdown = new AbortController();
   return {
     name: 'report',
     observer,
-    handlers: reportHandlers({ storage, clock, endpoints, guard: webhookTargets, timeoutMs: options.webhookTimeout, observer, shutdown: shutdown.signal }),
+    handlers: reportHandlers({ storage, now: (clientId) => clock.of(clientId), endpoints, guard: webhookTargets, timeoutMs: options.webhookTimeout, observer, shutdown: shutdown.signal }),
     observeProvider: observer.request,
     reset: async (clientId) => {
       await observer.settled(clientId);

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Clock } from '../clock/clock.js';
 import { appliedFault } from '../faults/module.js';
 import type { ServedRequest } from '../http/served.js';
 import type { Storage } from '../store/port.js';
@@ -66,7 +65,7 @@ export class ReportObserver {
   /** AWBs whose duplicate delivery is being answered, per client, and whether a tracking read came meanwhile. */
   private readonly duplicates = new Map<string, Map<string, { read: boolean }>>();
 
-  constructor(private readonly deps: { storage: Storage; clock: Clock; logger: Logger }) {}
+  constructor(private readonly deps: { storage: Storage; logger: Logger }) {}
 
   /** For `observeProvider`: every provider request of a client, once its connection closed. */
   readonly request = (served: ServedRequest): void => {
@@ -90,7 +89,7 @@ export class ReportObserver {
       const awb = awbOf(delivery);
       const duplicate = attempt.chaos === 'duplicate' && awb !== undefined ? this.duplicates.get(delivery.client_id)?.get(awb) : undefined;
       if (duplicate) this.duplicates.get(delivery.client_id)?.delete(awb!);
-      this.enqueue(delivery.client_id, async () => judgeAttempt(delivery, attempt, duplicate, this.deps.clock.now()));
+      this.enqueue(delivery.client_id, async () => judgeAttempt(delivery, attempt, duplicate, attempt.at));
     },
   };
 

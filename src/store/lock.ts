@@ -27,7 +27,8 @@ export class DataFileLocked extends Error {
       `The data file ${path} is in use by another sandbox (pid ${holder.pid} on host ${holder.host}, since ${holder.since}). ` +
         (local
           ? 'Stop that sandbox first, or start this one with another --data file (or --data :memory:).'
-          : `Stop it first, or start with another --data file. If no sandbox runs on ${holder.host} any more, delete ${path}.lock.`),
+          : `Stop it first, or start with another --data file. If no sandbox runs on ${holder.host} any more, delete ${path}.lock ` +
+            '(in Docker, give the container a fixed --hostname so that a recreated container recognises its own lock).'),
     );
   }
 }

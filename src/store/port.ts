@@ -103,6 +103,19 @@ export interface ClientSettings {
   faults: FaultRule[];
   /** The number of the client's last fault rule (ids are per client). */
   fault_seq: number;
+  /** The client's own clock; absent until it first moves apart from the sandbox's (an advance). */
+  clock?: ClientClock;
+}
+
+/**
+ * A client's sandbox clock (DESIGN "Client clocks"): its time is the sandbox's time plus
+ * `offset_ms` (real clock), or stands at `now_ms` (manual clock); it never moves back.
+ */
+export interface ClientClock {
+  /** Real clock: how far the client's time runs ahead of the sandbox's; each jump (advance) adds to it. */
+  offset_ms: number;
+  /** The client's time when this was saved: where a manual clock stands, and what a real clock never restarts behind. */
+  now_ms: number;
 }
 
 export interface ClientSettingsRepository {
@@ -123,7 +136,11 @@ export interface Meta {
   seed: string;
   /** The token made for the default client when none is configured. */
   default_token: string;
-  /** Where the manual clock stood. */
+  /**
+   * Where the sandbox's manual clock stands: the time of sandbox-wide work, and of every
+   * client that has no clock of its own yet (so the one clock of an older data file
+   * becomes each client's clock).
+   */
   manual_clock_ms: number;
   /** Set once the due times of an older data file were turned into jobs. */
   jobs_migrated: number;
@@ -191,9 +208,20 @@ export interface ClaimedJob extends Stored<Job> {
   lease_until: number;
 }
 
+/**
+ * How far each client's clock runs ahead of the clock a time is given on (ms; a client
+ * not named: 0). With it, a job of client `c` is due by `until` when
+ * `due_at <= until + ahead.get(c)`, and due times compare as `due_at - ahead.get(c)`.
+ */
+export type ClockLead = ReadonlyMap<string, number>;
+
 export interface ClaimOptions {
-  /** Jobs due at or before this time (sandbox epoch ms). */
+  /** Jobs due at or before this time (sandbox epoch ms; on each job's own client clock, shifted by `ahead`). */
   until: number;
+  /** Only this client's jobs (an advance of its clock). */
+  clientId?: string;
+  /** Each client's clock lead over `until`'s clock; jobs are claimed most overdue first. */
+  ahead?: ClockLead;
   limit: number;
   /** Who claims: a worker id, unique per process. */
   owner: string;
@@ -210,6 +238,8 @@ export interface ClaimOptions {
 /** Which jobs `nextDue` looks at. */
 export interface DueFilter {
   clientId?: string;
+  /** Answer on the clock the leads are measured from: the earliest `due_at - ahead.get(client)`. */
+  ahead?: ClockLead;
   kinds?: readonly JobKind[];
   skipClients?: ReadonlySet<string>;
 }
@@ -225,7 +255,7 @@ export interface JobRepository {
   complete(job: ClaimedJob): Promise<void>;
   /** Gives a claimed job back, due as it was (a worker that stops). */
   release(job: ClaimedJob): Promise<void>;
-  /** The earliest due time of an unclaimed job (of one client, or of all; of some kinds, or of all). */
+  /** The earliest due time of an unclaimed job (of one client, or of all; of some kinds, or of all), shifted by `ahead`. */
   nextDue(filter?: DueFilter): Promise<number | undefined>;
   count(clientId?: string): Promise<number>;
   removeByClient(clientId: string): Promise<number>;
@@ -267,8 +297,12 @@ export interface Storage extends Repositories {
    * belongs inside `fn`.
    */
   transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T>;
-  /** Called after a commit that scheduled a job, with its due time, so a waiting scheduler wakes up earlier. */
-  onJobScheduled(listener: (dueAt: number) => void): void;
+  /**
+   * Called after a commit that scheduled jobs, once per client with the earliest due
+   * time it scheduled for that client (on that client's clock), so a waiting scheduler
+   * wakes up earlier.
+   */
+  onJobScheduled(listener: (dueAt: number, clientId: string) => void): void;
   health(): StorageHealth;
   /** True when changes survive a restart (not `:memory:`). */
   readonly durable: boolean;

@@ -1,5 +1,5 @@
 import type { DelayRange } from '../config/duration.js';
-import type { Clock } from '../clock/clock.js';
+import type { Clocks } from '../clock/clocks.js';
 import type { Scheduler } from '../clock/scheduler.js';
 import type { EventSink } from '../events.js';
 import type { Fixtures, LoadedScenario } from '../fixtures/load.js';
@@ -24,7 +24,7 @@ export interface JourneyDeps {
   storage: Storage;
   fixtures: Fixtures;
   ids: IdFactory;
-  clock: Clock;
+  clock: Clocks;
   events: EventSink;
 }
 
@@ -79,7 +79,7 @@ export class Journey {
       const order = await tx.orders.get(orderNo);
       if (order?.status !== 'created') return order;
       await tx.jobs.cancel(AWB_JOB, orderNo);
-      return this.awbDue(tx, orderNo, this.deps.clock.now());
+      return this.awbDue(tx, orderNo, this.deps.clock.of(order.client_id));
     });
   }
 
@@ -95,7 +95,7 @@ export class Journey {
       const scenario = this.scenarioOf(order);
       const target = key === undefined ? order.next_step : scenario.steps.findIndex((s) => s.key === key);
       if (target < order.next_step) return undefined;
-      const now = this.deps.clock.now();
+      const now = this.deps.clock.of(order.client_id);
       let changed: Order = { ...order, journey_start: Math.min(order.journey_start, now - scenario.offsets[target]!) };
       while (changed.next_step !== null && changed.next_step <= target) {
         changed = await this.playStep(tx, changed, scenario, this.nextStepAt(changed)!);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Clock } from '../clock/clock.js';
+import type { Clocks } from '../clock/clocks.js';
 import { JobInterrupted, type Scheduler } from '../clock/scheduler.js';
 import type { ClientRegistry } from '../config/clients.js';
 import type { SandboxEvent } from '../events.js';
@@ -24,7 +24,7 @@ export const OUTBOX_WARNING_INTERVAL_MS = 60_000;
 
 export interface DispatcherDeps {
   storage: Storage;
-  clock: Clock;
+  clock: Clocks;
   registry: ClientRegistry;
   endpoints: WebhookEndpoints;
   /** Delay of each scheduled attempt (see retry.ts). */
@@ -120,7 +120,7 @@ export class WebhookDispatcher {
 
   /** Makes the client's paused deliveries due now (after its endpoint is set again). */
   async resumePaused(tx: Repositories, clientId: string): Promise<number> {
-    const now = this.deps.clock.now();
+    const now = this.deps.clock.of(clientId);
     let resumed = 0;
     for (;;) {
       const page = await tx.deliveries.list(clientId, { status: 'paused', limit: 500 });
@@ -136,8 +136,8 @@ export class WebhookDispatcher {
 
   /** One attempt now, outside the schedule; a 2xx marks the delivery delivered. Returns the delivery afterwards. */
   async redeliver(delivery: Stored<Delivery>, endpoint: Endpoint & { url: string }): Promise<Stored<Delivery>> {
-    const at = this.deps.clock.now();
-    const made = await this.attempt(delivery, endpoint, 'redeliver', null);
+    const at = this.deps.clock.of(delivery.client_id);
+    const made = await this.attempt(delivery, endpoint, 'redeliver', null, at);
     if (!made) return delivery;
     return (await this.record(delivery.id, made, async (tx, current) => {
       if (isSuccess(made.status_code)) return this.finished(tx, current, 'delivered', null);
@@ -148,7 +148,7 @@ export class WebhookDispatcher {
 
   /** Sends a signed ping to the client's endpoint now; it is logged as a delivery without retries. */
   async ping(clientId: string, endpoint: Endpoint & { url: string }): Promise<Stored<Delivery>> {
-    const at = this.deps.clock.now();
+    const at = this.deps.clock.of(clientId);
     const delivery = await this.deps.storage.transaction((tx) => this.create(tx, clientId, 'ping', null, pingPayload(clientId, at), [], at));
     const made = await this.attempt(delivery, endpoint, 'test', null);
     if (!made) return delivery;
@@ -241,7 +241,7 @@ export class WebhookDispatcher {
   }
 
   /** POSTs the delivery once. Undefined when the attempt was aborted by shutdown. */
-  private async attempt(delivery: Delivery, endpoint: Endpoint & { url: string }, trigger: AttemptTrigger, chaos: Attempt['chaos'], at = this.deps.clock.now()): Promise<Made | undefined> {
+  private async attempt(delivery: Delivery, endpoint: Endpoint & { url: string }, trigger: AttemptTrigger, chaos: Attempt['chaos'], at = this.deps.clock.of(delivery.client_id)): Promise<Made | undefined> {
     let result: SendResult;
     try {
       const secret = chaos === 'bad_signature' ? wrongSecret(delivery.id) : endpoint.secret;
@@ -286,8 +286,11 @@ export class WebhookDispatcher {
   }
 
   private async create(tx: Repositories, clientId: string, event: WebhookEventType, orderNo: string | null, payload: WebhookPayload, chaos: ChaosMode[], at: number): Promise<Stored<Delivery>> {
+    // `seq` orders the listing (sandbox-wide, never shown); the id counts the client's own
+    // deliveries only, so it shows nothing of other clients' activity, even to one who knows the seed.
     const seq = await tx.counters.next('delivery');
-    const id = `msg_${createHash('sha256').update(`${this.deps.seed}:delivery:${seq}`).digest('hex').slice(0, 24)}`;
+    const own = await tx.counters.next(`delivery:${clientId}`);
+    const id = `msg_${createHash('sha256').update(`${this.deps.seed}:delivery:${clientId}:${own}`).digest('hex').slice(0, 24)}`;
     return tx.deliveries.insert({ id, seq, client_id: clientId, event, order_no: orderNo, body: JSON.stringify(payload), chaos, status: 'pending', created_at: at, next_attempt_at: null, last_error: null, attempts: [] });
   }
 }

@@ -1,6 +1,6 @@
 import { Conflict, NotFound, RuleViolation } from '../domain/errors.js';
 import { clientOf, json, type HandlerMap, type Interceptor, type OperationInput } from '../http/handler.js';
-import type { Clock } from '../clock/clock.js';
+import type { Clocks } from '../clock/clocks.js';
 import { chaosHeaderModes, unknownChaos } from './chaos.js';
 import type { WebhookDispatcher } from './dispatcher.js';
 import type { Endpoint, WebhookEndpoints } from './endpoints.js';
@@ -13,7 +13,7 @@ import { deliveryView, endpointView } from './views.js';
 
 export interface WebhookHandlerDeps {
   storage: Storage;
-  clock: Clock;
+  clock: Clocks;
   endpoints: WebhookEndpoints;
   dispatcher: WebhookDispatcher;
   retries: number[];
@@ -47,7 +47,7 @@ export function webhookHandlers({ storage, clock, endpoints, dispatcher, retries
       if (refusal) throw new RuleViolation([{ field: 'url', message: webhookMessages.targetRefused(refusal) }], webhookMessages.targetPolicy);
       if (body.secret !== undefined && !isSecret(body.secret)) throw new RuleViolation([{ field: 'secret', message: webhookMessages.secret }]);
       const endpoint = await storage.transaction(async (tx) => {
-        const set = await endpoints.set(client, { url: body.url, secret: body.secret, chaos: body.chaos as ChaosMode[] | undefined }, clock.now(), tx);
+        const set = await endpoints.set(client, { url: body.url, secret: body.secret, chaos: body.chaos as ChaosMode[] | undefined }, clock.of(client.id), tx);
         await dispatcher.resumePaused(tx, client.id);
         return set;
       });

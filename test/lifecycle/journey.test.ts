@@ -157,9 +157,12 @@ describe('POST /__sandbox/clock/advance', () => {
     expect(res.body.errors[0].field).toBe('ms');
   });
 
-  it('answers 409 with a real clock', async () => {
+  it("jumps the caller's real clock ahead by ms", async () => {
     await sandbox.close();
     sandbox = await testSandbox({ clock: 'real' });
-    expect((await sandbox.call('POST', '/__sandbox/clock/advance', { body: { ms: 1 } })).status).toBe(409);
+    const before = (await sandbox.call('GET', '/__sandbox/clock')).body;
+    const res = await sandbox.call('POST', '/__sandbox/clock/advance', { body: { ms: 86_400_000 } });
+    expect(res.status).toBe(200);
+    expect(res.body.now_ms - before.now_ms).toBeGreaterThanOrEqual(86_400_000);
   });
 });

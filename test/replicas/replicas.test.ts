@@ -14,11 +14,15 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => server?.stop());
 
+/** A CLI replica on the database (real clock), sending webhooks to the receiver. */
+function replica(databaseUrl: string, receiver: Receiver, extra: string[] = []): Promise<RunningCli> {
+  return startCli(['--port', '0', '--database-url', databaseUrl, '--token', TOKEN, '--webhook-url', receiver.url, '--awb-delay', '200ms', '--seed', 'replicas', '--log-level', 'warn', ...extra]);
+}
+
 /** Two CLI replicas on one database, as the compose file runs them (real clock). */
 async function twoReplicas(databaseUrl: string, receiver: Receiver): Promise<[RunningCli, RunningCli]> {
-  const args = ['--port', '0', '--database-url', databaseUrl, '--token', TOKEN, '--webhook-url', receiver.url, '--awb-delay', '200ms', '--seed', 'replicas', '--log-level', 'warn'];
-  const a = await startCli(args);
-  const b = await startCli(args);
+  const a = await replica(databaseUrl, receiver);
+  const b = await replica(databaseUrl, receiver);
   return [a, b];
 }
 
@@ -116,4 +120,47 @@ describe('two replicas on one PostgreSQL database', () => {
       await receiver.close();
     }
   }, 60_000);
+
+  it('finish, on the surviving replica, the jobs a replica held when it was killed: every AWB and webhook, a repeated webhook with the same id', async () => {
+    const receiver = await Receiver.start();
+    // The receiver holds every webhook until the crash: replica A dies with its attempts in flight.
+    let holding = true;
+    receiver.respond = () => (holding ? { status: 200, hang: true } : { status: 200, body: 'ok' });
+    const databaseUrl = await server.freshDatabase();
+    const lease = ['--job-lease', '3s', '--webhook-timeout', '1s', '--awb-delay', '1s'];
+    const a = await replica(databaseUrl, receiver, lease);
+    let b: RunningCli | undefined;
+    try {
+      const first = await fetch(`${a.url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(20)) });
+      expect(first.status).toBe(201);
+      const orders = ((await first.json()) as { order_numbers: string[] }).order_numbers;
+      await until(async () => receiver.received.length, (n) => n >= 8); // A's attempts in flight (8 per client at once)
+      // Orders acknowledged just before the crash, their AWBs not due yet (1 s).
+      const late = await fetch(`${a.url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(5)) });
+      expect(late.status).toBe(201);
+      orders.push(...((await late.json()) as { order_numbers: string[] }).order_numbers);
+      const inFlight = new Set(receiver.received.map((r) => r.id));
+      await a.stop('SIGKILL');
+      holding = false;
+
+      b = await replica(databaseUrl, receiver, lease);
+      const awbWebhooks = () => receiver.received.filter((r) => r.json.event === 'awb.generated');
+      await until(async () => new Set(awbWebhooks().map((r) => r.json.order_no)).size, (n) => n >= orders.length, 60_000);
+      const byOrder = new Map<unknown, Set<string>>();
+      for (const r of awbWebhooks()) byOrder.set(r.json.order_no, (byOrder.get(r.json.order_no) ?? new Set()).add(r.id));
+      // Every acknowledged order got its AWB webhook, each order under one webhook id however often it came.
+      expect([...byOrder.keys()].sort()).toEqual([...orders].sort());
+      expect([...byOrder.values()].every((ids) => ids.size === 1)).toBe(true);
+      // The attempts A had in flight were made again by B, under the same ids.
+      for (const id of inFlight) expect(receiver.byId(id).length).toBeGreaterThan(1);
+      for (const orderNo of orders) {
+        const detail = (await (await fetch(`${b.url}/__sandbox/orders/${orderNo}`, { headers })).json()) as { awb: string | null };
+        expect(detail.awb).toMatch(/^JN\d{10}$/);
+      }
+    } finally {
+      await a.stop().catch(() => undefined);
+      await b?.stop();
+      await receiver.close();
+    }
+  }, 120_000);
 });

@@ -46,7 +46,7 @@ describe.skipIf(!hasChromium)('GET /docs in headless Chromium', () => {
   it('switches to the control API from the spec dropdown', async () => {
     await page.locator('.topbar select').selectOption({ label: 'Sandbox control API (/__sandbox)' });
     await visible(page, '/__sandbox/clock/advance');
-    await visible(page, 'Move a manual clock on and process everything that falls due');
+    await visible(page, "Move the calling client's clock on and process everything of its that falls due");
     expect(await page.locator('.opblock-summary-path').allInnerTexts()).not.toContain('/v1/order');
   });
 

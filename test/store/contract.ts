@@ -205,6 +205,30 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       await storage.close();
     });
 
+    it('claims one client’s jobs on its own clock, or every client’s with each clock’s lead', async () => {
+      const storage = await open();
+      await storage.jobs.schedule({ kind: 'awb', key: 'a1', client_id: 'a', due_at: 100 });
+      await storage.jobs.schedule({ kind: 'awb', key: 'b1', client_id: 'b', due_at: 50 });
+      await storage.jobs.schedule({ kind: 'step', key: 'b2', client_id: 'b', due_at: 400 });
+      const claim = (options: Partial<ClaimOptions>) => storage.jobs.claim({ until: 0, limit: 10, owner: 'w1', leaseMs: 60_000, ...options });
+      // a's clock runs 90 ahead of the given one, b's 10 behind: a1 is due at 10 there, b1 at 60, b2 at 410.
+      const ahead = new Map([['a', 90], ['b', -10]]);
+      expect(await storage.jobs.nextDue({ ahead })).toBe(10);
+      expect(await storage.jobs.nextDue({ ahead, clientId: 'b' })).toBe(60);
+      expect(await storage.jobs.nextDue({ clientId: 'b' })).toBe(50);
+      expect((await claim({ until: 100, ahead })).map((j) => j.key)).toEqual(['a1', 'b1']);
+      expect(await claim({ until: 399, clientId: 'b' })).toEqual([]);
+      expect((await claim({ until: 400, clientId: 'b' })).map((j) => j.key)).toEqual(['b2']);
+      await storage.close();
+    });
+
+    it('keeps a client’s clock in its settings', async () => {
+      const storage = await open();
+      await storage.settings.put({ client_id: 'a', webhook: null, generated_secret: null, faults: [], fault_seq: 0, clock: { offset_ms: 5, now_ms: 1_000 } });
+      expect((await storage.settings.get('a'))?.clock).toEqual({ offset_ms: 5, now_ms: 1_000 });
+      await storage.close();
+    });
+
     it('gives a released job back, due as it was; a cancelled one is never claimed', async () => {
       const storage = await open();
       await storage.jobs.schedule({ kind: 'webhook', key: 'd1', client_id: 'a', due_at: 10 });

@@ -71,9 +71,9 @@ describe('PostgreSQL adapter', () => {
   it('tells a replica of a job another replica scheduled, through NOTIFY', async () => {
     const a = await fresh();
     const b = await PostgresStorage.open({ url: current, requestLogSize: 10 });
-    const heard = new Promise<number>((resolve) => b.onJobScheduled(resolve));
+    const heard = new Promise<[number, string]>((resolve) => b.onJobScheduled((dueAt, clientId) => resolve([dueAt, clientId])));
     await a.jobs.schedule({ kind: 'awb', key: '91', client_id: 'x', due_at: 12_345 });
-    expect(await heard).toBe(12_345);
+    expect(await heard).toEqual([12_345, 'x']);
     await a.close();
     await b.close();
   });

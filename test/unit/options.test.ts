@@ -60,6 +60,10 @@ describe('the options', () => {
     [{ maxItems: 1.5 }, 'maxItems', /whole number/],
     [{ logLevel: 'loud' }, 'logLevel', /is not a level/],
     [{ webhookSecret: 'hunter2' }, 'webhookSecret', /whsec_/],
+    [{ bodyLimit: 'huge' }, 'bodyLimit', /is not a size from 1kb to 100mb/],
+    [{ bodyLimit: '10gb' }, 'bodyLimit', /is not a size from 1kb to 100mb/],
+    [{ bodyLimit: '-1kb' }, 'bodyLimit', /is not a size from 1kb to 100mb/],
+    [{ databaseUrl: 'mysql://db/sandbox' }, 'databaseUrl', /postgres:\/\/ or postgresql:\/\//],
   ] as const)('refuses %j in-process with an error naming %s', (input, option, message) => {
     const error = (() => {
       try {
@@ -75,6 +79,8 @@ describe('the options', () => {
   it('refuses the same values on the command line, naming the flag', () => {
     expect(() => cli('--awb-delay', 'soon')).toThrow(/--awb-delay <delay>.*awbDelay "soon" is not a delay/);
     expect(() => cli('--max-items', 'many')).toThrow(/--max-items <n>.*whole number/);
+    expect(() => cli('--body-limit', 'lots')).toThrow(/--body-limit <size>.*bodyLimit "lots" is not a size/);
+    expect(cli('--body-limit', '500kb').bodyLimit).toBe('500kb');
   });
 
   it('offer every option but the in-process client list as a flag with a variable', () => {

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock, RealClock, type Clock } from '../../src/clock/clock.js';
+import { ManualClock, RealClock } from '../../src/clock/clock.js';
+import { Clocks } from '../../src/clock/clocks.js';
 import { Scheduler, type SchedulerOptions } from '../../src/clock/scheduler.js';
 import { EmbeddedStorage } from '../../src/store/embedded/storage.js';
 import type { JobKind, Storage } from '../../src/store/port.js';
@@ -10,7 +11,7 @@ afterEach(async () => {
   opened = [];
 });
 
-async function schedulerOn(clock: Clock, options?: SchedulerOptions) {
+async function schedulerOn(clock: RealClock | ManualClock, options?: SchedulerOptions) {
   const storage = await EmbeddedStorage.open({ path: ':memory:', requestLogSize: 0 });
   opened.push(storage);
   const scheduler = new Scheduler(storage, clock, options);
@@ -22,7 +23,7 @@ async function recorder(start = 1_000) {
   const clock = new ManualClock(start);
   const parts = await schedulerOn(clock);
   const runs: Array<{ key: string; at: number; now: number }> = [];
-  parts.scheduler.on('awb', async (job, at) => void runs.push({ key: job.key, at, now: clock.now() }));
+  parts.scheduler.on('awb', async (job, at) => void runs.push({ key: job.key, at, now: parts.scheduler.clocks.of('c') }));
   return { clock, runs, ...parts };
 }
 
@@ -33,7 +34,7 @@ describe('Scheduler with a manual clock', () => {
     await schedule('awb', 'a', 2_000);
     await schedule('awb', 'c', 9_000);
     expect(runs).toEqual([]);
-    await scheduler.advance(5_000);
+    await scheduler.advance('c', 5_000);
     expect(runs).toEqual([{ key: 'a', at: 2_000, now: 2_000 }, { key: 'b', at: 3_000, now: 3_000 }]);
     expect(await storage.jobs.count()).toBe(1);
   });
@@ -44,7 +45,7 @@ describe('Scheduler with a manual clock', () => {
     await schedule('awb', 'a', 4_000);
     await schedule('awb', 'b', 2_000);
     await storage.jobs.cancel('awb', 'b');
-    await scheduler.advance(10_000);
+    await scheduler.advance('c', 10_000);
     expect(runs.map((r) => `${r.key}@${r.at}`)).toEqual(['a@4000']);
   });
 
@@ -57,9 +58,9 @@ describe('Scheduler with a manual clock', () => {
       if (at < 3_000) await schedule('step', 't', at + 1_000);
     });
     await schedule('step', 't', 1_000);
-    await scheduler.advance(10_000);
+    await scheduler.advance('c', 10_000);
     expect(seen).toEqual([1_000, 2_000, 3_000]);
-    expect(clock.now()).toBe(10_000);
+    expect(scheduler.clocks.of('c')).toBe(10_000);
   });
 
   it('keeps running after a job throws, and reports the error', async () => {
@@ -72,14 +73,45 @@ describe('Scheduler with a manual clock', () => {
     });
     await schedule('awb', 'bad', 10);
     await schedule('awb', 'good', 20);
-    await scheduler.advance(100);
+    await scheduler.advance('c', 100);
     expect(errors).toEqual(['awb:bad']);
     expect(ran).toEqual(['good']);
   });
 
-  it('refuses to advance a real clock', async () => {
-    const { scheduler } = await schedulerOn(new RealClock());
-    expect(() => scheduler.advance(1)).toThrow(/manual clock/);
+  it("moves only the advanced client's clock and runs only its jobs", async () => {
+    const { scheduler, storage, runs } = await recorder(0);
+    await storage.jobs.schedule({ kind: 'awb', key: 'mine', client_id: 'c', due_at: 2_000 });
+    await storage.jobs.schedule({ kind: 'awb', key: 'theirs', client_id: 'other', due_at: 2_000 });
+    await scheduler.advance('c', 5_000);
+    expect(runs.map((r) => r.key)).toEqual(['mine']);
+    expect(scheduler.clocks.of('c')).toBe(5_000);
+    expect(scheduler.clocks.of('other')).toBe(0);
+    expect(await storage.jobs.nextDue({ clientId: 'other' })).toBe(2_000);
+  });
+
+  it('moves every clock by ms when advancing all, even a client whose earlier advance is still running, or named by two tokens', async () => {
+    const storage = await EmbeddedStorage.open({ path: ':memory:', requestLogSize: 0 });
+    opened.push(storage);
+    const scheduler = new Scheduler(storage, new Clocks(new ManualClock(0), ['c', 'd', 'c']));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    scheduler.on('awb', () => held);
+    await storage.jobs.schedule({ kind: 'awb', key: 'x', client_id: 'd', due_at: 0 });
+    const earlier = scheduler.advance('d', 0); // runs d's job, held
+    const all = scheduler.advanceAll(1_000);
+    await new Promise((resolve) => setTimeout(resolve, 20)); // the sandbox's own clock has moved meanwhile
+    release();
+    await Promise.all([earlier, all]);
+    expect([scheduler.clocks.of('c'), scheduler.clocks.of('d'), scheduler.clocks.now()]).toEqual([1_000, 1_000, 1_000]);
+  });
+
+  it('runs at start what is due on each client clock, and nothing of a client whose clock is behind', async () => {
+    const { scheduler, storage, runs } = await recorder(0);
+    scheduler.clocks.moveTo('c', 10_000);
+    await storage.jobs.schedule({ kind: 'awb', key: 'ahead', client_id: 'c', due_at: 9_000 });
+    await storage.jobs.schedule({ kind: 'awb', key: 'behind', client_id: 'other', due_at: 9_000 });
+    await scheduler.runDue();
+    expect(runs.map((r) => `${r.key}@${r.at}`)).toEqual(['ahead@9000']);
   });
 });
 
@@ -93,6 +125,22 @@ describe('Scheduler with a real clock', () => {
     const { at, now } = await done;
     expect(at).toBeGreaterThanOrEqual(due);
     expect(at).toBeLessThanOrEqual(now);
+    await scheduler.stop();
+  });
+
+  it('jumps one client ahead: its jobs due by the target run at once, stamped with their due time; another client waits', async () => {
+    const clock = new RealClock(1);
+    const { scheduler, storage } = await schedulerOn(clock);
+    const ran: Array<{ key: string; at: number }> = [];
+    scheduler.on('awb', async (job, at) => void ran.push({ key: job.key, at }));
+    const due = clock.now() + 3_600_000;
+    await storage.jobs.schedule({ kind: 'awb', key: 'jumped', client_id: 'c', due_at: due });
+    await storage.jobs.schedule({ kind: 'awb', key: 'waits', client_id: 'other', due_at: due });
+    const before = scheduler.clocks.of('c');
+    await scheduler.advance('c', 7_200_000);
+    expect(ran).toEqual([{ key: 'jumped', at: due }]);
+    expect(scheduler.clocks.of('c') - before).toBeGreaterThanOrEqual(7_200_000);
+    expect(scheduler.clocks.of('other')).toBeLessThan(due);
     await scheduler.stop();
   });
 });

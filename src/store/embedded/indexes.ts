@@ -138,9 +138,9 @@ export class Indexes {
   readonly deliveries = new DeliveryIndex();
   readonly jobs = new JobIndex();
 
-  /** Brings the indexes up to date with committed changes. Returns the earliest due time of jobs scheduled. */
-  apply(changes: Change[]): number | undefined {
-    let earliest: number | undefined;
+  /** Brings the indexes up to date with committed changes. Returns the earliest due time of the jobs scheduled, per client. */
+  apply(changes: Change[]): Map<string, number> {
+    const earliest = new Map<string, number>();
     for (const { collection, key, before, after } of changes) {
       // An update keeps a record's place in its listings: moving it would splice two arrays
       // the size of all orders (by age) per AWB or step, work that grows with the data.
@@ -156,8 +156,9 @@ export class Indexes {
         if (before) this.jobs.remove(before as Job);
         this.jobs.claims.delete(key);
         if (after) {
-          this.jobs.add(key, after as Job);
-          earliest = Math.min(earliest ?? Infinity, (after as Job).due_at);
+          const job = after as Job;
+          this.jobs.add(key, job);
+          earliest.set(job.client_id, Math.min(earliest.get(job.client_id) ?? Infinity, job.due_at));
         }
       }
     }

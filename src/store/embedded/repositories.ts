@@ -27,6 +27,12 @@ import { encodeCursor, positionOf } from '../cursor.js';
 import type { SortedKeys } from './sorted-keys.js';
 import { checkVersion, type Access } from './unit-of-work.js';
 
+/** A client's clock lead (0 when not named). */
+const leadOf =
+  (ahead: ClaimOptions['ahead']) =>
+  (clientId: string): number =>
+    ahead?.get(clientId) ?? 0;
+
 /** Inserts a record that must not exist yet. */
 function insertNew<T>(access: Access, collection: string, key: string, value: Unversioned<T>, what: string): Stored<T> {
   if (access.get(collection, key) !== undefined) throw new Conflict(`${what} already exists.`);
@@ -259,17 +265,21 @@ export class EmbeddedJobs implements JobRepository {
     return stored(this.access.get<Job>(JOBS, jobId(kind, key)));
   }
 
-  async claim({ until, limit, owner, leaseMs, kinds, perClient = Infinity, skipClients }: ClaimOptions): Promise<ClaimedJob[]> {
+  async claim({ until, limit, owner, leaseMs, kinds, perClient = Infinity, skipClients, clientId, ahead }: ClaimOptions): Promise<ClaimedJob[]> {
     const claimed: ClaimedJob[] = [];
     const { claims } = this.indexes.jobs;
     const leaseUntil = Date.now() + leaseMs;
     const taken = new Map<string, number>();
+    const lead = leadOf(ahead);
     const open = (queue: JobQueue): boolean =>
-      (kinds === undefined || kinds.includes(queue.kind)) && !skipClients?.has(queue.client) && (taken.get(queue.client) ?? 0) < perClient;
+      (clientId === undefined || queue.client === clientId) &&
+      (kinds === undefined || kinds.includes(queue.kind)) &&
+      !skipClients?.has(queue.client) &&
+      (taken.get(queue.client) ?? 0) < perClient;
     while (claimed.length < limit) {
-      const queue = this.earliest(open);
+      const queue = this.earliest(open, lead);
       const top = queue?.heap.peek();
-      if (!queue || !top || top.at > until) break;
+      if (!queue || !top || top.at - lead(queue.client) > until) break;
       queue.heap.pop();
       const job = stored(this.access.get<Job>(JOBS, top.id))!; // earliest() only answers live entries
       claims.set(top.id, { owner, lease_until: leaseUntil, version: job.version });
@@ -298,11 +308,14 @@ export class EmbeddedJobs implements JobRepository {
     if (current) this.indexes.jobs.requeue(id, current);
   }
 
-  async nextDue({ clientId, kinds, skipClients }: DueFilter = {}): Promise<number | undefined> {
+  async nextDue({ clientId, kinds, skipClients, ahead }: DueFilter = {}): Promise<number | undefined> {
+    const lead = leadOf(ahead);
     const queue = this.earliest(
       (q) => (clientId === undefined || q.client === clientId) && (kinds === undefined || kinds.includes(q.kind)) && !skipClients?.has(q.client),
+      lead,
     );
-    return queue ? this.liveTop(queue)?.at : undefined;
+    const top = queue ? this.liveTop(queue) : undefined;
+    return top && queue ? top.at - lead(queue.client) : undefined;
   }
 
   async count(clientId?: string): Promise<number> {
@@ -326,13 +339,14 @@ export class EmbeddedJobs implements JobRepository {
     return removed;
   }
 
-  /** Of the queues `accept` lets in, the one whose live top is due earliest. */
-  private earliest(accept: (queue: JobQueue) => boolean): JobQueue | undefined {
+  /** Of the queues `accept` lets in, the one whose live top is due earliest (each client's due times shifted back by its lead). */
+  private earliest(accept: (queue: JobQueue) => boolean, lead: (clientId: string) => number): JobQueue | undefined {
     let best: { queue: JobQueue; at: number } | undefined;
     for (const queue of this.indexes.jobs.queues.values()) {
       if (!accept(queue)) continue;
       const top = this.liveTop(queue);
-      if (top && (!best || top.at < best.at)) best = { queue, at: top.at };
+      const at = top ? top.at - lead(queue.client) : undefined;
+      if (at !== undefined && (!best || at < best.at)) best = { queue, at };
     }
     return best?.queue;
   }

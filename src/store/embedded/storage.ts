@@ -44,7 +44,7 @@ export class EmbeddedStorage implements Storage {
   readonly reports: MemoryReports;
   private readonly indexes = new Indexes();
   private readonly current = new AsyncLocalStorage<Repositories>();
-  private readonly listeners: Array<(dueAt: number) => void> = [];
+  private readonly listeners: Array<(dueAt: number, clientId: string) => void> = [];
   private queue: Promise<unknown> = Promise.resolve();
 
   private constructor(private readonly store: Store, requestLogSize: number) {
@@ -85,7 +85,7 @@ export class EmbeddedStorage implements Storage {
     return run;
   }
 
-  onJobScheduled(listener: (dueAt: number) => void): void {
+  onJobScheduled(listener: (dueAt: number, clientId: string) => void): void {
     this.listeners.push(listener);
   }
 
@@ -122,7 +122,7 @@ export class EmbeddedStorage implements Storage {
       throw error;
     }
     const earliest = this.indexes.apply(changes);
-    if (earliest !== undefined) for (const listener of this.listeners) listener(earliest);
+    for (const [clientId, dueAt] of earliest) for (const listener of this.listeners) listener(dueAt, clientId);
     return result;
   }
 

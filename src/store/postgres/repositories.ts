@@ -6,6 +6,7 @@ import { encodeCursor, positionOf, type Position } from '../cursor.js';
 import type {
   ClaimedJob,
   ClaimOptions,
+  ClockLead,
   ClientSettings,
   ClientSettingsRepository,
   CounterRepository,
@@ -29,8 +30,8 @@ import type {
 /** What a repository runs its statements on: the pool, or a transaction's client. */
 export interface Db {
   query<R>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
-  /** Called when a statement scheduled a job due at `dueAt` (after commit, in a transaction). */
-  scheduled(dueAt: number): void;
+  /** Called when a statement scheduled a job of `clientId` due at `dueAt` (after commit, in a transaction). */
+  scheduled(dueAt: number, clientId: string): void;
 }
 
 /** A record as the port gives it: the stored JSON with its version, frozen. */
@@ -299,6 +300,17 @@ interface JobRow {
   lease_until: string | null;
 }
 
+/**
+ * The SQL of a job's due time on the clock `ahead` is measured from: `due_at` less its
+ * client's lead (0 for a client not named). The leads go in as two arrays.
+ */
+function dueOn(where: Where, ahead: ClockLead | undefined): string {
+  if (ahead === undefined || ahead.size === 0) return 'due_at';
+  const clients = where.values.push([...ahead.keys()]);
+  const leads = where.values.push([...ahead.values()].map((ms) => Math.round(ms)));
+  return `(due_at - COALESCE((SELECT l.ms FROM unnest($${clients}::text[], $${leads}::bigint[]) AS l(client_id, ms) WHERE l.client_id = jobs.client_id), 0))`;
+}
+
 const jobOf = (row: JobRow): Stored<Job> => Object.freeze({ kind: row.kind, key: row.key, client_id: row.client_id, due_at: Number(row.due_at), version: row.version });
 
 /**
@@ -317,7 +329,7 @@ export class PgJobs implements JobRepository {
        ON CONFLICT (kind, key) DO UPDATE SET client_id = excluded.client_id, due_at = excluded.due_at, version = jobs.version + 1, claimed_by = NULL, lease_until = NULL`,
       [job.kind, job.key, job.client_id, job.due_at],
     );
-    this.db().scheduled(job.due_at);
+    this.db().scheduled(job.due_at, job.client_id);
   }
 
   async cancel(kind: JobKind, key: string): Promise<void> {
@@ -329,11 +341,12 @@ export class PgJobs implements JobRepository {
     return rows[0] && jobOf(rows[0]);
   }
 
-  async claim({ until, limit, owner, leaseMs, kinds, perClient, skipClients }: ClaimOptions): Promise<ClaimedJob[]> {
+  async claim({ until, limit, owner, leaseMs, kinds, perClient, skipClients, clientId, ahead }: ClaimOptions): Promise<ClaimedJob[]> {
     const now = Date.now();
-    const where = new Where()
-      .add((p) => `due_at <= ${p(finite(until))}`)
-      .add((p) => `(claimed_by IS NULL OR lease_until < ${p(now)})`);
+    const where = new Where();
+    const due = dueOn(where, ahead);
+    where.add((p) => `${due} <= ${p(finite(until))}`).add((p) => `(claimed_by IS NULL OR lease_until < ${p(now)})`);
+    if (clientId !== undefined) where.add((p) => `client_id = ${p(clientId)}`);
     if (kinds !== undefined) where.add((p) => `kind = ANY(${p([...kinds])})`);
     if (skipClients !== undefined && skipClients.size > 0) where.add((p) => `NOT (client_id = ANY(${p([...skipClients])}))`);
     const leaseUntil = now + leaseMs;
@@ -343,11 +356,11 @@ export class PgJobs implements JobRepository {
     // (a lateral query per client), so one client's backlog cannot fill the claim.
     const candidates =
       perClient === undefined || !Number.isFinite(perClient)
-        ? `SELECT kind, key FROM jobs ${where.sql} ORDER BY due_at LIMIT ${limit} FOR UPDATE SKIP LOCKED`
+        ? `SELECT kind, key FROM jobs ${where.sql} ORDER BY ${due} LIMIT ${limit} FOR UPDATE SKIP LOCKED`
         : `SELECT c.kind, c.key FROM (SELECT DISTINCT client_id FROM jobs ${where.sql}) AS due_clients,
-             LATERAL (SELECT kind, key, due_at FROM jobs ${where.sql} AND client_id = due_clients.client_id
-                      ORDER BY due_at LIMIT ${Math.max(0, Math.floor(perClient))} FOR UPDATE SKIP LOCKED) AS c
-           ORDER BY c.due_at LIMIT ${limit}`;
+             LATERAL (SELECT kind, key, ${due} AS due FROM jobs ${where.sql} AND client_id = due_clients.client_id
+                      ORDER BY ${due} LIMIT ${Math.max(0, Math.floor(perClient))} FOR UPDATE SKIP LOCKED) AS c
+           ORDER BY c.due LIMIT ${limit}`;
     const { rows } = await this.db().query<JobRow>(
       `WITH chosen AS (${candidates})
        UPDATE jobs SET claimed_by = $${ownerAt}, lease_until = $${leaseAt}
@@ -355,9 +368,10 @@ export class PgJobs implements JobRepository {
        RETURNING jobs.*`,
       where.values,
     );
+    const lead = (client: string): number => ahead?.get(client) ?? 0;
     return rows
       .map((row) => ({ ...jobOf(row), claimed_by: owner, lease_until: leaseUntil }))
-      .sort((a, b) => a.due_at - b.due_at);
+      .sort((a, b) => a.due_at - lead(a.client_id) - (b.due_at - lead(b.client_id)));
   }
 
   async complete(job: ClaimedJob): Promise<void> {
@@ -368,12 +382,14 @@ export class PgJobs implements JobRepository {
     await this.db().query('UPDATE jobs SET claimed_by = NULL, lease_until = NULL WHERE kind = $1 AND key = $2 AND claimed_by = $3', [job.kind, job.key, job.claimed_by]);
   }
 
-  async nextDue({ clientId, kinds, skipClients }: DueFilter = {}): Promise<number | undefined> {
-    const where = new Where().add((p) => `(claimed_by IS NULL OR lease_until < ${p(Date.now())})`);
+  async nextDue({ clientId, kinds, skipClients, ahead }: DueFilter = {}): Promise<number | undefined> {
+    const where = new Where();
+    const due = dueOn(where, ahead);
+    where.add((p) => `(claimed_by IS NULL OR lease_until < ${p(Date.now())})`);
     if (clientId !== undefined) where.add((p) => `client_id = ${p(clientId)}`);
     if (kinds !== undefined) where.add((p) => `kind = ANY(${p([...kinds])})`);
     if (skipClients !== undefined && skipClients.size > 0) where.add((p) => `NOT (client_id = ANY(${p([...skipClients])}))`);
-    const { rows } = await this.db().query<{ at: string | null }>(`SELECT min(due_at) AS at FROM jobs ${where.sql}`, where.values);
+    const { rows } = await this.db().query<{ at: string | null }>(`SELECT min(${due}) AS at FROM jobs ${where.sql}`, where.values);
     return rows[0]?.at === null || rows[0] === undefined ? undefined : Number(rows[0].at);
   }
 

@@ -34,8 +34,8 @@ const isUnavailable = (error: unknown): boolean =>
 interface TxContext {
   client: pg.PoolClient;
   repos: Repositories;
-  /** Due times of jobs the transaction scheduled: told to listeners once it commits. */
-  scheduled: number[];
+  /** Jobs the transaction scheduled (due time, client): told to listeners once it commits. */
+  scheduled: Array<[number, string]>;
 }
 
 /**
@@ -58,7 +58,7 @@ export class PostgresStorage implements Storage {
   readonly reports: ReportRepository;
   readonly durable = true;
   private readonly current = new AsyncLocalStorage<TxContext>();
-  private readonly listeners: Array<(dueAt: number) => void> = [];
+  private readonly listeners: Array<(dueAt: number, clientId: string) => void> = [];
   private failure: { error: string; since: number } | undefined;
   private listener: pg.Client | undefined;
   private closed = false;
@@ -103,7 +103,7 @@ export class PostgresStorage implements Storage {
     return this.runUnit(fn);
   }
 
-  onJobScheduled(listener: (dueAt: number) => void): void {
+  onJobScheduled(listener: (dueAt: number, clientId: string) => void): void {
     this.listeners.push(listener);
   }
 
@@ -121,20 +121,20 @@ export class PostgresStorage implements Storage {
   /** Statements outside a transaction: each on a pooled connection, committed at once. */
   private readonly poolDb: Db = {
     query: <R>(text: string, values?: unknown[]) => this.run(() => this.pool.query(text, values) as unknown as Promise<{ rows: R[]; rowCount: number | null }>),
-    scheduled: (dueAt) => this.announce(dueAt),
+    scheduled: (dueAt, clientId) => this.announce([[dueAt, clientId]]),
   };
 
   private txDb(tx: TxContext): Db {
     return {
       query: <R>(text: string, values?: unknown[]) => tx.client.query(text, values) as unknown as Promise<{ rows: R[]; rowCount: number | null }>,
-      scheduled: (dueAt) => void tx.scheduled.push(dueAt),
+      scheduled: (dueAt, clientId) => void tx.scheduled.push([dueAt, clientId]),
     };
   }
 
   private async runUnit<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt += 1) {
       const client = await this.run(() => this.pool.connect());
-      const context = { scheduled: [] as number[], client } as unknown as TxContext;
+      const context = { scheduled: [] as Array<[number, string]>, client } as unknown as TxContext;
       const db = (): Db => this.txDb(context);
       context.repos = {
         orders: new PgOrders(db),
@@ -152,7 +152,7 @@ export class PostgresStorage implements Storage {
         const result = await this.current.run(context, () => fn(context.repos));
         await client.query('COMMIT');
         this.failure = undefined;
-        for (const dueAt of context.scheduled) this.announce(dueAt);
+        this.announce(context.scheduled);
         return result;
       } catch (error) {
         await client.query('ROLLBACK').catch(() => void (broken = true));
@@ -183,10 +183,18 @@ export class PostgresStorage implements Storage {
     return new Unavailable(domainMessages.storeUnavailable(`the database: ${code}`));
   }
 
-  /** Tells this replica's listeners at once, and the other replicas through NOTIFY. */
-  private announce(dueAt: number): void {
-    for (const listener of this.listeners) listener(dueAt);
-    if (!this.closed) void this.pool.query('SELECT pg_notify($1, $2)', [JOBS_CHANNEL, String(dueAt)]).catch(() => undefined);
+  /**
+   * Tells this replica's listeners at once, once per client with its earliest due time
+   * (as the port says), and the other replicas through NOTIFY.
+   */
+  private announce(jobs: Array<[number, string]>): void {
+    if (jobs.length === 0) return;
+    const earliest = new Map<string, number>();
+    for (const [dueAt, clientId] of jobs) earliest.set(clientId, Math.min(dueAt, earliest.get(clientId) ?? Infinity));
+    for (const [clientId, dueAt] of earliest) for (const listener of this.listeners) listener(dueAt, clientId);
+    const payload = JSON.stringify([...earliest]);
+    // NOTIFY payloads are limited to 8000 bytes; past that the others learn it at their next wake-up.
+    if (!this.closed && payload.length < 7_900) void this.pool.query('SELECT pg_notify($1, $2)', [JOBS_CHANNEL, payload]).catch(() => undefined);
   }
 
   private async listen(): Promise<void> {
@@ -198,8 +206,17 @@ export class PostgresStorage implements Storage {
       if (!this.closed) setTimeout(() => void this.listen().catch(() => undefined), 1_000).unref();
     });
     client.on('notification', (message) => {
-      const dueAt = Number(message.payload);
-      if (Number.isFinite(dueAt)) for (const listener of this.listeners) listener(dueAt);
+      let jobs: unknown;
+      try {
+        jobs = JSON.parse(message.payload ?? '[]');
+      } catch {
+        return;
+      }
+      if (!Array.isArray(jobs)) return;
+      for (const entry of jobs) {
+        const [clientId, dueAt] = entry as [unknown, unknown];
+        if (typeof clientId === 'string' && typeof dueAt === 'number') for (const listener of this.listeners) listener(dueAt, clientId);
+      }
     });
     await client.connect();
     await client.query(`LISTEN ${JOBS_CHANNEL}`);

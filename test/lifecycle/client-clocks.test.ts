@@ -1,0 +1,241 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRequest } from '../support/orders.js';
+import { testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
+import { tempDir } from '../support/tmp.js';
+import { Receiver } from '../webhooks/receiver.js';
+import { createOrders, deliveries } from '../webhooks/support.js';
+
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const dir = tempDir();
+
+let sandbox: TestSandbox | undefined;
+const receivers: Receiver[] = [];
+afterEach(async () => {
+  await sandbox?.close();
+  sandbox = undefined;
+  for (const r of receivers.splice(0)) await r.close();
+});
+
+async function receiver(status: number): Promise<Receiver> {
+  const r = await Receiver.start();
+  r.respond = () => ({ status, body: status === 200 ? 'ok' : 'down' });
+  receivers.push(r);
+  return r;
+}
+
+/** Two clients, each with its own receiver; the default retry schedule. */
+function twoClients(urls: { a: string; b: string }, options: Parameters<typeof testSandbox>[0] = {}): Promise<TestSandbox> {
+  return testSandbox({
+    clients: [
+      { token: TOKEN_A, id: 'client-a', webhook: { url: urls.a } },
+      { token: TOKEN_B, id: 'client-b', webhook: { url: urls.b } },
+    ],
+    ...options,
+  });
+}
+
+const clockOf = async (s: TestSandbox, token: string) => (await s.call('GET', '/__sandbox/clock', { token })).body;
+const orderOf = async (s: TestSandbox, orderNo: string, token: string) => (await s.call('GET', `/__sandbox/orders/${orderNo}`, { token })).body;
+const advance = (s: TestSandbox, ms: number, token: string) => s.call('POST', '/__sandbox/clock/advance', { token, body: { ms } });
+
+describe('a clock per client (manual clocks)', () => {
+  it("A's 3-day advance delivers A's order with its webhooks; B's order and B's pending retry are untouched; both clocks survive a restart", async () => {
+    const up = await receiver(200);
+    const down = await receiver(503);
+    const data = join(dir(), 'sandbox.json');
+    sandbox = await twoClients({ a: up.url, b: down.url }, { data });
+
+    const [orderA] = await createOrders(sandbox, 1, {}, TOKEN_A);
+    const [orderB] = await createOrders(sandbox, 1, {}, TOKEN_B);
+    // B gets a delivery with a retry pending: an AWB generated now, its first attempt refused by B's receiver.
+    const [orderB2] = await createOrders(sandbox, 1, {}, TOKEN_B);
+    expect((await sandbox.call('POST', `/__sandbox/orders/${orderB2}/awb`, { token: TOKEN_B })).status).toBe(200);
+    expect((await advance(sandbox, 1_000, TOKEN_B)).status).toBe(200);
+    const [pendingB] = await deliveries(sandbox, '', TOKEN_B);
+    expect(pendingB).toMatchObject({ status: 'pending', attempts: [{ status_code: 503 }] });
+    expect(pendingB!.next_attempt_at).not.toBeNull();
+
+    const orderBBefore = await orderOf(sandbox, orderB!, TOKEN_B);
+    const clockBBefore = await clockOf(sandbox, TOKEN_B);
+    const clockABefore = await clockOf(sandbox, TOKEN_A);
+    const receivedByB = down.received.length;
+
+    const res = await advance(sandbox, 3 * DAY, TOKEN_A);
+    expect(res.status).toBe(200);
+    expect(res.body.now_ms).toBe(clockABefore.now_ms + 3 * DAY);
+
+    // A: delivered, and every webhook of it sent to A's receiver.
+    expect((await orderOf(sandbox, orderA!, TOKEN_A)).status).toBe('delivered');
+    const sentA = await deliveries(sandbox, '', TOKEN_A);
+    expect(sentA.length).toBeGreaterThan(0);
+    expect(sentA.every((d) => d.status === 'delivered')).toBe(true);
+    expect(up.received.map((w) => w.json.order_no)).toContain(orderA);
+
+    // B: nothing moved.
+    expect(await orderOf(sandbox, orderB!, TOKEN_B)).toEqual(orderBBefore);
+    expect(orderBBefore).toMatchObject({ status: 'created', awb: null });
+    const [stillPending] = await deliveries(sandbox, '', TOKEN_B);
+    expect(stillPending).toMatchObject({ id: pendingB!.id, status: 'pending', next_attempt_at: pendingB!.next_attempt_at });
+    expect(stillPending!.attempts).toHaveLength(1);
+    expect(down.received.length).toBe(receivedByB);
+    expect(await clockOf(sandbox, TOKEN_B)).toEqual(clockBBefore);
+
+    // Both clocks survive a restart on the same data file.
+    const clockA = (await clockOf(sandbox, TOKEN_A)).now_ms;
+    const clockB = (await clockOf(sandbox, TOKEN_B)).now_ms;
+    expect(clockA - clockB).toBe(3 * DAY - 1_000);
+    await sandbox.close();
+    sandbox = await twoClients({ a: up.url, b: down.url }, { data });
+    expect((await clockOf(sandbox, TOKEN_A)).now_ms).toBe(clockA);
+    expect((await clockOf(sandbox, TOKEN_B)).now_ms).toBe(clockB);
+    expect((await orderOf(sandbox, orderB!, TOKEN_B)).status).toBe('created');
+    expect((await deliveries(sandbox, '', TOKEN_B))[0]!.attempts).toHaveLength(1);
+  }, 60_000);
+
+  it("GET /__sandbox/clock shows the caller's time and only the caller's pending jobs", async () => {
+    sandbox = await testSandbox();
+    await createOrders(sandbox, 3, {}, TOKEN_A);
+    const a = await clockOf(sandbox, TOKEN_A);
+    const b = await clockOf(sandbox, TOKEN_B);
+    expect(a).toMatchObject({ mode: 'manual', pending_jobs: 3 });
+    expect(a.next_due).not.toBeNull();
+    expect(b).toMatchObject({ mode: 'manual', pending_jobs: 0, next_due: null });
+  });
+
+  it('runs advances of one client one at a time: two concurrent advances add up', async () => {
+    sandbox = await testSandbox();
+    const start = (await clockOf(sandbox, TOKEN_A)).now_ms;
+    const [first, second] = await Promise.all([advance(sandbox, HOUR, TOKEN_A), advance(sandbox, HOUR, TOKEN_A)]);
+    expect([first.body.now_ms, second.body.now_ms].sort()).toEqual([start + HOUR, start + 2 * HOUR]);
+    expect((await clockOf(sandbox, TOKEN_B)).now_ms).toBe(start);
+  });
+
+  it("stamps the caller's times on its own clock: an order created after A's advance is created at A's time, B's at B's", async () => {
+    sandbox = await testSandbox();
+    await advance(sandbox, DAY, TOKEN_A);
+    const [orderA] = await createOrders(sandbox, 1, {}, TOKEN_A);
+    const [orderB] = await createOrders(sandbox, 1, {}, TOKEN_B);
+    const createdA = Date.parse((await orderOf(sandbox, orderA!, TOKEN_A)).created_at);
+    const createdB = Date.parse((await orderOf(sandbox, orderB!, TOKEN_B)).created_at);
+    expect(createdA - createdB).toBe(DAY);
+  });
+
+  it("keeps the client's clock and id counters through a reset", async () => {
+    sandbox = await testSandbox();
+    await advance(sandbox, DAY, TOKEN_A);
+    const before = (await clockOf(sandbox, TOKEN_A)).now_ms;
+    const fault = { action: { type: 'status', status: 503 } };
+    expect((await sandbox.call('POST', '/__sandbox/faults', { body: fault })).body.id).toBe('fault_1');
+    expect((await sandbox.call('POST', '/__sandbox/reset')).status).toBe(200);
+    expect((await clockOf(sandbox, TOKEN_A)).now_ms).toBe(before);
+    expect((await sandbox.call('POST', '/__sandbox/faults', { body: fault })).body.id).toBe('fault_2');
+  });
+});
+
+describe('a clock per client (real clock)', () => {
+  it("an advance jumps only the caller's clock: its AWB falls due at once, stamped with its due time; another client's waits", async () => {
+    sandbox = await testSandbox({ clock: 'real', awbDelay: '1h' });
+    const [orderA] = await createOrders(sandbox, 1, {}, TOKEN_A);
+    const [orderB] = await createOrders(sandbox, 1, {}, TOKEN_B);
+    const res = await advance(sandbox, 2 * HOUR, TOKEN_A);
+    expect(res.status).toBe(200);
+    const a = await orderOf(sandbox, orderA!, TOKEN_A);
+    expect(a.status).not.toBe('created');
+    expect(a.awb_generated_at).toBe(a.awb_due_at);
+    expect((await orderOf(sandbox, orderB!, TOKEN_B)).status).toBe('created');
+    const b = (await clockOf(sandbox, TOKEN_B)).now_ms; // read first: A's is read later, never earlier
+    const ahead = (await clockOf(sandbox, TOKEN_A)).now_ms - b;
+    expect(ahead).toBeGreaterThanOrEqual(2 * HOUR);
+    expect(ahead).toBeLessThan(2 * HOUR + 60_000);
+  });
+
+  it("wakes for a job at the wall time the jumped client's clock reaches it", async () => {
+    sandbox = await testSandbox({ clock: 'real', awbDelay: '1h' });
+    const [orderA] = await createOrders(sandbox, 1, {}, TOKEN_A);
+    const [orderB] = await createOrders(sandbox, 1, {}, TOKEN_B);
+    await advance(sandbox, HOUR - 500, TOKEN_A); // A's AWB is now due in half a second of wall time
+    expect((await orderOf(sandbox, orderA!, TOKEN_A)).status).toBe('created');
+    const started = Date.now();
+    while ((await orderOf(sandbox, orderA!, TOKEN_A)).status === 'created' && Date.now() - started < 5_000) await new Promise((r) => setTimeout(r, 50));
+    const a = await orderOf(sandbox, orderA!, TOKEN_A);
+    expect(a.status).toBe('awb_generated');
+    expect(Date.parse(a.awb_generated_at) - Date.parse(a.awb_due_at)).toBeLessThan(2_000);
+    expect((await orderOf(sandbox, orderB!, TOKEN_B)).status).toBe('created');
+  });
+
+  it("keeps a client's jump across a restart", async () => {
+    const data = join(dir(), 'sandbox.json');
+    sandbox = await testSandbox({ clock: 'real', data });
+    await advance(sandbox, DAY, TOKEN_A);
+    await sandbox.close();
+    sandbox = await testSandbox({ clock: 'real', data });
+    const b = (await clockOf(sandbox, TOKEN_B)).now_ms;
+    const ahead = (await clockOf(sandbox, TOKEN_A)).now_ms - b;
+    expect(ahead).toBeGreaterThanOrEqual(DAY);
+    expect(ahead).toBeLessThan(DAY + 60_000);
+  });
+});
+
+describe('a data file from before clocks were per client', () => {
+  it("gives every client the one clock it had, and moves each on its own from there", async () => {
+    const data = join(dir(), 'sandbox.json');
+    const oneClock = Date.parse('2026-03-01T00:00:00Z');
+    // Schema 2 as the sandbox wrote it with one manual clock: its position in meta, no clock per client.
+    const old = { schema_version: 2, journal_generation: 0, meta: { seed: 'old', manual_clock_ms: oneClock }, orders: {}, deliveries: {}, clients: {}, counters: {}, jobs: {} };
+    writeFileSync(data, JSON.stringify(old));
+    sandbox = await testSandbox({ data });
+    expect((await clockOf(sandbox, TOKEN_A)).now).toBe('2026-03-01T00:00:00.000Z');
+    expect((await clockOf(sandbox, TOKEN_B)).now).toBe('2026-03-01T00:00:00.000Z');
+    await advance(sandbox, HOUR, TOKEN_A);
+    await sandbox.close();
+    sandbox = await testSandbox({ data });
+    expect((await clockOf(sandbox, TOKEN_A)).now_ms).toBe(oneClock + HOUR);
+    expect((await clockOf(sandbox, TOKEN_B)).now_ms).toBe(oneClock);
+  });
+});
+
+describe('ids shown to a client are per client', () => {
+  it("B's first fault rule is fault_1 however many rules A made", async () => {
+    sandbox = await testSandbox();
+    for (let i = 0; i < 3; i += 1) await sandbox.call('POST', '/__sandbox/faults', { body: { match: { path: `/v1/x${i}` }, action: { type: 'status', status: 503 } } });
+    const res = await sandbox.call('POST', '/__sandbox/faults', { token: TOKEN_B, body: { action: { type: 'status', status: 503 } } });
+    expect(res.status).toBe(201);
+    expect(res.body.id).toBe('fault_1');
+  });
+
+  it("B's first journal entry has id 1 however many requests A made", async () => {
+    sandbox = await testSandbox();
+    for (let i = 0; i < 3; i += 1) await sandbox.call('POST', '/v1/order', { body: createRequest(1) });
+    await sandbox.call('POST', '/v1/order', { token: TOKEN_B, body: createRequest(1) });
+    let entries: Array<{ id: number }> = [];
+    for (let tries = 0; tries < 50 && entries.length === 0; tries += 1) {
+      entries = (await sandbox.call('GET', '/__sandbox/requests', { token: TOKEN_B })).body.requests;
+      if (entries.length === 0) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(entries.map((e) => e.id)).toEqual([1]);
+  });
+
+  it("B's first delivery has the same id whether or not A had deliveries before it", async () => {
+    const up = await receiver(200);
+    const firstDeliveryOfB = async (aFirst: boolean): Promise<string> => {
+      const s = await twoClients({ a: up.url, b: up.url });
+      try {
+        if (aFirst) {
+          await createOrders(s, 3, {}, TOKEN_A);
+          await advance(s, HOUR, TOKEN_A);
+          expect(await deliveries(s, '', TOKEN_A)).toHaveLength(3);
+        }
+        await createOrders(s, 1, {}, TOKEN_B);
+        await advance(s, HOUR, TOKEN_B);
+        const [first] = await deliveries(s, '', TOKEN_B);
+        return first!.id;
+      } finally {
+        await s.close();
+      }
+    };
+    expect(await firstDeliveryOfB(true)).toBe(await firstDeliveryOfB(false));
+  }, 30_000);
+});
