@@ -5,6 +5,7 @@ import { optionsOf, program } from './config/command.js';
 import { createSandbox } from './sandbox.js';
 import { webhookBannerLine } from './webhooks/banner.js';
 import { mask } from './config/mask.js';
+import { runReport } from './report/command.js';
 
 // A long-running sandbox holds its whole store in memory. V8's default lets the old
 // space grow to several times the live data between full collections; 100% keeps the
@@ -61,7 +62,15 @@ async function main(): Promise<void> {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-main().catch((error: unknown) => {
+// `shipping-sandbox report ...` prints a readiness report; anything else starts the sandbox.
+const started =
+  process.argv[2] === 'report'
+    ? runReport(process.argv.slice(3), (text) => process.stdout.write(text), (text) => process.stderr.write(text)).then((code) => {
+        process.exitCode = code;
+      })
+    : main();
+
+started.catch((error: unknown) => {
   // Start-up failures (a corrupt data file, a port in use, a bad flag) are the user's to fix: a message, no stack.
   process.stderr.write(`shipping-sandbox: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);

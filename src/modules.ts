@@ -7,6 +7,7 @@ import { metricsModule } from './metrics/module.js';
 import type { SandboxModule } from './module.js';
 import { assumedOrdersModule } from './orders/assumed-handlers.js';
 import { ratesModule } from './rates/module.js';
+import { reportModule } from './report/module.js';
 import { requestsModule } from './requests/module.js';
 import { retentionModule } from './retention/module.js';
 import type { Services } from './services.js';
@@ -18,8 +19,9 @@ import { webhooksModule } from './webhooks/module.js';
  * (the first is outermost). Add a module here to plug it in.
  */
 export function sandboxModules(services: Services): SandboxModule[] {
+  const report = reportModule(services);
   // Faults first: they wrap everything, Prefer answers included.
-  const modules: SandboxModule[] = [faultsModule(services), preferModule(services), requestsModule(services), coverageModule(services), ratesModule(services), assumedOrdersModule(services), webhooksModule(services), metricsModule(services, { guard: (input) => checkAdminOnly(services.registry, input.headers.authorization as string | undefined) }), docsModule(), dashboardModule()];
+  const modules: SandboxModule[] = [faultsModule(services), preferModule(services), requestsModule(services), coverageModule(services), ratesModule(services), assumedOrdersModule(services), webhooksModule(services, report.observer.attempts), report, metricsModule(services, { guard: (input) => checkAdminOnly(services.registry, input.headers.authorization as string | undefined) }), docsModule(), dashboardModule()];
   // Last: its sweep (--retention) calls the prune hook of every module above.
   return [...modules, retentionModule(services, modules)];
 }

@@ -326,7 +326,7 @@ export interface paths {
         put?: never;
         /**
          * Delete the calling client's data
-         * @description Removes the calling client's orders, webhook deliveries, journal entries and fault rules. Other clients' data are untouched; the client's clock and its id counters (fault rules, journal entries, deliveries) are not rewound.
+         * @description Removes the calling client's orders, webhook deliveries, journal entries, fault rules and readiness report. Other clients' data are untouched; the client's clock and its id counters (fault rules, journal entries, deliveries) are not rewound.
          */
         post: operations["resetClient"];
         delete?: never;
@@ -586,6 +586,87 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/__sandbox/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The calling client's readiness report
+         * @description Every item of the catalogue (`fixtures/readiness/catalogue.json`) graded from
+         *     the calling client's traffic since its last reset or since `POST /__sandbox/runs`
+         *     started a named run: `handled`, `not_handled`, `not_exercised`, or `not_graded`
+         *     (the sandbox cannot observe it). `summary.handled_percent` is handled / graded
+         *     items. Counts are kept per item (the event log beside them is bounded, and never
+         *     flips an item). Items marked `sandbox_choice` rest on the sandbox's own choices
+         *     (signing, retries, fault injection) where the provider is silent.
+         *     `format=junit`: JUnit XML, one test case per item (not handled is a failure, not
+         *     exercised and not graded are skipped). `format=html`: one self-contained page.
+         */
+        get: operations["getReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/__sandbox/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a named run, with an empty readiness report
+         * @description Empties the calling client's readiness report and names the run it covers from
+         *     now on, so a CI job can scope a report to itself. Orders, deliveries and the
+         *     journal stay (a reset removes those, and the report with them).
+         */
+        post: operations["startRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/__sandbox/checks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Grade the calling client's webhook endpoint with a fixed sequence
+         * @description Sends the client's webhook endpoint, signed as every webhook and through the
+         *     webhook target policy, in this order: `valid` (an awb.generated message about
+         *     the client's latest order with an AWB, or a made-up one; expects 2xx),
+         *     `duplicate` (the same message and webhook-id again; expects 2xx),
+         *     `bad_signature` (signed with another secret; expects 4xx), `stale_timestamp`
+         *     (webhook-timestamp 10 minutes old, outside the 5-minute tolerance; expects 4xx),
+         *     `unknown_order` (a message for an order the client does not know; expects 2xx:
+         *     acknowledged and ignored). Each step is `passed`, `failed` (with what was
+         *     expected and what came back) or `not_run` (an earlier step got no answer at
+         *     all). The results replace the previous ones in the readiness report. These
+         *     messages are not deliveries: they are not in the delivery log. 409 when no
+         *     webhook URL is set or the endpoint is disabled.
+         */
+        post: operations["runChecks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -833,6 +914,67 @@ export interface components {
             last_error: string | null;
             payload: components["schemas"]["WebhookPayload"];
             attempts: components["schemas"]["WebhookAttempt"][];
+        };
+        CheckResult: {
+            /** @enum {string} */
+            id: "valid" | "duplicate" | "bad_signature" | "stale_timestamp" | "unknown_order";
+            /** @enum {string} */
+            status: "passed" | "failed" | "not_run";
+            /** @enum {string} */
+            expected: "2xx" | "4xx";
+            /** @description The status answered, or why there was none. */
+            got: string | null;
+            /** @description Sandbox-clock epoch ms. */
+            at: number;
+        };
+        ReadinessItem: {
+            id: string;
+            title: string;
+            /** @enum {string} */
+            status: "handled" | "not_handled" | "not_exercised" | "not_graded";
+            graded: boolean;
+            /** @description Rests on the sandbox's own choices (signing, retries, faults). */
+            sandbox_choice: boolean;
+            exercised: number;
+            handled: number;
+            missed: number;
+            detail: string;
+            /** @description The passage of the provider interface it comes from. */
+            source: string;
+            criteria: {
+                exercised: string;
+                handled: string;
+            };
+        };
+        ReadinessReport: {
+            client_id: string;
+            run: {
+                name: string;
+                /** Format: date-time */
+                started_at: string;
+            } | null;
+            /** Format: date-time */
+            generated_at: string;
+            summary: {
+                items: number;
+                graded: number;
+                handled: number;
+                not_handled: number;
+                not_exercised: number;
+                not_graded: number;
+                /** @description handled / graded, in percent. */
+                handled_percent: number;
+            };
+            items: components["schemas"]["ReadinessItem"][];
+            checks: components["schemas"]["CheckResult"][];
+            /** @description The most recent events behind the counts (bounded like the journal). */
+            events: {
+                at: number;
+                item: string;
+                /** @enum {string} */
+                outcome: "exercised" | "handled" | "missed";
+                note: string;
+            }[];
         };
         RemovedCount: {
             success: boolean;
@@ -1897,6 +2039,98 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ReadOnlyForbidden"];
+        };
+    };
+    getReport: {
+        parameters: {
+            query?: {
+                /** @description json (default), junit or html. */
+                format?: "json" | "junit" | "html";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReadinessReport"];
+                    "application/xml": string;
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    startRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The run, e.g. the CI job id. */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The run. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        /** Format: date-time */
+                        started_at: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    runChecks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The answers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        checks: components["schemas"]["CheckResult"][];
+                        passed: number;
+                        failed: number;
+                        not_run: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }

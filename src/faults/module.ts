@@ -1,9 +1,15 @@
-import type { Interceptor } from '../http/handler.js';
+import type { Interceptor, OperationInput } from '../http/handler.js';
 import type { SandboxModule } from '../module.js';
 import type { Services } from '../services.js';
 import { performFault } from './actions.js';
 import { faultHandlers } from './handlers.js';
 import { FaultRules } from './rules.js';
+import type { FaultAction } from './types.js';
+
+const applied = new WeakMap<OperationInput, FaultAction>();
+
+/** The action of the fault rule applied to a request, if one was (the readiness report reads it once the request has closed). */
+export const appliedFault = (input: OperationInput): FaultAction | undefined => applied.get(input);
 
 /**
  * Fault injection: per-client rules (`/__sandbox/faults`) that answer matching
@@ -16,6 +22,7 @@ export function faultsModule(services: Pick<Services, 'storage' | 'clock' | 'opt
   const shutdown = new AbortController();
   const interceptor: Interceptor = async (input, next) => {
     const rule = input.client ? await rules.take(input.client.id, input) : undefined;
+    if (rule) applied.set(input, rule.action);
     return rule ? performFault(rule, input, next, shutdown.signal, (key) => rules.chance(key)) : next();
   };
   return {

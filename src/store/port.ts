@@ -1,6 +1,7 @@
 import type { FaultRule } from '../faults/types.js';
 import type { Order, OrderStatus } from '../orders/types.js';
 import type { JournalEntry } from '../requests/types.js';
+import type { ReportChange, ReportRun, ReportState } from '../report/state.js';
 import type { ChaosMode, Delivery, DeliveryStatus, WebhookEventType } from '../webhooks/types.js';
 
 /**
@@ -170,6 +171,24 @@ export interface RequestLogRepository {
   prune(olderThan: number): Promise<number>;
 }
 
+/**
+ * Each client's readiness report (counts per catalogue item, marks, checks, a bounded
+ * event log). Like the journal it is written on every request, so each call is a step
+ * of its own, not part of a unit of work.
+ */
+export interface ReportRepository {
+  /** Most events kept per client; the counts are kept whatever the log drops. */
+  readonly size: number;
+  /** The client's report; an empty one when nothing was kept for it. */
+  get(clientId: string): Promise<ReportState>;
+  /** Applies `change` to the client's report as one step (see `applyReportChange`). */
+  change(clientId: string, change: ReportChange): Promise<ReportState>;
+  /** Empties the client's report and starts `run` (null: no named run). */
+  start(clientId: string, run: ReportRun | null): Promise<void>;
+  /** Removes the client's report (reset); 1 when there was one. */
+  clear(clientId: string): Promise<number>;
+}
+
 /** Kinds of due work. */
 export type JobKind = 'awb' | 'step' | 'webhook' | 'retention';
 
@@ -251,6 +270,7 @@ export interface Repositories {
   meta: MetaRepository;
   requests: RequestLogRepository;
   jobs: JobRepository;
+  reports: ReportRepository;
 }
 
 /** Whether the store can take writes. */

@@ -42,6 +42,14 @@ export interface DispatcherDeps {
   guard: TargetGuard;
   /** Told of every attempt made, once it has an outcome (metrics). */
   onAttempt?: (attempt: Attempt) => void;
+  /** Told as each attempt starts and once it has an outcome, with its delivery as it stood before (the readiness report). */
+  observer?: AttemptObserver;
+}
+
+/** Watches attempts as they are made; `delivery.attempts` holds the earlier attempts only. */
+export interface AttemptObserver {
+  starting(delivery: Delivery, chaos: Attempt['chaos']): void;
+  made(delivery: Delivery, attempt: Attempt): void;
 }
 
 type Made = Attempt & { retry_after: string | null };
@@ -270,6 +278,7 @@ export class WebhookDispatcher {
     try {
       const secret = chaos === 'bad_signature' ? wrongSecret(delivery.id) : endpoint.secret;
       const { agent, refusal } = this.deps.guard.route(endpoint.url, endpoint.source !== 'runtime');
+      this.deps.observer?.starting(delivery, chaos);
       result = await send({ url: endpoint.url, id: delivery.id, body: delivery.body, secret, timeoutMs: this.deps.timeoutMs, shutdown: this.shutdown.signal, dispatcher: agent, refusal });
     } catch (error) {
       if (error instanceof AttemptAborted) return undefined;
@@ -277,6 +286,7 @@ export class WebhookDispatcher {
     }
     const made = { n: 0, at, trigger, chaos, url: endpoint.url, ...result };
     this.deps.onAttempt?.(made);
+    this.deps.observer?.made(delivery, made);
     return made;
   }
 

@@ -1,7 +1,7 @@
 import type { SandboxModule } from '../module.js';
 import type { Services } from '../services.js';
 import { unknownChaos } from './chaos.js';
-import { WebhookDispatcher } from './dispatcher.js';
+import { WebhookDispatcher, type AttemptObserver } from './dispatcher.js';
 import { chaosHeaderCheck, webhookHandlers } from './handlers.js';
 import { isSecret } from './secret.js';
 
@@ -21,11 +21,11 @@ function checkClients(registry: Services['registry']): void {
  *
  * @example sandboxModules = (services) => [webhooksModule(services)]
  */
-export function webhooksModule(services: Pick<Services, 'storage' | 'scheduler' | 'clock' | 'registry' | 'logger' | 'events' | 'options' | 'ids' | 'endpoints' | 'webhookTargets' | 'metrics'>): SandboxModule {
+export function webhooksModule(services: Pick<Services, 'storage' | 'scheduler' | 'clock' | 'registry' | 'logger' | 'events' | 'options' | 'ids' | 'endpoints' | 'webhookTargets' | 'metrics'>, observer?: AttemptObserver): SandboxModule {
   const { storage, scheduler, clock, registry, logger, events, options, ids, endpoints, webhookTargets, metrics } = services;
   checkClients(registry);
   const { webhookRetries: retries, webhookTimeout: timeoutMs } = options;
-  const dispatcher = new WebhookDispatcher({ storage, clock, registry, endpoints, retries, timeoutMs, outboxSize: options.outboxSize, seed: ids.seed, logger, guard: webhookTargets, onAttempt: (attempt) => metrics.attempt(attempt) });
+  const dispatcher = new WebhookDispatcher({ storage, clock, registry, endpoints, retries, timeoutMs, outboxSize: options.outboxSize, seed: ids.seed, logger, guard: webhookTargets, onAttempt: (attempt) => metrics.attempt(attempt), observer });
   dispatcher.attach(scheduler);
   events.subscribe((event, tx) => dispatcher.enqueue(event, tx));
   return {

@@ -20,6 +20,8 @@ export interface SendRequest {
   dispatcher: Dispatcher;
   /** Set when the policy already refused the URL's address literal: nothing is sent. */
   refusal?: Refusal;
+  /** The time to sign and stamp (default now); the readiness checks send a stale one. */
+  sentAt?: Date;
 }
 
 /** What came of one POST. */
@@ -71,7 +73,7 @@ const refused = (timestamp: number, error: TargetRefused): SendResult => ({ webh
  * tolerance checks pass under a manual clock. Never throws but `AttemptAborted`.
  */
 export async function send(request: SendRequest): Promise<SendResult> {
-  const sentAt = new Date();
+  const sentAt = request.sentAt ?? new Date();
   const timestamp = Math.floor(sentAt.getTime() / 1000);
   // Refused before any connection: no timing, no answer, nothing that tells what listens there.
   if (request.refusal) return refused(timestamp, new TargetRefused(request.refusal));

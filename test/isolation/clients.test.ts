@@ -33,10 +33,11 @@ const faultedAsA = () => supertest(sandbox.app).get('/v1/couriers').set('Authori
 
 /** Everything client A can see of its own data through the control API (no provider request, so the journal does not change). */
 async function viewOfA(): Promise<unknown> {
-  const [orders, webhook, deliveries, faults, requests] = await Promise.all(
-    ['/__sandbox/orders', '/__sandbox/webhook', '/__sandbox/webhooks/deliveries', '/__sandbox/faults', '/__sandbox/requests'].map((p) => asA('GET', p)),
+  const [orders, webhook, deliveries, faults, requests, report] = await Promise.all(
+    ['/__sandbox/orders', '/__sandbox/webhook', '/__sandbox/webhooks/deliveries', '/__sandbox/faults', '/__sandbox/requests', '/__sandbox/report'].map((p) => asA('GET', p)),
   );
-  return { orders: orders!.body, webhook: webhook!.body, deliveries: deliveries!.body, faults: faults!.body, requests: requests!.body, received: receiverA.received.length };
+  const { generated_at: _at, ...readiness } = report!.body as { generated_at: string };
+  return { orders: orders!.body, webhook: webhook!.body, deliveries: deliveries!.body, faults: faults!.body, requests: requests!.body, readiness, received: receiverA.received.length };
 }
 
 beforeEach(async () => {
@@ -102,6 +103,16 @@ const rows: Array<{ op: string; send: (w: World) => Promise<Response>; expect: (
   { op: 'deleteFaultRule', send: (w) => asB('DELETE', `/__sandbox/faults/${w.faultId}`), expect: (res) => expect(res.status).toBe(404) },
   { op: 'listRequests', send: () => asB('GET', '/__sandbox/requests'), expect: (res) => expect(res.body.requests).toEqual([]) },
   { op: 'clearRequests', send: () => asB('DELETE', '/__sandbox/requests'), expect: (res) => expect(res.status).toBe(200) },
+  { op: 'getReport', send: () => asB('GET', '/__sandbox/report'), expect: (res) => expect(res.body).toMatchObject({ run: null, events: [], summary: { handled: 0, not_handled: 0 } }) },
+  { op: 'startRun', send: () => asB('POST', '/__sandbox/runs', { name: 'b-run' }), expect: (res) => expect(res.status).toBe(201) },
+  {
+    op: 'runChecks',
+    send: () => asB('POST', '/__sandbox/checks'),
+    expect: (res) => {
+      expect(res.status).toBe(200);
+      expect(receiverB.received).toHaveLength(5); // B's checks reached B's receiver, not A's
+    },
+  },
   // Sandbox-wide: with two clients a partner may not do them (no admin token is configured here).
   { op: 'listClients', send: () => asB('GET', '/__sandbox/clients'), expect: (res) => expect(res.status).toBe(403) },
   { op: 'resetSandbox', send: () => asB('POST', '/__sandbox/reset-all'), expect: (res) => expect(res.status).toBe(403) },

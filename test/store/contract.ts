@@ -246,6 +246,29 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       await storage.close();
     });
 
+    it('keeps each client’s readiness report apart: counts add up, the event log is bounded, a new run or a clear empties it', async () => {
+      const storage = await open();
+      const event = (n: number) => ({ at: n, item: 'op.create-order', outcome: 'exercised' as const, note: `request ${n}` });
+      for (let n = 1; n <= storage.reports.size + 3; n += 1) await storage.reports.change('a', { counts: { 'op.create-order:exercised': 1 }, events: [event(n)] });
+      await storage.reports.change('a', { marks: { retry: { at: 5, wall: 6, detail: { op: 'createOrder' } } }, checks: [{ id: 'valid', status: 'passed', expected: '2xx', got: '204', at: 7 }] });
+      await storage.reports.change('b', { counts: { 'op.tracking:exercised': 2 } });
+      const a = await storage.reports.get('a');
+      expect(a.counts).toEqual({ 'op.create-order:exercised': storage.reports.size + 3 });
+      expect(a.events).toHaveLength(storage.reports.size);
+      expect(a.events.at(-1)?.note).toBe(`request ${storage.reports.size + 3}`);
+      expect(a.marks.retry?.detail).toEqual({ op: 'createOrder' });
+      expect(a.checks.map((c) => c.status)).toEqual(['passed']);
+      expect((await storage.reports.get('b')).counts).toEqual({ 'op.tracking:exercised': 2 });
+      await storage.reports.change('a', { marks: { retry: null } });
+      expect((await storage.reports.get('a')).marks).toEqual({});
+      await storage.reports.start('a', { name: 'ci-42', started_at: 9 });
+      expect(await storage.reports.get('a')).toMatchObject({ run: { name: 'ci-42', started_at: 9 }, counts: {}, events: [], checks: [] });
+      expect(await storage.reports.clear('b')).toBe(1);
+      expect((await storage.reports.get('b')).counts).toEqual({});
+      expect((await storage.reports.get('c')).run).toBeNull();
+      await storage.close();
+    });
+
     it('keeps client settings with versions', async () => {
       const storage = await open();
       const first = await storage.settings.put({ client_id: 'a', webhook: null, generated_secret: 'whsec_x', faults: [], fault_seq: 0 });

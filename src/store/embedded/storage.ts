@@ -9,6 +9,7 @@ import { Indexes } from './indexes.js';
 import { DELIVERIES, JOBS, ORDERS } from './records.js';
 import { EmbeddedCounters, EmbeddedDeliveries, EmbeddedJobs, EmbeddedMeta, EmbeddedOrders, EmbeddedSettings } from './repositories.js';
 import { MemoryRequestLog } from './request-log.js';
+import { MemoryReports } from './reports.js';
 import { CommittedAccess, UnitOfWork, type Access } from './unit-of-work.js';
 
 export interface EmbeddedOptions extends StoreOptions {
@@ -17,7 +18,7 @@ export interface EmbeddedOptions extends StoreOptions {
 }
 
 /** Method names of each repository that write: outside a transaction each runs as one of its own. */
-const WRITES: Record<keyof Omit<Repositories, 'requests'>, string[]> = {
+const WRITES: Record<keyof Omit<Repositories, 'requests' | 'reports'>, string[]> = {
   orders: ['insert', 'update', 'remove'],
   deliveries: ['insert', 'update', 'remove'],
   settings: ['put'],
@@ -40,6 +41,7 @@ export class EmbeddedStorage implements Storage {
   readonly meta: MetaRepository;
   readonly jobs: JobRepository;
   readonly requests: MemoryRequestLog;
+  readonly reports: MemoryReports;
   private readonly indexes = new Indexes();
   private readonly current = new AsyncLocalStorage<Repositories>();
   private readonly listeners: Array<(dueAt: number, clientId: string) => void> = [];
@@ -47,6 +49,7 @@ export class EmbeddedStorage implements Storage {
 
   private constructor(private readonly store: Store, requestLogSize: number) {
     this.requests = new MemoryRequestLog(requestLogSize);
+    this.reports = new MemoryReports(requestLogSize);
     const committed = this.repositoriesOver(new CommittedAccess(store));
     this.orders = this.routed('orders', committed.orders);
     this.deliveries = this.routed('deliveries', committed.deliveries);
@@ -132,6 +135,7 @@ export class EmbeddedStorage implements Storage {
       meta: new EmbeddedMeta(access),
       jobs: new EmbeddedJobs(access, this.indexes),
       requests: this.requests,
+      reports: this.reports,
     };
   }
 

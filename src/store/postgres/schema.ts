@@ -59,6 +59,7 @@ export const MIGRATIONS: readonly string[] = [
      entry jsonb NOT NULL,
      PRIMARY KEY (client_id, id)
    );`,
+  `CREATE TABLE readiness_reports (client_id text COLLATE "C" PRIMARY KEY, version integer NOT NULL, state jsonb NOT NULL);`,
 ];
 
 /** The schema version this build writes. */

@@ -1,7 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import { Conflict, domainMessages, Unavailable } from '../../domain/errors.js';
-import type { ClientSettingsRepository, CounterRepository, DeliveryRepository, JobRepository, MetaRepository, OrderRepository, Repositories, RequestLogRepository, Storage, StorageHealth } from '../port.js';
+import type { ClientSettingsRepository, CounterRepository, DeliveryRepository, JobRepository, MetaRepository, OrderRepository, Repositories, ReportRepository, RequestLogRepository, Storage, StorageHealth } from '../port.js';
+import { PgReports } from './reports.js';
 import { PgCounters, PgDeliveries, PgJobs, PgMeta, PgOrders, PgRequestLog, PgSettings, type Db } from './repositories.js';
 import { migrate } from './schema.js';
 
@@ -55,6 +56,7 @@ export class PostgresStorage implements Storage {
   readonly meta: MetaRepository;
   readonly jobs: JobRepository;
   readonly requests: RequestLogRepository;
+  readonly reports: ReportRepository;
   readonly durable = true;
   private readonly current = new AsyncLocalStorage<TxContext>();
   private readonly listeners: Array<(dueAt: number, clientId: string) => void> = [];
@@ -77,6 +79,7 @@ export class PostgresStorage implements Storage {
     this.meta = new PgMeta(db);
     this.jobs = new PgJobs(db);
     this.requests = new PgRequestLog(db, options.requestLogSize);
+    this.reports = new PgReports(db, options.requestLogSize);
   }
 
   /** Connects, migrates the schema (under an advisory lock) and starts listening for jobs scheduled by other replicas. */
@@ -150,6 +153,7 @@ export class PostgresStorage implements Storage {
         meta: new PgMeta(db),
         jobs: new PgJobs(db),
         requests: new PgRequestLog(db, this.options.requestLogSize),
+        reports: new PgReports(db, this.options.requestLogSize),
       };
       let broken = false;
       try {

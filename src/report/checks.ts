@@ -1,0 +1,78 @@
+import { randomBytes } from 'node:crypto';
+import { Conflict } from '../domain/errors.js';
+import type { Endpoint } from '../webhooks/endpoints.js';
+import { wrongSecret } from '../webhooks/secret.js';
+import { send, type SendResult } from '../webhooks/send.js';
+import type { TargetGuard } from '../webhooks/target-guard.js';
+import type { AwbGeneratedPayload } from '../webhooks/types.js';
+import type { CheckResult } from './state.js';
+
+/** How far back the stale step stamps its message: twice the Standard Webhooks tolerance of 5 minutes. */
+export const STALE_MS = 10 * 60_000;
+
+/** One step of the fixed sequence: what it sends and what it expects. */
+interface CheckStep {
+  id: 'valid' | 'duplicate' | 'bad_signature' | 'stale_timestamp' | 'unknown_order';
+  expected: '2xx' | '4xx';
+  /** Which message it sends: the valid one, or the one for an order the client does not know. */
+  message: 'valid' | 'unknown';
+  signing: 'right' | 'wrong' | 'stale';
+}
+
+/** The documented sequence of `POST /__sandbox/checks`, in order. */
+export const CHECK_STEPS: readonly CheckStep[] = [
+  { id: 'valid', expected: '2xx', message: 'valid', signing: 'right' },
+  { id: 'duplicate', expected: '2xx', message: 'valid', signing: 'right' },
+  { id: 'bad_signature', expected: '4xx', message: 'valid', signing: 'wrong' },
+  { id: 'stale_timestamp', expected: '4xx', message: 'valid', signing: 'stale' },
+  { id: 'unknown_order', expected: '2xx', message: 'unknown', signing: 'right' },
+];
+
+/** The AWB webhook messages the checks send: about one of the client's orders where it has one with an AWB. */
+export interface CheckMessages {
+  valid: AwbGeneratedPayload;
+  unknown: AwbGeneratedPayload;
+}
+
+const answered = (result: SendResult): string => (result.status_code !== null ? String(result.status_code) : `no answer (${result.error})`);
+
+function passes(expected: CheckStep['expected'], status: number | null): boolean {
+  if (status === null) return false;
+  return expected === '2xx' ? status >= 200 && status < 300 : status >= 400 && status < 500;
+}
+
+/**
+ * Sends the client's webhook endpoint the fixed sequence, signed as every webhook is
+ * and through the target policy, and records each answer. A step after one that got
+ * no answer at all is not run.
+ */
+export async function runChecks(endpoint: Endpoint, messages: CheckMessages, deps: { guard: TargetGuard; timeoutMs: number; now: () => number; shutdown: AbortSignal }): Promise<CheckResult[]> {
+  if (!endpoint.url) throw new Conflict('No webhook URL is set for this client: set one with PUT /__sandbox/webhook, then run the checks.');
+  if (!endpoint.enabled) throw new Conflict(`The webhook endpoint is disabled (${endpoint.disabled_reason}): set it again with PUT /__sandbox/webhook.`);
+  const url = endpoint.url;
+  const ids = { valid: `msg_check_${randomBytes(8).toString('hex')}`, unknown: `msg_check_${randomBytes(8).toString('hex')}` };
+  const results: CheckResult[] = [];
+  let unreachable: string | undefined;
+  for (const step of CHECK_STEPS) {
+    if (unreachable !== undefined) {
+      results.push({ id: step.id, status: 'not_run', expected: step.expected, got: `not run: an earlier step got ${unreachable}`, at: deps.now() });
+      continue;
+    }
+    const id = ids[step.message];
+    const { agent, refusal } = deps.guard.route(url, endpoint.source !== 'runtime');
+    const result = await send({
+      url,
+      id,
+      body: JSON.stringify(messages[step.message]),
+      secret: step.signing === 'wrong' ? wrongSecret(id) : endpoint.secret,
+      sentAt: step.signing === 'stale' ? new Date(Date.now() - STALE_MS) : undefined,
+      timeoutMs: deps.timeoutMs,
+      shutdown: deps.shutdown,
+      dispatcher: agent,
+      refusal,
+    });
+    if (result.status_code === null) unreachable = answered(result);
+    results.push({ id: step.id, status: passes(step.expected, result.status_code) ? 'passed' : 'failed', expected: step.expected, got: answered(result), at: deps.now() });
+  }
+  return results;
+}

@@ -1,0 +1,59 @@
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+
+/** What `shipping-sandbox report` was asked for. */
+export interface ReportCommand {
+  url: string;
+  token: string;
+  format: 'json' | 'junit' | 'html';
+  failUnder?: number;
+  client?: string;
+}
+
+function percent(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 100) throw new InvalidArgumentError('must be a number from 0 to 100');
+  return n;
+}
+
+/** `shipping-sandbox report`: its own command line, apart from the server's flags. */
+export function reportProgram(): Command {
+  return new Command('shipping-sandbox report')
+    .description("Prints a sandbox client's readiness report; exits 1 when its handled share is below --fail-under.")
+    .requiredOption('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010')
+    .addOption(new Option('--token <token>', "the client's bearer token").env('SANDBOX_TOKEN').makeOptionMandatory())
+    .addOption(new Option('--format <format>', 'what to print').choices(['json', 'junit', 'html']).default('json'))
+    .addOption(new Option('--fail-under <percent>', 'exit 1 when the handled share (handled / graded items, in percent) is below this').argParser(percent))
+    .option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)');
+}
+
+/** Fetches the report, prints it, and returns the exit code: 0, 1 below --fail-under, 2 for a bad flag or when the sandbox cannot give it. */
+export async function runReport(argv: string[], out: (text: string) => void, err: (text: string) => void): Promise<number> {
+  let options: ReportCommand;
+  try {
+    options = reportProgram().exitOverride().configureOutput({ writeOut: out, writeErr: err }).parse(argv, { from: 'user' }).opts<ReportCommand>();
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    throw error;
+  }
+  const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, ...(options.client ? { 'x-sandbox-client': options.client } : {}) };
+  const get = async (format: string): Promise<string> => {
+    const res = await fetch(new URL(`/__sandbox/report?format=${format}`, options.url), { headers });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`GET /__sandbox/report answered ${res.status}: ${text.slice(0, 500)}`);
+    return text;
+  };
+  let json: string;
+  try {
+    json = await get('json');
+    out(options.format === 'json' ? `${json}\n` : await get(options.format));
+  } catch (error) {
+    err(`shipping-sandbox report: ${(error as Error).message}${(error as { cause?: Error }).cause ? ` (${(error as { cause: Error }).cause.message})` : ''}\n`);
+    return 2;
+  }
+  const { summary } = JSON.parse(json) as { summary: { handled_percent: number; handled: number; graded: number } };
+  if (options.failUnder !== undefined && summary.handled_percent < options.failUnder) {
+    err(`shipping-sandbox report: ${summary.handled_percent}% handled (${summary.handled} of ${summary.graded} graded items), below --fail-under ${options.failUnder}\n`);
+    return 1;
+  }
+  return 0;
+}

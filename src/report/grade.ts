@@ -1,0 +1,85 @@
+import type { CatalogueItem } from './catalogue.js';
+import type { ReportOutcome, ReportState } from './state.js';
+
+export type ItemStatus = 'handled' | 'not_handled' | 'not_exercised' | 'not_graded';
+
+export interface GradedItem {
+  id: string;
+  title: string;
+  status: ItemStatus;
+  graded: boolean;
+  sandbox_choice: boolean;
+  exercised: number;
+  handled: number;
+  missed: number;
+  /** Why, in a sentence. */
+  detail: string;
+  source: string;
+  criteria: { exercised: string; handled: string };
+}
+
+export interface Report {
+  client_id: string;
+  run: { name: string; started_at: string } | null;
+  generated_at: string;
+  summary: { items: number; graded: number; handled: number; not_handled: number; not_exercised: number; not_graded: number; handled_percent: number };
+  items: GradedItem[];
+  checks: ReportState['checks'];
+  events: ReportState['events'];
+}
+
+const countOf = (state: ReportState, id: string, outcome: ReportOutcome): number => state.counts[`${id}:${outcome}`] ?? 0;
+
+const CHECK_PREFIX = 'check.';
+
+/** A check item is graded by the last `POST /__sandbox/checks`: a later run replaces an earlier one. */
+function gradeCheck(item: CatalogueItem, state: ReportState): Pick<GradedItem, 'status' | 'exercised' | 'handled' | 'missed' | 'detail'> {
+  const step = item.id.slice(CHECK_PREFIX.length).replaceAll('-', '_');
+  const result = state.checks.find((c) => c.id === step);
+  if (!result || result.status === 'not_run') return { status: 'not_exercised', exercised: 0, handled: 0, missed: 0, detail: result ? `Not run: ${result.got ?? 'an earlier step got no answer'}.` : 'Not run: POST /__sandbox/checks runs it.' };
+  if (result.status === 'passed') return { status: 'handled', exercised: 1, handled: 1, missed: 0, detail: `Passed: expected ${result.expected}, got ${result.got}.` };
+  return { status: 'not_handled', exercised: 1, handled: 0, missed: 1, detail: `Failed: expected ${result.expected}, got ${result.got}.` };
+}
+
+/** One item's status from its counts: any miss is not handled; a handled without a miss is handled. */
+function gradeItem(item: CatalogueItem, state: ReportState): GradedItem {
+  if (item.graded && item.id.startsWith(CHECK_PREFIX)) {
+    return { id: item.id, title: item.title, graded: true, sandbox_choice: item.sandbox_choice, ...gradeCheck(item, state), source: item.source, criteria: { exercised: item.exercised, handled: item.handled } };
+  }
+  const exercised = countOf(state, item.id, 'exercised');
+  const handled = countOf(state, item.id, 'handled');
+  const missed = countOf(state, item.id, 'missed');
+  let status: ItemStatus;
+  let detail: string;
+  if (!item.graded) [status, detail] = ['not_graded', 'The sandbox cannot observe this.'];
+  else if (exercised === 0) [status, detail] = ['not_exercised', `Not exercised: ${item.exercised}`];
+  else if (missed > 0) [status, detail] = ['not_handled', `Missed ${missed} of ${exercised} time(s): wanted ${item.handled}`];
+  else if (handled > 0) [status, detail] = ['handled', `Handled (${handled} of ${exercised}).`];
+  else [status, detail] = ['not_handled', `Exercised ${exercised} time(s), but the handling was not seen: ${item.handled}`];
+  return { id: item.id, title: item.title, status, graded: item.graded, sandbox_choice: item.sandbox_choice, exercised, handled, missed, detail, source: item.source, criteria: { exercised: item.exercised, handled: item.handled } };
+}
+
+/** The report of one client: every catalogue item graded, and the handled share (handled / graded). */
+export function gradeReport(items: CatalogueItem[], state: ReportState, now: number): Report {
+  const graded = items.map((item) => gradeItem(item, state));
+  const count = (status: ItemStatus) => graded.filter((i) => i.status === status).length;
+  const gradedCount = graded.filter((i) => i.graded).length;
+  const handled = count('handled');
+  return {
+    client_id: state.client_id,
+    run: state.run ? { name: state.run.name, started_at: new Date(state.run.started_at).toISOString() } : null,
+    generated_at: new Date(now).toISOString(),
+    summary: {
+      items: graded.length,
+      graded: gradedCount,
+      handled,
+      not_handled: count('not_handled'),
+      not_exercised: count('not_exercised'),
+      not_graded: count('not_graded'),
+      handled_percent: gradedCount === 0 ? 0 : Math.round((handled / gradedCount) * 10_000) / 100,
+    },
+    items: graded,
+    checks: state.checks,
+    events: state.events,
+  };
+}

@@ -1,0 +1,34 @@
+import type { Report } from './grade.js';
+
+const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+const LABELS: Record<string, string> = { handled: 'handled', not_handled: 'not handled', not_exercised: 'not exercised', not_graded: 'not graded' };
+
+/**
+ * The report as one self-contained page: inline style, no script, no external
+ * resource; every text that came from the client (run name, answers) is escaped.
+ */
+export function htmlOf(report: Report): string {
+  const { summary } = report;
+  const rows = report.items
+    .map((i) => `<tr class="${i.status}"><td><code>${escapeHtml(i.id)}</code></td><td>${escapeHtml(i.title)}${i.sandbox_choice ? ' <small>(sandbox choice)</small>' : ''}</td><td>${LABELS[i.status]}</td><td>${escapeHtml(i.detail)}</td><td><small>${escapeHtml(i.source)}</small></td></tr>`)
+    .join('\n');
+  const checks = report.checks.map((c) => `<li><code>${escapeHtml(c.id)}</code>: ${escapeHtml(c.status)} (expected ${escapeHtml(c.expected)}, got ${escapeHtml(c.got ?? 'nothing')})</li>`).join('\n');
+  const run = report.run ? `run <strong>${escapeHtml(report.run.name)}</strong> since ${escapeHtml(report.run.started_at)}` : 'since the last reset';
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Readiness report: ${escapeHtml(report.client_id)}</title>
+<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:2rem;color:#222}table{border-collapse:collapse;width:100%}td,th{border:1px solid #ccc;padding:.3rem .5rem;text-align:left;vertical-align:top}
+tr.handled td:nth-child(3){color:#176b2c}tr.not_handled td:nth-child(3){color:#a4161a;font-weight:bold}tr.not_exercised td:nth-child(3),tr.not_graded td:nth-child(3){color:#777}
+</style></head><body>
+<h1>Readiness report: ${escapeHtml(report.client_id)}</h1>
+<p>${run}; generated ${escapeHtml(report.generated_at)}.</p>
+<p><strong>${summary.handled_percent}%</strong> handled: ${summary.handled} of ${summary.graded} graded items (${summary.not_handled} not handled, ${summary.not_exercised} not exercised; ${summary.not_graded} not graded).</p>
+<table><thead><tr><th>Item</th><th>Behaviour</th><th>Status</th><th>Why</th><th>Provider interface</th></tr></thead><tbody>
+${rows}
+</tbody></table>
+<h2>Checks</h2>
+${checks ? `<ul>${checks}</ul>` : '<p>Not run: <code>POST /__sandbox/checks</code> runs them.</p>'}
+</body></html>
+`;
+}

@@ -1,0 +1,234 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import { appliedFault } from '../faults/module.js';
+import type { ServedRequest } from '../http/served.js';
+import type { Storage } from '../store/port.js';
+import type { AttemptObserver } from '../webhooks/dispatcher.js';
+import type { Attempt, AwbGeneratedPayload, Delivery } from '../webhooks/types.js';
+import type { ReportChange, ReportMark, ReportOutcome, ReportState } from './state.js';
+
+/** Reads of an AWB closer together than this (sandbox time) after a 404 are polling it again at once. */
+export const POLL_AGAIN_MS = 1000;
+/** Slack on Retry-After for clocks and timers (real ms). */
+const RETRY_AFTER_SLACK_MS = 100;
+
+const isSuccess = (status: number | null): boolean => status !== null && status >= 200 && status < 300;
+const isClientError = (status: number | null): boolean => status !== null && status >= 400 && status < 500;
+
+/** A change being put together: counts per item and outcome, marks, and the events behind them. */
+class Draft {
+  readonly change: Required<Pick<ReportChange, 'counts' | 'marks' | 'events'>> = { counts: {}, marks: {}, events: [] };
+  constructor(private readonly at: number) {}
+
+  note(item: string, outcome: ReportOutcome, note: string): void {
+    const key = `${item}:${outcome}`;
+    this.change.counts[key] = (this.change.counts[key] ?? 0) + 1;
+    this.change.events.push({ at: this.at, item, outcome, note });
+  }
+
+  /** Exercised, and handled or missed in the same breath. */
+  judge(item: string, handled: boolean | undefined, note: string): void {
+    this.note(item, 'exercised', note);
+    if (handled !== undefined) this.note(item, handled ? 'handled' : 'missed', note);
+  }
+
+  mark(key: string, mark: ReportMark | null): void {
+    this.change.marks[key] = mark;
+  }
+
+  get empty(): boolean {
+    return this.change.events.length === 0 && Object.keys(this.change.marks).length === 0;
+  }
+}
+
+/** Seconds or an HTTP date, as milliseconds from `wall`; null when absent or unreadable. */
+function retryAfterMs(value: string | undefined, wall: number): number | null {
+  if (value === undefined) return null;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? null : Math.max(0, date - wall);
+}
+
+const headerOf = (headers: Record<string, string> | undefined, name: string): string | undefined =>
+  Object.entries(headers ?? {}).find(([key]) => key.toLowerCase() === name)?.[1];
+
+const fingerprint = (served: ServedRequest): string => createHash('sha256').update(`${served.input.path}\n${JSON.stringify(served.input.body ?? null)}`).digest('hex').slice(0, 16);
+
+/**
+ * Watches what the sandbox already sees of a client (its provider requests as they
+ * close, and the webhook attempts made to it) and counts, per catalogue item, what was
+ * exercised, handled or missed, in the client's report. Observations of one client
+ * are applied one at a time, in the order they were made.
+ */
+export class ReportObserver {
+  private readonly queues = new Map<string, Promise<void>>();
+  /** AWBs whose duplicate delivery is being answered, per client, and whether a tracking read came meanwhile. */
+  private readonly duplicates = new Map<string, Map<string, { read: boolean }>>();
+
+  constructor(private readonly deps: { storage: Storage; logger: Logger }) {}
+
+  /** For `observeProvider`: every provider request of a client, once its connection closed. */
+  readonly request = (served: ServedRequest): void => {
+    const client = served.input.client;
+    if (!client) return;
+    const wall = Date.now() - served.durationMs;
+    this.enqueue(client.id, (state) => this.judgeRequest(client.id, served, wall, state));
+  };
+
+  /** For the webhook dispatcher. */
+  readonly attempts: AttemptObserver = {
+    starting: (delivery, chaos) => {
+      const awb = awbOf(delivery);
+      if (chaos !== 'duplicate' || awb === undefined) return;
+      const open = this.duplicates.get(delivery.client_id) ?? new Map<string, { read: boolean }>();
+      open.set(awb, { read: false });
+      this.duplicates.set(delivery.client_id, open);
+    },
+    made: (delivery, attempt) => {
+      if (delivery.event !== 'awb.generated') return;
+      const awb = awbOf(delivery);
+      const duplicate = attempt.chaos === 'duplicate' && awb !== undefined ? this.duplicates.get(delivery.client_id)?.get(awb) : undefined;
+      if (duplicate) this.duplicates.get(delivery.client_id)?.delete(awb!);
+      this.enqueue(delivery.client_id, async () => judgeAttempt(delivery, attempt, duplicate, attempt.at));
+    },
+  };
+
+  /** Waits until every observation made so far is in the store (the report handler, tests). */
+  async settled(clientId: string): Promise<void> {
+    await this.queues.get(clientId);
+  }
+
+  /** Forgets what is held in memory for the client (a reset or a new run). */
+  forget(clientId: string): void {
+    this.duplicates.delete(clientId);
+  }
+
+  private enqueue(clientId: string, judge: (state: ReportState) => Promise<Draft | undefined>): void {
+    const { storage, logger } = this.deps;
+    const run = (this.queues.get(clientId) ?? Promise.resolve()).then(async () => {
+      try {
+        const draft = await judge(await storage.reports.get(clientId));
+        if (draft && !draft.empty) await storage.reports.change(clientId, draft.change);
+      } catch (err) {
+        logger.error({ err, client: clientId }, 'readiness report observation failed');
+      }
+    });
+    this.queues.set(clientId, run);
+    void run.finally(() => {
+      if (this.queues.get(clientId) === run) this.queues.delete(clientId);
+    });
+  }
+
+  private async judgeRequest(clientId: string, served: ServedRequest, wall: number, state: ReportState): Promise<Draft> {
+    const draft = new Draft(served.arrivedAt);
+    const op = served.input.operation.operationId;
+    const here = { at: served.arrivedAt, wall };
+    const what = `${served.method} ${served.input.path} → ${served.status ?? 'no answer'}`;
+
+    // What the client did next, after an answer that asked something of it.
+    const retry = state.marks[`retry:${op}`];
+    if (retry) {
+      draft.mark(`retry:${op}`, null);
+      const kind = String(retry.detail.kind);
+      draft.note(`fault.${kind}`, 'handled', `retried: ${what}`);
+      const wait = retry.detail.retry_after_ms;
+      if (typeof wait === 'number') {
+        const waited = wall - retry.wall >= wait - RETRY_AFTER_SLACK_MS || served.arrivedAt - retry.at >= wait;
+        draft.judge('fault.retry-after', waited, `retried after ${wall - retry.wall} ms (Retry-After ${wait} ms): ${what}`);
+      }
+    }
+    const error = state.marks[`error:${op}`];
+    if (error) {
+      draft.mark(`error:${op}`, null);
+      const same = error.detail.fingerprint === fingerprint(served);
+      draft.note(String(error.detail.item), same ? 'missed' : 'handled', same ? `sent again unchanged: ${what}` : `changed before sending again: ${what}`);
+    }
+
+    const fault = appliedFault(served.input);
+    const faultKind = fault?.type === 'status' && served.status === 503 ? '503-retried' : (fault?.type === 'hang' || fault?.type === 'latency') && served.aborted ? 'timeout' : fault?.type === 'reset' ? 'dropped' : undefined;
+    if (faultKind) {
+      draft.note(`fault.${faultKind}`, 'exercised', what);
+      const wait = fault?.type === 'status' ? retryAfterMs(headerOf(fault.headers, 'retry-after'), wall) : null;
+      draft.mark(`retry:${op}`, { ...here, detail: { kind: faultKind, retry_after_ms: wait } });
+      return draft;
+    }
+
+    if (op === 'createOrder') this.judgeCreate(served, draft, what, here);
+    if (op === 'trackOrder') await this.judgeTracking(clientId, served, draft, what, here, state);
+    return draft;
+  }
+
+  private judgeCreate(served: ServedRequest, draft: Draft, what: string, here: { at: number; wall: number }): void {
+    if (served.status === 201) {
+      draft.judge('op.create-order', true, what);
+      const items = (served.input.body as { items?: unknown[] } | undefined)?.items;
+      if (Array.isArray(items) && items.length >= 2) draft.judge('create.multi-item', true, `${items.length} items: ${what}`);
+    } else if (served.status === 400 || served.status === 403) {
+      const item = `error.create-${served.status}`;
+      draft.note(item, 'exercised', what);
+      draft.mark('error:createOrder', { ...here, detail: { item, fingerprint: fingerprint(served) } });
+    }
+  }
+
+  private async judgeTracking(clientId: string, served: ServedRequest, draft: Draft, what: string, here: { at: number; wall: number }, state: ReportState): Promise<void> {
+    const awb = served.input.params.order_no ?? '';
+    const polled = state.marks[`404:${awb}`];
+    if (polled) {
+      draft.mark(`404:${awb}`, null);
+      const soon = served.arrivedAt - polled.at < POLL_AGAIN_MS;
+      draft.note('error.tracking-404', soon ? 'missed' : 'handled', soon ? `read again ${served.arrivedAt - polled.at} ms of sandbox time after its 404: ${what}` : `read again once time moved on: ${what}`);
+    }
+    if (served.status === 400) {
+      draft.note('error.tracking-400', 'exercised', what);
+      draft.mark('error:trackOrder', { ...here, detail: { item: 'error.tracking-400', fingerprint: fingerprint(served) } });
+      return;
+    }
+    if (served.status === 404) {
+      draft.note('error.tracking-404', 'exercised', what);
+      draft.mark(`404:${awb}`, { ...here, detail: { awb } });
+    }
+    if (served.status !== 200 && served.status !== 404) return;
+    const { orders, deliveries } = this.deps.storage;
+    const order = await orders.byAwb(awb);
+    if (served.status === 200) {
+      draft.judge('op.tracking', true, what);
+      const atEnd = order?.client_id === clientId && order.next_step === null && order.history.length > 0;
+      draft.judge('journey.read-to-end', atEnd ? true : undefined, atEnd ? `the journey's last step: ${what}` : what);
+    }
+    if (order?.client_id !== clientId) return;
+    const duplicate = this.duplicates.get(clientId)?.get(awb);
+    if (duplicate) duplicate.read = true;
+    const announced = (await deliveries.list(clientId, { limit: 20, order_no: order.order_no, event: 'awb.generated' })).items;
+    if (announced.length === 0) return;
+    const acknowledged = announced.some((d) => d.status === 'delivered') && !duplicate;
+    draft.judge('tracking.after-webhook', acknowledged, acknowledged ? `after the AWB webhook was acknowledged: ${what}` : `before the AWB webhook was acknowledged: ${what}`);
+  }
+}
+
+function awbOf(delivery: Delivery): string | undefined {
+  if (delivery.event !== 'awb.generated') return undefined;
+  try {
+    return (JSON.parse(delivery.body) as AwbGeneratedPayload).awb;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What one webhook attempt shows of the client's receiver. */
+function judgeAttempt(delivery: Delivery, attempt: Attempt, duplicate: { read: boolean } | undefined, at: number): Draft {
+  const draft = new Draft(at);
+  const what = `${delivery.id} attempt ${delivery.attempts.length + 1}${attempt.chaos ? ` (${attempt.chaos})` : ''} → ${attempt.status_code ?? attempt.error}`;
+  const ok = isSuccess(attempt.status_code);
+  if (attempt.chaos === 'bad_signature') {
+    draft.judge('webhook.bad-signature', ok ? false : isClientError(attempt.status_code) ? true : undefined, what);
+    return draft;
+  }
+  if (attempt.chaos === 'duplicate') {
+    draft.judge('webhook.duplicate', ok && !duplicate?.read, duplicate?.read ? `tracking read while answering the duplicate: ${what}` : what);
+    return draft;
+  }
+  draft.judge('webhook.awb-acknowledged', ok ? true : undefined, what);
+  const failedBefore = delivery.attempts.some((a) => a.chaos !== 'duplicate' && !isSuccess(a.status_code));
+  if (attempt.trigger === 'schedule' && failedBefore) draft.judge('webhook.retry-acknowledged', ok ? true : undefined, what);
+  return draft;
+}

@@ -1,0 +1,90 @@
+/**
+ * What the sandbox keeps per client for its readiness report (through the storage
+ * port's `reports` repository): counts per catalogue item, small marks that later
+ * requests are judged against, the answers of the last checks, and a bounded log of
+ * the events behind the counts. Counts are never derived from the log, so dropping
+ * old events never flips an item.
+ */
+
+/** A named run (`POST /__sandbox/runs`): the report covers the client's traffic since it started. */
+export interface ReportRun {
+  name: string;
+  /** Sandbox-clock epoch ms. */
+  started_at: number;
+}
+
+/** What a client's next request is judged against, e.g. the 503 it was answered. */
+export interface ReportMark {
+  /** Sandbox-clock epoch ms. */
+  at: number;
+  /** Wall-clock epoch ms. */
+  wall: number;
+  /** What the mark is about, e.g. `createOrder`, an AWB, a request's fingerprint. */
+  detail: Record<string, string | number | null>;
+}
+
+/** One thing the report saw, for the log beside the counts. */
+export interface ReportEvent {
+  /** Sandbox-clock epoch ms. */
+  at: number;
+  item: string;
+  /** `exercised`, `handled` or `missed`. */
+  outcome: ReportOutcome;
+  note: string;
+}
+
+export type ReportOutcome = 'exercised' | 'handled' | 'missed';
+
+export type CheckStatus = 'passed' | 'failed' | 'not_run';
+
+/** The answer of one step of `POST /__sandbox/checks`. */
+export interface CheckResult {
+  id: string;
+  status: CheckStatus;
+  expected: string;
+  got: string | null;
+  /** Sandbox-clock epoch ms. */
+  at: number;
+}
+
+export interface ReportState {
+  client_id: string;
+  run: ReportRun | null;
+  /** `<item>:<outcome>` → how many times. */
+  counts: Record<string, number>;
+  marks: Record<string, ReportMark>;
+  checks: CheckResult[];
+  /** Newest last, at most the repository's `size`. */
+  events: ReportEvent[];
+}
+
+/** A change to a client's report, applied as one step. */
+export interface ReportChange {
+  /** Added to the counts. */
+  counts?: Record<string, number>;
+  /** Set (a mark) or removed (null). */
+  marks?: Record<string, ReportMark | null>;
+  events?: ReportEvent[];
+  /** Replaces the checks. */
+  checks?: CheckResult[];
+}
+
+/** Most marks kept per client: the oldest go first (a mark only matters to the next few requests). */
+export const MARKS_KEPT = 500;
+
+export const emptyReport = (clientId: string, run: ReportRun | null = null): ReportState => ({ client_id: clientId, run, counts: {}, marks: {}, checks: [], events: [] });
+
+/** The state after `change`, with at most `size` events and `MARKS_KEPT` marks. Shared by every adapter. */
+export function applyReportChange(state: ReportState, change: ReportChange, size: number): ReportState {
+  const counts = { ...state.counts };
+  for (const [key, n] of Object.entries(change.counts ?? {})) counts[key] = (counts[key] ?? 0) + n;
+  const marks = { ...state.marks };
+  for (const [key, mark] of Object.entries(change.marks ?? {})) {
+    delete marks[key];
+    if (mark) marks[key] = mark;
+  }
+  const keys = Object.keys(marks);
+  for (const key of keys.slice(0, Math.max(0, keys.length - MARKS_KEPT))) delete marks[key];
+  const events = [...state.events, ...(change.events ?? [])];
+  return { ...state, counts, marks, checks: change.checks ?? state.checks, events: events.slice(Math.max(0, events.length - size)) };
+}
