@@ -6,10 +6,21 @@ import type { JournalEntry } from './types.js';
 const REDACTED = '[redacted]';
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization']);
 
+/** The longest header value the journal keeps whole; a longer one is cut there and marked. */
+export const JOURNAL_HEADER_CHARS = 512;
+
+const cut = (value: string): string => (value.length <= JOURNAL_HEADER_CHARS ? value : `${value.slice(0, JOURNAL_HEADER_CHARS)}… (${value.length} characters)`);
+
+/**
+ * The request's headers as the journal keeps them: secrets redacted, each value at most
+ * JOURNAL_HEADER_CHARS (a request may carry 16 KiB of headers; a thousand such entries
+ * would make a client's journal tens of megabytes).
+ */
 function redacted(headers: ServedRequest['input']['headers']): JournalEntry['headers'] {
   const copy: JournalEntry['headers'] = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined) copy[name] = SECRET_HEADERS.has(name) ? REDACTED : value;
+    if (value === undefined) continue;
+    copy[name] = SECRET_HEADERS.has(name) ? REDACTED : Array.isArray(value) ? value.map(cut) : cut(value);
   }
   return copy;
 }

@@ -43,6 +43,13 @@ describe('GET /__sandbox/requests', () => {
     expect(cut.violations.length).toBeGreaterThan(0);
   });
 
+  it('keeps each header value up to 512 characters, and of a longer one its first 512 with its length', async () => {
+    await sandbox.call('GET', TRACK, { headers: { 'x-short': 'y'.repeat(512), 'x-pad': 'z'.repeat(7_000) } });
+    const [entry] = (await journal()).requests;
+    expect(entry.headers['x-short']).toBe('y'.repeat(512));
+    expect(entry.headers['x-pad']).toBe(`${'z'.repeat(512)}… (7000 characters)`);
+  });
+
   it('redacts the bearer token', async () => {
     await sandbox.call('GET', TRACK);
     const res = await journal();
