@@ -5,6 +5,7 @@ import { html, render } from './html.js';
 import { ClockView } from './views/clock.js';
 import { OrderView } from './views/order.js';
 import { OrdersView } from './views/orders.js';
+import { ReportView } from './views/report.js';
 import { RequestsView } from './views/requests.js';
 import { ScenariosView } from './views/scenarios.js';
 import { WebhooksView } from './views/webhooks.js';
@@ -15,6 +16,7 @@ const VIEWS = [
   { path: 'webhooks', label: 'Webhooks' },
   { path: 'clock', label: 'Clock' },
   { path: 'requests', label: 'Requests' },
+  { path: 'report', label: 'Readiness' },
 ];
 
 /** The view named by the location hash: `#/orders`, `#/orders/<order_no>`, `#/webhooks`, … */
@@ -103,6 +105,7 @@ function Shell({ onSignOut }) {
     : view === 'scenarios' ? html`<${ScenariosView} />`
     : view === 'webhooks' ? html`<${WebhooksView} />`
     : view === 'clock' ? html`<${ClockView} />`
+    : view === 'report' ? html`<${ReportView} />`
     : html`<${RequestsView} />`;
   return html`<div class="shell">
     <header>

@@ -292,6 +292,18 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     expect(await page.getByRole('button', { name: 'Set speed' }).count()).toBe(0);
   });
 
+  it('shows the readiness report of the client, and the error of checks it cannot run', async () => {
+    await page.getByRole('link', { name: 'Readiness' }).click();
+    await page.getByRole('heading', { name: 'Readiness', level: 1 }).waitFor();
+    await page.getByText(/% handled/).waitFor();
+    expect(await page.getByRole('table', { name: 'Catalogue items' }).getByRole('row').count()).toBeGreaterThan(20);
+    await page.getByRole('button', { name: 'Run checks' }).click(); // client-b has no webhook URL: 409
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.innerText()).toMatch(/409|webhook/i);
+    await expectAccessible(page, 'readiness');
+  });
+
   it('ran no script error and loaded nothing from outside the sandbox', () => {
     expect(pageErrors).toEqual([]);
     expect(offOrigin).toEqual([]);

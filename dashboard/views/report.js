@@ -1,0 +1,58 @@
+import { useState } from '/dashboard/vendor/hooks.mjs';
+import { call } from '../api.js';
+import { ErrorBox, Result, useAction, usePoll } from '../components.js';
+import { html } from '../html.js';
+
+const LABELS = { handled: 'Handled', not_handled: 'Not handled', not_exercised: 'Not exercised', not_graded: 'Not graded' };
+
+/** The readiness report of the caller (GET /__sandbox/report): each catalogue item graded, a named run, the checks. */
+export function ReportView() {
+  const report = usePoll(async () => (await call('GET', '/__sandbox/report')).body, [], 5000);
+  const action = useAction();
+  const [name, setName] = useState('');
+  const startRun = (event) => {
+    event.preventDefault();
+    action.run(async () => {
+      await call('POST', '/__sandbox/runs', { body: { name } });
+      report.reload();
+      return `Run "${name}" started: the report is empty again.`;
+    });
+  };
+  const runChecks = () =>
+    action.run(async () => {
+      await call('POST', '/__sandbox/checks');
+      report.reload();
+      return 'Checks run: see the check.* items below.';
+    });
+  const r = report.data;
+  return html`<section>
+    <h1>Readiness</h1>
+    <${ErrorBox} error=${report.error} />
+    ${r &&
+    html`<p class="summary">
+      <strong>${r.summary.handled_percent}% handled</strong> (${r.summary.handled} of ${r.summary.graded} graded items;
+      ${r.summary.not_handled} not handled, ${r.summary.not_exercised} not exercised)${r.run ? html` — run <q>${r.run.name}</q>` : ''}
+    </p>`}
+    <div class="actions">
+      <button type="button" disabled=${action.busy} onClick=${runChecks}>Run checks</button>
+    </div>
+    <form class="inline-form" onSubmit=${startRun}>
+      <label for="run-name">Run name</label>
+      <input id="run-name" required value=${name} onInput=${(e) => setName(e.currentTarget.value)} />
+      <button type="submit" disabled=${action.busy}>Start run</button>
+    </form>
+    <${Result} result=${action.result} />
+    ${r &&
+    html`<table>
+      <caption>Catalogue items</caption>
+      <thead><tr><th scope="col">Item</th><th scope="col">Status</th><th scope="col">Why</th></tr></thead>
+      <tbody>
+        ${r.items.map((item) => html`<tr class=${`status-${item.status}`}>
+          <th scope="row">${item.title}${item.sandbox_choice ? html` <span class="muted">(sandbox choice)</span>` : ''}</th>
+          <td>${LABELS[item.status] ?? item.status}</td>
+          <td>${item.detail}</td>
+        </tr>`)}
+      </tbody>
+    </table>`}
+  </section>`;
+}
