@@ -1992,6 +1992,8 @@ export interface operations {
                 since?: string;
                 /** @description Only requests that arrived at or before this time (sandbox clock). */
                 until?: string;
+                /** @description Only the newest `limit` of the requests that pass the filter (still oldest first); `total` counts them all. */
+                limit?: number;
             };
             header?: never;
             path?: never;

@@ -6,7 +6,7 @@ import type { RequestLogRepository } from '../store/port.js';
 export function requestHandlers(journal: RequestLogRepository): HandlerMap {
   return {
     listRequests: async (input) => {
-      const { operation_id, status, since, until } = input.query as { operation_id?: string; status?: number; since?: string; until?: string };
+      const { operation_id, status, since, until, limit } = input.query as { operation_id?: string; status?: number; since?: string; until?: string; limit?: number };
       const time = (field: string, text: string | undefined): number | undefined => {
         if (text === undefined) return undefined;
         const ms = Date.parse(text);
@@ -15,7 +15,8 @@ export function requestHandlers(journal: RequestLogRepository): HandlerMap {
         return ms;
       };
       const requests = await journal.list(clientOf(input).id, { operationId: operation_id, status, since: time('since', since), until: time('until', until) });
-      return json(200, { total: requests.length, size: journal.size, requests });
+      // A client's journal may hold a thousand entries of 16 KiB each: `limit` reads the newest few.
+      return json(200, { total: requests.length, size: journal.size, requests: limit === undefined ? requests : requests.slice(-limit) });
     },
     clearRequests: async (input) => json(200, { success: true, removed: await journal.clear(clientOf(input).id) }),
   };

@@ -97,6 +97,15 @@ describe('GET /__sandbox/requests', () => {
     expect(await ops(`?operation_id=createOrder&since=${middle}`)).toEqual(['createOrder 400']);
   });
 
+  it('answers only the newest limit entries, oldest first, with total counting them all', async () => {
+    for (let i = 0; i < 3; i += 1) await sandbox.call('GET', TRACK);
+    const res = await sandbox.call('GET', '/__sandbox/requests?limit=2');
+    expect(res.body.total).toBe(3);
+    expect(res.body.requests).toHaveLength(2);
+    expect(res.body.requests[0].id).toBeLessThan(res.body.requests[1].id);
+    expect((await sandbox.call('GET', '/__sandbox/requests?limit=0')).status).toBe(400);
+  });
+
   it('returns 400 naming the parameter for a time that is not one', async () => {
     const res = await sandbox.call('GET', '/__sandbox/requests?since=yesterday');
     expect(res.status).toBe(400);
