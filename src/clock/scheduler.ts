@@ -30,6 +30,9 @@ export class JobInterrupted extends Error {
   override name = 'JobInterrupted';
 }
 
+/** How often a job that throws unexpectedly is run in all before it is dropped, and the first wait between tries (doubling). */
+const JOB_ATTEMPTS = 5;
+const FAILED_JOB_RETRY_MS = 60_000;
 /** How long to wait before trying again when the store cannot take writes. */
 const UNAVAILABLE_RETRY_MS = 1_000;
 /** Kinds that are quick and local (every kind but webhook): they run in order, and never wait behind a webhook attempt. */
@@ -169,6 +172,8 @@ export class Scheduler {
   private readonly inFlight = new Running();
   /** The advance of each client now running (and those queued behind it): one at a time per client. */
   private readonly advances = new Map<string, Promise<void>>();
+  /** Failures so far of jobs that threw unexpectedly, by kind and key (in memory: a restart gives each a fresh start). */
+  private readonly failures = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private armedAt = Infinity;
   private running: Promise<void> = Promise.resolve();
@@ -352,6 +357,7 @@ export class Scheduler {
       if (stamp === 'actual') this.options.onLate?.(job.kind, (at - job.due_at) / this.clocks.speed);
       await this.handlers.get(job.kind)?.(job, at);
       await this.storage.jobs.complete(job);
+      if (this.failures.size > 0) this.failures.delete(`${job.kind}:${job.key}`);
       return 'done';
     } catch (error) {
       if (error instanceof JobInterrupted) {
@@ -363,7 +369,19 @@ export class Scheduler {
         return 'unavailable';
       }
       this.options.onError?.(error, job.kind, job.key);
-      // Done with it; if even that cannot be saved, give it back so it is not lost until a restart.
+      // A job that fails unexpectedly is tried again later (1, 2, 4, 8 minutes of its
+      // client's clock), so a passing fault does not leave an AWB ungenerated or a webhook
+      // pending for good; after the fifth failure it is dropped. If even that cannot be
+      // saved, it is given back so it is not lost until a restart.
+      const id = `${job.kind}:${job.key}`;
+      const failures = (this.failures.get(id) ?? 0) + 1;
+      if (failures < JOB_ATTEMPTS) {
+        this.failures.set(id, failures);
+        const retryAt = job.due_at + FAILED_JOB_RETRY_MS * 2 ** (failures - 1);
+        await this.storage.jobs.schedule({ kind: job.kind, key: job.key, client_id: job.client_id, due_at: retryAt }).catch(() => this.storage.jobs.release(job).catch(() => undefined));
+        return 'done';
+      }
+      this.failures.delete(id);
       await this.storage.jobs.complete(job).catch(() => this.storage.jobs.release(job).catch(() => undefined));
       return 'done';
     }

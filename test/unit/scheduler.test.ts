@@ -76,6 +76,26 @@ describe('Scheduler with a manual clock', () => {
     await scheduler.advance('c', 100);
     expect(errors).toEqual(['awb:bad']);
     expect(ran).toEqual(['good']);
+    // Tried again 1, 2, 4 and 8 minutes later, then dropped: five runs in all, however long the advance.
+    await scheduler.advance('c', 365 * 86_400_000);
+    expect(errors).toEqual(Array(5).fill('awb:bad'));
+  });
+
+  it('runs a job that failed once again a minute later, and then it succeeds', async () => {
+    const errors: string[] = [];
+    const { scheduler, schedule, storage } = await schedulerOn(new ManualClock(0), { onError: (_, kind, key) => errors.push(`${kind}:${key}`) });
+    const runs: number[] = [];
+    scheduler.on('awb', async (_job, at) => {
+      runs.push(at);
+      if (runs.length === 1) throw new Error('a passing fault');
+    });
+    await schedule('awb', 'flaky', 10);
+    await scheduler.advance('c', 100);
+    expect(await storage.jobs.get('awb', 'flaky')).toMatchObject({ due_at: 60_010 });
+    await scheduler.advance('c', 60_000);
+    expect(runs).toEqual([10, 60_010]);
+    expect(errors).toEqual(['awb:flaky']);
+    expect(await storage.jobs.count()).toBe(0);
   });
 
   it("moves only the advanced client's clock and runs only its jobs", async () => {
