@@ -1,12 +1,33 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Suites that take seconds each and test durability, timing on the real clock, the
+ * package and the README's commands rather than the API: they run in `npm run test:load`
+ * (which .ci/run runs too), so that npm test stays under 5 minutes.
+ */
+export const SLOW = [
+  'test/ship/pack.test.ts',
+  'test/ship/docs-assets.test.ts',
+  'test/store/close.test.ts',
+  'test/store/persistence.test.ts',
+  'test/store/lock.test.ts',
+  'test/store/segments.test.ts',
+  'test/store/loading.test.ts',
+  'test/store/write-failures.test.ts',
+  'test/webhooks/fairness.test.ts',
+  'test/lifecycle/advance-responsive.test.ts',
+  'test/webhooks/volume.test.ts',
+  'test/lifecycle/real-clock.test.ts',
+  'test/readme/quick-start.test.ts',
+];
+
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // The end-to-end suites (the real CLI, kill -9, a full disk, a second instance, replicas on PostgreSQL) and the
     // fuzzers run in \`npm run test:load\`, which .ci/run also runs: npm test stays under 5 minutes.
     // The browser tests (the dashboard, the /docs page) too, as DESIGN's "Test time" says.
-    exclude: ['test/e2e/**', 'test/replicas/**', 'test/fuzz/**', 'test/dashboard/dashboard.test.ts', 'test/ship/docs-page.test.ts', 'node_modules/**'],
+    exclude: ['test/e2e/**', 'test/replicas/**', 'test/fuzz/**', 'test/dashboard/dashboard.test.ts', 'test/ship/docs-page.test.ts', 'node_modules/**', ...SLOW],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
