@@ -145,7 +145,9 @@ describe('two replicas on one PostgreSQL database', () => {
 
       b = await replica(databaseUrl, receiver, lease);
       const awbWebhooks = () => receiver.received.filter((r) => r.json.event === 'awb.generated');
-      await until(async () => new Set(awbWebhooks().map((r) => r.json.order_no)).size, (n) => n >= orders.length, 60_000);
+      // Done when every order has its AWB webhook and every attempt A had in flight was made again.
+      const done = () => new Set(awbWebhooks().map((r) => r.json.order_no)).size >= orders.length && [...inFlight].every((id) => receiver.byId(id).length > 1);
+      await until(async () => done(), (finished) => finished, 60_000);
       const byOrder = new Map<unknown, Set<string>>();
       for (const r of awbWebhooks()) byOrder.set(r.json.order_no, (byOrder.get(r.json.order_no) ?? new Set()).add(r.id));
       // Every acknowledged order got its AWB webhook, each order under one webhook id however often it came.
