@@ -328,7 +328,7 @@ export class Scheduler {
         );
       }
       if (work.length === 0 && attempts.length === 0) break;
-      const outcomes = await Promise.all(work.map((job) => this.run(job, how.stamp)));
+      const outcomes = await this.runWork(work, how.stamp);
       if (settling) await this.inFlight.idle(clientId);
       outcomes.push(...ended.splice(0));
       if (outcomes.includes('unavailable')) {
@@ -340,6 +340,32 @@ export class Scheduler {
       await new Promise((resolve) => setImmediate(resolve));
     }
     if (settling) await this.inFlight.idle(clientId);
+  }
+
+  /**
+   * Runs claimed work: each client's jobs one after another, in the order claimed
+   * (earliest due, then first scheduled), and the clients side by side. So AWB numbers
+   * and events come in the same order on every store, and a seeded sandbox repeats itself.
+   */
+  private async runWork(work: readonly ClaimedJob[], stamp: Drain['stamp']): Promise<Outcome[]> {
+    const byClient = new Map<string, ClaimedJob[]>();
+    for (const job of work) byClient.set(job.client_id, [...(byClient.get(job.client_id) ?? []), job]);
+    const outcomes = await Promise.all(
+      [...byClient.values()].map(async (jobs) => {
+        const ended: Outcome[] = [];
+        for (const job of jobs) {
+          // Shutting down, or the store is away: the client's other jobs are given back, not tried.
+          const last = ended.at(-1);
+          if (last === 'interrupted' || last === 'unavailable') {
+            await this.storage.jobs.release(job).catch(() => undefined);
+            continue;
+          }
+          ended.push(await this.run(job, stamp));
+        }
+        return ended;
+      }),
+    );
+    return outcomes.flat();
   }
 
   /** The earliest due time of a job that can be claimed now: work, or attempts of clients with room in the pool. */

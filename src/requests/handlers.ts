@@ -1,9 +1,10 @@
 import { RuleViolation } from '../domain/errors.js';
 import { clientOf, json, type HandlerMap } from '../http/handler.js';
 import type { RequestLogRepository } from '../store/port.js';
+import type { PendingAppends } from './recorder.js';
 
 /** `/__sandbox/requests`: the calling client's journal, filtered, and clearing it. */
-export function requestHandlers(journal: RequestLogRepository): HandlerMap {
+export function requestHandlers(journal: RequestLogRepository, pending: PendingAppends): HandlerMap {
   return {
     listRequests: async (input) => {
       const { operation_id, status, since, until, limit } = input.query as { operation_id?: string; status?: number; since?: string; until?: string; limit?: number };
@@ -14,10 +15,14 @@ export function requestHandlers(journal: RequestLogRepository): HandlerMap {
         if (!Number.isFinite(ms)) throw new RuleViolation([{ field: `query.${field}`, message: 'is not a time the sandbox can read: use ISO 8601, e.g. 2026-01-01T00:00:00Z' }]);
         return ms;
       };
+      await pending.settled(clientOf(input).id);
       const requests = await journal.list(clientOf(input).id, { operationId: operation_id, status, since: time('since', since), until: time('until', until) });
       // A client's journal may hold a thousand entries of 16 KiB each: `limit` reads the newest few.
       return json(200, { total: requests.length, size: journal.size, requests: limit === undefined ? requests : requests.slice(-limit) });
     },
-    clearRequests: async (input) => json(200, { success: true, removed: await journal.clear(clientOf(input).id) }),
+    clearRequests: async (input) => {
+      await pending.settled(clientOf(input).id);
+      return json(200, { success: true, removed: await journal.clear(clientOf(input).id) });
+    },
   };
 }

@@ -62,17 +62,42 @@ function entryOf(served: ServedRequest): JournalEntry {
 }
 
 /**
+ * Journal appends still on their way, per client. On PostgreSQL an append is a round
+ * trip that ends after the answer went out: a client that reads its journal straight
+ * after a request must still find that request there (read your own writes).
+ */
+export class PendingAppends {
+  private readonly pending = new Map<string, Set<Promise<void>>>();
+
+  track(clientId: string, append: Promise<void>): void {
+    const set = this.pending.get(clientId) ?? new Set<Promise<void>>();
+    this.pending.set(clientId, set);
+    const done = append.finally(() => {
+      set.delete(done);
+      if (set.size === 0 && this.pending.get(clientId) === set) this.pending.delete(clientId);
+    });
+    set.add(done);
+  }
+
+  /** Resolves once every append of the client's started so far has ended (failed ones included). */
+  async settled(clientId: string): Promise<void> {
+    const set = this.pending.get(clientId);
+    if (set) await Promise.allSettled([...set]);
+  }
+}
+
+/**
  * Journals every authenticated provider request once its connection closes, and with
  * `--strict` logs one warning per field a request got wrong. Requests that fail
  * authentication have no client and are not journaled.
  */
-export function journalRecorder(journal: RequestLogRepository, strict: boolean, logger: Logger): (served: ServedRequest) => void {
+export function journalRecorder(journal: RequestLogRepository, strict: boolean, logger: Logger, pending: PendingAppends): (served: ServedRequest) => void {
   return (served) => {
     const client = served.input.client;
     if (!client) return;
     // Runs on the connection's close: whatever goes wrong here must not escape as an uncaught exception.
     try {
-      void journal.append(client.id, entryOf(served)).catch((err: unknown) => logger.error({ err }, 'request journal failed'));
+      pending.track(client.id, journal.append(client.id, entryOf(served)).catch((err: unknown) => logger.error({ err }, 'request journal failed')));
     } catch (err) {
       logger.error({ err }, 'request journal failed');
     }

@@ -28,7 +28,8 @@ describe('a crash under create load', () => {
       }
     };
     const workers = Array.from({ length: 10 }, worker);
-    await new Promise((r) => setTimeout(r, 1_500));
+    // Killed under load: once 100 orders were acknowledged (or after 20 s on a slow machine), with requests in flight.
+    for (const began = Date.now(); acknowledged.length < 100 && Date.now() - began < 20_000; ) await new Promise((r) => setTimeout(r, 20));
     await first.stop('SIGKILL');
     stop = true;
     await Promise.all(workers);

@@ -193,6 +193,17 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       await storage.close();
     });
 
+    it('claims jobs due at one time in the order they were scheduled (a job moved there comes after them)', async () => {
+      const storage = await open();
+      await storage.jobs.schedule({ kind: 'awb', key: 'moved', client_id: 'a', due_at: 5 });
+      for (const key of ['z', 'm', 'a']) await storage.jobs.schedule({ kind: 'awb', key, client_id: 'a', due_at: 10 });
+      await storage.jobs.schedule({ kind: 'awb', key: 'moved', client_id: 'a', due_at: 10 });
+      await storage.jobs.schedule({ kind: 'awb', key: 'z', client_id: 'a', due_at: 10 }); // again at the same time: keeps its place
+      const claimed = await storage.jobs.claim({ until: 10, limit: 10, owner: 'w1', leaseMs: 60_000 });
+      expect(claimed.map((j) => j.key)).toEqual(['z', 'm', 'a', 'moved']);
+      await storage.close();
+    });
+
     it('claims only the kinds asked for, at most perClient of one client, none of the clients skipped', async () => {
       const storage = await open();
       for (let i = 1; i <= 3; i += 1) {

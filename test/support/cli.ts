@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { databaseFor, onPostgres } from './store-kind.js';
 
 export interface RunningCli {
   url: string;
@@ -17,9 +18,21 @@ export function spawnCli(args: string[], env: Record<string, string> = {}): Chil
   });
 }
 
+/**
+ * The arguments on this run's store: on a PostgreSQL run (test:postgres) `--data FILE`
+ * becomes `--database-url` of the database that stands for FILE (the same file, the
+ * same database, so a restart finds its data).
+ */
+async function onThisRunsStore(args: string[]): Promise<string[]> {
+  const at = args.indexOf('--data');
+  if (!onPostgres || at < 0 || args.includes('--database-url')) return args;
+  const { url } = await databaseFor(args[at + 1]);
+  return [...args.slice(0, at), '--database-url', url, ...args.slice(at + 2)];
+}
+
 /** Starts the CLI and resolves once it prints `listening on http://...`. */
-export function startCli(args: string[], env: Record<string, string> = {}): Promise<RunningCli> {
-  const child = spawnCli(args, env);
+export async function startCli(args: string[], env: Record<string, string> = {}): Promise<RunningCli> {
+  const child = spawnCli(await onThisRunsStore(args), env);
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
@@ -45,8 +58,8 @@ export function startCli(args: string[], env: Record<string, string> = {}): Prom
 }
 
 /** Runs the CLI to its end and returns its exit code and output. */
-export function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawnCli(args, env);
+export async function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawnCli(await onThisRunsStore(args), env);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));

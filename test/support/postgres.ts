@@ -19,6 +19,8 @@ function freePort(): Promise<number> {
 }
 
 export interface TestPostgres {
+  /** postgres://user:password@host:port, with no database: where `freshDatabase` makes them. */
+  serverUrl: string;
   /** A new, empty database on the server: its connection URL. */
   freshDatabase(): Promise<string>;
   stop(): Promise<void>;
@@ -91,6 +93,7 @@ export async function startPostgres(): Promise<TestPostgres> {
   await server.start();
   let n = 0;
   return {
+    serverUrl: `postgres://postgres:${password}@127.0.0.1:${port}`,
     async freshDatabase() {
       n += 1;
       const name = `sandbox_${process.pid}_${n}`;

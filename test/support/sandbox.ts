@@ -8,6 +8,7 @@ import type { SandboxOptions } from '../../src/config/options.js';
 import { buildServices, stopServices, type BuildSeams } from '../../src/sandbox.js';
 import type { Services } from '../../src/services.js';
 import type { CompiledOperation } from '../../src/spec/compile.js';
+import { databaseFor, onPostgres, releaseDatabase } from './store-kind.js';
 
 export const TOKEN_A = 'token-client-a';
 export const TOKEN_B = 'token-client-b';
@@ -64,9 +65,22 @@ export const defaultTestOptions: SandboxOptions = {
   ],
 };
 
+/**
+ * The options a test's sandbox runs with: on a PostgreSQL run (test:postgres) a data
+ * file becomes a database of its own (the same file, the same database), unless the
+ * test names its store itself.
+ */
+async function onThisRunsStore(options: SandboxOptions, seams: BuildSeams): Promise<{ options: SandboxOptions; temporary?: string }> {
+  if (!onPostgres || options.databaseUrl !== undefined || seams.storeFileSystem !== undefined) return { options };
+  const { data, ...rest } = options;
+  const database = await databaseFor(data);
+  return { options: { ...rest, databaseUrl: database.url }, ...(database.temporary ? { temporary: database.url } : {}) };
+}
+
 /** Builds a sandbox app (no port) for a test. Call `close()` in afterEach. */
 export async function testSandbox(options: SandboxOptions = {}, seams: BuildSeams = {}): Promise<TestSandbox> {
-  const services = await buildServices({ ...defaultTestOptions, ...options }, seams);
+  const store = await onThisRunsStore({ ...defaultTestOptions, ...options }, seams);
+  const services = await buildServices(store.options, seams);
   const modules = sandboxModules(services);
   const app = createApp(services, modules);
   for (const m of modules) await m.start?.();
@@ -88,6 +102,7 @@ export async function testSandbox(options: SandboxOptions = {}, seams: BuildSeam
     async close() {
       await stopServices(services, modules);
       await services.storage.close();
+      if (store.temporary) await releaseDatabase(store.temporary);
     },
   };
 }

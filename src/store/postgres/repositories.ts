@@ -318,6 +318,8 @@ interface JobRow {
   version: number;
   claimed_by: string | null;
   lease_until: string | null;
+  /** When it was (last) scheduled: the order among jobs due at one time. */
+  seq: string;
 }
 
 /**
@@ -346,7 +348,8 @@ export class PgJobs implements JobRepository {
   async schedule(job: Job): Promise<void> {
     await this.db().query(
       `INSERT INTO jobs (kind, key, client_id, due_at, version) VALUES ($1, $2, $3, $4, 1)
-       ON CONFLICT (kind, key) DO UPDATE SET client_id = excluded.client_id, due_at = excluded.due_at, version = jobs.version + 1, claimed_by = NULL, lease_until = NULL`,
+       ON CONFLICT (kind, key) DO UPDATE SET client_id = excluded.client_id, due_at = excluded.due_at, version = jobs.version + 1, claimed_by = NULL, lease_until = NULL,
+         seq = CASE WHEN jobs.due_at = excluded.due_at THEN jobs.seq ELSE nextval('jobs_seq') END`,
       [job.kind, job.key, job.client_id, job.due_at],
     );
     this.db().scheduled(job.due_at, job.client_id);
@@ -376,11 +379,11 @@ export class PgJobs implements JobRepository {
     // (a lateral query per client), so one client's backlog cannot fill the claim.
     const candidates =
       perClient === undefined || !Number.isFinite(perClient)
-        ? `SELECT kind, key FROM jobs ${where.sql} ORDER BY ${due} LIMIT ${limit} FOR UPDATE SKIP LOCKED`
+        ? `SELECT kind, key FROM jobs ${where.sql} ORDER BY ${due}, seq LIMIT ${limit} FOR UPDATE SKIP LOCKED`
         : `SELECT c.kind, c.key FROM (SELECT DISTINCT client_id FROM jobs ${where.sql}) AS due_clients,
-             LATERAL (SELECT kind, key, ${due} AS due FROM jobs ${where.sql} AND client_id = due_clients.client_id
-                      ORDER BY ${due} LIMIT ${Math.max(0, Math.floor(perClient))} FOR UPDATE SKIP LOCKED) AS c
-           ORDER BY c.due LIMIT ${limit}`;
+             LATERAL (SELECT kind, key, ${due} AS due, seq FROM jobs ${where.sql} AND client_id = due_clients.client_id
+                      ORDER BY ${due}, seq LIMIT ${Math.max(0, Math.floor(perClient))} FOR UPDATE SKIP LOCKED) AS c
+           ORDER BY c.due, c.seq LIMIT ${limit}`;
     const { rows } = await this.db().query<JobRow>(
       `WITH chosen AS (${candidates})
        UPDATE jobs SET claimed_by = $${ownerAt}, lease_until = $${leaseAt}
@@ -389,9 +392,11 @@ export class PgJobs implements JobRepository {
       where.values,
     );
     const lead = (client: string): number => ahead?.get(client) ?? 0;
+    // RETURNING keeps no order: earliest due first, and at one due time in the order scheduled.
+    const at = (row: JobRow): number => Number(row.due_at) - lead(row.client_id);
     return rows
-      .map((row) => ({ ...jobOf(row), claimed_by: owner, lease_until: leaseUntil }))
-      .sort((a, b) => a.due_at - lead(a.client_id) - (b.due_at - lead(b.client_id)));
+      .sort((a, b) => at(a) - at(b) || Number(a.seq) - Number(b.seq))
+      .map((row) => ({ ...jobOf(row), claimed_by: owner, lease_until: leaseUntil }));
   }
 
   async complete(job: ClaimedJob): Promise<void> {

@@ -60,6 +60,10 @@ export const MIGRATIONS: readonly string[] = [
      PRIMARY KEY (client_id, id)
    );`,
   `CREATE TABLE readiness_reports (client_id text COLLATE "C" PRIMARY KEY, version integer NOT NULL, state jsonb NOT NULL);`,
+  // Jobs due at one time run in the order they were scheduled, as on the embedded store
+  // (so a seeded sandbox numbers its AWBs the same way on both).
+  `CREATE SEQUENCE jobs_seq;
+   ALTER TABLE jobs ADD COLUMN seq bigint NOT NULL DEFAULT nextval('jobs_seq');`,
 ];
 
 /** The schema version this build writes. */
