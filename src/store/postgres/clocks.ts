@@ -53,6 +53,8 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 export class PgClocks implements SharedClockRepository {
   private readonly listeners: Array<(clientIds: readonly string[]) => void> = [];
   private locks: Promise<pg.Client> | undefined;
+  /** The last advance of each clock on this replica: the next one waits for it. */
+  private readonly tails = new Map<string, Promise<void>>();
 
   constructor(
     private readonly db: Db,
@@ -120,8 +122,14 @@ export class PgClocks implements SharedClockRepository {
   async exclusive<T>(clientIds: readonly string[], fn: () => Promise<T>): Promise<T> {
     // Always in the same order: two replicas taking several clocks never wait on each other in a circle.
     const keys = [...new Set(clientIds)].sort();
+    // Session locks are this replica's whoever takes them: its own advances of a clock queue here first.
+    const before = keys.map((key) => this.tails.get(key));
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    for (const key of keys) this.tails.set(key, mine);
     const held: string[] = [];
     try {
+      await Promise.all(before);
       for (const key of keys) {
         for (let attempt = 0; !(await this.tryLock(key)); attempt += 1) await sleep(LOCK_RETRY_MS[Math.min(attempt, LOCK_RETRY_MS.length - 1)]!);
         held.push(key);
@@ -129,6 +137,8 @@ export class PgClocks implements SharedClockRepository {
       return await fn();
     } finally {
       for (const key of held) await this.unlock(key);
+      done();
+      for (const key of keys) if (this.tails.get(key) === mine) this.tails.delete(key);
     }
   }
 
