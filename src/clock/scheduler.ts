@@ -181,6 +181,8 @@ export class Scheduler {
   private readonly advances = new Map<string, Promise<void>>();
   /** Failures so far of jobs that threw unexpectedly, by kind and key (in memory: a restart gives each a fresh start). */
   private readonly failures = new Map<string, number>();
+  /** Whether other processes share the store (and may hold this process's clients' jobs). */
+  private readonly shared: boolean;
   private timer: NodeJS.Timeout | undefined;
   private armedAt = Infinity;
   private running: Promise<void> = Promise.resolve();
@@ -193,6 +195,7 @@ export class Scheduler {
   ) {
     this.clocks = clock instanceof Clocks ? clock : new Clocks(clock);
     this.pool = new AttemptPool(options.webhookConcurrency ?? WEBHOOK_CONCURRENCY);
+    this.shared = storage.jobs.heldElsewhere !== undefined;
     storage.onJobScheduled((dueAt, clientId) => {
       if (dueAt - this.clocks.ahead(clientId) < this.armedAt) void this.arm();
     });
@@ -313,12 +316,12 @@ export class Scheduler {
             continue;
           }
           // Its jobs due by the target that another replica runs (whose claim lapses if that replica died).
-          if (await this.heldElsewhere(clientId, how.until, waited++)) continue;
+          if (this.shared && (await this.heldElsewhere(clientId, how.until, waited++))) continue;
         }
         break;
       }
       // Before the clock moves on to `next`: the client's jobs due earlier that another replica runs.
-      if (settling && (await this.heldElsewhere(clientId, next - 1, waited++))) continue;
+      if (settling && this.shared && (await this.heldElsewhere(clientId, next - 1, waited++))) continue;
       waited = 0;
       how.moveTo?.(next);
       const work = await this.storage.jobs.claim({ until: next, limit, owner: this.owner, leaseMs, kinds: WORK, ...scope });
@@ -362,15 +365,14 @@ export class Scheduler {
    * the client due by `until` is held by another worker under a live lease.
    */
   private async heldElsewhere(clientId: string, until: number, waited: number): Promise<boolean> {
-    const { jobs } = this.storage;
-    if (!jobs.heldElsewhere || (await jobs.heldElsewhere(clientId, until, this.owner)) === undefined) return false;
+    if ((await this.storage.jobs.heldElsewhere?.(clientId, until, this.owner)) === undefined) return false;
     await new Promise((resolve) => setTimeout(resolve, HELD_ELSEWHERE_POLL_MS[Math.min(waited, HELD_ELSEWHERE_POLL_MS.length - 1)]));
     return true;
   }
 
   /** Brings the clocks up to what a shared store keeps; a store that cannot answer leaves them as they are (its claims fail too). */
   private async refreshClocks(): Promise<void> {
-    await this.options.refreshClocks?.().catch(() => undefined);
+    if (this.options.refreshClocks) await this.options.refreshClocks().catch(() => undefined);
   }
 
   /** The earliest due time of a job that can be claimed now: work, or attempts of clients with room in the pool. */
