@@ -44,6 +44,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
     fallback: specAnswer(services.specs.control.document, services.options.seed),
     observers: everyRequest,
     now: (clientId) => services.clock.of(clientId ?? ''),
+    refreshClock: services.clockService.refresh,
   });
   // Every control path starts with /__sandbox/: provider requests skip its routes.
   app.use((req, res, next) => (req.path.startsWith('/__sandbox/') ? control(req, res, next) : next()));
@@ -56,6 +57,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
       fallback: specAnswer(services.specs.provider.document, services.options.seed),
       observers: [...modules.flatMap((m) => (m.observeProvider ? [m.observeProvider] : [])), ...everyRequest],
       now: (clientId) => services.clock.of(clientId ?? ''),
+      refreshClock: services.clockService.refresh,
       arrival,
     }),
   );

@@ -7,6 +7,7 @@ import { createApp } from './app.js';
 import { sandboxModules } from './modules.js';
 import { Scheduler } from './clock/scheduler.js';
 import { ClockService, loadClocks } from './clock/service.js';
+import { ClockSync } from './clock/sync.js';
 import { answerClientErrors } from './http/client-error.js';
 import { ClientRegistry, roleOf, type Client, type ClientConfig } from './config/clients.js';
 import { checkClientConfigs } from './config/check.js';
@@ -157,6 +158,8 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   const hasClient = configured.some((c) => roleOf(c) !== 'admin');
   const registry = new ClientRegistry(hasClient ? configured : [...configured, await defaultClient(options, storage)], options.adminTokens);
   const clock = await loadClocks(storage, options, registry.clientIds);
+  // On a shared database the clocks live there: each request and wake-up reads them.
+  const sync = storage.sharedClocks && new ClockSync(storage.sharedClocks, clock);
   const events = new EventBus();
   const metrics = new SandboxMetrics();
   events.subscribe(async (event) => metrics.event(event));
@@ -165,10 +168,11 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
     // looks for due jobs every few seconds (claims of a replica that died, missed notices).
     leaseMs: Math.max(options.jobLease, options.webhookTimeout + 5_000),
     ...(options.databaseUrl !== undefined ? { pollMs: Math.min(5_000, options.jobLease / 4) } : {}),
+    ...(sync ? { refreshClocks: () => sync.all() } : {}),
     onError: (err, kind, key) => logger.error({ err, kind, key }, 'scheduled job failed'),
     onLate: (kind, lateMs) => metrics.jobRan(kind, lateMs),
   });
-  const clockService = new ClockService(storage, scheduler, clock);
+  const clockService = new ClockService(storage, scheduler, clock, sync);
   const ids = new IdFactory(await dataSeed(options.seed, storage));
   const journey = new Journey({ storage, fixtures, ids, clock, events });
   journey.attach(scheduler);

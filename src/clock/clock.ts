@@ -7,38 +7,86 @@ export interface Clock {
 }
 
 /**
+ * A real clock's state, as it is kept where several processes share it: from
+ * `wall_base_ms` on its time is `sim_base_ms + (wall time - wall_base_ms) x speed`;
+ * before then it runs at `previous_speed` (a speed change that takes effect a moment
+ * later, so a process that still reads the old speed never gets ahead of the new one).
+ */
+export interface RealClockState {
+  sim_base_ms: number;
+  wall_base_ms: number;
+  speed: number;
+  previous_speed: number;
+}
+
+/**
  * Real time, optionally sped up: with speed 60 one real second is one simulated
  * minute. Simulated time starts at the real time when the sandbox starts.
  */
 export class RealClock implements Clock {
   readonly mode = 'real';
-  /** Simulated time at `wallBase`: the clock runs on from there at `speed`. */
+  /** Simulated time at `wallBase`: the clock runs on from there at `speed` (before it, at `previousPace`). */
   private simBase = Date.now();
   private wallBase = this.simBase;
+  private previousPace: number;
 
   constructor(private pace = 1) {
     if (!(pace > 0)) throw new RangeError('speed must be a positive number');
+    this.previousPace = pace;
   }
 
   get speed(): number {
     return this.pace;
   }
 
-  /** Changes the speed from now on: the time goes on from where it is, at the new pace (no jump). */
-  setSpeed(speed: number): void {
+  /**
+   * Changes the speed: the time goes on from where it is (no jump), at the old pace for
+   * `settleMs` more wall milliseconds, then at the new one.
+   */
+  setSpeed(speed: number, settleMs = 0): void {
     if (!(speed > 0)) throw new RangeError('speed must be a positive number');
-    this.simBase = this.now();
-    this.wallBase = Date.now();
+    const wall = Date.now();
+    const from = wall + settleMs;
+    const pace = this.paceAt(wall);
+    // A change within the settle of the one before: never behind either reading of the old one.
+    this.simBase = Math.max(this.at(from), this.at(wall) + Math.floor(settleMs * pace));
+    this.previousPace = pace;
+    this.wallBase = from;
     this.pace = speed;
   }
 
+  /** The state that `load` takes back (kept in a shared store). */
+  state(): RealClockState {
+    return { sim_base_ms: this.simBase, wall_base_ms: this.wallBase, speed: this.pace, previous_speed: this.previousPace };
+  }
+
+  /** Runs on from a kept state (another process's speed change). */
+  load(state: RealClockState): void {
+    this.simBase = state.sim_base_ms;
+    this.wallBase = state.wall_base_ms;
+    this.pace = state.speed;
+    this.previousPace = state.previous_speed;
+  }
+
   now(): number {
-    return this.simBase + Math.floor((Date.now() - this.wallBase) * this.pace);
+    return this.at(Date.now());
   }
 
   /** Real milliseconds until simulated time `at`. */
   realDelayUntil(at: number): number {
-    return Math.max(0, Math.ceil((at - this.now()) / this.speed));
+    const wall = Date.now();
+    if (wall >= this.wallBase) return Math.max(0, Math.ceil((at - this.now()) / this.speed));
+    const wallAt = at >= this.simBase ? this.wallBase + (at - this.simBase) / this.pace : this.wallBase - (this.simBase - at) / this.previousPace;
+    return Math.max(0, Math.ceil(wallAt - wall));
+  }
+
+  /** The simulated time at wall time `wall`. */
+  private at(wall: number): number {
+    return this.simBase + Math.floor((wall - this.wallBase) * this.paceAt(wall));
+  }
+
+  private paceAt(wall: number): number {
+    return wall < this.wallBase ? this.previousPace : this.pace;
   }
 }
 

@@ -1,4 +1,4 @@
-import type { ClientClock, ClockLead } from '../store/port.js';
+import type { ClientClock, ClockLead, KeptClocks } from '../store/port.js';
 import { ManualClock, RealClock, type Clock } from './clock.js';
 
 /**
@@ -98,6 +98,24 @@ export class Clocks implements Clock {
     const own = this.own.get(clientId);
     if (own === undefined && !always) return undefined;
     return { offset_ms: this.base instanceof ManualClock ? 0 : (own ?? 0), now_ms: this.of(clientId) };
+  }
+
+  /**
+   * Runs on from the clocks a shared store keeps (another process moved them): each
+   * client's and the sandbox's manual clock move on to the kept time, never back; a real
+   * clock takes the kept pace.
+   */
+  adopt(kept: KeptClocks): void {
+    if (this.base instanceof ManualClock) {
+      if (kept.manualMs !== undefined) this.base.set(kept.manualMs);
+    } else if (kept.real) {
+      this.base.load(kept.real);
+    }
+    for (const [clientId, clock] of kept.clients) {
+      const own = this.own.get(clientId);
+      if (this.base instanceof ManualClock) this.own.set(clientId, Math.max(own ?? -Infinity, clock.now_ms));
+      else this.own.set(clientId, Math.max(own ?? 0, clock.offset_ms));
+    }
   }
 
   /**

@@ -20,6 +20,11 @@ export interface SchedulerOptions {
    * scheduled while a notification was missed, does not wait for the next local wake-up.
    */
   pollMs?: number;
+  /**
+   * With a store shared by other processes: brings the clocks up to what the store keeps
+   * (another replica's advance or speed change) before each wake-up claims due jobs.
+   */
+  refreshClocks?: () => Promise<void>;
   onError?: (error: unknown, kind: string, key: string) => void;
   /** Told how late (real ms after its due time) each job fired by the real clock's timer ran (metrics). */
   onLate?: (kind: JobKind, lateMs: number) => void;
@@ -33,6 +38,8 @@ export class JobInterrupted extends Error {
 /** How often a job that throws unexpectedly is run in all before it is dropped, and the first wait between tries (doubling). */
 const JOB_ATTEMPTS = 5;
 const FAILED_JOB_RETRY_MS = 60_000;
+/** How often an advance looks again for its client's jobs that another replica holds (wall ms, growing). */
+const HELD_ELSEWHERE_POLL_MS = [10, 20, 50, 100, 200];
 /** How long to wait before trying again when the store cannot take writes. */
 const UNAVAILABLE_RETRY_MS = 1_000;
 /** Kinds that are quick and local (every kind but webhook): they run in order, and never wait behind a webhook attempt. */
@@ -174,6 +181,8 @@ export class Scheduler {
   private readonly advances = new Map<string, Promise<void>>();
   /** Failures so far of jobs that threw unexpectedly, by kind and key (in memory: a restart gives each a fresh start). */
   private readonly failures = new Map<string, number>();
+  /** Whether other processes share the store (and may hold this process's clients' jobs). */
+  private readonly shared: boolean;
   private timer: NodeJS.Timeout | undefined;
   private armedAt = Infinity;
   private running: Promise<void> = Promise.resolve();
@@ -186,6 +195,7 @@ export class Scheduler {
   ) {
     this.clocks = clock instanceof Clocks ? clock : new Clocks(clock);
     this.pool = new AttemptPool(options.webhookConcurrency ?? WEBHOOK_CONCURRENCY);
+    this.shared = storage.jobs.heldElsewhere !== undefined;
     storage.onJobScheduled((dueAt, clientId) => {
       if (dueAt - this.clocks.ahead(clientId) < this.armedAt) void this.arm();
     });
@@ -208,6 +218,7 @@ export class Scheduler {
    */
   runDue(): Promise<void> {
     return this.exclusive(async () => {
+      await this.refreshClocks();
       await this.drain({ until: this.clocks.now(), stamp: 'due', settle: false });
     });
   }
@@ -286,6 +297,8 @@ export class Scheduler {
     const settling = how.settle && clientId !== undefined;
     /** Outcomes of the attempts this drain started. */
     const ended: Outcome[] = [];
+    /** Looks in a row at the client's jobs another replica holds (the wait grows). */
+    let waited = 0;
     while (!this.stopped) {
       const scope = this.scope(clientId);
       const next = await this.nextClaimable(scope);
@@ -302,9 +315,14 @@ export class Scheduler {
             await this.pool.slotFreed();
             continue;
           }
+          // Its jobs due by the target that another replica runs (whose claim lapses if that replica died).
+          if (this.shared && (await this.heldElsewhere(clientId, how.until, waited++))) continue;
         }
         break;
       }
+      // Before the clock moves on to `next`: the client's jobs due earlier that another replica runs.
+      if (settling && this.shared && (await this.heldElsewhere(clientId, next - 1, waited++))) continue;
+      waited = 0;
       how.moveTo?.(next);
       const work = await this.storage.jobs.claim({ until: next, limit, owner: this.owner, leaseMs, kinds: WORK, ...scope });
       const attempts =
@@ -366,6 +384,21 @@ export class Scheduler {
       }),
     );
     return outcomes.flat();
+  }
+
+  /**
+   * With a store that other processes share: waits a moment and answers true when a job of
+   * the client due by `until` is held by another worker under a live lease.
+   */
+  private async heldElsewhere(clientId: string, until: number, waited: number): Promise<boolean> {
+    if ((await this.storage.jobs.heldElsewhere?.(clientId, until, this.owner)) === undefined) return false;
+    await new Promise((resolve) => setTimeout(resolve, HELD_ELSEWHERE_POLL_MS[Math.min(waited, HELD_ELSEWHERE_POLL_MS.length - 1)]));
+    return true;
+  }
+
+  /** Brings the clocks up to what a shared store keeps; a store that cannot answer leaves them as they are (its claims fail too). */
+  private async refreshClocks(): Promise<void> {
+    if (this.options.refreshClocks) await this.options.refreshClocks().catch(() => undefined);
   }
 
   /** The earliest due time of a job that can be claimed now: work, or attempts of clients with room in the pool. */
@@ -453,7 +486,10 @@ export class Scheduler {
   private fire(): void {
     this.timer = undefined;
     this.armedAt = Infinity;
-    this.exclusive(() => this.drain({ until: this.clocks.now(), stamp: 'actual', settle: false }))
+    this.exclusive(async () => {
+      await this.refreshClocks();
+      await this.drain({ until: this.clocks.now(), stamp: 'actual', settle: false });
+    })
       .catch((error: unknown) => this.options.onError?.(error, 'scheduler', 'runDue'))
       .finally(() => void this.arm());
   }

@@ -1,8 +1,16 @@
 import { Conflict } from '../domain/errors.js';
-import type { Storage } from '../store/port.js';
+import type { SharedClockRepository, Storage } from '../store/port.js';
 import { ManualClock, RealClock } from './clock.js';
 import { Clocks } from './clocks.js';
 import type { Scheduler } from './scheduler.js';
+import type { ClockSync } from './sync.js';
+
+/**
+ * How long (wall ms) a speed change set on a shared store waits before it takes effect:
+ * a replica that read the old speed just before the change keeps reading times that the
+ * new one only reaches later, so no clock moves back across replicas.
+ */
+export const SPEED_SETTLE_MS = 250;
 
 /** A client's clock as `GET /__sandbox/clock` shows it: its time and its own pending jobs only. */
 export interface ClockView {
@@ -28,7 +36,8 @@ function manualClockStart(start: number | undefined, kept: number | undefined): 
  * clock of its own runs with the sandbox's, so the one clock of a data file written
  * before clocks were per client becomes each client's clock.
  */
-export async function loadClocks(storage: Storage, options: { clock: 'real' | 'manual'; speed: number; clockStart: number | undefined }, clientIds: readonly string[]): Promise<Clocks> {
+export async function loadClocks(storage: Storage, options: ClockOptions, clientIds: readonly string[]): Promise<Clocks> {
+  if (storage.sharedClocks) return loadSharedClocks(storage, storage.sharedClocks, options, clientIds);
   let base: RealClock | ManualClock;
   if (options.clock === 'manual') {
     const kept = await storage.meta.get('manual_clock_ms');
@@ -46,6 +55,49 @@ export async function loadClocks(storage: Storage, options: { clock: 'real' | 'm
   return clocks;
 }
 
+interface ClockOptions {
+  clock: 'real' | 'manual';
+  speed: number;
+  clockStart: number | undefined;
+}
+
+/**
+ * The clocks of a shared store (PostgreSQL), which keeps them: a manual clock resumes
+ * where it stands (or at --clock-start if later); a real clock runs on at the kept pace,
+ * unless this replica was started with another --speed than the last start was (then
+ * that speed applies from now on, as a speed change); each client's as kept.
+ */
+async function loadSharedClocks(storage: Storage, shared: SharedClockRepository, options: ClockOptions, clientIds: readonly string[]): Promise<Clocks> {
+  const kept = await shared.read();
+  let base: RealClock | ManualClock;
+  if (options.clock === 'manual') {
+    const stands = kept.manualMs ?? (await storage.meta.get('manual_clock_ms'));
+    base = new ManualClock(manualClockStart(options.clockStart, stands));
+    if (stands !== base.now()) {
+      await shared.moveOn(new Map(), base.now());
+      await storage.meta.set('manual_clock_ms', base.now());
+    }
+  } else {
+    base = new RealClock(options.speed);
+    await startRealClock(shared, base, options.speed, kept.real);
+  }
+  const clocks = new Clocks(base, clientIds);
+  clocks.adopt({ clients: kept.clients });
+  // A manual client clock behind --clock-start moves on to it, for every replica.
+  const behind = new Map([...kept.clients].filter(([, c]) => options.clock === 'manual' && options.clockStart !== undefined && c.now_ms < options.clockStart));
+  if (behind.size > 0) clocks.adopt(await shared.moveOn(new Map([...behind].map(([id, c]) => [id, { ...c, now_ms: options.clockStart! }]))));
+  return clocks;
+}
+
+async function startRealClock(shared: SharedClockRepository, base: RealClock, speed: number, real: Awaited<ReturnType<SharedClockRepository['read']>>['real']): Promise<void> {
+  for (let kept = real; ; kept = (await shared.read([])).real) {
+    if (kept) base.load(kept);
+    if (kept?.started_speed === speed) return;
+    if (kept) base.setSpeed(speed, SPEED_SETTLE_MS);
+    if (await shared.setReal({ ...base.state(), started_speed: speed }, kept)) return;
+  }
+}
+
 /**
  * Advances of the clocks, and their state: the scheduler moves a clock and runs what
  * falls due; this keeps the result in the store, so each client's time survives a restart.
@@ -55,34 +107,77 @@ export async function loadClocks(storage: Storage, options: { clock: 'real' | 'm
  * await clockService.advanceAll(60_000); // an admin's advance of every clock
  */
 export class ClockService {
+  /**
+   * On a shared store: brings the client's clock ('' : the sandbox's) up to what the
+   * store keeps, before a request uses it. Undefined on a store of one process, whose
+   * clocks are its own (no cost per request).
+   */
+  readonly refresh: ((clientId: string) => Promise<void>) | undefined;
+
   constructor(
     private readonly storage: Storage,
     private readonly scheduler: Scheduler,
     readonly clocks: Clocks,
-  ) {}
+    private readonly sync?: ClockSync,
+  ) {
+    this.refresh = sync && ((clientId) => sync.client(clientId));
+    // Another replica moved a clock: its jobs may be due earlier in wall time now.
+    sync?.shared.onChange((clientIds) => {
+      sync.all(clientIds).then(
+        () => this.scheduler.rearm(),
+        () => undefined, // the next request or wake-up reads the clocks again
+      );
+    });
+  }
 
-  /** Moves the client's clock on by `ms` and resolves once everything of the client's that fell due has finished. */
+  /**
+   * Moves the client's clock on by `ms` and resolves once everything of the client's that
+   * fell due has finished. On a shared store the advance holds the client's clock, starts
+   * from the kept time and writes the new one before it resolves.
+   */
   async advance(clientId: string, ms: number): Promise<void> {
-    await this.scheduler.advance(clientId, ms);
-    await this.save(clientId);
+    const run = async (): Promise<void> => {
+      await this.sync?.client(clientId);
+      await this.scheduler.advance(clientId, ms);
+      await this.save(clientId);
+    };
+    await (this.sync ? this.sync.shared.exclusive([clientId], run) : run());
   }
 
   /** Moves every client's clock, and the sandbox's, on by `ms`. */
   async advanceAll(ms: number): Promise<void> {
-    await this.scheduler.advanceAll(ms);
-    for (const clientId of this.clocks.clients) await this.save(clientId);
-    if (this.clocks.mode === 'manual') await this.storage.meta.set('manual_clock_ms', this.clocks.now());
+    const run = async (): Promise<void> => {
+      await this.sync?.all();
+      await this.scheduler.advanceAll(ms);
+      for (const clientId of this.clocks.clients) await this.save(clientId);
+      if (this.clocks.mode !== 'manual') return;
+      if (this.sync) this.clocks.adopt(await this.sync.shared.moveOn(new Map(), this.clocks.now()));
+      await this.storage.meta.set('manual_clock_ms', this.clocks.now());
+    };
+    await (this.sync ? this.sync.shared.exclusive([...this.clocks.clients, ''], run) : run());
   }
 
   /**
    * Sets the real clock's speed from now on (sandbox-wide; no clock jumps). A manual
-   * clock has none: a Conflict.
+   * clock has none: a Conflict. On a shared store the new speed is kept for every
+   * replica and takes effect `SPEED_SETTLE_MS` later, when this resolves.
    */
-  setSpeed(speed: number): void {
+  async setSpeed(speed: number): Promise<void> {
     const { base } = this.clocks;
     if (!(base instanceof RealClock)) throw new Conflict('A manual clock has no speed: it moves only by POST /__sandbox/clock/advance. Start with --clock real to set a speed.');
-    base.setSpeed(speed);
+    if (!this.sync) {
+      base.setSpeed(speed);
+      this.scheduler.rearm();
+      return;
+    }
+    for (;;) {
+      const { real } = await this.sync.shared.read([]);
+      if (real) base.load(real);
+      base.setSpeed(speed, SPEED_SETTLE_MS);
+      if (await this.sync.shared.setReal({ ...base.state(), started_speed: real?.started_speed ?? speed }, real)) break;
+    }
     this.scheduler.rearm();
+    await new Promise((resolve) => setTimeout(resolve, SPEED_SETTLE_MS));
   }
 
   /** The sandbox's own clock, with every client's pending jobs (an admin's view). */
@@ -117,14 +212,23 @@ export class ClockService {
    * moving back.
    */
   async saveAll(): Promise<void> {
+    // A shared store keeps the real clock's pace and base: it runs on across a restart.
+    if (this.sync) return;
     if (this.clocks.mode !== 'real' || this.clocks.speed === 1) return;
     for (const clientId of this.clocks.clients) await this.save(clientId, true);
   }
 
-  /** Writes the client's clock into its settings (a no-op while it runs with the sandbox's). */
+  /**
+   * Writes the client's clock into its settings (a no-op while it runs with the
+   * sandbox's); on a shared store first into the clocks it keeps, never back.
+   */
   private async save(clientId: string, always = false): Promise<void> {
-    const clock = this.clocks.saved(clientId, always);
+    let clock = this.clocks.saved(clientId, always);
     if (!clock) return;
+    if (this.sync && clientId !== '') {
+      this.clocks.adopt(await this.sync.shared.moveOn(new Map([[clientId, clock]])));
+      clock = this.clocks.saved(clientId, always)!;
+    }
     await this.storage.transaction(async (tx) => {
       const settings = await tx.settings.get(clientId);
       await tx.settings.put(settings ? { ...settings, clock } : { client_id: clientId, webhook: null, generated_secret: null, faults: [], fault_seq: 0, clock });

@@ -112,7 +112,7 @@ export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart
     },
 
     setClockSpeed: async (input) => {
-      clockService.setSpeed((input.body as { speed: number }).speed);
+      await clockService.setSpeed((input.body as { speed: number }).speed);
       return json(200, await clockService.sandboxView());
     },
 

@@ -18,6 +18,12 @@ export interface MountOptions {
   observers?: Array<(served: ServedRequest) => void>;
   /** The time on the client's clock (the sandbox's before the client is known), for `arrivedAt`. */
   now: (clientId?: string) => number;
+  /**
+   * Brings the client's clock ('' : the sandbox's, for an admin acting for none) up to
+   * what a shared store keeps, before the request is served (absent: the clocks are this
+   * process's own).
+   */
+  refreshClock?: (clientId: string) => Promise<void>;
   /** Numbers an authenticated request of the client, in arrival order (ids of its journal entries are per client). */
   arrival?: (clientId: string) => number;
   /** Called with the client id of each authenticated request (`(admin)` for an admin acting for none) before it is validated; throws to refuse it (the rate limit). */
@@ -162,6 +168,7 @@ function serveOperation(op: CompiledOperation, handler: Handler, options: MountO
         input.role = caller.role;
         input.client = authorize(options.registry, op, caller, input.headers);
         if (options.admit) await options.admit(input.client?.id ?? '(admin)');
+        if (options.refreshClock) await options.refreshClock(input.client?.id ?? '');
       }
       arrived();
       check(op, input, req);

@@ -1,3 +1,4 @@
+import type { RealClockState } from '../clock/clock.js';
 import type { FaultRule } from '../faults/types.js';
 import type { Order, OrderStatus } from '../orders/types.js';
 import type { JournalEntry } from '../requests/types.js';
@@ -245,6 +246,12 @@ export interface DueFilter {
 }
 
 export interface JobRepository {
+  /**
+   * Stores that other processes share (PostgreSQL replicas) only: the earliest due time
+   * of a job of the client due by `until` that a worker other than `owner` holds under a
+   * live lease (an advance waits for it), or undefined when there is none.
+   */
+  heldElsewhere?(clientId: string, until: number, owner: string): Promise<number | undefined>;
   /** Schedules (or moves) the job of this kind and key; an existing claim on it lapses. */
   schedule(job: Job): Promise<void>;
   cancel(kind: JobKind, key: string): Promise<void>;
@@ -259,6 +266,44 @@ export interface JobRepository {
   nextDue(filter?: DueFilter): Promise<number | undefined>;
   count(clientId?: string): Promise<number>;
   removeByClient(clientId: string): Promise<number>;
+}
+
+/** The sandbox's real clock as a shared store keeps it, with the `--speed` it was last started with. */
+export interface KeptRealClock extends RealClockState {
+  started_speed: number;
+}
+
+/** The clocks as a shared store keeps them. */
+export interface KeptClocks {
+  /** Each client's clock that runs apart from the sandbox's. */
+  clients: Map<string, ClientClock>;
+  /** Where the sandbox's manual clock stands. */
+  manualMs?: number;
+  /** The sandbox's real clock: its pace, and where it stands. */
+  real?: KeptRealClock;
+}
+
+/**
+ * The clocks in a store that several processes share (PostgreSQL replicas), which is
+ * their authority (DESIGN "Client clocks"): each process runs its clocks from what is
+ * kept here, and writes every move here before it is acknowledged. A clock kept here
+ * never moves back, whatever order the processes write in.
+ */
+export interface SharedClockRepository {
+  /** The kept clocks of these clients (every client's when omitted), and the sandbox's. */
+  read(clientIds?: readonly string[]): Promise<KeptClocks>;
+  /**
+   * Moves these clients' clocks (and the sandbox's manual one) on, never back: each
+   * field keeps the later of what is kept and what is given. Returns what is kept now,
+   * and tells every process (`onChange`).
+   */
+  moveOn(clients: ReadonlyMap<string, ClientClock>, manualMs?: number): Promise<KeptClocks>;
+  /** Writes the real clock's state if it is still `expected` (undefined: none kept yet); false when another process changed it first. */
+  setReal(state: KeptRealClock, expected: KeptRealClock | undefined): Promise<boolean>;
+  /** Runs `fn` holding these clocks ('' is the sandbox's), so advances of one clock run one at a time across processes. */
+  exclusive<T>(clientIds: readonly string[], fn: () => Promise<T>): Promise<T>;
+  /** Told which clocks another process changed ('' is the sandbox's; none named: any may have). */
+  onChange(listener: (clientIds: readonly string[]) => void): void;
 }
 
 /** Every repository; inside `transaction(fn)`, `fn` gets them bound to that transaction. */
@@ -304,6 +349,8 @@ export interface Storage extends Repositories {
    */
   onJobScheduled(listener: (dueAt: number, clientId: string) => void): void;
   health(): StorageHealth;
+  /** Present when other processes share the store: the clocks live here, not in each process. */
+  readonly sharedClocks?: SharedClockRepository;
   /** True when changes survive a restart (not `:memory:`). */
   readonly durable: boolean;
   close(): Promise<void>;

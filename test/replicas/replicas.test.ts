@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCli, type RunningCli } from '../support/cli.js';
 import { createRequest } from '../support/orders.js';
@@ -117,6 +118,47 @@ describe('two replicas on one PostgreSQL database', () => {
       await proxy.close();
       await a.stop();
       await b.stop();
+      await receiver.close();
+    }
+  }, 60_000);
+
+  it("resolve an advance through one replica only once the client's due jobs the other holds are done (a webhook attempt in flight)", async () => {
+    const receiver = await Receiver.start();
+    // The receiver never answers: an attempt runs until its 4 s timeout.
+    let attemptAt: number | undefined;
+    receiver.respond = () => {
+      attemptAt ??= Date.now();
+      return { status: 200, hang: true };
+    };
+    const databaseUrl = await server.freshDatabase();
+    const flags = ['--webhook-timeout', '4s', '--webhook-retries', '10m'];
+    const replicas = await Promise.all([replica(databaseUrl, receiver, flags), replica(databaseUrl, receiver, flags)]);
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    try {
+      const created = await fetch(`${replicas[0].url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(1)) });
+      expect(created.status).toBe(201);
+      await until(async () => receiver.received.length, (n) => n >= 1);
+      // The replica whose worker holds the attempt (worker ids name their process); the advance goes through the other.
+      const { rows } = await db.query<{ claimed_by: string }>(`SELECT claimed_by FROM jobs WHERE kind = 'webhook' AND claimed_by IS NOT NULL`);
+      expect(rows).toHaveLength(1);
+      const holder = replicas.findIndex((r) => rows[0]!.claimed_by.startsWith(`worker_${r.process.pid}_`));
+      expect(holder).toBeGreaterThanOrEqual(0);
+      const other = replicas[1 - holder]!;
+      expect(Date.now() - attemptAt!).toBeLessThan(3_000);
+      const advanced = await fetch(`${other.url}/__sandbox/clock/advance`, { method: 'POST', headers, body: JSON.stringify({ ms: 1_000 }) });
+      const resolvedAt = Date.now();
+      expect(advanced.status).toBe(200);
+      // Not before the holder's attempt ended (timed out 4 s after it began); the attempt is recorded when it resolves.
+      expect(resolvedAt - attemptAt!).toBeGreaterThanOrEqual(3_900);
+      const listed = (await (await fetch(`${other.url}/__sandbox/webhooks/deliveries`, { headers })).json()) as { deliveries: Array<{ event: string; attempts: unknown[] }> };
+      const awb = listed.deliveries.filter((d) => d.event === 'awb.generated');
+      expect(awb).toHaveLength(1);
+      expect(awb[0]!.attempts).toHaveLength(1);
+      expect(receiver.received).toHaveLength(1);
+    } finally {
+      await db.end();
+      for (const r of replicas) await r.stop();
       await receiver.close();
     }
   }, 60_000);

@@ -418,6 +418,14 @@ export class PgJobs implements JobRepository {
     return rows[0]?.at === null || rows[0] === undefined ? undefined : Number(rows[0].at);
   }
 
+  async heldElsewhere(clientId: string, until: number, owner: string): Promise<number | undefined> {
+    const { rows } = await this.db().query<{ at: string | null }>(
+      'SELECT min(due_at) AS at FROM jobs WHERE client_id = $1 AND due_at <= $2 AND claimed_by IS NOT NULL AND claimed_by <> $3 AND lease_until >= $4',
+      [clientId, finite(until), owner, Date.now()],
+    );
+    return rows[0]?.at === null || rows[0] === undefined ? undefined : Number(rows[0].at);
+  }
+
   async count(clientId?: string): Promise<number> {
     const { rows } = clientId === undefined
       ? await this.db().query<{ n: string }>('SELECT count(*) AS n FROM jobs')

@@ -60,6 +60,23 @@ export const MIGRATIONS: readonly string[] = [
      PRIMARY KEY (client_id, id)
    );`,
   `CREATE TABLE readiness_reports (client_id text COLLATE "C" PRIMARY KEY, version integer NOT NULL, state jsonb NOT NULL);`,
+  // The clocks, shared by every replica ('' is the sandbox's own: its manual time, or its
+  // real clock's pace), seeded from where earlier versions kept them (client settings, meta).
+  `CREATE TABLE clocks (
+     client_id text COLLATE "C" PRIMARY KEY,
+     offset_ms bigint NOT NULL DEFAULT 0,
+     now_ms bigint,
+     sim_base_ms bigint,
+     wall_base_ms bigint,
+     speed double precision,
+     previous_speed double precision,
+     started_speed double precision,
+     version integer NOT NULL DEFAULT 1
+   );
+   INSERT INTO clocks (client_id, offset_ms, now_ms)
+     SELECT client_id, COALESCE((data #>> '{clock,offset_ms}')::numeric, 0)::bigint, (data #>> '{clock,now_ms}')::numeric::bigint
+     FROM client_settings WHERE data ? 'clock';
+   INSERT INTO clocks (client_id, now_ms) SELECT '', (value #>> '{}')::numeric::bigint FROM meta WHERE key = 'manual_clock_ms';`,
   // Jobs due at one time run in the order they were scheduled, as on the embedded store
   // (so a seeded sandbox numbers its AWBs the same way on both).
   `CREATE SEQUENCE jobs_seq;

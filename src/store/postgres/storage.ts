@@ -1,7 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { Conflict, domainMessages, Unavailable } from '../../domain/errors.js';
 import type { ClientSettingsRepository, CounterRepository, DeliveryRepository, JobRepository, MetaRepository, OrderRepository, Repositories, ReportRepository, RequestLogRepository, Storage, StorageHealth } from '../port.js';
+import { CLOCKS_CHANNEL, PgClocks } from './clocks.js';
 import { PgReports } from './reports.js';
 import { PgCounters, PgDeliveries, PgJobs, PgMeta, PgOrders, PgRequestLog, PgSettings, type Db } from './repositories.js';
 import { migrate } from './schema.js';
@@ -57,6 +59,7 @@ export class PostgresStorage implements Storage {
   readonly jobs: JobRepository;
   readonly requests: RequestLogRepository;
   readonly reports: ReportRepository;
+  readonly sharedClocks: PgClocks;
   readonly durable = true;
   private readonly current = new AsyncLocalStorage<TxContext>();
   private readonly listeners: Array<(dueAt: number, clientId: string) => void> = [];
@@ -80,6 +83,7 @@ export class PostgresStorage implements Storage {
     this.jobs = new PgJobs(db);
     this.requests = new PgRequestLog(db, options.requestLogSize);
     this.reports = new PgReports(db, options.requestLogSize);
+    this.sharedClocks = new PgClocks(this.poolDb, options.url, `replica_${process.pid}_${randomBytes(4).toString('hex')}`);
   }
 
   /** Connects, migrates the schema (under an advisory lock) and starts listening for jobs scheduled by other replicas. */
@@ -124,6 +128,7 @@ export class PostgresStorage implements Storage {
     if (this.closed) return;
     this.closed = true;
     await this.listener?.end().catch(() => undefined);
+    await this.sharedClocks.close();
     await this.pool.end();
   }
 
@@ -223,6 +228,7 @@ export class PostgresStorage implements Storage {
       this.listenAgain(1_000);
     });
     client.on('notification', (message) => {
+      if (message.channel === CLOCKS_CHANNEL) return this.sharedClocks.notified(message.payload);
       let jobs: unknown;
       try {
         jobs = JSON.parse(message.payload ?? '[]');
@@ -237,7 +243,7 @@ export class PostgresStorage implements Storage {
     });
     try {
       await client.connect();
-      await client.query(`LISTEN ${JOBS_CHANNEL}`);
+      await client.query(`LISTEN ${JOBS_CHANNEL}; LISTEN ${CLOCKS_CHANNEL}`);
     } catch (error) {
       client.removeAllListeners('error');
       await client.end().catch(() => undefined);

@@ -1,0 +1,203 @@
+import pg from 'pg';
+import type { ClientClock, KeptClocks, KeptRealClock, SharedClockRepository } from '../port.js';
+import type { Db } from './repositories.js';
+
+/** The channel replicas are told on when a clock moved: `{ from, ids }`. */
+export const CLOCKS_CHANNEL = 'sandbox_clocks';
+/** The first key of the advisory locks that hold a clock during an advance (the second is the client id's hash). */
+const ADVANCE_LOCK = 0x5a4e_c10c;
+/** How long to wait before trying a lock another replica holds again (ms, growing to the second). */
+const LOCK_RETRY_MS = [10, 25, 50, 100, 250];
+
+interface ClockRow {
+  client_id: string;
+  offset_ms: string;
+  now_ms: string | null;
+  sim_base_ms: string | null;
+  wall_base_ms: string | null;
+  speed: number | null;
+  previous_speed: number | null;
+  started_speed: number | null;
+}
+
+function keptOf(rows: ClockRow[]): KeptClocks {
+  const kept: KeptClocks = { clients: new Map() };
+  for (const row of rows) {
+    if (row.client_id !== '') {
+      kept.clients.set(row.client_id, { offset_ms: Number(row.offset_ms), now_ms: Number(row.now_ms ?? 0) });
+      continue;
+    }
+    if (row.now_ms !== null) kept.manualMs = Number(row.now_ms);
+    if (row.sim_base_ms !== null && row.wall_base_ms !== null && row.speed !== null) {
+      kept.real = {
+        sim_base_ms: Number(row.sim_base_ms),
+        wall_base_ms: Number(row.wall_base_ms),
+        speed: Number(row.speed),
+        previous_speed: Number(row.previous_speed ?? row.speed),
+        started_speed: Number(row.started_speed ?? row.speed),
+      };
+    }
+  }
+  return kept;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The clocks table: one row per client clock that runs apart from the sandbox's, and the
+ * sandbox's own ('' : its manual time, its real clock's pace). Moves keep the later value
+ * per field (`GREATEST`) in one statement, so replicas writing at once never move a clock
+ * back; every change is announced on `sandbox_clocks` in the same statement (delivered at
+ * commit). Advances hold a session advisory lock per clock on a connection of their own.
+ */
+export class PgClocks implements SharedClockRepository {
+  private readonly listeners: Array<(clientIds: readonly string[]) => void> = [];
+  private locks: Promise<pg.Client> | undefined;
+  /** The last advance of each clock on this replica: the next one waits for it. */
+  private readonly tails = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly url: string,
+    /** This replica's id: its own announcements are not told back to it. */
+    readonly sender: string,
+  ) {}
+
+  async read(clientIds?: readonly string[]): Promise<KeptClocks> {
+    const { rows } =
+      clientIds === undefined
+        ? await this.db.query<ClockRow>('SELECT * FROM clocks')
+        : await this.db.query<ClockRow>(`SELECT * FROM clocks WHERE client_id = ANY($1)`, [[...clientIds, '']]);
+    return keptOf(rows);
+  }
+
+  async moveOn(clients: ReadonlyMap<string, ClientClock>, manualMs?: number): Promise<KeptClocks> {
+    const ids = [...clients.keys()];
+    const offsets = [...clients.values()].map((c) => Math.round(c.offset_ms));
+    const nows = [...clients.values()].map((c) => Math.round(c.now_ms));
+    if (manualMs !== undefined) {
+      ids.push('');
+      offsets.push(0);
+      nows.push(Math.round(manualMs));
+    }
+    if (ids.length === 0) return { clients: new Map() };
+    const { rows } = await this.db.query<ClockRow>(
+      `WITH moved AS (
+         INSERT INTO clocks (client_id, offset_ms, now_ms) SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])
+         ON CONFLICT (client_id) DO UPDATE SET offset_ms = GREATEST(clocks.offset_ms, excluded.offset_ms), now_ms = GREATEST(clocks.now_ms, excluded.now_ms), version = clocks.version + 1
+         RETURNING *)
+       SELECT moved.*, pg_notify($4, $5) FROM moved`,
+      [ids, offsets, nows, CLOCKS_CHANNEL, this.announcement(ids)],
+    );
+    return keptOf(rows);
+  }
+
+  async setReal(state: KeptRealClock, expected: KeptRealClock | undefined): Promise<boolean> {
+    const { rows } = await this.db.query(
+      `WITH set AS (
+         INSERT INTO clocks (client_id, sim_base_ms, wall_base_ms, speed, previous_speed, started_speed) VALUES ('', $1, $2, $3, $4, $5)
+         ON CONFLICT (client_id) DO UPDATE SET sim_base_ms = excluded.sim_base_ms, wall_base_ms = excluded.wall_base_ms, speed = excluded.speed,
+           previous_speed = excluded.previous_speed, started_speed = excluded.started_speed, version = clocks.version + 1
+         WHERE clocks.sim_base_ms IS NOT DISTINCT FROM $6 AND clocks.wall_base_ms IS NOT DISTINCT FROM $7
+           AND clocks.speed IS NOT DISTINCT FROM $8 AND clocks.started_speed IS NOT DISTINCT FROM $9
+         RETURNING 1)
+       SELECT pg_notify($10, $11) FROM set`,
+      [
+        Math.round(state.sim_base_ms),
+        Math.round(state.wall_base_ms),
+        state.speed,
+        state.previous_speed,
+        state.started_speed,
+        expected ? Math.round(expected.sim_base_ms) : null,
+        expected ? Math.round(expected.wall_base_ms) : null,
+        expected?.speed ?? null,
+        expected?.started_speed ?? null,
+        CLOCKS_CHANNEL,
+        this.announcement(['']),
+      ],
+    );
+    return rows.length === 1;
+  }
+
+  async exclusive<T>(clientIds: readonly string[], fn: () => Promise<T>): Promise<T> {
+    // Always in the same order: two replicas taking several clocks never wait on each other in a circle.
+    const keys = [...new Set(clientIds)].sort();
+    // Session locks are this replica's whoever takes them: its own advances of a clock queue here first.
+    const before = keys.map((key) => this.tails.get(key));
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    for (const key of keys) this.tails.set(key, mine);
+    const held: string[] = [];
+    try {
+      await Promise.all(before);
+      for (const key of keys) {
+        for (let attempt = 0; !(await this.tryLock(key)); attempt += 1) await sleep(LOCK_RETRY_MS[Math.min(attempt, LOCK_RETRY_MS.length - 1)]!);
+        held.push(key);
+      }
+      return await fn();
+    } finally {
+      for (const key of held) await this.unlock(key);
+      done();
+      for (const key of keys) if (this.tails.get(key) === mine) this.tails.delete(key);
+    }
+  }
+
+  onChange(listener: (clientIds: readonly string[]) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** A notification on `sandbox_clocks` arrived: tells the listeners, unless this replica sent it. */
+  notified(payload: string | undefined): void {
+    let message: unknown;
+    try {
+      message = JSON.parse(payload ?? '');
+    } catch {
+      return;
+    }
+    const { from, ids } = (message ?? {}) as { from?: unknown; ids?: unknown };
+    if (from === this.sender || !Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) return;
+    for (const listener of this.listeners) listener(ids as string[]);
+  }
+
+  async close(): Promise<void> {
+    const locks = this.locks;
+    this.locks = undefined;
+    if (locks) await (await locks.catch(() => undefined))?.end().catch(() => undefined);
+  }
+
+  private announcement(ids: string[]): string {
+    // NOTIFY payloads are limited to 8000 bytes: past that, every clock is named as changed (none).
+    const payload = JSON.stringify({ from: this.sender, ids });
+    return payload.length < 7_900 ? payload : JSON.stringify({ from: this.sender, ids: [] });
+  }
+
+  /** The connection the advance locks live on (session locks: it is the holder); made again after a drop. */
+  private lockConnection(): Promise<pg.Client> {
+    this.locks ??= (async () => {
+      const client = new pg.Client({ connectionString: this.url });
+      client.on('error', () => {
+        // Its locks went with it; the next advance connects again.
+        if (this.locks === made) this.locks = undefined;
+      });
+      await client.connect();
+      return client;
+    })();
+    const made = this.locks;
+    made.catch(() => {
+      if (this.locks === made) this.locks = undefined;
+    });
+    return made;
+  }
+
+  private async tryLock(key: string): Promise<boolean> {
+    const client = await this.lockConnection();
+    const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1, hashtext($2)) AS locked', [ADVANCE_LOCK, key]);
+    return rows[0]!.locked;
+  }
+
+  private async unlock(key: string): Promise<void> {
+    const locks = this.locks;
+    if (!locks) return;
+    await locks.then((client) => client.query('SELECT pg_advisory_unlock($1, hashtext($2))', [ADVANCE_LOCK, key])).catch(() => undefined);
+  }
+}

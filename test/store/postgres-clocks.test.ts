@@ -1,0 +1,142 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { SandboxOptions } from '../../src/config/options.js';
+import { startPostgres, type TestPostgres } from '../support/postgres.js';
+import { testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
+import { createOrders } from '../webhooks/support.js';
+
+const ADMIN = 'clocks-admin-token';
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+const DAY = 86_400_000;
+
+let server: TestPostgres;
+beforeAll(async () => {
+  server = await startPostgres();
+}, 60_000);
+afterAll(() => server?.stop());
+
+const open = new Set<TestSandbox>();
+afterEach(async () => {
+  for (const s of open) await s.close();
+  open.clear();
+});
+
+/** Two sandboxes on one fresh database: two replicas of one sandbox (manual clocks unless told). */
+async function twoReplicas(options: SandboxOptions = {}): Promise<[TestSandbox, TestSandbox]> {
+  const databaseUrl = await server.freshDatabase();
+  const a = await testSandbox({ databaseUrl, adminTokens: [ADMIN], ...options });
+  open.add(a);
+  const b = await testSandbox({ databaseUrl, adminTokens: [ADMIN], ...options });
+  open.add(b);
+  return [a, b];
+}
+
+const clockOf = async (s: TestSandbox, token = TOKEN_A) => (await s.call('GET', '/__sandbox/clock', { token })).body as { now_ms: number; speed: number; pending_jobs: number };
+const orderOf = async (s: TestSandbox, orderNo: string, token = TOKEN_A) => (await s.call('GET', `/__sandbox/orders/${orderNo}`, { token })).body;
+const advance = (s: TestSandbox, ms: number, token = TOKEN_A) => s.call('POST', '/__sandbox/clock/advance', { token, body: { ms } });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('clocks shared by replicas on PostgreSQL', () => {
+  it("an advance through A is seen at once through B: the client's clock, B's new orders' times, the AWB and tracking the advance made, B's next advance", async () => {
+    const [a, b] = await twoReplicas();
+    const [order] = await createOrders(a, 1);
+    const start = (await clockOf(b)).now_ms;
+    const startB = (await clockOf(b, TOKEN_B)).now_ms;
+
+    const advanced = await advance(a, 3 * DAY);
+    expect(advanced.status).toBe(200);
+    expect(advanced.body.now_ms).toBe(start + 3 * DAY);
+    expect(await clockOf(b)).toMatchObject({ now_ms: start + 3 * DAY, pending_jobs: advanced.body.pending_jobs });
+    expect((await clockOf(b, TOKEN_B)).now_ms).toBe(startB); // another client's clock did not move
+
+    // The AWB and the delivered journey the advance ran, as B shows them.
+    const detail = await orderOf(b, order!);
+    expect(detail).toMatchObject({ status: 'delivered', awb: expect.stringMatching(/^JN\d{10}$/) });
+    const tracking = await b.call('GET', `/v1/order/tracking/${detail.awb}`);
+    expect(tracking.status).toBe(200);
+    expect(tracking.body.history[0].status).toBe('2');
+
+    // An order created through B is created at the client's time, and its AWB falls due a minute later on that clock.
+    const [later] = await createOrders(b, 1);
+    expect((await orderOf(b, later!)).created_at).toBe(new Date(start + 3 * DAY).toISOString());
+    const onB = await advance(b, MINUTE);
+    expect(onB.body.now_ms).toBe(start + 3 * DAY + MINUTE);
+    expect(await orderOf(a, later!)).toMatchObject({ status: 'awb_generated', awb_generated_at: new Date(start + 3 * DAY + MINUTE).toISOString() });
+    expect((await clockOf(a)).now_ms).toBe(start + 3 * DAY + MINUTE);
+  }, 20_000);
+
+  it('POST /__sandbox/clock/advance-all through A moves every client and the sandbox, as B shows at once', async () => {
+    const [a, b] = await twoReplicas();
+    expect((await advance(b, HOUR)).status).toBe(200);
+    const before = { a: (await clockOf(a)).now_ms, b: (await clockOf(a, TOKEN_B)).now_ms, sandbox: a.services.clock.now() };
+    expect((await a.call('POST', '/__sandbox/clock/advance-all', { token: ADMIN, body: { ms: DAY } })).status).toBe(200);
+    expect((await clockOf(b)).now_ms).toBe(before.a + DAY);
+    expect((await clockOf(b, TOKEN_B)).now_ms).toBe(before.b + DAY);
+    // The sandbox's own clock (sandbox-wide work), as B runs it after a request read the clocks.
+    expect(b.services.clock.now()).toBe(before.sandbox + DAY);
+  });
+
+  it("two advances of one client at once, through A and B, run one after the other: the clock moves by both and never back", async () => {
+    const [a, b] = await twoReplicas();
+    const start = (await clockOf(a)).now_ms;
+    const answers = await Promise.all([a, b, a, b].map((s) => advance(s, HOUR)));
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    // Each answer is the time its own advance left the clock at: one hour apart, none lost.
+    expect(answers.map((r) => r.body.now_ms as number).sort((x, y) => x - y)).toEqual([1, 2, 3, 4].map((n) => start + n * HOUR));
+    expect((await clockOf(a)).now_ms).toBe(start + 4 * HOUR);
+    expect((await clockOf(b)).now_ms).toBe(start + 4 * HOUR);
+  });
+
+  it("a jump through A (real clock) moves the client's time on B, and B's scheduler runs its jobs when the jumped clock reaches them", async () => {
+    const [a, b] = await twoReplicas({ clock: 'real', awbDelay: '1h' });
+    const [order] = await createOrders(b, 1);
+    const before = (await clockOf(b)).now_ms;
+    expect((await advance(a, HOUR - 1_500)).status).toBe(200);
+    const jumped = (await clockOf(b)).now_ms;
+    expect(jumped - before).toBeGreaterThanOrEqual(HOUR - 1_500);
+    expect(jumped - before).toBeLessThan(HOUR);
+    expect((await clockOf(b, TOKEN_B)).now_ms - before).toBeLessThan(HOUR / 2);
+    const [onB] = await createOrders(b, 1);
+    expect(Date.parse((await orderOf(b, onB!)).created_at)).toBeGreaterThanOrEqual(jumped);
+    // Only B is left: its timer wakes for the AWB, now due in about 1.5 s of wall time.
+    await a.close();
+    open.delete(a);
+    const woke = Date.now();
+    while ((await orderOf(b, order!)).status === 'created' && Date.now() - woke < 10_000) await sleep(50);
+    expect((await orderOf(b, order!)).status).toBe('awb_generated');
+    expect(Date.now() - woke).toBeLessThan(4_000);
+  }, 20_000);
+
+  it('PUT /__sandbox/clock/speed through A sets the pace B runs at, with no clock moving back on either', async () => {
+    const [a, b] = await twoReplicas({ clock: 'real', awbDelay: '1h' });
+    const [order] = await createOrders(b, 1);
+    const before = (await clockOf(b)).now_ms;
+    const fast = await a.call('PUT', '/__sandbox/clock/speed', { token: ADMIN, body: { speed: 3600 } });
+    expect(fast.status).toBe(200);
+    expect(fast.body.speed).toBe(3600);
+    const onB = await clockOf(b);
+    expect(onB.speed).toBe(3600);
+    expect(onB.now_ms - before).toBeLessThan(HOUR / 2); // no jump
+    await sleep(200);
+    // 200 ms of wall time are over ten minutes at 3600x (more than the 200 s of a slower pace).
+    expect((await clockOf(b)).now_ms - onB.now_ms).toBeGreaterThan(10 * MINUTE);
+    // An hour of the client's time is a second of wall time now: its AWB falls due on B's scheduler as on A's.
+    const woke = Date.now();
+    while ((await orderOf(b, order!)).status === 'created' && Date.now() - woke < 10_000) await sleep(50);
+    expect((await orderOf(b, order!)).status).toBe('awb_generated');
+
+    // Slowed down again: every reading through either replica goes on from the last one.
+    const readings: number[] = [];
+    const read = async () => readings.push((await clockOf(readings.length % 2 ? a : b)).now_ms);
+    await read();
+    const slow = a.call('PUT', '/__sandbox/clock/speed', { token: ADMIN, body: { speed: 1 } });
+    while (readings.length < 20) await read();
+    expect((await slow).status).toBe(200);
+    for (let i = 0; i < 10; i += 1) await read();
+    expect(readings).toEqual([...readings].sort((x, y) => x - y));
+    const settled = (await clockOf(b)).now_ms;
+    await sleep(200);
+    expect((await clockOf(b)).now_ms - settled).toBeLessThan(2_000);
+    expect((await clockOf(b)).speed).toBe(1);
+  }, 20_000);
+});
