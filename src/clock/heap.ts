@@ -17,7 +17,8 @@ export class MinHeap<T extends { at: number }> {
   }
 
   push(item: T): void {
-    this.items.push({ ...item, seq: this.seq++ });
+    // Not `{ ...item, seq }`: see copyWith in store/embedded/records.ts (a hidden class per entry).
+    this.items.push(Object.assign(Object.assign({}, item), { seq: this.seq++ }));
     let i = this.items.length - 1;
     while (i > 0) {
       const parent = (i - 1) >> 1;

@@ -1,4 +1,5 @@
-import { closeSync, fstatSync, openSync, readdirSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, statSync, truncateSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { writeAllSync } from './files.js';
 import { readLines } from './lines.js';
@@ -109,11 +110,14 @@ export class Journal {
     return this.generation;
   }
 
-  /** A checkpoint now holds everything before `generation`: remove those segments. */
-  removeBefore(generation: number): void {
+  /**
+   * A checkpoint now holds everything before `generation`: remove those segments. Off the
+   * event loop: unlinking a 64 MiB segment blocked it for ~17 ms here.
+   */
+  async removeBefore(generation: number): Promise<void> {
     for (const segment of this.segments()) {
       if (segment.generation >= generation) continue;
-      rmSync(segment.path, { force: true });
+      await rm(segment.path, { force: true });
     }
     this.bytesSinceCheckpoint = this.segments().reduce((sum, s) => sum + (s.generation >= generation ? statSync(s.path).size : 0), 0);
   }

@@ -269,7 +269,7 @@ export class Store {
         aborted: () => this.stopCheckpoint,
       });
       this.db.data.journal_generation = generation;
-      journal.removeBefore(generation);
+      await journal.removeBefore(generation);
       this.checkpointError = undefined;
     } catch (error) {
       if (error instanceof CheckpointAborted) return;

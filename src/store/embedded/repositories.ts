@@ -22,7 +22,7 @@ import type {
   Unversioned,
 } from '../port.js';
 import type { Indexes, JobQueue } from './indexes.js';
-import { CLIENTS, COUNTERS, DELIVERIES, JOBS, META, ORDERS, jobId, stored } from './records.js';
+import { CLIENTS, COUNTERS, DELIVERIES, JOBS, META, ORDERS, copyWith, jobId, stored } from './records.js';
 import { encodeCursor, positionOf } from '../cursor.js';
 import type { SortedKeys } from './sorted-keys.js';
 import { checkVersion, type Access } from './unit-of-work.js';
@@ -36,7 +36,7 @@ const leadOf =
 /** Inserts a record that must not exist yet. */
 function insertNew<T>(access: Access, collection: string, key: string, value: Unversioned<T>, what: string): Stored<T> {
   if (access.get(collection, key) !== undefined) throw new Conflict(`${what} already exists.`);
-  const record = { ...value, version: 1 };
+  const record = copyWith(value, { version: 1 });
   access.put(collection, key, record);
   return stored(record as T)!;
 }
@@ -44,7 +44,7 @@ function insertNew<T>(access: Access, collection: string, key: string, value: Un
 /** Writes a record read earlier at its version. */
 function updateAt<T>(access: Access, collection: string, key: string, value: Stored<T>, what: string): Stored<T> {
   checkVersion(access, collection, key, value.version, what);
-  const record = { ...value, version: value.version + 1 };
+  const record = copyWith(value, { version: value.version + 1 });
   access.put(collection, key, record);
   return stored(record as T)!;
 }
@@ -283,7 +283,7 @@ export class EmbeddedJobs implements JobRepository {
       queue.heap.pop();
       const job = stored(this.access.get<Job>(JOBS, top.id))!; // earliest() only answers live entries
       claims.set(top.id, { owner, lease_until: leaseUntil, version: job.version });
-      claimed.push({ ...job, claimed_by: owner, lease_until: leaseUntil });
+      claimed.push(copyWith(job, { claimed_by: owner, lease_until: leaseUntil }));
       taken.set(queue.client, (taken.get(queue.client) ?? 0) + 1);
     }
     return claimed;
