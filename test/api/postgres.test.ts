@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRequest } from '../support/orders.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';
-import { TOKEN_A, TOKEN_B } from '../support/sandbox.js';
+import { testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
 import { Receiver } from '../webhooks/receiver.js';
 import { deliveries, webhookSandbox } from '../webhooks/support.js';
 
@@ -57,5 +57,22 @@ describe('the sandbox on PostgreSQL (--database-url)', () => {
       await sandbox.close();
       await receiver.close();
     }
+  });
+
+  it('numbers orders, batches and AWBs exactly as the embedded store does under one --seed (one replica)', async () => {
+    /** Three batches of four orders (couriers of the spec's example), a minute of clock, and what came of it. */
+    const journey = async (sandbox: TestSandbox) => {
+      const batches: unknown[] = [];
+      for (let i = 0; i < 3; i += 1) batches.push((await sandbox.call('POST', '/v1/order', { body: createRequest(4) })).body);
+      await sandbox.advance(60_000);
+      const orders = (await sandbox.call('GET', '/__sandbox/orders?limit=100')).body.orders as { order_no: string; awb: string | null; batch_id: string }[];
+      await sandbox.close();
+      return { batches, orders: orders.map((o) => [o.order_no, o.batch_id, o.awb]) };
+    };
+    const onPostgres = await journey(await testSandbox({ seed: 'same-seed', databaseUrl: await server.freshDatabase() }));
+    const embedded = await journey(await testSandbox({ seed: 'same-seed' }));
+    expect(onPostgres.orders).toHaveLength(12);
+    expect(onPostgres.orders.every(([, , awb]) => typeof awb === 'string')).toBe(true);
+    expect(onPostgres).toEqual(embedded);
   });
 });
