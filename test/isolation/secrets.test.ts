@@ -69,6 +69,8 @@ beforeAll(async () => {
   output = cli.output();
 });
 afterAll(async () => {
+  // The CLI is stopped at the end of beforeAll; if a check there failed first, stop it here.
+  if (cli && cli.process.exitCode === null && cli.process.signalCode === null) await cli.stop('SIGKILL');
   await receiver?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
