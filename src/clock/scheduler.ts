@@ -44,6 +44,12 @@ const HELD_ELSEWHERE_POLL_MS = [10, 20, 50, 100, 200];
 const UNAVAILABLE_RETRY_MS = 1_000;
 /** Kinds that are quick and local (every kind but webhook): they run in order, and never wait behind a webhook attempt. */
 const WORK: readonly JobKind[] = (['awb', 'step', 'retention'] satisfies Array<Exclude<JobKind, 'webhook'>>);
+/**
+ * Most work jobs of one client in a claim: a client's jobs run one after another, so a
+ * partner with a thousand AWBs due at once makes each batch no longer than this for
+ * the partners due just after it.
+ */
+const WORK_PER_CLIENT = 8;
 /** Kinds that wait on a client's receiver: they run beside the work, within concurrency caps. */
 const WEBHOOKS: readonly JobKind[] = ['webhook'];
 /** Defaults of `webhookConcurrency`. */
@@ -101,7 +107,8 @@ class AttemptPool {
   /** Runs `work` in a slot; `ended` runs once the slot is free again. */
   start(clientId: string, work: () => Promise<void>, ended: () => void): void {
     this.perClient.set(clientId, this.of(clientId) + 1);
-    const running = work().finally(() => {
+    // An attempt's failures are its job's to handle; one that still escapes must not end the process.
+    const running = work().catch(() => undefined).finally(() => {
       const left = this.perClient.get(clientId)! - 1;
       if (left === 0) this.perClient.delete(clientId);
       else this.perClient.set(clientId, left);
@@ -324,7 +331,7 @@ export class Scheduler {
       if (settling && this.shared && (await this.heldElsewhere(clientId, next - 1, waited++))) continue;
       waited = 0;
       how.moveTo?.(next);
-      const work = await this.storage.jobs.claim({ until: next, limit, owner: this.owner, leaseMs, kinds: WORK, ...scope });
+      const work = await this.storage.jobs.claim({ until: next, limit, owner: this.owner, leaseMs, kinds: WORK, perClient: WORK_PER_CLIENT, ...scope });
       const attempts =
         this.pool.room > 0
           ? await this.storage.jobs.claim({ until: next, limit: this.pool.room, owner: this.owner, leaseMs, kinds: WEBHOOKS, perClient: this.pool.caps.perClient, skipClients: this.pool.full(), ...scope })
@@ -332,7 +339,7 @@ export class Scheduler {
       for (const job of attempts) {
         // A claim takes up to perClient of a client's jobs, on top of those in flight: the extra wait, due.
         if (this.pool.of(job.client_id) >= this.pool.caps.perClient) {
-          await this.storage.jobs.release(job);
+          await this.storage.jobs.release(job).catch(() => undefined);
           continue;
         }
         let outcome: Outcome = 'done';
@@ -419,12 +426,13 @@ export class Scheduler {
       if (this.failures.size > 0) this.failures.delete(`${job.kind}:${job.key}`);
       return 'done';
     } catch (error) {
+      // Giving the job back may fail too (the database went away): its lease then ends by itself.
       if (error instanceof JobInterrupted) {
-        await this.storage.jobs.release(job);
+        await this.storage.jobs.release(job).catch(() => undefined);
         return 'interrupted';
       }
       if (error instanceof Unavailable) {
-        await this.storage.jobs.release(job);
+        await this.storage.jobs.release(job).catch(() => undefined);
         return 'unavailable';
       }
       this.options.onError?.(error, job.kind, job.key);

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { Unavailable } from '../../domain/errors.js';
 import type { ClientClock, KeptClocks, KeptRealClock, SharedClockRepository } from '../port.js';
 import type { Db } from './repositories.js';
 
@@ -56,11 +57,16 @@ export class PgClocks implements SharedClockRepository {
   /** The last advance of each clock on this replica: the next one waits for it. */
   private readonly tails = new Map<string, Promise<void>>();
 
+  /** Lock connections that dropped: the locks they held went with them. */
+  private readonly dropped = new WeakSet<pg.Client>();
+
   constructor(
     private readonly db: Db,
     private readonly url: string,
     /** This replica's id: its own announcements are not told back to it. */
     readonly sender: string,
+    /** Turns "cannot reach the database" into Unavailable (a 503), as the pool's calls are. */
+    private readonly translate: (error: unknown) => unknown = (error) => error,
   ) {}
 
   async read(clientIds?: readonly string[]): Promise<KeptClocks> {
@@ -120,23 +126,32 @@ export class PgClocks implements SharedClockRepository {
   }
 
   async exclusive<T>(clientIds: readonly string[], fn: () => Promise<T>): Promise<T> {
-    // Always in the same order: two replicas taking several clocks never wait on each other in a circle.
     const keys = [...new Set(clientIds)].sort();
     // Session locks are this replica's whoever takes them: its own advances of a clock queue here first.
     const before = keys.map((key) => this.tails.get(key));
     let done!: () => void;
     const mine = new Promise<void>((resolve) => (done = resolve));
     for (const key of keys) this.tails.set(key, mine);
-    const held: string[] = [];
+    let holder: pg.Client | undefined;
     try {
       await Promise.all(before);
-      for (const key of keys) {
-        for (let attempt = 0; !(await this.tryLock(key)); attempt += 1) await sleep(LOCK_RETRY_MS[Math.min(attempt, LOCK_RETRY_MS.length - 1)]!);
-        held.push(key);
+      // All of them or none: holding some while waiting for the rest would let one
+      // partner's busy clock stall every other clock an advance of all of them took.
+      for (let attempt = 0; !holder; attempt += 1) {
+        holder = await this.tryLockAll(keys);
+        if (!holder) await sleep(LOCK_RETRY_MS[Math.min(attempt, LOCK_RETRY_MS.length - 1)]!);
       }
-      return await fn();
+      const result = await fn();
+      // The connection that held the locks dropped meanwhile: another replica may have
+      // advanced the same clock alongside, so this advance is not acknowledged.
+      if (this.dropped.has(holder)) throw new Unavailable('The database connection that held this clock during the advance dropped; the clock may have moved. Read GET /__sandbox/clock and advance again if needed.');
+      return result;
+    } catch (error) {
+      throw this.translate(error);
     } finally {
-      for (const key of held) await this.unlock(key);
+      if (holder && !this.dropped.has(holder)) {
+        await holder.query('SELECT pg_advisory_unlock($1, hashtext(k)) FROM unnest($2::text[]) AS k', [ADVANCE_LOCK, keys]).catch(() => this.drop(holder!));
+      }
       done();
       for (const key of keys) if (this.tails.get(key) === mine) this.tails.delete(key);
     }
@@ -174,11 +189,10 @@ export class PgClocks implements SharedClockRepository {
   /** The connection the advance locks live on (session locks: it is the holder); made again after a drop. */
   private lockConnection(): Promise<pg.Client> {
     this.locks ??= (async () => {
-      const client = new pg.Client({ connectionString: this.url });
-      client.on('error', () => {
-        // Its locks went with it; the next advance connects again.
-        if (this.locks === made) this.locks = undefined;
-      });
+      // Bounded like the pool's: a silent connection must not hold every advance of this replica.
+      const client = new pg.Client({ connectionString: this.url, keepAlive: true, keepAliveInitialDelayMillis: 10_000, connectionTimeoutMillis: 5_000, query_timeout: 15_000, statement_timeout: 10_000 });
+      client.on('error', () => this.drop(client));
+      client.on('end', () => this.drop(client));
       await client.connect();
       return client;
     })();
@@ -189,15 +203,28 @@ export class PgClocks implements SharedClockRepository {
     return made;
   }
 
-  private async tryLock(key: string): Promise<boolean> {
-    const client = await this.lockConnection();
-    const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1, hashtext($2)) AS locked', [ADVANCE_LOCK, key]);
-    return rows[0]!.locked;
+  /** A lock connection is gone (or no longer to be trusted): its locks went with it; the next advance connects again. */
+  private drop(client: pg.Client): void {
+    if (this.dropped.has(client)) return;
+    this.dropped.add(client);
+    void this.locks?.then((current) => {
+      if (current === client) this.locks = undefined;
+    }, () => undefined);
+    void client.end().catch(() => undefined);
   }
 
-  private async unlock(key: string): Promise<void> {
-    const locks = this.locks;
-    if (!locks) return;
-    await locks.then((client) => client.query('SELECT pg_advisory_unlock($1, hashtext($2))', [ADVANCE_LOCK, key])).catch(() => undefined);
+  /** Takes every key's lock, or none (answers undefined: some other replica holds one). */
+  private async tryLockAll(keys: readonly string[]): Promise<pg.Client | undefined> {
+    const client = await this.lockConnection();
+    try {
+      const { rows } = await client.query<{ key: string; locked: boolean }>('SELECT k AS key, pg_try_advisory_lock($1, hashtext(k)) AS locked FROM unnest($2::text[]) AS k', [ADVANCE_LOCK, keys]);
+      if (rows.every((row) => row.locked)) return client;
+      const taken = rows.filter((row) => row.locked).map((row) => row.key);
+      if (taken.length > 0) await client.query('SELECT pg_advisory_unlock($1, hashtext(k)) FROM unnest($2::text[]) AS k', [ADVANCE_LOCK, taken]);
+      return undefined;
+    } catch (error) {
+      this.drop(client);
+      throw error;
+    }
   }
 }

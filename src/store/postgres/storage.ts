@@ -83,7 +83,7 @@ export class PostgresStorage implements Storage {
     this.jobs = new PgJobs(db);
     this.requests = new PgRequestLog(db, options.requestLogSize);
     this.reports = new PgReports(db, options.requestLogSize);
-    this.sharedClocks = new PgClocks(this.poolDb, options.url, `replica_${process.pid}_${randomBytes(4).toString('hex')}`);
+    this.sharedClocks = new PgClocks(this.poolDb, options.url, `replica_${process.pid}_${randomBytes(4).toString('hex')}`, (error) => this.translate(error));
   }
 
   /** Connects, migrates the schema (under an advisory lock) and starts listening for jobs scheduled by other replicas. */
