@@ -67,7 +67,7 @@ function storable<T>(value: T): T {
 }
 
 /** The record without its version: what the `data` column holds, NUL-free. */
-function dataOf<T extends object>(record: T): Omit<T, 'version'> {
+export function dataOf<T extends object>(record: T): Omit<T, 'version'> {
   const { version: _version, ...data } = record as T & { version?: number };
   return storable(data);
 }
@@ -100,6 +100,26 @@ class Where {
   }
 }
 
+/**
+ * The columns of an order's row besides `version` and `data`, in the order
+ * `orderColumns` gives their values: what insert and update write, and what the
+ * bulk seeder (seed.ts) writes.
+ */
+export const ORDER_COLUMNS = ['order_no', 'client_id', 'created_at', 'awb', 'batch_id', 'status', 'scenario', 'courier_code', 'order_code'] as const;
+
+/** The values of `ORDER_COLUMNS` for an order's stored data (see dataOf). */
+export const orderColumns = (data: Omit<Order, 'version'>): unknown[] => [
+  data.order_no,
+  data.client_id,
+  data.created_at,
+  data.awb,
+  data.batch_id,
+  data.status,
+  data.scenario,
+  data.courier_code,
+  data.item.order_code,
+];
+
 export class PgOrders implements OrderRepository {
   constructor(private readonly db: () => Db) {}
 
@@ -122,9 +142,8 @@ export class PgOrders implements OrderRepository {
     const data = dataOf(order as Order);
     try {
       await this.db().query(
-        `INSERT INTO orders (order_no, client_id, created_at, awb, batch_id, status, scenario, courier_code, order_code, version, data)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10)`,
-        [data.order_no, data.client_id, data.created_at, data.awb, data.batch_id, data.status, data.scenario, data.courier_code, data.item.order_code, data],
+        `INSERT INTO orders (${ORDER_COLUMNS.join(', ')}, version, data) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10)`,
+        [...orderColumns(data), data],
       );
     } catch (error) {
       if (isUniqueViolation(error)) throw new Conflict(`Order ${order.order_no} already exists.`);
@@ -141,7 +160,7 @@ export class PgOrders implements OrderRepository {
         `UPDATE orders SET client_id = $2, created_at = $3, awb = $4, batch_id = $5, status = $6, scenario = $7, courier_code = $8, order_code = $9,
            data = $10, version = version + 1
          WHERE order_no = $1 AND version = $11`,
-        [data.order_no, data.client_id, data.created_at, data.awb, data.batch_id, data.status, data.scenario, data.courier_code, data.item.order_code, data, order.version],
+        [...orderColumns(data), data, order.version],
       ));
     } catch (error) {
       if (isUniqueViolation(error)) throw new Conflict(`The AWB ${data.awb} belongs to another order.`);
