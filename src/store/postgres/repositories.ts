@@ -455,20 +455,18 @@ export class PgRequestLog implements RequestLogRepository {
   async append(clientId: string, entry: JournalEntry): Promise<void> {
     if (this.size <= 0) return;
     // The id comes from the database, one sequence per client: replicas (and restarts) number
-    // a client's entries in one order, where a per-process count would collide.
-    const { rows } = await this.db().query<{ value: string }>(
-      'INSERT INTO counters (name, value) VALUES ($1, 1) ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value',
-      [`journal:${clientId}`],
-    );
-    const id = Number(rows[0]!.value);
+    // a client's entries in one order, where a per-process count would collide. One statement
+    // (one round trip, one commit) numbers the entry, keeps it and drops those beyond the bound.
     const at = Date.parse(entry.at);
     await this.db().query(
-      'INSERT INTO request_log (client_id, id, at_ms, operation_id, status, entry) VALUES ($1, $2, $3, $4, $5, $6)',
-      [clientId, id, Number.isFinite(at) ? at : 0, withoutNul(entry.operation_id), entry.status, storable({ ...entry, id })],
-    );
-    await this.db().query(
-      `DELETE FROM request_log WHERE client_id = $1 AND id <= (SELECT id FROM request_log WHERE client_id = $1 ORDER BY id DESC OFFSET $2 LIMIT 1)`,
-      [clientId, this.size],
+      `WITH taken AS (
+         INSERT INTO counters (name, value) VALUES ($1, 1) ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value
+       ), kept AS (
+         INSERT INTO request_log (client_id, id, at_ms, operation_id, status, entry)
+         SELECT $2, value, $3, $4, $5, $6::jsonb || jsonb_build_object('id', value) FROM taken RETURNING id
+       )
+       DELETE FROM request_log WHERE client_id = $2 AND id <= (SELECT id FROM kept) - $7`,
+      [`journal:${clientId}`, clientId, Number.isFinite(at) ? at : 0, withoutNul(entry.operation_id), entry.status, storable(entry), this.size],
     );
   }
 
