@@ -1,9 +1,8 @@
 import { clientIdOf } from '../src/config/clients.js';
 import type { Order } from '../src/orders/types.js';
-import { buildServices } from '../src/sandbox.js';
 import { emptyData } from '../src/store/schema.js';
 import { SnapshotFile } from '../src/store/snapshot-file.js';
-import { createRequest } from '../test/support/orders.js';
+import { deliveredOrder } from '../test/support/delivered-order.js';
 
 export const BENCH_TOKEN = 'bench-token';
 
@@ -12,13 +11,7 @@ export const BENCH_TOKEN = 'bench-token';
  * its full tracking history), and returns the AWB of one of them.
  */
 export async function prefill(path: string, count: number): Promise<string> {
-  const services = await buildServices({ clock: 'manual', seed: 'bench', awbDelay: '0', tokens: [BENCH_TOKEN] });
-  const client = services.registry.clients[0]!;
-  const { order_numbers } = await services.orders.create(client, createRequest(1));
-  await services.advanceClock(5 * 86_400_000);
-  const template = (await services.storage.orders.get(order_numbers[0]!))!;
-  await services.storage.close();
-  await services.scheduler.stop();
+  const template = await deliveredOrder(BENCH_TOKEN);
   const data = emptyData();
   (data.meta as Record<string, unknown>).jobs_migrated = 1;
   const orders = data.orders as Record<string, Order>;

@@ -13,27 +13,35 @@
  * the probe running; and a data file of 300,000 orders (written with the store's own
  * writer): start-up, RSS settled, shutdown.
  *
- * Prints the results and the targets (issue 15) and writes bench/RESULTS.md and
+ * Then PostgreSQL (bench/postgres.ts, issue 17): replicas on one embedded server, one
+ * and two of them on a small database, one on a database of a million seeded orders
+ * (start-up, RSS against the small database's, POST 1 item p99).
+ *
+ * Prints the results and the targets (issues 15 and 17) and writes bench/RESULTS.md and
  * bench/results.json. BENCH_SECONDS (default 8) sets the length of each throughput
  * case, BENCH_SUSTAIN_SECONDS (60) the sustained load, BENCH_ADVANCE_ORDERS (50000) and
- * BENCH_BIG_ORDERS (300000) the sizes.
+ * BENCH_BIG_ORDERS (300000) the sizes; BENCH_PG_ORDERS (1000000) and
+ * BENCH_PG_SMALL_ORDERS (1000) the sizes of the two PostgreSQL databases.
+ * BENCH_POSTGRES=0 leaves the PostgreSQL part out; BENCH_ONLY=postgres runs only it,
+ * and then replaces only the PostgreSQL section of bench/RESULTS.md and the `postgres`
+ * key of bench/results.json, keeping the figures of the last full run.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
 import { createRequest } from '../test/support/orders.js';
+import { freePort, HEADERS, load, loopDelay, memoryMb, percentile, probe, ROOT, SECONDS, spawnServer, stop, TMP, type Figures } from './harness.js';
+import { postgresSection, runPostgres } from './postgres.js';
 import { BENCH_TOKEN, prefill } from './prefill.js';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const SUSTAIN_SECONDS = Number(process.env.BENCH_SUSTAIN_SECONDS ?? 60);
 const ADVANCE_ORDERS = Number(process.env.BENCH_ADVANCE_ORDERS ?? 50_000);
 const BIG_ORDERS = Number(process.env.BENCH_BIG_ORDERS ?? 300_000);
-const ROOT = join(import.meta.dirname, '..');
-const TMP = join(import.meta.dirname, 'tmp');
 const BIN = join(ROOT, 'node_modules/.bin');
-const HEADERS = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
+const RESULTS_MD = join(import.meta.dirname, 'RESULTS.md');
+const RESULTS_JSON = join(import.meta.dirname, 'results.json');
+const POSTGRES_HEADING = '## PostgreSQL';
 
 interface Server {
   name: string;
@@ -44,101 +52,6 @@ interface Server {
   tracking: string;
   create: string;
 }
-
-interface Figures {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-}
-
-/**
- * Starts a server and waits for the line that says where it listens. Its output goes to
- * `log` (a file, as users run it) or is discarded; the line is found by reading the file.
- */
-async function spawnServer(name: string, command: string, args: string[], options: { env?: Record<string, string>; log?: string; ready?: RegExp } = {}): Promise<{ url: string; child: ChildProcess; startupMs: number }> {
-  const log = options.log ?? join(TMP, `${name}-${Date.now()}.log`);
-  const fd = openSync(log, 'w');
-  const began = performance.now();
-  const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', fd, fd], env: { ...process.env, ...options.env } });
-  started.add(child);
-  closeSync(fd);
-  let exited: number | null | undefined;
-  child.once('exit', (code) => (exited = code));
-  for (;;) {
-    const out = readFileSync(log, 'utf8');
-    const match = (options.ready ?? /listening on (http:\/\/[\w.:[\]]+)/i).exec(out);
-    if (match) return { url: /^\d+$/.test(match[1]!) ? `http://127.0.0.1:${match[1]}` : match[1]!.replace('localhost', '127.0.0.1'), child, startupMs: performance.now() - began };
-    if (exited !== undefined) throw new Error(`${name} exited with ${exited}: ${out.slice(-2000)}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
-/** Every server this run started: stopped on exit, also when the run fails half way. */
-const started = new Set<ChildProcess>();
-process.once('exit', () => started.forEach((child) => child.exitCode === null && child.kill('SIGKILL')));
-
-/** A port for the peers that cannot take 0 (a random high one: the run is bounded and on 127.0.0.1). */
-const freePort = (): number => 40_000 + Math.floor(Math.random() * 10_000);
-
-function memoryMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)![1]) / 1024);
-}
-
-async function stop(child: ChildProcess): Promise<number> {
-  const began = performance.now();
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-  return Math.round(performance.now() - began);
-}
-
-async function load(url: string, method: 'GET' | 'POST', body?: string, seconds = SECONDS): Promise<Figures> {
-  const options = { url, method, connections: 10, headers: HEADERS, ...(body ? { body } : {}) };
-  await autocannon({ ...options, duration: 2 }); // warm-up
-  const result = await autocannon({ ...options, duration: seconds });
-  return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx + result.timeouts };
-}
-
-/** Event-loop delay of a sandbox started with bench/loop-monitor.cjs, since the last call. */
-async function loopDelay(child: ChildProcess, file: string): Promise<{ p50: number; p99: number; p999: number; max: number }> {
-  rmSync(file, { force: true });
-  child.kill('SIGUSR2');
-  for (let i = 0; i < 100 && !existsSync(file); i += 1) await new Promise((r) => setTimeout(r, 20));
-  return JSON.parse(readFileSync(file, 'utf8'));
-}
-
-/** Probes GET /__sandbox/health every 50 ms until stopped; answers the waits in ms. */
-function probe(url: string): { stop: () => Promise<number[]> } {
-  const waits: number[] = [];
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const started = performance.now();
-      try {
-        const res = await fetch(`${url}/__sandbox/health`, { signal: AbortSignal.timeout(30_000) });
-        await res.arrayBuffer();
-        waits.push(performance.now() - started);
-      } catch {
-        waits.push(30_000); // no answer within 30 s counts as a 30 s wait
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  })();
-  return {
-    stop: async () => {
-      running = false;
-      await loop;
-      return waits;
-    },
-  };
-}
-
-const percentile = (values: number[], p: number): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0);
-};
 
 async function sandboxServer(data: string, log: string, loopFile: string, extra: string[] = []): Promise<Server> {
   const server = await spawnServer('sandbox', process.execPath, ['--require', './bench/loop-monitor.cjs', 'dist/cli.js', '--port', '0', '--data', data, '--token', BENCH_TOKEN, '--awb-delay', '1s', ...extra], {
@@ -174,7 +87,21 @@ async function peers(): Promise<Server[]> {
   return servers;
 }
 
+/** BENCH_ONLY=postgres: the PostgreSQL part alone, its section and key replaced in the results of the last full run. */
+async function postgresOnly(): Promise<void> {
+  rmSync(TMP, { recursive: true, force: true });
+  const results = await runPostgres();
+  const section = postgresSection(results).join('\n');
+  console.log(section);
+  const before = existsSync(RESULTS_MD) ? readFileSync(RESULTS_MD, 'utf8') : '';
+  const at = before.indexOf(`\n${POSTGRES_HEADING}`);
+  writeFileSync(RESULTS_MD, `${(at === -1 ? before : before.slice(0, at)).trimEnd()}\n\n${section}`);
+  const json = existsSync(RESULTS_JSON) ? (JSON.parse(readFileSync(RESULTS_JSON, 'utf8')) as Record<string, unknown>) : {};
+  writeFileSync(RESULTS_JSON, `${JSON.stringify({ ...json, postgres: { date: new Date().toISOString(), ...results } }, null, 2)}\n`);
+}
+
 async function main(): Promise<void> {
+  if (process.env.BENCH_ONLY === 'postgres') return postgresOnly();
   rmSync(TMP, { recursive: true, force: true });
   mkdirSync(TMP, { recursive: true });
   const loopFile = join(TMP, 'loop.json');
@@ -292,12 +219,14 @@ async function main(): Promise<void> {
     ...targets.map(([name, value, ok, unit]) => `| ${name} | ${shown(value, unit)} | ${value === undefined ? 'not measured' : ok(value) ? 'yes' : '**no**'} |`),
     '',
   ];
+  const postgres = process.env.BENCH_POSTGRES === '0' ? undefined : await runPostgres();
+  if (postgres) lines.push(...postgresSection(postgres));
   const text = lines.join('\n');
   console.log(text);
-  writeFileSync(join(import.meta.dirname, 'RESULTS.md'), text);
+  writeFileSync(RESULTS_MD, text);
   writeFileSync(
-    join(import.meta.dirname, 'results.json'),
-    `${JSON.stringify({ date: new Date().toISOString(), seconds: SECONDS, rows, startups, sustained: { ...sustained, probeMax: Math.max(...sustainedWaits), loop: sustainedLoop, logLines }, advance: { ms: advanceMs, probeMax: Math.max(...advanceWaits), loop: advanceLoop }, big: { orders: BIG_ORDERS, startupMs: big.startupMs, rssMb: bigRss, shutdownMs } }, null, 2)}\n`,
+    RESULTS_JSON,
+    `${JSON.stringify({ date: new Date().toISOString(), seconds: SECONDS, rows, startups, sustained: { ...sustained, probeMax: Math.max(...sustainedWaits), loop: sustainedLoop, logLines }, advance: { ms: advanceMs, probeMax: Math.max(...advanceWaits), loop: advanceLoop }, big: { orders: BIG_ORDERS, startupMs: big.startupMs, rssMb: bigRss, shutdownMs }, ...(postgres ? { postgres } : {}) }, null, 2)}\n`,
   );
 }
 

@@ -13,14 +13,14 @@ export class IdFactory {
 
   orderNumber(tx: Repositories): Promise<string> {
     return this.unique(
-      async () => `5${permutedText(await tx.counters.next('order'), 11, `${this.seed}:order`)}`,
+      async () => this.orderNumberOf(await tx.counters.next('order')),
       async (id) => (await tx.orders.get(id)) !== undefined,
     );
   }
 
   batchId(tx: Repositories): Promise<string> {
     return this.unique(
-      async () => `7${permutedText(await tx.counters.next('batch'), 11, `${this.seed}:batch`)}`,
+      async () => this.batchIdOf(await tx.counters.next('batch')),
       (id) => tx.orders.batchExists(id),
     );
   }
@@ -28,9 +28,24 @@ export class IdFactory {
   /** An AWB of the courier: its prefix and `digits` digits. */
   awb(tx: Repositories, courier: { code: string; awb_prefix: string; awb_digits: number }): Promise<string> {
     return this.unique(
-      async () => `${courier.awb_prefix}${permutedText(await tx.counters.next(`awb:${courier.code}`), courier.awb_digits, `${this.seed}:awb:${courier.code}`)}`,
+      async () => this.awbOf(courier, await tx.counters.next(`awb:${courier.code}`)),
       async (id) => (await tx.orders.byAwb(id)) !== undefined,
     );
+  }
+
+  /** The order number of the counter's value `n` (counter `order`). */
+  orderNumberOf(n: number): string {
+    return `5${permutedText(n, 11, `${this.seed}:order`)}`;
+  }
+
+  /** The batch id of the counter's value `n` (counter `batch`). */
+  batchIdOf(n: number): string {
+    return `7${permutedText(n, 11, `${this.seed}:batch`)}`;
+  }
+
+  /** The courier's AWB of the counter's value `n` (counter `awb:<courier code>`). */
+  awbOf(courier: { code: string; awb_prefix: string; awb_digits: number }, n: number): string {
+    return `${courier.awb_prefix}${permutedText(n, courier.awb_digits, `${this.seed}:awb:${courier.code}`)}`;
   }
 
   /** Numbers of one seed never repeat; one made under an earlier seed of the same file may, so it is skipped. */

@@ -127,7 +127,11 @@ export interface ClientSettingsRepository {
 
 /** Sequences that never repeat, across restarts. */
 export interface CounterRepository {
-  /** The next value of the named counter: 1, 2, 3, ... */
+  /**
+   * The next value of the named counter: 1, 2, 3, ... A value taken in a unit of work
+   * that fails is given again by the embedded store; PostgreSQL skips it, as a sequence
+   * does (its counters never wait for a unit to commit). No value is ever given twice.
+   */
   next(name: string): Promise<number>;
 }
 

@@ -157,7 +157,8 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       ).rejects.toThrow('half way');
       expect(await storage.orders.get('51')).toBeUndefined();
       expect(await storage.jobs.count()).toBe(0);
-      expect(await storage.counters.next('order')).toBe(1);
+      // The value the failed unit took is given again (embedded) or skipped, as a sequence skips it (PostgreSQL); never repeated.
+      expect([1, 2]).toContain(await storage.counters.next('order'));
       await storage.transaction(async (tx) => {
         await tx.orders.insert(orderRecord('52', 'a', 1));
         expect((await tx.orders.get('52'))?.order_no).toBe('52'); // reads its own writes

@@ -40,6 +40,27 @@ describe('PostgreSQL adapter', () => {
     for (const replica of replicas) await replica.close();
   });
 
+  it('takes counter values as a sequence does: a unit holding its transaction open does not hold back the next number', async () => {
+    const storage = await fresh();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let took!: (value: number) => void;
+    const taken = new Promise<number>((resolve) => (took = resolve));
+    const unit = storage.transaction(async (tx) => {
+      took(await tx.counters.next('order'));
+      await held;
+      throw new Error('the unit fails');
+    });
+    expect(await taken).toBe(1);
+    // With the counter row locked until the unit ends, this would wait for it.
+    const next = await Promise.race([storage.counters.next('order'), new Promise((resolve) => setTimeout(() => resolve('waited for the unit'), 2_000))]);
+    expect(next).toBe(2);
+    release();
+    await expect(unit).rejects.toThrow('the unit fails');
+    expect(await storage.counters.next('order')).toBe(3); // the failed unit's 1 is skipped, never given again
+    await storage.close();
+  });
+
   it('gives each due job to exactly one of two replicas claiming at once', async () => {
     const a = await fresh();
     const b = await PostgresStorage.open({ url: current, requestLogSize: 10 });

@@ -67,7 +67,7 @@ function storable<T>(value: T): T {
 }
 
 /** The record without its version: what the `data` column holds, NUL-free. */
-function dataOf<T extends object>(record: T): Omit<T, 'version'> {
+export function dataOf<T extends object>(record: T): Omit<T, 'version'> {
   const { version: _version, ...data } = record as T & { version?: number };
   return storable(data);
 }
@@ -100,6 +100,26 @@ class Where {
   }
 }
 
+/**
+ * The columns of an order's row besides `version` and `data`, in the order
+ * `orderColumns` gives their values: what insert and update write, and what the
+ * bulk seeder (seed.ts) writes.
+ */
+export const ORDER_COLUMNS = ['order_no', 'client_id', 'created_at', 'awb', 'batch_id', 'status', 'scenario', 'courier_code', 'order_code'] as const;
+
+/** The values of `ORDER_COLUMNS` for an order's stored data (see dataOf). */
+export const orderColumns = (data: Omit<Order, 'version'>): unknown[] => [
+  data.order_no,
+  data.client_id,
+  data.created_at,
+  data.awb,
+  data.batch_id,
+  data.status,
+  data.scenario,
+  data.courier_code,
+  data.item.order_code,
+];
+
 export class PgOrders implements OrderRepository {
   constructor(private readonly db: () => Db) {}
 
@@ -122,9 +142,8 @@ export class PgOrders implements OrderRepository {
     const data = dataOf(order as Order);
     try {
       await this.db().query(
-        `INSERT INTO orders (order_no, client_id, created_at, awb, batch_id, status, scenario, courier_code, order_code, version, data)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10)`,
-        [data.order_no, data.client_id, data.created_at, data.awb, data.batch_id, data.status, data.scenario, data.courier_code, data.item.order_code, data],
+        `INSERT INTO orders (${ORDER_COLUMNS.join(', ')}, version, data) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10)`,
+        [...orderColumns(data), data],
       );
     } catch (error) {
       if (isUniqueViolation(error)) throw new Conflict(`Order ${order.order_no} already exists.`);
@@ -141,7 +160,7 @@ export class PgOrders implements OrderRepository {
         `UPDATE orders SET client_id = $2, created_at = $3, awb = $4, batch_id = $5, status = $6, scenario = $7, courier_code = $8, order_code = $9,
            data = $10, version = version + 1
          WHERE order_no = $1 AND version = $11`,
-        [data.order_no, data.client_id, data.created_at, data.awb, data.batch_id, data.status, data.scenario, data.courier_code, data.item.order_code, data, order.version],
+        [...orderColumns(data), data, order.version],
       ));
     } catch (error) {
       if (isUniqueViolation(error)) throw new Conflict(`The AWB ${data.awb} belongs to another order.`);
@@ -449,20 +468,18 @@ export class PgRequestLog implements RequestLogRepository {
   async append(clientId: string, entry: JournalEntry): Promise<void> {
     if (this.size <= 0) return;
     // The id comes from the database, one sequence per client: replicas (and restarts) number
-    // a client's entries in one order, where a per-process count would collide.
-    const { rows } = await this.db().query<{ value: string }>(
-      'INSERT INTO counters (name, value) VALUES ($1, 1) ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value',
-      [`journal:${clientId}`],
-    );
-    const id = Number(rows[0]!.value);
+    // a client's entries in one order, where a per-process count would collide. One statement
+    // (one round trip, one commit) numbers the entry, keeps it and drops those beyond the bound.
     const at = Date.parse(entry.at);
     await this.db().query(
-      'INSERT INTO request_log (client_id, id, at_ms, operation_id, status, entry) VALUES ($1, $2, $3, $4, $5, $6)',
-      [clientId, id, Number.isFinite(at) ? at : 0, withoutNul(entry.operation_id), entry.status, storable({ ...entry, id })],
-    );
-    await this.db().query(
-      `DELETE FROM request_log WHERE client_id = $1 AND id <= (SELECT id FROM request_log WHERE client_id = $1 ORDER BY id DESC OFFSET $2 LIMIT 1)`,
-      [clientId, this.size],
+      `WITH taken AS (
+         INSERT INTO counters (name, value) VALUES ($1, 1) ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value
+       ), kept AS (
+         INSERT INTO request_log (client_id, id, at_ms, operation_id, status, entry)
+         SELECT $2, value, $3, $4, $5, $6::jsonb || jsonb_build_object('id', value) FROM taken RETURNING id
+       )
+       DELETE FROM request_log WHERE client_id = $2 AND id <= (SELECT id FROM kept) - $7`,
+      [`journal:${clientId}`, clientId, Number.isFinite(at) ? at : 0, withoutNul(entry.operation_id), entry.status, storable(entry), this.size],
     );
   }
 

