@@ -197,11 +197,14 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
     it('claims jobs due at one time in the order they were scheduled (a job moved there comes after them)', async () => {
       const storage = await open();
       await storage.jobs.schedule({ kind: 'awb', key: 'moved', client_id: 'a', due_at: 5 });
-      for (const key of ['z', 'm', 'a']) await storage.jobs.schedule({ kind: 'awb', key, client_id: 'a', due_at: 10 });
+      await storage.jobs.schedule({ kind: 'awb', key: 'z', client_id: 'a', due_at: 10 });
+      await storage.jobs.schedule({ kind: 'step', key: 's', client_id: 'a', due_at: 10 }); // another kind
+      await storage.jobs.schedule({ kind: 'awb', key: 'm', client_id: 'b', due_at: 10 }); // another client
+      await storage.jobs.schedule({ kind: 'awb', key: 'a', client_id: 'a', due_at: 10 });
       await storage.jobs.schedule({ kind: 'awb', key: 'moved', client_id: 'a', due_at: 10 });
       await storage.jobs.schedule({ kind: 'awb', key: 'z', client_id: 'a', due_at: 10 }); // again at the same time: keeps its place
       const claimed = await storage.jobs.claim({ until: 10, limit: 10, owner: 'w1', leaseMs: 60_000 });
-      expect(claimed.map((j) => j.key)).toEqual(['z', 'm', 'a', 'moved']);
+      expect(claimed.map((j) => j.key)).toEqual(['z', 's', 'm', 'a', 'moved']);
       await storage.close();
     });
 

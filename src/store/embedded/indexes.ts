@@ -86,6 +86,8 @@ export class DeliveryIndex {
 interface DueEntry {
   at: number;
   id: string;
+  /** When it was queued, across every queue: jobs due at one time are claimed in this order. */
+  order: number;
 }
 
 /** One queue of due jobs: one client's jobs of one kind. */
@@ -108,6 +110,7 @@ export class JobIndex {
   readonly claims = new Map<string, { owner: string; lease_until: number; version: number }>();
   /** How many job records were indexed at start (the start-up cost is in proportion to this). */
   loaded = 0;
+  private queued = 0;
 
   add(id: string, job: Job): void {
     this.requeue(id, job);
@@ -123,7 +126,7 @@ export class JobIndex {
     const key = `${job.kind}\u0000${job.client_id}`;
     let queue = this.queues.get(key);
     if (!queue) this.queues.set(key, (queue = { client: job.client_id, kind: job.kind, heap: new MinHeap<DueEntry>() }));
-    queue.heap.push({ at: job.due_at, id });
+    queue.heap.push({ at: job.due_at, id, order: (this.queued += 1) });
   }
 
   /** The queues of one client (every kind). */

@@ -341,18 +341,20 @@ export class EmbeddedJobs implements JobRepository {
 
   /** Of the queues `accept` lets in, the one whose live top is due earliest (each client's due times shifted back by its lead). */
   private earliest(accept: (queue: JobQueue) => boolean, lead: (clientId: string) => number): JobQueue | undefined {
-    let best: { queue: JobQueue; at: number } | undefined;
+    let best: { queue: JobQueue; at: number; order: number } | undefined;
     for (const queue of this.indexes.jobs.queues.values()) {
       if (!accept(queue)) continue;
       const top = this.liveTop(queue);
-      const at = top ? top.at - lead(queue.client) : undefined;
-      if (at !== undefined && (!best || at < best.at)) best = { queue, at };
+      if (!top) continue;
+      const at = top.at - lead(queue.client);
+      // At one due time, the job queued first, whatever its kind or client (as on PostgreSQL).
+      if (!best || at < best.at || (at === best.at && top.order < best.order)) best = { queue, at, order: top.order };
     }
     return best?.queue;
   }
 
   /** The earliest entry of a queue that still names a due, unclaimed job (stale entries are dropped). */
-  private liveTop(queue: JobQueue): { at: number; id: string } | undefined {
+  private liveTop(queue: JobQueue): { at: number; id: string; order: number } | undefined {
     const { heap } = queue;
     for (;;) {
       const top = heap.peek();

@@ -337,8 +337,8 @@ interface JobRow {
   version: number;
   claimed_by: string | null;
   lease_until: string | null;
-  /** When it was (last) scheduled: the order among jobs due at one time. */
-  seq: string;
+  /** When it was (last) scheduled: the order among jobs due at one time (none: scheduled before there was one). */
+  seq: string | null;
 }
 
 /**
@@ -398,11 +398,11 @@ export class PgJobs implements JobRepository {
     // (a lateral query per client), so one client's backlog cannot fill the claim.
     const candidates =
       perClient === undefined || !Number.isFinite(perClient)
-        ? `SELECT kind, key FROM jobs ${where.sql} ORDER BY ${due}, seq LIMIT ${limit} FOR UPDATE SKIP LOCKED`
+        ? `SELECT kind, key FROM jobs ${where.sql} ORDER BY ${due}, seq NULLS FIRST LIMIT ${limit} FOR UPDATE SKIP LOCKED`
         : `SELECT c.kind, c.key FROM (SELECT DISTINCT client_id FROM jobs ${where.sql}) AS due_clients,
              LATERAL (SELECT kind, key, ${due} AS due, seq FROM jobs ${where.sql} AND client_id = due_clients.client_id
-                      ORDER BY ${due}, seq LIMIT ${Math.max(0, Math.floor(perClient))} FOR UPDATE SKIP LOCKED) AS c
-           ORDER BY c.due, c.seq LIMIT ${limit}`;
+                      ORDER BY ${due}, seq NULLS FIRST LIMIT ${Math.max(0, Math.floor(perClient))} FOR UPDATE SKIP LOCKED) AS c
+           ORDER BY c.due, c.seq NULLS FIRST LIMIT ${limit}`;
     const { rows } = await this.db().query<JobRow>(
       `WITH chosen AS (${candidates})
        UPDATE jobs SET claimed_by = $${ownerAt}, lease_until = $${leaseAt}

@@ -60,6 +60,13 @@ export const MIGRATIONS: readonly string[] = [
      PRIMARY KEY (client_id, id)
    );`,
   `CREATE TABLE readiness_reports (client_id text COLLATE "C" PRIMARY KEY, version integer NOT NULL, state jsonb NOT NULL);`,
+  // Jobs due at one time run in the order they were scheduled, as on the embedded store
+  // (so a seeded sandbox numbers its AWBs the same way on both). The column comes without
+  // a default first (no rewrite of the table under a lock); jobs from before have none
+  // and come first.
+  `CREATE SEQUENCE jobs_seq;
+   ALTER TABLE jobs ADD COLUMN seq bigint;
+   ALTER TABLE jobs ALTER COLUMN seq SET DEFAULT nextval('jobs_seq');`,
   // The clocks, shared by every replica ('' is the sandbox's own: its manual time, or its
   // real clock's pace), seeded from where earlier versions kept them (client settings, meta).
   `CREATE TABLE clocks (
@@ -77,10 +84,6 @@ export const MIGRATIONS: readonly string[] = [
      SELECT client_id, COALESCE((data #>> '{clock,offset_ms}')::numeric, 0)::bigint, (data #>> '{clock,now_ms}')::numeric::bigint
      FROM client_settings WHERE data ? 'clock';
    INSERT INTO clocks (client_id, now_ms) SELECT '', (value #>> '{}')::numeric::bigint FROM meta WHERE key = 'manual_clock_ms';`,
-  // Jobs due at one time run in the order they were scheduled, as on the embedded store
-  // (so a seeded sandbox numbers its AWBs the same way on both).
-  `CREATE SEQUENCE jobs_seq;
-   ALTER TABLE jobs ADD COLUMN seq bigint NOT NULL DEFAULT nextval('jobs_seq');`,
 ];
 
 /** The schema version this build writes. */
