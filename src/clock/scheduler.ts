@@ -480,7 +480,15 @@ export class Scheduler {
   async arm(): Promise<void> {
     if (this.stopped || this.clocks.mode !== 'real') return;
     // Webhook attempts of clients with no room are let in as attempts end (afterAttempt), not by the timer.
-    const found = await this.nextClaimable(this.scope(undefined));
+    let found: number | undefined;
+    try {
+      found = await this.nextClaimable(this.scope(undefined));
+    } catch (error) {
+      // The store is away (or failed): look again shortly; a timer's promise must not reject unheard.
+      if (!(error instanceof Unavailable)) this.options.onError?.(error, 'scheduler', 'arm');
+      this.retryLater();
+      return;
+    }
     const { pollMs } = this.options;
     if (found === undefined && pollMs === undefined) return;
     const at = found ?? Infinity;
