@@ -107,7 +107,7 @@ export class ReportObserver {
     const { storage, logger } = this.deps;
     const run = (this.queues.get(clientId) ?? Promise.resolve()).then(async () => {
       try {
-        const draft = await judge(await storage.reports.get(clientId));
+        const draft = await judge(await storage.reports.get(clientId, { events: false }));
         if (draft && !draft.empty) await storage.reports.change(clientId, draft.change);
       } catch (err) {
         logger.error({ err, client: clientId }, 'readiness report observation failed');

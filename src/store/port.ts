@@ -184,10 +184,13 @@ export interface RequestLogRepository {
 export interface ReportRepository {
   /** Most events kept per client; the counts are kept whatever the log drops. */
   readonly size: number;
-  /** The client's report; an empty one when nothing was kept for it. */
-  get(clientId: string): Promise<ReportState>;
-  /** Applies `change` to the client's report as one step (see `applyReportChange`). */
-  change(clientId: string, change: ReportChange): Promise<ReportState>;
+  /**
+   * The client's report; an empty one when nothing was kept for it. `events: false`
+   * leaves the event log out (judging a request needs only counts and marks).
+   */
+  get(clientId: string, options?: { events?: boolean }): Promise<ReportState>;
+  /** Applies `change` to the client's report (see `applyReportChange`). */
+  change(clientId: string, change: ReportChange): Promise<void>;
   /** Empties the client's report and starts `run` (null: no named run). */
   start(clientId: string, run: ReportRun | null): Promise<void>;
   /** Removes the client's report (reset); 1 when there was one. */

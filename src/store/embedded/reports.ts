@@ -21,10 +21,8 @@ export class MemoryReports implements ReportRepository {
     return copyOf(this.byClient.get(clientId) ?? emptyReport(clientId));
   }
 
-  async change(clientId: string, change: ReportChange): Promise<ReportState> {
-    const next = applyReportChange(this.byClient.get(clientId) ?? emptyReport(clientId), structuredClone(change), this.size);
-    this.byClient.set(clientId, next);
-    return copyOf(next);
+  async change(clientId: string, change: ReportChange): Promise<void> {
+    this.byClient.set(clientId, applyReportChange(this.byClient.get(clientId) ?? emptyReport(clientId), structuredClone(change), this.size));
   }
 
   async start(clientId: string, run: ReportRun | null): Promise<void> {

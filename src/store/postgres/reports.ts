@@ -1,38 +1,50 @@
 import { Conflict } from '../../domain/errors.js';
-import { applyReportChange, emptyReport, type ReportChange, type ReportRun, type ReportState } from '../../report/state.js';
+import { applyReportChange, emptyReport, type ReportChange, type ReportEvent, type ReportRun, type ReportState } from '../../report/state.js';
 import type { ReportRepository } from '../port.js';
 import type { Db } from './repositories.js';
 
 /** How often a change is tried again when another replica changed the report meanwhile. */
 const ATTEMPTS = 8;
 
-/** The readiness reports on PostgreSQL: one row per client, changed with a version check. */
+/**
+ * The readiness reports on PostgreSQL: one row per client with the counts, marks and
+ * checks, changed with a version check, and the event log as rows of `report_events`
+ * (the newest `size` per client), so a request's observation writes a small row and
+ * an insert, not the whole log.
+ */
 export class PgReports implements ReportRepository {
   constructor(
     private readonly db: () => Db,
     readonly size: number,
   ) {}
 
-  async get(clientId: string): Promise<ReportState> {
-    return (await this.read(clientId))?.state ?? emptyReport(clientId);
+  async get(clientId: string, options: { events?: boolean } = {}): Promise<ReportState> {
+    const found = await this.read(clientId);
+    const state = found?.state ?? emptyReport(clientId);
+    if (options.events === false) return { ...state, events: [] };
+    const { rows } = await this.db().query<{ event: ReportEvent }>(
+      'SELECT event FROM (SELECT id, event FROM report_events WHERE client_id = $1 ORDER BY id DESC LIMIT $2) AS newest ORDER BY id',
+      [clientId, this.size],
+    );
+    // Events an older replica kept in the state come before those in rows.
+    const events = [...(state.events ?? []), ...rows.map((row) => row.event)];
+    return { ...state, events: events.slice(Math.max(0, events.length - this.size)) };
   }
 
-  async change(clientId: string, change: ReportChange): Promise<ReportState> {
-    for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
-      const found = await this.read(clientId);
-      const next = applyReportChange(found?.state ?? emptyReport(clientId), change, this.size);
-      if (found) {
-        const { rowCount } = await this.db().query('UPDATE readiness_reports SET state = $2, version = version + 1 WHERE client_id = $1 AND version = $3', [clientId, next, found.version]);
-        if (rowCount === 1) return next;
-      } else {
-        const { rowCount } = await this.db().query('INSERT INTO readiness_reports (client_id, version, state) VALUES ($1, 1, $2) ON CONFLICT DO NOTHING', [clientId, next]);
-        if (rowCount === 1) return next;
-      }
-    }
-    throw new Conflict(`The readiness report of client ${clientId} kept changing under this change.`);
+  async change(clientId: string, change: ReportChange): Promise<void> {
+    const { events = [], ...rest } = change;
+    if (Object.keys(rest).length > 0) await this.changeState(clientId, rest);
+    if (events.length === 0) return;
+    await this.db().query('INSERT INTO report_events (client_id, event) SELECT $1, e FROM jsonb_array_elements($2::jsonb) AS e', [clientId, JSON.stringify(events)]);
+    // The newest `size` stay: the oldest beyond them go (an index range, not a scan).
+    await this.db().query(
+      'DELETE FROM report_events WHERE client_id = $1 AND id <= (SELECT id FROM report_events WHERE client_id = $1 ORDER BY id DESC OFFSET $2 LIMIT 1)',
+      [clientId, this.size],
+    );
   }
 
   async start(clientId: string, run: ReportRun | null): Promise<void> {
+    await this.db().query('DELETE FROM report_events WHERE client_id = $1', [clientId]);
     await this.db().query(
       'INSERT INTO readiness_reports (client_id, version, state) VALUES ($1, 1, $2) ON CONFLICT (client_id) DO UPDATE SET state = EXCLUDED.state, version = readiness_reports.version + 1',
       [clientId, emptyReport(clientId, run)],
@@ -40,8 +52,25 @@ export class PgReports implements ReportRepository {
   }
 
   async clear(clientId: string): Promise<number> {
+    await this.db().query('DELETE FROM report_events WHERE client_id = $1', [clientId]);
     const { rowCount } = await this.db().query('DELETE FROM readiness_reports WHERE client_id = $1', [clientId]);
     return rowCount ?? 0;
+  }
+
+  /** Applies counts, marks and checks to the report's row (with a version check, tried again when another replica changed it). */
+  private async changeState(clientId: string, change: ReportChange): Promise<void> {
+    for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
+      const found = await this.read(clientId);
+      const next = applyReportChange(found?.state ?? emptyReport(clientId), change, this.size);
+      if (found) {
+        const { rowCount } = await this.db().query('UPDATE readiness_reports SET state = $2, version = version + 1 WHERE client_id = $1 AND version = $3', [clientId, next, found.version]);
+        if (rowCount === 1) return;
+      } else {
+        const { rowCount } = await this.db().query('INSERT INTO readiness_reports (client_id, version, state) VALUES ($1, 1, $2) ON CONFLICT DO NOTHING', [clientId, next]);
+        if (rowCount === 1) return;
+      }
+    }
+    throw new Conflict(`The readiness report of client ${clientId} kept changing under this change.`);
   }
 
   private async read(clientId: string): Promise<{ state: ReportState; version: number } | undefined> {

@@ -84,6 +84,19 @@ export const MIGRATIONS: readonly string[] = [
      SELECT client_id, COALESCE((data #>> '{clock,offset_ms}')::numeric, 0)::bigint, (data #>> '{clock,now_ms}')::numeric::bigint
      FROM client_settings WHERE data ? 'clock';
    INSERT INTO clocks (client_id, now_ms) SELECT '', (value #>> '{}')::numeric::bigint FROM meta WHERE key = 'manual_clock_ms';`,
+  // A readiness report's event log as rows of its own: a request adds an event without
+  // reading and writing back the thousand before it. Events an older replica keeps in
+  // the report's state are still read (and dropped as the log moves on).
+  `CREATE TABLE report_events (
+     client_id text COLLATE "C" NOT NULL,
+     id bigserial NOT NULL,
+     event jsonb NOT NULL,
+     PRIMARY KEY (client_id, id)
+   );
+   INSERT INTO report_events (client_id, event)
+     SELECT r.client_id, e.event FROM readiness_reports AS r, jsonb_array_elements(r.state->'events') WITH ORDINALITY AS e(event, n)
+     ORDER BY r.client_id, e.n;
+   UPDATE readiness_reports SET state = jsonb_set(state, '{events}', '[]'::jsonb) WHERE jsonb_array_length(state->'events') > 0;`,
 ];
 
 /** The schema version this build writes. */

@@ -34,6 +34,13 @@ const isUnavailable = (error: unknown): boolean =>
   UNAVAILABLE_CODES.has(codeOf(error) ?? '') ||
   /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error/i.test((error as Error)?.message ?? '');
 
+/** Each client's earliest due time among scheduled jobs. */
+function earliestPerClient(jobs: Array<[number, string]>): Map<string, number> {
+  const earliest = new Map<string, number>();
+  for (const [dueAt, clientId] of jobs) earliest.set(clientId, Math.min(dueAt, earliest.get(clientId) ?? Infinity));
+  return earliest;
+}
+
 interface TxContext {
   client: pg.PoolClient;
   repos: Repositories;
@@ -181,9 +188,12 @@ export class PostgresStorage implements Storage {
       try {
         await client.query('BEGIN');
         const result = await this.current.run(context, () => fn(context.repos));
-        await client.query('COMMIT');
+        // The other replicas are told of the jobs it scheduled by the commit itself (a NOTIFY
+        // in the transaction is delivered when it commits): one round trip, not two.
+        const notice = this.notice(context.scheduled);
+        await client.query(notice === undefined ? 'COMMIT' : `SELECT pg_notify('${JOBS_CHANNEL}', ${client.escapeLiteral(notice)}); COMMIT`);
         this.failure = undefined;
-        this.announce(context.scheduled);
+        this.announce(context.scheduled, false);
         return result;
       } catch (error) {
         await client.query('ROLLBACK').catch(() => void (broken = true));
@@ -218,14 +228,19 @@ export class PostgresStorage implements Storage {
    * Tells this replica's listeners at once, once per client with its earliest due time
    * (as the port says), and the other replicas through NOTIFY.
    */
-  private announce(jobs: Array<[number, string]>): void {
+  /** Tells this replica's listeners of scheduled jobs, and the other replicas too unless the commit did (`notify`). */
+  private announce(jobs: Array<[number, string]>, notify = true): void {
     if (jobs.length === 0) return;
-    const earliest = new Map<string, number>();
-    for (const [dueAt, clientId] of jobs) earliest.set(clientId, Math.min(dueAt, earliest.get(clientId) ?? Infinity));
-    for (const [clientId, dueAt] of earliest) for (const listener of this.listeners) listener(dueAt, clientId);
-    const payload = JSON.stringify([...earliest]);
-    // NOTIFY payloads are limited to 8000 bytes; past that the others learn it at their next wake-up.
-    if (!this.closed && payload.length < 7_900) void this.pool.query('SELECT pg_notify($1, $2)', [JOBS_CHANNEL, payload]).catch(() => undefined);
+    for (const [clientId, dueAt] of earliestPerClient(jobs)) for (const listener of this.listeners) listener(dueAt, clientId);
+    const payload = notify ? this.notice(jobs) : undefined;
+    if (!this.closed && payload !== undefined) void this.pool.query('SELECT pg_notify($1, $2)', [JOBS_CHANNEL, payload]).catch(() => undefined);
+  }
+
+  /** The NOTIFY payload of scheduled jobs: each client's earliest due time; none past 8000 bytes (the others learn it at their next wake-up). */
+  private notice(jobs: Array<[number, string]>): string | undefined {
+    if (jobs.length === 0) return undefined;
+    const payload = JSON.stringify([...earliestPerClient(jobs)]);
+    return payload.length < 7_900 ? payload : undefined;
   }
 
   /** Listens again after a drop, trying with a growing wait (up to 30 s) until the database answers; meanwhile each replica's 5 s look for due jobs goes on. */
