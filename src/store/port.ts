@@ -2,7 +2,7 @@ import type { RealClockState } from '../clock/clock.js';
 import type { FaultRule } from '../faults/types.js';
 import type { Order, OrderStatus } from '../orders/types.js';
 import type { JournalEntry } from '../requests/types.js';
-import type { ReportChange, ReportRun, ReportState } from '../report/state.js';
+import type { ReportChange, ReportRun, ReportView } from '../report/state.js';
 import type { ChaosMode, Delivery, DeliveryStatus, WebhookEventType } from '../webhooks/types.js';
 
 /**
@@ -180,10 +180,13 @@ export interface RequestLogRepository {
 export interface ReportRepository {
   /** Most events kept per client; the counts are kept whatever the log drops. */
   readonly size: number;
-  /** The client's report; an empty one when nothing was kept for it. */
-  get(clientId: string): Promise<ReportState>;
-  /** Applies `change` to the client's report as one step (see `applyReportChange`). */
-  change(clientId: string, change: ReportChange): Promise<ReportState>;
+  /**
+   * The client's report, read-only (see `ReportView`: it may be a live view, so copy
+   * what must outlast the next change); an empty one when nothing was kept for it.
+   */
+  get(clientId: string): Promise<ReportView>;
+  /** Applies `change` to the client's report as one step (see `applyReportChange`); the report after it, read-only. */
+  change(clientId: string, change: ReportChange): Promise<ReportView>;
   /** Empties the client's report and starts `run` (null: no named run). */
   start(clientId: string, run: ReportRun | null): Promise<void>;
   /** Removes the client's report (reset); 1 when there was one. */
