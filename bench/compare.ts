@@ -89,9 +89,11 @@ async function main(): Promise<void> {
   const stopAll = () => servers.forEach((server) => server.child.kill('SIGTERM'));
   process.once('exit', stopAll);
   const post1 = JSON.stringify(createRequest(1));
+  const post10 = JSON.stringify(createRequest(10));
   const cases = [
     ['GET tracking', 'GET', (s: Running) => `${s.url}/v1/order/tracking/${s.awb}`, undefined],
     ['POST 1 item', 'POST', (s: Running) => `${s.url}/v1/order`, post1],
+    ['POST 10 items', 'POST', (s: Running) => `${s.url}/v1/order`, post10],
   ] as const;
   const figures = new Map<string, number[]>();
   for (let round = 0; round < ROUNDS; round += 1) {

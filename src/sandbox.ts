@@ -31,6 +31,11 @@ import { TargetGuard, type Resolve } from './webhooks/target-guard.js';
 import { Journey } from './tracking/journey.js';
 
 /** Log fields censored by pino, wherever they appear up to two levels down. */
+/** Log lines are written in batches of about this many bytes... */
+const LOG_BATCH_BYTES = 4096;
+/** ...or this long after the first of them, whichever comes first. */
+const LOG_FLUSH_MS = 100;
+
 export const LOG_REDACTIONS = [
   'req.headers.authorization',
   'headers.authorization',
@@ -142,9 +147,12 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   // No log line carries a token or a webhook secret, at any level: request lines name the
   // client, never the token, and hold no headers or bodies. The paths below censor them
   // should an object that has them (headers, a client, a webhook setting) be logged anyway.
-  // Written asynchronously: one line per request must not cost a blocking write(2) each;
-  // lines are flushed as the previous write completes, and synchronously on exit.
-  const logger = pino({ level: options.logLevel, base: undefined, redact: [...LOG_REDACTIONS] }, pino.destination({ dest: 1, sync: false }));
+  // Written asynchronously: one line per request must not cost a blocking write(2) each.
+  // Lines gather up to LOG_BATCH_BYTES (a write per line was ~4% of a tracking read's
+  // CPU) and are written at the latest LOG_FLUSH_MS later, and synchronously on exit.
+  const destination = pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES });
+  setInterval(() => destination.flush(), LOG_FLUSH_MS).unref();
+  const logger = pino({ level: options.logLevel, base: undefined, redact: [...LOG_REDACTIONS] }, destination);
   const fixtures = loadFixtures();
   if (!fixtures.scenarios.has(options.scenario)) {
     throw new Error(`Unknown scenario "${options.scenario}": use one of ${[...fixtures.scenarios.keys()].join(', ')}.`);
@@ -251,6 +259,8 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
         await closed;
         clearTimeout(grace);
         await storage.close();
+        // Lines still gathering for a batch go out now, not at the next flush tick.
+        services.logger.flush();
       })()),
   };
 }

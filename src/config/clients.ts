@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 
 /**
  * What a token may do. `partner`: everything on its own client's data. `read_only`: only
@@ -41,7 +41,8 @@ export type Caller = { role: 'admin'; client?: undefined } | { role: Client['rol
 /** The role of a config entry: `role`, else `read_only: true` (older configs), else partner. */
 export const roleOf = (config: ClientConfig): Role => config.role ?? (config.read_only === true ? 'read_only' : 'partner');
 
-const digest = (token: string): Buffer => createHash('sha256').update(token).digest();
+// One-shot: a Hash object per request was ~2% of a tracking read's CPU.
+const digest = (token: string): Buffer => hash('sha256', token, 'buffer');
 
 /** The id a token's records belong to when the configuration gives none. */
 export const clientIdOf = (token: string): string => `client_${digest(token).toString('hex').slice(0, 12)}`;

@@ -44,8 +44,13 @@ export function errorEnvelope(limit: string): ErrorRequestHandler {
   };
 }
 
-/** One structured log line per request: method, path, status, duration, client (never the token). */
+/**
+ * One structured log line per request: method, path, status, duration, client (never the
+ * token). The line holds only those fields, so it skips the logger's redaction, which
+ * cost four times the rest of the line (a failure's error still goes through it).
+ */
 export function requestLog(logger: Logger): RequestHandler {
+  const lines = logger.child({}, { redact: [] });
   return (req, res, next) => {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
@@ -59,7 +64,7 @@ export function requestLog(logger: Logger): RequestHandler {
         op: note.operationId,
       };
       if (note.error) logger.error({ ...line, err: note.error }, 'request failed');
-      else logger.info(line, 'request');
+      else lines.info(line, 'request');
     });
     next();
   };

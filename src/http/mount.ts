@@ -124,8 +124,13 @@ export function mountSpec(spec: CompiledSpec, options: MountOptions): RequestHan
 
 function observe(res: Response, served: Omit<ServedRequest, 'status' | 'durationMs' | 'aborted'>, started: bigint, observers: Array<(served: ServedRequest) => void>): void {
   res.once('close', () => {
+    // Field by field: a spread here was a noticeable share of a tracking read.
     const done: ServedRequest = {
-      ...served,
+      input: served.input,
+      seq: served.seq,
+      method: served.method,
+      arrivedAt: served.arrivedAt,
+      violations: served.violations,
       status: res.headersSent ? res.statusCode : null,
       durationMs: Number(process.hrtime.bigint() - started) / 1e6,
       aborted: !res.writableFinished,

@@ -1,5 +1,5 @@
 import type { CatalogueItem } from './catalogue.js';
-import type { ReportOutcome, ReportState } from './state.js';
+import type { CheckResult, ReportEvent, ReportOutcome, ReportView } from './state.js';
 
 export type ItemStatus = 'handled' | 'not_handled' | 'not_exercised' | 'not_graded';
 
@@ -24,16 +24,16 @@ export interface Report {
   generated_at: string;
   summary: { items: number; graded: number; handled: number; not_handled: number; not_exercised: number; not_graded: number; handled_percent: number };
   items: GradedItem[];
-  checks: ReportState['checks'];
-  events: ReportState['events'];
+  checks: CheckResult[];
+  events: ReportEvent[];
 }
 
-const countOf = (state: ReportState, id: string, outcome: ReportOutcome): number => state.counts[`${id}:${outcome}`] ?? 0;
+const countOf = (state: ReportView, id: string, outcome: ReportOutcome): number => state.counts[`${id}:${outcome}`] ?? 0;
 
 const CHECK_PREFIX = 'check.';
 
 /** A check item is graded by the last `POST /__sandbox/checks`: a later run replaces an earlier one. */
-function gradeCheck(item: CatalogueItem, state: ReportState): Pick<GradedItem, 'status' | 'exercised' | 'handled' | 'missed' | 'detail'> {
+function gradeCheck(item: CatalogueItem, state: ReportView): Pick<GradedItem, 'status' | 'exercised' | 'handled' | 'missed' | 'detail'> {
   const step = item.id.slice(CHECK_PREFIX.length).replaceAll('-', '_');
   const result = state.checks.find((c) => c.id === step);
   if (!result || result.status === 'not_run') return { status: 'not_exercised', exercised: 0, handled: 0, missed: 0, detail: result ? `Not run: ${result.got ?? 'an earlier step got no answer'}.` : 'Not run: POST /__sandbox/checks runs it.' };
@@ -42,7 +42,7 @@ function gradeCheck(item: CatalogueItem, state: ReportState): Pick<GradedItem, '
 }
 
 /** One item's status from its counts: any miss is not handled; a handled without a miss is handled. */
-function gradeItem(item: CatalogueItem, state: ReportState): GradedItem {
+function gradeItem(item: CatalogueItem, state: ReportView): GradedItem {
   if (item.graded && item.id.startsWith(CHECK_PREFIX)) {
     return { id: item.id, title: item.title, graded: true, sandbox_choice: item.sandbox_choice, ...gradeCheck(item, state), source: item.source, criteria: { exercised: item.exercised, handled: item.handled } };
   }
@@ -60,7 +60,7 @@ function gradeItem(item: CatalogueItem, state: ReportState): GradedItem {
 }
 
 /** The report of one client: every catalogue item graded, and the handled share (handled / graded). */
-export function gradeReport(items: CatalogueItem[], state: ReportState, now: number): Report {
+export function gradeReport(items: CatalogueItem[], state: ReportView, now: number): Report {
   const graded = items.map((item) => gradeItem(item, state));
   const count = (status: ItemStatus) => graded.filter((i) => i.status === status).length;
   const gradedCount = graded.filter((i) => i.graded).length;
@@ -79,7 +79,8 @@ export function gradeReport(items: CatalogueItem[], state: ReportState, now: num
       handled_percent: gradedCount === 0 ? 0 : Math.round((handled / gradedCount) * 10_000) / 100,
     },
     items: graded,
-    checks: state.checks,
-    events: state.events,
+    // Copies: the view may be the store's own, live state.
+    checks: [...state.checks],
+    events: [...state.events],
   };
 }

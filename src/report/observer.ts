@@ -5,7 +5,7 @@ import type { ServedRequest } from '../http/served.js';
 import type { Storage } from '../store/port.js';
 import type { AttemptObserver } from '../webhooks/dispatcher.js';
 import type { Attempt, AwbGeneratedPayload, Delivery } from '../webhooks/types.js';
-import type { ReportChange, ReportMark, ReportOutcome, ReportState } from './state.js';
+import type { ReportChange, ReportMark, ReportOutcome, ReportView } from './state.js';
 
 /** Reads of an AWB closer together than this (sandbox time) after a 404 are polling it again at once. */
 export const POLL_AGAIN_MS = 1000;
@@ -103,7 +103,7 @@ export class ReportObserver {
     this.duplicates.delete(clientId);
   }
 
-  private enqueue(clientId: string, judge: (state: ReportState) => Promise<Draft | undefined>): void {
+  private enqueue(clientId: string, judge: (state: ReportView) => Promise<Draft | undefined>): void {
     const { storage, logger } = this.deps;
     const run = (this.queues.get(clientId) ?? Promise.resolve()).then(async () => {
       try {
@@ -119,7 +119,7 @@ export class ReportObserver {
     });
   }
 
-  private async judgeRequest(clientId: string, served: ServedRequest, wall: number, state: ReportState): Promise<Draft> {
+  private async judgeRequest(clientId: string, served: ServedRequest, wall: number, state: ReportView): Promise<Draft> {
     const draft = new Draft(served.arrivedAt);
     const op = served.input.operation.operationId;
     const here = { at: served.arrivedAt, wall };
@@ -170,7 +170,7 @@ export class ReportObserver {
     }
   }
 
-  private async judgeTracking(clientId: string, served: ServedRequest, draft: Draft, what: string, here: { at: number; wall: number }, state: ReportState): Promise<void> {
+  private async judgeTracking(clientId: string, served: ServedRequest, draft: Draft, what: string, here: { at: number; wall: number }, state: ReportView): Promise<void> {
     const awb = served.input.params.order_no ?? '';
     const polled = state.marks[`404:${awb}`];
     if (polled) {

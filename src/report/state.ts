@@ -58,7 +58,25 @@ export interface ReportState {
   events: ReportEvent[];
 }
 
-/** A change to a client's report, applied as one step. */
+/**
+ * A client's report as a repository gives it: read-only. It may be a live view of
+ * what the store keeps (the embedded store hands out its own state, so no request pays
+ * for a copy of a thousand events): never change it, and copy what must outlast the
+ * next change.
+ */
+export interface ReportView {
+  readonly client_id: string;
+  readonly run: Readonly<ReportRun> | null;
+  readonly counts: Readonly<Record<string, number>>;
+  readonly marks: Readonly<Record<string, Readonly<ReportMark>>>;
+  readonly checks: readonly CheckResult[];
+  readonly events: readonly ReportEvent[];
+}
+
+/**
+ * A change to a client's report, applied as one step. The repository takes its objects
+ * as they are (the events, marks and checks may be kept as given): don't change them after.
+ */
 export interface ReportChange {
   /** Added to the counts. */
   counts?: Record<string, number>;

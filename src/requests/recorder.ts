@@ -18,7 +18,8 @@ const cut = (value: string): string => (value.length <= JOURNAL_HEADER_CHARS ? v
  */
 function redacted(headers: ServedRequest['input']['headers']): JournalEntry['headers'] {
   const copy: JournalEntry['headers'] = {};
-  for (const [name, value] of Object.entries(headers)) {
+  for (const name in headers) {
+    const value = headers[name];
     if (value === undefined) continue;
     copy[name] = SECRET_HEADERS.has(name) ? REDACTED : Array.isArray(value) ? value.map(cut) : cut(value);
   }
@@ -45,7 +46,10 @@ function keptBody(input: ServedRequest['input']): Pick<JournalEntry, 'body' | 'b
 
 function entryOf(served: ServedRequest): JournalEntry {
   const { input } = served;
-  return {
+  const kept = keptBody(input);
+  // Built by assignment, in the order the API shows the fields: a spread in the middle
+  // of an object literal takes V8's slow path, on every request.
+  const entry = {
     id: served.seq,
     at: new Date(served.arrivedAt).toISOString(),
     method: served.method,
@@ -53,12 +57,14 @@ function entryOf(served: ServedRequest): JournalEntry {
     query: input.query,
     operation_id: input.operation.operationId,
     headers: redacted(input.headers),
-    ...keptBody(input),
-    status: served.status,
-    duration_ms: served.durationMs,
-    violations: served.violations,
-    aborted: served.aborted,
-  };
+    body: kept.body,
+  } as JournalEntry;
+  if (kept.body_truncated) entry.body_truncated = kept.body_truncated;
+  entry.status = served.status;
+  entry.duration_ms = served.durationMs;
+  entry.violations = served.violations;
+  entry.aborted = served.aborted;
+  return entry;
 }
 
 /**

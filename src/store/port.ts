@@ -2,7 +2,7 @@ import type { RealClockState } from '../clock/clock.js';
 import type { FaultRule } from '../faults/types.js';
 import type { Order, OrderStatus } from '../orders/types.js';
 import type { JournalEntry } from '../requests/types.js';
-import type { ReportChange, ReportRun, ReportState } from '../report/state.js';
+import type { ReportChange, ReportRun, ReportView } from '../report/state.js';
 import type { ChaosMode, Delivery, DeliveryStatus, WebhookEventType } from '../webhooks/types.js';
 
 /**
@@ -185,11 +185,13 @@ export interface ReportRepository {
   /** Most events kept per client; the counts are kept whatever the log drops. */
   readonly size: number;
   /**
-   * The client's report; an empty one when nothing was kept for it. `events: false`
-   * leaves the event log out (judging a request needs only counts and marks).
+   * The client's report, read-only (see `ReportView`: it may be a live view, so copy
+   * what must outlast the next change); an empty one when nothing was kept for it.
+   * `events: false` may leave the event log out (judging a request needs only counts
+   * and marks).
    */
-  get(clientId: string, options?: { events?: boolean }): Promise<ReportState>;
-  /** Applies `change` to the client's report (see `applyReportChange`). */
+  get(clientId: string, options?: { events?: boolean }): Promise<ReportView>;
+  /** Applies `change` to the client's report (see `applyReportChange`); the change's objects become the report's. */
   change(clientId: string, change: ReportChange): Promise<void>;
   /** Empties the client's report and starts `run` (null: no named run). */
   start(clientId: string, run: ReportRun | null): Promise<void>;

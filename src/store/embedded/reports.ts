@@ -1,32 +1,82 @@
-import { applyReportChange, emptyReport, type ReportChange, type ReportRun, type ReportState } from '../../report/state.js';
+import { emptyReport, MARKS_KEPT, type CheckResult, type ReportChange, type ReportEvent, type ReportMark, type ReportRun, type ReportView } from '../../report/state.js';
 import type { ReportRepository } from '../port.js';
+import { BoundedLog } from './bounded-log.js';
 
 /**
- * A copy the caller may change without touching what is kept: `applyReportChange` never
- * changes a kept event, mark or check in place, so copying the containers is enough
- * (a deep copy of a thousand events on every request would not be).
+ * One client's report as the embedded store keeps it, changed in place: counts add up
+ * where they are, the events sit in a bounded log and the marks remember their order,
+ * so a change costs what it adds, not a copy of the thousand events and five hundred
+ * marks kept (it is applied on every request). The same rules as `applyReportChange`.
  */
-const copyOf = (state: ReportState): ReportState => ({ ...state, counts: { ...state.counts }, marks: { ...state.marks }, checks: [...state.checks], events: [...state.events] });
+class KeptReport implements ReportView {
+  readonly counts: Record<string, number> = {};
+  readonly marks: Record<string, ReportMark> = {};
+  checks: readonly CheckResult[] = [];
+  /** The marks' keys, oldest first. */
+  readonly #markOrder = new Set<string>();
+  readonly #events: BoundedLog<ReportEvent>;
+
+  constructor(
+    readonly client_id: string,
+    readonly run: ReportRun | null,
+    size: number,
+  ) {
+    this.#events = new BoundedLog(size);
+  }
+
+  /** The kept events, oldest first, as a new array (only a report read through the API asks). */
+  get events(): ReportEvent[] {
+    return this.#events.toArray();
+  }
+
+  apply(change: ReportChange): void {
+    if (change.counts) for (const key in change.counts) this.counts[key] = (this.counts[key] ?? 0) + change.counts[key]!;
+    if (change.marks) {
+      for (const key in change.marks) {
+        const mark = change.marks[key];
+        // Set again, a mark becomes the newest.
+        delete this.marks[key];
+        this.#markOrder.delete(key);
+        if (!mark) continue;
+        this.marks[key] = mark;
+        this.#markOrder.add(key);
+      }
+      for (const key of this.#markOrder) {
+        if (this.#markOrder.size <= MARKS_KEPT) break;
+        this.#markOrder.delete(key);
+        delete this.marks[key];
+      }
+    }
+    if (change.events) for (const event of change.events) this.#events.add(event);
+    if (change.checks) this.checks = change.checks;
+  }
+}
 
 /**
  * The readiness reports of the embedded store: in memory, like the request journal
- * (written on every request; a restart clears them).
+ * (written on every request; a restart clears them). `get` and `change` answer the kept
+ * report itself, read-only and live (see `ReportView`).
  */
 export class MemoryReports implements ReportRepository {
-  private readonly byClient = new Map<string, ReportState>();
+  private readonly byClient = new Map<string, KeptReport>();
 
   constructor(readonly size: number) {}
 
-  async get(clientId: string): Promise<ReportState> {
-    return copyOf(this.byClient.get(clientId) ?? emptyReport(clientId));
+  async get(clientId: string): Promise<ReportView> {
+    return this.byClient.get(clientId) ?? emptyReport(clientId);
   }
 
   async change(clientId: string, change: ReportChange): Promise<void> {
-    this.byClient.set(clientId, applyReportChange(this.byClient.get(clientId) ?? emptyReport(clientId), structuredClone(change), this.size));
+    let kept = this.byClient.get(clientId);
+    if (!kept) {
+      kept = new KeptReport(clientId, null, this.size);
+      this.byClient.set(clientId, kept);
+    }
+    kept.apply(change);
   }
 
   async start(clientId: string, run: ReportRun | null): Promise<void> {
-    this.byClient.set(clientId, emptyReport(clientId, run));
+    this.byClient.set(clientId, new KeptReport(clientId, run, this.size));
   }
 
   async clear(clientId: string): Promise<number> {

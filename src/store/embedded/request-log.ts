@@ -1,5 +1,6 @@
 import type { JournalEntry } from '../../requests/types.js';
 import type { RequestFilter, RequestLogRepository } from '../port.js';
+import { BoundedLog } from './bounded-log.js';
 
 /**
  * The request journal of the embedded store: kept in memory only, bounded per client
@@ -7,30 +8,33 @@ import type { RequestFilter, RequestLogRepository } from '../port.js';
  * to the data file would double the writes of every request for no lasting value.
  */
 export class MemoryRequestLog implements RequestLogRepository {
-  private readonly byClient = new Map<string, JournalEntry[]>();
+  private readonly byClient = new Map<string, BoundedLog<JournalEntry>>();
 
   constructor(readonly size: number) {}
 
   async append(clientId: string, entry: JournalEntry): Promise<void> {
     if (this.size <= 0) return;
-    const entries = this.byClient.get(clientId) ?? [];
-    let at = entries.length;
-    while (at > 0 && entries[at - 1]!.id > entry.id) at--;
-    entries.splice(at, 0, entry);
-    if (entries.length > this.size) entries.splice(0, entries.length - this.size);
-    this.byClient.set(clientId, entries);
+    let entries = this.byClient.get(clientId);
+    if (!entries) {
+      entries = new BoundedLog<JournalEntry>(this.size);
+      this.byClient.set(clientId, entries);
+    }
+    // Entries close out of arrival order now and then: each goes after the last that arrived before it.
+    entries.add(entry, (kept) => kept.id > entry.id);
   }
 
   async list(clientId: string, filter: RequestFilter): Promise<JournalEntry[]> {
-    return (this.byClient.get(clientId) ?? []).filter((e) => {
-      const at = Date.parse(e.at);
-      return (
-        (filter.operationId === undefined || e.operation_id === filter.operationId) &&
-        (filter.status === undefined || e.status === filter.status) &&
-        (filter.since === undefined || at >= filter.since) &&
-        (filter.until === undefined || at <= filter.until)
-      );
-    });
+    return (
+      this.byClient.get(clientId)?.filter((e) => {
+        const at = Date.parse(e.at);
+        return (
+          (filter.operationId === undefined || e.operation_id === filter.operationId) &&
+          (filter.status === undefined || e.status === filter.status) &&
+          (filter.since === undefined || at >= filter.since) &&
+          (filter.until === undefined || at <= filter.until)
+        );
+      }) ?? []
+    );
   }
 
   async clear(clientId: string): Promise<number> {
@@ -41,11 +45,7 @@ export class MemoryRequestLog implements RequestLogRepository {
 
   async prune(olderThan: number): Promise<number> {
     let removed = 0;
-    for (const [clientId, entries] of this.byClient) {
-      const kept = entries.filter((e) => Date.parse(e.at) >= olderThan);
-      removed += entries.length - kept.length;
-      this.byClient.set(clientId, kept);
-    }
+    for (const entries of this.byClient.values()) removed += entries.retain((e) => Date.parse(e.at) >= olderThan);
     return removed;
   }
 }
