@@ -21,6 +21,8 @@ export interface PostgresOptions {
 
 /** The channel replicas are told on when a job is scheduled: its due time. */
 const JOBS_CHANNEL = 'sandbox_jobs';
+/** How long scheduled jobs are gathered before one NOTIFY tells the other replicas of them all (ms). */
+const NOTICE_MS = 20;
 /** How often a unit of work that met a conflict (another replica wrote first) is tried in all. */
 const ATTEMPTS = 4;
 
@@ -79,8 +81,18 @@ export class PostgresStorage implements Storage {
   private failure: { error: string; since: number } | undefined;
   private listener: pg.Client | undefined;
   private closed = false;
+  /** Jobs scheduled since the last NOTIFY: each client's earliest due time. */
+  private readonly unannounced = new Map<string, number>();
+  private noticeTimer: NodeJS.Timeout | undefined;
   /** Counters' own connections: a unit holding a connection of `pool` never waits for another of it. */
   private readonly counterPool: pg.Pool;
+  /**
+   * The request journal's and the readiness reports' connections: written after the
+   * answer, committed without waiting for the WAL flush (a database crash may lose the
+   * last moments of them, never an order or a delivery), and apart from the pool of the
+   * requests' own work, so their queue never holds a create up.
+   */
+  private readonly observationPool: pg.Pool;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -93,13 +105,23 @@ export class PostgresStorage implements Storage {
     this.orders = new PgOrders(db);
     this.deliveries = new PgDeliveries(db);
     this.settings = new PgSettings(db);
-    this.counterPool = new pg.Pool({ connectionString: options.url, max: 2, connectionTimeoutMillis: 5_000, query_timeout: 15_000, statement_timeout: 10_000 });
+    // A counter's commit need not wait for its WAL flush: a record that uses the number
+    // commits synchronously later, which flushes the WAL up to it, the counter's change
+    // included. So a number in a kept record is never handed out again, and the counter
+    // row is locked for microseconds, not a flush (every create takes two of them).
+    this.counterPool = new pg.Pool({ connectionString: options.url, max: 2, connectionTimeoutMillis: 5_000, query_timeout: 15_000, statement_timeout: 10_000, options: '-c synchronous_commit=off' });
     this.counterPool.on('error', (error) => options.onError?.(error));
     this.counters = new PgCounters(() => this.counterDb);
+    this.observationPool = new pg.Pool({ connectionString: options.url, max: 4, connectionTimeoutMillis: 5_000, query_timeout: 15_000, statement_timeout: 10_000, options: '-c synchronous_commit=off' });
+    this.observationPool.on('error', (error) => options.onError?.(error));
+    const observationDb: Db = {
+      query: <R>(text: string, values?: unknown[]) => this.run(() => this.observationPool.query(text, values) as unknown as Promise<{ rows: R[]; rowCount: number | null }>),
+      scheduled: () => undefined,
+    };
     this.meta = new PgMeta(db);
     this.jobs = new PgJobs(db);
-    this.requests = new PgRequestLog(db, options.requestLogSize);
-    this.reports = new PgReports(db, options.requestLogSize);
+    this.requests = new PgRequestLog(() => observationDb, options.requestLogSize);
+    this.reports = new PgReports(() => observationDb, options.requestLogSize);
     this.sharedClocks = new PgClocks(this.poolDb, options.url, `replica_${process.pid}_${randomBytes(4).toString('hex')}`, (error) => this.translate(error));
   }
 
@@ -143,10 +165,16 @@ export class PostgresStorage implements Storage {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    // What this replica scheduled last is told before it goes.
+    if (this.noticeTimer) {
+      clearTimeout(this.noticeTimer);
+      this.notifyOthers();
+    }
     this.closed = true;
     await this.listener?.end().catch(() => undefined);
     await this.sharedClocks.close();
     await this.counterPool.end();
+    await this.observationPool.end();
     await this.pool.end();
   }
 
@@ -181,19 +209,16 @@ export class PostgresStorage implements Storage {
         counters: this.counters,
         meta: new PgMeta(db),
         jobs: new PgJobs(db),
-        requests: new PgRequestLog(db, this.options.requestLogSize),
-        reports: new PgReports(db, this.options.requestLogSize),
+        requests: this.requests,
+        reports: this.reports,
       };
       let broken = false;
       try {
         await client.query('BEGIN');
         const result = await this.current.run(context, () => fn(context.repos));
-        // The other replicas are told of the jobs it scheduled by the commit itself (a NOTIFY
-        // in the transaction is delivered when it commits): one round trip, not two.
-        const notice = this.notice(context.scheduled);
-        await client.query(notice === undefined ? 'COMMIT' : `SELECT pg_notify('${JOBS_CHANNEL}', ${client.escapeLiteral(notice)}); COMMIT`);
+        await client.query('COMMIT');
         this.failure = undefined;
-        this.announce(context.scheduled, false);
+        this.announce(context.scheduled);
         return result;
       } catch (error) {
         await client.query('ROLLBACK').catch(() => void (broken = true));
@@ -228,19 +253,27 @@ export class PostgresStorage implements Storage {
    * Tells this replica's listeners at once, once per client with its earliest due time
    * (as the port says), and the other replicas through NOTIFY.
    */
-  /** Tells this replica's listeners of scheduled jobs, and the other replicas too unless the commit did (`notify`). */
-  private announce(jobs: Array<[number, string]>, notify = true): void {
+  /**
+   * Tells this replica's listeners of scheduled jobs at once, and the other replicas
+   * within NOTICE_MS in one NOTIFY for every job scheduled meanwhile (each client's
+   * earliest due time). A NOTIFY takes a lock that every committing NOTIFY of the
+   * database waits for: one per create would put all creates of all replicas in one queue.
+   */
+  private announce(jobs: Array<[number, string]>): void {
     if (jobs.length === 0) return;
-    for (const [clientId, dueAt] of earliestPerClient(jobs)) for (const listener of this.listeners) listener(dueAt, clientId);
-    const payload = notify ? this.notice(jobs) : undefined;
-    if (!this.closed && payload !== undefined) void this.pool.query('SELECT pg_notify($1, $2)', [JOBS_CHANNEL, payload]).catch(() => undefined);
+    for (const [clientId, dueAt] of earliestPerClient(jobs)) {
+      for (const listener of this.listeners) listener(dueAt, clientId);
+      this.unannounced.set(clientId, Math.min(dueAt, this.unannounced.get(clientId) ?? Infinity));
+    }
+    this.noticeTimer ??= setTimeout(() => this.notifyOthers(), NOTICE_MS).unref();
   }
 
-  /** The NOTIFY payload of scheduled jobs: each client's earliest due time; none past 8000 bytes (the others learn it at their next wake-up). */
-  private notice(jobs: Array<[number, string]>): string | undefined {
-    if (jobs.length === 0) return undefined;
-    const payload = JSON.stringify([...earliestPerClient(jobs)]);
-    return payload.length < 7_900 ? payload : undefined;
+  private notifyOthers(): void {
+    this.noticeTimer = undefined;
+    const payload = JSON.stringify([...this.unannounced]);
+    this.unannounced.clear();
+    // NOTIFY payloads are limited to 8000 bytes; past that the others learn it at their next wake-up.
+    if (!this.closed && payload.length < 7_900) void this.pool.query('SELECT pg_notify($1, $2)', [JOBS_CHANNEL, payload]).catch(() => undefined);
   }
 
   /** Listens again after a drop, trying with a growing wait (up to 30 s) until the database answers; meanwhile each replica's 5 s look for due jobs goes on. */
