@@ -68,27 +68,28 @@ function entryOf(served: ServedRequest): JournalEntry {
 }
 
 /**
- * Journal appends still on their way, per client. On PostgreSQL an append is a round
- * trip that ends after the answer went out: a client that reads its journal straight
- * after a request must still find that request there (read your own writes).
+ * Journal appends still on their way, per client, made one after another in the order
+ * the requests ended: on PostgreSQL an append is a round trip that ends after the
+ * answer went out, and one that overtook the one before (a fresh connection is slower
+ * than a warm one) would number and bound the journal out of order. A client that reads
+ * its journal straight after a request must still find that request there (read your
+ * own writes): reads wait for `settled`.
  */
 export class PendingAppends {
-  private readonly pending = new Map<string, Set<Promise<void>>>();
+  private readonly tails = new Map<string, Promise<void>>();
 
-  track(clientId: string, append: Promise<void>): void {
-    const set = this.pending.get(clientId) ?? new Set<Promise<void>>();
-    this.pending.set(clientId, set);
-    const done = append.finally(() => {
-      set.delete(done);
-      if (set.size === 0 && this.pending.get(clientId) === set) this.pending.delete(clientId);
+  /** Starts `append` once the client's appends before it have ended (failed ones too). */
+  track(clientId: string, append: () => Promise<void>): void {
+    const tail = (this.tails.get(clientId) ?? Promise.resolve()).then(append).catch(() => undefined);
+    this.tails.set(clientId, tail);
+    void tail.then(() => {
+      if (this.tails.get(clientId) === tail) this.tails.delete(clientId);
     });
-    set.add(done);
   }
 
   /** Resolves once every append of the client's started so far has ended (failed ones included). */
   async settled(clientId: string): Promise<void> {
-    const set = this.pending.get(clientId);
-    if (set) await Promise.allSettled([...set]);
+    await this.tails.get(clientId);
   }
 }
 
@@ -103,7 +104,8 @@ export function journalRecorder(journal: RequestLogRepository, strict: boolean, 
     if (!client) return;
     // Runs on the connection's close: whatever goes wrong here must not escape as an uncaught exception.
     try {
-      pending.track(client.id, journal.append(client.id, entryOf(served)).catch((err: unknown) => logger.error({ err }, 'request journal failed')));
+      const entry = entryOf(served);
+      pending.track(client.id, () => journal.append(client.id, entry).catch((err: unknown) => logger.error({ err }, 'request journal failed')));
     } catch (err) {
       logger.error({ err }, 'request journal failed');
     }
