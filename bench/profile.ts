@@ -1,0 +1,196 @@
+/**
+ * npm run bench:profile : where the sandbox's time and memory go, in figures that do not
+ * depend on how busy the machine is (npm run bench's rates do).
+ *
+ * 1. CPU time per request: the sandbox as users run it (real clock, a data file,
+ *    --awb-delay 1s so AWB jobs run, log level info written to a file) and the express
+ *    floor, each loaded with a fixed number of requests (autocannon, 10 connections);
+ *    the process's user + system CPU time (from /proc) over the load, divided by the
+ *    requests. Background work the load causes (AWB jobs, checkpoints, GC) is counted.
+ * 2. The same loads once more on a fresh sandbox with a CPU profile taken over the loads
+ *    only (bench/cpu-profile.cjs, start-up left out): self time by area (node's HTTP and
+ *    streams, express, our code by folder, GC, ...) and the heaviest functions.
+ * 3. Memory per order: RSS and V8 heap of a sandbox started on a data file of
+ *    BENCH_PROFILE_ORDERS (100,000) delivered orders, minus those of one on an empty
+ *    file, after start-up and a settle time, per order.
+ *
+ * BENCH_PROFILE_REQUESTS (default 20,000) sets the requests per case.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { createRequest } from '../test/support/orders.js';
+import { HEADERS, memoryMb, spawnServer, stop, TMP } from './harness.js';
+import { BENCH_TOKEN, prefill } from './prefill.js';
+
+const REQUESTS = Number(process.env.BENCH_PROFILE_REQUESTS ?? 20_000);
+const ORDERS = Number(process.env.BENCH_PROFILE_ORDERS ?? 100_000);
+const TICKS_PER_MS = 100 / 1000; // USER_HZ is 100 on Linux
+
+interface Target {
+  name: string;
+  url: string;
+  child: ChildProcess;
+  tracking: string;
+}
+
+/** User + system CPU time of a process so far, ms. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_MS;
+}
+
+async function sandbox(name: string, profileFile?: string): Promise<Target> {
+  const preload = profileFile ? ['--require', './bench/cpu-profile.cjs'] : [];
+  const server = await spawnServer(name, process.execPath, [...preload, 'dist/cli.js', '--port', '0', '--data', join(TMP, `${name}.json`), '--token', BENCH_TOKEN, '--awb-delay', '1s'], {
+    env: { NODE_ENV: 'production', ...(profileFile ? { BENCH_PROFILE_FILE: profileFile } : {}) },
+    log: join(TMP, `${name}.log`),
+  });
+  const created = (await (await fetch(`${server.url}/v1/order`, { method: 'POST', headers: HEADERS, body: JSON.stringify(createRequest(1)) })).json()) as { order_numbers: string[] };
+  const orderUrl = `${server.url}/__sandbox/orders/${created.order_numbers[0]}`;
+  const { awb } = (await (await fetch(`${orderUrl}/awb`, { method: 'POST', headers: HEADERS })).json()) as { awb: string };
+  while ((await fetch(`${orderUrl}/advance`, { method: 'POST', headers: HEADERS })).status === 200);
+  return { name, url: server.url, child: server.child, tracking: `/v1/order/tracking/${awb}` };
+}
+
+async function expressFloor(): Promise<Target> {
+  const server = await spawnServer('express', process.execPath, [join(import.meta.dirname, 'ref-express.mjs')], { env: { NODE_ENV: 'production' } });
+  return { name: 'express floor', url: server.url, child: server.child, tracking: '/full/v1/order/tracking/JN0000000001' };
+}
+
+const CASES = [
+  ['GET tracking', 'GET', undefined],
+  ['POST 1 item', 'POST', JSON.stringify(createRequest(1))],
+  ['POST 10 items', 'POST', JSON.stringify(createRequest(10))],
+] as const;
+
+/** CPU ms per request of each case on `target` (after a warm-up of a tenth of the requests). */
+async function cpuPerRequest(target: Target): Promise<Record<string, number>> {
+  const figures: Record<string, number> = {};
+  for (const [name, method, body] of CASES) {
+    const url = `${target.url}${method === 'GET' ? target.tracking : '/v1/order'}`;
+    const options = { url, method, connections: 10, headers: HEADERS, ...(body ? { body } : {}) };
+    await autocannon({ ...options, amount: Math.ceil(REQUESTS / 10) });
+    const before = cpuMs(target.child.pid!);
+    const result = await autocannon({ ...options, amount: REQUESTS });
+    if (result.non2xx + result.errors > 0) throw new Error(`${target.name} ${name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+    figures[name] = (cpuMs(target.child.pid!) - before) / REQUESTS;
+  }
+  return figures;
+}
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+
+/** The area a function of a CPU profile belongs to. */
+function areaOf(frame: ProfileNode['callFrame']): string {
+  const { url, functionName } = frame;
+  if (functionName === '(garbage collector)') return 'GC';
+  if (functionName === '(idle)' || functionName === '(program)' || functionName === '(root)') return functionName;
+  if (url.startsWith('node:')) {
+    const module = url.slice(5).split('/')[1] ?? url.slice(5);
+    return `node: ${/^_?http|^net$|stream|^_tls/.test(module) ? 'http, net, streams' : module}`;
+  }
+  const dependency = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (dependency) return dependency[1]!;
+  const own = /\/dist\/(.+)\/[^/]+\.js$/.exec(url) ?? /\/dist\/([^/]+)\.js$/.exec(url);
+  if (own) return `src/${own[1]!.split('/')[0]}`;
+  return url === '' ? 'native (writev, hashing, JSON, ...)' : url;
+}
+
+/** Self time by area and the heaviest functions of a `.cpuprofile`, busy time only. */
+function summarize(file: string): { areas: Array<[string, number]>; functions: Array<[string, number]> } {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const self = new Map<number, number>();
+  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  const areas = new Map<string, number>();
+  const functions = new Map<string, number>();
+  let busy = 0;
+  for (const [id, micros] of self) {
+    const frame = byId.get(id)!.callFrame;
+    const area = areaOf(frame);
+    if (area === '(idle)') continue;
+    busy += micros;
+    areas.set(area, (areas.get(area) ?? 0) + micros);
+    const where = `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^.*\/(node_modules|dist)\//, '$1/')}:${frame.lineNumber + 1}`;
+    functions.set(where, (functions.get(where) ?? 0) + micros);
+  }
+  const share = (entries: Map<string, number>, top: number) =>
+    [...entries].sort((a, b) => b[1] - a[1]).slice(0, top).map(([name, micros]) => [name, (100 * micros) / busy] as [string, number]);
+  return { areas: share(areas, 16), functions: share(functions, 20) };
+}
+
+async function memoryPerOrder(): Promise<{ rssBytes: number; heapBytes: number }> {
+  const measure = async (name: string, orders: number) => {
+    const data = join(TMP, `${name}.json`);
+    if (orders > 0) await prefill(data, orders);
+    const server = await spawnServer(name, process.execPath, ['--expose-gc', '--require', './bench/heap-probe.cjs', 'dist/cli.js', '--port', '0', '--data', data, '--token', BENCH_TOKEN, '--log-level', 'warn'], {
+      env: { NODE_ENV: 'production', BENCH_HEAP_FILE: join(TMP, `${name}.heap`) },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    const rss = memoryMb(server.child.pid!, 'VmRSS') * 2 ** 20;
+    server.child.kill('SIGUSR2');
+    let heap: number | undefined;
+    for (let i = 0; i < 200 && heap === undefined; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      try {
+        heap = Number(readFileSync(join(TMP, `${name}.heap`), 'utf8'));
+      } catch {
+        heap = undefined;
+      }
+    }
+    await stop(server.child);
+    return { rss, heap: heap ?? NaN };
+  };
+  const empty = await measure('empty', 0);
+  const full = await measure('full', ORDERS);
+  return { rssBytes: (full.rss - empty.rss) / ORDERS, heapBytes: (full.heap - empty.heap) / ORDERS };
+}
+
+async function main(): Promise<void> {
+  rmSync(TMP, { recursive: true, force: true });
+  mkdirSync(TMP, { recursive: true });
+  console.log(`npm run bench:profile on ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}; ${REQUESTS.toLocaleString('en')} requests per case, 10 connections.\n`);
+
+  const floor = await expressFloor();
+  const floorCpu = await cpuPerRequest(floor);
+  await stop(floor.child);
+  const plain = await sandbox('sandbox');
+  const sandboxCpu = await cpuPerRequest(plain);
+  await stop(plain.child);
+  console.log('| case | sandbox CPU ms/request | express floor CPU ms/request | ratio |');
+  console.log('|---|---|---|---|');
+  for (const [name] of CASES) console.log(`| ${name} | ${sandboxCpu[name]!.toFixed(3)} | ${floorCpu[name]!.toFixed(3)} | ${(sandboxCpu[name]! / floorCpu[name]!).toFixed(2)}× |`);
+
+  const profileFile = join(TMP, 'loads.cpuprofile');
+  const profiled = await sandbox('profiled', profileFile);
+  profiled.child.kill('SIGUSR2');
+  await cpuPerRequest(profiled);
+  profiled.child.kill('SIGUSR2');
+  for (let i = 0; i < 400 && !existsSync(profileFile); i += 1) await new Promise((resolve) => setTimeout(resolve, 25));
+  await stop(profiled.child);
+  if (existsSync(profileFile)) {
+    const { areas, functions } = summarize(profileFile);
+    console.log('\nSelf time by area over the three loads (share of busy time, idle left out):\n');
+    console.log('| area | share |');
+    console.log('|---|---|');
+    for (const [area, share] of areas) console.log(`| ${area} | ${share.toFixed(1)}% |`);
+    console.log('\nHeaviest functions (self time):\n');
+    console.log('| function | share |');
+    console.log('|---|---|');
+    for (const [name, share] of functions) console.log(`| ${name} | ${share.toFixed(1)}% |`);
+  }
+
+  const memory = await memoryPerOrder();
+  console.log(`\nMemory per stored order (${ORDERS.toLocaleString('en')} delivered orders vs an empty file, 5 s after start-up): RSS ${Math.round(memory.rssBytes).toLocaleString('en')} bytes, V8 heap after a full GC ${Math.round(memory.heapBytes).toLocaleString('en')} bytes.`);
+  rmSync(TMP, { recursive: true, force: true });
+}
+
+await main();
+process.exit(0);
