@@ -14,7 +14,7 @@ function shardOf(key: string): number {
 /**
  * A Map of string keys split over many small Maps by a hash of the key. A Map grows by
  * rehashing every entry into a table twice as big, in one go: at 262,144 AWBs that one
- * `set` holds the event loop ~30 ms (~75 ms at 524,288), and an index that grows with the
+ * `set` holds the event loop ~30 ms (50-90 ms at 524,288), and an index that grows with the
  * orders reaches those sizes under sustained creates (timed on the bench machine). A shard holds 1/256 of the keys,
  * so no single insert copies more than that.
  *
