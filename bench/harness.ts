@@ -71,8 +71,22 @@ export async function load(url: string | string[], method: 'GET' | 'POST', body?
   return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx + result.timeouts };
 }
 
+/** Event-loop figures of a sandbox started with bench/loop-monitor.cjs, since the last call. */
+export interface LoopFigures {
+  p50: number;
+  p99: number;
+  p999: number;
+  max: number;
+  /** Gaps of more than 50 ms between runs of a 10 ms timer. */
+  stalls: number;
+  /** Of those, the gaps in which the main thread was on a CPU for 50 ms or more (not waiting for one on a shared machine). */
+  cpuStalls: number;
+  /** The most time on a CPU within one gap, ms. */
+  maxCpuStall: number;
+}
+
 /** Event-loop delay of a sandbox started with bench/loop-monitor.cjs, since the last call. */
-export async function loopDelay(child: ChildProcess, file: string): Promise<{ p50: number; p99: number; p999: number; max: number }> {
+export async function loopDelay(child: ChildProcess, file: string): Promise<LoopFigures> {
   rmSync(file, { force: true });
   child.kill('SIGUSR2');
   for (let i = 0; i < 100 && !existsSync(file); i += 1) await new Promise((r) => setTimeout(r, 20));

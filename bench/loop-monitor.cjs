@@ -1,16 +1,56 @@
 // Preloaded into the sandbox by npm run bench (node --require): measures event-loop delay
 // with monitorEventLoopDelay and, on SIGUSR2, writes the figures since the last signal to
 // $BENCH_LOOP_FILE and starts again. Not part of the product.
+//
+// It also counts stalls: gaps of more than 50 ms between runs of a 10 ms timer, and for
+// each how long the main thread was on a CPU meanwhile (Linux: /proc/thread-self/schedstat,
+// one small read per tick). On a machine shared with other work a long gap may be mostly
+// time spent waiting for a CPU; `cpuStalls` counts the gaps the sandbox's own work filled
+// (at least 50 ms on a CPU), `maxCpuStall` is the longest such time.
 const { monitorEventLoopDelay } = require('node:perf_hooks');
-const { writeFileSync } = require('node:fs');
+const { readFileSync, writeFileSync } = require('node:fs');
 
 const file = process.env.BENCH_LOOP_FILE;
+const STALL_MS = 50;
 if (file) {
   const histogram = monitorEventLoopDelay({ resolution: 10 });
   histogram.enable();
+  /** Milliseconds the main thread has spent on a CPU, or undefined where the kernel does not say. */
+  const onCpuMs = () => {
+    try {
+      return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]) / 1e6;
+    } catch {
+      return undefined;
+    }
+  };
+  let stalls = 0;
+  let cpuStalls = 0;
+  let maxCpuStall = 0;
+  let lastTick = performance.now();
+  let lastCpu = onCpuMs();
+  setInterval(() => {
+    const now = performance.now();
+    const cpu = onCpuMs();
+    if (now - lastTick > STALL_MS) {
+      stalls += 1;
+      if (cpu !== undefined && lastCpu !== undefined) {
+        const ran = cpu - lastCpu;
+        if (ran >= STALL_MS) cpuStalls += 1;
+        maxCpuStall = Math.max(maxCpuStall, ran);
+      }
+    }
+    lastTick = now;
+    lastCpu = cpu;
+  }, 10).unref();
   process.on('SIGUSR2', () => {
     const ms = (ns) => Math.round((ns / 1e6) * 10) / 10;
-    writeFileSync(file, JSON.stringify({ p50: ms(histogram.percentile(50)), p99: ms(histogram.percentile(99)), p999: ms(histogram.percentile(99.9)), max: ms(histogram.max) }));
+    writeFileSync(
+      file,
+      JSON.stringify({ p50: ms(histogram.percentile(50)), p99: ms(histogram.percentile(99)), p999: ms(histogram.percentile(99.9)), max: ms(histogram.max), stalls, cpuStalls, maxCpuStall: Math.round(maxCpuStall) }),
+    );
     histogram.reset();
+    stalls = 0;
+    cpuStalls = 0;
+    maxCpuStall = 0;
   });
 }

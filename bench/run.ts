@@ -8,8 +8,8 @@
  * (static mock of spec/openapi.yaml, its log discarded) and json-server 1.
  *
  * Then the sandbox alone: 60 s of sustained 10-item creates with a health probe every
- * 50 ms (probe p99 and max, event-loop delay from monitorEventLoopDelay, log lines
- * written); a one-year clock advance over 50,000 orders in flight (manual clock) with
+ * 50 ms (probe p99 and max, event-loop delay from monitorEventLoopDelay, stalls over
+ * 50 ms and how many of them the main thread spent on a CPU, log lines written); a one-year clock advance over 50,000 orders in flight (manual clock) with
  * the probe running; and a data file of 300,000 orders (written with the store's own
  * writer): start-up, RSS settled, shutdown.
  *
@@ -31,7 +31,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createRequest } from '../test/support/orders.js';
-import { freePort, HEADERS, load, loopDelay, memoryMb, percentile, probe, ROOT, SECONDS, spawnServer, stop, TMP, type Figures } from './harness.js';
+import { freePort, HEADERS, load, loopDelay, memoryMb, percentile, probe, ROOT, SECONDS, spawnServer, stop, TMP, type Figures, type LoopFigures } from './harness.js';
 import { postgresSection, runPostgres } from './postgres.js';
 import { BENCH_TOKEN, prefill } from './prefill.js';
 
@@ -39,6 +39,13 @@ const SUSTAIN_SECONDS = Number(process.env.BENCH_SUSTAIN_SECONDS ?? 60);
 const ADVANCE_ORDERS = Number(process.env.BENCH_ADVANCE_ORDERS ?? 50_000);
 const BIG_ORDERS = Number(process.env.BENCH_BIG_ORDERS ?? 300_000);
 const BIN = join(ROOT, 'node_modules/.bin');
+
+/**
+ * The stalls of a load, told apart: those the sandbox's main thread filled with its own
+ * work, and the rest, where it was mostly off a CPU (on a shared machine: waiting for one).
+ */
+const stallsOf = (loop: LoopFigures): string =>
+  `${loop.stalls} stalls > 50 ms, ${loop.cpuStalls} of them with ≥ 50 ms of the main thread on a CPU (longest ${loop.maxCpuStall} ms)`;
 const RESULTS_MD = join(import.meta.dirname, 'RESULTS.md');
 const RESULTS_JSON = join(import.meta.dirname, 'results.json');
 const POSTGRES_HEADING = '## PostgreSQL';
@@ -206,9 +213,9 @@ async function main(): Promise<void> {
     `| sandbox, empty data file, alone | ${emptyStartupMs} |`,
     `| sandbox, ${BIG_ORDERS.toLocaleString('en')} orders | ${Math.round(big.startupMs)} |`,
     '',
-    `Sustained 10-item creates for ${SUSTAIN_SECONDS} s: ${sustained.rps.toLocaleString('en')} rps, p99 ${sustained.p99} ms; health probe every 50 ms: p99 ${percentile(sustainedWaits, 99)} ms, max ${Math.round(Math.max(...sustainedWaits))} ms; event-loop delay p99 ${sustainedLoop.p99} ms, p99.9 ${sustainedLoop.p999} ms, max ${sustainedLoop.max} ms; ${logLines.toLocaleString('en')} log lines written.`,
+    `Sustained 10-item creates for ${SUSTAIN_SECONDS} s: ${sustained.rps.toLocaleString('en')} rps, p99 ${sustained.p99} ms; health probe every 50 ms: p99 ${percentile(sustainedWaits, 99)} ms, max ${Math.round(Math.max(...sustainedWaits))} ms; event-loop delay p99 ${sustainedLoop.p99} ms, p99.9 ${sustainedLoop.p999} ms, max ${sustainedLoop.max} ms; ${stallsOf(sustainedLoop)}; ${logLines.toLocaleString('en')} log lines written.`,
     '',
-    `One-year advance over ${ADVANCE_ORDERS.toLocaleString('en')} orders in flight: ${advanceMs.toLocaleString('en')} ms; probe p99 ${percentile(advanceWaits, 99)} ms, max ${Math.round(Math.max(...advanceWaits))} ms (${advanceWaits.length} probes); event-loop delay p99.9 ${advanceLoop.p999} ms, max ${advanceLoop.max} ms.`,
+    `One-year advance over ${ADVANCE_ORDERS.toLocaleString('en')} orders in flight: ${advanceMs.toLocaleString('en')} ms; probe p99 ${percentile(advanceWaits, 99)} ms, max ${Math.round(Math.max(...advanceWaits))} ms (${advanceWaits.length} probes); event-loop delay p99.9 ${advanceLoop.p999} ms, max ${advanceLoop.max} ms; ${stallsOf(advanceLoop)}.`,
     '',
     `${BIG_ORDERS.toLocaleString('en')} orders: start-up ${Math.round(big.startupMs).toLocaleString('en')} ms, RSS settled ${bigRss} MB, shutdown ${shutdownMs} ms.`,
     '',

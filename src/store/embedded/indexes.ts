@@ -3,6 +3,7 @@ import type { Order } from '../../orders/types.js';
 import type { Job, JobKind } from '../port.js';
 import type { Delivery, DeliveryStatus } from '../../webhooks/types.js';
 import { DELIVERIES, JOBS, ORDERS } from './records.js';
+import { ShardedMap, ShardedSet } from './sharded-map.js';
 import { SortedKeys } from './sorted-keys.js';
 import type { Change } from './unit-of-work.js';
 
@@ -14,8 +15,9 @@ const perClient = <T>(map: Map<string, T>, clientId: string, make: () => T): T =
 
 /** The lookups of orders: by AWB, batches, and each client's listing. */
 export class OrderIndex {
-  readonly byAwb = new Map<string, string>();
-  readonly batches = new Set<string>();
+  /** Sharded: these grow with the orders, and one big Map's growth step would hold the event loop (see ShardedMap). */
+  readonly byAwb = new ShardedMap<string>();
+  readonly batches = new ShardedSet();
   readonly byClient = new Map<string, SortedKeys>();
   /** Every order by creation, for retention. */
   readonly byAge = new SortedKeys();
