@@ -31,6 +31,31 @@ const UNAVAILABLE_CODES = new Set(['57014', 'ECONNREFUSED', 'ECONNRESET', 'ETIME
 /** Errors that a new attempt of the unit of work resolves: a deadlock, a serialization failure. */
 const RETRY_CODES = new Set(['40001', '40P01']);
 
+/** How many distinct statement texts a process prepares; texts beyond (listings' many LIMITs) run unprepared. */
+const PREPARED_MAX = 400;
+/** A result of `*` that a migration may widen: a prepared plan of it would fail ("cached plan must not change result type"). */
+const STAR = /(?:SELECT|RETURNING)\s+(?:\w+\.)?\*|\w\.\*/i;
+/** Each statement text's name ('' for one that runs unprepared): one name per text in the process, as pg requires. */
+const statementNames = new Map<string, string>();
+
+/**
+ * A statement with parameters as a named (prepared) one: each connection parses and plans
+ * it once, not at every execution (a create runs a dozen short statements, and parsing
+ * and planning was a good part of the server's CPU per statement). Statements whose result
+ * is `*` stay unnamed (see STAR), so an older replica keeps working when a newer one adds
+ * a column during a rolling upgrade.
+ */
+export function statement(text: string, values?: unknown[]): string | pg.QueryConfig {
+  if (values === undefined) return text;
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    if (statementNames.size >= PREPARED_MAX) return { text, values };
+    name = STAR.test(text) ? '' : `sandbox_${statementNames.size + 1}`;
+    statementNames.set(text, name);
+  }
+  return name === '' ? { text, values } : { name, text, values };
+}
+
 const codeOf = (error: unknown): string | undefined => (error as { code?: string } | undefined)?.code;
 const isUnavailable = (error: unknown): boolean =>
   UNAVAILABLE_CODES.has(codeOf(error) ?? '') ||
@@ -115,7 +140,7 @@ export class PostgresStorage implements Storage {
     this.observationPool = new pg.Pool({ connectionString: options.url, max: 4, connectionTimeoutMillis: 5_000, query_timeout: 15_000, statement_timeout: 10_000, options: '-c synchronous_commit=off' });
     this.observationPool.on('error', (error) => options.onError?.(error));
     const observationDb: Db = {
-      query: <R>(text: string, values?: unknown[]) => this.run(() => this.observationPool.query(text, values) as unknown as Promise<{ rows: R[]; rowCount: number | null }>),
+      query: <R>(text: string, values?: unknown[]) => this.run(() => this.observationPool.query(statement(text, values)) as unknown as Promise<{ rows: R[]; rowCount: number | null }>),
       scheduled: () => undefined,
     };
     this.meta = new PgMeta(db);
@@ -180,19 +205,19 @@ export class PostgresStorage implements Storage {
 
   /** Statements outside a transaction: each on a pooled connection, committed at once. */
   private readonly poolDb: Db = {
-    query: <R>(text: string, values?: unknown[]) => this.run(() => this.pool.query(text, values) as unknown as Promise<{ rows: R[]; rowCount: number | null }>),
+    query: <R>(text: string, values?: unknown[]) => this.run(() => this.pool.query(statement(text, values)) as unknown as Promise<{ rows: R[]; rowCount: number | null }>),
     scheduled: (dueAt, clientId) => this.announce([[dueAt, clientId]]),
   };
 
   /** Counter statements: committed at once, outside any unit of work (see the class comment). */
   private readonly counterDb: Db = {
-    query: <R>(text: string, values?: unknown[]) => this.run(() => this.counterPool.query(text, values) as unknown as Promise<{ rows: R[]; rowCount: number | null }>),
+    query: <R>(text: string, values?: unknown[]) => this.run(() => this.counterPool.query(statement(text, values)) as unknown as Promise<{ rows: R[]; rowCount: number | null }>),
     scheduled: () => undefined,
   };
 
   private txDb(tx: TxContext): Db {
     return {
-      query: <R>(text: string, values?: unknown[]) => tx.client.query(text, values) as unknown as Promise<{ rows: R[]; rowCount: number | null }>,
+      query: <R>(text: string, values?: unknown[]) => tx.client.query(statement(text, values)) as unknown as Promise<{ rows: R[]; rowCount: number | null }>,
       scheduled: (dueAt, clientId) => void tx.scheduled.push([dueAt, clientId]),
     };
   }
