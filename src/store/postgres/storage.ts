@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { Conflict, domainMessages, Unavailable } from '../../domain/errors.js';
-import type { ClientSettingsRepository, CounterRepository, DeliveryRepository, JobRepository, MetaRepository, OrderRepository, Repositories, ReportRepository, RequestLogRepository, Storage, StorageHealth } from '../port.js';
+import type { ClientSettingsRepository, DeliveryRepository, JobRepository, MetaRepository, OrderRepository, Repositories, ReportRepository, RequestLogRepository, Storage, StorageHealth } from '../port.js';
 import { CLOCKS_CHANNEL, PgClocks } from './clocks.js';
 import { PgReports } from './reports.js';
 import { PgCounters, PgDeliveries, PgJobs, PgMeta, PgOrders, PgRequestLog, PgSettings, type Db } from './repositories.js';
@@ -85,16 +85,17 @@ interface TxContext {
  * every replica's scheduler wakes for a job that falls due earlier than it waits for.
  *
  * Counters (order numbers, batch ids, AWBs, delivery sequences) work as sequences do:
- * each value is taken in a statement of its own on a small pool of its own, committed
- * at once, also inside a unit of work. A counter row locked until the unit commits
- * would put every create of every replica in one queue (measured: 20 ms waits at 10
- * connections); the price is that a unit that fails leaves a gap, never a repeat.
+ * values are taken in a statement of their own on a small pool of its own, committed
+ * at once, also inside a unit of work (order numbers, batch ids and AWBs in blocks: see
+ * PgCounters). A counter row locked until the unit commits would put every create of
+ * every replica in one queue (measured: 20 ms waits at 10 connections); the price is
+ * that a unit that fails leaves a gap, never a repeat.
  */
 export class PostgresStorage implements Storage {
   readonly orders: OrderRepository;
   readonly deliveries: DeliveryRepository;
   readonly settings: ClientSettingsRepository;
-  readonly counters: CounterRepository;
+  readonly counters: PgCounters;
   readonly meta: MetaRepository;
   readonly jobs: JobRepository;
   readonly requests: RequestLogRepository;
@@ -198,6 +199,7 @@ export class PostgresStorage implements Storage {
     this.closed = true;
     await this.listener?.end().catch(() => undefined);
     await this.sharedClocks.close();
+    await this.counters.close();
     await this.counterPool.end();
     await this.observationPool.end();
     await this.pool.end();
