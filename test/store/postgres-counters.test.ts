@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JournalEntry } from '../../src/requests/types.js';
-import { COUNTER_BLOCK } from '../../src/store/postgres/repositories.js';
+import { COUNTER_BLOCK, JOURNAL_QUEUE } from '../../src/store/postgres/repositories.js';
 import { PostgresStorage } from '../../src/store/postgres/storage.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';
 import { orderRecord } from './contract.js';
@@ -86,6 +86,56 @@ describe('counters on PostgreSQL', () => {
     await a.close();
     await b.close();
   });
+});
+
+describe('the request journal on PostgreSQL', () => {
+  it('keeps appends made at once in the order they were made, bounded per client, each readable once it resolved', async () => {
+    const url = await server.freshDatabase();
+    const storage = await open(url, 10);
+    const appends: Array<Promise<void>> = [];
+    for (let i = 1; i <= 60; i += 1) appends.push(storage.requests.append(i % 3 === 0 ? 'y' : 'x', entry(i, `/x/${i}`)));
+    await Promise.all(appends);
+    const x = await storage.requests.list('x', {});
+    const y = await storage.requests.list('y', {});
+    const made = (client: 'x' | 'y') => Array.from({ length: 60 }, (_, n) => n + 1).filter((i) => (i % 3 === 0) === (client === 'y'));
+    expect(x.map((e) => e.path)).toEqual(made('x').slice(-10).map((i) => `/x/${i}`));
+    expect(x.map((e) => e.id)).toEqual(Array.from({ length: 10 }, (_, n) => 31 + n)); // 40 entries of x, numbered 1..40
+    expect(y.map((e) => e.path)).toEqual(made('y').slice(-10).map((i) => `/x/${i}`));
+    expect(y.map((e) => e.id)).toEqual(Array.from({ length: 10 }, (_, n) => 11 + n));
+    // Read your writes: one more, alone, is there as soon as its append resolved.
+    await storage.requests.append('x', entry(61, '/x/61'));
+    expect((await storage.requests.list('x', {})).at(-1)).toMatchObject({ id: 41, path: '/x/61' });
+    await storage.close();
+  });
+
+  it('numbers two replicas’ appends made at once without a repeat, each replica’s in its own order', async () => {
+    const url = await server.freshDatabase();
+    const a = await open(url, 100);
+    const b = await open(url, 100);
+    await Promise.all(Array.from({ length: 40 }, (_, i) => [a.requests.append('x', entry(i + 1, `/a/${i}`)), b.requests.append('x', entry(i + 1, `/b/${i}`))]).flat());
+    const listed = await a.requests.list('x', {});
+    expect(listed.map((e) => e.id)).toEqual(Array.from({ length: 80 }, (_, n) => n + 1));
+    for (const replica of ['a', 'b']) {
+      expect(listed.filter((e) => e.path.startsWith(`/${replica}/`)).map((e) => e.path)).toEqual(Array.from({ length: 40 }, (_, i) => `/${replica}/${i}`));
+    }
+    await a.close();
+    await b.close();
+  });
+
+  it(`holds at most ${JOURNAL_QUEUE.toLocaleString('en')} appends waiting for the database: one more fails (and is logged), those before are kept`, async () => {
+    const url = await server.freshDatabase();
+    const storage = await open(url, 5);
+    // The first is written at once; the next ones wait for it, up to the bound; the last is one too many.
+    const made = JOURNAL_QUEUE + 2;
+    const appends = Array.from({ length: made }, (_, i) => storage.requests.append('x', entry(i + 1, `/x/${i + 1}`)));
+    const outcomes = await Promise.allSettled(appends);
+    expect(outcomes.filter((o) => o.status === 'rejected')).toHaveLength(1);
+    expect(outcomes.at(-1)!.status).toBe('rejected');
+    const kept = await storage.requests.list('x', {});
+    expect(kept.map((e) => e.path)).toEqual([5, 4, 3, 2, 1].map((back) => `/x/${made - back}`));
+    expect(kept.map((e) => e.id)).toEqual([5, 4, 3, 2, 1].map((back) => made - back));
+    await storage.close();
+  }, 60_000);
 });
 
 describe('prepared statements on PostgreSQL', () => {

@@ -512,28 +512,91 @@ export class PgJobs implements JobRepository {
   }
 }
 
-/** The request journal in the database: every replica's requests, bounded per client. */
+/** The most journal entries one statement writes. */
+export const JOURNAL_BATCH = 256;
+/** The most journal entries a replica holds waiting for their statement: past it an append fails (and is logged), the request is not held. */
+export const JOURNAL_QUEUE = 10_000;
+
+interface PendingEntry {
+  clientId: string;
+  entry: JournalEntry;
+  written: () => void;
+  failed: (error: unknown) => void;
+}
+
+/**
+ * The request journal in the database: every replica's requests, bounded per client.
+ * A replica writes its appends one statement at a time, in the order they were made:
+ * those made while a statement runs go together in the next one (one round trip and one
+ * commit for many requests under load, none held back when there is no load). An append
+ * resolves once its statement committed, so whoever waits for it reads it back.
+ */
 export class PgRequestLog implements RequestLogRepository {
+  private readonly queue: PendingEntry[] = [];
+  private writing = false;
+
   constructor(
     private readonly db: () => Db,
     readonly size: number,
   ) {}
 
-  async append(clientId: string, entry: JournalEntry): Promise<void> {
-    if (this.size <= 0) return;
-    // The id comes from the database, one sequence per client: replicas (and restarts) number
-    // a client's entries in one order, where a per-process count would collide. One statement
-    // (one round trip, one commit) numbers the entry, keeps it and drops those beyond the bound.
-    const at = Date.parse(entry.at);
+  append(clientId: string, entry: JournalEntry): Promise<void> {
+    if (this.size <= 0) return Promise.resolve();
+    if (this.queue.length >= JOURNAL_QUEUE) return Promise.reject(new Error(`The request journal is ${JOURNAL_QUEUE} entries behind the database: this entry is dropped.`));
+    return new Promise((written, failed) => {
+      this.queue.push({ clientId, entry, written, failed });
+      if (!this.writing) void this.writeQueued();
+    });
+  }
+
+  private async writeQueued(): Promise<void> {
+    this.writing = true;
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, JOURNAL_BATCH);
+      try {
+        await this.write(batch);
+        for (const pending of batch) pending.written();
+      } catch (error) {
+        for (const pending of batch) pending.failed(error);
+      }
+    }
+    this.writing = false;
+  }
+
+  /**
+   * One statement numbers the entries, keeps them and drops those beyond the bound. The
+   * ids come from the database, one counter per client, taken once per client and
+   * statement (the entries numbered in the order they were made): replicas (and restarts)
+   * number a client's entries in one order, where a per-process count would collide.
+   * Counter rows are taken in client order, so two replicas' statements never deadlock.
+   * Of a client's entries in the statement only those within the bound are kept: the
+   * DELETE sees the table as it was before the statement, not the rows it adds.
+   */
+  private async write(batch: PendingEntry[]): Promise<void> {
+    const rows = batch.map(({ clientId, entry }) => {
+      const at = Date.parse(entry.at);
+      return { c: clientId, t: Number.isFinite(at) ? at : 0, o: entry.operation_id, s: entry.status ?? null, e: entry };
+    });
     await this.db().query(
-      `WITH taken AS (
-         INSERT INTO counters (name, value) VALUES ($1, 1) ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value
+      `WITH input AS (
+         SELECT x.n, x.e->>'c' AS client_id, (x.e->>'t')::bigint AS at_ms, x.e->>'o' AS operation_id, (x.e->>'s')::integer AS status, x.e->'e' AS entry
+         FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS x(e, n)
+       ), taken AS (
+         INSERT INTO counters (name, value)
+         SELECT 'journal:' || client_id, count(*) FROM input GROUP BY client_id ORDER BY client_id
+         ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value
+         RETURNING substr(name, 9) AS client_id, value
+       ), numbered AS (
+         SELECT i.client_id, i.at_ms, i.operation_id, i.status, i.entry, t.value AS last,
+           t.value - count(*) OVER (PARTITION BY i.client_id) + row_number() OVER (PARTITION BY i.client_id ORDER BY i.n) AS id
+         FROM input AS i JOIN taken AS t ON t.client_id = i.client_id
        ), kept AS (
          INSERT INTO request_log (client_id, id, at_ms, operation_id, status, entry)
-         SELECT $2, value, $3, $4, $5, $6::jsonb || jsonb_build_object('id', value) FROM taken RETURNING id
+         SELECT client_id, id, at_ms, operation_id, status, entry || jsonb_build_object('id', id) FROM numbered WHERE id > last - $2
        )
-       DELETE FROM request_log WHERE client_id = $2 AND id <= (SELECT id FROM kept) - $7`,
-      [`journal:${clientId}`, clientId, Number.isFinite(at) ? at : 0, withoutNul(entry.operation_id), entry.status, storable(entry), this.size],
+       DELETE FROM request_log AS r USING taken AS t
+       WHERE r.client_id = t.client_id AND r.id <= t.value - $2`,
+      [JSON.stringify(storable(rows)), this.size],
     );
   }
 
