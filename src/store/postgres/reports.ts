@@ -13,6 +13,13 @@ const ATTEMPTS = 8;
  * an insert, not the whole log.
  */
 export class PgReports implements ReportRepository {
+  /**
+   * The row each client's report was last read as, by `get`: the first try of the change
+   * that follows it (an observation reads, judges, then changes) starts from it instead of
+   * reading again; the version check still catches a change made meanwhile.
+   */
+  private readonly lastRead = new Map<string, { state: ReportState; version: number }>();
+
   constructor(
     private readonly db: () => Db,
     readonly size: number,
@@ -20,6 +27,7 @@ export class PgReports implements ReportRepository {
 
   async get(clientId: string, options: { events?: boolean } = {}): Promise<ReportState> {
     const found = await this.read(clientId);
+    if (found) this.remember(clientId, found);
     const state = found?.state ?? emptyReport(clientId);
     if (options.events === false) return { ...state, events: [] };
     const { rows } = await this.db().query<{ event: ReportEvent }>(
@@ -35,15 +43,18 @@ export class PgReports implements ReportRepository {
     const { events = [], ...rest } = change;
     if (Object.keys(rest).length > 0) await this.changeState(clientId, rest);
     if (events.length === 0) return;
-    await this.db().query('INSERT INTO report_events (client_id, event) SELECT $1, e FROM jsonb_array_elements($2::jsonb) AS e', [clientId, JSON.stringify(events)]);
-    // The newest `size` stay: the oldest beyond them go (an index range, not a scan).
+    // One statement adds the events and drops the oldest beyond the newest `size` (an index
+    // range, not a scan). Its DELETE sees the rows from before its INSERT: of those, the
+    // newest `size` less the added ones stay.
     await this.db().query(
-      'DELETE FROM report_events WHERE client_id = $1 AND id <= (SELECT id FROM report_events WHERE client_id = $1 ORDER BY id DESC OFFSET $2 LIMIT 1)',
-      [clientId, this.size],
+      `WITH added AS (INSERT INTO report_events (client_id, event) SELECT $1, e FROM jsonb_array_elements($2::jsonb) AS e)
+       DELETE FROM report_events WHERE client_id = $1 AND id <= (SELECT id FROM report_events WHERE client_id = $1 ORDER BY id DESC OFFSET $3 LIMIT 1)`,
+      [clientId, JSON.stringify(events), Math.max(0, this.size - events.length)],
     );
   }
 
   async start(clientId: string, run: ReportRun | null): Promise<void> {
+    this.lastRead.delete(clientId);
     await this.db().query('DELETE FROM report_events WHERE client_id = $1', [clientId]);
     await this.db().query(
       'INSERT INTO readiness_reports (client_id, version, state) VALUES ($1, 1, $2) ON CONFLICT (client_id) DO UPDATE SET state = EXCLUDED.state, version = readiness_reports.version + 1',
@@ -52,6 +63,7 @@ export class PgReports implements ReportRepository {
   }
 
   async clear(clientId: string): Promise<number> {
+    this.lastRead.delete(clientId);
     await this.db().query('DELETE FROM report_events WHERE client_id = $1', [clientId]);
     const { rowCount } = await this.db().query('DELETE FROM readiness_reports WHERE client_id = $1', [clientId]);
     return rowCount ?? 0;
@@ -59,8 +71,11 @@ export class PgReports implements ReportRepository {
 
   /** Applies counts, marks and checks to the report's row (with a version check, tried again when another replica changed it). */
   private async changeState(clientId: string, change: ReportChange): Promise<void> {
+    let known = this.lastRead.get(clientId);
+    this.lastRead.delete(clientId);
     for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
-      const found = await this.read(clientId);
+      const found = known ?? (await this.read(clientId));
+      known = undefined;
       const next = applyReportChange(found?.state ?? emptyReport(clientId), change, this.size);
       if (found) {
         const { rowCount } = await this.db().query('UPDATE readiness_reports SET state = $2, version = version + 1 WHERE client_id = $1 AND version = $3', [clientId, next, found.version]);
@@ -71,6 +86,12 @@ export class PgReports implements ReportRepository {
       }
     }
     throw new Conflict(`The readiness report of client ${clientId} kept changing under this change.`);
+  }
+
+  private remember(clientId: string, found: { state: ReportState; version: number }): void {
+    // Bounded: clients read and never changed do not pile up.
+    if (this.lastRead.size >= 1_000) this.lastRead.clear();
+    this.lastRead.set(clientId, found);
   }
 
   private async read(clientId: string): Promise<{ state: ReportState; version: number } | undefined> {
