@@ -32,6 +32,13 @@ export interface Db {
   query<R>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
   /** Called when a statement scheduled a job of `clientId` due at `dueAt` (after commit, in a transaction). */
   scheduled(dueAt: number, clientId: string): void;
+  /**
+   * In a unit of work: holds a write whose outcome the caller does not wait for, to go
+   * with the unit's next statement or its COMMIT (one round trip for several). Its
+   * failure fails the unit (a record written first by another unit: a Conflict, and the
+   * unit is tried again).
+   */
+  later?(text: string, values: unknown[]): void;
 }
 
 /** A record as the port gives it: the stored JSON with its version, frozen. */
@@ -140,11 +147,14 @@ export class PgOrders implements OrderRepository {
 
   async insert(order: Unversioned<Order>): Promise<Stored<Order>> {
     const data = dataOf(order as Order);
+    const db = this.db();
+    const text = `INSERT INTO orders (${ORDER_COLUMNS.join(', ')}, version, data) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10)`;
+    if (db.later) {
+      db.later(text, [...orderColumns(data), data]);
+      return stored<Order>(data, 1);
+    }
     try {
-      await this.db().query(
-        `INSERT INTO orders (${ORDER_COLUMNS.join(', ')}, version, data) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10)`,
-        [...orderColumns(data), data],
-      );
+      await db.query(text, [...orderColumns(data), data]);
     } catch (error) {
       if (isUniqueViolation(error)) throw new Conflict(`Order ${order.order_no} already exists.`);
       throw error;
@@ -419,13 +429,14 @@ export class PgJobs implements JobRepository {
   constructor(private readonly db: () => Db) {}
 
   async schedule(job: Job): Promise<void> {
-    await this.db().query(
-      `INSERT INTO jobs (kind, key, client_id, due_at, version) VALUES ($1, $2, $3, $4, 1)
+    const db = this.db();
+    const text = `INSERT INTO jobs (kind, key, client_id, due_at, version) VALUES ($1, $2, $3, $4, 1)
        ON CONFLICT (kind, key) DO UPDATE SET client_id = excluded.client_id, due_at = excluded.due_at, version = jobs.version + 1, claimed_by = NULL, lease_until = NULL,
-         seq = CASE WHEN jobs.due_at = excluded.due_at THEN jobs.seq ELSE nextval('jobs_seq') END`,
-      [job.kind, job.key, job.client_id, job.due_at],
-    );
-    this.db().scheduled(job.due_at, job.client_id);
+         seq = CASE WHEN jobs.due_at = excluded.due_at THEN jobs.seq ELSE nextval('jobs_seq') END`;
+    const values = [job.kind, job.key, job.client_id, job.due_at];
+    if (db.later) db.later(text, values);
+    else await db.query(text, values);
+    db.scheduled(job.due_at, job.client_id);
   }
 
   async cancel(kind: JobKind, key: string): Promise<void> {

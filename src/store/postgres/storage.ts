@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
 import pg from 'pg';
 import { Conflict, domainMessages, Unavailable } from '../../domain/errors.js';
 import type { ClientSettingsRepository, DeliveryRepository, JobRepository, MetaRepository, OrderRepository, Repositories, ReportRepository, RequestLogRepository, Storage, StorageHealth } from '../port.js';
@@ -73,6 +74,25 @@ interface TxContext {
   repos: Repositories;
   /** Jobs the transaction scheduled (due time, client): told to listeners once it commits. */
   scheduled: Array<[number, string]>;
+  /** Whether BEGIN was sent: it goes with the unit's first statement. */
+  begun: boolean;
+  /** Writes whose outcome no one waits for, values written in: sent with the next statement or the COMMIT. */
+  later: string[];
+}
+
+const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue(value: unknown): string | Buffer | null };
+
+/**
+ * The statement with its values written in, for a round trip that carries several
+ * statements (the simple protocol has no parameters). Each value is the text pg would
+ * send as the parameter, as a quoted literal: of unknown type until the statement's
+ * context gives it one, as a parameter is.
+ */
+export function inline(text: string, values: unknown[] = []): string {
+  return text.replace(/\$(\d+)/g, (_, n: string) => {
+    const value = prepareValue(values[Number(n) - 1]);
+    return value === null ? 'NULL' : pg.escapeLiteral(String(value));
+  });
 }
 
 /**
@@ -219,15 +239,45 @@ export class PostgresStorage implements Storage {
 
   private txDb(tx: TxContext): Db {
     return {
-      query: <R>(text: string, values?: unknown[]) => tx.client.query(statement(text, values)) as unknown as Promise<{ rows: R[]; rowCount: number | null }>,
+      query: <R>(text: string, values?: unknown[]) => this.inUnit<R>(tx, text, values),
+      later: (text, values) => void tx.later.push(inline(text, values)),
       scheduled: (dueAt, clientId) => void tx.scheduled.push([dueAt, clientId]),
     };
+  }
+
+  /**
+   * A statement of a unit of work. Round trips are what a create spends most on (on both
+   * sides, each is a write to the socket and a wake-up of the other process): BEGIN goes
+   * with the unit's first statement, and writes whose outcome no one waits for (a new
+   * order, a job) go with the next statement or with the COMMIT, as one multi-statement
+   * query. A create is then three round trips, not six.
+   */
+  private async inUnit<R>(tx: TxContext, text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }> {
+    if (tx.begun && tx.later.length === 0) return tx.client.query(statement(text, values)) as unknown as Promise<{ rows: R[]; rowCount: number | null }>;
+    const results = await this.inOneTrip(tx, inline(text, values));
+    return results.at(-1) as unknown as { rows: R[]; rowCount: number | null };
+  }
+
+  /** Sends BEGIN if not sent yet, the writes held back, and `last`, in one round trip. */
+  private async inOneTrip(tx: TxContext, last: string): Promise<pg.QueryResult[]> {
+    const held = tx.later;
+    const texts = [...(tx.begun ? [] : ['BEGIN']), ...held, last];
+    tx.begun = true;
+    tx.later = [];
+    try {
+      const result = (await tx.client.query(texts.join(';\n'))) as unknown as pg.QueryResult | pg.QueryResult[];
+      return Array.isArray(result) ? result : [result];
+    } catch (error) {
+      // A write held back that meets a record another unit wrote first: tried again, as when it ran on its own.
+      if (held.length > 0 && codeOf(error) === '23505') throw new Conflict(`A record this unit of work writes exists already: ${(error as Error).message}`);
+      throw error;
+    }
   }
 
   private async runUnit<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt += 1) {
       const client = await this.run(() => this.pool.connect());
-      const context = { scheduled: [] as Array<[number, string]>, client } as unknown as TxContext;
+      const context: TxContext = { scheduled: [], client, begun: false, later: [], repos: undefined as unknown as Repositories };
       const db = (): Db => this.txDb(context);
       context.repos = {
         orders: new PgOrders(db),
@@ -241,14 +291,14 @@ export class PostgresStorage implements Storage {
       };
       let broken = false;
       try {
-        await client.query('BEGIN');
         const result = await this.current.run(context, () => fn(context.repos));
-        await client.query('COMMIT');
+        // A unit that wrote nothing (or only took numbers) has nothing to commit.
+        if (context.begun || context.later.length > 0) await this.inOneTrip(context, 'COMMIT');
         this.failure = undefined;
         this.announce(context.scheduled);
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => void (broken = true));
+        if (context.begun) await client.query('ROLLBACK').catch(() => void (broken = true));
         const retry = attempt < ATTEMPTS && (error instanceof Conflict || RETRY_CODES.has(codeOf(error) ?? ''));
         if (retry) continue;
         throw this.translate(error);
