@@ -68,19 +68,21 @@ function entryOf(served: ServedRequest): JournalEntry {
 }
 
 /**
- * Journal appends still on their way, per client, made one after another in the order
- * the requests ended: on PostgreSQL an append is a round trip that ends after the
- * answer went out, and one that overtook the one before (a fresh connection is slower
- * than a warm one) would number and bound the journal out of order. A client that reads
- * its journal straight after a request must still find that request there (read your
- * own writes): reads wait for `settled`.
+ * Journal appends still on their way, per client. Each starts as its request ends, so the
+ * store gets them in the order the requests ended, and each store keeps them in the
+ * order it got them (the PostgreSQL adapter writes a replica's appends one statement at
+ * a time, in order, those made meanwhile together: chaining them here would leave it one
+ * entry per statement). A client that reads its journal straight after a request must
+ * still find that request there (read your own writes): reads wait for `settled`.
  */
 export class PendingAppends {
   private readonly tails = new Map<string, Promise<void>>();
 
-  /** Starts `append` once the client's appends before it have ended (failed ones too). */
+  /** Starts `append` at once; the client's tail now ends once it and every append before it have ended (failed ones too). */
   track(clientId: string, append: () => Promise<void>): void {
-    const tail = (this.tails.get(clientId) ?? Promise.resolve()).then(append).catch(() => undefined);
+    const started = append().catch(() => undefined);
+    const before = this.tails.get(clientId);
+    const tail = before ? Promise.all([before, started]).then(() => undefined) : started;
     this.tails.set(clientId, tail);
     void tail.then(() => {
       if (this.tails.get(clientId) === tail) this.tails.delete(clientId);

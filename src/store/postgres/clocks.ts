@@ -21,6 +21,8 @@ interface ClockRow {
   started_speed: number | null;
 }
 
+const CLOCK_COLUMNS = 'client_id, offset_ms, now_ms, sim_base_ms, wall_base_ms, speed, previous_speed, started_speed';
+
 function keptOf(rows: ClockRow[]): KeptClocks {
   const kept: KeptClocks = { clients: new Map() };
   for (const row of rows) {
@@ -70,10 +72,11 @@ export class PgClocks implements SharedClockRepository {
   ) {}
 
   async read(clientIds?: readonly string[]): Promise<KeptClocks> {
+    // The columns by name: every request reads its client's clock, and a statement of `*` is not prepared (see statement()).
     const { rows } =
       clientIds === undefined
-        ? await this.db.query<ClockRow>('SELECT * FROM clocks')
-        : await this.db.query<ClockRow>(`SELECT * FROM clocks WHERE client_id = ANY($1)`, [[...clientIds, '']]);
+        ? await this.db.query<ClockRow>(`SELECT ${CLOCK_COLUMNS} FROM clocks`)
+        : await this.db.query<ClockRow>(`SELECT ${CLOCK_COLUMNS} FROM clocks WHERE client_id = ANY($1)`, [[...clientIds, '']]);
     return keptOf(rows);
   }
 

@@ -32,6 +32,13 @@ export interface Db {
   query<R>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
   /** Called when a statement scheduled a job of `clientId` due at `dueAt` (after commit, in a transaction). */
   scheduled(dueAt: number, clientId: string): void;
+  /**
+   * In a unit of work: holds a write whose outcome the caller does not wait for, to go
+   * with the unit's next statement or its COMMIT (one round trip for several). Its
+   * failure fails the unit (a record written first by another unit: a Conflict, and the
+   * unit is tried again).
+   */
+  later?(text: string, values: unknown[]): void;
 }
 
 /** A record as the port gives it: the stored JSON with its version, frozen. */
@@ -140,11 +147,14 @@ export class PgOrders implements OrderRepository {
 
   async insert(order: Unversioned<Order>): Promise<Stored<Order>> {
     const data = dataOf(order as Order);
+    const db = this.db();
+    const text = `INSERT INTO orders (${ORDER_COLUMNS.join(', ')}, version, data) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10)`;
+    if (db.later) {
+      db.later(text, [...orderColumns(data), data]);
+      return stored<Order>(data, 1);
+    }
     try {
-      await this.db().query(
-        `INSERT INTO orders (${ORDER_COLUMNS.join(', ')}, version, data) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10)`,
-        [...orderColumns(data), data],
-      );
+      await db.query(text, [...orderColumns(data), data]);
     } catch (error) {
       if (isUniqueViolation(error)) throw new Conflict(`Order ${order.order_no} already exists.`);
       throw error;
@@ -304,13 +314,67 @@ export class PgSettings implements ClientSettingsRepository {
   }
 }
 
+/** How many numbers of a counter in blocks a replica takes at once (see PgCounters). */
+export const COUNTER_BLOCK = 32;
+
+/**
+ * Counters whose values are names only (order numbers, batch ids, AWBs: drawn through a
+ * permutation, never compared): a replica takes them in blocks. Delivery sequences and
+ * journal ids order what they number, across replicas, so they are taken one by one.
+ */
+const inBlocks = (name: string): boolean => name === 'order' || name === 'batch' || name.startsWith('awb:');
+
+/**
+ * Counters in the `counters` table. Order numbers, batch ids and AWBs come from blocks of
+ * COUNTER_BLOCK that the replica takes from the row at once (`value + 32`): a create then
+ * takes its two numbers without a round trip, and the row is locked for one create in
+ * thirty-two. A replica of the version before takes `value + 1` of the same row, so during
+ * a rolling upgrade both draw disjoint numbers from one row. With one replica the numbers
+ * come in the order the embedded store gives them; at close the rest of the block goes
+ * back when no one took from the row since, so a restart goes on where it stopped. (A
+ * replica that dies leaves its block's rest unused: a gap, never a repeat.)
+ */
 export class PgCounters implements CounterRepository {
+  private readonly blocks = new Map<string, { next: number; last: number }>();
+  private readonly taking = new Map<string, Promise<void>>();
+  private closing = false;
+
   constructor(private readonly db: () => Db) {}
 
   async next(name: string): Promise<number> {
+    if (this.closing || !inBlocks(name)) return this.take(name, 1);
+    for (;;) {
+      const block = this.blocks.get(name);
+      if (block && block.next <= block.last) return block.next++;
+      // One block at a time per counter: units waiting for it share it.
+      let taking = this.taking.get(name);
+      if (!taking) {
+        taking = this.take(name, COUNTER_BLOCK)
+          .then((last) => void this.blocks.set(name, { next: last - COUNTER_BLOCK + 1, last }))
+          .finally(() => this.taking.delete(name));
+        this.taking.set(name, taking);
+      }
+      await taking;
+      if (this.closing) return this.take(name, 1);
+    }
+  }
+
+  /** Gives back the numbers of this replica's blocks not handed out, where the row still ends at its block; numbers are taken one by one after. */
+  async close(): Promise<void> {
+    this.closing = true;
+    await Promise.allSettled(this.taking.values());
+    const rests = [...this.blocks].filter(([, block]) => block.next <= block.last);
+    this.blocks.clear();
+    for (const [name, { next, last }] of rests) {
+      await this.db().query('UPDATE counters SET value = $2 WHERE name = $1 AND value = $3', [name, next - 1, last]).catch(() => undefined);
+    }
+  }
+
+  /** Adds `count` to the counter (made at 0 if new): its new value, the last of the `count` numbers taken. */
+  private async take(name: string, count: number): Promise<number> {
     const { rows } = await this.db().query<{ value: string }>(
-      'INSERT INTO counters (name, value) VALUES ($1, 1) ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value',
-      [name],
+      'INSERT INTO counters (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value RETURNING value',
+      [name, count],
     );
     return Number(rows[0]!.value);
   }
@@ -365,13 +429,14 @@ export class PgJobs implements JobRepository {
   constructor(private readonly db: () => Db) {}
 
   async schedule(job: Job): Promise<void> {
-    await this.db().query(
-      `INSERT INTO jobs (kind, key, client_id, due_at, version) VALUES ($1, $2, $3, $4, 1)
+    const db = this.db();
+    const text = `INSERT INTO jobs (kind, key, client_id, due_at, version) VALUES ($1, $2, $3, $4, 1)
        ON CONFLICT (kind, key) DO UPDATE SET client_id = excluded.client_id, due_at = excluded.due_at, version = jobs.version + 1, claimed_by = NULL, lease_until = NULL,
-         seq = CASE WHEN jobs.due_at = excluded.due_at THEN jobs.seq ELSE nextval('jobs_seq') END`,
-      [job.kind, job.key, job.client_id, job.due_at],
-    );
-    this.db().scheduled(job.due_at, job.client_id);
+         seq = CASE WHEN jobs.due_at = excluded.due_at THEN jobs.seq ELSE nextval('jobs_seq') END`;
+    const values = [job.kind, job.key, job.client_id, job.due_at];
+    if (db.later) db.later(text, values);
+    else await db.query(text, values);
+    db.scheduled(job.due_at, job.client_id);
   }
 
   async cancel(kind: JobKind, key: string): Promise<void> {
@@ -458,28 +523,91 @@ export class PgJobs implements JobRepository {
   }
 }
 
-/** The request journal in the database: every replica's requests, bounded per client. */
+/** The most journal entries one statement writes. */
+export const JOURNAL_BATCH = 256;
+/** The most journal entries a replica holds waiting for their statement: past it an append fails (and is logged), the request is not held. */
+export const JOURNAL_QUEUE = 10_000;
+
+interface PendingEntry {
+  clientId: string;
+  entry: JournalEntry;
+  written: () => void;
+  failed: (error: unknown) => void;
+}
+
+/**
+ * The request journal in the database: every replica's requests, bounded per client.
+ * A replica writes its appends one statement at a time, in the order they were made:
+ * those made while a statement runs go together in the next one (one round trip and one
+ * commit for many requests under load, none held back when there is no load). An append
+ * resolves once its statement committed, so whoever waits for it reads it back.
+ */
 export class PgRequestLog implements RequestLogRepository {
+  private readonly queue: PendingEntry[] = [];
+  private writing = false;
+
   constructor(
     private readonly db: () => Db,
     readonly size: number,
   ) {}
 
-  async append(clientId: string, entry: JournalEntry): Promise<void> {
-    if (this.size <= 0) return;
-    // The id comes from the database, one sequence per client: replicas (and restarts) number
-    // a client's entries in one order, where a per-process count would collide. One statement
-    // (one round trip, one commit) numbers the entry, keeps it and drops those beyond the bound.
-    const at = Date.parse(entry.at);
+  append(clientId: string, entry: JournalEntry): Promise<void> {
+    if (this.size <= 0) return Promise.resolve();
+    if (this.queue.length >= JOURNAL_QUEUE) return Promise.reject(new Error(`The request journal is ${JOURNAL_QUEUE} entries behind the database: this entry is dropped.`));
+    return new Promise((written, failed) => {
+      this.queue.push({ clientId, entry, written, failed });
+      if (!this.writing) void this.writeQueued();
+    });
+  }
+
+  private async writeQueued(): Promise<void> {
+    this.writing = true;
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, JOURNAL_BATCH);
+      try {
+        await this.write(batch);
+        for (const pending of batch) pending.written();
+      } catch (error) {
+        for (const pending of batch) pending.failed(error);
+      }
+    }
+    this.writing = false;
+  }
+
+  /**
+   * One statement numbers the entries, keeps them and drops those beyond the bound. The
+   * ids come from the database, one counter per client, taken once per client and
+   * statement (the entries numbered in the order they were made): replicas (and restarts)
+   * number a client's entries in one order, where a per-process count would collide.
+   * Counter rows are taken in client order, so two replicas' statements never deadlock.
+   * Of a client's entries in the statement only those within the bound are kept: the
+   * DELETE sees the table as it was before the statement, not the rows it adds.
+   */
+  private async write(batch: PendingEntry[]): Promise<void> {
+    const rows = batch.map(({ clientId, entry }) => {
+      const at = Date.parse(entry.at);
+      return { c: clientId, t: Number.isFinite(at) ? at : 0, o: entry.operation_id, s: entry.status ?? null, e: entry };
+    });
     await this.db().query(
-      `WITH taken AS (
-         INSERT INTO counters (name, value) VALUES ($1, 1) ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value
+      `WITH input AS (
+         SELECT x.n, x.e->>'c' AS client_id, (x.e->>'t')::bigint AS at_ms, x.e->>'o' AS operation_id, (x.e->>'s')::integer AS status, x.e->'e' AS entry
+         FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS x(e, n)
+       ), taken AS (
+         INSERT INTO counters (name, value)
+         SELECT 'journal:' || client_id, count(*) FROM input GROUP BY client_id ORDER BY client_id
+         ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value
+         RETURNING substr(name, 9) AS client_id, value
+       ), numbered AS (
+         SELECT i.client_id, i.at_ms, i.operation_id, i.status, i.entry, t.value AS last,
+           t.value - count(*) OVER (PARTITION BY i.client_id) + row_number() OVER (PARTITION BY i.client_id ORDER BY i.n) AS id
+         FROM input AS i JOIN taken AS t ON t.client_id = i.client_id
        ), kept AS (
          INSERT INTO request_log (client_id, id, at_ms, operation_id, status, entry)
-         SELECT $2, value, $3, $4, $5, $6::jsonb || jsonb_build_object('id', value) FROM taken RETURNING id
+         SELECT client_id, id, at_ms, operation_id, status, entry || jsonb_build_object('id', id) FROM numbered WHERE id > last - $2
        )
-       DELETE FROM request_log WHERE client_id = $2 AND id <= (SELECT id FROM kept) - $7`,
-      [`journal:${clientId}`, clientId, Number.isFinite(at) ? at : 0, withoutNul(entry.operation_id), entry.status, storable(entry), this.size],
+       DELETE FROM request_log AS r USING taken AS t
+       WHERE r.client_id = t.client_id AND r.id <= t.value - $2`,
+      [JSON.stringify(storable(rows)), this.size],
     );
   }
 

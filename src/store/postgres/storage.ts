@@ -1,8 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
 import pg from 'pg';
 import { Conflict, domainMessages, Unavailable } from '../../domain/errors.js';
-import type { ClientSettingsRepository, CounterRepository, DeliveryRepository, JobRepository, MetaRepository, OrderRepository, Repositories, ReportRepository, RequestLogRepository, Storage, StorageHealth } from '../port.js';
+import type { ClientSettingsRepository, DeliveryRepository, JobRepository, MetaRepository, OrderRepository, Repositories, ReportRepository, RequestLogRepository, Storage, StorageHealth } from '../port.js';
 import { CLOCKS_CHANNEL, PgClocks } from './clocks.js';
 import { PgReports } from './reports.js';
 import { PgCounters, PgDeliveries, PgJobs, PgMeta, PgOrders, PgRequestLog, PgSettings, type Db } from './repositories.js';
@@ -31,6 +32,31 @@ const UNAVAILABLE_CODES = new Set(['57014', 'ECONNREFUSED', 'ECONNRESET', 'ETIME
 /** Errors that a new attempt of the unit of work resolves: a deadlock, a serialization failure. */
 const RETRY_CODES = new Set(['40001', '40P01']);
 
+/** How many distinct statement texts a process prepares; texts beyond (listings' many LIMITs) run unprepared. */
+const PREPARED_MAX = 400;
+/** A result of `*` that a migration may widen: a prepared plan of it would fail ("cached plan must not change result type"). */
+const STAR = /(?:SELECT|RETURNING)\s+(?:\w+\.)?\*|\w\.\*/i;
+/** Each statement text's name ('' for one that runs unprepared): one name per text in the process, as pg requires. */
+const statementNames = new Map<string, string>();
+
+/**
+ * A statement with parameters as a named (prepared) one: each connection parses and plans
+ * it once, not at every execution (a create runs a dozen short statements, and parsing
+ * and planning was a good part of the server's CPU per statement). Statements whose result
+ * is `*` stay unnamed (see STAR), so an older replica keeps working when a newer one adds
+ * a column during a rolling upgrade.
+ */
+export function statement(text: string, values?: unknown[]): string | pg.QueryConfig {
+  if (values === undefined) return text;
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    if (statementNames.size >= PREPARED_MAX) return { text, values };
+    name = STAR.test(text) ? '' : `sandbox_${statementNames.size + 1}`;
+    statementNames.set(text, name);
+  }
+  return name === '' ? { text, values } : { name, text, values };
+}
+
 const codeOf = (error: unknown): string | undefined => (error as { code?: string } | undefined)?.code;
 const isUnavailable = (error: unknown): boolean =>
   UNAVAILABLE_CODES.has(codeOf(error) ?? '') ||
@@ -48,6 +74,25 @@ interface TxContext {
   repos: Repositories;
   /** Jobs the transaction scheduled (due time, client): told to listeners once it commits. */
   scheduled: Array<[number, string]>;
+  /** Whether BEGIN was sent: it goes with the unit's first statement. */
+  begun: boolean;
+  /** Writes whose outcome no one waits for, values written in: sent with the next statement or the COMMIT. */
+  later: string[];
+}
+
+const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue(value: unknown): string | Buffer | null };
+
+/**
+ * The statement with its values written in, for a round trip that carries several
+ * statements (the simple protocol has no parameters). Each value is the text pg would
+ * send as the parameter, as a quoted literal: of unknown type until the statement's
+ * context gives it one, as a parameter is.
+ */
+export function inline(text: string, values: unknown[] = []): string {
+  return text.replace(/\$(\d+)/g, (_, n: string) => {
+    const value = prepareValue(values[Number(n) - 1]);
+    return value === null ? 'NULL' : pg.escapeLiteral(String(value));
+  });
 }
 
 /**
@@ -60,16 +105,17 @@ interface TxContext {
  * every replica's scheduler wakes for a job that falls due earlier than it waits for.
  *
  * Counters (order numbers, batch ids, AWBs, delivery sequences) work as sequences do:
- * each value is taken in a statement of its own on a small pool of its own, committed
- * at once, also inside a unit of work. A counter row locked until the unit commits
- * would put every create of every replica in one queue (measured: 20 ms waits at 10
- * connections); the price is that a unit that fails leaves a gap, never a repeat.
+ * values are taken in a statement of their own on a small pool of its own, committed
+ * at once, also inside a unit of work (order numbers, batch ids and AWBs in blocks: see
+ * PgCounters). A counter row locked until the unit commits would put every create of
+ * every replica in one queue (measured: 20 ms waits at 10 connections); the price is
+ * that a unit that fails leaves a gap, never a repeat.
  */
 export class PostgresStorage implements Storage {
   readonly orders: OrderRepository;
   readonly deliveries: DeliveryRepository;
   readonly settings: ClientSettingsRepository;
-  readonly counters: CounterRepository;
+  readonly counters: PgCounters;
   readonly meta: MetaRepository;
   readonly jobs: JobRepository;
   readonly requests: RequestLogRepository;
@@ -115,7 +161,7 @@ export class PostgresStorage implements Storage {
     this.observationPool = new pg.Pool({ connectionString: options.url, max: 4, connectionTimeoutMillis: 5_000, query_timeout: 15_000, statement_timeout: 10_000, options: '-c synchronous_commit=off' });
     this.observationPool.on('error', (error) => options.onError?.(error));
     const observationDb: Db = {
-      query: <R>(text: string, values?: unknown[]) => this.run(() => this.observationPool.query(text, values) as unknown as Promise<{ rows: R[]; rowCount: number | null }>),
+      query: <R>(text: string, values?: unknown[]) => this.run(() => this.observationPool.query(statement(text, values)) as unknown as Promise<{ rows: R[]; rowCount: number | null }>),
       scheduled: () => undefined,
     };
     this.meta = new PgMeta(db);
@@ -173,6 +219,7 @@ export class PostgresStorage implements Storage {
     this.closed = true;
     await this.listener?.end().catch(() => undefined);
     await this.sharedClocks.close();
+    await this.counters.close();
     await this.counterPool.end();
     await this.observationPool.end();
     await this.pool.end();
@@ -180,27 +227,57 @@ export class PostgresStorage implements Storage {
 
   /** Statements outside a transaction: each on a pooled connection, committed at once. */
   private readonly poolDb: Db = {
-    query: <R>(text: string, values?: unknown[]) => this.run(() => this.pool.query(text, values) as unknown as Promise<{ rows: R[]; rowCount: number | null }>),
+    query: <R>(text: string, values?: unknown[]) => this.run(() => this.pool.query(statement(text, values)) as unknown as Promise<{ rows: R[]; rowCount: number | null }>),
     scheduled: (dueAt, clientId) => this.announce([[dueAt, clientId]]),
   };
 
   /** Counter statements: committed at once, outside any unit of work (see the class comment). */
   private readonly counterDb: Db = {
-    query: <R>(text: string, values?: unknown[]) => this.run(() => this.counterPool.query(text, values) as unknown as Promise<{ rows: R[]; rowCount: number | null }>),
+    query: <R>(text: string, values?: unknown[]) => this.run(() => this.counterPool.query(statement(text, values)) as unknown as Promise<{ rows: R[]; rowCount: number | null }>),
     scheduled: () => undefined,
   };
 
   private txDb(tx: TxContext): Db {
     return {
-      query: <R>(text: string, values?: unknown[]) => tx.client.query(text, values) as unknown as Promise<{ rows: R[]; rowCount: number | null }>,
+      query: <R>(text: string, values?: unknown[]) => this.inUnit<R>(tx, text, values),
+      later: (text, values) => void tx.later.push(inline(text, values)),
       scheduled: (dueAt, clientId) => void tx.scheduled.push([dueAt, clientId]),
     };
+  }
+
+  /**
+   * A statement of a unit of work. Round trips are what a create spends most on (on both
+   * sides, each is a write to the socket and a wake-up of the other process): BEGIN goes
+   * with the unit's first statement, and writes whose outcome no one waits for (a new
+   * order, a job) go with the next statement or with the COMMIT, as one multi-statement
+   * query. A create is then three round trips, not six.
+   */
+  private async inUnit<R>(tx: TxContext, text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }> {
+    if (tx.begun && tx.later.length === 0) return tx.client.query(statement(text, values)) as unknown as Promise<{ rows: R[]; rowCount: number | null }>;
+    const results = await this.inOneTrip(tx, inline(text, values));
+    return results.at(-1) as unknown as { rows: R[]; rowCount: number | null };
+  }
+
+  /** Sends BEGIN if not sent yet, the writes held back, and `last`, in one round trip. */
+  private async inOneTrip(tx: TxContext, last: string): Promise<pg.QueryResult[]> {
+    const held = tx.later;
+    const texts = [...(tx.begun ? [] : ['BEGIN']), ...held, last];
+    tx.begun = true;
+    tx.later = [];
+    try {
+      const result = (await tx.client.query(texts.join(';\n'))) as unknown as pg.QueryResult | pg.QueryResult[];
+      return Array.isArray(result) ? result : [result];
+    } catch (error) {
+      // A write held back that meets a record another unit wrote first: tried again, as when it ran on its own.
+      if (held.length > 0 && codeOf(error) === '23505') throw new Conflict(`A record this unit of work writes exists already: ${(error as Error).message}`);
+      throw error;
+    }
   }
 
   private async runUnit<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt += 1) {
       const client = await this.run(() => this.pool.connect());
-      const context = { scheduled: [] as Array<[number, string]>, client } as unknown as TxContext;
+      const context: TxContext = { scheduled: [], client, begun: false, later: [], repos: undefined as unknown as Repositories };
       const db = (): Db => this.txDb(context);
       context.repos = {
         orders: new PgOrders(db),
@@ -214,14 +291,14 @@ export class PostgresStorage implements Storage {
       };
       let broken = false;
       try {
-        await client.query('BEGIN');
         const result = await this.current.run(context, () => fn(context.repos));
-        await client.query('COMMIT');
+        // A unit that wrote nothing (or only took numbers) has nothing to commit.
+        if (context.begun || context.later.length > 0) await this.inOneTrip(context, 'COMMIT');
         this.failure = undefined;
         this.announce(context.scheduled);
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => void (broken = true));
+        if (context.begun) await client.query('ROLLBACK').catch(() => void (broken = true));
         const retry = attempt < ATTEMPTS && (error instanceof Conflict || RETRY_CODES.has(codeOf(error) ?? ''));
         if (retry) continue;
         throw this.translate(error);

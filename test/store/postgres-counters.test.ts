@@ -1,0 +1,174 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JournalEntry } from '../../src/requests/types.js';
+import { COUNTER_BLOCK, JOURNAL_QUEUE } from '../../src/store/postgres/repositories.js';
+import { PostgresStorage } from '../../src/store/postgres/storage.js';
+import { startPostgres, type TestPostgres } from '../support/postgres.js';
+import { orderRecord } from './contract.js';
+
+let server: TestPostgres;
+beforeAll(async () => {
+  server = await startPostgres();
+}, 60_000);
+afterAll(() => server?.stop());
+
+const open = (url: string, requestLogSize = 10) => PostgresStorage.open({ url, requestLogSize });
+
+/** A direct connection, as another program (or an older replica) uses the database. */
+async function connect(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  return client;
+}
+
+/** How the sandbox before counters in blocks took a number: one at a time from the row. */
+const OLD_NEXT = 'INSERT INTO counters (name, value) VALUES ($1, 1) ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value';
+
+const entry = (id: number, path: string): JournalEntry => ({
+  id,
+  at: new Date(1_000 * id).toISOString(),
+  method: 'GET',
+  path,
+  query: {},
+  operation_id: 'listCouriers',
+  headers: {},
+  body: null,
+  status: 200,
+  duration_ms: 1,
+  violations: [],
+  aborted: false,
+});
+
+describe('counters on PostgreSQL', () => {
+  it('never hands out a number twice while replicas of this version (in blocks) and of the version before (one at a time) share the row', async () => {
+    const url = await server.freshDatabase();
+    const a = await open(url);
+    const b = await open(url);
+    const old = await connect(url);
+    const taken: number[] = [];
+    const oldNext = async () => Number((await old.query<{ value: string }>(OLD_NEXT, ['order'])).rows[0]!.value);
+    for (let round = 0; round < 3 * COUNTER_BLOCK; round += 1) {
+      taken.push(...(await Promise.all([a.counters.next('order'), b.counters.next('order'), oldNext(), a.counters.next('order')])));
+    }
+    expect(taken).toHaveLength(12 * COUNTER_BLOCK);
+    expect(new Set(taken).size).toBe(taken.length);
+    // Each replica's own numbers still come in order, as a sequence's do.
+    const { rows } = await old.query<{ value: string }>("SELECT value FROM counters WHERE name = 'order'");
+    expect(Math.max(...taken)).toBeLessThanOrEqual(Number(rows[0]!.value));
+    await old.end();
+    await a.close();
+    await b.close();
+  });
+
+  it('numbers on after a restart (one replica) where it stopped: the rest of a block goes back at close, unless someone took from the row since', async () => {
+    const url = await server.freshDatabase();
+    const first = await open(url);
+    expect([await first.counters.next('order'), await first.counters.next('order'), await first.counters.next('batch')]).toEqual([1, 2, 1]);
+    await first.close();
+    const second = await open(url);
+    expect([await second.counters.next('order'), await second.counters.next('batch')]).toEqual([3, 2]);
+    // An older replica takes a number meanwhile: the block's rest cannot go back (it would be given again).
+    const old = await connect(url);
+    const oldTook = Number((await old.query<{ value: string }>(OLD_NEXT, ['order'])).rows[0]!.value);
+    expect(oldTook).toBe(COUNTER_BLOCK + 3);
+    await second.close();
+    const third = await open(url);
+    expect(await third.counters.next('order')).toBe(COUNTER_BLOCK + 4);
+    await third.close();
+    await old.end();
+  });
+
+  it('takes delivery sequences one at a time: they order a client’s deliveries across replicas', async () => {
+    const url = await server.freshDatabase();
+    const a = await open(url);
+    const b = await open(url);
+    expect([await a.counters.next('delivery:x'), await b.counters.next('delivery:x'), await a.counters.next('delivery:x')]).toEqual([1, 2, 3]);
+    await a.close();
+    await b.close();
+  });
+});
+
+describe('the request journal on PostgreSQL', () => {
+  it('keeps appends made at once in the order they were made, bounded per client, each readable once it resolved', async () => {
+    const url = await server.freshDatabase();
+    const storage = await open(url, 10);
+    const appends: Array<Promise<void>> = [];
+    for (let i = 1; i <= 60; i += 1) appends.push(storage.requests.append(i % 3 === 0 ? 'y' : 'x', entry(i, `/x/${i}`)));
+    await Promise.all(appends);
+    const x = await storage.requests.list('x', {});
+    const y = await storage.requests.list('y', {});
+    const made = (client: 'x' | 'y') => Array.from({ length: 60 }, (_, n) => n + 1).filter((i) => (i % 3 === 0) === (client === 'y'));
+    expect(x.map((e) => e.path)).toEqual(made('x').slice(-10).map((i) => `/x/${i}`));
+    expect(x.map((e) => e.id)).toEqual(Array.from({ length: 10 }, (_, n) => 31 + n)); // 40 entries of x, numbered 1..40
+    expect(y.map((e) => e.path)).toEqual(made('y').slice(-10).map((i) => `/x/${i}`));
+    expect(y.map((e) => e.id)).toEqual(Array.from({ length: 10 }, (_, n) => 11 + n));
+    // Read your writes: one more, alone, is there as soon as its append resolved.
+    await storage.requests.append('x', entry(61, '/x/61'));
+    expect((await storage.requests.list('x', {})).at(-1)).toMatchObject({ id: 41, path: '/x/61' });
+    await storage.close();
+  });
+
+  it('numbers two replicas’ appends made at once without a repeat, each replica’s in its own order', async () => {
+    const url = await server.freshDatabase();
+    const a = await open(url, 100);
+    const b = await open(url, 100);
+    await Promise.all(Array.from({ length: 40 }, (_, i) => [a.requests.append('x', entry(i + 1, `/a/${i}`)), b.requests.append('x', entry(i + 1, `/b/${i}`))]).flat());
+    const listed = await a.requests.list('x', {});
+    expect(listed.map((e) => e.id)).toEqual(Array.from({ length: 80 }, (_, n) => n + 1));
+    for (const replica of ['a', 'b']) {
+      expect(listed.filter((e) => e.path.startsWith(`/${replica}/`)).map((e) => e.path)).toEqual(Array.from({ length: 40 }, (_, i) => `/${replica}/${i}`));
+    }
+    await a.close();
+    await b.close();
+  });
+
+  it(`holds at most ${JOURNAL_QUEUE.toLocaleString('en')} appends waiting for the database: one more fails (and is logged), those before are kept`, async () => {
+    const url = await server.freshDatabase();
+    const storage = await open(url, 5);
+    // The first is written at once; the next ones wait for it, up to the bound; the last is one too many.
+    const made = JOURNAL_QUEUE + 2;
+    const appends = Array.from({ length: made }, (_, i) => storage.requests.append('x', entry(i + 1, `/x/${i + 1}`)));
+    const outcomes = await Promise.allSettled(appends);
+    expect(outcomes.filter((o) => o.status === 'rejected')).toHaveLength(1);
+    expect(outcomes.at(-1)!.status).toBe('rejected');
+    const kept = await storage.requests.list('x', {});
+    expect(kept.map((e) => e.path)).toEqual([5, 4, 3, 2, 1].map((back) => `/x/${made - back}`));
+    expect(kept.map((e) => e.id)).toEqual([5, 4, 3, 2, 1].map((back) => made - back));
+    await storage.close();
+  }, 60_000);
+});
+
+describe('prepared statements on PostgreSQL', () => {
+  it('keep working when a newer replica adds columns to every table (a rolling upgrade)', async () => {
+    const url = await server.freshDatabase();
+    const storage = await open(url);
+    const use = async (n: number) => {
+      const order = await storage.orders.insert(orderRecord(`5${n}`, 'a', n));
+      await storage.orders.update({ ...order, status: 'cancelled' });
+      await storage.transaction(async (tx) => {
+        await tx.jobs.schedule({ kind: 'awb', key: `5${n}`, client_id: 'a', due_at: n });
+        expect((await tx.orders.get(`5${n}`))?.status).toBe('cancelled');
+      });
+      await storage.requests.append('a', entry(n, `/n/${n}`));
+      await storage.reports.get('a', { events: false });
+      await storage.reports.change('a', { counts: { 'create.exercised': 1 }, events: [{ at: n, item: 'create', outcome: 'exercised', note: `request ${n}` }] });
+      const claimed = await storage.jobs.claim({ until: n, limit: 10, owner: 'me', leaseMs: 1_000 });
+      for (const job of claimed) await storage.jobs.complete(job);
+      await storage.sharedClocks.read(['a']);
+      return claimed.length;
+    };
+    // Several times: pg prepares on a connection's first use, PostgreSQL plans generically from the sixth.
+    for (let n = 1; n <= 8; n += 1) await use(n);
+    const admin = await connect(url);
+    for (const table of ['orders', 'jobs', 'clocks', 'counters', 'request_log', 'readiness_reports', 'report_events', 'client_settings', 'deliveries']) {
+      await admin.query(`ALTER TABLE ${table} ADD COLUMN added_by_newer text`);
+    }
+    await admin.end();
+    for (let n = 9; n <= 12; n += 1) expect(await use(n)).toBe(1);
+    expect((await storage.requests.list('a', {})).map((e) => e.path)).toContain('/n/12');
+    const report = await storage.reports.get('a');
+    expect(report.counts['create.exercised']).toBe(12);
+    expect(report.events.map((e) => e.note)).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11, 12].map((n) => `request ${n}`));
+    await storage.close();
+  });
+});
