@@ -138,6 +138,46 @@ describe('the request journal on PostgreSQL', () => {
   }, 60_000);
 });
 
+describe('the request journal on PostgreSQL, one partner against another', () => {
+  it('keeps another client’s entries when one client floods the queue past its bound', async () => {
+    const url = await server.freshDatabase();
+    const storage = await open(url, 5);
+    const flood = Promise.allSettled(Array.from({ length: JOURNAL_QUEUE + 50 }, (_, i) => storage.requests.append('flooder', entry(i + 1, `/f/${i + 1}`))));
+    const mine = [1, 2, 3].map((i) => storage.requests.append('quiet', entry(i, `/q/${i}`)));
+    expect((await Promise.allSettled(mine)).map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+    expect((await flood).filter((o) => o.status === 'rejected').length).toBeGreaterThan(0);
+    expect((await storage.requests.list('quiet', {})).map((e) => e.path)).toEqual(['/q/1', '/q/2', '/q/3']);
+    await storage.close();
+  }, 60_000);
+
+  it('writes the rest of a batch when the database refuses one entry, and stores half a surrogate pair as U+FFFD', async () => {
+    const url = await server.freshDatabase();
+    const storage = await open(url, 10);
+    const outcomes = await Promise.allSettled([
+      storage.requests.append('a', entry(1, '/a/1')),
+      storage.requests.append('b', { ...entry(2, '/b/lone-\udc00'), body: { sender_name: 'x\udc00y' } }),
+      storage.requests.append('b', { ...entry(3, '/b/refused'), status: 10 ** 12 }), // no integer column holds it
+      storage.requests.append('a', entry(4, '/a/4')),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect((await storage.requests.list('a', {})).map((e) => e.path)).toEqual(['/a/1', '/a/4']);
+    const [lone] = await storage.requests.list('b', {});
+    expect(lone).toMatchObject({ path: '/b/lone-\uFFFD', body: { sender_name: 'x\uFFFDy' } });
+    await storage.close();
+  });
+
+  it('writes every append still waiting before it closes', async () => {
+    const url = await server.freshDatabase();
+    const storage = await open(url, 1_000);
+    const appends = Array.from({ length: 600 }, (_, i) => storage.requests.append('a', entry(i + 1, `/a/${i + 1}`)));
+    await storage.close();
+    expect((await Promise.allSettled(appends)).every((o) => o.status === 'fulfilled')).toBe(true);
+    const reopened = await open(url, 1_000);
+    expect(await reopened.requests.list('a', {})).toHaveLength(600);
+    await reopened.close();
+  });
+});
+
 describe('prepared statements on PostgreSQL', () => {
   it('keep working when a newer replica adds columns to every table (a rolling upgrade)', async () => {
     const url = await server.freshDatabase();

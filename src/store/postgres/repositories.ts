@@ -54,12 +54,20 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/** A half of a UTF-16 surrogate pair without its other half. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 /**
- * PostgreSQL text and jsonb cannot hold the NUL character (U+0000), which a client's
- * body or a receiver's answer may carry: it is stored as U+FFFD, the replacement
- * character, so the write never fails on it.
+ * PostgreSQL text and jsonb cannot hold the NUL character (U+0000) nor half of a
+ * surrogate pair (JSON's "\udc00", which JSON.parse accepts), both of which a client's
+ * body or a receiver's answer may carry: each is stored as U+FFFD, the replacement
+ * character, so the write never fails on it (a failed write would be a 500, and one
+ * bad journal entry would fail the batch written with it).
  */
-export const withoutNul = (text: string): string => (text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text);
+export const withoutNul = (text: string): string => {
+  const clean = text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+  return LONE_SURROGATE.test(clean) ? (clean as unknown as { toWellFormed(): string }).toWellFormed() : clean;
+};
 
 /** A value as it is stored: every string NUL-free (see withoutNul). */
 function storable<T>(value: T): T {
@@ -525,8 +533,12 @@ export class PgJobs implements JobRepository {
 
 /** The most journal entries one statement writes. */
 export const JOURNAL_BATCH = 256;
-/** The most journal entries a replica holds waiting for their statement: past it an append fails (and is logged), the request is not held. */
-export const JOURNAL_QUEUE = 10_000;
+/**
+ * The most journal entries of one client a replica holds waiting for their statement:
+ * past it that client's append fails (and is logged), the request is not held. Per
+ * client, so one partner's flood never drops another partner's entries.
+ */
+export const JOURNAL_QUEUE = 1_000;
 
 interface PendingEntry {
   clientId: string;
@@ -544,7 +556,9 @@ interface PendingEntry {
  */
 export class PgRequestLog implements RequestLogRepository {
   private readonly queue: PendingEntry[] = [];
-  private writing = false;
+  /** Entries waiting in `queue`, per client. */
+  private readonly waiting = new Map<string, number>();
+  private writing: Promise<void> | undefined;
 
   constructor(
     private readonly db: () => Db,
@@ -553,25 +567,46 @@ export class PgRequestLog implements RequestLogRepository {
 
   append(clientId: string, entry: JournalEntry): Promise<void> {
     if (this.size <= 0) return Promise.resolve();
-    if (this.queue.length >= JOURNAL_QUEUE) return Promise.reject(new Error(`The request journal is ${JOURNAL_QUEUE} entries behind the database: this entry is dropped.`));
+    const waiting = this.waiting.get(clientId) ?? 0;
+    if (waiting >= JOURNAL_QUEUE) return Promise.reject(new Error(`The request journal of this client is ${JOURNAL_QUEUE} entries behind the database: this entry is dropped.`));
+    this.waiting.set(clientId, waiting + 1);
     return new Promise((written, failed) => {
       this.queue.push({ clientId, entry, written, failed });
-      if (!this.writing) void this.writeQueued();
+      this.startWriting();
     });
   }
 
+  private startWriting(): void {
+    if (this.writing) return;
+    this.writing = this.writeQueued().finally(() => {
+      this.writing = undefined;
+      // Appended after the writer's last look at the queue, before this ran.
+      if (this.queue.length > 0) this.startWriting();
+    });
+  }
+
+  /** Resolves when every append made so far has been written or has failed (close waits for it). */
+  async drained(): Promise<void> {
+    while (this.writing) await this.writing;
+  }
+
   private async writeQueued(): Promise<void> {
-    this.writing = true;
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, JOURNAL_BATCH);
+      for (const { clientId } of batch) {
+        const left = this.waiting.get(clientId)! - 1;
+        if (left === 0) this.waiting.delete(clientId);
+        else this.waiting.set(clientId, left);
+      }
       try {
         await this.write(batch);
         for (const pending of batch) pending.written();
       } catch (error) {
-        for (const pending of batch) pending.failed(error);
+        // One entry the database refuses must not take the others' with it: written again one by one.
+        if (batch.length === 1) batch[0]!.failed(error);
+        else for (const pending of batch) await this.write([pending]).then(pending.written, pending.failed);
       }
     }
-    this.writing = false;
   }
 
   /**

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import pg from 'pg';
 import { Conflict, domainMessages, Unavailable } from '../../domain/errors.js';
-import type { ClientSettingsRepository, DeliveryRepository, JobRepository, MetaRepository, OrderRepository, Repositories, ReportRepository, RequestLogRepository, Storage, StorageHealth } from '../port.js';
+import type { ClientSettingsRepository, DeliveryRepository, JobRepository, MetaRepository, OrderRepository, Repositories, ReportRepository, Storage, StorageHealth } from '../port.js';
 import { CLOCKS_CHANNEL, PgClocks } from './clocks.js';
 import { PgReports } from './reports.js';
 import { PgCounters, PgDeliveries, PgJobs, PgMeta, PgOrders, PgRequestLog, PgSettings, type Db } from './repositories.js';
@@ -118,7 +118,7 @@ export class PostgresStorage implements Storage {
   readonly counters: PgCounters;
   readonly meta: MetaRepository;
   readonly jobs: JobRepository;
-  readonly requests: RequestLogRepository;
+  readonly requests: PgRequestLog;
   readonly reports: ReportRepository;
   readonly sharedClocks: PgClocks;
   readonly durable = true;
@@ -217,6 +217,8 @@ export class PostgresStorage implements Storage {
       this.notifyOthers();
     }
     this.closed = true;
+    // Journal appends still on their way are written before the pools end.
+    await this.requests.drained();
     await this.listener?.end().catch(() => undefined);
     await this.sharedClocks.close();
     await this.counters.close();
