@@ -160,25 +160,51 @@ async function readOwnFormat(path: string): Promise<StoreData | undefined> {
   return data;
 }
 
-/** Adds the record on `line` to `records`; true when the line also closes the collection. */
+/**
+ * Adds the record on `line` to `records`; true when the line also closes the collection.
+ * Only the value is parsed (the key is sliced off), so no object is built and copied per
+ * line: at 300,000 orders wrapping each line in braces and copying the record cost ~1 s.
+ */
 function readRecord(line: string, records: Collection): boolean {
-  const body = line.endsWith(',') ? line.slice(0, -1) : line;
+  const keyEnd = endOfKey(line);
+  const key = line.slice(1, keyEnd);
+  const name = key.includes('\\') ? (JSON.parse(`"${key}"`) as string) : key;
+  const end = line.endsWith(',') ? line.length - 1 : line.length;
   let closes = false;
-  let record: Collection;
+  let value: unknown;
   try {
-    record = JSON.parse(`{${body}}`) as Collection;
+    value = JSON.parse(line.slice(keyEnd + 2, end));
   } catch {
     // The last record of a collection carries its closing brace: `"key":value}`.
-    if (!body.endsWith('}')) throw new OtherLayout();
+    if (line.charCodeAt(end - 1) !== CLOSE_BRACE) throw new OtherLayout();
     try {
-      record = JSON.parse(`{${body.slice(0, -1)}}`) as Collection;
+      value = JSON.parse(line.slice(keyEnd + 2, end - 1));
     } catch {
       throw new OtherLayout();
     }
     closes = true;
   }
-  for (const key in record) records[key] = record[key];
+  records[name] = value;
   return closes;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+const CLOSE_BRACE = 0x7d;
+
+/** Where the JSON string key that starts `line` ends (its closing quote, followed by a colon). */
+function endOfKey(line: string): number {
+  if (line.charCodeAt(0) !== QUOTE) throw new OtherLayout();
+  for (let i = 1; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (c === BACKSLASH) i += 1;
+    else if (c === QUOTE) {
+      if (line.charCodeAt(i + 1) !== COLON) throw new OtherLayout();
+      return i;
+    }
+  }
+  throw new OtherLayout();
 }
 
 /** Reads any JSON object with a streaming parser: each top-level value is assembled as it ends. */
