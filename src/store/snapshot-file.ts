@@ -46,6 +46,8 @@ export class SnapshotFile implements Adapter<StoreData> {
   constructor(
     readonly path: string,
     private readonly fs: StoreFileSystem = nodeFileSystem,
+    /** Applied to each record of a file in this sandbox's layout as it is read (see StoreOptions.pack). */
+    private readonly pack?: (collection: string, value: unknown) => unknown,
   ) {}
 
   async read(): Promise<StoreData | null> {
@@ -56,7 +58,7 @@ export class SnapshotFile implements Adapter<StoreData> {
       throw new DataFileError(`Cannot read the data file ${this.path}: ${(error as Error).message}`);
     }
     try {
-      return (await readOwnFormat(this.path)) ?? (await readAnyJson(this.path));
+      return (await readOwnFormat(this.path, this.pack)) ?? (await readAnyJson(this.path));
     } catch (error) {
       if (error instanceof DataFileError) throw error;
       throw new DataFileError(`Cannot read the data file ${this.path}: ${(error as Error).message}`);
@@ -126,9 +128,10 @@ const COLLECTION = /^("(?:[^"\\]|\\.)*"):\{(\}?),?$/;
  * `"name":{` line and one `"key":value` line per record), or returns undefined for any
  * other layout.
  */
-async function readOwnFormat(path: string): Promise<StoreData | undefined> {
+async function readOwnFormat(path: string, pack?: (collection: string, value: unknown) => unknown): Promise<StoreData | undefined> {
   let data: StoreData | undefined;
   let records: Collection | undefined;
+  let name = '';
   let closed = false;
   try {
     const { end, size } = await readLines(path, (line) => {
@@ -146,9 +149,10 @@ async function readOwnFormat(path: string): Promise<StoreData | undefined> {
         const start = COLLECTION.exec(line);
         if (!start) throw new OtherLayout();
         const collection: Collection = {};
-        data[JSON.parse(start[1]!) as string] = collection;
+        name = JSON.parse(start[1]!) as string;
+        data[name] = collection;
         if (start[2] !== '}') records = collection;
-      } else if (readRecord(line, records)) {
+      } else if (readRecord(line, records, name, pack)) {
         records = undefined;
       }
     });
@@ -165,7 +169,7 @@ async function readOwnFormat(path: string): Promise<StoreData | undefined> {
  * Only the value is parsed (the key is sliced off), so no object is built and copied per
  * line: at 300,000 orders wrapping each line in braces and copying the record cost ~1 s.
  */
-function readRecord(line: string, records: Collection): boolean {
+function readRecord(line: string, records: Collection, collection: string, pack?: (collection: string, value: unknown) => unknown): boolean {
   const keyEnd = endOfKey(line);
   const key = line.slice(1, keyEnd);
   const name = key.includes('\\') ? (JSON.parse(`"${key}"`) as string) : key;
@@ -184,7 +188,7 @@ function readRecord(line: string, records: Collection): boolean {
     }
     closes = true;
   }
-  records[name] = value;
+  records[name] = pack ? pack(collection, value) : value;
   return closes;
 }
 
