@@ -130,20 +130,25 @@ const sameFields = (a: Record<string, unknown>, b: Record<string, unknown>): boo
 export class OrderPacker {
   private readonly senders = new Map<string, Record<string, unknown>>();
   private readonly items = new Map<string, Record<string, unknown>>();
+  /** One copy of each client id: a parsed one is a string of its own per order (~40 bytes). */
+  private readonly clientIds = new Map<string, string>();
 
   pack(value: unknown): unknown {
     if (typeof value !== 'object' || value === null) return value;
     const order = value as PackedOrder;
+    const clientId = this.clientIds.get(order.client_id);
+    if (clientId === undefined && typeof order.client_id === 'string') this.clientIds.set(order.client_id, order.client_id);
     const history = Array.isArray(order.history) && order.history.length > 0 ? PlayedSteps.pack(order.history) : undefined;
     const sender = shared(this.senders, order.client_id, order.sender as unknown) as Order['sender'];
     const item = shared(this.items, order.client_id, order.item as unknown) as Order['item'];
-    if (history === undefined && sender === order.sender && item === order.item) return order;
     if (!Object.isFrozen(order)) {
+      if (clientId !== undefined) order.client_id = clientId;
       if (history !== undefined) order.history = history;
       order.sender = sender;
       order.item = item;
       return order;
     }
+    if (history === undefined && sender === order.sender && item === order.item) return order;
     const packed = copyWith(order, { sender, item }) as PackedOrder;
     if (history !== undefined) packed.history = history;
     return freeze(packed);
