@@ -46,6 +46,8 @@ export class SnapshotFile implements Adapter<StoreData> {
   constructor(
     readonly path: string,
     private readonly fs: StoreFileSystem = nodeFileSystem,
+    /** Applied to each record of a file in this sandbox's layout as it is read (see StoreOptions.pack). */
+    private readonly pack?: (collection: string, value: unknown) => unknown,
   ) {}
 
   async read(): Promise<StoreData | null> {
@@ -56,7 +58,7 @@ export class SnapshotFile implements Adapter<StoreData> {
       throw new DataFileError(`Cannot read the data file ${this.path}: ${(error as Error).message}`);
     }
     try {
-      return (await readOwnFormat(this.path)) ?? (await readAnyJson(this.path));
+      return (await readOwnFormat(this.path, this.pack)) ?? (await readAnyJson(this.path));
     } catch (error) {
       if (error instanceof DataFileError) throw error;
       throw new DataFileError(`Cannot read the data file ${this.path}: ${(error as Error).message}`);
@@ -126,9 +128,10 @@ const COLLECTION = /^("(?:[^"\\]|\\.)*"):\{(\}?),?$/;
  * `"name":{` line and one `"key":value` line per record), or returns undefined for any
  * other layout.
  */
-async function readOwnFormat(path: string): Promise<StoreData | undefined> {
+async function readOwnFormat(path: string, pack?: (collection: string, value: unknown) => unknown): Promise<StoreData | undefined> {
   let data: StoreData | undefined;
   let records: Collection | undefined;
+  let name = '';
   let closed = false;
   try {
     const { end, size } = await readLines(path, (line) => {
@@ -146,9 +149,10 @@ async function readOwnFormat(path: string): Promise<StoreData | undefined> {
         const start = COLLECTION.exec(line);
         if (!start) throw new OtherLayout();
         const collection: Collection = {};
-        data[JSON.parse(start[1]!) as string] = collection;
+        name = JSON.parse(start[1]!) as string;
+        data[name] = collection;
         if (start[2] !== '}') records = collection;
-      } else if (readRecord(line, records)) {
+      } else if (readRecord(line, records, name, pack)) {
         records = undefined;
       }
     });
@@ -160,25 +164,51 @@ async function readOwnFormat(path: string): Promise<StoreData | undefined> {
   return data;
 }
 
-/** Adds the record on `line` to `records`; true when the line also closes the collection. */
-function readRecord(line: string, records: Collection): boolean {
-  const body = line.endsWith(',') ? line.slice(0, -1) : line;
+/**
+ * Adds the record on `line` to `records`; true when the line also closes the collection.
+ * Only the value is parsed (the key is sliced off), so no object is built and copied per
+ * line: at 300,000 orders wrapping each line in braces and copying the record cost ~1 s.
+ */
+function readRecord(line: string, records: Collection, collection: string, pack?: (collection: string, value: unknown) => unknown): boolean {
+  const keyEnd = endOfKey(line);
+  const key = line.slice(1, keyEnd);
+  const name = key.includes('\\') ? (JSON.parse(`"${key}"`) as string) : key;
+  const end = line.endsWith(',') ? line.length - 1 : line.length;
   let closes = false;
-  let record: Collection;
+  let value: unknown;
   try {
-    record = JSON.parse(`{${body}}`) as Collection;
+    value = JSON.parse(line.slice(keyEnd + 2, end));
   } catch {
     // The last record of a collection carries its closing brace: `"key":value}`.
-    if (!body.endsWith('}')) throw new OtherLayout();
+    if (line.charCodeAt(end - 1) !== CLOSE_BRACE) throw new OtherLayout();
     try {
-      record = JSON.parse(`{${body.slice(0, -1)}}`) as Collection;
+      value = JSON.parse(line.slice(keyEnd + 2, end - 1));
     } catch {
       throw new OtherLayout();
     }
     closes = true;
   }
-  for (const key in record) records[key] = record[key];
+  records[name] = pack ? pack(collection, value) : value;
   return closes;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+const CLOSE_BRACE = 0x7d;
+
+/** Where the JSON string key that starts `line` ends (its closing quote, followed by a colon). */
+function endOfKey(line: string): number {
+  if (line.charCodeAt(0) !== QUOTE) throw new OtherLayout();
+  for (let i = 1; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (c === BACKSLASH) i += 1;
+    else if (c === QUOTE) {
+      if (line.charCodeAt(i + 1) !== COLON) throw new OtherLayout();
+      return i;
+    }
+  }
+  throw new OtherLayout();
 }
 
 /** Reads any JSON object with a streaming parser: each top-level value is assembled as it ends. */

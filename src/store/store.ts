@@ -37,6 +37,12 @@ export interface StoreOptions {
   fileSystem?: StoreFileSystem;
   /** Told about failures that no caller sees: a failed checkpoint, a failed background commit. */
   onError?: (error: Error) => void;
+  /**
+   * Turns a record into the form kept in memory as it comes in (read from the data file or
+   * the journal, or put). It must keep the record's JSON as it was, and may change a
+   * record it is given unfrozen (one just parsed) in place. Default: kept as given.
+   */
+  pack?: (collection: string, value: unknown) => unknown;
 }
 
 /**
@@ -88,7 +94,7 @@ export class Store {
     const lock = DataFileLock.acquire(path);
     try {
       restrictDataFiles(path);
-      const file = new SnapshotFile(path, options.fileSystem);
+      const file = new SnapshotFile(path, options.fileSystem, options.pack);
       file.removeLeftovers();
       const db = new Low<StoreData>(file, emptyData());
       await db.read();
@@ -163,7 +169,7 @@ export class Store {
    */
   put<T>(collection: string, key: string, value: T): void {
     this.track({ c: collection, k: key });
-    this.collection(collection)[key] = value;
+    this.collection(collection)[key] = this.options.pack ? this.options.pack(collection, value) : value;
   }
 
   delete(collection: string, key: string): void {
@@ -297,7 +303,7 @@ export class Store {
   private apply(op: JournalOp): void {
     const records = this.collection(op.c);
     if (op.d) delete records[op.k];
-    else records[op.k] = op.v;
+    else records[op.k] = this.options.pack ? this.options.pack(op.c, op.v) : op.v;
   }
 
   private track(op: JournalOp): void {

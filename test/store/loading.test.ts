@@ -29,6 +29,23 @@ describe('loading the data file (streamed)', () => {
     await reopened.close();
   });
 
+  it('reads back keys with quotes, backslashes and colons, and records that end in a brace', async () => {
+    const store = await Store.open({ path: path() });
+    const keys = ['plain', 'with "quotes":', 'back\\slash', 'colon:{}', 'é unicode', ''];
+    for (const key of keys) store.put('meta', key, { key, last: { deep: '}' } });
+    store.put('meta', 'number', 7);
+    store.put('meta', 'text', 'ends in a brace }');
+    store.commit();
+    await store.checkpoint();
+    await store.close();
+    const reopened = await Store.open({ path: path() });
+    for (const key of keys) expect(reopened.get('meta', key)).toEqual({ key, last: { deep: '}' } });
+    expect(reopened.get('meta', 'number')).toBe(7);
+    expect(reopened.get('meta', 'text')).toBe('ends in a brace }');
+    expect(reopened.count('meta')).toBe(keys.length + 2);
+    await reopened.close();
+  });
+
   it('reads a record larger than the read chunk (1 MiB) whole', async () => {
     const store = await Store.open({ path: path() });
     const big = { text: 'é'.repeat(1_500_000) };

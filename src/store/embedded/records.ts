@@ -1,3 +1,4 @@
+import type { Order, PlayedStep } from '../../orders/types.js';
 import type { Stored } from '../port.js';
 
 /** Collections of the data file, one per kind of record. */
@@ -49,3 +50,148 @@ export function stored<T>(value: T | undefined): Stored<T> | undefined {
 
 /** The key of a job: one job per kind and key. */
 export const jobId = (kind: string, key: string): string => `${kind}:${key}`;
+
+/**
+ * An order's played steps (`{ step, at }` entries) kept as one array of numbers, step and
+ * time in turn. An entry as an object costs ~70 bytes of heap (the object, its boxed
+ * time, the array slot): with nine steps that was ~40% of a stored order. The numbers
+ * sit in a private field, out of reach of callers and of `freeze` (freezing an array of
+ * doubles makes V8 turn it into a dictionary). Written to the journal and the data file
+ * as the entries it stands for (`toJSON`), so the files do not change.
+ */
+export class PlayedSteps {
+  readonly #values: number[];
+
+  private constructor(values: number[]) {
+    this.#values = values;
+  }
+
+  /** The steps packed, or undefined when an entry is anything but `{ step, at }` with numbers (e.g. a cancellation written out). */
+  static pack(history: readonly unknown[]): PlayedSteps | undefined {
+    const values: number[] = [];
+    for (const entry of history) {
+      if (typeof entry !== 'object' || entry === null) return undefined;
+      let keys = 0;
+      for (const key in entry) {
+        if (key !== (keys === 0 ? 'step' : 'at') || keys > 1) return undefined;
+        keys += 1;
+      }
+      const { step, at } = entry as PlayedStep;
+      if (keys !== 2 || typeof step !== 'number' || typeof at !== 'number') return undefined;
+      values.push(step, at);
+    }
+    return new PlayedSteps(values);
+  }
+
+  /** The entries as the Order type has them: new objects, in the order they were packed. */
+  entries(): PlayedStep[] {
+    const values = this.#values;
+    const entries: PlayedStep[] = [];
+    for (let i = 0; i < values.length; i += 2) entries.push({ step: values[i]!, at: values[i + 1]! });
+    return entries;
+  }
+
+  toJSON(): PlayedStep[] {
+    return this.entries();
+  }
+}
+
+/** An order as the embedded store keeps it: its played steps may be packed. */
+export type PackedOrder = Omit<Order, 'history'> & { history: Order['history'] | PlayedSteps; version?: number };
+
+/** Whether a record holds only plain values (no nested object or array). */
+const isFlat = (record: Record<string, unknown>): boolean => {
+  for (const key in record) {
+    const value = record[key];
+    if (typeof value === 'object' && value !== null) return false;
+  }
+  return true;
+};
+
+/** Whether `b` has exactly the fields of the flat record `a`, with the same values. */
+const sameFields = (a: Record<string, unknown>, b: Record<string, unknown>): boolean => {
+  let count = 0;
+  for (const key in a) {
+    if (a[key] !== b[key]) return false;
+    count += 1;
+  }
+  for (const _ in b) count -= 1;
+  return count === 0;
+};
+
+/**
+ * Packs orders as the store takes them in (from the data file, the journal, a commit):
+ * played steps as `PlayedSteps`, and the sender and the item shared with the client's
+ * previous order when they are the same: a shop ships from one or a few places, and a
+ * partner's test suite sends the same fixture over and over (each copy cost ~220 and
+ * ~340 bytes). Shared parts are frozen, as every stored record is. Packing keeps what the
+ * record says, and its JSON, exactly.
+ */
+export class OrderPacker {
+  private readonly senders = new Map<string, Record<string, unknown>>();
+  private readonly items = new Map<string, Record<string, unknown>>();
+  /** One copy of each client id: a parsed one is a string of its own per order (~40 bytes). */
+  private readonly clientIds = new Map<string, string>();
+
+  pack(value: unknown): unknown {
+    if (typeof value !== 'object' || value === null) return value;
+    const order = value as PackedOrder;
+    const clientId = this.clientIds.get(order.client_id);
+    if (clientId === undefined && typeof order.client_id === 'string') this.clientIds.set(order.client_id, order.client_id);
+    const history = Array.isArray(order.history) && order.history.length > 0 ? PlayedSteps.pack(order.history) : undefined;
+    const sender = shared(this.senders, order.client_id, order.sender as unknown) as Order['sender'];
+    const item = shared(this.items, order.client_id, order.item as unknown) as Order['item'];
+    if (!Object.isFrozen(order)) {
+      if (clientId !== undefined) order.client_id = clientId;
+      if (history !== undefined) order.history = history;
+      order.sender = sender;
+      order.item = item;
+      return order;
+    }
+    if (history === undefined && sender === order.sender && item === order.item) return order;
+    const packed = copyWith(order, { sender, item }) as PackedOrder;
+    if (history !== undefined) packed.history = history;
+    return freeze(packed);
+  }
+}
+
+/** `part`, or the client's last one of its kind when that has the same fields; a new flat part becomes the client's last. */
+function shared(last: Map<string, Record<string, unknown>>, clientId: string, part: unknown): unknown {
+  if (typeof part !== 'object' || part === null || typeof clientId !== 'string') return part;
+  const record = part as Record<string, unknown>;
+  const known = last.get(clientId);
+  if (known !== undefined && (known === record || sameFields(known, record))) return known;
+  // Only a part of plain values is shared (and compared field by field).
+  if (isFlat(record)) last.set(clientId, freeze(record));
+  return record;
+}
+
+/** A stored order as the port gives it: frozen, its played steps as objects. */
+export function unpacked(value: unknown): Stored<Order> | undefined {
+  const order = value as PackedOrder | undefined;
+  if (order === undefined || !(order.history instanceof PlayedSteps)) return stored(order as Order | undefined);
+  return freeze(copyWith(order, { history: order.history.entries(), version: order.version ?? 0 })) as Stored<Order>;
+}
+
+/**
+ * Orders handed out lately, by the stored record they were unpacked from. Reading an
+ * order again (a partner polling its tracking) gives the same frozen object: what is
+ * cached per order and per step object (tracking's rendered steps) is found again, and
+ * the read allocates nothing. Bounded, oldest out first.
+ */
+export class UnpackedOrders {
+  private readonly recent = new Map<object, Stored<Order>>();
+
+  constructor(private readonly size = 4096) {}
+
+  of(value: unknown): Stored<Order> | undefined {
+    if (typeof value !== 'object' || value === null || !((value as PackedOrder).history instanceof PlayedSteps)) return stored(value as Order | undefined);
+    let order = this.recent.get(value);
+    if (order === undefined) {
+      order = unpacked(value)!;
+      if (this.recent.size >= this.size) this.recent.delete(this.recent.keys().next().value!);
+      this.recent.set(value, order);
+    }
+    return order;
+  }
+}

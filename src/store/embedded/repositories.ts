@@ -22,7 +22,7 @@ import type {
   Unversioned,
 } from '../port.js';
 import type { Indexes, JobQueue } from './indexes.js';
-import { CLIENTS, COUNTERS, DELIVERIES, JOBS, META, ORDERS, copyWith, jobId, stored } from './records.js';
+import { CLIENTS, COUNTERS, DELIVERIES, JOBS, META, ORDERS, copyWith, jobId, stored, type PackedOrder, type UnpackedOrders } from './records.js';
 import { encodeCursor, positionOf } from '../cursor.js';
 import type { SortedKeys } from './sorted-keys.js';
 import { checkVersion, type Access } from './unit-of-work.js';
@@ -49,22 +49,25 @@ function updateAt<T>(access: Access, collection: string, key: string, value: Sto
   return stored(record as T)!;
 }
 
-interface Listing<T> {
+interface Listing<T, R = Stored<T>> {
   keys: SortedKeys | undefined;
   cursor: string | undefined;
   limit: number;
   /** False when the query has no filter: then the total is the number of keys and the scan stops at the page. */
   filtered: boolean;
-  load(id: string): Stored<T> | undefined;
-  keep(record: Stored<T>): boolean;
-  positionOf(record: Stored<T>): { rank: number; id: string };
+  /** The record as kept, enough to filter it and place it. */
+  load(id: string): R | undefined;
+  keep(record: R): boolean;
+  positionOf(record: R): { rank: number; id: string };
+  /** The record as the port gives it, for those on the page only. */
+  open(record: R): Stored<T>;
 }
 
 /** A page of a client's listing: records newest first after the cursor that pass `keep`; `total` counts every match. */
-function pageOf<T>(listing: Listing<T>): Page<Stored<T>> {
+function pageOf<T, R>(listing: Listing<T, R>): Page<Stored<T>> {
   const { keys, limit } = listing;
   const from = positionOf(listing.cursor);
-  const items: Array<Stored<T>> = [];
+  const items: R[] = [];
   let more = false;
   for (const key of keys?.newestFirst(from) ?? []) {
     const record = listing.load(key);
@@ -84,17 +87,23 @@ function pageOf<T>(listing: Listing<T>): Page<Stored<T>> {
     }
   }
   const last = items[items.length - 1];
-  return { items, next_cursor: more && last ? encodeCursor(listing.positionOf(last)) : null, total };
+  return { items: items.map((record) => listing.open(record)), next_cursor: more && last ? encodeCursor(listing.positionOf(last)) : null, total };
 }
 
+/**
+ * Orders as the port gives them. The store keeps them packed (see OrderPacker): they are
+ * unpacked on the way out, through `unpacked`, which hands out the same object for a record
+ * read again lately.
+ */
 export class EmbeddedOrders implements OrderRepository {
   constructor(
     private readonly access: Access,
     private readonly indexes: Indexes,
+    private readonly unpacked: UnpackedOrders,
   ) {}
 
   async get(orderNo: string): Promise<Stored<Order> | undefined> {
-    return stored(this.access.get<Order>(ORDERS, orderNo));
+    return this.unpacked.of(this.access.get(ORDERS, orderNo));
   }
 
   async byAwb(awb: string): Promise<Stored<Order> | undefined> {
@@ -120,30 +129,32 @@ export class EmbeddedOrders implements OrderRepository {
   }
 
   async list(clientId: string, query: OrderQuery): Promise<Page<Stored<Order>>> {
-    const keep = (o: Stored<Order>): boolean =>
+    // Filters read the packed record: a filtered total looks at every order of the client.
+    const keep = (o: PackedOrder): boolean =>
       o.client_id === clientId &&
       (query.status === undefined || o.status === query.status) &&
       (query.scenario === undefined || o.scenario === query.scenario) &&
       (query.courier_code === undefined || o.courier_code === query.courier_code) &&
       (query.search === undefined || o.order_no === query.search || o.awb === query.search || o.item.order_code === query.search);
-    return pageOf<Order>({
+    return pageOf<Order, PackedOrder>({
       keys: this.indexes.orders.byClient.get(clientId),
       cursor: query.cursor,
       limit: query.limit,
       filtered: query.status !== undefined || query.scenario !== undefined || query.courier_code !== undefined || query.search !== undefined,
-      load: (orderNo) => stored(this.access.get<Order>(ORDERS, orderNo)),
+      load: (orderNo) => this.access.get<PackedOrder>(ORDERS, orderNo),
       keep,
       positionOf: (o) => ({ rank: o.created_at, id: o.order_no }),
+      open: (o) => this.unpacked.of(o)!,
     });
   }
 
   async createdBefore(olderThan: number, limit: number): Promise<Array<Stored<Order>>> {
     const found: Array<Stored<Order>> = [];
     for (const orderNo of this.indexes.orders.byAge.oldestFirst()) {
-      const order = stored(this.access.get<Order>(ORDERS, orderNo));
+      const order = this.access.get<PackedOrder>(ORDERS, orderNo);
       if (!order) continue;
       if (order.created_at >= olderThan || found.length >= limit) break;
-      found.push(order);
+      found.push(this.unpacked.of(order)!);
     }
     return found;
   }
@@ -181,7 +192,7 @@ export class EmbeddedDeliveries implements DeliveryRepository {
       (query.order_no === undefined || d.order_no === query.order_no) &&
       (query.status === undefined || d.status === query.status) &&
       (query.event === undefined || d.event === query.event);
-    return pageOf<Delivery>({
+    return pageOf<Delivery, Stored<Delivery>>({
       keys: this.indexes.deliveries.byClient.get(clientId),
       cursor: query.cursor,
       limit: query.limit,
@@ -189,6 +200,7 @@ export class EmbeddedDeliveries implements DeliveryRepository {
       load: (id) => stored(this.access.get<Delivery>(DELIVERIES, id)),
       keep,
       positionOf: (d) => ({ rank: d.seq, id: d.id }),
+      open: (d) => d,
     });
   }
 

@@ -6,7 +6,7 @@ import type { ClientSettingsRepository, CounterRepository, DeliveryRepository, J
 import { Store, type StoreOptions } from '../store.js';
 import { StoreUnavailable } from '../types.js';
 import { Indexes } from './indexes.js';
-import { DELIVERIES, JOBS, ORDERS } from './records.js';
+import { DELIVERIES, JOBS, ORDERS, OrderPacker, UnpackedOrders } from './records.js';
 import { EmbeddedCounters, EmbeddedDeliveries, EmbeddedJobs, EmbeddedMeta, EmbeddedOrders, EmbeddedSettings } from './repositories.js';
 import { MemoryRequestLog } from './request-log.js';
 import { MemoryReports } from './reports.js';
@@ -43,6 +43,7 @@ export class EmbeddedStorage implements Storage {
   readonly requests: MemoryRequestLog;
   readonly reports: MemoryReports;
   private readonly indexes = new Indexes();
+  private readonly unpacked = new UnpackedOrders();
   private readonly current = new AsyncLocalStorage<Repositories>();
   private readonly listeners: Array<(dueAt: number, clientId: string) => void> = [];
   private queue: Promise<unknown> = Promise.resolve();
@@ -65,7 +66,9 @@ export class EmbeddedStorage implements Storage {
 
   /** Opens the data file (or nothing, for `:memory:`) and builds the indexes. */
   static async open(options: EmbeddedOptions): Promise<EmbeddedStorage> {
-    return new EmbeddedStorage(await Store.open(options), options.requestLogSize);
+    const orders = new OrderPacker();
+    const pack = (collection: string, value: unknown): unknown => (collection === ORDERS ? orders.pack(value) : value);
+    return new EmbeddedStorage(await Store.open({ ...options, pack }), options.requestLogSize);
   }
 
   get durable(): boolean {
@@ -128,7 +131,7 @@ export class EmbeddedStorage implements Storage {
 
   private repositoriesOver(access: Access): Repositories {
     return {
-      orders: new EmbeddedOrders(access, this.indexes),
+      orders: new EmbeddedOrders(access, this.indexes, this.unpacked),
       deliveries: new EmbeddedDeliveries(access, this.indexes),
       settings: new EmbeddedSettings(access),
       counters: new EmbeddedCounters(access),

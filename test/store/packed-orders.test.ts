@@ -1,0 +1,90 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Order, TrackingEntry } from '../../src/orders/types.js';
+import { EmbeddedStorage } from '../../src/store/embedded/storage.js';
+import type { Storage } from '../../src/store/port.js';
+import { crash } from '../support/store.js';
+import { tempDir } from '../support/tmp.js';
+import { orderRecord } from './contract.js';
+
+const played = (at: number) => [
+  { step: 2, at: at + 2_000.5 },
+  { step: 1, at: at + 1_000 },
+  { step: 0, at },
+];
+const cancellation: TrackingEntry = { note: 'Cancelled', description: 'Cancelled by the shipper', branch: 'Jakarta', update_on: 1_700_000_000, status: '5', pod_photo: null };
+
+/** The records of a collection as the data file holds them, parsed without the store. */
+function recordsInFile(path: string, collection: string): Record<string, unknown> {
+  return (JSON.parse(readFileSync(path, 'utf8')) as Record<string, Record<string, unknown>>)[collection]!;
+}
+
+describe('orders kept packed by the embedded store (played steps as numbers, shared sender and item)', () => {
+  const dir = tempDir();
+  const path = () => join(dir(), 'sandbox.json');
+  const open = () => EmbeddedStorage.open({ path: path(), requestLogSize: 10 });
+
+  async function write(storage: Storage): Promise<Order[]> {
+    const orders = [
+      orderRecord('1', 'a', 1_000, { status: 'delivered', history: played(1_700_000_000_000) }),
+      orderRecord('2', 'a', 2_000, { status: 'in_transit', history: played(1_700_000_100_000) }),
+      orderRecord('3', 'a', 3_000, { status: 'cancelled', history: [cancellation, ...played(1_700_000_200_000)] }),
+      orderRecord('4', 'b', 4_000, { sender: { ...orderRecord('4', 'b', 4_000).sender, sender_name: 'Another shop' }, webhook_chaos: ['duplicate'] }),
+    ];
+    for (const order of orders) await storage.orders.insert(order);
+    return orders.map((order) => ({ ...order, version: 1 }));
+  }
+
+  it('gives back every order as written, deeply frozen, from memory, from the journal and from the data file', async () => {
+    const storage = await open();
+    const written = await write(storage);
+    const read = async (s: Storage) => Promise.all(written.map((o) => s.orders.get(o.order_no)));
+    const check = (orders: Array<Order | undefined>) => {
+      expect(orders).toEqual(written);
+      for (const order of orders) {
+        expect(Object.isFrozen(order)).toBe(true);
+        expect(Object.isFrozen(order!.sender) && Object.isFrozen(order!.item) && Object.isFrozen(order!.history)).toBe(true);
+        for (const entry of order!.history) expect(Object.isFrozen(entry)).toBe(true);
+      }
+    };
+    check(await read(storage));
+    crash(path()); // no checkpoint: the next start replays the journal
+    const journalOnly = await open();
+    check(await read(journalOnly));
+    expect((await journalOnly.orders.list('a', { limit: 2 })).items).toEqual([written[2], written[1]]);
+    expect((await journalOnly.orders.list('a', { limit: 10, status: 'delivered' })).items).toEqual([written[0]]);
+    expect(await journalOnly.orders.createdBefore(2_500, 10)).toEqual([written[0], written[1]]);
+    await journalOnly.checkpoint();
+    await journalOnly.close();
+    const fromFile = await open();
+    check(await read(fromFile));
+    await fromFile.close();
+  });
+
+  it('writes played steps to the journal and the data file as { step, at } entries, as before', async () => {
+    const storage = await open();
+    const written = await write(storage);
+    const journal = readdirSync(dir()).filter((name) => name.startsWith('sandbox.json.wal.'));
+    const lines = journal.flatMap((name) => readFileSync(join(dir(), name), 'utf8').split('\n').filter(Boolean));
+    const journaled = lines.map((line) => JSON.parse(line) as Array<{ c: string; v: Order }>).flat();
+    expect(journaled.filter((op) => op.c === 'orders').map((op) => op.v)).toEqual(written);
+    await storage.checkpoint();
+    expect(Object.values(recordsInFile(path(), 'orders'))).toEqual(written);
+    await storage.close();
+  });
+
+  it('keeps an order on its own when another of the client with the same sender changes', async () => {
+    const storage = await open();
+    await write(storage);
+    const first = (await storage.orders.get('1'))!;
+    expect(() => {
+      (first.sender as { sender_name: string }).sender_name = 'changed in place';
+    }).toThrow(TypeError);
+    await storage.orders.update({ ...first, sender: { ...first.sender, sender_name: 'Moved' }, history: [{ step: 3, at: 1 }, ...first.history] });
+    expect((await storage.orders.get('1'))!.sender.sender_name).toBe('Moved');
+    expect((await storage.orders.get('1'))!.history).toEqual([{ step: 3, at: 1 }, ...played(1_700_000_000_000)]);
+    expect((await storage.orders.get('2'))!.sender.sender_name).toBe('S');
+    await storage.close();
+  });
+});
