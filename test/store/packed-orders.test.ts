@@ -87,4 +87,18 @@ describe('orders kept packed by the embedded store (played steps as numbers, sha
     expect((await storage.orders.get('2'))!.sender.sender_name).toBe('S');
     await storage.close();
   });
+
+  it('keeps the order of a sender’s keys as sent, also when another order of the client has the same fields in another order', async () => {
+    const storage = await open();
+    const first = orderRecord('1', 'a', 1_000);
+    const reversed = Object.fromEntries(Object.entries(first.sender).reverse()) as Order['sender'];
+    await storage.orders.insert(first);
+    await storage.orders.insert(orderRecord('2', 'a', 1_001, { sender: reversed }));
+    expect(Object.keys((await storage.orders.get('2'))!.sender)).toEqual(Object.keys(reversed));
+    await storage.close();
+    const reopened = await open();
+    expect(Object.keys((await reopened.orders.get('2'))!.sender)).toEqual(Object.keys(reversed));
+    expect(Object.keys((await reopened.orders.get('1'))!.sender)).toEqual(Object.keys(first.sender));
+    await reopened.close();
+  });
 });

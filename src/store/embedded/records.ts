@@ -108,15 +108,19 @@ const isFlat = (record: Record<string, unknown>): boolean => {
   return true;
 };
 
-/** Whether `b` has exactly the fields of the flat record `a`, with the same values. */
+/**
+ * Whether `b` has exactly the fields of the flat record `a`, in the same order, with the
+ * same values: the order of the keys shows in the JSON a client reads back and in the
+ * data file, so a part sent with its keys in another order is not shared.
+ */
 const sameFields = (a: Record<string, unknown>, b: Record<string, unknown>): boolean => {
-  let count = 0;
-  for (const key in a) {
-    if (a[key] !== b[key]) return false;
-    count += 1;
+  const keys = Object.keys(a);
+  let i = 0;
+  for (const key in b) {
+    if (key !== keys[i] || a[key] !== b[key]) return false;
+    i += 1;
   }
-  for (const _ in b) count -= 1;
-  return count === 0;
+  return i === keys.length;
 };
 
 /**
