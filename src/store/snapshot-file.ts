@@ -6,7 +6,7 @@ import { parser } from 'stream-json';
 import { streamObject } from 'stream-json/streamers/stream-object.js';
 import { nodeFileSystem, writeAll } from './files.js';
 import { readLines } from './lines.js';
-import { DataFileError, type Adapter, type Collection, type StoreData, type StoreFileSystem } from './types.js';
+import { DataFileError, recordOf, type Adapter, type Collection, type Records, type StoreData, type StoreFileSystem } from './types.js';
 
 /**
  * A chunk is written (and the event loop gets its turn) at this size or after SLICE_MS
@@ -66,7 +66,7 @@ export class SnapshotFile implements Adapter<StoreData> {
   }
 
   write(data: StoreData): Promise<void> {
-    return this.writeFrom(data, { valueOf: (name, key) => (data[name] as Collection)[key], aborted: () => false });
+    return this.writeFrom(data, { valueOf: (name, key) => recordOf(data[name] as Collection | Records, key), aborted: () => false });
   }
 
   /** Writes `data`'s records as `source` says, through a temporary file renamed into place. */
@@ -80,7 +80,8 @@ export class SnapshotFile implements Adapter<StoreData> {
         if (typeof records !== 'object') continue;
         chunk += `,\n${JSON.stringify(name)}:{`;
         let first = true;
-        for (const key of Object.keys(records)) {
+        // The keys as they are now (a Map's in ~3 ms at 360,000): records made later are in the journal.
+        for (const key of records instanceof Map ? [...records.keys()] : Object.keys(records)) {
           const value = source.valueOf(name, key);
           if (value === undefined) continue; // deleted meanwhile, or created and not committed yet
           chunk += `${first ? '' : ','}\n${JSON.stringify(key)}:${JSON.stringify(value)}`;
@@ -130,7 +131,7 @@ const COLLECTION = /^("(?:[^"\\]|\\.)*"):\{(\}?),?$/;
  */
 async function readOwnFormat(path: string, pack?: (collection: string, value: unknown) => unknown): Promise<StoreData | undefined> {
   let data: StoreData | undefined;
-  let records: Collection | undefined;
+  let records: Records | undefined;
   let name = '';
   let closed = false;
   try {
@@ -148,7 +149,7 @@ async function readOwnFormat(path: string, pack?: (collection: string, value: un
         }
         const start = COLLECTION.exec(line);
         if (!start) throw new OtherLayout();
-        const collection: Collection = {};
+        const collection: Records = new Map();
         name = JSON.parse(start[1]!) as string;
         data[name] = collection;
         if (start[2] !== '}') records = collection;
@@ -169,7 +170,7 @@ async function readOwnFormat(path: string, pack?: (collection: string, value: un
  * Only the value is parsed (the key is sliced off), so no object is built and copied per
  * line: at 300,000 orders wrapping each line in braces and copying the record cost ~1 s.
  */
-function readRecord(line: string, records: Collection, collection: string, pack?: (collection: string, value: unknown) => unknown): boolean {
+function readRecord(line: string, records: Records, collection: string, pack?: (collection: string, value: unknown) => unknown): boolean {
   const keyEnd = endOfKey(line);
   const key = line.slice(1, keyEnd);
   const name = key.includes('\\') ? (JSON.parse(`"${key}"`) as string) : key;
@@ -188,7 +189,7 @@ function readRecord(line: string, records: Collection, collection: string, pack?
     }
     closes = true;
   }
-  records[name] = pack ? pack(collection, value) : value;
+  records.set(name, pack ? pack(collection, value) : value);
   return closes;
 }
 

@@ -7,7 +7,7 @@ import { Journal } from './journal.js';
 import { DataFileLock } from './lock.js';
 import { checkVersion, emptyData, migrate, SCHEMA_VERSION } from './schema.js';
 import { CheckpointAborted, SnapshotFile } from './snapshot-file.js';
-import { DataFileError, StoreUnavailable, type Collection, type JournalOp, type StoreData, type StoreFileSystem, type StoreHealth } from './types.js';
+import { DataFileError, StoreUnavailable, type Collection, type JournalOp, type Records, type StoreData, type StoreFileSystem, type StoreHealth } from './types.js';
 
 const MiB = 2 ** 20;
 
@@ -108,6 +108,8 @@ export class Store {
       const store = new Store(db, journal, lock, options);
       // The journal holds changes in the file's own schema: replay them, then migrate the whole.
       await journal.replay(db.data.journal_generation, (op) => store.apply(op));
+      // Migrations work on the file's plain objects; the store turns them back into Maps as it uses them.
+      if (fromVersion < SCHEMA_VERSION) asObjects(db.data);
       db.data = migrate(db.data, path);
       journal.open();
       // A migrated store is written out at once, so no journal of the old schema is replayed
@@ -145,21 +147,21 @@ export class Store {
   }
 
   get<T>(collection: string, key: string): T | undefined {
-    return this.collection(collection)[key] as T | undefined;
+    return this.collection(collection).get(key) as T | undefined;
   }
 
-  /** Every record of a collection. */
+  /** Every record of a collection, in the order they were first put. */
   values<T>(collection: string): T[] {
-    return Object.values(this.collection(collection)) as T[];
+    return [...this.collection(collection).values()] as T[];
   }
 
-  /** Every record of a collection with its key. */
+  /** Every record of a collection with its key, in the order they were first put. */
   entries<T>(collection: string): Array<[string, T]> {
-    return Object.entries(this.collection(collection)) as Array<[string, T]>;
+    return [...this.collection(collection).entries()] as Array<[string, T]>;
   }
 
   count(collection: string): number {
-    return Object.keys(this.collection(collection)).length;
+    return this.collection(collection).size;
   }
 
   /**
@@ -169,12 +171,12 @@ export class Store {
    */
   put<T>(collection: string, key: string, value: T): void {
     this.track({ c: collection, k: key });
-    this.collection(collection)[key] = this.options.pack ? this.options.pack(collection, value) : value;
+    this.collection(collection).set(key, this.options.pack ? this.options.pack(collection, value) : value);
   }
 
   delete(collection: string, key: string): void {
     this.track({ c: collection, k: key, d: 1 });
-    delete this.collection(collection)[key];
+    this.collection(collection).delete(key);
   }
 
   /**
@@ -195,7 +197,7 @@ export class Store {
     }
     const ops: JournalOp[] = [];
     for (const { op } of this.pending.values()) {
-      const value = op.d ? undefined : this.collection(op.c)[op.k];
+      const value = op.d ? undefined : this.collection(op.c).get(op.k);
       ops.push(value === undefined ? { c: op.c, k: op.k, d: 1 } : { c: op.c, k: op.k, v: value });
     }
     try {
@@ -288,28 +290,28 @@ export class Store {
   /** The value of a record as last committed: a pending change shows its value from before. */
   private committedValue(name: string, key: string): unknown {
     const pending = this.pending.get(`${name}\u0000${key}`);
-    return pending ? pending.before : (this.db.data[name] as Collection)[key];
+    return pending ? pending.before : this.collection(name).get(key);
   }
 
   private rollBack(): void {
     for (const { op, before } of this.pending.values()) {
       const records = this.collection(op.c);
-      if (before === undefined) delete records[op.k];
-      else records[op.k] = before;
+      if (before === undefined) records.delete(op.k);
+      else records.set(op.k, before);
     }
     this.pending.clear();
   }
 
   private apply(op: JournalOp): void {
     const records = this.collection(op.c);
-    if (op.d) delete records[op.k];
-    else records[op.k] = this.options.pack ? this.options.pack(op.c, op.v) : op.v;
+    if (op.d) records.delete(op.k);
+    else records.set(op.k, this.options.pack ? this.options.pack(op.c, op.v) : op.v);
   }
 
   private track(op: JournalOp): void {
     const id = `${op.c}\u0000${op.k}`;
     const known = this.pending.get(id);
-    this.pending.set(id, { op, before: known ? known.before : this.collection(op.c)[op.k] });
+    this.pending.set(id, { op, before: known ? known.before : this.collection(op.c).get(op.k) });
     if (this.pending.size === 1 && !known) queueMicrotask(() => this.commitReporting());
   }
 
@@ -330,11 +332,19 @@ export class Store {
     return (this.file()?.bytes ?? 0) + (this.journal?.bytesSinceCheckpoint ?? 0);
   }
 
-  private collection(name: string): Collection {
+  /** A collection as a Map: one still a plain object (a new store, an older file's, a migrated one) becomes one. */
+  private collection(name: string): Records {
     const existing = this.db.data[name];
-    if (typeof existing === 'object') return existing;
-    const created: Collection = {};
-    this.db.data[name] = created;
-    return created;
+    if (existing instanceof Map) return existing;
+    const records: Records = new Map(typeof existing === 'object' ? Object.entries(existing) : []);
+    this.db.data[name] = records;
+    return records;
+  }
+}
+
+/** Turns the Map collections of `data` into plain objects, as migrations expect them. */
+function asObjects(data: StoreData): void {
+  for (const [name, records] of Object.entries(data)) {
+    if (records instanceof Map) data[name] = Object.fromEntries(records) as Collection;
   }
 }

@@ -1,13 +1,24 @@
 /** A collection of records keyed by id, as it stands in the data file. */
 export type Collection = Record<string, unknown>;
 
-/** The whole store as the data file holds it. */
+/**
+ * A collection as the store keeps it in memory: a Map. A plain object of 300,000 keys
+ * is a dictionary whose every growth rehashes it in one go (55-197 ms seen under load),
+ * and whose keys a checkpoint must list in order (`Object.keys`, a sort: 120-800 ms at
+ * 360,000); a Map lists its keys in insertion order in ~3 ms.
+ */
+export type Records = Map<string, unknown>;
+
+/** The whole store as the data file holds it (collections read from the data file come as Maps). */
 export interface StoreData {
   schema_version: number;
   /** Journal files with this generation or later hold changes newer than this file. */
   journal_generation: number;
-  [collection: string]: Collection | number;
+  [collection: string]: Collection | Records | number;
 }
+
+/** A collection's record, whichever form the collection has. */
+export const recordOf = (records: Collection | Records, key: string): unknown => (records instanceof Map ? records.get(key) : records[key]);
 
 /**
  * lowdb's adapter: the whole contract of a storage back end (`read()`, `write(data)`).
