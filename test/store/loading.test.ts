@@ -46,6 +46,25 @@ describe('loading the data file (streamed)', () => {
     await reopened.close();
   });
 
+  it('keeps records in the order they were made, numeric keys too, and a key named __proto__ as a record', async () => {
+    const store = await Store.open({ path: path() });
+    for (const key of ['z', '10', '__proto__', '2', 'a']) store.put('meta', key, { key });
+    store.commit();
+    const order = () => reopened.entries<{ key: string }>('meta').map(([key, value]) => [key, value.key]);
+    let reopened = store;
+    expect(order()).toEqual(['z', '10', '__proto__', '2', 'a'].map((key) => [key, key]));
+    await store.checkpoint(); // from the data file
+    await store.close();
+    reopened = await Store.open({ path: path() });
+    expect(order()).toEqual(['z', '10', '__proto__', '2', 'a'].map((key) => [key, key]));
+    reopened.put('meta', 'last', { key: 'last' });
+    reopened.commit();
+    crash(path()); // and from the journal: the process "dies" without closing
+    reopened = await Store.open({ path: path() });
+    expect(order().map(([key]) => key)).toEqual(['z', '10', '__proto__', '2', 'a', 'last']);
+    await reopened.close();
+  });
+
   it('reads a record larger than the read chunk (1 MiB) whole', async () => {
     const store = await Store.open({ path: path() });
     const big = { text: 'é'.repeat(1_500_000) };
