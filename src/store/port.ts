@@ -44,6 +44,12 @@ export interface OrderRepository {
   get(orderNo: string): Promise<Stored<Order> | undefined>;
   byAwb(awb: string): Promise<Stored<Order> | undefined>;
   batchExists(batchId: string): Promise<boolean>;
+  /**
+   * Set when, in a unit of work, `insert` itself refuses an order whose number is taken or
+   * whose batch id another unit's order has (a `Conflict`, so the unit is tried again with
+   * fresh numbers): numbers are then drawn without a look-up first (see `IdFactory`).
+   */
+  readonly refusesTakenIds?: boolean;
   /** Adds a new order; a `Conflict` if its number is taken. */
   insert(order: Unversioned<Order>): Promise<Stored<Order>>;
   /** Writes a changed order read at `order.version`; a `Conflict` if it changed since. */

@@ -39,6 +39,8 @@ export interface Db {
    * unit is tried again).
    */
   later?(text: string, values: unknown[]): void;
+  /** In a unit of work: true the first time the unit writes an order of this batch (see PgOrders.insert). */
+  newBatch?(batchId: string): boolean;
 }
 
 /** A record as the port gives it: the stored JSON with its version, frozen. */
@@ -135,7 +137,19 @@ export const orderColumns = (data: Omit<Order, 'version'>): unknown[] => [
   data.item.order_code,
 ];
 
+/**
+ * A new order's row whose batch id must be new too: when another order has it (one drawn
+ * under an earlier seed of the database), the batch id written is NULL, which the column
+ * refuses (23502, a Conflict; see PostgresStorage.inOneTrip). So the check goes with the
+ * insert, held back to the unit's next round trip, instead of a look-up of its own.
+ */
+const NEW_BATCH_INSERT = `INSERT INTO orders (${ORDER_COLUMNS.join(', ')}, version, data)
+  VALUES ($1, $2, $3, $4, CASE WHEN EXISTS (SELECT 1 FROM orders WHERE batch_id = $5) THEN NULL ELSE $5 END, $6, $7, $8, $9, 1, $10)`;
+
 export class PgOrders implements OrderRepository {
+  /** A taken order number meets the primary key, a taken batch id NEW_BATCH_INSERT's check. */
+  readonly refusesTakenIds = true;
+
   constructor(private readonly db: () => Db) {}
 
   async get(orderNo: string): Promise<Stored<Order> | undefined> {
@@ -158,7 +172,7 @@ export class PgOrders implements OrderRepository {
     const db = this.db();
     const text = `INSERT INTO orders (${ORDER_COLUMNS.join(', ')}, version, data) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10)`;
     if (db.later) {
-      db.later(text, [...orderColumns(data), data]);
+      db.later(db.newBatch?.(data.batch_id) ? NEW_BATCH_INSERT : text, [...orderColumns(data), data]);
       return stored<Order>(data, 1);
     }
     try {

@@ -78,6 +78,8 @@ interface TxContext {
   begun: boolean;
   /** Writes whose outcome no one waits for, values written in: sent with the next statement or the COMMIT. */
   later: string[];
+  /** Batch ids of the orders the unit wrote. */
+  batches: Set<string>;
 }
 
 const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue(value: unknown): string | Buffer | null };
@@ -243,6 +245,11 @@ export class PostgresStorage implements Storage {
     return {
       query: <R>(text: string, values?: unknown[]) => this.inUnit<R>(tx, text, values),
       later: (text, values) => void tx.later.push(inline(text, values)),
+      newBatch: (batchId) => {
+        if (tx.batches.has(batchId)) return false;
+        tx.batches.add(batchId);
+        return true;
+      },
       scheduled: (dueAt, clientId) => void tx.scheduled.push([dueAt, clientId]),
     };
   }
@@ -270,8 +277,10 @@ export class PostgresStorage implements Storage {
       const result = (await tx.client.query(texts.join(';\n'))) as unknown as pg.QueryResult | pg.QueryResult[];
       return Array.isArray(result) ? result : [result];
     } catch (error) {
-      // A write held back that meets a record another unit wrote first: tried again, as when it ran on its own.
-      if (held.length > 0 && codeOf(error) === '23505') throw new Conflict(`A record this unit of work writes exists already: ${(error as Error).message}`);
+      // A write held back that meets a record another unit wrote first (a taken key, or a
+      // taken batch id: see PgOrders): tried again, as when it ran on its own.
+      const taken = codeOf(error) === '23505' || (codeOf(error) === '23502' && (error as { column?: string }).column === 'batch_id');
+      if (held.length > 0 && taken) throw new Conflict(`A record this unit of work writes exists already: ${(error as Error).message}`);
       throw error;
     }
   }
@@ -279,7 +288,7 @@ export class PostgresStorage implements Storage {
   private async runUnit<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt += 1) {
       const client = await this.run(() => this.pool.connect());
-      const context: TxContext = { scheduled: [], client, begun: false, later: [], repos: undefined as unknown as Repositories };
+      const context: TxContext = { scheduled: [], client, begun: false, later: [], batches: new Set(), repos: undefined as unknown as Repositories };
       const db = (): Db => this.txDb(context);
       context.repos = {
         orders: new PgOrders(db),
