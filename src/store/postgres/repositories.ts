@@ -306,15 +306,31 @@ export class PgDeliveries implements DeliveryRepository {
   }
 }
 
+/** Settings read along with a request's clock (see PostgresStorage.requestScope), by client: each used once. */
+export type Prefetched = Map<string, { data: ClientSettings; version: number } | undefined>;
+
 export class PgSettings implements ClientSettingsRepository {
-  constructor(private readonly db: () => Db) {}
+  constructor(
+    private readonly db: () => Db,
+    /** The current request's settings read along with its clock, if any. */
+    private readonly prefetched: () => Prefetched | undefined = () => undefined,
+  ) {}
 
   async get(clientId: string): Promise<Stored<ClientSettings> | undefined> {
-    const { rows } = await this.db().query<{ data: ClientSettings; version: number }>('SELECT data, version FROM client_settings WHERE client_id = $1', [clientId]);
+    const db = this.db();
+    const prefetched = this.prefetched();
+    // Outside a unit of work only: a unit reads what it changes afresh.
+    if (!db.later && prefetched?.has(clientId)) {
+      const row = prefetched.get(clientId);
+      prefetched.delete(clientId);
+      return row && stored<ClientSettings>(row.data, row.version);
+    }
+    const { rows } = await db.query<{ data: ClientSettings; version: number }>('SELECT data, version FROM client_settings WHERE client_id = $1', [clientId]);
     return rows[0] && stored<ClientSettings>(rows[0].data, rows[0].version);
   }
 
   async put(settings: ClientSettings | Stored<ClientSettings>): Promise<Stored<ClientSettings>> {
+    this.prefetched()?.delete(settings.client_id);
     const what = `The settings of client ${settings.client_id}`;
     const data = dataOf(settings as ClientSettings & { version?: number });
     if ('version' in settings) {
