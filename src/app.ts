@@ -45,6 +45,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
     observers: everyRequest,
     now: (clientId) => services.clock.of(clientId ?? ''),
     refreshClock: services.clockService.refresh,
+    scope: services.storage.requestScope,
   });
   // Every control path starts with /__sandbox/: provider requests skip its routes.
   app.use((req, res, next) => (req.path.startsWith('/__sandbox/') ? control(req, res, next) : next()));
@@ -58,6 +59,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
       observers: [...modules.flatMap((m) => (m.observeProvider ? [m.observeProvider] : [])), ...everyRequest],
       now: (clientId) => services.clock.of(clientId ?? ''),
       refreshClock: services.clockService.refresh,
+      scope: services.storage.requestScope,
       arrival,
     }),
   );

@@ -204,7 +204,12 @@ export class Scheduler {
     this.pool = new AttemptPool(options.webhookConcurrency ?? WEBHOOK_CONCURRENCY);
     this.shared = storage.jobs.heldElsewhere !== undefined;
     storage.onJobScheduled((dueAt, clientId) => {
-      if (dueAt - this.clocks.ahead(clientId) < this.armedAt) void this.arm();
+      const at = dueAt - this.clocks.ahead(clientId);
+      if (at >= this.armedAt) return;
+      // While the client's webhook attempts have no room, its job may be one the wake-up
+      // could not run: the look-up, which leaves those out, says when to wake.
+      if (this.pool.room > 0 && this.pool.of(clientId) < this.pool.caps.perClient) this.armFor(at);
+      else void this.arm();
     });
   }
 
@@ -496,6 +501,21 @@ export class Scheduler {
     if (this.timer) clearTimeout(this.timer);
     this.armedAt = at;
     const delay = Math.min(at === Infinity ? Infinity : this.clocks.realDelayUntil(at), pollMs ?? Infinity, 2 ** 31 - 1);
+    this.timer = setTimeout(() => this.fire(), delay).unref();
+  }
+
+  /**
+   * Arms the timer for a job just scheduled (here, or told by another replica) that falls
+   * due at `at`, earlier than the timer waits for: the due time is known, so no look-up of
+   * the store. Under load that was a query per create (a drain unarms the timer, and every
+   * job scheduled meanwhile looked again); now the jobs falling due meanwhile wait for one
+   * wake-up and its drain, and the look-up after the drain (see `fire`) finds what else is due.
+   */
+  private armFor(at: number): void {
+    if (this.stopped || this.clocks.mode !== 'real') return;
+    if (this.timer) clearTimeout(this.timer);
+    this.armedAt = at;
+    const delay = Math.min(this.clocks.realDelayUntil(at), 2 ** 31 - 1);
     this.timer = setTimeout(() => this.fire(), delay).unref();
   }
 

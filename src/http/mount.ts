@@ -1,6 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { ClientRegistry } from '../config/clients.js';
 import type { CompiledOperation, CompiledSpec } from '../spec/compile.js';
+import type { RequestScope } from '../store/port.js';
 import { authenticate } from './auth.js';
 import { authorize } from './roles.js';
 import { ApiError, invalid, messages, toApiError, type FieldError } from './errors.js';
@@ -26,6 +27,8 @@ export interface MountOptions {
   refreshClock?: (clientId: string) => Promise<void>;
   /** Numbers an authenticated request of the client, in arrival order (ids of its journal entries are per client). */
   arrival?: (clientId: string) => number;
+  /** Runs each request in the store's request scope (see `Storage.requestScope`). */
+  scope?: RequestScope;
   /** Called with the client id of each authenticated request (`(admin)` for an admin acting for none) before it is validated; throws to refuse it (the rate limit). */
   admit?: (clientId: string) => Promise<void>;
 }
@@ -143,7 +146,22 @@ function observe(res: Response, served: Omit<ServedRequest, 'status' | 'duration
 let arrivals = 0;
 
 function serveOperation(op: CompiledOperation, handler: Handler, options: MountOptions) {
+  const serve = serveInScope(op, handler, options);
+  const { scope } = options;
+  if (!scope) return serve;
+  // Ended at the latest with the request (one refused before its handler, say), so nothing it left running uses the pre-read.
+  return (req: Request, res: Response, params: Record<string, string>) => scope.run(() => serve(req, res, params).finally(() => scope.endPreRead()));
+}
+
+function serveInScope(op: CompiledOperation, handler: Handler, options: MountOptions) {
   const observers = options.observers ?? [];
+  // Settings read from the handler on are read afresh (the scope's pre-read is for the interceptors).
+  const handle: Handler = options.scope
+    ? (input) => {
+        options.scope!.endPreRead();
+        return handler(input);
+      }
+    : handler;
   return async (req: Request, res: Response, params: Record<string, string>): Promise<void> => {
     const started = process.hrtime.bigint();
     const input: OperationInput = {
@@ -180,7 +198,7 @@ function serveOperation(op: CompiledOperation, handler: Handler, options: MountO
       noteServed(res, op.operationId, input.client?.id);
       const run = options.interceptors.reduceRight<() => Promise<Reply>>(
         (next, interceptor) => () => interceptor(input, next),
-        async () => handler(input),
+        async () => handle(input),
       );
       await sendReply(res, await run());
     } catch (error) {

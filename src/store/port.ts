@@ -44,6 +44,12 @@ export interface OrderRepository {
   get(orderNo: string): Promise<Stored<Order> | undefined>;
   byAwb(awb: string): Promise<Stored<Order> | undefined>;
   batchExists(batchId: string): Promise<boolean>;
+  /**
+   * Set when, in a unit of work, `insert` itself refuses an order whose number is taken or
+   * whose batch id another unit's order has (a `Conflict`, so the unit is tried again with
+   * fresh numbers): numbers are then drawn without a look-up first (see `IdFactory`).
+   */
+  readonly refusesTakenIds?: boolean;
   /** Adds a new order; a `Conflict` if its number is taken. */
   insert(order: Unversioned<Order>): Promise<Stored<Order>>;
   /** Writes a changed order read at `order.version`; a `Conflict` if it changed since. */
@@ -315,6 +321,13 @@ export interface SharedClockRepository {
   onChange(listener: (clientIds: readonly string[]) => void): void;
 }
 
+/** See `Storage.requestScope`. */
+export interface RequestScope {
+  run<T>(fn: () => Promise<T>): Promise<T>;
+  /** Settings read from now on are read afresh (mount calls it as the request's handler starts, and as the request ends). */
+  endPreRead(): void;
+}
+
 /** Every repository; inside `transaction(fn)`, `fn` gets them bound to that transaction. */
 export interface Repositories {
   orders: OrderRepository;
@@ -360,6 +373,14 @@ export interface Storage extends Repositories {
   health(): StorageHealth;
   /** Present when other processes share the store: the clocks live here, not in each process. */
   readonly sharedClocks?: SharedClockRepository;
+  /**
+   * Stores that other processes share (PostgreSQL) may offer it: runs one request in a
+   * scope of its own, in which the first read of one client's clock brings along that
+   * client's settings in the same round trip, for the first read of them before the
+   * request's handler starts (`endPreRead()`). Both are read after the
+   * request arrived, so it sees every change acknowledged before, as two reads would.
+   */
+  readonly requestScope?: RequestScope;
   /** True when changes survive a restart (not `:memory:`). */
   readonly durable: boolean;
   close(): Promise<void>;

@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxOptions } from '../../src/config/options.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';
 import { testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
+import { createRequest } from '../support/orders.js';
 import { createOrders } from '../webhooks/support.js';
 
 const ADMIN = 'clocks-admin-token';
@@ -139,4 +140,29 @@ describe('clocks shared by replicas on PostgreSQL', () => {
     expect((await clockOf(b)).now_ms - settled).toBeLessThan(2_000);
     expect((await clockOf(b)).speed).toBe(1);
   }, 20_000);
+});
+
+// A request reads its client's clock and settings in one statement (see PostgresStorage.requestScope).
+describe("a request's clock and settings, read together on PostgreSQL", () => {
+  it('a fault rule added through A applies to the very next request through B, and B no longer faults once A removed it', async () => {
+    const [a, b] = await twoReplicas();
+    const added = await a.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'createOrder' }, action: { type: 'status', status: 503 }, times: 5 } });
+    expect(added.status).toBe(201);
+    expect((await b.call('POST', '/v1/order', { body: createRequest(1) })).status).toBe(503);
+    expect((await a.call('GET', '/__sandbox/faults')).body.rules).toMatchObject([{ id: added.body.id, remaining: 4 }]);
+    expect((await a.call('DELETE', '/__sandbox/faults')).body).toEqual({ success: true, removed: 1 });
+    expect((await b.call('POST', '/v1/order', { body: createRequest(1) })).status).toBe(201);
+    expect((await b.call('GET', '/__sandbox/faults')).body.rules).toEqual([]);
+  });
+
+  it("a rule's count taken by a request through B shows at once through A and through B's next request", async () => {
+    const [a, b] = await twoReplicas();
+    await a.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'createOrder' }, action: { type: 'status', status: 503 }, times: 2 } });
+    expect((await b.call('POST', '/v1/order', { body: createRequest(1) })).status).toBe(503);
+    expect((await b.call('POST', '/v1/order', { body: createRequest(1) })).status).toBe(503);
+    // Spent: neither replica answers with it any more.
+    expect((await b.call('POST', '/v1/order', { body: createRequest(1) })).status).toBe(201);
+    expect((await a.call('POST', '/v1/order', { body: createRequest(1) })).status).toBe(201);
+    expect((await a.call('GET', '/__sandbox/faults')).body.rules).toEqual([]);
+  });
 });

@@ -148,6 +148,34 @@ describe('Scheduler with a real clock', () => {
     await scheduler.stop();
   });
 
+  it('runs jobs scheduled while it drains at their due time, waking once for them rather than looking up the store for each', async () => {
+    const clock = new RealClock(1_000);
+    const { scheduler, schedule, storage } = await schedulerOn(clock);
+    let lookups = 0;
+    const nextDue = storage.jobs.nextDue.bind(storage.jobs);
+    storage.jobs.nextDue = (filter) => ((lookups += 1), nextDue(filter));
+    const ran: Array<{ key: string; at: number }> = [];
+    let lookupsWhileScheduling = -1;
+    const all = new Promise<void>((resolve) =>
+      scheduler.on('awb', async (job, at) => {
+        ran.push({ key: job.key, at });
+        if (job.key === 'first') {
+          const before = lookups;
+          // 20 jobs falling due one simulated minute (60 real ms) later, scheduled while this drain runs.
+          for (let i = 0; i < 20; i += 1) await schedule('awb', `later-${i}`, clock.now() + 60_000);
+          lookupsWhileScheduling = lookups - before;
+        }
+        if (ran.length === 21) resolve();
+      }),
+    );
+    await schedule('awb', 'first', clock.now() + 1_000);
+    await all;
+    expect(lookupsWhileScheduling).toBe(0);
+    expect(ran.map((r) => r.key).sort()).toEqual(['first', ...Array.from({ length: 20 }, (_, i) => `later-${i}`)].sort());
+    for (const { at } of ran.slice(1)) expect(at).toBeLessThanOrEqual(clock.now());
+    await scheduler.stop();
+  });
+
   it('jumps one client ahead: its jobs due by the target run at once, stamped with their due time; another client waits', async () => {
     const clock = new RealClock(1);
     const { scheduler, storage } = await schedulerOn(clock);

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { Unavailable } from '../../domain/errors.js';
-import type { ClientClock, KeptClocks, KeptRealClock, SharedClockRepository } from '../port.js';
-import type { Db } from './repositories.js';
+import type { ClientClock, ClientSettings, KeptClocks, KeptRealClock, SharedClockRepository } from '../port.js';
+import type { Db, Prefetched } from './repositories.js';
 
 /** The channel replicas are told on when a clock moved: `{ from, ids }`. */
 export const CLOCKS_CHANNEL = 'sandbox_clocks';
@@ -69,15 +69,31 @@ export class PgClocks implements SharedClockRepository {
     readonly sender: string,
     /** Turns "cannot reach the database" into Unavailable (a 503), as the pool's calls are. */
     private readonly translate: (error: unknown) => unknown = (error) => error,
+    /** Where the current request's first clock read puts its client's settings (see PostgresStorage.requestScope). */
+    private readonly prefetch: () => Prefetched | undefined = () => undefined,
   ) {}
 
   async read(clientIds?: readonly string[]): Promise<KeptClocks> {
+    const prefetched = clientIds?.length === 1 && clientIds[0] !== '' ? this.prefetch() : undefined;
+    if (prefetched) return this.readWithSettings(clientIds![0]!, prefetched);
     // The columns by name: every request reads its client's clock, and a statement of `*` is not prepared (see statement()).
     const { rows } =
       clientIds === undefined
         ? await this.db.query<ClockRow>(`SELECT ${CLOCK_COLUMNS} FROM clocks`)
         : await this.db.query<ClockRow>(`SELECT ${CLOCK_COLUMNS} FROM clocks WHERE client_id = ANY($1)`, [[...clientIds, '']]);
     return keptOf(rows);
+  }
+
+  /** The client's and the sandbox's clocks, and the client's settings (into `prefetched`), in one statement. */
+  private async readWithSettings(clientId: string, prefetched: Prefetched): Promise<KeptClocks> {
+    const { rows } = await this.db.query<ClockRow & { data: ClientSettings | null; version: number | null }>(
+      `SELECT ${CLOCK_COLUMNS}, NULL::jsonb AS data, NULL::integer AS version FROM clocks WHERE client_id = ANY($1)
+       UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, data, version FROM client_settings WHERE client_id = $2`,
+      [[clientId, ''], clientId],
+    );
+    const settings = rows.find((row) => row.client_id === null);
+    prefetched.set(clientId, settings ? { data: settings.data!, version: settings.version! } : undefined);
+    return keptOf(rows.filter((row) => row.client_id !== null));
   }
 
   async moveOn(clients: ReadonlyMap<string, ClientClock>, manualMs?: number): Promise<KeptClocks> {

@@ -39,6 +39,8 @@ export interface Db {
    * unit is tried again).
    */
   later?(text: string, values: unknown[]): void;
+  /** In a unit of work: true the first time the unit writes an order of this batch (see PgOrders.insert). */
+  newBatch?(batchId: string): boolean;
 }
 
 /** A record as the port gives it: the stored JSON with its version, frozen. */
@@ -135,7 +137,19 @@ export const orderColumns = (data: Omit<Order, 'version'>): unknown[] => [
   data.item.order_code,
 ];
 
+/**
+ * A new order's row whose batch id must be new too: when another order has it (one drawn
+ * under an earlier seed of the database), the batch id written is NULL, which the column
+ * refuses (23502, a Conflict; see PostgresStorage.inOneTrip). So the check goes with the
+ * insert, held back to the unit's next round trip, instead of a look-up of its own.
+ */
+const NEW_BATCH_INSERT = `INSERT INTO orders (${ORDER_COLUMNS.join(', ')}, version, data)
+  VALUES ($1, $2, $3, $4, CASE WHEN EXISTS (SELECT 1 FROM orders WHERE batch_id = $5) THEN NULL ELSE $5 END, $6, $7, $8, $9, 1, $10)`;
+
 export class PgOrders implements OrderRepository {
+  /** A taken order number meets the primary key, a taken batch id NEW_BATCH_INSERT's check. */
+  readonly refusesTakenIds = true;
+
   constructor(private readonly db: () => Db) {}
 
   async get(orderNo: string): Promise<Stored<Order> | undefined> {
@@ -158,7 +172,7 @@ export class PgOrders implements OrderRepository {
     const db = this.db();
     const text = `INSERT INTO orders (${ORDER_COLUMNS.join(', ')}, version, data) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10)`;
     if (db.later) {
-      db.later(text, [...orderColumns(data), data]);
+      db.later(db.newBatch?.(data.batch_id) ? NEW_BATCH_INSERT : text, [...orderColumns(data), data]);
       return stored<Order>(data, 1);
     }
     try {
@@ -292,15 +306,31 @@ export class PgDeliveries implements DeliveryRepository {
   }
 }
 
+/** Settings read along with a request's clock (see PostgresStorage.requestScope), by client: each used once. */
+export type Prefetched = Map<string, { data: ClientSettings; version: number } | undefined>;
+
 export class PgSettings implements ClientSettingsRepository {
-  constructor(private readonly db: () => Db) {}
+  constructor(
+    private readonly db: () => Db,
+    /** The current request's settings read along with its clock, if any. */
+    private readonly prefetched: () => Prefetched | undefined = () => undefined,
+  ) {}
 
   async get(clientId: string): Promise<Stored<ClientSettings> | undefined> {
-    const { rows } = await this.db().query<{ data: ClientSettings; version: number }>('SELECT data, version FROM client_settings WHERE client_id = $1', [clientId]);
+    const db = this.db();
+    const prefetched = this.prefetched();
+    // Outside a unit of work only: a unit reads what it changes afresh.
+    if (!db.later && prefetched?.has(clientId)) {
+      const row = prefetched.get(clientId);
+      prefetched.delete(clientId);
+      return row && stored<ClientSettings>(row.data, row.version);
+    }
+    const { rows } = await db.query<{ data: ClientSettings; version: number }>('SELECT data, version FROM client_settings WHERE client_id = $1', [clientId]);
     return rows[0] && stored<ClientSettings>(rows[0].data, rows[0].version);
   }
 
   async put(settings: ClientSettings | Stored<ClientSettings>): Promise<Stored<ClientSettings>> {
+    this.prefetched()?.delete(settings.client_id);
     const what = `The settings of client ${settings.client_id}`;
     const data = dataOf(settings as ClientSettings & { version?: number });
     if ('version' in settings) {

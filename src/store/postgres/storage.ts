@@ -3,10 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import pg from 'pg';
 import { Conflict, domainMessages, Unavailable } from '../../domain/errors.js';
-import type { ClientSettingsRepository, DeliveryRepository, JobRepository, MetaRepository, OrderRepository, Repositories, ReportRepository, Storage, StorageHealth } from '../port.js';
+import type { ClientSettingsRepository, DeliveryRepository, JobRepository, MetaRepository, OrderRepository, Repositories, ReportRepository, RequestScope, Storage, StorageHealth } from '../port.js';
 import { CLOCKS_CHANNEL, PgClocks } from './clocks.js';
 import { PgReports } from './reports.js';
-import { PgCounters, PgDeliveries, PgJobs, PgMeta, PgOrders, PgRequestLog, PgSettings, type Db } from './repositories.js';
+import { PgCounters, PgDeliveries, PgJobs, PgMeta, PgOrders, PgRequestLog, PgSettings, type Db, type Prefetched } from './repositories.js';
 import { migrate } from './schema.js';
 
 export interface PostgresOptions {
@@ -78,6 +78,8 @@ interface TxContext {
   begun: boolean;
   /** Writes whose outcome no one waits for, values written in: sent with the next statement or the COMMIT. */
   later: string[];
+  /** Batch ids of the orders the unit wrote. */
+  batches: Set<string>;
 }
 
 const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue(value: unknown): string | Buffer | null };
@@ -123,6 +125,25 @@ export class PostgresStorage implements Storage {
   readonly sharedClocks: PgClocks;
   readonly durable = true;
   private readonly current = new AsyncLocalStorage<TxContext>();
+  /**
+   * The request being served (see `requestScope`): `armed` until its first clock read of
+   * one client, which reads that client's settings too; `settings` until its handler
+   * starts or it ends, whichever is first.
+   */
+  private readonly request = new AsyncLocalStorage<{ armed: boolean; settings: Prefetched | undefined }>();
+  /**
+   * A request's clock read and its settings read (the fault rules, before the handler)
+   * were two round trips of every request; in its scope they are one statement.
+   */
+  readonly requestScope: RequestScope = {
+    run: (fn) => this.request.run({ armed: true, settings: undefined }, fn),
+    endPreRead: () => {
+      const scope = this.request.getStore();
+      if (!scope) return;
+      scope.armed = false;
+      scope.settings = undefined;
+    },
+  };
   private readonly listeners: Array<(dueAt: number, clientId: string) => void> = [];
   private failure: { error: string; since: number } | undefined;
   private listener: pg.Client | undefined;
@@ -150,7 +171,8 @@ export class PostgresStorage implements Storage {
     };
     this.orders = new PgOrders(db);
     this.deliveries = new PgDeliveries(db);
-    this.settings = new PgSettings(db);
+    const prefetched = (): Prefetched | undefined => this.request.getStore()?.settings;
+    this.settings = new PgSettings(db, prefetched);
     // A counter's commit need not wait for its WAL flush: a record that uses the number
     // commits synchronously later, which flushes the WAL up to it, the counter's change
     // included. So a number in a kept record is never handed out again, and the counter
@@ -168,7 +190,12 @@ export class PostgresStorage implements Storage {
     this.jobs = new PgJobs(db);
     this.requests = new PgRequestLog(() => observationDb, options.requestLogSize);
     this.reports = new PgReports(() => observationDb, options.requestLogSize);
-    this.sharedClocks = new PgClocks(this.poolDb, options.url, `replica_${process.pid}_${randomBytes(4).toString('hex')}`, (error) => this.translate(error));
+    this.sharedClocks = new PgClocks(this.poolDb, options.url, `replica_${process.pid}_${randomBytes(4).toString('hex')}`, (error) => this.translate(error), () => {
+      const scope = this.request.getStore();
+      if (!scope?.armed) return undefined;
+      scope.armed = false;
+      return (scope.settings = new Map());
+    });
   }
 
   /** Connects, migrates the schema (under an advisory lock) and starts listening for jobs scheduled by other replicas. */
@@ -243,6 +270,11 @@ export class PostgresStorage implements Storage {
     return {
       query: <R>(text: string, values?: unknown[]) => this.inUnit<R>(tx, text, values),
       later: (text, values) => void tx.later.push(inline(text, values)),
+      newBatch: (batchId) => {
+        if (tx.batches.has(batchId)) return false;
+        tx.batches.add(batchId);
+        return true;
+      },
       scheduled: (dueAt, clientId) => void tx.scheduled.push([dueAt, clientId]),
     };
   }
@@ -270,8 +302,10 @@ export class PostgresStorage implements Storage {
       const result = (await tx.client.query(texts.join(';\n'))) as unknown as pg.QueryResult | pg.QueryResult[];
       return Array.isArray(result) ? result : [result];
     } catch (error) {
-      // A write held back that meets a record another unit wrote first: tried again, as when it ran on its own.
-      if (held.length > 0 && codeOf(error) === '23505') throw new Conflict(`A record this unit of work writes exists already: ${(error as Error).message}`);
+      // A write held back that meets a record another unit wrote first (a taken key, or a
+      // taken batch id: see PgOrders): tried again, as when it ran on its own.
+      const taken = codeOf(error) === '23505' || (codeOf(error) === '23502' && (error as { column?: string }).column === 'batch_id');
+      if (held.length > 0 && taken) throw new Conflict(`A record this unit of work writes exists already: ${(error as Error).message}`);
       throw error;
     }
   }
@@ -279,12 +313,12 @@ export class PostgresStorage implements Storage {
   private async runUnit<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt += 1) {
       const client = await this.run(() => this.pool.connect());
-      const context: TxContext = { scheduled: [], client, begun: false, later: [], repos: undefined as unknown as Repositories };
+      const context: TxContext = { scheduled: [], client, begun: false, later: [], batches: new Set(), repos: undefined as unknown as Repositories };
       const db = (): Db => this.txDb(context);
       context.repos = {
         orders: new PgOrders(db),
         deliveries: new PgDeliveries(db),
-        settings: new PgSettings(db),
+        settings: new PgSettings(db, () => this.request.getStore()?.settings),
         counters: this.counters,
         meta: new PgMeta(db),
         jobs: new PgJobs(db),
