@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JournalEntry } from '../../src/requests/types.js';
 import { COUNTER_BLOCK, JOURNAL_QUEUE } from '../../src/store/postgres/repositories.js';
-import { PostgresStorage } from '../../src/store/postgres/storage.js';
+import { inline, PostgresStorage } from '../../src/store/postgres/storage.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';
 import { orderRecord } from './contract.js';
 
@@ -175,6 +175,30 @@ describe('the request journal on PostgreSQL, one partner against another', () =>
     const reopened = await open(url, 1_000);
     expect(await reopened.requests.list('a', {})).toHaveLength(600);
     await reopened.close();
+  });
+});
+
+describe('values written into a statement (held-back writes sent with the next one)', () => {
+  it('read back exactly as the same values sent as parameters, whatever a partner put in them', async () => {
+    const url = await server.freshDatabase();
+    const client = await connect(url);
+    const hostile = ["O'Brien", "'); DROP TABLE orders; --", 'back\\slash \\\' quote', '$1 and $2', 'é ✓ 𝄞', 'x'.repeat(50_000), '', '{"a":[1,"\'"]}'];
+    for (const text of hostile) {
+      const { rows } = await client.query<{ v: string }>(inline('SELECT $1::text AS v', [text]));
+      expect(rows[0]!.v).toBe(text);
+    }
+    const json = { name: "O'Brien \\ $2", nested: [null, 1.5, { q: '"' }] };
+    const viaText = await client.query<{ v: unknown }>(inline('SELECT $1::jsonb AS v', [JSON.stringify(json)]));
+    const viaParameter = await client.query<{ v: unknown }>('SELECT $1::jsonb AS v', [JSON.stringify(json)]);
+    expect(viaText.rows[0]!.v).toEqual(viaParameter.rows[0]!.v);
+    expect((await client.query<{ v: null }>(inline('SELECT $1::text AS v', [null]))).rows[0]!.v).toBeNull();
+    expect((await client.query<{ v: string }>(inline('SELECT $1::bigint AS v', [12345678901234]))).rows[0]!.v).toBe('12345678901234');
+    await client.end();
+  });
+
+  it('refuse a NUL character or bytes rather than send them altered', () => {
+    expect(() => inline('SELECT $1::text', ['a\u0000b'])).toThrow(/NUL/);
+    expect(() => inline('SELECT $1::bytea', [Buffer.from('ab')])).toThrow(/bytes/);
   });
 });
 

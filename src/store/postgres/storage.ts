@@ -93,7 +93,12 @@ const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { 
 export function inline(text: string, values: unknown[] = []): string {
   return text.replace(/\$(\d+)/g, (_, n: string) => {
     const value = prepareValue(values[Number(n) - 1]);
-    return value === null ? 'NULL' : pg.escapeLiteral(String(value));
+    if (value === null) return 'NULL';
+    // Bytes would need a bytea literal, and a NUL cannot be sent in the simple protocol at
+    // all (the whole round trip would fail): no held-back write carries either (records are
+    // NUL-free, see withoutNul), and one that did must fail loudly here, not be written altered.
+    if (Buffer.isBuffer(value) || value.includes('\u0000')) throw new Error('A value written into a statement holds bytes or a NUL character; send it as a parameter.');
+    return pg.escapeLiteral(value);
   });
 }
 
