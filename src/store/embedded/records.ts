@@ -1,4 +1,5 @@
 import type { Order, PlayedStep } from '../../orders/types.js';
+import { freeze } from '../freeze.js';
 import type { Stored } from '../port.js';
 
 /** Collections of the data file, one per kind of record. */
@@ -21,23 +22,6 @@ export const JOBS = 'jobs';
  */
 export function copyWith<T extends object, C extends object>(value: T, changes: C): Omit<T, keyof C> & C {
   return Object.assign(Object.assign({}, value), changes) as Omit<T, keyof C> & C;
-}
-
-/**
- * Freezes a record and everything in it, so no caller can change a stored value in place.
- * Walks with loops rather than `Object.values` (an array per object made it 3-4x slower;
- * every record written is frozen).
- */
-export function freeze<T>(value: T): T {
-  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
-  Object.freeze(value);
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) freeze(value[i]);
-  } else {
-    const record = value as Record<string, unknown>;
-    for (const key in record) freeze(record[key]);
-  }
-  return value;
 }
 
 /** A stored record as the port gives it: frozen, with a version (records of older files count as version 0). */

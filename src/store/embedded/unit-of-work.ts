@@ -1,6 +1,7 @@
 import { Conflict, domainMessages } from '../../domain/errors.js';
 import type { Store } from '../store.js';
-import { freeze, stored } from './records.js';
+import { freeze } from '../freeze.js';
+import { stored } from './records.js';
 
 /** One change of a unit of work: the record before and after (undefined: absent). */
 export interface Change {

@@ -3,6 +3,7 @@ import type { Order } from '../../orders/types.js';
 import type { JournalEntry } from '../../requests/types.js';
 import type { Delivery, DeliveryStatus } from '../../webhooks/types.js';
 import { encodeCursor, positionOf, type Position } from '../cursor.js';
+import { freeze } from '../freeze.js';
 import type {
   ClaimedJob,
   ClaimOptions,
@@ -46,14 +47,7 @@ export interface Db {
 /** A record as the port gives it: the stored JSON with its version, frozen. */
 function stored<T>(data: unknown, version: number): Stored<T> {
   const record = { ...(data as object), version } as Stored<T>;
-  return deepFreeze(record);
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
-  Object.freeze(value);
-  for (const child of Object.values(value as Record<string, unknown>)) deepFreeze(child);
-  return value;
+  return freeze(record);
 }
 
 /** A half of a UTF-16 surrogate pair without its other half. */
