@@ -36,9 +36,35 @@ class Draft {
     this.change.marks[key] = mark;
   }
 
+  /** Another draft's change after this one's: counts added, marks set or removed, events appended. */
+  add(change: Draft['change']): void {
+    for (const [key, n] of Object.entries(change.counts)) this.change.counts[key] = (this.change.counts[key] ?? 0) + n;
+    for (const [key, mark] of Object.entries(change.marks)) {
+      delete this.change.marks[key]; // set again last: the order marks were made in
+      this.change.marks[key] = mark;
+    }
+    this.change.events.push(...change.events);
+  }
+
   get empty(): boolean {
     return this.change.events.length === 0 && Object.keys(this.change.marks).length === 0;
   }
+}
+
+/** A judgment of one observation against the client's report as it stands before it. */
+type Judge = (state: ReportView) => Promise<Draft | undefined>;
+
+/** Most observations of one client judged against one read of its report and stored in one change. */
+const BATCH = 256;
+
+/** The marks after `change` (set or removed), as a new object: a view handed out by the store is never changed. */
+function marksAfter(marks: ReportView['marks'], change: Record<string, ReportMark | null>): ReportView['marks'] {
+  const next = { ...marks };
+  for (const [key, mark] of Object.entries(change)) {
+    delete next[key];
+    if (mark) next[key] = mark;
+  }
+  return next;
 }
 
 /** Seconds or an HTTP date, as milliseconds from `wall`; null when absent or unreadable. */
@@ -61,7 +87,10 @@ const fingerprint = (served: ServedRequest): string => createHash('sha256').upda
  * are applied one at a time, in the order they were made.
  */
 export class ReportObserver {
-  private readonly queues = new Map<string, Promise<void>>();
+  /** Observations waiting to be judged, per client, in the order they were made. */
+  private readonly pending = new Map<string, Judge[]>();
+  /** The run judging a client's observations, while there are any. */
+  private readonly runs = new Map<string, Promise<void>>();
   /** AWBs whose duplicate delivery is being answered, per client, and whether a tracking read came meanwhile. */
   private readonly duplicates = new Map<string, Map<string, { read: boolean }>>();
 
@@ -95,7 +124,7 @@ export class ReportObserver {
 
   /** Waits until every observation made so far is in the store (the report handler, tests). */
   async settled(clientId: string): Promise<void> {
-    await this.queues.get(clientId);
+    await this.runs.get(clientId);
   }
 
   /** Forgets what is held in memory for the client (a reset or a new run). */
@@ -103,20 +132,54 @@ export class ReportObserver {
     this.duplicates.delete(clientId);
   }
 
-  private enqueue(clientId: string, judge: (state: ReportView) => Promise<Draft | undefined>): void {
-    const { storage, logger } = this.deps;
-    const run = (this.queues.get(clientId) ?? Promise.resolve()).then(async () => {
-      try {
-        const draft = await judge(await storage.reports.get(clientId, { events: false }));
-        if (draft && !draft.empty) await storage.reports.change(clientId, draft.change);
-      } catch (err) {
-        logger.error({ err, client: clientId }, 'readiness report observation failed');
+  private enqueue(clientId: string, judge: Judge): void {
+    const waiting = this.pending.get(clientId);
+    if (waiting) waiting.push(judge);
+    else this.pending.set(clientId, [judge]);
+    if (!this.runs.has(clientId)) this.runs.set(clientId, this.drain(clientId));
+  }
+
+  /**
+   * Judges the client's observations until none wait: those that came while the last
+   * batch was stored form the next, up to BATCH at a time. (Single-threaded: no
+   * observation slips in between finding none and the run's end.)
+   */
+  private async drain(clientId: string): Promise<void> {
+    try {
+      for (let judges = this.pending.get(clientId); judges; judges = this.pending.get(clientId)) {
+        this.pending.delete(clientId);
+        for (let i = 0; i < judges.length; i += BATCH) await this.judgeBatch(clientId, judges.slice(i, i + BATCH));
       }
-    });
-    this.queues.set(clientId, run);
-    void run.finally(() => {
-      if (this.queues.get(clientId) === run) this.queues.delete(clientId);
-    });
+    } finally {
+      this.runs.delete(clientId);
+    }
+  }
+
+  /**
+   * One read of the report, then each observation judged in turn against it as the ones
+   * before left it (their marks), then one change with all their counts, marks and
+   * events: under load a replica does two store calls per batch, not per request.
+   */
+  private async judgeBatch(clientId: string, judges: Judge[]): Promise<void> {
+    const { storage, logger } = this.deps;
+    try {
+      let view = await storage.reports.get(clientId, { events: false });
+      const batch = new Draft(0);
+      for (const judge of judges) {
+        let draft: Draft | undefined;
+        try {
+          draft = await judge(view);
+        } catch (err) {
+          logger.error({ err, client: clientId }, 'readiness report observation failed');
+        }
+        if (!draft || draft.empty) continue;
+        batch.add(draft.change);
+        if (Object.keys(draft.change.marks).length > 0) view = { ...view, marks: marksAfter(view.marks, draft.change.marks) };
+      }
+      if (!batch.empty) await storage.reports.change(clientId, batch.change);
+    } catch (err) {
+      logger.error({ err, client: clientId, observations: judges.length }, 'readiness report observation failed');
+    }
   }
 
   private async judgeRequest(clientId: string, served: ServedRequest, wall: number, state: ReportView): Promise<Draft> {

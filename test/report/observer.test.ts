@@ -1,0 +1,111 @@
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import type { ServedRequest } from '../../src/http/served.js';
+import { ReportObserver } from '../../src/report/observer.js';
+import { applyReportChange, emptyReport, type ReportChange, type ReportState } from '../../src/report/state.js';
+import type { Storage } from '../../src/store/port.js';
+import { createRequest } from '../support/orders.js';
+
+/**
+ * A report store whose reads wait until `open()`: observations made meanwhile queue up,
+ * as they do on a loaded replica whose store answers slowly.
+ */
+function slowReports() {
+  let state: ReportState = emptyReport('acme');
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const calls = { get: 0, change: 0 };
+  const reports = {
+    size: 1000,
+    async get() {
+      calls.get += 1;
+      await gate;
+      return state;
+    },
+    async change(_clientId: string, change: ReportChange) {
+      calls.change += 1;
+      state = applyReportChange(state, change, 1000);
+    },
+  };
+  return {
+    storage: { reports } as unknown as Storage,
+    calls,
+    state: () => state,
+    open: () => open(),
+  };
+}
+
+let seq = 0;
+function served(status: number, body: unknown): ServedRequest {
+  seq += 1;
+  return {
+    input: {
+      operation: { operationId: 'createOrder' },
+      client: { id: 'acme' },
+      method: 'POST',
+      path: '/v1/order',
+      params: {},
+      query: {},
+      headers: {},
+      body,
+      baseUrl: 'http://127.0.0.1',
+    } as unknown as ServedRequest['input'],
+    seq,
+    method: 'POST',
+    arrivedAt: 1_000 + seq,
+    violations: [],
+    status,
+    durationMs: 1,
+    aborted: false,
+  };
+}
+
+describe('the readiness observer under load', () => {
+  it('judges observations that queue up together: each sees the marks of those before it, all counted in one change', async () => {
+    const store = slowReports();
+    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'silent' }) });
+    const bad = createRequest(1);
+    bad.items[0]!.item_weight = 'heavy' as never;
+    // The first read is held: the next observations wait behind it and form one batch.
+    observer.request(served(201, createRequest(1)));
+    observer.request(served(400, bad));
+    observer.request(served(400, bad)); // sent again unchanged: missed
+    observer.request(served(201, createRequest(2))); // changed before sending again: handled
+    for (let i = 0; i < 50; i += 1) observer.request(served(201, createRequest(1)));
+    store.open();
+    await observer.settled('acme');
+
+    expect(store.state().counts).toMatchObject({
+      'op.create-order:exercised': 52,
+      'op.create-order:handled': 52,
+      'error.create-400:exercised': 2,
+      'error.create-400:missed': 1,
+      'error.create-400:handled': 1,
+      'create.multi-item:handled': 1,
+    });
+    expect(store.state().marks).toEqual({});
+    expect(store.state().events).toHaveLength(52 * 2 + 2 + 2 + 2);
+    // The first observation alone, the 53 that queued behind it together.
+    expect(store.calls).toEqual({ get: 2, change: 2 });
+  });
+
+  it('keeps judging after a store call failed: the failure is logged, the next observations are counted', async () => {
+    const store = slowReports();
+    const change = store.storage.reports.change.bind(store.storage.reports);
+    let failures = 1;
+    store.storage.reports.change = async (clientId, next) => {
+      if (failures-- > 0) throw new Error('disk on fire');
+      return change(clientId, next);
+    };
+    const lines: string[] = [];
+    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'error' }, { write: (line: string) => void lines.push(line) }) });
+    store.open();
+    observer.request(served(201, createRequest(1)));
+    await observer.settled('acme');
+    observer.request(served(201, createRequest(1)));
+    await observer.settled('acme');
+
+    expect(lines.join('')).toContain('readiness report observation failed');
+    expect(store.state().counts['op.create-order:handled']).toBe(1);
+  });
+});
