@@ -311,9 +311,15 @@ export class Scheduler {
     const ended: Outcome[] = [];
     /** Looks in a row at the client's jobs another replica holds (the wait grows). */
     let waited = 0;
+    // Jobs stamped with the time they run (the timer's wake-ups) are claimed all due by
+    // `until` at once, in due order: no look-up of the next due time, and a batch of them
+    // per claim, not those of one millisecond. Stamped with their due time (an advance, the
+    // catch-up at start), they run due time by due time, so the jobs each one makes due
+    // run at their place.
+    const batched = how.stamp === 'actual' && !settling;
     while (!this.stopped) {
       const scope = this.scope(clientId);
-      const next = await this.nextClaimable(scope);
+      const next = batched ? how.until : await this.nextClaimable(scope);
       if (next === undefined || next > how.until) {
         if (settling) {
           // The client's jobs still running (whoever claimed them), then its attempts that wait for room.

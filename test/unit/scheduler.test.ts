@@ -176,6 +176,35 @@ describe('Scheduler with a real clock', () => {
     await scheduler.stop();
   });
 
+  it('catches up on jobs that fell due at many different times in batches, in due order, not one due time per claim', async () => {
+    const clock = new RealClock(1_000);
+    const { scheduler, storage } = await schedulerOn(clock);
+    let claims = 0;
+    let lookups = 0;
+    const claim = storage.jobs.claim.bind(storage.jobs);
+    storage.jobs.claim = (options) => ((claims += 1), claim(options));
+    const nextDue = storage.jobs.nextDue.bind(storage.jobs);
+    storage.jobs.nextDue = (filter) => ((lookups += 1), nextDue(filter));
+    const ran: string[] = [];
+    const all = new Promise<void>((resolve) =>
+      scheduler.on('awb', async (job) => {
+        ran.push(job.key);
+        if (ran.length === 200) resolve();
+      }),
+    );
+    // 200 AWBs that fell due over the last 200 ms, each at its own millisecond, as under a load of creates.
+    const now = clock.now();
+    await storage.transaction(async (tx) => {
+      for (let i = 0; i < 200; i += 1) await tx.jobs.schedule({ kind: 'awb', key: `k${String(i).padStart(3, '0')}`, client_id: 'c', due_at: now - 200 + i });
+    });
+    await all;
+    expect(ran).toEqual(Array.from({ length: 200 }, (_, i) => `k${String(i).padStart(3, '0')}`));
+    // Work claims take 8 of a client's jobs at a time (and one for the webhook lane each): about 50, not 400.
+    expect(claims).toBeLessThanOrEqual(60);
+    expect(lookups).toBeLessThanOrEqual(5);
+    await scheduler.stop();
+  });
+
   it('jumps one client ahead: its jobs due by the target run at once, stamped with their due time; another client waits', async () => {
     const clock = new RealClock(1);
     const { scheduler, storage } = await schedulerOn(clock);
