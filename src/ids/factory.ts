@@ -32,6 +32,8 @@ export class IdFactory {
 
   /** An AWB of the courier: its prefix and `digits` digits. */
   awb(tx: Repositories, courier: { code: string; awb_prefix: string; awb_digits: number }): Promise<string> {
+    // PostgreSQL's unique index refuses a taken AWB when the order is written (a Conflict: the unit is tried again).
+    if (tx.orders.refusesTakenIds) return tx.counters.next(`awb:${courier.code}`).then((n) => this.awbOf(courier, n));
     return this.unique(
       async () => this.awbOf(courier, await tx.counters.next(`awb:${courier.code}`)),
       async (id) => (await tx.orders.byAwb(id)) !== undefined,

@@ -83,8 +83,8 @@ export interface DeliveryRepository {
   remove(delivery: Stored<Delivery>): Promise<void>;
   /** The client's deliveries, newest first. */
   list(clientId: string, query: DeliveryQuery): Promise<Page<Stored<Delivery>>>;
-  /** How many of the client's deliveries have this status. */
-  countByStatus(clientId: string, status: DeliveryStatus): Promise<number>;
+  /** How many of the client's deliveries have this status; counting stops at `upTo` (the answer is then `upTo`). */
+  countByStatus(clientId: string, status: DeliveryStatus, upTo?: number): Promise<number>;
   /** Up to `limit` settled deliveries (delivered or failed) created before `olderThan` (retention). */
   settledBefore(olderThan: number, limit: number): Promise<Array<Stored<Delivery>>>;
 }

@@ -105,22 +105,22 @@ export class WebhookDispatcher {
     const endpoint = await endpoints.of(client, tx);
     const chaos = chaosOf(endpoint.chaos, event.order.webhook_chaos);
     const hold = holdReason(endpoint);
-    const held = hold === undefined ? 0 : await tx.deliveries.countByStatus(client.id, 'paused');
-    const delivery = await this.create(tx, client.id, event.type, event.order.order_no, payloadOf(event), chaos, event.at);
+    const held = hold === undefined ? 0 : await tx.deliveries.countByStatus(client.id, 'paused', this.deps.outboxSize);
+    const create = (state: Pick<Delivery, 'status' | 'next_attempt_at' | 'last_error'>) => this.create(tx, client.id, event.type, event.order.order_no, payloadOf(event), chaos, event.at, state);
     if (hold !== undefined && held >= this.deps.outboxSize) {
       // Kept in the log (redeliverable) but not held: a client that never sets a URL cannot grow the outbox without end.
-      await tx.deliveries.update({ ...delivery, status: 'failed', last_error: webhookMessages.outboxFull(this.deps.outboxSize) });
+      await create({ status: 'failed', next_attempt_at: null, last_error: webhookMessages.outboxFull(this.deps.outboxSize) });
       this.warnOutboxFull(client.id, held);
       return;
     }
     if (hold !== undefined) {
-      await tx.deliveries.update({ ...delivery, status: 'paused', last_error: hold });
+      await create({ status: 'paused', next_attempt_at: null, last_error: hold });
       return;
     }
     let due = event.at;
     if (chaos.includes('out_of_order')) due = this.windows.dueAt(client.id, due);
     if (chaos.includes('late')) due += LATE_MS;
-    await tx.deliveries.update({ ...delivery, next_attempt_at: due });
+    const delivery = await create({ status: 'pending', next_attempt_at: due, last_error: null });
     await tx.jobs.schedule({ kind: WEBHOOK_JOB, key: delivery.id, client_id: client.id, due_at: due });
   }
 
@@ -317,12 +317,22 @@ export class WebhookDispatcher {
     return tx.deliveries.update({ ...delivery, status, next_attempt_at: null, last_error: error });
   }
 
-  private async create(tx: Repositories, clientId: string, event: WebhookEventType, orderNo: string | null, payload: WebhookPayload, chaos: ChaosMode[], at: number): Promise<Stored<Delivery>> {
+  /** A new delivery, written once in its first state (a ping's: pending, no attempt due). */
+  private async create(
+    tx: Repositories,
+    clientId: string,
+    event: WebhookEventType,
+    orderNo: string | null,
+    payload: WebhookPayload,
+    chaos: ChaosMode[],
+    at: number,
+    state: Pick<Delivery, 'status' | 'next_attempt_at' | 'last_error'> = { status: 'pending', next_attempt_at: null, last_error: null },
+  ): Promise<Stored<Delivery>> {
     // `seq` orders the listing (sandbox-wide, never shown); the id counts the client's own
     // deliveries only, so it shows nothing of other clients' activity, even to one who knows the seed.
     const seq = await tx.counters.next('delivery');
     const own = await tx.counters.next(`delivery:${clientId}`);
     const id = `msg_${createHash('sha256').update(`${this.deps.seed}:delivery:${clientId}:${own}`).digest('hex').slice(0, 24)}`;
-    return tx.deliveries.insert({ id, seq, client_id: clientId, event, order_no: orderNo, body: JSON.stringify(payload), chaos, status: 'pending', created_at: at, next_attempt_at: null, last_error: null, attempts: [] });
+    return tx.deliveries.insert({ id, seq, client_id: clientId, event, order_no: orderNo, body: JSON.stringify(payload), chaos, created_at: at, attempts: [], ...state });
   }
 }

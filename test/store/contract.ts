@@ -140,6 +140,12 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       const beside = await best();
       expect((await storage.orders.list('small', { limit: 10 })).total).toBe(3);
       expect((await storage.orders.list('none', { limit: 10 })).items).toEqual([]);
+      // Held deliveries are counted per client, and only as far as asked (the outbox bound).
+      expect(await storage.deliveries.countByStatus('small', 'paused')).toBe(3);
+      expect(await storage.deliveries.countByStatus('big', 'paused')).toBe(otherRecords);
+      expect(await storage.deliveries.countByStatus('big', 'paused', 10)).toBe(10);
+      expect(await storage.deliveries.countByStatus('big', 'failed')).toBe(0);
+      expect(await storage.deliveries.countByStatus('none', 'paused', 10)).toBe(0);
       // A scan of every client's records would make each listing thousands of times slower; the bound is generous.
       expect(beside).toBeLessThan(Math.max(alone * 5, 100));
       await storage.close();

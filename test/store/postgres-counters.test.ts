@@ -78,11 +78,13 @@ describe('counters on PostgreSQL', () => {
     await old.end();
   });
 
-  it('takes delivery sequences one at a time: they order a client’s deliveries across replicas', async () => {
+  it('takes the delivery sequence one at a time (it orders deliveries across replicas), a client’s delivery numbers in blocks, never the same twice', async () => {
     const url = await server.freshDatabase();
     const a = await open(url);
     const b = await open(url);
-    expect([await a.counters.next('delivery:x'), await b.counters.next('delivery:x'), await a.counters.next('delivery:x')]).toEqual([1, 2, 3]);
+    expect([await a.counters.next('delivery'), await b.counters.next('delivery'), await a.counters.next('delivery')]).toEqual([1, 2, 3]);
+    const own = [await a.counters.next('delivery:x'), await b.counters.next('delivery:x'), await a.counters.next('delivery:x')];
+    expect(own).toEqual([1, COUNTER_BLOCK + 1, 2]);
     await a.close();
     await b.close();
   });

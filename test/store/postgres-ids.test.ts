@@ -16,9 +16,9 @@ afterAll(() => server?.stop());
 const ids = new IdFactory('test-seed');
 
 /** Writes client-b's order straight into the database, as a sandbox under another seed of it may have. */
-async function existingOrder(url: string, orderNo: string, batchId: string): Promise<void> {
+async function existingOrder(url: string, orderNo: string, batchId: string, awb: string | null = null): Promise<void> {
   const storage = await PostgresStorage.open({ url, requestLogSize: 10 });
-  await storage.orders.insert({ ...orderRecord(orderNo, 'client-b', 1_000), batch_id: batchId });
+  await storage.orders.insert({ ...orderRecord(orderNo, 'client-b', 1_000), batch_id: batchId, awb });
   await storage.close();
 }
 
@@ -56,6 +56,26 @@ describe('POST /v1/order on PostgreSQL, when a number it draws is taken already'
       const listed = await sandbox.call('GET', `/__sandbox/orders?limit=10`, { token: TOKEN_B });
       expect(listed.body.orders.map((o: { order_no: string; batch_id: string }) => [o.order_no, o.batch_id])).toEqual([['500000000001', taken]]);
       for (const orderNo of created.body.order_numbers as string[]) expect((await sandbox.call('GET', `/__sandbox/orders/${orderNo}`)).body.batch_id).toBe(created.body.batch_id);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('gets a fresh AWB when the drawn one is another order’s, and leaves that order its AWB', async () => {
+    const url = await server.freshDatabase();
+    const taken = ids.awbOf({ code: 'jne', awb_prefix: 'JN', awb_digits: 10 }, 1);
+    await existingOrder(url, '500000000001', '700000000001', taken);
+    const sandbox = await testSandbox({ databaseUrl: url });
+    try {
+      const created = await sandbox.call('POST', '/v1/order', { body: createRequest(1) });
+      expect(created.status).toBe(201);
+      const orderNo = (created.body.order_numbers as string[])[0]!;
+      const generated = await sandbox.call('POST', `/__sandbox/orders/${orderNo}/awb`);
+      expect(generated.status).toBe(200);
+      expect(generated.body.awb).toMatch(/^JN\d{10}$/);
+      expect(generated.body.awb).not.toBe(taken);
+      expect((await sandbox.call('GET', `/__sandbox/orders/${orderNo}`)).body).toMatchObject({ status: 'awb_generated', awb: generated.body.awb });
+      expect((await sandbox.call('GET', `/__sandbox/orders/500000000001`, { token: TOKEN_B })).body.awb).toBe(taken);
     } finally {
       await sandbox.close();
     }

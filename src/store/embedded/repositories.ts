@@ -204,8 +204,8 @@ export class EmbeddedDeliveries implements DeliveryRepository {
     });
   }
 
-  async countByStatus(clientId: string, status: DeliveryStatus): Promise<number> {
-    return this.indexes.deliveries.statusCounts.get(clientId)?.get(status) ?? 0;
+  async countByStatus(clientId: string, status: DeliveryStatus, upTo = Number.MAX_SAFE_INTEGER): Promise<number> {
+    return Math.min(upTo, this.indexes.deliveries.statusCounts.get(clientId)?.get(status) ?? 0);
   }
 
   async settledBefore(olderThan: number, limit: number): Promise<Array<Stored<Delivery>>> {

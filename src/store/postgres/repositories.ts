@@ -141,7 +141,7 @@ const NEW_BATCH_INSERT = `INSERT INTO orders (${ORDER_COLUMNS.join(', ')}, versi
   VALUES ($1, $2, $3, $4, CASE WHEN EXISTS (SELECT 1 FROM orders WHERE batch_id = $5) THEN NULL ELSE $5 END, $6, $7, $8, $9, 1, $10)`;
 
 export class PgOrders implements OrderRepository {
-  /** A taken order number meets the primary key, a taken batch id NEW_BATCH_INSERT's check. */
+  /** A taken order number meets the primary key, a taken batch id NEW_BATCH_INSERT's check, a taken AWB its unique index (update's Conflict). */
   readonly refusesTakenIds = true;
 
   constructor(private readonly db: () => Db) {}
@@ -286,8 +286,12 @@ export class PgDeliveries implements DeliveryRepository {
     return pageOf<Delivery>(page.rows, query.limit, Number(rows[0]!.n), (d) => ({ rank: d.seq, id: d.id }));
   }
 
-  async countByStatus(clientId: string, status: DeliveryStatus): Promise<number> {
-    const { rows } = await this.db().query<{ n: string }>('SELECT count(*) AS n FROM deliveries WHERE client_id = $1 AND status = $2', [clientId, status]);
+  async countByStatus(clientId: string, status: DeliveryStatus, upTo = Number.MAX_SAFE_INTEGER): Promise<number> {
+    const { rows } = await this.db().query<{ n: string }>('SELECT count(*) AS n FROM (SELECT 1 FROM deliveries WHERE client_id = $1 AND status = $2 LIMIT $3) AS counted', [
+      clientId,
+      status,
+      finite(upTo),
+    ]);
     return Number(rows[0]!.n);
   }
 
@@ -351,10 +355,11 @@ export const COUNTER_BLOCK = 32;
 
 /**
  * Counters whose values are names only (order numbers, batch ids, AWBs: drawn through a
- * permutation, never compared): a replica takes them in blocks. Delivery sequences and
- * journal ids order what they number, across replicas, so they are taken one by one.
+ * permutation; a client's delivery numbers, hashed into its delivery ids; never compared):
+ * a replica takes them in blocks. The sandbox-wide delivery sequence and journal ids order
+ * what they number, across replicas, so they are taken one by one.
  */
-const inBlocks = (name: string): boolean => name === 'order' || name === 'batch' || name.startsWith('awb:');
+const inBlocks = (name: string): boolean => name === 'order' || name === 'batch' || name.startsWith('awb:') || name.startsWith('delivery:');
 
 /**
  * Counters in the `counters` table. Order numbers, batch ids and AWBs come from blocks of

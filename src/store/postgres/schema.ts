@@ -97,6 +97,9 @@ export const MIGRATIONS: readonly string[] = [
      SELECT r.client_id, e.event FROM readiness_reports AS r, jsonb_array_elements(r.state->'events') WITH ORDINALITY AS e(event, n)
      ORDER BY r.client_id, e.n;
    UPDATE readiness_reports SET state = jsonb_set(state, '{events}', '[]'::jsonb) WHERE jsonb_array_length(state->'events') > 0;`,
+  // A client's deliveries by status: each event of a client without a live endpoint
+  // counts its held ones (the outbox bound), which otherwise read all its deliveries.
+  `CREATE INDEX deliveries_by_status ON deliveries (client_id, status);`,
 ];
 
 /** The schema version this build writes. */
