@@ -4,8 +4,13 @@ import type { ClaimedJob, ClaimOptions, JobKind, Storage } from '../store/port.j
 import type { Clock, ManualClock, RealClock } from './clock.js';
 import { Clocks } from './clocks.js';
 
-/** Runs one due job. `at` is the time it happened on its client's clock: use it, not the clock, for timestamps. */
-export type JobHandler = (job: ClaimedJob, at: number) => Promise<void>;
+/**
+ * Runs one due job. `at` is the time it happened on its client's clock: use it, not the
+ * clock, for timestamps. A handler that completes the job in its own transaction (with
+ * `tx.jobs.complete(job)`, so the job ends with what it did) answers 'completed'; else the
+ * scheduler completes it after.
+ */
+export type JobHandler = (job: ClaimedJob, at: number) => Promise<void | 'completed'>;
 
 export interface SchedulerOptions {
   /** How many jobs due at the same moment run at once (AWB, steps, retention). */
@@ -432,8 +437,7 @@ export class Scheduler {
     try {
       const at = stamp === 'due' ? job.due_at : Math.max(job.due_at, this.clocks.of(job.client_id));
       if (stamp === 'actual') this.options.onLate?.(job.kind, (at - job.due_at) / this.clocks.speed);
-      await this.handlers.get(job.kind)?.(job, at);
-      await this.storage.jobs.complete(job);
+      if ((await this.handlers.get(job.kind)?.(job, at)) !== 'completed') await this.storage.jobs.complete(job);
       if (this.failures.size > 0) this.failures.delete(`${job.kind}:${job.key}`);
       return 'done';
     } catch (error) {

@@ -38,8 +38,21 @@ export class Journey {
 
   /** Runs this journey's jobs (AWB and steps) on the scheduler. */
   attach(scheduler: Scheduler): void {
-    scheduler.on(AWB_JOB, async (job, at) => void (await this.deps.storage.transaction((tx) => this.awbDue(tx, job.key, at))));
-    scheduler.on(STEP_JOB, (job, at) => this.deps.storage.transaction((tx) => this.stepDue(tx, job.key, at)));
+    // Each job ends in the transaction of what it did: one round trip less on PostgreSQL, and no window where it is done but still due.
+    scheduler.on(AWB_JOB, (job, at) =>
+      this.deps.storage.transaction(async (tx) => {
+        await this.awbDue(tx, job.key, at);
+        await tx.jobs.complete(job);
+        return 'completed' as const;
+      }),
+    );
+    scheduler.on(STEP_JOB, (job, at) =>
+      this.deps.storage.transaction(async (tx) => {
+        await this.stepDue(tx, job.key, at);
+        await tx.jobs.complete(job);
+        return 'completed' as const;
+      }),
+    );
   }
 
   /** When the AWB of a new order falls due, drawn from the delay range. */

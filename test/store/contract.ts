@@ -65,6 +65,23 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       expect(second.version).toBe(2);
       await expect(storage.orders.update({ ...first, status: 'cancelled' })).rejects.toBeInstanceOf(Conflict);
       expect((await storage.orders.get('51'))?.status).toBe('awb_generated');
+      // The same inside a unit of work (where a store may send the write with the unit's
+      // next statement): the unit fails with a Conflict and none of its writes are kept.
+      await expect(
+        storage.transaction(async (tx) => {
+          await tx.orders.update({ ...first, status: 'cancelled' });
+          await tx.orders.insert(orderRecord('52', 'a', 2));
+        }),
+      ).rejects.toBeInstanceOf(Conflict);
+      expect((await storage.orders.get('51'))?.status).toBe('awb_generated');
+      expect(await storage.orders.get('52')).toBeUndefined();
+      // A unit that read the order first changes it, and what it reads after sees the change.
+      const third = await storage.transaction(async (tx) => {
+        const current = (await tx.orders.get('51'))!;
+        await tx.orders.update({ ...current, status: 'delivered', awb: 'JN51' });
+        return tx.orders.get('51');
+      });
+      expect(third).toMatchObject({ status: 'delivered', version: 3 });
       await storage.close();
     });
 

@@ -140,6 +140,19 @@ export const orderColumns = (data: Omit<Order, 'version'>): unknown[] => [
 const NEW_BATCH_INSERT = `INSERT INTO orders (${ORDER_COLUMNS.join(', ')}, version, data)
   VALUES ($1, $2, $3, $4, CASE WHEN EXISTS (SELECT 1 FROM orders WHERE batch_id = $5) THEN NULL ELSE $5 END, $6, $7, $8, $9, 1, $10)`;
 
+const UPDATE_ORDER = `UPDATE orders SET client_id = $2, created_at = $3, awb = $4, batch_id = $5, status = $6, scenario = $7, courier_code = $8, order_code = $9,
+    data = $10, version = version + 1
+  WHERE order_no = $1 AND version = $11`;
+
+/**
+ * The end of a held-back change of one row (after `WITH updated AS (... RETURNING 1)`):
+ * a division by zero (STALE_VERSION) when no row was changed, which the unit of work
+ * answers with a Conflict (see PostgresStorage.inOneTrip).
+ */
+export const ONE_ROW_OR_STALE = 'SELECT 1 / (SELECT count(*)::integer FROM updated)';
+/** The SQLSTATE of ONE_ROW_OR_STALE's failure (division_by_zero). */
+export const STALE_VERSION = '22012';
+
 export class PgOrders implements OrderRepository {
   /** A taken order number meets the primary key, a taken batch id NEW_BATCH_INSERT's check, a taken AWB its unique index (update's Conflict). */
   readonly refusesTakenIds = true;
@@ -180,14 +193,17 @@ export class PgOrders implements OrderRepository {
 
   async update(order: Stored<Order>): Promise<Stored<Order>> {
     const data = dataOf(order as Order);
+    const db = this.db();
+    const values = [...orderColumns(data), data, order.version];
+    if (db.later) {
+      // In a unit of work it goes with the unit's next statement or its COMMIT; a changed
+      // version (no row updated) then fails that trip, and the unit, with a Conflict.
+      db.later(`WITH updated AS (${UPDATE_ORDER} RETURNING 1) ${ONE_ROW_OR_STALE}`, values);
+      return stored<Order>(data, order.version + 1);
+    }
     let rowCount: number | null;
     try {
-      ({ rowCount } = await this.db().query(
-        `UPDATE orders SET client_id = $2, created_at = $3, awb = $4, batch_id = $5, status = $6, scenario = $7, courier_code = $8, order_code = $9,
-           data = $10, version = version + 1
-         WHERE order_no = $1 AND version = $11`,
-        [...orderColumns(data), data, order.version],
-      ));
+      ({ rowCount } = await db.query(UPDATE_ORDER, values));
     } catch (error) {
       if (isUniqueViolation(error)) throw new Conflict(`The AWB ${data.awb} belongs to another order.`);
       throw error;
@@ -244,11 +260,16 @@ export class PgDeliveries implements DeliveryRepository {
 
   async insert(delivery: Unversioned<Delivery>): Promise<Stored<Delivery>> {
     const data = dataOf(delivery as Delivery);
+    const db = this.db();
+    const text = `INSERT INTO deliveries (id, client_id, seq, created_at, status, order_no, event, version, data) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8)`;
+    const values = [data.id, data.client_id, data.seq, data.created_at, data.status, data.order_no, data.event, data];
+    // In a unit of work it goes with the unit's next statement or its COMMIT (a taken id is then the unit's Conflict).
+    if (db.later) {
+      db.later(text, values);
+      return stored<Delivery>(data, 1);
+    }
     try {
-      await this.db().query(
-        `INSERT INTO deliveries (id, client_id, seq, created_at, status, order_no, event, version, data) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8)`,
-        [data.id, data.client_id, data.seq, data.created_at, data.status, data.order_no, data.event, data],
-      );
+      await db.query(text, values);
     } catch (error) {
       if (isUniqueViolation(error)) throw new Conflict(`Delivery ${delivery.id} already exists.`);
       throw error;
@@ -521,7 +542,11 @@ export class PgJobs implements JobRepository {
   }
 
   async complete(job: ClaimedJob): Promise<void> {
-    await this.db().query('DELETE FROM jobs WHERE kind = $1 AND key = $2 AND version = $3', [job.kind, job.key, job.version]);
+    const db = this.db();
+    const text = 'DELETE FROM jobs WHERE kind = $1 AND key = $2 AND version = $3';
+    // In a unit of work it goes with the unit's next statement or its COMMIT.
+    if (db.later) db.later(text, [job.kind, job.key, job.version]);
+    else await db.query(text, [job.kind, job.key, job.version]);
   }
 
   async release(job: ClaimedJob): Promise<void> {

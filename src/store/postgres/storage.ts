@@ -6,7 +6,7 @@ import { Conflict, domainMessages, Unavailable } from '../../domain/errors.js';
 import type { ClientSettingsRepository, DeliveryRepository, JobRepository, MetaRepository, OrderRepository, Repositories, ReportRepository, RequestScope, Storage, StorageHealth } from '../port.js';
 import { CLOCKS_CHANNEL, PgClocks } from './clocks.js';
 import { PgReports } from './reports.js';
-import { PgCounters, PgDeliveries, PgJobs, PgMeta, PgOrders, PgRequestLog, PgSettings, type Db, type Prefetched } from './repositories.js';
+import { PgCounters, PgDeliveries, PgJobs, PgMeta, PgOrders, PgRequestLog, PgSettings, STALE_VERSION, type Db, type Prefetched } from './repositories.js';
 import { migrate } from './schema.js';
 
 export interface PostgresOptions {
@@ -311,6 +311,8 @@ export class PostgresStorage implements Storage {
       // taken batch id: see PgOrders): tried again, as when it ran on its own.
       const taken = codeOf(error) === '23505' || (codeOf(error) === '23502' && (error as { column?: string }).column === 'batch_id');
       if (held.length > 0 && taken) throw new Conflict(`A record this unit of work writes exists already: ${(error as Error).message}`);
+      // A change held back whose record another unit changed first (ONE_ROW_OR_STALE).
+      if (held.length > 0 && codeOf(error) === STALE_VERSION) throw new Conflict('A record this unit of work changes was changed by another meanwhile.');
       throw error;
     }
   }
