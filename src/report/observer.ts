@@ -56,6 +56,12 @@ type Judge = (state: ReportView) => Promise<Draft | undefined>;
 
 /** Most observations of one client judged against one read of its report and stored in one change. */
 const BATCH = 256;
+/**
+ * Most observations of one client waiting to be judged (each holds its request): past
+ * it, while the store is that far behind, the client's new ones are dropped and counted
+ * in one log line per batch, so a flood from one partner cannot grow the process.
+ */
+export const PENDING_PER_CLIENT = 5_000;
 
 /** The marks after `change` (set or removed), as a new object: a view handed out by the store is never changed. */
 function marksAfter(marks: ReportView['marks'], change: Record<string, ReportMark | null>): ReportView['marks'] {
@@ -89,6 +95,8 @@ const fingerprint = (served: ServedRequest): string => createHash('sha256').upda
 export class ReportObserver {
   /** Observations waiting to be judged, per client, in the order they were made. */
   private readonly pending = new Map<string, Judge[]>();
+  /** Observations dropped per client since the last batch said so (see PENDING_PER_CLIENT). */
+  private readonly dropped = new Map<string, number>();
   /** The run judging a client's observations, while there are any. */
   private readonly runs = new Map<string, Promise<void>>();
   /** AWBs whose duplicate delivery is being answered, per client, and whether a tracking read came meanwhile. */
@@ -134,6 +142,10 @@ export class ReportObserver {
 
   private enqueue(clientId: string, judge: Judge): void {
     const waiting = this.pending.get(clientId);
+    if (waiting && waiting.length >= PENDING_PER_CLIENT) {
+      this.dropped.set(clientId, (this.dropped.get(clientId) ?? 0) + 1);
+      return;
+    }
     if (waiting) waiting.push(judge);
     else this.pending.set(clientId, [judge]);
     if (!this.runs.has(clientId)) this.runs.set(clientId, this.drain(clientId));
@@ -177,6 +189,11 @@ export class ReportObserver {
         if (Object.keys(draft.change.marks).length > 0) view = { ...view, marks: marksAfter(view.marks, draft.change.marks) };
       }
       if (!batch.empty) await storage.reports.change(clientId, batch.change);
+      const dropped = this.dropped.get(clientId);
+      if (dropped !== undefined) {
+        this.dropped.delete(clientId);
+        logger.warn({ client: clientId, dropped, waiting_max: PENDING_PER_CLIENT }, 'readiness report observations dropped: the store is behind this client’s requests');
+      }
     } catch (err) {
       logger.error({ err, client: clientId, observations: judges.length }, 'readiness report observation failed');
     }

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { ServedRequest } from '../../src/http/served.js';
-import { ReportObserver } from '../../src/report/observer.js';
+import { PENDING_PER_CLIENT, ReportObserver } from '../../src/report/observer.js';
 import { applyReportChange, emptyReport, type ReportChange, type ReportState } from '../../src/report/state.js';
 import type { Storage } from '../../src/store/port.js';
 import { createRequest } from '../support/orders.js';
@@ -107,5 +107,24 @@ describe('the readiness observer under load', () => {
 
     expect(lines.join('')).toContain('readiness report observation failed');
     expect(store.state().counts['op.create-order:handled']).toBe(1);
+  });
+
+  it('bounds what waits for a store that is behind: past the bound a client’s observations are dropped, counted in one warning', async () => {
+    const store = slowReports();
+    const lines: string[] = [];
+    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) }) });
+    // The first is being judged (its read held); PENDING_PER_CLIENT wait behind it; the last 100 find no room.
+    for (let i = 0; i < 1 + PENDING_PER_CLIENT + 100; i += 1) observer.request(served(201, createRequest(1)));
+    store.open();
+    await observer.settled('acme');
+
+    expect(store.state().counts['op.create-order:handled']).toBe(1 + PENDING_PER_CLIENT);
+    const warnings = lines.map((line) => JSON.parse(line) as { msg: string; dropped?: number }).filter((line) => line.msg.includes('dropped'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.dropped).toBe(100);
+    // Once the store caught up, the client's observations are judged again.
+    observer.request(served(201, createRequest(1)));
+    await observer.settled('acme');
+    expect(store.state().counts['op.create-order:handled']).toBe(2 + PENDING_PER_CLIENT);
   });
 });
