@@ -86,6 +86,28 @@ const headerOf = (headers: Record<string, string> | undefined, name: string): st
 
 const fingerprint = (served: ServedRequest): string => createHash('sha256').update(`${served.input.path}\n${JSON.stringify(served.input.body ?? null)}`).digest('hex').slice(0, 16);
 
+/** Bodies up to this size (Content-Length) stay with a waiting observation; a bigger one is reduced to what judging needs. */
+const KEPT_BODY_BYTES = 16 * 1024;
+
+/** A request as its observation keeps it until judged: what judging needs of its body, not a big body itself. */
+interface Observed {
+  served: ServedRequest;
+  fault: ReturnType<typeof appliedFault>;
+  /** Items in a create's body. */
+  items: number;
+  fingerprint: () => string;
+}
+
+function observed(served: ServedRequest): Observed {
+  const fault = appliedFault(served.input);
+  const items = (served.input.body as { items?: unknown } | undefined)?.items;
+  const count = Array.isArray(items) ? items.length : 0;
+  const length = Number(served.input.headers['content-length'] ?? Number.POSITIVE_INFINITY);
+  if (length <= KEPT_BODY_BYTES) return { served, fault, items: count, fingerprint: () => fingerprint(served) };
+  const print = fingerprint(served);
+  return { served: { ...served, input: { ...served.input, body: undefined } }, fault, items: count, fingerprint: () => print };
+}
+
 /**
  * Watches what the sandbox already sees of a client (its provider requests as they
  * close, and the webhook attempts made to it) and counts, per catalogue item, what was
@@ -109,7 +131,8 @@ export class ReportObserver {
     const client = served.input.client;
     if (!client) return;
     const wall = Date.now() - served.durationMs;
-    this.enqueue(client.id, (state) => this.judgeRequest(client.id, served, wall, state));
+    const kept = observed(served);
+    this.enqueue(client.id, (state) => this.judgeRequest(client.id, kept, wall, state));
   };
 
   /** For the webhook dispatcher. */
@@ -199,7 +222,8 @@ export class ReportObserver {
     }
   }
 
-  private async judgeRequest(clientId: string, served: ServedRequest, wall: number, state: ReportView): Promise<Draft> {
+  private async judgeRequest(clientId: string, kept: Observed, wall: number, state: ReportView): Promise<Draft> {
+    const { served } = kept;
     const draft = new Draft(served.arrivedAt);
     const op = served.input.operation.operationId;
     const here = { at: served.arrivedAt, wall };
@@ -220,11 +244,11 @@ export class ReportObserver {
     const error = state.marks[`error:${op}`];
     if (error) {
       draft.mark(`error:${op}`, null);
-      const same = error.detail.fingerprint === fingerprint(served);
+      const same = error.detail.fingerprint === kept.fingerprint();
       draft.note(String(error.detail.item), same ? 'missed' : 'handled', same ? `sent again unchanged: ${what}` : `changed before sending again: ${what}`);
     }
 
-    const fault = appliedFault(served.input);
+    const { fault } = kept;
     const faultKind = fault?.type === 'status' && served.status === 503 ? '503-retried' : (fault?.type === 'hang' || fault?.type === 'latency') && served.aborted ? 'timeout' : fault?.type === 'reset' ? 'dropped' : undefined;
     if (faultKind) {
       draft.note(`fault.${faultKind}`, 'exercised', what);
@@ -233,24 +257,23 @@ export class ReportObserver {
       return draft;
     }
 
-    if (op === 'createOrder') this.judgeCreate(served, draft, what, here);
-    if (op === 'trackOrder') await this.judgeTracking(clientId, served, draft, what, here, state);
+    if (op === 'createOrder') this.judgeCreate(kept, draft, what, here);
+    if (op === 'trackOrder') await this.judgeTracking(clientId, kept, draft, what, here, state);
     return draft;
   }
 
-  private judgeCreate(served: ServedRequest, draft: Draft, what: string, here: { at: number; wall: number }): void {
+  private judgeCreate({ served, items, fingerprint: print }: Observed, draft: Draft, what: string, here: { at: number; wall: number }): void {
     if (served.status === 201) {
       draft.judge('op.create-order', true, what);
-      const items = (served.input.body as { items?: unknown[] } | undefined)?.items;
-      if (Array.isArray(items) && items.length >= 2) draft.judge('create.multi-item', true, `${items.length} items: ${what}`);
+      if (items >= 2) draft.judge('create.multi-item', true, `${items} items: ${what}`);
     } else if (served.status === 400 || served.status === 403) {
       const item = `error.create-${served.status}`;
       draft.note(item, 'exercised', what);
-      draft.mark('error:createOrder', { ...here, detail: { item, fingerprint: fingerprint(served) } });
+      draft.mark('error:createOrder', { ...here, detail: { item, fingerprint: print() } });
     }
   }
 
-  private async judgeTracking(clientId: string, served: ServedRequest, draft: Draft, what: string, here: { at: number; wall: number }, state: ReportView): Promise<void> {
+  private async judgeTracking(clientId: string, { served, fingerprint: print }: Observed, draft: Draft, what: string, here: { at: number; wall: number }, state: ReportView): Promise<void> {
     const awb = served.input.params.order_no ?? '';
     const polled = state.marks[`404:${awb}`];
     if (polled) {
@@ -260,7 +283,7 @@ export class ReportObserver {
     }
     if (served.status === 400) {
       draft.note('error.tracking-400', 'exercised', what);
-      draft.mark('error:trackOrder', { ...here, detail: { item: 'error.tracking-400', fingerprint: fingerprint(served) } });
+      draft.mark('error:trackOrder', { ...here, detail: { item: 'error.tracking-400', fingerprint: print() } });
       return;
     }
     if (served.status === 404) {
