@@ -55,6 +55,8 @@ const WORK: readonly JobKind[] = (['awb', 'step', 'retention'] satisfies Array<E
  * the partners due just after it.
  */
 const WORK_PER_CLIENT = 8;
+/** How far past the earliest due job a real-clock wake-up claims at once (sandbox ms; see `drain`). */
+const CLAIM_WINDOW_MS = 1_000;
 /** Kinds that wait on a client's receiver: they run beside the work, within concurrency caps. */
 const WEBHOOKS: readonly JobKind[] = ['webhook'];
 /** Defaults of `webhookConcurrency`. */
@@ -316,15 +318,17 @@ export class Scheduler {
     const ended: Outcome[] = [];
     /** Looks in a row at the client's jobs another replica holds (the wait grows). */
     let waited = 0;
-    // Jobs stamped with the time they run (the timer's wake-ups) are claimed all due by
-    // `until` at once, in due order: no look-up of the next due time, and a batch of them
-    // per claim, not those of one millisecond. Stamped with their due time (an advance, the
-    // catch-up at start), they run due time by due time, so the jobs each one makes due
-    // run at their place.
+    // Jobs stamped with the time they run (the timer's wake-ups) are claimed those due
+    // within CLAIM_WINDOW_MS of the earliest at once, in due order: a batch per claim, not
+    // the jobs of one millisecond, while a claim still looks at no more than that window
+    // (a backlog of due jobs is not read again by every claim). Stamped with their due time
+    // (an advance, the catch-up at start), they run due time by due time, so the jobs each
+    // one makes due run at their place.
     const batched = how.stamp === 'actual' && !settling;
     while (!this.stopped) {
       const scope = this.scope(clientId);
-      const next = batched ? how.until : await this.nextClaimable(scope);
+      const earliest = await this.nextClaimable(scope);
+      const next = batched && earliest !== undefined && earliest <= how.until ? Math.min(how.until, earliest + CLAIM_WINDOW_MS) : earliest;
       if (next === undefined || next > how.until) {
         if (settling) {
           // The client's jobs still running (whoever claimed them), then its attempts that wait for room.

@@ -5,7 +5,7 @@ import type { ServedRequest } from '../http/served.js';
 import type { Storage } from '../store/port.js';
 import type { AttemptObserver } from '../webhooks/dispatcher.js';
 import type { Attempt, AwbGeneratedPayload, Delivery } from '../webhooks/types.js';
-import type { ReportChange, ReportMark, ReportOutcome, ReportView } from './state.js';
+import { applyReportChange, type ReportChange, type ReportMark, type ReportOutcome, type ReportState, type ReportView } from './state.js';
 
 /** Reads of an AWB closer together than this (sandbox time) after a 404 are polling it again at once. */
 export const POLL_AGAIN_MS = 1000;
@@ -57,21 +57,12 @@ type Judge = (state: ReportView) => Promise<Draft | undefined>;
 /** Most observations of one client judged against one read of its report and stored in one change. */
 const BATCH = 256;
 /**
- * Most observations of one client waiting to be judged (each holds its request): past
- * it, while the store is that far behind, the client's new ones are dropped and counted
- * in one log line per batch, so a flood from one partner cannot grow the process.
+ * Most observations of one client held (waiting or being judged; each keeps at most
+ * KEPT_BODY_BYTES of its request): past it, while the store is that far behind, the
+ * client's new ones are dropped and counted in one log line per batch, so a flood from
+ * one partner cannot grow the process.
  */
-export const PENDING_PER_CLIENT = 5_000;
-
-/** The marks after `change` (set or removed), as a new object: a view handed out by the store is never changed. */
-function marksAfter(marks: ReportView['marks'], change: Record<string, ReportMark | null>): ReportView['marks'] {
-  const next = { ...marks };
-  for (const [key, mark] of Object.entries(change)) {
-    delete next[key];
-    if (mark) next[key] = mark;
-  }
-  return next;
-}
+export const PENDING_PER_CLIENT = 1_000;
 
 /** Seconds or an HTTP date, as milliseconds from `wall`; null when absent or unreadable. */
 function retryAfterMs(value: string | undefined, wall: number): number | null {
@@ -89,7 +80,10 @@ const fingerprint = (served: ServedRequest): string => createHash('sha256').upda
 /** Bodies up to this size (Content-Length) stay with a waiting observation; a bigger one is reduced to what judging needs. */
 const KEPT_BODY_BYTES = 16 * 1024;
 
-/** A request as its observation keeps it until judged: what judging needs of its body, not a big body itself. */
+/**
+ * A request as its observation keeps it until judged: what judging reads of it (no
+ * headers or query; a create's body only up to KEPT_BODY_BYTES, else its fingerprint).
+ */
 interface Observed {
   served: ServedRequest;
   fault: ReturnType<typeof appliedFault>;
@@ -99,13 +93,20 @@ interface Observed {
 }
 
 function observed(served: ServedRequest): Observed {
-  const fault = appliedFault(served.input);
-  const items = (served.input.body as { items?: unknown } | undefined)?.items;
+  const { input } = served;
+  const fault = appliedFault(input);
+  const items = (input.body as { items?: unknown } | undefined)?.items;
   const count = Array.isArray(items) ? items.length : 0;
-  const length = Number(served.input.headers['content-length'] ?? Number.POSITIVE_INFINITY);
-  if (length <= KEPT_BODY_BYTES) return { served, fault, items: count, fingerprint: () => fingerprint(served) };
-  const print = fingerprint(served);
-  return { served: { ...served, input: { ...served.input, body: undefined } }, fault, items: count, fingerprint: () => print };
+  const op = input.operation.operationId;
+  // Only creates and tracking reads are judged by their fingerprint (see the error marks).
+  const small = op === 'createOrder' && Number(input.headers['content-length'] ?? Number.POSITIVE_INFINITY) <= KEPT_BODY_BYTES;
+  const kept: ServedRequest = {
+    ...served,
+    input: { operation: input.operation, client: input.client, method: input.method, path: input.path, params: input.params, query: {}, headers: {}, body: small ? input.body : undefined, baseUrl: '' },
+  };
+  if (small) return { served: kept, fault, items: count, fingerprint: () => fingerprint(kept) };
+  const print = op === 'createOrder' || op === 'trackOrder' ? fingerprint(served) : '';
+  return { served: kept, fault, items: count, fingerprint: () => print };
 }
 
 /**
@@ -119,6 +120,8 @@ export class ReportObserver {
   private readonly pending = new Map<string, Judge[]>();
   /** Observations dropped per client since the last batch said so (see PENDING_PER_CLIENT). */
   private readonly dropped = new Map<string, number>();
+  /** Per client with observations held: how many were taken in all, how many judged, and who waits for which count. */
+  private readonly progress = new Map<string, { taken: number; judged: number; waiters: Array<{ upTo: number; done: () => void }> }>();
   /** The run judging a client's observations, while there are any. */
   private readonly runs = new Map<string, Promise<void>>();
   /** AWBs whose duplicate delivery is being answered, per client, and whether a tracking read came meanwhile. */
@@ -153,9 +156,14 @@ export class ReportObserver {
     },
   };
 
-  /** Waits until every observation made so far is in the store (the report handler, tests). */
-  async settled(clientId: string): Promise<void> {
-    await this.runs.get(clientId);
+  /**
+   * Waits until every observation made so far is in the store (the report handler, tests);
+   * not for those made after, so it answers while the client's traffic goes on.
+   */
+  settled(clientId: string): Promise<void> {
+    const progress = this.progress.get(clientId);
+    if (!progress || progress.judged >= progress.taken) return Promise.resolve();
+    return new Promise((done) => progress.waiters.push({ upTo: progress.taken, done }));
   }
 
   /** Forgets what is held in memory for the client (a reset or a new run). */
@@ -164,14 +172,28 @@ export class ReportObserver {
   }
 
   private enqueue(clientId: string, judge: Judge): void {
-    const waiting = this.pending.get(clientId);
-    if (waiting && waiting.length >= PENDING_PER_CLIENT) {
+    let progress = this.progress.get(clientId);
+    if (progress && progress.taken - progress.judged >= PENDING_PER_CLIENT) {
       this.dropped.set(clientId, (this.dropped.get(clientId) ?? 0) + 1);
       return;
     }
+    if (!progress) this.progress.set(clientId, (progress = { taken: 0, judged: 0, waiters: [] }));
+    progress.taken += 1;
+    const waiting = this.pending.get(clientId);
     if (waiting) waiting.push(judge);
     else this.pending.set(clientId, [judge]);
     if (!this.runs.has(clientId)) this.runs.set(clientId, this.drain(clientId));
+  }
+
+  /** Counts `n` more of the client's observations judged, and lets go of whoever waited for them. */
+  private judged(clientId: string, n: number): void {
+    const progress = this.progress.get(clientId);
+    if (!progress) return;
+    progress.judged += n;
+    const still = progress.waiters.filter((waiter) => waiter.upTo > progress.judged);
+    for (const waiter of progress.waiters) if (waiter.upTo <= progress.judged) waiter.done();
+    progress.waiters = still;
+    if (progress.judged >= progress.taken && still.length === 0) this.progress.delete(clientId);
   }
 
   /**
@@ -183,7 +205,14 @@ export class ReportObserver {
     try {
       for (let judges = this.pending.get(clientId); judges; judges = this.pending.get(clientId)) {
         this.pending.delete(clientId);
-        for (let i = 0; i < judges.length; i += BATCH) await this.judgeBatch(clientId, judges.slice(i, i + BATCH));
+        for (let i = 0; i < judges.length; i += BATCH) {
+          const batch = judges.slice(i, i + BATCH);
+          // A batch whose change the store refused is judged again one by one: a change that
+          // cannot be stored loses one observation, not its batch. (When the report cannot
+          // even be read, the store is away: the batch is lost, with one log line.)
+          if ((await this.judgeBatch(clientId, batch)) === 'change failed' && batch.length > 1) for (const judge of batch) await this.judgeBatch(clientId, [judge]);
+          this.judged(clientId, batch.length);
+        }
       }
     } finally {
       this.runs.delete(clientId);
@@ -194,11 +223,14 @@ export class ReportObserver {
    * One read of the report, then each observation judged in turn against it as the ones
    * before left it (their marks), then one change with all their counts, marks and
    * events: under load a replica does two store calls per batch, not per request.
+   * Answers how it went (a failure is logged).
    */
-  private async judgeBatch(clientId: string, judges: Judge[]): Promise<void> {
+  private async judgeBatch(clientId: string, judges: Judge[]): Promise<'stored' | 'read failed' | 'change failed'> {
     const { storage, logger } = this.deps;
+    let read = false;
     try {
       let view = await storage.reports.get(clientId, { events: false });
+      read = true;
       const batch = new Draft(0);
       for (const judge of judges) {
         let draft: Draft | undefined;
@@ -209,7 +241,8 @@ export class ReportObserver {
         }
         if (!draft || draft.empty) continue;
         batch.add(draft.change);
-        if (Object.keys(draft.change.marks).length > 0) view = { ...view, marks: marksAfter(view.marks, draft.change.marks) };
+        // The marks as the store will keep them after this one (its bound included), for the next.
+        if (Object.keys(draft.change.marks).length > 0) view = applyReportChange({ ...view, events: [] } as unknown as ReportState, { marks: draft.change.marks }, 0); // copies, never changes, what it is given
       }
       if (!batch.empty) await storage.reports.change(clientId, batch.change);
       const dropped = this.dropped.get(clientId);
@@ -217,8 +250,10 @@ export class ReportObserver {
         this.dropped.delete(clientId);
         logger.warn({ client: clientId, dropped, waiting_max: PENDING_PER_CLIENT }, 'readiness report observations dropped: the store is behind this client’s requests');
       }
+      return 'stored';
     } catch (err) {
       logger.error({ err, client: clientId, observations: judges.length }, 'readiness report observation failed');
+      return read ? 'change failed' : 'read failed';
     }
   }
 

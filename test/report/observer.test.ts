@@ -89,42 +89,72 @@ describe('the readiness observer under load', () => {
     expect(store.calls).toEqual({ get: 2, change: 2 });
   });
 
-  it('keeps judging after a store call failed: the failure is logged, the next observations are counted', async () => {
+  it('judges a batch the store refused again one by one: only the observation it cannot take is lost, and it is logged', async () => {
     const store = slowReports();
     const change = store.storage.reports.change.bind(store.storage.reports);
-    let failures = 1;
+    // The store refuses any change holding a 400 (as a database may refuse one odd value).
     store.storage.reports.change = async (clientId, next) => {
-      if (failures-- > 0) throw new Error('disk on fire');
+      if (Object.keys(next.counts ?? {}).some((key) => key.startsWith('error.create-400'))) throw new Error('refused');
       return change(clientId, next);
     };
     const lines: string[] = [];
     const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'error' }, { write: (line: string) => void lines.push(line) }) });
+    const bad = createRequest(1);
+    bad.items[0]!.item_weight = 'heavy' as never;
+    observer.request(served(201, createRequest(1))); // judged alone while the rest queue
+    for (let i = 0; i < 10; i += 1) observer.request(served(201, createRequest(1)));
+    observer.request(served(400, bad));
+    for (let i = 0; i < 10; i += 1) observer.request(served(201, createRequest(1)));
     store.open();
-    observer.request(served(201, createRequest(1)));
-    await observer.settled('acme');
-    observer.request(served(201, createRequest(1)));
     await observer.settled('acme');
 
+    expect(store.state().counts['op.create-order:handled']).toBe(21);
+    expect(store.state().counts['error.create-400:exercised']).toBeUndefined();
     expect(lines.join('')).toContain('readiness report observation failed');
-    expect(store.state().counts['op.create-order:handled']).toBe(1);
   });
 
   it('bounds what waits for a store that is behind: past the bound a client’s observations are dropped, counted in one warning', async () => {
     const store = slowReports();
     const lines: string[] = [];
     const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) }) });
-    // The first is being judged (its read held); PENDING_PER_CLIENT wait behind it; the last 100 find no room.
-    for (let i = 0; i < 1 + PENDING_PER_CLIENT + 100; i += 1) observer.request(served(201, createRequest(1)));
+    // The first is being judged (its read held), the rest of PENDING_PER_CLIENT wait behind it; the last 100 find no room.
+    for (let i = 0; i < PENDING_PER_CLIENT + 100; i += 1) observer.request(served(201, createRequest(1)));
     store.open();
     await observer.settled('acme');
 
-    expect(store.state().counts['op.create-order:handled']).toBe(1 + PENDING_PER_CLIENT);
+    expect(store.state().counts['op.create-order:handled']).toBe(PENDING_PER_CLIENT);
     const warnings = lines.map((line) => JSON.parse(line) as { msg: string; dropped?: number }).filter((line) => line.msg.includes('dropped'));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]!.dropped).toBe(100);
     // Once the store caught up, the client's observations are judged again.
     observer.request(served(201, createRequest(1)));
     await observer.settled('acme');
-    expect(store.state().counts['op.create-order:handled']).toBe(2 + PENDING_PER_CLIENT);
+    expect(store.state().counts['op.create-order:handled']).toBe(PENDING_PER_CLIENT + 1);
+  });
+
+  it('settles on what was observed before it was asked, while the client’s traffic goes on', async () => {
+    const store = slowReports();
+    const reports = store.storage.reports;
+    const get = reports.get.bind(reports);
+    // Each read takes 2 ms: observations made meanwhile keep the client's judging busy.
+    reports.get = async (clientId, options) => (await new Promise((resolve) => setTimeout(resolve, 2)), get(clientId, options));
+    store.open();
+    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'silent' }) });
+    let going = true;
+    const traffic = (async () => {
+      while (going) {
+        observer.request(served(201, createRequest(1)));
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+    })();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const asked = performance.now();
+    const settled = await Promise.race([observer.settled('acme').then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), 2_000))]);
+    const waited = performance.now() - asked;
+    going = false;
+    await traffic;
+    expect(settled).toBe(true);
+    expect(waited).toBeLessThan(1_000);
+    await observer.settled('acme');
   });
 });

@@ -1,11 +1,22 @@
-import type { Pool, PoolClient } from 'pg';
+import pg, { type Pool } from 'pg';
 
 /**
  * The PostgreSQL schema, as numbered migrations. Migrations only add (tables, columns,
  * indexes), so a replica of the version before keeps running during a rolling upgrade.
  * Identifiers compare byte-wise (`COLLATE "C"`), as the embedded store compares them.
  */
-export const MIGRATIONS: readonly string[] = [
+/**
+ * A migration that builds an index without holding writes (`CREATE INDEX CONCURRENTLY`,
+ * which cannot run in a transaction): replicas of the version before keep writing while
+ * it builds, however big the table. A build cut short leaves an invalid index, which the
+ * next start drops and builds again.
+ */
+export interface IndexMigration {
+  index: string;
+  on: string;
+}
+
+export const MIGRATIONS: ReadonlyArray<string | IndexMigration> = [
   `CREATE TABLE orders (
      order_no text COLLATE "C" PRIMARY KEY,
      client_id text COLLATE "C" NOT NULL,
@@ -99,7 +110,7 @@ export const MIGRATIONS: readonly string[] = [
    UPDATE readiness_reports SET state = jsonb_set(state, '{events}', '[]'::jsonb) WHERE jsonb_array_length(state->'events') > 0;`,
   // A client's deliveries by status: each event of a client without a live endpoint
   // counts its held ones (the outbox bound), which otherwise read all its deliveries.
-  `CREATE INDEX deliveries_by_status ON deliveries (client_id, status);`,
+  { index: 'deliveries_by_status', on: 'deliveries (client_id, status)' },
 ];
 
 /** The schema version this build writes. */
@@ -117,9 +128,17 @@ export class NewerSchema extends Error {}
  * schema is refused with a message.
  */
 export async function migrate(pool: Pool): Promise<{ from: number; to: number }> {
-  const client: PoolClient = await pool.connect();
+  // A connection of its own, without the pool's time limits: a migration of a big table
+  // may take minutes, and cut short it would only be run again at the next start.
+  const client = new pg.Client({ ...pool.options, query_timeout: undefined, statement_timeout: undefined });
+  await client.connect();
   try {
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    // Taken by trying again and again rather than by waiting in one statement: a session
+    // waiting for the lock inside a statement would be one that CREATE INDEX CONCURRENTLY,
+    // run by the holder, waits for in turn (a deadlock).
+    while (!(await client.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1) AS got', [MIGRATION_LOCK])).rows[0]!.got) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     await client.query('CREATE TABLE IF NOT EXISTS sandbox_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
     const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM sandbox_schema');
     const from = rows[0]?.version ?? 0;
@@ -129,9 +148,15 @@ export async function migrate(pool: Pool): Promise<{ from: number; to: number }>
       );
     }
     for (let version = from + 1; version <= SCHEMA_VERSION; version += 1) {
+      const migration = MIGRATIONS[version - 1]!;
+      if (typeof migration !== 'string') {
+        await buildIndex(client, migration);
+        await client.query('INSERT INTO sandbox_schema (version) VALUES ($1)', [version]);
+        continue;
+      }
       await client.query('BEGIN');
       try {
-        await client.query(MIGRATIONS[version - 1]!);
+        await client.query(migration);
         await client.query('INSERT INTO sandbox_schema (version) VALUES ($1)', [version]);
         await client.query('COMMIT');
       } catch (error) {
@@ -142,6 +167,13 @@ export async function migrate(pool: Pool): Promise<{ from: number; to: number }>
     return { from, to: SCHEMA_VERSION };
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
-    client.release();
+    await client.end().catch(() => undefined);
   }
+}
+
+/** Builds the index without holding writes; one left invalid by a build cut short is dropped and built again. */
+async function buildIndex(client: pg.Client, { index, on }: IndexMigration): Promise<void> {
+  const { rows } = await client.query<{ valid: boolean }>('SELECT i.indisvalid AS valid FROM pg_index AS i WHERE i.indexrelid = to_regclass($1)', [index]);
+  if (rows[0]?.valid === false) await client.query(`DROP INDEX CONCURRENTLY ${index}`);
+  await client.query(`CREATE INDEX CONCURRENTLY IF NOT EXISTS ${index} ON ${on}`);
 }
