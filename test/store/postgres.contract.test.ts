@@ -63,6 +63,40 @@ describe('PostgreSQL adapter', () => {
     await client.end();
   });
 
+  it('finds and claims due jobs of a client whose clock runs ahead through the indexes, never a scan of the jobs table', async () => {
+    current = await server.freshDatabase();
+    // With sequential scans ruled out where an index can do, a query that still scans the table is one that cannot use one.
+    const storage = await PostgresStorage.open({ url: `${current}?options=${encodeURIComponent('-c enable_seqscan=off')}`, requestLogSize: 10 });
+    const hour = 3_600_000;
+    await storage.transaction(async (tx) => {
+      for (let i = 0; i < 200; i += 1) {
+        await tx.jobs.schedule({ kind: 'awb', key: `a${i}`, client_id: 'ahead', due_at: 10_000 + hour + i });
+        await tx.jobs.schedule({ kind: 'awb', key: `b${i}`, client_id: 'plain', due_at: 10_000 + i });
+      }
+    });
+    const client = new pg.Client({ connectionString: current });
+    await client.connect();
+    const seqScans = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1_200)); // stats are flushed at least every second
+      await client.query('SELECT pg_stat_clear_snapshot()');
+      return Number((await client.query<{ n: string }>("SELECT seq_scan AS n FROM pg_stat_user_tables WHERE relname = 'jobs'")).rows[0]!.n);
+    };
+    const before = await seqScans();
+    // 'ahead' runs an hour ahead of the sandbox's clock: its job due at 10,000 + 1 h of its
+    // own time is due at 10,000 of the sandbox's, as is 'plain's due at 10,000.
+    const ahead = new Map([['ahead', hour]]);
+    expect(await storage.jobs.nextDue({ ahead })).toBe(10_000);
+    expect(await storage.jobs.nextDue({ ahead: new Map([['ahead', hour + 500]]), kinds: ['awb'] })).toBe(10_000 - 500);
+    const claimed = await storage.jobs.claim({ until: 10_050, limit: 1_000, owner: 'w', leaseMs: 60_000, kinds: ['awb'], perClient: 500, ahead });
+    const keys = (client: string) => claimed.filter((job) => job.client_id === client).map((job) => job.key).sort((x, y) => Number(x.slice(1)) - Number(y.slice(1)));
+    expect(keys('ahead')).toEqual(Array.from({ length: 51 }, (_, i) => `a${i}`));
+    expect(keys('plain')).toEqual(Array.from({ length: 51 }, (_, i) => `b${i}`));
+    expect(await storage.jobs.nextDue({ ahead })).toBe(10_051);
+    expect(await seqScans()).toBe(before);
+    await client.end();
+    await storage.close();
+  });
+
   it('takes counter values as a sequence does: a unit holding its transaction open does not hold back the next number', async () => {
     const storage = await fresh();
     let release!: () => void;

@@ -468,10 +468,32 @@ interface JobRow {
  * client's lead (0 for a client not named). The leads go in as two arrays.
  */
 function dueOn(where: Where, ahead: ClockLead | undefined): string {
-  if (ahead === undefined || ahead.size === 0) return 'due_at';
-  const clients = where.values.push([...ahead.keys()]);
-  const leads = where.values.push([...ahead.values()].map((ms) => Math.round(ms)));
+  const lead = leadsOf(ahead);
+  if (lead.length === 0) return 'due_at';
+  const clients = where.values.push(lead.map(([client]) => client));
+  const leads = where.values.push(lead.map(([, ms]) => ms));
   return `(due_at - COALESCE((SELECT l.ms FROM unnest($${clients}::text[], $${leads}::bigint[]) AS l(client_id, ms) WHERE l.client_id = jobs.client_id), 0))`;
+}
+
+/** The clients of `ahead` whose clock runs ahead of (or behind) the sandbox's. */
+const leadsOf = (ahead: ClockLead | undefined): Array<[string, number]> => [...(ahead ?? [])].filter(([, ms]) => Math.round(ms) !== 0).map(([client, ms]) => [client, Math.round(ms)]);
+
+/**
+ * Adds "due by `until` on the clock `ahead` is measured from": for a client with a lead,
+ * `due_at` up to `until` plus its lead; for the rest, up to `until`. Each part is an index
+ * range (jobs_by_client, jobs_by_due), where a comparison of `dueOn`'s expression would
+ * be computed for every row of the table, on every wake-up of every replica.
+ */
+function dueBy(where: Where, until: number, ahead: ClockLead | undefined): void {
+  const leads = leadsOf(ahead);
+  if (leads.length === 0) {
+    where.add((p) => `due_at <= ${p(finite(until))}`);
+    return;
+  }
+  where.add((p) => {
+    const own = leads.map(([client, ms]) => `(client_id = ${p(client)} AND due_at <= ${p(finite(until + ms))})`);
+    return `((NOT (client_id = ANY(${p(leads.map(([client]) => client))})) AND due_at <= ${p(finite(until))}) OR ${own.join(' OR ')})`;
+  });
 }
 
 const jobOf = (row: JobRow): Stored<Job> => Object.freeze({ kind: row.kind, key: row.key, client_id: row.client_id, due_at: Number(row.due_at), version: row.version });
@@ -510,7 +532,8 @@ export class PgJobs implements JobRepository {
     const now = Date.now();
     const where = new Where();
     const due = dueOn(where, ahead);
-    where.add((p) => `${due} <= ${p(finite(until))}`).add((p) => `(claimed_by IS NULL OR lease_until < ${p(now)})`);
+    dueBy(where, until, ahead);
+    where.add((p) => `(claimed_by IS NULL OR lease_until < ${p(now)})`);
     if (clientId !== undefined) where.add((p) => `client_id = ${p(clientId)}`);
     if (kinds !== undefined) where.add((p) => `kind = ANY(${p([...kinds])})`);
     if (skipClients !== undefined && skipClients.size > 0) where.add((p) => `NOT (client_id = ANY(${p([...skipClients])}))`);
@@ -555,12 +578,24 @@ export class PgJobs implements JobRepository {
 
   async nextDue({ clientId, kinds, skipClients, ahead }: DueFilter = {}): Promise<number | undefined> {
     const where = new Where();
-    const due = dueOn(where, ahead);
     where.add((p) => `(claimed_by IS NULL OR lease_until < ${p(Date.now())})`);
     if (clientId !== undefined) where.add((p) => `client_id = ${p(clientId)}`);
     if (kinds !== undefined) where.add((p) => `kind = ANY(${p([...kinds])})`);
     if (skipClients !== undefined && skipClients.size > 0) where.add((p) => `NOT (client_id = ANY(${p([...skipClients])}))`);
-    const { rows } = await this.db().query<{ at: string | null }>(`SELECT min(${due}) AS at FROM jobs ${where.sql}`, where.values);
+    const leads = leadsOf(ahead);
+    let text = `SELECT min(due_at) AS at FROM jobs ${where.sql}`;
+    if (leads.length > 0) {
+      // The earliest of the clients without a lead (one index range), and each lead
+      // client's earliest (its own range) less its lead: never a scan of the table.
+      const clients = where.values.push(leads.map(([client]) => client));
+      const ms = where.values.push(leads.map(([, lead]) => lead));
+      text = `SELECT min(at) AS at FROM (
+          SELECT min(due_at) AS at FROM jobs ${where.sql} AND NOT (client_id = ANY($${clients}::text[]))
+          UNION ALL
+          SELECT (SELECT min(due_at) FROM jobs ${where.sql} AND client_id = l.lead_client) - l.lead_ms FROM unnest($${clients}::text[], $${ms}::bigint[]) AS l(lead_client, lead_ms)
+        ) AS firsts`;
+    }
+    const { rows } = await this.db().query<{ at: string | null }>(text, where.values);
     return rows[0]?.at === null || rows[0] === undefined ? undefined : Number(rows[0].at);
   }
 
