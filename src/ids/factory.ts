@@ -12,19 +12,16 @@ export class IdFactory {
   constructor(readonly seed: string) {}
 
   orderNumber(tx: Repositories): Promise<string> {
-    // A store whose insert refuses a taken number (PostgreSQL's primary key) spares the
-    // look-up, a round trip of every create; the unit it fails is tried again with the
-    // counter's next value.
-    if (tx.orders.refusesTakenIds) return tx.counters.next('order').then((n) => this.orderNumberOf(n));
     return this.unique(
+      tx,
       async () => this.orderNumberOf(await tx.counters.next('order')),
       async (id) => (await tx.orders.get(id)) !== undefined,
     );
   }
 
   batchId(tx: Repositories): Promise<string> {
-    if (tx.orders.refusesTakenIds) return tx.counters.next('batch').then((n) => this.batchIdOf(n));
     return this.unique(
+      tx,
       async () => this.batchIdOf(await tx.counters.next('batch')),
       (id) => tx.orders.batchExists(id),
     );
@@ -32,9 +29,8 @@ export class IdFactory {
 
   /** An AWB of the courier: its prefix and `digits` digits. */
   awb(tx: Repositories, courier: { code: string; awb_prefix: string; awb_digits: number }): Promise<string> {
-    // PostgreSQL's unique index refuses a taken AWB when the order is written (a Conflict: the unit is tried again).
-    if (tx.orders.refusesTakenIds) return tx.counters.next(`awb:${courier.code}`).then((n) => this.awbOf(courier, n));
     return this.unique(
+      tx,
       async () => this.awbOf(courier, await tx.counters.next(`awb:${courier.code}`)),
       async (id) => (await tx.orders.byAwb(id)) !== undefined,
     );
@@ -55,8 +51,14 @@ export class IdFactory {
     return `${courier.awb_prefix}${permutedText(n, courier.awb_digits, `${this.seed}:awb:${courier.code}`)}`;
   }
 
-  /** Numbers of one seed never repeat; one made under an earlier seed of the same file may, so it is skipped. */
-  private async unique(make: () => Promise<string>, exists: (id: string) => Promise<boolean>): Promise<string> {
+  /**
+   * Numbers of one seed never repeat; one made under an earlier seed of the same file may,
+   * so it is skipped. A store that refuses a taken number when the record is written
+   * (PostgreSQL's keys: the unit is tried again with the counter's next value) spares the
+   * look-up, a round trip of every create and every AWB.
+   */
+  private async unique(tx: Repositories, make: () => Promise<string>, exists: (id: string) => Promise<boolean>): Promise<string> {
+    if (tx.orders.refusesTakenIds) return make();
     for (;;) {
       const id = await make();
       if (!(await exists(id))) return id;

@@ -1,6 +1,6 @@
 import type { DelayRange } from '../config/duration.js';
 import type { Clocks } from '../clock/clocks.js';
-import type { Scheduler } from '../clock/scheduler.js';
+import type { JobHandler, Scheduler } from '../clock/scheduler.js';
 import type { EventSink } from '../events.js';
 import type { Fixtures, LoadedScenario } from '../fixtures/load.js';
 import type { IdFactory } from '../ids/factory.js';
@@ -39,20 +39,16 @@ export class Journey {
   /** Runs this journey's jobs (AWB and steps) on the scheduler. */
   attach(scheduler: Scheduler): void {
     // Each job ends in the transaction of what it did: one round trip less on PostgreSQL, and no window where it is done but still due.
-    scheduler.on(AWB_JOB, (job, at) =>
-      this.deps.storage.transaction(async (tx) => {
-        await this.awbDue(tx, job.key, at);
-        await tx.jobs.complete(job);
-        return 'completed' as const;
-      }),
-    );
-    scheduler.on(STEP_JOB, (job, at) =>
-      this.deps.storage.transaction(async (tx) => {
-        await this.stepDue(tx, job.key, at);
-        await tx.jobs.complete(job);
-        return 'completed' as const;
-      }),
-    );
+    const completing =
+      (due: (tx: Repositories, orderNo: string, at: number) => Promise<unknown>): JobHandler =>
+      (job, at) =>
+        this.deps.storage.transaction(async (tx) => {
+          await due(tx, job.key, at);
+          await tx.jobs.complete(job);
+          return 'completed' as const;
+        });
+    scheduler.on(AWB_JOB, completing((tx, orderNo, at) => this.awbDue(tx, orderNo, at)));
+    scheduler.on(STEP_JOB, completing((tx, orderNo, at) => this.stepDue(tx, orderNo, at)));
   }
 
   /** When the AWB of a new order falls due, drawn from the delay range. */

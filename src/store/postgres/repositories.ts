@@ -44,6 +44,12 @@ export interface Db {
   newBatch?(batchId: string): boolean;
 }
 
+/** A write whose outcome nothing waits for: in a unit of work it goes with the unit's next statement or its COMMIT, else it is sent now. */
+async function write(db: Db, text: string, values: unknown[]): Promise<void> {
+  if (db.later) db.later(text, values);
+  else await db.query(text, values);
+}
+
 /** A record as the port gives it: the stored JSON with its version, frozen. */
 function stored<T>(data: unknown, version: number): Stored<T> {
   const record = { ...(data as object), version } as Stored<T>;
@@ -513,9 +519,7 @@ export class PgJobs implements JobRepository {
     const text = `INSERT INTO jobs (kind, key, client_id, due_at, version) VALUES ($1, $2, $3, $4, 1)
        ON CONFLICT (kind, key) DO UPDATE SET client_id = excluded.client_id, due_at = excluded.due_at, version = jobs.version + 1, claimed_by = NULL, lease_until = NULL,
          seq = CASE WHEN jobs.due_at = excluded.due_at THEN jobs.seq ELSE nextval('jobs_seq') END`;
-    const values = [job.kind, job.key, job.client_id, job.due_at];
-    if (db.later) db.later(text, values);
-    else await db.query(text, values);
+    await write(db, text, [job.kind, job.key, job.client_id, job.due_at]);
     db.scheduled(job.due_at, job.client_id);
   }
 
@@ -565,11 +569,7 @@ export class PgJobs implements JobRepository {
   }
 
   async complete(job: ClaimedJob): Promise<void> {
-    const db = this.db();
-    const text = 'DELETE FROM jobs WHERE kind = $1 AND key = $2 AND version = $3';
-    // In a unit of work it goes with the unit's next statement or its COMMIT.
-    if (db.later) db.later(text, [job.kind, job.key, job.version]);
-    else await db.query(text, [job.kind, job.key, job.version]);
+    await write(this.db(), 'DELETE FROM jobs WHERE kind = $1 AND key = $2 AND version = $3', [job.kind, job.key, job.version]);
   }
 
   async release(job: ClaimedJob): Promise<void> {

@@ -1,11 +1,6 @@
 import pg, { type Pool } from 'pg';
 
 /**
- * The PostgreSQL schema, as numbered migrations. Migrations only add (tables, columns,
- * indexes), so a replica of the version before keeps running during a rolling upgrade.
- * Identifiers compare byte-wise (`COLLATE "C"`), as the embedded store compares them.
- */
-/**
  * A migration that builds an index without holding writes (`CREATE INDEX CONCURRENTLY`,
  * which cannot run in a transaction): replicas of the version before keep writing while
  * it builds, however big the table. A build cut short leaves an invalid index, which the
@@ -16,6 +11,11 @@ export interface IndexMigration {
   on: string;
 }
 
+/**
+ * The PostgreSQL schema, as numbered migrations. Migrations only add (tables, columns,
+ * indexes), so a replica of the version before keeps running during a rolling upgrade.
+ * Identifiers compare byte-wise (`COLLATE "C"`), as the embedded store compares them.
+ */
 export const MIGRATIONS: ReadonlyArray<string | IndexMigration> = [
   `CREATE TABLE orders (
      order_no text COLLATE "C" PRIMARY KEY,

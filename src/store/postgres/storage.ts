@@ -149,6 +149,8 @@ export class PostgresStorage implements Storage {
       scope.settings = undefined;
     },
   };
+  /** The settings the current request read along with its clock, if any. */
+  private readonly prefetched = (): Prefetched | undefined => this.request.getStore()?.settings;
   private readonly listeners: Array<(dueAt: number, clientId: string) => void> = [];
   private failure: { error: string; since: number } | undefined;
   private listener: pg.Client | undefined;
@@ -176,8 +178,7 @@ export class PostgresStorage implements Storage {
     };
     this.orders = new PgOrders(db);
     this.deliveries = new PgDeliveries(db);
-    const prefetched = (): Prefetched | undefined => this.request.getStore()?.settings;
-    this.settings = new PgSettings(db, prefetched);
+    this.settings = new PgSettings(db, this.prefetched);
     // A counter's commit need not wait for its WAL flush: a record that uses the number
     // commits synchronously later, which flushes the WAL up to it, the counter's change
     // included. So a number in a kept record is never handed out again, and the counter
@@ -325,7 +326,7 @@ export class PostgresStorage implements Storage {
       context.repos = {
         orders: new PgOrders(db),
         deliveries: new PgDeliveries(db),
-        settings: new PgSettings(db, () => this.request.getStore()?.settings),
+        settings: new PgSettings(db, this.prefetched),
         counters: this.counters,
         meta: new PgMeta(db),
         jobs: new PgJobs(db),
