@@ -46,8 +46,9 @@ export interface OrderRepository {
   batchExists(batchId: string): Promise<boolean>;
   /**
    * Set when, in a unit of work, `insert` itself refuses an order whose number is taken or
-   * whose batch id another unit's order has (a `Conflict`, so the unit is tried again with
-   * fresh numbers): numbers are then drawn without a look-up first (see `IdFactory`).
+   * whose batch id another unit's order has, and `update` one whose AWB another order has
+   * (a `Conflict`, so the unit is tried again with fresh numbers): numbers are then drawn
+   * without a look-up first (see `IdFactory`).
    */
   readonly refusesTakenIds?: boolean;
   /** Adds a new order; a `Conflict` if its number is taken. */
