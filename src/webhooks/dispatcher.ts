@@ -8,6 +8,7 @@ import { TooManyRequests } from '../domain/errors.js';
 import type { Repositories, Storage, Stored } from '../store/port.js';
 import { chaosOf, LATE_MS, ReorderWindows } from './chaos.js';
 import { WarningThrottle } from './warning-throttle.js';
+import { HeldCounts } from './held-counts.js';
 import type { Endpoint, WebhookEndpoints } from './endpoints.js';
 import { webhookMessages } from './messages.js';
 import { payloadOf, pingPayload } from './payload.js';
@@ -80,10 +81,12 @@ export class WebhookDispatcher {
   /** Test pings and redeliveries in flight per client: they are made at once, outside the scheduler's pool, so they have a share of their own. */
   private readonly manual = new Map<string, number>();
   private readonly fullWarnings: WarningThrottle;
+  private readonly held: HeldCounts;
   private closed = false;
 
   constructor(private readonly deps: DispatcherDeps) {
     this.fullWarnings = new WarningThrottle(OUTBOX_WARNING_INTERVAL_MS, deps.wallNow);
+    this.held = new HeldCounts(deps.outboxSize, deps.wallNow);
   }
 
   /** Runs the delivery jobs on the scheduler. */
@@ -105,7 +108,7 @@ export class WebhookDispatcher {
     const endpoint = await endpoints.of(client, tx);
     const chaos = chaosOf(endpoint.chaos, event.order.webhook_chaos);
     const hold = holdReason(endpoint);
-    const held = hold === undefined ? 0 : await tx.deliveries.countByStatus(client.id, 'paused', this.deps.outboxSize);
+    const held = hold === undefined ? 0 : await this.held.of(client.id, () => tx.deliveries.countByStatus(client.id, 'paused', this.deps.outboxSize));
     const create = (state: Pick<Delivery, 'status' | 'next_attempt_at' | 'last_error'>) => this.create(tx, client.id, event.type, event.order.order_no, payloadOf(event), chaos, event.at, state);
     if (hold !== undefined && held >= this.deps.outboxSize) {
       // Kept in the log (redeliverable) but not held: a client that never sets a URL cannot grow the outbox without end.
@@ -115,6 +118,7 @@ export class WebhookDispatcher {
     }
     if (hold !== undefined) {
       await create({ status: 'paused', next_attempt_at: null, last_error: hold });
+      this.held.added(client.id);
       return;
     }
     let due = event.at;
@@ -126,6 +130,7 @@ export class WebhookDispatcher {
 
   /** Makes the client's paused deliveries due now (after its endpoint is set again). */
   async resumePaused(tx: Repositories, clientId: string): Promise<number> {
+    this.held.forget(clientId);
     const now = this.deps.clock.of(clientId);
     let resumed = 0;
     for (;;) {
@@ -193,6 +198,7 @@ export class WebhookDispatcher {
   /** Removes the client's deliveries and their jobs (reset). Returns how many. */
   async removeAll(clientId: string): Promise<number> {
     this.windows.forget(clientId);
+    this.held.forget(clientId);
     let removed = 0;
     for (;;) {
       const page = await this.deps.storage.deliveries.list(clientId, { limit: 500 });
@@ -313,6 +319,8 @@ export class WebhookDispatcher {
   }
 
   private async finished(tx: Repositories, delivery: Stored<Delivery>, status: Delivery['status'], error: string | null): Promise<Stored<Delivery>> {
+    if (status === 'paused') this.held.added(delivery.client_id);
+    else if (delivery.status === 'paused') this.held.forget(delivery.client_id);
     await tx.jobs.cancel(WEBHOOK_JOB, delivery.id);
     return tx.deliveries.update({ ...delivery, status, next_attempt_at: null, last_error: error });
   }
