@@ -3,6 +3,7 @@ import { Unavailable } from '../domain/errors.js';
 import type { ClaimedJob, ClaimOptions, JobKind, Storage } from '../store/port.js';
 import type { Clock, ManualClock, RealClock } from './clock.js';
 import { Clocks } from './clocks.js';
+import { holdingTurn, Turn } from './turns.js';
 
 /**
  * Runs one due job. `at` is the time it happened on its client's clock: use it, not the
@@ -309,7 +310,11 @@ export class Scheduler {
    * With `settle` (one client's advance), waits for that client's jobs before the next
    * due time, and for room in the pool when its attempts due by `until` have none.
    */
-  private async drain(how: Drain): Promise<void> {
+  private drain(how: Drain): Promise<void> {
+    return this.storage.background ? this.storage.background(() => this.drainNow(how)) : this.drainNow(how);
+  }
+
+  private async drainNow(how: Drain): Promise<void> {
     const limit = this.options.concurrency ?? 32;
     const leaseMs = this.options.leaseMs ?? 60_000;
     const { clientId } = how;
@@ -351,7 +356,8 @@ export class Scheduler {
       if (settling && this.shared && (await this.heldElsewhere(clientId, next - 1, waited++))) continue;
       waited = 0;
       how.moveTo?.(next);
-      const work = await this.storage.jobs.claim({ until: next, limit, owner: this.owner, leaseMs, kinds: WORK, perClient: WORK_PER_CLIENT, ...scope });
+      const sideBySide = how.stamp === 'actual' && this.shared;
+      const work = await this.storage.jobs.claim({ until: next, limit: sideBySide ? limit * 2 : limit, owner: this.owner, leaseMs, kinds: WORK, perClient: sideBySide ? WORK_PER_CLIENT * 4 : WORK_PER_CLIENT, ...scope });
       const attempts =
         this.pool.room > 0
           ? await this.storage.jobs.claim({ until: next, limit: this.pool.room, owner: this.owner, leaseMs, kinds: WEBHOOKS, perClient: this.pool.caps.perClient, skipClients: this.pool.full(), ...scope })
@@ -388,29 +394,50 @@ export class Scheduler {
   }
 
   /**
-   * Runs claimed work: each client's jobs one after another, in the order claimed
-   * (earliest due, then first scheduled), and the clients side by side. So AWB numbers
-   * and events come in the same order on every store, and a seeded sandbox repeats itself.
+   * Runs claimed work, the clients side by side. Stamped with their due time (an advance,
+   * the catch-up at start), a client's jobs run one after another in the order claimed
+   * (earliest due, then first scheduled), so events come in the same order on every store.
+   * Stamped with the time they run (the real clock's wake-ups) on a store that other
+   * processes share (PostgreSQL), they run side by side: one after another, at a few round
+   * trips each, the AWBs of a partner's load test fell behind by minutes. (The embedded
+   * store runs units one at a time, and a job's unit takes microseconds.) Jobs of one order still run in
+   * order, and AWB numbers are still drawn in the order claimed (`inTurn`), so a seeded
+   * sandbox gives each order the same AWB.
    */
-  private async runWork(work: readonly ClaimedJob[], stamp: Drain['stamp']): Promise<Outcome[]> {
+  private async runWork(work: readonly ClaimedJob[], stamp: Stamp): Promise<Outcome[]> {
     const byClient = new Map<string, ClaimedJob[]>();
     for (const job of work) byClient.set(job.client_id, [...(byClient.get(job.client_id) ?? []), job]);
-    const outcomes = await Promise.all(
-      [...byClient.values()].map(async (jobs) => {
-        const ended: Outcome[] = [];
-        for (const job of jobs) {
-          // Shutting down, or the store is away: the client's other jobs are given back, not tried.
-          const last = ended.at(-1);
-          if (last === 'interrupted' || last === 'unavailable') {
-            await this.storage.jobs.release(job).catch(() => undefined);
-            continue;
-          }
-          ended.push(await this.run(job, stamp));
-        }
-        return ended;
+    const rows = [...byClient.values()].map((jobs) => (stamp === 'actual' && this.shared ? this.sideBySide(jobs, stamp) : this.inRow(jobs, stamp)));
+    return (await Promise.all(rows)).flat();
+  }
+
+  /** A client's jobs one after another; after one cut short (shutdown, store away) the rest are given back untried. */
+  private async inRow(jobs: readonly ClaimedJob[], stamp: Stamp): Promise<Outcome[]> {
+    const ended: Outcome[] = [];
+    for (const job of jobs) {
+      const last = ended.at(-1);
+      if (last === 'interrupted' || last === 'unavailable') {
+        await this.storage.jobs.release(job).catch(() => undefined);
+        continue;
+      }
+      ended.push(await this.run(job, stamp));
+    }
+    return ended;
+  }
+
+  /** A client's jobs side by side: each after the one before it of the same order, each taking its turn after the one claimed before it. */
+  private sideBySide(jobs: readonly ClaimedJob[], stamp: Stamp): Promise<Outcome[]> {
+    let previousTurn = Promise.resolve();
+    const lastOfOrder = new Map<string, Promise<Outcome>>();
+    return Promise.all(
+      jobs.map((job) => {
+        const turn = new Turn(previousTurn);
+        previousTurn = turn.done;
+        const outcome = (lastOfOrder.get(job.key) ?? Promise.resolve()).then(() => holdingTurn(turn, () => this.run(job, stamp)));
+        lastOfOrder.set(job.key, outcome);
+        return outcome;
       }),
     );
-    return outcomes.flat();
   }
 
   /**

@@ -1,3 +1,4 @@
+import { inTurn } from '../clock/turns.js';
 import type { Repositories } from '../store/port.js';
 import { permutedText } from './numbers.js';
 
@@ -27,12 +28,17 @@ export class IdFactory {
     );
   }
 
-  /** An AWB of the courier: its prefix and `digits` digits. */
+  /**
+   * An AWB of the courier: its prefix and `digits` digits. Drawn in the job's turn (see
+   * Scheduler.runWork): AWB jobs that run side by side draw in the order they were claimed.
+   */
   awb(tx: Repositories, courier: { code: string; awb_prefix: string; awb_digits: number }): Promise<string> {
-    return this.unique(
-      tx,
-      async () => this.awbOf(courier, await tx.counters.next(`awb:${courier.code}`)),
-      async (id) => (await tx.orders.byAwb(id)) !== undefined,
+    return inTurn(() =>
+      this.unique(
+        tx,
+        async () => this.awbOf(courier, await tx.counters.next(`awb:${courier.code}`)),
+        async (id) => (await tx.orders.byAwb(id)) !== undefined,
+      ),
     );
   }
 

@@ -382,6 +382,12 @@ export interface Storage extends Repositories {
    * request arrived, so it sees every change acknowledged before, as two reads would.
    */
   readonly requestScope?: RequestScope;
+  /**
+   * Stores that other processes share (PostgreSQL) may offer it: runs `fn` as background
+   * work (the scheduler's jobs and webhook attempts), on connections of its own, so a
+   * burst of due jobs never makes requests queue for a connection behind it.
+   */
+  background?<T>(fn: () => Promise<T>): Promise<T>;
   /** True when changes survive a restart (not `:memory:`). */
   readonly durable: boolean;
   close(): Promise<void>;

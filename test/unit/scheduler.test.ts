@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock, RealClock } from '../../src/clock/clock.js';
 import { Clocks } from '../../src/clock/clocks.js';
 import { Scheduler, type SchedulerOptions } from '../../src/clock/scheduler.js';
+import { inTurn } from '../../src/clock/turns.js';
 import { EmbeddedStorage } from '../../src/store/embedded/storage.js';
 import type { JobKind, Storage } from '../../src/store/port.js';
 
@@ -219,6 +220,48 @@ describe('Scheduler with a real clock', () => {
     expect(ran).toEqual([{ key: 'jumped', at: due }]);
     expect(scheduler.clocks.of('c') - before).toBeGreaterThanOrEqual(7_200_000);
     expect(scheduler.clocks.of('other')).toBeLessThan(due);
+    await scheduler.stop();
+  });
+});
+
+describe('Scheduler on a store that other processes share', () => {
+  it("runs a client's due jobs side by side with a real clock, yet draws in due order and runs one order's jobs in order", async () => {
+    const clock = new RealClock(1_000);
+    const storage = await EmbeddedStorage.open({ path: ':memory:', requestLogSize: 0 });
+    opened.push(storage);
+    // What makes the scheduler treat the store as shared (PostgreSQL's jobs repository has it).
+    storage.jobs.heldElsewhere = async () => undefined;
+    const scheduler = new Scheduler(storage, clock);
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    let running = 0;
+    let mostAtOnce = 0;
+    const drawn: string[] = [];
+    const ran: string[] = [];
+    const all = new Promise<void>((resolve) => {
+      const handler = (delay: (i: number) => number) => async (job: { key: string; kind: string }) => {
+        running += 1;
+        mostAtOnce = Math.max(mostAtOnce, running);
+        const i = Number(job.key.slice(1));
+        // Later jobs reach their draw first: without turns they would draw in reverse.
+        await sleep(delay(i));
+        if (job.kind === 'awb') await inTurn(async () => void drawn.push(job.key));
+        ran.push(`${job.kind}:${job.key}`);
+        running -= 1;
+        if (ran.length === 17) resolve();
+      };
+      scheduler.on('awb', handler((i) => 2 * (16 - i)));
+      scheduler.on('step', handler(() => 0));
+    });
+    const now = clock.now();
+    await storage.transaction(async (tx) => {
+      for (let i = 0; i < 16; i += 1) await tx.jobs.schedule({ kind: 'awb', key: `k${String(i).padStart(2, '0')}`, client_id: 'c', due_at: now - 100 + i });
+      // A job of the same order as k03, due with it: it runs after k03's AWB job, not beside it.
+      await tx.jobs.schedule({ kind: 'step', key: 'k03', client_id: 'c', due_at: now - 100 + 3 });
+    });
+    await all;
+    expect(mostAtOnce).toBeGreaterThan(4);
+    expect(drawn).toEqual(Array.from({ length: 16 }, (_, i) => `k${String(i).padStart(2, '0')}`));
+    expect(ran.indexOf('step:k03')).toBeGreaterThan(ran.indexOf('awb:k03'));
     await scheduler.stop();
   });
 });
