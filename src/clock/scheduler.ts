@@ -3,7 +3,7 @@ import { Unavailable } from '../domain/errors.js';
 import type { ClaimedJob, ClaimOptions, JobKind, Storage } from '../store/port.js';
 import type { Clock, ManualClock, RealClock } from './clock.js';
 import { Clocks } from './clocks.js';
-import { holdingTurn, Turn } from './turns.js';
+import { holdingTurn, outsideTurn, Turn } from './turns.js';
 
 /**
  * Runs one due job. `at` is the time it happened on its client's clock: use it, not the
@@ -51,11 +51,19 @@ const UNAVAILABLE_RETRY_MS = 1_000;
 /** Kinds that are quick and local (every kind but webhook): they run in order, and never wait behind a webhook attempt. */
 const WORK: readonly JobKind[] = (['awb', 'step', 'retention'] satisfies Array<Exclude<JobKind, 'webhook'>>);
 /**
- * Most work jobs of one client in a claim: a client's jobs run one after another, so a
- * partner with a thousand AWBs due at once makes each batch no longer than this for
- * the partners due just after it.
+ * Most work jobs of one client in a claim when they run one after another (see
+ * `runWork`), so a partner with a thousand AWBs due at once makes each batch no longer
+ * than this for the partners due just after it; side by side, four times as many.
  */
 const WORK_PER_CLIENT = 8;
+/**
+ * How many of a client's jobs run at once when they run side by side: a store's
+ * background connections are few (6 on PostgreSQL), and one partner's backlog must leave
+ * some to the others.
+ */
+const ROW_PARALLEL = 3;
+/** Kinds whose handler draws numbers in its turn (see `inTurn`): only they take one. */
+const DRAWING: readonly JobKind[] = ['awb'];
 /** How far past the earliest due job a real-clock wake-up claims at once (sandbox ms; see `drain`). */
 const CLAIM_WINDOW_MS = 1_000;
 /** Kinds that wait on a client's receiver: they run beside the work, within concurrency caps. */
@@ -311,7 +319,8 @@ export class Scheduler {
    * due time, and for room in the pool when its attempts due by `until` have none.
    */
   private drain(how: Drain): Promise<void> {
-    return this.storage.background ? this.storage.background(() => this.drainNow(how)) : this.drainNow(how);
+    // Outside any job's turn: a wake-up armed from inside a job (its commit announced a new one) must not inherit it.
+    return outsideTurn(() => (this.storage.background ? this.storage.background(() => this.drainNow(how)) : this.drainNow(how)));
   }
 
   private async drainNow(how: Drain): Promise<void> {
@@ -425,19 +434,37 @@ export class Scheduler {
     return ended;
   }
 
-  /** A client's jobs side by side: each after the one before it of the same order, each taking its turn after the one claimed before it. */
-  private sideBySide(jobs: readonly ClaimedJob[], stamp: Stamp): Promise<Outcome[]> {
+  /**
+   * A client's jobs side by side, at most ROW_PARALLEL at once, started in the order
+   * claimed: each after the one before it of the same order, and each AWB job taking
+   * its turn after the AWB job claimed before it. After one cut short (shutdown, store
+   * away) the jobs not started yet are given back untried.
+   */
+  private async sideBySide(jobs: readonly ClaimedJob[], stamp: Stamp): Promise<Outcome[]> {
     let previousTurn = Promise.resolve();
     const lastOfOrder = new Map<string, Promise<Outcome>>();
-    return Promise.all(
-      jobs.map((job) => {
-        const turn = new Turn(previousTurn);
-        previousTurn = turn.done;
-        const outcome = (lastOfOrder.get(job.key) ?? Promise.resolve()).then(() => holdingTurn(turn, () => this.run(job, stamp)));
-        lastOfOrder.set(job.key, outcome);
-        return outcome;
-      }),
-    );
+    const running = new Set<Promise<Outcome>>();
+    const outcomes: Array<Promise<Outcome>> = [];
+    let stopped = false;
+    for (const job of jobs) {
+      while (running.size >= ROW_PARALLEL) await Promise.race(running);
+      if (stopped) {
+        await this.storage.jobs.release(job).catch(() => undefined);
+        continue;
+      }
+      const turn = DRAWING.includes(job.kind) ? new Turn(previousTurn) : undefined;
+      if (turn) previousTurn = turn.done;
+      const run = (): Promise<Outcome> => (turn ? holdingTurn(turn, () => this.run(job, stamp)) : this.run(job, stamp));
+      const outcome = (lastOfOrder.get(job.key) ?? Promise.resolve()).then(run).then((ended) => {
+        if (ended === 'interrupted' || ended === 'unavailable') stopped = true;
+        return ended;
+      });
+      lastOfOrder.set(job.key, outcome);
+      outcomes.push(outcome);
+      running.add(outcome);
+      void outcome.finally(() => running.delete(outcome));
+    }
+    return Promise.all(outcomes);
   }
 
   /**

@@ -24,11 +24,17 @@ export class Turn {
 const current = new AsyncLocalStorage<Turn>();
 
 /**
- * How long a job waits for its turn at most (wall ms). An earlier job tried again after a
- * conflict queues for a connection anew while the later ones hold theirs: past this wait
- * they go on out of order rather than wait for it (their numbers then follow timing).
+ * How long a job waits for its turn at most (wall ms). A job waits for its turn inside its
+ * unit of work, holding a connection; an earlier job tried again after a conflict queues
+ * for a connection anew: past this wait the later ones go on out of order rather than
+ * hold their connections longer (their numbers then follow timing).
  */
-const TURN_WAIT_MS = 2_000;
+const TURN_WAIT_MS = 250;
+
+/** Runs `fn` outside any row's turn. */
+export function outsideTurn<T>(fn: () => T): T {
+  return current.exit(fn);
+}
 
 /** Runs `fn` (a job) holding `turn`, and gives the turn up when it ends. */
 export async function holdingTurn<T>(turn: Turn, fn: () => Promise<T>): Promise<T> {

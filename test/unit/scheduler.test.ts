@@ -259,7 +259,7 @@ describe('Scheduler on a store that other processes share', () => {
       await tx.jobs.schedule({ kind: 'step', key: 'k03', client_id: 'c', due_at: now - 100 + 3 });
     });
     await all;
-    expect(mostAtOnce).toBeGreaterThan(4);
+    expect(mostAtOnce).toBe(3); // ROW_PARALLEL: a client keeps some background connections to the others
     expect(drawn).toEqual(Array.from({ length: 16 }, (_, i) => `k${String(i).padStart(2, '0')}`));
     expect(ran.indexOf('step:k03')).toBeGreaterThan(ran.indexOf('awb:k03'));
     await scheduler.stop();
