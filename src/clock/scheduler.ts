@@ -365,7 +365,7 @@ export class Scheduler {
       if (settling && this.shared && (await this.heldElsewhere(clientId, next - 1, waited++))) continue;
       waited = 0;
       how.moveTo?.(next);
-      const sideBySide = how.stamp === 'actual' && this.shared;
+      const sideBySide = this.sideBySideFor(how.stamp);
       const work = await this.storage.jobs.claim({ until: next, limit: sideBySide ? limit * 2 : limit, owner: this.owner, leaseMs, kinds: WORK, perClient: sideBySide ? WORK_PER_CLIENT * 4 : WORK_PER_CLIENT, ...scope });
       const attempts =
         this.pool.room > 0
@@ -409,15 +409,20 @@ export class Scheduler {
    * Stamped with the time they run (the real clock's wake-ups) on a store that other
    * processes share (PostgreSQL), they run side by side: one after another, at a few round
    * trips each, the AWBs of a partner's load test fell behind by minutes. (The embedded
-   * store runs units one at a time, and a job's unit takes microseconds.) Jobs of one order still run in
-   * order, and AWB numbers are still drawn in the order claimed (`inTurn`), so a seeded
-   * sandbox gives each order the same AWB.
+   * store runs units one at a time, and a job's unit takes microseconds.) Jobs of one
+   * order still run in order, and AWB numbers are still drawn in the order claimed
+   * (`inTurn`), so a seeded sandbox gives each order the same AWB.
    */
   private async runWork(work: readonly ClaimedJob[], stamp: Stamp): Promise<Outcome[]> {
     const byClient = new Map<string, ClaimedJob[]>();
     for (const job of work) byClient.set(job.client_id, [...(byClient.get(job.client_id) ?? []), job]);
-    const rows = [...byClient.values()].map((jobs) => (stamp === 'actual' && this.shared ? this.sideBySide(jobs, stamp) : this.inRow(jobs, stamp)));
+    const rows = [...byClient.values()].map((jobs) => (this.sideBySideFor(stamp) ? this.sideBySide(jobs, stamp) : this.inRow(jobs, stamp)));
     return (await Promise.all(rows)).flat();
+  }
+
+  /** Whether a client's jobs stamped so run side by side (see `runWork`). */
+  private sideBySideFor(stamp: Stamp): boolean {
+    return stamp === 'actual' && this.shared;
   }
 
   /** A client's jobs one after another; after one cut short (shutdown, store away) the rest are given back untried. */

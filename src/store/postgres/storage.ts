@@ -26,8 +26,8 @@ const JOBS_CHANNEL = 'sandbox_jobs';
 const NOTICE_MS = 20;
 /**
  * Connections of a replica's background work (jobs, webhook attempts), apart from the
- * requests' pool: a claim of a few dozen due jobs queued ahead of requests for the
- * requests' connections (measured: POST p99 from ~40 to ~90 ms while AWBs ran).
+ * requests' pool: in one pool, a claim of a few dozen due jobs queued ahead of requests
+ * for the requests' connections, and the requests' tail grew with it.
  */
 const BACKGROUND_CONNECTIONS = 6;
 /** How often a unit of work that met a conflict (another replica wrote first) is tried in all. */
