@@ -1,8 +1,9 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Conflict } from '../../src/domain/errors.js';
 import type { JournalEntry } from '../../src/requests/types.js';
 import { COUNTER_BLOCK, JOURNAL_QUEUE } from '../../src/store/postgres/repositories.js';
-import { inline, PostgresStorage } from '../../src/store/postgres/storage.js';
+import { PostgresStorage } from '../../src/store/postgres/storage.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';
 import { orderRecord } from './contract.js';
 
@@ -180,27 +181,42 @@ describe('the request journal on PostgreSQL, one partner against another', () =>
   });
 });
 
-describe('values written into a statement (held-back writes sent with the next one)', () => {
-  it('read back exactly as the same values sent as parameters, whatever a partner put in them', async () => {
+describe('writes held back in a unit of work (sent pipelined with its next statement)', () => {
+  it('keep whatever a partner put in them, exactly, and are seen by the unit\'s next read', async () => {
     const url = await server.freshDatabase();
-    const client = await connect(url);
+    const storage = await open(url);
     const hostile = ["O'Brien", "'); DROP TABLE orders; --", 'back\\slash \\\' quote', '$1 and $2', 'é ✓ 𝄞', 'x'.repeat(50_000), '', '{"a":[1,"\'"]}'];
-    for (const text of hostile) {
-      const { rows } = await client.query<{ v: string }>(inline('SELECT $1::text AS v', [text]));
-      expect(rows[0]!.v).toBe(text);
-    }
-    const json = { name: "O'Brien \\ $2", nested: [null, 1.5, { q: '"' }] };
-    const viaText = await client.query<{ v: unknown }>(inline('SELECT $1::jsonb AS v', [JSON.stringify(json)]));
-    const viaParameter = await client.query<{ v: unknown }>('SELECT $1::jsonb AS v', [JSON.stringify(json)]);
-    expect(viaText.rows[0]!.v).toEqual(viaParameter.rows[0]!.v);
-    expect((await client.query<{ v: null }>(inline('SELECT $1::text AS v', [null]))).rows[0]!.v).toBeNull();
-    expect((await client.query<{ v: string }>(inline('SELECT $1::bigint AS v', [12345678901234]))).rows[0]!.v).toBe('12345678901234');
-    await client.end();
+    const seen = await storage.transaction(async (tx) => {
+      for (const [i, text] of hostile.entries()) await tx.orders.insert(orderRecord(`${60 + i}`, 'a', i, { item: { ...orderRecord('0', 'a', 0).item, receiver_name: text } }));
+      return (await tx.orders.get('67'))?.item.receiver_name;
+    });
+    expect(seen).toBe(hostile[7]);
+    for (const [i, text] of hostile.entries()) expect((await storage.orders.get(`${60 + i}`))?.item.receiver_name).toBe(text);
+    await storage.close();
   });
 
-  it('refuse a NUL character or bytes rather than send them altered', () => {
-    expect(() => inline('SELECT $1::text', ['a\u0000b'])).toThrow(/NUL/);
-    expect(() => inline('SELECT $1::bytea', [Buffer.from('ab')])).toThrow(/bytes/);
+  it('fail the unit with a Conflict when one meets a taken key, keep none of its writes, and leave the connection usable', async () => {
+    const url = await server.freshDatabase();
+    const storage = await PostgresStorage.open({ url, requestLogSize: 10, poolSize: 1 });
+    await storage.orders.insert(orderRecord('71', 'a', 1));
+    let attempts = 0;
+    await expect(
+      storage.transaction(async (tx) => {
+        attempts += 1;
+        await tx.orders.insert(orderRecord('70', 'a', 1));
+        await tx.orders.insert(orderRecord('71', 'a', 2));
+        await tx.orders.insert(orderRecord('72', 'a', 3));
+        return tx.orders.get('72');
+      }),
+    ).rejects.toBeInstanceOf(Conflict);
+    // A Conflict is tried again with fresh reads, up to four times in all.
+    expect(attempts).toBe(4);
+    expect(await storage.orders.get('70')).toBeUndefined();
+    expect(await storage.orders.get('72')).toBeUndefined();
+    // The only connection rolled back and serves the next unit.
+    await storage.transaction(async (tx) => void (await tx.orders.insert(orderRecord('73', 'a', 4))));
+    expect((await storage.orders.get('73'))?.order_no).toBe('73');
+    await storage.close();
   });
 });
 

@@ -130,7 +130,7 @@ export class NewerSchema extends Error {}
 export async function migrate(pool: Pool): Promise<{ from: number; to: number }> {
   // A connection of its own, without the pool's time limits: a migration of a big table
   // may take minutes, and cut short it would only be run again at the next start.
-  const client = new pg.Client({ ...pool.options, query_timeout: undefined, statement_timeout: undefined });
+  const client = new pg.Client({ ...pool.options, pipeline: false, query_timeout: undefined, statement_timeout: undefined });
   await client.connect();
   try {
     // Taken by trying again and again rather than by waiting in one statement: a session
