@@ -98,7 +98,7 @@ async function peers(): Promise<Server[]> {
 async function postgresOnly(): Promise<void> {
   rmSync(TMP, { recursive: true, force: true });
   const results = await runPostgres();
-  const section = postgresSection(results).join('\n');
+  const section = postgresSection(results, new Date()).join('\n');
   console.log(section);
   const before = existsSync(RESULTS_MD) ? readFileSync(RESULTS_MD, 'utf8') : '';
   const at = before.indexOf(`\n${POSTGRES_HEADING}`);
