@@ -86,7 +86,7 @@ export class WebhookDispatcher {
 
   constructor(private readonly deps: DispatcherDeps) {
     this.fullWarnings = new WarningThrottle(OUTBOX_WARNING_INTERVAL_MS, deps.wallNow);
-    this.held = new HeldCounts(deps.outboxSize, deps.wallNow);
+    this.held = new HeldCounts(deps.wallNow);
   }
 
   /** Runs the delivery jobs on the scheduler. */
