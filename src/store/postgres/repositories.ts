@@ -334,15 +334,36 @@ export class PgDeliveries implements DeliveryRepository {
 /** Settings read along with a request's clock (see PostgresStorage.requestScope), by client: each used once. */
 export type Prefetched = Map<string, { data: ClientSettings; version: number } | undefined>;
 
+type SettingsRows = { rows: Array<{ data: ClientSettings; version: number }> };
+const SELECT_SETTINGS = 'SELECT data, version FROM client_settings WHERE client_id = $1';
+
 export class PgSettings implements ClientSettingsRepository {
+  /** Reads sent ahead in this unit of work (see readAhead), by client: each taken by the next get. */
+  private readonly ahead = new Map<string, Promise<SettingsRows>>();
+
   constructor(
     private readonly db: () => Db,
     /** The current request's settings read along with its clock, if any. */
     private readonly prefetched: () => Prefetched | undefined = () => undefined,
   ) {}
 
+  readAhead(clientId: string): void {
+    const db = this.db();
+    if (!db.later || this.ahead.has(clientId)) return;
+    const read = db.query<{ data: ClientSettings; version: number }>(SELECT_SETTINGS, [clientId]);
+    // A unit that ends without reading them (an order gone meanwhile) leaves the read unanswered by anyone.
+    read.catch(() => undefined);
+    this.ahead.set(clientId, read);
+  }
+
   async get(clientId: string): Promise<Stored<ClientSettings> | undefined> {
     const db = this.db();
+    const ahead = this.ahead.get(clientId);
+    if (ahead) {
+      this.ahead.delete(clientId);
+      const { rows } = await ahead;
+      return rows[0] && stored<ClientSettings>(rows[0].data, rows[0].version);
+    }
     const prefetched = this.prefetched();
     // Outside a unit of work only: a unit reads what it changes afresh.
     if (!db.later && prefetched?.has(clientId)) {
@@ -350,12 +371,13 @@ export class PgSettings implements ClientSettingsRepository {
       prefetched.delete(clientId);
       return row && stored<ClientSettings>(row.data, row.version);
     }
-    const { rows } = await db.query<{ data: ClientSettings; version: number }>('SELECT data, version FROM client_settings WHERE client_id = $1', [clientId]);
+    const { rows } = await db.query<{ data: ClientSettings; version: number }>(SELECT_SETTINGS, [clientId]);
     return rows[0] && stored<ClientSettings>(rows[0].data, rows[0].version);
   }
 
   async put(settings: ClientSettings | Stored<ClientSettings>): Promise<Stored<ClientSettings>> {
     this.prefetched()?.delete(settings.client_id);
+    this.ahead.delete(settings.client_id);
     const what = `The settings of client ${settings.client_id}`;
     const data = dataOf(settings as ClientSettings & { version?: number });
     if ('version' in settings) {
@@ -637,6 +659,15 @@ interface PendingEntry {
 }
 
 /**
+ * How far below the window a journal append's trim looks, in entries: ids are taken in
+ * blocks by every replica, and one replica's block may commit after another's trim
+ * passed it. The trim reads only the entries that just left the window and this many
+ * before: trimming everything below the window read every entry trimmed before too,
+ * dead until a vacuum, and an append under load came to cost milliseconds, growing.
+ */
+const JOURNAL_TRIM_SLACK = 1_000;
+
+/**
  * The request journal in the database: every replica's requests, bounded per client.
  * A replica writes its appends one statement at a time, in the order they were made:
  * those made while a statement runs go together in the next one (one round trip and one
@@ -728,10 +759,13 @@ export class PgRequestLog implements RequestLogRepository {
        ), kept AS (
          INSERT INTO request_log (client_id, id, at_ms, operation_id, status, entry)
          SELECT client_id, id, at_ms, operation_id, status, entry || jsonb_build_object('id', id) FROM numbered WHERE id > last - $2
+       ), added AS (
+         SELECT client_id, count(*) AS n FROM input GROUP BY client_id
        )
-       DELETE FROM request_log AS r USING taken AS t
-       WHERE r.client_id = t.client_id AND r.id <= t.value - $2`,
-      [JSON.stringify(storable(rows)), this.size],
+       DELETE FROM request_log AS r USING taken AS t, added AS a
+       WHERE r.client_id = t.client_id AND a.client_id = t.client_id
+         AND r.id <= t.value - $2 AND r.id > t.value - $2 - a.n - $3`,
+      [JSON.stringify(storable(rows)), this.size, JOURNAL_TRIM_SLACK],
     );
   }
 
