@@ -122,15 +122,21 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       await storage.close();
     });
 
-    it(`lists a client’s orders and deliveries at a cost set by its own records, not by another client’s ${otherRecords.toLocaleString('en')}`, async () => {
+    it(`lists a client’s orders and deliveries at a cost set by its own records, not by another client’s ${otherRecords.toLocaleString('en')}, and one order’s deliveries at a cost set by that order’s`, async () => {
       const storage = await open();
-      const delivery = (id: string, clientId: string, seq: number) => ({
-        id, seq, client_id: clientId, event: 'awb.generated' as const, order_no: null, body: '{}', chaos: [], status: 'paused' as const, created_at: seq, next_attempt_at: null, last_error: null, attempts: [],
+      const delivery = (id: string, clientId: string, seq: number, orderNo: string | null = null, event: 'awb.generated' | 'order.cancelled' = 'awb.generated') => ({
+        id, seq, client_id: clientId, event, order_no: orderNo, body: '{}', chaos: [], status: 'paused' as const, created_at: seq, next_attempt_at: null, last_error: null, attempts: [],
       });
       for (let i = 1; i <= 3; i += 1) {
         await storage.orders.insert(orderRecord(`1${i}`, 'small', i));
         await storage.deliveries.insert(delivery(`msg_small_${i}`, 'small', i));
       }
+      // One order of the client that gets many deliveries: its AWB webhook sent twice, and its cancellation.
+      await storage.deliveries.insert(delivery('msg_order_1', 'big', 1, '77'));
+      await storage.deliveries.insert(delivery('msg_order_2', 'big', 2, '77', 'order.cancelled'));
+      await storage.deliveries.insert(delivery('msg_order_3', 'big', 3, '77'));
+      // The readiness report's question at every tracking read: the AWB webhooks of this order.
+      const ofOrder = () => storage.deliveries.list('big', { limit: 20, order_no: '77', event: 'awb.generated' });
       // Each listing a few hundred times: the time of the whole loop, so one slow call on a busy machine does not decide.
       const listings = async (): Promise<number> => {
         const started = performance.now();
@@ -140,6 +146,7 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
           await storage.orders.list('none', { limit: 1 });
           await storage.deliveries.list('small', { limit: 1 });
           await storage.deliveries.list('none', { limit: 1, status: 'paused' });
+          await ofOrder();
         }
         return performance.now() - started;
       };
@@ -157,9 +164,13 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       const beside = await best();
       expect((await storage.orders.list('small', { limit: 10 })).total).toBe(3);
       expect((await storage.orders.list('none', { limit: 10 })).items).toEqual([]);
+      const order = await ofOrder();
+      expect(order.items.map((d) => d.id)).toEqual(['msg_order_3', 'msg_order_1']);
+      expect(order.total).toBe(2);
+      expect((await storage.deliveries.list('small', { limit: 20, order_no: '77' })).items).toEqual([]);
       // Held deliveries are counted per client, and only as far as asked (the outbox bound).
       expect(await storage.deliveries.countByStatus('small', 'paused')).toBe(3);
-      expect(await storage.deliveries.countByStatus('big', 'paused')).toBe(otherRecords);
+      expect(await storage.deliveries.countByStatus('big', 'paused')).toBe(otherRecords + 3);
       expect(await storage.deliveries.countByStatus('big', 'paused', 10)).toBe(10);
       expect(await storage.deliveries.countByStatus('big', 'failed')).toBe(0);
       expect(await storage.deliveries.countByStatus('none', 'paused', 10)).toBe(0);

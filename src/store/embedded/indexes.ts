@@ -50,21 +50,38 @@ export class OrderIndex {
   }
 }
 
-/** Each client's deliveries in listing order, and how many have each status. */
+/** Each client's deliveries in listing order, each order's, and how many have each status. */
 export class DeliveryIndex {
   readonly byClient = new Map<string, SortedKeys>();
+  /**
+   * Each order's delivery ids (a few: its events), so a listing of one order's deliveries
+   * (the readiness report reads one at every tracking read) does not read all of its
+   * client's. Sharded, as it grows with the orders (see ShardedMap); an id alone, not an
+   * array, for an order of one delivery.
+   */
+  private readonly byOrder = new ShardedMap<string | string[]>();
   readonly statusCounts = new Map<string, Map<DeliveryStatus, number>>();
   readonly byAge = new SortedKeys();
 
   add(delivery: Delivery): void {
     perClient(this.byClient, delivery.client_id, () => new SortedKeys()).add({ rank: delivery.seq, id: delivery.id });
     this.byAge.add({ rank: delivery.created_at, id: delivery.id });
+    if (delivery.order_no !== null) {
+      const known = this.byOrder.get(delivery.order_no);
+      this.byOrder.set(delivery.order_no, known === undefined ? delivery.id : [...(typeof known === 'string' ? [known] : known), delivery.id]);
+    }
     this.count(delivery, 1);
+  }
+
+  /** The ids of an order's deliveries, in no order. */
+  ofOrder(orderNo: string): readonly string[] {
+    const known = this.byOrder.get(orderNo);
+    return known === undefined ? [] : typeof known === 'string' ? [known] : known;
   }
 
   /** A delivery changed in place: it keeps its listing positions; only the status counts move. */
   update(before: Delivery, after: Delivery): void {
-    if (before.client_id !== after.client_id || before.seq !== after.seq || before.created_at !== after.created_at) {
+    if (before.client_id !== after.client_id || before.seq !== after.seq || before.created_at !== after.created_at || before.order_no !== after.order_no) {
       this.remove(before);
       this.add(after);
       return;
@@ -76,6 +93,11 @@ export class DeliveryIndex {
   remove(delivery: Delivery): void {
     this.byClient.get(delivery.client_id)?.remove({ rank: delivery.seq, id: delivery.id });
     this.byAge.remove({ rank: delivery.created_at, id: delivery.id });
+    if (delivery.order_no !== null) {
+      const left = this.ofOrder(delivery.order_no).filter((id) => id !== delivery.id);
+      if (left.length === 0) this.byOrder.delete(delivery.order_no);
+      else this.byOrder.set(delivery.order_no, left.length === 1 ? left[0]! : left);
+    }
     this.count(delivery, -1);
   }
 

@@ -23,8 +23,8 @@ import type {
 } from '../port.js';
 import type { Indexes, JobQueue } from './indexes.js';
 import { CLIENTS, COUNTERS, DELIVERIES, JOBS, META, ORDERS, copyWith, jobId, stored, type PackedOrder, type UnpackedOrders } from './records.js';
+import { SortedKeys } from './sorted-keys.js';
 import { encodeCursor, positionOf } from '../cursor.js';
-import type { SortedKeys } from './sorted-keys.js';
 import { checkVersion, type Access } from './unit-of-work.js';
 
 /** A client's clock lead (0 when not named). */
@@ -193,7 +193,7 @@ export class EmbeddedDeliveries implements DeliveryRepository {
       (query.status === undefined || d.status === query.status) &&
       (query.event === undefined || d.event === query.event);
     return pageOf<Delivery, Stored<Delivery>>({
-      keys: this.indexes.deliveries.byClient.get(clientId),
+      keys: query.order_no === undefined ? this.indexes.deliveries.byClient.get(clientId) : this.ofOrder(query.order_no),
       cursor: query.cursor,
       limit: query.limit,
       filtered: query.order_no !== undefined || query.status !== undefined || query.event !== undefined,
@@ -202,6 +202,16 @@ export class EmbeddedDeliveries implements DeliveryRepository {
       positionOf: (d) => ({ rank: d.seq, id: d.id }),
       open: (d) => d,
     });
+  }
+
+  /** One order's deliveries in listing order: a few, where the client's may be many. */
+  private ofOrder(orderNo: string): SortedKeys {
+    const keys = new SortedKeys();
+    for (const id of this.indexes.deliveries.ofOrder(orderNo)) {
+      const delivery = this.access.get<Delivery>(DELIVERIES, id);
+      if (delivery) keys.add({ rank: delivery.seq, id });
+    }
+    return keys;
   }
 
   async countByStatus(clientId: string, status: DeliveryStatus, upTo = Number.MAX_SAFE_INTEGER): Promise<number> {

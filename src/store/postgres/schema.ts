@@ -111,6 +111,9 @@ export const MIGRATIONS: ReadonlyArray<string | IndexMigration> = [
   // A client's deliveries by status: each event of a client without a live endpoint
   // counts its held ones (the outbox bound), which otherwise read all its deliveries.
   { index: 'deliveries_by_status', on: 'deliveries (client_id, status)' },
+  // An order's deliveries: the readiness report reads them at every tracking read, which
+  // otherwise read every delivery of the client (milliseconds each once it had thousands).
+  { index: 'deliveries_by_order', on: 'deliveries (order_no)' },
 ];
 
 /** The schema version this build writes. */
