@@ -128,12 +128,6 @@ export interface ClientClock {
 
 export interface ClientSettingsRepository {
   get(clientId: string): Promise<Stored<ClientSettings> | undefined>;
-  /**
-   * In a unit of work: says the unit is about to read this client's settings, so a store
-   * of round trips may send the read now, with the unit's next statement; the unit's next
-   * `get` of the client takes it. Optional: a store without it reads at `get`.
-   */
-  readAhead?(clientId: string): void;
   /** Inserts (version absent) or updates (version checked) the client's settings. */
   put(settings: ClientSettings | Stored<ClientSettings>): Promise<Stored<ClientSettings>>;
 }

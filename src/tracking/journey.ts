@@ -43,9 +43,6 @@ export class Journey {
       (due: (tx: Repositories, orderNo: string, at: number) => Promise<unknown>): JobHandler =>
       (job, at) =>
         this.deps.storage.transaction(async (tx) => {
-          // What a job does tells the order's client by webhook, which reads the client's
-          // settings: on PostgreSQL that read goes with the order's, one round trip less.
-          tx.settings.readAhead?.(job.client_id);
           await due(tx, job.key, at);
           await tx.jobs.complete(job);
           return 'completed' as const;

@@ -334,36 +334,17 @@ export class PgDeliveries implements DeliveryRepository {
 /** Settings read along with a request's clock (see PostgresStorage.requestScope), by client: each used once. */
 export type Prefetched = Map<string, { data: ClientSettings; version: number } | undefined>;
 
-type SettingsRows = { rows: Array<{ data: ClientSettings; version: number }> };
 const SELECT_SETTINGS = 'SELECT data, version FROM client_settings WHERE client_id = $1';
 
 export class PgSettings implements ClientSettingsRepository {
-  /** Reads sent ahead in this unit of work (see readAhead), by client: each taken by the next get. */
-  private readonly ahead = new Map<string, Promise<SettingsRows>>();
-
   constructor(
     private readonly db: () => Db,
     /** The current request's settings read along with its clock, if any. */
     private readonly prefetched: () => Prefetched | undefined = () => undefined,
   ) {}
 
-  readAhead(clientId: string): void {
-    const db = this.db();
-    if (!db.later || this.ahead.has(clientId)) return;
-    const read = db.query<{ data: ClientSettings; version: number }>(SELECT_SETTINGS, [clientId]);
-    // A unit that ends without reading them (an order gone meanwhile) leaves the read unanswered by anyone.
-    read.catch(() => undefined);
-    this.ahead.set(clientId, read);
-  }
-
   async get(clientId: string): Promise<Stored<ClientSettings> | undefined> {
     const db = this.db();
-    const ahead = this.ahead.get(clientId);
-    if (ahead) {
-      this.ahead.delete(clientId);
-      const { rows } = await ahead;
-      return rows[0] && stored<ClientSettings>(rows[0].data, rows[0].version);
-    }
     const prefetched = this.prefetched();
     // Outside a unit of work only: a unit reads what it changes afresh.
     if (!db.later && prefetched?.has(clientId)) {
@@ -377,7 +358,6 @@ export class PgSettings implements ClientSettingsRepository {
 
   async put(settings: ClientSettings | Stored<ClientSettings>): Promise<Stored<ClientSettings>> {
     this.prefetched()?.delete(settings.client_id);
-    this.ahead.delete(settings.client_id);
     const what = `The settings of client ${settings.client_id}`;
     const data = dataOf(settings as ClientSettings & { version?: number });
     if ('version' in settings) {
@@ -659,13 +639,16 @@ interface PendingEntry {
 }
 
 /**
- * How far below the window a journal append's trim looks, in entries: ids are taken in
- * blocks by every replica, and one replica's block may commit after another's trim
- * passed it. The trim reads only the entries that just left the window and this many
- * before: trimming everything below the window read every entry trimmed before too,
- * dead until a vacuum, and an append under load came to cost milliseconds, growing.
+ * How far below the window a journal append's trim looks, in entries. The trim reads only
+ * the entries that just left the window and this many before: trimming everything below
+ * the window read every entry trimmed before too, dead until a vacuum, and an append
+ * under load came to cost milliseconds, growing. Ids are taken by every replica, and a
+ * statement that waited for another's ids does not see that one's entries: with many
+ * replicas appending for one client at once some may fall further below, so one append
+ * in JOURNAL_FULL_TRIM_EVERY trims everything below the window.
  */
 const JOURNAL_TRIM_SLACK = 1_000;
+const JOURNAL_FULL_TRIM_EVERY = 100;
 
 /**
  * The request journal in the database: every replica's requests, bounded per client.
@@ -679,6 +662,8 @@ export class PgRequestLog implements RequestLogRepository {
   /** Entries waiting in `queue`, per client. */
   private readonly waiting = new Map<string, number>();
   private writing: Promise<void> | undefined;
+  /** Append statements sent (see JOURNAL_FULL_TRIM_EVERY). */
+  private statements = 0;
 
   constructor(
     private readonly db: () => Db,
@@ -765,7 +750,7 @@ export class PgRequestLog implements RequestLogRepository {
        DELETE FROM request_log AS r USING taken AS t, added AS a
        WHERE r.client_id = t.client_id AND a.client_id = t.client_id
          AND r.id <= t.value - $2 AND r.id > t.value - $2 - a.n - $3`,
-      [JSON.stringify(storable(rows)), this.size, JOURNAL_TRIM_SLACK],
+      [JSON.stringify(storable(rows)), this.size, ++this.statements % JOURNAL_FULL_TRIM_EVERY === 0 ? Number.MAX_SAFE_INTEGER : JOURNAL_TRIM_SLACK],
     );
   }
 
