@@ -340,7 +340,6 @@ export class PostgresStorage implements Storage {
       const reason = (outcomes[first] as PromiseRejectedResult).reason;
       throw first >= sent.length - held.length && first < sent.length ? heldFailure(reason) : reason;
     }
-    if (last === 'COMMIT' && (outcomes.at(-1) as PromiseFulfilledResult<pg.QueryResult>).value.command !== 'COMMIT') throw new Error('The unit of work was rolled back at COMMIT.');
     return (outcomes.at(-1) as PromiseFulfilledResult<pg.QueryResult>).value;
   }
 
@@ -363,7 +362,11 @@ export class PostgresStorage implements Storage {
       try {
         const result = await this.current.run(context, () => fn(context.repos));
         // A unit that wrote nothing (or only took numbers) has nothing to commit.
-        if (context.begun || context.later.length > 0) await this.inOneTrip(context, 'COMMIT');
+        if (context.begun || context.later.length > 0) {
+          // A transaction that a failed statement aborted answers COMMIT with ROLLBACK.
+          const committed = await this.inOneTrip(context, 'COMMIT');
+          if (committed.command !== 'COMMIT') throw new Error(`The unit of work was rolled back at COMMIT (${committed.command}).`);
+        }
         this.failure = undefined;
         this.announce(context.scheduled);
         return result;
