@@ -86,7 +86,7 @@ export class WebhookDispatcher {
 
   constructor(private readonly deps: DispatcherDeps) {
     this.fullWarnings = new WarningThrottle(OUTBOX_WARNING_INTERVAL_MS, deps.wallNow);
-    this.held = new HeldCounts(deps.wallNow);
+    this.held = new HeldCounts(deps.outboxSize, deps.wallNow);
   }
 
   /** Runs the delivery jobs on the scheduler. */
@@ -209,6 +209,7 @@ export class WebhookDispatcher {
           await tx.deliveries.remove(d);
         }
       });
+      this.held.forget(clientId);
       removed += page.items.length;
     }
   }

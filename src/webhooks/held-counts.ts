@@ -6,35 +6,53 @@ export const HELD_COUNT_MS = 1_000;
  * since. The outbox bound was checked with a count per event, and a count reads every
  * held delivery of the client (up to `--outbox-size`): on PostgreSQL the most costly
  * statement of an AWB job once a few thousand were held, and at the bound (a client that
- * never set a URL, under load) it doubled the database's work per job. A count stands for
- * HELD_COUNT_MS, at the bound too; once stale, the store is asked again. So on one
- * process the bound is exact (what lowers the count here, a resume, a reset, a settled
- * held delivery, drops the client's count); replicas sharing a database learn of each
- * other's held deliveries, and of room another made, at the next count, within a second.
+ * never set a URL, under load) it doubled the database's work per job.
+ *
+ * A count stands for HELD_COUNT_MS, with this process's own held deliveries added:
+ * - below the bound an overcount changes no decision, so what it adds needs no care (a
+ *   unit that adds one and then rolls back);
+ * - at the bound it stands only if the store's count itself reached it; one that reached
+ *   it only with what this process added is counted again;
+ * - for HELD_COUNT_MS after this process lowered a client's count (a resume, a reset, a
+ *   settled held delivery: `forget`), every count is fresh and none stands, so neither a
+ *   count begun before nor one that ran before the change committed is kept.
+ * So on one process the bound is exact; replicas sharing a database learn of each other's
+ * held deliveries, and of room another made, at the next count, within a second.
  */
 export class HeldCounts {
-  private readonly known = new Map<string, { count: number; at: number }>();
+  private readonly known = new Map<string, { counted: number; added: number; at: number }>();
+  /** When this process last lowered a client's count. */
+  private readonly lowered = new Map<string, number>();
 
-  constructor(private readonly wallNow: () => number = Date.now) {}
+  constructor(
+    private readonly bound: number,
+    private readonly wallNow: () => number = Date.now,
+  ) {}
 
-  /** The client's held deliveries: the standing count, or `count()` once it is stale. */
+  /** The client's held deliveries: the standing count (see the class), or `count()`. */
   async of(clientId: string, count: () => Promise<number>): Promise<number> {
     const known = this.known.get(clientId);
-    const now = this.wallNow();
-    if (known && now - known.at < HELD_COUNT_MS) return known.count;
+    if (known && this.wallNow() - known.at < HELD_COUNT_MS && (known.counted >= this.bound || known.counted + known.added < this.bound)) {
+      return known.counted + known.added;
+    }
+    const at = this.wallNow();
     const counted = await count();
-    this.known.set(clientId, { count: counted, at: now });
+    const lowered = this.lowered.get(clientId);
+    if (lowered !== undefined && this.wallNow() - lowered < HELD_COUNT_MS) return counted;
+    this.lowered.delete(clientId);
+    this.known.set(clientId, { counted, added: 0, at });
     return counted;
   }
 
   /** One more held delivery of the client (made by this process). */
   added(clientId: string): void {
     const known = this.known.get(clientId);
-    if (known) known.count += 1;
+    if (known) known.added += 1;
   }
 
-  /** The client's held deliveries changed otherwise (fewer, or not known how): counted afresh next time. */
+  /** The client's held deliveries changed otherwise (fewer, or not known how): counted afresh for a while (see the class). */
   forget(clientId: string): void {
     this.known.delete(clientId);
+    this.lowered.set(clientId, this.wallNow());
   }
 }
