@@ -308,7 +308,7 @@ export class PostgresStorage implements Storage {
    * round trips, not six. They go pipelined (pg's `pipeline` mode), each a prepared
    * statement of its own in one write to the socket: one round trip, and the server
    * parses and plans none of them again (as one multi-statement text, it parsed and
-   * planned every one of them at every unit: about a third of its CPU per job).
+   * planned every one of them at every unit).
    */
   private async inUnit<R>(tx: TxContext, text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }> {
     return (await this.inOneTrip(tx, text, values)) as unknown as { rows: R[]; rowCount: number | null };
