@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Conflict } from '../../src/domain/errors.js';
+import { Conflict, Unavailable } from '../../src/domain/errors.js';
 import type { JournalEntry } from '../../src/requests/types.js';
 import { COUNTER_BLOCK, JOURNAL_QUEUE } from '../../src/store/postgres/repositories.js';
 import { PostgresStorage } from '../../src/store/postgres/storage.js';
@@ -251,6 +251,34 @@ describe('prepared statements on PostgreSQL', () => {
     const report = await storage.reports.get('a');
     expect(report.counts['create.exercised']).toBe(12);
     expect(report.events.map((e) => e.note)).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11, 12].map((n) => `request ${n}`));
+    await storage.close();
+  });
+});
+
+describe('a replica whose connections are all busy', () => {
+  it('answers Unavailable with a short Retry-After once the wait is over, and does not report the database as failing', async () => {
+    const url = await server.freshDatabase();
+    const storage = await PostgresStorage.open({ url, requestLogSize: 10, poolSize: 1, connectionTimeoutMs: 200 });
+    await storage.orders.insert(orderRecord('80', 'a', 1));
+    let entered!: () => void;
+    let release!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // A unit of work keeps the pool's only connection until it ends.
+    const holding = storage.transaction(async (tx) => {
+      await tx.orders.get('80');
+      entered();
+      await held;
+    });
+    await inside;
+    const error = (await storage.orders.get('80').catch((e: unknown) => e)) as Unavailable;
+    expect(error).toBeInstanceOf(Unavailable);
+    expect(error.retryAfterSeconds).toBe(1);
+    expect(error.message).toContain('stayed busy for 0.2 s');
+    expect(storage.health()).toEqual({ writable: true });
+    release();
+    await holding;
+    expect((await storage.orders.get('80'))?.order_no).toBe('80');
     await storage.close();
   });
 });

@@ -15,6 +15,11 @@ export interface PostgresOptions {
   requestLogSize: number;
   /** Connections of this replica's pool. Default 10. */
   poolSize?: number;
+  /**
+   * How long a connection is waited for, a new one or, with all of a pool's connections
+   * busy, a free one; then the request answers 503. Default 5,000 ms.
+   */
+  connectionTimeoutMs?: number;
   /** Told about failures no caller sees (a dropped LISTEN connection). */
   onError?: (error: unknown) => void;
 }
@@ -29,6 +34,8 @@ const NOTICE_MS = 20;
  * for the requests' connections, and the requests' tail grew with it.
  */
 const BACKGROUND_CONNECTIONS = 6;
+/** Default of PostgresOptions.connectionTimeoutMs. */
+const CONNECTION_TIMEOUT_MS = 5_000;
 /** How often a unit of work that met a conflict (another replica wrote first) is tried in all. */
 const ATTEMPTS = 4;
 
@@ -63,6 +70,8 @@ export function statement(text: string, values?: unknown[]): string | pg.QueryCo
 }
 
 const codeOf = (error: unknown): string | undefined => (error as { code?: string } | undefined)?.code;
+/** pg-pool's error when every connection of a pool stayed busy for the whole wait: load, not a failing database. */
+const isPoolBusy = (error: unknown): boolean => (error as Error)?.message === 'timeout exceeded when trying to connect';
 const isUnavailable = (error: unknown): boolean =>
   UNAVAILABLE_CODES.has(codeOf(error) ?? '') ||
   /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error/i.test((error as Error)?.message ?? '');
@@ -154,6 +163,9 @@ export class PostgresStorage implements Storage {
   private readonly prefetched = (): Prefetched | undefined => this.request.getStore()?.settings;
   private readonly listeners: Array<(dueAt: number, clientId: string) => void> = [];
   private failure: { error: string; since: number } | undefined;
+  private get connectionTimeoutMs(): number {
+    return this.options.connectionTimeoutMs ?? CONNECTION_TIMEOUT_MS;
+  }
   private listener: pg.Client | undefined;
   private closed = false;
   /** Jobs scheduled since the last NOTIFY: each client's earliest due time. */
@@ -184,12 +196,12 @@ export class PostgresStorage implements Storage {
     // commits synchronously later, which flushes the WAL up to it, the counter's change
     // included. So a number in a kept record is never handed out again, and the counter
     // row is locked for microseconds, not a flush (every create takes two of them).
-    this.backgroundPool = new pg.Pool({ connectionString: options.url, max: BACKGROUND_CONNECTIONS, pipeline: true, connectionTimeoutMillis: 5_000, query_timeout: 15_000, statement_timeout: 10_000 });
+    this.backgroundPool = new pg.Pool({ connectionString: options.url, max: BACKGROUND_CONNECTIONS, pipeline: true, connectionTimeoutMillis: this.connectionTimeoutMs, query_timeout: 15_000, statement_timeout: 10_000 });
     this.backgroundPool.on('error', (error) => options.onError?.(error));
-    this.counterPool = new pg.Pool({ connectionString: options.url, max: 2, connectionTimeoutMillis: 5_000, query_timeout: 15_000, statement_timeout: 10_000, options: '-c synchronous_commit=off' });
+    this.counterPool = new pg.Pool({ connectionString: options.url, max: 2, connectionTimeoutMillis: this.connectionTimeoutMs, query_timeout: 15_000, statement_timeout: 10_000, options: '-c synchronous_commit=off' });
     this.counterPool.on('error', (error) => options.onError?.(error));
     this.counters = new PgCounters(() => this.counterDb);
-    this.observationPool = new pg.Pool({ connectionString: options.url, max: 4, connectionTimeoutMillis: 5_000, query_timeout: 15_000, statement_timeout: 10_000, options: '-c synchronous_commit=off' });
+    this.observationPool = new pg.Pool({ connectionString: options.url, max: 4, connectionTimeoutMillis: this.connectionTimeoutMs, query_timeout: 15_000, statement_timeout: 10_000, options: '-c synchronous_commit=off' });
     this.observationPool.on('error', (error) => options.onError?.(error));
     const observationDb: Db = {
       query: <R>(text: string, values?: unknown[]) => this.run(() => this.observationPool.query(statement(text, values)) as unknown as Promise<{ rows: R[]; rowCount: number | null }>),
@@ -216,7 +228,7 @@ export class PostgresStorage implements Storage {
       max: options.poolSize ?? 10,
       // A unit of work sends its held-back writes ahead of the statement it waits for (see inOneTrip).
       pipeline: true,
-      connectionTimeoutMillis: 5_000,
+      connectionTimeoutMillis: options.connectionTimeoutMs ?? CONNECTION_TIMEOUT_MS,
       query_timeout: 15_000,
       statement_timeout: 10_000,
     });
@@ -394,6 +406,9 @@ export class PostgresStorage implements Storage {
 
   private translate(error: unknown): unknown {
     if (error instanceof Unavailable || !isUnavailable(error)) return error;
+    // A wait that outlasted the timeout because the replica is busy: a 503 to retry, but
+    // the database is fine, so health and the store's state say nothing of it.
+    if (isPoolBusy(error)) return new Unavailable(domainMessages.storeBusy(this.connectionTimeoutMs), 1);
     const code = codeOf(error) ?? 'ECONNECTION';
     this.failure ??= { error: code, since: Date.now() };
     return new Unavailable(domainMessages.storeUnavailable(`the database: ${code}`));
