@@ -78,6 +78,14 @@ export function metricsModule(services: Pick<Services, 'metrics' | 'storage' | '
     },
   });
   new Gauge({
+    name: 'sandbox_store_busy_waits',
+    help: 'PostgreSQL: requests and jobs of this replica that waited the whole connection timeout with every database connection busy (answered 503 or retried), since start.',
+    registers: [register],
+    collect() {
+      this.set(storage.health().busyWaits ?? 0);
+    },
+  });
+  new Gauge({
     name: 'sandbox_store_bytes',
     help: 'Size of the embedded store on disk: the data file and its journal segments.',
     labelNames: ['file'] as const,

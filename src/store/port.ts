@@ -353,6 +353,12 @@ export interface StorageHealth {
    * checkpoint failing: the journal holds every change, the data file lags): the error.
    */
   maintenanceError?: string;
+  /**
+   * PostgreSQL: waits for a database connection that timed out while every connection of
+   * this replica's pool stayed busy and the database kept answering (load, not an
+   * outage: those requests answered 503), since start. Absent while there were none.
+   */
+  busyWaits?: number;
 }
 
 /** The port the domain is written against. */

@@ -41,6 +41,7 @@ describe('GET /__sandbox/metrics', () => {
       'sandbox_orders',
       'sandbox_webhook_outbox',
       'sandbox_jobs_pending',
+      'sandbox_store_busy_waits',
       'process_resident_memory_bytes',
     ]) {
       expect(names, name).toContain(name);

@@ -256,7 +256,8 @@ describe('prepared statements on PostgreSQL', () => {
 });
 
 describe('a replica whose connections are all busy', () => {
-  it('answers Unavailable with a short Retry-After once the wait is over, and does not report the database as failing', async () => {
+  /** A storage whose only connection a unit of work holds until `release`, after reading once (the database answering). */
+  async function holdingTheOnlyConnection() {
     const url = await server.freshDatabase();
     const storage = await PostgresStorage.open({ url, requestLogSize: 10, poolSize: 1, connectionTimeoutMs: 200 });
     await storage.orders.insert(orderRecord('80', 'a', 1));
@@ -264,21 +265,53 @@ describe('a replica whose connections are all busy', () => {
     let release!: () => void;
     const inside = new Promise<void>((resolve) => (entered = resolve));
     const held = new Promise<void>((resolve) => (release = resolve));
-    // A unit of work keeps the pool's only connection until it ends.
     const holding = storage.transaction(async (tx) => {
       await tx.orders.get('80');
       entered();
       await held;
     });
     await inside;
+    return { storage, done: async () => (release(), await holding) };
+  }
+
+  it('answers Unavailable once the wait is over and, the database answering meanwhile, does not report it as failing', async () => {
+    const { storage, done } = await holdingTheOnlyConnection();
+    // The replica's other work goes on meanwhile (the readiness report has connections of its own).
+    let waiting = true;
+    const otherWork = (async () => {
+      while (waiting) await storage.reports.get('a', { events: false });
+    })();
     const error = (await storage.orders.get('80').catch((e: unknown) => e)) as Unavailable;
+    waiting = false;
+    await otherWork;
     expect(error).toBeInstanceOf(Unavailable);
-    expect(error.retryAfterSeconds).toBe(1);
+    expect(error.retryAfterSeconds).toBe(5);
     expect(error.message).toContain('stayed busy for 0.2 s');
-    expect(storage.health()).toEqual({ writable: true });
-    release();
-    await holding;
+    expect(storage.health()).toEqual({ writable: true, busyWaits: 1 });
+    await done();
     expect((await storage.orders.get('80'))?.order_no).toBe('80');
     await storage.close();
+  });
+
+  it('reports an outage when the database answered nothing during the wait (connections that hang look the same to the pool)', async () => {
+    const { storage, done } = await holdingTheOnlyConnection();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const error = (await storage.orders.get('80').catch((e: unknown) => e)) as Unavailable;
+    expect(error).toBeInstanceOf(Unavailable);
+    expect(error.message).toContain('cannot save changes right now');
+    expect(storage.health()).toMatchObject({ writable: false, error: 'ECONNECTION' });
+    expect(storage.health().busyWaits).toBeUndefined();
+    await done();
+    // The next answer of the database clears it.
+    expect((await storage.orders.get('80'))?.order_no).toBe('80');
+    expect(storage.health()).toEqual({ writable: true });
+    await storage.close();
+  });
+
+  it('refuses a connection timeout that is not a positive number of milliseconds', async () => {
+    const url = await server.freshDatabase();
+    for (const connectionTimeoutMs of [0, -1, Number.NaN]) {
+      await expect(PostgresStorage.open({ url, requestLogSize: 10, connectionTimeoutMs })).rejects.toThrow(/connectionTimeoutMs must be a positive number/);
+    }
   });
 });

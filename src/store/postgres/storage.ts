@@ -163,6 +163,10 @@ export class PostgresStorage implements Storage {
   private readonly prefetched = (): Prefetched | undefined => this.request.getStore()?.settings;
   private readonly listeners: Array<(dueAt: number, clientId: string) => void> = [];
   private failure: { error: string; since: number } | undefined;
+  /** When the database last answered a statement of this replica (wall-clock ms). */
+  private answeredAt = 0;
+  /** Waits for a connection that timed out with the replica busy (see translate), since start. */
+  private busyWaits = 0;
   private get connectionTimeoutMs(): number {
     return this.options.connectionTimeoutMs ?? CONNECTION_TIMEOUT_MS;
   }
@@ -221,6 +225,8 @@ export class PostgresStorage implements Storage {
 
   /** Connects, migrates the schema (under an advisory lock) and starts listening for jobs scheduled by other replicas. */
   static async open(options: PostgresOptions): Promise<PostgresStorage> {
+    const timeout = options.connectionTimeoutMs;
+    if (timeout !== undefined && !(Number.isFinite(timeout) && timeout > 0)) throw new RangeError(`connectionTimeoutMs must be a positive number of milliseconds, not ${timeout}.`);
     // Bounded waits: a database that hangs (not merely refuses) answers 503 after seconds,
     // never holds a request for good.
     const pool = new pg.Pool({
@@ -265,7 +271,8 @@ export class PostgresStorage implements Storage {
   }
 
   health(): StorageHealth {
-    return this.failure ? { writable: false, error: this.failure.error, since: this.failure.since } : { writable: true };
+    const busy = this.busyWaits > 0 ? { busyWaits: this.busyWaits } : {};
+    return this.failure ? { writable: false, error: this.failure.error, since: this.failure.since, ...busy } : { writable: true, ...busy };
   }
 
   async close(): Promise<void> {
@@ -323,7 +330,9 @@ export class PostgresStorage implements Storage {
    * planned every one of them at every unit).
    */
   private async inUnit<R>(tx: TxContext, text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }> {
-    return (await this.inOneTrip(tx, text, values)) as unknown as { rows: R[]; rowCount: number | null };
+    const result = await this.inOneTrip(tx, text, values);
+    this.answeredAt = Date.now();
+    return result as unknown as { rows: R[]; rowCount: number | null };
   }
 
   /** Sends BEGIN if not sent yet, the writes held back, and `last`, in one write to the socket; its answer once all are answered. */
@@ -357,7 +366,8 @@ export class PostgresStorage implements Storage {
 
   private async runUnit<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt += 1) {
-      const client = await this.run(() => this.ownPool.connect());
+      // Not an answer of the database: the pool may hand out a connection it already had.
+      const client = await this.run(() => this.ownPool.connect(), false);
       const context: TxContext = { scheduled: [], client, begun: false, later: [], batches: new Set(), repos: undefined as unknown as Repositories };
       const db = (): Db => this.txDb(context);
       context.repos = {
@@ -380,6 +390,7 @@ export class PostgresStorage implements Storage {
           if (committed.command !== 'COMMIT') throw new Error(`The unit of work was rolled back at COMMIT (${committed.command}).`);
         }
         this.failure = undefined;
+        this.answeredAt = Date.now();
         this.announce(context.scheduled);
         return result;
       } catch (error) {
@@ -393,11 +404,15 @@ export class PostgresStorage implements Storage {
     }
   }
 
-  /** Runs a database call, turning "cannot reach the database" into Unavailable (a 503 with Retry-After). */
-  private async run<R>(call: () => Promise<R>): Promise<R> {
+  /**
+   * Runs a database call, turning "cannot reach the database" into Unavailable (a 503
+   * with Retry-After). `answered`: the call's success is the database answering.
+   */
+  private async run<R>(call: () => Promise<R>, answered = true): Promise<R> {
     try {
       const result = await call();
       this.failure = undefined;
+      if (answered) this.answeredAt = Date.now();
       return result;
     } catch (error) {
       throw this.translate(error);
@@ -406,18 +421,19 @@ export class PostgresStorage implements Storage {
 
   private translate(error: unknown): unknown {
     if (error instanceof Unavailable || !isUnavailable(error)) return error;
-    // A wait that outlasted the timeout because the replica is busy: a 503 to retry, but
-    // the database is fine, so health and the store's state say nothing of it.
-    if (isPoolBusy(error)) return new Unavailable(domainMessages.storeBusy(this.connectionTimeoutMs), 1);
+    // Every connection of a pool stayed busy for the whole wait. The replica is busy, not
+    // the database failing, when the database answered a statement of this replica during
+    // the wait: a 503 to retry, but health says nothing of it. Otherwise (a pool full of
+    // connections that hang or are still connecting) it is an outage like any other.
+    if (isPoolBusy(error) && Date.now() - this.answeredAt < this.connectionTimeoutMs) {
+      this.busyWaits += 1;
+      return new Unavailable(domainMessages.storeBusy(this.connectionTimeoutMs));
+    }
     const code = codeOf(error) ?? 'ECONNECTION';
     this.failure ??= { error: code, since: Date.now() };
     return new Unavailable(domainMessages.storeUnavailable(`the database: ${code}`));
   }
 
-  /**
-   * Tells this replica's listeners at once, once per client with its earliest due time
-   * (as the port says), and the other replicas through NOTIFY.
-   */
   /**
    * Tells this replica's listeners of scheduled jobs at once, and the other replicas
    * within NOTICE_MS in one NOTIFY for every job scheduled meanwhile (each client's
