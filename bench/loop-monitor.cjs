@@ -11,6 +11,9 @@ const { monitorEventLoopDelay } = require('node:perf_hooks');
 const { readFileSync, writeFileSync } = require('node:fs');
 
 const file = process.env.BENCH_LOOP_FILE;
+// BENCH_STALL_LINES=1 (npm run bench:stalls): each stall also as a line on stderr, its end
+// in ms since the process started, the gap, and the main thread's CPU time in it.
+const lines = process.env.BENCH_STALL_LINES === '1';
 const STALL_MS = 50;
 if (file) {
   const histogram = monitorEventLoopDelay({ resolution: 10 });
@@ -33,11 +36,12 @@ if (file) {
     const cpu = onCpuMs();
     if (now - lastTick > STALL_MS) {
       stalls += 1;
-      if (cpu !== undefined && lastCpu !== undefined) {
-        const ran = cpu - lastCpu;
+      const ran = cpu !== undefined && lastCpu !== undefined ? cpu - lastCpu : undefined;
+      if (ran !== undefined) {
         if (ran >= STALL_MS) cpuStalls += 1;
         maxCpuStall = Math.max(maxCpuStall, ran);
       }
+      if (lines) process.stderr.write(`[stall] end=${Math.round(now)} gap=${Math.round(now - lastTick)} cpu=${ran === undefined ? '' : Math.round(ran)}\n`);
     }
     lastTick = now;
     lastCpu = cpu;

@@ -1,0 +1,114 @@
+/**
+ * npm run bench:stalls : what the event-loop stalls of a sustained load are.
+ *
+ * The sandbox as users run it (real clock, a data file, --awb-delay 1s, log level info
+ * written to a file), under `node --trace-gc`, with bench/loop-monitor.cjs printing each
+ * stall (a gap of more than 50 ms between runs of a 10 ms timer) and the main thread's
+ * CPU time in it. autocannon sends 10-item creates on 10 connections for
+ * BENCH_STALLS_SECONDS (40; after a 2 s warm-up). Then it prints every stall of the load
+ * with where it falls: during one of V8's mark-compact cycles (from the start of its
+ * marking to its end, as `--trace-gc` gives them), within 200 ms after one (sweeping), or
+ * elsewhere; and the cycles: heap after, main-thread
+ * marking work, biggest step, pause.
+ *
+ * Times: the stall logger's are ms since the process started, `--trace-gc`'s since V8's
+ * isolate did (a few ms later): overlaps are looked for with 20 ms of slack.
+ */
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { createRequest } from '../test/support/orders.js';
+import { load, loopDelay, spawnServer, stop, TMP } from './harness.js';
+import { BENCH_TOKEN } from './prefill.js';
+
+const SECONDS = Number(process.env.BENCH_STALLS_SECONDS ?? 40);
+const SLACK_MS = 20;
+
+interface Stall {
+  end: number;
+  gap: number;
+  cpu: number | undefined;
+}
+
+interface Cycle {
+  end: number;
+  marking: number;
+  heapAfterMb: number;
+  pauseMs: number;
+  stepsMs: number;
+  biggestStepMs: number;
+}
+
+function stallsOf(log: string): Stall[] {
+  return [...log.matchAll(/^\[stall\] end=(\d+) gap=(\d+) cpu=(\d*)$/gm)].map((m) => ({ end: Number(m[1]), gap: Number(m[2]), cpu: m[3] === '' ? undefined : Number(m[3]) }));
+}
+
+/** Mark-compact cycles of a `--trace-gc` log. */
+function cyclesOf(log: string): Cycle[] {
+  const line = /^\[\d+:0x[0-9a-f]+\]\s+(\d+) ms: Mark-Compact [\d.]+ \([\d.]+\) -> ([\d.]+) \([\d.]+\) MB, ([\d.]+) \/ [\d.]+ ms\s+\(\+ ([\d.]+) ms in \d+ steps since start of marking, biggest step ([\d.]+) ms, walltime since start of marking (\d+) ms\)/gm;
+  return [...log.matchAll(line)].map((m) => ({
+    end: Number(m[1]),
+    heapAfterMb: Number(m[2]),
+    pauseMs: Number(m[3]),
+    stepsMs: Number(m[4]),
+    biggestStepMs: Number(m[5]),
+    marking: Number(m[6]),
+  }));
+}
+
+/** After its pause a cycle still sweeps, partly on the main thread as it allocates: a stall this soon after one is counted apart. */
+const SWEEPING_MS = 200;
+
+const overlaps = (stall: Stall, cycle: Cycle): boolean => stall.end - stall.gap <= cycle.end + SLACK_MS && stall.end >= cycle.end - cycle.marking - SLACK_MS;
+const soonAfter = (stall: Stall, cycle: Cycle): boolean => stall.end - stall.gap > cycle.end && stall.end - stall.gap <= cycle.end + SWEEPING_MS;
+
+/** Where a stall falls: during a cycle's marking, soon after a cycle, or elsewhere. */
+function placeOf(stall: Stall, cycles: Cycle[]): 'marking' | 'after' | 'elsewhere' {
+  if (cycles.some((c) => overlaps(stall, c))) return 'marking';
+  return cycles.some((c) => soonAfter(stall, c)) ? 'after' : 'elsewhere';
+}
+
+async function main(): Promise<void> {
+  const dir = join(TMP, 'stalls');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const log = join(dir, 'sandbox.log');
+  const loopFile = join(dir, 'loop.json');
+  const server = await spawnServer('sandbox', process.execPath, ['--trace-gc', '--require', './bench/loop-monitor.cjs', 'dist/cli.js', '--port', '0', '--data', join(dir, 'sandbox.json'), '--token', BENCH_TOKEN, '--awb-delay', '1s'], {
+    env: { NODE_ENV: 'production', BENCH_LOOP_FILE: loopFile, BENCH_STALL_LINES: '1' },
+    log,
+  });
+  // The sandbox's times count from its start, about when it was spawned.
+  const spawnedAt = performance.now() - server.startupMs;
+  await loopDelay(server.child, loopFile); // the loop's figures from here on: start-up left out
+  const began = performance.now();
+  const figures = await load(`${server.url}/v1/order`, 'POST', JSON.stringify(createRequest(10)), SECONDS);
+  const loadMs = performance.now() - began;
+  const loop = await loopDelay(server.child, loopFile);
+  await stop(server.child);
+  const text = readFileSync(log, 'utf8');
+  rmSync(dir, { recursive: true, force: true });
+
+  // The load (its warm-up included) in the sandbox's own times.
+  const from = began - spawnedAt;
+  const to = from + loadMs;
+  const stalls = stallsOf(text);
+  const cycles = cyclesOf(text);
+  const during = stalls.filter((s) => s.end - s.gap >= from && s.end <= to);
+  console.log(`npm run bench:stalls: ${SECONDS} s of 10-item creates, 10 connections: ${figures.rps} requests a second (${figures.rps * 10} orders), p99 ${figures.p99} ms; event-loop delay p99.9 ${loop.p999} ms, max ${loop.max} ms.\n`);
+  console.log('| stall ends at ms | gap ms | main thread on a CPU ms | where |');
+  console.log('|---|---|---|---|');
+  const places = during.map((stall) => placeOf(stall, cycles));
+  const label = { marking: 'during a mark-compact cycle', after: `within ${SWEEPING_MS} ms after one`, elsewhere: 'elsewhere' };
+  during.forEach((stall, i) => console.log(`| ${stall.end} | ${stall.gap} | ${stall.cpu ?? '?'} | ${label[places[i]!]} |`));
+  const count = (place: keyof typeof label) => places.filter((p) => p === place).length;
+  const onCpu = during.filter((s) => (s.cpu ?? 0) >= 50).length;
+  console.log(
+    `\n${during.length} stalls over 50 ms during the load (${Math.round(from)}-${Math.round(to)} ms): ${count('marking')} during a mark-compact cycle, ${count('after')} within ${SWEEPING_MS} ms after one, ${count('elsewhere')} elsewhere; ${onCpu} with 50 ms or more of the main thread on a CPU.\n`,
+  );
+  console.log('| mark-compact ends at ms | heap after MB | marking walltime ms | main-thread marking steps ms | biggest step ms | pause ms |');
+  console.log('|---|---|---|---|---|---|');
+  for (const c of cycles) console.log(`| ${c.end} | ${c.heapAfterMb} | ${c.marking} | ${c.stepsMs} | ${c.biggestStepMs} | ${c.pauseMs} |`);
+}
+
+await main();
+process.exit(0);
