@@ -5,11 +5,11 @@
  * written to a file), under `node --trace-gc`, with bench/loop-monitor.cjs printing each
  * stall (a gap of more than 50 ms between runs of a 10 ms timer) and the main thread's
  * CPU time in it. autocannon sends 10-item creates on 10 connections for
- * BENCH_STALLS_SECONDS (40; after a 2 s warm-up). Then it prints every stall of the load
- * with where it falls: during one of V8's mark-compact cycles (from the start of its
- * marking to its end, as `--trace-gc` gives them), within 200 ms after one (sweeping), or
- * elsewhere; and the cycles: heap after, main-thread
- * marking work, biggest step, pause.
+ * BENCH_STALLS_SECONDS (40; after a 2 s warm-up); BENCH_NODE_FLAGS adds flags for node.
+ * Then it prints every stall of the load with where it falls: during one of V8's
+ * mark-compact cycles (from the start of its marking to its end, as `--trace-gc` gives
+ * them), within 200 ms after one (sweeping), or elsewhere; and the cycles: heap after,
+ * main-thread marking work, biggest step, pause.
  *
  * Times: the stall logger's are ms since the process started, `--trace-gc`'s since V8's
  * isolate did (a few ms later): overlaps are looked for with 20 ms of slack.
@@ -22,6 +22,8 @@ import { BENCH_TOKEN } from './prefill.js';
 
 const SECONDS = Number(process.env.BENCH_STALLS_SECONDS ?? 40);
 const SLACK_MS = 20;
+/** More flags for node (V8's GC flags, to try them), e.g. BENCH_NODE_FLAGS="--max-semi-space-size=64". */
+const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 
 interface Stall {
   end: number;
@@ -73,7 +75,7 @@ async function main(): Promise<void> {
   mkdirSync(dir, { recursive: true });
   const log = join(dir, 'sandbox.log');
   const loopFile = join(dir, 'loop.json');
-  const server = await spawnServer('sandbox', process.execPath, ['--trace-gc', '--require', './bench/loop-monitor.cjs', 'dist/cli.js', '--port', '0', '--data', join(dir, 'sandbox.json'), '--token', BENCH_TOKEN, '--awb-delay', '1s'], {
+  const server = await spawnServer('sandbox', process.execPath, ['--trace-gc', ...NODE_FLAGS, '--require', './bench/loop-monitor.cjs', 'dist/cli.js', '--port', '0', '--data', join(dir, 'sandbox.json'), '--token', BENCH_TOKEN, '--awb-delay', '1s'], {
     env: { NODE_ENV: 'production', BENCH_LOOP_FILE: loopFile, BENCH_STALL_LINES: '1' },
     log,
   });
