@@ -1,7 +1,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { Gauge } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import type { OperationInput } from '../http/handler.js';
 import type { SandboxModule } from '../module.js';
 import type { Services } from '../services.js';
@@ -77,12 +77,15 @@ export function metricsModule(services: Pick<Services, 'metrics' | 'storage' | '
       this.set(await storage.jobs.count());
     },
   });
-  new Gauge({
-    name: 'sandbox_store_busy_waits',
-    help: 'PostgreSQL: requests and jobs of this replica that waited the whole connection timeout with every database connection busy (answered 503 or retried), since start.',
+  let busyWaitsSeen = 0;
+  new Counter({
+    name: 'sandbox_store_busy_waits_total',
+    help: 'PostgreSQL: requests and jobs of this replica that waited the whole connection timeout with every database connection busy while the database kept answering (answered 503, or given back and retried).',
     registers: [register],
     collect() {
-      this.set(storage.health().busyWaits ?? 0);
+      const busyWaits = storage.health().busyWaits ?? 0;
+      this.inc(busyWaits - busyWaitsSeen);
+      busyWaitsSeen = busyWaits;
     },
   });
   new Gauge({

@@ -41,7 +41,7 @@ describe('GET /__sandbox/metrics', () => {
       'sandbox_orders',
       'sandbox_webhook_outbox',
       'sandbox_jobs_pending',
-      'sandbox_store_busy_waits',
+      'sandbox_store_busy_waits_total',
       'process_resident_memory_bytes',
     ]) {
       expect(names, name).toContain(name);

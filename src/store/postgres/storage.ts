@@ -163,8 +163,8 @@ export class PostgresStorage implements Storage {
   private readonly prefetched = (): Prefetched | undefined => this.request.getStore()?.settings;
   private readonly listeners: Array<(dueAt: number, clientId: string) => void> = [];
   private failure: { error: string; since: number } | undefined;
-  /** When the database last answered a statement of this replica (wall-clock ms). */
-  private answeredAt = 0;
+  /** When the database last answered a statement of this replica (performance.now()). */
+  private answeredAt = -Infinity;
   /** Waits for a connection that timed out with the replica busy (see translate), since start. */
   private busyWaits = 0;
   private get connectionTimeoutMs(): number {
@@ -331,7 +331,7 @@ export class PostgresStorage implements Storage {
    */
   private async inUnit<R>(tx: TxContext, text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }> {
     const result = await this.inOneTrip(tx, text, values);
-    this.answeredAt = Date.now();
+    this.answered();
     return result as unknown as { rows: R[]; rowCount: number | null };
   }
 
@@ -388,9 +388,8 @@ export class PostgresStorage implements Storage {
           // A transaction that a failed statement aborted answers COMMIT with ROLLBACK.
           const committed = await this.inOneTrip(context, 'COMMIT');
           if (committed.command !== 'COMMIT') throw new Error(`The unit of work was rolled back at COMMIT (${committed.command}).`);
+          this.answered();
         }
-        this.failure = undefined;
-        this.answeredAt = Date.now();
         this.announce(context.scheduled);
         return result;
       } catch (error) {
@@ -411,12 +410,17 @@ export class PostgresStorage implements Storage {
   private async run<R>(call: () => Promise<R>, answered = true): Promise<R> {
     try {
       const result = await call();
-      this.failure = undefined;
-      if (answered) this.answeredAt = Date.now();
+      if (answered) this.answered();
       return result;
     } catch (error) {
       throw this.translate(error);
     }
+  }
+
+  /** The database answered a statement: it is reachable. */
+  private answered(): void {
+    this.failure = undefined;
+    this.answeredAt = performance.now();
   }
 
   private translate(error: unknown): unknown {
@@ -425,7 +429,7 @@ export class PostgresStorage implements Storage {
     // the database failing, when the database answered a statement of this replica during
     // the wait: a 503 to retry, but health says nothing of it. Otherwise (a pool full of
     // connections that hang or are still connecting) it is an outage like any other.
-    if (isPoolBusy(error) && Date.now() - this.answeredAt < this.connectionTimeoutMs) {
+    if (isPoolBusy(error) && performance.now() - this.answeredAt < this.connectionTimeoutMs) {
       this.busyWaits += 1;
       return new Unavailable(domainMessages.storeBusy(this.connectionTimeoutMs));
     }
