@@ -14,6 +14,16 @@ const file = process.env.BENCH_LOOP_FILE;
 // BENCH_STALL_LINES=1 (npm run bench:stalls): each stall also as a line on stderr, its end
 // in ms since the process started, the gap, and the main thread's CPU time in it.
 const lines = process.env.BENCH_STALL_LINES === '1';
+// With it, each major GC's pause too, on the same clock, so the stalls can be set against
+// `--trace-gc`'s lines (whose clock starts with V8's isolate, some 60-90 ms later).
+if (lines) {
+  const { PerformanceObserver, constants } = require('node:perf_hooks');
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      if (entry.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) process.stderr.write(`[gc] end=${Math.round(entry.startTime + entry.duration)}\n`);
+    }
+  }).observe({ entryTypes: ['gc'] });
+}
 const STALL_MS = 50;
 if (file) {
   const histogram = monitorEventLoopDelay({ resolution: 10 });
