@@ -334,8 +334,6 @@ export class PgDeliveries implements DeliveryRepository {
 /** Settings read along with a request's clock (see PostgresStorage.requestScope), by client: each used once. */
 export type Prefetched = Map<string, { data: ClientSettings; version: number } | undefined>;
 
-const SELECT_SETTINGS = 'SELECT data, version FROM client_settings WHERE client_id = $1';
-
 export class PgSettings implements ClientSettingsRepository {
   constructor(
     private readonly db: () => Db,
@@ -352,7 +350,7 @@ export class PgSettings implements ClientSettingsRepository {
       prefetched.delete(clientId);
       return row && stored<ClientSettings>(row.data, row.version);
     }
-    const { rows } = await db.query<{ data: ClientSettings; version: number }>(SELECT_SETTINGS, [clientId]);
+    const { rows } = await db.query<{ data: ClientSettings; version: number }>('SELECT data, version FROM client_settings WHERE client_id = $1', [clientId]);
     return rows[0] && stored<ClientSettings>(rows[0].data, rows[0].version);
   }
 

@@ -34,8 +34,8 @@ const NOTICE_MS = 20;
  * for the requests' connections, and the requests' tail grew with it.
  */
 const BACKGROUND_CONNECTIONS = 6;
-/** Default of PostgresOptions.connectionTimeoutMs. */
-const CONNECTION_TIMEOUT_MS = 5_000;
+/** PostgresOptions.connectionTimeoutMs, 5,000 ms by default. */
+const connectionTimeoutOf = (options: PostgresOptions): number => options.connectionTimeoutMs ?? 5_000;
 /** How often a unit of work that met a conflict (another replica wrote first) is tried in all. */
 const ATTEMPTS = 4;
 
@@ -168,7 +168,7 @@ export class PostgresStorage implements Storage {
   /** Waits for a connection that timed out with the replica busy (see translate), since start. */
   private busyWaits = 0;
   private get connectionTimeoutMs(): number {
-    return this.options.connectionTimeoutMs ?? CONNECTION_TIMEOUT_MS;
+    return connectionTimeoutOf(this.options);
   }
   private listener: pg.Client | undefined;
   private closed = false;
@@ -234,7 +234,7 @@ export class PostgresStorage implements Storage {
       max: options.poolSize ?? 10,
       // A unit of work sends its held-back writes ahead of the statement it waits for (see inOneTrip).
       pipeline: true,
-      connectionTimeoutMillis: options.connectionTimeoutMs ?? CONNECTION_TIMEOUT_MS,
+      connectionTimeoutMillis: connectionTimeoutOf(options),
       query_timeout: 15_000,
       statement_timeout: 10_000,
     });
