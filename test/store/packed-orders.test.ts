@@ -2,6 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Order, TrackingEntry } from '../../src/orders/types.js';
+import type { Delivery } from '../../src/webhooks/types.js';
 import { EmbeddedStorage } from '../../src/store/embedded/storage.js';
 import type { Storage } from '../../src/store/port.js';
 import { crash } from '../support/store.js';
@@ -100,5 +101,76 @@ describe('orders kept packed by the embedded store (played steps as numbers, sha
     expect(Object.keys((await reopened.orders.get('2'))!.sender)).toEqual(Object.keys(reversed));
     expect(Object.keys((await reopened.orders.get('1'))!.sender)).toEqual(Object.keys(first.sender));
     await reopened.close();
+  });
+
+  it('gives back items of one multi-item create as sent, each with its own order code and keys in the order sent', async () => {
+    const storage = await open();
+    const base = orderRecord('1', 'a', 1_000).item;
+    const items = [base, { ...base, order_code: 'code-2' }, { ...base, order_code: 'code-3', receiver_name: 'Someone else' }, Object.fromEntries(Object.entries({ ...base, order_code: 'code-4' }).reverse())];
+    const written = items.map((item, i) => orderRecord(String(i + 1), 'a', 1_000 + i, { item: item as Order['item'] }));
+    for (const order of written) await storage.orders.insert(order);
+    const check = async (s: Storage) => {
+      for (const order of written) {
+        const read = (await s.orders.get(order.order_no))!;
+        expect(read.item).toEqual(order.item);
+        expect(Object.keys(read.item)).toEqual(Object.keys(order.item));
+        expect(Object.isFrozen(read.item)).toBe(true);
+      }
+    };
+    await check(storage);
+    crash(path());
+    const journalOnly = await open();
+    await check(journalOnly);
+    await journalOnly.checkpoint();
+    await journalOnly.close();
+    const fromFile = await open();
+    await check(fromFile);
+    await fromFile.close();
+  });
+});
+
+describe('deliveries kept packed by the embedded store (one empty list, held messages kept once)', () => {
+  const dir = tempDir();
+  const path = () => join(dir(), 'sandbox.json');
+  const open = () => EmbeddedStorage.open({ path: path(), requestLogSize: 10 });
+  const held = 'no webhook URL is set for this client';
+  const delivery = (id: string, seq: number, extra: Partial<Delivery> = {}): Omit<Delivery, 'version'> => ({
+    id, seq, client_id: 'a', event: 'awb.generated', order_no: `o${seq}`, body: `{"order_no":"o${seq}"}`, chaos: [], status: 'paused',
+    created_at: 1_700_000_000_000 + seq, next_attempt_at: null, last_error: `${held}`, attempts: [], ...extra,
+  });
+  const attempt = { n: 1, at: 1_700_000_000_500, trigger: 'schedule' as const, chaos: null, url: 'https://example.test/hooks', webhook_timestamp: 1_700_000_000, status_code: 500, duration_ms: 3, error: 'HTTP 500', response_body: 'no' };
+
+  it('gives back every delivery as written, frozen, from memory, the journal and the data file, and writes the same JSON', async () => {
+    const storage = await open();
+    const written = [delivery('msg_1', 1), delivery('msg_2', 2, { chaos: ['duplicate'] }), delivery('msg_3', 3, { status: 'failed', last_error: 'HTTP 500', attempts: [attempt] }), delivery('msg_4', 4, { last_error: null })];
+    for (const d of written) await storage.deliveries.insert(d as never);
+    const expected = written.map((d) => ({ ...d, version: 1 }));
+    const check = async (s: Storage) => {
+      const read = await Promise.all(written.map((d) => s.deliveries.get(d.id)));
+      expect(read).toEqual(expected);
+      for (const d of read) expect(Object.isFrozen(d) && Object.isFrozen(d!.attempts) && Object.isFrozen(d!.chaos)).toBe(true);
+      // The empty lists are one array, and cannot be changed through any of them.
+      expect(read[0]!.attempts).toBe(read[1]!.attempts);
+      expect(read[0]!.chaos).toBe(read[3]!.chaos);
+      expect(() => (read[0]!.attempts as unknown[]).push(attempt)).toThrow(TypeError);
+      expect(read[1]!.attempts).toEqual([]);
+    };
+    await check(storage);
+    const updated = await storage.deliveries.update({ ...(await storage.deliveries.get('msg_1'))!, attempts: [attempt], status: 'failed', last_error: 'HTTP 500' });
+    expect(updated.attempts).toEqual([attempt]);
+    expect((await storage.deliveries.get('msg_2'))!.attempts).toEqual([]);
+    expected[0] = { ...expected[0]!, attempts: [attempt], status: 'failed', last_error: 'HTTP 500', version: 2 };
+    const again = await storage.deliveries.update({ ...(await storage.deliveries.get('msg_1'))!, attempts: [], status: 'paused', last_error: held });
+    expected[0] = { ...expected[0]!, attempts: [], status: 'paused', last_error: held, version: 3 };
+    expect(again).toEqual(expected[0]);
+    crash(path());
+    const journalOnly = await open();
+    await check(journalOnly);
+    await journalOnly.checkpoint();
+    await journalOnly.close();
+    expect(Object.values(recordsInFile(path(), 'deliveries'))).toEqual(expected);
+    const fromFile = await open();
+    await check(fromFile);
+    await fromFile.close();
   });
 });

@@ -1,8 +1,8 @@
-import { MinHeap } from '../../clock/heap.js';
 import type { Order } from '../../orders/types.js';
 import type { Job, JobKind } from '../port.js';
 import type { Delivery, DeliveryStatus } from '../../webhooks/types.js';
 import { DELIVERIES, JOBS, ORDERS } from './records.js';
+import { DueHeap } from './due-heap.js';
 import { ShardedMap, ShardedSet } from './sharded-map.js';
 import { SortedKeys } from './sorted-keys.js';
 import type { Change } from './unit-of-work.js';
@@ -107,18 +107,12 @@ export class DeliveryIndex {
   }
 }
 
-interface DueEntry {
-  at: number;
-  id: string;
-  /** When it was queued, across every queue: jobs due at one time are claimed in this order. */
-  order: number;
-}
-
 /** One queue of due jobs: one client's jobs of one kind. */
 export interface JobQueue {
   client: string;
   kind: JobKind;
-  heap: MinHeap<DueEntry>;
+  /** Entries ordered by due time, then by when they were queued across every queue: jobs due at one time are claimed in that order. */
+  heap: DueHeap;
 }
 
 /**
@@ -149,7 +143,7 @@ export class JobIndex {
   requeue(id: string, job: Job): void {
     const key = `${job.kind}\u0000${job.client_id}`;
     let queue = this.queues.get(key);
-    if (!queue) this.queues.set(key, (queue = { client: job.client_id, kind: job.kind, heap: new MinHeap<DueEntry>() }));
+    if (!queue) this.queues.set(key, (queue = { client: job.client_id, kind: job.kind, heap: new DueHeap() }));
     queue.heap.push({ at: job.due_at, id, order: (this.queued += 1) });
   }
 

@@ -24,6 +24,15 @@ export function copyWith<T extends object, C extends object>(value: T, changes: 
   return Object.assign(Object.assign({}, value), changes) as Omit<T, keyof C> & C;
 }
 
+/** One frozen empty array for every empty list of a stored record (an order's history, a delivery's attempts). */
+const EMPTY: readonly never[] = Object.freeze([]);
+
+/** The shared empty array for an empty array, else the value itself. */
+const emptied = (value: unknown): unknown => (Array.isArray(value) && value.length === 0 ? EMPTY : value);
+
+/** Strings up to this length come out of JSON.parse already shared by V8 (its string table). */
+const INTERNED_LENGTH = 10;
+
 /** A stored record as the port gives it: frozen, with a version (records of older files count as version 0). */
 export function stored<T>(value: T | undefined): Stored<T> | undefined {
   if (value === undefined) return undefined;
@@ -83,6 +92,12 @@ export class PlayedSteps {
 /** An order as the embedded store keeps it: its played steps may be packed. */
 export type PackedOrder = Omit<Order, 'history'> & { history: Order['history'] | PlayedSteps; version?: number };
 
+/** An order's history as kept: played steps packed, an empty one the shared empty array, anything else as it is. */
+function packedHistory(history: PackedOrder['history']): PackedOrder['history'] {
+  if (!Array.isArray(history)) return history;
+  return history.length === 0 ? (EMPTY as never[]) : (PlayedSteps.pack(history) ?? history);
+}
+
 /** Whether a record holds only plain values (no nested object or array). */
 const isFlat = (record: Record<string, unknown>): boolean => {
   for (const key in record) {
@@ -126,33 +141,88 @@ export class OrderPacker {
     const order = value as PackedOrder;
     const clientId = this.clientIds.get(order.client_id);
     if (clientId === undefined && typeof order.client_id === 'string') this.clientIds.set(order.client_id, order.client_id);
-    const history = Array.isArray(order.history) && order.history.length > 0 ? PlayedSteps.pack(order.history) : undefined;
+    const history = packedHistory(order.history);
     const sender = shared(this.senders, order.client_id, order.sender as unknown) as Order['sender'];
     const item = shared(this.items, order.client_id, order.item as unknown) as Order['item'];
     if (!Object.isFrozen(order)) {
       if (clientId !== undefined) order.client_id = clientId;
-      if (history !== undefined) order.history = history;
+      order.history = history;
       order.sender = sender;
       order.item = item;
       return order;
     }
-    if (history === undefined && sender === order.sender && item === order.item) return order;
-    const packed = copyWith(order, { sender, item }) as PackedOrder;
-    if (history !== undefined) packed.history = history;
-    return freeze(packed);
+    if (history === order.history && sender === order.sender && item === order.item) return order;
+    return freeze(copyWith(order, { sender, item, history }));
   }
 }
 
-/** `part`, or the client's last one of its kind when that has the same fields; a new flat part becomes the client's last. */
+/**
+ * `part`, or the client's last one of its kind when that has the same fields; a new flat
+ * part becomes the client's last. A part that differs from the last in some values (the
+ * items of one multi-item create differ in their order code, say) takes the last one's
+ * strings for the values that are equal, so each long text (an address, a name) is kept
+ * once rather than once per order.
+ */
 function shared(last: Map<string, Record<string, unknown>>, clientId: string, part: unknown): unknown {
   if (typeof part !== 'object' || part === null || typeof clientId !== 'string') return part;
-  const record = part as Record<string, unknown>;
+  let record = part as Record<string, unknown>;
   const known = last.get(clientId);
   if (known !== undefined && (known === record || sameFields(known, record))) return known;
   // Only a part of plain values is shared (and compared field by field).
-  if (isFlat(record)) last.set(clientId, freeze(record));
+  if (!isFlat(record)) return record;
+  if (known !== undefined) record = withStringsOf(known, record);
+  last.set(clientId, freeze(record));
   return record;
 }
+
+/** `record` with each string value equal to `known`'s under the same key replaced by `known`'s (in place unless frozen). */
+function withStringsOf(known: Record<string, unknown>, record: Record<string, unknown>): Record<string, unknown> {
+  let target = record;
+  for (const key in record) {
+    const value = record[key];
+    const mine = known[key];
+    if (typeof value !== 'string' || value !== mine || value.length <= INTERNED_LENGTH) continue;
+    if (Object.isFrozen(target)) target = Object.assign({}, record);
+    target[key] = mine;
+  }
+  return target;
+}
+
+
+/**
+ * Packs deliveries as the store takes them in: an empty list of attempts or chaos modes
+ * is the one shared empty array, and a `last_error` text seen lately is kept once (the
+ * same "no webhook URL is set" or "Outbox full" text was a string of its own on every
+ * held delivery, ~300 bytes each for the latter). Keeps the record's JSON exactly.
+ */
+export class DeliveryPacker {
+  private readonly errors = new Map<string, string>();
+
+  constructor(private readonly errorsKept = 256) {}
+
+  pack(value: unknown): unknown {
+    if (typeof value !== 'object' || value === null) return value;
+    const delivery = value as Record<string, unknown>;
+    const attempts = emptied(delivery.attempts);
+    const chaos = emptied(delivery.chaos);
+    const lastError = typeof delivery.last_error === 'string' ? this.error(delivery.last_error) : delivery.last_error;
+    if (attempts === delivery.attempts && chaos === delivery.chaos && lastError === delivery.last_error) return delivery;
+    const packed = Object.isFrozen(delivery) ? Object.assign({}, delivery) : delivery;
+    packed.attempts = attempts;
+    packed.chaos = chaos;
+    packed.last_error = lastError;
+    return freeze(packed);
+  }
+
+  private error(text: string): string {
+    const known = this.errors.get(text);
+    if (known !== undefined) return known;
+    if (this.errors.size >= this.errorsKept) this.errors.delete(this.errors.keys().next().value!);
+    this.errors.set(text, text);
+    return text;
+  }
+}
+
 
 /** A stored order as the port gives it: frozen, its played steps as objects. */
 export function unpacked(value: unknown): Stored<Order> | undefined {

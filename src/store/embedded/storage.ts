@@ -6,7 +6,7 @@ import type { ClientSettingsRepository, CounterRepository, DeliveryRepository, J
 import { Store, type StoreOptions } from '../store.js';
 import { StoreUnavailable } from '../types.js';
 import { Indexes } from './indexes.js';
-import { DELIVERIES, JOBS, ORDERS, OrderPacker, UnpackedOrders } from './records.js';
+import { DELIVERIES, DeliveryPacker, JOBS, ORDERS, OrderPacker, UnpackedOrders } from './records.js';
 import { EmbeddedCounters, EmbeddedDeliveries, EmbeddedJobs, EmbeddedMeta, EmbeddedOrders, EmbeddedSettings } from './repositories.js';
 import { MemoryRequestLog } from './request-log.js';
 import { MemoryReports } from './reports.js';
@@ -67,7 +67,8 @@ export class EmbeddedStorage implements Storage {
   /** Opens the data file (or nothing, for `:memory:`) and builds the indexes. */
   static async open(options: EmbeddedOptions): Promise<EmbeddedStorage> {
     const orders = new OrderPacker();
-    const pack = (collection: string, value: unknown): unknown => (collection === ORDERS ? orders.pack(value) : value);
+    const deliveries = new DeliveryPacker();
+    const pack = (collection: string, value: unknown): unknown => (collection === ORDERS ? orders.pack(value) : collection === DELIVERIES ? deliveries.pack(value) : value);
     return new EmbeddedStorage(await Store.open({ ...options, pack }), options.requestLogSize);
   }
 
