@@ -32,4 +32,36 @@ describe('a listing index (SortedKeys)', () => {
     expect([...keys.oldestFirst()]).toEqual(['b']);
     expect(keys.size).toBe(1);
   });
+
+  it('keeps listing order across chunks as entries come and go in any order (checked against a sort, chunks of 4)', () => {
+    const keys = new SortedKeys(4);
+    const kept = new Map<string, number>();
+    const listed = () => [...kept].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([id]) => id);
+    let seed = 7;
+    const random = (n: number) => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) % n;
+    for (let step = 0; step < 2_000; step++) {
+      const id = `o${random(300)}`;
+      if (kept.has(id)) {
+        keys.remove({ rank: kept.get(id)!, id });
+        kept.delete(id);
+      } else {
+        const rank = at + random(50);
+        keys.add({ rank, id });
+        kept.set(id, rank);
+      }
+      if (step % 97 === 0) {
+        const ids = listed();
+        expect([...keys.oldestFirst()]).toEqual(ids);
+        expect(keys.size).toBe(ids.length);
+        // Paging from every entry as a cursor gives what follows it, newest first.
+        const newest = [...ids].reverse();
+        newest.forEach((cursorId, i) => expect([...keys.newestFirst({ rank: kept.get(cursorId)!, id: cursorId })]).toEqual(newest.slice(i + 1)));
+      }
+    }
+    for (const [id, rank] of kept) keys.remove({ rank, id });
+    expect(keys.size).toBe(0);
+    expect([...keys.newestFirst()]).toEqual([]);
+    keys.add({ rank: at, id: 'again' });
+    expect([...keys.newestFirst({ rank: at + 1, id: 'x' })]).toEqual(['again']);
+  });
 });

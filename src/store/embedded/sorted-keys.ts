@@ -1,80 +1,114 @@
 import type { Position } from '../cursor.js';
 
+/** Entries per chunk (a chunk is split in two past this). */
+const CHUNK_SIZE = 2_048;
+
+/** A run of consecutive entries: ranks and ids side by side. */
+interface Chunk {
+  ranks: number[];
+  ids: string[];
+}
+
+/** Whether the entry at `i` of `chunk` comes after `position`. */
+const after = (chunk: Chunk, i: number, position: Position): boolean => {
+  const rank = chunk.ranks[i]!;
+  return position.rank < rank || (position.rank === rank && position.id < chunk.ids[i]!);
+};
+
+/** The index of the first entry of `chunk` after `position` (binary search, the end checked first). */
+function indexAfter(chunk: Chunk, position: Position): number {
+  let lo = 0;
+  let hi = chunk.ids.length;
+  if (hi > 0 && !after(chunk, hi - 1, position)) return hi;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (after(chunk, mid, position)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
 /**
  * One client's records in listing order, oldest first, so that the usual insert (the
- * newest) is an append. Listings read it backwards from a cursor: their cost depends
+ * newest) lands at the end. Listings read it backwards from a cursor: their cost depends
  * on this client's records and the page, never on other clients'.
  *
- * Kept as two arrays side by side, the ranks (numbers, which V8 stores unboxed in an
- * array of numbers) and the ids (the strings the records already hold), rather than one
- * `{ rank, id }` object per entry: that object and its boxed rank (a creation time does
- * not fit a small integer) were two heap objects per entry, three entries per created
- * order, that every major GC had to mark.
+ * Kept as chunks of at most 2,048 entries, each two arrays side by side, the ranks
+ * (numbers, which V8 stores unboxed in an array of numbers) and the ids (the strings the
+ * records already hold). Not one `{ rank, id }` object per entry: that object and its
+ * boxed rank (a creation time does not fit a small integer) were two heap objects per
+ * entry, three entries per created order, for every major GC to mark. Not one array of
+ * every entry: at 600,000 orders, growing it copied the whole array in one go (a 70 ms
+ * stall seen under a create load), and retention's removals from its front moved every
+ * entry after them, each time.
  */
 export class SortedKeys {
-  private readonly ranks: number[] = [];
-  private readonly ids: string[] = [];
+  private readonly chunks: Chunk[] = [];
+  private count = 0;
+
+  constructor(private readonly chunkSize = CHUNK_SIZE) {}
 
   get size(): number {
-    return this.ids.length;
+    return this.count;
   }
 
   add(position: Position): void {
-    const at = this.indexAfter(position);
-    if (at === this.ids.length) {
-      this.ranks.push(position.rank);
-      this.ids.push(position.id);
-    } else {
-      this.ranks.splice(at, 0, position.rank);
-      this.ids.splice(at, 0, position.id);
+    if (this.chunks.length === 0) this.chunks.push({ ranks: [], ids: [] });
+    const c = this.chunkOf(position);
+    const chunk = this.chunks[c]!;
+    const at = indexAfter(chunk, position);
+    chunk.ranks.splice(at, 0, position.rank);
+    chunk.ids.splice(at, 0, position.id);
+    this.count += 1;
+    if (chunk.ids.length > this.chunkSize) {
+      const half = chunk.ids.length >> 1;
+      this.chunks.splice(c + 1, 0, { ranks: chunk.ranks.splice(half), ids: chunk.ids.splice(half) });
     }
   }
 
   remove(position: Position): void {
-    const at = this.indexAfter(position) - 1;
-    if (at >= 0 && this.ids[at] === position.id) {
-      this.ranks.splice(at, 1);
-      this.ids.splice(at, 1);
-    }
+    if (this.chunks.length === 0) return;
+    const c = this.chunkOf(position);
+    const chunk = this.chunks[c]!;
+    const at = indexAfter(chunk, position) - 1;
+    if (at < 0 || chunk.ids[at] !== position.id || chunk.ranks[at] !== position.rank) return;
+    chunk.ranks.splice(at, 1);
+    chunk.ids.splice(at, 1);
+    this.count -= 1;
+    if (chunk.ids.length === 0) this.chunks.splice(c, 1);
   }
 
   /** Ids newest first, starting after `cursor` (exclusive) when given. */
   *newestFirst(cursor?: Position): Generator<string> {
-    let start = this.ids.length - 1;
-    if (cursor) {
-      start = this.indexAfter(cursor) - 1;
-      if (this.ids[start] === cursor.id) start -= 1;
+    let c = this.chunks.length - 1;
+    let start = (this.chunks[c]?.ids.length ?? 0) - 1;
+    if (cursor && this.chunks.length > 0) {
+      c = this.chunkOf(cursor);
+      const chunk = this.chunks[c]!;
+      start = indexAfter(chunk, cursor) - 1;
+      if (chunk.ids[start] === cursor.id && chunk.ranks[start] === cursor.rank) start -= 1;
     }
-    for (let i = start; i >= 0; i--) yield this.ids[i]!;
+    for (; c >= 0; c--) {
+      const { ids } = this.chunks[c]!;
+      for (let i = Math.min(start, ids.length - 1); i >= 0; i--) yield ids[i]!;
+      start = Infinity;
+    }
   }
 
   /** Ids oldest first. */
   *oldestFirst(): Generator<string> {
-    for (const id of this.ids) yield id;
+    for (const chunk of this.chunks) yield* chunk.ids;
   }
 
-  /** Whether the entry at `i` comes before `position`. */
-  private before(i: number, position: Position): boolean {
-    const rank = this.ranks[i]!;
-    return rank < position.rank || (rank === position.rank && this.ids[i]! < position.id);
-  }
-
-  /** The index of the first item after `position` (binary search). */
-  private indexAfter(position: Position): number {
+  /** The chunk `position` belongs in: the last whose first entry is not after it (the first chunk if every one is). */
+  private chunkOf(position: Position): number {
     let lo = 0;
-    let hi = this.ids.length;
-    if (hi > 0 && this.before(hi - 1, position)) return hi;
+    let hi = this.chunks.length - 1;
     while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.after(mid, position)) hi = mid;
-      else lo = mid + 1;
+      const mid = (lo + hi + 1) >> 1;
+      if (after(this.chunks[mid]!, 0, position)) hi = mid - 1;
+      else lo = mid;
     }
     return lo;
-  }
-
-  /** Whether the entry at `i` comes after `position`. */
-  private after(i: number, position: Position): boolean {
-    const rank = this.ranks[i]!;
-    return position.rank < rank || (position.rank === rank && position.id < this.ids[i]!);
   }
 }
