@@ -93,28 +93,25 @@ export async function loopDelay(child: ChildProcess, file: string): Promise<Loop
   return JSON.parse(readFileSync(file, 'utf8'));
 }
 
-/** Probes GET /__sandbox/health every 50 ms until stopped; answers the waits in ms. */
-export function probe(url: string): { stop: () => Promise<number[]> } {
-  const waits: number[] = [];
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const started = performance.now();
-      try {
-        const res = await fetch(`${url}/__sandbox/health`, { signal: AbortSignal.timeout(30_000) });
-        await res.arrayBuffer();
-        waits.push(performance.now() - started);
-      } catch {
-        waits.push(30_000); // no answer within 30 s counts as a 30 s wait
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  })();
+/**
+ * Probes GET /__sandbox/health every 50 ms until stopped, from a process of its own
+ * (bench/probe.cjs), so a wait is the sandbox's and not the turns this process spends on
+ * autocannon's load; answers the waits in ms once the probe is running.
+ */
+export async function probe(url: string): Promise<{ stop: () => Promise<number[]> }> {
+  const child = spawn(process.execPath, [join(ROOT, 'bench', 'probe.cjs'), url], { stdio: ['ignore', 'pipe', 'inherit'] });
+  started.add(child);
+  let out = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  for (let i = 0; i < 250 && !out.startsWith('probing\n'); i += 1) await new Promise((r) => setTimeout(r, 20));
+  if (!out.startsWith('probing\n')) throw new Error('the health probe (bench/probe.cjs) did not start');
   return {
     stop: async () => {
-      running = false;
-      await loop;
-      return waits;
+      child.kill('SIGTERM');
+      await exited;
+      started.delete(child);
+      return JSON.parse(out.slice('probing\n'.length)) as number[];
     },
   };
 }

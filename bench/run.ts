@@ -135,7 +135,7 @@ async function main(): Promise<void> {
   // 2. Sustained 10-item creates with a health probe.
   await loopDelay(sandbox.child, loopFile);
   const linesBefore = readFileSync(log, 'utf8').split('\n').length;
-  const sustainedProbe = probe(sandbox.url);
+  const sustainedProbe = await probe(sandbox.url);
   const sustained = await load(`${sandbox.url}/v1/order`, 'POST', post10, SUSTAIN_SECONDS);
   const sustainedWaits = await sustainedProbe.stop();
   const sustainedLoop = await loopDelay(sandbox.child, loopFile);
@@ -150,7 +150,7 @@ async function main(): Promise<void> {
     if (res.status !== 201) throw new Error(`create answered ${res.status}`);
   }
   await loopDelay(manual.child, loopFile);
-  const advanceProbe = probe(manual.url);
+  const advanceProbe = await probe(manual.url);
   const advanceStarted = performance.now();
   const advanced = await fetch(`${manual.url}/__sandbox/clock/advance`, { method: 'POST', headers: HEADERS, body: JSON.stringify({ ms: 365 * 86_400_000 }), signal: AbortSignal.timeout(600_000) });
   const advanceMs = Math.round(performance.now() - advanceStarted);
