@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Order, TrackingEntry } from '../../src/orders/types.js';
 import type { Delivery } from '../../src/webhooks/types.js';
+import { emptyData } from '../../src/store/schema.js';
+import { SnapshotFile } from '../../src/store/snapshot-file.js';
 import { EmbeddedStorage } from '../../src/store/embedded/storage.js';
 import type { Storage } from '../../src/store/port.js';
 import { crash } from '../support/store.js';
@@ -105,14 +107,17 @@ describe('orders kept packed by the embedded store (played steps as numbers, sha
 
   it('gives back items of one multi-item create as sent, each with its own order code and keys in the order sent', async () => {
     const storage = await open();
-    const base = orderRecord('1', 'a', 1_000).item;
-    const items = [base, { ...base, order_code: 'code-2' }, { ...base, order_code: 'code-3', receiver_name: 'Someone else' }, Object.fromEntries(Object.entries({ ...base, order_code: 'code-4' }).reverse())];
+    // Texts longer than V8 shares by itself, equal between the items but for the order code.
+    const base = { ...orderRecord('1', 'a', 1_000).item, receiver_name: 'Budi Santoso Wijaya', receiver_address: 'Jl. Setiabudi No. 45, Bandung', item_name: 'Kemeja batik lengan panjang' };
+    const withProto = JSON.parse(JSON.stringify({ ...base, order_code: 'code-5' }).replace(/^\{/, '{"__proto__":"a field of its own",')) as Record<string, unknown>;
+    expect(Object.keys(withProto)[0]).toBe('__proto__');
+    const items = [base, { ...base, order_code: 'code-2' }, { ...base, order_code: 'code-3', receiver_name: 'Someone else' }, Object.fromEntries(Object.entries({ ...base, order_code: 'code-4' }).reverse()), withProto, { ...base, order_code: 'code-6' }];
     const written = items.map((item, i) => orderRecord(String(i + 1), 'a', 1_000 + i, { item: item as Order['item'] }));
     for (const order of written) await storage.orders.insert(order);
     const check = async (s: Storage) => {
       for (const order of written) {
         const read = (await s.orders.get(order.order_no))!;
-        expect(read.item).toEqual(order.item);
+        expect(JSON.stringify(read.item)).toBe(JSON.stringify(order.item));
         expect(Object.keys(read.item)).toEqual(Object.keys(order.item));
         expect(Object.isFrozen(read.item)).toBe(true);
       }
@@ -129,7 +134,7 @@ describe('orders kept packed by the embedded store (played steps as numbers, sha
   });
 });
 
-describe('deliveries kept packed by the embedded store (one empty list, held messages kept once)', () => {
+describe('deliveries kept packed by the embedded store (one shared empty list)', () => {
   const dir = tempDir();
   const path = () => join(dir(), 'sandbox.json');
   const open = () => EmbeddedStorage.open({ path: path(), requestLogSize: 10 });
@@ -172,5 +177,19 @@ describe('deliveries kept packed by the embedded store (one empty list, held mes
     const fromFile = await open();
     await check(fromFile);
     await fromFile.close();
+  });
+
+  it('gives a delivery of an older data file, written without a version, version 0, and updates it twice', async () => {
+    const data = emptyData();
+    const { version: _, ...old } = { ...delivery('msg_old', 1), version: 0 };
+    (data.deliveries as Record<string, unknown>).msg_old = old;
+    await new SnapshotFile(path()).write(data);
+    const storage = await open();
+    const read = (await storage.deliveries.get('msg_old'))!;
+    expect(read.version).toBe(0);
+    const once = await storage.deliveries.update({ ...read, status: 'failed', last_error: 'HTTP 500' });
+    const twice = await storage.deliveries.update({ ...once, status: 'paused', last_error: held });
+    expect([once.version, twice.version]).toEqual([1, 2]);
+    await storage.close();
   });
 });

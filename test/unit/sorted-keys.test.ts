@@ -38,7 +38,7 @@ describe('a listing index (SortedKeys)', () => {
     const kept = new Map<string, number>();
     const listed = () => [...kept].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([id]) => id);
     let seed = 7;
-    const random = (n: number) => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) % n;
+    const random = (n: number) => (seed = (seed * 48_271) % 2_147_483_647) % n;
     for (let step = 0; step < 2_000; step++) {
       const id = `o${random(300)}`;
       if (kept.has(id)) {
@@ -56,6 +56,10 @@ describe('a listing index (SortedKeys)', () => {
         // Paging from every entry as a cursor gives what follows it, newest first.
         const newest = [...ids].reverse();
         newest.forEach((cursorId, i) => expect([...keys.newestFirst({ rank: kept.get(cursorId)!, id: cursorId })]).toEqual(newest.slice(i + 1)));
+        // A cursor naming no entry (one removed since): what comes after its place.
+        const cursor = { rank: at + random(50), id: `o${random(300)}x` };
+        const afterCursor = newest.filter((id) => kept.get(id)! < cursor.rank || (kept.get(id) === cursor.rank && id < cursor.id));
+        expect([...keys.newestFirst(cursor)]).toEqual(afterCursor);
       }
     }
     for (const [id, rank] of kept) keys.remove({ rank, id });

@@ -10,7 +10,8 @@ export interface DueEntry {
  * order numbers are unique). Kept as three arrays side by side rather than one object
  * per entry: with a job queued per order in flight, that object and its boxed due time
  * (a time does not fit a small integer) were two heap objects per order for every major
- * GC to mark. `peek` hands out a new object; the heap keeps none.
+ * GC to mark. Its top is read field by field (`topAt`, `topId`, `topOrder`): a claim
+ * looks at every queue's top for each job it takes, and makes no object doing so.
  */
 export class DueHeap {
   private readonly ats: number[] = [];
@@ -26,8 +27,19 @@ export class DueHeap {
     return this.ids.map((id, i) => ({ at: this.ats[i]!, id, order: this.orders[i]! }));
   }
 
-  peek(): DueEntry | undefined {
-    return this.ids.length === 0 ? undefined : { at: this.ats[0]!, id: this.ids[0]!, order: this.orders[0]! };
+  /** The earliest entry's due time (NaN when empty). */
+  topAt(): number {
+    return this.ids.length === 0 ? Number.NaN : this.ats[0]!;
+  }
+
+  /** The earliest entry's job id (undefined when empty). */
+  topId(): string | undefined {
+    return this.ids[0];
+  }
+
+  /** The earliest entry's queueing order (NaN when empty). */
+  topOrder(): number {
+    return this.ids.length === 0 ? Number.NaN : this.orders[0]!;
   }
 
   push(entry: DueEntry): void {

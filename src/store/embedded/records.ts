@@ -37,7 +37,10 @@ const INTERNED_LENGTH = 10;
 export function stored<T>(value: T | undefined): Stored<T> | undefined {
   if (value === undefined) return undefined;
   const record = value as T & { version?: number };
-  if (record.version === undefined && !Object.isFrozen(record)) record.version = 0;
+  if (record.version === undefined) {
+    if (!Object.isFrozen(record)) record.version = 0;
+    else return freeze(copyWith(record, { version: 0 })) as Stored<T>;
+  }
   return freeze(record) as Stored<T>;
 }
 
@@ -165,6 +168,8 @@ export class OrderPacker {
  */
 function shared(last: Map<string, Record<string, unknown>>, clientId: string, part: unknown): unknown {
   if (typeof part !== 'object' || part === null || typeof clientId !== 'string') return part;
+  // A part with a "__proto__" field of its own (JSON allows it) is left as it is: copying it by assignment would lose that field.
+  if (Object.hasOwn(part, '__proto__')) return part;
   let record = part as Record<string, unknown>;
   const known = last.get(clientId);
   if (known !== undefined && (known === record || sameFields(known, record))) return known;
@@ -188,7 +193,6 @@ function withStringsOf(known: Record<string, unknown>, record: Record<string, un
   return target;
 }
 
-
 /**
  * Packs deliveries as the store takes them in: an empty list of attempts or chaos modes
  * is the one shared empty array, and a `last_error` text seen lately is kept once (the
@@ -205,13 +209,18 @@ export class DeliveryPacker {
     const delivery = value as Record<string, unknown>;
     const attempts = emptied(delivery.attempts);
     const chaos = emptied(delivery.chaos);
-    const lastError = typeof delivery.last_error === 'string' ? this.error(delivery.last_error) : delivery.last_error;
-    if (attempts === delivery.attempts && chaos === delivery.chaos && lastError === delivery.last_error) return delivery;
-    const packed = Object.isFrozen(delivery) ? Object.assign({}, delivery) : delivery;
-    packed.attempts = attempts;
-    packed.chaos = chaos;
-    packed.last_error = lastError;
-    return freeze(packed);
+    // Strings compare by value: a text is kept once by setting the known copy, whenever there is one.
+    const lastError = typeof delivery.last_error === 'string' ? this.error(delivery.last_error) : undefined;
+    if (attempts === delivery.attempts && chaos === delivery.chaos && lastError === undefined) return delivery;
+    // A record read from the file or the journal is changed in place and left unfrozen, as
+    // OrderPacker leaves it (`stored` then gives one of an older file its version 0); one
+    // committed (frozen) is copied. Only the fields that change are set.
+    const frozen = Object.isFrozen(delivery);
+    const packed = frozen ? Object.assign({}, delivery) : delivery;
+    if (attempts !== delivery.attempts) packed.attempts = attempts;
+    if (chaos !== delivery.chaos) packed.chaos = chaos;
+    if (lastError !== undefined) packed.last_error = lastError;
+    return frozen ? freeze(packed) : packed;
   }
 
   private error(text: string): string {
@@ -222,7 +231,6 @@ export class DeliveryPacker {
     return text;
   }
 }
-
 
 /** A stored order as the port gives it: frozen, its played steps as objects. */
 export function unpacked(value: unknown): Stored<Order> | undefined {

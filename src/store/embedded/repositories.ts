@@ -300,11 +300,11 @@ export class EmbeddedJobs implements JobRepository {
       (taken.get(queue.client) ?? 0) < perClient;
     while (claimed.length < limit) {
       const queue = this.earliest(open, lead);
-      const top = queue?.heap.peek();
-      if (!queue || !top || top.at - lead(queue.client) > until) break;
+      if (!queue || queue.heap.topAt() - lead(queue.client) > until) break;
+      const id = queue.heap.topId()!;
       queue.heap.pop();
-      const job = stored(this.access.get<Job>(JOBS, top.id))!; // earliest() only answers live entries
-      claims.set(top.id, { owner, lease_until: leaseUntil, version: job.version });
+      const job = stored(this.access.get<Job>(JOBS, id))!; // earliest() only answers live entries
+      claims.set(id, { owner, lease_until: leaseUntil, version: job.version });
       claimed.push(copyWith(job, { claimed_by: owner, lease_until: leaseUntil }));
       taken.set(queue.client, (taken.get(queue.client) ?? 0) + 1);
     }
@@ -336,8 +336,7 @@ export class EmbeddedJobs implements JobRepository {
       (q) => (clientId === undefined || q.client === clientId) && (kinds === undefined || kinds.includes(q.kind)) && !skipClients?.has(q.client),
       lead,
     );
-    const top = queue ? this.liveTop(queue) : undefined;
-    return top && queue ? top.at - lead(queue.client) : undefined;
+    return queue && this.liveTop(queue) ? queue.heap.topAt() - lead(queue.client) : undefined;
   }
 
   async count(clientId?: string): Promise<number> {
@@ -365,25 +364,23 @@ export class EmbeddedJobs implements JobRepository {
   private earliest(accept: (queue: JobQueue) => boolean, lead: (clientId: string) => number): JobQueue | undefined {
     let best: { queue: JobQueue; at: number; order: number } | undefined;
     for (const queue of this.indexes.jobs.queues.values()) {
-      if (!accept(queue)) continue;
-      const top = this.liveTop(queue);
-      if (!top) continue;
-      const at = top.at - lead(queue.client);
+      if (!accept(queue) || !this.liveTop(queue)) continue;
+      const at = queue.heap.topAt() - lead(queue.client);
+      const order = queue.heap.topOrder();
       // At one due time, the job queued first, whatever its kind or client (as on PostgreSQL).
-      if (!best || at < best.at || (at === best.at && top.order < best.order)) best = { queue, at, order: top.order };
+      if (!best || at < best.at || (at === best.at && order < best.order)) best = { queue, at, order };
     }
     return best?.queue;
   }
 
-  /** The earliest entry of a queue that still names a due, unclaimed job (stale entries are dropped). */
-  private liveTop(queue: JobQueue): { at: number; id: string; order: number } | undefined {
+  /** Whether a queue's earliest entry names a due, unclaimed job, once the stale entries before it are dropped. */
+  private liveTop(queue: JobQueue): boolean {
     const { heap } = queue;
-    for (;;) {
-      const top = heap.peek();
-      if (!top) return undefined;
-      const job = this.access.get<Job>(JOBS, top.id);
-      if (job && job.due_at === top.at && !this.indexes.jobs.claims.has(top.id)) return top;
+    for (let id = heap.topId(); id !== undefined; id = heap.topId()) {
+      const job = this.access.get<Job>(JOBS, id);
+      if (job && job.due_at === heap.topAt() && !this.indexes.jobs.claims.has(id)) return true;
       heap.pop();
     }
+    return false;
   }
 }

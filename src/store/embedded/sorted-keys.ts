@@ -46,7 +46,11 @@ export class SortedKeys {
   private readonly chunks: Chunk[] = [];
   private count = 0;
 
-  constructor(private readonly chunkSize = CHUNK_SIZE) {}
+  private readonly chunkSize: number;
+
+  constructor(chunkSize = CHUNK_SIZE) {
+    this.chunkSize = Math.max(2, chunkSize);
+  }
 
   get size(): number {
     return this.count;
@@ -57,6 +61,12 @@ export class SortedKeys {
     const c = this.chunkOf(position);
     const chunk = this.chunks[c]!;
     const at = indexAfter(chunk, position);
+    if (at === this.chunkSize && c === this.chunks.length - 1) {
+      // The usual insert, the newest, past a full last chunk: a new chunk, so appends fill chunks.
+      this.chunks.push({ ranks: [position.rank], ids: [position.id] });
+      this.count += 1;
+      return;
+    }
     chunk.ranks.splice(at, 0, position.rank);
     chunk.ids.splice(at, 0, position.id);
     this.count += 1;
