@@ -103,15 +103,17 @@ export async function probe(url: string): Promise<{ stop: () => Promise<number[]
   started.add(child);
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   for (let i = 0; i < 250 && !out.startsWith('probing\n'); i += 1) await new Promise((r) => setTimeout(r, 20));
   if (!out.startsWith('probing\n')) throw new Error('the health probe (bench/probe.cjs) did not start');
   return {
     stop: async () => {
       child.kill('SIGTERM');
-      await exited;
+      const code = await exited;
       started.delete(child);
-      return JSON.parse(out.slice('probing\n'.length)) as number[];
+      const waits = out.slice('probing\n'.length);
+      if (code !== 0 || !waits.startsWith('[')) throw new Error(`the health probe (bench/probe.cjs) ended with ${code} and printed: ${waits.slice(0, 200)}`);
+      return JSON.parse(waits) as number[];
     },
   };
 }

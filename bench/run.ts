@@ -26,7 +26,7 @@
  * and then replaces only the PostgreSQL section of bench/RESULTS.md and the `postgres`
  * key of bench/results.json, keeping the figures of the last full run.
  */
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -105,6 +105,17 @@ async function postgresOnly(): Promise<void> {
   writeFileSync(RESULTS_MD, `${(at === -1 ? before : before.slice(0, at)).trimEnd()}\n\n${section}`);
   const json = existsSync(RESULTS_JSON) ? (JSON.parse(readFileSync(RESULTS_JSON, 'utf8')) as Record<string, unknown>) : {};
   writeFileSync(RESULTS_JSON, `${JSON.stringify({ ...json, postgres: { date: new Date().toISOString(), ...results } }, null, 2)}\n`);
+}
+
+/** The commit measured, marked when the checkout has changes of its own (outside bench/RESULTS.md and results.json), or "no git checkout". */
+function revision(): string {
+  try {
+    const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const changed = execFileSync('git', ['status', '--porcelain', '--', '.', ':!bench/RESULTS.md', ':!bench/results.json'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return changed === '' ? `commit ${sha}` : `commit ${sha} with uncommitted changes`;
+  } catch {
+    return 'no git checkout';
+  }
 }
 
 async function main(): Promise<void> {
@@ -202,7 +213,7 @@ async function main(): Promise<void> {
   const lines = [
     '# Benchmark results',
     '',
-    `Run ${new Date().toISOString()} by \`npm run bench\` on ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}.`,
+    `Run ${new Date().toISOString()} by \`npm run bench\` at ${revision()} on ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}.`,
     `autocannon, 10 connections, 2 s warm-up then ${SECONDS} s per case, servers loaded in turn. The sandbox as users run it: real clock, a data file, --awb-delay 1s (AWB jobs run during the load), log level info written to a file.`,
     '',
     '| server | case | rps | p50 ms | p99 ms | errors |',
