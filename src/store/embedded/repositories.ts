@@ -362,15 +362,21 @@ export class EmbeddedJobs implements JobRepository {
 
   /** Of the queues `accept` lets in, the one whose live top is due earliest (each client's due times shifted back by its lead). */
   private earliest(accept: (queue: JobQueue) => boolean, lead: (clientId: string) => number): JobQueue | undefined {
-    let best: { queue: JobQueue; at: number; order: number } | undefined;
+    let best: JobQueue | undefined;
+    let bestAt = Infinity;
+    let bestOrder = Infinity;
     for (const queue of this.indexes.jobs.queues.values()) {
       if (!accept(queue) || !this.liveTop(queue)) continue;
       const at = queue.heap.topAt() - lead(queue.client);
       const order = queue.heap.topOrder();
       // At one due time, the job queued first, whatever its kind or client (as on PostgreSQL).
-      if (!best || at < best.at || (at === best.at && order < best.order)) best = { queue, at, order };
+      if (!best || at < bestAt || (at === bestAt && order < bestOrder)) {
+        best = queue;
+        bestAt = at;
+        bestOrder = order;
+      }
     }
-    return best?.queue;
+    return best;
   }
 
   /** Whether a queue's earliest entry names a due, unclaimed job, once the stale entries before it are dropped. */
