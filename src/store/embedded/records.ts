@@ -149,13 +149,13 @@ export class OrderPacker {
     const item = shared(this.items, order.client_id, order.item as unknown) as Order['item'];
     if (!Object.isFrozen(order)) {
       if (clientId !== undefined) order.client_id = clientId;
-      order.history = history;
+      if (history !== order.history) order.history = history;
       order.sender = sender;
       order.item = item;
       return order;
     }
     if (history === order.history && sender === order.sender && item === order.item) return order;
-    return freeze(copyWith(order, { sender, item, history }));
+    return freeze(copyWith(order, history === order.history ? { sender, item } : { sender, item, history }));
   }
 }
 
