@@ -95,8 +95,9 @@ export async function loopDelay(child: ChildProcess, file: string): Promise<Loop
 
 /**
  * Probes GET /__sandbox/health every 50 ms until stopped, from a process of its own
- * (bench/probe.cjs), so a wait is the sandbox's and not the turns this process spends on
- * autocannon's load; answers the waits in ms once the probe is running.
+ * (bench/probe.cjs), so a wait leaves out the turns this process spends on autocannon's
+ * load (the probe still shares the machine's cores); answers the waits in ms once the
+ * probe is running.
  */
 export async function probe(url: string): Promise<{ stop: () => Promise<number[]> }> {
   const child = spawn(process.execPath, [join(ROOT, 'bench', 'probe.cjs'), url], { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -11,7 +11,7 @@ describe('the due-job queue of the embedded store (DueHeap)', () => {
     for (let i = 0; i < 500; i++) entries.push({ at: at + ((i * 37) % 50) * 1_000, id: `job-${i}`, order: i + 1 });
     for (const entry of entries) heap.push(entry);
     expect(heap.size).toBe(500);
-    expect(new Set(heap.values().map((e) => e.id))).toEqual(new Set(entries.map((e) => e.id)));
+    expect(new Set(heap.jobIds())).toEqual(new Set(entries.map((e) => e.id)));
     const popped: DueEntry[] = [];
     for (let id = heap.topId(); id !== undefined; id = heap.topId()) {
       popped.push({ at: heap.topAt(), id, order: heap.topOrder() });

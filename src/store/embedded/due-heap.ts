@@ -22,9 +22,9 @@ export class DueHeap {
     return this.ids.length;
   }
 
-  /** Every entry, in no particular order. */
-  values(): DueEntry[] {
-    return this.ids.map((id, i) => ({ at: this.ats[i]!, id, order: this.orders[i]! }));
+  /** The job ids of every entry, in no particular order. */
+  jobIds(): string[] {
+    return [...this.ids];
   }
 
   /** The earliest entry's due time (NaN when empty). */

@@ -350,7 +350,7 @@ export class EmbeddedJobs implements JobRepository {
     let removed = 0;
     // Every job of the client is in one of its queues (or claimed); collect ids from both.
     const ids = new Set<string>(this.indexes.jobs.claims.keys());
-    for (const queue of this.indexes.jobs.ofClient(clientId)) for (const entry of queue.heap.values()) ids.add(entry.id);
+    for (const queue of this.indexes.jobs.ofClient(clientId)) for (const id of queue.heap.jobIds()) ids.add(id);
     for (const id of ids) {
       const job = this.access.get<Job>(JOBS, id);
       if (!job || job.client_id !== clientId) continue;

@@ -1,6 +1,6 @@
 import type { Position } from '../cursor.js';
 
-/** Entries per chunk (a chunk is split in two past this). */
+/** Entries per chunk: a full last chunk is followed by a new one; any other is split in two past this. */
 const CHUNK_SIZE = 2_048;
 
 /** A run of consecutive entries: ranks and ids side by side. */
@@ -45,7 +45,6 @@ function indexAfter(chunk: Chunk, position: Position): number {
 export class SortedKeys {
   private readonly chunks: Chunk[] = [];
   private count = 0;
-
   private readonly chunkSize: number;
 
   constructor(chunkSize = CHUNK_SIZE) {
