@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { restrictDataFiles } from './private-files.js';
+import { RecordMap } from './record-map.js';
 import { dirname, resolve } from 'node:path';
 import { Low, Memory } from 'lowdb';
 import { describeError, errnoOf, nodeFileSystem } from './files.js';
@@ -108,7 +109,7 @@ export class Store {
       const store = new Store(db, journal, lock, options);
       // The journal holds changes in the file's own schema: replay them, then migrate the whole.
       await journal.replay(db.data.journal_generation, (op) => store.apply(op));
-      // Migrations work on the file's plain objects; the store turns them back into Maps as it uses them.
+      // Migrations work on the file's plain objects; the store turns them back into RecordMaps as it uses them.
       if (fromVersion < SCHEMA_VERSION) asObjects(db.data);
       db.data = migrate(db.data, path);
       journal.open();
@@ -152,7 +153,7 @@ export class Store {
 
   /** Every record of a collection, in the order they were first put. */
   values<T>(collection: string): T[] {
-    return [...this.collection(collection).values()] as T[];
+    return this.collection(collection).valueList() as T[];
   }
 
   /** Every record of a collection with its key, in the order they were first put. */
@@ -332,19 +333,19 @@ export class Store {
     return (this.file()?.bytes ?? 0) + (this.journal?.bytesSinceCheckpoint ?? 0);
   }
 
-  /** A collection as a Map: one still a plain object (a new store, an older file's, a migrated one) becomes one. */
+  /** A collection as a RecordMap: one still a plain object (a new store, an older file's, a migrated one) becomes one. */
   private collection(name: string): Records {
     const existing = this.db.data[name];
-    if (existing instanceof Map) return existing;
-    const records: Records = new Map(typeof existing === 'object' ? Object.entries(existing) : []);
+    if (existing instanceof RecordMap) return existing;
+    const records: Records = new RecordMap(typeof existing === 'object' ? Object.entries(existing) : []);
     this.db.data[name] = records;
     return records;
   }
 }
 
-/** Turns the Map collections of `data` into plain objects, as migrations expect them. */
+/** Turns the RecordMap collections of `data` into plain objects, as migrations expect them. */
 function asObjects(data: StoreData): void {
   for (const [name, records] of Object.entries(data)) {
-    if (records instanceof Map) data[name] = Object.fromEntries(records) as Collection;
+    if (records instanceof RecordMap) data[name] = Object.fromEntries(records) as Collection;
   }
 }
