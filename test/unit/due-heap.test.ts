@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DueHeap, type DueEntry } from '../../src/store/embedded/due-heap.js';
+import { DUE_HEAP_CHUNK, DueHeap, type DueEntry } from '../../src/store/embedded/due-heap.js';
 
 const at = 1_795_030_536_758;
 
@@ -38,5 +38,34 @@ describe('the due-job queue of the embedded store (DueHeap)', () => {
       heap.pop();
     }
     expect(ids).toEqual(['soon', 'late', 'late-too']);
+  });
+
+  it('gives entries back in order across several chunks of its arrays, while they come and go', () => {
+    const heap = new DueHeap();
+    const waiting: DueEntry[] = [];
+    let seed = 15;
+    const next = (): number => (seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32;
+    let order = 0;
+    const taken: string[] = [];
+    const expected: string[] = [];
+    const takeOne = (): void => {
+      waiting.sort((a, b) => a.at - b.at || a.order - b.order);
+      expected.push(waiting.shift()!.id);
+      taken.push(heap.topId()!);
+      heap.pop();
+    };
+    // Grows past three chunks, shrinks back under one, grows again: chunks are added and let go.
+    for (const [pushes, left] of [[DUE_HEAP_CHUNK * 4, 10], [DUE_HEAP_CHUNK + 5, 3]]) {
+      for (let i = 0; i < pushes!; i++) {
+        const entry = { at: at + Math.floor(next() * 1_000) * 1_000, id: `job-${order}`, order: (order += 1) };
+        heap.push(entry);
+        waiting.push(entry);
+        if (i % 7 === 0) takeOne();
+      }
+      while (waiting.length > left!) takeOne();
+    }
+    expect(taken).toEqual(expected);
+    expect(heap.size).toBe(waiting.length);
+    expect(new Set(heap.jobIds())).toEqual(new Set(waiting.map((e) => e.id)));
   });
 });
