@@ -1,9 +1,8 @@
 import express, { type Express } from 'express';
 import { controlHandlers } from './control/handlers.js';
 import { cors } from './http/cors.js';
-import { maxJsonDepth } from './http/depth.js';
 import { clientRateLimit } from './http/rate-limit.js';
-import { errorEnvelope, jsonBody, requestLog, unknownPath } from './http/edge.js';
+import { errorEnvelope, jsonBody, requestLog, series, unknownPath } from './http/edge.js';
 import type { HandlerMap } from './http/handler.js';
 import { mountSpec } from './http/mount.js';
 import { orderHandlers } from './orders/handlers.js';
@@ -22,11 +21,6 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
-  app.use(requestLog(services.logger));
-  app.use(cors(services.options.corsOrigins));
-  app.use(jsonBody(services.options.bodyLimit));
-  app.use(maxJsonDepth());
-  for (const m of modules) m.routes?.(app);
   const admit = clientRateLimit(services.options.rateLimit);
   const everyRequest = modules.flatMap((m) => (m.observeRequests ? [m.observeRequests] : []));
   // Journal ids count each client's own requests: nothing shows another client's activity.
@@ -47,10 +41,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
     refreshClock: services.clockService.refresh,
     scope: services.storage.requestScope,
   });
-  // Every control path starts with /__sandbox/: provider requests skip its routes.
-  app.use((req, res, next) => (req.path.startsWith('/__sandbox/') ? control(req, res, next) : next()));
-  app.use(
-    mountSpec(services.specs.provider, {
+  const provider = mountSpec(services.specs.provider, {
       admit,
       registry: services.registry,
       interceptors: modules.flatMap((m) => m.providerInterceptors ?? []),
@@ -61,8 +52,16 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
       refreshClock: services.clockService.refresh,
       scope: services.storage.requestScope,
       arrival,
-    }),
+  });
+  // One layer of express's router for the whole edge: log, CORS, body, then the specs
+  // (every control path starts with /__sandbox/: provider requests skip its routes).
+  app.use(
+    series(requestLog(services.logger), cors(services.options.corsOrigins), jsonBody(services.options.bodyLimit), (req, res, next) =>
+      req.path.startsWith('/__sandbox/') ? control(req, res, next) : provider(req, res, next),
+    ),
   );
+  // Paths neither spec has: the modules' own pages (dashboard, docs), then 404.
+  for (const m of modules) m.routes?.(app);
   app.use(unknownPath);
   app.use(errorEnvelope(services.options.bodyLimit));
   return app;

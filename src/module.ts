@@ -21,7 +21,7 @@ export interface SandboxModule {
   observeRequests?: (served: ServedRequest) => void;
   /** Removes the client's records of this module; returns how many. */
   reset?: ResetPart;
-  /** Plain express routes mounted before the specs (e.g. the docs page). */
+  /** Plain express routes for paths neither spec has (e.g. the docs page), mounted after the specs. */
   routes?: (app: Express) => void;
   /**
    * Retention (`--retention`): removes this module's records older than `olderThan`
