@@ -1,7 +1,7 @@
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { ApiError, messages } from './errors.js';
-import { checkRawDepth, TooDeep } from './depth.js';
+import { checkRawDepth, parsedTooDeep, TooDeep } from './depth.js';
 import { sendError } from './respond.js';
 import { noteOfResponse } from './served.js';
 
@@ -31,14 +31,38 @@ export function series(...handlers: RequestHandler[]): RequestHandler {
   };
 }
 
-/** Parses JSON bodies of JSON content types; other bodies are left for the 415 check. */
+/**
+ * Parses JSON bodies of JSON content types; other bodies are left for the 415 check. A
+ * body nested deeper than 64 levels is refused (TooDeep, a 400 naming body): a UTF-8 one
+ * from its bytes before it is parsed, one in another charset (UTF-16, UTF-32: the parser
+ * takes any `utf-*`) once parsed, as its bytes cannot be scanned exactly.
+ */
 export function jsonBody(limit: string): RequestHandler {
-  return express.json({
+  const parse = express.json({
     limit,
     type: (req) => /^application\/([\w.+-]*\+)?json\b/i.test(req.headers['content-type'] ?? ''),
-    verify: (_req, _res, raw) => checkRawDepth(raw),
+    verify: (req, _res, raw, charset) => {
+      if (charset === 'utf-8') checkRawDepth(raw);
+      else unscanned.add(req);
+    },
   });
+  return (req, res, next) =>
+    parse(req, res, (error?: unknown) => {
+      if (error !== undefined && error !== null) return next(error);
+      if (unscanned.has(req)) {
+        unscanned.delete(req);
+        try {
+          parsedTooDeep(req.body);
+        } catch (tooDeep) {
+          return next(tooDeep);
+        }
+      }
+      next();
+    });
 }
+
+/** Requests whose JSON body was not scanned for depth before parsing (not UTF-8). */
+const unscanned = new WeakSet<object>();
 
 /** The answer to a path no spec serves. */
 export const unknownPath: RequestHandler = (req, res) => {
@@ -48,9 +72,10 @@ export const unknownPath: RequestHandler = (req, res) => {
 /** Turns body-parser and any other stray error into the envelope. */
 export function errorEnvelope(limit: string): ErrorRequestHandler {
   return (error: { type?: string; status?: number }, _req, res, _next) => {
+    // From the byte scan (body-parser's verify hook) or from the parsed body (another charset).
+    if (error instanceof TooDeep) return sendError(res, new ApiError(400, error.message, [{ field: 'body', message: `is nested deeper than ${error.limit} levels` }]));
     switch (error.type) {
       case 'entity.verify.failed':
-        if (error instanceof TooDeep) return sendError(res, new ApiError(400, error.message, [{ field: 'body', message: `is nested deeper than ${error.limit} levels` }]));
         return sendError(res, error);
       case 'entity.parse.failed':
         return sendError(res, new ApiError(400, messages.malformedJson, [{ field: 'body', message: 'is not valid JSON' }]));

@@ -42,6 +42,27 @@ describe('limits, each with a clear error', () => {
     expect(deep.body.errors).toEqual([{ field: 'body', message: 'is nested deeper than 64 levels' }]);
   });
 
+  it('JSON nesting in UTF-16 (whose bytes a scan cannot read): the same 400, and the sandbox keeps serving', async () => {
+    sandbox = await testSandbox();
+    // U+2200's bytes in UTF-16LE are 00 22: to a byte scan, a quote that puts the brackets after it inside a string.
+    // Sent as a string of those bytes (supertest would turn a Buffer into JSON); every byte here is below 0x80, so it goes out unchanged.
+    const utf16 = (text: string): string => {
+      const bytes = Buffer.from(text, 'utf16le');
+      expect(bytes.every((byte) => byte < 0x80)).toBe(true);
+      return bytes.toString('latin1');
+    };
+    const deep = utf16(`{"note":"\u2200","match":${deepJson(100_000, 'array')}}`);
+    const res = await sandbox.call('POST', '/v1/order', { body: deep, headers: { 'content-type': 'application/json; charset=utf-16le' } });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ field: 'body', message: 'is nested deeper than 64 levels' }]);
+    // Its journal entry and readiness report read the request: nothing overflowed.
+    expect((await sandbox.call('GET', '/__sandbox/requests')).status).toBe(200);
+    expect((await sandbox.call('GET', '/__sandbox/report')).status).toBe(200);
+    // A UTF-16 body of the API's own depth is still taken.
+    const created = await sandbox.call('POST', '/v1/order', { body: utf16(JSON.stringify(createRequest(1))), headers: { 'content-type': 'application/json; charset=utf-16le' } });
+    expect(created.status).toBe(201);
+  });
+
   it('header size (--max-header-size): 431 with the envelope, naming the limit', async () => {
     const server = await createSandbox({ clock: 'manual', tokens: ['t'], maxHeaderSize: 4_096 });
     try {
