@@ -30,6 +30,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
     arrivals.set(clientId, n);
     return n;
   };
+  const onObserverError = (error: unknown): void => services.logger.error({ err: error }, 'a request observer failed (journal, report or metrics); the request was answered');
   const control = mountSpec(services.specs.control, {
     admit,
     registry: services.registry,
@@ -37,6 +38,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
     handlers: { ...controlHandlers(services, resetParts), ...handlers },
     fallback: specAnswer(services.specs.control.document, services.options.seed),
     observers: everyRequest,
+    onObserverError,
     now: (clientId) => services.clock.of(clientId ?? ''),
     refreshClock: services.clockService.refresh,
     scope: services.storage.requestScope,
@@ -48,6 +50,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
       handlers: { ...orderHandlers(services), ...handlers },
       fallback: specAnswer(services.specs.provider.document, services.options.seed),
       observers: [...modules.flatMap((m) => (m.observeProvider ? [m.observeProvider] : [])), ...everyRequest],
+      onObserverError,
       now: (clientId) => services.clock.of(clientId ?? ''),
       refreshClock: services.clockService.refresh,
       scope: services.storage.requestScope,

@@ -17,6 +17,8 @@ export interface MountOptions {
   interceptors: Interceptor[];
   /** Told of every request once its connection closes (the request journal). */
   observers?: Array<(served: ServedRequest) => void>;
+  /** Told when an observer throws: the request has been answered, and the process must not go down with it. */
+  onObserverError?: (error: unknown) => void;
   /** The time on the client's clock (the sandbox's before the client is known), for `arrivedAt`. */
   now: (clientId?: string) => number;
   /**
@@ -125,7 +127,7 @@ export function mountSpec(spec: CompiledSpec, options: MountOptions): RequestHan
   };
 }
 
-function observe(res: Response, served: Omit<ServedRequest, 'status' | 'durationMs' | 'aborted'>, started: bigint, observers: Array<(served: ServedRequest) => void>): void {
+function observe(res: Response, served: Omit<ServedRequest, 'status' | 'durationMs' | 'aborted'>, started: bigint, observers: Array<(served: ServedRequest) => void>, onError: (error: unknown) => void): void {
   res.once('close', () => {
     // Field by field: a spread here was a noticeable share of a tracking read.
     const done: ServedRequest = {
@@ -138,7 +140,14 @@ function observe(res: Response, served: Omit<ServedRequest, 'status' | 'duration
       durationMs: Number(process.hrtime.bigint() - started) / 1e6,
       aborted: !res.writableFinished,
     };
-    for (const observer of observers) observer(done);
+    // In a close listener a throw would be uncaught: one observer's failure is reported, and the others still run.
+    for (const observer of observers) {
+      try {
+        observer(done);
+      } catch (error) {
+        onError(error);
+      }
+    }
   });
 }
 
@@ -155,6 +164,7 @@ function serveOperation(op: CompiledOperation, handler: Handler, options: MountO
 
 function serveInScope(op: CompiledOperation, handler: Handler, options: MountOptions) {
   const observers = options.observers ?? [];
+  const onObserverError = options.onObserverError ?? (() => undefined);
   // Settings read from the handler on are read afresh (the scope's pre-read is for the interceptors).
   const handle: Handler = options.scope
     ? (input) => {
@@ -184,7 +194,7 @@ function serveInScope(op: CompiledOperation, handler: Handler, options: MountOpt
       served.arrivedAt = options.now(input.client.id);
       if (options.arrival) served.seq = options.arrival(input.client.id);
     };
-    if (observers.length > 0) observe(res, served, started, observers);
+    if (observers.length > 0) observe(res, served, started, observers, onObserverError);
     try {
       if (op.secured) {
         const caller = authenticate(options.registry, input.headers.authorization);
