@@ -9,7 +9,8 @@ import { noteOfResponse } from './served.js';
  * Middleware run one after another as one layer of express's router. Each layer costs
  * the router's matching and bookkeeping on every request (with a dozen layers, ~10% of
  * a tracking read's CPU in a profile); the sandbox's own edge is one layer. An error
- * (passed on, thrown, or a rejected promise) goes to express's error handlers.
+ * (passed on, thrown, or a rejected promise) goes to express's error handlers, and so
+ * does `next('route')`, which leaves the series.
  *
  * @example app.use(series(requestLog(logger), cors(['*']), jsonBody('1mb')))
  */
@@ -22,7 +23,8 @@ export function series(...handlers: RequestHandler[]): RequestHandler {
       if (!handler) return next();
       try {
         const returned = handler(req, res, step) as unknown;
-        if (returned instanceof Promise) returned.catch(next);
+        // As express does: a promise rejected without a reason is an error all the same.
+        if (returned instanceof Promise) returned.catch((reason: unknown) => next(reason ?? new Error('Rejected promise')));
       } catch (thrown) {
         next(thrown);
       }

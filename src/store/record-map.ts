@@ -11,7 +11,9 @@ const CHUNK = RECORD_CHUNK;
  * avalanche): the store's keys end in counters or in permuted numbers, whose endings
  * spread evenly, and hashing six characters rather than the whole key keeps a look-up
  * close to a Map's. Keys that share their ending only share a shard: that shard is then
- * a plain Map, which is what the whole collection was before.
+ * a plain Map, which is what the whole collection was before. A collection keyed by
+ * partner input would want the whole key hashed (as `ShardedMap` does), so that nobody
+ * can put every key in one shard.
  */
 export function shardOf(key: string): number {
   const n = key.length;
@@ -23,6 +25,9 @@ export function shardOf(key: string): number {
   return h & (SHARDS - 1);
 }
 
+/** A chunk shorter than this is never compacted: its holes cost less than the moves. */
+const COMPACT_MIN = 64;
+
 /**
  * A collection of the store in memory: string keys to records, listed in the order the
  * keys were first put (as a Map lists them, which the data file's order and the jobs'
@@ -31,13 +36,19 @@ export function shardOf(key: string): number {
  * A Map grows by rehashing every entry into a table twice the size, in one `set`: a
  * collection of orders doing that at 524,288 or 1,048,576 records held the event loop
  * 66-224 ms under a create load, and twice as long at each doubling after. Here the key
- * lookup is split over 256 small Maps (each maps a key to its slot), and the records sit
- * in an insertion log of fixed-size chunks (a key and a value per slot), so no single
- * `set` copies more than a 256th of the keys or one chunk.
+ * lookup is split over 256 small Maps (each maps a key to its slot: chunk and place in
+ * it), and the records sit in an insertion log of chunks of up to 4,096 slots (a key and
+ * a value per slot), so no single `set` copies more than a 256th of the keys or one chunk.
  *
- * A deleted record leaves an empty slot; a chunk whose slots are all empty is let go
- * (retention deletes the oldest records, which fill the first chunks). A key put again
- * after a delete takes a new slot at the end, as in a Map.
+ * A key put again after a delete takes a new slot at the end, as in a Map; a deleted
+ * record leaves an empty slot. So the log does not grow with every insert ever made (a
+ * collection that churns, as jobs do, with a few long-lived records among the churn
+ * would keep a whole chunk per long-lived record): a chunk behind the last one is
+ * compacted in place, in order, once half its slots are empty (its records' slots move
+ * within it: at most one chunk's work per delete, once per as many deletes); a chunk with
+ * no record left is let go; empty slots at the end of the last chunk are handed out
+ * again. The slots held stay under twice the records plus 64 per chunk, and the log's
+ * list of chunks grows by one entry per 4,096 inserts.
  *
  * @example
  * const orders = new RecordMap();
@@ -51,8 +62,6 @@ export class RecordMap<V = unknown> {
   readonly #values: Array<Array<V | undefined> | null> = [];
   /** Records per chunk. */
   readonly #live: number[] = [];
-  /** Slots handed out so far (the next one is at this index). */
-  #slots = 0;
   #size = 0;
 
   constructor(entries?: Iterable<readonly [string, V]>) {
@@ -63,10 +72,10 @@ export class RecordMap<V = unknown> {
     return this.#size;
   }
 
-  /** Chunks of the insertion log held (each ~64 KiB at most): what the empty slots cost. */
-  get chunks(): number {
+  /** Slots the log holds, records and empty ones: what its memory is in proportion to. */
+  get slots(): number {
     let held = 0;
-    for (const keys of this.#keys) if (keys !== null) held += 1;
+    for (const keys of this.#keys) if (keys !== null) held += keys.length;
     return held;
   }
 
@@ -86,17 +95,18 @@ export class RecordMap<V = unknown> {
       this.#values[slot >>> CHUNK_BITS]![slot & (CHUNK - 1)] = value;
       return this;
     }
-    const at = this.#slots++;
-    const chunk = at >>> CHUNK_BITS;
-    if ((at & (CHUNK - 1)) === 0) {
+    let chunk = this.#keys.length - 1;
+    if (chunk < 0 || this.#keys[chunk]!.length === CHUNK) {
+      chunk += 1;
       this.#keys.push([]);
       this.#values.push([]);
       this.#live.push(0);
     }
-    this.#keys[chunk]!.push(key);
+    const keys = this.#keys[chunk]!;
+    shard.set(key, chunk * CHUNK + keys.length);
+    keys.push(key);
     this.#values[chunk]!.push(value);
     this.#live[chunk]! += 1;
-    shard.set(key, at);
     this.#size += 1;
     return this;
   }
@@ -108,39 +118,24 @@ export class RecordMap<V = unknown> {
     shard.delete(key);
     this.#size -= 1;
     const chunk = slot >>> CHUNK_BITS;
-    const index = slot & (CHUNK - 1);
     const keys = this.#keys[chunk]!;
     const values = this.#values[chunk]!;
-    if (slot === this.#slots - 1) {
-      // The last slot (a record put and rolled back, say): handed out again rather than left empty.
-      keys.pop();
-      values.pop();
-      this.#slots -= 1;
-      if (index === 0) {
-        this.#keys.pop();
-        this.#values.pop();
-        this.#live.pop();
-      } else this.#live[chunk]! -= 1;
-      return true;
-    }
-    keys[index] = undefined;
-    values[index] = undefined;
-    this.#live[chunk]! -= 1;
-    // A full chunk left with no record is let go (the last one still takes new slots).
-    if (this.#live[chunk] === 0 && keys.length === CHUNK) {
+    keys[slot & (CHUNK - 1)] = undefined;
+    values[slot & (CHUNK - 1)] = undefined;
+    const live = (this.#live[chunk]! -= 1);
+    if (chunk === this.#keys.length - 1) {
+      // The last chunk takes new slots: empty ones at its end (a put rolled back, say) are handed out again.
+      while (keys.length > 0 && keys[keys.length - 1] === undefined) {
+        keys.pop();
+        values.pop();
+      }
+    } else if (live === 0) {
       this.#keys[chunk] = null;
       this.#values[chunk] = null;
+    } else if (keys.length >= COMPACT_MIN && live * 2 <= keys.length) {
+      this.#compact(chunk);
     }
     return true;
-  }
-
-  clear(): void {
-    for (const shard of this.#shards) shard.clear();
-    this.#keys.length = 0;
-    this.#values.length = 0;
-    this.#live.length = 0;
-    this.#slots = 0;
-    this.#size = 0;
   }
 
   /** The keys in insertion order, as a new array (one pass over the slots, no entry objects). */
@@ -164,19 +159,6 @@ export class RecordMap<V = unknown> {
     return this.#list(this.#values);
   }
 
-  /** The filled slots of `chunks` (the keys' or the values'), in order. */
-  #list<T>(chunks: Array<Array<T | undefined> | null>): T[] {
-    const list = new Array<T>(this.#size);
-    let n = 0;
-    for (let c = 0; c < chunks.length; c++) {
-      const keys = this.#keys[c];
-      if (keys === null || keys === undefined) continue;
-      const slots = chunks[c]!;
-      for (let i = 0; i < keys.length; i++) if (keys[i] !== undefined) list[n++] = slots[i] as T;
-    }
-    return list;
-  }
-
   keys(): IterableIterator<string> {
     return this.keyList()[Symbol.iterator]();
   }
@@ -192,5 +174,37 @@ export class RecordMap<V = unknown> {
 
   [Symbol.iterator](): IterableIterator<[string, V]> {
     return this.entries();
+  }
+
+  /** The filled slots of `chunks` (the keys' or the values'), in order. */
+  #list<T>(chunks: Array<Array<T | undefined> | null>): T[] {
+    const list = new Array<T>(this.#size);
+    let n = 0;
+    for (let c = 0; c < chunks.length; c++) {
+      const keys = this.#keys[c];
+      if (keys === null || keys === undefined) continue;
+      const slots = chunks[c]!;
+      for (let i = 0; i < keys.length; i++) if (keys[i] !== undefined) list[n++] = slots[i] as T;
+    }
+    return list;
+  }
+
+  /** Moves a chunk's records to the front of it, in order, dropping its empty slots. */
+  #compact(chunk: number): void {
+    const keys = this.#keys[chunk]!;
+    const values = this.#values[chunk]!;
+    let to = 0;
+    for (let from = 0; from < keys.length; from++) {
+      const key = keys[from];
+      if (key === undefined) continue;
+      if (to !== from) {
+        keys[to] = key;
+        values[to] = values[from];
+        this.#shards[shardOf(key)]!.set(key, chunk * CHUNK + to);
+      }
+      to += 1;
+    }
+    keys.length = to;
+    values.length = to;
   }
 }

@@ -37,12 +37,14 @@ describe('a store collection (RecordMap)', () => {
     expect(records.size).toBe(3);
   });
 
-  it('hands the last slot out again when its record is deleted (a put rolled back), without a hole', () => {
+  it('hands empty slots at the end out again (a put rolled back), without leaving a hole', () => {
     const records = new RecordMap<number>([['a', 1]]);
     records.set('b', 2);
     records.delete('b');
+    expect(records.slots).toBe(1);
     records.set('c', 3);
     records.set('b', 5);
+    expect(records.slots).toBe(3);
     expect([...records.keys()]).toEqual(['a', 'c', 'b']);
   });
 
@@ -50,30 +52,54 @@ describe('a store collection (RecordMap)', () => {
     const next = random(15);
     const records = new RecordMap<number>();
     const expected = new Map<string, number>();
-    for (let step = 0; step < 60_000; step++) {
-      const key = orderNo(Math.floor(next() * 20_000));
-      const roll = next();
-      if (roll < 0.6) {
-        records.set(key, step);
-        expected.set(key, step);
-      } else if (roll < 0.9) {
-        expect(records.delete(key)).toBe(expected.delete(key));
-      } else {
-        expect(records.get(key)).toBe(expected.get(key));
+    // Phases of mostly puts, then mostly deletes: chunks fill, thin out (compacted), empty (let go) and fill again.
+    for (const [steps, puts] of [[60_000, 0.6], [60_000, 0.15], [40_000, 0.7], [80_000, 0.05]] as const) {
+      for (let step = 0; step < steps; step++) {
+        const key = orderNo(Math.floor(next() * 20_000));
+        const roll = next();
+        if (roll < puts) {
+          records.set(key, step);
+          expected.set(key, step);
+        } else if (roll < 0.95) {
+          expect(records.delete(key)).toBe(expected.delete(key));
+        } else {
+          expect(records.get(key)).toBe(expected.get(key));
+        }
       }
+      expect(records.size).toBe(expected.size);
+      expect([...records.entries()]).toEqual([...expected.entries()]);
+      expect(records.keySnapshot().flat().filter((key) => key !== undefined)).toEqual([...expected.keys()]);
+      for (const [key, value] of expected) expect(records.get(key)).toBe(value);
     }
-    expect(records.size).toBe(expected.size);
-    expect([...records.entries()]).toEqual([...expected.entries()]);
-    expect(records.keyList()).toEqual([...expected.keys()]);
+  });
+
+  it('holds slots in proportion to its records, not to every insert ever made (a few long-lived records among churn)', () => {
+    const records = new RecordMap<number>();
+    const kept: string[] = [];
+    // 400,000 jobs come and go, each done 1,000 inserts after it came; one in 4,000 stays (a job due far ahead): one in every chunk.
+    const key = (i: number): string => `step:${orderNo(i)}`;
+    for (let i = 0; i < 400_000 + 1_000; i++) {
+      if (i < 400_000) records.set(key(i), i);
+      const done = i - 1_000;
+      if (done < 0) continue;
+      if (done % 4_000 === 0) kept.push(key(done));
+      else records.delete(key(done));
+    }
+    expect(records.size).toBe(kept.length);
+    expect(records.keyList()).toEqual(kept);
+    // Without compaction every chunk would stay whole: ~400,000 slots. With it: under twice the
+    // records plus 64 per chunk (one is compacted no shorter than that), and the last chunk.
+    const chunks = Math.ceil(400_000 / RECORD_CHUNK);
+    expect(records.slots).toBeLessThan(2 * kept.length + 64 * chunks + RECORD_CHUNK);
   });
 
   it('lets go of the chunks whose records were all deleted (retention takes the oldest)', () => {
     const records = new RecordMap<number>();
     const total = RECORD_CHUNK * 5;
     for (let i = 0; i < total; i++) records.set(orderNo(i), i);
-    expect(records.chunks).toBe(5);
+    expect(records.slots).toBe(total);
     for (let i = 0; i < RECORD_CHUNK * 3; i++) records.delete(orderNo(i));
-    expect(records.chunks).toBe(2);
+    expect(records.slots).toBe(RECORD_CHUNK * 2);
     expect(records.size).toBe(RECORD_CHUNK * 2);
     expect(records.keyList()[0]).toBe(orderNo(RECORD_CHUNK * 3));
     for (let i = RECORD_CHUNK * 3; i < total; i++) records.delete(orderNo(i));
@@ -81,6 +107,17 @@ describe('a store collection (RecordMap)', () => {
     expect(records.keyList()).toEqual([]);
     records.set('again', 1);
     expect([...records.entries()]).toEqual([['again', 1]]);
+  });
+
+  it('snapshots its keys as they are (a checkpoint reads them while records come and go)', () => {
+    const records = new RecordMap<number>([['a', 1], ['b', 2], ['c', 3]]);
+    records.delete('b');
+    const snapshot = records.keySnapshot();
+    records.delete('a');
+    records.set('b', 4);
+    records.set('d', 5);
+    expect(snapshot.flat()).toEqual(['a', undefined, 'c']);
+    expect(records.keySnapshot().flat().filter((key) => key !== undefined)).toEqual(['c', 'b', 'd']);
   });
 
   it.each([
