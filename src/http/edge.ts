@@ -99,23 +99,28 @@ export function errorEnvelope(limit: string): ErrorRequestHandler {
 
 /**
  * One structured log line per request: method, path, status, duration, client (never the
- * token). The line holds only those fields, so it skips the logger's redaction, which
- * cost four times the rest of the line (a failure's error still goes through it).
+ * token), once its connection is done with it; a request the client gave up on before
+ * the answer ended (a held or slow answer, say) says `aborted: true`, with the status
+ * sent, or null when none was. The line holds only those fields, so it skips the
+ * logger's redaction, which cost four times the rest of the line (a failure's error
+ * still goes through it).
  */
-export function requestLog(logger: Logger): RequestHandler {
+export function requestLog(logger: Pick<Logger, 'child' | 'error'>): RequestHandler {
   const lines = logger.child({}, { redact: [] });
   return (req, res, next) => {
     const start = process.hrtime.bigint();
-    res.on('finish', () => {
+    res.once('close', () => {
       const note = noteOfResponse(res);
-      const line = {
+      const finished = res.writableFinished;
+      const line: Record<string, unknown> = {
         method: req.method,
         path: req.path,
-        status: res.statusCode,
+        status: finished || res.headersSent ? res.statusCode : null,
         ms: Number(process.hrtime.bigint() - start) / 1e6,
         client: note.clientId,
         op: note.operationId,
       };
+      if (!finished) line.aborted = true;
       if (note.error) logger.error({ ...line, err: note.error }, 'request failed');
       else lines.info(line, 'request');
     });
