@@ -2,8 +2,7 @@
 export const RECORD_SHARDS = 256;
 const SHARDS = RECORD_SHARDS;
 /** Slots per chunk of the insertion log. */
-const CHUNK_BITS = 12;
-export const RECORD_CHUNK = 1 << CHUNK_BITS;
+export const RECORD_CHUNK = 4096;
 const CHUNK = RECORD_CHUNK;
 
 /**
@@ -24,6 +23,9 @@ export function shardOf(key: string): number {
   h ^= h >>> 12;
   return h & (SHARDS - 1);
 }
+
+/** The chunk number of a slot: a shift while slots fit 31 bits, a division past that (slot numbers keep counting up with the inserts). */
+const chunkOf = (slot: number): number => (slot < 0x80000000 ? slot >>> 12 : Math.floor(slot / CHUNK));
 
 /** A chunk shorter than this is never compacted: its holes cost less than the moves. */
 const COMPACT_MIN = 64;
@@ -47,8 +49,9 @@ const COMPACT_MIN = 64;
  * compacted in place, in order, once half its slots are empty (its records' slots move
  * within it: at most one chunk's work per delete, once per as many deletes); a chunk with
  * no record left is let go; empty slots at the end of the last chunk are handed out
- * again. The slots held stay under twice the records plus 64 per chunk, and the log's
- * list of chunks grows by one entry per 4,096 inserts.
+ * again. The slots held stay under twice the records plus 64 per chunk and one chunk,
+ * and the log's list of chunks spans from the oldest chunk with a record to the newest
+ * (an entry per 4,096 inserts in between).
  *
  * @example
  * const orders = new RecordMap();
@@ -62,6 +65,8 @@ export class RecordMap<V = unknown> {
   readonly #values: Array<Array<V | undefined> | null> = [];
   /** Records per chunk. */
   readonly #live: number[] = [];
+  /** The number of the chunk at index 0 (chunks let go at the front are dropped from the arrays). */
+  #base = 0;
   #size = 0;
 
   constructor(entries?: Iterable<readonly [string, V]>) {
@@ -72,16 +77,18 @@ export class RecordMap<V = unknown> {
     return this.#size;
   }
 
-  /** Slots the log holds, records and empty ones: what its memory is in proportion to. */
+  /** Slots the log holds, records and empty ones (the longer of a chunk's keys and values): what its memory is in proportion to. */
   get slots(): number {
     let held = 0;
-    for (const keys of this.#keys) if (keys !== null) held += keys.length;
+    for (let c = 0; c < this.#keys.length; c++) held += Math.max(this.#keys[c]?.length ?? 0, this.#values[c]?.length ?? 0);
     return held;
   }
 
   get(key: string): V | undefined {
     const slot = this.#shards[shardOf(key)]!.get(key);
-    return slot === undefined ? undefined : this.#values[slot >>> CHUNK_BITS]![slot & (CHUNK - 1)];
+    if (slot === undefined) return undefined;
+    const chunk = chunkOf(slot);
+    return this.#values[chunk - this.#base]![slot - chunk * CHUNK];
   }
 
   has(key: string): boolean {
@@ -92,21 +99,24 @@ export class RecordMap<V = unknown> {
     const shard = this.#shards[shardOf(key)]!;
     const slot = shard.get(key);
     if (slot !== undefined) {
-      this.#values[slot >>> CHUNK_BITS]![slot & (CHUNK - 1)] = value;
+      const chunk = chunkOf(slot);
+      this.#values[chunk - this.#base]![slot - chunk * CHUNK] = value;
       return this;
     }
-    let chunk = this.#keys.length - 1;
-    if (chunk < 0 || this.#keys[chunk]!.length === CHUNK) {
-      chunk += 1;
+    let at = this.#keys.length - 1;
+    if (at < 0 || this.#keys[at]!.length === CHUNK) {
       this.#keys.push([]);
       this.#values.push([]);
       this.#live.push(0);
+      // The full chunk is now behind the new one: the holes its deletes left are dealt with as after a delete behind the last.
+      if (at >= 0) this.#tidy(at);
+      at = this.#keys.length - 1;
     }
-    const keys = this.#keys[chunk]!;
-    shard.set(key, chunk * CHUNK + keys.length);
+    const keys = this.#keys[at]!;
+    shard.set(key, (this.#base + at) * CHUNK + keys.length);
     keys.push(key);
-    this.#values[chunk]!.push(value);
-    this.#live[chunk]! += 1;
+    this.#values[at]!.push(value);
+    this.#live[at]! += 1;
     this.#size += 1;
     return this;
   }
@@ -117,24 +127,20 @@ export class RecordMap<V = unknown> {
     if (slot === undefined) return false;
     shard.delete(key);
     this.#size -= 1;
-    const chunk = slot >>> CHUNK_BITS;
-    const keys = this.#keys[chunk]!;
-    const values = this.#values[chunk]!;
-    keys[slot & (CHUNK - 1)] = undefined;
-    values[slot & (CHUNK - 1)] = undefined;
-    const live = (this.#live[chunk]! -= 1);
-    if (chunk === this.#keys.length - 1) {
+    const chunk = chunkOf(slot);
+    const at = chunk - this.#base;
+    const keys = this.#keys[at]!;
+    const values = this.#values[at]!;
+    keys[slot - chunk * CHUNK] = undefined;
+    values[slot - chunk * CHUNK] = undefined;
+    this.#live[at]! -= 1;
+    if (at === this.#keys.length - 1) {
       // The last chunk takes new slots: empty ones at its end (a put rolled back, say) are handed out again.
       while (keys.length > 0 && keys[keys.length - 1] === undefined) {
         keys.pop();
         values.pop();
       }
-    } else if (live === 0) {
-      this.#keys[chunk] = null;
-      this.#values[chunk] = null;
-    } else if (keys.length >= COMPACT_MIN && live * 2 <= keys.length) {
-      this.#compact(chunk);
-    }
+    } else this.#tidy(at);
     return true;
   }
 
@@ -189,10 +195,31 @@ export class RecordMap<V = unknown> {
     return list;
   }
 
+  /**
+   * A chunk behind the last, after a delete in it (or as it stops being the last): let go
+   * when it holds no record (and, at the front, dropped from the arrays), compacted when
+   * half its slots are empty.
+   */
+  #tidy(at: number): void {
+    const keys = this.#keys[at]!;
+    const live = this.#live[at]!;
+    if (live === 0) {
+      this.#keys[at] = null;
+      this.#values[at] = null;
+      while (this.#keys.length > 1 && this.#keys[0] === null) {
+        this.#keys.shift();
+        this.#values.shift();
+        this.#live.shift();
+        this.#base += 1;
+      }
+    } else if (keys.length >= COMPACT_MIN && live * 2 <= keys.length) this.#compact(at);
+  }
+
   /** Moves a chunk's records to the front of it, in order, dropping its empty slots. */
-  #compact(chunk: number): void {
-    const keys = this.#keys[chunk]!;
-    const values = this.#values[chunk]!;
+  #compact(at: number): void {
+    const keys = this.#keys[at]!;
+    const values = this.#values[at]!;
+    const first = (this.#base + at) * CHUNK;
     let to = 0;
     for (let from = 0; from < keys.length; from++) {
       const key = keys[from];
@@ -200,7 +227,7 @@ export class RecordMap<V = unknown> {
       if (to !== from) {
         keys[to] = key;
         values[to] = values[from];
-        this.#shards[shardOf(key)]!.set(key, chunk * CHUNK + to);
+        this.#shards[shardOf(key)]!.set(key, first + to);
       }
       to += 1;
     }

@@ -46,6 +46,10 @@ describe('a store collection (RecordMap)', () => {
     records.set('b', 5);
     expect(records.slots).toBe(3);
     expect([...records.keys()]).toEqual(['a', 'c', 'b']);
+    // Two empty slots at the end: both handed out again.
+    records.delete('c');
+    records.delete('b');
+    expect(records.slots).toBe(1);
   });
 
   it('agrees with a Map over many keys and random puts, updates and deletes across chunks', () => {
@@ -93,6 +97,28 @@ describe('a store collection (RecordMap)', () => {
     expect(records.slots).toBeLessThan(2 * kept.length + 64 * chunks + RECORD_CHUNK);
   });
 
+  it('also compacts a chunk whose records went while it was the last one (one long-lived record at its end)', () => {
+    const records = new RecordMap<number>();
+    const kept: string[] = [];
+    let n = 0;
+    for (let chunk = 0; chunk < 50; chunk++) {
+      const gone: string[] = [];
+      for (let i = 0; i < RECORD_CHUNK - 1; i++) {
+        records.set(orderNo(n), n);
+        gone.push(orderNo(n++));
+      }
+      records.set(orderNo(n), n);
+      kept.push(orderNo(n++));
+      for (const key of gone) records.delete(key);
+    }
+    records.set('next', n);
+    kept.push('next');
+    expect(records.keyList()).toEqual(kept);
+    for (const key of kept) expect(records.get(key)).toBeDefined();
+    // Without it: 50 whole chunks, 204,801 slots.
+    expect(records.slots).toBeLessThan(2 * kept.length + 64 * 51 + RECORD_CHUNK);
+  });
+
   it('lets go of the chunks whose records were all deleted (retention takes the oldest)', () => {
     const records = new RecordMap<number>();
     const total = RECORD_CHUNK * 5;
@@ -102,7 +128,12 @@ describe('a store collection (RecordMap)', () => {
     expect(records.slots).toBe(RECORD_CHUNK * 2);
     expect(records.size).toBe(RECORD_CHUNK * 2);
     expect(records.keyList()[0]).toBe(orderNo(RECORD_CHUNK * 3));
-    for (let i = RECORD_CHUNK * 3; i < total; i++) records.delete(orderNo(i));
+    // A chunk in the middle emptied (a reset of the client that made it): let go as well.
+    records.set('later', 0);
+    for (let i = RECORD_CHUNK * 4; i < total; i++) records.delete(orderNo(i));
+    expect(records.slots).toBe(RECORD_CHUNK + 1);
+    for (let i = RECORD_CHUNK * 3; i < RECORD_CHUNK * 4; i++) records.delete(orderNo(i));
+    records.delete('later');
     expect(records.size).toBe(0);
     expect(records.keyList()).toEqual([]);
     records.set('again', 1);
