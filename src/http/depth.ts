@@ -18,9 +18,9 @@ const OPEN_OBJECT = 0x7b, OPEN_ARRAY = 0x5b, CLOSE_OBJECT = 0x7d, CLOSE_ARRAY = 
  * of a million `[` would otherwise cost hundreds of milliseconds of parsing (before any
  * token is checked) only to be refused. JSON.parse accepts any depth, but JSON.stringify
  * (the request journal, the readiness report, logs) and recursive validators overflow the
- * stack on it: a 500, or a crash in a listener. Exact for UTF-8 only (in another charset
- * a bracket's or a quote's byte can be half of another character: `parsedTooDeep` checks
- * those bodies once parsed). Brackets inside strings do not count. Throws
+ * stack on it: a 500, or a crash in a listener. Exact for UTF-8 only (in another charset a
+ * bracket's or a quote's byte can be half of another character), the one charset
+ * `jsonBody` takes. Brackets inside strings do not count. Throws
  * TooDeep past `limit`.
  */
 export function checkRawDepth(body: Buffer, limit = MAX_JSON_DEPTH): void {
@@ -37,26 +37,4 @@ export function checkRawDepth(body: Buffer, limit = MAX_JSON_DEPTH): void {
       if (depth > limit) throw new TooDeep(limit);
     } else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) depth -= 1;
   }
-}
-
-/** How deep a parsed JSON value nests, counted without recursion (a hostile body may be thousands deep). */
-export function jsonDepth(value: unknown, stopAt = Infinity): number {
-  let deepest = 0;
-  const stack: Array<[unknown, number]> = [[value, 0]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop()!;
-    if (node === null || typeof node !== 'object') continue;
-    deepest = Math.max(deepest, depth + 1);
-    if (deepest > stopAt) return deepest;
-    for (const child of Object.values(node)) stack.push([child, depth + 1]);
-  }
-  return deepest;
-}
-
-/**
- * Throws TooDeep when a parsed body nests deeper than `limit`: for the bodies the byte
- * scan cannot read exactly (any charset but UTF-8).
- */
-export function parsedTooDeep(body: unknown, limit = MAX_JSON_DEPTH): void {
-  if (body !== null && typeof body === 'object' && jsonDepth(body, limit) > limit) throw new TooDeep(limit);
 }

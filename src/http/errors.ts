@@ -40,6 +40,7 @@ export const messages = {
     `Method ${method} is not allowed here; use ${allowed.join(', ')}.`,
   invalidRequest: domainMessages.invalidRequest,
   malformedJson: 'The body is not valid JSON; check quotes, commas and brackets.',
+  unsupportedCharset: (charset: string) => `The body must be JSON in UTF-8 (got charset "${charset}"); send UTF-8 with "Content-Type: application/json".`,
   unsupportedMediaType: (got: string) =>
     `The body must be sent as application/json (got "${got}"); set the header "Content-Type: application/json".`,
   bodyTooLarge: (limit: string) => `The body is larger than the limit of ${limit}; send fewer items per request.`,
