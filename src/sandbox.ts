@@ -9,6 +9,7 @@ import { Scheduler } from './clock/scheduler.js';
 import { ClockService, loadClocks } from './clock/service.js';
 import { ClockSync } from './clock/sync.js';
 import { answerClientErrors } from './http/client-error.js';
+import { withEnvelope } from './http/edge.js';
 import { ClientRegistry, roleOf, type Client, type ClientConfig } from './config/clients.js';
 import { checkClientConfigs } from './config/check.js';
 import { readConfigFile } from './config/file.js';
@@ -221,7 +222,7 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
   for (const m of modules) await m.start?.();
   const server = await new Promise<Server>((resolve, reject) => {
     // express's app.listen takes no server options; the header limit needs node:http's own.
-    const s = createServer({ maxHeaderSize: options.maxHeaderSize }, app);
+    const s = createServer({ maxHeaderSize: options.maxHeaderSize }, withEnvelope(app));
     answerClientErrors(s, options.maxHeaderSize);
     s.once('error', reject);
     s.listen(options.port, options.host, () => resolve(s));

@@ -1,4 +1,5 @@
-import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import express, { type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
 import type { Logger } from 'pino';
 import { ApiError, messages } from './errors.js';
 import { checkRawDepth, TooDeep } from './depth.js';
@@ -70,6 +71,19 @@ const charsetError = (charset: string): ApiError =>
 export const unknownPath: RequestHandler = (req, res) => {
   sendError(res, new ApiError(404, messages.unknownPath(req.method, req.path)));
 };
+
+/**
+ * `app` as node's request listener, with the envelope as express's last resort: a request
+ * target its router cannot parse (`GET http://xn--/v1/order`) never reaches a middleware,
+ * and express's own final handler answered it with an HTML page.
+ */
+export function withEnvelope(app: (req: IncomingMessage, res: ServerResponse, done: (error?: unknown) => void) => void): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) =>
+    app(req, res, (error?: unknown) => {
+      const answer = error ?? new ApiError(404, messages.unknownPath(req.method ?? 'GET', req.url ?? ''));
+      sendError(res as Response, answer);
+    });
+}
 
 /** Turns body-parser and any other stray error into the envelope. */
 export function errorEnvelope(limit: string): ErrorRequestHandler {

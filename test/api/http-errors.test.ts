@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { request } from 'node:http';
 import supertest from 'supertest';
+import { createSandbox } from '../../src/sandbox.js';
 import { createRequest } from '../support/orders.js';
 import { expectMatchesSpec, testSandbox, TOKEN_A, type TestSandbox } from '../support/sandbox.js';
 
@@ -73,5 +75,27 @@ describe('answers that are not about one operation', () => {
     const res = await sandbox.call('GET', '/__sandbox/health', { token: null });
     expect(res.status).toBe(200);
     expect(res.body.status).toBe('ok');
+  });
+});
+
+describe('a request target the router cannot parse (a real server)', () => {
+  it('answers 404 with the envelope, not express\'s HTML page', async () => {
+    const server = await createSandbox({ clock: 'manual', tokens: ['t'] });
+    try {
+      const { port } = new URL(server.url);
+      const answer = await new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, method: 'GET', path: 'http://xn--/v1/order' }, (res) => {
+          let body = '';
+          res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+          res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), body }));
+        });
+        req.on('error', reject).end();
+      });
+      expect(answer.status).toBe(404);
+      expect(answer.type).toMatch(/^application\/json/);
+      expect(JSON.parse(answer.body)).toMatchObject({ success: false, errors: [] });
+    } finally {
+      await server.close();
+    }
   });
 });
