@@ -101,7 +101,7 @@ export function errorEnvelope(limit: string): ErrorRequestHandler {
       case 'charset.unsupported':
         return sendError(res, charsetError(String((error as { charset?: string }).charset ?? res.req.headers['content-type'])));
       case 'encoding.unsupported':
-        return sendError(res, new ApiError(415, messages.unsupportedMediaType(String(res.req.headers['content-type']))));
+        return sendError(res, new ApiError(415, messages.unsupportedEncoding(String(res.req.headers['content-encoding'])), [{ field: 'header.content-encoding', message: 'must be gzip, deflate, br or identity' }]));
       case 'request.aborted':
         return void res.destroy();
       default:

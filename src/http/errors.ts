@@ -40,6 +40,7 @@ export const messages = {
     `Method ${method} is not allowed here; use ${allowed.join(', ')}.`,
   invalidRequest: domainMessages.invalidRequest,
   malformedJson: 'The body is not valid JSON; check quotes, commas and brackets.',
+  unsupportedEncoding: (encoding: string) => `The body's Content-Encoding "${encoding}" is not supported; send it as it is, or compressed once with gzip, deflate or br.`,
   unsupportedCharset: (charset: string) => `The body must be JSON in UTF-8 (got charset "${charset}"); send UTF-8 with "Content-Type: application/json".`,
   unsupportedMediaType: (got: string) =>
     `The body must be sent as application/json (got "${got}"); set the header "Content-Type: application/json".`,

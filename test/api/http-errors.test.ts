@@ -46,6 +46,14 @@ describe('answers that are not about one operation', () => {
     expect(res.status).toBe(415);
   });
 
+  it.each(['compress', 'gzip, gzip'])('answers a body with Content-Encoding %s with 415 naming that header', async (encoding) => {
+    const res = await supertest(sandbox.app).post('/v1/order').set(auth).set('Content-Type', 'application/json').set('Content-Encoding', encoding).send('{}');
+    expect(res.status).toBe(415);
+    expect(res.body.message).toContain(`"${encoding}"`);
+    expect(res.body.errors).toEqual([{ field: 'header.content-encoding', message: 'must be gzip, deflate, br or identity' }]);
+    expectMatchesSpec(sandbox.services, 'POST', '/v1/order', res);
+  });
+
   it('answers a body over the limit with 413', async () => {
     const res = await sandbox.call('POST', '/v1/order', { body: createRequest(60) });
     expect(res.status).toBe(413);
