@@ -44,17 +44,17 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
     scope: services.storage.requestScope,
   });
   const provider = mountSpec(services.specs.provider, {
-      admit,
-      registry: services.registry,
-      interceptors: modules.flatMap((m) => m.providerInterceptors ?? []),
-      handlers: { ...orderHandlers(services), ...handlers },
-      fallback: specAnswer(services.specs.provider.document, services.options.seed),
-      observers: [...modules.flatMap((m) => (m.observeProvider ? [m.observeProvider] : [])), ...everyRequest],
-      onObserverError,
-      now: (clientId) => services.clock.of(clientId ?? ''),
-      refreshClock: services.clockService.refresh,
-      scope: services.storage.requestScope,
-      arrival,
+    admit,
+    registry: services.registry,
+    interceptors: modules.flatMap((m) => m.providerInterceptors ?? []),
+    handlers: { ...orderHandlers(services), ...handlers },
+    fallback: specAnswer(services.specs.provider.document, services.options.seed),
+    observers: [...modules.flatMap((m) => (m.observeProvider ? [m.observeProvider] : [])), ...everyRequest],
+    onObserverError,
+    now: (clientId) => services.clock.of(clientId ?? ''),
+    refreshClock: services.clockService.refresh,
+    scope: services.storage.requestScope,
+    arrival,
   });
   // One layer of express's router for the whole edge: log, CORS, body, then the specs
   // (every control path starts with /__sandbox/: provider requests skip its routes).

@@ -8,8 +8,9 @@ import { noteOfResponse } from './served.js';
 
 /**
  * Middleware run one after another as one layer of express's router. Each layer costs
- * the router's matching and bookkeeping on every request (with a dozen layers, ~10% of
- * a tracking read's CPU in a profile); the sandbox's own edge is one layer. An error
+ * the router's matching and bookkeeping on every request (with a dozen layers, the
+ * router's functions had ~12% of a tracking read's CPU in a profile); the sandbox's own
+ * edge is one layer. An error
  * (passed on, thrown, or a rejected promise) goes to express's error handlers, and so
  * does `next('route')`, which leaves the series.
  *

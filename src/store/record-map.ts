@@ -2,7 +2,8 @@
 export const RECORD_SHARDS = 256;
 const SHARDS = RECORD_SHARDS;
 /** Slots per chunk of the insertion log. */
-export const RECORD_CHUNK = 4096;
+const CHUNK_BITS = 12;
+export const RECORD_CHUNK = 1 << CHUNK_BITS;
 const CHUNK = RECORD_CHUNK;
 
 /**
@@ -25,7 +26,7 @@ export function shardOf(key: string): number {
 }
 
 /** The chunk number of a slot: a shift while slots fit 31 bits, a division past that (slot numbers keep counting up with the inserts). */
-const chunkOf = (slot: number): number => (slot < 0x80000000 ? slot >>> 12 : Math.floor(slot / CHUNK));
+const chunkOf = (slot: number): number => (slot < 0x80000000 ? slot >>> CHUNK_BITS : Math.floor(slot / CHUNK));
 
 /** A chunk shorter than this is never compacted: its holes cost less than the moves. */
 const COMPACT_MIN = 64;
