@@ -4,7 +4,7 @@ import { basename, dirname, join } from 'node:path';
 import chain from 'stream-chain';
 import { parser } from 'stream-json';
 import { streamObject } from 'stream-json/streamers/stream-object.js';
-import { nodeFileSystem, writeAll } from './files.js';
+import { nodeFileSystem, Utf8Chunk, writeAll } from './files.js';
 import { readLines } from './lines.js';
 import { RecordMap } from './record-map.js';
 import { DataFileError, recordOf, type Adapter, type Collection, type Records, type StoreData, type StoreFileSystem } from './types.js';
@@ -74,30 +74,34 @@ export class SnapshotFile implements Adapter<StoreData> {
   async writeFrom(data: StoreData, source: SnapshotSource): Promise<void> {
     const tmp = `${this.path}.tmp-${process.pid}`;
     const fd = openSync(tmp, 'w', 0o600);
+    const chunk = new Utf8Chunk(CHUNK_BYTES);
     try {
-      let chunk = `{"schema_version":${data.schema_version},"journal_generation":${data.journal_generation}`;
+      chunk.add(`{"schema_version":${data.schema_version},"journal_generation":${data.journal_generation}`);
       let sliceStart = performance.now();
       for (const [name, records] of Object.entries(data)) {
         if (typeof records !== 'object') continue;
-        chunk += `,\n${JSON.stringify(name)}:{`;
+        chunk.add(`,\n${JSON.stringify(name)}:{`);
         let first = true;
         // The keys as they are now: records made later are in the journal.
         for (const key of keysOf(records)) {
           if (key === undefined) continue;
           const value = source.valueOf(name, key);
           if (value === undefined) continue; // deleted meanwhile, or created and not committed yet
-          chunk += `${first ? '' : ','}\n${JSON.stringify(key)}:${JSON.stringify(value)}`;
+          chunk.add(first ? '\n' : ',\n');
+          chunk.add(JSON.stringify(key));
+          chunk.add(':');
+          chunk.add(JSON.stringify(value));
           first = false;
           if (chunk.length >= CHUNK_BYTES || performance.now() - sliceStart >= SLICE_MS) {
             if (source.aborted()) throw new CheckpointAborted('The checkpoint was stopped: the store is closing.');
-            await writeAll(this.fs, fd, Buffer.from(chunk));
-            chunk = '';
+            await writeAll(this.fs, fd, chunk.take());
             sliceStart = performance.now();
           }
         }
-        chunk += '}';
+        chunk.add('}');
       }
-      await writeAll(this.fs, fd, Buffer.from(`${chunk}\n}\n`));
+      chunk.add('\n}\n');
+      await writeAll(this.fs, fd, chunk.take());
       await this.fs.fsync(fd);
       closeSync(fd);
     } catch (error) {

@@ -3,7 +3,7 @@ import { restrictDataFiles } from './private-files.js';
 import { RecordMap } from './record-map.js';
 import { dirname, resolve } from 'node:path';
 import { Low, Memory } from 'lowdb';
-import { describeError, errnoOf, nodeFileSystem } from './files.js';
+import { describeError, errnoOf, nodeFileSystem, Utf8Chunk } from './files.js';
 import { Journal } from './journal.js';
 import { DataFileLock } from './lock.js';
 import { checkVersion, emptyData, migrate, SCHEMA_VERSION } from './schema.js';
@@ -61,8 +61,8 @@ export interface StoreOptions {
  * store.commit();
  */
 export class Store {
-  /** Changed records since the last commit, with the value each had before (undefined: none). */
-  private readonly pending = new Map<string, { op: JournalOp; before: unknown }>();
+  /** Changed records since the last commit: the value each had before and has now, as kept (undefined: none). */
+  private readonly pending = new Map<string, { op: JournalOp; before: unknown; after: unknown }>();
   private checkpointing: Promise<void> | undefined;
   private nextCheckpoint: Promise<void> | undefined;
   private checkpointRetryAt = 0;
@@ -72,6 +72,8 @@ export class Store {
   private stopCheckpoint = false;
   private failure: { code: string; error: string; since: number } | undefined;
   private checkpointError: string | undefined;
+  /** The journal line being written, encoded into one reused buffer (the append is synchronous). */
+  private readonly line = new Utf8Chunk();
 
   private constructor(
     private readonly db: Low<StoreData>,
@@ -168,16 +170,23 @@ export class Store {
   /**
    * Sets a record; saved by the next `commit()`. Put a new object rather than one
    * changed in place: a failed commit restores the value the collection held before,
-   * which an object changed in place no longer is.
+   * which an object changed in place no longer is. Returns the record it replaces, as kept
+   * (undefined: none).
    */
-  put<T>(collection: string, key: string, value: T): void {
-    this.track({ c: collection, k: key });
-    this.collection(collection).set(key, this.options.pack ? this.options.pack(collection, value) : value);
+  put<T>(collection: string, key: string, value: T): unknown {
+    const records = this.collection(collection);
+    const after = this.options.pack ? this.options.pack(collection, value) : value;
+    const current = this.track({ c: collection, k: key }, records, after);
+    records.set(key, after);
+    return current;
   }
 
-  delete(collection: string, key: string): void {
-    this.track({ c: collection, k: key, d: 1 });
-    this.collection(collection).delete(key);
+  /** Removes a record; saved by the next `commit()`. Returns the record removed, as kept (undefined: none). */
+  delete(collection: string, key: string): unknown {
+    const records = this.collection(collection);
+    const current = this.track({ c: collection, k: key, d: 1 }, records, undefined);
+    records.delete(key);
+    return current;
   }
 
   /**
@@ -197,12 +206,11 @@ export class Store {
       throw new StoreUnavailable('ECLOSED');
     }
     const ops: JournalOp[] = [];
-    for (const { op } of this.pending.values()) {
-      const value = op.d ? undefined : this.collection(op.c).get(op.k);
-      ops.push(value === undefined ? { c: op.c, k: op.k, d: 1 } : { c: op.c, k: op.k, v: value });
-    }
+    for (const { op, after } of this.pending.values()) ops.push(after === undefined ? { c: op.c, k: op.k, d: 1 } : { c: op.c, k: op.k, v: after });
     try {
-      this.journal.append(Buffer.from(`${JSON.stringify(ops)}\n`));
+      this.line.add(JSON.stringify(ops));
+      this.line.add('\n');
+      this.journal.append(this.line.take());
     } catch (error) {
       this.rollBack();
       const code = errnoOf(error);
@@ -309,11 +317,14 @@ export class Store {
     else records.set(op.k, this.options.pack ? this.options.pack(op.c, op.v) : op.v);
   }
 
-  private track(op: JournalOp): void {
+  /** Notes a change to `records` (the collection `op.c`) before it is made; returns the record it replaces. */
+  private track(op: JournalOp, records: Records, after: unknown): unknown {
     const id = `${op.c}\u0000${op.k}`;
     const known = this.pending.get(id);
-    this.pending.set(id, { op, before: known ? known.before : this.collection(op.c).get(op.k) });
+    const current = records.get(op.k);
+    this.pending.set(id, { op, before: known ? known.before : current, after });
     if (this.pending.size === 1 && !known) queueMicrotask(() => this.commitReporting());
+    return current;
   }
 
   /** A commit no caller waits on (the microtask after a put, close): a failure goes to onError. */

@@ -74,9 +74,8 @@ export class UnitOfWork implements Access {
   commit(): Change[] {
     const changes: Change[] = [];
     for (const { collection, key, value } of this.writes.values()) {
-      changes.push({ collection, key, before: this.store.get(collection, key), after: value });
-      if (value === undefined) this.store.delete(collection, key);
-      else this.store.put(collection, key, value);
+      const before = value === undefined ? this.store.delete(collection, key) : this.store.put(collection, key, value);
+      changes.push({ collection, key, before, after: value });
     }
     this.store.commit();
     return changes;
