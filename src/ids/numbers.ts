@@ -12,17 +12,22 @@ export function permute(counter: number, digits: number, seed: string): bigint {
   return (BigInt(counter) * a + b) % modulus;
 }
 
-const constants = new Map<string, { a: bigint; b: bigint; modulus: bigint }>();
+/** The constants by seed, then by width: looked up without building a key (every order number, batch id and AWB looks them up). */
+const constants = new Map<string, Map<number, { a: bigint; b: bigint; modulus: bigint }>>();
 
 /** The permutation's constants for a seed and a width, derived once. */
 function constantsOf(digits: number, seed: string): { a: bigint; b: bigint; modulus: bigint } {
-  const key = `${seed}:${digits}`;
-  let found = constants.get(key);
+  let ofSeed = constants.get(seed);
+  if (!ofSeed) {
+    ofSeed = new Map();
+    constants.set(seed, ofSeed);
+  }
+  let found = ofSeed.get(digits);
   if (!found) {
     let a = BigInt(hash32(`${seed}:a:${digits}`)) * 2n + 1n; // odd
     if (a % 5n === 0n) a += 2n; // coprime with 10^digits
     found = { a, b: BigInt(hash32(`${seed}:b:${digits}`)), modulus: 10n ** BigInt(digits) };
-    constants.set(key, found);
+    ofSeed.set(digits, found);
   }
   return found;
 }
