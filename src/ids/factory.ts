@@ -12,6 +12,8 @@ import { permutedText } from './numbers.js';
 export class IdFactory {
   private readonly orderSeed: string;
   private readonly batchSeed: string;
+  /** The seed of each courier's AWBs, by courier code (a few couriers). */
+  private readonly awbSeeds = new Map<string, string>();
 
   constructor(readonly seed: string) {
     this.orderSeed = `${seed}:order`;
@@ -69,6 +71,11 @@ export class IdFactory {
 
   /** The courier's AWB of the counter's value `n` (counter `awb:<courier code>`). */
   awbOf(courier: { code: string; awb_prefix: string; awb_digits: number }, n: number): string {
-    return `${courier.awb_prefix}${permutedText(n, courier.awb_digits, `${this.seed}:awb:${courier.code}`)}`;
+    let seed = this.awbSeeds.get(courier.code);
+    if (seed === undefined) {
+      seed = `${this.seed}:awb:${courier.code}`;
+      this.awbSeeds.set(courier.code, seed);
+    }
+    return `${courier.awb_prefix}${permutedText(n, courier.awb_digits, seed)}`;
   }
 }

@@ -39,11 +39,14 @@ export function describeError(error: unknown): string {
 
 /** A `Utf8Chunk` whose buffer has grown past this lets it go once its bytes are taken. */
 const CHUNK_KEEPS = 4 * 1024 * 1024;
+/** Texts longer than this are measured (`Buffer.byteLength`) rather than given 3 bytes a character. */
+const EXACT_FROM = 64 * 1024;
 
 /**
  * Bytes to write, built up from texts: each is encoded as UTF-8 straight into one buffer
  * that is reused, for a writer that is done with the bytes before it adds more (a
- * synchronous write, or an awaited one). A journal line or checkpoint chunk built as a
+ * synchronous write, or an awaited one): the view `take` returns is overwritten by the
+ * next `add`, so a writer that kept it for later would write other bytes. A journal line or checkpoint chunk built as a
  * string by `+=` is a rope that `Buffer.from` must first copy into one flat string, and
  * the buffer it then makes is memory outside V8's heap that counts toward starting V8's
  * next full collection: under a create load with a checkpoint now and then, those copies
@@ -71,14 +74,22 @@ export class Utf8Chunk {
   }
 
   add(text: string): void {
-    // A UTF-16 code unit takes at most 3 bytes of UTF-8.
-    const most = this.#length + text.length * 3;
-    if (most > this.#buffer.length) {
-      const grown = Buffer.allocUnsafeSlow(Math.max(most, 2 * this.#buffer.length));
+    // A UTF-16 code unit takes at most 3 bytes of UTF-8: a short text is given that room
+    // without counting; a long one (a partner's big body) is counted, so a line of N ASCII
+    // bytes takes N bytes here, not 3N.
+    const needed = this.#length + (text.length <= EXACT_FROM ? text.length * 3 : Buffer.byteLength(text));
+    if (needed > this.#buffer.length) {
+      const grown = Buffer.allocUnsafeSlow(needed > CHUNK_KEEPS ? needed : Math.max(needed, 2 * this.#buffer.length));
       this.#buffer.copy(grown, 0, 0, this.#length);
       this.#buffer = grown;
     }
     this.#length += this.#buffer.write(text, this.#length);
+  }
+
+  /** Drops the bytes added since the last `take` (a line that could not be finished). */
+  clear(): void {
+    this.#length = 0;
+    if (this.#buffer.length > CHUNK_KEEPS) this.#buffer = Buffer.allocUnsafeSlow(this.initial);
   }
 
   /** The bytes added since the last `take`, as a view that the next `add` overwrites; the chunk starts empty again. */

@@ -76,7 +76,8 @@ export class Journal {
    * Appends complete lines, and fsyncs them with the fsync option. On a failure (ENOSPC,
    * EIO, ...) the segment is cut back to where it was before rethrowing, so the next
    * append never follows a torn line; if even that fails, every later append tries it
-   * first and fails until it works.
+   * first and fails until it works. `lines` is written before this returns and not kept:
+   * the store hands in a view of a buffer it reuses for the next line.
    */
   append(lines: Buffer): void {
     if (this.fd === undefined) this.open();

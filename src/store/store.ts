@@ -212,6 +212,8 @@ export class Store {
       this.line.add('\n');
       this.journal.append(this.line.take());
     } catch (error) {
+      // A line not finished must not begin the next one.
+      this.line.clear();
       this.rollBack();
       const code = errnoOf(error);
       this.failure ??= { code, error: describeError(error), since: Date.now() };

@@ -29,6 +29,25 @@ describe('loading the data file (streamed)', () => {
     await reopened.close();
   });
 
+  it('reads back multi-byte text across many checkpoint chunks and journal lines, lone surrogates too', async () => {
+    const store = await Store.open({ path: path() });
+    // ~1.5 MB of 2-, 3- and 4-byte characters: the checkpoint writes it in chunks of 256 KiB.
+    const text = (n: number) => `${n} é 雅加达 🚚 \ud83d ${'ñ漢😀'.repeat(300)}`;
+    for (let n = 0; n < 400; n += 1) {
+      store.put('orders', `k${n}`, { n, text: text(n) });
+      if (n % 7 === 0) store.commit(); // journal lines of every size
+    }
+    store.commit();
+    await store.checkpoint();
+    for (let n = 400; n < 450; n += 1) store.put('orders', `k${n}`, { n, text: text(n) });
+    store.commit(); // these stay in the journal
+    await store.close();
+    const reopened = await Store.open({ path: path() });
+    expect(reopened.count('orders')).toBe(450);
+    for (const n of [0, 1, 199, 399, 400, 449]) expect(reopened.get('orders', `k${n}`)).toEqual({ n, text: text(n) });
+    await reopened.close();
+  });
+
   it('reads back keys with quotes, backslashes and colons, and records that end in a brace', async () => {
     const store = await Store.open({ path: path() });
     const keys = ['plain', 'with "quotes":', 'back\\slash', 'colon:{}', 'é unicode', ''];

@@ -35,7 +35,7 @@ describe('the bytes of a journal line or checkpoint chunk (Utf8Chunk)', () => {
 
   it('lets go of a buffer grown past 4 MiB once its bytes are taken', () => {
     const chunk = new Utf8Chunk(1024);
-    chunk.add('x'.repeat(2 * 1024 * 1024));
+    chunk.add('x'.repeat(5 * 1024 * 1024));
     const big = chunk.take();
     expect(big.buffer.byteLength).toBeGreaterThan(4 * 1024 * 1024);
     chunk.add('small');
@@ -44,5 +44,22 @@ describe('the bytes of a journal line or checkpoint chunk (Utf8Chunk)', () => {
     expect(small.buffer.byteLength).toBeLessThan(4 * 1024 * 1024);
     // The big view handed out is untouched by the adds after it.
     expect(big.subarray(0, 5).toString()).toBe('xxxxx');
+  });
+
+  it('takes as many bytes as a long ASCII text has, not three a character', () => {
+    const chunk = new Utf8Chunk(16);
+    const body = 'x'.repeat(100_000);
+    chunk.add(body);
+    const bytes = chunk.take();
+    expect(bytes.length).toBe(100_000);
+    expect(bytes.buffer.byteLength).toBeLessThan(150_000);
+  });
+
+  it('drops a line it could not finish, so the next starts clean', () => {
+    const chunk = new Utf8Chunk(16);
+    chunk.add('[{"c":"orders"');
+    chunk.clear();
+    chunk.add('[]');
+    expect(chunk.take().toString()).toBe('[]');
   });
 });
