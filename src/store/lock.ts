@@ -54,6 +54,22 @@ function bootId(): string {
   return cachedBootId;
 }
 
+/**
+ * Whether the process has ended and waits to be reaped (state Z, or X, in /proc/PID/stat).
+ * A sandbox killed with SIGKILL stays such a zombie until its parent waits for it (a
+ * shell or a process manager that is slow to reap): it holds no file any more and never
+ * writes again, but it still answers `kill(pid, 0)`. False where /proc cannot be read.
+ */
+export function processEnded(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.charAt(stat.lastIndexOf(')') + 2);
+    return state === 'Z' || state === 'X';
+  } catch {
+    return false;
+  }
+}
+
 function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -64,13 +80,14 @@ function pidAlive(pid: number): boolean {
 }
 
 /**
- * Whether the holder is certainly gone: on this host, and its pid is not alive or is
- * alive with another start time (pid reuse). A holder on another host cannot be
- * checked and counts as live. A holder that merely stalls stays live: no timeout.
+ * Whether the holder is certainly gone: on this host, and its pid is not alive, has
+ * ended and waits to be reaped (a zombie), or is alive with another start time (pid
+ * reuse). A holder on another host cannot be checked and counts as live. A holder that
+ * merely stalls stays live: no timeout.
  */
 export function isStale(holder: LockHolder): boolean {
   if (holder.host !== hostname()) return false;
-  if (!pidAlive(holder.pid)) return true;
+  if (!pidAlive(holder.pid) || processEnded(holder.pid)) return true;
   if (holder.start === null) return false;
   const start = processStart(holder.pid);
   return start !== null && start !== holder.start;

@@ -56,6 +56,30 @@ describe('the data-file lock', () => {
     await store.close();
   });
 
+  it('takes over at once a lock whose holder was killed and is not reaped yet (a zombie still answers kill(pid, 0))', async () => {
+    if (processStart(process.pid) === null) return; // no /proc here
+    // `sleep 0.05` ends at once; its parent, now `sleep 30`, never waits for it: a zombie for 30 s.
+    const parent = spawn('bash', ['-c', 'sleep 0.05 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const pid = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (data: Buffer) => resolve(data.toString()))));
+      const start = processStart(pid);
+      let state = '';
+      for (let i = 0; i < 100 && state !== 'Z'; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        state = stat.charAt(stat.lastIndexOf(')') + 2);
+      }
+      expect(state).toBe('Z');
+      expect(() => process.kill(pid, 0)).not.toThrow();
+      writeLock({ pid, start, since: new Date().toISOString() });
+      const store = await Store.open({ path: path() });
+      expect(JSON.parse(readFileSync(lockPath(), 'utf8')).pid).toBe(process.pid);
+      await store.close();
+    } finally {
+      parent.kill('SIGKILL');
+    }
+  });
+
   it('takes over a lock whose pid is alive but belongs to a process started at another time (pid reuse)', async () => {
     if (processStart(process.pid) === null) return; // no /proc: pid reuse cannot be told apart here
     writeLock({ pid: process.ppid, start: 'another-boot:1' });
