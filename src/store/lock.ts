@@ -55,16 +55,19 @@ function bootId(): string {
 }
 
 /**
- * Whether the process has ended and waits to be reaped (state Z, or X, in /proc/PID/stat).
- * A sandbox killed with SIGKILL stays such a zombie until its parent waits for it (a
- * shell or a process manager that is slow to reap): it holds no file any more and never
- * writes again, but it still answers `kill(pid, 0)`. False where /proc cannot be read.
+ * Whether the process has ended and waits to be reaped: its main thread in state Z (or X)
+ * with no other thread left (/proc/PID/status). A sandbox killed with SIGKILL stays such
+ * a zombie until its parent waits for it (a shell or a process manager slow to reap): it
+ * has closed its files and never writes again, but it still answers `kill(pid, 0)`. A
+ * main thread in state Z beside threads still running is a process still alive (Node's
+ * never ends that way, but the lock does not rely on it). False where /proc cannot be read.
  */
 export function processEnded(pid: number): boolean {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.charAt(stat.lastIndexOf(')') + 2);
-    return state === 'Z' || state === 'X';
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const state = /^State:\s+(\S)/m.exec(status)?.[1];
+    const threads = Number(/^Threads:\s+(\d+)/m.exec(status)?.[1]);
+    return (state === 'Z' || state === 'X') && threads <= 1;
   } catch {
     return false;
   }

@@ -56,20 +56,29 @@ describe('the data-file lock', () => {
     await store.close();
   });
 
+  /** A process in the given /proc state letter, or undefined when it is gone. */
+  const stateOf = (pid: number): string | undefined => {
+    try {
+      return /^State:\s+(\S)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    } catch {
+      return undefined;
+    }
+  };
+
   it('takes over at once a lock whose holder was killed and is not reaped yet (a zombie still answers kill(pid, 0))', async () => {
     if (processStart(process.pid) === null) return; // no /proc here
-    // `sleep 0.05` ends at once; its parent, now `sleep 30`, never waits for it: a zombie for 30 s.
-    const parent = spawn('bash', ['-c', 'sleep 0.05 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // `sleep 0.5` ends soon; its parent, by then `sleep 30`, never waits for it: a zombie for 30 s.
+    const parent = spawn('bash', ['-c', 'sleep 0.5 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
     try {
-      const pid = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (data: Buffer) => resolve(data.toString()))));
+      const pid = Number(
+        await new Promise<string>((resolve, reject) => {
+          parent.once('error', reject);
+          parent.stdout.once('data', (data: Buffer) => resolve(data.toString()));
+        }),
+      );
       const start = processStart(pid);
-      let state = '';
-      for (let i = 0; i < 100 && state !== 'Z'; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        state = stat.charAt(stat.lastIndexOf(')') + 2);
-      }
-      expect(state).toBe('Z');
+      for (let i = 0; i < 200 && stateOf(pid) !== 'Z'; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(stateOf(pid)).toBe('Z');
       expect(() => process.kill(pid, 0)).not.toThrow();
       writeLock({ pid, start, since: new Date().toISOString() });
       const store = await Store.open({ path: path() });
@@ -77,6 +86,22 @@ describe('the data-file lock', () => {
       await store.close();
     } finally {
       parent.kill('SIGKILL');
+    }
+  });
+
+  it('keeps the lock of a holder that is stopped (SIGSTOP): it may be resumed', async () => {
+    if (processStart(process.pid) === null) return; // no /proc here
+    const holder = spawn('sleep', ['30'], { stdio: 'ignore' });
+    try {
+      const pid = holder.pid!;
+      const start = processStart(pid);
+      holder.kill('SIGSTOP');
+      for (let i = 0; i < 100 && stateOf(pid) !== 'T'; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(stateOf(pid)).toBe('T');
+      writeLock({ pid, start, since: new Date().toISOString() });
+      await expect(Store.open({ path: path() })).rejects.toThrow(`pid ${pid}`);
+    } finally {
+      holder.kill('SIGKILL');
     }
   });
 
