@@ -2,19 +2,21 @@
 import { setFlagsFromString } from 'node:v8';
 import { VERSION } from './version.js';
 import { optionsOf, program } from './config/command.js';
+import { resolveOptions } from './config/options.js';
 import { createSandbox } from './sandbox.js';
 import { webhookBannerLine } from './webhooks/banner.js';
 import { mask } from './config/mask.js';
 import { runReport } from './report/command.js';
 
 // A long-running sandbox holds its whole store in memory. V8's default lets the old
-// space grow to several times the live data between full collections; 75% keeps the
-// peak RSS under twice the live data (see docs/decisions/0001-journaled-store.md).
-// While the data file loads, though, nearly everything allocated stays live: each full
-// collection then only finds the heap grown, and at 75% a 300,000-order file went
-// through several of them (~3 s of 13 s of CPU). The heap grows by 300% until the
-// sandbox listens, then by 75%. A heap-growing flag given to node by the user wins.
-const tuneHeapGrowth = ![...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((arg) => arg.includes('heap-growing-percent'));
+// space grow to several times the live data between full collections; 75% (the default
+// of --heap-growth) keeps its limit under twice the live data (see
+// docs/decisions/0001-journaled-store.md). While the data file loads, though, nearly
+// everything allocated stays live: each full collection then only finds the heap grown,
+// and at 75% a 300,000-order file went through several of them (~3 s of 13 s of CPU).
+// The heap grows by 300% until the sandbox listens, then by --heap-growth. A
+// --heap-growing-percent given to node itself wins (node refuses it in NODE_OPTIONS).
+const tuneHeapGrowth = !process.execArgv.some((arg) => arg.includes('heap-growing-percent'));
 if (tuneHeapGrowth) setFlagsFromString('--heap-growing-percent=300');
 
 /** A database URL as the banner shows it: without its password. */
@@ -31,7 +33,7 @@ function shownDatabase(url: string): string {
 async function main(): Promise<void> {
   const options = optionsOf(program().parse());
   const sandbox = await createSandbox(options);
-  if (tuneHeapGrowth) setFlagsFromString('--heap-growing-percent=75');
+  if (tuneHeapGrowth) setFlagsFromString(`--heap-growing-percent=${resolveOptions(options).heapGrowth}`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) process.exit(1);

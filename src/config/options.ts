@@ -68,6 +68,13 @@ export interface SandboxOptions {
   strict?: boolean;
   /** Most request-journal entries kept per client (`GET /__sandbox/requests`); the oldest are dropped. 0 keeps none. Default 1000. */
   journalSize?: number;
+  /**
+   * CLI only: how far V8's old space may grow between full collections once the sandbox
+   * listens, in % of the live data (V8's `--heap-growing-percent`): more means fewer GC
+   * pauses under load and a higher memory peak. Default 75. A `--heap-growing-percent`
+   * given to node itself wins.
+   */
+  heapGrowth?: number;
   /** pino level: 'info' for the CLI, 'silent' in-process by default. */
   logLevel?: string;
   /** fsync every journal write (survives power loss, slower). Default false. */
@@ -117,6 +124,7 @@ export interface ResolvedOptions {
   outboxSize: number;
   strict: boolean;
   journalSize: number;
+  heapGrowth: number;
   logLevel: string;
   fsync: boolean;
   providerSpec: string;
@@ -329,6 +337,13 @@ export const OPTIONS: Schema = {
   outboxSize: { flag: '--outbox-size <n>', env: 'SANDBOX_OUTBOX_SIZE', help: 'most webhook deliveries held per client for want of a URL or a live endpoint', default: 10000, ...wholeNumber('outboxSize', 1) },
   strict: { flag: '--strict', env: 'SANDBOX_STRICT', help: 'log a warning for every spec violation in a client request', default: false, fromText: isOn, resolve: (value) => value === true },
   journalSize: { flag: '--journal-size <n>', env: 'SANDBOX_JOURNAL_SIZE', help: 'most request-journal entries kept per client (0: none)', default: 1000, ...wholeNumber('journalSize') },
+  heapGrowth: {
+    flag: '--heap-growth <percent>',
+    env: 'SANDBOX_HEAP_GROWTH',
+    help: "how far V8's old space may grow between full collections once listening, in % of the live data (10 to 400; more: fewer GC pauses, more memory)",
+    default: 75,
+    ...wholeNumber('heapGrowth', 10, 400),
+  },
   logLevel: {
     flag: '--log-level <level>',
     env: 'SANDBOX_LOG_LEVEL',

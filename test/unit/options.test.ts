@@ -34,8 +34,10 @@ describe('the options', () => {
     vi.stubEnv('SANDBOX_TOKENS', 'a, b');
     vi.stubEnv('SANDBOX_FSYNC', 'yes');
     vi.stubEnv('SANDBOX_STRICT', '0');
+    vi.stubEnv('SANDBOX_HEAP_GROWTH', '300');
     vi.stubEnv('PORT', '5000');
     expect(cli('--port', '6000', '--cors-origins', 'none')).toMatchObject({
+      heapGrowth: 300,
       port: 6000,
       awbDelay: { min: 2000, max: 10_000 },
       retention: 30 * 86_400_000,
@@ -58,6 +60,8 @@ describe('the options', () => {
     [{ speed: 0 }, 'speed', /positive number/],
     [{ port: 70_000 }, 'port', /from 0 to 65535/],
     [{ maxItems: 1.5 }, 'maxItems', /whole number/],
+    [{ heapGrowth: 5 }, 'heapGrowth', /from 10 to 400/],
+    [{ heapGrowth: 1000 }, 'heapGrowth', /from 10 to 400/],
     [{ logLevel: 'loud' }, 'logLevel', /is not a level/],
     [{ webhookSecret: 'hunter2' }, 'webhookSecret', /whsec_/],
     [{ bodyLimit: 'huge' }, 'bodyLimit', /is not a size from 1kb to 100mb/],
@@ -81,6 +85,9 @@ describe('the options', () => {
     expect(() => cli('--max-items', 'many')).toThrow(/--max-items <n>.*whole number/);
     expect(() => cli('--body-limit', 'lots')).toThrow(/--body-limit <size>.*bodyLimit "lots" is not a size/);
     expect(cli('--body-limit', '500kb').bodyLimit).toBe('500kb');
+    expect(() => cli('--heap-growth', 'lots')).toThrow(/--heap-growth <percent>.*whole number/);
+    expect(cli('--heap-growth', '150').heapGrowth).toBe(150);
+    expect(cli().heapGrowth).toBe(75);
   });
 
   it('offer every option but the in-process client list as a flag with a variable', () => {
