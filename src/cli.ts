@@ -15,8 +15,9 @@ import { runReport } from './report/command.js';
 // everything allocated stays live: each full collection then only finds the heap grown,
 // and at 75% a 300,000-order file went through several of them (~3 s of 13 s of CPU).
 // The heap grows by 300% until the sandbox listens, then by --heap-growth. A
-// --heap-growing-percent given to node itself wins (node refuses it in NODE_OPTIONS).
-const tuneHeapGrowth = !process.execArgv.some((arg) => arg.includes('heap-growing-percent'));
+// --heap-growing-percent given to node itself wins (node refuses it in NODE_OPTIONS; V8
+// reads --heap_growing_percent as the same flag).
+const tuneHeapGrowth = !process.execArgv.some((arg) => arg.replaceAll('_', '-').includes('heap-growing-percent'));
 if (tuneHeapGrowth) setFlagsFromString('--heap-growing-percent=300');
 
 /** A database URL as the banner shows it: without its password. */
