@@ -2,7 +2,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { VERSION } from './version.js';
 import { optionsOf, program } from './config/command.js';
-import { resolveOptions } from './config/options.js';
 import { createSandbox } from './sandbox.js';
 import { webhookBannerLine } from './webhooks/banner.js';
 import { mask } from './config/mask.js';
@@ -34,7 +33,7 @@ function shownDatabase(url: string): string {
 async function main(): Promise<void> {
   const options = optionsOf(program().parse());
   const sandbox = await createSandbox(options);
-  if (tuneHeapGrowth) setFlagsFromString(`--heap-growing-percent=${resolveOptions(options).heapGrowth}`);
+  if (tuneHeapGrowth) setFlagsFromString(`--heap-growing-percent=${sandbox.services.options.heapGrowth}`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) process.exit(1);

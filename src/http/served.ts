@@ -20,6 +20,19 @@ export interface ServedRequest {
   aborted: boolean;
 }
 
+/**
+ * The body's size in bytes as the client declared it (Content-Length), when it came
+ * uncompressed; undefined when it came compressed (gzip, deflate, br: Content-Length counts
+ * the bytes sent, and the body may parse to a thousand times that) or with no usable length
+ * (chunked). Tells whether a parsed body is small without serializing it.
+ */
+export function declaredPlainLength(headers: ServedRequest['input']['headers']): number | undefined {
+  const encoding = headers['content-encoding'];
+  if (encoding !== undefined && String(encoding).toLowerCase() !== 'identity') return undefined;
+  const declared = Number(headers['content-length']);
+  return Number.isFinite(declared) ? declared : undefined;
+}
+
 /** What the request log line says of a response, kept beside it by the edge. */
 interface ResponseNote {
   operationId?: string;

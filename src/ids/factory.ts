@@ -8,6 +8,15 @@ import { permutedText } from './numbers.js';
  * random-looking (see `permute`). The seed of a data file is kept in it (see
  * `sandbox.ts`), so numbers stay unique even when the sandbox restarts without --seed.
  * Each call takes the repositories of the transaction the number is for.
+ *
+ * Numbers of one seed never repeat; one made under an earlier seed of the same file may,
+ * so it is skipped. A store that refuses a taken number when the record is written
+ * (PostgreSQL's keys: the unit is tried again with the counter's next value) spares the
+ * look-up, a round trip of every create and every AWB. Each kind is drawn by one async
+ * function with a loop rather than a helper given two async closures: a create draws an
+ * order number per item, and the closures, their promises (each carrying the unit of
+ * work's async context) and the seed keys built per call allocated ~3.4 KB per order,
+ * now ~0.8 KB (V8's sampling heap profiler over a 10-item create load, a scratch script).
  */
 export class IdFactory {
   private readonly orderSeed: string;
@@ -20,18 +29,6 @@ export class IdFactory {
     this.batchSeed = `${seed}:batch`;
   }
 
-  // Each of these is one async function with a loop rather than a helper given two async
-  // closures: a create makes an order number per item, and the closures, their promises
-  // (each carrying the unit of work's async context) and the seed keys built per call
-  // allocated ~3.4 KB per order, now ~0.8 KB (V8's sampling heap profiler over a 10-item
-  // create load, a scratch script).
-
-  /**
-   * Numbers of one seed never repeat; one made under an earlier seed of the same file may,
-   * so it is skipped. A store that refuses a taken number when the record is written
-   * (PostgreSQL's keys: the unit is tried again with the counter's next value) spares the
-   * look-up, a round trip of every create and every AWB.
-   */
   async orderNumber(tx: Repositories): Promise<string> {
     for (;;) {
       const id = this.orderNumberOf(await tx.counters.next('order'));

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { appliedFault } from '../faults/module.js';
-import type { ServedRequest } from '../http/served.js';
+import { declaredPlainLength, type ServedRequest } from '../http/served.js';
 import type { Storage } from '../store/port.js';
 import type { AttemptObserver } from '../webhooks/dispatcher.js';
 import type { Attempt, AwbGeneratedPayload, Delivery } from '../webhooks/types.js';
@@ -99,9 +99,7 @@ function observed(served: ServedRequest): Observed {
   const count = Array.isArray(items) ? items.length : 0;
   const op = input.operation.operationId;
   // Only creates and tracking reads are judged by their fingerprint (see the error marks).
-  // Content-Length counts the bytes sent: a compressed body (gzip, deflate, br) may parse to a thousand times that.
-  const identity = (input.headers['content-encoding'] ?? 'identity').toLowerCase() === 'identity';
-  const small = op === 'createOrder' && identity && Number(input.headers['content-length'] ?? Number.POSITIVE_INFINITY) <= KEPT_BODY_BYTES;
+  const small = op === 'createOrder' && (declaredPlainLength(input.headers) ?? Number.POSITIVE_INFINITY) <= KEPT_BODY_BYTES;
   const kept: ServedRequest = {
     ...served,
     input: { operation: input.operation, client: input.client, method: input.method, path: input.path, params: input.params, query: {}, headers: {}, body: small ? input.body : undefined, baseUrl: '' },

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { ServedRequest } from '../http/served.js';
+import { declaredPlainLength, type ServedRequest } from '../http/served.js';
 import type { RequestLogRepository } from '../store/port.js';
 import type { JournalEntry } from './types.js';
 
@@ -33,11 +33,8 @@ export const JOURNAL_BODY_BYTES = 16_384;
 function keptBody(input: ServedRequest['input']): Pick<JournalEntry, 'body' | 'body_truncated'> {
   const body = input.body ?? null;
   if (body === null) return { body };
-  // The size the client sent tells without serializing; a chunked body has none, and a
-  // compressed one (gzip inflates to up to --body-limit) says nothing of the parsed size.
-  const encoding = input.headers['content-encoding'];
-  const declared = Number(input.headers['content-length']);
-  if ((encoding === undefined || encoding === 'identity') && Number.isFinite(declared) && declared <= JOURNAL_BODY_BYTES) return { body };
+  // The size the client sent tells without serializing (not for a chunked or compressed body).
+  if ((declaredPlainLength(input.headers) ?? Number.POSITIVE_INFINITY) <= JOURNAL_BODY_BYTES) return { body };
   const text = JSON.stringify(body);
   const bytes = Buffer.byteLength(text);
   if (bytes <= JOURNAL_BODY_BYTES) return { body };

@@ -46,9 +46,9 @@ const EXACT_FROM = 64 * 1024;
  * Bytes to write, built up from texts: each is encoded as UTF-8 straight into one buffer
  * that is reused, for a writer that is done with the bytes before it adds more (a
  * synchronous write, or an awaited one): the view `take` returns is overwritten by the
- * next `add`, so a writer that kept it for later would write other bytes. A journal line or checkpoint chunk built as a
- * string by `+=` is a rope that `Buffer.from` must first copy into one flat string, and
- * the buffer it then makes is memory outside V8's heap that counts toward starting V8's
+ * next `add`, so a writer that kept it for later would write other bytes. A journal line
+ * or checkpoint chunk built as a string by `+=` is a rope that `Buffer.from` must first
+ * copy into one flat string, and the buffer it then makes is memory outside V8's heap that counts toward starting V8's
  * next full collection: under a create load with a checkpoint now and then, those copies
  * were the largest share of what outlived V8's young generation (sampled with V8's heap
  * profiler, objects collected by full collections included, over a 10-item create load;
@@ -95,8 +95,7 @@ export class Utf8Chunk {
   /** The bytes added since the last `take`, as a view that the next `add` overwrites; the chunk starts empty again. */
   take(): Buffer {
     const bytes = this.#buffer.subarray(0, this.#length);
-    this.#length = 0;
-    if (this.#buffer.length > CHUNK_KEEPS) this.#buffer = Buffer.allocUnsafeSlow(this.initial);
+    this.clear();
     return bytes;
   }
 }
