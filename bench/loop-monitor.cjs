@@ -6,7 +6,8 @@
 // each how long the main thread was on a CPU meanwhile (Linux: /proc/thread-self/schedstat,
 // one small read per tick). On a machine shared with other work a long gap may be mostly
 // time spent waiting for a CPU; `cpuStalls` counts the gaps the sandbox's own work filled
-// (at least 50 ms on a CPU), `maxCpuStall` is the longest such time.
+// (at least 50 ms on a CPU), `maxCpuStall` is the longest such time. Each stall line also
+// gives the time the thread waited in the run queue (runnable, no CPU free).
 const { monitorEventLoopDelay } = require('node:perf_hooks');
 const { readFileSync, writeFileSync } = require('node:fs');
 
@@ -28,10 +29,14 @@ const STALL_MS = 50;
 if (file) {
   const histogram = monitorEventLoopDelay({ resolution: 10 });
   histogram.enable();
-  /** Milliseconds the main thread has spent on a CPU, or undefined where the kernel does not say. */
-  const onCpuMs = () => {
+  /**
+   * Milliseconds the main thread has spent on a CPU and waiting for one (runnable, in the
+   * run queue), or undefined where the kernel does not say.
+   */
+  const schedMs = () => {
     try {
-      return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]) / 1e6;
+      const [ran, waited] = readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ');
+      return { ran: Number(ran) / 1e6, waited: Number(waited) / 1e6 };
     } catch {
       return undefined;
     }
@@ -40,21 +45,23 @@ if (file) {
   let cpuStalls = 0;
   let maxCpuStall = 0;
   let lastTick = performance.now();
-  let lastCpu = onCpuMs();
+  let lastSched = schedMs();
   setInterval(() => {
     const now = performance.now();
-    const cpu = onCpuMs();
+    const sched = schedMs();
     if (now - lastTick > STALL_MS) {
       stalls += 1;
-      const ran = cpu !== undefined && lastCpu !== undefined ? cpu - lastCpu : undefined;
+      const ran = sched !== undefined && lastSched !== undefined ? sched.ran - lastSched.ran : undefined;
+      const waited = sched !== undefined && lastSched !== undefined ? sched.waited - lastSched.waited : undefined;
       if (ran !== undefined) {
         if (ran >= STALL_MS) cpuStalls += 1;
         maxCpuStall = Math.max(maxCpuStall, ran);
       }
-      if (lines) process.stderr.write(`[stall] end=${Math.round(now)} gap=${Math.round(now - lastTick)} cpu=${ran === undefined ? '' : Math.round(ran)}\n`);
+      const round = (ms) => (ms === undefined ? '' : Math.round(ms));
+      if (lines) process.stderr.write(`[stall] end=${Math.round(now)} gap=${Math.round(now - lastTick)} cpu=${round(ran)} waited=${round(waited)}\n`);
     }
     lastTick = now;
-    lastCpu = cpu;
+    lastSched = sched;
   }, 10).unref();
   process.on('SIGUSR2', () => {
     const ms = (ns) => Math.round((ns / 1e6) * 10) / 10;

@@ -30,7 +30,10 @@ const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolea
 interface Stall {
   end: number;
   gap: number;
+  /** The main thread's time on a CPU in the gap. */
   cpu: number | undefined;
+  /** Its time runnable but waiting for a CPU; the rest of the gap it was blocked (a lock, a futex with V8's helpers, I/O). */
+  waited: number | undefined;
 }
 
 interface Cycle {
@@ -43,7 +46,8 @@ interface Cycle {
 }
 
 function stallsOf(log: string): Stall[] {
-  return [...log.matchAll(/^\[stall\] end=(\d+) gap=(\d+) cpu=(\d*)$/gm)].map((m) => ({ end: Number(m[1]), gap: Number(m[2]), cpu: m[3] === '' ? undefined : Number(m[3]) }));
+  const number = (text: string | undefined) => (text === undefined || text === '' ? undefined : Number(text));
+  return [...log.matchAll(/^\[stall\] end=(\d+) gap=(\d+) cpu=(\d*) waited=(\d*)$/gm)].map((m) => ({ end: Number(m[1]), gap: Number(m[2]), cpu: number(m[3]), waited: number(m[4]) }));
 }
 
 /**
@@ -122,11 +126,12 @@ async function main(): Promise<void> {
   const cycles = traced.map((c) => ({ ...c, end: c.end + offset })).filter((c) => c.end >= from && c.end - c.marking <= to);
   const during = stalls.filter((s) => s.end - s.gap >= from && s.end <= to);
   console.log(`npm run bench:stalls: ${SECONDS} s of 10-item creates, 10 connections: ${figures.rps} requests a second (${figures.rps * 10} orders), p99 ${figures.p99} ms; event-loop delay p99.9 ${loop.p999} ms, max ${loop.max} ms.\n`);
-  console.log('| stall ends at ms | gap ms | main thread on a CPU ms | where |');
-  console.log('|---|---|---|---|');
+  console.log('| stall ends at ms | gap ms | main thread on a CPU ms | waiting for a CPU ms | blocked ms | where |');
+  console.log('|---|---|---|---|---|---|');
   const places = during.map((stall) => placeOf(stall, cycles));
   const label = { marking: 'during a mark-compact cycle', after: `within ${SWEEPING_MS} ms after one`, elsewhere: 'elsewhere' };
-  during.forEach((stall, i) => console.log(`| ${stall.end} | ${stall.gap} | ${stall.cpu ?? '?'} | ${label[places[i]!]} |`));
+  const blocked = (stall: Stall) => (stall.cpu === undefined || stall.waited === undefined ? '?' : Math.max(0, stall.gap - stall.cpu - stall.waited));
+  during.forEach((stall, i) => console.log(`| ${stall.end} | ${stall.gap} | ${stall.cpu ?? '?'} | ${stall.waited ?? '?'} | ${blocked(stall)} | ${label[places[i]!]} |`));
   const count = (place: keyof typeof label) => places.filter((p) => p === place).length;
   const onCpu = during.filter((s) => (s.cpu ?? 0) >= 50).length;
   // By chance alone, a stall would fall in the cycles' windows this share of the time.
