@@ -13,30 +13,47 @@ export const JOBS = 'jobs';
 /**
  * A copy of `value` with `changes` on top: the fields of `value` in their order, then
  * those of `changes` it did not have, as `Object.assign(Object.assign({}, value), changes)`
- * gives them, but built by an object literal made for those fields (`Shapes`), so every
- * field sits in the object itself.
+ * gives them, but built by an object literal made for that list of fields (`Shapes`), so
+ * every field sits in the object itself.
  *
  * `{ ...value, ...changes }` would give each object made at a site that sees many shapes
  * a hidden class of its own (a map and a descriptor array, ~0.8 KB: the heap was ~40%
  * bigger). `Object.assign` onto `{}` shares hidden classes, but puts every field past
- * the fourth in a separate property array: after 8 s of 10-item creates (~140,000
- * orders) those arrays were 2.4 heap objects per order (its order, its item, its
- * delivery) and 23% of the heap, each one more object for V8's full collections to mark.
+ * the fourth in a separate property array: with 50,000 orders created over HTTP those
+ * arrays were 3.0 heap objects per order (its order, its item, its delivery; `npm run
+ * bench:census`), each one more object for V8's full collections to mark.
+ *
+ * `shapes` compiles the lists: the store's own (`SHAPES`, for records whose fields the
+ * sandbox names) unless the caller gives a client's own, for parts a partner sent.
  *
  * @example
  * const next = copyWith(order, { version: order.version + 1 });
  */
-export function copyWith<T extends object, C extends object>(value: T, changes: C): Omit<T, keyof C> & C {
+export function copyWith<T extends object, C extends object>(value: T, changes: C, shapes: Shapes = SHAPES): Omit<T, keyof C> & C {
   const keys = Object.keys(value);
-  for (const key in changes) if (!Object.hasOwn(value, key)) keys.push(key);
-  const make = SHAPES.maker(keys);
-  const copy = (make === undefined ? Object.assign({}, value) : make(value)) as Record<string, unknown>;
-  for (const key in changes) copy[key] = (changes as Record<string, unknown>)[key];
+  const changed = Object.keys(changes);
+  for (const key of changed) if (!Object.hasOwn(value, key)) keys.push(key);
+  const make = shapes.maker(keys);
+  const copy = make === undefined ? assigned(value, keys) : (make(value) as Record<string, unknown>);
+  for (const key of changed) setField(copy, key, (changes as Record<string, unknown>)[key]);
   return copy as Omit<T, keyof C> & C;
 }
 
 /** A copy of a record, every field in the object itself (see `copyWith`). */
-export const copyOf = <T extends object>(value: T): T => copyWith(value, {}) as unknown as T;
+export const copyOf = <T extends object>(value: T, shapes: Shapes = SHAPES): T => copyWith(value, {}, shapes) as unknown as T;
+
+/** A field set as data, "__proto__" too (assigned, it would set the prototype). */
+function setField(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+  else target[key] = value;
+}
+
+/** A copy of `value`'s fields `keys`, field by field: what a list `Shapes` does not compile gets. */
+function assigned(value: object, keys: readonly string[]): Record<string, unknown> {
+  const copy: Record<string, unknown> = {};
+  for (const key of keys) setField(copy, key, (value as Record<string, unknown>)[key]);
+  return copy;
+}
 
 /**
  * Functions that copy a record of one list of fields through an object literal of those
@@ -44,40 +61,49 @@ export const copyOf = <T extends object>(value: T): T => copyWith(value, {}) as 
  * gives a literal's objects room for every field it names) and shares one hidden class
  * with every copy of that list.
  *
- * Bounded, as a partner's data can bring lists of its own: up to 64 fields a list, 16
- * lists per number of fields; a list it will not compile (over a bound, or naming
- * `__proto__`, which a literal takes as the prototype) is copied by `Object.assign`,
- * which is what every copy was before. Found by comparing the lists, which are short
- * and whose names V8 keeps once each.
+ * Bounded: up to `capacity` lists, each of up to 64 fields, each field a plain identifier
+ * of up to 64 characters (so a literal names it as it is, and the compiled source stays
+ * under ~10 KB); any other list is copied field by field, as every copy was before
+ * (its fields past the fourth in a property array). Lists are found by comparing them,
+ * which are short and whose names V8 keeps once each. The store's own record lists are
+ * a few; a partner's parts (its items and senders, whose fields and their order are the
+ * partner's) each get a `Shapes` of that client, so no partner's lists take another's
+ * room.
  */
-class Shapes {
+export class Shapes {
   static readonly MAX_FIELDS = 64;
-  static readonly PER_COUNT = 16;
+  static readonly NAME = /^[A-Za-z_$][\w$]{0,63}$/;
   private readonly byCount = new Map<number, Array<{ keys: readonly string[]; make: (value: object) => object }>>();
-  /** False once compiling failed (node run with --disallow-code-generation-from-strings): every copy is then an `Object.assign`. */
+  private size = 0;
+  /** False once compiling failed (node run with --disallow-code-generation-from-strings): every copy is then field by field. */
   private compiles = true;
 
+  constructor(private readonly capacity: number) {}
+
+  /** The compiled copy for this list of fields, or undefined when it is not (or will not be) compiled. */
   maker(keys: readonly string[]): ((value: object) => object) | undefined {
     if (keys.length > Shapes.MAX_FIELDS || !this.compiles) return undefined;
-    let shapes = this.byCount.get(keys.length);
-    if (shapes === undefined) this.byCount.set(keys.length, (shapes = []));
-    for (const shape of shapes) if (sameList(shape.keys, keys)) return shape.make;
-    if (shapes.length >= Shapes.PER_COUNT || keys.includes('__proto__')) return undefined;
-    const fields = keys.map((key) => `${JSON.stringify(key)}: value[${JSON.stringify(key)}]`).join(', ');
+    const shapes = this.byCount.get(keys.length);
+    if (shapes !== undefined) for (const shape of shapes) if (sameList(shape.keys, keys)) return shape.make;
+    // "__proto__" is a name too, but a literal takes it as the prototype.
+    if (this.size >= this.capacity || !keys.every((key) => Shapes.NAME.test(key) && key !== '__proto__')) return undefined;
     let make: (value: object) => object;
     try {
-      // The names are JSON strings, so the code is a literal of those names whatever they hold.
-      make = new Function('value', `return { ${fields} };`) as (value: object) => object;
-    } catch {
+      make = new Function('value', `return { ${keys.map((key) => `${key}: value.${key}`).join(', ')} };`) as (value: object) => object;
+    } catch (error) {
+      if (!(error instanceof EvalError)) throw error;
       this.compiles = false;
       return undefined;
     }
-    shapes.push({ keys: keys.slice(), make });
+    if (shapes === undefined) this.byCount.set(keys.length, [{ keys: keys.slice(), make }]);
+    else shapes.push({ keys: keys.slice(), make });
+    this.size += 1;
     return make;
   }
 }
 
-const SHAPES = new Shapes();
+/** The store's own lists of fields: orders (with and without chaos modes), jobs (claimed or not), deliveries, clients, as they change. */
+const SHAPES = new Shapes(64);
 
 const sameList = (a: readonly string[], b: readonly string[]): boolean => {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
@@ -194,10 +220,19 @@ const sameFields = (a: Record<string, unknown>, b: Record<string, unknown>): boo
  * record says, and its JSON, exactly.
  */
 export class OrderPacker {
+  /** Lists of fields compiled per client for its parts. */
+  static readonly PART_SHAPES = 8;
   private readonly senders = new Map<string, Record<string, unknown>>();
   private readonly items = new Map<string, Record<string, unknown>>();
   /** One copy of each client id: a parsed one is a string of its own per order (~40 bytes). */
   private readonly clientIds = new Map<string, string>();
+  /** Each client's compiled copies of its parts (see `Shapes`): a few lists a client, as a shop sends a few kinds of item. */
+  private readonly partShapes = new Map<string, Shapes>();
+  private readonly shapesOf = (clientId: string): Shapes => {
+    let shapes = this.partShapes.get(clientId);
+    if (shapes === undefined) this.partShapes.set(clientId, (shapes = new Shapes(OrderPacker.PART_SHAPES)));
+    return shapes;
+  };
 
   pack(value: unknown): unknown {
     if (typeof value !== 'object' || value === null) return value;
@@ -205,8 +240,8 @@ export class OrderPacker {
     const clientId = this.clientIds.get(order.client_id);
     if (clientId === undefined && typeof order.client_id === 'string') this.clientIds.set(order.client_id, order.client_id);
     const history = packedHistory(order.history);
-    const sender = shared(this.senders, order.client_id, order.sender as unknown) as Order['sender'];
-    const item = shared(this.items, order.client_id, order.item as unknown) as Order['item'];
+    const sender = shared(this.senders, order.client_id, order.sender as unknown, this.shapesOf) as Order['sender'];
+    const item = shared(this.items, order.client_id, order.item as unknown, this.shapesOf) as Order['item'];
     if (!Object.isFrozen(order)) {
       if (clientId !== undefined) order.client_id = clientId;
       if (history !== order.history) order.history = history;
@@ -226,7 +261,7 @@ export class OrderPacker {
  * strings for the values that are equal, so each long text (an address, a name) is kept
  * once rather than once per order.
  */
-function shared(last: Map<string, Record<string, unknown>>, clientId: string, part: unknown): unknown {
+function shared(last: Map<string, Record<string, unknown>>, clientId: string, part: unknown, shapesOf: (clientId: string) => Shapes): unknown {
   if (typeof part !== 'object' || part === null || typeof clientId !== 'string') return part;
   // A part with a "__proto__" field of its own (JSON allows it) is left as it is: copying it by assignment would lose that field.
   if (Object.hasOwn(part, '__proto__')) return part;
@@ -235,19 +270,19 @@ function shared(last: Map<string, Record<string, unknown>>, clientId: string, pa
   if (known !== undefined && (known === record || sameFields(known, record))) return known;
   // Only a part of plain values is shared (and compared field by field).
   if (!isFlat(record)) return record;
-  if (known !== undefined) record = withStringsOf(known, record);
+  if (known !== undefined) record = withStringsOf(known, record, () => shapesOf(clientId));
   last.set(clientId, freeze(record));
   return record;
 }
 
-/** `record` with each string value equal to `known`'s under the same key replaced by `known`'s (in place unless frozen). */
-function withStringsOf(known: Record<string, unknown>, record: Record<string, unknown>): Record<string, unknown> {
+/** `record` with each string value equal to `known`'s under the same key replaced by `known`'s (in place unless frozen; a copy through the client's `shapes`). */
+function withStringsOf(known: Record<string, unknown>, record: Record<string, unknown>, shapes: () => Shapes): Record<string, unknown> {
   let target = record;
   for (const key in record) {
     const value = record[key];
     const mine = known[key];
     if (typeof value !== 'string' || value !== mine || value.length <= INTERNED_LENGTH) continue;
-    if (Object.isFrozen(target)) target = copyOf(record);
+    if (Object.isFrozen(target)) target = copyOf(record, shapes());
     target[key] = mine;
   }
   return target;
