@@ -5,11 +5,13 @@
  *
  * The sandbox as users run it (real clock, a data file, --awb-delay 1s, log level info
  * written to a file) takes BENCH_CENSUS_REQUESTS (5,000) 10-item creates on 10
- * connections, then 5 s to generate AWBs. It writes a heap snapshot on SIGUSR2 (node's
+ * connections, then waits until every order has its AWB (`sandbox_awbs_generated_total` of
+ * its metrics; the held awb.generated deliveries are part of an order's weight). It writes a heap snapshot on SIGUSR2 (node's
  * --heapsnapshot-signal; a snapshot holds live objects only) before the load and after:
  * the difference, per order, is printed by V8's kind of object, then the plain objects by
  * their first fields (an order, its item, its job, its delivery), with how many of them
- * keep fields in a separate property array.
+ * keep fields in a separate property array. (A field holding a small integer is no edge
+ * of the snapshot's graph: the first fields named are the first three holding anything else.)
  *
  * Run by `node --max-old-space-size=6144` (the snapshot of 50,000 orders is ~100 MB of JSON).
  */
@@ -96,19 +98,42 @@ function census(snapshot: Snapshot): { kinds: Map<string, Tally>; plain: Map<str
   return { kinds, plain };
 }
 
-/** The snapshot node writes on the signal, once it is whole (it ends its JSON with `]}`); `taken` are those of earlier signals. */
+/**
+ * The snapshot node writes on the signal, once it is whole: its JSON ends with `]}` and
+ * its size held for a poll (a write may end with those two bytes too); `taken` are those
+ * of earlier signals.
+ */
 async function snapshotIn(dir: string, taken: string[]): Promise<string> {
+  let lastSize = -1;
   for (let i = 0; i < 2_400; i += 1) {
     await new Promise((resolve) => setTimeout(resolve, 250));
     const name = readdirSync(dir).find((file) => file.endsWith('.heapsnapshot') && !taken.includes(join(dir, file)));
     if (name === undefined) continue;
     const path = join(dir, name);
     const size = statSync(path).size;
-    if (size < 2) continue;
-    const tail = readFileSync(path).subarray(size - 2).toString();
-    if (tail === ']}') return path;
+    const whole = size >= 2 && size === lastSize && readFileSync(path).subarray(size - 2).toString() === ']}';
+    lastSize = size;
+    if (whole) return path;
   }
   throw new Error('No whole heap snapshot within 10 minutes.');
+}
+
+/** A counter of the sandbox's Prometheus metrics (no admin token is set: they need none). */
+async function counter(url: string, name: string): Promise<number> {
+  const text = await (await fetch(`${url}/__sandbox/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  if (line === undefined) throw new Error(`The metrics have no ${name}.`);
+  return Number(line.split(' ')[1]);
+}
+
+/** Waits until `orders` AWBs were generated; the seconds it took. */
+async function awbsOf(url: string, orders: number): Promise<number> {
+  const began = performance.now();
+  while ((await counter(url, 'sandbox_awbs_generated_total')) < orders) {
+    if (performance.now() - began > 300_000) throw new Error('AWB generation did not catch up within 5 minutes.');
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return Math.round((performance.now() - began) / 100) / 10;
 }
 
 async function main(): Promise<void> {
@@ -125,19 +150,22 @@ async function main(): Promise<void> {
   const created = result['2xx'];
   if (created !== REQUESTS) throw new Error(`${REQUESTS - created} of ${REQUESTS} creates were not answered 2xx.`);
   const orders = created * ITEMS;
-  await new Promise((resolve) => setTimeout(resolve, 5_000));
+  const caughtUpS = await awbsOf(server.url, orders);
   server.child.kill('SIGUSR2');
   const after = await snapshotIn(dir, [before]);
   await stop(server.child);
   const empty = census(JSON.parse(readFileSync(before, 'utf8')) as Snapshot);
   const { kinds, plain } = census(JSON.parse(readFileSync(after, 'utf8')) as Snapshot);
   rmSync(dir, { recursive: true, force: true });
+  const sum = (tallies: Map<string, Tally>) => [...tallies.values()].reduce((total, t) => ({ count: total.count + t.count, bytes: total.bytes + t.bytes }), { count: 0, bytes: 0 });
+  const start = sum(empty.kinds);
+  const all = sum(kinds);
+  const total = { count: all.count - start.count, bytes: all.bytes - start.bytes };
   subtract(kinds, empty.kinds);
   subtract(plain, empty.plain);
 
-  const total = [...kinds.values()].reduce((sum, t) => ({ count: sum.count + t.count, bytes: sum.bytes + t.bytes }), { count: 0, bytes: 0 });
   const perOrder = (n: number) => (n / orders).toFixed(2);
-  console.log(`npm run bench:census: ${orders.toLocaleString('en')} orders created over HTTP (${REQUESTS.toLocaleString('en')} creates of ${ITEMS} items), 5 s later, against the heap before the load: ${total.count.toLocaleString('en')} more heap objects, ${(total.bytes / 2 ** 20).toFixed(1)} MB more; per order ${perOrder(total.count)} objects, ${Math.round(total.bytes / orders)} bytes.\n`);
+  console.log(`npm run bench:census: ${orders.toLocaleString('en')} orders created over HTTP (${REQUESTS.toLocaleString('en')} creates of ${ITEMS} items) and their AWBs (all generated ${caughtUpS} s after the load), against the heap before the load: ${total.count.toLocaleString('en')} more heap objects, ${(total.bytes / 2 ** 20).toFixed(1)} MB more; per order ${perOrder(total.count)} objects, ${Math.round(total.bytes / orders)} bytes.\n`);
   console.log('| kind of object | objects per order | bytes per order |');
   console.log('|---|---|---|');
   for (const [kind, tally] of [...kinds].sort((a, b) => b[1].count - a[1].count).slice(0, 10)) console.log(`| ${kind} | ${perOrder(tally.count)} | ${Math.round(tally.bytes / orders)} |`);

@@ -126,7 +126,7 @@ async function main(): Promise<void> {
   const cycles = traced.map((c) => ({ ...c, end: c.end + offset })).filter((c) => c.end >= from && c.end - c.marking <= to);
   const during = stalls.filter((s) => s.end - s.gap >= from && s.end <= to);
   console.log(`npm run bench:stalls: ${SECONDS} s of 10-item creates, 10 connections: ${figures.rps} requests a second (${figures.rps * 10} orders), p99 ${figures.p99} ms; event-loop delay p99.9 ${loop.p999} ms, max ${loop.max} ms.\n`);
-  console.log('| stall ends at ms | gap ms | main thread on a CPU ms | waiting for a CPU ms | blocked ms | where |');
+  console.log('| stall ends at ms | gap ms | main thread on a CPU ms | waiting for a CPU ms | blocked or idle ms (the 10 ms timer among it) | where |');
   console.log('|---|---|---|---|---|---|');
   const places = during.map((stall) => placeOf(stall, cycles));
   const label = { marking: 'during a mark-compact cycle', after: `within ${SWEEPING_MS} ms after one`, elsewhere: 'elsewhere' };
