@@ -5,8 +5,8 @@
  *
  * The sandbox as users run it (real clock, a data file, --awb-delay 1s, log level info
  * written to a file) takes BENCH_CENSUS_REQUESTS (5,000) 10-item creates on 10
- * connections, then waits until every order has its AWB (`sandbox_awbs_generated_total` of
- * its metrics; the held awb.generated deliveries are part of an order's weight). It writes a heap snapshot on SIGUSR2 (node's
+ * connections, then waits until every order has its AWB (from its metrics; the held
+ * awb.generated deliveries are part of an order's weight). It writes a heap snapshot on SIGUSR2 (node's
  * --heapsnapshot-signal; a snapshot holds live objects only) before the load and after:
  * the difference, per order, is printed by V8's kind of object, then the plain objects by
  * their first fields (an order, its item, its job, its delivery), with how many of them
@@ -19,7 +19,7 @@ import { readdirSync, readFileSync, rmSync, mkdirSync, statSync } from 'node:fs'
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { createRequest } from '../test/support/orders.js';
-import { HEADERS, spawnServer, stop, TMP } from './harness.js';
+import { awbBacklog, HEADERS, spawnServer, stop, TMP } from './harness.js';
 import { BENCH_TOKEN } from './prefill.js';
 
 const REQUESTS = Number(process.env.BENCH_CENSUS_REQUESTS ?? 5_000);
@@ -118,24 +118,6 @@ async function snapshotIn(dir: string, taken: string[]): Promise<string> {
   throw new Error('No whole heap snapshot within 10 minutes.');
 }
 
-/** A counter of the sandbox's Prometheus metrics (no admin token is set: they need none). */
-async function counter(url: string, name: string): Promise<number> {
-  const text = await (await fetch(`${url}/__sandbox/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-  if (line === undefined) throw new Error(`The metrics have no ${name}.`);
-  return Number(line.split(' ')[1]);
-}
-
-/** Waits until `orders` AWBs were generated; the seconds it took. */
-async function awbsOf(url: string, orders: number): Promise<number> {
-  const began = performance.now();
-  while ((await counter(url, 'sandbox_awbs_generated_total')) < orders) {
-    if (performance.now() - began > 300_000) throw new Error('AWB generation did not catch up within 5 minutes.');
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  return Math.round((performance.now() - began) / 100) / 10;
-}
-
 async function main(): Promise<void> {
   const dir = join(TMP, 'census');
   rmSync(dir, { recursive: true, force: true });
@@ -150,7 +132,8 @@ async function main(): Promise<void> {
   const created = result['2xx'];
   if (created !== REQUESTS) throw new Error(`${REQUESTS - created} of ${REQUESTS} creates were not answered 2xx.`);
   const orders = created * ITEMS;
-  const caughtUpS = await awbsOf(server.url, orders);
+  const { caughtUpS } = await awbBacklog(server.url, 300_000);
+  if (caughtUpS === undefined) throw new Error('AWB generation did not catch up within 5 minutes.');
   server.child.kill('SIGUSR2');
   const after = await snapshotIn(dir, [before]);
   await stop(server.child);

@@ -124,3 +124,28 @@ export const percentile = (values: number[], p: number): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0);
 };
+
+/** A counter of a sandbox's Prometheus metrics (the bench sets no admin token, so they need none). */
+export async function metricsCounter(url: string, name: string): Promise<number> {
+  const text = await (await fetch(`${url}/__sandbox/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  if (line === undefined) throw new Error(`The metrics have no ${name}.`);
+  return Number(line.split(' ')[1]);
+}
+
+/**
+ * How far a sandbox's AWB generation is behind its creates: the AWBs not generated (nor
+ * failed) yet of the orders created so far, then how many seconds until they all are
+ * (undefined when that takes more than `withinMs`). From its metrics.
+ */
+export async function awbBacklog(url: string, withinMs = 180_000): Promise<{ pending: number; caughtUpS: number | undefined }> {
+  const behind = async () =>
+    (await metricsCounter(url, 'sandbox_orders_created_total')) - (await metricsCounter(url, 'sandbox_awbs_generated_total')) - (await metricsCounter(url, 'sandbox_awbs_failed_total'));
+  const began = performance.now();
+  const pending = await behind();
+  for (let left = pending; left > 0; left = await behind()) {
+    if (performance.now() - began > withinMs) return { pending, caughtUpS: undefined };
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return { pending, caughtUpS: Math.round((performance.now() - began) / 100) / 10 };
+}

@@ -9,7 +9,9 @@
  *
  * Then the sandbox alone: 60 s of sustained 10-item creates with a health probe every
  * 50 ms (probe p99 and max, event-loop delay from monitorEventLoopDelay, stalls over
- * 50 ms and how many of them the main thread spent on a CPU, log lines written); a one-year clock advance over 50,000 orders in flight (manual clock) with
+ * 50 ms and how many of them the main thread spent on a CPU, log lines written, and how
+ * many AWBs were behind the creates when it stopped and how long they took to catch up,
+ * from the metrics); a one-year clock advance over 50,000 orders in flight (manual clock) with
  * the probe running; and a data file of 300,000 orders (written with the store's own
  * writer): start-up, RSS settled (and its peak), shutdown.
  *
@@ -31,7 +33,7 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSyn
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createRequest } from '../test/support/orders.js';
-import { freePort, HEADERS, load, loopDelay, memoryMb, percentile, probe, ROOT, SECONDS, spawnServer, stop, TMP, type Figures, type LoopFigures } from './harness.js';
+import { awbBacklog, freePort, HEADERS, load, loopDelay, memoryMb, percentile, probe, ROOT, SECONDS, spawnServer, stop, TMP, type Figures, type LoopFigures } from './harness.js';
 import { postgresSection, runPostgres } from './postgres.js';
 import { BENCH_TOKEN, prefill } from './prefill.js';
 
@@ -154,6 +156,7 @@ async function main(): Promise<void> {
   const sustainedWaits = await sustainedProbe.stop();
   const sustainedLoop = await loopDelay(sandbox.child, loopFile);
   const logLines = readFileSync(log, 'utf8').split('\n').length - linesBefore;
+  const backlog = await awbBacklog(sandbox.url);
   await stop(sandbox.child);
   console.log('sustained load: done');
 
@@ -229,7 +232,7 @@ async function main(): Promise<void> {
     `| sandbox, empty data file, alone | ${emptyStartupMs} |`,
     `| sandbox, ${BIG_ORDERS.toLocaleString('en')} orders | ${Math.round(big.startupMs)} |`,
     '',
-    `Sustained 10-item creates for ${SUSTAIN_SECONDS} s: ${sustained.rps.toLocaleString('en')} rps, p99 ${sustained.p99} ms; health probe every 50 ms: p99 ${percentile(sustainedWaits, 99)} ms, max ${Math.round(Math.max(...sustainedWaits))} ms; event-loop delay p99 ${sustainedLoop.p99} ms, p99.9 ${sustainedLoop.p999} ms, max ${sustainedLoop.max} ms; ${stallsOf(sustainedLoop)}; ${logLines.toLocaleString('en')} log lines written.`,
+    `Sustained 10-item creates for ${SUSTAIN_SECONDS} s: ${sustained.rps.toLocaleString('en')} rps, p99 ${sustained.p99} ms; health probe every 50 ms: p99 ${percentile(sustainedWaits, 99)} ms, max ${Math.round(Math.max(...sustainedWaits))} ms; event-loop delay p99 ${sustainedLoop.p99} ms, p99.9 ${sustainedLoop.p999} ms, max ${sustainedLoop.max} ms; ${stallsOf(sustainedLoop)}; ${logLines.toLocaleString('en')} log lines written. AWBs not generated yet when the load stopped: ${backlog.pending.toLocaleString('en')}, ${backlog.caughtUpS === undefined ? 'still some 180 s later' : `all generated ${backlog.caughtUpS} s later`}.`,
     '',
     `One-year advance over ${ADVANCE_ORDERS.toLocaleString('en')} orders in flight: ${advanceMs.toLocaleString('en')} ms; probe p99 ${percentile(advanceWaits, 99)} ms, max ${Math.round(Math.max(...advanceWaits))} ms (${advanceWaits.length} probes); event-loop delay p99.9 ${advanceLoop.p999} ms, max ${advanceLoop.max} ms; ${stallsOf(advanceLoop)}.`,
     '',
@@ -249,7 +252,7 @@ async function main(): Promise<void> {
   writeFileSync(RESULTS_MD, text);
   writeFileSync(
     RESULTS_JSON,
-    `${JSON.stringify({ date: new Date().toISOString(), seconds: SECONDS, rows, startups, sustained: { ...sustained, probeMax: Math.max(...sustainedWaits), loop: sustainedLoop, logLines }, advance: { ms: advanceMs, probeMax: Math.max(...advanceWaits), loop: advanceLoop }, big: { orders: BIG_ORDERS, startupMs: big.startupMs, rssMb: bigRss, peakRssMb: bigPeak, shutdownMs }, ...(postgres ? { postgres } : {}) }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), seconds: SECONDS, rows, startups, sustained: { ...sustained, probeMax: Math.max(...sustainedWaits), loop: sustainedLoop, logLines, awbBacklog: backlog }, advance: { ms: advanceMs, probeMax: Math.max(...advanceWaits), loop: advanceLoop }, big: { orders: BIG_ORDERS, startupMs: big.startupMs, rssMb: bigRss, peakRssMb: bigPeak, shutdownMs }, ...(postgres ? { postgres } : {}) }, null, 2)}\n`,
   );
 }
 
