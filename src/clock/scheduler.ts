@@ -34,6 +34,8 @@ export interface SchedulerOptions {
   onError?: (error: unknown, kind: string, key: string) => void;
   /** Told how late (real ms after its due time) each job fired by the real clock's timer ran (metrics). */
   onLate?: (kind: JobKind, lateMs: number) => void;
+  /** The wall clock (ms) the jobs' turns on the event loop are measured with (see TURN_MS). Default `performance.now`; tests give their own. */
+  wallClock?: () => number;
 }
 
 /** Thrown by a handler whose work was cut short (shutdown): the job stays due, for the next start. */
@@ -63,16 +65,22 @@ const WORK_PER_CLIENT = 8;
  */
 const ROW_PARALLEL = 3;
 /**
- * How long a drain runs batches before it lets the requests waiting in (wall ms). A batch
- * is a few hundred microseconds on the embedded store; yielding after each, under a
- * create load, ran one batch per turn of the event loop, whose requests took ~6 ms: AWB
- * generation fell behind by ~15,000 orders a second (256,578 AWBs behind after 17 s of
- * 10-item creates, all generated 19.6 s after the load). So due work and requests share
- * the loop by turns of about this much each, and no turn holds it past ~20 ms. (Turns
- * of 2 ms still fell behind, by 112,522 AWBs in 17 s; 10 ms kept up as 5 ms does, with
- * the creates' p99 at 32 ms against 26.)
+ * How long the scheduler's drains run batches before they let the requests waiting in
+ * (wall ms): at least TURN_MS, and half as long as the event loop's other work took
+ * between the jobs' last two turns (so under load due work gets a third of the loop or
+ * more), up to MAX_TURN_MS. Every drain running at once (the timer's, clients'
+ * advances) shares one turn and one wait, so drains do not add their turns up; a turn
+ * ends with the batches running when it is spent (a batch is up to 32 jobs, a few
+ * hundred microseconds on the embedded store).
+ *
+ * A batch is a few hundred microseconds: yielding after each, under a create load, ran
+ * one batch per turn of the event loop, whose requests took ~6 ms, and AWB generation
+ * fell behind by ~15,000 orders a second (256,578 AWBs behind after 17 s of 10-item
+ * creates, all generated 19.6 s after the load). Fixed turns of 2 ms still fell behind
+ * (112,522 in 17 s); turns of 5 ms kept up at 10 connections, as these do.
  */
 const TURN_MS = 5;
+const MAX_TURN_MS = 15;
 /** Kinds whose handler draws numbers in its turn (see `inTurn`): only they take one. */
 const DRAWING: readonly JobKind[] = ['awb'];
 /** How far past the earliest due job a real-clock wake-up claims at once (sandbox ms; see `drain`). */
@@ -196,7 +204,7 @@ class Running {
  * due at the right wall time; an advance moves one client's clock and claims only its jobs.
  *
  * Two lanes: AWB generation, tracking steps and retention run in due order, in
- * batches with a yield to the event loop between them; webhook attempts, which wait on
+ * batches, taking turns on the event loop with the requests (see TURN_MS); webhook attempts, which wait on
  * receivers, run beside them in a pool capped in all and per client
  * (`webhookConcurrency`), so a silent receiver delays neither AWBs nor other clients.
  *
@@ -219,6 +227,11 @@ export class Scheduler {
   private readonly shared: boolean;
   private timer: NodeJS.Timeout | undefined;
   private armedAt = Infinity;
+  private readonly wallClock: () => number;
+  /** The jobs' turn on the event loop that the drains share (see TURN_MS): when it began and how long it may run. */
+  private turn: { began: number; budget: number };
+  /** The one wait for the next turn, while the drains wait for it. */
+  private nextTurn: Promise<void> | undefined;
   private running: Promise<void> = Promise.resolve();
   private stopped = false;
 
@@ -228,6 +241,8 @@ export class Scheduler {
     private readonly options: SchedulerOptions = {},
   ) {
     this.clocks = clock instanceof Clocks ? clock : new Clocks(clock);
+    this.wallClock = options.wallClock ?? (() => performance.now());
+    this.turn = { began: this.wallClock(), budget: TURN_MS };
     this.pool = new AttemptPool(options.webhookConcurrency ?? WEBHOOK_CONCURRENCY);
     this.shared = storage.jobs.heldElsewhere !== undefined;
     storage.onJobScheduled((dueAt, clientId) => {
@@ -343,8 +358,6 @@ export class Scheduler {
     const ended: Outcome[] = [];
     /** Looks in a row at the client's jobs another replica holds (the wait grows). */
     let waited = 0;
-    /** When this turn on the event loop began (see TURN_MS). */
-    let turnBegan = performance.now();
     // Jobs stamped with the time they run (the timer's wake-ups) are claimed those due
     // within CLAIM_WINDOW_MS of the earliest at once, in due order: a batch per claim, not
     // the jobs of one millisecond, while a claim still looks at no more than that window
@@ -409,12 +422,9 @@ export class Scheduler {
         break;
       }
       if (outcomes.includes('interrupted')) return; // shutting down: what is left stays due
-      // Let requests in once this turn has run TURN_MS: a long advance must not hold the
+      // Let requests in once the jobs' turn is spent: a long advance must not hold the
       // event loop, nor due work wait a whole turn of requests per batch.
-      if (performance.now() - turnBegan >= TURN_MS) {
-        await new Promise((resolve) => setImmediate(resolve));
-        turnBegan = performance.now();
-      }
+      await this.turnTaken();
     }
     if (settling) await this.inFlight.idle(clientId);
   }
@@ -435,6 +445,25 @@ export class Scheduler {
     for (const job of work) byClient.set(job.client_id, [...(byClient.get(job.client_id) ?? []), job]);
     const rows = [...byClient.values()].map((jobs) => (this.sideBySideFor(stamp) ? this.sideBySide(jobs, stamp) : this.inRow(jobs, stamp)));
     return (await Promise.all(rows)).flat();
+  }
+
+  /**
+   * Waits for the jobs' next turn on the event loop once this one is spent (see TURN_MS);
+   * every drain waits on the same one. The next turn may run half as long as the loop's
+   * other work took meanwhile, within bounds.
+   */
+  private async turnTaken(): Promise<void> {
+    if (this.wallClock() - this.turn.began < this.turn.budget) return;
+    this.nextTurn ??= new Promise<void>((resolve) => {
+      const asked = this.wallClock();
+      setImmediate(() => {
+        const began = this.wallClock();
+        this.turn = { began, budget: Math.min(MAX_TURN_MS, Math.max(TURN_MS, (began - asked) / 2)) };
+        this.nextTurn = undefined;
+        resolve();
+      });
+    });
+    await this.nextTurn;
   }
 
   /** Whether a client's jobs stamped so run side by side (see `runWork`). */

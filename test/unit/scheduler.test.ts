@@ -265,3 +265,58 @@ describe('Scheduler on a store that other processes share', () => {
     await scheduler.stop();
   });
 });
+
+describe('Scheduler turns on the event loop', () => {
+  /**
+   * Three clients' advances at once over 300 due jobs each, every job taking 0.25 ms of a
+   * wall clock the test keeps; a chain of setImmediate ticks counts the jobs run in each
+   * turn of the event loop (what a request arriving meanwhile would wait behind), each
+   * tick taking `otherWorkMs` of that clock (the requests served meanwhile).
+   */
+  async function jobsPerTurn(otherWorkMs = 0) {
+    const storage = await EmbeddedStorage.open({ path: ':memory:', requestLogSize: 0 });
+    opened.push(storage);
+    let wall = 0;
+    const scheduler = new Scheduler(storage, new Clocks(new ManualClock(0), ['a', 'b', 'c']), { wallClock: () => wall });
+    let ran = 0;
+    scheduler.on('awb', async () => {
+      wall += 0.25;
+      ran += 1;
+    });
+    for (const client of ['a', 'b', 'c']) for (let i = 0; i < 300; i++) await storage.jobs.schedule({ kind: 'awb', key: `${client}${i}`, client_id: client, due_at: 1_000 + i });
+    const perTurn: number[] = [];
+    let seen = 0;
+    let ticking = true;
+    const tick = () => {
+      wall += otherWorkMs;
+      perTurn.push(ran - seen);
+      seen = ran;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    await Promise.all(['a', 'b', 'c'].map((client) => scheduler.advance(client, 10_000)));
+    ticking = false;
+    return { ran, perTurn: perTurn.filter((n) => n > 0) };
+  }
+
+  it("runs the drains at once within one shared turn, not a turn each: at most 5 ms of jobs plus the batch each drain is in", async () => {
+    const { ran, perTurn } = await jobsPerTurn();
+    expect(ran).toBe(900);
+    // 5 ms is 20 jobs of 0.25 ms; each of the three drains may end the batch it is in (8 of its client's jobs).
+    expect(Math.max(...perTurn)).toBeLessThanOrEqual(20 + 3 * 8);
+    // And more than a batch each a turn (an advance runs a due time's jobs a batch: one job here): a turn is spent, not a batch.
+    expect(Math.max(...perTurn)).toBeGreaterThanOrEqual(20);
+  });
+
+  it('takes a turn half as long as the requests took between its turns, from 5 to 15 ms: a third of the loop or more under load', async () => {
+    const busy = await jobsPerTurn(20);
+    expect(busy.ran).toBe(900);
+    // 20 ms of other work a turn: 10 ms of jobs, 40 of 0.25 ms, plus the batch each drain is in.
+    expect(Math.max(...busy.perTurn)).toBeGreaterThanOrEqual(40);
+    expect(Math.max(...busy.perTurn)).toBeLessThanOrEqual(40 + 3 * 8);
+    // 100 ms of other work a turn: the jobs' turn stops at 15 ms (60 jobs).
+    const swamped = await jobsPerTurn(100);
+    expect(Math.max(...swamped.perTurn)).toBeGreaterThanOrEqual(60);
+    expect(Math.max(...swamped.perTurn)).toBeLessThanOrEqual(60 + 3 * 8);
+  });
+});
