@@ -125,27 +125,74 @@ export const percentile = (values: number[], p: number): number => {
   return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0);
 };
 
-/** A counter of a sandbox's Prometheus metrics (the bench sets no admin token, so they need none). */
-export async function metricsCounter(url: string, name: string): Promise<number> {
-  const text = await (await fetch(`${url}/__sandbox/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-  if (line === undefined) throw new Error(`The metrics have no ${name}.`);
-  return Number(line.split(' ')[1]);
+/**
+ * A sandbox's Prometheus metrics, one scrape, as sample lines by name and labels (e.g.
+ * `sandbox_awbs_generated_total` or `sandbox_scheduler_lag_seconds_bucket{kind="awb",le="1"}`).
+ * The bench's sandboxes have no admin token; one in the environment is sent.
+ */
+export async function metrics(url: string): Promise<Map<string, number>> {
+  const admin = process.env.SANDBOX_ADMIN_TOKEN;
+  const res = await fetch(`${url}/__sandbox/metrics`, { headers: admin ? { authorization: `Bearer ${admin}` } : {} });
+  if (!res.ok) throw new Error(`GET /__sandbox/metrics answered ${res.status}.`);
+  const samples = new Map<string, number>();
+  for (const line of (await res.text()).split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const at = line.lastIndexOf(' ');
+    samples.set(line.slice(0, at), Number(line.slice(at + 1)));
+  }
+  return samples;
+}
+
+/** AWBs of the orders created so far not generated (nor failed) yet: those not due yet among them. */
+const awbsBehind = (samples: Map<string, number>): number =>
+  (samples.get('sandbox_orders_created_total') ?? 0) - (samples.get('sandbox_awbs_generated_total') ?? 0) - (samples.get('sandbox_awbs_failed_total') ?? 0);
+
+/** The AWB jobs' lateness histogram (seconds after their due time, real clock): cumulative counts by upper bound. */
+function awbLateness(samples: Map<string, number>): Array<[number, number]> {
+  const buckets: Array<[number, number]> = [];
+  for (const [name, count] of samples) {
+    // prom-client writes `le` first; either order is read.
+    const match = /^sandbox_scheduler_lag_seconds_bucket\{(?:le="([^"]+)",kind="awb"|kind="awb",le="([^"]+)")\}$/.exec(name);
+    const bound = match?.[1] ?? match?.[2];
+    if (bound !== undefined) buckets.push([bound === '+Inf' ? Infinity : Number(bound), count]);
+  }
+  return buckets.sort((a, b) => a[0] - b[0]);
+}
+
+/** The bucket bound under which `share` of the AWB jobs between two scrapes ran (lateness in s; Infinity past the last bound). */
+function latenessAt(before: Array<[number, number]>, after: Array<[number, number]>, share: number): number | undefined {
+  const counts = after.map(([bound, count], i) => [bound, count - (before[i]?.[1] ?? 0)] as const);
+  const total = counts.at(-1)?.[1] ?? 0;
+  if (total === 0) return undefined;
+  return counts.find(([, count]) => count >= share * total)?.[0];
 }
 
 /**
- * How far a sandbox's AWB generation is behind its creates: the AWBs not generated (nor
- * failed) yet of the orders created so far, then how many seconds until they all are
- * (undefined when that takes more than `withinMs`). From its metrics.
+ * How far a sandbox's AWB generation was behind its creates over a load: at its end
+ * (`samples`, scraped as it stopped), the AWBs not generated yet (with --awb-delay 1s,
+ * the last second's creates are among them, not late); then how many seconds until all
+ * were (undefined past `withinMs`); and, from the lateness histogram against `since`
+ * (scraped before the load), the bounds under which 99% and all of the AWB jobs of the
+ * load and its catch-up ran after their due time.
  */
-export async function awbBacklog(url: string, withinMs = 180_000): Promise<{ pending: number; caughtUpS: number | undefined }> {
-  const behind = async () =>
-    (await metricsCounter(url, 'sandbox_orders_created_total')) - (await metricsCounter(url, 'sandbox_awbs_generated_total')) - (await metricsCounter(url, 'sandbox_awbs_failed_total'));
+export async function awbBacklog(
+  url: string,
+  samples: Map<string, number>,
+  since?: Map<string, number>,
+  withinMs = 180_000,
+): Promise<{ behind: number; caughtUpS: number | undefined; lateP99S: number | undefined; lateMaxS: number | undefined }> {
   const began = performance.now();
-  const pending = await behind();
-  for (let left = pending; left > 0; left = await behind()) {
-    if (performance.now() - began > withinMs) return { pending, caughtUpS: undefined };
+  let now = samples;
+  let caughtUpS: number | undefined;
+  for (;;) {
+    if (awbsBehind(now) <= 0) {
+      caughtUpS = Math.round((performance.now() - began) / 100) / 10;
+      break;
+    }
+    if (performance.now() - began > withinMs) break;
     await new Promise((resolve) => setTimeout(resolve, 250));
+    now = await metrics(url);
   }
-  return { pending, caughtUpS: Math.round((performance.now() - began) / 100) / 10 };
+  const before = since ? awbLateness(since) : [];
+  return { behind: awbsBehind(samples), caughtUpS, lateP99S: latenessAt(before, awbLateness(now), 0.99), lateMaxS: latenessAt(before, awbLateness(now), 1) };
 }

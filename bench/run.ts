@@ -33,7 +33,7 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSyn
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createRequest } from '../test/support/orders.js';
-import { awbBacklog, freePort, HEADERS, load, loopDelay, memoryMb, percentile, probe, ROOT, SECONDS, spawnServer, stop, TMP, type Figures, type LoopFigures } from './harness.js';
+import { awbBacklog, freePort, metrics, HEADERS, load, loopDelay, memoryMb, percentile, probe, ROOT, SECONDS, spawnServer, stop, TMP, type Figures, type LoopFigures } from './harness.js';
 import { postgresSection, runPostgres } from './postgres.js';
 import { BENCH_TOKEN, prefill } from './prefill.js';
 
@@ -46,6 +46,9 @@ const BIN = join(ROOT, 'node_modules/.bin');
  * The stalls of a load, told apart: those the sandbox's main thread filled with its own
  * work, and the rest, where it was mostly off a CPU (on a shared machine: waiting for one).
  */
+/** A histogram bound in seconds as the results say it. */
+const seconds = (bound: number | undefined): string => (bound === undefined ? 'n/a' : bound === Infinity ? 'over 60 s' : `${bound} s`);
+
 const stallsOf = (loop: LoopFigures): string =>
   `${loop.stalls} stalls > 50 ms, ${loop.cpuStalls} of them with ≥ 50 ms of the main thread on a CPU (longest ${loop.maxCpuStall} ms)`;
 const RESULTS_MD = join(import.meta.dirname, 'RESULTS.md');
@@ -152,11 +155,13 @@ async function main(): Promise<void> {
   await loopDelay(sandbox.child, loopFile);
   const linesBefore = readFileSync(log, 'utf8').split('\n').length;
   const sustainedProbe = await probe(sandbox.url);
+  const metricsBefore = await metrics(sandbox.url);
   const sustained = await load(`${sandbox.url}/v1/order`, 'POST', post10, SUSTAIN_SECONDS);
+  const metricsAtEnd = await metrics(sandbox.url);
   const sustainedWaits = await sustainedProbe.stop();
   const sustainedLoop = await loopDelay(sandbox.child, loopFile);
   const logLines = readFileSync(log, 'utf8').split('\n').length - linesBefore;
-  const backlog = await awbBacklog(sandbox.url);
+  const backlog = await awbBacklog(sandbox.url, metricsAtEnd, metricsBefore);
   await stop(sandbox.child);
   console.log('sustained load: done');
 
@@ -232,7 +237,7 @@ async function main(): Promise<void> {
     `| sandbox, empty data file, alone | ${emptyStartupMs} |`,
     `| sandbox, ${BIG_ORDERS.toLocaleString('en')} orders | ${Math.round(big.startupMs)} |`,
     '',
-    `Sustained 10-item creates for ${SUSTAIN_SECONDS} s: ${sustained.rps.toLocaleString('en')} rps, p99 ${sustained.p99} ms; health probe every 50 ms: p99 ${percentile(sustainedWaits, 99)} ms, max ${Math.round(Math.max(...sustainedWaits))} ms; event-loop delay p99 ${sustainedLoop.p99} ms, p99.9 ${sustainedLoop.p999} ms, max ${sustainedLoop.max} ms; ${stallsOf(sustainedLoop)}; ${logLines.toLocaleString('en')} log lines written. AWBs not generated yet when the load stopped: ${backlog.pending.toLocaleString('en')}, ${backlog.caughtUpS === undefined ? 'still some 180 s later' : `all generated ${backlog.caughtUpS} s later`}.`,
+    `Sustained 10-item creates for ${SUSTAIN_SECONDS} s: ${sustained.rps.toLocaleString('en')} rps, p99 ${sustained.p99} ms; health probe every 50 ms: p99 ${percentile(sustainedWaits, 99)} ms, max ${Math.round(Math.max(...sustainedWaits))} ms; event-loop delay p99 ${sustainedLoop.p99} ms, p99.9 ${sustainedLoop.p999} ms, max ${sustainedLoop.max} ms; ${stallsOf(sustainedLoop)}; ${logLines.toLocaleString('en')} log lines written. AWBs not generated yet when the load stopped (the last second's creates among them, not due yet): ${backlog.behind.toLocaleString('en')}, ${backlog.caughtUpS === undefined ? 'still some 180 s later' : `all generated ${backlog.caughtUpS} s later`}; the load's AWB jobs ran after their due time by at most ${seconds(backlog.lateP99S)} (99%) and ${seconds(backlog.lateMaxS)} (all; the bounds of \`sandbox_scheduler_lag_seconds\`).`,
     '',
     `One-year advance over ${ADVANCE_ORDERS.toLocaleString('en')} orders in flight: ${advanceMs.toLocaleString('en')} ms; probe p99 ${percentile(advanceWaits, 99)} ms, max ${Math.round(Math.max(...advanceWaits))} ms (${advanceWaits.length} probes); event-loop delay p99.9 ${advanceLoop.p999} ms, max ${advanceLoop.max} ms; ${stallsOf(advanceLoop)}.`,
     '',
