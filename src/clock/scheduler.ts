@@ -66,9 +66,10 @@ const WORK_PER_CLIENT = 8;
 const ROW_PARALLEL = 3;
 /**
  * How long the scheduler's drains run batches before they let the requests waiting in
- * (wall ms): at least TURN_MS, and half as long as the event loop's other work took
- * between the jobs' last two turns (so under load due work gets a third of the loop or
- * more), up to MAX_TURN_MS. Every drain running at once (the timer's, clients'
+ * (wall ms): at least TURN_MS, and as long as the event loop's other work took between
+ * the jobs' last two turns (so under load due work and requests share the loop about
+ * half and half), up to MAX_TURN_MS. (Half as long let AWBs fall 2.5-5 s behind in the
+ * 60 s create load of `npm run bench`: an AWB costs about as much as its order's create.) Every drain running at once (the timer's, clients'
  * advances) shares one turn and one wait, so drains do not add their turns up; a turn
  * ends with the batches running when it is spent (a batch is up to 32 jobs, a few
  * hundred microseconds on the embedded store).
@@ -449,8 +450,8 @@ export class Scheduler {
 
   /**
    * Waits for the jobs' next turn on the event loop once this one is spent (see TURN_MS);
-   * every drain waits on the same one. The next turn may run half as long as the loop's
-   * other work took meanwhile, within bounds.
+   * every drain waits on the same one. The next turn may run as long as the loop's other
+   * work took meanwhile, within bounds.
    */
   private async turnTaken(): Promise<void> {
     if (this.wallClock() - this.turn.began < this.turn.budget) return;
@@ -458,7 +459,7 @@ export class Scheduler {
       const asked = this.wallClock();
       setImmediate(() => {
         const began = this.wallClock();
-        this.turn = { began, budget: Math.min(MAX_TURN_MS, Math.max(TURN_MS, (began - asked) / 2)) };
+        this.turn = { began, budget: Math.min(MAX_TURN_MS, Math.max(TURN_MS, began - asked)) };
         this.nextTurn = undefined;
         resolve();
       });

@@ -308,10 +308,10 @@ describe('Scheduler turns on the event loop', () => {
     expect(Math.max(...perTurn)).toBeGreaterThanOrEqual(20);
   });
 
-  it('takes a turn half as long as the requests took between its turns, from 5 to 15 ms: a third of the loop or more under load', async () => {
-    const busy = await jobsPerTurn(20);
+  it('takes a turn as long as the requests took between its turns, from 5 to 15 ms: the loop shared about half and half under load', async () => {
+    const busy = await jobsPerTurn(10);
     expect(busy.ran).toBe(900);
-    // 20 ms of other work a turn: 10 ms of jobs, 40 of 0.25 ms, plus the batch each drain is in.
+    // 10 ms of other work a turn: 10 ms of jobs, 40 of 0.25 ms, plus the batch each drain is in.
     expect(Math.max(...busy.perTurn)).toBeGreaterThanOrEqual(40);
     expect(Math.max(...busy.perTurn)).toBeLessThanOrEqual(40 + 3 * 8);
     // 100 ms of other work a turn: the jobs' turn stops at 15 ms (60 jobs).
