@@ -66,19 +66,19 @@ const WORK_PER_CLIENT = 8;
 const ROW_PARALLEL = 3;
 /**
  * How long the scheduler's drains run batches before they let the requests waiting in
- * (wall ms): at least TURN_MS, and as long as the event loop's other work took between
- * the jobs' last two turns (so under load due work and requests share the loop about
- * half and half), up to MAX_TURN_MS. (Half as long let AWBs fall 2.5-5 s behind in the
- * 60 s create load of `npm run bench`: an AWB costs about as much as its order's create.) Every drain running at once (the timer's, clients'
+ * (wall ms): as long as the event loop's other work took between the jobs' last two
+ * turns, so under load due work and requests share the loop about half and half, and
+ * from TURN_MS to MAX_TURN_MS. Every drain running at once (the timer's, clients'
  * advances) shares one turn and one wait, so drains do not add their turns up; a turn
  * ends with the batches running when it is spent (a batch is up to 32 jobs, a few
  * hundred microseconds on the embedded store).
  *
- * A batch is a few hundred microseconds: yielding after each, under a create load, ran
- * one batch per turn of the event loop, whose requests took ~6 ms, and AWB generation
- * fell behind by ~15,000 orders a second (256,578 AWBs behind after 17 s of 10-item
- * creates, all generated 19.6 s after the load). Fixed turns of 2 ms still fell behind
- * (112,522 in 17 s); turns of 5 ms kept up at 10 connections, as these do.
+ * Yielding after every batch, under a create load, ran one batch per turn of the event
+ * loop, whose requests took ~6 ms: AWB generation fell behind by ~15,000 orders a second
+ * (256,578 AWBs behind after 17 s of 10-item creates, all generated 19.6 s after the
+ * load). Fixed turns of 2 ms still fell behind (112,522 in 17 s); turns half as long as
+ * the other work let AWBs fall 2.5-5 s behind in the 60 s create load of `npm run bench`,
+ * as an AWB costs about as much as its order's create.
  */
 const TURN_MS = 5;
 const MAX_TURN_MS = 15;
