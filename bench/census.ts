@@ -19,7 +19,7 @@ import { readdirSync, readFileSync, rmSync, mkdirSync, statSync } from 'node:fs'
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { createRequest } from '../test/support/orders.js';
-import { awbBacklog, HEADERS, metrics, spawnServer, stop, TMP } from './harness.js';
+import { awbBacklog, HEADERS, scrape, spawnServer, stop, TMP } from './harness.js';
 import { BENCH_TOKEN } from './prefill.js';
 
 const REQUESTS = Number(process.env.BENCH_CENSUS_REQUESTS ?? 5_000);
@@ -132,7 +132,7 @@ async function main(): Promise<void> {
   const created = result['2xx'];
   if (created !== REQUESTS) throw new Error(`${REQUESTS - created} of ${REQUESTS} creates were not answered 2xx.`);
   const orders = created * ITEMS;
-  const { caughtUpS } = await awbBacklog(server.url, await metrics(server.url), undefined, 300_000);
+  const { caughtUpS } = await awbBacklog(server.url, await scrape(server.url), undefined, 300_000);
   if (caughtUpS === undefined) throw new Error('AWB generation did not catch up within 5 minutes.');
   server.child.kill('SIGUSR2');
   const after = await snapshotIn(dir, [before]);

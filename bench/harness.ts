@@ -143,6 +143,12 @@ export async function metrics(url: string): Promise<Map<string, number>> {
   return samples;
 }
 
+/** A scrape of the metrics (`metrics`) and when it was taken (performance.now()). */
+export async function scrape(url: string): Promise<{ samples: Map<string, number>; at: number }> {
+  const at = performance.now();
+  return { samples: await metrics(url), at };
+}
+
 /** AWBs of the orders created so far not generated (nor failed) yet: those not due yet among them. */
 const awbsBehind = (samples: Map<string, number>): number =>
   (samples.get('sandbox_orders_created_total') ?? 0) - (samples.get('sandbox_awbs_generated_total') ?? 0) - (samples.get('sandbox_awbs_failed_total') ?? 0);
@@ -169,19 +175,19 @@ function latenessAt(before: Array<[number, number]>, after: Array<[number, numbe
 
 /**
  * How far a sandbox's AWB generation was behind its creates over a load: at its end
- * (`samples`, scraped as it stopped), the AWBs not generated yet (with --awb-delay 1s,
- * the last second's creates are among them, not late); then how many seconds until all
- * were (undefined past `withinMs`); and, from the lateness histogram against `since`
- * (scraped before the load), the bounds under which 99% and all of the AWB jobs of the
- * load and its catch-up ran after their due time.
+ * (`end`: the metrics scraped as it stopped, and when), the AWBs not generated yet (with
+ * --awb-delay 1s, the last second's creates are among them, not late); then how many
+ * seconds after that scrape until all were (undefined past `withinMs`); and, from the
+ * lateness histogram against `since` (scraped before the load), the bounds under which
+ * 99% and all of the AWB jobs of the load and its catch-up ran after their due time.
  */
 export async function awbBacklog(
   url: string,
-  samples: Map<string, number>,
+  end: { samples: Map<string, number>; at: number },
   since?: Map<string, number>,
   withinMs = 180_000,
 ): Promise<{ behind: number; caughtUpS: number | undefined; lateP99S: number | undefined; lateMaxS: number | undefined }> {
-  const began = performance.now();
+  const { samples, at: began } = end;
   let now = samples;
   let caughtUpS: number | undefined;
   for (;;) {
@@ -194,5 +200,6 @@ export async function awbBacklog(
     now = await metrics(url);
   }
   const before = since ? awbLateness(since) : [];
-  return { behind: awbsBehind(samples), caughtUpS, lateP99S: latenessAt(before, awbLateness(now), 0.99), lateMaxS: latenessAt(before, awbLateness(now), 1) };
+  const after = awbLateness(now);
+  return { behind: awbsBehind(samples), caughtUpS, lateP99S: latenessAt(before, after, 0.99), lateMaxS: latenessAt(before, after, 1) };
 }

@@ -33,7 +33,7 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSyn
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createRequest } from '../test/support/orders.js';
-import { awbBacklog, freePort, metrics, HEADERS, load, loopDelay, memoryMb, percentile, probe, ROOT, SECONDS, spawnServer, stop, TMP, type Figures, type LoopFigures } from './harness.js';
+import { awbBacklog, freePort, metrics, scrape, HEADERS, load, loopDelay, memoryMb, percentile, probe, ROOT, SECONDS, spawnServer, stop, TMP, type Figures, type LoopFigures } from './harness.js';
 import { postgresSection, runPostgres } from './postgres.js';
 import { BENCH_TOKEN, prefill } from './prefill.js';
 
@@ -157,7 +157,7 @@ async function main(): Promise<void> {
   const sustainedProbe = await probe(sandbox.url);
   const metricsBefore = await metrics(sandbox.url);
   const sustained = await load(`${sandbox.url}/v1/order`, 'POST', post10, SUSTAIN_SECONDS);
-  const metricsAtEnd = await metrics(sandbox.url);
+  const metricsAtEnd = await scrape(sandbox.url);
   const sustainedWaits = await sustainedProbe.stop();
   const sustainedLoop = await loopDelay(sandbox.child, loopFile);
   const logLines = readFileSync(log, 'utf8').split('\n').length - linesBefore;
