@@ -1,7 +1,7 @@
 import { DataFileError, type StoreData } from './types.js';
 
 /** The schema version this build writes. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /** Collections every data file has. */
 export const COLLECTIONS = ['meta', 'orders', 'deliveries', 'clients', 'counters', 'jobs'] as const;
@@ -60,8 +60,17 @@ function fromVersion1(data: StoreData): StoreData {
   return { ...rest, schema_version: 2, meta, counters, clients, jobs: {} } as StoreData;
 }
 
+/**
+ * Version 3 keeps the records of version 2 as they were; its journal may carry a changed
+ * record as the fields that changed (`{"c", "k", "p": {...}}`, see `patchOf` in
+ * store.ts), which a sandbox of version 2 would misread. The new number makes that
+ * sandbox refuse the file rather than lose those changes; this one rewrites a version-2
+ * file at its first start, as after any migration.
+ */
+const fromVersion2: Migration = (data) => ({ ...data, schema_version: 3 });
+
 /** `MIGRATIONS[n]` turns a version-n file into a version-(n+1) file. */
-const MIGRATIONS: Record<number, Migration> = { 0: fromVersion0, 1: fromVersion1 };
+const MIGRATIONS: Record<number, Migration> = { 0: fromVersion0, 1: fromVersion1, 2: fromVersion2 };
 
 /** An empty store of the current version. */
 export function emptyData(): StoreData {

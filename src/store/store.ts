@@ -41,9 +41,10 @@ export interface StoreOptions {
   /**
    * Turns a record into the form kept in memory as it comes in (read from the data file or
    * the journal, or put). It must keep the record's JSON as it was, and may change a
-   * record it is given unfrozen (one just parsed) in place. Default: kept as given.
+   * record it is given unfrozen (one just parsed) in place. `current` is the record it
+   * replaces, as kept: a part the two share is packed already. Default: kept as given.
    */
-  pack?: (collection: string, value: unknown) => unknown;
+  pack?: (collection: string, value: unknown, current?: unknown) => unknown;
 }
 
 /**
@@ -175,7 +176,7 @@ export class Store {
    */
   put<T>(collection: string, key: string, value: T): unknown {
     const records = this.collection(collection);
-    const after = this.options.pack ? this.options.pack(collection, value) : value;
+    const after = this.options.pack ? this.options.pack(collection, value, records.get(key)) : value;
     const current = this.track({ c: collection, k: key }, records, after);
     records.set(key, after);
     return current;
@@ -206,7 +207,14 @@ export class Store {
       throw new StoreUnavailable('ECLOSED');
     }
     const ops: JournalOp[] = [];
-    for (const { op, after } of this.pending.values()) ops.push(after === undefined ? { c: op.c, k: op.k, d: 1 } : { c: op.c, k: op.k, v: after });
+    for (const { op, before, after } of this.pending.values()) {
+      if (after === undefined) {
+        ops.push({ c: op.c, k: op.k, d: 1 });
+        continue;
+      }
+      const patch = patchOf(before, after);
+      ops.push(patch === undefined ? { c: op.c, k: op.k, v: after } : { c: op.c, k: op.k, p: patch });
+    }
     try {
       this.line.add(JSON.stringify(ops));
       this.line.add('\n');
@@ -315,8 +323,18 @@ export class Store {
 
   private apply(op: JournalOp): void {
     const records = this.collection(op.c);
-    if (op.d) records.delete(op.k);
-    else records.set(op.k, this.options.pack ? this.options.pack(op.c, op.v) : op.v);
+    if (op.d) {
+      records.delete(op.k);
+      return;
+    }
+    const current = records.get(op.k);
+    let value = op.v;
+    if (op.p !== undefined) {
+      // A record a fuzzy checkpoint saw deleted: an op later in the journal (its delete, or a put) sets what it became.
+      if (typeof current !== 'object' || current === null) return;
+      value = { ...current, ...op.p };
+    }
+    records.set(op.k, this.options.pack ? this.options.pack(op.c, value, current) : value);
   }
 
   /** Notes a change to `records` (the collection `op.c`) before it is made; returns the record it replaces. */
@@ -354,6 +372,40 @@ export class Store {
     this.db.data[name] = records;
     return records;
   }
+}
+
+/**
+ * The fields of `after` that are not those of `before`, when the journal may carry a
+ * record's change as them: both are records frozen whole (so a field that is the same
+ * value or object in both has the same JSON), and `after` has every field of `before`, in
+ * the same order, new ones after them (so `{...before, ...patch}` at replay has the same
+ * JSON as `after`, key order included). Otherwise undefined: the whole record is journaled.
+ * An order that gets its AWB is then ~200 bytes in the journal rather than ~1 KB with its
+ * sender and item.
+ */
+export function patchOf(before: unknown, after: unknown): Record<string, unknown> | undefined {
+  if (typeof before !== 'object' || before === null || typeof after !== 'object' || after === null) return undefined;
+  if (Array.isArray(before) || Array.isArray(after) || !Object.isFrozen(before) || !Object.isFrozen(after)) return undefined;
+  const was = before as Record<string, unknown>;
+  const now = after as Record<string, unknown>;
+  const keys = Object.keys(was);
+  const patch: Record<string, unknown> = {};
+  let i = 0;
+  for (const key in now) {
+    if (!Object.hasOwn(now, key)) return undefined;
+    const value = now[key];
+    if (i < keys.length) {
+      if (keys[i] !== key) return undefined;
+      i += 1;
+      if (value === was[key]) continue;
+      // A field that is undefined is not in the JSON: one that comes or goes would move or stay at replay.
+      if (value === undefined || was[key] === undefined) return undefined;
+    } else if (value === undefined) continue;
+    // Assigning "__proto__" would set the patch's prototype rather than a field.
+    if (key === '__proto__') return undefined;
+    patch[key] = value;
+  }
+  return i === keys.length ? patch : undefined;
 }
 
 /** Turns the RecordMap collections of `data` into plain objects, as migrations expect them. */

@@ -61,12 +61,28 @@ describe('opening a data file of schema version 1', () => {
     const fileSystem = new FaultyFileSystem();
     fileSystem.failing = 'ENOSPC';
     await expect(Store.open({ path: path(), fileSystem })).rejects.toThrow(DataFileError);
-    await expect(Store.open({ path: path(), fileSystem })).rejects.toThrow(/migrated to schema version 2 \(ENOSPC.*free some space/);
+    await expect(Store.open({ path: path(), fileSystem })).rejects.toThrow(new RegExp(`migrated to schema version ${SCHEMA_VERSION} \\(ENOSPC.*free some space`));
     // The old files are as they were (an empty next segment may have been opened); the lock is gone.
     for (const [name, text] of before) expect(readFileSync(join(dir(), name!), 'utf8')).toBe(text);
     expect(existsSync(`${path()}.lock`)).toBe(false);
     const store = await Store.open({ path: path() }); // space is back
     expect(store.get('clients', 'client-b')).toMatchObject({ generated_secret: 'whsec_b' });
+    await store.close();
+  });
+});
+
+describe('opening a data file of schema version 2', () => {
+  const dir = tempDir();
+  const path = () => join(dir(), 'sandbox.json');
+
+  it('replays its journal of whole records and writes the file back at version 3 at once', async () => {
+    const order = { order_no: '61', client_id: 'client-a', status: 'created', awb: null };
+    await new SnapshotFile(path()).write({ schema_version: 2, journal_generation: 1, meta: {}, orders: { '61': order }, deliveries: {}, clients: {}, counters: {}, jobs: {} });
+    writeFileSync(`${path()}.wal.1`, `${JSON.stringify([{ c: 'orders', k: '61', v: { ...order, status: 'awb_generated', awb: 'JN1' } }])}\n`);
+    const store = await Store.open({ path: path() });
+    expect(store.get('orders', '61')).toEqual({ ...order, status: 'awb_generated', awb: 'JN1' });
+    expect((JSON.parse(readFileSync(path(), 'utf8')) as StoreData).schema_version).toBe(3);
+    expect(existsSync(`${path()}.wal.1`)).toBe(false);
     await store.close();
   });
 });

@@ -234,14 +234,20 @@ export class OrderPacker {
     return shapes;
   };
 
-  pack(value: unknown): unknown {
+  /**
+   * The order as kept. `current` is the order it replaces, as kept: a sender or item it
+   * still shares with it is packed already and kept as it is (an update, such as the AWB,
+   * then leaves the item the same object, and the journal need not carry it again).
+   */
+  pack(value: unknown, current?: unknown): unknown {
     if (typeof value !== 'object' || value === null) return value;
     const order = value as PackedOrder;
+    const was = typeof current === 'object' && current !== null ? (current as PackedOrder) : undefined;
     const clientId = this.clientIds.get(order.client_id);
     if (clientId === undefined && typeof order.client_id === 'string') this.clientIds.set(order.client_id, order.client_id);
     const history = packedHistory(order.history);
-    const sender = shared(this.senders, order.client_id, order.sender as unknown, this.shapesOf) as Order['sender'];
-    const item = shared(this.items, order.client_id, order.item as unknown, this.shapesOf) as Order['item'];
+    const sender = (was?.sender === order.sender ? order.sender : shared(this.senders, order.client_id, order.sender as unknown, this.shapesOf)) as Order['sender'];
+    const item = (was?.item === order.item ? order.item : shared(this.items, order.client_id, order.item as unknown, this.shapesOf)) as Order['item'];
     if (!Object.isFrozen(order)) {
       if (clientId !== undefined) order.client_id = clientId;
       if (history !== order.history) order.history = history;

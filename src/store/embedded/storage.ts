@@ -68,7 +68,8 @@ export class EmbeddedStorage implements Storage {
   static async open(options: EmbeddedOptions): Promise<EmbeddedStorage> {
     const orders = new OrderPacker();
     const deliveries = new DeliveryPacker();
-    const pack = (collection: string, value: unknown): unknown => (collection === ORDERS ? orders.pack(value) : collection === DELIVERIES ? deliveries.pack(value) : value);
+    const pack = (collection: string, value: unknown, current?: unknown): unknown =>
+      collection === ORDERS ? orders.pack(value, current) : collection === DELIVERIES ? deliveries.pack(value) : value;
     return new EmbeddedStorage(await Store.open({ ...options, pack }), options.requestLogSize);
   }
 
