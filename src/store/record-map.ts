@@ -162,6 +162,20 @@ export class RecordMap<V = unknown> {
     return snapshot;
   }
 
+  /**
+   * The keys and records as they are now, as copies of the log's chunks (an empty slot is
+   * undefined in both): what `keySnapshot` gives, with each key's record beside it, so a
+   * reader going through them over time (a checkpoint) looks none of them up.
+   */
+  entrySnapshot(): Array<{ keys: ReadonlyArray<string | undefined>; values: ReadonlyArray<V | undefined> }> {
+    const snapshot: Array<{ keys: ReadonlyArray<string | undefined>; values: ReadonlyArray<V | undefined> }> = [];
+    for (let c = 0; c < this.#keys.length; c++) {
+      const keys = this.#keys[c];
+      if (keys !== null && keys !== undefined) snapshot.push({ keys: keys.slice(), values: this.#values[c]!.slice() });
+    }
+    return snapshot;
+  }
+
   /** The records in insertion order, as a new array. */
   valueList(): V[] {
     return this.#list(this.#values);

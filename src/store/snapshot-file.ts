@@ -16,9 +16,18 @@ import { DataFileError, recordOf, type Adapter, type Collection, type Records, t
 const CHUNK_BYTES = 256 * 1024;
 const SLICE_MS = 4;
 
+/** A run of a collection's keys in order (undefined: an empty slot), with their records when known. */
+export interface SnapshotChunk {
+  keys: ReadonlyArray<string | undefined>;
+  /** The record of each key, as committed when the chunk was taken; without it, `valueOf` gives each. */
+  values?: ReadonlyArray<unknown>;
+}
+
 /** What a checkpoint writes for a record, and when it must give up (the store is closing). */
 export interface SnapshotSource {
-  /** The value to write for `key` (the last committed one), or undefined to leave it out. */
+  /** The collection's keys (and records) as they are when its turn comes: records made later are in the journal. */
+  chunksOf(collection: string, records: Collection | Records): Iterable<SnapshotChunk>;
+  /** The value to write for `key` of a chunk without records (the last committed one), or undefined to leave it out. */
   valueOf(collection: string, key: string): unknown;
   /** Checked between chunks: true makes the write stop, remove its temporary file and throw CheckpointAborted. */
   aborted(): boolean;
@@ -67,7 +76,7 @@ export class SnapshotFile implements Adapter<StoreData> {
   }
 
   write(data: StoreData): Promise<void> {
-    return this.writeFrom(data, { valueOf: (name, key) => recordOf(data[name] as Collection | Records, key), aborted: () => false });
+    return this.writeFrom(data, { chunksOf: chunksOf, valueOf: (name, key) => recordOf(data[name] as Collection | Records, key), aborted: () => false });
   }
 
   /** Writes `data`'s records as `source` says, through a temporary file renamed into place. */
@@ -82,20 +91,22 @@ export class SnapshotFile implements Adapter<StoreData> {
         if (typeof records !== 'object') continue;
         chunk.add(`,\n${JSON.stringify(name)}:{`);
         let first = true;
-        // The keys as they are now: records made later are in the journal.
-        for (const key of keysOf(records)) {
-          if (key === undefined) continue;
-          const value = source.valueOf(name, key);
-          if (value === undefined) continue; // deleted meanwhile, or created and not committed yet
-          chunk.add(first ? '\n' : ',\n');
-          chunk.add(JSON.stringify(key));
-          chunk.add(':');
-          chunk.add(JSON.stringify(value));
-          first = false;
-          if (chunk.length >= CHUNK_BYTES || performance.now() - sliceStart >= SLICE_MS) {
-            if (source.aborted()) throw new CheckpointAborted('The checkpoint was stopped: the store is closing.');
-            await writeAll(this.fs, fd, chunk.take());
-            sliceStart = performance.now();
+        for (const { keys, values } of source.chunksOf(name, records)) {
+          for (let i = 0; i < keys.length; i++) {
+            const key = keys[i];
+            if (key === undefined) continue;
+            const value = values !== undefined ? values[i] : source.valueOf(name, key);
+            if (value === undefined) continue; // deleted meanwhile, or created and not committed yet
+            chunk.add(first ? '\n' : ',\n');
+            chunk.add(JSON.stringify(key));
+            chunk.add(':');
+            chunk.add(JSON.stringify(value));
+            first = false;
+            if (chunk.length >= CHUNK_BYTES || performance.now() - sliceStart >= SLICE_MS) {
+              if (source.aborted()) throw new CheckpointAborted('The checkpoint was stopped: the store is closing.');
+              await writeAll(this.fs, fd, chunk.take());
+              sliceStart = performance.now();
+            }
           }
         }
         chunk.add('}');
@@ -124,10 +135,14 @@ export class SnapshotFile implements Adapter<StoreData> {
   }
 }
 
-/** A collection's keys as they are now, in order (a RecordMap's as copies of its chunks, without a pause that grows with it). */
-function* keysOf(records: Collection | Records): Generator<string | undefined> {
-  if (!(records instanceof RecordMap)) return yield* Object.keys(records);
-  for (const chunk of records.keySnapshot()) yield* chunk;
+/**
+ * A collection's keys and records as they are now, in order: a RecordMap's as copies of
+ * its chunks (without a pause that grows with it), a plain object's keys as one chunk.
+ * For data no one changes while it is written; the store's checkpoint has its own.
+ */
+export function* chunksOf(_collection: string, records: Collection | Records): Generator<SnapshotChunk> {
+  if (records instanceof RecordMap) yield* records.entrySnapshot();
+  else yield { keys: Object.keys(records) };
 }
 
 /** Not this sandbox's line layout: read the file with the streaming JSON parser instead. */

@@ -292,6 +292,11 @@ export class Store {
       const generation = journal.rotate();
       const data = { ...this.db.data, journal_generation: generation };
       await this.file()!.writeFrom(data, {
+        // Taken as each collection's turn comes: with no change pending, every record there is committed, and no lookup is needed.
+        chunksOf: (_name, records) => {
+          if (!(records instanceof RecordMap)) return [{ keys: Object.keys(records) }];
+          return this.pending.size === 0 ? records.entrySnapshot() : records.keySnapshot().map((keys) => ({ keys }));
+        },
         valueOf: (name, key) => this.committedValue(name, key),
         aborted: () => this.stopCheckpoint,
       });

@@ -73,6 +73,8 @@ describe('a store collection (RecordMap)', () => {
       expect(records.size).toBe(expected.size);
       expect([...records.entries()]).toEqual([...expected.entries()]);
       expect(records.keySnapshot().flat().filter((key) => key !== undefined)).toEqual([...expected.keys()]);
+      const entries = records.entrySnapshot().flatMap(({ keys, values }) => keys.map((key, i) => [key, values[i]] as const));
+      expect(entries.filter(([key]) => key !== undefined)).toEqual([...expected.entries()]);
       for (const [key, value] of expected) expect(records.get(key)).toBe(value);
     }
   });
@@ -149,6 +151,16 @@ describe('a store collection (RecordMap)', () => {
     records.set('d', 5);
     expect(snapshot.flat()).toEqual(['a', undefined, 'c']);
     expect(records.keySnapshot().flat().filter((key) => key !== undefined)).toEqual(['c', 'b', 'd']);
+  });
+
+  it('snapshots its records beside their keys, as they were when taken', () => {
+    const records = new RecordMap<number>([['a', 1], ['b', 2], ['c', 3]]);
+    records.delete('b');
+    const snapshot = records.entrySnapshot();
+    records.set('a', 10);
+    records.delete('c');
+    records.set('d', 5);
+    expect(snapshot).toEqual([{ keys: ['a', undefined, 'c'], values: [1, undefined, 3] }]);
   });
 
   it.each([
