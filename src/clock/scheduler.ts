@@ -359,18 +359,24 @@ export class Scheduler {
     const ended: Outcome[] = [];
     /** Looks in a row at the client's jobs another replica holds (the wait grows). */
     let waited = 0;
-    // Jobs stamped with the time they run (the timer's wake-ups) are claimed those due
-    // within CLAIM_WINDOW_MS of the earliest at once, in due order: a batch per claim, not
-    // the jobs of one millisecond, while a claim still looks at no more than that window
-    // (a backlog of due jobs is not read again by every claim). Stamped with their due time
-    // (an advance, the catch-up at start), they run due time by due time, so the jobs each
-    // one makes due run at their place.
+    // Jobs stamped with the time they run (the timer's wake-ups) are claimed in batches:
+    // everything due, each client's earliest first and at most its share of a claim, where
+    // a claim reads only the heads of each client's queue (`claimsPerClient`), so one
+    // client's backlog never makes another's due jobs wait behind it; elsewhere those due
+    // within CLAIM_WINDOW_MS of the earliest, so a claim still looks at no more than that
+    // window of a backlog. Stamped with their due time (an advance, the catch-up at start),
+    // they run due time by due time, so the jobs each one makes due run at their place.
     const batched = how.stamp === 'actual' && !settling;
+    const perClient = batched && this.storage.claimsPerClient === true;
+    const window = perClient ? Infinity : CLAIM_WINDOW_MS;
+    let until = how.until;
     while (!this.stopped) {
+      // There, what falls due while a backlog drains is claimed beside it, not after it.
+      if (perClient) until = Math.max(until, this.clocks.now());
       const scope = this.scope(clientId);
       const earliest = await this.nextClaimable(scope);
-      const next = batched && earliest !== undefined && earliest <= how.until ? Math.min(how.until, earliest + CLAIM_WINDOW_MS) : earliest;
-      if (next === undefined || next > how.until) {
+      const next = batched && earliest !== undefined && earliest <= until ? Math.min(until, earliest + window) : earliest;
+      if (next === undefined || next > until) {
         if (settling) {
           // The client's jobs still running (whoever claimed them), then its attempts that wait for room.
           if (this.inFlight.busy(clientId)) {
@@ -379,12 +385,12 @@ export class Scheduler {
             continue;
           }
           const due = await this.storage.jobs.nextDue({ clientId });
-          if (due !== undefined && due <= how.until && this.pool.busy) {
+          if (due !== undefined && due <= until && this.pool.busy) {
             await this.pool.slotFreed();
             continue;
           }
           // Its jobs due by the target that another replica runs (whose claim lapses if that replica died).
-          if (this.shared && (await this.heldElsewhere(clientId, how.until, waited++))) continue;
+          if (this.shared && (await this.heldElsewhere(clientId, until, waited++))) continue;
         }
         break;
       }

@@ -207,6 +207,37 @@ describe('Scheduler with a real clock', () => {
     await scheduler.stop();
   });
 
+  it("runs another client's due job beside one client's backlog, not after it, also one that falls due while the backlog drains", async () => {
+    const clock = new RealClock(1_000);
+    const { scheduler, storage } = await schedulerOn(clock);
+    const ran: string[] = [];
+    let scheduledLate = false;
+    const done = new Promise<void>((resolve) =>
+      scheduler.on('awb', async (job) => {
+        ran.push(job.key);
+        // Once A's backlog is running, B gets a job due now: after the wake-up that found the backlog.
+        if (!scheduledLate && job.key === 'a-0100') {
+          scheduledLate = true;
+          await storage.jobs.schedule({ kind: 'awb', key: 'b-late', client_id: 'b', due_at: clock.now() });
+        }
+        if (ran.length === 2_002) resolve();
+      }),
+    );
+    // Client A: 2,000 AWBs that fell due over the last 2 s (a load of creates); client B: one, due now.
+    const now = clock.now();
+    await storage.transaction(async (tx) => {
+      for (let i = 0; i < 2_000; i += 1) await tx.jobs.schedule({ kind: 'awb', key: `a-${String(i).padStart(4, '0')}`, client_id: 'a', due_at: now - 2_000 + i });
+      await tx.jobs.schedule({ kind: 'awb', key: 'b-now', client_id: 'b', due_at: now });
+    });
+    await done;
+    // A claim takes at most 8 of a client's jobs: B's come within a claim or two of being due, not after A's 2,000.
+    expect(ran.indexOf('b-now')).toBeLessThan(20);
+    expect(ran.indexOf('b-late') - ran.indexOf('a-0100')).toBeLessThan(30);
+    // A's still run in due order.
+    expect(ran.filter((key) => key.startsWith('a-'))).toEqual(Array.from({ length: 2_000 }, (_, i) => `a-${String(i).padStart(4, '0')}`));
+    await scheduler.stop();
+  });
+
   it('jumps one client ahead: its jobs due by the target run at once, stamped with their due time; another client waits', async () => {
     const clock = new RealClock(1);
     const { scheduler, storage } = await schedulerOn(clock);

@@ -73,6 +73,9 @@ export class EmbeddedStorage implements Storage {
     return new EmbeddedStorage(await Store.open({ ...options, pack }), options.requestLogSize);
   }
 
+  /** Claims take the heads of the due-job queues (one per client and kind), whatever `until` is. */
+  readonly claimsPerClient = true;
+
   get durable(): boolean {
     return this.store.isPersistent;
   }
