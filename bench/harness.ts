@@ -64,8 +64,8 @@ export async function stop(child: ChildProcess): Promise<number> {
 }
 
 /** `url` may name several servers: autocannon spreads the connections over them (connection i to url i mod n) and reports one histogram. */
-export async function load(url: string | string[], method: 'GET' | 'POST', body?: string, seconds = SECONDS): Promise<Figures> {
-  const options = { url, method, connections: 10, headers: HEADERS, ...(body ? { body } : {}) };
+export async function load(url: string | string[], method: 'GET' | 'POST', body?: string, seconds = SECONDS, connections = 10): Promise<Figures> {
+  const options = { url, method, connections, headers: HEADERS, ...(body ? { body } : {}) };
   await autocannon({ ...options, duration: 2 }); // warm-up
   const result = await autocannon({ ...options, duration: seconds });
   return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx + result.timeouts };
@@ -202,4 +202,41 @@ export async function awbBacklog(
   const before = since ? awbLateness(since) : [];
   const after = awbLateness(now);
   return { behind: awbsBehind(samples), caughtUpS, lateP99S: latenessAt(before, after, 0.99), lateMaxS: latenessAt(before, after, 1) };
+}
+
+/**
+ * A second partner beside a load: creates one order (`body`) with its own token every
+ * `everyMs` until stopped. `stop(settleMs)` waits `settleMs`, then reads that partner's
+ * orders back and gives how long after its due time each one's AWB was generated (ms;
+ * Infinity: not generated yet).
+ */
+export function steadyPartner(url: string, token: string, body: string, everyMs: number): { stop: (settleMs: number) => Promise<number[]> } {
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  let running = true;
+  const creating = (async () => {
+    while (running) {
+      const res = await fetch(`${url}/v1/order`, { method: 'POST', headers, body });
+      if (res.status !== 201) throw new Error(`partner B's create answered ${res.status}`);
+      await res.arrayBuffer();
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+    }
+  })();
+  return {
+    stop: async (settleMs) => {
+      running = false;
+      await creating;
+      await new Promise((resolve) => setTimeout(resolve, settleMs));
+      const late: number[] = [];
+      let cursor: string | null = null;
+      do {
+        const page = (await (await fetch(`${url}/__sandbox/orders?limit=100${cursor ? `&cursor=${cursor}` : ''}`, { headers })).json()) as {
+          orders: Array<{ awb_due_at: string; awb_generated_at: string | null }>;
+          next_cursor: string | null;
+        };
+        for (const order of page.orders) late.push(order.awb_generated_at === null ? Infinity : Date.parse(order.awb_generated_at) - Date.parse(order.awb_due_at));
+        cursor = page.next_cursor;
+      } while (cursor !== null);
+      return late;
+    },
+  };
 }

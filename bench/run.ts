@@ -11,7 +11,8 @@
  * 50 ms (probe p99 and max, event-loop delay from monitorEventLoopDelay, stalls over
  * 50 ms and how many of them the main thread spent on a CPU, log lines written, and how
  * many AWBs were behind the creates when it stopped and how long they took to catch up,
- * from the metrics); a one-year clock advance over 50,000 orders in flight (manual clock) with
+ * from the metrics); two partners on one sandbox (A's 10-item creates on 100 connections
+ * for BENCH_PARTNERS_SECONDS, 20; B's order every 500 ms: how late B's AWBs came); a one-year clock advance over 50,000 orders in flight (manual clock) with
  * the probe running; and a data file of 300,000 orders (written with the store's own
  * writer): start-up, RSS settled (and its peak), shutdown.
  *
@@ -33,13 +34,16 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSyn
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createRequest } from '../test/support/orders.js';
-import { awbBacklog, freePort, metrics, scrape, HEADERS, load, loopDelay, memoryMb, percentile, probe, ROOT, SECONDS, spawnServer, stop, TMP, type Figures, type LoopFigures } from './harness.js';
+import { awbBacklog, freePort, metrics, scrape, HEADERS, load, loopDelay, memoryMb, percentile, probe, ROOT, SECONDS, spawnServer, steadyPartner, stop, TMP, type Figures, type LoopFigures } from './harness.js';
 import { postgresSection, runPostgres } from './postgres.js';
 import { BENCH_TOKEN, prefill } from './prefill.js';
 
 const SUSTAIN_SECONDS = Number(process.env.BENCH_SUSTAIN_SECONDS ?? 60);
 const ADVANCE_ORDERS = Number(process.env.BENCH_ADVANCE_ORDERS ?? 50_000);
 const BIG_ORDERS = Number(process.env.BENCH_BIG_ORDERS ?? 300_000);
+const PARTNERS_SECONDS = Number(process.env.BENCH_PARTNERS_SECONDS ?? 20);
+const PARTNERS_CONNECTIONS = 100;
+const OTHER_TOKEN = 'bench-other-token';
 const BIN = join(ROOT, 'node_modules/.bin');
 
 /**
@@ -165,6 +169,20 @@ async function main(): Promise<void> {
   await stop(sandbox.child);
   console.log('sustained load: done');
 
+  // 2b. Two partners on one sandbox: A overloads it, B creates an order every 500 ms.
+  const shared = await sandboxServer(join(TMP, 'partners.json'), join(TMP, 'partners.log'), loopFile, ['--token', OTHER_TOKEN]);
+  const partnerB = steadyPartner(shared.url, OTHER_TOKEN, post1, 500);
+  const partnersBefore = await metrics(shared.url);
+  const overload = await load(`${shared.url}/v1/order`, 'POST', post10, PARTNERS_SECONDS, PARTNERS_CONNECTIONS);
+  const partnersAtEnd = await scrape(shared.url);
+  const bLate = await partnerB.stop(3_000);
+  const aBacklog = await awbBacklog(shared.url, partnersAtEnd, partnersBefore, 1);
+  await stop(shared.child);
+  const bWaiting = bLate.filter((ms) => ms === Infinity).length;
+  const bDone = bLate.filter((ms) => ms !== Infinity);
+  const partners = { seconds: PARTNERS_SECONDS, connections: PARTNERS_CONNECTIONS, a: overload, aBehind: aBacklog.behind, bOrders: bLate.length, bLateP50: percentile(bDone, 50), bLateMax: bDone.length > 0 ? Math.max(...bDone) : undefined, bWaiting };
+  console.log('two partners: done');
+
   // 3. A one-year advance over orders in flight (manual clock).
   const manual = await sandboxServer(join(TMP, 'advance.json'), join(TMP, 'advance.log'), loopFile, ['--clock', 'manual', '--max-items', '1000']);
   for (let made = 0; made < ADVANCE_ORDERS; made += 1000) {
@@ -239,6 +257,8 @@ async function main(): Promise<void> {
     '',
     `Sustained 10-item creates for ${SUSTAIN_SECONDS} s: ${sustained.rps.toLocaleString('en')} rps, p99 ${sustained.p99} ms; health probe every 50 ms: p99 ${percentile(sustainedWaits, 99)} ms, max ${Math.round(Math.max(...sustainedWaits))} ms; event-loop delay p99 ${sustainedLoop.p99} ms, p99.9 ${sustainedLoop.p999} ms, max ${sustainedLoop.max} ms; ${stallsOf(sustainedLoop)}; ${logLines.toLocaleString('en')} log lines written. AWBs not generated yet when the load stopped (the last second's creates among them, not due yet): ${backlog.behind.toLocaleString('en')}, ${backlog.caughtUpS === undefined ? 'still some 180 s later' : `all generated ${backlog.caughtUpS} s later`}; the load's AWB jobs ran after their due time by at most ${seconds(backlog.lateP99S)} (99%) and ${seconds(backlog.lateMaxS)} (all; the bounds of \`sandbox_scheduler_lag_seconds\`).`,
     '',
+    `Two partners on one sandbox: partner A's 10-item creates on ${PARTNERS_CONNECTIONS} connections for ${PARTNERS_SECONDS} s (${overload.rps.toLocaleString('en')} rps, p99 ${overload.p99} ms; ${aBacklog.behind.toLocaleString('en')} of A's AWBs not generated yet when it stopped), partner B's 1-item create every 500 ms with its own token: ${bLate.length} orders, whose AWBs came ${partners.bLateP50} ms (median) and at most ${partners.bLateMax ?? 'n/a'} ms after their due time${bWaiting > 0 ? `; ${bWaiting} not generated 3 s after the load` : ''}.`,
+    '',
     `One-year advance over ${ADVANCE_ORDERS.toLocaleString('en')} orders in flight: ${advanceMs.toLocaleString('en')} ms; probe p99 ${percentile(advanceWaits, 99)} ms, max ${Math.round(Math.max(...advanceWaits))} ms (${advanceWaits.length} probes); event-loop delay p99.9 ${advanceLoop.p999} ms, max ${advanceLoop.max} ms; ${stallsOf(advanceLoop)}.`,
     '',
     `${BIG_ORDERS.toLocaleString('en')} orders: start-up ${Math.round(big.startupMs).toLocaleString('en')} ms, RSS settled ${bigRss} MB (peak while loading ${bigPeak} MB), shutdown ${shutdownMs} ms.`,
@@ -257,7 +277,7 @@ async function main(): Promise<void> {
   writeFileSync(RESULTS_MD, text);
   writeFileSync(
     RESULTS_JSON,
-    `${JSON.stringify({ date: new Date().toISOString(), seconds: SECONDS, rows, startups, sustained: { ...sustained, probeMax: Math.max(...sustainedWaits), loop: sustainedLoop, logLines, awbBacklog: backlog }, advance: { ms: advanceMs, probeMax: Math.max(...advanceWaits), loop: advanceLoop }, big: { orders: BIG_ORDERS, startupMs: big.startupMs, rssMb: bigRss, peakRssMb: bigPeak, shutdownMs }, ...(postgres ? { postgres } : {}) }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), seconds: SECONDS, rows, startups, sustained: { ...sustained, probeMax: Math.max(...sustainedWaits), loop: sustainedLoop, logLines, awbBacklog: backlog }, partners, advance: { ms: advanceMs, probeMax: Math.max(...advanceWaits), loop: advanceLoop }, big: { orders: BIG_ORDERS, startupMs: big.startupMs, rssMb: bigRss, peakRssMb: bigPeak, shutdownMs }, ...(postgres ? { postgres } : {}) }, null, 2)}\n`,
   );
 }
 
