@@ -163,17 +163,23 @@ export class RecordMap<V = unknown> {
   }
 
   /**
-   * The keys and records as they are now, as copies of the log's chunks (an empty slot is
-   * undefined in both): what `keySnapshot` gives, with each key's record beside it, so a
-   * reader going through them over time (a checkpoint) looks none of them up.
+   * The keys and records, a chunk of the log at a time, each copied as the reader asks for
+   * it (an empty slot is undefined in both): the chunks there were at the first call, so
+   * records put later into a new chunk are left out. For a reader that goes through them
+   * over time (a checkpoint): it looks no record up, and holds no more than one chunk of
+   * records that have been replaced since.
    */
-  entrySnapshot(): Array<{ keys: ReadonlyArray<string | undefined>; values: ReadonlyArray<V | undefined> }> {
-    const snapshot: Array<{ keys: ReadonlyArray<string | undefined>; values: ReadonlyArray<V | undefined> }> = [];
-    for (let c = 0; c < this.#keys.length; c++) {
-      const keys = this.#keys[c];
-      if (keys !== null && keys !== undefined) snapshot.push({ keys: keys.slice(), values: this.#values[c]!.slice() });
+  *entryChunks(): Generator<{ keys: ReadonlyArray<string | undefined>; values: ReadonlyArray<V | undefined> }> {
+    const first = this.#base;
+    const last = this.#base + this.#keys.length - 1;
+    for (let chunk = first; chunk <= last; chunk++) {
+      // Chunks let go at the front since are gone from the arrays: #base moved past them.
+      const at = chunk - this.#base;
+      if (at < 0) continue;
+      const keys = this.#keys[at];
+      if (keys === null || keys === undefined) continue;
+      yield { keys: keys.slice(), values: this.#values[at]!.slice() };
     }
-    return snapshot;
   }
 
   /** The records in insertion order, as a new array. */

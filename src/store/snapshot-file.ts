@@ -25,7 +25,7 @@ export interface SnapshotChunk {
 
 /** What a checkpoint writes for a record, and when it must give up (the store is closing). */
 export interface SnapshotSource {
-  /** The collection's keys (and records) as they are when its turn comes: records made later are in the journal. */
+  /** The collection's keys (and records) in chunks, each as it is when its turn comes: records made later are in the journal. */
   chunksOf(collection: string, records: Collection | Records): Iterable<SnapshotChunk>;
   /** The value to write for `key` of a chunk without records (the last committed one), or undefined to leave it out. */
   valueOf(collection: string, key: string): unknown;
@@ -141,7 +141,7 @@ export class SnapshotFile implements Adapter<StoreData> {
  * For data no one changes while it is written; the store's checkpoint has its own.
  */
 export function* chunksOf(_collection: string, records: Collection | Records): Generator<SnapshotChunk> {
-  if (records instanceof RecordMap) yield* records.entrySnapshot();
+  if (records instanceof RecordMap) yield* records.entryChunks();
   else yield { keys: Object.keys(records) };
 }
 

@@ -1,13 +1,14 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { restrictDataFiles } from './private-files.js';
 import { RecordMap } from './record-map.js';
+import { copyWith } from './embedded/records.js';
 import { dirname, resolve } from 'node:path';
 import { Low, Memory } from 'lowdb';
 import { describeError, errnoOf, nodeFileSystem, Utf8Chunk } from './files.js';
 import { Journal } from './journal.js';
 import { DataFileLock } from './lock.js';
 import { checkVersion, emptyData, migrate, SCHEMA_VERSION } from './schema.js';
-import { CheckpointAborted, SnapshotFile } from './snapshot-file.js';
+import { CheckpointAborted, SnapshotFile, type SnapshotChunk } from './snapshot-file.js';
 import { DataFileError, StoreUnavailable, type Collection, type JournalOp, type Records, type StoreData, type StoreFileSystem, type StoreHealth } from './types.js';
 
 const MiB = 2 ** 20;
@@ -101,6 +102,7 @@ export class Store {
       const file = new SnapshotFile(path, options.fileSystem, options.pack);
       file.removeLeftovers();
       const db = new Low<StoreData>(file, emptyData());
+      const fresh = !existsSync(path);
       await db.read();
       const fromVersion = checkVersion(db.data, path);
       db.data.journal_generation ??= 0;
@@ -113,7 +115,8 @@ export class Store {
       // The journal holds changes in the file's own schema: replay them, then migrate the whole.
       await journal.replay(db.data.journal_generation, (op) => store.apply(op));
       // Migrations work on the file's plain objects; the store turns them back into RecordMaps as it uses them.
-      if (fromVersion < SCHEMA_VERSION) asObjects(db.data);
+      // Version 2 on changes no record: its collections stay RecordMaps.
+      if (fromVersion < 2) asObjects(db.data);
       db.data = migrate(db.data, path);
       journal.open();
       // A migrated store is written out at once, so no journal of the old schema is replayed
@@ -125,6 +128,15 @@ export class Store {
         if (failed !== undefined) {
           journal.close();
           throw new DataFileError(`Cannot write the data file ${path} migrated to schema version ${SCHEMA_VERSION} (${failed}). It was left as it was; free some space and start again.`);
+        }
+      } else if (fresh) {
+        // A new store writes its data file at once, so the journal never stands alone: the
+        // file's schema version is what an older sandbox checks before it reads the journal.
+        await store.checkpoint();
+        const failed = store.health().checkpointError;
+        if (failed !== undefined) {
+          journal.close();
+          throw new DataFileError(`Cannot write the new data file ${path} (${failed}); free some space and start again.`);
         }
       }
       return store;
@@ -206,16 +218,16 @@ export class Store {
       this.rollBack();
       throw new StoreUnavailable('ECLOSED');
     }
-    const ops: JournalOp[] = [];
-    for (const { op, before, after } of this.pending.values()) {
-      if (after === undefined) {
-        ops.push({ c: op.c, k: op.k, d: 1 });
-        continue;
-      }
-      const patch = patchOf(before, after);
-      ops.push(patch === undefined ? { c: op.c, k: op.k, v: after } : { c: op.c, k: op.k, p: patch });
-    }
     try {
+      const ops: JournalOp[] = [];
+      for (const { op, before, after } of this.pending.values()) {
+        if (after === undefined) {
+          ops.push({ c: op.c, k: op.k, d: 1 });
+          continue;
+        }
+        const patch = patchOf(before, after);
+        ops.push(patch === undefined ? { c: op.c, k: op.k, v: after } : { c: op.c, k: op.k, p: patch });
+      }
       this.line.add(JSON.stringify(ops));
       this.line.add('\n');
       this.journal.append(this.line.take());
@@ -292,11 +304,7 @@ export class Store {
       const generation = journal.rotate();
       const data = { ...this.db.data, journal_generation: generation };
       await this.file()!.writeFrom(data, {
-        // Taken as each collection's turn comes: with no change pending, every record there is committed, and no lookup is needed.
-        chunksOf: (_name, records) => {
-          if (!(records instanceof RecordMap)) return [{ keys: Object.keys(records) }];
-          return this.pending.size === 0 ? records.entrySnapshot() : records.keySnapshot().map((keys) => ({ keys }));
-        },
+        chunksOf: (_name, records) => (records instanceof RecordMap ? this.committedChunks(records) : [{ keys: Object.keys(records) }]),
         valueOf: (name, key) => this.committedValue(name, key),
         aborted: () => this.stopCheckpoint,
       });
@@ -309,6 +317,15 @@ export class Store {
       this.checkpointRetryAt = Date.now() + (this.options.checkpointRetryMs ?? 30_000);
       this.options.onError?.(error as Error);
     }
+  }
+
+  /**
+   * A collection's chunks as a checkpoint takes them: each taken when its turn comes, with
+   * its records when no change is pending then (every record there is committed), else
+   * with its keys only, each record then looked up as last committed.
+   */
+  private *committedChunks(records: RecordMap<unknown>): Generator<SnapshotChunk> {
+    for (const chunk of records.entryChunks()) yield this.pending.size === 0 ? chunk : { keys: chunk.keys };
   }
 
   /** The value of a record as last committed: a pending change shows its value from before. */
@@ -337,7 +354,8 @@ export class Store {
     if (op.p !== undefined) {
       // A record a fuzzy checkpoint saw deleted: an op later in the journal (its delete, or a put) sets what it became.
       if (typeof current !== 'object' || current === null) return;
-      value = { ...current, ...op.p };
+      // Every field in the object itself, as the store's other copies (see copyWith).
+      value = copyWith(current, op.p);
     }
     records.set(op.k, this.options.pack ? this.options.pack(op.c, value, current) : value);
   }
@@ -391,6 +409,8 @@ export class Store {
 export function patchOf(before: unknown, after: unknown): Record<string, unknown> | undefined {
   if (typeof before !== 'object' || before === null || typeof after !== 'object' || after === null) return undefined;
   if (Array.isArray(before) || Array.isArray(after) || !Object.isFrozen(before) || !Object.isFrozen(after)) return undefined;
+  // Plain records only: an instance may have a toJSON of its own, or state a freeze does not cover (a Date).
+  if (!isPlain(before) || !isPlain(after)) return undefined;
   const was = before as Record<string, unknown>;
   const now = after as Record<string, unknown>;
   const keys = Object.keys(was);
@@ -412,6 +432,11 @@ export function patchOf(before: unknown, after: unknown): Record<string, unknown
   }
   return i === keys.length ? patch : undefined;
 }
+
+const isPlain = (value: object): boolean => {
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+};
 
 /** Turns the RecordMap collections of `data` into plain objects, as migrations expect them. */
 function asObjects(data: StoreData): void {

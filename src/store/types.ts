@@ -30,11 +30,11 @@ export const recordOf = (records: Collection | Records, key: string): unknown =>
  */
 export type { Adapter } from 'lowdb';
 
-/** One change: put a record, or delete it when `d` is set. Replaying it twice is harmless. */
 /**
  * One change in a journal line: `v` puts a whole record, `d` deletes it, `p` sets the
  * fields it names on the record as it stands (a record changed in a few fields, such as
- * an order getting its AWB, is journaled as those fields only).
+ * an order getting its AWB, is journaled as those fields only). Replaying one twice is
+ * harmless.
  */
 export interface JournalOp {
   c: string;

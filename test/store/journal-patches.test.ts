@@ -119,7 +119,7 @@ describe('the journal carries a changed record as the fields that changed', () =
     await reopened.close();
   });
 
-  it('patchOf never names __proto__ as a field to set, nor a field the record only inherits', () => {
+  it('patchOf never names __proto__ as a field to set, nor a field the record only inherits, and takes plain records only', () => {
     const before = freeze(JSON.parse('{"__proto__": 1, "a": 1}') as Record<string, unknown>);
     const after = freeze(JSON.parse('{"__proto__": 2, "a": 1}') as Record<string, unknown>);
     expect(patchOf(before, after)).toBeUndefined();
@@ -127,6 +127,15 @@ describe('the journal carries a changed record as the fields that changed', () =
     expect(patchOf(freeze({ a: 1 }), inherited)).toBeUndefined();
     expect(patchOf(freeze({ a: 1 }), freeze({ a: 1 }))).toEqual({});
     expect(patchOf(freeze([1]), freeze([2]))).toBeUndefined();
+    // Not a plain record: its JSON is its toJSON's, which a patch of its fields would not follow.
+    class Shown {
+      constructor(readonly a: number) {}
+      toJSON() {
+        return { a: this.a, b: 2 };
+      }
+    }
+    expect(patchOf(freeze(new Shown(1)), freeze(new Shown(1)))).toBeUndefined();
+    expect(patchOf(freeze(Object.assign(Object.create(null) as object, { a: 1 })), freeze({ a: 2 }))).toEqual({ a: 2 });
   });
 });
 

@@ -89,9 +89,19 @@ describe('Store', () => {
       store.put('orders', String(i), { i, padding: 'x'.repeat(50) });
       store.commit();
     }
-    await vi.waitFor(() => expect(existsSync(path())).toBe(true));
-    expect(Object.keys(JSON.parse(readFileSync(path(), 'utf8')).orders).length).toBeGreaterThan(0);
+    await vi.waitFor(() => expect(Object.keys(JSON.parse(readFileSync(path(), 'utf8')).orders).length).toBeGreaterThan(0));
     await store.close();
+  });
+
+  it('writes a new data file at once, with its schema version, so its journal never stands without one', async () => {
+    const store = await Store.open({ path: path() });
+    expect(JSON.parse(readFileSync(path(), 'utf8'))).toMatchObject({ schema_version: SCHEMA_VERSION, orders: {} });
+    store.put('orders', '1', { v: 1 });
+    store.commit();
+    crash(path());
+    const reopened = await Store.open({ path: path() });
+    expect(reopened.get('orders', '1')).toEqual({ v: 1 });
+    await reopened.close();
   });
 
   it('checkpoint() resolves once the data file holds everything committed before the call, even while one runs', async () => {

@@ -73,7 +73,7 @@ describe('a store collection (RecordMap)', () => {
       expect(records.size).toBe(expected.size);
       expect([...records.entries()]).toEqual([...expected.entries()]);
       expect(records.keySnapshot().flat().filter((key) => key !== undefined)).toEqual([...expected.keys()]);
-      const entries = records.entrySnapshot().flatMap(({ keys, values }) => keys.map((key, i) => [key, values[i]] as const));
+      const entries = [...records.entryChunks()].flatMap(({ keys, values }) => keys.map((key, i) => [key, values[i]] as const));
       expect(entries.filter(([key]) => key !== undefined)).toEqual([...expected.entries()]);
       for (const [key, value] of expected) expect(records.get(key)).toBe(value);
     }
@@ -153,14 +153,25 @@ describe('a store collection (RecordMap)', () => {
     expect(records.keySnapshot().flat().filter((key) => key !== undefined)).toEqual(['c', 'b', 'd']);
   });
 
-  it('snapshots its records beside their keys, as they were when taken', () => {
-    const records = new RecordMap<number>([['a', 1], ['b', 2], ['c', 3]]);
-    records.delete('b');
-    const snapshot = records.entrySnapshot();
-    records.set('a', 10);
-    records.delete('c');
-    records.set('d', 5);
-    expect(snapshot).toEqual([{ keys: ['a', undefined, 'c'], values: [1, undefined, 3] }]);
+  it('hands out its records beside their keys a chunk at a time, each as it is when the reader gets to it', () => {
+    const chunk = RECORD_CHUNK;
+    const records = new RecordMap<number>();
+    for (let i = 0; i < 3 * chunk; i += 1) records.set(`k${i}`, i);
+    const chunks = records.entryChunks();
+    const first = chunks.next().value!;
+    // Meanwhile: the first chunk emptied (let go, the log's front moves), a record of the second replaced, one of the third deleted, a fourth chunk begun.
+    for (let i = 0; i < chunk; i += 1) records.delete(`k${i}`);
+    records.set(`k${chunk}`, -1);
+    records.delete(`k${2 * chunk}`);
+    records.set('new', 0);
+    const rest = [...chunks];
+    expect(first.keys).toHaveLength(chunk);
+    expect(first.values[0]).toBe(0);
+    expect(rest).toHaveLength(2);
+    expect(rest[0]!.values[0]).toBe(-1);
+    expect(rest[1]!.keys[0]).toBeUndefined();
+    expect(rest[1]!.values[1]).toBe(2 * chunk + 1);
+    expect(rest.flatMap((c) => c.keys)).not.toContain('new');
   });
 
   it.each([
