@@ -362,17 +362,26 @@ export class Scheduler {
     // Jobs stamped with the time they run (the timer's wake-ups) are claimed in batches:
     // everything due, each client's earliest first and at most its share of a claim, where
     // a claim reads only the heads of each client's queue (`claimsPerClient`), so one
-    // client's backlog never makes another's due jobs wait behind it; elsewhere those due
-    // within CLAIM_WINDOW_MS of the earliest, so a claim still looks at no more than that
-    // window of a backlog. Stamped with their due time (an advance, the catch-up at start),
+    // client's backlog never makes another's due jobs wait behind it (both adapters); a
+    // store whose claim would read the due rows to find the clients claims those due
+    // within CLAIM_WINDOW_MS of the earliest, so a claim looks at no more than that window
+    // of a backlog. Stamped with their due time (an advance, the catch-up at start),
     // they run due time by due time, so the jobs each one makes due run at their place.
     const batched = how.stamp === 'actual' && !settling;
     const perClient = batched && this.storage.claimsPerClient === true;
     const window = perClient ? Infinity : CLAIM_WINDOW_MS;
     let until = how.until;
+    let clocksRead = this.wallClock();
     while (!this.stopped) {
-      // There, what falls due while a backlog drains is claimed beside it, not after it.
-      if (perClient) until = Math.max(until, this.clocks.now());
+      // There, what falls due while a backlog drains is claimed beside it, not after it;
+      // on a shared store with the clocks as the other replicas left them (read once a second).
+      if (perClient) {
+        if (this.shared && this.wallClock() - clocksRead >= 1_000) {
+          await this.refreshClocks();
+          clocksRead = this.wallClock();
+        }
+        until = Math.max(until, this.clocks.now());
+      }
       const scope = this.scope(clientId);
       const earliest = await this.nextClaimable(scope);
       const next = batched && earliest !== undefined && earliest <= until ? Math.min(until, earliest + window) : earliest;

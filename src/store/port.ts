@@ -381,12 +381,11 @@ export interface Storage extends Repositories {
   /** Present when other processes share the store: the clocks live here, not in each process. */
   readonly sharedClocks?: SharedClockRepository;
   /**
-   * True when a claim of jobs reads only the heads of each client's queues, so it costs
-   * the same however far `until` reaches into a backlog (the embedded store). The
-   * scheduler then claims everything due, each client's earliest `perClient` first, so a
-   * client's backlog never makes another client's due jobs wait behind it. Without it
-   * (PostgreSQL, where a claim finds the clients with due jobs among the due rows), a
-   * wake-up claims the jobs due within a second of the earliest.
+   * True when a claim with `perClient` reads about as many jobs as it takes, each client's
+   * earliest, however far `until` reaches into a backlog (the embedded store's queues per
+   * client; PostgreSQL's skip through the clients of an index). The scheduler then claims
+   * everything due, so a client's backlog never makes another client's due jobs wait
+   * behind it. Without it, a wake-up claims the jobs due within a second of the earliest.
    */
   readonly claimsPerClient?: boolean;
   /**

@@ -97,6 +97,29 @@ describe('PostgreSQL adapter', () => {
     await storage.close();
   });
 
+  it("claims another client's due job beside one client's backlog, reading about as many rows as it takes, not the backlog", async () => {
+    const storage = await fresh();
+    const client = new pg.Client({ connectionString: current });
+    await client.connect();
+    // A backlog of 20,000 due AWB jobs of client A (one insert), one of client B due after all of them.
+    await client.query(`INSERT INTO jobs (kind, key, client_id, due_at, version) SELECT 'awb', 'a' || i, 'a', 10000 + i, 1 FROM generate_series(1, 20000) AS i`);
+    await storage.jobs.schedule({ kind: 'awb', key: 'b1', client_id: 'b', due_at: 40_000 });
+    await client.query('ANALYZE jobs');
+    const rowsRead = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1_200)); // stats are flushed at least every second
+      await client.query('SELECT pg_stat_clear_snapshot()');
+      const { rows } = await client.query<{ n: string }>("SELECT coalesce(idx_tup_fetch, 0) + coalesce(seq_tup_read, 0) AS n FROM pg_stat_user_tables WHERE relname = 'jobs'");
+      return Number(rows[0]!.n);
+    };
+    const before = await rowsRead();
+    const claimed = await storage.jobs.claim({ until: 50_000, limit: 32, owner: 'w', leaseMs: 60_000, kinds: ['awb'], perClient: 8 });
+    const read = (await rowsRead()) - before;
+    expect(claimed.map((job) => job.key)).toEqual(['a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7', 'a8', 'b1']);
+    expect(read).toBeLessThan(500);
+    await client.end();
+    await storage.close();
+  });
+
   it('takes counter values as a sequence does: a unit holding its transaction open does not hold back the next number', async () => {
     const storage = await fresh();
     let release!: () => void;

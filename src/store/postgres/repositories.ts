@@ -544,17 +544,27 @@ export class PgJobs implements JobRepository {
     const leaseUntil = now + leaseMs;
     const ownerAt = where.values.push(owner);
     const leaseAt = where.values.push(leaseUntil);
-    // With a share per client, each client with due jobs offers its earliest `perClient`
-    // (a lateral query per client), so one client's backlog cannot fill the claim.
+    // With a share per client, each client offers its earliest `perClient` due jobs (a
+    // lateral query per client), so one client's backlog cannot fill the claim. The clients
+    // are found by skipping through the jobs_by_client index (one probe per client with
+    // jobs), not among the due rows: a claim then reads about as many rows as it takes,
+    // however large a backlog of due jobs has grown (claimsPerClient).
     const candidates =
       perClient === undefined || !Number.isFinite(perClient)
-        ? `SELECT kind, key FROM jobs ${where.sql} ORDER BY ${due}, seq NULLS FIRST LIMIT ${limit} FOR UPDATE SKIP LOCKED`
-        : `SELECT c.kind, c.key FROM (SELECT DISTINCT client_id FROM jobs ${where.sql}) AS due_clients,
+        ? `chosen AS (SELECT kind, key FROM jobs ${where.sql} ORDER BY ${due}, seq NULLS FIRST LIMIT ${limit} FOR UPDATE SKIP LOCKED)`
+        : `clients_with_jobs AS (
+             (SELECT client_id FROM jobs ORDER BY client_id LIMIT 1)
+             UNION ALL
+             SELECT (SELECT j.client_id FROM jobs AS j WHERE j.client_id > c.client_id ORDER BY j.client_id LIMIT 1)
+             FROM clients_with_jobs AS c WHERE c.client_id IS NOT NULL
+           ),
+           chosen AS (SELECT c.kind, c.key FROM clients_with_jobs AS due_clients,
              LATERAL (SELECT kind, key, ${due} AS due, seq FROM jobs ${where.sql} AND client_id = due_clients.client_id
                       ORDER BY ${due}, seq NULLS FIRST LIMIT ${Math.max(0, Math.floor(perClient))} FOR UPDATE SKIP LOCKED) AS c
-           ORDER BY c.due, c.seq NULLS FIRST LIMIT ${limit}`;
+             WHERE due_clients.client_id IS NOT NULL
+             ORDER BY c.due, c.seq NULLS FIRST LIMIT ${limit})`;
     const { rows } = await this.db().query<JobRow>(
-      `WITH chosen AS (${candidates})
+      `WITH RECURSIVE ${candidates}
        UPDATE jobs SET claimed_by = $${ownerAt}, lease_until = $${leaseAt}
        FROM chosen WHERE jobs.kind = chosen.kind AND jobs.key = chosen.key
        RETURNING jobs.*`,

@@ -134,6 +134,8 @@ export class PostgresStorage implements Storage {
   readonly requests: PgRequestLog;
   readonly reports: ReportRepository;
   readonly sharedClocks: PgClocks;
+  /** A claim finds the clients through the jobs_by_client index, whatever `until` is (see PgJobs.claim). */
+  readonly claimsPerClient = true;
   readonly durable = true;
   private readonly current = new AsyncLocalStorage<TxContext>();
   /** Set while background work runs (see `background`). */
