@@ -228,6 +228,13 @@ export class Scheduler {
   private readonly shared: boolean;
   private timer: NodeJS.Timeout | undefined;
   private armedAt = Infinity;
+  /**
+   * A wake-up's drain is waiting for its turn or running: it claims what falls due
+   * meanwhile, and looks for the next due time when it ends, so a wake-up armed meanwhile
+   * would only queue one more drain behind it (under an overload, one per webhook attempt
+   * that ended, run one after another once the load stopped).
+   */
+  private waking = false;
   private readonly wallClock: () => number;
   /** The jobs' turn on the event loop that the drains share (see TURN_MS): when it began and how long it may run. */
   private turn: { began: number; budget: number };
@@ -618,7 +625,7 @@ export class Scheduler {
 
   /** Waits for the earliest due job of any client, in the sandbox clock's terms (real clock only). */
   async arm(): Promise<void> {
-    if (this.stopped || this.clocks.mode !== 'real') return;
+    if (this.stopped || this.clocks.mode !== 'real' || this.waking) return;
     // Webhook attempts of clients with no room are let in as attempts end (afterAttempt), not by the timer.
     let found: number | undefined;
     try {
@@ -647,7 +654,7 @@ export class Scheduler {
    * wake-up and its drain, and the look-up after the drain (see `fire`) finds what else is due.
    */
   private armFor(at: number): void {
-    if (this.stopped || this.clocks.mode !== 'real') return;
+    if (this.stopped || this.clocks.mode !== 'real' || this.waking) return;
     if (this.timer) clearTimeout(this.timer);
     this.armedAt = at;
     const delay = Math.min(this.clocks.realDelayUntil(at), 2 ** 31 - 1);
@@ -657,11 +664,16 @@ export class Scheduler {
   private fire(): void {
     this.timer = undefined;
     this.armedAt = Infinity;
+    if (this.waking) return; // the drain waiting or running looks again when it ends
+    this.waking = true;
     this.exclusive(async () => {
       await this.refreshClocks();
       await this.drain({ until: this.clocks.now(), stamp: 'actual', settle: false });
     })
       .catch((error: unknown) => this.options.onError?.(error, 'scheduler', 'runDue'))
-      .finally(() => void this.arm());
+      .finally(() => {
+        this.waking = false;
+        void this.arm();
+      });
   }
 }

@@ -208,6 +208,8 @@ export interface ReportRepository {
 
 /** Kinds of due work. */
 export type JobKind = 'awb' | 'step' | 'webhook' | 'retention';
+/** Every kind of job. */
+export const JOB_KINDS: readonly JobKind[] = ['awb', 'step', 'webhook', 'retention'];
 
 /** A due thing: run `kind` for `key` once the client's clock reaches `due_at`. */
 export interface Job {
@@ -246,7 +248,12 @@ export interface ClaimOptions {
   leaseMs: number;
   /** Only jobs of these kinds (default: every kind). */
   kinds?: readonly JobKind[];
-  /** At most this many jobs of any one client in this claim (default: no limit). */
+  /**
+   * At most this many jobs of any one client in this claim, taken in rounds: every
+   * client's earliest due job (most overdue client first), then every client's second,
+   * and so on, so a client's backlog never keeps another client's due job out of a claim
+   * while fewer than `limit` clients have jobs due. Default: no share, earliest due first.
+   */
   perClient?: number;
   /** None of these clients' jobs (their share of the work is in use). */
   skipClients?: ReadonlySet<string>;

@@ -265,6 +265,21 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       await storage.close();
     });
 
+    it('claims with a share in rounds: every client’s earliest due job before any client’s second', async () => {
+      const storage = await open();
+      // Five clients with ten overdue jobs each, and one whose single job has just fallen due.
+      for (const [n, client] of ['a', 'b', 'c', 'd', 'e'].entries()) {
+        for (let i = 1; i <= 10; i += 1) await storage.jobs.schedule({ kind: 'awb', key: `${client}${i}`, client_id: client, due_at: n * 10 + i });
+      }
+      await storage.jobs.schedule({ kind: 'awb', key: 'z1', client_id: 'z', due_at: 100 });
+      const claim = (limit: number) => storage.jobs.claim({ until: 100, limit, owner: 'w1', leaseMs: 60_000, perClient: 8 });
+      expect((await claim(6)).map((j) => j.key)).toEqual(['a1', 'b1', 'c1', 'd1', 'e1', 'z1']);
+      expect((await claim(8)).map((j) => j.key)).toEqual(['a2', 'b2', 'c2', 'd2', 'e2', 'a3', 'b3', 'c3']);
+      // Past its share, a client waits for the next claim.
+      expect((await claim(100)).map((j) => j.key).filter((key) => key.startsWith('e'))).toEqual(['e3', 'e4', 'e5', 'e6', 'e7', 'e8', 'e9', 'e10']);
+      await storage.close();
+    });
+
     it('claims one client’s jobs on its own clock, or every client’s with each clock’s lead', async () => {
       const storage = await open();
       await storage.jobs.schedule({ kind: 'awb', key: 'a1', client_id: 'a', due_at: 100 });

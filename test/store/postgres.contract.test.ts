@@ -101,8 +101,12 @@ describe('PostgreSQL adapter', () => {
     const storage = await fresh();
     const client = new pg.Client({ connectionString: current });
     await client.connect();
-    // A backlog of 20,000 due AWB jobs of client A (one insert), one of client B due after all of them.
-    await client.query(`INSERT INTO jobs (kind, key, client_id, due_at, version) SELECT 'awb', 'a' || i, 'a', 10000 + i, 1 FROM generate_series(1, 20000) AS i`);
+    const hour = 3_600_000;
+    // A backlog of client A, all due at one time of A's clock, which runs an hour ahead of
+    // the sandbox's: 20,000 AWB jobs and 5,000 webhook attempts (one insert each). One job
+    // of client B, due after all of them.
+    await client.query(`INSERT INTO jobs (kind, key, client_id, due_at, version) SELECT 'awb', 'a' || i, 'a', ${10_000 + hour}, 1 FROM generate_series(1, 20000) AS i ORDER BY i`);
+    await client.query(`INSERT INTO jobs (kind, key, client_id, due_at, version) SELECT 'webhook', 'd' || i, 'a', ${10_000 + hour}, 1 FROM generate_series(1, 5000) AS i ORDER BY i`);
     await storage.jobs.schedule({ kind: 'awb', key: 'b1', client_id: 'b', due_at: 40_000 });
     await client.query('ANALYZE jobs');
     const rowsRead = async () => {
@@ -111,10 +115,17 @@ describe('PostgreSQL adapter', () => {
       const { rows } = await client.query<{ n: string }>("SELECT coalesce(idx_tup_fetch, 0) + coalesce(seq_tup_read, 0) AS n FROM pg_stat_user_tables WHERE relname = 'jobs'");
       return Number(rows[0]!.n);
     };
-    const before = await rowsRead();
-    const claimed = await storage.jobs.claim({ until: 50_000, limit: 32, owner: 'w', leaseMs: 60_000, kinds: ['awb'], perClient: 8 });
-    const read = (await rowsRead()) - before;
-    expect(claimed.map((job) => job.key)).toEqual(['a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7', 'a8', 'b1']);
+    const ahead = new Map([['a', hour]]);
+    let before = await rowsRead();
+    const claimed = await storage.jobs.claim({ until: 50_000, limit: 32, owner: 'w', leaseMs: 60_000, kinds: ['awb', 'step', 'retention'], perClient: 8, ahead });
+    let read = (await rowsRead()) - before;
+    // In rounds: A's first, B's, then A's next seven (at one due time, in the order scheduled).
+    expect(claimed.map((job) => job.key)).toEqual(['a1', 'b1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7', 'a8']);
+    expect(read).toBeLessThan(500);
+    // A's attempts while A's share of the pool is in use: none read, let alone claimed.
+    before = await rowsRead();
+    expect(await storage.jobs.claim({ until: 50_000, limit: 32, owner: 'w', leaseMs: 60_000, kinds: ['webhook'], perClient: 8, ahead, skipClients: new Set(['a']) })).toEqual([]);
+    read = (await rowsRead()) - before;
     expect(read).toBeLessThan(500);
     await client.end();
     await storage.close();

@@ -238,6 +238,61 @@ describe('Scheduler with a real clock', () => {
     await scheduler.stop();
   });
 
+  it("runs another client's job that just fell due in the first claim beside six clients' backlogs: every client's first job before any client's second", async () => {
+    const clock = new RealClock(1_000);
+    const { scheduler, storage } = await schedulerOn(clock);
+    const ran: string[] = [];
+    const heavy = ['a', 'b', 'c', 'd', 'e', 'f'];
+    const done = new Promise<void>((resolve) =>
+      scheduler.on('awb', async (job) => {
+        ran.push(job.key);
+        if (ran.length === heavy.length * 500 + 1) resolve();
+      }),
+    );
+    const now = clock.now();
+    await storage.transaction(async (tx) => {
+      for (const client of heavy) for (let i = 0; i < 500; i += 1) await tx.jobs.schedule({ kind: 'awb', key: `${client}-${i}`, client_id: client, due_at: now - 2_000 + i });
+      await tx.jobs.schedule({ kind: 'awb', key: 'z-now', client_id: 'z', due_at: now });
+    });
+    await done;
+    // A claim takes 32 jobs; in rounds, z's is among the first seven (each client's earliest), not after 3,000.
+    expect(ran.indexOf('z-now')).toBeLessThan(32);
+    for (const client of heavy) expect(ran.filter((key) => key.startsWith(`${client}-`))).toEqual(Array.from({ length: 500 }, (_, i) => `${client}-${i}`));
+    await scheduler.stop();
+  });
+
+  it('queues no more wake-ups while one drains: the webhook attempts that end during a long drain do not each add a drain behind it', async () => {
+    const clock = new RealClock(1_000);
+    const { scheduler, storage } = await schedulerOn(clock);
+    let ran = 0;
+    const total = 3_000 + 300;
+    const done = new Promise<void>((resolve) => {
+      const count = async () => {
+        ran += 1;
+        if (ran === total) resolve();
+      };
+      scheduler.on('awb', count);
+      scheduler.on('webhook', count);
+    });
+    let lookups = 0;
+    const nextDue = storage.jobs.nextDue.bind(storage.jobs);
+    storage.jobs.nextDue = (filter) => {
+      lookups += 1;
+      return nextDue(filter);
+    };
+    const now = clock.now();
+    await storage.transaction(async (tx) => {
+      for (let i = 0; i < 3_000; i += 1) await tx.jobs.schedule({ kind: 'awb', key: `o-${i}`, client_id: 'c', due_at: now - 3_000 + i });
+      for (let i = 0; i < 300; i += 1) await tx.jobs.schedule({ kind: 'webhook', key: `d-${i}`, client_id: 'c', due_at: now - 3_000 + i * 10 });
+    });
+    await done;
+    const atEnd = lookups;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // After the last job, the drain's own last look and its re-arm: not one drain per attempt that ended.
+    expect(lookups - atEnd).toBeLessThan(5);
+    await scheduler.stop();
+  });
+
   it('jumps one client ahead: its jobs due by the target run at once, stamped with their due time; another client waits', async () => {
     const clock = new RealClock(1);
     const { scheduler, storage } = await schedulerOn(clock);

@@ -298,9 +298,22 @@ export class EmbeddedJobs implements JobRepository {
       (kinds === undefined || kinds.includes(queue.kind)) &&
       !skipClients?.has(queue.client) &&
       (taken.get(queue.client) ?? 0) < perClient;
-    while (claimed.length < limit) {
-      const queue = this.earliest(open, lead);
-      if (!queue || queue.heap.topAt() - lead(queue.client) > until) break;
+    // In rounds: each client's earliest due job before any client's second (and so on, up
+    // to perClient), so however many clients have backlogs, a client whose job just fell
+    // due is in the next claim (as long as fewer than `limit` clients have due jobs).
+    // Without a share, earliest due first whoever's it is.
+    const inRounds = Number.isFinite(perClient);
+    let round = 0;
+    let tookThisRound = false;
+    while (claimed.length < limit && round < perClient) {
+      const queue = this.earliest((q) => open(q) && (!inRounds || (taken.get(q.client) ?? 0) === round), lead);
+      if (!queue || queue.heap.topAt() - lead(queue.client) > until) {
+        if (!tookThisRound) break;
+        round += 1;
+        tookThisRound = false;
+        continue;
+      }
+      tookThisRound = true;
       const id = queue.heap.topId()!;
       queue.heap.pop();
       const job = stored(this.access.get<Job>(JOBS, id))!; // earliest() only answers live entries

@@ -27,6 +27,7 @@ import type {
   Stored,
   Unversioned,
 } from '../port.js';
+import { JOB_KINDS } from '../port.js';
 
 /** What a repository runs its statements on: the pool, or a transaction's client. */
 export interface Db {
@@ -532,7 +533,13 @@ export class PgJobs implements JobRepository {
     return rows[0] && jobOf(rows[0]);
   }
 
-  async claim({ until, limit, owner, leaseMs, kinds, perClient, skipClients, clientId, ahead }: ClaimOptions): Promise<ClaimedJob[]> {
+  async claim(options: ClaimOptions): Promise<ClaimedJob[]> {
+    const { perClient } = options;
+    return perClient === undefined || !Number.isFinite(perClient) ? this.claimEarliest(options) : this.claimInRounds(options, Math.max(0, Math.floor(perClient)));
+  }
+
+  /** Without a share: the due jobs earliest first, whoever's they are. */
+  private async claimEarliest({ until, limit, owner, leaseMs, kinds, skipClients, clientId, ahead }: ClaimOptions): Promise<ClaimedJob[]> {
     const now = Date.now();
     const where = new Where();
     const due = dueOn(where, ahead);
@@ -544,27 +551,8 @@ export class PgJobs implements JobRepository {
     const leaseUntil = now + leaseMs;
     const ownerAt = where.values.push(owner);
     const leaseAt = where.values.push(leaseUntil);
-    // With a share per client, each client offers its earliest `perClient` due jobs (a
-    // lateral query per client), so one client's backlog cannot fill the claim. The clients
-    // are found by skipping through the jobs_by_client index (one probe per client with
-    // jobs), not among the due rows: a claim then reads about as many rows as it takes,
-    // however large a backlog of due jobs has grown (claimsPerClient).
-    const candidates =
-      perClient === undefined || !Number.isFinite(perClient)
-        ? `chosen AS (SELECT kind, key FROM jobs ${where.sql} ORDER BY ${due}, seq NULLS FIRST LIMIT ${limit} FOR UPDATE SKIP LOCKED)`
-        : `clients_with_jobs AS (
-             (SELECT client_id FROM jobs ORDER BY client_id LIMIT 1)
-             UNION ALL
-             SELECT (SELECT j.client_id FROM jobs AS j WHERE j.client_id > c.client_id ORDER BY j.client_id LIMIT 1)
-             FROM clients_with_jobs AS c WHERE c.client_id IS NOT NULL
-           ),
-           chosen AS (SELECT c.kind, c.key FROM clients_with_jobs AS due_clients,
-             LATERAL (SELECT kind, key, ${due} AS due, seq FROM jobs ${where.sql} AND client_id = due_clients.client_id
-                      ORDER BY ${due}, seq NULLS FIRST LIMIT ${Math.max(0, Math.floor(perClient))} FOR UPDATE SKIP LOCKED) AS c
-             WHERE due_clients.client_id IS NOT NULL
-             ORDER BY c.due, c.seq NULLS FIRST LIMIT ${limit})`;
     const { rows } = await this.db().query<JobRow>(
-      `WITH RECURSIVE ${candidates}
+      `WITH chosen AS (SELECT kind, key FROM jobs ${where.sql} ORDER BY ${due}, seq NULLS FIRST LIMIT ${limit} FOR UPDATE SKIP LOCKED)
        UPDATE jobs SET claimed_by = $${ownerAt}, lease_until = $${leaseAt}
        FROM chosen WHERE jobs.kind = chosen.kind AND jobs.key = chosen.key
        RETURNING jobs.*`,
@@ -576,6 +564,62 @@ export class PgJobs implements JobRepository {
     return rows
       .sort((a, b) => at(a) - at(b) || Number(a.seq) - Number(b.seq))
       .map((row) => ({ ...jobOf(row), claimed_by: owner, lease_until: leaseUntil }));
+  }
+
+  /**
+   * With a share per client, in rounds as the embedded store claims (see
+   * ClaimOptions.perClient): each client's earliest due job, then each one's second, and so
+   * on. The clients are found by skipping through the jobs_by_client index (one probe per
+   * client with jobs), and each offers its earliest `perClient` due jobs of each kind asked
+   * for, read in the order of the jobs_by_client_kind index (due time, then the order
+   * scheduled; a client's lead only moves its bound). A claim then reads about as many rows
+   * as it offers, however large a backlog has grown, whatever the leads, and at one due
+   * time as well (claimsPerClient).
+   */
+  private async claimInRounds({ until, limit, owner, leaseMs, kinds, skipClients, clientId, ahead }: ClaimOptions, perClient: number): Promise<ClaimedJob[]> {
+    const now = Date.now();
+    const values: unknown[] = [];
+    const p = (value: unknown): string => `$${values.push(value)}`;
+    const leads = leadsOf(ahead);
+    const clientFilters = ['c.client_id IS NOT NULL'];
+    if (clientId !== undefined) clientFilters.push(`c.client_id = ${p(withoutNul(clientId))}`);
+    if (skipClients !== undefined && skipClients.size > 0) clientFilters.push(`NOT (c.client_id = ANY(${p([...skipClients].map(withoutNul))}::text[]))`);
+    const lead = leads.length > 0 ? `COALESCE((SELECT l.ms FROM unnest(${p(leads.map(([client]) => client))}::text[], ${p(leads.map(([, ms]) => ms))}::bigint[]) AS l(client_id, ms) WHERE l.client_id = c.client_id), 0)` : '0';
+    const { rows } = await this.db().query<JobRow & { rank: string }>(
+      `WITH RECURSIVE clients_with_jobs AS (
+         (SELECT client_id FROM jobs ORDER BY client_id LIMIT 1)
+         UNION ALL
+         SELECT (SELECT j.client_id FROM jobs AS j WHERE j.client_id > c.client_id ORDER BY j.client_id LIMIT 1)
+         FROM clients_with_jobs AS c WHERE c.client_id IS NOT NULL
+       ),
+       due_clients AS (SELECT c.client_id, ${lead}::bigint AS lead_ms FROM clients_with_jobs AS c WHERE ${clientFilters.join(' AND ')}),
+       offered AS (
+         SELECT o.kind, o.key, o.due_at - d.lead_ms AS due, o.seq, row_number() OVER (PARTITION BY d.client_id ORDER BY o.due_at, o.seq NULLS FIRST) AS rank
+         FROM due_clients AS d,
+         LATERAL (
+           SELECT j.kind, j.key, j.due_at, j.seq
+           FROM unnest(${p([...(kinds ?? JOB_KINDS)])}::text[]) AS k(kind),
+           LATERAL (
+             SELECT kind, key, due_at, seq FROM jobs
+             WHERE client_id = d.client_id AND kind = k.kind AND due_at <= ${p(finite(until))}::bigint + d.lead_ms
+               AND (claimed_by IS NULL OR lease_until < ${p(now)})
+             ORDER BY due_at, seq NULLS FIRST LIMIT ${perClient} FOR UPDATE SKIP LOCKED
+           ) AS j
+           ORDER BY j.due_at, j.seq NULLS FIRST LIMIT ${perClient}
+         ) AS o
+       ),
+       chosen AS (SELECT kind, key, rank, due FROM offered ORDER BY rank, due, seq NULLS FIRST LIMIT ${limit})
+       UPDATE jobs SET claimed_by = ${p(owner)}, lease_until = ${p(now + leaseMs)}
+       FROM chosen WHERE jobs.kind = chosen.kind AND jobs.key = chosen.key
+       RETURNING jobs.*, chosen.rank`,
+      values,
+    );
+    const leadOf = (client: string): number => ahead?.get(client) ?? 0;
+    // RETURNING keeps no order: by round, then earliest due, then in the order scheduled.
+    const at = (row: JobRow): number => Number(row.due_at) - leadOf(row.client_id);
+    return rows
+      .sort((a, b) => Number(a.rank) - Number(b.rank) || at(a) - at(b) || Number(a.seq) - Number(b.seq))
+      .map((row) => ({ ...jobOf(row), claimed_by: owner, lease_until: now + leaseMs }));
   }
 
   async complete(job: ClaimedJob): Promise<void> {

@@ -114,6 +114,10 @@ export const MIGRATIONS: ReadonlyArray<string | IndexMigration> = [
   // An order's deliveries: the readiness report reads them at every tracking read, which
   // otherwise read every delivery of the client (milliseconds each once it had thousands).
   { index: 'deliveries_by_order', on: 'deliveries (order_no)' },
+  // A client's jobs of one kind in the order a claim takes them: a claim reads each
+  // client's first due jobs of each kind from it, however many jobs of other kinds the
+  // client has due, however many share one due time.
+  { index: 'jobs_by_client_kind', on: 'jobs (client_id, kind, due_at, seq NULLS FIRST)' },
 ];
 
 /** The schema version this build writes. */
