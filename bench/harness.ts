@@ -64,8 +64,8 @@ export async function stop(child: ChildProcess): Promise<number> {
 }
 
 /** `url` may name several servers: autocannon spreads the connections over them (connection i to url i mod n) and reports one histogram. */
-export async function load(url: string | string[], method: 'GET' | 'POST', body?: string, seconds = SECONDS, connections = 10): Promise<Figures> {
-  const options = { url, method, connections, headers: HEADERS, ...(body ? { body } : {}) };
+export async function load(url: string | string[], method: 'GET' | 'POST', body?: string, seconds = SECONDS, connections = 10, headers: Record<string, string> = HEADERS): Promise<Figures> {
+  const options = { url, method, connections, headers, ...(body ? { body } : {}) };
   await autocannon({ ...options, duration: 2 }); // warm-up
   const result = await autocannon({ ...options, duration: seconds });
   return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx + result.timeouts };

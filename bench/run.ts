@@ -11,8 +11,10 @@
  * 50 ms (probe p99 and max, event-loop delay from monitorEventLoopDelay, stalls over
  * 50 ms and how many of them the main thread spent on a CPU, log lines written, and how
  * many AWBs were behind the creates when it stopped and how long they took to catch up,
- * from the metrics); two partners on one sandbox (A's 10-item creates on 100 connections
- * for BENCH_PARTNERS_SECONDS, 20; B's order every 500 ms: how late B's AWBs came); a one-year clock advance over 50,000 orders in flight (manual clock) with
+ * from the metrics); partners on one sandbox (BENCH_PARTNERS_HEAVY, 4, partners each
+ * with its own token making 10-item creates on 100 connections in all for
+ * BENCH_PARTNERS_SECONDS, 20; partner B's order every 500 ms: how late B's AWBs came); a
+ * one-year clock advance over 50,000 orders in flight (manual clock) with
  * the probe running; and a data file of 300,000 orders (written with the store's own
  * writer): start-up, RSS settled (and its peak), shutdown.
  *
@@ -43,6 +45,8 @@ const ADVANCE_ORDERS = Number(process.env.BENCH_ADVANCE_ORDERS ?? 50_000);
 const BIG_ORDERS = Number(process.env.BENCH_BIG_ORDERS ?? 300_000);
 const PARTNERS_SECONDS = Number(process.env.BENCH_PARTNERS_SECONDS ?? 20);
 const PARTNERS_CONNECTIONS = 100;
+/** How many partners overload the sandbox side by side (each its own token, PARTNERS_CONNECTIONS shared out). */
+const PARTNERS_HEAVY = Math.max(1, Number(process.env.BENCH_PARTNERS_HEAVY ?? 4));
 const OTHER_TOKEN = 'bench-other-token';
 const BIN = join(ROOT, 'node_modules/.bin');
 
@@ -169,18 +173,24 @@ async function main(): Promise<void> {
   await stop(sandbox.child);
   console.log('sustained load: done');
 
-  // 2b. Two partners on one sandbox: A overloads it, B creates an order every 500 ms.
-  const shared = await sandboxServer(join(TMP, 'partners.json'), join(TMP, 'partners.log'), loopFile, ['--token', OTHER_TOKEN]);
+  // 2b. Partners on one sandbox: PARTNERS_HEAVY of them overload it side by side, each
+  // with its own token (the bench's and bench-heavy-2, ...), while B creates an order every 500 ms.
+  const heavyTokens = [BENCH_TOKEN, ...Array.from({ length: PARTNERS_HEAVY - 1 }, (_, i) => `bench-heavy-${i + 2}`)];
+  const shared = await sandboxServer(join(TMP, 'partners.json'), join(TMP, 'partners.log'), loopFile, [...heavyTokens.slice(1).flatMap((token) => ['--token', token]), '--token', OTHER_TOKEN]);
   const partnerB = steadyPartner(shared.url, OTHER_TOKEN, post1, 500);
   const partnersBefore = await metrics(shared.url);
-  const overload = await load(`${shared.url}/v1/order`, 'POST', post10, PARTNERS_SECONDS, PARTNERS_CONNECTIONS);
+  const heavyConnections = Math.max(1, Math.floor(PARTNERS_CONNECTIONS / PARTNERS_HEAVY));
+  const overloads = await Promise.all(
+    heavyTokens.map((token) => load(`${shared.url}/v1/order`, 'POST', post10, PARTNERS_SECONDS, heavyConnections, { authorization: `Bearer ${token}`, 'content-type': 'application/json' })),
+  );
+  const overload = { rps: overloads.reduce((sum, f) => sum + f.rps, 0), p99: Math.max(...overloads.map((f) => f.p99)), errors: overloads.reduce((sum, f) => sum + f.errors, 0) };
   const partnersAtEnd = await scrape(shared.url);
   const bLate = await partnerB.stop(3_000);
   const aBacklog = await awbBacklog(shared.url, partnersAtEnd, partnersBefore, 1);
   await stop(shared.child);
   const bWaiting = bLate.filter((ms) => ms === Infinity).length;
   const bDone = bLate.filter((ms) => ms !== Infinity);
-  const partners = { seconds: PARTNERS_SECONDS, connections: PARTNERS_CONNECTIONS, a: overload, aBehind: aBacklog.behind, bOrders: bLate.length, bLateP50: percentile(bDone, 50), bLateMax: bDone.length > 0 ? Math.max(...bDone) : undefined, bWaiting };
+  const partners = { seconds: PARTNERS_SECONDS, connections: PARTNERS_CONNECTIONS, heavy: PARTNERS_HEAVY, a: overload, aBehind: aBacklog.behind, bOrders: bLate.length, bLateP50: percentile(bDone, 50), bLateMax: bDone.length > 0 ? Math.max(...bDone) : undefined, bWaiting };
   console.log('two partners: done');
 
   // 3. A one-year advance over orders in flight (manual clock).
@@ -257,7 +267,7 @@ async function main(): Promise<void> {
     '',
     `Sustained 10-item creates for ${SUSTAIN_SECONDS} s: ${sustained.rps.toLocaleString('en')} rps, p99 ${sustained.p99} ms; health probe every 50 ms: p99 ${percentile(sustainedWaits, 99)} ms, max ${Math.round(Math.max(...sustainedWaits))} ms; event-loop delay p99 ${sustainedLoop.p99} ms, p99.9 ${sustainedLoop.p999} ms, max ${sustainedLoop.max} ms; ${stallsOf(sustainedLoop)}; ${logLines.toLocaleString('en')} log lines written. AWBs not generated yet when the load stopped (the last second's creates among them, not due yet): ${backlog.behind.toLocaleString('en')}, ${backlog.caughtUpS === undefined ? 'still some 180 s later' : `all generated ${backlog.caughtUpS} s later`}; the load's AWB jobs ran after their due time by at most ${seconds(backlog.lateP99S)} (99%) and ${seconds(backlog.lateMaxS)} (all; the bounds of \`sandbox_scheduler_lag_seconds\`).`,
     '',
-    `Two partners on one sandbox: partner A's 10-item creates on ${PARTNERS_CONNECTIONS} connections for ${PARTNERS_SECONDS} s (${overload.rps.toLocaleString('en')} rps, p99 ${overload.p99} ms; ${aBacklog.behind.toLocaleString('en')} of A's AWBs not generated yet when it stopped), partner B's 1-item create every 500 ms with its own token: ${bLate.length} orders, whose AWBs came ${partners.bLateP50} ms (median) and at most ${partners.bLateMax ?? 'n/a'} ms after their due time${bWaiting > 0 ? `; ${bWaiting} not generated 3 s after the load` : ''}.`,
+    `Partners on one sandbox: ${PARTNERS_HEAVY === 1 ? "partner A's 10-item creates" : `${PARTNERS_HEAVY} partners' 10-item creates, each with its own token,`} on ${PARTNERS_CONNECTIONS} connections${PARTNERS_HEAVY === 1 ? '' : ' in all'} for ${PARTNERS_SECONDS} s (${overload.rps.toLocaleString('en')} rps, p99 ${overload.p99} ms; ${aBacklog.behind.toLocaleString('en')} of their AWBs not generated yet when they stopped), partner B's 1-item create every 500 ms with its own token: ${bLate.length} orders, whose AWBs came ${partners.bLateP50} ms (median) and at most ${partners.bLateMax ?? 'n/a'} ms after their due time${bWaiting > 0 ? `; ${bWaiting} not generated 3 s after the load` : ''}.`,
     '',
     `One-year advance over ${ADVANCE_ORDERS.toLocaleString('en')} orders in flight: ${advanceMs.toLocaleString('en')} ms; probe p99 ${percentile(advanceWaits, 99)} ms, max ${Math.round(Math.max(...advanceWaits))} ms (${advanceWaits.length} probes); event-loop delay p99.9 ${advanceLoop.p999} ms, max ${advanceLoop.max} ms; ${stallsOf(advanceLoop)}.`,
     '',
