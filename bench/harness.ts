@@ -208,20 +208,25 @@ export async function awbBacklog(
  * A second partner beside a load: creates one order (`body`) with its own token every
  * `everyMs` until stopped. `stop(settleMs)` waits `settleMs`, then reads that partner's
  * orders back and gives how long after its due time each one's AWB was generated (ms;
- * Infinity: not generated yet).
+ * Infinity: not generated yet). `createMs`: how long each create took, from this process
+ * (which may be running a load too, so an upper bound).
  */
-export function steadyPartner(url: string, token: string, body: string, everyMs: number): { stop: (settleMs: number) => Promise<number[]> } {
+export function steadyPartner(url: string, token: string, body: string, everyMs: number): { stop: (settleMs: number) => Promise<number[]>; createMs: number[] } {
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   let running = true;
+  const createMs: number[] = [];
   const creating = (async () => {
     while (running) {
+      const sent = performance.now();
       const res = await fetch(`${url}/v1/order`, { method: 'POST', headers, body });
       if (res.status !== 201) throw new Error(`partner B's create answered ${res.status}`);
       await res.arrayBuffer();
+      createMs.push(performance.now() - sent);
       await new Promise((resolve) => setTimeout(resolve, everyMs));
     }
   })();
   return {
+    createMs,
     stop: async (settleMs) => {
       running = false;
       await creating;
