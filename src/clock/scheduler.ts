@@ -48,6 +48,8 @@ const JOB_ATTEMPTS = 5;
 const FAILED_JOB_RETRY_MS = 60_000;
 /** How often an advance looks again for its client's jobs that another replica holds (wall ms, growing). */
 const HELD_ELSEWHERE_POLL_MS = [10, 20, 50, 100, 200];
+/** How many empty claims in a row an advance takes on a shared store, while a job is due, before it gives up (~5 s). */
+const EMPTY_CLAIM_TRIES = 30;
 /** How long to wait before trying again when the store cannot take writes. */
 const UNAVAILABLE_RETRY_MS = 1_000;
 /** Kinds that are quick and local (every kind but webhook): they run in order, and never wait behind a webhook attempt. */
@@ -366,6 +368,8 @@ export class Scheduler {
     const ended: Outcome[] = [];
     /** Looks in a row at the client's jobs another replica holds (the wait grows). */
     let waited = 0;
+    /** Claims in a row that came back empty though a job was due (shared stores). */
+    let emptyClaims = 0;
     // Jobs stamped with the time they run (the timer's wake-ups) are claimed in batches:
     // everything due, each client's earliest first and at most its share of a claim, where
     // a claim reads only the heads of each client's queue (`claimsPerClient`), so one
@@ -436,7 +440,17 @@ export class Scheduler {
           () => this.afterAttempt(outcome, settling),
         );
       }
-      if (work.length === 0 && attempts.length === 0) break;
+      if (work.length === 0 && attempts.length === 0) {
+        // On a shared store a claim may come back empty while jobs due by `next` are
+        // there: another claim (another replica's wake-up) had them locked at that moment.
+        // An advance must not end before they have run: look again shortly (a while at most).
+        if (settling && this.shared && emptyClaims < EMPTY_CLAIM_TRIES) {
+          await new Promise((resolve) => setTimeout(resolve, HELD_ELSEWHERE_POLL_MS[Math.min(emptyClaims++, HELD_ELSEWHERE_POLL_MS.length - 1)]));
+          continue;
+        }
+        break;
+      }
+      emptyClaims = 0;
       const outcomes = await this.runWork(work, how.stamp);
       if (settling) await this.inFlight.idle(clientId);
       outcomes.push(...ended.splice(0));

@@ -259,6 +259,10 @@ export interface ClaimOptions {
   skipClients?: ReadonlySet<string>;
 }
 
+/** A claim's share per client as both stores take it: a whole number of jobs (0 or more), or Infinity for none given. */
+export const shareOf = (perClient: number | undefined): number =>
+  perClient === undefined || perClient === Infinity ? Infinity : Number.isNaN(perClient) ? 0 : Math.max(0, Math.floor(perClient));
+
 /** Which jobs `nextDue` looks at. */
 export interface DueFilter {
   clientId?: string;

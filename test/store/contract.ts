@@ -280,6 +280,15 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       await storage.close();
     });
 
+    it('takes a share as a whole number of jobs on every store: 1.5 as 1, NaN as none', async () => {
+      const storage = await open();
+      for (const client of ['a', 'b']) for (let i = 1; i <= 3; i += 1) await storage.jobs.schedule({ kind: 'awb', key: `${client}${i}`, client_id: client, due_at: i });
+      const claim = (perClient: number) => storage.jobs.claim({ until: 100, limit: 10, owner: 'w1', leaseMs: 60_000, perClient });
+      expect(await claim(Number.NaN)).toEqual([]);
+      expect((await claim(1.5)).map((j) => j.key)).toEqual(['a1', 'b1']);
+      await storage.close();
+    });
+
     it('claims one client’s jobs on its own clock, or every client’s with each clock’s lead', async () => {
       const storage = await open();
       await storage.jobs.schedule({ kind: 'awb', key: 'a1', client_id: 'a', due_at: 100 });

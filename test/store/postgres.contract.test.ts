@@ -131,6 +131,31 @@ describe('PostgreSQL adapter', () => {
     await storage.close();
   });
 
+  it('holds locks only on the jobs a claim takes: another replica claims beside a claim whose transaction is still open', async () => {
+    current = await server.freshDatabase();
+    const [a, b] = await Promise.all([1, 2].map(() => PostgresStorage.open({ url: current, requestLogSize: 10 })));
+    await a!.transaction(async (tx) => {
+      for (let c = 0; c < 20; c += 1) for (let i = 0; i < 8; i += 1) await tx.jobs.schedule({ kind: 'awb', key: `c${c}-${i}`, client_id: `c${String(c).padStart(2, '0')}`, due_at: 1_000 + c * 10 + i });
+    });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let took!: (keys: string[]) => void;
+    const taken = new Promise<string[]>((resolve) => (took = resolve));
+    // Replica A's claim takes one job and keeps its transaction (and so its row locks) open.
+    const unit = a!.transaction(async (tx) => {
+      took((await tx.jobs.claim({ until: 5_000, limit: 1, owner: 'a', leaseMs: 60_000, kinds: ['awb', 'step', 'retention'], perClient: 8 })).map((job) => job.key));
+      await held;
+    });
+    expect(await taken).toEqual(['c0-0']);
+    // Meanwhile replica B advances client c05: every one of its due jobs is there to take.
+    const claimed = await b!.jobs.claim({ until: 5_000, limit: 32, owner: 'b', leaseMs: 60_000, kinds: ['awb', 'step', 'retention'], perClient: 8, clientId: 'c05' });
+    expect(claimed.map((job) => job.key)).toEqual(Array.from({ length: 8 }, (_, i) => `c5-${i}`));
+    release();
+    await unit;
+    await a!.close();
+    await b!.close();
+  });
+
   it('takes counter values as a sequence does: a unit holding its transaction open does not hold back the next number', async () => {
     const storage = await fresh();
     let release!: () => void;

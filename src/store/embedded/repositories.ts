@@ -21,6 +21,7 @@ import type {
   Stored,
   Unversioned,
 } from '../port.js';
+import { shareOf } from '../port.js';
 import type { Indexes, JobQueue } from './indexes.js';
 import { CLIENTS, COUNTERS, DELIVERIES, JOBS, META, ORDERS, copyWith, jobId, stored, type PackedOrder, type UnpackedOrders } from './records.js';
 import { SortedKeys } from './sorted-keys.js';
@@ -287,7 +288,8 @@ export class EmbeddedJobs implements JobRepository {
     return stored(this.access.get<Job>(JOBS, jobId(kind, key)));
   }
 
-  async claim({ until, limit, owner, leaseMs, kinds, perClient = Infinity, skipClients, clientId, ahead }: ClaimOptions): Promise<ClaimedJob[]> {
+  async claim({ until, limit, owner, leaseMs, kinds, perClient: asked, skipClients, clientId, ahead }: ClaimOptions): Promise<ClaimedJob[]> {
+    const perClient = shareOf(asked);
     const claimed: ClaimedJob[] = [];
     const { claims } = this.indexes.jobs;
     const leaseUntil = Date.now() + leaseMs;

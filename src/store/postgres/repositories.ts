@@ -27,7 +27,7 @@ import type {
   Stored,
   Unversioned,
 } from '../port.js';
-import { JOB_KINDS } from '../port.js';
+import { JOB_KINDS, shareOf } from '../port.js';
 
 /** What a repository runs its statements on: the pool, or a transaction's client. */
 export interface Db {
@@ -535,7 +535,8 @@ export class PgJobs implements JobRepository {
 
   async claim(options: ClaimOptions): Promise<ClaimedJob[]> {
     const { perClient } = options;
-    return perClient === undefined || !Number.isFinite(perClient) ? this.claimEarliest(options) : this.claimInRounds(options, Math.max(0, Math.floor(perClient)));
+    const share = shareOf(perClient);
+    return share === Infinity ? this.claimEarliest(options) : this.claimInRounds(options, share);
   }
 
   /** Without a share: the due jobs earliest first, whoever's they are. */
@@ -574,7 +575,10 @@ export class PgJobs implements JobRepository {
    * for, read in the order of the jobs_by_client_kind index (due time, then the order
    * scheduled; a client's lead only moves its bound). A claim then reads about as many rows
    * as it offers, however large a backlog has grown, whatever the leads, and at one due
-   * time as well (claimsPerClient).
+   * time as well (claimsPerClient). The offers are read without locks; only the rows
+   * chosen are locked (`SKIP LOCKED`, each checked again as it is locked: unclaimed and
+   * still due), so a claim never holds rows it does not take, which another claim at the
+   * same moment (another replica's, an advance's) would have skipped.
    */
   private async claimInRounds({ until, limit, owner, leaseMs, kinds, skipClients, clientId, ahead }: ClaimOptions, perClient: number): Promise<ClaimedJob[]> {
     const now = Date.now();
@@ -585,33 +589,45 @@ export class PgJobs implements JobRepository {
     if (clientId !== undefined) clientFilters.push(`c.client_id = ${p(withoutNul(clientId))}`);
     if (skipClients !== undefined && skipClients.size > 0) clientFilters.push(`NOT (c.client_id = ANY(${p([...skipClients].map(withoutNul))}::text[]))`);
     const lead = leads.length > 0 ? `COALESCE((SELECT l.ms FROM unnest(${p(leads.map(([client]) => client))}::text[], ${p(leads.map(([, ms]) => ms))}::bigint[]) AS l(client_id, ms) WHERE l.client_id = c.client_id), 0)` : '0';
-    const { rows } = await this.db().query<JobRow & { rank: string }>(
-      `WITH RECURSIVE clients_with_jobs AS (
+    // One client's claim (an advance) starts from that client; else every client with jobs.
+    const clients =
+      clientId !== undefined
+        ? `clients_with_jobs AS (SELECT ${p(withoutNul(clientId))}::text COLLATE "C" AS client_id)`
+        : `clients_with_jobs AS (
          (SELECT client_id FROM jobs ORDER BY client_id LIMIT 1)
          UNION ALL
          SELECT (SELECT j.client_id FROM jobs AS j WHERE j.client_id > c.client_id ORDER BY j.client_id LIMIT 1)
          FROM clients_with_jobs AS c WHERE c.client_id IS NOT NULL
-       ),
+       )`;
+    const now_ = p(now);
+    const { rows } = await this.db().query<JobRow & { rank: string }>(
+      `WITH RECURSIVE ${clients},
        due_clients AS (SELECT c.client_id, ${lead}::bigint AS lead_ms FROM clients_with_jobs AS c WHERE ${clientFilters.join(' AND ')}),
+       bounded AS (SELECT client_id, ${p(finite(until))}::bigint + lead_ms AS bound, lead_ms FROM due_clients),
        offered AS (
-         SELECT o.kind, o.key, o.due_at - d.lead_ms AS due, o.seq, row_number() OVER (PARTITION BY d.client_id ORDER BY o.due_at, o.seq NULLS FIRST) AS rank
-         FROM due_clients AS d,
+         SELECT o.kind, o.key, o.due_at - d.lead_ms AS due, o.seq, d.bound, row_number() OVER (PARTITION BY d.client_id ORDER BY o.due_at, o.seq NULLS FIRST) AS rank
+         FROM bounded AS d,
          LATERAL (
            SELECT j.kind, j.key, j.due_at, j.seq
            FROM unnest(${p([...(kinds ?? JOB_KINDS)])}::text[]) AS k(kind),
            LATERAL (
              SELECT kind, key, due_at, seq FROM jobs
-             WHERE client_id = d.client_id AND kind = k.kind AND due_at <= ${p(finite(until))}::bigint + d.lead_ms
-               AND (claimed_by IS NULL OR lease_until < ${p(now)})
-             ORDER BY due_at, seq NULLS FIRST LIMIT ${perClient} FOR UPDATE SKIP LOCKED
+             WHERE client_id = d.client_id AND kind = k.kind AND due_at <= d.bound
+               AND (claimed_by IS NULL OR lease_until < ${now_})
+             ORDER BY due_at, seq NULLS FIRST LIMIT ${perClient}
            ) AS j
            ORDER BY j.due_at, j.seq NULLS FIRST LIMIT ${perClient}
          ) AS o
        ),
-       chosen AS (SELECT kind, key, rank, due FROM offered ORDER BY rank, due, seq NULLS FIRST LIMIT ${limit})
+       chosen AS (SELECT kind, key, rank, bound FROM offered ORDER BY rank, due, seq NULLS FIRST LIMIT ${limit}),
+       locked AS (
+         SELECT j.kind, j.key, c.rank FROM jobs AS j JOIN chosen AS c ON j.kind = c.kind AND j.key = c.key
+         WHERE (j.claimed_by IS NULL OR j.lease_until < ${now_}) AND j.due_at <= c.bound
+         FOR UPDATE OF j SKIP LOCKED
+       )
        UPDATE jobs SET claimed_by = ${p(owner)}, lease_until = ${p(now + leaseMs)}
-       FROM chosen WHERE jobs.kind = chosen.kind AND jobs.key = chosen.key
-       RETURNING jobs.*, chosen.rank`,
+       FROM locked WHERE jobs.kind = locked.kind AND jobs.key = locked.key
+       RETURNING jobs.*, locked.rank`,
       values,
     );
     const leadOf = (client: string): number => ahead?.get(client) ?? 0;
