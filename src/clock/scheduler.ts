@@ -371,7 +371,7 @@ export class Scheduler {
     /** Claims in a row that came back empty though a job was due (shared stores). */
     let emptyClaims = 0;
     // Jobs stamped with the time they run (the timer's wake-ups) are claimed in batches:
-    // everything due, each client's earliest first and at most its share of a claim, where
+    // everything due, in rounds (each client's earliest first) up to its share of a claim, where
     // a claim reads only the heads of each client's queue (`claimsPerClient`), so one
     // client's backlog never makes another's due jobs wait behind it (both adapters); a
     // store whose claim would read the due rows to find the clients claims those due

@@ -298,11 +298,11 @@ export class EmbeddedJobs implements JobRepository {
     const open = (queue: JobQueue): boolean =>
       (clientId === undefined || queue.client === clientId) &&
       (kinds === undefined || kinds.includes(queue.kind)) &&
-      !skipClients?.has(queue.client) &&
-      (taken.get(queue.client) ?? 0) < perClient;
+      !skipClients?.has(queue.client);
     // In rounds: each client's earliest due job before any client's second (and so on, up
-    // to perClient), so however many clients have backlogs, a client whose job just fell
-    // due is in the next claim (as long as fewer than `limit` clients have due jobs).
+    // to perClient; in round r, the clients that took r jobs), so however many clients
+    // have backlogs, a client whose job just fell due is in the next claim (as long as
+    // fewer than `limit` clients have due jobs).
     // Without a share, earliest due first whoever's it is.
     const inRounds = Number.isFinite(perClient);
     let round = 0;

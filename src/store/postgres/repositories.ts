@@ -586,7 +586,6 @@ export class PgJobs implements JobRepository {
     const p = (value: unknown): string => `$${values.push(value)}`;
     const leads = leadsOf(ahead);
     const clientFilters = ['c.client_id IS NOT NULL'];
-    if (clientId !== undefined) clientFilters.push(`c.client_id = ${p(withoutNul(clientId))}`);
     if (skipClients !== undefined && skipClients.size > 0) clientFilters.push(`NOT (c.client_id = ANY(${p([...skipClients].map(withoutNul))}::text[]))`);
     const lead = leads.length > 0 ? `COALESCE((SELECT l.ms FROM unnest(${p(leads.map(([client]) => client))}::text[], ${p(leads.map(([, ms]) => ms))}::bigint[]) AS l(client_id, ms) WHERE l.client_id = c.client_id), 0)` : '0';
     // One client's claim (an advance) starts from that client; else every client with jobs.
@@ -602,11 +601,11 @@ export class PgJobs implements JobRepository {
     const now_ = p(now);
     const { rows } = await this.db().query<JobRow & { rank: string }>(
       `WITH RECURSIVE ${clients},
-       due_clients AS (SELECT c.client_id, ${lead}::bigint AS lead_ms FROM clients_with_jobs AS c WHERE ${clientFilters.join(' AND ')}),
-       bounded AS (SELECT client_id, ${p(finite(until))}::bigint + lead_ms AS bound, lead_ms FROM due_clients),
+       due_clients AS (SELECT client_id, lead_ms, ${p(finite(until))}::bigint + lead_ms AS bound
+         FROM (SELECT c.client_id, ${lead}::bigint AS lead_ms FROM clients_with_jobs AS c WHERE ${clientFilters.join(' AND ')}) AS leads),
        offered AS (
          SELECT o.kind, o.key, o.due_at - d.lead_ms AS due, o.seq, d.bound, row_number() OVER (PARTITION BY d.client_id ORDER BY o.due_at, o.seq NULLS FIRST) AS rank
-         FROM bounded AS d,
+         FROM due_clients AS d,
          LATERAL (
            SELECT j.kind, j.key, j.due_at, j.seq
            FROM unnest(${p([...(kinds ?? JOB_KINDS)])}::text[]) AS k(kind),
