@@ -5,6 +5,7 @@ import { clientRateLimit } from './http/rate-limit.js';
 import { errorEnvelope, jsonBody, requestLog, series, unknownPath } from './http/edge.js';
 import type { HandlerMap } from './http/handler.js';
 import { mountSpec } from './http/mount.js';
+import { FairTurns } from './http/turns.js';
 import { orderHandlers } from './orders/handlers.js';
 import type { SandboxModule } from './module.js';
 import type { Services } from './services.js';
@@ -21,7 +22,13 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
-  const admit = clientRateLimit(services.options.rateLimit);
+  // Past the rate limit (when there is one), each client's requests wait for their turn among the others'.
+  const rateLimit = clientRateLimit(services.options.rateLimit);
+  const turns = new FairTurns();
+  const admit = async (clientId: string): Promise<void> => {
+    if (rateLimit) await rateLimit(clientId);
+    await turns.turn(clientId);
+  };
   const everyRequest = modules.flatMap((m) => (m.observeRequests ? [m.observeRequests] : []));
   // Journal ids count each client's own requests: nothing shows another client's activity.
   const arrivals = new Map<string, number>();
