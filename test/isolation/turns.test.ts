@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRequest } from '../support/orders.js';
 import { testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
+import { onPostgres } from '../support/store-kind.js';
 
 let sandbox: TestSandbox | undefined;
 let server: Server | undefined;
@@ -31,7 +32,8 @@ function create(port: number, agent: Agent, token: string, items: number): Promi
 }
 
 describe('requests served in turns between clients', () => {
-  it("answers a client's create before most of another client's creates already waiting", async () => {
+  // On PostgreSQL turns order when requests start; their statements then wait for the pool's connections first come first served (README, Fairness).
+  it.skipIf(onPostgres)("answers a client's create before most of another client's creates already waiting", async () => {
     sandbox = await testSandbox();
     server = createServer(sandbox.app);
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
