@@ -22,13 +22,10 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
+  const admit = clientRateLimit(services.options.rateLimit);
   // Past the rate limit (when there is one), each client's requests wait for their turn among the others'.
-  const rateLimit = clientRateLimit(services.options.rateLimit);
-  const turns = new FairTurns();
-  const admit = async (clientId: string): Promise<void> => {
-    if (rateLimit) await rateLimit(clientId);
-    await turns.turn(clientId);
-  };
+  const fairTurns = new FairTurns();
+  const turn = (lane: string, options?: { capped?: boolean }): Promise<void> => fairTurns.turn(lane, options);
   const everyRequest = modules.flatMap((m) => (m.observeRequests ? [m.observeRequests] : []));
   // Journal ids count each client's own requests: nothing shows another client's activity.
   const arrivals = new Map<string, number>();
@@ -40,6 +37,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
   const onObserverError = (error: unknown): void => services.logger.error({ err: error }, 'a request observer failed (journal, report or metrics); the request was answered');
   const control = mountSpec(services.specs.control, {
     admit,
+    turn,
     registry: services.registry,
     interceptors: modules.flatMap((m) => m.controlInterceptors ?? []),
     handlers: { ...controlHandlers(services, resetParts), ...handlers },
@@ -52,6 +50,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
   });
   const provider = mountSpec(services.specs.provider, {
     admit,
+    turn,
     registry: services.registry,
     interceptors: modules.flatMap((m) => m.providerInterceptors ?? []),
     handlers: { ...orderHandlers(services), ...handlers },

@@ -83,7 +83,7 @@ const ROW_PARALLEL = 3;
  * as an AWB costs about as much as its order's create.
  */
 const TURN_MS = 5;
-const MAX_TURN_MS = 15;
+export const MAX_TURN_MS = 15;
 /** Kinds whose handler draws numbers in its turn (see `inTurn`): only they take one. */
 const DRAWING: readonly JobKind[] = ['awb'];
 /** How far past the earliest due job a real-clock wake-up claims at once (sandbox ms; see `drain`). */

@@ -11,7 +11,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  */
 export async function performFault(
   rule: FaultRule,
-  _input: OperationInput,
+  input: OperationInput,
   next: () => Promise<Reply>,
   shutdown: AbortSignal,
   chance: (key: string) => number,
@@ -25,6 +25,8 @@ export async function performFault(
     case 'latency': {
       const max = action.max_ms ?? action.ms;
       await sleep(action.ms + Math.floor(chance(`latency:${rule.id}:${rule.hits}`) * (max - action.ms + 1)));
+      // The request is served after its wait as any other: in its client's turn.
+      await input.turn?.();
       return next();
     }
     case 'reset':

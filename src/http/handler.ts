@@ -23,6 +23,12 @@ export interface OperationInput {
   body: unknown;
   /** e.g. `http://127.0.0.1:4010`, from the request's Host header. */
   baseUrl: string;
+  /**
+   * Waits for the request's turn among the clients' requests once more (see FairTurns):
+   * for work resumed after a wait of its own (a latency fault), so it does not run
+   * outside the turns. Absent where requests are not served in turns.
+   */
+  turn?: () => Promise<void>;
 }
 
 /** A status with a JSON body (or a body already serialized, of `type`). */

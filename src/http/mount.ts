@@ -31,8 +31,14 @@ export interface MountOptions {
   arrival?: (clientId: string) => number;
   /** Runs each request in the store's request scope (see `Storage.requestScope`). */
   scope?: RequestScope;
-  /** Called with the client id of each authenticated request (`(admin)` for an admin acting for none) before it is validated; throws to refuse it (the rate limit). */
+  /** Called with the client id of each authenticated request (`(admin)` for an admin acting for none) before it is validated; rejects to refuse it (the rate limit). */
   admit?: (clientId: string) => Promise<void>;
+  /**
+   * Resolves when it is an authenticated request's turn to be served (see FairTurns),
+   * after `admit` and once its arrival is stamped; `lane` is the client's id, or
+   * `(admin)` for every admin request. Rejects to refuse it (too many waiting).
+   */
+  turn?: (lane: string, options?: { capped?: boolean }) => Promise<void>;
 }
 
 const isJson = (type: string | undefined): boolean => !!type && /^application\/([\w.+-]*\+)?json\b/i.test(type);
@@ -204,6 +210,15 @@ function serveInScope(op: CompiledOperation, handler: Handler, options: MountOpt
         if (options.refreshClock) await options.refreshClock(input.client?.id ?? '');
       }
       arrived();
+      if (op.secured && options.turn) {
+        // An admin acting for a client does not wait behind that client's own requests.
+        const lane = input.role === 'admin' ? '(admin)' : (input.client?.id ?? '(admin)');
+        const turn = options.turn;
+        await turn(lane);
+        // A client that gave up while its request waited gets nothing done for it: the request is journaled as aborted, unanswered.
+        if (req.socket.destroyed || !req.socket.writable) return;
+        input.turn = () => turn(lane, { capped: false });
+      }
       check(op, input, req);
       noteServed(res, op.operationId, input.client?.id);
       const run = options.interceptors.reduceRight<() => Promise<Reply>>(

@@ -1,40 +1,78 @@
+import { AsyncResource } from 'node:async_hooks';
+import { MAX_TURN_MS } from '../clock/scheduler.js';
+import { domainMessages, TooManyRequests } from '../domain/errors.js';
+
+// Taken when the module loads: a test suite that fakes the timers afterwards (vitest's
+// useFakeTimers fakes setImmediate) must not leave every request waiting for its turn.
+const { setImmediate } = globalThis;
+const now = performance.now.bind(performance);
+
+/** Most requests of one client waiting for their turn; past it a new one is refused with a 429. */
+export const WAITING_PER_CLIENT = 1_000;
+
 /**
  * Authenticated requests served in turns between clients, so that one partner's load
  * test does not make another partner's requests wait behind it.
  *
  * Node reads every request that is ready in one pass over the sockets and, without
  * this, serves each as it is read: a partner with a hundred connections open then puts
- * a hundred requests ahead of another partner's one, every pass. Here a request only
- * waits for its turn once its client is known: the pass reads and authenticates them
- * all (cheap), and then they are served in rounds, one request of each waiting client
- * per round, clients in the order they began waiting. Rounds follow each other for
- * `sliceMs`, then the event loop reads the sockets again, so a request that arrives
- * meanwhile is served in the next round rather than after everything already read.
+ * a hundred requests ahead of another partner's one, every pass. Here a request waits
+ * for its turn once its client is known, and the waiting requests are let go one at a
+ * time, one of each waiting client in turn (clients in the order they began waiting,
+ * a client with more waiting going to the back), for a slice of `sliceMs`; then the
+ * event loop reads the sockets again, so a request that arrives meanwhile is among the
+ * next ones served rather than after everything already read.
  *
- * The slice is as long as the scheduler's longest turn (MAX_TURN_MS), as the jobs take
- * turns as long as the requests' between theirs. Measured with four partners' 10-item
- * creates on 100 connections and a fifth partner's create every 500 ms (2 cores):
- * without turns the fifth partner's creates took 137 ms (median), with 15 ms slices
- * 51 ms; 8 ms slices gave 49 ms but let through 43% fewer of the four's creates, and a
- * single client's 10-item creates a p99 half as long again.
+ * A request's turn lasts while it runs synchronously and through its promise
+ * continuations (validation, the store, the answer written): on the embedded store
+ * that is nearly all of its work. Work it waits for on a timer or on I/O (a latency
+ * fault, a PostgreSQL statement) goes on beside later turns: a latency fault takes a
+ * turn again when its wait is over (see `OperationInput.turn`).
  *
- * A round ends when the requests it let go have done their synchronous work and their
- * promise continuations (validation, the store, the answer written), which is where a
- * request's time goes; work they wait for on I/O goes on beside later rounds.
+ * The slice is as long as the scheduler's longest turn (MAX_TURN_MS), as due jobs take
+ * turns as long as the requests' between theirs, and it is checked after each request,
+ * so a slice overruns it by at most one request's work. Measured with four partners'
+ * 10-item creates on 100 connections and a fifth partner's create every 500 ms (2 cores,
+ * rounds of one request per client): without turns the fifth partner's creates took
+ * 137 ms (median), with 15 ms slices 51 ms; 8 ms slices gave 49 ms but let through 43%
+ * fewer of the four's creates, and a single client's 10-item creates a p99 half as
+ * long again.
  */
 export class FairTurns {
   /** Each waiting client's requests, first come first; clients in the order of their next turn. */
   private readonly waiting = new Map<string, Array<() => void>>();
-  /** A pass over the queues is due (set while one runs or is scheduled). */
+  /** Requests are being let go, or a slice is scheduled to. */
   private scheduled = false;
   private sliceStarted = 0;
+  // Bound to the context the turns were made in, not that of the request that happened to start a slice.
+  private readonly startSlice = AsyncResource.bind((): void => {
+    this.sliceStarted = now();
+    this.letOneGo();
+  });
+  private readonly afterTurn = AsyncResource.bind((): void => {
+    if (now() - this.sliceStarted < this.sliceMs) this.letOneGo();
+    else setImmediate(this.startSlice);
+  });
+  // A tick queued from a microtask runs once the microtask queue is empty: once the
+  // request let go has done its synchronous part and its promise continuations.
+  private readonly queueAfterTurn = AsyncResource.bind((): void => process.nextTick(this.afterTurn));
 
-  constructor(private readonly sliceMs = 15) {}
+  constructor(
+    private readonly sliceMs = MAX_TURN_MS,
+    private readonly waitingPerClient = WAITING_PER_CLIENT,
+  ) {}
 
-  /** Resolves when it is the client's request's turn to be served. */
-  turn(clientId: string): Promise<void> {
+  /**
+   * Resolves when it is the client's request's turn. Rejects with TooManyRequests when
+   * `waitingPerClient` of the client's requests wait already (`capped: false`: a request
+   * that has had a turn before, taking another, is never refused).
+   */
+  turn(clientId: string, { capped = true }: { capped?: boolean } = {}): Promise<void> {
+    const queue = this.waiting.get(clientId);
+    if (capped && queue !== undefined && queue.length >= this.waitingPerClient) {
+      return Promise.reject(new TooManyRequests(domainMessages.tooManyWaiting(this.waitingPerClient), 1));
+    }
     return new Promise((resolve) => {
-      const queue = this.waiting.get(clientId);
       if (queue) queue.push(resolve);
       else this.waiting.set(clientId, [resolve]);
       if (!this.scheduled) {
@@ -44,30 +82,17 @@ export class FairTurns {
     });
   }
 
-  private readonly startSlice = (): void => {
-    this.sliceStarted = performance.now();
-    this.round();
-  };
-
-  /** Lets one request of each waiting client go; a client with more waits at the back. */
-  private round(): void {
-    for (const clientId of [...this.waiting.keys()]) {
-      const queue = this.waiting.get(clientId)!;
-      this.waiting.delete(clientId);
-      queue.shift()!();
-      if (queue.length > 0) this.waiting.set(clientId, queue);
-    }
-    // The continuations of the requests let go run as microtasks; a tick queued from a
-    // microtask runs once that queue is empty, that is once they have done their part.
-    queueMicrotask(() => process.nextTick(this.afterRound));
-  }
-
-  private readonly afterRound = (): void => {
-    if (this.waiting.size === 0) {
+  /** Lets the next client's first waiting request go; the client goes to the back if more of its requests wait. */
+  private letOneGo(): void {
+    const next = this.waiting.entries().next();
+    if (next.done) {
       this.scheduled = false;
       return;
     }
-    if (performance.now() - this.sliceStarted < this.sliceMs) this.round();
-    else setImmediate(this.startSlice);
-  };
+    const [clientId, queue] = next.value;
+    this.waiting.delete(clientId);
+    queue.shift()!();
+    if (queue.length > 0) this.waiting.set(clientId, queue);
+    queueMicrotask(this.queueAfterTurn);
+  }
 }

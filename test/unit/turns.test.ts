@@ -1,4 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { TooManyRequests } from '../../src/domain/errors.js';
+import { performFault } from '../../src/faults/actions.js';
+import type { FaultRule } from '../../src/faults/types.js';
+import type { OperationInput } from '../../src/http/handler.js';
 import { FairTurns } from '../../src/http/turns.js';
 
 /** Holds the event loop for `ms`, as a request's synchronous work does. */
@@ -20,7 +24,11 @@ function serve(turns: FairTurns, arrivals: string[], work: (client: string) => v
 }
 
 describe('FairTurns', () => {
-  it('serves one request of each waiting client per round, clients in the order they came', async () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('serves one request of each waiting client in turn, clients in the order they came', async () => {
     const turns = new FairTurns();
     const served = await serve(turns, ['a', 'a', 'a', 'a', 'b', 'c', 'c']);
     expect(served).toEqual(['a0', 'b4', 'c5', 'a1', 'c6', 'a2', 'a3']);
@@ -53,7 +61,7 @@ describe('FairTurns', () => {
     expect(position).toBeLessThanOrEqual(8);
   });
 
-  it('counts a request’s work, promise continuations included, in the round that let it go', async () => {
+  it('counts a request’s work, promise continuations included, in its turn', async () => {
     const turns = new FairTurns(1_000);
     const order: string[] = [];
     const request = (client: string) =>
@@ -64,13 +72,66 @@ describe('FairTurns', () => {
         order.push(`${client} answers`);
       });
     await Promise.all([request('a'), request('a'), request('b')]);
-    // a's second request waits for the next round, which begins once the first round's requests have answered.
-    expect(order).toEqual(['a starts', 'b starts', 'a answers', 'b answers', 'a starts', 'a answers']);
+    // The next request goes only once the one before has answered.
+    expect(order).toEqual(['a starts', 'a answers', 'b starts', 'b answers', 'a starts', 'a answers']);
+  });
+
+  it('ends a slice after the request that spends it, however many clients wait', async () => {
+    const turns = new FairTurns(10);
+    const served: string[] = [];
+    const requests = Array.from({ length: 40 }, (_, i) =>
+      turns.turn(`client-${i}`).then(() => {
+        served.push(`client-${i}`);
+        busy(4);
+      }),
+    );
+    // Queued behind the first slice: it runs once that slice has given the event loop back.
+    const loopTurn = new Promise<void>((resolve) => setImmediate(resolve)).then(() => served.push('event loop'));
+    await Promise.all([...requests, loopTurn]);
+    // About three requests of 4 ms fill a slice of 10 ms; letting one of each of the 40 clients go before yielding would hold the loop for 160 ms.
+    expect(served.indexOf('event loop')).toBeLessThanOrEqual(5);
+  });
+
+  it('refuses a request past the most a client may have waiting, with a 429, and takes the other clients’ and a request taking its turn again', async () => {
+    const turns = new FairTurns(15, 2);
+    const waiting = [turns.turn('a'), turns.turn('a')];
+    await expect(turns.turn('a')).rejects.toBeInstanceOf(TooManyRequests);
+    await expect(turns.turn('a')).rejects.toThrow(/2 requests waiting for their turn/);
+    await Promise.all([...waiting, turns.turn('b'), turns.turn('a', { capped: false })]);
+    await turns.turn('a');
+  });
+
+  it('keeps serving when the test around it fakes the timers', async () => {
+    const turns = new FairTurns();
+    vi.useFakeTimers();
+    expect(await serve(turns, ['a', 'b', 'a'])).toEqual(['a0', 'b1', 'a2']);
   });
 
   it('serves requests that come after it went idle', async () => {
     const turns = new FairTurns();
     expect(await serve(turns, ['a', 'b'])).toEqual(['a0', 'b1']);
     expect(await serve(turns, ['b', 'a', 'b'])).toEqual(['b0', 'a1', 'b2']);
+  });
+
+  it('has a request a latency fault delayed wait for a turn again before it is served', async () => {
+    const order: string[] = [];
+    let giveTurn: () => void = () => undefined;
+    const rule = { id: 'rule-1', hits: 1, action: { type: 'latency', ms: 5 } } as unknown as FaultRule;
+    const input = {
+      turn: () => {
+        order.push('asks for a turn');
+        return new Promise<void>((resolve) => (giveTurn = resolve));
+      },
+    } as unknown as OperationInput;
+    const delayed = performFault(rule, input, async () => {
+      order.push('served');
+      return { status: 201 };
+    }, new AbortController().signal, () => 0);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Its wait is long over, and it is not served until its turn comes.
+    expect(order).toEqual(['asks for a turn']);
+    giveTurn();
+    expect(await delayed).toEqual({ status: 201 });
+    expect(order).toEqual(['asks for a turn', 'served']);
   });
 });
