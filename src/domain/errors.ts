@@ -69,8 +69,8 @@ export const domainMessages = {
   courierNotEnabled: (code: string) => `This client is not enabled for courier "${code}".`,
   staleVersion: (what: string) => `${what} was changed by another request meanwhile; read it again and retry.`,
   rateLimited: (perSecond: number, seconds: number) => `This client sent more than ${perSecond} requests in a second (the sandbox's --rate-limit); retry in ${seconds} s.`,
-  tooManyWaiting: (most: number) =>
-    `This client has ${most} requests waiting for their turn already, the most it may have (requests of several clients are served in turns); retry in 1 s, or send fewer at once.`,
+  tooManyWaiting: (requests: number, bytes: number) =>
+    `This client has as many requests waiting for their turn as it may have (at most ${requests}, with ${bytes / 2 ** 20} MiB of bodies together; requests of several clients are served in turns); retry in 1 s, or send fewer at once.`,
   storeBusy: (waitedMs: number) =>
     `Every database connection of this sandbox replica stayed busy for ${waitedMs / 1000} s (more load than it can take). Retry shortly.`,
   storeUnavailable: (reason: string) => `The sandbox cannot save changes right now (${reason}); nothing was saved. Retry shortly.`,

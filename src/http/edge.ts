@@ -49,12 +49,18 @@ export function jsonBody(limit: string): RequestHandler {
   return express.json({
     limit,
     type: (req) => /^application\/([\w.+-]*\+)?json\b/i.test(req.headers['content-type'] ?? ''),
-    verify: (_req, _res, raw, charset) => {
+    verify: (req, _res, raw, charset) => {
       if (charset !== 'utf-8') throw new UnsupportedCharset(charset);
       checkRawDepth(raw);
+      bodyBytes.set(req, raw.length);
     },
   });
 }
+
+const bodyBytes = new WeakMap<IncomingMessage, number>();
+
+/** The size of a request's JSON body as read (0: none read). */
+export const bodyBytesOf = (req: IncomingMessage): number => bodyBytes.get(req) ?? 0;
 
 /** Thrown by `jsonBody`'s verify hook: the body's charset is not UTF-8. */
 export class UnsupportedCharset extends Error {

@@ -3,6 +3,7 @@ import type { ClientRegistry } from '../config/clients.js';
 import type { CompiledOperation, CompiledSpec } from '../spec/compile.js';
 import type { RequestScope } from '../store/port.js';
 import { authenticate } from './auth.js';
+import { bodyBytesOf } from './edge.js';
 import { authorize } from './roles.js';
 import { ApiError, invalid, messages, toApiError, type FieldError } from './errors.js';
 import type { Handler, HandlerMap, Interceptor, OperationInput, Reply } from './handler.js';
@@ -38,7 +39,7 @@ export interface MountOptions {
    * after `admit` and once its arrival is stamped; `lane` is the client's id, or
    * `(admin)` for every admin request. Rejects to refuse it (too many waiting).
    */
-  turn?: (lane: string, options?: { capped?: boolean }) => Promise<void>;
+  turn?: (lane: string, options?: { capped?: boolean; bytes?: number }) => Promise<void>;
 }
 
 const isJson = (type: string | undefined): boolean => !!type && /^application\/([\w.+-]*\+)?json\b/i.test(type);
@@ -214,7 +215,7 @@ function serveInScope(op: CompiledOperation, handler: Handler, options: MountOpt
         // An admin acting for a client does not wait behind that client's own requests.
         const lane = input.role === 'admin' ? '(admin)' : (input.client?.id ?? '(admin)');
         const turn = options.turn;
-        await turn(lane);
+        await turn(lane, { bytes: bodyBytesOf(req) });
         // A client that gave up while its request waited gets nothing done for it: the request is journaled as aborted, unanswered.
         if (req.socket.destroyed || !req.socket.writable) return;
         input.turn = () => turn(lane, { capped: false });

@@ -7,8 +7,20 @@ import { domainMessages, TooManyRequests } from '../domain/errors.js';
 const { setImmediate } = globalThis;
 const now = performance.now.bind(performance);
 
-/** Most requests of one client waiting for their turn; past it a new one is refused with a 429. */
-export const WAITING_PER_CLIENT = 1_000;
+/**
+ * Most requests of one client waiting for their turn, and most bytes of their bodies
+ * together (a request with none waiting is taken whatever its size); past either, a new
+ * one is refused with a 429. HTTP pipelining could otherwise queue any number of parsed
+ * bodies: a waiting request holds its parsed body.
+ */
+export const WAITING_PER_CLIENT = { requests: 1_000, bytes: 32 * 2 ** 20 };
+
+/** A client's waiting requests, first come first, and the bytes of their bodies. */
+interface Queue {
+  goes: Array<() => void>;
+  sizes: number[];
+  bytes: number;
+}
 
 /**
  * Authenticated requests served in turns between clients, so that one partner's load
@@ -40,7 +52,7 @@ export const WAITING_PER_CLIENT = 1_000;
  */
 export class FairTurns {
   /** Each waiting client's requests, first come first; clients in the order of their next turn. */
-  private readonly waiting = new Map<string, Array<() => void>>();
+  private readonly waiting = new Map<string, Queue>();
   /** Requests are being let go, or a slice is scheduled to. */
   private scheduled = false;
   private sliceStarted = 0;
@@ -64,17 +76,24 @@ export class FairTurns {
 
   /**
    * Resolves when it is the client's request's turn. Rejects with TooManyRequests when
-   * `waitingPerClient` of the client's requests wait already (`capped: false`: a request
-   * that has had a turn before, taking another, is never refused).
+   * the client's waiting requests are at `waitingPerClient` already, or would pass its
+   * bytes with this one's `bytes` of body (`capped: false`: a request that has had a
+   * turn before, taking another, is never refused).
    */
-  turn(clientId: string, { capped = true }: { capped?: boolean } = {}): Promise<void> {
+  turn(clientId: string, { capped = true, bytes = 0 }: { capped?: boolean; bytes?: number } = {}): Promise<void> {
     const queue = this.waiting.get(clientId);
-    if (capped && queue !== undefined && queue.length >= this.waitingPerClient) {
-      return Promise.reject(new TooManyRequests(domainMessages.tooManyWaiting(this.waitingPerClient), 1));
+    const most = this.waitingPerClient;
+    if (capped && queue !== undefined && (queue.goes.length >= most.requests || queue.bytes + bytes > most.bytes)) {
+      return Promise.reject(new TooManyRequests(domainMessages.tooManyWaiting(most.requests, most.bytes), 1));
     }
     return new Promise((resolve) => {
-      if (queue) queue.push(resolve);
-      else this.waiting.set(clientId, [resolve]);
+      if (queue) {
+        queue.goes.push(resolve);
+        queue.sizes.push(bytes);
+        queue.bytes += bytes;
+      } else {
+        this.waiting.set(clientId, { goes: [resolve], sizes: [bytes], bytes });
+      }
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(this.startSlice);
@@ -91,8 +110,9 @@ export class FairTurns {
     }
     const [clientId, queue] = next.value;
     this.waiting.delete(clientId);
-    queue.shift()!();
-    if (queue.length > 0) this.waiting.set(clientId, queue);
+    queue.bytes -= queue.sizes.shift()!;
+    queue.goes.shift()!();
+    if (queue.goes.length > 0) this.waiting.set(clientId, queue);
     queueMicrotask(this.queueAfterTurn);
   }
 }

@@ -93,12 +93,25 @@ describe('FairTurns', () => {
   });
 
   it('refuses a request past the most a client may have waiting, with a 429, and takes the other clients’ and a request taking its turn again', async () => {
-    const turns = new FairTurns(15, 2);
+    const turns = new FairTurns(15, { requests: 2, bytes: 1_000 });
     const waiting = [turns.turn('a'), turns.turn('a')];
     await expect(turns.turn('a')).rejects.toBeInstanceOf(TooManyRequests);
-    await expect(turns.turn('a')).rejects.toThrow(/2 requests waiting for their turn/);
+    await expect(turns.turn('a')).rejects.toThrow(/at most 2, with/);
     await Promise.all([...waiting, turns.turn('b'), turns.turn('a', { capped: false })]);
     await turns.turn('a');
+  });
+
+  it('refuses a request whose body would pass the bytes a client may have waiting, but takes any one body when none waits', async () => {
+    const turns = new FairTurns(15, { requests: 100, bytes: 1_000 });
+    const waiting = [turns.turn('a', { bytes: 5_000 })];
+    await expect(turns.turn('a', { bytes: 1 })).rejects.toBeInstanceOf(TooManyRequests);
+    await Promise.all(waiting);
+    const next = [turns.turn('a', { bytes: 600 }), turns.turn('b', { bytes: 600 })];
+    await expect(turns.turn('a', { bytes: 600 })).rejects.toBeInstanceOf(TooManyRequests);
+    next.push(turns.turn('a', { bytes: 400 }));
+    await Promise.all(next);
+    // Once let go, a request's bytes no longer count.
+    await Promise.all([turns.turn('a', { bytes: 900 }), turns.turn('a', { bytes: 100 })]);
   });
 
   it('keeps serving when the test around it fakes the timers', async () => {
