@@ -19,6 +19,8 @@ export const WAITING_PER_CLIENT = { requests: 1_000, bytes: 32 * 2 ** 20 };
 interface Queue {
   goes: Array<() => void>;
   sizes: number[];
+  /** When each began waiting (performance.now). */
+  since: number[];
   bytes: number;
 }
 
@@ -72,6 +74,8 @@ export class FairTurns {
   constructor(
     private readonly sliceMs = MAX_TURN_MS,
     private readonly waitingPerClient = WAITING_PER_CLIENT,
+    /** Told how long (ms) each request waited, as its turn comes (the metrics). */
+    private readonly onTurn?: (waitedMs: number) => void,
   ) {}
 
   /**
@@ -87,12 +91,14 @@ export class FairTurns {
       return Promise.reject(new TooManyRequests(domainMessages.tooManyWaiting(most.requests, most.bytes), 1));
     }
     return new Promise((resolve) => {
+      const since = now();
       if (queue) {
         queue.goes.push(resolve);
         queue.sizes.push(bytes);
+        queue.since.push(since);
         queue.bytes += bytes;
       } else {
-        this.waiting.set(clientId, { goes: [resolve], sizes: [bytes], bytes });
+        this.waiting.set(clientId, { goes: [resolve], sizes: [bytes], since: [since], bytes });
       }
       if (!this.scheduled) {
         this.scheduled = true;
@@ -111,7 +117,9 @@ export class FairTurns {
     const [clientId, queue] = next.value;
     this.waiting.delete(clientId);
     queue.bytes -= queue.sizes.shift()!;
+    const since = queue.since.shift()!;
     queue.goes.shift()!();
+    this.onTurn?.(now() - since);
     if (queue.goes.length > 0) this.waiting.set(clientId, queue);
     queueMicrotask(this.queueAfterTurn);
   }

@@ -49,6 +49,12 @@ export class SandboxMetrics {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+  readonly turnWait = new Histogram({
+    name: 'sandbox_request_turn_wait_seconds',
+    help: 'How long authenticated requests waited for their turn among the clients\' requests (real seconds; see the README, fairness).',
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
   readonly schedulerLag = new Histogram({
     name: 'sandbox_scheduler_lag_seconds',
     help: 'How late due jobs ran, in real seconds after their due time, by kind (real clock; jobs run by an advance or the start-up catch-up run at their due time by design).',

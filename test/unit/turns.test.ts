@@ -120,6 +120,16 @@ describe('FairTurns', () => {
     expect(await serve(turns, ['a', 'b', 'a'])).toEqual(['a0', 'b1', 'a2']);
   });
 
+  it('tells how long each request waited for its turn', async () => {
+    const waits: number[] = [];
+    const turns = new FairTurns(1_000, undefined, (ms) => waits.push(ms));
+    await serve(turns, ['a', 'a', 'b'], () => busy(10));
+    expect(waits).toHaveLength(3);
+    // The third let go waited through the two before it.
+    expect(waits[2]).toBeGreaterThanOrEqual(20);
+    expect(waits[0]).toBeLessThan(waits[2]!);
+  });
+
   it('serves requests that come after it went idle', async () => {
     const turns = new FairTurns();
     expect(await serve(turns, ['a', 'b'])).toEqual(['a0', 'b1']);
