@@ -25,7 +25,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
   const admit = clientRateLimit(services.options.rateLimit);
   // Past the rate limit (when there is one), each client's requests wait for their turn among the others'.
   const fairTurns = new FairTurns(undefined, undefined, (waitedMs) => services.metrics.turnWait.observe(waitedMs / 1000));
-  const turn = (lane: string, options?: { capped?: boolean; bytes?: number }): Promise<void> => fairTurns.turn(lane, options);
+  const turn = fairTurns.turn.bind(fairTurns);
   const everyRequest = modules.flatMap((m) => (m.observeRequests ? [m.observeRequests] : []));
   // Journal ids count each client's own requests: nothing shows another client's activity.
   const arrivals = new Map<string, number>();

@@ -15,12 +15,16 @@ const now = performance.now.bind(performance);
  */
 export const WAITING_PER_CLIENT = { requests: 1_000, bytes: 32 * 2 ** 20 };
 
-/** A client's waiting requests, first come first, and the bytes of their bodies. */
+/** A request waiting for its turn: what lets it go, its body's size, and since when it waits (performance.now). */
+interface Waiting {
+  go: () => void;
+  bytes: number;
+  since: number;
+}
+
+/** A client's waiting requests, first come first, and the bytes of their bodies together. */
 interface Queue {
-  goes: Array<() => void>;
-  sizes: number[];
-  /** When each began waiting (performance.now). */
-  since: number[];
+  requests: Waiting[];
   bytes: number;
 }
 
@@ -45,9 +49,10 @@ interface Queue {
  *
  * The slice is as long as the scheduler's longest turn (MAX_TURN_MS), as due jobs take
  * turns as long as the requests' between theirs, and it is checked after each request,
- * so a slice overruns it by at most one request's work. Measured with four partners'
- * 10-item creates on 100 connections and a fifth partner's create every 500 ms (2 cores,
- * rounds of one request per client): without turns the fifth partner's creates took
+ * so a slice overruns it by at most one request's work. Measured when the slice was
+ * chosen (a scratch script on the bench harness, turns then in rounds of one request
+ * per client; four partners' 10-item creates on 100 connections and a fifth partner's
+ * create every 500 ms, 10 s, 2 cores): without turns the fifth partner's creates took
  * 137 ms (median), with 15 ms slices 51 ms; 8 ms slices gave 49 ms but let through 43%
  * fewer of the four's creates, and a single client's 10-item creates a p99 half as
  * long again.
@@ -87,18 +92,16 @@ export class FairTurns {
   turn(clientId: string, { capped = true, bytes = 0 }: { capped?: boolean; bytes?: number } = {}): Promise<void> {
     const queue = this.waiting.get(clientId);
     const most = this.waitingPerClient;
-    if (capped && queue !== undefined && (queue.goes.length >= most.requests || queue.bytes + bytes > most.bytes)) {
+    if (capped && queue !== undefined && (queue.requests.length >= most.requests || queue.bytes + bytes > most.bytes)) {
       return Promise.reject(new TooManyRequests(domainMessages.tooManyWaiting(most.requests, most.bytes), 1));
     }
-    return new Promise((resolve) => {
-      const since = now();
+    return new Promise((go) => {
+      const waiting = { go, bytes, since: now() };
       if (queue) {
-        queue.goes.push(resolve);
-        queue.sizes.push(bytes);
-        queue.since.push(since);
+        queue.requests.push(waiting);
         queue.bytes += bytes;
       } else {
-        this.waiting.set(clientId, { goes: [resolve], sizes: [bytes], since: [since], bytes });
+        this.waiting.set(clientId, { requests: [waiting], bytes });
       }
       if (!this.scheduled) {
         this.scheduled = true;
@@ -116,11 +119,11 @@ export class FairTurns {
     }
     const [clientId, queue] = next.value;
     this.waiting.delete(clientId);
-    queue.bytes -= queue.sizes.shift()!;
-    const since = queue.since.shift()!;
-    queue.goes.shift()!();
+    const { go, bytes, since } = queue.requests.shift()!;
+    queue.bytes -= bytes;
+    go();
     this.onTurn?.(now() - since);
-    if (queue.goes.length > 0) this.waiting.set(clientId, queue);
+    if (queue.requests.length > 0) this.waiting.set(clientId, queue);
     queueMicrotask(this.queueAfterTurn);
   }
 }
