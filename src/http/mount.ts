@@ -139,6 +139,7 @@ function observe(res: Response, served: Omit<ServedRequest, 'status' | 'duration
     // Field by field: a spread here was a noticeable share of a tracking read.
     const done: ServedRequest = {
       input: served.input,
+      query: served.query,
       seq: served.seq,
       method: served.method,
       arrivedAt: served.arrivedAt,
@@ -181,18 +182,21 @@ function serveInScope(op: CompiledOperation, handler: Handler, options: MountOpt
     : handler;
   return async (req: Request, res: Response, params: Record<string, string>): Promise<void> => {
     const started = process.hrtime.bigint();
+    // Express parses the query afresh at each read of req.query: this object is the request's own.
+    const sent = req.query as Record<string, unknown>;
     const input: OperationInput = {
       operation: op,
       client: undefined,
       method: req.method,
       path: req.path,
       params,
-      query: { ...(req.query as Record<string, unknown>) },
+      // A copy: validation coerces it in place (and fills defaults), while the journal shows the query as sent.
+      query: { ...sent },
       headers: req.headers,
       body: op.body === 'none' ? undefined : req.body,
       baseUrl: baseUrlOf(req),
     };
-    const served = { input, seq: options.arrival ? 0 : ++arrivals, method: input.method, arrivedAt: options.now(), violations: [] as FieldError[] };
+    const served = { input, query: sent, seq: options.arrival ? 0 : ++arrivals, method: input.method, arrivedAt: options.now(), violations: [] as FieldError[] };
     // Once the client is known (even when it is then refused, say by the rate limit): its clock, its numbering.
     let known = false;
     const arrived = (): void => {

@@ -5,6 +5,8 @@ import type { OperationInput } from './handler.js';
 /** A request served from a spec, as observers (the request journal) see it once its connection closes. */
 export interface ServedRequest {
   input: OperationInput;
+  /** The query as the request sent it, before validation coerced `input.query` (strings, or arrays of them). */
+  query: Record<string, unknown>;
   /** Increases with arrival: per client when the mount numbers them (`MountOptions.arrival`). */
   seq: number;
   method: string;

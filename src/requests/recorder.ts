@@ -51,7 +51,7 @@ function entryOf(served: ServedRequest): JournalEntry {
     at: new Date(served.arrivedAt).toISOString(),
     method: served.method,
     path: input.path,
-    query: input.query,
+    query: served.query,
     operation_id: input.operation.operationId,
     headers: redacted(input.headers),
     body: kept.body,

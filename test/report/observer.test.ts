@@ -39,6 +39,7 @@ let seq = 0;
 function served(status: number, body: unknown): ServedRequest {
   seq += 1;
   return {
+    query: {},
     input: {
       operation: { operationId: 'createOrder' },
       client: { id: 'acme' },

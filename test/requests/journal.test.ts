@@ -28,6 +28,14 @@ describe('GET /__sandbox/requests', () => {
     expect(res.requests[0].id).toBeLessThan(res.requests[1].id);
   });
 
+  it('keeps the query as sent, though validation read its numbers and filled its defaults', async () => {
+    expect((await sandbox.call('GET', '/v1/area/search?q=tebet&limit=5')).status).toBe(200);
+    expect((await sandbox.call('GET', '/v1/area/search?q=tebet')).status).toBe(200);
+    // sandbox.call checks the listing against the spec: query values are strings.
+    const { requests } = await journal();
+    expect(requests.map((entry: { query: unknown }) => entry.query)).toEqual([{ q: 'tebet', limit: '5' }, { q: 'tebet' }]);
+  });
+
   it('keeps a body up to 16 KiB whole, and of a larger one its first 16 KiB of JSON with its size', async () => {
     const small = createRequest(1);
     // A 1-item create padded past 16 KiB: the answer is a 400, the journal keeps an excerpt.
