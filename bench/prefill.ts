@@ -1,6 +1,7 @@
 import { clientIdOf } from '../src/config/clients.js';
 import type { Order } from '../src/orders/types.js';
 import { emptyData } from '../src/store/schema.js';
+import { FILE_FORMATS, OrderPacker } from '../src/store/embedded/records.js';
 import { SnapshotFile } from '../src/store/snapshot-file.js';
 import { deliveredOrder } from '../test/support/delivered-order.js';
 
@@ -8,18 +9,21 @@ export const BENCH_TOKEN = 'bench-token';
 
 /**
  * Writes a data file holding `count` delivered orders of the bench client (each with
- * its full tracking history), and returns the AWB of one of them.
+ * its full tracking history), as the sandbox's own checkpoint writes them (packed as
+ * the store keeps them, in its file format), and returns the AWB of one of them.
  */
 export async function prefill(path: string, count: number): Promise<string> {
   const template = await deliveredOrder(BENCH_TOKEN);
   const data = emptyData();
   (data.meta as Record<string, unknown>).jobs_migrated = 1;
-  const orders = data.orders as Record<string, Order>;
+  const orders = data.orders as Record<string, unknown>;
+  const packer = new OrderPacker();
   for (let i = 0; i < count; i += 1) {
     const orderNo = `9${String(i).padStart(11, '0')}`;
-    orders[orderNo] = { ...structuredClone(template), order_no: orderNo, awb: `BENCH${String(i).padStart(9, '0')}`, client_id: clientIdOf(BENCH_TOKEN) };
+    const order: Order = { ...structuredClone(template), order_no: orderNo, awb: `BENCH${String(i).padStart(9, '0')}`, client_id: clientIdOf(BENCH_TOKEN) };
+    orders[orderNo] = packer.pack(order);
   }
   (data.meta as Record<string, unknown>).seed = 'bench';
-  await new SnapshotFile(path).write(data);
+  await new SnapshotFile(path, undefined, undefined, FILE_FORMATS).write(data);
   return 'BENCH000000000';
 }

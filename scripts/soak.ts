@@ -17,7 +17,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { clientIdOf } from '../src/config/clients.js';
 import type { Order } from '../src/orders/types.js';
-import { Store } from '../src/store/store.js';
+import { FILE_FORMATS, OrderPacker } from '../src/store/embedded/records.js';
+import { Store, type StoreOptions } from '../src/store/store.js';
 
 const ORDERS = Number(process.env.SOAK_ORDERS ?? 1_000_000);
 const TOKEN = 'soak';
@@ -85,9 +86,15 @@ const check = (ok: boolean, what: string) => {
   console.log(`  ${ok ? 'ok  ' : 'FAIL'} ${what}`);
 };
 
+/** The store as the sandbox opens it: orders packed as it keeps them, and written in its file format. */
+function asTheSandbox(path: string): StoreOptions {
+  const packer = new OrderPacker();
+  return { path, formats: FILE_FORMATS, pack: (collection, value, current) => (collection === 'orders' ? packer.pack(value, current) : value) };
+}
+
 async function build(data: string): Promise<void> {
   const started = Date.now();
-  const store = await Store.open({ path: data });
+  const store = await Store.open(asTheSandbox(data));
   // A file the sandbox itself wrote: the due times of its orders are jobs already (delivered orders have none).
   store.put('meta', 'jobs_migrated', BASE_TIME);
   store.put('meta', 'seed', 'soak');
@@ -161,7 +168,8 @@ function verify(store: Store): void {
   let same = 0;
   for (let n = 0; n < ORDERS; n += 1) {
     const expected = order(n);
-    if (isDeepStrictEqual(store.get('orders', expected.order_no), expected)) same += 1;
+    // As JSON: the store keeps played steps packed (see PlayedSteps), which stand for the same entries.
+    if (isDeepStrictEqual(JSON.parse(JSON.stringify(store.get('orders', expected.order_no))), expected)) same += 1;
   }
   check(same === ORDERS && store.count('orders') === ORDERS, `the Store API finds ${same.toLocaleString('en')} of ${ORDERS.toLocaleString('en')} orders exactly as written`);
 }
@@ -172,7 +180,7 @@ try {
   await build(data);
   await runCli(data);
   const started = Date.now();
-  const store = await Store.open({ path: data });
+  const store = await Store.open(asTheSandbox(data));
   console.log(`Store.open of the file after the stop: ${seconds(Date.now() - started)}`);
   verify(store);
   await store.close();

@@ -1,7 +1,7 @@
 import { DataFileError, type StoreData } from './types.js';
 
 /** The schema version this build writes. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** Collections every data file has. */
 export const COLLECTIONS = ['meta', 'orders', 'deliveries', 'clients', 'counters', 'jobs'] as const;
@@ -69,8 +69,16 @@ function fromVersion1(data: StoreData): StoreData {
  */
 const fromVersion2: Migration = (data) => ({ ...data, schema_version: 3 });
 
+/**
+ * Version 4 keeps the records of version 3, but a data file may write an order shorter
+ * than its JSON (its played steps as numbers, its sender or item as the number of an
+ * earlier order it shares them with: see `OrderFileFormat`), which a sandbox of version 3
+ * would take as they stand. The journal is as in version 3.
+ */
+const fromVersion3: Migration = (data) => ({ ...data, schema_version: 4 });
+
 /** `MIGRATIONS[n]` turns a version-n file into a version-(n+1) file. */
-const MIGRATIONS: Record<number, Migration> = { 0: fromVersion0, 1: fromVersion1, 2: fromVersion2 };
+const MIGRATIONS: Record<number, Migration> = { 0: fromVersion0, 1: fromVersion1, 2: fromVersion2, 3: fromVersion3 };
 
 /** An empty store of the current version. */
 export function emptyData(): StoreData {

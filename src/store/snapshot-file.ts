@@ -7,7 +7,10 @@ import { streamObject } from 'stream-json/streamers/stream-object.js';
 import { nodeFileSystem, Utf8Chunk, writeAll } from './files.js';
 import { readLines } from './lines.js';
 import { RecordMap } from './record-map.js';
-import { DataFileError, recordOf, type Adapter, type Collection, type Records, type StoreData, type StoreFileSystem } from './types.js';
+import { DataFileError, recordOf, type Adapter, type Collection, type RecordFormats, type Records, type StoreData, type StoreFileSystem } from './types.js';
+
+/** The first schema version whose files may hold records in their collection's `RecordFormat`. */
+export const FORMATS_SINCE = 4;
 
 /**
  * A chunk is written (and the event loop gets its turn) at this size or after SLICE_MS
@@ -58,6 +61,8 @@ export class SnapshotFile implements Adapter<StoreData> {
     private readonly fs: StoreFileSystem = nodeFileSystem,
     /** Applied to each record of a file in this sandbox's layout as it is read (see StoreOptions.pack). */
     private readonly pack?: (collection: string, value: unknown) => unknown,
+    /** How records are written and read, by collection, in files of schema version 4 on (see StoreOptions.formats). */
+    private readonly formats: RecordFormats = {},
   ) {}
 
   async read(): Promise<StoreData | null> {
@@ -68,7 +73,7 @@ export class SnapshotFile implements Adapter<StoreData> {
       throw new DataFileError(`Cannot read the data file ${this.path}: ${(error as Error).message}`);
     }
     try {
-      return (await readOwnFormat(this.path, this.pack)) ?? (await readAnyJson(this.path));
+      return (await readOwnFormat(this.path, this.formats, this.pack)) ?? inFormats(await readAnyJson(this.path), this.formats);
     } catch (error) {
       if (error instanceof DataFileError) throw error;
       throw new DataFileError(`Cannot read the data file ${this.path}: ${(error as Error).message}`);
@@ -90,6 +95,7 @@ export class SnapshotFile implements Adapter<StoreData> {
       for (const [name, records] of Object.entries(data)) {
         if (typeof records !== 'object') continue;
         chunk.add(`,\n${JSON.stringify(name)}:{`);
+        const format = data.schema_version >= FORMATS_SINCE ? this.formats[name]?.writer() : undefined;
         let first = true;
         for (const { keys, values } of source.chunksOf(name, records)) {
           for (let i = 0; i < keys.length; i++) {
@@ -100,7 +106,7 @@ export class SnapshotFile implements Adapter<StoreData> {
             chunk.add(first ? '\n' : ',\n');
             chunk.add(JSON.stringify(key));
             chunk.add(':');
-            chunk.add(JSON.stringify(value));
+            chunk.add(JSON.stringify(format ? format(key, value) : value));
             first = false;
             if (chunk.length >= CHUNK_BYTES || performance.now() - sliceStart >= SLICE_MS) {
               if (source.aborted()) throw new CheckpointAborted('The checkpoint was stopped: the store is closing.');
@@ -156,10 +162,11 @@ const COLLECTION = /^("(?:[^"\\]|\\.)*"):\{(\}?),?$/;
  * `"name":{` line and one `"key":value` line per record), or returns undefined for any
  * other layout.
  */
-async function readOwnFormat(path: string, pack?: (collection: string, value: unknown) => unknown): Promise<StoreData | undefined> {
+async function readOwnFormat(path: string, formats: RecordFormats, pack?: (collection: string, value: unknown) => unknown): Promise<StoreData | undefined> {
   let data: StoreData | undefined;
   let records: Records | undefined;
   let name = '';
+  let read: ReadRecord | undefined;
   let closed = false;
   try {
     const { end, size } = await readLines(path, (line) => {
@@ -179,8 +186,13 @@ async function readOwnFormat(path: string, pack?: (collection: string, value: un
         const collection: Records = new RecordMap();
         name = JSON.parse(start[1]!) as string;
         data[name] = collection;
+        const format = data.schema_version >= FORMATS_SINCE ? formats[name] : undefined;
+        const collectionName = name;
+        const earlier = (key: string) => collection.get(key);
+        if (format === undefined) read = pack === undefined ? undefined : (_key, value) => pack(collectionName, value);
+        else read = pack === undefined ? (key, value) => format.read(key, value, earlier) : (key, value) => pack(collectionName, format.read(key, value, earlier));
         if (start[2] !== '}') records = collection;
-      } else if (readRecord(line, records, name, pack)) {
+      } else if (readRecord(line, records, read)) {
         records = undefined;
       }
     });
@@ -197,7 +209,10 @@ async function readOwnFormat(path: string, pack?: (collection: string, value: un
  * Only the value is parsed (the key is sliced off), so no object is built and copied per
  * line: at 300,000 orders wrapping each line in braces and copying the record cost ~1 s.
  */
-function readRecord(line: string, records: Records, collection: string, pack?: (collection: string, value: unknown) => unknown): boolean {
+/** What a record read becomes as kept: in its collection's format, then packed. */
+type ReadRecord = (key: string, value: unknown) => unknown;
+
+function readRecord(line: string, records: Records, read?: ReadRecord): boolean {
   const keyEnd = endOfKey(line);
   const key = line.slice(1, keyEnd);
   const name = key.includes('\\') ? (JSON.parse(`"${key}"`) as string) : key;
@@ -216,7 +231,7 @@ function readRecord(line: string, records: Records, collection: string, pack?: (
     }
     closes = true;
   }
-  records.set(name, pack ? pack(collection, value) : value);
+  records.set(name, read ? read(name, value) : value);
   return closes;
 }
 
@@ -237,6 +252,21 @@ function endOfKey(line: string): number {
     }
   }
   throw new OtherLayout();
+}
+
+/**
+ * A file of schema version 4 on read by the streaming parser (one reformatted by hand,
+ * say): its records in their collections' formats are read as the line reader reads them.
+ */
+function inFormats(data: StoreData, formats: RecordFormats): StoreData {
+  if (typeof data.schema_version !== 'number' || data.schema_version < FORMATS_SINCE) return data;
+  for (const [name, format] of Object.entries(formats)) {
+    const records = data[name];
+    if (typeof records !== 'object' || records === null || records instanceof RecordMap) continue;
+    const earlier = (key: string) => (Object.hasOwn(records, key) ? records[key] : undefined);
+    for (const key of Object.keys(records)) records[key] = format.read(key, records[key], earlier);
+  }
+  return data;
 }
 
 /** Reads any JSON object with a streaming parser: each top-level value is assembled as it ends. */

@@ -9,7 +9,7 @@ import { Journal } from './journal.js';
 import { DataFileLock } from './lock.js';
 import { checkVersion, emptyData, migrate, SCHEMA_VERSION } from './schema.js';
 import { CheckpointAborted, SnapshotFile, type SnapshotChunk } from './snapshot-file.js';
-import { DataFileError, StoreUnavailable, type Collection, type JournalOp, type Records, type StoreData, type StoreFileSystem, type StoreHealth } from './types.js';
+import { DataFileError, StoreUnavailable, type Collection, type JournalOp, type RecordFormats, type Records, type StoreData, type StoreFileSystem, type StoreHealth } from './types.js';
 
 const MiB = 2 ** 20;
 
@@ -46,6 +46,8 @@ export interface StoreOptions {
    * replaces, as kept: a part the two share is packed already. Default: kept as given.
    */
   pack?: (collection: string, value: unknown, current?: unknown) => unknown;
+  /** How records of a collection are written to the data file when shorter than their JSON (see RecordFormat). Default: as their JSON. */
+  formats?: RecordFormats;
 }
 
 /**
@@ -99,7 +101,7 @@ export class Store {
     const lock = DataFileLock.acquire(path);
     try {
       restrictDataFiles(path);
-      const file = new SnapshotFile(path, options.fileSystem, options.pack);
+      const file = new SnapshotFile(path, options.fileSystem, options.pack, options.formats);
       file.removeLeftovers();
       const db = new Low<StoreData>(file, emptyData());
       const fresh = !existsSync(path);

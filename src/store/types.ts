@@ -25,6 +25,21 @@ export interface StoreData {
 export const recordOf = (records: Collection | Records, key: string): unknown => (records instanceof RecordMap ? records.get(key) : records[key]);
 
 /**
+ * How the records of one collection are written to the data file and read back, when
+ * shorter than their JSON as the API shows them (schema version 4 on; see
+ * `OrderFileFormat`). Both ends keep the record exactly: `read(write(r))` is `r`.
+ */
+export interface RecordFormat {
+  /** A writer for one write of the file: the value to write for each record, called in the order the records are written. */
+  writer(): (key: string, value: unknown) => unknown;
+  /** The record a value read from the file stands for; `earlier(key)` is a record of the collection read before it, as kept. */
+  read(key: string, value: unknown, earlier: (key: string) => unknown): unknown;
+}
+
+/** Formats by collection name; a collection without one is written as its records' JSON. */
+export type RecordFormats = Readonly<Record<string, RecordFormat>>;
+
+/**
  * lowdb's adapter: the whole contract of a storage back end (`read()`, `write(data)`).
  * Here `write` is only used for checkpoints; every change between them goes to the journal.
  */

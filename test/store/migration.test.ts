@@ -75,13 +75,13 @@ describe('opening a data file of schema version 2', () => {
   const dir = tempDir();
   const path = () => join(dir(), 'sandbox.json');
 
-  it('replays its journal of whole records and writes the file back at version 3 at once', async () => {
+  it('replays its journal of whole records and writes the file back at the current version at once', async () => {
     const order = { order_no: '61', client_id: 'client-a', status: 'created', awb: null };
     await new SnapshotFile(path()).write({ schema_version: 2, journal_generation: 1, meta: {}, orders: { '61': order }, deliveries: {}, clients: {}, counters: {}, jobs: {} });
     writeFileSync(`${path()}.wal.1`, `${JSON.stringify([{ c: 'orders', k: '61', v: { ...order, status: 'awb_generated', awb: 'JN1' } }])}\n`);
     const store = await Store.open({ path: path() });
     expect(store.get('orders', '61')).toEqual({ ...order, status: 'awb_generated', awb: 'JN1' });
-    expect((JSON.parse(readFileSync(path(), 'utf8')) as StoreData).schema_version).toBe(3);
+    expect((JSON.parse(readFileSync(path(), 'utf8')) as StoreData).schema_version).toBe(SCHEMA_VERSION);
     expect(existsSync(`${path()}.wal.1`)).toBe(false);
     await store.close();
   });

@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Order, TrackingEntry } from '../../src/orders/types.js';
@@ -65,7 +65,7 @@ describe('orders kept packed by the embedded store (played steps as numbers, sha
     await fromFile.close();
   });
 
-  it('writes played steps to the journal and the data file as { step, at } entries, as before', async () => {
+  it('journals played steps as { step, at } entries, and writes the data file shorter: steps as numbers, a shared sender as the order it was written with', async () => {
     const storage = await open();
     const written = await write(storage);
     const journal = readdirSync(dir()).filter((name) => name.startsWith('sandbox.json.wal.'));
@@ -73,8 +73,76 @@ describe('orders kept packed by the embedded store (played steps as numbers, sha
     const journaled = lines.map((line) => JSON.parse(line) as Array<{ c: string; v: Order }>).flat();
     expect(journaled.filter((op) => op.c === 'orders').map((op) => op.v)).toEqual(written);
     await storage.checkpoint();
-    expect(Object.values(recordsInFile(path(), 'orders'))).toEqual(written);
     await storage.close();
+    const inFile = recordsInFile(path(), 'orders') as Record<string, Record<string, unknown>>;
+    const steps = (at: number) => [2, at + 2_000.5, 1, at + 1_000, 0, at];
+    expect(inFile['1']).toEqual({ ...written[0], history: steps(1_700_000_000_000) });
+    // Orders 2 and 3 of client A have order 1's sender; each item has its own order code.
+    expect(inFile['2']).toEqual({ ...written[1], sender: '=1', history: steps(1_700_000_100_000) });
+    // A history with anything but played steps (a cancellation) is written as it is.
+    expect(inFile['3']).toEqual({ ...written[2], sender: '=1' });
+    expect(inFile['4']).toEqual(written[3]);
+    // The fields keep their order.
+    expect(Object.keys(inFile['2']!)).toEqual(Object.keys(written[1]!));
+    const reopened = await open();
+    expect(await Promise.all(written.map((o) => reopened.orders.get(o.order_no)))).toEqual(written);
+    // Read back, the orders of client A share one sender again.
+    expect((await reopened.orders.get('3'))!.sender).toBe((await reopened.orders.get('1'))!.sender);
+    await reopened.close();
+  });
+
+  it('writes a shared item as a reference too, and reads a sender or item that is a string starting with "=" back as it was', async () => {
+    const storage = await open();
+    const same = orderRecord('1', 'a', 1_000).item;
+    const odd = [
+      orderRecord('1', 'a', 1_000, { item: same }),
+      orderRecord('2', 'a', 1_001, { item: same }),
+      orderRecord('3', 'c', 1_002, { sender: '=1' as unknown as Order['sender'], item: '==x' as unknown as Order['item'] }),
+      orderRecord('4', 'c', 1_003, { sender: 'plain text' as unknown as Order['sender'] }),
+    ];
+    for (const order of odd) await storage.orders.insert(order);
+    await storage.checkpoint();
+    await storage.close();
+    const inFile = recordsInFile(path(), 'orders') as Record<string, Record<string, unknown>>;
+    expect([inFile['2']!.sender, inFile['2']!.item]).toEqual(['=1', '=1']);
+    expect([inFile['3']!.sender, inFile['3']!.item, inFile['4']!.sender]).toEqual(['==1', '===x', 'plain text']);
+    const reopened = await open();
+    expect(await Promise.all(odd.map((o) => reopened.orders.get(o.order_no)))).toEqual(odd.map((o) => ({ ...o, version: 1 })));
+    await reopened.close();
+  });
+
+  it('refuses to start on a data file whose order takes its sender from an order not before it, naming both, and leaves the file as it was', async () => {
+    const storage = await open();
+    await write(storage);
+    await storage.checkpoint();
+    await storage.close();
+    const text = readFileSync(path(), 'utf8').replace('"sender":"=1"', '"sender":"=4"');
+    writeFileSync(path(), text);
+    await expect(open()).rejects.toThrow(/Order 2 in the data file takes its sender from order 4, which is not before it/);
+    expect(readFileSync(path(), 'utf8')).toBe(text);
+  });
+
+  it('opens a data file of schema version 3 (orders as their JSON) and writes it back at once in the shorter form, the orders the same', async () => {
+    const orders = [orderRecord('1', 'a', 1_000, { history: played(1_700_000_000_000) }), orderRecord('2', 'a', 2_000, { history: played(1_700_000_100_000) })].map((o) => ({ ...o, version: 1 }));
+    const data = { ...emptyData(), schema_version: 3, orders: Object.fromEntries(orders.map((o) => [o.order_no, o])) };
+    await new SnapshotFile(path()).write(data);
+    expect(recordsInFile(path(), 'orders')['2']).toEqual(orders[1]);
+    const storage = await open();
+    expect(await Promise.all(orders.map((o) => storage.orders.get(o.order_no)))).toEqual(orders);
+    await storage.close();
+    expect(JSON.parse(readFileSync(path(), 'utf8')).schema_version).toBe(4);
+    expect(recordsInFile(path(), 'orders')['2']).toEqual({ ...orders[1], sender: '=1', history: [2, 1_700_000_102_000.5, 1, 1_700_000_101_000, 0, 1_700_000_100_000] });
+  });
+
+  it('reads a data file of this version reformatted by hand (not one record per line) the same', async () => {
+    const storage = await open();
+    const written = await write(storage);
+    await storage.checkpoint();
+    await storage.close();
+    writeFileSync(path(), JSON.stringify(JSON.parse(readFileSync(path(), 'utf8')), null, 2));
+    const reopened = await open();
+    expect(await Promise.all(written.map((o) => reopened.orders.get(o.order_no)))).toEqual(written);
+    await reopened.close();
   });
 
   it('keeps an order on its own when another of the client with the same sender changes', async () => {

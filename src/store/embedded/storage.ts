@@ -6,7 +6,7 @@ import type { ClientSettingsRepository, CounterRepository, DeliveryRepository, J
 import { Store, type StoreOptions } from '../store.js';
 import { StoreUnavailable } from '../types.js';
 import { Indexes } from './indexes.js';
-import { DELIVERIES, DeliveryPacker, JOBS, ORDERS, OrderPacker, UnpackedOrders } from './records.js';
+import { DELIVERIES, DeliveryPacker, FILE_FORMATS, JOBS, ORDERS, OrderPacker, UnpackedOrders } from './records.js';
 import { EmbeddedCounters, EmbeddedDeliveries, EmbeddedJobs, EmbeddedMeta, EmbeddedOrders, EmbeddedSettings } from './repositories.js';
 import { MemoryRequestLog } from './request-log.js';
 import { MemoryReports } from './reports.js';
@@ -70,7 +70,7 @@ export class EmbeddedStorage implements Storage {
     const deliveries = new DeliveryPacker();
     const pack = (collection: string, value: unknown, current?: unknown): unknown =>
       collection === ORDERS ? orders.pack(value, current) : collection === DELIVERIES ? deliveries.pack(value) : value;
-    return new EmbeddedStorage(await Store.open({ ...options, pack }), options.requestLogSize);
+    return new EmbeddedStorage(await Store.open({ ...options, pack, formats: FILE_FORMATS }), options.requestLogSize);
   }
 
   /** Claims take the heads of the due-job queues (one per client and kind), whatever `until` is. */
