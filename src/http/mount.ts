@@ -30,7 +30,7 @@ export interface MountOptions {
   refreshClock?: (clientId: string) => Promise<void>;
   /** Numbers an authenticated request of the client, in arrival order (ids of its journal entries are per client). */
   arrival?: (clientId: string) => number;
-  /** Runs each request in the store's request scope (see `Storage.requestScope`). */
+  /** Runs each request in the store's request scope (see `Storage.requestScope`), told its lane (see `turn`) once its client is known. */
   scope?: RequestScope;
   /** Called with the client id of each authenticated request (`(admin)` for an admin acting for none) before it is validated; rejects to refuse it (the rate limit). */
   admit?: (clientId: string) => Promise<void>;
@@ -159,6 +159,13 @@ function observe(res: Response, served: Omit<ServedRequest, 'status' | 'duration
   });
 }
 
+/**
+ * Whose turns an authenticated request takes (FairTurns, and the store's connections):
+ * its client's, or `(admin)` for every admin request, so an admin acting for a client
+ * does not wait behind that client's own requests.
+ */
+const laneOf = (input: OperationInput): string => (input.role === 'admin' ? '(admin)' : (input.client?.id ?? '(admin)'));
+
 /** Arrivals so far, in every mounted spec: orders what observers are told. */
 let arrivals = 0;
 
@@ -211,13 +218,13 @@ function serveInScope(op: CompiledOperation, handler: Handler, options: MountOpt
         const caller = authenticate(options.registry, input.headers.authorization);
         input.role = caller.role;
         input.client = authorize(options.registry, op, caller, input.headers);
+        options.scope?.client(laneOf(input));
         if (options.admit) await options.admit(input.client?.id ?? '(admin)');
         if (options.refreshClock) await options.refreshClock(input.client?.id ?? '');
       }
       arrived();
       if (op.secured && options.turn) {
-        // An admin acting for a client does not wait behind that client's own requests.
-        const lane = input.role === 'admin' ? '(admin)' : (input.client?.id ?? '(admin)');
+        const lane = laneOf(input);
         const turn = options.turn;
         await turn(lane, { bytes: bodyBytesOf(req) });
         // A client that gave up while its request waited gets nothing done for it: the request is journaled as aborted, unanswered.

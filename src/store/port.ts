@@ -338,6 +338,12 @@ export interface RequestScope {
   run<T>(fn: () => Promise<T>): Promise<T>;
   /** Settings read from now on are read afresh (mount calls it as the request's handler starts, and as the request ends). */
   endPreRead(): void;
+  /**
+   * Tells the scope whose request it is, once that is known: the client's id, or
+   * `(admin)` for an admin's request (the lanes of FairTurns). A shared store hands its
+   * connections out in turns between them (see FairGate).
+   */
+  client(lane: string): void;
 }
 
 /** Every repository; inside `transaction(fn)`, `fn` gets them bound to that transaction. */
@@ -405,6 +411,8 @@ export interface Storage extends Repositories {
    * client's settings in the same round trip, for the first read of them before the
    * request's handler starts (`endPreRead()`). Both are read after the
    * request arrived, so it sees every change acknowledged before, as two reads would.
+   * Once the scope is told the request's client (`client()`), the request waits for the
+   * store's connections in turns with other clients' requests.
    */
   readonly requestScope?: RequestScope;
   /**

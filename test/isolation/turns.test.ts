@@ -3,7 +3,6 @@ import { connect, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRequest } from '../support/orders.js';
 import { testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
-import { onPostgres } from '../support/store-kind.js';
 
 let sandbox: TestSandbox | undefined;
 let server: Server | undefined;
@@ -68,13 +67,14 @@ async function heavyAndLight(port: number): Promise<string[]> {
   }
 }
 
-// On PostgreSQL turns order when requests start; their statements then wait for the pool's connections first come first served (README, Fairness).
-describe.skipIf(onPostgres)('requests served in turns between clients', () => {
+describe('requests served in turns between clients', () => {
   it("answers a client's create before most of another client's creates already waiting", async () => {
     const answered = await heavyAndLight(await listening());
     expect(answered).toHaveLength(61);
     expect(answered.every((entry) => entry.endsWith(':201'))).toBe(true);
-    // Measured on 2 cores: 5th to 8th with turns, last (60th) without.
+    // Measured on 2 cores: 5th to 8th with turns, last (60th) without. On PostgreSQL 10th to
+    // 12th (after the creates whose transactions already hold the replica's 10 connections),
+    // 54th to 59th with the connections handed out first come first served (no FairGate).
     expect(answered.indexOf('b:201'), answered.join(' ')).toBeLessThan(30);
   });
 

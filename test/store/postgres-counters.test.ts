@@ -314,6 +314,49 @@ describe('a replica whose connections are all busy', () => {
     await storage.close();
   });
 
+  it("hands a connection given back to one waiting request of each client in turn, each client's own first come first", async () => {
+    const { storage, done } = await holdingTheOnlyConnection();
+    const served: string[] = [];
+    /** A request of `client` (none: not known yet), `work` in its scope; named in `served` once done. */
+    const request = (name: string, client: string | undefined, work: () => Promise<unknown>) =>
+      storage.requestScope.run(async () => {
+        if (client !== undefined) storage.requestScope.client(client);
+        await work();
+        served.push(name);
+      });
+    const read = () => storage.orders.get('80');
+    const unit = () => storage.transaction((tx) => tx.orders.get('80'));
+    // Client a's three come first; b's one (a unit of work), then a request whose client is not known yet.
+    const waiting = [request('a0', 'a', read), request('a1', 'a', unit), request('a2', 'a', read), request('b3', 'b', unit), request('unknown4', undefined, read)];
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await done();
+    await Promise.all(waiting);
+    // Without the gate (pg-pool's waiters first come first served) b's unit came last.
+    expect(served).toEqual(['a0', 'b3', 'unknown4', 'a1', 'a2']);
+    expect(storage.health().busyWaits).toBeUndefined();
+    await storage.close();
+  });
+
+  it('does not make a unit of work wait for a connection again when it joins another or is tried again', async () => {
+    const url = await server.freshDatabase();
+    const storage = await PostgresStorage.open({ url, requestLogSize: 10, poolSize: 1, connectionTimeoutMs: 500 });
+    await storage.orders.insert(orderRecord('81', 'a', 1));
+    let attempts = 0;
+    const seen = await storage.requestScope.run(async () => {
+      storage.requestScope.client('a');
+      return storage.transaction(async (tx) => {
+        attempts += 1;
+        const order = await storage.transaction((joined) => joined.orders.get('81'));
+        if (attempts === 1) throw new Conflict('written by another replica first');
+        return tx.orders.update({ ...order!, status: 'cancelled' });
+      });
+    });
+    expect(attempts).toBe(2);
+    expect(seen.status).toBe('cancelled');
+    expect(storage.health().busyWaits).toBeUndefined();
+    await storage.close();
+  });
+
   it('refuses a connection timeout that is not a positive number of milliseconds', async () => {
     const url = await server.freshDatabase();
     for (const connectionTimeoutMs of [0, -1, Number.NaN]) {

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { Conflict, domainMessages, Unavailable } from '../../domain/errors.js';
 import type { ClientSettingsRepository, DeliveryRepository, JobRepository, MetaRepository, OrderRepository, Repositories, ReportRepository, RequestScope, Storage, StorageHealth } from '../port.js';
 import { CLOCKS_CHANNEL, PgClocks } from './clocks.js';
+import { FairGate, PermitTimeout } from './fair-gate.js';
 import { PgReports } from './reports.js';
 import { PgCounters, PgDeliveries, PgJobs, PgMeta, PgOrders, PgRequestLog, PgSettings, STALE_VERSION, type Db, type Prefetched } from './repositories.js';
 import { migrate } from './schema.js';
@@ -34,8 +35,14 @@ const NOTICE_MS = 20;
  * for the requests' connections, and the requests' tail grew with it.
  */
 const BACKGROUND_CONNECTIONS = 6;
+/** PostgresOptions.poolSize, 10 by default. */
+const poolSizeOf = (options: PostgresOptions): number => options.poolSize ?? 10;
 /** PostgresOptions.connectionTimeoutMs, 5,000 ms by default. */
 const connectionTimeoutOf = (options: PostgresOptions): number => options.connectionTimeoutMs ?? 5_000;
+/** The gate's lane of a request whose client is not known (yet, or ever: health checks). */
+const UNKNOWN_LANE = '(unknown)';
+/** The gate's lane of work on the requests' pool outside any request (start-up, clock reads of the replica's own). */
+const REPLICA_LANE = '(replica)';
 /** How often a unit of work that met a conflict (another replica wrote first) is tried in all. */
 const ATTEMPTS = 4;
 
@@ -70,8 +77,11 @@ export function statement(text: string, values?: unknown[]): string | pg.QueryCo
 }
 
 const codeOf = (error: unknown): string | undefined => (error as { code?: string } | undefined)?.code;
-/** pg-pool's error when every connection of a pool stayed busy for the whole wait: load, not a failing database. */
-const isPoolBusy = (error: unknown): boolean => (error as Error)?.message === 'timeout exceeded when trying to connect';
+/**
+ * pg-pool's error when every connection of a pool stayed busy for the whole wait, or the
+ * request pool's gate's (with pg-pool's message): load, not a failing database.
+ */
+const isPoolBusy = (error: unknown): boolean => error instanceof PermitTimeout || (error as Error)?.message === 'timeout exceeded when trying to connect';
 const isUnavailable = (error: unknown): boolean =>
   UNAVAILABLE_CODES.has(codeOf(error) ?? '') ||
   /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error/i.test((error as Error)?.message ?? '');
@@ -145,20 +155,24 @@ export class PostgresStorage implements Storage {
   /**
    * The request being served (see `requestScope`): `armed` until its first clock read of
    * one client, which reads that client's settings too; `settings` until its handler
-   * starts or it ends, whichever is first.
+   * starts or it ends, whichever is first; `lane` once its client is known.
    */
-  private readonly request = new AsyncLocalStorage<{ armed: boolean; settings: Prefetched | undefined }>();
+  private readonly request = new AsyncLocalStorage<{ armed: boolean; settings: Prefetched | undefined; lane: string | undefined }>();
   /**
    * A request's clock read and its settings read (the fault rules, before the handler)
    * were two round trips of every request; in its scope they are one statement.
    */
   readonly requestScope: RequestScope = {
-    run: (fn) => this.request.run({ armed: true, settings: undefined }, fn),
+    run: (fn) => this.request.run({ armed: true, settings: undefined, lane: undefined }, fn),
     endPreRead: () => {
       const scope = this.request.getStore();
       if (!scope) return;
       scope.armed = false;
       scope.settings = undefined;
+    },
+    client: (lane) => {
+      const scope = this.request.getStore();
+      if (scope) scope.lane = lane;
     },
   };
   /** The settings the current request read along with its clock, if any. */
@@ -186,11 +200,21 @@ export class PostgresStorage implements Storage {
    * requests' own work, so their queue never holds a create up.
    */
   private readonly observationPool: pg.Pool;
+  /**
+   * Permits to the connections of `pool` (one each), handed out in turns between clients:
+   * pg-pool hands its connections to waiters first come first served, so a client's create
+   * sent while sixty of another client's waited was answered 54th to 59th of 61
+   * (test/isolation/turns.test.ts), whatever turns FairTurns had given it. A request
+   * waits in its client's lane (see `requestScope`), one whose client is not known in
+   * UNKNOWN_LANE, other work on `pool` in REPLICA_LANE.
+   */
+  private readonly gate: FairGate;
 
   private constructor(
     private readonly pool: pg.Pool,
     private readonly options: PostgresOptions,
   ) {
+    this.gate = new FairGate(poolSizeOf(options));
     const db = (): Db => {
       const tx = this.current.getStore();
       return tx ? this.txDb(tx) : this.poolDb;
@@ -233,7 +257,7 @@ export class PostgresStorage implements Storage {
     // never holds a request for good.
     const pool = new pg.Pool({
       connectionString: options.url,
-      max: options.poolSize ?? 10,
+      max: poolSizeOf(options),
       // A unit of work sends its held-back writes ahead of the statement it waits for (see inOneTrip).
       pipeline: true,
       connectionTimeoutMillis: connectionTimeoutOf(options),
@@ -268,6 +292,38 @@ export class PostgresStorage implements Storage {
     return this.lane.getStore() ? this.backgroundPool : this.pool;
   }
 
+  /** The gate's lane of the work running now on `pool` (see `gate`). */
+  private get gateLane(): string {
+    const scope = this.request.getStore();
+    return scope ? (scope.lane ?? UNKNOWN_LANE) : REPLICA_LANE;
+  }
+
+  /**
+   * A permit of the gate when the work running now takes a connection of `pool` (none
+   * for background work, on a pool of its own). The wait in the gate is the wait for a
+   * connection, bounded by the same connectionTimeoutMs, and times out with pg-pool's
+   * error (see `translate`); with a permit, `pool` has a connection free or room to open one.
+   */
+  private async permit(): Promise<() => void> {
+    if (this.ownPool !== this.pool) return () => undefined;
+    return this.gate.acquire(this.gateLane, this.connectionTimeoutMs);
+  }
+
+  /**
+   * A statement outside a unit of work, on a connection of the work's own pool, committed
+   * at once. One sent while a unit of work holds a connection (PgClocks reads through here
+   * whatever runs; no unit does so now) does not wait in the gate: it goes to pg-pool,
+   * which gives it the next connection given back, ahead of the requests holding none.
+   */
+  private async pooledQuery(text: string, values?: unknown[]): Promise<pg.QueryResult> {
+    const release = this.current.getStore() ? () => undefined : await this.permit();
+    try {
+      return await this.ownPool.query(statement(text, values));
+    } finally {
+      release();
+    }
+  }
+
   onJobScheduled(listener: (dueAt: number, clientId: string) => void): void {
     this.listeners.push(listener);
   }
@@ -298,7 +354,7 @@ export class PostgresStorage implements Storage {
 
   /** Statements outside a transaction: each on a pooled connection, committed at once. */
   private readonly poolDb: Db = {
-    query: <R>(text: string, values?: unknown[]) => this.run(() => this.ownPool.query(statement(text, values)) as unknown as Promise<{ rows: R[]; rowCount: number | null }>),
+    query: <R>(text: string, values?: unknown[]) => this.run(() => this.pooledQuery(text, values) as unknown as Promise<{ rows: R[]; rowCount: number | null }>),
     scheduled: (dueAt, clientId) => this.announce([[dueAt, clientId]]),
   };
 
@@ -366,7 +422,17 @@ export class PostgresStorage implements Storage {
     return (outcomes.at(-1) as PromiseFulfilledResult<pg.QueryResult>).value;
   }
 
+  /** A unit of work with a permit of the gate, held through its attempts: a unit tried again does not wait its turn again. */
   private async runUnit<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
+    const release = await this.run(() => this.permit(), false);
+    try {
+      return await this.attempts(fn);
+    } finally {
+      release();
+    }
+  }
+
+  private async attempts<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt += 1) {
       // Not an answer of the database: the pool may hand out a connection it already had.
       const client = await this.run(() => this.ownPool.connect(), false);
@@ -460,7 +526,9 @@ export class PostgresStorage implements Storage {
     const payload = JSON.stringify([...this.unannounced]);
     this.unannounced.clear();
     // NOTIFY payloads are limited to 8000 bytes; past that the others learn it at their next wake-up.
-    if (!this.closed && payload.length < 7_900) void this.pool.query('SELECT pg_notify($1, $2)', [JOBS_CHANNEL, payload]).catch(() => undefined);
+    if (!this.closed && payload.length < 7_900) {
+      void this.gate.run(REPLICA_LANE, this.connectionTimeoutMs, () => this.pool.query('SELECT pg_notify($1, $2)', [JOBS_CHANNEL, payload])).catch(() => undefined);
+    }
   }
 
   /** Listens again after a drop, trying with a growing wait (up to 30 s) until the database answers; meanwhile each replica's 5 s look for due jobs goes on. */
