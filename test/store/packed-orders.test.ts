@@ -85,7 +85,8 @@ describe('orders kept packed by the embedded store (played steps as numbers, sha
     // The fields keep their order.
     expect(Object.keys(inFile['2']!)).toEqual(Object.keys(written[1]!));
     const reopened = await open();
-    expect(await Promise.all(written.map((o) => reopened.orders.get(o.order_no)))).toEqual(written);
+    // As JSON too: the fields in their order.
+    expect(JSON.stringify(await Promise.all(written.map((o) => reopened.orders.get(o.order_no))))).toBe(JSON.stringify(written));
     // Read back, the orders of client A share one sender again.
     expect((await reopened.orders.get('3'))!.sender).toBe((await reopened.orders.get('1'))!.sender);
     await reopened.close();
@@ -132,6 +133,47 @@ describe('orders kept packed by the embedded store (played steps as numbers, sha
     await storage.close();
     expect(JSON.parse(readFileSync(path(), 'utf8')).schema_version).toBe(4);
     expect(recordsInFile(path(), 'orders')['2']).toEqual({ ...orders[1], sender: '=1', history: [2, 1_700_000_102_000.5, 1, 1_700_000_101_000, 0, 1_700_000_100_000] });
+  });
+
+  it('gives back every order as last committed after a checkpoint written while orders changed and were deleted, then a crash', async () => {
+    const storage = await open();
+    const senders = [orderRecord('0', 'a', 0).sender, { ...orderRecord('0', 'a', 0).sender, sender_name: 'Toko Dua' }, { ...orderRecord('0', 'a', 0).sender, sender_name: 'Toko Tiga' }];
+    const expected = new Map<string, string>();
+    const count = 3_000;
+    for (let i = 1; i <= count; i++) {
+      const order = orderRecord(String(i), i % 2 ? 'a' : 'b', i, { sender: senders[i % 3]!, history: played(1_700_000_000_000 + i) });
+      expected.set(String(i), JSON.stringify(await storage.orders.insert(order)));
+    }
+    let stop = false;
+    let changes = 0;
+    const churn = (async () => {
+      for (let k = 1; !stop; k = ((k * 7_919) % count) + 1) {
+        const current = await storage.orders.get(String(k));
+        if (current) {
+          // Every third change deletes an order (perhaps one whose sender later lines refer to); the others give it another sender.
+          if (changes % 3 === 0) {
+            await storage.orders.remove(current);
+            expected.delete(current.order_no);
+          } else {
+            const updated = await storage.orders.update({ ...current, sender: senders[changes % 3]!, status: `changed-${changes}` as Order['status'] });
+            expected.set(current.order_no, JSON.stringify(updated));
+          }
+        }
+        changes += 1;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    await storage.checkpoint();
+    stop = true;
+    await churn;
+    expect(changes).toBeGreaterThan(0);
+    crash(path());
+    const reopened = await open();
+    for (let i = 1; i <= count; i++) {
+      const read = await reopened.orders.get(String(i));
+      expect(read === undefined ? undefined : JSON.stringify(read)).toBe(expected.get(String(i)));
+    }
+    await reopened.close();
   });
 
   it('reads a data file of this version reformatted by hand (not one record per line) the same', async () => {

@@ -149,7 +149,7 @@ export class PlayedSteps {
     this.#values = values;
   }
 
-  /** The steps packed, or undefined when an entry is anything but `{ step, at }` with numbers (e.g. a cancellation written out). */
+  /** The steps packed, or undefined when an entry is anything but `{ step, at }` with finite numbers (e.g. a cancellation written out). */
   static pack(history: readonly unknown[]): PlayedSteps | undefined {
     const values: number[] = [];
     for (const entry of history) {
@@ -160,16 +160,17 @@ export class PlayedSteps {
         keys += 1;
       }
       const { step, at } = entry as PlayedStep;
-      if (keys !== 2 || typeof step !== 'number' || typeof at !== 'number') return undefined;
+      // Finite numbers only: JSON writes any other as null, which would not read back as a step.
+      if (keys !== 2 || !Number.isFinite(step) || !Number.isFinite(at)) return undefined;
       values.push(step, at);
     }
     return new PlayedSteps(values);
   }
 
-  /** Steps from their numbers (step and time in turn), or undefined unless `values` is an even number of numbers. */
+  /** Steps from their numbers (step and time in turn), or undefined unless `values` is an even number of finite numbers. */
   static fromValues(values: readonly unknown[]): PlayedSteps | undefined {
     if (values.length % 2 !== 0) return undefined;
-    for (const value of values) if (typeof value !== 'number') return undefined;
+    for (const value of values) if (!Number.isFinite(value)) return undefined;
     return new PlayedSteps(values as number[]);
   }
 
