@@ -337,6 +337,38 @@ describe('a replica whose connections are all busy', () => {
     await storage.close();
   });
 
+  it("runs what the scheduler arms when told of a request's job outside that client's turns: its reads do not wait behind the client's backlog", async () => {
+    const url = await server.freshDatabase();
+    // Two connections: a client holds at most one of them (the other is kept for other lanes).
+    const storage = await PostgresStorage.open({ url, requestLogSize: 10, poolSize: 2, connectionTimeoutMs: 2_000 });
+    await storage.orders.insert(orderRecord('82', 'a', 1));
+    let wokeUp: Promise<unknown> | undefined;
+    // As the scheduler does: a job scheduled arms a timer whose wake-up reads the store.
+    storage.onJobScheduled(() => {
+      wokeUp ??= new Promise((resolve) => setTimeout(resolve, 10)).then(() => storage.orders.get('82'));
+    });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const asA = <T>(work: () => Promise<T>) =>
+      storage.requestScope.run(() => {
+        storage.requestScope.client('a');
+        return work();
+      });
+    await asA(() => storage.jobs.schedule({ kind: 'awb', key: '82', client_id: 'a', due_at: 5 }));
+    // Client a then holds its one connection, and has another request waiting for its turn.
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    const holding = asA(() => storage.transaction(async (tx) => (await tx.orders.get('82'), entered(), await held)));
+    await inside;
+    const backlog = asA(() => storage.orders.get('82'));
+    // In a's lane the wake-up's read would wait until a's transaction ends; outside it, it takes the free connection.
+    const outcome = await Promise.race([wokeUp!.then(() => 'read'), new Promise((resolve) => setTimeout(resolve, 1_000, 'waiting behind client a'))]);
+    expect(outcome).toBe('read');
+    release();
+    await Promise.all([holding, backlog]);
+    await storage.close();
+  });
+
   it('does not make a unit of work wait for a connection again when it joins another or is tried again', async () => {
     const url = await server.freshDatabase();
     const storage = await PostgresStorage.open({ url, requestLogSize: 10, poolSize: 1, connectionTimeoutMs: 500 });

@@ -86,6 +86,32 @@ describe('FairGate', () => {
     expect(gate.inUse).toBe(0);
   });
 
+  it('keeps the last free permit for another lane: a lane holding long never makes another lane wait for its releases', async () => {
+    const gate = new FairGate(3);
+    const a1 = await gate.acquire('a', 1_000);
+    await gate.acquire('a', 1_000);
+    let third: Release | undefined;
+    const waitingA = gate.acquire('a', 1_000).then((release) => (third = release));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    // A holds two of three; its third waits although one is free, and b takes that one at once.
+    expect([gate.inUse, third]).toEqual([2, undefined]);
+    const b = await Promise.race([gate.acquire('b', 1_000), new Promise<'waiting'>((resolve) => setTimeout(resolve, 20, 'waiting'))]);
+    expect(b).toBeTypeOf('function');
+    expect(gate.inUse).toBe(3);
+    // Once a gives one back, its own waiter gets it.
+    a1();
+    await waitingA;
+    expect(gate.inUse).toBe(3);
+  });
+
+  it('lets the one lane of a gate of one permit take it', async () => {
+    const gate = new FairGate(1);
+    const release = await gate.acquire('a', 1_000);
+    const next = gate.acquire('a', 1_000);
+    release();
+    await expect(next).resolves.toBeTypeOf('function');
+  });
+
   it('refuses a capacity that is not a positive whole number', () => {
     for (const capacity of [0, -1, 1.5, Number.NaN]) expect(() => new FairGate(capacity)).toThrow(RangeError);
   });

@@ -22,6 +22,11 @@ interface Waiter {
  * back), waiters of one lane first come first. pg-pool serves its waiters first come
  * first served: one client's hundred statements then ran before another client's one.
  *
+ * One lane never holds every permit (of two or more): the last one free is kept for
+ * another lane, so a client whose statements hold their connections long (the grants
+ * above are fair in number, not in time held) cannot make another client's request
+ * wait for the first of them to end.
+ *
  * A waiter gives up after `timeoutMs`, rejected with a PermitTimeout, and holds nothing.
  *
  * @example
@@ -33,10 +38,15 @@ export class FairGate {
   private free: number;
   /** Each waiting lane's waiters, first come first; lanes in the order of their next turn. */
   private readonly waiting = new Map<string, Waiter[]>();
+  /** Permits each lane holds (lanes holding none are not listed). */
+  private readonly held = new Map<string, number>();
+  /** The most permits one lane may hold: all but one, or the one there is. */
+  readonly perLane: number;
 
   constructor(readonly capacity: number) {
     if (!(Number.isInteger(capacity) && capacity > 0)) throw new RangeError(`A gate needs a positive whole number of permits, not ${capacity}.`);
     this.free = capacity;
+    this.perLane = Math.max(1, capacity - 1);
   }
 
   /** Permits taken now. */
@@ -46,9 +56,9 @@ export class FairGate {
 
   /** Resolves with the release of a permit for `lane`; rejects with a PermitTimeout when none came within `timeoutMs`. */
   acquire(lane: string, timeoutMs: number): Promise<Release> {
-    if (this.free > 0) {
+    if (this.free > 0 && this.mayTake(lane) && !this.waiting.has(lane)) {
       this.free -= 1;
-      return Promise.resolve(this.releaser());
+      return Promise.resolve(this.take(lane));
     }
     return new Promise((grant, reject) => {
       const waiter: Waiter = {
@@ -74,28 +84,39 @@ export class FairGate {
     }
   }
 
-  private releaser(): Release {
+  private mayTake(lane: string): boolean {
+    return (this.held.get(lane) ?? 0) < this.perLane;
+  }
+
+  /** A permit of `lane`, counted as held until its release. */
+  private take(lane: string): Release {
+    this.held.set(lane, (this.held.get(lane) ?? 0) + 1);
     let released = false;
     return () => {
       if (released) return;
       released = true;
+      const held = this.held.get(lane)! - 1;
+      if (held === 0) this.held.delete(lane);
+      else this.held.set(lane, held);
       this.handOn();
     };
   }
 
-  /** A permit came back: to the next lane's first waiter (the lane to the back if more of it wait), or free. */
+  /**
+   * A permit came back: to the first waiter of the next lane that may take one (the lane
+   * to the back if more of it wait), or free.
+   */
   private handOn(): void {
-    const next = this.waiting.entries().next();
-    if (next.done) {
-      this.free += 1;
+    for (const [lane, queue] of this.waiting) {
+      if (!this.mayTake(lane)) continue;
+      this.waiting.delete(lane);
+      const waiter = queue.shift()!;
+      if (queue.length > 0) this.waiting.set(lane, queue);
+      clearTimeout(waiter.timer);
+      waiter.grant(this.take(lane));
       return;
     }
-    const [lane, queue] = next.value;
-    this.waiting.delete(lane);
-    const waiter = queue.shift()!;
-    if (queue.length > 0) this.waiting.set(lane, queue);
-    clearTimeout(waiter.timer);
-    waiter.grant(this.releaser());
+    this.free += 1;
   }
 
   private forget(lane: string, waiter: Waiter): void {

@@ -512,8 +512,18 @@ export class PostgresStorage implements Storage {
    * earliest due time). A NOTIFY takes a lock that every committing NOTIFY of the
    * database waits for: one per create would put all creates of all replicas in one queue.
    */
+  /**
+   * Tells the listeners (the scheduler) and, shortly, the other replicas of jobs just
+   * scheduled. Outside the request scope: the timers the scheduler arms here would carry
+   * the request's lane, and its wake-ups (clock reads, the next due time) would wait in
+   * that client's turns at the gate, behind a flooding client's backlog.
+   */
   private announce(jobs: Array<[number, string]>): void {
     if (jobs.length === 0) return;
+    if (this.request.getStore() !== undefined) {
+      this.request.exit(() => this.announce(jobs));
+      return;
+    }
     for (const [clientId, dueAt] of earliestPerClient(jobs)) {
       for (const listener of this.listeners) listener(dueAt, clientId);
       this.unannounced.set(clientId, Math.min(dueAt, this.unannounced.get(clientId) ?? Infinity));
