@@ -15,6 +15,13 @@ const now = performance.now.bind(performance);
  */
 export const WAITING_PER_CLIENT = { requests: 1_000, bytes: 32 * 2 ** 20 };
 
+/**
+ * The loop time (ms) a turn is counted as at least: turns of cheaper requests (a
+ * tracking read, a 1-item create: about a millisecond here) count the same, so those
+ * clients take turns one request each, in order; a dearer one counts what it took.
+ */
+export const TURN_QUANTUM_MS = 1;
+
 /** A request waiting for its turn: what lets it go, its body's size, and since when it waits (performance.now). */
 interface Waiting {
   go: () => void;
@@ -36,10 +43,19 @@ interface Queue {
  * this, serves each as it is read: a partner with a hundred connections open then puts
  * a hundred requests ahead of another partner's one, every pass. Here a request waits
  * for its turn once its client is known, and the waiting requests are let go one at a
- * time, one of each waiting client in turn (clients in the order they began waiting,
- * a client with more waiting going to the back), for a slice of `sliceMs`; then the
- * event loop reads the sockets again, so a request that arrives meanwhile is among the
- * next ones served rather than after everything already read.
+ * time, for a slice of `sliceMs`; then the event loop reads the sockets again, so a
+ * request that arrives meanwhile is among the next ones served rather than after
+ * everything already read.
+ *
+ * Turns are shared by the loop time they take, not by their number (start-time fair
+ * queuing): each client has the time its turns have taken so far (each counted as at
+ * least TURN_QUANTUM_MS), and the next request let go is the first of the waiting client
+ * that has had the least, a client that begins waiting starting from where the one being
+ * served started (no credit for having been away). So clients of cheap requests take
+ * turns one request each, in the order they began waiting, the one served going to the
+ * back; a client whose 100-item creates take 30 ms each gets one in for about thirty of
+ * another's 1 ms requests, not one for one. The times are forgotten whenever no request
+ * waits.
  *
  * A request's turn lasts while it runs synchronously and through its promise
  * continuations (validation, the store, the answer written): on the embedded store
@@ -58,8 +74,15 @@ interface Queue {
  * long again.
  */
 export class FairTurns {
-  /** Each waiting client's requests, first come first; clients in the order of their next turn. */
+  /** Each waiting client's requests, first come first; clients in the order of their next turn among equals. */
   private readonly waiting = new Map<string, Queue>();
+  /** The loop time (ms, from a common start) each client's turns have taken so far: where its next turn starts. */
+  private readonly used = new Map<string, number>();
+  /** Where the turn being served (or last served) started: a client beginning to wait starts here. */
+  private virtualNow = 0;
+  /** The turn being served: its client and when it began (performance.now). */
+  private turnClient = '';
+  private turnStarted = 0;
   /** Requests are being let go, or a slice is scheduled to. */
   private scheduled = false;
   private sliceStarted = 0;
@@ -69,7 +92,9 @@ export class FairTurns {
     this.letOneGo();
   });
   private readonly afterTurn = AsyncResource.bind((): void => {
-    if (now() - this.sliceStarted < this.sliceMs) this.letOneGo();
+    const ended = now();
+    this.used.set(this.turnClient, this.startOf(this.turnClient) + Math.max(TURN_QUANTUM_MS, ended - this.turnStarted));
+    if (ended - this.sliceStarted < this.sliceMs) this.letOneGo();
     else setImmediate(this.startSlice);
   });
   // A tick queued from a microtask runs once the microtask queue is empty: once the
@@ -110,20 +135,46 @@ export class FairTurns {
     });
   }
 
-  /** Lets the next client's first waiting request go; the client goes to the back if more of its requests wait. */
+  /** Where the client's next turn starts: the time its turns have taken, or where the one served started if that is later. */
+  private startOf(clientId: string): number {
+    return Math.max(this.used.get(clientId) ?? 0, this.virtualNow);
+  }
+
+  /**
+   * Lets the first waiting request go of the client whose next turn starts first (the
+   * first in order among equals); the client goes to the back if more of its requests wait.
+   */
   private letOneGo(): void {
-    const next = this.waiting.entries().next();
-    if (next.done) {
+    let clientId: string | undefined;
+    let queue: Queue | undefined;
+    let start = Infinity;
+    for (const [id, waiting] of this.waiting) {
+      const at = this.startOf(id);
+      if (at < start) [clientId, queue, start] = [id, waiting, at];
+    }
+    if (clientId === undefined || queue === undefined) {
       this.scheduled = false;
+      // No one waits: no one is owed anything.
+      this.used.clear();
+      this.virtualNow = 0;
       return;
     }
-    const [clientId, queue] = next.value;
     this.waiting.delete(clientId);
+    this.virtualNow = start;
+    this.forgetIdle();
+    this.turnClient = clientId;
+    this.turnStarted = now();
     const { go, bytes, since } = queue.requests.shift()!;
     queue.bytes -= bytes;
     go();
     this.onTurn?.(now() - since);
     if (queue.requests.length > 0) this.waiting.set(clientId, queue);
     queueMicrotask(this.queueAfterTurn);
+  }
+
+  /** Drops the times of clients that do not wait and would start where the one served did anyway, so `used` stays as big as the clients waiting lately. */
+  private forgetIdle(): void {
+    if (this.used.size <= this.waiting.size + 64) return;
+    for (const [id, at] of this.used) if (at <= this.virtualNow && !this.waiting.has(id)) this.used.delete(id);
   }
 }

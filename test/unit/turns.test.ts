@@ -61,6 +61,35 @@ describe('FairTurns', () => {
     expect(position).toBeLessThanOrEqual(8);
   });
 
+  it('shares turns by the loop time they take: a client of cheap requests gets about as many in as a dear request of another takes milliseconds', async () => {
+    const turns = new FairTurns(1_000);
+    // Client a's requests hold the loop 12 ms each, b's next to nothing (counted as 1 ms each).
+    const arrivals = [...Array.from({ length: 6 }, () => 'a'), ...Array.from({ length: 40 }, () => 'b')];
+    const served = await serve(turns, arrivals, (client) => busy(client === 'a' ? 12 : 0));
+    const beforeThirdOfA = served.slice(0, served.indexOf('a2')).filter((s) => s.startsWith('b')).length;
+    // Turns counted one request each would let two of b's in before a's third; by time, about two dozen.
+    expect(beforeThirdOfA).toBeGreaterThanOrEqual(15);
+    expect(served.slice(0, served.indexOf('a4')).filter((s) => s.startsWith('b'))).toHaveLength(40);
+    // Each client's own in the order they came.
+    expect(served.filter((s) => s.startsWith('a'))).toEqual(['a0', 'a1', 'a2', 'a3', 'a4', 'a5']);
+  });
+
+  it('gives no credit for having been away: a client that begins waiting starts where the one served did', async () => {
+    const turns = new FairTurns(1_000);
+    const served: string[] = [];
+    const late: Array<Promise<unknown>> = [];
+    // a's 20 requests wait; b's 4 arrive while a's 10th is served, and must not then get 4 turns in a row.
+    const first = Array.from({ length: 20 }, (_, i) =>
+      turns.turn('a').then(() => {
+        served.push(`a${i}`);
+        if (i === 9) for (let j = 0; j < 4; j++) late.push(turns.turn('b').then(() => served.push(`b${j}`)));
+      }),
+    );
+    await Promise.all(first);
+    await Promise.all(late);
+    expect(served.slice(10, 18)).toEqual(['b0', 'a10', 'b1', 'a11', 'b2', 'a12', 'b3', 'a13']);
+  });
+
   it('counts a request’s work, promise continuations included, in its turn', async () => {
     const turns = new FairTurns(1_000);
     const order: string[] = [];
