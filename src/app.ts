@@ -26,6 +26,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
   // Past the rate limit (when there is one), each client's requests wait for their turn among the others'.
   const fairTurns = new FairTurns(undefined, undefined, (waitedMs) => services.metrics.turnWait.observe(waitedMs / 1000));
   const turn = fairTurns.turn.bind(fairTurns);
+  const charge = fairTurns.charge.bind(fairTurns);
   const everyRequest = modules.flatMap((m) => (m.observeRequests ? [m.observeRequests] : []));
   // Journal ids count each client's own requests: nothing shows another client's activity.
   const arrivals = new Map<string, number>();
@@ -38,6 +39,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
   const control = mountSpec(services.specs.control, {
     admit,
     turn,
+    charge,
     registry: services.registry,
     interceptors: modules.flatMap((m) => m.controlInterceptors ?? []),
     handlers: { ...controlHandlers(services, resetParts), ...handlers },
@@ -51,6 +53,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
   const provider = mountSpec(services.specs.provider, {
     admit,
     turn,
+    charge,
     registry: services.registry,
     interceptors: modules.flatMap((m) => m.providerInterceptors ?? []),
     handlers: { ...orderHandlers(services), ...handlers },

@@ -40,6 +40,8 @@ export interface MountOptions {
    * `(admin)` for every admin request. Rejects to refuse it (too many waiting).
    */
   turn?: (lane: string, options?: { capped?: boolean; bytes?: number }) => Promise<void>;
+  /** Told the loop time (ms) an authenticated request's observers took once it closed, outside its turn (see FairTurns.charge). */
+  charge?: (lane: string, ms: number) => void;
 }
 
 const isJson = (type: string | undefined): boolean => !!type && /^application\/([\w.+-]*\+)?json\b/i.test(type);
@@ -134,8 +136,16 @@ export function mountSpec(spec: CompiledSpec, options: MountOptions): RequestHan
   };
 }
 
-function observe(res: Response, served: Omit<ServedRequest, 'status' | 'durationMs' | 'aborted'>, started: bigint, observers: Array<(served: ServedRequest) => void>, onError: (error: unknown) => void): void {
+function observe(
+  res: Response,
+  served: Omit<ServedRequest, 'status' | 'durationMs' | 'aborted'>,
+  started: bigint,
+  observers: Array<(served: ServedRequest) => void>,
+  onError: (error: unknown) => void,
+  charge: (ms: number) => void,
+): void {
   res.once('close', () => {
+    const observing = performance.now();
     // Field by field: a spread here was a noticeable share of a tracking read.
     const done: ServedRequest = {
       input: served.input,
@@ -156,6 +166,7 @@ function observe(res: Response, served: Omit<ServedRequest, 'status' | 'duration
         onError(error);
       }
     }
+    charge(performance.now() - observing);
   });
 }
 
@@ -212,7 +223,13 @@ function serveInScope(op: CompiledOperation, handler: Handler, options: MountOpt
       served.arrivedAt = options.now(input.client.id);
       if (options.arrival) served.seq = options.arrival(input.client.id);
     };
-    if (observers.length > 0) observe(res, served, started, observers, onObserverError);
+    if (observers.length > 0) {
+      // The journal keeps up to 16 KiB of a body as text: the request's client pays for that, not whoever's turn is running.
+      const charge = (ms: number) => {
+        if (op.secured && input.role !== undefined) options.charge?.(laneOf(input), ms);
+      };
+      observe(res, served, started, observers, onObserverError, charge);
+    }
     try {
       if (op.secured) {
         const caller = authenticate(options.registry, input.headers.authorization);

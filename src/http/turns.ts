@@ -80,20 +80,26 @@ export class FairTurns {
   private readonly used = new Map<string, number>();
   /** Where the turn being served (or last served) started: a client beginning to wait starts here. */
   private virtualNow = 0;
-  /** The turn being served: its client and when it began (performance.now). */
+  /** The turn being served: its client, when it began (performance.now), and the time charged to others meanwhile (see `charge`). */
   private turnClient = '';
   private turnStarted = 0;
+  private turnRunning = false;
+  private chargedMeanwhile = 0;
   /** Requests are being let go, or a slice is scheduled to. */
   private scheduled = false;
   private sliceStarted = 0;
   // Bound to the context the turns were made in, not that of the request that happened to start a slice.
   private readonly startSlice = AsyncResource.bind((): void => {
     this.sliceStarted = now();
+    this.forgetIdle();
     this.letOneGo();
   });
   private readonly afterTurn = AsyncResource.bind((): void => {
     const ended = now();
-    this.used.set(this.turnClient, this.startOf(this.turnClient) + Math.max(TURN_QUANTUM_MS, ended - this.turnStarted));
+    const took = ended - this.turnStarted - this.chargedMeanwhile;
+    this.used.set(this.turnClient, this.startOf(this.turnClient) + Math.max(this.quantumMs, took));
+    this.turnRunning = false;
+    this.chargedMeanwhile = 0;
     if (ended - this.sliceStarted < this.sliceMs) this.letOneGo();
     else setImmediate(this.startSlice);
   });
@@ -106,6 +112,8 @@ export class FairTurns {
     private readonly waitingPerClient = WAITING_PER_CLIENT,
     /** Told how long (ms) each request waited, as its turn comes (the metrics). */
     private readonly onTurn?: (waitedMs: number) => void,
+    /** The least a turn counts as (ms): see TURN_QUANTUM_MS. A huge one makes every turn count the same: one request each. */
+    private readonly quantumMs = TURN_QUANTUM_MS,
   ) {}
 
   /**
@@ -135,6 +143,21 @@ export class FairTurns {
     });
   }
 
+  /**
+   * Counts `ms` of loop time the client's request took outside its turn (its observers,
+   * the journal's copy of its body, once it closed) as its own; if another client's turn
+   * is running meanwhile, that one is not counted those `ms`.
+   */
+  charge(clientId: string, ms: number): void {
+    if (!(ms > 0)) return;
+    // During the client's own turn the time is in that turn already.
+    if (this.turnRunning && clientId === this.turnClient) return;
+    if (this.turnRunning) this.chargedMeanwhile += ms;
+    // With no one waiting nothing is owed (see letOneGo); a client alone pays nothing.
+    if (this.waiting.size === 0 && !this.turnRunning) return;
+    this.used.set(clientId, this.startOf(clientId) + ms);
+  }
+
   /** Where the client's next turn starts: the time its turns have taken, or where the one served started if that is later. */
   private startOf(clientId: string): number {
     return Math.max(this.used.get(clientId) ?? 0, this.virtualNow);
@@ -161,9 +184,9 @@ export class FairTurns {
     }
     this.waiting.delete(clientId);
     this.virtualNow = start;
-    this.forgetIdle();
     this.turnClient = clientId;
     this.turnStarted = now();
+    this.turnRunning = true;
     const { go, bytes, since } = queue.requests.shift()!;
     queue.bytes -= bytes;
     go();
@@ -172,7 +195,7 @@ export class FairTurns {
     queueMicrotask(this.queueAfterTurn);
   }
 
-  /** Drops the times of clients that do not wait and would start where the one served did anyway, so `used` stays as big as the clients waiting lately. */
+  /** Drops the times of clients that do not wait and would start where the one served did anyway, so `used` stays as big as the clients waiting lately (once a slice). */
   private forgetIdle(): void {
     if (this.used.size <= this.waiting.size + 64) return;
     for (const [id, at] of this.used) if (at <= this.virtualNow && !this.waiting.has(id)) this.used.delete(id);

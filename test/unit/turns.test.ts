@@ -5,6 +5,9 @@ import type { FaultRule } from '../../src/faults/types.js';
 import type { OperationInput } from '../../src/http/handler.js';
 import { FairTurns } from '../../src/http/turns.js';
 
+/** A least cost per turn so big that every turn counts the same: one request each, whatever each took. */
+const ONE_EACH = 1_000;
+
 /** Holds the event loop for `ms`, as a request's synchronous work does. */
 function busy(ms: number): void {
   const until = performance.now() + ms;
@@ -29,13 +32,14 @@ describe('FairTurns', () => {
   });
 
   it('serves one request of each waiting client in turn, clients in the order they came', async () => {
-    const turns = new FairTurns();
+    // Turns of equal cost (here all counted as one second, so a GC pause cannot reorder them).
+    const turns = new FairTurns(undefined, undefined, undefined, ONE_EACH);
     const served = await serve(turns, ['a', 'a', 'a', 'a', 'b', 'c', 'c']);
     expect(served).toEqual(['a0', 'b4', 'c5', 'a1', 'c6', 'a2', 'a3']);
   });
 
   it('keeps each client’s own requests in the order they came', async () => {
-    const served = await serve(new FairTurns(), ['a', 'b', 'a', 'b', 'a', 'b']);
+    const served = await serve(new FairTurns(undefined, undefined, undefined, ONE_EACH), ['a', 'b', 'a', 'b', 'a', 'b']);
     expect(served.filter((s) => s.startsWith('a'))).toEqual(['a0', 'a2', 'a4']);
     expect(served.filter((s) => s.startsWith('b'))).toEqual(['b1', 'b3', 'b5']);
   });
@@ -63,19 +67,19 @@ describe('FairTurns', () => {
 
   it('shares turns by the loop time they take: a client of cheap requests gets about as many in as a dear request of another takes milliseconds', async () => {
     const turns = new FairTurns(1_000);
-    // Client a's requests hold the loop 12 ms each, b's next to nothing (counted as 1 ms each).
+    // Client a's requests hold the loop 20 ms each, b's next to nothing (counted as 1 ms each).
     const arrivals = [...Array.from({ length: 6 }, () => 'a'), ...Array.from({ length: 40 }, () => 'b')];
-    const served = await serve(turns, arrivals, (client) => busy(client === 'a' ? 12 : 0));
+    const served = await serve(turns, arrivals, (client) => busy(client === 'a' ? 20 : 0));
     const beforeThirdOfA = served.slice(0, served.indexOf('a2')).filter((s) => s.startsWith('b')).length;
-    // Turns counted one request each would let two of b's in before a's third; by time, about two dozen.
-    expect(beforeThirdOfA).toBeGreaterThanOrEqual(15);
+    // Turns counted one request each would let two of b's in before a's third; by time, about forty.
+    expect(beforeThirdOfA).toBeGreaterThanOrEqual(25);
     expect(served.slice(0, served.indexOf('a4')).filter((s) => s.startsWith('b'))).toHaveLength(40);
     // Each client's own in the order they came.
     expect(served.filter((s) => s.startsWith('a'))).toEqual(['a0', 'a1', 'a2', 'a3', 'a4', 'a5']);
   });
 
   it('gives no credit for having been away: a client that begins waiting starts where the one served did', async () => {
-    const turns = new FairTurns(1_000);
+    const turns = new FairTurns(1_000, undefined, undefined, ONE_EACH);
     const served: string[] = [];
     const late: Array<Promise<unknown>> = [];
     // a's 20 requests wait; b's 4 arrive while a's 10th is served, and must not then get 4 turns in a row.
@@ -88,6 +92,51 @@ describe('FairTurns', () => {
     await Promise.all(first);
     await Promise.all(late);
     expect(served.slice(10, 18)).toEqual(['b0', 'a10', 'b1', 'a11', 'b2', 'a12', 'b3', 'a13']);
+  });
+
+  it('counts the time a request took outside its turn (its observers, once it closed) as its client’s, not as that of the turn it ran in', async () => {
+    const turns = new FairTurns(1_000);
+    let observed = false;
+    // a's first request's observers (20 ms) run during b's first turn, as a close listener does.
+    const served = await serve(turns, ['a', 'a', 'a', 'a', 'a', 'b', 'b', 'b', 'b', 'b'], (client) => {
+      if (client === 'b' && !observed) {
+        observed = true;
+        busy(20);
+        turns.charge('a', 20);
+      }
+    });
+    // Counted in b's turn, b would have had as long as a, and they would have gone in turn.
+    expect(served).toEqual(['a0', 'b5', 'b6', 'b7', 'b8', 'b9', 'a1', 'a2', 'a3', 'a4']);
+  });
+
+  it('keeps a client’s time over a short absence while others wait', async () => {
+    const turns = new FairTurns(1_000);
+    const served: string[] = [];
+    const back: Array<Promise<unknown>> = [];
+    // a's one 30 ms request, then b's 30; a comes back while b's third is served.
+    const first = [
+      turns.turn('a').then(() => (served.push('a0'), busy(30))),
+      ...Array.from({ length: 30 }, (_, i) =>
+        turns.turn('b').then(() => {
+          served.push(`b${i}`);
+          if (i === 2) back.push(turns.turn('a').then(() => served.push('a1')));
+        }),
+      ),
+    ];
+    await Promise.all(first);
+    await Promise.all(back);
+    // a still owes its 30 ms: b's turns (1 ms each at least) go on until they have taken as long.
+    expect(served.slice(0, served.indexOf('a1')).filter((s) => s.startsWith('b')).length).toBeGreaterThanOrEqual(10);
+  });
+
+  it('forgets every client’s time once no one waits', async () => {
+    const turns = new FairTurns(1_000);
+    // a alone: its dear turn is owed to no one.
+    await turns.turn('a').then(() => busy(30));
+    await new Promise((resolve) => setImmediate(resolve));
+    const again: string[] = [];
+    await Promise.all([turns.turn('a').then(() => again.push('a')), turns.turn('b').then(() => again.push('b'))]);
+    expect(again).toEqual(['a', 'b']);
   });
 
   it('counts a request’s work, promise continuations included, in its turn', async () => {
