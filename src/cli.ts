@@ -2,6 +2,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { VERSION } from './version.js';
 import { optionsOf, program } from './config/command.js';
+import { OPTIONS, OptionError } from './config/options.js';
 import { createSandbox } from './sandbox.js';
 import { webhookBannerLine } from './webhooks/banner.js';
 import { mask } from './config/mask.js';
@@ -77,6 +78,9 @@ const started =
 
 started.catch((error: unknown) => {
   // Start-up failures (a corrupt data file, a port in use, a bad flag) are the user's to fix: a message, no stack.
-  process.stderr.write(`shipping-sandbox: ${error instanceof Error ? error.message : String(error)}\n`);
+  // An option only the start could check (a scenario, a spec) is named as commander names the others.
+  const flag = error instanceof OptionError ? OPTIONS[error.option].flag : undefined;
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`shipping-sandbox: ${flag ? `option '${flag}' is invalid. ${message}` : message}\n`);
   process.exit(1);
 });

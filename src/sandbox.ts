@@ -13,7 +13,7 @@ import { withEnvelope } from './http/edge.js';
 import { ClientRegistry, roleOf, type Client, type ClientConfig } from './config/clients.js';
 import { checkClientConfigs } from './config/check.js';
 import { readConfigFile } from './config/file.js';
-import { resolveOptions, shownRetention, type ResolvedOptions, type SandboxOptions } from './config/options.js';
+import { OptionError, resolveOptions, shownRetention, type ResolvedOptions, type SandboxOptions } from './config/options.js';
 import { EventBus } from './events.js';
 import { SandboxMetrics } from './metrics/metrics.js';
 import { loadFixtures } from './fixtures/load.js';
@@ -156,9 +156,14 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   const logger = pino({ level: options.logLevel, base: undefined, redact: [...LOG_REDACTIONS] }, destination);
   const fixtures = loadFixtures();
   if (!fixtures.scenarios.has(options.scenario)) {
-    throw new Error(`Unknown scenario "${options.scenario}": use one of ${[...fixtures.scenarios.keys()].join(', ')}.`);
+    throw new OptionError('scenario', `scenario "${options.scenario}" is not a scenario: use one of ${[...fixtures.scenarios.keys()].join(', ')}.`);
   }
-  const specs = compiledSpecs(options.providerSpec, options.maxItems);
+  let specs: ReturnType<typeof compiledSpecs>;
+  try {
+    specs = compiledSpecs(options.providerSpec, options.maxItems);
+  } catch (error) {
+    throw new OptionError('providerSpec', `providerSpec ${options.providerSpec} cannot be served: ${(error as Error).message}`);
+  }
 
   const configured = configuredClients(options);
   checkClientConfigs(configured, { scenarios: [...fixtures.scenarios.keys()], couriers: [...fixtures.couriers.keys()] });

@@ -4,7 +4,10 @@ import { isOn, OPTIONS, type OptionSpec, type SandboxOptions } from './options.j
 
 /** The command line: one flag per option of OPTIONS, with its environment fallback, exactly as DESIGN.md's stable interfaces. */
 export function program(): Command {
-  const command = new Command('shipping-sandbox').description('A stateful sandbox of the Shipping Order Service API.').version(VERSION);
+  const command = new Command('shipping-sandbox')
+    .description('A stateful sandbox of the Shipping Order Service API.')
+    .version(VERSION)
+    .addHelpText('after', "\nCommands:\n  report [options]  print a client's readiness report from a running sandbox (shipping-sandbox report --help)");
   for (const spec of Object.values(OPTIONS) as OptionSpec<unknown, unknown>[]) {
     if (spec.flag === undefined) continue;
     const isSwitch = !spec.flag.includes('<');

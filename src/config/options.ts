@@ -190,6 +190,15 @@ const duration = (key: keyof SandboxOptions, example: string) => (value: string 
   const ms = typeof value === 'string' ? parseDuration(value) : undefined;
   return ms !== undefined && ms > 0 ? ms : fail(key, `${key} "${String(value)}" is not a duration above 0: use for example ${example}.`);
 };
+/** An origin as browsers send it: http(s), a host, perhaps a port, nothing after (a trailing slash is let through: it is dropped when matching). */
+const isOrigin = (text: string): boolean => {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin.toLowerCase() === text.replace(/\/+$/, '').toLowerCase();
+  } catch {
+    return false;
+  }
+};
 const list = (value: string): string[] => value.split(',').map((part) => part.trim()).filter(Boolean);
 /** A switch from the environment: 1, true, yes or on (any case) turn it on; anything else leaves it off. */
 export const isOn = (value: string | undefined): boolean => /^(1|true|yes|on)$/i.test(value?.trim() ?? '');
@@ -332,7 +341,13 @@ export const OPTIONS: Schema = {
     help: 'origins browsers may call from: * for any, a comma-separated list, or none',
     default: ['*'],
     fromText: (value) => (value.trim() === 'none' ? [] : list(value)),
-    resolve: (value) => (Array.isArray(value) ? value : fail('corsOrigins', 'corsOrigins must be a list of origins.')),
+    resolve: (value) => {
+      if (!Array.isArray(value)) return fail('corsOrigins', 'corsOrigins must be a list of origins.');
+      const wrong = value.find((origin) => origin !== '*' && !isOrigin(String(origin)));
+      return wrong === undefined
+        ? value
+        : fail('corsOrigins', `corsOrigins "${String(wrong)}" is not an origin: use *, none, or origins such as https://tools.example.com,http://localhost:3000 (scheme, host and port, no path).`);
+    },
   },
   outboxSize: { flag: '--outbox-size <n>', env: 'SANDBOX_OUTBOX_SIZE', help: 'most webhook deliveries held per client for want of a URL or a live endpoint', default: 10000, ...wholeNumber('outboxSize', 1) },
   strict: { flag: '--strict', env: 'SANDBOX_STRICT', help: 'log a warning for every spec violation in a client request', default: false, fromText: isOn, resolve: (value) => value === true },
@@ -347,7 +362,7 @@ export const OPTIONS: Schema = {
   logLevel: {
     flag: '--log-level <level>',
     env: 'SANDBOX_LOG_LEVEL',
-    help: 'fatal, error, warn, info, debug or silent',
+    help: 'fatal, error, warn, info, debug, trace or silent',
     default: 'silent',
     cliDefault: 'info',
     resolve: (value) => (LOG_LEVELS.includes(String(value)) ? as(value) : fail('logLevel', `logLevel "${String(value)}" is not a level: use ${LOG_LEVELS.join(', ')}.`)),

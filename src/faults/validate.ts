@@ -1,4 +1,5 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
+import contentType from 'content-type';
 import { RuleViolation, type FieldError } from '../domain/errors.js';
 import { isFieldPath } from './match.js';
 import { faultMessages } from './messages.js';
@@ -12,6 +13,36 @@ const FIELDS: Record<FaultAction['type'], string[]> = {
   hang: ['type'],
   dribble: ['type', 'bytes_per_second', 'interval_ms'],
 };
+
+/**
+ * Headers that frame the answer or the connection (RFC 9110 §7.6.1, RFC 9112): node
+ * writes them from the answer itself. Set by a rule, they made node throw while writing
+ * the answer (`Trailer` on an answer with a length) or sent answers whose framing lies
+ * (`Transfer-Encoding` beside `Content-Length`), so the next answer on the connection
+ * became part of this one's body.
+ */
+const FRAMING_HEADERS = new Set(['connection', 'content-length', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+
+/** Why a rule's answer cannot carry this header, or undefined when it can. */
+function headerProblem(name: string, value: string): string | undefined {
+  try {
+    validateHeaderName(name);
+    validateHeaderValue(name, value);
+  } catch {
+    return faultMessages.badHeader;
+  }
+  const lower = name.toLowerCase();
+  if (FRAMING_HEADERS.has(lower)) return faultMessages.framingHeader(name);
+  if (lower === 'content-type') {
+    // Read again when the answer is sent (express): a value it cannot parse threw there.
+    try {
+      contentType.parse(value);
+    } catch {
+      return faultMessages.badContentType;
+    }
+  }
+  return undefined;
+}
 
 /**
  * Checks what the schema cannot: fields that the action's type does not use, a
@@ -28,12 +59,8 @@ export function checkRule(input: FaultRuleInput): FaultRuleInput {
     errors.push({ field: 'action.max_ms', message: faultMessages.maxBelowMin });
   }
   for (const [name, value] of Object.entries(action.type === 'status' ? (action.headers ?? {}) : {})) {
-    try {
-      validateHeaderName(name);
-      validateHeaderValue(name, value);
-    } catch {
-      errors.push({ field: `action.headers.${name}`, message: faultMessages.badHeader });
-    }
+    const problem = headerProblem(name, value);
+    if (problem) errors.push({ field: `action.headers.${name}`, message: problem });
   }
   if (input.match?.path !== undefined && !input.match.path.startsWith('/')) errors.push({ field: 'match.path', message: faultMessages.badGlob });
   for (const key of Object.keys(input.match?.body ?? {})) {

@@ -8,7 +8,7 @@ import { authorize } from './roles.js';
 import { ApiError, invalid, messages, toApiError, type FieldError } from './errors.js';
 import type { Handler, HandlerMap, Interceptor, OperationInput, Reply } from './handler.js';
 import { sendError, sendReply } from './respond.js';
-import { noteServed, type ServedRequest } from './served.js';
+import { noteFailure, noteServed, type ServedRequest } from './served.js';
 
 export interface MountOptions {
   registry: ClientRegistry;
@@ -130,7 +130,11 @@ export function mountSpec(spec: CompiledSpec, options: MountOptions): RequestHan
       } catch (error) {
         return sendError(res, error);
       }
-      return void serve(req, res, params);
+      // A failure even the envelope could not answer drops the connection; it never ends the process.
+      return void serve(req, res, params).catch((error: unknown) => {
+        noteFailure(res, error);
+        res.destroy();
+      });
     }
     next();
   };

@@ -107,5 +107,12 @@ export function sendError(res: Response, error: unknown): void {
     res.destroy();
     return;
   }
-  res.set(apiError.headers).status(apiError.status).json(apiError.toEnvelope());
+  try {
+    res.set(apiError.headers).status(apiError.status).json(apiError.toEnvelope());
+  } catch (failed) {
+    // Headers an answer set before it failed (a stored fault rule's, say) can fail this one
+    // too: the connection is dropped rather than the failure left to end the process.
+    noteFailure(res, failed);
+    res.destroy();
+  }
 }

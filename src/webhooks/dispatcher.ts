@@ -60,7 +60,7 @@ const isSuccess = (status: number | null): boolean => status !== null && status 
 /** Why deliveries to this endpoint wait instead of being attempted, or undefined when it takes them. */
 const holdReason = (endpoint: Endpoint): string | undefined => {
   if (!endpoint.url) return 'no webhook URL is set for this client';
-  if (!endpoint.enabled) return `the endpoint is disabled: ${endpoint.disabled_reason}`;
+  if (!endpoint.enabled) return `the endpoint is disabled (${endpoint.disabled_reason ?? 'no reason'}); PUT /__sandbox/webhook enables it again`;
   return undefined;
 };
 const scheduledAttempts = (d: Delivery): number => d.attempts.filter((a) => a.trigger === 'schedule' && a.chaos !== 'duplicate').length;
@@ -314,7 +314,7 @@ export class WebhookDispatcher {
   }
 
   private async gone(tx: Repositories, delivery: Stored<Delivery>, at: number): Promise<Stored<Delivery>> {
-    const reason = `the receiver answered 410 Gone at ${new Date(at).toISOString()}; PUT /__sandbox/webhook enables it again`;
+    const reason = `the receiver answered 410 Gone at ${new Date(at).toISOString()}`;
     await this.deps.endpoints.disable(tx, delivery.client_id, reason, at);
     return this.finished(tx, delivery, 'failed', 'HTTP 410 Gone: endpoint disabled');
   }

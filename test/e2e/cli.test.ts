@@ -69,6 +69,8 @@ describe('shipping-sandbox (the CLI)', () => {
     [['--port', 'abc'], 'port must be a whole number'],
     [['--clock', 'sundial'], 'sundial'],
     [['--awb-delay', 'soon', '--data', ':memory:'], 'awbDelay'],
+    [['--port', '0', '--data', ':memory:', '--scenario', 'nope'], "option '--scenario <name>' is invalid. scenario \"nope\" is not a scenario: use one of"],
+    [['--port', '0', '--data', ':memory:', '--spec', '/no/such/spec.yaml'], "option '--spec <file>' is invalid. providerSpec /no/such/spec.yaml cannot be served: ENOENT"],
   ])('rejects %j with a message and a non-zero exit', async (args, message) => {
     const { code, stderr } = await runCli(args);
     expect(code).not.toBe(0);

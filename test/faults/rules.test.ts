@@ -45,10 +45,33 @@ describe('POST /__sandbox/faults', () => {
     ['a header name with a space', { action: { type: 'status', status: 503, headers: { 'Retry After': '5' } } }, 'action.headers.Retry After'],
     ['a header value with a newline', { action: { type: 'status', status: 503, headers: { 'X-A': 'a\r\nb' } } }, 'action.headers.X-A'],
     ['a 1xx status', { action: { type: 'status', status: 101 } }, 'action.status'],
+    ['a Trailer header (it stopped the process)', { action: { type: 'status', status: 503, headers: { Trailer: 'x' } } }, 'action.headers.Trailer'],
+    ['a Transfer-Encoding header', { action: { type: 'status', status: 503, headers: { 'Transfer-Encoding': 'gzip' } } }, 'action.headers.Transfer-Encoding'],
+    ['a Content-Length header', { action: { type: 'status', status: 503, headers: { 'content-length': '0' } } }, 'action.headers.content-length'],
+    ['a Connection header', { action: { type: 'status', status: 503, headers: { Connection: 'close' } } }, 'action.headers.Connection'],
+    ['a Content-Type express cannot read', { action: { type: 'status', status: 503, headers: { 'Content-Type': 'text/html; ===' } } }, 'action.headers.Content-Type'],
   ])('returns 400 naming the field for %s', async (_, body, field) => {
     const res = await sandbox.call('POST', '/__sandbox/faults', { body });
     expect(res.status).toBe(400);
     expect(res.body.errors.map((e: { field: string }) => e.field)).toContain(field);
+  });
+
+  it('takes a rule whose answer has a Content-Type with parameters and headers of its own', async () => {
+    const headers = { 'Content-Type': 'text/plain; charset=utf-8', 'Retry-After': '5', 'X-Request-Id': 'abc' };
+    expect((await sandbox.call('POST', '/__sandbox/faults', { body: { action: { type: 'status', status: 503, body: { message: 'busy' }, headers } } })).status).toBe(201);
+    const res = await sandbox.call('GET', TRACK);
+    expect(res.status).toBe(503);
+    expect(res.headers).toMatchObject({ 'content-type': 'text/plain; charset=utf-8', 'retry-after': '5', 'x-request-id': 'abc' });
+  });
+
+  it('drops the connection and goes on serving when a rule kept from before these checks sets a header no answer can carry', async () => {
+    // As a data file written by an earlier sandbox may hold it.
+    const settings = (await sandbox.services.storage.settings.get('client-a'))!;
+    const rule = { id: 'fault_1', match: {}, action: { type: 'status', status: 503, headers: { Trailer: 'x' } }, times: 5, remaining: 5, probability: 1, matched: 0, hits: 0, created_at: '2026-01-01T00:00:00.000Z' };
+    await sandbox.services.storage.settings.put({ ...settings, faults: [rule as never], fault_seq: 1 });
+    await expect(sandbox.call('GET', TRACK)).rejects.toThrow(/socket hang up|ECONNRESET/);
+    expect((await sandbox.call('GET', TRACK, { token: TOKEN_B })).status).toBe(404);
+    expect((await sandbox.call('GET', '/__sandbox/faults')).body.rules).toHaveLength(1);
   });
 
   it('returns 401 without a token', async () => {

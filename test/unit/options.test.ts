@@ -68,6 +68,9 @@ describe('the options', () => {
     [{ bodyLimit: '10gb' }, 'bodyLimit', /is not a size from 1kb to 100mb/],
     [{ bodyLimit: '-1kb' }, 'bodyLimit', /is not a size from 1kb to 100mb/],
     [{ databaseUrl: 'mysql://db/sandbox' }, 'databaseUrl', /postgres:\/\/ or postgresql:\/\//],
+    [{ corsOrigins: ['foo'] as string[] }, 'corsOrigins', /corsOrigins "foo" is not an origin/],
+    [{ corsOrigins: ['https://tools.example.com/app'] as string[] }, 'corsOrigins', /is not an origin.*no path/],
+    [{ corsOrigins: ['ftp://files.example.com'] as string[] }, 'corsOrigins', /is not an origin/],
   ] as const)('refuses %j in-process with an error naming %s', (input, option, message) => {
     const error = (() => {
       try {
@@ -88,6 +91,15 @@ describe('the options', () => {
     expect(() => cli('--heap-growth', 'lots')).toThrow(/--heap-growth <percent>.*whole number/);
     expect(cli('--heap-growth', '150').heapGrowth).toBe(150);
     expect(cli().heapGrowth).toBe(75);
+    expect(() => cli('--cors-origins', 'localhost:3000')).toThrow(/--cors-origins <origins>.*is not an origin/);
+    expect(cli('--cors-origins', 'http://localhost:3000, https://Tools.example.com/').corsOrigins).toEqual(['http://localhost:3000', 'https://Tools.example.com/']);
+    expect(cli('--cors-origins', 'none').corsOrigins).toEqual([]);
+  });
+
+  it('list the report command in --help', () => {
+    let help = '';
+    program().configureOutput({ writeOut: (text) => (help += text) }).outputHelp();
+    expect(help).toMatch(/report \[options\] +print a client's readiness report/);
   });
 
   it('offer every option but the in-process client list as a flag with a variable', () => {

@@ -139,9 +139,11 @@ describe('webhook retries on the sandbox clock', () => {
     await sandbox.advance(AWB_DELAY);
     expect(receiver.received).toHaveLength(1);
     const paused = (await deliveries(sandbox))[1]!;
-    expect(paused).toMatchObject({ status: 'paused', attempts: [], last_error: expect.stringContaining('disabled') });
+    expect(paused).toMatchObject({ status: 'paused', attempts: [], last_error: expect.stringMatching(/^the endpoint is disabled \(the receiver answered 410 Gone at [^)]+\); PUT \/__sandbox\/webhook enables it again$/) });
     const redeliver = await sandbox.call('POST', `/__sandbox/webhooks/deliveries/${paused.id}/redeliver`);
     expect(redeliver.status).toBe(409);
+    // The way out is said once, not once by the reason and again by the message.
+    expect(redeliver.body.message).toMatch(/^The webhook endpoint of this client is disabled \(the receiver answered 410 Gone at [^)]+\); PUT \/__sandbox\/webhook enables it again\.$/);
 
     receiver.respond = () => ({ status: 200 });
     const put = await sandbox.call('PUT', '/__sandbox/webhook', { body: { url: receiver.url } });
