@@ -19,6 +19,7 @@ import { SandboxMetrics } from './metrics/metrics.js';
 import { loadFixtures } from './fixtures/load.js';
 import { hash32 } from './ids/random.js';
 import { IdFactory } from './ids/factory.js';
+import { createFields } from './orders/fields.js';
 import { OrdersService } from './orders/service.js';
 import type { SandboxModule } from './module.js';
 import type { Services } from './services.js';
@@ -190,7 +191,7 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   const ids = new IdFactory(await dataSeed(options.seed, storage));
   const journey = new Journey({ storage, fixtures, ids, clock, events });
   journey.attach(scheduler);
-  const orders = new OrdersService({ storage, fixtures, clock, ids, journey, onCreated: (count) => metrics.ordersCreated.inc(count) }, { defaultScenario: options.scenario, awbDelay: options.awbDelay, maxItems: options.maxItems });
+  const orders = new OrdersService({ storage, fixtures, clock, ids, journey, onCreated: (count) => metrics.ordersCreated.inc(count) }, { defaultScenario: options.scenario, awbDelay: options.awbDelay, maxItems: options.maxItems, fields: createFields(specs.provider.document) });
   const endpoints = new WebhookEndpoints(storage, options);
   const webhookTargets = new TargetGuard(options.webhookTargets, seams.webhookLookup);
   await migrateDueTimes(storage, journey, WEBHOOK_JOB, registry);

@@ -44,7 +44,10 @@ export interface BodyReply {
 
 /** Where a streamed answer writes. */
 export interface ReplySink {
-  write(chunk: string): void;
+  /** Writes a part; false when the connection's buffer is full (then wait for `onDrain`). */
+  write(chunk: string): boolean;
+  /** Called once when the connection's buffer has room again after a write answered false. */
+  onDrain(listener: () => void): void;
   end(chunk?: string): void;
   /** True once the client has gone away or the answer has ended. */
   readonly closed: boolean;
@@ -97,3 +100,41 @@ export function clientOf(input: OperationInput): Client {
 export const json = (status: number, body: unknown, headers?: Record<string, string>): BodyReply => ({ status, body, headers });
 
 export const isBodyReply = (reply: Reply): reply is BodyReply => 'status' in reply && !('stream' in reply);
+
+/** Parts of a listing answer written at a time, in bytes of JSON text (about). */
+const LIST_PART_BYTES = 64 * 1024;
+
+/**
+ * A 200 with the JSON object `head` and, last, `field` holding `items`: as one body when
+ * it fits in one part of 64 KiB, else written in parts, each with the event loop let go
+ * in between and only once the connection has room for it. A client's request journal
+ * can be 16 MiB and more of JSON: written in one go, that held every other client's
+ * requests for about a second, and a slow reader kept all of it in memory at once.
+ */
+export function listInParts(head: Record<string, unknown>, field: string, items: readonly unknown[]): Reply {
+  const opening = JSON.stringify(head);
+  const start = `${opening.slice(0, -1)}${opening.length > 2 ? ',' : ''}${JSON.stringify(field)}:[`;
+  let next = 0;
+  const part = (first: string): string => {
+    let text = first;
+    while (next < items.length && text.length < LIST_PART_BYTES) text += `${next > 0 ? ',' : ''}${JSON.stringify(items[next++]) ?? 'null'}`;
+    return next === items.length ? `${text}]}` : text;
+  };
+  const firstPart = part(start);
+  if (next === items.length) return { status: 200, serialized: firstPart };
+  return {
+    status: 200,
+    headers: { 'Content-Type': 'application/json; charset=utf-8' },
+    stream: (sink) => {
+      const write = (text: string): void => {
+        if (sink.closed) return;
+        if (next === items.length && text.endsWith(']}')) return sink.end(text);
+        const room = sink.write(text);
+        const go = (): void => void setImmediate(() => write(part('')));
+        if (room) go();
+        else sink.onDrain(go);
+      };
+      write(firstPart);
+    },
+  };
+}

@@ -32,7 +32,8 @@ function sendStream(res: Response, reply: StreamReply): void {
   res.status(reply.status).set(reply.headers);
   res.flushHeaders();
   const sink: ReplySink = {
-    write: (chunk) => void (res.writableEnded || res.write(chunk)),
+    write: (chunk) => !res.writableEnded && res.write(chunk),
+    onDrain: (listener) => void res.once('drain', listener),
     end: (chunk) => void (res.writableEnded || res.end(chunk)),
     get closed() {
       return res.writableEnded || res.destroyed;

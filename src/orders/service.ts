@@ -6,6 +6,7 @@ import type { Fixtures } from '../fixtures/load.js';
 import type { IdFactory } from '../ids/factory.js';
 import type { OrderQuery, Page, Storage, Stored } from '../store/port.js';
 import type { Journey } from '../tracking/journey.js';
+import { keepKnown, type CreateFields } from './fields.js';
 import { checkCreateRequest } from './rules.js';
 import type { CreateOrderRequest, Order } from './types.js';
 
@@ -13,6 +14,8 @@ export interface OrdersConfig {
   defaultScenario: string;
   awbDelay: DelayRange;
   maxItems: number;
+  /** The create request's fields the served spec knows: only those are stored (absent: all that was sent). */
+  fields?: CreateFields;
 }
 
 export interface CreateOptions {
@@ -57,7 +60,8 @@ export class OrdersService {
       throw new RuleViolation([{ field: 'header.x-sandbox-scenario', message: `must be one of: ${this.scenarioNames().join(', ')}` }], `Unknown scenario "${scenario}".`);
     }
     const delay = (client.awb_delay !== undefined ? parseDelayRange(client.awb_delay) : undefined) ?? this.config.awbDelay;
-    const { items, courier_code, ...sender } = request;
+    const { items, courier_code, ...sent } = request;
+    const sender = keepKnown(sent, this.config.fields?.sender);
     const created = await storage.transaction(async (tx) => {
       const now = clock.of(client.id);
       const batchId = await ids.batchId(tx);
@@ -72,7 +76,7 @@ export class OrdersService {
           scenario,
           status: 'created',
           sender,
-          item,
+          item: keepKnown(item, this.config.fields?.item),
           awb: null,
           awb_due_at: journey.awbDueAt(orderNo, now, delay),
           awb_generated_at: null,

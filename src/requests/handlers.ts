@@ -1,5 +1,5 @@
 import { RuleViolation } from '../domain/errors.js';
-import { clientOf, json, type HandlerMap } from '../http/handler.js';
+import { clientOf, json, listInParts, type HandlerMap } from '../http/handler.js';
 import type { RequestLogRepository } from '../store/port.js';
 import type { PendingAppends } from './recorder.js';
 
@@ -18,7 +18,7 @@ export function requestHandlers(journal: RequestLogRepository, pending: PendingA
       await pending.settled(clientOf(input).id);
       const requests = await journal.list(clientOf(input).id, { operationId: operation_id, status, since: time('since', since), until: time('until', until) });
       // A client's journal may hold a thousand entries of 16 KiB each: `limit` reads the newest few.
-      return json(200, { total: requests.length, size: journal.size, requests: limit === undefined ? requests : requests.slice(-limit) });
+      return listInParts({ total: requests.length, size: journal.size }, 'requests', limit === undefined ? requests : requests.slice(-limit));
     },
     clearRequests: async (input) => {
       await pending.settled(clientOf(input).id);

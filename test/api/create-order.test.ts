@@ -46,6 +46,24 @@ describe('POST /v1/order', () => {
     }
   });
 
+  it('accepts fields it does not know and ignores them: neither stored nor answered, and the known ones kept as sent', async () => {
+    const junk = 'x'.repeat(50_000);
+    const body = { ...createRequest(2), sender_extra: junk, items: createRequest(2).items.map((i) => ({ ...i, item_extra: junk })) };
+    const res = await sandbox.call('POST', '/v1/order', { body });
+    expect(res.status).toBe(201);
+    for (const [i, orderNo] of (res.body.order_numbers as string[]).entries()) {
+      const views = [await sandbox.call('GET', `/__sandbox/orders/${orderNo}`), await sandbox.call('GET', `/v1/order/${orderNo}`)];
+      for (const view of views) {
+        expect(view.status).toBe(200);
+        expect(JSON.stringify(view.body)).not.toContain('_extra');
+      }
+      const stored = await sandbox.services.storage.orders.get(orderNo);
+      expect(Object.keys(stored!.sender)).not.toContain('sender_extra');
+      expect(stored!.sender).toMatchObject({ sender_name: body.sender_name, sender_address: body.sender_address });
+      expect(stored!.item).toEqual(createRequest(2).items[i]);
+    }
+  });
+
   it('keeps an order whose text holds a NUL or half a surrogate pair (JSON "\\udc00"), on every store', async () => {
     // PostgreSQL's text holds neither: the store writes U+FFFD there instead of failing the create (a 500).
     const res = await sandbox.call('POST', '/v1/order', { body: createRequest(1, { sender_name: 'Toko \udc00 Maju\u0000' }) });

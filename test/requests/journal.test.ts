@@ -114,6 +114,22 @@ describe('GET /__sandbox/requests', () => {
     expect((await sandbox.call('GET', '/__sandbox/requests?limit=0')).status).toBe(400);
   });
 
+  it('writes a journal of more than 64 KiB in parts, the same JSON as in one piece', async () => {
+    const large = createRequest(1, { items: [item({ item_name: 'x'.repeat(40_000) })] });
+    for (let i = 0; i < 12; i += 1) await sandbox.call('POST', '/v1/order', { body: large });
+    await sandbox.call('GET', TRACK);
+    const whole = await sandbox.call('GET', '/__sandbox/requests');
+    expect(whole.headers['transfer-encoding']).toBe('chunked');
+    expect(whole.headers['content-type']).toMatch(/^application\/json/);
+    expect(whole.body.total).toBe(13);
+    expect(whole.body.requests).toHaveLength(13);
+    expect(whole.body.requests.slice(0, 12).every((entry: { body_truncated?: unknown }) => entry.body_truncated !== undefined)).toBe(true);
+    expect(whole.body.requests[12]).toMatchObject({ operation_id: 'trackOrder', status: 404 });
+    const newest = await sandbox.call('GET', '/__sandbox/requests?limit=1');
+    expect(newest.headers['content-length']).toBeDefined();
+    expect(newest.body).toEqual({ total: 13, size: 1000, requests: [whole.body.requests[12]] });
+  });
+
   it('returns 400 naming the parameter for a time that is not one', async () => {
     const res = await sandbox.call('GET', '/__sandbox/requests?since=yesterday');
     expect(res.status).toBe(400);
