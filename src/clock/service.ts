@@ -46,6 +46,16 @@ export async function loadClocks(storage: Storage, options: ClockOptions, client
     if (kept !== base.now()) await storage.meta.set('manual_clock_ms', base.now());
   } else {
     base = new RealClock(options.speed);
+    // Runs on from the kept base and pace, as if the sandbox had kept running: restarting at
+    // wall time put a clock that had run faster days back, behind the orders it had made.
+    const kept = await storage.meta.get('real_clock');
+    if (kept) {
+      base.load(kept);
+      // A restart goes back to --speed, from now on (no jump).
+      if (kept.speed !== options.speed) base.setSpeed(options.speed);
+    }
+    const state = base.state();
+    if (!kept || JSON.stringify(kept) !== JSON.stringify(state)) await storage.meta.set('real_clock', state);
   }
   const clocks = new Clocks(base, clientIds);
   for (const clientId of clientIds) {
@@ -167,6 +177,8 @@ export class ClockService {
     if (!(base instanceof RealClock)) throw new Conflict('A manual clock has no speed: it moves only by POST /__sandbox/clock/advance. Start with --clock real to set a speed.');
     if (!this.sync) {
       base.setSpeed(speed);
+      // Kept at once: a crash after it must not restart the clock behind what it showed.
+      await this.storage.meta.set('real_clock', base.state());
       this.scheduler.rearm();
       return;
     }
@@ -207,9 +219,10 @@ export class ClockService {
   }
 
   /**
-   * Keeps every client's time at a stop. Needed only with a real clock faster than wall
-   * time: it restarts at wall time, and the saved time keeps each client's clock from
-   * moving back.
+   * Keeps every client's time at a stop, with a real clock faster than wall time. The
+   * sandbox's real clock is kept too (`real_clock`), so a client's lead over it is what
+   * counts; this keeps a data file from before that from restarting a client behind the
+   * time it was saved at.
    */
   async saveAll(): Promise<void> {
     // A shared store keeps the real clock's pace and base: it runs on across a restart.

@@ -156,6 +156,12 @@ export interface Meta {
   manual_clock_ms: number;
   /** Set once the due times of an older data file were turned into jobs. */
   jobs_migrated: number;
+  /**
+   * The sandbox's real clock on a data file: its base and pace (kept at the first start
+   * and at every speed change), so its time is the same function of wall time across a
+   * stop, a restart or a crash and never moves back.
+   */
+  real_clock: { sim_base_ms: number; wall_base_ms: number; speed: number; previous_speed: number };
 }
 
 export interface MetaRepository {

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createRequest } from '../support/orders.js';
 import { onPostgres } from '../support/store-kind.js';
 import { testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
+import { crash } from '../support/store.js';
 import { tempDir } from '../support/tmp.js';
 import { Receiver } from '../webhooks/receiver.js';
 import { createOrders, deliveries } from '../webhooks/support.js';
@@ -177,6 +178,38 @@ describe('a clock per client (real clock)', () => {
     const ahead = (await clockOf(sandbox, TOKEN_A)).now_ms - b;
     expect(ahead).toBeGreaterThanOrEqual(DAY);
     expect(ahead).toBeLessThan(DAY + 60_000);
+  });
+});
+
+// The data file's lock and a crash of its process: PostgreSQL keeps its clocks in the database from the start.
+if (!onPostgres) describe('a real clock that ran faster, then a crash', () => {
+  it('never moves back: it runs on from the kept base and pace, and a restart goes back to --speed without a jump', async () => {
+    const data = join(dir(), 'sandbox.json');
+    const ADMIN = 'clock-admin-token';
+    const first = await testSandbox({ clock: 'real', data, awbDelay: '1h', adminTokens: [ADMIN] });
+    try {
+      expect((await first.call('PUT', '/__sandbox/clock/speed', { token: ADMIN, body: { speed: 100_000 } })).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 300)); // about 8 hours of sandbox time
+      const [orderNo] = await createOrders(first, 1, {}, TOKEN_A);
+      const created = Date.parse((await orderOf(first, orderNo!, TOKEN_A)).created_at);
+      const seen = { a: (await clockOf(first, TOKEN_A)).now_ms, b: (await clockOf(first, TOKEN_B)).now_ms };
+      expect(seen.a - Date.now()).toBeGreaterThan(4 * HOUR);
+      // As a SIGKILL leaves it: nothing saved at a stop.
+      crash(data);
+      sandbox = await testSandbox({ clock: 'real', data, awbDelay: '1h', adminTokens: [ADMIN] });
+      const a = await clockOf(sandbox, TOKEN_A);
+      expect(a.now_ms).toBeGreaterThanOrEqual(seen.a);
+      expect((await clockOf(sandbox, TOKEN_B)).now_ms).toBeGreaterThanOrEqual(seen.b);
+      expect(a.now_ms).toBeGreaterThan(created);
+      expect(a.speed).toBe(1);
+      // Back at wall pace: a second of wall time is about a second of the clock's.
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect((await clockOf(sandbox, TOKEN_A)).now_ms - a.now_ms).toBeLessThan(5_000);
+    } finally {
+      await sandbox?.close();
+      sandbox = undefined;
+      await first.close().catch(() => undefined);
+    }
   });
 });
 
