@@ -1,3 +1,4 @@
+import { TooManyRequests } from '../domain/errors.js';
 import { clientOf, json, type HandlerMap } from '../http/handler.js';
 import type { Storage } from '../store/port.js';
 import type { WebhookEndpoints } from '../webhooks/endpoints.js';
@@ -23,6 +24,8 @@ export interface ReportHandlerDeps {
 
 const seconds = (ms: number): number => Math.floor(ms / 1000);
 
+const CHECK_RUNNING = 'A check run of this client is still going (one at a time: each step may wait the webhook timeout); retry once it has ended.';
+
 /** The checks' messages: the valid one about the client's latest order with an AWB (made up when it has none). */
 async function checkMessages(storage: Storage, clientId: string, now: number): Promise<CheckMessages> {
   const latest = (await storage.orders.list(clientId, { limit: 50 })).items.find((o) => o.awb !== null);
@@ -36,6 +39,8 @@ async function checkMessages(storage: Storage, clientId: string, now: number): P
 /** The readiness report in the control API: the report, runs, checks. */
 export function reportHandlers(deps: ReportHandlerDeps): HandlerMap {
   const { storage, now, observer } = deps;
+  /** Clients with a check run going. */
+  const running = new Set<string>();
   return {
     getReport: async (input) => {
       const client = clientOf(input);
@@ -59,9 +64,18 @@ export function reportHandlers(deps: ReportHandlerDeps): HandlerMap {
 
     runChecks: async (input) => {
       const client = clientOf(input);
-      const endpoint = await deps.endpoints.of(client);
-      const messages = await checkMessages(storage, client.id, now(client.id));
-      const checks = await runChecks(endpoint, messages, { guard: deps.guard, timeoutMs: deps.timeoutMs, now: () => now(client.id), shutdown: deps.shutdown });
+      // One run per client at a time: each step may hold a connection for the webhook
+      // timeout, and hundreds of runs at a silent receiver held a connection each.
+      if (running.has(client.id)) throw new TooManyRequests(CHECK_RUNNING, 1);
+      running.add(client.id);
+      let checks: Awaited<ReturnType<typeof runChecks>>;
+      try {
+        const endpoint = await deps.endpoints.of(client);
+        const messages = await checkMessages(storage, client.id, now(client.id));
+        checks = await runChecks(endpoint, messages, { guard: deps.guard, timeoutMs: deps.timeoutMs, now: () => now(client.id), shutdown: deps.shutdown });
+      } finally {
+        running.delete(client.id);
+      }
       await observer.settled(client.id);
       await storage.reports.change(client.id, { checks });
       return json(200, { checks, passed: checks.filter((c) => c.status === 'passed').length, failed: checks.filter((c) => c.status === 'failed').length, not_run: checks.filter((c) => c.status === 'not_run').length });

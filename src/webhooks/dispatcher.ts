@@ -69,6 +69,14 @@ const scheduledAttempts = (d: Delivery): number => d.attempts.filter((a) => a.tr
 export const MANUAL_ATTEMPTS = 8;
 
 /**
+ * Attempts a delivery may have before a redelivery is refused: each one is logged in the
+ * delivery (with up to 1 KiB of its answer) and rewrites it, so a partner redelivering one
+ * delivery thousands of times grew it past a megabyte and each rewrite held the loop for
+ * tens of milliseconds. The retry schedule's own attempts are never refused.
+ */
+export const MAX_REDELIVERED_ATTEMPTS = 50;
+
+/**
  * The outbox and its dispatcher. An event becomes a stored delivery with a job for
  * its next attempt, in the transaction of the event; each due attempt POSTs the
  * signed body (outside any transaction) and records the outcome, with the next

@@ -2,7 +2,7 @@ import { Conflict, NotFound, RuleViolation } from '../domain/errors.js';
 import { clientOf, json, type HandlerMap, type Interceptor, type OperationInput } from '../http/handler.js';
 import type { Clocks } from '../clock/clocks.js';
 import { chaosHeaderModes, unknownChaos } from './chaos.js';
-import type { WebhookDispatcher } from './dispatcher.js';
+import { MAX_REDELIVERED_ATTEMPTS, type WebhookDispatcher } from './dispatcher.js';
 import type { Endpoint, WebhookEndpoints } from './endpoints.js';
 import { webhookMessages } from './messages.js';
 import { isSecret } from './secret.js';
@@ -66,6 +66,7 @@ export function webhookHandlers({ storage, clock, endpoints, dispatcher, retries
       const delivery = await ownDelivery(input);
       const endpoint = withUrl(await endpoints.of(clientOf(input)));
       if (!endpoint.enabled) throw new Conflict(webhookMessages.disabled(endpoint.disabled_reason));
+      if (delivery.attempts.length >= MAX_REDELIVERED_ATTEMPTS) throw new Conflict(webhookMessages.tooManyAttempts(MAX_REDELIVERED_ATTEMPTS));
       return json(200, deliveryView(await dispatcher.redeliver(delivery, endpoint)));
     },
 

@@ -4,6 +4,8 @@ import type { Refusal } from './targets.js';
 /** Every message of the webhook control API, in one place. */
 export const webhookMessages = {
   tooManyManualAttempts: (max: number) => `This client already has ${max} test pings and redeliveries in flight, the most it may at once; retry once one has ended.`,
+  tooManyAttempts: (max: number) =>
+    `This delivery has had ${max} attempts, the most one may have with redeliveries: its log would grow with every one. Send a new test ping (POST /__sandbox/webhooks/test), or create an order for a new delivery.`,
   noUrl: 'No webhook URL is set for this client: set one with PUT /__sandbox/webhook {"url": "..."} (or start with --webhook-url, or give webhook.url in the config file).',
   disabled: (reason: string | null) => `The webhook endpoint of this client is disabled (${reason ?? 'no reason'}); PUT /__sandbox/webhook enables it again.`,
   secret: 'must be "whsec_" followed by the base64 of 24 to 64 bytes',

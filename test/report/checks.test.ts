@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { Receiver } from '../webhooks/receiver.js';
-import { testSandbox, type TestSandbox } from '../support/sandbox.js';
+import { testSandbox, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
 
 let sandbox: TestSandbox | undefined;
 let receiver: Receiver | undefined;
@@ -52,6 +52,29 @@ describe('POST /__sandbox/checks', () => {
     const item = (id: string) => report.items.find((i: { id: string }) => i.id === id);
     expect(item('check.valid')).toMatchObject({ status: 'not_handled', detail: expect.stringMatching(/expected 2xx, got no answer/) });
     expect(item('check.unknown-order')).toMatchObject({ status: 'not_exercised', detail: expect.stringMatching(/^Not run/) });
+  });
+
+  it('runs one check run of a client at a time: a second answers 429 with Retry-After meanwhile; another client runs its own', async () => {
+    sandbox = await testSandbox({ webhookTimeout: '400ms' });
+    receiver = await Receiver.start();
+    receiver.respond = () => ({ status: 200, hang: true });
+    const other = await Receiver.start();
+    try {
+      await sandbox.call('PUT', '/__sandbox/webhook', { body: { url: receiver.url } });
+      await sandbox.call('PUT', '/__sandbox/webhook', { token: TOKEN_B, body: { url: other.url } });
+      const first = sandbox.call('POST', '/__sandbox/checks');
+      while (receiver.received.length === 0) await new Promise((r) => setTimeout(r, 10));
+      const second = await sandbox.call('POST', '/__sandbox/checks');
+      expect(second.status).toBe(429);
+      expect(second.headers['retry-after']).toBe('1');
+      expect(second.body.message).toMatch(/check run of this client is still going/);
+      expect((await sandbox.call('POST', '/__sandbox/checks', { token: TOKEN_B })).status).toBe(200);
+      expect(other.received).toHaveLength(5);
+      expect((await first).body).toMatchObject({ failed: 1, not_run: 4 });
+      expect((await sandbox.call('POST', '/__sandbox/checks')).status).toBe(200);
+    } finally {
+      await other.close();
+    }
   });
 
   it('answers 409 saying how to set a URL when the client has none', async () => {

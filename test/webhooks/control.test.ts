@@ -135,6 +135,19 @@ describe('POST /__sandbox/webhooks/deliveries/{id}/redeliver', () => {
     expect(receiver.received[1]!.body).toBe(receiver.received[0]!.body);
   });
 
+  it('refuses a redelivery with 409 once the delivery has had 50 attempts, so its log stays bounded; another delivery still takes one', async () => {
+    await createOrders(sandbox, 2);
+    await sandbox.advance(60_000);
+    const [first, second] = await deliveries(sandbox);
+    for (let i = 1; i < 50; i += 1) expect((await sandbox.call('POST', `/__sandbox/webhooks/deliveries/${first!.id}/redeliver`)).status).toBe(200);
+    const refused = await sandbox.call('POST', `/__sandbox/webhooks/deliveries/${first!.id}/redeliver`);
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toMatch(/has had 50 attempts, the most one may have with redeliveries/);
+    expect((await sandbox.call('GET', `/__sandbox/webhooks/deliveries/${first!.id}`)).body.attempts).toHaveLength(50);
+    expect(receiver.received.filter((r) => r.id === first!.id)).toHaveLength(50);
+    expect((await sandbox.call('POST', `/__sandbox/webhooks/deliveries/${second!.id}/redeliver`)).status).toBe(200);
+  });
+
   it('delivers a pending delivery at once and cancels its retry', async () => {
     receiver.respond = (_, i) => ({ status: i === 0 ? 500 : 200 });
     await createOrders(sandbox, 1);
