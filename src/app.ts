@@ -1,6 +1,7 @@
 import express, { type Express } from 'express';
 import { controlHandlers } from './control/handlers.js';
 import { cors } from './http/cors.js';
+import { knownToken } from './http/auth.js';
 import { clientRateLimit } from './http/rate-limit.js';
 import { errorEnvelope, jsonBody, requestLog, series, unknownPath } from './http/edge.js';
 import type { HandlerMap } from './http/handler.js';
@@ -68,7 +69,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
   // One layer of express's router for the whole edge: log, CORS, body, then the specs
   // (every control path starts with /__sandbox/: provider requests skip its routes).
   app.use(
-    series(requestLog(services.logger), cors(services.options.corsOrigins), jsonBody(services.options.bodyLimit), (req, res, next) =>
+    series(requestLog(services.logger), cors(services.options.corsOrigins), jsonBody(services.options.bodyLimit, (req) => knownToken(services.registry, req.headers.authorization)), (req, res, next) =>
       req.path.startsWith('/__sandbox/') ? control(req, res, next) : provider(req, res, next),
     ),
   );

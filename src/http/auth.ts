@@ -14,3 +14,9 @@ export function authenticate(registry: ClientRegistry, header: string | undefine
   if (!caller) throw new ApiError(401, messages.unknownToken, [{ field: 'header.authorization', message: 'unknown token' }], challenge('invalid_token'));
   return caller;
 }
+
+/** Whether an Authorization header names a token of this sandbox (a client's or an admin's), without the 401. */
+export function knownToken(registry: ClientRegistry, header: string | undefined): boolean {
+  const match = header ? /^Bearer +(\S+) *$/i.exec(header) : null;
+  return match !== null && registry.callerOf(match[1]!) !== undefined;
+}

@@ -34,6 +34,15 @@ describe('answers that are not about one operation', () => {
     expect(res.body).toEqual({ success: false, message: expect.stringContaining('not valid JSON'), errors: [{ field: 'body', message: 'is not valid JSON' }] });
   });
 
+  it('answers a body sent without a token of this sandbox with 401 before reading it: malformed JSON is not even looked at', async () => {
+    for (const token of [null, 'no-such-token']) {
+      const res = await sandbox.call('POST', '/v1/order', { token, body: '{not json', headers: { 'content-type': 'application/json' } });
+      expect(res.status).toBe(401);
+      expect(res.body.errors).toEqual([expect.objectContaining({ field: 'header.authorization' })]);
+    }
+    expect((await sandbox.call('POST', '/v1/order', { body: '{not json', headers: { 'content-type': 'application/json' } })).status).toBe(400);
+  });
+
   it('answers a body that is not JSON with 415', async () => {
     const res = await supertest(sandbox.app).post('/v1/order').set(auth).set('Content-Type', 'text/plain').send('sender_name=x');
     expect(res.status).toBe(415);

@@ -36,10 +36,12 @@ describe('limits, each with a clear error', () => {
     expect(res.status).toBe(400);
     expect(res.body.errors).toEqual([{ field: 'body', message: 'is nested deeper than 64 levels' }]);
     figures.push('nesting 66 > 64: 400');
-    // Half a million brackets, with no token: refused from the raw bytes (400 naming body), never parsed.
-    const deep = await sandbox.call('POST', '/v1/order', { token: null, body: '['.repeat(500_000), headers: { 'content-type': 'application/json' } });
+    // Half a million brackets: refused from the raw bytes (400 naming body), never parsed; with no token, not even read (401).
+    const deep = await sandbox.call('POST', '/v1/order', { body: '['.repeat(500_000), headers: { 'content-type': 'application/json' } });
     expect(deep.status).toBe(400);
     expect(deep.body.errors).toEqual([{ field: 'body', message: 'is nested deeper than 64 levels' }]);
+    const anonymous = await sandbox.call('POST', '/v1/order', { token: null, body: '['.repeat(500_000), headers: { 'content-type': 'application/json' } });
+    expect(anonymous.status).toBe(401);
   });
 
   it.each([
