@@ -140,7 +140,11 @@ export class OrdersService {
       const old = await storage.orders.createdBefore(olderThan, 500);
       if (old.length === 0) return removed;
       await storage.transaction(async (tx) => {
-        for (const order of old) {
+        for (const found of old) {
+          // As it is now: an AWB or a step may have changed it since it was found (removing
+          // that version failed the whole sweep with a Conflict under load).
+          const order = await tx.orders.get(found.order_no);
+          if (!order) continue;
           await journey.stop(tx, order);
           await tx.orders.remove(order);
         }

@@ -38,13 +38,18 @@ export function retentionModule(services: Pick<Services, 'options' | 'storage' |
     name: 'retention',
     async start() {
       if (retention === undefined) return;
-      scheduler.on(RETENTION_JOB, async (_job, at) => {
-        await sweep(at);
+      // The next sweep is scheduled whatever this one met: a sweep that failed (a store that
+      // cannot write, say) once ended retention for good, and the disk grew from then on.
+      const sweepThenNext = async (at: number): Promise<void> => {
+        try {
+          await sweep(at);
+        } catch (error) {
+          logger.warn({ err: error, next_at: new Date(at + RETENTION_EVERY_MS).toISOString() }, 'retention sweep failed; the next one runs as planned');
+        }
         await scheduleNext(at);
-      });
-      const now = clock.now();
-      await sweep(now);
-      await scheduleNext(now);
+      };
+      scheduler.on(RETENTION_JOB, async (_job, at) => sweepThenNext(at));
+      await sweepThenNext(clock.now());
     },
   };
 }

@@ -42,6 +42,40 @@ describe('--retention (manual clock)', () => {
     expect((await sandbox.call('GET', '/__sandbox/orders')).body.total).toBe(1);
   });
 
+  it('removes an order that changed since the sweep found it (its AWB or a step in between), not failing on the version it found', async () => {
+    sandbox = await testSandbox({ retention: '30d' });
+    const res = await sandbox.call('POST', '/v1/order', { body: createRequest(1) });
+    const orderNo = res.body.order_numbers[0] as string;
+    const { orders: repository } = sandbox.services.storage;
+    const stale = (await repository.get(orderNo))!;
+    await sandbox.call('POST', `/__sandbox/orders/${orderNo}/awb`);
+    const createdBefore = repository.createdBefore.bind(repository);
+    let calls = 0;
+    const spy = vi.spyOn(repository, 'createdBefore').mockImplementation(async (olderThan, limit) => (calls++ === 0 ? [stale] : createdBefore(olderThan, limit)));
+    try {
+      expect(await sandbox.services.orders.removeOlderThan(stale.created_at + 1)).toBe(1);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(await statusOf(sandbox, orderNo)).toBe(404);
+  });
+
+  it('goes on sweeping every hour after a sweep that failed', async () => {
+    sandbox = await testSandbox({ retention: '30d' });
+    const old = await createOrder(sandbox);
+    // Every sweep fails for a day and a half of sandbox time (a store that cannot write, say); then the store recovers.
+    const failing = vi.spyOn(sandbox.services.orders, 'removeOlderThan').mockRejectedValue(new Error('the store cannot write'));
+    try {
+      await sandbox.advance(30 * DAY + 12 * RETENTION_EVERY_MS);
+      expect(failing.mock.calls.length).toBeGreaterThan(5);
+      expect(await statusOf(sandbox, old.orderNo)).toBe(200);
+    } finally {
+      failing.mockRestore();
+    }
+    await sandbox.advance(RETENTION_EVERY_MS);
+    expect(await statusOf(sandbox, old.orderNo)).toBe(404);
+  });
+
   it('keeps every order when no retention is set', async () => {
     sandbox = await testSandbox();
     const old = await createOrder(sandbox);
