@@ -10,6 +10,7 @@ import { ClockService, loadClocks } from './clock/service.js';
 import { ClockSync } from './clock/sync.js';
 import { answerClientErrors } from './http/client-error.js';
 import { withEnvelope } from './http/edge.js';
+import { ApiError, messages } from './http/errors.js';
 import { ClientRegistry, roleOf, type Client, type ClientConfig } from './config/clients.js';
 import { checkClientConfigs } from './config/check.js';
 import { readConfigFile } from './config/file.js';
@@ -226,9 +227,17 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
   const modules = sandboxModules(services);
   const app = createApp(services, modules);
   for (const m of modules) await m.start?.();
+  let stopping = false;
   const server = await new Promise<Server>((resolve, reject) => {
     // express's app.listen takes no server options; the header limit needs node:http's own.
-    const s = createServer({ maxHeaderSize: options.maxHeaderSize }, withEnvelope(app));
+    const serve = withEnvelope(app);
+    const s = createServer({ maxHeaderSize: options.maxHeaderSize }, (req, res) => {
+      if (!stopping) return serve(req, res);
+      // Stopping: a request on a connection kept alive is refused (it once kept being served for
+      // the whole 10 s grace, so `docker stop` killed the process before its last checkpoint).
+      res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8', 'Retry-After': '1', Connection: 'close' });
+      res.end(JSON.stringify(new ApiError(503, messages.stopping).toEnvelope()));
+    });
     answerClientErrors(s, options.maxHeaderSize);
     s.once('error', reject);
     s.listen(options.port, options.host, () => resolve(s));
@@ -259,11 +268,15 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
     },
     close: () =>
       (closing ??= (async () => {
+        stopping = true;
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Connections close as their requests in flight end (node closes only those idle at server.close()).
         server.closeIdleConnections();
+        const idle = setInterval(() => server.closeIdleConnections(), 50).unref();
         const grace = setTimeout(() => server.closeAllConnections(), 10_000).unref();
         await stopServices(services, modules);
         await closed;
+        clearInterval(idle);
         clearTimeout(grace);
         await storage.close();
         // Lines still gathering for a batch go out now, not at the next flush tick.

@@ -34,6 +34,7 @@ export class ApiError extends Error {
 /** Every message the sandbox answers with, in one place. */
 export const messages = {
   notFound: domainMessages.notFound,
+  stopping: 'The sandbox is stopping (SIGTERM or SIGINT): it takes no new requests. Retry once it has started again.',
   unknownPath: (method: string, path: string) =>
     `No operation ${method} ${path}. See GET /__sandbox/openapi.json for the paths this sandbox serves.`,
   methodNotAllowed: (method: string, allowed: string[]) =>

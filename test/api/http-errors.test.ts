@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import supertest from 'supertest';
 import { createSandbox } from '../../src/sandbox.js';
 import { createRequest } from '../support/orders.js';
@@ -111,6 +112,35 @@ describe('a request target the router cannot parse (a real server)', () => {
       expect(answer.status).toBe(404);
       expect(answer.type).toMatch(/^application\/json/);
       expect(JSON.parse(answer.body)).toMatchObject({ success: false, errors: [] });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('once stopping, refuses a request on a connection kept alive with 503 and Connection: close, and still finishes the one in flight', async () => {
+    const server = await createSandbox({ clock: 'manual', tokens: ['t'] });
+    try {
+      // A fault keeps the tracking read in flight for 300 ms.
+      await supertest(server.app).post('/__sandbox/faults').set({ Authorization: 'Bearer t' }).send({ match: { operation_id: 'trackOrder' }, action: { type: 'latency', ms: 300 } });
+      const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+      let answers = '';
+      socket.setEncoding('utf8').on('data', (chunk: string) => (answers += chunk));
+      const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      socket.write('GET /v1/order/tracking/SBXNOSUCH01 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\n\r\n');
+      await new Promise((r) => setTimeout(r, 50));
+      const started = Date.now();
+      const closing = server.close();
+      // The next request on the same connection, sent while the first is still in flight.
+      socket.write('GET /__sandbox/health HTTP/1.1\r\nHost: x\r\n\r\n');
+      await ended;
+      await closing;
+      expect(Date.now() - started).toBeLessThan(5_000);
+      const [first, second] = answers.split(/(?=HTTP\/1\.1 )/);
+      expect(first).toMatch(/^HTTP\/1\.1 404 /);
+      expect(second).toMatch(/^HTTP\/1\.1 503 /);
+      expect(second).toMatch(/\r\nconnection: close\r\n/i);
+      expect(second).toMatch(/\r\nretry-after: 1\r\n/i);
+      expect(second).toContain('"message":"The sandbox is stopping');
     } finally {
       await server.close();
     }
