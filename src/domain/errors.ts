@@ -62,8 +62,21 @@ export class Unavailable extends DomainError {
 }
 
 /** The messages domain code answers with, in one place. */
+/**
+ * The largest amount (a weight in kg, a size in cm, a value or COD in rupiah) the sandbox
+ * prices: the provider states none, and text of 400 nines read as Infinity and answered
+ * 200 with null where the spec promises integers.
+ */
+export const MAX_AMOUNT = 999_999_999_999;
+
+/** A field error when numeric `text` is above MAX_AMOUNT, else undefined. */
+export function amountProblem(field: string, text: string | undefined): FieldError | undefined {
+  return text !== undefined && !(Number(text) <= MAX_AMOUNT) ? { field, message: domainMessages.tooLarge } : undefined;
+}
+
 export const domainMessages = {
   notFound: 'Record Not Found',
+  tooLarge: `must be at most ${MAX_AMOUNT}`,
   invalidRequest: 'The request is not valid; see errors.',
   readOnly: 'This token is read-only: it may read (GET) but not create or change anything.',
   courierNotEnabled: (code: string) => `This client is not enabled for courier "${code}".`,

@@ -115,6 +115,11 @@ export function errorEnvelope(limit: string): ErrorRequestHandler {
       case 'request.aborted':
         return void res.destroy();
       default:
+        // zlib's or brotli's own words ("incorrect header check") name no field.
+        if (typeof (error as { code?: unknown }).code === 'string' && /^(Z_|ERR__ERROR_FORMAT|ERR_BROTLI)/.test((error as { code: string }).code)) {
+          const encoding = String(res.req.headers['content-encoding']);
+          return sendError(res, new ApiError(400, messages.undecodableBody(encoding), [{ field: 'body', message: `is not valid ${encoding} data` }]));
+        }
         if (typeof error.status === 'number' && error.status >= 400 && error.status < 500) {
           return sendError(res, new ApiError(error.status, String((error as Error).message ?? 'Bad request')));
         }

@@ -1,5 +1,5 @@
 import type { Client } from '../config/clients.js';
-import { domainMessages, Forbidden, RuleViolation, type FieldError } from '../domain/errors.js';
+import { amountProblem, domainMessages, Forbidden, RuleViolation, type FieldError } from '../domain/errors.js';
 import type { Fixtures } from '../fixtures/load.js';
 import type { CreateOrderRequest } from './types.js';
 
@@ -9,6 +9,9 @@ export function assertCourierEnabled(client: Client, courierCode: string, field:
     throw new Forbidden(domainMessages.courierNotEnabled(courierCode), [{ field, message: 'not enabled for this client' }]);
   }
 }
+
+/** An item's numeric text fields, each priced: at most MAX_AMOUNT. */
+const AMOUNTS = ['item_weight', 'item_value', 'cod', 'item_width', 'item_height', 'item_length', 'item_qty'] as const;
 
 /**
  * The checks of a create request that the JSON schema cannot express: known courier,
@@ -37,6 +40,10 @@ export function checkCreateRequest(fixtures: Fixtures, client: Client, request: 
         field: `items[${i}].service_code`,
         message: `is not a service of ${courier.code}; use one of: ${courier.services.map((s) => s.code).join(', ')}`,
       });
+    }
+    for (const name of AMOUNTS) {
+      const problem = amountProblem(`items[${i}].${name}`, item[name]);
+      if (problem) problems.push(problem);
     }
     if (!courier.supports_cod && Number(item.cod ?? '0') > 0) {
       problems.push({ field: `items[${i}].cod`, message: `${courier.code} does not offer cash on delivery; send "0"` });

@@ -3,7 +3,7 @@ import type { Client } from '../config/clients.js';
 import { areaOf } from '../coverage/areas.js';
 import type { Fixtures } from '../fixtures/load.js';
 import type { Courier } from '../fixtures/types.js';
-import { RuleViolation, type FieldError } from '../domain/errors.js';
+import { amountProblem, RuleViolation, type FieldError } from '../domain/errors.js';
 import type { RateRequest } from './quote.js';
 
 /** Which query parameter carries each part of a rate request, so errors name it. */
@@ -73,6 +73,10 @@ export function readRateQuery(fixtures: Fixtures, client: Client, query: Record<
   if (!destination) problems.push({ field: names.destination, message: NOT_AN_AREA });
   const weight = number(query, names.weight);
   if (!(weight > 0)) problems.push({ field: names.weight, message: 'must be above 0 (kg)' });
+  for (const name of [names.weight, names.length, names.width, names.height, names.itemValue, names.cod]) {
+    const problem = amountProblem(name, text(query, name));
+    if (problem) problems.push(problem);
+  }
   const couriers = selectCouriers(fixtures, client, text(query, names.courier), text(query, names.service), names, problems);
   if (problems.length > 0 || !origin || !destination) throw new RuleViolation(problems);
   return {

@@ -1,8 +1,15 @@
 import type { Report } from './grade.js';
 
 /** Text safe inside an XML attribute or element. */
+/**
+ * Text as XML 1.0 character data: the five markup characters escaped, and the characters
+ * XML cannot hold (C0 controls but tab and line ends, lone surrogates, U+FFFE and U+FFFF)
+ * dropped, so a partner's run name cannot make its own CI report unreadable.
+ */
 export const escapeXml = (text: string): string =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!).replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F]/g, '');
+  text
+    .replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!)
+    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '');
 
 /**
  * The report as JUnit XML: one test case per catalogue item, so CI shows it like tests.

@@ -20,7 +20,7 @@ const PARAMETER_TYPE_HINTS: Record<string, string> = {
 
 const TYPE_HINTS: Record<string, string> = {
   string: 'must be a JSON string (send numbers as text, for example "1")',
-  integer: 'must be a JSON integer (for example 1), not text',
+  integer: 'must be a JSON integer (for example 1): not text, not a fraction',
   number: 'must be a JSON number',
   array: 'must be a JSON array',
   object: 'must be a JSON object',

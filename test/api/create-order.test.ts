@@ -46,6 +46,12 @@ describe('POST /v1/order', () => {
     }
   });
 
+  it.each(['item_weight', 'item_value', 'cod', 'item_length', 'item_qty'])('returns 400 naming items[0].%s when it is above 999999999999 (400 nines read as Infinity)', async (field) => {
+    const res = await sandbox.call('POST', '/v1/order', { body: createRequest(1, { items: [item({ [field]: '9'.repeat(400) })] }) });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toContainEqual({ field: `items[0].${field}`, message: 'must be at most 999999999999' });
+  });
+
   it('accepts fields it does not know and ignores them: neither stored nor answered, and the known ones kept as sent', async () => {
     const junk = 'x'.repeat(50_000);
     const body = { ...createRequest(2), sender_extra: junk, items: createRequest(2).items.map((i) => ({ ...i, item_extra: junk })) };

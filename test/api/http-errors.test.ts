@@ -44,6 +44,12 @@ describe('answers that are not about one operation', () => {
     expect((await sandbox.call('POST', '/v1/order', { body: '{not json', headers: { 'content-type': 'application/json' } })).status).toBe(400);
   });
 
+  it.each(['gzip', 'deflate', 'br'])('answers a body that is not the %s data its Content-Encoding says with 400 naming body', async (encoding) => {
+    const res = await supertest(sandbox.app).post('/v1/order').set(auth).set('Content-Type', 'application/json').set('Content-Encoding', encoding).send('not compressed');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ success: false, message: expect.stringContaining(`Content-Encoding (${encoding})`), errors: [{ field: 'body', message: `is not valid ${encoding} data` }] });
+  });
+
   it('answers a body that is not JSON with 415', async () => {
     const res = await supertest(sandbox.app).post('/v1/order').set(auth).set('Content-Type', 'text/plain').send('sender_name=x');
     expect(res.status).toBe(415);

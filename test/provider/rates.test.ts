@@ -129,6 +129,8 @@ describe('GET /v1/rates/shipping-fee', () => {
     [`${ROUTE}&weight=1&courier_code=dhl`, 'courier_code', 'must be one of: jne'],
     [`${ROUTE}&weight=1&courier_code=jne&service_code=9`, 'service_code', 'not a service of jne'],
     [`${ROUTE}&weight=1&service_code=1`, 'service_code', 'needs courier_code'],
+    [`${ROUTE}&weight=${'9'.repeat(400)}`, 'weight', 'must be at most 999999999999'],
+    [`${ROUTE}&weight=1&item_value=1000000000000`, 'item_value', 'must be at most 999999999999'],
   ])('returns 400 for ?%s naming %s', async (query, field, message) => {
     const res = await fee(query);
     expect(res.status).toBe(400);

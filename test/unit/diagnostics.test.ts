@@ -23,7 +23,7 @@ describe('toFieldErrors', () => {
     expect(toFieldErrors(validate.errors)).toEqual([
       { field: 'items[0].qty', message: 'must be numeric text, digits only (for example "12")' },
       { field: 'items[1].qty', message: 'is required' },
-      { field: 'n', message: 'must be a JSON integer (for example 1), not text' },
+      { field: 'n', message: 'must be a JSON integer (for example 1): not text, not a fraction' },
     ]);
   });
 
