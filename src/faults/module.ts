@@ -1,12 +1,17 @@
+import { TooManyRequests } from '../domain/errors.js';
 import type { Interceptor, OperationInput } from '../http/handler.js';
 import type { SandboxModule } from '../module.js';
 import type { Services } from '../services.js';
 import { performFault } from './actions.js';
 import { faultHandlers } from './handlers.js';
+import { faultMessages } from './messages.js';
 import { FaultRules } from './rules.js';
 import type { FaultAction } from './types.js';
 
 const applied = new WeakMap<OperationInput, FaultAction>();
+
+/** Requests a client may have held unanswered by hang rules at once; past it, 429. */
+export const MAX_HELD_PER_CLIENT = 100;
 
 /** The action of the fault rule applied to a request, if one was (the readiness report reads it once the request has closed). */
 export const appliedFault = (input: OperationInput): FaultAction | undefined => applied.get(input);
@@ -20,10 +25,27 @@ export function faultsModule(services: Pick<Services, 'storage' | 'clock' | 'opt
   const rules = new FaultRules(services.storage, services.clock, services.options.seed);
   // Aborted at shutdown: requests held by `hang` rules are dropped then.
   const shutdown = new AbortController();
+  // Requests each client has held by hang rules now: a hang has no end of its own, and
+  // one partner's 2,000 hung connections held 2,000 file descriptors of the process.
+  const holding = new Map<string, number>();
   const interceptor: Interceptor = async (input, next) => {
     const rule = input.client ? await rules.take(input.client.id, input) : undefined;
-    if (rule) applied.set(input, rule.action);
-    return rule ? performFault(rule, input, next, shutdown.signal, (key) => rules.chance(key)) : next();
+    if (!rule) return next();
+    applied.set(input, rule.action);
+    const reply = await performFault(rule, input, next, shutdown.signal, (key) => rules.chance(key));
+    if (!('hold' in reply) || !input.client) return reply;
+    const clientId = input.client.id;
+    const held = holding.get(clientId) ?? 0;
+    if (held >= MAX_HELD_PER_CLIENT) throw new TooManyRequests(faultMessages.tooManyHeld(MAX_HELD_PER_CLIENT), 1);
+    holding.set(clientId, held + 1);
+    return {
+      ...reply,
+      released: () => {
+        const left = (holding.get(clientId) ?? 1) - 1;
+        if (left > 0) holding.set(clientId, left);
+        else holding.delete(clientId);
+      },
+    };
   };
   return {
     name: 'faults',

@@ -69,7 +69,7 @@ export interface StreamReply {
  * - `reset`: the connection is dropped at once;
  * - `cutAfterMs`: `reply` goes out, and the connection is dropped after that many ms
  *   (a body ready sooner is sent up to half, then cut);
- * - `hold`: nothing is answered until the client gives up or `until` aborts;
+ * - `hold`: nothing is answered until the client gives up or `until` aborts (then `released`);
  * - `dribble`: `reply`'s body is sent `chunkBytes` at a time, one chunk per `intervalMs`.
  */
 export type Reply =
@@ -77,7 +77,7 @@ export type Reply =
   | StreamReply
   | { reset: true }
   | { cutAfterMs: number; reply: Promise<Reply> }
-  | { hold: AbortSignal }
+  | { hold: AbortSignal; released?: () => void }
   | { dribble: { chunkBytes: number; intervalMs: number }; reply: BodyReply };
 
 export type Handler = (input: OperationInput) => Reply | Promise<Reply>;

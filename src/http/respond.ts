@@ -94,7 +94,7 @@ function hold(res: Response, until: AbortSignal): Promise<void> {
 export async function sendReply(res: Response, reply: Reply): Promise<void> {
   if ('reset' in reply) return void res.req.socket.resetAndDestroy();
   if ('cutAfterMs' in reply) return cutAfter(res, reply.cutAfterMs, reply.reply);
-  if ('hold' in reply) return hold(res, reply.hold);
+  if ('hold' in reply) return hold(res, reply.hold).finally(() => reply.released?.());
   if ('dribble' in reply) return dribble(res, reply.reply, reply.dribble.chunkBytes, reply.dribble.intervalMs);
   if ('stream' in reply) return sendStream(res, reply);
   sendBody(res, reply);

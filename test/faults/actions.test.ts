@@ -122,6 +122,23 @@ describe('fault action "hang"', () => {
     expect((await create()).status).toBe(201);
   });
 
+  it('holds at most 100 requests of a client at once: past that 429 with Retry-After, and again once held ones are let go', async () => {
+    await addRule({ match: { operation_id: 'trackOrder' }, action: { type: 'hang' }, times: 1000 });
+    const track = (timeoutMs: number) => send(base, '/v1/order/tracking/SBXNOSUCH01', { token: TOKEN_A, timeoutMs });
+    const held = Array.from({ length: 100 }, () => failure(track(1_500)));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const refused = await track(1_000);
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toBe('1');
+    expect(JSON.parse(refused.body)).toMatchObject({ success: false, message: expect.stringMatching(/already has 100 requests held unanswered by hang fault rules/) });
+    // Another client's hang is its own.
+    await addRule({ match: { operation_id: 'trackOrder' }, action: { type: 'hang' } }, TOKEN_B);
+    expect((await failure(send(base, '/v1/order/tracking/SBXNOSUCH01', { token: TOKEN_B, timeoutMs: 300 }))).code).toBe('CLIENT_TIMEOUT');
+    for (const error of await Promise.all(held)) expect(error.code).toBe('CLIENT_TIMEOUT');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await failure(track(300))).code).toBe('CLIENT_TIMEOUT');
+  });
+
   it('does not keep a stopping sandbox from closing', async () => {
     const running = await createSandbox({ ...defaultTestOptions, port: 0 });
     await send(running.url, '/__sandbox/faults', { method: 'POST', token: TOKEN_A, body: { action: { type: 'hang' } } });
