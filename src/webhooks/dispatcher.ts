@@ -65,6 +65,9 @@ const holdReason = (endpoint: Endpoint): string | undefined => {
 };
 const scheduledAttempts = (d: Delivery): number => d.attempts.filter((a) => a.trigger === 'schedule' && a.chaos !== 'duplicate').length;
 
+/** Paused deliveries made due again per unit of work when an endpoint is set or enabled again. */
+export const RESUME_SLICE = 200;
+
 /** Test pings and redeliveries a client may have in flight at once. */
 export const MANUAL_ATTEMPTS = 8;
 
@@ -136,20 +139,33 @@ export class WebhookDispatcher {
     await tx.jobs.schedule({ kind: WEBHOOK_JOB, key: delivery.id, client_id: client.id, due_at: due });
   }
 
-  /** Makes the client's paused deliveries due now (after its endpoint is set again). */
-  async resumePaused(tx: Repositories, clientId: string): Promise<number> {
+  /**
+   * Makes up to `limit` of the client's paused deliveries due now, in `tx` (the endpoint
+   * was set or enabled again); returns how many.
+   */
+  async resumePaused(tx: Repositories, clientId: string, limit = RESUME_SLICE): Promise<number> {
     this.held.forget(clientId);
     const now = this.deps.clock.of(clientId);
+    const page = await tx.deliveries.list(clientId, { status: 'paused', limit });
+    for (const d of page.items) {
+      await tx.deliveries.update({ ...d, status: 'pending', next_attempt_at: now, last_error: null });
+      await tx.jobs.schedule({ kind: WEBHOOK_JOB, key: d.id, client_id: clientId, due_at: now });
+    }
+    return page.items.length;
+  }
+
+  /**
+   * Every paused delivery of the client made due now, RESUME_SLICE per unit of work with
+   * the event loop let go between them: the 10,000 an outbox may hold, in one unit,
+   * held every other client's requests for about a second. Returns how many.
+   */
+  async resumeAllPaused(clientId: string): Promise<number> {
     let resumed = 0;
     for (;;) {
-      const page = await tx.deliveries.list(clientId, { status: 'paused', limit: 500 });
-      if (page.items.length === 0) return resumed;
-      for (const d of page.items) {
-        await tx.deliveries.update({ ...d, status: 'pending', next_attempt_at: now, last_error: null });
-        await tx.jobs.schedule({ kind: WEBHOOK_JOB, key: d.id, client_id: clientId, due_at: now });
-      }
-      resumed += page.items.length;
-      if (!page.next_cursor) return resumed;
+      const slice = await this.deps.storage.transaction((tx) => this.resumePaused(tx, clientId));
+      resumed += slice;
+      if (slice < RESUME_SLICE) return resumed;
+      await new Promise((resolve) => setImmediate(resolve));
     }
   }
 

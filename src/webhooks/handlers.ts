@@ -2,7 +2,7 @@ import { Conflict, NotFound, RuleViolation } from '../domain/errors.js';
 import { clientOf, json, type HandlerMap, type Interceptor, type OperationInput } from '../http/handler.js';
 import type { Clocks } from '../clock/clocks.js';
 import { chaosHeaderModes, unknownChaos } from './chaos.js';
-import { MAX_REDELIVERED_ATTEMPTS, type WebhookDispatcher } from './dispatcher.js';
+import { MAX_REDELIVERED_ATTEMPTS, RESUME_SLICE, type WebhookDispatcher } from './dispatcher.js';
 import type { Endpoint, WebhookEndpoints } from './endpoints.js';
 import { webhookMessages } from './messages.js';
 import { isSecret } from './secret.js';
@@ -46,11 +46,12 @@ export function webhookHandlers({ storage, clock, endpoints, dispatcher, retries
       const refusal = targets.checkUrl(body.url);
       if (refusal) throw new RuleViolation([{ field: 'url', message: webhookMessages.targetRefused(refusal) }], webhookMessages.targetPolicy);
       if (body.secret !== undefined && !isSecret(body.secret)) throw new RuleViolation([{ field: 'secret', message: webhookMessages.secret }]);
-      const endpoint = await storage.transaction(async (tx) => {
+      const { endpoint, more } = await storage.transaction(async (tx) => {
         const set = await endpoints.set(client, { url: body.url, secret: body.secret, chaos: body.chaos as ChaosMode[] | undefined }, clock.of(client.id), tx);
-        await dispatcher.resumePaused(tx, client.id);
-        return set;
+        return { endpoint: set, more: (await dispatcher.resumePaused(tx, client.id)) === RESUME_SLICE };
       });
+      // The rest a slice at a time (a restart resumes what a crash left paused meanwhile).
+      if (more) await dispatcher.resumeAllPaused(client.id);
       return showEndpoint(200, endpoint);
     },
 

@@ -35,7 +35,12 @@ export function webhooksModule(services: Pick<Services, 'storage' | 'scheduler' 
     reset: async (clientId) => (await dispatcher.removeAll(clientId)) + (await endpoints.remove(clientId)),
     prune: (olderThan) => dispatcher.prune(olderThan),
     start: async () => {
-      for (const client of registry.clients) await endpoints.ensureSecret(client);
+      for (const client of registry.clients) {
+        await endpoints.ensureSecret(client);
+        // Deliveries still paused while the endpoint takes them: a stop in the middle of making them due again.
+        const endpoint = await endpoints.of(client);
+        if (endpoint.url && endpoint.enabled) await dispatcher.resumeAllPaused(client.id);
+      }
     },
     close: async () => {
       dispatcher.close();

@@ -1,6 +1,8 @@
+import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { TOKEN_B, type TestSandbox } from '../support/sandbox.js';
+import { testSandbox, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
+import { tempDir } from '../support/tmp.js';
 import { Receiver } from './receiver.js';
 import { createOrders, deliveries, startWebhookSandbox, stopWebhookSandbox, webhookSandbox } from './support.js';
 
@@ -91,6 +93,37 @@ describe('GET /__sandbox/webhooks/deliveries', () => {
     await sandbox.call('PUT', '/__sandbox/webhook', { token: TOKEN_B, body: { url: receiver.url } });
     await sandbox.advance(0);
     expect(receiver.received.map((r) => r.id)).toEqual([paused!.id]);
+  });
+});
+
+describe('many paused deliveries', () => {
+  const dir = tempDir();
+
+  it('are all made due when a URL is set, a slice at a time, and sent', async () => {
+    for (let i = 0; i < 5; i += 1) await createOrders(sandbox, 90, {}, TOKEN_B);
+    await sandbox.advance(60_000);
+    expect((await sandbox.call('GET', '/__sandbox/webhooks/deliveries?status=paused&limit=1', { token: TOKEN_B })).body.total).toBe(450);
+    const put = await sandbox.call('PUT', '/__sandbox/webhook', { token: TOKEN_B, body: { url: receiver.url } });
+    expect(put.status).toBe(200);
+    expect((await sandbox.call('GET', '/__sandbox/webhooks/deliveries?status=paused&limit=1', { token: TOKEN_B })).body.total).toBe(0);
+    await sandbox.advance(0);
+    expect(new Set(receiver.received.map((r) => r.id)).size).toBe(450);
+  });
+
+  it('left paused while the endpoint takes them (a stop in the middle of resuming) are made due at the next start', async () => {
+    const data = join(dir(), 'paused.json');
+    const first = await testSandbox({ data, clients: [{ token: TOKEN_B, id: 'client-b' }] });
+    await createOrders(first, 3, {}, TOKEN_B);
+    await first.advance(60_000);
+    await first.close();
+    const second = await testSandbox({ data, clients: [{ token: TOKEN_B, id: 'client-b', webhook: { url: receiver.url } }] });
+    try {
+      await second.advance(0);
+      expect(receiver.received).toHaveLength(3);
+      expect((await second.call('GET', '/__sandbox/webhooks/deliveries?status=delivered', { token: TOKEN_B })).body.total).toBe(3);
+    } finally {
+      await second.close();
+    }
   });
 });
 
