@@ -39,7 +39,13 @@ export class AttemptAborted extends Error {
   override name = 'AttemptAborted';
 }
 
-async function excerpt(response: Response): Promise<string> {
+/**
+ * The first EXCERPT_BYTES of a response body. The status came within the timeout, so a
+ * body still arriving when it ends (or cut off) keeps what came: the answer counts, and
+ * a receiver that acknowledged with a slow body was once logged "no answer" and sent the
+ * message again. Only a shutdown ends it with nothing.
+ */
+async function excerpt(response: Response, shutdown: AbortSignal): Promise<string> {
   if (!response.body) return '';
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -51,6 +57,8 @@ async function excerpt(response: Response): Promise<string> {
       chunks.push(value);
       size += value.length;
     }
+  } catch (error) {
+    if (shutdown.aborted) throw error;
   } finally {
     void reader.cancel().catch(() => undefined);
   }
@@ -100,7 +108,7 @@ export async function send(request: SendRequest): Promise<SendResult> {
       signal: AbortSignal.any([timeout.signal, request.shutdown]),
       dispatcher: request.dispatcher,
     });
-    const body = await excerpt(response);
+    const body = await excerpt(response, request.shutdown);
     return { webhook_timestamp: timestamp, status_code: response.status, duration_ms: elapsed(), error: null, response_body: body, retry_after: response.headers.get('retry-after') };
   } catch (error) {
     if (request.shutdown.aborted) throw new AttemptAborted('shut down during the attempt');

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TestSandbox } from '../support/sandbox.js';
 import { downPort, Receiver } from './receiver.js';
@@ -124,6 +126,29 @@ describe('webhook retries on the sandbox clock', () => {
     await sandbox.advance(5_000);
     [delivery] = await deliveries(sandbox);
     expect(delivery!.status).toBe('delivered');
+  });
+
+  it('counts a 2xx answered within the timeout as delivered, its body still coming when the timeout ends', async () => {
+    const slow = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('ok');
+      const dribble = setInterval(() => res.write('.'), 50);
+      res.on('close', () => clearInterval(dribble));
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      await sandbox.close();
+      sandbox = await webhookSandbox(`http://127.0.0.1:${(slow.address() as AddressInfo).port}/hooks`, { webhookTimeout: '300ms' });
+      await createOrders(sandbox, 1);
+      await sandbox.advance(AWB_DELAY);
+      const [delivery] = await deliveries(sandbox);
+      expect(delivery).toMatchObject({ status: 'delivered', next_attempt_at: null });
+      expect(delivery!.attempts).toEqual([expect.objectContaining({ status_code: 200, error: null, response_body: expect.stringMatching(/^ok\.*$/) })]);
+    } finally {
+      slow.closeAllConnections();
+      await new Promise((resolve) => slow.close(resolve));
+    }
   });
 
   it('disables the endpoint on 410 Gone, pauses later deliveries, and resumes them on PUT /__sandbox/webhook', async () => {
