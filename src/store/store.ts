@@ -1,8 +1,8 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { dataFilePath } from './data-path.js';
 import { restrictDataFiles } from './private-files.js';
 import { RecordMap } from './record-map.js';
 import { copyWith } from './embedded/records.js';
-import { dirname, resolve } from 'node:path';
 import { Low, Memory } from 'lowdb';
 import { describeError, errnoOf, nodeFileSystem, Utf8Chunk } from './files.js';
 import { Journal } from './journal.js';
@@ -87,7 +87,8 @@ export class Store {
   ) {}
 
   /**
-   * Opens the store: takes the data file's lock (throws DataFileLocked, touching no file,
+   * Opens the store on the data file `path` names, symbolic links followed (see
+   * `dataFilePath`): takes the data file's lock (throws DataFileLocked, touching no file,
    * when another live sandbox holds it), removes temp files of an interrupted
    * checkpoint, reads the data file and replays the journal, both as streams.
    */
@@ -96,8 +97,7 @@ export class Store {
       const db = new Low<StoreData>(new Memory<StoreData>(), emptyData());
       return new Store(db, undefined, undefined, options);
     }
-    const path = resolve(options.path);
-    mkdirSync(dirname(path), { recursive: true });
+    const path = dataFilePath(options.path);
     const lock = DataFileLock.acquire(path);
     try {
       restrictDataFiles(path);
