@@ -8,6 +8,7 @@ import { describeError, errnoOf, nodeFileSystem, Utf8Chunk } from './files.js';
 import { Journal } from './journal.js';
 import { DataFileLock } from './lock.js';
 import { checkVersion, emptyData, migrate, SCHEMA_VERSION } from './schema.js';
+import { checkData } from './schema-check.js';
 import { CheckpointAborted, SnapshotFile, type SnapshotChunk } from './snapshot-file.js';
 import { DataFileError, StoreUnavailable, type Collection, type JournalOp, type RecordFormats, type Records, type StoreData, type StoreFileSystem, type StoreHealth } from './types.js';
 
@@ -48,6 +49,13 @@ export interface StoreOptions {
   pack?: (collection: string, value: unknown, current?: unknown) => unknown;
   /** How records of a collection are written to the data file when shorter than their JSON (see RecordFormat). Default: as their JSON. */
   formats?: RecordFormats;
+  /**
+   * Called once the records are read, the journal replayed and the whole migrated, before
+   * anything is written (the migrated file, a new file, a journal segment): the owner
+   * builds what it keeps of them (indexes). Throwing refuses the start, leaving the files
+   * as they were and no lock.
+   */
+  onLoad?: (store: Store) => void;
 }
 
 /**
@@ -95,7 +103,9 @@ export class Store {
   static async open(options: StoreOptions): Promise<Store> {
     if (options.path === ':memory:') {
       const db = new Low<StoreData>(new Memory<StoreData>(), emptyData());
-      return new Store(db, undefined, undefined, options);
+      const store = new Store(db, undefined, undefined, options);
+      options.onLoad?.(store);
+      return store;
     }
     const path = dataFilePath(options.path);
     const lock = DataFileLock.acquire(path);
@@ -107,6 +117,8 @@ export class Store {
       const fresh = !existsSync(path);
       await db.read();
       const fromVersion = checkVersion(db.data, path);
+      // Version 0 (lowdb's file) has other shapes: it is checked once migrated.
+      if (fromVersion >= 1) checkData(db.data, path);
       db.data.journal_generation ??= 0;
       const journal = new Journal(path, db.data.journal_generation, {
         fsync: options.fsync ?? false,
@@ -120,6 +132,9 @@ export class Store {
       // Version 2 on changes no record: its collections stay RecordMaps.
       if (fromVersion < 2) asObjects(db.data);
       db.data = migrate(db.data, path);
+      if (fromVersion === 0) checkData(db.data, path);
+      // Before the first write: an owner that cannot build on these records refuses the start with the files as they were.
+      options.onLoad?.(store);
       journal.open();
       // A migrated store is written out at once, so no journal of the old schema is replayed
       // again. If that cannot be written, changes in the new schema must not follow the old
