@@ -3,6 +3,7 @@ import { rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { writeAllSync } from './files.js';
 import { readLines } from './lines.js';
+import { commitProblem } from './schema-check.js';
 import { DataFileError, type JournalOp, type StoreFileSystem } from './types.js';
 
 /**
@@ -38,7 +39,9 @@ export class Journal {
    * Reads every segment from generation `from` on, in order, line by line, and hands
    * each op to `apply`. A last line with no newline is a write cut short (by a crash or
    * a full disk), never acknowledged: it is skipped and cut off, so later appends start
-   * a clean line. Returns the number of commits replayed.
+   * a clean line. A complete line that is not a commit (not JSON, not a list of changes,
+   * a change putting a record `recordProblem` refuses) stops the replay with a
+   * DataFileError naming the segment and line. Returns the number of commits replayed.
    */
   async replay(from: number, apply: (op: JournalOp) => void): Promise<number> {
     let commits = 0;
@@ -46,15 +49,19 @@ export class Journal {
       if (generation < from) continue;
       const { end, size } = await readLines(path, (line, number) => {
         if (line === '') return;
+        const damaged = (what: string) =>
+          new DataFileError(
+            `The journal ${path} is damaged at line ${number}: ${what}. ` +
+              'It was left untouched: move it away to start without its changes, or start with another --data file.',
+          );
         let parsed: JournalOp | JournalOp[];
         try {
           parsed = JSON.parse(line) as JournalOp | JournalOp[];
         } catch (error) {
-          throw new DataFileError(
-            `The journal ${path} is damaged at line ${number}: ${(error as Error).message}. ` +
-              'It was left untouched: move it away to start without its changes, or start with another --data file.',
-          );
+          throw damaged((error as Error).message);
         }
+        const problem = commitProblem(parsed);
+        if (problem !== undefined) throw damaged(problem);
         if (Array.isArray(parsed)) parsed.forEach(apply);
         else apply(parsed); // a line of sandbox 0.1.0: one op
         commits += 1;

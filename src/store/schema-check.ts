@@ -1,5 +1,5 @@
 import { RecordMap } from './record-map.js';
-import { DataFileError, type StoreData } from './types.js';
+import { DataFileError, type JournalOp, type StoreData } from './types.js';
 
 /** Collections whose every record is a JSON object: an order, a delivery, a client's settings, a job. */
 const OBJECT_RECORDS = new Set(['orders', 'deliveries', 'clients', 'jobs']);
@@ -53,4 +53,26 @@ export function checkData(data: StoreData, path: string): void {
       if (problem !== undefined) throw refuse(`${problem} in the collection "${name}", key ${JSON.stringify(key)}`);
     }
   }
+}
+
+/** What is wrong with a journal line's parsed JSON as a commit (a list of ops, or one op as sandbox 0.1.0 wrote), or undefined. */
+export function commitProblem(parsed: unknown): string | undefined {
+  const ops = Array.isArray(parsed) ? (parsed as unknown[]) : [parsed];
+  if (!Array.isArray(parsed) && !isObject(parsed)) return `${describeValue(parsed)} is not a list of changes`;
+  for (const [i, op] of ops.entries()) {
+    const problem = opProblem(op);
+    if (problem !== undefined) return `change ${i + 1} ${problem}`;
+  }
+  return undefined;
+}
+
+function opProblem(op: unknown): string | undefined {
+  if (!isObject(op)) return `is ${describeValue(op)}, not a change`;
+  const { c, k, v, d, p } = op as Partial<JournalOp>;
+  if (typeof c !== 'string' || typeof k !== 'string') return 'names no collection and key';
+  if (d) return undefined;
+  if (p !== undefined) return isObject(p) ? undefined : `sets ${describeValue(p)} as the fields of "${c}" key ${JSON.stringify(k)}`;
+  if (v === undefined) return `has no record for "${c}" key ${JSON.stringify(k)}`;
+  const problem = recordProblem(c, v);
+  return problem === undefined ? undefined : `puts ${problem} in "${c}", key ${JSON.stringify(k)}`;
 }

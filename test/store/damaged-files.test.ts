@@ -64,3 +64,29 @@ describe('starting on a data file edited by hand into something else than record
     await storage.close();
   });
 });
+
+describe('starting on a journal line that is JSON but not a commit', () => {
+  const dir = tempDir();
+  const path = () => join(dir(), 'sandbox.json');
+
+  it.each([
+    ['null', /null is not a list of changes/],
+    ['5', /5 is not a list of changes/],
+    ['[null]', /change 1 is null, not a change/],
+    ['[{"c":"orders","k":"1","d":1},7]', /change 2 is 7, not a change/],
+    ['[{"c":"orders"}]', /change 1 names no collection and key/],
+    ['[{"c":"orders","k":"1"}]', /change 1 has no record for "orders" key "1"/],
+    ['[{"c":"orders","k":"1","v":null}]', /change 1 puts null where a record must be an object in "orders", key "1"/],
+    ['[{"c":"counters","k":"order","v":1e400}]', /change 1 puts a number out of range where a counter must be a whole number .* in "counters", key "order"/],
+    ['[{"c":"orders","k":"1","p":[]}]', /change 1 sets a list as the fields of "orders" key "1"/],
+  ])('refuses the line %s as damaged, naming the segment and line, and leaves every file as it was and no lock', async (line, message) => {
+    writeFileSync(path(), base(4, []));
+    writeFileSync(`${path()}.wal.2`, `${JSON.stringify([{ c: 'meta', k: 'seed', v: 's' }])}\n${line}\n`);
+    const before = contents(dir());
+    const error = await EmbeddedStorage.open({ path: path(), requestLogSize: 10 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DataFileError);
+    expect((error as Error).message).toContain(`The journal ${path()}.wal.2 is damaged at line 2: `);
+    expect((error as Error).message).toMatch(message);
+    expect(contents(dir())).toEqual(before);
+  });
+});
