@@ -202,6 +202,19 @@ describe('the data-file lock', () => {
     lock.release();
   });
 
+  it('on a full disk, throws naming the lock file and the error, and leaves no temp file', () => {
+    const full = { writeSync: () => { throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }); } };
+    expect(() => DataFileLock.acquire(path(), full)).toThrow(
+      new RegExp(`^Cannot write the lock file ${lockPath()} \\(ENOSPC: no space left on device, write, writing ${lockPath()}\\.tmp-${process.pid}-\\w+\\); nothing was left behind`),
+    );
+    expect(readdirSync(dir())).toEqual([]);
+    // A stale lock to take over: the same, its marker gone too.
+    writeLock({ pid: deadPid() });
+    const before = contents(dir());
+    expect(() => DataFileLock.acquire(path(), full)).toThrow(/Cannot write the lock file .*ENOSPC/);
+    expect(contents(dir())).toEqual(before);
+  });
+
   it('DataFileLock.acquire and release work on their own', () => {
     const lock = DataFileLock.acquire(path());
     expect(() => DataFileLock.acquire(path())).toThrow(DataFileLocked);
