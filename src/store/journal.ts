@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readdirSync, statSync, truncateSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readdirSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { writeAllSync } from './files.js';
@@ -24,6 +24,8 @@ export class Journal {
   private torn = false;
   /** Bytes in every segment at or after the data file's generation. */
   bytesSinceCheckpoint = 0;
+  /** The segments this process created (see `abandon`). */
+  private readonly created = new Set<string>();
 
   constructor(
     private readonly dataPath: string,
@@ -75,7 +77,7 @@ export class Journal {
 
   /** Opens the current segment for appending (mode 0600). */
   open(): void {
-    this.fd = openSync(this.pathOf(this.generation), 'a', 0o600);
+    this.fd = this.openSegment(this.generation);
     this.size = fstatSync(this.fd).size;
   }
 
@@ -110,7 +112,7 @@ export class Journal {
   /** Starts a new segment; later appends go there. Returns its generation. Keeps the current one if the new one cannot be opened. */
   rotate(): number {
     this.cutTornTail();
-    const fd = openSync(this.pathOf(this.generation + 1), 'a', 0o600);
+    const fd = this.openSegment(this.generation + 1);
     this.close();
     this.fd = fd;
     this.generation += 1;
@@ -138,6 +140,31 @@ export class Journal {
   close(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
+  }
+
+  /**
+   * Closes the journal and removes the segments it created that are still empty: for a
+   * start refused after the journal was opened (a migrated file that could not be
+   * written), which is to leave the files as they were.
+   */
+  abandon(): void {
+    this.close();
+    for (const path of this.created) {
+      try {
+        if (statSync(path).size === 0) rmSync(path, { force: true });
+      } catch {
+        // Gone already: nothing to remove.
+      }
+    }
+  }
+
+  /** Opens a segment for appending (mode 0600), noting it when this opening creates it. */
+  private openSegment(generation: number): number {
+    const path = this.pathOf(generation);
+    const fresh = !existsSync(path);
+    const fd = openSync(path, 'a', 0o600);
+    if (fresh) this.created.add(path);
+    return fd;
   }
 
   private cutTornTail(): void {

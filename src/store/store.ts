@@ -109,6 +109,7 @@ export class Store {
     }
     const path = dataFilePath(options.path);
     const lock = DataFileLock.acquire(path);
+    let journal: Journal | undefined;
     try {
       restrictDataFiles(path);
       const file = new SnapshotFile(path, options.fileSystem, options.pack, options.formats);
@@ -120,7 +121,7 @@ export class Store {
       // Version 0 (lowdb's file) has other shapes: it is checked once migrated.
       if (fromVersion >= 1) checkData(db.data, path);
       db.data.journal_generation ??= 0;
-      const journal = new Journal(path, db.data.journal_generation, {
+      journal = new Journal(path, db.data.journal_generation, {
         fsync: options.fsync ?? false,
         segmentBytes: options.segmentBytes ?? 64 * MiB,
         fs: options.fileSystem ?? nodeFileSystem,
@@ -143,7 +144,6 @@ export class Store {
         await store.checkpoint();
         const failed = store.health().checkpointError;
         if (failed !== undefined) {
-          journal.close();
           throw new DataFileError(`Cannot write the data file ${path} migrated to schema version ${SCHEMA_VERSION} (${failed}). It was left as it was; free some space and start again.`);
         }
       } else if (fresh) {
@@ -152,12 +152,13 @@ export class Store {
         await store.checkpoint();
         const failed = store.health().checkpointError;
         if (failed !== undefined) {
-          journal.close();
           throw new DataFileError(`Cannot write the new data file ${path} (${failed}); free some space and start again.`);
         }
       }
       return store;
     } catch (error) {
+      // A refused start leaves the files as they were: no segment it opened empty, no lock.
+      journal?.abandon();
       lock.release();
       throw error;
     }
