@@ -40,6 +40,10 @@ export interface StoreOptions {
   fileSystem?: StoreFileSystem;
   /** Told about failures that no caller sees: a failed checkpoint, a failed background commit. */
   onError?: (error: Error) => void;
+  /** Told about every journal append that fails (the commit throws StoreUnavailable), for a log the caller's 503 does not make. */
+  onWriteFailed?: (error: Error) => void;
+  /** Told when a journal append succeeds after one or more failed: the store is writable again. */
+  onWriteResumed?: () => void;
   /**
    * Turns a record into the form kept in memory as it comes in (read from the data file or
    * the journal, or put). It must keep the record's JSON as it was, and may change a
@@ -255,10 +259,14 @@ export class Store {
       this.rollBack();
       const code = errnoOf(error);
       this.failure ??= { code, error: describeError(error), since: Date.now() };
+      this.options.onWriteFailed?.(error as Error);
       throw new StoreUnavailable(code, { cause: error });
     }
     this.pending.clear();
-    this.failure = undefined;
+    if (this.failure !== undefined) {
+      this.failure = undefined;
+      this.options.onWriteResumed?.();
+    }
     if (this.shouldCheckpoint()) void this.checkpoint();
   }
 
