@@ -19,13 +19,8 @@ const MAX_LINKS = 40;
  * dataFilePath('./data/link.json'); // '/srv/sandbox/real.json' when link.json -> real.json
  */
 export function dataFilePath(given: string): string {
-  let path = resolve(given);
-  for (let links = 0; isSymbolicLink(path); links += 1) {
-    if (links === MAX_LINKS) throw new DataFileError(`The data file ${given} is a loop of symbolic links. Start with another --data file.`);
-    path = resolve(dirname(path), readlinkSync(path));
-  }
-  mkdirSync(dirname(path), { recursive: true });
-  const real = join(realpathSync(dirname(path)), basename(path));
+  mkdirSync(dirname(linkTarget(given)), { recursive: true });
+  const real = realDataPath(given);
   const links = hardLinks(real);
   if (links > 1) {
     throw new DataFileError(
@@ -35,6 +30,30 @@ export function dataFilePath(given: string): string {
     );
   }
   return real;
+}
+
+/**
+ * The real path of the data file `given` names, as `dataFilePath` finds it, without
+ * creating or checking anything: for readers of its files (the metrics' sizes). A folder
+ * that does not exist leaves the path as the links lead.
+ */
+export function realDataPath(given: string): string {
+  const path = linkTarget(given);
+  try {
+    return join(realpathSync(dirname(path)), basename(path));
+  } catch {
+    return path;
+  }
+}
+
+/** The absolute path `given` leads to once every symbolic link to the file itself is followed. */
+function linkTarget(given: string): string {
+  let path = resolve(given);
+  for (let links = 0; isSymbolicLink(path); links += 1) {
+    if (links === MAX_LINKS) throw new DataFileError(`The data file ${given} is a loop of symbolic links. Start with another --data file.`);
+    path = resolve(dirname(path), readlinkSync(path));
+  }
+  return path;
 }
 
 function isSymbolicLink(path: string): boolean {
