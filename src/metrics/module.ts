@@ -5,6 +5,7 @@ import { Counter, Gauge } from 'prom-client';
 import type { OperationInput } from '../http/handler.js';
 import type { SandboxModule } from '../module.js';
 import type { Services } from '../services.js';
+import { realDataPath } from '../store/data-path.js';
 
 /**
  * Who may read the metrics: resolves to let the request through, throws a domain error
@@ -20,17 +21,19 @@ export interface MetricsModuleOptions {
 /** Bytes of the embedded store's data file and of its journal segments (`<data>.wal.N`); none for `:memory:`. */
 function storeBytes(data: string): { data: number; journal: number } | undefined {
   if (data === ':memory:' || data.includes('://')) return undefined;
-  const dir = dirname(data);
-  const name = basename(data);
   let dataBytes = 0;
   let journal = 0;
   try {
+    // The journal is beside the real file, when --data is a symbolic link.
+    const real = realDataPath(data);
+    const dir = dirname(real);
+    const name = basename(real);
     for (const file of readdirSync(dir)) {
       if (file === name) dataBytes = statSync(join(dir, file)).size;
       else if (file.startsWith(`${name}.wal.`)) journal += statSync(join(dir, file)).size;
     }
   } catch {
-    return undefined; // the folder went away: nothing to report
+    return undefined; // the folder went away (or the link now loops): nothing to report
   }
   return { data: dataBytes, journal };
 }

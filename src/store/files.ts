@@ -12,7 +12,7 @@ export const nodeFileSystem: StoreFileSystem = {
 };
 
 /** Writes all of `buffer` synchronously, looping over short writes. */
-export function writeAllSync(fs: StoreFileSystem, fd: number, buffer: Uint8Array): void {
+export function writeAllSync(fs: Pick<StoreFileSystem, 'writeSync'>, fd: number, buffer: Uint8Array): void {
   for (let offset = 0; offset < buffer.length; ) offset += progress(fs.writeSync(fd, buffer, offset, buffer.length - offset));
 }
 

@@ -1,8 +1,9 @@
-import { closeSync, fstatSync, openSync, readdirSync, statSync, truncateSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readdirSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { writeAllSync } from './files.js';
 import { readLines } from './lines.js';
+import { commitProblem } from './schema-check.js';
 import { DataFileError, type JournalOp, type StoreFileSystem } from './types.js';
 
 /**
@@ -23,6 +24,8 @@ export class Journal {
   private torn = false;
   /** Bytes in every segment at or after the data file's generation. */
   bytesSinceCheckpoint = 0;
+  /** The segments this process created (see `abandon`). */
+  private readonly created = new Set<string>();
 
   constructor(
     private readonly dataPath: string,
@@ -38,7 +41,9 @@ export class Journal {
    * Reads every segment from generation `from` on, in order, line by line, and hands
    * each op to `apply`. A last line with no newline is a write cut short (by a crash or
    * a full disk), never acknowledged: it is skipped and cut off, so later appends start
-   * a clean line. Returns the number of commits replayed.
+   * a clean line. A complete line that is not a commit (not JSON, not a list of changes,
+   * a change putting a record `recordProblem` refuses) stops the replay with a
+   * DataFileError naming the segment and line. Returns the number of commits replayed.
    */
   async replay(from: number, apply: (op: JournalOp) => void): Promise<number> {
     let commits = 0;
@@ -46,15 +51,19 @@ export class Journal {
       if (generation < from) continue;
       const { end, size } = await readLines(path, (line, number) => {
         if (line === '') return;
+        const damaged = (what: string) =>
+          new DataFileError(
+            `The journal ${path} is damaged at line ${number}: ${what}. ` +
+              'It was left untouched: move it away to start without its changes, or start with another --data file.',
+          );
         let parsed: JournalOp | JournalOp[];
         try {
           parsed = JSON.parse(line) as JournalOp | JournalOp[];
         } catch (error) {
-          throw new DataFileError(
-            `The journal ${path} is damaged at line ${number}: ${(error as Error).message}. ` +
-              'It was left untouched: move it away to start without its changes, or start with another --data file.',
-          );
+          throw damaged((error as Error).message);
         }
+        const problem = commitProblem(parsed);
+        if (problem !== undefined) throw damaged(problem);
         if (Array.isArray(parsed)) parsed.forEach(apply);
         else apply(parsed); // a line of sandbox 0.1.0: one op
         commits += 1;
@@ -68,7 +77,7 @@ export class Journal {
 
   /** Opens the current segment for appending (mode 0600). */
   open(): void {
-    this.fd = openSync(this.pathOf(this.generation), 'a', 0o600);
+    this.fd = this.openSegment(this.generation);
     this.size = fstatSync(this.fd).size;
   }
 
@@ -103,7 +112,7 @@ export class Journal {
   /** Starts a new segment; later appends go there. Returns its generation. Keeps the current one if the new one cannot be opened. */
   rotate(): number {
     this.cutTornTail();
-    const fd = openSync(this.pathOf(this.generation + 1), 'a', 0o600);
+    const fd = this.openSegment(this.generation + 1);
     this.close();
     this.fd = fd;
     this.generation += 1;
@@ -131,6 +140,31 @@ export class Journal {
   close(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
+  }
+
+  /**
+   * Closes the journal and removes the segments it created that are still empty: for a
+   * start refused after the journal was opened (a migrated file that could not be
+   * written), which is to leave the files as they were.
+   */
+  abandon(): void {
+    this.close();
+    for (const path of this.created) {
+      try {
+        if (statSync(path).size === 0) rmSync(path, { force: true });
+      } catch {
+        // Gone already: nothing to remove.
+      }
+    }
+  }
+
+  /** Opens a segment for appending (mode 0600), noting it when this opening creates it. */
+  private openSegment(generation: number): number {
+    const path = this.pathOf(generation);
+    const fresh = !existsSync(path);
+    const fd = openSync(path, 'a', 0o600);
+    if (fresh) this.created.add(path);
+    return fd;
   }
 
   private cutTornTail(): void {

@@ -1,7 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, linkSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, linkSync, openSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+import { describeError, nodeFileSystem, writeAllSync } from './files.js';
+import { DataFileError, type StoreFileSystem } from './types.js';
+
+/** The writes a lock makes: the seam where tests inject ENOSPC. */
+type LockWrites = Pick<StoreFileSystem, 'writeSync'>;
 
 /** Who holds a data file, as its lock file `<data>.lock` records it. */
 export interface LockHolder {
@@ -120,8 +125,12 @@ export class DataFileLock {
     readonly holder: LockHolder,
   ) {}
 
-  /** Takes the lock of the data file at `dataPath`, or throws DataFileLocked naming the holder. Touches no file when it throws. */
-  static acquire(dataPath: string): DataFileLock {
+  /**
+   * Takes the lock of the data file at `dataPath`, or throws DataFileLocked naming the
+   * holder. Touches no file when it throws: a lock that cannot be written (a full disk)
+   * throws a DataFileError naming it, its temporary file removed.
+   */
+  static acquire(dataPath: string, fs: LockWrites = nodeFileSystem): DataFileLock {
     const path = `${dataPath}.lock`;
     const me: LockHolder = {
       pid: process.pid,
@@ -133,11 +142,11 @@ export class DataFileLock {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
       const current = readHolder(path);
       if (current === undefined) {
-        if (createExclusive(path, me)) return new DataFileLock(path, me).tidied();
+        if (createExclusive(path, me, fs)) return new DataFileLock(path, me).tidied();
         continue;
       }
       if (!isStale(current)) throw new DataFileLocked(dataPath, current);
-      const outcome = takeOver(path, current, me);
+      const outcome = takeOver(path, current, me, fs);
       if (outcome === 'taken') return new DataFileLock(path, me).tidied();
       if (outcome === 'busy') sleep(TAKEOVER_WAIT_MS);
     }
@@ -186,27 +195,40 @@ function readHolder(path: string): LockHolder | undefined {
   }
 }
 
-/** Writes `holder` to a private temporary file; the caller links or renames it into place. */
-function writeTemp(path: string, holder: LockHolder): string {
+/** Writes `holder` to a private temporary file; the caller links or renames it into place. A failed write removes it. */
+function writeTemp(path: string, holder: LockHolder, fs: LockWrites): string {
   const tmp = `${path}.tmp-${process.pid}-${holder.id}`;
-  const fd = openSync(tmp, 'wx', 0o600);
+  let fd: number;
   try {
-    writeSync(fd, `${JSON.stringify(holder)}\n`);
-  } finally {
-    closeSync(fd);
+    fd = openSync(tmp, 'wx', 0o600);
+  } catch (error) {
+    throw cannotWrite(path, tmp, error);
   }
+  try {
+    writeAllSync(fs, fd, Buffer.from(`${JSON.stringify(holder)}\n`));
+  } catch (error) {
+    closeSync(fd);
+    rmSync(tmp, { force: true });
+    throw cannotWrite(path, tmp, error);
+  }
+  closeSync(fd);
   return tmp;
 }
 
+const cannotWrite = (path: string, file: string, error: unknown) =>
+  new DataFileError(`Cannot write the lock file ${path} (${describeError(error)}, writing ${file}); nothing was left behind. Free some space and start again.`, {
+    cause: error,
+  });
+
 /** Creates the lock with link(2): fails, returning false, when a lock exists. */
-function createExclusive(path: string, holder: LockHolder): boolean {
-  const tmp = writeTemp(path, holder);
+function createExclusive(path: string, holder: LockHolder, fs: LockWrites): boolean {
+  const tmp = writeTemp(path, holder, fs);
   try {
     linkSync(tmp, path);
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw error;
+    throw cannotWrite(path, path, error);
   } finally {
     rmSync(tmp, { force: true });
   }
@@ -217,10 +239,10 @@ function createExclusive(path: string, holder: LockHolder): boolean {
  * no longer names `stale` (start over); 'busy' while a live starter takes it over.
  * Exported for the tests of the race between two starters.
  */
-export function takeOver(path: string, stale: LockHolder, me: LockHolder): 'taken' | 'changed' | 'busy' {
+export function takeOver(path: string, stale: LockHolder, me: LockHolder, fs: LockWrites = nodeFileSystem): 'taken' | 'changed' | 'busy' {
   for (let n = 0; ; n += 1) {
     const marker = `${path}.takeover-${stale.id}-${n}`;
-    if (!createExclusive(marker, me)) {
+    if (!createExclusive(marker, me, fs)) {
       const creator = readHolder(marker);
       if (creator !== undefined && isStale(creator)) continue; // its creator died mid take-over: pass it over
       return 'busy';
@@ -228,7 +250,13 @@ export function takeOver(path: string, stale: LockHolder, me: LockHolder): 'take
     // Holding the marker, no one else can replace the stale lock: check it is still there, then replace it.
     try {
       if (readHolder(path)?.id !== stale.id) return 'changed';
-      renameSync(writeTemp(path, me), path);
+      const tmp = writeTemp(path, me, fs);
+      try {
+        renameSync(tmp, path);
+      } catch (error) {
+        rmSync(tmp, { force: true });
+        throw cannotWrite(path, path, error);
+      }
       return 'taken';
     } finally {
       rmSync(marker, { force: true });

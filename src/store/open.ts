@@ -4,6 +4,7 @@ import { EmbeddedStorage } from './embedded/storage.js';
 import { PostgresStorage } from './postgres/storage.js';
 import type { Storage } from './port.js';
 import type { StoreFileSystem } from './types.js';
+import { writeWarnings } from './write-warnings.js';
 
 /**
  * Opens the storage the options name: PostgreSQL with `--database-url`, else the
@@ -23,5 +24,6 @@ export function openStorage(options: Pick<ResolvedOptions, 'data' | 'fsync' | 'j
     requestLogSize: options.journalSize,
     ...(fileSystem ? { fileSystem } : {}),
     onError: (error) => logger.error({ err: error }, 'store write failed'),
+    ...writeWarnings(logger),
   });
 }

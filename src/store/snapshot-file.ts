@@ -185,6 +185,7 @@ async function readOwnFormat(path: string, formats: RecordFormats, pack?: (colle
         if (!start) throw new OtherLayout();
         const collection: Records = new RecordMap();
         name = JSON.parse(start[1]!) as string;
+        if (Object.hasOwn(data, name)) throw twice(path, name);
         data[name] = collection;
         const format = data.schema_version >= FORMATS_SINCE ? formats[name] : undefined;
         const collectionName = name;
@@ -274,8 +275,12 @@ async function readAnyJson(path: string): Promise<StoreData> {
   const data: Record<string, unknown> = {};
   try {
     const pipeline = chain([createReadStream(path), parser(), streamObject()]);
-    for await (const { key, value } of pipeline as AsyncIterable<{ key: string; value: unknown }>) data[key] = value;
+    for await (const { key, value } of pipeline as AsyncIterable<{ key: string; value: unknown }>) {
+      if (Object.hasOwn(data, key)) throw twice(path, key);
+      data[key] = value;
+    }
   } catch (error) {
+    if (error instanceof DataFileError) throw error;
     throw new DataFileError(
       `The data file ${path} is not valid JSON (${(error as Error).message}). ` +
         'It was left untouched: repair or move it, or start with --data :memory:.',
@@ -286,6 +291,12 @@ async function readAnyJson(path: string): Promise<StoreData> {
   }
   return data as StoreData;
 }
+
+/** A field given twice (a collection pasted in by hand): reading on would keep only the last, and the next checkpoint would erase the first. */
+const twice = (path: string, name: string) =>
+  new DataFileError(
+    `The data file ${path} has ${JSON.stringify(name)} twice. It was left as it was: merge the two into one by hand, or move the file away to start without it.`,
+  );
 
 async function startsWithObject(path: string): Promise<boolean> {
   const handle = await open(path, 'r');

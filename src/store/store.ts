@@ -1,13 +1,14 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { dataFilePath } from './data-path.js';
 import { restrictDataFiles } from './private-files.js';
 import { RecordMap } from './record-map.js';
 import { copyWith } from './embedded/records.js';
-import { dirname, resolve } from 'node:path';
 import { Low, Memory } from 'lowdb';
 import { describeError, errnoOf, nodeFileSystem, Utf8Chunk } from './files.js';
 import { Journal } from './journal.js';
 import { DataFileLock } from './lock.js';
 import { checkVersion, emptyData, migrate, SCHEMA_VERSION } from './schema.js';
+import { checkData } from './schema-check.js';
 import { CheckpointAborted, SnapshotFile, type SnapshotChunk } from './snapshot-file.js';
 import { DataFileError, StoreUnavailable, type Collection, type JournalOp, type RecordFormats, type Records, type StoreData, type StoreFileSystem, type StoreHealth } from './types.js';
 
@@ -39,6 +40,10 @@ export interface StoreOptions {
   fileSystem?: StoreFileSystem;
   /** Told about failures that no caller sees: a failed checkpoint, a failed background commit. */
   onError?: (error: Error) => void;
+  /** Told about every journal append that fails (the commit throws StoreUnavailable), for a log the caller's 503 does not make. */
+  onWriteFailed?: (error: Error) => void;
+  /** Told when a journal append succeeds after one or more failed: the store is writable again. */
+  onWriteResumed?: () => void;
   /**
    * Turns a record into the form kept in memory as it comes in (read from the data file or
    * the journal, or put). It must keep the record's JSON as it was, and may change a
@@ -48,6 +53,13 @@ export interface StoreOptions {
   pack?: (collection: string, value: unknown, current?: unknown) => unknown;
   /** How records of a collection are written to the data file when shorter than their JSON (see RecordFormat). Default: as their JSON. */
   formats?: RecordFormats;
+  /**
+   * Called once the records are read, the journal replayed and the whole migrated, before
+   * anything is written (the migrated file, a new file, a journal segment): the owner
+   * builds what it keeps of them (indexes). Throwing refuses the start, leaving the files
+   * as they were and no lock.
+   */
+  onLoad?: (store: Store) => void;
 }
 
 /**
@@ -87,18 +99,21 @@ export class Store {
   ) {}
 
   /**
-   * Opens the store: takes the data file's lock (throws DataFileLocked, touching no file,
+   * Opens the store on the data file `path` names, symbolic links followed (see
+   * `dataFilePath`): takes the data file's lock (throws DataFileLocked, touching no file,
    * when another live sandbox holds it), removes temp files of an interrupted
    * checkpoint, reads the data file and replays the journal, both as streams.
    */
   static async open(options: StoreOptions): Promise<Store> {
     if (options.path === ':memory:') {
       const db = new Low<StoreData>(new Memory<StoreData>(), emptyData());
-      return new Store(db, undefined, undefined, options);
+      const store = new Store(db, undefined, undefined, options);
+      options.onLoad?.(store);
+      return store;
     }
-    const path = resolve(options.path);
-    mkdirSync(dirname(path), { recursive: true });
+    const path = dataFilePath(options.path);
     const lock = DataFileLock.acquire(path);
+    let journal: Journal | undefined;
     try {
       restrictDataFiles(path);
       const file = new SnapshotFile(path, options.fileSystem, options.pack, options.formats);
@@ -107,8 +122,10 @@ export class Store {
       const fresh = !existsSync(path);
       await db.read();
       const fromVersion = checkVersion(db.data, path);
+      // Version 0 (lowdb's file) has other shapes: it is checked once migrated.
+      if (fromVersion >= 1) checkData(db.data, path);
       db.data.journal_generation ??= 0;
-      const journal = new Journal(path, db.data.journal_generation, {
+      journal = new Journal(path, db.data.journal_generation, {
         fsync: options.fsync ?? false,
         segmentBytes: options.segmentBytes ?? 64 * MiB,
         fs: options.fileSystem ?? nodeFileSystem,
@@ -120,6 +137,9 @@ export class Store {
       // Version 2 on changes no record: its collections stay RecordMaps.
       if (fromVersion < 2) asObjects(db.data);
       db.data = migrate(db.data, path);
+      if (fromVersion === 0) checkData(db.data, path);
+      // Before the first write: an owner that cannot build on these records refuses the start with the files as they were.
+      options.onLoad?.(store);
       journal.open();
       // A migrated store is written out at once, so no journal of the old schema is replayed
       // again. If that cannot be written, changes in the new schema must not follow the old
@@ -128,7 +148,6 @@ export class Store {
         await store.checkpoint();
         const failed = store.health().checkpointError;
         if (failed !== undefined) {
-          journal.close();
           throw new DataFileError(`Cannot write the data file ${path} migrated to schema version ${SCHEMA_VERSION} (${failed}). It was left as it was; free some space and start again.`);
         }
       } else if (fresh) {
@@ -137,12 +156,13 @@ export class Store {
         await store.checkpoint();
         const failed = store.health().checkpointError;
         if (failed !== undefined) {
-          journal.close();
           throw new DataFileError(`Cannot write the new data file ${path} (${failed}); free some space and start again.`);
         }
       }
       return store;
     } catch (error) {
+      // A refused start leaves the files as they were: no segment it opened empty, no lock.
+      journal?.abandon();
       lock.release();
       throw error;
     }
@@ -239,10 +259,14 @@ export class Store {
       this.rollBack();
       const code = errnoOf(error);
       this.failure ??= { code, error: describeError(error), since: Date.now() };
+      this.options.onWriteFailed?.(error as Error);
       throw new StoreUnavailable(code, { cause: error });
     }
     this.pending.clear();
-    this.failure = undefined;
+    if (this.failure !== undefined) {
+      this.failure = undefined;
+      this.options.onWriteResumed?.();
+    }
     if (this.shouldCheckpoint()) void this.checkpoint();
   }
 

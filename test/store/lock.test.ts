@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -202,11 +202,84 @@ describe('the data-file lock', () => {
     lock.release();
   });
 
+  it('on a full disk, throws naming the lock file and the error, and leaves no temp file', () => {
+    const full = { writeSync: () => { throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }); } };
+    expect(() => DataFileLock.acquire(path(), full)).toThrow(
+      new RegExp(`^Cannot write the lock file ${lockPath()} \\(ENOSPC: no space left on device, write, writing ${lockPath()}\\.tmp-${process.pid}-\\w+\\); nothing was left behind`),
+    );
+    expect(readdirSync(dir())).toEqual([]);
+    // A stale lock to take over: the same, its marker gone too.
+    writeLock({ pid: deadPid() });
+    const before = contents(dir());
+    expect(() => DataFileLock.acquire(path(), full)).toThrow(/Cannot write the lock file .*ENOSPC/);
+    expect(contents(dir())).toEqual(before);
+  });
+
   it('DataFileLock.acquire and release work on their own', () => {
     const lock = DataFileLock.acquire(path());
     expect(() => DataFileLock.acquire(path())).toThrow(DataFileLocked);
     lock.release();
     DataFileLock.acquire(path()).release();
     expect(existsSync(lockPath())).toBe(false);
+  });
+
+  describe('a data file reached through a link', () => {
+    const real = () => join(dir(), 'real.json');
+    const link = () => join(dir(), 'link.json');
+
+    it('refuses a second sandbox on a symbolic link to a held data file, naming the real file, and touches no file', async () => {
+      symlinkSync('real.json', link());
+      const first = await Store.open({ path: real() });
+      first.put('orders', '1', { v: 1 });
+      first.commit();
+      const before = contents(dir());
+      await expect(Store.open({ path: link() })).rejects.toThrow(`The data file ${real()} is in use by another sandbox`);
+      expect(contents(dir())).toEqual(before);
+      await first.close();
+    });
+
+    it('refuses a sandbox on the real file while one runs on a symbolic link to it', async () => {
+      symlinkSync('real.json', link());
+      const first = await Store.open({ path: link() });
+      await expect(Store.open({ path: real() })).rejects.toThrow(DataFileLocked);
+      await first.close();
+    });
+
+    it('writes through a symbolic link: the journal and the checkpoint are the real file\'s, and the link stays a link', async () => {
+      mkdirSync(join(dir(), 'elsewhere'));
+      const target = join(dir(), 'elsewhere', 'real.json');
+      symlinkSync(target, link()); // the target does not exist yet
+      const store = await Store.open({ path: link() });
+      store.put('orders', '1', { v: 1 });
+      store.commit();
+      expect(existsSync(`${target}.lock`)).toBe(true);
+      expect(readdirSync(join(dir(), 'elsewhere')).some((name) => name.startsWith('real.json.wal.'))).toBe(true);
+      await store.checkpoint();
+      store.put('orders', '2', { v: 2 });
+      store.commit();
+      await store.close();
+      expect(lstatSync(link()).isSymbolicLink()).toBe(true);
+      expect(readdirSync(dir()).sort()).toEqual(['elsewhere', 'link.json']);
+      const again = await Store.open({ path: target });
+      expect(again.values('orders')).toEqual([{ v: 1 }, { v: 2 }]);
+      await again.close();
+    });
+
+    it('refuses a data file with another hard link, naming both, and touches no file', async () => {
+      const first = await Store.open({ path: real() });
+      first.put('orders', '1', { v: 1 });
+      first.commit();
+      await first.checkpoint();
+      linkSync(real(), link());
+      const before = contents(dir());
+      await expect(Store.open({ path: link() })).rejects.toThrow(`The data file ${link()} has 2 hard links`);
+      expect(contents(dir())).toEqual(before);
+      await first.close();
+      await expect(Store.open({ path: real() })).rejects.toThrow(/2 hard links: a sandbox started on another of its names/);
+      rmSync(link());
+      const again = await Store.open({ path: real() });
+      expect(again.get('orders', '1')).toEqual({ v: 1 });
+      await again.close();
+    });
   });
 });

@@ -1,9 +1,10 @@
 import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { SCHEMA_VERSION } from '../../src/store/schema.js';
 import { Store } from '../../src/store/store.js';
 import { DataFileError } from '../../src/store/types.js';
+import { FaultyFileSystem } from '../support/faulty-fs.js';
 import { crash } from '../support/store.js';
 import { tempDir } from '../support/tmp.js';
 
@@ -102,6 +103,13 @@ describe('Store', () => {
     const reopened = await Store.open({ path: path() });
     expect(reopened.get('orders', '1')).toEqual({ v: 1 });
     await reopened.close();
+  });
+
+  it('refuses to start when a new data file cannot be written (a full disk), leaving no file behind', async () => {
+    const fileSystem = new FaultyFileSystem();
+    fileSystem.failing = 'ENOSPC';
+    await expect(Store.open({ path: path(), fileSystem })).rejects.toThrow(new RegExp(`Cannot write the new data file ${path()} \\(ENOSPC`));
+    expect(readdirSync(dirname(path()))).toEqual([]);
   });
 
   it('checkpoint() resolves once the data file holds everything committed before the call, even while one runs', async () => {

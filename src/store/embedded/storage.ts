@@ -4,7 +4,7 @@ import type { Order } from '../../orders/types.js';
 import type { Delivery } from '../../webhooks/types.js';
 import type { ClientSettingsRepository, CounterRepository, DeliveryRepository, Job, JobRepository, MetaRepository, OrderRepository, Repositories, Storage, StorageHealth } from '../port.js';
 import { Store, type StoreOptions } from '../store.js';
-import { StoreUnavailable } from '../types.js';
+import { DataFileError, StoreUnavailable } from '../types.js';
 import { Indexes } from './indexes.js';
 import { DELIVERIES, DeliveryPacker, FILE_FORMATS, JOBS, ORDERS, OrderPacker, UnpackedOrders } from './records.js';
 import { EmbeddedCounters, EmbeddedDeliveries, EmbeddedJobs, EmbeddedMeta, EmbeddedOrders, EmbeddedSettings } from './repositories.js';
@@ -64,13 +64,27 @@ export class EmbeddedStorage implements Storage {
     this.indexes.jobs.loaded = store.count(JOBS);
   }
 
-  /** Opens the data file (or nothing, for `:memory:`) and builds the indexes. */
+  /** Opens the data file (or nothing, for `:memory:`) and builds the indexes, before the store writes anything. */
   static async open(options: EmbeddedOptions): Promise<EmbeddedStorage> {
     const orders = new OrderPacker();
     const deliveries = new DeliveryPacker();
     const pack = (collection: string, value: unknown, current?: unknown): unknown =>
       collection === ORDERS ? orders.pack(value, current) : collection === DELIVERIES ? deliveries.pack(value) : value;
-    return new EmbeddedStorage(await Store.open({ ...options, pack, formats: FILE_FORMATS }), options.requestLogSize);
+    let storage: EmbeddedStorage | undefined;
+    // The indexes are built before the store writes anything (a migrated file, say): a record they cannot take refuses the start.
+    const onLoad = (store: Store) => {
+      try {
+        storage = new EmbeddedStorage(store, options.requestLogSize);
+      } catch (error) {
+        throw new DataFileError(
+          `Cannot load the records of the data file ${options.path} (${(error as Error).message}): one was probably edited by hand. ` +
+            'It was left as it was: repair it, or move it away to start without it.',
+          { cause: error },
+        );
+      }
+    };
+    await Store.open({ ...options, pack, formats: FILE_FORMATS, onLoad });
+    return storage!;
   }
 
   /** Claims take the heads of the due-job queues (one per client and kind), whatever `until` is. */

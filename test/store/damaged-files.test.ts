@@ -1,0 +1,92 @@
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { EmbeddedStorage } from '../../src/store/embedded/storage.js';
+import { DataFileError } from '../../src/store/types.js';
+import { tempDir } from '../support/tmp.js';
+
+/** Every file of a folder with its bytes. */
+const contents = (dir: string) => Object.fromEntries(readdirSync(dir).map((name) => [name, readFileSync(join(dir, name), 'utf8')]));
+
+const order = { order_no: '1', client_id: 'client-a', status: 'created', awb: null };
+
+/** A data file in the store's own line layout (a header, then one line per collection start and per record), as edited by hand. */
+function ownLayout(version: number, collections: Array<[string, string[]]>): string {
+  const parts = collections.map(([name, records]) => (records.length === 0 ? `"${name}":{}` : `"${name}":{\n${records.join(',\n')}}`));
+  return `{"schema_version":${version},"journal_generation":2,\n${parts.join(',\n')}\n}\n`;
+}
+
+const base = (version: number, orders: string[], more: Array<[string, string[]]> = []) =>
+  ownLayout(version, [['meta', []], ['orders', orders], ['deliveries', []], ['clients', []], ['counters', ['"order":1']], ['jobs', []], ...more]);
+
+describe('starting on a data file edited by hand into something else than records', () => {
+  const dir = tempDir();
+  const path = () => join(dir(), 'sandbox.json');
+  const open = () => EmbeddedStorage.open({ path: path(), requestLogSize: 10 });
+
+  it.each([
+    ['an order that is null in a schema-3 file (migrated at start)', base(3, ['"1":null']), /has null where a record must be an object in the collection "orders", key "1"/],
+    ['an order that is null in a schema-4 file', base(4, [`"2":${JSON.stringify({ ...order, order_no: '2' })}`, '"1":null']), /has null where a record must be an object in the collection "orders", key "1"/],
+    ['a delivery that is a number', base(4, []).replace('"deliveries":{}', '"deliveries":{\n"d1":5}'), /has 5 where a record must be an object in the collection "deliveries", key "d1"/],
+    ['a collection that is a number', `{"schema_version":4,"journal_generation":2,"meta":{},"orders":5}\n`, /has 5 for the collection "orders", where an object of records must be/],
+    ['a collection that is a list', `{"schema_version":4,"journal_generation":2,"meta":{},"jobs":[]}\n`, /has a list for the collection "jobs"/],
+    ['a collection given twice, in the line layout', base(4, [`"1":${JSON.stringify(order)}`], [['orders', []]]), /has "orders" twice/],
+    ['a collection given twice, pretty-printed', `{\n  "schema_version": 4,\n  "orders": {"1": ${JSON.stringify(order)}},\n  "orders": {}\n}\n`, /has "orders" twice/],
+    ['a counter too large for a number (1e400)', base(4, []).replace('"order":1', '"order":1e400'), /has a number out of range where a counter must be a whole number .* "counters", key "order"/],
+    ['a counter that is not whole', `{"schema_version":4,"journal_generation":2,"counters":{"batch":1.5}}\n`, /has 1.5 where a counter must be a whole number/],
+  ])('refuses %s, naming the file and what is wrong, and leaves every file as it was and no lock', async (_case, text, message) => {
+    writeFileSync(path(), text);
+    writeFileSync(`${path()}.wal.2`, `${JSON.stringify([{ c: 'meta', k: 'seed', v: 's' }])}\n`);
+    const before = contents(dir());
+    const error = await open().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DataFileError);
+    expect((error as Error).message).toMatch(message);
+    expect((error as Error).message).toContain(path());
+    expect(contents(dir())).toEqual(before);
+  });
+
+  it.each([
+    ['schema-3', 3],
+    ['schema-4', 4],
+  ])('refuses a %s file whose order is an object the indexes cannot take, before writing anything, naming the file', async (_case, version) => {
+    writeFileSync(path(), base(version, ['"1":{}']));
+    writeFileSync(`${path()}.wal.2`, `${JSON.stringify([{ c: 'meta', k: 'seed', v: 's' }])}\n`);
+    const before = contents(dir());
+    await expect(open()).rejects.toThrow(new RegExp(`Cannot load the records of the data file ${path()} \\(.*\\): one was probably edited by hand`));
+    expect(contents(dir())).toEqual(before);
+  });
+
+  it('still starts on a file whose records and counters are well-formed', async () => {
+    writeFileSync(path(), base(4, []).replace('"order":1', `"order":1,\n"batch":${Number.MAX_SAFE_INTEGER - 1}`));
+    const storage = await open();
+    expect(await storage.counters.next('order')).toBe(2);
+    expect(await storage.counters.next('batch')).toBe(Number.MAX_SAFE_INTEGER);
+    await storage.close();
+  });
+});
+
+describe('starting on a journal line that is JSON but not a commit', () => {
+  const dir = tempDir();
+  const path = () => join(dir(), 'sandbox.json');
+
+  it.each([
+    ['null', /null is not a list of changes/],
+    ['5', /5 is not a list of changes/],
+    ['[null]', /change 1 is null, not a change/],
+    ['[{"c":"orders","k":"1","d":1},7]', /change 2 is 7, not a change/],
+    ['[{"c":"orders"}]', /change 1 names no collection and key/],
+    ['[{"c":"orders","k":"1"}]', /change 1 has no record for "orders" key "1"/],
+    ['[{"c":"orders","k":"1","v":null}]', /change 1 puts null where a record must be an object in "orders", key "1"/],
+    ['[{"c":"counters","k":"order","v":1e400}]', /change 1 puts a number out of range where a counter must be a whole number .* in "counters", key "order"/],
+    ['[{"c":"orders","k":"1","p":[]}]', /change 1 sets a list as the fields of "orders" key "1"/],
+  ])('refuses the line %s as damaged, naming the segment and line, and leaves every file as it was and no lock', async (line, message) => {
+    writeFileSync(path(), base(4, []));
+    writeFileSync(`${path()}.wal.2`, `${JSON.stringify([{ c: 'meta', k: 'seed', v: 's' }])}\n${line}\n`);
+    const before = contents(dir());
+    const error = await EmbeddedStorage.open({ path: path(), requestLogSize: 10 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DataFileError);
+    expect((error as Error).message).toContain(`The journal ${path()}.wal.2 is damaged at line 2: `);
+    expect((error as Error).message).toMatch(message);
+    expect(contents(dir())).toEqual(before);
+  });
+});

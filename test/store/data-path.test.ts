@@ -1,0 +1,37 @@
+import { existsSync, linkSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { dataFilePath, realDataPath } from '../../src/store/data-path.js';
+import { DataFileError } from '../../src/store/types.js';
+import { tempDir } from '../support/tmp.js';
+
+describe('dataFilePath', () => {
+  const dir = tempDir();
+
+  it.each([
+    ['a plain file', (d: string) => writeFileSync(join(d, 'real.json'), '{}'), 'real.json', 'real.json'],
+    ['a symbolic link to a file', (d: string) => (writeFileSync(join(d, 'real.json'), '{}'), symlinkSync('real.json', join(d, 'link.json'))), 'link.json', 'real.json'],
+    ['a chain of two links', (d: string) => (symlinkSync('b.json', join(d, 'a.json')), symlinkSync(join(d, 'real.json'), join(d, 'b.json'))), 'a.json', 'real.json'],
+    ['a file in a linked folder', (d: string) => (mkdirSync(join(d, 'store')), symlinkSync('store', join(d, 'data'))), 'data/s.json', 'store/s.json'],
+  ])('follows %s to the real path', (_case, make, given, real) => {
+    make(dir());
+    expect(dataFilePath(join(dir(), given))).toBe(join(dir(), real));
+    expect(realDataPath(join(dir(), given))).toBe(join(dir(), real));
+  });
+
+  it('creates the folder of a link to a file not made yet, and leaves the link', () => {
+    symlinkSync('later/real.json', join(dir(), 'link.json'));
+    expect(dataFilePath(join(dir(), 'link.json'))).toBe(join(dir(), 'later', 'real.json'));
+    expect(existsSync(join(dir(), 'later'))).toBe(true);
+  });
+
+  it('refuses a loop of symbolic links and a file with another hard link', () => {
+    symlinkSync('b.json', join(dir(), 'a.json'));
+    symlinkSync('a.json', join(dir(), 'b.json'));
+    expect(() => dataFilePath(join(dir(), 'a.json'))).toThrow(/is a loop of symbolic links/);
+    writeFileSync(join(dir(), 's.json'), '{}');
+    linkSync(join(dir(), 's.json'), join(dir(), 'hard.json'));
+    expect(() => dataFilePath(join(dir(), 's.json'))).toThrow(DataFileError);
+    expect(() => dataFilePath(join(dir(), 's.json'))).toThrow(`The data file ${join(dir(), 's.json')} has 2 hard links`);
+  });
+});
