@@ -189,6 +189,7 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
     onLate: (kind, lateMs) => metrics.jobRan(kind, lateMs),
   });
   const clockService = new ClockService(storage, scheduler, clock, sync);
+  clockService.keepRealClock();
   const ids = new IdFactory(await dataSeed(options.seed, storage));
   const journey = new Journey({ storage, fixtures, ids, clock, events });
   journey.attach(scheduler);

@@ -81,7 +81,7 @@ export class RealClock implements Clock {
   }
 
   /** The simulated time at wall time `wall`. */
-  private at(wall: number): number {
+  at(wall: number): number {
     return this.simBase + Math.floor((wall - this.wallBase) * this.paceAt(wall));
   }
 

@@ -1,5 +1,5 @@
 import { Conflict } from '../domain/errors.js';
-import type { SharedClockRepository, Storage } from '../store/port.js';
+import type { Meta, SharedClockRepository, Storage } from '../store/port.js';
 import { ManualClock, RealClock } from './clock.js';
 import { Clocks } from './clocks.js';
 import type { Scheduler } from './scheduler.js';
@@ -24,6 +24,20 @@ export interface ClockView {
 
 const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
 
+/** How often a real clock running at another pace than wall time's notes how far it has run. */
+const KEEP_EVERY_MS = 1_000;
+
+/**
+ * The real clock's state as the data file keeps it. At wall pace nothing more is needed:
+ * it runs on through a stop as wall time does. At another pace, the wall time up to which
+ * it is known to have run: `ahead` ms from now (two beats of the keeper, so a crash just
+ * before a beat is covered), or the very moment of a stop (0).
+ */
+function keptState(base: RealClock, ahead = 2 * KEEP_EVERY_MS): Meta['real_clock'] {
+  const state = base.state();
+  return state.speed === 1 ? state : { ...state, kept_until_wall_ms: Date.now() + ahead };
+}
+
 /** A manual clock resumes where the data file's stopped, or at --clock-start if that is later. */
 function manualClockStart(start: number | undefined, kept: number | undefined): number {
   if (start === undefined) return kept ?? Date.now();
@@ -46,16 +60,25 @@ export async function loadClocks(storage: Storage, options: ClockOptions, client
     if (kept !== base.now()) await storage.meta.set('manual_clock_ms', base.now());
   } else {
     base = new RealClock(options.speed);
-    // Runs on from the kept base and pace, as if the sandbox had kept running: restarting at
-    // wall time put a clock that had run faster days back, behind the orders it had made.
     const kept = await storage.meta.get('real_clock');
     if (kept) {
-      base.load(kept);
+      const wall = Date.now();
+      const stood = new RealClock(kept.speed);
+      stood.load(kept);
+      if (kept.kept_until_wall_ms === undefined) {
+        // It ran at wall pace: it runs on through the stop, as wall time does (with its lead).
+        base.load(kept);
+      } else {
+        // It ran faster or slower: it resumes where it is known to have stood (restarting at
+        // wall time put a clock that had run faster days behind the orders it had stamped;
+        // running on through the stop at its pace moved it years on, and --retention's
+        // first sweep then removed every order).
+        base.load({ sim_base_ms: stood.at(Math.min(wall, kept.kept_until_wall_ms)), wall_base_ms: wall, speed: kept.speed, previous_speed: kept.speed });
+      }
       // A restart goes back to --speed, from now on (no jump).
-      if (kept.speed !== options.speed) base.setSpeed(options.speed);
+      if (base.speed !== options.speed) base.setSpeed(options.speed);
     }
-    const state = base.state();
-    if (!kept || JSON.stringify(kept) !== JSON.stringify(state)) await storage.meta.set('real_clock', state);
+    await storage.meta.set('real_clock', keptState(base));
   }
   const clocks = new Clocks(base, clientIds);
   for (const clientId of clientIds) {
@@ -140,6 +163,28 @@ export class ClockService {
     });
   }
 
+  private keeper: NodeJS.Timeout | undefined;
+
+  /**
+   * While the sandbox's real clock (of a data file) runs at another pace than wall time's,
+   * notes every second how far it has run, so that a restart after a crash resumes it no
+   * earlier than anything it showed (see loadClocks). A line in the journal a second, only
+   * then.
+   */
+  keepRealClock(): void {
+    const { base } = this.clocks;
+    this.stopKeeping();
+    if (this.sync || !(base instanceof RealClock) || base.speed === 1) return;
+    this.keeper = setInterval(() => {
+      void this.storage.meta.set('real_clock', keptState(base)).catch(() => undefined); // a store that cannot write: the next beat tries again
+    }, KEEP_EVERY_MS).unref();
+  }
+
+  private stopKeeping(): void {
+    clearInterval(this.keeper);
+    this.keeper = undefined;
+  }
+
   /**
    * Moves the client's clock on by `ms` and resolves once everything of the client's that
    * fell due has finished. On a shared store the advance holds the client's clock, starts
@@ -178,7 +223,8 @@ export class ClockService {
     if (!this.sync) {
       base.setSpeed(speed);
       // Kept at once: a crash after it must not restart the clock behind what it showed.
-      await this.storage.meta.set('real_clock', base.state());
+      await this.storage.meta.set('real_clock', keptState(base));
+      this.keepRealClock();
       this.scheduler.rearm();
       return;
     }
@@ -227,6 +273,9 @@ export class ClockService {
   async saveAll(): Promise<void> {
     // A shared store keeps the real clock's pace and base: it runs on across a restart.
     if (this.sync) return;
+    this.stopKeeping();
+    // Where the sandbox's clock stands at the stop, exactly.
+    if (this.clocks.base instanceof RealClock) await this.storage.meta.set('real_clock', keptState(this.clocks.base, 0));
     if (this.clocks.mode !== 'real' || this.clocks.speed === 1) return;
     for (const clientId of this.clocks.clients) await this.save(clientId, true);
   }

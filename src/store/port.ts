@@ -157,11 +157,11 @@ export interface Meta {
   /** Set once the due times of an older data file were turned into jobs. */
   jobs_migrated: number;
   /**
-   * The sandbox's real clock on a data file: its base and pace (kept at the first start
-   * and at every speed change), so its time is the same function of wall time across a
-   * stop, a restart or a crash and never moves back.
+   * The sandbox's real clock on a data file: its base and pace, and (while it runs at
+   * another pace than wall time's) the wall time up to which it is known to have run, so
+   * a restart, even after a crash, never puts it behind what it showed (see loadClocks).
    */
-  real_clock: { sim_base_ms: number; wall_base_ms: number; speed: number; previous_speed: number };
+  real_clock: { sim_base_ms: number; wall_base_ms: number; speed: number; previous_speed: number; kept_until_wall_ms?: number };
 }
 
 export interface MetaRepository {

@@ -213,6 +213,22 @@ if (!onPostgres) describe('a real clock that ran faster, then a crash', () => {
   });
 });
 
+if (!onPostgres) describe('a real clock faster than wall time, stopped and started again', () => {
+  it('resumes where it stood at the stop, not run on through it at its pace', async () => {
+    const data = join(dir(), 'fast.json');
+    const first = await testSandbox({ clock: 'real', speed: 3600, data, retention: '30d' });
+    const [orderNo] = await createOrders(first, 1, {}, TOKEN_A);
+    const stood = (await clockOf(first, TOKEN_A)).now_ms;
+    await first.close();
+    await new Promise((r) => setTimeout(r, 1_500)); // an hour and a half at the old pace
+    sandbox = await testSandbox({ clock: 'real', speed: 3600, data, retention: '30d' });
+    const now = (await clockOf(sandbox, TOKEN_A)).now_ms;
+    expect(now).toBeGreaterThanOrEqual(stood);
+    expect(now - stood).toBeLessThan(HOUR);
+    expect((await sandbox.call('GET', `/__sandbox/orders/${orderNo}`)).status).toBe(200);
+  });
+});
+
 // A data file's migration (the embedded store's): a PostgreSQL database never had one clock, so no such test there.
 if (!onPostgres) describe('a data file from before clocks were per client', () => {
   it("gives every client the one clock it had, and moves each on its own from there", async () => {
