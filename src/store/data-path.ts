@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { DataFileError } from './types.js';
 
@@ -21,6 +21,7 @@ const MAX_LINKS = 40;
 export function dataFilePath(given: string): string {
   mkdirSync(dirname(linkTarget(given)), { recursive: true });
   const real = realDataPath(given);
+  refuseFilesBesideLink(given, real);
   const links = hardLinks(real);
   if (links > 1) {
     throw new DataFileError(
@@ -46,14 +47,53 @@ export function realDataPath(given: string): string {
   }
 }
 
-/** The absolute path `given` leads to once every symbolic link to the file itself is followed. */
+/**
+ * The absolute path `given` leads to once every symbolic link to the file itself is
+ * followed. Each link's target is read from the link's real folder, as the kernel reads
+ * it: `../shared/x.json` in a folder reached through a symbolic link (a deploy's
+ * `current -> releases/v1`) means the real folder's parent, not the link path's.
+ */
 function linkTarget(given: string): string {
-  let path = resolve(given);
+  let path = realFolder(resolve(given));
   for (let links = 0; isSymbolicLink(path); links += 1) {
     if (links === MAX_LINKS) throw new DataFileError(`The data file ${given} is a loop of symbolic links. Start with another --data file.`);
-    path = resolve(dirname(path), readlinkSync(path));
+    path = realFolder(resolve(dirname(path), readlinkSync(path)));
   }
   return path;
+}
+
+/** `path` in its folder's real path (its folder's links followed), or as it is while that folder does not exist. */
+function realFolder(path: string): string {
+  try {
+    return join(realpathSync(dirname(path)), basename(path));
+  } catch {
+    return path;
+  }
+}
+
+/**
+ * Refuses a start on the real file while journal segments or a lock sit beside the link
+ * `given` (its name, in its real folder): an earlier version kept them there, so a crash
+ * of one left acknowledged changes that this version would never read, and a sandbox of
+ * that version still running there would not see this one's lock.
+ */
+function refuseFilesBesideLink(given: string, real: string): void {
+  const beside = realFolder(resolve(given));
+  if (beside === real) return;
+  const name = basename(beside);
+  let names: string[];
+  try {
+    names = readdirSync(dirname(beside));
+  } catch {
+    return;
+  }
+  const left = names.filter((n) => n === `${name}.lock` || new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.wal\\.\\d+$`).test(n));
+  if (left.length === 0) return;
+  throw new DataFileError(
+    `The data file ${real} is reached through the link ${given}, and ${left.map((n) => join(dirname(beside), n)).join(', ')} sit beside the link: ` +
+      'an earlier sandbox kept its journal and lock there. If no sandbox runs on the link any more, start that earlier version once and stop it cleanly ' +
+      `(its data is then in ${real}), or move its journal segments beside ${real} with their names changed to ${basename(real)}.wal.<n> and delete the lock. Nothing was changed.`,
+  );
 }
 
 function isSymbolicLink(path: string): boolean {

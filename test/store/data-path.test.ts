@@ -19,6 +19,26 @@ describe('dataFilePath', () => {
     expect(realDataPath(join(dir(), given))).toBe(join(dir(), real));
   });
 
+  it('reads a relative link in a folder reached through a link from the real folder, as the kernel does (a deploy layout)', () => {
+    const d = dir();
+    mkdirSync(join(d, 'cap', 'releases', 'v1', 'data'), { recursive: true });
+    mkdirSync(join(d, 'cap', 'shared'));
+    writeFileSync(join(d, 'cap', 'shared', 'sandbox.json'), '{}');
+    symlinkSync('../../../shared/sandbox.json', join(d, 'cap', 'releases', 'v1', 'data', 'sandbox.json'));
+    symlinkSync('releases/v1', join(d, 'cap', 'current'));
+    expect(dataFilePath(join(d, 'cap', 'current', 'data', 'sandbox.json'))).toBe(join(d, 'cap', 'shared', 'sandbox.json'));
+    expect(existsSync(join(d, 'shared'))).toBe(false);
+  });
+
+  it.each(['link.json.wal.2', 'link.json.lock'])('refuses a start through a link while %s, kept there by an earlier version, sits beside it', (left) => {
+    const d = dir();
+    writeFileSync(join(d, 'real.json'), '{}');
+    symlinkSync('real.json', join(d, 'link.json'));
+    writeFileSync(join(d, left), '');
+    expect(() => dataFilePath(join(d, 'link.json'))).toThrow(new RegExp(`reached through the link .*link\\.json, and .*${left.replace(/\./g, '\\.')} sit beside the link`));
+    expect(dataFilePath(join(d, 'real.json'))).toBe(join(d, 'real.json'));
+  });
+
   it('creates the folder of a link to a file not made yet, and leaves the link', () => {
     symlinkSync('later/real.json', join(dir(), 'link.json'));
     expect(dataFilePath(join(dir(), 'link.json'))).toBe(join(dir(), 'later', 'real.json'));
