@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { testSandbox, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
 import { tempDir } from '../support/tmp.js';
 import { Receiver } from './receiver.js';
@@ -103,8 +103,12 @@ describe('many paused deliveries', () => {
     for (let i = 0; i < 5; i += 1) await createOrders(sandbox, 90, {}, TOKEN_B);
     await sandbox.advance(60_000);
     expect((await sandbox.call('GET', '/__sandbox/webhooks/deliveries?status=paused&limit=1', { token: TOKEN_B })).body.total).toBe(450);
+    const units = vi.spyOn(sandbox.services.storage, 'transaction');
     const put = await sandbox.call('PUT', '/__sandbox/webhook', { token: TOKEN_B, body: { url: receiver.url } });
     expect(put.status).toBe(200);
+    // 200 a unit of work (the endpoint with the first 200, then 200 and the last 50), not all 450 in one.
+    expect(units.mock.calls.length).toBeGreaterThanOrEqual(3);
+    units.mockRestore();
     expect((await sandbox.call('GET', '/__sandbox/webhooks/deliveries?status=paused&limit=1', { token: TOKEN_B })).body.total).toBe(0);
     await sandbox.advance(0);
     expect(new Set(receiver.received.map((r) => r.id)).size).toBe(450);
