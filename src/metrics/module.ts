@@ -61,7 +61,7 @@ export function metricsModule(services: Pick<Services, 'metrics' | 'storage' | '
   });
   new Gauge({
     name: 'sandbox_webhook_outbox',
-    help: 'Webhook deliveries waiting, by status: pending (an attempt is due or in flight) and paused (held for want of a URL or a live endpoint).',
+    help: 'Webhook deliveries waiting, by status: pending (an attempt scheduled, due or in flight: the control API shows the due ones as queued) and paused (held for want of a URL or a live endpoint).',
     labelNames: ['status'] as const,
     registers: [register],
     async collect() {

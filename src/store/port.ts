@@ -70,6 +70,10 @@ export interface DeliveryQuery {
   order_no?: string;
   status?: DeliveryStatus;
   event?: WebhookEventType;
+  /** Only deliveries whose next attempt is due at or before this time (client-clock epoch ms). */
+  dueBy?: number;
+  /** Only deliveries whose next attempt is due after this time. */
+  dueAfter?: number;
 }
 
 export interface DeliveryRepository {

@@ -56,25 +56,30 @@ export function webhookHandlers({ storage, clock, endpoints, dispatcher, retries
     },
 
     listWebhookDeliveries: async (input) => {
-      const query = input.query as { order_no?: string; status?: DeliveryStatus; event?: WebhookEventType; limit?: number; cursor?: string };
-      const page = await storage.deliveries.list(clientOf(input).id, { ...query, limit: query.limit ?? 100 });
-      return json(200, { total: page.total, next_cursor: page.next_cursor, deliveries: page.items.map(deliveryView) });
+      const { status, ...query } = input.query as { order_no?: string; status?: DeliveryStatus | 'queued'; event?: WebhookEventType; limit?: number; cursor?: string };
+      const client = clientOf(input);
+      const now = clock.of(client.id);
+      // `queued` and `pending` are both stored pending: the one due by now, the other not yet.
+      const byStatus = status === 'queued' ? { status: 'pending' as const, dueBy: now } : status === 'pending' ? { status, dueAfter: now } : { status };
+      const page = await storage.deliveries.list(client.id, { ...query, ...byStatus, limit: query.limit ?? 100 });
+      return json(200, { total: page.total, next_cursor: page.next_cursor, deliveries: page.items.map((d) => deliveryView(d, now)) });
     },
 
-    getWebhookDelivery: async (input) => json(200, deliveryView(await ownDelivery(input))),
+    getWebhookDelivery: async (input) => json(200, deliveryView(await ownDelivery(input), clock.of(clientOf(input).id))),
 
     redeliverWebhook: async (input) => {
       const delivery = await ownDelivery(input);
       const endpoint = withUrl(await endpoints.of(clientOf(input)));
       if (!endpoint.enabled) throw new Conflict(webhookMessages.disabled(endpoint.disabled_reason));
       if (delivery.attempts.length >= MAX_REDELIVERED_ATTEMPTS) throw new Conflict(webhookMessages.tooManyAttempts(MAX_REDELIVERED_ATTEMPTS));
-      return json(200, deliveryView(await dispatcher.redeliver(delivery, endpoint)));
+      const done = await dispatcher.redeliver(delivery, endpoint);
+      return json(200, deliveryView(done, clock.of(done.client_id)));
     },
 
     testWebhook: async (input) => {
       const client = clientOf(input);
       const delivery = await dispatcher.ping(client.id, withUrl(await endpoints.of(client)));
-      return json(200, deliveryView(delivery));
+      return json(200, deliveryView(delivery, clock.of(client.id)));
     },
   };
 }

@@ -1,7 +1,7 @@
 import { iso } from '../control/views.js';
 import { mask } from '../config/mask.js';
 import type { Endpoint } from './endpoints.js';
-import type { Delivery } from './types.js';
+import type { Delivery, DeliveryStatus } from './types.js';
 
 /** A client's endpoint as `GET /__sandbox/webhook` shows it; `maskSecret` for a read_only token (`whse…xyz`). */
 export function endpointView(endpoint: Endpoint, retries: number[], timeoutMs: number, maskSecret = false) {
@@ -19,13 +19,17 @@ export function endpointView(endpoint: Endpoint, retries: number[], timeoutMs: n
   };
 }
 
-/** A delivery with all its attempts, as the delivery log shows it. */
-export function deliveryView(d: Delivery) {
+/** A delivery's status as the control API shows it: a pending one whose attempt is due (on the client's clock `now`) is `queued`. */
+export const shownStatus = (d: Delivery, now: number): DeliveryStatus | 'queued' =>
+  d.status === 'pending' && d.next_attempt_at !== null && d.next_attempt_at <= now ? 'queued' : d.status;
+
+/** A delivery with all its attempts, as the delivery log shows it (`now`: the client's clock). */
+export function deliveryView(d: Delivery, now: number) {
   return {
     id: d.id,
     event: d.event,
     order_no: d.order_no,
-    status: d.status,
+    status: shownStatus(d, now),
     chaos: d.chaos,
     created_at: iso(d.created_at),
     next_attempt_at: iso(d.next_attempt_at),

@@ -278,6 +278,28 @@ describe('delivery never fails the request that caused it', () => {
     expect(res.status).toBe(200);
     expect(res.body.awb).not.toBeNull();
     const [delivery] = await deliveries(sandbox);
-    expect(delivery).toMatchObject({ status: 'pending', event: 'awb.generated' });
+    // Its attempt is due and being made.
+    expect(delivery).toMatchObject({ status: 'queued', event: 'awb.generated' });
+  });
+});
+
+describe('queued deliveries', () => {
+  it('show due attempts beyond the 8 a client makes at once as queued, never failed unattempted; pending once their retry is ahead', async () => {
+    await sandbox.close();
+    sandbox = await webhookSandbox(receiver.url, { webhookTimeout: '300ms' });
+    receiver.respond = () => ({ status: 200, hang: true });
+    await createOrders(sandbox, 10);
+    const advancing = sandbox.advance(60_000);
+    while (receiver.received.length < 8) await new Promise((r) => setTimeout(r, 10));
+    const queued = await sandbox.call('GET', '/__sandbox/webhooks/deliveries?status=queued');
+    expect(queued.body.total).toBe(10);
+    expect(queued.body.deliveries.every((d: { status: string; attempts: unknown[] }) => d.status === 'queued' && d.attempts.length === 0)).toBe(true);
+    expect((await sandbox.call('GET', '/__sandbox/webhooks/deliveries?status=pending')).body.total).toBe(0);
+    await advancing;
+    // Every attempt timed out; each retry is 5 s ahead on the client's clock.
+    const pending = await sandbox.call('GET', '/__sandbox/webhooks/deliveries?status=pending');
+    expect(pending.body.total).toBe(10);
+    expect(pending.body.deliveries.every((d: { attempts: Array<{ error: string }> }) => d.attempts.length === 1 && /timed out/.test(d.attempts[0]!.error))).toBe(true);
+    expect((await sandbox.call('GET', '/__sandbox/webhooks/deliveries?status=queued')).body.total).toBe(0);
   });
 });

@@ -30,7 +30,8 @@ describe('shutdown with an attempt in flight', () => {
     await advancing;
     expect(Date.now() - started).toBeLessThan(2_000);
     const [aborted] = await deliveries(sandbox);
-    expect(aborted).toMatchObject({ status: 'pending', attempts: [] });
+    // Its attempt is due again: queued, not failed.
+    expect(aborted).toMatchObject({ status: 'queued', attempts: [] });
     await sandbox.close();
 
     receiver.respond = () => ({ status: 200 });

@@ -192,12 +192,14 @@ export class EmbeddedDeliveries implements DeliveryRepository {
       d.client_id === clientId &&
       (query.order_no === undefined || d.order_no === query.order_no) &&
       (query.status === undefined || d.status === query.status) &&
-      (query.event === undefined || d.event === query.event);
+      (query.event === undefined || d.event === query.event) &&
+      (query.dueBy === undefined || (d.next_attempt_at !== null && d.next_attempt_at <= query.dueBy)) &&
+      (query.dueAfter === undefined || (d.next_attempt_at !== null && d.next_attempt_at > query.dueAfter));
     return pageOf<Delivery, Stored<Delivery>>({
       keys: query.order_no === undefined ? this.indexes.deliveries.byClient.get(clientId) : this.ofOrder(query.order_no),
       cursor: query.cursor,
       limit: query.limit,
-      filtered: query.order_no !== undefined || query.status !== undefined || query.event !== undefined,
+      filtered: query.order_no !== undefined || query.status !== undefined || query.event !== undefined || query.dueBy !== undefined || query.dueAfter !== undefined,
       load: (id) => stored(this.access.get<Delivery>(DELIVERIES, id)),
       keep,
       positionOf: (d) => ({ rank: d.seq, id: d.id }),

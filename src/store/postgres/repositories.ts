@@ -304,6 +304,9 @@ export class PgDeliveries implements DeliveryRepository {
     if (query.order_no !== undefined) where.add((p) => `order_no = ${p(query.order_no)}`);
     if (query.status !== undefined) where.add((p) => `status = ${p(query.status)}`);
     if (query.event !== undefined) where.add((p) => `event = ${p(query.event)}`);
+    const { dueBy, dueAfter } = query;
+    if (dueBy !== undefined) where.add((p) => `(data->>'next_attempt_at')::numeric <= ${p(finite(dueBy))}`);
+    if (dueAfter !== undefined) where.add((p) => `(data->>'next_attempt_at')::numeric > ${p(finite(dueAfter))}`);
     const filters = { sql: where.sql, values: [...where.values] };
     if (from) where.add((p) => `(seq, id) < (${p(from.rank)}, ${p(from.id)})`);
     const page = await this.db().query<{ data: Delivery; version: number }>(
