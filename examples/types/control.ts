@@ -658,7 +658,8 @@ export interface paths {
          *     expected and what came back) or `not_run` (an earlier step got no answer at
          *     all). The results replace the previous ones in the readiness report. These
          *     messages are not deliveries: they are not in the delivery log. 409 when no
-         *     webhook URL is set or the endpoint is disabled.
+         *     webhook URL is set or the endpoint is disabled; 429 while a run of the same
+         *     client's is still going (one at a time: each step may wait the webhook timeout).
          */
         post: operations["runChecks"];
         delete?: never;
@@ -851,13 +852,15 @@ export interface components {
          */
         WebhookChaos: "duplicate" | "late" | "out_of_order" | "bad_signature";
         /**
-         * @description pending: an attempt is due at next_attempt_at; delivered: a 2xx was answered; failed:
+         * @description pending: its next attempt is due at next_attempt_at, still ahead on the client's clock;
+         *     queued: that attempt is due and waits for one of its client's 8 (or the sandbox's 64)
+         *     attempts at once, or is being made (never failed unattempted); delivered: a 2xx was answered; failed:
          *     every scheduled attempt failed, or the receiver answered 410 Gone (replayable with
          *     redeliver); paused: it fell due while the client had no URL or a disabled endpoint, and
          *     is sent when the endpoint is set again.
          * @enum {string}
          */
-        WebhookDeliveryStatus: "pending" | "delivered" | "failed" | "paused";
+        WebhookDeliveryStatus: "pending" | "queued" | "delivered" | "failed" | "paused";
         WebhookEndpoint: {
             url: string | null;
             /** @description `whsec_` + base64: verify signatures with it. */
@@ -1130,6 +1133,19 @@ export interface components {
          *     seconds, once one has ended.
          */
         TooManyAttempts: {
+            headers: {
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description A check run of this client is still going (a client runs one at a time): retry
+         *     after `Retry-After` seconds, once it has ended.
+         */
+        CheckRunning: {
             headers: {
                 "Retry-After"?: number;
                 [name: string]: unknown;
@@ -2132,6 +2148,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ReadOnlyForbidden"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["CheckRunning"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
