@@ -125,7 +125,7 @@ describe('fault action "hang"', () => {
   it('holds at most 100 requests of a client at once: past that 429 with Retry-After, and again once held ones are let go', async () => {
     await addRule({ match: { operation_id: 'trackOrder' }, action: { type: 'hang' }, times: 1000 });
     const track = (timeoutMs: number) => send(base, '/v1/order/tracking/SBXNOSUCH01', { token: TOKEN_A, timeoutMs });
-    const held = Array.from({ length: 100 }, () => failure(track(5_000)));
+    const held = Array.from({ length: 100 }, () => failure(track(3_000)));
     // Wait until all 100 are held (the rule counts them), however slow the machine.
     while (((await sandbox.call('GET', '/__sandbox/faults')).body.rules[0].hits as number) < 100) await new Promise((resolve) => setTimeout(resolve, 20));
     const refused = await track(1_000);
