@@ -1,5 +1,5 @@
 import type { Clocks } from '../clock/clocks.js';
-import { LimitReached, RuleViolation } from '../domain/errors.js';
+import { Conflict, LimitReached, RuleViolation } from '../domain/errors.js';
 import type { OperationInput } from '../http/handler.js';
 import { draw } from '../ids/random.js';
 import type { ClientSettings, Repositories, Storage } from '../store/port.js';
@@ -24,7 +24,13 @@ export const MAX_FAULT_RULES_BYTES = 65_536;
  * they were created; the first that matches and wins its draw applies, and expires
  * once it has applied `times` times.
  */
+/** Tries of a change of a client's rules that meets another change of its settings row. */
+const CHANGE_ATTEMPTS = 5;
+
 export class FaultRules {
+  /** Each client's latest change of its rules, which the next one waits for. */
+  private readonly changing = new Map<string, Promise<void>>();
+
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clocks,
@@ -94,12 +100,41 @@ export class FaultRules {
     return this.seed === undefined ? Math.random() : draw(this.seed, key);
   }
 
+  /**
+   * Changes the client's rules, one change of a client at a time in this process: on
+   * PostgreSQL, 100 requests matching a rule at once each read the settings row and 61
+   * of them lost the race to write it, answered 409 (which the provider never sends). A
+   * change that still meets another's (another replica's, a webhook setting's) is tried
+   * again on the row as it is then.
+   */
   private change<T>(clientId: string, edit: (settings: ClientSettings) => { settings: ClientSettings; result: T }): Promise<T> {
-    return this.storage.transaction(async (tx: Repositories) => {
-      const current = await tx.settings.get(clientId);
-      const { settings, result } = edit(current ?? emptySettings(clientId));
-      await tx.settings.put(current ? { ...settings, version: current.version } : settings);
-      return result;
+    const run = (): Promise<T> => this.changeOnce(clientId, edit);
+    const before = this.changing.get(clientId);
+    const mine = before ? before.then(run, run) : run();
+    const settled = mine.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.changing.set(clientId, settled);
+    void settled.then(() => {
+      if (this.changing.get(clientId) === settled) this.changing.delete(clientId);
     });
+    return mine;
+  }
+
+  private async changeOnce<T>(clientId: string, edit: (settings: ClientSettings) => { settings: ClientSettings; result: T }): Promise<T> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await this.storage.transaction(async (tx: Repositories) => {
+          const current = await tx.settings.get(clientId);
+          const { settings, result } = edit(current ?? emptySettings(clientId));
+          await tx.settings.put(current ? { ...settings, version: current.version } : settings);
+          return result;
+        });
+      } catch (error) {
+        if (!(error instanceof Conflict) || attempt === CHANGE_ATTEMPTS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
+      }
+    }
   }
 }

@@ -169,6 +169,15 @@ describe('which requests a rule matches', () => {
     expect(miss.body.message ?? '').not.toContain('Fault injected');
   });
 
+  it('applies a rule to many requests at once, each counted once, none answered with a conflict (on every store)', async () => {
+    await sandbox.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'trackOrder' }, action: fail400, times: 40 } });
+    const answers = await Promise.all(Array.from({ length: 50 }, () => sandbox.call('GET', TRACK)));
+    const statuses = answers.map((r) => r.status).sort();
+    expect(statuses.filter((s) => s === 400)).toHaveLength(40);
+    expect(statuses.filter((s) => s === 404)).toHaveLength(10);
+    expect((await sandbox.call('GET', '/__sandbox/faults')).body.rules).toEqual([]);
+  });
+
   it('applies the first matching rule, in the order they were created', async () => {
     await sandbox.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'trackOrder' }, action: { type: 'status', status: 404 } } });
     await sandbox.call('POST', '/__sandbox/faults', { body: { action: fail400 } });
