@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Unavailable } from '../domain/errors.js';
+import { OneAtATime } from '../domain/one-at-a-time.js';
 import type { ClaimedJob, ClaimOptions, JobKind, Storage } from '../store/port.js';
 import type { Clock, ManualClock, RealClock } from './clock.js';
 import { Clocks } from './clocks.js';
@@ -222,8 +223,8 @@ export class Scheduler {
   private readonly owner = `worker_${process.pid}_${randomBytes(4).toString('hex')}`;
   private readonly pool: AttemptPool;
   private readonly inFlight = new Running();
-  /** The advance of each client now running (and those queued behind it): one at a time per client. */
-  private readonly advances = new Map<string, Promise<void>>();
+  /** The advances of each client: one at a time per client. */
+  private readonly advances = new OneAtATime();
   /** Failures so far of jobs that threw unexpectedly, by kind and key (in memory: a restart gives each a fresh start). */
   private readonly failures = new Map<string, number>();
   /** Whether other processes share the store (and may hold this process's clients' jobs). */
@@ -301,7 +302,6 @@ export class Scheduler {
    * sandbox's own clock (sandbox-wide work).
    */
   advance(clientId: string, ms: number): Promise<void> {
-    const previous = this.advances.get(clientId) ?? Promise.resolve();
     const work = async (): Promise<void> => {
       const lead = this.clocks.ahead(clientId);
       const target = this.clocks.of(clientId) + ms;
@@ -310,15 +310,8 @@ export class Scheduler {
       if (this.clocks.mode === 'manual') this.clocks.moveTo(clientId, target);
       else this.clocks.keepAhead(clientId, lead + ms);
     };
-    const next = previous.then(work, work);
-    const tail = next.catch(() => undefined);
-    this.advances.set(clientId, tail);
-    void tail.then(() => {
-      if (this.advances.get(clientId) === tail) this.advances.delete(clientId);
-      // Jobs of a real clock that jumped are due earlier in wall time now.
-      void this.arm();
-    });
-    return next;
+    // Jobs of a real clock that jumped are due earlier in wall time now.
+    return this.advances.run(clientId, work, () => void this.arm());
   }
 
   /** Moves every client's clock on by `ms`, and the sandbox's (an admin's advance of all): each as `advance` does. */
@@ -333,7 +326,7 @@ export class Scheduler {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.running;
-    await Promise.all(this.advances.values());
+    await this.advances.idle();
     await this.pool.idle();
   }
 

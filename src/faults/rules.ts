@@ -1,5 +1,6 @@
 import type { Clocks } from '../clock/clocks.js';
 import { Conflict, LimitReached, RuleViolation } from '../domain/errors.js';
+import { OneAtATime } from '../domain/one-at-a-time.js';
 import type { OperationInput } from '../http/handler.js';
 import { draw } from '../ids/random.js';
 import type { ClientSettings, Repositories, Storage } from '../store/port.js';
@@ -28,8 +29,8 @@ export const MAX_FAULT_RULES_BYTES = 65_536;
 const CHANGE_ATTEMPTS = 5;
 
 export class FaultRules {
-  /** Each client's latest change of its rules, which the next one waits for. */
-  private readonly changing = new Map<string, Promise<void>>();
+  /** Each client's changes of its rules, one at a time. */
+  private readonly changing = new OneAtATime();
 
   constructor(
     private readonly storage: Storage,
@@ -108,18 +109,7 @@ export class FaultRules {
    * again on the row as it is then.
    */
   private change<T>(clientId: string, edit: (settings: ClientSettings) => { settings: ClientSettings; result: T }): Promise<T> {
-    const run = (): Promise<T> => this.changeOnce(clientId, edit);
-    const before = this.changing.get(clientId);
-    const mine = before ? before.then(run, run) : run();
-    const settled = mine.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.changing.set(clientId, settled);
-    void settled.then(() => {
-      if (this.changing.get(clientId) === settled) this.changing.delete(clientId);
-    });
-    return mine;
+    return this.changing.run(clientId, () => this.changeOnce(clientId, edit));
   }
 
   private async changeOnce<T>(clientId: string, edit: (settings: ClientSettings) => { settings: ClientSettings; result: T }): Promise<T> {
