@@ -1,3 +1,24 @@
+const YEAR_MS = 365.25 * 86_400_000;
+
+/**
+ * The last time the sandbox can show: answers give times as RFC 3339 date-times
+ * (`now`, `created_at`, ...), whose years have four digits. Past it JavaScript writes
+ * `+010000-01-01T...`, which no client parses as a date-time, and past 8.64e15 ms (year
+ * 275,760) it cannot write a date at all: a client that had advanced that far got a 500
+ * from every answer showing a time.
+ */
+export const LAST_SHOWN_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/**
+ * The latest time an advance may move a clock to: ten years before the last time shown,
+ * the room after it for the jobs of a clock standing there (journeys, webhook retries,
+ * retention fall due days or weeks later).
+ */
+export const LATEST_CLOCK_MS = LAST_SHOWN_MS - 10 * YEAR_MS;
+
+/** The latest manual clock start (`--clock-start`): a century of room for advances before the last time shown. */
+export const LATEST_CLOCK_START_MS = LAST_SHOWN_MS - 100 * YEAR_MS;
+
 /** Sandbox time in epoch milliseconds. Every due time is measured on it. */
 export interface Clock {
   readonly mode: 'real' | 'manual';

@@ -1,3 +1,4 @@
+import { LATEST_CLOCK_START_MS } from '../clock/clock.js';
 import { parse as parseBytes } from 'bytes';
 import { PROVIDER_SPEC } from '../spec/load.js';
 import { DEFAULT_RETRIES, parseRetries } from '../webhooks/retry.js';
@@ -169,8 +170,6 @@ export interface OptionSpec<In, Out> {
 
 type Schema = { [K in keyof SandboxOptions]-?: OptionSpec<Exclude<SandboxOptions[K], undefined>, ResolvedOptions[K]> };
 
-/** The latest manual clock start: JavaScript dates end at 8.64e15 ms, and advances need room after it. */
-const LATEST_CLOCK_START = 8.64e15 - 100 * 365.25 * 86_400_000;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 const as = <T>(value: T | undefined): T => value as T;
@@ -296,9 +295,9 @@ export const OPTIONS: Schema = {
     resolve: (value) => {
       if (value === undefined) return undefined;
       const start = /^\d+$/.test(String(value)) ? Number(value) : Date.parse(String(value));
-      // Dates end at 8.64e15 ms; keep a century of room for advances.
-      return Number.isNaN(start) || start < 0 || start > LATEST_CLOCK_START
-        ? fail('clockStart', `clockStart "${String(value)}" is not a time: use ISO 8601 (2026-01-01T00:00:00Z) or epoch milliseconds up to year 275000.`)
+      // Answers show times up to the end of year 9999; keep a century of room for advances.
+      return Number.isNaN(start) || start < 0 || start > LATEST_CLOCK_START_MS
+        ? fail('clockStart', `clockStart "${String(value)}" is not a time: use ISO 8601 (2026-01-01T00:00:00Z) or epoch milliseconds, at the latest ${new Date(LATEST_CLOCK_START_MS).toISOString()}.`)
         : start;
     },
   },

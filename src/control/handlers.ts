@@ -8,11 +8,19 @@ import { servedSpec } from '../spec/served.js';
 import { hasPodScan } from './pod.js';
 import { clientList, orderState } from './views.js';
 import type { Client } from '../config/clients.js';
+import { LATEST_CLOCK_MS } from '../clock/clock.js';
 
 /** Resets one client's data; other parts (webhooks, faults, journal) add their own. */
 export type ResetPart = (clientId: string) => Promise<number>;
 
-type Deps = Pick<Services, 'storage' | 'orders' | 'journey' | 'clockService' | 'fixtures' | 'specs' | 'startedAt' | 'registry'>;
+type Deps = Pick<Services, 'storage' | 'orders' | 'journey' | 'clock' | 'clockService' | 'fixtures' | 'specs' | 'startedAt' | 'registry'>;
+
+/** Refuses an advance of `ms` that would move a clock standing at `from` past the latest time a clock may show. */
+function checkAdvance(from: number, ms: number): void {
+  if (from + ms <= LATEST_CLOCK_MS) return;
+  const latest = new Date(LATEST_CLOCK_MS).toISOString();
+  throw new RuleViolation([{ field: 'ms', message: `would move the clock past ${latest}, the latest time the sandbox can show (it stands at ${Number.isFinite(new Date(from).getTime()) ? new Date(from).toISOString() : `${from} ms`})` }]);
+}
 
 /** The control API: health, specs, scenarios, orders, clock, reset. */
 export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart> = {}): HandlerMap {
@@ -101,13 +109,17 @@ export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart
     // Moves only the caller's clock (a manual one, or a jump of a real one); other clients see no change.
     advanceClock: async (input) => {
       const clientId = clientOf(input).id;
-      await clockService.advance(clientId, (input.body as { ms: number }).ms);
+      const { ms } = input.body as { ms: number };
+      checkAdvance(deps.clock.of(clientId), ms);
+      await clockService.advance(clientId, ms);
       return json(200, await clockService.view(clientId));
     },
 
     // Sandbox-wide (an admin's): every client's clock, each at its own pace of due times.
     advanceAllClocks: async (input) => {
-      await clockService.advanceAll((input.body as { ms: number }).ms);
+      const { ms } = input.body as { ms: number };
+      checkAdvance(Math.max(deps.clock.now(), ...deps.clock.clients.map((clientId) => deps.clock.of(clientId))), ms);
+      await clockService.advanceAll(ms);
       return json(200, await clockService.sandboxView());
     },
 

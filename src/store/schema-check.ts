@@ -27,12 +27,55 @@ export function describeValue(value: unknown): string {
  * @example
  * recordProblem('orders', null); // 'null where a record must be an object'
  */
-export function recordProblem(collection: string, value: unknown): string | undefined {
+export function recordProblem(collection: string, value: unknown, key?: string): string | undefined {
   if (OBJECT_RECORDS.has(collection) && !isObject(value)) return `${describeValue(value)} where a record must be an object`;
   if (collection === 'counters' && !(Number.isSafeInteger(value) && (value as number) >= 0)) {
     return `${describeValue(value)} where a counter must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}`;
   }
+  if (collection === 'meta' && key !== undefined) return metaProblem(key, value);
+  if (collection === 'clients' && isObject(value) && 'clock' in value && value.clock != null) return clockProblem('clock', value.clock as unknown, ['offset_ms', 'now_ms']);
   return undefined;
+}
+
+/**
+ * A time as the sandbox writes one: a finite number. (A time past the last date is not
+ * refused: a build before advances were bounded could write one, and a data file it wrote
+ * must still start.)
+ */
+const isTime = (value: unknown): boolean => typeof value === 'number' && Number.isFinite(value);
+
+/** What is wrong with a clock kept in the data file (a client's, the sandbox's real one), or undefined. */
+function clockProblem(what: string, value: unknown, times: string[], speeds: string[] = []): string | undefined {
+  if (!isObject(value)) return `${describeValue(value)} where the ${what} must be an object`;
+  const fields = value as Record<string, unknown>;
+  for (const field of times) {
+    if (!isTime(fields[field])) return `${describeValue(fields[field])} for the ${what}'s ${field}, where a time in epoch ms must be`;
+  }
+  for (const field of speeds) {
+    const speed = fields[field];
+    if (!(typeof speed === 'number' && speed > 0 && Number.isFinite(speed))) return `${describeValue(speed)} for the ${what}'s ${field}, where a positive number must be`;
+  }
+  return undefined;
+}
+
+/** What is wrong with a value of the meta collection (see the port's `Meta`), or undefined; keys it does not know are left alone. */
+function metaProblem(key: string, value: unknown): string | undefined {
+  switch (key) {
+    case 'manual_clock_ms':
+      return isTime(value) ? undefined : `${describeValue(value)} for the manual clock, where a time in epoch ms must be`;
+    case 'jobs_migrated':
+      return typeof value === 'number' && Number.isFinite(value) ? undefined : `${describeValue(value)} where a time in epoch ms must be`;
+    case 'real_clock': {
+      if (!isObject(value)) return `${describeValue(value)} where the real clock must be an object`;
+      const optional = (value as { kept_until_wall_ms?: unknown }).kept_until_wall_ms === undefined ? [] : ['kept_until_wall_ms'];
+      return clockProblem('real clock', value, ['sim_base_ms', 'wall_base_ms', ...optional], ['speed', 'previous_speed']);
+    }
+    case 'seed':
+    case 'default_token':
+      return typeof value === 'string' && value.length > 0 ? undefined : `${describeValue(value)} where a text must be`;
+    default:
+      return undefined;
+  }
 }
 
 /**
@@ -53,7 +96,7 @@ export function checkData(data: StoreData, path: string): void {
       for (let i = 0; i < keys.length; i++) {
         const key = keys[i];
         if (key === undefined) continue;
-        const problem = recordProblem(name, values[i]);
+        const problem = recordProblem(name, values[i], key);
         if (problem !== undefined) throw refuse(`${problem} in the collection "${name}", key ${JSON.stringify(key)}`);
       }
     }
@@ -78,6 +121,6 @@ function opProblem(op: unknown): string | undefined {
   if (d) return undefined;
   if (p !== undefined) return isObject(p) ? undefined : `sets ${describeValue(p)} as the fields of "${c}" key ${JSON.stringify(k)}`;
   if (v === undefined) return `has no record for "${c}" key ${JSON.stringify(k)}`;
-  const problem = recordProblem(c, v);
+  const problem = recordProblem(c, v, k);
   return problem === undefined ? undefined : `puts ${problem} in "${c}", key ${JSON.stringify(k)}`;
 }

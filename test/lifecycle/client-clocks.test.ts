@@ -291,6 +291,35 @@ describe('ids shown to a client are per client', () => {
   }, 30_000);
 });
 
+describe('the latest time a clock can show', () => {
+  const YEAR = 365 * DAY;
+  // Past year 9999 a time is no RFC 3339 date-time, and past 8.64e15 ms no date at all: a clock there answered 500 to every request showing a time.
+  const LAST_SHOWN = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+  it('refuses an advance past it with 400 naming ms, leaves the clock where it stood, and keeps answering', async () => {
+    const ADMIN = 'latest-admin-token';
+    // The latest --clock-start: a century before the last time shown.
+    const start = LAST_SHOWN - 100 * 365.25 * DAY;
+    sandbox = await testSandbox({ clockStart: new Date(start).toISOString(), adminTokens: [ADMIN] });
+    // Ninety years in one-year steps are taken; the step that would pass the last ten years is not.
+    for (let i = 0; i < 90; i++) expect((await advance(sandbox, YEAR, TOKEN_A)).status).toBe(200);
+    const stood = (await clockOf(sandbox, TOKEN_A)).now_ms;
+    const refused = await advance(sandbox, YEAR, TOKEN_A);
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors).toEqual([{ field: 'ms', message: expect.stringMatching(/^would move the clock past 9989-12-3\dT.*Z, the latest time the sandbox can show/) }]);
+    expect((await clockOf(sandbox, TOKEN_A)).now_ms).toBe(stood);
+    // An advance-all is refused by the clock furthest on (A's), though B's could take it.
+    const all = await sandbox.call('POST', '/__sandbox/clock/advance-all', { token: ADMIN, body: { ms: YEAR } });
+    expect(all.status).toBe(400);
+    expect(all.body.errors[0].field).toBe('ms');
+    expect((await clockOf(sandbox, TOKEN_B)).now_ms).toBe(start);
+    // The client still creates and reads its orders.
+    const [order] = await createOrders(sandbox, 1, {}, TOKEN_A);
+    expect((await sandbox.call('GET', `/__sandbox/orders/${order}`, { token: TOKEN_A })).status).toBe(200);
+    expect((await sandbox.call('GET', '/__sandbox/requests?limit=5', { token: TOKEN_A })).status).toBe(200);
+  });
+});
+
 describe('sandbox-wide clock operations (an admin)', () => {
   const ADMIN = 'clock-admin-token';
 

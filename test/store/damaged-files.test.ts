@@ -34,6 +34,16 @@ describe('starting on a data file edited by hand into something else than record
     ['a collection given twice, pretty-printed', `{\n  "schema_version": 4,\n  "orders": {"1": ${JSON.stringify(order)}},\n  "orders": {}\n}\n`, /has "orders" twice/],
     ['a counter too large for a number (1e400)', base(4, []).replace('"order":1', '"order":1e400'), /has a number out of range where a counter must be a whole number .* "counters", key "order"/],
     ['a counter that is not whole', `{"schema_version":4,"journal_generation":2,"counters":{"batch":1.5}}\n`, /has 1.5 where a counter must be a whole number/],
+    // Each of these started, and then answered 500 to every request showing a time (the clock's view, the journal), or stopped the start with a bare TypeError.
+    ['a manual clock too large for a date (1e400)', base(4, []).replace('"meta":{}', '"meta":{\n"manual_clock_ms":1e400}'), /has a number out of range for the manual clock, where a time in epoch ms .* "meta", key "manual_clock_ms"/],
+    ['a real clock whose speed is 0', base(4, []).replace('"meta":{}', '"meta":{\n"real_clock":{"sim_base_ms":1,"wall_base_ms":1,"speed":0,"previous_speed":1}}'), /has 0 for the real clock's speed, where a positive number must be in the collection "meta", key "real_clock"/],
+    ['a real clock that is text', base(4, []).replace('"meta":{}', '"meta":{\n"real_clock":"now"}'), /has "now" where the real clock must be an object/],
+    ['a seed that is a number', base(4, []).replace('"meta":{}', '"meta":{\n"seed":5}'), /has 5 where a text must be in the collection "meta", key "seed"/],
+    [
+      "a client's clock that is text",
+      base(4, []).replace('"clients":{}', `"clients":{\n"client-a":${JSON.stringify({ client_id: 'client-a', webhook: null, generated_secret: null, faults: [], fault_seq: 0, clock: { offset_ms: 0, now_ms: 'soon' }, version: 1 })}}`),
+      /has "soon" for the clock's now_ms, where a time in epoch ms must be in the collection "clients", key "client-a"/,
+    ],
   ])('refuses %s, naming the file and what is wrong, and leaves every file as it was and no lock', async (_case, text, message) => {
     writeFileSync(path(), text);
     writeFileSync(`${path()}.wal.2`, `${JSON.stringify([{ c: 'meta', k: 'seed', v: 's' }])}\n`);
@@ -78,6 +88,7 @@ describe('starting on a journal line that is JSON but not a commit', () => {
     ['[{"c":"orders","k":"1"}]', /change 1 has no record for "orders" key "1"/],
     ['[{"c":"orders","k":"1","v":null}]', /change 1 puts null where a record must be an object in "orders", key "1"/],
     ['[{"c":"counters","k":"order","v":1e400}]', /change 1 puts a number out of range where a counter must be a whole number .* in "counters", key "order"/],
+    ['[{"c":"meta","k":"manual_clock_ms","v":1e400}]', /change 1 puts a number out of range for the manual clock, .* in "meta", key "manual_clock_ms"/],
     ['[{"c":"orders","k":"1","p":[]}]', /change 1 sets a list as the fields of "orders" key "1"/],
   ])('refuses the line %s as damaged, naming the segment and line, and leaves every file as it was and no lock', async (line, message) => {
     writeFileSync(path(), base(4, []));
