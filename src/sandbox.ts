@@ -7,6 +7,7 @@ import { createApp } from './app.js';
 import { sandboxModules } from './modules.js';
 import { Scheduler } from './clock/scheduler.js';
 import { ClockService, loadClocks } from './clock/service.js';
+import { SettingsWriter } from './domain/settings-writer.js';
 import { ClockSync } from './clock/sync.js';
 import { answerClientErrors } from './http/client-error.js';
 import { withEnvelope } from './http/edge.js';
@@ -188,17 +189,18 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
     onError: (err, kind, key) => logger.error({ err, kind, key }, 'scheduled job failed'),
     onLate: (kind, lateMs) => metrics.jobRan(kind, lateMs),
   });
-  const clockService = new ClockService(storage, scheduler, clock, sync);
+  const settings = new SettingsWriter(storage);
+  const clockService = new ClockService(storage, settings, scheduler, clock, sync);
   clockService.keepRealClock();
   const ids = new IdFactory(await dataSeed(options.seed, storage));
   const journey = new Journey({ storage, fixtures, ids, clock, events });
   journey.attach(scheduler);
   const orders = new OrdersService({ storage, fixtures, clock, ids, journey, onCreated: (count) => metrics.ordersCreated.inc(count) }, { defaultScenario: options.scenario, awbDelay: options.awbDelay, maxItems: options.maxItems, fields: createFields(specs.provider.document) });
-  const endpoints = new WebhookEndpoints(storage, options);
+  const endpoints = new WebhookEndpoints(storage, settings, options);
   const webhookTargets = new TargetGuard(options.webhookTargets, seams.webhookLookup);
   await migrateDueTimes(storage, journey, WEBHOOK_JOB, registry);
   const advanceClock = (ms: number): Promise<void> => clockService.advanceAll(ms);
-  return { options, logger, storage, fixtures, clock, clockService, scheduler, events, registry, ids, orders, journey, endpoints, webhookTargets, metrics, specs, advanceClock, startedAt: Date.now() };
+  return { options, logger, storage, fixtures, clock, clockService, scheduler, events, registry, ids, orders, journey, endpoints, settings, webhookTargets, metrics, specs, advanceClock, startedAt: Date.now() };
 }
 
 /**

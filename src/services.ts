@@ -9,6 +9,7 @@ import type { Fixtures } from './fixtures/load.js';
 import type { IdFactory } from './ids/factory.js';
 import type { OrdersService } from './orders/service.js';
 import type { CompiledSpec } from './spec/compile.js';
+import type { SettingsWriter } from './domain/settings-writer.js';
 import type { Storage } from './store/port.js';
 import type { SandboxMetrics } from './metrics/metrics.js';
 import type { Journey } from './tracking/journey.js';
@@ -37,6 +38,8 @@ export interface Services {
   orders: OrdersService;
   journey: Journey;
   endpoints: WebhookEndpoints;
+  /** The one way to write a client's settings row (endpoint, secret, fault rules, clock): one unit of a client at a time, tried again on a Conflict. */
+  settings: SettingsWriter;
   /** The webhook target policy (`--webhook-targets`): checks URLs set through the API, on setting and on connect. */
   webhookTargets: TargetGuard;
   /** The counters behind `GET /__sandbox/metrics`, on this sandbox's own registry. */

@@ -1,4 +1,5 @@
 import { Conflict } from '../domain/errors.js';
+import type { SettingsWriter } from '../domain/settings-writer.js';
 import type { Meta, SharedClockRepository, Storage } from '../store/port.js';
 import { ManualClock, RealClock } from './clock.js';
 import { Clocks } from './clocks.js';
@@ -149,6 +150,7 @@ export class ClockService {
 
   constructor(
     private readonly storage: Storage,
+    private readonly settings: SettingsWriter,
     private readonly scheduler: Scheduler,
     readonly clocks: Clocks,
     private readonly sync?: ClockSync,
@@ -291,9 +293,7 @@ export class ClockService {
       this.clocks.adopt(await this.sync.shared.moveOn(new Map([[clientId, clock]])));
       clock = this.clocks.saved(clientId, always)!;
     }
-    await this.storage.transaction(async (tx) => {
-      const settings = await tx.settings.get(clientId);
-      await tx.settings.put(settings ? { ...settings, clock } : { client_id: clientId, webhook: null, generated_secret: null, faults: [], fault_seq: 0, clock });
-    });
+    const kept = clock;
+    await this.settings.change(clientId, (settings) => ({ settings: { ...settings, clock: kept }, result: undefined }));
   }
 }

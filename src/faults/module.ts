@@ -21,8 +21,8 @@ export const appliedFault = (input: OperationInput): FaultAction | undefined => 
  * provider requests with a status, add latency, reset or hang the connection, or
  * dribble the answer.
  */
-export function faultsModule(services: Pick<Services, 'storage' | 'clock' | 'options'>): SandboxModule {
-  const rules = new FaultRules(services.storage, services.clock, services.options.seed);
+export function faultsModule(services: Pick<Services, 'storage' | 'settings' | 'clock' | 'options'>): SandboxModule {
+  const rules = new FaultRules(services.storage, services.settings, services.clock, services.options.seed);
   // Aborted at shutdown: requests held by `hang` rules are dropped then.
   const shutdown = new AbortController();
   // Requests each client has held by hang rules now: a hang has no end of its own, and

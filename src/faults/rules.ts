@@ -1,10 +1,9 @@
 import type { Clocks } from '../clock/clocks.js';
-import { Conflict, LimitReached, RuleViolation } from '../domain/errors.js';
-import { OneAtATime } from '../domain/one-at-a-time.js';
+import { LimitReached, RuleViolation } from '../domain/errors.js';
+import type { SettingsWriter } from '../domain/settings-writer.js';
 import type { OperationInput } from '../http/handler.js';
 import { draw } from '../ids/random.js';
-import type { ClientSettings, Repositories, Storage } from '../store/port.js';
-import { emptySettings } from '../webhooks/endpoints.js';
+import type { Storage } from '../store/port.js';
 import { matches } from './match.js';
 import { faultMessages } from './messages.js';
 import type { FaultRule, FaultRuleInput } from './types.js';
@@ -23,23 +22,20 @@ export const MAX_FAULT_RULES_BYTES = 65_536;
 /**
  * The fault rules of every client, kept in its settings. Rules are tried in the order
  * they were created; the first that matches and wins its draw applies, and expires
- * once it has applied `times` times.
+ * once it has applied `times` times. Every change, a request's count included, goes
+ * through the settings writer: on PostgreSQL 100 requests matching a rule at once had
+ * 61 answered 409 when each wrote the settings row on its own.
  */
-/** Tries of a change of a client's rules that meets another change of its settings row. */
-const CHANGE_ATTEMPTS = 5;
-
 export class FaultRules {
-  /** Each client's changes of its rules, one at a time. */
-  private readonly changing = new OneAtATime();
-
   constructor(
     private readonly storage: Storage,
+    private readonly settings: SettingsWriter,
     private readonly clock: Clocks,
     private readonly seed: string | undefined,
   ) {}
 
   async add(clientId: string, input: FaultRuleInput): Promise<FaultRule> {
-    return this.change(clientId, (settings) => {
+    return this.settings.change(clientId, (settings) => {
       if (settings.faults.length >= MAX_FAULT_RULES) throw new LimitReached(faultMessages.tooManyRules(MAX_FAULT_RULES));
       const bytes = Buffer.byteLength(JSON.stringify(input));
       if (bytes > MAX_FAULT_RULE_BYTES) throw new RuleViolation([{ field: 'body', message: faultMessages.ruleTooLarge(MAX_FAULT_RULE_BYTES) }]);
@@ -67,7 +63,7 @@ export class FaultRules {
 
   /** Removes one rule; false when the client has no such rule. */
   remove(clientId: string, id: string): Promise<boolean> {
-    return this.change(clientId, (settings) => {
+    return this.settings.change(clientId, (settings) => {
       const faults = settings.faults.filter((r) => r.id !== id);
       return { settings: { ...settings, faults }, result: faults.length < settings.faults.length };
     });
@@ -75,14 +71,14 @@ export class FaultRules {
 
   /** Removes every rule of a client; returns how many. */
   clear(clientId: string): Promise<number> {
-    return this.change(clientId, (settings) => ({ settings: { ...settings, faults: [] }, result: settings.faults.length }));
+    return this.settings.change(clientId, (settings) => ({ settings: { ...settings, faults: [] }, result: settings.faults.length }));
   }
 
   /** The rule that applies to this request, counted as applied (and expired when spent), or undefined. */
   async take(clientId: string, input: OperationInput): Promise<FaultRule | undefined> {
     const rules = await this.list(clientId);
     if (!rules.some((rule) => matches(rule.match, input))) return undefined; // the usual case: no write
-    return this.change(clientId, (settings) => {
+    return this.settings.change(clientId, (settings) => {
       const faults = settings.faults.map((rule) => ({ ...rule }));
       for (const rule of faults) {
         if (!matches(rule.match, input)) continue;
@@ -99,32 +95,5 @@ export class FaultRules {
   /** A number in [0, 1): seeded by --seed and the key, so a seeded run draws the same each time. */
   chance(key: string): number {
     return this.seed === undefined ? Math.random() : draw(this.seed, key);
-  }
-
-  /**
-   * Changes the client's rules, one change of a client at a time in this process: on
-   * PostgreSQL, 100 requests matching a rule at once each read the settings row and 61
-   * of them lost the race to write it, answered 409 (which the provider never sends). A
-   * change that still meets another's (another replica's, a webhook setting's) is tried
-   * again on the row as it is then.
-   */
-  private change<T>(clientId: string, edit: (settings: ClientSettings) => { settings: ClientSettings; result: T }): Promise<T> {
-    return this.changing.run(clientId, () => this.changeOnce(clientId, edit));
-  }
-
-  private async changeOnce<T>(clientId: string, edit: (settings: ClientSettings) => { settings: ClientSettings; result: T }): Promise<T> {
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        return await this.storage.transaction(async (tx: Repositories) => {
-          const current = await tx.settings.get(clientId);
-          const { settings, result } = edit(current ?? emptySettings(clientId));
-          await tx.settings.put(current ? { ...settings, version: current.version } : settings);
-          return result;
-        });
-      } catch (error) {
-        if (!(error instanceof Conflict) || attempt === CHANGE_ATTEMPTS) throw error;
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
-      }
-    }
   }
 }

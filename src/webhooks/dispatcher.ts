@@ -5,6 +5,7 @@ import { JobInterrupted, type Scheduler } from '../clock/scheduler.js';
 import type { ClientRegistry } from '../config/clients.js';
 import type { SandboxEvent } from '../events.js';
 import { TooManyRequests } from '../domain/errors.js';
+import type { SettingsWriter } from '../domain/settings-writer.js';
 import type { Repositories, Storage, Stored } from '../store/port.js';
 import { chaosOf, LATE_MS, ReorderWindows } from './chaos.js';
 import { WarningThrottle } from './warning-throttle.js';
@@ -29,6 +30,8 @@ export interface DispatcherDeps {
   clock: Clocks;
   registry: ClientRegistry;
   endpoints: WebhookEndpoints;
+  /** Runs the unit that records a 410 Gone, which disables the endpoint in the client's settings. */
+  settings: SettingsWriter;
   /** Delay of each scheduled attempt (see retry.ts). */
   retries: number[];
   timeoutMs: number;
@@ -196,7 +199,7 @@ export class WebhookDispatcher {
     const at = this.deps.clock.of(delivery.client_id);
     const made = await this.attempt(delivery, endpoint, 'redeliver', null, at);
     if (!made) return delivery;
-    return (await this.record(delivery.id, made, async (tx, current) => {
+    return (await this.record(delivery, made, async (tx, current) => {
       if (isSuccess(made.status_code)) return this.finished(tx, current, 'delivered', null);
       if (made.status_code === 410) return this.gone(tx, current, at);
       return current;
@@ -213,7 +216,7 @@ export class WebhookDispatcher {
     const delivery = await this.deps.storage.transaction((tx) => this.create(tx, clientId, 'ping', null, pingPayload(clientId, at), [], at));
     const made = await this.attempt(delivery, endpoint, 'test', null);
     if (!made) return delivery;
-    return (await this.record(delivery.id, made, async (tx, current) => {
+    return (await this.record(delivery, made, async (tx, current) => {
       if (made.status_code === 410) return this.gone(tx, current, at);
       return this.finished(tx, current, isSuccess(made.status_code) ? 'delivered' : 'failed', made.error);
     })) ?? delivery;
@@ -276,7 +279,7 @@ export class WebhookDispatcher {
     const badSignature = scheduledAttempts(delivery) === 0 && delivery.chaos.includes('bad_signature');
     const made = await this.attempt(delivery, target, 'schedule', badSignature ? 'bad_signature' : null, at);
     if (!made) throw new JobInterrupted(`attempt of ${id} aborted by shutdown`);
-    const after = await this.record(id, made, async (tx, current) => {
+    const after = await this.record(delivery, made, async (tx, current) => {
       // A redelivery may have settled it while this attempt was on its way: its outcome stands.
       if (current.status !== 'pending') return current;
       if (isSuccess(made.status_code)) return this.finished(tx, current, 'delivered', null);
@@ -289,7 +292,7 @@ export class WebhookDispatcher {
     });
     if (after?.status === 'delivered' && after.chaos.includes('duplicate') && made.chaos === null) {
       const duplicate = await this.attempt(after, target, 'schedule', 'duplicate', at);
-      if (duplicate) await this.record(id, duplicate, async (_tx, current) => current);
+      if (duplicate) await this.record(delivery, duplicate, async (_tx, current) => current);
     }
   }
 
@@ -323,10 +326,18 @@ export class WebhookDispatcher {
 
   /**
    * Appends an attempt to the delivery as it stands now and applies `decide`, in one
-   * transaction. Undefined when the delivery was removed meanwhile (a reset).
+   * transaction. Undefined when the delivery was removed meanwhile (a reset). A 410
+   * Gone disables the endpoint, a write of the client's settings: that unit goes through
+   * the settings writer, and is run again whole if it meets another change of them.
    */
-  private record(id: string, made: Made, decide: (tx: Repositories, current: Stored<Delivery>) => Promise<Stored<Delivery>>): Promise<Stored<Delivery> | undefined> {
-    return this.deps.storage.transaction(async (tx) => {
+  private record(
+    { id, client_id: clientId }: Pick<Delivery, 'id' | 'client_id'>,
+    made: Made,
+    decide: (tx: Repositories, current: Stored<Delivery>) => Promise<Stored<Delivery>>,
+  ): Promise<Stored<Delivery> | undefined> {
+    const inUnit = <T>(unit: (tx: Repositories) => Promise<T>): Promise<T> =>
+      made.status_code === 410 ? this.deps.settings.unit(clientId, unit) : this.deps.storage.transaction(unit);
+    return inUnit(async (tx) => {
       const found = await tx.deliveries.get(id);
       if (!found) return undefined;
       const { retry_after: _retryAfter, ...outcome } = made;

@@ -1,5 +1,6 @@
 import type { Client } from '../config/clients.js';
 import type { ResolvedOptions } from '../config/options.js';
+import { emptySettings, type SettingsWriter } from '../domain/settings-writer.js';
 import type { ClientSettings, EndpointSetting, Repositories, Storage, Stored } from '../store/port.js';
 import { chaosOf } from './chaos.js';
 import { makeSecret } from './secret.js';
@@ -20,17 +21,16 @@ export interface Endpoint {
   secret_source: 'runtime' | 'config' | 'default' | 'generated';
 }
 
-/** A client's settings as they are before anything is kept for it. */
-export const emptySettings = (clientId: string): ClientSettings => ({ client_id: clientId, webhook: null, generated_secret: null, faults: [], fault_seq: 0 });
-
 /**
  * Reads and changes the webhook endpoint of each client (kept in its settings). A
  * client with no secret anywhere gets one generated and kept, so it survives restarts
- * and resets.
+ * and resets. Every change of the setting goes through the settings writer; `set` and
+ * `disable` write within a unit the caller runs with `SettingsWriter.unit`.
  */
 export class WebhookEndpoints {
   constructor(
     private readonly storage: Storage,
+    private readonly settings: SettingsWriter,
     private readonly options: Pick<ResolvedOptions, 'webhookUrl' | 'webhookSecret' | 'seed'>,
   ) {}
 
@@ -57,14 +57,16 @@ export class WebhookEndpoints {
   /** Keeps a generated secret for a client that has none configured (at start), so it never changes. */
   async ensureSecret(client: Client): Promise<void> {
     if (client.webhook?.secret !== undefined || this.options.webhookSecret !== undefined) return;
-    await this.storage.transaction(async (tx) => {
-      const settings = await tx.settings.get(client.id);
-      if (settings?.generated_secret) return;
-      await tx.settings.put({ ...(settings ?? emptySettings(client.id)), generated_secret: makeSecret(client.id, this.options.seed) });
-    });
+    await this.settings.change(client.id, (settings) => ({
+      settings: settings.generated_secret ? undefined : { ...settings, generated_secret: makeSecret(client.id, this.options.seed) },
+      result: undefined,
+    }));
   }
 
-  /** Sets the URL (and secret, chaos when given) and enables the endpoint again. */
+  /**
+   * Sets the URL (and secret, chaos when given) and enables the endpoint again, in `tx`:
+   * a unit of `SettingsWriter.unit`, which may run it more than once.
+   */
   async set(client: Client, change: { url: string; secret?: string; chaos?: ChaosMode[] }, at: number, tx: Repositories): Promise<Endpoint> {
     await this.change(tx, client.id, at, (setting) => ({
       ...setting,
@@ -77,7 +79,7 @@ export class WebhookEndpoints {
     return this.of(client, tx);
   }
 
-  /** Stops deliveries to the client until its endpoint is set again (after a 410 Gone). */
+  /** Stops deliveries to the client until its endpoint is set again (after a 410 Gone), in `tx`: a unit of `SettingsWriter.unit`. */
   async disable(tx: Repositories, clientId: string, reason: string, at: number): Promise<void> {
     await this.change(tx, clientId, at, (setting) => ({ ...setting, disabled_at: at, disabled_reason: reason }));
   }

@@ -1,4 +1,5 @@
 import { Conflict, NotFound, RuleViolation } from '../domain/errors.js';
+import type { SettingsWriter } from '../domain/settings-writer.js';
 import { clientOf, json, type HandlerMap, type Interceptor, type OperationInput } from '../http/handler.js';
 import type { Clocks } from '../clock/clocks.js';
 import { chaosHeaderModes, unknownChaos } from './chaos.js';
@@ -15,6 +16,8 @@ export interface WebhookHandlerDeps {
   storage: Storage;
   clock: Clocks;
   endpoints: WebhookEndpoints;
+  /** Runs the endpoint's change with the paused deliveries it resumes, one unit of the client's settings. */
+  settings: SettingsWriter;
   dispatcher: WebhookDispatcher;
   retries: number[];
   timeoutMs: number;
@@ -28,7 +31,7 @@ const withUrl = (endpoint: Endpoint): Endpoint & { url: string } => {
 };
 
 /** The webhook part of the control API: endpoint, delivery log, redeliver, test ping. */
-export function webhookHandlers({ storage, clock, endpoints, dispatcher, retries, timeoutMs, targets }: WebhookHandlerDeps): HandlerMap {
+export function webhookHandlers({ storage, clock, endpoints, settings, dispatcher, retries, timeoutMs, targets }: WebhookHandlerDeps): HandlerMap {
   const ownDelivery = async (input: OperationInput): Promise<Stored<Delivery>> => {
     const delivery = await storage.deliveries.get(input.params.delivery_id!);
     if (delivery?.client_id !== clientOf(input).id) throw new NotFound();
@@ -46,7 +49,8 @@ export function webhookHandlers({ storage, clock, endpoints, dispatcher, retries
       const refusal = targets.checkUrl(body.url);
       if (refusal) throw new RuleViolation([{ field: 'url', message: webhookMessages.targetRefused(refusal) }], webhookMessages.targetPolicy);
       if (body.secret !== undefined && !isSecret(body.secret)) throw new RuleViolation([{ field: 'secret', message: webhookMessages.secret }]);
-      const { endpoint, more } = await storage.transaction(async (tx) => {
+      // Run again whole when it meets another change of the client's settings (a fault rule's count, a clock save).
+      const { endpoint, more } = await settings.unit(client.id, async (tx) => {
         const set = await endpoints.set(client, { url: body.url, secret: body.secret, chaos: body.chaos as ChaosMode[] | undefined }, clock.of(client.id), tx);
         return { endpoint: set, more: (await dispatcher.resumePaused(tx, client.id)) === RESUME_SLICE };
       });

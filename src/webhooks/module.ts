@@ -21,16 +21,16 @@ function checkClients(registry: Services['registry']): void {
  *
  * @example sandboxModules = (services) => [webhooksModule(services)]
  */
-export function webhooksModule(services: Pick<Services, 'storage' | 'scheduler' | 'clock' | 'registry' | 'logger' | 'events' | 'options' | 'ids' | 'endpoints' | 'webhookTargets' | 'metrics'>, observer?: AttemptObserver): SandboxModule {
-  const { storage, scheduler, clock, registry, logger, events, options, ids, endpoints, webhookTargets, metrics } = services;
+export function webhooksModule(services: Pick<Services, 'storage' | 'scheduler' | 'clock' | 'registry' | 'logger' | 'events' | 'options' | 'ids' | 'endpoints' | 'settings' | 'webhookTargets' | 'metrics'>, observer?: AttemptObserver): SandboxModule {
+  const { storage, scheduler, clock, registry, logger, events, options, ids, endpoints, settings, webhookTargets, metrics } = services;
   checkClients(registry);
   const { webhookRetries: retries, webhookTimeout: timeoutMs } = options;
-  const dispatcher = new WebhookDispatcher({ storage, clock, registry, endpoints, retries, timeoutMs, outboxSize: options.outboxSize, seed: ids.seed, logger, guard: webhookTargets, onAttempt: (attempt) => metrics.attempt(attempt), observer });
+  const dispatcher = new WebhookDispatcher({ storage, clock, registry, endpoints, settings, retries, timeoutMs, outboxSize: options.outboxSize, seed: ids.seed, logger, guard: webhookTargets, onAttempt: (attempt) => metrics.attempt(attempt), observer });
   dispatcher.attach(scheduler);
   events.subscribe((event, tx) => dispatcher.enqueue(event, tx));
   return {
     name: 'webhooks',
-    handlers: webhookHandlers({ storage, clock, endpoints, dispatcher, retries, timeoutMs, targets: webhookTargets }),
+    handlers: webhookHandlers({ storage, clock, endpoints, settings, dispatcher, retries, timeoutMs, targets: webhookTargets }),
     providerInterceptors: [chaosHeaderCheck],
     reset: async (clientId) => (await dispatcher.removeAll(clientId)) + (await endpoints.remove(clientId)),
     prune: (olderThan) => dispatcher.prune(olderThan),
