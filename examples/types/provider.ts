@@ -1001,7 +1001,7 @@ export interface operations {
                  * @description The order number from the create answer's `order_numbers`.
                  * @example 508734411209
                  */
-                order_no: components["schemas"]["NumericText"];
+                order_no: string;
             };
             cookie?: never;
         };

@@ -1,54 +1,29 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { OperationInput } from '../http/handler.js';
+import { compileGlob, type CompiledGlob } from './glob.js';
 import type { FaultMatch } from './types.js';
 
-/** Whether one path segment matches a segment glob (`*` any run, `?` one character), without backtracking blow-ups. */
-function segmentMatches(glob: string, text: string): boolean {
-  let g = 0;
-  let t = 0;
-  let star = -1;
-  let mark = 0;
-  while (t < text.length) {
-    if (g < glob.length && (glob[g] === '?' || glob[g] === text[t])) {
-      g += 1;
-      t += 1;
-    } else if (g < glob.length && glob[g] === '*') {
-      star = g++;
-      mark = t;
-    } else if (star >= 0) {
-      g = star + 1;
-      t = ++mark;
-    } else return false;
-  }
-  while (glob[g] === '*') g += 1;
-  return g === glob.length;
-}
+/** Compiled globs by their text: rules are matched against every request of their client. */
+const compiled = new Map<string, CompiledGlob>();
+/** Most globs kept compiled (every client's rules, 100 each, fit many times over); past it the cache starts again. */
+const COMPILED_MAX = 10_000;
 
 /**
  * Whether a request path matches a path glob: `*` matches within one segment, `?` one
  * character, a segment `**` any number of segments; everything else is literal. A
- * trailing slash on the path is ignored. Matching is linear in segments, so no glob a
- * client sends can stall the server (a regular expression could backtrack for ages).
+ * trailing slash on the path is ignored. Linear in the path (see `compileGlob`), so no
+ * glob a client sends can stall the server.
  *
  * @example globMatches('/v1/order/tracking/*', '/v1/order/tracking/SBX1') // true
  */
 export function globMatches(glob: string, path: string): boolean {
-  const globs = glob.split('/').map((segment) => (segment.includes('**') && segment !== '**' ? segment.replace(/\*+/g, '*') : segment));
-  const parts = (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path).split('/');
-  // reachable[j]: the globs so far can match the first j path segments.
-  let reachable = parts.map((_, j) => j === 0);
-  reachable.push(false);
-  for (const segment of globs) {
-    const next = new Array<boolean>(parts.length + 1).fill(false);
-    if (segment === '**') {
-      const first = reachable.indexOf(true);
-      if (first >= 0) next.fill(true, first);
-    } else {
-      for (let j = 0; j < parts.length; j += 1) if (reachable[j] && segmentMatches(segment, parts[j]!)) next[j + 1] = true;
-    }
-    reachable = next;
+  let matcher = compiled.get(glob);
+  if (!matcher) {
+    if (compiled.size >= COMPILED_MAX) compiled.clear();
+    matcher = compileGlob(glob);
+    compiled.set(glob, matcher);
   }
-  return reachable[parts.length] === true;
+  return matcher.matches(path);
 }
 
 const FIELD_PATH = /^[^.[\]]+(\.[^.[\]]+|\[\d+\])*$/;

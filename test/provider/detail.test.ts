@@ -75,6 +75,15 @@ describe('GET /v1/order/{order_no}', () => {
     expect(res.body.errors).toEqual([{ field: 'order_no', message: expect.stringContaining('digits only') }]);
   });
 
+  it('returns 400 naming order_no when it is longer than 32 digits, before any fault rule is matched against the path', async () => {
+    // A rule's path glob is matched against each of the client's routed requests: a 15,000-digit path once reached it.
+    expect((await sandbox.call('POST', '/__sandbox/faults', { body: { match: { path: `/v1/order/*${'1'.repeat(480)}2` }, action: { type: 'status', status: 503 } } })).status).toBe(201);
+    const res = await detailOf(sandbox, '1'.repeat(33));
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ field: 'order_no', message: expect.stringMatching(/32/) }]);
+    expect((await detailOf(sandbox, '1'.repeat(32))).status).toBe(404);
+  });
+
   it('answers 401 without a token', async () => {
     expect((await sandbox.call('GET', '/v1/order/500000000000', { token: null })).status).toBe(401);
   });
