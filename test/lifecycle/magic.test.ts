@@ -44,4 +44,16 @@ describe('magic AWBs', () => {
     expect(res.body.history[0].pod_photo).toMatch(/^http:\/\/127\.0\.0\.1(:\d+)?\/__sandbox\/pod\/SBXDLV00000001\.png$/);
     expect(res.body.history.at(-1).status).toBe('1');
   });
+
+  it.each([
+    ['a Host that names a host and port', 'sandbox.partner.test:8443', /^http:\/\/sandbox\.partner\.test:8443\/__sandbox\/pod\//],
+    ['a bracketed IPv6 Host', '[::1]:4010', /^http:\/\/\[::1\]:4010\/__sandbox\/pod\//],
+    // 15 KB of anything went into the URL, and into the key of every tracking answer kept (10,000 of them grew the process ~570 MB).
+    ['a Host of 15 KB', 'x'.repeat(15_000), /^http:\/\/127\.0\.0\.1:\d+\/__sandbox\/pod\//],
+    ['a Host that is no host', 'evil.test/<script>', /^http:\/\/127\.0\.0\.1:\d+\/__sandbox\/pod\//],
+  ])('build the photo URL from %s, or else from the address the sandbox was reached at', async (_case, host, url) => {
+    const res = await sandbox.call('GET', '/v1/order/tracking/SBXDLV00000001', { headers: { host } });
+    expect(res.status).toBe(200);
+    expect(res.body.history[0].pod_photo).toMatch(url);
+  });
 });
