@@ -97,7 +97,7 @@ export interface paths {
         };
         /**
          * Proof-of-delivery photo of an AWB (the `pod_photo` of tracking entries)
-         * @description The photo of the POD scan that tracking links from `pod_photo`, without a token. Only an AWB whose tracking has a POD scan (a delivered or returned parcel, or a magic AWB of such a scenario) has one; any other AWB is 404. A file that is not `<awb>.png` is 400.
+         * @description The photo of the POD scan that tracking links from `pod_photo`, without a token. Only an AWB whose tracking has a POD scan (a delivered or returned parcel, or a magic AWB of such a scenario) has one; any other AWB is 404. The name is `<awb>-<tag>.png`, with the tag only the sandbox makes (as tracking gives it): an AWB named without it, or with another AWB's, is 404, so an AWB alone tells nobody whether it exists; a magic AWB's photo is also served as `<awb>.png`. A file that is not `<name>.png` is 400.
          */
         get: operations["getPodPhoto"];
         put?: never;

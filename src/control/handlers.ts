@@ -54,7 +54,7 @@ export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart
     getControlSpec: ({ baseUrl }) => json(200, servedSpec(specs.control.document, baseUrl)),
 
     getPodPhoto: async ({ params }) => {
-      const awb = params.file?.endsWith('.png') ? params.file.slice(0, -'.png'.length) : undefined;
+      const awb = params.file === undefined ? undefined : journey.photos.awbOf(params.file);
       if (awb === undefined || !(await hasPodScan(fixtures, storage.orders, awb))) throw new NotFound();
       return { status: 200, serialized: fixtures.podPhoto, type: 'png', headers: { 'Cache-Control': 'public, max-age=86400' } };
     },

@@ -28,7 +28,7 @@ export function orderState(order: Order, journey: Journey, baseUrl: string) {
     cancelled_at: iso(order.cancelled_at),
     next,
     upcoming: journey.upcomingSteps(order).map((step) => ({ ...step, due_at: iso(step.due_at) })),
-    history: withPhotoUrls(journey.history(order), baseUrl),
+    history: withPhotoUrls(journey.history(order), baseUrl, journey.photos),
     sender: order.sender,
     item: order.item,
   };

@@ -21,7 +21,7 @@ export function orderHandlers({ orders, fixtures, clock, journey }: Pick<Service
     const key = `${order.order_no}|${order.version}|${baseUrl}`;
     const cached = answers.get(key);
     if (cached) return cached;
-    const tracking = trackingOf(journey.history(order), baseUrl);
+    const tracking = trackingOf(journey.history(order), baseUrl, journey.photos);
     if (!tracking) return undefined;
     const reply: BodyReply = { status: 200, body: tracking, serialized: JSON.stringify(tracking) };
     if (answers.size >= TRACKING_CACHE_SIZE) answers.delete(answers.keys().next().value!);
@@ -43,7 +43,7 @@ export function orderHandlers({ orders, fixtures, clock, journey }: Pick<Service
       const magic = magicScenario(fixtures, awb);
       if (magic?.awb === 'fails') throw new NotFound();
       if (magic) {
-        const tracking = trackingOf(magicHistory(fixtures, magic, clock.of(clientOf(input).id)), input.baseUrl);
+        const tracking = trackingOf(magicHistory(fixtures, magic, clock.of(clientOf(input).id)), input.baseUrl, journey.photos);
         return json(200, tracking);
       }
       const order = await orders.byAwbOf(clientOf(input), awb);

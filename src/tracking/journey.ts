@@ -1,3 +1,5 @@
+import { PodPhotos } from './pod-photos.js';
+import { magicScenario } from './view.js';
 import type { DelayRange } from '../config/duration.js';
 import type { Clocks } from '../clock/clocks.js';
 import type { JobHandler, Scheduler } from '../clock/scheduler.js';
@@ -34,7 +36,12 @@ export interface JourneyDeps {
  * the next in the same transaction, so the store always says what is due next.
  */
 export class Journey {
-  constructor(private readonly deps: JourneyDeps) {}
+  /** The addresses of the photos of POD scans (tagged, so that an AWB alone does not find one). */
+  readonly photos: PodPhotos;
+
+  constructor(private readonly deps: JourneyDeps) {
+    this.photos = new PodPhotos(deps.ids.seed, (awb) => magicScenario(deps.fixtures, awb) !== undefined);
+  }
 
   /** Runs this journey's jobs (AWB and steps) on the scheduler. */
   attach(scheduler: Scheduler): void {

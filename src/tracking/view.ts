@@ -1,5 +1,6 @@
 import type { Fixtures, LoadedScenario } from '../fixtures/load.js';
 import type { Order, TrackingEntry } from '../orders/types.js';
+import type { PodPhotos } from './pod-photos.js';
 import { contextOf, renderStep } from './render.js';
 
 /** The body of GET /v1/order/tracking/{order_no} (provider-interface.md 2.4). */
@@ -15,19 +16,19 @@ const DAY = 86_400_000;
  * The tracking answer for a history (newest first), or undefined before the first
  * scan with a status: then the provider answers 404.
  */
-export function trackingOf(history: TrackingEntry[], baseUrl: string): TrackingResponse | undefined {
+export function trackingOf(history: TrackingEntry[], baseUrl: string, photos: PodPhotos): TrackingResponse | undefined {
   const latest = history.find((entry) => entry.status !== null);
   if (!latest || !history[0]) return undefined;
   return {
     last_status: latest.status!,
     last_update: history[0].update_on,
-    history: withPhotoUrls(history, baseUrl),
+    history: withPhotoUrls(history, baseUrl, photos),
   };
 }
 
-/** The history with each `pod_photo` path made an absolute URL on `baseUrl`. */
-export const withPhotoUrls = (history: TrackingEntry[], baseUrl: string): TrackingEntry[] =>
-  history.map((entry) => (entry.pod_photo ? { ...entry, pod_photo: `${baseUrl}${entry.pod_photo}` } : entry));
+/** The history with each `pod_photo` path made an absolute URL on `baseUrl`, named with its tag (see PodPhotos). */
+export const withPhotoUrls = (history: TrackingEntry[], baseUrl: string, photos: PodPhotos): TrackingEntry[] =>
+  history.map((entry) => (entry.pod_photo ? { ...entry, pod_photo: photos.url(baseUrl, entry.pod_photo) } : entry));
 
 /** The scenario whose magic AWB this is, if any. */
 export function magicScenario(fixtures: Fixtures, awb: string): LoadedScenario | undefined {

@@ -91,16 +91,37 @@ describe('GET /__sandbox/pod/{file}', () => {
     expect((await pod('NOPE1')).status).toBe(404);
   });
 
-  it('answers 404 for an order that has not been delivered, and the photo once it has', async () => {
+  it('answers 404 for an order that has not been delivered, and the photo once it has, at the address its tracking gives', async () => {
     const orderNo = (await sandbox.call('POST', '/v1/order', { body: createRequest(1) })).body.order_numbers[0];
     await sandbox.call('POST', `/__sandbox/orders/${orderNo}/awb`);
     const awb = (await sandbox.call('GET', `/__sandbox/orders/${orderNo}`)).body.awb;
     expect((await pod(awb)).status).toBe(404);
     let played = 200;
     while (played === 200) played = (await sandbox.call('POST', `/__sandbox/orders/${orderNo}/advance`)).status;
-    const photo = await pod(awb);
+    const url = new URL((await sandbox.call('GET', `/v1/order/tracking/${awb}`)).body.history[0].pod_photo);
+    expect(url.pathname).toMatch(new RegExp(`^/__sandbox/pod/${awb}-[0-9a-f]{20}\\.png$`));
+    const photo = await sandbox.call('GET', url.pathname, { token: null });
     expect(photo.status).toBe(200);
     expect(photo.headers['content-type']).toBe('image/png');
+    // The control API's view of the order gives the same address.
+    expect(new URL((await sandbox.call('GET', `/__sandbox/orders/${orderNo}`)).body.history[0].pod_photo).pathname).toBe(url.pathname);
+  });
+
+  it('answers 404 for a delivered AWB named without its tag, or with another AWB\'s: an AWB alone tells nobody whether it exists', async () => {
+    const delivered = async () => {
+      const orderNo = (await sandbox.call('POST', '/v1/order', { body: createRequest(1) })).body.order_numbers[0];
+      await sandbox.call('POST', `/__sandbox/orders/${orderNo}/awb`);
+      while ((await sandbox.call('POST', `/__sandbox/orders/${orderNo}/advance`)).status === 200);
+      const awb = (await sandbox.call('GET', `/__sandbox/orders/${orderNo}`)).body.awb as string;
+      return { awb, path: new URL((await sandbox.call('GET', `/v1/order/tracking/${awb}`)).body.history[0].pod_photo).pathname };
+    };
+    const first = await delivered();
+    const second = await delivered();
+    expect((await pod(first.awb)).status).toBe(404);
+    expect((await pod('JN0000000000')).status).toBe(404);
+    const secondTag = second.path.slice(second.path.lastIndexOf('-'));
+    expect((await sandbox.call('GET', `/__sandbox/pod/${first.awb}${secondTag}`, { token: null })).status).toBe(404);
+    expect((await sandbox.call('GET', first.path, { token: null })).status).toBe(200);
   });
 
   it('answers the photo of a delivered magic AWB, and 404 for the stuck one', async () => {
