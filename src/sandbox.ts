@@ -104,9 +104,8 @@ async function defaultClient(options: ResolvedOptions, storage: Storage): Promis
 
 /** The seed of the data file: the one given, else the one kept, else a new one (kept). */
 async function dataSeed(seed: string | undefined, storage: Storage): Promise<string> {
-  const kept = await storage.meta.get('seed');
-  if (kept === undefined) await storage.meta.set('seed', seed ?? randomBytes(8).toString('hex'));
-  return seed ?? kept ?? (await storage.meta.get('seed'))!;
+  const kept = await storage.meta.setIfAbsent('seed', seed ?? randomBytes(8).toString('hex'));
+  return seed ?? kept;
 }
 
 /**
@@ -193,7 +192,8 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   const clockService = new ClockService(storage, settings, scheduler, clock, sync);
   clockService.keepRealClock();
   const ids = new IdFactory(await dataSeed(options.seed, storage));
-  const journey = new Journey({ storage, fixtures, ids, clock, events });
+  const podSecret = await storage.meta.setIfAbsent('pod_secret', randomBytes(32).toString('hex'));
+  const journey = new Journey({ storage, fixtures, ids, clock, events, podSecret });
   journey.attach(scheduler);
   const orders = new OrdersService({ storage, fixtures, clock, ids, journey, onCreated: (count) => metrics.ordersCreated.inc(count) }, { defaultScenario: options.scenario, awbDelay: options.awbDelay, maxItems: options.maxItems, fields: createFields(specs.provider.document) });
   const endpoints = new WebhookEndpoints(storage, settings, options);

@@ -987,7 +987,7 @@ export interface components {
         FaultMatch: {
             /** @description HTTP method, any case. */
             method?: string;
-            /** @description Glob on the request path: `*` within one segment, `**` across segments, `?` one character, e.g. `/v1/order/tracking/*`. */
+            /** @description Glob on the request path: `*` within one segment, `**` across segments, `?` one character, e.g. `/v1/order/tracking/*`. Printable ASCII only, as request paths are (percent-encode other characters as the path carries them): 400 otherwise. */
             path?: string;
             /** @description operationId of the provider spec, e.g. createOrder. */
             operation_id?: string;

@@ -309,7 +309,8 @@ export const OPTIONS: Schema = {
     fromText: (text) => (/^\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : fail('speed', `speed must be a positive decimal number, not ${text}.`)),
     resolve: (value) => (typeof value === 'number' && value > 0 && Number.isFinite(value) ? value : fail('speed', `speed must be a positive number, not ${String(value)}.`)),
   },
-  seed: { flag: '--seed <seed>', env: 'SANDBOX_SEED', help: 'makes numbers, AWBs and delays reproducible', default: undefined, resolve: (value) => (value === undefined ? undefined : String(value)) },
+  // An empty value (SANDBOX_SEED= from a compose file whose variable is unset) is no seed.
+  seed: { flag: '--seed <seed>', env: 'SANDBOX_SEED', help: 'makes numbers, AWBs and delays reproducible', default: undefined, resolve: (value) => (value === undefined || String(value) === '' ? undefined : String(value)) },
   config: { flag: '--config <file>', env: 'SANDBOX_CONFIG', help: 'JSON or YAML file with per-client settings', default: undefined, resolve: optionalText('config') },
   clients: { default: [], resolve: (value) => (Array.isArray(value) ? value : fail('clients', 'clients must be a list of client settings.')) },
   scenario: { flag: '--scenario <name>', env: 'SANDBOX_SCENARIO', help: 'default scenario of orders that name none', default: 'delivered', resolve: text('scenario') },

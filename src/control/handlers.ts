@@ -118,7 +118,8 @@ export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart
     // Sandbox-wide (an admin's): every client's clock, each at its own pace of due times.
     advanceAllClocks: async (input) => {
       const { ms } = input.body as { ms: number };
-      checkAdvance(Math.max(deps.clock.now(), ...deps.clock.clients.map((clientId) => deps.clock.of(clientId))), ms);
+      // By the sandbox's own clock: a partner that took its own clock near the end must not block the admin's advance of everyone.
+      checkAdvance(deps.clock.now(), ms);
       await clockService.advanceAll(ms);
       return json(200, await clockService.sandboxView());
     },

@@ -18,6 +18,8 @@
  */
 export interface CompiledGlob {
   matches(path: string): boolean;
+  /** About how much memory its masks hold. */
+  readonly bytes: number;
 }
 
 const SLASH = 47; // '/'
@@ -130,6 +132,7 @@ export function compileGlob(glob: string): CompiledGlob {
   const words = masks.words;
 
   return {
+    bytes: (byChar.size + 6) * words * 4 + 200,
     matches(path: string): boolean {
       const end = path.length > 1 && path.charCodeAt(path.length - 1) === SLASH ? path.length - 1 : path.length;
       let d = masks.make();

@@ -63,6 +63,9 @@ export function checkRule(input: FaultRuleInput): FaultRuleInput {
     if (problem) errors.push({ field: `action.headers.${name}`, message: problem });
   }
   if (input.match?.path !== undefined && !input.match.path.startsWith('/')) errors.push({ field: 'match.path', message: faultMessages.badGlob });
+  // A request path is ASCII (percent-encoded), so no other character could match; and each
+  // distinct character of a glob costs its compiled form a mask (500 astral ones, ~240 KB).
+  else if (input.match?.path !== undefined && !/^[\x21-\x7e]*$/.test(input.match.path)) errors.push({ field: 'match.path', message: faultMessages.nonAsciiGlob });
   for (const key of Object.keys(input.match?.body ?? {})) {
     if (!isFieldPath(key)) errors.push({ field: `match.body.${key}`, message: faultMessages.badBodyPath });
   }

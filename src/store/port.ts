@@ -152,6 +152,8 @@ export interface Meta {
   seed: string;
   /** The token made for the default client when none is configured. */
   default_token: string;
+  /** The key of the tags in POD photo names (see PodPhotos): random, made once, never shown. */
+  pod_secret: string;
   /**
    * Where the sandbox's manual clock stands: the time of sandbox-wide work, and of every
    * client that has no clock of its own yet (so the one clock of an older data file
@@ -171,6 +173,11 @@ export interface Meta {
 export interface MetaRepository {
   get<K extends keyof Meta>(key: K): Promise<Meta[K] | undefined>;
   set<K extends keyof Meta>(key: K, value: Meta[K]): Promise<void>;
+  /**
+   * Keeps `value` unless the key has one already, and answers the value kept: of replicas
+   * that start at once, all end up with the first one's value.
+   */
+  setIfAbsent<K extends keyof Meta>(key: K, value: Meta[K]): Promise<Meta[K]>;
 }
 
 /** What `GET /__sandbox/requests` may filter on. */

@@ -72,7 +72,9 @@ function metaProblem(key: string, value: unknown): string | undefined {
     }
     case 'seed':
     case 'default_token':
-      return typeof value === 'string' && value.length > 0 ? undefined : `${describeValue(value)} where a text must be`;
+    case 'pod_secret':
+      // Text, maybe empty: builds before empty --seed values counted as none kept one.
+      return typeof value === 'string' ? undefined : `${describeValue(value)} where a text must be`;
     default:
       return undefined;
   }

@@ -28,6 +28,8 @@ export interface JourneyDeps {
   ids: IdFactory;
   clock: Clocks;
   events: EventSink;
+  /** The key of the tags of POD photo names, kept in the store (see PodPhotos). */
+  podSecret: string;
 }
 
 /**
@@ -40,7 +42,7 @@ export class Journey {
   readonly photos: PodPhotos;
 
   constructor(private readonly deps: JourneyDeps) {
-    this.photos = new PodPhotos(deps.ids.seed, (awb) => magicScenario(deps.fixtures, awb) !== undefined);
+    this.photos = new PodPhotos(deps.podSecret, (awb) => magicScenario(deps.fixtures, awb) !== undefined);
   }
 
   /** Runs this journey's jobs (AWB and steps) on the scheduler. */

@@ -6,19 +6,20 @@ const SUFFIX = '.png';
 /**
  * The addresses of proof-of-delivery photos. A photo needs no token (a client's app shows
  * it as an image), so its name carries a tag only the sandbox can make: the AWB's HMAC
- * under the data file's seed. Without it, anyone could ask for `<awb>.png` and learn from
+ * under a random secret kept in the store (meta `pod_secret`, made once, shared by
+ * replicas, never shown; not `--seed`, which partners may know or guess). Without it, anyone could ask for `<awb>.png` and learn from
  * 200 or 404 whether another partner's AWB exists and was delivered (DESIGN: another
  * client's AWBs are 404, exactly as if they did not exist). The magic AWBs, the same for
  * every client, are served under their plain name too.
  *
  * @example
- * const photos = new PodPhotos('seed', () => false);
+ * const photos = new PodPhotos('secret', () => false);
  * photos.url('http://127.0.0.1:4010', '/__sandbox/pod/JN0000000001.png'); // 'http://127.0.0.1:4010/__sandbox/pod/JN0000000001-1f0c….png'
  * photos.awbOf('JN0000000001-1f0c….png'); // 'JN0000000001'
  */
 export class PodPhotos {
   constructor(
-    private readonly seed: string,
+    private readonly secret: string,
     private readonly isMagic: (awb: string) => boolean,
   ) {}
 
@@ -48,6 +49,6 @@ export class PodPhotos {
   }
 
   private tag(awb: string): string {
-    return createHmac('sha256', this.seed).update(`pod-photo:${awb}`).digest('hex').slice(0, 20);
+    return createHmac('sha256', this.secret).update(`pod-photo:${awb}`).digest('hex').slice(0, 20);
   }
 }

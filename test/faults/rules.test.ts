@@ -37,6 +37,9 @@ describe('POST /__sandbox/faults', () => {
     ['a field the action does not use', { action: { type: 'hang', after_ms: 5 } }, 'action.after_ms'],
     ['a dribble without a rate', { action: { type: 'dribble' } }, 'action.bytes_per_second'],
     ['a path glob that is not a path', { match: { path: 'v1/order' }, action: fail400 }, 'match.path'],
+    // Request paths are ASCII; 500 astral characters made a compiled glob of ~240 KB.
+    ['a path glob with a character no request path holds', { match: { path: `/v1/${'\u{1F600}'.repeat(3)}` }, action: fail400 }, 'match.path'],
+    ['a path glob with a space', { match: { path: '/v1/order tracking' }, action: fail400 }, 'match.path'],
     ['a body key that is not a field path', { match: { body: { 'items[x]': 1 } }, action: fail400 }, 'match.body.items[x]'],
     ['times 0', { action: fail400, times: 0 }, 'times'],
     ['probability 0', { action: fail400, probability: 0 }, 'probability'],

@@ -209,6 +209,14 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       await storage.close();
     });
 
+    it('keeps the first value of a meta key set if absent, also when several are set at once, and answers it to each', async () => {
+      const storage = await open();
+      const kept = await Promise.all(['s1', 's2', 's3', 's4'].map((seed) => storage.meta.setIfAbsent('seed', seed)));
+      expect(new Set(kept).size).toBe(1);
+      expect(await storage.meta.get('seed')).toBe(kept[0]);
+      expect(await storage.meta.setIfAbsent('seed', 'later')).toBe(kept[0]);
+    });
+
     it('never repeats a counter value', async () => {
       const storage = await open();
       const values = await Promise.all(Array.from({ length: 50 }, () => storage.counters.next('order')));

@@ -66,8 +66,8 @@ describe('starting on a data file edited by hand into something else than record
     expect(contents(dir())).toEqual(before);
   });
 
-  it('still starts on a file whose records and counters are well-formed', async () => {
-    writeFileSync(path(), base(4, []).replace('"order":1', `"order":1,\n"batch":${Number.MAX_SAFE_INTEGER - 1}`));
+  it('still starts on a file whose records and counters are well-formed, and whose seed is empty (builds that took --seed \'\' kept one)', async () => {
+    writeFileSync(path(), base(4, []).replace('"order":1', `"order":1,\n"batch":${Number.MAX_SAFE_INTEGER - 1}`).replace('"meta":{}', '"meta":{\n"seed":"",\n"manual_clock_ms":253402300800000}'));
     const storage = await open();
     expect(await storage.counters.next('order')).toBe(2);
     expect(await storage.counters.next('batch')).toBe(Number.MAX_SAFE_INTEGER);

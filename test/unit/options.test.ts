@@ -48,6 +48,14 @@ describe('the options', () => {
     });
   });
 
+  it('take an empty SANDBOX_SEED (a compose variable left unset) or --seed as no seed', () => {
+    vi.stubEnv('SANDBOX_SEED', '');
+    expect(cli().seed).toBeUndefined();
+    vi.stubEnv('SANDBOX_SEED', 'ci');
+    expect(cli().seed).toBe('ci');
+    expect(cli('--seed', '').seed).toBeUndefined();
+  });
+
   it('add up repeated --token flags', () => {
     expect(cli('--token', 't1', '--token', 't2,t3').tokens).toEqual(['t1', 't2', 't3']);
   });

@@ -267,6 +267,13 @@ export class EmbeddedMeta implements MetaRepository {
   async set<K extends keyof Meta>(key: K, value: Meta[K]): Promise<void> {
     this.access.put(META, key, value);
   }
+
+  async setIfAbsent<K extends keyof Meta>(key: K, value: Meta[K]): Promise<Meta[K]> {
+    const kept = this.access.get<Meta[K]>(META, key);
+    if (kept !== undefined) return kept;
+    this.access.put(META, key, value);
+    return value;
+  }
 }
 
 export class EmbeddedJobs implements JobRepository {

@@ -23,7 +23,7 @@ const WRITES: Record<keyof Omit<Repositories, 'requests' | 'reports'>, string[]>
   deliveries: ['insert', 'update', 'remove'],
   settings: ['put'],
   counters: ['next'],
-  meta: ['set'],
+  meta: ['set', 'setIfAbsent'],
   jobs: ['schedule', 'cancel', 'complete', 'release', 'removeByClient'],
 };
 

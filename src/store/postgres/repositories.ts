@@ -459,6 +459,12 @@ export class PgMeta implements MetaRepository {
   async set<K extends keyof Meta>(key: K, value: Meta[K]): Promise<void> {
     await this.db().query('INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, JSON.stringify(value)]);
   }
+
+  async setIfAbsent<K extends keyof Meta>(key: K, value: Meta[K]): Promise<Meta[K]> {
+    // The no-op update makes the row come back when another replica inserted it first.
+    const { rows } = await this.db().query<{ value: Meta[K] }>('INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = meta.value RETURNING value', [key, JSON.stringify(value)]);
+    return rows[0]!.value;
+  }
 }
 
 interface JobRow {
