@@ -1,5 +1,5 @@
 import { TooManyRequests } from '../domain/errors.js';
-import type { Interceptor, OperationInput } from '../http/handler.js';
+import type { Interceptor, OperationInput, Reply } from '../http/handler.js';
 import type { SandboxModule } from '../module.js';
 import type { Services } from '../services.js';
 import { performFault } from './actions.js';
@@ -32,20 +32,32 @@ export function faultsModule(services: Pick<Services, 'storage' | 'settings' | '
     const rule = input.client ? await rules.take(input.client.id, input) : undefined;
     if (!rule) return next();
     applied.set(input, rule.action);
-    const reply = await performFault(rule, input, next, shutdown.signal, (key) => rules.chance(key));
-    if (!('hold' in reply) || !input.client) return reply;
-    const clientId = input.client.id;
-    const held = holding.get(clientId) ?? 0;
-    if (held >= MAX_HELD_PER_CLIENT) throw new TooManyRequests(faultMessages.tooManyHeld(MAX_HELD_PER_CLIENT), 1);
-    holding.set(clientId, held + 1);
-    return {
-      ...reply,
-      released: () => {
-        const left = (holding.get(clientId) ?? 1) - 1;
-        if (left > 0) holding.set(clientId, left);
-        else holding.delete(clientId);
-      },
+    const clientId = input.client!.id;
+    const release = (): void => {
+      const left = (holding.get(clientId) ?? 1) - 1;
+      if (left > 0) holding.set(clientId, left);
+      else holding.delete(clientId);
     };
+    // A latency rule holds its requests for up to 10 minutes: they count as held too (one
+    // partner's 2,800 requests under a long latency held 3,000 file descriptors).
+    const holds = rule.action.type === 'hang' || rule.action.type === 'latency';
+    if (holds) {
+      const held = holding.get(clientId) ?? 0;
+      if (held >= MAX_HELD_PER_CLIENT) throw new TooManyRequests(faultMessages.tooManyHeld(MAX_HELD_PER_CLIENT), 1);
+      holding.set(clientId, held + 1);
+    }
+    let reply: Reply;
+    try {
+      reply = await performFault(rule, input, next, shutdown.signal, (key) => rules.chance(key));
+    } catch (error) {
+      if (holds) release();
+      throw error;
+    }
+    if (!holds) return reply;
+    // A hang holds until its connection ends; a latency until its answer is ready.
+    if ('hold' in reply) return { ...reply, released: release };
+    release();
+    return reply;
   };
   return {
     name: 'faults',

@@ -9,20 +9,33 @@ const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization']);
 /** The longest header value the journal keeps whole; a longer one is cut there and marked. */
 export const JOURNAL_HEADER_CHARS = 512;
 
-const cut = (value: string): string => (value.length <= JOURNAL_HEADER_CHARS ? value : `${value.slice(0, JOURNAL_HEADER_CHARS)}… (${value.length} characters)`);
+/** The most headers, and query parameters, the journal keeps of a request; past them, an entry named `…` says how many more there were. */
+export const JOURNAL_FIELDS = 64;
+/** The longest path the journal keeps whole. */
+export const JOURNAL_PATH_CHARS = 2_048;
+/** The name of the entry that counts the headers or parameters not kept. */
+export const MORE = '…';
+
+const cutTo = (value: string, chars: number): string => (value.length <= chars ? value : `${value.slice(0, chars)}… (${value.length} characters)`);
+const cut = (value: string): string => cutTo(value, JOURNAL_HEADER_CHARS);
+const cutAll = (value: string | string[]): string | string[] => (Array.isArray(value) ? value.slice(0, JOURNAL_FIELDS).map(cut) : cut(value));
 
 /**
- * The request's headers as the journal keeps them: secrets redacted, each value at most
- * JOURNAL_HEADER_CHARS (a request may carry 16 KiB of headers; a thousand such entries
- * would make a client's journal tens of megabytes).
+ * Up to JOURNAL_FIELDS of a request's headers or query parameters, each value at most
+ * JOURNAL_HEADER_CHARS, secrets redacted. A request may carry 16 KiB of headers or query:
+ * 2,000 tiny headers, or 1,400 parameters, made a thousand entries of one client hold 70-80 MB.
  */
-function redacted(headers: ServedRequest['input']['headers']): JournalEntry['headers'] {
-  const copy: JournalEntry['headers'] = {};
-  for (const name in headers) {
-    const value = headers[name];
-    if (value === undefined) continue;
-    copy[name] = SECRET_HEADERS.has(name) ? REDACTED : Array.isArray(value) ? value.map(cut) : cut(value);
+function fieldsKept(fields: Record<string, unknown>, secret: (name: string) => boolean = () => false): Record<string, string | string[]> {
+  const copy: Record<string, string | string[]> = {};
+  let count = 0;
+  for (const name in fields) {
+    const value = fields[name];
+    if (typeof value !== 'string' && !Array.isArray(value)) continue;
+    count += 1;
+    if (count > JOURNAL_FIELDS) continue;
+    copy[name] = secret(name) ? REDACTED : cutAll(typeof value === 'string' ? value : (value as unknown[]).map(String));
   }
+  if (count > JOURNAL_FIELDS) copy[MORE] = `${count - JOURNAL_FIELDS} more not kept`;
   return copy;
 }
 
@@ -50,10 +63,10 @@ function entryOf(served: ServedRequest): JournalEntry {
     id: served.seq,
     at: new Date(served.arrivedAt).toISOString(),
     method: served.method,
-    path: input.path,
-    query: served.query,
+    path: cutTo(input.path, JOURNAL_PATH_CHARS),
+    query: fieldsKept(served.query),
     operation_id: input.operation.operationId,
-    headers: redacted(input.headers),
+    headers: fieldsKept(input.headers, (name) => SECRET_HEADERS.has(name)),
     body: kept.body,
   } as JournalEntry;
   if (kept.body_truncated) entry.body_truncated = kept.body_truncated;

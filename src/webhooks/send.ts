@@ -62,7 +62,27 @@ async function excerpt(response: Response, shutdown: AbortSignal): Promise<strin
   } finally {
     void reader.cancel().catch(() => undefined);
   }
-  return Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8');
+  return asJsonWithin(Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8'), EXCERPT_BYTES);
+}
+
+/**
+ * A text cut to what JSON writes in at most `bytes` bytes, control characters (but tab and
+ * line breaks) as U+FFFD. The excerpt is listed with each attempt: JSON writes a control
+ * character as a 6-byte escape, and a receiver answering 1 KiB of NULs made each attempt
+ * 6 KiB, a delivery of 50 attempts 300 KB, and a listing of them 64 MB.
+ */
+export function asJsonWithin(text: string, bytes: number): string {
+  let used = 0;
+  let out = '';
+  for (const char of text) {
+    const code = char.codePointAt(0)!;
+    const kept = code < 0x20 && code !== 0x09 && code !== 0x0a && code !== 0x0d ? '\uFFFD' : code === 0x7f ? '\uFFFD' : char;
+    const cost = kept === '"' || kept === '\\' || code === 0x09 || code === 0x0a || code === 0x0d ? 2 : Buffer.byteLength(kept);
+    if (used + cost > bytes) break;
+    used += cost;
+    out += kept;
+  }
+  return out;
 }
 
 function describe(error: unknown, timeoutMs: number): string {

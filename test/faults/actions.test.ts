@@ -131,13 +131,26 @@ describe('fault action "hang"', () => {
     const refused = await track(1_000);
     expect(refused.status).toBe(429);
     expect(refused.headers['retry-after']).toBe('1');
-    expect(JSON.parse(refused.body)).toMatchObject({ success: false, message: expect.stringMatching(/already has 100 requests held unanswered by hang fault rules/) });
+    expect(JSON.parse(refused.body)).toMatchObject({ success: false, message: expect.stringMatching(/already has 100 requests held unanswered by hang or latency fault rules/) });
     // Another client's hang is its own.
     await addRule({ match: { operation_id: 'trackOrder' }, action: { type: 'hang' } }, TOKEN_B);
     expect((await failure(send(base, '/v1/order/tracking/SBXNOSUCH01', { token: TOKEN_B, timeoutMs: 300 }))).code).toBe('CLIENT_TIMEOUT');
     for (const error of await Promise.all(held)) expect(error.code).toBe('CLIENT_TIMEOUT');
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect((await failure(track(300))).code).toBe('CLIENT_TIMEOUT');
+  });
+
+  it('counts requests held by a latency rule among the 100: past them 429, and room again once their answers are sent', async () => {
+    // A latency of 10 minutes held one partner's 2,800 requests, and 3,000 file descriptors, past the hang bound.
+    await addRule({ match: { operation_id: 'trackOrder' }, action: { type: 'latency', ms: 2_000 }, times: 1000 });
+    const track = (timeoutMs: number) => send(base, '/v1/order/tracking/SBXNOSUCH01', { token: TOKEN_A, timeoutMs });
+    const held = Array.from({ length: 100 }, () => track(10_000));
+    while (((await sandbox.call('GET', '/__sandbox/faults')).body.rules[0].hits as number) < 100) await new Promise((resolve) => setTimeout(resolve, 20));
+    const refused = await track(1_000);
+    expect(refused.status).toBe(429);
+    expect(JSON.parse(refused.body).message).toMatch(/held unanswered by hang or latency fault rules/);
+    for (const answer of await Promise.all(held)) expect(answer.status).toBe(404);
+    expect((await track(10_000)).status).toBe(404);
   });
 
   it('does not keep a stopping sandbox from closing', async () => {

@@ -35,6 +35,7 @@ beforeAll(async () => {
   expect(await send('PUT', '/__sandbox/webhook', { url: receiver.url, secret: NEW_SECRET })).toBe(200);
   expect(await send('POST', '/__sandbox/webhooks/test')).toBe(200);
   expect(await send('GET', '/__sandbox/webhook')).toBe(200); // answers with the secret; must not log it
+  expect(await send('GET', `/${'p'.repeat(15_000)}`, undefined, UNKNOWN)).toBe(404); // anyone's long path: its log line is cut
   expect(receiver.received.length).toBeGreaterThanOrEqual(3);
   expect(await cli.stop('SIGTERM')).toBe(0);
   output = cli.output();
@@ -46,6 +47,12 @@ describe('logs at --log-level debug', () => {
     const logs = output.split('\n').filter((l) => l.startsWith('{'));
     expect(logs.length).toBeGreaterThan(requests);
     expect(output).toContain('"msg":"webhook attempt"');
+  });
+
+  it('cut a path to 512 characters, saying how long it was (anyone, with no token, wrote 16 MB of log a second with 15 KB paths)', () => {
+    const line = output.split('\n').find((l) => l.includes('"path":"/ppp'))!;
+    expect(line.length).toBeLessThan(1_000);
+    expect(JSON.parse(line).path).toBe(`/${'p'.repeat(511)}… (15001 characters)`);
   });
 
   it.each(SECRETS)('never contain %s (bearer tokens, webhook secrets and their keys)', (secret) => {
