@@ -1,6 +1,6 @@
 import { Conflict, NotFound, RuleViolation } from '../domain/errors.js';
 import type { SettingsWriter } from '../domain/settings-writer.js';
-import { clientOf, json, type HandlerMap, type Interceptor, type OperationInput } from '../http/handler.js';
+import { clientOf, json, listInParts, type HandlerMap, type Interceptor, type OperationInput } from '../http/handler.js';
 import type { Clocks } from '../clock/clocks.js';
 import { chaosHeaderModes, unknownChaos } from './chaos.js';
 import { MAX_REDELIVERED_ATTEMPTS, RESUME_SLICE, type WebhookDispatcher } from './dispatcher.js';
@@ -66,7 +66,8 @@ export function webhookHandlers({ storage, clock, endpoints, settings, dispatche
       // `queued` and `pending` are both stored pending: the one due by now, the other not yet.
       const byStatus = status === 'queued' ? { status: 'pending' as const, dueBy: now } : status === 'pending' ? { status, dueAfter: now } : { status };
       const page = await storage.deliveries.list(client.id, { ...query, ...byStatus, limit: query.limit ?? 100 });
-      return json(200, { total: page.total, next_cursor: page.next_cursor, deliveries: page.items.map((d) => deliveryView(d, now)) });
+      // Written in parts: a page of deliveries with 50 attempts each is megabytes (see listInParts).
+      return listInParts({ total: page.total, next_cursor: page.next_cursor }, 'deliveries', page.items.map((d) => deliveryView(d, now)));
     },
 
     getWebhookDelivery: async (input) => json(200, deliveryView(await ownDelivery(input), clock.of(clientOf(input).id))),

@@ -79,6 +79,25 @@ describe('GET /__sandbox/webhooks/deliveries', () => {
     expect(limited.body).toMatchObject({ total: 3, deliveries: [expect.objectContaining({ order_no: orders[2] })] });
   });
 
+  it('writes a page of more than 64 KiB in parts, the same JSON as in one piece', async () => {
+    // A receiver answering 1 KiB of NULs: each attempt keeps at most 1 KiB of JSON of it (it was 6 KiB of \u0000 escapes).
+    receiver.respond = () => ({ status: 500, body: '\u0000'.repeat(1024) });
+    await createOrders(sandbox, 40);
+    await sandbox.advance(60_000);
+    for (let i = 0; i < 3; i++) await sandbox.advance(3_600_000);
+    const whole = await sandbox.call('GET', '/__sandbox/webhooks/deliveries?limit=100');
+    expect(whole.headers['transfer-encoding']).toBe('chunked');
+    expect(whole.body.total).toBe(40);
+    expect(whole.body.deliveries).toHaveLength(40);
+    for (const delivery of whole.body.deliveries) {
+      expect(delivery.attempts.length).toBeGreaterThan(1);
+      for (const attempt of delivery.attempts) expect(Buffer.byteLength(JSON.stringify(attempt.response_body))).toBeLessThanOrEqual(1026);
+    }
+    const one = await sandbox.call('GET', '/__sandbox/webhooks/deliveries?limit=1');
+    expect(one.headers['content-length']).toBeDefined();
+    expect(one.body.deliveries).toEqual([whole.body.deliveries[0]]);
+  });
+
   it('returns 400 naming status when it is not a delivery status', async () => {
     const res = await sandbox.call('GET', '/__sandbox/webhooks/deliveries?status=lost');
     expect(res.status).toBe(400);
