@@ -22,6 +22,11 @@ export const SLOW = [
   // Each starts the real CLI with --spec (twice, for the seeded answers): ~24 s of test time.
   'test/prefer/prism-extra-operation.test.ts',
   'test/provider/spec-fallback.test.ts',
+  // The PostgreSQL adapter's own tests beyond the contract suite, each on a server of its
+  // own: ~27 s of test time (npm test keeps the contract suite and one end-to-end test there).
+  'test/store/postgres-counters.test.ts',
+  'test/store/postgres-clocks.test.ts',
+  'test/store/postgres-ids.test.ts',
 ];
 
 export default defineConfig({

@@ -104,6 +104,10 @@ export const isBodyReply = (reply: Reply): reply is BodyReply => 'status' in rep
 /** Parts of a listing answer written at a time, in bytes of JSON text (about). */
 const LIST_PART_BYTES = 64 * 1024;
 
+// Taken when the module loads: a test suite that fakes the timers afterwards (vitest's
+// useFakeTimers fakes setImmediate) must still get every part of a long listing.
+const { setImmediate } = globalThis;
+
 /**
  * A 200 with the JSON object `head` and, last, `field` holding `items`: as one body when
  * it fits in one part of 64 KiB, else written in parts, each with the event loop let go
