@@ -86,12 +86,7 @@ export class WebhookEndpoints {
 
   /** Drops the client's runtime setting (reset); the generated secret stays. */
   async remove(clientId: string): Promise<number> {
-    return this.storage.transaction(async (tx) => {
-      const settings = await tx.settings.get(clientId);
-      if (!settings?.webhook) return 0;
-      await tx.settings.put({ ...settings, webhook: null });
-      return 1;
-    });
+    return this.settings.change(clientId, (settings) => (settings.webhook ? { settings: { ...settings, webhook: null }, result: 1 } : { settings: undefined, result: 0 }));
   }
 
   private async change(tx: Repositories, clientId: string, at: number, edit: (setting: EndpointSetting) => EndpointSetting): Promise<Stored<ClientSettings>> {
