@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /** Where the docs page and its assets are mounted. */
 export const DOCS_PATH = '/docs';
 export const ASSETS_PATH = `${DOCS_PATH}/assets`;
@@ -7,6 +9,16 @@ export const DOCS_SPECS = [
   { name: 'Provider API (Shipping Order Service v1)', url: '/__sandbox/openapi.json' },
   { name: 'Sandbox control API (/__sandbox)', url: '/__sandbox/control.openapi.json' },
 ] as const;
+
+/**
+ * The page's Content-Security-Policy: its own origin only, and its one inline script by its
+ * hash (Swagger UI's style attributes need inline styles, and its icons data: images).
+ */
+export function docsCsp(html: string): string {
+  const inline = /<script>([\s\S]*?)<\/script>/.exec(html)?.[1] ?? '';
+  const hash = createHash('sha256').update(inline).digest('base64');
+  return `default-src 'self'; script-src 'self' 'sha256-${hash}'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'`;
+}
 
 /** The servers the specs name; "Try it out" sends to the page's own origin instead. */
 const SPEC_ORIGIN = 'http://127.0.0.1:4010';

@@ -19,6 +19,7 @@ describe.skipIf(!hasChromium)('GET /docs in headless Chromium', () => {
   let browser: Browser;
   let page: Page;
   const offOrigin: string[] = [];
+  const consoleErrors: string[] = [];
 
   beforeAll(async () => {
     sandbox = await createSandbox({ tokens: ['docs-token'] });
@@ -27,6 +28,9 @@ describe.skipIf(!hasChromium)('GET /docs in headless Chromium', () => {
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
     page = await browser.newPage();
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    });
     page.on('request', (req) => {
       if (!req.url().startsWith(sandbox.url) && !req.url().startsWith('data:')) offOrigin.push(req.url());
     });
@@ -35,6 +39,14 @@ describe.skipIf(!hasChromium)('GET /docs in headless Chromium', () => {
   afterAll(async () => {
     await browser?.close();
     await sandbox?.close();
+  });
+
+  it('is served with a Content-Security-Policy of its own origin and its one inline script, under which it runs with no error', async () => {
+    const res = await fetch(`${sandbox.url}/docs`);
+    expect(res.headers.get('content-security-policy')).toMatch(/^default-src 'self'; script-src 'self' 'sha256-[A-Za-z0-9+/=]+';/);
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    await visible(page, 'Create one or more shipment orders');
+    expect(consoleErrors.filter((text) => /Content Security Policy|Refused to/i.test(text))).toEqual([]);
   });
 
   it('renders the provider API operations', async () => {
