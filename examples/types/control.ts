@@ -1328,7 +1328,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description `<awb>.png` */
+                /** @description `<awb>-<tag>.png`, as tracking gives it; a magic AWB's photo also as `<awb>.png` */
                 file: string;
             };
             cookie?: never;
