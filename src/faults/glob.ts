@@ -47,14 +47,6 @@ function tokensOf(glob: string): Token[] {
   return tokens;
 }
 
-/** Bit masks of a chain of states, as 32-bit words. */
-class Masks {
-  constructor(readonly words: number) {}
-  make(): Int32Array {
-    return new Int32Array(this.words);
-  }
-}
-
 const setBit = (mask: Int32Array, bit: number): void => {
   mask[bit >>> 5]! |= 1 << (bit & 31);
 };
@@ -71,19 +63,23 @@ export function compileGlob(glob: string): CompiledGlob {
   const tokens = tokensOf(glob);
   let states = 1;
   for (const token of tokens) states += token.kind === 'segments' ? 2 : 1;
-  const masks = new Masks(Math.ceil(states / 32));
+  const words = Math.ceil(states / 32);
+  /** A bit mask over the chain of states, as 32-bit words. */
+  const mask = (): Int32Array => new Int32Array(words);
   /** States entered from the one before by a character of each kind. */
   const byChar = new Map<number, Int32Array>();
-  const bySlash = masks.make();
-  const byOther = masks.make();
+  const bySlash = mask();
+  const byOther = mask();
   /** States that loop on a character: stars on any but '/', `**`'s B on any. */
-  const loopOther = masks.make();
-  const loopSlash = masks.make();
+  const loopOther = mask();
+  const loopSlash = mask();
   /** Stars: entered with no character from the state before. */
-  const stars = masks.make();
+  const stars = mask();
   /** `**`'s A: its C (two on) is entered with no character. */
-  const skips = masks.make();
+  const skips = mask();
+  /** Literal characters' states by character, and the states of '?'. */
   const literal: Array<[number, number]> = [];
+  const anyStates: number[] = [];
   let state = 0;
   for (const token of tokens) {
     switch (token.kind) {
@@ -94,7 +90,7 @@ export function compileGlob(glob: string): CompiledGlob {
       case 'any':
         state += 1;
         setBit(byOther, state);
-        literal.push([-1, state]);
+        anyStates.push(state);
         break;
       case 'star':
         state += 1;
@@ -117,26 +113,23 @@ export function compileGlob(glob: string): CompiledGlob {
     }
   }
   // '?' takes every character but '/': each literal character's mask has the '?' states too.
-  const anyStates = literal.filter(([code]) => code === -1).map(([, s]) => s);
   for (const [code, s] of literal) {
-    if (code === -1) continue;
-    let mask = byChar.get(code);
-    if (!mask) {
-      mask = masks.make();
-      for (const any of anyStates) setBit(mask, any);
-      byChar.set(code, mask);
+    let entered = byChar.get(code);
+    if (!entered) {
+      entered = mask();
+      for (const any of anyStates) setBit(entered, any);
+      byChar.set(code, entered);
     }
-    setBit(mask, s);
+    setBit(entered, s);
   }
   const last = states - 1;
-  const words = masks.words;
 
   return {
     bytes: (byChar.size + 6) * words * 4 + 200,
     matches(path: string): boolean {
       const end = path.length > 1 && path.charCodeAt(path.length - 1) === SLASH ? path.length - 1 : path.length;
-      let d = masks.make();
-      let next = masks.make();
+      let d = mask();
+      let next = mask();
       // State 0, and what it reaches with no character (a glob not starting with '/' may start with a star).
       d[0] = 1 | ((1 & skips[0]!) << 2);
       d[0] |= (d[0]! << 1) & stars[0]!;
