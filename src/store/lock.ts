@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, linkSync, openSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, linkSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { describeError, nodeFileSystem, writeAllSync } from './files.js';
@@ -14,6 +14,12 @@ export interface LockHolder {
   host: string;
   /** The holder's process start time (Linux: boot id and start ticks), telling a reused pid apart; null where unknown. */
   start: string | null;
+  /**
+   * The holder's pid namespace (Linux: `pid:[inode]`); null where unknown, absent in locks
+   * of earlier sandboxes. A holder in another one (another container with the same
+   * hostname) cannot be checked by its pid: its heartbeat tells instead.
+   */
+  ns?: string | null;
   /** When the lock was taken, ISO 8601. */
   since: string;
   /** Unique per acquisition: a take-over replaces exactly the lock it judged stale. */
@@ -28,8 +34,11 @@ export class DataFileLocked extends Error {
     readonly holder: LockHolder,
   ) {
     const local = holder.host === hostname();
+    const elsewhere = local && !samePidNamespace(holder);
     super(
-      `The data file ${path} is in use by another sandbox (pid ${holder.pid} on host ${holder.host}, since ${holder.since}). ` +
+      `The data file ${path} is in use by another sandbox (pid ${holder.pid} on host ${holder.host}` +
+        (elsewhere ? ', in another container or pid namespace: its lock is being kept fresh' : '') +
+        `, since ${holder.since}). ` +
         (local
           ? 'Stop that sandbox first, or start this one with another --data file (or --data :memory:).'
           : `Stop it first, or start with another --data file. If no sandbox runs on ${holder.host} any more, delete ${path}.lock ` +
@@ -54,6 +63,31 @@ export function processStart(pid: number): string | null {
 }
 
 let cachedBootId: string | undefined;
+let cachedNamespace: string | null | undefined;
+
+/** This process's pid namespace (`pid:[inode]`), or null where it cannot be read (no /proc). */
+export function pidNamespace(): string | null {
+  if (cachedNamespace === undefined) {
+    try {
+      cachedNamespace = readlinkSync('/proc/self/ns/pid');
+    } catch {
+      cachedNamespace = null;
+    }
+  }
+  return cachedNamespace;
+}
+
+/**
+ * Whether the holder's pid means the same process here: it recorded no namespace (an
+ * earlier sandbox's lock, or no /proc), or the one this process is in. Two containers
+ * given the same hostname are both pid 1, each in a namespace of its own; so is a
+ * container restarted after a SIGKILL.
+ */
+export function samePidNamespace(holder: LockHolder): boolean {
+  const own = pidNamespace();
+  return holder.ns === undefined || holder.ns === null || own === null || holder.ns === own;
+}
+
 function bootId(): string {
   cachedBootId ??= readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
   return cachedBootId;
@@ -88,13 +122,14 @@ function pidAlive(pid: number): boolean {
 }
 
 /**
- * Whether the holder is certainly gone: on this host, and its pid is not alive, has
- * ended and waits to be reaped (a zombie), or is alive with another start time (pid
- * reuse). A holder on another host cannot be checked and counts as live. A holder that
- * merely stalls stays live: no timeout.
+ * Whether the holder is certainly gone: on this host and in this pid namespace, and its
+ * pid is not alive, has ended and waits to be reaped (a zombie), or is alive with another
+ * start time (pid reuse). A holder on another host cannot be checked and counts as live;
+ * one in another pid namespace of this host is judged by its heartbeat (see
+ * `DataFileLock.acquire`). A holder that merely stalls stays live: no timeout.
  */
 export function isStale(holder: LockHolder): boolean {
-  if (holder.host !== hostname()) return false;
+  if (holder.host !== hostname() || !samePidNamespace(holder)) return false;
   if (!pidAlive(holder.pid) || processEnded(holder.pid)) return true;
   if (holder.start === null) return false;
   const start = processStart(holder.pid);
@@ -103,6 +138,53 @@ export function isStale(holder: LockHolder): boolean {
 
 const TAKEOVER_WAIT_MS = 20;
 const MAX_ATTEMPTS = 500; // 10 s of waiting on another starter's take-over
+
+/** How often a holder refreshes its lock, and how long a starter watches a lock that no one refreshes before taking it over. */
+export interface LockTiming {
+  beatMs: number;
+  staleMs: number;
+}
+
+/**
+ * A beat a second; five seconds unrefreshed make a holder in another pid namespace stale.
+ * A restart of a container killed with SIGKILL (a new pid namespace) so waits up to 5 s
+ * for its own old lock; a holder whose event loop stalls that long (a paused container)
+ * finds its lock taken at its next beat and stops writing (see `watch`).
+ */
+export const LOCK_TIMING: LockTiming = { beatMs: 1_000, staleMs: 5_000 };
+
+/** When the lock file was last refreshed (its mtime), with the holder it names; undefined when it is gone. */
+function lockState(path: string): { mtimeMs: number; id: string } | undefined {
+  try {
+    const mtimeMs = statSync(path).mtimeMs;
+    const holder = readHolder(path);
+    return holder && { mtimeMs, id: holder.id };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Watches the lock of a holder in another pid namespace for `staleMs`: 'stopped' when
+ * nothing refreshed it in that time, 'beating' when its holder did, 'changed' when it was
+ * replaced or removed meanwhile (start over).
+ */
+function heartbeatOf(path: string, holder: LockHolder, timing: LockTiming): 'stopped' | 'beating' | 'changed' {
+  const first = lockState(path);
+  if (first?.id !== holder.id) return 'changed';
+  // A refresh later than the watch began is a beat; a lock last refreshed long ago needs no watching.
+  const watchFrom = Date.now();
+  if (watchFrom - first.mtimeMs >= timing.staleMs) return 'stopped';
+  const step = Math.max(10, Math.min(100, timing.beatMs / 4));
+  for (let waited = 0; waited < timing.staleMs; waited += step) {
+    sleep(step);
+    const now = lockState(path);
+    if (now?.id !== holder.id) return 'changed';
+    if (now.mtimeMs !== first.mtimeMs) return 'beating';
+  }
+  return 'stopped';
+}
 
 /**
  * An exclusive lock on a data file: the file `<data>.lock` (mode 0600), created with
@@ -115,14 +197,22 @@ const MAX_ATTEMPTS = 500; // 10 s of waiting on another starter's take-over
  * `n + 1`, so a crash mid take-over never wedges the lock. See
  * docs/decisions/0001-journaled-store.md.
  *
+ * A holder's pid tells nothing from another pid namespace: two containers given the same
+ * hostname are both pid 1. So the holder refreshes the lock file's modification time
+ * every second (`watch`), and a starter that finds a lock of another pid namespace on its
+ * host takes it over only once no one has refreshed it for 5 s.
+ *
  * @example
  * const lock = DataFileLock.acquire('/data/sandbox.json'); // throws DataFileLocked
  * lock.release();
  */
 export class DataFileLock {
+  private beat: NodeJS.Timeout | undefined;
+
   private constructor(
     readonly path: string,
     readonly holder: LockHolder,
+    private readonly timing: LockTiming,
   ) {}
 
   /**
@@ -130,24 +220,30 @@ export class DataFileLock {
    * holder. Touches no file when it throws: a lock that cannot be written (a full disk)
    * throws a DataFileError naming it, its temporary file removed.
    */
-  static acquire(dataPath: string, fs: LockWrites = nodeFileSystem): DataFileLock {
+  static acquire(dataPath: string, fs: LockWrites = nodeFileSystem, timing: LockTiming = LOCK_TIMING): DataFileLock {
     const path = `${dataPath}.lock`;
     const me: LockHolder = {
       pid: process.pid,
       host: hostname(),
       start: processStart(process.pid),
+      ns: pidNamespace(),
       since: new Date().toISOString(),
       id: randomBytes(8).toString('hex'),
     };
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
       const current = readHolder(path);
       if (current === undefined) {
-        if (createExclusive(path, me, fs)) return new DataFileLock(path, me).tidied();
+        if (createExclusive(path, me, fs)) return new DataFileLock(path, me, timing).tidied();
         continue;
       }
-      if (!isStale(current)) throw new DataFileLocked(dataPath, current);
-      const outcome = takeOver(path, current, me, fs);
-      if (outcome === 'taken') return new DataFileLock(path, me).tidied();
+      if (!isStale(current)) {
+        if (current.host !== hostname() || samePidNamespace(current)) throw new DataFileLocked(dataPath, current);
+        const heartbeat = heartbeatOf(path, current, timing);
+        if (heartbeat === 'beating') throw new DataFileLocked(dataPath, current);
+        if (heartbeat === 'changed') continue;
+      }
+      const outcome = takeOver(path, current, me, fs, timing);
+      if (outcome === 'taken') return new DataFileLock(path, me, timing).tidied();
       if (outcome === 'busy') sleep(TAKEOVER_WAIT_MS);
     }
     const holder = readHolder(path);
@@ -155,8 +251,39 @@ export class DataFileLock {
     throw new Error(`Could not take the lock ${path}: another sandbox keeps taking it over. Try again.`);
   }
 
+  /**
+   * Refreshes the lock every `beatMs` while it is held, so that a starter in another pid
+   * namespace sees this holder live. At a beat that finds the lock no longer this
+   * holder's (taken over while this process stalled longer than `staleMs`, or removed by
+   * hand), calls `onLost` once with what the lock names now and stops: the owner must
+   * write nothing more to the data file's files.
+   */
+  watch(onLost: (now: LockHolder | undefined) => void): void {
+    this.beat ??= setInterval(() => {
+      let now: LockHolder | undefined;
+      try {
+        now = readHolder(this.path);
+        if (now?.id === this.holder.id) {
+          const time = new Date();
+          utimesSync(this.path, time, time);
+          return;
+        }
+      } catch {
+        return; // unreadable this once (EIO, EACCES): the next beat tries again
+      }
+      this.stopWatching();
+      onLost(now);
+    }, this.timing.beatMs).unref();
+  }
+
+  private stopWatching(): void {
+    clearInterval(this.beat);
+    this.beat = undefined;
+  }
+
   /** Removes the lock file if it is still this process's. Safe to call twice. */
   release(): void {
+    this.stopWatching();
     if (readHolder(this.path)?.id === this.holder.id) rmSync(this.path, { force: true });
   }
 
@@ -239,12 +366,12 @@ function createExclusive(path: string, holder: LockHolder, fs: LockWrites): bool
  * no longer names `stale` (start over); 'busy' while a live starter takes it over.
  * Exported for the tests of the race between two starters.
  */
-export function takeOver(path: string, stale: LockHolder, me: LockHolder, fs: LockWrites = nodeFileSystem): 'taken' | 'changed' | 'busy' {
+export function takeOver(path: string, stale: LockHolder, me: LockHolder, fs: LockWrites = nodeFileSystem, timing: LockTiming = LOCK_TIMING): 'taken' | 'changed' | 'busy' {
   for (let n = 0; ; n += 1) {
     const marker = `${path}.takeover-${stale.id}-${n}`;
     if (!createExclusive(marker, me, fs)) {
       const creator = readHolder(marker);
-      if (creator !== undefined && isStale(creator)) continue; // its creator died mid take-over: pass it over
+      if (creator !== undefined && markerAbandoned(marker, creator, timing)) continue; // its creator died mid take-over: pass it over
       return 'busy';
     }
     // Holding the marker, no one else can replace the stale lock: check it is still there, then replace it.
@@ -261,6 +388,21 @@ export function takeOver(path: string, stale: LockHolder, me: LockHolder, fs: Lo
     } finally {
       rmSync(marker, { force: true });
     }
+  }
+}
+
+/**
+ * Whether a take-over marker's creator died mid take-over: it is stale (see `isStale`),
+ * or, in another pid namespace, the marker has stood `staleMs` (a take-over takes
+ * microseconds).
+ */
+function markerAbandoned(marker: string, creator: LockHolder, timing: LockTiming): boolean {
+  if (isStale(creator)) return true;
+  if (creator.host !== hostname() || samePidNamespace(creator)) return false;
+  try {
+    return Date.now() - statSync(marker).mtimeMs >= timing.staleMs;
+  } catch {
+    return true; // gone meanwhile: try it again
   }
 }
 

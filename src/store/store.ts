@@ -6,13 +6,21 @@ import { copyWith } from './embedded/records.js';
 import { Low, Memory } from 'lowdb';
 import { describeError, errnoOf, nodeFileSystem, Utf8Chunk } from './files.js';
 import { Journal } from './journal.js';
-import { DataFileLock } from './lock.js';
+import { DataFileLock, type LockHolder, type LockTiming } from './lock.js';
 import { checkVersion, emptyData, migrate, SCHEMA_VERSION } from './schema.js';
 import { checkData } from './schema-check.js';
 import { CheckpointAborted, SnapshotFile, type SnapshotChunk } from './snapshot-file.js';
 import { DataFileError, StoreUnavailable, type Collection, type JournalOp, type RecordFormats, type Records, type StoreData, type StoreFileSystem, type StoreHealth } from './types.js';
 
 const MiB = 2 ** 20;
+
+/** The code of `StoreUnavailable` (and of the store's health) once another sandbox took the data file's lock. */
+export const LOCK_LOST = 'ELOCKLOST';
+
+const lockTakenMessage = (path: string, by: LockHolder | undefined): string =>
+  `Another sandbox took the lock of the data file ${path}` +
+  (by ? ` (pid ${by.pid} on host ${by.host}, since ${by.since})` : ' (its lock file was removed)') +
+  ' while this one was not refreshing it: this sandbox writes nothing more to it, and every change answers 503. Stop this sandbox; the other one serves the data file.';
 
 export interface StoreOptions {
   /** A file path, or `:memory:` to keep nothing (and take no lock). */
@@ -36,6 +44,8 @@ export interface StoreOptions {
   closeCheckpointBytes?: number;
   /** After a failed checkpoint, wait this long before the next one starts by itself. Default 30 s. */
   checkpointRetryMs?: number;
+  /** How often the lock is refreshed, and how long a lock of another pid namespace must stand unrefreshed to be taken over (tests shorten them). */
+  lockTiming?: LockTiming;
   /** The file operations used to write (tests inject ENOSPC here). Default node:fs. */
   fileSystem?: StoreFileSystem;
   /** Told about failures that no caller sees: a failed checkpoint, a failed background commit. */
@@ -87,6 +97,8 @@ export class Store {
   /** Set by close(): a checkpoint in progress stops at its next chunk. */
   private stopCheckpoint = false;
   private failure: { code: string; error: string; since: number } | undefined;
+  /** Set when another sandbox took the lock: nothing is written any more. */
+  private lockLost = false;
   private checkpointError: string | undefined;
   /** The journal line being written, encoded into one reused buffer (the append is synchronous). */
   private readonly line = new Utf8Chunk();
@@ -112,7 +124,14 @@ export class Store {
       return store;
     }
     const path = dataFilePath(options.path);
-    const lock = DataFileLock.acquire(path);
+    const lock = DataFileLock.acquire(path, undefined, options.lockTiming);
+    // The lock is refreshed from now on; taken meanwhile, it fences the store (or refuses the start, before the first write).
+    let opened: Store | undefined;
+    let takenWhileOpening: { by: LockHolder | undefined } | undefined;
+    lock.watch((by) => {
+      if (opened) opened.lockTaken(by);
+      else takenWhileOpening = { by };
+    });
     let journal: Journal | undefined;
     try {
       restrictDataFiles(path);
@@ -140,6 +159,9 @@ export class Store {
       if (fromVersion === 0) checkData(db.data, path);
       // Before the first write: an owner that cannot build on these records refuses the start with the files as they were.
       options.onLoad?.(store);
+      // Nothing is written before this point: a sandbox that lost its lock while it loaded leaves the files to the new holder.
+      if (takenWhileOpening) throw new DataFileError(lockTakenMessage(path, takenWhileOpening.by));
+      opened = store;
       journal.open();
       // A migrated store is written out at once, so no journal of the old schema is replayed
       // again. If that cannot be written, changes in the new schema must not follow the old
@@ -236,9 +258,9 @@ export class Store {
       this.pending.clear();
       return;
     }
-    if (this.closed) {
+    if (this.closed || this.lockLost) {
       this.rollBack();
-      throw new StoreUnavailable('ECLOSED');
+      throw new StoreUnavailable(this.lockLost ? LOCK_LOST : 'ECLOSED');
     }
     try {
       const ops: JournalOp[] = [];
@@ -278,7 +300,7 @@ export class Store {
    */
   checkpoint(): Promise<void> {
     const journal = this.journal;
-    if (!journal || this.closed) return Promise.resolve();
+    if (!journal || this.closed || this.lockLost) return Promise.resolve();
     if (this.checkpointing) {
       // One is running and may have passed records committed since: run one more after it.
       this.nextCheckpoint ??= this.checkpointing.then(() => {
@@ -307,7 +329,7 @@ export class Store {
       this.stopCheckpoint = true;
       await this.checkpointing;
       this.stopCheckpoint = false;
-      if (this.journal && this.dataBytes() <= (this.options.closeCheckpointBytes ?? 32 * MiB) && this.journal.bytesSinceCheckpoint > 0) {
+      if (this.journal && !this.lockLost && this.dataBytes() <= (this.options.closeCheckpointBytes ?? 32 * MiB) && this.journal.bytesSinceCheckpoint > 0) {
         await this.checkpoint();
       }
       this.journal?.flush();
@@ -316,6 +338,22 @@ export class Store {
       this.journal?.close();
       this.lock?.release();
     }
+  }
+
+  /**
+   * Another sandbox took the data file's lock (this one stalled longer than the lock's
+   * staleness, or its lock file was removed by hand): from now on this store writes
+   * nothing to the data file's files. A checkpoint running stops at its next chunk, every
+   * commit fails as a failed write does (503), health shows the store degraded, and the
+   * error is logged once.
+   */
+  private lockTaken(by: LockHolder | undefined): void {
+    if (this.closed || this.lockLost) return;
+    this.lockLost = true;
+    this.stopCheckpoint = true;
+    const error = new DataFileError(lockTakenMessage(this.file()!.path, by));
+    this.failure = { code: LOCK_LOST, error: error.message, since: Date.now() };
+    this.options.onError?.(error);
   }
 
   private shouldCheckpoint(): boolean {

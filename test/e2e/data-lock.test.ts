@@ -1,8 +1,9 @@
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli, startCli } from '../support/cli.js';
+import { runCli, startCli, type RunningCli } from '../support/cli.js';
 import { createRequest } from '../support/orders.js';
 import { tempDir } from '../support/tmp.js';
 
@@ -42,4 +43,41 @@ describe('a second sandbox on a data file in use', () => {
     for (const orderNo of acknowledged) expect((await fetch(`${restarted.url}/__sandbox/orders/${orderNo}`, { headers })).status).toBe(200);
     expect(await restarted.stop()).toBe(0);
   }, 60_000);
+
+  // Two containers given the same hostname, on one volume: each is pid 1 in a pid namespace of its own.
+  // unshare(1) makes such namespaces (root only); a container restarted after a SIGKILL gets a new one too.
+  const asContainer = ['unshare', '--kill-child', '--pid', '--fork', '--mount-proc'];
+  const canUnshare = spawnSync(asContainer[0]!, [...asContainer.slice(1), 'true']).status === 0;
+
+  it.skipIf(!canUnshare)('refuses a second container with the same hostname (both pid 1), and lets a container restarted after a SIGKILL in once its old lock goes unrefreshed', async () => {
+    const data = join(dir(), 'shared-volume.json');
+    const args = ['--port', '0', '--data', data, '--token', 'lock', '--clock', 'manual', '--log-level', 'silent'];
+    const running: RunningCli[] = [];
+    try {
+      const first = await startCli(args, {}, asContainer);
+      running.push(first);
+      const res = await fetch(`${first.url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(1)) });
+      expect(res.status).toBe(201);
+      const [orderNo] = ((await res.json()) as { order_numbers: string[] }).order_numbers;
+      expect(JSON.parse(readFileSync(`${data}.lock`, 'utf8'))).toMatchObject({ pid: 1, host: hostname() });
+
+      const second = await runCli(args, {}, asContainer);
+      expect(second.code).toBe(1);
+      expect(second.stderr).toContain(`The data file ${data} is in use by another sandbox (pid 1 on host ${hostname()}, in another container or pid namespace`);
+      expect(second.stdout).not.toContain('listening on');
+      expect((await fetch(`${first.url}/__sandbox/orders/${orderNo}`, { headers })).status).toBe(200);
+
+      await first.stop('SIGKILL'); // unshare --kill-child takes the sandbox with it, as a container's end does
+      const started = Date.now();
+      const restarted = await startCli(args, {}, asContainer);
+      running.push(restarted);
+      expect(Date.now() - started).toBeLessThan(30_000); // 5 s unrefreshed, then the usual start
+      expect((await fetch(`${restarted.url}/__sandbox/orders/${orderNo}`, { headers })).status).toBe(200);
+      // unshare ignores SIGTERM: `docker stop` signals the container's pid 1, the sandbox itself.
+      process.kill(Number(execFileSync('pgrep', ['-P', String(restarted.process.pid)]).toString().trim()), 'SIGTERM');
+      expect(await new Promise((resolve) => restarted.process.once('exit', resolve))).toBe(0);
+    } finally {
+      for (const cli of running) cli.process.kill('SIGKILL');
+    }
+  }, 90_000);
 });

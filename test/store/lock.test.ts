@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DataFileLock, DataFileLocked, processStart, takeOver, type LockHolder } from '../../src/store/lock.js';
+import { DataFileLock, DataFileLocked, pidNamespace, processStart, takeOver, type LockHolder } from '../../src/store/lock.js';
 import { Store } from '../../src/store/store.js';
 import { deadPid } from '../support/store.js';
 import { tempDir } from '../support/tmp.js';
@@ -121,6 +121,84 @@ describe('the data-file lock', () => {
   it('refuses a holder on another host, telling how to remove the lock if that sandbox is gone', async () => {
     writeLock({ pid: deadPid(), host: 'another-host' });
     await expect(Store.open({ path: path() })).rejects.toThrow(`If no sandbox runs on another-host any more, delete ${lockPath()}`);
+  });
+
+  describe('a holder in another pid namespace of this host (another container given the same hostname)', () => {
+    // Both containers are pid 1: the holder's pid says nothing here, so its heartbeat (the lock's mtime) tells.
+    const timing = { beatMs: 50, staleMs: 600 };
+    const otherNamespace = 'pid:[1]';
+    const lockOfOtherContainer = () => writeLock({ pid: 1, start: 'its-boot:1', ns: otherNamespace, since: new Date().toISOString() });
+
+    it('records its own pid namespace in the lock', async () => {
+      if (pidNamespace() === null) return; // no /proc here
+      const store = await Store.open({ path: path() });
+      expect(JSON.parse(readFileSync(lockPath(), 'utf8')).ns).toMatch(/^pid:\[\d+\]$/);
+      await store.close();
+    });
+
+    it('is refused while its lock is being refreshed, the message saying it is in another container', async () => {
+      if (pidNamespace() === null) return;
+      lockOfOtherContainer();
+      const beating = spawn(process.execPath, ['-e', `setInterval(() => require('fs').utimesSync(${JSON.stringify(lockPath())}, new Date(), new Date()), 50)`], { stdio: 'ignore' });
+      try {
+        const before = contents(dir());
+        expect(() => DataFileLock.acquire(path(), undefined, timing)).toThrow(/in use by another sandbox \(pid 1 on host .*, in another container or pid namespace: its lock is being kept fresh/);
+        expect(Object.keys(contents(dir()))).toEqual(Object.keys(before));
+        expect(JSON.parse(readFileSync(lockPath(), 'utf8')).ns).toBe(otherNamespace);
+      } finally {
+        beating.kill('SIGKILL');
+      }
+    });
+
+    it('is taken over once no one has refreshed its lock for staleMs (a container restarted after a SIGKILL), and not before', async () => {
+      if (pidNamespace() === null) return;
+      lockOfOtherContainer();
+      const started = performance.now();
+      const lock = DataFileLock.acquire(path(), undefined, timing);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(timing.staleMs - 60); // watched, at least as long as the holder would take to beat several times
+      expect(JSON.parse(readFileSync(lockPath(), 'utf8'))).toMatchObject({ pid: process.pid, ns: pidNamespace() });
+      lock.release();
+    });
+
+    it('is taken over at once when its lock was last refreshed longer than staleMs ago', async () => {
+      if (pidNamespace() === null) return;
+      lockOfOtherContainer();
+      const longAgo = new Date(Date.now() - 60_000);
+      utimesSync(lockPath(), longAgo, longAgo);
+      const started = performance.now();
+      const lock = DataFileLock.acquire(path(), undefined, { beatMs: 1_000, staleMs: 30_000 });
+      expect(performance.now() - started).toBeLessThan(15_000); // no 30 s watch
+      lock.release();
+    });
+  });
+
+  it('refreshes its lock while it holds it', async () => {
+    const store = await Store.open({ path: path(), lockTiming: { beatMs: 50, staleMs: 600 } });
+    const longAgo = new Date(Date.now() - 60_000);
+    utimesSync(lockPath(), longAgo, longAgo);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(Date.now() - statSync(lockPath()).mtimeMs).toBeLessThan(30_000);
+    await store.close();
+  });
+
+  it('stops writing once its lock was taken by another sandbox (it stalled past staleMs): changes answer 503, health says why, files untouched', async () => {
+    const store = await Store.open({ path: path(), lockTiming: { beatMs: 50, staleMs: 600 }, checkpointBytes: 1 });
+    store.put('orders', '1', { v: 1 });
+    store.commit();
+    await store.checkpoint();
+    // Another sandbox (in another container) judged the lock stale and renamed its own over it.
+    const other = { pid: 1, host: hostname(), start: null, ns: 'pid:[1]', since: new Date().toISOString(), id: 'the-new-holder' };
+    writeFileSync(lockPath(), JSON.stringify(other));
+    const before = contents(dir());
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    store.put('orders', '2', { v: 2 });
+    expect(() => store.commit()).toThrow(expect.objectContaining({ name: 'StoreUnavailable', code: 'ELOCKLOST' }));
+    expect(store.get('orders', '2')).toBeUndefined();
+    expect(store.health()).toMatchObject({ writable: false, code: 'ELOCKLOST', error: expect.stringContaining('Another sandbox took the lock of the data file') });
+    await store.checkpoint();
+    await store.close();
+    expect(contents(dir())).toEqual(before); // no journal line, no checkpoint, and the new holder's lock stays
   });
 
   it('takes no lock with :memory:', async () => {

@@ -10,9 +10,10 @@ export interface RunningCli {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Runs `shipping-sandbox` from source as a child process. */
-export function spawnCli(args: string[], env: Record<string, string> = {}): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+/** Runs `shipping-sandbox` from source as a child process; `wrapper` runs it (e.g. `unshare ...`). */
+export function spawnCli(args: string[], env: Record<string, string> = {}, wrapper: string[] = []): ChildProcess {
+  const command = [...wrapper, process.execPath, '--import', 'tsx', 'src/cli.ts', ...args];
+  return spawn(command[0]!, command.slice(1), {
     env: { ...process.env, NODE_ENV: 'production', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -31,8 +32,8 @@ async function onThisRunsStore(args: string[]): Promise<string[]> {
 }
 
 /** Starts the CLI and resolves once it prints `listening on http://...`. */
-export async function startCli(args: string[], env: Record<string, string> = {}): Promise<RunningCli> {
-  const child = spawnCli(await onThisRunsStore(args), env);
+export async function startCli(args: string[], env: Record<string, string> = {}, wrapper: string[] = []): Promise<RunningCli> {
+  const child = spawnCli(await onThisRunsStore(args), env, wrapper);
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
@@ -58,8 +59,8 @@ export async function startCli(args: string[], env: Record<string, string> = {})
 }
 
 /** Runs the CLI to its end and returns its exit code and output. */
-export async function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawnCli(await onThisRunsStore(args), env);
+export async function runCli(args: string[], env: Record<string, string> = {}, wrapper: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawnCli(await onThisRunsStore(args), env, wrapper);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
