@@ -250,6 +250,8 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
     throw error;
   });
   void scheduler.runDue().finally(() => void scheduler.arm());
+  // The webhook client loads once the sandbox listens, not during the start (nor at the first attempt).
+  setImmediate(() => services.webhookTargets.prepare());
   const port = (server.address() as AddressInfo).port;
   const { data, clock: mode, speed, fsync, strict, retention, seed } = options;
   services.logger.info({ port, data, clock: mode, speed, fsync, strict, retention: shownRetention(retention), seeded: seed !== undefined, clients: services.registry.clients.length }, 'started');

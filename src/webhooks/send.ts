@@ -1,5 +1,6 @@
 import { Webhook } from 'standardwebhooks';
-import { fetch, type Dispatcher, type Response } from 'undici';
+import type { Dispatcher, Response } from 'undici';
+import { undici } from './undici.js';
 import { TargetRefused } from './target-guard.js';
 import type { Refusal } from './targets.js';
 
@@ -114,7 +115,7 @@ export async function send(request: SendRequest): Promise<SendResult> {
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(new DOMException(`timed out after ${request.timeoutMs} ms`, 'TimeoutError')), request.timeoutMs);
   try {
-    const response = await fetch(request.url, {
+    const response = await undici().fetch(request.url, {
       method: 'POST',
       redirect: 'manual',
       headers: {

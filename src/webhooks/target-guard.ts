@@ -1,6 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
 import type { LookupFunction } from 'node:net';
-import { Agent } from 'undici';
+import type { Agent } from 'undici';
+import { undici } from './undici.js';
 import { checkAddress, checkUrl, literalHost, type Refusal, type TargetPolicy } from './targets.js';
 
 /** The connection was not made: the policy refused the address the host resolved to. */
@@ -46,14 +47,22 @@ export function checkingLookup(policy: TargetPolicy, resolve: Resolve): LookupFu
  * configured are trusted (DESIGN): they go through an Agent without checks.
  */
 export class TargetGuard {
-  private readonly checked: Agent;
-  private readonly trusted = new Agent();
+  /** The Agents, made at first use (undici loads then). */
+  private agents: { trusted: Agent; checked: Agent } | undefined;
 
   constructor(
     readonly policy: TargetPolicy,
-    resolve: Resolve = dnsLookup as unknown as Resolve,
-  ) {
-    this.checked = this.policy.kind === 'any' ? this.trusted : new Agent({ connect: { lookup: checkingLookup(this.policy, resolve) } });
+    private readonly resolve: Resolve = dnsLookup as unknown as Resolve,
+  ) {}
+
+  /** Makes the Agents now (loading undici): called once the sandbox listens, so that no attempt waits for it. */
+  prepare(): { trusted: Agent; checked: Agent } {
+    if (this.agents) return this.agents;
+    const { Agent } = undici();
+    const trusted = new Agent();
+    const checked = this.policy.kind === 'any' ? trusted : new Agent({ connect: { lookup: checkingLookup(this.policy, this.resolve) } });
+    this.agents = { trusted, checked };
+    return this.agents;
   }
 
   /** The refusal of a URL a client sets, or undefined when it is admitted. */
@@ -67,13 +76,16 @@ export class TargetGuard {
    * here, before anything connects).
    */
   route(url: string, trusted: boolean): { agent: Agent; refusal?: Refusal } {
-    if (trusted || this.policy.kind === 'any') return { agent: this.trusted };
+    const agents = this.prepare();
+    if (trusted || this.policy.kind === 'any') return { agent: agents.trusted };
     const literal = literalHost(url);
-    return { agent: this.checked, refusal: literal === undefined ? undefined : checkAddress(this.policy, literal) };
+    return { agent: agents.checked, refusal: literal === undefined ? undefined : checkAddress(this.policy, literal) };
   }
 
   /** Closes the connections kept alive. */
   async close(): Promise<void> {
-    await Promise.all([this.trusted.destroy(), this.checked === this.trusted ? undefined : this.checked.destroy()]);
+    const agents = this.agents;
+    if (!agents) return;
+    await Promise.all([agents.trusted.destroy(), agents.checked === agents.trusted ? undefined : agents.checked.destroy()]);
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compileSpec } from '../../src/spec/compile.js';
-import { deref, loadSpec, PROVIDER_SPEC } from '../../src/spec/load.js';
+import { CONTROL_SPEC, deref, loadSpec, PROVIDER_SPEC } from '../../src/spec/load.js';
 
 const document = loadSpec(PROVIDER_SPEC);
 /** A named example of an operation's JSON answer with this status. */
@@ -34,5 +34,26 @@ describe('spec/openapi.yaml: the operations the provider only names', () => {
     const op = spec.byId.get('cancelOrder')!;
     const body = ((op.definition.requestBody as { content: Record<string, { examples: Record<string, { value: unknown }> }> }).content['application/json']!.examples.cancel!).value;
     expect(op.validateRequest({ path: {}, query: {}, headers: {}, body })).toEqual([]);
+  });
+});
+
+describe('compiling the bundled specs', () => {
+  // A sandbox on the bundled specs compiles an operation's request validators at its first request
+  // (lazy); here every one is compiled at once, as a start with --spec compiles another spec.
+  it.each([
+    ['provider', PROVIDER_SPEC],
+    ['control', CONTROL_SPEC],
+  ])('the %s spec compiles whole, every request validator', (id, file) => {
+    const whole = compileSpec(loadSpec(file), id);
+    expect(whole.operations.length).toBeGreaterThan(10);
+  });
+
+  it('lazily or not, an operation refuses the same request with the same field errors', () => {
+    const lazy = compileSpec(loadSpec(PROVIDER_SPEC), 'provider', { lazy: true });
+    const request = { path: {}, query: {}, headers: {}, body: { sender: { sender_name: 7 }, items: [] } };
+    const problems = spec.byId.get('createOrder')!.validateRequest(structuredClone(request));
+    expect(problems.length).toBeGreaterThan(1);
+    expect(lazy.byId.get('createOrder')!.validateRequest(structuredClone(request))).toEqual(problems);
+    expect(lazy.byId.get('createOrder')!.validateRequest(structuredClone(request))).toEqual(problems);
   });
 });
