@@ -34,10 +34,10 @@ export class DataFileLocked extends Error {
     readonly holder: LockHolder,
   ) {
     const local = holder.host === hostname();
-    const elsewhere = local && !samePidNamespace(holder);
+    const elsewhere = local && !pidCheckable(holder);
     super(
       `The data file ${path} is in use by another sandbox (pid ${holder.pid} on host ${holder.host}` +
-        (elsewhere ? ', in another container or pid namespace: its lock is being kept fresh' : '') +
+        (elsewhere ? ', in another container, pid namespace or machine: its lock is being kept fresh' : '') +
         `, since ${holder.since}). ` +
         (local
           ? 'Stop that sandbox first, or start this one with another --data file (or --data :memory:).'
@@ -78,14 +78,25 @@ export function pidNamespace(): string | null {
 }
 
 /**
- * Whether the holder's pid means the same process here: it recorded no namespace (an
- * earlier sandbox's lock, or no /proc), or the one this process is in. Two containers
- * given the same hostname are both pid 1, each in a namespace of its own; so is a
- * container restarted after a SIGKILL.
+ * Whether the holder's pid can be checked from here: it is on this host, in this pid
+ * namespace and this boot. A holder in another pid namespace (another container given
+ * the same hostname: both are pid 1; this container before a restart) or on another
+ * machine of the same hostname (its namespaces have the same numbers; its boot id
+ * differs) cannot be: its heartbeat tells instead. A lock that recorded no namespace (an
+ * earlier sandbox's, or no /proc) is judged by its pid as before.
  */
-export function samePidNamespace(holder: LockHolder): boolean {
+export function pidCheckable(holder: LockHolder): boolean {
+  if (holder.host !== hostname()) return false;
   const own = pidNamespace();
-  return holder.ns === undefined || holder.ns === null || own === null || holder.ns === own;
+  const sameNamespace = holder.ns === undefined || holder.ns === null || own === null || holder.ns === own;
+  return sameNamespace && (holder.ns === undefined || sameBoot(holder));
+}
+
+/** Whether the holder's recorded start time is of this boot (unknown counts as this one). */
+function sameBoot(holder: LockHolder): boolean {
+  if (holder.start === null) return true;
+  const own = processStart(process.pid);
+  return own === null || holder.start.slice(0, holder.start.lastIndexOf(':')) === own.slice(0, own.lastIndexOf(':'));
 }
 
 function bootId(): string {
@@ -129,7 +140,7 @@ function pidAlive(pid: number): boolean {
  * `DataFileLock.acquire`). A holder that merely stalls stays live: no timeout.
  */
 export function isStale(holder: LockHolder): boolean {
-  if (holder.host !== hostname() || !samePidNamespace(holder)) return false;
+  if (!pidCheckable(holder)) return false;
   if (!pidAlive(holder.pid) || processEnded(holder.pid)) return true;
   if (holder.start === null) return false;
   const start = processStart(holder.pid);
@@ -208,12 +219,20 @@ function heartbeatOf(path: string, holder: LockHolder, timing: LockTiming): 'sto
  */
 export class DataFileLock {
   private beat: NodeJS.Timeout | undefined;
+  private onLost: ((now: LockHolder | undefined) => void) | undefined;
+  private lost = false;
+  /** The lock file's inode as this holder made it: a lock renamed over it, or made anew, has another. */
+  private readonly inode: number;
+  /** When the lock was last found this holder's. */
+  private confirmedAt = Date.now();
 
   private constructor(
     readonly path: string,
     readonly holder: LockHolder,
     private readonly timing: LockTiming,
-  ) {}
+  ) {
+    this.inode = statSync(path).ino;
+  }
 
   /**
    * Takes the lock of the data file at `dataPath`, or throws DataFileLocked naming the
@@ -237,7 +256,7 @@ export class DataFileLock {
         continue;
       }
       if (!isStale(current)) {
-        if (current.host !== hostname() || samePidNamespace(current)) throw new DataFileLocked(dataPath, current);
+        if (current.host !== hostname() || pidCheckable(current)) throw new DataFileLocked(dataPath, current);
         const heartbeat = heartbeatOf(path, current, timing);
         if (heartbeat === 'beating') throw new DataFileLocked(dataPath, current);
         if (heartbeat === 'changed') continue;
@@ -253,27 +272,56 @@ export class DataFileLock {
 
   /**
    * Refreshes the lock every `beatMs` while it is held, so that a starter in another pid
-   * namespace sees this holder live. At a beat that finds the lock no longer this
-   * holder's (taken over while this process stalled longer than `staleMs`, or removed by
-   * hand), calls `onLost` once with what the lock names now and stops: the owner must
-   * write nothing more to the data file's files.
+   * namespace sees this holder live, and checks at each beat that it still holds it (see
+   * `held`). `onLost` is called once, when it finds it does not: the owner must write
+   * nothing more to the data file's files.
    */
   watch(onLost: (now: LockHolder | undefined) => void): void {
+    this.onLost = onLost;
     this.beat ??= setInterval(() => {
-      let now: LockHolder | undefined;
+      if (!this.held()) return;
       try {
+        const time = new Date();
+        utimesSync(this.path, time, time);
+      } catch {
+        // Not refreshed this once (EIO, say): the next beat tries again.
+      }
+    }, this.timing.beatMs).unref();
+  }
+
+  /**
+   * Whether the lock is still this holder's, read from the file now: the same inode (not
+   * replaced by a take-over, nor removed and made anew) naming this holder. Lost (and
+   * `onLost` called, once) when it is not, and when it could not be read for
+   * `staleMs - beatMs`: by then another starter may have taken it. Owners call it right
+   * before a write that must not follow a loss (a checkpoint's rename), and through
+   * `heldLately` before each commit.
+   */
+  held(): boolean {
+    if (this.lost) return false;
+    let now: LockHolder | undefined;
+    try {
+      if (statSync(this.path).ino === this.inode) {
         now = readHolder(this.path);
         if (now?.id === this.holder.id) {
-          const time = new Date();
-          utimesSync(this.path, time, time);
-          return;
+          this.confirmedAt = Date.now();
+          return true;
         }
-      } catch {
-        return; // unreadable this once (EIO, EACCES): the next beat tries again
-      }
-      this.stopWatching();
-      onLost(now);
-    }, this.timing.beatMs).unref();
+      } else now = readHolder(this.path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' && Date.now() - this.confirmedAt < this.timing.staleMs - this.timing.beatMs) return true;
+      now = undefined;
+    }
+    this.lost = true;
+    this.stopWatching();
+    this.onLost?.(now);
+    return false;
+  }
+
+  /** `held()`, read from the file when it was last confirmed over a beat ago: cheap enough for every commit. */
+  heldLately(): boolean {
+    if (this.lost) return false;
+    return Date.now() - this.confirmedAt < this.timing.beatMs || this.held();
   }
 
   private stopWatching(): void {
@@ -398,7 +446,7 @@ export function takeOver(path: string, stale: LockHolder, me: LockHolder, fs: Lo
  */
 function markerAbandoned(marker: string, creator: LockHolder, timing: LockTiming): boolean {
   if (isStale(creator)) return true;
-  if (creator.host !== hostname() || samePidNamespace(creator)) return false;
+  if (creator.host !== hostname() || pidCheckable(creator)) return false;
   try {
     return Date.now() - statSync(marker).mtimeMs >= timing.staleMs;
   } catch {

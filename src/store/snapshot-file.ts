@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { closeSync, createReadStream, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -34,6 +35,8 @@ export interface SnapshotSource {
   valueOf(collection: string, key: string): unknown;
   /** Checked between chunks: true makes the write stop, remove its temporary file and throw CheckpointAborted. */
   aborted(): boolean;
+  /** Checked right before the written file replaces the data file: false stops the write as `aborted` does. */
+  mayReplace?(): boolean;
 }
 
 export class CheckpointAborted extends Error {
@@ -86,7 +89,8 @@ export class SnapshotFile implements Adapter<StoreData> {
 
   /** Writes `data`'s records as `source` says, through a temporary file renamed into place. */
   async writeFrom(data: StoreData, source: SnapshotSource): Promise<void> {
-    const tmp = `${this.path}.tmp-${process.pid}`;
+    // Unique per write: two containers are both pid 1, and one's leftover must never be the other's file.
+    const tmp = `${this.path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
     const fd = openSync(tmp, 'w', 0o600);
     const chunk = new Utf8Chunk(CHUNK_BYTES);
     try {
@@ -126,6 +130,10 @@ export class SnapshotFile implements Adapter<StoreData> {
       rmSync(tmp, { force: true });
       throw error;
     }
+    if (source.mayReplace?.() === false) {
+      rmSync(tmp, { force: true });
+      throw new CheckpointAborted('The checkpoint was stopped: this sandbox no longer holds the data file.');
+    }
     renameSync(tmp, this.path);
     this.bytes = statSync(this.path).size;
     await syncDirectory(dirname(this.path));
@@ -135,7 +143,7 @@ export class SnapshotFile implements Adapter<StoreData> {
   removeLeftovers(): string[] {
     const dir = dirname(this.path);
     const prefix = `${basename(this.path)}.tmp-`;
-    const removed = readdirSync(dir).filter((name) => name.startsWith(prefix) && /^\d+$/.test(name.slice(prefix.length)));
+    const removed = readdirSync(dir).filter((name) => name.startsWith(prefix) && /^\d+(-[0-9a-f]{8})?$/.test(name.slice(prefix.length)));
     for (const name of removed) rmSync(join(dir, name), { force: true });
     return removed;
   }

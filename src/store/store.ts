@@ -19,7 +19,7 @@ export const LOCK_LOST = 'ELOCKLOST';
 
 const lockTakenMessage = (path: string, by: LockHolder | undefined): string =>
   `Another sandbox took the lock of the data file ${path}` +
-  (by ? ` (pid ${by.pid} on host ${by.host}, since ${by.since})` : ' (its lock file was removed)') +
+  (by ? ` (pid ${by.pid} on host ${by.host}, since ${by.since})` : ' (its lock file was removed, or could not be read for seconds)') +
   ' while this one was not refreshing it: this sandbox writes nothing more to it, and every change answers 503. Stop this sandbox; the other one serves the data file.';
 
 export interface StoreOptions {
@@ -160,7 +160,7 @@ export class Store {
       // Before the first write: an owner that cannot build on these records refuses the start with the files as they were.
       options.onLoad?.(store);
       // Nothing is written before this point: a sandbox that lost its lock while it loaded leaves the files to the new holder.
-      if (takenWhileOpening) throw new DataFileError(lockTakenMessage(path, takenWhileOpening.by));
+      if (!lock.held() || takenWhileOpening) throw new DataFileError(lockTakenMessage(path, takenWhileOpening?.by));
       opened = store;
       journal.open();
       // A migrated store is written out at once, so no journal of the old schema is replayed
@@ -258,7 +258,7 @@ export class Store {
       this.pending.clear();
       return;
     }
-    if (this.closed || this.lockLost) {
+    if (this.closed || this.lockLost || (this.lock !== undefined && !this.lock.heldLately())) {
       this.rollBack();
       throw new StoreUnavailable(this.lockLost ? LOCK_LOST : 'ECLOSED');
     }
@@ -370,9 +370,12 @@ export class Store {
       await this.file()!.writeFrom(data, {
         chunksOf: (_name, records) => (records instanceof RecordMap ? this.committedChunks(records) : [{ keys: Object.keys(records) }]),
         valueOf: (name, key) => this.committedValue(name, key),
-        aborted: () => this.stopCheckpoint,
+        aborted: () => this.stopCheckpoint || this.lockLost,
+        // Read from the lock file itself: a loss the next beat would find must not let this file replace the new holder's.
+        mayReplace: () => !this.lockLost && (this.lock?.held() ?? true),
       });
       this.db.data.journal_generation = generation;
+      if (this.lock !== undefined && !this.lock.held()) return;
       await journal.removeBefore(generation);
       this.checkpointError = undefined;
     } catch (error) {

@@ -63,7 +63,7 @@ describe('a second sandbox on a data file in use', () => {
 
       const second = await runCli(args, {}, asContainer);
       expect(second.code).toBe(1);
-      expect(second.stderr).toContain(`The data file ${data} is in use by another sandbox (pid 1 on host ${hostname()}, in another container or pid namespace`);
+      expect(second.stderr).toContain(`The data file ${data} is in use by another sandbox (pid 1 on host ${hostname()}, in another container, pid namespace or machine`);
       expect(second.stdout).not.toContain('listening on');
       expect((await fetch(`${first.url}/__sandbox/orders/${orderNo}`, { headers })).status).toBe(200);
 

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { nodeFileSystem } from '../../src/store/files.js';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -142,7 +143,7 @@ describe('the data-file lock', () => {
       const beating = spawn(process.execPath, ['-e', `setInterval(() => require('fs').utimesSync(${JSON.stringify(lockPath())}, new Date(), new Date()), 50)`], { stdio: 'ignore' });
       try {
         const before = contents(dir());
-        expect(() => DataFileLock.acquire(path(), undefined, timing)).toThrow(/in use by another sandbox \(pid 1 on host .*, in another container or pid namespace: its lock is being kept fresh/);
+        expect(() => DataFileLock.acquire(path(), undefined, timing)).toThrow(/in use by another sandbox \(pid 1 on host .*, in another container, pid namespace or machine: its lock is being kept fresh/);
         expect(Object.keys(contents(dir()))).toEqual(Object.keys(before));
         expect(JSON.parse(readFileSync(lockPath(), 'utf8')).ns).toBe(otherNamespace);
       } finally {
@@ -199,6 +200,84 @@ describe('the data-file lock', () => {
     await store.checkpoint();
     await store.close();
     expect(contents(dir())).toEqual(before); // no journal line, no checkpoint, and the new holder's lock stays
+  });
+
+  describe('a holder that lost its lock (review findings)', () => {
+    const timing = { beatMs: 50, staleMs: 600 };
+    /** Another sandbox's lock renamed over this one's, as its take-over does. */
+    const takeItOver = (id = 'the-new-holder') => {
+      const tmp = `${lockPath()}.tmp-test`;
+      writeFileSync(tmp, JSON.stringify({ pid: 1, host: hostname(), start: null, ns: 'pid:[1]', since: new Date().toISOString(), id }));
+      renameSync(tmp, lockPath());
+    };
+    const block = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+    it('lets a checkpoint that was running when the lock went neither replace the data file nor remove journal segments', async () => {
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let holding = false;
+      const held = { ...nodeFileSystem, fsync: async (fd: number) => (holding && (await gate), nodeFileSystem.fsync(fd)) };
+      const store = await Store.open({ path: path(), lockTiming: timing, fileSystem: held, checkpointBytes: 10_000_000 });
+      holding = true;
+      for (let i = 0; i < 50; i++) store.put('orders', String(i), { n: i });
+      store.commit();
+      const checkpoint = store.checkpoint(); // waits at its fsync
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      takeItOver();
+      const untouched = () => Object.fromEntries(Object.entries(contents(dir())).filter(([name]) => !name.includes('.tmp-')));
+      const before = untouched();
+      const inode = statSync(path()).ino;
+      release();
+      await checkpoint;
+      expect(statSync(path()).ino).toBe(inode);
+      expect(contents(dir())).toEqual(before); // its own temporary file removed too
+      expect(store.health()).toMatchObject({ writable: false, code: 'ELOCKLOST' });
+      await store.close();
+      expect(contents(dir())).toEqual(before);
+    });
+
+    it('refuses a commit made after a loss that no beat has seen yet (the event loop was blocked)', async () => {
+      const store = await Store.open({ path: path(), lockTiming: timing });
+      takeItOver();
+      block(120); // no beat runs meanwhile
+      const before = contents(dir());
+      store.put('orders', '1', { v: 1 });
+      expect(() => store.commit()).toThrow(expect.objectContaining({ code: 'ELOCKLOST' }));
+      expect(contents(dir())).toEqual(before);
+      await store.close();
+    });
+
+    it('counts a lock file replaced by one naming the same holder as lost: the inode tells', async () => {
+      const store = await Store.open({ path: path(), lockTiming: timing });
+      writeFileSync(`${lockPath()}.copy`, readFileSync(lockPath()));
+      renameSync(`${lockPath()}.copy`, lockPath()); // another sandbox's hands made this file, whatever it says
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      store.put('orders', '1', { v: 1 });
+      expect(() => store.commit()).toThrow(expect.objectContaining({ code: 'ELOCKLOST' }));
+      await store.close();
+    });
+
+    it('refuses the start, writing nothing, when the lock is taken while the start is blocked before its first write', async () => {
+      const taker = spawn(process.execPath, ['-e', `setTimeout(() => { const fs = require('fs'); fs.writeFileSync(${JSON.stringify(`${lockPath()}.t`)}, JSON.stringify({ pid: 1, host: ${JSON.stringify(hostname())}, start: null, ns: 'pid:[1]', since: 'now', id: 'other' })); fs.renameSync(${JSON.stringify(`${lockPath()}.t`)}, ${JSON.stringify(lockPath())}); }, 150)`], { stdio: 'ignore' });
+      try {
+        await expect(Store.open({ path: path(), lockTiming: timing, onLoad: () => void block(700) })).rejects.toThrow(/Another sandbox took the lock of the data file/);
+        expect(readdirSync(dir()).sort()).toEqual(['sandbox.json.lock']);
+        expect(JSON.parse(readFileSync(lockPath(), 'utf8')).id).toBe('other');
+      } finally {
+        taker.kill('SIGKILL');
+      }
+    });
+
+    it('judges a holder of the same hostname and namespace number but another boot (another machine) by its heartbeat, not its pid', () => {
+      if (pidNamespace() === null) return;
+      writeLock({ pid: 1, start: 'another-boot-id:4242', ns: pidNamespace(), since: new Date().toISOString(), id: 'live-elsewhere' });
+      const beating = spawn(process.execPath, ['-e', `setInterval(() => require('fs').utimesSync(${JSON.stringify(lockPath())}, new Date(), new Date()), 50)`], { stdio: 'ignore' });
+      try {
+        expect(() => DataFileLock.acquire(path(), undefined, timing)).toThrow(/in another container, pid namespace or machine/);
+      } finally {
+        beating.kill('SIGKILL');
+      }
+    });
   });
 
   it('takes no lock with :memory:', async () => {
