@@ -251,7 +251,7 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
   });
   void scheduler.runDue().finally(() => void scheduler.arm());
   // The webhook client loads once the sandbox listens, not during the start (nor at the first attempt).
-  setImmediate(() => services.webhookTargets.prepare());
+  const loadWebhookClient = setImmediate(() => services.webhookTargets.warmUp());
   const port = (server.address() as AddressInfo).port;
   const { data, clock: mode, speed, fsync, strict, retention, seed } = options;
   services.logger.info({ port, data, clock: mode, speed, fsync, strict, retention: shownRetention(retention), seeded: seed !== undefined, clients: services.registry.clients.length }, 'started');
@@ -274,6 +274,7 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
     close: () =>
       (closing ??= (async () => {
         stopping = true;
+        clearImmediate(loadWebhookClient);
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // Connections close as their requests in flight end (node closes only those idle at server.close()).
         server.closeIdleConnections();

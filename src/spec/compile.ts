@@ -68,6 +68,8 @@ function paramsSchema(base: string, params: Array<{ p: ParameterObject; ref: str
  * @example const spec = compileSpec(loadSpec(PROVIDER_SPEC)); spec.byId.get('createOrder')
  */
 export function compileSpec(document: OpenApiDocument, id = 'spec', options: { lazy?: boolean } = {}): CompiledSpec {
+  // Compiled at first use, a reference that does not resolve would only show then: it stops the start now.
+  if (options.lazy) checkRefs(document);
   const ajv = new Ajv2020({ allErrors: true, strict: false, validateSchema: false });
   const coercing = new Ajv2020({ allErrors: true, strict: false, validateSchema: false, coerceTypes: true });
   addFormats(ajv);
@@ -102,7 +104,8 @@ export function compileSpec(document: OpenApiDocument, id = 'spec', options: { l
         const body = requestBody?.content?.['application/json'] ? ajv.compile({ $ref: `${base}${bodyRef}/content/application~1json/schema` }) : undefined;
         return { validators, body };
       };
-      let request = options.lazy ? undefined : compileRequest();
+      // Compiled once: a failure too is kept, so no request makes the work again.
+      let request: ReturnType<typeof compileRequest> | Error | undefined = options.lazy ? undefined : compileRequest();
 
       const responses = (op.responses ?? {}) as Record<string, unknown>;
       // Response validators are compiled when first used (answers from the spec, --strict
@@ -126,7 +129,14 @@ export function compileSpec(document: OpenApiDocument, id = 'spec', options: { l
         statuses: Object.keys(responses).filter((c) => /^\d{3}$/.test(c)).map(Number),
         definition: op,
         validateRequest(parts) {
-          request ??= compileRequest();
+          if (request === undefined) {
+            try {
+              request = compileRequest();
+            } catch (error) {
+              request = error as Error;
+            }
+          }
+          if (request instanceof Error) throw request;
           const problems: FieldError[] = [];
           for (const { part, validate } of request.validators) {
             if (!validate(parts[part])) problems.push(...toFieldErrors(validate.errors, part === 'headers' ? 'header' : '', true));
@@ -147,4 +157,25 @@ export function compileSpec(document: OpenApiDocument, id = 'spec', options: { l
     }
   }
   return { document, operations, byId: new Map(operations.map((o) => [o.operationId, o])) };
+}
+
+/** Throws naming the first `$ref` of the document that does not resolve within it (what Ajv's compile refuses). */
+function checkRefs(document: OpenApiDocument): void {
+  const seen = new Set<object>();
+  const walk = (node: unknown, at: string): void => {
+    if (typeof node !== 'object' || node === null || seen.has(node)) return;
+    seen.add(node);
+    for (const [key, value] of Object.entries(node)) {
+      if (key === '$ref' && typeof value === 'string') {
+        let resolves = value === '#' || value.startsWith('#/');
+        try {
+          if (resolves) deref(document, { $ref: value });
+        } catch {
+          resolves = false;
+        }
+        if (!resolves) throw new Error(`can't resolve reference ${value} from ${at}`);
+      } else walk(value, `${at}/${pointer(key)}`);
+    }
+  };
+  walk(document, '#');
 }

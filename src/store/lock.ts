@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, linkSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { closeSync, fstatSync, linkSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { describeError, nodeFileSystem, writeAllSync } from './files.js';
@@ -158,7 +158,7 @@ export interface LockTiming {
 
 /**
  * A beat a second; five seconds unrefreshed make a holder in another pid namespace stale.
- * A restart of a container killed with SIGKILL (a new pid namespace) so waits up to 5 s
+ * A restart of a container killed with SIGKILL (a new pid namespace) so waits 5 s
  * for its own old lock; a holder whose event loop stalls that long (a paused container)
  * finds its lock taken at its next beat and stops writing (see `watch`).
  */
@@ -166,27 +166,33 @@ export const LOCK_TIMING: LockTiming = { beatMs: 1_000, staleMs: 5_000 };
 
 /** When the lock file was last refreshed (its mtime), with the holder it names; undefined when it is gone. */
 function lockState(path: string): { mtimeMs: number; id: string } | undefined {
+  let fd: number;
   try {
-    const mtimeMs = statSync(path).mtimeMs;
-    const holder = readHolder(path);
-    return holder && { mtimeMs, id: holder.id };
+    // Opened, not stat'ed by name: on NFS an open revalidates the attributes (close-to-open), a stat may be served from the cache.
+    fd = openSync(path, 'r');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
+  try {
+    const mtimeMs = fstatSync(fd).mtimeMs;
+    const holder = parseHolder(readFileSync(fd, 'utf8'));
+    return { mtimeMs, id: holder.id };
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
- * Watches the lock of a holder in another pid namespace for `staleMs`: 'stopped' when
- * nothing refreshed it in that time, 'beating' when its holder did, 'changed' when it was
- * replaced or removed meanwhile (start over).
+ * Watches the lock of a holder that cannot be checked by its pid for `staleMs`:
+ * 'stopped' when nothing refreshed it in that time, 'beating' when its holder did,
+ * 'changed' when it was replaced or removed meanwhile (start over). Only a change of the
+ * lock's mtime counts, never its age: the holder stamps it with its own clock, which may
+ * be minutes off this one's (another machine).
  */
 function heartbeatOf(path: string, holder: LockHolder, timing: LockTiming): 'stopped' | 'beating' | 'changed' {
   const first = lockState(path);
   if (first?.id !== holder.id) return 'changed';
-  // A refresh later than the watch began is a beat; a lock last refreshed long ago needs no watching.
-  const watchFrom = Date.now();
-  if (watchFrom - first.mtimeMs >= timing.staleMs) return 'stopped';
   const step = Math.max(10, Math.min(100, timing.beatMs / 4));
   for (let waited = 0; waited < timing.staleMs; waited += step) {
     sleep(step);
@@ -278,13 +284,17 @@ export class DataFileLock {
    */
   watch(onLost: (now: LockHolder | undefined) => void): void {
     this.onLost = onLost;
+    let refreshedAt = Date.now();
     this.beat ??= setInterval(() => {
       if (!this.held()) return;
       try {
         const time = new Date();
         utimesSync(this.path, time, time);
+        refreshedAt = Date.now();
       } catch {
-        // Not refreshed this once (EIO, say): the next beat tries again.
+        // Not refreshed this once (EIO, say): the next beat tries again. Unrefreshed for
+        // long, another starter may judge the lock stale: stop writing before it can.
+        if (Date.now() - refreshedAt >= this.timing.staleMs - this.timing.beatMs) this.lose(undefined);
       }
     }, this.timing.beatMs).unref();
   }
@@ -312,10 +322,15 @@ export class DataFileLock {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT' && Date.now() - this.confirmedAt < this.timing.staleMs - this.timing.beatMs) return true;
       now = undefined;
     }
+    this.lose(now);
+    return false;
+  }
+
+  private lose(now: LockHolder | undefined): void {
+    if (this.lost) return;
     this.lost = true;
     this.stopWatching();
     this.onLost?.(now);
-    return false;
   }
 
   /** `held()`, read from the file when it was last confirmed over a beat ago: cheap enough for every commit. */
@@ -345,8 +360,10 @@ export class DataFileLock {
       // A temp file (of a lock, or of a marker: `takeover-<id>-<n>.tmp-<pid>-<id>`) belongs to
       // its starter while that one lives: removing it would fail the starter's link(2) with
       // ENOENT instead of letting it find this lock. Markers name a lock id that is gone now.
+      // A starter in another pid namespace has a pid that means nothing here: its temp file
+      // goes only once it has stood `staleMs` too (a starter holds one for microseconds).
       const pid = Number(/(?:^|\.)tmp-(\d+)-/.exec(rest)?.[1] ?? 0);
-      const stale = pid > 0 ? !pidAlive(pid) : rest.startsWith('takeover-');
+      const stale = pid > 0 ? !pidAlive(pid) && ageMs(join(dir, name)) >= this.timing.staleMs : rest.startsWith('takeover-');
       if (stale) rmSync(join(dir, name), { force: true });
     }
     return this;
@@ -362,6 +379,10 @@ function readHolder(path: string): LockHolder | undefined {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
+  return parseHolder(text);
+}
+
+function parseHolder(text: string): LockHolder {
   try {
     return JSON.parse(text) as LockHolder;
   } catch {
@@ -451,6 +472,15 @@ function markerAbandoned(marker: string, creator: LockHolder, timing: LockTiming
     return Date.now() - statSync(marker).mtimeMs >= timing.staleMs;
   } catch {
     return true; // gone meanwhile: try it again
+  }
+}
+
+/** How long ago a file was last changed (0 when it is gone). */
+function ageMs(path: string): number {
+  try {
+    return Date.now() - statSync(path).mtimeMs;
+  } catch {
+    return 0;
   }
 }
 

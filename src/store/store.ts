@@ -99,6 +99,8 @@ export class Store {
   private failure: { code: string; error: string; since: number } | undefined;
   /** Set when another sandbox took the lock: nothing is written any more. */
   private lockLost = false;
+  /** Whom the lock named when it was found lost (undefined: no one, or unreadable). */
+  private lostTo: LockHolder | undefined;
   private checkpointError: string | undefined;
   /** The journal line being written, encoded into one reused buffer (the append is synchronous). */
   private readonly line = new Utf8Chunk();
@@ -181,6 +183,8 @@ export class Store {
           throw new DataFileError(`Cannot write the new data file ${path} (${failed}); free some space and start again.`);
         }
       }
+      // Lost during the start's checkpoint (which then stopped): refuse the start rather than serve fenced.
+      if (store.lockLost) throw new DataFileError(lockTakenMessage(path, store.lostTo));
       return store;
     } catch (error) {
       // A refused start leaves the files as they were: no segment it opened empty, no lock.
@@ -350,6 +354,7 @@ export class Store {
   private lockTaken(by: LockHolder | undefined): void {
     if (this.closed || this.lockLost) return;
     this.lockLost = true;
+    this.lostTo = by;
     this.stopCheckpoint = true;
     const error = new DataFileError(lockTakenMessage(this.file()!.path, by));
     this.failure = { code: LOCK_LOST, error: error.message, since: Date.now() };

@@ -49,15 +49,22 @@ export function checkingLookup(policy: TargetPolicy, resolve: Resolve): LookupFu
 export class TargetGuard {
   /** The Agents, made at first use (undici loads then). */
   private agents: { trusted: Agent; checked: Agent } | undefined;
+  private closed = false;
 
   constructor(
     readonly policy: TargetPolicy,
     private readonly resolve: Resolve = dnsLookup as unknown as Resolve,
   ) {}
 
-  /** Makes the Agents now (loading undici): called once the sandbox listens, so that no attempt waits for it. */
-  prepare(): { trusted: Agent; checked: Agent } {
+  /** Makes the Agents now (loading undici) unless closed: called once the sandbox listens, so that no attempt waits for it. */
+  warmUp(): void {
+    if (!this.closed) this.prepare();
+  }
+
+  /** The Agents, made at the first call. */
+  private prepare(): { trusted: Agent; checked: Agent } {
     if (this.agents) return this.agents;
+    if (this.closed) throw new Error('The webhook client is closed: the sandbox is stopping.');
     const { Agent } = undici();
     const trusted = new Agent();
     const checked = this.policy.kind === 'any' ? trusted : new Agent({ connect: { lookup: checkingLookup(this.policy, this.resolve) } });
@@ -84,6 +91,7 @@ export class TargetGuard {
 
   /** Closes the connections kept alive. */
   async close(): Promise<void> {
+    this.closed = true;
     const agents = this.agents;
     if (!agents) return;
     await Promise.all([agents.trusted.destroy(), agents.checked === agents.trusted ? undefined : agents.checked.destroy()]);

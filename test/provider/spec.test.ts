@@ -57,3 +57,37 @@ describe('compiling the bundled specs', () => {
     expect(lazy.byId.get('createOrder')!.validateRequest(structuredClone(request))).toEqual(problems);
   });
 });
+
+describe('a spec compiled lazily', () => {
+  const broken = (change: (schemas: Record<string, Record<string, unknown>>) => void) => {
+    const copy = loadSpec(PROVIDER_SPEC);
+    change((copy.components as { schemas: Record<string, Record<string, unknown>> }).schemas);
+    return copy;
+  };
+
+  it('still refuses at once a reference that does not resolve (a bundled spec edited in place), naming it', () => {
+    const document = broken((schemas) => (schemas.CreateOrderRequest!.allOf = [{ $ref: '#/components/schemas/DoesNotExist' }]));
+    expect(() => compileSpec(document, 'provider', { lazy: true })).toThrow("can't resolve reference #/components/schemas/DoesNotExist from #/components/schemas/CreateOrderRequest/allOf/0");
+  });
+
+  it('compiles an operation once: a validator that cannot compile fails the same way at every request, without compiling again', () => {
+    const document = broken((schemas) => (schemas.CreateOrderRequest!.properties = { ...(schemas.CreateOrderRequest!.properties as object), batch_note: { type: 'string', pattern: '(' } }));
+    const op = compileSpec(document, 'provider', { lazy: true }).byId.get('createOrder')!;
+    const parts = { path: {}, query: {}, headers: {}, body: {} };
+    let first: unknown;
+    try {
+      op.validateRequest(parts);
+    } catch (error) {
+      first = error;
+    }
+    expect(first).toBeInstanceOf(Error);
+    expect(() => op.validateRequest(parts)).toThrow(first as Error);
+    let second: unknown;
+    try {
+      op.validateRequest(parts);
+    } catch (error) {
+      second = error;
+    }
+    expect(second).toBe(first);
+  });
+});

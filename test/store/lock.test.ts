@@ -161,14 +161,27 @@ describe('the data-file lock', () => {
       lock.release();
     });
 
-    it('is taken over at once when its lock was last refreshed longer than staleMs ago', async () => {
+    it('is refused while refreshed even when its refreshes are stamped minutes in the past (its clock is off): only a change counts, not the age', async () => {
+      if (pidNamespace() === null) return;
+      lockOfOtherContainer();
+      const skewed = `setInterval(() => { const t = new Date(Date.now() - 600000 + Math.random() * 1000); require('fs').utimesSync(${JSON.stringify(lockPath())}, t, t); }, 50)`;
+      const beating = spawn(process.execPath, ['-e', skewed], { stdio: 'ignore' });
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        expect(() => DataFileLock.acquire(path(), undefined, timing)).toThrow(/its lock is being kept fresh/);
+      } finally {
+        beating.kill('SIGKILL');
+      }
+    });
+
+    it('watches even a lock last refreshed long ago before taking it over', async () => {
       if (pidNamespace() === null) return;
       lockOfOtherContainer();
       const longAgo = new Date(Date.now() - 60_000);
       utimesSync(lockPath(), longAgo, longAgo);
       const started = performance.now();
-      const lock = DataFileLock.acquire(path(), undefined, { beatMs: 1_000, staleMs: 30_000 });
-      expect(performance.now() - started).toBeLessThan(15_000); // no 30 s watch
+      const lock = DataFileLock.acquire(path(), undefined, timing);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(timing.staleMs - 60);
       lock.release();
     });
   });
@@ -350,10 +363,15 @@ describe('the data-file lock', () => {
   it('leaves the temp files of live starters when it tidies up, and removes those of dead ones and stale markers', () => {
     const live = `${lockPath()}.takeover-old-0.tmp-${process.pid}-abc`; // a starter about to link its marker
     const dead = `${lockPath()}.takeover-old-1.tmp-${deadPid()}-def`;
+    // A pid not alive here may be a live starter of another pid namespace: its file goes only once it is old.
+    const elsewhere = `${lockPath()}.tmp-${deadPid()}-fresh`;
     const marker = `${lockPath()}.takeover-old-2`;
-    for (const file of [live, dead, marker]) writeFileSync(file, '{}');
+    for (const file of [live, dead, elsewhere, marker]) writeFileSync(file, '{}');
+    const longAgo = new Date(Date.now() - 60_000);
+    utimesSync(dead, longAgo, longAgo);
     const lock = DataFileLock.acquire(path());
     expect(existsSync(live)).toBe(true);
+    expect(existsSync(elsewhere)).toBe(true);
     expect(existsSync(dead)).toBe(false);
     expect(existsSync(marker)).toBe(false);
     lock.release();

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TestSandbox } from '../support/sandbox.js';
+import { createSandbox } from '../../src/sandbox.js';
 import { Receiver } from './receiver.js';
 import { createOrders, deliveries, webhookSandbox } from './support.js';
 
@@ -46,5 +47,14 @@ describe('shutdown with an attempt in flight', () => {
     } finally {
       await sandbox.close();
     }
+  });
+});
+
+describe('the webhook client of a sandbox closed straight after it started', () => {
+  it('is never made: an attempt routed after the close is refused, and no connection pool is left behind', async () => {
+    const sandbox = await createSandbox({ port: 0, data: ':memory:', logLevel: 'silent' });
+    await sandbox.close(); // before the webhook client's deferred load ran
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(() => sandbox.services.webhookTargets.route('http://127.0.0.1:9/hook', true)).toThrow('The webhook client is closed');
   });
 });

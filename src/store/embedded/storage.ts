@@ -3,7 +3,7 @@ import { domainMessages, Unavailable } from '../../domain/errors.js';
 import type { Order } from '../../orders/types.js';
 import type { Delivery } from '../../webhooks/types.js';
 import type { ClientSettingsRepository, CounterRepository, DeliveryRepository, Job, JobRepository, MetaRepository, OrderRepository, Repositories, Storage, StorageHealth } from '../port.js';
-import { Store, type StoreOptions } from '../store.js';
+import { LOCK_LOST, Store, type StoreOptions } from '../store.js';
 import { DataFileError, StoreUnavailable } from '../types.js';
 import { Indexes } from './indexes.js';
 import { DELIVERIES, DeliveryPacker, FILE_FORMATS, JOBS, ORDERS, OrderPacker, UnpackedOrders } from './records.js';
@@ -140,7 +140,7 @@ export class EmbeddedStorage implements Storage {
       changes = unit.commit();
     } catch (error) {
       // The store rolled the unit back; the indexes never saw it.
-      if (error instanceof StoreUnavailable) throw new Unavailable(domainMessages.storeUnavailable(error.code));
+      if (error instanceof StoreUnavailable) throw new Unavailable(error.code === LOCK_LOST ? domainMessages.lockLost : domainMessages.storeUnavailable(error.code));
       throw error;
     }
     const earliest = this.indexes.apply(changes);
