@@ -87,5 +87,5 @@ export const domainMessages = {
   storeBusy: (waitedMs: number) =>
     `Every database connection of this sandbox replica stayed busy for ${waitedMs / 1000} s (more load than it can take). Retry shortly.`,
   storeUnavailable: (reason: string) => `The sandbox cannot save changes right now (${reason}); nothing was saved. Retry shortly.`,
-  lockLost: 'This sandbox no longer holds its data file (ELOCKLOST): another sandbox took it over. Nothing was saved; send requests to the sandbox that serves the data file now.',
+  lockLost: "This sandbox no longer holds the lock of its data file (ELOCKLOST), so it saves nothing more; nothing was saved. Its log and /__sandbox/health say why (most often another sandbox took the data file over).",
 } as const;

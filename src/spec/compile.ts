@@ -159,23 +159,44 @@ export function compileSpec(document: OpenApiDocument, id = 'spec', options: { l
   return { document, operations, byId: new Map(operations.map((o) => [o.operationId, o])) };
 }
 
-/** Throws naming the first `$ref` of the document that does not resolve within it (what Ajv's compile refuses). */
+/** Keywords whose values are data, not schemas: a `$ref` key in them is not a reference. */
+const DATA_KEYWORDS = new Set(['example', 'examples', 'const', 'default', 'enum']);
+
+/**
+ * Throws naming the first `$ref` of the document that certainly does not resolve: a JSON
+ * pointer into the document (`#/...`, percent-decoded) with nothing there, outside data
+ * (examples, defaults, enums) and outside a schema with an `$id` of its own (its
+ * pointers are relative to it). Anything else (anchors, other documents) is left to Ajv
+ * at first use, whose failure is then kept (see `compileSpec`).
+ */
 function checkRefs(document: OpenApiDocument): void {
   const seen = new Set<object>();
-  const walk = (node: unknown, at: string): void => {
-    if (typeof node !== 'object' || node === null || seen.has(node)) return;
+  const stack: Array<{ node: unknown; at: string; scoped: boolean }> = [{ node: document, at: '#', scoped: false }];
+  while (stack.length > 0) {
+    const { node, at, scoped } = stack.pop()!;
+    if (typeof node !== 'object' || node === null || seen.has(node)) continue;
     seen.add(node);
+    const inner = scoped || (node !== document && typeof (node as { $id?: unknown }).$id === 'string');
     for (const [key, value] of Object.entries(node)) {
       if (key === '$ref' && typeof value === 'string') {
-        let resolves = value === '#' || value.startsWith('#/');
-        try {
-          if (resolves) deref(document, { $ref: value });
-        } catch {
-          resolves = false;
-        }
-        if (!resolves) throw new Error(`can't resolve reference ${value} from ${at}`);
-      } else walk(value, `${at}/${pointer(key)}`);
+        if (!inner && value.startsWith('#/') && !resolvesIn(document, value)) throw new Error(`can't resolve reference ${value} from ${at}`);
+      } else if (!DATA_KEYWORDS.has(key) || Array.isArray(node)) stack.push({ node: value, at: `${at}/${pointer(key)}`, scoped: inner });
     }
-  };
-  walk(document, '#');
+  }
+}
+
+/** Whether a `#/...` pointer names something in the document (own properties only); true when it cannot be decoded (left to Ajv). */
+function resolvesIn(document: OpenApiDocument, ref: string): boolean {
+  let node: unknown = document;
+  for (const raw of ref.slice(2).split('/')) {
+    let part: string;
+    try {
+      part = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    } catch {
+      return true;
+    }
+    if (typeof node !== 'object' || node === null || !Object.hasOwn(node, part)) return false;
+    node = (node as Record<string, unknown>)[part];
+  }
+  return true;
 }

@@ -150,6 +150,9 @@ export function isStale(holder: LockHolder): boolean {
 const TAKEOVER_WAIT_MS = 20;
 const MAX_ATTEMPTS = 500; // 10 s of waiting on another starter's take-over
 
+/** Why a holder no longer holds its lock: another took it, it was removed, it could not be read or refreshed for seconds. */
+export type LockLoss = 'taken' | 'gone' | 'unreadable' | 'unrefreshed';
+
 /** How often a holder refreshes its lock, and how long a starter watches a lock that no one refreshes before taking it over. */
 export interface LockTiming {
   beatMs: number;
@@ -225,7 +228,9 @@ function heartbeatOf(path: string, holder: LockHolder, timing: LockTiming): 'sto
  */
 export class DataFileLock {
   private beat: NodeJS.Timeout | undefined;
-  private onLost: ((now: LockHolder | undefined) => void) | undefined;
+  private onLost: ((now: LockHolder | undefined, why: LockLoss) => void) | undefined;
+  /** Checks in a row that could not read the lock. */
+  private unreadable = 0;
   private lost = false;
   /** The lock file's inode as this holder made it: a lock renamed over it, or made anew, has another. */
   private readonly inode: number;
@@ -282,19 +287,28 @@ export class DataFileLock {
    * `held`). `onLost` is called once, when it finds it does not: the owner must write
    * nothing more to the data file's files.
    */
-  watch(onLost: (now: LockHolder | undefined) => void): void {
+  watch(onLost: (now: LockHolder | undefined, why: LockLoss) => void, onUnrefreshable?: (error: Error) => void): void {
     this.onLost = onLost;
-    let refreshedAt = Date.now();
+    // Beats in a row that may fail before another starter could judge the lock stale.
+    const allowed = Math.max(1, Math.floor((this.timing.staleMs - this.timing.beatMs) / this.timing.beatMs));
+    let refreshed = false;
+    let failed = 0;
     this.beat ??= setInterval(() => {
       if (!this.held()) return;
       try {
         const time = new Date();
         utimesSync(this.path, time, time);
-        refreshedAt = Date.now();
-      } catch {
-        // Not refreshed this once (EIO, say): the next beat tries again. Unrefreshed for
-        // long, another starter may judge the lock stale: stop writing before it can.
-        if (Date.now() - refreshedAt >= this.timing.staleMs - this.timing.beatMs) this.lose(undefined);
+        refreshed = true;
+        failed = 0;
+      } catch (error) {
+        failed += 1;
+        // A file system that never took a refresh (some FUSE or SMB mounts) is said once:
+        // containers of one hostname are not told apart there. One that took refreshes and
+        // now fails them beat after beat lets another starter judge the lock stale: stop
+        // writing before it can.
+        if (!refreshed) {
+          if (failed === 1) onUnrefreshable?.(error as Error);
+        } else if (failed >= allowed) this.lose(undefined, 'unrefreshed');
       }
     }, this.timing.beatMs).unref();
   }
@@ -302,10 +316,10 @@ export class DataFileLock {
   /**
    * Whether the lock is still this holder's, read from the file now: the same inode (not
    * replaced by a take-over, nor removed and made anew) naming this holder. Lost (and
-   * `onLost` called, once) when it is not, and when it could not be read for
-   * `staleMs - beatMs`: by then another starter may have taken it. Owners call it right
-   * before a write that must not follow a loss (a checkpoint's rename), and through
-   * `heldLately` before each commit.
+   * `onLost` called, once) when it is not, and when it could not be read at several
+   * checks in a row over `staleMs - beatMs`: by then another starter may have taken it.
+   * Owners call it right before a write that must not follow a loss (a checkpoint's
+   * rename), and through `heldLately` before each commit.
    */
   held(): boolean {
     if (this.lost) return false;
@@ -315,22 +329,28 @@ export class DataFileLock {
         now = readHolder(this.path);
         if (now?.id === this.holder.id) {
           this.confirmedAt = Date.now();
+          this.unreadable = 0;
           return true;
         }
       } else now = readHolder(this.path);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' && Date.now() - this.confirmedAt < this.timing.staleMs - this.timing.beatMs) return true;
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+        this.unreadable += 1;
+        if (this.unreadable < 4 || Date.now() - this.confirmedAt < this.timing.staleMs - this.timing.beatMs) return true;
+        this.lose(undefined, 'unreadable');
+        return false;
+      }
       now = undefined;
     }
-    this.lose(now);
+    this.lose(now, now === undefined ? 'gone' : 'taken');
     return false;
   }
 
-  private lose(now: LockHolder | undefined): void {
+  private lose(now: LockHolder | undefined, why: LockLoss): void {
     if (this.lost) return;
     this.lost = true;
     this.stopWatching();
-    this.onLost?.(now);
+    this.onLost?.(now, why);
   }
 
   /** `held()`, read from the file when it was last confirmed over a beat ago: cheap enough for every commit. */

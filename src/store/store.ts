@@ -6,7 +6,7 @@ import { copyWith } from './embedded/records.js';
 import { Low, Memory } from 'lowdb';
 import { describeError, errnoOf, nodeFileSystem, Utf8Chunk } from './files.js';
 import { Journal } from './journal.js';
-import { DataFileLock, type LockHolder, type LockTiming } from './lock.js';
+import { DataFileLock, type LockHolder, type LockLoss, type LockTiming } from './lock.js';
 import { checkVersion, emptyData, migrate, SCHEMA_VERSION } from './schema.js';
 import { checkData } from './schema-check.js';
 import { CheckpointAborted, SnapshotFile, type SnapshotChunk } from './snapshot-file.js';
@@ -17,10 +17,15 @@ const MiB = 2 ** 20;
 /** The code of `StoreUnavailable` (and of the store's health) once another sandbox took the data file's lock. */
 export const LOCK_LOST = 'ELOCKLOST';
 
-const lockTakenMessage = (path: string, by: LockHolder | undefined): string =>
-  `Another sandbox took the lock of the data file ${path}` +
-  (by ? ` (pid ${by.pid} on host ${by.host}, since ${by.since})` : ' (its lock file was removed, or could not be read for seconds)') +
-  ' while this one was not refreshing it: this sandbox writes nothing more to it, and every change answers 503. Stop this sandbox; the other one serves the data file.';
+const lockTakenMessage = (path: string, by: LockHolder | undefined, why: LockLoss): string =>
+  (why === 'taken' && by
+    ? `Another sandbox took the lock of the data file ${path} (pid ${by.pid} on host ${by.host}, since ${by.since}) while this one was not refreshing it`
+    : why === 'unrefreshed'
+      ? `The lock of the data file ${path} could not be refreshed for seconds, so another sandbox may take it over`
+      : why === 'unreadable'
+        ? `The lock of the data file ${path} could not be read for seconds`
+        : `The lock of the data file ${path} was removed`) +
+  ': this sandbox writes nothing more to the data file, and every change answers 503. Stop it; if another sandbox serves the data file now, leave that one running, else start this one again.';
 
 export interface StoreOptions {
   /** A file path, or `:memory:` to keep nothing (and take no lock). */
@@ -101,6 +106,7 @@ export class Store {
   private lockLost = false;
   /** Whom the lock named when it was found lost (undefined: no one, or unreadable). */
   private lostTo: LockHolder | undefined;
+  private lostWhy: LockLoss = 'taken';
   private checkpointError: string | undefined;
   /** The journal line being written, encoded into one reused buffer (the append is synchronous). */
   private readonly line = new Utf8Chunk();
@@ -129,11 +135,17 @@ export class Store {
     const lock = DataFileLock.acquire(path, undefined, options.lockTiming);
     // The lock is refreshed from now on; taken meanwhile, it fences the store (or refuses the start, before the first write).
     let opened: Store | undefined;
-    let takenWhileOpening: { by: LockHolder | undefined } | undefined;
-    lock.watch((by) => {
-      if (opened) opened.lockTaken(by);
-      else takenWhileOpening = { by };
-    });
+    let takenWhileOpening: { by: LockHolder | undefined; why: LockLoss } | undefined;
+    lock.watch(
+      (by, why) => {
+        if (opened) opened.lockTaken(by, why);
+        else takenWhileOpening = { by, why };
+      },
+      (error) =>
+        options.onError?.(
+          new DataFileError(`The lock of the data file ${path} cannot be refreshed on this file system (${describeError(error)}): a sandbox in another container given the same hostname would not see this one live. Keep one sandbox per data file by hand there.`),
+        ),
+    );
     let journal: Journal | undefined;
     try {
       restrictDataFiles(path);
@@ -162,7 +174,7 @@ export class Store {
       // Before the first write: an owner that cannot build on these records refuses the start with the files as they were.
       options.onLoad?.(store);
       // Nothing is written before this point: a sandbox that lost its lock while it loaded leaves the files to the new holder.
-      if (!lock.held() || takenWhileOpening) throw new DataFileError(lockTakenMessage(path, takenWhileOpening?.by));
+      if (!lock.held() || takenWhileOpening) throw new DataFileError(lockTakenMessage(path, takenWhileOpening?.by, takenWhileOpening?.why ?? 'taken'));
       opened = store;
       journal.open();
       // A migrated store is written out at once, so no journal of the old schema is replayed
@@ -184,11 +196,12 @@ export class Store {
         }
       }
       // Lost during the start's checkpoint (which then stopped): refuse the start rather than serve fenced.
-      if (store.lockLost) throw new DataFileError(lockTakenMessage(path, store.lostTo));
+      if (store.lockLost) throw new DataFileError(lockTakenMessage(path, store.lostTo, store.lostWhy));
       return store;
     } catch (error) {
       // A refused start leaves the files as they were: no segment it opened empty, no lock.
-      journal?.abandon();
+      // With the lock lost, the files are another sandbox's now: not one is touched.
+      if (!takenWhileOpening && !opened?.lockLost) journal?.abandon();
       lock.release();
       throw error;
     }
@@ -351,12 +364,13 @@ export class Store {
    * commit fails as a failed write does (503), health shows the store degraded, and the
    * error is logged once.
    */
-  private lockTaken(by: LockHolder | undefined): void {
+  private lockTaken(by: LockHolder | undefined, why: LockLoss): void {
     if (this.closed || this.lockLost) return;
     this.lockLost = true;
     this.lostTo = by;
+    this.lostWhy = why;
     this.stopCheckpoint = true;
-    const error = new DataFileError(lockTakenMessage(this.file()!.path, by));
+    const error = new DataFileError(lockTakenMessage(this.file()!.path, by, why));
     this.failure = { code: LOCK_LOST, error: error.message, since: Date.now() };
     this.options.onError?.(error);
   }

@@ -70,6 +70,18 @@ describe('a spec compiled lazily', () => {
     expect(() => compileSpec(document, 'provider', { lazy: true })).toThrow("can't resolve reference #/components/schemas/DoesNotExist from #/components/schemas/CreateOrderRequest/allOf/0");
   });
 
+  it('refuses no reference Ajv resolves: a $ref in example data, an anchor, a pointer inside a schema of its own $id, a percent-encoded pointer', () => {
+    const document = broken((schemas) => {
+      schemas['Foo Bar'] = { type: 'string', $anchor: 'fooBar' };
+      schemas.CreateOrderRequest!.examples = [{ $ref: 'not a reference, just data' }];
+      schemas.Scoped = { $id: 'https://example.test/scoped', $defs: { a: { type: 'string' } }, $ref: '#/$defs/a' };
+      schemas.ByAnchor = { $ref: '#fooBar' };
+      schemas.Encoded = { $ref: '#/components/schemas/Foo%20Bar' };
+    });
+    expect(() => compileSpec(structuredClone(document), 'provider')).not.toThrow(); // Ajv, eager, takes it
+    expect(() => compileSpec(document, 'provider', { lazy: true })).not.toThrow();
+  });
+
   it('compiles an operation once: a validator that cannot compile fails the same way at every request, without compiling again', () => {
     const document = broken((schemas) => (schemas.CreateOrderRequest!.properties = { ...(schemas.CreateOrderRequest!.properties as object), batch_note: { type: 'string', pattern: '(' } }));
     const op = compileSpec(document, 'provider', { lazy: true }).byId.get('createOrder')!;

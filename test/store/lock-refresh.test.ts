@@ -1,0 +1,62 @@
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Store } from '../../src/store/store.js';
+import { tempDir } from '../support/tmp.js';
+
+// The lock's refreshes (utimes) fail while `refreshFails` says so: a file system that takes none, or a disk error.
+const fault = vi.hoisted(() => ({ refreshFails: false }));
+vi.mock('node:fs', async (importOriginal) => {
+  const fs = await importOriginal<typeof import('node:fs')>();
+  const utimesSync: typeof fs.utimesSync = (...args) => {
+    if (fault.refreshFails) throw Object.assign(new Error('EIO: i/o error, utime'), { code: 'EIO' });
+    return fs.utimesSync(...args);
+  };
+  return { ...fs, default: { ...fs, utimesSync }, utimesSync };
+});
+
+const timing = { beatMs: 50, staleMs: 300 };
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const block = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+describe('refreshing the data-file lock when the file system refuses it', () => {
+  const dir = tempDir();
+  afterEach(() => {
+    fault.refreshFails = false;
+  });
+
+  it('on a file system that never takes a refresh, says so once and keeps writing', async () => {
+    fault.refreshFails = true;
+    const errors: Error[] = [];
+    const store = await Store.open({ path: join(dir(), 'sandbox.json'), lockTiming: timing, onError: (e) => errors.push(e) });
+    await wait(500);
+    store.put('orders', '1', { v: 1 });
+    expect(() => store.commit()).not.toThrow();
+    expect(errors.map((e) => e.message)).toEqual([expect.stringContaining('cannot be refreshed on this file system (EIO')]);
+    await store.close();
+  });
+
+  it('keeps writing after one failed refresh, even one that follows a long stall', async () => {
+    const store = await Store.open({ path: join(dir(), 'sandbox.json'), lockTiming: timing });
+    await wait(120); // refreshes work
+    block(500); // longer than staleMs: no beat ran
+    fault.refreshFails = true;
+    await wait(60); // one beat, failing
+    fault.refreshFails = false;
+    await wait(200);
+    store.put('orders', '1', { v: 1 });
+    expect(() => store.commit()).not.toThrow();
+    expect(store.health().writable).toBe(true);
+    await store.close();
+  });
+
+  it('stops writing once refreshes that worked fail beat after beat (another starter may judge the lock stale), saying so', async () => {
+    const store = await Store.open({ path: join(dir(), 'sandbox.json'), lockTiming: timing });
+    await wait(120);
+    fault.refreshFails = true;
+    await wait(450);
+    store.put('orders', '1', { v: 1 });
+    expect(() => store.commit()).toThrow(expect.objectContaining({ code: 'ELOCKLOST' }));
+    expect(store.health()).toMatchObject({ writable: false, code: 'ELOCKLOST', error: expect.stringContaining('could not be refreshed for seconds') });
+    await store.close();
+  });
+});
