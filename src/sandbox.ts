@@ -166,6 +166,9 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   } catch (error) {
     throw new OptionError('providerSpec', `providerSpec ${options.providerSpec} cannot be served: ${(error as Error).message}`);
   }
+  for (const [name, spec] of Object.entries(specs)) {
+    if (spec.unresolved.length > 0) logger.warn({ spec: name, unresolved: spec.unresolved }, `the ${name} spec has references that do not resolve: an operation that needs one answers 500 to every request`);
+  }
 
   const configured = configuredClients(options);
   checkClientConfigs(configured, { scenarios: [...fixtures.scenarios.keys()], couriers: [...fixtures.couriers.keys()] });

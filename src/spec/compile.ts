@@ -44,6 +44,8 @@ export interface CompiledSpec {
   document: OpenApiDocument;
   operations: CompiledOperation[];
   byId: Map<string, CompiledOperation>;
+  /** For a spec compiled lazily: references that do not resolve, found at start (Ajv may never need them; one it needs fails that operation's requests). */
+  unresolved: string[];
 }
 
 function paramsSchema(base: string, params: Array<{ p: ParameterObject; ref: string }>, where: ParameterObject['in']) {
@@ -69,7 +71,8 @@ function paramsSchema(base: string, params: Array<{ p: ParameterObject; ref: str
  */
 export function compileSpec(document: OpenApiDocument, id = 'spec', options: { lazy?: boolean } = {}): CompiledSpec {
   // Compiled at first use, a reference that does not resolve would only show then: it stops the start now.
-  if (options.lazy) checkRefs(document);
+  // Compiled at first use, a reference that does not resolve would only show then: it is named now (a warning, as Ajv may never need it).
+  const unresolved = options.lazy ? unresolvedRefs(document) : [];
   const ajv = new Ajv2020({ allErrors: true, strict: false, validateSchema: false });
   const coercing = new Ajv2020({ allErrors: true, strict: false, validateSchema: false, coerceTypes: true });
   addFormats(ajv);
@@ -156,33 +159,35 @@ export function compileSpec(document: OpenApiDocument, id = 'spec', options: { l
       });
     }
   }
-  return { document, operations, byId: new Map(operations.map((o) => [o.operationId, o])) };
+  return { document, operations, byId: new Map(operations.map((o) => [o.operationId, o])), unresolved };
 }
 
 /** Keywords whose values are data, not schemas: a `$ref` key in them is not a reference. */
 const DATA_KEYWORDS = new Set(['example', 'examples', 'const', 'default', 'enum']);
 
 /**
- * Throws naming the first `$ref` of the document that certainly does not resolve: a JSON
- * pointer into the document (`#/...`, percent-decoded) with nothing there, outside data
- * (examples, defaults, enums) and outside a schema with an `$id` of its own (its
- * pointers are relative to it). Anything else (anchors, other documents) is left to Ajv
- * at first use, whose failure is then kept (see `compileSpec`).
+ * The `$ref`s of the document that certainly do not resolve, each with where it is: a
+ * JSON pointer into the document (`#/...`, percent-decoded) with nothing there, outside
+ * data (examples, defaults, enums, `x-` extensions) and outside a schema with an `$id` of
+ * its own (its pointers are relative to it). Anything else (anchors, other documents) is
+ * left to Ajv at first use, whose failure is then kept (see `compileSpec`). At most 20.
  */
-function checkRefs(document: OpenApiDocument): void {
+function unresolvedRefs(document: OpenApiDocument): string[] {
+  const found: string[] = [];
   const seen = new Set<object>();
   const stack: Array<{ node: unknown; at: string; scoped: boolean }> = [{ node: document, at: '#', scoped: false }];
-  while (stack.length > 0) {
+  while (stack.length > 0 && found.length < 20) {
     const { node, at, scoped } = stack.pop()!;
     if (typeof node !== 'object' || node === null || seen.has(node)) continue;
     seen.add(node);
     const inner = scoped || (node !== document && typeof (node as { $id?: unknown }).$id === 'string');
     for (const [key, value] of Object.entries(node)) {
       if (key === '$ref' && typeof value === 'string') {
-        if (!inner && value.startsWith('#/') && !resolvesIn(document, value)) throw new Error(`can't resolve reference ${value} from ${at}`);
-      } else if (!DATA_KEYWORDS.has(key) || Array.isArray(node)) stack.push({ node: value, at: `${at}/${pointer(key)}`, scoped: inner });
+        if (!inner && value.startsWith('#/') && !resolvesIn(document, value)) found.push(`${value} (from ${at})`);
+      } else if (Array.isArray(node) || (!DATA_KEYWORDS.has(key) && !key.startsWith('x-'))) stack.push({ node: value, at: `${at}/${pointer(key)}`, scoped: inner });
     }
   }
+  return found;
 }
 
 /** Whether a `#/...` pointer names something in the document (own properties only); true when it cannot be decoded (left to Ajv). */

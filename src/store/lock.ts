@@ -150,6 +150,9 @@ export function isStale(holder: LockHolder): boolean {
 const TAKEOVER_WAIT_MS = 20;
 const MAX_ATTEMPTS = 500; // 10 s of waiting on another starter's take-over
 
+/** What a file system that does not set a file's times answers `utimes` with. */
+const UNSUPPORTED = new Set(['EPERM', 'ENOSYS', 'EOPNOTSUPP', 'ENOTSUP']);
+
 /** Why a holder no longer holds its lock: another took it, it was removed, it could not be read or refreshed for seconds. */
 export type LockLoss = 'taken' | 'gone' | 'unreadable' | 'unrefreshed';
 
@@ -292,23 +295,23 @@ export class DataFileLock {
     // Beats in a row that may fail before another starter could judge the lock stale.
     const allowed = Math.max(1, Math.floor((this.timing.staleMs - this.timing.beatMs) / this.timing.beatMs));
     let refreshed = false;
+    let unsupported = false;
     let failed = 0;
     this.beat ??= setInterval(() => {
-      if (!this.held()) return;
+      if (!this.held() || unsupported) return;
       try {
         const time = new Date();
         utimesSync(this.path, time, time);
         refreshed = true;
         failed = 0;
       } catch (error) {
-        failed += 1;
-        // A file system that never took a refresh (some FUSE or SMB mounts) is said once:
-        // containers of one hostname are not told apart there. One that took refreshes and
-        // now fails them beat after beat lets another starter judge the lock stale: stop
-        // writing before it can.
-        if (!refreshed) {
-          if (failed === 1) onUnrefreshable?.(error as Error);
-        } else if (failed >= allowed) this.lose(undefined, 'unrefreshed');
+        // A file system that refuses to set a file's times (some FUSE or SMB mounts) is said
+        // once: containers of one hostname are not told apart there. Any other failure, beat
+        // after beat, lets another starter judge the lock stale: stop writing before it can.
+        if (!refreshed && UNSUPPORTED.has((error as NodeJS.ErrnoException).code ?? '')) {
+          unsupported = true;
+          onUnrefreshable?.(error as Error);
+        } else if ((failed += 1) >= allowed) this.lose(undefined, 'unrefreshed');
       }
     }, this.timing.beatMs).unref();
   }
@@ -336,7 +339,7 @@ export class DataFileLock {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
         this.unreadable += 1;
-        if (this.unreadable < 4 || Date.now() - this.confirmedAt < this.timing.staleMs - this.timing.beatMs) return true;
+        if (this.unreadable < Math.max(1, Math.floor((this.timing.staleMs - this.timing.beatMs) / this.timing.beatMs)) || Date.now() - this.confirmedAt < this.timing.staleMs - this.timing.beatMs) return true;
         this.lose(undefined, 'unreadable');
         return false;
       }

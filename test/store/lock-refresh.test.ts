@@ -4,11 +4,11 @@ import { Store } from '../../src/store/store.js';
 import { tempDir } from '../support/tmp.js';
 
 // The lock's refreshes (utimes) fail while `refreshFails` says so: a file system that takes none, or a disk error.
-const fault = vi.hoisted(() => ({ refreshFails: false }));
+const fault = vi.hoisted(() => ({ refreshFails: false, code: 'EIO' }));
 vi.mock('node:fs', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs')>();
   const utimesSync: typeof fs.utimesSync = (...args) => {
-    if (fault.refreshFails) throw Object.assign(new Error('EIO: i/o error, utime'), { code: 'EIO' });
+    if (fault.refreshFails) throw Object.assign(new Error(`${fault.code}: refused, utime`), { code: fault.code });
     return fs.utimesSync(...args);
   };
   return { ...fs, default: { ...fs, utimesSync }, utimesSync };
@@ -22,16 +22,31 @@ describe('refreshing the data-file lock when the file system refuses it', () => 
   const dir = tempDir();
   afterEach(() => {
     fault.refreshFails = false;
+    fault.code = 'EIO';
   });
 
-  it('on a file system that never takes a refresh, says so once and keeps writing', async () => {
+  it('on a file system that refuses to set a file\'s times, says so once and keeps writing', async () => {
     fault.refreshFails = true;
+    fault.code = 'EPERM';
     const errors: Error[] = [];
     const store = await Store.open({ path: join(dir(), 'sandbox.json'), lockTiming: timing, onError: (e) => errors.push(e) });
     await wait(500);
     store.put('orders', '1', { v: 1 });
     expect(() => store.commit()).not.toThrow();
-    expect(errors.map((e) => e.message)).toEqual([expect.stringContaining('cannot be refreshed on this file system (EIO')]);
+    expect(errors.map((e) => e.message)).toEqual([expect.stringContaining('cannot be refreshed on this file system (EPERM')]);
+    await store.close();
+  });
+
+  it('stops writing when refreshes fail beat after beat from the start (a disk error, not a file system without times), and says nothing of the file system after one failure', async () => {
+    fault.refreshFails = true;
+    const errors: Error[] = [];
+    const store = await Store.open({ path: join(dir(), 'sandbox.json'), lockTiming: timing, onError: (e) => errors.push(e) });
+    await wait(80); // one failed beat
+    expect(errors).toEqual([]);
+    await wait(400);
+    store.put('orders', '1', { v: 1 });
+    expect(() => store.commit()).toThrow(expect.objectContaining({ code: 'ELOCKLOST' }));
+    expect(errors.map((e) => e.message)).toEqual([expect.stringContaining('could not be refreshed for seconds')]);
     await store.close();
   });
 
