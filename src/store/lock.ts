@@ -239,6 +239,8 @@ export class DataFileLock {
   private readonly inode: number;
   /** When the lock was last found this holder's. */
   private confirmedAt = Date.now();
+  /** Failed refreshes, or unreadable checks, in a row before another starter could judge the lock stale. */
+  private readonly missesAllowed: number;
 
   private constructor(
     readonly path: string,
@@ -246,6 +248,7 @@ export class DataFileLock {
     private readonly timing: LockTiming,
   ) {
     this.inode = statSync(path).ino;
+    this.missesAllowed = Math.max(1, Math.floor((timing.staleMs - timing.beatMs) / timing.beatMs));
   }
 
   /**
@@ -292,8 +295,6 @@ export class DataFileLock {
    */
   watch(onLost: (now: LockHolder | undefined, why: LockLoss) => void, onUnrefreshable?: (error: Error) => void): void {
     this.onLost = onLost;
-    // Beats in a row that may fail before another starter could judge the lock stale.
-    const allowed = Math.max(1, Math.floor((this.timing.staleMs - this.timing.beatMs) / this.timing.beatMs));
     let refreshed = false;
     let unsupported = false;
     let failed = 0;
@@ -311,7 +312,7 @@ export class DataFileLock {
         if (!refreshed && UNSUPPORTED.has((error as NodeJS.ErrnoException).code ?? '')) {
           unsupported = true;
           onUnrefreshable?.(error as Error);
-        } else if ((failed += 1) >= allowed) this.lose(undefined, 'unrefreshed');
+        } else if ((failed += 1) >= this.missesAllowed) this.lose(undefined, 'unrefreshed');
       }
     }, this.timing.beatMs).unref();
   }
@@ -339,7 +340,7 @@ export class DataFileLock {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
         this.unreadable += 1;
-        if (this.unreadable < Math.max(1, Math.floor((this.timing.staleMs - this.timing.beatMs) / this.timing.beatMs)) || Date.now() - this.confirmedAt < this.timing.staleMs - this.timing.beatMs) return true;
+        if (this.unreadable < this.missesAllowed || Date.now() - this.confirmedAt < this.timing.staleMs - this.timing.beatMs) return true;
         this.lose(undefined, 'unreadable');
         return false;
       }
