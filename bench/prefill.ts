@@ -1,8 +1,8 @@
-import { clientIdOf } from '../src/config/clients.js';
-import type { Order } from '../src/orders/types.js';
-import { emptyData } from '../src/store/schema.js';
+import { clientIdOf } from '../src/clients/registry.js';
+import type { Order } from '../src/records/order.js';
+import { emptyData } from '../src/store/embedded/file/schema.js';
 import { FILE_FORMATS, OrderPacker } from '../src/store/embedded/records.js';
-import { SnapshotFile } from '../src/store/snapshot-file.js';
+import { SnapshotFile } from '../src/store/embedded/file/snapshot-file.js';
 import { deliveredOrder } from '../test/support/delivered-order.js';
 
 export const BENCH_TOKEN = 'bench-token';

@@ -4,7 +4,7 @@
  * and test/webhooks/volume.test.ts call `measureWebhooks`.
  */
 import { pathToFileURL } from 'node:url';
-import { createSandbox } from '../src/sandbox.js';
+import { createSandbox } from '../src/app/sandbox.js';
 import { Receiver } from '../test/webhooks/receiver.js';
 import { createRequest } from '../test/support/orders.js';
 

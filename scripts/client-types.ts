@@ -12,7 +12,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
-import { createSandbox } from '../src/sandbox.js';
+import { createSandbox } from '../src/app/sandbox.js';
 import { findLooseBodyTypes } from './loose-types.js';
 
 const SPECS = [

@@ -15,10 +15,10 @@ import { isDeepStrictEqual } from 'node:util';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { clientIdOf } from '../src/config/clients.js';
-import type { Order } from '../src/orders/types.js';
+import { clientIdOf } from '../src/clients/registry.js';
+import type { Order } from '../src/records/order.js';
 import { FILE_FORMATS, OrderPacker } from '../src/store/embedded/records.js';
-import { Store, type StoreOptions } from '../src/store/store.js';
+import { Store, type StoreOptions } from '../src/store/embedded/file/journaled-file.js';
 
 const ORDERS = Number(process.env.SOAK_ORDERS ?? 1_000_000);
 const TOKEN = 'soak';

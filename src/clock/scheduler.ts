@@ -1,7 +1,7 @@
 import { LATEST_CLOCK_MS } from './clock.js';
 import { randomBytes } from 'node:crypto';
-import { Unavailable } from '../domain/errors.js';
-import { OneAtATime } from '../domain/one-at-a-time.js';
+import { Unavailable } from '../shared/errors.js';
+import { OneAtATime } from '../shared/one-at-a-time.js';
 import type { ClaimedJob, ClaimOptions, JobKind, Storage } from '../store/port.js';
 import type { Clock, ManualClock, RealClock } from './clock.js';
 import { Clocks } from './clocks.js';

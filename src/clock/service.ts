@@ -1,5 +1,5 @@
-import { Conflict } from '../domain/errors.js';
-import type { SettingsWriter } from '../domain/settings-writer.js';
+import { Conflict } from '../shared/errors.js';
+import type { SettingsWriter } from '../store/settings-writer.js';
 import type { Meta, SharedClockRepository, Storage } from '../store/port.js';
 import { ManualClock, RealClock } from './clock.js';
 import { Clocks } from './clocks.js';

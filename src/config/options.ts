@@ -4,8 +4,8 @@ import { PROVIDER_SPEC } from '../spec/load.js';
 import { DEFAULT_RETRIES, parseRetries } from '../webhooks/retry.js';
 import { isSecret } from '../webhooks/secret.js';
 import { parseTargetPolicy, type TargetPolicy } from '../webhooks/targets.js';
-import type { ClientConfig } from './clients.js';
-import { formatDuration, parseDelayRange, parseDuration, type DelayRange } from './duration.js';
+import type { ClientConfig } from '../clients/registry.js';
+import { formatDuration, parseDelayRange, parseDuration, type DelayRange } from '../shared/duration.js';
 
 /**
  * Options of `createSandbox`, one per CLI flag (see `shipping-sandbox --help`). Durations

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { OperationInput } from '../http/handler.js';
 import { compileGlob, type CompiledGlob } from './glob.js';
-import type { FaultMatch } from './types.js';
+import type { FaultMatch } from '../records/fault-rule.js';
 
 /** Compiled globs by their text: rules are matched against every request of their client. */
 const compiled = new Map<string, CompiledGlob>();

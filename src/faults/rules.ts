@@ -1,12 +1,12 @@
 import type { Clocks } from '../clock/clocks.js';
-import { LimitReached, RuleViolation } from '../domain/errors.js';
-import type { SettingsWriter } from '../domain/settings-writer.js';
+import { LimitReached, RuleViolation } from '../shared/errors.js';
+import type { SettingsWriter } from '../store/settings-writer.js';
 import type { OperationInput } from '../http/handler.js';
 import { draw } from '../ids/random.js';
 import type { Storage } from '../store/port.js';
 import { matches } from './match.js';
 import { faultMessages } from './messages.js';
-import type { FaultRule, FaultRuleInput } from './types.js';
+import type { FaultRule, FaultRuleInput } from '../records/fault-rule.js';
 
 /** The most fault rules a client may have at once: each request of the client is matched against all of them. */
 export const MAX_FAULT_RULES = 100;

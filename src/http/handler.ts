@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Client, Role } from '../config/clients.js';
+import type { Client, Role } from '../clients/registry.js';
 import type { CompiledOperation } from '../spec/compile.js';
 
 /** What an operation handler gets: the validated request and its client, as plain data. */

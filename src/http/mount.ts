@@ -1,5 +1,5 @@
 import type { Request, RequestHandler, Response } from 'express';
-import type { ClientRegistry } from '../config/clients.js';
+import type { ClientRegistry } from '../clients/registry.js';
 import type { CompiledOperation, CompiledSpec } from '../spec/compile.js';
 import type { RequestScope } from '../store/port.js';
 import { authenticate } from './auth.js';

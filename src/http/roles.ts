@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import type { Caller, Client, ClientRegistry } from '../config/clients.js';
+import type { Caller, Client, ClientRegistry } from '../clients/registry.js';
 import type { CompiledOperation } from '../spec/compile.js';
 import { authenticate } from './auth.js';
 import { ApiError, messages } from './errors.js';

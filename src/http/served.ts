@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import type { FieldError } from '../domain/errors.js';
+import type { FieldError } from '../shared/errors.js';
 import type { OperationInput } from './handler.js';
 
 /** A request served from a spec, as observers (the request journal) see it once its connection closes. */

@@ -1,8 +1,8 @@
 import { Counter, Histogram, Registry } from 'prom-client';
-import type { SandboxEvent } from '../events.js';
+import type { SandboxEvent } from '../events/bus.js';
 import type { ServedRequest } from '../http/served.js';
 import type { JobKind } from '../store/port.js';
-import type { Attempt } from '../webhooks/types.js';
+import type { Attempt } from '../records/delivery.js';
 
 /** How a webhook attempt ended, as `sandbox_webhook_attempts_total{outcome}` counts it. */
 export type AttemptOutcome = 'delivered' | 'http_error' | 'timeout' | 'network_error' | 'refused';

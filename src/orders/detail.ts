@@ -1,7 +1,7 @@
 import { areaOf } from '../coverage/areas.js';
 import type { Fixtures } from '../fixtures/load.js';
 import { orderRate } from '../rates/order-rate.js';
-import { epochSeconds, orderIdentity, type Order, type TrackingEntry } from './types.js';
+import { epochSeconds, orderIdentity, type Order, type TrackingEntry } from '../records/order.js';
 
 const seconds = (ms: number | null): number | null => (ms === null ? null : epochSeconds(ms));
 

@@ -1,7 +1,7 @@
-import type { Client } from '../config/clients.js';
-import { amountProblem, domainMessages, Forbidden, RuleViolation, type FieldError } from '../domain/errors.js';
+import type { Client } from '../clients/registry.js';
+import { amountProblem, domainMessages, Forbidden, RuleViolation, type FieldError } from '../shared/errors.js';
 import type { Fixtures } from '../fixtures/load.js';
-import type { CreateOrderRequest } from './types.js';
+import type { CreateOrderRequest } from '../records/order.js';
 
 /** Throws Forbidden naming `field` when the client may not use this courier. */
 export function assertCourierEnabled(client: Client, courierCode: string, field: string): void {

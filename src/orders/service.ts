@@ -1,14 +1,14 @@
-import type { Client } from '../config/clients.js';
-import { parseDelayRange, type DelayRange } from '../config/duration.js';
+import type { Client } from '../clients/registry.js';
+import { parseDelayRange, type DelayRange } from '../shared/duration.js';
 import type { Clocks } from '../clock/clocks.js';
-import { RuleViolation } from '../domain/errors.js';
+import { RuleViolation } from '../shared/errors.js';
 import type { Fixtures } from '../fixtures/load.js';
 import type { IdFactory } from '../ids/factory.js';
 import type { OrderQuery, Page, Storage, Stored } from '../store/port.js';
 import type { Journey } from '../tracking/journey.js';
 import { keepKnown, type CreateFields } from './fields.js';
 import { checkCreateRequest } from './rules.js';
-import type { CreateOrderRequest, Order } from './types.js';
+import type { CreateOrderRequest, Order } from '../records/order.js';
 
 export interface OrdersConfig {
   defaultScenario: string;

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { appliedFault } from '../faults/module.js';
+import { appliedFault } from '../app/modules/faults.js';
 import { declaredPlainLength, type ServedRequest } from '../http/served.js';
 import type { Storage } from '../store/port.js';
 import type { AttemptObserver } from '../webhooks/dispatcher.js';
-import type { Attempt, AwbGeneratedPayload, Delivery } from '../webhooks/types.js';
-import { applyReportChange, type ReportChange, type ReportMark, type ReportOutcome, type ReportState, type ReportView } from './state.js';
+import type { Attempt, AwbGeneratedPayload, Delivery } from '../records/delivery.js';
+import { applyReportChange, type ReportChange, type ReportMark, type ReportOutcome, type ReportState, type ReportView } from '../records/report.js';
 
 /** Reads of an AWB closer together than this (sandbox time) after a 404 are polling it again at once. */
 export const POLL_AGAIN_MS = 1000;

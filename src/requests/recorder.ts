@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { declaredPlainLength, type ServedRequest } from '../http/served.js';
 import type { RequestLogRepository } from '../store/port.js';
-import type { JournalEntry } from './types.js';
+import type { JournalEntry } from '../records/journal-entry.js';
 
 const REDACTED = '[redacted]';
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization']);

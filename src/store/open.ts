@@ -3,8 +3,8 @@ import type { ResolvedOptions } from '../config/options.js';
 import { EmbeddedStorage } from './embedded/storage.js';
 import { PostgresStorage } from './postgres/storage.js';
 import type { Storage } from './port.js';
-import type { StoreFileSystem } from './types.js';
-import { writeWarnings } from './write-warnings.js';
+import type { StoreFileSystem } from './embedded/file/types.js';
+import { writeWarnings } from './embedded/file/write-warnings.js';
 
 /**
  * Opens the storage the options name: PostgreSQL with `--database-url`, else the

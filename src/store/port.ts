@@ -1,9 +1,9 @@
 import type { RealClockState } from '../clock/clock.js';
-import type { FaultRule } from '../faults/types.js';
-import type { Order, OrderStatus } from '../orders/types.js';
-import type { JournalEntry } from '../requests/types.js';
-import type { ReportChange, ReportRun, ReportView } from '../report/state.js';
-import type { ChaosMode, Delivery, DeliveryStatus, WebhookEventType } from '../webhooks/types.js';
+import type { FaultRule } from '../records/fault-rule.js';
+import type { Order, OrderStatus } from '../records/order.js';
+import type { JournalEntry } from '../records/journal-entry.js';
+import type { ReportChange, ReportRun, ReportView } from '../records/report.js';
+import type { ChaosMode, Delivery, DeliveryStatus, WebhookEventType } from '../records/delivery.js';
 
 /**
  * The storage port: everything the sandbox keeps, as typed repositories and one unit

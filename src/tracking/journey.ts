@@ -1,13 +1,13 @@
 import { PodPhotos } from './pod-photos.js';
 import { magicScenario } from './view.js';
-import type { DelayRange } from '../config/duration.js';
+import type { DelayRange } from '../shared/duration.js';
 import type { Clocks } from '../clock/clocks.js';
 import type { JobHandler, Scheduler } from '../clock/scheduler.js';
-import type { EventSink } from '../events.js';
+import type { EventSink } from '../events/bus.js';
 import type { Fixtures, LoadedScenario } from '../fixtures/load.js';
 import type { IdFactory } from '../ids/factory.js';
 import { draw } from '../ids/random.js';
-import { secondsOf, type HistoryRecord, type Order, type OrderStatus, type TrackingEntry } from '../orders/types.js';
+import { secondsOf, type HistoryRecord, type Order, type OrderStatus, type TrackingEntry } from '../records/order.js';
 import type { Repositories, Storage, Stored } from '../store/port.js';
 import { renderHistory } from './render.js';
 

@@ -1,5 +1,5 @@
 import type { Fixtures, LoadedScenario } from '../fixtures/load.js';
-import type { Order, TrackingEntry } from '../orders/types.js';
+import type { Order, TrackingEntry } from '../records/order.js';
 import type { PodPhotos } from './pod-photos.js';
 import { contextOf, renderStep } from './render.js';
 

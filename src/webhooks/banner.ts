@@ -1,4 +1,4 @@
-import type { Client } from '../config/clients.js';
+import type { Client } from '../clients/registry.js';
 import type { WebhookEndpoints } from './endpoints.js';
 
 /**

@@ -1,10 +1,10 @@
-import type { Client } from '../config/clients.js';
+import type { Client } from '../clients/registry.js';
 import type { ResolvedOptions } from '../config/options.js';
-import { emptySettings, type SettingsWriter } from '../domain/settings-writer.js';
+import { emptySettings, type SettingsWriter } from '../store/settings-writer.js';
 import type { ClientSettings, EndpointSetting, Repositories, Storage, Stored } from '../store/port.js';
 import { chaosOf } from './chaos.js';
 import { makeSecret } from './secret.js';
-import type { ChaosMode } from './types.js';
+import type { ChaosMode } from '../records/delivery.js';
 
 /** Where a client's webhooks go, from the runtime setting, the config file or the CLI defaults. */
 export interface Endpoint {

@@ -1,6 +1,6 @@
-import type { SandboxEvent } from '../events.js';
-import { epochSeconds as seconds } from '../orders/types.js';
-import type { PingPayload, WebhookPayload } from './types.js';
+import type { SandboxEvent } from '../events/bus.js';
+import { epochSeconds as seconds } from '../records/order.js';
+import type { PingPayload, WebhookPayload } from '../records/delivery.js';
 
 
 /**

@@ -1,7 +1,7 @@
-import { iso } from '../control/views.js';
-import { mask } from '../config/mask.js';
+import { iso } from '../orders/views.js';
+import { mask } from '../shared/mask.js';
 import type { Endpoint } from './endpoints.js';
-import type { Delivery, DeliveryStatus } from './types.js';
+import type { Delivery, DeliveryStatus } from '../records/delivery.js';
 
 /** A client's endpoint as `GET /__sandbox/webhook` shows it; `maskSecret` for a read_only token (`whse…xyz`). */
 export function endpointView(endpoint: Endpoint, retries: number[], timeoutMs: number, maskSecret = false) {

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import supertest from 'supertest';
-import { createSandbox } from '../../src/sandbox.js';
+import { createSandbox } from '../../src/app/sandbox.js';
 import { createRequest } from '../support/orders.js';
 import { expectMatchesSpec, testSandbox, TOKEN_A, type TestSandbox } from '../support/sandbox.js';
 

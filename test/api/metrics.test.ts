@@ -1,10 +1,10 @@
 import supertest from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/app.js';
-import { Forbidden } from '../../src/domain/errors.js';
-import { metricsModule } from '../../src/metrics/module.js';
-import { buildServices, stopServices } from '../../src/sandbox.js';
-import type { Services } from '../../src/services.js';
+import { createApp } from '../../src/app/app.js';
+import { Forbidden } from '../../src/shared/errors.js';
+import { metricsModule } from '../../src/app/modules/metrics.js';
+import { buildServices, stopServices } from '../../src/app/sandbox.js';
+import type { Services } from '../../src/app/services.js';
 import { parsePrometheus, valueOf, type Sample } from '../support/prometheus.js';
 import { defaultTestOptions, testSandbox, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
 import { Receiver } from '../webhooks/receiver.js';

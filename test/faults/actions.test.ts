@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createSandbox } from '../../src/sandbox.js';
+import { createSandbox } from '../../src/app/sandbox.js';
 import { createRequest } from '../support/orders.js';
 import { defaultTestOptions, testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
 import { ClientError, send, type SendOptions } from './http-client.js';

@@ -1,4 +1,4 @@
-import type { Services } from '../../src/services.js';
+import type { Services } from '../../src/app/services.js';
 import type { CompiledOperation } from '../../src/spec/compile.js';
 import type { RawRequest, RawResponse } from './http-client.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSandbox, type Sandbox } from '../../src/sandbox.js';
+import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
 import { parseRaw, rawExchange } from './raw-socket.js';
 
 const TOKEN = 'raw-client';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createSandbox } from '../../src/sandbox.js';
+import { createSandbox } from '../../src/app/sandbox.js';
 import { createRequest } from '../support/orders.js';
 import { testSandbox, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
 import { Receiver } from '../webhooks/receiver.js';

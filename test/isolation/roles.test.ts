@@ -1,6 +1,6 @@
 import type { Response } from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClientRegistry } from '../../src/config/clients.js';
+import { ClientRegistry } from '../../src/clients/registry.js';
 import { ApiError } from '../../src/http/errors.js';
 import { checkAdminOnly } from '../../src/http/roles.js';
 import type { CompiledOperation } from '../../src/spec/compile.js';

@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { restrictDataFiles } from '../../src/store/private-files.js';
+import { restrictDataFiles } from '../../src/store/embedded/file/private-files.js';
 import { startCli, type RunningCli } from '../support/cli.js';
 import { createRequest } from '../support/orders.js';
 import { onPostgres } from '../support/store-kind.js';

@@ -5,7 +5,7 @@ vi.mock('node:crypto', async (original) => {
   const actual = await original<typeof import('node:crypto')>();
   return { ...actual, timingSafeEqual: vi.fn(actual.timingSafeEqual) };
 });
-const { ClientRegistry } = await import('../../src/config/clients.js');
+const { ClientRegistry } = await import('../../src/clients/registry.js');
 
 const registry = new ClientRegistry([{ token: 'token-a' }, { token: 'token-b-is-longer' }, { token: 'c' }]);
 const compare = vi.mocked(crypto.timingSafeEqual);

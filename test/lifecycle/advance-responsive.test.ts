@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSandbox, type Sandbox } from '../../src/sandbox.js';
+import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
 import { createRequest } from '../support/orders.js';
 import { defaultTestOptions, TOKEN_A, TOKEN_B } from '../support/sandbox.js';
 import { tempDir } from '../support/tmp.js';

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseDuration } from '../../src/config/duration.js';
+import { parseDuration } from '../../src/shared/duration.js';
 import { createRequest } from '../support/orders.js';
 import { testSandbox, type TestSandbox } from '../support/sandbox.js';
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSandbox, type Sandbox } from '../../src/sandbox.js';
+import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
 import { specExample } from '../support/orders.js';
 
 let sandbox: Sandbox | undefined;

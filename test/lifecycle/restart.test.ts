@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseDuration } from '../../src/config/duration.js';
+import { parseDuration } from '../../src/shared/duration.js';
 import { loadFixtures } from '../../src/fixtures/load.js';
 import { createRequest } from '../support/orders.js';
 import { testSandbox } from '../support/sandbox.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { OperationInput } from '../../src/http/handler.js';
 import { compileSpec } from '../../src/spec/compile.js';
 import type { OpenApiDocument } from '../../src/spec/load.js';
-import { specAnswer } from '../../src/spec/mock.js';
+import { specAnswer } from '../../src/http/spec-answer.js';
 
 /** A spec with two operations no handler knows: one with an example, one with a schema only. */
 const document: OpenApiDocument = {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RatesModule } from '../../src/rates/module.js';
-import { QUOTE_DELAY_MS } from '../../src/rates/stream.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox.js';
+import type { RatesModule } from '../../src/app/modules/rates.js';
+import { QUOTE_DELAY_MS } from '../../src/http/handlers/rates-stream.js';
+import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
 import { defaultTestOptions, TOKEN_A } from '../support/sandbox.js';
 import { openStream, schemaValidator } from './sse.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runReport } from '../../src/report/command.js';
+import { runReport } from '../../src/client/report.js';
 
 async function run(...argv: string[]) {
   let stdout = '';

@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { ServedRequest } from '../../src/http/served.js';
 import { PENDING_PER_CLIENT, ReportObserver } from '../../src/report/observer.js';
-import { applyReportChange, emptyReport, type ReportChange, type ReportState } from '../../src/report/state.js';
+import { applyReportChange, emptyReport, type ReportChange, type ReportState } from '../../src/records/report.js';
 import type { Storage } from '../../src/store/port.js';
 import { createRequest } from '../support/orders.js';
 

@@ -1,6 +1,6 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSandbox, type Sandbox } from '../../src/sandbox.js';
+import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
 import type { Report } from '../../src/report/grade.js';
 import { createRequest } from '../support/orders.js';
 import { runCli } from '../support/cli.js';

@@ -1,7 +1,7 @@
 import { copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SCHEMA_VERSION } from '../../src/store/schema.js';
+import { SCHEMA_VERSION } from '../../src/store/embedded/file/schema.js';
 import { testSandbox, type TestSandbox } from '../support/sandbox.js';
 import { tempDir } from '../support/tmp.js';
 

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { resolveOptions } from '../../src/config/options.js';
-import { RETENTION_EVERY_MS, retentionModule } from '../../src/retention/module.js';
-import { buildServices } from '../../src/sandbox.js';
+import { RETENTION_EVERY_MS, retentionModule } from '../../src/app/modules/retention.js';
+import { buildServices } from '../../src/app/sandbox.js';
 import { createRequest } from '../support/orders.js';
 import { defaultTestOptions, testSandbox, type TestSandbox } from '../support/sandbox.js';
 import { tempDir } from '../support/tmp.js';

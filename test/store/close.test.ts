@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Store } from '../../src/store/store.js';
+import { Store } from '../../src/store/embedded/file/journaled-file.js';
 import { tempDir } from '../support/tmp.js';
 
 /** An order-sized record (~1 KB, as src/orders/types.ts's Order is on disk). */

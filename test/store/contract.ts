@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Conflict, RuleViolation, Unavailable } from '../../src/domain/errors.js';
-import type { Order } from '../../src/orders/types.js';
+import { Conflict, RuleViolation, Unavailable } from '../../src/shared/errors.js';
+import type { Order } from '../../src/records/order.js';
 import type { ClaimOptions, Storage, Unversioned } from '../../src/store/port.js';
 
 /** An order record as the sandbox stores it. */

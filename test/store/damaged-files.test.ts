@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EmbeddedStorage } from '../../src/store/embedded/storage.js';
-import { DataFileError } from '../../src/store/types.js';
+import { DataFileError } from '../../src/store/embedded/file/types.js';
 import { tempDir } from '../support/tmp.js';
 
 /** Every file of a folder with its bytes. */

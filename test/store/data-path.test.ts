@@ -1,8 +1,8 @@
 import { existsSync, linkSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { dataFilePath, realDataPath } from '../../src/store/data-path.js';
-import { DataFileError } from '../../src/store/types.js';
+import { dataFilePath, realDataPath } from '../../src/store/embedded/file/data-path.js';
+import { DataFileError } from '../../src/store/embedded/file/types.js';
 import { tempDir } from '../support/tmp.js';
 
 describe('dataFilePath', () => {

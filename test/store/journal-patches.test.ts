@@ -1,11 +1,11 @@
 import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Order } from '../../src/orders/types.js';
+import type { Order } from '../../src/records/order.js';
 import { EmbeddedStorage } from '../../src/store/embedded/storage.js';
 import { freeze } from '../../src/store/freeze.js';
-import { patchOf, Store } from '../../src/store/store.js';
-import type { JournalOp } from '../../src/store/types.js';
+import { patchOf, Store } from '../../src/store/embedded/file/journaled-file.js';
+import type { JournalOp } from '../../src/store/embedded/file/types.js';
 import { crash } from '../support/store.js';
 import { tempDir } from '../support/tmp.js';
 import { orderRecord } from './contract.js';

@@ -1,8 +1,8 @@
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SCHEMA_VERSION } from '../../src/store/schema.js';
-import { Store } from '../../src/store/store.js';
+import { SCHEMA_VERSION } from '../../src/store/embedded/file/schema.js';
+import { Store } from '../../src/store/embedded/file/journaled-file.js';
 import { crash } from '../support/store.js';
 import { tempDir } from '../support/tmp.js';
 

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Store } from '../../src/store/store.js';
+import { Store } from '../../src/store/embedded/file/journaled-file.js';
 import { tempDir } from '../support/tmp.js';
 
 // The lock's refreshes (utimes) fail while `refreshFails` says so: a file system that takes none, or a disk error.

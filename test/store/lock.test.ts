@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
-import { nodeFileSystem } from '../../src/store/files.js';
+import { nodeFileSystem } from '../../src/store/embedded/file/files.js';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DataFileLock, DataFileLocked, pidNamespace, processStart, takeOver, type LockHolder } from '../../src/store/lock.js';
-import { Store } from '../../src/store/store.js';
+import { DataFileLock, DataFileLocked, pidNamespace, processStart, takeOver, type LockHolder } from '../../src/store/embedded/file/lock.js';
+import { Store } from '../../src/store/embedded/file/journaled-file.js';
 import { deadPid } from '../support/store.js';
 import { tempDir } from '../support/tmp.js';
 

@@ -1,10 +1,10 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SCHEMA_VERSION } from '../../src/store/schema.js';
-import { SnapshotFile } from '../../src/store/snapshot-file.js';
-import { Store } from '../../src/store/store.js';
-import { DataFileError, type StoreData } from '../../src/store/types.js';
+import { SCHEMA_VERSION } from '../../src/store/embedded/file/schema.js';
+import { SnapshotFile } from '../../src/store/embedded/file/snapshot-file.js';
+import { Store } from '../../src/store/embedded/file/journaled-file.js';
+import { DataFileError, type StoreData } from '../../src/store/embedded/file/types.js';
 import { FaultyFileSystem } from '../support/faulty-fs.js';
 import { tempDir } from '../support/tmp.js';
 

@@ -1,10 +1,10 @@
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Order, TrackingEntry } from '../../src/orders/types.js';
-import type { Delivery } from '../../src/webhooks/types.js';
-import { emptyData } from '../../src/store/schema.js';
-import { SnapshotFile } from '../../src/store/snapshot-file.js';
+import type { Order, TrackingEntry } from '../../src/records/order.js';
+import type { Delivery } from '../../src/records/delivery.js';
+import { emptyData } from '../../src/store/embedded/file/schema.js';
+import { SnapshotFile } from '../../src/store/embedded/file/snapshot-file.js';
 import { EmbeddedStorage } from '../../src/store/embedded/storage.js';
 import type { Storage } from '../../src/store/port.js';
 import { crash } from '../support/store.js';

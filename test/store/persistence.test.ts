@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createSandbox } from '../../src/sandbox.js';
+import { createSandbox } from '../../src/app/sandbox.js';
 import { createRequest } from '../support/orders.js';
 import { tempDir } from '../support/tmp.js';
 

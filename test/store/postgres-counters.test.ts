@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Conflict, Unavailable } from '../../src/domain/errors.js';
-import type { JournalEntry } from '../../src/requests/types.js';
+import { Conflict, Unavailable } from '../../src/shared/errors.js';
+import type { JournalEntry } from '../../src/records/journal-entry.js';
 import { COUNTER_BLOCK, JOURNAL_QUEUE } from '../../src/store/postgres/repositories.js';
 import { PostgresStorage } from '../../src/store/postgres/storage.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFixtures } from '../../src/fixtures/load.js';
 import { IdFactory } from '../../src/ids/factory.js';
-import type { Order } from '../../src/orders/types.js';
+import type { Order } from '../../src/records/order.js';
 import { ORDER_COLUMNS, orderColumns } from '../../src/store/postgres/repositories.js';
 import { seedOrders, type SeededOrders } from '../../src/store/postgres/seed.js';
 import { deliveredOrder } from '../support/delivered-order.js';

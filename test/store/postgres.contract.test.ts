@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { Unavailable } from '../../src/domain/errors.js';
+import { Unavailable } from '../../src/shared/errors.js';
 import { PostgresStorage } from '../../src/store/postgres/storage.js';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../src/store/postgres/schema.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';

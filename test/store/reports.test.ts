@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyReportChange, emptyReport, MARKS_KEPT, type ReportChange, type ReportState } from '../../src/report/state.js';
+import { applyReportChange, emptyReport, MARKS_KEPT, type ReportChange, type ReportState } from '../../src/records/report.js';
 import { MemoryReports } from '../../src/store/embedded/reports.js';
 
 /** A plain copy of what a view shows, to compare with `applyReportChange`'s state. */

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Store } from '../../src/store/store.js';
+import { Store } from '../../src/store/embedded/file/journaled-file.js';
 import { crash } from '../support/store.js';
 import { tempDir } from '../support/tmp.js';
 

@@ -1,9 +1,9 @@
 import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { SCHEMA_VERSION } from '../../src/store/schema.js';
-import { Store } from '../../src/store/store.js';
-import { DataFileError } from '../../src/store/types.js';
+import { SCHEMA_VERSION } from '../../src/store/embedded/file/schema.js';
+import { Store } from '../../src/store/embedded/file/journaled-file.js';
+import { DataFileError } from '../../src/store/embedded/file/types.js';
 import { FaultyFileSystem } from '../support/faulty-fs.js';
 import { crash } from '../support/store.js';
 import { tempDir } from '../support/tmp.js';

@@ -1,8 +1,8 @@
 import { copyFileSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { Store } from '../../src/store/store.js';
-import { StoreUnavailable } from '../../src/store/types.js';
+import { Store } from '../../src/store/embedded/file/journaled-file.js';
+import { StoreUnavailable } from '../../src/store/embedded/file/types.js';
 import { FaultyFileSystem } from '../support/faulty-fs.js';
 import { crash } from '../support/store.js';
 import { tempDir } from '../support/tmp.js';

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { openStorage } from '../../src/store/open.js';
-import { writeWarnings } from '../../src/store/write-warnings.js';
+import { writeWarnings } from '../../src/store/embedded/file/write-warnings.js';
 import { FaultyFileSystem } from '../support/faulty-fs.js';
 import { tempDir } from '../support/tmp.js';
 

@@ -1,5 +1,5 @@
-import type { Order } from '../../src/orders/types.js';
-import { buildServices } from '../../src/sandbox.js';
+import type { Order } from '../../src/records/order.js';
+import { buildServices } from '../../src/app/sandbox.js';
 import { createRequest } from './orders.js';
 
 /**

@@ -1,5 +1,5 @@
-import { nodeFileSystem } from '../../src/store/files.js';
-import type { StoreFileSystem } from '../../src/store/types.js';
+import { nodeFileSystem } from '../../src/store/embedded/file/files.js';
+import type { StoreFileSystem } from '../../src/store/embedded/file/types.js';
 
 const fault = (code: string) => Object.assign(new Error(`${code}: injected, write`), { code });
 

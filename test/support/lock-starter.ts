@@ -2,7 +2,7 @@
 // the lock, prints `won` or the error's name. A winner holds the lock until `<data>.done`
 // appears, then exits without releasing it, as a SIGKILL would leave it.
 import { existsSync } from 'node:fs';
-import { DataFileLock } from '../../src/store/lock.js';
+import { DataFileLock } from '../../src/store/embedded/file/lock.js';
 
 const data = process.argv[2]!;
 const until = async (file: string) => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import type { CreateOrderRequest, OrderItem } from '../../src/orders/types.js';
+import type { CreateOrderRequest, OrderItem } from '../../src/records/order.js';
 
 const spec = parse(readFileSync(new URL('../../spec/openapi.yaml', import.meta.url), 'utf8'));
 

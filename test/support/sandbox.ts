@@ -1,12 +1,12 @@
 import supertest from 'supertest';
 import type { Response } from 'supertest';
 import { expect } from 'vitest';
-import { createApp } from '../../src/app.js';
-import type { SandboxModule } from '../../src/module.js';
-import { sandboxModules } from '../../src/modules.js';
+import { createApp } from '../../src/app/app.js';
+import type { SandboxModule } from '../../src/app/module.js';
+import { sandboxModules } from '../../src/app/modules.js';
 import type { SandboxOptions } from '../../src/config/options.js';
-import { buildServices, stopServices, type BuildSeams } from '../../src/sandbox.js';
-import type { Services } from '../../src/services.js';
+import { buildServices, stopServices, type BuildSeams } from '../../src/app/sandbox.js';
+import type { Services } from '../../src/app/services.js';
 import type { CompiledOperation } from '../../src/spec/compile.js';
 import { databaseFor, onPostgres, releaseDatabase } from './store-kind.js';
 

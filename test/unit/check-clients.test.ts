@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkClientConfigs } from '../../src/config/check.js';
-import { buildServices } from '../../src/sandbox.js';
+import { buildServices } from '../../src/app/sandbox.js';
 
 const known = { scenarios: ['delivered', 'returned'], couriers: ['jne', 'jnt'] };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ClientRegistry, clientIdOf } from '../../src/config/clients.js';
+import { ClientRegistry, clientIdOf } from '../../src/clients/registry.js';
 
 describe('ClientRegistry', () => {
   const registry = new ClientRegistry([{ token: 'alpha-token' }, { token: 'beta', id: 'partner-b', name: 'Partner B' }]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDelayRange, parseDuration } from '../../src/config/duration.js';
+import { formatDuration, parseDelayRange, parseDuration } from '../../src/shared/duration.js';
 
 describe('parseDuration', () => {
   it.each([

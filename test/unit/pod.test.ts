@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { hasPodScan } from '../../src/control/pod.js';
+import { hasPodScan } from '../../src/tracking/pod-scan.js';
 import { loadFixtures } from '../../src/fixtures/load.js';
-import type { HistoryRecord, Order } from '../../src/orders/types.js';
+import type { HistoryRecord, Order } from '../../src/records/order.js';
 import type { Stored } from '../../src/store/port.js';
 
 const fixtures = loadFixtures();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RECORD_CHUNK, RECORD_SHARDS, RecordMap, shardOf } from '../../src/store/record-map.js';
+import { RECORD_CHUNK, RECORD_SHARDS, RecordMap, shardOf } from '../../src/store/embedded/file/record-map.js';
 
 /** A small seeded generator (mulberry32): the same operations on every run. */
 function random(seed: number): () => number {

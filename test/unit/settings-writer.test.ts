@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Conflict } from '../../src/domain/errors.js';
-import { SETTINGS_ATTEMPTS, SettingsWriter } from '../../src/domain/settings-writer.js';
+import { Conflict } from '../../src/shared/errors.js';
+import { SETTINGS_ATTEMPTS, SettingsWriter } from '../../src/store/settings-writer.js';
 import type { Repositories, Storage } from '../../src/store/port.js';
 
 /** A store whose first `conflicts` units fail with a Conflict, as a write that met another replica's does on PostgreSQL. */

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TooManyRequests } from '../../src/domain/errors.js';
-import { performFault } from '../../src/faults/actions.js';
-import type { FaultRule } from '../../src/faults/types.js';
+import { TooManyRequests } from '../../src/shared/errors.js';
+import { performFault } from '../../src/http/pipeline/fault-actions.js';
+import type { FaultRule } from '../../src/records/fault-rule.js';
 import type { OperationInput } from '../../src/http/handler.js';
 import { FairTurns } from '../../src/http/turns.js';
 

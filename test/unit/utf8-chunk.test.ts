@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Utf8Chunk } from '../../src/store/files.js';
+import { Utf8Chunk } from '../../src/store/embedded/file/files.js';
 
 describe('the bytes of a journal line or checkpoint chunk (Utf8Chunk)', () => {
   it('gives the UTF-8 of the texts added since the last take, in order', () => {

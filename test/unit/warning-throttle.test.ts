@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { WarningThrottle } from '../../src/webhooks/warning-throttle.js';
+import { WarningThrottle } from '../../src/shared/warning-throttle.js';
 
 describe('WarningThrottle', () => {
   it('lets one warning a minute through per key, and says how many it held back meanwhile', () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TestSandbox } from '../support/sandbox.js';
-import { createSandbox } from '../../src/sandbox.js';
+import { createSandbox } from '../../src/app/sandbox.js';
 import { Receiver } from './receiver.js';
 import { createOrders, deliveries, webhookSandbox } from './support.js';
 

@@ -1,7 +1,7 @@
-import type { Order, PlayedStep } from '../../orders/types.js';
+import type { Order, PlayedStep } from '../../records/order.js';
 import { freeze } from '../freeze.js';
 import type { Stored } from '../port.js';
-import { DataFileError, type RecordFormat, type RecordFormats } from '../types.js';
+import { DataFileError, type RecordFormat, type RecordFormats } from './file/types.js';
 
 /** Collections of the data file, one per kind of record. */
 export const ORDERS = 'orders';

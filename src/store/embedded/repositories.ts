@@ -1,6 +1,6 @@
-import { Conflict } from '../../domain/errors.js';
-import type { Order } from '../../orders/types.js';
-import type { Delivery, DeliveryStatus } from '../../webhooks/types.js';
+import { Conflict } from '../../shared/errors.js';
+import type { Order } from '../../records/order.js';
+import type { Delivery, DeliveryStatus } from '../../records/delivery.js';
 import type {
   ClaimedJob,
   ClaimOptions,

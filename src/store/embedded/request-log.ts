@@ -1,4 +1,4 @@
-import type { JournalEntry } from '../../requests/types.js';
+import type { JournalEntry } from '../../records/journal-entry.js';
 import type { RequestFilter, RequestLogRepository } from '../port.js';
 import { BoundedLog } from './bounded-log.js';
 

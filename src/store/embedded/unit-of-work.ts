@@ -1,5 +1,5 @@
-import { Conflict, domainMessages } from '../../domain/errors.js';
-import type { Store } from '../store.js';
+import { Conflict, domainMessages } from '../../shared/errors.js';
+import type { Store } from './file/journaled-file.js';
 import { freeze } from '../freeze.js';
 import { stored } from './records.js';
 

@@ -1,5 +1,5 @@
-import { Conflict } from '../../domain/errors.js';
-import { applyReportChange, emptyReport, type ReportChange, type ReportEvent, type ReportRun, type ReportState } from '../../report/state.js';
+import { Conflict } from '../../shared/errors.js';
+import { applyReportChange, emptyReport, type ReportChange, type ReportEvent, type ReportRun, type ReportState } from '../../records/report.js';
 import type { ReportRepository } from '../port.js';
 import type { Db } from './repositories.js';
 

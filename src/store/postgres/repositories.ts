@@ -1,7 +1,7 @@
-import { Conflict, domainMessages } from '../../domain/errors.js';
-import type { Order } from '../../orders/types.js';
-import type { JournalEntry } from '../../requests/types.js';
-import type { Delivery, DeliveryStatus } from '../../webhooks/types.js';
+import { Conflict, domainMessages } from '../../shared/errors.js';
+import type { Order } from '../../records/order.js';
+import type { JournalEntry } from '../../records/journal-entry.js';
+import type { Delivery, DeliveryStatus } from '../../records/delivery.js';
 import { encodeCursor, positionOf, type Position } from '../cursor.js';
 import { freeze } from '../freeze.js';
 import type {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { loadFixtures } from '../../fixtures/load.js';
 import { IdFactory } from '../../ids/factory.js';
-import type { Order } from '../../orders/types.js';
+import type { Order } from '../../records/order.js';
 import { dataOf, ORDER_COLUMNS, orderColumns, PgMeta, type Db } from './repositories.js';
 import { migrate } from './schema.js';
 

@@ -1,0 +1,81 @@
+import express, { type Express } from 'express';
+import { controlHandlers } from '../http/handlers/control.js';
+import { cors } from '../http/cors.js';
+import { knownToken } from '../http/auth.js';
+import { clientRateLimit } from '../http/rate-limit.js';
+import { errorEnvelope, jsonBody, requestLog, series, unknownPath } from '../http/edge.js';
+import type { HandlerMap } from '../http/handler.js';
+import { mountSpec } from '../http/mount.js';
+import { FairTurns } from '../http/turns.js';
+import { orderHandlers } from '../http/handlers/orders.js';
+import type { SandboxModule } from './module.js';
+import type { Services } from './services.js';
+import { specAnswer } from '../http/spec-answer.js';
+
+/**
+ * The express app of the sandbox, built from its services: both specs mounted with
+ * their handlers, every error as the envelope. It does not listen; `createSandbox`
+ * does, and tests drive it with supertest.
+ */
+export function createApp(services: Services, modules: SandboxModule[] = []): Express {
+  const handlers = Object.assign({}, ...modules.map((m) => m.handlers ?? {})) as HandlerMap;
+  const resetParts = Object.fromEntries(modules.filter((m) => m.reset).map((m) => [m.name, m.reset!]));
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  const admit = clientRateLimit(services.options.rateLimit);
+  // Past the rate limit (when there is one), each client's requests wait for their turn among the others'.
+  const fairTurns = new FairTurns(undefined, undefined, (waitedMs) => services.metrics.turnWait.observe(waitedMs / 1000));
+  const turn = fairTurns.turn.bind(fairTurns);
+  const charge = fairTurns.charge.bind(fairTurns);
+  const everyRequest = modules.flatMap((m) => (m.observeRequests ? [m.observeRequests] : []));
+  // Journal ids count each client's own requests: nothing shows another client's activity.
+  const arrivals = new Map<string, number>();
+  const arrival = (clientId: string): number => {
+    const n = (arrivals.get(clientId) ?? 0) + 1;
+    arrivals.set(clientId, n);
+    return n;
+  };
+  const onObserverError = (error: unknown): void => services.logger.error({ err: error }, 'a request observer failed (journal, report or metrics); the request was answered');
+  const control = mountSpec(services.specs.control, {
+    admit,
+    turn,
+    charge,
+    registry: services.registry,
+    interceptors: modules.flatMap((m) => m.controlInterceptors ?? []),
+    handlers: { ...controlHandlers(services, resetParts), ...handlers },
+    fallback: specAnswer(services.specs.control.document, services.options.seed),
+    observers: everyRequest,
+    onObserverError,
+    now: (clientId) => services.clock.of(clientId ?? ''),
+    refreshClock: services.clockService.refresh,
+    scope: services.storage.requestScope,
+  });
+  const provider = mountSpec(services.specs.provider, {
+    admit,
+    turn,
+    charge,
+    registry: services.registry,
+    interceptors: modules.flatMap((m) => m.providerInterceptors ?? []),
+    handlers: { ...orderHandlers(services), ...handlers },
+    fallback: specAnswer(services.specs.provider.document, services.options.seed),
+    observers: [...modules.flatMap((m) => (m.observeProvider ? [m.observeProvider] : [])), ...everyRequest],
+    onObserverError,
+    now: (clientId) => services.clock.of(clientId ?? ''),
+    refreshClock: services.clockService.refresh,
+    scope: services.storage.requestScope,
+    arrival,
+  });
+  // One layer of express's router for the whole edge: log, CORS, body, then the specs
+  // (every control path starts with /__sandbox/: provider requests skip its routes).
+  app.use(
+    series(requestLog(services.logger), cors(services.options.corsOrigins), jsonBody(services.options.bodyLimit, (req) => knownToken(services.registry, req.headers.authorization)), (req, res, next) =>
+      req.path.startsWith('/__sandbox/') ? control(req, res, next) : provider(req, res, next),
+    ),
+  );
+  // Paths neither spec has: the modules' own pages (dashboard, docs), then 404.
+  for (const m of modules) m.routes?.(app);
+  app.use(unknownPath);
+  app.use(errorEnvelope(services.options.bodyLimit));
+  return app;
+}

@@ -1,0 +1,36 @@
+import type { Express } from 'express';
+import type { ResetPart } from '../http/handlers/control.js';
+import type { HandlerMap, Interceptor } from '../http/handler.js';
+import type { ServedRequest } from '../http/served.js';
+
+/**
+ * A part of the sandbox that plugs into the app: handlers by operationId,
+ * interceptors around requests, what it removes on a client reset, plain routes,
+ * and what it must do on shutdown. See modules.ts for the list.
+ */
+export interface SandboxModule {
+  name: string;
+  handlers?: HandlerMap;
+  /** Around every provider operation (faults, Prefer, journal). */
+  providerInterceptors?: Interceptor[];
+  /** Around every control operation. */
+  controlInterceptors?: Interceptor[];
+  /** Told of every provider request once its connection closes (the request journal). */
+  observeProvider?: (served: ServedRequest) => void;
+  /** Told of every request of either spec once its connection closes (metrics). */
+  observeRequests?: (served: ServedRequest) => void;
+  /** Removes the client's records of this module; returns how many. */
+  reset?: ResetPart;
+  /** Plain express routes for paths neither spec has (e.g. the docs page), mounted after the specs. */
+  routes?: (app: Express) => void;
+  /**
+   * Retention (`--retention`): removes this module's records older than `olderThan`
+   * (epoch ms of the sandbox clock), e.g. deliveries and journal entries; returns how
+   * many. Orders themselves are removed by the retention module.
+   */
+  prune?: (olderThan: number) => Promise<number>;
+  /** Runs once the sandbox listens (or the test app is built). */
+  start?: () => void | Promise<void>;
+  /** Runs on shutdown, before the store closes. */
+  close?: () => void | Promise<void>;
+}

@@ -1,0 +1,144 @@
+import { readdirSync, statSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { Counter, Gauge } from 'prom-client';
+import type { OperationInput } from '../../http/handler.js';
+import type { SandboxModule } from '../module.js';
+import type { Services } from '../services.js';
+import { realDataPath } from '../../store/embedded/file/data-path.js';
+
+/**
+ * Who may read the metrics: resolves to let the request through, throws a domain error
+ * (`Forbidden`, say) to refuse it. The default lets anyone read them.
+ */
+export type MetricsGuard = (input: OperationInput) => void | Promise<void>;
+
+export interface MetricsModuleOptions {
+  /** Decides who may read `GET /__sandbox/metrics`; default: anyone. */
+  guard?: MetricsGuard;
+}
+
+/** Bytes of the embedded store's data file and of its journal segments (`<data>.wal.N`); none for `:memory:`. */
+function storeBytes(data: string): { data: number; journal: number } | undefined {
+  if (data === ':memory:' || data.includes('://')) return undefined;
+  let dataBytes = 0;
+  let journal = 0;
+  try {
+    // The journal is beside the real file, when --data is a symbolic link.
+    const real = realDataPath(data);
+    const dir = dirname(real);
+    const name = basename(real);
+    for (const file of readdirSync(dir)) {
+      if (file === name) dataBytes = statSync(join(dir, file)).size;
+      else if (file.startsWith(`${name}.wal.`)) journal += statSync(join(dir, file)).size;
+    }
+  } catch {
+    return undefined; // the folder went away (or the link now loops): nothing to report
+  }
+  return { data: dataBytes, journal };
+}
+
+/**
+ * `GET /__sandbox/metrics`: the sandbox's metrics in the Prometheus text format, from its
+ * own registry (`services.metrics`). Counters are fed where things happen (requests by
+ * this module's observer; orders, AWBs, attempts and scheduler lag through callbacks
+ * wired in `sandbox.ts`); the outbox, store and event-loop figures are read at each scrape.
+ *
+ * @example metricsModule(services, { guard: (input) => requireAdmin(input) })
+ */
+export function metricsModule(services: Pick<Services, 'metrics' | 'storage' | 'registry' | 'options'>, options: MetricsModuleOptions = {}): SandboxModule {
+  const { metrics, storage, registry } = services;
+  const register = metrics.registry;
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+
+  new Gauge({
+    name: 'sandbox_orders',
+    help: 'Orders in the store, of every client.',
+    registers: [register],
+    async collect() {
+      this.set(await storage.orders.count());
+    },
+  });
+  new Gauge({
+    name: 'sandbox_webhook_outbox',
+    help: 'Webhook deliveries waiting, by status: pending (an attempt scheduled, due or in flight: the control API shows the due ones as queued) and paused (held for want of a URL or a live endpoint).',
+    labelNames: ['status'] as const,
+    registers: [register],
+    async collect() {
+      for (const status of ['pending', 'paused'] as const) {
+        let held = 0;
+        for (const client of registry.clients) held += await storage.deliveries.countByStatus(client.id, status);
+        this.set({ status }, held);
+      }
+    },
+  });
+  new Gauge({
+    name: 'sandbox_jobs_pending',
+    help: 'Due work in the store (AWBs, tracking steps, webhook attempts, retention), of every client.',
+    registers: [register],
+    async collect() {
+      this.set(await storage.jobs.count());
+    },
+  });
+  let busyWaitsSeen = 0;
+  new Counter({
+    name: 'sandbox_store_busy_waits_total',
+    help: 'PostgreSQL: requests and jobs of this replica that waited the whole connection timeout with every database connection busy while the database kept answering (answered 503, or given back and retried).',
+    registers: [register],
+    collect() {
+      const busyWaits = storage.health().busyWaits ?? 0;
+      this.inc(busyWaits - busyWaitsSeen);
+      busyWaitsSeen = busyWaits;
+    },
+  });
+  new Gauge({
+    name: 'sandbox_store_bytes',
+    help: 'Size of the embedded store on disk: the data file and its journal segments.',
+    labelNames: ['file'] as const,
+    registers: [register],
+    collect() {
+      const bytes = storeBytes(services.options.data);
+      if (!bytes) return;
+      this.set({ file: 'data' }, bytes.data);
+      this.set({ file: 'journal' }, bytes.journal);
+    },
+  });
+  new Gauge({
+    name: 'sandbox_event_loop_delay_seconds',
+    help: 'Event-loop delay since the previous scrape (perf_hooks.monitorEventLoopDelay): p50, p99, p999 and max.',
+    labelNames: ['stat'] as const,
+    registers: [register],
+    collect() {
+      if (loop.count === 0) return;
+      for (const [stat, ns] of [['p50', loop.percentile(50)], ['p99', loop.percentile(99)], ['p999', loop.percentile(99.9)], ['max', loop.max]] as const) {
+        this.set({ stat }, ns / 1e9);
+      }
+      loop.reset();
+    },
+  });
+  new Gauge({
+    name: 'process_resident_memory_bytes',
+    help: 'Resident memory of the process (process.memoryUsage().rss).',
+    registers: [register],
+    collect() {
+      this.set(process.memoryUsage().rss);
+    },
+  });
+
+  return {
+    name: 'metrics',
+    handlers: {
+      getMetrics: async (input) => {
+        await options.guard?.(input);
+        return { status: 200, serialized: await register.metrics(), type: register.contentType };
+      },
+    },
+    observeRequests: (served) => metrics.served(served),
+    start: () => {
+      loop.enable();
+    },
+    close: () => {
+      loop.disable();
+    },
+  };
+}

@@ -1,0 +1,20 @@
+import type { SandboxModule } from '../module.js';
+import type { Services } from '../services.js';
+import { rateHandlers } from '../../http/handlers/rates.js';
+import { ShippingFeeStream, type StreamStats } from '../../http/handlers/rates-stream.js';
+
+/** The rates module, with what its SSE stream is doing (tests read `streams`). */
+export interface RatesModule extends SandboxModule {
+  streams: StreamStats;
+}
+
+/** Couriers, shipping fee (JSON and SSE) and estimation rates. */
+export function ratesModule({ fixtures, ids }: Services): RatesModule {
+  const stream = new ShippingFeeStream(fixtures, ids.seed);
+  return {
+    name: 'rates',
+    handlers: { ...rateHandlers(fixtures), streamShippingFee: stream.handler },
+    streams: stream.stats,
+    close: () => stream.closeAll(),
+  };
+}

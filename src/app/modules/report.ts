@@ -1,0 +1,27 @@
+import type { SandboxModule } from '../module.js';
+import type { Services } from '../services.js';
+import { reportHandlers } from '../../http/handlers/report.js';
+import { ReportObserver } from '../../report/observer.js';
+
+/**
+ * The readiness report (`/__sandbox/report`, `/__sandbox/runs`, `/__sandbox/checks`):
+ * what each client's run exercised of the catalogue (fixtures/readiness/catalogue.json)
+ * and whether it handled it. `observer.attempts` goes to the webhook dispatcher.
+ */
+export function reportModule(services: Pick<Services, 'storage' | 'clock' | 'logger' | 'endpoints' | 'webhookTargets' | 'options'>): SandboxModule & { observer: ReportObserver } {
+  const { storage, clock, logger, endpoints, webhookTargets, options } = services;
+  const observer = new ReportObserver({ storage, logger });
+  const shutdown = new AbortController();
+  return {
+    name: 'report',
+    observer,
+    handlers: reportHandlers({ storage, now: (clientId) => clock.of(clientId), endpoints, guard: webhookTargets, timeoutMs: options.webhookTimeout, observer, shutdown: shutdown.signal }),
+    observeProvider: observer.request,
+    reset: async (clientId) => {
+      await observer.settled(clientId);
+      observer.forget(clientId);
+      return storage.reports.clear(clientId);
+    },
+    close: () => shutdown.abort(),
+  };
+}

@@ -1,0 +1,20 @@
+import type { SandboxModule } from '../module.js';
+import type { Services } from '../services.js';
+import { requestHandlers } from '../../http/handlers/requests.js';
+import { journalRecorder, PendingAppends } from '../../requests/recorder.js';
+
+/** The request journal (`/__sandbox/requests`): what each client sent and what it got. */
+export function requestsModule({ storage, options, logger }: Pick<Services, 'storage' | 'options' | 'logger'>): SandboxModule {
+  const journal = storage.requests;
+  const pending = new PendingAppends();
+  return {
+    name: 'requests',
+    handlers: requestHandlers(journal, pending),
+    observeProvider: journalRecorder(journal, options.strict, logger, pending),
+    reset: async (clientId) => {
+      await pending.settled(clientId);
+      return journal.clear(clientId);
+    },
+    prune: (olderThan) => journal.prune(olderThan),
+  };
+}

@@ -1,0 +1,50 @@
+import type { SandboxModule } from '../module.js';
+import type { Services } from '../services.js';
+import { unknownChaos } from '../../webhooks/chaos.js';
+import { WebhookDispatcher, type AttemptObserver } from '../../webhooks/dispatcher.js';
+import { chaosHeaderCheck, webhookHandlers } from '../../http/handlers/webhooks.js';
+import { isSecret } from '../../webhooks/secret.js';
+
+/** Checks the clients' webhook settings; throws a message naming the one at fault. */
+function checkClients(registry: Services['registry']): void {
+  for (const client of registry.clients) {
+    const { secret, chaos = [] } = client.webhook ?? {};
+    if (secret !== undefined && !isSecret(secret)) throw new Error(`The webhook.secret of client ${client.id} must be "whsec_" followed by the base64 of 24 to 64 bytes.`);
+    const unknown = unknownChaos(chaos);
+    if (unknown.length > 0) throw new Error(`The webhook.chaos of client ${client.id} names unknown modes: ${unknown.join(', ')}.`);
+  }
+}
+
+/**
+ * Webhook delivery: the outbox fed by order events, the signed and retried
+ * dispatcher, the delivery log and the endpoint settings in the control API.
+ *
+ * @example sandboxModules = (services) => [webhooksModule(services)]
+ */
+export function webhooksModule(services: Pick<Services, 'storage' | 'scheduler' | 'clock' | 'registry' | 'logger' | 'events' | 'options' | 'ids' | 'endpoints' | 'settings' | 'webhookTargets' | 'metrics'>, observer?: AttemptObserver): SandboxModule {
+  const { storage, scheduler, clock, registry, logger, events, options, ids, endpoints, settings, webhookTargets, metrics } = services;
+  checkClients(registry);
+  const { webhookRetries: retries, webhookTimeout: timeoutMs } = options;
+  const dispatcher = new WebhookDispatcher({ storage, clock, registry, endpoints, settings, retries, timeoutMs, outboxSize: options.outboxSize, seed: ids.seed, logger, guard: webhookTargets, onAttempt: (attempt) => metrics.attempt(attempt), observer });
+  dispatcher.attach(scheduler);
+  events.subscribe((event, tx) => dispatcher.enqueue(event, tx));
+  return {
+    name: 'webhooks',
+    handlers: webhookHandlers({ storage, clock, endpoints, settings, dispatcher, retries, timeoutMs, targets: webhookTargets }),
+    providerInterceptors: [chaosHeaderCheck],
+    reset: async (clientId) => (await dispatcher.removeAll(clientId)) + (await endpoints.remove(clientId)),
+    prune: (olderThan) => dispatcher.prune(olderThan),
+    start: async () => {
+      for (const client of registry.clients) {
+        await endpoints.ensureSecret(client);
+        // Deliveries still paused while the endpoint takes them: a stop in the middle of making them due again.
+        const endpoint = await endpoints.of(client);
+        if (endpoint.url && endpoint.enabled) await dispatcher.resumeAllPaused(client.id);
+      }
+    },
+    close: async () => {
+      dispatcher.close();
+      await webhookTargets.close();
+    },
+  };
+}

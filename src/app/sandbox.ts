@@ -1,0 +1,295 @@
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import type { Express } from 'express';
+import { pino } from 'pino';
+import { createApp } from './app.js';
+import { sandboxModules } from './modules.js';
+import { Scheduler } from '../clock/scheduler.js';
+import { ClockService, loadClocks } from '../clock/service.js';
+import { SettingsWriter } from '../store/settings-writer.js';
+import { ClockSync } from '../clock/sync.js';
+import { answerClientErrors } from '../http/client-error.js';
+import { withEnvelope } from '../http/edge.js';
+import { ApiError, messages } from '../http/errors.js';
+import { ClientRegistry, roleOf, type Client, type ClientConfig } from '../clients/registry.js';
+import { checkClientConfigs } from '../config/check.js';
+import { readConfigFile } from '../config/file.js';
+import { OptionError, resolveOptions, shownRetention, type ResolvedOptions, type SandboxOptions } from '../config/options.js';
+import { EventBus } from '../events/bus.js';
+import { SandboxMetrics } from '../metrics/metrics.js';
+import { loadFixtures } from '../fixtures/load.js';
+import { hash32 } from '../ids/random.js';
+import { IdFactory } from '../ids/factory.js';
+import { createFields } from '../orders/fields.js';
+import { OrdersService } from '../orders/service.js';
+import type { SandboxModule } from './module.js';
+import type { Services } from './services.js';
+import { compiledSpecs } from '../spec/specs.js';
+import { openStorage } from '../store/open.js';
+import type { Storage } from '../store/port.js';
+import type { StoreFileSystem } from '../store/embedded/file/types.js';
+import { WebhookEndpoints } from '../webhooks/endpoints.js';
+import { WEBHOOK_JOB } from '../webhooks/dispatcher.js';
+import { TargetGuard, type Resolve } from '../webhooks/target-guard.js';
+import { Journey } from '../tracking/journey.js';
+
+/** Log fields censored by pino, wherever they appear up to two levels down. */
+/** Log lines are written in batches of about this many bytes... */
+const LOG_BATCH_BYTES = 4096;
+/** ...or this long after the first of them, whichever comes first. */
+const LOG_FLUSH_MS = 100;
+
+export const LOG_REDACTIONS = [
+  'req.headers.authorization',
+  'headers.authorization',
+  '*.headers.authorization',
+  'token',
+  '*.token',
+  'tokens',
+  '*.tokens',
+  'adminTokens',
+  'secret',
+  '*.secret',
+  '*.*.secret',
+  'webhookSecret',
+] as const;
+
+/** The sandbox's clocks as in-process users see them: one per client, over the sandbox's own. */
+export interface SandboxClock {
+  readonly mode: 'real' | 'manual';
+  /** The sandbox's time (a client that was never advanced runs with it). */
+  now(): number;
+  /** The client's time now. */
+  of(clientId: string): number;
+  /** Moves every client's clock (and the sandbox's) on by `ms` and resolves once everything due by then has run. */
+  advance(ms: number): Promise<void>;
+  /** Moves one client's clock on by `ms`, as `POST /__sandbox/clock/advance` does for its caller. */
+  advanceClient(clientId: string, ms: number): Promise<void>;
+}
+
+/** A running sandbox. */
+export interface Sandbox {
+  /** Base URL, e.g. `http://127.0.0.1:53211`. */
+  url: string;
+  port: number;
+  /** The configured clients; `clients[0].token` is the default token when none was given. */
+  clients: Client[];
+  clock: SandboxClock;
+  app: Express;
+  services: Services;
+  modules: SandboxModule[];
+  /** Stops accepting requests, finishes those in flight, flushes the store. */
+  close(): Promise<void>;
+}
+
+/** The clients of the config file, of `clients` and of `--token`, in that order. */
+function configuredClients(options: ResolvedOptions): ClientConfig[] {
+  return [
+    ...(options.config ? (readConfigFile(options.config).clients ?? []) : []),
+    ...options.clients,
+    ...options.tokens.filter((t) => t !== '').map((token) => ({ token })),
+  ];
+}
+
+/** With no client configured: one default client whose token is kept in the store (printed at start). */
+async function defaultClient(options: ResolvedOptions, storage: Storage): Promise<ClientConfig> {
+  let token = await storage.meta.get('default_token');
+  if (!token) {
+    token = options.seed !== undefined ? `sbx_${hash32(`token:${options.seed}`).toString(16).padStart(8, '0')}` : `sbx_${randomBytes(12).toString('hex')}`;
+    await storage.meta.set('default_token', token);
+  }
+  return { token, id: 'default', name: 'default' };
+}
+
+/** The seed of the data file: the one given, else the one kept, else a new one (kept). */
+async function dataSeed(seed: string | undefined, storage: Storage): Promise<string> {
+  const kept = await storage.meta.setIfAbsent('seed', seed ?? randomBytes(8).toString('hex'));
+  return seed ?? kept;
+}
+
+/**
+ * Data files of schema 1 kept due times only in their records: turn them into jobs
+ * once (an upgrade costs one pass over the records; every later start does not).
+ */
+async function migrateDueTimes(storage: Storage, journey: Journey, dispatcherJob: string, clients: ClientRegistry): Promise<void> {
+  if ((await storage.meta.get('jobs_migrated')) !== undefined) return;
+  const orders = await storage.orders.createdBefore(Infinity, Number.MAX_SAFE_INTEGER);
+  await storage.transaction(async (tx) => {
+    for (const order of orders) await journey.schedule(tx, order);
+  });
+  for (const client of clients.clients) {
+    let cursor: string | undefined;
+    do {
+      const page = await storage.deliveries.list(client.id, { status: 'pending', limit: 500, cursor });
+      await storage.transaction(async (tx) => {
+        for (const d of page.items) {
+          if (d.event !== 'ping') await tx.jobs.schedule({ kind: dispatcherJob as 'webhook', key: d.id, client_id: d.client_id, due_at: d.next_attempt_at ?? 0 });
+        }
+      });
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+  }
+  await storage.meta.set('jobs_migrated', Date.now());
+}
+
+/** What tests may swap in below the options. */
+export interface BuildSeams {
+  /** The file operations the embedded store writes through (tests inject ENOSPC here). Default node:fs. */
+  storeFileSystem?: StoreFileSystem;
+  /** How webhook hosts are resolved before the target policy checks their addresses. Default dns.lookup. */
+  webhookLookup?: Resolve;
+}
+
+/**
+ * Builds every service of the sandbox without listening: for tests that drive the
+ * app with supertest.
+ */
+export async function buildServices(input: SandboxOptions = {}, seams: BuildSeams = {}): Promise<Services> {
+  const options = resolveOptions(input);
+  // No log line carries a token or a webhook secret, at any level: request lines name the
+  // client, never the token, and hold no headers or bodies. The paths below censor them
+  // should an object that has them (headers, a client, a webhook setting) be logged anyway.
+  // Written asynchronously: one line per request must not cost a blocking write(2) each.
+  // Lines gather up to LOG_BATCH_BYTES (a write per line was ~4% of a tracking read's
+  // CPU) and are written at the latest LOG_FLUSH_MS later, and synchronously on exit.
+  const destination = pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES });
+  setInterval(() => destination.flush(), LOG_FLUSH_MS).unref();
+  const logger = pino({ level: options.logLevel, base: undefined, redact: [...LOG_REDACTIONS] }, destination);
+  const fixtures = loadFixtures();
+  if (!fixtures.scenarios.has(options.scenario)) {
+    throw new OptionError('scenario', `scenario "${options.scenario}" is not a scenario: use one of ${[...fixtures.scenarios.keys()].join(', ')}.`);
+  }
+  let specs: ReturnType<typeof compiledSpecs>;
+  try {
+    specs = compiledSpecs(options.providerSpec, options.maxItems);
+  } catch (error) {
+    throw new OptionError('providerSpec', `providerSpec ${options.providerSpec} cannot be served: ${(error as Error).message}`);
+  }
+  for (const [name, spec] of Object.entries(specs)) {
+    if (spec.unresolved.length > 0) logger.warn({ spec: name, unresolved: spec.unresolved }, `the ${name} spec has references that do not resolve: an operation that needs one answers 500 to every request`);
+  }
+
+  const configured = configuredClients(options);
+  checkClientConfigs(configured, { scenarios: [...fixtures.scenarios.keys()], couriers: [...fixtures.couriers.keys()] });
+  const storage = await openStorage(options, logger, seams.storeFileSystem);
+  // Admin tokens are not clients: with only those configured, the default client is made as well.
+  const hasClient = configured.some((c) => roleOf(c) !== 'admin');
+  const registry = new ClientRegistry(hasClient ? configured : [...configured, await defaultClient(options, storage)], options.adminTokens);
+  const clock = await loadClocks(storage, options, registry.clientIds);
+  // On a shared database the clocks live there: each request and wake-up reads them.
+  const sync = storage.sharedClocks && new ClockSync(storage.sharedClocks, clock);
+  const events = new EventBus();
+  const metrics = new SandboxMetrics();
+  events.subscribe(async (event) => metrics.event(event));
+  const scheduler = new Scheduler(storage, clock, {
+    // A claim outlasts the longest webhook attempt; on a shared database each replica also
+    // looks for due jobs every few seconds (claims of a replica that died, missed notices).
+    leaseMs: Math.max(options.jobLease, options.webhookTimeout + 5_000),
+    ...(options.databaseUrl !== undefined ? { pollMs: Math.min(5_000, options.jobLease / 4) } : {}),
+    ...(sync ? { refreshClocks: () => sync.all() } : {}),
+    onError: (err, kind, key) => logger.error({ err, kind, key }, 'scheduled job failed'),
+    onLate: (kind, lateMs) => metrics.jobRan(kind, lateMs),
+  });
+  const settings = new SettingsWriter(storage);
+  const clockService = new ClockService(storage, settings, scheduler, clock, sync);
+  clockService.keepRealClock();
+  const ids = new IdFactory(await dataSeed(options.seed, storage));
+  const podSecret = await storage.meta.setIfAbsent('pod_secret', randomBytes(32).toString('hex'));
+  const journey = new Journey({ storage, fixtures, ids, clock, events, podSecret });
+  journey.attach(scheduler);
+  const orders = new OrdersService({ storage, fixtures, clock, ids, journey, onCreated: (count) => metrics.ordersCreated.inc(count) }, { defaultScenario: options.scenario, awbDelay: options.awbDelay, maxItems: options.maxItems, fields: createFields(specs.provider.document) });
+  const endpoints = new WebhookEndpoints(storage, settings, options);
+  const webhookTargets = new TargetGuard(options.webhookTargets, seams.webhookLookup);
+  await migrateDueTimes(storage, journey, WEBHOOK_JOB, registry);
+  const advanceClock = (ms: number): Promise<void> => clockService.advanceAll(ms);
+  return { options, logger, storage, fixtures, clock, clockService, scheduler, events, registry, ids, orders, journey, endpoints, settings, webhookTargets, metrics, specs, advanceClock, startedAt: Date.now() };
+}
+
+/**
+ * Stops background work in the order that loses nothing: no new jobs, then each
+ * module's close (aborting webhook attempts in flight, ending hung requests) so the
+ * jobs still running finish at once, then waits for them. The store stays open.
+ */
+export async function stopServices(services: Services, modules: SandboxModule[]): Promise<void> {
+  const jobsDone = services.scheduler.stop();
+  for (const m of modules) await m.close?.();
+  await jobsDone;
+  await services.clockService.saveAll().catch((err: unknown) => services.logger.error({ err }, 'client clocks not saved'));
+}
+
+/**
+ * Starts a sandbox in this process and listens.
+ *
+ * @example
+ * const sandbox = await createSandbox({ clock: 'manual', tokens: ['t1'], seed: '42' });
+ * await fetch(`${sandbox.url}/v1/order`, { method: 'POST', headers: { authorization: 'Bearer t1' }, ... });
+ * await sandbox.clock.advance(60_000);
+ * await sandbox.close();
+ */
+export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox> {
+  const services = await buildServices(input);
+  const { options, scheduler, storage, clock } = services;
+  const modules = sandboxModules(services);
+  const app = createApp(services, modules);
+  for (const m of modules) await m.start?.();
+  let stopping = false;
+  const server = await new Promise<Server>((resolve, reject) => {
+    // express's app.listen takes no server options; the header limit needs node:http's own.
+    const serve = withEnvelope(app);
+    const s = createServer({ maxHeaderSize: options.maxHeaderSize }, (req, res) => {
+      if (!stopping) return serve(req, res);
+      // Stopping: a request on a connection kept alive is refused (it once kept being served for
+      // the whole 10 s grace, so `docker stop` killed the process before its last checkpoint).
+      res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8', 'Retry-After': '1', Connection: 'close' });
+      res.end(JSON.stringify(new ApiError(503, messages.stopping).toEnvelope()));
+    });
+    answerClientErrors(s, options.maxHeaderSize);
+    s.once('error', reject);
+    s.listen(options.port, options.host, () => resolve(s));
+  }).catch(async (error: unknown) => {
+    await stopServices(services, modules);
+    await storage.close();
+    throw error;
+  });
+  void scheduler.runDue().finally(() => void scheduler.arm());
+  // The webhook client loads once the sandbox listens, not during the start (nor at the first attempt).
+  const loadWebhookClient = setImmediate(() => services.webhookTargets.warmUp());
+  const port = (server.address() as AddressInfo).port;
+  const { data, clock: mode, speed, fsync, strict, retention, seed } = options;
+  services.logger.info({ port, data, clock: mode, speed, fsync, strict, retention: shownRetention(retention), seeded: seed !== undefined, clients: services.registry.clients.length }, 'started');
+  const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${shownHost}:${port}`,
+    port,
+    clients: services.registry.clients,
+    app,
+    services,
+    modules,
+    clock: {
+      mode: clock.mode,
+      now: () => clock.now(),
+      of: (clientId) => clock.of(clientId),
+      advance: services.advanceClock,
+      advanceClient: (clientId, ms) => services.clockService.advance(clientId, ms),
+    },
+    close: () =>
+      (closing ??= (async () => {
+        stopping = true;
+        clearImmediate(loadWebhookClient);
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Connections close as their requests in flight end (node closes only those idle at server.close()).
+        server.closeIdleConnections();
+        const idle = setInterval(() => server.closeIdleConnections(), 50).unref();
+        const grace = setTimeout(() => server.closeAllConnections(), 10_000).unref();
+        await stopServices(services, modules);
+        await closed;
+        clearInterval(idle);
+        clearTimeout(grace);
+        await storage.close();
+        // Lines still gathering for a batch go out now, not at the next flush tick.
+        services.logger.flush();
+      })()),
+  };
+}

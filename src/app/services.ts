@@ -1,0 +1,51 @@
+import type { Logger } from 'pino';
+import type { Clocks } from '../clock/clocks.js';
+import type { Scheduler } from '../clock/scheduler.js';
+import type { ClockService } from '../clock/service.js';
+import type { ClientRegistry } from '../clients/registry.js';
+import type { ResolvedOptions } from '../config/options.js';
+import type { EventBus } from '../events/bus.js';
+import type { Fixtures } from '../fixtures/load.js';
+import type { IdFactory } from '../ids/factory.js';
+import type { OrdersService } from '../orders/service.js';
+import type { CompiledSpec } from '../spec/compile.js';
+import type { SettingsWriter } from '../store/settings-writer.js';
+import type { Storage } from '../store/port.js';
+import type { SandboxMetrics } from '../metrics/metrics.js';
+import type { Journey } from '../tracking/journey.js';
+import type { WebhookEndpoints } from '../webhooks/endpoints.js';
+import type { TargetGuard } from '../webhooks/target-guard.js';
+
+/**
+ * What the sandbox is composed of: `sandbox.ts` builds it, and only the composition
+ * (app.ts, modules.ts) sees all of it; each module and service is handed the few
+ * parts it uses (`Pick<Services, ...>`).
+ */
+export interface Services {
+  options: ResolvedOptions;
+  logger: Logger;
+  storage: Storage;
+  fixtures: Fixtures;
+  /** The sandbox's clock and each client's (`clock.of(clientId)`): a client's times are on its own clock. */
+  clock: Clocks;
+  /** Advances of the clocks (one client's, or all) and their state, kept in the store. */
+  clockService: ClockService;
+  scheduler: Scheduler;
+  /** Order events (awb.generated, ...); the webhook outbox subscribes. */
+  events: EventBus;
+  registry: ClientRegistry;
+  ids: IdFactory;
+  orders: OrdersService;
+  journey: Journey;
+  endpoints: WebhookEndpoints;
+  /** The one way to write a client's settings row (endpoint, secret, fault rules, clock): one unit of a client at a time, tried again on a Conflict. */
+  settings: SettingsWriter;
+  /** The webhook target policy (`--webhook-targets`): checks URLs set through the API, on setting and on connect. */
+  webhookTargets: TargetGuard;
+  /** The counters behind `GET /__sandbox/metrics`, on this sandbox's own registry. */
+  metrics: SandboxMetrics;
+  specs: { provider: CompiledSpec; control: CompiledSpec };
+  /** Moves every client's clock (and the sandbox's) on, runs what falls due, and remembers the times in the store. */
+  advanceClock(ms: number): Promise<void>;
+  startedAt: number;
+}

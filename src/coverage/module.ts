@@ -1,8 +1,0 @@
-import type { SandboxModule } from '../module.js';
-import type { Services } from '../services.js';
-import { coverageHandlers } from './handlers.js';
-
-/** Provinces, cities, districts and area search from fixtures/coverage.json. */
-export function coverageModule({ fixtures }: Services): SandboxModule {
-  return { name: 'coverage', handlers: coverageHandlers(fixtures) };
-}

@@ -1,0 +1,30 @@
+import type { Order } from '../records/order.js';
+import type { Repositories } from '../store/port.js';
+
+/** Something that happened to an order that a client may be told about by webhook. */
+export type SandboxEventType = 'awb.generated' | 'awb.failed' | 'order.cancelled';
+
+export interface SandboxEvent {
+  type: SandboxEventType;
+  order: Order;
+  /** Sandbox time of the event (epoch ms). */
+  at: number;
+}
+
+/** Where domain code reports events: inside the transaction that made them, so they are kept with it or not at all. */
+export interface EventSink {
+  emit(event: SandboxEvent, tx: Repositories): Promise<void>;
+}
+
+/** Hands every event to its subscribers (the webhook outbox is one), in the producer's transaction. */
+export class EventBus implements EventSink {
+  private readonly listeners: Array<(event: SandboxEvent, tx: Repositories) => Promise<void>> = [];
+
+  subscribe(listener: (event: SandboxEvent, tx: Repositories) => Promise<void>): void {
+    this.listeners.push(listener);
+  }
+
+  async emit(event: SandboxEvent, tx: Repositories): Promise<void> {
+    for (const listener of this.listeners) await listener(event, tx);
+  }
+}

@@ -1,0 +1,33 @@
+import { NotFound } from '../../shared/errors.js';
+import { clientOf, json, type HandlerMap } from '../handler.js';
+import type { SandboxModule } from '../../app/module.js';
+import type { Services } from '../../app/services.js';
+import { cancelMessages, cancelOrder } from '../../orders/cancel.js';
+import { orderDetail } from '../../orders/detail.js';
+import type { Order } from '../../records/order.js';
+
+type Deps = Pick<Services, 'storage' | 'orders' | 'fixtures' | 'journey' | 'clock' | 'events' | 'ids'>;
+
+/** Cancel and detail: the order operations the provider names but does not document (`x-sandbox-assumed`). */
+export function assumedOrderHandlers({ storage, orders, fixtures, journey, clock, events, ids }: Deps): HandlerMap {
+  const detail = (order: Order) => orderDetail(fixtures, order, journey.history(order));
+  return {
+    getOrderDetail: async (input) => {
+      const order = await orders.get(clientOf(input), input.params.order_no!);
+      if (!order) throw new NotFound();
+      return json(200, { success: true, data: detail(order) });
+    },
+
+    cancelOrder: async (input) => {
+      const body = input.body as { order_no: string; reason?: string };
+      const order = await cancelOrder({ storage, journey, clock, events, fixtures, seed: ids.seed }, clientOf(input), body.order_no, body.reason);
+      if (!order) throw new NotFound();
+      return json(200, { success: true, message: cancelMessages.cancelled(order.order_no), data: detail(order) });
+    },
+  };
+}
+
+/** The module of cancel and detail. */
+export function assumedOrdersModule(deps: Deps): SandboxModule {
+  return { name: 'order-more', handlers: assumedOrderHandlers(deps) };
+}

@@ -1,0 +1,20 @@
+import { NotFound } from '../../shared/errors.js';
+import { clientOf, json, type HandlerMap } from '../handler.js';
+import { faultMessages } from '../../faults/messages.js';
+import type { FaultRules } from '../../faults/rules.js';
+import type { FaultRuleInput } from '../../records/fault-rule.js';
+import { checkRule } from '../../faults/validate.js';
+
+/** `/__sandbox/faults`: create, list and delete the calling client's fault rules. */
+export function faultHandlers(rules: FaultRules): HandlerMap {
+  return {
+    createFaultRule: async (input) => json(201, await rules.add(clientOf(input).id, checkRule(input.body as FaultRuleInput))),
+    listFaultRules: async (input) => json(200, { rules: await rules.list(clientOf(input).id) }),
+    deleteFaultRules: async (input) => json(200, { success: true, removed: await rules.clear(clientOf(input).id) }),
+    deleteFaultRule: async (input) => {
+      const id = input.params.id!;
+      if (!(await rules.remove(clientOf(input).id, id))) throw new NotFound(faultMessages.ruleNotFound(id));
+      return json(200, { success: true, removed: 1 });
+    },
+  };
+}

@@ -1,0 +1,84 @@
+import { TooManyRequests } from '../../shared/errors.js';
+import { clientOf, json, type HandlerMap } from '../handler.js';
+import type { Storage } from '../../store/port.js';
+import type { WebhookEndpoints } from '../../webhooks/endpoints.js';
+import type { TargetGuard } from '../../webhooks/target-guard.js';
+import type { AwbGeneratedPayload } from '../../records/delivery.js';
+import { catalogue } from '../../report/catalogue.js';
+import { runChecks, type CheckMessages } from '../../report/checks.js';
+import { gradeReport } from '../../report/grade.js';
+import { htmlOf } from '../../report/html.js';
+import { junitOf } from '../../report/junit.js';
+import type { ReportObserver } from '../../report/observer.js';
+
+export interface ReportHandlerDeps {
+  storage: Storage;
+  /** The client's clock (sandbox epoch ms). */
+  now: (clientId: string) => number;
+  endpoints: WebhookEndpoints;
+  guard: TargetGuard;
+  timeoutMs: number;
+  observer: ReportObserver;
+  shutdown: AbortSignal;
+}
+
+const seconds = (ms: number): number => Math.floor(ms / 1000);
+
+const CHECK_RUNNING = 'A check run of this client is still going (one at a time: each step may wait the webhook timeout); retry once it has ended.';
+
+/** The checks' messages: the valid one about the client's latest order with an AWB (made up when it has none). */
+async function checkMessages(storage: Storage, clientId: string, now: number): Promise<CheckMessages> {
+  const latest = (await storage.orders.list(clientId, { limit: 50 })).items.find((o) => o.awb !== null);
+  const made = (orderNo: string, awb: string, code: string): AwbGeneratedPayload => ({ event: 'awb.generated', batch_id: `9${orderNo}`, order_no: orderNo, order_code: code, courier_code: 'JNE', awb, generated_at: seconds(now) });
+  const valid = latest
+    ? { event: 'awb.generated' as const, batch_id: latest.batch_id, order_no: latest.order_no, order_code: latest.item.order_code, courier_code: latest.courier_code, awb: latest.awb!, generated_at: seconds(latest.awb_generated_at ?? now) }
+    : made('990000000001', 'CHECK0000000001', 'readiness-check');
+  return { valid, unknown: made('990000000000', 'CHECKUNKNOWN000', 'unknown-to-the-client') };
+}
+
+/** The readiness report in the control API: the report, runs, checks. */
+export function reportHandlers(deps: ReportHandlerDeps): HandlerMap {
+  const { storage, now, observer } = deps;
+  /** Clients with a check run going. */
+  const running = new Set<string>();
+  return {
+    getReport: async (input) => {
+      const client = clientOf(input);
+      await observer.settled(client.id);
+      const report = gradeReport(catalogue(), await storage.reports.get(client.id), now(client.id));
+      const format = (input.query.format as string | undefined) ?? 'json';
+      if (format === 'junit') return { status: 200, serialized: junitOf(report), type: 'application/xml; charset=utf-8' };
+      if (format === 'html') return { status: 200, serialized: htmlOf(report), type: 'text/html; charset=utf-8', headers: { 'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'" } };
+      return json(200, report);
+    },
+
+    startRun: async (input) => {
+      const client = clientOf(input);
+      const { name } = input.body as { name: string };
+      await observer.settled(client.id);
+      observer.forget(client.id);
+      const run = { name, started_at: now(client.id) };
+      await storage.reports.start(client.id, run);
+      return json(201, { name, started_at: new Date(run.started_at).toISOString() });
+    },
+
+    runChecks: async (input) => {
+      const client = clientOf(input);
+      // One run per client at a time: each step may hold a connection for the webhook
+      // timeout, and hundreds of runs at a silent receiver held a connection each.
+      if (running.has(client.id)) throw new TooManyRequests(CHECK_RUNNING, 1);
+      running.add(client.id);
+      let checks: Awaited<ReturnType<typeof runChecks>>;
+      try {
+        const endpoint = await deps.endpoints.of(client);
+        const messages = await checkMessages(storage, client.id, now(client.id));
+        checks = await runChecks(endpoint, messages, { guard: deps.guard, timeoutMs: deps.timeoutMs, now: () => now(client.id), shutdown: deps.shutdown });
+      } finally {
+        running.delete(client.id);
+      }
+      await observer.settled(client.id);
+      await storage.reports.change(client.id, { checks });
+      return json(200, { checks, passed: checks.filter((c) => c.status === 'passed').length, failed: checks.filter((c) => c.status === 'failed').length, not_run: checks.filter((c) => c.status === 'not_run').length });
+    },
+  };
+}

@@ -1,0 +1,100 @@
+import { Conflict, NotFound, RuleViolation } from '../../shared/errors.js';
+import type { SettingsWriter } from '../../store/settings-writer.js';
+import { clientOf, json, listInParts, type HandlerMap, type Interceptor, type OperationInput } from '../handler.js';
+import type { Clocks } from '../../clock/clocks.js';
+import { chaosHeaderModes, unknownChaos } from '../../webhooks/chaos.js';
+import { MAX_REDELIVERED_ATTEMPTS, RESUME_SLICE, type WebhookDispatcher } from '../../webhooks/dispatcher.js';
+import type { Endpoint, WebhookEndpoints } from '../../webhooks/endpoints.js';
+import { webhookMessages } from '../../webhooks/messages.js';
+import { isSecret } from '../../webhooks/secret.js';
+import type { ChaosMode, Delivery, DeliveryStatus, WebhookEventType } from '../../records/delivery.js';
+import type { Storage, Stored } from '../../store/port.js';
+import type { TargetGuard } from '../../webhooks/target-guard.js';
+import { deliveryView, endpointView } from '../../webhooks/views.js';
+
+export interface WebhookHandlerDeps {
+  storage: Storage;
+  clock: Clocks;
+  endpoints: WebhookEndpoints;
+  /** Runs the endpoint's change with the paused deliveries it resumes, one unit of the client's settings. */
+  settings: SettingsWriter;
+  dispatcher: WebhookDispatcher;
+  retries: number[];
+  timeoutMs: number;
+  /** The webhook target policy, checked on every URL set here. */
+  targets: TargetGuard;
+}
+
+const withUrl = (endpoint: Endpoint): Endpoint & { url: string } => {
+  if (!endpoint.url) throw new Conflict(webhookMessages.noUrl);
+  return { ...endpoint, url: endpoint.url };
+};
+
+/** The webhook part of the control API: endpoint, delivery log, redeliver, test ping. */
+export function webhookHandlers({ storage, clock, endpoints, settings, dispatcher, retries, timeoutMs, targets }: WebhookHandlerDeps): HandlerMap {
+  const ownDelivery = async (input: OperationInput): Promise<Stored<Delivery>> => {
+    const delivery = await storage.deliveries.get(input.params.delivery_id!);
+    if (delivery?.client_id !== clientOf(input).id) throw new NotFound();
+    return delivery;
+  };
+  const showEndpoint = (status: number, endpoint: Endpoint, input?: OperationInput) =>
+    json(status, endpointView(endpoint, retries, timeoutMs, input?.role === 'read_only'));
+
+  return {
+    getWebhook: async (input) => showEndpoint(200, await endpoints.of(clientOf(input)), input),
+
+    setWebhook: async (input) => {
+      const client = clientOf(input);
+      const body = input.body as { url: string; secret?: string; chaos?: string[] };
+      const refusal = targets.checkUrl(body.url);
+      if (refusal) throw new RuleViolation([{ field: 'url', message: webhookMessages.targetRefused(refusal) }], webhookMessages.targetPolicy);
+      if (body.secret !== undefined && !isSecret(body.secret)) throw new RuleViolation([{ field: 'secret', message: webhookMessages.secret }]);
+      // Run again whole when it meets another change of the client's settings (a fault rule's count, a clock save).
+      const { endpoint, more } = await settings.unit(client.id, async (tx) => {
+        const set = await endpoints.set(client, { url: body.url, secret: body.secret, chaos: body.chaos as ChaosMode[] | undefined }, clock.of(client.id), tx);
+        return { endpoint: set, more: (await dispatcher.resumePaused(tx, client.id)) === RESUME_SLICE };
+      });
+      // The rest a slice at a time (a restart resumes what a crash left paused meanwhile).
+      if (more) await dispatcher.resumeAllPaused(client.id);
+      return showEndpoint(200, endpoint);
+    },
+
+    listWebhookDeliveries: async (input) => {
+      const { status, ...query } = input.query as { order_no?: string; status?: DeliveryStatus | 'queued'; event?: WebhookEventType; limit?: number; cursor?: string };
+      const client = clientOf(input);
+      const now = clock.of(client.id);
+      // `queued` and `pending` are both stored pending: the one due by now, the other not yet.
+      const byStatus = status === 'queued' ? { status: 'pending' as const, dueBy: now } : status === 'pending' ? { status, dueAfter: now } : { status };
+      const page = await storage.deliveries.list(client.id, { ...query, ...byStatus, limit: query.limit ?? 100 });
+      // Written in parts: a page of deliveries with 50 attempts each is megabytes (see listInParts).
+      return listInParts({ total: page.total, next_cursor: page.next_cursor }, 'deliveries', page.items.map((d) => deliveryView(d, now)));
+    },
+
+    getWebhookDelivery: async (input) => json(200, deliveryView(await ownDelivery(input), clock.of(clientOf(input).id))),
+
+    redeliverWebhook: async (input) => {
+      const delivery = await ownDelivery(input);
+      const endpoint = withUrl(await endpoints.of(clientOf(input)));
+      if (!endpoint.enabled) throw new Conflict(webhookMessages.disabled(endpoint.disabled_reason));
+      if (delivery.attempts.length >= MAX_REDELIVERED_ATTEMPTS) throw new Conflict(webhookMessages.tooManyAttempts(MAX_REDELIVERED_ATTEMPTS));
+      const done = await dispatcher.redeliver(delivery, endpoint);
+      return json(200, deliveryView(done, clock.of(done.client_id)));
+    },
+
+    testWebhook: async (input) => {
+      const client = clientOf(input);
+      const delivery = await dispatcher.ping(client.id, withUrl(await endpoints.of(client)));
+      return json(200, deliveryView(delivery, clock.of(client.id)));
+    },
+  };
+}
+
+/** Rejects an `X-Sandbox-Webhook-Chaos` header that names an unknown mode, naming the header. */
+export const chaosHeaderCheck: Interceptor = (input, next) => {
+  const header = input.headers['x-sandbox-webhook-chaos'];
+  if (input.operation.operationId === 'createOrder' && header !== undefined) {
+    const unknown = unknownChaos(chaosHeaderModes(header) ?? []);
+    if (unknown.length > 0) throw new RuleViolation([{ field: 'header.x-sandbox-webhook-chaos', message: webhookMessages.chaos(unknown) }], webhookMessages.chaosHeader);
+  }
+  return next();
+};

@@ -1,0 +1,134 @@
+import { createRequire } from 'node:module';
+import { RuleViolation } from '../../shared/errors.js';
+import type { Interceptor, OperationInput } from '../handler.js';
+import type { SandboxModule } from '../../app/module.js';
+import type { Services } from '../../app/services.js';
+import { documentedAnswer, prismOperation, requestKey, type PrismOperation } from '../spec-answer.js';
+
+/** parse-prefer-header (the parser Prism uses) ships no types. */
+const parsePreferHeader = createRequire(import.meta.url)('parse-prefer-header') as (header: string | string[] | undefined) => Record<string, string | true>;
+
+/** What a request asks for with `Prefer` or the `__code`, `__example`, `__dynamic` query parameters. */
+export interface Preference {
+  code?: number;
+  example?: string;
+  dynamic?: boolean;
+  /** Seed of generated data for this request only (Prefer `seed=`). */
+  seed?: string;
+}
+
+const QUERY = { code: '__code', example: '__example', dynamic: '__dynamic' } as const;
+
+/** One raw preference, from the header when it has it, else from the query; with the field to blame. */
+function rawPreference(input: OperationInput, header: Record<string, string | true>, name: keyof typeof QUERY | 'seed') {
+  if (header[name] !== undefined) return { value: header[name], field: 'header.prefer' };
+  if (name === 'seed') return undefined;
+  const value = input.query[QUERY[name]];
+  if (value === undefined) return undefined;
+  const field = `query.${QUERY[name]}`;
+  if (typeof value !== 'string') throw new RuleViolation([{ field, message: 'must be given once' }]);
+  return { value, field };
+}
+
+/**
+ * Reads the preference of a request: `Prefer: code=404, example=notFound, dynamic=true`
+ * (RFC 7240, Prism's convention) or the query fallbacks `__code`, `__example`,
+ * `__dynamic`. The header wins per preference. Throws a 400 naming the field for
+ * a value that is not one.
+ *
+ * @example parsePreference(input) // { code: 404 } for "Prefer: code=404"
+ */
+export function parsePreference(input: OperationInput): Preference {
+  const header = parsePreferHeader(input.headers.prefer);
+  const preference: Preference = {};
+  const code = rawPreference(input, header, 'code');
+  if (code) {
+    if (typeof code.value !== 'string' || !/^[1-5]\d\d$/.test(code.value)) throw new RuleViolation([{ field: code.field, message: 'code must be an HTTP status such as 404' }]);
+    preference.code = Number(code.value);
+  }
+  const example = rawPreference(input, header, 'example');
+  if (example) {
+    if (typeof example.value !== 'string') throw new RuleViolation([{ field: example.field, message: 'example must name an example of the spec' }]);
+    preference.example = example.value;
+  }
+  const dynamic = rawPreference(input, header, 'dynamic');
+  if (dynamic) {
+    const text = dynamic.value === true ? 'true' : dynamic.value.toLowerCase();
+    if (text !== 'true' && text !== 'false') throw new RuleViolation([{ field: dynamic.field, message: 'dynamic must be true or false' }]);
+    preference.dynamic = text === 'true';
+  }
+  const seed = rawPreference(input, header, 'seed');
+  if (seed && typeof seed.value === 'string') preference.seed = seed.value;
+  return preference;
+}
+
+const preferField = (input: OperationInput, query: string): string => (input.headers.prefer ? 'header.prefer' : `query.${query}`);
+
+/** The names of the examples each documented status offers, from Prism's model of the operation. */
+function examplesByStatus(operation: PrismOperation): Map<number, string[]> {
+  const byStatus = new Map<number, string[]>();
+  for (const response of operation.responses) {
+    if (!/^\d{3}$/.test(response.code)) continue;
+    const names = (response.contents ?? []).flatMap((content) => (content.examples ?? []).map((example) => example.key));
+    byStatus.set(Number(response.code), [...new Set(names)]);
+  }
+  return byStatus;
+}
+
+/**
+ * Checks a preference against what the operation documents, before Prism is asked:
+ * a status it does not document, or an example it does not have, is our 400 naming
+ * the field and listing what there is. An example without a code picks the status
+ * that documents it (2xx first), where Prism would look in the lowest 2xx only.
+ */
+function checkedChoice(operation: PrismOperation, input: OperationInput, preference: Preference): { status?: number } {
+  const examples = examplesByStatus(operation);
+  const codes = [...examples.keys()].sort((a, b) => a - b);
+  const operationId = input.operation.operationId;
+  if (preference.code !== undefined && !codes.includes(preference.code)) {
+    throw new RuleViolation(
+      [{ field: preferField(input, QUERY.code), message: `code must be one of: ${codes.join(', ')}` }],
+      `Status ${preference.code} is not documented for ${operationId}; the spec documents ${codes.join(', ')}.`,
+    );
+  }
+  if (preference.example === undefined) return { status: preference.code };
+  const wanted = preference.example;
+  const success = codes.filter((c) => c >= 200 && c < 300);
+  const candidates = preference.code !== undefined ? [preference.code] : [...success, ...codes.filter((c) => !success.includes(c))];
+  const status = candidates.find((c) => examples.get(c)?.includes(wanted));
+  if (status !== undefined) return { status };
+  const known = candidates.flatMap((c) => (examples.get(c) ?? []).map((n) => `${n} (${c})`));
+  throw new RuleViolation(
+    [{ field: preferField(input, QUERY.example), message: known.length > 0 ? `example must be one of: ${known.join(', ')}` : 'there is no named example to choose from' }],
+    `No example "${wanted}" is documented for ${operationId}${preference.code ? ` with status ${preference.code}` : ''}.`,
+  );
+}
+
+const applied = (p: Preference): string =>
+  [p.code !== undefined && `code=${p.code}`, p.example !== undefined && `example=${p.example}`, p.dynamic !== undefined && `dynamic=${p.dynamic}`]
+    .filter(Boolean)
+    .join(', ');
+
+/**
+ * Errors on demand: a provider request with a preference is answered by Prism's
+ * mocker with the spec's documented response for it, and never reaches its handler,
+ * so nothing is stored. It still passes authentication and validation first. Under
+ * `--seed`, generated data is seeded per request (the same request, the same data).
+ */
+export function preferInterceptor(services: Services): Interceptor {
+  const { document } = services.specs.provider;
+  const seed = services.options.seed;
+  return async (input, next) => {
+    const preference = parsePreference(input);
+    if (preference.code === undefined && preference.example === undefined && preference.dynamic === undefined) return next();
+    const { status } = checkedChoice(await prismOperation(document, input.operation), input, preference);
+    const requestSeed = preference.seed ?? (seed === undefined ? undefined : `${seed}|${requestKey(input)}|${status ?? ''}`);
+    const reply = await documentedAnswer(document, input, { status, example: preference.example, dynamic: preference.dynamic, seed: requestSeed });
+    return { ...reply, headers: { ...reply.headers, 'Preference-Applied': applied(preference) } };
+  };
+}
+
+/** The `Prefer` module: errors and examples on demand on every provider operation. */
+export function preferModule(services: Services): SandboxModule {
+  return { name: 'prefer', providerInterceptors: [preferInterceptor(services)] };
+}
