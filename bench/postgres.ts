@@ -15,7 +15,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { seedOrders } from '../src/store/postgres/seed.js';
+import { seedOrders } from '../scripts/seed-postgres.js';
 import { deliveredOrder } from '../test/support/delivered-order.js';
 import { createRequest } from '../test/support/orders.js';
 import { startPostgres } from '../test/support/postgres.js';

@@ -8,7 +8,7 @@ import type { HandlerMap } from '../http/handler.js';
 import { mountSpec } from '../http/mount.js';
 import { FairTurns } from '../http/turns.js';
 import { orderHandlers } from '../http/handlers/orders.js';
-import type { SandboxModule } from './module.js';
+import type { SandboxModule } from '../http/module.js';
 import type { Services } from './services.js';
 import { specAnswer } from '../http/spec-answer.js';
 

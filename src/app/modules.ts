@@ -4,14 +4,14 @@ import { docsModule } from '../http/pages/docs.js';
 import { faultsModule } from './modules/faults.js';
 import { checkAdminOnly } from '../http/roles.js';
 import { metricsModule } from './modules/metrics.js';
-import type { SandboxModule } from './module.js';
-import { assumedOrdersModule } from '../http/handlers/assumed-orders.js';
+import type { SandboxModule } from '../http/module.js';
+import { assumedOrdersModule } from './modules/orders.js';
 import { ratesModule } from './modules/rates.js';
 import { reportModule } from './modules/report.js';
 import { requestsModule } from './modules/requests.js';
 import { retentionModule } from './modules/retention.js';
 import type { Services } from './services.js';
-import { preferModule } from '../http/pipeline/prefer.js';
+import { preferModule } from './modules/prefer.js';
 import { webhooksModule } from './modules/webhooks.js';
 
 /**

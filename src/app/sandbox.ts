@@ -23,7 +23,7 @@ import { hash32 } from '../ids/random.js';
 import { IdFactory } from '../ids/factory.js';
 import { createFields } from '../orders/fields.js';
 import { OrdersService } from '../orders/service.js';
-import type { SandboxModule } from './module.js';
+import type { SandboxModule } from '../http/module.js';
 import type { Services } from './services.js';
 import { compiledSpecs } from '../spec/specs.js';
 import { openStorage } from '../store/open.js';

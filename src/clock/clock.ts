@@ -1,3 +1,7 @@
+import type { RealClockState } from '../records/clock.js';
+
+export type { RealClockState };
+
 const YEAR_MS = 365.25 * 86_400_000;
 
 /**
@@ -27,18 +31,6 @@ export interface Clock {
   now(): number;
 }
 
-/**
- * A real clock's state, as it is kept where several processes share it: from
- * `wall_base_ms` on its time is `sim_base_ms + (wall time - wall_base_ms) x speed`;
- * before then it runs at `previous_speed` (a speed change that takes effect a moment
- * later, so a process that still reads the old speed never gets ahead of the new one).
- */
-export interface RealClockState {
-  sim_base_ms: number;
-  wall_base_ms: number;
-  speed: number;
-  previous_speed: number;
-}
 
 /**
  * Real time, optionally sped up: with speed 60 one real second is one simulated

@@ -1,15 +1,5 @@
-import type { Order } from '../records/order.js';
+import type { SandboxEvent } from '../records/event.js';
 import type { Repositories } from '../store/port.js';
-
-/** Something that happened to an order that a client may be told about by webhook. */
-export type SandboxEventType = 'awb.generated' | 'awb.failed' | 'order.cancelled';
-
-export interface SandboxEvent {
-  type: SandboxEventType;
-  order: Order;
-  /** Sandbox time of the event (epoch ms). */
-  at: number;
-}
 
 /** Where domain code reports events: inside the transaction that made them, so they are kept with it or not at all. */
 export interface EventSink {

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { OperationInput } from '../http/handler.js';
+import type { OperationInput } from '../requests/served.js';
 import { compileGlob, type CompiledGlob } from './glob.js';
 import type { FaultMatch } from '../records/fault-rule.js';
 

@@ -1,7 +1,7 @@
 import type { Clocks } from '../clock/clocks.js';
 import { LimitReached, RuleViolation } from '../shared/errors.js';
 import type { SettingsWriter } from '../store/settings-writer.js';
-import type { OperationInput } from '../http/handler.js';
+import type { OperationInput } from '../requests/served.js';
 import { draw } from '../ids/random.js';
 import type { Storage } from '../store/port.js';
 import { matches } from './match.js';

@@ -1,35 +1,7 @@
-import type { IncomingHttpHeaders } from 'node:http';
-import type { Client, Role } from '../clients/registry.js';
-import type { CompiledOperation } from '../spec/compile.js';
+import type { Client } from '../clients/registry.js';
+import type { OperationInput } from '../requests/served.js';
 
-/** What an operation handler gets: the validated request and its client, as plain data. */
-export interface OperationInput {
-  operation: CompiledOperation;
-  /**
-   * The client the request acts for: the token's own, or the one an admin names with
-   * `X-Sandbox-Client`. Undefined on operations without security, and for an admin on a
-   * sandbox-wide operation without that header.
-   */
-  client: Client | undefined;
-  /** The role of the bearer token; undefined on operations without security. */
-  role?: Role;
-  /** The request method as sent (HEAD is served by the GET operation). */
-  method: string;
-  /** The request path, without the query. */
-  path: string;
-  params: Record<string, string>;
-  query: Record<string, unknown>;
-  headers: IncomingHttpHeaders;
-  body: unknown;
-  /** e.g. `http://127.0.0.1:4010`, from the request's Host header. */
-  baseUrl: string;
-  /**
-   * Waits for the request's turn among the clients' requests once more (see FairTurns):
-   * for work resumed after a wait of its own (a latency fault), so it does not run
-   * outside the turns. Absent where requests are not served in turns.
-   */
-  turn?: () => Promise<void>;
-}
+export type { OperationInput };
 
 /** A status with a JSON body (or a body already serialized, of `type`). */
 export interface BodyReply {

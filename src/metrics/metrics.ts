@@ -1,6 +1,6 @@
 import { Counter, Histogram, Registry } from 'prom-client';
-import type { SandboxEvent } from '../events/bus.js';
-import type { ServedRequest } from '../http/served.js';
+import type { SandboxEvent } from '../records/event.js';
+import type { ServedRequest } from '../requests/served.js';
 import type { JobKind } from '../store/port.js';
 import type { Attempt } from '../records/delivery.js';
 

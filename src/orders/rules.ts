@@ -1,14 +1,8 @@
 import type { Client } from '../clients/registry.js';
-import { amountProblem, domainMessages, Forbidden, RuleViolation, type FieldError } from '../shared/errors.js';
+import { assertCourierEnabled } from '../clients/couriers.js';
+import { amountProblem, RuleViolation, type FieldError } from '../shared/errors.js';
 import type { Fixtures } from '../fixtures/load.js';
 import type { CreateOrderRequest } from '../records/order.js';
-
-/** Throws Forbidden naming `field` when the client may not use this courier. */
-export function assertCourierEnabled(client: Client, courierCode: string, field: string): void {
-  if (client.couriers && !client.couriers.includes(courierCode)) {
-    throw new Forbidden(domainMessages.courierNotEnabled(courierCode), [{ field, message: 'not enabled for this client' }]);
-  }
-}
 
 /** An item's numeric text fields, each priced: at most MAX_AMOUNT. */
 const AMOUNTS = ['item_weight', 'item_value', 'cod', 'item_width', 'item_height', 'item_length', 'item_qty'] as const;

@@ -1,4 +1,4 @@
-import { assertCourierEnabled } from '../orders/rules.js';
+import { assertCourierEnabled } from '../clients/couriers.js';
 import type { Client } from '../clients/registry.js';
 import { areaOf } from '../coverage/areas.js';
 import type { Fixtures } from '../fixtures/load.js';

@@ -1,4 +1,4 @@
-import type { SandboxEventType } from '../events/bus.js';
+import type { SandboxEventType } from './event.js';
 
 /** Every event a webhook can carry: the order events, and the ping of `POST /__sandbox/webhooks/test`. */
 export type WebhookEventType = SandboxEventType | 'ping';

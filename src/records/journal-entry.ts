@@ -1,4 +1,4 @@
-import type { FieldError } from '../shared/errors.js';
+import type { FieldError } from './field-error.js';
 
 /** One provider request of a client, as `GET /__sandbox/requests` shows it. */
 export interface JournalEntry {

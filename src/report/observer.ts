@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { appliedFault } from '../app/modules/faults.js';
-import { declaredPlainLength, type ServedRequest } from '../http/served.js';
+import { appliedFault } from '../faults/applied.js';
+import { declaredPlainLength, type ServedRequest } from '../requests/served.js';
 import type { Storage } from '../store/port.js';
 import type { AttemptObserver } from '../webhooks/dispatcher.js';
 import type { Attempt, AwbGeneratedPayload, Delivery } from '../records/delivery.js';

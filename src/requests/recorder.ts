@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { declaredPlainLength, type ServedRequest } from '../http/served.js';
+import { declaredPlainLength, type ServedRequest } from '../requests/served.js';
 import type { RequestLogRepository } from '../store/port.js';
 import type { JournalEntry } from '../records/journal-entry.js';
 

@@ -1,8 +1,6 @@
-/** One problem with one part of a request, e.g. `{ field: 'items[1].item_weight', message: '...' }`. */
-export interface FieldError {
-  field: string;
-  message: string;
-}
+import type { FieldError } from '../records/field-error.js';
+
+export type { FieldError };
 
 /**
  * What domain code throws. It knows nothing of HTTP: the edge (`http/respond.ts`)

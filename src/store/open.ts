@@ -1,16 +1,23 @@
 import type { Logger } from 'pino';
-import type { ResolvedOptions } from '../config/options.js';
 import { EmbeddedStorage } from './embedded/storage.js';
 import { PostgresStorage } from './postgres/storage.js';
 import type { Storage } from './port.js';
 import type { StoreFileSystem } from './embedded/file/types.js';
 import { writeWarnings } from './embedded/file/write-warnings.js';
 
+/** What picks and opens the storage: `--data`, `--fsync`, `--journal-size`, `--database-url`. */
+export interface StorageOptions {
+  data: string;
+  fsync: boolean;
+  journalSize: number;
+  databaseUrl: string | undefined;
+}
+
 /**
  * Opens the storage the options name: PostgreSQL with `--database-url`, else the
  * embedded store on `--data` (a file, or `:memory:`).
  */
-export function openStorage(options: Pick<ResolvedOptions, 'data' | 'fsync' | 'journalSize' | 'databaseUrl'>, logger: Logger, fileSystem?: StoreFileSystem): Promise<Storage> {
+export function openStorage(options: StorageOptions, logger: Logger, fileSystem?: StoreFileSystem): Promise<Storage> {
   if (options.databaseUrl !== undefined) {
     return PostgresStorage.open({
       url: options.databaseUrl,

@@ -1,4 +1,4 @@
-import type { RealClockState } from '../clock/clock.js';
+import type { RealClockState } from '../records/clock.js';
 import type { FaultRule } from '../records/fault-rule.js';
 import type { Order, OrderStatus } from '../records/order.js';
 import type { JournalEntry } from '../records/journal-entry.js';

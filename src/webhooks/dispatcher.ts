@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Clocks } from '../clock/clocks.js';
 import { JobInterrupted, type Scheduler } from '../clock/scheduler.js';
 import type { ClientRegistry } from '../clients/registry.js';
-import type { SandboxEvent } from '../events/bus.js';
+import type { SandboxEvent } from '../records/event.js';
 import { TooManyRequests } from '../shared/errors.js';
 import type { SettingsWriter } from '../store/settings-writer.js';
 import type { Repositories, Storage, Stored } from '../store/port.js';

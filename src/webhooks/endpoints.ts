@@ -1,5 +1,4 @@
 import type { Client } from '../clients/registry.js';
-import type { ResolvedOptions } from '../config/options.js';
 import { emptySettings, type SettingsWriter } from '../store/settings-writer.js';
 import type { ClientSettings, EndpointSetting, Repositories, Storage, Stored } from '../store/port.js';
 import { chaosOf } from './chaos.js';
@@ -31,7 +30,7 @@ export class WebhookEndpoints {
   constructor(
     private readonly storage: Storage,
     private readonly settings: SettingsWriter,
-    private readonly options: Pick<ResolvedOptions, 'webhookUrl' | 'webhookSecret' | 'seed'>,
+    private readonly options: { webhookUrl: string | undefined; webhookSecret: string | undefined; seed: string | undefined },
   ) {}
 
   /** The client's endpoint as it stands. */

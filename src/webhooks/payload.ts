@@ -1,4 +1,4 @@
-import type { SandboxEvent } from '../events/bus.js';
+import type { SandboxEvent } from '../records/event.js';
 import { epochSeconds as seconds } from '../records/order.js';
 import type { PingPayload, WebhookPayload } from '../records/delivery.js';
 

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createApp } from '../../src/app/app.js';
-import type { SandboxModule } from '../../src/app/module.js';
+import type { SandboxModule } from '../../src/http/module.js';
 import { createRequest } from '../support/orders.js';
 import { testSandbox, TOKEN_A, type TestSandbox } from '../support/sandbox.js';
 

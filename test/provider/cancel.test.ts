@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { SandboxEvent } from '../../src/events/bus.js';
+import type { SandboxEvent } from '../../src/records/event.js';
 import { testSandbox, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
 import { cancel, createOne, DAY, detailOf, HOUR, MINUTE } from './orders.js';
 

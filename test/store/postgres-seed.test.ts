@@ -4,7 +4,7 @@ import { loadFixtures } from '../../src/fixtures/load.js';
 import { IdFactory } from '../../src/ids/factory.js';
 import type { Order } from '../../src/records/order.js';
 import { ORDER_COLUMNS, orderColumns } from '../../src/store/postgres/repositories.js';
-import { seedOrders, type SeededOrders } from '../../src/store/postgres/seed.js';
+import { seedOrders, type SeededOrders } from '../../scripts/seed-postgres.js';
 import { deliveredOrder } from '../support/delivered-order.js';
 import { createRequest } from '../support/orders.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';

@@ -2,7 +2,7 @@ import supertest from 'supertest';
 import type { Response } from 'supertest';
 import { expect } from 'vitest';
 import { createApp } from '../../src/app/app.js';
-import type { SandboxModule } from '../../src/app/module.js';
+import type { SandboxModule } from '../../src/http/module.js';
 import { sandboxModules } from '../../src/app/modules.js';
 import type { SandboxOptions } from '../../src/config/options.js';
 import { buildServices, stopServices, type BuildSeams } from '../../src/app/sandbox.js';

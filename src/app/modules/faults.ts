@@ -1,20 +1,16 @@
 import { TooManyRequests } from '../../shared/errors.js';
-import type { Interceptor, OperationInput, Reply } from '../../http/handler.js';
-import type { SandboxModule } from '../module.js';
+import type { Interceptor, Reply } from '../../http/handler.js';
+import type { SandboxModule } from '../../http/module.js';
 import type { Services } from '../services.js';
 import { performFault } from '../../http/pipeline/fault-actions.js';
 import { faultHandlers } from '../../http/handlers/faults.js';
 import { faultMessages } from '../../faults/messages.js';
 import { FaultRules } from '../../faults/rules.js';
-import type { FaultAction } from '../../records/fault-rule.js';
-
-const applied = new WeakMap<OperationInput, FaultAction>();
+import { noteApplied } from '../../faults/applied.js';
 
 /** Requests a client may have held unanswered by hang rules at once; past it, 429. */
 export const MAX_HELD_PER_CLIENT = 100;
 
-/** The action of the fault rule applied to a request, if one was (the readiness report reads it once the request has closed). */
-export const appliedFault = (input: OperationInput): FaultAction | undefined => applied.get(input);
 
 /**
  * Fault injection: per-client rules (`/__sandbox/faults`) that answer matching
@@ -31,7 +27,7 @@ export function faultsModule(services: Pick<Services, 'storage' | 'settings' | '
   const interceptor: Interceptor = async (input, next) => {
     const rule = input.client ? await rules.take(input.client.id, input) : undefined;
     if (!rule) return next();
-    applied.set(input, rule.action);
+    noteApplied(input, rule.action);
     const clientId = input.client!.id;
     const release = (): void => {
       const left = (holding.get(clientId) ?? 1) - 1;

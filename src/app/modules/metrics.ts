@@ -3,7 +3,7 @@ import { basename, dirname, join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Counter, Gauge } from 'prom-client';
 import type { OperationInput } from '../../http/handler.js';
-import type { SandboxModule } from '../module.js';
+import type { SandboxModule } from '../../http/module.js';
 import type { Services } from '../services.js';
 import { realDataPath } from '../../store/embedded/file/data-path.js';
 

@@ -1,4 +1,4 @@
-import type { SandboxModule } from '../module.js';
+import type { SandboxModule } from '../../http/module.js';
 import type { Services } from '../services.js';
 import { rateHandlers } from '../../http/handlers/rates.js';
 import { ShippingFeeStream, type StreamStats } from '../../http/handlers/rates-stream.js';

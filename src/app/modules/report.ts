@@ -1,4 +1,4 @@
-import type { SandboxModule } from '../module.js';
+import type { SandboxModule } from '../../http/module.js';
 import type { Services } from '../services.js';
 import { reportHandlers } from '../../http/handlers/report.js';
 import { ReportObserver } from '../../report/observer.js';

@@ -1,4 +1,4 @@
-import type { SandboxModule } from '../module.js';
+import type { SandboxModule } from '../../http/module.js';
 import type { Services } from '../services.js';
 import { requestHandlers } from '../../http/handlers/requests.js';
 import { journalRecorder, PendingAppends } from '../../requests/recorder.js';

@@ -1,4 +1,4 @@
-import type { SandboxModule } from '../module.js';
+import type { SandboxModule } from '../../http/module.js';
 import type { Services } from '../services.js';
 import { unknownChaos } from '../../webhooks/chaos.js';
 import { WebhookDispatcher, type AttemptObserver } from '../../webhooks/dispatcher.js';

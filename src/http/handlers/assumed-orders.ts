@@ -1,12 +1,25 @@
 import { NotFound } from '../../shared/errors.js';
 import { clientOf, json, type HandlerMap } from '../handler.js';
-import type { SandboxModule } from '../../app/module.js';
-import type { Services } from '../../app/services.js';
+import type { Clocks } from '../../clock/clocks.js';
+import type { EventSink } from '../../events/bus.js';
+import type { Fixtures } from '../../fixtures/load.js';
+import type { IdFactory } from '../../ids/factory.js';
+import type { OrdersService } from '../../orders/service.js';
+import type { Storage } from '../../store/port.js';
+import type { Journey } from '../../tracking/journey.js';
 import { cancelMessages, cancelOrder } from '../../orders/cancel.js';
 import { orderDetail } from '../../orders/detail.js';
 import type { Order } from '../../records/order.js';
 
-type Deps = Pick<Services, 'storage' | 'orders' | 'fixtures' | 'journey' | 'clock' | 'events' | 'ids'>;
+interface Deps {
+  storage: Storage;
+  orders: OrdersService;
+  fixtures: Fixtures;
+  journey: Journey;
+  clock: Clocks;
+  events: EventSink;
+  ids: IdFactory;
+}
 
 /** Cancel and detail: the order operations the provider names but does not document (`x-sandbox-assumed`). */
 export function assumedOrderHandlers({ storage, orders, fixtures, journey, clock, events, ids }: Deps): HandlerMap {
@@ -25,9 +38,4 @@ export function assumedOrderHandlers({ storage, orders, fixtures, journey, clock
       return json(200, { success: true, message: cancelMessages.cancelled(order.order_no), data: detail(order) });
     },
   };
-}
-
-/** The module of cancel and detail. */
-export function assumedOrdersModule(deps: Deps): SandboxModule {
-  return { name: 'order-more', handlers: assumedOrderHandlers(deps) };
 }

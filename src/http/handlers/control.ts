@@ -1,8 +1,14 @@
 import { Conflict, NotFound, RuleViolation } from '../../shared/errors.js';
 import { clientOf, json, listInParts, type HandlerMap, type OperationInput } from '../handler.js';
 import type { Order, OrderStatus } from '../../records/order.js';
-import type { Services } from '../../app/services.js';
-import type { Stored } from '../../store/port.js';
+import type { Clocks } from '../../clock/clocks.js';
+import type { ClockService } from '../../clock/service.js';
+import type { Fixtures } from '../../fixtures/load.js';
+import type { OrdersService } from '../../orders/service.js';
+import type { CompiledSpec } from '../../spec/compile.js';
+import type { Journey } from '../../tracking/journey.js';
+import type { ClientRegistry } from '../../clients/registry.js';
+import type { Storage, Stored } from '../../store/port.js';
 import { VERSION } from '../../shared/version.js';
 import { servedSpec } from '../../spec/served.js';
 import { hasPodScan } from '../../tracking/pod-scan.js';
@@ -13,7 +19,17 @@ import { LATEST_CLOCK_MS } from '../../clock/clock.js';
 /** Resets one client's data; other parts (webhooks, faults, journal) add their own. */
 export type ResetPart = (clientId: string) => Promise<number>;
 
-type Deps = Pick<Services, 'storage' | 'orders' | 'journey' | 'clock' | 'clockService' | 'fixtures' | 'specs' | 'startedAt' | 'registry'>;
+interface Deps {
+  storage: Storage;
+  orders: OrdersService;
+  journey: Journey;
+  clock: Clocks;
+  clockService: ClockService;
+  fixtures: Fixtures;
+  specs: { provider: CompiledSpec; control: CompiledSpec };
+  startedAt: number;
+  registry: ClientRegistry;
+}
 
 /** Refuses an advance of `ms` that would move a clock standing at `from` past the latest time a clock may show. */
 function checkAdvance(from: number, ms: number): void {

@@ -1,6 +1,9 @@
 import { NotFound } from '../../shared/errors.js';
 import { clientOf, json, type BodyReply, type HandlerMap } from '../handler.js';
-import type { Services } from '../../app/services.js';
+import type { Clocks } from '../../clock/clocks.js';
+import type { Fixtures } from '../../fixtures/load.js';
+import type { OrdersService } from '../../orders/service.js';
+import type { Journey } from '../../tracking/journey.js';
 import { chaosHeaderModes } from '../../webhooks/chaos.js';
 import { magicHistory, magicScenario, trackingOf } from '../../tracking/view.js';
 import type { Stored } from '../../store/port.js';
@@ -13,7 +16,7 @@ export const CREATED_MESSAGE =
 const TRACKING_CACHE_SIZE = 10_000;
 
 /** The provider's documented operations. */
-export function orderHandlers({ orders, fixtures, clock, journey }: Pick<Services, 'orders' | 'fixtures' | 'clock' | 'journey'>): HandlerMap {
+export function orderHandlers({ orders, fixtures, clock, journey }: { orders: OrdersService; fixtures: Fixtures; clock: Clocks; journey: Journey }): HandlerMap {
   // Tracking is read far more often than it changes: keep recent answers, serialized,
   // by order version and host (a bounded map: insertion order is the eviction order).
   const answers = new Map<string, BodyReply>();

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { type RequestHandler } from 'express';
-import type { SandboxModule } from '../../app/module.js';
+import type { SandboxModule } from '../module.js';
 
 /** Where the dashboard is mounted. */
 export const DASHBOARD_PATH = '/dashboard';

@@ -1,7 +1,7 @@
 import { dirname } from 'node:path';
 import { createRequire } from 'node:module';
 import express from 'express';
-import type { SandboxModule } from '../../app/module.js';
+import type { SandboxModule } from '../module.js';
 import { ASSETS_PATH, DOCS_PATH, docsCsp, docsPage } from './docs-page.js';
 
 /** The folder of the installed swagger-ui-dist package (its built assets). */

@@ -1,8 +1,7 @@
 import { createRequire } from 'node:module';
 import { RuleViolation } from '../../shared/errors.js';
 import type { Interceptor, OperationInput } from '../handler.js';
-import type { SandboxModule } from '../../app/module.js';
-import type { Services } from '../../app/services.js';
+import type { OpenApiDocument } from '../../spec/load.js';
 import { documentedAnswer, prismOperation, requestKey, type PrismOperation } from '../spec-answer.js';
 
 /** parse-prefer-header (the parser Prism uses) ships no types. */
@@ -115,9 +114,7 @@ const applied = (p: Preference): string =>
  * so nothing is stored. It still passes authentication and validation first. Under
  * `--seed`, generated data is seeded per request (the same request, the same data).
  */
-export function preferInterceptor(services: Services): Interceptor {
-  const { document } = services.specs.provider;
-  const seed = services.options.seed;
+export function preferInterceptor(document: OpenApiDocument, seed: string | undefined): Interceptor {
   return async (input, next) => {
     const preference = parsePreference(input);
     if (preference.code === undefined && preference.example === undefined && preference.dynamic === undefined) return next();
@@ -126,9 +123,4 @@ export function preferInterceptor(services: Services): Interceptor {
     const reply = await documentedAnswer(document, input, { status, example: preference.example, dynamic: preference.dynamic, seed: requestSeed });
     return { ...reply, headers: { ...reply.headers, 'Preference-Applied': applied(preference) } };
   };
-}
-
-/** The `Prefer` module: errors and examples on demand on every provider operation. */
-export function preferModule(services: Services): SandboxModule {
-  return { name: 'prefer', providerInterceptors: [preferInterceptor(services)] };
 }

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { loadFixtures } from '../../fixtures/load.js';
-import { IdFactory } from '../../ids/factory.js';
-import type { Order } from '../../records/order.js';
-import { dataOf, ORDER_COLUMNS, orderColumns, PgMeta, type Db } from './repositories.js';
-import { migrate } from './schema.js';
+import { loadFixtures } from '../src/fixtures/load.js';
+import { IdFactory } from '../src/ids/factory.js';
+import type { Order } from '../src/records/order.js';
+import { dataOf, ORDER_COLUMNS, orderColumns, PgMeta, type Db } from '../src/store/postgres/repositories.js';
+import { migrate } from '../src/store/postgres/schema.js';
 
 export interface SeedOrdersOptions {
   /** `postgres://...` of the sandbox's database (migrated here if it is new). */

@@ -1,7 +1,7 @@
 import type { Express } from 'express';
-import type { ResetPart } from '../http/handlers/control.js';
-import type { HandlerMap, Interceptor } from '../http/handler.js';
-import type { ServedRequest } from '../http/served.js';
+import type { ResetPart } from './handlers/control.js';
+import type { HandlerMap, Interceptor } from './handler.js';
+import type { ServedRequest } from './served.js';
 
 /**
  * A part of the sandbox that plugs into the app: handlers by operationId,

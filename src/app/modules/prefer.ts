@@ -1,0 +1,8 @@
+import { preferInterceptor } from '../../http/pipeline/prefer.js';
+import type { SandboxModule } from '../../http/module.js';
+import type { Services } from '../services.js';
+
+/** The `Prefer` module: errors and examples on demand on every provider operation. */
+export function preferModule(services: Pick<Services, 'specs' | 'options'>): SandboxModule {
+  return { name: 'prefer', providerInterceptors: [preferInterceptor(services.specs.provider.document, services.options.seed)] };
+}

@@ -1,0 +1,66 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Client, Role } from '../clients/registry.js';
+import type { FieldError } from '../records/field-error.js';
+import type { CompiledOperation } from '../spec/compile.js';
+
+/** What an operation handler gets: the validated request and its client, as plain data. */
+export interface OperationInput {
+  operation: CompiledOperation;
+  /**
+   * The client the request acts for: the token's own, or the one an admin names with
+   * `X-Sandbox-Client`. Undefined on operations without security, and for an admin on a
+   * sandbox-wide operation without that header.
+   */
+  client: Client | undefined;
+  /** The role of the bearer token; undefined on operations without security. */
+  role?: Role;
+  /** The request method as sent (HEAD is served by the GET operation). */
+  method: string;
+  /** The request path, without the query. */
+  path: string;
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  headers: IncomingHttpHeaders;
+  body: unknown;
+  /** e.g. `http://127.0.0.1:4010`, from the request's Host header. */
+  baseUrl: string;
+  /**
+   * Waits for the request's turn among the clients' requests once more (see FairTurns):
+   * for work resumed after a wait of its own (a latency fault), so it does not run
+   * outside the turns. Absent where requests are not served in turns.
+   */
+  turn?: () => Promise<void>;
+}
+
+/** A request served from a spec, as observers (the request journal) see it once its connection closes. */
+export interface ServedRequest {
+  input: OperationInput;
+  /** The query as the request sent it, before validation coerced `input.query` (strings, or arrays of them). */
+  query: Record<string, unknown>;
+  /** Increases with arrival: per client when the mount numbers them (`MountOptions.arrival`). */
+  seq: number;
+  method: string;
+  /** When it arrived, on the client's clock (epoch ms). */
+  arrivedAt: number;
+  /** The field errors of the 400 the request was rejected with (schema or rule violations). */
+  violations: FieldError[];
+  /** The status answered, or null when no status line was sent (reset, hang). */
+  status: number | null;
+  /** Real milliseconds from arrival until the answer ended or the connection closed. */
+  durationMs: number;
+  /** True when the connection closed before the answer ended. */
+  aborted: boolean;
+}
+
+/**
+ * The body's size in bytes as the client declared it (Content-Length), when it came
+ * uncompressed; undefined when it came compressed (gzip, deflate, br: Content-Length counts
+ * the bytes sent, and the body may parse to a thousand times that) or with no usable length
+ * (chunked). Tells whether a parsed body is small without serializing it.
+ */
+export function declaredPlainLength(headers: ServedRequest['input']['headers']): number | undefined {
+  const encoding = headers['content-encoding'];
+  if (encoding !== undefined && String(encoding).toLowerCase() !== 'identity') return undefined;
+  const declared = Number(headers['content-length']);
+  return Number.isFinite(declared) ? declared : undefined;
+}
