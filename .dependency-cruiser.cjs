@@ -253,8 +253,28 @@ module.exports = {
       mainFields: ['module', 'main', 'types', 'typings'],
     },
     reporterOptions: {
-      // The folder picture (scripts/dependency-graph.ts): one node per top-level folder.
-      archi: { collapsePattern: '^src/[^/]+' },
+      // The folder picture of src/ (npm run docs:graph, scripts/dependency-graph.ts): one
+      // node per top-level folder (and per file at the top), the layers drawn from the top
+      // down, each layer in its own colour. Edges that break a rule are drawn in red with
+      // the rule's name; dashed-head arrows are type-only imports.
+      archi: {
+        collapsePattern: '^src/[^/]+',
+        theme: {
+          graph: { rankdir: 'TB', ranksep: '0.4', nodesep: '0.3', fontsize: '11' },
+          node: { fontsize: '11', margin: '0.2,0.06' },
+          modules: [
+            { criteria: { source: '^src/[^/]+\\.ts$' }, attributes: { fillcolor: '#f2f2f2' } },
+            { criteria: { source: '^src/client$' }, attributes: { fillcolor: '#ffe4c4' } },
+            { criteria: { source: '^src/(?:app|config)$' }, attributes: { fillcolor: '#e6dcff' } },
+            { criteria: { source: '^src/http$' }, attributes: { fillcolor: '#ffd9d9' } },
+            { criteria: { source: '^src/store$' }, attributes: { fillcolor: '#d9ecff' } },
+            { criteria: { source: '^src/shared$' }, attributes: { fillcolor: '#e8e8e8' } },
+            { criteria: { source: '^src/records$' }, attributes: { fillcolor: '#d9f5d0' } },
+            // Everything else at the top of src/ is a feature folder.
+            { criteria: { source: '^src/' }, attributes: { fillcolor: '#ffffcc' } },
+          ],
+        },
+      },
     },
   },
 };

@@ -3,6 +3,7 @@ import { cruise, type ICruiseResult, type IForbiddenRuleType } from 'dependency-
 import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
 import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { folderGraphSvg } from '../../scripts/folder-graph.js';
 import { foldersWithoutIndex, RULE as FOLDER_INDEX_RULE } from '../../scripts/folder-index.js';
 
 // The layout rules of src/ (.dependency-cruiser.cjs, plus scripts/folder-index.ts for what
@@ -155,5 +156,29 @@ describe('npm run lint:deps', () => {
       expect(rule.comment?.length ?? 0, rule.name).toBeGreaterThan(20);
     }
     expect(new Set(rules.map((rule) => rule.name)).size).toBe(rules.length);
+  });
+});
+
+describe('npm run docs:graph', () => {
+  /** The picture's nodes and edges by their titles ("src/app", "src/app->src/http"). */
+  const titles = (svg: string) => [...svg.matchAll(/<title>(src\/[^<]*)<\/title>/g)].map((match) => match[1]!.replaceAll('&#45;', '-').replaceAll('&gt;', '>'));
+
+  it('draws one node per top-level folder (and file) of src/ and their imports, the same bytes for the same tree', async () => {
+    const svg = await folderGraphSvg(join(FIXTURES, 'clean'));
+    expect(await folderGraphSvg(join(FIXTURES, 'clean'))).toBe(svg);
+    const drawn = titles(svg);
+    expect(drawn.filter((title) => !title.includes('->')).sort()).toEqual(
+      ['app', 'cli.ts', 'client', 'config', 'http', 'index.ts', 'orders', 'records', 'shared', 'store', 'tracking', 'webhooks'].map((name) => `src/${name}`),
+    );
+    expect(drawn).toContain('src/http->src/orders');
+    expect(drawn).toContain('src/store->src/records');
+    expect(svg).not.toContain('stroke="red"');
+  });
+
+  it('draws an import that breaks a rule in red, with the rule\'s name', async () => {
+    const svg = (await folderGraphSvg(join(FIXTURES, 'feature-imports-http'))).replaceAll('&#45;', '-');
+    expect(titles(svg)).toEqual(['src/http', 'src/orders', 'src/orders->src/http']);
+    expect(svg).toContain('stroke="red"');
+    expect(svg).toContain('fill="red">feature-does-not-import-http</text>');
   });
 });
