@@ -35,7 +35,8 @@ const SRC = '^src/';
 /**
  * How many folders deep below src/ the one-door rule follows a file. A regular expression
  * cannot split a path into all of its ancestor folders, so the rule captures them one by
- * one, up to this depth; files deeper than this are not checked by it.
+ * one, up to this depth; a file deeper than this may import nothing of src/ (the rule
+ * within-door-depth), so that none escapes it.
  */
 const DOOR_DEPTH = 6;
 
@@ -74,6 +75,22 @@ function oneDoorPerFolder() {
       path: SRC,
       pathNot: `^(?:${ancestors.join('|')})/(?:[^/]+|[^/]+/index\\.ts)$`,
     },
+  };
+}
+
+/**
+ * The other half of the one-door rule: a file deeper than DOOR_DEPTH folders below src/
+ * would escape it, so such a file may import nothing of src/.
+ */
+function withinDoorDepth() {
+  return {
+    name: 'within-door-depth',
+    comment:
+      `No file more than ${DOOR_DEPTH} folders below src/ imports a file of src/: one-door-per-folder follows a file's ` +
+      `folders only that deep. Flatten the tree (or raise DOOR_DEPTH in .dependency-cruiser.cjs).`,
+    severity: 'error',
+    from: { path: `^src/${'[^/]+/'.repeat(DOOR_DEPTH + 1)}` },
+    to: { path: SRC },
   };
 }
 
@@ -210,6 +227,7 @@ module.exports = {
 
     // ---- doors ------------------------------------------------------------------------
     oneDoorPerFolder(),
+    withinDoorDepth(),
 
     // ---- npm packages that belong to one layer ------------------------------------------
     {

@@ -131,6 +131,10 @@ describe('npm run lint:deps', () => {
       ]);
     });
 
+    it('fails when a file too deep for the door check imports a file of src/', async () => {
+      expect(await lint('too-deep')).toEqual(['within-door-depth: src/a/b/c/d/e/f/g/deep.ts → src/a/b/c/d/e/f/index.ts']);
+    });
+
     it('fails when a folder has no index.ts', async () => {
       expect(await lint('folder-without-index')).toEqual([`${FOLDER_INDEX_RULE}: src/tracking`]);
     });
