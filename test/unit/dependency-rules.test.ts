@@ -26,15 +26,20 @@ beforeAll(async () => {
 /** An npm package's resolved path (…/node_modules/pg/esm/index.mjs) shown as its name. */
 const shown = (path: string) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(path)?.[1] ?? path;
 
+/** dependency-cruiser's findings on a fixture tree, with the project's configuration. */
+async function cruiseTree(fixture: string): Promise<ICruiseResult> {
+  // baseDir: paths are seen from the fixture as they are from the repository root ("src/…").
+  const result = await cruise(['src'], { ...options, baseDir: join(FIXTURES, fixture) }, {}, { tsConfig });
+  return result.output as ICruiseResult;
+}
+
 /**
  * The broken rules `npm run lint:deps` reports for a fixture tree, one line per offence:
  * "rule: from → to" (for a folder without index.ts, "rule: folder").
  */
 async function lint(fixture: string): Promise<string[]> {
   const tree = join(FIXTURES, fixture);
-  // baseDir: paths are seen from the fixture as they are from the repository root ("src/…").
-  const result = await cruise(['src'], { ...options, baseDir: tree }, {}, { tsConfig });
-  const { summary } = result.output as ICruiseResult;
+  const { summary } = await cruiseTree(fixture);
   const offences = summary.violations.map(({ rule, from, to }) => `${rule.name}: ${from} → ${shown(to)}`);
   const folders = foldersWithoutIndex(join(tree, 'src')).map((folder) => `${FOLDER_INDEX_RULE}: ${folder.slice(tree.length + 1)}`);
   return [...new Set([...offences, ...folders])].sort();
@@ -47,6 +52,9 @@ describe('npm run lint:deps', () => {
     // a nested folder's door, pg in store/postgres, express in http/ and app/, and a folder
     // of data only (store/postgres/migrations/, no TypeScript: no index.ts needed).
     expect(await lint('clean')).toEqual([]);
+    // …and not because nothing was read: every file and import of the tree was seen.
+    const { summary } = await cruiseTree('clean');
+    expect([summary.totalCruised, summary.totalDependenciesCruised]).toEqual([32, 54]);
   });
 
   describe('the layers', () => {
