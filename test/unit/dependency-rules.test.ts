@@ -1,0 +1,197 @@
+import { join } from 'node:path';
+import { cruise, type ICruiseResult, type IForbiddenRuleType } from 'dependency-cruiser';
+import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
+import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { folderGraphSvg } from '../../scripts/folder-graph.js';
+import { foldersWithoutIndex, RULE as FOLDER_INDEX_RULE } from '../../scripts/folder-index.js';
+
+// The layout rules of src/ (.dependency-cruiser.cjs, plus scripts/folder-index.ts for what
+// dependency-cruiser cannot see), run as `npm run lint:deps` runs them, over the small trees
+// of test/fixtures/layers/: one that keeps every rule, and one per rule that breaks it.
+
+const ROOT = join(import.meta.dirname, '../..');
+const FIXTURES = join(ROOT, 'test/fixtures/layers');
+
+let options: Awaited<ReturnType<typeof extractDepcruiseOptions>>;
+let tsConfig: ReturnType<typeof extractTSConfig>;
+
+beforeAll(async () => {
+  // What the depcruise command does with `--config .dependency-cruiser.cjs`: read the
+  // configuration, then the tsconfig.json it names.
+  options = await extractDepcruiseOptions(join(ROOT, '.dependency-cruiser.cjs'));
+  tsConfig = extractTSConfig(join(ROOT, options.tsConfig?.fileName ?? 'tsconfig.json'));
+});
+
+/** An npm package's resolved path (…/node_modules/pg/esm/index.mjs) shown as its name. */
+const shown = (path: string) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(path)?.[1] ?? path;
+
+/** dependency-cruiser's findings on a fixture tree, with the project's configuration. */
+async function cruiseTree(fixture: string): Promise<ICruiseResult> {
+  // baseDir: paths are seen from the fixture as they are from the repository root ("src/…").
+  const result = await cruise(['src'], { ...options, baseDir: join(FIXTURES, fixture) }, {}, { tsConfig });
+  return result.output as ICruiseResult;
+}
+
+/**
+ * The broken rules `npm run lint:deps` reports for a fixture tree, one line per offence:
+ * "rule: from → to" (for a folder without index.ts, "rule: folder").
+ */
+async function lint(fixture: string): Promise<string[]> {
+  const tree = join(FIXTURES, fixture);
+  const { summary } = await cruiseTree(fixture);
+  const offences = summary.violations.map(({ rule, from, to }) => `${rule.name}: ${from} → ${shown(to)}`);
+  const folders = foldersWithoutIndex(join(tree, 'src')).map((folder) => `${FOLDER_INDEX_RULE}: ${folder.slice(tree.length + 1)}`);
+  return [...new Set([...offences, ...folders])].sort();
+}
+
+describe('npm run lint:deps', () => {
+  it('passes on a tree that keeps every rule, with every kind of import they allow', async () => {
+    // Among them: cli.ts → index.ts, feature → feature, app → http, config → feature, a
+    // type from config in src/index.ts, an adapter importing the port of its parent folder,
+    // a nested folder's door, pg in store/postgres, express in http/ and app/, and a folder
+    // of data only (store/postgres/migrations/, no TypeScript: no index.ts needed).
+    expect(await lint('clean')).toEqual([]);
+    // …and not because nothing was read: every file and import of the tree was seen.
+    const { summary } = await cruiseTree('clean');
+    expect([summary.totalCruised, summary.totalDependenciesCruised]).toEqual([32, 54]);
+  });
+
+  describe('the layers', () => {
+    it('fails when a feature imports the HTTP layer', async () => {
+      expect(await lint('feature-imports-http')).toEqual(['feature-does-not-import-http: src/orders/create.ts → src/http/index.ts']);
+    });
+
+    it('fails when a feature imports the composition layer', async () => {
+      expect(await lint('feature-imports-config')).toEqual(['feature-does-not-import-composition-or-client: src/webhooks/index.ts → src/config/index.ts']);
+    });
+
+    it('fails when a record imports a feature', async () => {
+      expect(await lint('record-imports-feature')).toEqual(['records-import-only-records: src/records/order.ts → src/orders/index.ts']);
+    });
+
+    it('fails when a storage file imports a feature', async () => {
+      expect(await lint('store-imports-feature')).toEqual(['store-imports-only-store-shared-records: src/store/port.ts → src/orders/index.ts']);
+    });
+
+    it('fails when a shared utility imports storage', async () => {
+      expect(await lint('shared-imports-store')).toEqual(['shared-imports-only-shared-and-records: src/shared/index.ts → src/store/index.ts']);
+    });
+
+    it('fails when the HTTP layer imports the composition layer', async () => {
+      expect(await lint('http-imports-app')).toEqual(['http-does-not-import-composition-or-client: src/http/index.ts → src/app/index.ts']);
+    });
+
+    it('fails when config imports the HTTP layer', async () => {
+      expect(await lint('config-imports-http')).toEqual(['config-does-not-import-http-or-app: src/config/index.ts → src/http/index.ts']);
+    });
+
+    it('fails when the composition layer imports the client', async () => {
+      expect(await lint('composition-imports-client')).toEqual(['composition-does-not-import-client: src/app/index.ts → src/client/index.ts']);
+    });
+
+    it('fails when the client imports a feature', async () => {
+      expect(await lint('client-imports-feature')).toEqual(['client-imports-only-records-and-shared: src/client/report.ts → src/orders/index.ts']);
+    });
+
+    it('fails when src/index.ts exports a feature', async () => {
+      expect(await lint('index-imports-feature')).toEqual(['index-imports-app-config-records: src/index.ts → src/orders/index.ts']);
+    });
+
+    it('fails when src/index.ts takes a value, not a type, from config', async () => {
+      expect(await lint('index-takes-value-from-config')).toEqual(['index-takes-only-types-from-config: src/index.ts → src/config/index.ts']);
+    });
+
+    it('fails when a file imports a file at the top of src/', async () => {
+      expect(await lint('top-level-file-imported')).toEqual(['entry-points-not-imported: src/report/index.ts → src/version.ts']);
+    });
+  });
+
+  describe('circles', () => {
+    it('fails when files import each other in a circle, type-only imports included', async () => {
+      expect(await lint('file-circle')).toEqual(['no-circular-files: src/orders/create.ts → src/orders/validate.ts']);
+    });
+
+    it('fails when folders import each other in a circle, though no files do', async () => {
+      expect(await lint('folder-circle')).toEqual([
+        'no-circular-folders: src/orders → src/tracking',
+        'no-circular-folders: src/tracking → src/orders',
+      ]);
+    });
+
+    it('fails when two subfolders of a folder import each other in a circle', async () => {
+      expect(await lint('nested-folder-circle')).toEqual([
+        'no-circular-folders: src/store/embedded → src/store/postgres',
+        'no-circular-folders: src/store/postgres → src/store/embedded',
+      ]);
+    });
+  });
+
+  describe('one door per folder', () => {
+    it("fails when an import reaches past a top-level folder's index.ts", async () => {
+      expect(await lint('past-door-top')).toEqual(['one-door-per-folder: src/orders/create.ts → src/tracking/journey.ts']);
+    });
+
+    it("fails when an import reaches past a nested folder's index.ts, from its parent or grandparent folder", async () => {
+      expect(await lint('past-door-nested')).toEqual([
+        'one-door-per-folder: src/store/embedded/storage.ts → src/store/embedded/file/journal.ts',
+        'one-door-per-folder: src/store/open.ts → src/store/embedded/storage.ts',
+      ]);
+    });
+
+    it('fails when a file too deep for the door check imports a file of src/', async () => {
+      expect(await lint('too-deep')).toEqual(['within-door-depth: src/a/b/c/d/e/f/g/deep.ts → src/a/b/c/d/e/f/index.ts']);
+    });
+
+    it('fails when a folder has no index.ts', async () => {
+      expect(await lint('folder-without-index')).toEqual([`${FOLDER_INDEX_RULE}: src/tracking`]);
+    });
+  });
+
+  describe('packages', () => {
+    it('fails when pg is imported outside src/store/postgres', async () => {
+      expect(await lint('pg-outside-postgres')).toEqual(['pg-only-in-postgres-adapter: src/store/embedded/index.ts → pg']);
+    });
+
+    it('fails when express is imported outside src/http and src/app, even for a type', async () => {
+      expect(await lint('express-outside-edge')).toEqual(['express-only-in-http-and-app: src/orders/index.ts → express']);
+    });
+  });
+
+  it('fails when an import does not resolve (it would be invisible to every rule)', async () => {
+    expect(await lint('unresolvable-import')).toEqual(['no-unresolvable-import: src/orders/index.ts → ./tracking.js']);
+  });
+
+  it('names every rule and says it in words (docs/architecture.md cites them)', () => {
+    const rules = (options.ruleSet?.forbidden ?? []) as IForbiddenRuleType[];
+    for (const rule of rules) {
+      expect(rule.name, JSON.stringify(rule.from)).toMatch(/^[a-z]+(?:-[a-z]+)+$/);
+      expect(rule.comment?.length ?? 0, rule.name).toBeGreaterThan(20);
+    }
+    expect(new Set(rules.map((rule) => rule.name)).size).toBe(rules.length);
+  });
+});
+
+describe('npm run docs:graph', () => {
+  /** The picture's nodes and edges by their titles ("src/app", "src/app->src/http"). */
+  const titles = (svg: string) => [...svg.matchAll(/<title>(src\/[^<]*)<\/title>/g)].map((match) => match[1]!.replaceAll('&#45;', '-').replaceAll('&gt;', '>'));
+
+  it('draws one node per top-level folder (and file) of src/ and their imports, the same bytes for the same tree', async () => {
+    const svg = await folderGraphSvg(join(FIXTURES, 'clean'));
+    expect(await folderGraphSvg(join(FIXTURES, 'clean'))).toBe(svg);
+    const drawn = titles(svg);
+    expect(drawn.filter((title) => !title.includes('->')).sort()).toEqual(
+      ['app', 'cli.ts', 'client', 'config', 'http', 'index.ts', 'orders', 'records', 'shared', 'store', 'tracking', 'webhooks'].map((name) => `src/${name}`),
+    );
+    expect(drawn).toContain('src/http->src/orders');
+    expect(drawn).toContain('src/store->src/records');
+    expect(svg).not.toContain('stroke="red"');
+  });
+
+  it('draws an import that breaks a rule in red, with the rule\'s name', async () => {
+    const svg = (await folderGraphSvg(join(FIXTURES, 'feature-imports-http'))).replaceAll('&#45;', '-');
+    expect(titles(svg)).toEqual(['src/http', 'src/orders', 'src/orders->src/http']);
+    expect(svg).toContain('stroke="red"');
+    expect(svg).toContain('fill="red">feature-does-not-import-http</text>');
+  });
+});
