@@ -136,18 +136,11 @@ module.exports = {
       to: { path: '^src/[^/]+$' },
     },
     {
-      name: 'index-imports-app-config-records',
-      comment: 'src/index.ts (the package entry) exports from src/app/, src/config/ and src/records/ only.',
+      name: 'index-takes-values-only-from-app',
+      comment: 'src/index.ts (the package entry) takes values only from src/app/ (createSandbox, createApp); it may export the public types of any folder.',
       severity: 'error',
       from: { path: '^src/index\\.ts$' },
-      to: { path: SRC, pathNot: '^src/(?:app|config|records)/' },
-    },
-    {
-      name: 'index-takes-only-types-from-config',
-      comment: 'src/index.ts takes only types from src/config/ (the options a caller passes), no values.',
-      severity: 'error',
-      from: { path: '^src/index\\.ts$' },
-      to: { path: '^src/config/', dependencyTypesNot: ['type-only'] },
+      to: { path: SRC, pathNot: '^src/app/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'client-imports-only-records-and-shared',

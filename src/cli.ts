@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 import { setFlagsFromString } from 'node:v8';
-import { VERSION } from './shared/version.js';
-import { optionsOf, program } from './config/command.js';
-import { OPTIONS, OptionError } from './config/options.js';
-import { createSandbox } from './app/sandbox.js';
-import { webhookBannerLine } from './webhooks/banner.js';
-import { mask } from './shared/mask.js';
-import { runReport } from './client/report.js';
+import { VERSION } from './shared/index.js';
+import { optionsOf, program } from './config/index.js';
+import { OPTIONS, OptionError } from './config/index.js';
+import { createSandbox } from './app/index.js';
+import { webhookBannerLine } from './webhooks/index.js';
+import { mask } from './shared/index.js';
+import { runReport } from './client/index.js';
 
 // A long-running sandbox holds its whole store in memory. V8's default lets the old
 // space grow to several times the live data between full collections; 75% (the default

@@ -1,16 +1,16 @@
 import express, { type Express } from 'express';
-import { controlHandlers } from '../http/handlers/control.js';
-import { cors } from '../http/cors.js';
-import { knownToken } from '../http/auth.js';
-import { clientRateLimit } from '../http/rate-limit.js';
-import { errorEnvelope, jsonBody, requestLog, series, unknownPath } from '../http/edge.js';
-import type { HandlerMap } from '../http/handler.js';
-import { mountSpec } from '../http/mount.js';
-import { FairTurns } from '../http/turns.js';
-import { orderHandlers } from '../http/handlers/orders.js';
-import type { SandboxModule } from '../http/module.js';
+import { controlHandlers } from '../http/index.js';
+import { cors } from '../http/index.js';
+import { knownToken } from '../http/index.js';
+import { clientRateLimit } from '../http/index.js';
+import { errorEnvelope, jsonBody, requestLog, series, unknownPath } from '../http/index.js';
+import type { HandlerMap } from '../http/index.js';
+import { mountSpec } from '../http/index.js';
+import { FairTurns } from '../http/index.js';
+import { orderHandlers } from '../http/index.js';
+import type { SandboxModule } from '../http/index.js';
 import type { Services } from './services.js';
-import { specAnswer } from '../http/spec-answer.js';
+import { specAnswer } from '../http/index.js';
 
 /**
  * The express app of the sandbox, built from its services: both specs mounted with

@@ -1,18 +1,18 @@
-import { coverageModule } from './modules/coverage.js';
-import { dashboardModule } from '../http/pages/dashboard.js';
-import { docsModule } from '../http/pages/docs.js';
-import { faultsModule } from './modules/faults.js';
-import { checkAdminOnly } from '../http/roles.js';
-import { metricsModule } from './modules/metrics.js';
-import type { SandboxModule } from '../http/module.js';
-import { assumedOrdersModule } from './modules/orders.js';
-import { ratesModule } from './modules/rates.js';
-import { reportModule } from './modules/report.js';
-import { requestsModule } from './modules/requests.js';
-import { retentionModule } from './modules/retention.js';
+import { coverageModule } from './modules/index.js';
+import { dashboardModule } from '../http/index.js';
+import { docsModule } from '../http/index.js';
+import { faultsModule } from './modules/index.js';
+import { checkAdminOnly } from '../http/index.js';
+import { metricsModule } from './modules/index.js';
+import type { SandboxModule } from '../http/index.js';
+import { assumedOrdersModule } from './modules/index.js';
+import { ratesModule } from './modules/index.js';
+import { reportModule } from './modules/index.js';
+import { requestsModule } from './modules/index.js';
+import { retentionModule } from './modules/index.js';
 import type { Services } from './services.js';
-import { preferModule } from './modules/prefer.js';
-import { webhooksModule } from './modules/webhooks.js';
+import { preferModule } from './modules/index.js';
+import { webhooksModule } from './modules/index.js';
 
 /**
  * Every module of the sandbox, in the order their interceptors wrap a request

@@ -1,20 +1,20 @@
 import type { Logger } from 'pino';
-import type { Clocks } from '../clock/clocks.js';
-import type { Scheduler } from '../clock/scheduler.js';
-import type { ClockService } from '../clock/service.js';
-import type { ClientRegistry } from '../clients/registry.js';
-import type { ResolvedOptions } from '../config/options.js';
-import type { EventBus } from '../events/bus.js';
-import type { Fixtures } from '../fixtures/load.js';
-import type { IdFactory } from '../ids/factory.js';
-import type { OrdersService } from '../orders/service.js';
-import type { CompiledSpec } from '../spec/compile.js';
-import type { SettingsWriter } from '../store/settings-writer.js';
-import type { Storage } from '../store/port.js';
-import type { SandboxMetrics } from '../metrics/metrics.js';
-import type { Journey } from '../tracking/journey.js';
-import type { WebhookEndpoints } from '../webhooks/endpoints.js';
-import type { TargetGuard } from '../webhooks/target-guard.js';
+import type { Clocks } from '../clock/index.js';
+import type { Scheduler } from '../clock/index.js';
+import type { ClockService } from '../clock/index.js';
+import type { ClientRegistry } from '../clients/index.js';
+import type { ResolvedOptions } from '../config/index.js';
+import type { EventBus } from '../events/index.js';
+import type { Fixtures } from '../fixtures/index.js';
+import type { IdFactory } from '../ids/index.js';
+import type { OrdersService } from '../orders/index.js';
+import type { CompiledSpec } from '../spec/index.js';
+import type { SettingsWriter } from '../store/index.js';
+import type { Storage } from '../store/index.js';
+import type { SandboxMetrics } from '../metrics/index.js';
+import type { Journey } from '../tracking/index.js';
+import type { WebhookEndpoints } from '../webhooks/index.js';
+import type { TargetGuard } from '../webhooks/index.js';
 
 /**
  * What the sandbox is composed of: `sandbox.ts` builds it, and only the composition

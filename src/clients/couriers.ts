@@ -1,4 +1,4 @@
-import { domainMessages, Forbidden } from '../shared/errors.js';
+import { domainMessages, Forbidden } from '../shared/index.js';
 import type { Client } from './registry.js';
 
 /** Throws Forbidden naming `field` when the client may not use this courier. */

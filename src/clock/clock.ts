@@ -1,4 +1,4 @@
-import type { RealClockState } from '../records/clock.js';
+import type { RealClockState } from '../records/index.js';
 
 export type { RealClockState };
 

@@ -1,4 +1,4 @@
-import type { ClientClock, ClockLead, KeptClocks } from '../store/port.js';
+import type { ClientClock, ClockLead, KeptClocks } from '../store/index.js';
 import { ManualClock, RealClock, type Clock } from './clock.js';
 
 /**

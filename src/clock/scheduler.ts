@@ -1,8 +1,8 @@
 import { LATEST_CLOCK_MS } from './clock.js';
 import { randomBytes } from 'node:crypto';
-import { Unavailable } from '../shared/errors.js';
-import { OneAtATime } from '../shared/one-at-a-time.js';
-import type { ClaimedJob, ClaimOptions, JobKind, Storage } from '../store/port.js';
+import { Unavailable } from '../shared/index.js';
+import { OneAtATime } from '../shared/index.js';
+import type { ClaimedJob, ClaimOptions, JobKind, Storage } from '../store/index.js';
 import type { Clock, ManualClock, RealClock } from './clock.js';
 import { Clocks } from './clocks.js';
 import { holdingTurn, outsideTurn, Turn } from './turns.js';

@@ -1,6 +1,6 @@
-import { Conflict } from '../shared/errors.js';
-import type { SettingsWriter } from '../store/settings-writer.js';
-import type { Meta, SharedClockRepository, Storage } from '../store/port.js';
+import { Conflict } from '../shared/index.js';
+import type { SettingsWriter } from '../store/index.js';
+import type { Meta, SharedClockRepository, Storage } from '../store/index.js';
 import { ManualClock, RealClock } from './clock.js';
 import { Clocks } from './clocks.js';
 import type { Scheduler } from './scheduler.js';

@@ -1,4 +1,4 @@
-import type { SharedClockRepository } from '../store/port.js';
+import type { SharedClockRepository } from '../store/index.js';
 import type { Clocks } from './clocks.js';
 
 /**

@@ -1,5 +1,5 @@
-import { ROLES, type ClientConfig } from '../clients/registry.js';
-import { parseDelayRange } from '../shared/duration.js';
+import { ROLES, type ClientConfig } from '../clients/index.js';
+import { parseDelayRange } from '../shared/index.js';
 
 /**
  * Checks per-client settings at start, so a mistake in the config file stops the

@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { VERSION } from '../shared/version.js';
+import { VERSION } from '../shared/index.js';
 import { isOn, OPTIONS, type OptionSpec, type SandboxOptions } from './options.js';
 
 /** The command line: one flag per option of OPTIONS, with its environment fallback, exactly as DESIGN.md's stable interfaces. */

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import type { ClientConfig } from '../clients/registry.js';
+import type { ClientConfig } from '../clients/index.js';
 
 /** The `--config` file: per-client settings. JSON or YAML. */
 export interface ConfigFile {

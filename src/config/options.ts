@@ -1,11 +1,11 @@
-import { LATEST_CLOCK_START_MS } from '../clock/clock.js';
+import { LATEST_CLOCK_START_MS } from '../clock/index.js';
 import { parse as parseBytes } from 'bytes';
-import { PROVIDER_SPEC } from '../spec/load.js';
-import { DEFAULT_RETRIES, parseRetries } from '../webhooks/retry.js';
-import { isSecret } from '../webhooks/secret.js';
-import { parseTargetPolicy, type TargetPolicy } from '../webhooks/targets.js';
-import type { ClientConfig } from '../clients/registry.js';
-import { formatDuration, parseDelayRange, parseDuration, type DelayRange } from '../shared/duration.js';
+import { PROVIDER_SPEC } from '../spec/index.js';
+import { DEFAULT_RETRIES, parseRetries } from '../webhooks/index.js';
+import { isSecret } from '../webhooks/index.js';
+import { parseTargetPolicy, type TargetPolicy } from '../webhooks/index.js';
+import type { ClientConfig } from '../clients/index.js';
+import { formatDuration, parseDelayRange, parseDuration, type DelayRange } from '../shared/index.js';
 
 /**
  * Options of `createSandbox`, one per CLI flag (see `shipping-sandbox --help`). Durations

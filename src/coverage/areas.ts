@@ -1,5 +1,5 @@
-import { locate, type Fixtures } from '../fixtures/load.js';
-import type { City, District, Province } from '../fixtures/types.js';
+import { locate, type Fixtures } from '../fixtures/index.js';
+import type { City, District, Province } from '../fixtures/index.js';
 
 /** A district with the city and province it lies in: one result of an area search. */
 export interface AreaView {

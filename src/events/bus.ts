@@ -1,5 +1,5 @@
-import type { SandboxEvent } from '../records/event.js';
-import type { Repositories } from '../store/port.js';
+import type { SandboxEvent } from '../records/index.js';
+import type { Repositories } from '../store/index.js';
 
 /** Where domain code reports events: inside the transaction that made them, so they are kept with it or not at all. */
 export interface EventSink {

@@ -1,5 +1,5 @@
-import type { FaultAction } from '../records/fault-rule.js';
-import type { OperationInput } from '../requests/served.js';
+import type { FaultAction } from '../records/index.js';
+import type { OperationInput } from '../requests/index.js';
 
 const applied = new WeakMap<OperationInput, FaultAction>();
 

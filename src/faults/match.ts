@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { OperationInput } from '../requests/served.js';
+import type { OperationInput } from '../requests/index.js';
 import { compileGlob, type CompiledGlob } from './glob.js';
-import type { FaultMatch } from '../records/fault-rule.js';
+import type { FaultMatch } from '../records/index.js';
 
 /** Compiled globs by their text: rules are matched against every request of their client. */
 const compiled = new Map<string, CompiledGlob>();

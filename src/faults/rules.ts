@@ -1,12 +1,12 @@
-import type { Clocks } from '../clock/clocks.js';
-import { LimitReached, RuleViolation } from '../shared/errors.js';
-import type { SettingsWriter } from '../store/settings-writer.js';
-import type { OperationInput } from '../requests/served.js';
-import { draw } from '../ids/random.js';
-import type { Storage } from '../store/port.js';
+import type { Clocks } from '../clock/index.js';
+import { LimitReached, RuleViolation } from '../shared/index.js';
+import type { SettingsWriter } from '../store/index.js';
+import type { OperationInput } from '../requests/index.js';
+import { draw } from '../ids/index.js';
+import type { Storage } from '../store/index.js';
 import { matches } from './match.js';
 import { faultMessages } from './messages.js';
-import type { FaultRule, FaultRuleInput } from '../records/fault-rule.js';
+import type { FaultRule, FaultRuleInput } from '../records/index.js';
 
 /** The most fault rules a client may have at once: each request of the client is matched against all of them. */
 export const MAX_FAULT_RULES = 100;

@@ -1,9 +1,9 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import contentType from 'content-type';
-import { RuleViolation, type FieldError } from '../shared/errors.js';
+import { RuleViolation, type FieldError } from '../shared/index.js';
 import { isFieldPath } from './match.js';
 import { faultMessages } from './messages.js';
-import type { FaultAction, FaultRuleInput } from '../records/fault-rule.js';
+import type { FaultAction, FaultRuleInput } from '../records/index.js';
 
 /** The fields each action type uses (the spec checks types and ranges; this checks the combination). */
 const FIELDS: Record<FaultAction['type'], string[]> = {

@@ -1,4 +1,4 @@
-import type { Caller, ClientRegistry } from '../clients/registry.js';
+import type { Caller, ClientRegistry } from '../clients/index.js';
 import { ApiError, messages } from './errors.js';
 
 const challenge = (error?: string) => ({ 'WWW-Authenticate': error ? `Bearer error="${error}"` : 'Bearer' });

@@ -1,6 +1,6 @@
-import { Conflict, DomainError, domainMessages, Forbidden, LimitReached, NotFound, RuleViolation, TooManyRequests, Unavailable, type FieldError } from '../shared/errors.js';
+import { Conflict, DomainError, domainMessages, Forbidden, LimitReached, NotFound, RuleViolation, TooManyRequests, Unavailable, type FieldError } from '../shared/index.js';
 
-export type { FieldError } from '../shared/errors.js';
+export type { FieldError } from '../shared/index.js';
 
 /** The body of every 4xx/5xx answer of the sandbox. */
 export interface ErrorEnvelope {

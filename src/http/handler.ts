@@ -1,5 +1,5 @@
-import type { Client } from '../clients/registry.js';
-import type { OperationInput } from '../requests/served.js';
+import type { Client } from '../clients/index.js';
+import type { OperationInput } from '../requests/index.js';
 
 export type { OperationInput };
 

@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import type { ResetPart } from './handlers/control.js';
+import type { ResetPart } from './handlers/index.js';
 import type { HandlerMap, Interceptor } from './handler.js';
 import type { ServedRequest } from './served.js';
 

@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
-import type { ClientRegistry } from '../clients/registry.js';
-import type { CompiledOperation, CompiledSpec } from '../spec/compile.js';
-import type { RequestScope } from '../store/port.js';
+import type { ClientRegistry } from '../clients/index.js';
+import type { CompiledOperation, CompiledSpec } from '../spec/index.js';
+import type { RequestScope } from '../store/index.js';
 import { authenticate } from './auth.js';
 import { bodyBytesOf } from './edge.js';
 import { authorize } from './roles.js';

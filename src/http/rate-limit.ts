@@ -1,5 +1,5 @@
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { domainMessages, TooManyRequests } from '../shared/errors.js';
+import { domainMessages, TooManyRequests } from '../shared/index.js';
 
 /**
  * `--rate-limit N`: at most N requests per second per client, provider and control

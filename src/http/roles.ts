@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
-import type { Caller, Client, ClientRegistry } from '../clients/registry.js';
-import type { CompiledOperation } from '../spec/compile.js';
+import type { Caller, Client, ClientRegistry } from '../clients/index.js';
+import type { CompiledOperation } from '../spec/index.js';
 import { authenticate } from './auth.js';
 import { ApiError, messages } from './errors.js';
 import { sendError } from './respond.js';

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 
-export { declaredPlainLength, type ServedRequest } from '../requests/served.js';
+export { declaredPlainLength, type ServedRequest } from '../requests/index.js';
 
 /** What the request log line says of a response, kept beside it by the edge. */
 interface ResponseNote {

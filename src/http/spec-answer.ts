@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { BodyReply, Handler, OperationInput } from './handler.js';
-import type { CompiledOperation } from '../spec/compile.js';
-import type { OpenApiDocument } from '../spec/load.js';
+import type { CompiledOperation } from '../spec/index.js';
+import type { OpenApiDocument } from '../spec/index.js';
 
 /** A reply with a status (not a stream). */
 export type StatusReply = BodyReply;

@@ -1,6 +1,6 @@
 import { AsyncResource } from 'node:async_hooks';
-import { MAX_TURN_MS } from '../clock/scheduler.js';
-import { domainMessages, TooManyRequests } from '../shared/errors.js';
+import { MAX_TURN_MS } from '../clock/index.js';
+import { domainMessages, TooManyRequests } from '../shared/index.js';
 
 // Taken when the module loads: a test suite that fakes the timers afterwards (vitest's
 // useFakeTimers fakes setImmediate) must not leave every request waiting for its turn.

@@ -1,5 +1,5 @@
-import { inTurn } from '../clock/turns.js';
-import type { Repositories } from '../store/port.js';
+import { inTurn } from '../clock/index.js';
+import type { Repositories } from '../store/index.js';
 import { permutedText } from './numbers.js';
 
 /**

@@ -1,8 +1,8 @@
 import { Counter, Histogram, Registry } from 'prom-client';
-import type { SandboxEvent } from '../records/event.js';
-import type { ServedRequest } from '../requests/served.js';
-import type { JobKind } from '../store/port.js';
-import type { Attempt } from '../records/delivery.js';
+import type { SandboxEvent } from '../records/index.js';
+import type { ServedRequest } from '../requests/index.js';
+import type { JobKind } from '../store/index.js';
+import type { Attempt } from '../records/index.js';
 
 /** How a webhook attempt ended, as `sandbox_webhook_attempts_total{outcome}` counts it. */
 export type AttemptOutcome = 'delivered' | 'http_error' | 'timeout' | 'network_error' | 'refused';

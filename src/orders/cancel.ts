@@ -1,12 +1,12 @@
-import type { Clocks } from '../clock/clocks.js';
-import type { EventSink } from '../events/bus.js';
-import type { Fixtures } from '../fixtures/load.js';
-import { RuleViolation } from '../shared/errors.js';
-import type { Client } from '../clients/registry.js';
-import type { Storage, Stored } from '../store/port.js';
-import type { Journey } from '../tracking/journey.js';
-import { contextOf } from '../tracking/render.js';
-import { secondsOf, type Order, type OrderStatus, type TrackingEntry } from '../records/order.js';
+import type { Clocks } from '../clock/index.js';
+import type { EventSink } from '../events/index.js';
+import type { Fixtures } from '../fixtures/index.js';
+import { RuleViolation } from '../shared/index.js';
+import type { Client } from '../clients/index.js';
+import type { Storage, Stored } from '../store/index.js';
+import type { Journey } from '../tracking/index.js';
+import { contextOf } from '../tracking/index.js';
+import { secondsOf, type Order, type OrderStatus, type TrackingEntry } from '../records/index.js';
 
 /** Statuses in which an order may still be cancelled: before the pick-up scan. */
 export const CANCELLABLE: readonly OrderStatus[] = ['created', 'awb_generated'];

@@ -1,7 +1,7 @@
-import { areaOf } from '../coverage/areas.js';
-import type { Fixtures } from '../fixtures/load.js';
-import { orderRate } from '../rates/order-rate.js';
-import { epochSeconds, orderIdentity, type Order, type TrackingEntry } from '../records/order.js';
+import { areaOf } from '../coverage/index.js';
+import type { Fixtures } from '../fixtures/index.js';
+import { orderRate } from '../rates/index.js';
+import { epochSeconds, orderIdentity, type Order, type TrackingEntry } from '../records/index.js';
 
 const seconds = (ms: number | null): number | null => (ms === null ? null : epochSeconds(ms));
 

@@ -1,5 +1,5 @@
-import { deref } from '../spec/load.js';
-import type { OpenApiDocument } from '../spec/load.js';
+import { deref } from '../spec/index.js';
+import type { OpenApiDocument } from '../spec/index.js';
 
 /** The fields of a create request the sandbox keeps: the sender's (the request's own, but `items` and `courier_code`) and an item's. */
 export interface CreateFields {

@@ -1,8 +1,8 @@
-import type { Client } from '../clients/registry.js';
-import { assertCourierEnabled } from '../clients/couriers.js';
-import { amountProblem, RuleViolation, type FieldError } from '../shared/errors.js';
-import type { Fixtures } from '../fixtures/load.js';
-import type { CreateOrderRequest } from '../records/order.js';
+import type { Client } from '../clients/index.js';
+import { assertCourierEnabled } from '../clients/index.js';
+import { amountProblem, RuleViolation, type FieldError } from '../shared/index.js';
+import type { Fixtures } from '../fixtures/index.js';
+import type { CreateOrderRequest } from '../records/index.js';
 
 /** An item's numeric text fields, each priced: at most MAX_AMOUNT. */
 const AMOUNTS = ['item_weight', 'item_value', 'cod', 'item_width', 'item_height', 'item_length', 'item_qty'] as const;

@@ -1,14 +1,14 @@
-import type { Client } from '../clients/registry.js';
-import { parseDelayRange, type DelayRange } from '../shared/duration.js';
-import type { Clocks } from '../clock/clocks.js';
-import { RuleViolation } from '../shared/errors.js';
-import type { Fixtures } from '../fixtures/load.js';
-import type { IdFactory } from '../ids/factory.js';
-import type { OrderQuery, Page, Storage, Stored } from '../store/port.js';
-import type { Journey } from '../tracking/journey.js';
+import type { Client } from '../clients/index.js';
+import { parseDelayRange, type DelayRange } from '../shared/index.js';
+import type { Clocks } from '../clock/index.js';
+import { RuleViolation } from '../shared/index.js';
+import type { Fixtures } from '../fixtures/index.js';
+import type { IdFactory } from '../ids/index.js';
+import type { OrderQuery, Page, Storage, Stored } from '../store/index.js';
+import type { Journey } from '../tracking/index.js';
 import { keepKnown, type CreateFields } from './fields.js';
 import { checkCreateRequest } from './rules.js';
-import type { CreateOrderRequest, Order } from '../records/order.js';
+import type { CreateOrderRequest, Order } from '../records/index.js';
 
 export interface OrdersConfig {
   defaultScenario: string;

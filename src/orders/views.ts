@@ -1,8 +1,8 @@
-import type { ClientRegistry } from '../clients/registry.js';
-import { orderIdentity, type Order } from '../records/order.js';
-import type { Journey } from '../tracking/journey.js';
-import { withPhotoUrls } from '../tracking/view.js';
-import { AWB_JOB } from '../tracking/journey.js';
+import type { ClientRegistry } from '../clients/index.js';
+import { orderIdentity, type Order } from '../records/index.js';
+import type { Journey } from '../tracking/index.js';
+import { withPhotoUrls } from '../tracking/index.js';
+import { AWB_JOB } from '../tracking/index.js';
 
 export const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 

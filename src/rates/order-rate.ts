@@ -1,6 +1,6 @@
-import { areaOf } from '../coverage/areas.js';
-import type { Fixtures } from '../fixtures/load.js';
-import type { Order } from '../records/order.js';
+import { areaOf } from '../coverage/index.js';
+import type { Fixtures } from '../fixtures/index.js';
+import type { Order } from '../records/index.js';
 import { quoteService, type RateRequest } from './quote.js';
 import { chargeableWeight } from './weight.js';
 

@@ -1,5 +1,5 @@
-import type { AreaView } from '../coverage/areas.js';
-import type { Courier, CourierService } from '../fixtures/types.js';
+import type { AreaView } from '../coverage/index.js';
+import type { Courier, CourierService } from '../fixtures/index.js';
 import { roundFee, TARIFF } from './tariff.js';
 import { chargeableWeight, type Dimensions, type ParcelWeight } from './weight.js';
 

@@ -1,9 +1,9 @@
-import { assertCourierEnabled } from '../clients/couriers.js';
-import type { Client } from '../clients/registry.js';
-import { areaOf } from '../coverage/areas.js';
-import type { Fixtures } from '../fixtures/load.js';
-import type { Courier } from '../fixtures/types.js';
-import { amountProblem, RuleViolation, type FieldError } from '../shared/errors.js';
+import { assertCourierEnabled } from '../clients/index.js';
+import type { Client } from '../clients/index.js';
+import { areaOf } from '../coverage/index.js';
+import type { Fixtures } from '../fixtures/index.js';
+import type { Courier } from '../fixtures/index.js';
+import { amountProblem, RuleViolation, type FieldError } from '../shared/index.js';
 import type { RateRequest } from './quote.js';
 
 /** Which query parameter carries each part of a rate request, so errors name it. */

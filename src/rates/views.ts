@@ -1,4 +1,4 @@
-import type { Courier } from '../fixtures/types.js';
+import type { Courier } from '../fixtures/index.js';
 import type { CourierQuote, RateRequest } from './quote.js';
 import { chargeableWeight, type ParcelWeight } from './weight.js';
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FIXTURES_DIR } from '../fixtures/load.js';
+import { FIXTURES_DIR } from '../fixtures/index.js';
 
 /** One provider behaviour a client should meet (fixtures/readiness/catalogue.json). */
 export interface CatalogueItem {

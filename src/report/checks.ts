@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { Conflict } from '../shared/errors.js';
-import type { Endpoint } from '../webhooks/endpoints.js';
-import { wrongSecret } from '../webhooks/secret.js';
-import { send, type SendResult } from '../webhooks/send.js';
-import type { TargetGuard } from '../webhooks/target-guard.js';
-import type { AwbGeneratedPayload } from '../records/delivery.js';
-import type { CheckResult } from '../records/report.js';
+import { Conflict } from '../shared/index.js';
+import type { Endpoint } from '../webhooks/index.js';
+import { wrongSecret } from '../webhooks/index.js';
+import { send, type SendResult } from '../webhooks/index.js';
+import type { TargetGuard } from '../webhooks/index.js';
+import type { AwbGeneratedPayload } from '../records/index.js';
+import type { CheckResult } from '../records/index.js';
 
 /** How far back the stale step stamps its message: twice the Standard Webhooks tolerance of 5 minutes. */
 export const STALE_MS = 10 * 60_000;

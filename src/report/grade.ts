@@ -1,5 +1,5 @@
 import type { CatalogueItem } from './catalogue.js';
-import type { CheckResult, ReportEvent, ReportOutcome, ReportView } from '../records/report.js';
+import type { CheckResult, ReportEvent, ReportOutcome, ReportView } from '../records/index.js';
 
 export type ItemStatus = 'handled' | 'not_handled' | 'not_exercised' | 'not_graded';
 

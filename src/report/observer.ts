@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { appliedFault } from '../faults/applied.js';
-import { declaredPlainLength, type ServedRequest } from '../requests/served.js';
-import type { Storage } from '../store/port.js';
-import type { AttemptObserver } from '../webhooks/dispatcher.js';
-import type { Attempt, AwbGeneratedPayload, Delivery } from '../records/delivery.js';
-import { applyReportChange, type ReportChange, type ReportMark, type ReportOutcome, type ReportState, type ReportView } from '../records/report.js';
+import { appliedFault } from '../faults/index.js';
+import { declaredPlainLength, type ServedRequest } from '../requests/index.js';
+import type { Storage } from '../store/index.js';
+import type { AttemptObserver } from '../webhooks/index.js';
+import type { Attempt, AwbGeneratedPayload, Delivery } from '../records/index.js';
+import { applyReportChange, type ReportChange, type ReportMark, type ReportOutcome, type ReportState, type ReportView } from '../records/index.js';
 
 /** Reads of an AWB closer together than this (sandbox time) after a 404 are polling it again at once. */
 export const POLL_AGAIN_MS = 1000;

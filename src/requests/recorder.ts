@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { declaredPlainLength, type ServedRequest } from '../requests/served.js';
-import type { RequestLogRepository } from '../store/port.js';
-import type { JournalEntry } from '../records/journal-entry.js';
+import type { RequestLogRepository } from '../store/index.js';
+import type { JournalEntry } from '../records/index.js';
 
 const REDACTED = '[redacted]';
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization']);

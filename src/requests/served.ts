@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Client, Role } from '../clients/registry.js';
-import type { FieldError } from '../records/field-error.js';
-import type { CompiledOperation } from '../spec/compile.js';
+import type { Client, Role } from '../clients/index.js';
+import type { FieldError } from '../records/index.js';
+import type { CompiledOperation } from '../spec/index.js';
 
 /** What an operation handler gets: the validated request and its client, as plain data. */
 export interface OperationInput {

@@ -1,4 +1,4 @@
-import type { FieldError } from '../records/field-error.js';
+import type { FieldError } from '../records/index.js';
 
 export type { FieldError };
 

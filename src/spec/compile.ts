@@ -1,6 +1,6 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import type { FieldError } from '../shared/errors.js';
+import type { FieldError } from '../shared/index.js';
 import { toFieldErrors } from './diagnostics.js';
 import { deref, pointer, type OpenApiDocument } from './load.js';
 

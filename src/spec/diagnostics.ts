@@ -1,5 +1,5 @@
 import type { ErrorObject } from 'ajv';
-import type { FieldError } from '../shared/errors.js';
+import type { FieldError } from '../shared/index.js';
 
 /** Messages for the value formats the specs use, keyed by their pattern. */
 const PATTERN_MESSAGES: Record<string, string> = {

@@ -1,4 +1,4 @@
-import { RuleViolation } from '../shared/errors.js';
+import { RuleViolation } from '../shared/index.js';
 
 /** A position in a listing: ordered by `rank`, then by `id`. Every adapter pages with it. */
 export interface Position {

@@ -1,9 +1,9 @@
-import type { RealClockState } from '../records/clock.js';
-import type { FaultRule } from '../records/fault-rule.js';
-import type { Order, OrderStatus } from '../records/order.js';
-import type { JournalEntry } from '../records/journal-entry.js';
-import type { ReportChange, ReportRun, ReportView } from '../records/report.js';
-import type { ChaosMode, Delivery, DeliveryStatus, WebhookEventType } from '../records/delivery.js';
+import type { RealClockState } from '../records/index.js';
+import type { FaultRule } from '../records/index.js';
+import type { Order, OrderStatus } from '../records/index.js';
+import type { JournalEntry } from '../records/index.js';
+import type { ReportChange, ReportRun, ReportView } from '../records/index.js';
+import type { ChaosMode, Delivery, DeliveryStatus, WebhookEventType } from '../records/index.js';
 
 /**
  * The storage port: everything the sandbox keeps, as typed repositories and one unit

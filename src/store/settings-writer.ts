@@ -1,6 +1,6 @@
 import type { ClientSettings, Repositories, Storage } from './port.js';
-import { Conflict } from '../shared/errors.js';
-import { OneAtATime } from '../shared/one-at-a-time.js';
+import { Conflict } from '../shared/index.js';
+import { OneAtATime } from '../shared/index.js';
 
 /** Tries of a unit that meets another change of the client's settings row. */
 export const SETTINGS_ATTEMPTS = 5;

@@ -1,14 +1,14 @@
 import { PodPhotos } from './pod-photos.js';
 import { magicScenario } from './view.js';
-import type { DelayRange } from '../shared/duration.js';
-import type { Clocks } from '../clock/clocks.js';
-import type { JobHandler, Scheduler } from '../clock/scheduler.js';
-import type { EventSink } from '../events/bus.js';
-import type { Fixtures, LoadedScenario } from '../fixtures/load.js';
-import type { IdFactory } from '../ids/factory.js';
-import { draw } from '../ids/random.js';
-import { secondsOf, type HistoryRecord, type Order, type OrderStatus, type TrackingEntry } from '../records/order.js';
-import type { Repositories, Storage, Stored } from '../store/port.js';
+import type { DelayRange } from '../shared/index.js';
+import type { Clocks } from '../clock/index.js';
+import type { JobHandler, Scheduler } from '../clock/index.js';
+import type { EventSink } from '../events/index.js';
+import type { Fixtures, LoadedScenario } from '../fixtures/index.js';
+import type { IdFactory } from '../ids/index.js';
+import { draw } from '../ids/index.js';
+import { secondsOf, type HistoryRecord, type Order, type OrderStatus, type TrackingEntry } from '../records/index.js';
+import type { Repositories, Storage, Stored } from '../store/index.js';
 import { renderHistory } from './render.js';
 
 export const AWB_JOB = 'awb';

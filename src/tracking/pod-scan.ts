@@ -1,6 +1,6 @@
-import type { Fixtures } from '../fixtures/load.js';
-import { isPlayedStep } from '../records/order.js';
-import type { OrderRepository } from '../store/port.js';
+import type { Fixtures } from '../fixtures/index.js';
+import { isPlayedStep } from '../records/index.js';
+import type { OrderRepository } from '../store/index.js';
 import { magicScenario } from './view.js';
 
 /**

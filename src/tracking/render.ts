@@ -1,6 +1,6 @@
-import { locate, type Fixtures, type LoadedScenario } from '../fixtures/load.js';
-import { pick } from '../ids/random.js';
-import { isPlayedStep, type Order, type PlayedStep, type TrackingEntry } from '../records/order.js';
+import { locate, type Fixtures, type LoadedScenario } from '../fixtures/index.js';
+import { pick } from '../ids/index.js';
+import { isPlayedStep, type Order, type PlayedStep, type TrackingEntry } from '../records/index.js';
 
 /** The values a scenario's templates may use. */
 export type TemplateContext = Record<

@@ -1,5 +1,5 @@
-import type { Fixtures, LoadedScenario } from '../fixtures/load.js';
-import type { Order, TrackingEntry } from '../records/order.js';
+import type { Fixtures, LoadedScenario } from '../fixtures/index.js';
+import type { Order, TrackingEntry } from '../records/index.js';
 import type { PodPhotos } from './pod-photos.js';
 import { contextOf, renderStep } from './render.js';
 

@@ -1,4 +1,4 @@
-import type { Client } from '../clients/registry.js';
+import type { Client } from '../clients/index.js';
 import type { WebhookEndpoints } from './endpoints.js';
 
 /**

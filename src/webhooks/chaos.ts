@@ -1,4 +1,4 @@
-import type { ChaosMode } from '../records/delivery.js';
+import type { ChaosMode } from '../records/index.js';
 
 /** Every chaos mode, as the header and the config name them. */
 export const CHAOS_MODES: readonly ChaosMode[] = ['duplicate', 'late', 'out_of_order', 'bad_signature'];

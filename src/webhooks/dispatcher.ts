@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Clocks } from '../clock/clocks.js';
-import { JobInterrupted, type Scheduler } from '../clock/scheduler.js';
-import type { ClientRegistry } from '../clients/registry.js';
-import type { SandboxEvent } from '../records/event.js';
-import { TooManyRequests } from '../shared/errors.js';
-import type { SettingsWriter } from '../store/settings-writer.js';
-import type { Repositories, Storage, Stored } from '../store/port.js';
+import type { Clocks } from '../clock/index.js';
+import { JobInterrupted, type Scheduler } from '../clock/index.js';
+import type { ClientRegistry } from '../clients/index.js';
+import type { SandboxEvent } from '../records/index.js';
+import { TooManyRequests } from '../shared/index.js';
+import type { SettingsWriter } from '../store/index.js';
+import type { Repositories, Storage, Stored } from '../store/index.js';
 import { chaosOf, LATE_MS, ReorderWindows } from './chaos.js';
-import { WarningThrottle } from '../shared/warning-throttle.js';
+import { WarningThrottle } from '../shared/index.js';
 import { HeldCounts } from './held-counts.js';
 import type { Endpoint, WebhookEndpoints } from './endpoints.js';
 import { webhookMessages } from './messages.js';
@@ -17,7 +17,7 @@ import { nextAttemptAt, retryAfterMs } from './retry.js';
 import { wrongSecret } from './secret.js';
 import { AttemptAborted, send, type SendResult } from './send.js';
 import type { TargetGuard } from './target-guard.js';
-import type { Attempt, AttemptTrigger, ChaosMode, Delivery, WebhookEventType, WebhookPayload } from '../records/delivery.js';
+import type { Attempt, AttemptTrigger, ChaosMode, Delivery, WebhookEventType, WebhookPayload } from '../records/index.js';
 
 /** The job kind of a delivery's next attempt; the key is the delivery id. */
 export const WEBHOOK_JOB = 'webhook';

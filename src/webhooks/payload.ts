@@ -1,6 +1,6 @@
-import type { SandboxEvent } from '../records/event.js';
-import { epochSeconds as seconds } from '../records/order.js';
-import type { PingPayload, WebhookPayload } from '../records/delivery.js';
+import type { SandboxEvent } from '../records/index.js';
+import { epochSeconds as seconds } from '../records/index.js';
+import type { PingPayload, WebhookPayload } from '../records/index.js';
 
 
 /**

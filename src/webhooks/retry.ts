@@ -1,4 +1,4 @@
-import { parseDuration } from '../shared/duration.js';
+import { parseDuration } from '../shared/index.js';
 
 /** Default retry schedule: a shortened Svix schedule fit for testing. */
 export const DEFAULT_RETRIES = '0,5s,30s,2m,10m,1h,6h';

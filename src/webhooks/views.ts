@@ -1,7 +1,7 @@
-import { iso } from '../orders/views.js';
-import { mask } from '../shared/mask.js';
+import { iso } from '../orders/index.js';
+import { mask } from '../shared/index.js';
 import type { Endpoint } from './endpoints.js';
-import type { Delivery, DeliveryStatus } from '../records/delivery.js';
+import type { Delivery, DeliveryStatus } from '../records/index.js';
 
 /** A client's endpoint as `GET /__sandbox/webhook` shows it; `maskSecret` for a read_only token (`whse…xyz`). */
 export function endpointView(endpoint: Endpoint, retries: number[], timeoutMs: number, maskSecret = false) {

@@ -94,12 +94,12 @@ describe('npm run lint:deps', () => {
       expect(await lint('client-imports-feature')).toEqual(['client-imports-only-records-and-shared: src/client/report.ts → src/orders/index.ts']);
     });
 
-    it('fails when src/index.ts exports a feature', async () => {
-      expect(await lint('index-imports-feature')).toEqual(['index-imports-app-config-records: src/index.ts → src/orders/index.ts']);
+    it('fails when src/index.ts exports a value of a feature', async () => {
+      expect(await lint('index-imports-feature')).toEqual(['index-takes-values-only-from-app: src/index.ts → src/orders/index.ts']);
     });
 
     it('fails when src/index.ts takes a value, not a type, from config', async () => {
-      expect(await lint('index-takes-value-from-config')).toEqual(['index-takes-only-types-from-config: src/index.ts → src/config/index.ts']);
+      expect(await lint('index-takes-value-from-config')).toEqual(['index-takes-values-only-from-app: src/index.ts → src/config/index.ts']);
     });
 
     it('fails when a file imports a file at the top of src/', async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { copyOf, copyWith, Shapes } from '../../src/store/embedded/records.js';
+import { copyOf, copyWith, Shapes } from '../../src/store/embedded/file/record-copy.js';
 import { freeze } from '../../src/store/freeze.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -109,11 +109,13 @@ describe('the lists of fields compiled into copies (Shapes)', () => {
     try {
       const script = join(dir, 'print.mts');
       const records = pathToFileURL(join(ROOT, 'src/store/embedded/records.ts')).href;
+      const copier = pathToFileURL(join(ROOT, 'src/store/embedded/file/record-copy.ts')).href;
       const freezer = pathToFileURL(join(ROOT, 'src/store/freeze.ts')).href;
       writeFileSync(
         script,
         [
-          `import { copyWith, OrderPacker } from ${JSON.stringify(records)};`,
+          `import { OrderPacker } from ${JSON.stringify(records)};`,
+          `import { copyWith } from ${JSON.stringify(copier)};`,
           `import { freeze } from ${JSON.stringify(freezer)};`,
           `const order = JSON.parse(${JSON.stringify(JSON.stringify(order()))});`,
           `const print = new Function('o', '%DebugPrint(o)');`,

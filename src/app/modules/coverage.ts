@@ -1,6 +1,6 @@
-import type { SandboxModule } from '../../http/module.js';
+import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
-import { coverageHandlers } from '../../http/handlers/coverage.js';
+import { coverageHandlers } from '../../http/index.js';
 
 /** Provinces, cities, districts and area search from fixtures/coverage.json. */
 export function coverageModule({ fixtures }: Services): SandboxModule {

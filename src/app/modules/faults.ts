@@ -1,12 +1,12 @@
-import { TooManyRequests } from '../../shared/errors.js';
-import type { Interceptor, Reply } from '../../http/handler.js';
-import type { SandboxModule } from '../../http/module.js';
+import { TooManyRequests } from '../../shared/index.js';
+import type { Interceptor, Reply } from '../../http/index.js';
+import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
-import { performFault } from '../../http/pipeline/fault-actions.js';
-import { faultHandlers } from '../../http/handlers/faults.js';
-import { faultMessages } from '../../faults/messages.js';
-import { FaultRules } from '../../faults/rules.js';
-import { noteApplied } from '../../faults/applied.js';
+import { performFault } from '../../http/index.js';
+import { faultHandlers } from '../../http/index.js';
+import { faultMessages } from '../../faults/index.js';
+import { FaultRules } from '../../faults/index.js';
+import { noteApplied } from '../../faults/index.js';
 
 /** Requests a client may have held unanswered by hang rules at once; past it, 429. */
 export const MAX_HELD_PER_CLIENT = 100;

@@ -2,10 +2,10 @@ import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Counter, Gauge } from 'prom-client';
-import type { OperationInput } from '../../http/handler.js';
-import type { SandboxModule } from '../../http/module.js';
+import type { OperationInput } from '../../http/index.js';
+import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
-import { realDataPath } from '../../store/embedded/file/data-path.js';
+import { realDataPath } from '../../store/index.js';
 
 /**
  * Who may read the metrics: resolves to let the request through, throws a domain error

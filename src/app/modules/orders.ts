@@ -1,5 +1,5 @@
-import { assumedOrderHandlers } from '../../http/handlers/assumed-orders.js';
-import type { SandboxModule } from '../../http/module.js';
+import { assumedOrderHandlers } from '../../http/index.js';
+import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
 
 /** Cancel and detail: the order operations the provider names but does not document. */

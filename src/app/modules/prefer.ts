@@ -1,5 +1,5 @@
-import { preferInterceptor } from '../../http/pipeline/prefer.js';
-import type { SandboxModule } from '../../http/module.js';
+import { preferInterceptor } from '../../http/index.js';
+import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
 
 /** The `Prefer` module: errors and examples on demand on every provider operation. */

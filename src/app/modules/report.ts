@@ -1,7 +1,7 @@
-import type { SandboxModule } from '../../http/module.js';
+import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
-import { reportHandlers } from '../../http/handlers/report.js';
-import { ReportObserver } from '../../report/observer.js';
+import { reportHandlers } from '../../http/index.js';
+import { ReportObserver } from '../../report/index.js';
 
 /**
  * The readiness report (`/__sandbox/report`, `/__sandbox/runs`, `/__sandbox/checks`):

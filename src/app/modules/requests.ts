@@ -1,7 +1,7 @@
-import type { SandboxModule } from '../../http/module.js';
+import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
-import { requestHandlers } from '../../http/handlers/requests.js';
-import { journalRecorder, PendingAppends } from '../../requests/recorder.js';
+import { requestHandlers } from '../../http/index.js';
+import { journalRecorder, PendingAppends } from '../../requests/index.js';
 
 /** The request journal (`/__sandbox/requests`): what each client sent and what it got. */
 export function requestsModule({ storage, options, logger }: Pick<Services, 'storage' | 'options' | 'logger'>): SandboxModule {

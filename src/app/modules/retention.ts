@@ -1,4 +1,4 @@
-import type { SandboxModule } from '../../http/module.js';
+import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
 
 /** The job kind of the retention sweep. */

@@ -1,9 +1,9 @@
-import type { SandboxModule } from '../../http/module.js';
+import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
-import { unknownChaos } from '../../webhooks/chaos.js';
-import { WebhookDispatcher, type AttemptObserver } from '../../webhooks/dispatcher.js';
-import { chaosHeaderCheck, webhookHandlers } from '../../http/handlers/webhooks.js';
-import { isSecret } from '../../webhooks/secret.js';
+import { unknownChaos } from '../../webhooks/index.js';
+import { WebhookDispatcher, type AttemptObserver } from '../../webhooks/index.js';
+import { chaosHeaderCheck, webhookHandlers } from '../../http/index.js';
+import { isSecret } from '../../webhooks/index.js';
 
 /** Checks the clients' webhook settings; throws a message naming the one at fault. */
 function checkClients(registry: Services['registry']): void {

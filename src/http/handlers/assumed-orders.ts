@@ -1,15 +1,15 @@
-import { NotFound } from '../../shared/errors.js';
+import { NotFound } from '../../shared/index.js';
 import { clientOf, json, type HandlerMap } from '../handler.js';
-import type { Clocks } from '../../clock/clocks.js';
-import type { EventSink } from '../../events/bus.js';
-import type { Fixtures } from '../../fixtures/load.js';
-import type { IdFactory } from '../../ids/factory.js';
-import type { OrdersService } from '../../orders/service.js';
-import type { Storage } from '../../store/port.js';
-import type { Journey } from '../../tracking/journey.js';
-import { cancelMessages, cancelOrder } from '../../orders/cancel.js';
-import { orderDetail } from '../../orders/detail.js';
-import type { Order } from '../../records/order.js';
+import type { Clocks } from '../../clock/index.js';
+import type { EventSink } from '../../events/index.js';
+import type { Fixtures } from '../../fixtures/index.js';
+import type { IdFactory } from '../../ids/index.js';
+import type { OrdersService } from '../../orders/index.js';
+import type { Storage } from '../../store/index.js';
+import type { Journey } from '../../tracking/index.js';
+import { cancelMessages, cancelOrder } from '../../orders/index.js';
+import { orderDetail } from '../../orders/index.js';
+import type { Order } from '../../records/index.js';
 
 interface Deps {
   storage: Storage;

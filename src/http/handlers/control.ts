@@ -1,20 +1,20 @@
-import { Conflict, NotFound, RuleViolation } from '../../shared/errors.js';
+import { Conflict, NotFound, RuleViolation } from '../../shared/index.js';
 import { clientOf, json, listInParts, type HandlerMap, type OperationInput } from '../handler.js';
-import type { Order, OrderStatus } from '../../records/order.js';
-import type { Clocks } from '../../clock/clocks.js';
-import type { ClockService } from '../../clock/service.js';
-import type { Fixtures } from '../../fixtures/load.js';
-import type { OrdersService } from '../../orders/service.js';
-import type { CompiledSpec } from '../../spec/compile.js';
-import type { Journey } from '../../tracking/journey.js';
-import type { ClientRegistry } from '../../clients/registry.js';
-import type { Storage, Stored } from '../../store/port.js';
-import { VERSION } from '../../shared/version.js';
-import { servedSpec } from '../../spec/served.js';
-import { hasPodScan } from '../../tracking/pod-scan.js';
-import { clientList, orderState } from '../../orders/views.js';
-import type { Client } from '../../clients/registry.js';
-import { LATEST_CLOCK_MS } from '../../clock/clock.js';
+import type { Order, OrderStatus } from '../../records/index.js';
+import type { Clocks } from '../../clock/index.js';
+import type { ClockService } from '../../clock/index.js';
+import type { Fixtures } from '../../fixtures/index.js';
+import type { OrdersService } from '../../orders/index.js';
+import type { CompiledSpec } from '../../spec/index.js';
+import type { Journey } from '../../tracking/index.js';
+import type { ClientRegistry } from '../../clients/index.js';
+import type { Storage, Stored } from '../../store/index.js';
+import { VERSION } from '../../shared/index.js';
+import { servedSpec } from '../../spec/index.js';
+import { hasPodScan } from '../../tracking/index.js';
+import { clientList, orderState } from '../../orders/index.js';
+import type { Client } from '../../clients/index.js';
+import { LATEST_CLOCK_MS } from '../../clock/index.js';
 
 /** Resets one client's data; other parts (webhooks, faults, journal) add their own. */
 export type ResetPart = (clientId: string) => Promise<number>;

@@ -1,7 +1,7 @@
-import { NotFound } from '../../shared/errors.js';
+import { NotFound } from '../../shared/index.js';
 import { json, type HandlerMap } from '../handler.js';
-import type { Fixtures } from '../../fixtures/load.js';
-import { citiesOf, districtsOf, provincesOf, searchAreas } from '../../coverage/areas.js';
+import type { Fixtures } from '../../fixtures/index.js';
+import { citiesOf, districtsOf, provincesOf, searchAreas } from '../../coverage/index.js';
 
 /** Default and largest number of results of an area search. */
 export const SEARCH_LIMIT = { default: 20, max: 100 } as const;

@@ -1,9 +1,9 @@
-import { NotFound } from '../../shared/errors.js';
+import { NotFound } from '../../shared/index.js';
 import { clientOf, json, type HandlerMap } from '../handler.js';
-import { faultMessages } from '../../faults/messages.js';
-import type { FaultRules } from '../../faults/rules.js';
-import type { FaultRuleInput } from '../../records/fault-rule.js';
-import { checkRule } from '../../faults/validate.js';
+import { faultMessages } from '../../faults/index.js';
+import type { FaultRules } from '../../faults/index.js';
+import type { FaultRuleInput } from '../../records/index.js';
+import { checkRule } from '../../faults/index.js';
 
 /** `/__sandbox/faults`: create, list and delete the calling client's fault rules. */
 export function faultHandlers(rules: FaultRules): HandlerMap {

@@ -1,13 +1,13 @@
-import { NotFound } from '../../shared/errors.js';
+import { NotFound } from '../../shared/index.js';
 import { clientOf, json, type BodyReply, type HandlerMap } from '../handler.js';
-import type { Clocks } from '../../clock/clocks.js';
-import type { Fixtures } from '../../fixtures/load.js';
-import type { OrdersService } from '../../orders/service.js';
-import type { Journey } from '../../tracking/journey.js';
-import { chaosHeaderModes } from '../../webhooks/chaos.js';
-import { magicHistory, magicScenario, trackingOf } from '../../tracking/view.js';
-import type { Stored } from '../../store/port.js';
-import type { CreateOrderRequest, Order } from '../../records/order.js';
+import type { Clocks } from '../../clock/index.js';
+import type { Fixtures } from '../../fixtures/index.js';
+import type { OrdersService } from '../../orders/index.js';
+import type { Journey } from '../../tracking/index.js';
+import { chaosHeaderModes } from '../../webhooks/index.js';
+import { magicHistory, magicScenario, trackingOf } from '../../tracking/index.js';
+import type { Stored } from '../../store/index.js';
+import type { CreateOrderRequest, Order } from '../../records/index.js';
 
 export const CREATED_MESSAGE =
   'Data saved successfully. The waybill number (AWB) will be created shortly and sent to your webhook.';

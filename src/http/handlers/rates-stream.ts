@@ -1,9 +1,9 @@
-import type { Fixtures } from '../../fixtures/load.js';
+import type { Fixtures } from '../../fixtures/index.js';
 import { clientOf, type Handler, type ReplySink } from '../handler.js';
-import { draw } from '../../ids/random.js';
-import type { Courier } from '../../fixtures/types.js';
-import { quoteCourier, type RateRequest } from '../../rates/quote.js';
-import { readRateQuery, SHIPPING_FEE_PARAMS } from '../../rates/request.js';
+import { draw } from '../../ids/index.js';
+import type { Courier } from '../../fixtures/index.js';
+import { quoteCourier, type RateRequest } from '../../rates/index.js';
+import { readRateQuery, SHIPPING_FEE_PARAMS } from '../../rates/index.js';
 
 /** Real milliseconds each courier quote takes to "compute": 50-149 ms, fixed per courier and seed. */
 export const QUOTE_DELAY_MS = { min: 50, spread: 100 } as const;

@@ -1,8 +1,8 @@
-import type { Fixtures } from '../../fixtures/load.js';
+import type { Fixtures } from '../../fixtures/index.js';
 import { clientOf, json, type HandlerMap } from '../handler.js';
-import { quoteCourier } from '../../rates/quote.js';
-import { ESTIMATION_PARAMS, enabledCouriers, readRateQuery, SHIPPING_FEE_PARAMS } from '../../rates/request.js';
-import { courierView, estimationView, shippingFeeView } from '../../rates/views.js';
+import { quoteCourier } from '../../rates/index.js';
+import { ESTIMATION_PARAMS, enabledCouriers, readRateQuery, SHIPPING_FEE_PARAMS } from '../../rates/index.js';
+import { courierView, estimationView, shippingFeeView } from '../../rates/index.js';
 
 /** List of couriers, shipping fee and estimation rates (the SSE stream is in stream.ts). */
 export function rateHandlers(fixtures: Fixtures): HandlerMap {

@@ -1,15 +1,15 @@
-import { TooManyRequests } from '../../shared/errors.js';
+import { TooManyRequests } from '../../shared/index.js';
 import { clientOf, json, type HandlerMap } from '../handler.js';
-import type { Storage } from '../../store/port.js';
-import type { WebhookEndpoints } from '../../webhooks/endpoints.js';
-import type { TargetGuard } from '../../webhooks/target-guard.js';
-import type { AwbGeneratedPayload } from '../../records/delivery.js';
-import { catalogue } from '../../report/catalogue.js';
-import { runChecks, type CheckMessages } from '../../report/checks.js';
-import { gradeReport } from '../../report/grade.js';
-import { htmlOf } from '../../report/html.js';
-import { junitOf } from '../../report/junit.js';
-import type { ReportObserver } from '../../report/observer.js';
+import type { Storage } from '../../store/index.js';
+import type { WebhookEndpoints } from '../../webhooks/index.js';
+import type { TargetGuard } from '../../webhooks/index.js';
+import type { AwbGeneratedPayload } from '../../records/index.js';
+import { catalogue } from '../../report/index.js';
+import { runChecks, type CheckMessages } from '../../report/index.js';
+import { gradeReport } from '../../report/index.js';
+import { htmlOf } from '../../report/index.js';
+import { junitOf } from '../../report/index.js';
+import type { ReportObserver } from '../../report/index.js';
 
 export interface ReportHandlerDeps {
   storage: Storage;

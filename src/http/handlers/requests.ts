@@ -1,7 +1,7 @@
-import { RuleViolation } from '../../shared/errors.js';
+import { RuleViolation } from '../../shared/index.js';
 import { clientOf, json, listInParts, type HandlerMap } from '../handler.js';
-import type { RequestLogRepository } from '../../store/port.js';
-import type { PendingAppends } from '../../requests/recorder.js';
+import type { RequestLogRepository } from '../../store/index.js';
+import type { PendingAppends } from '../../requests/index.js';
 
 /** `/__sandbox/requests`: the calling client's journal, filtered, and clearing it. */
 export function requestHandlers(journal: RequestLogRepository, pending: PendingAppends): HandlerMap {

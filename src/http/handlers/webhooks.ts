@@ -1,16 +1,16 @@
-import { Conflict, NotFound, RuleViolation } from '../../shared/errors.js';
-import type { SettingsWriter } from '../../store/settings-writer.js';
+import { Conflict, NotFound, RuleViolation } from '../../shared/index.js';
+import type { SettingsWriter } from '../../store/index.js';
 import { clientOf, json, listInParts, type HandlerMap, type Interceptor, type OperationInput } from '../handler.js';
-import type { Clocks } from '../../clock/clocks.js';
-import { chaosHeaderModes, unknownChaos } from '../../webhooks/chaos.js';
-import { MAX_REDELIVERED_ATTEMPTS, RESUME_SLICE, type WebhookDispatcher } from '../../webhooks/dispatcher.js';
-import type { Endpoint, WebhookEndpoints } from '../../webhooks/endpoints.js';
-import { webhookMessages } from '../../webhooks/messages.js';
-import { isSecret } from '../../webhooks/secret.js';
-import type { ChaosMode, Delivery, DeliveryStatus, WebhookEventType } from '../../records/delivery.js';
-import type { Storage, Stored } from '../../store/port.js';
-import type { TargetGuard } from '../../webhooks/target-guard.js';
-import { deliveryView, endpointView } from '../../webhooks/views.js';
+import type { Clocks } from '../../clock/index.js';
+import { chaosHeaderModes, unknownChaos } from '../../webhooks/index.js';
+import { MAX_REDELIVERED_ATTEMPTS, RESUME_SLICE, type WebhookDispatcher } from '../../webhooks/index.js';
+import type { Endpoint, WebhookEndpoints } from '../../webhooks/index.js';
+import { webhookMessages } from '../../webhooks/index.js';
+import { isSecret } from '../../webhooks/index.js';
+import type { ChaosMode, Delivery, DeliveryStatus, WebhookEventType } from '../../records/index.js';
+import type { Storage, Stored } from '../../store/index.js';
+import type { TargetGuard } from '../../webhooks/index.js';
+import { deliveryView, endpointView } from '../../webhooks/index.js';
 
 export interface WebhookHandlerDeps {
   storage: Storage;

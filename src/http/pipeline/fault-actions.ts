@@ -1,7 +1,7 @@
 import type { OperationInput, Reply } from '../handler.js';
 import { isBodyReply } from '../handler.js';
-import { faultMessages } from '../../faults/messages.js';
-import type { FaultRule } from '../../records/fault-rule.js';
+import { faultMessages } from '../../faults/index.js';
+import type { FaultRule } from '../../records/index.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
-import { RuleViolation } from '../../shared/errors.js';
+import { RuleViolation } from '../../shared/index.js';
 import type { Interceptor, OperationInput } from '../handler.js';
-import type { OpenApiDocument } from '../../spec/load.js';
+import type { OpenApiDocument } from '../../spec/index.js';
 import { documentedAnswer, prismOperation, requestKey, type PrismOperation } from '../spec-answer.js';
 
 /** parse-prefer-header (the parser Prism uses) ships no types. */

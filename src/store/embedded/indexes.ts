@@ -1,6 +1,6 @@
-import type { Order } from '../../records/order.js';
+import type { Order } from '../../records/index.js';
 import type { Job, JobKind } from '../port.js';
-import type { Delivery, DeliveryStatus } from '../../records/delivery.js';
+import type { Delivery, DeliveryStatus } from '../../records/index.js';
 import { DELIVERIES, JOBS, ORDERS } from './records.js';
 import { DueHeap } from './due-heap.js';
 import { ShardedMap, ShardedSet } from './sharded-map.js';

@@ -1,4 +1,4 @@
-import { emptyReport, MARKS_KEPT, type CheckResult, type ReportChange, type ReportEvent, type ReportMark, type ReportRun, type ReportView } from '../../records/report.js';
+import { emptyReport, MARKS_KEPT, type CheckResult, type ReportChange, type ReportEvent, type ReportMark, type ReportRun, type ReportView } from '../../records/index.js';
 import type { ReportRepository } from '../port.js';
 import { BoundedLog } from './bounded-log.js';
 

@@ -1,6 +1,6 @@
-import { Conflict } from '../../shared/errors.js';
-import type { Order } from '../../records/order.js';
-import type { Delivery, DeliveryStatus } from '../../records/delivery.js';
+import { Conflict } from '../../shared/index.js';
+import type { Order } from '../../records/index.js';
+import type { Delivery, DeliveryStatus } from '../../records/index.js';
 import type {
   ClaimedJob,
   ClaimOptions,
@@ -23,7 +23,8 @@ import type {
 } from '../port.js';
 import { shareOf } from '../port.js';
 import type { Indexes, JobQueue } from './indexes.js';
-import { CLIENTS, COUNTERS, DELIVERIES, JOBS, META, ORDERS, copyWith, jobId, stored, type PackedOrder, type UnpackedOrders } from './records.js';
+import { CLIENTS, COUNTERS, DELIVERIES, JOBS, META, ORDERS, jobId, stored, type PackedOrder, type UnpackedOrders } from './records.js';
+import { copyWith } from './file/index.js';
 import { SortedKeys } from './sorted-keys.js';
 import { encodeCursor, positionOf } from '../cursor.js';
 import { checkVersion, type Access } from './unit-of-work.js';

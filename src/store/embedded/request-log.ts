@@ -1,4 +1,4 @@
-import type { JournalEntry } from '../../records/journal-entry.js';
+import type { JournalEntry } from '../../records/index.js';
 import type { RequestFilter, RequestLogRepository } from '../port.js';
 import { BoundedLog } from './bounded-log.js';
 

@@ -1,10 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { domainMessages, Unavailable } from '../../shared/errors.js';
-import type { Order } from '../../records/order.js';
-import type { Delivery } from '../../records/delivery.js';
+import { domainMessages, Unavailable } from '../../shared/index.js';
+import type { Order } from '../../records/index.js';
+import type { Delivery } from '../../records/index.js';
 import type { ClientSettingsRepository, CounterRepository, DeliveryRepository, Job, JobRepository, MetaRepository, OrderRepository, Repositories, Storage, StorageHealth } from '../port.js';
-import { LOCK_LOST, Store, type StoreOptions } from './file/journaled-file.js';
-import { DataFileError, StoreUnavailable } from './file/types.js';
+import { LOCK_LOST, Store, type StoreOptions } from './file/index.js';
+import { DataFileError, StoreUnavailable } from './file/index.js';
 import { Indexes } from './indexes.js';
 import { DELIVERIES, DeliveryPacker, FILE_FORMATS, JOBS, ORDERS, OrderPacker, UnpackedOrders } from './records.js';
 import { EmbeddedCounters, EmbeddedDeliveries, EmbeddedJobs, EmbeddedMeta, EmbeddedOrders, EmbeddedSettings } from './repositories.js';

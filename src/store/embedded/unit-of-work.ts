@@ -1,5 +1,5 @@
-import { Conflict, domainMessages } from '../../shared/errors.js';
-import type { Store } from './file/journaled-file.js';
+import { Conflict, domainMessages } from '../../shared/index.js';
+import type { Store } from './file/index.js';
 import { freeze } from '../freeze.js';
 import { stored } from './records.js';
 

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { Unavailable } from '../../shared/errors.js';
+import { Unavailable } from '../../shared/index.js';
 import type { ClientClock, ClientSettings, KeptClocks, KeptRealClock, SharedClockRepository } from '../port.js';
 import type { Db, Prefetched } from './repositories.js';
 

@@ -1,5 +1,5 @@
-import { Conflict } from '../../shared/errors.js';
-import { applyReportChange, emptyReport, type ReportChange, type ReportEvent, type ReportRun, type ReportState } from '../../records/report.js';
+import { Conflict } from '../../shared/index.js';
+import { applyReportChange, emptyReport, type ReportChange, type ReportEvent, type ReportRun, type ReportState } from '../../records/index.js';
 import type { ReportRepository } from '../port.js';
 import type { Db } from './repositories.js';
 

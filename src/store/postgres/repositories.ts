@@ -1,7 +1,7 @@
-import { Conflict, domainMessages } from '../../shared/errors.js';
-import type { Order } from '../../records/order.js';
-import type { JournalEntry } from '../../records/journal-entry.js';
-import type { Delivery, DeliveryStatus } from '../../records/delivery.js';
+import { Conflict, domainMessages } from '../../shared/index.js';
+import type { Order } from '../../records/index.js';
+import type { JournalEntry } from '../../records/index.js';
+import type { Delivery, DeliveryStatus } from '../../records/index.js';
 import { encodeCursor, positionOf, type Position } from '../cursor.js';
 import { freeze } from '../freeze.js';
 import type {

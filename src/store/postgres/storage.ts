@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { Conflict, domainMessages, Unavailable } from '../../shared/errors.js';
+import { Conflict, domainMessages, Unavailable } from '../../shared/index.js';
 import type { ClientSettingsRepository, DeliveryRepository, JobRepository, MetaRepository, OrderRepository, Repositories, ReportRepository, RequestScope, Storage, StorageHealth } from '../port.js';
 import { CLOCKS_CHANNEL, PgClocks } from './clocks.js';
 import { FairGate, PermitTimeout } from './fair-gate.js';

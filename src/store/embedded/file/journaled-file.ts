@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { dataFilePath } from './data-path.js';
 import { restrictDataFiles } from './private-files.js';
 import { RecordMap } from './record-map.js';
-import { copyWith } from '../records.js';
+import { copyWith } from './record-copy.js';
 import { Low, Memory } from 'lowdb';
 import { describeError, errnoOf, nodeFileSystem, Utf8Chunk } from './files.js';
 import { Journal } from './journal.js';

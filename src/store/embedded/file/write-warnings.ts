@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { WarningThrottle } from '../../../shared/warning-throttle.js';
+import { WarningThrottle } from '../../../shared/index.js';
 import { describeError, errnoOf } from './files.js';
 
 /** How often a warning about failed journal writes may be logged per error code. */

@@ -1,0 +1,10 @@
+export { coverageModule } from './coverage.js';
+export { faultsModule } from './faults.js';
+export { metricsModule } from './metrics.js';
+export { assumedOrdersModule } from './orders.js';
+export { preferModule } from './prefer.js';
+export { ratesModule } from './rates.js';
+export { reportModule } from './report.js';
+export { requestsModule } from './requests.js';
+export { retentionModule } from './retention.js';
+export { webhooksModule } from './webhooks.js';

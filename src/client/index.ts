@@ -1,0 +1,1 @@
+export { runReport } from './report.js';

@@ -1,0 +1,2 @@
+export { EventBus } from './bus.js';
+export type { EventSink } from './bus.js';

@@ -1,0 +1,12 @@
+export { assumedOrderHandlers } from './assumed-orders.js';
+export { controlHandlers } from './control.js';
+export type { ResetPart } from './control.js';
+export { coverageHandlers } from './coverage.js';
+export { faultHandlers } from './faults.js';
+export { orderHandlers } from './orders.js';
+export { ShippingFeeStream } from './rates-stream.js';
+export type { StreamStats } from './rates-stream.js';
+export { rateHandlers } from './rates.js';
+export { reportHandlers } from './report.js';
+export { requestHandlers } from './requests.js';
+export { chaosHeaderCheck, webhookHandlers } from './webhooks.js';

@@ -1,0 +1,16 @@
+export { knownToken } from './auth.js';
+export { answerClientErrors } from './client-error.js';
+export { cors } from './cors.js';
+export { errorEnvelope, jsonBody, requestLog, series, unknownPath, withEnvelope } from './edge.js';
+export { ApiError, messages } from './errors.js';
+export type { HandlerMap, Interceptor, OperationInput, Reply } from './handler.js';
+export { ShippingFeeStream, assumedOrderHandlers, chaosHeaderCheck, controlHandlers, coverageHandlers, faultHandlers, orderHandlers, rateHandlers, reportHandlers, requestHandlers, webhookHandlers } from './handlers/index.js';
+export type { StreamStats } from './handlers/index.js';
+export type { SandboxModule } from './module.js';
+export { mountSpec } from './mount.js';
+export { dashboardModule, docsModule } from './pages/index.js';
+export { performFault, preferInterceptor } from './pipeline/index.js';
+export { clientRateLimit } from './rate-limit.js';
+export { checkAdminOnly } from './roles.js';
+export { specAnswer } from './spec-answer.js';
+export { FairTurns } from './turns.js';

@@ -1,0 +1,2 @@
+export { dashboardModule } from './dashboard.js';
+export { docsModule } from './docs.js';

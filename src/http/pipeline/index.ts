@@ -1,0 +1,2 @@
+export { performFault } from './fault-actions.js';
+export { preferInterceptor } from './prefer.js';

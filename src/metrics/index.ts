@@ -1,0 +1,1 @@
+export { SandboxMetrics } from './metrics.js';

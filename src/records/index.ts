@@ -1,0 +1,10 @@
+export type { RealClockState } from './clock.js';
+export type { Attempt, AttemptTrigger, AwbGeneratedPayload, ChaosMode, Delivery, DeliveryStatus, PingPayload, WebhookEventType, WebhookPayload } from './delivery.js';
+export type { SandboxEvent } from './event.js';
+export type { FaultAction, FaultMatch, FaultRule, FaultRuleInput } from './fault-rule.js';
+export type { FieldError } from './field-error.js';
+export type { JournalEntry } from './journal-entry.js';
+export { epochSeconds, isPlayedStep, orderIdentity, secondsOf } from './order.js';
+export type { CreateOrderRequest, HistoryRecord, Order, OrderStatus, PlayedStep, TrackingEntry } from './order.js';
+export { MARKS_KEPT, applyReportChange, emptyReport } from './report.js';
+export type { CheckResult, ReportChange, ReportEvent, ReportMark, ReportOutcome, ReportRun, ReportState, ReportView } from './report.js';

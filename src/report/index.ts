@@ -1,0 +1,7 @@
+export { catalogue } from './catalogue.js';
+export { runChecks } from './checks.js';
+export type { CheckMessages } from './checks.js';
+export { gradeReport } from './grade.js';
+export { htmlOf } from './html.js';
+export { junitOf } from './junit.js';
+export { ReportObserver } from './observer.js';

@@ -1,0 +1,3 @@
+export { PendingAppends, journalRecorder } from './recorder.js';
+export { declaredPlainLength } from './served.js';
+export type { OperationInput, ServedRequest } from './served.js';

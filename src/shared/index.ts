@@ -1,0 +1,8 @@
+export { formatDuration, parseDelayRange, parseDuration } from './duration.js';
+export type { DelayRange } from './duration.js';
+export { Conflict, DomainError, Forbidden, LimitReached, NotFound, RuleViolation, TooManyRequests, Unavailable, amountProblem, domainMessages } from './errors.js';
+export type { FieldError } from './errors.js';
+export { mask } from './mask.js';
+export { OneAtATime } from './one-at-a-time.js';
+export { VERSION } from './version.js';
+export { WarningThrottle } from './warning-throttle.js';

@@ -1,0 +1,1 @@
+export { PostgresStorage } from './storage.js';

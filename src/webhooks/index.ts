@@ -1,0 +1,16 @@
+export { webhookBannerLine } from './banner.js';
+export { chaosHeaderModes, unknownChaos } from './chaos.js';
+export { MAX_REDELIVERED_ATTEMPTS, RESUME_SLICE, WEBHOOK_JOB, WebhookDispatcher } from './dispatcher.js';
+export type { AttemptObserver } from './dispatcher.js';
+export { WebhookEndpoints } from './endpoints.js';
+export type { Endpoint } from './endpoints.js';
+export { webhookMessages } from './messages.js';
+export { DEFAULT_RETRIES, parseRetries } from './retry.js';
+export { isSecret, wrongSecret } from './secret.js';
+export { send } from './send.js';
+export type { SendResult } from './send.js';
+export { TargetGuard } from './target-guard.js';
+export type { Resolve } from './target-guard.js';
+export { parseTargetPolicy } from './targets.js';
+export type { TargetPolicy } from './targets.js';
+export { deliveryView, endpointView } from './views.js';
