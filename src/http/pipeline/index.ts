@@ -1,2 +1,5 @@
 export { performFault } from './fault-actions.js';
 export { preferInterceptor } from './prefer.js';
+export type { PipelineOptions } from './options.js';
+export { serveOperation } from './serve.js';
+export type { ServeOperation } from './serve.js';

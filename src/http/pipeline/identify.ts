@@ -1,0 +1,15 @@
+import { authenticate } from '../auth.js';
+import { authorize } from '../roles.js';
+import { laneOf, type Exchange } from './exchange.js';
+
+/**
+ * Stage 1, authenticate and authorize: who the bearer token is, and which client the
+ * request acts for (its own, or the one an admin names). Throws the 401, 403 or 400.
+ */
+export function identify(x: Exchange): void {
+  const { input, op, options } = x;
+  const caller = authenticate(options.registry, input.headers.authorization);
+  input.role = caller.role;
+  input.client = authorize(options.registry, op, caller, input.headers);
+  options.scope?.client(laneOf(input));
+}

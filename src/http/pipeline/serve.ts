@@ -1,0 +1,65 @@
+import type { Request, Response } from 'express';
+import type { CompiledOperation } from '../../spec/index.js';
+import { toApiError } from '../errors.js';
+import type { Handler } from '../handler.js';
+import { sendError, sendReply } from '../respond.js';
+import { noteServed } from '../served.js';
+import { admit } from './admit.js';
+import { arrive } from './arrive.js';
+import { exchangeOf, type Exchange } from './exchange.js';
+import { waitTurn } from './fair-turn.js';
+import { identify } from './identify.js';
+import { intercepted } from './intercept.js';
+import { observe } from './observe.js';
+import type { PipelineOptions } from './options.js';
+import { validate } from './validate.js';
+
+/** Serves one request of an operation whose path and method matched. */
+export type ServeOperation = (req: Request, res: Response, params: Record<string, string>) => Promise<void>;
+
+/**
+ * The request path of one operation, stage by stage: observe (told last), identify,
+ * admit, arrive, wait the fair turn, validate, then intercept and handle, and reply.
+ * Operations without security skip identify, admit and the turn. Any stage may throw a
+ * domain or API error: the request is then answered with the error envelope.
+ */
+export function serveOperation(op: CompiledOperation, handler: Handler, options: PipelineOptions): ServeOperation {
+  const observers = options.observers ?? [];
+  const onObserverError = options.onObserverError ?? (() => undefined);
+  const { scope } = options;
+  // Settings read from the handler on are read afresh (the scope's pre-read is for the interceptors).
+  const afterPreRead: Handler = (input) => {
+    scope!.endPreRead();
+    return handler(input);
+  };
+  const handle = intercepted(options.interceptors, scope ? afterPreRead : handler);
+  const serve = async (req: Request, res: Response, params: Record<string, string>): Promise<void> => {
+    const x = exchangeOf(op, req, res, params, options);
+    if (observers.length > 0) observe(x, observers, onObserverError);
+    try {
+      if (op.secured) {
+        identify(x);
+        await admit(x);
+      }
+      arrive(x);
+      if (op.secured && !(await waitTurn(x))) return;
+      validate(x);
+      noteServed(res, op.operationId, x.input.client?.id);
+      await sendReply(res, await handle(x.input));
+    } catch (error) {
+      refuse(x, error);
+    }
+  };
+  if (!scope) return serve;
+  // Ended at the latest with the request (one refused before its handler, say), so nothing it left running uses the pre-read.
+  return (req, res, params) => scope.run(() => serve(req, res, params).finally(() => scope.endPreRead()));
+}
+
+/** Answers a request a stage refused (or whose handler failed) with the error envelope; a 400 keeps its field errors for the journal. */
+function refuse(x: Exchange, error: unknown): void {
+  arrive(x);
+  noteServed(x.res, x.op.operationId, x.input.client?.id);
+  const answered = toApiError(error);
+  if (answered.status === 400) x.served.violations = answered.errors;
+  sendError(x.res, error);
+}

@@ -1,0 +1,20 @@
+import type { Request } from 'express';
+import { ApiError, invalid, messages } from '../errors.js';
+import type { Exchange } from './exchange.js';
+
+const isJson = (type: string | undefined): boolean => !!type && /^application\/([\w.+-]*\+)?json\b/i.test(type);
+const hasBody = (req: Request): boolean =>
+  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+
+/**
+ * Stage 5, validate: the content type, then the operation's schemas (path, query,
+ * headers, body) as the spec compiled them. Throws the 415, or the 400 naming each field.
+ */
+export function validate({ op, input, req }: Exchange): void {
+  if (op.body !== 'none' && hasBody(req) && !isJson(req.headers['content-type'])) {
+    throw new ApiError(415, messages.unsupportedMediaType(req.headers['content-type'] ?? 'none'));
+  }
+  if (op.body === 'required' && input.body === undefined) throw invalid([{ field: 'body', message: 'is required' }], messages.bodyRequired);
+  const problems = op.validateRequest({ path: input.params, query: input.query, headers: input.headers, body: input.body });
+  if (problems.length > 0) throw invalid(problems);
+}
