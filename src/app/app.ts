@@ -1,25 +1,16 @@
 import express, { type Express } from 'express';
-import { controlHandlers } from '../http/index.js';
-import { cors } from '../http/index.js';
-import { knownToken } from '../http/index.js';
-import { clientRateLimit } from '../http/index.js';
-import { errorEnvelope, jsonBody, requestLog, series, unknownPath } from '../http/index.js';
-import type { HandlerMap } from '../http/index.js';
-import { mountSpec } from '../http/index.js';
-import { FairTurns } from '../http/index.js';
-import { orderHandlers } from '../http/index.js';
-import type { SandboxModule } from '../http/index.js';
+import { clientRateLimit, cors, errorEnvelope, FairTurns, jsonBody, knownToken, mountSpec, requestLog, routedHandlers, series, specAnswer, unknownPath, type SandboxModule } from '../http/index.js';
+import { controlModule, ordersModule } from './modules/index.js';
 import type { Services } from './services.js';
-import { specAnswer } from '../http/index.js';
 
 /**
- * The express app of the sandbox, built from its services: both specs mounted with
- * their handlers, every error as the envelope. It does not listen; `createSandbox`
- * does, and tests drive it with supertest.
+ * The express app of the sandbox, built from its services: both specs mounted, each
+ * operation served by the module the route table names (orders and control always,
+ * the others as `modules` plug them in), every error as the envelope. It does not
+ * listen; `createSandbox` does, and tests drive it with supertest.
  */
 export function createApp(services: Services, modules: SandboxModule[] = []): Express {
-  const handlers = Object.assign({}, ...modules.map((m) => m.handlers ?? {})) as HandlerMap;
-  const resetParts = Object.fromEntries(modules.filter((m) => m.reset).map((m) => [m.name, m.reset!]));
+  const handlers = routedHandlers([ordersModule(services), controlModule(services, modules), ...modules]);
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -43,7 +34,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
     charge,
     registry: services.registry,
     interceptors: modules.flatMap((m) => m.controlInterceptors ?? []),
-    handlers: { ...controlHandlers(services, resetParts), ...handlers },
+    handlers,
     fallback: specAnswer(services.specs.control.document, services.options.seed),
     observers: everyRequest,
     onObserverError,
@@ -57,7 +48,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
     charge,
     registry: services.registry,
     interceptors: modules.flatMap((m) => m.providerInterceptors ?? []),
-    handlers: { ...orderHandlers(services), ...handlers },
+    handlers,
     fallback: specAnswer(services.specs.provider.document, services.options.seed),
     observers: [...modules.flatMap((m) => (m.observeProvider ? [m.observeProvider] : [])), ...everyRequest],
     onObserverError,

@@ -5,7 +5,6 @@ import { faultsModule } from './modules/index.js';
 import { checkAdminOnly } from '../http/index.js';
 import { metricsModule } from './modules/index.js';
 import type { SandboxModule } from '../http/index.js';
-import { assumedOrdersModule } from './modules/index.js';
 import { ratesModule } from './modules/index.js';
 import { reportModule } from './modules/index.js';
 import { requestsModule } from './modules/index.js';
@@ -21,7 +20,7 @@ import { webhooksModule } from './modules/index.js';
 export function sandboxModules(services: Services): SandboxModule[] {
   const report = reportModule(services);
   // Faults first: they wrap everything, Prefer answers included.
-  const modules: SandboxModule[] = [faultsModule(services), preferModule(services), requestsModule(services), coverageModule(services), ratesModule(services), assumedOrdersModule(services), webhooksModule(services, report.observer.attempts), report, metricsModule(services, { guard: (input) => checkAdminOnly(services.registry, input.headers.authorization as string | undefined) }), docsModule(), dashboardModule()];
+  const modules: SandboxModule[] = [faultsModule(services), preferModule(services), requestsModule(services), coverageModule(services), ratesModule(services), webhooksModule(services, report.observer.attempts), report, metricsModule(services, { guard: (input) => checkAdminOnly(services.registry, input.headers.authorization as string | undefined) }), docsModule(), dashboardModule()];
   // Last: its sweep (--retention) calls the prune hook of every module above.
   return [...modules, retentionModule(services, modules)];
 }

@@ -11,6 +11,8 @@ export { mountSpec } from './mount.js';
 export { dashboardModule, docsModule } from './pages/index.js';
 export { performFault, preferInterceptor } from './pipeline/index.js';
 export { clientRateLimit } from './rate-limit.js';
+export { ROUTES, accessOf, routedHandlers } from './routes.js';
+export type { Access, Route } from './routes.js';
 export { checkAdminOnly } from './roles.js';
 export { specAnswer } from './spec-answer.js';
 export { FairTurns } from './turns.js';

@@ -1,7 +1,8 @@
 export { coverageModule } from './coverage.js';
 export { faultsModule } from './faults.js';
 export { metricsModule } from './metrics.js';
-export { assumedOrdersModule } from './orders.js';
+export { ordersModule } from './orders.js';
+export { controlModule } from './control.js';
 export { preferModule } from './prefer.js';
 export { ratesModule } from './rates.js';
 export { reportModule } from './report.js';

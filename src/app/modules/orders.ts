@@ -1,8 +1,10 @@
-import { assumedOrderHandlers } from '../../http/index.js';
-import type { SandboxModule } from '../../http/index.js';
+import { assumedOrderHandlers, orderHandlers, type SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
 
-/** Cancel and detail: the order operations the provider names but does not document. */
-export function assumedOrdersModule(services: Pick<Services, 'storage' | 'orders' | 'fixtures' | 'journey' | 'clock' | 'events' | 'ids'>): SandboxModule {
-  return { name: 'order-more', handlers: assumedOrderHandlers(services) };
+/**
+ * Orders: create and track (documented by the provider), cancel and detail (named by
+ * it, shaped by the sandbox). Every app has it (see `createApp`).
+ */
+export function ordersModule(services: Pick<Services, 'storage' | 'orders' | 'fixtures' | 'journey' | 'clock' | 'events' | 'ids'>): SandboxModule {
+  return { name: 'orders', handlers: { ...orderHandlers(services), ...assumedOrderHandlers(services) } };
 }

@@ -1,0 +1,38 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ordersModule } from '../../src/app/modules/orders.js';
+import { accessOf, ROUTES, routedHandlers } from '../../src/http/routes.js';
+import { testSandbox, type TestSandbox } from '../support/sandbox.js';
+
+describe('the route table (http/routes.ts)', () => {
+  let sandbox: TestSandbox;
+  beforeAll(async () => {
+    sandbox = await testSandbox();
+  });
+  afterAll(() => sandbox.close());
+
+  const operations = () => [...sandbox.services.specs.provider.operations, ...sandbox.services.specs.control.operations];
+
+  it('names every operation of both specs that a module of the sandbox serves, and no other', () => {
+    const served = sandbox.modules.flatMap((m) => Object.keys(m.handlers ?? {}));
+    const withHandler = operations()
+      .map((op) => op.operationId)
+      .filter((id) => served.includes(id) || ['orders', 'control'].includes(ROUTES[id]?.by ?? ''));
+    expect(Object.keys(ROUTES).sort()).toEqual(withHandler.sort());
+  });
+
+  it('gives each operation the access the role rules enforce from its method, security and scope', () => {
+    const table = Object.fromEntries(operations().filter((op) => ROUTES[op.operationId]).map((op) => [op.operationId, ROUTES[op.operationId]!.access]));
+    const enforced = Object.fromEntries(operations().filter((op) => ROUTES[op.operationId]).map((op) => [op.operationId, accessOf(op)]));
+    expect(table).toEqual(enforced);
+  });
+
+  it('refuses at start a module that serves an operation the table gives to another', () => {
+    const stray = { ...ordersModule(sandbox.services), name: 'webhooks' };
+    expect(() => routedHandlers([stray])).toThrow(/The webhooks module serves createOrder, which the route table \(http\/routes.ts\) gives to orders/);
+  });
+
+  it('refuses at start a module that serves an operation the table does not list', () => {
+    const unlisted = { name: 'extra', handlers: { shipToTheMoon: () => ({ status: 200 }) } };
+    expect(() => routedHandlers([unlisted])).toThrow(/serves shipToTheMoon, which the route table \(http\/routes.ts\) does not list/);
+  });
+});
