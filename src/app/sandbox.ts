@@ -32,7 +32,7 @@ import type { StoreFileSystem } from '../store/index.js';
 import { WebhookEndpoints } from '../webhooks/index.js';
 import { WEBHOOK_JOB } from '../webhooks/index.js';
 import { TargetGuard, type Resolve } from '../webhooks/index.js';
-import { Journey } from '../tracking/index.js';
+import { Journey, TrackingAnswers } from '../tracking/index.js';
 
 /** Log fields censored by pino, wherever they appear up to two levels down. */
 /** Log lines are written in batches of about this many bytes... */
@@ -203,7 +203,8 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   const webhookTargets = new TargetGuard(options.webhookTargets, seams.webhookLookup);
   await migrateDueTimes(storage, journey, WEBHOOK_JOB, registry);
   const advanceClock = (ms: number): Promise<void> => clockService.advanceAll(ms);
-  return { options, logger, storage, fixtures, clock, clockService, scheduler, events, registry, ids, orders, journey, endpoints, settings, webhookTargets, metrics, specs, advanceClock, startedAt: Date.now() };
+  const tracking = new TrackingAnswers(journey, fixtures, clock);
+  return { options, logger, storage, fixtures, clock, clockService, scheduler, events, registry, ids, orders, journey, tracking, endpoints, settings, webhookTargets, metrics, specs, advanceClock, startedAt: Date.now() };
 }
 
 /**

@@ -12,7 +12,7 @@ import type { CompiledSpec } from '../spec/index.js';
 import type { SettingsWriter } from '../store/index.js';
 import type { Storage } from '../store/index.js';
 import type { SandboxMetrics } from '../metrics/index.js';
-import type { Journey } from '../tracking/index.js';
+import type { Journey, TrackingAnswers } from '../tracking/index.js';
 import type { WebhookEndpoints } from '../webhooks/index.js';
 import type { TargetGuard } from '../webhooks/index.js';
 
@@ -37,6 +37,8 @@ export interface Services {
   ids: IdFactory;
   orders: OrdersService;
   journey: Journey;
+  /** The tracking answers and their caches (see TrackingAnswers). */
+  tracking: TrackingAnswers;
   endpoints: WebhookEndpoints;
   /** The one way to write a client's settings row (endpoint, secret, fault rules, clock): one unit of a client at a time, tried again on a Conflict. */
   settings: SettingsWriter;
