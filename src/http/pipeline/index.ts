@@ -3,3 +3,4 @@ export { preferInterceptor } from './prefer.js';
 export type { PipelineOptions } from './options.js';
 export { serveOperation } from './serve.js';
 export type { ServeOperation } from './serve.js';
+export { MAX_HELD_PER_CLIENT, faultInterceptor } from './faults.js';
