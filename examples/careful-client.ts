@@ -37,7 +37,7 @@ const SECRET = 'whsec_Y2FyZWZ1bC1jbGllbnQtc2VjcmV0LTI0Ynl0ZXM=';
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /** examples/order.json with its order codes made unique, so that no create repeats another. */
-function order(code: string) {
+function order(code: string): { items: Array<Record<string, string>> } {
   return { ...ORDER, items: ORDER.items.map((item, i) => ({ ...item, order_code: `${code}-${i + 1}` })) };
 }
 
