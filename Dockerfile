@@ -2,7 +2,7 @@
 # Build:  docker build -t shipping-sandbox .
 # Run:    docker run --hostname sandbox -p 4010:4010 -v sandbox-data:/data -e SANDBOX_TOKENS=partner-a,partner-b shipping-sandbox
 # (a fixed --hostname lets a container recreated on the same volume take over the data file's lock)
-# Every setting is an environment variable (see README "Docker"); flags given after the
+# Every setting is an environment variable (see docs/guides/shared-deployments.md); flags given after the
 # image name are passed to the CLI too.
 
 # --- build: compile TypeScript to dist/ ----------------------------------------------------------

@@ -18,9 +18,14 @@ export function Result({ result }) {
   return html`<p class="result" role="status">${result.message}</p>`;
 }
 
-/** Runs `load` now and every `ms` while the view is shown; `deps` restart it. */
-export function usePoll(load, deps, ms = 2500) {
-  const [state, setState] = useState({ data: null, error: null, loading: true });
+/**
+ * Runs `load` now and every `ms` while the view is shown; `deps` restart it. Data loaded
+ * for other deps (a page or filter the reader has left) is not shown as the new one's.
+ * `refresh` values restart it too, keeping what is shown until the new data comes.
+ */
+export function usePoll(load, deps, ms = 2500, refresh = []) {
+  const key = JSON.stringify(deps);
+  const [state, setState] = useState({ key: null, data: null, error: null, loading: true });
   const [tick, setTick] = useState(0);
   const alive = useRef(true);
   useEffect(() => {
@@ -29,9 +34,9 @@ export function usePoll(load, deps, ms = 2500) {
     const run = async () => {
       try {
         const data = await load();
-        if (alive.current) setState({ data, error: null, loading: false });
+        if (alive.current) setState({ key, data, error: null, loading: false });
       } catch (error) {
-        if (alive.current) setState((s) => ({ data: s.data, error, loading: false }));
+        if (alive.current) setState((s) => ({ key, data: s.key === key ? s.data : null, error, loading: false }));
       }
       if (alive.current) timer = setTimeout(run, ms);
     };
@@ -40,8 +45,9 @@ export function usePoll(load, deps, ms = 2500) {
       alive.current = false;
       clearTimeout(timer);
     };
-  }, [...deps, tick]);
-  return { ...state, reload: () => setTick((t) => t + 1) };
+  }, [...deps, ...refresh, tick]);
+  const current = state.key === key;
+  return { data: current ? state.data : null, error: current ? state.error : null, loading: !current || state.loading, reload: () => setTick((t) => t + 1) };
 }
 
 /** Runs an action and keeps its result (message or error) for display. */
@@ -69,4 +75,16 @@ export function time(iso) {
 /** JSON shown as text, pretty-printed. */
 export function Json({ value }) {
   return html`<pre class="json" tabindex="0">${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}</pre>`;
+}
+
+/**
+ * Previous and next page of a listing, and where the reader is. `page` counts from 0;
+ * `pages` is how many there are, when known.
+ */
+export function Pager({ page, pages, hasNext, onPrevious, onNext, label }) {
+  return html`<nav class="pager" aria-label=${label}>
+    <button type="button" class="secondary" disabled=${page === 0} onClick=${onPrevious}>Previous page</button>
+    <span class="muted" aria-live="polite">Page ${page + 1}${pages ? ` of ${pages}` : ''}</span>
+    <button type="button" class="secondary" disabled=${!hasNext} onClick=${onNext}>Next page</button>
+  </nav>`;
 }

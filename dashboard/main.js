@@ -70,6 +70,7 @@ function SignIn({ onSignIn }) {
       <label for="token">Token</label>
       <input id="token" name="token" type="password" autocomplete="off" required value=${token} onInput=${(e) => setToken(e.currentTarget.value)} />
       <button type="submit">Sign in</button>
+      <p class="muted">Use a token of this sandbox: <code>npm start</code> prints one (the <code>token:</code> line of its banner, also in <code>docker logs</code>); <code>--token</code>, <code>SANDBOX_TOKENS</code> or the config file set others, and in a shared deployment its operator gives you yours.</p>
       <p class="muted">The token stays in this browser tab only and is sent as <code>Authorization: Bearer …</code>.</p>
     </form>
     <${ErrorBox} error=${error} />

@@ -4,6 +4,12 @@
  * (examples/types/). It walks the whole loop: create an order, receive and verify
  * its AWB webhook, track the parcel to delivery, and handle a 400 and a 404.
  *
+ * It leaves the client's webhook settings as they were. It points the client's webhook
+ * at a receiver of its own for the run, then puts the URL, secret and chaos back when
+ * they were set through the API, or, on a client that had no orders yet, resets the
+ * client, which takes the endpoint back to what the config file or flags say. Any other
+ * client it refuses to touch, saying how to run it with a client of its own.
+ *
  * Against a running sandbox (any clock; it drives the order with the control API):
  *
  *   npx tsx examples/client.ts http://127.0.0.1:4010 <token>
@@ -19,6 +25,7 @@ import type { paths as ControlPaths } from './types/control.js';
 import type { components, paths as ProviderPaths } from './types/provider.js';
 
 type CreateOrderRequest = components['schemas']['CreateOrderRequest'];
+type Control = ReturnType<typeof createClient<ControlPaths>>;
 type Tracking = components['schemas']['TrackingResponse'];
 
 /** The AWB webhook body (the `awb.generated` event of the provider spec's `webhooks`). */
@@ -47,8 +54,12 @@ const ORDER = JSON.parse(readFileSync(new URL('./order.json', import.meta.url), 
 /** A Standard Webhooks secret for this run's receiver. */
 const SECRET = 'whsec_ZXhhbXBsZS1jbGllbnQtc2VjcmV0LTI0Ynl0ZXM=';
 
-/** A local webhook receiver: verifies each delivery's signature and hands over `awb.generated` events. */
-async function awbReceiver(secret: string): Promise<{ url: string; next: () => Promise<{ id: string; event: AwbGenerated }>; close: () => void }> {
+/**
+ * A local webhook receiver: verifies each delivery's signature and hands over the
+ * `awb.generated` events of `ours` (the order numbers this run created). Other deliveries
+ * of the client get a 503, so the sandbox retries them later, at the URL put back.
+ */
+async function awbReceiver(secret: string, ours: Set<string>): Promise<{ url: string; next: () => Promise<{ id: string; event: AwbGenerated }>; close: () => void }> {
   const verifier = new Webhook(secret);
   const waiting: Array<(value: { id: string; event: AwbGenerated }) => void> = [];
   const server: Server = createServer((req, res) => {
@@ -57,6 +68,7 @@ async function awbReceiver(secret: string): Promise<{ url: string; next: () => P
     req.on('end', () => {
       try {
         const event = verifier.verify(raw, req.headers as Record<string, string>) as AwbGenerated;
+        if (!ours.has(event.order_no)) return void res.writeHead(503, { 'retry-after': '60' }).end();
         res.writeHead(204).end();
         if (event.event === 'awb.generated') waiting.shift()?.({ id: String(req.headers['webhook-id']), event });
       } catch {
@@ -74,7 +86,41 @@ async function awbReceiver(secret: string): Promise<{ url: string; next: () => P
 }
 
 /**
- * Runs the loop against a sandbox at `baseUrl` as the client of `token`.
+ * Points the client's webhook at `url` for the run and returns how to give it back.
+ * Settings made through the API are put back as they were. A URL from the config file or
+ * flags (or none) cannot be put back through the API; only a reset returns to it, and a
+ * reset removes the client's orders, so that is done only for a client that had none.
+ * Setting a URL also sends every delivery the sandbox held while there was none: on a
+ * client with orders and no URL, that would hand their webhooks to this example.
+ */
+async function borrowWebhook(control: Control, url: string, secret: string): Promise<() => Promise<void>> {
+  const before = await control.GET('/__sandbox/webhook');
+  if (before.error) throw new Error(`GET /__sandbox/webhook: ${before.error.message}`);
+  const { url: previousUrl, secret: previousSecret, chaos, source } = before.data;
+  let giveBack: () => Promise<unknown>;
+  if (source === 'runtime' && previousUrl) {
+    giveBack = () => control.PUT('/__sandbox/webhook', { body: { url: previousUrl, secret: previousSecret, chaos } });
+  } else {
+    const orders = await control.GET('/__sandbox/orders', { params: { query: { limit: 1 } } });
+    if (orders.error) throw new Error(`GET /__sandbox/orders: ${orders.error.message}`);
+    if (orders.data.total > 0) {
+      throw new Error(
+        `This client's webhook URL (${previousUrl ?? 'none'}, from ${source}) cannot be put back through the API, and the client has orders: ` +
+          'the example leaves it alone. Run it with a client of its own: a second token ' +
+          '(npm start -- --token <your token> --token example-token, then npx tsx examples/client.ts <url> example-token), ' +
+          'or a sandbox of its own (npm start -- --port 4011 --data :memory: --token example-token).',
+      );
+    }
+    giveBack = () => control.POST('/__sandbox/reset');
+  }
+  const set = await control.PUT('/__sandbox/webhook', { body: { url, secret } });
+  if (set.error) throw new Error(`PUT /__sandbox/webhook: ${set.error.message}`);
+  return async () => void (await giveBack());
+}
+
+/**
+ * Runs the loop against a sandbox at `baseUrl` as the client of `token`, and leaves the
+ * client's webhook settings as they were (see `borrowWebhook`).
  *
  * @example const run = await runExample('http://127.0.0.1:4010', 'sbx_...')
  */
@@ -82,16 +128,18 @@ export async function runExample(baseUrl: string, token: string): Promise<Exampl
   const headers = { Authorization: `Bearer ${token}` };
   const api = createClient<ProviderPaths>({ baseUrl, headers });
   const control = createClient<ControlPaths>({ baseUrl, headers });
-  const receiver = await awbReceiver(SECRET);
+  const ours = new Set<string>();
+  const receiver = await awbReceiver(SECRET, ours);
+  let giveBack: () => Promise<void> = async () => undefined;
   try {
-    // 1. Point this client's webhook at the receiver.
-    const hook = await control.PUT('/__sandbox/webhook', { body: { url: receiver.url, secret: SECRET } });
-    if (hook.error) throw new Error(`PUT /__sandbox/webhook: ${hook.error.message}`);
+    // 1. Point this client's webhook at the receiver, for this run only.
+    giveBack = await borrowWebhook(control, receiver.url, SECRET);
 
     // 2. Create the order; the answer has order numbers, no AWB.
     const created = await api.POST('/v1/order', { body: ORDER });
     if (created.error) throw new Error(`POST /v1/order: ${created.error.message}`);
     const orderNo = created.data.order_numbers[0]!;
+    created.data.order_numbers.forEach((no) => ours.add(no));
 
     // 3. The AWB arrives by webhook. Ask for it now rather than wait for the AWB delay.
     const webhook = receiver.next();
@@ -128,6 +176,7 @@ export async function runExample(baseUrl: string, token: string): Promise<Exampl
       notFoundMessage: missing.error.message,
     };
   } finally {
+    await giveBack();
     receiver.close();
   }
 }

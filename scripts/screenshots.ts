@@ -1,4 +1,4 @@
-// Screenshots of every dashboard view for the README (npm run screenshots): a sandbox with a
+// Screenshots of every dashboard view for the manual (npm run screenshots): a sandbox with a
 // fixed seed and a manual clock at a fixed start, a few orders driven through the APIs, then
 // Debian's Chromium at 1280x800 (and one view at phone width). Writes docs/dashboard/*.png.
 import { mkdirSync } from 'node:fs';
@@ -52,6 +52,7 @@ await api('POST', `/__sandbox/orders/${orders[0]}/advance`);
 await api('POST', `/__sandbox/orders/${orders[0]}/advance`);
 const { awb } = await api<{ awb: string }>('GET', `/__sandbox/orders/${orders[0]}`);
 await api('GET', `/v1/order/tracking/${awb}`);
+await api('POST', '/__sandbox/checks'); // the Readiness view then has its check.* items
 
 mkdirSync(OUT, { recursive: true });
 const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
@@ -72,13 +73,17 @@ try {
   await shoot(page, 'orders', 'orders', orders[0]!);
   await shoot(page, 'order', `orders/${orders[0]}`, 'Tracking answer');
   await page.goto(`${sandbox.url}/dashboard#/webhooks`);
+  await page.getByRole('button', { name: /^Show attempts/ }).first().click();
   await page.getByText('Request and response of attempt 1').first().click();
-  await shoot(page, 'webhooks', null, 'awb.generated');
+  await page.getByText('Request headers').first().scrollIntoViewIfNeeded();
+  await shoot(page, 'webhooks', null, 'Request headers');
   await shoot(page, 'clock', 'clock', 'Sandbox time');
   await shoot(page, 'scenarios', 'scenarios', 'Create order');
   await shoot(page, 'requests', 'requests', 'Spec violations');
+  await shoot(page, 'readiness', 'report', 'Catalogue items');
   await page.setViewportSize({ width: 390, height: 844 });
   await shoot(page, 'order-phone', `orders/${orders[0]}`, 'Timeline');
+  await shoot(page, 'orders-phone', 'orders', orders[0]!);
 } finally {
   await browser.close();
   await sandbox.close();

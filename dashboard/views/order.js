@@ -58,11 +58,30 @@ function Details({ order }) {
   </dl>`;
 }
 
+/** Statuses after which nothing is left to do to an order. */
+const FINAL = ['delivered', 'returned', 'cancelled', 'awb_failed'];
+
+/**
+ * Which actions the order's state allows, as the control API would answer them: an AWB
+ * while it waits for one, a step while one is left after the AWB, a cancellation before
+ * the pick-up scan.
+ */
+function allowed(order) {
+  const final = FINAL.includes(order.status);
+  return {
+    generate: order.status === 'created',
+    advance: !final && Boolean(order.awb) && order.upcoming.length > 0,
+    cancel: order.status === 'created' || order.status === 'awb_generated',
+    why: final ? `The order is ${order.status}: nothing is left to do.` : '',
+  };
+}
+
 /** One order: its state, timeline, tracking answer and the actions that drive it. */
 export function OrderView({ orderNo }) {
   const state = usePoll(async () => (await call('GET', `/__sandbox/orders/${encodeURIComponent(orderNo)}`)).body, [orderNo]);
   const action = useAction();
   const order = state.data;
+  const can = order ? allowed(order) : {};
   const act = (run) => () =>
     action.run(async () => {
       const message = await run();
@@ -87,11 +106,12 @@ export function OrderView({ orderNo }) {
     <h1>Order ${orderNo}</h1>
     <${ErrorBox} error=${state.error} />
     ${order && html`
-      <div class="actions">
-        <button type="button" disabled=${action.busy} onClick=${generate}>Generate AWB now</button>
-        <button type="button" disabled=${action.busy} onClick=${advance}>Advance to next step</button>
-        <button type="button" class="danger" disabled=${action.busy} onClick=${cancel}>Cancel order</button>
+      <div class="actions" aria-busy=${action.busy ? 'true' : 'false'}>
+        <button type="button" disabled=${action.busy || !can.generate} onClick=${generate}>Generate AWB now</button>
+        <button type="button" disabled=${action.busy || !can.advance} onClick=${advance}>Advance to next step</button>
+        <button type="button" class="danger" disabled=${action.busy || !can.cancel} onClick=${cancel}>Cancel order</button>
       </div>
+      ${can.why && html`<p class="muted">${can.why}</p>`}
       <${Result} result=${action.result} />
       <div class="columns">
         <section><h2>Details</h2><${Details} order=${order} /></section>

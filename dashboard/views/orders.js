@@ -1,6 +1,6 @@
 import { useState } from '/dashboard/vendor/hooks.mjs';
 import { call, query } from '../api.js';
-import { ErrorBox, time, usePoll } from '../components.js';
+import { ErrorBox, Pager, time, usePoll } from '../components.js';
 import { html } from '../html.js';
 
 export const STATUSES = ['created', 'awb_generated', 'awb_failed', 'picked_up', 'in_transit', 'delivery_failed', 'delivered', 'returned', 'cancelled'];
@@ -45,20 +45,18 @@ export function OrdersView() {
     </form>
     <${ErrorBox} error=${orders.error} />
     ${page && html`<p class="muted" aria-live="polite">${page.total} ${page.total === 1 ? 'order' : 'orders'}</p>`}
-    ${page && page.orders.length > 0 && html`<div class="scroll"><table>
-      <thead><tr><th scope="col">Order number</th><th scope="col">Order code</th><th scope="col">Courier</th><th scope="col">Scenario</th><th scope="col">AWB</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
+    ${page && page.orders.length > 0 && html`<div class="scroll"><table class="orders">
+      <thead><tr><th scope="col">Order number</th><th scope="col">Status</th><th scope="col">AWB</th><th scope="col">Order code</th><th scope="col">Courier</th><th scope="col">Scenario</th><th scope="col">Created</th></tr></thead>
       <tbody>${page.orders.map((o) => html`<tr>
         <td><a href=${`#/orders/${encodeURIComponent(o.order_no)}`}>${o.order_no}</a></td>
-        <td>${o.order_code}</td><td>${o.courier_code}</td><td>${o.scenario}</td>
-        <td>${o.awb ?? html`<span class="muted">${o.awb_error ? 'failed' : `due ${time(o.awb_due_at)}`}</span>`}</td>
         <td><span class=${`status status-${o.status}`}>${o.status}</span></td>
+        <td>${o.awb ?? html`<span class="muted">${o.awb_error ? 'failed' : `due ${time(o.awb_due_at)}`}</span>`}</td>
+        <td>${o.order_code}</td><td>${o.courier_code}</td><td>${o.scenario}</td>
         <td>${time(o.created_at)}</td>
       </tr>`)}</tbody>
     </table></div>`}
     ${page && page.orders.length === 0 && html`<p>No orders match. Create one under <a href="#/scenarios">Scenarios</a>.</p>`}
-    <div class="pager">
-      <button type="button" class="secondary" disabled=${cursors.length === 1} onClick=${() => setCursors(cursors.slice(0, -1))}>Previous page</button>
-      <button type="button" class="secondary" disabled=${!page?.next_cursor} onClick=${() => setCursors([...cursors, page.next_cursor])}>Next page</button>
-    </div>
+    <${Pager} label="Orders pages" page=${cursors.length - 1} pages=${page ? Math.max(1, Math.ceil(page.total / PAGE_SIZE)) : 0}
+      hasNext=${Boolean(page?.next_cursor)} onPrevious=${() => setCursors(cursors.slice(0, -1))} onNext=${() => setCursors([...cursors, page.next_cursor])} />
   </section>`;
 }

@@ -30,8 +30,9 @@ export function ReportView() {
     <${ErrorBox} error=${report.error} />
     ${r &&
     html`<p class="summary">
-      <strong>${r.summary.handled_percent}% handled</strong> (${r.summary.handled} of ${r.summary.graded} graded items;
-      ${r.summary.not_handled} not handled, ${r.summary.not_exercised} not exercised)${r.run ? html` — run <q>${r.run.name}</q>` : ''}
+      <strong>${r.summary.handled_percent}% handled</strong>
+      ${` (${r.summary.handled} of ${r.summary.graded} graded items; ${r.summary.not_handled} not handled, ${r.summary.not_exercised} not exercised)`}
+      ${r.run ? html` — run <q>${r.run.name}</q>` : ''}
     </p>`}
     <div class="actions">
       <button type="button" disabled=${action.busy} onClick=${runChecks}>Run checks</button>
@@ -43,7 +44,7 @@ export function ReportView() {
     </form>
     <${Result} result=${action.result} />
     ${r &&
-    html`<table>
+    html`<div class="scroll"><table class="report wrap">
       <caption>Catalogue items</caption>
       <thead><tr><th scope="col">Item</th><th scope="col">Status</th><th scope="col">Why</th></tr></thead>
       <tbody>
@@ -53,6 +54,6 @@ export function ReportView() {
           <td>${item.detail}</td>
         </tr>`)}
       </tbody>
-    </table>`}
+    </table></div>`}
   </section>`;
 }

@@ -1,7 +1,11 @@
 import { useEffect, useState } from '/dashboard/vendor/hooks.mjs';
-import { call } from '../api.js';
-import { ErrorBox, Json, Result, time, useAction, usePoll } from '../components.js';
+import { call, query } from '../api.js';
+import { ErrorBox, Json, Pager, Result, time, useAction, usePoll } from '../components.js';
 import { html } from '../html.js';
+
+const STATUSES = ['pending', 'queued', 'delivered', 'failed', 'paused'];
+const EVENTS = ['awb.generated', 'awb.failed', 'order.cancelled', 'ping'];
+const PAGE_SIZE = 20;
 
 /** A new secret: `whsec_` + base64 of 24 random bytes, as the control API expects. */
 function newSecret() {
@@ -38,6 +42,7 @@ function Endpoint({ endpoint, onChange }) {
       <input id="webhook-url" type="url" required value=${url} onInput=${(e) => setUrl(e.currentTarget.value)} placeholder="https://example.test/webhooks" />
       <button type="submit" disabled=${action.busy}>Save URL</button>
     </form>
+    ${endpoint.state === 'no_url' && html`<p class="muted">Until a URL is set, webhooks are held (paused); the first URL set gets every held one.</p>`}
     <dl class="details">
       <dt>State</dt><dd>${endpoint.state}${endpoint.disabled_reason ? `: ${endpoint.disabled_reason}` : ''} <span class="muted">(URL from ${endpoint.source})</span></dd>
       <dt>Secret</dt><dd><code class="secret">${endpoint.secret}</code></dd>
@@ -52,8 +57,8 @@ function Endpoint({ endpoint, onChange }) {
 }
 
 /**
- * The headers every attempt is sent with (src/webhooks/send.ts). The signature itself is
- * not recorded: it is the Standard Webhooks HMAC of id, timestamp and body with the secret.
+ * The headers every attempt is sent with. The signature itself is not recorded: it is
+ * the Standard Webhooks HMAC of id, timestamp and body with the secret.
  */
 function attemptHeaders(delivery, attempt) {
   return {
@@ -80,7 +85,9 @@ function Attempt({ delivery, attempt }) {
   </li>`;
 }
 
+/** One delivery as a row; its attempts folded below it until asked for. */
 function Delivery({ delivery, onChange }) {
+  const [open, setOpen] = useState(false);
   const action = useAction();
   const redeliver = () =>
     action.run(async () => {
@@ -89,34 +96,84 @@ function Delivery({ delivery, onChange }) {
       const attempt = body.attempts[body.attempts.length - 1];
       return `Attempt ${attempt.n}: ${attempt.status_code ?? attempt.error}`;
     });
-  return html`<article class="card delivery">
-    <h3>${delivery.event} <span class=${`status status-${delivery.status}`}>${delivery.status}</span></h3>
-    <p><code>${delivery.id}</code>${delivery.order_no && html` · order <a href=${`#/orders/${delivery.order_no}`}>${delivery.order_no}</a>`} · ${time(delivery.created_at)}</p>
-    ${delivery.next_attempt_at && html`<p class="muted">Next attempt due ${time(delivery.next_attempt_at)}</p>`}
-    ${delivery.last_error && html`<p class="muted">Last error: ${delivery.last_error}</p>`}
-    <ol class="attempts">${delivery.attempts.map((a) => html`<${Attempt} delivery=${delivery} attempt=${a} />`)}</ol>
-    <button type="button" class="secondary" disabled=${action.busy} onClick=${redeliver}>Redeliver</button>
-    <${Result} result=${action.result} />
-  </article>`;
+  const last = delivery.attempts[delivery.attempts.length - 1];
+  const count = delivery.attempts.length;
+  const panel = `attempts-${delivery.id}`;
+  return html`<tbody class="delivery">
+    <tr>
+      <td>${delivery.event}</td>
+      <td><span class=${`status status-${delivery.status}`}>${delivery.status}</span></td>
+      <td>${delivery.order_no ? html`<a href=${`#/orders/${delivery.order_no}`}>${delivery.order_no}</a>` : html`<span class="muted">none</span>`}</td>
+      <td><code>${delivery.id}</code></td>
+      <td>${time(delivery.created_at)}</td>
+      <td>${count === 0 ? html`<span class="muted">none yet</span>` : `${count} · last ${last.status_code ?? 'no answer'}`}${delivery.next_attempt_at ? html`<br /><span class="muted">next ${time(delivery.next_attempt_at)}</span>` : ''}</td>
+      <td class="row-actions">
+        <button type="button" class="secondary" aria-expanded=${open ? 'true' : 'false'} aria-controls=${panel} disabled=${count === 0} onClick=${() => setOpen(!open)}>${open ? 'Hide' : 'Show'} attempts (${count})</button>
+        <button type="button" class="secondary" disabled=${action.busy} onClick=${redeliver}>Redeliver</button>
+      </td>
+    </tr>
+    ${action.result && html`<tr><td colspan="7"><${Result} result=${action.result} /></td></tr>`}
+    ${open && html`<tr class="attempts-row" id=${panel}><td colspan="7">
+      ${delivery.last_error && html`<p class="muted">Last error: ${delivery.last_error}</p>`}
+      <ol class="attempts">${delivery.attempts.map((a) => html`<${Attempt} key=${a.n} delivery=${delivery} attempt=${a} />`)}</ol>
+    </td></tr>`}
+  </tbody>`;
 }
 
-/** The endpoint and its secret, and every delivery with every attempt. */
+/** The deliveries, newest first, a page at a time (limit + cursor), filtered by status and event. */
+function Deliveries({ version, onChange }) {
+  const [filters, setFilters] = useState({ status: '', event: '' });
+  const [cursors, setCursors] = useState([null]); // the cursor of each page shown so far
+  const cursor = cursors[cursors.length - 1];
+  const deliveries = usePoll(
+    async () => (await call('GET', `/__sandbox/webhooks/deliveries${query({ ...filters, limit: PAGE_SIZE, cursor })}`)).body,
+    [JSON.stringify(filters), cursor],
+    2500,
+    [version],
+  );
+  const set = (name) => (event) => {
+    setFilters({ ...filters, [name]: event.currentTarget.value });
+    setCursors([null]);
+  };
+  const page = deliveries.data;
+  return html`<section>
+    <h2>Deliveries</h2>
+    <form class="filters" onSubmit=${(e) => e.preventDefault()}>
+      <div><label for="d-status">Delivery status</label>
+        <select id="d-status" value=${filters.status} onChange=${set('status')}>
+          <option value="">Any</option>
+          ${STATUSES.map((s) => html`<option value=${s}>${s}</option>`)}
+        </select></div>
+      <div><label for="d-event">Event</label>
+        <select id="d-event" value=${filters.event} onChange=${set('event')}>
+          <option value="">Any</option>
+          ${EVENTS.map((e) => html`<option value=${e}>${e}</option>`)}
+        </select></div>
+    </form>
+    <${ErrorBox} error=${deliveries.error} />
+    ${page && html`<p class="muted">${page.total} ${page.total === 1 ? 'delivery' : 'deliveries'}, newest first</p>`}
+    ${page && page.deliveries.length > 0 && html`<div class="scroll"><table class="deliveries wrap">
+      <caption class="visually-hidden">Webhook deliveries</caption>
+      <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Order</th><th scope="col">Delivery id</th><th scope="col">Created</th><th scope="col">Attempts</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+      ${page.deliveries.map((d) => html`<${Delivery} key=${d.id} delivery=${d} onChange=${onChange} />`)}
+    </table></div>`}
+    <${Pager} label="Deliveries pages" page=${cursors.length - 1} pages=${page ? Math.max(1, Math.ceil(page.total / PAGE_SIZE)) : 0}
+      hasNext=${Boolean(page?.next_cursor)} onPrevious=${() => setCursors(cursors.slice(0, -1))} onNext=${() => setCursors([...cursors, page.next_cursor])} />
+  </section>`;
+}
+
+/** The endpoint and its secret, and the deliveries with their attempts. */
 export function WebhooksView() {
   const endpoint = usePoll(async () => (await call('GET', '/__sandbox/webhook')).body, [], 10_000);
-  const deliveries = usePoll(async () => (await call('GET', '/__sandbox/webhooks/deliveries?limit=50')).body, []);
+  const [version, setVersion] = useState(0);
   const changed = () => {
     endpoint.reload();
-    deliveries.reload();
+    setVersion((v) => v + 1);
   };
   return html`<section>
     <h1>Webhooks</h1>
     <${ErrorBox} error=${endpoint.error} />
     ${endpoint.data && html`<${Endpoint} endpoint=${endpoint.data} onChange=${changed} />`}
-    <section>
-      <h2>Deliveries</h2>
-      <${ErrorBox} error=${deliveries.error} />
-      ${deliveries.data && html`<p class="muted">${deliveries.data.total} in all, newest first${deliveries.data.total > deliveries.data.deliveries.length ? ` (the latest ${deliveries.data.deliveries.length} shown)` : ''}</p>`}
-      ${deliveries.data?.deliveries.map((d) => html`<${Delivery} key=${d.id} delivery=${d} onChange=${changed} />`)}
-    </section>
+    <${Deliveries} version=${version} onChange=${changed} />
   </section>`;
 }

@@ -266,8 +266,8 @@ export interface paths {
          *     actual and volumetric (L×W×H/6000) weight in whole kg (0.3 kg tolerance, at
          *     least 1); times the service's multiplier; plus insurance and COD fees. Fees are
          *     whole rupiah rounded up to 100. A courier without COD is answered
-         *     `available: false` for a COD parcel. README "Coverage, couriers and rates" has
-         *     the price list.
+         *     `available: false` for a COD parcel. The manual's provider API reference
+         *     (docs/reference/provider-api.md) has the price list.
          */
         get: operations["getShippingFee"];
         put?: never;
@@ -871,7 +871,7 @@ export interface components {
         RateService: components["schemas"]["NumericText"];
         /**
          * @description Sandbox only. Comma-separated webhook chaos modes for the orders of this request:
-         *     `duplicate`, `late`, `out_of_order`, `bad_signature` (see the README, Webhooks). An
+         *     `duplicate`, `late`, `out_of_order`, `bad_signature` (see docs/guides/webhooks.md). An
          *     unknown mode is a 400 naming `header.x-sandbox-webhook-chaos`.
          */
         WebhookChaosHeader: string;
@@ -890,7 +890,7 @@ export interface operations {
                 "X-Sandbox-Scenario"?: components["parameters"]["ScenarioHeader"];
                 /**
                  * @description Sandbox only. Comma-separated webhook chaos modes for the orders of this request:
-                 *     `duplicate`, `late`, `out_of_order`, `bad_signature` (see the README, Webhooks). An
+                 *     `duplicate`, `late`, `out_of_order`, `bad_signature` (see docs/guides/webhooks.md). An
                  *     unknown mode is a 400 naming `header.x-sandbox-webhook-chaos`.
                  */
                 "X-Sandbox-Webhook-Chaos"?: components["parameters"]["WebhookChaosHeader"];

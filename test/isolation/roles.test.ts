@@ -24,7 +24,7 @@ const SECRET_A = 'whsec_QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFB';
  */
 const SANDBOX_WIDE = new Set(['listClients', 'resetSandbox', 'getMetrics', 'advanceAllClocks', 'setClockSpeed']);
 
-/** What a role may do, from the method and the role alone: the table of the README. */
+/** What a role may do, from the method and the role alone: the table of the manual (docs/guides/shared-deployments.md, Roles). */
 function forbidden(role: Role, method: string, operationId: string): boolean {
   if (role === 'admin') return false;
   if (SANDBOX_WIDE.has(operationId)) return true; // two partners and an admin here: not the laptop case

@@ -1,5 +1,5 @@
-// The README's "In-process use" example, run as it stands (only the import path differs:
-// users write `from 'shipping-sandbox'`).
+// The manual's "In-process use" example (docs/guides/ci-and-readiness.md), run as it stands
+// (only the import path differs: users write `from 'shipping-sandbox'`).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/index.js';
 

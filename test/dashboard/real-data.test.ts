@@ -1,0 +1,195 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCli, type RunningCli } from '../support/cli.js';
+import { createRequest } from '../support/orders.js';
+import { Receiver } from '../webhooks/receiver.js';
+import { expectAccessible, hasChromium, launchChromium, signIn, warnIfNoChromium } from './browser.js';
+
+warnIfNoChromium('dashboard with real data');
+
+const TOKEN = 'real-data-token';
+const WINDOW = { width: 1280, height: 800 };
+const HOUR = 60 * 60_000;
+
+/** The page's full size: a view that holds real data stays within a few screens and the window's width. */
+const size = (page: Page) => page.evaluate(() => ({ height: document.documentElement.scrollHeight, width: document.documentElement.scrollWidth }));
+
+/**
+ * The dashboard on a client with 1,000 webhook deliveries (half of them failed after the
+ * whole retry schedule, 7 attempts each) and a full request journal of 1,000 entries.
+ */
+describe.skipIf(!hasChromium)('/dashboard with a client full of data, in headless Chromium', () => {
+  let cli: RunningCli;
+  let receiver: Receiver;
+  let browser: Browser;
+  let page: Page;
+  const consoleErrors: string[] = [];
+
+  async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+    const res = await fetch(`${cli.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  }
+
+  beforeAll(async () => {
+    receiver = await Receiver.start();
+    // Every other order's receiver is down: its delivery fails at each of its 7 attempts.
+    receiver.respond = (webhook) => (Number(webhook.json.order_no ?? 0) % 2 === 0 ? { status: 200, body: 'ok' } : { status: 500, body: 'down' });
+    cli = await startCli(['--port', '0', '--data', ':memory:', '--clock', 'manual', '--clock-start', '2026-11-23T08:00:00Z', '--seed', 'real-data', '--awb-delay', '1m', '--token', TOKEN, '--log-level', 'silent']);
+    expect((await api('PUT', '/__sandbox/webhook', { url: receiver.url })).status).toBe(200);
+    // 100 creates of 10 items: 1,000 orders; then 900 tracking reads, some of an unknown AWB (404).
+    for (let i = 0; i < 100; i++) expect((await api('POST', '/v1/order', createRequest(10))).status).toBe(201);
+    for (let i = 0; i < 900; i++) await api('GET', `/v1/order/tracking/${i % 3 === 0 ? 'JN0000000000' : 'SBXDLV00000001'}`);
+    await api('POST', '/__sandbox/clock/advance', { ms: 60_000 });
+    await api('POST', '/__sandbox/clock/advance', { ms: 8 * HOUR });
+    browser = await launchChromium();
+    page = await (await browser.newContext({ viewport: WINDOW })).newPage();
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    });
+    page.setDefaultTimeout(15_000);
+    await signIn(page, cli.url, TOKEN);
+  }, 170_000);
+  afterAll(async () => {
+    await browser?.close();
+    await receiver?.close();
+    await cli?.stop();
+  });
+
+  it('holds 1,000 deliveries and a full journal of 1,000 entries', async () => {
+    expect((await api('GET', '/__sandbox/webhooks/deliveries?limit=1')).body.total).toBe(1000);
+    expect((await api('GET', '/__sandbox/webhooks/deliveries?status=failed&limit=1')).body.total).toBe(500);
+    expect((await api('GET', '/__sandbox/requests?limit=1')).body.total).toBe(1000);
+  });
+
+  it('shows the deliveries 20 a page, attempts folded, within 3 screen heights and the window width', async () => {
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByText('1000 deliveries, newest first').waitFor();
+    expect(await page.locator('tbody.delivery').count()).toBe(20);
+    expect(await page.locator('li.attempt').count()).toBe(0);
+    await page.getByText('Page 1 of 50').waitFor();
+    const { height, width } = await size(page);
+    console.log(`[dashboard] Webhooks, 1,000 deliveries: a page is ${height} x ${width} px in a ${WINDOW.width} x ${WINDOW.height} window`);
+    expect(height).toBeLessThan(3 * WINDOW.height);
+    expect(width).toBeLessThanOrEqual(WINDOW.width);
+    await expectAccessible(page, 'webhooks with 1,000 deliveries');
+  });
+
+  it('pages through the deliveries by cursor', async () => {
+    const ids = () => page.locator('tbody.delivery td code').allInnerTexts();
+    const first = await ids();
+    await page.getByRole('navigation', { name: 'Deliveries pages' }).getByRole('button', { name: 'Next page' }).click();
+    await page.getByText('Page 2 of 50').waitFor();
+    const second = await ids();
+    expect(second).toHaveLength(20);
+    expect(second.filter((id) => first.includes(id))).toEqual([]);
+    await page.getByRole('button', { name: 'Previous page' }).click();
+    await page.getByText('Page 1 of 50').waitFor();
+    expect(await ids()).toEqual(first);
+  });
+
+  it('filters the deliveries by status and event', async () => {
+    await page.getByLabel('Delivery status').selectOption('failed');
+    await page.getByText('500 deliveries, newest first').waitFor();
+    expect(new Set(await page.locator('tbody.delivery .status').allInnerTexts())).toEqual(new Set(['failed']));
+    await page.getByLabel('Delivery status').selectOption('');
+    await page.getByLabel('Event').selectOption('ping');
+    await page.getByText('0 deliveries, newest first').waitFor();
+    await page.getByRole('button', { name: 'Send test' }).click();
+    await page.getByText('1 delivery, newest first').waitFor();
+    expect(await page.locator('tbody.delivery').first().innerText()).toContain('ping');
+    await page.getByLabel('Event').selectOption('awb.generated');
+    await page.getByText('1000 deliveries, newest first').waitFor();
+  });
+
+  it('unfolds the attempts of one delivery when asked, with Redeliver beside it', async () => {
+    await page.getByLabel('Delivery status').selectOption('failed');
+    await page.getByText('500 deliveries, newest first').waitFor();
+    const delivery = page.locator('tbody.delivery').first();
+    await delivery.getByRole('button', { name: 'Show attempts (7)' }).click();
+    expect(await delivery.locator('li.attempt').count()).toBe(7);
+    expect(await page.locator('li.attempt').count()).toBe(7);
+    expect(await delivery.getByRole('button', { name: 'Redeliver' }).isVisible()).toBe(true);
+    expect((await size(page)).width).toBeLessThanOrEqual(WINDOW.width);
+    await expectAccessible(page, 'webhooks with one delivery unfolded');
+    await delivery.getByRole('button', { name: 'Hide attempts (7)' }).click();
+    expect(await page.locator('li.attempt').count()).toBe(0);
+  });
+
+  it('shows the journal 20 entries a page, within 3 screen heights and the window width', async () => {
+    await page.getByRole('link', { name: 'Requests' }).click();
+    await page.getByText(/^1000 journaled/).waitFor();
+    expect(await page.locator('.journal > li').count()).toBe(20);
+    await page.getByText('Page 1 of 50').waitFor();
+    const { height, width } = await size(page);
+    console.log(`[dashboard] Requests, 1,000 entries: a page is ${height} x ${width} px in a ${WINDOW.width} x ${WINDOW.height} window`);
+    expect(height).toBeLessThan(3 * WINDOW.height);
+    expect(width).toBeLessThanOrEqual(WINDOW.width);
+    await expectAccessible(page, 'requests with 1,000 entries');
+  });
+
+  it('pages through the journal, newest first, without gaps or repeats', async () => {
+    const ids = async () => (await page.locator('.journal > li summary').allInnerTexts()).map((text) => Number(/(\d+)$/.exec(text)![1]));
+    const first = await ids();
+    expect(first).toEqual([...first].sort((a, b) => b - a));
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await page.getByText('Page 2 of 50').waitFor();
+    const second = await ids();
+    expect(second).toHaveLength(20);
+    expect(second[0]).toBe(first.at(-1)! - 1);
+    await page.getByRole('button', { name: 'Previous page' }).click();
+    await page.getByText('Page 1 of 50').waitFor();
+  });
+
+  it('filters the journal by status and by operation', async () => {
+    await page.getByLabel('Status').fill('404');
+    await page.getByLabel('Status').press('Enter');
+    await page.getByText(/^300 journaled/).waitFor();
+    expect(new Set(await page.locator('.journal .code').allInnerTexts())).toEqual(new Set(['404']));
+    await page.getByLabel('Status').fill('');
+    await page.getByLabel('Status').press('Enter');
+    await page.getByLabel('Operation').fill('createOrder');
+    await page.getByLabel('Operation').press('Enter');
+    await page.getByText(/^100 journaled/).waitFor();
+    expect(new Set(await page.locator('.journal > li strong').allInnerTexts())).toEqual(new Set(['POST /v1/order']));
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await page.getByText('Page 2 of 5').waitFor();
+    expect(await page.locator('.journal > li').count()).toBe(20);
+  });
+
+  it('fits the readiness report in the window, its reasons wrapped', async () => {
+    await page.getByRole('link', { name: 'Readiness' }).click();
+    const summary = page.locator('p.summary');
+    await summary.waitFor();
+    expect(await summary.innerText()).toMatch(/^[\d.]+% handled \(\d+ of \d+ graded items; \d+ not handled, \d+ not exercised\)$/);
+    await page.getByRole('table', { name: 'Catalogue items' }).waitFor();
+    expect((await size(page)).width).toBeLessThanOrEqual(WINDOW.width);
+    const table = await page.getByRole('table', { name: 'Catalogue items' }).boundingBox();
+    expect(table!.x + table!.width).toBeLessThanOrEqual(WINDOW.width);
+    await expectAccessible(page, 'readiness');
+  });
+
+  it('shows the Status of every order on a phone', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole('link', { name: 'Orders', exact: true }).click();
+    const status = page.getByRole('columnheader', { name: 'Status' });
+    await status.waitFor();
+    const box = await status.boundingBox();
+    expect(box!.x + box!.width).toBeLessThanOrEqual(390);
+    const cell = await page.locator('table.orders tbody tr').first().locator('.status').boundingBox();
+    expect(cell!.x + cell!.width).toBeLessThanOrEqual(390);
+    expect((await size(page)).width).toBeLessThanOrEqual(390);
+    await page.setViewportSize(WINDOW);
+  });
+
+  it('has a favicon, and the console shows no error', async () => {
+    const icon = await fetch(`${cli.url}/dashboard/app/favicon.svg`);
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
+    expect(await page.locator('link[rel="icon"]').getAttribute('href')).toBe('/dashboard/app/favicon.svg');
+    expect(consoleErrors).toEqual([]);
+  });
+});

@@ -1,0 +1,40 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = new URL('../../', import.meta.url);
+const read = (path: string) => readFileSync(new URL(path, ROOT), 'utf8');
+const README = read('README.md');
+/** The manual's own pages: its guides, its reference and the development page. */
+const PAGES = [
+  ...readdirSync(new URL('docs/guides/', ROOT)).map((file) => `docs/guides/${file}`),
+  ...readdirSync(new URL('docs/reference/', ROOT)).map((file) => `docs/reference/${file}`),
+  'docs/development.md',
+].filter((path) => path.endsWith('.md'));
+
+describe('the README, a landing page', () => {
+  it('is at most 400 lines', () => {
+    expect(README.split('\n').length).toBeLessThanOrEqual(400);
+  });
+
+  it('starts with the two-command quick start, exactly', () => {
+    const first = /```sh\n([\s\S]*?)```/.exec(README)![1]!;
+    expect(first.split('\n').map((line) => line.replace(/\s+#.*$/, '').trim()).filter(Boolean)).toEqual(['npm install && npm start', 'npm test']);
+  });
+
+  it('links the architecture page on its first screen', () => {
+    expect(README.split('\n').slice(0, 40).join('\n')).toContain('](docs/architecture.md)');
+  });
+
+  it("reaches every page of the manual from its table of contents", () => {
+    const contents = /## Contents\n([\s\S]*?)\n## /.exec(README)![1]!;
+    for (const page of PAGES) expect(contents, page).toContain(`](${page})`);
+  });
+});
+
+describe('the manual under docs/', () => {
+  it.each(PAGES)('%s starts by saying what a reader gets from it', (page) => {
+    const [title, , intro] = read(page).split('\n');
+    expect(title).toMatch(/^# /);
+    expect(intro).toMatch(/^What you get from this page: /);
+  });
+});

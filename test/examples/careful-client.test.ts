@@ -1,0 +1,51 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCarefulClient } from '../../examples/careful-client.js';
+import { runCli, startCli, type RunningCli } from '../support/cli.js';
+
+const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const GUIDE = readFileSync(new URL('../../docs/guides/ci-and-readiness.md', import.meta.url), 'utf8');
+const TOKEN = 'ci-token';
+
+/** The README's CI example: its sandbox's flags and the threshold of its report step. */
+function ciExample(text: string): { flags: string[]; failUnder: string } {
+  const block = [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes('shipping-sandbox report'));
+  if (!block) throw new Error('no CI example with `shipping-sandbox report`');
+  const start = /npx shipping-sandbox (--port .*?) &$/m.exec(block)![1]!;
+  return { flags: start.replaceAll('"$SANDBOX_TOKEN"', TOKEN).split(' '), failUnder: /--fail-under (\d+)/.exec(block)![1]! };
+}
+
+/** The readiness recipe (examples/careful-client.ts) through the README's CI example, step by step. */
+describe("a careful client through the README's CI example", () => {
+  const { flags, failUnder } = ciExample(README);
+  let cli: RunningCli;
+  let report: Awaited<ReturnType<typeof runCli>>;
+  beforeAll(async () => {
+    cli = await startCli(flags.map((flag) => (flag === '4010' ? '0' : flag)).concat('--log-level', 'silent'));
+    const call = (path: string, body?: unknown) =>
+      fetch(`${cli.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) });
+    expect((await call('/__sandbox/runs', { name: 'ci-1' })).status).toBe(201);
+    const client = await runCarefulClient(cli.url, TOKEN);
+    expect((await call('/__sandbox/checks')).status).toBe(200);
+    await client.close();
+    report = await runCli(['report', '--url', cli.url, '--token', TOKEN, '--fail-under', failUnder]);
+  }, 90_000);
+  afterAll(() => cli?.stop());
+
+  it('keeps a threshold that grades something: 80 % of the graded items or more, the same in the CI guide', () => {
+    expect(Number(failUnder)).toBeGreaterThanOrEqual(80);
+    expect(ciExample(GUIDE).failUnder).toBe(failUnder);
+    expect(flags).toEqual(expect.arrayContaining(['--clock', 'manual', '--seed', '--data', ':memory:']));
+  });
+
+  it('passes `shipping-sandbox report --fail-under` at that threshold', () => {
+    expect(report.stderr).toBe('');
+    expect(report.code).toBe(0);
+  });
+
+  it('is handled on every graded item', () => {
+    const { items, summary } = JSON.parse(report.stdout) as { items: Array<{ id: string; graded: boolean; status: string; detail: string }>; summary: { handled_percent: number } };
+    expect(items.filter((i) => i.graded && i.status !== 'handled').map((i) => `${i.id}: ${i.status} ${i.detail}`)).toEqual([]);
+    expect(summary.handled_percent).toBe(100);
+  });
+});
