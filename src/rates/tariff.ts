@@ -1,6 +1,6 @@
 /**
  * The sandbox's price list (the provider publishes none). Every figure is rupiah;
- * README "Coverage, couriers and rates" documents the same numbers.
+ * docs/reference/provider-api.md, "Coverage, couriers and rates", documents the same numbers.
  */
 export const TARIFF = {
   /** Per chargeable kg, sender and receiver in the same city. */
