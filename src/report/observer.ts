@@ -15,9 +15,9 @@ type Judge = (state: ReportView) => Promise<Draft | undefined>;
 const BATCH = 256;
 /**
  * Most observations of one client held (waiting or being judged; each keeps at most
- * KEPT_BODY_BYTES of its request, see observed.ts): past it, while the store is that far behind, the
- * client's new ones are dropped and counted in one log line per batch, so a flood from
- * one partner cannot grow the process.
+ * KEPT_BODY_BYTES of its request, see observed.ts): past it, while the store is that
+ * far behind, the client's new ones are dropped and counted in one log line per batch,
+ * so a flood from one partner cannot grow the process.
  */
 export const PENDING_PER_CLIENT = 1_000;
 

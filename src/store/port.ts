@@ -4,8 +4,9 @@ import type { Delivery, DeliveryStatus, JournalEntry, Order, ReportChange, Repor
 /**
  * The storage port: everything the sandbox keeps, as typed repositories and one unit
  * of work. The domain speaks only to this; the embedded JSON-file store
- * (`store/embedded/`) is one adapter of it, and the contract suite
- * (`test/store/contract.ts`) is what every adapter passes.
+ * (`store/embedded/`) and PostgreSQL (`store/postgres/`) are its adapters, and the
+ * contract suite (`test/store/contract.ts`) is what every adapter passes. The records
+ * it speaks are in `records/`.
  *
  * Records go in and come out as values: frozen, carrying the `version` they were
  * read at. Writing a record whose version is no longer the stored one is a
