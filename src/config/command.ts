@@ -1,6 +1,9 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { VERSION } from '../shared/index.js';
-import { isOn, OPTIONS, type OptionSpec, type SandboxOptions } from './options.js';
+import type { OptionSpec } from './option-spec.js';
+import type { SandboxOptions } from './options.js';
+import { isOn } from './parsers.js';
+import { OPTIONS } from './table.js';
 
 /** The command line: one flag per option of OPTIONS, with its environment fallback, exactly as DESIGN.md's stable interfaces. */
 export function program(): Command {

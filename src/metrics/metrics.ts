@@ -1,7 +1,7 @@
 import { Counter, Histogram, Registry } from 'prom-client';
 import type { SandboxEvent } from '../records/index.js';
 import type { ServedRequest } from '../requests/index.js';
-import type { JobKind } from '../store/index.js';
+import type { JobKind } from '../records/index.js';
 import type { Attempt } from '../records/index.js';
 
 /** How a webhook attempt ended, as `sandbox_webhook_attempts_total{outcome}` counts it. */

@@ -3,10 +3,10 @@ import type { EventSink } from '../events/index.js';
 import type { Fixtures } from '../fixtures/index.js';
 import { RuleViolation } from '../shared/index.js';
 import type { Client } from '../clients/index.js';
-import type { Storage, Stored } from '../store/index.js';
+import type { Storage } from '../store/index.js';
 import type { Journey } from '../tracking/index.js';
 import { contextOf } from '../tracking/index.js';
-import { secondsOf, type Order, type OrderStatus, type TrackingEntry } from '../records/index.js';
+import { secondsOf, type Order, type OrderStatus, type Stored, type TrackingEntry } from '../records/index.js';
 
 /** Statuses in which an order may still be cancelled: before the pick-up scan. */
 export const CANCELLABLE: readonly OrderStatus[] = ['created', 'awb_generated'];

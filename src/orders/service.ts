@@ -4,11 +4,11 @@ import type { Clocks } from '../clock/index.js';
 import { RuleViolation } from '../shared/index.js';
 import type { Fixtures } from '../fixtures/index.js';
 import type { IdFactory } from '../ids/index.js';
-import type { OrderQuery, Page, Storage, Stored } from '../store/index.js';
+import type { Storage } from '../store/index.js';
 import type { Journey } from '../tracking/index.js';
 import { keepKnown, type CreateFields } from './fields.js';
 import { checkCreateRequest } from './rules.js';
-import type { CreateOrderRequest, Order } from '../records/index.js';
+import type { CreateOrderRequest, Order, OrderQuery, Page, Stored } from '../records/index.js';
 
 export interface OrdersConfig {
   defaultScenario: string;

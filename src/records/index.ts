@@ -1,10 +1,17 @@
-export type { RealClockState } from './clock.js';
+export type { ClientSettings, EndpointSetting } from './client-settings.js';
+export type { ClientClock, KeptClocks, KeptRealClock, RealClockState } from './clock.js';
 export type { Attempt, AttemptTrigger, AwbGeneratedPayload, ChaosMode, Delivery, DeliveryStatus, PingPayload, WebhookEventType, WebhookPayload } from './delivery.js';
 export type { SandboxEvent } from './event.js';
 export type { FaultAction, FaultMatch, FaultRule, FaultRuleInput } from './fault-rule.js';
 export type { FieldError } from './field-error.js';
+export { JOB_KINDS } from './job.js';
+export type { ClaimedJob, Job, JobKind } from './job.js';
+export type { ClaimOptions, ClockLead, DueFilter } from './job-query.js';
 export type { JournalEntry } from './journal-entry.js';
+export type { Meta } from './meta.js';
 export { epochSeconds, isPlayedStep, orderIdentity, secondsOf } from './order.js';
 export type { CreateOrderRequest, HistoryRecord, Order, OrderStatus, PlayedStep, TrackingEntry } from './order.js';
+export type { DeliveryQuery, OrderQuery, RequestFilter } from './queries.js';
 export { MARKS_KEPT, applyReportChange, emptyReport } from './report.js';
 export type { CheckResult, ReportChange, ReportEvent, ReportMark, ReportOutcome, ReportRun, ReportState, ReportView } from './report.js';
+export type { Page, Stored, Unversioned } from './stored.js';

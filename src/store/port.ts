@@ -1,44 +1,17 @@
-import type { RealClockState } from '../records/index.js';
-import type { FaultRule } from '../records/index.js';
-import type { Order, OrderStatus } from '../records/index.js';
-import type { JournalEntry } from '../records/index.js';
-import type { ReportChange, ReportRun, ReportView } from '../records/index.js';
-import type { ChaosMode, Delivery, DeliveryStatus, WebhookEventType } from '../records/index.js';
+import type { ClaimedJob, ClaimOptions, ClientClock, ClientSettings, DeliveryQuery, DueFilter, Job, JobKind, KeptClocks, KeptRealClock, Meta, OrderQuery, Page, RequestFilter, Stored, Unversioned } from '../records/index.js';
+import type { Delivery, DeliveryStatus, JournalEntry, Order, ReportChange, ReportRun, ReportView } from '../records/index.js';
 
 /**
  * The storage port: everything the sandbox keeps, as typed repositories and one unit
  * of work. The domain speaks only to this; the embedded JSON-file store
- * (`store/embedded/`) is one adapter of it, and the contract suite
- * (`test/store/contract.ts`) is what every adapter passes.
+ * (`store/embedded/`) and PostgreSQL (`store/postgres/`) are its adapters, and the
+ * contract suite (`test/store/contract.ts`) is what every adapter passes. The records
+ * it speaks are in `records/`.
  *
  * Records go in and come out as values: frozen, carrying the `version` they were
  * read at. Writing a record whose version is no longer the stored one is a
  * `Conflict`, never a silent overwrite.
  */
-
-/** A record as a repository gives it: read-only, with the version it was read at. */
-export type Stored<T> = Readonly<T> & { readonly version: number };
-
-/** A value about to be written: a record read earlier (its version is checked), or a new one. */
-export type Unversioned<T> = Omit<T, 'version'>;
-
-/** One page of a listing, newest first; `next_cursor` fetches the next page, null at the end. */
-export interface Page<T> {
-  items: T[];
-  next_cursor: string | null;
-  /** How many records match the filter in all (the caller's own records only). */
-  total: number;
-}
-
-export interface OrderQuery {
-  limit: number;
-  cursor?: string;
-  status?: OrderStatus;
-  scenario?: string;
-  courier_code?: string;
-  /** Matches the order number, the AWB or the order code exactly. */
-  search?: string;
-}
 
 export interface OrderRepository {
   get(orderNo: string): Promise<Stored<Order> | undefined>;
@@ -64,18 +37,6 @@ export interface OrderRepository {
   count(clientId?: string): Promise<number>;
 }
 
-export interface DeliveryQuery {
-  limit: number;
-  cursor?: string;
-  order_no?: string;
-  status?: DeliveryStatus;
-  event?: WebhookEventType;
-  /** Only deliveries whose next attempt is due at or before this time (client-clock epoch ms). */
-  dueBy?: number;
-  /** Only deliveries whose next attempt is due after this time. */
-  dueAfter?: number;
-}
-
 export interface DeliveryRepository {
   get(id: string): Promise<Stored<Delivery> | undefined>;
   insert(delivery: Unversioned<Delivery>): Promise<Stored<Delivery>>;
@@ -94,42 +55,6 @@ export interface DeliveryRepository {
   settledBefore(olderThan: number, limit: number): Promise<Array<Stored<Delivery>>>;
 }
 
-/** A client's webhook endpoint as set through the control API (or disabled by a 410). */
-export interface EndpointSetting {
-  url?: string;
-  secret?: string;
-  chaos?: ChaosMode[];
-  disabled_at: number | null;
-  disabled_reason: string | null;
-  updated_at: number;
-}
-
-/** What the sandbox keeps per client besides its orders and deliveries. */
-export interface ClientSettings {
-  client_id: string;
-  /** Set at run time; null when only the configuration applies. */
-  webhook: EndpointSetting | null;
-  /** Generated once when no secret is configured; a reset keeps it. */
-  generated_secret: string | null;
-  /** Fault rules, in the order they apply. */
-  faults: FaultRule[];
-  /** The number of the client's last fault rule (ids are per client). */
-  fault_seq: number;
-  /** The client's own clock; absent until it first moves apart from the sandbox's (an advance). */
-  clock?: ClientClock;
-}
-
-/**
- * A client's sandbox clock (DESIGN "Client clocks"): its time is the sandbox's time plus
- * `offset_ms` (real clock), or stands at `now_ms` (manual clock); it never moves back.
- */
-export interface ClientClock {
-  /** Real clock: how far the client's time runs ahead of the sandbox's; each jump (advance) adds to it. */
-  offset_ms: number;
-  /** The client's time when this was saved: where a manual clock stands, and what a real clock never restarts behind. */
-  now_ms: number;
-}
-
 export interface ClientSettingsRepository {
   get(clientId: string): Promise<Stored<ClientSettings> | undefined>;
   /** Inserts (version absent) or updates (version checked) the client's settings. */
@@ -146,30 +71,6 @@ export interface CounterRepository {
   next(name: string): Promise<number>;
 }
 
-/** Single values of the sandbox as a whole. */
-export interface Meta {
-  /** The seed the data was made with (kept, so numbers stay unique without --seed). */
-  seed: string;
-  /** The token made for the default client when none is configured. */
-  default_token: string;
-  /** The key of the tags in POD photo names (see PodPhotos): random, made once, never shown. */
-  pod_secret: string;
-  /**
-   * Where the sandbox's manual clock stands: the time of sandbox-wide work, and of every
-   * client that has no clock of its own yet (so the one clock of an older data file
-   * becomes each client's clock).
-   */
-  manual_clock_ms: number;
-  /** Set once the due times of an older data file were turned into jobs. */
-  jobs_migrated: number;
-  /**
-   * The sandbox's real clock on a data file: its base and pace, and (while it runs at
-   * another pace than wall time's) the wall time up to which it is known to have run, so
-   * a restart, even after a crash, never puts it behind what it showed (see loadClocks).
-   */
-  real_clock: { sim_base_ms: number; wall_base_ms: number; speed: number; previous_speed: number; kept_until_wall_ms?: number };
-}
-
 export interface MetaRepository {
   get<K extends keyof Meta>(key: K): Promise<Meta[K] | undefined>;
   set<K extends keyof Meta>(key: K, value: Meta[K]): Promise<void>;
@@ -178,15 +79,6 @@ export interface MetaRepository {
    * that start at once, all end up with the first one's value.
    */
   setIfAbsent<K extends keyof Meta>(key: K, value: Meta[K]): Promise<Meta[K]>;
-}
-
-/** What `GET /__sandbox/requests` may filter on. */
-export interface RequestFilter {
-  operationId?: string;
-  status?: number;
-  /** Sandbox-clock epoch ms, inclusive. */
-  since?: number;
-  until?: number;
 }
 
 /** The request journal: each client's most recent provider requests, bounded. */
@@ -223,71 +115,9 @@ export interface ReportRepository {
   clear(clientId: string): Promise<number>;
 }
 
-/** Kinds of due work. */
-export type JobKind = 'awb' | 'step' | 'webhook' | 'retention';
-/** Every kind of job. */
-export const JOB_KINDS: readonly JobKind[] = ['awb', 'step', 'webhook', 'retention'];
-
-/** A due thing: run `kind` for `key` once the client's clock reaches `due_at`. */
-export interface Job {
-  kind: JobKind;
-  /** The record it is about (an order number, a delivery id). One job per kind and key. */
-  key: string;
-  /** Whose clock `due_at` is on; '' for sandbox-wide work. */
-  client_id: string;
-  due_at: number;
-}
-
-/** A job taken by one worker until its lease ends (wall-clock ms). */
-export interface ClaimedJob extends Stored<Job> {
-  claimed_by: string;
-  lease_until: number;
-}
-
-/**
- * How far each client's clock runs ahead of the clock a time is given on (ms; a client
- * not named: 0). With it, a job of client `c` is due by `until` when
- * `due_at <= until + ahead.get(c)`, and due times compare as `due_at - ahead.get(c)`.
- */
-export type ClockLead = ReadonlyMap<string, number>;
-
-export interface ClaimOptions {
-  /** Jobs due at or before this time (sandbox epoch ms; on each job's own client clock, shifted by `ahead`). */
-  until: number;
-  /** Only this client's jobs (an advance of its clock). */
-  clientId?: string;
-  /** Each client's clock lead over `until`'s clock; jobs are claimed most overdue first. */
-  ahead?: ClockLead;
-  limit: number;
-  /** Who claims: a worker id, unique per process. */
-  owner: string;
-  /** How long the claim holds (wall ms) before another worker may take the job over. */
-  leaseMs: number;
-  /** Only jobs of these kinds (default: every kind). */
-  kinds?: readonly JobKind[];
-  /**
-   * At most this many jobs of any one client in this claim, taken in rounds: every
-   * client's earliest due job (most overdue client first), then every client's second,
-   * and so on, so a client's backlog never keeps another client's due job out of a claim
-   * while fewer than `limit` clients have jobs due. Default: no share, earliest due first.
-   */
-  perClient?: number;
-  /** None of these clients' jobs (their share of the work is in use). */
-  skipClients?: ReadonlySet<string>;
-}
-
 /** A claim's share per client as both stores take it: a whole number of jobs (0 or more), or Infinity for none given. */
 export const shareOf = (perClient: number | undefined): number =>
   perClient === undefined || perClient === Infinity ? Infinity : Number.isNaN(perClient) ? 0 : Math.max(0, Math.floor(perClient));
-
-/** Which jobs `nextDue` looks at. */
-export interface DueFilter {
-  clientId?: string;
-  /** Answer on the clock the leads are measured from: the earliest `due_at - ahead.get(client)`. */
-  ahead?: ClockLead;
-  kinds?: readonly JobKind[];
-  skipClients?: ReadonlySet<string>;
-}
 
 export interface JobRepository {
   /**
@@ -310,21 +140,6 @@ export interface JobRepository {
   nextDue(filter?: DueFilter): Promise<number | undefined>;
   count(clientId?: string): Promise<number>;
   removeByClient(clientId: string): Promise<number>;
-}
-
-/** The sandbox's real clock as a shared store keeps it, with the `--speed` it was last started with. */
-export interface KeptRealClock extends RealClockState {
-  started_speed: number;
-}
-
-/** The clocks as a shared store keeps them. */
-export interface KeptClocks {
-  /** Each client's clock that runs apart from the sandbox's. */
-  clients: Map<string, ClientClock>;
-  /** Where the sandbox's manual clock stands. */
-  manualMs?: number;
-  /** The sandbox's real clock: its pace, and where it stands. */
-  real?: KeptRealClock;
 }
 
 /**
@@ -442,3 +257,7 @@ export interface Storage extends Repositories {
   readonly durable: boolean;
   close(): Promise<void>;
 }
+
+// Re-exported while the adapters move to records/ (issue 41).
+export { JOB_KINDS } from '../records/index.js';
+export type { ClaimedJob, ClaimOptions, ClientClock, ClientSettings, ClockLead, DeliveryQuery, DueFilter, EndpointSetting, Job, JobKind, KeptClocks, KeptRealClock, Meta, OrderQuery, Page, RequestFilter, Stored, Unversioned } from '../records/index.js';

@@ -1,4 +1,5 @@
-import type { ClientSettings, Repositories, Storage } from './port.js';
+import type { ClientSettings } from '../records/index.js';
+import type { Repositories, Storage } from './port.js';
 import { Conflict } from '../shared/index.js';
 import { OneAtATime } from '../shared/index.js';
 

@@ -7,8 +7,8 @@ import type { EventSink } from '../events/index.js';
 import type { Fixtures, LoadedScenario } from '../fixtures/index.js';
 import type { IdFactory } from '../ids/index.js';
 import { draw } from '../ids/index.js';
-import { secondsOf, type HistoryRecord, type Order, type OrderStatus, type TrackingEntry } from '../records/index.js';
-import type { Repositories, Storage, Stored } from '../store/index.js';
+import { secondsOf, type HistoryRecord, type Order, type OrderStatus, type Stored, type TrackingEntry } from '../records/index.js';
+import type { Repositories, Storage } from '../store/index.js';
 import { renderHistory } from './render.js';
 
 export const AWB_JOB = 'awb';

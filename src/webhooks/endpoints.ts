@@ -1,9 +1,9 @@
 import type { Client } from '../clients/index.js';
 import { emptySettings, type SettingsWriter } from '../store/index.js';
-import type { ClientSettings, EndpointSetting, Repositories, Storage, Stored } from '../store/index.js';
+import type { Repositories, Storage } from '../store/index.js';
 import { chaosOf } from './chaos.js';
 import { makeSecret } from './secret.js';
-import type { ChaosMode } from '../records/index.js';
+import type { ChaosMode, ClientSettings, EndpointSetting, Stored } from '../records/index.js';
 
 /** Where a client's webhooks go, from the runtime setting, the config file or the CLI defaults. */
 export interface Endpoint {

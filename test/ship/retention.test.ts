@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { resolveOptions } from '../../src/config/options.js';
+import { resolveOptions } from '../../src/config/index.js';
 import { RETENTION_EVERY_MS, retentionModule } from '../../src/app/modules/retention.js';
 import { buildServices } from '../../src/app/sandbox.js';
 import { createRequest } from '../support/orders.js';

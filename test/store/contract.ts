@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Conflict, RuleViolation, Unavailable } from '../../src/shared/errors.js';
 import type { Order } from '../../src/records/order.js';
-import type { ClaimOptions, Storage, Unversioned } from '../../src/store/port.js';
+import type { ClaimOptions, Unversioned } from '../../src/records/index.js';
+import type { Storage } from '../../src/store/port.js';
 
 /** An order record as the sandbox stores it. */
 export function orderRecord(orderNo: string, clientId: string, createdAt: number, extra: Partial<Order> = {}): Unversioned<Order> {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { optionsOf, program } from '../../src/config/command.js';
-import { OPTIONS, OptionError, resolveOptions } from '../../src/config/options.js';
+import { OPTIONS, OptionError, resolveOptions } from '../../src/config/index.js';
 
 const cli = (...argv: string[]) => resolveOptions(optionsOf(program().exitOverride().configureOutput({ writeErr: () => {} }).parse(argv, { from: 'user' })));
 

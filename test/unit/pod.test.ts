@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { hasPodScan } from '../../src/tracking/pod-scan.js';
 import { loadFixtures } from '../../src/fixtures/load.js';
 import type { HistoryRecord, Order } from '../../src/records/order.js';
-import type { Stored } from '../../src/store/port.js';
+import type { Stored } from '../../src/records/index.js';
 
 const fixtures = loadFixtures();
 const POD_STEP = fixtures.scenarios.get('delivered')!.steps.findIndex((step) => !!step.pod);

@@ -4,7 +4,8 @@ import { Clocks } from '../../src/clock/clocks.js';
 import { Scheduler, type SchedulerOptions } from '../../src/clock/scheduler.js';
 import { inTurn } from '../../src/clock/turns.js';
 import { EmbeddedStorage } from '../../src/store/embedded/storage.js';
-import type { JobKind, Storage } from '../../src/store/port.js';
+import type { JobKind } from '../../src/records/index.js';
+import type { Storage } from '../../src/store/port.js';
 
 let opened: Storage[] = [];
 afterEach(async () => {

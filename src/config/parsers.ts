@@ -1,0 +1,53 @@
+import { parseDuration } from '../shared/index.js';
+import { OptionError } from './option-error.js';
+import type { SandboxOptions } from './options.js';
+
+/**
+ * The readers the OPTIONS table is written with: each reads or checks one kind of value
+ * and, when the value cannot be used, throws an OptionError naming the option.
+ */
+
+/** The value as its option's type, where the check before it already proved it (a log level). */
+export const as = <T>(value: T | undefined): T => value as T;
+
+/** Throws the OptionError of `key` with `message`. */
+export const fail = (key: keyof SandboxOptions, message: string): never => {
+  throw new OptionError(key, message);
+};
+
+/** A whole number from `min` to `max`: read from text (`fromText`) and checked (`resolve`). */
+export const wholeNumber = (key: keyof SandboxOptions, min = 0, max = Number.MAX_SAFE_INTEGER) => ({
+  fromText: (text: string): number => (/^\d+$/.test(text.trim()) ? Number(text) : fail(key, `${key} must be a whole number.`)),
+  resolve: (value: number | undefined): number =>
+    Number.isInteger(value) && value! >= min && value! <= max ? value! : fail(key, `${key} must be a whole number from ${min} to ${max}, not ${String(value)}.`),
+});
+
+/** A text that is not empty. */
+export const text = (key: keyof SandboxOptions) => (value: string | undefined): string =>
+  typeof value === 'string' && value !== '' ? value : fail(key, `${key} must be a non-empty text.`);
+
+/** A text that is not empty, or none. */
+export const optionalText = (key: keyof SandboxOptions) => (value: string | undefined): string | undefined =>
+  value === undefined ? undefined : text(key)(value);
+
+/** A duration above 0 ('10s', '2m'), in milliseconds; `example` is shown when it is not one. */
+export const duration = (key: keyof SandboxOptions, example: string) => (value: string | undefined): number => {
+  const ms = typeof value === 'string' ? parseDuration(value) : undefined;
+  return ms !== undefined && ms > 0 ? ms : fail(key, `${key} "${String(value)}" is not a duration above 0: use for example ${example}.`);
+};
+
+/** An origin as browsers send it: http(s), a host, perhaps a port, nothing after (a trailing slash is let through: it is dropped when matching). */
+export const isOrigin = (text: string): boolean => {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin.toLowerCase() === text.replace(/\/+$/, '').toLowerCase();
+  } catch {
+    return false;
+  }
+};
+
+/** A comma-separated list, its parts trimmed, empty ones left out. */
+export const list = (value: string): string[] => value.split(',').map((part) => part.trim()).filter(Boolean);
+
+/** A switch from the environment: 1, true, yes or on (any case) turn it on; anything else leaves it off. */
+export const isOn = (value: string | undefined): boolean => /^(1|true|yes|on)$/i.test(value?.trim() ?? '');

@@ -1,0 +1,35 @@
+import type { DeliveryStatus, WebhookEventType } from './delivery.js';
+import type { OrderStatus } from './order.js';
+
+/** Which of a client's orders a listing gives. */
+export interface OrderQuery {
+  limit: number;
+  cursor?: string;
+  status?: OrderStatus;
+  scenario?: string;
+  courier_code?: string;
+  /** Matches the order number, the AWB or the order code exactly. */
+  search?: string;
+}
+
+/** Which of a client's webhook deliveries a listing gives. */
+export interface DeliveryQuery {
+  limit: number;
+  cursor?: string;
+  order_no?: string;
+  status?: DeliveryStatus;
+  event?: WebhookEventType;
+  /** Only deliveries whose next attempt is due at or before this time (client-clock epoch ms). */
+  dueBy?: number;
+  /** Only deliveries whose next attempt is due after this time. */
+  dueAfter?: number;
+}
+
+/** What `GET /__sandbox/requests` may filter on. */
+export interface RequestFilter {
+  operationId?: string;
+  status?: number;
+  /** Sandbox-clock epoch ms, inclusive. */
+  since?: number;
+  until?: number;
+}

@@ -1,0 +1,34 @@
+import type { Attempt, AwbGeneratedPayload, Delivery } from '../records/index.js';
+import { Draft } from './draft.js';
+
+const isSuccess = (status: number | null): boolean => status !== null && status >= 200 && status < 300;
+const isClientError = (status: number | null): boolean => status !== null && status >= 400 && status < 500;
+
+/** The AWB an `awb.generated` delivery announces; undefined for another event or an unreadable body. */
+export function awbOf(delivery: Delivery): string | undefined {
+  if (delivery.event !== 'awb.generated') return undefined;
+  try {
+    return (JSON.parse(delivery.body) as AwbGeneratedPayload).awb;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What one webhook attempt shows of the client's receiver. */
+export function judgeAttempt(delivery: Delivery, attempt: Attempt, duplicate: { read: boolean } | undefined, at: number): Draft {
+  const draft = new Draft(at);
+  const what = `${delivery.id} attempt ${delivery.attempts.length + 1}${attempt.chaos ? ` (${attempt.chaos})` : ''} → ${attempt.status_code ?? attempt.error}`;
+  const ok = isSuccess(attempt.status_code);
+  if (attempt.chaos === 'bad_signature') {
+    draft.judge('webhook.bad-signature', ok ? false : isClientError(attempt.status_code) ? true : undefined, what);
+    return draft;
+  }
+  if (attempt.chaos === 'duplicate') {
+    draft.judge('webhook.duplicate', ok && !duplicate?.read, duplicate?.read ? `tracking read while answering the duplicate: ${what}` : what);
+    return draft;
+  }
+  draft.judge('webhook.awb-acknowledged', ok ? true : undefined, what);
+  const failedBefore = delivery.attempts.some((a) => a.chaos !== 'duplicate' && !isSuccess(a.status_code));
+  if (attempt.trigger === 'schedule' && failedBefore) draft.judge('webhook.retry-acknowledged', ok ? true : undefined, what);
+  return draft;
+}
