@@ -6,7 +6,14 @@ import type { ClientSettingsRepository, DeliveryRepository, JobRepository, MetaR
 import { CLOCKS_CHANNEL, PgClocks } from './clocks.js';
 import { FairGate, PermitTimeout } from './fair-gate.js';
 import { PgReports } from './reports.js';
-import { PgCounters, PgDeliveries, PgJobs, PgMeta, PgOrders, PgRequestLog, PgSettings, STALE_VERSION, type Db, type Prefetched } from './repositories.js';
+import { PgCounters } from './counters.js';
+import { STALE_VERSION, type Db } from './db.js';
+import { PgDeliveries } from './deliveries.js';
+import { PgJobs } from './jobs.js';
+import { PgMeta } from './meta.js';
+import { PgOrders } from './orders.js';
+import { PgRequestLog } from './requests.js';
+import { PgSettings, type Prefetched } from './settings.js';
 import { migrate } from './schema.js';
 
 export interface PostgresOptions {
