@@ -3,7 +3,10 @@ import pg from 'pg';
 import { loadFixtures } from '../src/fixtures/load.js';
 import { IdFactory } from '../src/ids/factory.js';
 import type { Order } from '../src/records/order.js';
-import { dataOf, ORDER_COLUMNS, orderColumns, PgMeta, type Db } from '../src/store/postgres/repositories.js';
+import type { Db } from '../src/store/postgres/db.js';
+import { PgMeta } from '../src/store/postgres/meta.js';
+import { ORDER_COLUMNS, orderColumns } from '../src/store/postgres/orders.js';
+import { dataOf } from '../src/store/postgres/rows.js';
 import { migrate } from '../src/store/postgres/schema.js';
 
 export interface SeedOrdersOptions {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFixtures } from '../../src/fixtures/load.js';
 import { IdFactory } from '../../src/ids/factory.js';
 import type { Order } from '../../src/records/order.js';
-import { ORDER_COLUMNS, orderColumns } from '../../src/store/postgres/repositories.js';
+import { ORDER_COLUMNS, orderColumns } from '../../src/store/postgres/orders.js';
 import { seedOrders, type SeededOrders } from '../../scripts/seed-postgres.js';
 import { deliveredOrder } from '../support/delivered-order.js';
 import { createRequest } from '../support/orders.js';

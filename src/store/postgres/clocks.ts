@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { Unavailable } from '../../shared/index.js';
 import type { ClientClock, ClientSettings, KeptClocks, KeptRealClock, SharedClockRepository } from '../port.js';
-import type { Db, Prefetched } from './repositories.js';
+import type { Db } from './db.js';
+import type { Prefetched } from './settings.js';
 
 /** The channel replicas are told on when a clock moved: `{ from, ids }`. */
 export const CLOCKS_CHANNEL = 'sandbox_clocks';

@@ -20,7 +20,8 @@ interface Waiter {
  * while every permit is taken, a permit given back goes to the next waiting lane's first
  * waiter, lanes in the order of their next turn (one that has more waiting goes to the
  * back), waiters of one lane first come first. pg-pool serves its waiters first come
- * first served: one client's hundred statements then ran before another client's one.
+ * first served, where one client's many waiting statements would all run before another
+ * client's one.
  *
  * One lane never holds every permit (of two or more): the last one free is kept for
  * another lane, so a client whose statements hold their connections long (the grants

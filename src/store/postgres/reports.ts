@@ -1,7 +1,7 @@
 import { Conflict } from '../../shared/index.js';
 import { applyReportChange, emptyReport, type ReportChange, type ReportEvent, type ReportRun, type ReportState } from '../../records/index.js';
 import type { ReportRepository } from '../port.js';
-import type { Db } from './repositories.js';
+import type { Db } from './db.js';
 
 /** How often a change is tried again when another replica changed the report meanwhile. */
 const ATTEMPTS = 8;

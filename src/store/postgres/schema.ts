@@ -112,7 +112,7 @@ export const MIGRATIONS: ReadonlyArray<string | IndexMigration> = [
   // counts its held ones (the outbox bound), which otherwise read all its deliveries.
   { index: 'deliveries_by_status', on: 'deliveries (client_id, status)' },
   // An order's deliveries: the readiness report reads them at every tracking read, which
-  // otherwise read every delivery of the client (milliseconds each once it had thousands).
+  // otherwise read every delivery of the client, a cost growing with its deliveries.
   { index: 'deliveries_by_order', on: 'deliveries (order_no)' },
   // A client's jobs of one kind in the order a claim takes them: a claim reads each
   // client's first due jobs of each kind from it, however many jobs of other kinds the

@@ -1,0 +1,90 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type pg from 'pg';
+import type { Db } from './db.js';
+import { FairGate } from './fair-gate.js';
+import { connectionTimeoutOf, poolSizeOf, type PostgresOptions } from './options.js';
+import { backgroundPool, counterPool, observationPool } from './pools.js';
+import type { Reachability } from './reachability.js';
+import type { RequestScopes } from './request-scope.js';
+import { statement } from './statements.js';
+
+/**
+ * A replica's connections to the database: the requests' pool behind its fair gate, and
+ * the pools of background work, of counters and of observations (the journal, the
+ * readiness reports), each apart so that its queue never holds up another's.
+ */
+export class Connections {
+  /** Background work's connections (see backgroundPool). */
+  readonly backgroundPool: pg.Pool;
+  /** Counters' own connections (see counterPool). */
+  readonly counterPool: pg.Pool;
+  /** The journal's and the readiness reports' connections (see observationPool). */
+  readonly observationPool: pg.Pool;
+  /**
+   * Permits to the connections of `pool` (one each), handed out in turns between clients:
+   * pg-pool hands its connections to waiters first come first served, so a client's
+   * request would wait behind all of another client's waiting statements, whatever turns
+   * FairTurns had given it. A request waits in its client's lane (see RequestScopes), one
+   * whose client is not known in a lane of its own, other work on `pool` in REPLICA_LANE.
+   */
+  readonly gate: FairGate;
+  /** Set while background work runs (see `background`). */
+  private readonly lane = new AsyncLocalStorage<true>();
+
+  constructor(
+    /** The requests' own work (see requestPool). */
+    readonly pool: pg.Pool,
+    private readonly options: PostgresOptions,
+    private readonly scopes: RequestScopes,
+    private readonly reach: Reachability,
+  ) {
+    this.gate = new FairGate(poolSizeOf(options));
+    this.backgroundPool = backgroundPool(options);
+    this.counterPool = counterPool(options);
+    this.observationPool = observationPool(options);
+  }
+
+  get connectionTimeoutMs(): number {
+    return connectionTimeoutOf(this.options);
+  }
+
+  /** Counter statements: committed at once, outside any unit of work (see PgCounters). */
+  readonly counterDb: Db = {
+    query: <R>(text: string, values?: unknown[]) => this.reach.run(() => this.counterPool.query(statement(text, values)) as unknown as Promise<{ rows: R[]; rowCount: number | null }>),
+    scheduled: () => undefined,
+  };
+
+  /** The journal's and the readiness reports' statements, committed at once. */
+  readonly observationDb: Db = {
+    query: <R>(text: string, values?: unknown[]) => this.reach.run(() => this.observationPool.query(statement(text, values)) as unknown as Promise<{ rows: R[]; rowCount: number | null }>),
+    scheduled: () => undefined,
+  };
+
+  /** Runs `fn` as background work: its statements go to the background pool. */
+  readonly background = <T>(fn: () => Promise<T>): Promise<T> => this.lane.run(true, fn);
+
+  /** The pool of the work running now: background work's own, or the requests'. */
+  get own(): pg.Pool {
+    return this.lane.getStore() ? this.backgroundPool : this.pool;
+  }
+
+  /**
+   * A permit of the gate when the work running now takes a connection of `pool` (none
+   * for background work, on a pool of its own). The wait in the gate is the wait for a
+   * connection, bounded by the same connectionTimeoutMs, and times out with pg-pool's
+   * error (see Reachability.translate); with a permit, `pool` has a connection free or
+   * room to open one.
+   */
+  async permit(): Promise<() => void> {
+    if (this.own !== this.pool) return () => undefined;
+    return this.gate.acquire(this.scopes.lane, this.connectionTimeoutMs);
+  }
+
+  /** Ends every pool, the requests' last. */
+  async end(): Promise<void> {
+    await this.counterPool.end();
+    await this.observationPool.end();
+    await this.backgroundPool.end();
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,86 @@
+import { Conflict, domainMessages } from '../../shared/index.js';
+import type { Delivery, DeliveryStatus } from '../../records/index.js';
+import { positionOf } from '../cursor.js';
+import type { DeliveryQuery, DeliveryRepository, Page, Stored, Unversioned } from '../port.js';
+import { isUniqueViolation, type Db } from './db.js';
+import { dataOf, pageOf, stored } from './rows.js';
+import { finite, Where } from './where.js';
+
+/** Webhook deliveries as rows of `deliveries`: the columns a listing filters and orders on, and the record as JSON. */
+export class PgDeliveries implements DeliveryRepository {
+  constructor(private readonly db: () => Db) {}
+
+  async get(id: string): Promise<Stored<Delivery> | undefined> {
+    const { rows } = await this.db().query<{ data: Delivery; version: number }>('SELECT data, version FROM deliveries WHERE id = $1', [id]);
+    return rows[0] && stored<Delivery>(rows[0].data, rows[0].version);
+  }
+
+  async insert(delivery: Unversioned<Delivery>): Promise<Stored<Delivery>> {
+    const data = dataOf(delivery as Delivery);
+    const db = this.db();
+    const text = `INSERT INTO deliveries (id, client_id, seq, created_at, status, order_no, event, version, data) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8)`;
+    const values = [data.id, data.client_id, data.seq, data.created_at, data.status, data.order_no, data.event, data];
+    // In a unit of work it goes with the unit's next statement or its COMMIT (a taken id is then the unit's Conflict).
+    if (db.later) {
+      db.later(text, values);
+      return stored<Delivery>(data, 1);
+    }
+    try {
+      await db.query(text, values);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new Conflict(`Delivery ${delivery.id} already exists.`);
+      throw error;
+    }
+    return stored<Delivery>(data, 1);
+  }
+
+  async update(delivery: Stored<Delivery>): Promise<Stored<Delivery>> {
+    const data = dataOf(delivery as Delivery);
+    const { rowCount } = await this.db().query(
+      `UPDATE deliveries SET status = $2, order_no = $3, event = $4, data = $5, version = version + 1 WHERE id = $1 AND version = $6`,
+      [data.id, data.status, data.order_no, data.event, data, delivery.version],
+    );
+    if (rowCount !== 1) throw new Conflict(domainMessages.staleVersion(`Delivery ${delivery.id}`));
+    return stored<Delivery>(data, delivery.version + 1);
+  }
+
+  async remove(delivery: Stored<Delivery>): Promise<void> {
+    await this.db().query('DELETE FROM deliveries WHERE id = $1', [delivery.id]);
+  }
+
+  async list(clientId: string, query: DeliveryQuery): Promise<Page<Stored<Delivery>>> {
+    const from = positionOf(query.cursor);
+    const where = new Where().add((p) => `client_id = ${p(clientId)}`);
+    if (query.order_no !== undefined) where.add((p) => `order_no = ${p(query.order_no)}`);
+    if (query.status !== undefined) where.add((p) => `status = ${p(query.status)}`);
+    if (query.event !== undefined) where.add((p) => `event = ${p(query.event)}`);
+    const { dueBy, dueAfter } = query;
+    if (dueBy !== undefined) where.add((p) => `(data->>'next_attempt_at')::numeric <= ${p(finite(dueBy))}`);
+    if (dueAfter !== undefined) where.add((p) => `(data->>'next_attempt_at')::numeric > ${p(finite(dueAfter))}`);
+    const filters = { sql: where.sql, values: [...where.values] };
+    if (from) where.add((p) => `(seq, id) < (${p(from.rank)}, ${p(from.id)})`);
+    const page = await this.db().query<{ data: Delivery; version: number }>(
+      `SELECT data, version FROM deliveries ${where.sql} ORDER BY seq DESC, id DESC LIMIT ${query.limit + 1}`,
+      where.values,
+    );
+    const { rows } = await this.db().query<{ n: string }>(`SELECT count(*) AS n FROM deliveries ${filters.sql}`, filters.values);
+    return pageOf<Delivery>(page.rows, query.limit, Number(rows[0]!.n), (d) => ({ rank: d.seq, id: d.id }));
+  }
+
+  async countByStatus(clientId: string, status: DeliveryStatus, upTo = Number.MAX_SAFE_INTEGER): Promise<number> {
+    const { rows } = await this.db().query<{ n: string }>('SELECT count(*) AS n FROM (SELECT 1 FROM deliveries WHERE client_id = $1 AND status = $2 LIMIT $3) AS counted', [
+      clientId,
+      status,
+      finite(upTo),
+    ]);
+    return Number(rows[0]!.n);
+  }
+
+  async settledBefore(olderThan: number, limit: number): Promise<Array<Stored<Delivery>>> {
+    const { rows } = await this.db().query<{ data: Delivery; version: number }>(
+      `SELECT data, version FROM deliveries WHERE created_at < $1 AND status IN ('delivered', 'failed') ORDER BY created_at, id LIMIT $2`,
+      [finite(olderThan), finite(limit)],
+    );
+    return rows.map((row) => stored<Delivery>(row.data, row.version));
+  }
+}

@@ -1,0 +1,27 @@
+/** How the PostgreSQL adapter connects (the CLI's --database-url and its neighbours). */
+export interface PostgresOptions {
+  /** `postgres://user:password@host:port/database` */
+  url: string;
+  /** Most request-journal entries kept per client. */
+  requestLogSize: number;
+  /** Connections of this replica's pool. Default 10. */
+  poolSize?: number;
+  /**
+   * How long a connection is waited for, a new one or, with all of a pool's connections
+   * busy, a free one; then the request answers 503. Default 5,000 ms.
+   */
+  connectionTimeoutMs?: number;
+  /** Told about failures no caller sees (a dropped LISTEN connection). */
+  onError?: (error: unknown) => void;
+}
+
+/** PostgresOptions.poolSize, 10 by default. */
+export const poolSizeOf = (options: PostgresOptions): number => options.poolSize ?? 10;
+/** PostgresOptions.connectionTimeoutMs, 5,000 ms by default. */
+export const connectionTimeoutOf = (options: PostgresOptions): number => options.connectionTimeoutMs ?? 5_000;
+
+/** Refuses a connectionTimeoutMs that is not a positive number of milliseconds. */
+export function checkOptions(options: PostgresOptions): void {
+  const timeout = options.connectionTimeoutMs;
+  if (timeout !== undefined && !(Number.isFinite(timeout) && timeout > 0)) throw new RangeError(`connectionTimeoutMs must be a positive number of milliseconds, not ${timeout}.`);
+}

@@ -1,0 +1,43 @@
+import pg from 'pg';
+import { connectionTimeoutOf, poolSizeOf, type PostgresOptions } from './options.js';
+
+/**
+ * Connections of a replica's background work (jobs, webhook attempts), apart from the
+ * requests' pool, so that a claim of many due jobs never queues ahead of requests for
+ * the requests' connections.
+ */
+const BACKGROUND_CONNECTIONS = 6;
+
+/**
+ * A pool of connections to the database. Waits are bounded: a database that hangs (not
+ * merely refuses) answers 503 after seconds, never holds a request for good. An idle
+ * connection that the server drops must not crash the process: the next query reconnects.
+ */
+function poolOf(options: PostgresOptions, config: pg.PoolConfig): pg.Pool {
+  const pool = new pg.Pool({ connectionString: options.url, connectionTimeoutMillis: connectionTimeoutOf(options), query_timeout: 15_000, statement_timeout: 10_000, ...config });
+  pool.on('error', (error) => options.onError?.(error));
+  return pool;
+}
+
+/** The requests' own work. Pipelined: a unit of work sends its held-back writes ahead of the statement it waits for (see inOneTrip). */
+export const requestPool = (options: PostgresOptions): pg.Pool => poolOf(options, { max: poolSizeOf(options), pipeline: true });
+
+/** Background work's connections (see BACKGROUND_CONNECTIONS). */
+export const backgroundPool = (options: PostgresOptions): pg.Pool => poolOf(options, { max: BACKGROUND_CONNECTIONS, pipeline: true });
+
+/**
+ * Counters' own connections: a unit holding a connection of the requests' pool never
+ * waits for another of it. A counter's commit need not wait for its WAL flush: a record
+ * that uses the number commits synchronously later, which flushes the WAL up to it, the
+ * counter's change included. So a number in a kept record is never handed out again, and
+ * the counter row is locked for its update alone, not a flush (every create takes two).
+ */
+export const counterPool = (options: PostgresOptions): pg.Pool => poolOf(options, { max: 2, options: '-c synchronous_commit=off' });
+
+/**
+ * The request journal's and the readiness reports' connections: written after the
+ * answer, committed without waiting for the WAL flush (a database crash may lose the
+ * last moments of them, never an order or a delivery), and apart from the pool of the
+ * requests' own work, so their queue never holds a create up.
+ */
+export const observationPool = (options: PostgresOptions): pg.Pool => poolOf(options, { max: 4, options: '-c synchronous_commit=off' });

@@ -1,0 +1,77 @@
+import { domainMessages, Unavailable } from '../../shared/index.js';
+import type { StorageHealth } from '../port.js';
+import { PermitTimeout } from './fair-gate.js';
+import { connectionTimeoutOf, type PostgresOptions } from './options.js';
+
+/** Errors that mean the database cannot be reached or cannot take writes now: a 503, not a 500. */
+const UNAVAILABLE_CODES = new Set(['57014', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '53100', '53200', '53300', '08000', '08003', '08006', '25006']);
+
+/** The SQLSTATE (or Node's error code) of a failure. */
+export const codeOf = (error: unknown): string | undefined => (error as { code?: string } | undefined)?.code;
+/**
+ * pg-pool's error when every connection of a pool stayed busy for the whole wait, or the
+ * request pool's gate's (with pg-pool's message): load, not a failing database.
+ */
+const isPoolBusy = (error: unknown): boolean => error instanceof PermitTimeout || (error as Error)?.message === 'timeout exceeded when trying to connect';
+const isUnavailable = (error: unknown): boolean =>
+  UNAVAILABLE_CODES.has(codeOf(error) ?? '') ||
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error/i.test((error as Error)?.message ?? '');
+
+/**
+ * Whether the database answers this replica: every call to it goes through `run`, which
+ * turns "cannot reach the database" into Unavailable (a 503 with Retry-After) and keeps
+ * what the storage's health reports.
+ */
+export class Reachability {
+  private failure: { error: string; since: number } | undefined;
+  /** When the database last answered a statement of this replica (performance.now()). */
+  private answeredAt = -Infinity;
+  /** Waits for a connection that timed out with the replica busy (see translate), since start. */
+  private busyWaits = 0;
+
+  constructor(private readonly options: PostgresOptions) {}
+
+  private get connectionTimeoutMs(): number {
+    return connectionTimeoutOf(this.options);
+  }
+
+  /**
+   * Runs a database call, turning "cannot reach the database" into Unavailable (a 503
+   * with Retry-After). `answered`: the call's success is the database answering.
+   */
+  async run<R>(call: () => Promise<R>, answered = true): Promise<R> {
+    try {
+      const result = await call();
+      if (answered) this.answered();
+      return result;
+    } catch (error) {
+      throw this.translate(error);
+    }
+  }
+
+  /** The database answered a statement: it is reachable. */
+  answered(): void {
+    this.failure = undefined;
+    this.answeredAt = performance.now();
+  }
+
+  translate(error: unknown): unknown {
+    if (error instanceof Unavailable || !isUnavailable(error)) return error;
+    // Every connection of a pool stayed busy for the whole wait. The replica is busy, not
+    // the database failing, when the database answered a statement of this replica during
+    // the wait: a 503 to retry, but health says nothing of it. Otherwise (a pool full of
+    // connections that hang or are still connecting) it is an outage like any other.
+    if (isPoolBusy(error) && performance.now() - this.answeredAt < this.connectionTimeoutMs) {
+      this.busyWaits += 1;
+      return new Unavailable(domainMessages.storeBusy(this.connectionTimeoutMs));
+    }
+    const code = codeOf(error) ?? 'ECONNECTION';
+    this.failure ??= { error: code, since: Date.now() };
+    return new Unavailable(domainMessages.storeUnavailable(`the database: ${code}`));
+  }
+
+  health(): StorageHealth {
+    const busy = this.busyWaits > 0 ? { busyWaits: this.busyWaits } : {};
+    return this.failure ? { writable: false, error: this.failure.error, since: this.failure.since, ...busy } : { writable: true, ...busy };
+  }
+}

@@ -1,0 +1,61 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { RequestScope } from '../port.js';
+import type { Prefetched } from './settings.js';
+
+/** The gate's lane of a request whose client is not known (yet, or ever: health checks). */
+const UNKNOWN_LANE = '(unknown)';
+/** The gate's lane of work on the requests' pool outside any request (start-up, clock reads of the replica's own). */
+export const REPLICA_LANE = '(replica)';
+
+/**
+ * The request being served: `armed` until its first clock read of one client, which reads
+ * that client's settings too; `settings` until its handler starts or it ends, whichever is
+ * first; `lane` once its client is known.
+ */
+interface RequestState {
+  armed: boolean;
+  settings: Prefetched | undefined;
+  lane: string | undefined;
+}
+
+/**
+ * The adapter's side of the port's request scope. In a request's scope its clock read and
+ * its settings read (the fault rules, before the handler) are one statement, not two
+ * round trips, and its statements wait for a connection in its client's lane of the gate.
+ */
+export class RequestScopes {
+  /** The request running now, if any. */
+  readonly current = new AsyncLocalStorage<RequestState>();
+
+  /** The scope as the port hands it to the request pipeline. */
+  readonly scope: RequestScope = {
+    run: (fn) => this.current.run({ armed: true, settings: undefined, lane: undefined }, fn),
+    endPreRead: () => {
+      const scope = this.current.getStore();
+      if (!scope) return;
+      scope.armed = false;
+      scope.settings = undefined;
+    },
+    client: (lane) => {
+      const scope = this.current.getStore();
+      if (scope) scope.lane = lane;
+    },
+  };
+
+  /** The settings the current request read along with its clock, if any. */
+  readonly prefetched = (): Prefetched | undefined => this.current.getStore()?.settings;
+
+  /** Where the current request's first clock read puts its client's settings (none after the first: see PgClocks.read). */
+  readonly arm = (): Prefetched | undefined => {
+    const scope = this.current.getStore();
+    if (!scope?.armed) return undefined;
+    scope.armed = false;
+    return (scope.settings = new Map());
+  };
+
+  /** The gate's lane of the work running now on the requests' pool (see Connections.gate). */
+  get lane(): string {
+    const scope = this.current.getStore();
+    return scope ? (scope.lane ?? UNKNOWN_LANE) : REPLICA_LANE;
+  }
+}

@@ -1,0 +1,51 @@
+import { Conflict, domainMessages } from '../../shared/index.js';
+import type { ClientSettings, ClientSettingsRepository, Stored } from '../port.js';
+import { isUniqueViolation, type Db } from './db.js';
+import { dataOf, stored } from './rows.js';
+
+/** Settings read along with a request's clock (see PostgresStorage.requestScope), by client: each used once. */
+export type Prefetched = Map<string, { data: ClientSettings; version: number } | undefined>;
+
+/** Each client's settings as a row of `client_settings`, written with a version check. */
+export class PgSettings implements ClientSettingsRepository {
+  constructor(
+    private readonly db: () => Db,
+    /** The current request's settings read along with its clock, if any. */
+    private readonly prefetched: () => Prefetched | undefined = () => undefined,
+  ) {}
+
+  async get(clientId: string): Promise<Stored<ClientSettings> | undefined> {
+    const db = this.db();
+    const prefetched = this.prefetched();
+    // Outside a unit of work only: a unit reads what it changes afresh.
+    if (!db.later && prefetched?.has(clientId)) {
+      const row = prefetched.get(clientId);
+      prefetched.delete(clientId);
+      return row && stored<ClientSettings>(row.data, row.version);
+    }
+    const { rows } = await db.query<{ data: ClientSettings; version: number }>('SELECT data, version FROM client_settings WHERE client_id = $1', [clientId]);
+    return rows[0] && stored<ClientSettings>(rows[0].data, rows[0].version);
+  }
+
+  async put(settings: ClientSettings | Stored<ClientSettings>): Promise<Stored<ClientSettings>> {
+    this.prefetched()?.delete(settings.client_id);
+    const what = `The settings of client ${settings.client_id}`;
+    const data = dataOf(settings as ClientSettings & { version?: number });
+    if ('version' in settings) {
+      const { rowCount } = await this.db().query('UPDATE client_settings SET data = $2, version = version + 1 WHERE client_id = $1 AND version = $3', [
+        settings.client_id,
+        data,
+        settings.version,
+      ]);
+      if (rowCount !== 1) throw new Conflict(domainMessages.staleVersion(what));
+      return stored<ClientSettings>(data, settings.version + 1);
+    }
+    try {
+      await this.db().query('INSERT INTO client_settings (client_id, version, data) VALUES ($1, 1, $2)', [settings.client_id, data]);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new Conflict(`${what} already exist.`);
+      throw error;
+    }
+    return stored<ClientSettings>(data, 1);
+  }
+}
