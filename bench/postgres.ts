@@ -8,7 +8,7 @@
  *   item with one replica, then with two (autocannon spreads its connections over both
  *   replicas, no proxy in between); start-up and RSS of a replica.
  * - A database of BENCH_PG_ORDERS (1,000,000) orders, seeded with the adapter's own
- *   writer (src/store/postgres/seed.ts): seeding time, then a replica's start-up, RSS
+ *   writer (scripts/seed-postgres.ts): seeding time, then a replica's start-up, RSS
  *   settled and after load, and GET tracking and POST 1 item with one replica.
  */
 import type { ChildProcess } from 'node:child_process';
