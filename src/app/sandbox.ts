@@ -5,7 +5,7 @@ import type { Express } from 'express';
 import { pino } from 'pino';
 import { createApp } from './app.js';
 import { sandboxModules } from './modules.js';
-import { Scheduler } from '../clock/index.js';
+import { Scheduler } from '../jobs/index.js';
 import { ClockService, loadClocks } from '../clock/index.js';
 import { SettingsWriter } from '../store/index.js';
 import { ClockSync } from '../clock/index.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clocks } from '../clock/index.js';
-import { JobInterrupted, type Scheduler } from '../clock/index.js';
+import { JobInterrupted, type Scheduler } from '../jobs/index.js';
 import type { ClientRegistry } from '../clients/index.js';
 import type { SandboxEvent } from '../records/index.js';
 import { TooManyRequests } from '../shared/index.js';
@@ -19,8 +19,9 @@ import { AttemptAborted, send, type SendResult } from './send.js';
 import type { TargetGuard } from './target-guard.js';
 import type { Attempt, AttemptTrigger, ChaosMode, Delivery, WebhookEventType, WebhookPayload } from '../records/index.js';
 
-/** The job kind of a delivery's next attempt; the key is the delivery id. */
-export const WEBHOOK_JOB = 'webhook';
+import { WEBHOOK_CONCURRENCY, WEBHOOK_JOB } from './job.js';
+
+export { WEBHOOK_JOB };
 
 /** How often a client's "outbox full" warning may be logged. */
 export const OUTBOX_WARNING_INTERVAL_MS = 60_000;
@@ -103,9 +104,9 @@ export class WebhookDispatcher {
     this.held = new HeldCounts(deps.outboxSize, deps.wallNow);
   }
 
-  /** Runs the delivery jobs on the scheduler. */
+  /** Registers the delivery job with the scheduler: attempts wait on receivers, so they run in its pool. */
   attach(scheduler: Scheduler): void {
-    scheduler.on(WEBHOOK_JOB, (job, at) => this.due(job.key, at));
+    scheduler.register({ kind: WEBHOOK_JOB, run: (job, at) => this.due(job.key, at), concurrency: WEBHOOK_CONCURRENCY });
   }
 
   /**

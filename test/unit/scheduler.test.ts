@@ -1,10 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock, RealClock } from '../../src/clock/clock.js';
 import { Clocks } from '../../src/clock/clocks.js';
-import { Scheduler, type SchedulerOptions } from '../../src/clock/scheduler.js';
-import { inTurn } from '../../src/clock/turns.js';
+import { Scheduler, type SchedulerOptions } from '../../src/jobs/index.js';
+import { inOrder } from '../../src/jobs/numbering-order.js';
 import { EmbeddedStorage } from '../../src/store/embedded/storage.js';
 import type { JobKind, Storage } from '../../src/store/port.js';
+import { WEBHOOK_CONCURRENCY } from '../../src/webhooks/job.js';
+
+/** AWB jobs as tracking registers them: local work, drawing AWBs in the order claimed. */
+const AWB = { kind: 'awb', drawsInOrder: true } as const;
 
 let opened: Storage[] = [];
 afterEach(async () => {
@@ -24,7 +28,7 @@ async function recorder(start = 1_000) {
   const clock = new ManualClock(start);
   const parts = await schedulerOn(clock);
   const runs: Array<{ key: string; at: number; now: number }> = [];
-  parts.scheduler.on('awb', async (job, at) => void runs.push({ key: job.key, at, now: parts.scheduler.clocks.of('c') }));
+  parts.scheduler.register({ ...AWB, run: async (job, at) => void runs.push({ key: job.key, at, now: parts.scheduler.clocks.of('c') }) });
   return { clock, runs, ...parts };
 }
 
@@ -54,10 +58,10 @@ describe('Scheduler with a manual clock', () => {
     const clock = new ManualClock(0);
     const { scheduler, schedule } = await schedulerOn(clock);
     const seen: number[] = [];
-    scheduler.on('step', async (_, at) => {
+    scheduler.register({ kind: 'step', run: async (_, at) => {
       seen.push(at);
       if (at < 3_000) await schedule('step', 't', at + 1_000);
-    });
+    } });
     await schedule('step', 't', 1_000);
     await scheduler.advance('c', 10_000);
     expect(seen).toEqual([1_000, 2_000, 3_000]);
@@ -68,10 +72,10 @@ describe('Scheduler with a manual clock', () => {
     const errors: string[] = [];
     const { scheduler, schedule } = await schedulerOn(new ManualClock(0), { onError: (_, kind, key) => errors.push(`${kind}:${key}`) });
     const ran: string[] = [];
-    scheduler.on('awb', async (job) => {
+    scheduler.register({ ...AWB, run: async (job) => {
       if (job.key === 'bad') throw new Error('boom');
       ran.push(job.key);
-    });
+    } });
     await schedule('awb', 'bad', 10);
     await schedule('awb', 'good', 20);
     await scheduler.advance('c', 100);
@@ -86,10 +90,10 @@ describe('Scheduler with a manual clock', () => {
     const errors: string[] = [];
     const { scheduler, schedule, storage } = await schedulerOn(new ManualClock(0), { onError: (_, kind, key) => errors.push(`${kind}:${key}`) });
     const runs: number[] = [];
-    scheduler.on('awb', async (_job, at) => {
+    scheduler.register({ ...AWB, run: async (_job, at) => {
       runs.push(at);
       if (runs.length === 1) throw new Error('a passing fault');
-    });
+    } });
     await schedule('awb', 'flaky', 10);
     await scheduler.advance('c', 100);
     expect(await storage.jobs.get('awb', 'flaky')).toMatchObject({ due_at: 60_010 });
@@ -116,7 +120,7 @@ describe('Scheduler with a manual clock', () => {
     const scheduler = new Scheduler(storage, new Clocks(new ManualClock(0), ['c', 'd', 'c']));
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    scheduler.on('awb', () => held);
+    scheduler.register({ ...AWB, run: () => held });
     await storage.jobs.schedule({ kind: 'awb', key: 'x', client_id: 'd', due_at: 0 });
     const earlier = scheduler.advance('d', 0); // runs d's job, held
     const all = scheduler.advanceAll(1_000);
@@ -140,7 +144,7 @@ describe('Scheduler with a real clock', () => {
   it('runs a due job by itself, sped up by the clock speed, stamped with the time it ran', async () => {
     const clock = new RealClock(1_000);
     const { scheduler, schedule } = await schedulerOn(clock);
-    const done = new Promise<{ at: number; now: number }>((resolve) => scheduler.on('awb', async (_, at) => resolve({ at, now: clock.now() })));
+    const done = new Promise<{ at: number; now: number }>((resolve) => scheduler.register({ ...AWB, run: async (_, at) => resolve({ at, now: clock.now() }) }));
     const due = clock.now() + 60_000; // one simulated minute: 60 real ms
     await schedule('awb', 'x', due);
     const { at, now } = await done;
@@ -158,7 +162,7 @@ describe('Scheduler with a real clock', () => {
     const ran: Array<{ key: string; at: number }> = [];
     let lookupsWhileScheduling = -1;
     const all = new Promise<void>((resolve) =>
-      scheduler.on('awb', async (job, at) => {
+      scheduler.register({ ...AWB, run: async (job, at) => {
         ran.push({ key: job.key, at });
         if (job.key === 'first') {
           const before = lookups;
@@ -167,7 +171,7 @@ describe('Scheduler with a real clock', () => {
           lookupsWhileScheduling = lookups - before;
         }
         if (ran.length === 21) resolve();
-      }),
+      } }),
     );
     await schedule('awb', 'first', clock.now() + 1_000);
     await all;
@@ -188,10 +192,10 @@ describe('Scheduler with a real clock', () => {
     storage.jobs.nextDue = (filter) => ((lookups += 1), nextDue(filter));
     const ran: string[] = [];
     const all = new Promise<void>((resolve) =>
-      scheduler.on('awb', async (job) => {
+      scheduler.register({ ...AWB, run: async (job) => {
         ran.push(job.key);
         if (ran.length === 200) resolve();
-      }),
+      } }),
     );
     // 200 AWBs that fell due over the last 200 ms, each at its own millisecond, as under a load of creates.
     const now = clock.now();
@@ -213,7 +217,7 @@ describe('Scheduler with a real clock', () => {
     const ran: string[] = [];
     let scheduledLate = false;
     const done = new Promise<void>((resolve) =>
-      scheduler.on('awb', async (job) => {
+      scheduler.register({ ...AWB, run: async (job) => {
         ran.push(job.key);
         // Once A's backlog is running, B gets a job due now: after the wake-up that found the backlog.
         if (!scheduledLate && job.key === 'a-0100') {
@@ -221,7 +225,7 @@ describe('Scheduler with a real clock', () => {
           await storage.jobs.schedule({ kind: 'awb', key: 'b-late', client_id: 'b', due_at: clock.now() });
         }
         if (ran.length === 2_002) resolve();
-      }),
+      } }),
     );
     // Client A: 2,000 AWBs that fell due over the last 2 s (a load of creates); client B: one, due now.
     const now = clock.now();
@@ -244,10 +248,10 @@ describe('Scheduler with a real clock', () => {
     const ran: string[] = [];
     const heavy = ['a', 'b', 'c', 'd', 'e', 'f'];
     const done = new Promise<void>((resolve) =>
-      scheduler.on('awb', async (job) => {
+      scheduler.register({ ...AWB, run: async (job) => {
         ran.push(job.key);
         if (ran.length === heavy.length * 500 + 1) resolve();
-      }),
+      } }),
     );
     const now = clock.now();
     await storage.transaction(async (tx) => {
@@ -271,8 +275,8 @@ describe('Scheduler with a real clock', () => {
         ran += 1;
         if (ran === total) resolve();
       };
-      scheduler.on('awb', count);
-      scheduler.on('webhook', count);
+      scheduler.register({ ...AWB, run: count });
+      scheduler.register({ kind: 'webhook', run: count, concurrency: WEBHOOK_CONCURRENCY });
     });
     let lookups = 0;
     const nextDue = storage.jobs.nextDue.bind(storage.jobs);
@@ -297,7 +301,7 @@ describe('Scheduler with a real clock', () => {
     const clock = new RealClock(1);
     const { scheduler, storage } = await schedulerOn(clock);
     const ran: Array<{ key: string; at: number }> = [];
-    scheduler.on('awb', async (job, at) => void ran.push({ key: job.key, at }));
+    scheduler.register({ ...AWB, run: async (job, at) => void ran.push({ key: job.key, at }) });
     const due = clock.now() + 3_600_000;
     await storage.jobs.schedule({ kind: 'awb', key: 'jumped', client_id: 'c', due_at: due });
     await storage.jobs.schedule({ kind: 'awb', key: 'waits', client_id: 'other', due_at: due });
@@ -328,15 +332,15 @@ describe('Scheduler on a store that other processes share', () => {
         running += 1;
         mostAtOnce = Math.max(mostAtOnce, running);
         const i = Number(job.key.slice(1));
-        // Later jobs reach their draw first: without turns they would draw in reverse.
+        // Later jobs reach their draw first: without a numbering order they would draw in reverse.
         await sleep(delay(i));
-        if (job.kind === 'awb') await inTurn(async () => void drawn.push(job.key));
+        if (job.kind === 'awb') await inOrder(async () => void drawn.push(job.key));
         ran.push(`${job.kind}:${job.key}`);
         running -= 1;
         if (ran.length === 17) resolve();
       };
-      scheduler.on('awb', handler((i) => 2 * (16 - i)));
-      scheduler.on('step', handler(() => 0));
+      scheduler.register({ ...AWB, run: handler((i) => 2 * (16 - i)) });
+      scheduler.register({ kind: 'step', run: handler(() => 0) });
     });
     const now = clock.now();
     await storage.transaction(async (tx) => {
@@ -365,10 +369,10 @@ describe('Scheduler turns on the event loop', () => {
     let wall = 0;
     const scheduler = new Scheduler(storage, new Clocks(new ManualClock(0), ['a', 'b', 'c']), { wallClock: () => wall });
     let ran = 0;
-    scheduler.on('awb', async () => {
+    scheduler.register({ ...AWB, run: async () => {
       wall += 0.25;
       ran += 1;
-    });
+    } });
     for (const client of ['a', 'b', 'c']) for (let i = 0; i < 300; i++) await storage.jobs.schedule({ kind: 'awb', key: `${client}${i}`, client_id: client, due_at: 1_000 + i });
     const perTurn: number[] = [];
     let seen = 0;
