@@ -30,7 +30,7 @@ import { openStorage } from '../store/index.js';
 import type { Storage } from '../store/index.js';
 import type { StoreFileSystem } from '../store/index.js';
 import { WebhookEndpoints } from '../webhooks/index.js';
-import { WEBHOOK_JOB } from '../webhooks/index.js';
+import { scheduleStoredAttempts } from '../webhooks/index.js';
 import { TargetGuard, type Resolve } from '../webhooks/index.js';
 import { Journey } from '../tracking/index.js';
 
@@ -112,24 +112,13 @@ async function dataSeed(seed: string | undefined, storage: Storage): Promise<str
  * Data files of schema 1 kept due times only in their records: turn them into jobs
  * once (an upgrade costs one pass over the records; every later start does not).
  */
-async function migrateDueTimes(storage: Storage, journey: Journey, dispatcherJob: string, clients: ClientRegistry): Promise<void> {
+async function migrateDueTimes(storage: Storage, journey: Journey, clients: ClientRegistry): Promise<void> {
   if ((await storage.meta.get('jobs_migrated')) !== undefined) return;
   const orders = await storage.orders.createdBefore(Infinity, Number.MAX_SAFE_INTEGER);
   await storage.transaction(async (tx) => {
     for (const order of orders) await journey.schedule(tx, order);
   });
-  for (const client of clients.clients) {
-    let cursor: string | undefined;
-    do {
-      const page = await storage.deliveries.list(client.id, { status: 'pending', limit: 500, cursor });
-      await storage.transaction(async (tx) => {
-        for (const d of page.items) {
-          if (d.event !== 'ping') await tx.jobs.schedule({ kind: dispatcherJob as 'webhook', key: d.id, client_id: d.client_id, due_at: d.next_attempt_at ?? 0 });
-        }
-      });
-      cursor = page.next_cursor ?? undefined;
-    } while (cursor);
-  }
+  await scheduleStoredAttempts(storage, clients.clients.map((client) => client.id));
   await storage.meta.set('jobs_migrated', Date.now());
 }
 
@@ -201,7 +190,7 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   const orders = new OrdersService({ storage, fixtures, clock, ids, journey, onCreated: (count) => metrics.ordersCreated.inc(count) }, { defaultScenario: options.scenario, awbDelay: options.awbDelay, maxItems: options.maxItems, fields: createFields(specs.provider.document) });
   const endpoints = new WebhookEndpoints(storage, settings, options);
   const webhookTargets = new TargetGuard(options.webhookTargets, seams.webhookLookup);
-  await migrateDueTimes(storage, journey, WEBHOOK_JOB, registry);
+  await migrateDueTimes(storage, journey, registry);
   const advanceClock = (ms: number): Promise<void> => clockService.advanceAll(ms);
   return { options, logger, storage, fixtures, clock, clockService, scheduler, events, registry, ids, orders, journey, endpoints, settings, webhookTargets, metrics, specs, advanceClock, startedAt: Date.now() };
 }
