@@ -140,8 +140,8 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   // client, never the token, and hold no headers or bodies. The paths below censor them
   // should an object that has them (headers, a client, a webhook setting) be logged anyway.
   // Written asynchronously: one line per request must not cost a blocking write(2) each.
-  // Lines gather up to LOG_BATCH_BYTES (a write per line was ~4% of a tracking read's
-  // CPU) and are written at the latest LOG_FLUSH_MS later, and synchronously on exit.
+  // Lines gather up to LOG_BATCH_BYTES (a write per line would cost each request a system
+  // call) and are written at the latest LOG_FLUSH_MS later, and synchronously on exit.
   const destination = pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES });
   setInterval(() => destination.flush(), LOG_FLUSH_MS).unref();
   const logger = pino({ level: options.logLevel, base: undefined, redact: [...LOG_REDACTIONS] }, destination);
@@ -228,8 +228,8 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
     const serve = withEnvelope(app);
     const s = createServer({ maxHeaderSize: options.maxHeaderSize }, (req, res) => {
       if (!stopping) return serve(req, res);
-      // Stopping: a request on a connection kept alive is refused (it once kept being served for
-      // the whole 10 s grace, so `docker stop` killed the process before its last checkpoint).
+      // Stopping: a request on a connection kept alive is refused, so a client that keeps its
+      // connection busy cannot hold the stop past its grace (and the process's last checkpoint).
       res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8', 'Retry-After': '1', Connection: 'close' });
       res.end(JSON.stringify(new ApiError(503, messages.stopping).toEnvelope()));
     });

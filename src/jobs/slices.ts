@@ -9,8 +9,8 @@ import { MAX_SLICE_MS, SLICE_MS } from '../shared/index.js';
  * add their slices up; a slice ends with the batches running when it is spent (a batch is
  * up to 32 jobs).
  *
- * Yielding after every batch would run one batch per turn of the loop, however much
- * request work that turn held, and under a load of creates AWB generation would fall ever
+ * Yielding after every batch would run one batch per pass of the loop, however much
+ * request work that pass held, and under a load of creates AWB generation would fall ever
  * further behind; a slice as long as the other work keeps it in step.
  */
 export class LoopSlices {
