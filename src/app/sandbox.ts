@@ -5,7 +5,7 @@ import type { Express } from 'express';
 import { pino } from 'pino';
 import { createApp } from './app.js';
 import { sandboxModules } from './modules.js';
-import { Scheduler } from '../clock/index.js';
+import { Scheduler } from '../jobs/index.js';
 import { ClockService, loadClocks } from '../clock/index.js';
 import { SettingsWriter } from '../store/index.js';
 import { ClockSync } from '../clock/index.js';
@@ -30,7 +30,7 @@ import { openStorage } from '../store/index.js';
 import type { Storage } from '../store/index.js';
 import type { StoreFileSystem } from '../store/index.js';
 import { WebhookEndpoints } from '../webhooks/index.js';
-import { WEBHOOK_JOB } from '../webhooks/index.js';
+import { scheduleStoredAttempts } from '../webhooks/index.js';
 import { TargetGuard, type Resolve } from '../webhooks/index.js';
 import { Journey, TrackingAnswers } from '../tracking/index.js';
 
@@ -112,24 +112,13 @@ async function dataSeed(seed: string | undefined, storage: Storage): Promise<str
  * Data files of schema 1 kept due times only in their records: turn them into jobs
  * once (an upgrade costs one pass over the records; every later start does not).
  */
-async function migrateDueTimes(storage: Storage, journey: Journey, dispatcherJob: string, clients: ClientRegistry): Promise<void> {
+async function migrateDueTimes(storage: Storage, journey: Journey, clients: ClientRegistry): Promise<void> {
   if ((await storage.meta.get('jobs_migrated')) !== undefined) return;
   const orders = await storage.orders.createdBefore(Infinity, Number.MAX_SAFE_INTEGER);
   await storage.transaction(async (tx) => {
     for (const order of orders) await journey.schedule(tx, order);
   });
-  for (const client of clients.clients) {
-    let cursor: string | undefined;
-    do {
-      const page = await storage.deliveries.list(client.id, { status: 'pending', limit: 500, cursor });
-      await storage.transaction(async (tx) => {
-        for (const d of page.items) {
-          if (d.event !== 'ping') await tx.jobs.schedule({ kind: dispatcherJob as 'webhook', key: d.id, client_id: d.client_id, due_at: d.next_attempt_at ?? 0 });
-        }
-      });
-      cursor = page.next_cursor ?? undefined;
-    } while (cursor);
-  }
+  await scheduleStoredAttempts(storage, clients.clients.map((client) => client.id));
   await storage.meta.set('jobs_migrated', Date.now());
 }
 
@@ -151,8 +140,8 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   // client, never the token, and hold no headers or bodies. The paths below censor them
   // should an object that has them (headers, a client, a webhook setting) be logged anyway.
   // Written asynchronously: one line per request must not cost a blocking write(2) each.
-  // Lines gather up to LOG_BATCH_BYTES (a write per line was ~4% of a tracking read's
-  // CPU) and are written at the latest LOG_FLUSH_MS later, and synchronously on exit.
+  // Lines gather up to LOG_BATCH_BYTES (a write per line would cost each request a system
+  // call) and are written at the latest LOG_FLUSH_MS later, and synchronously on exit.
   const destination = pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES });
   setInterval(() => destination.flush(), LOG_FLUSH_MS).unref();
   const logger = pino({ level: options.logLevel, base: undefined, redact: [...LOG_REDACTIONS] }, destination);
@@ -201,7 +190,7 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   const orders = new OrdersService({ storage, fixtures, clock, ids, journey, onCreated: (count) => metrics.ordersCreated.inc(count) }, { defaultScenario: options.scenario, awbDelay: options.awbDelay, maxItems: options.maxItems, fields: createFields(specs.provider.document) });
   const endpoints = new WebhookEndpoints(storage, settings, options);
   const webhookTargets = new TargetGuard(options.webhookTargets, seams.webhookLookup);
-  await migrateDueTimes(storage, journey, WEBHOOK_JOB, registry);
+  await migrateDueTimes(storage, journey, registry);
   const advanceClock = (ms: number): Promise<void> => clockService.advanceAll(ms);
   const tracking = new TrackingAnswers(journey, fixtures, clock);
   return { options, logger, storage, fixtures, clock, clockService, scheduler, events, registry, ids, orders, journey, tracking, endpoints, settings, webhookTargets, metrics, specs, advanceClock, startedAt: Date.now() };
@@ -240,8 +229,8 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
     const serve = withEnvelope(app);
     const s = createServer({ maxHeaderSize: options.maxHeaderSize }, (req, res) => {
       if (!stopping) return serve(req, res);
-      // Stopping: a request on a connection kept alive is refused (it once kept being served for
-      // the whole 10 s grace, so `docker stop` killed the process before its last checkpoint).
+      // Stopping: a request on a connection kept alive is refused, so a client that keeps its
+      // connection busy cannot hold the stop past its grace (and the process's last checkpoint).
       res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8', 'Retry-After': '1', Connection: 'close' });
       res.end(JSON.stringify(new ApiError(503, messages.stopping).toEnvelope()));
     });

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clocks } from '../clock/index.js';
-import type { Scheduler } from '../clock/index.js';
+import type { Scheduler } from '../jobs/index.js';
 import type { ClockService } from '../clock/index.js';
 import type { ClientRegistry } from '../clients/index.js';
 import type { ResolvedOptions } from '../config/index.js';

@@ -8,8 +8,7 @@ const YEAR_MS = 365.25 * 86_400_000;
  * The last time the sandbox can show: answers give times as RFC 3339 date-times
  * (`now`, `created_at`, ...), whose years have four digits. Past it JavaScript writes
  * `+010000-01-01T...`, which no client parses as a date-time, and past 8.64e15 ms (year
- * 275,760) it cannot write a date at all: a client that had advanced that far got a 500
- * from every answer showing a time.
+ * 275,760) it cannot write a date at all, so no answer showing a time could be made.
  */
 export const LAST_SHOWN_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 

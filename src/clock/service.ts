@@ -1,17 +1,11 @@
 import { Conflict } from '../shared/index.js';
 import type { SettingsWriter } from '../store/index.js';
-import type { Meta, SharedClockRepository, Storage } from '../store/index.js';
-import { ManualClock, RealClock } from './clock.js';
-import { Clocks } from './clocks.js';
-import type { Scheduler } from './scheduler.js';
+import type { Storage } from '../store/index.js';
+import { RealClock } from './clock.js';
+import type { Clocks } from './clocks.js';
+import { KEEP_EVERY_MS, keptState } from './kept.js';
+import { SPEED_SETTLE_MS } from './load.js';
 import type { ClockSync } from './sync.js';
-
-/**
- * How long (wall ms) a speed change set on a shared store waits before it takes effect:
- * a replica that read the old speed just before the change keeps reading times that the
- * new one only reaches later, so no clock moves back across replicas.
- */
-export const SPEED_SETTLE_MS = 250;
 
 /** A client's clock as `GET /__sandbox/clock` shows it: its time and its own pending jobs only. */
 export interface ClockView {
@@ -23,114 +17,20 @@ export interface ClockView {
   next_due: string | null;
 }
 
+/**
+ * What moves the clocks and runs the jobs that fall due on the way (the scheduler, which
+ * sits above the clocks: it takes them, they do not take it).
+ */
+export interface DueWork {
+  /** Moves the client's clock on by `ms`, running its jobs due on the way. */
+  advance(clientId: string, ms: number): Promise<void>;
+  /** Moves every clock on by `ms`, each as `advance` does. */
+  advanceAll(ms: number): Promise<void>;
+  /** The clocks moved or changed pace: the wait for the next due job is another. */
+  rearm(): void;
+}
+
 const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
-
-/** How often a real clock running at another pace than wall time's notes how far it has run. */
-const KEEP_EVERY_MS = 1_000;
-
-/**
- * The real clock's state as the data file keeps it. At wall pace nothing more is needed:
- * it runs on through a stop as wall time does. At another pace, the wall time up to which
- * it is known to have run: `ahead` ms from now (two beats of the keeper, so a crash just
- * before a beat is covered), or the very moment of a stop (0).
- */
-function keptState(base: RealClock, ahead = 2 * KEEP_EVERY_MS): Meta['real_clock'] {
-  const state = base.state();
-  return state.speed === 1 ? state : { ...state, kept_until_wall_ms: Date.now() + ahead };
-}
-
-/** A manual clock resumes where the data file's stopped, or at --clock-start if that is later. */
-function manualClockStart(start: number | undefined, kept: number | undefined): number {
-  if (start === undefined) return kept ?? Date.now();
-  return Math.max(kept ?? start, start);
-}
-
-/**
- * The clocks of a data file: the sandbox's (a manual one resumes where it stood, kept in
- * meta as `manual_clock_ms`) and each client's, from its settings. A client with no
- * clock of its own runs with the sandbox's, so the one clock of a data file written
- * before clocks were per client becomes each client's clock.
- */
-export async function loadClocks(storage: Storage, options: ClockOptions, clientIds: readonly string[]): Promise<Clocks> {
-  if (storage.sharedClocks) return loadSharedClocks(storage, storage.sharedClocks, options, clientIds);
-  let base: RealClock | ManualClock;
-  if (options.clock === 'manual') {
-    const kept = await storage.meta.get('manual_clock_ms');
-    base = new ManualClock(manualClockStart(options.clockStart, kept));
-    // Kept from the first start on: a client that never moved stands here after a restart too.
-    if (kept !== base.now()) await storage.meta.set('manual_clock_ms', base.now());
-  } else {
-    base = new RealClock(options.speed);
-    const kept = await storage.meta.get('real_clock');
-    if (kept) {
-      const wall = Date.now();
-      const stood = new RealClock(kept.speed);
-      stood.load(kept);
-      if (kept.kept_until_wall_ms === undefined) {
-        // It ran at wall pace: it runs on through the stop, as wall time does (with its lead).
-        base.load(kept);
-      } else {
-        // It ran faster or slower: it resumes where it is known to have stood (restarting at
-        // wall time put a clock that had run faster days behind the orders it had stamped;
-        // running on through the stop at its pace moved it years on, and --retention's
-        // first sweep then removed every order).
-        base.load({ sim_base_ms: stood.at(Math.min(wall, kept.kept_until_wall_ms)), wall_base_ms: wall, speed: kept.speed, previous_speed: kept.speed });
-      }
-      // A restart goes back to --speed, from now on (no jump).
-      if (base.speed !== options.speed) base.setSpeed(options.speed);
-    }
-    await storage.meta.set('real_clock', keptState(base));
-  }
-  const clocks = new Clocks(base, clientIds);
-  for (const clientId of clientIds) {
-    const kept = (await storage.settings.get(clientId))?.clock;
-    if (kept) clocks.restore(clientId, kept, options.clockStart);
-  }
-  return clocks;
-}
-
-interface ClockOptions {
-  clock: 'real' | 'manual';
-  speed: number;
-  clockStart: number | undefined;
-}
-
-/**
- * The clocks of a shared store (PostgreSQL), which keeps them: a manual clock resumes
- * where it stands (or at --clock-start if later); a real clock runs on at the kept pace,
- * unless this replica was started with another --speed than the last start was (then
- * that speed applies from now on, as a speed change); each client's as kept.
- */
-async function loadSharedClocks(storage: Storage, shared: SharedClockRepository, options: ClockOptions, clientIds: readonly string[]): Promise<Clocks> {
-  const kept = await shared.read();
-  let base: RealClock | ManualClock;
-  if (options.clock === 'manual') {
-    const stands = kept.manualMs ?? (await storage.meta.get('manual_clock_ms'));
-    base = new ManualClock(manualClockStart(options.clockStart, stands));
-    if (stands !== base.now()) {
-      await shared.moveOn(new Map(), base.now());
-      await storage.meta.set('manual_clock_ms', base.now());
-    }
-  } else {
-    base = new RealClock(options.speed);
-    await startRealClock(shared, base, options.speed, kept.real);
-  }
-  const clocks = new Clocks(base, clientIds);
-  clocks.adopt({ clients: kept.clients });
-  // A manual client clock behind --clock-start moves on to it, for every replica.
-  const behind = new Map([...kept.clients].filter(([, c]) => options.clock === 'manual' && options.clockStart !== undefined && c.now_ms < options.clockStart));
-  if (behind.size > 0) clocks.adopt(await shared.moveOn(new Map([...behind].map(([id, c]) => [id, { ...c, now_ms: options.clockStart! }]))));
-  return clocks;
-}
-
-async function startRealClock(shared: SharedClockRepository, base: RealClock, speed: number, real: Awaited<ReturnType<SharedClockRepository['read']>>['real']): Promise<void> {
-  for (let kept = real; ; kept = (await shared.read([])).real) {
-    if (kept) base.load(kept);
-    if (kept?.started_speed === speed) return;
-    if (kept) base.setSpeed(speed, SPEED_SETTLE_MS);
-    if (await shared.setReal({ ...base.state(), started_speed: speed }, kept)) return;
-  }
-}
 
 /**
  * Advances of the clocks, and their state: the scheduler moves a clock and runs what
@@ -151,7 +51,7 @@ export class ClockService {
   constructor(
     private readonly storage: Storage,
     private readonly settings: SettingsWriter,
-    private readonly scheduler: Scheduler,
+    private readonly scheduler: DueWork,
     readonly clocks: Clocks,
     private readonly sync?: ClockSync,
   ) {

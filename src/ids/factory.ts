@@ -1,4 +1,4 @@
-import { inTurn } from '../clock/index.js';
+import { inOrder } from '../jobs/index.js';
 import type { Repositories } from '../store/index.js';
 import { permutedText } from './numbers.js';
 
@@ -14,9 +14,8 @@ import { permutedText } from './numbers.js';
  * (PostgreSQL's keys: the unit is tried again with the counter's next value) spares the
  * look-up, a round trip of every create and every AWB. Each kind is drawn by one async
  * function with a loop rather than a helper given two async closures: a create draws an
- * order number per item, and the closures, their promises (each carrying the unit of
- * work's async context) and the seed keys built per call allocated ~3.4 KB per order,
- * now ~0.8 KB (V8's sampling heap profiler over a 10-item create load, a scratch script).
+ * order number per item, and closures, their promises (each carrying the unit of work's
+ * async context) and seed keys built per call would be allocated for each.
  */
 export class IdFactory {
   private readonly orderSeed: string;
@@ -44,11 +43,12 @@ export class IdFactory {
   }
 
   /**
-   * An AWB of the courier: its prefix and `digits` digits. Drawn in the job's turn (see
-   * Scheduler.runWork): AWB jobs that run side by side draw in the order they were claimed.
+   * An AWB of the courier: its prefix and `digits` digits. Drawn in the job's place in its
+   * numbering order (see `inOrder`): AWB jobs that run side by side draw in the order they
+   * were claimed.
    */
   awb(tx: Repositories, courier: { code: string; awb_prefix: string; awb_digits: number }): Promise<string> {
-    return inTurn(async () => {
+    return inOrder(async () => {
       for (;;) {
         const id = this.awbOf(courier, await tx.counters.next(`awb:${courier.code}`));
         if (tx.orders.refusesTakenIds || (await tx.orders.byAwb(id)) === undefined) return id;

@@ -6,3 +6,4 @@ export { mask } from './mask.js';
 export { OneAtATime } from './one-at-a-time.js';
 export { VERSION } from './version.js';
 export { WarningThrottle } from './warning-throttle.js';
+export { MAX_SLICE_MS, SLICE_MS } from './loop-slices.js';

@@ -2,7 +2,7 @@ import { PodPhotos } from './pod-photos.js';
 import { magicScenario } from './view.js';
 import type { DelayRange } from '../shared/index.js';
 import type { Clocks } from '../clock/index.js';
-import type { JobHandler, Scheduler } from '../clock/index.js';
+import type { JobHandler, Scheduler } from '../jobs/index.js';
 import type { EventSink } from '../events/index.js';
 import type { Fixtures, LoadedScenario } from '../fixtures/index.js';
 import type { IdFactory } from '../ids/index.js';
@@ -11,7 +11,9 @@ import { secondsOf, type HistoryRecord, type Order, type OrderStatus, type Store
 import type { Repositories, Storage } from '../store/index.js';
 import { renderHistory } from './render.js';
 
+/** The job kind of an order's AWB generation; the key is the order number. */
 export const AWB_JOB = 'awb';
+/** The job kind of an order's next scripted step; the key is the order number. */
 export const STEP_JOB = 'step';
 
 const STATUS_BY_CODE: Record<string, OrderStatus> = {
@@ -45,7 +47,11 @@ export class Journey {
     this.photos = new PodPhotos(deps.podSecret, (awb) => magicScenario(deps.fixtures, awb) !== undefined);
   }
 
-  /** Runs this journey's jobs (AWB and steps) on the scheduler. */
+  /**
+   * Registers this journey's jobs (AWB and steps) with the scheduler: local work, and
+   * AWBs drawn in the order their jobs were claimed (a seeded sandbox gives each order
+   * the same AWB).
+   */
   attach(scheduler: Scheduler): void {
     // Each job ends in the transaction of what it did: one round trip less on PostgreSQL, and no window where it is done but still due.
     const completing =
@@ -56,13 +62,13 @@ export class Journey {
           await tx.jobs.complete(job);
           return 'completed' as const;
         });
-    scheduler.on(AWB_JOB, completing((tx, orderNo, at) => this.awbDue(tx, orderNo, at)));
-    scheduler.on(STEP_JOB, completing((tx, orderNo, at) => this.stepDue(tx, orderNo, at)));
+    scheduler.register({ kind: AWB_JOB, run: completing((tx, orderNo, at) => this.awbDue(tx, orderNo, at)), drawsInOrder: true });
+    scheduler.register({ kind: STEP_JOB, run: completing((tx, orderNo, at) => this.stepDue(tx, orderNo, at)) });
   }
 
   /** When the AWB of a new order falls due, drawn from the delay range. */
   awbDueAt(orderNo: string, createdAt: number, delay: DelayRange): number {
-    // A fixed delay draws nothing (the draw would add 0): a SHA-256 per order was ~2% of a 10-item create.
+    // A fixed delay draws nothing (the draw would add 0), sparing a hash per order.
     if (delay.max === delay.min) return createdAt + delay.min;
     return createdAt + delay.min + Math.floor(draw(this.deps.ids.seed, `awb-delay:${orderNo}`) * (delay.max - delay.min + 1));
   }

@@ -1,10 +1,12 @@
 export { webhookBannerLine } from './banner.js';
 export { chaosHeaderModes, unknownChaos } from './chaos.js';
-export { MAX_REDELIVERED_ATTEMPTS, RESUME_SLICE, WEBHOOK_JOB, WebhookDispatcher } from './dispatcher.js';
-export type { AttemptObserver } from './dispatcher.js';
+export type { AttemptObserver } from './deps.js';
+export { RESUME_SLICE, WebhookDispatcher } from './dispatcher.js';
 export { WebhookEndpoints } from './endpoints.js';
 export type { Endpoint } from './endpoints.js';
+export { MAX_REDELIVERED_ATTEMPTS } from './manual.js';
 export { webhookMessages } from './messages.js';
+export { scheduleStoredAttempts } from './migrate.js';
 export { DEFAULT_RETRIES, parseRetries } from './retry.js';
 export { isSecret, wrongSecret } from './secret.js';
 export { send } from './send.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { WEBHOOK_CONCURRENCY } from '../../src/clock/scheduler.js';
+import { WEBHOOK_CONCURRENCY } from '../../src/webhooks/job.js';
 import { testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
 import { Receiver } from './receiver.js';
 import { createOrders, deliveries } from './support.js';

@@ -38,8 +38,8 @@ export function retentionModule(services: Pick<Services, 'options' | 'storage' |
     name: 'retention',
     async start() {
       if (retention === undefined) return;
-      // The next sweep is scheduled whatever this one met: a sweep that failed (a store that
-      // cannot write, say) once ended retention for good, and the disk grew from then on.
+      // The next sweep is scheduled whatever this one met, so a sweep that failed (a store
+      // that cannot write, say) does not end retention.
       const sweepThenNext = async (at: number): Promise<void> => {
         try {
           await sweep(at);
@@ -48,7 +48,7 @@ export function retentionModule(services: Pick<Services, 'options' | 'storage' |
         }
         await scheduleNext(at);
       };
-      scheduler.on(RETENTION_JOB, async (_job, at) => sweepThenNext(at));
+      scheduler.register({ kind: RETENTION_JOB, run: async (_job, at) => sweepThenNext(at) });
       await sweepThenNext(clock.now());
     },
   };

@@ -1,0 +1,220 @@
+import type { Clocks } from '../clock/index.js';
+import type { ClaimOptions, Storage } from '../store/index.js';
+import type { JobKinds } from './kinds.js';
+import { outsideOrder } from './numbering-order.js';
+import type { Outcome, SchedulerOptions, Stamp } from './options.js';
+import type { JobPool } from './pool.js';
+import type { Rows } from './rows.js';
+import type { JobRunner } from './runner.js';
+import type { LoopSlices } from './slices.js';
+
+/** How often an advance looks again for its client's jobs that another replica holds (wall ms, growing). */
+const HELD_ELSEWHERE_POLL_MS = [10, 20, 50, 100, 200];
+/** How many empty claims in a row an advance takes on a shared store, while a job is due, before it gives up (~5 s). */
+const EMPTY_CLAIM_TRIES = 30;
+/**
+ * Most jobs of local work of one client in a claim when they run one after another (see
+ * `Rows`), so a partner with a thousand jobs due at once makes each batch no longer than
+ * this for the partners due just after it; side by side, four times as many.
+ */
+const WORK_PER_CLIENT = 8;
+/** How far past the earliest due job a real-clock wake-up claims at once (sandbox ms; see `drainNow`). */
+const CLAIM_WINDOW_MS = 1_000;
+
+/** Which jobs a drain looks at: one client's on its own clock (an advance), or every client's on the sandbox's clock, each shifted by its lead. */
+type Scope = Pick<ClaimOptions, 'clientId' | 'ahead'>;
+
+/** One run through the due jobs. */
+export interface Drain {
+  /** The client whose clock moves (an advance); undefined: every client's due jobs (the timer, the catch-up at start). */
+  clientId?: string;
+  /** Due times up to here: on the client's clock, or on the sandbox's. */
+  until: number;
+  stamp: Stamp;
+  /** Wait at each due time for the client's jobs running then (an advance). */
+  settle: boolean;
+  moveTo?: (at: number) => void;
+}
+
+/** What a drain tells the real clock's wake-ups, and asks them. */
+export interface DrainHooks {
+  /** Nothing runs any more (the scheduler stopped). */
+  readonly stopped: boolean;
+  /** The store cannot take writes: look again a little later. */
+  retryLater(): void;
+  /** A pooled job a drain started has ended, leaving room in the pool. */
+  pooledEnded(outcome: Outcome, settling: boolean): void;
+}
+
+/** What a drain works with, from the scheduler. */
+export interface DrainParts {
+  storage: Storage;
+  clocks: Clocks;
+  kinds: JobKinds;
+  pool: JobPool;
+  runner: JobRunner;
+  rows: Rows;
+  slices: LoopSlices;
+  /** Who claims: this process's worker id. */
+  owner: string;
+  /** Whether other processes share the store (and may hold this process's clients' jobs). */
+  shared: boolean;
+  wallClock: () => number;
+  options: Pick<SchedulerOptions, 'concurrency' | 'leaseMs' | 'refreshClocks'>;
+}
+
+/**
+ * Claims the due jobs and runs them, earliest due time first: at each due time, the local
+ * work's jobs together, and as many pooled jobs as the pool has room for. With `settle`
+ * (one client's advance of its clock through its due times), waits for that client's jobs
+ * before the next due time, and for room in the pool when its pooled jobs due by `until`
+ * have none.
+ */
+export class Drainer {
+  constructor(
+    private readonly parts: DrainParts,
+    private readonly hooks: DrainHooks,
+  ) {}
+
+  drain(how: Drain): Promise<void> {
+    const { storage } = this.parts;
+    // Outside any job's numbering order: a wake-up armed from inside a job (its commit announced a new one) must not inherit it.
+    return outsideOrder(() => (storage.background ? storage.background(() => this.drainNow(how)) : this.drainNow(how)));
+  }
+
+  /** The earliest due time of a job that can be claimed now: local work, or pooled jobs of clients with room in the pool. */
+  nextClaimable(scope: Scope): Promise<number | undefined> {
+    const { pool, storage, kinds } = this.parts;
+    return pool.room > 0 ? storage.jobs.nextDue({ ...scope, skipClients: pool.full() }) : storage.jobs.nextDue({ ...scope, kinds: kinds.work });
+  }
+
+  /** Claims on one client's clock, or on the sandbox's with every client's lead. */
+  scope(clientId: string | undefined): Scope {
+    return clientId === undefined ? { ahead: this.parts.clocks.leads() } : { clientId };
+  }
+
+  /** Brings the clocks up to what a shared store keeps; a store that cannot answer leaves them as they are (its claims fail too). */
+  async refreshClocks(): Promise<void> {
+    const { refreshClocks } = this.parts.options;
+    if (refreshClocks) await refreshClocks().catch(() => undefined);
+  }
+
+  private async drainNow(how: Drain): Promise<void> {
+    const { storage, clocks, kinds, pool, runner, rows, slices, owner, shared, wallClock, options } = this.parts;
+    const { inFlight } = runner;
+    const limit = options.concurrency ?? 32;
+    const leaseMs = options.leaseMs ?? 60_000;
+    const { clientId } = how;
+    const settling = how.settle && clientId !== undefined;
+    /** Outcomes of the pooled jobs this drain started. */
+    const ended: Outcome[] = [];
+    /** Looks in a row at the client's jobs another replica holds (the wait grows). */
+    let waited = 0;
+    /** Claims in a row that came back empty though a job was due (shared stores). */
+    let emptyClaims = 0;
+    // Jobs stamped with the time they run (the timer's wake-ups) are claimed in batches:
+    // everything due, in rounds (each client's earliest first) up to its share of a claim, where
+    // a claim reads only the heads of each client's queue (`claimsPerClient`), so one
+    // client's backlog never makes another's due jobs wait behind it (both adapters); a
+    // store whose claim would read the due rows to find the clients claims those due
+    // within CLAIM_WINDOW_MS of the earliest, so a claim looks at no more than that window
+    // of a backlog. Stamped with their due time (an advance, the catch-up at start),
+    // they run due time by due time, so the jobs each one makes due run at their place.
+    const batched = how.stamp === 'actual' && !settling;
+    const perClient = batched && storage.claimsPerClient === true;
+    const window = perClient ? Infinity : CLAIM_WINDOW_MS;
+    let until = how.until;
+    let clocksRead = wallClock();
+    while (!this.hooks.stopped) {
+      // There, what falls due while a backlog drains is claimed beside it, not after it;
+      // on a shared store with the clocks as the other replicas left them (read once a second).
+      if (perClient) {
+        if (shared && wallClock() - clocksRead >= 1_000) {
+          await this.refreshClocks();
+          clocksRead = wallClock();
+        }
+        until = Math.max(until, clocks.now());
+      }
+      const scope = this.scope(clientId);
+      const earliest = await this.nextClaimable(scope);
+      const next = batched && earliest !== undefined && earliest <= until ? Math.min(until, earliest + window) : earliest;
+      if (next === undefined || next > until) {
+        if (settling) {
+          // The client's jobs still running (whoever claimed them), then its pooled jobs that wait for room.
+          if (inFlight.busy(clientId)) {
+            await inFlight.idle(clientId);
+            if (ended.splice(0).some((outcome) => outcome !== 'done')) break;
+            continue;
+          }
+          const due = await storage.jobs.nextDue({ clientId });
+          if (due !== undefined && due <= until && pool.busy) {
+            await pool.slotFreed();
+            continue;
+          }
+          // Its jobs due by the target that another replica runs (whose claim lapses if that replica died).
+          if (shared && (await this.heldElsewhere(clientId, until, waited++))) continue;
+        }
+        break;
+      }
+      // Before the clock moves on to `next`: the client's jobs due earlier that another replica runs.
+      if (settling && shared && (await this.heldElsewhere(clientId, next - 1, waited++))) continue;
+      waited = 0;
+      how.moveTo?.(next);
+      const sideBySide = rows.sideBySideFor(how.stamp);
+      const work = await storage.jobs.claim({ until: next, limit: sideBySide ? limit * 2 : limit, owner, leaseMs, kinds: kinds.work, perClient: sideBySide ? WORK_PER_CLIENT * 4 : WORK_PER_CLIENT, ...scope });
+      const pooled =
+        pool.room > 0 && kinds.pooled.length > 0
+          ? await storage.jobs.claim({ until: next, limit: pool.room, owner, leaseMs, kinds: kinds.pooled, perClient: pool.caps.perClient, skipClients: pool.full(), ...scope })
+          : [];
+      for (const job of pooled) {
+        // A claim takes up to perClient of a client's jobs, on top of those in flight: the extra wait, due.
+        if (pool.of(job.client_id) >= pool.caps.perClient) {
+          await storage.jobs.release(job).catch(() => undefined);
+          continue;
+        }
+        let outcome: Outcome = 'done';
+        pool.start(
+          job.client_id,
+          async () => {
+            outcome = await runner.run(job, how.stamp);
+            ended.push(outcome);
+          },
+          () => this.hooks.pooledEnded(outcome, settling),
+        );
+      }
+      if (work.length === 0 && pooled.length === 0) {
+        // On a shared store a claim may come back empty while jobs due by `next` are
+        // there: another claim (another replica's wake-up) had them locked at that moment.
+        // An advance must not end before they have run: look again shortly (a while at most).
+        if (settling && shared && emptyClaims < EMPTY_CLAIM_TRIES) {
+          await new Promise((resolve) => setTimeout(resolve, HELD_ELSEWHERE_POLL_MS[Math.min(emptyClaims++, HELD_ELSEWHERE_POLL_MS.length - 1)]));
+          continue;
+        }
+        break;
+      }
+      emptyClaims = 0;
+      const outcomes = await rows.runWork(work, how.stamp);
+      if (settling) await inFlight.idle(clientId);
+      outcomes.push(...ended.splice(0));
+      if (outcomes.includes('unavailable')) {
+        this.hooks.retryLater();
+        break;
+      }
+      if (outcomes.includes('interrupted')) return; // shutting down: what is left stays due
+      // Let requests in once the jobs' slice is spent: a long advance must not hold the
+      // event loop, nor due work wait a whole slice of requests per batch.
+      await slices.taken();
+    }
+    if (settling) await inFlight.idle(clientId);
+  }
+
+  /**
+   * With a store that other processes share: waits a moment and answers true when a job of
+   * the client due by `until` is held by another worker under a live lease.
+   */
+  private async heldElsewhere(clientId: string, until: number, waited: number): Promise<boolean> {
+    if ((await this.parts.storage.jobs.heldElsewhere?.(clientId, until, this.parts.owner)) === undefined) return false;
+    await new Promise((resolve) => setTimeout(resolve, HELD_ELSEWHERE_POLL_MS[Math.min(waited, HELD_ELSEWHERE_POLL_MS.length - 1)]));
+    return true;
+  }
+}

@@ -1,0 +1,10 @@
+// The scheduler: runs the jobs that fall due on the clients' clocks.
+export { Scheduler } from './scheduler.js';
+export type { SchedulerOptions } from './options.js';
+
+// Job kinds, as features register them.
+export { JobInterrupted } from './kinds.js';
+export type { JobHandler, JobKindSpec, PoolCaps } from './kinds.js';
+
+// Numbers drawn in the order jobs were claimed.
+export { inOrder } from './numbering-order.js';

@@ -1,0 +1,30 @@
+import type { JobKind } from '../store/index.js';
+
+export interface SchedulerOptions {
+  /** How many jobs of local work due at the same moment run at once. */
+  concurrency?: number;
+  /** How long a claim holds before another worker may take the job over (wall ms). */
+  leaseMs?: number;
+  /**
+   * With a store shared by other processes (PostgreSQL replicas): look for due jobs at
+   * least this often (wall ms), so a job whose claim lapsed when its replica died, or one
+   * scheduled while a notification was missed, does not wait for the next local wake-up.
+   */
+  pollMs?: number;
+  /**
+   * With a store shared by other processes: brings the clocks up to what the store keeps
+   * (another replica's advance or speed change) before each wake-up claims due jobs.
+   */
+  refreshClocks?: () => Promise<void>;
+  onError?: (error: unknown, kind: string, key: string) => void;
+  /** Told how late (real ms after its due time) each job fired by the real clock's timer ran (metrics). */
+  onLate?: (kind: JobKind, lateMs: number) => void;
+  /** The wall clock (ms) the jobs' slices of the event loop are measured with (see LoopSlices). Default `performance.now`; tests give their own. */
+  wallClock?: () => number;
+}
+
+/** How a job ended: its work done (or dropped), the store away, or cut short by shutdown. */
+export type Outcome = 'done' | 'unavailable' | 'interrupted';
+
+/** Which time a job is stamped with: its due time (advance, catch-up at start), or the later of that and its client's now (a job run late under load). */
+export type Stamp = 'due' | 'actual';

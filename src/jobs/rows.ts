@@ -1,0 +1,94 @@
+import type { ClaimedJob, Storage } from '../store/index.js';
+import type { JobKinds } from './kinds.js';
+import { holdingPlace, NumberingOrder } from './numbering-order.js';
+import type { Outcome, Stamp } from './options.js';
+import type { JobRunner } from './runner.js';
+
+/**
+ * How many of a client's jobs run at once when they run side by side: a store's
+ * background connections are few (6 on PostgreSQL), and one partner's backlog must leave
+ * some to the others.
+ */
+const ROW_PARALLEL = 3;
+
+/**
+ * How a claim of local work runs: the clients side by side, and each client's jobs in a
+ * row of their own. Stamped with their due time (an advance, the catch-up at start), a
+ * client's jobs run one after another in the order claimed (earliest due, then first
+ * scheduled), so events come in the same order on every store. Stamped with the time they
+ * run (the real clock's wake-ups) on a store that other processes share (PostgreSQL), they
+ * run side by side: there each job costs a few round trips, and one after another a
+ * partner's backlog would drain no faster than those round trips allow, whereas the
+ * embedded store runs units one at a time anyway. Jobs of one order still run in order,
+ * and numbers are still drawn in the order claimed (`inOrder`), so a seeded sandbox gives
+ * each order the same AWB.
+ */
+export class Rows {
+  constructor(
+    private readonly storage: Storage,
+    private readonly kinds: JobKinds,
+    private readonly runner: JobRunner,
+    /** Whether other processes share the store. */
+    private readonly shared: boolean,
+  ) {}
+
+  /** Runs claimed work, the clients side by side; resolves with every job's outcome. */
+  async runWork(work: readonly ClaimedJob[], stamp: Stamp): Promise<Outcome[]> {
+    const byClient = new Map<string, ClaimedJob[]>();
+    for (const job of work) byClient.set(job.client_id, [...(byClient.get(job.client_id) ?? []), job]);
+    const rows = [...byClient.values()].map((jobs) => (this.sideBySideFor(stamp) ? this.sideBySide(jobs, stamp) : this.inRow(jobs, stamp)));
+    return (await Promise.all(rows)).flat();
+  }
+
+  /** Whether a client's jobs stamped so run side by side. */
+  sideBySideFor(stamp: Stamp): boolean {
+    return stamp === 'actual' && this.shared;
+  }
+
+  /** A client's jobs one after another; after one cut short (shutdown, store away) the rest are given back untried. */
+  private async inRow(jobs: readonly ClaimedJob[], stamp: Stamp): Promise<Outcome[]> {
+    const ended: Outcome[] = [];
+    for (const job of jobs) {
+      const last = ended.at(-1);
+      if (last === 'interrupted' || last === 'unavailable') {
+        await this.storage.jobs.release(job).catch(() => undefined);
+        continue;
+      }
+      ended.push(await this.runner.run(job, stamp));
+    }
+    return ended;
+  }
+
+  /**
+   * A client's jobs side by side, at most ROW_PARALLEL at once, started in the order
+   * claimed: each after the one before it of the same order, and each job of a kind that
+   * draws in order taking its place after the one claimed before it. After one cut short
+   * (shutdown, store away) the jobs not started yet are given back untried.
+   */
+  private async sideBySide(jobs: readonly ClaimedJob[], stamp: Stamp): Promise<Outcome[]> {
+    let previousPlace = Promise.resolve();
+    const lastOfOrder = new Map<string, Promise<Outcome>>();
+    const running = new Set<Promise<Outcome>>();
+    const outcomes: Array<Promise<Outcome>> = [];
+    let stopped = false;
+    for (const job of jobs) {
+      while (running.size >= ROW_PARALLEL) await Promise.race(running);
+      if (stopped) {
+        await this.storage.jobs.release(job).catch(() => undefined);
+        continue;
+      }
+      const place = this.kinds.byKind.get(job.kind)?.drawsInOrder ? new NumberingOrder(previousPlace) : undefined;
+      if (place) previousPlace = place.done;
+      const run = (): Promise<Outcome> => (place ? holdingPlace(place, () => this.runner.run(job, stamp)) : this.runner.run(job, stamp));
+      const outcome = (lastOfOrder.get(job.key) ?? Promise.resolve()).then(run).then((ended) => {
+        if (ended === 'interrupted' || ended === 'unavailable') stopped = true;
+        return ended;
+      });
+      lastOfOrder.set(job.key, outcome);
+      outcomes.push(outcome);
+      running.add(outcome);
+      void outcome.finally(() => running.delete(outcome));
+    }
+    return Promise.all(outcomes);
+  }
+}

@@ -1,0 +1,73 @@
+import type { Clocks } from '../clock/index.js';
+import { Unavailable } from '../shared/index.js';
+import type { ClaimedJob, Storage } from '../store/index.js';
+import { JobInterrupted, type JobKinds } from './kinds.js';
+import type { Outcome, SchedulerOptions, Stamp } from './options.js';
+import type { Running } from './running.js';
+
+/** How often a job that throws unexpectedly is run in all before it is dropped, and the first wait between tries (doubling). */
+const JOB_ATTEMPTS = 5;
+const FAILED_JOB_RETRY_MS = 60_000;
+
+/**
+ * Runs one claimed job through its kind's handler and ends it: completed, given back
+ * (shutdown, store away), or, when it failed unexpectedly, due again later.
+ */
+export class JobRunner {
+  /** Failures so far of jobs that threw unexpectedly, by kind and key (in memory: a restart gives each a fresh start). */
+  private readonly failures = new Map<string, number>();
+
+  constructor(
+    private readonly storage: Storage,
+    private readonly clocks: Clocks,
+    private readonly kinds: JobKinds,
+    readonly inFlight: Running,
+    private readonly options: Pick<SchedulerOptions, 'onError' | 'onLate'>,
+  ) {}
+
+  run(job: ClaimedJob, stamp: Stamp): Promise<Outcome> {
+    return this.inFlight.track(job.client_id, this.runJob(job, stamp));
+  }
+
+  private async runJob(job: ClaimedJob, stamp: Stamp): Promise<Outcome> {
+    try {
+      const at = stamp === 'due' ? job.due_at : Math.max(job.due_at, this.clocks.of(job.client_id));
+      if (stamp === 'actual') this.options.onLate?.(job.kind, (at - job.due_at) / this.clocks.speed);
+      if ((await this.kinds.byKind.get(job.kind)?.run(job, at)) !== 'completed') await this.storage.jobs.complete(job);
+      if (this.failures.size > 0) this.failures.delete(`${job.kind}:${job.key}`);
+      return 'done';
+    } catch (error) {
+      // Giving the job back may fail too (the database went away): its lease then ends by itself.
+      if (error instanceof JobInterrupted) {
+        await this.storage.jobs.release(job).catch(() => undefined);
+        return 'interrupted';
+      }
+      if (error instanceof Unavailable) {
+        await this.storage.jobs.release(job).catch(() => undefined);
+        return 'unavailable';
+      }
+      this.options.onError?.(error, job.kind, job.key);
+      return this.failed(job);
+    }
+  }
+
+  /**
+   * A job that failed unexpectedly is tried again later (1, 2, 4, 8 minutes of its
+   * client's clock), so a passing fault does not leave an AWB ungenerated or a webhook
+   * pending for good; after the fifth failure it is dropped. If even that cannot be
+   * saved, it is given back so it is not lost until a restart.
+   */
+  private async failed(job: ClaimedJob): Promise<Outcome> {
+    const id = `${job.kind}:${job.key}`;
+    const failures = (this.failures.get(id) ?? 0) + 1;
+    if (failures < JOB_ATTEMPTS) {
+      this.failures.set(id, failures);
+      const retryAt = job.due_at + FAILED_JOB_RETRY_MS * 2 ** (failures - 1);
+      await this.storage.jobs.schedule({ kind: job.kind, key: job.key, client_id: job.client_id, due_at: retryAt }).catch(() => this.storage.jobs.release(job).catch(() => undefined));
+      return 'done';
+    }
+    this.failures.delete(id);
+    await this.storage.jobs.complete(job).catch(() => this.storage.jobs.release(job).catch(() => undefined));
+    return 'done';
+  }
+}

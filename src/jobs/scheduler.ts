@@ -1,0 +1,167 @@
+import { randomBytes } from 'node:crypto';
+import { Clocks, LATEST_CLOCK_MS } from '../clock/index.js';
+import type { Clock, ManualClock, RealClock } from '../clock/index.js';
+import { OneAtATime } from '../shared/index.js';
+import type { Storage } from '../store/index.js';
+import { Drainer } from './drain.js';
+import { JobKinds, type JobKindSpec } from './kinds.js';
+import type { SchedulerOptions } from './options.js';
+import { JobPool } from './pool.js';
+import { Rows } from './rows.js';
+import { JobRunner } from './runner.js';
+import { Running } from './running.js';
+import { LoopSlices } from './slices.js';
+import { WakeUps } from './wake-ups.js';
+
+/**
+ * Runs the due jobs. Jobs are records in the store (`storage.jobs`) with a due time on
+ * their client's clock; domain code schedules them inside its transactions. The
+ * scheduler asks the jobs repository for the earliest due time, claims what is due,
+ * runs each job's handler and completes it; so a restart resumes from the store, and
+ * start-up work is in proportion to the pending jobs, not to the records.
+ *
+ * The scheduler knows no kind of job by name: each feature registers its own kinds
+ * (`register`), with the handler that runs them and how they run.
+ *
+ * Each client has its own clock (`Clocks`): the timer and the catch-up at start claim
+ * on the sandbox's clock with each client's lead (`ahead`), so every client's jobs fall
+ * due at the right wall time; an advance moves one client's clock and claims only its jobs.
+ *
+ * Two lanes: local work runs in due order, in batches, taking slices of the event loop
+ * with the requests (see `LoopSlices`); the pooled kinds, which wait on something outside
+ * (a partner's receiver), run beside it in a pool capped in all and per client, so a
+ * silent receiver delays neither the local work nor other clients.
+ *
+ * With a real clock a single unref'd timer waits for the earliest job (`WakeUps`), and a
+ * job run late is stamped with its client's time when it ran; an advance (manual clock,
+ * or a jump of a real one) stamps each job with its due time and waits at each due time
+ * for the client's jobs running then, pooled ones included.
+ *
+ * @example
+ * const scheduler = new Scheduler(storage, clocks);
+ * scheduler.register({ kind: 'step', run: (job, at) => playStep(job.key, at) });
+ * await scheduler.advance('client-a', 60_000); // runs client-a's steps due within the minute
+ */
+export class Scheduler {
+  readonly clocks: Clocks;
+  private readonly kinds = new JobKinds();
+  private readonly pool = new JobPool();
+  private readonly inFlight = new Running();
+  /** The advances of each client: one at a time per client. */
+  private readonly advances = new OneAtATime();
+  private readonly wakeUps: WakeUps;
+  private readonly drainer: Drainer;
+  private running: Promise<void> = Promise.resolve();
+
+  constructor(
+    storage: Storage,
+    clock: Clocks | RealClock | ManualClock,
+    options: SchedulerOptions = {},
+  ) {
+    const clocks = (this.clocks = clock instanceof Clocks ? clock : new Clocks(clock));
+    const wallClock = options.wallClock ?? (() => performance.now());
+    const shared = storage.jobs.heldElsewhere !== undefined;
+    const { kinds, pool } = this;
+    const runner = new JobRunner(storage, clocks, kinds, this.inFlight, options);
+    this.wakeUps = new WakeUps({
+      clocks,
+      pool,
+      options,
+      nextClaimable: () => this.drainer.nextClaimable(this.drainer.scope(undefined)),
+      wake: () => this.exclusive(() => this.drainDue('actual')),
+    });
+    const rows = new Rows(storage, kinds, runner, shared);
+    const slices = new LoopSlices(wallClock);
+    this.drainer = new Drainer({ storage, clocks, kinds, pool, runner, rows, slices, owner: `worker_${process.pid}_${randomBytes(4).toString('hex')}`, shared, wallClock, options }, this.wakeUps);
+    storage.onJobScheduled(this.wakeUps.scheduled);
+  }
+
+  /** The sandbox's clock (sandbox-wide work). */
+  get clock(): Clock {
+    return this.clocks;
+  }
+
+  /**
+   * Registers a kind of job: its handler, and how its jobs run (see `JobKindSpec`). A
+   * feature registers its kinds before the scheduler starts (`runDue`, `arm`).
+   */
+  register(spec: JobKindSpec): void {
+    this.kinds.register(spec);
+    if (spec.concurrency) this.pool.caps = spec.concurrency;
+  }
+
+  /**
+   * Runs every job due now on its client's clock (and those they make due), each stamped
+   * with its due time (the catch-up at start), then resolves; the pooled jobs it started
+   * run on in the pool (`settle()` waits for them), so no client's work waits behind a
+   * silent receiver.
+   */
+  runDue(): Promise<void> {
+    return this.exclusive(() => this.drainDue('due'));
+  }
+
+  /** Resolves once no pooled job is in flight. */
+  settle(): Promise<void> {
+    return this.pool.idle();
+  }
+
+  /**
+   * Moves one client's clock on by `ms` (a manual clock, or a jump of a real one),
+   * running every job of that client that falls due on the way at its own time, in
+   * order, and waiting at each due time for what runs then (pooled jobs included);
+   * resolves when none of its jobs due by the target is unfinished. Other clients' clocks
+   * and jobs are untouched. Advances of one client run one at a time; '' moves the
+   * sandbox's own clock (sandbox-wide work).
+   */
+  advance(clientId: string, ms: number): Promise<void> {
+    const work = async (): Promise<void> => {
+      const lead = this.clocks.ahead(clientId);
+      const target = this.clocks.of(clientId) + ms;
+      await this.drainer.drain({ clientId, until: target, stamp: 'due', settle: true, moveTo: (at) => this.clocks.moveTo(clientId, at) });
+      // A manual clock stands at the target; a real one has jumped by `ms` (and ran on meanwhile).
+      if (this.clocks.mode === 'manual') this.clocks.moveTo(clientId, target);
+      else this.clocks.keepAhead(clientId, lead + ms);
+    };
+    // Jobs of a real clock that jumped are due earlier in wall time now.
+    return this.advances.run(clientId, work, () => void this.arm());
+  }
+
+  /** Moves every client's clock on by `ms`, and the sandbox's (an admin's advance of all): each as `advance` does. */
+  async advanceAll(ms: number): Promise<void> {
+    // Each client's target is its own time + ms, whenever its advance starts: not the sandbox's, moved meanwhile.
+    for (const clientId of this.clocks.clients) this.clocks.pin(clientId);
+    // A client whose own advances took it near the latest time a clock may show stops there (the sandbox's own clock is checked by the caller).
+    const by = (clientId: string): number => (clientId === '' ? ms : Math.max(0, Math.min(ms, LATEST_CLOCK_MS - this.clocks.of(clientId))));
+    await Promise.all([...this.clocks.clients, ''].map((clientId) => this.advance(clientId, by(clientId))));
+  }
+
+  /** Waits for the earliest due job of any client, in the sandbox clock's terms (real clock only). */
+  arm(): Promise<void> {
+    return this.wakeUps.arm();
+  }
+
+  /** Arms the timer afresh (the clock's speed changed: the wait for the same due time is another). */
+  rearm(): void {
+    this.wakeUps.rearm();
+  }
+
+  /** Stops the timer and waits for running jobs; nothing runs afterwards. */
+  async stop(): Promise<void> {
+    this.wakeUps.stop();
+    await this.running;
+    await this.advances.idle();
+    await this.pool.idle();
+  }
+
+  /** Every client's jobs due now on the sandbox's clock, with the clocks as a shared store keeps them. */
+  private async drainDue(stamp: 'due' | 'actual'): Promise<void> {
+    await this.drainer.refreshClocks();
+    await this.drainer.drain({ until: this.clocks.now(), stamp, settle: false });
+  }
+
+  private exclusive(work: () => Promise<void>): Promise<void> {
+    const next = this.running.then(work, work);
+    this.running = next.catch(() => undefined);
+    return next;
+  }
+}

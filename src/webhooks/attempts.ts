@@ -1,0 +1,118 @@
+import { createHash } from 'node:crypto';
+import type { Attempt, AttemptTrigger, ChaosMode, Delivery, WebhookEventType, WebhookPayload } from '../records/index.js';
+import type { Repositories, Stored } from '../store/index.js';
+import type { DispatcherDeps } from './deps.js';
+import type { Endpoint } from './endpoints.js';
+import type { HeldCounts } from './held-counts.js';
+import { wrongSecret } from './secret.js';
+import { AttemptAborted, send, type SendResult } from './send.js';
+import { WEBHOOK_JOB } from './job.js';
+
+/** An attempt as made: what the delivery logs, and the receiver's Retry-After. */
+export type Made = Attempt & { retry_after: string | null };
+
+/** The state a new delivery is written in. */
+export type DeliveryState = Pick<Delivery, 'status' | 'next_attempt_at' | 'last_error'>;
+
+export const isSuccess = (status: number | null): boolean => status !== null && status >= 200 && status < 300;
+
+/** Why deliveries to this endpoint wait instead of being attempted, or undefined when it takes them. */
+export const holdReason = (endpoint: Endpoint): string | undefined => {
+  if (!endpoint.url) return 'no webhook URL is set for this client';
+  if (!endpoint.enabled) return `the endpoint is disabled (${endpoint.disabled_reason ?? 'no reason'}); PUT /__sandbox/webhook enables it again`;
+  return undefined;
+};
+
+/**
+ * Deliveries and their attempts: a new delivery written, one signed POST made, its
+ * outcome recorded in the delivery, and a delivery settled.
+ */
+export class DeliveryAttempts {
+  private readonly shutdown = new AbortController();
+
+  constructor(
+    private readonly deps: DispatcherDeps,
+    private readonly held: HeldCounts,
+  ) {}
+
+  /** Aborts attempts in flight: they end as undefined, unrecorded. */
+  abort(): void {
+    this.shutdown.abort();
+  }
+
+  /** POSTs the delivery once. Undefined when the attempt was aborted by shutdown. */
+  async attempt(delivery: Delivery, endpoint: Endpoint & { url: string }, trigger: AttemptTrigger, chaos: Attempt['chaos'], at = this.deps.clock.of(delivery.client_id)): Promise<Made | undefined> {
+    let result: SendResult;
+    try {
+      const secret = chaos === 'bad_signature' ? wrongSecret(delivery.id) : endpoint.secret;
+      const { agent, refusal } = this.deps.guard.route(endpoint.url, endpoint.source !== 'runtime');
+      this.deps.observer?.starting(delivery, chaos);
+      result = await send({ url: endpoint.url, id: delivery.id, body: delivery.body, secret, timeoutMs: this.deps.timeoutMs, shutdown: this.shutdown.signal, dispatcher: agent, refusal });
+    } catch (error) {
+      if (error instanceof AttemptAborted) return undefined;
+      throw error;
+    }
+    const made = { n: 0, at, trigger, chaos, url: endpoint.url, ...result };
+    this.deps.onAttempt?.(made);
+    this.deps.observer?.made(delivery, made);
+    return made;
+  }
+
+  /**
+   * Appends an attempt to the delivery as it stands now and applies `decide`, in one
+   * transaction. Undefined when the delivery was removed meanwhile (a reset). A 410
+   * Gone disables the endpoint, a write of the client's settings: that unit goes through
+   * the settings writer, and is run again whole if it meets another change of them.
+   */
+  record(
+    { id, client_id: clientId }: Pick<Delivery, 'id' | 'client_id'>,
+    made: Made,
+    decide: (tx: Repositories, current: Stored<Delivery>) => Promise<Stored<Delivery>>,
+  ): Promise<Stored<Delivery> | undefined> {
+    const inUnit = <T>(unit: (tx: Repositories) => Promise<T>): Promise<T> =>
+      made.status_code === 410 ? this.deps.settings.unit(clientId, unit) : this.deps.storage.transaction(unit);
+    return inUnit(async (tx) => {
+      const found = await tx.deliveries.get(id);
+      if (!found) return undefined;
+      const { retry_after: _retryAfter, ...outcome } = made;
+      const attempt: Attempt = { ...outcome, n: found.attempts.length + 1 };
+      const current = await tx.deliveries.update({ ...found, attempts: [...found.attempts, attempt] });
+      this.deps.logger.info({ delivery: id, event: current.event, attempt: attempt.n, status: attempt.status_code, ms: attempt.duration_ms, error: attempt.error }, 'webhook attempt');
+      return decide(tx, current);
+    });
+  }
+
+  /** The receiver answered 410 Gone: the endpoint is disabled and the delivery failed. */
+  async gone(tx: Repositories, delivery: Stored<Delivery>, at: number): Promise<Stored<Delivery>> {
+    const reason = `the receiver answered 410 Gone at ${new Date(at).toISOString()}`;
+    await this.deps.endpoints.disable(tx, delivery.client_id, reason, at);
+    return this.finished(tx, delivery, 'failed', 'HTTP 410 Gone: endpoint disabled');
+  }
+
+  /** Settles the delivery (or holds it): no attempt is due any more. */
+  async finished(tx: Repositories, delivery: Stored<Delivery>, status: Delivery['status'], error: string | null): Promise<Stored<Delivery>> {
+    if (status === 'paused') this.held.added(delivery.client_id);
+    else if (delivery.status === 'paused') this.held.forget(delivery.client_id);
+    await tx.jobs.cancel(WEBHOOK_JOB, delivery.id);
+    return tx.deliveries.update({ ...delivery, status, next_attempt_at: null, last_error: error });
+  }
+
+  /** A new delivery, written once in its first state (a ping's: pending, no attempt due). */
+  async create(
+    tx: Repositories,
+    clientId: string,
+    event: WebhookEventType,
+    orderNo: string | null,
+    payload: WebhookPayload,
+    chaos: ChaosMode[],
+    at: number,
+    state: DeliveryState = { status: 'pending', next_attempt_at: null, last_error: null },
+  ): Promise<Stored<Delivery>> {
+    // `seq` orders the listing (sandbox-wide, never shown); the id counts the client's own
+    // deliveries only, so it shows nothing of other clients' activity, even to one who knows the seed.
+    const seq = await tx.counters.next('delivery');
+    const own = await tx.counters.next(`delivery:${clientId}`);
+    const id = `msg_${createHash('sha256').update(`${this.deps.seed}:delivery:${clientId}:${own}`).digest('hex').slice(0, 24)}`;
+    return tx.deliveries.insert({ id, seq, client_id: clientId, event, order_no: orderNo, body: JSON.stringify(payload), chaos, created_at: at, attempts: [], ...state });
+  }
+}

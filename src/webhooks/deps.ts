@@ -1,0 +1,39 @@
+import type { Logger } from 'pino';
+import type { Clocks } from '../clock/index.js';
+import type { ClientRegistry } from '../clients/index.js';
+import type { Attempt, Delivery } from '../records/index.js';
+import type { SettingsWriter, Storage } from '../store/index.js';
+import type { WebhookEndpoints } from './endpoints.js';
+import type { TargetGuard } from './target-guard.js';
+
+/** What the webhook dispatcher works with. */
+export interface DispatcherDeps {
+  storage: Storage;
+  clock: Clocks;
+  registry: ClientRegistry;
+  endpoints: WebhookEndpoints;
+  /** Runs the unit that records a 410 Gone, which disables the endpoint in the client's settings. */
+  settings: SettingsWriter;
+  /** Delay of each scheduled attempt (see retry.ts). */
+  retries: number[];
+  timeoutMs: number;
+  /** Most deliveries held per client for want of a URL or a live endpoint (`--outbox-size`). */
+  outboxSize: number;
+  /** Makes delivery ids (the `webhook-id`) reproducible. */
+  seed: string;
+  logger: Logger;
+  /** Wall-clock time for throttling warnings (tests pass their own). Default Date.now. */
+  wallNow?: () => number;
+  /** The webhook target policy: URLs set through the API are checked on connect; configured ones are trusted. */
+  guard: TargetGuard;
+  /** Told of every attempt made, once it has an outcome (metrics). */
+  onAttempt?: (attempt: Attempt) => void;
+  /** Told as each attempt starts and once it has an outcome, with its delivery as it stood before (the readiness report). */
+  observer?: AttemptObserver;
+}
+
+/** Watches attempts as they are made; `delivery.attempts` holds the earlier attempts only. */
+export interface AttemptObserver {
+  starting(delivery: Delivery, chaos: Attempt['chaos']): void;
+  made(delivery: Delivery, attempt: Attempt): void;
+}

@@ -1,0 +1,85 @@
+import type { Delivery } from '../records/index.js';
+import { TooManyRequests } from '../shared/index.js';
+import type { Stored } from '../store/index.js';
+import { isSuccess, type DeliveryAttempts } from './attempts.js';
+import type { DispatcherDeps } from './deps.js';
+import type { Endpoint } from './endpoints.js';
+import { webhookMessages } from './messages.js';
+import { pingPayload } from './payload.js';
+
+/** Test pings and redeliveries a client may have in flight at once. */
+export const MANUAL_ATTEMPTS = 8;
+
+/**
+ * Attempts a delivery may have before a redelivery is refused: each one is logged in the
+ * delivery (with up to 1 KiB of its answer) and rewrites it, so without a bound one
+ * delivery redelivered without end would grow without end, and each rewrite would hold
+ * the event loop longer. The retry schedule's own attempts are never refused.
+ */
+export const MAX_REDELIVERED_ATTEMPTS = 50;
+
+/**
+ * Attempts a client asks for, outside the retry schedule: test pings and redeliveries.
+ * They are made at once, outside the scheduler's pool, so they have a share of their own.
+ */
+export class ManualAttempts {
+  /** Test pings and redeliveries in flight per client. */
+  private readonly inFlight = new Map<string, number>();
+
+  constructor(
+    private readonly deps: DispatcherDeps,
+    private readonly attempts: DeliveryAttempts,
+  ) {}
+
+  /** One attempt now, outside the schedule; a 2xx marks the delivery delivered. Returns the delivery afterwards. */
+  redeliver(delivery: Stored<Delivery>, endpoint: Endpoint & { url: string }): Promise<Stored<Delivery>> {
+    return this.slot(delivery.client_id, () => this.redeliverNow(delivery, endpoint));
+  }
+
+  /** Sends a signed ping to the client's endpoint now; it is logged as a delivery without retries. */
+  ping(clientId: string, endpoint: Endpoint & { url: string }): Promise<Stored<Delivery>> {
+    return this.slot(clientId, () => this.pingNow(clientId, endpoint));
+  }
+
+  /**
+   * Runs a test ping or a redelivery of the client within its share: at most
+   * MANUAL_ATTEMPTS in flight at once (a partner firing hundreds at a silent receiver
+   * would otherwise hold a connection each); past it a TooManyRequests (429).
+   */
+  private async slot<T>(clientId: string, fn: () => Promise<T>): Promise<T> {
+    const inFlight = this.inFlight.get(clientId) ?? 0;
+    if (inFlight >= MANUAL_ATTEMPTS) throw new TooManyRequests(webhookMessages.tooManyManualAttempts(MANUAL_ATTEMPTS), 1);
+    this.inFlight.set(clientId, inFlight + 1);
+    try {
+      return await fn();
+    } finally {
+      const left = (this.inFlight.get(clientId) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(clientId, left);
+      else this.inFlight.delete(clientId);
+    }
+  }
+
+  private async redeliverNow(delivery: Stored<Delivery>, endpoint: Endpoint & { url: string }): Promise<Stored<Delivery>> {
+    const { attempts } = this;
+    const at = this.deps.clock.of(delivery.client_id);
+    const made = await attempts.attempt(delivery, endpoint, 'redeliver', null, at);
+    if (!made) return delivery;
+    return (await attempts.record(delivery, made, async (tx, current) => {
+      if (isSuccess(made.status_code)) return attempts.finished(tx, current, 'delivered', null);
+      if (made.status_code === 410) return attempts.gone(tx, current, at);
+      return current;
+    })) ?? delivery;
+  }
+
+  private async pingNow(clientId: string, endpoint: Endpoint & { url: string }): Promise<Stored<Delivery>> {
+    const { attempts } = this;
+    const at = this.deps.clock.of(clientId);
+    const delivery = await this.deps.storage.transaction((tx) => attempts.create(tx, clientId, 'ping', null, pingPayload(clientId, at), [], at));
+    const made = await attempts.attempt(delivery, endpoint, 'test', null);
+    if (!made) return delivery;
+    return (await attempts.record(delivery, made, async (tx, current) => {
+      if (made.status_code === 410) return attempts.gone(tx, current, at);
+      return attempts.finished(tx, current, isSuccess(made.status_code) ? 'delivered' : 'failed', made.error);
+    })) ?? delivery;
+  }
+}

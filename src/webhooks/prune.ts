@@ -1,0 +1,38 @@
+import type { Storage } from '../store/index.js';
+import { WEBHOOK_JOB } from './job.js';
+
+/** How many deliveries one unit of work removes. */
+const REMOVE_PAGE = 500;
+
+/**
+ * Removes the client's deliveries and their jobs (reset), a page per unit of work;
+ * `removedSome` is told after each. Returns how many.
+ */
+export async function removeDeliveries(storage: Storage, clientId: string, removedSome: () => void): Promise<number> {
+  let removed = 0;
+  for (;;) {
+    const page = await storage.deliveries.list(clientId, { limit: REMOVE_PAGE });
+    if (page.items.length === 0) return removed;
+    await storage.transaction(async (tx) => {
+      for (const d of page.items) {
+        await tx.jobs.cancel(WEBHOOK_JOB, d.id);
+        await tx.deliveries.remove(d);
+      }
+    });
+    removedSome();
+    removed += page.items.length;
+  }
+}
+
+/** Removes settled deliveries (delivered or failed) created before `olderThan` (retention), a page per unit of work. */
+export async function pruneSettled(storage: Storage, olderThan: number): Promise<number> {
+  let removed = 0;
+  for (;;) {
+    const old = await storage.deliveries.settledBefore(olderThan, REMOVE_PAGE);
+    if (old.length === 0) return removed;
+    await storage.transaction(async (tx) => {
+      for (const d of old) await tx.deliveries.remove(d);
+    });
+    removed += old.length;
+  }
+}
