@@ -10,7 +10,7 @@ import { DataFileLock, type LockHolder, type LockLoss, type LockTiming } from '.
 import { checkVersion, emptyData, migrate, SCHEMA_VERSION } from './schema.js';
 import { checkData } from './schema-check.js';
 import { CheckpointAborted, SnapshotFile, type SnapshotChunk } from './snapshot-file.js';
-import { DataFileError, StoreUnavailable, type Collection, type JournalOp, type RecordFormats, type Records, type StoreData, type StoreFileSystem, type StoreHealth } from './types.js';
+import { DataFileError, StoreUnavailable, type Collection, type JournalOp, type RecordFormats, type Records, type JournaledFileData, type StoreFileSystem, type JournaledFileHealth } from './types.js';
 
 const MiB = 2 ** 20;
 
@@ -27,7 +27,7 @@ const lockTakenMessage = (path: string, by: LockHolder | undefined, why: LockLos
         : `The lock of the data file ${path} was removed`) +
   ': this sandbox writes nothing more to the data file, and every change answers 503. Stop it; if another sandbox serves the data file now, leave that one running, else start this one again.';
 
-export interface StoreOptions {
+export interface JournaledFileOptions {
   /** A file path, or `:memory:` to keep nothing (and take no lock). */
   path: string;
   /** fsync every journal append (survives power loss, not only a crash of the process). */
@@ -74,7 +74,7 @@ export interface StoreOptions {
    * builds what it keeps of them (indexes). Throwing refuses the start, leaving the files
    * as they were and no lock.
    */
-  onLoad?: (store: Store) => void;
+  onLoad?: (store: JournaledFile) => void;
 }
 
 /**
@@ -87,11 +87,11 @@ export interface StoreOptions {
  * locked against a second process. See docs/decisions/0001-journaled-store.md.
  *
  * @example
- * const store = await Store.open({ path: ':memory:' });
+ * const store = await JournaledFile.open({ path: ':memory:' });
  * store.put('orders', '1', { order_no: '1' });
  * store.commit();
  */
-export class Store {
+export class JournaledFile {
   /** Changed records since the last commit: the value each had before and has now, as kept (undefined: none). */
   private readonly pending = new Map<string, { op: JournalOp; before: unknown; after: unknown }>();
   private checkpointing: Promise<void> | undefined;
@@ -112,10 +112,10 @@ export class Store {
   private readonly line = new Utf8Chunk();
 
   private constructor(
-    private readonly db: Low<StoreData>,
+    private readonly db: Low<JournaledFileData>,
     private readonly journal: Journal | undefined,
     private readonly lock: DataFileLock | undefined,
-    private readonly options: StoreOptions,
+    private readonly options: JournaledFileOptions,
   ) {}
 
   /**
@@ -124,17 +124,17 @@ export class Store {
    * when another live sandbox holds it), removes temp files of an interrupted
    * checkpoint, reads the data file and replays the journal, both as streams.
    */
-  static async open(options: StoreOptions): Promise<Store> {
+  static async open(options: JournaledFileOptions): Promise<JournaledFile> {
     if (options.path === ':memory:') {
-      const db = new Low<StoreData>(new Memory<StoreData>(), emptyData());
-      const store = new Store(db, undefined, undefined, options);
+      const db = new Low<JournaledFileData>(new Memory<JournaledFileData>(), emptyData());
+      const store = new JournaledFile(db, undefined, undefined, options);
       options.onLoad?.(store);
       return store;
     }
     const path = dataFilePath(options.path);
     const lock = DataFileLock.acquire(path, undefined, options.lockTiming);
     // The lock is refreshed from now on; taken meanwhile, it fences the store (or refuses the start, before the first write).
-    let opened: Store | undefined;
+    let opened: JournaledFile | undefined;
     let takenWhileOpening: { by: LockHolder | undefined; why: LockLoss } | undefined;
     lock.watch(
       (by, why) => {
@@ -151,7 +151,7 @@ export class Store {
       restrictDataFiles(path);
       const file = new SnapshotFile(path, options.fileSystem, options.pack, options.formats);
       file.removeLeftovers();
-      const db = new Low<StoreData>(file, emptyData());
+      const db = new Low<JournaledFileData>(file, emptyData());
       const fresh = !existsSync(path);
       await db.read();
       const fromVersion = checkVersion(db.data, path);
@@ -163,7 +163,7 @@ export class Store {
         segmentBytes: options.segmentBytes ?? 64 * MiB,
         fs: options.fileSystem ?? nodeFileSystem,
       });
-      const store = new Store(db, journal, lock, options);
+      const store = new JournaledFile(db, journal, lock, options);
       // The journal holds changes in the file's own schema: replay them, then migrate the whole.
       await journal.replay(db.data.journal_generation, (op) => store.apply(op));
       // Migrations work on the file's plain objects; the store turns them back into RecordMaps as it uses them.
@@ -215,7 +215,7 @@ export class Store {
    * Whether commits can be saved. Not writable from a failed journal append until the
    * next one that succeeds; `checkpointError` while checkpoints fail.
    */
-  health(): StoreHealth {
+  health(): JournaledFileHealth {
     return {
       writable: this.failure === undefined,
       ...(this.failure ?? {}),
@@ -525,7 +525,7 @@ const isPlain = (value: object): boolean => {
 };
 
 /** Turns the RecordMap collections of `data` into plain objects, as migrations expect them. */
-function asObjects(data: StoreData): void {
+function asObjects(data: JournaledFileData): void {
   for (const [name, records] of Object.entries(data)) {
     if (records instanceof RecordMap) data[name] = Object.fromEntries(records) as Collection;
   }

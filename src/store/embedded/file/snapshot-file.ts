@@ -8,7 +8,7 @@ import { streamObject } from 'stream-json/streamers/stream-object.js';
 import { nodeFileSystem, Utf8Chunk, writeAll } from './files.js';
 import { readLines } from './lines.js';
 import { RecordMap } from './record-map.js';
-import { DataFileError, recordOf, type Adapter, type Collection, type RecordFormats, type Records, type StoreData, type StoreFileSystem } from './types.js';
+import { DataFileError, recordOf, type Adapter, type Collection, type RecordFormats, type Records, type JournaledFileData, type StoreFileSystem } from './types.js';
 
 /** The first schema version whose files may hold records in their collection's `RecordFormat`. */
 export const FORMATS_SINCE = 4;
@@ -55,20 +55,20 @@ export class CheckpointAborted extends Error {
  * (mode 0600), fsync'd, then renamed over the old one, so a crash leaves either the old
  * file or the new one, and a failed write leaves the old one and removes its temp file.
  */
-export class SnapshotFile implements Adapter<StoreData> {
+export class SnapshotFile implements Adapter<JournaledFileData> {
   /** Size in bytes of the file as last read or written. */
   bytes = 0;
 
   constructor(
     readonly path: string,
     private readonly fs: StoreFileSystem = nodeFileSystem,
-    /** Applied to each record of a file in this sandbox's layout as it is read (see StoreOptions.pack). */
+    /** Applied to each record of a file in this sandbox's layout as it is read (see JournaledFileOptions.pack). */
     private readonly pack?: (collection: string, value: unknown) => unknown,
-    /** How records are written and read, by collection, in files of schema version 4 on (see StoreOptions.formats). */
+    /** How records are written and read, by collection, in files of schema version 4 on (see JournaledFileOptions.formats). */
     private readonly formats: RecordFormats = {},
   ) {}
 
-  async read(): Promise<StoreData | null> {
+  async read(): Promise<JournaledFileData | null> {
     try {
       this.bytes = statSync(this.path).size;
     } catch (error) {
@@ -83,12 +83,12 @@ export class SnapshotFile implements Adapter<StoreData> {
     }
   }
 
-  write(data: StoreData): Promise<void> {
+  write(data: JournaledFileData): Promise<void> {
     return this.writeFrom(data, { chunksOf: chunksOf, valueOf: (name, key) => recordOf(data[name] as Collection | Records, key), aborted: () => false });
   }
 
   /** Writes `data`'s records as `source` says, through a temporary file renamed into place. */
-  async writeFrom(data: StoreData, source: SnapshotSource): Promise<void> {
+  async writeFrom(data: JournaledFileData, source: SnapshotSource): Promise<void> {
     // Unique per write: two containers are both pid 1, and one's leftover must never be the other's file.
     const tmp = `${this.path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
     const fd = openSync(tmp, 'w', 0o600);
@@ -170,8 +170,8 @@ const COLLECTION = /^("(?:[^"\\]|\\.)*"):\{(\}?),?$/;
  * `"name":{` line and one `"key":value` line per record), or returns undefined for any
  * other layout.
  */
-async function readOwnFormat(path: string, formats: RecordFormats, pack?: (collection: string, value: unknown) => unknown): Promise<StoreData | undefined> {
-  let data: StoreData | undefined;
+async function readOwnFormat(path: string, formats: RecordFormats, pack?: (collection: string, value: unknown) => unknown): Promise<JournaledFileData | undefined> {
+  let data: JournaledFileData | undefined;
   let records: Records | undefined;
   let name = '';
   let read: ReadRecord | undefined;
@@ -267,7 +267,7 @@ function endOfKey(line: string): number {
  * A file of schema version 4 on read by the streaming parser (one reformatted by hand,
  * say): its records in their collections' formats are read as the line reader reads them.
  */
-function inFormats(data: StoreData, formats: RecordFormats): StoreData {
+function inFormats(data: JournaledFileData, formats: RecordFormats): JournaledFileData {
   if (typeof data.schema_version !== 'number' || data.schema_version < FORMATS_SINCE) return data;
   for (const [name, format] of Object.entries(formats)) {
     const records = data[name];
@@ -279,7 +279,7 @@ function inFormats(data: StoreData, formats: RecordFormats): StoreData {
 }
 
 /** Reads any JSON object with a streaming parser: each top-level value is assembled as it ends. */
-async function readAnyJson(path: string): Promise<StoreData> {
+async function readAnyJson(path: string): Promise<JournaledFileData> {
   const data: Record<string, unknown> = {};
   try {
     const pipeline = chain([createReadStream(path), parser(), streamObject()]);
@@ -297,7 +297,7 @@ async function readAnyJson(path: string): Promise<StoreData> {
   if (Object.keys(data).length === 0 && !(await startsWithObject(path))) {
     throw new DataFileError(`The data file ${path} does not hold a JSON object. It was left untouched.`);
   }
-  return data as StoreData;
+  return data as JournaledFileData;
 }
 
 /** A field given twice (a collection pasted in by hand): reading on would keep only the last, and the next checkpoint would erase the first. */

@@ -14,7 +14,7 @@ export type Collection = Record<string, unknown>;
 export type Records = RecordMap<unknown>;
 
 /** The whole store as the data file holds it (collections read from the data file come as RecordMaps). */
-export interface StoreData {
+export interface JournaledFileData {
   schema_version: number;
   /** Journal files with this generation or later hold changes newer than this file. */
   journal_generation: number;
@@ -82,8 +82,8 @@ export class StoreUnavailable extends Error {
   }
 }
 
-/** What `Store.health()` reports. */
-export interface StoreHealth {
+/** What `JournaledFile.health()` reports. */
+export interface JournaledFileHealth {
   /** False while journal appends fail: commits throw StoreUnavailable until one succeeds. */
   writable: boolean;
   /** While not writable: the errno code of the failure that started it, e.g. `ENOSPC`. */
