@@ -7,7 +7,12 @@ import { LOCK_LOST, JournaledFile, type JournaledFileOptions } from './file/inde
 import { DataFileError, StoreUnavailable } from './file/index.js';
 import { Indexes } from './indexes.js';
 import { DELIVERIES, DeliveryPacker, FILE_FORMATS, JOBS, ORDERS, OrderPacker, UnpackedOrders } from './records.js';
-import { EmbeddedCounters, EmbeddedDeliveries, EmbeddedJobs, EmbeddedMeta, EmbeddedOrders, EmbeddedSettings } from './repositories.js';
+import { EmbeddedCounters } from './counters-repository.js';
+import { EmbeddedDeliveries } from './deliveries-repository.js';
+import { EmbeddedJobs } from './jobs-repository.js';
+import { EmbeddedMeta } from './meta-repository.js';
+import { EmbeddedOrders } from './orders-repository.js';
+import { EmbeddedSettings } from './settings-repository.js';
 import { MemoryRequestLog } from './request-log.js';
 import { MemoryReports } from './reports.js';
 import { CommittedAccess, UnitOfWork, type Access } from './unit-of-work.js';
