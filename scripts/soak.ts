@@ -17,7 +17,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { clientIdOf } from '../src/clients/registry.js';
 import type { Order } from '../src/records/order.js';
-import { FILE_FORMATS, OrderPacker } from '../src/store/embedded/records.js';
+import { FILE_FORMATS } from '../src/store/embedded/order-file-format.js';
+import { OrderPacker } from '../src/store/embedded/order-packer.js';
 import { JournaledFile, type JournaledFileOptions } from '../src/store/embedded/file/journaled-file.js';
 
 const ORDERS = Number(process.env.SOAK_ORDERS ?? 1_000_000);

@@ -1,5 +1,5 @@
 import type { CounterRepository } from '../port.js';
-import { COUNTERS } from './records.js';
+import { COUNTERS } from './collections.js';
 import type { Access } from './unit-of-work.js';
 
 /** Named counters, each a number in the counters collection. */

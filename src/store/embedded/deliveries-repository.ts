@@ -2,8 +2,9 @@ import type { Delivery, DeliveryStatus } from '../../records/index.js';
 import type { DeliveryQuery, DeliveryRepository, Page, Stored, Unversioned } from '../port.js';
 import type { Indexes } from './indexes.js';
 import { pageOf } from './pages.js';
-import { DELIVERIES, stored } from './records.js';
+import { DELIVERIES } from './collections.js';
 import { SortedKeys } from './sorted-keys.js';
+import { stored } from './stored.js';
 import type { Access } from './unit-of-work.js';
 import { insertNew, updateAt } from './versioned-writes.js';
 

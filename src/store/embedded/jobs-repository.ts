@@ -2,7 +2,8 @@ import type { ClaimedJob, ClaimOptions, DueFilter, Job, JobKind, JobRepository, 
 import { shareOf } from '../port.js';
 import { copyWith } from './file/index.js';
 import type { Indexes, JobQueue } from './indexes.js';
-import { JOBS, jobId, stored } from './records.js';
+import { JOBS, jobId } from './collections.js';
+import { stored } from './stored.js';
 import type { Access } from './unit-of-work.js';
 
 /** A client's clock lead (0 when not named). */

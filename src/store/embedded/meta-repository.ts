@@ -1,5 +1,5 @@
 import type { Meta, MetaRepository } from '../port.js';
-import { META } from './records.js';
+import { META } from './collections.js';
 import type { Access } from './unit-of-work.js';
 
 /** The sandbox's own facts (see Meta), one record per key. */

@@ -2,8 +2,10 @@ import type { Order } from '../../records/index.js';
 import type { OrderQuery, OrderRepository, Page, Stored, Unversioned } from '../port.js';
 import type { Indexes } from './indexes.js';
 import { pageOf } from './pages.js';
-import { ORDERS, type PackedOrder, type UnpackedOrders } from './records.js';
+import type { PackedOrder } from './played-steps.js';
+import { ORDERS } from './collections.js';
 import { checkVersion, type Access } from './unit-of-work.js';
+import type { UnpackedOrders } from './unpacked-orders.js';
 import { insertNew, updateAt } from './versioned-writes.js';
 
 /**

@@ -1,5 +1,6 @@
 import type { ClientSettings, ClientSettingsRepository, Stored } from '../port.js';
-import { CLIENTS, stored } from './records.js';
+import { CLIENTS } from './collections.js';
+import { stored } from './stored.js';
 import type { Access } from './unit-of-work.js';
 import { insertNew, updateAt } from './versioned-writes.js';
 

@@ -6,7 +6,11 @@ import type { ClientSettingsRepository, CounterRepository, DeliveryRepository, J
 import { LOCK_LOST, JournaledFile, type JournaledFileOptions } from './file/index.js';
 import { DataFileError, StoreUnavailable } from './file/index.js';
 import { Indexes } from './indexes.js';
-import { DELIVERIES, DeliveryPacker, FILE_FORMATS, JOBS, ORDERS, OrderPacker, UnpackedOrders } from './records.js';
+import { DELIVERIES, JOBS, ORDERS } from './collections.js';
+import { DeliveryPacker } from './delivery-packer.js';
+import { FILE_FORMATS } from './order-file-format.js';
+import { OrderPacker } from './order-packer.js';
+import { UnpackedOrders } from './unpacked-orders.js';
 import { EmbeddedCounters } from './counters-repository.js';
 import { EmbeddedDeliveries } from './deliveries-repository.js';
 import { EmbeddedJobs } from './jobs-repository.js';

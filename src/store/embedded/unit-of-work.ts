@@ -1,7 +1,7 @@
 import { Conflict, domainMessages } from '../../shared/index.js';
 import type { JournaledFile } from './file/index.js';
 import { freeze } from '../freeze.js';
-import { stored } from './records.js';
+import { stored } from './stored.js';
 
 /** One change of a unit of work: the record before and after (undefined: absent). */
 export interface Change {

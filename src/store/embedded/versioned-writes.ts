@@ -1,7 +1,7 @@
 import { Conflict } from '../../shared/index.js';
 import type { Stored, Unversioned } from '../port.js';
 import { copyWith } from './file/index.js';
-import { stored } from './records.js';
+import { stored } from './stored.js';
 import { checkVersion, type Access } from './unit-of-work.js';
 
 /** Inserts a record that must not exist yet. */
