@@ -39,6 +39,9 @@ export interface RecordFormat {
 /** Formats by collection name; a collection without one is written as its records' JSON. */
 export type RecordFormats = Readonly<Record<string, RecordFormat>>;
 
+/** The first schema version whose files may hold records in their collection's `RecordFormat`. */
+export const FORMATS_SINCE = 4;
+
 /**
  * lowdb's adapter: the whole contract of a storage back end (`read()`, `write(data)`).
  * Here `write` is only used for checkpoints; every change between them goes to the journal.
