@@ -1,5 +1,6 @@
 export { realDataPath } from './data-path.js';
-export { JournaledFile, LOCK_LOST } from './journaled-file.js';
+export { JournaledFile } from './journaled-file.js';
+export { LOCK_LOST } from './lock-lost.js';
 export type { JournaledFileOptions } from './journaled-file.js';
 export { DataFileError, StoreUnavailable } from './types.js';
 export type { RecordFormat, RecordFormats, StoreFileSystem } from './types.js';
