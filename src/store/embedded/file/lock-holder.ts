@@ -25,7 +25,7 @@ export interface LockHolder {
  * the same hostname: both are pid 1; this container before a restart) or on another
  * machine of the same hostname (its namespaces have the same numbers; its boot id
  * differs) cannot be: its heartbeat tells instead. A lock that recorded no namespace (an
- * earlier sandbox's, or no /proc) is judged by its pid as before.
+ * earlier sandbox's, or no /proc) is judged by its pid alone.
  */
 export function pidCheckable(holder: LockHolder): boolean {
   if (holder.host !== hostname()) return false;

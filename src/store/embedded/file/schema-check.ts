@@ -92,7 +92,7 @@ export function checkData(data: JournaledFileData, path: string): void {
   for (const [name, records] of Object.entries(data)) {
     if (HEADER_FIELDS.has(name)) continue;
     if (!isObject(records)) throw refuse(`${describeValue(records)} for the collection "${name}", where an object of records must be`);
-    // By chunks of keys and values: a million orders are checked in ~0.1 s (the entries' iterator took several times that).
+    // By chunks of keys and values: cheaper than the entries' iterator, which makes a pair per record.
     const chunks = records instanceof RecordMap ? records.entryChunks() : [{ keys: Object.keys(records), values: Object.values(records) as unknown[] }];
     for (const { keys, values } of chunks) {
       for (let i = 0; i < keys.length; i++) {

@@ -4,12 +4,11 @@ import { RecordMap } from './record-map.js';
 export type Collection = Record<string, unknown>;
 
 /**
- * A collection as the store keeps it in memory: a RecordMap. A plain object of 300,000
- * keys is a dictionary whose every growth rehashes it in one go (55-197 ms seen under
- * load), and whose keys a checkpoint must list in order (`Object.keys`, a sort: 120-800
- * ms at 360,000); a Map lists its keys in insertion order in ~3 ms, but also grows in one
- * go (66-224 ms at 524,288 and 1,048,576 records); a RecordMap lists them in a few ms
- * at 1,000,000 too (timed by hand) and grows in small steps.
+ * A collection as the store keeps it in memory: a RecordMap. A big plain object is a
+ * dictionary whose every growth rehashes it in one go, and whose keys a checkpoint must
+ * list in order (`Object.keys` sorts them); a Map lists its keys in insertion order
+ * cheaply, but also grows in one go; a RecordMap lists them cheaply and grows in small
+ * steps (see RecordMap).
  */
 export type Records = RecordMap<unknown>;
 
