@@ -26,9 +26,11 @@ export abstract class CheckpointedRecords<Options extends CheckpointOptions> ext
   protected checkpointing: Promise<void> | undefined;
   private nextCheckpoint: Promise<void> | undefined;
   private checkpointRetryAt = 0;
+  /** Set once close() starts: no checkpoint starts by itself any more. */
   protected closing = false;
+  /** Set once closed: nothing is committed or checkpointed any more. */
   protected closed = false;
-  /** Set by close(): a checkpoint in progress stops at its next chunk. */
+  /** Set by close() and by a lost lock: a checkpoint in progress stops at its next chunk. */
   protected stopCheckpoint = false;
   /** Set when another sandbox took the lock: nothing is written any more. */
   protected lockLost = false;

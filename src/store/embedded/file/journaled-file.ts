@@ -73,6 +73,9 @@ export interface JournaledFileOptions {
  * rewritten in the background (a checkpoint) when the journal grows. The data file is
  * locked against a second process. See docs/decisions/0001-journaled-store.md.
  *
+ * The records and their pending changes are RecordsInMemory's, checkpoints
+ * CheckpointedRecords'; this class opens the file, commits, closes and fences it.
+ *
  * @example
  * const store = await JournaledFile.open({ path: ':memory:' });
  * store.put('orders', '1', { order_no: '1' });
