@@ -1,7 +1,8 @@
 import { clientIdOf } from '../src/clients/registry.js';
 import type { Order } from '../src/records/order.js';
 import { emptyData } from '../src/store/embedded/file/schema.js';
-import { FILE_FORMATS, OrderPacker } from '../src/store/embedded/records.js';
+import { FILE_FORMATS } from '../src/store/embedded/order-file-format.js';
+import { OrderPacker } from '../src/store/embedded/order-packer.js';
 import { SnapshotFile } from '../src/store/embedded/file/snapshot-file.js';
 import { deliveredOrder } from '../test/support/delivered-order.js';
 

@@ -8,7 +8,7 @@
 // 4. Checks through the control API that the client sees every order (total) and that a
 //    sample of orders reads back as written.
 // 5. Stops it with SIGTERM and times the shutdown.
-// 6. Reopens the data file with the Store API and checks every order, field by field.
+// 6. Reopens the data file with the JournaledFile API and checks every order, field by field.
 // Prints the figures; exits 1 when a check fails. Not part of npm test (it takes minutes).
 import { spawn } from 'node:child_process';
 import { isDeepStrictEqual } from 'node:util';
@@ -17,8 +17,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { clientIdOf } from '../src/clients/registry.js';
 import type { Order } from '../src/records/order.js';
-import { FILE_FORMATS, OrderPacker } from '../src/store/embedded/records.js';
-import { Store, type StoreOptions } from '../src/store/embedded/file/journaled-file.js';
+import { FILE_FORMATS } from '../src/store/embedded/order-file-format.js';
+import { OrderPacker } from '../src/store/embedded/order-packer.js';
+import { JournaledFile, type JournaledFileOptions } from '../src/store/embedded/file/journaled-file.js';
 
 const ORDERS = Number(process.env.SOAK_ORDERS ?? 1_000_000);
 const TOKEN = 'soak';
@@ -87,14 +88,14 @@ const check = (ok: boolean, what: string) => {
 };
 
 /** The store as the sandbox opens it: orders packed as it keeps them, and written in its file format. */
-function asTheSandbox(path: string): StoreOptions {
+function asTheSandbox(path: string): JournaledFileOptions {
   const packer = new OrderPacker();
   return { path, formats: FILE_FORMATS, pack: (collection, value, current) => (collection === 'orders' ? packer.pack(value, current) : value) };
 }
 
 async function build(data: string): Promise<void> {
   const started = Date.now();
-  const store = await Store.open(asTheSandbox(data));
+  const store = await JournaledFile.open(asTheSandbox(data));
   // A file the sandbox itself wrote: the due times of its orders are jobs already (delivered orders have none).
   store.put('meta', 'jobs_migrated', BASE_TIME);
   store.put('meta', 'seed', 'soak');
@@ -164,14 +165,14 @@ async function runCli(data: string): Promise<void> {
   check(stopMs < 5_000, 'shutdown within 5 s');
 }
 
-function verify(store: Store): void {
+function verify(store: JournaledFile): void {
   let same = 0;
   for (let n = 0; n < ORDERS; n += 1) {
     const expected = order(n);
     // As JSON: the store keeps played steps packed (see PlayedSteps), which stand for the same entries.
     if (isDeepStrictEqual(JSON.parse(JSON.stringify(store.get('orders', expected.order_no))), expected)) same += 1;
   }
-  check(same === ORDERS && store.count('orders') === ORDERS, `the Store API finds ${same.toLocaleString('en')} of ${ORDERS.toLocaleString('en')} orders exactly as written`);
+  check(same === ORDERS && store.count('orders') === ORDERS, `the JournaledFile API finds ${same.toLocaleString('en')} of ${ORDERS.toLocaleString('en')} orders exactly as written`);
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'sandbox-soak-'));
@@ -180,8 +181,8 @@ try {
   await build(data);
   await runCli(data);
   const started = Date.now();
-  const store = await Store.open(asTheSandbox(data));
-  console.log(`Store.open of the file after the stop: ${seconds(Date.now() - started)}`);
+  const store = await JournaledFile.open(asTheSandbox(data));
+  console.log(`JournaledFile.open of the file after the stop: ${seconds(Date.now() - started)}`);
   verify(store);
   await store.close();
 } finally {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
-import { Store } from '../../src/store/embedded/file/journaled-file.js';
+import { JournaledFile } from '../../src/store/embedded/file/journaled-file.js';
 import { createRequest } from '../support/orders.js';
 import { problemWith } from './answer.js';
 import { KeepAliveClient } from './http-client.js';
@@ -103,7 +103,7 @@ describe('every provider and control operation under random and mutated requests
     await sandbox.close();
     const file = JSON.parse(readFileSync(data, 'utf8')) as { schema_version?: number };
     expect(file.schema_version).toBeGreaterThanOrEqual(1);
-    const reopened = await Store.open({ path: data });
+    const reopened = await JournaledFile.open({ path: data });
     const orders = reopened.count('orders');
     await reopened.close();
     const cases = perOperation * operations.length;

@@ -6,7 +6,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientIdOf } from '../../src/clients/registry.js';
 import type { Order } from '../../src/records/order.js';
-import { Store } from '../../src/store/embedded/file/journaled-file.js';
+import { JournaledFile } from '../../src/store/embedded/file/journaled-file.js';
 import type { Delivery } from '../../src/records/delivery.js';
 import { startCli, type RunningCli } from '../support/cli.js';
 import { createRequest, item } from '../support/orders.js';
@@ -175,7 +175,7 @@ describe(`${CLIENTS} clients × ${CREATES} creates, a receiver failing ${FAIL_RA
       expect(perOrder.get(a.orderNo)).toHaveLength(1);
       expect(perOrder.get(a.orderNo)![0]!.status).toBe('delivered');
     }
-    const reopened = await Store.open({ path: data });
+    const reopened = await JournaledFile.open({ path: data });
     expect(reopened.count('orders')).toBe(orders.length);
     await reopened.close();
 

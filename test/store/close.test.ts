@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Store } from '../../src/store/embedded/file/journaled-file.js';
+import { JournaledFile } from '../../src/store/embedded/file/journaled-file.js';
 import { tempDir } from '../support/tmp.js';
 
 /** An order-sized record (~1 KB, as src/orders/types.ts's Order is on disk). */
@@ -13,7 +13,7 @@ describe('closing the store', () => {
   const segments = () => readdirSync(dir()).filter((name) => name.includes('.wal.'));
 
   it('leaves one readable data file and an empty journal when the store is small', async () => {
-    const store = await Store.open({ path: path() });
+    const store = await JournaledFile.open({ path: path() });
     for (let n = 0; n < 100; n += 1) store.put('orders', String(n), record(n));
     store.commit();
     await store.close();
@@ -22,7 +22,7 @@ describe('closing the store', () => {
   });
 
   it('holding 300k orders, finishes within 5 s: the journal is fsynced, the data file not rewritten, the lock released', async () => {
-    const store = await Store.open({ path: path(), checkpointBytes: 10 ** 12 });
+    const store = await JournaledFile.open({ path: path(), checkpointBytes: 10 ** 12 });
     for (let batch = 0; batch < 300; batch += 1) {
       for (let n = batch * 1000; n < (batch + 1) * 1000; n += 1) store.put('orders', String(n), record(n));
       store.commit();
@@ -39,13 +39,13 @@ describe('closing the store', () => {
     expect(took).toBeLessThan(5_000);
     expect(statSync(path()).mtimeMs).toBe(dataFile.mtimeMs);
     expect(existsSync(`${path()}.lock`)).toBe(false);
-    const reopened = await Store.open({ path: path() });
+    const reopened = await JournaledFile.open({ path: path() });
     expect(reopened.count('orders')).toBe(300_001);
     await reopened.close();
   }, 120_000);
 
   it('stops a checkpoint running in the background rather than wait for it, leaving no temp file', async () => {
-    const store = await Store.open({ path: path(), closeCheckpointBytes: 0 });
+    const store = await JournaledFile.open({ path: path(), closeCheckpointBytes: 0 });
     for (let n = 0; n < 30_000; n += 1) store.put('orders', String(n), record(n));
     store.commit();
     const running = store.checkpoint();
@@ -55,7 +55,7 @@ describe('closing the store', () => {
     // The checkpoint never finished: the data file is still the one a new store writes at once.
     expect(JSON.parse(readFileSync(path(), 'utf8')).orders).toEqual({});
     expect(readdirSync(dir()).filter((name) => name.includes('.tmp-'))).toEqual([]);
-    const reopened = await Store.open({ path: path() });
+    const reopened = await JournaledFile.open({ path: path() });
     expect(reopened.count('orders')).toBe(30_000);
     await reopened.close();
   });

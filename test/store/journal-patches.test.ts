@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import type { Order } from '../../src/records/order.js';
 import { EmbeddedStorage } from '../../src/store/embedded/storage.js';
 import { freeze } from '../../src/store/freeze.js';
-import { patchOf, Store } from '../../src/store/embedded/file/journaled-file.js';
+import { patchOf } from '../../src/store/embedded/file/journal-patch.js';
+import { JournaledFile } from '../../src/store/embedded/file/journaled-file.js';
 import type { JournalOp } from '../../src/store/embedded/file/types.js';
 import { crash } from '../support/store.js';
 import { tempDir } from '../support/tmp.js';
@@ -30,7 +31,7 @@ describe('the journal carries a changed record as the fields that changed', () =
   const path = () => join(dir(), 'sandbox.json');
 
   it('writes only the changed and new fields, and replays them to the same JSON, key order included', async () => {
-    const store = await Store.open({ path: path() });
+    const store = await JournaledFile.open({ path: path() });
     const first = freeze({ id: 'r1', address: long, status: 'created', awb: null, version: 1 });
     store.put('orders', 'r1', first);
     store.commit();
@@ -44,17 +45,17 @@ describe('the journal carries a changed record as the fields that changed', () =
     expect(JSON.stringify(ops[1]).length).toBeLessThan(long.length / 4);
 
     crash(path());
-    const reopened = await Store.open({ path: path() });
+    const reopened = await JournaledFile.open({ path: path() });
     expect(JSON.stringify(reopened.get('orders', 'r1'))).toBe(JSON.stringify(second));
     await reopened.checkpoint();
     await reopened.close();
-    const fromFile = await Store.open({ path: path() });
+    const fromFile = await JournaledFile.open({ path: path() });
     expect(JSON.stringify(fromFile.get('orders', 'r1'))).toBe(JSON.stringify(second));
     await fromFile.close();
   });
 
   it('writes the whole record when a field goes, moves or becomes undefined, or the record is not frozen', async () => {
-    const store = await Store.open({ path: path() });
+    const store = await JournaledFile.open({ path: path() });
     const base = freeze({ a: 1, b: 2, c: 3 });
     const changes: Array<[string, Record<string, unknown>]> = [
       ['goes', freeze({ a: 1, c: 4 })],
@@ -72,13 +73,13 @@ describe('the journal carries a changed record as the fields that changed', () =
     for (const [key, after] of changes) expect(last.get(key), key).toEqual({ c: 'records', k: key, v: JSON.parse(JSON.stringify(after)) });
 
     crash(path());
-    const reopened = await Store.open({ path: path() });
+    const reopened = await JournaledFile.open({ path: path() });
     for (const [key, after] of changes) expect(JSON.stringify(reopened.get('records', key)), key).toBe(JSON.stringify(after));
     await reopened.close();
   });
 
   it('ends as committed when a checkpoint runs while patches are written, and after a delete and a new put', async () => {
-    const store = await Store.open({ path: path() });
+    const store = await JournaledFile.open({ path: path() });
     for (let i = 0; i < 2_000; i += 1) store.put('orders', `o${i}`, freeze({ id: i, address: long, step: 0 }));
     store.commit();
     const checkpoint = store.checkpoint();
@@ -99,7 +100,7 @@ describe('the journal carries a changed record as the fields that changed', () =
     expect(journaled(dir()).some((op) => op.p !== undefined)).toBe(true);
 
     crash(path());
-    const reopened = await Store.open({ path: path() });
+    const reopened = await JournaledFile.open({ path: path() });
     expect(new Map(reopened.entries<object>('orders').map(([key, value]) => [key, JSON.stringify(value)]))).toEqual(expected);
     expect(reopened.get('orders', 'o0')).toEqual({ id: 0, step: 10, again: true });
     expect(reopened.get('orders', 'o7')).toEqual({ id: 7, address: long, step: 3, at1: 10, at2: 20, at3: 30 });
@@ -107,13 +108,13 @@ describe('the journal carries a changed record as the fields that changed', () =
   });
 
   it('skips a patch of a record that is not there at replay, and starts', async () => {
-    const store = await Store.open({ path: path() });
+    const store = await JournaledFile.open({ path: path() });
     store.put('orders', 'kept', freeze({ v: 1 }));
     store.commit();
     const segment = readdirSync(dir()).find((name) => name.includes('.wal.'))!;
     appendFileSync(join(dir(), segment), `${JSON.stringify([{ c: 'orders', k: 'gone', p: { v: 2 } }])}\n`);
     crash(path());
-    const reopened = await Store.open({ path: path() });
+    const reopened = await JournaledFile.open({ path: path() });
     expect(reopened.get('orders', 'gone')).toBeUndefined();
     expect(reopened.get('orders', 'kept')).toEqual({ v: 1 });
     await reopened.close();

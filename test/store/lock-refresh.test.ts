@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Store } from '../../src/store/embedded/file/journaled-file.js';
+import { JournaledFile } from '../../src/store/embedded/file/journaled-file.js';
 import { tempDir } from '../support/tmp.js';
 
 // The lock's refreshes (utimes) fail while `refreshFails` says so: a file system that takes none, or a disk error.
@@ -29,7 +29,7 @@ describe('refreshing the data-file lock when the file system refuses it', () => 
     fault.refreshFails = true;
     fault.code = 'EPERM';
     const errors: Error[] = [];
-    const store = await Store.open({ path: join(dir(), 'sandbox.json'), lockTiming: timing, onError: (e) => errors.push(e) });
+    const store = await JournaledFile.open({ path: join(dir(), 'sandbox.json'), lockTiming: timing, onError: (e) => errors.push(e) });
     await wait(500);
     store.put('orders', '1', { v: 1 });
     expect(() => store.commit()).not.toThrow();
@@ -40,7 +40,7 @@ describe('refreshing the data-file lock when the file system refuses it', () => 
   it('stops writing when refreshes fail beat after beat from the start (a disk error, not a file system without times), and says nothing of the file system after one failure', async () => {
     fault.refreshFails = true;
     const errors: Error[] = [];
-    const store = await Store.open({ path: join(dir(), 'sandbox.json'), lockTiming: timing, onError: (e) => errors.push(e) });
+    const store = await JournaledFile.open({ path: join(dir(), 'sandbox.json'), lockTiming: timing, onError: (e) => errors.push(e) });
     await wait(80); // one failed beat
     expect(errors).toEqual([]);
     await wait(400);
@@ -51,7 +51,7 @@ describe('refreshing the data-file lock when the file system refuses it', () => 
   });
 
   it('keeps writing after one failed refresh, even one that follows a long stall', async () => {
-    const store = await Store.open({ path: join(dir(), 'sandbox.json'), lockTiming: timing });
+    const store = await JournaledFile.open({ path: join(dir(), 'sandbox.json'), lockTiming: timing });
     await wait(120); // refreshes work
     block(500); // longer than staleMs: no beat ran
     fault.refreshFails = true;
@@ -65,7 +65,7 @@ describe('refreshing the data-file lock when the file system refuses it', () => 
   });
 
   it('stops writing once refreshes that worked fail beat after beat (another starter may judge the lock stale), saying so', async () => {
-    const store = await Store.open({ path: join(dir(), 'sandbox.json'), lockTiming: timing });
+    const store = await JournaledFile.open({ path: join(dir(), 'sandbox.json'), lockTiming: timing });
     await wait(120);
     fault.refreshFails = true;
     await wait(450);

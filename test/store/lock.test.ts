@@ -4,8 +4,12 @@ import { nodeFileSystem } from '../../src/store/embedded/file/files.js';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DataFileLock, DataFileLocked, pidNamespace, processStart, takeOver, type LockHolder } from '../../src/store/embedded/file/lock.js';
-import { Store } from '../../src/store/embedded/file/journaled-file.js';
+import { DataFileLocked } from '../../src/store/embedded/file/data-file-locked.js';
+import { DataFileLock } from '../../src/store/embedded/file/lock.js';
+import type { LockHolder } from '../../src/store/embedded/file/lock-holder.js';
+import { pidNamespace, processStart } from '../../src/store/embedded/file/process-identity.js';
+import { takeOver } from '../../src/store/embedded/file/takeover.js';
+import { JournaledFile } from '../../src/store/embedded/file/journaled-file.js';
 import { deadPid } from '../support/store.js';
 import { tempDir } from '../support/tmp.js';
 
@@ -20,7 +24,7 @@ describe('the data-file lock', () => {
     writeFileSync(lockPath(), JSON.stringify({ host: hostname(), start: null, since: '2026-01-01T00:00:00.000Z', id: 'old', ...holder }));
 
   it('records pid, host and start time in <data>.lock, mode 0600, and removes it on close', async () => {
-    const store = await Store.open({ path: path() });
+    const store = await JournaledFile.open({ path: path() });
     const holder = JSON.parse(readFileSync(lockPath(), 'utf8'));
     expect(holder).toMatchObject({ pid: process.pid, host: hostname(), start: processStart(process.pid) });
     expect(Date.parse(holder.since)).not.toBeNaN();
@@ -30,7 +34,7 @@ describe('the data-file lock', () => {
   });
 
   it('refuses a second open of a held file at once, naming the file and the holder, and touches no file', async () => {
-    const first = await Store.open({ path: path() });
+    const first = await JournaledFile.open({ path: path() });
     first.put('orders', '1', { v: 1 });
     first.commit();
     await first.checkpoint();
@@ -40,9 +44,9 @@ describe('the data-file lock', () => {
     const before = contents(dir());
 
     const started = Date.now();
-    const second = Store.open({ path: path() });
+    const second = JournaledFile.open({ path: path() });
     await expect(second).rejects.toThrow(DataFileLocked);
-    await expect(Store.open({ path: path() })).rejects.toThrow(
+    await expect(JournaledFile.open({ path: path() })).rejects.toThrow(
       new RegExp(`${path()} is in use by another sandbox \\(pid ${process.pid} on host ${hostname()}, since \\d{4}-`),
     );
     expect(Date.now() - started).toBeLessThan(2_000);
@@ -52,7 +56,7 @@ describe('the data-file lock', () => {
 
   it('takes over at once a lock whose holder is gone (a SIGKILL), whatever its age', async () => {
     writeLock({ pid: deadPid(), since: new Date().toISOString() });
-    const store = await Store.open({ path: path() });
+    const store = await JournaledFile.open({ path: path() });
     expect(JSON.parse(readFileSync(lockPath(), 'utf8')).pid).toBe(process.pid);
     await store.close();
   });
@@ -82,7 +86,7 @@ describe('the data-file lock', () => {
       expect(stateOf(pid)).toBe('Z');
       expect(() => process.kill(pid, 0)).not.toThrow();
       writeLock({ pid, start, since: new Date().toISOString() });
-      const store = await Store.open({ path: path() });
+      const store = await JournaledFile.open({ path: path() });
       expect(JSON.parse(readFileSync(lockPath(), 'utf8')).pid).toBe(process.pid);
       await store.close();
     } finally {
@@ -100,7 +104,7 @@ describe('the data-file lock', () => {
       for (let i = 0; i < 100 && stateOf(pid) !== 'T'; i++) await new Promise((resolve) => setTimeout(resolve, 20));
       expect(stateOf(pid)).toBe('T');
       writeLock({ pid, start, since: new Date().toISOString() });
-      await expect(Store.open({ path: path() })).rejects.toThrow(`pid ${pid}`);
+      await expect(JournaledFile.open({ path: path() })).rejects.toThrow(`pid ${pid}`);
     } finally {
       holder.kill('SIGKILL');
     }
@@ -109,19 +113,19 @@ describe('the data-file lock', () => {
   it('takes over a lock whose pid is alive but belongs to a process started at another time (pid reuse)', async () => {
     if (processStart(process.pid) === null) return; // no /proc: pid reuse cannot be told apart here
     writeLock({ pid: process.ppid, start: 'another-boot:1' });
-    const store = await Store.open({ path: path() });
+    const store = await JournaledFile.open({ path: path() });
     expect(JSON.parse(readFileSync(lockPath(), 'utf8')).pid).toBe(process.pid);
     await store.close();
   });
 
   it('keeps a live holder locked however long it has held the lock (a stalled sandbox is not stale)', async () => {
     writeLock({ pid: process.ppid, start: processStart(process.ppid), since: '2020-01-01T00:00:00.000Z' });
-    await expect(Store.open({ path: path() })).rejects.toThrow(`pid ${process.ppid}`);
+    await expect(JournaledFile.open({ path: path() })).rejects.toThrow(`pid ${process.ppid}`);
   });
 
   it('refuses a holder on another host, telling how to remove the lock if that sandbox is gone', async () => {
     writeLock({ pid: deadPid(), host: 'another-host' });
-    await expect(Store.open({ path: path() })).rejects.toThrow(`If no sandbox runs on another-host any more, delete ${lockPath()}`);
+    await expect(JournaledFile.open({ path: path() })).rejects.toThrow(`If no sandbox runs on another-host any more, delete ${lockPath()}`);
   });
 
   describe('a holder in another pid namespace of this host (another container given the same hostname)', () => {
@@ -132,7 +136,7 @@ describe('the data-file lock', () => {
 
     it('records its own pid namespace in the lock', async () => {
       if (pidNamespace() === null) return; // no /proc here
-      const store = await Store.open({ path: path() });
+      const store = await JournaledFile.open({ path: path() });
       expect(JSON.parse(readFileSync(lockPath(), 'utf8')).ns).toMatch(/^pid:\[\d+\]$/);
       await store.close();
     });
@@ -187,7 +191,7 @@ describe('the data-file lock', () => {
   });
 
   it('refreshes its lock while it holds it', async () => {
-    const store = await Store.open({ path: path(), lockTiming: { beatMs: 50, staleMs: 600 } });
+    const store = await JournaledFile.open({ path: path(), lockTiming: { beatMs: 50, staleMs: 600 } });
     const longAgo = new Date(Date.now() - 60_000);
     utimesSync(lockPath(), longAgo, longAgo);
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -196,7 +200,7 @@ describe('the data-file lock', () => {
   });
 
   it('stops writing once its lock was taken by another sandbox (it stalled past staleMs): changes answer 503, health says why, files untouched', async () => {
-    const store = await Store.open({ path: path(), lockTiming: { beatMs: 50, staleMs: 600 }, checkpointBytes: 1 });
+    const store = await JournaledFile.open({ path: path(), lockTiming: { beatMs: 50, staleMs: 600 }, checkpointBytes: 1 });
     store.put('orders', '1', { v: 1 });
     store.commit();
     await store.checkpoint();
@@ -230,7 +234,7 @@ describe('the data-file lock', () => {
       const gate = new Promise<void>((resolve) => (release = resolve));
       let holding = false;
       const held = { ...nodeFileSystem, fsync: async (fd: number) => (holding && (await gate), nodeFileSystem.fsync(fd)) };
-      const store = await Store.open({ path: path(), lockTiming: timing, fileSystem: held, checkpointBytes: 10_000_000 });
+      const store = await JournaledFile.open({ path: path(), lockTiming: timing, fileSystem: held, checkpointBytes: 10_000_000 });
       holding = true;
       for (let i = 0; i < 50; i++) store.put('orders', String(i), { n: i });
       store.commit();
@@ -250,7 +254,7 @@ describe('the data-file lock', () => {
     });
 
     it('refuses a commit made after a loss that no beat has seen yet (the event loop was blocked)', async () => {
-      const store = await Store.open({ path: path(), lockTiming: timing });
+      const store = await JournaledFile.open({ path: path(), lockTiming: timing });
       takeItOver();
       block(120); // no beat runs meanwhile
       const before = contents(dir());
@@ -261,7 +265,7 @@ describe('the data-file lock', () => {
     });
 
     it('counts a lock file replaced by one naming the same holder as lost: the inode tells', async () => {
-      const store = await Store.open({ path: path(), lockTiming: timing });
+      const store = await JournaledFile.open({ path: path(), lockTiming: timing });
       writeFileSync(`${lockPath()}.copy`, readFileSync(lockPath()));
       renameSync(`${lockPath()}.copy`, lockPath()); // another sandbox's hands made this file, whatever it says
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -273,7 +277,7 @@ describe('the data-file lock', () => {
     it('refuses the start, writing nothing, when the lock is taken while the start is blocked before its first write', async () => {
       const taker = spawn(process.execPath, ['-e', `setTimeout(() => { const fs = require('fs'); fs.writeFileSync(${JSON.stringify(`${lockPath()}.t`)}, JSON.stringify({ pid: 1, host: ${JSON.stringify(hostname())}, start: null, ns: 'pid:[1]', since: 'now', id: 'other' })); fs.renameSync(${JSON.stringify(`${lockPath()}.t`)}, ${JSON.stringify(lockPath())}); }, 150)`], { stdio: 'ignore' });
       try {
-        await expect(Store.open({ path: path(), lockTiming: timing, onLoad: () => void block(700) })).rejects.toThrow(/Another sandbox took the lock of the data file/);
+        await expect(JournaledFile.open({ path: path(), lockTiming: timing, onLoad: () => void block(700) })).rejects.toThrow(/Another sandbox took the lock of the data file/);
         expect(readdirSync(dir()).sort()).toEqual(['sandbox.json.lock']);
         expect(JSON.parse(readFileSync(lockPath(), 'utf8')).id).toBe('other');
       } finally {
@@ -294,14 +298,14 @@ describe('the data-file lock', () => {
   });
 
   it('takes no lock with :memory:', async () => {
-    const store = await Store.open({ path: ':memory:' });
+    const store = await JournaledFile.open({ path: ':memory:' });
     expect(readdirSync(dir())).toEqual([]);
     await store.close();
   });
 
   it('releases the lock when the start fails (a corrupt data file)', async () => {
     writeFileSync(path(), '{"orders": {');
-    await expect(Store.open({ path: path() })).rejects.toThrow(/not valid JSON/);
+    await expect(JournaledFile.open({ path: path() })).rejects.toThrow(/not valid JSON/);
     expect(existsSync(lockPath())).toBe(false);
   });
 
@@ -328,7 +332,7 @@ describe('the data-file lock', () => {
     it('passes over a take-over marker whose creator died, so a crash mid take-over never wedges the lock', async () => {
       writeLock({ pid: deadPid(), id: 'stale' });
       writeFileSync(`${lockPath()}.takeover-stale-0`, JSON.stringify({ ...starter('dead'), pid: deadPid() }));
-      const store = await Store.open({ path: path() });
+      const store = await JournaledFile.open({ path: path() });
       expect(JSON.parse(readFileSync(lockPath(), 'utf8')).pid).toBe(process.pid);
       expect(readdirSync(dir()).filter((name) => name.includes('takeover'))).toEqual([]);
       await store.close();
@@ -404,19 +408,19 @@ describe('the data-file lock', () => {
 
     it('refuses a second sandbox on a symbolic link to a held data file, naming the real file, and touches no file', async () => {
       symlinkSync('real.json', link());
-      const first = await Store.open({ path: real() });
+      const first = await JournaledFile.open({ path: real() });
       first.put('orders', '1', { v: 1 });
       first.commit();
       const before = contents(dir());
-      await expect(Store.open({ path: link() })).rejects.toThrow(`The data file ${real()} is in use by another sandbox`);
+      await expect(JournaledFile.open({ path: link() })).rejects.toThrow(`The data file ${real()} is in use by another sandbox`);
       expect(contents(dir())).toEqual(before);
       await first.close();
     });
 
     it('refuses a sandbox on the real file while one runs on a symbolic link to it', async () => {
       symlinkSync('real.json', link());
-      const first = await Store.open({ path: link() });
-      await expect(Store.open({ path: real() })).rejects.toThrow(DataFileLocked);
+      const first = await JournaledFile.open({ path: link() });
+      await expect(JournaledFile.open({ path: real() })).rejects.toThrow(DataFileLocked);
       await first.close();
     });
 
@@ -424,7 +428,7 @@ describe('the data-file lock', () => {
       mkdirSync(join(dir(), 'elsewhere'));
       const target = join(dir(), 'elsewhere', 'real.json');
       symlinkSync(target, link()); // the target does not exist yet
-      const store = await Store.open({ path: link() });
+      const store = await JournaledFile.open({ path: link() });
       store.put('orders', '1', { v: 1 });
       store.commit();
       expect(existsSync(`${target}.lock`)).toBe(true);
@@ -435,24 +439,24 @@ describe('the data-file lock', () => {
       await store.close();
       expect(lstatSync(link()).isSymbolicLink()).toBe(true);
       expect(readdirSync(dir()).sort()).toEqual(['elsewhere', 'link.json']);
-      const again = await Store.open({ path: target });
+      const again = await JournaledFile.open({ path: target });
       expect(again.values('orders')).toEqual([{ v: 1 }, { v: 2 }]);
       await again.close();
     });
 
     it('refuses a data file with another hard link, naming both, and touches no file', async () => {
-      const first = await Store.open({ path: real() });
+      const first = await JournaledFile.open({ path: real() });
       first.put('orders', '1', { v: 1 });
       first.commit();
       await first.checkpoint();
       linkSync(real(), link());
       const before = contents(dir());
-      await expect(Store.open({ path: link() })).rejects.toThrow(`The data file ${link()} has 2 hard links`);
+      await expect(JournaledFile.open({ path: link() })).rejects.toThrow(`The data file ${link()} has 2 hard links`);
       expect(contents(dir())).toEqual(before);
       await first.close();
-      await expect(Store.open({ path: real() })).rejects.toThrow(/2 hard links: a sandbox started on another of its names/);
+      await expect(JournaledFile.open({ path: real() })).rejects.toThrow(/2 hard links: a sandbox started on another of its names/);
       rmSync(link());
-      const again = await Store.open({ path: real() });
+      const again = await JournaledFile.open({ path: real() });
       expect(again.get('orders', '1')).toEqual({ v: 1 });
       await again.close();
     });

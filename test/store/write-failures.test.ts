@@ -1,7 +1,7 @@
 import { copyFileSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { Store } from '../../src/store/embedded/file/journaled-file.js';
+import { JournaledFile } from '../../src/store/embedded/file/journaled-file.js';
 import { StoreUnavailable } from '../../src/store/embedded/file/types.js';
 import { FaultyFileSystem } from '../support/faulty-fs.js';
 import { crash } from '../support/store.js';
@@ -9,7 +9,7 @@ import { tempDir } from '../support/tmp.js';
 
 const order = (n: number) => ({ order_no: String(n), padding: 'x'.repeat(200) });
 
-describe('Store when the disk fails', () => {
+describe('JournaledFile when the disk fails', () => {
   const dir = tempDir();
   const copies = tempDir();
   const path = () => join(dir(), 'sandbox.json');
@@ -18,7 +18,7 @@ describe('Store when the disk fails', () => {
 
   it('throws StoreUnavailable with the errno code and rolls the commit back: its records do not exist', async () => {
     const fs = new FaultyFileSystem();
-    const store = await Store.open({ path: path(), fileSystem: fs });
+    const store = await JournaledFile.open({ path: path(), fileSystem: fs });
     store.put('orders', '1', order(1));
     store.put('meta', 'counter', 1);
     store.commit();
@@ -50,7 +50,7 @@ describe('Store when the disk fails', () => {
 
   it('cuts the journal back to its last complete line, so nothing follows a torn line', async () => {
     const fs = new FaultyFileSystem();
-    const store = await Store.open({ path: path(), fileSystem: fs });
+    const store = await JournaledFile.open({ path: path(), fileSystem: fs });
     store.put('orders', '1', order(1));
     store.commit();
     const before = journalText();
@@ -67,7 +67,7 @@ describe('Store when the disk fails', () => {
 
   it('when even cutting back fails, refuses every commit until the cut works, then carries on', async () => {
     const fs = new FaultyFileSystem();
-    const store = await Store.open({ path: path(), fileSystem: fs });
+    const store = await JournaledFile.open({ path: path(), fileSystem: fs });
     fs.failing = 'EIO';
     fs.truncateFails = true;
     store.put('orders', '1', order(1));
@@ -79,14 +79,14 @@ describe('Store when the disk fails', () => {
     store.put('orders', '3', order(3));
     store.commit();
     crash(path());
-    const reopened = await Store.open({ path: path() });
+    const reopened = await JournaledFile.open({ path: path() });
     expect(reopened.values<{ order_no: string }>('orders').map((o) => o.order_no)).toEqual(['3']);
     await reopened.close();
   });
 
   it('reports itself not writable from the failure until the next write succeeds, without a restart', async () => {
     const fs = new FaultyFileSystem();
-    const store = await Store.open({ path: path(), fileSystem: fs });
+    const store = await JournaledFile.open({ path: path(), fileSystem: fs });
     expect(store.health()).toEqual({ writable: true });
     fs.failing = 'ENOSPC';
     store.put('orders', '1', order(1));
@@ -101,7 +101,7 @@ describe('Store when the disk fails', () => {
 
   it('keeps exactly the acknowledged records when the disk fills and frees under load, across a crash (SIGKILL-style reopen)', async () => {
     const fs = new FaultyFileSystem();
-    const store = await Store.open({ path: path(), fileSystem: fs, segmentBytes: 4_096 });
+    const store = await JournaledFile.open({ path: path(), fileSystem: fs, segmentBytes: 4_096 });
     const acknowledged = new Set<string>();
     for (let n = 0; n < 300; n += 1) {
       fs.failing = n % 50 >= 30 ? 'ENOSPC' : undefined; // 20 of every 50 commits hit a full disk
@@ -117,14 +117,14 @@ describe('Store when the disk fails', () => {
     expect(fs.failures).toBeGreaterThan(0);
     expect(new Set(Object.keys(Object.fromEntries(store.values<{ order_no: string }>('orders').map((o) => [o.order_no, o]))))).toEqual(acknowledged);
     crash(path());
-    const reopened = await Store.open({ path: path() });
+    const reopened = await JournaledFile.open({ path: path() });
     expect(new Set(reopened.values<{ order_no: string }>('orders').map((o) => o.order_no))).toEqual(acknowledged);
     await reopened.close();
   });
 
   it('starts on a journal whose last line was torn by a full disk and a crash before the cut', async () => {
     const fs = new FaultyFileSystem();
-    const store = await Store.open({ path: path(), fileSystem: fs });
+    const store = await JournaledFile.open({ path: path(), fileSystem: fs });
     store.put('orders', '1', order(1));
     store.commit();
     fs.failing = 'ENOSPC';
@@ -133,12 +133,12 @@ describe('Store when the disk fails', () => {
     expect(() => store.commit()).toThrow(StoreUnavailable);
     expect(journalText().endsWith('\n')).toBe(false); // torn, as the crash leaves it
     crash(path());
-    const reopened = await Store.open({ path: path() });
+    const reopened = await JournaledFile.open({ path: path() });
     expect(reopened.values<{ order_no: string }>('orders').map((o) => o.order_no)).toEqual(['1']);
     reopened.put('orders', '3', order(3));
     reopened.commit();
     crash(path());
-    const again = await Store.open({ path: path() });
+    const again = await JournaledFile.open({ path: path() });
     expect(again.values<{ order_no: string }>('orders').map((o) => o.order_no).sort()).toEqual(['1', '3']);
     await again.close();
   });
@@ -146,7 +146,7 @@ describe('Store when the disk fails', () => {
   it('leaves the old data file and the journal when a checkpoint fails, removes its temp file, and retries later', async () => {
     const fs = new FaultyFileSystem();
     const errors: Error[] = [];
-    const store = await Store.open({ path: path(), fileSystem: fs, checkpointBytes: 2_000, checkpointRetryMs: 300, onError: (e) => errors.push(e) });
+    const store = await JournaledFile.open({ path: path(), fileSystem: fs, checkpointBytes: 2_000, checkpointRetryMs: 300, onError: (e) => errors.push(e) });
     store.put('orders', '0', order(0));
     store.commit();
     await store.checkpoint();
@@ -175,7 +175,7 @@ describe('Store when the disk fails', () => {
     // files: a second store taking this one's lock over would fence it, as it must.)
     const copy = join(copies(), 'sandbox.json');
     for (const name of readdirSync(dir()).filter((n) => !n.endsWith('.lock'))) copyFileSync(join(dir(), name), join(copies(), name));
-    const afterCrash = await Store.open({ path: copy });
+    const afterCrash = await JournaledFile.open({ path: copy });
     expect(afterCrash.count('orders')).toBe(31);
     await afterCrash.close();
 

@@ -108,7 +108,7 @@ describe('the lists of fields compiled into copies (Shapes)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'record-copy-'));
     try {
       const script = join(dir, 'print.mts');
-      const records = pathToFileURL(join(ROOT, 'src/store/embedded/records.ts')).href;
+      const records = pathToFileURL(join(ROOT, 'src/store/embedded/order-packer.ts')).href;
       const copier = pathToFileURL(join(ROOT, 'src/store/embedded/file/record-copy.ts')).href;
       const freezer = pathToFileURL(join(ROOT, 'src/store/freeze.ts')).href;
       writeFileSync(

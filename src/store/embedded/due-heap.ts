@@ -14,13 +14,13 @@ const MASK = DUE_HEAP_CHUNK - 1;
  * A binary min-heap of due entries, earliest `at` first, then lowest `order` (the
  * order numbers are unique). Kept as three arrays side by side rather than one object
  * per entry: with a job queued per order in flight, that object and its boxed due time
- * (a time does not fit a small integer) were two heap objects per order for every major
- * GC to mark. Its top is read field by field (`topAt`, `topId`, `topOrder`): a claim
+ * (a time does not fit a small integer) would be two heap objects per order for every
+ * major GC to mark. Its top is read field by field (`topAt`, `topId`, `topOrder`): a claim
  * looks at every queue's top for each job it takes, and makes no object doing so.
  *
  * The arrays are in chunks of 4,096 entries: a queue holds a job per order in flight
- * (each order's next tracking step), and one array of ~1,000,000 entries growing copied
- * all three in one push (~60 ms of a sustained create load, seen in a CPU profile).
+ * (each order's next tracking step), and one array per field would copy all of its
+ * entries in the push that grows it, a stall that grows with the orders.
  */
 export class DueHeap {
   private readonly ats: number[][] = [];

@@ -1,7 +1,7 @@
 import type { Order } from '../../records/index.js';
 import type { Job, JobKind } from '../port.js';
 import type { Delivery, DeliveryStatus } from '../../records/index.js';
-import { DELIVERIES, JOBS, ORDERS } from './records.js';
+import { DELIVERIES, JOBS, ORDERS } from './collections.js';
 import { DueHeap } from './due-heap.js';
 import { ShardedMap, ShardedSet } from './sharded-map.js';
 import { SortedKeys } from './sorted-keys.js';

@@ -1,4 +1,4 @@
-/** Shards per map: at 300,000 keys each holds ~1,200, and its growth step copies that many. */
+/** Shards per map: each holds this fraction of the keys, and its growth step copies no more than that. */
 const SHARDS = 256;
 
 /** A well-mixed 32-bit hash of a string (FNV-1a, then a final avalanche): shards fill evenly whatever the keys look like. */
@@ -13,10 +13,9 @@ function shardOf(key: string): number {
 
 /**
  * A Map of string keys split over many small Maps by a hash of the key. A Map grows by
- * rehashing every entry into a table twice as big, in one go: at 262,144 AWBs that one
- * `set` holds the event loop ~30 ms (50-90 ms at 524,288), and an index that grows with the
- * orders reaches those sizes under sustained creates (timed on the bench machine). A shard holds 1/256 of the keys,
- * so no single insert copies more than that.
+ * rehashing every entry into a table twice as big, in one go: for an index that grows
+ * with the orders, that one `set` holds the event loop longer at each doubling. A shard
+ * holds 1/256 of the keys, so no single insert copies more than that.
  *
  * @example
  * const byAwb = new ShardedMap<string>();

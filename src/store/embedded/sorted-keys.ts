@@ -36,11 +36,11 @@ function indexAfter(chunk: Chunk, position: Position): number {
  * Kept as chunks of at most 2,048 entries, each two arrays side by side, the ranks
  * (numbers, which V8 stores unboxed in an array of numbers) and the ids (the strings the
  * records already hold). Not one `{ rank, id }` object per entry: that object and its
- * boxed rank (a creation time does not fit a small integer) were two heap objects per
+ * boxed rank (a creation time does not fit a small integer) would be two heap objects per
  * entry, three entries per created order, for every major GC to mark. Not one array of
- * every entry: at 600,000 orders, growing it copied the whole array in one go (a 70 ms
- * stall seen under a create load), and retention's removals from its front moved every
- * entry after them, each time.
+ * every entry: growing it copies the whole array in one go (a stall that grows with the
+ * orders), and retention's removals from its front would move every entry after them,
+ * each time.
  */
 export class SortedKeys {
   private readonly chunks: Chunk[] = [];

@@ -3,16 +3,25 @@ import { domainMessages, Unavailable } from '../../shared/index.js';
 import type { Order } from '../../records/index.js';
 import type { Delivery } from '../../records/index.js';
 import type { ClientSettingsRepository, CounterRepository, DeliveryRepository, Job, JobRepository, MetaRepository, OrderRepository, Repositories, Storage, StorageHealth } from '../port.js';
-import { LOCK_LOST, Store, type StoreOptions } from './file/index.js';
+import { LOCK_LOST, JournaledFile, type JournaledFileOptions } from './file/index.js';
 import { DataFileError, StoreUnavailable } from './file/index.js';
 import { Indexes } from './indexes.js';
-import { DELIVERIES, DeliveryPacker, FILE_FORMATS, JOBS, ORDERS, OrderPacker, UnpackedOrders } from './records.js';
-import { EmbeddedCounters, EmbeddedDeliveries, EmbeddedJobs, EmbeddedMeta, EmbeddedOrders, EmbeddedSettings } from './repositories.js';
+import { DELIVERIES, JOBS, ORDERS } from './collections.js';
+import { DeliveryPacker } from './delivery-packer.js';
+import { FILE_FORMATS } from './order-file-format.js';
+import { OrderPacker } from './order-packer.js';
+import { UnpackedOrders } from './unpacked-orders.js';
+import { EmbeddedCounters } from './counters-repository.js';
+import { EmbeddedDeliveries } from './deliveries-repository.js';
+import { EmbeddedJobs } from './jobs-repository.js';
+import { EmbeddedMeta } from './meta-repository.js';
+import { EmbeddedOrders } from './orders-repository.js';
+import { EmbeddedSettings } from './settings-repository.js';
 import { MemoryRequestLog } from './request-log.js';
 import { MemoryReports } from './reports.js';
 import { CommittedAccess, UnitOfWork, type Access } from './unit-of-work.js';
 
-export interface EmbeddedOptions extends StoreOptions {
+export interface EmbeddedOptions extends JournaledFileOptions {
   /** Most request-journal entries kept per client. */
   requestLogSize: number;
 }
@@ -29,7 +38,7 @@ const WRITES: Record<keyof Omit<Repositories, 'requests' | 'reports'>, string[]>
 
 /**
  * The embedded adapter of the storage port: lowdb's model, records in memory made
- * durable by the journaled JSON data file (`Store`), with indexes in memory for every
+ * durable by the journaled JSON data file (`JournaledFile`), with indexes in memory for every
  * lookup and listing. Transactions run one at a time; their writes reach the store
  * and its journal together when they commit, and the indexes after that.
  */
@@ -48,7 +57,7 @@ export class EmbeddedStorage implements Storage {
   private readonly listeners: Array<(dueAt: number, clientId: string) => void> = [];
   private queue: Promise<unknown> = Promise.resolve();
 
-  private constructor(private readonly store: Store, requestLogSize: number) {
+  private constructor(private readonly store: JournaledFile, requestLogSize: number) {
     this.requests = new MemoryRequestLog(requestLogSize);
     this.reports = new MemoryReports(requestLogSize);
     const committed = this.repositoriesOver(new CommittedAccess(store));
@@ -72,7 +81,7 @@ export class EmbeddedStorage implements Storage {
       collection === ORDERS ? orders.pack(value, current) : collection === DELIVERIES ? deliveries.pack(value) : value;
     let storage: EmbeddedStorage | undefined;
     // The indexes are built before the store writes anything (a migrated file, say): a record they cannot take refuses the start.
-    const onLoad = (store: Store) => {
+    const onLoad = (store: JournaledFile) => {
       try {
         storage = new EmbeddedStorage(store, options.requestLogSize);
       } catch (error) {
@@ -83,7 +92,7 @@ export class EmbeddedStorage implements Storage {
         );
       }
     };
-    await Store.open({ ...options, pack, formats: FILE_FORMATS, onLoad });
+    await JournaledFile.open({ ...options, pack, formats: FILE_FORMATS, onLoad });
     return storage!;
   }
 

@@ -1,7 +1,7 @@
 import { Conflict, domainMessages } from '../../shared/index.js';
-import type { Store } from './file/index.js';
+import type { JournaledFile } from './file/index.js';
 import { freeze } from '../freeze.js';
-import { stored } from './records.js';
+import { stored } from './stored.js';
 
 /** One change of a unit of work: the record before and after (undefined: absent). */
 export interface Change {
@@ -27,7 +27,7 @@ export interface Access {
 export class CommittedAccess implements Access {
   readonly writable = false;
 
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: JournaledFile) {}
 
   get<T>(collection: string, key: string): T | undefined {
     return this.store.get<T>(collection, key);
@@ -47,7 +47,7 @@ export class UnitOfWork implements Access {
   readonly writable = true;
   private readonly writes = new Map<string, { collection: string; key: string; value: unknown }>();
 
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: JournaledFile) {}
 
   get<T>(collection: string, key: string): T | undefined {
     const write = this.writes.get(`${collection}\u0000${key}`);

@@ -50,9 +50,7 @@ const EXACT_FROM = 64 * 1024;
  * or checkpoint chunk built as a string by `+=` is a rope that `Buffer.from` must first
  * copy into one flat string, and the buffer it then makes is memory outside V8's heap that counts toward starting V8's
  * next full collection: under a create load with a checkpoint now and then, those copies
- * were the largest share of what outlived V8's young generation (sampled with V8's heap
- * profiler, objects collected by full collections included, over a 10-item create load;
- * a scratch script).
+ * would be a large share of what outlives V8's young generation.
  *
  * @example
  * const chunk = new Utf8Chunk();

@@ -122,7 +122,7 @@ export class Journal {
 
   /**
    * A checkpoint now holds everything before `generation`: remove those segments. Off the
-   * event loop: unlinking a 64 MiB segment blocked it for ~17 ms here.
+   * event loop: unlinking a big segment takes the file system a while.
    */
   async removeBefore(generation: number): Promise<void> {
     for (const segment of this.segments()) {

@@ -5,11 +5,10 @@
  * every field sits in the object itself.
  *
  * `{ ...value, ...changes }` would give each object made at a site that sees many shapes
- * a hidden class of its own (a map and a descriptor array, ~0.8 KB: the heap was ~40%
- * bigger). `Object.assign` onto `{}` shares hidden classes, but puts every field past
- * the fourth in a separate property array: with 50,000 orders created over HTTP those
- * arrays were 3.0 heap objects per order (its order, its item, its delivery; `npm run
- * bench:census`), each one more object for V8's full collections to mark.
+ * a hidden class of its own (a map and a descriptor array per object). `Object.assign`
+ * onto `{}` shares hidden classes, but puts every field past the fourth in a separate
+ * property array: one more heap object per stored record (an order, its item, its
+ * delivery) for V8's full collections to mark.
  *
  * `shapes` compiles the lists: the store's own (`SHAPES`, for records whose fields the
  * sandbox names) unless the caller gives a client's own, for parts a partner sent.
@@ -51,8 +50,8 @@ function assigned(value: object, keys: readonly string[]): Record<string, unknow
  *
  * Bounded: up to `capacity` lists, each of up to 64 fields, each field a plain identifier
  * of up to 64 characters (so a literal names it as it is, and the compiled source stays
- * under ~10 KB); any other list is copied field by field, as every copy was before
- * (its fields past the fourth in a property array). Lists are found by comparing them,
+ * small); any other list is copied field by field (its fields past the fourth then in a
+ * property array). Lists are found by comparing them,
  * which are short and whose names V8 keeps once each. The store's own record lists are
  * a few; a partner's parts (its items and senders, whose fields and their order are the
  * partner's) each get a `Shapes` of that client, so no partner's lists take another's

@@ -1,4 +1,4 @@
-/** Shards of the key lookup: at 1,000,000 records each holds ~4,000, and its growth step copies that many. */
+/** Shards of the key lookup: each holds this fraction of the keys, and its growth step copies no more than that. */
 export const RECORD_SHARDS = 256;
 const SHARDS = RECORD_SHARDS;
 /** Slots per chunk of the insertion log. */
@@ -36,9 +36,9 @@ const COMPACT_MIN = 64;
  * keys were first put (as a Map lists them, which the data file's order and the jobs'
  * tie order rely on).
  *
- * A Map grows by rehashing every entry into a table twice the size, in one `set`: a
- * collection of orders doing that at 524,288 or 1,048,576 records held the event loop
- * 66-224 ms under a create load, and twice as long at each doubling after. Here the key
+ * A Map grows by rehashing every entry into a table twice the size, in one `set`, which
+ * holds the event loop for a time that doubles with each doubling of a big collection
+ * (its requests wait behind that one `set`). Here the key
  * lookup is split over 256 small Maps (each maps a key to its slot: chunk and place in
  * it), and the records sit in an insertion log of chunks of up to 4,096 slots (a key and
  * a value per slot), so no single `set` copies more than a 256th of the keys or one chunk.
@@ -152,9 +152,9 @@ export class RecordMap<V = unknown> {
 
   /**
    * The keys as they are now, in insertion order, as copies of the log's chunks (an empty
-   * slot is undefined), with no one array the size of the collection: 0.6-11 ms at
-   * 1,000,000 keys, about what `keyList` takes (5-8 ms; both timed by hand). For a reader
-   * that goes through them over time (a checkpoint).
+   * slot is undefined), with no one array the size of the collection: about the work of
+   * `keyList`, in pieces the size of a chunk. For a reader that goes through them over
+   * time (a checkpoint).
    */
   keySnapshot(): Array<ReadonlyArray<string | undefined>> {
     const snapshot: Array<ReadonlyArray<string | undefined>> = [];

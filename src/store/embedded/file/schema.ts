@@ -1,4 +1,4 @@
-import { DataFileError, type StoreData } from './types.js';
+import { DataFileError, type JournaledFileData } from './types.js';
 
 /** The schema version this build writes. */
 export const SCHEMA_VERSION = 4;
@@ -6,7 +6,7 @@ export const SCHEMA_VERSION = 4;
 /** Collections every data file has. */
 export const COLLECTIONS = ['meta', 'orders', 'deliveries', 'clients', 'counters', 'jobs'] as const;
 
-type Migration = (data: StoreData) => StoreData;
+type Migration = (data: JournaledFileData) => JournaledFileData;
 
 /**
  * Version 0: the data files of sandbox 0.0.x, plain lowdb JSON with no `schema_version`
@@ -14,7 +14,7 @@ type Migration = (data: StoreData) => StoreData;
  * token stood at the top level as `default_token`, and orders had no `awb_error` or
  * `cancelled_at` yet. See test/fixtures/sandbox-v0.json.
  */
-function fromVersion0(data: StoreData): StoreData {
+function fromVersion0(data: JournaledFileData): JournaledFileData {
   const old = data as unknown as Record<string, unknown>;
   const keyed = (records: unknown, key: string): Record<string, unknown> => {
     if (!Array.isArray(records)) return (records as Record<string, unknown> | undefined) ?? {};
@@ -28,7 +28,7 @@ function fromVersion0(data: StoreData): StoreData {
   const meta = { ...((old.meta as Record<string, unknown> | undefined) ?? {}) };
   if (typeof old.default_token === 'string') meta.default_token ??= old.default_token;
   const { default_token: _token, ...rest } = old;
-  return { ...rest, schema_version: 1, journal_generation: 0, meta, orders, deliveries: keyed(old.deliveries, 'id') } as StoreData;
+  return { ...rest, schema_version: 1, journal_generation: 0, meta, orders, deliveries: keyed(old.deliveries, 'id') } as JournaledFileData;
 }
 
 /**
@@ -39,7 +39,7 @@ function fromVersion0(data: StoreData): StoreData {
  * and deliveries become jobs at the first start (see `migrateDueTimes`), where the
  * scenarios are known.
  */
-function fromVersion1(data: StoreData): StoreData {
+function fromVersion1(data: JournaledFileData): JournaledFileData {
   const meta = { ...((data.meta as Record<string, unknown> | undefined) ?? {}) };
   const counters: Record<string, number> = {};
   const old = meta.counters as { order?: number; batch?: number; awb?: Record<string, number> } | undefined;
@@ -57,7 +57,7 @@ function fromVersion1(data: StoreData): StoreData {
     clients[id] = { client_id: id, webhook: endpoints[id] ? webhook : null, generated_secret: secrets[id] ?? null, faults: [], fault_seq: 0, version: 1 };
   }
   const { webhook_endpoints: _e, webhook_secrets: _s, ...rest } = data;
-  return { ...rest, schema_version: 2, meta, counters, clients, jobs: {} } as StoreData;
+  return { ...rest, schema_version: 2, meta, counters, clients, jobs: {} } as JournaledFileData;
 }
 
 /**
@@ -81,14 +81,14 @@ const fromVersion3: Migration = (data) => ({ ...data, schema_version: 4 });
 const MIGRATIONS: Record<number, Migration> = { 0: fromVersion0, 1: fromVersion1, 2: fromVersion2, 3: fromVersion3 };
 
 /** An empty store of the current version. */
-export function emptyData(): StoreData {
-  const data: StoreData = { schema_version: SCHEMA_VERSION, journal_generation: 0 };
+export function emptyData(): JournaledFileData {
+  const data: JournaledFileData = { schema_version: SCHEMA_VERSION, journal_generation: 0 };
   for (const name of COLLECTIONS) data[name] = {};
   return data;
 }
 
 /** The schema version of data read from a file; refuses one written by a newer sandbox rather than guess at it. */
-export function checkVersion(data: StoreData, path: string): number {
+export function checkVersion(data: JournaledFileData, path: string): number {
   const version = data.schema_version ?? 0;
   if (version > SCHEMA_VERSION) {
     throw new DataFileError(
@@ -103,8 +103,8 @@ export function checkVersion(data: StoreData, path: string): number {
  * Brings data read from a file up to the current schema version, one step at a time.
  * Refuses a file written by a newer sandbox rather than guess at it.
  */
-export function migrate(data: StoreData, path: string): StoreData {
-  let current: StoreData = { ...data, schema_version: checkVersion(data, path) };
+export function migrate(data: JournaledFileData, path: string): JournaledFileData {
+  let current: JournaledFileData = { ...data, schema_version: checkVersion(data, path) };
   while (current.schema_version < SCHEMA_VERSION) {
     const step = MIGRATIONS[current.schema_version];
     if (!step) throw new DataFileError(`No migration from schema version ${current.schema_version} (${path}).`);

@@ -4,17 +4,16 @@ import { RecordMap } from './record-map.js';
 export type Collection = Record<string, unknown>;
 
 /**
- * A collection as the store keeps it in memory: a RecordMap. A plain object of 300,000
- * keys is a dictionary whose every growth rehashes it in one go (55-197 ms seen under
- * load), and whose keys a checkpoint must list in order (`Object.keys`, a sort: 120-800
- * ms at 360,000); a Map lists its keys in insertion order in ~3 ms, but also grows in one
- * go (66-224 ms at 524,288 and 1,048,576 records); a RecordMap lists them in a few ms
- * at 1,000,000 too (timed by hand) and grows in small steps.
+ * A collection as the store keeps it in memory: a RecordMap. A big plain object is a
+ * dictionary whose every growth rehashes it in one go, and whose keys a checkpoint must
+ * list in order (`Object.keys` sorts them); a Map lists its keys in insertion order
+ * cheaply, but also grows in one go; a RecordMap lists them cheaply and grows in small
+ * steps (see RecordMap).
  */
 export type Records = RecordMap<unknown>;
 
 /** The whole store as the data file holds it (collections read from the data file come as RecordMaps). */
-export interface StoreData {
+export interface JournaledFileData {
   schema_version: number;
   /** Journal files with this generation or later hold changes newer than this file. */
   journal_generation: number;
@@ -38,6 +37,9 @@ export interface RecordFormat {
 
 /** Formats by collection name; a collection without one is written as its records' JSON. */
 export type RecordFormats = Readonly<Record<string, RecordFormat>>;
+
+/** The first schema version whose files may hold records in their collection's `RecordFormat`. */
+export const FORMATS_SINCE = 4;
 
 /**
  * lowdb's adapter: the whole contract of a storage back end (`read()`, `write(data)`).
@@ -82,8 +84,8 @@ export class StoreUnavailable extends Error {
   }
 }
 
-/** What `Store.health()` reports. */
-export interface StoreHealth {
+/** What `JournaledFile.health()` reports. */
+export interface JournaledFileHealth {
   /** False while journal appends fail: commits throw StoreUnavailable until one succeeds. */
   writable: boolean;
   /** While not writable: the errno code of the failure that started it, e.g. `ENOSPC`. */

@@ -13,7 +13,7 @@ const WARN_EVERY_MS = 60_000;
  *
  * @example
  * const { onWriteFailed, onWriteResumed } = writeWarnings(logger);
- * await Store.open({ path, onWriteFailed, onWriteResumed });
+ * await JournaledFile.open({ path, onWriteFailed, onWriteResumed });
  */
 export function writeWarnings(logger: Logger, now: () => number = Date.now): { onWriteFailed: (error: Error) => void; onWriteResumed: () => void } {
   const throttle = new WarningThrottle(WARN_EVERY_MS, now);

@@ -1,0 +1,78 @@
+import type { Delivery, DeliveryStatus } from '../../records/index.js';
+import type { DeliveryQuery, DeliveryRepository, Page, Stored, Unversioned } from '../port.js';
+import type { Indexes } from './indexes.js';
+import { pageOf } from './pages.js';
+import { DELIVERIES } from './collections.js';
+import { SortedKeys } from './sorted-keys.js';
+import { stored } from './stored.js';
+import type { Access } from './unit-of-work.js';
+import { insertNew, updateAt } from './versioned-writes.js';
+
+/** Webhook deliveries, kept as the port gives them. */
+export class EmbeddedDeliveries implements DeliveryRepository {
+  constructor(
+    private readonly access: Access,
+    private readonly indexes: Indexes,
+  ) {}
+
+  async get(id: string): Promise<Stored<Delivery> | undefined> {
+    return stored(this.access.get<Delivery>(DELIVERIES, id));
+  }
+
+  async insert(delivery: Unversioned<Delivery>): Promise<Stored<Delivery>> {
+    return insertNew<Delivery>(this.access, DELIVERIES, delivery.id, delivery, `Delivery ${delivery.id}`);
+  }
+
+  async update(delivery: Stored<Delivery>): Promise<Stored<Delivery>> {
+    return updateAt(this.access, DELIVERIES, delivery.id, delivery, `Delivery ${delivery.id}`);
+  }
+
+  async remove(delivery: Stored<Delivery>): Promise<void> {
+    this.access.remove(DELIVERIES, delivery.id);
+  }
+
+  async list(clientId: string, query: DeliveryQuery): Promise<Page<Stored<Delivery>>> {
+    const keep = (d: Stored<Delivery>): boolean =>
+      d.client_id === clientId &&
+      (query.order_no === undefined || d.order_no === query.order_no) &&
+      (query.status === undefined || d.status === query.status) &&
+      (query.event === undefined || d.event === query.event) &&
+      (query.dueBy === undefined || (d.next_attempt_at !== null && d.next_attempt_at <= query.dueBy)) &&
+      (query.dueAfter === undefined || (d.next_attempt_at !== null && d.next_attempt_at > query.dueAfter));
+    return pageOf<Delivery, Stored<Delivery>>({
+      keys: query.order_no === undefined ? this.indexes.deliveries.byClient.get(clientId) : this.ofOrder(query.order_no),
+      cursor: query.cursor,
+      limit: query.limit,
+      filtered: query.order_no !== undefined || query.status !== undefined || query.event !== undefined || query.dueBy !== undefined || query.dueAfter !== undefined,
+      load: (id) => stored(this.access.get<Delivery>(DELIVERIES, id)),
+      keep,
+      positionOf: (d) => ({ rank: d.seq, id: d.id }),
+      open: (d) => d,
+    });
+  }
+
+  /** One order's deliveries in listing order: a few, where the client's may be many. */
+  private ofOrder(orderNo: string): SortedKeys {
+    const keys = new SortedKeys();
+    for (const id of this.indexes.deliveries.ofOrder(orderNo)) {
+      const delivery = this.access.get<Delivery>(DELIVERIES, id);
+      if (delivery) keys.add({ rank: delivery.seq, id });
+    }
+    return keys;
+  }
+
+  async countByStatus(clientId: string, status: DeliveryStatus, upTo = Number.MAX_SAFE_INTEGER): Promise<number> {
+    return Math.min(upTo, this.indexes.deliveries.statusCounts.get(clientId)?.get(status) ?? 0);
+  }
+
+  async settledBefore(olderThan: number, limit: number): Promise<Array<Stored<Delivery>>> {
+    const found: Array<Stored<Delivery>> = [];
+    for (const id of this.indexes.deliveries.byAge.oldestFirst()) {
+      const delivery = stored(this.access.get<Delivery>(DELIVERIES, id));
+      if (!delivery) continue;
+      if (delivery.created_at >= olderThan || found.length >= limit) break;
+      if (delivery.status === 'delivered' || delivery.status === 'failed') found.push(delivery);
+    }
+    return found;
+  }
+}

@@ -1,0 +1,106 @@
+import type { Low } from 'lowdb';
+import { describeError } from './files.js';
+import type { Journal } from './journal.js';
+import type { DataFileLock } from './lock.js';
+import { RecordMap } from './record-map.js';
+import { RecordsInMemory, type InMemoryOptions } from './records-in-memory.js';
+import { CheckpointAborted, SnapshotFile } from './snapshot-file.js';
+import type { JournaledFileData } from './types.js';
+
+const MiB = 2 ** 20;
+
+/** What checkpoints take of the journaled file's options (see JournaledFileOptions). */
+export interface CheckpointOptions extends InMemoryOptions {
+  checkpointBytes?: number;
+  checkpointRetryMs?: number;
+}
+
+/**
+ * Records in memory that checkpoints write to the data file: the whole file rewritten in
+ * the background from memory (each record as last committed), after which the journal
+ * segments it holds are dropped. One runs at a time; one asked for meanwhile runs after
+ * it. The journaled file commits, and starts one when the journal has grown enough.
+ */
+export abstract class CheckpointedRecords<Options extends CheckpointOptions> extends RecordsInMemory<Options> {
+  /** The checkpoint running, if any. */
+  protected checkpointing: Promise<void> | undefined;
+  private nextCheckpoint: Promise<void> | undefined;
+  private checkpointRetryAt = 0;
+  /** Set once close() starts: no checkpoint starts by itself any more. */
+  protected closing = false;
+  /** Set once closed: nothing is committed or checkpointed any more. */
+  protected closed = false;
+  /** Set by close() and by a lost lock: a checkpoint in progress stops at its next chunk. */
+  protected stopCheckpoint = false;
+  /** Set when another sandbox took the lock: nothing is written any more. */
+  protected lockLost = false;
+  protected checkpointError: string | undefined;
+
+  protected constructor(
+    db: Low<JournaledFileData>,
+    protected readonly journal: Journal | undefined,
+    protected readonly lock: DataFileLock | undefined,
+    options: Options,
+  ) {
+    super(db, options);
+  }
+
+  /**
+   * Rewrites the data file from memory and drops the journal segments it now holds;
+   * resolves once the file holds every change committed before the call. A
+   * failure leaves the old data file and the journal as they were; it is reported to
+   * `onError` and in `health()`, and the next automatic checkpoint waits `checkpointRetryMs`.
+   */
+  checkpoint(): Promise<void> {
+    const journal = this.journal;
+    if (!journal || this.closed || this.lockLost) return Promise.resolve();
+    if (this.checkpointing) {
+      // One is running and may have passed records committed since: run one more after it.
+      this.nextCheckpoint ??= this.checkpointing.then(() => {
+        this.nextCheckpoint = undefined;
+        return this.checkpoint();
+      });
+      return this.nextCheckpoint;
+    }
+    this.checkpointing = this.writeCheckpoint(journal).finally(() => {
+      this.checkpointing = undefined;
+    });
+    return this.checkpointing;
+  }
+
+  /** Whether the journal has grown enough for a checkpoint to start by itself (none running, none failed lately). */
+  protected shouldCheckpoint(): boolean {
+    const journal = this.journal!;
+    if (this.checkpointing || this.closing || Date.now() < this.checkpointRetryAt) return false;
+    return journal.bytesSinceCheckpoint >= Math.max(this.options.checkpointBytes ?? 64 * MiB, this.file()?.bytes ?? 0);
+  }
+
+  private async writeCheckpoint(journal: Journal): Promise<void> {
+    try {
+      this.commit();
+      const generation = journal.rotate();
+      const data = { ...this.db.data, journal_generation: generation };
+      await this.file()!.writeFrom(data, {
+        chunksOf: (_name, records) => (records instanceof RecordMap ? this.committedChunks(records) : [{ keys: Object.keys(records) }]),
+        valueOf: (name, key) => this.committedValue(name, key),
+        aborted: () => this.stopCheckpoint || this.lockLost,
+        // Read from the lock file itself: a loss the next beat would find must not let this file replace the new holder's.
+        mayReplace: () => !this.lockLost && (this.lock?.held() ?? true),
+      });
+      this.db.data.journal_generation = generation;
+      if (this.lock !== undefined && !this.lock.held()) return;
+      await journal.removeBefore(generation);
+      this.checkpointError = undefined;
+    } catch (error) {
+      if (error instanceof CheckpointAborted) return;
+      this.checkpointError = describeError(error);
+      this.checkpointRetryAt = Date.now() + (this.options.checkpointRetryMs ?? 30_000);
+      this.options.onError?.(error as Error);
+    }
+  }
+
+  /** The data file, or undefined for a file kept in memory only. */
+  protected file(): SnapshotFile | undefined {
+    return this.db.adapter instanceof SnapshotFile ? this.db.adapter : undefined;
+  }
+}
