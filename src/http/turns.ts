@@ -1,5 +1,5 @@
 import { AsyncResource } from 'node:async_hooks';
-import { MAX_TURN_MS } from '../clock/index.js';
+import { MAX_SLICE_MS } from '../shared/index.js';
 import { domainMessages, TooManyRequests } from '../shared/index.js';
 
 // Taken when the module loads: a test suite that fakes the timers afterwards (vitest's
@@ -63,7 +63,7 @@ interface Queue {
  * fault, a PostgreSQL statement) goes on beside later turns: a latency fault takes a
  * turn again when its wait is over (see `OperationInput.turn`).
  *
- * The slice is as long as the scheduler's longest turn (MAX_TURN_MS), as due jobs take
+ * The slice is as long as the scheduler's longest slice of the loop (MAX_SLICE_MS), as due jobs take
  * turns as long as the requests' between theirs, and it is checked after each request,
  * so a slice overruns it by at most one request's work. Measured when the slice was
  * chosen (a scratch script on the bench harness, turns then in rounds of one request
@@ -108,7 +108,7 @@ export class FairTurns {
   private readonly queueAfterTurn = AsyncResource.bind((): void => process.nextTick(this.afterTurn));
 
   constructor(
-    private readonly sliceMs = MAX_TURN_MS,
+    private readonly sliceMs = MAX_SLICE_MS,
     private readonly waitingPerClient = WAITING_PER_CLIENT,
     /** Told how long (ms) each request waited, as its turn comes (the metrics). */
     private readonly onTurn?: (waitedMs: number) => void,

@@ -257,7 +257,3 @@ export interface Storage extends Repositories {
   readonly durable: boolean;
   close(): Promise<void>;
 }
-
-// Re-exported while the adapters move to records/ (issue 41).
-export { JOB_KINDS } from '../records/index.js';
-export type { ClaimedJob, ClaimOptions, ClientClock, ClientSettings, ClockLead, DeliveryQuery, DueFilter, EndpointSetting, Job, JobKind, KeptClocks, KeptRealClock, Meta, OrderQuery, Page, RequestFilter, Stored, Unversioned } from '../records/index.js';

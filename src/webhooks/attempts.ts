@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { Attempt, AttemptTrigger, ChaosMode, Delivery, WebhookEventType, WebhookPayload } from '../records/index.js';
-import type { Repositories, Stored } from '../store/index.js';
+import type { Repositories } from '../store/index.js';
 import type { DispatcherDeps } from './deps.js';
 import type { Endpoint } from './endpoints.js';
 import type { HeldCounts } from './held-counts.js';
 import { wrongSecret } from './secret.js';
 import { AttemptAborted, send, type SendResult } from './send.js';
 import { WEBHOOK_JOB } from './job.js';
+import type { Stored } from "../records/index.js";
 
 /** An attempt as made: what the delivery logs, and the receiver's Retry-After. */
 export type Made = Attempt & { retry_after: string | null };

@@ -1,7 +1,7 @@
 import { JobInterrupted, type Scheduler } from '../jobs/index.js';
 import type { Delivery, SandboxEvent } from '../records/index.js';
 import { WarningThrottle } from '../shared/index.js';
-import type { Repositories, Stored } from '../store/index.js';
+import type { Repositories } from '../store/index.js';
 import { DeliveryAttempts, holdReason, isSuccess, type DeliveryState } from './attempts.js';
 import { chaosOf, LATE_MS, ReorderWindows } from './chaos.js';
 import type { DispatcherDeps } from './deps.js';
@@ -13,6 +13,7 @@ import { webhookMessages } from './messages.js';
 import { payloadOf } from './payload.js';
 import { pruneSettled, removeDeliveries } from './prune.js';
 import { nextAttemptAt, retryAfterMs } from './retry.js';
+import type { Stored } from "../records/index.js";
 
 /** How often a client's "outbox full" warning may be logged. */
 export const OUTBOX_WARNING_INTERVAL_MS = 60_000;

@@ -8,13 +8,14 @@ import type { OrdersService } from '../../orders/index.js';
 import type { CompiledSpec } from '../../spec/index.js';
 import type { Journey } from '../../tracking/index.js';
 import type { ClientRegistry } from '../../clients/index.js';
-import type { Storage, Stored } from '../../store/index.js';
+import type { Storage } from '../../store/index.js';
 import { VERSION } from '../../shared/index.js';
 import { servedSpec } from '../../spec/index.js';
 import { hasPodScan } from '../../tracking/index.js';
 import { clientList, orderState } from '../../orders/index.js';
 import type { Client } from '../../clients/index.js';
 import { LATEST_CLOCK_MS } from '../../clock/index.js';
+import type { Stored } from "../../records/index.js";
 
 /** Resets one client's data; other parts (webhooks, faults, journal) add their own. */
 export type ResetPart = (clientId: string) => Promise<number>;

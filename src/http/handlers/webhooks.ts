@@ -8,9 +8,10 @@ import type { Endpoint, WebhookEndpoints } from '../../webhooks/index.js';
 import { webhookMessages } from '../../webhooks/index.js';
 import { isSecret } from '../../webhooks/index.js';
 import type { ChaosMode, Delivery, DeliveryStatus, WebhookEventType } from '../../records/index.js';
-import type { Storage, Stored } from '../../store/index.js';
+import type { Storage } from '../../store/index.js';
 import type { TargetGuard } from '../../webhooks/index.js';
 import { deliveryView, endpointView } from '../../webhooks/index.js';
+import type { Stored } from "../../records/index.js";
 
 export interface WebhookHandlerDeps {
   storage: Storage;

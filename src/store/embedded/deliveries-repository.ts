@@ -1,5 +1,5 @@
 import type { Delivery, DeliveryStatus } from '../../records/index.js';
-import type { DeliveryQuery, DeliveryRepository, Page, Stored, Unversioned } from '../port.js';
+import type { DeliveryRepository } from '../port.js';
 import type { Indexes } from './indexes.js';
 import { pageOf } from './pages.js';
 import { DELIVERIES } from './collections.js';
@@ -7,6 +7,7 @@ import { SortedKeys } from './sorted-keys.js';
 import { stored } from './stored.js';
 import type { Access } from './unit-of-work.js';
 import { insertNew, updateAt } from './versioned-writes.js';
+import type { DeliveryQuery, Page, Stored, Unversioned } from "../../records/index.js";
 
 /** Webhook deliveries, kept as the port gives them. */
 export class EmbeddedDeliveries implements DeliveryRepository {

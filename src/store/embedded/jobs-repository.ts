@@ -1,10 +1,11 @@
-import type { ClaimedJob, ClaimOptions, DueFilter, Job, JobKind, JobRepository, Stored } from '../port.js';
+import type { JobRepository } from '../port.js';
 import { shareOf } from '../port.js';
 import { copyWith } from './file/index.js';
 import type { Indexes, JobQueue } from './indexes.js';
 import { JOBS, jobId } from './collections.js';
 import { stored } from './stored.js';
 import type { Access } from './unit-of-work.js';
+import type { ClaimedJob, ClaimOptions, DueFilter, Job, JobKind, Stored } from "../../records/index.js";
 
 /** A client's clock lead (0 when not named). */
 const leadOf =

@@ -1,8 +1,9 @@
-import type { ClientSettings, ClientSettingsRepository, Stored } from '../port.js';
+import type { ClientSettingsRepository } from '../port.js';
 import { CLIENTS } from './collections.js';
 import { stored } from './stored.js';
 import type { Access } from './unit-of-work.js';
 import { insertNew, updateAt } from './versioned-writes.js';
+import type { ClientSettings, Stored } from "../../records/index.js";
 
 /** Each client's settings, one record per client. */
 export class EmbeddedSettings implements ClientSettingsRepository {

@@ -1,9 +1,11 @@
-import type { ClaimedJob, ClaimOptions, DueFilter, Job, JobKind, JobRepository, Stored } from '../port.js';
-import { JOB_KINDS, shareOf } from '../port.js';
+import type { JobRepository } from '../port.js';
+import { shareOf } from '../port.js';
 import { write, type Db } from './db.js';
 import { dueBy, dueOn, leadsOf } from './job-due.js';
 import { withoutNul } from './rows.js';
 import { finite, Where } from './where.js';
+import type { ClaimedJob, ClaimOptions, DueFilter, Job, JobKind, Stored } from "../../records/index.js";
+import { JOB_KINDS } from "../../records/index.js";
 
 interface JobRow {
   kind: JobKind;
