@@ -61,8 +61,8 @@ export class Unavailable extends DomainError {
 
 /**
  * The largest amount (a weight in kg, a size in cm, a value or COD in rupiah) the sandbox
- * prices: the provider states none, and a longer numeric text reads as Infinity, which
- * would be answered as null where the spec promises integers.
+ * prices: the provider states none, and without a bound a long enough numeric text reads
+ * as Infinity, answered as null where the spec promises integers.
  */
 export const MAX_AMOUNT = 999_999_999_999;
 

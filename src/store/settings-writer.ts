@@ -24,7 +24,6 @@ export const emptySettings = (clientId: string): ClientSettings => ({ client_id:
  * await writer.change('client-a', (settings) => ({ settings: { ...settings, faults: [] }, result: settings.faults.length }));
  */
 export class SettingsWriter {
-  /** Each client's units, one at a time. */
   private readonly queue = new OneAtATime();
 
   constructor(private readonly storage: Pick<Storage, 'transaction'>) {}
