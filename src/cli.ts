@@ -13,8 +13,7 @@ import { runReport } from './client/index.js';
 // of --heap-growth) keeps its limit under twice the live data (see
 // docs/decisions/0001-journaled-store.md). While the data file loads, though, nearly
 // everything allocated stays live: each full collection then only finds the heap grown,
-// and at 75% a 300,000-order file went through several of them (~3 s of 13 s of CPU).
-// The heap grows by 300% until the sandbox listens, then by --heap-growth. A
+// and a large file would pay for many of them. The heap grows by 300% until the sandbox listens, then by --heap-growth. A
 // --heap-growing-percent given to node itself wins (node refuses it in NODE_OPTIONS; V8
 // reads --heap_growing_percent as the same flag).
 const tuneHeapGrowth = !process.execArgv.some((arg) => arg.replaceAll('_', '-').includes('heap-growing-percent'));

@@ -23,8 +23,8 @@ export const MAX_FAULT_RULES_BYTES = 65_536;
  * The fault rules of every client, kept in its settings. Rules are tried in the order
  * they were created; the first that matches and wins its draw applies, and expires
  * once it has applied `times` times. Every change, a request's count included, goes
- * through the settings writer: on PostgreSQL 100 requests matching a rule at once had
- * 61 answered 409 when each wrote the settings row on its own.
+ * through the settings writer, so requests that match a rule at once take their turns at
+ * the client's settings row instead of meeting there (a Conflict, answered 409).
  */
 export class FaultRules {
   constructor(

@@ -16,10 +16,10 @@ const FIELDS: Record<FaultAction['type'], string[]> = {
 
 /**
  * Headers that frame the answer or the connection (RFC 9110 §7.6.1, RFC 9112): node
- * writes them from the answer itself. Set by a rule, they made node throw while writing
- * the answer (`Trailer` on an answer with a length) or sent answers whose framing lies
- * (`Transfer-Encoding` beside `Content-Length`), so the next answer on the connection
- * became part of this one's body.
+ * writes them from the answer itself. Set by a rule, they would make node throw while
+ * writing the answer (`Trailer` on an answer with a length) or send an answer whose
+ * framing lies (`Transfer-Encoding` beside `Content-Length`), so that the next answer on
+ * the connection became part of this one's body.
  */
 const FRAMING_HEADERS = new Set(['connection', 'content-length', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 
@@ -34,7 +34,7 @@ function headerProblem(name: string, value: string): string | undefined {
   const lower = name.toLowerCase();
   if (FRAMING_HEADERS.has(lower)) return faultMessages.framingHeader(name);
   if (lower === 'content-type') {
-    // Read again when the answer is sent (express): a value it cannot parse threw there.
+    // Parsed again when the answer is sent (express): a value it cannot parse would throw there.
     try {
       contentType.parse(value);
     } catch {

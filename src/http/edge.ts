@@ -8,11 +8,9 @@ import { noteOfResponse } from './served.js';
 
 /**
  * Middleware run one after another as one layer of express's router. Each layer costs
- * the router's matching and bookkeeping on every request (with a dozen layers, the
- * router's functions had ~12% of a tracking read's CPU in a profile); the sandbox's own
- * edge is one layer. An error
- * (passed on, thrown, or a rejected promise) goes to express's error handlers, and so
- * does `next('route')`, which leaves the series.
+ * the router's matching and bookkeeping on every request, so the sandbox's own edge is
+ * one layer. An error (passed on, thrown, or a rejected promise) goes to express's error
+ * handlers, and so does `next('route')`, which leaves the series.
  *
  * @example app.use(series(requestLog(logger), cors(['*']), jsonBody('1mb')))
  */
@@ -41,16 +39,15 @@ export function series(...handlers: RequestHandler[]): RequestHandler {
  * the parser would decode (`utf-16le`, `utf-7`, `utf-8.`, ...) is refused with a 415 before
  * it is decoded. That keeps the depth check exact: a body nested deeper than 64 levels is
  * refused from its bytes before it is parsed (TooDeep, a 400 naming body); in UTF-16 or
- * UTF-7 a bracket or a quote need not be its own byte, and such a body once got past the
- * scan and stopped the process. Decoding UTF-7 also cost ~0.3 s per MB, before any token
- * was checked.
+ * UTF-7 a bracket or a quote need not be its own byte, so a deep body could pass the scan.
+ * It also spares the cost of decoding UTF-7 for a request whose token is not yet checked.
  */
 export function jsonBody(limit: string, authentic: (req: IncomingMessage) => boolean = () => true): RequestHandler {
   return express.json({
     limit,
     // A body is read only with a token that authenticates (every operation taking a body
-    // needs one): a 1 MB body sent with none was read and parsed before its 401, and four
-    // connections of those, from anyone, slowed every partner's requests several times over.
+    // needs one), so that anyone without a token cannot make the process read and parse
+    // large bodies and slow every partner's requests.
     type: (req) => /^application\/([\w.+-]*\+)?json\b/i.test(req.headers['content-type'] ?? '') && authentic(req),
     verify: (req, _res, raw, charset) => {
       if (charset !== 'utf-8') throw new UnsupportedCharset(charset);
@@ -85,7 +82,7 @@ export const unknownPath: RequestHandler = (req, res) => {
 /**
  * `app` as node's request listener, with the envelope as express's last resort: a request
  * target its router cannot parse (`GET http://xn--/v1/order`) never reaches a middleware,
- * and express's own final handler answered it with an HTML page.
+ * and express's own final handler would answer it with an HTML page.
  */
 export function withEnvelope(app: (req: IncomingMessage, res: ServerResponse, done: (error?: unknown) => void) => void): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) =>

@@ -11,7 +11,7 @@ export interface ErrorEnvelope {
 
 /**
  * The error type of the HTTP edge (401, 405, 413, 415, ...). Domain code throws the
- * errors of `domain/errors.ts` instead; `toApiError` maps those here, in one place.
+ * errors of `shared/errors.ts` instead; `toApiError` maps those here, in one place.
  *
  * @example throw new ApiError(404, messages.notFound)
  */

@@ -39,8 +39,8 @@ async function silentLogger() {
 }
 
 /**
- * Loads @stoplight/prism-http on first need only (~0.5 s, ~120 MB): start-up and a
- * sandbox that never mocks stay as small as before.
+ * Loads @stoplight/prism-http on first need only: it is slow to load and large in memory,
+ * so start-up, and a sandbox that never mocks, do not pay for it.
  */
 function loadEngine(): Promise<Engine> {
   engine ??= (async () => {

@@ -17,8 +17,8 @@ export const WAITING_PER_CLIENT = { requests: 1_000, bytes: 32 * 2 ** 20 };
 
 /**
  * The loop time (ms) a turn is counted as at least: turns of cheaper requests (a
- * tracking read, a 1-item create: about a millisecond here) count the same, so those
- * clients take turns one request each, in order; a dearer one counts what it took.
+ * tracking read, a 1-item create) count the same, so those clients take turns one
+ * request each, in order; a dearer one counts what it took.
  */
 export const TURN_QUANTUM_MS = 1;
 
@@ -65,13 +65,9 @@ interface Queue {
  *
  * The slice is as long as the scheduler's longest slice of the loop (MAX_SLICE_MS), as due jobs take
  * turns as long as the requests' between theirs, and it is checked after each request,
- * so a slice overruns it by at most one request's work. Measured when the slice was
- * chosen (a scratch script on the bench harness, turns then in rounds of one request
- * per client; four partners' 10-item creates on 100 connections and a fifth partner's
- * create every 500 ms, 10 s, 2 cores): without turns the fifth partner's creates took
- * 137 ms (median), with 15 ms slices 51 ms; 8 ms slices gave 49 ms but let through 43%
- * fewer of the four's creates, and a single client's 10-item creates a p99 half as
- * long again.
+ * so a slice overruns it by at most one request's work. A shorter slice serves a waiting
+ * client little sooner and costs the busy clients' throughput (see
+ * docs/performance-notes.md).
  */
 export class FairTurns {
   /** Each waiting client's requests, first come first; clients in the order of their next turn among equals. */

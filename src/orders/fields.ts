@@ -43,8 +43,8 @@ export function createFields(document: OpenApiDocument): CreateFields | undefine
 
 /**
  * Only the fields the spec knows, in the order they were sent. Fields it does not know are
- * accepted and ignored (the provider's may be): kept, a partner's 900 KB field of its own
- * was stored in, and answered with, every one of a create's 100 orders.
+ * accepted and ignored (the provider's may be): kept, a large field of a client's own
+ * would be stored in, and answered with, every order of its create.
  */
 export function keepKnown<T extends object>(value: T, known: ReadonlySet<string> | undefined): T {
   if (!known) return value;

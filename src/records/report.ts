@@ -28,7 +28,6 @@ export interface ReportEvent {
   /** Sandbox-clock epoch ms. */
   at: number;
   item: string;
-  /** `exercised`, `handled` or `missed`. */
   outcome: ReportOutcome;
   note: string;
 }

@@ -1,6 +1,5 @@
 import type { Report } from './grade.js';
 
-/** Text safe inside an XML attribute or element. */
 /**
  * Text as XML 1.0 character data: the five markup characters escaped, and the characters
  * XML cannot hold (C0 controls but tab and line ends, lone surrogates, U+FFFE and U+FFFF)

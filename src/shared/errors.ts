@@ -59,11 +59,10 @@ export class Unavailable extends DomainError {
   }
 }
 
-/** The messages domain code answers with, in one place. */
 /**
  * The largest amount (a weight in kg, a size in cm, a value or COD in rupiah) the sandbox
- * prices: the provider states none, and text of 400 nines read as Infinity and answered
- * 200 with null where the spec promises integers.
+ * prices: the provider states none, and without a bound a long enough numeric text reads
+ * as Infinity, answered as null where the spec promises integers.
  */
 export const MAX_AMOUNT = 999_999_999_999;
 
@@ -72,6 +71,7 @@ export function amountProblem(field: string, text: string | undefined): FieldErr
   return text !== undefined && !(Number(text) <= MAX_AMOUNT) ? { field, message: domainMessages.tooLarge } : undefined;
 }
 
+/** The messages domain code answers with, in one place. */
 export const domainMessages = {
   notFound: 'Record Not Found',
   tooLarge: `must be at most ${MAX_AMOUNT}`,

@@ -12,7 +12,7 @@ export const emptySettings = (clientId: string): ClientSettings => ({ client_id:
 /**
  * The one way to write a client's settings row (webhook endpoint, generated secret,
  * fault rules, clock). On PostgreSQL each write checks the version it read, so two
- * writes that met answered 409 "changed by another request meanwhile", which the
+ * writes that met would answer 409 "changed by another request meanwhile", which the
  * provider never sends: here a client's units run one at a time in this process, and
  * one that still meets a Conflict (another replica's write) runs again from the start,
  * on the row as it is then, at most SETTINGS_ATTEMPTS times.
@@ -24,7 +24,6 @@ export const emptySettings = (clientId: string): ClientSettings => ({ client_id:
  * await writer.change('client-a', (settings) => ({ settings: { ...settings, faults: [] }, result: settings.faults.length }));
  */
 export class SettingsWriter {
-  /** Each client's units, one at a time. */
   private readonly queue = new OneAtATime();
 
   constructor(private readonly storage: Pick<Storage, 'transaction'>) {}

@@ -11,7 +11,6 @@ export interface TrackingAnswer {
   serialized: string;
 }
 
-/** How many serialized tracking answers are kept. */
 const KEPT_ANSWERS = 10_000;
 
 /**

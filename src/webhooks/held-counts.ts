@@ -3,10 +3,9 @@ export const HELD_COUNT_MS = 1_000;
 
 /**
  * Each client's held (paused) deliveries, as counted last, plus those this process held
- * since. The outbox bound was checked with a count per event, and a count reads every
- * held delivery of the client (up to `--outbox-size`): on PostgreSQL the most costly
- * statement of an AWB job once a few thousand were held, and at the bound (a client that
- * never set a URL, under load) it doubled the database's work per job.
+ * since. The outbox bound is checked for every event, and a count reads every held
+ * delivery of the client (up to `--outbox-size`): counting afresh each time would make
+ * a client that holds many (one that never set a URL) cost the store more on every job.
  *
  * A count stands for HELD_COUNT_MS, with this process's own held deliveries added:
  * - below the bound an overcount changes no decision, so what it adds needs no care (a

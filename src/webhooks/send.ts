@@ -42,8 +42,8 @@ export class AttemptAborted extends Error {
 
 /**
  * The first EXCERPT_BYTES of a response body. The status came within the timeout, so a
- * body still arriving when it ends (or cut off) keeps what came: the answer counts, and
- * a receiver that acknowledged with a slow body was once logged "no answer" and sent the
+ * body still arriving when it ends (or cut off) keeps what came: the answer counts, so a
+ * receiver that acknowledges with a slow body is not logged "no answer" and sent the
  * message again. Only a shutdown ends it with nothing.
  */
 async function excerpt(response: Response, shutdown: AbortSignal): Promise<string> {
@@ -69,8 +69,8 @@ async function excerpt(response: Response, shutdown: AbortSignal): Promise<strin
 /**
  * A text cut to what JSON writes in at most `bytes` bytes, control characters (but tab and
  * line breaks) as U+FFFD. The excerpt is listed with each attempt: JSON writes a control
- * character as a 6-byte escape, and a receiver answering 1 KiB of NULs made each attempt
- * 6 KiB, a delivery of 50 attempts 300 KB, and a listing of them 64 MB.
+ * character as a 6-byte escape, so without this bound a receiver answering control
+ * characters would make every attempt, and every listing of deliveries, six times larger.
  */
 export function asJsonWithin(text: string, bytes: number): string {
   let used = 0;

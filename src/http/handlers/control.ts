@@ -97,7 +97,7 @@ export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart
         courier_code: query.courier_code,
         search: query.q,
       });
-      // Written in parts: 1,000 orders of 100 items' worth of long texts made 10.8 MB, a 420 ms stall in one piece.
+      // Written in parts: a page of large orders serialized in one piece would hold the event loop.
       return listInParts({ total: page.total, next_cursor: page.next_cursor }, 'orders', page.items.map((o) => orderState(o, journey, input.baseUrl)));
     },
 

@@ -4,7 +4,7 @@ import { quoteCourier } from '../../rates/index.js';
 import { ESTIMATION_PARAMS, enabledCouriers, readRateQuery, SHIPPING_FEE_PARAMS } from '../../rates/index.js';
 import { courierView, estimationView, shippingFeeView } from '../../rates/index.js';
 
-/** List of couriers, shipping fee and estimation rates (the SSE stream is in stream.ts). */
+/** List of couriers, shipping fee and estimation rates (the SSE stream is in rates-stream.ts). */
 export function rateHandlers(fixtures: Fixtures): HandlerMap {
   return {
     listCouriers: (input) => json(200, { success: true, data: enabledCouriers(fixtures, clientOf(input)).map(courierView) }),
