@@ -1,11 +1,9 @@
 #!/usr/bin/env node
 import { setFlagsFromString } from 'node:v8';
-import { VERSION } from './shared/index.js';
-import { optionsOf, program } from './config/index.js';
-import { OPTIONS, OptionError } from './config/index.js';
+import { VERSION, mask } from './shared/index.js';
+import { optionsOf, program, OPTIONS, OptionError } from './config/index.js';
 import { createSandbox } from './app/index.js';
 import { webhookBannerLine } from './webhooks/index.js';
-import { mask } from './shared/index.js';
 import { runReport } from './client/index.js';
 
 // A long-running sandbox holds its whole store in memory. V8's default lets the old

@@ -1,17 +1,7 @@
-import { coverageModule } from './modules/index.js';
-import { dashboardModule } from '../http/index.js';
-import { docsModule } from '../http/index.js';
-import { faultsModule } from './modules/index.js';
-import { checkAdminOnly } from '../http/index.js';
-import { metricsModule } from './modules/index.js';
+import { coverageModule, faultsModule, metricsModule, ratesModule, reportModule, requestsModule, retentionModule, preferModule, webhooksModule } from './modules/index.js';
+import { dashboardModule, docsModule, checkAdminOnly } from '../http/index.js';
 import type { SandboxModule } from '../http/index.js';
-import { ratesModule } from './modules/index.js';
-import { reportModule } from './modules/index.js';
-import { requestsModule } from './modules/index.js';
-import { retentionModule } from './modules/index.js';
 import type { Services } from './services.js';
-import { preferModule } from './modules/index.js';
-import { webhooksModule } from './modules/index.js';
 
 /**
  * Every module of the sandbox, in the order their interceptors wrap a request

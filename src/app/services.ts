@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
-import type { Clocks } from '../clock/index.js';
+import type { Clocks, ClockService } from '../clock/index.js';
 import type { Scheduler } from '../jobs/index.js';
-import type { ClockService } from '../clock/index.js';
 import type { ClientRegistry } from '../clients/index.js';
 import type { ResolvedOptions } from '../config/index.js';
 import type { EventBus } from '../events/index.js';
@@ -9,12 +8,10 @@ import type { Fixtures } from '../fixtures/index.js';
 import type { IdFactory } from '../ids/index.js';
 import type { OrdersService } from '../orders/index.js';
 import type { CompiledSpec } from '../spec/index.js';
-import type { SettingsWriter } from '../store/index.js';
-import type { Storage } from '../store/index.js';
+import type { SettingsWriter, Storage } from '../store/index.js';
 import type { SandboxMetrics } from '../metrics/index.js';
 import type { Journey, TrackingAnswers } from '../tracking/index.js';
-import type { WebhookEndpoints } from '../webhooks/index.js';
-import type { TargetGuard } from '../webhooks/index.js';
+import type { WebhookEndpoints, TargetGuard } from '../webhooks/index.js';
 
 /**
  * What the sandbox is composed of: `sandbox.ts` builds it, and only the composition

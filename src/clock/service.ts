@@ -1,6 +1,5 @@
 import { Conflict } from '../shared/index.js';
-import type { SettingsWriter } from '../store/index.js';
-import type { Storage } from '../store/index.js';
+import type { SettingsWriter, Storage } from '../store/index.js';
 import { RealClock } from './clock.js';
 import type { Clocks } from './clocks.js';
 import { KEEP_EVERY_MS, keptState } from './kept.js';

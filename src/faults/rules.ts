@@ -1,9 +1,8 @@
 import type { Clocks } from '../clock/index.js';
 import { LimitReached, RuleViolation } from '../shared/index.js';
-import type { SettingsWriter } from '../store/index.js';
+import type { SettingsWriter, Storage } from '../store/index.js';
 import type { OperationInput } from '../requests/index.js';
 import { draw } from '../ids/index.js';
-import type { Storage } from '../store/index.js';
 import { matches } from './match.js';
 import { faultMessages } from './messages.js';
 import type { FaultRule, FaultRuleInput } from '../records/index.js';

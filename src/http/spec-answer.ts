@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { BodyReply, Handler, OperationInput } from './handler.js';
-import type { CompiledOperation } from '../spec/index.js';
-import type { OpenApiDocument } from '../spec/index.js';
-
+import type { CompiledOperation, OpenApiDocument } from '../spec/index.js';
 /** A reply with a status (not a stream). */
 export type StatusReply = BodyReply;
 

@@ -1,7 +1,5 @@
 import { AsyncResource } from 'node:async_hooks';
-import { MAX_SLICE_MS } from '../shared/index.js';
-import { domainMessages, TooManyRequests } from '../shared/index.js';
-
+import { MAX_SLICE_MS, domainMessages, TooManyRequests } from '../shared/index.js';
 // Taken when the module loads: a test suite that fakes the timers afterwards (vitest's
 // useFakeTimers fakes setImmediate) must not leave every request waiting for its turn.
 const { setImmediate } = globalThis;

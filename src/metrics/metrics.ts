@@ -1,9 +1,6 @@
 import { Counter, Histogram, Registry } from 'prom-client';
-import type { SandboxEvent } from '../records/index.js';
+import type { SandboxEvent, JobKind, Attempt } from '../records/index.js';
 import type { ServedRequest } from '../requests/index.js';
-import type { JobKind } from '../records/index.js';
-import type { Attempt } from '../records/index.js';
-
 /** How a webhook attempt ended, as `sandbox_webhook_attempts_total{outcome}` counts it. */
 export type AttemptOutcome = 'delivered' | 'http_error' | 'timeout' | 'network_error' | 'refused';
 

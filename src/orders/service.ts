@@ -1,7 +1,6 @@
 import type { Client } from '../clients/index.js';
-import { parseDelayRange, type DelayRange } from '../shared/index.js';
+import { parseDelayRange, type DelayRange, RuleViolation } from '../shared/index.js';
 import type { Clocks } from '../clock/index.js';
-import { RuleViolation } from '../shared/index.js';
 import type { Fixtures } from '../fixtures/index.js';
 import type { IdFactory } from '../ids/index.js';
 import type { Storage } from '../store/index.js';

@@ -1,9 +1,7 @@
 import type { ClientRegistry } from '../clients/index.js';
 import { orderIdentity, type Order } from '../records/index.js';
 import type { Journey } from '../tracking/index.js';
-import { withPhotoUrls } from '../tracking/index.js';
-import { AWB_JOB } from '../tracking/index.js';
-
+import { withPhotoUrls, AWB_JOB } from '../tracking/index.js';
 export const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
 /** An order as the control API shows it: state, what is due next, history so far. */

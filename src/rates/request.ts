@@ -1,8 +1,7 @@
 import { assertCourierEnabled } from '../clients/index.js';
 import type { Client } from '../clients/index.js';
 import { areaOf } from '../coverage/index.js';
-import type { Fixtures } from '../fixtures/index.js';
-import type { Courier } from '../fixtures/index.js';
+import type { Fixtures, Courier } from '../fixtures/index.js';
 import { amountProblem, RuleViolation, type FieldError } from '../shared/index.js';
 import type { RateRequest } from './quote.js';
 

@@ -1,12 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Conflict } from '../shared/index.js';
-import type { Endpoint } from '../webhooks/index.js';
-import { wrongSecret } from '../webhooks/index.js';
-import { send, type SendResult } from '../webhooks/index.js';
-import type { TargetGuard } from '../webhooks/index.js';
-import type { AwbGeneratedPayload } from '../records/index.js';
-import type { CheckResult } from '../records/index.js';
-
+import type { Endpoint, TargetGuard } from '../webhooks/index.js';
+import { wrongSecret, send, type SendResult } from '../webhooks/index.js';
+import type { AwbGeneratedPayload, CheckResult } from '../records/index.js';
 /** How far back the stale step stamps its message: twice the Standard Webhooks tolerance of 5 minutes. */
 export const STALE_MS = 10 * 60_000;
 

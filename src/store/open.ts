@@ -1,9 +1,8 @@
 import type { Logger } from 'pino';
-import { EmbeddedStorage } from './embedded/index.js';
+import { EmbeddedStorage, writeWarnings } from './embedded/index.js';
 import { PostgresStorage } from './postgres/index.js';
 import type { Storage } from './port.js';
 import type { StoreFileSystem } from './embedded/index.js';
-import { writeWarnings } from './embedded/index.js';
 
 /** What picks and opens the storage: `--data`, `--fsync`, `--journal-size`, `--database-url`. */
 export interface StorageOptions {

@@ -1,5 +1,4 @@
-import type { ClaimedJob, ClaimOptions, ClientClock, ClientSettings, DeliveryQuery, DueFilter, Job, JobKind, KeptClocks, KeptRealClock, Meta, OrderQuery, Page, RequestFilter, Stored, Unversioned } from '../records/index.js';
-import type { Delivery, DeliveryStatus, JournalEntry, Order, ReportChange, ReportRun, ReportView } from '../records/index.js';
+import type { ClaimedJob, ClaimOptions, ClientClock, ClientSettings, DeliveryQuery, DueFilter, Job, JobKind, KeptClocks, KeptRealClock, Meta, OrderQuery, Page, RequestFilter, Stored, Unversioned, Delivery, DeliveryStatus, JournalEntry, Order, ReportChange, ReportRun, ReportView } from '../records/index.js';
 
 /**
  * The storage port: everything the sandbox keeps, as typed repositories and one unit

@@ -1,8 +1,6 @@
 import type { ClientSettings } from '../records/index.js';
 import type { Repositories, Storage } from './port.js';
-import { Conflict } from '../shared/index.js';
-import { OneAtATime } from '../shared/index.js';
-
+import { Conflict, OneAtATime } from '../shared/index.js';
 /** Tries of a unit that meets another change of the client's settings row. */
 export const SETTINGS_ATTEMPTS = 5;
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Attempt, AttemptTrigger, ChaosMode, Delivery, WebhookEventType, WebhookPayload } from '../records/index.js';
+import type { Attempt, AttemptTrigger, ChaosMode, Delivery, WebhookEventType, WebhookPayload, Stored } from '../records/index.js';
 import type { Repositories } from '../store/index.js';
 import type { DispatcherDeps } from './deps.js';
 import type { Endpoint } from './endpoints.js';
@@ -7,8 +7,6 @@ import type { HeldCounts } from './held-counts.js';
 import { wrongSecret } from './secret.js';
 import { AttemptAborted, send, type SendResult } from './send.js';
 import { WEBHOOK_JOB } from './job.js';
-import type { Stored } from "../records/index.js";
-
 /** An attempt as made: what the delivery logs, and the receiver's Retry-After. */
 export type Made = Attempt & { retry_after: string | null };
 

@@ -1,5 +1,5 @@
 import { JobInterrupted, type Scheduler } from '../jobs/index.js';
-import type { Delivery, SandboxEvent } from '../records/index.js';
+import type { Delivery, SandboxEvent, Stored } from '../records/index.js';
 import { WarningThrottle } from '../shared/index.js';
 import type { Repositories } from '../store/index.js';
 import { DeliveryAttempts, holdReason, isSuccess, type DeliveryState } from './attempts.js';
@@ -13,8 +13,6 @@ import { webhookMessages } from './messages.js';
 import { payloadOf } from './payload.js';
 import { pruneSettled, removeDeliveries } from './prune.js';
 import { nextAttemptAt, retryAfterMs } from './retry.js';
-import type { Stored } from "../records/index.js";
-
 /** How often a client's "outbox full" warning may be logged. */
 export const OUTBOX_WARNING_INTERVAL_MS = 60_000;
 

@@ -1,12 +1,10 @@
-import type { Delivery } from '../records/index.js';
+import type { Delivery, Stored } from '../records/index.js';
 import { TooManyRequests } from '../shared/index.js';
 import { isSuccess, type DeliveryAttempts } from './attempts.js';
 import type { DispatcherDeps } from './deps.js';
 import type { Endpoint } from './endpoints.js';
 import { webhookMessages } from './messages.js';
 import { pingPayload } from './payload.js';
-import type { Stored } from "../records/index.js";
-
 /** Test pings and redeliveries a client may have in flight at once. */
 export const MANUAL_ATTEMPTS = 8;
 

@@ -1,7 +1,5 @@
-import type { SandboxEvent } from '../records/index.js';
+import type { SandboxEvent, PingPayload, WebhookPayload } from '../records/index.js';
 import { epochSeconds as seconds } from '../records/index.js';
-import type { PingPayload, WebhookPayload } from '../records/index.js';
-
 
 /**
  * The webhook body of an order event. Field order is fixed, so the body is the same

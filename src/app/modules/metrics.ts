@@ -2,8 +2,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Counter, Gauge } from 'prom-client';
-import type { OperationInput } from '../../http/index.js';
-import type { SandboxModule } from '../../http/index.js';
+import type { OperationInput, SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
 import { realDataPath } from '../../store/index.js';
 

@@ -1,7 +1,6 @@
 import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
-import { rateHandlers } from '../../http/index.js';
-import { ShippingFeeStream, type StreamStats } from '../../http/index.js';
+import { rateHandlers, ShippingFeeStream, type StreamStats } from '../../http/index.js';
 
 /** The rates module, with what its SSE stream is doing (tests read `streams`). */
 export interface RatesModule extends SandboxModule {

@@ -1,9 +1,7 @@
 import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
-import { unknownChaos } from '../../webhooks/index.js';
-import { WebhookDispatcher, type AttemptObserver } from '../../webhooks/index.js';
+import { unknownChaos, WebhookDispatcher, type AttemptObserver, isSecret } from '../../webhooks/index.js';
 import { chaosHeaderCheck, webhookHandlers } from '../../http/index.js';
-import { isSecret } from '../../webhooks/index.js';
 
 /** Checks the clients' webhook settings; throws a message naming the one at fault. */
 function checkClients(registry: Services['registry']): void {

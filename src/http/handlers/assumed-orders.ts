@@ -7,8 +7,7 @@ import type { IdFactory } from '../../ids/index.js';
 import type { OrdersService } from '../../orders/index.js';
 import type { Storage } from '../../store/index.js';
 import type { Journey } from '../../tracking/index.js';
-import { cancelMessages, cancelOrder } from '../../orders/index.js';
-import { orderDetail } from '../../orders/index.js';
+import { cancelMessages, cancelOrder, orderDetail } from '../../orders/index.js';
 import type { Order } from '../../records/index.js';
 
 interface Deps {

@@ -1,22 +1,17 @@
-import { Conflict, NotFound, RuleViolation } from '../../shared/index.js';
+import { Conflict, NotFound, RuleViolation, VERSION } from '../../shared/index.js';
 import { clientOf, json, listInParts, type HandlerMap, type OperationInput } from '../handler.js';
-import type { Order, OrderStatus } from '../../records/index.js';
-import type { Clocks } from '../../clock/index.js';
-import type { ClockService } from '../../clock/index.js';
+import type { Order, OrderStatus, Stored } from '../../records/index.js';
+import type { Clocks, ClockService } from '../../clock/index.js';
 import type { Fixtures } from '../../fixtures/index.js';
 import type { OrdersService } from '../../orders/index.js';
 import type { CompiledSpec } from '../../spec/index.js';
 import type { Journey } from '../../tracking/index.js';
-import type { ClientRegistry } from '../../clients/index.js';
+import type { ClientRegistry, Client } from '../../clients/index.js';
 import type { Storage } from '../../store/index.js';
-import { VERSION } from '../../shared/index.js';
 import { servedSpec } from '../../spec/index.js';
 import { hasPodScan } from '../../tracking/index.js';
 import { clientList, orderState } from '../../orders/index.js';
-import type { Client } from '../../clients/index.js';
 import { LATEST_CLOCK_MS } from '../../clock/index.js';
-import type { Stored } from "../../records/index.js";
-
 /** Resets one client's data; other parts (webhooks, faults, journal) add their own. */
 export type ResetPart = (clientId: string) => Promise<number>;
 

@@ -1,9 +1,8 @@
 import { NotFound } from '../../shared/index.js';
 import { clientOf, json, type HandlerMap } from '../handler.js';
-import { faultMessages } from '../../faults/index.js';
+import { faultMessages, checkRule } from '../../faults/index.js';
 import type { FaultRules } from '../../faults/index.js';
 import type { FaultRuleInput } from '../../records/index.js';
-import { checkRule } from '../../faults/index.js';
 
 /** `/__sandbox/faults`: create, list and delete the calling client's fault rules. */
 export function faultHandlers(rules: FaultRules): HandlerMap {

@@ -1,10 +1,7 @@
-import type { Fixtures } from '../../fixtures/index.js';
+import type { Fixtures, Courier } from '../../fixtures/index.js';
 import { clientOf, type Handler, type ReplySink } from '../handler.js';
 import { draw } from '../../ids/index.js';
-import type { Courier } from '../../fixtures/index.js';
-import { quoteCourier, type RateRequest } from '../../rates/index.js';
-import { readRateQuery, SHIPPING_FEE_PARAMS } from '../../rates/index.js';
-
+import { quoteCourier, type RateRequest, readRateQuery, SHIPPING_FEE_PARAMS } from '../../rates/index.js';
 /** Real milliseconds each courier quote takes to "compute": 50-149 ms, fixed per courier and seed. */
 export const QUOTE_DELAY_MS = { min: 50, spread: 100 } as const;
 

@@ -1,8 +1,6 @@
 import type { Fixtures } from '../../fixtures/index.js';
 import { clientOf, json, type HandlerMap } from '../handler.js';
-import { quoteCourier } from '../../rates/index.js';
-import { ESTIMATION_PARAMS, enabledCouriers, readRateQuery, SHIPPING_FEE_PARAMS } from '../../rates/index.js';
-import { courierView, estimationView, shippingFeeView } from '../../rates/index.js';
+import { quoteCourier, ESTIMATION_PARAMS, enabledCouriers, readRateQuery, SHIPPING_FEE_PARAMS, courierView, estimationView, shippingFeeView } from '../../rates/index.js';
 
 /** List of couriers, shipping fee and estimation rates (the SSE stream is in rates-stream.ts). */
 export function rateHandlers(fixtures: Fixtures): HandlerMap {

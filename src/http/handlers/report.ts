@@ -1,14 +1,9 @@
 import { TooManyRequests } from '../../shared/index.js';
 import { clientOf, json, type HandlerMap } from '../handler.js';
 import type { Storage } from '../../store/index.js';
-import type { WebhookEndpoints } from '../../webhooks/index.js';
-import type { TargetGuard } from '../../webhooks/index.js';
+import type { WebhookEndpoints, TargetGuard } from '../../webhooks/index.js';
 import type { AwbGeneratedPayload } from '../../records/index.js';
-import { catalogue } from '../../report/index.js';
-import { runChecks, type CheckMessages } from '../../report/index.js';
-import { gradeReport } from '../../report/index.js';
-import { htmlOf } from '../../report/index.js';
-import { junitOf } from '../../report/index.js';
+import { catalogue, runChecks, type CheckMessages, gradeReport, htmlOf, junitOf } from '../../report/index.js';
 import type { ReportObserver } from '../../report/index.js';
 
 export interface ReportHandlerDeps {

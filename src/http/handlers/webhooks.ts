@@ -1,17 +1,10 @@
 import { Conflict, NotFound, RuleViolation } from '../../shared/index.js';
-import type { SettingsWriter } from '../../store/index.js';
+import type { SettingsWriter, Storage } from '../../store/index.js';
 import { clientOf, json, listInParts, type HandlerMap, type Interceptor, type OperationInput } from '../handler.js';
 import type { Clocks } from '../../clock/index.js';
-import { chaosHeaderModes, unknownChaos } from '../../webhooks/index.js';
-import { MAX_REDELIVERED_ATTEMPTS, RESUME_SLICE, type WebhookDispatcher } from '../../webhooks/index.js';
-import type { Endpoint, WebhookEndpoints } from '../../webhooks/index.js';
-import { webhookMessages } from '../../webhooks/index.js';
-import { isSecret } from '../../webhooks/index.js';
-import type { ChaosMode, Delivery, DeliveryStatus, WebhookEventType } from '../../records/index.js';
-import type { Storage } from '../../store/index.js';
-import type { TargetGuard } from '../../webhooks/index.js';
-import { deliveryView, endpointView } from '../../webhooks/index.js';
-import type { Stored } from "../../records/index.js";
+import { chaosHeaderModes, unknownChaos, MAX_REDELIVERED_ATTEMPTS, RESUME_SLICE, type WebhookDispatcher, webhookMessages, isSecret, deliveryView, endpointView } from '../../webhooks/index.js';
+import type { Endpoint, WebhookEndpoints, TargetGuard } from '../../webhooks/index.js';
+import type { ChaosMode, Delivery, DeliveryStatus, WebhookEventType, Stored } from '../../records/index.js';
 
 export interface WebhookHandlerDeps {
   storage: Storage;

@@ -1,4 +1,4 @@
-import type { Delivery, DeliveryStatus } from '../../records/index.js';
+import type { Delivery, DeliveryStatus, DeliveryQuery, Page, Stored, Unversioned } from '../../records/index.js';
 import type { DeliveryRepository } from '../port.js';
 import type { Indexes } from './indexes.js';
 import { pageOf } from './pages.js';
@@ -7,7 +7,6 @@ import { SortedKeys } from './sorted-keys.js';
 import { stored } from './stored.js';
 import type { Access } from './unit-of-work.js';
 import { insertNew, updateAt } from './versioned-writes.js';
-import type { DeliveryQuery, Page, Stored, Unversioned } from "../../records/index.js";
 
 /** Webhook deliveries, kept as the port gives them. */
 export class EmbeddedDeliveries implements DeliveryRepository {

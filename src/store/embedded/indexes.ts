@@ -1,12 +1,9 @@
-import type { Order } from '../../records/index.js';
-import type { Delivery, DeliveryStatus } from '../../records/index.js';
+import type { Order, Delivery, DeliveryStatus, Job, JobKind } from '../../records/index.js';
 import { DELIVERIES, JOBS, ORDERS } from './collections.js';
 import { DueHeap } from './due-heap.js';
 import { ShardedMap, ShardedSet } from './sharded-map.js';
 import { SortedKeys } from './sorted-keys.js';
 import type { Change } from './unit-of-work.js';
-import type { Job, JobKind } from "../../records/index.js";
-
 const perClient = <T>(map: Map<string, T>, clientId: string, make: () => T): T => {
   let value = map.get(clientId);
   if (value === undefined) map.set(clientId, (value = make()));

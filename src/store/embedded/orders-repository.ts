@@ -1,4 +1,4 @@
-import type { Order } from '../../records/index.js';
+import type { Order, OrderQuery, Page, Stored, Unversioned } from '../../records/index.js';
 import type { OrderRepository } from '../port.js';
 import type { Indexes } from './indexes.js';
 import { pageOf } from './pages.js';
@@ -7,7 +7,6 @@ import { ORDERS } from './collections.js';
 import { checkVersion, type Access } from './unit-of-work.js';
 import type { UnpackedOrders } from './unpacked-orders.js';
 import { insertNew, updateAt } from './versioned-writes.js';
-import type { OrderQuery, Page, Stored, Unversioned } from "../../records/index.js";
 
 /**
  * Orders as the port gives them. The store keeps them packed (see OrderPacker): they are

@@ -1,7 +1,6 @@
-import type { JournalEntry } from '../../records/index.js';
+import type { JournalEntry, RequestFilter } from '../../records/index.js';
 import type { RequestLogRepository } from '../port.js';
 import { BoundedLog } from './bounded-log.js';
-import type { RequestFilter } from "../../records/index.js";
 
 /**
  * The request journal of the embedded store: kept in memory only, bounded per client

@@ -1,10 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { domainMessages, Unavailable } from '../../shared/index.js';
-import type { Order } from '../../records/index.js';
-import type { Delivery } from '../../records/index.js';
+import type { Order, Delivery, Job } from '../../records/index.js';
 import type { ClientSettingsRepository, CounterRepository, DeliveryRepository, JobRepository, MetaRepository, OrderRepository, Repositories, Storage, StorageHealth } from '../port.js';
-import { LOCK_LOST, JournaledFile, type JournaledFileOptions } from './file/index.js';
-import { DataFileError, StoreUnavailable } from './file/index.js';
+import { LOCK_LOST, JournaledFile, type JournaledFileOptions, DataFileError, StoreUnavailable } from './file/index.js';
 import { Indexes } from './indexes.js';
 import { DELIVERIES, JOBS, ORDERS } from './collections.js';
 import { DeliveryPacker } from './delivery-packer.js';
@@ -20,7 +18,6 @@ import { EmbeddedSettings } from './settings-repository.js';
 import { MemoryRequestLog } from './request-log.js';
 import { MemoryReports } from './reports.js';
 import { CommittedAccess, UnitOfWork, type Access } from './unit-of-work.js';
-import type { Job } from "../../records/index.js";
 
 export interface EmbeddedOptions extends JournaledFileOptions {
   /** Most request-journal entries kept per client. */

@@ -1,9 +1,8 @@
-import type { Order } from '../../records/index.js';
+import type { Order, Stored } from '../../records/index.js';
 import { freeze } from '../freeze.js';
 import { copyWith } from './file/index.js';
 import { PlayedSteps, type PackedOrder } from './played-steps.js';
 import { stored } from './stored.js';
-import type { Stored } from "../../records/index.js";
 
 /** A stored order as the port gives it: frozen, its played steps as objects. */
 export function unpacked(value: unknown): Stored<Order> | undefined {

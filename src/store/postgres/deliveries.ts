@@ -1,11 +1,10 @@
 import { Conflict, domainMessages } from '../../shared/index.js';
-import type { Delivery, DeliveryStatus } from '../../records/index.js';
+import type { Delivery, DeliveryStatus, DeliveryQuery, Page, Stored, Unversioned } from '../../records/index.js';
 import { positionOf } from '../cursor.js';
 import type { DeliveryRepository } from '../port.js';
 import { isUniqueViolation, type Db } from './db.js';
 import { dataOf, pageOf, stored } from './rows.js';
 import { finite, Where } from './where.js';
-import type { DeliveryQuery, Page, Stored, Unversioned } from "../../records/index.js";
 
 /** Webhook deliveries as rows of `deliveries`: the columns a listing filters and orders on, and the record as JSON. */
 export class PgDeliveries implements DeliveryRepository {

@@ -1,12 +1,10 @@
 import { Conflict, domainMessages } from '../../shared/index.js';
-import type { Order } from '../../records/index.js';
+import type { Order, OrderQuery, Page, Stored, Unversioned } from '../../records/index.js';
 import { positionOf } from '../cursor.js';
 import type { OrderRepository } from '../port.js';
 import { isUniqueViolation, ONE_ROW_OR_STALE, type Db } from './db.js';
 import { dataOf, pageOf, stored } from './rows.js';
 import { finite, Where } from './where.js';
-import type { OrderQuery, Page, Stored, Unversioned } from "../../records/index.js";
-
 /**
  * The columns of an order's row besides `version` and `data`, in the order
  * `orderColumns` gives their values: what insert and update write, and what the

@@ -1,10 +1,8 @@
-import type { JournalEntry } from '../../records/index.js';
+import type { JournalEntry, RequestFilter } from '../../records/index.js';
 import type { RequestLogRepository } from '../port.js';
 import type { Db } from './db.js';
 import { storable } from './rows.js';
 import { Where } from './where.js';
-import type { RequestFilter } from "../../records/index.js";
-
 /** The most journal entries one statement writes. */
 export const JOURNAL_BATCH = 256;
 /**
