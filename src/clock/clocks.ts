@@ -1,5 +1,5 @@
 import { ManualClock, RealClock, type Clock } from './clock.js';
-import type { ClientClock, ClockLead, KeptClocks } from "../records/index.js";
+import type { ClientClock, ClockLead, KeptClocks } from '../records/index.js';
 
 /**
  * The sandbox's clocks: one per client (like Stripe's test clocks) over the sandbox's

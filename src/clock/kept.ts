@@ -1,5 +1,5 @@
 import type { RealClock } from './clock.js';
-import type { Meta } from "../records/index.js";
+import type { Meta } from '../records/index.js';
 
 /** How often a real clock running at another pace than wall time's notes how far it has run. */
 export const KEEP_EVERY_MS = 1_000;

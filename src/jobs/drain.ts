@@ -7,7 +7,7 @@ import type { JobPool } from './pool.js';
 import type { Rows } from './rows.js';
 import type { JobRunner } from './runner.js';
 import type { LoopSlices } from './slices.js';
-import type { ClaimOptions } from "../records/index.js";
+import type { ClaimOptions } from '../records/index.js';
 
 /** How often an advance looks again for its client's jobs that another replica holds (wall ms, growing). */
 const HELD_ELSEWHERE_POLL_MS = [10, 20, 50, 100, 200];

@@ -1,4 +1,4 @@
-import { JOB_KINDS, type ClaimedJob, type JobKind } from "../records/index.js";
+import { JOB_KINDS, type ClaimedJob, type JobKind } from '../records/index.js';
 
 /**
  * Runs one due job. `at` is the time it happened on its client's clock: use it, not the

@@ -1,4 +1,4 @@
-import type { JobKind } from "../records/index.js";
+import type { JobKind } from '../records/index.js';
 
 export interface SchedulerOptions {
   /** How many jobs of local work due at the same moment run at once. */

@@ -3,7 +3,7 @@ import type { JobKinds } from './kinds.js';
 import { holdingPlace, NumberingOrder } from './numbering-order.js';
 import type { Outcome, Stamp } from './options.js';
 import type { JobRunner } from './runner.js';
-import type { ClaimedJob } from "../records/index.js";
+import type { ClaimedJob } from '../records/index.js';
 
 /**
  * How many of a client's jobs run at once when they run side by side: a store's

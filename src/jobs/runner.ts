@@ -4,7 +4,7 @@ import type { Storage } from '../store/index.js';
 import { JobInterrupted, type JobKinds } from './kinds.js';
 import type { Outcome, SchedulerOptions, Stamp } from './options.js';
 import type { Running } from './running.js';
-import type { ClaimedJob } from "../records/index.js";
+import type { ClaimedJob } from '../records/index.js';
 
 /** How often a job that throws unexpectedly is run in all before it is dropped, and the first wait between tries (doubling). */
 const JOB_ATTEMPTS = 5;

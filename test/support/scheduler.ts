@@ -2,7 +2,7 @@ import { ManualClock, type RealClock } from '../../src/clock/clock.js';
 import { Scheduler, type SchedulerOptions } from '../../src/jobs/index.js';
 import { EmbeddedStorage } from '../../src/store/embedded/storage.js';
 import type { Storage } from '../../src/store/port.js';
-import type { JobKind } from "../../src/records/index.js";
+import type { JobKind } from '../../src/records/index.js';
 
 /** AWB jobs as tracking registers them: local work, drawing AWBs in the order claimed. */
 export const AWB = { kind: 'awb', drawsInOrder: true } as const;

@@ -5,7 +5,7 @@ import type { Indexes, JobQueue } from './indexes.js';
 import { JOBS, jobId } from './collections.js';
 import { stored } from './stored.js';
 import type { Access } from './unit-of-work.js';
-import type { ClaimedJob, ClaimOptions, DueFilter, Job, JobKind, Stored } from "../../records/index.js";
+import type { ClaimedJob, ClaimOptions, DueFilter, Job, JobKind, Stored } from '../../records/index.js';
 
 /** A client's clock lead (0 when not named). */
 const leadOf =

@@ -1,7 +1,7 @@
 import type { MetaRepository } from '../port.js';
 import { META } from './collections.js';
 import type { Access } from './unit-of-work.js';
-import type { Meta } from "../../records/index.js";
+import type { Meta } from '../../records/index.js';
 
 /** The sandbox's own facts (see Meta), one record per key. */
 export class EmbeddedMeta implements MetaRepository {

@@ -1,6 +1,6 @@
 import { encodeCursor, positionOf } from '../cursor.js';
 import type { SortedKeys } from './sorted-keys.js';
-import type { Page, Stored } from "../../records/index.js";
+import type { Page, Stored } from '../../records/index.js';
 
 /** How one listing reads its records: where its keys are, what it keeps, how a record is placed and handed out. */
 export interface Listing<T, R = Stored<T>> {

@@ -3,7 +3,7 @@ import { CLIENTS } from './collections.js';
 import { stored } from './stored.js';
 import type { Access } from './unit-of-work.js';
 import { insertNew, updateAt } from './versioned-writes.js';
-import type { ClientSettings, Stored } from "../../records/index.js";
+import type { ClientSettings, Stored } from '../../records/index.js';
 
 /** Each client's settings, one record per client. */
 export class EmbeddedSettings implements ClientSettingsRepository {

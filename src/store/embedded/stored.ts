@@ -1,6 +1,6 @@
 import { freeze } from '../freeze.js';
 import { copyWith } from './file/index.js';
-import type { Stored } from "../../records/index.js";
+import type { Stored } from '../../records/index.js';
 
 /** A stored record as the port gives it: frozen, with a version (records of older files count as version 0). */
 export function stored<T>(value: T | undefined): Stored<T> | undefined {

@@ -2,7 +2,7 @@ import { Conflict } from '../../shared/index.js';
 import { copyWith } from './file/index.js';
 import { stored } from './stored.js';
 import { checkVersion, type Access } from './unit-of-work.js';
-import type { Stored, Unversioned } from "../../records/index.js";
+import type { Stored, Unversioned } from '../../records/index.js';
 
 /** Inserts a record that must not exist yet. */
 export function insertNew<T>(access: Access, collection: string, key: string, value: Unversioned<T>, what: string): Stored<T> {

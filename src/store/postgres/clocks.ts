@@ -3,7 +3,7 @@ import { Unavailable } from '../../shared/index.js';
 import type { SharedClockRepository } from '../port.js';
 import type { Db } from './db.js';
 import type { Prefetched } from './settings.js';
-import type { ClientClock, ClientSettings, KeptClocks, KeptRealClock } from "../../records/index.js";
+import type { ClientClock, ClientSettings, KeptClocks, KeptRealClock } from '../../records/index.js';
 
 /** The channel replicas are told on when a clock moved: `{ from, ids }`. */
 export const CLOCKS_CHANNEL = 'sandbox_clocks';

@@ -1,5 +1,5 @@
 import { finite, type Where } from './where.js';
-import type { ClockLead } from "../../records/index.js";
+import type { ClockLead } from '../../records/index.js';
 
 /**
  * The SQL of a job's due time on the clock `ahead` is measured from: `due_at` less its

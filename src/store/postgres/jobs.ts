@@ -4,8 +4,8 @@ import { write, type Db } from './db.js';
 import { dueBy, dueOn, leadsOf } from './job-due.js';
 import { withoutNul } from './rows.js';
 import { finite, Where } from './where.js';
-import type { ClaimedJob, ClaimOptions, DueFilter, Job, JobKind, Stored } from "../../records/index.js";
-import { JOB_KINDS } from "../../records/index.js";
+import type { ClaimedJob, ClaimOptions, DueFilter, Job, JobKind, Stored } from '../../records/index.js';
+import { JOB_KINDS } from '../../records/index.js';
 
 interface JobRow {
   kind: JobKind;

@@ -1,6 +1,6 @@
 import type { MetaRepository } from '../port.js';
 import type { Db } from './db.js';
-import type { Meta } from "../../records/index.js";
+import type { Meta } from '../../records/index.js';
 
 /** The single values of the sandbox as a whole (its id seed, default token, clocks) as rows of `meta`, one JSON value per key. */
 export class PgMeta implements MetaRepository {

@@ -1,6 +1,6 @@
 import { encodeCursor, type Position } from '../cursor.js';
 import { freeze } from '../freeze.js';
-import type { Page, Stored } from "../../records/index.js";
+import type { Page, Stored } from '../../records/index.js';
 
 /** A record as the port gives it: the stored JSON with its version, frozen. */
 export function stored<T>(data: unknown, version: number): Stored<T> {

@@ -2,7 +2,7 @@ import { Conflict, domainMessages } from '../../shared/index.js';
 import type { ClientSettingsRepository } from '../port.js';
 import { isUniqueViolation, type Db } from './db.js';
 import { dataOf, stored } from './rows.js';
-import type { ClientSettings, Stored } from "../../records/index.js";
+import type { ClientSettings, Stored } from '../../records/index.js';
 
 /** Settings read along with a request's clock (see PostgresStorage.requestScope), by client: each used once. */
 export type Prefetched = Map<string, { data: ClientSettings; version: number } | undefined>;
