@@ -1,3 +1,5 @@
+/** The composition: builds the services (`buildServices`), the modules and the express app (`createApp`), and starts a sandbox (`createSandbox`). */
+
 export { createApp } from './app.js';
 export { buildServices, createSandbox } from './sandbox.js';
 export type { Sandbox, SandboxClock } from './sandbox.js';

@@ -1,3 +1,5 @@
+/** Sandbox time: the real and manual clocks, one clock per client, their advances and their kept state. */
+
 export { LATEST_CLOCK_MS, LATEST_CLOCK_START_MS, ManualClock, RealClock } from './clock.js';
 export type { Clock } from './clock.js';
 export { Clocks } from './clocks.js';

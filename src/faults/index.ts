@@ -1,3 +1,5 @@
+/** Fault rules per client: validation, matching against requests, the rules kept in the store, and the fault a request met. */
+
 export { appliedFault, noteApplied } from './applied.js';
 export { faultMessages } from './messages.js';
 export { FaultRules } from './rules.js';

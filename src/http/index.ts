@@ -1,3 +1,5 @@
+/** The HTTP edge: express, the request pipeline, the route table, the handlers, the error envelope, the pages. */
+
 export { knownToken } from './auth.js';
 export { answerClientErrors } from './client-error.js';
 export { cors } from './cors.js';

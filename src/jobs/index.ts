@@ -1,4 +1,5 @@
-// The scheduler: runs the jobs that fall due on the clients' clocks.
+/** The scheduler: job kinds registered by their features, due jobs claimed and run on their clients' clocks. */
+
 export { Scheduler } from './scheduler.js';
 export type { SchedulerOptions } from './options.js';
 

@@ -1,3 +1,5 @@
+/** Orders: create, list, get, cancel, the rules beyond the schema, and the views of an order. */
+
 export { cancelMessages, cancelOrder } from './cancel.js';
 export { orderDetail } from './detail.js';
 export { createFields } from './fields.js';

@@ -1,3 +1,5 @@
+/** Shipping fees and estimates: tariffs, chargeable weight, quotes and their stream. */
+
 export { orderRate } from './order-rate.js';
 export { quoteCourier } from './quote.js';
 export type { RateRequest } from './quote.js';

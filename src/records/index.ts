@@ -1,3 +1,5 @@
+/** The record types the storage port speaks, and pure functions over them. Imports nothing else of the project. */
+
 export type { ClientSettings, EndpointSetting } from './client-settings.js';
 export type { ClientClock, KeptClocks, KeptRealClock, RealClockState } from './clock.js';
 export type { Attempt, AttemptTrigger, AwbGeneratedPayload, ChaosMode, Delivery, DeliveryStatus, PingPayload, WebhookEventType, WebhookPayload } from './delivery.js';

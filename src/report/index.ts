@@ -1,3 +1,5 @@
+/** The readiness report: the catalogue, the observer that judges requests and webhook attempts, grading, JUnit and HTML. */
+
 export { catalogue } from './catalogue.js';
 export { runChecks } from './checks.js';
 export type { CheckMessages } from './checks.js';

@@ -1,3 +1,5 @@
+/** Domain errors and small utilities every layer above may use. */
+
 export { formatDuration, parseDelayRange, parseDuration } from './duration.js';
 export type { DelayRange } from './duration.js';
 export { Conflict, DomainError, Forbidden, LimitReached, NotFound, RuleViolation, TooManyRequests, Unavailable, amountProblem, domainMessages } from './errors.js';

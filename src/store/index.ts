@@ -1,3 +1,5 @@
+/** The storage port (`Storage`: typed repositories and one unit of work), and opening the adapter the options name. */
+
 export { realDataPath } from './embedded/index.js';
 export type { StoreFileSystem } from './embedded/index.js';
 export { openStorage } from './open.js';

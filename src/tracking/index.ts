@@ -1,3 +1,5 @@
+/** Tracking: the journey of an order through its scenario, rendered history, the tracking answer and its caches, POD photos. */
+
 export { AWB_JOB, Journey } from './journey.js';
 export { hasPodScan } from './pod-scan.js';
 export { contextOf } from './render.js';

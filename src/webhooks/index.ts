@@ -1,3 +1,5 @@
+/** Webhooks: the outbox, signed and retried attempts, endpoints, chaos modes and the target policy. */
+
 export { webhookBannerLine } from './banner.js';
 export { chaosHeaderModes, unknownChaos } from './chaos.js';
 export type { AttemptObserver } from './deps.js';

@@ -1,3 +1,5 @@
+/** One module per feature: what plugs it into the edge (handlers, interceptors, observers) and its reset, prune, start and close hooks. */
+
 export { coverageModule } from './coverage.js';
 export { faultsModule } from './faults.js';
 export { metricsModule } from './metrics.js';

@@ -1,3 +1,5 @@
+/** One file of operation handlers per feature: each turns an `OperationInput` into a service call and a `Reply`. */
+
 export { assumedOrderHandlers } from './assumed-orders.js';
 export { controlHandlers } from './control.js';
 export type { ResetPart } from './control.js';

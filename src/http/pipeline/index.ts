@@ -1,3 +1,5 @@
+/** The stages of a request (identify, admit, arrive, fair turn, validate, intercept, handle, observe) and the interceptors (faults, Prefer). */
+
 export { performFault } from './fault-actions.js';
 export { preferInterceptor } from './prefer.js';
 export type { PipelineOptions } from './options.js';

@@ -1,1 +1,3 @@
+/** The PostgreSQL adapter: one file per repository, units of work as transactions, jobs claimed with SKIP LOCKED. */
+
 export { PostgresStorage } from './storage.js';

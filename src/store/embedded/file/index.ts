@@ -1,3 +1,5 @@
+/** The journaled data file under the embedded adapter: snapshot, journal segments, lock, schema and migrations. */
+
 export { realDataPath } from './data-path.js';
 export { JournaledFile } from './journaled-file.js';
 export { LOCK_LOST } from './lock-lost.js';
