@@ -240,6 +240,15 @@ module.exports = {
 
     // ---- the check itself -----------------------------------------------------------------
     {
+      name: 'src-imports-only-src-and-packages',
+      comment:
+        'A file of src/ imports only files of src/, npm packages and Node builtins: an import of a file outside src/ (a build in dist/, ' +
+        'a helper folder) would carry a dependency past every other rule.',
+      severity: 'error',
+      from: { path: SRC },
+      to: { pathNot: ['^src/', '(?:^|/)node_modules/'], dependencyTypesNot: ['core'], couldNotResolve: false },
+    },
+    {
       name: 'no-unresolvable-import',
       comment:
         'Every import resolves to a file, package or builtin: an import dependency-cruiser cannot resolve is invisible to every other rule.',
@@ -249,11 +258,11 @@ module.exports = {
     },
   ],
   options: {
-    // Only src/ is cruised (the command names it); tests, builds and packages are not.
-    exclude: { path: '^(?:node_modules|test|dist)/' },
-    // Imports of npm packages are recorded (the pg and express rules need them) but the
-    // packages' own imports are not followed.
-    doNotFollow: { path: 'node_modules' },
+    // Only src/ is cruised (the command names it); tests are not.
+    exclude: { path: '^(?:node_modules|test)/' },
+    // Imports of npm packages and of anything outside src/ (dist/, say) are recorded, so
+    // the rules see them, but their own imports are not followed.
+    doNotFollow: { path: ['node_modules', '^dist/', '^(?!src/)'] },
     // Read the TypeScript sources before compilation, so that `import type` and
     // type-only re-exports count as imports (the compiled JavaScript drops them).
     tsPreCompilationDeps: true,

@@ -14,8 +14,12 @@ import { isReadMethod, scopeOf } from './roles.js';
  */
 export type Access = 'public' | 'read' | 'write' | 'sandbox';
 
-/** The module that serves an operation, and who may call it. */
+/** The spec an operation is in: the provider's API or the sandbox's control API. */
+export type SpecName = 'provider' | 'control';
+
+/** The spec of an operation, the module that serves it, and who may call it. */
 export interface Route {
+  spec: SpecName;
   by: string;
   access: Access;
 }
@@ -27,52 +31,52 @@ export interface Route {
  */
 export const ROUTES: Readonly<Record<string, Route>> = {
   // The provider's API (spec/openapi.yaml)
-  createOrder: { by: 'orders', access: 'write' },
-  trackOrder: { by: 'orders', access: 'read' },
-  cancelOrder: { by: 'orders', access: 'write' },
-  getOrderDetail: { by: 'orders', access: 'read' },
-  getEstimationRates: { by: 'rates', access: 'read' },
-  listCouriers: { by: 'rates', access: 'read' },
-  getShippingFee: { by: 'rates', access: 'read' },
-  streamShippingFee: { by: 'rates', access: 'read' },
-  listProvinces: { by: 'coverage', access: 'read' },
-  listCities: { by: 'coverage', access: 'read' },
-  listDistricts: { by: 'coverage', access: 'read' },
-  searchArea: { by: 'coverage', access: 'read' },
+  createOrder: { spec: 'provider', by: 'orders', access: 'write' },
+  trackOrder: { spec: 'provider', by: 'orders', access: 'read' },
+  cancelOrder: { spec: 'provider', by: 'orders', access: 'write' },
+  getOrderDetail: { spec: 'provider', by: 'orders', access: 'read' },
+  getEstimationRates: { spec: 'provider', by: 'rates', access: 'read' },
+  listCouriers: { spec: 'provider', by: 'rates', access: 'read' },
+  getShippingFee: { spec: 'provider', by: 'rates', access: 'read' },
+  streamShippingFee: { spec: 'provider', by: 'rates', access: 'read' },
+  listProvinces: { spec: 'provider', by: 'coverage', access: 'read' },
+  listCities: { spec: 'provider', by: 'coverage', access: 'read' },
+  listDistricts: { spec: 'provider', by: 'coverage', access: 'read' },
+  searchArea: { spec: 'provider', by: 'coverage', access: 'read' },
 
   // The sandbox's control API (spec/sandbox-control.yaml)
-  getHealth: { by: 'control', access: 'public' },
-  getProviderSpec: { by: 'control', access: 'public' },
-  getControlSpec: { by: 'control', access: 'public' },
-  getPodPhoto: { by: 'control', access: 'public' },
-  getMetrics: { by: 'metrics', access: 'sandbox' },
-  listScenarios: { by: 'control', access: 'read' },
-  listOrders: { by: 'control', access: 'read' },
-  getOrderState: { by: 'control', access: 'read' },
-  generateAwb: { by: 'control', access: 'write' },
-  advanceOrder: { by: 'control', access: 'write' },
-  getClock: { by: 'control', access: 'read' },
-  advanceClock: { by: 'control', access: 'write' },
-  advanceAllClocks: { by: 'control', access: 'sandbox' },
-  setClockSpeed: { by: 'control', access: 'sandbox' },
-  resetClient: { by: 'control', access: 'write' },
-  resetSandbox: { by: 'control', access: 'sandbox' },
-  listClients: { by: 'control', access: 'sandbox' },
-  getWebhook: { by: 'webhooks', access: 'read' },
-  setWebhook: { by: 'webhooks', access: 'write' },
-  listWebhookDeliveries: { by: 'webhooks', access: 'read' },
-  getWebhookDelivery: { by: 'webhooks', access: 'read' },
-  redeliverWebhook: { by: 'webhooks', access: 'write' },
-  testWebhook: { by: 'webhooks', access: 'write' },
-  listFaultRules: { by: 'faults', access: 'read' },
-  createFaultRule: { by: 'faults', access: 'write' },
-  deleteFaultRules: { by: 'faults', access: 'write' },
-  deleteFaultRule: { by: 'faults', access: 'write' },
-  listRequests: { by: 'requests', access: 'read' },
-  clearRequests: { by: 'requests', access: 'write' },
-  getReport: { by: 'report', access: 'read' },
-  startRun: { by: 'report', access: 'write' },
-  runChecks: { by: 'report', access: 'write' },
+  getHealth: { spec: 'control', by: 'control', access: 'public' },
+  getProviderSpec: { spec: 'control', by: 'control', access: 'public' },
+  getControlSpec: { spec: 'control', by: 'control', access: 'public' },
+  getPodPhoto: { spec: 'control', by: 'control', access: 'public' },
+  getMetrics: { spec: 'control', by: 'metrics', access: 'sandbox' },
+  listScenarios: { spec: 'control', by: 'control', access: 'read' },
+  listOrders: { spec: 'control', by: 'control', access: 'read' },
+  getOrderState: { spec: 'control', by: 'control', access: 'read' },
+  generateAwb: { spec: 'control', by: 'control', access: 'write' },
+  advanceOrder: { spec: 'control', by: 'control', access: 'write' },
+  getClock: { spec: 'control', by: 'control', access: 'read' },
+  advanceClock: { spec: 'control', by: 'control', access: 'write' },
+  advanceAllClocks: { spec: 'control', by: 'control', access: 'sandbox' },
+  setClockSpeed: { spec: 'control', by: 'control', access: 'sandbox' },
+  resetClient: { spec: 'control', by: 'control', access: 'write' },
+  resetSandbox: { spec: 'control', by: 'control', access: 'sandbox' },
+  listClients: { spec: 'control', by: 'control', access: 'sandbox' },
+  getWebhook: { spec: 'control', by: 'webhooks', access: 'read' },
+  setWebhook: { spec: 'control', by: 'webhooks', access: 'write' },
+  listWebhookDeliveries: { spec: 'control', by: 'webhooks', access: 'read' },
+  getWebhookDelivery: { spec: 'control', by: 'webhooks', access: 'read' },
+  redeliverWebhook: { spec: 'control', by: 'webhooks', access: 'write' },
+  testWebhook: { spec: 'control', by: 'webhooks', access: 'write' },
+  listFaultRules: { spec: 'control', by: 'faults', access: 'read' },
+  createFaultRule: { spec: 'control', by: 'faults', access: 'write' },
+  deleteFaultRules: { spec: 'control', by: 'faults', access: 'write' },
+  deleteFaultRule: { spec: 'control', by: 'faults', access: 'write' },
+  listRequests: { spec: 'control', by: 'requests', access: 'read' },
+  clearRequests: { spec: 'control', by: 'requests', access: 'write' },
+  getReport: { spec: 'control', by: 'report', access: 'read' },
+  startRun: { spec: 'control', by: 'report', access: 'write' },
+  runChecks: { spec: 'control', by: 'report', access: 'write' },
 };
 
 /** Who may call an operation, as `roles.ts` decides it from the spec (see `Access`). */
@@ -83,18 +87,20 @@ export function accessOf(op: Pick<CompiledOperation, 'method' | 'secured' | 'def
 }
 
 /**
- * The handlers of the modules, each operation's from the module the table names. A
- * module that serves an operation the table gives to another, or does not list, is a
- * wiring mistake: it throws at start. An operation whose module is not plugged in is
- * left to the spec's answers.
+ * The handlers of the modules, each operation's from the module the table names, for
+ * the spec the table puts it in: a handler serves only an operation of its own spec (a
+ * fuller provider spec given with `--spec` that reuses a control operationId gets the
+ * spec's answers for it, never the control handler). A module that serves an operation
+ * the table gives to another, or does not list, is a wiring mistake: it throws at start.
+ * An operation whose module is not plugged in is left to the spec's answers.
  */
-export function routedHandlers(modules: readonly SandboxModule[]): HandlerMap {
-  const handlers: Record<string, Handler> = {};
+export function routedHandlers(modules: readonly SandboxModule[]): Record<SpecName, HandlerMap> {
+  const handlers: Record<SpecName, Record<string, Handler>> = { provider: {}, control: {} };
   for (const module of modules) {
     for (const [operationId, handler] of Object.entries(module.handlers ?? {})) {
       const route = ROUTES[operationId];
       if (route?.by !== module.name) throw new Error(`The ${module.name} module serves ${operationId}, which the route table (http/routes.ts) ${route ? `gives to ${route.by}` : 'does not list'}.`);
-      handlers[operationId] = handler;
+      handlers[route.spec][operationId] = handler;
     }
   }
   return handlers;

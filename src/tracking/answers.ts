@@ -1,5 +1,5 @@
 import type { Clocks } from '../clock/index.js';
-import type { Fixtures } from '../fixtures/index.js';
+import type { Fixtures, LoadedScenario } from '../fixtures/index.js';
 import type { Order } from '../records/index.js';
 import type { Journey } from './journey.js';
 import { magicHistory, magicScenario, trackingOf, type TrackingResponse } from './view.js';
@@ -51,15 +51,13 @@ export class TrackingAnswers {
     return answer;
   }
 
-  /**
-   * The tracking of a magic AWB (one per scenario, trackable by every client), on the
-   * client's clock; 'fails' for the scenario whose AWB is never generated (the
-   * provider's 404), undefined when `awb` is not a magic one.
-   */
-  magic(awb: string, clientId: string, baseUrl: string): { tracking: TrackingResponse | undefined } | 'fails' | undefined {
-    const scenario = magicScenario(this.fixtures, awb);
-    if (!scenario) return undefined;
-    if (scenario.awb === 'fails') return 'fails';
-    return { tracking: trackingOf(magicHistory(this.fixtures, scenario, this.clock.of(clientId)), baseUrl, this.journey.photos) };
+  /** The scenario whose magic AWB (one per scenario, trackable by every client) this is, if any. */
+  magicScenario(awb: string): LoadedScenario | undefined {
+    return magicScenario(this.fixtures, awb);
+  }
+
+  /** The tracking of a scenario's magic AWB on the client's clock (its journey ended a week ago). */
+  magic(scenario: LoadedScenario, clientId: string, baseUrl: string): TrackingResponse | undefined {
+    return trackingOf(magicHistory(this.fixtures, scenario, this.clock.of(clientId)), baseUrl, this.journey.photos);
   }
 }

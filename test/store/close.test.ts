@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { JournaledFile } from '../../src/store/embedded/file/journaled-file.js';
 import { tempDir } from '../support/tmp.js';
 
-/** An order-sized record (~1 KB, as src/orders/types.ts's Order is on disk). */
+/** An order-sized record (~1 KB, as src/records/order.ts's Order is on disk). */
 const record = (n: number) => ({ order_no: String(100000000000 + n), client_id: 'c', status: 'delivered', address: 'Jl. Sudirman No. 1 '.repeat(20), history: [{ step: 0, at: n }, { step: 1, at: n + 1 }], n });
 
 describe('closing the store', () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { controlModule } from '../../src/app/modules/control.js';
 import { ordersModule } from '../../src/app/modules/orders.js';
 import { accessOf, ROUTES, routedHandlers } from '../../src/http/routes.js';
 import { testSandbox, type TestSandbox } from '../support/sandbox.js';
@@ -18,6 +19,18 @@ describe('the route table (http/routes.ts)', () => {
       .map((op) => op.operationId)
       .filter((id) => served.includes(id) || ['orders', 'control'].includes(ROUTES[id]?.by ?? ''));
     expect(Object.keys(ROUTES).sort()).toEqual(withHandler.sort());
+  });
+
+  it('puts each operation in the spec that has it', () => {
+    const specOf = (id: string) => (sandbox.services.specs.provider.operations.some((op) => op.operationId === id) ? 'provider' : 'control');
+    expect(Object.fromEntries(Object.entries(ROUTES).map(([id, route]) => [id, route.spec]))).toEqual(Object.fromEntries(Object.keys(ROUTES).map((id) => [id, specOf(id)])));
+  });
+
+  it('hands each spec only the handlers of its own operations, so a provider operation named like a control one is never served by it', () => {
+    const { provider, control } = routedHandlers([ordersModule(sandbox.services), controlModule(sandbox.services, [])]);
+    expect(Object.keys(provider).sort()).toEqual(['cancelOrder', 'createOrder', 'getOrderDetail', 'trackOrder']);
+    expect(Object.keys(control)).toContain('resetSandbox');
+    expect(Object.keys(control)).not.toContain('createOrder');
   });
 
   it('gives each operation the access the role rules enforce from its method, security and scope', () => {

@@ -22,11 +22,10 @@ export function orderHandlers({ orders, tracking }: { orders: OrdersService; tra
 
     trackOrder: async (input) => {
       const awb = input.params.order_no!;
-      const client = clientOf(input);
-      const magic = tracking.magic(awb, client.id, input.baseUrl);
-      if (magic === 'fails') throw new NotFound();
-      if (magic) return json(200, magic.tracking);
-      const order = await orders.byAwbOf(client, awb);
+      const magic = tracking.magicScenario(awb);
+      if (magic?.awb === 'fails') throw new NotFound();
+      if (magic) return json(200, tracking.magic(magic, clientOf(input).id, input.baseUrl));
+      const order = await orders.byAwbOf(clientOf(input), awb);
       const answer = order && tracking.of(order, input.baseUrl);
       if (!answer) throw new NotFound();
       return answer;
