@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from '/dashboard/vendor/hooks.mjs';
+import { useEffect, useState } from '/dashboard/vendor/hooks.mjs';
 import { html } from './html.js';
 
 /** An API error as the sandbox sent it: the request, the status, the message and each field error. */
@@ -27,22 +27,23 @@ export function usePoll(load, deps, ms = 2500, refresh = []) {
   const key = JSON.stringify(deps);
   const [state, setState] = useState({ key: null, data: null, error: null, loading: true });
   const [tick, setTick] = useState(0);
-  const alive = useRef(true);
   useEffect(() => {
-    alive.current = true;
+    // Each run of the effect has its own liveness and timer: a load still in flight when
+    // the deps change must neither show its data nor poll again under the old deps.
+    let alive = true;
     let timer;
     const run = async () => {
       try {
         const data = await load();
-        if (alive.current) setState({ key, data, error: null, loading: false });
+        if (alive) setState({ key, data, error: null, loading: false });
       } catch (error) {
-        if (alive.current) setState((s) => ({ key, data: s.key === key ? s.data : null, error, loading: false }));
+        if (alive) setState((s) => ({ key, data: s.key === key ? s.data : null, error, loading: false }));
       }
-      if (alive.current) timer = setTimeout(run, ms);
+      if (alive) timer = setTimeout(run, ms);
     };
     run();
     return () => {
-      alive.current = false;
+      alive = false;
       clearTimeout(timer);
     };
   }, [...deps, ...refresh, tick]);

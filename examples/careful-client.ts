@@ -7,8 +7,13 @@
  * after time moved on, never sends a refused request again unchanged, and retries a 503,
  * a timeout and a dropped connection, after the wait Retry-After asks for.
  *
- * It sets the client's webhook URL to a receiver of its own: run it on the sandbox of a CI
- * job (or any client of its own), as `test/examples/careful-client.test.ts` does:
+ * It sets the client's webhook URL to a receiver of its own until `close()`, then puts a URL,
+ * secret and chaos set through the API back as they were (a URL from the config file or
+ * flags, or none, cannot be put back through the API: the receiver's URL then stays). It
+ * counts and tracks only its own orders: a client with held deliveries of earlier orders
+ * (what the README's quick start leaves) hands those to its receiver too, which acknowledges
+ * them. Run it on the sandbox of a CI job (or any client of its own), as
+ * `test/examples/careful-client.test.ts` does:
  *
  *   npx tsx examples/careful-client.ts http://127.0.0.1:4010 <token>
  */
@@ -100,7 +105,9 @@ async function receiver() {
 
 /**
  * Runs the careful client's contract tests against the sandbox and leaves its webhook
- * receiver listening, for the checks (`POST /__sandbox/checks`) that CI runs next.
+ * receiver listening, for the checks (`POST /__sandbox/checks`) that CI runs next;
+ * `close()` then puts the client's webhook settings back (when set through the API) and
+ * stops the receiver.
  *
  * @example const client = await runCarefulClient('http://127.0.0.1:4010', token); ...; await client.close()
  */
@@ -114,8 +121,21 @@ export async function runCarefulClient(baseUrl: string, token: string): Promise<
   const advance = async (ms: number) => expect('POST /__sandbox/clock/advance', await once('POST', '/__sandbox/clock/advance', { ms }), 200);
   const fault = async (operation_id: string, action: unknown) =>
     expect('POST /__sandbox/faults', await once('POST', '/__sandbox/faults', { match: { operation_id }, action, times: 1 }), 201);
+  const before = expect('GET /__sandbox/webhook', await once('GET', '/__sandbox/webhook'), 200).body as { url: string | null; secret: string; chaos: string[]; source: string };
+  const close = async () => {
+    try {
+      if (before.source === 'runtime' && before.url) {
+        expect('putting the webhook back', await once('PUT', '/__sandbox/webhook', { url: before.url, secret: before.secret, chaos: before.chaos }), 200);
+      }
+    } finally {
+      await hooks.close();
+    }
+  };
+  /** The order numbers of this run's creates: only their webhooks are counted and tracked. */
+  const ours = (answer: Answer) => (answer.body as Body).order_numbers!;
   try {
-    expect('PUT /__sandbox/webhook', await once('PUT', '/__sandbox/webhook', { url: hooks.url, secret: SECRET }), 200);
+    // No chaos of the client's own during the run: the recipe chooses each webhook's misbehaviour.
+    expect('PUT /__sandbox/webhook', await once('PUT', '/__sandbox/webhook', { url: hooks.url, secret: SECRET, chaos: [] }), 200);
 
     // Refusals are read, fixed, and never sent again unchanged.
     const invalid = order('BAD');
@@ -127,30 +147,34 @@ export async function runCarefulClient(baseUrl: string, token: string): Promise<
     // Creates, through a 503 with Retry-After and a dropped connection, each retried.
     await fault('createOrder', { type: 'status', status: 503, headers: { 'Retry-After': '1' } });
     const first = expect('a create after a 503', await withRetry('POST', '/v1/order', order('FIRST')), 201);
-    hooks.declineOnce.add((first.body as Body).order_numbers![0]!);
+    hooks.declineOnce.add(ours(first)[0]!);
     await fault('createOrder', { type: 'reset' });
-    expect('a create after a dropped connection', await withRetry('POST', '/v1/order', order('SECOND')), 201);
+    const second = expect('a create after a dropped connection', await withRetry('POST', '/v1/order', order('SECOND')), 201);
     // Webhooks that test the receiver: a duplicate, and a first attempt with a bad signature.
-    expect('a create with duplicate webhooks', await withRetry('POST', '/v1/order', order('DUP'), { 'x-sandbox-webhook-chaos': 'duplicate' }), 201);
-    expect('a create with a bad signature', await withRetry('POST', '/v1/order', order('SIG'), { 'x-sandbox-webhook-chaos': 'bad_signature' }), 201);
+    const dup = expect('a create with duplicate webhooks', await withRetry('POST', '/v1/order', order('DUP'), { 'x-sandbox-webhook-chaos': 'duplicate' }), 201);
+    const sig = expect('a create with a bad signature', await withRetry('POST', '/v1/order', order('SIG'), { 'x-sandbox-webhook-chaos': 'bad_signature' }), 201);
+    const orderNumbers = [first, second, dup, sig].flatMap(ours);
 
     // The AWBs come by webhook; the declined and refused ones again at their retry.
     await advance(60_000);
     await advance(10 * 60_000);
-    if (hooks.awbs.size !== 8) throw new Error(`expected 8 AWB webhooks, got ${hooks.awbs.size}`);
+    const awbs = orderNumbers.map((no) => hooks.awbs.get(no)).filter((awb) => awb !== undefined);
+    if (awbs.length !== orderNumbers.length) {
+      throw new Error(`expected the AWB webhooks of this run's ${orderNumbers.length} orders, got ${awbs.length} (missing: ${orderNumbers.filter((no) => !hooks.awbs.has(no)).join(', ')})`);
+    }
 
     // Tracking only after the webhook: 404 before the pick-up scan, then again once time moved on.
-    for (const awb of hooks.awbs.values()) expect(`tracking ${awb} before its pick-up`, await withRetry('GET', `/v1/order/tracking/${awb}`), 404);
+    for (const awb of awbs) expect(`tracking ${awb} before its pick-up`, await withRetry('GET', `/v1/order/tracking/${awb}`), 404);
     await advance(4 * 24 * 60 * 60_000);
-    const [one, ...others] = [...hooks.awbs.values()];
+    const [one, ...others] = awbs;
     await fault('trackOrder', { type: 'hang' });
     const delivered = expect('tracking through a timeout', await withRetry('GET', `/v1/order/tracking/${one}`, undefined, {}, 500), 200);
     const status = (delivered.body as Body).last_status;
     if (status !== '2') throw new Error(`expected the delivered status, got ${status}`);
     for (const awb of others) expect(`tracking ${awb}`, await withRetry('GET', `/v1/order/tracking/${awb}`), 200);
-    return { close: hooks.close };
+    return { close };
   } catch (error) {
-    await hooks.close();
+    await close();
     throw error;
   }
 }

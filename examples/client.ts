@@ -4,13 +4,16 @@
  * (examples/types/). It walks the whole loop: create an order, receive and verify
  * its AWB webhook, track the parcel to delivery, and handle a 400 and a 404.
  *
- * It leaves the client's webhook settings as they were. It points the client's webhook
- * at a receiver of its own for the run, then puts the URL, secret and chaos back when
- * they were set through the API, or, on a client that had no orders yet, resets the
- * client, which takes the endpoint back to what the config file or flags say. Any other
- * client it refuses to touch, saying how to run it with a client of its own.
+ * It points the client's webhook at a receiver of its own for the run. A URL, secret and
+ * chaos set through the API are put back at the end, also when the run is stopped by
+ * SIGINT or SIGTERM or a wait times out. A URL from the config file or flags (or none)
+ * cannot be put back through the API: on a client with no orders the example runs and
+ * leaves its receiver's URL set; on a client with orders it refuses, saying how to run it
+ * with a client of its own. It never resets the client: its orders stay (see
+ * docs/guides/first-client.md for everything a run leaves).
  *
- * Against a running sandbox (any clock; it drives the order with the control API):
+ * Against a running sandbox (any clock: it drives the order with the control API, and
+ * on a manual clock advances the caller's clock by 0 ms to send what is due):
  *
  *   npx tsx examples/client.ts http://127.0.0.1:4010 <token>
  */
@@ -54,6 +57,47 @@ const ORDER = JSON.parse(readFileSync(new URL('./order.json', import.meta.url), 
 /** A Standard Webhooks secret for this run's receiver. */
 const SECRET = 'whsec_ZXhhbXBsZS1jbGllbnQtc2VjcmV0LTI0Ynl0ZXM=';
 
+/** How a run may be bounded and stopped. */
+export interface ExampleOptions {
+  /** How long each wait (an answer of the sandbox, the AWB webhook) may take before the run stops with a message. Default 15 s. */
+  timeoutMs?: number;
+  /** Stops the run (the script aborts it on SIGINT and SIGTERM); the webhook settings are still put back. */
+  signal?: AbortSignal;
+}
+
+/** `promise`, or a rejection with `message` after `ms`, or with the signal's reason once it is aborted. */
+function within<T>(promise: Promise<T>, ms: number, message: string, signal?: AbortSignal): Promise<T> {
+  signal?.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const settle = (done: () => void) => {
+      clearTimeout(timer); // nothing of a finished wait keeps the process alive
+      signal?.removeEventListener('abort', onAbort);
+      done();
+    };
+    const onAbort = () => settle(() => reject(signal!.reason));
+    const timer = setTimeout(() => settle(() => reject(new Error(message))), ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => settle(() => resolve(value)),
+      (error: unknown) => settle(() => reject(error)),
+    );
+  });
+}
+
+/** fetch for openapi-fetch that gives up after `ms` (or once `signal` is aborted) with a message naming the request. */
+function fetchWithin(ms: number, signal?: AbortSignal): (request: Request) => Promise<Response> {
+  return async (request) => {
+    try {
+      return await fetch(request, { signal: AbortSignal.any([AbortSignal.timeout(ms), ...(signal ? [signal] : [])]) });
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      const { origin, pathname } = new URL(request.url);
+      const why = (error as Error).name === 'TimeoutError' ? `no answer within ${ms / 1000} s` : `no answer (${String((error as Error & { cause?: Error }).cause?.message ?? error)})`;
+      throw new Error(`${request.method} ${pathname}: ${why}; is the sandbox running at ${origin}?`);
+    }
+  };
+}
+
 /**
  * A local webhook receiver: verifies each delivery's signature and hands over the
  * `awb.generated` events of `ours` (the order numbers this run created). Other deliveries
@@ -81,59 +125,71 @@ async function awbReceiver(secret: string, ours: Set<string>): Promise<{ url: st
   return {
     url: `http://127.0.0.1:${port}/webhooks/awb`,
     next: () => new Promise((resolve) => waiting.push(resolve)),
-    close: () => server.close(),
+    close: () => {
+      server.close();
+      server.closeAllConnections();
+    },
   };
 }
 
 /**
- * Points the client's webhook at `url` for the run and returns how to give it back.
+ * How to give the client's webhook back after the run, read before it is changed.
  * Settings made through the API are put back as they were. A URL from the config file or
- * flags (or none) cannot be put back through the API; only a reset returns to it, and a
- * reset removes the client's orders, so that is done only for a client that had none.
- * Setting a URL also sends every delivery the sandbox held while there was none: on a
- * client with orders and no URL, that would hand their webhooks to this example.
+ * flags (or none) cannot be put back through the API (only a reset returns to it, and a
+ * reset removes the client's orders, deliveries, journal, fault rules and report), so it
+ * is left as the run set it; that is done only for a client with no orders. Setting a URL
+ * also sends every delivery the sandbox held while there was none: on a client with
+ * orders and no URL, that would hand their webhooks to this example.
  */
-async function borrowWebhook(control: Control, url: string, secret: string): Promise<() => Promise<void>> {
+async function planGiveBack(control: Control): Promise<{ giveBack: () => Promise<void>; chaos: string[] }> {
   const before = await control.GET('/__sandbox/webhook');
   if (before.error) throw new Error(`GET /__sandbox/webhook: ${before.error.message}`);
   const { url: previousUrl, secret: previousSecret, chaos, source } = before.data;
-  let giveBack: () => Promise<unknown>;
   if (source === 'runtime' && previousUrl) {
-    giveBack = () => control.PUT('/__sandbox/webhook', { body: { url: previousUrl, secret: previousSecret, chaos } });
-  } else {
-    const orders = await control.GET('/__sandbox/orders', { params: { query: { limit: 1 } } });
-    if (orders.error) throw new Error(`GET /__sandbox/orders: ${orders.error.message}`);
-    if (orders.data.total > 0) {
-      throw new Error(
-        `This client's webhook URL (${previousUrl ?? 'none'}, from ${source}) cannot be put back through the API, and the client has orders: ` +
-          'the example leaves it alone. Run it with a client of its own: a second token ' +
-          '(npm start -- --token <your token> --token example-token, then npx tsx examples/client.ts <url> example-token), ' +
-          'or a sandbox of its own (npm start -- --port 4011 --data :memory: --token example-token).',
-      );
-    }
-    giveBack = () => control.POST('/__sandbox/reset');
+    const giveBack = async () => {
+      const put = await control.PUT('/__sandbox/webhook', { body: { url: previousUrl, secret: previousSecret, chaos } });
+      if (put.error) throw new Error(`putting the webhook back (PUT /__sandbox/webhook): ${put.error.message}`);
+    };
+    return { giveBack, chaos };
   }
-  const set = await control.PUT('/__sandbox/webhook', { body: { url, secret } });
-  if (set.error) throw new Error(`PUT /__sandbox/webhook: ${set.error.message}`);
-  return async () => void (await giveBack());
+  const orders = await control.GET('/__sandbox/orders', { params: { query: { limit: 1 } } });
+  if (orders.error) throw new Error(`GET /__sandbox/orders: ${orders.error.message}`);
+  if (orders.data.total > 0) {
+    throw new Error(
+      `This client's webhook URL (${previousUrl ?? 'none'}, from ${source}) cannot be put back through the API, and the client has orders: ` +
+        'the example leaves it alone. Run it with a client of its own: a second token ' +
+        '(npm start -- --token <your token> --token example-token, then npx tsx examples/client.ts <url> example-token), ' +
+        'or a sandbox of its own (npm start -- --port 4011 --data :memory: --token example-token).',
+    );
+  }
+  return { giveBack: async () => undefined, chaos };
 }
 
 /**
- * Runs the loop against a sandbox at `baseUrl` as the client of `token`, and leaves the
- * client's webhook settings as they were (see `borrowWebhook`).
+ * Runs the loop against a sandbox at `baseUrl` as the client of `token`, and puts the
+ * client's webhook settings back when it can (see `planGiveBack`), whether the run ends,
+ * fails, times out or is stopped through `options.signal`.
  *
- * @example const run = await runExample('http://127.0.0.1:4010', 'sbx_...')
+ * @example const run = await runExample('http://127.0.0.1:4010', 'sbx_...', { timeoutMs: 15_000 })
  */
-export async function runExample(baseUrl: string, token: string): Promise<ExampleRun> {
+export async function runExample(baseUrl: string, token: string, options: ExampleOptions = {}): Promise<ExampleRun> {
+  const { timeoutMs = 15_000, signal } = options;
   const headers = { Authorization: `Bearer ${token}` };
-  const api = createClient<ProviderPaths>({ baseUrl, headers });
-  const control = createClient<ControlPaths>({ baseUrl, headers });
+  const api = createClient<ProviderPaths>({ baseUrl, headers, fetch: fetchWithin(timeoutMs, signal) });
+  const control = createClient<ControlPaths>({ baseUrl, headers, fetch: fetchWithin(timeoutMs, signal) });
+  // The give-back is not stopped by the signal: it is what a stopped run still has to do.
+  const restorer = createClient<ControlPaths>({ baseUrl, headers, fetch: fetchWithin(timeoutMs) });
   const ours = new Set<string>();
   const receiver = await awbReceiver(SECRET, ours);
   let giveBack: () => Promise<void> = async () => undefined;
   try {
     // 1. Point this client's webhook at the receiver, for this run only.
-    giveBack = await borrowWebhook(control, receiver.url, SECRET);
+    const plan = await planGiveBack(restorer);
+    giveBack = plan.giveBack;
+    const set = await control.PUT('/__sandbox/webhook', { body: { url: receiver.url, secret: SECRET } });
+    if (set.error) throw new Error(`PUT /__sandbox/webhook: ${set.error.message}`);
+    const clock = await control.GET('/__sandbox/clock');
+    if (clock.error) throw new Error(`GET /__sandbox/clock: ${clock.error.message}`);
 
     // 2. Create the order; the answer has order numbers, no AWB.
     const created = await api.POST('/v1/order', { body: ORDER });
@@ -141,10 +197,16 @@ export async function runExample(baseUrl: string, token: string): Promise<Exampl
     const orderNo = created.data.order_numbers[0]!;
     created.data.order_numbers.forEach((no) => ours.add(no));
 
-    // 3. The AWB arrives by webhook. Ask for it now rather than wait for the AWB delay.
-    const webhook = receiver.next();
+    // 3. The AWB arrives by webhook. Ask for it now rather than wait for the AWB delay;
+    //    on a manual clock the delivery then waits for an advance: 0 ms sends what is due.
+    const webhook = within(receiver.next(), timeoutMs, noWebhook(orderNo, timeoutMs, clock.data.mode, plan.chaos), signal);
+    webhook.catch(() => undefined); // awaited below; a timeout while the requests run is reported there
     const generated = await control.POST('/__sandbox/orders/{order_no}/awb', { params: { path: { order_no: orderNo } } });
     if (generated.error) throw new Error(`POST /__sandbox/orders/${orderNo}/awb: ${generated.error.message}`);
+    if (clock.data.mode === 'manual') {
+      const advanced = await control.POST('/__sandbox/clock/advance', { body: { ms: 0 } });
+      if (advanced.error) throw new Error(`POST /__sandbox/clock/advance: ${advanced.error.message}`);
+    }
     const { id: webhookId, event } = await webhook;
     if (event.order_no !== orderNo) throw new Error(`the webhook names order ${event.order_no}, not ${orderNo}`);
 
@@ -176,13 +238,40 @@ export async function runExample(baseUrl: string, token: string): Promise<Exampl
       notFoundMessage: missing.error.message,
     };
   } finally {
-    await giveBack();
-    receiver.close();
+    try {
+      await giveBack();
+    } finally {
+      receiver.close();
+    }
   }
 }
 
+/** Why no AWB webhook came: what to look at, and the chaos that delays it when the client has one. */
+function noWebhook(orderNo: string, timeoutMs: number, mode: string, chaos: string[]): string {
+  const late = chaos.includes('late') ? ' The client\'s webhook chaos "late" holds each first attempt 10 minutes of sandbox time; run the example with a client without it.' : '';
+  return (
+    `No AWB webhook for order ${orderNo} within ${timeoutMs / 1000} s (${mode} clock).${late} ` +
+    `Its deliveries: GET /__sandbox/webhooks/deliveries?order_no=${orderNo}.`
+  );
+}
+
 // Run as a script (not imported by the test): npx tsx examples/client.ts <base URL> <token>
+// SIGINT or SIGTERM stops the run and puts the webhook settings back first; a second one quits at once.
 if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
   const [baseUrl = 'http://127.0.0.1:4010', token = process.env.SANDBOX_TOKEN ?? ''] = process.argv.slice(2);
-  console.log(JSON.stringify(await runExample(baseUrl, token), null, 2));
+  const stop = new AbortController();
+  for (const [name, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    process.once(name, () => {
+      console.error(`${name}: stopping, after putting the client's webhook settings back (${name} again quits at once).`);
+      process.exitCode = code;
+      process.once(name, () => process.exit(code));
+      stop.abort(new Error(`stopped by ${name}`));
+    });
+  }
+  try {
+    console.log(JSON.stringify(await runExample(baseUrl, token, { signal: stop.signal }), null, 2));
+  } catch (error) {
+    console.error((error as Error).message);
+    process.exitCode ??= 1;
+  }
 }

@@ -38,3 +38,11 @@ describe('the manual under docs/', () => {
     expect(intro).toMatch(/^What you get from this page: /);
   });
 });
+
+describe('links named after a section of the webhooks guide', () => {
+  it('"held deliveries" goes to "Held deliveries: what a first URL receives"', () => {
+    const links = PAGES.flatMap((page) => [...read(page).matchAll(/\[held deliveries\]\(([^)]*)\)/gi)].map((m) => `${page}: ${m[1]}`));
+    expect(links.length).toBeGreaterThan(0);
+    for (const link of links) expect(link).toMatch(/webhooks\.md#held-deliveries-what-a-first-url-receives$/);
+  });
+});

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCarefulClient } from '../../examples/careful-client.js';
 import { runCli, startCli, type RunningCli } from '../support/cli.js';
+import { createRequest } from '../support/orders.js';
 
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 const GUIDE = readFileSync(new URL('../../docs/guides/ci-and-readiness.md', import.meta.url), 'utf8');
@@ -48,4 +49,47 @@ describe("a careful client through the README's CI example", () => {
     expect(items.filter((i) => i.graded && i.status !== 'handled').map((i) => `${i.id}: ${i.status} ${i.detail}`)).toEqual([]);
     expect(summary.handled_percent).toBe(100);
   });
+});
+
+/** The recipe on clients that are not fresh: what the README's quick start leaves, and settings set through the API. */
+describe('the readiness recipe on a client that already has orders or settings', () => {
+  const { flags } = ciExample(README);
+  const HELD = 'held-token';
+  const SET = 'set-token';
+  let cli: RunningCli;
+  const call = async (token: string, method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${cli.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  beforeAll(async () => {
+    cli = await startCli(flags.map((flag) => (flag === '4010' ? '0' : flag)).concat('--token', HELD, '--token', SET, '--log-level', 'silent'));
+  }, 60_000);
+  afterAll(() => cli?.stop());
+
+  it("counts only its own orders' AWB webhooks when the quick start left a held delivery (an order whose AWB came with no URL)", async () => {
+    const created = await call(HELD, 'POST', '/v1/order', createRequest(1));
+    const orderNo = (created.body.order_numbers as string[])[0]!;
+    expect((await call(HELD, 'POST', `/__sandbox/orders/${orderNo}/awb`)).status).toBe(200);
+    expect((await call(HELD, 'POST', '/__sandbox/runs', { name: 'ci-held' })).status).toBe(201);
+    const client = await runCarefulClient(cli.url, HELD);
+    expect((await call(HELD, 'POST', '/__sandbox/checks')).status).toBe(200);
+    await client.close();
+    const report = await runCli(['report', '--url', cli.url, '--token', HELD, '--fail-under', ciExample(README).failUnder]);
+    expect(report.stderr).toBe('');
+    expect(report.code).toBe(0);
+  }, 90_000);
+
+  it('puts back at close() the URL, secret and chaos the client set through the API', async () => {
+    const mine = { url: 'http://127.0.0.1:9/my-hooks', secret: 'whsec_bXktb3duLXNlY3JldC1vZi0yNC1ieXRlcw==', chaos: ['duplicate'] };
+    expect((await call(SET, 'PUT', '/__sandbox/webhook', mine)).status).toBe(200);
+    const before = (await call(SET, 'GET', '/__sandbox/webhook')).body;
+    const client = await runCarefulClient(cli.url, SET);
+    expect((await call(SET, 'GET', '/__sandbox/webhook')).body.url).not.toBe(mine.url);
+    await client.close();
+    expect((await call(SET, 'GET', '/__sandbox/webhook')).body).toEqual(before);
+  }, 90_000);
 });

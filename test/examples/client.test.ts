@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runExample, type ExampleRun } from '../../examples/client.js';
 import { startCli, type RunningCli } from '../support/cli.js';
@@ -22,6 +23,11 @@ describe('examples/client.ts against the CLI', () => {
   beforeAll(async () => {
     const tokens = Object.values(TOKENS).flatMap((token) => ['--token', token]);
     cli = await startCli(['--port', '0', '--data', ':memory:', ...tokens, '--log-level', 'silent', '--awb-delay', '1h']);
+    // What the client had before the run, which a reset would remove: a fault rule, a named run, a journal entry.
+    const rule = { match: { operation_id: 'listProvinces' }, action: { type: 'status', status: 503 }, times: 1 };
+    expect((await call(cli, TOKENS.fresh, 'POST', '/__sandbox/faults', rule)).status).toBe(201);
+    expect((await call(cli, TOKENS.fresh, 'POST', '/__sandbox/runs', { name: 'mine' })).status).toBe(201);
+    expect((await call(cli, TOKENS.fresh, 'GET', '/v1/couriers')).status).toBe(200);
     run = await runExample(cli.url, TOKENS.fresh);
   }, 60_000);
   afterAll(() => cli?.stop());
@@ -46,10 +52,17 @@ describe('examples/client.ts against the CLI', () => {
     expect(run.notFoundMessage).toBe('Record Not Found');
   });
 
-  it('leaves a client that had no orders as it found it: no URL, no orders', async () => {
-    const hook = await call(cli, TOKENS.fresh, 'GET', '/__sandbox/webhook');
-    expect(hook.body).toMatchObject({ url: null, state: 'no_url', source: 'none' });
-    expect((await call(cli, TOKENS.fresh, 'GET', '/__sandbox/orders')).body.total).toBe(0);
+  it("does not reset a client that had no orders: its fault rules, named run and journal stay", async () => {
+    expect((await call(cli, TOKENS.fresh, 'GET', '/__sandbox/faults')).body.rules).toHaveLength(1);
+    expect((await call(cli, TOKENS.fresh, 'GET', '/__sandbox/report')).body.run).toMatchObject({ name: 'mine' });
+    expect((await call(cli, TOKENS.fresh, 'GET', '/__sandbox/requests?operation_id=listCouriers')).body.total).toBe(1);
+  });
+
+  it("leaves on a client whose URL was not set through the API what the first-client guide says: its orders and its receiver's URL", async () => {
+    const orders = (await call(cli, TOKENS.fresh, 'GET', '/__sandbox/orders')).body;
+    expect(orders.total).toBe(2);
+    const hook = (await call(cli, TOKENS.fresh, 'GET', '/__sandbox/webhook')).body;
+    expect(hook).toMatchObject({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/webhooks\/awb$/), source: 'runtime', chaos: [] });
   });
 
   it('puts back the URL, secret and chaos of a client that set them through the API', async () => {
@@ -69,4 +82,48 @@ describe('examples/client.ts against the CLI', () => {
     expect((await call(cli, TOKENS.busy, 'GET', '/__sandbox/webhook')).body).toEqual(before);
     expect((await call(cli, TOKENS.busy, 'GET', '/__sandbox/orders')).body.total).toBe(1);
   });
+});
+
+/** The example on a sandbox whose clock moves only when asked: it must neither hang nor leave the settings changed. */
+describe('examples/client.ts on a manual clock', () => {
+  const MANUAL = { plain: 'manual-token', late: 'late-token', SIGINT: 'sigint-token', SIGTERM: 'sigterm-token' };
+  const MINE = { url: 'http://127.0.0.1:9/my-hooks', secret: 'whsec_bXktb3duLXNlY3JldC1vZi0yNC1ieXRlcw==', chaos: ['late'] };
+  let cli: RunningCli;
+  beforeAll(async () => {
+    cli = await startCli(['--port', '0', '--data', ':memory:', '--clock', 'manual', ...Object.values(MANUAL).flatMap((t) => ['--token', t]), '--log-level', 'silent']);
+  }, 60_000);
+  afterAll(() => cli?.stop());
+
+  it('receives the AWB webhook (advancing the clock by 0 ms) and tracks the order to delivery', async () => {
+    const run = await runExample(cli.url, MANUAL.plain, { timeoutMs: 10_000 });
+    expect(run.webhookId).toMatch(/^msg_/);
+    expect(run.statuses.at(-1)).toBe('2');
+  }, 30_000);
+
+  it('stops with a message naming the "late" chaos when no webhook comes in time, and puts the settings back', async () => {
+    expect((await call(cli, MANUAL.late, 'PUT', '/__sandbox/webhook', MINE)).status).toBe(200);
+    const before = (await call(cli, MANUAL.late, 'GET', '/__sandbox/webhook')).body;
+    await expect(runExample(cli.url, MANUAL.late, { timeoutMs: 1_500 })).rejects.toThrow(/No AWB webhook for order \d+ within 1\.5 s \(manual clock\)\. The client's webhook chaos "late"/);
+    expect((await call(cli, MANUAL.late, 'GET', '/__sandbox/webhook')).body).toEqual(before);
+  }, 30_000);
+
+  it.each([['SIGINT', 130], ['SIGTERM', 143]] as const)('puts the settings back when the script gets %s while it waits, and exits %i', async (signal, code) => {
+    const token = MANUAL[signal];
+    expect((await call(cli, token, 'PUT', '/__sandbox/webhook', MINE)).status).toBe(200);
+    const before = (await call(cli, token, 'GET', '/__sandbox/webhook')).body;
+    const child = spawn(process.execPath, ['--import', 'tsx', 'examples/client.ts', cli.url, token], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((done) => child.once('exit', (c) => done(c)));
+    // Waiting for the webhook ("late" holds it): the example's order has its AWB.
+    const until = Date.now() + 15_000;
+    while (!((await call(cli, token, 'GET', '/__sandbox/orders')).body.orders as Array<{ awb: string | null }> | undefined)?.some((o) => o.awb)) {
+      if (Date.now() > until) throw new Error(`the example never got to its webhook: ${stderr}`);
+      await new Promise((done) => setTimeout(done, 100));
+    }
+    child.kill(signal);
+    expect(await exited).toBe(code);
+    expect(stderr).toContain(`stopped by ${signal}`);
+    expect((await call(cli, token, 'GET', '/__sandbox/webhook')).body).toEqual(before);
+  }, 30_000);
 });
