@@ -19,6 +19,8 @@ export const SLOW = [
   'test/webhooks/volume.test.ts',
   'test/lifecycle/real-clock.test.ts',
   'test/readme/quick-start.test.ts',
+  // The readiness recipe through the real CLI, several clients and webhooks: ~15 s of test time.
+  'test/examples/careful-client.test.ts',
   // Each starts the real CLI with --spec (twice, for the seeded answers): ~24 s of test time.
   'test/prefer/prism-extra-operation.test.ts',
   'test/provider/spec-fallback.test.ts',
