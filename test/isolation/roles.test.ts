@@ -57,6 +57,14 @@ async function makeWorld(sandbox: TestSandbox, receiver: Receiver): Promise<Worl
   const deliveryId = (await sandbox.call('GET', '/__sandbox/webhooks/deliveries')).body.deliveries[0].id as string;
   const fault = await sandbox.call('POST', '/__sandbox/faults', { body: { match: { headers: { 'x-never': 'sent' } }, action: { type: 'status', status: 500 }, times: 5 } });
   await sandbox.call('GET', '/v1/couriers'); // one journal entry
+  // The journal records a request once its connection closes, which may come after the
+  // answer reached the test (and, on PostgreSQL, in a batch): wait for the entry, so the
+  // state compared below starts with it.
+  for (let tries = 0; tries < 100; tries++) {
+    const journal = await sandbox.services.storage.requests.list('client-a', {});
+    if (journal.some((entry) => entry.path === '/v1/couriers')) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
   return { orderNo: orderNo!, pendingOrderNo: pendingOrderNo!, awb, deliveryId, faultId: fault.body.id as string };
 }
 
