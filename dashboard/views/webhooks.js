@@ -1,4 +1,4 @@
-import { useEffect, useState } from '/dashboard/vendor/hooks.mjs';
+import { useEffect, useRef, useState } from '/dashboard/vendor/hooks.mjs';
 import { call, query } from '../api.js';
 import { ErrorBox, Json, Pager, Result, time, useAction, usePoll } from '../components.js';
 import { html } from '../html.js';
@@ -16,7 +16,14 @@ function newSecret() {
 function Endpoint({ endpoint, onChange }) {
   const [url, setUrl] = useState(endpoint.url ?? '');
   const action = useAction();
-  useEffect(() => setUrl(endpoint.url ?? ''), [endpoint.url]);
+  // The field follows the saved URL when it changes (a save, another tab), never on mount:
+  // an effect runs after the first paint, and would clear what was typed in between.
+  const shown = useRef(endpoint.url);
+  useEffect(() => {
+    if (endpoint.url === shown.current) return;
+    shown.current = endpoint.url;
+    setUrl(endpoint.url ?? '');
+  }, [endpoint.url]);
   const put = (body, done) =>
     action.run(async () => {
       const { body: after } = await call('PUT', '/__sandbox/webhook', { body });
