@@ -56,7 +56,10 @@ export class OrderSetups {
       if (journey.scenarioOf(order).awb !== wanted) throw new Conflict(`Order ${order.order_no} follows scenario ${order.scenario}, whose AWB ${wanted === 'fails' ? 'is generated' : 'fails'}: trigger it on a new order instead.`);
       return (await journey.generateNow(order.order_no))!;
     }
-    if (target.stage === 'cancelled') return this.cancelled(client, order.order_no);
+    if (target.stage === 'cancelled') {
+      if (order.status !== 'created' && order.status !== 'awb_generated') throw new Conflict(`Order ${order.order_no} is ${order.status}: only an order not yet picked up (created or awb_generated) can be cancelled.`);
+      return this.cancelled(client, order.order_no);
+    }
     if (target.stage === 'at_step') {
       if (target.scenario !== order.scenario) throw new RuleViolation([{ field: 'scenario', message: `must be the order's own scenario, ${order.scenario} (or left out)` }]);
       const withAwb = order.status === 'created' ? await journey.generateNow(order.order_no) : order;

@@ -72,6 +72,19 @@ describe('POST /__sandbox/events/trigger', () => {
     expect(verified(receiver)).toEqual([expect.objectContaining({ event: 'awb.generated', order_no: orderNo })]);
   });
 
+  it('answers 409 and changes nothing when an existing order cannot get there from where it stands', async () => {
+    const delivered = (await trigger({ event: 'tracking.step', to_step: 'pod' })).body.order;
+    for (const body of [{ event: 'order.cancelled' }, { event: 'awb.generated' }, { event: 'tracking.step', to_step: 'pickup' }]) {
+      const res = await trigger({ ...body, order_no: delivered.order_no });
+      expect(res.status, JSON.stringify(body)).toBe(409);
+    }
+    const after = (await sandbox.call('GET', `/__sandbox/orders/${delivered.order_no}`)).body;
+    const scans = (history: { note: string; update_on: number }[]) => history.map((h) => [h.note, h.update_on]);
+    expect(after.status).toBe('delivered');
+    expect(scans(after.history)).toEqual(scans(delivered.history));
+    expect(receiver.received).toHaveLength(1);
+  });
+
   it.each([
     [{ event: 'awb.exploded' }, 'event'],
     [{}, 'event'],
