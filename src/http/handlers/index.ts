@@ -11,4 +11,5 @@ export type { StreamStats } from './rates-stream.js';
 export { rateHandlers } from './rates.js';
 export { reportHandlers } from './report.js';
 export { requestHandlers } from './requests.js';
+export { stateHandlers } from './states.js';
 export { chaosHeaderCheck, webhookHandlers } from './webhooks.js';
