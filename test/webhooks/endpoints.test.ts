@@ -2,7 +2,10 @@ import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
+import { onPostgres } from '../support/store-kind.js';
 import { tempDir } from '../support/tmp.js';
+import { SnapshotFile } from '../../src/store/embedded/file/snapshot-file.js';
+import type { JournaledFileData } from '../../src/store/embedded/file/types.js';
 import { Receiver, type Received } from './receiver.js';
 import { createOrders, deliveries } from './support.js';
 
@@ -305,5 +308,26 @@ describe('endpoints over time', () => {
     expect(await listEndpoints()).toEqual([expect.objectContaining({ id: 'default', url: main.url }), endpoint]);
     expect((await sandbox.call('POST', '/__sandbox/reset')).status).toBe(200);
     expect((await listEndpoints()).map((e) => e.id)).toEqual(['default']);
+  });
+
+  // A data file is the embedded store's; on PostgreSQL a test's data file is a database of its own.
+  it.skipIf(onPostgres)('start from a data file of the first version: its one endpoint is the default one, with its deliveries', async () => {
+    await sandbox.close();
+    const file = join(data(), 'old.json');
+    const old: JournaledFileData = {
+      schema_version: 1,
+      journal_generation: 1,
+      meta: { seed: 's1', counters: { order: 5, batch: 2, awb: { jne: 7 } }, webhook_counter: 1 },
+      orders: {},
+      deliveries: {
+        msg_old: { id: 'msg_old', seq: 1, client_id: 'client-a', event: 'awb.generated', order_no: '51', body: '{"event":"awb.generated"}', chaos: [], status: 'delivered', created_at: 1, next_attempt_at: null, last_error: null, attempts: [] },
+      },
+      webhook_endpoints: { 'client-a': { client_id: 'client-a', url: 'http://127.0.0.1:9/hook', updated_at: 1 } },
+      webhook_secrets: { 'client-a': 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
+    };
+    await new SnapshotFile(file).write(old);
+    sandbox = await start({ data: file });
+    expect(await listEndpoints()).toEqual([expect.objectContaining({ id: 'default', url: 'http://127.0.0.1:9/hook', source: 'runtime', events: null, enabled: true })]);
+    expect(await deliveries(sandbox)).toEqual([expect.objectContaining({ id: 'msg_old', endpoint_id: 'default' })]);
   });
 });
