@@ -386,8 +386,9 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The calling client's webhook endpoint, its secret and state
-         * @description Where the client's webhooks go and the secret they are signed with. The URL comes
+         * The calling client's default webhook endpoint, its secret and state
+         * @description Where the client's webhooks go and the secret they are signed with: its default
+         *     endpoint (`default` under `/__sandbox/webhooks/endpoints`, which lists the others). The URL comes
          *     from `PUT /__sandbox/webhook` (source `runtime`), else the client's `webhook.url`
          *     in the config file (`config`), else `--webhook-url` (`default`). A client with no
          *     secret anywhere gets one generated (`whsec_` + base64 of 24 bytes, reproducible
