@@ -125,6 +125,21 @@ describe('webhook endpoints: one delivery per endpoint whose filter admits the e
     expect(toDefault!.attempts).toHaveLength(1);
   });
 
+  it("schedules another endpoint's attempts as a job kind of its own, which a replica without endpoints never claims", async () => {
+    const down = await receiver();
+    down.respond = () => ({ status: 503 });
+    main.respond = () => ({ status: 503 });
+    await createEndpoint({ url: down.url });
+    await createOrders(sandbox);
+    await sandbox.advance(60_000);
+    const [toDefault, toOther] = [(await deliveries(sandbox, '&endpoint_id=default'))[0]!, (await deliveries(sandbox))[1]!];
+    expect(toOther.endpoint_id).toMatch(/^ep_/);
+    const { jobs } = sandbox.services.storage;
+    expect(await jobs.get('webhook', toDefault.id)).toBeDefined();
+    expect(await jobs.get('endpoint-webhook', toOther.id)).toBeDefined();
+    expect(await jobs.get('webhook', toOther.id)).toBeUndefined();
+  });
+
   it('sends nothing to a disabled endpoint, and its events again once enabled', async () => {
     const r = await receiver();
     const endpoint = await createEndpoint({ url: r.url, enabled: false });
