@@ -140,6 +140,21 @@ describe('webhook endpoints: one delivery per endpoint whose filter admits the e
     expect(await jobs.get('webhook', toOther.id)).toBeUndefined();
   });
 
+  it("grades another endpoint's deliveries in the readiness report as the default's", async () => {
+    const flaky = await receiver();
+    flaky.respond = (_w, i) => ({ status: i === 0 ? 500 : 200 });
+    await createEndpoint({ url: flaky.url });
+    await createOrders(sandbox);
+    await sandbox.advance(60_000);
+    const before = (await sandbox.call('GET', '/__sandbox/report')).body as { items: Array<{ id: string; status: string }> };
+    // The default endpoint acknowledged at once: no retry to grade yet.
+    expect(before.items.find((i) => i.id === 'webhook.retry-acknowledged')?.status).toBe('not_exercised');
+    await sandbox.advance(5_000);
+    expect(flaky.received).toHaveLength(2);
+    const after = (await sandbox.call('GET', '/__sandbox/report')).body as { items: Array<{ id: string; status: string }> };
+    expect(after.items.find((i) => i.id === 'webhook.retry-acknowledged')?.status).toBe('handled');
+  });
+
   it('sends nothing to a disabled endpoint, and its events again once enabled', async () => {
     const r = await receiver();
     const endpoint = await createEndpoint({ url: r.url, enabled: false });
