@@ -291,6 +291,14 @@ describe('bad input changes nothing', () => {
     expect(await listEndpoints()).toEqual(before);
   });
 
+  it('answers 400 past 20 endpoints besides the default one, and keeps the 20', async () => {
+    for (let i = 0; i < 20; i++) await createEndpoint({ url: `http://127.0.0.1:9/${i}` });
+    const res = await sandbox.call('POST', '/__sandbox/webhooks/endpoints', { body: { url: 'http://127.0.0.1:9/one-more' } });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toContain('20 endpoints');
+    expect(await listEndpoints()).toHaveLength(21);
+  });
+
   it('answers 400 naming endpoint_id for an id of the wrong form', async () => {
     const res = await sandbox.call('GET', '/__sandbox/webhooks/endpoints/nope');
     expect(res.status).toBe(400);
