@@ -741,6 +741,72 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/__sandbox/events/trigger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fire a webhook event, or set an order at a tracking step, on a new fixture order or one of the caller's
+         * @description Sets up an order as the event needs it and answers the order, the webhook
+         *     deliveries the event made and, when the first attempt was made meanwhile, its
+         *     outcome. `awb.generated`, `awb.failed` and `order.cancelled` fire those webhooks;
+         *     `tracking.step` is no webhook of its own (there is no tracking webhook): it plays
+         *     the order's journey up to `to_step`, with the AWB webhook on the way when the
+         *     order had no AWB yet. Without `order_no` a new order is made from the fixture
+         *     order (fixtures/states/order.json) and its journey laid out backwards from the
+         *     caller's current time: every history timestamp is in the past, no clock moves
+         *     back. With `order_no` the caller's order is taken from where it stands (409 when
+         *     it cannot get there, e.g. a step already past). Then everything of the caller's
+         *     that is due is played, as an advance of 0 ms does, so the first attempt's outcome
+         *     is known unless the endpoint holds deliveries. Bad input is a 400 naming the
+         *     field, and nothing is created.
+         */
+        post: operations["triggerEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/__sandbox/provider-states": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The catalogue of Pact provider states
+         * @description Every state a Pact provider-state setup may name (fixtures/states/provider-states.json, with one state per step of every scenario).
+         */
+        get: operations["listProviderStates"];
+        put?: never;
+        /**
+         * Set up or tear down a Pact provider state (the verifier's state change URL)
+         * @description Pact's body. `setup` makes a fresh order of the caller's in the named state, on
+         *     the caller's clock (its journey laid out in the past, as the trigger does), and
+         *     answers the values a pact injects with `fromProviderState` at the top level:
+         *     `order_no`, `awb`, `batch_id`, `order_code`. An empty or absent state name (Pact
+         *     sends one for interactions without a state) sets up nothing and answers `{}`.
+         *     `teardown` removes every order that state setups made for the caller (they carry
+         *     the order code `pact-provider-state`). A setup also starts the caller's readiness
+         *     run `pact` (unless it is the current run), so the verifier's requests are not
+         *     graded as the client's own: start your client's run (POST /__sandbox/runs) after
+         *     a verification. An unknown state is a 400 naming the known ones; a missing action
+         *     a 400 naming `action`; nothing is created on bad input.
+         */
+        post: operations["changeProviderState"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2422,6 +2488,128 @@ export interface operations {
             403: components["responses"]["ReadOnlyForbidden"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["CheckRunning"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    triggerEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    event: "awb.generated" | "awb.failed" | "order.cancelled" | "tracking.step";
+                    /** @description One of the caller's orders; without it a new fixture order is made. */
+                    order_no?: string;
+                    /** @description The new order's scenario (GET /__sandbox/scenarios); by default the sandbox's default, or awb_failed for awb.failed. With order_no, the order's own or left out. */
+                    scenario?: string;
+                    /** @description With tracking.step only; a step's key in the scenario, or its number (1 is the first step). */
+                    to_step?: string | number;
+                };
+            };
+        };
+        responses: {
+            /** @description The order, the deliveries the event made (newest first) and the first one's outcome when known. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        event: string;
+                        order: components["schemas"]["OrderState"];
+                        deliveries: components["schemas"]["WebhookDelivery"][];
+                        /** @description The status of the event's delivery to the default endpoint once its first attempt was made (delivered, pending for a retry, failed), paused while it is held, or null when the event made no delivery. */
+                        outcome: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listProviderStates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The catalogue. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        states: {
+                            state: string;
+                            /** @enum {string} */
+                            stage: "created" | "awb_generated" | "at_step" | "cancelled" | "awb_failed";
+                            scenario: string;
+                            step: string | null;
+                            description: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    changeProviderState: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A state of the catalogue (GET /__sandbox/provider-states), or empty. */
+                    state?: string;
+                    /** @description Pact's state parameters; the catalogue's states take none and ignore them. */
+                    params?: {
+                        [key: string]: string | number | boolean | null;
+                    };
+                    /** @enum {string} */
+                    action: "setup" | "teardown";
+                };
+            };
+        };
+        responses: {
+            /** @description The values of the state set up (empty for an empty state name), or what a teardown removed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        order_no?: string;
+                        awb?: string | null;
+                        batch_id?: string;
+                        order_code?: string;
+                        status?: components["schemas"]["OrderStatus"];
+                        state?: string;
+                        /** @description Teardown: how many orders were removed. */
+                        removed?: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
