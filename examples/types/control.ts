@@ -586,6 +586,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/__sandbox/requests/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * How many of the calling client's journaled requests match
+         * @description Counts the calling client's journal entries that meet every criterion of the body
+         *     (an empty body counts them all), as WireMock's `POST /__admin/requests/count` does,
+         *     so a test can check "this request was made N times" in one call. Only the caller's
+         *     own requests are counted, and only those the journal still keeps (the newest
+         *     `--journal-size`); like `GET /__sandbox/requests`, it sees every request of the
+         *     caller that was answered before it. A POST because the match is a body: a
+         *     `read_only` token filters `GET /__sandbox/requests` instead.
+         */
+        post: operations["countRequests"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/__sandbox/report": {
         parameters: {
             query?: never;
@@ -982,6 +1008,25 @@ export interface components {
         RemovedCount: {
             success: boolean;
             removed: number;
+        };
+        /** @description Every criterion given must hold; an unknown criterion is a 400 naming it. */
+        RequestMatch: {
+            /** @description HTTP method, any case. */
+            method?: string;
+            /** @description Glob on the request path, as fault rules take it: `*` within one segment, `**` across segments, `?` one character, e.g. `/v1/order/tracking/*`. Starts with `/`, printable ASCII only: 400 otherwise. */
+            path?: string;
+            /** @description operationId of the provider spec, e.g. createOrder. */
+            operation_id?: string;
+            /** @description The status the request was answered with. */
+            status?: number;
+            /** @description Header name (any case) → the exact value the request had (Authorization is journaled redacted). */
+            headers?: {
+                [key: string]: string;
+            };
+            /** @description Field path of the JSON body (`courier_code`, `items[0].cod`) → the JSON value it equalled. */
+            body?: {
+                [key: string]: components["schemas"]["JsonValue"];
+            };
         };
         /** @description Every criterion given must hold; none matches every provider request of the client. */
         FaultMatch: {
@@ -2052,6 +2097,46 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RemovedCount"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
+        };
+    };
+    countRequests: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "method": "POST",
+                 *       "path": "/v1/order",
+                 *       "status": 200,
+                 *       "body": {
+                 *         "courier_code": "JNE"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["RequestMatch"];
+            };
+        };
+        responses: {
+            /** @description The count. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Journal entries of the caller that match. */
+                        count: number;
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];

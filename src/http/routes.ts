@@ -73,6 +73,7 @@ export const ROUTES: Readonly<Record<string, Route>> = {
   deleteFaultRules: { spec: 'control', by: 'faults', access: 'write' },
   deleteFaultRule: { spec: 'control', by: 'faults', access: 'write' },
   listRequests: { spec: 'control', by: 'requests', access: 'read' },
+  countRequests: { spec: 'control', by: 'requests', access: 'write' },
   clearRequests: { spec: 'control', by: 'requests', access: 'write' },
   getReport: { spec: 'control', by: 'report', access: 'read' },
   startRun: { spec: 'control', by: 'report', access: 'write' },
