@@ -995,6 +995,7 @@ export interface components {
                 handled_percent: number;
             };
             items: components["schemas"]["ReadinessItem"][];
+            coverage: components["schemas"]["OperationCoverage"];
             checks: components["schemas"]["CheckResult"][];
             /** @description The most recent events behind the counts (bounded like the journal). */
             events: {
@@ -1003,6 +1004,39 @@ export interface components {
                 /** @enum {string} */
                 outcome: "exercised" | "handled" | "missed";
                 note: string;
+            }[];
+        };
+        /**
+         * @description Which operations of the provider spec, and which of their documented statuses, the
+         *     run exercised (its provider requests answered with that status), and how often, as
+         *     Specmatic's API coverage report shows them. `summary.percent` is documented
+         *     (operation, status) pairs exercised / all documented pairs, what
+         *     `shipping-sandbox report --coverage-under` compares.
+         */
+        OperationCoverage: {
+            summary: {
+                /** @description Operations of the provider spec. */
+                operations: number;
+                operations_exercised: number;
+                /** @description Documented (operation, status) pairs. */
+                statuses: number;
+                statuses_exercised: number;
+                /** @description statuses_exercised / statuses, in percent. */
+                percent: number;
+            };
+            operations: {
+                operation_id: string;
+                method: string;
+                /** @description As the spec writes it, e.g. /v1/order/tracking/{order_no}. */
+                path: string;
+                /** @description Requests of the run to it, whatever their status. */
+                exercised: number;
+                /** @description The documented statuses in the spec's order, then any other the run was answered with (`documented` false). */
+                statuses: {
+                    status: number;
+                    documented: boolean;
+                    exercised: number;
+                }[];
             }[];
         };
         RemovedCount: {
