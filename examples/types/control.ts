@@ -484,6 +484,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/__sandbox/webhooks/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver every failed delivery of the calling client in a time window
+         * @description After an outage of the client's receiver (as Svix's "recover"): every `failed`
+         *     delivery of the calling client created at or after `since` (and at or before
+         *     `until`, when given; times on the client's clock) gets one more attempt
+         *     (`trigger: redeliver`, same `webhook-id` and body), queued at once and made in the
+         *     background, within the same per-client cap as the scheduled attempts. Answers 202
+         *     with how many were queued; follow them in the delivery log. A 2xx marks a delivery
+         *     `delivered`; a failure leaves it `failed`, with the attempt logged. Deliveries that
+         *     are pending, paused or delivered, and failed ones outside the window, are not
+         *     touched; a delivery that already has 50 attempts is left out. 409 when the client has
+         *     no URL or its endpoint is disabled.
+         */
+        post: operations["recoverWebhooks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/__sandbox/webhooks/test": {
         parameters: {
             query?: never;
@@ -1945,6 +1974,63 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyAttempts"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    recoverWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-05-01T10:00:00Z",
+                 *       "until": "2026-05-01T12:00:00Z"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description Deliveries created at or after this time (ISO 8601, the client's clock).
+                     */
+                    since: string;
+                    /**
+                     * Format: date-time
+                     * @description Deliveries created at or before this time; not before `since`.
+                     */
+                    until?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description How many deliveries were queued for another attempt. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        queued: number;
+                        /** Format: date-time */
+                        since: string;
+                        /** Format: date-time */
+                        until: string | null;
+                        /**
+                         * Format: date-time
+                         * @description The client's clock when they were queued.
+                         */
+                        now: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
+            409: components["responses"]["Conflict"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -67,6 +67,7 @@ export const ROUTES: Readonly<Record<string, Route>> = {
   listWebhookDeliveries: { spec: 'control', by: 'webhooks', access: 'read' },
   getWebhookDelivery: { spec: 'control', by: 'webhooks', access: 'read' },
   redeliverWebhook: { spec: 'control', by: 'webhooks', access: 'write' },
+  recoverWebhooks: { spec: 'control', by: 'webhooks', access: 'write' },
   testWebhook: { spec: 'control', by: 'webhooks', access: 'write' },
   listFaultRules: { spec: 'control', by: 'faults', access: 'read' },
   createFaultRule: { spec: 'control', by: 'faults', access: 'write' },
