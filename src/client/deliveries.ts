@@ -32,6 +32,10 @@ export function recoverProgram(): Command {
  */
 export async function runDeliveries(argv: string[], out: (text: string) => void, err: (text: string) => void): Promise<number> {
   const [sub, ...rest] = argv;
+  if (sub === '--help' || sub === '-h') {
+    out(`Usage: shipping-sandbox deliveries recover --since <time> [--until <time>] --url <url> --token <token> [--client <id>]\n(shipping-sandbox deliveries recover --help says more)\n`);
+    return 0;
+  }
   if (sub !== 'recover') {
     err(`shipping-sandbox deliveries: unknown command ${sub === undefined ? '(none)' : `'${sub}'`}; the one there is: recover --since <time> [--until <time>] --url <url> --token <token>\n`);
     return 2;

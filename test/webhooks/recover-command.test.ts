@@ -47,6 +47,11 @@ describe('shipping-sandbox deliveries recover', () => {
     expect(await statuses()).toEqual(['failed', 'failed']);
   });
 
+  it('prints its usage for --help, and the options of recover for recover --help', async () => {
+    expect(await run('--help')).toMatchObject({ code: 0, stdout: expect.stringContaining('shipping-sandbox deliveries recover --since <time>') });
+    expect(await run('recover', '--help')).toMatchObject({ code: 0, stdout: expect.stringMatching(/--since <time>[\s\S]*--until <time>/) });
+  });
+
   it.each([
     [['recover', '--url', 'http://127.0.0.1:9', '--token', 't'], /--since/],
     [['recover', '--url', 'http://127.0.0.1:9', '--token', 't', '--since', 'yesterday'], /--since.*ISO 8601/],
