@@ -75,6 +75,13 @@ export interface SandboxOptions {
   logLevel?: string;
   /** fsync every journal write (survives power loss, slower). Default false. */
   fsync?: boolean;
+  /**
+   * Start from what is intact when the embedded store's journal is damaged (an older
+   * segment cut short or missing, a line that is not a commit): the damaged segment and
+   * those after it are moved into a dated folder beside the data file, and what was set
+   * aside is logged. Without it such a start is refused, every file untouched. Default false.
+   */
+  salvageJournal?: boolean;
   /** Path of the provider spec (YAML or JSON) to serve instead of the bundled spec/openapi.yaml, e.g. a fuller spec from the provider. */
   providerSpec?: string;
   /** Most requests per second per client (provider and control together), counted per process; past it a 429 with Retry-After. Default 0: no limit. */
@@ -123,6 +130,7 @@ export interface ResolvedOptions {
   heapGrowth: number;
   logLevel: string;
   fsync: boolean;
+  salvageJournal: boolean;
   providerSpec: string;
   /** Requests per second per client; 0: no limit. */
   rateLimit: number;

@@ -175,6 +175,14 @@ export const OPTIONS: Schema = {
     resolve: (value) => (LOG_LEVELS.includes(String(value)) ? as(value) : fail('logLevel', `logLevel "${String(value)}" is not a level: use ${LOG_LEVELS.join(', ')}.`)),
   },
   fsync: { flag: '--fsync', env: 'SANDBOX_FSYNC', help: 'fsync every journal write: survives power loss; slower', default: false, fromText: isOn, resolve: (value) => value === true },
+  salvageJournal: {
+    flag: '--salvage-journal',
+    env: 'SANDBOX_SALVAGE_JOURNAL',
+    help: 'start from what is intact when the journal is damaged: move the damaged segment and those after it into a dated folder, log what was lost',
+    default: false,
+    fromText: isOn,
+    resolve: (value) => value === true,
+  },
   providerSpec: {
     flag: '--spec <file>',
     env: 'SANDBOX_SPEC',

@@ -3,6 +3,7 @@ import type { Delivery } from '../records/index.js';
 import { isSuccess, type DeliveryAttempts } from './attempts.js';
 import type { DispatcherDeps } from './deps.js';
 import { WEBHOOK_CONCURRENCY } from './job.js';
+import { endpointOf } from './endpoints.js';
 import { MAX_REDELIVERED_ATTEMPTS } from './manual.js';
 
 /** The job kind of a recovered delivery's attempt (`POST /__sandbox/webhooks/recover`); the key is the delivery id. */
@@ -40,18 +41,22 @@ export class Recovery {
   }
 
   /**
-   * Queues an attempt now for each failed delivery of the client in the window, a slice
-   * per unit of work; returns how many. A delivery at MAX_REDELIVERED_ATTEMPTS is left
-   * out (as a redelivery of it is refused). Queued again, a delivery's job is moved, not doubled.
+   * Queues an attempt now for each failed delivery of the client in the window whose
+   * endpoint takes deliveries now (it exists, has a URL and is enabled), a slice per unit
+   * of work; returns how many. A delivery at MAX_REDELIVERED_ATTEMPTS is left out (as a
+   * redelivery of it is refused). Queued again, a delivery's job is moved, not doubled.
    */
   async queue(clientId: string, window: RecoverWindow): Promise<number> {
-    const { storage, clock } = this.deps;
+    const { storage, clock, registry, endpoints } = this.deps;
+    const client = registry.byId(clientId);
+    if (!client) return 0;
+    const live = new Set((await endpoints.list(client)).filter((e) => e.url && e.enabled).map((e) => e.id));
     const now = clock.of(clientId);
     let queued = 0;
     let cursor: string | undefined;
     for (;;) {
       const page = await storage.deliveries.list(clientId, { status: 'failed', limit: RECOVER_SLICE, cursor });
-      const chosen = page.items.filter((d) => inWindow(d, window) && d.attempts.length < MAX_REDELIVERED_ATTEMPTS);
+      const chosen = page.items.filter((d) => inWindow(d, window) && live.has(endpointOf(d)) && d.attempts.length < MAX_REDELIVERED_ATTEMPTS);
       if (chosen.length > 0) {
         await storage.transaction(async (tx) => {
           for (const d of chosen) await tx.jobs.schedule({ kind: RECOVER_JOB, key: d.id, client_id: clientId, due_at: now });
@@ -65,8 +70,8 @@ export class Recovery {
   }
 
   /**
-   * A recovered delivery's attempt: made only while it is still failed (a redelivery may
-   * have delivered it meanwhile) and its client's endpoint takes deliveries; a 2xx marks
+   * A recovered delivery's attempt, to the endpoint it went to: made only while it is
+   * still failed (a redelivery may have delivered it meanwhile) and that endpoint takes deliveries; a 2xx marks
    * it delivered, a 410 disables the endpoint, anything else leaves it failed.
    */
   private async due(id: string, at: number): Promise<void> {
@@ -75,7 +80,7 @@ export class Recovery {
     const delivery = await storage.deliveries.get(id);
     if (delivery?.status !== 'failed' || delivery.attempts.length >= MAX_REDELIVERED_ATTEMPTS) return;
     const client = registry.byId(delivery.client_id);
-    const endpoint = client ? await endpoints.of(client) : undefined;
+    const endpoint = client ? await endpoints.get(client, endpointOf(delivery)) : undefined;
     if (!endpoint?.url || !endpoint.enabled) return;
     const made = await this.attempts.attempt(delivery, { ...endpoint, url: endpoint.url }, 'redeliver', null, at);
     if (!made) throw new JobInterrupted(`recovered attempt of ${id} aborted by shutdown`);

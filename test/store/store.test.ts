@@ -153,6 +153,19 @@ describe('JournaledFile', () => {
     await reopened.close();
   });
 
+  it('keeps the temp file of a checkpoint cut short when the start is refused: it may be the newest copy someone repairing by hand wants', async () => {
+    const store = await JournaledFile.open({ path: path() });
+    store.put('orders', '1', { v: 1 });
+    store.commit();
+    await store.close();
+    const folder = join(dir(), 'data');
+    writeFileSync(join(folder, 'sandbox.json.tmp-4242'), '{"schema_version":1,"journal_generation":9,\n"orders":{');
+    const generation = (JSON.parse(readFileSync(join(folder, 'sandbox.json'), 'utf8')) as { journal_generation: number }).journal_generation;
+    writeFileSync(join(folder, `sandbox.json.wal.${generation}`), '{"not a commit"\n');
+    await expect(JournaledFile.open({ path: path() })).rejects.toThrow(`sandbox.json.wal.${generation} is damaged at line 1`);
+    expect(readFileSync(join(folder, 'sandbox.json.tmp-4242'), 'utf8')).toBe('{"schema_version":1,"journal_generation":9,\n"orders":{');
+  });
+
   it('keeps nothing on disk with :memory:', async () => {
     const store = await JournaledFile.open({ path: ':memory:' });
     store.put('orders', '1', { v: 1 });

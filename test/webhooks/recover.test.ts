@@ -85,6 +85,30 @@ describe('POST /__sandbox/webhooks/recover', () => {
     }
   });
 
+  it('sends each recovered delivery to the endpoint it went to, and leaves out those of a disabled endpoint', async () => {
+    const other = await sandbox.call('POST', '/__sandbox/webhooks/endpoints', { body: { url: `${receiver.url}/other` } });
+    expect(other.status).toBe(201);
+    const third = await sandbox.call('POST', '/__sandbox/webhooks/endpoints', { body: { url: `${receiver.url}/third` } });
+    down = true;
+    const since = await now();
+    await createOrders(sandbox, 1);
+    await sandbox.advance(AWB_DELAY);
+    down = false;
+    expect((await deliveries(sandbox)).map((d) => d.status)).toEqual(['failed', 'failed', 'failed']);
+    expect((await sandbox.call('PATCH', `/__sandbox/webhooks/endpoints/${third.body.id}`, { body: { enabled: false } })).status).toBe(200);
+    expect((await recover({ since })).body.queued).toBe(2);
+    await sandbox.advance(0);
+    const log = await deliveries(sandbox);
+    const of = (endpoint: string) => log.find((d) => d.endpoint_id === endpoint)!;
+    expect(of('default')).toMatchObject({ status: 'delivered' });
+    expect(of(other.body.id)).toMatchObject({ status: 'delivered' });
+    expect(of(other.body.id).attempts.map((a) => [a.trigger, a.url])).toEqual([
+      ['schedule', `${receiver.url}/other`],
+      ['redeliver', `${receiver.url}/other`],
+    ]);
+    expect(of(third.body.id)).toMatchObject({ status: 'failed', attempts: [expect.objectContaining({ trigger: 'schedule' })] });
+  });
+
   it.each([
     ['until before since', { since: '2026-05-01T12:00:00Z', until: '2026-05-01T11:59:59Z' }, 'until'],
     ['a since that is not a time', { since: 'yesterday' }, 'since'],

@@ -12,4 +12,5 @@ export { rateHandlers } from './rates.js';
 export { recoverHandlers } from './recover.js';
 export { reportHandlers } from './report.js';
 export { requestHandlers } from './requests.js';
+export { stateHandlers } from './states.js';
 export { chaosHeaderCheck, webhookHandlers } from './webhooks.js';

@@ -29,9 +29,11 @@ export function recoverHandlers({ clock, endpoints, dispatcher }: RecoverHandler
         if (window.until < window.since) throw new RuleViolation([{ field: 'until', message: 'must not be before since' }]);
       }
       // As a redelivery: the attempts need a live endpoint (else they would fail at once, each using one up).
-      const endpoint = await endpoints.of(client);
-      if (!endpoint.url) throw new Conflict(webhookMessages.noUrl);
-      if (!endpoint.enabled) throw new Conflict(webhookMessages.disabled(endpoint.disabled_reason));
+      // Each delivery goes to the endpoint it went to; with none live, say why of the default one.
+      if (!(await endpoints.list(client)).some((e) => e.url && e.enabled)) {
+        const endpoint = await endpoints.of(client);
+        throw new Conflict(endpoint.url ? webhookMessages.disabled(endpoint.disabled_reason) : webhookMessages.noUrl);
+      }
       const queued = await dispatcher.recover(client.id, window);
       const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
       return json(202, { queued, since: iso(window.since), until: iso(window.until), now: iso(clock.of(client.id)) });

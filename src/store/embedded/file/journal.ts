@@ -1,10 +1,27 @@
-import { closeSync, existsSync, fstatSync, openSync, readdirSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { writeAllSync } from './files.js';
 import { readLines } from './lines.js';
 import { commitProblem } from './schema-check.js';
 import { DataFileError, type JournalOp, type StoreFileSystem } from './types.js';
+
+/** Where a journal was found damaged. `line` 0: the damage is the segment as a whole (cut short, missing). */
+interface JournalDamage {
+  generation: number;
+  path: string;
+  what: string;
+  line: number;
+}
+
+/** What a salvaging replay set aside: the segments moved into `folder`, and the damage that made it. */
+export interface JournalSalvage {
+  folder: string;
+  damage: string;
+  moved: string[];
+  /** The first line of the damaged segment not replayed (0: the damage is the segment as a whole). */
+  fromLine: number;
+}
 
 /**
  * The append-only journal beside the data file, in segments
@@ -39,42 +56,81 @@ export class Journal {
 
   /**
    * Reads every segment from generation `from` on, in order, line by line, and hands
-   * each op to `apply`. A last line with no newline is a write cut short (by a crash or
-   * a full disk), never acknowledged: it is skipped and cut off, so later appends start
-   * a clean line. A complete line that is not a commit (not JSON, not a list of changes,
-   * a change putting a record `recordProblem` refuses) stops the replay with a
-   * DataFileError naming the segment and line. Returns the number of commits replayed.
+   * each op to `apply`. Only the newest segment may end in a line with no newline: a
+   * write cut short (by a crash or a full disk), never acknowledged, so it is skipped and
+   * cut off, and later appends start a clean line. Anything else is damage: a complete
+   * line that is not a commit (not JSON, not a list of changes, a change putting a record
+   * `recordProblem` refuses), an older segment cut short (it was closed whole, so the
+   * cut lost acknowledged commits), or a segment missing between the data file's
+   * generation and the newest. Damage stops the replay with a DataFileError naming the
+   * segment, every file untouched; with `salvage`, the replay keeps the commits before the
+   * damage, moves the damaged segment and every later one into a dated folder beside the
+   * data file, and says what it set aside (the caller then writes a checkpoint, since the
+   * kept commits of a moved segment are in memory only). Returns the commits replayed.
    */
-  async replay(from: number, apply: (op: JournalOp) => void): Promise<number> {
+  async replay(from: number, apply: (op: JournalOp) => void, options: { salvage?: boolean } = {}): Promise<{ commits: number; salvaged?: JournalSalvage }> {
     let commits = 0;
-    for (const { generation, path } of this.segments()) {
-      if (generation < from) continue;
+    const segments = this.segments().filter((segment) => segment.generation >= from);
+    for (const [index, { generation, path }] of segments.entries()) {
+      const expected = index === 0 ? from : segments[index - 1]!.generation + 1;
+      if (generation !== expected) {
+        const missing = this.pathOf(expected);
+        const damage = { generation: expected, path: missing, what: `is missing, while ${basename(path)} after it is there`, line: 0 };
+        return { commits, salvaged: this.setAside(damage, options.salvage) };
+      }
+      let damage: JournalDamage | undefined;
       const { end, size } = await readLines(path, (line, number) => {
-        if (line === '') return;
-        const damaged = (what: string) =>
-          new DataFileError(
-            `The journal ${path} is damaged at line ${number}: ${what}. ` +
-              'It was left untouched: move it away to start without its changes, or start with another --data file.',
-          );
+        if (line === '' || damage !== undefined) return;
         let parsed: JournalOp | JournalOp[];
         try {
           parsed = JSON.parse(line) as JournalOp | JournalOp[];
         } catch (error) {
-          throw damaged((error as Error).message);
+          damage = { generation, path, what: `is damaged at line ${number}: ${(error as Error).message}`, line: number };
+          return;
         }
         const problem = commitProblem(parsed);
-        if (problem !== undefined) throw damaged(problem);
+        if (problem !== undefined) {
+          damage = { generation, path, what: `is damaged at line ${number}: ${problem}`, line: number };
+          return;
+        }
         if (Array.isArray(parsed)) parsed.forEach(apply);
         else apply(parsed); // a line of sandbox 0.1.0: one op
         commits += 1;
       });
+      const newest = index === segments.length - 1;
+      if (damage === undefined && end < size && !newest) {
+        damage = { generation, path, what: `ends in a line cut short at byte ${end} of ${size}, and only the newest segment may (it is closed whole before the next begins)`, line: 0 };
+      }
+      if (damage !== undefined) return { commits, salvaged: this.setAside(damage, options.salvage) };
       if (end < size) truncateSync(path, end);
       this.bytesSinceCheckpoint += end;
       this.generation = Math.max(this.generation, generation);
     }
-    return commits;
+    return { commits };
   }
 
+  /**
+   * Without `salvage`, refuses the start naming the damage. With it, moves the damaged
+   * segment and every later one into `<data>.damaged-<time>/` and goes on at the damaged
+   * segment's generation, in a fresh segment.
+   */
+  private setAside(damage: JournalDamage, salvage: boolean | undefined): JournalSalvage {
+    if (!salvage) {
+      throw new DataFileError(
+        `The journal ${damage.path} ${damage.what}. Nothing was changed: the files are as they were. ` +
+          'Repair or restore it, or start once with --salvage-journal to set it and the segments after it aside ' +
+          'into a dated folder beside the data file and start from what is intact (the commits after the damage are then lost, and logged).',
+      );
+    }
+    const dir = dirname(this.dataPath);
+    const folder = join(dir, `${basename(this.dataPath)}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+    const moved = this.segments().filter((segment) => segment.generation >= damage.generation);
+    mkdirSync(folder, { mode: 0o700 });
+    for (const segment of moved) renameSync(segment.path, join(folder, basename(segment.path)));
+    this.generation = damage.generation;
+    this.bytesSinceCheckpoint = 0;
+    return { folder, damage: `${basename(damage.path)} ${damage.what}`, moved: moved.map((segment) => basename(segment.path)), fromLine: damage.line };
+  }
   /** Opens the current segment for appending (mode 0600). */
   open(): void {
     this.fd = this.openSegment(this.generation);

@@ -3,7 +3,7 @@ import { CheckpointedRecords } from './checkpoints.js';
 import { dataFilePath } from './data-path.js';
 import { describeError, errnoOf, Utf8Chunk } from './files.js';
 import type { LockTiming } from './heartbeat.js';
-import type { Journal } from './journal.js';
+import type { Journal, JournalSalvage } from './journal.js';
 import { patchOf } from './journal-patch.js';
 import { DataFileLock, type LockLoss } from './lock.js';
 import type { LockHolder } from './lock-holder.js';
@@ -62,6 +62,14 @@ export interface JournaledFileOptions {
    * as they were and no lock.
    */
   onLoad?: (store: JournaledFile) => void;
+  /**
+   * Start from what is intact when the journal is damaged (an older segment cut short or
+   * missing, a line that is not a commit): the damaged segment and those after it are moved
+   * into a dated folder beside the data file, and `onSalvage` is told what was set aside.
+   * Without it a damaged journal refuses the start, every file untouched.
+   */
+  salvageJournal?: boolean;
+  onSalvage?: (salvage: JournalSalvage) => void;
 }
 
 /**
@@ -96,8 +104,9 @@ export class JournaledFile extends CheckpointedRecords<JournaledFileOptions> {
   /**
    * Opens the journaled file on the data file `path` names, symbolic links followed (see
    * `dataFilePath`): takes the data file's lock (throws DataFileLocked, touching no file,
-   * when another live sandbox holds it), removes temp files of an interrupted
-   * checkpoint, reads the data file and replays the journal, both as streams.
+   * when another live sandbox holds it), reads the data file and replays the journal,
+   * both as streams, and once the start is accepted removes temp files of an interrupted
+   * checkpoint (a refused start leaves them).
    */
   static async open(options: JournaledFileOptions): Promise<JournaledFile> {
     if (options.path === ':memory:') {
@@ -119,19 +128,22 @@ export class JournaledFile extends CheckpointedRecords<JournaledFileOptions> {
     );
     let journal: Journal | undefined;
     try {
-      const { db, fresh, fromVersion } = await readDataFile(path, options);
+      const { db, snapshot, fresh, fromVersion } = await readDataFile(path, options);
       journal = journalOf(path, db.data, options);
       const store = new JournaledFile(db, journal, lock, options);
       // The journal holds changes in the file's own schema: replay them, then migrate the whole.
-      await journal.replay(db.data.journal_generation, (op) => store.apply(op));
+      const { salvaged } = await journal.replay(db.data.journal_generation, (op) => store.apply(op), { salvage: options.salvageJournal === true });
       migrateLoaded(db, fromVersion, path);
       // Before the first write: an owner that cannot build on these records refuses the start with the files as they were.
       options.onLoad?.(store);
       // Nothing is written before this point: a sandbox that lost its lock while it loaded leaves the files to the new holder.
       if (!lock.held() || takenWhileOpening) throw new DataFileError(lockTakenMessage(path, takenWhileOpening?.by, takenWhileOpening?.why ?? 'taken'));
       opened = store;
+      snapshot.removeLeftovers();
       journal.open();
-      await writeAtStart(store, path, fromVersion, fresh);
+      // Commits kept from a segment set aside live in memory only until a checkpoint holds them.
+      await writeAtStart(store, path, fromVersion, fresh || salvaged !== undefined);
+      if (salvaged) options.onSalvage?.(salvaged);
       // Lost during the start's checkpoint (which then stopped): refuse the start rather than serve fenced.
       if (store.lockLost) throw new DataFileError(lockTakenMessage(path, store.lostTo, store.lostWhy));
       return store;

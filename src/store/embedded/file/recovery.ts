@@ -25,19 +25,22 @@ interface ReadOptions {
 /** The data file as read at the start: its records, whether it was new, and the schema version it was written in. */
 export interface ReadFile {
   db: Low<JournaledFileData>;
+  /** The data file's writer; `removeLeftovers()` once the start is accepted. */
+  snapshot: SnapshotFile;
   fresh: boolean;
   fromVersion: number;
 }
 
 /**
- * Reads the data file, made private to this user, as a stream (after removing temp files
- * of an interrupted checkpoint), and checks its schema version and, from version 1 on,
- * its records. A new data file reads as empty.
+ * Reads the data file, made private to this user, as a stream, and checks its schema
+ * version and, from version 1 on, its records. A new data file reads as empty. Temp files
+ * of an interrupted checkpoint are left for the caller to remove once the start is
+ * accepted: a refused start leaves them, as they may be the newest copy someone repairing
+ * by hand wants.
  */
 export async function readDataFile(path: string, options: ReadOptions): Promise<ReadFile> {
   restrictDataFiles(path);
   const file = new SnapshotFile(path, options.fileSystem, options.pack, options.formats);
-  file.removeLeftovers();
   const db = new Low<JournaledFileData>(file, emptyData());
   const fresh = !existsSync(path);
   await db.read();
@@ -45,7 +48,7 @@ export async function readDataFile(path: string, options: ReadOptions): Promise<
   // Version 0 (lowdb's file) has other shapes: it is checked once migrated.
   if (fromVersion >= 1) checkData(db.data, path);
   db.data.journal_generation ??= 0;
-  return { db, fresh, fromVersion };
+  return { db, snapshot: file, fresh, fromVersion };
 }
 
 /** The data file's journal, from the generation the file names on. */
