@@ -485,6 +485,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/__sandbox/webhooks/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver every failed delivery of the calling client in a time window
+         * @description After an outage of the client's receiver (as Svix's "recover"): every `failed`
+         *     delivery of the calling client created at or after `since` (and at or before
+         *     `until`, when given; times on the client's clock) gets one more attempt
+         *     (`trigger: redeliver`, same `webhook-id` and body), queued at once and made in the
+         *     background, within the same per-client cap as the scheduled attempts. Answers 202
+         *     with how many were queued; follow them in the delivery log. A 2xx marks a delivery
+         *     `delivered`; a failure leaves it `failed`, with the attempt logged. Deliveries that
+         *     are pending, paused or delivered, and failed ones outside the window, are not
+         *     touched; a delivery that already has 50 attempts is left out. 409 when the client has
+         *     no URL or its endpoint is disabled.
+         */
+        post: operations["recoverWebhooks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/__sandbox/webhooks/test": {
         parameters: {
             query?: never;
@@ -654,6 +683,32 @@ export interface paths {
          * @description Empties the calling client's request journal.
          */
         delete: operations["clearRequests"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/__sandbox/requests/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * How many of the calling client's journaled requests match
+         * @description Counts the calling client's journal entries that meet every criterion of the body
+         *     (an empty body counts them all), as WireMock's `POST /__admin/requests/count` does,
+         *     so a test can check "this request was made N times" in one call. Only the caller's
+         *     own requests are counted, and only those the journal still keeps (the newest
+         *     `--journal-size`); like `GET /__sandbox/requests`, it sees every request of the
+         *     caller that was answered before it. A POST because the match is a body: a
+         *     `read_only` token filters `GET /__sandbox/requests` instead.
+         */
+        post: operations["countRequests"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1149,6 +1204,7 @@ export interface components {
                 handled_percent: number;
             };
             items: components["schemas"]["ReadinessItem"][];
+            coverage: components["schemas"]["OperationCoverage"];
             checks: components["schemas"]["CheckResult"][];
             /** @description The most recent events behind the counts (bounded like the journal). */
             events: {
@@ -1159,9 +1215,61 @@ export interface components {
                 note: string;
             }[];
         };
+        /**
+         * @description Which operations of the provider spec, and which of their documented statuses, the
+         *     run exercised (its provider requests answered with that status), and how often, as
+         *     Specmatic's API coverage report shows them. `summary.percent` is documented
+         *     (operation, status) pairs exercised / all documented pairs, what
+         *     `shipping-sandbox report --coverage-under` compares.
+         */
+        OperationCoverage: {
+            summary: {
+                /** @description Operations of the provider spec. */
+                operations: number;
+                operations_exercised: number;
+                /** @description Documented (operation, status) pairs. */
+                statuses: number;
+                statuses_exercised: number;
+                /** @description statuses_exercised / statuses, in percent. */
+                percent: number;
+            };
+            operations: {
+                operation_id: string;
+                method: string;
+                /** @description As the spec writes it, e.g. /v1/order/tracking/{order_no}. */
+                path: string;
+                /** @description Requests of the run to it, whatever their status. */
+                exercised: number;
+                /** @description The documented statuses in the spec's order, then any other the run was answered with (`documented` false). */
+                statuses: {
+                    status: number;
+                    documented: boolean;
+                    exercised: number;
+                }[];
+            }[];
+        };
         RemovedCount: {
             success: boolean;
             removed: number;
+        };
+        /** @description Every criterion given must hold; an unknown criterion is a 400 naming it. */
+        RequestMatch: {
+            /** @description HTTP method, any case. */
+            method?: string;
+            /** @description Glob on the request path, as fault rules take it: `*` within one segment, `**` across segments, `?` one character, e.g. `/v1/order/tracking/*`. Starts with `/`, printable ASCII only: 400 otherwise. */
+            path?: string;
+            /** @description operationId of the provider spec, e.g. createOrder. */
+            operation_id?: string;
+            /** @description The status the request was answered with. */
+            status?: number;
+            /** @description Header name (any case) → the exact value the request had (Authorization is journaled redacted). */
+            headers?: {
+                [key: string]: string;
+            };
+            /** @description Field path of the JSON body (`courier_code`, `items[0].cod`) → the JSON value it equalled. */
+            body?: {
+                [key: string]: components["schemas"]["JsonValue"];
+            };
         };
         /** @description Every criterion given must hold; none matches every provider request of the client. */
         FaultMatch: {
@@ -2053,6 +2161,63 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    recoverWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-05-01T10:00:00Z",
+                 *       "until": "2026-05-01T12:00:00Z"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description Deliveries created at or after this time (ISO 8601, the client's clock).
+                     */
+                    since: string;
+                    /**
+                     * Format: date-time
+                     * @description Deliveries created at or before this time; not before `since`.
+                     */
+                    until?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description How many deliveries were queued for another attempt. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        queued: number;
+                        /** Format: date-time */
+                        since: string;
+                        /** Format: date-time */
+                        until: string | null;
+                        /**
+                         * Format: date-time
+                         * @description The client's clock when they were queued.
+                         */
+                        now: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     testWebhook: {
         parameters: {
             query?: never;
@@ -2391,6 +2556,46 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RemovedCount"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
+        };
+    };
+    countRequests: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "method": "POST",
+                 *       "path": "/v1/order",
+                 *       "status": 200,
+                 *       "body": {
+                 *         "courier_code": "JNE"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["RequestMatch"];
+            };
+        };
+        responses: {
+            /** @description The count. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Journal entries of the caller that match. */
+                        count: number;
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];

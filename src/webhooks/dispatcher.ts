@@ -12,6 +12,7 @@ import { ManualAttempts } from './manual.js';
 import { webhookMessages } from './messages.js';
 import { payloadOf } from './payload.js';
 import { pruneSettled, removeDeliveries } from './prune.js';
+import { Recovery, type RecoverWindow } from './recover.js';
 import { nextAttemptAt, retryAfterMs } from './retry.js';
 /** How often a client's "outbox full" warning may be logged. */
 export const OUTBOX_WARNING_INTERVAL_MS = 60_000;
@@ -38,6 +39,7 @@ export class WebhookDispatcher {
   private readonly held: HeldCounts;
   private readonly attempts: DeliveryAttempts;
   private readonly manual: ManualAttempts;
+  private readonly recovery: Recovery;
   private closed = false;
 
   constructor(private readonly deps: DispatcherDeps) {
@@ -45,12 +47,14 @@ export class WebhookDispatcher {
     this.held = new HeldCounts(deps.outboxSize, deps.wallNow);
     this.attempts = new DeliveryAttempts(deps, this.held);
     this.manual = new ManualAttempts(deps, this.attempts);
+    this.recovery = new Recovery(deps, this.attempts, () => this.closed);
   }
 
   /** Registers the delivery job with the scheduler: attempts wait on receivers, so they run in its pool. */
   attach(scheduler: Scheduler): void {
     scheduler.register({ kind: WEBHOOK_JOB, run: (job, at) => this.due(job.key, at), concurrency: WEBHOOK_CONCURRENCY });
     scheduler.register({ kind: ENDPOINT_WEBHOOK_JOB, run: (job, at) => this.due(job.key, at), concurrency: WEBHOOK_CONCURRENCY });
+    this.recovery.attach(scheduler);
   }
 
   /**
@@ -142,6 +146,11 @@ export class WebhookDispatcher {
   /** One attempt now, outside the schedule; a 2xx marks the delivery delivered. Returns the delivery afterwards. */
   redeliver(delivery: Stored<Delivery>, endpoint: Endpoint & { url: string }): Promise<Stored<Delivery>> {
     return this.manual.redeliver(delivery, endpoint);
+  }
+
+  /** Queues one more attempt of every failed delivery of the client created in the window (see Recovery); returns how many. */
+  recover(clientId: string, window: RecoverWindow): Promise<number> {
+    return this.recovery.queue(clientId, window);
   }
 
   /** Sends a signed ping to the client's endpoint now; it is logged as a delivery without retries. */

@@ -1,4 +1,4 @@
-/** Webhooks: the outbox, signed and retried attempts, endpoints, chaos modes and the target policy. */
+/** Webhooks: the outbox, signed and retried attempts, recovery after an outage, endpoints, chaos modes and the target policy. */
 
 export { webhookBannerLine } from './banner.js';
 export { chaosHeaderModes, unknownChaos } from './chaos.js';
@@ -9,6 +9,7 @@ export type { EndpointInput, EndpointPatch } from './endpoint-change.js';
 export { WebhookEndpoints, admits, endpointOf } from './endpoints.js';
 export type { Endpoint } from './endpoints.js';
 export { MAX_REDELIVERED_ATTEMPTS } from './manual.js';
+export type { RecoverWindow } from './recover.js';
 export { webhookMessages } from './messages.js';
 export { scheduleStoredAttempts } from './migrate.js';
 export { DEFAULT_RETRIES, parseRetries } from './retry.js';

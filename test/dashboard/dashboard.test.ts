@@ -320,6 +320,11 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     await page.getByRole('heading', { name: 'Readiness', level: 1 }).waitFor();
     await page.getByText(/% handled/).waitFor();
     expect(await page.getByRole('table', { name: 'Catalogue items' }).getByRole('row').count()).toBeGreaterThan(20);
+    // Every provider operation, with its documented statuses (a header row and twelve operations).
+    const operations = page.getByRole('table', { name: 'Provider operations' });
+    expect(await operations.getByRole('row').count()).toBe(13);
+    expect(await operations.getByRole('row', { name: /POST \/v1\/order\/cancel/ }).innerText()).toMatch(/200: (\d+×|not exercised), 400: .*503: /);
+    await page.getByText(/% coverage/).waitFor();
     await page.getByRole('button', { name: 'Run checks' }).click(); // client-b has no webhook URL: 409
     const alert = page.getByRole('alert');
     await alert.waitFor();
