@@ -14,6 +14,7 @@ interface World {
   awb: string;
   deliveryId: string;
   faultId: string;
+  endpointId: string;
 }
 
 let sandbox: TestSandbox;
@@ -33,11 +34,11 @@ const faultedAsA = () => supertest(sandbox.app).get('/v1/couriers').set('Authori
 
 /** Everything client A can see of its own data through the control API (no provider request, so the journal does not change). */
 async function viewOfA(): Promise<unknown> {
-  const [orders, webhook, deliveries, faults, requests, report] = await Promise.all(
-    ['/__sandbox/orders', '/__sandbox/webhook', '/__sandbox/webhooks/deliveries', '/__sandbox/faults', '/__sandbox/requests', '/__sandbox/report'].map((p) => asA('GET', p)),
+  const [orders, webhook, deliveries, faults, requests, report, endpoints] = await Promise.all(
+    ['/__sandbox/orders', '/__sandbox/webhook', '/__sandbox/webhooks/deliveries', '/__sandbox/faults', '/__sandbox/requests', '/__sandbox/report', '/__sandbox/webhooks/endpoints'].map((p) => asA('GET', p)),
   );
   const { generated_at: _at, ...readiness } = report!.body as { generated_at: string };
-  return { orders: orders!.body, webhook: webhook!.body, deliveries: deliveries!.body, faults: faults!.body, requests: requests!.body, readiness, received: receiverA.received.length };
+  return { orders: orders!.body, webhook: webhook!.body, deliveries: deliveries!.body, faults: faults!.body, requests: requests!.body, readiness, endpoints: endpoints!.body, received: receiverA.received.length };
 }
 
 beforeEach(async () => {
@@ -54,8 +55,9 @@ beforeEach(async () => {
   const awb = (await asA('GET', `/__sandbox/orders/${orderNo}`)).body.awb as string;
   const deliveryId = (await asA('GET', '/__sandbox/webhooks/deliveries')).body.deliveries[0].id as string;
   const faultId = (await asA('POST', '/__sandbox/faults', { match: { operation_id: 'listCouriers' }, action: { type: 'status', status: 503 }, times: 5 })).body.id as string;
+  const endpointId = (await asA('POST', '/__sandbox/webhooks/endpoints', { url: `${receiverA.url}/second`, events: ['order.cancelled'] })).body.id as string;
   await faultedAsA(); // one journal entry (and one fault hit)
-  world = { orderNo: orderNo!, pendingOrderNo: pendingOrderNo!, awb, deliveryId, faultId };
+  world = { orderNo: orderNo!, pendingOrderNo: pendingOrderNo!, awb, deliveryId, faultId, endpointId };
 });
 afterEach(() => sandbox.close());
 afterAll(async () => {
@@ -117,6 +119,13 @@ const rows: Array<{ op: string; send: (w: World) => Promise<Response>; expect: (
   },
   // Sandbox-wide: with two clients a partner may not do them (no admin token is configured here).
   { op: 'listClients', send: () => asB('GET', '/__sandbox/clients'), expect: (res) => expect(res.status).toBe(403) },
+  { op: 'listWebhookEndpoints', send: () => asB('GET', '/__sandbox/webhooks/endpoints'), expect: (res, w) => expect(JSON.stringify(res.body)).not.toContain(w.endpointId) },
+  { op: 'createWebhookEndpoint', send: () => asB('POST', '/__sandbox/webhooks/endpoints', { url: `${receiverB.url}/second` }), expect: (res) => expect(res.status).toBe(201) },
+  { op: 'getWebhookEndpoint', send: (w) => asB('GET', `/__sandbox/webhooks/endpoints/${w.endpointId}`), expect: (res) => expect(res.status).toBe(404) },
+  { op: 'updateWebhookEndpoint', send: (w) => asB('PATCH', `/__sandbox/webhooks/endpoints/${w.endpointId}`, { enabled: false }), expect: (res) => expect(res.status).toBe(404) },
+  { op: 'deleteWebhookEndpoint', send: (w) => asB('DELETE', `/__sandbox/webhooks/endpoints/${w.endpointId}`), expect: (res) => expect(res.status).toBe(404) },
+  { op: 'recoverWebhooks', send: () => asB('POST', '/__sandbox/webhooks/recover', { since: '2000-01-01T00:00:00Z' }), expect: (res) => expect(res.body.queued).toBe(0) },
+  { op: 'countRequests', send: () => asB('POST', '/__sandbox/requests/count', { operation_id: 'listCouriers' }), expect: (res) => expect(res.body.count).toBe(0) },
   { op: 'resetSandbox', send: () => asB('POST', '/__sandbox/reset-all'), expect: (res) => expect(res.status).toBe(403) },
   { op: 'advanceAllClocks', send: () => asB('POST', '/__sandbox/clock/advance-all', { ms: 86_400_000 }), expect: (res) => expect(res.status).toBe(403) },
   { op: 'setClockSpeed', send: () => asB('PUT', '/__sandbox/clock/speed', { speed: 60 }), expect: (res) => expect(res.status).toBe(403) },
