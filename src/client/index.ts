@@ -1,3 +1,5 @@
 /** Commands that talk HTTP to a running sandbox (`shipping-sandbox report`); they import no server code. */
+// The Testcontainers module (testcontainers.ts) is an entry of its own, `shipping-sandbox/testcontainers`,
+// not re-exported here: it needs the optional `testcontainers` package, which the CLI must not load.
 
 export { runReport } from './report.js';
