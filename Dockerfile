@@ -6,7 +6,7 @@
 # image name are passed to the CLI too.
 
 # --- build: compile TypeScript to dist/ ----------------------------------------------------------
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: the package's `prepare` build needs src/, copied below, and runs as `npm run build`.
@@ -16,7 +16,7 @@ COPY src ./src
 RUN npm run build
 
 # --- runtime: production dependencies, the build, the specs, fixtures and dashboard ---------------------------
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=4010 \
@@ -38,5 +38,7 @@ EXPOSE 4010
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||4010)+'/__sandbox/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # node is PID 1 (no shell in between), so SIGTERM reaches the CLI, which finishes the
-# requests in flight, writes the data file and exits 0. STOPSIGNAL is the default SIGTERM.
+# requests and webhook attempts in flight, writes the data file and exits 0. STOPSIGNAL is the
+# default SIGTERM; give the container a stop grace of at least SANDBOX_WEBHOOK_TIMEOUT + 5 s
+# (docker stop -t 15; stop_grace_period in compose.yaml). The contract: docs/guides/image.md.
 ENTRYPOINT ["node", "dist/cli.js"]

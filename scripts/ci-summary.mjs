@@ -7,7 +7,16 @@
 import { existsSync, readFileSync } from 'node:fs';
 
 const [container, soak, timings] = process.argv.slice(2);
-const reports = ['.vitest-results.json', '.vitest-load-results.json', '.vitest-postgres-results.json'];
+// npm test runs once on the machine's Node and once on each supported LTS line (.ci/run).
+const reports = [
+  '.vitest-results.json',
+  '.vitest-results-node24.json',
+  '.vitest-results-node26.json',
+  '.vitest-load-results.json',
+  '.vitest-postgres-results.json',
+];
+/** How a failure line names the pass it comes from. */
+const passOf = (file) => /-node(\d+)\./.exec(file)?.[1];
 let passed = 0;
 let failed = 0;
 let skipped = 0;
@@ -23,7 +32,8 @@ for (const file of reports) {
   failed += report.numFailedTests + (report.numFailedTests === 0 ? report.numFailedTestSuites : 0);
   skipped += report.numPendingTests + report.numTodoTests;
   for (const suite of report.testResults) {
-    const name = suite.name.replace(`${process.cwd()}/`, '');
+    const node = passOf(file);
+    const name = `${node ? `[node ${node}] ` : ''}${suite.name.replace(`${process.cwd()}/`, '')}`;
     const failedTests = suite.assertionResults.filter((test) => test.status === 'failed');
     for (const test of failedTests) failures.push(`${name} > ${test.fullName}: ${(test.failureMessages[0] ?? '').split('\n')[0]}`);
     if (suite.status === 'failed' && failedTests.length === 0) failures.push(`${name}: ${(suite.message ?? 'failed').split('\n')[0]}`);

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Container test: builds the image with ../shared/tools/container-smoke.sh (rootful podman, local
-# stand-in for node:20-bookworm-slim, health probe), then runs it again configured by environment
-# variables alone and checks it as a partner would: a create, a magic-AWB tracking call, the
-# non-root user, a graceful stop on SIGTERM, and data that survives the restart in the /data volume.
+# Container test: builds the image with ../shared/tools/container-smoke.sh (rootful podman, a local
+# stand-in for node:24-bookworm-slim carrying the Node 24 binary of the npm registry's node@24
+# package, health probe), then runs it again configured by environment variables alone and checks
+# it as a partner would: Node 24, a create, a magic-AWB tracking call, the non-root user, a graceful
+# stop on SIGTERM, and data that survives the restart in the /data volume. Last, the Testcontainers
+# module (src/client/testcontainers.ts) starts the image through podman's Docker-compatible socket
+# (test/container/, Ryuk disabled: nothing can be pulled).
 # Usage: scripts/container-test.sh   (from anywhere; needs root for podman)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,7 +29,9 @@ BASE=http://127.0.0.1:$HPORT
 KEEP=1 OCI_WORK=$WORK HOST_PORT=$HPORT bash "$SMOKE" "$ROOT" 4010 /__sandbox/health
 export CONTAINERS_CONF="$WORK/containers.conf" CONTAINERS_STORAGE_CONF="$WORK/storage.conf"
 
+SERVICE=
 cleanup() {
+  [ -z "$SERVICE" ] || kill "$SERVICE" 2>/dev/null || true
   podman rm -f -t 5 "$NAME" >/dev/null 2>&1 || true
   podman volume rm -f "$VOL" >/dev/null 2>&1 || true
   if [ "$CALLER_KEEP" != 1 ]; then podman rmi -a -f >/dev/null 2>&1 || true; rm -rf "$WORK"; fi
@@ -58,6 +63,9 @@ expect_status() { # expect_status WANT "STATUS BODY" what
 }
 
 start
+NODE_V=$(podman exec "$NAME" node -v)
+[ "${NODE_V%%.*}" = v24 ] || fail "the image runs Node $NODE_V, not 24"
+say "ok: runs on Node $NODE_V"
 [ "$(podman exec "$NAME" id -u)" != 0 ] || fail "the server runs as root"
 say "ok: runs as user $(podman exec "$NAME" id -un)"
 
@@ -86,4 +94,16 @@ podman kill -s KILL "$NAME" >/dev/null
 podman rm "$NAME" >/dev/null
 start
 expect_status 200 "$(call GET "/__sandbox/orders/$ORDER_NO")" "a new container after kill -9 takes the stale lock over (fixed --hostname) and keeps order $ORDER_NO"
+podman rm -f -t 15 "$NAME" >/dev/null
+
+# The Testcontainers module against the image just built, through podman's Docker-compatible
+# socket (started with this test's own configuration: CONTAINERS_CONF, CONTAINERS_STORAGE_CONF).
+SOCK=$WORK/podman.sock
+rm -f "$SOCK"
+podman system service --time=0 "unix://$SOCK" 2> >(grep -v 'systemd connection' >&2) & SERVICE=$!
+for _ in $(seq 1 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
+[ -S "$SOCK" ] || fail "podman system service did not open $SOCK"
+(cd "$ROOT" && DOCKER_HOST="unix://$SOCK" TESTCONTAINERS_RYUK_DISABLED=true SANDBOX_IMAGE="$IMG" \
+  npx vitest run --config test/container/vitest.config.ts) || fail "the Testcontainers module's test (test/container/)"
+say "ok: the Testcontainers module starts the image, gets a webhook on the test host, tracks, stops"
 say "OK"

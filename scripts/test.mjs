@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // Runs the test suite with vitest and ends with one line "N passed, N failed, N skipped",
-// the closing line CI reads. Extra arguments go to vitest (e.g. a file filter).
+// the closing line CI reads. Extra arguments go to vitest (e.g. a file filter). The JSON report
+// goes to .vitest-results.json, or to the file TEST_REPORT names (.ci/run gives each Node line's
+// pass a report of its own).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 
-const report = '.vitest-results.json';
+const report = process.env.TEST_REPORT || '.vitest-results.json';
 rmSync(report, { force: true });
 const run = spawnSync(
   'npx',

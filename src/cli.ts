@@ -47,6 +47,18 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  // Under npx / npm exec, npm runs the bin through `sh -c` and passes a SIGTERM to that shell only,
+  // which dies without passing it on: this process is left orphaned (reparented). A changed parent
+  // pid there means whoever started it was told to stop, so it stops as on SIGTERM. Only under npx:
+  // a sandbox backgrounded from a script that then ends must keep running.
+  if (process.env.npm_lifecycle_event === 'npx') {
+    const parent = process.ppid;
+    const watch = setInterval(() => {
+      if (process.ppid === parent) return;
+      clearInterval(watch);
+      stop('parent gone');
+    }, 250).unref();
+  }
   // Only a token the sandbox generated (kept in the data file) is printed in full: stdout
   // ends up in `docker logs`, and configured tokens are the operator's to hand out.
   const generated = await sandbox.services.storage.meta.get('default_token');

@@ -3,7 +3,8 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 /** What `shipping-sandbox report` was asked for. */
 export interface ReportCommand {
   url: string;
-  token: string;
+  /** From --token, else from the environment (see tokenFromEnv). */
+  token?: string;
   format: 'json' | 'junit' | 'html';
   failUnder?: number;
   coverageUnder?: number;
@@ -21,15 +22,38 @@ export function reportProgram(): Command {
   return new Command('shipping-sandbox report')
     .description("Prints a sandbox client's readiness report; exits 1 when its handled share is below --fail-under or its coverage below --coverage-under.")
     .requiredOption('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010')
-    .addOption(new Option('--token <token>', "the client's bearer token").env('SANDBOX_TOKEN').makeOptionMandatory())
+    .option('--token <token>', "the client's bearer token; default: SANDBOX_TOKENS when it holds one token, as the server reads it")
     .addOption(new Option('--format <format>', 'what to print').choices(['json', 'junit', 'html']).default('json'))
     .addOption(new Option('--fail-under <percent>', 'exit 1 when the handled share (handled / graded items, in percent) is below this').argParser(percent))
     .addOption(new Option('--coverage-under <percent>', "exit 1 when the coverage of the provider spec (documented statuses of its operations exercised, in percent) is below this").argParser(percent))
     .option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)');
 }
 
+/**
+ * The token when `--token` is not given: the server's variable SANDBOX_TOKENS when it holds one
+ * token (with several, which client to grade is the caller's to say), else the older
+ * SANDBOX_TOKEN, which still works with a deprecation line.
+ */
+function tokenFromEnv(env: NodeJS.ProcessEnv, err: (text: string) => void): string | undefined {
+  const tokens = (env.SANDBOX_TOKENS ?? '')
+    .split(',')
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
+  if (tokens.length === 1) return tokens[0];
+  if (tokens.length > 1) {
+    err(`shipping-sandbox report: SANDBOX_TOKENS holds ${tokens.length} tokens; say whose report to print with --token\n`);
+    return undefined;
+  }
+  if (env.SANDBOX_TOKEN) {
+    err('shipping-sandbox report: SANDBOX_TOKEN is deprecated and will be removed; set SANDBOX_TOKENS, the variable the server reads\n');
+    return env.SANDBOX_TOKEN;
+  }
+  err("shipping-sandbox report: required option '--token <token>' not specified (or set SANDBOX_TOKENS)\n");
+  return undefined;
+}
+
 /** Fetches the report, prints it, and returns the exit code: 0, 1 below --fail-under or --coverage-under, 2 for a bad flag or when the sandbox cannot give it. */
-export async function runReport(argv: string[], out: (text: string) => void, err: (text: string) => void): Promise<number> {
+export async function runReport(argv: string[], out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let options: ReportCommand;
   try {
     options = reportProgram().exitOverride().configureOutput({ writeOut: out, writeErr: err }).parse(argv, { from: 'user' }).opts<ReportCommand>();
@@ -37,7 +61,12 @@ export async function runReport(argv: string[], out: (text: string) => void, err
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     throw error;
   }
-  const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, ...(options.client ? { 'x-sandbox-client': options.client } : {}) };
+  if (options.token === undefined) {
+    const token = tokenFromEnv(env, err);
+    if (token === undefined) return 2;
+    options.token = token;
+  }
+  const headers: Record<string, string> = { authorization: `Bearer ${options.token ?? ''}`, ...(options.client ? { 'x-sandbox-client': options.client } : {}) };
   const get = async (format: string): Promise<string> => {
     const res = await fetch(new URL(`/__sandbox/report?format=${format}`, options.url), { headers });
     const text = await res.text();

@@ -12,7 +12,7 @@ const TOKEN = 'ci-token';
 function ciExample(text: string): { flags: string[]; failUnder: string } {
   const block = [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes('shipping-sandbox report'));
   if (!block) throw new Error('no CI example with `shipping-sandbox report`');
-  const start = /npx shipping-sandbox (--port .*?) &$/m.exec(block)![1]!;
+  const start = /npx (?:--no-install )?shipping-sandbox (--port .*?) &$/m.exec(block)![1]!;
   return { flags: start.replaceAll('"$SANDBOX_TOKEN"', TOKEN).split(' '), failUnder: /--fail-under (\d+)/.exec(block)![1]! };
 }
 

@@ -1,12 +1,14 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
 import { runReport } from '../../src/client/report.js';
 
-async function run(...argv: string[]) {
+async function runWith(env: NodeJS.ProcessEnv, ...argv: string[]) {
   let stdout = '';
   let stderr = '';
-  const code = await runReport(argv, (t) => void (stdout += t), (t) => void (stderr += t));
+  const code = await runReport(argv, (t) => void (stdout += t), (t) => void (stderr += t), env);
   return { code, stdout, stderr };
 }
+const run = (...argv: string[]) => runWith({}, ...argv);
 
 describe('shipping-sandbox report: its flags', () => {
   it.each([
@@ -24,5 +26,44 @@ describe('shipping-sandbox report: its flags', () => {
     const { code, stderr } = await run('--url', 'http://127.0.0.1:9', '--token', 't');
     expect(code).toBe(2);
     expect(stderr).toMatch(/^shipping-sandbox report: /);
+  });
+});
+
+describe('shipping-sandbox report: the token from the variables the server reads', () => {
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    sandbox = await createSandbox({ clock: 'manual', tokens: ['token-a', 'token-b'], logLevel: 'silent' });
+  });
+  afterAll(() => sandbox.close());
+  const clientOf = (stdout: string) => (JSON.parse(stdout) as { client_id: string }).client_id;
+
+  it('takes the token from SANDBOX_TOKENS when it holds one, with nothing on stderr', async () => {
+    const { code, stdout, stderr } = await runWith({ SANDBOX_TOKENS: ' token-b ' }, '--url', sandbox.url);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    expect(clientOf(stdout)).toBe(sandbox.clients.find((c) => c.token === 'token-b')!.id);
+  });
+
+  it('still takes the older SANDBOX_TOKEN, saying on stderr that it is deprecated', async () => {
+    const { code, stdout, stderr } = await runWith({ SANDBOX_TOKEN: 'token-a' }, '--url', sandbox.url);
+    expect(code).toBe(0);
+    expect(clientOf(stdout)).toBe(sandbox.clients.find((c) => c.token === 'token-a')!.id);
+    expect(stderr).toMatch(/SANDBOX_TOKEN is deprecated.*SANDBOX_TOKENS/);
+  });
+
+  it('prefers --token to the variables, and SANDBOX_TOKENS to SANDBOX_TOKEN', async () => {
+    const flag = await runWith({ SANDBOX_TOKENS: 'token-b', SANDBOX_TOKEN: 'token-b' }, '--url', sandbox.url, '--token', 'token-a');
+    expect(clientOf(flag.stdout)).toBe(sandbox.clients.find((c) => c.token === 'token-a')!.id);
+    const both = await runWith({ SANDBOX_TOKENS: 'token-b', SANDBOX_TOKEN: 'token-a' }, '--url', sandbox.url);
+    expect(clientOf(both.stdout)).toBe(sandbox.clients.find((c) => c.token === 'token-b')!.id);
+    expect(both.stderr).toBe('');
+  });
+
+  it('exits 2 asking for --token when SANDBOX_TOKENS holds several tokens, or when no token is given at all', async () => {
+    const several = await runWith({ SANDBOX_TOKENS: 'token-a,token-b' }, '--url', sandbox.url);
+    expect(several.code).toBe(2);
+    expect(several.stderr).toMatch(/SANDBOX_TOKENS holds 2 tokens.*--token/);
+    const none = await runWith({}, '--url', sandbox.url);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/--token/);
   });
 });

@@ -1,0 +1,154 @@
+import { randomBytes } from 'node:crypto';
+import { basename } from 'node:path';
+import { AbstractStartedContainer, GenericContainer, Wait, type StartedTestContainer, type StopOptions, type StoppedTestContainer } from 'testcontainers';
+
+/** The port the image listens on (its contract: docs/guides/image.md). */
+export const SANDBOX_PORT = 4010;
+/** The stop grace: the webhook timeout (10 s by default) plus 5 s, so a drain is not cut by SIGKILL (testcontainers' own default is 0). */
+export const STOP_GRACE_MS = 15_000;
+/** The image the module starts when none is named: built from this package's Dockerfile as `docker build -t shipping-sandbox .`. */
+export const DEFAULT_IMAGE = 'shipping-sandbox:latest';
+
+/**
+ * The target policy the module sets unless told otherwise: the image's `public`, plus the names
+ * a container reaches its test host by (podman, Docker Desktop, Testcontainers' exposed ports),
+ * so a receiver in the test process may be set through the API too.
+ */
+export const TEST_HOST_TARGETS = 'public,host.containers.internal,host.docker.internal,host.testcontainers.internal';
+
+/** What a test sets on the sandbox; each maps to one of the image's `SANDBOX_*` variables. */
+export interface ShippingSandboxOptions {
+  /** Bearer tokens, one client each (SANDBOX_TOKENS). Default: one random token, see `getToken()`. */
+  tokens?: string[];
+  /** `manual` (moves only when told, the usual choice in tests) or `real` (SANDBOX_CLOCK). Default: manual. */
+  clock?: 'manual' | 'real';
+  /** Where a manual clock starts, an ISO date-time (SANDBOX_CLOCK_START). */
+  clockStart?: string;
+  /** Makes ids and answers reproducible (SANDBOX_SEED). */
+  seed?: string | number;
+  /** How long an AWB takes, e.g. `5s` or `2s-10s` (SANDBOX_AWB_DELAY). */
+  awbDelay?: string;
+  /** Default webhook URL of every client (SANDBOX_WEBHOOK_URL). A receiver on the test host is `http://host.containers.internal:PORT/...` under podman, `http://host.docker.internal:PORT/...` under Docker Desktop. */
+  webhookUrl?: string;
+  /** Default webhook secret, `whsec_...` (SANDBOX_WEBHOOK_SECRET). */
+  webhookSecret?: string;
+  /** Where webhook URLs set through the API may point: `any`, `public`, or a list of hosts and CIDRs (SANDBOX_WEBHOOK_TARGETS). Default: TEST_HOST_TARGETS. */
+  webhookTargets?: string;
+  /** The scenario new orders follow (SANDBOX_SCENARIO). */
+  scenario?: string;
+  /** A clients file (JSON or YAML) on the test host; copied into the container and named by SANDBOX_CONFIG. */
+  configFile?: string;
+  /** The data file inside the container, or `:memory:` (SANDBOX_DATA). Default: `:memory:`, a throwaway run. */
+  data?: string;
+  /** SANDBOX_LOG_LEVEL. Default: the image's (info). */
+  logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Any other variable of the image (docs/reference/configuration.md). */
+  env?: Record<string, string>;
+}
+
+/**
+ * The sandbox image as a Testcontainers container: sets the variables from typed options,
+ * exposes port 4010 and waits until `GET /__sandbox/health` answers 200.
+ *
+ * @example
+ * const sandbox = await new ShippingSandboxContainer('shipping-sandbox:latest', { seed: 'ci' }).start();
+ * await fetch(`${sandbox.getBaseUrl()}/v1/order`, { method: 'POST', headers: { authorization: `Bearer ${sandbox.getToken()}` }, body });
+ * await sandbox.advanceClock(60_000);
+ * await sandbox.stop();
+ */
+export class ShippingSandboxContainer extends GenericContainer {
+  private readonly tokens: string[];
+
+  constructor(image: string = DEFAULT_IMAGE, options: ShippingSandboxOptions = {}) {
+    super(image);
+    this.tokens = options.tokens && options.tokens.length > 0 ? options.tokens : [`tc-${randomBytes(12).toString('hex')}`];
+    const env: Record<string, string | undefined> = {
+      SANDBOX_TOKENS: this.tokens.join(','),
+      SANDBOX_CLOCK: options.clock ?? 'manual',
+      SANDBOX_CLOCK_START: options.clockStart,
+      SANDBOX_SEED: options.seed === undefined ? undefined : String(options.seed),
+      SANDBOX_AWB_DELAY: options.awbDelay,
+      SANDBOX_WEBHOOK_URL: options.webhookUrl,
+      SANDBOX_WEBHOOK_SECRET: options.webhookSecret,
+      SANDBOX_WEBHOOK_TARGETS: options.webhookTargets ?? TEST_HOST_TARGETS,
+      SANDBOX_SCENARIO: options.scenario,
+      SANDBOX_DATA: options.data ?? ':memory:',
+      SANDBOX_LOG_LEVEL: options.logLevel,
+      ...options.env,
+    };
+    if (options.configFile !== undefined) {
+      const target = `/app/config/${basename(options.configFile)}`;
+      this.withCopyFilesToContainer([{ source: options.configFile, target, mode: 0o644 }]);
+      env.SANDBOX_CONFIG = target;
+    }
+    this.withEnvironment(Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined)))
+      .withExposedPorts(SANDBOX_PORT)
+      .withWaitStrategy(Wait.forHttp('/__sandbox/health', SANDBOX_PORT).forStatusCode(200))
+      .withStartupTimeout(60_000);
+  }
+
+  override async start(): Promise<StartedShippingSandboxContainer> {
+    return new StartedShippingSandboxContainer(await super.start(), this.tokens);
+  }
+}
+
+/** A running sandbox container, with the helpers a test needs. */
+export class StartedShippingSandboxContainer extends AbstractStartedContainer {
+  constructor(
+    started: StartedTestContainer,
+    private readonly tokens: string[],
+  ) {
+    super(started);
+  }
+
+  /** SIGTERM, then up to STOP_GRACE_MS for the sandbox to drain and exit 0 before SIGKILL. */
+  override stop(options: Partial<StopOptions> = {}): Promise<StoppedTestContainer> {
+    return super.stop({ timeout: STOP_GRACE_MS, ...options });
+  }
+
+  /** `http://HOST:PORT` of the sandbox as the test process reaches it. */
+  getBaseUrl(): string {
+    return `http://${this.getHost()}:${this.getMappedPort(SANDBOX_PORT)}`;
+  }
+
+  /** The first client's token (the random one when none was given); `getTokens()` has them all. */
+  getToken(): string {
+    return this.tokens[0]!;
+  }
+
+  getTokens(): string[] {
+    return [...this.tokens];
+  }
+
+  /** Calls the sandbox as the client of `token` (default: the first); answers the status and the parsed JSON body. */
+  async request<T = unknown>(method: string, path: string, body?: unknown, token: string = this.getToken()): Promise<{ status: number; body: T }> {
+    const res = await fetch(new URL(path, this.getBaseUrl()), {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: (text === '' ? undefined : JSON.parse(text)) as T };
+  }
+
+  /** Moves the client's clock on by `ms` and runs everything that fell due (AWBs, tracking steps, webhooks). */
+  async advanceClock(ms: number, token?: string): Promise<{ now: string }> {
+    return this.ok('POST', '/__sandbox/clock/advance', { ms }, token);
+  }
+
+  /** Deletes the client's orders, deliveries, journal, fault rules and report. */
+  async reset(token?: string): Promise<{ removed: Record<string, number> }> {
+    return this.ok('POST', '/__sandbox/reset', undefined, token);
+  }
+
+  /** The client's readiness report (JSON; docs/guides/ci-and-readiness.md). */
+  async readinessReport<T = { summary: { handled_percent: number; handled: number; graded: number } }>(token?: string): Promise<T> {
+    return this.ok('GET', '/__sandbox/report?format=json', undefined, token);
+  }
+
+  private async ok<T>(method: string, path: string, body: unknown, token?: string): Promise<T> {
+    const res = await this.request<T>(method, path, body, token);
+    if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${JSON.stringify(res.body).slice(0, 500)}`);
+    return res.body;
+  }
+}
