@@ -29,9 +29,12 @@ function operations(document: Document) {
 const SPECS = ['/__sandbox/openapi.json', '/__sandbox/control.openapi.json'];
 
 describe.each(SPECS)('GET %s', (path) => {
-  it('documents 431 on every operation and 429 on every operation that takes a token', async () => {
+  it('documents 413, 415 and 431 on every operation and 429 on every operation that takes a token', async () => {
     const document = await served(path);
-    const missing = operations(document).flatMap(({ name, op, secured }) => [...(op.responses['431'] ? [] : [`${name} 431`]), ...(secured && !op.responses['429'] ? [`${name} 429`] : [])]);
+    const missing = operations(document).flatMap(({ name, op, secured }) => [
+      ...['413', '415', '431'].filter((status) => !op.responses[status]).map((status) => `${name} ${status}`),
+      ...(secured && !op.responses['429'] ? [`${name} 429`] : []),
+    ]);
     expect(missing).toEqual([]);
   });
 
