@@ -4,7 +4,7 @@ import { VERSION, mask } from './shared/index.js';
 import { optionsOf, program, OPTIONS, OptionError } from './config/index.js';
 import { createSandbox } from './app/index.js';
 import { webhookBannerLine } from './webhooks/index.js';
-import { runReport } from './client/index.js';
+import { runDeliveries, runReport, runTrigger } from './client/index.js';
 
 // A long-running sandbox holds its whole store in memory. V8's default lets the old
 // space grow to several times the live data between full collections; 75% (the default
@@ -65,13 +65,17 @@ async function main(): Promise<void> {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-// `shipping-sandbox report ...` prints a readiness report; anything else starts the sandbox.
-const started =
-  process.argv[2] === 'report'
-    ? runReport(process.argv.slice(3), (text) => process.stdout.write(text), (text) => process.stderr.write(text)).then((code) => {
-        process.exitCode = code;
-      })
-    : main();
+// `shipping-sandbox report ...`, `trigger ...` and `deliveries ...` talk to a running sandbox; anything else starts one.
+const clientCommand = new Map([
+  ['report', runReport],
+  ['trigger', runTrigger],
+  ['deliveries', runDeliveries],
+]).get(process.argv[2] ?? '');
+const started = clientCommand
+  ? clientCommand(process.argv.slice(3), (text) => process.stdout.write(text), (text) => process.stderr.write(text)).then((code) => {
+      process.exitCode = code;
+    })
+  : main();
 
 started.catch((error: unknown) => {
   // Start-up failures (a corrupt data file, a port in use, a bad flag) are the user's to fix: a message, no stack.

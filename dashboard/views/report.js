@@ -5,7 +5,13 @@ import { html } from '../html.js';
 
 const LABELS = { handled: 'Handled', not_handled: 'Not handled', not_exercised: 'Not exercised', not_graded: 'Not graded' };
 
-/** The readiness report of the caller (GET /__sandbox/report): each catalogue item graded, a named run, the checks. */
+/** One operation's statuses as text: each with how often the run was answered with it. */
+const statusesText = (op) => op.statuses.map((s) => `${s.status}${s.documented ? '' : ' (undocumented)'}: ${s.exercised > 0 ? `${s.exercised}×` : 'not exercised'}`).join(', ');
+
+/**
+ * The readiness report of the caller (GET /__sandbox/report): each catalogue item graded,
+ * the coverage of the provider's operations and their statuses, a named run, the checks.
+ */
 export function ReportView() {
   const report = usePoll(async () => (await call('GET', '/__sandbox/report')).body, [], 5000);
   const action = useAction();
@@ -52,6 +58,22 @@ export function ReportView() {
           <th scope="row">${item.title}${item.sandbox_choice ? html` <span class="muted">(sandbox choice)</span>` : ''}</th>
           <td>${LABELS[item.status] ?? item.status}</td>
           <td>${item.detail}</td>
+        </tr>`)}
+      </tbody>
+    </table></div>`}
+    ${r &&
+    html`<p class="summary coverage">
+      <strong>${r.coverage.summary.percent}% coverage</strong>
+      ${` (${r.coverage.summary.statuses_exercised} of ${r.coverage.summary.statuses} documented statuses; ${r.coverage.summary.operations_exercised} of ${r.coverage.summary.operations} operations exercised)`}
+    </p>
+    <div class="scroll"><table class="report wrap">
+      <caption>Provider operations</caption>
+      <thead><tr><th scope="col">Operation</th><th scope="col">Requests</th><th scope="col">Statuses</th></tr></thead>
+      <tbody>
+        ${r.coverage.operations.map((op) => html`<tr class=${op.exercised > 0 ? 'status-handled' : 'status-not_exercised'}>
+          <th scope="row"><code>${op.method} ${op.path}</code> <span class="muted">${op.operation_id}</span></th>
+          <td>${op.exercised}</td>
+          <td>${statusesText(op)}</td>
         </tr>`)}
       </tbody>
     </table></div>`}

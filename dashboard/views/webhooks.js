@@ -5,6 +5,8 @@ import { html } from '../html.js';
 
 const STATUSES = ['pending', 'queued', 'delivered', 'failed', 'paused'];
 const EVENTS = ['awb.generated', 'awb.failed', 'order.cancelled', 'ping'];
+/** The events an endpoint's filter may name (the test ping goes to the endpoint it is sent to). */
+const FILTER_EVENTS = ['awb.generated', 'awb.failed', 'order.cancelled'];
 const PAGE_SIZE = 20;
 
 /** A new secret: `whsec_` + base64 of 24 random bytes, as the control API expects. */
@@ -43,7 +45,7 @@ function Endpoint({ endpoint, onChange }) {
       return `Test ping ${body.id}: ${attempt?.status_code ?? attempt?.error ?? body.status}`;
     });
   return html`<section>
-    <h2>Endpoint</h2>
+    <h2>Default endpoint</h2>
     <form class="inline-form" onSubmit=${save}>
       <label for="webhook-url">Endpoint URL</label>
       <input id="webhook-url" type="url" required value=${url} onInput=${(e) => setUrl(e.currentTarget.value)} placeholder="https://example.test/webhooks" />
@@ -60,6 +62,83 @@ function Endpoint({ endpoint, onChange }) {
       <button type="button" disabled=${action.busy} onClick=${test}>Send test</button>
     </div>
     <${Result} result=${action.result} />
+  </section>`;
+}
+
+/** Where an endpoint's deliveries go: its URL, or the listener it forwards through. */
+const targetOf = (endpoint) => (endpoint.listener ? `listener ${endpoint.listener}` : endpoint.url ?? 'no URL');
+
+/** One endpoint as a row: where it sends, whether it is enabled, which events it takes. */
+function EndpointRow({ endpoint, onChange }) {
+  const action = useAction();
+  const patch = (body, done) =>
+    action.run(async () => {
+      await call('PATCH', `/__sandbox/webhooks/endpoints/${endpoint.id}`, { body });
+      onChange();
+      return done;
+    });
+  const remove = () =>
+    action.run(async () => {
+      await call('DELETE', `/__sandbox/webhooks/endpoints/${endpoint.id}`);
+      onChange();
+      return `Endpoint ${endpoint.id} deleted`;
+    });
+  const name = endpoint.id === 'default' ? 'default' : endpoint.id;
+  return html`<tbody class="endpoint">
+    <tr>
+      <td>${name}${endpoint.description ? html`<br /><span class="muted">${endpoint.description}</span>` : ''}</td>
+      <td class="wrap-anywhere">${targetOf(endpoint)}</td>
+      <td><span class=${`status status-${endpoint.state}`}>${endpoint.state}</span>${endpoint.disabled_reason ? html`<br /><span class="muted">${endpoint.disabled_reason}</span>` : ''}</td>
+      <td>${endpoint.events === null ? html`<span class="muted">every event</span>` : endpoint.events.join(', ')}</td>
+      <td class="row-actions">
+        ${endpoint.enabled
+          ? html`<button type="button" class="secondary" disabled=${action.busy} onClick=${() => patch({ enabled: false }, `Endpoint ${name} disabled`)}>Disable ${name}</button>`
+          : html`<button type="button" class="secondary" disabled=${action.busy} onClick=${() => patch({ enabled: true }, `Endpoint ${name} enabled`)}>Enable ${name}</button>`}
+        ${endpoint.id !== 'default' && html`<button type="button" class="secondary" disabled=${action.busy} onClick=${remove}>Delete ${name}</button>`}
+      </td>
+    </tr>
+    ${action.result && html`<tr><td colspan="5"><${Result} result=${action.result} /></td></tr>`}
+  </tbody>`;
+}
+
+/** A form that adds a URL endpoint with an event filter (none ticked: every event). */
+function NewEndpoint({ onChange }) {
+  const [url, setUrl] = useState('');
+  const [events, setEvents] = useState([]);
+  const action = useAction();
+  const toggle = (event) => setEvents(events.includes(event) ? events.filter((e) => e !== event) : [...events, event]);
+  const add = (submit) => {
+    submit.preventDefault();
+    action.run(async () => {
+      const { body } = await call('POST', '/__sandbox/webhooks/endpoints', { body: { url, ...(events.length > 0 ? { events } : {}) } });
+      setUrl('');
+      setEvents([]);
+      onChange();
+      return `Endpoint ${body.id} added: ${body.events === null ? 'every event' : body.events.join(', ')}`;
+    });
+  };
+  return html`<form class="inline-form" onSubmit=${add}>
+    <label for="new-endpoint-url">URL for a new endpoint</label>
+    <input id="new-endpoint-url" type="url" required value=${url} onInput=${(e) => setUrl(e.currentTarget.value)} placeholder="https://staging.example.test/webhooks" />
+    <fieldset class="events"><legend>Events (none ticked: every event)</legend>
+      ${FILTER_EVENTS.map((e) => html`<label><input type="checkbox" checked=${events.includes(e)} onChange=${() => toggle(e)} /> ${e}</label>`)}
+    </fieldset>
+    <button type="submit" disabled=${action.busy}>Add endpoint</button>
+    <${Result} result=${action.result} />
+  </form>`;
+}
+
+/** Every endpoint of the client: an event goes to each enabled one whose filter admits it. */
+function Endpoints({ endpoints, onChange }) {
+  return html`<section>
+    <h2>All endpoints</h2>
+    <p class="muted">Each event goes to every enabled endpoint whose filter admits it, as a delivery of its own.</p>
+    <div class="scroll"><table class="endpoints wrap">
+      <caption class="visually-hidden">Webhook endpoints</caption>
+      <thead><tr><th scope="col">Endpoint</th><th scope="col">Sends to</th><th scope="col">State</th><th scope="col">Events</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+      ${endpoints.map((e) => html`<${EndpointRow} key=${e.id} endpoint=${e} onChange=${onChange} />`)}
+    </table></div>
+    <${NewEndpoint} onChange=${onChange} />
   </section>`;
 }
 
@@ -109,6 +188,7 @@ function Delivery({ delivery, onChange }) {
   return html`<tbody class="delivery">
     <tr>
       <td>${delivery.event}</td>
+      <td>${delivery.endpoint_id}</td>
       <td><span class=${`status status-${delivery.status}`}>${delivery.status}</span></td>
       <td>${delivery.order_no ? html`<a href=${`#/orders/${delivery.order_no}`}>${delivery.order_no}</a>` : html`<span class="muted">none</span>`}</td>
       <td><code>${delivery.id}</code></td>
@@ -119,17 +199,17 @@ function Delivery({ delivery, onChange }) {
         <button type="button" class="secondary" disabled=${action.busy} onClick=${redeliver}>Redeliver</button>
       </td>
     </tr>
-    ${action.result && html`<tr><td colspan="7"><${Result} result=${action.result} /></td></tr>`}
-    ${open && html`<tr class="attempts-row" id=${panel}><td colspan="7">
+    ${action.result && html`<tr><td colspan="8"><${Result} result=${action.result} /></td></tr>`}
+    ${open && html`<tr class="attempts-row" id=${panel}><td colspan="8">
       ${delivery.last_error && html`<p class="muted">Last error: ${delivery.last_error}</p>`}
       <ol class="attempts">${delivery.attempts.map((a) => html`<${Attempt} key=${a.n} delivery=${delivery} attempt=${a} />`)}</ol>
     </td></tr>`}
   </tbody>`;
 }
 
-/** The deliveries, newest first, a page at a time (limit + cursor), filtered by status and event. */
-function Deliveries({ version, onChange }) {
-  const [filters, setFilters] = useState({ status: '', event: '' });
+/** The deliveries, newest first, a page at a time (limit + cursor), filtered by status, event and endpoint. */
+function Deliveries({ version, endpoints, onChange }) {
+  const [filters, setFilters] = useState({ status: '', event: '', endpoint_id: '' });
   const [cursors, setCursors] = useState([null]); // the cursor of each page shown so far
   const cursor = cursors[cursors.length - 1];
   const deliveries = usePoll(
@@ -156,12 +236,17 @@ function Deliveries({ version, onChange }) {
           <option value="">Any</option>
           ${EVENTS.map((e) => html`<option value=${e}>${e}</option>`)}
         </select></div>
+      <div><label for="d-endpoint">Endpoint</label>
+        <select id="d-endpoint" value=${filters.endpoint_id} onChange=${set('endpoint_id')}>
+          <option value="">Any</option>
+          ${endpoints.map((e) => html`<option value=${e.id}>${e.id}</option>`)}
+        </select></div>
     </form>
     <${ErrorBox} error=${deliveries.error} />
     ${page && html`<p class="muted">${page.total} ${page.total === 1 ? 'delivery' : 'deliveries'}, newest first</p>`}
     ${page && page.deliveries.length > 0 && html`<div class="scroll"><table class="deliveries wrap">
       <caption class="visually-hidden">Webhook deliveries</caption>
-      <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Order</th><th scope="col">Delivery id</th><th scope="col">Created</th><th scope="col">Attempts</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+      <thead><tr><th scope="col">Event</th><th scope="col">Endpoint</th><th scope="col">Status</th><th scope="col">Order</th><th scope="col">Delivery id</th><th scope="col">Created</th><th scope="col">Attempts</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
       ${page.deliveries.map((d) => html`<${Delivery} key=${d.id} delivery=${d} onChange=${onChange} />`)}
     </table></div>`}
     <${Pager} label="Deliveries pages" page=${cursors.length - 1} pages=${page ? Math.max(1, Math.ceil(page.total / PAGE_SIZE)) : 0}
@@ -169,18 +254,21 @@ function Deliveries({ version, onChange }) {
   </section>`;
 }
 
-/** The endpoint and its secret, and the deliveries with their attempts. */
+/** The default endpoint and its secret, every endpoint, and the deliveries with their attempts. */
 export function WebhooksView() {
   const endpoint = usePoll(async () => (await call('GET', '/__sandbox/webhook')).body, [], 10_000);
+  const endpoints = usePoll(async () => (await call('GET', '/__sandbox/webhooks/endpoints')).body.endpoints, [], 10_000);
   const [version, setVersion] = useState(0);
   const changed = () => {
     endpoint.reload();
+    endpoints.reload();
     setVersion((v) => v + 1);
   };
   return html`<section>
     <h1>Webhooks</h1>
-    <${ErrorBox} error=${endpoint.error} />
+    <${ErrorBox} error=${endpoint.error ?? endpoints.error} />
     ${endpoint.data && html`<${Endpoint} endpoint=${endpoint.data} onChange=${changed} />`}
-    <${Deliveries} version=${version} onChange=${changed} />
+    ${endpoints.data && html`<${Endpoints} endpoints=${endpoints.data} onChange=${changed} />`}
+    <${Deliveries} version=${version} endpoints=${endpoints.data ?? []} onChange=${changed} />
   </section>`;
 }

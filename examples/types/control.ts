@@ -386,8 +386,9 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The calling client's webhook endpoint, its secret and state
-         * @description Where the client's webhooks go and the secret they are signed with. The URL comes
+         * The calling client's default webhook endpoint, its secret and state
+         * @description Where the client's webhooks go and the secret they are signed with: its default
+         *     endpoint (`default` under `/__sandbox/webhooks/endpoints`, which lists the others). The URL comes
          *     from `PUT /__sandbox/webhook` (source `runtime`), else the client's `webhook.url`
          *     in the config file (`config`), else `--webhook-url` (`default`). A client with no
          *     secret anywhere gets one generated (`whsec_` + base64 of 24 bytes, reproducible
@@ -484,6 +485,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/__sandbox/webhooks/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver every failed delivery of the calling client in a time window
+         * @description After an outage of the client's receiver (as Svix's "recover"): every `failed`
+         *     delivery of the calling client created at or after `since` (and at or before
+         *     `until`, when given; times on the client's clock) gets one more attempt
+         *     (`trigger: redeliver`, same `webhook-id` and body), queued at once and made in the
+         *     background, within the same per-client cap as the scheduled attempts. Answers 202
+         *     with how many were queued; follow them in the delivery log. A 2xx marks a delivery
+         *     `delivered`; a failure leaves it `failed`, with the attempt logged. Deliveries that
+         *     are pending, paused or delivered, and failed ones outside the window, are not
+         *     touched; a delivery that already has 50 attempts is left out. 409 when the client has
+         *     no URL or its endpoint is disabled.
+         */
+        post: operations["recoverWebhooks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/__sandbox/webhooks/test": {
         parameters: {
             query?: never;
@@ -504,6 +534,78 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/__sandbox/webhooks/endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every webhook endpoint of the calling client, the default one first
+         * @description A client has one or more endpoints. The first is always `default`: the one
+         *     `PUT /__sandbox/webhook`, the config file's `webhook.url` and `--webhook-url` set;
+         *     it always exists and holds deliveries while it has no URL or is disabled. The
+         *     others follow in the order they were created. An event (`awb.generated`,
+         *     `awb.failed`, `order.cancelled`) becomes one delivery per enabled endpoint whose
+         *     `events` filter admits it, each with its own `webhook-id`, attempts and retries.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Add a webhook endpoint to the calling client
+         * @description A URL endpoint with its own secret (generated unless given), enabled unless
+         *     `enabled: false`, taking every event unless `events` lists some. At most 20 per
+         *     client besides the default one (400 past it). The URL must satisfy the webhook
+         *     target policy (`--webhook-targets`), as for `PUT /__sandbox/webhook`; otherwise 400
+         *     naming `url`. An unknown event name is a 400 naming `events[i]`. Nothing is kept
+         *     from a refused request.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/__sandbox/webhooks/endpoints/{endpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description `default`, or the `ep_...` id of an endpoint created through the control API. */
+                endpoint_id: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * One webhook endpoint of the calling client
+         * @description One endpoint of the calling client (`default` is its default endpoint); 404 for an id it has none of.
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an endpoint other than the default one
+         * @description Its deliveries stay in the log; those still pending fail when due. The default
+         *     endpoint cannot be deleted (409): disable it or change its URL instead.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an endpoint's URL, secret, enabled flag, event filter or description
+         * @description Each field given replaces the one kept; the others stay. `secret` sets a secret,
+         *     `rotate_secret: true` makes a new one (not both). `events: null` takes every
+         *     event again. `enabled: false` stops deliveries: the default endpoint then holds
+         *     them (paused) as it does without a URL, another endpoint gets none, and its pending
+         *     ones fail when due (redeliverable once enabled again). The default endpoint given a
+         *     URL or enabled again sends what it held, as `PUT /__sandbox/webhook` does.
+         *     Checked as a create is; 404 for an id the client has none of.
+         */
+        patch: operations["updateWebhookEndpoint"];
         trace?: never;
     };
     "/__sandbox/faults": {
@@ -586,6 +688,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/__sandbox/requests/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * How many of the calling client's journaled requests match
+         * @description Counts the calling client's journal entries that meet every criterion of the body
+         *     (an empty body counts them all), as WireMock's `POST /__admin/requests/count` does,
+         *     so a test can check "this request was made N times" in one call. Only the caller's
+         *     own requests are counted, and only those the journal still keeps (the newest
+         *     `--journal-size`); like `GET /__sandbox/requests`, it sees every request of the
+         *     caller that was answered before it. A POST because the match is a body: a
+         *     `read_only` token filters `GET /__sandbox/requests` instead.
+         */
+        post: operations["countRequests"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/__sandbox/report": {
         parameters: {
             query?: never;
@@ -662,6 +790,72 @@ export interface paths {
          *     client's is still going (one at a time: each step may wait the webhook timeout).
          */
         post: operations["runChecks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/__sandbox/events/trigger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fire a webhook event, or set an order at a tracking step, on a new fixture order or one of the caller's
+         * @description Sets up an order as the event needs it and answers the order, the webhook
+         *     deliveries the event made and, when the first attempt was made meanwhile, its
+         *     outcome. `awb.generated`, `awb.failed` and `order.cancelled` fire those webhooks;
+         *     `tracking.step` is no webhook of its own (there is no tracking webhook): it plays
+         *     the order's journey up to `to_step`, with the AWB webhook on the way when the
+         *     order had no AWB yet. Without `order_no` a new order is made from the fixture
+         *     order (fixtures/states/order.json) and its journey laid out backwards from the
+         *     caller's current time: every history timestamp is in the past, no clock moves
+         *     back. With `order_no` the caller's order is taken from where it stands (409 when
+         *     it cannot get there, e.g. a step already past). Then everything of the caller's
+         *     that is due is played, as an advance of 0 ms does, so the first attempt's outcome
+         *     is known unless the endpoint holds deliveries. Bad input is a 400 naming the
+         *     field, and nothing is created.
+         */
+        post: operations["triggerEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/__sandbox/provider-states": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The catalogue of Pact provider states
+         * @description Every state a Pact provider-state setup may name (fixtures/states/provider-states.json, with one state per step of every scenario).
+         */
+        get: operations["listProviderStates"];
+        put?: never;
+        /**
+         * Set up or tear down a Pact provider state (the verifier's state change URL)
+         * @description Pact's body. `setup` makes a fresh order of the caller's in the named state, on
+         *     the caller's clock (its journey laid out in the past, as the trigger does), and
+         *     answers the values a pact injects with `fromProviderState` at the top level:
+         *     `order_no`, `awb`, `batch_id`, `order_code`. An empty or absent state name (Pact
+         *     sends one for interactions without a state) sets up nothing and answers `{}`.
+         *     `teardown` removes every order that state setups made for the caller (they carry
+         *     the order code `pact-provider-state`). A setup also starts the caller's readiness
+         *     run `pact` (unless it is the current run), so the verifier's requests are not
+         *     graded as the client's own: start your client's run (POST /__sandbox/runs) after
+         *     a verification. An unknown state is a 400 naming the known ones; a missing action
+         *     a 400 naming `action`; nothing is created on bad input.
+         */
+        post: operations["changeProviderState"];
         delete?: never;
         options?: never;
         head?: never;
@@ -881,6 +1075,45 @@ export interface components {
             retry_schedule_ms: number[];
             timeout_ms: number;
         };
+        /**
+         * Format: uri
+         * @description Absolute http(s) URL the webhooks are POSTed to, without credentials, admitted by the webhook target policy.
+         */
+        WebhookUrl: string;
+        /** @description `whsec_` followed by the base64 of 24 to 64 bytes. */
+        WebhookSecret: string;
+        /** @description The events the endpoint takes; null (or absent at creation) for every event. */
+        WebhookEventFilter: ("awb.generated" | "awb.failed" | "order.cancelled")[] | null;
+        WebhookEndpointRecord: {
+            /** @description `default`, or `ep_...`. */
+            id: string;
+            /** @description Where deliveries are POSTed; null for a default endpoint without one or a listener. */
+            url: string | null;
+            /** @description The name of the `listen` session deliveries are forwarded through, for a listener endpoint; null for a URL endpoint. */
+            listener: string | null;
+            description: string;
+            events: components["schemas"]["WebhookEventFilter"];
+            enabled: boolean;
+            /** @enum {string} */
+            state: "enabled" | "disabled" | "no_url";
+            /** @description `whsec_` + base64: verify signatures with it (masked for a read_only token). */
+            secret: string;
+            /** Format: date-time */
+            disabled_at: string | null;
+            disabled_reason: string | null;
+            /**
+             * @description Where the URL comes from (an endpoint created through the API is `runtime`).
+             * @enum {string}
+             */
+            source: "runtime" | "config" | "default" | "none";
+            /**
+             * Format: date-time
+             * @description Null for the default endpoint.
+             */
+            created_at: string | null;
+            /** Format: date-time */
+            updated_at: string | null;
+        };
         WebhookAttempt: {
             n: number;
             /**
@@ -906,6 +1139,8 @@ export interface components {
         WebhookDelivery: {
             /** @description The webhook-id header, the same on every attempt. */
             id: string;
+            /** @description The endpoint it goes to (`default`, or `ep_...`). */
+            endpoint_id: string;
             event: components["schemas"]["WebhookEvent"];
             order_no: string | null;
             status: components["schemas"]["WebhookDeliveryStatus"];
@@ -969,6 +1204,7 @@ export interface components {
                 handled_percent: number;
             };
             items: components["schemas"]["ReadinessItem"][];
+            coverage: components["schemas"]["OperationCoverage"];
             checks: components["schemas"]["CheckResult"][];
             /** @description The most recent events behind the counts (bounded like the journal). */
             events: {
@@ -979,9 +1215,61 @@ export interface components {
                 note: string;
             }[];
         };
+        /**
+         * @description Which operations of the provider spec, and which of their documented statuses, the
+         *     run exercised (its provider requests answered with that status), and how often, as
+         *     Specmatic's API coverage report shows them. `summary.percent` is documented
+         *     (operation, status) pairs exercised / all documented pairs, what
+         *     `shipping-sandbox report --coverage-under` compares.
+         */
+        OperationCoverage: {
+            summary: {
+                /** @description Operations of the provider spec. */
+                operations: number;
+                operations_exercised: number;
+                /** @description Documented (operation, status) pairs. */
+                statuses: number;
+                statuses_exercised: number;
+                /** @description statuses_exercised / statuses, in percent. */
+                percent: number;
+            };
+            operations: {
+                operation_id: string;
+                method: string;
+                /** @description As the spec writes it, e.g. /v1/order/tracking/{order_no}. */
+                path: string;
+                /** @description Requests of the run to it, whatever their status. */
+                exercised: number;
+                /** @description The documented statuses in the spec's order, then any other the run was answered with (`documented` false). */
+                statuses: {
+                    status: number;
+                    documented: boolean;
+                    exercised: number;
+                }[];
+            }[];
+        };
         RemovedCount: {
             success: boolean;
             removed: number;
+        };
+        /** @description Every criterion given must hold; an unknown criterion is a 400 naming it. */
+        RequestMatch: {
+            /** @description HTTP method, any case. */
+            method?: string;
+            /** @description Glob on the request path, as fault rules take it: `*` within one segment, `**` across segments, `?` one character, e.g. `/v1/order/tracking/*`. Starts with `/`, printable ASCII only: 400 otherwise. */
+            path?: string;
+            /** @description operationId of the provider spec, e.g. createOrder. */
+            operation_id?: string;
+            /** @description The status the request was answered with. */
+            status?: number;
+            /** @description Header name (any case) → the exact value the request had (Authorization is journaled redacted). */
+            headers?: {
+                [key: string]: string;
+            };
+            /** @description Field path of the JSON body (`courier_code`, `items[0].cod`) → the JSON value it equalled. */
+            body?: {
+                [key: string]: components["schemas"]["JsonValue"];
+            };
         };
         /** @description Every criterion given must hold; none matches every provider request of the client. */
         FaultMatch: {
@@ -1232,6 +1520,8 @@ export interface components {
     parameters: {
         /** @description The `next_cursor` of the previous page. */
         Cursor: string;
+        /** @description `default`, or the `ep_...` id of an endpoint created through the control API. */
+        EndpointId: string;
         /** @description A delivery id (`msg_...`, the webhook-id header). */
         DeliveryId: string;
         /** @description An order number returned by create order. */
@@ -1893,6 +2183,8 @@ export interface operations {
                 order_no?: string;
                 status?: components["schemas"]["WebhookDeliveryStatus"];
                 event?: components["schemas"]["WebhookEvent"];
+                /** @description Only the deliveries to this endpoint (`default`, or `ep_...`). */
+                endpoint_id?: string;
                 limit?: number;
                 /** @description The `next_cursor` of the previous page. */
                 cursor?: components["parameters"]["Cursor"];
@@ -1989,6 +2281,67 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    recoverWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-05-01T10:00:00Z",
+                 *       "until": "2026-05-01T12:00:00Z"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description Deliveries created at or after this time (ISO 8601, the client's clock).
+                     */
+                    since: string;
+                    /**
+                     * Format: date-time
+                     * @description Deliveries created at or before this time; not before `since`.
+                     */
+                    until?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description How many deliveries were queued for another attempt. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        queued: number;
+                        /** Format: date-time */
+                        since: string;
+                        /** Format: date-time */
+                        until: string | null;
+                        /**
+                         * Format: date-time
+                         * @description The client's clock when they were queued.
+                         */
+                        now: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     testWebhook: {
         parameters: {
             query?: never;
@@ -2014,6 +2367,181 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyAttempts"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoints. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        endpoints: components["schemas"]["WebhookEndpointRecord"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    url: components["schemas"]["WebhookUrl"];
+                    secret?: components["schemas"]["WebhookSecret"];
+                    events?: components["schemas"]["WebhookEventFilter"];
+                    /** @description false creates it disabled (default true). */
+                    enabled?: boolean;
+                    /** @description Free text for the partner, shown as text. */
+                    description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The endpoint, with its id and secret. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointRecord"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description `default`, or the `ep_...` id of an endpoint created through the control API. */
+                endpoint_id: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointRecord"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description `default`, or the `ep_...` id of an endpoint created through the control API. */
+                endpoint_id: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RemovedCount"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description `default`, or the `ep_...` id of an endpoint created through the control API. */
+                endpoint_id: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    url?: components["schemas"]["WebhookUrl"];
+                    secret?: components["schemas"]["WebhookSecret"];
+                    /** @description true: a new secret is generated. */
+                    rotate_secret?: boolean;
+                    events?: components["schemas"]["WebhookEventFilter"];
+                    enabled?: boolean;
+                    description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The endpoint after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointRecord"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2206,6 +2734,50 @@ export interface operations {
             431: components["responses"]["HeadersTooLarge"];
         };
     };
+    countRequests: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "method": "POST",
+                 *       "path": "/v1/order",
+                 *       "status": 200,
+                 *       "body": {
+                 *         "courier_code": "JNE"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["RequestMatch"];
+            };
+        };
+        responses: {
+            /** @description The count. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Journal entries of the caller that match. */
+                        count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+        };
+    };
     getReport: {
         parameters: {
             query?: {
@@ -2306,6 +2878,140 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["CheckRunning"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    triggerEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    event: "awb.generated" | "awb.failed" | "order.cancelled" | "tracking.step";
+                    /** @description One of the caller's orders; without it a new fixture order is made. */
+                    order_no?: string;
+                    /** @description The new order's scenario (GET /__sandbox/scenarios); by default the sandbox's default, or awb_failed for awb.failed. With order_no, the order's own or left out. */
+                    scenario?: string;
+                    /** @description With tracking.step only; a step's key in the scenario, or its number (1 is the first step). */
+                    to_step?: string | number;
+                };
+            };
+        };
+        responses: {
+            /** @description The order, the deliveries the event made (newest first) and the first one's outcome when known. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        event: string;
+                        order: components["schemas"]["OrderState"];
+                        deliveries: components["schemas"]["WebhookDelivery"][];
+                        /** @description The status of the event's delivery to the default endpoint once its first attempt was made (delivered, pending for a retry, failed), paused while it is held, or null when the event made no delivery. */
+                        outcome: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listProviderStates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The catalogue. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        states: {
+                            state: string;
+                            /** @enum {string} */
+                            stage: "created" | "awb_generated" | "at_step" | "cancelled" | "awb_failed";
+                            scenario: string;
+                            step: string | null;
+                            description: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+        };
+    };
+    changeProviderState: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A state of the catalogue (GET /__sandbox/provider-states), or empty. */
+                    state?: string;
+                    /** @description Pact's state parameters; the catalogue's states take none and ignore them. */
+                    params?: {
+                        [key: string]: string | number | boolean | null;
+                    };
+                    /** @enum {string} */
+                    action: "setup" | "teardown";
+                };
+            };
+        };
+        responses: {
+            /** @description The values of the state set up (empty for an empty state name), or what a teardown removed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        order_no?: string;
+                        awb?: string | null;
+                        batch_id?: string;
+                        order_code?: string;
+                        status?: components["schemas"]["OrderStatus"];
+                        state?: string;
+                        /** @description Teardown: how many orders were removed. */
+                        removed?: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ReadOnlyForbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -49,6 +49,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
     registry: services.registry,
     interceptors: modules.flatMap((m) => m.providerInterceptors ?? []),
     handlers: handlers.provider,
+    exactPaths: true,
     fallback: specAnswer(services.specs.provider.document, services.options.seed),
     observers: [...modules.flatMap((m) => (m.observeProvider ? [m.observeProvider] : [])), ...everyRequest],
     onObserverError,

@@ -1,4 +1,4 @@
-import { coverageModule, faultsModule, metricsModule, ratesModule, reportModule, requestsModule, retentionModule, preferModule, webhooksModule } from './modules/index.js';
+import { coverageModule, faultsModule, metricsModule, ratesModule, reportModule, requestsModule, retentionModule, preferModule, statesModule, webhooksModule } from './modules/index.js';
 import { dashboardModule, docsModule, checkAdminOnly } from '../http/index.js';
 import type { SandboxModule } from '../http/index.js';
 import type { Services } from './services.js';
@@ -10,7 +10,7 @@ import type { Services } from './services.js';
 export function sandboxModules(services: Services): SandboxModule[] {
   const report = reportModule(services);
   // Faults first: they wrap everything, Prefer answers included.
-  const modules: SandboxModule[] = [faultsModule(services), preferModule(services), requestsModule(services), coverageModule(services), ratesModule(services), webhooksModule(services, report.observer.attempts), report, metricsModule(services, { guard: (input) => checkAdminOnly(services.registry, input.headers.authorization as string | undefined) }), docsModule(), dashboardModule()];
+  const modules: SandboxModule[] = [faultsModule(services), preferModule(services), requestsModule(services), coverageModule(services), ratesModule(services), webhooksModule(services, report.observer.attempts), report, statesModule(services, report.observer), metricsModule(services, { guard: (input) => checkAdminOnly(services.registry, input.headers.authorization as string | undefined) }), docsModule(), dashboardModule()];
   // Last: its sweep (--retention) calls the prune hook of every module above.
   return [...modules, retentionModule(services, modules)];
 }

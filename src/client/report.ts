@@ -6,6 +6,7 @@ export interface ReportCommand {
   token: string;
   format: 'json' | 'junit' | 'html';
   failUnder?: number;
+  coverageUnder?: number;
   client?: string;
 }
 
@@ -18,15 +19,16 @@ function percent(value: string): number {
 /** `shipping-sandbox report`: its own command line, apart from the server's flags. */
 export function reportProgram(): Command {
   return new Command('shipping-sandbox report')
-    .description("Prints a sandbox client's readiness report; exits 1 when its handled share is below --fail-under.")
+    .description("Prints a sandbox client's readiness report; exits 1 when its handled share is below --fail-under or its coverage below --coverage-under.")
     .requiredOption('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010')
     .addOption(new Option('--token <token>', "the client's bearer token").env('SANDBOX_TOKEN').makeOptionMandatory())
     .addOption(new Option('--format <format>', 'what to print').choices(['json', 'junit', 'html']).default('json'))
     .addOption(new Option('--fail-under <percent>', 'exit 1 when the handled share (handled / graded items, in percent) is below this').argParser(percent))
+    .addOption(new Option('--coverage-under <percent>', "exit 1 when the coverage of the provider spec (documented statuses of its operations exercised, in percent) is below this").argParser(percent))
     .option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)');
 }
 
-/** Fetches the report, prints it, and returns the exit code: 0, 1 below --fail-under, 2 for a bad flag or when the sandbox cannot give it. */
+/** Fetches the report, prints it, and returns the exit code: 0, 1 below --fail-under or --coverage-under, 2 for a bad flag or when the sandbox cannot give it. */
 export async function runReport(argv: string[], out: (text: string) => void, err: (text: string) => void): Promise<number> {
   let options: ReportCommand;
   try {
@@ -50,10 +52,15 @@ export async function runReport(argv: string[], out: (text: string) => void, err
     err(`shipping-sandbox report: ${(error as Error).message}${(error as { cause?: Error }).cause ? ` (${(error as { cause: Error }).cause.message})` : ''}\n`);
     return 2;
   }
-  const { summary } = JSON.parse(json) as { summary: { handled_percent: number; handled: number; graded: number } };
+  const { summary, coverage } = JSON.parse(json) as { summary: { handled_percent: number; handled: number; graded: number }; coverage: { summary: { percent: number; statuses: number; statuses_exercised: number } } };
+  let code = 0;
   if (options.failUnder !== undefined && summary.handled_percent < options.failUnder) {
     err(`shipping-sandbox report: ${summary.handled_percent}% handled (${summary.handled} of ${summary.graded} graded items), below --fail-under ${options.failUnder}\n`);
-    return 1;
+    code = 1;
   }
-  return 0;
+  if (options.coverageUnder !== undefined && coverage.summary.percent < options.coverageUnder) {
+    err(`shipping-sandbox report: ${coverage.summary.percent}% coverage (${coverage.summary.statuses_exercised} of ${coverage.summary.statuses} documented statuses of the provider's operations exercised), below --coverage-under ${options.coverageUnder}\n`);
+    code = 1;
+  }
+  return code;
 }

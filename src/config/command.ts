@@ -10,7 +10,7 @@ export function program(): Command {
   const command = new Command('shipping-sandbox')
     .description('A stateful sandbox of the Shipping Order Service API.')
     .version(VERSION)
-    .addHelpText('after', "\nCommands:\n  report [options]  print a client's readiness report from a running sandbox (shipping-sandbox report --help)");
+    .addHelpText('after', "\nCommands:\n  report [options]             print a client's readiness report from a running sandbox (shipping-sandbox report --help)\n  deliveries recover [options] redeliver a client's failed webhooks of a time window (shipping-sandbox deliveries recover --help)");
   for (const spec of Object.values(OPTIONS) as OptionSpec<unknown, unknown>[]) {
     if (spec.flag === undefined) continue;
     const isSwitch = !spec.flag.includes('<');

@@ -20,6 +20,8 @@ export function readConfigFile(path: string): ConfigFile {
   if (!Array.isArray(clients)) throw new Error(`"clients" in ${path} must be a list.`);
   clients.forEach((c, i) => {
     if (typeof c?.token !== 'string' || c.token === '') throw new Error(`clients[${i}] in ${path} needs a "token".`);
+    // YAML reads `awb_delay: 0` as a number; zero needs no unit, so it is the delay "0".
+    if ((c.awb_delay as unknown) === 0) c.awb_delay = '0';
   });
   return { clients };
 }

@@ -4,3 +4,4 @@ export { appliedFault, noteApplied } from './applied.js';
 export { faultMessages } from './messages.js';
 export { FaultRules } from './rules.js';
 export { checkRule } from './validate.js';
+export { faultRuleView } from './view.js';

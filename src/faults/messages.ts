@@ -10,11 +10,9 @@ export const faultMessages = {
   unusedField: (type: string) => `is not used by a ${type} action`,
   maxBelowMin: 'must be at least ms',
   tooManyHeld: (max: number) =>
-    `This client already has ${max} requests held unanswered by hang or latency fault rules, the most it may at once; close some of those connections (or delete the rule) and retry.`,
+    `This client already has ${max} requests held open by fault rules (hang, latency, dribble, or reset after a delay), the most it may at once; close some of those connections (or delete the rule) and retry.`,
   badHeader: 'must be a valid HTTP header name with a value of visible characters',
   framingHeader: (name: string) => `cannot be set by a fault rule: ${name} frames the answer or the connection, which the sandbox sets itself`,
   badContentType: 'must be a media type such as application/json or text/plain; charset=utf-8',
-  badGlob: 'must be a path glob starting with "/", e.g. /v1/order/tracking/*',
-  nonAsciiGlob: 'must be printable ASCII, as request paths are: percent-encode any other character as the path carries it (é as %C3%A9)',
   badBodyPath: 'each key must be a field path such as items[0].cod',
 } as const;

@@ -38,6 +38,8 @@ export const messages = {
   stopping: 'The sandbox is stopping (SIGTERM or SIGINT): it takes no new requests. Retry once it has started again.',
   unknownPath: (method: string, path: string) =>
     `No operation ${method} ${path}. See GET /__sandbox/openapi.json for the paths this sandbox serves.`,
+  inexactPath: (method: string, path: string, documented: string) =>
+    `No operation ${method} ${path}: the provider's path is ${documented}. Paths match exactly as the provider documents them (letter case, no trailing slash).`,
   methodNotAllowed: (method: string, allowed: string[]) =>
     `Method ${method} is not allowed here; use ${allowed.join(', ')}.`,
   invalidRequest: domainMessages.invalidRequest,

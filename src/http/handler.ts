@@ -41,16 +41,17 @@ export interface StreamReply {
  * - `reset`: the connection is dropped at once;
  * - `cutAfterMs`: `reply` goes out, and the connection is dropped after that many ms
  *   (a body ready sooner is sent up to half, then cut);
- * - `hold`: nothing is answered until the client gives up or `until` aborts (then `released`);
+ * - `hold`: nothing is answered until the client gives up or `until` aborts;
  * - `dribble`: `reply`'s body is sent `chunkBytes` at a time, one chunk per `intervalMs`.
+ * `released`, when given, is called once the connection of a cut, held or dribbled answer closes.
  */
 export type Reply =
   | BodyReply
   | StreamReply
   | { reset: true }
-  | { cutAfterMs: number; reply: Promise<Reply> }
+  | { cutAfterMs: number; reply: Promise<Reply>; released?: () => void }
   | { hold: AbortSignal; released?: () => void }
-  | { dribble: { chunkBytes: number; intervalMs: number }; reply: BodyReply };
+  | { dribble: { chunkBytes: number; intervalMs: number }; reply: BodyReply; released?: () => void };
 
 export type Handler = (input: OperationInput) => Reply | Promise<Reply>;
 

@@ -6,7 +6,7 @@ export { cors } from './cors.js';
 export { errorEnvelope, jsonBody, requestLog, series, unknownPath, withEnvelope } from './edge.js';
 export { ApiError, messages } from './errors.js';
 export type { HandlerMap, Interceptor, OperationInput, Reply } from './handler.js';
-export { ShippingFeeStream, assumedOrderHandlers, chaosHeaderCheck, controlHandlers, coverageHandlers, faultHandlers, orderHandlers, rateHandlers, reportHandlers, requestHandlers, webhookHandlers } from './handlers/index.js';
+export { ShippingFeeStream, assumedOrderHandlers, chaosHeaderCheck, controlHandlers, coverageHandlers, faultHandlers, orderHandlers, rateHandlers, recoverHandlers, reportHandlers, requestHandlers, stateHandlers, webhookHandlers } from './handlers/index.js';
 export type { StreamStats } from './handlers/index.js';
 export type { SandboxModule } from './module.js';
 export { mountSpec } from './mount.js';

@@ -9,19 +9,28 @@ import { noteFailure } from './served.js';
 /** A spec's pipeline options, its handlers by operationId, and what answers an operation without one. */
 export interface MountOptions extends PipelineOptions {
   handlers: HandlerMap;
+  /**
+   * Paths match exactly as the spec writes them (case, no trailing slash), as the provider
+   * documents them; a path that differs only so answers 404 naming the documented one.
+   * Without it, case and a trailing slash are ignored.
+   */
+  exactPaths?: boolean;
   /** Answers operations that have no handler (spec-driven answers). */
   fallback: Handler;
 }
 
 /** A path template of the spec, compiled once: its pattern, parameter names and operations by method. */
 interface PathRoute {
+  template: string;
   pattern: RegExp;
+  /** Matches the path whatever its case and with a trailing slash: a near miss of an exact route. */
+  loose: RegExp;
   names: string[];
   methods: Map<string, ServeOperation>;
   allow: string;
 }
 
-function compilePath(template: string): { pattern: RegExp; names: string[] } {
+function compilePath(template: string, exact: boolean): { template: string; pattern: RegExp; loose: RegExp; names: string[] } {
   const names: string[] = [];
   const source = template
     .split(/(\{[^}]+\})/)
@@ -32,7 +41,14 @@ function compilePath(template: string): { pattern: RegExp; names: string[] } {
       return '([^/]+)';
     })
     .join('');
-  return { pattern: new RegExp(`^${source}/?$`, 'i'), names };
+  const loose = new RegExp(`^${source}/?$`, 'i');
+  return { template, pattern: exact ? new RegExp(`^${source}$`) : loose, loose, names };
+}
+
+/** The documented path a near miss meant: the template with the request's own parameter values. */
+function documentedPath(route: PathRoute, match: RegExpExecArray): string {
+  let i = 0;
+  return route.template.replace(/\{[^}]+\}/g, () => match[++i]!);
 }
 
 function decodeParams(route: PathRoute, match: RegExpExecArray): Record<string, string> {
@@ -50,14 +66,15 @@ function decodeParams(route: PathRoute, match: RegExpExecArray): Record<string, 
 /**
  * Serves every operation of a compiled spec: security, validation, then the
  * interceptors, then the operation's handler (or the fallback). A path with no
- * operation for the method answers 405 with `Allow`; a path the spec does not have
- * goes on to the next middleware. The routes are compiled once into one table and
+ * operation for the method answers 405 with `Allow`; with `exactPaths`, a path that
+ * differs from one of the spec only in case or a trailing slash answers 404 naming it; a
+ * path the spec does not have goes on to the next middleware. The routes are compiled once into one table and
  * matched in one pass (paths without parameters first), without express's router.
  */
 export function mountSpec(spec: CompiledSpec, options: MountOptions): RequestHandler {
   const routes = new Map<string, PathRoute>();
   for (const op of spec.operations) {
-    const route = routes.get(op.path) ?? { ...compilePath(op.path), methods: new Map(), allow: '' };
+    const route = routes.get(op.path) ?? { ...compilePath(op.path, options.exactPaths === true), methods: new Map(), allow: '' };
     routes.set(op.path, route);
     route.methods.set(op.method.toUpperCase(), serveOperation(op, options.handlers[op.operationId] ?? options.fallback, options));
   }
@@ -86,6 +103,12 @@ export function mountSpec(spec: CompiledSpec, options: MountOptions): RequestHan
         noteFailure(res, error);
         res.destroy();
       });
+    }
+    if (options.exactPaths) {
+      for (const route of table) {
+        const near = route.loose.exec(req.path);
+        if (near) return sendError(res, new ApiError(404, messages.inexactPath(req.method, req.path, documentedPath(route, near))));
+      }
     }
     next();
   };

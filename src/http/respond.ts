@@ -93,9 +93,15 @@ function hold(res: Response, until: AbortSignal): Promise<void> {
 /** Writes a handler's reply: the one place that writes answers to the connection. */
 export async function sendReply(res: Response, reply: Reply): Promise<void> {
   if ('reset' in reply) return void res.req.socket.resetAndDestroy();
-  if ('cutAfterMs' in reply) return cutAfter(res, reply.cutAfterMs, reply.reply);
+  if ('cutAfterMs' in reply) {
+    if (reply.released) res.once('close', reply.released);
+    return cutAfter(res, reply.cutAfterMs, reply.reply);
+  }
   if ('hold' in reply) return hold(res, reply.hold).finally(() => reply.released?.());
-  if ('dribble' in reply) return dribble(res, reply.reply, reply.dribble.chunkBytes, reply.dribble.intervalMs);
+  if ('dribble' in reply) {
+    if (reply.released) res.once('close', reply.released);
+    return dribble(res, reply.reply, reply.dribble.chunkBytes, reply.dribble.intervalMs);
+  }
   if ('stream' in reply) return sendStream(res, reply);
   sendBody(res, reply);
 }

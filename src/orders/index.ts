@@ -1,6 +1,7 @@
 /** Orders: create, list, get, cancel, the rules beyond the schema, and the views of an order. */
 
 export { cancelMessages, cancelOrder } from './cancel.js';
+export type { CancelDeps } from './cancel.js';
 export { orderDetail } from './detail.js';
 export { createFields } from './fields.js';
 export { plausibleCreate } from './plausible.js';

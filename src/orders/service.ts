@@ -22,6 +22,13 @@ export interface CreateOptions {
   scenario?: string;
   /** From the X-Sandbox-Webhook-Chaos header. */
   webhookChaos?: string[];
+  /**
+   * When the orders were made on the client's clock, if not now: an order set up at a
+   * step of its journey is made in the past (see OrderSetups), never in the future.
+   */
+  at?: number;
+  /** No AWB job: the caller plays the AWB itself at once (Journey.layOut), so no timer can take it first. */
+  awbLaidOut?: boolean;
 }
 
 export interface CreatedBatch {
@@ -62,7 +69,7 @@ export class OrdersService {
     const { items, courier_code, ...sent } = request;
     const sender = keepKnown(sent, this.config.fields?.sender);
     const created = await storage.transaction(async (tx) => {
-      const now = clock.of(client.id);
+      const now = Math.min(options.at ?? Infinity, clock.of(client.id));
       const batchId = await ids.batchId(tx);
       const orderNumbers: string[] = [];
       for (const item of items) {
@@ -77,7 +84,7 @@ export class OrdersService {
           sender,
           item: keepKnown(item, this.config.fields?.item),
           awb: null,
-          awb_due_at: journey.awbDueAt(orderNo, now, delay),
+          awb_due_at: options.awbLaidOut ? null : journey.awbDueAt(orderNo, now, delay),
           awb_generated_at: null,
           awb_error: null,
           journey_start: null,
@@ -129,6 +136,22 @@ export class OrdersService {
       });
       removed += page.items.length;
     }
+  }
+
+  /** Removes the client's orders whose order code is `orderCode` (a provider state's teardown), their jobs with them. Returns how many. */
+  async removeByCode(client: Client, orderCode: string): Promise<number> {
+    const { storage, journey } = this.deps;
+    const page = await storage.orders.list(client.id, { limit: 500, search: orderCode });
+    const mine = page.items.filter((o) => o.item.order_code === orderCode);
+    await storage.transaction(async (tx) => {
+      for (const found of mine) {
+        const order = await tx.orders.get(found.order_no);
+        if (!order) continue;
+        await journey.stop(tx, order);
+        await tx.orders.remove(order);
+      }
+    });
+    return mine.length;
   }
 
   /** Removes orders created before `olderThan` (retention), a slice at a time. Returns how many. */

@@ -1,14 +1,49 @@
 import type { ClientClock } from './clock.js';
 import type { ChaosMode } from './delivery.js';
+import type { SandboxEventType } from './event.js';
 import type { FaultRule } from './fault-rule.js';
 
-/** A client's webhook endpoint as set through the control API (or disabled by a 410). */
+/** The id of the endpoint every client has: the one `PUT /__sandbox/webhook`, the config file and `--webhook-url` set. */
+export const DEFAULT_ENDPOINT = 'default';
+
+/**
+ * The events an endpoint takes: null for every event, else only those listed (Svix's
+ * `filterTypes`). The test ping is not an event: it goes to the endpoint it is sent to.
+ */
+export type EventFilter = SandboxEventType[] | null;
+
+/** A client's default webhook endpoint as set through the control API (or disabled by a 410, or through the API). */
 export interface EndpointSetting {
   url?: string;
   secret?: string;
   chaos?: ChaosMode[];
+  /** Absent in data written before endpoints had filters: every event. */
+  events?: EventFilter;
+  description?: string;
   disabled_at: number | null;
   disabled_reason: string | null;
+  updated_at: number;
+}
+
+/**
+ * Where an endpoint's deliveries go: a URL the sandbox POSTs to, or a listener, a named
+ * `listen` session of the client that forwards each attempt from the partner's machine.
+ */
+export type EndpointTarget = { type: 'url'; url: string } | { type: 'listener'; name: string };
+
+/** An endpoint of a client besides its default one, created through the control API. */
+export interface ExtraEndpoint {
+  /** `ep_` and a random part; never `default`. */
+  id: string;
+  target: EndpointTarget;
+  /** The Standard Webhooks secret its deliveries are signed with. */
+  secret: string;
+  events: EventFilter;
+  description: string;
+  /** Set when disabled (through the API, or by a 410 Gone); null while it takes deliveries. */
+  disabled_at: number | null;
+  disabled_reason: string | null;
+  created_at: number;
   updated_at: number;
 }
 
@@ -17,6 +52,8 @@ export interface ClientSettings {
   client_id: string;
   /** Set at run time; null when only the configuration applies. */
   webhook: EndpointSetting | null;
+  /** The client's other endpoints, in the order they were created; absent in data written before there were any. */
+  endpoints?: ExtraEndpoint[];
   /** Generated once when no secret is configured; a reset keeps it. */
   generated_secret: string | null;
   /** Fault rules, in the order they apply. */

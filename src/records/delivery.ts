@@ -42,6 +42,8 @@ export interface Delivery {
   /** Order of creation, for stable listing. */
   seq: number;
   client_id: string;
+  /** The endpoint it goes to; absent for the default endpoint (and in data written before there were others). */
+  endpoint_id?: string;
   event: WebhookEventType;
   order_no: string | null;
   /** The exact JSON body sent on every attempt. */

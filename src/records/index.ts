@@ -1,9 +1,11 @@
 /** The record types the storage port speaks, and pure functions over them. Imports nothing else of the project. */
 
-export type { ClientSettings, EndpointSetting } from './client-settings.js';
+export { DEFAULT_ENDPOINT } from './client-settings.js';
+export type { ClientSettings, EndpointSetting, EndpointTarget, EventFilter, ExtraEndpoint } from './client-settings.js';
 export type { ClientClock, KeptClocks, KeptRealClock, RealClockState } from './clock.js';
 export type { Attempt, AttemptTrigger, AwbGeneratedPayload, ChaosMode, Delivery, DeliveryStatus, PingPayload, WebhookEventType, WebhookPayload } from './delivery.js';
-export type { SandboxEvent } from './event.js';
+export { SANDBOX_EVENT_TYPES } from './event.js';
+export type { SandboxEvent, SandboxEventType } from './event.js';
 export type { FaultAction, FaultMatch, FaultRule, FaultRuleInput } from './fault-rule.js';
 export type { FieldError } from './field-error.js';
 export { JOB_KINDS } from './job.js';

@@ -19,6 +19,8 @@ export interface DeliveryQuery {
   order_no?: string;
   status?: DeliveryStatus;
   event?: WebhookEventType;
+  /** Only the deliveries to this endpoint (`default`: those with no `endpoint_id`). */
+  endpoint_id?: string;
   /** Only deliveries whose next attempt is due at or before this time (client-clock epoch ms). */
   dueBy?: number;
   /** Only deliveries whose next attempt is due after this time. */

@@ -17,6 +17,11 @@ export class Draft {
     if (handled !== undefined) this.note(item, handled ? 'handled' : 'missed', note);
   }
 
+  /** One more of a tally kept without an event (the operations' coverage): a count, not a judgment. */
+  count(key: string): void {
+    this.change.counts[key] = (this.change.counts[key] ?? 0) + 1;
+  }
+
   mark(key: string, mark: ReportMark | null): void {
     this.change.marks[key] = mark;
   }
@@ -32,6 +37,6 @@ export class Draft {
   }
 
   get empty(): boolean {
-    return this.change.events.length === 0 && Object.keys(this.change.marks).length === 0;
+    return this.change.events.length === 0 && Object.keys(this.change.marks).length === 0 && Object.keys(this.change.counts).length === 0;
   }
 }

@@ -1,4 +1,5 @@
 import type { CatalogueItem } from './catalogue.js';
+import { coverageOf, type Coverage, type SpecOperation } from './operations.js';
 import type { CheckResult, ReportEvent, ReportOutcome, ReportView } from '../records/index.js';
 
 export type ItemStatus = 'handled' | 'not_handled' | 'not_exercised' | 'not_graded';
@@ -24,6 +25,8 @@ export interface Report {
   generated_at: string;
   summary: { items: number; graded: number; handled: number; not_handled: number; not_exercised: number; not_graded: number; handled_percent: number };
   items: GradedItem[];
+  /** Which operations of the provider spec, and which documented statuses, the run exercised. */
+  coverage: Coverage;
   checks: CheckResult[];
   events: ReportEvent[];
 }
@@ -59,8 +62,11 @@ function gradeItem(item: CatalogueItem, state: ReportView): GradedItem {
   return { id: item.id, title: item.title, status, graded: item.graded, sandbox_choice: item.sandbox_choice, exercised, handled, missed, detail, source: item.source, criteria: { exercised: item.exercised, handled: item.handled } };
 }
 
-/** The report of one client: every catalogue item graded, and the handled share (handled / graded). */
-export function gradeReport(items: CatalogueItem[], state: ReportView, now: number): Report {
+/**
+ * The report of one client: every catalogue item graded, the handled share (handled /
+ * graded), and the coverage of the provider spec's `operations`.
+ */
+export function gradeReport(items: CatalogueItem[], state: ReportView, now: number, operations: readonly SpecOperation[]): Report {
   const graded = items.map((item) => gradeItem(item, state));
   const count = (status: ItemStatus) => graded.filter((i) => i.status === status).length;
   const gradedCount = graded.filter((i) => i.graded).length;
@@ -79,6 +85,7 @@ export function gradeReport(items: CatalogueItem[], state: ReportView, now: numb
       handled_percent: gradedCount === 0 ? 0 : Math.round((handled / gradedCount) * 10_000) / 100,
     },
     items: graded,
+    coverage: coverageOf(operations, state.counts),
     // Copies: the view may be the store's own, live state.
     checks: [...state.checks],
     events: [...state.events],

@@ -1,4 +1,4 @@
-/** The readiness report: the catalogue, the observer that judges requests and webhook attempts, grading, JUnit and HTML. */
+/** The readiness report: the catalogue, the observer that judges requests and webhook attempts, grading, the provider operations' coverage, JUnit and HTML. */
 
 export { catalogue } from './catalogue.js';
 export { runChecks } from './checks.js';
@@ -6,4 +6,6 @@ export type { CheckMessages } from './checks.js';
 export { gradeReport } from './grade.js';
 export { htmlOf } from './html.js';
 export { junitOf } from './junit.js';
+export { coverageOf, operationCountKey } from './operations.js';
+export type { Coverage, OperationCoverage, SpecOperation, StatusCoverage } from './operations.js';
 export { ReportObserver } from './observer.js';

@@ -7,6 +7,7 @@ import { Draft } from './draft.js';
 import { awbOf, judgeAttempt } from './judge-attempt.js';
 import { judgeRequest, type Judging, type OpenDuplicates } from './judge-request.js';
 import { observed } from './observed.js';
+import { operationCountKey } from './operations.js';
 
 /** A judgment of one observation against the client's report as it stands before it. */
 type Judge = (state: ReportView) => Promise<Draft | undefined>;
@@ -24,7 +25,8 @@ export const PENDING_PER_CLIENT = 1_000;
 /**
  * Watches what the sandbox already sees of a client (its provider requests as they
  * close, and the webhook attempts made to it) and counts, per catalogue item, what was
- * exercised, handled or missed, in the client's report. Observations of one client
+ * exercised, handled or missed, in the client's report, and how often each operation
+ * was answered with each status (the operations' coverage). Observations of one client
  * are applied one at a time, in the order they were made.
  */
 export class ReportObserver {
@@ -51,7 +53,14 @@ export class ReportObserver {
     if (!client) return;
     const wall = Date.now() - served.durationMs;
     const kept = observed(served);
-    this.enqueue(client.id, (state) => judgeRequest(this.judging, client.id, kept, wall, state));
+    const { operationId } = served.input.operation;
+    const status = served.status;
+    this.enqueue(client.id, async (state) => {
+      const draft = await judgeRequest(this.judging, client.id, kept, wall, state);
+      // Every request counts toward the operations' coverage, whatever the catalogue made of it.
+      if (status !== null) draft.count(operationCountKey(operationId, status));
+      return draft;
+    });
   };
 
   /** For the webhook dispatcher. */

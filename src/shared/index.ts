@@ -9,3 +9,6 @@ export { OneAtATime } from './one-at-a-time.js';
 export { VERSION } from './version.js';
 export { WarningThrottle } from './warning-throttle.js';
 export { MAX_SLICE_MS, SLICE_MS } from './loop-slices.js';
+export { compileGlob, globMatches, globProblem } from './glob.js';
+export type { CompiledGlob } from './glob.js';
+export { isFieldPath, valueAt } from './field-path.js';

@@ -145,6 +145,41 @@ export class Journey {
     });
   }
 
+  /**
+   * How long before now an order must have been made for its journey to stand at the
+   * step `key` now (0 for no step: the AWB alone). With OrdersService.create's `at` and
+   * `layOut`, the journey is laid out backwards from the client's current time, so no
+   * clock moves back.
+   */
+  spanTo(scenario: string, key?: string): number {
+    const loaded = this.scenarioOf({ scenario, order_no: '(a new order)' });
+    const index = key === undefined ? -1 : loaded.steps.findIndex((s) => s.key === key);
+    return index < 0 ? 0 : loaded.offsets[index]!;
+  }
+
+  /**
+   * Plays a fresh order's journey up to the step `key` (or only its AWB): the AWB (or its
+   * failure) at the order's creation time, each step at its offset from it, as if the
+   * time had passed; the next step stays due at its own time. The webhook of the AWB is
+   * emitted as the AWB job would. Returns the order afterwards, as it is when it already
+   * left `created` (nothing played then).
+   */
+  layOut(orderNo: string, key?: string): Promise<Stored<Order> | undefined> {
+    return this.deps.storage.transaction(async (tx) => {
+      const order = await tx.orders.get(orderNo);
+      if (order?.status !== 'created') return order;
+      await tx.jobs.cancel(AWB_JOB, orderNo);
+      const made = await this.awbDue(tx, orderNo, order.created_at);
+      if (made?.next_step == null || key === undefined) return made;
+      const scenario = this.scenarioOf(made);
+      const target = scenario.steps.findIndex((s) => s.key === key);
+      let changed: Order = made;
+      while (changed.next_step !== null && changed.next_step <= target) changed = await this.playStep(tx, changed, scenario, this.nextStepAt(changed)!);
+      await tx.jobs.cancel(STEP_JOB, orderNo);
+      return this.save(tx, changed as Stored<Order>);
+    });
+  }
+
   /** The order with its journey stopped (no AWB if none yet, no further steps), its jobs cancelled. */
   async stop(tx: Repositories, order: Stored<Order>): Promise<Stored<Order>> {
     await tx.jobs.cancel(AWB_JOB, order.order_no);

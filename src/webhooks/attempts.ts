@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import type { Attempt, AttemptTrigger, ChaosMode, Delivery, WebhookEventType, WebhookPayload, Stored } from '../records/index.js';
+import { DEFAULT_ENDPOINT, type Attempt, type AttemptTrigger, type ChaosMode, type Delivery, type WebhookEventType, type WebhookPayload, type Stored } from '../records/index.js';
 import type { Repositories } from '../store/index.js';
 import type { DispatcherDeps } from './deps.js';
-import type { Endpoint } from './endpoints.js';
+import { endpointOf, type Endpoint } from './endpoints.js';
 import type { HeldCounts } from './held-counts.js';
 import { wrongSecret } from './secret.js';
 import { AttemptAborted, send, type SendResult } from './send.js';
-import { WEBHOOK_JOB } from './job.js';
+import { jobKindOf } from './job.js';
 /** An attempt as made: what the delivery logs, and the receiver's Retry-After. */
 export type Made = Attempt & { retry_after: string | null };
 
@@ -81,10 +81,10 @@ export class DeliveryAttempts {
     });
   }
 
-  /** The receiver answered 410 Gone: the endpoint is disabled and the delivery failed. */
+  /** The receiver answered 410 Gone: the delivery's endpoint is disabled and the delivery failed. */
   async gone(tx: Repositories, delivery: Stored<Delivery>, at: number): Promise<Stored<Delivery>> {
     const reason = `the receiver answered 410 Gone at ${new Date(at).toISOString()}`;
-    await this.deps.endpoints.disable(tx, delivery.client_id, reason, at);
+    await this.deps.endpoints.disable(tx, delivery.client_id, reason, at, endpointOf(delivery));
     return this.finished(tx, delivery, 'failed', 'HTTP 410 Gone: endpoint disabled');
   }
 
@@ -92,7 +92,7 @@ export class DeliveryAttempts {
   async finished(tx: Repositories, delivery: Stored<Delivery>, status: Delivery['status'], error: string | null): Promise<Stored<Delivery>> {
     if (status === 'paused') this.held.added(delivery.client_id);
     else if (delivery.status === 'paused') this.held.forget(delivery.client_id);
-    await tx.jobs.cancel(WEBHOOK_JOB, delivery.id);
+    await tx.jobs.cancel(jobKindOf(delivery), delivery.id);
     return tx.deliveries.update({ ...delivery, status, next_attempt_at: null, last_error: error });
   }
 
@@ -106,12 +106,15 @@ export class DeliveryAttempts {
     chaos: ChaosMode[],
     at: number,
     state: DeliveryState = { status: 'pending', next_attempt_at: null, last_error: null },
+    endpointId?: string,
   ): Promise<Stored<Delivery>> {
     // `seq` orders the listing (sandbox-wide, never shown); the id counts the client's own
     // deliveries only, so it shows nothing of other clients' activity, even to one who knows the seed.
     const seq = await tx.counters.next('delivery');
     const own = await tx.counters.next(`delivery:${clientId}`);
     const id = `msg_${createHash('sha256').update(`${this.deps.seed}:delivery:${clientId}:${own}`).digest('hex').slice(0, 24)}`;
-    return tx.deliveries.insert({ id, seq, client_id: clientId, event, order_no: orderNo, body: JSON.stringify(payload), chaos, created_at: at, attempts: [], ...state });
+    // The default endpoint's deliveries carry no endpoint id, as they did before there were others.
+    const to = endpointId === undefined || endpointId === DEFAULT_ENDPOINT ? {} : { endpoint_id: endpointId };
+    return tx.deliveries.insert({ id, seq, client_id: clientId, ...to, event, order_no: orderNo, body: JSON.stringify(payload), chaos, created_at: at, attempts: [], ...state });
   }
 }

@@ -1,17 +1,18 @@
 import { JobInterrupted, type Scheduler } from '../jobs/index.js';
-import type { Delivery, SandboxEvent, Stored } from '../records/index.js';
+import type { ChaosMode, Delivery, SandboxEvent, Stored } from '../records/index.js';
 import { WarningThrottle } from '../shared/index.js';
 import type { Repositories } from '../store/index.js';
 import { DeliveryAttempts, holdReason, isSuccess, type DeliveryState } from './attempts.js';
 import { chaosOf, LATE_MS, ReorderWindows } from './chaos.js';
 import type { DispatcherDeps } from './deps.js';
-import type { Endpoint } from './endpoints.js';
+import { admits, endpointOf, type Endpoint } from './endpoints.js';
 import { HeldCounts } from './held-counts.js';
-import { WEBHOOK_CONCURRENCY, WEBHOOK_JOB } from './job.js';
+import { ENDPOINT_WEBHOOK_JOB, jobKindOf, WEBHOOK_CONCURRENCY, WEBHOOK_JOB } from './job.js';
 import { ManualAttempts } from './manual.js';
 import { webhookMessages } from './messages.js';
 import { payloadOf } from './payload.js';
 import { pruneSettled, removeDeliveries } from './prune.js';
+import { Recovery, type RecoverWindow } from './recover.js';
 import { nextAttemptAt, retryAfterMs } from './retry.js';
 /** How often a client's "outbox full" warning may be logged. */
 export const OUTBOX_WARNING_INTERVAL_MS = 60_000;
@@ -38,6 +39,7 @@ export class WebhookDispatcher {
   private readonly held: HeldCounts;
   private readonly attempts: DeliveryAttempts;
   private readonly manual: ManualAttempts;
+  private readonly recovery: Recovery;
   private closed = false;
 
   constructor(private readonly deps: DispatcherDeps) {
@@ -45,45 +47,74 @@ export class WebhookDispatcher {
     this.held = new HeldCounts(deps.outboxSize, deps.wallNow);
     this.attempts = new DeliveryAttempts(deps, this.held);
     this.manual = new ManualAttempts(deps, this.attempts);
+    this.recovery = new Recovery(deps, this.attempts, () => this.closed);
   }
 
   /** Registers the delivery job with the scheduler: attempts wait on receivers, so they run in its pool. */
   attach(scheduler: Scheduler): void {
     scheduler.register({ kind: WEBHOOK_JOB, run: (job, at) => this.due(job.key, at), concurrency: WEBHOOK_CONCURRENCY });
+    scheduler.register({ kind: ENDPOINT_WEBHOOK_JOB, run: (job, at) => this.due(job.key, at), concurrency: WEBHOOK_CONCURRENCY });
+    this.recovery.attach(scheduler);
   }
 
   /**
-   * Puts an order event into the outbox, in the event's transaction. To an endpoint that
-   * takes deliveries, its first attempt is due at once (unless chaos holds it), however
-   * many are waiting: the outbox bound never fails a delivery unattempted. With no URL
-   * or a disabled endpoint it is held (`paused`) until one is set; only held deliveries
-   * count toward `--outbox-size`, and past it a new one is kept as `failed` ("Outbox full").
+   * Puts an order event into the outbox, in the event's transaction: one delivery per
+   * endpoint of the client whose filter admits the event, each with its own id, attempts
+   * and retries. See `enqueueDefault` for the default endpoint; another endpoint gets a
+   * delivery only while it is enabled, its first attempt due at once (unless chaos holds it).
    */
   async enqueue(event: SandboxEvent, tx: Repositories): Promise<void> {
     const { endpoints, registry } = this.deps;
     const client = registry.byId(event.order.client_id);
     if (!client) return;
-    const endpoint = await endpoints.of(client, tx);
-    const chaos = chaosOf(endpoint.chaos, event.order.webhook_chaos);
+    const [main, ...others] = await endpoints.list(client, tx);
+    const chaos = chaosOf(main!.chaos, event.order.webhook_chaos);
+    let firstDue: number | undefined;
+    // Worked out once per event, and only when some endpoint takes it: the reorder window counts events, not deliveries.
+    const dueAt = (): number => (firstDue ??= this.firstDue(client.id, event.at, chaos));
+    if (admits(main!, event.type)) await this.enqueueDefault(event, main!, chaos, dueAt, tx);
+    for (const endpoint of others) {
+      if (!endpoint.enabled || !admits(endpoint, event.type)) continue;
+      const due = dueAt();
+      const delivery = await this.attempts.create(tx, client.id, event.type, event.order.order_no, payloadOf(event), chaos, event.at, { status: 'pending', next_attempt_at: due, last_error: null }, endpoint.id);
+      await tx.jobs.schedule({ kind: ENDPOINT_WEBHOOK_JOB, key: delivery.id, client_id: client.id, due_at: due });
+    }
+  }
+
+  /**
+   * The default endpoint's delivery of an event. To an endpoint that takes deliveries,
+   * its first attempt is due at once (unless chaos holds it), however many are waiting:
+   * the outbox bound never fails a delivery unattempted. With no URL or a disabled
+   * endpoint it is held (`paused`) until one is set; only held deliveries count toward
+   * `--outbox-size`, and past it a new one is kept as `failed` ("Outbox full").
+   */
+  private async enqueueDefault(event: SandboxEvent, endpoint: Endpoint, chaos: ChaosMode[], dueAt: () => number, tx: Repositories): Promise<void> {
+    const clientId = endpoint.client_id;
     const hold = holdReason(endpoint);
-    const held = hold === undefined ? 0 : await this.held.of(client.id, () => tx.deliveries.countByStatus(client.id, 'paused', this.deps.outboxSize));
-    const create = (state: DeliveryState) => this.attempts.create(tx, client.id, event.type, event.order.order_no, payloadOf(event), chaos, event.at, state);
+    const held = hold === undefined ? 0 : await this.held.of(clientId, () => tx.deliveries.countByStatus(clientId, 'paused', this.deps.outboxSize));
+    const create = (state: DeliveryState) => this.attempts.create(tx, clientId, event.type, event.order.order_no, payloadOf(event), chaos, event.at, state);
     if (hold !== undefined && held >= this.deps.outboxSize) {
       // Kept in the log (redeliverable) but not held: a client that never sets a URL cannot grow the outbox without end.
       await create({ status: 'failed', next_attempt_at: null, last_error: webhookMessages.outboxFull(this.deps.outboxSize) });
-      this.warnOutboxFull(client.id, held);
+      this.warnOutboxFull(clientId, held);
       return;
     }
     if (hold !== undefined) {
       await create({ status: 'paused', next_attempt_at: null, last_error: hold });
-      this.held.added(client.id);
+      this.held.added(clientId);
       return;
     }
-    let due = event.at;
-    if (chaos.includes('out_of_order')) due = this.windows.dueAt(client.id, due);
-    if (chaos.includes('late')) due += LATE_MS;
+    const due = dueAt();
     const delivery = await create({ status: 'pending', next_attempt_at: due, last_error: null });
-    await tx.jobs.schedule({ kind: WEBHOOK_JOB, key: delivery.id, client_id: client.id, due_at: due });
+    await tx.jobs.schedule({ kind: WEBHOOK_JOB, key: delivery.id, client_id: clientId, due_at: due });
+  }
+
+  /** When an event's first attempts are due: at once, unless the chaos modes hold them back. */
+  private firstDue(clientId: string, at: number, chaos: ChaosMode[]): number {
+    let due = at;
+    if (chaos.includes('out_of_order')) due = this.windows.dueAt(clientId, due);
+    if (chaos.includes('late')) due += LATE_MS;
+    return due;
   }
 
   /**
@@ -117,6 +148,11 @@ export class WebhookDispatcher {
     return this.manual.redeliver(delivery, endpoint);
   }
 
+  /** Queues one more attempt of every failed delivery of the client created in the window (see Recovery); returns how many. */
+  recover(clientId: string, window: RecoverWindow): Promise<number> {
+    return this.recovery.queue(clientId, window);
+  }
+
   /** Sends a signed ping to the client's endpoint now; it is logged as a delivery without retries. */
   ping(clientId: string, endpoint: Endpoint & { url: string }): Promise<Stored<Delivery>> {
     return this.manual.ping(clientId, endpoint);
@@ -148,12 +184,12 @@ export class WebhookDispatcher {
     const delivery = await storage.deliveries.get(id);
     if (!delivery || delivery.status !== 'pending') return;
     const client = registry.byId(delivery.client_id);
-    const endpoint = client ? await endpoints.of(client) : undefined;
-    if (!endpoint?.url || !endpoint.enabled) {
-      const reason = (endpoint && holdReason(endpoint)) ?? 'no webhook URL is set for this client';
+    const endpoint = client ? await endpoints.get(client, endpointOf(delivery)) : undefined;
+    const unsendable = this.unsendable(delivery, endpoint);
+    if (unsendable || !endpoint?.url) {
       await storage.transaction(async (tx) => {
         const current = await tx.deliveries.get(id);
-        if (current?.status === 'pending') await attempts.finished(tx, current, 'paused', reason);
+        if (current?.status === 'pending') await attempts.finished(tx, current, unsendable?.status ?? 'failed', unsendable?.reason ?? null);
       });
       return;
     }
@@ -169,13 +205,30 @@ export class WebhookDispatcher {
       const error = made.error ?? `HTTP ${made.status_code}`;
       const next = nextAttemptAt(retries, scheduledAttempts(current), at, retryAfterMs(made.retry_after, Date.now()));
       if (next === undefined) return attempts.finished(tx, current, 'failed', error);
-      await tx.jobs.schedule({ kind: WEBHOOK_JOB, key: id, client_id: current.client_id, due_at: next });
+      await tx.jobs.schedule({ kind: jobKindOf(current), key: id, client_id: current.client_id, due_at: next });
       return tx.deliveries.update({ ...current, next_attempt_at: next, last_error: error });
     });
     if (after?.status === 'delivered' && after.chaos.includes('duplicate') && made.chaos === null) {
       const duplicate = await attempts.attempt(after, target, 'schedule', 'duplicate', at);
       if (duplicate) await attempts.record(delivery, duplicate, async (_tx, current) => current);
     }
+  }
+
+  /**
+   * Why a due delivery cannot be attempted now, or undefined when it can: the default
+   * endpoint holds it (paused) while it has no URL or is disabled, as it always has; to
+   * another endpoint that was disabled or deleted meanwhile it fails (redeliverable).
+   */
+  private unsendable(delivery: Delivery, endpoint: Endpoint | undefined): { status: 'paused' | 'failed'; reason: string } | undefined {
+    if (delivery.endpoint_id === undefined) {
+      if (endpoint?.url && endpoint.enabled) return undefined;
+      return { status: 'paused', reason: (endpoint && holdReason(endpoint)) ?? 'no webhook URL is set for this client' };
+    }
+    const id = delivery.endpoint_id;
+    if (!endpoint) return { status: 'failed', reason: webhookMessages.endpointGone(id) };
+    if (!endpoint.enabled) return { status: 'failed', reason: webhookMessages.endpointDisabled(id, endpoint.disabled_reason) };
+    if (!endpoint.url) return { status: 'failed', reason: webhookMessages.noEndpointUrl(id) };
+    return undefined;
   }
 
   /** One warning per client per minute (wall time) while its outbox is full, not one per delivery. */

@@ -1,12 +1,15 @@
-/** Webhooks: the outbox, signed and retried attempts, endpoints, chaos modes and the target policy. */
+/** Webhooks: the outbox, signed and retried attempts, recovery after an outage, endpoints, chaos modes and the target policy. */
 
 export { webhookBannerLine } from './banner.js';
 export { chaosHeaderModes, unknownChaos } from './chaos.js';
 export type { AttemptObserver } from './deps.js';
 export { RESUME_SLICE, WebhookDispatcher } from './dispatcher.js';
-export { WebhookEndpoints } from './endpoints.js';
+export { DISABLED_BY_API, MAX_ENDPOINTS } from './endpoint-change.js';
+export type { EndpointInput, EndpointPatch } from './endpoint-change.js';
+export { WebhookEndpoints, admits, endpointOf } from './endpoints.js';
 export type { Endpoint } from './endpoints.js';
 export { MAX_REDELIVERED_ATTEMPTS } from './manual.js';
+export type { RecoverWindow } from './recover.js';
 export { webhookMessages } from './messages.js';
 export { scheduleStoredAttempts } from './migrate.js';
 export { DEFAULT_RETRIES, parseRetries } from './retry.js';
@@ -17,4 +20,4 @@ export { TargetGuard } from './target-guard.js';
 export type { Resolve } from './target-guard.js';
 export { parseTargetPolicy } from './targets.js';
 export type { TargetPolicy } from './targets.js';
-export { deliveryView, endpointView } from './views.js';
+export { deliveryView, endpointView, webhookEndpointView } from './views.js';

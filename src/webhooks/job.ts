@@ -1,7 +1,19 @@
 import type { PoolCaps } from '../jobs/index.js';
+import type { Delivery } from '../records/index.js';
 
-/** The job kind of a delivery's next attempt; the key is the delivery id. */
+/** The job kind of a next attempt to the default endpoint; the key is the delivery id. */
 export const WEBHOOK_JOB = 'webhook';
+
+/**
+ * The job kind of a next attempt to any other endpoint. A kind of its own, so that a
+ * replica of a version without endpoints (a rolling upgrade) never claims one: it would
+ * send it to the default endpoint.
+ */
+export const ENDPOINT_WEBHOOK_JOB = 'endpoint-webhook';
+
+/** The kind of the job that makes a delivery's next attempt. */
+export const jobKindOf = (delivery: Pick<Delivery, 'endpoint_id'>): typeof WEBHOOK_JOB | typeof ENDPOINT_WEBHOOK_JOB =>
+  delivery.endpoint_id === undefined ? WEBHOOK_JOB : ENDPOINT_WEBHOOK_JOB;
 
 /**
  * Webhook attempts in flight at once, in all and for one client. An attempt waits on a

@@ -1,3 +1,4 @@
+import { SANDBOX_EVENT_TYPES } from '../records/index.js';
 import { CHAOS_MODES } from './chaos.js';
 import type { Refusal } from './targets.js';
 
@@ -14,5 +15,13 @@ export const webhookMessages = {
     `Outbox full: this client already has ${size} deliveries held for want of a webhook URL or a live endpoint (--outbox-size), so this one was not kept for later. Set the webhook URL (or enable the endpoint again), then redeliver it (POST /__sandbox/webhooks/deliveries/{id}/redeliver).`,
   targetRefused: (refusal: Refusal) => `refused by webhook target policy (rule ${refusal.rule}): ${refusal.message}`,
   targetPolicy: 'The webhook URL is refused by the sandbox\'s webhook target policy (--webhook-targets): use a public http(s) URL without credentials, or one the operator allows.',
+  tooManyEndpoints: (max: number) => `This client already has ${max} endpoints besides its default one, the most it may have; delete one first (DELETE /__sandbox/webhooks/endpoints/{endpoint_id}).`,
+  noEndpoint: (id: string) => `This client has no webhook endpoint "${id}"; GET /__sandbox/webhooks/endpoints lists its endpoints.`,
+  defaultKept: 'The default endpoint always exists: disable it ({"enabled": false}) or change its URL instead.',
+  endpointGone: (id: string) => `The endpoint ${id} this delivery went to was deleted.`,
+  endpointDisabled: (id: string, reason: string | null) => `The endpoint ${id} is disabled (${reason ?? 'no reason'}); PATCH /__sandbox/webhooks/endpoints/${id} {"enabled": true} enables it again.`,
+  noEndpointUrl: (id: string) => `The endpoint ${id} has no URL to send to.`,
+  unknownEvent: (event: string) => `unknown event "${event}"; an endpoint may take ${SANDBOX_EVENT_TYPES.join(', ')} (null or no filter: every event)`,
+  secretTwice: 'give either secret or rotate_secret, not both',
   chaosHeader: 'The X-Sandbox-Webhook-Chaos header names an unknown chaos mode.',
 } as const;

@@ -1,5 +1,6 @@
 import type { Storage } from '../store/index.js';
-import { WEBHOOK_JOB } from './job.js';
+import { jobKindOf } from './job.js';
+import { RECOVER_JOB } from './recover.js';
 
 /** How many deliveries one unit of work removes. */
 const REMOVE_PAGE = 500;
@@ -15,7 +16,8 @@ export async function removeDeliveries(storage: Storage, clientId: string, remov
     if (page.items.length === 0) return removed;
     await storage.transaction(async (tx) => {
       for (const d of page.items) {
-        await tx.jobs.cancel(WEBHOOK_JOB, d.id);
+        await tx.jobs.cancel(jobKindOf(d), d.id);
+        await tx.jobs.cancel(RECOVER_JOB, d.id);
         await tx.deliveries.remove(d);
       }
     });

@@ -24,13 +24,16 @@ export type Resolve = (host: string, options: LookupAllOptions, callback: (error
  */
 export function checkingLookup(policy: TargetPolicy, resolve: Resolve): LookupFunction {
   return (host, options, callback) => {
+    // The delivery log names the host, never the address it resolved to, and says the same
+    // of a name that does not resolve: a partner must learn neither where the deployment's
+    // internal names point nor which of them exist.
+    const refused = (rule: Refusal['rule']) => new TargetRefused({ rule, message: `${host} does not resolve to an address the policy admits` });
     resolve(host, { ...options, all: true }, (error, addresses) => {
-      if (error) return callback(error, '', 0);
+      // As the policy would refuse an address: a public policy by its address rule, an allow list as unlisted.
+      if (error) return callback(refused(policy.kind === 'list' && !policy.public ? 'not_listed' : 'address'), '', 0);
       for (const { address } of addresses) {
         const refusal = checkAddress(policy, address, host);
-        // The delivery log names the host, never the address it resolved to: a partner must
-        // not learn where the deployment's internal names point.
-        if (refusal) return callback(new TargetRefused({ rule: refusal.rule, message: `${host} resolves to an address the policy does not admit` }), '', 0);
+        if (refusal) return callback(refused(refusal.rule), '', 0);
       }
       if (options.all) return (callback as unknown as (e: null, all: LookupAddress[]) => void)(null, addresses);
       const first = addresses[0];

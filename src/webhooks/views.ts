@@ -1,6 +1,6 @@
 import { iso } from '../orders/index.js';
 import { mask } from '../shared/index.js';
-import type { Endpoint } from './endpoints.js';
+import { endpointOf, type Endpoint } from './endpoints.js';
 import type { Delivery, DeliveryStatus } from '../records/index.js';
 
 /** A client's endpoint as `GET /__sandbox/webhook` shows it; `maskSecret` for a read_only token (`whse…xyz`). */
@@ -19,6 +19,28 @@ export function endpointView(endpoint: Endpoint, retries: number[], timeoutMs: n
   };
 }
 
+/**
+ * One endpoint as `/__sandbox/webhooks/endpoints` shows it; `maskSecret` for a read_only
+ * token. `url` or `listener` names where its deliveries go (a listener: a `listen` session).
+ */
+export function webhookEndpointView(endpoint: Endpoint, maskSecret = false) {
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    listener: endpoint.listener,
+    description: endpoint.description,
+    events: endpoint.events,
+    enabled: endpoint.enabled,
+    state: !endpoint.url && !endpoint.listener ? 'no_url' : endpoint.enabled ? 'enabled' : 'disabled',
+    secret: maskSecret ? mask(endpoint.secret) : endpoint.secret,
+    disabled_at: iso(endpoint.disabled_at),
+    disabled_reason: endpoint.disabled_reason,
+    source: endpoint.source,
+    created_at: iso(endpoint.created_at),
+    updated_at: iso(endpoint.updated_at),
+  };
+}
+
 /** A delivery's status as the control API shows it: a pending one whose attempt is due (on the client's clock `now`) is `queued`. */
 export const shownStatus = (d: Delivery, now: number): DeliveryStatus | 'queued' =>
   d.status === 'pending' && d.next_attempt_at !== null && d.next_attempt_at <= now ? 'queued' : d.status;
@@ -27,6 +49,7 @@ export const shownStatus = (d: Delivery, now: number): DeliveryStatus | 'queued'
 export function deliveryView(d: Delivery, now: number) {
   return {
     id: d.id,
+    endpoint_id: endpointOf(d),
     event: d.event,
     order_no: d.order_no,
     status: shownStatus(d, now),

@@ -39,6 +39,16 @@ describe('--rate-limit', () => {
     expect((await track(TOKEN_A)).status).toBe(404);
   });
 
+  it("counts an admin acting for a client in the admins' allowance, leaving the client's whole", async () => {
+    const ADMIN = 'rate-limit-admin-token';
+    sandbox = await testSandbox({ rateLimit: 3, adminTokens: [ADMIN] });
+    const asAdmin = () => supertest(sandbox!.app).get('/__sandbox/faults').set('Authorization', `Bearer ${ADMIN}`).set('X-Sandbox-Client', 'client-a');
+    expect([(await asAdmin()).status, (await asAdmin()).status, (await asAdmin()).status, (await asAdmin()).status]).toEqual([200, 200, 200, 429]);
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i += 1) statuses.push((await track(TOKEN_A)).status);
+    expect(statuses).toEqual([404, 404, 404]);
+  });
+
   it('is off by default', async () => {
     sandbox = await testSandbox();
     const statuses = await Promise.all(Array.from({ length: 50 }, () => track(TOKEN_A).then((r) => r.status)));

@@ -88,6 +88,24 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     await expectAccessible(page, 'webhooks');
   });
 
+  it('lists every endpoint with its URL, state and filter; adds, disables and deletes one', async () => {
+    const staging = 'http://127.0.0.1:9/staging';
+    await page.getByLabel('URL for a new endpoint').fill(staging);
+    await page.getByRole('checkbox', { name: 'awb.failed' }).check();
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.getByRole('status').filter({ hasText: /^Endpoint ep_\w+ added: awb\.failed$/ }).waitFor();
+    const rows = page.locator('tbody.endpoint');
+    await rows.nth(1).waitFor();
+    expect(await rows.nth(0).innerText()).toMatch(new RegExp(`default[\\s\\S]*${receiver.url}[\\s\\S]*enabled[\\s\\S]*every event`));
+    expect(await rows.nth(1).innerText()).toMatch(new RegExp(`ep_\\w+[\\s\\S]*${staging}[\\s\\S]*enabled[\\s\\S]*awb\\.failed`));
+    await expectAccessible(page, 'webhooks with two endpoints');
+    const id = (await rows.nth(1).locator('td').first().innerText()).trim();
+    await rows.nth(1).getByRole('button', { name: `Disable ${id}` }).click();
+    await rows.nth(1).getByText('disabled through the control API').waitFor();
+    await rows.nth(1).getByRole('button', { name: `Delete ${id}` }).click();
+    await page.waitForFunction(() => document.querySelectorAll('tbody.endpoint').length === 1);
+  });
+
   it('shows the field errors of a create the API rejects', async () => {
     await page.getByRole('link', { name: 'Scenarios' }).click();
     await page.getByLabel('Item weight (kg)').fill('heavy');
@@ -302,6 +320,11 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     await page.getByRole('heading', { name: 'Readiness', level: 1 }).waitFor();
     await page.getByText(/% handled/).waitFor();
     expect(await page.getByRole('table', { name: 'Catalogue items' }).getByRole('row').count()).toBeGreaterThan(20);
+    // Every provider operation, with its documented statuses (a header row and twelve operations).
+    const operations = page.getByRole('table', { name: 'Provider operations' });
+    expect(await operations.getByRole('row').count()).toBe(13);
+    expect(await operations.getByRole('row', { name: /POST \/v1\/order\/cancel/ }).innerText()).toMatch(/200: (\d+×|not exercised), 400: .*503: /);
+    await page.getByText(/% coverage/).waitFor();
     await page.getByRole('button', { name: 'Run checks' }).click(); // client-b has no webhook URL: 409
     const alert = page.getByRole('alert');
     await alert.waitFor();

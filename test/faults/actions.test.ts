@@ -131,7 +131,7 @@ describe('fault action "hang"', () => {
     const refused = await track(1_000);
     expect(refused.status).toBe(429);
     expect(refused.headers['retry-after']).toBe('1');
-    expect(JSON.parse(refused.body)).toMatchObject({ success: false, message: expect.stringMatching(/already has 100 requests held unanswered by hang or latency fault rules/) });
+    expect(JSON.parse(refused.body)).toMatchObject({ success: false, message: expect.stringMatching(/already has 100 requests held open by fault rules \(hang, latency, dribble, or reset after a delay\)/) });
     // Another client's hang is its own.
     await addRule({ match: { operation_id: 'trackOrder' }, action: { type: 'hang' } }, TOKEN_B);
     expect((await failure(send(base, '/v1/order/tracking/SBXNOSUCH01', { token: TOKEN_B, timeoutMs: 300 }))).code).toBe('CLIENT_TIMEOUT');
@@ -148,9 +148,31 @@ describe('fault action "hang"', () => {
     while (((await sandbox.call('GET', '/__sandbox/faults')).body.rules[0].hits as number) < 100) await new Promise((resolve) => setTimeout(resolve, 20));
     const refused = await track(1_000);
     expect(refused.status).toBe(429);
-    expect(JSON.parse(refused.body).message).toMatch(/held unanswered by hang or latency fault rules/);
+    expect(JSON.parse(refused.body).message).toMatch(/held open by fault rules/);
     for (const answer of await Promise.all(held)) expect(answer.status).toBe(404);
     expect((await track(10_000)).status).toBe(404);
+  });
+
+  it.each([
+    ['a dribble at 1 byte/s', { type: 'dribble', bytes_per_second: 1 }],
+    ['a reset after 10 minutes', { type: 'reset', after_ms: 600_000 }],
+  ])('counts requests held open by %s among the 100: past them 429, room again once their connections close', async (_name, action) => {
+    // A magic AWB: its 200 answer is what is dribbled or cut. 2,000 of one partner's requests were held by a 1 byte/s dribble, 300 by a late reset, with no 429.
+    await addRule({ match: { operation_id: 'trackOrder' }, action, times: 1000 });
+    const track = (timeoutMs: number) => send(base, '/v1/order/tracking/SBXDLV00000001', { token: TOKEN_A, timeoutMs });
+    const held = Array.from({ length: 100 }, () => failure(track(30_000)));
+    while (((await sandbox.call('GET', '/__sandbox/faults')).body.rules[0].hits as number) < 100) await new Promise((resolve) => setTimeout(resolve, 20));
+    const refused = await track(1_000);
+    expect(refused.status).toBe(429);
+    expect(JSON.parse(refused.body).message).toMatch(/held open by fault rules/);
+    // Another client is not held up by them.
+    expect((await send(base, '/v1/order/tracking/SBXDLV00000001', { token: TOKEN_B, timeoutMs: 3_000 })).status).toBe(200);
+    // Their connections close (a dribble sends a byte a second: no idle timeout of the client fires first).
+    server.closeAllConnections();
+    await Promise.all(held);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Room again: the next one is held open in its turn (its answer begun, 200), not refused.
+    expect((await failure(track(300))).partial.status).toBe(200);
   });
 
   it('does not keep a stopping sandbox from closing', async () => {

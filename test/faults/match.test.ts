@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { globMatches, isFieldPath, valueAt } from '../../src/faults/match.js';
+import { globMatches, isFieldPath, valueAt } from '../../src/shared/index.js';
 
 /** The rule of path globs as plainly as it can be written (exponential, for short inputs only): what the linear matcher must agree with. */
 function reference(glob: string, path: string): boolean {

@@ -215,3 +215,34 @@ describe('which requests a rule matches', () => {
     expect((await sandbox.call('GET', TRACK, { token: TOKEN_B })).status).toBe(404);
   });
 });
+
+describe('a rule matching on a credential header', () => {
+  const PARTNER_TOKEN = 'partner-a-second-token-0222';
+  const READER = 'reader-a-token-0333';
+
+  it('faults that token only, and never shows it whole: not to its author, not to a read_only token of the client', async () => {
+    await sandbox.close();
+    sandbox = await testSandbox({
+      clients: [
+        { token: TOKEN_A, id: 'client-a' },
+        { token: PARTNER_TOKEN, id: 'client-a' },
+        { token: READER, id: 'client-a', role: 'read_only' },
+      ],
+    });
+    const created = await sandbox.call('POST', '/__sandbox/faults', {
+      body: { match: { headers: { Authorization: `Bearer ${PARTNER_TOKEN}` }, path: TRACK }, action: fail400, times: 5 },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.match.headers).toEqual({ Authorization: 'Bear…222' });
+
+    expect((await sandbox.call('GET', TRACK, { token: PARTNER_TOKEN })).status).toBe(400);
+    expect((await sandbox.call('GET', TRACK)).status).toBe(404);
+
+    for (const token of [READER, TOKEN_A]) {
+      const listed = await sandbox.call('GET', '/__sandbox/faults', { token });
+      expect(listed.status).toBe(200);
+      expect(listed.body.rules[0].match.headers).toEqual({ Authorization: 'Bear…222' });
+      expect(JSON.stringify(listed.body)).not.toContain(PARTNER_TOKEN);
+    }
+  });
+});

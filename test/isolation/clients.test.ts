@@ -76,6 +76,8 @@ const rows: Array<{ op: string; send: (w: World) => Promise<Response>; expect: (
   { op: 'getOrderState', send: (w) => asB('GET', `/__sandbox/orders/${w.orderNo}`), expect: (res) => expect(res.status).toBe(404) },
   { op: 'generateAwb', send: (w) => asB('POST', `/__sandbox/orders/${w.pendingOrderNo}/awb`), expect: (res) => expect(res.status).toBe(404) },
   { op: 'advanceOrder', send: (w) => asB('POST', `/__sandbox/orders/${w.orderNo}/advance`, {}), expect: (res) => expect(res.status).toBe(404) },
+  { op: 'triggerEvent', send: (w) => asB('POST', '/__sandbox/events/trigger', { event: 'awb.generated', order_no: w.pendingOrderNo }), expect: (res) => expect(res.status).toBe(404) },
+  { op: 'changeProviderState', send: () => asB('POST', '/__sandbox/provider-states', { state: 'an order is delivered', action: 'teardown' }), expect: (res) => expect(res.body).toEqual({ removed: 0 }) },
   { op: 'resetClient', send: () => asB('POST', '/__sandbox/reset'), expect: (res) => expect(res.body.removed.orders).toBe(0) },
   {
     op: 'getWebhook',
@@ -122,7 +124,7 @@ const rows: Array<{ op: string; send: (w: World) => Promise<Response>; expect: (
 
 /** Operations with no per-client state: the same answer for every client (specs, scenarios, coverage, rates) or, by design, shared (the clock). */
 const SHARED = new Set([
-  'getHealth', 'getMetrics', 'getProviderSpec', 'getControlSpec', 'getPodPhoto', 'listScenarios', 'getClock', 'advanceClock',
+  'getHealth', 'getMetrics', 'getProviderSpec', 'getControlSpec', 'getPodPhoto', 'listScenarios', 'listProviderStates', 'getClock', 'advanceClock',
   'getEstimationRates', 'listProvinces', 'listCities', 'listDistricts', 'searchArea', 'listCouriers', 'getShippingFee', 'streamShippingFee',
 ]);
 

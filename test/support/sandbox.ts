@@ -34,7 +34,7 @@ function operationFor(services: Services, method: string, path: string): Compile
   const bare = path.split('?')[0]!;
   for (const spec of [services.specs.control, services.specs.provider]) {
     for (const op of spec.operations) {
-      const pattern = new RegExp(`^${op.path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`);
+      const pattern = new RegExp(`^${op.path.replace(/\{[^}]+\}/g, '[^/]+')}$`);
       if (op.method === method.toLowerCase() && pattern.test(bare)) return op;
     }
   }

@@ -110,7 +110,7 @@ describe('checkingLookup', () => {
   it('refuses when any resolved address is refused (one private among public ones)', async () => {
     const { error } = await run(lookupWith(['93.184.215.14', '10.0.0.1']), true);
     expect(error).toBeInstanceOf(TargetRefused);
-    expect((error as Error).message).toBe('refused by webhook target policy: hooks.test resolves to an address the policy does not admit');
+    expect((error as Error).message).toBe('refused by webhook target policy: hooks.test does not resolve to an address the policy admits');
     expect((error as TargetRefused).refusal.rule).toBe('address');
   });
 

@@ -97,8 +97,21 @@ describe('webhook attempts with --webhook-targets public', () => {
 
     const delivery = await ping(s);
     expect(delivery.status).toBe('failed');
-    expect(delivery.attempts[0]).toMatchObject({ status_code: null, response_body: '', duration_ms: 0, error: 'refused by webhook target policy: rebind.partner.example resolves to an address the policy does not admit' });
+    expect(delivery.attempts[0]).toMatchObject({ status_code: null, response_body: '', duration_ms: 0, error: 'refused by webhook target policy: rebind.partner.example does not resolve to an address the policy admits' });
     expect(JSON.stringify(delivery)).not.toContain('127.0.0.1'); // where internal names point is not shown
+    expect(receiver.received).toHaveLength(0);
+  });
+
+  it('says the same of a name that does not resolve as of one that resolves inside: which internal names exist does not show', async () => {
+    receiver = await Receiver.start();
+    const s = await policySandbox('public', { 'db.internal.example': '10.0.0.5' });
+    const errors: string[] = [];
+    for (const host of ['db.internal.example', 'nosuch.internal.example']) {
+      expect((await setUrl(s, `http://${host}:${receiver.port}/hooks`)).status).toBe(200);
+      errors.push((await ping(s)).attempts[0]!.error!.replace(host, '<host>'));
+    }
+    expect(errors[0]).toBe('refused by webhook target policy: <host> does not resolve to an address the policy admits');
+    expect(errors[1]).toBe(errors[0]);
     expect(receiver.received).toHaveLength(0);
   });
 
@@ -109,7 +122,7 @@ describe('webhook attempts with --webhook-targets public', () => {
     await createOrders(s, 1);
     await s.advance(60_000);
     const [delivery] = await deliveries(s);
-    expect(delivery).toMatchObject({ status: 'pending', last_error: 'refused by webhook target policy: rebind.partner.example resolves to an address the policy does not admit' });
+    expect(delivery).toMatchObject({ status: 'pending', last_error: 'refused by webhook target policy: rebind.partner.example does not resolve to an address the policy admits' });
     expect(delivery!.attempts).toHaveLength(1);
     expect(receiver.received).toHaveLength(0);
   });
@@ -133,7 +146,7 @@ describe('--webhook-targets as an allow list', () => {
     expect(receiver.received).toHaveLength(1);
 
     expect((await setUrl(s, `http://other.partner.test:${receiver.port}/hooks`)).status).toBe(200);
-    expect((await ping(s)).attempts[0]!.error).toBe('refused by webhook target policy: other.partner.test resolves to an address the policy does not admit');
+    expect((await ping(s)).attempts[0]!.error).toBe('refused by webhook target policy: other.partner.test does not resolve to an address the policy admits');
     expect(receiver.received).toHaveLength(1);
   });
 

@@ -10,4 +10,5 @@ export { ratesModule } from './rates.js';
 export { reportModule } from './report.js';
 export { requestsModule } from './requests.js';
 export { retentionModule } from './retention.js';
+export { statesModule } from './states.js';
 export { webhooksModule } from './webhooks.js';

@@ -6,16 +6,17 @@ import { ReportObserver } from '../../report/index.js';
 /**
  * The readiness report (`/__sandbox/report`, `/__sandbox/runs`, `/__sandbox/checks`):
  * what each client's run exercised of the catalogue (fixtures/readiness/catalogue.json)
- * and whether it handled it. `observer.attempts` goes to the webhook dispatcher.
+ * and whether it handled it, and which provider operations and statuses it exercised.
+ * `observer.attempts` goes to the webhook dispatcher.
  */
-export function reportModule(services: Pick<Services, 'storage' | 'clock' | 'logger' | 'endpoints' | 'webhookTargets' | 'options'>): SandboxModule & { observer: ReportObserver } {
-  const { storage, clock, logger, endpoints, webhookTargets, options } = services;
+export function reportModule(services: Pick<Services, 'storage' | 'clock' | 'logger' | 'endpoints' | 'webhookTargets' | 'options' | 'specs'>): SandboxModule & { observer: ReportObserver } {
+  const { storage, clock, logger, endpoints, webhookTargets, options, specs } = services;
   const observer = new ReportObserver({ storage, logger });
   const shutdown = new AbortController();
   return {
     name: 'report',
     observer,
-    handlers: reportHandlers({ storage, now: (clientId) => clock.of(clientId), endpoints, guard: webhookTargets, timeoutMs: options.webhookTimeout, observer, shutdown: shutdown.signal }),
+    handlers: reportHandlers({ storage, now: (clientId) => clock.of(clientId), endpoints, guard: webhookTargets, timeoutMs: options.webhookTimeout, observer, shutdown: shutdown.signal, operations: specs.provider.operations }),
     observeProvider: observer.request,
     reset: async (clientId) => {
       await observer.settled(clientId);

@@ -1,7 +1,7 @@
 import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
 import { unknownChaos, WebhookDispatcher, type AttemptObserver, isSecret } from '../../webhooks/index.js';
-import { chaosHeaderCheck, webhookHandlers } from '../../http/index.js';
+import { chaosHeaderCheck, recoverHandlers, webhookHandlers } from '../../http/index.js';
 
 /** Checks the clients' webhook settings; throws a message naming the one at fault. */
 function checkClients(registry: Services['registry']): void {
@@ -28,7 +28,7 @@ export function webhooksModule(services: Pick<Services, 'storage' | 'scheduler' 
   events.subscribe((event, tx) => dispatcher.enqueue(event, tx));
   return {
     name: 'webhooks',
-    handlers: webhookHandlers({ storage, clock, endpoints, settings, dispatcher, retries, timeoutMs, targets: webhookTargets }),
+    handlers: { ...webhookHandlers({ storage, clock, endpoints, settings, dispatcher, retries, timeoutMs, targets: webhookTargets }), ...recoverHandlers({ clock, endpoints, dispatcher }) },
     providerInterceptors: [chaosHeaderCheck],
     reset: async (clientId) => (await dispatcher.removeAll(clientId)) + (await endpoints.remove(clientId)),
     prune: (olderThan) => dispatcher.prune(olderThan),

@@ -1,14 +1,14 @@
 import { NotFound } from '../../shared/index.js';
 import { clientOf, json, type HandlerMap } from '../handler.js';
-import { faultMessages, checkRule } from '../../faults/index.js';
+import { faultMessages, faultRuleView, checkRule } from '../../faults/index.js';
 import type { FaultRules } from '../../faults/index.js';
 import type { FaultRuleInput } from '../../records/index.js';
 
 /** `/__sandbox/faults`: create, list and delete the calling client's fault rules. */
 export function faultHandlers(rules: FaultRules): HandlerMap {
   return {
-    createFaultRule: async (input) => json(201, await rules.add(clientOf(input).id, checkRule(input.body as FaultRuleInput))),
-    listFaultRules: async (input) => json(200, { rules: await rules.list(clientOf(input).id) }),
+    createFaultRule: async (input) => json(201, faultRuleView(await rules.add(clientOf(input).id, checkRule(input.body as FaultRuleInput)))),
+    listFaultRules: async (input) => json(200, { rules: (await rules.list(clientOf(input).id)).map(faultRuleView) }),
     deleteFaultRules: async (input) => json(200, { success: true, removed: await rules.clear(clientOf(input).id) }),
     deleteFaultRule: async (input) => {
       const id = input.params.id!;

@@ -9,6 +9,8 @@ export { orderHandlers } from './orders.js';
 export { ShippingFeeStream } from './rates-stream.js';
 export type { StreamStats } from './rates-stream.js';
 export { rateHandlers } from './rates.js';
+export { recoverHandlers } from './recover.js';
 export { reportHandlers } from './report.js';
 export { requestHandlers } from './requests.js';
+export { stateHandlers } from './states.js';
 export { chaosHeaderCheck, webhookHandlers } from './webhooks.js';

@@ -4,7 +4,7 @@ import type { Storage } from '../../store/index.js';
 import type { WebhookEndpoints, TargetGuard } from '../../webhooks/index.js';
 import type { AwbGeneratedPayload } from '../../records/index.js';
 import { catalogue, runChecks, type CheckMessages, gradeReport, htmlOf, junitOf } from '../../report/index.js';
-import type { ReportObserver } from '../../report/index.js';
+import type { ReportObserver, SpecOperation } from '../../report/index.js';
 
 export interface ReportHandlerDeps {
   storage: Storage;
@@ -15,6 +15,8 @@ export interface ReportHandlerDeps {
   timeoutMs: number;
   observer: ReportObserver;
   shutdown: AbortSignal;
+  /** The provider spec's operations, whose coverage the report shows. */
+  operations: readonly SpecOperation[];
 }
 
 const seconds = (ms: number): number => Math.floor(ms / 1000);
@@ -40,7 +42,7 @@ export function reportHandlers(deps: ReportHandlerDeps): HandlerMap {
     getReport: async (input) => {
       const client = clientOf(input);
       await observer.settled(client.id);
-      const report = gradeReport(catalogue(), await storage.reports.get(client.id), now(client.id));
+      const report = gradeReport(catalogue(), await storage.reports.get(client.id), now(client.id), deps.operations);
       const format = (input.query.format as string | undefined) ?? 'json';
       if (format === 'junit') return { status: 200, serialized: junitOf(report), type: 'application/xml; charset=utf-8' };
       if (format === 'html') return { status: 200, serialized: htmlOf(report), type: 'text/html; charset=utf-8', headers: { 'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'" } };

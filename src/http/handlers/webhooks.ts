@@ -2,9 +2,10 @@ import { Conflict, NotFound, RuleViolation } from '../../shared/index.js';
 import type { SettingsWriter, Storage } from '../../store/index.js';
 import { clientOf, json, listInParts, type HandlerMap, type Interceptor, type OperationInput } from '../handler.js';
 import type { Clocks } from '../../clock/index.js';
-import { chaosHeaderModes, unknownChaos, MAX_REDELIVERED_ATTEMPTS, RESUME_SLICE, type WebhookDispatcher, webhookMessages, isSecret, deliveryView, endpointView } from '../../webhooks/index.js';
+import { chaosHeaderModes, unknownChaos, MAX_REDELIVERED_ATTEMPTS, RESUME_SLICE, type WebhookDispatcher, webhookMessages, isSecret, deliveryView, endpointView, endpointOf } from '../../webhooks/index.js';
 import type { Endpoint, WebhookEndpoints, TargetGuard } from '../../webhooks/index.js';
-import type { ChaosMode, Delivery, DeliveryStatus, WebhookEventType, Stored } from '../../records/index.js';
+import { DEFAULT_ENDPOINT, type ChaosMode, type Delivery, type DeliveryStatus, type WebhookEventType, type Stored } from '../../records/index.js';
+import { webhookEndpointHandlers } from './webhook-endpoints.js';
 
 export interface WebhookHandlerDeps {
   storage: Storage;
@@ -35,6 +36,7 @@ export function webhookHandlers({ storage, clock, endpoints, settings, dispatche
     json(status, endpointView(endpoint, retries, timeoutMs, input?.role === 'read_only'));
 
   return {
+    ...webhookEndpointHandlers({ clock, endpoints, settings, dispatcher, targets }),
     getWebhook: async (input) => showEndpoint(200, await endpoints.of(clientOf(input)), input),
 
     setWebhook: async (input) => {
@@ -54,7 +56,7 @@ export function webhookHandlers({ storage, clock, endpoints, settings, dispatche
     },
 
     listWebhookDeliveries: async (input) => {
-      const { status, ...query } = input.query as { order_no?: string; status?: DeliveryStatus | 'queued'; event?: WebhookEventType; limit?: number; cursor?: string };
+      const { status, ...query } = input.query as { order_no?: string; status?: DeliveryStatus | 'queued'; event?: WebhookEventType; endpoint_id?: string; limit?: number; cursor?: string };
       const client = clientOf(input);
       const now = clock.of(client.id);
       // `queued` and `pending` are both stored pending: the one due by now, the other not yet.
@@ -68,8 +70,11 @@ export function webhookHandlers({ storage, clock, endpoints, settings, dispatche
 
     redeliverWebhook: async (input) => {
       const delivery = await ownDelivery(input);
-      const endpoint = withUrl(await endpoints.of(clientOf(input)));
-      if (!endpoint.enabled) throw new Conflict(webhookMessages.disabled(endpoint.disabled_reason));
+      // To the endpoint it went to: the default one, or another while it exists.
+      const to = await endpoints.get(clientOf(input), endpointOf(delivery));
+      if (!to) throw new Conflict(webhookMessages.endpointGone(endpointOf(delivery)));
+      const endpoint = withUrl(to);
+      if (!endpoint.enabled) throw new Conflict(to.id === DEFAULT_ENDPOINT ? webhookMessages.disabled(endpoint.disabled_reason) : webhookMessages.endpointDisabled(to.id, to.disabled_reason));
       if (delivery.attempts.length >= MAX_REDELIVERED_ATTEMPTS) throw new Conflict(webhookMessages.tooManyAttempts(MAX_REDELIVERED_ATTEMPTS));
       const done = await dispatcher.redeliver(delivery, endpoint);
       return json(200, deliveryView(done, clock.of(done.client_id)));

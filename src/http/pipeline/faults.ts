@@ -3,18 +3,20 @@ import { TooManyRequests } from '../../shared/index.js';
 import type { Interceptor, Reply } from '../handler.js';
 import { performFault } from './fault-actions.js';
 
-/** Requests a client may have held unanswered by hang and latency rules at once; past it, 429. */
+/** Requests a client may have held open by fault rules at once (hang, latency, dribble, a reset after a delay); past it, 429. */
 export const MAX_HELD_PER_CLIENT = 100;
 
 /**
  * The fault stage (an interceptor, outermost): a provider request that matches one of
  * its client's fault rules gets what the rule says (a status, latency, a reset, a hang,
- * a dribbled answer) instead of, or around, its handler. Requests held by a hang or a
- * latency count toward MAX_HELD_PER_CLIENT: each holds a connection of the process.
- * `shutdown` ends the held ones.
+ * a dribbled answer) instead of, or around, its handler. Requests a rule keeps open over
+ * time (a hang, a latency, a dribble, a reset after a delay) count toward
+ * MAX_HELD_PER_CLIENT until their connection closes: each holds a connection of the
+ * process, and one partner's must not use up the descriptors others need. `shutdown` ends
+ * the held ones.
  */
 export function faultInterceptor(rules: FaultRules, shutdown: AbortSignal): Interceptor {
-  // Requests each client holds now by hang and latency rules: a hang has no end of its own.
+  // Requests each client holds open now by fault rules: a hang has no end of its own, a dribble at 1 byte/s nearly none.
   const holding = new Map<string, number>();
   return async (input, next) => {
     const rule = input.client ? await rules.take(input.client.id, input) : undefined;
@@ -26,8 +28,8 @@ export function faultInterceptor(rules: FaultRules, shutdown: AbortSignal): Inte
       if (left > 0) holding.set(clientId, left);
       else holding.delete(clientId);
     };
-    // A latency rule holds its requests for up to 10 minutes: they count as held too.
-    const holds = rule.action.type === 'hang' || rule.action.type === 'latency';
+    const { action } = rule;
+    const holds = action.type === 'hang' || action.type === 'latency' || action.type === 'dribble' || (action.type === 'reset' && action.after_ms !== undefined);
     if (holds) {
       const held = holding.get(clientId) ?? 0;
       if (held >= MAX_HELD_PER_CLIENT) throw new TooManyRequests(faultMessages.tooManyHeld(MAX_HELD_PER_CLIENT), 1);
@@ -41,8 +43,8 @@ export function faultInterceptor(rules: FaultRules, shutdown: AbortSignal): Inte
       throw error;
     }
     if (!holds) return reply;
-    // A hang holds until its connection ends; a latency until its answer is ready.
-    if ('hold' in reply) return { ...reply, released: release };
+    // A hang, a dribble and a cut hold until their connection ends; a latency until its answer is ready.
+    if ('hold' in reply || 'dribble' in reply || 'cutAfterMs' in reply) return { ...reply, released: release };
     release();
     return reply;
   };

@@ -1,4 +1,4 @@
-import type { Delivery, DeliveryStatus, DeliveryQuery, Page, Stored, Unversioned } from '../../records/index.js';
+import { DEFAULT_ENDPOINT, type Delivery, type DeliveryStatus, type DeliveryQuery, type Page, type Stored, type Unversioned } from '../../records/index.js';
 import type { DeliveryRepository } from '../port.js';
 import type { Indexes } from './indexes.js';
 import { pageOf } from './pages.js';
@@ -37,13 +37,14 @@ export class EmbeddedDeliveries implements DeliveryRepository {
       (query.order_no === undefined || d.order_no === query.order_no) &&
       (query.status === undefined || d.status === query.status) &&
       (query.event === undefined || d.event === query.event) &&
+      (query.endpoint_id === undefined || (d.endpoint_id ?? DEFAULT_ENDPOINT) === query.endpoint_id) &&
       (query.dueBy === undefined || (d.next_attempt_at !== null && d.next_attempt_at <= query.dueBy)) &&
       (query.dueAfter === undefined || (d.next_attempt_at !== null && d.next_attempt_at > query.dueAfter));
     return pageOf<Delivery, Stored<Delivery>>({
       keys: query.order_no === undefined ? this.indexes.deliveries.byClient.get(clientId) : this.ofOrder(query.order_no),
       cursor: query.cursor,
       limit: query.limit,
-      filtered: query.order_no !== undefined || query.status !== undefined || query.event !== undefined || query.dueBy !== undefined || query.dueAfter !== undefined,
+      filtered: query.order_no !== undefined || query.status !== undefined || query.event !== undefined || query.endpoint_id !== undefined || query.dueBy !== undefined || query.dueAfter !== undefined,
       load: (id) => stored(this.access.get<Delivery>(DELIVERIES, id)),
       keep,
       positionOf: (d) => ({ rank: d.seq, id: d.id }),

@@ -1,5 +1,5 @@
 import { Conflict, domainMessages } from '../../shared/index.js';
-import type { Delivery, DeliveryStatus, DeliveryQuery, Page, Stored, Unversioned } from '../../records/index.js';
+import { DEFAULT_ENDPOINT, type Delivery, type DeliveryStatus, type DeliveryQuery, type Page, type Stored, type Unversioned } from '../../records/index.js';
 import { positionOf } from '../cursor.js';
 import type { DeliveryRepository } from '../port.js';
 import { isUniqueViolation, type Db } from './db.js';
@@ -54,6 +54,8 @@ export class PgDeliveries implements DeliveryRepository {
     if (query.order_no !== undefined) where.add((p) => `order_no = ${p(query.order_no)}`);
     if (query.status !== undefined) where.add((p) => `status = ${p(query.status)}`);
     if (query.event !== undefined) where.add((p) => `event = ${p(query.event)}`);
+    // The default endpoint's deliveries carry no endpoint id (as they did before there were others).
+    if (query.endpoint_id !== undefined) where.add((p) => `coalesce(data->>'endpoint_id', ${p(DEFAULT_ENDPOINT)}) = ${p(query.endpoint_id)}`);
     const { dueBy, dueAfter } = query;
     if (dueBy !== undefined) where.add((p) => `(data->>'next_attempt_at')::numeric <= ${p(finite(dueBy))}`);
     if (dueAfter !== undefined) where.add((p) => `(data->>'next_attempt_at')::numeric > ${p(finite(dueAfter))}`);

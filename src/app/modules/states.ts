@@ -1,0 +1,28 @@
+import { stateHandlers, type SandboxModule } from '../../http/index.js';
+import type { ReportObserver } from '../../report/index.js';
+import { OrderSetups, ProviderStates } from '../../states/index.js';
+import type { Services } from '../services.js';
+
+/** The readiness run that a Pact verification's traffic is kept in. */
+export const PACT_RUN = 'pact';
+
+/**
+ * Orders set up in a named state: `POST /__sandbox/events/trigger` and the Pact provider
+ * states (`/__sandbox/provider-states`). A state setup starts the client's readiness run
+ * `pact` unless it is already the current one: the setups and the verifier's requests
+ * that follow them are then graded in that run, not in the run of the client's own
+ * code, which its CI starts again with `POST /__sandbox/runs` (DESIGN: "Pact runs do not
+ * grade the client").
+ */
+export function statesModule(services: Pick<Services, 'storage' | 'orders' | 'journey' | 'fixtures' | 'clock' | 'clockService' | 'events' | 'ids' | 'options'>, observer: ReportObserver): SandboxModule {
+  const { storage, orders, journey, fixtures, clock, clockService, events, ids, options } = services;
+  const setups = new OrderSetups({ storage, orders, journey, fixtures, clock, events, seed: ids.seed });
+  const providerStates = new ProviderStates({ fixtures, setups, orders });
+  const beforeSetup = async (client: { id: string }): Promise<void> => {
+    if ((await storage.reports.get(client.id, { events: false })).run?.name === PACT_RUN) return;
+    await observer.settled(client.id);
+    observer.forget(client.id);
+    await storage.reports.start(client.id, { name: PACT_RUN, started_at: clock.of(client.id) });
+  };
+  return { name: 'states', handlers: stateHandlers({ storage, orders, journey, fixtures, clockService, setups, providerStates, defaultScenario: options.scenario, beforeSetup }) };
+}

@@ -1,0 +1,68 @@
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+
+/** What `shipping-sandbox deliveries recover` was asked for. */
+export interface RecoverCommand {
+  url: string;
+  token: string;
+  since: string;
+  until?: string;
+  client?: string;
+}
+
+function time(value: string): string {
+  if (!Number.isFinite(Date.parse(value))) throw new InvalidArgumentError('must be a time in ISO 8601, e.g. 2026-05-01T10:00:00Z');
+  return value;
+}
+
+/** `shipping-sandbox deliveries recover`: its own command line, apart from the server's flags. */
+export function recoverProgram(): Command {
+  return new Command('shipping-sandbox deliveries recover')
+    .description("Redelivers every failed webhook delivery of a sandbox client created in a time window (POST /__sandbox/webhooks/recover); the attempts are made in the background.")
+    .requiredOption('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010')
+    .addOption(new Option('--token <token>', "the client's bearer token").env('SANDBOX_TOKEN').makeOptionMandatory())
+    .addOption(new Option('--since <time>', "deliveries created at or after this time (ISO 8601, on the client's sandbox clock)").argParser(time).makeOptionMandatory())
+    .addOption(new Option('--until <time>', 'deliveries created at or before this time (default: up to now)').argParser(time))
+    .option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)');
+}
+
+/**
+ * Asks the sandbox to recover, prints how many deliveries were queued, and returns the
+ * exit code: 0 queued (none included), 1 when the sandbox refused (a bad window, no
+ * webhook URL), 2 for a bad flag or when the sandbox cannot be reached.
+ */
+export async function runDeliveries(argv: string[], out: (text: string) => void, err: (text: string) => void): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === '--help' || sub === '-h') {
+    out(`Usage: shipping-sandbox deliveries recover --since <time> [--until <time>] --url <url> --token <token> [--client <id>]\n(shipping-sandbox deliveries recover --help says more)\n`);
+    return 0;
+  }
+  if (sub !== 'recover') {
+    err(`shipping-sandbox deliveries: unknown command ${sub === undefined ? '(none)' : `'${sub}'`}; the one there is: recover --since <time> [--until <time>] --url <url> --token <token>\n`);
+    return 2;
+  }
+  let options: RecoverCommand;
+  try {
+    options = recoverProgram().exitOverride().configureOutput({ writeOut: out, writeErr: err }).parse(rest, { from: 'user' }).opts<RecoverCommand>();
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    throw error;
+  }
+  const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, 'content-type': 'application/json', ...(options.client ? { 'x-sandbox-client': options.client } : {}) };
+  const body = JSON.stringify({ since: options.since, ...(options.until === undefined ? {} : { until: options.until }) });
+  let res: Response;
+  let answer: { queued?: number; since?: string; until?: string | null; message?: string; errors?: Array<{ field: string; message: string }> };
+  try {
+    res = await fetch(new URL('/__sandbox/webhooks/recover', options.url), { method: 'POST', headers, body });
+    answer = (await res.json()) as typeof answer;
+  } catch (error) {
+    err(`shipping-sandbox deliveries recover: ${(error as Error).message}${(error as { cause?: Error }).cause ? ` (${(error as { cause: Error }).cause.message})` : ''}\n`);
+    return 2;
+  }
+  if (!res.ok) {
+    const fields = (answer.errors ?? []).map((e) => `\n  ${e.field}: ${e.message}`).join('');
+    err(`shipping-sandbox deliveries recover: the sandbox answered ${res.status}: ${answer.message ?? ''}${fields}\n`);
+    return 1;
+  }
+  out(`queued ${answer.queued} failed deliveries created from ${answer.since} to ${answer.until ?? 'now'} for another attempt; follow them with GET /__sandbox/webhooks/deliveries\n`);
+  return 0;
+}

@@ -1,0 +1,73 @@
+import { Command, CommanderError, Option } from 'commander';
+
+/** What `shipping-sandbox trigger` was asked for. */
+export interface TriggerCommand {
+  url: string;
+  token: string;
+  order?: string;
+  scenario?: string;
+  toStep?: string;
+  client?: string;
+  json?: boolean;
+}
+
+/** The events the sandbox can trigger (POST /__sandbox/events/trigger); tracking.step is no webhook of its own. */
+const EVENTS = ['awb.generated', 'awb.failed', 'order.cancelled', 'tracking.step'];
+
+/** The trigger's answer, as far as this command prints it. */
+interface TriggerAnswer {
+  event: string;
+  order: { order_no: string; status: string; awb: string | null; scenario: string; history: unknown[] };
+  deliveries: { id: string; event: string; status: string; last_error: string | null }[];
+  outcome: string | null;
+}
+
+/** `shipping-sandbox trigger <event>`: its own command line, apart from the server's flags. */
+export function triggerProgram(): Command {
+  return new Command('shipping-sandbox trigger')
+    .description('Fires a webhook event (or plays an order up to a tracking step) on a new fixture order or one of yours, and prints the order, its deliveries and the outcome.')
+    .argument('<event>', `one of ${EVENTS.join(', ')}`)
+    .requiredOption('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010')
+    .addOption(new Option('--token <token>', "the client's bearer token").env('SANDBOX_TOKEN').makeOptionMandatory())
+    .option('--order <order_no>', 'one of your orders (default: a new fixture order)')
+    .option('--scenario <name>', "the new order's scenario (GET /__sandbox/scenarios)")
+    .option('--to-step <step>', 'with tracking.step: the step to play up to, by key or number (1 is the first)')
+    .option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)')
+    .option('--json', "print the sandbox's answer as JSON");
+}
+
+/** The lines printed for an answer: the order, each delivery, the outcome. */
+export function triggerLines(answer: TriggerAnswer): string[] {
+  const { order } = answer;
+  return [
+    `order     ${order.order_no}  ${order.status}  scenario ${order.scenario}  AWB ${order.awb ?? '-'}  ${order.history.length} tracking entries`,
+    ...answer.deliveries.map((d) => `delivery  ${d.id}  ${d.event}  ${d.status}${d.last_error ? `  (${d.last_error})` : ''}`),
+    `outcome   ${answer.outcome ?? 'no webhook'}`,
+  ];
+}
+
+/** Triggers the event, prints what it made, and returns the exit code: 0, or 2 for a bad flag or when the sandbox refuses or cannot be reached. */
+export async function runTrigger(argv: string[], out: (text: string) => void, err: (text: string) => void): Promise<number> {
+  let options: TriggerCommand;
+  let event: string;
+  try {
+    const program = triggerProgram().exitOverride().configureOutput({ writeOut: out, writeErr: err }).parse(argv, { from: 'user' });
+    options = program.opts<TriggerCommand>();
+    event = program.args[0]!;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    throw error;
+  }
+  const body = { event, ...(options.order ? { order_no: options.order } : {}), ...(options.scenario ? { scenario: options.scenario } : {}), ...(options.toStep ? { to_step: options.toStep } : {}) };
+  const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, 'content-type': 'application/json', ...(options.client ? { 'x-sandbox-client': options.client } : {}) };
+  try {
+    const res = await fetch(new URL('/__sandbox/events/trigger', options.url), { method: 'POST', headers, body: JSON.stringify(body) });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`POST /__sandbox/events/trigger answered ${res.status}: ${text.slice(0, 500)}`);
+    out(options.json ? `${text}\n` : `${triggerLines(JSON.parse(text) as TriggerAnswer).join('\n')}\n`);
+    return 0;
+  } catch (error) {
+    err(`shipping-sandbox trigger: ${(error as Error).message}${(error as { cause?: Error }).cause ? ` (${(error as { cause: Error }).cause.message})` : ''}\n`);
+    return 2;
+  }
+}

@@ -1,0 +1,18 @@
+import type { FaultRule } from '../records/index.js';
+import { mask } from '../shared/index.js';
+
+/** Headers whose value is a credential: a rule may match on one, and no answer shows it whole. */
+const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'x-api-key']);
+
+/**
+ * A fault rule as the control API shows it: a credential it matches on (`Authorization:
+ * Bearer <a token of the client>`, the natural way to fault one token) masked as the
+ * banner masks tokens, so that a read_only token of the client cannot read a partner
+ * token through the rules. Matching uses the stored rule, unchanged.
+ */
+export function faultRuleView(rule: FaultRule): FaultRule {
+  const headers = rule.match.headers;
+  if (headers === undefined || !Object.keys(headers).some((name) => CREDENTIAL_HEADERS.has(name.toLowerCase()))) return rule;
+  const shown = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, CREDENTIAL_HEADERS.has(name.toLowerCase()) ? mask(value) : value]));
+  return { ...rule, match: { ...rule.match, headers: shown } };
+}

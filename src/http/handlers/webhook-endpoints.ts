@@ -1,0 +1,100 @@
+import { Conflict, NotFound, RuleViolation } from '../../shared/index.js';
+import { clientOf, json, type HandlerMap, type OperationInput } from '../handler.js';
+import { RESUME_SLICE, webhookMessages, isSecret, webhookEndpointView, type EndpointPatch } from '../../webhooks/index.js';
+import type { Endpoint } from '../../webhooks/index.js';
+import { DEFAULT_ENDPOINT, SANDBOX_EVENT_TYPES, type FieldError } from '../../records/index.js';
+import type { Clocks } from '../../clock/index.js';
+import type { SettingsWriter } from '../../store/index.js';
+import type { TargetGuard, WebhookDispatcher, WebhookEndpoints } from '../../webhooks/index.js';
+
+/** What the endpoint handlers work with. */
+export interface EndpointHandlerDeps {
+  clock: Clocks;
+  endpoints: WebhookEndpoints;
+  /** Runs each change of the client's endpoints (with the held deliveries it resumes) as one unit of its settings. */
+  settings: SettingsWriter;
+  dispatcher: WebhookDispatcher;
+  /** The webhook target policy, checked on every URL set here. */
+  targets: TargetGuard;
+}
+
+/** What a create or a change may carry; the spec has checked the types. */
+type EndpointBody = EndpointPatch & { events?: string[] | null };
+
+/** The problems of a create or change the spec cannot see: the target policy, a secret's length, unknown events. */
+function problemsOf(body: EndpointBody, targets: TargetGuard): FieldError[] {
+  const problems: FieldError[] = [];
+  const refusal = body.url === undefined ? undefined : targets.checkUrl(body.url);
+  if (refusal) problems.push({ field: 'url', message: webhookMessages.targetRefused(refusal) });
+  if (body.secret !== undefined && !isSecret(body.secret)) problems.push({ field: 'secret', message: webhookMessages.secret });
+  (body.events ?? []).forEach((event, i) => {
+    if (!(SANDBOX_EVENT_TYPES as readonly string[]).includes(event)) problems.push({ field: `events[${i}]`, message: webhookMessages.unknownEvent(event) });
+  });
+  if (body.secret !== undefined && body.rotate_secret) problems.push({ field: 'rotate_secret', message: webhookMessages.secretTwice });
+  return problems;
+}
+
+/** Rejects a body with problems, naming each field; nothing is changed. */
+function check(body: EndpointBody, targets: TargetGuard): void {
+  const problems = problemsOf(body, targets);
+  if (problems.length === 0) return;
+  const refused = problems.some((p) => p.field === 'url' && p.message.startsWith('refused by webhook target policy'));
+  throw new RuleViolation(problems, refused ? webhookMessages.targetPolicy : undefined);
+}
+
+/**
+ * The endpoints part of the control API: a client's endpoints listed, created, read,
+ * changed and deleted. The default endpoint is one of them (`default`), the one
+ * `PUT /__sandbox/webhook` sets.
+ */
+export function webhookEndpointHandlers({ clock, endpoints, settings, dispatcher, targets }: EndpointHandlerDeps): HandlerMap {
+  const show = (status: number, endpoint: Endpoint, input: OperationInput) => json(status, webhookEndpointView(endpoint, input.role === 'read_only'));
+  const idOf = (input: OperationInput): string => input.params.endpoint_id!;
+
+  return {
+    listWebhookEndpoints: async (input) => {
+      const list = await endpoints.list(clientOf(input));
+      return json(200, { endpoints: list.map((e) => webhookEndpointView(e, input.role === 'read_only')) });
+    },
+
+    createWebhookEndpoint: async (input) => {
+      const client = clientOf(input);
+      const body = input.body as EndpointBody & { url: string };
+      check(body, targets);
+      const created = await settings.unit(client.id, (tx) => endpoints.create(client, body, clock.of(client.id), tx));
+      return show(201, created, input);
+    },
+
+    getWebhookEndpoint: async (input) => {
+      const found = await endpoints.get(clientOf(input), idOf(input));
+      if (!found) throw new NotFound(webhookMessages.noEndpoint(idOf(input)));
+      return show(200, found, input);
+    },
+
+    updateWebhookEndpoint: async (input) => {
+      const client = clientOf(input);
+      const id = idOf(input);
+      const body = input.body as EndpointBody;
+      check(body, targets);
+      // The default endpoint set or enabled again takes its held deliveries, as PUT /__sandbox/webhook does.
+      const resumes = id === DEFAULT_ENDPOINT && (body.url !== undefined || body.enabled === true);
+      const { changed, more } = await settings.unit(client.id, async (tx) => {
+        const after = await endpoints.update(client, id, body, clock.of(client.id), tx);
+        const live = after?.url && after.enabled;
+        return { changed: after, more: resumes && live ? (await dispatcher.resumePaused(tx, client.id)) === RESUME_SLICE : false };
+      });
+      if (!changed) throw new NotFound(webhookMessages.noEndpoint(id));
+      if (more) await dispatcher.resumeAllPaused(client.id);
+      return show(200, changed, input);
+    },
+
+    deleteWebhookEndpoint: async (input) => {
+      const client = clientOf(input);
+      const id = idOf(input);
+      if (id === DEFAULT_ENDPOINT) throw new Conflict(webhookMessages.defaultKept);
+      const removed = await settings.unit(client.id, (tx) => endpoints.delete(client, id, tx));
+      if (!removed) throw new NotFound(webhookMessages.noEndpoint(id));
+      return json(200, { success: true, removed: 1 });
+    },
+  };
+}

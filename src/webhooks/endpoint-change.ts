@@ -1,0 +1,92 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { EndpointSetting, EventFilter, ExtraEndpoint } from '../records/index.js';
+import { makeSecret } from './secret.js';
+
+/** Endpoints a client may have besides its default one. */
+export const MAX_ENDPOINTS = 20;
+
+/** Why an endpoint disabled through the control API takes no deliveries. */
+export const DISABLED_BY_API = 'disabled through the control API';
+
+/** A new endpoint as the control API gives it (checked against the spec and the target policy before). */
+export interface EndpointInput {
+  url: string;
+  secret?: string;
+  events?: EventFilter;
+  enabled?: boolean;
+  description?: string;
+}
+
+/** A change of an endpoint; each field given replaces the one kept. `rotate_secret` makes a new secret. */
+export interface EndpointPatch {
+  url?: string;
+  secret?: string;
+  rotate_secret?: boolean;
+  enabled?: boolean;
+  events?: EventFilter;
+  description?: string;
+}
+
+/**
+ * The id of a client's `n`th created endpoint: reproducible under `--seed`, random
+ * otherwise, and showing nothing of other clients.
+ */
+export function endpointId(clientId: string, n: number, seed: string | undefined): string {
+  return `ep_${createHash('sha256').update(`${seed ?? randomUUID()}:endpoint:${clientId}:${n}`).digest('hex').slice(0, 20)}`;
+}
+
+/** A new URL endpoint, enabled unless the input says otherwise. */
+export function newEndpoint(id: string, input: EndpointInput, secret: string, at: number): ExtraEndpoint {
+  const enabled = input.enabled ?? true;
+  return {
+    id,
+    target: { type: 'url', url: input.url },
+    secret: input.secret ?? secret,
+    events: input.events ?? null,
+    description: input.description ?? '',
+    disabled_at: enabled ? null : at,
+    disabled_reason: enabled ? null : DISABLED_BY_API,
+    created_at: at,
+    updated_at: at,
+  };
+}
+
+/** The disabled fields after `enabled` was given (unchanged when it was not, or already so). */
+function enabledFields(current: { disabled_at: number | null; disabled_reason: string | null }, enabled: boolean | undefined, at: number) {
+  if (enabled === undefined || enabled === (current.disabled_at === null)) return { disabled_at: current.disabled_at, disabled_reason: current.disabled_reason };
+  return enabled ? { disabled_at: null, disabled_reason: null } : { disabled_at: at, disabled_reason: DISABLED_BY_API };
+}
+
+/** A secret for the patch: the one given, a new one when asked to rotate, else undefined (kept). */
+function secretOf(patch: EndpointPatch, clientId: string, id: string, seed: string | undefined, at: number): string | undefined {
+  if (patch.secret !== undefined) return patch.secret;
+  return patch.rotate_secret ? makeSecret(`${clientId}:${id}:${at}`, seed) : undefined;
+}
+
+/** An extra endpoint with the patch applied. */
+export function patchedEndpoint(endpoint: ExtraEndpoint, patch: EndpointPatch, clientId: string, seed: string | undefined, at: number): ExtraEndpoint {
+  const secret = secretOf(patch, clientId, endpoint.id, seed, at);
+  return {
+    ...endpoint,
+    ...(patch.url !== undefined ? { target: { type: 'url', url: patch.url } } : {}),
+    ...(secret !== undefined ? { secret } : {}),
+    ...(patch.events !== undefined ? { events: patch.events } : {}),
+    ...(patch.description !== undefined ? { description: patch.description } : {}),
+    ...enabledFields(endpoint, patch.enabled, at),
+    updated_at: at,
+  };
+}
+
+/** The default endpoint's runtime setting with the patch applied. */
+export function patchedSetting(setting: EndpointSetting, patch: EndpointPatch, clientId: string, seed: string | undefined, at: number): EndpointSetting {
+  const secret = secretOf(patch, clientId, 'default', seed, at);
+  return {
+    ...setting,
+    ...(patch.url !== undefined ? { url: patch.url } : {}),
+    ...(secret !== undefined ? { secret } : {}),
+    ...(patch.events !== undefined ? { events: patch.events } : {}),
+    ...(patch.description !== undefined ? { description: patch.description } : {}),
+    ...enabledFields(setting, patch.enabled, at),
+    updated_at: at,
+  };
+}

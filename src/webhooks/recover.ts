@@ -1,0 +1,94 @@
+import { JobInterrupted, type Scheduler } from '../jobs/index.js';
+import type { Delivery } from '../records/index.js';
+import { isSuccess, type DeliveryAttempts } from './attempts.js';
+import type { DispatcherDeps } from './deps.js';
+import { WEBHOOK_CONCURRENCY } from './job.js';
+import { endpointOf } from './endpoints.js';
+import { MAX_REDELIVERED_ATTEMPTS } from './manual.js';
+
+/** The job kind of a recovered delivery's attempt (`POST /__sandbox/webhooks/recover`); the key is the delivery id. */
+export const RECOVER_JOB = 'webhook-recover';
+
+/** Failed deliveries read, and their jobs scheduled, per unit of work: the event loop is let go between them. */
+export const RECOVER_SLICE = 200;
+
+/** The deliveries a recover takes: created at or after `since` and, when given, at or before `until` (client-clock epoch ms). */
+export interface RecoverWindow {
+  since: number;
+  until?: number;
+}
+
+const inWindow = (d: Delivery, { since, until }: RecoverWindow): boolean => d.created_at >= since && (until === undefined || d.created_at <= until);
+
+/**
+ * Recovery after an outage of a client's receiver, as Svix's "recover" does: every
+ * failed delivery of the client created in a window gets one more attempt (trigger
+ * `redeliver`, same `webhook-id` and body). The attempts are jobs of their own kind, due
+ * at once, run in the scheduler's pool beside the scheduled attempts and within the same
+ * caps (per client and in all), so a recover of thousands never holds the request that
+ * asked for it, nor more connections to a receiver than its retries would.
+ */
+export class Recovery {
+  constructor(
+    private readonly deps: DispatcherDeps,
+    private readonly attempts: DeliveryAttempts,
+    private readonly closed: () => boolean,
+  ) {}
+
+  /** Registers the recover job: its attempts wait on receivers, so it runs in the scheduler's pool. */
+  attach(scheduler: Scheduler): void {
+    scheduler.register({ kind: RECOVER_JOB, run: (job, at) => this.due(job.key, at), concurrency: WEBHOOK_CONCURRENCY });
+  }
+
+  /**
+   * Queues an attempt now for each failed delivery of the client in the window whose
+   * endpoint takes deliveries now (it exists, has a URL and is enabled), a slice per unit
+   * of work; returns how many. A delivery at MAX_REDELIVERED_ATTEMPTS is left out (as a
+   * redelivery of it is refused). Queued again, a delivery's job is moved, not doubled.
+   */
+  async queue(clientId: string, window: RecoverWindow): Promise<number> {
+    const { storage, clock, registry, endpoints } = this.deps;
+    const client = registry.byId(clientId);
+    if (!client) return 0;
+    const live = new Set((await endpoints.list(client)).filter((e) => e.url && e.enabled).map((e) => e.id));
+    const now = clock.of(clientId);
+    let queued = 0;
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await storage.deliveries.list(clientId, { status: 'failed', limit: RECOVER_SLICE, cursor });
+      const chosen = page.items.filter((d) => inWindow(d, window) && live.has(endpointOf(d)) && d.attempts.length < MAX_REDELIVERED_ATTEMPTS);
+      if (chosen.length > 0) {
+        await storage.transaction(async (tx) => {
+          for (const d of chosen) await tx.jobs.schedule({ kind: RECOVER_JOB, key: d.id, client_id: clientId, due_at: now });
+        });
+      }
+      queued += chosen.length;
+      if (page.next_cursor === null) return queued;
+      cursor = page.next_cursor;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /**
+   * A recovered delivery's attempt, to the endpoint it went to: made only while it is
+   * still failed (a redelivery may have delivered it meanwhile) and that endpoint takes deliveries; a 2xx marks
+   * it delivered, a 410 disables the endpoint, anything else leaves it failed.
+   */
+  private async due(id: string, at: number): Promise<void> {
+    const { storage, registry, endpoints } = this.deps;
+    if (this.closed()) throw new JobInterrupted('the webhook dispatcher is closed');
+    const delivery = await storage.deliveries.get(id);
+    if (delivery?.status !== 'failed' || delivery.attempts.length >= MAX_REDELIVERED_ATTEMPTS) return;
+    const client = registry.byId(delivery.client_id);
+    const endpoint = client ? await endpoints.get(client, endpointOf(delivery)) : undefined;
+    if (!endpoint?.url || !endpoint.enabled) return;
+    const made = await this.attempts.attempt(delivery, { ...endpoint, url: endpoint.url }, 'redeliver', null, at);
+    if (!made) throw new JobInterrupted(`recovered attempt of ${id} aborted by shutdown`);
+    await this.attempts.record(delivery, made, async (tx, current) => {
+      if (current.status !== 'failed') return current;
+      if (isSuccess(made.status_code)) return this.attempts.finished(tx, current, 'delivered', null);
+      if (made.status_code === 410) return this.attempts.gone(tx, current, at);
+      return current;
+    });
+  }
+}

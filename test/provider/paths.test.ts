@@ -1,0 +1,46 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createRequest } from '../support/orders.js';
+import { testSandbox, type TestSandbox } from '../support/sandbox.js';
+import { createOne } from './orders.js';
+
+let sandbox: TestSandbox;
+beforeEach(async () => (sandbox = await testSandbox()));
+afterEach(() => sandbox.close());
+
+/** The provider documents exact paths: a client with a wrong one must not pass in the sandbox. */
+describe('provider paths match exactly as documented', () => {
+  it.each([
+    ['POST', '/V1/ORDER', '/v1/order'],
+    ['POST', '/v1/order/', '/v1/order'],
+    ['POST', '/v1/Order', '/v1/order'],
+  ])('%s %s is a 404 naming %s, and creates nothing', async (method, path, documented) => {
+    const res = await sandbox.call(method, path, { body: createRequest(1) });
+    expect(res.status).toBe(404);
+    expect(res.body.success).toBe(false);
+    expect(res.body.message).toBe(
+      `No operation ${method} ${path}: the provider's path is ${documented}. Paths match exactly as the provider documents them (letter case, no trailing slash).`,
+    );
+    const listed = await sandbox.call('GET', '/__sandbox/orders');
+    expect(listed.body.total).toBe(0);
+  });
+
+  it('names the documented path with the request\'s own parameter values', async () => {
+    const orderNo = await createOne(sandbox);
+    const res = await sandbox.call('GET', `/V1/order/${orderNo}/`);
+    expect(res.status).toBe(404);
+    expect(res.body.message).toContain(`the provider's path is /v1/order/${orderNo}.`);
+    const tracking = await sandbox.call('GET', '/v1/ORDER/tracking/JN0000000001');
+    expect(tracking.body.message).toContain("the provider's path is /v1/order/tracking/JN0000000001.");
+  });
+
+  it('serves the exact paths as before', async () => {
+    const orderNo = await createOne(sandbox);
+    expect((await sandbox.call('GET', `/v1/order/${orderNo}`)).status).toBe(200);
+  });
+
+  it('answers a path unlike any documented one as before', async () => {
+    const res = await sandbox.call('GET', '/v2/orders');
+    expect(res.status).toBe(404);
+    expect(res.body.message).toBe('No operation GET /v2/orders. See GET /__sandbox/openapi.json for the paths this sandbox serves.');
+  });
+});

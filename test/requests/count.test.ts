@@ -1,0 +1,85 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createRequest, item } from '../support/orders.js';
+import { testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
+
+let sandbox: TestSandbox;
+beforeEach(async () => {
+  sandbox = await testSandbox();
+});
+afterEach(() => sandbox.close());
+
+const count = async (match: unknown, token = TOKEN_A) => {
+  const res = await sandbox.call('POST', '/__sandbox/requests/count', { body: match, token });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.count as number;
+};
+
+/** Client A: three creates (two by sicepat, one rejected for a bad weight) and two trackings; client B: one create and one tracking. */
+async function knownRequests(): Promise<void> {
+  expect((await sandbox.call('POST', '/v1/order', { body: createRequest(1, { courier_code: 'sicepat' }) })).status).toBe(201);
+  expect((await sandbox.call('POST', '/v1/order', { body: createRequest(2, { courier_code: 'sicepat' }) })).status).toBe(201);
+  expect((await sandbox.call('POST', '/v1/order', { body: createRequest(1, { items: [item({ item_weight: 'heavy' })] }) })).status).toBe(400);
+  expect((await sandbox.call('GET', '/v1/order/tracking/SBXNOSUCH01')).status).toBe(404);
+  expect((await sandbox.call('GET', '/v1/order/tracking/SBXNOSUCH02')).status).toBe(404);
+  expect((await sandbox.call('POST', '/v1/order', { body: createRequest(1, { courier_code: 'sicepat' }), token: TOKEN_B })).status).toBe(201);
+  expect((await sandbox.call('GET', '/v1/order/tracking/SBXNOSUCH01', { token: TOKEN_B })).status).toBe(404);
+}
+
+describe('POST /__sandbox/requests/count', () => {
+  it.each([
+    ['nothing (every request)', {}, 5, 2],
+    ['a method', { method: 'post' }, 3, 1],
+    ['a path', { path: '/v1/order' }, 3, 1],
+    ['a path glob', { path: '/v1/order/tracking/*' }, 2, 1],
+    ['a glob across segments', { path: '/v1/**' }, 5, 2],
+    ['an operation', { operation_id: 'trackOrder' }, 2, 1],
+    ['a status', { status: 201 }, 2, 1],
+    ['a status and a path', { status: 400, path: '/v1/order' }, 1, 0],
+    ['a body field', { body: { courier_code: 'sicepat' } }, 2, 1],
+    ['a nested body field', { body: { 'items[1].order_code': 'INV-2' } }, 1, 0],
+    ['a body field and a status no request had together', { body: { courier_code: 'sicepat' }, status: 400 }, 0, 0],
+    ['an exact path no request took', { path: '/v1/order/tracking/SBXNOSUCH02' }, 1, 0],
+  ])('counts exactly the requests matching %s, each client only its own', async (_, match, forA, forB) => {
+    await knownRequests();
+    expect(await count(match)).toBe(forA);
+    expect(await count(match, TOKEN_B)).toBe(forB);
+  });
+
+  it('counts a request straight after it was answered (read your own writes)', async () => {
+    for (let i = 1; i <= 3; i++) {
+      await sandbox.call('GET', '/v1/order/tracking/SBXNOSUCH01');
+      expect(await count({ operation_id: 'trackOrder' })).toBe(i);
+    }
+  });
+
+  it('counts nothing of a client whose journal was cleared, and the other client keeps its count', async () => {
+    await knownRequests();
+    await sandbox.call('DELETE', '/__sandbox/requests');
+    expect(await count({})).toBe(0);
+    expect(await count({}, TOKEN_B)).toBe(2);
+  });
+
+  it.each([
+    ['an unknown criterion', { url: '/v1/order' }, 'url'],
+    ['a path glob not starting with /', { path: 'v1/order' }, 'path'],
+    ['a path glob beyond ASCII', { path: '/v1/ordér' }, 'path'],
+    ['a body key that is not a field path', { body: { 'items[': 1 } }, 'body.items['],
+    ['a status that is not one', { status: 42 }, 'status'],
+  ])('answers 400 naming the field for %s', async (_, match, field) => {
+    await knownRequests();
+    const res = await sandbox.call('POST', '/__sandbox/requests/count', { body: match });
+    expect(res.status).toBe(400);
+    expect(res.body.errors.map((e: { field: string }) => e.field)).toContainEqual(expect.stringContaining(field));
+    // Nothing was added to the journal by the count, nor changed.
+    expect(await count({})).toBe(5);
+  });
+
+  it('is refused to a read_only token, which filters GET /__sandbox/requests instead', async () => {
+    const readOnly = await testSandbox({ clients: [{ token: 'ro', id: 'client-a', role: 'read_only' }] });
+    try {
+      expect((await readOnly.call('POST', '/__sandbox/requests/count', { body: {}, token: 'ro' })).status).toBe(403);
+    } finally {
+      await readOnly.close();
+    }
+  });
+});

@@ -1,0 +1,99 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createRequest } from '../support/orders.js';
+import { testSandbox, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
+
+let sandbox: TestSandbox;
+beforeEach(async () => (sandbox = await testSandbox()));
+afterEach(() => sandbox.close());
+
+const change = (body: unknown, token?: string) => sandbox.call('POST', '/__sandbox/provider-states', { body, ...(token ? { token } : {}) });
+const orderCount = async (token?: string) => (await sandbox.call('GET', '/__sandbox/orders', token ? { token } : {})).body.total as number;
+
+describe('GET /__sandbox/provider-states', () => {
+  it('lists the named states, with one per step of every scenario', async () => {
+    const res = await sandbox.call('GET', '/__sandbox/provider-states');
+    expect(res.status).toBe(200);
+    const names = res.body.states.map((s: { state: string }) => s.state);
+    expect(names).toEqual(expect.arrayContaining(['an order is created', 'an order has its AWB', 'an order is in transit', 'an order is delivered', 'an order is cancelled', 'AWB generation failed', 'an order of scenario returned is at step attempt_failed_1']));
+    const scenarios = (await sandbox.call('GET', '/__sandbox/scenarios')).body as { steps: unknown[] }[];
+    expect(names.filter((n: string) => n.startsWith('an order of scenario'))).toHaveLength(scenarios.reduce((n, s) => n + s.steps.length, 0));
+  });
+});
+
+describe('POST /__sandbox/provider-states', () => {
+  it.each([
+    ['an order is created', 'created', false],
+    ['an order has its AWB', 'awb_generated', true],
+    ['an order is in transit', 'in_transit', true],
+    ['an order is delivered', 'delivered', true],
+    ['an order is cancelled', 'cancelled', true],
+    ['AWB generation failed', 'awb_failed', false],
+    ['an order of scenario returned is at step returned_pod', 'returned', true],
+  ])('sets up "%s": a fresh order with status %s, its values at the top level', async (state, status, hasAwb) => {
+    const res = await change({ state, params: {}, action: 'setup' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ order_no: expect.stringMatching(/^\d+$/), batch_id: expect.any(String), order_code: 'pact-provider-state', status, state });
+    expect(res.body.awb === null).toBe(!hasAwb);
+    const order = await sandbox.call('GET', `/__sandbox/orders/${res.body.order_no}`);
+    expect(order.body).toMatchObject({ status, awb: res.body.awb });
+    if (hasAwb && status !== 'cancelled' && status !== 'awb_generated') {
+      expect((await sandbox.call('GET', `/v1/order/tracking/${res.body.awb}`)).status).toBe(200);
+    }
+  });
+
+  it('makes a fresh order at each setup of the same state', async () => {
+    const first = await change({ state: 'an order is in transit', action: 'setup' });
+    const second = await change({ state: 'an order is in transit', action: 'setup' });
+    expect(second.body.order_no).not.toBe(first.body.order_no);
+    expect(second.body.awb).not.toBe(first.body.awb);
+  });
+
+  it('answers 2xx and sets up nothing for an empty state name (Pact sends one for interactions without a state)', async () => {
+    const res = await change({ state: '', params: {}, action: 'setup' });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({});
+    expect(await orderCount()).toBe(0);
+  });
+
+  it('tears down what setups made, and only that', async () => {
+    await sandbox.call('POST', '/v1/order', { body: createRequest(1) });
+    await change({ state: 'an order is delivered', action: 'setup' });
+    await change({ state: 'an order is created', action: 'setup' });
+    expect(await orderCount()).toBe(3);
+    const res = await change({ state: 'an order is delivered', action: 'teardown' });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ removed: 2 });
+    expect(await orderCount()).toBe(1);
+  });
+
+  it('works on the caller\'s data only', async () => {
+    await change({ state: 'an order is delivered', action: 'setup' }, TOKEN_B);
+    expect(await orderCount()).toBe(0);
+    expect(await orderCount(TOKEN_B)).toBe(1);
+    await change({ state: 'an order is delivered', action: 'teardown' });
+    expect(await orderCount(TOKEN_B)).toBe(1);
+  });
+
+  it.each([
+    [{ state: 'an order on the moon', action: 'setup' }, 'state', /an order is in transit/],
+    [{ state: 'an order is delivered' }, 'action', /required/],
+    [{ state: 'an order is delivered', action: 'prepare' }, 'action', /setup/],
+  ])('answers 400 naming the field for %j, and creates nothing', async (body, field, message) => {
+    const res = await change(body);
+    expect(res.status).toBe(400);
+    const error = res.body.errors.find((e: { field: string }) => e.field === field);
+    expect(error?.message).toMatch(message);
+    expect(await orderCount()).toBe(0);
+  });
+
+  it('puts the verification in a readiness run of its own, so the client\'s run is not graded by it', async () => {
+    await sandbox.call('POST', '/__sandbox/runs', { body: { name: 'ci-123' } });
+    await change({ state: 'an order is delivered', action: 'setup' });
+    await sandbox.call('GET', '/v1/order/tracking/NOSUCHAWB');
+    expect((await sandbox.call('GET', '/__sandbox/report')).body.run).toMatchObject({ name: 'pact' });
+    await change({ state: 'an order is in transit', action: 'setup' });
+    expect((await sandbox.call('GET', '/__sandbox/report')).body.run).toMatchObject({ name: 'pact' });
+    await sandbox.call('POST', '/__sandbox/runs', { body: { name: 'ci-124' } });
+    expect((await sandbox.call('GET', '/__sandbox/report')).body.run).toMatchObject({ name: 'ci-124' });
+  });
+});

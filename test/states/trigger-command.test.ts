@@ -1,0 +1,60 @@
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runTrigger } from '../../src/client/trigger.js';
+import { createSandbox, type Sandbox } from '../../src/index.js';
+import { Receiver } from '../webhooks/receiver.js';
+
+const TOKEN = 'trigger-command-token';
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+
+let sandbox: Sandbox;
+let receiver: Receiver;
+beforeAll(async () => {
+  receiver = await Receiver.start();
+  sandbox = await createSandbox({ port: 0, data: ':memory:', clock: 'manual', tokens: [TOKEN], webhookUrl: receiver.url, webhookSecret: SECRET, logLevel: 'silent' });
+});
+afterAll(async () => {
+  await sandbox.close();
+  await receiver.close();
+});
+
+async function trigger(...argv: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runTrigger([...argv, '--url', sandbox.url, '--token', TOKEN], (t) => void (stdout += t), (t) => void (stderr += t));
+  return { code, stdout, stderr };
+}
+const orderCount = async () => ((await (await fetch(`${sandbox.url}/__sandbox/orders`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { total: number }).total;
+
+describe('shipping-sandbox trigger', () => {
+  it('fires awb.generated on a new order and prints the order, the delivery id the receiver got, and the outcome', async () => {
+    const { code, stdout } = await trigger('awb.generated');
+    expect(code).toBe(0);
+    const webhook = receiver.received.at(-1)!;
+    const payload = new Webhook(SECRET).verify(webhook.body, webhook.headers as Record<string, string>) as { order_no: string; awb: string };
+    expect(stdout).toContain(`order     ${payload.order_no}  awb_generated`);
+    expect(stdout).toContain(`AWB ${payload.awb}`);
+    expect(stdout).toContain(`delivery  ${webhook.id}  awb.generated  delivered`);
+    expect(stdout).toMatch(/^outcome   delivered$/m);
+  });
+
+  it('plays an order up to a tracking step given by --scenario and --to-step', async () => {
+    const { code, stdout } = await trigger('tracking.step', '--scenario', 'returned', '--to-step', 'attempt_failed_2');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/delivery_failed {2}scenario returned .* 9 tracking entries/);
+  });
+
+  it('exits 2 naming the field for an unknown event, and creates nothing', async () => {
+    const before = await orderCount();
+    const { code, stderr } = await trigger('awb.exploded');
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^shipping-sandbox trigger: .*400.*"field":"event"/);
+    expect(await orderCount()).toBe(before);
+  });
+
+  it('exits 2 naming the flag when --url is missing', async () => {
+    let stderr = '';
+    expect(await runTrigger(['awb.generated', '--token', TOKEN], () => {}, (t) => void (stderr += t))).toBe(2);
+    expect(stderr).toMatch(/--url/);
+  });
+});

@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
+import { runDeliveries } from '../../src/client/index.js';
+import { createRequest } from '../support/orders.js';
+import { Receiver } from './receiver.js';
+
+const TOKEN = 'token-recover';
+let sandbox: Sandbox;
+let receiver: Receiver;
+let down = true;
+
+const api = async (method: string, path: string, body?: unknown) => {
+  const res = await fetch(`${sandbox.url}${path}`, { method, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+};
+const statuses = async () => ((await api('GET', '/__sandbox/webhooks/deliveries')).body.deliveries as Array<{ status: string }>).map((d) => d.status);
+
+async function run(...argv: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runDeliveries(argv, (t) => void (stdout += t), (t) => void (stderr += t));
+  return { code, stdout, stderr };
+}
+
+beforeAll(async () => {
+  receiver = await Receiver.start();
+  receiver.respond = () => (down ? { status: 503 } : { status: 200 });
+  sandbox = await createSandbox({ port: 0, clock: 'manual', seed: 'recover', awbDelay: '1m', webhookRetries: '0', logLevel: 'silent', clients: [{ token: TOKEN, id: 'a', webhook: { url: receiver.url } }] });
+  // Two deliveries failed while the receiver was down.
+  expect((await api('POST', '/v1/order', createRequest(2))).status).toBe(201);
+  await sandbox.clock.advance(60_000);
+  expect(await statuses()).toEqual(['failed', 'failed']);
+  down = false;
+}, 60_000);
+
+afterAll(async () => {
+  await sandbox?.close();
+  await receiver?.close();
+});
+
+describe('shipping-sandbox deliveries recover', () => {
+  it('exits 1 with the sandbox’s field error for a window that ends before it starts, and queues nothing', async () => {
+    const { code, stderr } = await run('recover', '--url', sandbox.url, '--token', TOKEN, '--since', '2026-05-01T12:00:00Z', '--until', '2026-05-01T11:00:00Z');
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/answered 400: .*\n {2}until: must not be before since/);
+    await sandbox.clock.advance(0);
+    expect(await statuses()).toEqual(['failed', 'failed']);
+  });
+
+  it('prints its usage for --help, and the options of recover for recover --help', async () => {
+    expect(await run('--help')).toMatchObject({ code: 0, stdout: expect.stringContaining('shipping-sandbox deliveries recover --since <time>') });
+    expect(await run('recover', '--help')).toMatchObject({ code: 0, stdout: expect.stringMatching(/--since <time>[\s\S]*--until <time>/) });
+  });
+
+  it.each([
+    [['recover', '--url', 'http://127.0.0.1:9', '--token', 't'], /--since/],
+    [['recover', '--url', 'http://127.0.0.1:9', '--token', 't', '--since', 'yesterday'], /--since.*ISO 8601/],
+    [['recover', '--url', 'http://127.0.0.1:9', '--token', 't', '--since', '2026-05-01T12:00:00Z', '--until', 'soon'], /--until.*ISO 8601/],
+    [['resend'], /unknown command 'resend'/],
+  ])('exits 2 naming what is wrong for %j', async (argv, message) => {
+    const { code, stderr } = await run(...argv);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(message);
+  });
+
+  it('queues the failed deliveries, which the background work then delivers (test/e2e/deliveries-recover.test.ts runs it through the real CLI)', async () => {
+    const { code, stdout, stderr } = await run('recover', '--url', sandbox.url, '--token', TOKEN, '--since', '2000-01-01T00:00:00Z');
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    expect(stdout).toMatch(/^queued 2 failed deliveries created from 2000-01-01T00:00:00.000Z to now for another attempt/);
+    await sandbox.clock.advance(0);
+    expect(await statuses()).toEqual(['delivered', 'delivered']);
+  });
+});
