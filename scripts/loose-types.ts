@@ -26,10 +26,18 @@ function schemasOf(file: ts.SourceFile): Map<string, ts.TypeNode> {
 }
 
 /**
+ * Schemas that stand for any JSON on purpose (the control spec's JsonObject: a logged
+ * body, a served spec). Described recursively they would be typed all the way down, but
+ * a recursive schema stops tools that dereference a spec whole (Portman: "Circular $ref
+ * pointer"), so their nested values are left untyped.
+ */
+const ANY_JSON = new Set(['JsonObject']);
+
+/**
  * The places where a generated client would type a body loosely: `unknown`, or
  * `Record<string, never>` (an object the spec gives no properties for). Bodies are the
  * `content` of requests and responses (webhook payloads included), followed through
- * the schemas they reference. Headers and parameters are not bodies.
+ * the schemas they reference (but ANY_JSON). Headers and parameters are not bodies.
  *
  * @example findLooseBodyTypes(ts.createSourceFile('t.ts', source, ts.ScriptTarget.Latest, true))
  */
@@ -53,7 +61,7 @@ export function findLooseBodyTypes(file: ts.SourceFile): string[] {
     }
     const schema = schemaName(node);
     if (schema !== undefined) {
-      if (!visited.has(schema) && schemas.has(schema)) {
+      if (!visited.has(schema) && schemas.has(schema) && !ANY_JSON.has(schema)) {
         visited.add(schema);
         check(schemas.get(schema)!, `schema ${schema}`);
       }

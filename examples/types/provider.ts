@@ -12,7 +12,9 @@ export interface paths {
         put?: never;
         /**
          * Create one or more shipment orders
-         * @description Creates one order per entry of `items`, all handled by the single `courier_code`
+         * @description Provider status: Developing (the label the provider gives this operation).
+         *
+         *     Creates one order per entry of `items`, all handled by the single `courier_code`
          *     of the request. The response carries the order numbers but no waybill (AWB):
          *     the AWB is generated afterwards and announced by the `awb.generated` webhook.
          *
@@ -35,7 +37,9 @@ export interface paths {
         };
         /**
          * Tracking history of a shipment
-         * @description The history of the shipment whose AWB is `order_no`, newest first:
+         * @description Provider status: Developing (the label the provider gives this operation).
+         *
+         *     The history of the shipment whose AWB is `order_no`, newest first:
          *     `history[0].update_on == last_update`, and `last_status` is the status of the
          *     newest entry whose status is not null.
          *
@@ -697,31 +701,40 @@ export interface components {
             message: string;
             /** @description Identifier of the batch of orders created by this request. */
             batch_id: components["schemas"]["NumericText"];
-            /** @description Order numbers, one per item, in item order. */
+            /** @description Order numbers, one per item, in item order (as many as the request has items). */
             order_numbers: components["schemas"]["NumericText"][];
         };
         TrackingResponse: {
             /** @description Status code of the latest milestone (the newest entry whose status is not null). */
-            last_status: string;
-            /** @description Unix epoch seconds of the newest entry. */
-            last_update: number;
+            last_status: components["schemas"]["TrackingStatus"];
+            /** @description Unix epoch seconds of the newest entry (equal to `history[0].update_on`). */
+            last_update: components["schemas"]["EpochSeconds"];
             /** @description Every event, newest first. */
             history: components["schemas"]["TrackingEntry"][];
         };
         TrackingEntry: {
-            /** @description Short name of the scan or event. */
+            /** @description Short name of the scan or event: "Pick up scan" (status "1"), "POD scan" (status "2"), intermediate scans (status null) named after the provider's list: "Loading scan", "Sending scan", "Arrival scan", "Unloading scan", "Delivery scan". */
             note: string;
             /** @description Free-text description of the event, naming who handled the parcel. */
             description: string;
             /** @description Courier facility where the event happened. */
             branch: string;
             /** @description Unix epoch seconds of the event. */
-            update_on: number;
+            update_on: components["schemas"]["EpochSeconds"];
             /** @description Status code, null for scans that do not change the main status. */
-            status: string | null;
-            /** @description Address of the proof-of-delivery photo, null when there is none. */
+            status: components["schemas"]["TrackingStatus"] | null;
+            /** @description Address (an http or https URL) of the proof-of-delivery photo, null when there is none. */
             pod_photo: string | null;
         };
+        /**
+         * @description Tracking status code. The provider shows "1" (pick-up scan) and "2" (POD scan);
+         *     the sandbox's scenarios add "3" (delivery attempt failed), "4" (returned to sender)
+         *     and "5" (cancelled).
+         * @enum {string}
+         */
+        TrackingStatus: "1" | "2" | "3" | "4" | "5";
+        /** @description Unix epoch seconds (a positive whole number, before the year 10000). */
+        EpochSeconds: number;
         /**
          * @description Sandbox choice (the provider does not show its error body): every 4xx and 5xx
          *     answer of the sandbox has this shape.
@@ -813,6 +826,26 @@ export interface components {
         ServiceUnavailable: {
             headers: {
                 "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description Too Many Requests (sandbox extension: the provider documents no 429). The client sent more requests in a second than the sandbox's --rate-limit, or has as many requests waiting for their turn (or held by fault rules) as it may. Retry after `Retry-After` seconds. */
+        TooManyRequests: {
+            headers: {
+                /** @description Seconds to wait before retrying. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description Request Header Fields Too Large (sandbox extension: the provider documents no 431). The request line and headers together are larger than the sandbox's --max-header-size (16 KiB by default). */
+        HeadersTooLarge: {
+            headers: {
                 [name: string]: unknown;
             };
             content: {
@@ -918,6 +951,8 @@ export interface operations {
             403: components["responses"]["ReadOnlyForbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -948,6 +983,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     cancelOrder: {
@@ -989,6 +1028,8 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -1019,6 +1060,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     getEstimationRates: {
@@ -1080,6 +1125,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     listProvinces: {
@@ -1102,6 +1151,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     listCities: {
@@ -1131,6 +1184,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     listDistricts: {
@@ -1160,6 +1217,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     searchArea: {
@@ -1190,6 +1251,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     listCouriers: {
@@ -1212,6 +1277,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     getShippingFee: {
@@ -1282,6 +1351,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     streamShippingFee: {
@@ -1360,6 +1433,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     awbGeneratedWebhook: {

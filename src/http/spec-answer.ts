@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { BodyReply, Handler, OperationInput } from './handler.js';
 import type { CompiledOperation, OpenApiDocument } from '../spec/index.js';
+import { plausibleAnswer } from './plausible-answers.js';
 /** A reply with a status (not a stream). */
 export type StatusReply = BodyReply;
 
@@ -132,15 +133,17 @@ async function prismAnswer(document: OpenApiDocument, input: OperationInput, cho
  *
  * Where no example was asked for and Prism's static sampler (which ignores patterns
  * and formats) made an answer that does not match the spec, the answer is generated
- * from the schema instead, with the same seed.
+ * from the schema instead, with the same seed. A generated answer then gets the
+ * invariants of its operation the schema cannot state (see plausible-answers.ts).
  *
  * @example await documentedAnswer(document, input, { status: 404 })
  */
 export async function documentedAnswer(document: OpenApiDocument, input: OperationInput, choice: AnswerChoice): Promise<StatusReply> {
   const reply = await prismAnswer(document, input, choice);
-  if (choice.dynamic || choice.example !== undefined || reply.body === undefined) return reply;
+  if (choice.dynamic) return plausibleAnswer(input, reply);
+  if (choice.example !== undefined || reply.body === undefined) return reply;
   if (input.operation.validateResponse(reply.status, reply.body).length === 0) return reply;
-  return prismAnswer(document, input, { ...choice, status: reply.status, dynamic: true });
+  return plausibleAnswer(input, await prismAnswer(document, input, { ...choice, status: reply.status, dynamic: true }));
 }
 
 /**

@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { compileSpec, type CompiledSpec } from './compile.js';
 import { CONTROL_SPEC, loadSpec, PROVIDER_SPEC } from './load.js';
+import { withSandboxAnswers } from './sandbox-answers.js';
 
 /** The two specs a sandbox serves, compiled. */
 export interface Specs {
@@ -32,7 +33,10 @@ export function compiledSpecs(providerSpec: string, maxItems: number): Specs {
     const document = loadSpec(providerSpec);
     limitItems(document, maxItems);
     // The bundled specs compile whole in the tests: their validators wait for first use. Another spec (--spec) is compiled now, so that what cannot be served stops the start.
-    specs = { provider: compileSpec(document, 'provider', { lazy: providerSpec === PROVIDER_SPEC }), control: compileSpec(loadSpec(CONTROL_SPEC), 'control', { lazy: true }) };
+    specs = {
+      provider: compileSpec(withSandboxAnswers(document), 'provider', { lazy: providerSpec === PROVIDER_SPEC }),
+      control: compileSpec(withSandboxAnswers(loadSpec(CONTROL_SPEC)), 'control', { lazy: true }),
+    };
     compiled.set(key, specs);
   }
   return specs;

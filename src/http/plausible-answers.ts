@@ -1,0 +1,21 @@
+import { plausibleCreate } from '../orders/index.js';
+import { plausibleTracking } from '../tracking/index.js';
+import type { BodyReply, OperationInput } from './handler.js';
+
+/**
+ * Per provider operation, what makes a success generated from its schema one the
+ * provider could send: the invariants a schema cannot state (order of the history,
+ * one order number per item). Keyed by operationId, so a fuller provider spec (`--spec`)
+ * gets them for the same operations.
+ */
+const RULES: Record<string, (body: unknown, input: OperationInput) => void> = {
+  createOrder: (body, input) => plausibleCreate(body, input.body),
+  trackOrder: (body, input) => plausibleTracking(body, `${input.baseUrl}/__sandbox/pod/${encodeURIComponent(input.params.order_no ?? '')}.png`),
+};
+
+/** A generated reply with its operation's invariants restored (a success only; errors are the envelope). */
+export function plausibleAnswer(input: OperationInput, reply: BodyReply): BodyReply {
+  const rule = RULES[input.operation.operationId];
+  if (rule && reply.status >= 200 && reply.status < 300 && reply.body !== undefined) rule(reply.body, input);
+  return reply;
+}

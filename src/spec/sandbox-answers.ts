@@ -1,0 +1,80 @@
+import type { OpenApiDocument } from './load.js';
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+/** The error envelope (DESIGN: every 4xx and 5xx), for a spec that has no ErrorResponse schema of its own (one given with --spec). */
+const ENVELOPE = {
+  type: 'object',
+  required: ['success', 'message', 'errors'],
+  properties: {
+    success: { type: 'boolean', const: false },
+    message: { type: 'string' },
+    errors: { type: 'array', items: { type: 'object', required: ['field', 'message'], properties: { field: { type: 'string' }, message: { type: 'string' } } } },
+  },
+};
+
+type Responses = Record<string, unknown>;
+interface Operation {
+  security?: unknown[];
+  responses?: Responses;
+}
+
+function envelopeSchema(document: OpenApiDocument): unknown {
+  const schemas = (document.components as { schemas?: Record<string, unknown> } | undefined)?.schemas;
+  return schemas?.ErrorResponse ? { $ref: '#/components/schemas/ErrorResponse' } : ENVELOPE;
+}
+
+/** The responses every operation may give, whatever it is: the sandbox answers them before it routes or validates. */
+function sandboxResponses(document: OpenApiDocument): Responses {
+  const content = { 'application/json': { schema: envelopeSchema(document) } };
+  return {
+    TooManyRequests: {
+      description:
+        'Too Many Requests (sandbox extension: the provider documents no 429). The client sent more requests in a second than the ' +
+        "sandbox's --rate-limit, or has as many requests waiting for their turn (or held by fault rules) as it may. Retry after `Retry-After` seconds.",
+      headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } } },
+      content,
+    },
+    PayloadTooLarge: {
+      description: 'Payload Too Large. The body is larger than the configured limit (sandbox choice; default 1 MB); a body sent with any method is read so.',
+      content,
+    },
+    UnsupportedMediaType: {
+      description: 'Unsupported Media Type. A body is sent but not as `application/json` in UTF-8 (sandbox choice); a body sent with any method is read so.',
+      content,
+    },
+    HeadersTooLarge: {
+      description: "Request Header Fields Too Large (sandbox extension: the provider documents no 431). The request line and headers together are larger than the sandbox's --max-header-size (16 KiB by default).",
+      content,
+    },
+  };
+}
+
+/**
+ * Writes into a spec the answers the sandbox gives to any request, so the served spec
+ * documents every status a client can meet: 431 (request headers too large), 413 and
+ * 415 (a body too large or not JSON in UTF-8, which a GET with a body gets too) on
+ * every operation, 429 (the client's rate limit or its queue of waiting requests) on
+ * every operation that takes a token (a public one has no client to count). An
+ * operation that documents a status of its own keeps it. Changes `document` in place.
+ *
+ * @example withSandboxAnswers(loadSpec(PROVIDER_SPEC)).paths['/v1/order'].post.responses['431'] // { $ref: '#/components/responses/HeadersTooLarge' }
+ */
+export function withSandboxAnswers(document: OpenApiDocument): OpenApiDocument {
+  const components = ((document as { components?: Record<string, unknown> }).components ??= {}) as { responses?: Responses };
+  const responses = (components.responses ??= {});
+  for (const [name, response] of Object.entries(sandboxResponses(document))) responses[name] ??= response;
+  const global = (document as { security?: unknown[] }).security;
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const method of METHODS) {
+      const operation = item[method] as Operation | undefined;
+      if (!operation?.responses) continue;
+      const security = operation.security ?? global ?? [];
+      if (security.length > 0) operation.responses['429'] ??= { $ref: '#/components/responses/TooManyRequests' };
+      operation.responses['413'] ??= { $ref: '#/components/responses/PayloadTooLarge' };
+      operation.responses['415'] ??= { $ref: '#/components/responses/UnsupportedMediaType' };
+      operation.responses['431'] ??= { $ref: '#/components/responses/HeadersTooLarge' };
+    }
+  }
+  return document;
+}

@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRequest } from '../support/orders.js';
+import { testSandbox, type TestSandbox } from '../support/sandbox.js';
+
+// `Prefer: dynamic=true` answers are generated from the schema; they must still be answers the
+// provider could send. Each case asks with its own seed, so the cases are many different answers.
+let sandbox: TestSandbox;
+beforeAll(async () => {
+  sandbox = await testSandbox();
+});
+afterAll(() => sandbox.close());
+
+const SEEDS = Array.from({ length: 60 }, (_, i) => `case-${i}`);
+
+interface Entry {
+  note: string;
+  update_on: number;
+  status: string | null;
+  pod_photo: string | null;
+}
+
+describe('GET /v1/order/tracking/{order_no} with Prefer: dynamic=true', () => {
+  it.each(SEEDS)('answers a history the provider could send (seed %s)', async (seed) => {
+    // sandbox.call checks the answer against the served schema (positive epochs, status codes, pod_photo a URI).
+    const res = await sandbox.call('GET', '/v1/order/tracking/SBXDLV00000001', { headers: { Prefer: `dynamic=true, seed=${seed}` } });
+    expect(res.status).toBe(200);
+    const history = res.body.history as Entry[];
+    expect(history.length).toBeGreaterThan(0);
+    const times = history.map((e) => e.update_on);
+    expect(times, 'newest first').toEqual([...times].sort((a, b) => b - a));
+    expect(res.body.last_update).toBe(history[0]!.update_on);
+    expect(times.every((t) => Number.isInteger(t) && t > 0)).toBe(true);
+    expect(res.body.last_status).toBe(history.find((e) => e.status !== null)?.status);
+    for (const entry of history) expect(entry.pod_photo === null || /^https?:\/\//.test(entry.pod_photo)).toBe(true);
+  });
+});
+
+describe('POST /v1/order with Prefer: dynamic=true', () => {
+  it.each(SEEDS.slice(0, 30).map((seed, i) => [seed, 1 + (i % 4)] as const))('answers one order number per item (seed %s, %i items)', async (seed, count) => {
+    const res = await sandbox.call('POST', '/v1/order', { body: createRequest(count), headers: { Prefer: `dynamic=true, seed=${seed}` } });
+    expect(res.status).toBe(201);
+    expect(res.body.success).toBe(true);
+    expect(res.body.order_numbers).toHaveLength(count);
+    expect(new Set(res.body.order_numbers).size).toBe(count);
+    for (const n of res.body.order_numbers as string[]) expect(n).toMatch(/^[0-9]+$/);
+    expect(res.body.batch_id).toMatch(/^[0-9]+$/);
+  });
+});
