@@ -22,6 +22,12 @@ export function dataFilePath(given: string): string {
   mkdirSync(dirname(linkTarget(given)), { recursive: true });
   const real = realDataPath(given);
   refuseFilesBesideLink(given, real);
+  if (isDirectory(real)) {
+    throw new DataFileError(
+      `The data file ${real}${real === resolve(given) ? '' : ` (--data ${given})`} is a directory: --data names the file itself ` +
+        `(for example --data ${join(real, 'sandbox.json')}). It was left untouched.`,
+    );
+  }
   const links = hardLinks(real);
   if (links > 1) {
     throw new DataFileError(
@@ -102,6 +108,14 @@ function isSymbolicLink(path: string): boolean {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw error;
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
   }
 }
 

@@ -31,6 +31,22 @@ function progress(written: number): number {
 export const errnoOf = (error: unknown): string => (error as NodeJS.ErrnoException | undefined)?.code ?? 'EUNKNOWN';
 
 /** An error as health reports it: its errno code first, e.g. `ENOSPC: no space left on device, write`. */
+/**
+ * What to do about a failed file operation, by its errno code: free space for a full disk,
+ * access for a refused one, a file for a directory. For start-up messages.
+ */
+export function remedyFor(description: string, dir: string): string {
+  const code = /^[A-Z]+/.exec(description)?.[0] ?? '';
+  if (code === 'ENOSPC' || code === 'EDQUOT') return 'Free some space and start again.';
+  if (code === 'EACCES' || code === 'EPERM') {
+    const uid = process.getuid?.();
+    return `The sandbox's user${uid === undefined ? '' : ` (uid ${uid})`} may not read or write there: give it access to ${dir} (its files and the folder), or start with another --data.`;
+  }
+  if (code === 'EROFS') return `${dir} is on a read-only file system: start with --data on a writable one.`;
+  if (code === 'EISDIR') return 'A directory stands where the sandbox keeps a file: move it away.';
+  return 'Fix the cause and start again.';
+}
+
 export function describeError(error: unknown): string {
   const code = errnoOf(error);
   const message = (error as Error | undefined)?.message ?? String(error);

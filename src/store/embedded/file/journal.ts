@@ -1,7 +1,7 @@
 import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { writeAllSync } from './files.js';
+import { describeError, remedyFor, writeAllSync } from './files.js';
 import { readLines } from './lines.js';
 import { commitProblem } from './schema-check.js';
 import { DataFileError, type JournalOp, type StoreFileSystem } from './types.js';
@@ -79,7 +79,7 @@ export class Journal {
         return { commits, salvaged: this.setAside(damage, options.salvage) };
       }
       let damage: JournalDamage | undefined;
-      const { end, size } = await readLines(path, (line, number) => {
+      const read = readLines(path, (line, number) => {
         if (line === '' || damage !== undefined) return;
         let parsed: JournalOp | JournalOp[];
         try {
@@ -96,6 +96,12 @@ export class Journal {
         if (Array.isArray(parsed)) parsed.forEach(apply);
         else apply(parsed); // a line of sandbox 0.1.0: one op
         commits += 1;
+      });
+      const { end, size } = await read.catch((error: unknown) => {
+        // A file that cannot be read (a mode that refuses this user, a directory) is named; anything else is not the file's.
+        if (typeof (error as NodeJS.ErrnoException).code !== 'string') throw error;
+        const described = describeError(error);
+        throw new DataFileError(`Cannot read the journal ${path} (${described}). ${remedyFor(described, dirname(path))}`, { cause: error });
       });
       const newest = index === segments.length - 1;
       if (damage === undefined && end < size && !newest) {

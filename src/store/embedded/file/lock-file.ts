@@ -1,5 +1,6 @@
 import { closeSync, linkSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { describeError, writeAllSync } from './files.js';
+import { dirname } from 'node:path';
+import { describeError, remedyFor, writeAllSync } from './files.js';
 import type { LockHolder } from './lock-holder.js';
 import { DataFileError, type StoreFileSystem } from './types.js';
 
@@ -13,7 +14,8 @@ export function readHolder(path: string): LockHolder | undefined {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
+    const described = describeError(error);
+    throw new DataFileError(`Cannot read the lock file ${path} (${described}). ${remedyFor(described, dirname(path))}`, { cause: error });
   }
   return parseHolder(text);
 }
@@ -49,7 +51,7 @@ export function writeTemp(path: string, holder: LockHolder, fs: LockWrites): str
 }
 
 export const cannotWrite = (path: string, file: string, error: unknown) =>
-  new DataFileError(`Cannot write the lock file ${path} (${describeError(error)}, writing ${file}); nothing was left behind. Free some space and start again.`, {
+  new DataFileError(`Cannot write the lock file ${path} (${describeError(error)}, writing ${file}); nothing was left behind. ${remedyFor(describeError(error), dirname(path))}`, {
     cause: error,
   });
 

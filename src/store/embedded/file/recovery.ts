@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { Low } from 'lowdb';
-import { describeError, nodeFileSystem } from './files.js';
+import { describeError, nodeFileSystem, remedyFor } from './files.js';
 import { Journal } from './journal.js';
 import { restrictDataFiles } from './private-files.js';
 import { RecordMap } from './record-map.js';
@@ -99,13 +100,13 @@ export async function writeAtStart(file: Checkpointed, path: string, fromVersion
     await file.checkpoint();
     const failed = file.health().checkpointError;
     if (failed !== undefined) {
-      throw new DataFileError(`Cannot write the data file ${path} migrated to schema version ${SCHEMA_VERSION} (${failed}). It was left as it was; free some space and start again.`);
+      throw new DataFileError(`Cannot write the data file ${path} migrated to schema version ${SCHEMA_VERSION} (${failed}). It was left as it was. ${remedyFor(failed, dirname(path))}`);
     }
   } else if (fresh) {
     await file.checkpoint();
     const failed = file.health().checkpointError;
     if (failed !== undefined) {
-      throw new DataFileError(`Cannot write the new data file ${path} (${failed}); free some space and start again.`);
+      throw new DataFileError(`Cannot write the new data file ${path} (${failed}). ${remedyFor(failed, dirname(path))}`);
     }
   }
 }
