@@ -90,9 +90,9 @@ export async function seedOrders({ url, template, count, seed, batchSize = 10_00
     const data = dataOf(template);
     const copy = (i: number): Omit<Order, 'version'> => ({
       ...data,
-      order_no: ids.orderNumberOf(orderFrom + i + 1),
-      batch_id: ids.batchIdOf(batchFrom + i + 1),
-      awb: ids.awbOf(courier, awbFrom + i + 1),
+      order_no: ids.orderNumberOf(orderFrom + i + 1, data.client_id),
+      batch_id: ids.batchIdOf(batchFrom + i + 1, data.client_id),
+      awb: ids.awbOf(courier, awbFrom + i + 1, data.client_id),
       created_at: data.created_at - (count - i),
       item: { ...data.item, order_code: `SEED-${i + 1}` },
     });

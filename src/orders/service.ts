@@ -70,10 +70,10 @@ export class OrdersService {
     const sender = keepKnown(sent, this.config.fields?.sender);
     const created = await storage.transaction(async (tx) => {
       const now = Math.min(options.at ?? Infinity, clock.of(client.id));
-      const batchId = await ids.batchId(tx);
+      const batchId = await ids.batchId(tx, client.id);
       const orderNumbers: string[] = [];
       for (const item of items) {
-        const orderNo = await ids.orderNumber(tx);
+        const orderNo = await ids.orderNumber(tx, client.id);
         const order = await tx.orders.insert({
           order_no: orderNo,
           batch_id: batchId,

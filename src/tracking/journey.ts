@@ -206,7 +206,7 @@ export class Journey {
     const generated = await this.save(tx, {
       ...order,
       updated_at: at,
-      awb: await this.deps.ids.awb(tx, courier),
+      awb: await this.deps.ids.awb(tx, courier, order.client_id),
       awb_generated_at: at,
       status: 'awb_generated',
       journey_start: at,

@@ -27,7 +27,7 @@ async function existingOrder(url: string, orderNo: string, batchId: string, awb:
 describe('POST /v1/order on PostgreSQL, when a number it draws is taken already', () => {
   it('gets a fresh order number when the drawn one exists already, and leaves the existing order alone', async () => {
     const url = await server.freshDatabase();
-    const taken = ids.orderNumberOf(1);
+    const taken = ids.orderNumberOf(1, 'client-a');
     await existingOrder(url, taken, '700000000001');
     const sandbox = await testSandbox({ databaseUrl: url });
     try {
@@ -45,7 +45,7 @@ describe('POST /v1/order on PostgreSQL, when a number it draws is taken already'
 
   it('gets a fresh batch id when the drawn one is another order’s, and keeps that order its batch alone', async () => {
     const url = await server.freshDatabase();
-    const taken = ids.batchIdOf(1);
+    const taken = ids.batchIdOf(1, 'client-a');
     await existingOrder(url, '500000000001', taken);
     const sandbox = await testSandbox({ databaseUrl: url });
     try {
@@ -63,7 +63,7 @@ describe('POST /v1/order on PostgreSQL, when a number it draws is taken already'
 
   it('gets a fresh AWB when the drawn one is another order’s, and leaves that order its AWB', async () => {
     const url = await server.freshDatabase();
-    const taken = ids.awbOf({ code: 'jne', awb_prefix: 'JN', awb_digits: 10 }, 1);
+    const taken = ids.awbOf({ code: 'jne', awb_prefix: 'JN', awb_digits: 10 }, 1, 'client-a');
     await existingOrder(url, '500000000001', '700000000001', taken);
     const sandbox = await testSandbox({ databaseUrl: url });
     try {

@@ -74,17 +74,17 @@ describe('seedOrders (PostgreSQL)', () => {
       // The numbers the seeder took, and the next ones of each counter.
       const ids = new IdFactory(seeded.seed);
       const courier = loadFixtures().couriers.get(template.courier_code)!;
-      const seededOrderNumbers = new Set(Array.from({ length: COUNT }, (_, i) => ids.orderNumberOf(i + 1)));
+      const seededOrderNumbers = new Set(Array.from({ length: COUNT }, (_, i) => ids.orderNumberOf(i + 1, 'client-a')));
       expect(seededOrderNumbers.has(seeded.first.order_no) && seededOrderNumbers.has(seeded.last.order_no)).toBe(true);
       const created = await sandbox.call('POST', '/v1/order', { body: createRequest(1) });
       expect(created.status).toBe(201);
       const [orderNo] = created.body.order_numbers as string[];
-      expect(orderNo).toBe(ids.orderNumberOf(COUNT + 1));
+      expect(orderNo).toBe(ids.orderNumberOf(COUNT + 1, 'client-a'));
       expect(seededOrderNumbers.has(orderNo!)).toBe(false);
 
       await sandbox.advance(60_000);
       const made = await sandbox.call('GET', `/__sandbox/orders/${orderNo}`);
-      expect(made.body).toMatchObject({ status: 'awb_generated', awb: ids.awbOf(courier, COUNT + 1), batch_id: ids.batchIdOf(COUNT + 1) });
+      expect(made.body).toMatchObject({ status: 'awb_generated', awb: ids.awbOf(courier, COUNT + 1, 'client-a'), batch_id: ids.batchIdOf(COUNT + 1, 'client-a') });
       expect((await sandbox.call('GET', '/__sandbox/orders?limit=1')).body.total).toBe(COUNT + 1);
     } finally {
       await sandbox.close();

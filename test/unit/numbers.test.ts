@@ -1,19 +1,58 @@
 import { describe, expect, it } from 'vitest';
-import { permute, permutedText } from '../../src/ids/numbers.js';
+import { IdFactory } from '../../src/ids/index.js';
+import { KeyedPermutation } from '../../src/ids/numbers.js';
 
-describe('permute', () => {
+describe('KeyedPermutation', () => {
   it('never gives two counters the same number', () => {
-    const seen = new Set<bigint>();
-    for (let i = 0; i < 20_000; i += 1) seen.add(permute(i, 5, 'seed'));
+    const permutation = new KeyedPermutation('seed');
+    const seen = new Set<number>();
+    for (let i = 0; i < 20_000; i += 1) seen.add(permutation.apply(i, 5));
     expect(seen.size).toBe(20_000);
+    for (const n of seen) expect(n >= 0 && n < 100_000).toBe(true);
   });
 
-  it('is the same for the same seed and different for another seed', () => {
-    expect(permute(42, 11, 'a')).toBe(permute(42, 11, 'a'));
-    expect(permute(42, 11, 'a')).not.toBe(permute(42, 11, 'b'));
+  it('is a permutation of the whole range, for an even and an odd width', () => {
+    for (const digits of [4, 5]) {
+      const permutation = new KeyedPermutation(`whole-${digits}`);
+      const seen = new Set(Array.from({ length: 10 ** digits }, (_, i) => permutation.apply(i, digits)));
+      expect(seen.size).toBe(10 ** digits);
+    }
+  });
+
+  it('is the same for the same key and different for another key', () => {
+    expect(new KeyedPermutation('a').apply(42, 11)).toBe(new KeyedPermutation('a').apply(42, 11));
+    expect(new KeyedPermutation('a').apply(42, 11)).not.toBe(new KeyedPermutation('b').apply(42, 11));
   });
 
   it('writes exactly the number of digits asked for', () => {
-    for (let i = 0; i < 100; i += 1) expect(permutedText(i, 10, 's')).toMatch(/^\d{10}$/);
+    const permutation = new KeyedPermutation('s');
+    for (let i = 0; i < 100; i += 1) expect(permutation.text(i, 10)).toMatch(/^\d{10}$/);
+  });
+});
+
+describe('ids of one client tell nothing of the counter behind them', () => {
+  const ids = new IdFactory('shared-deployment-seed');
+
+  it('steps between consecutive counters differ (an affine numbering gives one constant step)', () => {
+    const numbers = Array.from({ length: 50 }, (_, i) => Number(ids.orderNumberOf(i + 1, 'partner-b')));
+    const steps = new Set(numbers.slice(1).map((n, i) => (n - numbers[i]! + 1e11) % 1e11));
+    expect(steps.size).toBe(49);
+  });
+
+  it('from two of its own ids a partner cannot predict the ids between them: they are not on its line', () => {
+    // B's counters 1 and 4; A took 2 and 3. With an affine map, A's numbers were B's first + k × step.
+    const [b1, b4] = [ids.orderNumberOf(1, 'partner-b'), ids.orderNumberOf(4, 'partner-b')].map(Number);
+    const step = ((b4! - b1! + 3e11) / 3) % 1e11;
+    const predicted = [1, 2].map((k) => String(Math.round((b1! + k * step) % 1e11)).padStart(11, '0'));
+    const actual = [2, 3].map((n) => ids.orderNumberOf(n, 'partner-a').slice(1));
+    expect(actual.some((id) => predicted.includes(id))).toBe(false);
+  });
+
+  it('are reproducible under one seed, differ per client and per kind, and keep their formats', () => {
+    expect(new IdFactory('s').orderNumberOf(7, 'a')).toBe(new IdFactory('s').orderNumberOf(7, 'a'));
+    expect(ids.orderNumberOf(7, 'a')).not.toBe(ids.orderNumberOf(7, 'b'));
+    expect(ids.orderNumberOf(7, 'a')).toMatch(/^5\d{11}$/);
+    expect(ids.batchIdOf(7, 'a')).toMatch(/^7\d{11}$/);
+    expect(ids.awbOf({ code: 'jne', awb_prefix: 'JN', awb_digits: 10 }, 7, 'a')).toMatch(/^JN\d{10}$/);
   });
 });
