@@ -25,6 +25,8 @@ export interface DeliveryQuery {
   dueBy?: number;
   /** Only deliveries whose next attempt is due after this time. */
   dueAfter?: number;
+  /** False: the page's `total` is not counted (it is -1), for a caller that walks every page and needs none. */
+  total?: boolean;
 }
 
 /** What `GET /__sandbox/requests` may filter on. */

@@ -55,7 +55,8 @@ export class Recovery {
     let queued = 0;
     let cursor: string | undefined;
     for (;;) {
-      const page = await storage.deliveries.list(clientId, { status: 'failed', limit: RECOVER_SLICE, cursor });
+      // Newest first, no total counted: a page costs its own scan, and the walk stops at the window's start.
+      const page = await storage.deliveries.list(clientId, { status: 'failed', limit: RECOVER_SLICE, cursor, total: false });
       const chosen = page.items.filter((d) => inWindow(d, window) && live.has(endpointOf(d)) && d.attempts.length < MAX_REDELIVERED_ATTEMPTS);
       if (chosen.length > 0) {
         await storage.transaction(async (tx) => {
@@ -63,7 +64,10 @@ export class Recovery {
         });
       }
       queued += chosen.length;
-      if (page.next_cursor === null) return queued;
+      const oldest = page.items[page.items.length - 1];
+      // A client's deliveries are listed newest first and its clock never goes back: past the window's start, none is in it
+      // (but those of an order set up at a step, dated back with it: a provider state or a trigger, not what recover is for).
+      if (page.next_cursor === null || (oldest !== undefined && oldest.created_at < window.since)) return queued;
       cursor = page.next_cursor;
       await new Promise((resolve) => setImmediate(resolve));
     }

@@ -44,6 +44,7 @@ export class EmbeddedDeliveries implements DeliveryRepository {
       keys: query.order_no === undefined ? this.indexes.deliveries.byClient.get(clientId) : this.ofOrder(query.order_no),
       cursor: query.cursor,
       limit: query.limit,
+      counted: query.total !== false,
       filtered: query.order_no !== undefined || query.status !== undefined || query.event !== undefined || query.endpoint_id !== undefined || query.dueBy !== undefined || query.dueAfter !== undefined,
       load: (id) => stored(this.access.get<Delivery>(DELIVERIES, id)),
       keep,

@@ -9,6 +9,8 @@ export interface Listing<T, R = Stored<T>> {
   limit: number;
   /** False when the query has no filter: then the total is the number of keys and the scan stops at the page. */
   filtered: boolean;
+  /** False: no total is counted (-1), so a filtered page costs only its own scan. */
+  counted?: boolean;
   /** The record as kept, enough to filter it and place it. */
   load(id: string): R | undefined;
   keep(record: R): boolean;
@@ -33,7 +35,8 @@ export function pageOf<T, R>(listing: Listing<T, R>): Page<Stored<T>> {
     items.push(record);
   }
   let total = keys?.size ?? 0;
-  if (listing.filtered) {
+  if (listing.counted === false) total = -1;
+  else if (listing.filtered) {
     total = 0;
     for (const key of keys?.newestFirst() ?? []) {
       const record = listing.load(key);

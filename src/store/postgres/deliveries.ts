@@ -65,6 +65,7 @@ export class PgDeliveries implements DeliveryRepository {
       `SELECT data, version FROM deliveries ${where.sql} ORDER BY seq DESC, id DESC LIMIT ${query.limit + 1}`,
       where.values,
     );
+    if (query.total === false) return pageOf<Delivery>(page.rows, query.limit, -1, (d) => ({ rank: d.seq, id: d.id }));
     const { rows } = await this.db().query<{ n: string }>(`SELECT count(*) AS n FROM deliveries ${filters.sql}`, filters.values);
     return pageOf<Delivery>(page.rows, query.limit, Number(rows[0]!.n), (d) => ({ rank: d.seq, id: d.id }));
   }
