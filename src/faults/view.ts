@@ -1,8 +1,5 @@
 import type { FaultRule } from '../records/index.js';
-import { mask } from '../shared/index.js';
-
-/** Headers whose value is a credential: a rule may match on one, and no answer shows it whole. */
-const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'x-api-key']);
+import { CREDENTIAL_HEADERS, mask } from '../shared/index.js';
 
 /**
  * A fault rule as the control API shows it: a credential it matches on (`Authorization:

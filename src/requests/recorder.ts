@@ -2,9 +2,9 @@ import type { Logger } from 'pino';
 import { declaredPlainLength, type ServedRequest } from '../requests/served.js';
 import type { RequestLogRepository } from '../store/index.js';
 import type { JournalEntry } from '../records/index.js';
+import { CREDENTIAL_HEADERS } from '../shared/index.js';
 
 const REDACTED = '[redacted]';
-const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization']);
 
 /** The longest header value the journal keeps whole; a longer one is cut there and marked. */
 export const JOURNAL_HEADER_CHARS = 512;
@@ -66,7 +66,7 @@ function entryOf(served: ServedRequest): JournalEntry {
     path: cutTo(input.path, JOURNAL_PATH_CHARS),
     query: fieldsKept(served.query),
     operation_id: input.operation.operationId,
-    headers: fieldsKept(input.headers, (name) => SECRET_HEADERS.has(name)),
+    headers: fieldsKept(input.headers, (name) => CREDENTIAL_HEADERS.has(name)),
     body: kept.body,
   } as JournalEntry;
   if (kept.body_truncated) entry.body_truncated = kept.body_truncated;

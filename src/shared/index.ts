@@ -12,3 +12,4 @@ export { MAX_SLICE_MS, SLICE_MS } from './loop-slices.js';
 export { compileGlob, globMatches, globProblem } from './glob.js';
 export type { CompiledGlob } from './glob.js';
 export { isFieldPath, valueAt } from './field-path.js';
+export { CREDENTIAL_HEADERS } from './credential-headers.js';

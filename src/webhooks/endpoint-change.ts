@@ -57,10 +57,14 @@ function enabledFields(current: { disabled_at: number | null; disabled_reason: s
   return enabled ? { disabled_at: null, disabled_reason: null } : { disabled_at: at, disabled_reason: DISABLED_BY_API };
 }
 
-/** A secret for the patch: the one given, a new one when asked to rotate, else undefined (kept). */
-function secretOf(patch: EndpointPatch, clientId: string, id: string, seed: string | undefined, at: number): string | undefined {
+/**
+ * A secret for the patch: the one given, a new random one when asked to rotate (never one
+ * derived from the seed: a rotation must give a secret no one could work out, and two
+ * rotations at one clock time must differ), else undefined (kept).
+ */
+function secretOf(patch: EndpointPatch, clientId: string, id: string, _seed: string | undefined, _at: number): string | undefined {
   if (patch.secret !== undefined) return patch.secret;
-  return patch.rotate_secret ? makeSecret(`${clientId}:${id}:${at}`, seed) : undefined;
+  return patch.rotate_secret ? makeSecret(`${clientId}:${id}`) : undefined;
 }
 
 /** An extra endpoint with the patch applied. */

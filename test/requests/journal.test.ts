@@ -79,6 +79,13 @@ describe('GET /__sandbox/requests', () => {
     expect(JSON.stringify(res)).not.toContain(TOKEN_A);
   });
 
+  it('redacts every credential header: cookies and API keys as well as the bearer token', async () => {
+    await sandbox.call('GET', TRACK, { headers: { Cookie: 'session=partner-session-123', 'X-Api-Key': 'partner-live-key-123' } });
+    const [entry] = (await journal()).requests;
+    expect([entry.headers.cookie, entry.headers['x-api-key']]).toEqual(['[redacted]', '[redacted]']);
+    expect(JSON.stringify(entry)).not.toMatch(/partner-session-123|partner-live-key-123/);
+  });
+
   it('lists the spec violations of an invalid request', async () => {
     await sandbox.call('POST', '/v1/order', { body: invalidCreate() });
     const [entry] = (await journal()).requests;

@@ -238,6 +238,14 @@ describe('the default endpoint', () => {
 });
 
 describe('PATCH /__sandbox/webhooks/endpoints/{endpoint_id}', () => {
+  it('rotates to a new random secret each time, even on a seeded sandbox at one clock time', async () => {
+    const endpoint = await createEndpoint({ url: 'http://127.0.0.1:9/rotate' });
+    const first = await sandbox.call('PATCH', `/__sandbox/webhooks/endpoints/${endpoint.id}`, { body: { rotate_secret: true } });
+    const second = await sandbox.call('PATCH', `/__sandbox/webhooks/endpoints/${endpoint.id}`, { body: { rotate_secret: true } });
+    expect(first.status).toBe(200);
+    expect(new Set([endpoint.secret, first.body.secret, second.body.secret]).size).toBe(3);
+  });
+
   it('changes URL, secret and description; a rotated secret signs the next delivery', async () => {
     const first = await receiver();
     const second = await receiver();
