@@ -90,16 +90,33 @@ function hold(res: Response, until: AbortSignal): Promise<void> {
   );
 }
 
+/**
+ * Calls `released` once the connection closes, or at once when it has closed already (the
+ * client gave up while the handler ran): a held slot must never outlive its connection.
+ */
+function onClosed(res: Response, released: (() => void) | undefined): boolean {
+  if (released === undefined) return false;
+  if (res.destroyed || res.closed) {
+    released();
+    return true;
+  }
+  res.once('close', released);
+  return false;
+}
+
 /** Writes a handler's reply: the one place that writes answers to the connection. */
 export async function sendReply(res: Response, reply: Reply): Promise<void> {
   if ('reset' in reply) return void res.req.socket.resetAndDestroy();
   if ('cutAfterMs' in reply) {
-    if (reply.released) res.once('close', reply.released);
+    if (onClosed(res, reply.released)) return;
     return cutAfter(res, reply.cutAfterMs, reply.reply);
   }
-  if ('hold' in reply) return hold(res, reply.hold).finally(() => reply.released?.());
+  if ('hold' in reply) {
+    if (onClosed(res, reply.released)) return;
+    return hold(res, reply.hold);
+  }
   if ('dribble' in reply) {
-    if (reply.released) res.once('close', reply.released);
+    if (onClosed(res, reply.released)) return;
     return dribble(res, reply.reply, reply.dribble.chunkBytes, reply.dribble.intervalMs);
   }
   if ('stream' in reply) return sendStream(res, reply);
