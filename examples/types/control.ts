@@ -2978,10 +2978,8 @@ export interface operations {
                 "application/json": {
                     /** @description A state of the catalogue (GET /__sandbox/provider-states), or empty. */
                     state?: string;
-                    /** @description Pact's state parameters; the catalogue's states take none and ignore them. */
-                    params?: {
-                        [key: string]: string | number | boolean | null;
-                    };
+                    /** @description Pact's state parameters, any JSON values; the catalogue's states take none and ignore them. */
+                    params?: components["schemas"]["JsonObject"];
                     /** @enum {string} */
                     action: "setup" | "teardown";
                 };

@@ -41,6 +41,12 @@ describe('POST /__sandbox/provider-states', () => {
     }
   });
 
+  it('takes any JSON as params, as Pact sends them (nested objects and lists included), and ignores them', async () => {
+    const res = await change({ state: 'an order is in transit', params: { order: { items: [1, 2] }, tags: ['a'], n: 1, ok: true, none: null }, action: 'setup' });
+    expect(res.status).toBe(200);
+    expect(res.body.order_no).toMatch(/^\d+$/);
+  });
+
   it('makes a fresh order at each setup of the same state', async () => {
     const first = await change({ state: 'an order is in transit', action: 'setup' });
     const second = await change({ state: 'an order is in transit', action: 'setup' });
