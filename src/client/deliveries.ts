@@ -1,9 +1,10 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { tokenFromEnv } from './token.js';
 
 /** What `shipping-sandbox deliveries recover` was asked for. */
 export interface RecoverCommand {
   url: string;
-  token: string;
+  token?: string;
   since: string;
   until?: string;
   client?: string;
@@ -19,7 +20,7 @@ export function recoverProgram(): Command {
   return new Command('shipping-sandbox deliveries recover')
     .description("Redelivers every failed webhook delivery of a sandbox client created in a time window (POST /__sandbox/webhooks/recover); the attempts are made in the background.")
     .requiredOption('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010')
-    .addOption(new Option('--token <token>', "the client's bearer token").env('SANDBOX_TOKEN').makeOptionMandatory())
+    .option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)")
     .addOption(new Option('--since <time>', "deliveries created at or after this time (ISO 8601, on the client's sandbox clock)").argParser(time).makeOptionMandatory())
     .addOption(new Option('--until <time>', 'deliveries created at or before this time (default: up to now)').argParser(time))
     .option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)');
@@ -30,7 +31,7 @@ export function recoverProgram(): Command {
  * exit code: 0 queued (none included), 1 when the sandbox refused (a bad window, no
  * webhook URL), 2 for a bad flag or when the sandbox cannot be reached.
  */
-export async function runDeliveries(argv: string[], out: (text: string) => void, err: (text: string) => void): Promise<number> {
+export async function runDeliveries(argv: string[], out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === '--help' || sub === '-h') {
     out(`Usage: shipping-sandbox deliveries recover --since <time> [--until <time>] --url <url> --token <token> [--client <id>]\n(shipping-sandbox deliveries recover --help says more)\n`);
@@ -47,7 +48,9 @@ export async function runDeliveries(argv: string[], out: (text: string) => void,
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     throw error;
   }
-  const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, 'content-type': 'application/json', ...(options.client ? { 'x-sandbox-client': options.client } : {}) };
+  const token = options.token ?? tokenFromEnv(env, err, 'deliveries');
+  if (token === undefined) return 2;
+  const headers: Record<string, string> = { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(options.client ? { 'x-sandbox-client': options.client } : {}) };
   const body = JSON.stringify({ since: options.since, ...(options.until === undefined ? {} : { until: options.until }) });
   let res: Response;
   let answer: { queued?: number; since?: string; until?: string | null; message?: string; errors?: Array<{ field: string; message: string }> };

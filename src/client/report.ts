@@ -1,4 +1,5 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { tokenFromEnv } from './token.js';
 
 /** What `shipping-sandbox report` was asked for. */
 export interface ReportCommand {
@@ -29,28 +30,6 @@ export function reportProgram(): Command {
     .option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)');
 }
 
-/**
- * The token when `--token` is not given: the server's variable SANDBOX_TOKENS when it holds one
- * token (with several, which client to grade is the caller's to say), else the older
- * SANDBOX_TOKEN, which still works with a deprecation line.
- */
-function tokenFromEnv(env: NodeJS.ProcessEnv, err: (text: string) => void): string | undefined {
-  const tokens = (env.SANDBOX_TOKENS ?? '')
-    .split(',')
-    .map((t) => t.trim())
-    .filter((t) => t !== '');
-  if (tokens.length === 1) return tokens[0];
-  if (tokens.length > 1) {
-    err(`shipping-sandbox report: SANDBOX_TOKENS holds ${tokens.length} tokens; say whose report to print with --token\n`);
-    return undefined;
-  }
-  if (env.SANDBOX_TOKEN) {
-    err('shipping-sandbox report: SANDBOX_TOKEN is deprecated and will be removed; set SANDBOX_TOKENS, the variable the server reads\n');
-    return env.SANDBOX_TOKEN;
-  }
-  err("shipping-sandbox report: required option '--token <token>' not specified (or set SANDBOX_TOKENS)\n");
-  return undefined;
-}
 
 /** Fetches the report, prints it, and returns the exit code: 0, 1 below --fail-under or --coverage-under, 2 for a bad flag or when the sandbox cannot give it. */
 export async function runReport(argv: string[], out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {

@@ -1,9 +1,10 @@
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError } from 'commander';
+import { tokenFromEnv } from './token.js';
 
 /** What `shipping-sandbox trigger` was asked for. */
 export interface TriggerCommand {
   url: string;
-  token: string;
+  token?: string;
   order?: string;
   scenario?: string;
   toStep?: string;
@@ -28,7 +29,7 @@ export function triggerProgram(): Command {
     .description('Fires a webhook event (or plays an order up to a tracking step) on a new fixture order or one of yours, and prints the order, its deliveries and the outcome.')
     .argument('<event>', `one of ${EVENTS.join(', ')}`)
     .requiredOption('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010')
-    .addOption(new Option('--token <token>', "the client's bearer token").env('SANDBOX_TOKEN').makeOptionMandatory())
+    .option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)")
     .option('--order <order_no>', 'one of your orders (default: a new fixture order)')
     .option('--scenario <name>', "the new order's scenario (GET /__sandbox/scenarios)")
     .option('--to-step <step>', 'with tracking.step: the step to play up to, by key or number (1 is the first)')
@@ -47,7 +48,7 @@ export function triggerLines(answer: TriggerAnswer): string[] {
 }
 
 /** Triggers the event, prints what it made, and returns the exit code: 0, or 2 for a bad flag or when the sandbox refuses or cannot be reached. */
-export async function runTrigger(argv: string[], out: (text: string) => void, err: (text: string) => void): Promise<number> {
+export async function runTrigger(argv: string[], out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let options: TriggerCommand;
   let event: string;
   try {
@@ -58,8 +59,10 @@ export async function runTrigger(argv: string[], out: (text: string) => void, er
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     throw error;
   }
+  const token = options.token ?? tokenFromEnv(env, err, 'trigger');
+  if (token === undefined) return 2;
   const body = { event, ...(options.order ? { order_no: options.order } : {}), ...(options.scenario ? { scenario: options.scenario } : {}), ...(options.toStep ? { to_step: options.toStep } : {}) };
-  const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, 'content-type': 'application/json', ...(options.client ? { 'x-sandbox-client': options.client } : {}) };
+  const headers: Record<string, string> = { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(options.client ? { 'x-sandbox-client': options.client } : {}) };
   try {
     const res = await fetch(new URL('/__sandbox/events/trigger', options.url), { method: 'POST', headers, body: JSON.stringify(body) });
     const text = await res.text();
