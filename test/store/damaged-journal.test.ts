@@ -93,6 +93,17 @@ describe('a damaged older journal segment', () => {
     await store.close();
   });
 
+  it('with salvageJournal, a start refused after the replay still leaves every file where it was', async () => {
+    const all = await journalOfSegments();
+    cutMidLine(all[1]!);
+    const before = files();
+    const refusing = () => {
+      throw new Error('the owner refuses these records');
+    };
+    await expect(JournaledFile.open({ path: path(), salvageJournal: true, onLoad: refusing })).rejects.toThrow('the owner refuses these records');
+    expect(files()).toEqual(before);
+  });
+
   it('with salvageJournal starts from what is intact, sets the rest aside in a dated folder and says what', async () => {
     const all = await journalOfSegments();
     const inFirst = readFileSync(all[0]!, 'utf8').split('\n').length - 1;

@@ -64,8 +64,8 @@ export class Journal {
    * cut lost acknowledged commits), or a segment missing between the data file's
    * generation and the newest. Damage stops the replay with a DataFileError naming the
    * segment, every file untouched; with `salvage`, the replay keeps the commits before the
-   * damage, moves the damaged segment and every later one into a dated folder beside the
-   * data file, and says what it set aside (the caller then writes a checkpoint, since the
+   * damage, plans to move the damaged segment and every later one into a dated folder beside
+   * the data file (`setAside` moves them once the start is accepted), and says what it sets aside (the caller then writes a checkpoint, since the
    * kept commits of a moved segment are in memory only). Returns the commits replayed.
    */
   async replay(from: number, apply: (op: JournalOp) => void, options: { salvage?: boolean } = {}): Promise<{ commits: number; salvaged?: JournalSalvage }> {
@@ -76,7 +76,7 @@ export class Journal {
       if (generation !== expected) {
         const missing = this.pathOf(expected);
         const damage = { generation: expected, path: missing, what: `is missing, while ${basename(path)} after it is there`, line: 0 };
-        return { commits, salvaged: this.setAside(damage, options.salvage) };
+        return { commits, salvaged: this.planSalvage(damage, options.salvage) };
       }
       let damage: JournalDamage | undefined;
       const read = readLines(path, (line, number) => {
@@ -107,7 +107,7 @@ export class Journal {
       if (damage === undefined && end < size && !newest) {
         damage = { generation, path, what: `ends in a line cut short at byte ${end} of ${size}, and only the newest segment may (it is closed whole before the next begins)`, line: 0 };
       }
-      if (damage !== undefined) return { commits, salvaged: this.setAside(damage, options.salvage) };
+      if (damage !== undefined) return { commits, salvaged: this.planSalvage(damage, options.salvage) };
       if (end < size) truncateSync(path, end);
       this.bytesSinceCheckpoint += end;
       this.generation = Math.max(this.generation, generation);
@@ -116,11 +116,12 @@ export class Journal {
   }
 
   /**
-   * Without `salvage`, refuses the start naming the damage. With it, moves the damaged
-   * segment and every later one into `<data>.damaged-<time>/` and goes on at the damaged
-   * segment's generation, in a fresh segment.
+   * Without `salvage`, refuses the start naming the damage. With it, plans to move the
+   * damaged segment and every later one into `<data>.damaged-<time>/` and to go on at the
+   * damaged segment's generation, in a fresh segment; `setAside` moves them once the start
+   * is accepted (a start refused after the replay leaves every file where it was).
    */
-  private setAside(damage: JournalDamage, salvage: boolean | undefined): JournalSalvage {
+  private planSalvage(damage: JournalDamage, salvage: boolean | undefined): JournalSalvage {
     if (!salvage) {
       throw new DataFileError(
         `The journal ${damage.path} ${damage.what}. Nothing was changed: the files are as they were. ` +
@@ -131,12 +132,17 @@ export class Journal {
     const dir = dirname(this.dataPath);
     const folder = join(dir, `${basename(this.dataPath)}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`);
     const moved = this.segments().filter((segment) => segment.generation >= damage.generation);
-    mkdirSync(folder, { mode: 0o700 });
-    for (const segment of moved) renameSync(segment.path, join(folder, basename(segment.path)));
     this.generation = damage.generation;
     this.bytesSinceCheckpoint = 0;
     return { folder, damage: `${basename(damage.path)} ${damage.what}`, moved: moved.map((segment) => basename(segment.path)), fromLine: damage.line };
   }
+  /** Moves the segments a salvaging replay set aside into their folder. Before `open`: the fresh segment takes the first one's generation. */
+  setAside(salvage: JournalSalvage): void {
+    const dir = dirname(this.dataPath);
+    mkdirSync(salvage.folder, { mode: 0o700 });
+    for (const name of salvage.moved) renameSync(join(dir, name), join(salvage.folder, name));
+  }
+
   /** Opens the current segment for appending (mode 0600). */
   open(): void {
     this.fd = this.openSegment(this.generation);

@@ -140,6 +140,7 @@ export class JournaledFile extends CheckpointedRecords<JournaledFileOptions> {
       if (!lock.held() || takenWhileOpening) throw new DataFileError(lockTakenMessage(path, takenWhileOpening?.by, takenWhileOpening?.why ?? 'taken'));
       opened = store;
       snapshot.removeLeftovers();
+      if (salvaged) journal.setAside(salvaged);
       journal.open();
       // Commits kept from a segment set aside live in memory only until a checkpoint holds them.
       await writeAtStart(store, path, fromVersion, fresh || salvaged !== undefined);
