@@ -3,6 +3,7 @@ import addFormatsModule from 'ajv-formats';
 import type { FieldError } from '../shared/index.js';
 import { toFieldErrors } from './diagnostics.js';
 import { deref, pointer, type OpenApiDocument } from './load.js';
+import { SANDBOX_ANSWERS } from './sandbox-answers.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head'] as const;
@@ -33,6 +34,8 @@ export interface CompiledOperation {
   body: 'none' | 'optional' | 'required';
   /** Status codes the spec documents for it. */
   statuses: number[];
+  /** Those of them the spec's own file documents: without the sandbox's protective answers (429, 413, 415, 431) that `withSandboxAnswers` adds. */
+  ownStatuses: number[];
   definition: Record<string, unknown>;
   /** Validates (and coerces query/path values in place); returns the problems found. */
   validateRequest(parts: RequestParts): FieldError[];
@@ -130,6 +133,9 @@ export function compileSpec(document: OpenApiDocument, id = 'spec', options: { l
         secured: security.length > 0 && !security.some((s) => Object.keys(s as object).length === 0),
         body: !requestBody ? 'none' : requestBody.required ? 'required' : 'optional',
         statuses: Object.keys(responses).filter((c) => /^\d{3}$/.test(c)).map(Number),
+        ownStatuses: Object.keys(responses)
+          .filter((c) => /^\d{3}$/.test(c) && !((op[SANDBOX_ANSWERS] as string[] | undefined) ?? []).includes(c))
+          .map(Number),
         definition: op,
         validateRequest(parts) {
           if (request === undefined) {

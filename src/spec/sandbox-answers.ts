@@ -60,6 +60,9 @@ function sandboxResponses(document: OpenApiDocument): Responses {
  *
  * @example withSandboxAnswers(loadSpec(PROVIDER_SPEC)).paths['/v1/order'].post.responses['431'] // { $ref: '#/components/responses/HeadersTooLarge' }
  */
+/** The extension listing, on an operation, the statuses `withSandboxAnswers` added to it (the sandbox's own, not the spec file's). */
+export const SANDBOX_ANSWERS = 'x-sandbox-answers';
+
 export function withSandboxAnswers(document: OpenApiDocument): OpenApiDocument {
   const components = ((document as { components?: Record<string, unknown> }).components ??= {}) as { responses?: Responses };
   const responses = (components.responses ??= {});
@@ -70,10 +73,17 @@ export function withSandboxAnswers(document: OpenApiDocument): OpenApiDocument {
       const operation = item[method] as Operation | undefined;
       if (!operation?.responses) continue;
       const security = operation.security ?? global ?? [];
-      if (security.length > 0) operation.responses['429'] ??= { $ref: '#/components/responses/TooManyRequests' };
-      operation.responses['413'] ??= { $ref: '#/components/responses/PayloadTooLarge' };
-      operation.responses['415'] ??= { $ref: '#/components/responses/UnsupportedMediaType' };
-      operation.responses['431'] ??= { $ref: '#/components/responses/HeadersTooLarge' };
+      const added: string[] = [];
+      const add = (status: string, name: string): void => {
+        if (operation.responses![status] !== undefined) return;
+        operation.responses![status] = { $ref: `#/components/responses/${name}` };
+        added.push(status);
+      };
+      if (security.length > 0) add('429', 'TooManyRequests');
+      add('413', 'PayloadTooLarge');
+      add('415', 'UnsupportedMediaType');
+      add('431', 'HeadersTooLarge');
+      if (added.length > 0) (operation as Record<string, unknown>)[SANDBOX_ANSWERS] = added;
     }
   }
   return document;
