@@ -34,7 +34,11 @@ export class OrderSetups {
     const { orders, journey, fixtures, clock } = this.deps;
     const span = target.stage === 'at_step' ? journey.spanTo(target.scenario, target.step) : 0;
     const fixture = fixtures.stateOrder;
-    const request = { ...fixture, items: [{ ...fixture.items[0]!, order_code: orderCode }] };
+    // The fixture's courier, or the first the client may use: a client limited to other couriers gets an order it could make.
+    const courier = client.couriers === undefined || client.couriers.includes(fixture.courier_code) ? undefined : fixtures.couriers.get(client.couriers[0] ?? '');
+    const request = courier
+      ? { ...fixture, courier_code: courier.code, items: [{ ...fixture.items[0]!, service_code: courier.services[0]!.code, order_code: orderCode }] }
+      : { ...fixture, items: [{ ...fixture.items[0]!, order_code: orderCode }] };
     const laidOut = target.stage !== 'created';
     const made = await orders.create(client, request, { scenario: target.scenario, at: clock.of(client.id) - span, awbLaidOut: laidOut });
     const orderNo = made.order_numbers[0]!;

@@ -103,3 +103,20 @@ describe('POST /__sandbox/provider-states', () => {
     expect((await sandbox.call('GET', '/__sandbox/report')).body.run).toMatchObject({ name: 'ci-124' });
   });
 });
+
+describe('provider states for a client limited to other couriers', () => {
+  it('sets up an order with a courier the client may use, and a refused setup leaves its readiness run as it was', async () => {
+    await sandbox.close();
+    sandbox = await testSandbox({ clients: [{ token: 'sicepat-only-token', id: 'client-s', couriers: ['sicepat'] }] });
+    const asS = (body: unknown) => sandbox.call('POST', '/__sandbox/provider-states', { body, token: 'sicepat-only-token' });
+    const runBefore = (await sandbox.call('GET', '/__sandbox/report', { token: 'sicepat-only-token' })).body.run;
+    const refused = await asS({ state: 'no such state', action: 'setup' });
+    expect(refused.status).toBe(400);
+    expect((await sandbox.call('GET', '/__sandbox/report', { token: 'sicepat-only-token' })).body.run).toEqual(runBefore);
+
+    const res = await asS({ state: 'an order is in transit', action: 'setup' });
+    expect(res.status).toBe(200);
+    const order = await sandbox.call('GET', `/__sandbox/orders/${res.body.order_no}`, { token: 'sicepat-only-token' });
+    expect(order.body.courier_code).toBe('sicepat');
+  });
+});

@@ -56,8 +56,10 @@ export function stateHandlers(deps: StateHandlerDeps): HandlerMap {
       const client = clientOf(input);
       const { action, state } = providerStates.check((input.body ?? {}) as ProviderStateRequest);
       if (action === 'teardown') return json(200, { removed: await providerStates.teardown(client) });
+      const values = await providerStates.setup(client, state);
+      // Only a setup that worked starts the verifier's run: a refused one leaves the client's run as it was.
       await deps.beforeSetup(client);
-      return json(200, await providerStates.setup(client, state));
+      return json(200, values);
     },
   };
 }
