@@ -26,12 +26,12 @@ function schemasOf(file: ts.SourceFile): Map<string, ts.TypeNode> {
 }
 
 /**
- * Schemas that stand for any JSON on purpose (the control spec's JsonObject: a logged
- * body, a served spec). Described recursively they would be typed all the way down, but
+ * Schemas that stand for any JSON on purpose (the control spec's JsonObject and JsonArray: a
+ * logged body, a served spec). Described recursively they would be typed all the way down, but
  * a recursive schema stops tools that dereference a spec whole (Portman: "Circular $ref
  * pointer"), so their nested values are left untyped.
  */
-const ANY_JSON = new Set(['JsonObject']);
+const ANY_JSON = new Set(['JsonObject', 'JsonArray']);
 
 /**
  * The places where a generated client would type a body loosely: `unknown`, or

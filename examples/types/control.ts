@@ -1022,7 +1022,7 @@ export interface components {
         } & {
             [key: string]: components["schemas"]["JsonValue"];
         };
-        /** @description Any JSON value (arrays nest at most two deep). */
+        /** @description Any JSON value. */
         JsonValue: components["schemas"]["JsonScalar"] | components["schemas"]["JsonObject"] | components["schemas"]["JsonArray"];
         /** @description A JSON null, boolean, number or string. */
         JsonScalar: string | number | boolean | null;
@@ -1030,8 +1030,8 @@ export interface components {
         JsonObject: {
             [key: string]: string | number | boolean | null | Record<string, never> | unknown[];
         };
-        /** @description A JSON array of scalars, objects, or arrays of those. */
-        JsonArray: (components["schemas"]["JsonScalar"] | components["schemas"]["JsonObject"] | (components["schemas"]["JsonScalar"] | components["schemas"]["JsonObject"])[])[];
+        /** @description A JSON array of any JSON values (nested objects and arrays are not described further). */
+        JsonArray: (string | number | boolean | null | Record<string, never> | unknown[])[];
         /**
          * @description The event of a webhook; each payload is documented in the `webhooks` section of the provider spec.
          * @enum {string}

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { runCli, startCli } from '../support/cli.js';
+import { onPostgres } from '../support/store-kind.js';
 import { createRequest } from '../support/orders.js';
 import { tempDir } from '../support/tmp.js';
 
@@ -51,7 +52,8 @@ describe('a crash under create load', () => {
     expect(await second.stop()).toBe(0);
   });
 
-  it('on an older journal segment cut short: exits 1 naming it, every file as it was; --salvage-journal starts on what is intact and logs what it set aside', async () => {
+  // The embedded store's journal: on a PostgreSQL run (test:postgres) there is none.
+  it.skipIf(onPostgres)('on an older journal segment cut short: exits 1 naming it, every file as it was; --salvage-journal starts on what is intact and logs what it set aside', async () => {
     const data = join(dir(), 'sandbox.json');
     const args = ['--port', '0', '--data', data, '--token', 'crash', '--clock', 'manual', '--log-level', 'warn'];
     const first = await startCli(args);

@@ -103,7 +103,7 @@ describe('GET /v1/order/{order_no}/label, an operation a swapped-in spec brings 
   it('returns 400 naming header.prefer for a status the operation does not document', async () => {
     const res = await call({ Prefer: 'code=404' });
     expect(res.status).toBe(400);
-    expect(res.body.errors).toEqual([{ field: 'header.prefer', message: 'code must be one of: 200, 400, 401, 410' }]);
+    expect(res.body.errors).toEqual([{ field: 'header.prefer', message: 'code must be one of: 200, 400, 401, 410, 413, 415, 429, 431' }]);
   });
 
   it('lists each example once when an example name is unknown', async () => {

@@ -18,7 +18,8 @@ const ids = new IdFactory('test-seed');
 /** Writes client-b's order straight into the database, as a sandbox under another seed of it may have. */
 async function existingOrder(url: string, orderNo: string, batchId: string, awb: string | null = null): Promise<void> {
   const storage = await PostgresStorage.open({ url, requestLogSize: 10 });
-  await storage.orders.insert({ ...orderRecord(orderNo, 'client-b', 1_000), batch_id: batchId, awb });
+  // With an AWB it has had it generated: no AWB of its own is due (a created order would draw one at the start).
+  await storage.orders.insert({ ...orderRecord(orderNo, 'client-b', 1_000), batch_id: batchId, awb, ...(awb === null ? {} : { status: 'awb_generated' as const }) });
   await storage.close();
 }
 
