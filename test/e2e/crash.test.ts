@@ -84,11 +84,15 @@ describe('a crash under create load', () => {
     expect(files()).toEqual(before);
 
     const salvaged = await startCli([...args, '--salvage-journal']);
-    // Log lines are written in batches, at the latest LOG_FLUSH_MS after they are made.
-    await vi.waitFor(() => expect(salvaged.output()).toMatch(/the journal was damaged \(sandbox\.json\.wal\.\d+ ends in a line cut short.*set aside sandbox\.json\.wal\.\d+, sandbox\.json\.wal\.\d+ into .*sandbox\.json\.damaged-/), { timeout: 5_000 });
-    const { total } = (await (await fetch(`${salvaged.url}/__sandbox/orders?limit=1000`, { headers })).json()) as { total: number };
-    expect(total).toBeGreaterThan(0);
-    expect(total).toBeLessThan(created.length);
-    expect(await salvaged.stop()).toBe(0);
+    try {
+      // Log lines are written in batches, at the latest LOG_FLUSH_MS after they are made.
+      await vi.waitFor(() => expect(salvaged.output()).toMatch(/the journal was damaged \(sandbox\.json\.wal\.\d+ ends in a line cut short.*set aside sandbox\.json\.wal\.\d+, sandbox\.json\.wal\.\d+ into .*sandbox\.json\.damaged-/), { timeout: 5_000 });
+      const { total } = (await (await fetch(`${salvaged.url}/__sandbox/orders?limit=1000`, { headers })).json()) as { total: number };
+      expect(total).toBeGreaterThan(0);
+      expect(total).toBeLessThan(created.length);
+    } finally {
+      // Stopped whatever the assertions found: a failed run must not leave the CLI behind.
+      expect(await salvaged.stop()).toBe(0);
+    }
   });
 });
