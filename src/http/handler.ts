@@ -1,5 +1,6 @@
 import type { Client } from '../clients/index.js';
 import type { OperationInput } from '../requests/index.js';
+import { RuleViolation } from '../shared/index.js';
 
 export type { OperationInput };
 
@@ -114,4 +115,12 @@ export function listInParts(head: Record<string, unknown>, field: string, items:
       write(firstPart);
     },
   };
+}
+
+/** A time a request gives (ISO 8601) in epoch ms, or a 400 naming `field`. */
+export function timeField(field: string, text: string): number {
+  const ms = Date.parse(text);
+  // The schema's date-time admits a leap second (23:59:60) that Date cannot read.
+  if (!Number.isFinite(ms)) throw new RuleViolation([{ field, message: 'is not a time the sandbox can read: use ISO 8601, e.g. 2026-01-01T00:00:00Z' }]);
+  return ms;
 }

@@ -14,6 +14,7 @@ import { payloadOf } from './payload.js';
 import { pruneSettled, removeDeliveries } from './prune.js';
 import { Recovery, type RecoverWindow } from './recover.js';
 import { nextAttemptAt, retryAfterMs } from './retry.js';
+import { takesDeliveries } from './live.js';
 /** How often a client's "outbox full" warning may be logged. */
 export const OUTBOX_WARNING_INTERVAL_MS = 60_000;
 
@@ -221,7 +222,7 @@ export class WebhookDispatcher {
    */
   private unsendable(delivery: Delivery, endpoint: Endpoint | undefined): { status: 'paused' | 'failed'; reason: string } | undefined {
     if (delivery.endpoint_id === undefined) {
-      if (endpoint?.url && endpoint.enabled) return undefined;
+      if (takesDeliveries(endpoint)) return undefined;
       return { status: 'paused', reason: (endpoint && holdReason(endpoint)) ?? 'no webhook URL is set for this client' };
     }
     const id = delivery.endpoint_id;

@@ -21,3 +21,4 @@ export type { Resolve } from './target-guard.js';
 export { parseTargetPolicy } from './targets.js';
 export type { TargetPolicy } from './targets.js';
 export { deliveryView, endpointView, webhookEndpointView } from './views.js';
+export { takesDeliveries } from './live.js';

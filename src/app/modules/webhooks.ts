@@ -1,6 +1,6 @@
 import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
-import { unknownChaos, WebhookDispatcher, type AttemptObserver, isSecret } from '../../webhooks/index.js';
+import { takesDeliveries, unknownChaos, WebhookDispatcher, type AttemptObserver, isSecret } from '../../webhooks/index.js';
 import { chaosHeaderCheck, recoverHandlers, webhookHandlers } from '../../http/index.js';
 
 /** Checks the clients' webhook settings; throws a message naming the one at fault. */
@@ -37,7 +37,7 @@ export function webhooksModule(services: Pick<Services, 'storage' | 'scheduler' 
         await endpoints.ensureSecret(client);
         // Deliveries still paused while the endpoint takes them: a stop in the middle of making them due again.
         const endpoint = await endpoints.of(client);
-        if (endpoint.url && endpoint.enabled) await dispatcher.resumeAllPaused(client.id);
+        if (takesDeliveries(endpoint)) await dispatcher.resumeAllPaused(client.id);
       }
     },
     close: async () => {

@@ -1,6 +1,6 @@
 import { Conflict, RuleViolation } from '../../shared/index.js';
-import { clientOf, json, type HandlerMap } from '../handler.js';
-import { webhookMessages, type RecoverWindow, type WebhookDispatcher, type WebhookEndpoints } from '../../webhooks/index.js';
+import { clientOf, json, timeField, type HandlerMap } from '../handler.js';
+import { takesDeliveries, webhookMessages, type RecoverWindow, type WebhookDispatcher, type WebhookEndpoints } from '../../webhooks/index.js';
 import type { Clocks } from '../../clock/index.js';
 
 export interface RecoverHandlerDeps {
@@ -9,28 +9,20 @@ export interface RecoverHandlerDeps {
   dispatcher: WebhookDispatcher;
 }
 
-/** A time of the window in client-clock epoch ms, or a 400 naming the field. */
-function timeOf(field: string, text: string): number {
-  const ms = Date.parse(text);
-  // The schema's date-time admits a leap second (23:59:60) that Date cannot read.
-  if (!Number.isFinite(ms)) throw new RuleViolation([{ field, message: 'is not a time the sandbox can read: use ISO 8601, e.g. 2026-01-01T00:00:00Z' }]);
-  return ms;
-}
-
 /** `POST /__sandbox/webhooks/recover`: one more attempt of every failed delivery of the caller in a window, queued. */
 export function recoverHandlers({ clock, endpoints, dispatcher }: RecoverHandlerDeps): HandlerMap {
   return {
     recoverWebhooks: async (input) => {
       const client = clientOf(input);
       const body = input.body as { since: string; until?: string };
-      const window: RecoverWindow = { since: timeOf('since', body.since) };
+      const window: RecoverWindow = { since: timeField('since', body.since) };
       if (body.until !== undefined) {
-        window.until = timeOf('until', body.until);
+        window.until = timeField('until', body.until);
         if (window.until < window.since) throw new RuleViolation([{ field: 'until', message: 'must not be before since' }]);
       }
       // As a redelivery: the attempts need a live endpoint (else they would fail at once, each using one up).
       // Each delivery goes to the endpoint it went to; with none live, say why of the default one.
-      if (!(await endpoints.list(client)).some((e) => e.url && e.enabled)) {
+      if (!(await endpoints.list(client)).some(takesDeliveries)) {
         const endpoint = await endpoints.of(client);
         throw new Conflict(endpoint.url ? webhookMessages.disabled(endpoint.disabled_reason) : webhookMessages.noUrl);
       }

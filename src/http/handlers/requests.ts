@@ -1,5 +1,4 @@
-import { RuleViolation } from '../../shared/index.js';
-import { clientOf, json, listInParts, type HandlerMap } from '../handler.js';
+import { clientOf, json, listInParts, timeField, type HandlerMap } from '../handler.js';
 import type { RequestLogRepository } from '../../store/index.js';
 import { checkRequestMatch, countMatching, type PendingAppends, type RequestMatch } from '../../requests/index.js';
 
@@ -8,13 +7,7 @@ export function requestHandlers(journal: RequestLogRepository, pending: PendingA
   return {
     listRequests: async (input) => {
       const { operation_id, status, since, until, limit } = input.query as { operation_id?: string; status?: number; since?: string; until?: string; limit?: number };
-      const time = (field: string, text: string | undefined): number | undefined => {
-        if (text === undefined) return undefined;
-        const ms = Date.parse(text);
-        // The schema's date-time admits a leap second (23:59:60) that Date cannot read.
-        if (!Number.isFinite(ms)) throw new RuleViolation([{ field: `query.${field}`, message: 'is not a time the sandbox can read: use ISO 8601, e.g. 2026-01-01T00:00:00Z' }]);
-        return ms;
-      };
+      const time = (field: string, text: string | undefined): number | undefined => (text === undefined ? undefined : timeField(`query.${field}`, text));
       await pending.settled(clientOf(input).id);
       const requests = await journal.list(clientOf(input).id, { operationId: operation_id, status, since: time('since', since), until: time('until', until) });
       // A client's journal may hold a thousand entries of 16 KiB each: `limit` reads the newest few.

@@ -1,6 +1,6 @@
 import { Conflict, NotFound, RuleViolation } from '../../shared/index.js';
 import { clientOf, json, type HandlerMap, type OperationInput } from '../handler.js';
-import { RESUME_SLICE, webhookMessages, isSecret, webhookEndpointView, type EndpointPatch } from '../../webhooks/index.js';
+import { RESUME_SLICE, takesDeliveries, webhookMessages, isSecret, webhookEndpointView, type EndpointPatch } from '../../webhooks/index.js';
 import type { Endpoint } from '../../webhooks/index.js';
 import { DEFAULT_ENDPOINT, SANDBOX_EVENT_TYPES, type FieldError } from '../../records/index.js';
 import type { Clocks } from '../../clock/index.js';
@@ -80,8 +80,7 @@ export function webhookEndpointHandlers({ clock, endpoints, settings, dispatcher
       const resumes = id === DEFAULT_ENDPOINT && (body.url !== undefined || body.enabled === true);
       const { changed, more } = await settings.unit(client.id, async (tx) => {
         const after = await endpoints.update(client, id, body, clock.of(client.id), tx);
-        const live = after?.url && after.enabled;
-        return { changed: after, more: resumes && live ? (await dispatcher.resumePaused(tx, client.id)) === RESUME_SLICE : false };
+        return { changed: after, more: resumes && takesDeliveries(after ?? undefined) ? (await dispatcher.resumePaused(tx, client.id)) === RESUME_SLICE : false };
       });
       if (!changed) throw new NotFound(webhookMessages.noEndpoint(id));
       if (more) await dispatcher.resumeAllPaused(client.id);
