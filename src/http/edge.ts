@@ -71,6 +71,9 @@ function charsetOf(type: string | undefined): string {
 
 const rawBodies = new WeakMap<IncomingMessage, Buffer>();
 
+/** The bytes of a request's JSON body as read; undefined when none was read. */
+export const rawBodyOf = (req: IncomingMessage): Buffer | undefined => rawBodies.get(req);
+
 /** The size of a request's JSON body as read (0: none read). */
 export const bodyBytesOf = (req: IncomingMessage): number => rawBodies.get(req)?.length ?? 0;
 
@@ -80,9 +83,9 @@ export const bodyBytesOf = (req: IncomingMessage): number => rawBodies.get(req)?
  * strict mode took). Parses once: a second call answers the first one's value.
  */
 export function parsedBody(req: IncomingMessage): unknown {
+  if (parsed.has(req)) return parsed.get(req);
   const raw = rawBodies.get(req);
-  if (raw === undefined) return parsed.get(req);
-  rawBodies.delete(req);
+  if (raw === undefined) return undefined;
   if (raw.length === 0) {
     parsed.set(req, {});
     return {};

@@ -1,4 +1,4 @@
-import { bodyBytesOf, parsedBody } from '../edge.js';
+import { bodyBytesOf, parsedBody, rawBodyOf } from '../edge.js';
 import type { Exchange } from './exchange.js';
 
 /** The largest body a request refused before its turn still has parsed for the journal. */
@@ -10,7 +10,9 @@ export const JOURNALED_UNREAD_BODY_BYTES = 64 * 1024;
  * naming `body` when it is not JSON or is nested too deep.
  */
 export function readBody({ op, req, input }: Exchange): void {
-  input.body = op.body === 'none' ? undefined : parsedBody(req);
+  if (op.body === 'none') return;
+  input.body = parsedBody(req);
+  input.bodyBytes = rawBodyOf(req);
 }
 
 /**
