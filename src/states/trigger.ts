@@ -28,6 +28,10 @@ export function targetOfTrigger(fixtures: Fixtures, request: TriggerRequest, ord
   const event = request.event as TriggerEvent;
   if (!TRIGGER_EVENTS.includes(event)) throw new RuleViolation([{ field: 'event', message: `must be one of: ${TRIGGER_EVENTS.join(', ')}` }], `Unknown event "${String(request.event)}".`);
   if (event !== 'tracking.step' && request.to_step !== undefined) throw new RuleViolation([{ field: 'to_step', message: 'goes with the event tracking.step only' }]);
+  // An existing order keeps its scenario: one named for it must be that one, not be silently passed over.
+  if (orderScenario !== undefined && request.scenario !== undefined && request.scenario !== orderScenario) {
+    throw new RuleViolation([{ field: 'scenario', message: `must be the order's own scenario, ${orderScenario} (or left out)` }]);
+  }
   const fallback = event === 'awb.failed' ? 'awb_failed' : defaultScenario;
   const scenarioName = request.scenario ?? orderScenario ?? fallback;
   const scenario = fixtures.scenarios.get(scenarioName);
