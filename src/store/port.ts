@@ -102,10 +102,10 @@ export interface ReportRepository {
   /**
    * The client's report, read-only (see `ReportView`: it may be a live view, so copy
    * what must outlast the next change); an empty one when nothing was kept for it.
-   * `events: false` may leave the event log out (judging a request needs only counts
-   * and marks).
+   * `events: false` may leave the event log out, `counts: false` the counts (judging a
+   * request needs only the marks); a store may give them all the same.
    */
-  get(clientId: string, options?: { events?: boolean }): Promise<ReportView>;
+  get(clientId: string, options?: { events?: boolean; counts?: boolean }): Promise<ReportView>;
   /** Applies `change` to the client's report (see `applyReportChange`); the change's objects become the report's. */
   change(clientId: string, change: ReportChange): Promise<void>;
   /** Empties the client's report and starts `run` (null: no named run). */

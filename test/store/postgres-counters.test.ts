@@ -129,15 +129,15 @@ describe('the request journal on PostgreSQL', () => {
   it(`holds at most ${JOURNAL_QUEUE.toLocaleString('en')} appends waiting for the database: one more fails (and is logged), those before are kept`, async () => {
     const url = await server.freshDatabase();
     const storage = await open(url, 5);
-    // The first is written at once; the next ones wait for it, up to the bound; the last is one too many.
-    const made = JOURNAL_QUEUE + 2;
+    // Held for their batch or being written, up to the bound; the last is one too many.
+    const made = JOURNAL_QUEUE + 1;
     const appends = Array.from({ length: made }, (_, i) => storage.requests.append('x', entry(i + 1, `/x/${i + 1}`)));
     const outcomes = await Promise.allSettled(appends);
     expect(outcomes.filter((o) => o.status === 'rejected')).toHaveLength(1);
     expect(outcomes.at(-1)!.status).toBe('rejected');
     const kept = await storage.requests.list('x', {});
-    expect(kept.map((e) => e.path)).toEqual([5, 4, 3, 2, 1].map((back) => `/x/${made - back}`));
-    expect(kept.map((e) => e.id)).toEqual([5, 4, 3, 2, 1].map((back) => made - back));
+    expect(kept.map((e) => e.path)).toEqual([4, 3, 2, 1, 0].map((back) => `/x/${JOURNAL_QUEUE - back}`));
+    expect(kept.map((e) => e.id)).toEqual([4, 3, 2, 1, 0].map((back) => JOURNAL_QUEUE - back));
     await storage.close();
   }, 60_000);
 });
@@ -243,7 +243,7 @@ describe('prepared statements on PostgreSQL', () => {
     // Several times: pg prepares on a connection's first use, PostgreSQL plans generically from the sixth.
     for (let n = 1; n <= 8; n += 1) await use(n);
     const admin = await connect(url);
-    for (const table of ['orders', 'jobs', 'clocks', 'counters', 'request_log', 'readiness_reports', 'report_events', 'client_settings', 'deliveries']) {
+    for (const table of ['orders', 'jobs', 'clocks', 'counters', 'request_log', 'readiness_reports', 'report_events', 'report_counts', 'client_settings', 'deliveries']) {
       await admin.query(`ALTER TABLE ${table} ADD COLUMN added_by_newer text`);
     }
     await admin.end();
@@ -253,6 +253,32 @@ describe('prepared statements on PostgreSQL', () => {
     expect(report.counts['create.exercised']).toBe(12);
     expect(report.events.map((e) => e.note)).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11, 12].map((n) => `request ${n}`));
     await storage.close();
+  });
+});
+
+describe('readiness reports on PostgreSQL, across replicas and versions', () => {
+  it('read the counts a version before kept in the report row together with the new rows, and two replicas change marks and counts at once without a refusal', async () => {
+    const url = await server.freshDatabase();
+    const a = await open(url);
+    const b = await open(url);
+    // As a version before left it: the counts in the row's state.
+    const admin = await connect(url);
+    const before = { client_id: 'x', run: null, counts: { 'op.create-order:exercised': 5 }, marks: { kept: { at: 1, wall: 1, detail: {} } }, checks: [], events: [] };
+    await admin.query('INSERT INTO readiness_reports (client_id, version, state) VALUES ($1, 7, $2)', ['x', before]);
+    await admin.end();
+    const mark = (n: number) => ({ at: n, wall: n, detail: { n } });
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        (i % 2 === 0 ? a : b).reports.change('x', { counts: { 'op.create-order:exercised': 1 }, marks: { [`m${i}`]: mark(i) }, events: [{ at: i, item: 'op.create-order', outcome: 'exercised', note: `create ${i}` }] }),
+      ),
+    );
+    await a.reports.change('x', { marks: { m0: null } });
+    const report = await b.reports.get('x');
+    expect(report.counts['op.create-order:exercised']).toBe(45);
+    expect(Object.keys(report.marks).sort()).toEqual(['kept', ...Array.from({ length: 39 }, (_, i) => `m${i + 1}`)].sort());
+    expect(report.events).toHaveLength(10);
+    await a.close();
+    await b.close();
   });
 });
 

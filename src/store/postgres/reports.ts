@@ -1,118 +1,187 @@
-import { Conflict } from '../../shared/index.js';
-import { applyReportChange, emptyReport, type ReportChange, type ReportEvent, type ReportRun, type ReportState } from '../../records/index.js';
+import { applyReportChange, emptyReport, MARKS_KEPT, type ReportChange, type ReportEvent, type ReportRun, type ReportState } from '../../records/index.js';
 import type { ReportRepository } from '../port.js';
 import type { Db } from './db.js';
+import { BATCH_INTERVAL_MS, IntervalBatches } from './interval-batch.js';
 
-/** How often a change is tried again when another replica changed the report meanwhile. */
-const ATTEMPTS = 8;
+/** How often, at most, the background trim of events and marks runs. */
+const TRIM_MS = 1_000;
+/** Most observations' counts and events held before they are written without waiting for the interval. */
+const HELD_MOST = 512;
 
-/** Adds the events $2 (a JSON array) of client $1 (the start of a statement: conditions may follow). */
-const ADD_EVENTS = 'INSERT INTO report_events (client_id, event) SELECT $1, e FROM jsonb_array_elements($2::jsonb) AS e WHERE true';
+/** What one change adds: counts and events, held for the next batch. */
+interface Added {
+  clientId: string;
+  counts: Record<string, number>;
+  events: ReportEvent[];
+}
+
 /**
- * Drops client $1's events beyond the newest $3 of those from before the statement (an
- * index range, not a scan): with $3 the bound less the events the statement adds (which
- * its DELETE does not see), the newest `size` stay.
- */
-const DROP_EVENTS = 'DELETE FROM report_events WHERE client_id = $1 AND id <= (SELECT id FROM report_events WHERE client_id = $1 ORDER BY id DESC OFFSET $3 LIMIT 1)';
-
-/**
- * The readiness reports on PostgreSQL: one row per client with the counts, marks and
- * checks, changed with a version check, and the event log as rows of `report_events`
- * (the newest `size` per client), so a request's observation writes a small row and
- * an insert, not the whole log.
+ * The readiness reports on PostgreSQL, written so that replicas never contend:
+ *
+ * - counts are rows of `report_counts` (client, item, n), added to with
+ *   `ON CONFLICT … DO UPDATE SET n = n + excluded.n`, and the events rows of
+ *   `report_events`: a replica holds both for a short interval (BATCH_INTERVAL_MS) and
+ *   writes every client's in one statement; a read of the counts or the events through
+ *   this replica first writes what it holds (read your own writes);
+ * - marks and checks stay in the client's `readiness_reports` row, changed at once by
+ *   one statement that merges them into the row as it is (no version to check, so no
+ *   change is ever refused because another replica changed the row first);
+ * - events beyond the newest `size` and marks beyond MARKS_KEPT are dropped in the
+ *   background (a read shows the newest `size` events meanwhile).
+ *
+ * Counts a version before kept in the row's state (and an older replica in a rolling
+ * upgrade still adds there) are read together with the rows.
  */
 export class PgReports implements ReportRepository {
-  /**
-   * The row each client's report was last read as, by `get`: the first try of the change
-   * that follows it (an observation reads, judges, then changes) starts from it instead of
-   * reading again; the version check still catches a change made meanwhile.
-   */
-  private readonly lastRead = new Map<string, { state: ReportState; version: number }>();
+  private readonly batches: IntervalBatches<Added>;
+  /** Clients whose events or marks were written since the last trim. */
+  private readonly untrimmed = new Set<string>();
+  private lastTrim = 0;
+  private trimming: Promise<void> | undefined;
 
   constructor(
     private readonly db: () => Db,
     readonly size: number,
-  ) {}
-
-  async get(clientId: string, options: { events?: boolean } = {}): Promise<ReportState> {
-    const found = await this.read(clientId);
-    if (found) this.remember(clientId, found);
-    const state = found?.state ?? emptyReport(clientId);
-    if (options.events === false) return { ...state, events: [] };
-    const { rows } = await this.db().query<{ event: ReportEvent }>(
-      'SELECT event FROM (SELECT id, event FROM report_events WHERE client_id = $1 ORDER BY id DESC LIMIT $2) AS newest ORDER BY id',
-      [clientId, this.size],
-    );
-    // Events an older replica kept in the state come before those in rows.
-    const events = [...(state.events ?? []), ...rows.map((row) => row.event)];
-    return { ...state, events: events.slice(Math.max(0, events.length - this.size)) };
+    intervalMs = BATCH_INTERVAL_MS,
+  ) {
+    this.batches = new IntervalBatches((batch) => this.write(batch), { intervalMs, most: HELD_MOST });
   }
 
+  /** The report; its counts and events after what this replica holds is written. `counts: false` leaves the counts out (judging a request reads only marks). */
+  async get(clientId: string, options: { events?: boolean; counts?: boolean } = {}): Promise<ReportState> {
+    const events = options.events !== false;
+    const counts = options.counts !== false;
+    if (events || counts) await this.batches.flush();
+    const { rows } = await this.db().query<{ state: ReportState | null; counts: Record<string, string> | null; events: ReportEvent[] | null }>(
+      `SELECT (SELECT state FROM readiness_reports WHERE client_id = $1) AS state,
+         CASE WHEN $3 THEN (SELECT jsonb_object_agg(key, n) FROM report_counts WHERE client_id = $1) END AS counts,
+         CASE WHEN $2 > 0 THEN (SELECT jsonb_agg(event ORDER BY id) FROM (SELECT id, event FROM report_events WHERE client_id = $1 ORDER BY id DESC LIMIT $2) AS newest) END AS events`,
+      [clientId, events ? this.size : 0, counts],
+    );
+    const row = rows[0]!;
+    const state = row.state ?? emptyReport(clientId);
+    const merged = { ...(state.counts ?? {}) };
+    for (const [key, n] of Object.entries(row.counts ?? {})) merged[key] = (merged[key] ?? 0) + Number(n);
+    if (!events) return { ...state, counts: counts ? merged : {}, events: [] };
+    // Events an older replica kept in the state come before those in rows.
+    const all = [...(state.events ?? []), ...(row.events ?? [])];
+    return { ...state, counts: counts ? merged : {}, events: all.slice(Math.max(0, all.length - this.size)) };
+  }
+
+  /** Marks and checks are written at once; counts and events with the next batch. Resolves once all of it is written. */
   async change(clientId: string, change: ReportChange): Promise<void> {
-    const { events = [], ...rest } = change;
-    // The events go with the state's change when there is one (one statement), else alone.
-    if (Object.keys(rest).length > 0 && (await this.changeState(clientId, rest, events))) return;
-    if (events.length === 0) return;
-    await this.db().query(`WITH added AS (${ADD_EVENTS}) ${DROP_EVENTS}`, [clientId, JSON.stringify(events), Math.max(0, this.size - events.length)]);
+    const { counts = {}, events = [], marks, checks } = change;
+    const setting = marks !== undefined && Object.keys(marks).length > 0 ? this.setMarks(clientId, marks, checks) : checks !== undefined ? this.setMarks(clientId, {}, checks) : undefined;
+    const adding = Object.keys(counts).length > 0 || events.length > 0 ? this.batches.add({ clientId, counts, events }) : undefined;
+    await Promise.all([setting, adding]);
   }
 
   async start(clientId: string, run: ReportRun | null): Promise<void> {
-    this.lastRead.delete(clientId);
-    await this.db().query('DELETE FROM report_events WHERE client_id = $1', [clientId]);
+    await this.batches.flush();
     await this.db().query(
-      'INSERT INTO readiness_reports (client_id, version, state) VALUES ($1, 1, $2) ON CONFLICT (client_id) DO UPDATE SET state = EXCLUDED.state, version = readiness_reports.version + 1',
+      `WITH events AS (DELETE FROM report_events WHERE client_id = $1), counts AS (DELETE FROM report_counts WHERE client_id = $1)
+       INSERT INTO readiness_reports (client_id, version, state) VALUES ($1, 1, $2) ON CONFLICT (client_id) DO UPDATE SET state = EXCLUDED.state, version = readiness_reports.version + 1`,
       [clientId, emptyReport(clientId, run)],
     );
   }
 
   async clear(clientId: string): Promise<number> {
-    this.lastRead.delete(clientId);
-    await this.db().query('DELETE FROM report_events WHERE client_id = $1', [clientId]);
-    const { rowCount } = await this.db().query('DELETE FROM readiness_reports WHERE client_id = $1', [clientId]);
-    return rowCount ?? 0;
+    await this.batches.flush();
+    const { rows } = await this.db().query<{ n: number }>(
+      `WITH events AS (DELETE FROM report_events WHERE client_id = $1 RETURNING 1), counts AS (DELETE FROM report_counts WHERE client_id = $1 RETURNING 1),
+         reports AS (DELETE FROM readiness_reports WHERE client_id = $1 RETURNING 1)
+       SELECT CASE WHEN EXISTS (SELECT 1 FROM reports) OR EXISTS (SELECT 1 FROM counts) OR EXISTS (SELECT 1 FROM events) THEN 1 ELSE 0 END AS n`,
+      [clientId],
+    );
+    return rows[0]?.n ?? 0;
+  }
+
+  /** Resolves when nothing is held or being written (close waits for it). */
+  async drained(): Promise<void> {
+    await this.batches.drained();
+    await this.trimming;
   }
 
   /**
-   * Applies counts, marks and checks to the report's row (with a version check, tried again
-   * when another replica changed it). Answers whether `events` were added with it: they
-   * are when the row was there to change (in the same statement, only if the version
-   * matched).
+   * Sets and removes marks (and replaces the checks, when given) in the row as it is
+   * now, in one statement: the row's lock orders replicas' changes, none is refused.
    */
-  private async changeState(clientId: string, change: ReportChange, events: ReportEvent[]): Promise<boolean> {
-    let known = this.lastRead.get(clientId);
-    this.lastRead.delete(clientId);
-    for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
-      const found = known ?? (await this.read(clientId));
-      known = undefined;
-      const next = applyReportChange(found?.state ?? emptyReport(clientId), change, this.size);
-      if (found && events.length > 0) {
-        const { rows } = await this.db().query<{ changed: number }>(
-          `WITH changed AS (UPDATE readiness_reports SET state = $4, version = version + 1 WHERE client_id = $1 AND version = $5 RETURNING 1),
-             added AS (${ADD_EVENTS} AND EXISTS (SELECT 1 FROM changed)),
-             dropped AS (${DROP_EVENTS} AND EXISTS (SELECT 1 FROM changed))
-           SELECT count(*)::integer AS changed FROM changed`,
-          [clientId, JSON.stringify(events), Math.max(0, this.size - events.length), next, found.version],
-        );
-        if (rows[0]?.changed === 1) return true;
-      } else if (found) {
-        const { rowCount } = await this.db().query('UPDATE readiness_reports SET state = $2, version = version + 1 WHERE client_id = $1 AND version = $3', [clientId, next, found.version]);
-        if (rowCount === 1) return false;
-      } else {
-        const { rowCount } = await this.db().query('INSERT INTO readiness_reports (client_id, version, state) VALUES ($1, 1, $2) ON CONFLICT DO NOTHING', [clientId, next]);
-        if (rowCount === 1) return false;
+  private async setMarks(clientId: string, marks: NonNullable<ReportChange['marks']>, checks: ReportChange['checks']): Promise<void> {
+    const set = Object.fromEntries(Object.entries(marks).filter(([, mark]) => mark !== null));
+    const fresh = applyReportChange(emptyReport(clientId), { marks, ...(checks ? { checks } : {}) }, 0);
+    await this.db().query(
+      `INSERT INTO readiness_reports (client_id, version, state) VALUES ($1, 1, $5)
+       ON CONFLICT (client_id) DO UPDATE SET version = readiness_reports.version + 1,
+         state = readiness_reports.state || jsonb_build_object(
+           'marks', (COALESCE(readiness_reports.state->'marks', '{}'::jsonb) - $2::text[]) || $3::jsonb,
+           'checks', COALESCE($4::jsonb, readiness_reports.state->'checks'))`,
+      [clientId, Object.keys(marks), JSON.stringify(set), checks ? JSON.stringify(checks) : null, fresh],
+    );
+    if (Object.keys(set).length > 0) this.trimSoon(clientId);
+  }
+
+  /**
+   * One statement for the batch: every client's counts added to its rows (taken in
+   * client and item order, so two replicas' batches never deadlock) and its events
+   * appended, in the order they were made.
+   */
+  private async write(batch: Added[]): Promise<void> {
+    const counts = new Map<string, number>();
+    const events: Array<{ c: string; e: ReportEvent }> = [];
+    for (const { clientId, counts: added, events: made } of batch) {
+      for (const [key, n] of Object.entries(added)) {
+        const at = JSON.stringify([clientId, key]);
+        counts.set(at, (counts.get(at) ?? 0) + n);
       }
+      for (const event of made) events.push({ c: clientId, e: event });
+      if (made.length > 0) this.untrimmed.add(clientId);
     }
-    throw new Conflict(`The readiness report of client ${clientId} kept changing under this change.`);
+    const countRows = [...counts].map(([at, n]) => {
+      const [c, k] = JSON.parse(at) as [string, string];
+      return { c, k, n };
+    });
+    await this.db().query(
+      `WITH counted AS (
+         INSERT INTO report_counts (client_id, key, n)
+         SELECT x->>'c', x->>'k', (x->>'n')::bigint FROM jsonb_array_elements($1::jsonb) AS x ORDER BY 1, 2
+         ON CONFLICT (client_id, key) DO UPDATE SET n = report_counts.n + excluded.n
+       )
+       INSERT INTO report_events (client_id, event)
+       SELECT x->>'c', x->'e' FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS t(x, i) ORDER BY i`,
+      [JSON.stringify(countRows), JSON.stringify(events)],
+    );
+    this.trimSoon();
   }
 
-  private remember(clientId: string, found: { state: ReportState; version: number }): void {
-    // Bounded: clients read and never changed do not pile up.
-    if (this.lastRead.size >= 1_000) this.lastRead.clear();
-    this.lastRead.set(clientId, found);
+  /** Starts the background trim when the last one is TRIM_MS old and none runs. */
+  private trimSoon(clientId?: string): void {
+    if (clientId !== undefined) this.untrimmed.add(clientId);
+    if (this.trimming || this.untrimmed.size === 0 || Date.now() - this.lastTrim < TRIM_MS) return;
+    this.lastTrim = Date.now();
+    const clients = [...this.untrimmed];
+    this.untrimmed.clear();
+    // A failed trim is made good by a later one; reads show only the bound meanwhile.
+    this.trimming = this.trim(clients)
+      .catch(() => undefined)
+      .finally(() => {
+        this.trimming = undefined;
+      });
   }
 
-  private async read(clientId: string): Promise<{ state: ReportState; version: number } | undefined> {
-    const { rows } = await this.db().query<{ state: ReportState; version: number }>('SELECT state, version FROM readiness_reports WHERE client_id = $1', [clientId]);
-    return rows[0];
+  /** Drops each client's events beyond the newest `size` (an index range) and its oldest marks beyond MARKS_KEPT. */
+  private async trim(clients: string[]): Promise<void> {
+    await this.db().query(
+      `DELETE FROM report_events AS r
+       USING (SELECT c.client_id, (SELECT id FROM report_events WHERE client_id = c.client_id ORDER BY id DESC OFFSET $2 LIMIT 1) AS bound
+              FROM unnest($1::text[]) AS c(client_id)) AS b
+       WHERE r.client_id = b.client_id AND r.id <= b.bound`,
+      [clients, this.size],
+    );
+    await this.db().query(
+      `UPDATE readiness_reports SET state = jsonb_set(state, '{marks}',
+         (SELECT COALESCE(jsonb_object_agg(key, value), '{}'::jsonb) FROM (SELECT key, value FROM jsonb_each(state->'marks') ORDER BY (value->>'wall')::numeric DESC LIMIT $2) AS newest))
+       WHERE client_id = ANY($1::text[]) AND (SELECT count(*) FROM jsonb_object_keys(state->'marks')) > $2`,
+      [clients, MARKS_KEPT],
+    );
   }
 }

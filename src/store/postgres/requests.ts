@@ -3,10 +3,11 @@ import type { RequestLogRepository } from '../port.js';
 import type { Db } from './db.js';
 import { storable } from './rows.js';
 import { Where } from './where.js';
+import { BATCH_INTERVAL_MS, IntervalBatches } from './interval-batch.js';
 /** The most journal entries one statement writes. */
 export const JOURNAL_BATCH = 256;
 /**
- * The most journal entries of one client a replica holds waiting for their statement:
+ * The most journal entries of one client a replica holds waiting for their statement or in it:
  * past it that client's append fails (and is logged), the request is not held. Per
  * client, so one partner's flood never drops another partner's entries.
  */
@@ -15,94 +16,97 @@ export const JOURNAL_QUEUE = 1_000;
 interface PendingEntry {
   clientId: string;
   entry: JournalEntry;
-  written: () => void;
-  failed: (error: unknown) => void;
 }
 
 /**
- * How far below the window a journal append's trim looks, in entries. The trim reads only
- * the entries that just left the window and this many before: a trim of everything below
- * the window would read every entry trimmed before too (dead rows until a vacuum), so an
- * append would cost more the longer the journal has run. Ids are taken by every replica, and a
- * statement that waited for another's ids does not see that one's entries: with many
- * replicas appending for one client at once some may fall further below, so one append
- * in JOURNAL_FULL_TRIM_EVERY trims everything below the window.
+ * How far below the window the background trim looks, beyond the entries added since the
+ * last trim: a trim of everything below the window would read every entry trimmed before
+ * too (dead rows until a vacuum), so a trim would cost more the longer the journal has run.
+ * Ids are taken by every replica, so another replica's entries may have pushed some of
+ * this one's further below: one trim in JOURNAL_FULL_TRIM_EVERY trims everything below.
  */
 const JOURNAL_TRIM_SLACK = 1_000;
 const JOURNAL_FULL_TRIM_EVERY = 100;
+/** How often, at most, the background trim runs. */
+const JOURNAL_TRIM_MS = 1_000;
 
 /**
  * The request journal in the database: every replica's requests, bounded per client.
- * A replica writes its appends one statement at a time, in the order they were made:
- * those made while a statement runs go together in the next one (one round trip and one
- * commit for many requests under load, none held back when there is no load). An append
- * resolves once its statement committed, so whoever waits for it reads it back.
+ * A replica holds its appends for a short interval (BATCH_INTERVAL_MS) and writes all
+ * it holds, every client's, in one statement; an append resolves once that statement
+ * committed. A read through this replica first writes what it holds (read your own
+ * writes); other replicas' entries show within their interval. Entries beyond the bound
+ * are dropped in the background (a read shows only those within it meanwhile).
  */
 export class PgRequestLog implements RequestLogRepository {
-  private readonly queue: PendingEntry[] = [];
-  /** Entries waiting in `queue`, per client. */
+  private readonly batches: IntervalBatches<PendingEntry>;
+  /** Entries held, per client (see JOURNAL_QUEUE). */
   private readonly waiting = new Map<string, number>();
-  private writing: Promise<void> | undefined;
-  /** Append statements sent (see JOURNAL_FULL_TRIM_EVERY). */
-  private statements = 0;
+  /** Entries written per client since the last trim. */
+  private readonly untrimmed = new Map<string, number>();
+  private lastTrim = 0;
+  private trims = 0;
+  private trimming: Promise<void> | undefined;
 
   constructor(
     private readonly db: () => Db,
     readonly size: number,
-  ) {}
+    intervalMs = BATCH_INTERVAL_MS,
+  ) {
+    this.batches = new IntervalBatches((batch) => this.writeBatch(batch), { intervalMs, most: JOURNAL_BATCH });
+  }
 
   append(clientId: string, entry: JournalEntry): Promise<void> {
     if (this.size <= 0) return Promise.resolve();
     const waiting = this.waiting.get(clientId) ?? 0;
     if (waiting >= JOURNAL_QUEUE) return Promise.reject(new Error(`The request journal of this client is ${JOURNAL_QUEUE} entries behind the database: this entry is dropped.`));
     this.waiting.set(clientId, waiting + 1);
-    return new Promise((written, failed) => {
-      this.queue.push({ clientId, entry, written, failed });
-      this.startWriting();
-    });
+    return this.batches.add({ clientId, entry });
   }
 
-  private startWriting(): void {
-    if (this.writing) return;
-    this.writing = this.writeQueued().finally(() => {
-      this.writing = undefined;
-      // Appended after the writer's last look at the queue, before this ran.
-      if (this.queue.length > 0) this.startWriting();
-    });
-  }
-
-  /** Resolves when every append made so far has been written or has failed (close waits for it). */
+  /** Resolves when every append made so far has been written or has failed, and the trim is done (close waits for it). */
   async drained(): Promise<void> {
-    while (this.writing) await this.writing;
+    await this.batches.drained();
+    await this.trimming;
   }
 
-  private async writeQueued(): Promise<void> {
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, JOURNAL_BATCH);
+  /** Writes the batch; an entry the database refuses must not take the others' with it: then written again one by one. */
+  private async writeBatch(batch: PendingEntry[]): Promise<unknown[]> {
+    try {
+      return await this.writeOrEach(batch);
+    } finally {
       for (const { clientId } of batch) {
         const left = this.waiting.get(clientId)! - 1;
         if (left === 0) this.waiting.delete(clientId);
         else this.waiting.set(clientId, left);
       }
-      try {
-        await this.write(batch);
-        for (const pending of batch) pending.written();
-      } catch (error) {
-        // One entry the database refuses must not take the others' with it: written again one by one.
-        if (batch.length === 1) batch[0]!.failed(error);
-        else for (const pending of batch) await this.write([pending]).then(pending.written, pending.failed);
-      }
     }
   }
 
+  private async writeOrEach(batch: PendingEntry[]): Promise<unknown[]> {
+    const errors: unknown[] = [];
+    try {
+      await this.write(batch);
+      for (const { clientId } of batch) this.untrimmed.set(clientId, (this.untrimmed.get(clientId) ?? 0) + 1);
+    } catch (error) {
+      if (batch.length === 1) return [error];
+      for (const [i, pending] of batch.entries()) {
+        await this.write([pending]).then(
+          () => this.untrimmed.set(pending.clientId, (this.untrimmed.get(pending.clientId) ?? 0) + 1),
+          (failed: unknown) => void (errors[i] = failed),
+        );
+      }
+    }
+    this.trimSoon();
+    return errors;
+  }
+
   /**
-   * One statement numbers the entries, keeps them and drops those beyond the bound. The
-   * ids come from the database, one counter per client, taken once per client and
-   * statement (the entries numbered in the order they were made): replicas (and restarts)
-   * number a client's entries in one order, where a per-process count would collide.
-   * Counter rows are taken in client order, so two replicas' statements never deadlock.
-   * Of a client's entries in the statement only those within the bound are kept: the
-   * DELETE sees the table as it was before the statement, not the rows it adds.
+   * One statement numbers the entries and keeps those within the bound. The ids come
+   * from the database, one counter per client, taken once per client and statement (the
+   * entries numbered in the order they were made): replicas (and restarts) number a
+   * client's entries in one order, where a per-process count would collide. Counter rows
+   * are taken in client order, so two replicas' statements never deadlock.
    */
   private async write(batch: PendingEntry[]): Promise<void> {
     const rows = batch.map(({ clientId, entry }) => {
@@ -122,21 +126,45 @@ export class PgRequestLog implements RequestLogRepository {
          SELECT i.client_id, i.at_ms, i.operation_id, i.status, i.entry, t.value AS last,
            t.value - count(*) OVER (PARTITION BY i.client_id) + row_number() OVER (PARTITION BY i.client_id ORDER BY i.n) AS id
          FROM input AS i JOIN taken AS t ON t.client_id = i.client_id
-       ), kept AS (
-         INSERT INTO request_log (client_id, id, at_ms, operation_id, status, entry)
-         SELECT client_id, id, at_ms, operation_id, status, entry || jsonb_build_object('id', id) FROM numbered WHERE id > last - $2
-       ), added AS (
-         SELECT client_id, count(*) AS n FROM input GROUP BY client_id
        )
-       DELETE FROM request_log AS r USING taken AS t, added AS a
-       WHERE r.client_id = t.client_id AND a.client_id = t.client_id
-         AND r.id <= t.value - $2 AND r.id > t.value - $2 - a.n - $3`,
-      [JSON.stringify(storable(rows)), this.size, ++this.statements % JOURNAL_FULL_TRIM_EVERY === 0 ? Number.MAX_SAFE_INTEGER : JOURNAL_TRIM_SLACK],
+       INSERT INTO request_log (client_id, id, at_ms, operation_id, status, entry)
+       SELECT client_id, id, at_ms, operation_id, status, entry || jsonb_build_object('id', id) FROM numbered WHERE id > last - $2`,
+      [JSON.stringify(storable(rows)), this.size],
     );
   }
 
+  /** Starts the background trim when the last one is JOURNAL_TRIM_MS old and none runs. */
+  private trimSoon(): void {
+    if (this.trimming || this.untrimmed.size === 0 || Date.now() - this.lastTrim < JOURNAL_TRIM_MS) return;
+    this.lastTrim = Date.now();
+    const clients = [...this.untrimmed];
+    this.untrimmed.clear();
+    const full = ++this.trims % JOURNAL_FULL_TRIM_EVERY === 0;
+    // A failed trim is made good by the next full one; reads show only the bound meanwhile.
+    this.trimming = this.trim(clients, full)
+      .catch(() => undefined)
+      .finally(() => {
+        this.trimming = undefined;
+      });
+  }
+
+  /** Drops the entries of `clients` below each one's window (an index range from just below it, unless `full`). */
+  private async trim(clients: Array<[string, number]>, full: boolean): Promise<void> {
+    await this.db().query(
+      `DELETE FROM request_log AS r
+       USING (SELECT substr(c.name, 9) AS client_id, c.value - $3 AS below, c.value - $3 - a.added - $4 AS from_id
+              FROM unnest($1::text[], $2::bigint[]) AS a(client_id, added) JOIN counters AS c ON c.name = 'journal:' || a.client_id) AS w
+       WHERE r.client_id = w.client_id AND r.id <= w.below AND r.id > w.from_id`,
+      [clients.map(([client]) => client), clients.map(([, added]) => added), this.size, full ? Number.MAX_SAFE_INTEGER : JOURNAL_TRIM_SLACK],
+    );
+  }
+
+  /** The client's entries within the bound, after what this replica holds is written. */
   async list(clientId: string, filter: RequestFilter): Promise<JournalEntry[]> {
+    await this.batches.flush();
     const where = new Where().add((p) => `client_id = ${p(clientId)}`);
+    // Entries the background trim has not dropped yet are beyond the bound all the same.
+    where.add((p) => `id > COALESCE((SELECT value FROM counters WHERE name = ${p(`journal:${clientId}`)}), 0) - ${p(this.size)}`);
     if (filter.operationId !== undefined) where.add((p) => `operation_id = ${p(filter.operationId)}`);
     if (filter.status !== undefined) where.add((p) => `status = ${p(filter.status)}`);
     if (filter.since !== undefined) where.add((p) => `at_ms >= ${p(filter.since)}`);
@@ -146,6 +174,7 @@ export class PgRequestLog implements RequestLogRepository {
   }
 
   async clear(clientId: string): Promise<number> {
+    await this.batches.flush();
     const { rowCount } = await this.db().query('DELETE FROM request_log WHERE client_id = $1', [clientId]);
     return rowCount ?? 0;
   }

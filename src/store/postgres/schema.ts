@@ -118,6 +118,16 @@ export const MIGRATIONS: ReadonlyArray<string | IndexMigration> = [
   // client's first due jobs of each kind from it, however many jobs of other kinds the
   // client has due, however many share one due time.
   { index: 'jobs_by_client_kind', on: 'jobs (client_id, kind, due_at, seq NULLS FIRST)' },
+  // A readiness report's counts as rows of their own, one per client and item, which
+  // replicas add to without reading (no version to contend on). Counts kept in the
+  // report's state before (and by an older replica in a rolling upgrade) are read
+  // together with them, so nothing is moved.
+  `CREATE TABLE IF NOT EXISTS report_counts (
+     client_id text COLLATE "C" NOT NULL,
+     key text COLLATE "C" NOT NULL,
+     n bigint NOT NULL,
+     PRIMARY KEY (client_id, key)
+   );`,
 ];
 
 /** The schema version this build writes. */

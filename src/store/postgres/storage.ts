@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import type { ClientSettingsRepository, DeliveryRepository, JobRepository, MetaRepository, OrderRepository, Repositories, ReportRepository, RequestScope, Storage, StorageHealth } from '../port.js';
+import type { ClientSettingsRepository, DeliveryRepository, JobRepository, MetaRepository, OrderRepository, Repositories, RequestScope, Storage, StorageHealth } from '../port.js';
 import { ChannelListener } from './channel-listener.js';
 import { PgClocks } from './clocks.js';
 import { Connections } from './connections.js';
@@ -45,7 +45,7 @@ export class PostgresStorage implements Storage {
   readonly meta: MetaRepository;
   readonly jobs: JobRepository;
   readonly requests: PgRequestLog;
-  readonly reports: ReportRepository;
+  readonly reports: PgReports;
   readonly sharedClocks: PgClocks;
   /** A claim finds the clients through the jobs_by_client index, whatever `until` is (see PgJobs.claim). */
   readonly claimsPerClient = true;
@@ -110,8 +110,8 @@ export class PostgresStorage implements Storage {
     this.notices.close();
     this.closed = true;
     this.listener.stop();
-    // Journal appends still on their way are written before the pools end.
-    await this.requests.drained();
+    // Journal entries and report counts still held are written before the pools end.
+    await Promise.all([this.requests.drained(), this.reports.drained()]);
     await this.listener.end();
     await this.sharedClocks.close();
     await this.counters.close();
