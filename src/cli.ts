@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { setFlagsFromString } from 'node:v8';
 import { VERSION, mask } from './shared/index.js';
-import { optionsOf, program, OPTIONS, OptionError } from './config/index.js';
+import { optionsOf, program, OPTIONS, OptionError, shownDatabase } from './config/index.js';
 import { createSandbox } from './app/index.js';
 import { webhookBannerLine } from './webhooks/index.js';
 import { runDeliveries, runReport, runTrigger } from './client/index.js';
@@ -16,17 +16,6 @@ import { runDeliveries, runReport, runTrigger } from './client/index.js';
 // reads --heap_growing_percent as the same flag).
 const tuneHeapGrowth = !process.execArgv.some((arg) => arg.replaceAll('_', '-').includes('heap-growing-percent'));
 if (tuneHeapGrowth) setFlagsFromString('--heap-growing-percent=300');
-
-/** A database URL as the banner shows it: without its password. */
-function shownDatabase(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '****';
-    return parsed.toString();
-  } catch {
-    return 'postgres://(unparsable URL)';
-  }
-}
 
 async function main(): Promise<void> {
   const options = optionsOf(program().parse());
