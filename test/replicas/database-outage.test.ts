@@ -67,7 +67,7 @@ describe('a replica whose database stops and starts again', () => {
   it('started before its database: it waits, logging each try, and serves once the database is up', async () => {
     const databaseUrl = await server.freshDatabase();
     await server.pause();
-    const child = spawnCli(['--port', '0', '--database-url', databaseUrl, '--token', TOKEN, '--clock', 'manual', '--database-wait', '60s', '--log-level', 'warn']);
+    const child = spawnCli(['--port', '0', '--database-url', databaseUrl, '--token', TOKEN, '--clock', 'manual', '--database-wait', '60s', '--log-level', 'info']);
     let output = '';
     let exit: number | null | undefined;
     child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -86,6 +86,11 @@ describe('a replica whose database stops and starts again', () => {
       const created = await fetch(`${url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(1)) });
       expect(created.status).toBe(201);
       expect(await health(url)).toMatchObject({ store: 'ok' });
+      // The start's log line names the database (without its password), not the data file it does not use.
+      const startedLine = output.split('\n').find((line) => line.includes('"msg":"started"'));
+      expect(startedLine).toMatch(/"database":"postgres:\/\/postgres:\*\*\*\*@127\.0\.0\.1:\d+\/sandbox_/);
+      expect(startedLine).not.toContain('"data"');
+      expect(startedLine).not.toContain(new URL(databaseUrl).password);
     } finally {
       if (exit === undefined) {
         const gone = new Promise((resolve) => child.once('exit', resolve));
