@@ -2,7 +2,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { Command, CommanderError } from 'commander';
 import { VERSION, mask } from './shared/index.js';
-import { optionsOf, program, OPTIONS, OptionError, type SandboxOptions } from './config/index.js';
+import { optionsOf, program, OPTIONS, OptionError, shownDatabase, type SandboxOptions } from './config/index.js';
 import { createSandbox } from './app/index.js';
 import { webhookBannerLine } from './webhooks/index.js';
 import {
@@ -30,17 +30,6 @@ import {
 // reads --heap_growing_percent as the same flag).
 const tuneHeapGrowth = !process.execArgv.some((arg) => arg.replaceAll('_', '-').includes('heap-growing-percent'));
 if (tuneHeapGrowth) setFlagsFromString('--heap-growing-percent=300');
-
-/** A database URL as the banner shows it: without its password. */
-function shownDatabase(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '****';
-    return parsed.toString();
-  } catch {
-    return 'postgres://(unparsable URL)';
-  }
-}
 
 async function main(options: SandboxOptions): Promise<void> {
   const sandbox = await createSandbox(options);

@@ -282,7 +282,9 @@ export interface paths {
          *     answers once everything that fell due on the way has run, each job at its own
          *     time, as `POST /__sandbox/clock/advance` does for one client. Sandbox-wide: an
          *     admin token's, or the only client's in a sandbox with no admin token. Answers the
-         *     sandbox's clock (its pending jobs are every client's).
+         *     sandbox's clock (its pending jobs are every client's), with `now` the time the
+         *     advance moved the clocks to: on a real clock, whose own time keeps wall pace, the
+         *     sandbox's time plus `ms` (where every client that ran with it stands now).
          */
         post: operations["advanceAllClocks"];
         delete?: never;

@@ -10,7 +10,7 @@ import { ClockService, loadClocks, ClockSync } from '../clock/index.js';
 import { SettingsWriter, openStorage } from '../store/index.js';
 import { answerClientErrors, withEnvelope, ApiError, messages } from '../http/index.js';
 import { ClientRegistry, roleOf, type Client, type ClientConfig } from '../clients/index.js';
-import { checkClientConfigs, readConfigFile, OptionError, resolveOptions, shownRetention, type ResolvedOptions, type SandboxOptions } from '../config/index.js';
+import { checkClientConfigs, readConfigFile, OptionError, resolveOptions, shownDatabase, shownRetention, type ResolvedOptions, type SandboxOptions } from '../config/index.js';
 import { EventBus } from '../events/index.js';
 import { SandboxMetrics } from '../metrics/index.js';
 import { loadFixtures } from '../fixtures/index.js';
@@ -235,8 +235,10 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
   // The webhook client loads once the sandbox listens, not during the start (nor at the first attempt).
   const loadWebhookClient = setImmediate(() => services.webhookTargets.warmUp());
   const port = (server.address() as AddressInfo).port;
-  const { data, clock: mode, speed, fsync, strict, retention, seed } = options;
-  services.logger.info({ port, data, clock: mode, speed, fsync, strict, retention: shownRetention(retention), seeded: seed !== undefined, clients: services.registry.clients.length }, 'started');
+  const { data, databaseUrl, clock: mode, speed, fsync, strict, retention, seed } = options;
+  // Where the records are: the database (without its password) on PostgreSQL, where the data file and --fsync are not used.
+  const store = databaseUrl !== undefined ? { database: shownDatabase(databaseUrl) } : { data, fsync };
+  services.logger.info({ port, ...store, clock: mode, speed, strict, retention: shownRetention(retention), seeded: seed !== undefined, clients: services.registry.clients.length }, 'started');
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
   let closing: Promise<void> | undefined;
   return {

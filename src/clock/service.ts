@@ -152,6 +152,19 @@ export class ClockService {
     };
   }
 
+  /**
+   * The sandbox's clock after `advanceAll(ms)`: its pending jobs, and as `now` the time the
+   * advance took the clocks to. A manual sandbox clock moved there itself; a real one keeps
+   * wall pace (it cannot jump), so `now` is its time plus `ms`, where every client that ran
+   * with it stands now (a client that ran ahead stands as far ahead of that).
+   */
+  async advancedView(ms: number): Promise<ClockView> {
+    const view = await this.sandboxView();
+    if (this.clocks.mode === 'manual') return view;
+    const now = view.now_ms + ms;
+    return { ...view, now: new Date(now).toISOString(), now_ms: now };
+  }
+
   /** The client's clock: its time, and only its own pending jobs. */
   async view(clientId: string): Promise<ClockView> {
     const now = this.clocks.of(clientId);

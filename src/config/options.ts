@@ -90,6 +90,8 @@ export interface SandboxOptions {
   retention?: string;
   /** `postgres://user:password@host:port/database`: keep everything in PostgreSQL (several replicas may share it) instead of the data file. */
   databaseUrl?: string;
+  /** PostgreSQL: how long the start waits for a database it cannot reach yet (trying again with a growing pause), e.g. '60s'; then the start fails. '0': no wait. Default '60s'. */
+  databaseWait?: string;
   /**
    * PostgreSQL: how long a replica's claim on a due job holds before another replica may
    * take the job over (its replica died), e.g. '60s'. At least the webhook timeout plus 5 s. Default '60s'.
@@ -137,6 +139,8 @@ export interface ResolvedOptions {
   /** ms. */
   retention: number | undefined;
   databaseUrl: string | undefined;
+  /** ms. */
+  databaseWait: number;
   /** ms. */
   jobLease: number;
 }

@@ -1,6 +1,6 @@
 import { parse as parseBytes } from 'bytes';
 import { LATEST_CLOCK_START_MS } from '../clock/index.js';
-import { parseDelayRange } from '../shared/index.js';
+import { parseDelayRange, parseDuration } from '../shared/index.js';
 import { PROVIDER_SPEC } from '../spec/index.js';
 import { DEFAULT_RETRIES, isSecret, parseRetries, parseTargetPolicy } from '../webhooks/index.js';
 import type { Schema } from './option-spec.js';
@@ -223,5 +223,15 @@ export const OPTIONS: Schema = {
         : /^postgres(ql)?:\/\/\S+$/.test(String(value))
           ? String(value)
           : fail('databaseUrl', 'databaseUrl must be a postgres:// or postgresql:// URL, e.g. postgres://sandbox:secret@db:5432/sandbox.'),
+  },
+  databaseWait: {
+    flag: '--database-wait <duration>',
+    env: 'SANDBOX_DATABASE_WAIT',
+    help: 'PostgreSQL: how long the start waits for an unreachable database, trying again with a growing pause, before it exits 1 (0: no wait)',
+    default: '60s',
+    resolve: (value) => {
+      const ms = typeof value === 'string' ? parseDuration(value) : undefined;
+      return ms !== undefined && ms >= 0 ? ms : fail('databaseWait', `databaseWait "${String(value)}" is not a duration: use for example 60s, 5m or 0.`);
+    },
   },
 };

@@ -77,12 +77,19 @@ const STATUS_OF = new Map<Function, number>([
   [TooManyRequests, 429],
 ]);
 
-/** The HTTP error of anything thrown while answering; a 500 for what is neither an ApiError nor a domain error. */
-export function toApiError(error: unknown): ApiError {
+/** Methods of requests that only read: a store they cannot reach is said as "cannot read" (see Unavailable.readMessage). */
+const READS = new Set(['GET', 'HEAD']);
+
+/**
+ * The HTTP error of anything thrown while answering; a 500 for what is neither an ApiError
+ * nor a domain error. `method`: the request's, which picks what an Unavailable says.
+ */
+export function toApiError(error: unknown, method?: string): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof DomainError) {
     const headers: Record<string, string> = error instanceof Unavailable || error instanceof TooManyRequests ? { 'Retry-After': String(error.retryAfterSeconds) } : {};
-    return new ApiError(STATUS_OF.get(error.constructor) ?? 500, error.message, error.errors, headers);
+    const message = error instanceof Unavailable && error.readMessage !== undefined && READS.has(method ?? '') ? error.readMessage : error.message;
+    return new ApiError(STATUS_OF.get(error.constructor) ?? 500, message, error.errors, headers);
   }
   return new ApiError(500, messages.internal);
 }

@@ -125,7 +125,7 @@ export async function sendReply(res: Response, reply: Reply): Promise<void> {
 
 /** The one place an error becomes an HTTP answer: the envelope, never HTML or a stack. */
 export function sendError(res: Response, error: unknown): void {
-  const apiError = toApiError(error);
+  const apiError = toApiError(error, res.req?.method);
   if (apiError.status === 500) noteFailure(res, error);
   if (res.headersSent) {
     res.destroy();

@@ -54,6 +54,11 @@ export class Unavailable extends DomainError {
   constructor(
     message: string,
     readonly retryAfterSeconds = 5,
+    /**
+     * What a request that only reads (GET, HEAD) is told instead, when the failure is the
+     * store's and not of saving: `message` speaks of saving, which such a request never asked for.
+     */
+    readonly readMessage?: string,
   ) {
     super(message);
   }
@@ -85,5 +90,6 @@ export const domainMessages = {
   storeBusy: (waitedMs: number) =>
     `Every database connection of this sandbox replica stayed busy for ${waitedMs / 1000} s (more load than it can take). Retry shortly.`,
   storeUnavailable: (reason: string) => `The sandbox cannot save changes right now (${reason}); nothing was saved. Retry shortly.`,
+  storeUnreadable: (reason: string) => `The sandbox cannot read from its database right now (${reason}). Retry shortly.`,
   lockLost: "This sandbox no longer holds the lock of its data file (ELOCKLOST), so it saves nothing more; nothing was saved. Its log and /__sandbox/health say why (most often another sandbox took the data file over).",
 } as const;

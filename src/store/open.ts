@@ -1,16 +1,51 @@
 import type { Logger } from 'pino';
 import { EmbeddedStorage, writeWarnings } from './embedded/index.js';
-import { PostgresStorage } from './postgres/index.js';
+import { cannotReachDatabase, databaseErrorCode, PostgresStorage, type PostgresOptions } from './postgres/index.js';
+import { formatDuration } from '../shared/index.js';
 import type { Storage } from './port.js';
 import type { StoreFileSystem } from './embedded/index.js';
 
-/** What picks and opens the storage: `--data`, `--fsync`, `--salvage-journal`, `--journal-size`, `--database-url`. */
+/** What picks and opens the storage: `--data`, `--fsync`, `--salvage-journal`, `--journal-size`, `--database-url`, `--database-wait`. */
 export interface StorageOptions {
   data: string;
   fsync: boolean;
   salvageJournal?: boolean;
   journalSize: number;
   databaseUrl: string | undefined;
+  /** PostgreSQL: how long the start waits for a database it cannot reach yet (ms). */
+  databaseWait?: number;
+}
+
+/** The pauses between tries of the first connection: growing, at most the last. */
+const RETRY_PAUSES_MS = [250, 500, 1_000, 2_000, 5_000];
+
+/**
+ * Opens the PostgreSQL storage, trying again while the database cannot be reached (not
+ * started yet, starting, its host not resolvable yet) for up to `waitMs`, with a growing
+ * pause and a log line per try: replicas and their database are often started together.
+ * A failure of another kind (a wrong password, a newer schema) ends the start at once; a
+ * wait that runs out ends it with a message that says so.
+ */
+async function openPostgres(options: PostgresOptions, waitMs: number, logger: Logger): Promise<PostgresStorage> {
+  const started = Date.now();
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await PostgresStorage.open(options);
+    } catch (error) {
+      if (!cannotReachDatabase(error)) throw error;
+      const waited = Date.now() - started;
+      const pause = Math.min(RETRY_PAUSES_MS[Math.min(attempt - 1, RETRY_PAUSES_MS.length - 1)]!, waitMs - waited);
+      const reason = `${databaseErrorCode(error) ?? 'no connection'}: ${error instanceof Error ? error.message : String(error)}`;
+      if (pause <= 0) {
+        throw new Error(
+          `The database could not be reached within ${formatDuration(waitMs)} (--database-wait), ${attempt} ${attempt === 1 ? 'try' : 'tries'}; the last failed with ${reason}. Start the database or check --database-url; the wait can be made longer with --database-wait.`,
+          { cause: error },
+        );
+      }
+      logger.warn({ attempt, code: databaseErrorCode(error), waited_ms: waited, retry_in_ms: pause }, `the database cannot be reached yet (${reason}); trying again in ${formatDuration(pause)}`);
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
 }
 
 /**
@@ -19,11 +54,12 @@ export interface StorageOptions {
  */
 export function openStorage(options: StorageOptions, logger: Logger, fileSystem?: StoreFileSystem): Promise<Storage> {
   if (options.databaseUrl !== undefined) {
-    return PostgresStorage.open({
+    const postgres: PostgresOptions = {
       url: options.databaseUrl,
       requestLogSize: options.journalSize,
       onError: (error) => logger.error({ err: error }, 'database connection failed'),
-    });
+    };
+    return openPostgres(postgres, options.databaseWait ?? 0, logger);
   }
   return EmbeddedStorage.open({
     path: options.data,

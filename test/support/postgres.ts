@@ -25,6 +25,10 @@ export interface TestPostgres {
   dataDir: string;
   /** A new, empty database on the server: its connection URL. */
   freshDatabase(): Promise<string>;
+  /** Stops the server as an outage does (fast shutdown: every session is ended), keeping its data for `resume`. */
+  pause(): Promise<void>;
+  /** Starts the paused server again on the same port, with its data (nothing when it runs). */
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -103,7 +107,8 @@ export async function startPostgres(settings: Record<string, string> = {}): Prom
     user: 'postgres',
     password,
     port,
-    persistent: false,
+    // Kept across a pause; `stop` removes the whole folder itself.
+    persistent: true,
     createPostgresUser: true,
     // The socket and its lock file go in the server's own data folder, which its user owns:
     // the default, /tmp, may be a folder that user cannot write (mode 0755).
@@ -121,6 +126,7 @@ export async function startPostgres(settings: Record<string, string> = {}): Prom
     throw new Error(`PostgreSQL could not start (${reason}). Its log:\n${log.lines.join('\n') || '(no output)'}`);
   }
   let n = 0;
+  let paused = false;
   return {
     serverUrl: `postgres://postgres:${password}@127.0.0.1:${port}`,
     dataDir: databaseDir,
@@ -129,6 +135,16 @@ export async function startPostgres(settings: Record<string, string> = {}): Prom
       const name = `sandbox_${process.pid}_${n}`;
       await server.createDatabase(name);
       return `postgres://postgres:${password}@127.0.0.1:${port}/${name}`;
+    },
+    async pause() {
+      if (paused) return;
+      paused = true;
+      await server.stop();
+    },
+    async resume() {
+      if (!paused) return;
+      await server.start();
+      paused = false;
     },
     async stop() {
       await server.stop().catch(() => undefined);

@@ -134,7 +134,7 @@ export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart
       // By the sandbox's own clock: a partner that took its own clock near the end must not block the admin's advance of everyone.
       checkAdvance(deps.clock.now(), ms);
       await clockService.advanceAll(ms);
-      return json(200, await clockService.sandboxView());
+      return json(200, await clockService.advancedView(ms));
     },
 
     setClockSpeed: async (input) => {

@@ -33,7 +33,9 @@ export class ChannelListener {
       await client.connect();
       await client.query(`LISTEN ${JOBS_CHANNEL}; LISTEN ${CLOCKS_CHANNEL}`);
     } catch (error) {
+      // The caller tries again (or fails the start): this connection's later errors are of no one's interest, but must be listened to.
       client.removeAllListeners('error');
+      client.on('error', () => undefined);
       await client.end().catch(() => undefined);
       throw error;
     }

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { Db } from './db.js';
 import { FairGate } from './fair-gate.js';
 import { connectionTimeoutOf, poolSizeOf, type PostgresOptions } from './options.js';
-import { backgroundPool, counterPool, observationPool } from './pools.js';
+import { backgroundPool, counterPool, observationPool, probePool } from './pools.js';
 import type { Reachability } from './reachability.js';
 import type { RequestScopes } from './request-scope.js';
 import { statement } from './statements.js';
@@ -20,6 +20,8 @@ export class Connections {
   readonly counterPool: pg.Pool;
   /** The journal's and the readiness reports' connections (see observationPool). */
   readonly observationPool: pg.Pool;
+  /** The health check's connection (see probePool). */
+  private readonly probePool: pg.Pool;
   /**
    * Permits to the connections of `pool` (one each), handed out in turns between clients:
    * pg-pool hands its connections to waiters first come first served, so a client's
@@ -42,7 +44,13 @@ export class Connections {
     this.backgroundPool = backgroundPool(options);
     this.counterPool = counterPool(options);
     this.observationPool = observationPool(options);
+    this.probePool = probePool(options);
   }
+
+  /** Asks the database for the smallest answer, on the health check's own connection. */
+  readonly probe = async (): Promise<void> => {
+    await this.probePool.query('SELECT 1');
+  };
 
   get connectionTimeoutMs(): number {
     return connectionTimeoutOf(this.options);
@@ -82,6 +90,7 @@ export class Connections {
 
   /** Ends every pool, the requests' last. */
   async end(): Promise<void> {
+    await this.probePool.end();
     await this.counterPool.end();
     await this.observationPool.end();
     await this.backgroundPool.end();

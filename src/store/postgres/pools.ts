@@ -10,13 +10,28 @@ const BACKGROUND_CONNECTIONS = 6;
 
 /**
  * A pool of connections to the database. Waits are bounded: a database that hangs (not
- * merely refuses) answers 503 after seconds, never holds a request for good. An idle
- * connection that the server drops must not crash the process: the next query reconnects.
+ * merely refuses) answers 503 after seconds, never holds a request for good. A connection
+ * that the server drops must not crash the process: the next query reconnects.
  */
 function poolOf(options: PostgresOptions, config: pg.PoolConfig): pg.Pool {
   const pool = new pg.Pool({ connectionString: options.url, connectionTimeoutMillis: connectionTimeoutOf(options), query_timeout: 15_000, statement_timeout: 10_000, ...config });
+  // An idle connection's failure reaches the pool's 'error' (pg-pool drops the connection).
   pool.on('error', (error) => options.onError?.(error));
+  pool.on('connect', keepErrorsHandled);
   return pool;
+}
+
+/**
+ * A connection's own 'error' listener for the whole of its life. pg-pool listens on a
+ * connection only while it is idle: one checked out (inside a unit of work, between two
+ * of its statements) that the server ends, as a stopping database does to every session,
+ * emits 'error' with nobody listening, which would end the process. The failure itself is
+ * not lost: the statement in flight, or the next one on that connection, fails with it and
+ * its caller answers 503 or tries the job again later; the pool drops the connection when
+ * it is released.
+ */
+export function keepErrorsHandled(client: pg.Client): void {
+  client.on('error', () => undefined);
 }
 
 /** The requests' own work. Pipelined: a unit of work sends its held-back writes ahead of the statement it waits for (see inOneTrip). */
@@ -41,3 +56,14 @@ export const counterPool = (options: PostgresOptions): pg.Pool => poolOf(options
  * requests' own work, so their queue never holds a create up.
  */
 export const observationPool = (options: PostgresOptions): pg.Pool => poolOf(options, { max: 4, options: '-c synchronous_commit=off' });
+
+/** How long the health check waits for the database to connect and answer (see Reachability.watch). */
+export const PROBE_TIMEOUT_MS = 1_000;
+
+/**
+ * The health check's one connection: apart from every other pool, so a replica busy with
+ * requests or jobs still asks the database at once, and with a short wait, so a database
+ * that hangs shows in health within seconds.
+ */
+export const probePool = (options: PostgresOptions): pg.Pool =>
+  poolOf(options, { max: 1, connectionTimeoutMillis: PROBE_TIMEOUT_MS, query_timeout: PROBE_TIMEOUT_MS, statement_timeout: PROBE_TIMEOUT_MS });

@@ -2,9 +2,16 @@ import { domainMessages, Unavailable } from '../../shared/index.js';
 import type { StorageHealth } from '../port.js';
 import { PermitTimeout } from './fair-gate.js';
 import { connectionTimeoutOf, type PostgresOptions } from './options.js';
+import { PROBE_TIMEOUT_MS } from './pools.js';
+
+/**
+ * How fresh health's view of the database is kept: when no statement of this replica was
+ * answered for this long, the database is asked (see watch).
+ */
+const PROBE_EVERY_MS = 1_000;
 
 /** Errors that mean the database cannot be reached or cannot take writes now: a 503, not a 500. */
-const UNAVAILABLE_CODES = new Set(['57014', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '53100', '53200', '53300', '08000', '08003', '08006', '25006']);
+const UNAVAILABLE_CODES = new Set(['57014', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '53100', '53200', '53300', '08000', '08003', '08006', '25006']);
 
 /** The SQLSTATE (or Node's error code) of a failure. */
 export const codeOf = (error: unknown): string | undefined => (error as { code?: string } | undefined)?.code;
@@ -13,14 +20,17 @@ export const codeOf = (error: unknown): string | undefined => (error as { code?:
  * request pool's gate's (with pg-pool's message): load, not a failing database.
  */
 const isPoolBusy = (error: unknown): boolean => error instanceof PermitTimeout || (error as Error)?.message === 'timeout exceeded when trying to connect';
-const isUnavailable = (error: unknown): boolean =>
+/** Whether `error` means the database cannot be reached or cannot take work now (rather than a fault of the statement). */
+export const isUnavailable = (error: unknown): boolean =>
   UNAVAILABLE_CODES.has(codeOf(error) ?? '') ||
   /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error/i.test((error as Error)?.message ?? '');
 
 /**
  * Whether the database answers this replica: every call to it goes through `run`, which
  * turns "cannot reach the database" into Unavailable (a 503 with Retry-After) and keeps
- * what the storage's health reports.
+ * what the storage's health reports. An idle replica learns it from `watch`, which asks
+ * the database itself whenever nothing else did for a while: health knows of an outage,
+ * and of its end, within seconds even with no traffic.
  */
 export class Reachability {
   private failure: { error: string; since: number } | undefined;
@@ -29,7 +39,35 @@ export class Reachability {
   /** Waits for a connection that timed out with the replica busy (see translate), since start. */
   private busyWaits = 0;
 
+  private probing = false;
+  private watcher: NodeJS.Timeout | undefined;
+
   constructor(private readonly options: PostgresOptions) {}
+
+  /**
+   * Keeps health current: every PROBE_EVERY_MS, unless a statement of this replica was
+   * answered meanwhile (which says as much), runs `probe` (a `SELECT 1` on a connection
+   * of its own, with a short timeout). Its failure is an outage, with its code; its answer
+   * ends one. Stopped by `stop`.
+   */
+  watch(probe: () => Promise<void>): void {
+    this.watcher ??= setInterval(() => {
+      if (this.probing || performance.now() - this.answeredAt < PROBE_EVERY_MS) return;
+      this.probing = true;
+      probe()
+        .then(
+          () => this.answered(),
+          (error: unknown) => this.probeFailed(error),
+        )
+        .finally(() => (this.probing = false));
+    }, PROBE_EVERY_MS).unref();
+  }
+
+  /** Stops `watch`'s checks. */
+  stop(): void {
+    clearInterval(this.watcher);
+    this.watcher = undefined;
+  }
 
   private get connectionTimeoutMs(): number {
     return connectionTimeoutOf(this.options);
@@ -66,8 +104,20 @@ export class Reachability {
       return new Unavailable(domainMessages.storeBusy(this.connectionTimeoutMs));
     }
     const code = codeOf(error) ?? 'ECONNECTION';
-    this.failure ??= { error: code, since: Date.now() };
-    return new Unavailable(domainMessages.storeUnavailable(`the database: ${code}`));
+    this.failed(code);
+    const reason = `the database: ${code}`;
+    return new Unavailable(domainMessages.storeUnavailable(reason), undefined, domainMessages.storeUnreadable(reason));
+  }
+
+  /** The database failed now with `code`: health shows this code (the latest), and the outage's start (the first). */
+  private failed(code: string): void {
+    this.failure = { error: code, since: this.failure?.since ?? Date.now() };
+  }
+
+  private probeFailed(error: unknown): void {
+    // A probe that timed out while other statements of this replica were answered meanwhile: load, not an outage.
+    if (performance.now() - this.answeredAt < PROBE_EVERY_MS + PROBE_TIMEOUT_MS) return;
+    this.failed(codeOf(error) ?? 'ECONNECTION');
   }
 
   health(): StorageHealth {

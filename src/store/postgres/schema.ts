@@ -148,6 +148,8 @@ export async function migrate(pool: Pool): Promise<{ from: number; to: number }>
   // A connection of its own, without the pool's time limits: a migration of a big table
   // may take minutes, and cut short it would only be run again at the next start.
   const client = new pg.Client({ ...pool.options, pipeline: false, query_timeout: undefined, statement_timeout: undefined });
+  // A database that stops during the migration fails the statement in flight (the start then fails); its 'error' event must not end the process.
+  client.on('error', () => undefined);
   await client.connect();
   try {
     // Taken by trying again and again rather than by waiting in one statement: a session

@@ -92,7 +92,13 @@ export class PostgresStorage implements Storage {
       throw error;
     }
     const storage = new PostgresStorage(pool, options);
-    await storage.listener.listen();
+    try {
+      await storage.listener.listen();
+    } catch (error) {
+      await storage.connections.end().catch(() => undefined);
+      throw error;
+    }
+    storage.reach.watch(storage.connections.probe);
     return storage;
   }
 
@@ -109,6 +115,7 @@ export class PostgresStorage implements Storage {
     // What this replica scheduled last is told before it goes.
     this.notices.close();
     this.closed = true;
+    this.reach.stop();
     this.listener.stop();
     // Journal entries and report counts still held are written before the pools end.
     await Promise.all([this.requests.drained(), this.reports.drained()]);

@@ -1,0 +1,200 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, spawnCli, startCli, type RunningCli } from '../support/cli.js';
+import { createRequest } from '../support/orders.js';
+import { startPostgres, type TestPostgres } from '../support/postgres.js';
+import { Receiver } from '../webhooks/receiver.js';
+
+// The database stops and starts again under running replicas (issue 46: a replica survives
+// its database): health follows it both ways, a replica started before it waits for it,
+// and an outage after a create load takes no replica down and loses no acknowledged order.
+
+const TOKEN = 'outage-token';
+const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+
+let server: TestPostgres;
+beforeAll(async () => {
+  server = await startPostgres();
+}, 60_000);
+afterAll(() => server?.stop());
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `read` every 200 ms until `done`, for at most `ms`; answers the last value and how long it took. */
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, ms: number): Promise<{ value: T; tookMs: number }> {
+  const start = Date.now();
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() - start > ms) return { value, tookMs: Date.now() - start };
+    await sleep(200);
+  }
+}
+
+const health = async (url: string) => (await (await fetch(`${url}/__sandbox/health`)).json()) as { store: string; store_error?: string };
+
+/** Follows a replica's exit: `exitCode()` is undefined while it runs. */
+function watchExit(cli: RunningCli): () => number | null | undefined {
+  let code: number | null | undefined;
+  cli.process.once('exit', (c) => (code = c));
+  return () => code;
+}
+
+describe('a replica whose database stops and starts again', () => {
+  it('idle, on a manual clock: health says degraded within 5 s of the stop (with the current error) and ok within 5 s of the start', async () => {
+    const cli = await startCli(['--port', '0', '--database-url', await server.freshDatabase(), '--token', TOKEN, '--clock', 'manual', '--log-level', 'warn']);
+    const exited = watchExit(cli);
+    try {
+      expect(await health(cli.url)).toMatchObject({ store: 'ok' });
+      await sleep(1_500); // idle: nothing but health asks the database
+      await server.pause();
+      const down = await until(() => health(cli.url), (h) => h.store === 'degraded', 5_000);
+      expect(down.value, cli.output().slice(-2_000)).toMatchObject({ store: 'degraded', store_error: expect.any(String) });
+      expect(down.tookMs).toBeLessThan(5_000);
+      // The error shown is the current failure's: with the server gone, a refused connection.
+      const current = await until(() => health(cli.url), (h) => h.store_error === 'ECONNREFUSED', 3_000);
+      expect(current.value.store_error).toBe('ECONNREFUSED');
+      await server.resume();
+      const up = await until(() => health(cli.url), (h) => h.store === 'ok', 5_000);
+      expect(up.value).toEqual(expect.objectContaining({ store: 'ok' }));
+      expect(up.value).not.toHaveProperty('store_error');
+      expect(up.tookMs).toBeLessThan(5_000);
+      expect(exited()).toBeUndefined();
+    } finally {
+      await server.resume().catch(() => undefined);
+      if (exited() === undefined) await cli.stop();
+    }
+  }, 60_000);
+
+  it('started before its database: it waits, logging each try, and serves once the database is up', async () => {
+    const databaseUrl = await server.freshDatabase();
+    await server.pause();
+    const child = spawnCli(['--port', '0', '--database-url', databaseUrl, '--token', TOKEN, '--clock', 'manual', '--database-wait', '60s', '--log-level', 'info']);
+    let output = '';
+    let exit: number | null | undefined;
+    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', (code) => (exit = code));
+    try {
+      // Two tries refused, each said in the log, and the replica still waiting.
+      await until(async () => output, (text) => (text.match(/cannot be reached yet/g) ?? []).length >= 2, 30_000);
+      expect(output).toMatch(/the database cannot be reached yet \(ECONNREFUSED.*\); trying again in/);
+      expect((output.match(/cannot be reached yet/g) ?? []).length).toBeGreaterThanOrEqual(2);
+      expect(exit).toBeUndefined();
+      await server.resume();
+      const listening = await until(async () => /listening on (http:\/\/\S+)/.exec(output), (match) => match !== null || exit !== undefined, 30_000);
+      expect(listening.value, output).not.toBeNull();
+      const url = listening.value![1]!;
+      const created = await fetch(`${url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(1)) });
+      expect(created.status).toBe(201);
+      expect(await health(url)).toMatchObject({ store: 'ok' });
+      // The start's log line names the database (without its password), not the data file it does not use.
+      const startedLine = output.split('\n').find((line) => line.includes('"msg":"started"'));
+      expect(startedLine).toMatch(/"database":"postgres:\/\/postgres:\*\*\*\*@127\.0\.0\.1:\d+\/sandbox_/);
+      expect(startedLine).not.toContain('"data"');
+      expect(startedLine).not.toContain(new URL(databaseUrl).password);
+    } finally {
+      if (exit === undefined) {
+        const gone = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await gone;
+      }
+      await server.resume().catch(() => undefined);
+    }
+  }, 90_000);
+
+  it('started before its database, whose wait runs out: exits 1 saying the database could not be reached', async () => {
+    const databaseUrl = await server.freshDatabase();
+    await server.pause();
+    try {
+      const started = Date.now();
+      const run = await runCli(['--port', '0', '--database-url', databaseUrl, '--token', TOKEN, '--database-wait', '2s', '--log-level', 'warn']);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/shipping-sandbox: The database could not be reached within 2s \(--database-wait\), \d+ tries; the last failed with ECONNREFUSED/);
+      expect(run.stdout).toMatch(/cannot be reached yet/);
+      expect(Date.now() - started).toBeLessThan(20_000);
+    } finally {
+      await server.resume();
+    }
+  }, 60_000);
+
+  it('stopped right after a create load (AWB jobs and webhook attempts running): both replicas stay up, answer 503, serve again after it, and lose no acknowledged order', async () => {
+    const receiver = await Receiver.start();
+    // Every third webhook is held until the attempt times out: attempts are in flight when the database stops.
+    receiver.respond = (_webhook, index) => (index % 3 === 0 ? { status: 200, hang: true } : { status: 200, body: 'ok' });
+    const databaseUrl = await server.freshDatabase();
+    const args = ['--port', '0', '--database-url', databaseUrl, '--token', TOKEN, '--webhook-url', receiver.url, '--awb-delay', '1s-3s', '--webhook-timeout', '2s', '--log-level', 'warn'];
+    const replicas = [await startCli(args), await startCli(args)];
+    const exits = replicas.map(watchExit);
+    const alive = () => exits.map((exit) => exit());
+    try {
+      // 3,000 orders: 60 creates of 50 items, 6 at a time, over both replicas.
+      const created: string[] = [];
+      for (let round = 0; round < 10; round += 1) {
+        const answers = await Promise.all(
+          Array.from({ length: 6 }, async (_, i) => {
+            const res = await fetch(`${replicas[i % 2]!.url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(50)) });
+            expect(res.status).toBe(201);
+            return ((await res.json()) as { order_numbers: string[] }).order_numbers;
+          }),
+        );
+        created.push(...answers.flat());
+      }
+      expect(created).toHaveLength(3_000);
+      expect(receiver.received.length).toBeLessThan(3_000); // AWB jobs still to run
+
+      await server.pause();
+      const outage = Date.now();
+      // Meanwhile: every replica up, answering 503 — a read says it could not read, a write that nothing was saved.
+      let reads = 0;
+      while (Date.now() - outage < 8_000) {
+        for (const [i, replica] of replicas.entries()) {
+          const read = await fetch(`${replica.url}/__sandbox/orders/${created[reads % created.length]}`, { headers }).catch((error: unknown) => {
+            throw new Error(`replica ${i} does not answer (${String(error)}; exit code ${exits[i]!()}):\n${replica.output().slice(-2_000)}`);
+          });
+          if (read.status === 503) {
+            const body = (await read.json()) as { message: string };
+            expect(body.message).toMatch(/cannot read from its database/);
+            expect(body.message).not.toMatch(/sav/);
+            expect(read.headers.get('retry-after')).toEqual(expect.any(String));
+            reads += 1;
+          } else expect(read.status).toBe(200); // possible only before the replica noticed
+        }
+        await sleep(250);
+      }
+      expect(reads).toBeGreaterThan(0);
+      for (const replica of replicas) {
+        const write = await fetch(`${replica.url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(1)) });
+        expect(write.status).toBe(503);
+        expect(((await write.json()) as { message: string }).message).toMatch(/nothing was saved/);
+        expect(await health(replica.url)).toMatchObject({ store: 'degraded' });
+      }
+      expect(alive(), replicas.map((r) => r.output().slice(-1_500)).join('\n---\n')).toEqual([undefined, undefined]);
+
+      await server.resume();
+      for (const replica of replicas) {
+        const back = await until(async () => (await fetch(`${replica.url}/__sandbox/orders/${created[0]}`, { headers })).status, (status) => status === 200, 30_000);
+        expect(back.value).toBe(200);
+        expect((await until(() => health(replica.url), (h) => h.store === 'ok', 10_000)).value.store).toBe('ok');
+      }
+      // No acknowledged order lost: each of the 3,000 reads back, through either replica.
+      const missing: string[] = [];
+      for (let at = 0; at < created.length; at += 25) {
+        await Promise.all(
+          created.slice(at, at + 25).map(async (orderNo, i) => {
+            const res = await fetch(`${replicas[i % 2]!.url}/__sandbox/orders/${orderNo}`, { headers });
+            if (res.status !== 200) missing.push(`${orderNo}: ${res.status}`);
+            await res.arrayBuffer();
+          }),
+        );
+      }
+      expect(missing).toEqual([]);
+      const again = await fetch(`${replicas[1]!.url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(1)) });
+      expect(again.status).toBe(201);
+      expect(alive()).toEqual([undefined, undefined]);
+      for (const replica of replicas) expect(replica.output()).not.toMatch(/Unhandled|uncaught/i);
+    } finally {
+      await server.resume().catch(() => undefined);
+      for (const [i, replica] of replicas.entries()) if (exits[i]!() === undefined) await replica.stop();
+      await receiver.close();
+    }
+  }, 240_000);
+});

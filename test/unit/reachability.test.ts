@@ -1,0 +1,49 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { toApiError } from '../../src/http/errors.js';
+import { Unavailable } from '../../src/shared/index.js';
+import { Reachability } from '../../src/store/postgres/reachability.js';
+
+const failure = (code: string, message = 'failed') => Object.assign(new Error(message), { code });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let reach: Reachability | undefined;
+afterEach(() => reach?.stop());
+
+describe("PostgreSQL's reachability, as health shows it", () => {
+  it('shows the latest failure\'s code and the first failure\'s time; an answer ends the outage', async () => {
+    reach = new Reachability({ url: 'postgres://unused', requestLogSize: 10 });
+    expect(reach.translate(failure('57P01', 'terminating connection due to administrator command'))).toBeInstanceOf(Unavailable);
+    const first = reach.health();
+    expect(first).toMatchObject({ writable: false, error: '57P01' });
+    await sleep(5);
+    reach.translate(failure('ECONNREFUSED'));
+    expect(reach.health()).toEqual({ writable: false, error: 'ECONNREFUSED', since: first.since });
+    reach.answered();
+    expect(reach.health()).toEqual({ writable: true });
+  });
+
+  it('an idle replica learns of an outage, and of its end, from its own check of the database', async () => {
+    reach = new Reachability({ url: 'postgres://unused', requestLogSize: 10 });
+    let down = true;
+    reach.watch(async () => {
+      if (down) throw failure('ECONNREFUSED');
+    });
+    for (let i = 0; i < 30 && reach.health().writable; i += 1) await sleep(100);
+    expect(reach.health()).toMatchObject({ writable: false, error: 'ECONNREFUSED' });
+    down = false;
+    for (let i = 0; i < 30 && !reach.health().writable; i += 1) await sleep(100);
+    expect(reach.health()).toEqual({ writable: true });
+  });
+
+  it('a GET the database cannot serve says it could not read; a change, that nothing was saved', () => {
+    reach = new Reachability({ url: 'postgres://unused', requestLogSize: 10 });
+    const error = reach.translate(failure('ECONNREFUSED'));
+    const read = toApiError(error, 'GET');
+    const write = toApiError(error, 'POST');
+    expect(read.status).toBe(503);
+    expect(read.message).toBe('The sandbox cannot read from its database right now (the database: ECONNREFUSED). Retry shortly.');
+    expect(write.status).toBe(503);
+    expect(write.message).toMatch(/cannot save changes right now \(the database: ECONNREFUSED\); nothing was saved/);
+    expect(read.headers['Retry-After']).toBe('5');
+  });
+});
