@@ -10,7 +10,7 @@ import { ClockService, loadClocks, ClockSync } from '../clock/index.js';
 import { SettingsWriter, openStorage } from '../store/index.js';
 import { answerClientErrors, withEnvelope, ApiError, messages } from '../http/index.js';
 import { ClientRegistry, roleOf, type Client, type ClientConfig } from '../clients/index.js';
-import { checkClientConfigs, readConfigFile, OptionError, resolveOptions, shownRetention, type ResolvedOptions, type SandboxOptions } from '../config/index.js';
+import { checkClientConfigs, claimLeaseMs, readConfigFile, OptionError, resolveOptions, shownRetention, type ResolvedOptions, type SandboxOptions } from '../config/index.js';
 import { EventBus } from '../events/index.js';
 import { SandboxMetrics } from '../metrics/index.js';
 import { loadFixtures } from '../fixtures/index.js';
@@ -163,7 +163,7 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   const scheduler = new Scheduler(storage, clock, {
     // A claim outlasts the longest webhook attempt; on a shared database each replica also
     // looks for due jobs every few seconds (claims of a replica that died, missed notices).
-    leaseMs: Math.max(options.jobLease, options.webhookTimeout + 5_000),
+    leaseMs: claimLeaseMs(options),
     ...(options.databaseUrl !== undefined ? { pollMs: Math.min(5_000, options.jobLease / 4) } : {}),
     ...(sync ? { refreshClocks: () => sync.all() } : {}),
     onError: (err, kind, key) => logger.error({ err, kind, key }, 'scheduled job failed'),
@@ -287,7 +287,7 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
         clearTimeout(grace);
         await storage.close();
         // Lines still gathering for a batch go out now, not at the next flush tick.
-        services.logger.flush();
+        await new Promise<void>((resolve) => services.logger.flush(() => resolve()));
       })()),
   };
 }

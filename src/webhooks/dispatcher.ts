@@ -213,7 +213,7 @@ export class WebhookDispatcher {
       if (next === undefined) return attempts.finished(tx, current, 'failed', error);
       await tx.jobs.schedule({ kind: jobKindOf(current), key: id, client_id: current.client_id, due_at: next });
       return tx.deliveries.update({ ...current, next_attempt_at: next, last_error: error });
-    });
+    }, { scheduled: true });
     if (after?.status === 'delivered' && after.chaos.includes('duplicate') && made.chaos === null) {
       const duplicate = await attempts.attempt(after, target, 'schedule', 'duplicate', at);
       if (duplicate) await attempts.record(delivery, duplicate, async (_tx, current) => current);
