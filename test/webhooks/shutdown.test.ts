@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TestSandbox } from '../support/sandbox.js';
 import { createSandbox } from '../../src/app/sandbox.js';
+import { Unavailable } from '../../src/shared/errors.js';
 import { Receiver } from './receiver.js';
 import { createOrders, deliveries, webhookSandbox } from './support.js';
 
@@ -116,5 +117,37 @@ describe('the webhook client of a sandbox closed straight after it started', () 
     await sandbox.close(); // before the webhook client's deferred load ran
     await new Promise((resolve) => setImmediate(resolve));
     expect(() => sandbox.services.webhookTargets.route('http://127.0.0.1:9/hook', true)).toThrow('The webhook client is closed');
+  });
+});
+
+describe('an attempt whose outcome the store cannot take at once (every connection busy)', () => {
+  it('is recorded once the store takes it again, not made a second time', async () => {
+    let failRecord = false;
+    receiver.respond = () => {
+      failRecord = true; // the next unit of work is the one that records this attempt
+      return { status: 200, body: 'ok' };
+    };
+    const sandbox = await webhookSandbox(receiver.url, { data: join(dir, 'sandbox.json') });
+    const { storage } = sandbox.services;
+    const transaction = storage.transaction.bind(storage);
+    let refused = 0;
+    storage.transaction = ((fn: Parameters<typeof transaction>[0]) => {
+      if (!failRecord) return transaction(fn);
+      failRecord = false;
+      refused += 1;
+      return Promise.reject(new Unavailable('every database connection stayed busy'));
+    }) as typeof storage.transaction;
+    try {
+      await createOrders(sandbox, 1);
+      await sandbox.advance(60_000);
+      await sandbox.advance(24 * 3_600_000);
+      expect(refused).toBe(1);
+      const [recorded] = await deliveries(sandbox);
+      expect(recorded).toMatchObject({ event: 'awb.generated', status: 'delivered' });
+      expect(recorded!.attempts.map((a) => [a.n, a.status_code])).toEqual([[1, 200]]);
+      expect(receiver.byId(recorded!.id)).toHaveLength(1);
+    } finally {
+      await sandbox.close();
+    }
   });
 });
