@@ -286,8 +286,15 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
         clearInterval(idle);
         clearTimeout(grace);
         await storage.close();
-        // Lines still gathering for a batch go out now, not at the next flush tick.
-        await new Promise<void>((resolve) => services.logger.flush(() => resolve()));
+        // Lines still gathering for a batch (the drain's attempts among them) are written before
+        // the process exits, not lost with it; a stdout nobody reads holds the stop 1 s at most.
+        await new Promise<void>((resolve) => {
+          const bound = setTimeout(resolve, 1_000).unref();
+          services.logger.flush(() => {
+            clearTimeout(bound);
+            resolve();
+          });
+        });
       })()),
   };
 }
