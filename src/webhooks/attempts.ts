@@ -9,7 +9,7 @@ import { wrongSecret } from './secret.js';
 import { AttemptAborted, send, type SendResult } from './send.js';
 import { jobKindOf } from './job.js';
 /** The wait before an outcome the store could not take is tried again. */
-const RECORD_RETRY_MS = 250;
+const RECORD_RETRY_MS = 1_000;
 
 /** An attempt as made: what the delivery logs, and the receiver's Retry-After. */
 export type Made = Attempt & { retry_after: string | null };
