@@ -10,7 +10,7 @@ import { ClockService, loadClocks, ClockSync } from '../clock/index.js';
 import { SettingsWriter, openStorage } from '../store/index.js';
 import { answerClientErrors, withEnvelope, ApiError, messages } from '../http/index.js';
 import { ClientRegistry, roleOf, type Client, type ClientConfig } from '../clients/index.js';
-import { checkClientConfigs, readConfigFile, OptionError, resolveOptions, shownDatabase, shownRetention, type ResolvedOptions, type SandboxOptions } from '../config/index.js';
+import { checkClientConfigs, claimLeaseMs, readConfigFile, OptionError, resolveOptions, shownDatabase, shownRetention, type ResolvedOptions, type SandboxOptions } from '../config/index.js';
 import { EventBus } from '../events/index.js';
 import { SandboxMetrics } from '../metrics/index.js';
 import { loadFixtures } from '../fixtures/index.js';
@@ -163,7 +163,7 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   const scheduler = new Scheduler(storage, clock, {
     // A claim outlasts the longest webhook attempt; on a shared database each replica also
     // looks for due jobs every few seconds (claims of a replica that died, missed notices).
-    leaseMs: Math.max(options.jobLease, options.webhookTimeout + 5_000),
+    leaseMs: claimLeaseMs(options),
     ...(options.databaseUrl !== undefined ? { pollMs: Math.min(5_000, options.jobLease / 4) } : {}),
     ...(sync ? { refreshClocks: () => sync.all() } : {}),
     onError: (err, kind, key) => logger.error({ err, kind, key }, 'scheduled job failed'),
@@ -186,12 +186,31 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
 }
 
 /**
- * Stops background work in the order that loses nothing: no new jobs, then each
- * module's close (aborting webhook attempts in flight, ending hung requests) so the
- * jobs still running finish at once, then waits for them. The store stays open.
+ * How long past the webhook timeout a stop waits for the jobs in flight before it aborts
+ * what is left: an attempt has its timeout, and this margin is for recording its outcome.
+ */
+export const STOP_RECORD_MARGIN_MS = 2_000;
+
+/**
+ * Stops background work in the order that loses nothing and repeats nothing: no new
+ * claims; then the jobs in flight finish and are recorded as at any other time (a
+ * webhook attempt waits for its receiver, up to the webhook timeout, and its outcome and
+ * next attempt are written), while jobs claimed but not started are given back; then
+ * each module's close (ending hung requests and streams, closing the webhook client).
+ * Only if the jobs are still running STOP_RECORD_MARGIN_MS past the webhook timeout (a
+ * store that does not answer) does a module's close abort the attempts left: those are
+ * not recorded and stay due (at-least-once, as after a crash). The store stays open.
  */
 export async function stopServices(services: Services, modules: SandboxModule[]): Promise<void> {
-  const jobsDone = services.scheduler.stop();
+  const { scheduler, options, logger } = services;
+  const jobsDone = scheduler.stop();
+  let bound: NodeJS.Timeout | undefined;
+  const drained = await Promise.race([
+    jobsDone.then(() => true),
+    new Promise<false>((resolve) => (bound = setTimeout(() => resolve(false), options.webhookTimeout + STOP_RECORD_MARGIN_MS))),
+  ]);
+  clearTimeout(bound);
+  if (!drained) logger.warn({ waited_ms: options.webhookTimeout + STOP_RECORD_MARGIN_MS }, 'stopping: jobs still running past the webhook timeout are cut short; their attempts stay due');
   for (const m of modules) await m.close?.();
   await jobsDone;
   await services.clockService.saveAll().catch((err: unknown) => services.logger.error({ err }, 'client clocks not saved'));
@@ -269,8 +288,15 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
         clearInterval(idle);
         clearTimeout(grace);
         await storage.close();
-        // Lines still gathering for a batch go out now, not at the next flush tick.
-        services.logger.flush();
+        // Lines still gathering for a batch (the drain's attempts among them) are written before
+        // the process exits, not lost with it; a stdout nobody reads holds the stop 1 s at most.
+        await new Promise<void>((resolve) => {
+          const bound = setTimeout(resolve, 1_000).unref();
+          services.logger.flush(() => {
+            clearTimeout(bound);
+            resolve();
+          });
+        });
       })()),
   };
 }

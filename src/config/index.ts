@@ -7,4 +7,5 @@ export { OptionError } from './option-error.js';
 export { resolveOptions } from './resolve.js';
 export { shownDatabase, shownRetention } from './shown.js';
 export { OPTIONS } from './table.js';
+export { claimLeaseMs } from './options.js';
 export type { ResolvedOptions, SandboxOptions } from './options.js';

@@ -144,3 +144,10 @@ export interface ResolvedOptions {
   /** ms. */
   jobLease: number;
 }
+
+/**
+ * How long a claimed job is held (wall ms): `--job-lease`, but always longer than the
+ * longest webhook attempt by 5 s, so an attempt in flight, and the record of its outcome,
+ * end within the claim, before another replica may take the job over.
+ */
+export const claimLeaseMs = (options: Pick<ResolvedOptions, 'jobLease' | 'webhookTimeout'>): number => Math.max(options.jobLease, options.webhookTimeout + 5_000);

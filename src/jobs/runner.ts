@@ -12,7 +12,8 @@ const FAILED_JOB_RETRY_MS = 60_000;
 
 /**
  * Runs one claimed job through its kind's handler and ends it: completed, given back
- * (shutdown, store away), or, when it failed unexpectedly, due again later.
+ * (not started before a stop, cut short, store away), or, when it failed unexpectedly,
+ * due again later.
  */
 export class JobRunner {
   /** Failures so far of jobs that threw unexpectedly, by kind and key (in memory: a restart gives each a fresh start). */
@@ -24,10 +25,21 @@ export class JobRunner {
     private readonly kinds: JobKinds,
     readonly inFlight: Running,
     private readonly options: Pick<SchedulerOptions, 'onError' | 'onLate'>,
+    /** The scheduler is stopping: a job not started yet is given back, not run. */
+    private readonly stopping: () => boolean = () => false,
   ) {}
 
   run(job: ClaimedJob, stamp: Stamp): Promise<Outcome> {
-    return this.inFlight.track(job.client_id, this.runJob(job, stamp));
+    return this.inFlight.track(job.client_id, this.stopping() ? this.giveBack(job) : this.runJob(job, stamp));
+  }
+
+  /**
+   * A job claimed but not started when the scheduler stopped: its claim is released at
+   * once, so another replica (or the next start) takes it without waiting for the lease.
+   */
+  private async giveBack(job: ClaimedJob): Promise<Outcome> {
+    await this.storage.jobs.release(job).catch(() => undefined);
+    return 'interrupted';
   }
 
   private async runJob(job: ClaimedJob, stamp: Stamp): Promise<Outcome> {

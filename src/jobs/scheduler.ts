@@ -62,7 +62,7 @@ export class Scheduler {
     const wallClock = options.wallClock ?? (() => performance.now());
     const shared = storage.jobs.heldElsewhere !== undefined;
     const { kinds, pool } = this;
-    const runner = new JobRunner(storage, clocks, kinds, this.inFlight, options);
+    const runner = new JobRunner(storage, clocks, kinds, this.inFlight, options, () => this.wakeUps.stopped);
     this.wakeUps = new WakeUps({
       clocks,
       pool,
@@ -145,7 +145,11 @@ export class Scheduler {
     this.wakeUps.rearm();
   }
 
-  /** Stops the timer and waits for running jobs; nothing runs afterwards. */
+  /**
+   * Stops claiming and waits for the jobs running: a job already started (a webhook attempt
+   * waiting on its receiver included) finishes and is recorded as at any other time; one
+   * claimed but not started yet is given back at once (see `JobRunner`). Nothing runs afterwards.
+   */
   async stop(): Promise<void> {
     this.wakeUps.stop();
     await this.running;

@@ -1,12 +1,16 @@
 import { createHash } from 'node:crypto';
 import { DEFAULT_ENDPOINT, type Attempt, type AttemptTrigger, type ChaosMode, type Delivery, type WebhookEventType, type WebhookPayload, type Stored } from '../records/index.js';
 import type { Repositories } from '../store/index.js';
+import { Unavailable } from '../shared/index.js';
 import type { DispatcherDeps } from './deps.js';
 import { endpointOf, type Endpoint } from './endpoints.js';
 import type { HeldCounts } from './held-counts.js';
 import { wrongSecret } from './secret.js';
 import { AttemptAborted, send, type SendResult } from './send.js';
 import { jobKindOf } from './job.js';
+/** The wait before an outcome the store could not take is tried again. */
+const RECORD_RETRY_MS = 1_000;
+
 /** An attempt as made: what the delivery logs, and the receiver's Retry-After. */
 export type Made = Attempt & { retry_after: string | null };
 
@@ -62,23 +66,39 @@ export class DeliveryAttempts {
    * transaction. Undefined when the delivery was removed meanwhile (a reset). A 410
    * Gone disables the endpoint, a write of the client's settings: that unit goes through
    * the settings writer, and is run again whole if it meets another change of them.
+   * `scheduled`: a job's attempt, whose outcome is tried again while the store cannot take it.
    */
-  record(
+  async record(
     { id, client_id: clientId }: Pick<Delivery, 'id' | 'client_id'>,
     made: Made,
     decide: (tx: Repositories, current: Stored<Delivery>) => Promise<Stored<Delivery>>,
+    { scheduled = false }: { scheduled?: boolean } = {},
   ): Promise<Stored<Delivery> | undefined> {
     const inUnit = <T>(unit: (tx: Repositories) => Promise<T>): Promise<T> =>
       made.status_code === 410 ? this.deps.settings.unit(clientId, unit) : this.deps.storage.transaction(unit);
-    return inUnit(async (tx) => {
-      const found = await tx.deliveries.get(id);
-      if (!found) return undefined;
-      const { retry_after: _retryAfter, ...outcome } = made;
-      const attempt: Attempt = { ...outcome, n: found.attempts.length + 1 };
-      const current = await tx.deliveries.update({ ...found, attempts: [...found.attempts, attempt] });
-      this.deps.logger.info({ delivery: id, event: current.event, attempt: attempt.n, status: attempt.status_code, ms: attempt.duration_ms, error: attempt.error }, 'webhook attempt');
-      return decide(tx, current);
-    });
+    const { retry_after: _retryAfter, ...outcome } = made;
+    // The receiver has the webhook: the outcome of a scheduled attempt lost here would make
+    // it again (the same webhook-id twice). While the store cannot take it, it is tried
+    // again, until recordWithinMs after the attempt or a stop that ran out of time (abort).
+    // A manual one (redeliver, ping) answers its request at once, as any write does.
+    const until = Date.now() + (scheduled ? (this.deps.recordWithinMs ?? 0) : 0);
+    for (let tries = 0; ; tries += 1) {
+      try {
+        return await inUnit(async (tx) => {
+          const found = await tx.deliveries.get(id);
+          if (!found) return undefined;
+          // A unit whose commit was cut off may have been saved after all: the attempt is not logged twice.
+          if (tries > 0 && found.attempts.some((a) => a.at === made.at && a.webhook_timestamp === made.webhook_timestamp && a.duration_ms === made.duration_ms)) return found;
+          const attempt: Attempt = { ...outcome, n: found.attempts.length + 1 };
+          const current = await tx.deliveries.update({ ...found, attempts: [...found.attempts, attempt] });
+          this.deps.logger.info({ delivery: id, event: current.event, attempt: attempt.n, status: attempt.status_code, ms: attempt.duration_ms, error: attempt.error }, 'webhook attempt');
+          return decide(tx, current);
+        });
+      } catch (error) {
+        if (!(error instanceof Unavailable) || Date.now() >= until || this.shutdown.signal.aborted) throw error;
+        await new Promise((resolve) => setTimeout(resolve, RECORD_RETRY_MS));
+      }
+    }
   }
 
   /** The receiver answered 410 Gone: the delivery's endpoint is disabled and the delivery failed. */

@@ -17,6 +17,13 @@ export interface DispatcherDeps {
   /** Delay of each scheduled attempt (see retry.ts). */
   retries: number[];
   timeoutMs: number;
+  /**
+   * How long after an attempt its outcome may still be recorded when the store cannot
+   * take it at once (every connection busy, a short outage): it is tried again until then,
+   * within the job's claim, so no other replica makes the attempt again meanwhile.
+   * Default 0: not tried again (the job is given back, and the attempt made again).
+   */
+  recordWithinMs?: number;
   /** Most deliveries held per client for want of a URL or a live endpoint (`--outbox-size`). */
   outboxSize: number;
   /** Makes delivery ids (the `webhook-id`) reproducible. */

@@ -171,7 +171,12 @@ export class WebhookDispatcher {
     return pruneSettled(this.deps.storage, olderThan);
   }
 
-  /** Aborts attempts in flight without recording them: they stay due, and a restart makes them. */
+  /**
+   * Aborts attempts still in flight without recording them: they stay due, and another
+   * replica or the next start makes them (a receiver may then see their webhook-id twice).
+   * A stop calls it only once its jobs in flight had the webhook timeout to finish and be
+   * recorded (app's stopServices), so it aborts only what a store that does not answer held up.
+   */
   close(): void {
     this.closed = true;
     this.attempts.abort();
@@ -208,7 +213,7 @@ export class WebhookDispatcher {
       if (next === undefined) return attempts.finished(tx, current, 'failed', error);
       await tx.jobs.schedule({ kind: jobKindOf(current), key: id, client_id: current.client_id, due_at: next });
       return tx.deliveries.update({ ...current, next_attempt_at: next, last_error: error });
-    });
+    }, { scheduled: true });
     if (after?.status === 'delivered' && after.chaos.includes('duplicate') && made.chaos === null) {
       const duplicate = await attempts.attempt(after, target, 'schedule', 'duplicate', at);
       if (duplicate) await attempts.record(delivery, duplicate, async (_tx, current) => current);

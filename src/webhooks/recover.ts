@@ -94,6 +94,6 @@ export class Recovery {
       if (isSuccess(made.status_code)) return this.attempts.finished(tx, current, 'delivered', null);
       if (made.status_code === 410) return this.attempts.gone(tx, current, at);
       return current;
-    });
+    }, { scheduled: true });
   }
 }

@@ -222,4 +222,36 @@ describe('Scheduler on a store that other processes share', () => {
     expect(ran.indexOf('step:k03')).toBeGreaterThan(ran.indexOf('awb:k03'));
     await scheduler.stop();
   });
+
+  it('on stop: claims nothing more, lets the jobs running finish (a pooled one too) and gives back at once those claimed but not started, unrun', async () => {
+    const clock = new RealClock(1_000);
+    const { scheduler, schedule, storage } = await schedulerOn(clock);
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const ran: string[] = [];
+    let running = 0;
+    let bothRunning!: () => void;
+    const started = new Promise<void>((resolve) => (bothRunning = resolve));
+    const hold = async (key: string): Promise<void> => {
+      ran.push(key);
+      if (++running === 2) bothRunning();
+      await answered;
+    };
+    // 'a' and 'b' are one claim of local work, run one after another; 'w' waits on the outside, in the pool.
+    scheduler.register({ ...AWB, run: (job) => (job.key === 'a' ? hold(job.key) : (ran.push(job.key), Promise.resolve())) });
+    scheduler.register({ kind: 'webhook', concurrency: WEBHOOK_CONCURRENCY, run: (job) => hold(job.key) });
+    const due = clock.now();
+    await schedule('awb', 'a', due);
+    await schedule('awb', 'b', due);
+    await schedule('webhook', 'w', due);
+    await started;
+    const stopped = scheduler.stop();
+    await schedule('awb', 'c', due); // scheduled after the stop: never claimed here
+    answer();
+    await stopped;
+    expect(ran.sort()).toEqual(['a', 'w']);
+    // The two that ran are done; 'b' (claimed, not started) and 'c' are free for another worker now, not after a lease.
+    const other = await storage.jobs.claim({ until: clock.now(), limit: 10, owner: 'another-replica', leaseMs: 60_000 });
+    expect(other.map((j) => j.key).sort()).toEqual(['b', 'c']);
+  });
 });

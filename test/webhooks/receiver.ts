@@ -12,12 +12,13 @@ export interface Received {
   headers: IncomingHttpHeaders;
 }
 
-/** What the receiver answers to a webhook; `hang` never answers. */
+/** What the receiver answers to a webhook; `hang` never answers; `delayMs` answers that much later. */
 export interface Answer {
   status: number;
   headers?: Record<string, string>;
   body?: string;
   hang?: boolean;
+  delayMs?: number;
 }
 
 /**
@@ -49,7 +50,9 @@ export class Receiver {
         receiver.received.push(webhook);
         const answer = receiver.respond(webhook, receiver.received.length - 1);
         if (answer.hang) return;
-        res.writeHead(answer.status, answer.headers).end(answer.body ?? '');
+        const reply = () => res.writeHead(answer.status, answer.headers).end(answer.body ?? '');
+        if (answer.delayMs) setTimeout(reply, answer.delayMs);
+        else reply();
       });
     });
     await new Promise<void>((resolve, reject) => {

@@ -1,5 +1,6 @@
 import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
+import { claimLeaseMs } from '../../config/index.js';
 import { takesDeliveries, unknownChaos, WebhookDispatcher, type AttemptObserver, isSecret } from '../../webhooks/index.js';
 import { chaosHeaderCheck, recoverHandlers, webhookHandlers } from '../../http/index.js';
 
@@ -23,7 +24,9 @@ export function webhooksModule(services: Pick<Services, 'storage' | 'scheduler' 
   const { storage, scheduler, clock, registry, logger, events, options, ids, endpoints, settings, webhookTargets, metrics } = services;
   checkClients(registry);
   const { webhookRetries: retries, webhookTimeout: timeoutMs } = options;
-  const dispatcher = new WebhookDispatcher({ storage, clock, registry, endpoints, settings, retries, timeoutMs, outboxSize: options.outboxSize, seed: ids.seed, logger, guard: webhookTargets, onAttempt: (attempt) => metrics.attempt(attempt), observer });
+  // An outcome the store could not take at once is recorded later, while the job's claim still holds (1 s to spare).
+  const recordWithinMs = claimLeaseMs(options) - timeoutMs - 1_000;
+  const dispatcher = new WebhookDispatcher({ storage, clock, registry, endpoints, settings, retries, timeoutMs, recordWithinMs, outboxSize: options.outboxSize, seed: ids.seed, logger, guard: webhookTargets, onAttempt: (attempt) => metrics.attempt(attempt), observer });
   dispatcher.attach(scheduler);
   events.subscribe((event, tx) => dispatcher.enqueue(event, tx));
   return {
