@@ -30,12 +30,12 @@ export class ManualAttempts {
   ) {}
 
   /** One attempt now, outside the schedule; a 2xx marks the delivery delivered. Returns the delivery afterwards. */
-  redeliver(delivery: Stored<Delivery>, endpoint: Endpoint & { url: string }): Promise<Stored<Delivery>> {
+  redeliver(delivery: Stored<Delivery>, endpoint: Endpoint): Promise<Stored<Delivery>> {
     return this.slot(delivery.client_id, () => this.redeliverNow(delivery, endpoint));
   }
 
   /** Sends a signed ping to the client's endpoint now; it is logged as a delivery without retries. */
-  ping(clientId: string, endpoint: Endpoint & { url: string }): Promise<Stored<Delivery>> {
+  ping(clientId: string, endpoint: Endpoint): Promise<Stored<Delivery>> {
     return this.slot(clientId, () => this.pingNow(clientId, endpoint));
   }
 
@@ -57,7 +57,7 @@ export class ManualAttempts {
     }
   }
 
-  private async redeliverNow(delivery: Stored<Delivery>, endpoint: Endpoint & { url: string }): Promise<Stored<Delivery>> {
+  private async redeliverNow(delivery: Stored<Delivery>, endpoint: Endpoint): Promise<Stored<Delivery>> {
     const { attempts } = this;
     const at = this.deps.clock.of(delivery.client_id);
     const made = await attempts.attempt(delivery, endpoint, 'redeliver', null, at);
@@ -69,7 +69,7 @@ export class ManualAttempts {
     })) ?? delivery;
   }
 
-  private async pingNow(clientId: string, endpoint: Endpoint & { url: string }): Promise<Stored<Delivery>> {
+  private async pingNow(clientId: string, endpoint: Endpoint): Promise<Stored<Delivery>> {
     const { attempts } = this;
     const at = this.deps.clock.of(clientId);
     const delivery = await this.deps.storage.transaction((tx) => attempts.create(tx, clientId, 'ping', null, pingPayload(clientId, at), [], at));

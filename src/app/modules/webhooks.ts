@@ -1,7 +1,7 @@
 import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
-import { takesDeliveries, unknownChaos, WebhookDispatcher, type AttemptObserver, isSecret } from '../../webhooks/index.js';
-import { chaosHeaderCheck, recoverHandlers, webhookHandlers } from '../../http/index.js';
+import { Listeners, takesDeliveries, unknownChaos, WebhookDispatcher, type AttemptObserver, isSecret } from '../../webhooks/index.js';
+import { chaosHeaderCheck, ListenServer, recoverHandlers, webhookHandlers } from '../../http/index.js';
 
 /** Checks the clients' webhook settings; throws a message naming the one at fault. */
 function checkClients(registry: Services['registry']): void {
@@ -23,14 +23,26 @@ export function webhooksModule(services: Pick<Services, 'storage' | 'scheduler' 
   const { storage, scheduler, clock, registry, logger, events, options, ids, endpoints, settings, webhookTargets, metrics } = services;
   checkClients(registry);
   const { webhookRetries: retries, webhookTimeout: timeoutMs } = options;
-  const dispatcher = new WebhookDispatcher({ storage, clock, registry, endpoints, settings, retries, timeoutMs, outboxSize: options.outboxSize, seed: ids.seed, logger, guard: webhookTargets, onAttempt: (attempt) => metrics.attempt(attempt), observer });
+  // Listener endpoints (`shipping-sandbox listen`) are reached through the HTTP edge's connections.
+  const relay = new ListenServer({ registry, logger });
+  const dispatcher = new WebhookDispatcher({ storage, clock, registry, endpoints, settings, retries, timeoutMs, outboxSize: options.outboxSize, seed: ids.seed, logger, guard: webhookTargets, onAttempt: (attempt) => metrics.attempt(attempt), observer, relay });
   dispatcher.attach(scheduler);
+  const listeners = new Listeners({ storage, settings, endpoints, registry, clock, dispatcher, relay, expiryMs: options.listenerExpiry, logger });
+  listeners.attach(scheduler);
+  relay.bind(listeners);
+  const connected = (clientId: string, name: string) => relay.connected(clientId, name);
   events.subscribe((event, tx) => dispatcher.enqueue(event, tx));
   return {
     name: 'webhooks',
-    handlers: { ...webhookHandlers({ storage, clock, endpoints, settings, dispatcher, retries, timeoutMs, targets: webhookTargets }), ...recoverHandlers({ clock, endpoints, dispatcher }) },
+    handlers: { ...webhookHandlers({ storage, clock, endpoints, settings, dispatcher, retries, timeoutMs, targets: webhookTargets, connected }), ...recoverHandlers({ clock, endpoints, dispatcher }) },
     providerInterceptors: [chaosHeaderCheck],
-    reset: async (clientId) => (await dispatcher.removeAll(clientId)) + (await endpoints.remove(clientId)),
+    reset: async (clientId) => {
+      const removed = (await dispatcher.removeAll(clientId)) + (await endpoints.remove(clientId));
+      // Its listeners' endpoints are gone: their sessions end (4002).
+      relay.removedClient(clientId);
+      return removed;
+    },
+    upgrade: (req, socket, head) => relay.upgrade(req, socket, head),
     prune: (olderThan) => dispatcher.prune(olderThan),
     start: async () => {
       for (const client of registry.clients) {
@@ -41,6 +53,7 @@ export function webhooksModule(services: Pick<Services, 'storage' | 'scheduler' 
       }
     },
     close: async () => {
+      relay.close();
       dispatcher.close();
       await webhookTargets.close();
     },
