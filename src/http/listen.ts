@@ -1,3 +1,4 @@
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -7,6 +8,7 @@ import { asJsonWithin, EXCERPT_BYTES, listenRequest, type ListenerRelay, type Li
 import { authenticate, } from './auth.js';
 import { ApiError, toApiError } from './errors.js';
 import { authorize } from './roles.js';
+import type { Signals } from '../store/index.js';
 
 /** The path a `shipping-sandbox listen` session opens (a WebSocket upgrade). */
 export const LISTEN_PATH = '/__sandbox/listen';
@@ -22,6 +24,13 @@ export const LISTEN_SEEN_MS = 5 * 60_000;
 export const LISTEN_CONGESTED_BYTES = 1024 * 1024;
 /** How much longer than the webhook timeout the relay waits for a listener's answer. */
 export const LISTEN_ANSWER_MARGIN_MS = 2_000;
+
+/** The channel replicas hand listener attempts over on (PostgreSQL). */
+export const LISTEN_CHANNEL = 'sandbox_listen';
+/** How long a replica waits for the one holding a listener to take an attempt; none: not connected (held). */
+export const HANDOFF_TAKEN_MS = 1_000;
+/** How long a replica waits for another to say it holds a listener (the endpoint listing). */
+const WHO_MS = 300;
 
 /** The close codes of the listen protocol. */
 export const CLOSE = {
@@ -66,6 +75,23 @@ class Connection {
 export interface ListenServerDeps {
   registry: ClientRegistry;
   logger: Logger;
+  /** Messages between replicas (PostgreSQL): an attempt for a listener held elsewhere is handed over. */
+  signals?: Signals;
+  /** A delivery's body, read from the store by the replica holding the listener (a hand-off carries ids only). */
+  bodyOf?: (deliveryId: string) => Promise<string | undefined>;
+}
+
+/** One replica's message to the others about listeners (see `handOff`); short keys keep it far below NOTIFY's 8000 bytes. */
+type Signal =
+  | { t: 'req'; r: string; from: string; c: string; l: string; d: string; e: string; o: string | null; tm: number; h: Record<string, string> }
+  | { t: 'who'; r: string; from: string; c: string; l: string }
+  | { t: 'taken'; r: string; to: string }
+  | { t: 'here'; r: string; to: string }
+  | { t: 'res'; r: string; to: string; x: RelayResult | null };
+
+interface Asked {
+  taken(): void;
+  result(result: RelayResult | null): void;
 }
 
 /**
@@ -80,12 +106,23 @@ export class ListenServer implements ListenerRelay {
   private readonly held = new Map<string, Connection>();
   private listeners: Listeners | undefined;
   private closed = false;
+  /** This process among the replicas. */
+  private readonly replica = randomBytes(6).toString('hex');
+  /** Hand-offs and questions this replica is waiting on, by request id. */
+  private readonly asked = new Map<string, Asked>();
+  /** Ends the attempts this replica makes for others at shutdown. */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly deps: ListenServerDeps) {}
 
   /** The webhooks feature's side, once it is built (it needs this relay first). */
   bind(listeners: Listeners): void {
     this.listeners = listeners;
+  }
+
+  /** Starts taking other replicas' hand-offs (PostgreSQL). */
+  async start(): Promise<void> {
+    await this.deps.signals?.subscribe(LISTEN_CHANNEL, (payload) => void this.signalled(payload).catch((err: unknown) => this.deps.logger.warn({ err }, 'listener hand-off failed')));
   }
 
   /** Takes an upgrade request of the node server; false when it is not a listen request (someone else's, or a 404). */
@@ -171,7 +208,72 @@ export class ListenServer implements ListenerRelay {
 
   async attempt(attempt: RelayedAttempt, shutdown: AbortSignal): Promise<RelayResult | 'not_connected' | undefined> {
     const conn = this.held.get(keyOf(attempt.client_id, attempt.listener));
-    if (!conn || conn.ws.readyState !== conn.ws.OPEN) return 'not_connected';
+    if (!conn || conn.ws.readyState !== conn.ws.OPEN) return this.deps.signals ? this.handOff(attempt, shutdown) : 'not_connected';
+    return this.sendTo(conn, attempt, shutdown);
+  }
+
+  /**
+   * An attempt for a listener this replica does not hold, handed to the replica that does
+   * through the database: it answers "taken" at once and the result later. Nobody takes
+   * it within HANDOFF_TAKEN_MS: not connected (held). Taken but no result within the
+   * listener's own wait plus a margin: timed out, as a silent receiver.
+   */
+  private handOff(attempt: RelayedAttempt, shutdown: AbortSignal): Promise<RelayResult | 'not_connected' | undefined> {
+    const r = randomUUID();
+    const started = performance.now();
+    const timedOut = (): RelayResult => ({ status_code: null, duration_ms: Math.round(performance.now() - started), error: `timed out after ${attempt.timeout_ms} ms`, response_body: '', retry_after: null });
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout;
+      const done = (outcome: RelayResult | 'not_connected' | undefined) => {
+        clearTimeout(timer);
+        this.asked.delete(r);
+        shutdown.removeEventListener('abort', aborted);
+        resolve(outcome);
+      };
+      const aborted = () => done(undefined);
+      shutdown.addEventListener('abort', aborted, { once: true });
+      timer = setTimeout(() => done('not_connected'), HANDOFF_TAKEN_MS);
+      this.asked.set(r, {
+        taken: () => {
+          clearTimeout(timer);
+          timer = setTimeout(() => done(timedOut()), attempt.timeout_ms + LISTEN_ANSWER_MARGIN_MS + HANDOFF_TAKEN_MS);
+        },
+        result: (result) => done(result ?? timedOut()),
+      });
+      const { client_id: c, listener: l, delivery_id: d, event: e, order_no: o, timeout_ms: tm, headers: h } = attempt;
+      this.signal({ t: 'req', r, from: this.replica, c, l, d, e, o, tm, h }).catch(() => done('not_connected'));
+    });
+  }
+
+  /** Another replica's message on LISTEN_CHANNEL. */
+  private async signalled(payload: string): Promise<void> {
+    const m = JSON.parse(payload) as Signal;
+    if (m.t === 'taken' || m.t === 'here' || m.t === 'res') {
+      if (m.to !== this.replica) return;
+      const asked = this.asked.get(m.r);
+      if (m.t === 'res') asked?.result(m.x);
+      else asked?.taken();
+      return;
+    }
+    if (m.from === this.replica) return;
+    const conn = this.held.get(keyOf(m.c, m.l));
+    if (!conn) return;
+    if (m.t === 'who') return this.signal({ t: 'here', r: m.r, to: m.from });
+    await this.signal({ t: 'taken', r: m.r, to: m.from });
+    const body = await this.deps.bodyOf?.(m.d);
+    const result =
+      body === undefined
+        ? { status_code: null, duration_ms: 0, error: 'the delivery was removed before the listener got it', response_body: '', retry_after: null }
+        : await this.sendTo(conn, { client_id: m.c, listener: m.l, delivery_id: m.d, event: m.e, order_no: m.o, timeout_ms: m.tm, headers: m.h, body }, this.stopping.signal);
+    await this.signal({ t: 'res', r: m.r, to: m.from, x: result ?? null });
+  }
+
+  private signal(message: Signal): Promise<void> {
+    return this.deps.signals!.publish(LISTEN_CHANNEL, JSON.stringify(message));
+  }
+
+  /** One attempt over a connection this replica holds. */
+  private sendTo(conn: Connection, attempt: RelayedAttempt, shutdown: AbortSignal): Promise<RelayResult | undefined> | RelayResult | undefined {
     if (shutdown.aborted) return undefined;
     if (conn.ws.bufferedAmount > LISTEN_CONGESTED_BYTES) {
       return { status_code: null, duration_ms: 0, error: `listener congested: more than ${LISTEN_CONGESTED_BYTES} bytes waiting to be sent to it`, response_body: '', retry_after: null };
@@ -204,8 +306,26 @@ export class ListenServer implements ListenerRelay {
     return this.held.has(keyOf(clientId, name));
   }
 
+  /** Here, or (PostgreSQL) on a replica that says so within a moment: a best effort. */
   async connected(clientId: string, name: string): Promise<boolean> {
-    return this.connectedHere(clientId, name);
+    if (this.connectedHere(clientId, name)) return true;
+    if (!this.deps.signals || this.closed) return false;
+    const r = randomUUID();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.asked.delete(r);
+        resolve(false);
+      }, WHO_MS);
+      this.asked.set(r, {
+        taken: () => {
+          clearTimeout(timer);
+          this.asked.delete(r);
+          resolve(true);
+        },
+        result: () => undefined,
+      });
+      this.signal({ t: 'who', r, from: this.replica, c: clientId, l: name }).catch(() => resolve(false));
+    });
   }
 
   removed(clientId: string, name: string): void {
@@ -224,6 +344,7 @@ export class ListenServer implements ListenerRelay {
   /** Shutting down: every listener is closed with 1001 (the CLI reconnects, to another replica or after the restart). */
   close(): void {
     this.closed = true;
+    this.stopping.abort();
     for (const conn of this.held.values()) {
       conn.endAll('listener disconnected');
       conn.ws.close(CLOSE.stopping.code, CLOSE.stopping.reason);

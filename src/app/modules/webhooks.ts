@@ -24,7 +24,12 @@ export function webhooksModule(services: Pick<Services, 'storage' | 'scheduler' 
   checkClients(registry);
   const { webhookRetries: retries, webhookTimeout: timeoutMs } = options;
   // Listener endpoints (`shipping-sandbox listen`) are reached through the HTTP edge's connections.
-  const relay = new ListenServer({ registry, logger });
+  const relay = new ListenServer({
+    registry,
+    logger,
+    ...(storage.signals ? { signals: storage.signals } : {}),
+    bodyOf: async (id) => (await storage.deliveries.get(id))?.body,
+  });
   const dispatcher = new WebhookDispatcher({ storage, clock, registry, endpoints, settings, retries, timeoutMs, outboxSize: options.outboxSize, seed: ids.seed, logger, guard: webhookTargets, onAttempt: (attempt) => metrics.attempt(attempt), observer, relay });
   dispatcher.attach(scheduler);
   const listeners = new Listeners({ storage, settings, endpoints, registry, clock, dispatcher, relay, expiryMs: options.listenerExpiry, logger });
@@ -45,6 +50,7 @@ export function webhooksModule(services: Pick<Services, 'storage' | 'scheduler' 
     upgrade: (req, socket, head) => relay.upgrade(req, socket, head),
     prune: (olderThan) => dispatcher.prune(olderThan),
     start: async () => {
+      await relay.start();
       for (const client of registry.clients) {
         await endpoints.ensureSecret(client);
         // Deliveries still paused while the endpoint takes them: a stop in the middle of making them due again.
