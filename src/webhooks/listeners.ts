@@ -66,11 +66,8 @@ export class Listeners {
       const at = clock.of(client.id);
       const list = await endpoints.list(client, tx);
       const found = list.find((e) => e.listener === name);
-      const opened = found
-        ? await endpoints.listenerSeen(client, found.id, at, tx, { events })
-        : list.filter((e) => e.listener !== null).length >= MAX_LISTENERS
-          ? (() => { throw new LimitReached(webhookMessages.tooManyListeners(MAX_LISTENERS)); })()
-          : await endpoints.createListener(client, name, events ?? null, at, tx);
+      if (!found && list.filter((e) => e.listener !== null).length >= MAX_LISTENERS) throw new LimitReached(webhookMessages.tooManyListeners(MAX_LISTENERS));
+      const opened = found ? await endpoints.listenerSeen(client, found.id, at, tx, { events }) : await endpoints.createListener(client, name, events ?? null, at, tx);
       await tx.jobs.schedule({ kind: LISTENER_EXPIRY_JOB, key: opened!.id, client_id: client.id, due_at: at + this.deps.expiryMs });
       return opened!;
     });

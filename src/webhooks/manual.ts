@@ -1,9 +1,9 @@
 import type { Delivery, Stored } from '../records/index.js';
-import { TooManyRequests } from '../shared/index.js';
+import { Conflict, TooManyRequests } from '../shared/index.js';
 import { isSuccess, type DeliveryAttempts } from './attempts.js';
 import type { DispatcherDeps } from './deps.js';
 import type { Endpoint } from './endpoints.js';
-import { webhookMessages } from './messages.js';
+import { ListenerNotConnected, webhookMessages } from './messages.js';
 import { pingPayload } from './payload.js';
 /** Test pings and redeliveries a client may have in flight at once. */
 export const MANUAL_ATTEMPTS = 8;
@@ -60,7 +60,9 @@ export class ManualAttempts {
   private async redeliverNow(delivery: Stored<Delivery>, endpoint: Endpoint): Promise<Stored<Delivery>> {
     const { attempts } = this;
     const at = this.deps.clock.of(delivery.client_id);
-    const made = await attempts.attempt(delivery, endpoint, 'redeliver', null, at);
+    const made = await attempts.attempt(delivery, endpoint, 'redeliver', null, at).catch((error: unknown) => {
+      throw error instanceof ListenerNotConnected ? new Conflict(error.message) : error;
+    });
     if (!made) return delivery;
     return (await attempts.record(delivery, made, async (tx, current) => {
       if (isSuccess(made.status_code)) return attempts.finished(tx, current, 'delivered', null);

@@ -1,10 +1,10 @@
 import { SANDBOX_EVENT_TYPES } from '../records/index.js';
 import { CHAOS_MODES } from './chaos.js';
 import type { Refusal } from './targets.js';
-import { Conflict } from '../shared/index.js';
 
-/** An attempt to a listener that is not connected: nothing was attempted, the delivery waits for it. */
-export class ListenerNotConnected extends Conflict {
+/** An attempt to a listener that is not connected: nothing was attempted (the dispatcher holds the delivery; a redelivery answers 409). */
+export class ListenerNotConnected extends Error {
+  override name = 'ListenerNotConnected';
   constructor(readonly listener: string) {
     super(webhookMessages.listenerAway(listener));
   }

@@ -251,6 +251,37 @@ describe('deliveries through a listener', () => {
     expect(answered).toBeGreaterThanOrEqual(40);
   }, 60_000);
 
+  it('redelivery and recover go through the listener; a redelivery while it is away answers 409', async () => {
+    await sandbox.close();
+    await start({ webhookRetries: '0' });
+    receiver.respond = () => ({ status: 500, body: 'down' });
+    const session = await listen({ events: 'awb.generated' });
+    await createOrders(1);
+    await sandbox.clock.advance(AWB_DELAY);
+    await until('failed', async () => (await deliveriesOf(session.ready.endpoint_id))[0]?.status === 'failed');
+    receiver.respond = () => ({ status: 200, body: 'ok' });
+    const since = new Date(sandbox.clock.of('client-a') - 3_600_000).toISOString();
+    const recovered = await call('POST', '/__sandbox/webhooks/recover', TOKEN_A, { since });
+    expect(recovered.status, JSON.stringify(recovered.body)).toBe(202);
+    expect(recovered.body.queued).toBe(1);
+    await sandbox.clock.advance(0);
+    await until('recovered', async () => (await deliveriesOf(session.ready.endpoint_id))[0]?.status === 'delivered');
+    const [d] = await deliveriesOf(session.ready.endpoint_id);
+    const again = await call('POST', `/__sandbox/webhooks/deliveries/${d.id}/redeliver`);
+    expect(again.status).toBe(200);
+    expect(again.body.attempts.map((a: { trigger: string; url: string; status_code: number }) => [a.trigger, a.url, a.status_code])).toEqual([
+      ['schedule', 'listener:laptop', 500],
+      ['redeliver', 'listener:laptop', 200],
+      ['redeliver', 'listener:laptop', 200],
+    ]);
+    expect(receiver.received.filter((r) => r.id === d.id)).toHaveLength(3);
+    await session.close();
+    const away = await call('POST', `/__sandbox/webhooks/deliveries/${d.id}/redeliver`);
+    expect(away.status).toBe(409);
+    expect(away.body.message).toBe('listener laptop is not connected');
+    expect((await deliveriesOf(session.ready.endpoint_id))[0].attempts).toHaveLength(3);
+  });
+
   it('a listener not seen for --listener-expiry is removed and its held deliveries fail', async () => {
     const session = await listen({ events: 'awb.generated' });
     await session.close();
