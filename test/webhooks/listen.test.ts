@@ -136,6 +136,17 @@ describe('GET /__sandbox/listen: who may listen, and bad input', () => {
     expect(listed.filter((e) => e.connected)).toHaveLength(10);
   });
 
+  it('closes with 1008 on a malformed message; ignores a message of a type it does not know', async () => {
+    const session = await listen();
+    session.ws.send(JSON.stringify({ type: 'hello', note: 'a later CLI' }));
+    // Still open after a round trip: a ping answered proves the server read past the unknown message.
+    await new Promise<void>((resolve) => session.ws.ping(undefined, undefined, () => session.ws.once('pong', () => resolve())));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(session.closeCode).toBeUndefined();
+    session.ws.send('not json');
+    expect(await session.closed).toBe(1008);
+  });
+
   it('a newer connection under the same name replaces the older one (4001); a reset closes it (4002)', async () => {
     const first = await listen();
     const second = await listen();
