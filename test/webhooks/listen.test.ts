@@ -156,6 +156,12 @@ describe('GET /__sandbox/listen: who may listen, and bad input', () => {
     expect((await call('POST', '/__sandbox/reset')).status).toBe(200);
     expect(await second.closed).toBe(4002);
   });
+
+  it('a stopping sandbox closes its sessions with 1001 (the CLI reconnects)', async () => {
+    const session = await listen();
+    await sandbox.close();
+    expect(await session.closed).toBe(1001);
+  });
 });
 
 describe('deliveries through a listener', () => {

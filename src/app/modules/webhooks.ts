@@ -59,8 +59,9 @@ export function webhooksModule(services: Pick<Services, 'storage' | 'scheduler' 
       }
     },
     close: async () => {
-      relay.close();
+      // Attempts in flight end unrecorded first (they stay due), then the sessions close (1001: the CLIs reconnect).
       dispatcher.close();
+      relay.close();
       await webhookTargets.close();
     },
   };
