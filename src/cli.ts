@@ -1,10 +1,24 @@
 #!/usr/bin/env node
 import { setFlagsFromString } from 'node:v8';
+import { Command, CommanderError } from 'commander';
 import { VERSION, mask } from './shared/index.js';
-import { optionsOf, program, OPTIONS, OptionError } from './config/index.js';
+import { optionsOf, program, OPTIONS, OptionError, type SandboxOptions } from './config/index.js';
 import { createSandbox } from './app/index.js';
 import { webhookBannerLine } from './webhooks/index.js';
-import { runDeliveries, runReport, runTrigger } from './client/index.js';
+import {
+  executeListen,
+  executeRecover,
+  executeReport,
+  executeTrigger,
+  listenProgram,
+  recoverProgram,
+  reportProgram,
+  triggerProgram,
+  type ListenCommand,
+  type RecoverCommand,
+  type ReportCommand,
+  type TriggerCommand,
+} from './client/index.js';
 
 // A long-running sandbox holds its whole store in memory. V8's default lets the old
 // space grow to several times the live data between full collections; 75% (the default
@@ -28,8 +42,7 @@ function shownDatabase(url: string): string {
   }
 }
 
-async function main(): Promise<void> {
-  const options = optionsOf(program().parse());
+async function main(options: SandboxOptions): Promise<void> {
   const sandbox = await createSandbox(options);
   if (tuneHeapGrowth) setFlagsFromString(`--heap-growing-percent=${sandbox.services.options.heapGrowth}`);
   let stopping = false;
@@ -77,19 +90,66 @@ async function main(): Promise<void> {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-// `shipping-sandbox report ...`, `trigger ...` and `deliveries ...` talk to a running sandbox; anything else starts one.
-const clientCommand = new Map([
-  ['report', runReport],
-  ['trigger', runTrigger],
-  ['deliveries', runDeliveries],
-]).get(process.argv[2] ?? '');
-const started = clientCommand
-  ? clientCommand(process.argv.slice(3), (text) => process.stdout.write(text), (text) => process.stderr.write(text)).then((code) => {
-      process.exitCode = code;
-    })
-  : main();
+const out = (text: string) => void process.stdout.write(text);
+const err = (text: string) => void process.stderr.write(text);
 
-started.catch((error: unknown) => {
+/** A client command's exit: the code it returned once it is done. */
+const exitWith = async (code: Promise<number>) => {
+  process.exitCode = await code;
+};
+
+/** A client command under the sandbox's command line: its usage errors are thrown (exit 2, see below), not exited on with 1. */
+function asClientCommand(command: Command): Command {
+  return command.exitOverride().configureOutput({ writeOut: out, writeErr: err });
+}
+
+/** Stopped on SIGINT or SIGTERM: `listen` then closes its connection and exits 0. */
+function stopOnSignals(): AbortSignal {
+  const stop = new AbortController();
+  process.once('SIGINT', () => stop.abort());
+  process.once('SIGTERM', () => stop.abort());
+  return stop.signal;
+}
+
+// `shipping-sandbox [options]` starts a sandbox: the server's command line is a hidden default subcommand, so that
+// its flags and variables are read only when it runs (a bad SANDBOX_* variable of the server does not stop `listen`).
+// The other subcommands talk to a running sandbox (src/client/, no server code). Positional options: a flag after a
+// subcommand's name is the subcommand's. --help shows the server's flags and lists the subcommands.
+const serve = program();
+serve
+  .name('serve')
+  .argument('[command]')
+  .action((command: string | undefined) => (command === undefined ? main(optionsOf(serve)) : serve.error(`error: unknown command '${command}' (shipping-sandbox --help lists the commands)`)));
+const root = new Command('shipping-sandbox')
+  .description(serve.description())
+  .enablePositionalOptions()
+  .configureHelp({ visibleOptions: () => serve.createHelp().visibleOptions(serve) })
+  .addCommand(serve, { isDefault: true, hidden: true });
+root.addCommand(asClientCommand(reportProgram('report').action((options: ReportCommand) => exitWith(executeReport(options, out, err)))));
+root.addCommand(asClientCommand(triggerProgram('trigger').action((event: string, options: TriggerCommand) => exitWith(executeTrigger(event, options, out, err)))));
+root.addCommand(
+  asClientCommand(
+    new Command('deliveries')
+      .summary("act on a client's webhook deliveries (deliveries recover)")
+      .description("Acts on a sandbox client's webhook deliveries.")
+      .addCommand(asClientCommand(recoverProgram('recover').action((options: RecoverCommand) => exitWith(executeRecover(options, out, err))))),
+  ),
+);
+root.addCommand(
+  asClientCommand(
+    listenProgram('listen').action(async (options: ListenCommand) => {
+      // Exits at once when done: a kept-alive connection to the local receiver must not hold a stopped listener up.
+      process.exit(await executeListen(options, out, err, process.env, stopOnSignals()));
+    }),
+  ),
+);
+
+root.parseAsync().catch((error: unknown) => {
+  // A client command's usage error (its message already printed), or its --help.
+  if (error instanceof CommanderError) {
+    process.exitCode = error.exitCode === 0 ? 0 : 2;
+    return;
+  }
   // Start-up failures (a corrupt data file, a port in use, a bad flag) are the user's to fix: a message, no stack.
   // An option only the start could check (a scenario, a spec) is named as commander names the others.
   const flag = error instanceof OptionError ? OPTIONS[error.option].flag : undefined;

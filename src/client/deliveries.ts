@@ -16,8 +16,9 @@ function time(value: string): string {
 }
 
 /** `shipping-sandbox deliveries recover`: its own command line, apart from the server's flags. */
-export function recoverProgram(): Command {
-  return new Command('shipping-sandbox deliveries recover')
+export function recoverProgram(name = 'shipping-sandbox deliveries recover'): Command {
+  return new Command(name)
+    .summary("redeliver a client's failed webhooks of a time window")
     .description("Redelivers every failed webhook delivery of a sandbox client created in a time window (POST /__sandbox/webhooks/recover); the attempts are made in the background.")
     .requiredOption('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010')
     .option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)")
@@ -48,6 +49,11 @@ export async function runDeliveries(argv: string[], out: (text: string) => void,
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     throw error;
   }
+  return executeRecover(options, out, err, env);
+}
+
+/** `deliveries recover` with parsed flags (see runDeliveries). */
+export async function executeRecover(options: RecoverCommand, out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const token = options.token ?? tokenFromEnv(env, err, 'deliveries');
   if (token === undefined) return 2;
   const headers: Record<string, string> = { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(options.client ? { 'x-sandbox-client': options.client } : {}) };

@@ -19,8 +19,9 @@ function percent(value: string): number {
 }
 
 /** `shipping-sandbox report`: its own command line, apart from the server's flags. */
-export function reportProgram(): Command {
-  return new Command('shipping-sandbox report')
+export function reportProgram(name = 'shipping-sandbox report'): Command {
+  return new Command(name)
+    .summary("print a client's readiness report from a running sandbox")
     .description("Prints a sandbox client's readiness report; exits 1 when its handled share is below --fail-under or its coverage below --coverage-under.")
     .requiredOption('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010')
     .option('--token <token>', "the client's bearer token; default: SANDBOX_TOKENS when it holds one token, as the server reads it")
@@ -40,6 +41,11 @@ export async function runReport(argv: string[], out: (text: string) => void, err
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     throw error;
   }
+  return executeReport(options, out, err, env);
+}
+
+/** The report with parsed flags (see runReport). */
+export async function executeReport(options: ReportCommand, out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   if (options.token === undefined) {
     const token = tokenFromEnv(env, err);
     if (token === undefined) return 2;

@@ -24,8 +24,9 @@ interface TriggerAnswer {
 }
 
 /** `shipping-sandbox trigger <event>`: its own command line, apart from the server's flags. */
-export function triggerProgram(): Command {
-  return new Command('shipping-sandbox trigger')
+export function triggerProgram(name = 'shipping-sandbox trigger'): Command {
+  return new Command(name)
+    .summary('fire a webhook event (or play an order up to a tracking step) and print what it made')
     .description('Fires a webhook event (or plays an order up to a tracking step) on a new fixture order or one of yours, and prints the order, its deliveries and the outcome.')
     .argument('<event>', `one of ${EVENTS.join(', ')}`)
     .requiredOption('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010')
@@ -59,6 +60,11 @@ export async function runTrigger(argv: string[], out: (text: string) => void, er
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     throw error;
   }
+  return executeTrigger(event, options, out, err, env);
+}
+
+/** The trigger with parsed flags (see runTrigger). */
+export async function executeTrigger(event: string, options: TriggerCommand, out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const token = options.token ?? tokenFromEnv(env, err, 'trigger');
   if (token === undefined) return 2;
   const body = { event, ...(options.order ? { order_no: options.order } : {}), ...(options.scenario ? { scenario: options.scenario } : {}), ...(options.toStep ? { to_step: options.toStep } : {}) };

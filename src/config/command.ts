@@ -5,12 +5,11 @@ import type { SandboxOptions } from './options.js';
 import { isOn } from './parsers.js';
 import { OPTIONS } from './table.js';
 
-/** The command line: one flag per option of OPTIONS, with its environment fallback, exactly as DESIGN.md's stable interfaces. */
+/** The command line that starts a sandbox: one flag per option of OPTIONS, with its environment fallback, exactly as DESIGN.md's stable interfaces. src/cli.ts adds the client commands (report, trigger, deliveries, listen) as subcommands. */
 export function program(): Command {
   const command = new Command('shipping-sandbox')
     .description('A stateful sandbox of the Shipping Order Service API.')
-    .version(VERSION)
-    .addHelpText('after', "\nCommands:\n  report [options]             print a client's readiness report from a running sandbox (shipping-sandbox report --help)\n  deliveries recover [options] redeliver a client's failed webhooks of a time window (shipping-sandbox deliveries recover --help)");
+    .version(VERSION);
   for (const spec of Object.values(OPTIONS) as OptionSpec<unknown, unknown>[]) {
     if (spec.flag === undefined) continue;
     const isSwitch = !spec.flag.includes('<');

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
 import type { Logger } from 'pino';
 import { ApiError, messages } from './errors.js';
+import contentType from 'content-type';
 import { checkRawDepth, TooDeep } from './depth.js';
 import { sendError } from './respond.js';
 import { noteOfResponse } from './served.js';
@@ -34,33 +35,81 @@ export function series(...handlers: RequestHandler[]): RequestHandler {
 }
 
 /**
- * Parses JSON bodies of JSON content types; other bodies are left for the 415 check. Only
- * UTF-8 is taken (RFC 8259: JSON between systems is UTF-8): a body in any other charset
- * the parser would decode (`utf-16le`, `utf-7`, `utf-8.`, ...) is refused with a 415 before
- * it is decoded. That keeps the depth check exact: a body nested deeper than 64 levels is
- * refused from its bytes before it is parsed (TooDeep, a 400 naming body); in UTF-16 or
- * UTF-7 a bracket or a quote need not be its own byte, so a deep body could pass the scan.
- * It also spares the cost of decoding UTF-7 for a request whose token is not yet checked.
+ * Reads the bytes of JSON bodies of JSON content types; other bodies are left for the 415
+ * check. The bytes are parsed later, by `parsedBody`, once the request has its client's
+ * fair turn: parsing a large body is the loop's work, and done here, as bodies arrive,
+ * one partner's large bodies would delay every other partner's requests outside the turns.
+ *
+ * Only UTF-8 is taken (RFC 8259: JSON between systems is UTF-8): a body in any other
+ * charset (`utf-16le`, `utf-7`, `utf-8.`, ...) is refused with a 415 before it is decoded.
+ * That keeps the depth check exact: a body nested deeper than 64 levels is refused from
+ * its bytes before it is parsed (a 400 naming body); in UTF-16 or UTF-7 a bracket or a
+ * quote need not be its own byte, so a deep body could pass the scan.
  */
 export function jsonBody(limit: string, authentic: (req: IncomingMessage) => boolean = () => true): RequestHandler {
-  return express.json({
+  return express.raw({
     limit,
     // A body is read only with a token that authenticates (every operation taking a body
-    // needs one), so that anyone without a token cannot make the process read and parse
-    // large bodies and slow every partner's requests.
+    // needs one), so that anyone without a token cannot make the process read large bodies.
     type: (req) => /^application\/([\w.+-]*\+)?json\b/i.test(req.headers['content-type'] ?? '') && authentic(req),
-    verify: (req, _res, raw, charset) => {
+    verify: (req, _res, raw) => {
+      const charset = charsetOf(req.headers['content-type']);
       if (charset !== 'utf-8') throw new UnsupportedCharset(charset);
-      checkRawDepth(raw);
-      bodyBytes.set(req, raw.length);
+      rawBodies.set(req, raw);
     },
   });
 }
 
-const bodyBytes = new WeakMap<IncomingMessage, number>();
+/** The charset a content type names, lower case; UTF-8 when it names none (JSON's own). */
+function charsetOf(type: string | undefined): string {
+  try {
+    return (contentType.parse(type ?? '').parameters.charset ?? 'utf-8').toLowerCase();
+  } catch {
+    return 'utf-8';
+  }
+}
+
+const rawBodies = new WeakMap<IncomingMessage, Buffer>();
+
+/** The bytes of a request's JSON body as read; undefined when none was read. */
+export const rawBodyOf = (req: IncomingMessage): Buffer | undefined => rawBodies.get(req);
 
 /** The size of a request's JSON body as read (0: none read). */
-export const bodyBytesOf = (req: IncomingMessage): number => bodyBytes.get(req) ?? 0;
+export const bodyBytesOf = (req: IncomingMessage): number => rawBodies.get(req)?.length ?? 0;
+
+/**
+ * The request's JSON body, parsed: undefined when none was read. Throws a 400 naming
+ * `body` when it is nested too deep or is not JSON (an object or an array, as body-parser's
+ * strict mode took). Parses once: a second call answers the first one's value.
+ */
+export function parsedBody(req: IncomingMessage): unknown {
+  if (parsed.has(req)) return parsed.get(req);
+  const raw = rawBodies.get(req);
+  if (raw === undefined) return undefined;
+  if (raw.length === 0) {
+    parsed.set(req, {});
+    return {};
+  }
+  try {
+    checkRawDepth(raw);
+  } catch (error) {
+    if (error instanceof TooDeep) throw new ApiError(400, error.message, [{ field: 'body', message: `is nested deeper than ${error.limit} levels` }]);
+    throw error;
+  }
+  const text = raw.toString('utf8');
+  const first = /^[\x20\x09\x0a\x0d]*(.)/.exec(text)?.[1];
+  let value: unknown;
+  try {
+    if (first !== '{' && first !== '[') throw new SyntaxError('not an object or an array');
+    value = JSON.parse(text);
+  } catch {
+    throw new ApiError(400, messages.malformedJson, [{ field: 'body', message: 'is not valid JSON' }]);
+  }
+  parsed.set(req, value);
+  return value;
+}
+
+const parsed = new WeakMap<IncomingMessage, unknown>();
 
 /** Thrown by `jsonBody`'s verify hook: the body's charset is not UTF-8. */
 export class UnsupportedCharset extends Error {
@@ -96,13 +145,10 @@ export function withEnvelope(app: (req: IncomingMessage, res: ServerResponse, do
 export function errorEnvelope(limit: string): ErrorRequestHandler {
   return (error: { type?: string; status?: number }, _req, res, _next) => {
     // From the verify hook, whichever type body-parser then gives the error.
-    if (error instanceof TooDeep) return sendError(res, new ApiError(400, error.message, [{ field: 'body', message: `is nested deeper than ${error.limit} levels` }]));
     if (error instanceof UnsupportedCharset) return sendError(res, charsetError(error.charset));
     switch (error.type) {
       case 'entity.verify.failed':
         return sendError(res, error);
-      case 'entity.parse.failed':
-        return sendError(res, new ApiError(400, messages.malformedJson, [{ field: 'body', message: 'is not valid JSON' }]));
       case 'entity.too.large':
         return sendError(res, new ApiError(413, messages.bodyTooLarge(limit)));
       case 'charset.unsupported':

@@ -139,19 +139,24 @@ export class OrdersService {
   }
 
   /** Removes the client's orders whose order code is `orderCode` (a provider state's teardown), their jobs with them. Returns how many. */
-  async removeByCode(client: Client, orderCode: string): Promise<number> {
+  async removeByCode(client: Client, orderCode: string): Promise<string[]> {
     const { storage, journey } = this.deps;
-    const page = await storage.orders.list(client.id, { limit: 500, search: orderCode });
-    const mine = page.items.filter((o) => o.item.order_code === orderCode);
-    await storage.transaction(async (tx) => {
-      for (const found of mine) {
-        const order = await tx.orders.get(found.order_no);
-        if (!order) continue;
-        await journey.stop(tx, order);
-        await tx.orders.remove(order);
-      }
-    });
-    return mine.length;
+    const removed: string[] = [];
+    // A page per unit of work, each page found afresh: the one before is gone from the search.
+    for (;;) {
+      const page = await storage.orders.list(client.id, { limit: 500, search: orderCode });
+      const mine = page.items.filter((o) => o.item.order_code === orderCode);
+      if (mine.length === 0) return removed;
+      await storage.transaction(async (tx) => {
+        for (const found of mine) {
+          const order = await tx.orders.get(found.order_no);
+          if (!order) continue;
+          await journey.stop(tx, order);
+          await tx.orders.remove(order);
+        }
+      });
+      removed.push(...mine.map((o) => o.order_no));
+    }
   }
 
   /** Removes orders created before `olderThan` (retention), a slice at a time. Returns how many. */

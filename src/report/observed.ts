@@ -5,6 +5,9 @@ import { declaredPlainLength, type ServedRequest } from '../requests/index.js';
 /** A short hash of a request's path and body: the same request sent again has the same one. */
 const fingerprint = (served: ServedRequest): string => createHash('sha256').update(`${served.input.path}\n${JSON.stringify(served.input.body ?? null)}`).digest('hex').slice(0, 16);
 
+/** The same for a large body, from the bytes as sent: the same bytes sent again hash the same, without serializing the body again. */
+const bytesFingerprint = (path: string, bytes: Uint8Array): string => createHash('sha256').update(`${path}\n`).update(bytes).digest('hex').slice(0, 16);
+
 /** Bodies up to this size (Content-Length) stay with a waiting observation; a bigger one is reduced to what judging needs. */
 const KEPT_BODY_BYTES = 16 * 1024;
 
@@ -36,6 +39,7 @@ export function observed(served: ServedRequest): Observed {
   };
   // A tracking read has no body: what is kept of it (its path) is all its fingerprint needs, hashed only if judging asks.
   if (small || op === 'trackOrder') return { served: kept, fault, items: count, fingerprint: () => fingerprint(kept) };
-  const print = op === 'createOrder' ? fingerprint(served) : '';
+  const raw = input.bodyBytes;
+  const print = op !== 'createOrder' ? '' : raw !== undefined ? bytesFingerprint(input.path, raw) : fingerprint(served);
   return { served: kept, fault, items: count, fingerprint: () => print };
 }

@@ -46,6 +46,11 @@ export const JOURNAL_BODY_BYTES = 16_384;
 function keptBody(input: ServedRequest['input']): Pick<JournalEntry, 'body' | 'body_truncated'> {
   const body = input.body ?? null;
   if (body === null) return { body };
+  const raw = input.bodyBytes;
+  if (raw !== undefined) {
+    if (raw.length <= JOURNAL_BODY_BYTES) return { body };
+    return { body: Buffer.from(raw.buffer, raw.byteOffset, JOURNAL_BODY_BYTES).toString('utf8').replace(/\uFFFD$/, ''), body_truncated: { bytes: raw.length } };
+  }
   // The size the client sent tells without serializing (not for a chunked or compressed body).
   if ((declaredPlainLength(input.headers) ?? Number.POSITIVE_INFINITY) <= JOURNAL_BODY_BYTES) return { body };
   const text = JSON.stringify(body);

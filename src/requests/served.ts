@@ -22,6 +22,11 @@ export interface OperationInput {
   query: Record<string, unknown>;
   headers: IncomingHttpHeaders;
   body: unknown;
+  /**
+   * The body's bytes as read, when one was: the journal cuts a large body, and the
+   * readiness report fingerprints one, from these rather than serializing it again.
+   */
+  bodyBytes?: Uint8Array;
   /** e.g. `http://127.0.0.1:4010`, from the request's Host header. */
   baseUrl: string;
   /**

@@ -4,5 +4,5 @@ export { OrderSetups } from './setups.js';
 export type { OrderTarget, SetupDeps } from './setups.js';
 export { ProviderStates, PROVIDER_STATE_ORDER_CODE } from './provider-states.js';
 export type { ProviderStateRequest, ProviderStateValues } from './provider-states.js';
-export { targetOfTrigger, TRIGGER_EVENTS } from './trigger.js';
-export type { TriggerEvent, TriggerRequest } from './trigger.js';
+export { fireTrigger, targetOfTrigger, TRIGGER_EVENTS } from './trigger.js';
+export type { Triggered, TriggerDeps, TriggerEvent, TriggerRequest } from './trigger.js';

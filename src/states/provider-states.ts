@@ -36,7 +36,15 @@ const ACTIONS = ['setup', 'teardown'] as const;
  * OrderSetups; a teardown removes the orders state setups made. Bad input changes nothing.
  */
 export class ProviderStates {
-  constructor(private readonly deps: { fixtures: Fixtures; setups: OrderSetups; orders: OrdersService }) {}
+  constructor(
+    private readonly deps: {
+      fixtures: Fixtures;
+      setups: OrderSetups;
+      orders: OrdersService;
+      /** Removes the client's webhook deliveries of these orders (they are gone), with their jobs. */
+      removeDeliveries: (clientId: string, orderNos: readonly string[]) => Promise<number>;
+    },
+  ) {}
 
   /** The catalogue, in its file's order. */
   list(): ProviderState[] {
@@ -61,9 +69,11 @@ export class ProviderStates {
     return valuesOf(order, state.state);
   }
 
-  /** Removes every order a state setup made for the client. Returns how many. */
-  teardown(client: Client): Promise<number> {
-    return this.deps.orders.removeByCode(client, PROVIDER_STATE_ORDER_CODE);
+  /** Removes every order a state setup made for the client, and their webhook deliveries. Returns how many orders. */
+  async teardown(client: Client): Promise<number> {
+    const removed = await this.deps.orders.removeByCode(client, PROVIDER_STATE_ORDER_CODE);
+    await this.deps.removeDeliveries(client.id, removed);
+    return removed.length;
   }
 }
 

@@ -1,6 +1,10 @@
+import type { Client } from '../clients/index.js';
 import type { Fixtures } from '../fixtures/index.js';
-import { RuleViolation } from '../shared/index.js';
-import type { OrderTarget } from './setups.js';
+import type { OrdersService } from '../orders/index.js';
+import type { Delivery, Order, Stored, WebhookEventType } from '../records/index.js';
+import { NotFound, RuleViolation } from '../shared/index.js';
+import type { Storage } from '../store/index.js';
+import type { OrderSetups, OrderTarget } from './setups.js';
 
 /**
  * What `POST /__sandbox/events/trigger` can fire: the three webhook events, and
@@ -28,6 +32,10 @@ export function targetOfTrigger(fixtures: Fixtures, request: TriggerRequest, ord
   const event = request.event as TriggerEvent;
   if (!TRIGGER_EVENTS.includes(event)) throw new RuleViolation([{ field: 'event', message: `must be one of: ${TRIGGER_EVENTS.join(', ')}` }], `Unknown event "${String(request.event)}".`);
   if (event !== 'tracking.step' && request.to_step !== undefined) throw new RuleViolation([{ field: 'to_step', message: 'goes with the event tracking.step only' }]);
+  // An existing order keeps its scenario: one named for it must be that one, not be silently passed over.
+  if (orderScenario !== undefined && request.scenario !== undefined && request.scenario !== orderScenario) {
+    throw new RuleViolation([{ field: 'scenario', message: `must be the order's own scenario, ${orderScenario} (or left out)` }]);
+  }
   const fallback = event === 'awb.failed' ? 'awb_failed' : defaultScenario;
   const scenarioName = request.scenario ?? orderScenario ?? fallback;
   const scenario = fixtures.scenarios.get(scenarioName);
@@ -43,4 +51,46 @@ export function targetOfTrigger(fixtures: Fixtures, request: TriggerRequest, ord
   const step = typeof given === 'number' || (typeof given === 'string' && /^\d+$/.test(given)) ? keys[Number(given) - 1] : given;
   if (step === undefined || !keys.includes(step)) throw new RuleViolation([{ field: 'to_step', message: `must be a step of scenario ${scenarioName} (its key, or its number from 1): ${keys.join(', ') || 'it has none'}` }]);
   return { stage: 'at_step', scenario: scenarioName, step };
+}
+
+/** What a trigger needs besides the fixtures: the orders, the setups, the deliveries and the clocks. */
+export interface TriggerDeps {
+  fixtures: Fixtures;
+  orders: OrdersService;
+  setups: OrderSetups;
+  storage: Pick<Storage, 'deliveries'>;
+  /** Plays what is due now on the client's clock (the first attempts of the new deliveries). */
+  playDue: (clientId: string) => Promise<void>;
+  defaultScenario: string;
+}
+
+/** What came of a trigger: the order as it now stands, the deliveries it made, and the one of the event fired. */
+export interface Triggered {
+  order: Stored<Order>;
+  made: Stored<Delivery>[];
+  /** The delivery of the event fired; undefined when none was made (an endpoint filter left it out, or the event has no webhook of its own). */
+  own: Stored<Delivery> | undefined;
+}
+
+/** The webhook event whose delivery is a trigger's outcome. */
+const EVENT_OF: Record<OrderTarget['stage'], WebhookEventType | undefined> = { created: undefined, awb_generated: 'awb.generated', at_step: 'awb.generated', awb_failed: 'awb.failed', cancelled: 'order.cancelled' };
+
+/**
+ * Fires an event (`POST /__sandbox/events/trigger`): on a new fixture order, or takes the
+ * client's own order there from where it stands; then plays what is due now, so the
+ * answer can say how the first attempts went.
+ */
+export async function fireTrigger(deps: TriggerDeps, client: Client, request: TriggerRequest): Promise<Triggered> {
+  const { orders, setups, storage } = deps;
+  const deliveriesOf = async (orderNo: string): Promise<Stored<Delivery>[]> => (await storage.deliveries.list(client.id, { limit: 100, order_no: orderNo })).items;
+  const existing = request.order_no === undefined ? undefined : await orders.get(client, request.order_no);
+  if (request.order_no !== undefined && !existing) throw new NotFound(`Order ${request.order_no} not found.`);
+  const target = targetOfTrigger(deps.fixtures, request, existing?.scenario, client.scenario ?? deps.defaultScenario);
+  const before = new Set(existing ? (await deliveriesOf(existing.order_no)).map((d) => d.id) : []);
+  const set = existing ? await setups.take(client, existing, target) : await setups.make(client, target, 'sandbox-trigger');
+  await deps.playDue(client.id);
+  const order = (await orders.get(client, set.order_no)) ?? set;
+  const made = (await deliveriesOf(order.order_no)).filter((d) => !before.has(d.id));
+  const event = EVENT_OF[target.stage];
+  return { order, made, own: made.find((d) => d.event === event) };
 }

@@ -38,3 +38,23 @@ export async function pruneSettled(storage: Storage, olderThan: number): Promise
     removed += old.length;
   }
 }
+
+/** Removes the client's deliveries of these orders and their jobs (the orders are gone: a provider state's teardown), an order's page per unit of work. Returns how many. */
+export async function removeOrderDeliveries(storage: Storage, clientId: string, orderNos: readonly string[]): Promise<number> {
+  let removed = 0;
+  for (const orderNo of orderNos) {
+    for (;;) {
+      const page = await storage.deliveries.list(clientId, { limit: REMOVE_PAGE, order_no: orderNo, total: false });
+      if (page.items.length === 0) break;
+      await storage.transaction(async (tx) => {
+        for (const d of page.items) {
+          await tx.jobs.cancel(jobKindOf(d), d.id);
+          await tx.jobs.cancel(RECOVER_JOB, d.id);
+          await tx.deliveries.remove(d);
+        }
+      });
+      removed += page.items.length;
+    }
+  }
+  return removed;
+}

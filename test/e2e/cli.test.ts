@@ -14,6 +14,19 @@ describe('shipping-sandbox (the CLI)', () => {
     for (const flag of ['--port', '--host', '--data', '--token', '--webhook-url', '--webhook-secret', '--awb-delay', '--clock', '--speed', '--seed', '--config']) {
       expect(stdout).toContain(flag);
     }
+    // The client commands, listed under Commands with what each does.
+    expect(stdout).toMatch(/^Usage: shipping-sandbox \[options\] \[command\]$/m);
+    expect(stdout).toMatch(/^ {2}report \[options\] +print a client's readiness report/m);
+    expect(stdout).toMatch(/^ {2}trigger \[options\] <event> +fire a webhook event/m);
+    expect(stdout).toMatch(/^ {2}deliveries +act on a client's webhook deliveries \(deliveries\s+recover\)/m);
+    expect(stdout).toMatch(/^ {2}listen \[options\] +forward a client's webhooks to a receiver/m);
+    expect(stdout).not.toMatch(/^ {2}serve/m);
+  });
+
+  it('says which command is unknown', async () => {
+    const { code, stderr } = await runCli(['repot']);
+    expect(code).toBe(1);
+    expect(stderr).toContain("unknown command 'repot' (shipping-sandbox --help lists the commands)");
   });
 
   it('prints the base URL and a token, serves, and on SIGTERM writes the data file and exits 0', async () => {

@@ -72,6 +72,21 @@ describe('POST /__sandbox/provider-states', () => {
     expect(await orderCount()).toBe(1);
   });
 
+  it('tears down more than one page of setups (600), with their webhook deliveries, and leaves the client\'s own order and its delivery', async () => {
+    await sandbox.call('PUT', '/__sandbox/webhook', { body: { url: 'http://127.0.0.1:9/hooks' } });
+    const [own] = (await sandbox.call('POST', '/v1/order', { body: createRequest(1) })).body.order_numbers;
+    await sandbox.advance(60_000);
+    for (let i = 0; i < 600; i += 1) await change({ state: 'an order has its AWB', action: 'setup' });
+    expect(await orderCount()).toBe(601);
+    const deliveries = async () => (await sandbox.call('GET', '/__sandbox/webhooks/deliveries?limit=1')).body.total;
+    expect(await deliveries()).toBe(601);
+    const res = await change({ state: 'an order has its AWB', action: 'teardown' });
+    expect(res.body).toEqual({ removed: 600 });
+    expect(await orderCount()).toBe(1);
+    expect(await deliveries()).toBe(1);
+    expect((await sandbox.call('GET', '/__sandbox/webhooks/deliveries')).body.deliveries.map((d: { order_no: string }) => d.order_no)).toEqual([own]);
+  }, 60_000);
+
   it('works on the caller\'s data only', async () => {
     await change({ state: 'an order is delivered', action: 'setup' }, TOKEN_B);
     expect(await orderCount()).toBe(0);

@@ -100,6 +100,18 @@ describe('POST /__sandbox/events/trigger', () => {
     expect(receiver.received).toHaveLength(0);
   });
 
+  it("answers 400 naming scenario when it names another scenario than an existing order's, and leaves the order as it was", async () => {
+    const [orderNo] = await createOrders(sandbox, 1);
+    const own = (await sandbox.call('GET', `/__sandbox/orders/${orderNo}`)).body.scenario;
+    for (const event of ['awb.generated', 'order.cancelled', 'tracking.step']) {
+      const res = await trigger({ event, order_no: orderNo, scenario: own === 'returned' ? 'delivered' : 'returned', ...(event === 'tracking.step' ? { to_step: 1 } : {}) });
+      expect(res.status, event).toBe(400);
+      expect(res.body.errors, event).toEqual([{ field: 'scenario', message: `must be the order's own scenario, ${own} (or left out)` }]);
+    }
+    expect((await sandbox.call('GET', `/__sandbox/orders/${orderNo}`)).body).toMatchObject({ status: 'created', awb: null });
+    expect(receiver.received).toHaveLength(0);
+  });
+
   it('answers 404 for an order the caller does not have', async () => {
     const [theirs] = await createOrders(sandbox, 1, {}, 'token-client-b');
     expect((await trigger({ event: 'awb.generated', order_no: theirs })).status).toBe(404);

@@ -104,12 +104,6 @@ describe('the options', () => {
     expect(cli('--cors-origins', 'none').corsOrigins).toEqual([]);
   });
 
-  it('list the report command in --help', () => {
-    let help = '';
-    program().configureOutput({ writeOut: (text) => (help += text) }).outputHelp();
-    expect(help).toMatch(/report \[options\] +print a client's readiness report/);
-  });
-
   it('offer every option but the in-process client list as a flag with a variable', () => {
     const missing = Object.entries(OPTIONS).filter(([, spec]) => spec.flag === undefined || spec.env === undefined).map(([key]) => key);
     expect(missing).toEqual(['clients']);

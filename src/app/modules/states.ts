@@ -1,6 +1,7 @@
 import { stateHandlers, type SandboxModule } from '../../http/index.js';
 import type { ReportObserver } from '../../report/index.js';
 import { OrderSetups, ProviderStates } from '../../states/index.js';
+import { removeOrderDeliveries } from '../../webhooks/index.js';
 import type { Services } from '../services.js';
 
 /** The readiness run that a Pact verification's traffic is kept in. */
@@ -17,7 +18,7 @@ export const PACT_RUN = 'pact';
 export function statesModule(services: Pick<Services, 'storage' | 'orders' | 'journey' | 'fixtures' | 'clock' | 'clockService' | 'events' | 'ids' | 'options'>, observer: ReportObserver): SandboxModule {
   const { storage, orders, journey, fixtures, clock, clockService, events, ids, options } = services;
   const setups = new OrderSetups({ storage, orders, journey, fixtures, clock, events, seed: ids.seed });
-  const providerStates = new ProviderStates({ fixtures, setups, orders });
+  const providerStates = new ProviderStates({ fixtures, setups, orders, removeDeliveries: (clientId, orderNos) => removeOrderDeliveries(storage, clientId, orderNos) });
   const beforeSetup = async (client: { id: string }): Promise<void> => {
     if ((await storage.reports.get(client.id, { events: false })).run?.name === PACT_RUN) return;
     await observer.settled(client.id);

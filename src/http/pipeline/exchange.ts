@@ -67,7 +67,8 @@ export function exchangeOf(op: CompiledOperation, req: Request, res: Response, p
     // A copy: validation coerces it in place (and fills defaults), while the journal shows the query as sent.
     query: { ...sent },
     headers: req.headers,
-    body: op.body === 'none' ? undefined : req.body,
+    // Parsed in its turn (the body stage): until then, none.
+    body: undefined,
     baseUrl: baseUrlOf(req),
   };
   const served: Arrival = { input, query: sent, seq: options.arrival ? 0 : ++arrivals, method: input.method, arrivedAt: options.now(), violations: [] as FieldError[] };

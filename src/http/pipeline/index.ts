@@ -1,4 +1,4 @@
-/** The stages of a request (identify, admit, arrive, fair turn, validate, intercept, handle, observe) and the interceptors (faults, Prefer). */
+/** The stages of a request (identify, admit, arrive, fair turn, body, validate, intercept, handle, observe) and the interceptors (faults, Prefer). */
 
 export { performFault } from './fault-actions.js';
 export { preferInterceptor } from './prefer.js';

@@ -1,7 +1,7 @@
 import type { Handler, Interceptor, OperationInput, Reply } from '../handler.js';
 
 /**
- * Stages 6 and 7, intercept and handle: the interceptors (faults, Prefer answers, the
+ * Stages 7 and 8, intercept and handle: the interceptors (faults, Prefer answers, the
  * webhook chaos header check), outermost first, around the operation's handler. Composed
  * once per operation.
  */

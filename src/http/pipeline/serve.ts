@@ -12,6 +12,7 @@ import { identify } from './identify.js';
 import { intercepted } from './intercept.js';
 import { observe } from './observe.js';
 import type { PipelineOptions } from './options.js';
+import { readBody, readBodyForJournal } from './body.js';
 import { validate } from './validate.js';
 
 /** Serves one request of an operation whose path and method matched. */
@@ -19,7 +20,7 @@ export type ServeOperation = (req: Request, res: Response, params: Record<string
 
 /**
  * The request path of one operation, stage by stage: observe (told last), identify,
- * admit, arrive, wait the fair turn, validate, then intercept and handle, and reply.
+ * admit, arrive, wait the fair turn, read the body, validate, then intercept and handle, and reply.
  * Operations without security skip identify, admit and the turn. Any stage may throw a
  * domain or API error: the request is then answered with the error envelope.
  */
@@ -43,6 +44,7 @@ export function serveOperation(op: CompiledOperation, handler: Handler, options:
       }
       arrive(x);
       if (op.secured && !(await waitTurn(x))) return;
+      readBody(x);
       validate(x);
       noteServed(res, op.operationId, x.input.client?.id);
       await sendReply(res, await handle(x.input));
@@ -58,6 +60,7 @@ export function serveOperation(op: CompiledOperation, handler: Handler, options:
 /** Answers a request a stage refused (or whose handler failed) with the error envelope; a 400 keeps its field errors for the journal. */
 function refuse(x: Exchange, error: unknown): void {
   arrive(x);
+  readBodyForJournal(x);
   noteServed(x.res, x.op.operationId, x.input.client?.id);
   const answered = toApiError(error);
   if (answered.status === 400) x.served.violations = answered.errors;

@@ -7,7 +7,7 @@ const hasBody = (req: Request): boolean =>
   req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 
 /**
- * Stage 5, validate: the content type, then the operation's schemas (path, query,
+ * Stage 6, validate: the content type, then the operation's schemas (path, query,
  * headers, body) as the spec compiled them. Throws the 415, or the 400 naming each field.
  */
 export function validate({ op, input, req }: Exchange): void {

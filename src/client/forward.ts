@@ -1,0 +1,147 @@
+/** One attempt as the sandbox hands it to a listener (docs/guides/listen.md, the listen protocol). */
+export interface ListenAttempt {
+  type: 'attempt';
+  /** Unique within the connection; the result names it. */
+  id: string;
+  delivery_id: string;
+  event: string;
+  order_no: string | null;
+  timeout_ms: number;
+  /** The headers a direct delivery sends, signature included. */
+  headers: Record<string, string>;
+  /** The exact JSON text a direct delivery POSTs. */
+  body: string;
+}
+
+/** What the local receiver answered, sent back to the sandbox as the attempt's outcome. */
+export interface ListenResult {
+  type: 'result';
+  id: string;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  response_body: string;
+  retry_after: string | null;
+}
+
+/** How much of the local answer's body goes back (the delivery log keeps as much of a direct attempt's). */
+export const EXCERPT_BYTES = 1024;
+/** Error texts and a Retry-After are cut to this many characters: a result stays far below the sandbox's 64 KiB frame limit. */
+const TEXT_LIMIT = 512;
+
+/** Whether a parsed message is an attempt this listener can forward (a malformed one is answered as failed, see listen-session.ts). */
+export function isAttempt(message: Record<string, unknown>): message is Record<string, unknown> & ListenAttempt {
+  const { id, body, headers, timeout_ms } = message;
+  return (
+    typeof id === 'string' &&
+    typeof body === 'string' &&
+    typeof timeout_ms === 'number' &&
+    timeout_ms > 0 &&
+    typeof headers === 'object' &&
+    headers !== null &&
+    Object.values(headers).every((v) => typeof v === 'string')
+  );
+}
+
+/**
+ * The first `bytes` bytes of a body as text, never cutting a character in two. The status
+ * came within the timeout, so a body still arriving when it ends keeps what came: the
+ * answer counts, as it does for a direct attempt.
+ */
+async function excerpt(response: Response, bytes: number): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < bytes) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.length;
+    }
+  } catch {
+    // cut off or timed out while reading: keep what came
+  } finally {
+    void reader.cancel().catch(() => undefined);
+  }
+  return utf8Prefix(Buffer.concat(chunks), bytes);
+}
+
+/** At most `bytes` bytes of UTF-8 as text, ending before a character the cut would split. */
+export function utf8Prefix(buffer: Buffer, bytes: number): string {
+  if (buffer.length <= bytes) return buffer.toString('utf8');
+  let end = bytes;
+  // Step back over continuation bytes (10xxxxxx) to the start of the character that is cut.
+  while (end > 0 && (buffer[end]! & 0xc0) === 0x80) end -= 1;
+  return buffer.subarray(0, end).toString('utf8');
+}
+
+/** A failed forward as one line: the system error's code first (ECONNREFUSED: …), as a direct attempt's log shows it. */
+function describe(error: unknown, timeoutMs: number, timedOut: boolean): string {
+  if (timedOut) return `timed out after ${timeoutMs} ms`;
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  if (cause?.code) return `${cause.code}${cause.message ? `: ${cause.message}` : ''}`;
+  return (error as Error).message ?? String(error);
+}
+
+/**
+ * POSTs an attempt's body to the local receiver with exactly its headers, redirects not
+ * followed, within the attempt's timeout (a timer of this process), and says what came
+ * back. Never throws: a receiver that is down or silent is a result with no status.
+ */
+export async function forward(attempt: ListenAttempt, to: string): Promise<ListenResult> {
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(), attempt.timeout_ms);
+  const result = { type: 'result' as const, id: attempt.id };
+  try {
+    const response = await fetch(to, { method: 'POST', redirect: 'manual', headers: attempt.headers, body: attempt.body, signal: timeout.signal });
+    const body = await excerpt(response, EXCERPT_BYTES);
+    const retryAfter = response.headers.get('retry-after');
+    return { ...result, status_code: response.status, duration_ms: elapsed(), error: null, response_body: body, retry_after: retryAfter === null ? null : retryAfter.slice(0, TEXT_LIMIT) };
+  } catch (error) {
+    return { ...result, status_code: null, duration_ms: elapsed(), error: describe(error, attempt.timeout_ms, timeout.signal.aborted).slice(0, TEXT_LIMIT), response_body: '', retry_after: null };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Runs at most `limit` forwards at once and queues the rest in arrival order, so a burst
+ * of attempts does not open a connection each to the local receiver at the same moment.
+ * `clear()` drops what has not started (the connection it came on is gone: the sandbox has
+ * already recorded those attempts as failed and will retry them).
+ */
+export class ForwardQueue {
+  private running = 0;
+  private readonly waiting: Array<() => Promise<void>> = [];
+
+  constructor(private readonly limit: number) {}
+
+  push(work: () => Promise<void>): void {
+    this.waiting.push(work);
+    this.next();
+  }
+
+  clear(): void {
+    this.waiting.length = 0;
+  }
+
+  /** Forwards under way or queued. */
+  get size(): number {
+    return this.running + this.waiting.length;
+  }
+
+  private next(): void {
+    while (this.running < this.limit && this.waiting.length > 0) {
+      const work = this.waiting.shift()!;
+      this.running += 1;
+      void work().finally(() => {
+        this.running -= 1;
+        this.next();
+      });
+    }
+  }
+}

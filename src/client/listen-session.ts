@@ -1,0 +1,225 @@
+import type { IncomingMessage } from 'node:http';
+import WebSocket from 'ws';
+import { ForwardQueue, forward, isAttempt, type ListenAttempt, type ListenResult } from './forward.js';
+
+/** What a listener connects with (flags already checked, see listen.ts). */
+export interface ListenSettings {
+  /** The sandbox's base URL, http(s). */
+  url: string;
+  token: string;
+  /** The local receiver, an absolute http(s) URL. */
+  forwardTo: string;
+  name: string;
+  /** The endpoint's event filter; absent: the server keeps (or, for a new listener, sets) every event. */
+  events?: string[];
+  /** The client an admin token acts for. */
+  client?: string;
+}
+
+export interface ListenIo {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+/** The knobs a test turns; the defaults are what the CLI runs with. */
+export interface ListenTuning {
+  /** Forwards under way at once; the rest wait in arrival order. */
+  concurrency: number;
+  /** The wait before reconnect try n (1, 2, …). */
+  backoffMs(n: number): number;
+  /** A connection that hears nothing (no ping, no message) this long is dead: the sandbox pings every 15 s. */
+  silenceMs: number;
+}
+
+/** 1, 2, 4, … 30 s, plus up to a quarter more at random, so that listeners cut off together do not all come back at the same moment. */
+export const backoffMs = (n: number): number => {
+  const base = Math.min(30_000, 1000 * 2 ** Math.min(n - 1, 5));
+  return Math.round(base * (1 + Math.random() / 4));
+};
+
+export const DEFAULT_TUNING: ListenTuning = { concurrency: 16, backoffMs, silenceMs: 45_000 };
+
+/** Close codes the sandbox ends a listener with for good: it was replaced by a newer connection under its name (4001), its endpoint was removed (4002). */
+const FINAL_CLOSE_CODES = new Set([4001, 4002]);
+/** The largest message taken from the sandbox: an attempt carries one webhook body. */
+const MAX_PAYLOAD = 16 * 1024 * 1024;
+
+/** The WebSocket URL of the listen endpoint for a base URL: http→ws, https→wss, the name and filter in the query (the token never). */
+export function listenUrl(base: string, name: string, events?: string[]): string {
+  const url = new URL('/__sandbox/listen', base);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  url.searchParams.set('name', name);
+  if (events !== undefined) url.searchParams.set('events', events.join(','));
+  // URLSearchParams writes ',' and '@' escaped; both are plain in a query, and the name reads better in logs as given.
+  return url.toString().replaceAll('%2C', ',').replaceAll('%40', '@');
+}
+
+/** One line per forward: when, the event, the order, and what the local receiver made of it. */
+export function forwardLine(attempt: ListenAttempt, result: ListenResult, now = new Date()): string {
+  const outcome = result.status_code === null ? (result.error ?? 'no answer') : String(result.status_code);
+  return `${now.toISOString()}  ${attempt.event}  ${attempt.order_no ?? '-'}  → ${outcome}  ${result.duration_ms} ms\n`;
+}
+
+/** How one connection ended: for good (the exit code), or to be tried again (why, and whether it had become ready). */
+type Ended = { exit: number } | { retry: string; wasReady: boolean };
+
+/** The sandbox's error envelope, as far as a refused opening is told to the user. */
+interface Envelope {
+  message?: string;
+  errors?: Array<{ field: string; message: string }>;
+}
+
+async function readBody(res: IncomingMessage, limit = 64 * 1024): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= limit) break;
+  }
+  return Buffer.concat(chunks).toString('utf8').slice(0, limit);
+}
+
+/** A refused opening as the user reads it: the status and the envelope's message and field errors, or the start of a body that is not one. */
+function refusal(status: number, text: string): string {
+  let envelope: Envelope | undefined;
+  try {
+    envelope = JSON.parse(text) as Envelope;
+  } catch {
+    envelope = undefined;
+  }
+  if (envelope?.message === undefined) return `the sandbox answered ${status}${text.trim() ? `: ${text.trim().slice(0, 300)}` : ''}`;
+  const fields = (envelope.errors ?? []).map((e) => `\n  ${e.field}: ${e.message}`).join('');
+  return `the sandbox answered ${status}: ${envelope.message}${fields}`;
+}
+
+/** Opens one connection and serves it until it ends. */
+function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, tuning: ListenTuning): Promise<Ended> {
+  return new Promise((resolve) => {
+    const headers: Record<string, string> = { authorization: `Bearer ${settings.token}`, ...(settings.client ? { 'x-sandbox-client': settings.client } : {}) };
+    const ws = new WebSocket(listenUrl(settings.url, settings.name, settings.events), { headers, maxPayload: MAX_PAYLOAD, handshakeTimeout: 15_000, followRedirects: false });
+    const queue = new ForwardQueue(tuning.concurrency);
+    let ended = false;
+    let wasReady = false;
+    let lastError: string | undefined;
+    let silence: NodeJS.Timeout | undefined;
+    const heard = () => {
+      clearTimeout(silence);
+      silence = setTimeout(() => {
+        lastError = `nothing heard from the sandbox for ${Math.round(tuning.silenceMs / 1000)} s`;
+        ws.terminate();
+      }, tuning.silenceMs);
+    };
+    const end = (how: Ended) => {
+      if (ended) return;
+      ended = true;
+      clearTimeout(silence);
+      stop.removeEventListener('abort', onStop);
+      // Attempts not yet started came on this connection: the sandbox has recorded them failed and will retry them.
+      queue.clear();
+      resolve(how);
+    };
+    const onStop = () => {
+      if (ws.readyState === WebSocket.OPEN) {
+        ws.close(1000, 'listener stopped');
+        // A sandbox that does not answer the close in time is not waited for.
+        setTimeout(() => ws.terminate(), 2000).unref();
+      } else {
+        ws.terminate();
+        end({ exit: 0 });
+      }
+    };
+    stop.addEventListener('abort', onStop);
+
+    ws.on('unexpected-response', (req, res) => {
+      const status = res.statusCode ?? 0;
+      void readBody(res)
+        .catch(() => '')
+        .then((text) => {
+          req.destroy();
+          // A 4xx is the sandbox's answer (bad token, read_only, a bad name or filter, too many listeners): trying again changes nothing.
+          if (status >= 400 && status < 500) {
+            io.err(`shipping-sandbox listen: ${refusal(status, text)}\n`);
+            end({ exit: 1 });
+          } else end({ retry: refusal(status, text), wasReady });
+        });
+    });
+    ws.on('open', heard);
+    ws.on('ping', heard);
+    ws.on('error', (error) => {
+      lastError = error.message;
+    });
+    ws.on('message', (data, isBinary) => {
+      heard();
+      if (isBinary) return;
+      let message: Record<string, unknown>;
+      try {
+        message = JSON.parse(data.toString()) as Record<string, unknown>;
+      } catch {
+        return;
+      }
+      if (message === null || typeof message !== 'object') return;
+      if (message.type === 'ready') {
+        wasReady = true;
+        io.out(`Ready: listener "${String(message.listener)}" (endpoint ${String(message.endpoint_id)}) forwarding to ${settings.forwardTo}. Signing secret: ${String(message.secret)} (${Number(message.held ?? 0)} held deliveries coming)\n`);
+      } else if (message.type === 'attempt') {
+        if (!isAttempt(message)) {
+          // Exactly one answer per attempt id, so that the sandbox need not wait out its timeout.
+          if (typeof message.id === 'string') send({ type: 'result', id: message.id, status_code: null, duration_ms: 0, error: 'the listener could not read this attempt (upgrade shipping-sandbox?)', response_body: '', retry_after: null });
+          return;
+        }
+        const attempt = message;
+        queue.push(async () => {
+          if (ended) return;
+          const result = await forward(attempt, settings.forwardTo);
+          io.out(forwardLine(attempt, result));
+          send(result);
+        });
+      }
+      // Other types: a newer sandbox's, ignored.
+    });
+    const send = (result: ListenResult) => {
+      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(result));
+    };
+    ws.on('close', (code, reason) => {
+      const why = reason.toString();
+      if (stop.aborted) end({ exit: 0 });
+      else if (FINAL_CLOSE_CODES.has(code)) {
+        io.err(`shipping-sandbox listen: the sandbox closed the connection (${code}): ${why}\n`);
+        end({ exit: 1 });
+      } else end({ retry: code === 1006 ? `connection lost${lastError ? ` (${lastError})` : ''}` : `the sandbox closed the connection (${code}${why ? `: ${why}` : ''})`, wasReady });
+    });
+  });
+}
+
+/** Waits `ms`, or less if stopped. */
+function pause(ms: number, stop: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      stop.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    stop.addEventListener('abort', done);
+  });
+}
+
+/**
+ * Listens until stopped (exit 0), told off for good (1: a refused opening, replaced by a
+ * newer connection under the name, the endpoint removed), reconnecting with backoff after
+ * any other end (a drop, the sandbox restarting with 1001, a proxy's 502). Returns the exit code.
+ */
+export async function listen(settings: ListenSettings, io: ListenIo, stop: AbortSignal, tuning: ListenTuning = DEFAULT_TUNING): Promise<number> {
+  let tries = 0;
+  while (!stop.aborted) {
+    const ended = await connectOnce(settings, io, stop, tuning);
+    if ('exit' in ended) return ended.exit;
+    if (stop.aborted) break;
+    tries = ended.wasReady ? 1 : tries + 1;
+    const wait = tuning.backoffMs(tries);
+    io.err(`shipping-sandbox listen: ${ended.retry}; reconnecting in ${(wait / 1000).toFixed(1)} s (try ${tries})\n`);
+    await pause(wait, stop);
+  }
+  return 0;
+}

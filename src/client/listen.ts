@@ -1,0 +1,93 @@
+import { hostname, userInfo } from 'node:os';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { SANDBOX_EVENT_TYPES } from '../records/index.js';
+import { DEFAULT_TUNING, listen, type ListenTuning } from './listen-session.js';
+import { tokenFromEnv } from './token.js';
+
+/** What `shipping-sandbox listen` was asked for. */
+export interface ListenCommand {
+  url: string;
+  token?: string;
+  forwardTo: string;
+  events?: string[];
+  name?: string;
+  client?: string;
+}
+
+/** A listener's name as the sandbox takes it: 1–64 of these characters. */
+const NAME = /^[A-Za-z0-9._@-]{1,64}$/;
+
+/** `user@host` of this machine in the characters a name may hold (others become `-`), cut to 64. */
+export function defaultName(): string {
+  let user: string;
+  try {
+    user = userInfo().username;
+  } catch {
+    // A container's user may have no passwd entry.
+    user = process.env.USER ?? process.env.USERNAME ?? 'user';
+  }
+  const name = `${user}@${hostname()}`.replace(/[^A-Za-z0-9._@-]/g, '-').slice(0, 64);
+  return NAME.test(name) ? name : 'listener';
+}
+
+function httpUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError('must be an absolute http:// or https:// URL, e.g. http://localhost:3000/hooks');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError(`must be an http:// or https:// URL, not ${url.protocol}`);
+  return value;
+}
+
+function eventList(value: string): string[] {
+  const events = value.split(',').map((e) => e.trim());
+  const unknown = events.filter((e) => !(SANDBOX_EVENT_TYPES as readonly string[]).includes(e));
+  if (unknown.length > 0) throw new InvalidArgumentError(`${unknown.map((e) => (e === '' ? '(empty)' : `"${e}"`)).join(', ')} is not an event: use one or more of ${SANDBOX_EVENT_TYPES.join(', ')}, comma-separated`);
+  return [...new Set(events)];
+}
+
+function listenerName(value: string): string {
+  if (!NAME.test(value)) throw new InvalidArgumentError('must be 1 to 64 characters of A-Z a-z 0-9 . _ @ -');
+  return value;
+}
+
+/** `shipping-sandbox listen`: its own command line, apart from the server's flags. */
+export function listenProgram(name = 'shipping-sandbox listen'): Command {
+  return new Command(name)
+    .summary("forward a client's webhooks to a receiver on this machine (runs until Ctrl-C)")
+    .description(
+      "Opens an outbound WebSocket to a sandbox as a listener endpoint of your client, and POSTs each webhook attempt to --forward-to with the exact body and signed headers a direct delivery has; the local answer goes back as the attempt's outcome. Prints the endpoint's signing secret once connected and one line per forward; reconnects after a drop. Exits 0 on Ctrl-C, 1 when the sandbox refuses or ends the listener, 2 for a bad flag.",
+    )
+    .addOption(new Option('--url <url>', 'base URL of the sandbox, e.g. https://sandbox.example').argParser(httpUrl).makeOptionMandatory())
+    .option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one); sent in the Authorization header")
+    .addOption(new Option('--forward-to <url>', 'the local receiver each webhook is POSTed to, e.g. http://localhost:3000/hooks').argParser(httpUrl).makeOptionMandatory())
+    .addOption(new Option('--events <list>', `the events this listener gets, comma-separated (${SANDBOX_EVENT_TYPES.join(', ')}); default: every event, or the filter an existing listener of this name has`).argParser(eventList))
+    .addOption(new Option('--name <name>', `the listener, one endpoint of your client: 1 to 64 of A-Z a-z 0-9 . _ @ - (default: user@host of this machine, here ${defaultName()})`).argParser(listenerName))
+    .option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)');
+}
+
+/** Listens with parsed flags until stopped or ended (see listen()); returns the exit code, 2 when no token is given. */
+export async function executeListen(options: ListenCommand, out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv, stop: AbortSignal, tuning: ListenTuning = DEFAULT_TUNING): Promise<number> {
+  const token = options.token ?? tokenFromEnv(env, err, 'listen');
+  if (token === undefined) return 2;
+  const settings = { url: options.url, token, forwardTo: options.forwardTo, name: options.name ?? defaultName(), events: options.events, client: options.client };
+  return listen(settings, { out, err }, stop, tuning);
+}
+
+/**
+ * `shipping-sandbox listen` from its arguments: forwards the client's webhooks to
+ * --forward-to until `stop` is aborted (0), the sandbox refuses or ends the listener (1),
+ * or a flag is wrong (2).
+ */
+export async function runListen(argv: string[], out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv, stop: AbortSignal, tuning?: ListenTuning): Promise<number> {
+  let options: ListenCommand;
+  try {
+    options = listenProgram().exitOverride().configureOutput({ writeOut: out, writeErr: err }).parse(argv, { from: 'user' }).opts<ListenCommand>();
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    throw error;
+  }
+  return executeListen(options, out, err, env, stop, tuning);
+}

@@ -1,0 +1,222 @@
+import { Webhook } from 'standardwebhooks';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { defaultName, runListen } from '../../src/client/listen.js';
+import { backoffMs, listenUrl, type ListenTuning } from '../../src/client/listen-session.js';
+import { Receiver, downPort } from '../webhooks/receiver.js';
+import { ListenServer, until } from './listen-server.js';
+
+const TOKEN = 'listen-token';
+/** The CLI's own bounds, with a reconnect wait short enough for a test. */
+const FAST: ListenTuning = { concurrency: 16, backoffMs: () => 50, silenceMs: 45_000 };
+
+let sandbox: ListenServer;
+let receiver: Receiver;
+const running: Array<{ stop(): Promise<number> }> = [];
+
+beforeEach(async () => {
+  sandbox = await ListenServer.start();
+  receiver = await Receiver.start();
+});
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((l) => l.stop()));
+  await sandbox.close();
+  await receiver.close();
+});
+
+/** `shipping-sandbox listen` in this process, stopped (as by Ctrl-C) by stop(). */
+function listen(args: string[] = [], tuning: ListenTuning = FAST) {
+  const stop = new AbortController();
+  let stdout = '';
+  let stderr = '';
+  const argv = ['--url', sandbox.url, '--token', TOKEN, '--forward-to', receiver.url, '--name', 'dev-laptop', ...args];
+  const done = runListen(argv, (t) => void (stdout += t), (t) => void (stderr += t), {}, stop.signal, tuning);
+  const listener = {
+    done,
+    stop: () => {
+      stop.abort();
+      return done;
+    },
+    stdout: () => stdout,
+    stderr: () => stderr,
+  };
+  running.push(listener);
+  return listener;
+}
+
+/** An attempt as the sandbox sends it: a body signed with the listener's secret, the headers a direct delivery has. */
+function attempt(id: string, fields: Record<string, unknown> = {}) {
+  const deliveryId = `msg_${id}`;
+  const at = new Date();
+  const body = JSON.stringify({ event: 'awb.generated', order_no: 'SBXORD0001', awb: 'SBXAWB0001', note: 'naïve “quotes” ✓' });
+  return {
+    type: 'attempt',
+    id,
+    delivery_id: deliveryId,
+    event: 'awb.generated',
+    order_no: 'SBXORD0001',
+    timeout_ms: 5000,
+    headers: {
+      'content-type': 'application/json',
+      'user-agent': 'shipping-sandbox-webhooks/1',
+      'webhook-id': deliveryId,
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': new Webhook(sandbox.secret).sign(deliveryId, at, body),
+    },
+    body,
+    ...fields,
+  };
+}
+
+describe('shipping-sandbox listen: the opening', () => {
+  it('sends the token in the Authorization header (never the URL), the name and the event filter, and prints the ready line with the secret', async () => {
+    const listener = listen(['--events', 'awb.generated,order.cancelled', '--client', 'partner-a']);
+    await until(() => listener.stdout().includes('Ready:'));
+    const [opening] = sandbox.openings;
+    expect(opening!.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    expect(opening!.headers['x-sandbox-client']).toBe('partner-a');
+    expect(opening!.url.pathname).toBe('/__sandbox/listen');
+    expect(Object.fromEntries(opening!.url.searchParams)).toEqual({ name: 'dev-laptop', events: 'awb.generated,order.cancelled' });
+    expect(opening!.url.toString()).not.toContain(TOKEN);
+    expect(listener.stdout()).toBe(`Ready: listener "dev-laptop" (endpoint ep_test1) forwarding to ${receiver.url}. Signing secret: ${sandbox.secret} (0 held deliveries coming)\n`);
+  });
+
+  it('sends no events parameter without --events, and no x-sandbox-client without --client', async () => {
+    const listener = listen();
+    await until(() => listener.stdout().includes('Ready:'));
+    expect([...sandbox.openings[0]!.url.searchParams.keys()]).toEqual(['name']);
+    expect(sandbox.openings[0]!.headers).not.toHaveProperty('x-sandbox-client');
+  });
+
+  it('turns http into ws and https into wss, keeping the token out of the URL', () => {
+    expect(listenUrl('http://127.0.0.1:4010', 'me@host', ['awb.generated'])).toBe('ws://127.0.0.1:4010/__sandbox/listen?name=me@host&events=awb.generated');
+    expect(listenUrl('https://sandbox.example', 'ci')).toBe('wss://sandbox.example/__sandbox/listen?name=ci');
+  });
+});
+
+describe('shipping-sandbox listen: forwarding an attempt', () => {
+  it('POSTs the exact body and headers to --forward-to and answers the status, duration, excerpt and Retry-After', async () => {
+    receiver.respond = () => ({ status: 202, headers: { 'retry-after': '120' }, body: 'é'.repeat(700) });
+    const listener = listen();
+    await until(() => sandbox.sockets.length === 1);
+    const sent = attempt('a1');
+    sandbox.send(sent);
+    const result = await sandbox.result('a1');
+    const [got] = receiver.received;
+    expect(got!.body).toBe(sent.body);
+    for (const [name, value] of Object.entries(sent.headers)) expect(got!.headers[name]).toBe(value);
+    expect(new Webhook(sandbox.secret).verify(got!.body, got!.headers as Record<string, string>)).toMatchObject({ order_no: 'SBXORD0001' });
+    // 1024 bytes of two-byte characters: 512 of them, none cut in two.
+    expect(result).toEqual({ type: 'result', id: 'a1', status_code: 202, duration_ms: expect.any(Number), error: null, response_body: 'é'.repeat(512), retry_after: '120' });
+    expect(listener.stdout()).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z {2}awb\.generated {2}SBXORD0001 {2}→ 202 {2}\d+ ms$/m);
+  });
+
+  it('does not follow a redirect: the 3xx is the answer', async () => {
+    receiver.respond = () => ({ status: 307, headers: { location: 'http://127.0.0.1:9/elsewhere' } });
+    listen();
+    await until(() => sandbox.sockets.length === 1);
+    sandbox.send(attempt('r1'));
+    expect(await sandbox.result('r1')).toMatchObject({ status_code: 307, error: null });
+    expect(receiver.received).toHaveLength(1);
+  });
+
+  it('answers status null and the connection error when the local receiver is down', async () => {
+    const listener = listen(['--forward-to', `http://127.0.0.1:${await downPort()}/hooks`]);
+    await until(() => sandbox.sockets.length === 1);
+    sandbox.send(attempt('d1'));
+    expect(await sandbox.result('d1')).toMatchObject({ status_code: null, error: expect.stringMatching(/^ECONNREFUSED: /), response_body: '', retry_after: null });
+    expect(listener.stdout()).toMatch(/awb\.generated {2}SBXORD0001 {2}→ ECONNREFUSED: .* \d+ ms$/m);
+  });
+
+  it('answers "timed out" within the attempt’s timeout_ms when the local receiver is silent', async () => {
+    receiver.respond = () => ({ status: 200, hang: true });
+    const listener = listen();
+    await until(() => sandbox.sockets.length === 1);
+    const started = Date.now();
+    sandbox.send(attempt('t1', { timeout_ms: 300 }));
+    expect(await sandbox.result('t1')).toMatchObject({ status_code: null, error: 'timed out after 300 ms' });
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(listener.stdout()).toContain('→ timed out after 300 ms');
+  });
+
+  it('forwards at most `concurrency` attempts at once and queues the rest in order', async () => {
+    receiver.respond = () => ({ status: 200, hang: true });
+    listen([], { ...FAST, concurrency: 3 });
+    await until(() => sandbox.sockets.length === 1);
+    for (let i = 0; i < 8; i += 1) sandbox.send(attempt(`c${i}`, { timeout_ms: 400 }));
+    await until(() => receiver.received.length === 3);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(receiver.received).toHaveLength(3);
+    // Each slot freed by a timeout takes the next attempt: every one is forwarded and answered.
+    await until(() => sandbox.messages.length === 8, 5000);
+    expect(receiver.received.map((r) => r.id)).toEqual([...Array(8).keys()].map((i) => `msg_c${i}`));
+  });
+
+  it('ignores message types it does not know, and answers an attempt it cannot read as failed', async () => {
+    listen();
+    await until(() => sandbox.sockets.length === 1);
+    sandbox.send({ type: 'stats', whatever: 1 });
+    sandbox.send({ type: 'attempt', id: 'bad1', body: 42 });
+    sandbox.send(attempt('ok1'));
+    expect(await sandbox.result('bad1')).toMatchObject({ status_code: null, error: expect.stringContaining('could not read this attempt') });
+    expect(await sandbox.result('ok1')).toMatchObject({ status_code: 200 });
+    expect(receiver.received).toHaveLength(1);
+  });
+});
+
+describe('shipping-sandbox listen: reconnecting', () => {
+  it.each([
+    ['a dropped connection', () => sandbox.socket.terminate()],
+    ['the sandbox shutting down (1001)', () => sandbox.socket.close(1001, 'shutting down')],
+  ])('opens a second connection after %s, saying so, and prints the ready line again', async (_, drop) => {
+    const listener = listen();
+    await until(() => listener.stdout().includes('Ready:'));
+    drop();
+    await until(() => sandbox.openings.length === 2 && listener.stdout().split('Ready:').length === 3);
+    expect(listener.stderr()).toMatch(/reconnecting in 0\.1 s \(try 1\)/);
+    expect(sandbox.openings[1]!.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    // Still forwarding on the new connection.
+    sandbox.send(attempt('after'));
+    expect(await sandbox.result('after')).toMatchObject({ status_code: 200 });
+  });
+
+  it('waits 1, 2, 4, … 30 s between tries, plus up to a quarter more', () => {
+    for (const [n, base] of [[1, 1000], [2, 2000], [3, 4000], [5, 16_000], [6, 30_000], [40, 30_000]] as const) {
+      const wait = backoffMs(n);
+      expect(wait).toBeGreaterThanOrEqual(base);
+      expect(wait).toBeLessThanOrEqual(base * 1.25);
+    }
+  });
+});
+
+describe('shipping-sandbox listen: usage errors (test/e2e/listen-exits.test.ts runs the real CLI for the exit codes)', () => {
+  it.each([
+    [['--url', 'URL', '--token', TOKEN], /required option '--forward-to <url>'/],
+    [['--forward-to', 'RECEIVER', '--token', TOKEN], /required option '--url <url>'/],
+    [['--url', 'ftp://sandbox.example', '--forward-to', 'RECEIVER', '--token', TOKEN], /'--url <url>'.*must be an http:\/\/ or https:\/\/ URL, not ftp:/],
+    [['--url', 'URL', '--forward-to', 'localhost:3000/hooks', '--token', TOKEN], /'--forward-to <url>'.*must be an http:\/\/ or https:\/\/ URL/],
+    [['--url', 'URL', '--forward-to', '/hooks', '--token', TOKEN], /'--forward-to <url>'.*must be an absolute http:\/\/ or https:\/\/ URL/],
+    [['--url', 'URL', '--forward-to', 'RECEIVER', '--token', TOKEN, '--events', 'awb.generated,,order.cancelled'], /'--events <list>'.*\(empty\) is not an event/],
+    [['--url', 'URL', '--forward-to', 'RECEIVER', '--token', TOKEN, '--name', 'my laptop'], /'--name <name>'.*1 to 64 characters of A-Z a-z 0-9 \. _ @ -/],
+    [['--url', 'URL', '--forward-to', 'RECEIVER', '--token', TOKEN, '--name', 'x'.repeat(65)], /'--name <name>'/],
+    [['--url', 'URL', '--forward-to', 'RECEIVER'], /required option '--token <token>' not specified \(or set SANDBOX_TOKENS\)/],
+  ])('exits 2 naming the flag for %j, without connecting', async (args, message) => {
+    let stderr = '';
+    const argv = args.map((a) => (a === 'URL' ? sandbox.url : a === 'RECEIVER' ? receiver.url : a));
+    const code = await runListen(argv, () => {}, (t) => void (stderr += t), {}, new AbortController().signal);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(message);
+    expect(sandbox.openings).toHaveLength(0);
+  });
+
+  it('takes the token from SANDBOX_TOKENS when --token is not given, and names the listener user@host of this machine without --name', async () => {
+    const stop = new AbortController();
+    let stdout = '';
+    const done = runListen(['--url', sandbox.url, '--forward-to', receiver.url], (t) => void (stdout += t), () => {}, { SANDBOX_TOKENS: 'from-env' }, stop.signal, FAST);
+    await until(() => stdout.includes('Ready:'));
+    stop.abort();
+    expect(await done).toBe(0);
+    expect(sandbox.openings[0]!.headers.authorization).toBe('Bearer from-env');
+    expect(sandbox.openings[0]!.url.searchParams.get('name')).toBe(defaultName());
+    expect(defaultName()).toMatch(/^[A-Za-z0-9._-]+@[A-Za-z0-9._@-]+$/);
+  });
+});
