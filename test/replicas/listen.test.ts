@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCli, type RunningCli } from '../support/cli.js';
+import { spawnCli, startCli, type RunningCli } from '../support/cli.js';
 import { isRefused, TestListener } from '../support/listener.js';
 import { createRequest } from '../support/orders.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';
@@ -70,6 +70,40 @@ describe('a listener on two replicas behind a round-robin proxy', () => {
       });
     } finally {
       await session?.close();
+      await proxy.close();
+      await a.stop();
+      await b.stop();
+      await receiver.close();
+    }
+  }, 120_000);
+
+  it('the real shipping-sandbox listen through the proxy receives what both replicas make', async () => {
+    const receiver = await Receiver.start();
+    const databaseUrl = await server.freshDatabase();
+    const a = await replica(databaseUrl);
+    const b = await replica(databaseUrl);
+    const proxy = await roundRobinProxy([a.url, b.url]);
+    const cli = spawnCli(['listen', '--url', proxy.url, '--token', TOKEN, '--forward-to', `${receiver.url}/hooks`, '--name', 'cli', '--events', 'awb.generated'], { SANDBOX_TOKENS: '' });
+    let stdout = '';
+    cli.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+    try {
+      await until('Ready', () => stdout.includes('Ready:'));
+      const secret = /Signing secret: (whsec_\S+)/.exec(stdout)![1]!;
+      const created: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        const res = await fetch(`${(i % 2 ? a : b).url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(10)) });
+        created.push(...((await res.json()) as { order_numbers: string[] }).order_numbers);
+      }
+      await until('60 webhooks', () => new Set(receiver.received.map((r) => r.id)).size >= 60);
+      const verifier = new Webhook(secret);
+      const orders = receiver.received.map((r) => (verifier.verify(r.body, { 'webhook-id': r.id, 'webhook-timestamp': r.timestamp, 'webhook-signature': r.signature }) as { order_no: string }).order_no);
+      expect(new Set(orders)).toEqual(new Set(created));
+      for (const r of [a, b]) {
+        const metrics = await (await fetch(`${r.url}/__sandbox/metrics`, { headers })).text();
+        expect(Number(/sandbox_webhook_attempts_total\{outcome="delivered"\} (\d+)/.exec(metrics)?.[1] ?? 0)).toBeGreaterThan(0);
+      }
+    } finally {
+      cli.kill('SIGINT');
       await proxy.close();
       await a.stop();
       await b.stop();
