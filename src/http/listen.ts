@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Client, ClientRegistry } from '../clients/index.js';
 import { asJsonWithin, EXCERPT_BYTES, listenRequest, type ListenerRelay, type Listeners, type RelayedAttempt, type RelayResult } from '../webhooks/index.js';
-import { authenticate, } from './auth.js';
+import { authenticate } from './auth.js';
 import { ApiError, toApiError } from './errors.js';
 import { authorize } from './roles.js';
 import type { Signals } from '../store/index.js';
@@ -144,7 +144,7 @@ export class ListenServer implements ListenerRelay {
     const { registry } = this.deps;
     const caller = authenticate(registry, req.headers.authorization);
     // A listen session is a write: a read_only token gets the 403 every write gets.
-    const client = authorize(registry, { method: 'POST', definition: {} } as never, caller, req.headers as Record<string, unknown>)!;
+    const client = authorize(registry, { method: 'POST', definition: {} }, caller, req.headers as Record<string, unknown>)!;
     if (req.headers.upgrade?.toLowerCase() !== 'websocket') throw new ApiError(400, 'GET /__sandbox/listen opens a WebSocket: send Upgrade: websocket.', [{ field: 'header.upgrade', message: 'must be "websocket"' }]);
     const { name, events } = listenRequest(url.searchParams.get('name') ?? undefined, url.searchParams.get('events') ?? undefined);
     const { endpoint, held } = await listeners.open(client, name, events);
