@@ -1,5 +1,5 @@
 import { JobInterrupted, type Scheduler } from '../jobs/index.js';
-import type { ChaosMode, Delivery, SandboxEvent, Stored } from '../records/index.js';
+import { DEFAULT_ENDPOINT, type ChaosMode, type Delivery, type SandboxEvent, type Stored } from '../records/index.js';
 import { WarningThrottle } from '../shared/index.js';
 import type { Repositories } from '../store/index.js';
 import { DeliveryAttempts, holdReason, isSuccess, type DeliveryState } from './attempts.js';
@@ -125,7 +125,8 @@ export class WebhookDispatcher {
   async resumePaused(tx: Repositories, clientId: string, limit = RESUME_SLICE): Promise<number> {
     this.held.forget(clientId);
     const now = this.deps.clock.of(clientId);
-    const page = await tx.deliveries.list(clientId, { status: 'paused', limit });
+    // The default endpoint's only: a listener's held deliveries wait for its own connect (resumeEndpoint).
+    const page = await tx.deliveries.list(clientId, { status: 'paused', endpoint_id: DEFAULT_ENDPOINT, limit });
     for (const d of page.items) {
       await tx.deliveries.update({ ...d, status: 'pending', next_attempt_at: now, last_error: null });
       await tx.jobs.schedule({ kind: WEBHOOK_JOB, key: d.id, client_id: clientId, due_at: now });
