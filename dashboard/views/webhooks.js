@@ -65,8 +65,12 @@ function Endpoint({ endpoint, onChange }) {
   </section>`;
 }
 
-/** Where an endpoint's deliveries go: its URL, or the listener it forwards through. */
-const targetOf = (endpoint) => (endpoint.listener ? `listener ${endpoint.listener}` : endpoint.url ?? 'no URL');
+/** Where an endpoint's deliveries go: its URL, or the listener it forwards through (and whether it is connected: held while not). */
+const targetOf = (endpoint) => {
+  if (!endpoint.listener) return endpoint.url ?? 'no URL';
+  if (endpoint.connected) return `listener ${endpoint.listener} (connected)`;
+  return `listener ${endpoint.listener} (not connected${endpoint.last_seen_at ? `, last seen ${endpoint.last_seen_at}` : ''}: deliveries held)`;
+};
 
 /** One endpoint as a row: where it sends, whether it is enabled, which events it takes. */
 function EndpointRow({ endpoint, onChange }) {

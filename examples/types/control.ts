@@ -1115,6 +1115,13 @@ export interface components {
             created_at: string | null;
             /** Format: date-time */
             updated_at: string | null;
+            /** @description A listener's only: whether a `listen` session holds it now (in the listing; on PostgreSQL the other replicas are asked for a moment, a best effort). While none does, its deliveries are held. */
+            connected?: boolean;
+            /**
+             * Format: date-time
+             * @description A listener's only: when a session was last seen connected (sandbox time); `--listener-expiry` after it the listener is removed.
+             */
+            last_seen_at?: string | null;
         };
         WebhookAttempt: {
             n: number;

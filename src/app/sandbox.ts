@@ -243,6 +243,11 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
       res.end(JSON.stringify(new ApiError(503, messages.stopping).toEnvelope()));
     });
     answerClientErrors(s, options.maxHeaderSize);
+    // WebSocket upgrades (the listen sessions): a module's, else refused.
+    s.on('upgrade', (req, socket, head) => {
+      if (!stopping && modules.some((m) => m.upgrade?.(req, socket, head))) return;
+      socket.end(`HTTP/1.1 ${stopping ? '503 Service Unavailable' : '404 Not Found'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    });
     s.once('error', reject);
     s.listen(options.port, options.host, () => resolve(s));
   }).catch(async (error: unknown) => {

@@ -97,6 +97,11 @@ export interface SandboxOptions {
    * take the job over (its replica died), e.g. '60s'. At least the webhook timeout plus 5 s. Default '60s'.
    */
   jobLease?: string;
+  /**
+   * How long a listener (`shipping-sandbox listen`) may stay away, on its client's clock,
+   * before its endpoint is removed and its held deliveries fail, e.g. '24h'. Default '24h'.
+   */
+  listenerExpiry?: string;
 }
 
 /** The options as the sandbox uses them: every default filled in, durations in milliseconds. */
@@ -143,6 +148,8 @@ export interface ResolvedOptions {
   databaseWait: number;
   /** ms. */
   jobLease: number;
+  /** ms. */
+  listenerExpiry: number;
 }
 
 /**

@@ -212,6 +212,13 @@ export const OPTIONS: Schema = {
     default: '60s',
     resolve: duration('jobLease', '60s or 2m'),
   },
+  listenerExpiry: {
+    flag: '--listener-expiry <duration>',
+    env: 'SANDBOX_LISTENER_EXPIRY',
+    help: 'remove a listener (shipping-sandbox listen) not connected for this long on its client\'s clock, failing its held deliveries',
+    default: '24h',
+    resolve: duration('listenerExpiry', '24h or 90m'),
+  },
   databaseUrl: {
     flag: '--database-url <url>',
     env: 'SANDBOX_DATABASE_URL',

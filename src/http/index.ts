@@ -18,3 +18,4 @@ export type { Access, Route, SpecName } from './routes.js';
 export { checkAdminOnly } from './roles.js';
 export { specAnswer } from './spec-answer.js';
 export { FairTurns } from './turns.js';
+export { LISTEN_PATH, ListenServer } from './listen.js';

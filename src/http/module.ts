@@ -1,3 +1,5 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import type { ResetPart } from './handlers/index.js';
 import type { HandlerMap, Interceptor } from './handler.js';
@@ -29,6 +31,11 @@ export interface SandboxModule {
    * many. Orders themselves are removed by the retention module.
    */
   prune?: (olderThan: number) => Promise<number>;
+  /**
+   * Takes an HTTP upgrade request of the node server (the listen WebSocket); false when it
+   * is not this module's. Only a listening sandbox has upgrades (createApp alone has none).
+   */
+  upgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
   /** Runs once the sandbox listens (or the test app is built). */
   start?: () => void | Promise<void>;
   /** Runs on shutdown, before the store closes. */

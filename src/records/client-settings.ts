@@ -45,6 +45,8 @@ export interface ExtraEndpoint {
   disabled_reason: string | null;
   created_at: number;
   updated_at: number;
+  /** A listener's: when it was last seen connected (its client's clock); absent on a URL endpoint. */
+  last_seen_at?: number | null;
 }
 
 /** What the sandbox keeps per client besides its orders and deliveries. */

@@ -1,9 +1,9 @@
 import type { Stored } from './stored.js';
 
 /** Kinds of due work. */
-export type JobKind = 'awb' | 'step' | 'webhook' | 'endpoint-webhook' | 'webhook-recover' | 'retention';
+export type JobKind = 'awb' | 'step' | 'webhook' | 'endpoint-webhook' | 'webhook-recover' | 'retention' | 'listener-expiry';
 /** Every kind of job. */
-export const JOB_KINDS: readonly JobKind[] = ['awb', 'step', 'webhook', 'endpoint-webhook', 'webhook-recover', 'retention'];
+export const JOB_KINDS: readonly JobKind[] = ['awb', 'step', 'webhook', 'endpoint-webhook', 'webhook-recover', 'retention', 'listener-expiry'];
 
 /** A due thing: run `kind` for `key` once the client's clock reaches `due_at`. */
 export interface Job {

@@ -209,6 +209,16 @@ export interface StorageHealth {
   busyWaits?: number;
 }
 
+/**
+ * Short messages between the processes that share a store (PostgreSQL replicas): what one
+ * publishes on a channel, every one subscribed to it is told, itself included. Payloads
+ * are small (under 8000 bytes); delivery is at most once, so a caller waits with a timeout.
+ */
+export interface Signals {
+  publish(channel: string, payload: string): Promise<void>;
+  subscribe(channel: string, handler: (payload: string) => void): Promise<void>;
+}
+
 /** The port the domain is written against. */
 export interface Storage extends Repositories {
   /**
@@ -252,6 +262,8 @@ export interface Storage extends Repositories {
    * burst of due jobs never makes requests queue for a connection behind it.
    */
   background?<T>(fn: () => Promise<T>): Promise<T>;
+  /** Present when other processes share the store (PostgreSQL): messages between them. The embedded store, one process, has none. */
+  readonly signals?: Signals;
   /** True when changes survive a restart (not `:memory:`). */
   readonly durable: boolean;
   close(): Promise<void>;

@@ -8,6 +8,8 @@ import type { HeldCounts } from './held-counts.js';
 import { wrongSecret } from './secret.js';
 import { AttemptAborted, send, type SendResult } from './send.js';
 import { jobKindOf } from './job.js';
+import { listenerTarget, signedHeaders } from './relay.js';
+import { ListenerNotConnected } from './messages.js';
 /** The wait before an outcome the store could not take is tried again. */
 const RECORD_RETRY_MS = 1_000;
 
@@ -43,8 +45,14 @@ export class DeliveryAttempts {
     this.shutdown.abort();
   }
 
-  /** POSTs the delivery once. Undefined when the attempt was aborted by shutdown. */
-  async attempt(delivery: Delivery, endpoint: Endpoint & { url: string }, trigger: AttemptTrigger, chaos: Attempt['chaos'], at = this.deps.clock.of(delivery.client_id)): Promise<Made | undefined> {
+  /**
+   * POSTs the delivery once (to a listener endpoint: hands it to the listener through the
+   * relay). Undefined when the attempt was aborted by shutdown; throws ListenerNotConnected
+   * when the endpoint is a listener that no process holds (nothing was attempted).
+   */
+  async attempt(delivery: Delivery, endpoint: Endpoint, trigger: AttemptTrigger, chaos: Attempt['chaos'], at = this.deps.clock.of(delivery.client_id)): Promise<Made | undefined> {
+    if (endpoint.listener !== null) return this.relayed(delivery, endpoint, endpoint.listener, trigger, chaos, at);
+    if (!endpoint.url) throw new Error(`endpoint ${endpoint.id} has no URL`);
     let result: SendResult;
     try {
       const secret = chaos === 'bad_signature' ? wrongSecret(delivery.id) : endpoint.secret;
@@ -56,6 +64,30 @@ export class DeliveryAttempts {
       throw error;
     }
     const made = { n: 0, at, trigger, chaos, url: endpoint.url, ...result };
+    this.deps.onAttempt?.(made);
+    this.deps.observer?.made(delivery, made);
+    return made;
+  }
+
+  /**
+   * An attempt through a listener: signed as `send` signs, handed to the relay, the
+   * listener's answer taken as the receiver's. The target policy does not apply: the
+   * partner's machine makes the only connection.
+   */
+  private async relayed(delivery: Delivery, endpoint: Endpoint, name: string, trigger: AttemptTrigger, chaos: Attempt['chaos'], at: number): Promise<Made | undefined> {
+    const { relay } = this.deps;
+    if (!relay) throw new ListenerNotConnected(name);
+    const secret = chaos === 'bad_signature' ? wrongSecret(delivery.id) : endpoint.secret;
+    const sentAt = new Date();
+    const headers = signedHeaders(delivery.id, delivery.body, secret, sentAt);
+    this.deps.observer?.starting(delivery, chaos);
+    const outcome = await relay.attempt(
+      { client_id: delivery.client_id, listener: name, delivery_id: delivery.id, event: delivery.event, order_no: delivery.order_no, timeout_ms: this.deps.timeoutMs, headers, body: delivery.body },
+      this.shutdown.signal,
+    );
+    if (outcome === undefined) return undefined;
+    if (outcome === 'not_connected') throw new ListenerNotConnected(name);
+    const made = { n: 0, at, trigger, chaos, url: listenerTarget(name), webhook_timestamp: Math.floor(sentAt.getTime() / 1000), ...outcome };
     this.deps.onAttempt?.(made);
     this.deps.observer?.made(delivery, made);
     return made;

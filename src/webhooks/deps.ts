@@ -5,6 +5,7 @@ import type { Attempt, Delivery } from '../records/index.js';
 import type { SettingsWriter, Storage } from '../store/index.js';
 import type { WebhookEndpoints } from './endpoints.js';
 import type { TargetGuard } from './target-guard.js';
+import type { ListenerRelay } from './relay.js';
 
 /** What the webhook dispatcher works with. */
 export interface DispatcherDeps {
@@ -33,6 +34,8 @@ export interface DispatcherDeps {
   wallNow?: () => number;
   /** The webhook target policy: URLs set through the API are checked on connect; configured ones are trusted. */
   guard: TargetGuard;
+  /** Reaches listener endpoints (`listen` sessions); without it their deliveries are held. */
+  relay?: ListenerRelay;
   /** Told of every attempt made, once it has an outcome (metrics). */
   onAttempt?: (attempt: Attempt) => void;
   /** Told as each attempt starts and once it has an outcome, with its delivery as it stood before (the readiness report). */

@@ -1,5 +1,5 @@
 import { JobInterrupted, type Scheduler } from '../jobs/index.js';
-import type { ChaosMode, Delivery, SandboxEvent, Stored } from '../records/index.js';
+import { DEFAULT_ENDPOINT, type ChaosMode, type Delivery, type SandboxEvent, type Stored } from '../records/index.js';
 import { WarningThrottle } from '../shared/index.js';
 import type { Repositories } from '../store/index.js';
 import { DeliveryAttempts, holdReason, isSuccess, type DeliveryState } from './attempts.js';
@@ -9,7 +9,7 @@ import { admits, endpointOf, type Endpoint } from './endpoints.js';
 import { HeldCounts } from './held-counts.js';
 import { ENDPOINT_WEBHOOK_JOB, jobKindOf, WEBHOOK_CONCURRENCY, WEBHOOK_JOB } from './job.js';
 import { ManualAttempts } from './manual.js';
-import { webhookMessages } from './messages.js';
+import { ListenerNotConnected, webhookMessages } from './messages.js';
 import { payloadOf } from './payload.js';
 import { pruneSettled, removeDeliveries } from './prune.js';
 import { Recovery, type RecoverWindow } from './recover.js';
@@ -125,12 +125,54 @@ export class WebhookDispatcher {
   async resumePaused(tx: Repositories, clientId: string, limit = RESUME_SLICE): Promise<number> {
     this.held.forget(clientId);
     const now = this.deps.clock.of(clientId);
-    const page = await tx.deliveries.list(clientId, { status: 'paused', limit });
+    // The default endpoint's only: a listener's held deliveries wait for its own connect (resumeEndpoint).
+    const page = await tx.deliveries.list(clientId, { status: 'paused', endpoint_id: DEFAULT_ENDPOINT, limit });
     for (const d of page.items) {
       await tx.deliveries.update({ ...d, status: 'pending', next_attempt_at: now, last_error: null });
       await tx.jobs.schedule({ kind: WEBHOOK_JOB, key: d.id, client_id: clientId, due_at: now });
     }
     return page.items.length;
+  }
+
+  /**
+   * Every held delivery to one endpoint other than the default made due now (a listener
+   * connected under its name), RESUME_SLICE per unit of work. Returns how many.
+   */
+  async resumeEndpoint(clientId: string, endpointId: string): Promise<number> {
+    let resumed = 0;
+    for (;;) {
+      const slice = await this.deps.storage.transaction(async (tx) => {
+        const now = this.deps.clock.of(clientId);
+        const page = await tx.deliveries.list(clientId, { status: 'paused', endpoint_id: endpointId, limit: RESUME_SLICE, total: false });
+        for (const d of page.items) {
+          await tx.deliveries.update({ ...d, status: 'pending', next_attempt_at: now, last_error: null });
+          await tx.jobs.schedule({ kind: ENDPOINT_WEBHOOK_JOB, key: d.id, client_id: clientId, due_at: now });
+        }
+        return page.items.length;
+      });
+      if (slice > 0) this.held.forget(clientId);
+      resumed += slice;
+      if (slice < RESUME_SLICE) return resumed;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /**
+   * Fails every held delivery to one endpoint (a listener not seen for `--listener-expiry`,
+   * whose endpoint is being removed) with `reason`. Returns how many.
+   */
+  async failHeld(clientId: string, endpointId: string, reason: string): Promise<number> {
+    let failed = 0;
+    for (;;) {
+      const slice = await this.deps.storage.transaction(async (tx) => {
+        const page = await tx.deliveries.list(clientId, { status: 'paused', endpoint_id: endpointId, limit: RESUME_SLICE, total: false });
+        for (const d of page.items) await this.attempts.finished(tx, d, 'failed', reason);
+        return page.items.length;
+      });
+      failed += slice;
+      if (slice < RESUME_SLICE) return failed;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   /** Every paused delivery of the client made due now, RESUME_SLICE per unit of work with the event loop let go between them. Returns how many. */
@@ -145,7 +187,7 @@ export class WebhookDispatcher {
   }
 
   /** One attempt now, outside the schedule; a 2xx marks the delivery delivered. Returns the delivery afterwards. */
-  redeliver(delivery: Stored<Delivery>, endpoint: Endpoint & { url: string }): Promise<Stored<Delivery>> {
+  redeliver(delivery: Stored<Delivery>, endpoint: Endpoint): Promise<Stored<Delivery>> {
     return this.manual.redeliver(delivery, endpoint);
   }
 
@@ -192,16 +234,27 @@ export class WebhookDispatcher {
     const client = registry.byId(delivery.client_id);
     const endpoint = client ? await endpoints.get(client, endpointOf(delivery)) : undefined;
     const unsendable = this.unsendable(delivery, endpoint);
-    if (unsendable || !endpoint?.url) {
+    if (unsendable || !endpoint || (!endpoint.url && endpoint.listener === null)) {
       await storage.transaction(async (tx) => {
         const current = await tx.deliveries.get(id);
         if (current?.status === 'pending') await attempts.finished(tx, current, unsendable?.status ?? 'failed', unsendable?.reason ?? null);
       });
       return;
     }
-    const target = { ...endpoint, url: endpoint.url };
+    const target = endpoint;
     const badSignature = scheduledAttempts(delivery) === 0 && delivery.chaos.includes('bad_signature');
-    const made = await attempts.attempt(delivery, target, 'schedule', badSignature ? 'bad_signature' : null, at);
+    let made;
+    try {
+      made = await attempts.attempt(delivery, target, 'schedule', badSignature ? 'bad_signature' : null, at);
+    } catch (error) {
+      if (!(error instanceof ListenerNotConnected)) throw error;
+      // Held as the default endpoint holds without a URL: not attempted, no retry used; its connect resumes it.
+      await storage.transaction(async (tx) => {
+        const current = await tx.deliveries.get(id);
+        if (current?.status === 'pending') await attempts.finished(tx, current, 'paused', error.message);
+      });
+      return;
+    }
     if (!made) throw new JobInterrupted(`attempt of ${id} aborted by shutdown`);
     const after = await attempts.record(delivery, made, async (tx, current) => {
       // A redelivery may have settled it while this attempt was on its way: its outcome stands.
@@ -215,7 +268,10 @@ export class WebhookDispatcher {
       return tx.deliveries.update({ ...current, next_attempt_at: next, last_error: error });
     }, { scheduled: true });
     if (after?.status === 'delivered' && after.chaos.includes('duplicate') && made.chaos === null) {
-      const duplicate = await attempts.attempt(after, target, 'schedule', 'duplicate', at);
+      const duplicate = await attempts.attempt(after, target, 'schedule', 'duplicate', at).catch((error: unknown) => {
+        if (error instanceof ListenerNotConnected) return undefined;
+        throw error;
+      });
       if (duplicate) await attempts.record(delivery, duplicate, async (_tx, current) => current);
     }
   }
@@ -233,7 +289,7 @@ export class WebhookDispatcher {
     const id = delivery.endpoint_id;
     if (!endpoint) return { status: 'failed', reason: webhookMessages.endpointGone(id) };
     if (!endpoint.enabled) return { status: 'failed', reason: webhookMessages.endpointDisabled(id, endpoint.disabled_reason) };
-    if (!endpoint.url) return { status: 'failed', reason: webhookMessages.noEndpointUrl(id) };
+    if (!endpoint.url && endpoint.listener === null) return { status: 'failed', reason: webhookMessages.noEndpointUrl(id) };
     return undefined;
   }
 

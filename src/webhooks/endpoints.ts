@@ -35,6 +35,8 @@ export interface Endpoint {
   secret_source: 'runtime' | 'config' | 'default' | 'generated';
   created_at: number | null;
   updated_at: number | null;
+  /** A listener's: when it was last seen connected (client clock); null otherwise. */
+  last_seen_at: number | null;
 }
 
 /** Whether the endpoint's filter lets this event through (a test ping always passes). */
@@ -111,6 +113,39 @@ export class WebhookEndpoints {
     return extraOf(client.id, endpoint);
   }
 
+  /**
+   * Adds a listener endpoint (deliveries go to a `listen` session of this name), in `tx`
+   * (a unit of `SettingsWriter.unit`). LimitReached past MAX_ENDPOINTS.
+   */
+  async createListener(client: Client, name: string, events: EventFilter, at: number, tx: Repositories): Promise<Endpoint> {
+    const settings = (await tx.settings.get(client.id)) ?? emptySettings(client.id);
+    const kept = settings.endpoints ?? [];
+    if (kept.length >= MAX_ENDPOINTS) throw new LimitReached(webhookMessages.tooManyEndpoints(MAX_ENDPOINTS));
+    const id = endpointId(client.id, await tx.counters.next(`endpoint:${client.id}`), this.options.seed);
+    const endpoint: ExtraEndpoint = {
+      ...newEndpoint(id, { url: '', events, description: `listener ${name}` }, makeSecret(`${client.id}:${id}`, this.options.seed), at),
+      target: { type: 'listener', name },
+      last_seen_at: at,
+    };
+    await tx.settings.put({ ...settings, endpoints: [...kept, endpoint] });
+    return extraOf(client.id, endpoint);
+  }
+
+  /**
+   * A listener seen connected now, in `tx`. At a new connection (`opened`) it is enabled
+   * again (a 410 of its local receiver disabled it) and its filter replaced when `events` is given.
+   */
+  async listenerSeen(client: Client, id: string, at: number, tx: Repositories, opened?: { events: EventFilter | undefined }): Promise<Endpoint | undefined> {
+    const events = opened?.events;
+    const changed = await this.changeExtra(tx, client.id, id, (e) => ({
+      ...e,
+      last_seen_at: at,
+      ...(events !== undefined ? { events, updated_at: at } : {}),
+      ...(opened && e.disabled_at !== null ? { disabled_at: null, disabled_reason: null, updated_at: at } : {}),
+    }));
+    return changed && extraOf(client.id, changed);
+  }
+
   /** Changes one endpoint of the client (the default one included), in `tx`; undefined when it has none of that id. */
   async update(client: Client, id: string, patch: EndpointPatch, at: number, tx: Repositories): Promise<Endpoint | undefined> {
     const { seed } = this.options;
@@ -166,6 +201,7 @@ export class WebhookEndpoints {
       secret_source: setting?.secret ? 'runtime' : configured.secret ? 'config' : this.options.webhookSecret ? 'default' : 'generated',
       created_at: null,
       updated_at: setting?.updated_at ?? null,
+      last_seen_at: null,
     };
   }
 
@@ -203,5 +239,6 @@ function extraOf(clientId: string, e: ExtraEndpoint): Endpoint {
     secret_source: 'runtime',
     created_at: e.created_at,
     updated_at: e.updated_at,
+    last_seen_at: e.last_seen_at ?? null,
   };
 }

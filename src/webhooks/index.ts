@@ -22,4 +22,7 @@ export type { Resolve } from './target-guard.js';
 export { parseTargetPolicy } from './targets.js';
 export type { TargetPolicy } from './targets.js';
 export { deliveryView, endpointView, webhookEndpointView } from './views.js';
-export { takesDeliveries } from './live.js';
+export { takesAttempts, takesDeliveries } from './live.js';
+export { LISTENER_EXPIRY_JOB, LISTENER_NAME, Listeners, MAX_LISTENERS, listenRequest } from './listeners.js';
+export type { ListenerRelay, RelayedAttempt, RelayResult } from './relay.js';
+export { asJsonWithin, EXCERPT_BYTES } from './send.js';

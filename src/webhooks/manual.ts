@@ -1,9 +1,9 @@
 import type { Delivery, Stored } from '../records/index.js';
-import { TooManyRequests } from '../shared/index.js';
+import { Conflict, TooManyRequests } from '../shared/index.js';
 import { isSuccess, type DeliveryAttempts } from './attempts.js';
 import type { DispatcherDeps } from './deps.js';
 import type { Endpoint } from './endpoints.js';
-import { webhookMessages } from './messages.js';
+import { ListenerNotConnected, webhookMessages } from './messages.js';
 import { pingPayload } from './payload.js';
 /** Test pings and redeliveries a client may have in flight at once. */
 export const MANUAL_ATTEMPTS = 8;
@@ -30,12 +30,12 @@ export class ManualAttempts {
   ) {}
 
   /** One attempt now, outside the schedule; a 2xx marks the delivery delivered. Returns the delivery afterwards. */
-  redeliver(delivery: Stored<Delivery>, endpoint: Endpoint & { url: string }): Promise<Stored<Delivery>> {
+  redeliver(delivery: Stored<Delivery>, endpoint: Endpoint): Promise<Stored<Delivery>> {
     return this.slot(delivery.client_id, () => this.redeliverNow(delivery, endpoint));
   }
 
   /** Sends a signed ping to the client's endpoint now; it is logged as a delivery without retries. */
-  ping(clientId: string, endpoint: Endpoint & { url: string }): Promise<Stored<Delivery>> {
+  ping(clientId: string, endpoint: Endpoint): Promise<Stored<Delivery>> {
     return this.slot(clientId, () => this.pingNow(clientId, endpoint));
   }
 
@@ -57,10 +57,12 @@ export class ManualAttempts {
     }
   }
 
-  private async redeliverNow(delivery: Stored<Delivery>, endpoint: Endpoint & { url: string }): Promise<Stored<Delivery>> {
+  private async redeliverNow(delivery: Stored<Delivery>, endpoint: Endpoint): Promise<Stored<Delivery>> {
     const { attempts } = this;
     const at = this.deps.clock.of(delivery.client_id);
-    const made = await attempts.attempt(delivery, endpoint, 'redeliver', null, at);
+    const made = await attempts.attempt(delivery, endpoint, 'redeliver', null, at).catch((error: unknown) => {
+      throw error instanceof ListenerNotConnected ? new Conflict(error.message) : error;
+    });
     if (!made) return delivery;
     return (await attempts.record(delivery, made, async (tx, current) => {
       if (isSuccess(made.status_code)) return attempts.finished(tx, current, 'delivered', null);
@@ -69,7 +71,7 @@ export class ManualAttempts {
     })) ?? delivery;
   }
 
-  private async pingNow(clientId: string, endpoint: Endpoint & { url: string }): Promise<Stored<Delivery>> {
+  private async pingNow(clientId: string, endpoint: Endpoint): Promise<Stored<Delivery>> {
     const { attempts } = this;
     const at = this.deps.clock.of(clientId);
     const delivery = await this.deps.storage.transaction((tx) => attempts.create(tx, clientId, 'ping', null, pingPayload(clientId, at), [], at));

@@ -2,6 +2,14 @@ import { SANDBOX_EVENT_TYPES } from '../records/index.js';
 import { CHAOS_MODES } from './chaos.js';
 import type { Refusal } from './targets.js';
 
+/** An attempt to a listener that is not connected: nothing was attempted (the dispatcher holds the delivery; a redelivery answers 409). */
+export class ListenerNotConnected extends Error {
+  override name = 'ListenerNotConnected';
+  constructor(readonly listener: string) {
+    super(webhookMessages.listenerAway(listener));
+  }
+}
+
 /** Every message of the webhook control API, in one place. */
 export const webhookMessages = {
   tooManyManualAttempts: (max: number) => `This client already has ${max} test pings and redeliveries in flight, the most it may at once; retry once one has ended.`,
@@ -23,5 +31,8 @@ export const webhookMessages = {
   noEndpointUrl: (id: string) => `The endpoint ${id} has no URL to send to.`,
   unknownEvent: (event: string) => `unknown event "${event}"; an endpoint may take ${SANDBOX_EVENT_TYPES.join(', ')} (null or no filter: every event)`,
   secretTwice: 'give either secret or rotate_secret, not both',
+  listenerAway: (name: string) => `listener ${name} is not connected`,
+  listenerExpired: (name: string, since: number | null) => `listener ${name} not seen since ${since === null ? 'it was created' : new Date(since).toISOString()}; its endpoint was removed`,
+  tooManyListeners: (max: number) => `This client already has ${max} listeners, the most it may have; stop one, or delete its endpoint (DELETE /__sandbox/webhooks/endpoints/{endpoint_id}).`,
   chaosHeader: 'The X-Sandbox-Webhook-Chaos header names an unknown chaos mode.',
 } as const;

@@ -5,7 +5,8 @@ import type { DispatcherDeps } from './deps.js';
 import { WEBHOOK_CONCURRENCY } from './job.js';
 import { endpointOf } from './endpoints.js';
 import { MAX_REDELIVERED_ATTEMPTS } from './manual.js';
-import { takesDeliveries } from './live.js';
+import { takesAttempts } from './live.js';
+import { ListenerNotConnected } from './messages.js';
 
 /** The job kind of a recovered delivery's attempt (`POST /__sandbox/webhooks/recover`); the key is the delivery id. */
 export const RECOVER_JOB = 'webhook-recover';
@@ -51,7 +52,7 @@ export class Recovery {
     const { storage, clock, registry, endpoints } = this.deps;
     const client = registry.byId(clientId);
     if (!client) return 0;
-    const live = new Set((await endpoints.list(client)).filter(takesDeliveries).map((e) => e.id));
+    const live = new Set((await endpoints.list(client)).filter(takesAttempts).map((e) => e.id));
     const now = clock.of(clientId);
     let queued = 0;
     let cursor: string | undefined;
@@ -86,8 +87,13 @@ export class Recovery {
     if (delivery?.status !== 'failed' || delivery.attempts.length >= MAX_REDELIVERED_ATTEMPTS) return;
     const client = registry.byId(delivery.client_id);
     const endpoint = client ? await endpoints.get(client, endpointOf(delivery)) : undefined;
-    if (!takesDeliveries(endpoint)) return;
-    const made = await this.attempts.attempt(delivery, { ...endpoint, url: endpoint.url }, 'redeliver', null, at);
+    if (!endpoint || !takesAttempts(endpoint)) return;
+    // A listener away when its turn comes: nothing attempted, the delivery stays failed (recover it again once it is back).
+    const made = await this.attempts.attempt(delivery, endpoint, 'redeliver', null, at).catch((error: unknown) => {
+      if (error instanceof ListenerNotConnected) return null;
+      throw error;
+    });
+    if (made === null) return;
     if (!made) throw new JobInterrupted(`recovered attempt of ${id} aborted by shutdown`);
     await this.attempts.record(delivery, made, async (tx, current) => {
       if (current.status !== 'failed') return current;

@@ -1,9 +1,12 @@
 import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 
 /**
  * A small round-robin HTTP proxy on 127.0.0.1, as compose.yaml's nginx spreads requests
  * over the replicas: request n goes to upstream n mod count. `served` counts per upstream.
+ * An upgrade (the listen WebSocket) is passed through to its upstream as raw bytes both ways,
+ * as nginx does with `proxy_http_version 1.1` and the Upgrade/Connection headers.
  */
 export async function roundRobinProxy(upstreams: string[]): Promise<{ url: string; served: number[]; close(): Promise<void> }> {
   const served = upstreams.map(() => 0);
@@ -22,10 +25,37 @@ export async function roundRobinProxy(upstreams: string[]): Promise<{ url: strin
     });
     req.pipe(forward);
   });
+  const tunnels = new Set<Duplex | Socket>();
+  server.on('upgrade', (req, socket, head) => {
+    const index = next++ % upstreams.length;
+    served[index]! += 1;
+    const target = new URL(upstreams[index]!);
+    const upstream = connect(Number(target.port), target.hostname, () => {
+      const lines = [`${req.method} ${req.url} HTTP/1.1`];
+      for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+      upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(socket);
+      socket.pipe(upstream);
+    });
+    for (const end of [socket, upstream]) {
+      tunnels.add(end);
+      end.on('close', () => tunnels.delete(end));
+    }
+    upstream.on('error', () => socket.destroy());
+    socket.on('error', () => upstream.destroy());
+    upstream.on('close', () => socket.destroy());
+    socket.on('close', () => upstream.destroy());
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     served,
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise((resolve) => {
+        for (const end of tunnels) end.destroy();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

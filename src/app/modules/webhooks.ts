@@ -1,8 +1,8 @@
 import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
 import { claimLeaseMs } from '../../config/index.js';
-import { takesDeliveries, unknownChaos, WebhookDispatcher, type AttemptObserver, isSecret } from '../../webhooks/index.js';
-import { chaosHeaderCheck, recoverHandlers, webhookHandlers } from '../../http/index.js';
+import { Listeners, takesDeliveries, unknownChaos, WebhookDispatcher, type AttemptObserver, isSecret } from '../../webhooks/index.js';
+import { chaosHeaderCheck, ListenServer, recoverHandlers, webhookHandlers } from '../../http/index.js';
 
 /** Checks the clients' webhook settings; throws a message naming the one at fault. */
 function checkClients(registry: Services['registry']): void {
@@ -26,16 +26,34 @@ export function webhooksModule(services: Pick<Services, 'storage' | 'scheduler' 
   const { webhookRetries: retries, webhookTimeout: timeoutMs } = options;
   // An outcome the store could not take at once is recorded later, while the job's claim still holds (1 s to spare).
   const recordWithinMs = claimLeaseMs(options) - timeoutMs - 1_000;
-  const dispatcher = new WebhookDispatcher({ storage, clock, registry, endpoints, settings, retries, timeoutMs, recordWithinMs, outboxSize: options.outboxSize, seed: ids.seed, logger, guard: webhookTargets, onAttempt: (attempt) => metrics.attempt(attempt), observer });
+  // Listener endpoints (`shipping-sandbox listen`) are reached through the HTTP edge's connections.
+  const relay = new ListenServer({
+    registry,
+    logger,
+    ...(storage.signals ? { signals: storage.signals } : {}),
+    bodyOf: async (id) => (await storage.deliveries.get(id))?.body,
+  });
+  const dispatcher = new WebhookDispatcher({ storage, clock, registry, endpoints, settings, retries, timeoutMs, recordWithinMs, outboxSize: options.outboxSize, seed: ids.seed, logger, guard: webhookTargets, onAttempt: (attempt) => metrics.attempt(attempt), observer, relay });
   dispatcher.attach(scheduler);
+  const listeners = new Listeners({ storage, settings, endpoints, registry, clock, dispatcher, relay, expiryMs: options.listenerExpiry, logger });
+  listeners.attach(scheduler);
+  relay.bind(listeners);
+  const connected = (clientId: string, name: string) => relay.connected(clientId, name);
   events.subscribe((event, tx) => dispatcher.enqueue(event, tx));
   return {
     name: 'webhooks',
-    handlers: { ...webhookHandlers({ storage, clock, endpoints, settings, dispatcher, retries, timeoutMs, targets: webhookTargets }), ...recoverHandlers({ clock, endpoints, dispatcher }) },
+    handlers: { ...webhookHandlers({ storage, clock, endpoints, settings, dispatcher, retries, timeoutMs, targets: webhookTargets, connected }), ...recoverHandlers({ clock, endpoints, dispatcher }) },
     providerInterceptors: [chaosHeaderCheck],
-    reset: async (clientId) => (await dispatcher.removeAll(clientId)) + (await endpoints.remove(clientId)),
+    reset: async (clientId) => {
+      const removed = (await dispatcher.removeAll(clientId)) + (await endpoints.remove(clientId));
+      // Its listeners' endpoints are gone: their sessions end (4002).
+      relay.removedClient(clientId);
+      return removed;
+    },
+    upgrade: (req, socket, head) => relay.upgrade(req, socket, head),
     prune: (olderThan) => dispatcher.prune(olderThan),
     start: async () => {
+      await relay.start();
       for (const client of registry.clients) {
         await endpoints.ensureSecret(client);
         // Deliveries still paused while the endpoint takes them: a stop in the middle of making them due again.
@@ -44,7 +62,9 @@ export function webhooksModule(services: Pick<Services, 'storage' | 'scheduler' 
       }
     },
     close: async () => {
+      // Attempts in flight end unrecorded first (they stay due), then the sessions close (1001: the CLIs reconnect).
       dispatcher.close();
+      relay.close();
       await webhookTargets.close();
     },
   };

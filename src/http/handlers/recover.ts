@@ -1,6 +1,6 @@
 import { Conflict, RuleViolation } from '../../shared/index.js';
 import { clientOf, json, timeField, type HandlerMap } from '../handler.js';
-import { takesDeliveries, webhookMessages, type RecoverWindow, type WebhookDispatcher, type WebhookEndpoints } from '../../webhooks/index.js';
+import { takesAttempts, webhookMessages, type RecoverWindow, type WebhookDispatcher, type WebhookEndpoints } from '../../webhooks/index.js';
 import type { Clocks } from '../../clock/index.js';
 
 export interface RecoverHandlerDeps {
@@ -22,7 +22,7 @@ export function recoverHandlers({ clock, endpoints, dispatcher }: RecoverHandler
       }
       // As a redelivery: the attempts need a live endpoint (else they would fail at once, each using one up).
       // Each delivery goes to the endpoint it went to; with none live, say why of the default one.
-      if (!(await endpoints.list(client)).some(takesDeliveries)) {
+      if (!(await endpoints.list(client)).some(takesAttempts)) {
         const endpoint = await endpoints.of(client);
         throw new Conflict(endpoint.url ? webhookMessages.disabled(endpoint.disabled_reason) : webhookMessages.noUrl);
       }

@@ -16,6 +16,8 @@ export interface EndpointHandlerDeps {
   dispatcher: WebhookDispatcher;
   /** The webhook target policy, checked on every URL set here. */
   targets: TargetGuard;
+  /** Whether a listener of the client is connected (this replica's; on PostgreSQL a best effort across replicas). */
+  connected?: (clientId: string, name: string) => Promise<boolean>;
 }
 
 /** What a create or a change may carry; the spec has checked the types. */
@@ -47,14 +49,16 @@ function check(body: EndpointBody, targets: TargetGuard): void {
  * changed and deleted. The default endpoint is one of them (`default`), the one
  * `PUT /__sandbox/webhook` sets.
  */
-export function webhookEndpointHandlers({ clock, endpoints, settings, dispatcher, targets }: EndpointHandlerDeps): HandlerMap {
+export function webhookEndpointHandlers({ clock, endpoints, settings, dispatcher, targets, connected }: EndpointHandlerDeps): HandlerMap {
   const show = (status: number, endpoint: Endpoint, input: OperationInput) => json(status, webhookEndpointView(endpoint, input.role === 'read_only'));
   const idOf = (input: OperationInput): string => input.params.endpoint_id!;
 
   return {
     listWebhookEndpoints: async (input) => {
-      const list = await endpoints.list(clientOf(input));
-      return json(200, { endpoints: list.map((e) => webhookEndpointView(e, input.role === 'read_only')) });
+      const client = clientOf(input);
+      const list = await endpoints.list(client);
+      const live = await Promise.all(list.map((e) => (e.listener !== null && connected ? connected(client.id, e.listener) : false)));
+      return json(200, { endpoints: list.map((e, i) => webhookEndpointView(e, input.role === 'read_only', live[i])) });
     },
 
     createWebhookEndpoint: async (input) => {

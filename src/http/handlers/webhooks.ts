@@ -18,6 +18,8 @@ export interface WebhookHandlerDeps {
   timeoutMs: number;
   /** The webhook target policy, checked on every URL set here. */
   targets: TargetGuard;
+  /** Whether a listener of the client is connected (the endpoint listing shows it). */
+  connected?: (clientId: string, name: string) => Promise<boolean>;
 }
 
 const withUrl = (endpoint: Endpoint): Endpoint & { url: string } => {
@@ -26,7 +28,7 @@ const withUrl = (endpoint: Endpoint): Endpoint & { url: string } => {
 };
 
 /** The webhook part of the control API: endpoint, delivery log, redeliver, test ping. */
-export function webhookHandlers({ storage, clock, endpoints, settings, dispatcher, retries, timeoutMs, targets }: WebhookHandlerDeps): HandlerMap {
+export function webhookHandlers({ storage, clock, endpoints, settings, dispatcher, retries, timeoutMs, targets, connected }: WebhookHandlerDeps): HandlerMap {
   const ownDelivery = async (input: OperationInput): Promise<Stored<Delivery>> => {
     const delivery = await storage.deliveries.get(input.params.delivery_id!);
     if (delivery?.client_id !== clientOf(input).id) throw new NotFound();
@@ -36,7 +38,7 @@ export function webhookHandlers({ storage, clock, endpoints, settings, dispatche
     json(status, endpointView(endpoint, retries, timeoutMs, input?.role === 'read_only'));
 
   return {
-    ...webhookEndpointHandlers({ clock, endpoints, settings, dispatcher, targets }),
+    ...webhookEndpointHandlers({ clock, endpoints, settings, dispatcher, targets, ...(connected ? { connected } : {}) }),
     getWebhook: async (input) => showEndpoint(200, await endpoints.of(clientOf(input)), input),
 
     setWebhook: async (input) => {
@@ -73,7 +75,8 @@ export function webhookHandlers({ storage, clock, endpoints, settings, dispatche
       // To the endpoint it went to: the default one, or another while it exists.
       const to = await endpoints.get(clientOf(input), endpointOf(delivery));
       if (!to) throw new Conflict(webhookMessages.endpointGone(endpointOf(delivery)));
-      const endpoint = withUrl(to);
+      // A listener's redelivery goes through its connection (409 while it is not connected).
+      const endpoint = to.listener !== null ? to : withUrl(to);
       if (!endpoint.enabled) throw new Conflict(to.id === DEFAULT_ENDPOINT ? webhookMessages.disabled(endpoint.disabled_reason) : webhookMessages.endpointDisabled(to.id, to.disabled_reason));
       if (delivery.attempts.length >= MAX_REDELIVERED_ATTEMPTS) throw new Conflict(webhookMessages.tooManyAttempts(MAX_REDELIVERED_ATTEMPTS));
       const done = await dispatcher.redeliver(delivery, endpoint);

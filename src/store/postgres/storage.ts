@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import type { ClientSettingsRepository, DeliveryRepository, JobRepository, MetaRepository, OrderRepository, Repositories, RequestScope, Storage, StorageHealth } from '../port.js';
 import { ChannelListener } from './channel-listener.js';
+import { PgSignals } from './signals.js';
 import { PgClocks } from './clocks.js';
 import { Connections } from './connections.js';
 import { PgCounters } from './counters.js';
@@ -57,6 +58,7 @@ export class PostgresStorage implements Storage {
   private readonly connections: Connections;
   private readonly notices: JobNotices;
   private readonly listener: ChannelListener;
+  readonly signals: PgSignals;
   private closed = false;
 
   private constructor(pool: pg.Pool, options: PostgresOptions) {
@@ -79,6 +81,7 @@ export class PostgresStorage implements Storage {
     const replica = `replica_${process.pid}_${randomBytes(4).toString('hex')}`;
     this.sharedClocks = new PgClocks(units.outside, options.url, replica, (error) => this.reach.translate(error), scopes.arm);
     this.listener = new ChannelListener(options, this.notices, this.sharedClocks);
+    this.signals = new PgSignals(options);
   }
 
   /** Connects, migrates the schema (under an advisory lock) and starts listening for jobs scheduled by other replicas. */
@@ -120,6 +123,7 @@ export class PostgresStorage implements Storage {
     // Journal entries and report counts still held are written before the pools end.
     await Promise.all([this.requests.drained(), this.reports.drained()]);
     await this.listener.end();
+    await this.signals.close();
     await this.sharedClocks.close();
     await this.counters.close();
     await this.connections.end();

@@ -1,0 +1,397 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import type { Client, ClientRegistry } from '../clients/index.js';
+import { asJsonWithin, EXCERPT_BYTES, listenRequest, type ListenerRelay, type Listeners, type RelayedAttempt, type RelayResult } from '../webhooks/index.js';
+import { authenticate } from './auth.js';
+import { ApiError, toApiError } from './errors.js';
+import { authorize } from './roles.js';
+import type { Signals } from '../store/index.js';
+
+/** The path a `shipping-sandbox listen` session opens (a WebSocket upgrade). */
+export const LISTEN_PATH = '/__sandbox/listen';
+/** Largest message a listener may send (ws maxPayload): a result carries at most 1 KiB of body. */
+export const MAX_LISTEN_MESSAGE = 64 * 1024;
+/** The server pings each listener this often; one that has not answered the last ping by the next is ended. */
+export const LISTEN_PING_MS = 15_000;
+/** While connected, a listener's held deliveries are made due again this often (a delivery held as it connected). */
+export const LISTEN_RESUME_MS = 5_000;
+/** While connected, a listener's `last_seen_at` is written this often (the expiry reads it). */
+export const LISTEN_SEEN_MS = 5 * 60_000;
+/** Bytes waiting to go to a listener above which an attempt fails at once as congested (and is retried). */
+export const LISTEN_CONGESTED_BYTES = 1024 * 1024;
+/** How much longer than the webhook timeout the relay waits for a listener's answer. */
+export const LISTEN_ANSWER_MARGIN_MS = 2_000;
+
+/** The channel replicas hand listener attempts over on (PostgreSQL). */
+export const LISTEN_CHANNEL = 'sandbox_listen';
+/** How long a replica waits for the one holding a listener to take an attempt; none: not connected (held). */
+export const HANDOFF_TAKEN_MS = 1_000;
+/** How long a replica waits for another to say it holds a listener (the endpoint listing). */
+const WHO_MS = 300;
+
+/** The close codes of the listen protocol. */
+export const CLOSE = {
+  replaced: { code: 4001, reason: 'replaced by a newer connection under this name' },
+  removed: { code: 4002, reason: 'listener endpoint removed' },
+  stopping: { code: 1001, reason: 'the sandbox is stopping' },
+  malformed: { code: 1008, reason: 'malformed message' },
+} as const;
+
+interface Waiting {
+  resolve: (result: RelayResult | undefined) => void;
+  started: number;
+}
+
+/** One listener's connection held by this process. */
+class Connection {
+  readonly waiting = new Map<string, Waiting>();
+  alive = true;
+  private next = 0;
+  readonly timers: NodeJS.Timeout[] = [];
+
+  constructor(
+    readonly ws: WebSocket,
+    readonly client: Client,
+    readonly name: string,
+    readonly endpointId: string,
+  ) {}
+
+  attemptId(): string {
+    return `att_${++this.next}`;
+  }
+
+  /** Every attempt still out ends with this outcome (the connection went). */
+  endAll(error: string): void {
+    for (const [id, w] of this.waiting) {
+      this.waiting.delete(id);
+      w.resolve({ status_code: null, duration_ms: Math.round(performance.now() - w.started), error, response_body: '', retry_after: null });
+    }
+  }
+}
+
+export interface ListenServerDeps {
+  registry: ClientRegistry;
+  logger: Logger;
+  /** Messages between replicas (PostgreSQL): an attempt for a listener held elsewhere is handed over. */
+  signals?: Signals;
+  /** A delivery's body, read from the store by the replica holding the listener (a hand-off carries ids only). */
+  bodyOf?: (deliveryId: string) => Promise<string | undefined>;
+}
+
+/** One replica's message to the others about listeners (see `handOff`); short keys keep it far below NOTIFY's 8000 bytes. */
+type Signal =
+  | { t: 'req'; r: string; from: string; c: string; l: string; d: string; e: string; o: string | null; tm: number; h: Record<string, string> }
+  | { t: 'who'; r: string; from: string; c: string; l: string }
+  | { t: 'taken'; r: string; to: string }
+  | { t: 'here'; r: string; to: string }
+  | { t: 'res'; r: string; to: string; x: RelayResult | null };
+
+interface Asked {
+  taken(): void;
+  result(result: RelayResult | null): void;
+}
+
+/**
+ * The server side of `shipping-sandbox listen` (see docs/decisions/0009-listen.md): a
+ * WebSocket per listener, opened by an upgrade of `GET /__sandbox/listen` that the roles
+ * table treats as a write. It is the webhooks feature's ListenerRelay: an attempt to a
+ * listener connected here goes out as an `attempt` message and its `result` comes back
+ * as the receiver's answer.
+ */
+export class ListenServer implements ListenerRelay {
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_LISTEN_MESSAGE });
+  private readonly held = new Map<string, Connection>();
+  private listeners: Listeners | undefined;
+  private closed = false;
+  /** This process among the replicas. */
+  private readonly replica = randomBytes(6).toString('hex');
+  /** Hand-offs and questions this replica is waiting on, by request id. */
+  private readonly asked = new Map<string, Asked>();
+  /** Ends the attempts this replica makes for others at shutdown. */
+  private readonly stopping = new AbortController();
+
+  constructor(private readonly deps: ListenServerDeps) {}
+
+  /** The webhooks feature's side, once it is built (it needs this relay first). */
+  bind(listeners: Listeners): void {
+    this.listeners = listeners;
+  }
+
+  /** Starts taking other replicas' hand-offs (PostgreSQL). */
+  async start(): Promise<void> {
+    await this.deps.signals?.subscribe(LISTEN_CHANNEL, (payload) => void this.signalled(payload).catch((err: unknown) => this.deps.logger.warn({ err }, 'listener hand-off failed')));
+  }
+
+  /** Takes an upgrade request of the node server; false when it is not a listen request (someone else's, or a 404). */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
+    const url = new URL(req.url ?? '/', 'http://sandbox');
+    if (url.pathname !== LISTEN_PATH) return false;
+    socket.on('error', () => socket.destroy());
+    void this.open(req, socket, head, url).catch((error: unknown) => {
+      const api = toApiError(error);
+      if (api.status >= 500) this.deps.logger.error({ err: error }, 'listen request failed');
+      refuse(socket, api);
+    });
+    return true;
+  }
+
+  private async open(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> {
+    const listeners = this.listeners;
+    if (this.closed || !listeners) throw new ApiError(503, 'The sandbox is stopping: it takes no new listeners. Retry once it has started again.', [], { 'Retry-After': '1' });
+    const { registry } = this.deps;
+    const caller = authenticate(registry, req.headers.authorization);
+    // A listen session is a write: a read_only token gets the 403 every write gets.
+    const client = authorize(registry, { method: 'POST', definition: {} }, caller, req.headers as Record<string, unknown>)!;
+    if (req.headers.upgrade?.toLowerCase() !== 'websocket') throw new ApiError(400, 'GET /__sandbox/listen opens a WebSocket: send Upgrade: websocket.', [{ field: 'header.upgrade', message: 'must be "websocket"' }]);
+    const { name, events } = listenRequest(url.searchParams.get('name') ?? undefined, url.searchParams.get('events') ?? undefined);
+    const { endpoint, held } = await listeners.open(client, name, events);
+    if (this.closed) throw new ApiError(503, 'The sandbox is stopping: it takes no new listeners.');
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      const key = keyOf(client.id, name);
+      const older = this.held.get(key);
+      const conn = new Connection(ws, client, name, endpoint.id);
+      this.held.set(key, conn);
+      if (older) {
+        older.endAll('listener disconnected');
+        older.ws.close(CLOSE.replaced.code, CLOSE.replaced.reason);
+      }
+      this.watch(conn, listeners);
+      ws.send(JSON.stringify({ type: 'ready', listener: name, endpoint_id: endpoint.id, secret: endpoint.secret, events: endpoint.events, held }));
+      this.deps.logger.info({ client: client.id, listener: name, endpoint: endpoint.id, held }, 'listener connected');
+      void listeners.resume(client.id, endpoint.id).catch((err: unknown) => this.deps.logger.warn({ err, listener: name }, 'held deliveries not resumed'));
+    });
+  }
+
+  /** The connection's messages, keep-alive, resumes and `last_seen_at`, and its end. */
+  private watch(conn: Connection, listeners: Listeners): void {
+    const { ws, client, name, endpointId } = conn;
+    const log = this.deps.logger;
+    ws.on('pong', () => (conn.alive = true));
+    ws.on('message', (data: RawData, isBinary: boolean) => {
+      const result = isBinary ? undefined : resultOf(data);
+      if (!result) return ws.close(CLOSE.malformed.code, CLOSE.malformed.reason);
+      if (result === 'ignored') return;
+      const w = conn.waiting.get(result.id);
+      if (!w) return;
+      conn.waiting.delete(result.id);
+      const { id: _id, ...outcome } = result;
+      w.resolve({ ...outcome, duration_ms: outcome.duration_ms ?? Math.round(performance.now() - w.started) });
+    });
+    ws.on('error', (err) => log.debug({ err, listener: name }, 'listener connection error'));
+    conn.timers.push(
+      setInterval(() => {
+        if (!conn.alive) return ws.terminate();
+        conn.alive = false;
+        ws.ping();
+      }, LISTEN_PING_MS).unref(),
+      setInterval(() => {
+        // Still its endpoint? (deleted through the API, or by a reset on another replica: 4002)
+        void listeners.current(client.id, endpointId).then(async (endpoint) => {
+          if (this.held.get(keyOf(client.id, name)) !== conn) return;
+          if (!endpoint) return ws.close(CLOSE.removed.code, CLOSE.removed.reason);
+          await listeners.resume(client.id, endpointId);
+        }).catch((err: unknown) => log.warn({ err, listener: name }, 'listener check failed'));
+      }, LISTEN_RESUME_MS).unref(),
+      setInterval(() => void listeners.seen(client.id, endpointId).catch(() => undefined), LISTEN_SEEN_MS).unref(),
+    );
+    ws.on('close', () => {
+      for (const t of conn.timers) clearInterval(t);
+      conn.endAll('listener disconnected');
+      if (this.held.get(keyOf(client.id, name)) === conn) this.held.delete(keyOf(client.id, name));
+      log.info({ client: client.id, listener: name }, 'listener disconnected');
+      if (!this.closed) void listeners.seen(client.id, endpointId).catch(() => undefined);
+    });
+  }
+
+  async attempt(attempt: RelayedAttempt, shutdown: AbortSignal): Promise<RelayResult | 'not_connected' | undefined> {
+    const conn = this.held.get(keyOf(attempt.client_id, attempt.listener));
+    if (!conn || conn.ws.readyState !== conn.ws.OPEN) return this.deps.signals ? this.handOff(attempt, shutdown) : 'not_connected';
+    return this.sendTo(conn, attempt, shutdown);
+  }
+
+  /**
+   * An attempt for a listener this replica does not hold, handed to the replica that does
+   * through the database: it answers "taken" at once and the result later. Nobody takes
+   * it within HANDOFF_TAKEN_MS: not connected (held). Taken but no result within the
+   * listener's own wait plus a margin: timed out, as a silent receiver.
+   */
+  private handOff(attempt: RelayedAttempt, shutdown: AbortSignal): Promise<RelayResult | 'not_connected' | undefined> {
+    const r = randomUUID();
+    const started = performance.now();
+    const timedOut = (): RelayResult => ({ status_code: null, duration_ms: Math.round(performance.now() - started), error: `timed out after ${attempt.timeout_ms} ms`, response_body: '', retry_after: null });
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout;
+      const done = (outcome: RelayResult | 'not_connected' | undefined) => {
+        clearTimeout(timer);
+        this.asked.delete(r);
+        shutdown.removeEventListener('abort', aborted);
+        resolve(outcome);
+      };
+      const aborted = () => done(undefined);
+      shutdown.addEventListener('abort', aborted, { once: true });
+      timer = setTimeout(() => done('not_connected'), HANDOFF_TAKEN_MS);
+      this.asked.set(r, {
+        taken: () => {
+          clearTimeout(timer);
+          timer = setTimeout(() => done(timedOut()), attempt.timeout_ms + LISTEN_ANSWER_MARGIN_MS + HANDOFF_TAKEN_MS);
+        },
+        result: (result) => done(result ?? timedOut()),
+      });
+      const { client_id: c, listener: l, delivery_id: d, event: e, order_no: o, timeout_ms: tm, headers: h } = attempt;
+      this.signal({ t: 'req', r, from: this.replica, c, l, d, e, o, tm, h }).catch(() => done('not_connected'));
+    });
+  }
+
+  /** Another replica's message on LISTEN_CHANNEL. */
+  private async signalled(payload: string): Promise<void> {
+    const m = JSON.parse(payload) as Signal;
+    if (m.t === 'taken' || m.t === 'here' || m.t === 'res') {
+      if (m.to !== this.replica) return;
+      const asked = this.asked.get(m.r);
+      if (m.t === 'res') asked?.result(m.x);
+      else asked?.taken();
+      return;
+    }
+    if (m.from === this.replica) return;
+    const conn = this.held.get(keyOf(m.c, m.l));
+    if (!conn) return;
+    if (m.t === 'who') return this.signal({ t: 'here', r: m.r, to: m.from });
+    await this.signal({ t: 'taken', r: m.r, to: m.from });
+    const body = await this.deps.bodyOf?.(m.d);
+    const result =
+      body === undefined
+        ? { status_code: null, duration_ms: 0, error: 'the delivery was removed before the listener got it', response_body: '', retry_after: null }
+        : await this.sendTo(conn, { client_id: m.c, listener: m.l, delivery_id: m.d, event: m.e, order_no: m.o, timeout_ms: m.tm, headers: m.h, body }, this.stopping.signal);
+    await this.signal({ t: 'res', r: m.r, to: m.from, x: result ?? null });
+  }
+
+  private signal(message: Signal): Promise<void> {
+    return this.deps.signals!.publish(LISTEN_CHANNEL, JSON.stringify(message));
+  }
+
+  /** One attempt over a connection this replica holds. */
+  private sendTo(conn: Connection, attempt: RelayedAttempt, shutdown: AbortSignal): Promise<RelayResult | undefined> | RelayResult | undefined {
+    if (shutdown.aborted) return undefined;
+    if (conn.ws.bufferedAmount > LISTEN_CONGESTED_BYTES) {
+      return { status_code: null, duration_ms: 0, error: `listener congested: more than ${LISTEN_CONGESTED_BYTES} bytes waiting to be sent to it`, response_body: '', retry_after: null };
+    }
+    const id = conn.attemptId();
+    const started = performance.now();
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const done = (result: RelayResult | undefined) => {
+        clearTimeout(timer);
+        shutdown.removeEventListener('abort', aborted);
+        conn.waiting.delete(id);
+        resolve(result);
+      };
+      const aborted = () => done(undefined);
+      shutdown.addEventListener('abort', aborted, { once: true });
+      timer = setTimeout(
+        () => done({ status_code: null, duration_ms: Math.round(performance.now() - started), error: `timed out after ${attempt.timeout_ms} ms`, response_body: '', retry_after: null }),
+        attempt.timeout_ms + LISTEN_ANSWER_MARGIN_MS,
+      );
+      conn.waiting.set(id, { resolve: done, started });
+      const { delivery_id, event, order_no, timeout_ms, headers, body } = attempt;
+      conn.ws.send(JSON.stringify({ type: 'attempt', id, delivery_id, event, order_no, timeout_ms, headers, body }), (err) => {
+        if (err) done({ status_code: null, duration_ms: Math.round(performance.now() - started), error: 'listener disconnected', response_body: '', retry_after: null });
+      });
+    });
+  }
+
+  connectedHere(clientId: string, name: string): boolean {
+    return this.held.has(keyOf(clientId, name));
+  }
+
+  /** Here, or (PostgreSQL) on a replica that says so within a moment: a best effort. */
+  async connected(clientId: string, name: string): Promise<boolean> {
+    if (this.connectedHere(clientId, name)) return true;
+    if (!this.deps.signals || this.closed) return false;
+    const r = randomUUID();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.asked.delete(r);
+        resolve(false);
+      }, WHO_MS);
+      this.asked.set(r, {
+        taken: () => {
+          clearTimeout(timer);
+          this.asked.delete(r);
+          resolve(true);
+        },
+        result: () => undefined,
+      });
+      this.signal({ t: 'who', r, from: this.replica, c: clientId, l: name }).catch(() => resolve(false));
+    });
+  }
+
+  removed(clientId: string, name: string): void {
+    const conn = this.held.get(keyOf(clientId, name));
+    if (!conn) return;
+    this.held.delete(keyOf(clientId, name));
+    conn.endAll('listener disconnected');
+    conn.ws.close(CLOSE.removed.code, CLOSE.removed.reason);
+  }
+
+  /** A reset of the client: every listener of it is closed (4002), its endpoints being gone. */
+  removedClient(clientId: string): void {
+    for (const conn of [...this.held.values()]) if (conn.client.id === clientId) this.removed(clientId, conn.name);
+  }
+
+  /** Shutting down: every listener is closed with 1001 (the CLI reconnects, to another replica or after the restart). */
+  close(): void {
+    this.closed = true;
+    this.stopping.abort();
+    for (const conn of this.held.values()) {
+      conn.endAll('listener disconnected');
+      conn.ws.close(CLOSE.stopping.code, CLOSE.stopping.reason);
+    }
+    this.held.clear();
+    this.wss.close();
+  }
+}
+
+const keyOf = (clientId: string, name: string): string => `${clientId}\u0000${name}`;
+
+type Result = { id: string } & Omit<RelayResult, 'duration_ms'> & { duration_ms: number | undefined };
+
+/**
+ * A listener's message: a checked `result`, 'ignored' for a well-formed message of
+ * another type, or undefined when malformed (the connection is then closed with 1008).
+ */
+function resultOf(data: RawData): Result | 'ignored' | undefined {
+  let message: unknown;
+  try {
+    message = JSON.parse(Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) return undefined;
+  const m = message as Record<string, unknown>;
+  if (m.type !== 'result') return typeof m.type === 'string' ? 'ignored' : undefined;
+  const status = m.status_code;
+  if (typeof m.id !== 'string') return undefined;
+  if (status !== null && !(Number.isInteger(status) && (status as number) >= 100 && (status as number) <= 599)) return undefined;
+  if (status === null && typeof m.error !== 'string') return undefined;
+  const text = (v: unknown) => (typeof v === 'string' ? v : null);
+  return {
+    id: m.id,
+    status_code: status as number | null,
+    duration_ms: typeof m.duration_ms === 'number' && Number.isFinite(m.duration_ms) && m.duration_ms >= 0 ? Math.round(m.duration_ms) : undefined,
+    error: status === null ? asJsonWithin(text(m.error)!, EXCERPT_BYTES) : null,
+    response_body: asJsonWithin(text(m.response_body) ?? '', EXCERPT_BYTES),
+    retry_after: text(m.retry_after)?.slice(0, 200) ?? null,
+  };
+}
+
+/** Answers a refused upgrade as a plain HTTP response with the error envelope, and closes the socket. */
+function refuse(socket: Duplex, error: ApiError): void {
+  if (!socket.writable) return void socket.destroy();
+  const body = JSON.stringify(error.toEnvelope());
+  const headers = { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close', ...error.headers };
+  const reason = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 409: 'Conflict', 503: 'Service Unavailable' }[error.status] ?? 'Error';
+  socket.end(`HTTP/1.1 ${error.status} ${reason}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${body}`);
+}

@@ -1,0 +1,51 @@
+import { Webhook } from 'standardwebhooks';
+import { USER_AGENT, type SendResult } from './send.js';
+
+/** One attempt handed to a listener: what the partner's machine POSTs to its local receiver. */
+export interface RelayedAttempt {
+  client_id: string;
+  /** The listener's name (its endpoint's target). */
+  listener: string;
+  delivery_id: string;
+  event: string;
+  order_no: string | null;
+  /** How long the local POST may take; the relay waits this plus a margin for the answer. */
+  timeout_ms: number;
+  /** The headers a direct delivery would send, signature included. */
+  headers: Record<string, string>;
+  /** The exact body a direct delivery would POST. */
+  body: string;
+}
+
+/** What a listener answered about an attempt, as a direct POST's outcome (no timestamp: the relay's caller has it). */
+export type RelayResult = Omit<SendResult, 'webhook_timestamp'>;
+
+/**
+ * The port through which the dispatcher reaches listeners (`shipping-sandbox listen`
+ * sessions): the HTTP edge holds their connections and implements it. An attempt to a
+ * listener that no process holds answers `not_connected`, and its delivery is held.
+ * Undefined when the attempt was aborted by shutdown (it is then not recorded).
+ */
+export interface ListenerRelay {
+  attempt(attempt: RelayedAttempt, shutdown: AbortSignal): Promise<RelayResult | 'not_connected' | undefined>;
+  /** Whether a listener of this name of the client is connected to this process. */
+  connectedHere(clientId: string, name: string): boolean;
+  /** Whether it is connected to any process (best effort across replicas). */
+  connected(clientId: string, name: string): Promise<boolean>;
+  /** Closes the listener's connection, if one is held (its endpoint was removed). */
+  removed(clientId: string, name: string): void;
+}
+
+/** The Standard Webhooks headers a direct delivery of `body` would carry at `sentAt`. */
+export function signedHeaders(id: string, body: string, secret: string, sentAt: Date): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    'webhook-id': id,
+    'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+    'webhook-signature': new Webhook(secret).sign(id, sentAt, body),
+  };
+}
+
+/** The target a listener's attempts show in the delivery log. */
+export const listenerTarget = (name: string): string => `listener:${name}`;

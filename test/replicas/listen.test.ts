@@ -1,0 +1,113 @@
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnCli, startCli, type RunningCli } from '../support/cli.js';
+import { isRefused, TestListener } from '../support/listener.js';
+import { createRequest } from '../support/orders.js';
+import { startPostgres, type TestPostgres } from '../support/postgres.js';
+import { roundRobinProxy } from '../support/proxy.js';
+import { Receiver } from '../webhooks/receiver.js';
+
+const TOKEN = 'replica-token';
+const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+
+let server: TestPostgres;
+beforeAll(async () => {
+  server = await startPostgres();
+}, 60_000);
+afterAll(() => server?.stop());
+
+/** A CLI replica on the database (real clock); its own target policy would refuse the receiver on 127.0.0.1. */
+const replica = (databaseUrl: string): Promise<RunningCli> =>
+  startCli(['--port', '0', '--database-url', databaseUrl, '--token', TOKEN, '--webhook-targets', 'public', '--awb-delay', '200ms', '--seed', 'replicas', '--log-level', 'warn']);
+
+async function until(what: string, check: () => boolean | Promise<boolean>, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('a listener on two replicas behind a round-robin proxy', () => {
+  it('receives the deliveries both replicas make, whichever holds its connection', async () => {
+    const receiver = await Receiver.start();
+    const databaseUrl = await server.freshDatabase();
+    const a = await replica(databaseUrl);
+    const b = await replica(databaseUrl);
+    const proxy = await roundRobinProxy([a.url, b.url]);
+    let session: TestListener | undefined;
+    try {
+      const opened = await TestListener.open(proxy.url, { token: TOKEN, name: 'laptop', events: 'awb.generated', forwardTo: `${receiver.url}/hooks` });
+      if (isRefused(opened)) throw new Error(`refused: ${JSON.stringify(opened.body)}`);
+      session = opened;
+      // Orders through each replica directly: each makes AWBs and claims webhook jobs; the listener is held by one.
+      const created: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        const res = await fetch(`${(i % 2 ? a : b).url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(10)) });
+        expect(res.status).toBe(201);
+        created.push(...((await res.json()) as { order_numbers: string[] }).order_numbers);
+      }
+      await until('100 webhooks', () => new Set(receiver.received.map((r) => r.id)).size >= 100);
+      const verifier = new Webhook(session.ready.secret);
+      const orders = receiver.received.map((r) => (verifier.verify(r.body, { 'webhook-id': r.id, 'webhook-timestamp': r.timestamp, 'webhook-signature': r.signature }) as { order_no: string }).order_no);
+      expect(new Set(orders)).toEqual(new Set(created));
+      // Each replica made some of the attempts (its metrics count those it made): the one not
+      // holding the connection handed its attempts over instead of holding them.
+      for (const r of [a, b]) {
+        const metrics = await (await fetch(`${r.url}/__sandbox/metrics`, { headers })).text();
+        const delivered = Number(/sandbox_webhook_attempts_total\{outcome="delivered"\} (\d+)/.exec(metrics)?.[1] ?? 0);
+        expect(delivered, metrics.split('\n').filter((l) => l.includes('webhook_attempts')).join('\n')).toBeGreaterThan(0);
+      }
+      // Both replicas listed it as connected (the one holding it, and the other by asking).
+      for (const r of [a, b]) {
+        const listed = (await (await fetch(`${r.url}/__sandbox/webhooks/endpoints`, { headers })).json()) as { endpoints: Array<{ listener: string | null; connected?: boolean }> };
+        expect(listed.endpoints.find((e) => e.listener === 'laptop')?.connected).toBe(true);
+      }
+      // Every delivery delivered, each logged with the listener as its target.
+      await until('all delivered', async () => {
+        const res = (await (await fetch(`${a.url}/__sandbox/webhooks/deliveries?limit=1000&endpoint_id=${session!.ready.endpoint_id}`, { headers })).json()) as { deliveries: Array<{ status: string; attempts: Array<{ url: string }> }> };
+        return res.deliveries.length === 100 && res.deliveries.every((d) => d.status === 'delivered' && d.attempts.every((at) => at.url === 'listener:laptop'));
+      });
+    } finally {
+      await session?.close();
+      await proxy.close();
+      await a.stop();
+      await b.stop();
+      await receiver.close();
+    }
+  }, 120_000);
+
+  it('the real shipping-sandbox listen through the proxy receives what both replicas make', async () => {
+    const receiver = await Receiver.start();
+    const databaseUrl = await server.freshDatabase();
+    const a = await replica(databaseUrl);
+    const b = await replica(databaseUrl);
+    const proxy = await roundRobinProxy([a.url, b.url]);
+    const cli = spawnCli(['listen', '--url', proxy.url, '--token', TOKEN, '--forward-to', `${receiver.url}/hooks`, '--name', 'cli', '--events', 'awb.generated'], { SANDBOX_TOKENS: '' });
+    let stdout = '';
+    cli.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+    try {
+      await until('Ready', () => stdout.includes('Ready:'));
+      const secret = /Signing secret: (whsec_\S+)/.exec(stdout)![1]!;
+      const created: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        const res = await fetch(`${(i % 2 ? a : b).url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(10)) });
+        created.push(...((await res.json()) as { order_numbers: string[] }).order_numbers);
+      }
+      await until('60 webhooks', () => new Set(receiver.received.map((r) => r.id)).size >= 60);
+      const verifier = new Webhook(secret);
+      const orders = receiver.received.map((r) => (verifier.verify(r.body, { 'webhook-id': r.id, 'webhook-timestamp': r.timestamp, 'webhook-signature': r.signature }) as { order_no: string }).order_no);
+      expect(new Set(orders)).toEqual(new Set(created));
+      for (const r of [a, b]) {
+        const metrics = await (await fetch(`${r.url}/__sandbox/metrics`, { headers })).text();
+        expect(Number(/sandbox_webhook_attempts_total\{outcome="delivered"\} (\d+)/.exec(metrics)?.[1] ?? 0)).toBeGreaterThan(0);
+      }
+    } finally {
+      cli.kill('SIGINT');
+      await proxy.close();
+      await a.stop();
+      await b.stop();
+      await receiver.close();
+    }
+  }, 120_000);
+});

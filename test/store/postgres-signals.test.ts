@@ -1,0 +1,31 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresStorage } from '../../src/store/postgres/storage.js';
+import { startPostgres, type TestPostgres } from '../support/postgres.js';
+
+let server: TestPostgres;
+beforeAll(async () => {
+  server = await startPostgres();
+}, 60_000);
+afterAll(() => server?.stop());
+
+describe('PostgreSQL signals (the listen hand-off between replicas)', () => {
+  it('a message one replica publishes reaches every replica subscribed to its channel, and no other channel', async () => {
+    const url = await server.freshDatabase();
+    const [a, b] = await Promise.all([1, 2].map(() => PostgresStorage.open({ url, requestLogSize: 10 })));
+    try {
+      const got: Array<[string, string]> = [];
+      await a!.signals.subscribe('sandbox_listen', (p) => got.push(['a', p]));
+      await b!.signals.subscribe('sandbox_listen', (p) => got.push(['b', p]));
+      await b!.signals.subscribe('sandbox_other', (p) => got.push(['b-other', p]));
+      await a!.signals.publish('sandbox_listen', '{"t":"who"}');
+      const end = Date.now() + 5_000;
+      while (got.length < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 100));
+      expect(got.sort()).toEqual([['a', '{"t":"who"}'], ['b', '{"t":"who"}']]);
+      await expect(a!.signals.publish('bad channel; drop', 'x')).rejects.toThrow(/not a channel name/);
+    } finally {
+      await a!.close();
+      await b!.close();
+    }
+  });
+});

@@ -1,0 +1,314 @@
+import { Webhook } from 'standardwebhooks';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
+import type { SandboxOptions } from '../../src/config/options.js';
+import { isRefused, TestListener, type Refused } from '../support/listener.js';
+import { createRequest } from '../support/orders.js';
+import { databaseFor, onPostgres, releaseDatabase } from '../support/store-kind.js';
+import { TOKEN_A, TOKEN_B } from '../support/sandbox.js';
+import { Receiver } from './receiver.js';
+
+const READER = 'token-reader';
+const ADMIN = 'token-admin';
+const AWB_DELAY = 60_000;
+
+let sandbox: Sandbox;
+let receiver: Receiver;
+let database: string | undefined;
+const sessions: TestListener[] = [];
+
+async function start(options: SandboxOptions = {}): Promise<void> {
+  database = onPostgres ? (await databaseFor(undefined)).url : undefined;
+  sandbox = await createSandbox({
+    host: '127.0.0.1',
+    port: 0,
+    clock: 'manual',
+    seed: 'listen-seed',
+    awbDelay: '1m',
+    logLevel: 'silent',
+    // The receiver is on 127.0.0.1: the sandbox itself may not call it.
+    webhookTargets: 'public',
+    adminTokens: [ADMIN],
+    clients: [
+      { token: TOKEN_A, id: 'client-a' },
+      { token: TOKEN_B, id: 'client-b' },
+      { token: READER, id: 'client-a-reader', read_only: true },
+    ],
+    ...(database ? { databaseUrl: database } : {}),
+    ...options,
+  });
+}
+
+beforeEach(async () => {
+  receiver = await Receiver.start();
+});
+afterEach(async () => {
+  for (const s of sessions.splice(0)) if (s.closeCode === undefined) await s.close();
+  await sandbox?.close();
+  await receiver.close();
+  if (database) await releaseDatabase(database);
+});
+
+async function listen(options: { token?: string; name?: string; events?: string; client?: string; query?: string } = {}): Promise<TestListener> {
+  const opened = await TestListener.open(sandbox.url, { token: TOKEN_A, name: 'laptop', forwardTo: `${receiver.url}/hooks`, ...options });
+  if (isRefused(opened)) throw new Error(`listen refused: ${opened.status} ${JSON.stringify(opened.body)}`);
+  sessions.push(opened);
+  return opened;
+}
+
+async function refused(options: { token?: string; name?: string; events?: string; client?: string; query?: string }): Promise<Refused> {
+  const opened = await TestListener.open(sandbox.url, { name: 'laptop', ...options });
+  if (!isRefused(opened)) {
+    sessions.push(opened);
+    throw new Error('listen was not refused');
+  }
+  return opened;
+}
+
+async function call(method: string, path: string, token = TOKEN_A, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${sandbox.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  return { status: res.status, body: await res.json() };
+}
+
+async function createOrders(count: number, token = TOKEN_A): Promise<string[]> {
+  const res = await call('POST', '/v1/order', token, createRequest(count));
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.order_numbers as string[];
+}
+
+async function deliveriesOf(endpointId: string, token = TOKEN_A): Promise<any[]> {
+  const res = await call('GET', `/__sandbox/webhooks/deliveries?limit=1000&endpoint_id=${endpointId}`, token);
+  expect(res.status).toBe(200);
+  return res.body.deliveries;
+}
+
+async function until(what: string, check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/**
+ * Waits until the listener's held deliveries were made due again (its connect resumes
+ * them), then runs what is due: under a manual clock due work runs at an advance.
+ */
+async function resumed(endpointId: string): Promise<void> {
+  await until('held deliveries resumed', async () => (await deliveriesOf(endpointId)).every((d) => d.status !== 'paused'));
+  await sandbox.clock.advance(0);
+}
+
+describe('GET /__sandbox/listen: who may listen, and bad input', () => {
+  beforeEach(() => start());
+
+  it('refuses without a token (401), a read_only token (403), a bad name or event (400 naming the field), and an 11th listener', async () => {
+    const none = await refused({});
+    expect(none.status).toBe(401);
+    expect(none.body.errors[0]!.field).toBe('header.authorization');
+    const reader = await refused({ token: READER });
+    expect(reader.status).toBe(403);
+    expect(reader.body.success).toBe(false);
+    const badName = await refused({ token: TOKEN_A, name: 'has space' });
+    expect(badName.status).toBe(400);
+    expect(badName.body.errors[0]!.field).toBe('query.name');
+    const noName = await refused({ token: TOKEN_A, query: '' });
+    expect(noName.body.errors[0]!.field).toBe('query.name');
+    const badEvent = await refused({ token: TOKEN_A, events: 'awb.generated,awb.nope' });
+    expect(badEvent.status).toBe(400);
+    expect(badEvent.body.errors[0]!.field).toBe('query.events');
+    expect(badEvent.body.message + JSON.stringify(badEvent.body.errors)).toContain('awb.nope');
+    const adminWithout = await refused({ token: ADMIN });
+    expect(adminWithout.status).toBe(400);
+    expect(adminWithout.body.errors[0]!.field).toBe('header.x-sandbox-client');
+    // Nothing was created by the refusals.
+    expect((await call('GET', '/__sandbox/webhooks/endpoints')).body.endpoints).toHaveLength(1);
+
+    for (let i = 1; i <= 10; i++) await listen({ name: `dev-${i}` });
+    const eleventh = await refused({ token: TOKEN_A, name: 'dev-11' });
+    expect(eleventh.status).toBe(400);
+    expect(eleventh.body.message).toMatch(/10 listeners/);
+    // An admin acting for client B may listen for it.
+    const forB = await listen({ token: ADMIN, client: 'client-b', name: 'b-dev' });
+    expect(forB.ready.listener).toBe('b-dev');
+    const listed = (await call('GET', '/__sandbox/webhooks/endpoints')).body.endpoints as Array<{ listener: string | null; connected?: boolean }>;
+    expect(listed.filter((e) => e.listener !== null)).toHaveLength(10);
+    expect(listed.filter((e) => e.connected)).toHaveLength(10);
+  });
+
+  it('closes with 1008 on a malformed message; ignores a message of a type it does not know', async () => {
+    const session = await listen();
+    session.ws.send(JSON.stringify({ type: 'hello', note: 'a later CLI' }));
+    // Still open after a round trip: a ping answered proves the server read past the unknown message.
+    await new Promise<void>((resolve) => session.ws.ping(undefined, undefined, () => session.ws.once('pong', () => resolve())));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(session.closeCode).toBeUndefined();
+    session.ws.send('not json');
+    expect(await session.closed).toBe(1008);
+  });
+
+  it('a newer connection under the same name replaces the older one (4001); a reset closes it (4002)', async () => {
+    const first = await listen();
+    const second = await listen();
+    expect(await first.closed).toBe(4001);
+    expect(second.ready.endpoint_id).toBe(first.ready.endpoint_id);
+    expect(second.ready.secret).toBe(first.ready.secret);
+    expect((await call('POST', '/__sandbox/reset')).status).toBe(200);
+    expect(await second.closed).toBe(4002);
+  });
+
+  it('a stopping sandbox closes its sessions with 1001 (the CLI reconnects)', async () => {
+    const session = await listen();
+    await sandbox.close();
+    expect(await session.closed).toBe(1001);
+  });
+});
+
+describe('deliveries through a listener', () => {
+  beforeEach(() => start());
+
+  it('100 orders of A: 100 signed AWB webhooks at a receiver on 127.0.0.1; none of B reach it; the log shows listener:<name>', async () => {
+    const session = await listen({ events: 'awb.generated' });
+    expect(session.ready).toMatchObject({ type: 'ready', listener: 'laptop', events: ['awb.generated'], held: 0 });
+    await createOrders(10, TOKEN_B);
+    const orders: string[] = [];
+    for (let i = 0; i < 10; i++) orders.push(...(await createOrders(10)));
+    await sandbox.clock.advance(AWB_DELAY);
+    await until('100 webhooks', () => receiver.received.length >= 100, 30_000);
+    const verifier = new Webhook(session.ready.secret);
+    const got = receiver.received.map((r) => verifier.verify(r.body, { 'webhook-id': r.id, 'webhook-timestamp': r.timestamp, 'webhook-signature': r.signature }) as { event: string; order_no: string });
+    expect(got.every((g) => g.event === 'awb.generated')).toBe(true);
+    expect(new Set(got.map((g) => g.order_no))).toEqual(new Set(orders));
+    const logged = await deliveriesOf(session.ready.endpoint_id);
+    await until('all delivered', async () => (await deliveriesOf(session.ready.endpoint_id)).every((d) => d.status === 'delivered'));
+    expect(logged).toHaveLength(100);
+    expect(logged.every((d) => d.attempts[0].url === 'listener:laptop')).toBe(true);
+    // The sandbox itself may not call the receiver: a URL endpoint to it is refused.
+    expect((await call('POST', '/__sandbox/webhooks/endpoints', TOKEN_A, { url: receiver.url })).status).toBe(400);
+  });
+
+  it('a receiver answering 500 twice gets the retries on the schedule', async () => {
+    await sandbox.close();
+    await start({ webhookRetries: '0,5s,30s' });
+    receiver.respond = (_w, i) => (i < 2 ? { status: 500, body: 'no' } : { status: 200, body: 'ok' });
+    const session = await listen({ events: 'awb.generated' });
+    await createOrders(1);
+    await sandbox.clock.advance(AWB_DELAY);
+    await until('first attempt', () => receiver.received.length === 1);
+    const logged = async () => (await deliveriesOf(session.ready.endpoint_id))[0];
+    await until('recorded', async () => (await logged()).attempts.length === 1);
+    await sandbox.clock.advance(4_999);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(receiver.received).toHaveLength(1);
+    await sandbox.clock.advance(1);
+    await until('second attempt', () => receiver.received.length === 2);
+    await until('recorded', async () => (await logged()).attempts.length === 2);
+    await sandbox.clock.advance(30_000);
+    await until('delivered', async () => (await logged()).status === 'delivered');
+    const d = await logged();
+    expect(d.attempts.map((a: { status_code: number }) => a.status_code)).toEqual([500, 500, 200]);
+    expect(new Set(receiver.received.map((r) => r.id)).size).toBe(1);
+  });
+
+  it('held while no listener is connected (paused, not attempted), and they arrive on connect', async () => {
+    const first = await listen({ events: 'awb.generated' });
+    await first.close();
+    await createOrders(5);
+    await sandbox.clock.advance(AWB_DELAY);
+    await until('held', async () => {
+      const list = await deliveriesOf(first.ready.endpoint_id);
+      return list.length === 5 && list.every((d) => d.status === 'paused');
+    });
+    const held = await deliveriesOf(first.ready.endpoint_id);
+    expect(held.every((d) => d.attempts.length === 0 && d.last_error === 'listener laptop is not connected')).toBe(true);
+    expect(receiver.received).toHaveLength(0);
+    const again = await listen({ events: 'awb.generated' });
+    expect(again.ready.held).toBe(5);
+    await resumed(first.ready.endpoint_id);
+    await until('5 webhooks', () => receiver.received.length === 5);
+    await until('delivered', async () => (await deliveriesOf(first.ready.endpoint_id)).every((d) => d.status === 'delivered' && d.attempts.length === 1));
+  });
+
+  it('a listener killed mid-burst and reconnected: every delivery arrives, none delivered without a 2xx, every attempt logged', async () => {
+    let answered = 0;
+    const okIds = new Set<string>();
+    receiver.respond = (w) => {
+      answered++;
+      okIds.add(w.id);
+      return { status: 200, body: 'ok' };
+    };
+    const first = await listen({ events: 'awb.generated' });
+    // The first session answers a few attempts and then dies holding the rest.
+    let forwarded = 0;
+    const forward = (first as unknown as { forward: (a: unknown) => Promise<Record<string, unknown>> }).forward.bind(first);
+    first.answer = async (a) => (++forwarded <= 10 ? forward(a) : undefined);
+    for (let i = 0; i < 4; i++) await createOrders(10);
+    // Not awaited before the kill: an advance waits for the attempts it made, some of them held by the dying listener.
+    const advancing = sandbox.clock.advance(AWB_DELAY);
+    await until('some forwarded', () => forwarded > 12);
+    await first.kill();
+    await advancing;
+    await until('failed attempts recorded', async () => (await deliveriesOf(first.ready.endpoint_id)).some((d) => d.attempts.some((a: { error: string }) => a.error === 'listener disconnected')));
+    const second = await listen({ events: 'awb.generated' });
+    await resumed(second.ready.endpoint_id);
+    // Retries of the attempts lost with the connection come on the schedule.
+    for (let i = 0; i < 20 && !(await deliveriesOf(second.ready.endpoint_id)).every((d) => d.status === 'delivered'); i++) {
+      await sandbox.clock.advance(5_000);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await until('40 ids at the receiver', () => okIds.size === 40, 20_000);
+    await until('all delivered', async () => (await deliveriesOf(second.ready.endpoint_id)).every((d) => d.status === 'delivered'));
+    const logged = await deliveriesOf(second.ready.endpoint_id);
+    expect(logged).toHaveLength(40);
+    for (const d of logged) {
+      expect(okIds.has(d.id)).toBe(true);
+      expect(d.attempts.at(-1).status_code).toBe(200);
+      expect(d.attempts.slice(0, -1).every((a: { status_code: number | null }) => a.status_code === null)).toBe(true);
+    }
+    expect(answered).toBeGreaterThanOrEqual(40);
+  }, 60_000);
+
+  it('redelivery and recover go through the listener; a redelivery while it is away answers 409', async () => {
+    await sandbox.close();
+    await start({ webhookRetries: '0' });
+    receiver.respond = () => ({ status: 500, body: 'down' });
+    const session = await listen({ events: 'awb.generated' });
+    await createOrders(1);
+    await sandbox.clock.advance(AWB_DELAY);
+    await until('failed', async () => (await deliveriesOf(session.ready.endpoint_id))[0]?.status === 'failed');
+    receiver.respond = () => ({ status: 200, body: 'ok' });
+    const since = new Date(sandbox.clock.of('client-a') - 3_600_000).toISOString();
+    const recovered = await call('POST', '/__sandbox/webhooks/recover', TOKEN_A, { since });
+    expect(recovered.status, JSON.stringify(recovered.body)).toBe(202);
+    expect(recovered.body.queued).toBe(1);
+    await sandbox.clock.advance(0);
+    await until('recovered', async () => (await deliveriesOf(session.ready.endpoint_id))[0]?.status === 'delivered');
+    const [d] = await deliveriesOf(session.ready.endpoint_id);
+    const again = await call('POST', `/__sandbox/webhooks/deliveries/${d.id}/redeliver`);
+    expect(again.status).toBe(200);
+    expect(again.body.attempts.map((a: { trigger: string; url: string; status_code: number }) => [a.trigger, a.url, a.status_code])).toEqual([
+      ['schedule', 'listener:laptop', 500],
+      ['redeliver', 'listener:laptop', 200],
+      ['redeliver', 'listener:laptop', 200],
+    ]);
+    expect(receiver.received.filter((r) => r.id === d.id)).toHaveLength(3);
+    await session.close();
+    const away = await call('POST', `/__sandbox/webhooks/deliveries/${d.id}/redeliver`);
+    expect(away.status).toBe(409);
+    expect(away.body.message).toBe('listener laptop is not connected');
+    expect((await deliveriesOf(session.ready.endpoint_id))[0].attempts).toHaveLength(3);
+  });
+
+  it('a listener not seen for --listener-expiry is removed and its held deliveries fail', async () => {
+    const session = await listen({ events: 'awb.generated' });
+    await session.close();
+    await createOrders(2);
+    await sandbox.clock.advance(AWB_DELAY);
+    await until('held', async () => (await deliveriesOf(session.ready.endpoint_id)).every((d) => d.status === 'paused'));
+    await sandbox.clock.advance(24 * 3_600_000);
+    await until('expired', async () => (await call('GET', '/__sandbox/webhooks/endpoints')).body.endpoints.length === 1);
+    const failed = await deliveriesOf(session.ready.endpoint_id);
+    expect(failed).toHaveLength(2);
+    expect(failed.every((d) => d.status === 'failed' && /listener laptop not seen since/.test(d.last_error))).toBe(true);
+  });
+});
