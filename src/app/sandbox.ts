@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { createServer, type Server } from 'node:http';
+import { createServer, ServerResponse, type IncomingMessage, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import { pino } from 'pino';
 import { createApp } from './app.js';
@@ -216,6 +218,28 @@ export async function stopServices(services: Services, modules: SandboxModule[])
   await services.clockService.saveAll().catch((err: unknown) => services.logger.error({ err }, 'client clocks not saved'));
 }
 
+const isWebSocket = (req: IncomingMessage): boolean => (req.headers.upgrade ?? '').toLowerCase() === 'websocket';
+
+/**
+ * A request offering an upgrade the sandbox does not take (h2c, or a WebSocket elsewhere
+ * than the listen path) is answered as the plain request it also is, on a connection then
+ * closed. Its body cannot be read once Node has handed the socket over, so one with a
+ * body is answered 400 saying to send it without the Upgrade header.
+ */
+function answerWithoutUpgrade(req: IncomingMessage, socket: Duplex, handle: (req: IncomingMessage, res: ServerResponse) => void): void {
+  const res = new ServerResponse(req);
+  res.shouldKeepAlive = false;
+  res.assignSocket(socket as Socket);
+  res.once('finish', () => {
+    res.detachSocket(socket as Socket);
+    socket.end();
+  });
+  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+  if (!hasBody) return handle(req, res);
+  res.writeHead(400, { 'Content-Type': 'application/json; charset=utf-8', Connection: 'close' });
+  res.end(JSON.stringify(new ApiError(400, messages.unwantedUpgrade(String(req.headers.upgrade)), [{ field: 'header.upgrade', message: 'only GET /__sandbox/listen takes an upgrade (websocket)' }]).toEnvelope()));
+}
+
 /**
  * Starts a sandbox in this process and listens.
  *
@@ -235,18 +259,26 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
   const server = await new Promise<Server>((resolve, reject) => {
     // express's app.listen takes no server options; the header limit needs node:http's own.
     const serve = withEnvelope(app);
-    const s = createServer({ maxHeaderSize: options.maxHeaderSize }, (req, res) => {
+    const handle = (req: IncomingMessage, res: ServerResponse): void => {
       if (!stopping) return serve(req, res);
       // Stopping: a request on a connection kept alive is refused, so a client that keeps its
       // connection busy cannot hold the stop past its grace (and the process's last checkpoint).
       res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8', 'Retry-After': '1', Connection: 'close' });
       res.end(JSON.stringify(new ApiError(503, messages.stopping).toEnvelope()));
-    });
+    };
+    const s = createServer({ maxHeaderSize: options.maxHeaderSize }, handle);
     answerClientErrors(s, options.maxHeaderSize);
-    // WebSocket upgrades (the listen sessions): a module's, else refused.
-    s.on('upgrade', (req, socket, head) => {
-      if (!stopping && modules.some((m) => m.upgrade?.(req, socket, head))) return;
-      socket.end(`HTTP/1.1 ${stopping ? '503 Service Unavailable' : '404 Not Found'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    // Node hands every request with an Upgrade header here, and no longer watches the socket's errors.
+    s.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      socket.on('error', () => socket.destroy());
+      // A WebSocket a module takes (the listen sessions). A module that throws has taken nothing: the request is answered as any other.
+      let taken = false;
+      try {
+        taken = !stopping && isWebSocket(req) && modules.some((m) => m.upgrade?.(req, socket, head));
+      } catch (error) {
+        services.logger.warn({ err: error }, 'upgrade request not taken');
+      }
+      if (!taken) answerWithoutUpgrade(req, socket, handle);
     });
     s.once('error', reject);
     s.listen(options.port, options.host, () => resolve(s));

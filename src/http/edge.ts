@@ -96,7 +96,8 @@ export function parsedBody(req: IncomingMessage): unknown {
     if (error instanceof TooDeep) throw new ApiError(400, error.message, [{ field: 'body', message: `is nested deeper than ${error.limit} levels` }]);
     throw error;
   }
-  const text = raw.toString('utf8');
+  // A byte order mark before the JSON is taken, as body-parser took it.
+  const text = raw.toString('utf8').replace(/^\uFEFF/, '');
   const first = /^[\x20\x09\x0a\x0d]*(.)/.exec(text)?.[1];
   let value: unknown;
   try {

@@ -36,6 +36,7 @@ export const messages = {
   notFound: domainMessages.notFound,
   undecodableBody: (encoding: string) => `The request body could not be decompressed as its Content-Encoding (${encoding}) says; send it compressed so, or without Content-Encoding.`,
   stopping: 'The sandbox is stopping (SIGTERM or SIGINT): it takes no new requests. Retry once it has started again.',
+  unwantedUpgrade: (protocol: string) => `This request asks to upgrade its connection to ${protocol}, which this sandbox does not speak here: send it without the Upgrade header.`,
   unknownPath: (method: string, path: string) =>
     `No operation ${method} ${path}. See GET /__sandbox/openapi.json for the paths this sandbox serves.`,
   inexactPath: (method: string, path: string, documented: string) =>

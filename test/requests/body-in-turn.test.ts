@@ -21,6 +21,12 @@ describe('a JSON body is parsed in its client turn, after the token and the role
     expect(journal.requests).toEqual([expect.objectContaining({ method: 'POST', path: '/v1/order', status: 400, body: null })]);
   });
 
+  it('takes a body that begins with a UTF-8 byte order mark, as before', async () => {
+    const res = await request(sandbox.app).put('/__sandbox/webhook').set('authorization', `Bearer ${TOKEN_A}`).set('content-type', 'application/json').send(`\uFEFF${JSON.stringify({ url: 'http://127.0.0.1:9/hooks' })}`);
+    expect(res.status).toBe(200);
+    expect(res.body.url).toBe('http://127.0.0.1:9/hooks');
+  });
+
   it('answers a JSON text that is not an object or an array as not valid JSON, as before', async () => {
     for (const text of ['"a string"', '42', 'null']) expect((await post(text)).body.errors).toEqual([{ field: 'body', message: 'is not valid JSON' }]);
   });

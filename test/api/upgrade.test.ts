@@ -1,0 +1,65 @@
+import { connect, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSandbox, type Sandbox } from '../../src/index.js';
+import { defaultTestOptions, TOKEN_A } from '../support/sandbox.js';
+
+let sandbox: Sandbox;
+beforeAll(async () => {
+  sandbox = await createSandbox({ ...defaultTestOptions, port: 0 });
+});
+afterAll(() => sandbox.close());
+
+/** Sends raw request bytes and resolves with everything the server wrote before it closed the connection. */
+function raw(text: string): Promise<string> {
+  const { port } = new URL(sandbox.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1', () => socket.write(text));
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk.toString('utf8')));
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
+  });
+}
+
+const health = async () => (await fetch(`${sandbox.url}/__sandbox/health`)).status;
+
+describe('requests that offer a connection upgrade', () => {
+  it('answers one offering h2c as the plain request it is (curl --http2 does this), and closes the connection', async () => {
+    const answer = await raw(`GET /__sandbox/webhook HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN_A}\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n`);
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answer).toMatch(/"url"/);
+  });
+
+  it('answers a WebSocket upgrade of a path other than the listen one as a plain request (404 with the envelope)', async () => {
+    const answer = await raw('GET /no/such/path HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n');
+    expect(answer).toMatch(/^HTTP\/1\.1 404 /);
+    expect(answer).toMatch(/"success":false/);
+  });
+
+  it('answers a request with a body and an Upgrade header 400 naming the header', async () => {
+    const body = '{"items":[]}';
+    const answer = await raw(`POST /v1/order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN_A}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n${body}`);
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toContain('"field":"header.upgrade"');
+  });
+
+  it('keeps serving when a client resets its connection right after an upgrade request, or sends a target no URL parser takes', async () => {
+    for (let i = 0; i < 5; i += 1) {
+      await new Promise<void>((resolve) => {
+        const { port } = new URL(sandbox.url);
+        const socket: Socket = connect(Number(port), '127.0.0.1', () => {
+          socket.write('GET /x HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
+          setTimeout(() => {
+            socket.resetAndDestroy();
+            resolve();
+          }, 1);
+        });
+        socket.on('error', () => resolve());
+      });
+    }
+    const odd = await raw('GET http://[::1/x HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n');
+    expect(odd).toMatch(/^HTTP\/1\.1 4\d\d /);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await health()).toBe(200);
+  });
+});
