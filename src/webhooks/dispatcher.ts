@@ -86,8 +86,9 @@ export class WebhookDispatcher {
    * The default endpoint's delivery of an event. To an endpoint that takes deliveries,
    * its first attempt is due at once (unless chaos holds it), however many are waiting:
    * the outbox bound never fails a delivery unattempted. With no URL or a disabled
-   * endpoint it is held (`paused`) until one is set; only held deliveries count toward
-   * `--outbox-size`, and past it a new one is kept as `failed` ("Outbox full").
+   * endpoint it is held (`paused`) until one is set; only held deliveries (to any of the
+   * client's endpoints, listeners' too: see holdForListener) count toward `--outbox-size`,
+   * and past it a new one is kept as `failed` ("Outbox full").
    */
   private async enqueueDefault(event: SandboxEvent, endpoint: Endpoint, chaos: ChaosMode[], dueAt: () => number, tx: Repositories): Promise<void> {
     const clientId = endpoint.client_id;
@@ -248,11 +249,7 @@ export class WebhookDispatcher {
       made = await attempts.attempt(delivery, target, 'schedule', badSignature ? 'bad_signature' : null, at);
     } catch (error) {
       if (!(error instanceof ListenerNotConnected)) throw error;
-      // Held as the default endpoint holds without a URL: not attempted, no retry used; its connect resumes it.
-      await storage.transaction(async (tx) => {
-        const current = await tx.deliveries.get(id);
-        if (current?.status === 'pending') await attempts.finished(tx, current, 'paused', error.message);
-      });
+      await this.holdForListener(id, error.message);
       return;
     }
     if (!made) throw new JobInterrupted(`attempt of ${id} aborted by shutdown`);
@@ -274,6 +271,32 @@ export class WebhookDispatcher {
       });
       if (duplicate) await attempts.record(delivery, duplicate, async (_tx, current) => current);
     }
+  }
+
+  /**
+   * A due delivery whose listener is away: held as the default endpoint holds without a
+   * URL (not attempted, no retry used; its connect resumes it), within the same bound:
+   * the client's held deliveries, to every endpoint, count toward `--outbox-size`, and
+   * past it the delivery is kept as `failed` ("Outbox full", redeliverable) instead, so
+   * listeners that connected once cannot grow the outbox without end.
+   */
+  private async holdForListener(id: string, reason: string): Promise<void> {
+    const { storage, outboxSize } = this.deps;
+    let full: { clientId: string; held: number } | undefined;
+    await storage.transaction(async (tx) => {
+      full = undefined;
+      const current = await tx.deliveries.get(id);
+      if (current?.status !== 'pending') return;
+      const clientId = current.client_id;
+      const held = await this.held.of(clientId, () => tx.deliveries.countByStatus(clientId, 'paused', outboxSize));
+      if (held < outboxSize) {
+        await this.attempts.finished(tx, current, 'paused', reason);
+        return;
+      }
+      await this.attempts.finished(tx, current, 'failed', webhookMessages.outboxFull(outboxSize));
+      full = { clientId, held };
+    });
+    if (full) this.warnOutboxFull(full.clientId, full.held);
   }
 
   /**
@@ -299,7 +322,7 @@ export class WebhookDispatcher {
     if (left === undefined) return;
     this.deps.logger.warn(
       { client: clientId, held, outbox_size: this.deps.outboxSize, failed_unlogged: left },
-      'webhook outbox full: new deliveries are kept as failed until a webhook URL is set (at most one such warning per client per minute)',
+      'webhook outbox full: new deliveries held for want of a webhook URL or a connected listener are kept as failed until one takes them (at most one such warning per client per minute)',
     );
   }
 }
