@@ -1,6 +1,6 @@
 import { JobInterrupted, type Scheduler } from '../jobs/index.js';
 import { DEFAULT_ENDPOINT, type ChaosMode, type Delivery, type SandboxEvent, type Stored } from '../records/index.js';
-import { WarningThrottle } from '../shared/index.js';
+import { OneAtATime, WarningThrottle } from '../shared/index.js';
 import type { Repositories } from '../store/index.js';
 import { DeliveryAttempts, holdReason, isSuccess, type DeliveryState } from './attempts.js';
 import { chaosOf, LATE_MS, ReorderWindows } from './chaos.js';
@@ -38,6 +38,8 @@ export class WebhookDispatcher {
   private readonly windows = new ReorderWindows();
   private readonly fullWarnings: WarningThrottle;
   private readonly held: HeldCounts;
+  /** A client's decisions to hold a delivery for an absent listener, one at a time (see holdForListener). */
+  private readonly holds = new OneAtATime();
   private readonly attempts: DeliveryAttempts;
   private readonly manual: ManualAttempts;
   private readonly recovery: Recovery;
@@ -249,7 +251,7 @@ export class WebhookDispatcher {
       made = await attempts.attempt(delivery, target, 'schedule', badSignature ? 'bad_signature' : null, at);
     } catch (error) {
       if (!(error instanceof ListenerNotConnected)) throw error;
-      await this.holdForListener(id, error.message);
+      await this.holdForListener(delivery.client_id, id, error.message);
       return;
     }
     if (!made) throw new JobInterrupted(`attempt of ${id} aborted by shutdown`);
@@ -278,25 +280,26 @@ export class WebhookDispatcher {
    * URL (not attempted, no retry used; its connect resumes it), within the same bound:
    * the client's held deliveries, to every endpoint, count toward `--outbox-size`, and
    * past it the delivery is kept as `failed` ("Outbox full", redeliverable) instead, so
-   * listeners that connected once cannot grow the outbox without end.
+   * listeners that connected once cannot grow the outbox without end. Attempts run side by
+   * side, so a client's decisions are taken one at a time in this process: two counted
+   * together would both see room for one.
    */
-  private async holdForListener(id: string, reason: string): Promise<void> {
+  private async holdForListener(clientId: string, id: string, reason: string): Promise<void> {
     const { storage, outboxSize } = this.deps;
-    let full: { clientId: string; held: number } | undefined;
-    await storage.transaction(async (tx) => {
-      full = undefined;
-      const current = await tx.deliveries.get(id);
-      if (current?.status !== 'pending') return;
-      const clientId = current.client_id;
-      const held = await this.held.of(clientId, () => tx.deliveries.countByStatus(clientId, 'paused', outboxSize));
-      if (held < outboxSize) {
-        await this.attempts.finished(tx, current, 'paused', reason);
-        return;
-      }
-      await this.attempts.finished(tx, current, 'failed', webhookMessages.outboxFull(outboxSize));
-      full = { clientId, held };
-    });
-    if (full) this.warnOutboxFull(full.clientId, full.held);
+    const full = await this.holds.run(clientId, () =>
+      storage.transaction(async (tx) => {
+        const current = await tx.deliveries.get(id);
+        if (current?.status !== 'pending') return undefined;
+        const held = await this.held.of(clientId, () => tx.deliveries.countByStatus(clientId, 'paused', outboxSize));
+        if (held < outboxSize) {
+          await this.attempts.finished(tx, current, 'paused', reason);
+          return undefined;
+        }
+        await this.attempts.finished(tx, current, 'failed', webhookMessages.outboxFull(outboxSize));
+        return held;
+      }),
+    );
+    if (full !== undefined) this.warnOutboxFull(clientId, full);
   }
 
   /**
