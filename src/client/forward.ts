@@ -78,23 +78,29 @@ export function utf8Prefix(buffer: Buffer, bytes: number): string {
 }
 
 /** A failed forward as one line: the system error's code first (ECONNREFUSED: …), as a direct attempt's log shows it. */
-function describe(error: unknown, timeoutMs: number, timedOut: boolean): string {
-  if (timedOut) return `timed out after ${timeoutMs} ms`;
+function describe(error: unknown, timeoutMs: number, timedOut: boolean, waitedMs: number): string {
+  if (timedOut) return waitedMs > 0 ? `timed out after ${timeoutMs} ms (the rest of its timeout after ${waitedMs} ms in the listener's queue)` : `timed out after ${timeoutMs} ms`;
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   if (cause?.code) return `${cause.code}${cause.message ? `: ${cause.message}` : ''}`;
   return (error as Error).message ?? String(error);
 }
 
+/** The answer to an attempt whose time ran out while it waited in the listener's queue: not forwarded. */
+export function notForwarded(attempt: ListenAttempt, waitedMs: number): ListenResult {
+  return { type: 'result', id: attempt.id, status_code: null, duration_ms: 0, error: `not forwarded: waited ${waitedMs} ms in the listener's queue`, response_body: '', retry_after: null };
+}
+
 /**
  * POSTs an attempt's body to the local receiver with exactly its headers, redirects not
- * followed, within the attempt's timeout (a timer of this process), and says what came
- * back. Never throws: a receiver that is down or silent is a result with no status.
+ * followed, within `timeoutMs` (a timer of this process: the attempt's timeout less the
+ * `waitedMs` it spent queued here, see listen-session.ts), and says what came back.
+ * Never throws: a receiver that is down or silent is a result with no status.
  */
-export async function forward(attempt: ListenAttempt, to: string): Promise<ListenResult> {
+export async function forward(attempt: ListenAttempt, to: string, timeoutMs = attempt.timeout_ms, waitedMs = 0): Promise<ListenResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const timeout = new AbortController();
-  const timer = setTimeout(() => timeout.abort(), attempt.timeout_ms);
+  const timer = setTimeout(() => timeout.abort(), timeoutMs);
   const result = { type: 'result' as const, id: attempt.id };
   try {
     const response = await fetch(to, { method: 'POST', redirect: 'manual', headers: attempt.headers, body: attempt.body, signal: timeout.signal });
@@ -102,7 +108,7 @@ export async function forward(attempt: ListenAttempt, to: string): Promise<Liste
     const retryAfter = response.headers.get('retry-after');
     return { ...result, status_code: response.status, duration_ms: elapsed(), error: null, response_body: body, retry_after: retryAfter === null ? null : retryAfter.slice(0, TEXT_LIMIT) };
   } catch (error) {
-    return { ...result, status_code: null, duration_ms: elapsed(), error: describe(error, attempt.timeout_ms, timeout.signal.aborted).slice(0, TEXT_LIMIT), response_body: '', retry_after: null };
+    return { ...result, status_code: null, duration_ms: elapsed(), error: describe(error, timeoutMs, timeout.signal.aborted, waitedMs).slice(0, TEXT_LIMIT), response_body: '', retry_after: null };
   } finally {
     clearTimeout(timer);
   }

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
-import { ForwardQueue, forward, isAttempt, type ListenAttempt, type ListenResult } from './forward.js';
+import { ForwardQueue, forward, isAttempt, notForwarded, type ListenAttempt, type ListenResult } from './forward.js';
 
 /** What a listener connects with (flags already checked, see listen.ts). */
 export interface ListenSettings {
@@ -169,9 +169,16 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
           return;
         }
         const attempt = message;
+        // The sandbox waits for the answer timeout_ms (and a little more) from when it sent the
+        // attempt, not from when a forward starts: an attempt queued behind others gets only
+        // the time left of it, and one whose time ran out while queued is answered at once, not
+        // forwarded (a late answer would be recorded failed and the delivery sent again).
+        const arrived = performance.now();
         queue.push(async () => {
           if (ended) return;
-          const result = await forward(attempt, settings.forwardTo);
+          const waited = Math.floor(performance.now() - arrived);
+          const left = attempt.timeout_ms - waited;
+          const result = left > 0 ? await forward(attempt, settings.forwardTo, left, waited) : notForwarded(attempt, waited);
           io.out(forwardLine(attempt, result));
           send(result);
         });

@@ -1,6 +1,6 @@
 import { JobInterrupted, type Scheduler } from '../jobs/index.js';
 import { DEFAULT_ENDPOINT, type ChaosMode, type Delivery, type SandboxEvent, type Stored } from '../records/index.js';
-import { WarningThrottle } from '../shared/index.js';
+import { OneAtATime, WarningThrottle } from '../shared/index.js';
 import type { Repositories } from '../store/index.js';
 import { DeliveryAttempts, holdReason, isSuccess, type DeliveryState } from './attempts.js';
 import { chaosOf, LATE_MS, ReorderWindows } from './chaos.js';
@@ -38,6 +38,8 @@ export class WebhookDispatcher {
   private readonly windows = new ReorderWindows();
   private readonly fullWarnings: WarningThrottle;
   private readonly held: HeldCounts;
+  /** A client's decisions to hold a delivery for an absent listener, one at a time (see holdForListener). */
+  private readonly holds = new OneAtATime();
   private readonly attempts: DeliveryAttempts;
   private readonly manual: ManualAttempts;
   private readonly recovery: Recovery;
@@ -86,8 +88,9 @@ export class WebhookDispatcher {
    * The default endpoint's delivery of an event. To an endpoint that takes deliveries,
    * its first attempt is due at once (unless chaos holds it), however many are waiting:
    * the outbox bound never fails a delivery unattempted. With no URL or a disabled
-   * endpoint it is held (`paused`) until one is set; only held deliveries count toward
-   * `--outbox-size`, and past it a new one is kept as `failed` ("Outbox full").
+   * endpoint it is held (`paused`) until one is set; only held deliveries (to any of the
+   * client's endpoints, listeners' too: see holdForListener) count toward `--outbox-size`,
+   * and past it a new one is kept as `failed` ("Outbox full").
    */
   private async enqueueDefault(event: SandboxEvent, endpoint: Endpoint, chaos: ChaosMode[], dueAt: () => number, tx: Repositories): Promise<void> {
     const clientId = endpoint.client_id;
@@ -248,11 +251,7 @@ export class WebhookDispatcher {
       made = await attempts.attempt(delivery, target, 'schedule', badSignature ? 'bad_signature' : null, at);
     } catch (error) {
       if (!(error instanceof ListenerNotConnected)) throw error;
-      // Held as the default endpoint holds without a URL: not attempted, no retry used; its connect resumes it.
-      await storage.transaction(async (tx) => {
-        const current = await tx.deliveries.get(id);
-        if (current?.status === 'pending') await attempts.finished(tx, current, 'paused', error.message);
-      });
+      await this.holdForListener(delivery.client_id, id, error.message);
       return;
     }
     if (!made) throw new JobInterrupted(`attempt of ${id} aborted by shutdown`);
@@ -274,6 +273,33 @@ export class WebhookDispatcher {
       });
       if (duplicate) await attempts.record(delivery, duplicate, async (_tx, current) => current);
     }
+  }
+
+  /**
+   * A due delivery whose listener is away: held as the default endpoint holds without a
+   * URL (not attempted, no retry used; its connect resumes it), within the same bound:
+   * the client's held deliveries, to every endpoint, count toward `--outbox-size`, and
+   * past it the delivery is kept as `failed` ("Outbox full", redeliverable) instead, so
+   * listeners that connected once cannot grow the outbox without end. Attempts run side by
+   * side, so a client's decisions are taken one at a time in this process: two counted
+   * together would both see room for one.
+   */
+  private async holdForListener(clientId: string, id: string, reason: string): Promise<void> {
+    const { storage, outboxSize } = this.deps;
+    const full = await this.holds.run(clientId, () =>
+      storage.transaction(async (tx) => {
+        const current = await tx.deliveries.get(id);
+        if (current?.status !== 'pending') return undefined;
+        const held = await this.held.of(clientId, () => tx.deliveries.countByStatus(clientId, 'paused', outboxSize));
+        if (held < outboxSize) {
+          await this.attempts.finished(tx, current, 'paused', reason);
+          return undefined;
+        }
+        await this.attempts.finished(tx, current, 'failed', webhookMessages.outboxFull(outboxSize));
+        return held;
+      }),
+    );
+    if (full !== undefined) this.warnOutboxFull(clientId, full);
   }
 
   /**
@@ -299,7 +325,7 @@ export class WebhookDispatcher {
     if (left === undefined) return;
     this.deps.logger.warn(
       { client: clientId, held, outbox_size: this.deps.outboxSize, failed_unlogged: left },
-      'webhook outbox full: new deliveries are kept as failed until a webhook URL is set (at most one such warning per client per minute)',
+      'webhook outbox full: new deliveries held for want of a webhook URL or a connected listener are kept as failed until one takes them (at most one such warning per client per minute)',
     );
   }
 }

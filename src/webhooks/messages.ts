@@ -20,7 +20,7 @@ export const webhookMessages = {
   secret: 'must be "whsec_" followed by the base64 of 24 to 64 bytes',
   chaos: (unknown: string[]) => `unknown chaos mode ${unknown.map((m) => `"${m}"`).join(', ')}; use any of ${CHAOS_MODES.join(', ')}, comma-separated`,
   outboxFull: (size: number) =>
-    `Outbox full: this client already has ${size} deliveries held for want of a webhook URL or a live endpoint (--outbox-size), so this one was not kept for later. Set the webhook URL (or enable the endpoint again), then redeliver it (POST /__sandbox/webhooks/deliveries/{id}/redeliver).`,
+    `Outbox full: this client already has ${size} deliveries held for want of a webhook URL or a live endpoint (--outbox-size), so this one was not kept for later. Set the webhook URL (or enable the endpoint again, or connect the listener), then redeliver it (POST /__sandbox/webhooks/deliveries/{id}/redeliver).`,
   targetRefused: (refusal: Refusal) => `refused by webhook target policy (rule ${refusal.rule}): ${refusal.message}`,
   targetPolicy: 'The webhook URL is refused by the sandbox\'s webhook target policy (--webhook-targets): use a public http(s) URL without credentials, or one the operator allows.',
   tooManyEndpoints: (max: number) => `This client already has ${max} endpoints besides its default one, the most it may have; delete one first (DELETE /__sandbox/webhooks/endpoints/{endpoint_id}).`,

@@ -139,16 +139,37 @@ describe('shipping-sandbox listen: forwarding an attempt', () => {
   });
 
   it('forwards at most `concurrency` attempts at once and queues the rest in order', async () => {
-    receiver.respond = () => ({ status: 200, hang: true });
+    receiver.respond = () => ({ status: 200, delayMs: 300 });
     listen([], { ...FAST, concurrency: 3 });
     await until(() => sandbox.sockets.length === 1);
-    for (let i = 0; i < 8; i += 1) sandbox.send(attempt(`c${i}`, { timeout_ms: 400 }));
+    for (let i = 0; i < 8; i += 1) sandbox.send(attempt(`c${i}`, { timeout_ms: 5000 }));
     await until(() => receiver.received.length === 3);
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(receiver.received).toHaveLength(3);
-    // Each slot freed by a timeout takes the next attempt: every one is forwarded and answered.
+    // Each slot freed by an answer takes the next attempt: every one is forwarded and answered.
     await until(() => sandbox.messages.length === 8, 5000);
     expect(receiver.received.map((r) => r.id)).toEqual([...Array(8).keys()].map((i) => `msg_c${i}`));
+    expect(sandbox.messages.every((m) => m.status_code === 200)).toBe(true);
+  });
+
+  it('gives a queued attempt only what is left of its timeout_ms since it arrived, and answers one whose time ran out in the queue at once, unforwarded', async () => {
+    receiver.respond = () => ({ status: 200, hang: true });
+    const listener = listen([], { ...FAST, concurrency: 1 });
+    await until(() => sandbox.sockets.length === 1);
+    const started = Date.now();
+    // q1 holds the only slot for 400 ms; q2's 300 ms run out meanwhile; q3 has 300 ms of its 700 left.
+    sandbox.send(attempt('q1', { timeout_ms: 400 }));
+    sandbox.send(attempt('q2', { timeout_ms: 300 }));
+    sandbox.send(attempt('q3', { timeout_ms: 700 }));
+    const q2 = await sandbox.result('q2');
+    expect(q2).toMatchObject({ status_code: null, duration_ms: 0, error: expect.stringMatching(/^not forwarded: waited \d+ ms in the listener's queue$/) });
+    expect(Number(/waited (\d+) ms/.exec(String(q2.error))![1])).toBeGreaterThanOrEqual(300);
+    const q3 = await sandbox.result('q3');
+    expect(q3).toMatchObject({ status_code: null, error: expect.stringMatching(/^timed out after \d+ ms \(the rest of its timeout after \d+ ms in the listener's queue\)$/) });
+    // Answered within q3's own 700 ms of arriving (and the slack), not 400 + 700.
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(receiver.received.map((r) => r.id)).toEqual(['msg_q1', 'msg_q3']);
+    expect(listener.stdout()).toContain('→ not forwarded: waited');
   });
 
   it('ignores message types it does not know, and answers an attempt it cannot read as failed', async () => {

@@ -299,6 +299,44 @@ describe('deliveries through a listener', () => {
     expect((await deliveriesOf(session.ready.endpoint_id))[0].attempts).toHaveLength(3);
   });
 
+  it('held deliveries to a listener that is away count toward --outbox-size with the default endpoint\'s; past it they are kept as failed (Outbox full) and redeliverable', async () => {
+    await sandbox.close();
+    await start({ outboxSize: 3 });
+    // The default endpoint (no URL: it holds what it takes) takes no awb.generated, so the listener's are counted alone first.
+    expect((await call('PATCH', '/__sandbox/webhooks/endpoints/default', TOKEN_A, { events: ['order.cancelled'] })).status).toBe(200);
+    const first = await listen({ events: 'awb.generated' });
+    const id = first.ready.endpoint_id;
+    await first.close();
+    await createOrders(5);
+    await sandbox.clock.advance(AWB_DELAY);
+    await until('settled', async () => {
+      const list = await deliveriesOf(id);
+      return list.length === 5 && list.every((d) => d.status !== 'pending');
+    });
+    const away = await deliveriesOf(id);
+    expect(away.filter((d) => d.status === 'paused')).toHaveLength(3);
+    const full = away.filter((d) => d.status === 'failed');
+    expect(full).toHaveLength(2);
+    expect(full.every((d) => d.attempts.length === 0 && /^Outbox full/.test(d.last_error))).toBe(true);
+    // The listener's held deliveries fill the client's outbox: the default endpoint's next one is not held either.
+    expect((await call('PATCH', '/__sandbox/webhooks/endpoints/default', TOKEN_A, { events: null })).status).toBe(200);
+    await createOrders(1);
+    await sandbox.clock.advance(AWB_DELAY);
+    await until('the default endpoint\'s delivery', async () => (await deliveriesOf('default')).length === 1);
+    const [main] = await deliveriesOf('default');
+    expect(main.status).toBe('failed');
+    expect(main.last_error).toMatch(/^Outbox full/);
+    // Connected again: the held ones arrive, and one kept as failed is sent by a redelivery.
+    const again = await listen({ events: 'awb.generated' });
+    expect(again.ready.held).toBe(3);
+    await resumed(id);
+    await until('3 webhooks', () => receiver.received.length === 3);
+    const redelivered = await call('POST', `/__sandbox/webhooks/deliveries/${full[0].id}/redeliver`);
+    expect(redelivered.status).toBe(200);
+    expect(redelivered.body.status).toBe('delivered');
+    expect(receiver.received.map((r) => r.id)).toContain(full[0].id);
+  });
+
   it('a listener not seen for --listener-expiry is removed and its held deliveries fail', async () => {
     const session = await listen({ events: 'awb.generated' });
     await session.close();
