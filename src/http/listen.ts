@@ -127,7 +127,15 @@ export class ListenServer implements ListenerRelay {
 
   /** Takes an upgrade request of the node server; false when it is not a listen request (someone else's, or a 404). */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
-    const url = new URL(req.url ?? '/', 'http://sandbox');
+    // Never throws: a target that is no URL (an absolute form such as `http://[::1/x`) is a 400, not a crash of the process.
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://sandbox');
+    } catch {
+      socket.on('error', () => socket.destroy());
+      refuse(socket, new ApiError(400, 'The request target is not a valid URL.', [{ field: 'url', message: 'must be a path such as /__sandbox/listen?name=laptop' }]));
+      return true;
+    }
     if (url.pathname !== LISTEN_PATH) return false;
     socket.on('error', () => socket.destroy());
     void this.open(req, socket, head, url).catch((error: unknown) => {
