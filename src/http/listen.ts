@@ -32,6 +32,9 @@ export const HANDOFF_TAKEN_MS = 1_000;
 /** How long a replica waits for another to say it holds a listener (the endpoint listing). */
 const WHO_MS = 300;
 
+/** A Sec-WebSocket-Key as RFC 6455 has it (the base64 of 16 bytes), the check the WebSocket library makes. */
+const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/;
+
 /** The close codes of the listen protocol. */
 export const CLOSE = {
   replaced: { code: 4001, reason: 'replaced by a newer connection under this name' },
@@ -79,6 +82,8 @@ export interface ListenServerDeps {
   signals?: Signals;
   /** A delivery's body, read from the store by the replica holding the listener (a hand-off carries ids only). */
   bodyOf?: (deliveryId: string) => Promise<string | undefined>;
+  /** The client rate limit (`--rate-limit`, see clientRateLimit): throws TooManyRequests past it. */
+  admit?: (clientId: string) => Promise<void>;
 }
 
 /** One replica's message to the others about listeners (see `handOff`); short keys keep it far below NOTIFY's 8000 bytes. */
@@ -153,7 +158,14 @@ export class ListenServer implements ListenerRelay {
     const caller = authenticate(registry, req.headers.authorization);
     // A listen session is a write: a read_only token gets the 403 every write gets.
     const client = authorize(registry, { method: 'POST', definition: {} }, caller, req.headers as Record<string, unknown>)!;
+    // --rate-limit counts a listen request as it counts any other of the client's, before any work.
+    await this.deps.admit?.(client.id);
     if (req.headers.upgrade?.toLowerCase() !== 'websocket') throw new ApiError(400, 'GET /__sandbox/listen opens a WebSocket: send Upgrade: websocket.', [{ field: 'header.upgrade', message: 'must be "websocket"' }]);
+    // The handshake is checked before the endpoint is written: a request the WebSocket library would refuse creates nothing.
+    if (req.method !== 'GET') throw new ApiError(400, 'A listen session opens with GET /__sandbox/listen.', [{ field: 'method', message: 'must be GET' }]);
+    if (!WEBSOCKET_KEY.test(req.headers['sec-websocket-key'] ?? '')) throw new ApiError(400, 'GET /__sandbox/listen opens a WebSocket: send a Sec-WebSocket-Key (the base64 of 16 random bytes).', [{ field: 'header.sec-websocket-key', message: 'must be the base64 of 16 bytes' }]);
+    const version = req.headers['sec-websocket-version'];
+    if (version !== '13' && version !== '8') throw new ApiError(400, 'GET /__sandbox/listen opens a WebSocket: send Sec-WebSocket-Version: 13.', [{ field: 'header.sec-websocket-version', message: 'must be 13' }]);
     const { name, events } = listenRequest(url.searchParams.get('name') ?? undefined, url.searchParams.get('events') ?? undefined);
     const { endpoint, held } = await listeners.open(client, name, events);
     if (this.closed) throw new ApiError(503, 'The sandbox is stopping: it takes no new listeners.');
@@ -400,6 +412,6 @@ function refuse(socket: Duplex, error: ApiError): void {
   if (!socket.writable) return void socket.destroy();
   const body = JSON.stringify(error.toEnvelope());
   const headers = { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close', ...error.headers };
-  const reason = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 409: 'Conflict', 503: 'Service Unavailable' }[error.status] ?? 'Error';
+  const reason = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 409: 'Conflict', 429: 'Too Many Requests', 503: 'Service Unavailable' }[error.status] ?? 'Error';
   socket.end(`HTTP/1.1 ${error.status} ${reason}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${body}`);
 }
