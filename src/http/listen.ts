@@ -29,6 +29,8 @@ export const LISTEN_ANSWER_MARGIN_MS = 2_000;
 export const LISTEN_CHANNEL = 'sandbox_listen';
 /** How long a replica waits for the one holding a listener to take an attempt; none: not connected (held). */
 export const HANDOFF_TAKEN_MS = 1_000;
+/** How long a stopping sandbox lets a listener answer its close (1001) before it drops the connection. */
+export const CLOSE_GRACE_MS = 1_000;
 /** How long a replica waits for another to say it holds a listener (the endpoint listing). */
 const WHO_MS = 300;
 
@@ -368,6 +370,10 @@ export class ListenServer implements ListenerRelay {
     for (const conn of this.held.values()) {
       conn.endAll('listener disconnected');
       conn.ws.close(CLOSE.stopping.code, CLOSE.stopping.reason);
+      // A listener that does not answer the close (half open) would hold the stop for the WebSocket library's 30 s.
+      setTimeout(() => {
+        if (conn.ws.readyState !== conn.ws.CLOSED) conn.ws.terminate();
+      }, CLOSE_GRACE_MS).unref();
     }
     this.held.clear();
     this.wss.close();

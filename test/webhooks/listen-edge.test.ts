@@ -84,4 +84,18 @@ describe('GET /__sandbox/listen: the edge of the upgrade', () => {
     await new Promise((r) => setTimeout(r, 1_100));
     expect((await endpoints()).filter((e) => e.listener !== null).map((e) => e.listener)).toEqual(['first']);
   });
+
+  it('a stop is not held by a listener that never answers the close (1001): its connection is dropped after a moment', async () => {
+    await start();
+    const session = await TestListener.open(sandbox!.url, { token: TOKEN_A, name: 'half-open' });
+    if (isRefused(session)) throw new Error('listen refused');
+    // The peer stops reading: it never sees the close frame, so it never answers it.
+    (session.ws as any)._socket.pause();
+    const began = Date.now();
+    await sandbox!.close();
+    sandbox = undefined;
+    expect(Date.now() - began).toBeLessThan(5_000);
+    (session.ws as any)._socket.resume();
+    await session.closed;
+  }, 40_000);
 });
