@@ -29,8 +29,18 @@ export const LISTEN_ANSWER_MARGIN_MS = 2_000;
 export const LISTEN_CHANNEL = 'sandbox_listen';
 /** How long a replica waits for the one holding a listener to take an attempt; none: not connected (held). */
 export const HANDOFF_TAKEN_MS = 1_000;
+/**
+ * How long after a hand-off was sent the holder may still take it: the rest of
+ * HANDOFF_TAKEN_MS is left for its "taken" to reach the asking replica, which after
+ * HANDOFF_TAKEN_MS holds the delivery (not connected). A holder that reads the request
+ * later drops it, else the delivery would be both held there and forwarded here. The
+ * deadline is wall-clock time: replicas' clocks must agree within that rest.
+ */
+export const HANDOFF_TAKE_WITHIN_MS = HANDOFF_TAKEN_MS / 2;
 /** How long a stopping sandbox lets a listener answer its close (1001) before it drops the connection. */
 export const CLOSE_GRACE_MS = 1_000;
+/** A hand-off's outcome when the replica holding the listener stopped before the listener answered. */
+export const HANDOFF_CUT = 'the replica holding the listener stopped before the listener answered';
 /** How long a replica waits for another to say it holds a listener (the endpoint listing). */
 const WHO_MS = 300;
 
@@ -90,7 +100,7 @@ export interface ListenServerDeps {
 
 /** One replica's message to the others about listeners (see `handOff`); short keys keep it far below NOTIFY's 8000 bytes. */
 type Signal =
-  | { t: 'req'; r: string; from: string; c: string; l: string; d: string; e: string; o: string | null; tm: number; h: Record<string, string> }
+  | { t: 'req'; r: string; from: string; c: string; l: string; d: string; e: string; o: string | null; tm: number; h: Record<string, string>; by: number }
   | { t: 'who'; r: string; from: string; c: string; l: string }
   | { t: 'taken'; r: string; to: string }
   | { t: 'here'; r: string; to: string }
@@ -119,6 +129,10 @@ export class ListenServer implements ListenerRelay {
   private readonly asked = new Map<string, Asked>();
   /** Ends the attempts this replica makes for others at shutdown. */
   private readonly stopping = new AbortController();
+  /** False once the stop begins (drain or close): other replicas' hand-offs are no longer taken. */
+  private taking = true;
+  /** The hand-offs taken from other replicas and not yet answered, with the longest wait among them. */
+  private readonly inHand = new Map<Promise<void>, number>();
 
   constructor(private readonly deps: ListenServerDeps) {}
 
@@ -263,7 +277,7 @@ export class ListenServer implements ListenerRelay {
         result: (result) => done(result ?? timedOut()),
       });
       const { client_id: c, listener: l, delivery_id: d, event: e, order_no: o, timeout_ms: tm, headers: h } = attempt;
-      this.signal({ t: 'req', r, from: this.replica, c, l, d, e, o, tm, h }).catch(() => done('not_connected'));
+      this.signal({ t: 'req', r, from: this.replica, c, l, d, e, o, tm, h, by: Date.now() + HANDOFF_TAKE_WITHIN_MS }).catch(() => done('not_connected'));
     });
   }
 
@@ -281,13 +295,42 @@ export class ListenServer implements ListenerRelay {
     const conn = this.held.get(keyOf(m.c, m.l));
     if (!conn) return;
     if (m.t === 'who') return this.signal({ t: 'here', r: m.r, to: m.from });
+    // Too late (the asker holds the delivery by now), or this replica is stopping: not taken.
+    if (!this.taking || Date.now() > m.by) return;
+    const work = this.forward(conn, m);
+    this.inHand.set(work, m.tm + LISTEN_ANSWER_MARGIN_MS);
+    try {
+      await work;
+    } finally {
+      this.inHand.delete(work);
+    }
+  }
+
+  /** A hand-off taken: "taken" at once, then the listener's answer (or why there is none). */
+  private async forward(conn: Connection, m: Extract<Signal, { t: 'req' }>): Promise<void> {
+    const started = performance.now();
     await this.signal({ t: 'taken', r: m.r, to: m.from });
     const body = await this.deps.bodyOf?.(m.d);
     const result =
       body === undefined
         ? { status_code: null, duration_ms: 0, error: 'the delivery was removed before the listener got it', response_body: '', retry_after: null }
         : await this.sendTo(conn, { client_id: m.c, listener: m.l, delivery_id: m.d, event: m.e, order_no: m.o, timeout_ms: m.tm, headers: m.h, body }, this.stopping.signal);
-    await this.signal({ t: 'res', r: m.r, to: m.from, x: result ?? null });
+    const cut: RelayResult = { status_code: null, duration_ms: Math.round(performance.now() - started), error: HANDOFF_CUT, response_body: '', retry_after: null };
+    await this.signal({ t: 'res', r: m.r, to: m.from, x: result ?? cut });
+  }
+
+  /**
+   * The start of a stop: takes no more hand-offs from other replicas, and waits for those
+   * taken (each at most its webhook timeout plus the answer margin) so their listeners'
+   * answers still go back. Call before the dispatcher and this relay close.
+   */
+  async drain(): Promise<void> {
+    this.taking = false;
+    if (this.inHand.size === 0) return;
+    const waitMs = Math.max(...this.inHand.values());
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled([...this.inHand.keys()]), new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+    clearTimeout(timer);
   }
 
   private signal(message: Signal): Promise<void> {
@@ -366,6 +409,7 @@ export class ListenServer implements ListenerRelay {
   /** Shutting down: every listener is closed with 1001 (the CLI reconnects, to another replica or after the restart). */
   close(): void {
     this.closed = true;
+    this.taking = false;
     this.stopping.abort();
     for (const conn of this.held.values()) {
       conn.endAll('listener disconnected');
