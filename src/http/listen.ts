@@ -29,8 +29,23 @@ export const LISTEN_ANSWER_MARGIN_MS = 2_000;
 export const LISTEN_CHANNEL = 'sandbox_listen';
 /** How long a replica waits for the one holding a listener to take an attempt; none: not connected (held). */
 export const HANDOFF_TAKEN_MS = 1_000;
+/**
+ * How long after a hand-off was sent the holder may still take it: the rest of
+ * HANDOFF_TAKEN_MS is left for its "taken" to reach the asking replica, which after
+ * HANDOFF_TAKEN_MS holds the delivery (not connected). A holder that reads the request
+ * later drops it, else the delivery would be both held there and forwarded here. The
+ * deadline is wall-clock time: replicas' clocks must agree within that rest.
+ */
+export const HANDOFF_TAKE_WITHIN_MS = HANDOFF_TAKEN_MS / 2;
+/** How long a stopping sandbox lets a listener answer its close (1001) before it drops the connection. */
+export const CLOSE_GRACE_MS = 1_000;
+/** A hand-off's outcome when the replica holding the listener stopped before the listener answered. */
+export const HANDOFF_CUT = 'the replica holding the listener stopped before the listener answered';
 /** How long a replica waits for another to say it holds a listener (the endpoint listing). */
 const WHO_MS = 300;
+
+/** A Sec-WebSocket-Key as RFC 6455 has it (the base64 of 16 bytes), the check the WebSocket library makes. */
+const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/;
 
 /** The close codes of the listen protocol. */
 export const CLOSE = {
@@ -79,11 +94,13 @@ export interface ListenServerDeps {
   signals?: Signals;
   /** A delivery's body, read from the store by the replica holding the listener (a hand-off carries ids only). */
   bodyOf?: (deliveryId: string) => Promise<string | undefined>;
+  /** The client rate limit (`--rate-limit`, see clientRateLimit): throws TooManyRequests past it. */
+  admit?: (clientId: string) => Promise<void>;
 }
 
 /** One replica's message to the others about listeners (see `handOff`); short keys keep it far below NOTIFY's 8000 bytes. */
 type Signal =
-  | { t: 'req'; r: string; from: string; c: string; l: string; d: string; e: string; o: string | null; tm: number; h: Record<string, string> }
+  | { t: 'req'; r: string; from: string; c: string; l: string; d: string; e: string; o: string | null; tm: number; h: Record<string, string>; by: number }
   | { t: 'who'; r: string; from: string; c: string; l: string }
   | { t: 'taken'; r: string; to: string }
   | { t: 'here'; r: string; to: string }
@@ -112,6 +129,10 @@ export class ListenServer implements ListenerRelay {
   private readonly asked = new Map<string, Asked>();
   /** Ends the attempts this replica makes for others at shutdown. */
   private readonly stopping = new AbortController();
+  /** False once the stop begins (drain or close): other replicas' hand-offs are no longer taken. */
+  private taking = true;
+  /** The hand-offs taken from other replicas and not yet answered, with the longest wait among them. */
+  private readonly inHand = new Map<Promise<void>, number>();
 
   constructor(private readonly deps: ListenServerDeps) {}
 
@@ -127,7 +148,15 @@ export class ListenServer implements ListenerRelay {
 
   /** Takes an upgrade request of the node server; false when it is not a listen request (someone else's, or a 404). */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
-    const url = new URL(req.url ?? '/', 'http://sandbox');
+    // Never throws: a target that is no URL (an absolute form such as `http://[::1/x`) is a 400, not a crash of the process.
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://sandbox');
+    } catch {
+      socket.on('error', () => socket.destroy());
+      refuse(socket, new ApiError(400, 'The request target is not a valid URL.', [{ field: 'url', message: 'must be a path such as /__sandbox/listen?name=laptop' }]));
+      return true;
+    }
     if (url.pathname !== LISTEN_PATH) return false;
     socket.on('error', () => socket.destroy());
     void this.open(req, socket, head, url).catch((error: unknown) => {
@@ -145,7 +174,14 @@ export class ListenServer implements ListenerRelay {
     const caller = authenticate(registry, req.headers.authorization);
     // A listen session is a write: a read_only token gets the 403 every write gets.
     const client = authorize(registry, { method: 'POST', definition: {} }, caller, req.headers as Record<string, unknown>)!;
+    // --rate-limit counts a listen request as it counts any other of the client's, before any work.
+    await this.deps.admit?.(client.id);
     if (req.headers.upgrade?.toLowerCase() !== 'websocket') throw new ApiError(400, 'GET /__sandbox/listen opens a WebSocket: send Upgrade: websocket.', [{ field: 'header.upgrade', message: 'must be "websocket"' }]);
+    // The handshake is checked before the endpoint is written: a request the WebSocket library would refuse creates nothing.
+    if (req.method !== 'GET') throw new ApiError(400, 'A listen session opens with GET /__sandbox/listen.', [{ field: 'method', message: 'must be GET' }]);
+    if (!WEBSOCKET_KEY.test(req.headers['sec-websocket-key'] ?? '')) throw new ApiError(400, 'GET /__sandbox/listen opens a WebSocket: send a Sec-WebSocket-Key (the base64 of 16 random bytes).', [{ field: 'header.sec-websocket-key', message: 'must be the base64 of 16 bytes' }]);
+    const version = req.headers['sec-websocket-version'];
+    if (version !== '13' && version !== '8') throw new ApiError(400, 'GET /__sandbox/listen opens a WebSocket: send Sec-WebSocket-Version: 13.', [{ field: 'header.sec-websocket-version', message: 'must be 13' }]);
     const { name, events } = listenRequest(url.searchParams.get('name') ?? undefined, url.searchParams.get('events') ?? undefined);
     const { endpoint, held } = await listeners.open(client, name, events);
     if (this.closed) throw new ApiError(503, 'The sandbox is stopping: it takes no new listeners.');
@@ -241,7 +277,7 @@ export class ListenServer implements ListenerRelay {
         result: (result) => done(result ?? timedOut()),
       });
       const { client_id: c, listener: l, delivery_id: d, event: e, order_no: o, timeout_ms: tm, headers: h } = attempt;
-      this.signal({ t: 'req', r, from: this.replica, c, l, d, e, o, tm, h }).catch(() => done('not_connected'));
+      this.signal({ t: 'req', r, from: this.replica, c, l, d, e, o, tm, h, by: Date.now() + HANDOFF_TAKE_WITHIN_MS }).catch(() => done('not_connected'));
     });
   }
 
@@ -259,13 +295,42 @@ export class ListenServer implements ListenerRelay {
     const conn = this.held.get(keyOf(m.c, m.l));
     if (!conn) return;
     if (m.t === 'who') return this.signal({ t: 'here', r: m.r, to: m.from });
+    // Too late (the asker holds the delivery by now), or this replica is stopping: not taken.
+    if (!this.taking || Date.now() > m.by) return;
+    const work = this.forward(conn, m);
+    this.inHand.set(work, m.tm + LISTEN_ANSWER_MARGIN_MS);
+    try {
+      await work;
+    } finally {
+      this.inHand.delete(work);
+    }
+  }
+
+  /** A hand-off taken: "taken" at once, then the listener's answer (or why there is none). */
+  private async forward(conn: Connection, m: Extract<Signal, { t: 'req' }>): Promise<void> {
+    const started = performance.now();
     await this.signal({ t: 'taken', r: m.r, to: m.from });
     const body = await this.deps.bodyOf?.(m.d);
     const result =
       body === undefined
         ? { status_code: null, duration_ms: 0, error: 'the delivery was removed before the listener got it', response_body: '', retry_after: null }
         : await this.sendTo(conn, { client_id: m.c, listener: m.l, delivery_id: m.d, event: m.e, order_no: m.o, timeout_ms: m.tm, headers: m.h, body }, this.stopping.signal);
-    await this.signal({ t: 'res', r: m.r, to: m.from, x: result ?? null });
+    const cut: RelayResult = { status_code: null, duration_ms: Math.round(performance.now() - started), error: HANDOFF_CUT, response_body: '', retry_after: null };
+    await this.signal({ t: 'res', r: m.r, to: m.from, x: result ?? cut });
+  }
+
+  /**
+   * The start of a stop: takes no more hand-offs from other replicas, and waits for those
+   * taken (each at most its webhook timeout plus the answer margin) so their listeners'
+   * answers still go back. Call before the dispatcher and this relay close.
+   */
+  async drain(): Promise<void> {
+    this.taking = false;
+    if (this.inHand.size === 0) return;
+    const waitMs = Math.max(...this.inHand.values());
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled([...this.inHand.keys()]), new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+    clearTimeout(timer);
   }
 
   private signal(message: Signal): Promise<void> {
@@ -344,10 +409,15 @@ export class ListenServer implements ListenerRelay {
   /** Shutting down: every listener is closed with 1001 (the CLI reconnects, to another replica or after the restart). */
   close(): void {
     this.closed = true;
+    this.taking = false;
     this.stopping.abort();
     for (const conn of this.held.values()) {
       conn.endAll('listener disconnected');
       conn.ws.close(CLOSE.stopping.code, CLOSE.stopping.reason);
+      // A listener that does not answer the close (half open) would hold the stop for the WebSocket library's 30 s.
+      setTimeout(() => {
+        if (conn.ws.readyState !== conn.ws.CLOSED) conn.ws.terminate();
+      }, CLOSE_GRACE_MS).unref();
     }
     this.held.clear();
     this.wss.close();
@@ -392,6 +462,6 @@ function refuse(socket: Duplex, error: ApiError): void {
   if (!socket.writable) return void socket.destroy();
   const body = JSON.stringify(error.toEnvelope());
   const headers = { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close', ...error.headers };
-  const reason = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 409: 'Conflict', 503: 'Service Unavailable' }[error.status] ?? 'Error';
+  const reason = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 409: 'Conflict', 429: 'Too Many Requests', 503: 'Service Unavailable' }[error.status] ?? 'Error';
   socket.end(`HTTP/1.1 ${error.status} ${reason}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${body}`);
 }

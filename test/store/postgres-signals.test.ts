@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStorage } from '../../src/store/postgres/storage.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';
@@ -28,4 +29,28 @@ describe('PostgreSQL signals (the listen hand-off between replicas)', () => {
       await b!.close();
     }
   });
+
+  it('its pool is built like the others (bounded waits, errors handled on every connection) and a publish works again after the server ends its sessions', async () => {
+    const url = await server.freshDatabase();
+    const a = await PostgresStorage.open({ url, requestLogSize: 10 });
+    try {
+      const pool = (a.signals as any).pool;
+      expect(pool.options.connectionTimeoutMillis).toBeGreaterThan(0);
+      expect(pool.options.statement_timeout).toBeGreaterThan(0);
+      expect(pool.listenerCount('connect')).toBeGreaterThan(0);
+      await a.signals.subscribe('sandbox_listen', () => undefined);
+      expect((a.signals as any).listener.connection._keepAlive).toBe(true);
+      await a.signals.publish('sandbox_listen', 'one');
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+      await admin.end();
+      await new Promise((r) => setTimeout(r, 200));
+      let published = false;
+      for (let i = 0; i < 20 && !published; i++) published = await a.signals.publish('sandbox_listen', 'two').then(() => true, () => false);
+      expect(published).toBe(true);
+    } finally {
+      await a.close().catch(() => undefined);
+    }
+  }, 30_000);
 });

@@ -2,7 +2,7 @@ import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
 import { claimLeaseMs } from '../../config/index.js';
 import { Listeners, takesDeliveries, unknownChaos, WebhookDispatcher, type AttemptObserver, isSecret } from '../../webhooks/index.js';
-import { chaosHeaderCheck, ListenServer, recoverHandlers, webhookHandlers } from '../../http/index.js';
+import { chaosHeaderCheck, clientRateLimit, ListenServer, recoverHandlers, webhookHandlers } from '../../http/index.js';
 
 /** Checks the clients' webhook settings; throws a message naming the one at fault. */
 function checkClients(registry: Services['registry']): void {
@@ -26,12 +26,15 @@ export function webhooksModule(services: Pick<Services, 'storage' | 'scheduler' 
   const { webhookRetries: retries, webhookTimeout: timeoutMs } = options;
   // An outcome the store could not take at once is recorded later, while the job's claim still holds (1 s to spare).
   const recordWithinMs = claimLeaseMs(options) - timeoutMs - 1_000;
+  const admit = clientRateLimit(options.rateLimit);
   // Listener endpoints (`shipping-sandbox listen`) are reached through the HTTP edge's connections.
   const relay = new ListenServer({
     registry,
     logger,
     ...(storage.signals ? { signals: storage.signals } : {}),
     bodyOf: async (id) => (await storage.deliveries.get(id))?.body,
+    // A listen request counts against --rate-limit like any other (a count of this module's own).
+    ...(admit ? { admit } : {}),
   });
   const dispatcher = new WebhookDispatcher({ storage, clock, registry, endpoints, settings, retries, timeoutMs, recordWithinMs, outboxSize: options.outboxSize, seed: ids.seed, logger, guard: webhookTargets, onAttempt: (attempt) => metrics.attempt(attempt), observer, relay });
   dispatcher.attach(scheduler);

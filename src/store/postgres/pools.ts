@@ -67,3 +67,6 @@ export const PROBE_TIMEOUT_MS = 1_000;
  */
 export const probePool = (options: PostgresOptions): pg.Pool =>
   poolOf(options, { max: 1, connectionTimeoutMillis: PROBE_TIMEOUT_MS, query_timeout: PROBE_TIMEOUT_MS, statement_timeout: PROBE_TIMEOUT_MS });
+
+/** The replicas' signals' pool (see PgSignals): two connections, each a pg_notify at a time. */
+export const signalPool = (options: PostgresOptions): pg.Pool => poolOf(options, { max: 2 });

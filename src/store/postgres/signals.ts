@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { Signals } from '../port.js';
-import type { PostgresOptions } from './options.js';
+import { connectionTimeoutOf, type PostgresOptions } from './options.js';
+import { signalPool } from './pools.js';
 
 /** Channels replicas signal each other on; a channel is a PostgreSQL identifier, so only these names. */
 const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -20,8 +21,8 @@ export class PgSignals implements Signals {
   private closed = false;
 
   constructor(private readonly options: PostgresOptions) {
-    this.pool = new pg.Pool({ connectionString: options.url, max: 2 });
-    this.pool.on('error', (error) => options.onError?.(error));
+    // Built like every other pool: bounded waits, and each connection's errors handled for its whole life.
+    this.pool = signalPool(options);
   }
 
   async publish(channel: string, payload: string): Promise<void> {
@@ -42,7 +43,8 @@ export class PgSignals implements Signals {
   private listen(): Promise<void> {
     if (this.listener || this.closed) return Promise.resolve();
     return (this.connecting ??= (async () => {
-      const client = new pg.Client({ connectionString: this.options.url });
+      // Kept alive at the TCP level: a LISTEN connection only reads, and a peer gone without a word would otherwise never show.
+      const client = new pg.Client({ connectionString: this.options.url, keepAlive: true, connectionTimeoutMillis: connectionTimeoutOf(this.options), statement_timeout: 10_000, query_timeout: 15_000 });
       client.on('error', (error) => {
         this.options.onError?.(error);
         if (this.listener === client) this.listener = undefined;

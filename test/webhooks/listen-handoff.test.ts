@@ -1,0 +1,81 @@
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import type { ClientRegistry } from '../../src/clients/index.js';
+import { HANDOFF_CUT, HANDOFF_TAKE_WITHIN_MS, ListenServer } from '../../src/http/listen.js';
+import type { RelayResult } from '../../src/webhooks/index.js';
+
+/**
+ * The holder's side of a hand-off between replicas, driven with the messages another
+ * replica would send (LISTEN/NOTIFY stands in as a list) and a listener connection whose
+ * socket records what it is sent.
+ */
+function holder() {
+  const published: any[] = [];
+  let deliver: (payload: string) => void = () => undefined;
+  const server = new ListenServer({
+    registry: {} as ClientRegistry,
+    logger: pino({ level: 'silent' }),
+    signals: { publish: async (_channel, payload) => void published.push(JSON.parse(payload)), subscribe: async (_channel, handler) => void (deliver = handler) },
+    bodyOf: async () => '{"event":"awb.generated"}',
+  });
+  const sent: any[] = [];
+  const waiting = new Map<string, { resolve: (r: RelayResult | undefined) => void; started: number }>();
+  let n = 0;
+  const ws = { readyState: 1, OPEN: 1, CLOSED: 3, bufferedAmount: 0, send: (data: string, cb?: (err?: Error) => void) => (sent.push(JSON.parse(data)), cb?.()), close: () => undefined, terminate: () => undefined };
+  const conn = { ws, client: { id: 'client-a' }, name: 'laptop', endpointId: 'ep_1', waiting, alive: true, timers: [], attemptId: () => `att_${++n}`, endAll: () => undefined };
+  (server as any).held.set('client-a\u0000laptop', conn);
+  const request = (r: string, by = Date.now() + HANDOFF_TAKE_WITHIN_MS) =>
+    deliver(JSON.stringify({ t: 'req', r, from: 'other', c: 'client-a', l: 'laptop', d: 'dlv_1', e: 'awb.generated', o: null, tm: 5_000, h: {}, by }));
+  const answer = (status: number) => {
+    for (const [id, w] of waiting) {
+      waiting.delete(id);
+      w.resolve({ status_code: status, duration_ms: 3, error: null, response_body: '', retry_after: null });
+    }
+  };
+  const settle = () => new Promise((r) => setTimeout(r, 20));
+  return { server, published, sent, request, answer, settle };
+}
+
+describe('listener hand-offs between replicas: the holder', () => {
+  it('takes a request within its deadline and forwards it; drops one read past it (the asker holds that delivery)', async () => {
+    const h = holder();
+    await h.server.start();
+    h.request('late', Date.now() - 1);
+    await h.settle();
+    expect(h.published).toEqual([]);
+    expect(h.sent).toEqual([]);
+    h.request('in-time');
+    await h.settle();
+    expect(h.published).toEqual([{ t: 'taken', r: 'in-time', to: 'other' }]);
+    expect(h.sent.map((m) => m.delivery_id)).toEqual(['dlv_1']);
+  });
+
+  it('a stop drains: no new hand-off is taken, the one taken is answered before drain() resolves', async () => {
+    const h = holder();
+    await h.server.start();
+    h.request('first');
+    await h.settle();
+    let drained = false;
+    const drain = h.server.drain().then(() => (drained = true));
+    h.request('after-stop');
+    await h.settle();
+    expect(h.published.filter((m) => m.t === 'taken').map((m) => m.r)).toEqual(['first']);
+    expect(drained).toBe(false);
+    h.answer(204);
+    await drain;
+    expect(h.published.filter((m) => m.t === 'res')).toEqual([{ t: 'res', r: 'first', to: 'other', x: expect.objectContaining({ status_code: 204 }) }]);
+    h.server.close();
+  });
+
+  it('a hand-off cut by the stop answers that the holder stopped, not a timeout', async () => {
+    const h = holder();
+    await h.server.start();
+    h.request('cut');
+    await h.settle();
+    h.server.close();
+    await h.settle();
+    const res = h.published.find((m) => m.t === 'res');
+    expect(res.x.status_code).toBeNull();
+    expect(res.x.error).toBe(HANDOFF_CUT);
+  });
+});
