@@ -65,7 +65,9 @@ export function webhooksModule(services: Pick<Services, 'storage' | 'scheduler' 
       }
     },
     close: async () => {
-      // Attempts in flight end unrecorded first (they stay due), then the sessions close (1001: the CLIs reconnect).
+      // Hand-offs other replicas made to this one's listeners are answered first (none new is taken meanwhile);
+      // then attempts still in flight end unrecorded (they stay due), and the sessions close (1001: the CLIs reconnect).
+      await relay.drain();
       dispatcher.close();
       relay.close();
       await webhookTargets.close();
