@@ -1,44 +1,45 @@
 import type { ChildProcess } from 'node:child_process';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
-import { runCli, spawnCli } from '../support/cli.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli, spawnCli, startCli, type RunningCli } from '../support/cli.js';
 import { createRequest } from '../support/orders.js';
 import { TOKEN_A, TOKEN_B } from '../support/sandbox.js';
 import { Receiver } from '../webhooks/receiver.js';
 
-// Acceptance 1, 2 and 6 of issue 42 with the real `shipping-sandbox listen` against a real
-// sandbox (in this process, manual clock) at --webhook-targets public: the receiver on
-// 127.0.0.1 is one the sandbox itself may not call. (Acceptance 3, replicas: test/replicas/listen.test.ts.)
+// Acceptance 1, 2 and 6 of issue 42, the real CLI twice as a partner runs it: the sandbox
+// (manual clock, moved by an admin through the control API) at --webhook-targets public with
+// two partners, and `shipping-sandbox listen` for partner A: the receiver on 127.0.0.1 is one
+// the sandbox itself may not call. (Acceptance 3, replicas: test/replicas/listen.test.ts.)
 
 const READER = 'token-reader';
+const ADMIN = 'token-admin';
 const AWB_DELAY = 60_000;
-let sandbox: Sandbox;
+let sandbox: RunningCli & { clock: { advance: (ms: number) => Promise<void> } };
+let folder: string;
 let receiver: Receiver;
 const running: ChildProcess[] = [];
 
 beforeEach(async () => {
   receiver = await Receiver.start();
-  sandbox = await createSandbox({
-    host: '127.0.0.1',
-    port: 0,
-    clock: 'manual',
-    seed: 'e2e-listen',
-    awbDelay: '1m',
-    logLevel: 'silent',
-    webhookTargets: 'public',
-    webhookRetries: '0,5s,30s',
-    clients: [
-      { token: TOKEN_A, id: 'client-a' },
-      { token: TOKEN_B, id: 'client-b' },
-      { token: READER, id: 'client-c', read_only: true },
-    ],
-  });
+  folder = mkdtempSync(join(tmpdir(), 'e2e-listen-'));
+  const config = join(folder, 'clients.json');
+  writeFileSync(config, JSON.stringify({ clients: [{ token: TOKEN_A, id: 'client-a' }, { token: TOKEN_B, id: 'client-b' }, { token: READER, id: 'client-c', read_only: true }] }));
+  const cli = await startCli(['--port', '0', '--host', '127.0.0.1', '--data', join(folder, 'sandbox.json'), '--config', config, '--admin-token', ADMIN, '--clock', 'manual', '--seed', 'e2e-listen', '--awb-delay', '1m', '--log-level', 'warn', '--webhook-targets', 'public', '--webhook-retries', '0,5s,30s']);
+  // Every client's clock, as an admin moves them: partner B's AWBs are made too, so that they could reach A's listener.
+  const advance = async (ms: number): Promise<void> => {
+    const res = await fetch(`${cli.url}/__sandbox/clock/advance-all`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ ms }) });
+    expect(res.status).toBe(200);
+  };
+  sandbox = Object.assign(cli, { clock: { advance } });
 });
 afterEach(async () => {
   for (const child of running.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
-  await sandbox.close();
+  expect(await sandbox.stop('SIGTERM')).toBe(0);
   await receiver.close();
+  rmSync(folder, { recursive: true, force: true });
 });
 
 function listen(token = TOKEN_A, extra: string[] = []): { child: ChildProcess; stdout: () => string; ended: Promise<{ code: number | null; stderr: string }> } {
@@ -80,6 +81,9 @@ const listenerDeliveries = async (): Promise<any[]> => {
 
 describe('shipping-sandbox listen against the sandbox, through the real CLI', () => {
   it('100 orders of A give 100 signed AWB webhooks at the receiver; B\'s never reach it; 500 twice gets the retries on the schedule', async () => {
+    // The sandbox itself may not call the receiver: the target policy refuses its address.
+    const direct = await call('PUT', '/__sandbox/webhook', TOKEN_A, { url: `${receiver.url}/hooks` });
+    expect(direct.status, JSON.stringify(direct.body)).toBe(400);
     const run = listen();
     await until('Ready', () => run.stdout().includes('Ready:'));
     const secret = secretOf(run.stdout());
