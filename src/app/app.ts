@@ -1,5 +1,5 @@
 import express, { type Express } from 'express';
-import { clientRateLimit, cors, errorEnvelope, FairTurns, jsonBody, knownToken, mountSpec, requestLog, routedHandlers, series, specAnswer, unknownPath, type SandboxModule } from '../http/index.js';
+import { cors, errorEnvelope, FairTurns, jsonBody, knownToken, mountSpec, requestLog, routedHandlers, series, specAnswer, unknownPath, type SandboxModule } from '../http/index.js';
 import { controlModule, ordersModule } from './modules/index.js';
 import type { Services } from './services.js';
 
@@ -14,7 +14,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
-  const admit = clientRateLimit(services.options.rateLimit);
+  const { admit } = services;
   // Past the rate limit (when there is one), each client's requests wait for their turn among the others'.
   const fairTurns = new FairTurns(undefined, undefined, (waitedMs) => services.metrics.turnWait.observe(waitedMs / 1000));
   const turn = fairTurns.turn.bind(fairTurns);

@@ -10,7 +10,7 @@ import { sandboxModules } from './modules.js';
 import { Scheduler } from '../jobs/index.js';
 import { ClockService, loadClocks, ClockSync } from '../clock/index.js';
 import { SettingsWriter, openStorage } from '../store/index.js';
-import { answerClientErrors, withEnvelope, ApiError, messages } from '../http/index.js';
+import { answerClientErrors, clientRateLimit, withEnvelope, ApiError, messages } from '../http/index.js';
 import { ClientRegistry, roleOf, type Client, type ClientConfig } from '../clients/index.js';
 import { checkClientConfigs, claimLeaseMs, readConfigFile, OptionError, resolveOptions, shownDatabase, shownRetention, type ResolvedOptions, type SandboxOptions } from '../config/index.js';
 import { EventBus } from '../events/index.js';
@@ -184,7 +184,8 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   await migrateDueTimes(storage, journey, registry);
   const advanceClock = (ms: number): Promise<void> => clockService.advanceAll(ms);
   const tracking = new TrackingAnswers(journey, fixtures, clock);
-  return { options, logger, storage, fixtures, clock, clockService, scheduler, events, registry, ids, orders, journey, tracking, endpoints, settings, webhookTargets, metrics, specs, advanceClock, startedAt: Date.now() };
+  const admit = clientRateLimit(options.rateLimit);
+  return { options, logger, storage, fixtures, clock, clockService, scheduler, events, registry, ids, orders, journey, tracking, endpoints, admit, settings, webhookTargets, metrics, specs, advanceClock, startedAt: Date.now() };
 }
 
 /**

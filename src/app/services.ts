@@ -37,6 +37,8 @@ export interface Services {
   /** The tracking answers and their caches (see TrackingAnswers). */
   tracking: TrackingAnswers;
   endpoints: WebhookEndpoints;
+  /** Each client's rate limit (`--rate-limit`), one budget for its API requests and its listen openings; undefined without a limit. */
+  admit: ((clientId: string) => Promise<void>) | undefined;
   /** The one way to write a client's settings row (endpoint, secret, fault rules, clock): one unit of a client at a time, tried again on a Conflict. */
   settings: SettingsWriter;
   /** The webhook target policy (`--webhook-targets`): checks URLs set through the API, on setting and on connect. */

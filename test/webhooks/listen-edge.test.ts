@@ -85,6 +85,13 @@ describe('GET /__sandbox/listen: the edge of the upgrade', () => {
     expect((await endpoints()).filter((e) => e.listener !== null).map((e) => e.listener)).toEqual(['first']);
   });
 
+  it('--rate-limit is one budget per client for its API requests and its listen openings', async () => {
+    await start({ rateLimit: 2 });
+    for (let i = 0; i < 2; i += 1) expect((await fetch(`${sandbox!.url}/__sandbox/webhook`, { headers: { authorization: `Bearer ${TOKEN_A}` } })).status).toBe(200);
+    const answer = await raw(`GET /__sandbox/listen?name=after-api HTTP/1.1\r\n${upgradeHeaders('Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n')}`);
+    expect(answer.status).toBe(429);
+  });
+
   it('a stop is not held by a listener that never answers the close (1001): its connection is dropped after a moment', async () => {
     await start();
     const session = await TestListener.open(sandbox!.url, { token: TOKEN_A, name: 'half-open' });

@@ -2,7 +2,7 @@ import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
 import { claimLeaseMs } from '../../config/index.js';
 import { Listeners, takesDeliveries, unknownChaos, WebhookDispatcher, type AttemptObserver, isSecret } from '../../webhooks/index.js';
-import { chaosHeaderCheck, clientRateLimit, ListenServer, recoverHandlers, webhookHandlers } from '../../http/index.js';
+import { chaosHeaderCheck, ListenServer, recoverHandlers, webhookHandlers } from '../../http/index.js';
 
 /** Checks the clients' webhook settings; throws a message naming the one at fault. */
 function checkClients(registry: Services['registry']): void {
@@ -20,13 +20,13 @@ function checkClients(registry: Services['registry']): void {
  *
  * @example sandboxModules = (services) => [webhooksModule(services)]
  */
-export function webhooksModule(services: Pick<Services, 'storage' | 'scheduler' | 'clock' | 'registry' | 'logger' | 'events' | 'options' | 'ids' | 'endpoints' | 'settings' | 'webhookTargets' | 'metrics'>, observer?: AttemptObserver): SandboxModule {
+export function webhooksModule(services: Pick<Services, 'admit' | 'storage' | 'scheduler' | 'clock' | 'registry' | 'logger' | 'events' | 'options' | 'ids' | 'endpoints' | 'settings' | 'webhookTargets' | 'metrics'>, observer?: AttemptObserver): SandboxModule {
   const { storage, scheduler, clock, registry, logger, events, options, ids, endpoints, settings, webhookTargets, metrics } = services;
   checkClients(registry);
   const { webhookRetries: retries, webhookTimeout: timeoutMs } = options;
   // An outcome the store could not take at once is recorded later, while the job's claim still holds (1 s to spare).
   const recordWithinMs = claimLeaseMs(options) - timeoutMs - 1_000;
-  const admit = clientRateLimit(options.rateLimit);
+  const { admit } = services;
   // Listener endpoints (`shipping-sandbox listen`) are reached through the HTTP edge's connections.
   const relay = new ListenServer({
     registry,
