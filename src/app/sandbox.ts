@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { createServer, ServerResponse, type IncomingMessage, type Server } from 'node:http';
-import type { Socket } from 'node:net';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { answerWithoutUpgrade, isWebSocket } from './upgrade.js';
+import { stopServices } from './stop.js';
+
+export { STOP_RECORD_MARGIN_MS, stopServices } from './stop.js';
 import type { Express } from 'express';
 import { pino } from 'pino';
 import { createApp } from './app.js';
@@ -186,59 +189,6 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   const tracking = new TrackingAnswers(journey, fixtures, clock);
   const admit = clientRateLimit(options.rateLimit);
   return { options, logger, storage, fixtures, clock, clockService, scheduler, events, registry, ids, orders, journey, tracking, endpoints, admit, settings, webhookTargets, metrics, specs, advanceClock, startedAt: Date.now() };
-}
-
-/**
- * How long past the webhook timeout a stop waits for the jobs in flight before it aborts
- * what is left: an attempt has its timeout, and this margin is for recording its outcome.
- */
-export const STOP_RECORD_MARGIN_MS = 2_000;
-
-/**
- * Stops background work in the order that loses nothing and repeats nothing: no new
- * claims; then the jobs in flight finish and are recorded as at any other time (a
- * webhook attempt waits for its receiver, up to the webhook timeout, and its outcome and
- * next attempt are written), while jobs claimed but not started are given back; then
- * each module's close (ending hung requests and streams, closing the webhook client).
- * Only if the jobs are still running STOP_RECORD_MARGIN_MS past the webhook timeout (a
- * store that does not answer) does a module's close abort the attempts left: those are
- * not recorded and stay due (at-least-once, as after a crash). The store stays open.
- */
-export async function stopServices(services: Services, modules: SandboxModule[]): Promise<void> {
-  const { scheduler, options, logger } = services;
-  const jobsDone = scheduler.stop();
-  let bound: NodeJS.Timeout | undefined;
-  const drained = await Promise.race([
-    jobsDone.then(() => true),
-    new Promise<false>((resolve) => (bound = setTimeout(() => resolve(false), options.webhookTimeout + STOP_RECORD_MARGIN_MS))),
-  ]);
-  clearTimeout(bound);
-  if (!drained) logger.warn({ waited_ms: options.webhookTimeout + STOP_RECORD_MARGIN_MS }, 'stopping: jobs still running past the webhook timeout are cut short; their attempts stay due');
-  for (const m of modules) await m.close?.();
-  await jobsDone;
-  await services.clockService.saveAll().catch((err: unknown) => services.logger.error({ err }, 'client clocks not saved'));
-}
-
-const isWebSocket = (req: IncomingMessage): boolean => (req.headers.upgrade ?? '').toLowerCase() === 'websocket';
-
-/**
- * A request offering an upgrade the sandbox does not take (h2c, or a WebSocket elsewhere
- * than the listen path) is answered as the plain request it also is, on a connection then
- * closed. Its body cannot be read once Node has handed the socket over, so one with a
- * body is answered 400 saying to send it without the Upgrade header.
- */
-function answerWithoutUpgrade(req: IncomingMessage, socket: Duplex, handle: (req: IncomingMessage, res: ServerResponse) => void): void {
-  const res = new ServerResponse(req);
-  res.shouldKeepAlive = false;
-  res.assignSocket(socket as Socket);
-  res.once('finish', () => {
-    res.detachSocket(socket as Socket);
-    socket.end();
-  });
-  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-  if (!hasBody) return handle(req, res);
-  res.writeHead(400, { 'Content-Type': 'application/json; charset=utf-8', Connection: 'close' });
-  res.end(JSON.stringify(new ApiError(400, messages.unwantedUpgrade(String(req.headers.upgrade)), [{ field: 'header.upgrade', message: 'only GET /__sandbox/listen takes an upgrade (websocket)' }]).toEnvelope()));
 }
 
 /**

@@ -2,91 +2,17 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import type { Client, ClientRegistry } from '../clients/index.js';
-import { asJsonWithin, EXCERPT_BYTES, listenRequest, type ListenerRelay, type Listeners, type RelayedAttempt, type RelayResult } from '../webhooks/index.js';
+import { WebSocketServer, type RawData } from 'ws';
+import type { ClientRegistry } from '../clients/index.js';
+import { listenRequest, type ListenerRelay, type Listeners, type RelayedAttempt, type RelayResult } from '../webhooks/index.js';
 import { authenticate } from './auth.js';
+import { checkHandshake, CLOSE, Connection, keyOf, LISTEN_ANSWER_MARGIN_MS, refuse, type Asked, type Signal, CLOSE_GRACE_MS, HANDOFF_CUT, HANDOFF_TAKEN_MS, HANDOFF_TAKE_WITHIN_MS, LISTEN_CHANNEL, LISTEN_PING_MS, LISTEN_RESUME_MS, LISTEN_SEEN_MS, MAX_LISTEN_MESSAGE, WHO_MS } from './listen-protocol.js';
 import { ApiError, toApiError } from './errors.js';
 import { authorize } from './roles.js';
 import type { Signals } from '../store/index.js';
 
 /** The path a `shipping-sandbox listen` session opens (a WebSocket upgrade). */
 export const LISTEN_PATH = '/__sandbox/listen';
-/** Largest message a listener may send (ws maxPayload): a result carries at most 1 KiB of body. */
-export const MAX_LISTEN_MESSAGE = 64 * 1024;
-/** The server pings each listener this often; one that has not answered the last ping by the next is ended. */
-export const LISTEN_PING_MS = 15_000;
-/** While connected, a listener's held deliveries are made due again this often (a delivery held as it connected). */
-export const LISTEN_RESUME_MS = 5_000;
-/** While connected, a listener's `last_seen_at` is written this often (the expiry reads it). */
-export const LISTEN_SEEN_MS = 5 * 60_000;
-/** Bytes waiting to go to a listener above which an attempt fails at once as congested (and is retried). */
-export const LISTEN_CONGESTED_BYTES = 1024 * 1024;
-/** How much longer than the webhook timeout the relay waits for a listener's answer. */
-export const LISTEN_ANSWER_MARGIN_MS = 2_000;
-
-/** The channel replicas hand listener attempts over on (PostgreSQL). */
-export const LISTEN_CHANNEL = 'sandbox_listen';
-/** How long a replica waits for the one holding a listener to take an attempt; none: not connected (held). */
-export const HANDOFF_TAKEN_MS = 1_000;
-/**
- * How long after a hand-off was sent the holder may still take it: the rest of
- * HANDOFF_TAKEN_MS is left for its "taken" to reach the asking replica, which after
- * HANDOFF_TAKEN_MS holds the delivery (not connected). A holder that reads the request
- * later drops it, else the delivery would be both held there and forwarded here. The
- * deadline is wall-clock time: replicas' clocks must agree within that rest.
- */
-export const HANDOFF_TAKE_WITHIN_MS = HANDOFF_TAKEN_MS / 2;
-/** How long a stopping sandbox lets a listener answer its close (1001) before it drops the connection. */
-export const CLOSE_GRACE_MS = 1_000;
-/** A hand-off's outcome when the replica holding the listener stopped before the listener answered. */
-export const HANDOFF_CUT = 'the replica holding the listener stopped before the listener answered';
-/** How long a replica waits for another to say it holds a listener (the endpoint listing). */
-const WHO_MS = 300;
-
-/** A Sec-WebSocket-Key as RFC 6455 has it (the base64 of 16 bytes), the check the WebSocket library makes. */
-const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/;
-
-/** The close codes of the listen protocol. */
-export const CLOSE = {
-  replaced: { code: 4001, reason: 'replaced by a newer connection under this name' },
-  removed: { code: 4002, reason: 'listener endpoint removed' },
-  stopping: { code: 1001, reason: 'the sandbox is stopping' },
-  malformed: { code: 1008, reason: 'malformed message' },
-} as const;
-
-interface Waiting {
-  resolve: (result: RelayResult | undefined) => void;
-  started: number;
-}
-
-/** One listener's connection held by this process. */
-class Connection {
-  readonly waiting = new Map<string, Waiting>();
-  alive = true;
-  private next = 0;
-  readonly timers: NodeJS.Timeout[] = [];
-
-  constructor(
-    readonly ws: WebSocket,
-    readonly client: Client,
-    readonly name: string,
-    readonly endpointId: string,
-  ) {}
-
-  attemptId(): string {
-    return `att_${++this.next}`;
-  }
-
-  /** Every attempt still out ends with this outcome (the connection went). */
-  endAll(error: string): void {
-    for (const [id, w] of this.waiting) {
-      this.waiting.delete(id);
-      w.resolve({ status_code: null, duration_ms: Math.round(performance.now() - w.started), error, response_body: '', retry_after: null });
-    }
-  }
-}
-
 export interface ListenServerDeps {
   registry: ClientRegistry;
   logger: Logger;
@@ -96,19 +22,6 @@ export interface ListenServerDeps {
   bodyOf?: (deliveryId: string) => Promise<string | undefined>;
   /** The client rate limit (`--rate-limit`, see clientRateLimit): throws TooManyRequests past it. */
   admit?: (clientId: string) => Promise<void>;
-}
-
-/** One replica's message to the others about listeners (see `handOff`); short keys keep it far below NOTIFY's 8000 bytes. */
-type Signal =
-  | { t: 'req'; r: string; from: string; c: string; l: string; d: string; e: string; o: string | null; tm: number; h: Record<string, string>; by: number }
-  | { t: 'who'; r: string; from: string; c: string; l: string }
-  | { t: 'taken'; r: string; to: string }
-  | { t: 'here'; r: string; to: string }
-  | { t: 'res'; r: string; to: string; x: RelayResult | null };
-
-interface Asked {
-  taken(): void;
-  result(result: RelayResult | null): void;
 }
 
 /**
@@ -176,12 +89,8 @@ export class ListenServer implements ListenerRelay {
     const client = authorize(registry, { method: 'POST', definition: {} }, caller, req.headers as Record<string, unknown>)!;
     // --rate-limit counts a listen request as it counts any other of the client's, before any work.
     await this.deps.admit?.(client.id);
-    if (req.headers.upgrade?.toLowerCase() !== 'websocket') throw new ApiError(400, 'GET /__sandbox/listen opens a WebSocket: send Upgrade: websocket.', [{ field: 'header.upgrade', message: 'must be "websocket"' }]);
     // The handshake is checked before the endpoint is written: a request the WebSocket library would refuse creates nothing.
-    if (req.method !== 'GET') throw new ApiError(400, 'A listen session opens with GET /__sandbox/listen.', [{ field: 'method', message: 'must be GET' }]);
-    if (!WEBSOCKET_KEY.test(req.headers['sec-websocket-key'] ?? '')) throw new ApiError(400, 'GET /__sandbox/listen opens a WebSocket: send a Sec-WebSocket-Key (the base64 of 16 random bytes).', [{ field: 'header.sec-websocket-key', message: 'must be the base64 of 16 bytes' }]);
-    const version = req.headers['sec-websocket-version'];
-    if (version !== '13' && version !== '8') throw new ApiError(400, 'GET /__sandbox/listen opens a WebSocket: send Sec-WebSocket-Version: 13.', [{ field: 'header.sec-websocket-version', message: 'must be 13' }]);
+    checkHandshake(req);
     const { name, events } = listenRequest(url.searchParams.get('name') ?? undefined, url.searchParams.get('events') ?? undefined);
     const { endpoint, held } = await listeners.open(client, name, events);
     if (this.closed) throw new ApiError(503, 'The sandbox is stopping: it takes no new listeners.');
@@ -207,14 +116,7 @@ export class ListenServer implements ListenerRelay {
     const log = this.deps.logger;
     ws.on('pong', () => (conn.alive = true));
     ws.on('message', (data: RawData, isBinary: boolean) => {
-      const result = isBinary ? undefined : resultOf(data);
-      if (!result) return ws.close(CLOSE.malformed.code, CLOSE.malformed.reason);
-      if (result === 'ignored') return;
-      const w = conn.waiting.get(result.id);
-      if (!w) return;
-      conn.waiting.delete(result.id);
-      const { id: _id, ...outcome } = result;
-      w.resolve({ ...outcome, duration_ms: outcome.duration_ms ?? Math.round(performance.now() - w.started) });
+      if (!conn.received(data, isBinary)) ws.close(CLOSE.malformed.code, CLOSE.malformed.reason);
     });
     ws.on('error', (err) => log.debug({ err, listener: name }, 'listener connection error'));
     conn.timers.push(
@@ -245,7 +147,7 @@ export class ListenServer implements ListenerRelay {
   async attempt(attempt: RelayedAttempt, shutdown: AbortSignal): Promise<RelayResult | 'not_connected' | undefined> {
     const conn = this.held.get(keyOf(attempt.client_id, attempt.listener));
     if (!conn || conn.ws.readyState !== conn.ws.OPEN) return this.deps.signals ? this.handOff(attempt, shutdown) : 'not_connected';
-    return this.sendTo(conn, attempt, shutdown);
+    return conn.send(attempt, shutdown);
   }
 
   /**
@@ -314,7 +216,7 @@ export class ListenServer implements ListenerRelay {
     const result =
       body === undefined
         ? { status_code: null, duration_ms: 0, error: 'the delivery was removed before the listener got it', response_body: '', retry_after: null }
-        : await this.sendTo(conn, { client_id: m.c, listener: m.l, delivery_id: m.d, event: m.e, order_no: m.o, timeout_ms: m.tm, headers: m.h, body }, this.stopping.signal);
+        : await conn.send({ client_id: m.c, listener: m.l, delivery_id: m.d, event: m.e, order_no: m.o, timeout_ms: m.tm, headers: m.h, body }, this.stopping.signal);
     const cut: RelayResult = { status_code: null, duration_ms: Math.round(performance.now() - started), error: HANDOFF_CUT, response_body: '', retry_after: null };
     await this.signal({ t: 'res', r: m.r, to: m.from, x: result ?? cut });
   }
@@ -335,36 +237,6 @@ export class ListenServer implements ListenerRelay {
 
   private signal(message: Signal): Promise<void> {
     return this.deps.signals!.publish(LISTEN_CHANNEL, JSON.stringify(message));
-  }
-
-  /** One attempt over a connection this replica holds. */
-  private sendTo(conn: Connection, attempt: RelayedAttempt, shutdown: AbortSignal): Promise<RelayResult | undefined> | RelayResult | undefined {
-    if (shutdown.aborted) return undefined;
-    if (conn.ws.bufferedAmount > LISTEN_CONGESTED_BYTES) {
-      return { status_code: null, duration_ms: 0, error: `listener congested: more than ${LISTEN_CONGESTED_BYTES} bytes waiting to be sent to it`, response_body: '', retry_after: null };
-    }
-    const id = conn.attemptId();
-    const started = performance.now();
-    return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
-      const done = (result: RelayResult | undefined) => {
-        clearTimeout(timer);
-        shutdown.removeEventListener('abort', aborted);
-        conn.waiting.delete(id);
-        resolve(result);
-      };
-      const aborted = () => done(undefined);
-      shutdown.addEventListener('abort', aborted, { once: true });
-      timer = setTimeout(
-        () => done({ status_code: null, duration_ms: Math.round(performance.now() - started), error: `timed out after ${attempt.timeout_ms} ms`, response_body: '', retry_after: null }),
-        attempt.timeout_ms + LISTEN_ANSWER_MARGIN_MS,
-      );
-      conn.waiting.set(id, { resolve: done, started });
-      const { delivery_id, event, order_no, timeout_ms, headers, body } = attempt;
-      conn.ws.send(JSON.stringify({ type: 'attempt', id, delivery_id, event, order_no, timeout_ms, headers, body }), (err) => {
-        if (err) done({ status_code: null, duration_ms: Math.round(performance.now() - started), error: 'listener disconnected', response_body: '', retry_after: null });
-      });
-    });
   }
 
   connectedHere(clientId: string, name: string): boolean {
@@ -422,46 +294,4 @@ export class ListenServer implements ListenerRelay {
     this.held.clear();
     this.wss.close();
   }
-}
-
-const keyOf = (clientId: string, name: string): string => `${clientId}\u0000${name}`;
-
-type Result = { id: string } & Omit<RelayResult, 'duration_ms'> & { duration_ms: number | undefined };
-
-/**
- * A listener's message: a checked `result`, 'ignored' for a well-formed message of
- * another type, or undefined when malformed (the connection is then closed with 1008).
- */
-function resultOf(data: RawData): Result | 'ignored' | undefined {
-  let message: unknown;
-  try {
-    message = JSON.parse(Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8'));
-  } catch {
-    return undefined;
-  }
-  if (typeof message !== 'object' || message === null || Array.isArray(message)) return undefined;
-  const m = message as Record<string, unknown>;
-  if (m.type !== 'result') return typeof m.type === 'string' ? 'ignored' : undefined;
-  const status = m.status_code;
-  if (typeof m.id !== 'string') return undefined;
-  if (status !== null && !(Number.isInteger(status) && (status as number) >= 100 && (status as number) <= 599)) return undefined;
-  if (status === null && typeof m.error !== 'string') return undefined;
-  const text = (v: unknown) => (typeof v === 'string' ? v : null);
-  return {
-    id: m.id,
-    status_code: status as number | null,
-    duration_ms: typeof m.duration_ms === 'number' && Number.isFinite(m.duration_ms) && m.duration_ms >= 0 ? Math.round(m.duration_ms) : undefined,
-    error: status === null ? asJsonWithin(text(m.error)!, EXCERPT_BYTES) : null,
-    response_body: asJsonWithin(text(m.response_body) ?? '', EXCERPT_BYTES),
-    retry_after: text(m.retry_after)?.slice(0, 200) ?? null,
-  };
-}
-
-/** Answers a refused upgrade as a plain HTTP response with the error envelope, and closes the socket. */
-function refuse(socket: Duplex, error: ApiError): void {
-  if (!socket.writable) return void socket.destroy();
-  const body = JSON.stringify(error.toEnvelope());
-  const headers = { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close', ...error.headers };
-  const reason = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 409: 'Conflict', 429: 'Too Many Requests', 503: 'Service Unavailable' }[error.status] ?? 'Error';
-  socket.end(`HTTP/1.1 ${error.status} ${reason}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${body}`);
 }

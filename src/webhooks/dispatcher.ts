@@ -14,16 +14,12 @@ import { payloadOf } from './payload.js';
 import { pruneSettled, removeDeliveries } from './prune.js';
 import { Recovery, type RecoverWindow } from './recover.js';
 import { nextAttemptAt, retryAfterMs } from './retry.js';
-import { takesDeliveries } from './live.js';
+import { whyUnsendable } from './live.js';
+import { inSlices, RESUME_SLICE } from './slices.js';
+
+export { RESUME_SLICE } from './slices.js';
 /** How often a client's "outbox full" warning may be logged. */
 export const OUTBOX_WARNING_INTERVAL_MS = 60_000;
-
-/**
- * Paused deliveries made due again per unit of work when an endpoint is set or enabled
- * again: the event loop is let go between units, so a full outbox made due again does
- * not hold other clients' requests for the whole of it.
- */
-export const RESUME_SLICE = 200;
 
 const scheduledAttempts = (d: Delivery): number => d.attempts.filter((a) => a.trigger === 'schedule' && a.chaos !== 'duplicate').length;
 
@@ -141,9 +137,8 @@ export class WebhookDispatcher {
    * Every held delivery to one endpoint other than the default made due now (a listener
    * connected under its name), RESUME_SLICE per unit of work. Returns how many.
    */
-  async resumeEndpoint(clientId: string, endpointId: string): Promise<number> {
-    let resumed = 0;
-    for (;;) {
+  resumeEndpoint(clientId: string, endpointId: string): Promise<number> {
+    return inSlices(async () => {
       const slice = await this.deps.storage.transaction(async (tx) => {
         const now = this.deps.clock.of(clientId);
         const page = await tx.deliveries.list(clientId, { status: 'paused', endpoint_id: endpointId, limit: RESUME_SLICE, total: false });
@@ -154,39 +149,27 @@ export class WebhookDispatcher {
         return page.items.length;
       });
       if (slice > 0) this.held.forget(clientId);
-      resumed += slice;
-      if (slice < RESUME_SLICE) return resumed;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+      return slice;
+    });
   }
 
   /**
    * Fails every held delivery to one endpoint (a listener not seen for `--listener-expiry`,
    * whose endpoint is being removed) with `reason`. Returns how many.
    */
-  async failHeld(clientId: string, endpointId: string, reason: string): Promise<number> {
-    let failed = 0;
-    for (;;) {
-      const slice = await this.deps.storage.transaction(async (tx) => {
+  failHeld(clientId: string, endpointId: string, reason: string): Promise<number> {
+    return inSlices(() =>
+      this.deps.storage.transaction(async (tx) => {
         const page = await tx.deliveries.list(clientId, { status: 'paused', endpoint_id: endpointId, limit: RESUME_SLICE, total: false });
         for (const d of page.items) await this.attempts.finished(tx, d, 'failed', reason);
         return page.items.length;
-      });
-      failed += slice;
-      if (slice < RESUME_SLICE) return failed;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+      }),
+    );
   }
 
   /** Every paused delivery of the client made due now, RESUME_SLICE per unit of work with the event loop let go between them. Returns how many. */
-  async resumeAllPaused(clientId: string): Promise<number> {
-    let resumed = 0;
-    for (;;) {
-      const slice = await this.deps.storage.transaction((tx) => this.resumePaused(tx, clientId));
-      resumed += slice;
-      if (slice < RESUME_SLICE) return resumed;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+  resumeAllPaused(clientId: string): Promise<number> {
+    return inSlices(() => this.deps.storage.transaction((tx) => this.resumePaused(tx, clientId)));
   }
 
   /** One attempt now, outside the schedule; a 2xx marks the delivery delivered. Returns the delivery afterwards. */
@@ -236,7 +219,7 @@ export class WebhookDispatcher {
     if (!delivery || delivery.status !== 'pending') return;
     const client = registry.byId(delivery.client_id);
     const endpoint = client ? await endpoints.get(client, endpointOf(delivery)) : undefined;
-    const unsendable = this.unsendable(delivery, endpoint);
+    const unsendable = whyUnsendable(delivery, endpoint);
     if (unsendable || !endpoint || (!endpoint.url && endpoint.listener === null)) {
       await storage.transaction(async (tx) => {
         const current = await tx.deliveries.get(id);
@@ -300,23 +283,6 @@ export class WebhookDispatcher {
       }),
     );
     if (full !== undefined) this.warnOutboxFull(clientId, full);
-  }
-
-  /**
-   * Why a due delivery cannot be attempted now, or undefined when it can: the default
-   * endpoint holds it (paused) while it has no URL or is disabled, as it always has; to
-   * another endpoint that was disabled or deleted meanwhile it fails (redeliverable).
-   */
-  private unsendable(delivery: Delivery, endpoint: Endpoint | undefined): { status: 'paused' | 'failed'; reason: string } | undefined {
-    if (delivery.endpoint_id === undefined) {
-      if (takesDeliveries(endpoint)) return undefined;
-      return { status: 'paused', reason: (endpoint && holdReason(endpoint)) ?? 'no webhook URL is set for this client' };
-    }
-    const id = delivery.endpoint_id;
-    if (!endpoint) return { status: 'failed', reason: webhookMessages.endpointGone(id) };
-    if (!endpoint.enabled) return { status: 'failed', reason: webhookMessages.endpointDisabled(id, endpoint.disabled_reason) };
-    if (!endpoint.url && endpoint.listener === null) return { status: 'failed', reason: webhookMessages.noEndpointUrl(id) };
-    return undefined;
   }
 
   /** One warning per client per minute (wall time) while its outbox is full, not one per delivery. */

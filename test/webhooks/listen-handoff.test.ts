@@ -1,8 +1,8 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { ClientRegistry } from '../../src/clients/index.js';
-import { HANDOFF_CUT, HANDOFF_TAKE_WITHIN_MS, ListenServer } from '../../src/http/listen.js';
-import type { RelayResult } from '../../src/webhooks/index.js';
+import { ListenServer } from '../../src/http/listen.js';
+import { Connection, HANDOFF_CUT, HANDOFF_TAKE_WITHIN_MS } from '../../src/http/listen-protocol.js';
 
 /**
  * The holder's side of a hand-off between replicas, driven with the messages another
@@ -19,10 +19,9 @@ function holder() {
     bodyOf: async () => '{"event":"awb.generated"}',
   });
   const sent: any[] = [];
-  const waiting = new Map<string, { resolve: (r: RelayResult | undefined) => void; started: number }>();
-  let n = 0;
   const ws = { readyState: 1, OPEN: 1, CLOSED: 3, bufferedAmount: 0, send: (data: string, cb?: (err?: Error) => void) => (sent.push(JSON.parse(data)), cb?.()), close: () => undefined, terminate: () => undefined };
-  const conn = { ws, client: { id: 'client-a' }, name: 'laptop', endpointId: 'ep_1', waiting, alive: true, timers: [], attemptId: () => `att_${++n}`, endAll: () => undefined };
+  const conn = new Connection(ws as any, { id: 'client-a' } as any, 'laptop', 'ep_1');
+  const { waiting } = conn;
   (server as any).held.set('client-a\u0000laptop', conn);
   const request = (r: string, by = Date.now() + HANDOFF_TAKE_WITHIN_MS) =>
     deliver(JSON.stringify({ t: 'req', r, from: 'other', c: 'client-a', l: 'laptop', d: 'dlv_1', e: 'awb.generated', o: null, tm: 5_000, h: {}, by }));

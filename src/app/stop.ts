@@ -1,0 +1,33 @@
+import type { SandboxModule } from '../http/index.js';
+import type { Services } from './services.js';
+
+/**
+ * How long past the webhook timeout a stop waits for the jobs in flight before it aborts
+ * what is left: an attempt has its timeout, and this margin is for recording its outcome.
+ */
+export const STOP_RECORD_MARGIN_MS = 2_000;
+
+/**
+ * Stops background work in the order that loses nothing and repeats nothing: no new
+ * claims; then the jobs in flight finish and are recorded as at any other time (a
+ * webhook attempt waits for its receiver, up to the webhook timeout, and its outcome and
+ * next attempt are written), while jobs claimed but not started are given back; then
+ * each module's close (ending hung requests and streams, closing the webhook client).
+ * Only if the jobs are still running STOP_RECORD_MARGIN_MS past the webhook timeout (a
+ * store that does not answer) does a module's close abort the attempts left: those are
+ * not recorded and stay due (at-least-once, as after a crash). The store stays open.
+ */
+export async function stopServices(services: Services, modules: SandboxModule[]): Promise<void> {
+  const { scheduler, options, logger } = services;
+  const jobsDone = scheduler.stop();
+  let bound: NodeJS.Timeout | undefined;
+  const drained = await Promise.race([
+    jobsDone.then(() => true),
+    new Promise<false>((resolve) => (bound = setTimeout(() => resolve(false), options.webhookTimeout + STOP_RECORD_MARGIN_MS))),
+  ]);
+  clearTimeout(bound);
+  if (!drained) logger.warn({ waited_ms: options.webhookTimeout + STOP_RECORD_MARGIN_MS }, 'stopping: jobs still running past the webhook timeout are cut short; their attempts stay due');
+  for (const m of modules) await m.close?.();
+  await jobsDone;
+  await services.clockService.saveAll().catch((err: unknown) => services.logger.error({ err }, 'client clocks not saved'));
+}

@@ -1,0 +1,27 @@
+import { ServerResponse, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { ApiError, messages } from '../http/index.js';
+
+/** Whether a request asks for a WebSocket (the only upgrade the sandbox takes, on the listen path). */
+export const isWebSocket = (req: IncomingMessage): boolean => (req.headers.upgrade ?? '').toLowerCase() === 'websocket';
+
+/**
+ * A request offering an upgrade the sandbox does not take (h2c, or a WebSocket elsewhere
+ * than the listen path) is answered as the plain request it also is, on a connection then
+ * closed. Its body cannot be read once Node has handed the socket over, so one with a
+ * body is answered 400 saying to send it without the Upgrade header.
+ */
+export function answerWithoutUpgrade(req: IncomingMessage, socket: Duplex, handle: (req: IncomingMessage, res: ServerResponse) => void): void {
+  const res = new ServerResponse(req);
+  res.shouldKeepAlive = false;
+  res.assignSocket(socket as Socket);
+  res.once('finish', () => {
+    res.detachSocket(socket as Socket);
+    socket.end();
+  });
+  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+  if (!hasBody) return handle(req, res);
+  res.writeHead(400, { 'Content-Type': 'application/json; charset=utf-8', Connection: 'close' });
+  res.end(JSON.stringify(new ApiError(400, messages.unwantedUpgrade(String(req.headers.upgrade)), [{ field: 'header.upgrade', message: 'only GET /__sandbox/listen takes an upgrade (websocket)' }]).toEnvelope()));
+}

@@ -1,0 +1,189 @@
+/** The listen protocol's server side: its bounds and timings, one listener's connection, the messages and the handshake's checks. */
+import type { Duplex } from 'node:stream';
+import type { RawData, WebSocket } from 'ws';
+import type { Client } from '../clients/index.js';
+import { asJsonWithin, EXCERPT_BYTES, type RelayedAttempt, type RelayResult } from '../webhooks/index.js';
+import type { IncomingMessage } from 'node:http';
+import { ApiError } from './errors.js';
+
+/** Largest message a listener may send (ws maxPayload): a result carries at most 1 KiB of body. */
+export const MAX_LISTEN_MESSAGE = 64 * 1024;
+/** The server pings each listener this often; one that has not answered the last ping by the next is ended. */
+export const LISTEN_PING_MS = 15_000;
+/** While connected, a listener's held deliveries are made due again this often (a delivery held as it connected). */
+export const LISTEN_RESUME_MS = 5_000;
+/** While connected, a listener's `last_seen_at` is written this often (the expiry reads it). */
+export const LISTEN_SEEN_MS = 5 * 60_000;
+/** The channel replicas hand listener attempts over on (PostgreSQL). */
+export const LISTEN_CHANNEL = 'sandbox_listen';
+/** How long a replica waits for the one holding a listener to take an attempt; none: not connected (held). */
+export const HANDOFF_TAKEN_MS = 1_000;
+/**
+ * How long after a hand-off was sent the holder may still take it: the rest of
+ * HANDOFF_TAKEN_MS is left for its "taken" to reach the asking replica, which after
+ * HANDOFF_TAKEN_MS holds the delivery (not connected). A holder that reads the request
+ * later drops it, else the delivery would be both held there and forwarded here. The
+ * deadline is wall-clock time: replicas' clocks must agree within that rest.
+ */
+export const HANDOFF_TAKE_WITHIN_MS = HANDOFF_TAKEN_MS / 2;
+/** How long a stopping sandbox lets a listener answer its close (1001) before it drops the connection. */
+export const CLOSE_GRACE_MS = 1_000;
+/** A hand-off's outcome when the replica holding the listener stopped before the listener answered. */
+export const HANDOFF_CUT = 'the replica holding the listener stopped before the listener answered';
+/** How long a replica waits for another to say it holds a listener (the endpoint listing). */
+export const WHO_MS = 300;
+
+/** Bytes waiting to go to a listener above which an attempt fails at once as congested (and is retried). */
+export const LISTEN_CONGESTED_BYTES = 1024 * 1024;
+/** How much longer than the webhook timeout the relay waits for a listener's answer. */
+export const LISTEN_ANSWER_MARGIN_MS = 2_000;
+
+/** The close codes of the listen protocol. */
+export const CLOSE = {
+  replaced: { code: 4001, reason: 'replaced by a newer connection under this name' },
+  removed: { code: 4002, reason: 'listener endpoint removed' },
+  stopping: { code: 1001, reason: 'the sandbox is stopping' },
+  malformed: { code: 1008, reason: 'malformed message' },
+} as const;
+
+interface Waiting {
+  resolve: (result: RelayResult | undefined) => void;
+  started: number;
+}
+
+/** One listener's connection held by this process. */
+export class Connection {
+  readonly waiting = new Map<string, Waiting>();
+  alive = true;
+  private next = 0;
+  readonly timers: NodeJS.Timeout[] = [];
+
+  constructor(
+    readonly ws: WebSocket,
+    readonly client: Client,
+    readonly name: string,
+    readonly endpointId: string,
+  ) {}
+
+  attemptId(): string {
+    return `att_${++this.next}`;
+  }
+
+  /** A message of the listener: a result settles its attempt; false when it is malformed (the connection is then closed with 1008). */
+  received(data: RawData, isBinary: boolean): boolean {
+    const result = isBinary ? undefined : resultOf(data);
+    if (!result) return false;
+    if (result === 'ignored') return true;
+    const w = this.waiting.get(result.id);
+    if (!w) return true;
+    this.waiting.delete(result.id);
+    const { id: _id, ...outcome } = result;
+    w.resolve({ ...outcome, duration_ms: outcome.duration_ms ?? Math.round(performance.now() - w.started) });
+    return true;
+  }
+
+  /** Every attempt still out ends with this outcome (the connection went). */
+  endAll(error: string): void {
+    for (const [id, w] of this.waiting) {
+      this.waiting.delete(id);
+      w.resolve({ status_code: null, duration_ms: Math.round(performance.now() - w.started), error, response_body: '', retry_after: null });
+    }
+  }
+
+    /** One attempt over this connection: its result, undefined when `shutdown` aborted it. */
+    send(attempt: RelayedAttempt, shutdown: AbortSignal): Promise<RelayResult | undefined> | RelayResult | undefined {
+      if (shutdown.aborted) return undefined;
+      if (this.ws.bufferedAmount > LISTEN_CONGESTED_BYTES) {
+        return { status_code: null, duration_ms: 0, error: `listener congested: more than ${LISTEN_CONGESTED_BYTES} bytes waiting to be sent to it`, response_body: '', retry_after: null };
+      }
+      const id = this.attemptId();
+      const started = performance.now();
+      return new Promise((resolve) => {
+        let timer: NodeJS.Timeout | undefined;
+        const done = (result: RelayResult | undefined) => {
+          clearTimeout(timer);
+          shutdown.removeEventListener('abort', aborted);
+          this.waiting.delete(id);
+          resolve(result);
+        };
+        const aborted = () => done(undefined);
+        shutdown.addEventListener('abort', aborted, { once: true });
+        timer = setTimeout(
+          () => done({ status_code: null, duration_ms: Math.round(performance.now() - started), error: `timed out after ${attempt.timeout_ms} ms`, response_body: '', retry_after: null }),
+          attempt.timeout_ms + LISTEN_ANSWER_MARGIN_MS,
+        );
+        this.waiting.set(id, { resolve: done, started });
+        const { delivery_id, event, order_no, timeout_ms, headers, body } = attempt;
+        this.ws.send(JSON.stringify({ type: 'attempt', id, delivery_id, event, order_no, timeout_ms, headers, body }), (err) => {
+          if (err) done({ status_code: null, duration_ms: Math.round(performance.now() - started), error: 'listener disconnected', response_body: '', retry_after: null });
+        });
+      });
+    }
+}
+
+export const keyOf = (clientId: string, name: string): string => `${clientId}\u0000${name}`;
+
+type Result = { id: string } & Omit<RelayResult, 'duration_ms'> & { duration_ms: number | undefined };
+
+/**
+ * A listener's message: a checked `result`, 'ignored' for a well-formed message of
+ * another type, or undefined when malformed (the connection is then closed with 1008).
+ */
+export function resultOf(data: RawData): Result | 'ignored' | undefined {
+  let message: unknown;
+  try {
+    message = JSON.parse(Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) return undefined;
+  const m = message as Record<string, unknown>;
+  if (m.type !== 'result') return typeof m.type === 'string' ? 'ignored' : undefined;
+  const status = m.status_code;
+  if (typeof m.id !== 'string') return undefined;
+  if (status !== null && !(Number.isInteger(status) && (status as number) >= 100 && (status as number) <= 599)) return undefined;
+  if (status === null && typeof m.error !== 'string') return undefined;
+  const text = (v: unknown) => (typeof v === 'string' ? v : null);
+  return {
+    id: m.id,
+    status_code: status as number | null,
+    duration_ms: typeof m.duration_ms === 'number' && Number.isFinite(m.duration_ms) && m.duration_ms >= 0 ? Math.round(m.duration_ms) : undefined,
+    error: status === null ? asJsonWithin(text(m.error)!, EXCERPT_BYTES) : null,
+    response_body: asJsonWithin(text(m.response_body) ?? '', EXCERPT_BYTES),
+    retry_after: text(m.retry_after)?.slice(0, 200) ?? null,
+  };
+}
+
+/** Answers a refused upgrade as a plain HTTP response with the error envelope, and closes the socket. */
+export function refuse(socket: Duplex, error: ApiError): void {
+  if (!socket.writable) return void socket.destroy();
+  const body = JSON.stringify(error.toEnvelope());
+  const headers = { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close', ...error.headers };
+  const reason = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 409: 'Conflict', 429: 'Too Many Requests', 503: 'Service Unavailable' }[error.status] ?? 'Error';
+  socket.end(`HTTP/1.1 ${error.status} ${reason}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${body}`);
+}
+
+/** A Sec-WebSocket-Key as RFC 6455 has it (the base64 of 16 bytes), the check the WebSocket library makes. */
+const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/;
+
+/** The WebSocket handshake's own checks, made before anything is written: throws the 400 naming the header (or the method). */
+export function checkHandshake(req: IncomingMessage): void {
+  if (req.headers.upgrade?.toLowerCase() !== 'websocket') throw new ApiError(400, 'GET /__sandbox/listen opens a WebSocket: send Upgrade: websocket.', [{ field: 'header.upgrade', message: 'must be "websocket"' }]);
+  if (req.method !== 'GET') throw new ApiError(400, 'A listen session opens with GET /__sandbox/listen.', [{ field: 'method', message: 'must be GET' }]);
+  if (!WEBSOCKET_KEY.test(req.headers['sec-websocket-key'] ?? '')) throw new ApiError(400, 'GET /__sandbox/listen opens a WebSocket: send a Sec-WebSocket-Key (the base64 of 16 random bytes).', [{ field: 'header.sec-websocket-key', message: 'must be the base64 of 16 bytes' }]);
+  const version = req.headers['sec-websocket-version'];
+  if (version !== '13' && version !== '8') throw new ApiError(400, 'GET /__sandbox/listen opens a WebSocket: send Sec-WebSocket-Version: 13.', [{ field: 'header.sec-websocket-version', message: 'must be 13' }]);
+}
+
+/** One replica's message to the others about listeners (see `handOff`); short keys keep it far below NOTIFY's 8000 bytes. */
+export type Signal =
+  | { t: 'req'; r: string; from: string; c: string; l: string; d: string; e: string; o: string | null; tm: number; h: Record<string, string>; by: number }
+  | { t: 'who'; r: string; from: string; c: string; l: string }
+  | { t: 'taken'; r: string; to: string }
+  | { t: 'here'; r: string; to: string }
+  | { t: 'res'; r: string; to: string; x: RelayResult | null };
+
+export interface Asked {
+  taken(): void;
+  result(result: RelayResult | null): void;
+}
