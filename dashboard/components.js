@@ -79,6 +79,16 @@ export function Json({ value }) {
 }
 
 /**
+ * A text filter applied when the reader presses Enter or leaves the field. What is typed
+ * before that is the field's own state: a poll re-rendering the view keeps it.
+ */
+export function FilterInput({ value, onCommit, ...props }) {
+  const [draft, setDraft] = useState(value);
+  useEffect(() => setDraft(value), [value]);
+  return html`<input ...${props} value=${draft} onInput=${(e) => setDraft(e.currentTarget.value)} onChange=${(e) => onCommit(e.currentTarget.value.trim())} />`;
+}
+
+/**
  * Previous and next page of a listing, and where the reader is. `page` counts from 0;
  * `pages` is how many there are, when known.
  */

@@ -1,6 +1,6 @@
 import { useState } from '/dashboard/vendor/hooks.mjs';
 import { call, query } from '../api.js';
-import { ErrorBox, Pager, time, usePoll } from '../components.js';
+import { ErrorBox, FilterInput, Pager, time, usePoll } from '../components.js';
 import { html } from '../html.js';
 
 export const STATUSES = ['created', 'awb_generated', 'awb_failed', 'picked_up', 'in_transit', 'delivery_failed', 'delivered', 'returned', 'cancelled'];
@@ -14,10 +14,11 @@ export function OrdersView() {
   const cursor = cursors[cursors.length - 1];
   const scenarios = usePoll(async () => (await call('GET', '/__sandbox/scenarios')).body, [], 60_000);
   const orders = usePoll(async () => (await call('GET', `/__sandbox/orders${query({ ...filters, limit: PAGE_SIZE, cursor })}`)).body, [JSON.stringify(filters), cursor]);
-  const set = (name) => (event) => {
-    setFilters({ ...filters, [name]: event.currentTarget.value });
+  const setValue = (name) => (value) => {
+    setFilters({ ...filters, [name]: value });
     setCursors([null]);
   };
+  const set = (name) => (event) => setValue(name)(event.currentTarget.value);
   const submitSearch = (event) => {
     event.preventDefault();
     setFilters({ ...filters, q: search.trim() });
@@ -38,7 +39,7 @@ export function OrdersView() {
           ${(scenarios.data ?? []).map((s) => html`<option value=${s.name}>${s.name}</option>`)}
         </select></div>
       <div><label for="f-courier">Courier</label>
-        <input id="f-courier" value=${filters.courier_code} onChange=${set('courier_code')} placeholder="jne" /></div>
+        <${FilterInput} id="f-courier" value=${filters.courier_code} onCommit=${setValue('courier_code')} placeholder="jne" /></div>
       <div><label for="f-q">Order number, AWB or order code</label>
         <input id="f-q" type="search" value=${search} onInput=${(e) => setSearch(e.currentTarget.value)} /></div>
       <div><button type="submit">Search</button></div>

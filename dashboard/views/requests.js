@@ -1,6 +1,6 @@
 import { useState } from '/dashboard/vendor/hooks.mjs';
 import { call, query } from '../api.js';
-import { ErrorBox, Json, Pager, time, usePoll } from '../components.js';
+import { ErrorBox, FilterInput, Json, Pager, time, usePoll } from '../components.js';
 import { html } from '../html.js';
 
 const PAGE_SIZE = 20;
@@ -50,8 +50,8 @@ export function RequestsView() {
   const [at, setAt] = useState({ page: 0, anchor: null });
   const journal = usePoll(() => journalPage(filters, onlyViolations, at.page, at.anchor), [JSON.stringify(filters), onlyViolations, at.page, at.anchor], 3000);
   const restart = () => setAt({ page: 0, anchor: null });
-  const set = (name) => (event) => {
-    setFilters({ ...filters, [name]: event.currentTarget.value.trim() });
+  const set = (name) => (value) => {
+    setFilters({ ...filters, [name]: value });
     restart();
   };
   const data = journal.data;
@@ -60,8 +60,8 @@ export function RequestsView() {
   return html`<section>
     <h1>Requests</h1>
     <form class="filters" onSubmit=${(e) => e.preventDefault()}>
-      <div><label for="r-op">Operation</label><input id="r-op" value=${filters.operation_id} onChange=${set('operation_id')} placeholder="createOrder" /></div>
-      <div><label for="r-status">Status</label><input id="r-status" type="number" min="100" max="599" value=${filters.status} onChange=${set('status')} /></div>
+      <div><label for="r-op">Operation</label><${FilterInput} id="r-op" value=${filters.operation_id} onCommit=${set('operation_id')} placeholder="createOrder" /></div>
+      <div><label for="r-status">Status</label><${FilterInput} id="r-status" type="number" min="100" max="599" value=${filters.status} onCommit=${set('status')} /></div>
       <div class="check"><input id="r-violations" type="checkbox" checked=${onlyViolations} onChange=${(e) => {
         setOnlyViolations(e.currentTarget.checked);
         restart();

@@ -152,6 +152,10 @@ describe.skipIf(!hasChromium)('/dashboard with a client full of data, in headles
 
   it('filters the journal by status and by operation', async () => {
     await page.getByLabel('Status').fill('404');
+    // A poll re-renders the view while the reader is still typing: what is typed stays.
+    await page.waitForResponse((response) => response.url().includes('/__sandbox/requests'));
+    await page.waitForTimeout(100);
+    expect(await page.getByLabel('Status').inputValue()).toBe('404');
     await page.getByLabel('Status').press('Enter');
     await page.getByText(/^300 journaled/).waitFor();
     expect(new Set(await page.locator('.journal .code').allInnerTexts())).toEqual(new Set(['404']));
