@@ -1,5 +1,5 @@
 import express, { type Express } from 'express';
-import { cors, errorEnvelope, FairTurns, jsonBody, knownToken, mountSpec, requestLog, routedHandlers, series, specAnswer, unknownPath, type SandboxModule } from '../http/index.js';
+import { cors, errorEnvelope, FairTurns, jsonBody, knownToken, largeBodiesFor, mountSpec, requestLog, routedHandlers, series, specAnswer, unknownPath, type SandboxModule } from '../http/index.js';
 import { controlModule, ordersModule } from './modules/index.js';
 import type { Services } from './services.js';
 
@@ -27,6 +27,8 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
     arrivals.set(clientId, n);
     return n;
   };
+  // Large bodies are parsed and validated on a worker thread before their turn (see LargeBodies).
+  const largeBodies = largeBodiesFor({ providerSpec: services.options.providerSpec, maxItems: services.options.maxItems });
   const onObserverError = (error: unknown): void => services.logger.error({ err: error }, 'a request observer failed (journal, report or metrics); the request was answered');
   const control = mountSpec(services.specs.control, {
     admit,
@@ -34,6 +36,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
     charge,
     registry: services.registry,
     interceptors: modules.flatMap((m) => m.controlInterceptors ?? []),
+    largeBodies: (lane, operationId, raw) => largeBodies.check(lane, 'control', operationId, raw),
     handlers: handlers.control,
     fallback: specAnswer(services.specs.control.document, services.options.seed),
     observers: everyRequest,
@@ -48,6 +51,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
     charge,
     registry: services.registry,
     interceptors: modules.flatMap((m) => m.providerInterceptors ?? []),
+    largeBodies: (lane, operationId, raw) => largeBodies.check(lane, 'provider', operationId, raw),
     handlers: handlers.provider,
     exactPaths: true,
     fallback: specAnswer(services.specs.provider.document, services.options.seed),

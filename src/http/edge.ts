@@ -3,7 +3,7 @@ import express, { type ErrorRequestHandler, type RequestHandler, type Response }
 import type { Logger } from 'pino';
 import { ApiError, messages } from './errors.js';
 import contentType from 'content-type';
-import { checkRawDepth, TooDeep } from './depth.js';
+import { parseJsonBytes } from './json-bytes.js';
 import { sendError } from './respond.js';
 import { noteOfResponse } from './served.js';
 
@@ -86,26 +86,7 @@ export function parsedBody(req: IncomingMessage): unknown {
   if (parsed.has(req)) return parsed.get(req);
   const raw = rawBodies.get(req);
   if (raw === undefined) return undefined;
-  if (raw.length === 0) {
-    parsed.set(req, {});
-    return {};
-  }
-  try {
-    checkRawDepth(raw);
-  } catch (error) {
-    if (error instanceof TooDeep) throw new ApiError(400, error.message, [{ field: 'body', message: `is nested deeper than ${error.limit} levels` }]);
-    throw error;
-  }
-  // A byte order mark before the JSON is taken, as body-parser took it.
-  const text = raw.toString('utf8').replace(/^\uFEFF/, '');
-  const first = /^[\x20\x09\x0a\x0d]*(.)/.exec(text)?.[1];
-  let value: unknown;
-  try {
-    if (first !== '{' && first !== '[') throw new SyntaxError('not an object or an array');
-    value = JSON.parse(text);
-  } catch {
-    throw new ApiError(400, messages.malformedJson, [{ field: 'body', message: 'is not valid JSON' }]);
-  }
+  const value = parseJsonBytes(raw);
   parsed.set(req, value);
   return value;
 }

@@ -18,4 +18,5 @@ export type { Access, Route, SpecName } from './routes.js';
 export { checkAdminOnly } from './roles.js';
 export { specAnswer } from './spec-answer.js';
 export { FairTurns } from './turns.js';
+export { largeBodiesFor } from './large-bodies.js';
 export { LISTEN_PATH, ListenServer } from './listen.js';

@@ -45,8 +45,9 @@ export const JOURNAL_BODY_BYTES = 16_384;
 /** The body as the journal keeps it: whole up to JOURNAL_BODY_BYTES, else an excerpt of its JSON and its size. */
 function keptBody(input: ServedRequest['input']): Pick<JournalEntry, 'body' | 'body_truncated'> {
   const body = input.body ?? null;
-  if (body === null) return { body };
   const raw = input.bodyBytes;
+  // A large body refused unparsed (its verdict came from the worker thread) is kept as its excerpt.
+  if (body === null && (raw === undefined || raw.length <= JOURNAL_BODY_BYTES)) return { body };
   if (raw !== undefined) {
     if (raw.length <= JOURNAL_BODY_BYTES) return { body };
     return { body: Buffer.from(raw.buffer, raw.byteOffset, JOURNAL_BODY_BYTES).toString('utf8').replace(/\uFFFD$/, ''), body_truncated: { bytes: raw.length } };

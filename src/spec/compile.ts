@@ -39,6 +39,8 @@ export interface CompiledOperation {
   definition: Record<string, unknown>;
   /** Validates (and coerces query/path values in place); returns the problems found. */
   validateRequest(parts: RequestParts): FieldError[];
+  /** Validates a parsed JSON body alone: the body's part of `validateRequest`'s problems. */
+  validateBody(body: unknown): FieldError[];
   /** Validates a JSON answer against the documented response; returns the problems found. */
   validateResponse(status: number, body: unknown): FieldError[];
 }
@@ -73,7 +75,6 @@ function paramsSchema(base: string, params: Array<{ p: ParameterObject; ref: str
  * @example const spec = compileSpec(loadSpec(PROVIDER_SPEC)); spec.byId.get('createOrder')
  */
 export function compileSpec(document: OpenApiDocument, id = 'spec', options: { lazy?: boolean } = {}): CompiledSpec {
-  // Compiled at first use, a reference that does not resolve would only show then: it stops the start now.
   // Compiled at first use, a reference that does not resolve would only show then: it is named now (a warning, as Ajv may never need it).
   const unresolved = options.lazy ? unresolvedRefs(document) : [];
   const ajv = new Ajv2020({ allErrors: true, strict: false, validateSchema: false });
@@ -112,6 +113,17 @@ export function compileSpec(document: OpenApiDocument, id = 'spec', options: { l
       };
       // Compiled once: a failure too is kept, so no request makes the work again.
       let request: ReturnType<typeof compileRequest> | Error | undefined = options.lazy ? undefined : compileRequest();
+      const requestValidators = (): ReturnType<typeof compileRequest> => {
+        if (request === undefined) {
+          try {
+            request = compileRequest();
+          } catch (error) {
+            request = error as Error;
+          }
+        }
+        if (request instanceof Error) throw request;
+        return request;
+      };
 
       const responses = (op.responses ?? {}) as Record<string, unknown>;
       // Response validators are compiled when first used (answers from the spec, --strict
@@ -138,21 +150,17 @@ export function compileSpec(document: OpenApiDocument, id = 'spec', options: { l
           .map(Number),
         definition: op,
         validateRequest(parts) {
-          if (request === undefined) {
-            try {
-              request = compileRequest();
-            } catch (error) {
-              request = error as Error;
-            }
-          }
-          if (request instanceof Error) throw request;
+          const { validators, body } = requestValidators();
           const problems: FieldError[] = [];
-          for (const { part, validate } of request.validators) {
+          for (const { part, validate } of validators) {
             if (!validate(parts[part])) problems.push(...toFieldErrors(validate.errors, part === 'headers' ? 'header' : '', true));
           }
-          const body = request.body;
           if (body && parts.body !== undefined && !body(parts.body)) problems.push(...toFieldErrors(body.errors));
           return problems;
+        },
+        validateBody(value) {
+          const { body } = requestValidators();
+          return body && !body(value) ? toFieldErrors(body.errors) : [];
         },
         validateResponse(status, body) {
           const validator = responseValidators.get(String(status)) ?? responseValidators.get(`${String(status)[0]}XX`) ?? responseValidators.get('default');

@@ -1,17 +1,33 @@
 import { bodyBytesOf, parsedBody, rawBodyOf } from '../edge.js';
-import type { Exchange } from './exchange.js';
+import { ApiError } from '../errors.js';
+import { LARGE_BODY_BYTES } from '../large-bodies.js';
+import { laneOf, type Exchange } from './exchange.js';
 
 /** The largest body a request refused before its turn still has parsed for the journal. */
 export const JOURNALED_UNREAD_BODY_BYTES = 64 * 1024;
 
 /**
+ * Before the turn, a large JSON body (over LARGE_BODY_BYTES) is parsed and validated on
+ * the worker thread (LargeBodies), off the loop that serves every client; the body stage
+ * and validation take its verdict in the turn.
+ */
+export async function screenBody(x: Exchange): Promise<void> {
+  const check = x.options.largeBodies;
+  const raw = rawBodyOf(x.req);
+  if (!check || x.op.body === 'none' || raw === undefined || raw.length <= LARGE_BODY_BYTES) return;
+  x.bodyVerdict = await check(laneOf(x.input), x.op.operationId, raw);
+}
+
+/**
  * Stage 5, the body: the JSON body read at the edge is parsed now, in the client's turn,
  * so that parsing one partner's large bodies takes that partner's turns. Throws the 400
- * naming `body` when it is not JSON or is nested too deep.
+ * naming `body` when it is not JSON or is nested too deep. A body the worker found
+ * invalid is not parsed: validation refuses it with the worker's problems.
  */
-export function readBody({ op, req, input }: Exchange): void {
+export function readBody({ op, req, input, bodyVerdict }: Exchange): void {
   if (op.body === 'none') return;
-  input.body = parsedBody(req);
+  if (bodyVerdict && 'refused' in bodyVerdict) throw new ApiError(bodyVerdict.refused.status, bodyVerdict.refused.message, bodyVerdict.refused.errors);
+  if (!bodyVerdict || bodyVerdict.problems.length === 0) input.body = parsedBody(req);
   input.bodyBytes = rawBodyOf(req);
 }
 

@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import type { CompiledOperation } from '../../spec/index.js';
 import type { FieldError } from '../errors.js';
 import type { OperationInput } from '../handler.js';
+import type { BodyVerdict } from '../large-bodies.js';
 import type { ServedRequest } from '../served.js';
 import type { PipelineOptions } from './options.js';
 
@@ -24,6 +25,8 @@ export interface Exchange {
   readonly started: bigint;
   /** True once the client is known and the arrival stamped on its clock. */
   known: boolean;
+  /** A large body's verdict from the worker thread (see `screenBody`); absent: the body stage parses it. */
+  bodyVerdict?: BodyVerdict;
 }
 
 /** A Host header that names a host (a name, an IPv4 address or a bracketed IPv6 one) and maybe a port. */

@@ -1,6 +1,7 @@
 import type { ClientRegistry } from '../../clients/index.js';
 import type { RequestScope } from '../../store/index.js';
 import type { Interceptor } from '../handler.js';
+import type { BodyVerdict } from '../large-bodies.js';
 import type { ServedRequest } from '../served.js';
 
 /** What the pipeline of a mounted spec is given: the registry, the stages' services and the observers. */
@@ -31,6 +32,8 @@ export interface PipelineOptions {
    * `(admin)` for every admin request. Rejects to refuse it (too many waiting).
    */
   turn?: (lane: string, options?: { capped?: boolean; bytes?: number }) => Promise<void>;
+  /** Checks a large JSON body of a request of `lane` off the event loop (LargeBodies.check); absent: every body is parsed in its turn. */
+  largeBodies?: (lane: string, operationId: string, raw: Buffer) => Promise<BodyVerdict | undefined>;
   /** Told the loop time (ms) an authenticated request's observers took once it closed, outside its turn (see FairTurns.charge). */
   charge?: (lane: string, ms: number) => void;
 }

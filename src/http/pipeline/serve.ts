@@ -12,7 +12,7 @@ import { identify } from './identify.js';
 import { intercepted } from './intercept.js';
 import { observe } from './observe.js';
 import type { PipelineOptions } from './options.js';
-import { readBody, readBodyForJournal } from './body.js';
+import { readBody, readBodyForJournal, screenBody } from './body.js';
 import { validate } from './validate.js';
 
 /** Serves one request of an operation whose path and method matched. */
@@ -20,7 +20,7 @@ export type ServeOperation = (req: Request, res: Response, params: Record<string
 
 /**
  * The request path of one operation, stage by stage: observe (told last), identify,
- * admit, arrive, wait the fair turn, read the body, validate, then intercept and handle, and reply.
+ * admit, arrive, screen a large body, wait the fair turn, read the body, validate, then intercept and handle, and reply.
  * Operations without security skip identify, admit and the turn. Any stage may throw a
  * domain or API error: the request is then answered with the error envelope.
  */
@@ -43,6 +43,7 @@ export function serveOperation(op: CompiledOperation, handler: Handler, options:
         await admit(x);
       }
       arrive(x);
+      await screenBody(x);
       if (op.secured && !(await waitTurn(x))) return;
       readBody(x);
       validate(x);

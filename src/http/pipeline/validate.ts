@@ -10,11 +10,14 @@ const hasBody = (req: Request): boolean =>
  * Stage 6, validate: the content type, then the operation's schemas (path, query,
  * headers, body) as the spec compiled them. Throws the 415, or the 400 naming each field.
  */
-export function validate({ op, input, req }: Exchange): void {
+export function validate({ op, input, req, bodyVerdict }: Exchange): void {
   if (op.body !== 'none' && hasBody(req) && !isJson(req.headers['content-type'])) {
     throw new ApiError(415, messages.unsupportedMediaType(req.headers['content-type'] ?? 'none'));
   }
-  if (op.body === 'required' && input.body === undefined) throw invalid([{ field: 'body', message: 'is required' }], messages.bodyRequired);
+  // A large body the worker found invalid is not parsed: its problems come after the parameters', as the body's own would.
+  const bodyProblems = bodyVerdict && 'problems' in bodyVerdict ? bodyVerdict.problems : [];
+  if (op.body === 'required' && input.body === undefined && bodyProblems.length === 0) throw invalid([{ field: 'body', message: 'is required' }], messages.bodyRequired);
   const problems = op.validateRequest({ path: input.params, query: input.query, headers: input.headers, body: input.body });
+  if (bodyProblems.length > 0) problems.push(...bodyProblems);
   if (problems.length > 0) throw invalid(problems);
 }

@@ -1,0 +1,26 @@
+import { checkRawDepth, TooDeep } from './depth.js';
+import { ApiError, messages } from './errors.js';
+
+/**
+ * A JSON body's bytes (UTF-8), parsed. Throws a 400 naming `body` when it is nested too
+ * deep (checked from the bytes, before parsing) or is not JSON: an object or an array,
+ * as body-parser's strict mode took. A byte order mark before the JSON is taken, as
+ * body-parser took it. An empty body is an empty object.
+ */
+export function parseJsonBytes(raw: Buffer): unknown {
+  if (raw.length === 0) return {};
+  try {
+    checkRawDepth(raw);
+  } catch (error) {
+    if (error instanceof TooDeep) throw new ApiError(400, error.message, [{ field: 'body', message: `is nested deeper than ${error.limit} levels` }]);
+    throw error;
+  }
+  const text = raw.toString('utf8').replace(/^\uFEFF/, '');
+  const first = /^[\x20\x09\x0a\x0d]*(.)/.exec(text)?.[1];
+  try {
+    if (first !== '{' && first !== '[') throw new SyntaxError('not an object or an array');
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new ApiError(400, messages.malformedJson, [{ field: 'body', message: 'is not valid JSON' }]);
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * The worker thread of LargeBodies: parses and validates a large JSON body off the event
+ * loop. Given the provider spec's file and the item limit, it compiles both specs as the
+ * sandbox does (compiledSpecs), so its problems are the ones the request's own stage
+ * would find; it answers each check with the refusal, the body's problems, or none.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { compiledSpecs } from '../spec/index.js';
+import { ApiError } from './errors.js';
+import { parseJsonBytes } from './json-bytes.js';
+import type { BodyCheck, BodyVerdict, LargeBodySource } from './large-bodies.js';
+
+const { providerSpec, maxItems } = workerData as LargeBodySource;
+
+function check({ spec, operationId, bytes }: BodyCheck): BodyVerdict {
+  let body: unknown;
+  try {
+    body = parseJsonBytes(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+  } catch (error) {
+    if (error instanceof ApiError) return { refused: { status: error.status, message: error.message, errors: error.errors } };
+    throw error;
+  }
+  const op = compiledSpecs(providerSpec, maxItems)[spec].byId.get(operationId);
+  return { problems: op ? op.validateBody(body) : [] };
+}
+
+parentPort!.on('message', (message: BodyCheck & { id: number }) => {
+  try {
+    parentPort!.postMessage({ id: message.id, verdict: check(message) });
+  } catch (error) {
+    parentPort!.postMessage({ id: message.id, failed: String((error as Error)?.message ?? error) });
+  }
+});
