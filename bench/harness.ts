@@ -173,15 +173,15 @@ const awbsBehind = (samples: Map<string, number>): number =>
 
 /**
  * Waits until a sandbox has generated (or failed) the AWB of every order created so far,
- * polling its metrics every 100 ms, for at most `withinMs`; answers whether it has. A load
+ * polling its metrics every `everyMs`, for at most `withinMs`; answers whether it has. A load
  * of creates leaves its last AWBs to run after it: waited for, they are not run while the
  * next server is measured on the same cores, or they are counted in the window they belong to.
  */
-export async function awbsCaughtUp(url: string, withinMs = 120_000): Promise<boolean> {
+export async function awbsCaughtUp(url: string, withinMs = 120_000, everyMs = 100): Promise<boolean> {
   const began = performance.now();
   while (awbsBehind(await metrics(url)) > 0) {
     if (performance.now() - began > withinMs) return false;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
   return true;
 }
