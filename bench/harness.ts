@@ -24,8 +24,10 @@ export interface Figures {
 /**
  * Starts a server and waits for the line that says where it listens. Its output goes to
  * `log` (a file, as users run it) or is discarded; the line is found by reading the file.
+ * A server that prints no such line (Prism at `-v silent`) is given `readyUrl` instead:
+ * it is ready once that URL answers, whatever the status.
  */
-export async function spawnServer(name: string, command: string, args: string[], options: { env?: Record<string, string>; log?: string; ready?: RegExp } = {}): Promise<{ url: string; child: ChildProcess; startupMs: number }> {
+export async function spawnServer(name: string, command: string, args: string[], options: { env?: Record<string, string>; log?: string; ready?: RegExp; readyUrl?: string } = {}): Promise<{ url: string; child: ChildProcess; startupMs: number }> {
   const log = options.log ?? join(TMP, `${name}-${Date.now()}.log`);
   const fd = openSync(log, 'w');
   const began = performance.now();
@@ -36,10 +38,26 @@ export async function spawnServer(name: string, command: string, args: string[],
   child.once('exit', (code) => (exited = code));
   for (;;) {
     const out = readFileSync(log, 'utf8');
+    if (options.readyUrl !== undefined) {
+      if (await answers(options.readyUrl)) return { url: new URL(options.readyUrl).origin, child, startupMs: performance.now() - began };
+      if (exited !== undefined) throw new Error(`${name} exited with ${exited}: ${out.slice(-2000)}`);
+      continue;
+    }
     const match = (options.ready ?? /listening on (http:\/\/[\w.:[\]]+)/i).exec(out);
     if (match) return { url: /^\d+$/.test(match[1]!) ? `http://127.0.0.1:${match[1]}` : match[1]!.replace('localhost', '127.0.0.1'), child, startupMs: performance.now() - began };
     if (exited !== undefined) throw new Error(`${name} exited with ${exited}: ${out.slice(-2000)}`);
     await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** Whether a server answers `url` at all (any status): it listens. */
+async function answers(url: string): Promise<boolean> {
+  try {
+    await (await fetch(url, { signal: AbortSignal.timeout(1_000) })).arrayBuffer();
+    return true;
+  } catch {
+    await new Promise((r) => setTimeout(r, 5));
+    return false;
   }
 }
 
@@ -152,6 +170,21 @@ export async function scrape(url: string): Promise<{ samples: Map<string, number
 /** AWBs of the orders created so far not generated (nor failed) yet: those not due yet among them. */
 const awbsBehind = (samples: Map<string, number>): number =>
   (samples.get('sandbox_orders_created_total') ?? 0) - (samples.get('sandbox_awbs_generated_total') ?? 0) - (samples.get('sandbox_awbs_failed_total') ?? 0);
+
+/**
+ * Waits until a sandbox has generated (or failed) the AWB of every order created so far,
+ * polling its metrics every `everyMs`, for at most `withinMs`; answers whether it has. A load
+ * of creates leaves its last AWBs to run after it: waited for, they are not run while the
+ * next server is measured on the same cores, or they are counted in the window they belong to.
+ */
+export async function awbsCaughtUp(url: string, withinMs = 120_000, everyMs = 100): Promise<boolean> {
+  const began = performance.now();
+  while (awbsBehind(await metrics(url)) > 0) {
+    if (performance.now() - began > withinMs) return false;
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+  return true;
+}
 
 /** The AWB jobs' lateness histogram (seconds after their due time, real clock): cumulative counts by upper bound. */
 function awbLateness(samples: Map<string, number>): Array<[number, number]> {

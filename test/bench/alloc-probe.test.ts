@@ -1,0 +1,58 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const dir = mkdtempSync(join(tmpdir(), 'alloc-probe-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/**
+ * A process with bench/alloc-probe.cjs preloaded opens a window, allocates `count` arrays
+ * of 1,000 elements (each at least its 8,016-byte backing store), keeping every
+ * `keepEvery`-th in a ring so that the old space fills and full collections run too,
+ * and closes the window; answers what the probe wrote.
+ */
+function measure(count: number, keepEvery: number): { bytes: number; gcs: number; majorGcs: number } {
+  const file = join(dir, `alloc-${count}-${keepEvery}.json`);
+  const script = `
+    const { existsSync } = require('node:fs');
+    const file = process.env.BENCH_ALLOC_FILE;
+    const ring = new Array(5000);
+    let last;
+    const signal = () => process.kill(process.pid, 'SIGUSR2');
+    const until = (path, then) => (existsSync(path) ? then() : setTimeout(() => until(path, then), 5));
+    signal();
+    until(file + '.started', () => {
+      for (let i = 0; i < ${count}; i += 1) {
+        const array = new Array(1000);
+        array[0] = i;
+        last = array;
+        if (i % ${keepEvery} === 0) ring[(i / ${keepEvery}) % ring.length] = array;
+      }
+      signal();
+      until(file, () => {});
+    });`;
+  const run = spawnSync(process.execPath, ['--require', join(ROOT, 'bench', 'alloc-probe.cjs'), '-e', script], { env: { ...process.env, BENCH_ALLOC_FILE: file }, encoding: 'utf8', timeout: 60_000 });
+  expect(run.status, run.stderr).toBe(0);
+  return JSON.parse(readFileSync(file, 'utf8'));
+}
+
+describe('bench/alloc-probe.cjs, the allocation counter of npm run bench:profile', () => {
+  it('counts what a window allocates, through young collections', () => {
+    const count = 50_000;
+    const { bytes, gcs } = measure(count, 1_000_000);
+    expect(gcs).toBeGreaterThan(10);
+    expect(bytes).toBeGreaterThanOrEqual(count * 8_016);
+    expect(bytes).toBeLessThanOrEqual(count * 8_016 * 1.05);
+  });
+
+  it('counts it through full collections too', () => {
+    const count = 60_000;
+    const { bytes, majorGcs } = measure(count, 2);
+    expect(majorGcs).toBeGreaterThan(0);
+    expect(bytes).toBeGreaterThanOrEqual(count * 8_016);
+    expect(bytes).toBeLessThanOrEqual(count * 8_016 * 1.05);
+  });
+});
