@@ -79,10 +79,11 @@ export function compileSpec(document: OpenApiDocument, id = 'spec', options: { l
   const unresolved = options.lazy ? unresolvedRefs(document) : [];
   const ajv = new Ajv2020({ allErrors: true, strict: false, validateSchema: false });
   const coercing = new Ajv2020({ allErrors: true, strict: false, validateSchema: false, coerceTypes: true });
-  addFormats(ajv);
-  addFormats(coercing);
-  ajv.addSchema(document, id);
-  coercing.addSchema(document, id);
+  const firstError = new Ajv2020({ allErrors: false, strict: false, validateSchema: false });
+  for (const instance of [ajv, coercing, firstError]) {
+    addFormats(instance);
+    instance.addSchema(document, id);
+  }
   const base = `${id}#`;
   const globalSecurity = document.security as unknown[] | undefined;
   const operations: CompiledOperation[] = [];
@@ -108,7 +109,8 @@ export function compileSpec(document: OpenApiDocument, id = 'spec', options: { l
           const schema = paramsSchema(base, params, where);
           if (schema) validators.push({ part: where === 'header' ? 'headers' : where, validate: coercing.compile(schema) });
         }
-        const body = requestBody?.content?.['application/json'] ? ajv.compile({ $ref: `${base}${bodyRef}/content/application~1json/schema` }) : undefined;
+        const bodySchema = { $ref: `${base}${bodyRef}/content/application~1json/schema` };
+        const body = requestBody?.content?.['application/json'] ? { all: ajv.compile(bodySchema), first: firstError.compile(bodySchema) } : undefined;
         return { validators, body };
       };
       // Compiled once: a failure too is kept, so no request makes the work again.
@@ -155,12 +157,12 @@ export function compileSpec(document: OpenApiDocument, id = 'spec', options: { l
           for (const { part, validate } of validators) {
             if (!validate(parts[part])) problems.push(...toFieldErrors(validate.errors, part === 'headers' ? 'header' : '', true));
           }
-          if (body && parts.body !== undefined && !body(parts.body)) problems.push(...toFieldErrors(body.errors));
+          if (body && parts.body !== undefined) problems.push(...bodyProblems(body, parts.body));
           return problems;
         },
         validateBody(value) {
           const { body } = requestValidators();
-          return body && !body(value) ? toFieldErrors(body.errors) : [];
+          return body ? bodyProblems(body, value) : [];
         },
         validateResponse(status, body) {
           const validator = responseValidators.get(String(status)) ?? responseValidators.get(`${String(status)[0]}XX`) ?? responseValidators.get('default');
@@ -174,6 +176,46 @@ export function compileSpec(document: OpenApiDocument, id = 'spec', options: { l
     }
   }
   return { document, operations, byId: new Map(operations.map((o) => [o.operationId, o])), unresolved };
+}
+
+/** An invalid body's arrays are cut to this many items before its problems are listed (see bodyProblems). */
+export const LISTED_ARRAY_ITEMS = 128;
+
+/**
+ * The problems of a JSON body. Ajv listing every error takes time that grows with the
+ * square of the errors when an array's items each have some (it copies the list so far
+ * at each item): a body of a few thousand empty items would hold the process for
+ * seconds. So a body is checked up to its first problem first (linear, and all a valid
+ * body needs); an invalid one has its problems listed with its arrays cut to their first
+ * LISTED_ARRAY_ITEMS items, its first problem always among them (an array past its
+ * `maxItems`, say, when the cut hides it).
+ */
+function bodyProblems(body: { all: ValidateFunction; first: ValidateFunction }, value: unknown): FieldError[] {
+  if (body.first(value)) return [];
+  const first = toFieldErrors(body.first.errors);
+  const listed = body.all(cutArrays(value, LISTED_ARRAY_ITEMS)) ? [] : toFieldErrors(body.all.errors);
+  const missing = first.filter((f) => !listed.some((l) => l.field === f.field && l.message === f.message));
+  return [...missing, ...listed];
+}
+
+/** `value` with every array longer than `most` cut to its first `most` items; `value` itself when none is. */
+function cutArrays(value: unknown, most: number): unknown {
+  if (Array.isArray(value)) {
+    let changed = value.length > most;
+    const items = (changed ? value.slice(0, most) : value).map((item: unknown) => {
+      const cut = cutArrays(item, most);
+      if (cut !== item) changed = true;
+      return cut;
+    });
+    return changed ? items : value;
+  }
+  if (value === null || typeof value !== 'object') return value;
+  let copy: Record<string, unknown> | undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const cut = cutArrays(item, most);
+    if (cut !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = cut;
+  }
+  return copy ?? value;
 }
 
 /** Keywords whose values are data, not schemas: a `$ref` key in them is not a reference. */
