@@ -1271,11 +1271,11 @@ export interface components {
             operation_id?: string;
             /** @description The status the request was answered with. */
             status?: number;
-            /** @description Header name (any case) → the exact value the request had (Authorization is journaled redacted). */
+            /** @description Header name (any case) → the exact value the request had (Authorization is journaled redacted). At most 32. */
             headers?: {
                 [key: string]: string;
             };
-            /** @description Field path of the JSON body (`courier_code`, `items[0].cod`) → the JSON value it equalled. */
+            /** @description Field path of the JSON body (`courier_code`, `items[0].cod`) → the JSON value it equalled. At most 32. */
             body?: {
                 [key: string]: components["schemas"]["JsonValue"];
             };

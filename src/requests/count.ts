@@ -34,20 +34,29 @@ export function checkRequestMatch(match: RequestMatch): RequestMatch {
 }
 
 /** Whether a journal entry meets every criterion of the match. */
-export function entryMatches(match: RequestMatch, entry: JournalEntry): boolean {
-  if (match.method !== undefined && match.method.toUpperCase() !== entry.method.toUpperCase()) return false;
-  if (match.operation_id !== undefined && match.operation_id !== entry.operation_id) return false;
-  if (match.status !== undefined && match.status !== entry.status) return false;
-  if (match.path !== undefined && !globMatches(match.path, entry.path)) return false;
-  for (const [name, value] of Object.entries(match.headers ?? {})) {
-    if (entry.headers[name.toLowerCase()] !== value) return false;
-  }
-  // A body above the journal's limit is kept as an excerpt of its text: no field path reaches into it.
-  for (const [path, value] of Object.entries(match.body ?? {})) {
-    if (!isDeepStrictEqual(valueAt(entry.body, path), value)) return false;
-  }
-  return true;
+export const entryMatches = (match: RequestMatch, entry: JournalEntry): boolean => matcher(match)(entry);
+
+/** The match as one test of an entry, its criteria listed once (not at each entry). */
+function matcher(match: RequestMatch): (entry: JournalEntry) => boolean {
+  const method = match.method?.toUpperCase();
+  const headers = Object.entries(match.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value] as const);
+  const body = Object.entries(match.body ?? {});
+  return (entry) => {
+    if (method !== undefined && method !== entry.method.toUpperCase()) return false;
+    if (match.operation_id !== undefined && match.operation_id !== entry.operation_id) return false;
+    if (match.status !== undefined && match.status !== entry.status) return false;
+    if (match.path !== undefined && !globMatches(match.path, entry.path)) return false;
+    for (const [name, value] of headers) if (entry.headers[name] !== value) return false;
+    // A body above the journal's limit is kept as an excerpt of its text: no field path reaches into it.
+    for (const [path, value] of body) if (!isDeepStrictEqual(valueAt(entry.body, path), value)) return false;
+    return true;
+  };
 }
 
 /** How many of the entries meet the match. */
-export const countMatching = (entries: readonly JournalEntry[], match: RequestMatch): number => entries.reduce((n, entry) => (entryMatches(match, entry) ? n + 1 : n), 0);
+export function countMatching(entries: readonly JournalEntry[], match: RequestMatch): number {
+  const matches = matcher(match);
+  let count = 0;
+  for (const entry of entries) if (matches(entry)) count += 1;
+  return count;
+}

@@ -65,6 +65,8 @@ describe('POST /__sandbox/requests/count', () => {
     ['a path glob beyond ASCII', { path: '/v1/ordér' }, 'path'],
     ['a body key that is not a field path', { body: { 'items[': 1 } }, 'body.items['],
     ['a status that is not one', { status: 42 }, 'status'],
+    ['more than 32 body criteria', { body: Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`items[0].f${i}`, 'x'])) }, 'body'],
+    ['more than 32 header criteria', { headers: Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`x-h${i}`, 'x'])) }, 'headers'],
   ])('answers 400 naming the field for %s', async (_, match, field) => {
     await knownRequests();
     const res = await sandbox.call('POST', '/__sandbox/requests/count', { body: match });
