@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { EndpointSetting, EventFilter, ExtraEndpoint } from '../records/index.js';
 import { makeSecret } from './secret.js';
+import { RuleViolation } from '../shared/index.js';
 
 /** Endpoints a client may have besides its default one. */
 export const MAX_ENDPOINTS = 20;
@@ -69,6 +70,10 @@ function secretOf(patch: EndpointPatch, clientId: string, id: string, _seed: str
 
 /** An extra endpoint with the patch applied. */
 export function patchedEndpoint(endpoint: ExtraEndpoint, patch: EndpointPatch, clientId: string, seed: string | undefined, at: number): ExtraEndpoint {
+  // A listener's target is its name: its deliveries go through its `listen` session, which a URL would silently cut off.
+  if (endpoint.target.type === 'listener' && patch.url !== undefined) {
+    throw new RuleViolation([{ field: 'url', message: 'a listener endpoint has no URL: its deliveries go to its listen session' }], 'A listener endpoint takes no URL; add a URL endpoint instead.');
+  }
   const secret = secretOf(patch, clientId, endpoint.id, seed, at);
   return {
     ...endpoint,

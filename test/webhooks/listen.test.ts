@@ -136,6 +136,16 @@ describe('GET /__sandbox/listen: who may listen, and bad input', () => {
     expect(listed.filter((e) => e.connected)).toHaveLength(10);
   });
 
+  it('refuses a URL for a listener endpoint (400 naming url): its deliveries keep going to its session', async () => {
+    const session = await listen();
+    const res = await call('PATCH', `/__sandbox/webhooks/endpoints/${session.ready.endpoint_id}`, TOKEN_A, { url: 'https://example.com/hooks' });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([expect.objectContaining({ field: 'url' })]);
+    const endpoint = (await call('GET', `/__sandbox/webhooks/endpoints/${session.ready.endpoint_id}`)).body;
+    expect(endpoint).toMatchObject({ listener: 'laptop', url: null });
+    expect(session.closeCode).toBeUndefined();
+  });
+
   it('closes with 1008 on a malformed message; ignores a message of a type it does not know', async () => {
     const session = await listen();
     session.ws.send(JSON.stringify({ type: 'hello', note: 'a later CLI' }));
