@@ -23,3 +23,33 @@ export function knownToken(registry: ClientRegistry, header: string | undefined)
 
 /** The token of an `Authorization: Bearer <token>` header, or undefined when it is not one. */
 const bearerToken = (header: string): string | undefined => /^Bearer +(\S+) *$/i.exec(header)?.[1];
+
+/** Per connection, the last Authorization header that authenticated on it and who it named. */
+const remembered = new WeakMap<object, { registry: ClientRegistry; header: string; caller: Caller }>();
+
+/**
+ * Whether `given` is `known`, in a time that depends on `given`'s length only: a
+ * connection may carry several parties' requests (a proxy's keep-alive connection), so
+ * how long the comparison takes must tell nothing of the header an earlier request sent.
+ */
+function sameText(given: string, known: string): boolean {
+  let differ = given.length ^ known.length;
+  const length = known.length || 1;
+  for (let i = 0; i < given.length; i += 1) differ |= given.charCodeAt(i) ^ known.charCodeAt(i % length);
+  return differ === 0;
+}
+
+/**
+ * `authenticate` for a request on `connection` (its socket): a keep-alive connection
+ * sends the same Authorization header with each request, so the header that last
+ * authenticated on it is remembered with its caller, and the same header again is that
+ * caller without hashing the token and comparing it with every configured one. Any other
+ * header (another token, none) is authenticated as `authenticate` does, its 401 included.
+ */
+export function authenticateOn(connection: object, registry: ClientRegistry, header: string | undefined): Caller {
+  const last = remembered.get(connection);
+  if (last !== undefined && header !== undefined && last.registry === registry && sameText(header, last.header)) return last.caller;
+  const caller = authenticate(registry, header);
+  remembered.set(connection, { registry, header: header!, caller });
+  return caller;
+}

@@ -1,4 +1,5 @@
-import { createCipheriv, createHash, type Cipher } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { AesBlock } from './aes-block.js';
 
 /** Rounds of the Feistel network: eight, as format-preserving encryption (FF1, FF3) uses for numbers this wide. */
 const ROUNDS = 8;
@@ -14,13 +15,12 @@ const ROUNDS = 8;
  * @example new KeyedPermutation('seed:client-a:order').text(1, 11) // e.g. '48213907561'
  */
 export class KeyedPermutation {
-  private readonly cipher: Cipher;
-  private readonly block = Buffer.alloc(16);
+  private readonly aes: AesBlock;
+  /** The encrypted block of the last round, reused by every round. */
+  private readonly out = new Uint32Array(4);
 
   constructor(keyMaterial: string) {
-    const key = createHash('sha256').update(keyMaterial).digest().subarray(0, 16);
-    // ECB on one block at a time: each `update` of 16 bytes gives that block's encryption.
-    this.cipher = createCipheriv('aes-128-ecb', key, null).setAutoPadding(false);
+    this.aes = new AesBlock(createHash('sha256').update(keyMaterial).digest().subarray(0, 16));
   }
 
   /** The counter's number in [0, 10^digits). */
@@ -42,12 +42,14 @@ export class KeyedPermutation {
     return String(this.apply(counter, digits)).padStart(digits, '0');
   }
 
-  /** The round function: 48 bits of the AES encryption of (round, width, half). */
+  /**
+   * The round function: the first 48 bits of the AES encryption of the block that holds
+   * the round (byte 0), the width (byte 1) and the half as 48 bits big-endian (bytes 2-7),
+   * zeros after.
+   */
   private round(round: number, digits: number, half: number): number {
-    this.block.fill(0);
-    this.block[0] = round;
-    this.block[1] = digits;
-    this.block.writeUIntBE(half, 2, 6);
-    return this.cipher.update(this.block).readUIntBE(0, 6);
+    const high = Math.floor(half / 2 ** 32);
+    this.aes.encrypt(((round << 24) | (digits << 16) | (high & 0xffff)) >>> 0, half >>> 0, 0, 0, this.out);
+    return this.out[0]! * 2 ** 16 + (this.out[1]! >>> 16);
   }
 }

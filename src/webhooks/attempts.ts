@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { DEFAULT_ENDPOINT, type Attempt, type AttemptTrigger, type ChaosMode, type Delivery, type WebhookEventType, type WebhookPayload, type Stored } from '../records/index.js';
 import type { Repositories } from '../store/index.js';
 import { Unavailable } from '../shared/index.js';
@@ -164,7 +164,7 @@ export class DeliveryAttempts {
     // deliveries only, so it shows nothing of other clients' activity, even to one who knows the seed.
     const seq = await tx.counters.next('delivery');
     const own = await tx.counters.next(`delivery:${clientId}`);
-    const id = `msg_${createHash('sha256').update(`${this.deps.seed}:delivery:${clientId}:${own}`).digest('hex').slice(0, 24)}`;
+    const id = `msg_${hash('sha256', `${this.deps.seed}:delivery:${clientId}:${own}`, 'hex').slice(0, 24)}`;
     // The default endpoint's deliveries carry no endpoint id, as they did before there were others.
     const to = endpointId === undefined || endpointId === DEFAULT_ENDPOINT ? {} : { endpoint_id: endpointId };
     return tx.deliveries.insert({ id, seq, client_id: clientId, ...to, event, order_no: orderNo, body: JSON.stringify(payload), chaos, created_at: at, attempts: [], ...state });

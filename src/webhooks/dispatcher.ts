@@ -40,8 +40,11 @@ export class WebhookDispatcher {
   private readonly manual: ManualAttempts;
   private readonly recovery: Recovery;
   private closed = false;
+  /** The error of a delivery the full outbox did not keep: one string, shared by every such delivery. */
+  private readonly outboxFull: string;
 
   constructor(private readonly deps: DispatcherDeps) {
+    this.outboxFull = webhookMessages.outboxFull(deps.outboxSize);
     this.fullWarnings = new WarningThrottle(OUTBOX_WARNING_INTERVAL_MS, deps.wallNow);
     this.held = new HeldCounts(deps.outboxSize, deps.wallNow);
     this.attempts = new DeliveryAttempts(deps, this.held);
@@ -95,7 +98,7 @@ export class WebhookDispatcher {
     const create = (state: DeliveryState) => this.attempts.create(tx, clientId, event.type, event.order.order_no, payloadOf(event), chaos, event.at, state);
     if (hold !== undefined && held >= this.deps.outboxSize) {
       // Kept in the log (redeliverable) but not held: a client that never sets a URL cannot grow the outbox without end.
-      await create({ status: 'failed', next_attempt_at: null, last_error: webhookMessages.outboxFull(this.deps.outboxSize) });
+      await create({ status: 'failed', next_attempt_at: null, last_error: this.outboxFull });
       this.warnOutboxFull(clientId, held);
       return;
     }

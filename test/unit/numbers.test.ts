@@ -1,8 +1,42 @@
+import { createCipheriv, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { AesBlock } from '../../src/ids/aes-block.js';
 import { IdFactory } from '../../src/ids/index.js';
 import { KeyedPermutation } from '../../src/ids/numbers.js';
 
+/** What the permutation gave for these counters when each round was node's `aes-128-ecb` Cipher. */
+const EXPECTED_ORDER_NUMBERS = ['33545798594', '65902835974', '59877268076', '72041879234', '23877303306'];
+
+describe('AesBlock', () => {
+  const encrypt = (key: Buffer, block: Buffer): Buffer => {
+    const out = new Uint32Array(4);
+    new AesBlock(key).encrypt(block.readUInt32BE(0), block.readUInt32BE(4), block.readUInt32BE(8), block.readUInt32BE(12), out);
+    const bytes = Buffer.alloc(16);
+    out.forEach((word, i) => bytes.writeUInt32BE(word, 4 * i));
+    return bytes;
+  };
+
+  it("gives FIPS-197's example ciphertext", () => {
+    const key = Buffer.from('000102030405060708090a0b0c0d0e0f', 'hex');
+    expect(encrypt(key, Buffer.from('00112233445566778899aabbccddeeff', 'hex')).toString('hex')).toBe('69c4e0d86a7b0430d8cdb78070b4c55a');
+  });
+
+  it("gives node's AES-128 encryption of random blocks under random keys", () => {
+    for (let i = 0; i < 200; i += 1) {
+      const key = randomBytes(16);
+      const block = randomBytes(16);
+      const expected = createCipheriv('aes-128-ecb', key, null).setAutoPadding(false).update(block);
+      expect(encrypt(key, block).toString('hex')).toBe(expected.toString('hex'));
+    }
+  });
+});
+
 describe('KeyedPermutation', () => {
+  it('gives the numbers it gave with node\'s cipher (ids of a seed stay the same)', () => {
+    const permutation = new KeyedPermutation('ids:5:bench:20:client_7137e16f75a1:order');
+    expect([0, 1, 2, 1234567, 99_999_999_999].map((n) => permutation.text(n, 11))).toEqual(EXPECTED_ORDER_NUMBERS);
+  });
+
   it('never gives two counters the same number', () => {
     const permutation = new KeyedPermutation('seed');
     const seen = new Set<number>();

@@ -1,4 +1,4 @@
-import { authenticate } from '../auth.js';
+import { authenticateOn } from '../auth.js';
 import { authorize } from '../roles.js';
 import { laneOf, type Exchange } from './exchange.js';
 
@@ -8,7 +8,7 @@ import { laneOf, type Exchange } from './exchange.js';
  */
 export function identify(x: Exchange): void {
   const { input, op, options } = x;
-  const caller = authenticate(options.registry, input.headers.authorization);
+  const caller = authenticateOn(x.req.socket, options.registry, input.headers.authorization);
   input.role = caller.role;
   input.client = authorize(options.registry, op, caller, input.headers);
   options.scope?.client(laneOf(input));
