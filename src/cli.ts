@@ -42,8 +42,13 @@ async function main(options: SandboxOptions): Promise<void> {
     sandbox.close().then(
       () => process.exit(0),
       (error: unknown) => {
-        console.error(error);
-        process.exit(1);
+        // As at the start: what went wrong is the user's to see in one line, with no stack.
+        const message = error instanceof Error ? error.message : String(error);
+        sandbox.services.logger.error({ err: error }, 'stopping failed');
+        sandbox.services.logger.flush(() => {
+          process.stderr.write(`shipping-sandbox: stopping failed. ${message}\n`);
+          process.exit(1);
+        });
       },
     );
   };

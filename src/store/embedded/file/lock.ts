@@ -182,7 +182,13 @@ export class DataFileLock {
   /** Removes the lock file if it is still this process's. Safe to call twice. */
   release(): void {
     this.stopWatching();
-    if (readHolder(this.path)?.id === this.holder.id) rmSync(this.path, { force: true });
+    if (readHolder(this.path)?.id !== this.holder.id) return;
+    try {
+      rmSync(this.path, { force: true });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? String(error);
+      throw new Error(`The lock file ${this.path} could not be removed (${code}); the data is saved, and the next start takes the lock over once it is stale. Check that the folder ${dirname(this.path)} is writable.`);
+    }
   }
 
   /** Removes take-over markers and temporary lock files that no live starter needs any more. */
