@@ -43,8 +43,10 @@ function httpUrl(value: string): string {
 
 function eventList(value: string): string[] {
   const events = value.split(',').map((e) => e.trim());
+  const hint = `use one or more of ${SANDBOX_EVENT_TYPES.join(', ')}, comma-separated`;
+  if (events.includes('')) throw new InvalidArgumentError(`has an empty event name: ${hint}`);
   const unknown = events.filter((e) => !(SANDBOX_EVENT_TYPES as readonly string[]).includes(e));
-  if (unknown.length > 0) throw new InvalidArgumentError(`${unknown.map((e) => (e === '' ? '(empty)' : `"${e}"`)).join(', ')} is not an event: use one or more of ${SANDBOX_EVENT_TYPES.join(', ')}, comma-separated`);
+  if (unknown.length > 0) throw new InvalidArgumentError(`${unknown.map((e) => `"${e}"`).join(', ')} ${unknown.length === 1 ? 'is not an event' : 'are not events'}: ${hint}`);
   return [...new Set(events)];
 }
 
