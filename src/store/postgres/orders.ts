@@ -3,7 +3,8 @@ import type { Order, OrderQuery, Page, Stored, Unversioned } from '../../records
 import { positionOf } from '../cursor.js';
 import type { OrderRepository } from '../port.js';
 import { isUniqueViolation, ONE_ROW_OR_STALE, type Db } from './db.js';
-import { dataOf, pageOf, stored } from './rows.js';
+import { listPage } from './listing.js';
+import { dataOf, stored } from './rows.js';
 import { finite, Where } from './where.js';
 /**
  * The columns of an order's row besides `version` and `data`, in the order
@@ -110,14 +111,9 @@ export class PgOrders implements OrderRepository {
     if (query.scenario !== undefined) where.add((p) => `scenario = ${p(query.scenario)}`);
     if (query.courier_code !== undefined) where.add((p) => `courier_code = ${p(query.courier_code)}`);
     if (query.search !== undefined) where.add((p) => { const s = p(query.search); return `(order_no = ${s} OR awb = ${s} OR order_code = ${s})`; });
-    const filters = { sql: where.sql, values: [...where.values] };
+    const filters = { sql: where.sql };
     if (from) where.add((p) => `(created_at, order_no) < (${p(from.rank)}, ${p(from.id)})`);
-    const page = await this.db().query<{ data: Order; version: number }>(
-      `SELECT data, version FROM orders ${where.sql} ORDER BY created_at DESC, order_no DESC LIMIT ${query.limit + 1}`,
-      where.values,
-    );
-    const { rows } = await this.db().query<{ n: string }>(`SELECT count(*) AS n FROM orders ${filters.sql}`, filters.values);
-    return pageOf<Order>(page.rows, query.limit, Number(rows[0]!.n), (o) => ({ rank: o.created_at, id: o.order_no }));
+    return listPage<Order>(this.db(), { table: 'orders', filters, page: where, order: ['created_at', 'order_no'], limit: query.limit, total: true, position: (o) => ({ rank: o.created_at, id: o.order_no }) });
   }
 
   async createdBefore(olderThan: number, limit: number): Promise<Array<Stored<Order>>> {
