@@ -4,6 +4,7 @@ import { positionOf } from '../cursor.js';
 import type { OrderRepository } from '../port.js';
 import { isUniqueViolation, ONE_ROW_OR_STALE, type Db } from './db.js';
 import { listPage } from './listing.js';
+import { pointRead } from './point-reads.js';
 import { dataOf, stored } from './rows.js';
 import { finite, Where } from './where.js';
 /**
@@ -39,6 +40,9 @@ const UPDATE_ORDER = `UPDATE orders SET client_id = $2, created_at = $3, awb = $
     data = $10, version = version + 1
   WHERE order_no = $1 AND version = $11`;
 
+const BY_ORDER_NO = pointRead('SELECT data, version FROM orders WHERE order_no = $1');
+const BY_AWB = pointRead('SELECT data, version FROM orders WHERE awb = $1');
+
 /** Orders as rows of `orders`: the columns lookups and listings use (ORDER_COLUMNS), and the record as JSON. */
 export class PgOrders implements OrderRepository {
   /** A taken order number meets the primary key, a taken batch id NEW_BATCH_INSERT's check, a taken AWB its unique index (update's Conflict). */
@@ -47,12 +51,12 @@ export class PgOrders implements OrderRepository {
   constructor(private readonly db: () => Db) {}
 
   async get(orderNo: string): Promise<Stored<Order> | undefined> {
-    const { rows } = await this.db().query<{ data: Order; version: number }>('SELECT data, version FROM orders WHERE order_no = $1', [orderNo]);
+    const { rows } = await this.db().query<{ data: Order; version: number }>(BY_ORDER_NO, [orderNo]);
     return rows[0] && stored<Order>(rows[0].data, rows[0].version);
   }
 
   async byAwb(awb: string): Promise<Stored<Order> | undefined> {
-    const { rows } = await this.db().query<{ data: Order; version: number }>('SELECT data, version FROM orders WHERE awb = $1', [awb]);
+    const { rows } = await this.db().query<{ data: Order; version: number }>(BY_AWB, [awb]);
     return rows[0] && stored<Order>(rows[0].data, rows[0].version);
   }
 
