@@ -2,6 +2,7 @@ import pg from 'pg';
 import { Unavailable } from '../../shared/index.js';
 import type { SharedClockRepository } from '../port.js';
 import type { Db } from './db.js';
+import { pointRead } from './point-reads.js';
 import type { Prefetched } from './settings.js';
 import type { ClientClock, ClientSettings, KeptClocks, KeptRealClock } from '../../records/index.js';
 
@@ -46,6 +47,12 @@ function keptOf(rows: ClockRow[]): KeptClocks {
   return kept;
 }
 
+/** A client's and the sandbox's clocks and the client's settings (see readWithSettings). */
+const CLOCK_WITH_SETTINGS = pointRead(
+  `SELECT ${CLOCK_COLUMNS}, NULL::jsonb AS data, NULL::integer AS version FROM clocks WHERE client_id = ANY($1)
+   UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, data, version FROM client_settings WHERE client_id = $2`,
+);
+
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -89,8 +96,7 @@ export class PgClocks implements SharedClockRepository {
   /** The client's and the sandbox's clocks, and the client's settings (into `prefetched`), in one statement. */
   private async readWithSettings(clientId: string, prefetched: Prefetched): Promise<KeptClocks> {
     const { rows } = await this.db.query<ClockRow & { data: ClientSettings | null; version: number | null }>(
-      `SELECT ${CLOCK_COLUMNS}, NULL::jsonb AS data, NULL::integer AS version FROM clocks WHERE client_id = ANY($1)
-       UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, data, version FROM client_settings WHERE client_id = $2`,
+      CLOCK_WITH_SETTINGS,
       [[clientId, ''], clientId],
     );
     const settings = rows.find((row) => row.client_id === null);

@@ -3,7 +3,8 @@ import { DEFAULT_ENDPOINT, type Delivery, type DeliveryStatus, type DeliveryQuer
 import { positionOf } from '../cursor.js';
 import type { DeliveryRepository } from '../port.js';
 import { isUniqueViolation, type Db } from './db.js';
-import { dataOf, pageOf, stored } from './rows.js';
+import { listPage } from './listing.js';
+import { dataOf, stored } from './rows.js';
 import { finite, Where } from './where.js';
 
 /** Webhook deliveries as rows of `deliveries`: the columns a listing filters and orders on, and the record as JSON. */
@@ -59,15 +60,9 @@ export class PgDeliveries implements DeliveryRepository {
     const { dueBy, dueAfter } = query;
     if (dueBy !== undefined) where.add((p) => `(data->>'next_attempt_at')::numeric <= ${p(finite(dueBy))}`);
     if (dueAfter !== undefined) where.add((p) => `(data->>'next_attempt_at')::numeric > ${p(finite(dueAfter))}`);
-    const filters = { sql: where.sql, values: [...where.values] };
+    const filters = { sql: where.sql };
     if (from) where.add((p) => `(seq, id) < (${p(from.rank)}, ${p(from.id)})`);
-    const page = await this.db().query<{ data: Delivery; version: number }>(
-      `SELECT data, version FROM deliveries ${where.sql} ORDER BY seq DESC, id DESC LIMIT ${query.limit + 1}`,
-      where.values,
-    );
-    if (query.total === false) return pageOf<Delivery>(page.rows, query.limit, -1, (d) => ({ rank: d.seq, id: d.id }));
-    const { rows } = await this.db().query<{ n: string }>(`SELECT count(*) AS n FROM deliveries ${filters.sql}`, filters.values);
-    return pageOf<Delivery>(page.rows, query.limit, Number(rows[0]!.n), (d) => ({ rank: d.seq, id: d.id }));
+    return listPage<Delivery>(this.db(), { table: 'deliveries', filters, page: where, order: ['seq', 'id'], limit: query.limit, total: query.total !== false, position: (d) => ({ rank: d.seq, id: d.id }) });
   }
 
   async countByStatus(clientId: string, status: DeliveryStatus, upTo = Number.MAX_SAFE_INTEGER): Promise<number> {

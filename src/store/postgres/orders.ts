@@ -3,7 +3,9 @@ import type { Order, OrderQuery, Page, Stored, Unversioned } from '../../records
 import { positionOf } from '../cursor.js';
 import type { OrderRepository } from '../port.js';
 import { isUniqueViolation, ONE_ROW_OR_STALE, type Db } from './db.js';
-import { dataOf, pageOf, stored } from './rows.js';
+import { listPage } from './listing.js';
+import { pointRead } from './point-reads.js';
+import { dataOf, stored } from './rows.js';
 import { finite, Where } from './where.js';
 /**
  * The columns of an order's row besides `version` and `data`, in the order
@@ -38,6 +40,9 @@ const UPDATE_ORDER = `UPDATE orders SET client_id = $2, created_at = $3, awb = $
     data = $10, version = version + 1
   WHERE order_no = $1 AND version = $11`;
 
+const BY_ORDER_NO = pointRead('SELECT data, version FROM orders WHERE order_no = $1');
+const BY_AWB = pointRead('SELECT data, version FROM orders WHERE awb = $1');
+
 /** Orders as rows of `orders`: the columns lookups and listings use (ORDER_COLUMNS), and the record as JSON. */
 export class PgOrders implements OrderRepository {
   /** A taken order number meets the primary key, a taken batch id NEW_BATCH_INSERT's check, a taken AWB its unique index (update's Conflict). */
@@ -46,12 +51,12 @@ export class PgOrders implements OrderRepository {
   constructor(private readonly db: () => Db) {}
 
   async get(orderNo: string): Promise<Stored<Order> | undefined> {
-    const { rows } = await this.db().query<{ data: Order; version: number }>('SELECT data, version FROM orders WHERE order_no = $1', [orderNo]);
+    const { rows } = await this.db().query<{ data: Order; version: number }>(BY_ORDER_NO, [orderNo]);
     return rows[0] && stored<Order>(rows[0].data, rows[0].version);
   }
 
   async byAwb(awb: string): Promise<Stored<Order> | undefined> {
-    const { rows } = await this.db().query<{ data: Order; version: number }>('SELECT data, version FROM orders WHERE awb = $1', [awb]);
+    const { rows } = await this.db().query<{ data: Order; version: number }>(BY_AWB, [awb]);
     return rows[0] && stored<Order>(rows[0].data, rows[0].version);
   }
 
@@ -110,14 +115,9 @@ export class PgOrders implements OrderRepository {
     if (query.scenario !== undefined) where.add((p) => `scenario = ${p(query.scenario)}`);
     if (query.courier_code !== undefined) where.add((p) => `courier_code = ${p(query.courier_code)}`);
     if (query.search !== undefined) where.add((p) => { const s = p(query.search); return `(order_no = ${s} OR awb = ${s} OR order_code = ${s})`; });
-    const filters = { sql: where.sql, values: [...where.values] };
+    const filters = { sql: where.sql };
     if (from) where.add((p) => `(created_at, order_no) < (${p(from.rank)}, ${p(from.id)})`);
-    const page = await this.db().query<{ data: Order; version: number }>(
-      `SELECT data, version FROM orders ${where.sql} ORDER BY created_at DESC, order_no DESC LIMIT ${query.limit + 1}`,
-      where.values,
-    );
-    const { rows } = await this.db().query<{ n: string }>(`SELECT count(*) AS n FROM orders ${filters.sql}`, filters.values);
-    return pageOf<Order>(page.rows, query.limit, Number(rows[0]!.n), (o) => ({ rank: o.created_at, id: o.order_no }));
+    return listPage<Order>(this.db(), { table: 'orders', filters, page: where, order: ['created_at', 'order_no'], limit: query.limit, total: true, position: (o) => ({ rank: o.created_at, id: o.order_no }) });
   }
 
   async createdBefore(olderThan: number, limit: number): Promise<Array<Stored<Order>>> {

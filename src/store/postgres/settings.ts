@@ -1,11 +1,14 @@
 import { Conflict, domainMessages } from '../../shared/index.js';
 import type { ClientSettingsRepository } from '../port.js';
 import { isUniqueViolation, type Db } from './db.js';
+import { pointRead } from './point-reads.js';
 import { dataOf, stored } from './rows.js';
 import type { ClientSettings, Stored } from '../../records/index.js';
 
 /** Settings read along with a request's clock (see PostgresStorage.requestScope), by client: each used once. */
 export type Prefetched = Map<string, { data: ClientSettings; version: number } | undefined>;
+
+const SETTINGS_OF = pointRead('SELECT data, version FROM client_settings WHERE client_id = $1');
 
 /** Each client's settings as a row of `client_settings`, written with a version check. */
 export class PgSettings implements ClientSettingsRepository {
@@ -24,7 +27,7 @@ export class PgSettings implements ClientSettingsRepository {
       prefetched.delete(clientId);
       return row && stored<ClientSettings>(row.data, row.version);
     }
-    const { rows } = await db.query<{ data: ClientSettings; version: number }>('SELECT data, version FROM client_settings WHERE client_id = $1', [clientId]);
+    const { rows } = await db.query<{ data: ClientSettings; version: number }>(SETTINGS_OF, [clientId]);
     return rows[0] && stored<ClientSettings>(rows[0].data, rows[0].version);
   }
 

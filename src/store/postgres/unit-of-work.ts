@@ -11,6 +11,7 @@ import { PgMeta } from './meta.js';
 import { inOneTrip, type TxContext } from './one-trip.js';
 import { PgOrders } from './orders.js';
 import { codeOf, type Reachability } from './reachability.js';
+import { isPointRead, PointReads } from './point-reads.js';
 import { PgSettings, type Prefetched } from './settings.js';
 import { statement } from './statements.js';
 
@@ -31,6 +32,8 @@ export type SharedRepositories = Pick<Repositories, 'counters' | 'requests' | 'r
  */
 export class UnitsOfWork {
   private readonly current = new AsyncLocalStorage<TxContext>();
+  /** Point reads of requests outside a unit, sent together (see PointReads). */
+  private readonly points: PointReads;
 
   constructor(
     private readonly connections: Connections,
@@ -39,7 +42,17 @@ export class UnitsOfWork {
     private readonly shared: SharedRepositories,
     /** The settings the current request read along with its clock, if any. */
     private readonly prefetched: () => Prefetched | undefined,
-  ) {}
+  ) {
+    this.points = new PointReads(async () => {
+      const release = await this.connections.permit();
+      try {
+        return { client: await this.connections.pool.connect(), release };
+      } catch (error) {
+        release();
+        throw error;
+      }
+    });
+  }
 
   /** Statements outside a transaction: each on a pooled connection, committed at once. */
   readonly outside: Db = {
@@ -67,7 +80,9 @@ export class UnitsOfWork {
    * which gives it the next connection given back, ahead of the requests holding none.
    */
   private async pooledQuery(text: string, values?: unknown[]): Promise<pg.QueryResult> {
-    const release = this.current.getStore() ? () => undefined : await this.connections.permit();
+    const inUnit = this.current.getStore() !== undefined;
+    if (!inUnit && isPointRead(text) && this.connections.own === this.connections.pool) return this.points.query(text, values);
+    const release = inUnit ? () => undefined : await this.connections.permit();
     try {
       return await this.connections.own.query(statement(text, values));
     } finally {

@@ -1,0 +1,110 @@
+/**
+ * npx tsx bench/pg-trips.ts (after npm run build): what one PostgreSQL replica sends to its
+ * database per request, in figures that do not depend on how busy the machine is, and
+ * its CPU time per request beside the embedded store's.
+ *
+ * One embedded PostgreSQL server (default settings) with 1,000 seeded delivered orders,
+ * one replica as users run it (`--awb-delay 1s`, real clock) with bench/pg-trips.cjs
+ * preloaded. For GET tracking and POST 1 item: a warm-up, then BENCH_TRIPS_REQUESTS
+ * (2,000) requests on 10 connections and 1.2 s for the work they leave behind (batched
+ * journal and report writes, AWB jobs); per request: statements, socket writes (round
+ * trips: a pipelined group is one) and reads, the replica's and the database's
+ * user + system CPU time (from /proc), and the statements by text. CPU times rise on a
+ * busy machine; the counts do not.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { seedOrders } from '../scripts/seed-postgres.js';
+import { deliveredOrder } from '../test/support/delivered-order.js';
+import { createRequest } from '../test/support/orders.js';
+import { startPostgres, type TestPostgres } from '../test/support/postgres.js';
+import { HEADERS, spawnServer, stop, TMP } from './harness.js';
+import { BENCH_TOKEN } from './prefill.js';
+
+const REQUESTS = Number(process.env.BENCH_TRIPS_REQUESTS ?? 2_000);
+const TICKS_PER_MS = 100 / 1000; // USER_HZ is 100 on Linux
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** User + system CPU time of a process so far, ms (with `children`, that of its children reaped too). */
+function cpuMs(pid: number, children = false): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12]) + (children ? Number(fields[13]) + Number(fields[14]) : 0)) / TICKS_PER_MS;
+}
+
+/** The database server's CPU time so far: the postmaster with the sessions it reaped, and its live processes. */
+function databaseCpuMs(server: TestPostgres): number {
+  const master = Number(readFileSync(join(server.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  let total = cpuMs(master, true);
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      if (Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]) === master) total += cpuMs(Number(pid));
+    } catch {
+      // ended meanwhile: its time is the postmaster's now
+    }
+  }
+  return total;
+}
+
+interface Counts {
+  statements: number;
+  writes: number;
+  reads: number;
+  texts: Array<[string, number]>;
+}
+
+const CASES = [
+  ['GET tracking', 'GET', undefined],
+  ['POST 1 item', 'POST', JSON.stringify(createRequest(1))],
+] as const;
+
+async function main(): Promise<void> {
+  rmSync(TMP, { recursive: true, force: true });
+  mkdirSync(TMP, { recursive: true });
+  const server = await startPostgres();
+  try {
+    const url = await server.freshDatabase();
+    const seeded = await seedOrders({ url, template: await deliveredOrder(BENCH_TOKEN), count: 1_000 });
+    const file = join(TMP, 'trips.json');
+    const replica = await spawnServer('pg-trips', process.execPath, ['--require', './bench/pg-trips.cjs', 'dist/cli.js', '--port', '0', '--database-url', url, '--token', BENCH_TOKEN, '--awb-delay', '1s'], {
+      env: { NODE_ENV: 'production', BENCH_PG_PORT: new URL(server.serverUrl).port, BENCH_TRIPS_FILE: file },
+      log: join(TMP, 'pg-trips.log'),
+    });
+    const counts = async (): Promise<Counts> => {
+      rmSync(file, { force: true });
+      replica.child.kill('SIGUSR1');
+      for (let i = 0; i < 200 && !existsSync(file); i += 1) await sleep(10);
+      return JSON.parse(readFileSync(file, 'utf8')) as Counts;
+    };
+    const rows: string[] = [];
+    const texts: string[] = [];
+    for (const [name, method, body] of CASES) {
+      const options = { url: `${replica.url}${method === 'GET' ? `/v1/order/tracking/${seeded.last.awb}` : '/v1/order'}`, method, connections: 10, headers: HEADERS, ...(body ? { body } : {}) };
+      await autocannon({ ...options, amount: Math.ceil(REQUESTS / 5) });
+      await sleep(1_500);
+      await counts();
+      const before = { replica: cpuMs(replica.child.pid!), database: databaseCpuMs(server) };
+      const result = await autocannon({ ...options, amount: REQUESTS });
+      if (result.non2xx + result.errors > 0) throw new Error(`${name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+      await sleep(1_200);
+      const c = await counts();
+      const per = (n: number) => (n / REQUESTS).toFixed(2);
+      const cpu = ((cpuMs(replica.child.pid!) - before.replica) / REQUESTS).toFixed(3);
+      const db = ((databaseCpuMs(server) - before.database) / REQUESTS).toFixed(3);
+      rows.push(`| ${name} | ${per(c.statements)} | ${per(c.writes)} | ${per(c.reads)} | ${cpu} | ${db} |`);
+      texts.push(`\n${name}, statements per request:\n`, ...c.texts.filter(([, n]) => n / REQUESTS >= 0.01).map(([text, n]) => `  ${(n / REQUESTS).toFixed(2)}  ${text}`));
+    }
+    await stop(replica.child);
+    console.log(`${REQUESTS.toLocaleString('en')} requests per case, 10 connections, one replica, 1,000 orders.\n`);
+    console.log('| case | statements / request | socket writes / request | socket reads / request | replica CPU ms / request | database CPU ms / request |');
+    console.log('|---|---|---|---|---|---|');
+    for (const row of rows) console.log(row);
+    console.log(texts.join('\n'));
+  } finally {
+    await server.stop();
+    rmSync(TMP, { recursive: true, force: true });
+  }
+}
+
+await main();
+process.exit(0);
