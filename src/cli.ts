@@ -45,10 +45,13 @@ async function main(options: SandboxOptions): Promise<void> {
         // As at the start: what went wrong is the user's to see in one line, with no stack.
         const message = error instanceof Error ? error.message : String(error);
         sandbox.services.logger.error({ err: error }, 'stopping failed');
-        sandbox.services.logger.flush(() => {
+        const exit = () => {
           process.stderr.write(`shipping-sandbox: stopping failed. ${message}\n`);
           process.exit(1);
-        });
+        };
+        // A stdout nobody reads holds the flush: the stop ends 1 s later all the same.
+        setTimeout(exit, 1_000).unref();
+        sandbox.services.logger.flush(exit);
       },
     );
   };

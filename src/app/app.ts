@@ -1,5 +1,5 @@
 import express, { type Express } from 'express';
-import { cors, errorEnvelope, FairTurns, jsonBody, knownToken, largeBodiesFor, mountSpec, requestLog, routedHandlers, series, specAnswer, unknownPath, type SandboxModule } from '../http/index.js';
+import { cors, errorEnvelope, FairTurns, jsonBody, knownTokenOn, largeBodiesFor, mountSpec, requestLog, routedHandlers, series, specAnswer, unknownPath, type SandboxModule } from '../http/index.js';
 import { controlModule, ordersModule } from './modules/index.js';
 import type { Services } from './services.js';
 
@@ -28,7 +28,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
     return n;
   };
   // Large bodies are parsed and validated on a worker thread before their turn (see LargeBodies).
-  const largeBodies = largeBodiesFor({ providerSpec: services.options.providerSpec, maxItems: services.options.maxItems });
+  const largeBodies = largeBodiesFor({ provider: services.specs.provider.document, control: services.specs.control.document }, (why) => services.logger.warn(why));
   const onObserverError = (error: unknown): void => services.logger.error({ err: error }, 'a request observer failed (journal, report or metrics); the request was answered');
   const control = mountSpec(services.specs.control, {
     admit,
@@ -65,7 +65,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
   // One layer of express's router for the whole edge: log, CORS, body, then the specs
   // (every control path starts with /__sandbox/: provider requests skip its routes).
   app.use(
-    series(requestLog(services.logger), cors(services.options.corsOrigins), jsonBody(services.options.bodyLimit, (req) => knownToken(services.registry, req.headers.authorization)), (req, res, next) =>
+    series(requestLog(services.logger), cors(services.options.corsOrigins), jsonBody(services.options.bodyLimit, (req) => knownTokenOn(req.socket, services.registry, req.headers.authorization)), (req, res, next) =>
       req.path.startsWith('/__sandbox/') ? control(req, res, next) : provider(req, res, next),
     ),
   );

@@ -53,3 +53,14 @@ export function authenticateOn(connection: object, registry: ClientRegistry, hea
   remembered.set(connection, { registry, header: header!, caller });
   return caller;
 }
+
+/**
+ * `knownToken` for a request on `connection`: true at once for the header that last
+ * authenticated on it (see `authenticateOn`), so a keep-alive connection's JSON bodies
+ * are not preceded by a token look-up each.
+ */
+export function knownTokenOn(connection: object, registry: ClientRegistry, header: string | undefined): boolean {
+  const last = remembered.get(connection);
+  if (last !== undefined && header !== undefined && last.registry === registry && sameText(header, last.header)) return true;
+  return knownToken(registry, header);
+}

@@ -1,6 +1,6 @@
 /** The HTTP edge: express, the request pipeline, the route table, the handlers, the error envelope, the pages. */
 
-export { knownToken } from './auth.js';
+export { knownToken, knownTokenOn } from './auth.js';
 export { answerClientErrors } from './client-error.js';
 export { cors } from './cors.js';
 export { errorEnvelope, jsonBody, requestLog, series, unknownPath, withEnvelope } from './edge.js';

@@ -2,16 +2,17 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import type { OpenApiDocument } from '../spec/index.js';
 import type { FieldError } from './errors.js';
 import { WAITING_PER_CLIENT } from './turns.js';
 
 /** A JSON body larger than this is parsed and validated on the worker thread before its turn. */
 export const LARGE_BODY_BYTES = 64 * 1024;
 
-/** What the worker compiles the specs from: the provider spec's file and the item limit (`--spec`, `--max-items`). */
+/** What the worker compiles the specs from: the documents the sandbox compiled (so both validate against the same spec, even if its file changes later). */
 export interface LargeBodySource {
-  providerSpec: string;
-  maxItems: number;
+  provider: OpenApiDocument;
+  control: OpenApiDocument;
 }
 
 /** One body to check: the spec and operation it was sent to, and its bytes. */
@@ -38,15 +39,20 @@ function workerScript(): [string | URL, { eval?: boolean }] {
   return [`import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(worker)}); });`, { eval: true }];
 }
 
-const shared = new Map<string, LargeBodies>();
+const shared = new WeakMap<OpenApiDocument, LargeBodies>();
 
-/** The process's LargeBodies for the specs of `source`: one worker for every sandbox of the process serving them. */
-export function largeBodiesFor(source: LargeBodySource): LargeBodies {
-  const key = JSON.stringify([source.providerSpec, source.maxItems]);
-  let bodies = shared.get(key);
-  if (!bodies) shared.set(key, (bodies = new LargeBodies(source)));
+/** The process's LargeBodies for the specs of `source`: one worker for every sandbox of the process serving the same compiled specs. */
+export function largeBodiesFor(source: LargeBodySource, onFailure?: (why: string) => void): LargeBodies {
+  let bodies = shared.get(source.provider);
+  if (!bodies) shared.set(source.provider, (bodies = new LargeBodies(source, onFailure)));
   return bodies;
 }
+
+/** How long the worker may take over one body (ms): a second, and a second more per MiB. */
+const deadlineMs = (bytes: number): number => 1_000 + Math.ceil(bytes / 2 ** 20) * 1_000;
+
+/** Failures of the worker in a row (its error, exit or a missed deadline) after which it is not started again. */
+const MOST_FAILURES = 3;
 
 interface Pending {
   lane: string;
@@ -65,30 +71,34 @@ interface Pending {
  * parsed in the turn as any other (it is the handler's input). The worker takes the
  * clients' bodies in rotation, one at a time, so that one client's queue of large
  * bodies does not delay another's. A client with more than WAITING_PER_CLIENT's bytes
- * waiting here, or a worker that failed, leaves the check to the turn (resolves
- * undefined): the answer is the same, only computed on the loop.
+ * waiting here leaves the check to the turn (resolves undefined): the answer is the same,
+ * only computed on the loop. So does a worker that fails or takes longer than its
+ * deadline over a body (a second, plus a second per MiB): it is ended, the body left to
+ * its turn, and a new worker takes the next one; after MOST_FAILURES in a row none is
+ * started again, and every large body is checked in its turn.
  *
  * The worker starts with the first large body and does not keep the process alive.
  */
 export class LargeBodies {
   private worker: Worker | undefined;
-  private broken = false;
+  private failures = 0;
   /** Each client's bodies waiting for the worker, in arrival order; clients in the order of their next turn. */
   private readonly waiting = new Map<string, Pending[]>();
   /** The bytes of each client's bodies waiting or being checked. */
   private readonly bytes = new Map<string, number>();
-  private current: { id: number; pending: Pending } | undefined;
+  private current: { id: number; pending: Pending; deadline: NodeJS.Timeout } | undefined;
   private ids = 0;
 
   constructor(
     private readonly source: LargeBodySource,
+    private readonly onFailure: (why: string) => void = () => undefined,
     private readonly mostBytesPerClient = WAITING_PER_CLIENT.bytes,
   ) {}
 
   /** The worker's verdict on a large body of `lane`'s request; undefined when the turn must check it (see the class). */
   check(lane: string, spec: BodyCheck['spec'], operationId: string, raw: Buffer): Promise<BodyVerdict | undefined> {
     const bytes = this.bytes.get(lane) ?? 0;
-    if (this.broken || (bytes > 0 && bytes + raw.length > this.mostBytesPerClient)) return Promise.resolve(undefined);
+    if (this.failures >= MOST_FAILURES || (bytes > 0 && bytes + raw.length > this.mostBytesPerClient)) return Promise.resolve(undefined);
     this.bytes.set(lane, bytes + raw.length);
     return new Promise((resolve) => {
       const pending = { lane, check: { spec, operationId, bytes: raw }, resolve };
@@ -99,10 +109,11 @@ export class LargeBodies {
     });
   }
 
-  /** Stops the worker; bodies still waiting are left to their turns. */
+  /** Stops the worker; bodies waiting for it are left to their turns. A later large body starts another. */
   async close(): Promise<void> {
     const worker = this.worker;
-    this.fail();
+    this.worker = undefined;
+    this.leaveAll();
     await worker?.terminate();
   }
 
@@ -113,11 +124,14 @@ export class LargeBodies {
     const pending = queue.shift()!;
     this.waiting.delete(lane);
     if (queue.length > 0) this.waiting.set(lane, queue);
-    this.current = { id: ++this.ids, pending };
+    const id = ++this.ids;
+    const deadline = setTimeout(() => this.failed(`it took longer than ${deadlineMs(pending.check.bytes.length)} ms over a body of ${pending.check.bytes.length} bytes`), deadlineMs(pending.check.bytes.length));
+    deadline.unref();
+    this.current = { id, pending, deadline };
     try {
-      this.running().postMessage({ id: this.current.id, ...pending.check });
-    } catch {
-      this.fail();
+      this.running().postMessage({ id, ...pending.check });
+    } catch (error) {
+      this.failed(String(error));
     }
   }
 
@@ -125,18 +139,22 @@ export class LargeBodies {
     if (this.worker) return this.worker;
     const [script, options] = workerScript();
     const worker = new Worker(script, { ...options, workerData: this.source, execArgv: [] });
+    worker.on('message', (message: { id: number; verdict?: BodyVerdict; failed?: string }) => this.answered(message));
+    worker.on('error', (error) => this.worker === worker && this.failed(error.message));
+    worker.on('exit', (code) => this.worker === worker && this.failed(`it exited (code ${code})`));
+    // After the listeners: adding a 'message' listener makes the worker keep the process alive again.
     worker.unref();
-    worker.on('message', (message: { id: number; verdict?: BodyVerdict }) => this.answered(message));
-    worker.on('error', () => this.fail());
-    worker.on('exit', () => this.fail());
     this.worker = worker;
     return worker;
   }
 
-  private answered({ id, verdict }: { id: number; verdict?: BodyVerdict }): void {
+  private answered({ id, verdict, failed }: { id: number; verdict?: BodyVerdict; failed?: string }): void {
     if (this.current?.id !== id) return;
-    const { pending } = this.current;
+    const { pending, deadline } = this.current;
+    clearTimeout(deadline);
     this.current = undefined;
+    if (failed === undefined) this.failures = 0;
+    else this.onFailure(`the large-body worker could not check a body (${failed}); it is checked in its turn`);
     this.settle(pending, verdict);
     this.next();
   }
@@ -148,11 +166,27 @@ export class LargeBodies {
     pending.resolve(verdict);
   }
 
-  /** The worker is gone: every body waiting for it is left to its turn, and so is every later one. */
-  private fail(): void {
-    this.broken = true;
+  /** The worker failed: it is ended, the body it had is left to its turn, and a new worker takes the next (none after MOST_FAILURES in a row). */
+  private failed(why: string): void {
+    const worker = this.worker;
     this.worker = undefined;
+    void worker?.terminate();
+    this.failures += 1;
+    const last = this.failures >= MOST_FAILURES;
+    this.onFailure(`the large-body worker failed: ${why}; ${last ? 'large bodies are checked in their turns from now on' : 'the body is checked in its turn, and a new worker takes the next'}`);
+    if (this.current) {
+      clearTimeout(this.current.deadline);
+      this.settle(this.current.pending, undefined);
+      this.current = undefined;
+    }
+    if (last) this.leaveAll();
+    else this.next();
+  }
+
+  /** Every body waiting or being checked is left to its turn. */
+  private leaveAll(): void {
     const left = [...(this.current ? [this.current.pending] : []), ...[...this.waiting.values()].flat()];
+    if (this.current) clearTimeout(this.current.deadline);
     this.current = undefined;
     this.waiting.clear();
     for (const pending of left) this.settle(pending, undefined);

@@ -1,16 +1,17 @@
 /**
  * The worker thread of LargeBodies: parses and validates a large JSON body off the event
- * loop. Given the provider spec's file and the item limit, it compiles both specs as the
- * sandbox does (compiledSpecs), so its problems are the ones the request's own stage
- * would find; it answers each check with the refusal, the body's problems, or none.
+ * loop. Given the documents the sandbox compiled, it compiles them the same way, so its
+ * problems are the ones the request's own stage would find; it answers each check with
+ * the refusal, the body's problems, or none.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { compiledSpecs } from '../spec/index.js';
+import { compileSpec, type CompiledSpec } from '../spec/index.js';
 import { ApiError } from './errors.js';
 import { parseJsonBytes } from './json-bytes.js';
 import type { BodyCheck, BodyVerdict, LargeBodySource } from './large-bodies.js';
 
-const { providerSpec, maxItems } = workerData as LargeBodySource;
+const source = workerData as LargeBodySource;
+const specs: Partial<Record<BodyCheck['spec'], CompiledSpec>> = {};
 
 function check({ spec, operationId, bytes }: BodyCheck): BodyVerdict {
   let body: unknown;
@@ -20,7 +21,7 @@ function check({ spec, operationId, bytes }: BodyCheck): BodyVerdict {
     if (error instanceof ApiError) return { refused: { status: error.status, message: error.message, errors: error.errors } };
     throw error;
   }
-  const op = compiledSpecs(providerSpec, maxItems)[spec].byId.get(operationId);
+  const op = (specs[spec] ??= compileSpec(source[spec], spec, { lazy: true })).byId.get(operationId);
   return { problems: op ? op.validateBody(body) : [] };
 }
 

@@ -181,6 +181,9 @@ export function compileSpec(document: OpenApiDocument, id = 'spec', options: { l
 /** An invalid body's arrays are cut to this many items before its problems are listed (see bodyProblems). */
 export const LISTED_ARRAY_ITEMS = 128;
 
+/** What a cut array may still be told of: its true length is past any `maxItems` the cut one is, and a duplicate among its first items is one among all. */
+const TRUE_OF_A_CUT_ARRAY = new Set(['maxItems', 'uniqueItems']);
+
 /**
  * The problems of a JSON body. Ajv listing every error takes time that grows with the
  * square of the errors when an array's items each have some (it copies the list so far
@@ -188,32 +191,40 @@ export const LISTED_ARRAY_ITEMS = 128;
  * seconds. So a body is checked up to its first problem first (linear, and all a valid
  * body needs); an invalid one has its problems listed with its arrays cut to their first
  * LISTED_ARRAY_ITEMS items, its first problem always among them (an array past its
- * `maxItems`, say, when the cut hides it).
+ * `maxItems`, say, when the cut hides it). A cut array's own problems that the cut may
+ * have made (too few items, no item that `contains` asks for) are not listed.
  */
 function bodyProblems(body: { all: ValidateFunction; first: ValidateFunction }, value: unknown): FieldError[] {
   if (body.first(value)) return [];
   const first = toFieldErrors(body.first.errors);
-  const listed = body.all(cutArrays(value, LISTED_ARRAY_ITEMS)) ? [] : toFieldErrors(body.all.errors);
+  const cut = new Set<string>();
+  const listed = body.all(cutArrays(value, LISTED_ARRAY_ITEMS, '', cut))
+    ? []
+    : toFieldErrors(body.all.errors?.filter((e) => !cut.has(e.instancePath) || TRUE_OF_A_CUT_ARRAY.has(e.keyword)));
   const missing = first.filter((f) => !listed.some((l) => l.field === f.field && l.message === f.message));
   return [...missing, ...listed];
 }
 
-/** `value` with every array longer than `most` cut to its first `most` items; `value` itself when none is. */
-function cutArrays(value: unknown, most: number): unknown {
+/**
+ * `value` with every array longer than `most` cut to its first `most` items (their JSON
+ * pointers added to `cut`); `value` itself when none is.
+ */
+function cutArrays(value: unknown, most: number, at: string, cut: Set<string>): unknown {
   if (Array.isArray(value)) {
     let changed = value.length > most;
-    const items = (changed ? value.slice(0, most) : value).map((item: unknown) => {
-      const cut = cutArrays(item, most);
-      if (cut !== item) changed = true;
-      return cut;
+    if (changed) cut.add(at);
+    const items = (changed ? value.slice(0, most) : value).map((item: unknown, i: number) => {
+      const kept = cutArrays(item, most, `${at}/${i}`, cut);
+      if (kept !== item) changed = true;
+      return kept;
     });
     return changed ? items : value;
   }
   if (value === null || typeof value !== 'object') return value;
   let copy: Record<string, unknown> | undefined;
   for (const [key, item] of Object.entries(value)) {
-    const cut = cutArrays(item, most);
-    if (cut !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = cut;
+    const kept = cutArrays(item, most, `${at}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`, cut);
+    if (kept !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = kept;
   }
   return copy ?? value;
 }

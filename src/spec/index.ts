@@ -5,3 +5,4 @@ export { PROVIDER_SPEC, deref } from './load.js';
 export type { OpenApiDocument } from './load.js';
 export { servedSpec } from './served.js';
 export { compiledSpecs } from './specs.js';
+export { compileSpec } from './compile.js';

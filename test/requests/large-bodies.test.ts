@@ -1,7 +1,12 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import request from 'supertest';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LargeBodies, LARGE_BODY_BYTES } from '../../src/http/large-bodies.js';
-import { PROVIDER_SPEC } from '../../src/spec/index.js';
+import { compiledSpecs, PROVIDER_SPEC } from '../../src/spec/index.js';
 import { createRequest } from '../support/orders.js';
 import { testSandbox, TOKEN_A, type TestSandbox } from '../support/sandbox.js';
 
@@ -62,7 +67,10 @@ describe('a large JSON body is parsed and validated on a worker thread, with the
 });
 
 describe('LargeBodies', () => {
-  const bodies = new LargeBodies({ providerSpec: PROVIDER_SPEC, maxItems: 100 });
+  const { provider, control } = compiledSpecs(PROVIDER_SPEC, 100);
+  const source = { provider: provider.document, control: control.document };
+  const failures: string[] = [];
+  const bodies = new LargeBodies(source, (why) => failures.push(why));
   afterAll(() => bodies.close());
 
   it("gives the worker's verdict: the body's problems, none for a valid body", async () => {
@@ -81,15 +89,50 @@ describe('LargeBodies', () => {
     expect(order.indexOf('b1')).toBeLessThan(order.indexOf('a3'));
   });
 
-  it("leaves a client's bodies past its bytes to the turn, and every body once the worker has failed", async () => {
-    const small = new LargeBodies({ providerSpec: PROVIDER_SPEC, maxItems: 100 }, 200_000);
+  it('leaves the body it had to its turn when its worker dies, says so, and a new worker takes the next', async () => {
+    const body = Buffer.from(largeCreate(400));
+    const checking = bodies.check('a', 'provider', 'createOrder', body);
+    await (bodies as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    expect(await checking).toBeUndefined();
+    expect(failures.at(-1)).toMatch(/large-body worker failed: it exited/);
+    expect(await bodies.check('a', 'provider', 'createOrder', body)).toEqual({ problems: [{ field: 'items', message: 'must hold at most 100 entries' }] });
+  });
+
+  it("leaves a client's bodies past its bytes to the turn", async () => {
+    const small = new LargeBodies(source, undefined, 200_000);
     const body = Buffer.from(largeCreate(400));
     const [first, second] = await Promise.all([small.check('a', 'provider', 'createOrder', body), small.check('a', 'provider', 'createOrder', body)]);
     expect(first).toEqual({ problems: [{ field: 'items', message: 'must hold at most 100 entries' }] });
     expect(second).toBeUndefined();
     await small.close();
-    const failing = new LargeBodies({ providerSpec: '/nonexistent/openapi.yaml', maxItems: 100 });
-    expect(await failing.check('a', 'provider', 'createOrder', body)).toBeUndefined();
+  });
+
+  it('leaves every body to its turn once its worker has failed three times in a row', async () => {
+    const broken = { openapi: '3.1.0', info: { title: 't', version: '1' }, paths: { '/x': { post: { operationId: 'createOrder', requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/Missing' } } } } } } } };
+    const said: string[] = [];
+    const failing = new LargeBodies({ provider: broken, control: broken }, (why) => said.push(why));
+    const body = Buffer.from(largeCreate(400));
+    for (let i = 0; i < 4; i++) expect(await failing.check('a', 'provider', 'createOrder', body)).toBeUndefined();
+    expect(said.length).toBeGreaterThan(0);
     await failing.close();
   });
+});
+
+describe('an embedding process', () => {
+  it('ends once its sandbox is closed, after the worker checked a large body', () => {
+    const script = join(mkdtempSync(join(tmpdir(), 'large-bodies-')), 'embed.mts');
+    const sandboxModule = pathToFileURL(resolve('src/index.ts')).href;
+    writeFileSync(script, `
+      import { createSandbox } from ${JSON.stringify(sandboxModule)};
+      const sandbox = await createSandbox({ port: 0, data: ':memory:', tokens: ['embed-token'], logLevel: 'silent' });
+      const body = JSON.stringify({ items: Array.from({ length: 20000 }, () => ({})) });
+      const res = await fetch(sandbox.url + '/v1/order', { method: 'POST', headers: { authorization: 'Bearer embed-token', 'content-type': 'application/json' }, body });
+      console.log('status', res.status);
+      await sandbox.close();
+    `);
+    const run = spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', timeout: 60_000 });
+    expect(run.stdout).toContain('status 400');
+    expect(run.signal).toBeNull();
+    expect(run.status).toBe(0);
+  }, 90_000);
 });

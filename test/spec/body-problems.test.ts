@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compiledSpecs, PROVIDER_SPEC } from '../../src/spec/index.js';
+import { compiledSpecs, compileSpec, PROVIDER_SPEC } from '../../src/spec/index.js';
 import { createRequest } from '../support/orders.js';
 
 const createOrder = compiledSpecs(PROVIDER_SPEC, 100).provider.byId.get('createOrder')!;
@@ -30,5 +30,17 @@ describe("a body's problems are listed in time that grows with its size, not wit
   it('names an array past its maxItems even when its first items have problems of their own', () => {
     const problems = createOrder.validateBody(emptyItems(500));
     expect(problems[0]).toEqual({ field: 'items', message: 'must hold at most 100 entries' });
+  });
+
+  it('does not blame a cut array for what the cut did: a long list past a custom minItems, with a wrong item', () => {
+    const spec = compileSpec({
+      openapi: '3.1.0',
+      info: { title: 'custom', version: '1' },
+      paths: { '/list': { post: { operationId: 'postList', requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', properties: { list: { type: 'array', minItems: 200, items: { type: 'integer' } } } } } } }, responses: { '200': { description: 'ok' } } } } },
+    });
+    const list: unknown[] = Array.from({ length: 300 }, (_, i) => i);
+    list[5] = 'five';
+    const problems = spec.byId.get('postList')!.validateBody({ list });
+    expect(problems).toEqual([expect.objectContaining({ field: 'list[5]' })]);
   });
 });

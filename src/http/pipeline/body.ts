@@ -9,12 +9,13 @@ export const JOURNALED_UNREAD_BODY_BYTES = 64 * 1024;
 /**
  * Before the turn, a large JSON body (over LARGE_BODY_BYTES) is parsed and validated on
  * the worker thread (LargeBodies), off the loop that serves every client; the body stage
- * and validation take its verdict in the turn.
+ * and validation take its verdict in the turn (a valid body is parsed there, and not
+ * validated again).
  */
 export async function screenBody(x: Exchange): Promise<void> {
   const check = x.options.largeBodies;
   const raw = rawBodyOf(x.req);
-  if (!check || x.op.body === 'none' || raw === undefined || raw.length <= LARGE_BODY_BYTES) return;
+  if (!check || x.op.body === 'none' || raw === undefined || raw.length <= LARGE_BODY_BYTES || x.req.socket.destroyed) return;
   x.bodyVerdict = await check(laneOf(x.input), x.op.operationId, raw);
 }
 

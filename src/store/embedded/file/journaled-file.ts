@@ -152,7 +152,11 @@ export class JournaledFile extends CheckpointedRecords<JournaledFileOptions> {
       // A refused start leaves the files as they were: no segment it opened empty, no lock.
       // With the lock lost, the files are another sandbox's now: not one is touched.
       if (!takenWhileOpening && !opened?.lockLost) journal?.abandon();
-      lock.release();
+      try {
+        lock.release();
+      } catch {
+        // The start's own error is the one to tell; a lock left behind is taken over as stale.
+      }
       throw error;
     }
   }
@@ -228,6 +232,7 @@ export class JournaledFile extends CheckpointedRecords<JournaledFileOptions> {
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
+    let releaseFailed: unknown;
     try {
       this.commitReporting();
       this.stopCheckpoint = true;
@@ -240,8 +245,14 @@ export class JournaledFile extends CheckpointedRecords<JournaledFileOptions> {
     } finally {
       this.closed = true;
       this.journal?.close();
-      this.lock?.release();
+      // When closing failed, that failure is the one thrown; a lock left behind is taken over as stale.
+      try {
+        this.lock?.release();
+      } catch (error) {
+        releaseFailed = error;
+      }
     }
+    if (releaseFailed !== undefined) throw releaseFailed;
   }
 
   /**
