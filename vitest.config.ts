@@ -6,6 +6,7 @@ import { defineConfig } from 'vitest/config';
  * (which .ci/run runs too), so that npm test stays under 5 minutes.
  */
 export const SLOW = [
+  'test/faults/actions.test.ts',
   'test/bench/alloc-probe.test.ts',
   'test/ship/pack.test.ts',
   'test/ship/docs-assets.test.ts',
