@@ -6,6 +6,8 @@ import { defineConfig } from 'vitest/config';
  * (which .ci/run runs too), so that npm test stays under 5 minutes.
  */
 export const SLOW = [
+  'test/examples/client.test.ts',
+  'test/store/postgres-helper.test.ts',
   'test/faults/actions.test.ts',
   'test/bench/alloc-probe.test.ts',
   'test/ship/pack.test.ts',
