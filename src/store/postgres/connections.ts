@@ -83,6 +83,11 @@ export class Connections {
    * error (see Reachability.translate); with a permit, `pool` has a connection free or
    * room to open one.
    */
+  /** The lane the work running now waits in at the gate (see `permit`). */
+  get gateLane(): string {
+    return this.scopes.lane;
+  }
+
   async permit(): Promise<() => void> {
     if (this.own !== this.pool) return () => undefined;
     return this.gate.acquire(this.scopes.lane, this.connectionTimeoutMs);

@@ -38,17 +38,21 @@ interface Group {
  * to the socket, and are answered in one or a few reads. Each round trip costs both the
  * replica and the database a write to the socket and a wake-up, which is most of what a
  * short read costs; under load, a turn of the loop starts the reads of several requests.
- * A group takes one connection and one permit of the gate (in the lane of the read that
- * opened it), for as long as its reads take. Only point reads are grouped: a read waits
+ * Reads are grouped by the lane they wait in at the gate (their client's, see
+ * RequestScopes): a group takes one connection and one permit in that lane, for as long
+ * as its reads take, so one client's reads never ride on another's turn at the gate. Only point reads are grouped: a read waits
  * for those sent before it on its connection, so a slow one (a listing) would hold up the
  * others. Each read is a statement of its own (its own Sync): one that fails fails alone.
  */
 export class PointReads {
-  private group: Group | undefined;
+  /** The open group of each lane. */
+  private readonly groups = new Map<string, Group>();
 
   constructor(
-    /** A permit of the gate and a connection of the requests' pool. */
+    /** A permit of the gate and a connection of the requests' pool, in the lane of the work running now. */
     private readonly connect: () => Promise<{ client: pg.PoolClient; release: () => void }>,
+    /** The lane the work running now waits in at the gate. */
+    private readonly laneNow: () => string,
   ) {}
 
   async query(text: string, values: unknown[] | undefined): Promise<pg.QueryResult> {
@@ -68,7 +72,8 @@ export class PointReads {
 
   /** The open group, or a new one. */
   private join(): Group {
-    let group = this.group;
+    const lane = this.laneNow();
+    let group = this.groups.get(lane);
     if (!group || group.closed || group.size >= GROUP_MAX) {
       const opened: Group = { connection: undefined as never, open: 0, closed: false, broken: false, size: 0, released: false };
       opened.connection = this.connect().then((held) => {
@@ -77,7 +82,7 @@ export class PointReads {
         stream.cork();
         setImmediate(() => {
           opened.closed = true;
-          if (this.group === opened) this.group = undefined;
+          if (this.groups.get(lane) === opened) this.groups.delete(lane);
           stream.uncork();
           this.end(opened);
         });
@@ -86,9 +91,10 @@ export class PointReads {
       // A group that got no connection is not joined again.
       opened.connection.catch(() => {
         opened.closed = true;
-        if (this.group === opened) this.group = undefined;
+        if (this.groups.get(lane) === opened) this.groups.delete(lane);
       });
-      group = this.group = opened;
+      group = opened;
+      this.groups.set(lane, opened);
     }
     group.open += 1;
     group.size += 1;

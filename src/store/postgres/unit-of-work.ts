@@ -51,7 +51,7 @@ export class UnitsOfWork {
         release();
         throw error;
       }
-    });
+    }, () => this.connections.gateLane);
   }
 
   /** Statements outside a transaction: each on a pooled connection, committed at once. */
