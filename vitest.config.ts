@@ -6,6 +6,11 @@ import { defineConfig } from 'vitest/config';
  * (which .ci/run runs too), so that npm test stays under 5 minutes.
  */
 export const SLOW = [
+  'test/requests/large-bodies-embed.test.ts',
+  'test/lifecycle/client-clocks.test.ts',
+  'test/webhooks/shutdown.test.ts',
+  'test/store/reports.test.ts',
+  'test/unit/record-map.test.ts',
   'test/examples/client.test.ts',
   'test/store/postgres-helper.test.ts',
   'test/faults/actions.test.ts',
