@@ -6,6 +6,10 @@ import type { OpenApiDocument } from '../spec/index.js';
 import type { FieldError } from './errors.js';
 import { WAITING_PER_CLIENT } from './turns.js';
 
+// Taken when the module loads: a test suite that fakes the timers afterwards must not
+// make a body's deadline a fake one (or clear a real one with a fake clearTimeout).
+const { setTimeout, clearTimeout } = globalThis;
+
 /** A JSON body larger than this is parsed and validated on the worker thread before its turn. */
 export const LARGE_BODY_BYTES = 64 * 1024;
 

@@ -1,6 +1,10 @@
 import type pg from 'pg';
 import { statement } from './statements.js';
 
+// Taken when the module loads: a test suite that fakes the timers afterwards (vitest's
+// useFakeTimers fakes setImmediate) must not leave every grouped read unsent.
+const { setImmediate } = globalThis;
+
 /** The texts of the statements that read a row or two by key (see pointRead). */
 const POINT_READS = new Set<string>();
 
