@@ -47,8 +47,8 @@ function sameText(given: string, known: string): boolean {
  * header (another token, none) is authenticated as `authenticate` does, its 401 included.
  */
 export function authenticateOn(connection: object, registry: ClientRegistry, header: string | undefined): Caller {
-  const last = remembered.get(connection);
-  if (last !== undefined && header !== undefined && last.registry === registry && sameText(header, last.header)) return last.caller;
+  const last = rememberedCaller(connection, registry, header);
+  if (last !== undefined) return last;
   const caller = authenticate(registry, header);
   remembered.set(connection, { registry, header: header!, caller });
   return caller;
@@ -60,7 +60,11 @@ export function authenticateOn(connection: object, registry: ClientRegistry, hea
  * are not preceded by a token look-up each.
  */
 export function knownTokenOn(connection: object, registry: ClientRegistry, header: string | undefined): boolean {
+  return rememberedCaller(connection, registry, header) !== undefined || knownToken(registry, header);
+}
+
+/** The caller of the header that last authenticated on `connection`, when `header` is that one. */
+function rememberedCaller(connection: object, registry: ClientRegistry, header: string | undefined): Caller | undefined {
   const last = remembered.get(connection);
-  if (last !== undefined && header !== undefined && last.registry === registry && sameText(header, last.header)) return true;
-  return knownToken(registry, header);
+  return last !== undefined && header !== undefined && last.registry === registry && sameText(header, last.header) ? last.caller : undefined;
 }
