@@ -12,11 +12,14 @@ export const JOURNALED_UNREAD_BODY_BYTES = 64 * 1024;
  * and validation take its verdict in the turn (a valid body is parsed there, and not
  * validated again).
  */
-export async function screenBody(x: Exchange): Promise<void> {
+export function screenBody(x: Exchange): Promise<void> | undefined {
   const check = x.options.largeBodies;
   const raw = rawBodyOf(x.req);
-  if (!check || x.op.body === 'none' || raw === undefined || raw.length <= LARGE_BODY_BYTES || x.req.socket.destroyed) return;
-  x.bodyVerdict = await check(laneOf(x.input), x.op.operationId, raw);
+  // Most bodies are small: no promise to wait for on their way.
+  if (!check || x.op.body === 'none' || raw === undefined || raw.length <= LARGE_BODY_BYTES || x.req.socket.destroyed) return undefined;
+  return check(laneOf(x.input), x.op.operationId, raw).then((verdict) => {
+    x.bodyVerdict = verdict;
+  });
 }
 
 /**

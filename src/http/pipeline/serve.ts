@@ -43,7 +43,8 @@ export function serveOperation(op: CompiledOperation, handler: Handler, options:
         await admit(x);
       }
       arrive(x);
-      await screenBody(x);
+      const screening = screenBody(x);
+      if (screening) await screening;
       if (op.secured && !(await waitTurn(x))) return;
       readBody(x);
       validate(x);
