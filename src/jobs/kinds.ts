@@ -43,6 +43,12 @@ export interface JobKindSpec {
    * (see `inOrder`).
    */
   drawsInOrder?: boolean;
+  /**
+   * Its handler does all its work in one transaction of the store (and the job's
+   * completion with it) and waits on nothing else: on a store that offers it, a row of
+   * such jobs runs as the parts of one unit of work, one commit for the row (see `Rows`).
+   */
+  oneTransaction?: boolean;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { Unavailable } from '../shared/index.js';
 import type { Storage } from '../store/index.js';
 import type { JobKinds } from './kinds.js';
 import { holdingPlace, NumberingOrder } from './numbering-order.js';
@@ -46,11 +47,47 @@ export class Rows {
     return stamp === 'actual' && this.shared;
   }
 
-  /** A client's jobs one after another; after one cut short (shutdown, store away) the rest are given back untried. */
+  /**
+   * A client's jobs one after another; after one cut short (shutdown, store away) the rest
+   * are given back untried. On a store that offers it, each run of jobs whose kinds work
+   * in one transaction is one unit of work with each job a part of it
+   * (`Storage.inOneUnit`): one commit for the run, not one per job, and nothing of a job
+   * that failed. A commit that fails gives every job of its run back.
+   */
   private async inRow(jobs: readonly ClaimedJob[], stamp: Stamp): Promise<Outcome[]> {
+    if (this.storage.inOneUnit === undefined) return this.eachInRow(jobs, stamp);
+    const ended: Outcome[] = [];
+    for (let start = 0; start < jobs.length; ) {
+      let end = start + 1;
+      if (this.oneTransaction(jobs[start]!)) while (end < jobs.length && this.oneTransaction(jobs[end]!)) end++;
+      const last = ended.at(-1);
+      const run = jobs.slice(start, end);
+      if (last === 'interrupted' || last === 'unavailable') ended.push(...(await this.eachInRow(run, stamp, last)));
+      else ended.push(...(run.length === 1 ? await this.eachInRow(run, stamp) : await this.asOneUnit(run, stamp)));
+      start = end;
+    }
+    return ended;
+  }
+
+  private oneTransaction(job: ClaimedJob): boolean {
+    return this.kinds.byKind.get(job.kind)?.oneTransaction === true;
+  }
+
+  private async asOneUnit(jobs: readonly ClaimedJob[], stamp: Stamp): Promise<Outcome[]> {
+    try {
+      return await this.storage.inOneUnit!(() => this.eachInRow(jobs, stamp));
+    } catch (error) {
+      if (!(error instanceof Unavailable)) throw error;
+      for (const job of jobs) await this.storage.jobs.release(job).catch(() => undefined);
+      return jobs.map(() => 'unavailable');
+    }
+  }
+
+  /** The jobs one after another; `cutShort` (or the first job cut short) gives the rest back untried. */
+  private async eachInRow(jobs: readonly ClaimedJob[], stamp: Stamp, cutShort?: Outcome): Promise<Outcome[]> {
     const ended: Outcome[] = [];
     for (const job of jobs) {
-      const last = ended.at(-1);
+      const last = ended.at(-1) ?? cutShort;
       if (last === 'interrupted' || last === 'unavailable') {
         await this.storage.jobs.release(job).catch(() => undefined);
         continue;

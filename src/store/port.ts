@@ -262,6 +262,15 @@ export interface Storage extends Repositories {
    * burst of due jobs never makes requests queue for a connection behind it.
    */
   background?<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Stores whose commit is a write of their own (the embedded store's journal line) may
+   * offer it: runs `fn` as one unit of work in which each transaction it starts is a part
+   * of its own, so a part that throws leaves nothing of itself behind and the parts
+   * before and after it stand; they are all committed together when `fn` ends (one
+   * journal line), or none of them is, with `Unavailable`, when that commit fails. The
+   * scheduler runs a row of due jobs this way.
+   */
+  inOneUnit?<T>(fn: () => Promise<T>): Promise<T>;
   /** Present when other processes share the store (PostgreSQL): messages between them. The embedded store, one process, has none. */
   readonly signals?: Signals;
   /** True when changes survive a restart (not `:memory:`). */

@@ -62,8 +62,8 @@ export class Journey {
           await tx.jobs.complete(job);
           return 'completed' as const;
         });
-    scheduler.register({ kind: AWB_JOB, run: completing((tx, orderNo, at) => this.awbDue(tx, orderNo, at)), drawsInOrder: true });
-    scheduler.register({ kind: STEP_JOB, run: completing((tx, orderNo, at) => this.stepDue(tx, orderNo, at)) });
+    scheduler.register({ kind: AWB_JOB, run: completing((tx, orderNo, at) => this.awbDue(tx, orderNo, at)), drawsInOrder: true, oneTransaction: true });
+    scheduler.register({ kind: STEP_JOB, run: completing((tx, orderNo, at) => this.stepDue(tx, orderNo, at)), oneTransaction: true });
   }
 
   /** When the AWB of a new order falls due, drawn from the delay range. */

@@ -64,7 +64,14 @@ export class EmbeddedDeliveries implements DeliveryRepository {
   }
 
   async countByStatus(clientId: string, status: DeliveryStatus, upTo = Number.MAX_SAFE_INTEGER): Promise<number> {
-    return Math.min(upTo, this.indexes.deliveries.statusCounts.get(clientId)?.get(status) ?? 0);
+    let count = this.indexes.deliveries.statusCounts.get(clientId)?.get(status) ?? 0;
+    // The indexes count committed deliveries: the unit's own writes are added (a unit made of parts holds several jobs' deliveries).
+    const counts = (record: unknown): number => {
+      const delivery = record as Delivery | undefined;
+      return delivery?.client_id === clientId && delivery.status === status ? 1 : 0;
+    };
+    if (this.access.written) for (const { before, after } of this.access.written(DELIVERIES)) count += counts(after) - counts(before);
+    return Math.min(upTo, count);
   }
 
   async settledBefore(olderThan: number, limit: number): Promise<Array<Stored<Delivery>>> {

@@ -40,6 +40,17 @@ const WRITES: Record<keyof Omit<Repositories, 'requests' | 'reports'>, string[]>
  * lookup and listing. Transactions run one at a time; their writes reach the store
  * and its journal together when they commit, and the indexes after that.
  */
+/** A transaction joined to a unit made of parts: what it wrote is undone if it throws. */
+async function asPart<T>(unit: UnitOfWork, fn: () => Promise<T>): Promise<T> {
+  const mark = unit.mark();
+  try {
+    return await fn();
+  } catch (error) {
+    unit.undoTo(mark);
+    throw error;
+  }
+}
+
 export class EmbeddedStorage implements Storage {
   readonly orders: OrderRepository;
   readonly deliveries: DeliveryRepository;
@@ -52,6 +63,8 @@ export class EmbeddedStorage implements Storage {
   private readonly indexes = new Indexes();
   private readonly unpacked = new UnpackedOrders();
   private readonly current = new AsyncLocalStorage<Repositories>();
+  /** The units made of parts (`inOneUnit`), by the repositories their parts are given. */
+  private readonly partsOf = new WeakMap<Repositories, UnitOfWork>();
   private readonly listeners: Array<(dueAt: number, clientId: string) => void> = [];
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -108,8 +121,20 @@ export class EmbeddedStorage implements Storage {
 
   transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
     const joined = this.current.getStore();
-    if (joined) return fn(joined);
-    const run = this.queue.then(() => this.runUnit(fn));
+    if (joined) {
+      const unit = this.partsOf.get(joined);
+      return unit ? asPart(unit, () => fn(joined)) : fn(joined);
+    }
+    return this.queued(fn, false);
+  }
+
+  inOneUnit<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.current.getStore()) return fn();
+    return this.queued(fn, true);
+  }
+
+  private queued<T>(fn: (tx: Repositories) => Promise<T>, parts: boolean): Promise<T> {
+    const run = this.queue.then(() => this.runUnit(fn, parts));
     this.queue = run.catch(() => undefined);
     return run;
   }
@@ -137,9 +162,10 @@ export class EmbeddedStorage implements Storage {
     return this.store.checkpoint();
   }
 
-  private async runUnit<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
-    const unit = new UnitOfWork(this.store);
+  private async runUnit<T>(fn: (tx: Repositories) => Promise<T>, parts: boolean): Promise<T> {
+    const unit = new UnitOfWork(this.store, parts);
     const repos = this.repositoriesOver(unit);
+    if (parts) this.partsOf.set(repos, unit);
     const result = await this.current.run(repos, () => fn(repos));
     if (unit.empty) return result;
     let changes;

@@ -21,6 +21,12 @@ export interface Access {
   remove(collection: string, key: string): void;
   /** Whether this access may write (false outside a transaction). */
   readonly writable: boolean;
+  /**
+   * The records of `collection` this unit wrote, as committed before it and as written
+   * (undefined: absent): what a count kept in the indexes, which hold committed records
+   * only, adds for the unit's own writes. Absent outside a transaction.
+   */
+  written?(collection: string): Iterable<{ before: unknown; after: unknown }>;
 }
 
 /** Reads what is committed; writing through it is a programming error (use a transaction). */
@@ -42,12 +48,35 @@ export class CommittedAccess implements Access {
   }
 }
 
+interface Write {
+  collection: string;
+  key: string;
+  value: unknown;
+}
+
 /** The writes of one transaction, applied to the store only when it commits. */
 export class UnitOfWork implements Access {
   readonly writable = true;
-  private readonly writes = new Map<string, { collection: string; key: string; value: unknown }>();
+  private writes = new Map<string, Write>();
 
-  constructor(private readonly store: JournaledFile) {}
+  /**
+   * @param parts Whether the unit is made of parts (`EmbeddedStorage.inOneUnit`): each
+   * transaction joined to it can then be undone alone (`mark`, `undoTo`).
+   */
+  constructor(
+    private readonly store: JournaledFile,
+    readonly parts = false,
+  ) {}
+
+  /** The unit's writes as they are now, for `undoTo`. */
+  mark(): ReadonlyMap<string, Write> {
+    return new Map(this.writes);
+  }
+
+  /** Drops every write made since `mark` (a part that threw). */
+  undoTo(mark: ReadonlyMap<string, Write>): void {
+    this.writes = new Map(mark);
+  }
 
   get<T>(collection: string, key: string): T | undefined {
     const write = this.writes.get(`${collection}\u0000${key}`);
@@ -60,6 +89,12 @@ export class UnitOfWork implements Access {
 
   remove(collection: string, key: string): void {
     this.writes.set(`${collection}\u0000${key}`, { collection, key, value: undefined });
+  }
+
+  *written(collection: string): Iterable<{ before: unknown; after: unknown }> {
+    for (const write of this.writes.values()) {
+      if (write.collection === collection) yield { before: this.store.get(collection, write.key), after: write.value };
+    }
   }
 
   get empty(): boolean {
