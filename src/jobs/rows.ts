@@ -52,7 +52,7 @@ export class Rows {
    * are given back untried. On a store that offers it, each run of jobs whose kinds work
    * in one transaction is one unit of work with each job a part of it
    * (`Storage.inOneUnit`): one commit for the run, not one per job, and nothing of a job
-   * that failed. A commit that fails gives every job of its run back.
+   * that failed (see `asOneUnit` for a commit that fails).
    */
   private async inRow(jobs: readonly ClaimedJob[], stamp: Stamp): Promise<Outcome[]> {
     if (this.storage.inOneUnit === undefined) return this.eachInRow(jobs, stamp);
@@ -73,11 +73,20 @@ export class Rows {
     return this.kinds.byKind.get(job.kind)?.oneTransaction === true;
   }
 
+  /**
+   * The jobs as the parts of one unit of work. A commit that fails for want of the store
+   * gives them all back (tried again once it can write); one that fails otherwise (a
+   * fault of the sandbox's own) is reported, and the jobs run again one by one, each in a
+   * unit of its own, so each failure is reported and retried as a job's is.
+   */
   private async asOneUnit(jobs: readonly ClaimedJob[], stamp: Stamp): Promise<Outcome[]> {
     try {
       return await this.storage.inOneUnit!(() => this.eachInRow(jobs, stamp));
     } catch (error) {
-      if (!(error instanceof Unavailable)) throw error;
+      if (!(error instanceof Unavailable)) {
+        this.runner.report(error, jobs[0]!);
+        return this.eachInRow(jobs, stamp);
+      }
       for (const job of jobs) await this.storage.jobs.release(job).catch(() => undefined);
       return jobs.map(() => 'unavailable');
     }

@@ -29,6 +29,11 @@ export class JobRunner {
     private readonly stopping: () => boolean = () => false,
   ) {}
 
+  /** Reports a failure of the sandbox's own met while running `job` (with others: see `Rows`), as a job's unexpected error is. */
+  report(error: unknown, job: ClaimedJob): void {
+    this.options.onError?.(error, job.kind, job.key);
+  }
+
   run(job: ClaimedJob, stamp: Stamp): Promise<Outcome> {
     return this.inFlight.track(job.client_id, this.stopping() ? this.giveBack(job) : this.runJob(job, stamp));
   }

@@ -50,6 +50,11 @@ export interface DeliveryRepository {
   list(clientId: string, query: DeliveryQuery): Promise<Page<Stored<Delivery>>>;
   /** How many of the client's deliveries have this status; counting stops at `upTo` (the answer is then `upTo`). */
   countByStatus(clientId: string, status: DeliveryStatus, upTo?: number): Promise<number>;
+  /**
+   * Stores that can tell them apart may offer it: of what `countByStatus` counts in this
+   * unit of work, how many are the unit's own writes, not committed yet (0 or more).
+   */
+  ownByStatus?(clientId: string, status: DeliveryStatus): number;
   /** Up to `limit` settled deliveries (delivered or failed) created before `olderThan` (retention). */
   settledBefore(olderThan: number, limit: number): Promise<Array<Stored<Delivery>>>;
 }

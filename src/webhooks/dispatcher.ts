@@ -94,7 +94,7 @@ export class WebhookDispatcher {
   private async enqueueDefault(event: SandboxEvent, endpoint: Endpoint, chaos: ChaosMode[], dueAt: () => number, tx: Repositories): Promise<void> {
     const clientId = endpoint.client_id;
     const hold = holdReason(endpoint);
-    const held = hold === undefined ? 0 : await this.held.of(clientId, () => tx.deliveries.countByStatus(clientId, 'paused', this.deps.outboxSize));
+    const held = hold === undefined ? 0 : await this.held.of(clientId, () => tx.deliveries.countByStatus(clientId, 'paused', this.deps.outboxSize), () => tx.deliveries.ownByStatus?.(clientId, 'paused') ?? 0);
     const create = (state: DeliveryState) => this.attempts.create(tx, clientId, event.type, event.order.order_no, payloadOf(event), chaos, event.at, state);
     if (hold !== undefined && held >= this.deps.outboxSize) {
       // Kept in the log (redeliverable) but not held: a client that never sets a URL cannot grow the outbox without end.
@@ -276,7 +276,7 @@ export class WebhookDispatcher {
       storage.transaction(async (tx) => {
         const current = await tx.deliveries.get(id);
         if (current?.status !== 'pending') return undefined;
-        const held = await this.held.of(clientId, () => tx.deliveries.countByStatus(clientId, 'paused', outboxSize));
+        const held = await this.held.of(clientId, () => tx.deliveries.countByStatus(clientId, 'paused', outboxSize), () => tx.deliveries.ownByStatus?.(clientId, 'paused') ?? 0);
         if (held < outboxSize) {
           await this.attempts.finished(tx, current, 'paused', reason);
           return undefined;

@@ -28,8 +28,13 @@ export class HeldCounts {
     private readonly wallNow: () => number = Date.now,
   ) {}
 
-  /** The client's held deliveries: the standing count (see the class), or `count()`. */
-  async of(clientId: string, count: () => Promise<number>): Promise<number> {
+  /**
+   * The client's held deliveries: the standing count (see the class), or `count()`. Of a
+   * fresh count, the `own` held deliveries of the running unit of work, not committed yet,
+   * stand as this process's additions, not as the store's count: a unit that rolls back
+   * must not leave a count at the bound standing.
+   */
+  async of(clientId: string, count: () => Promise<number>, own: () => number = () => 0): Promise<number> {
     const known = this.known.get(clientId);
     if (known && this.wallNow() - known.at < HELD_COUNT_MS && (known.counted >= this.bound || known.counted + known.added < this.bound)) {
       return known.counted + known.added;
@@ -39,7 +44,8 @@ export class HeldCounts {
     const lowered = this.lowered.get(clientId);
     if (lowered !== undefined && this.wallNow() - lowered < HELD_COUNT_MS) return counted;
     this.lowered.delete(clientId);
-    this.known.set(clientId, { counted, added: 0, at });
+    const added = Math.min(counted, own());
+    this.known.set(clientId, { counted: counted - added, added, at });
     return counted;
   }
 

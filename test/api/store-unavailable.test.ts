@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { crash } from '../support/store.js';
 import { createRequest } from '../support/orders.js';
-import { testSandbox, type TestSandbox } from '../support/sandbox.js';
+import { testSandbox, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
 import { FaultyFileSystem } from '../support/faulty-fs.js';
 import { tempDir } from '../support/tmp.js';
 
@@ -53,5 +53,35 @@ describe('a store that cannot write (ENOSPC injected below the journal)', () => 
     open.push(second);
     expect(await total(second)).toBe(acknowledged.length);
     for (const orderNo of acknowledged) expect((await second.call('GET', `/__sandbox/orders/${orderNo}`)).status).toBe(200);
+  });
+
+  it('plays the tracking steps that fell due while the disk was full once it has room again, without a restart', async () => {
+    const fileSystem = new FaultyFileSystem();
+    const sandbox = await testSandbox({ data: join(dir(), 'sandbox.json') }, { storeFileSystem: fileSystem });
+    open.push(sandbox);
+    const orders = (await sandbox.call('POST', '/v1/order', { body: createRequest(3) })).body.order_numbers as string[];
+    const statuses = () => Promise.all(orders.map(async (orderNo) => (await sandbox.call('GET', `/__sandbox/orders/${orderNo}`)).body.status as string));
+    expect((await sandbox.call('POST', '/__sandbox/clock/advance', { body: { ms: 60_000 } })).status).toBe(200);
+    expect(await statuses()).toEqual(['awb_generated', 'awb_generated', 'awb_generated']);
+
+    fileSystem.failing = 'ENOSPC';
+    expect((await sandbox.call('POST', '/__sandbox/clock/advance', { body: { ms: 2 * 3_600_000 } })).status).toBe(503);
+    fileSystem.failing = undefined;
+    expect((await sandbox.call('POST', '/__sandbox/clock/advance', { body: { ms: 10 * 3_600_000 } })).status).toBe(200);
+    for (const status of await statuses()) expect(status).not.toBe('awb_generated');
+  });
+
+  it('holds deliveries up to --outbox-size once the disk has room again, as if the refused commit never happened', async () => {
+    const fileSystem = new FaultyFileSystem();
+    const sandbox = await testSandbox({ data: join(dir(), 'sandbox.json'), outboxSize: 2 }, { storeFileSystem: fileSystem });
+    open.push(sandbox);
+    // Client B has no webhook URL: its AWB webhooks are held, two at most.
+    await sandbox.call('POST', '/v1/order', { token: TOKEN_B, body: createRequest(3) });
+    fileSystem.failing = 'ENOSPC';
+    expect((await sandbox.call('POST', '/__sandbox/clock/advance', { token: TOKEN_B, body: { ms: 60_000 } })).status).toBe(503);
+    fileSystem.failing = undefined;
+    expect((await sandbox.call('POST', '/__sandbox/clock/advance', { token: TOKEN_B, body: { ms: 0 } })).status).toBe(200);
+    const log = (await sandbox.call('GET', '/__sandbox/webhooks/deliveries', { token: TOKEN_B })).body.deliveries as Array<{ status: string }>;
+    expect(log.map((delivery) => delivery.status).sort()).toEqual(['failed', 'paused', 'paused']);
   });
 });

@@ -69,6 +69,31 @@ describe('a unit of work made of parts (embedded store)', () => {
     expect(await reopened.orders.get('1003')).toBeDefined();
   });
 
+  it('undoes a part within a part alone, and the whole of an outer part that threw after an inner one was kept', async () => {
+    const { storage, reopen } = await onFile();
+    const fails = (message: string) => {
+      throw new Error(message);
+    };
+    await storage.inOneUnit(async () => {
+      await storage.transaction(async (tx) => {
+        await tx.orders.insert(orderRecord('4001', 'c', 1_000));
+        await expect(storage.transaction(async (inner) => fails(String(await inner.orders.insert(orderRecord('4002', 'c', 1_000)))))).rejects.toThrow();
+      });
+      await expect(
+        storage.transaction(async (tx) => {
+          await storage.transaction((inner) => inner.orders.insert(orderRecord('4003', 'c', 1_000)));
+          const first = (await tx.orders.get('4001'))!;
+          await tx.orders.update({ ...first, status: 'cancelled' });
+          fails('the outer part fails');
+        }),
+      ).rejects.toThrow('the outer part fails');
+    });
+    const reopened = await reopen();
+    expect((await reopened.orders.get('4001'))?.status).toBe('created');
+    expect(await reopened.orders.get('4002')).toBeUndefined();
+    expect(await reopened.orders.get('4003')).toBeUndefined();
+  });
+
   it('shows its parts to others only once committed', async () => {
     const { storage } = await onFile();
     let seenInside: unknown = 'not read';
@@ -145,5 +170,41 @@ describe('a row of due jobs that each work in one transaction', () => {
     expect(row.left).toBe(1);
     // Three commits (one per job) became one.
     expect(alone.writes - row.writes).toBe(2);
+  });
+
+  it('reports a failure of its commit that is not the store being unavailable, and runs the row again job by job', async () => {
+    const { storage } = await onFile();
+    const errors: string[] = [];
+    const scheduler = new Scheduler(storage, new ManualClock(0), { onError: (error, kind, key) => errors.push(`${kind}:${key}: ${(error as Error).message}`) });
+    const runs: string[] = [];
+    scheduler.register({
+      kind: 'awb',
+      oneTransaction: true,
+      run: (job) =>
+        storage.transaction(async (tx) => {
+          runs.push(job.key);
+          await tx.orders.insert(orderRecord(job.key, 'c', 0));
+          await tx.jobs.complete(job);
+          return 'completed' as const;
+        }),
+    });
+    for (const key of ['9101', '9102', '9103']) await storage.jobs.schedule({ kind: 'awb' as JobKind, key, client_id: 'c', due_at: 1_000 });
+    // A fault of the sandbox's own, injected: the first commit's records cannot be packed for the file.
+    const store = (storage as unknown as { store: { put: (...args: unknown[]) => unknown } }).store;
+    const put = store.put.bind(store);
+    let thrown = false;
+    store.put = (...args: unknown[]) => {
+      if (!thrown) {
+        thrown = true;
+        throw new TypeError('a record the file cannot take');
+      }
+      return put(...args);
+    };
+    await scheduler.advance('c', 2_000);
+    await scheduler.stop();
+    expect(errors).toEqual(['awb:9101: a record the file cannot take']);
+    expect(runs).toEqual(['9101', '9102', '9103', '9101', '9102', '9103']);
+    for (const key of ['9101', '9102', '9103']) expect(await storage.orders.get(key)).toBeDefined();
+    expect(await storage.jobs.count()).toBe(0);
   });
 });

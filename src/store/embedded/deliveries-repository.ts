@@ -64,14 +64,24 @@ export class EmbeddedDeliveries implements DeliveryRepository {
   }
 
   async countByStatus(clientId: string, status: DeliveryStatus, upTo = Number.MAX_SAFE_INTEGER): Promise<number> {
-    let count = this.indexes.deliveries.statusCounts.get(clientId)?.get(status) ?? 0;
     // The indexes count committed deliveries: the unit's own writes are added (a unit made of parts holds several jobs' deliveries).
+    return Math.min(upTo, (this.indexes.deliveries.statusCounts.get(clientId)?.get(status) ?? 0) + this.ownChange(clientId, status));
+  }
+
+  ownByStatus(clientId: string, status: DeliveryStatus): number {
+    return Math.max(0, this.ownChange(clientId, status));
+  }
+
+  /** How many more (or fewer) of the client's deliveries have the status with this unit's writes than without. */
+  private ownChange(clientId: string, status: DeliveryStatus): number {
+    if (!this.access.written) return 0;
     const counts = (record: unknown): number => {
       const delivery = record as Delivery | undefined;
       return delivery?.client_id === clientId && delivery.status === status ? 1 : 0;
     };
-    if (this.access.written) for (const { before, after } of this.access.written(DELIVERIES)) count += counts(after) - counts(before);
-    return Math.min(upTo, count);
+    let change = 0;
+    for (const { before, after } of this.access.written(DELIVERIES)) change += counts(after) - counts(before);
+    return change;
   }
 
   async settledBefore(olderThan: number, limit: number): Promise<Array<Stored<Delivery>>> {

@@ -76,11 +76,12 @@ export class EmbeddedJobs implements JobRepository {
   async complete(job: ClaimedJob): Promise<void> {
     const id = jobId(job.kind, job.key);
     const current = stored(this.access.get<Job>(JOBS, id));
-    // The removal drops the claim once it commits (Indexes.apply); dropping it here would
-    // lose the job from the index if the commit failed. A job rescheduled or cancelled
-    // since its claim lost the claim when that change committed.
+    // The claim goes once a change of the job commits (Indexes.apply), never before: a
+    // commit that fails must leave it, so that releasing the job puts it back in its
+    // queue. A job rescheduled in this unit (a step job's next step) is kept as
+    // rescheduled; one rescheduled or cancelled by another unit since its claim lost the
+    // claim when that change committed (and may have been claimed again since).
     if (current && current.version === job.version) this.access.remove(JOBS, id);
-    else this.indexes.jobs.claims.delete(id);
   }
 
   async release(job: ClaimedJob): Promise<void> {

@@ -42,13 +42,16 @@ const WRITES: Record<keyof Omit<Repositories, 'requests' | 'reports'>, string[]>
  */
 /** A transaction joined to a unit made of parts: what it wrote is undone if it throws. */
 async function asPart<T>(unit: UnitOfWork, fn: () => Promise<T>): Promise<T> {
-  const mark = unit.mark();
+  unit.beginPart();
+  let result: T;
   try {
-    return await fn();
+    result = await fn();
   } catch (error) {
-    unit.undoTo(mark);
+    unit.endPart(true);
     throw error;
   }
+  unit.endPart(false);
+  return result;
 }
 
 export class EmbeddedStorage implements Storage {

@@ -57,25 +57,46 @@ interface Write {
 /** The writes of one transaction, applied to the store only when it commits. */
 export class UnitOfWork implements Access {
   readonly writable = true;
-  private writes = new Map<string, Write>();
+  private readonly writes = new Map<string, Write>();
+  /** For each part begun and not ended, innermost last: the unit's write of each record the part wrote, as it was before (undefined: none). */
+  private readonly undo: Array<Map<string, Write | undefined>> = [];
 
   /**
    * @param parts Whether the unit is made of parts (`EmbeddedStorage.inOneUnit`): each
-   * transaction joined to it can then be undone alone (`mark`, `undoTo`).
+   * transaction joined to it can then be undone alone (`beginPart`, `endPart`).
    */
   constructor(
     private readonly store: JournaledFile,
     readonly parts = false,
   ) {}
 
-  /** The unit's writes as they are now, for `undoTo`. */
-  mark(): ReadonlyMap<string, Write> {
-    return new Map(this.writes);
+  /**
+   * Starts a part (`EmbeddedStorage.inOneUnit`): until `endPart`, the first write of each
+   * record remembers what the unit held for it before, so the part can be undone alone.
+   */
+  beginPart(): void {
+    this.undo.push(new Map());
   }
 
-  /** Drops every write made since `mark` (a part that threw). */
-  undoTo(mark: ReadonlyMap<string, Write>): void {
-    this.writes = new Map(mark);
+  /** Ends the innermost part: undone, every write it made is dropped; kept, its writes belong to the part around it (if any). */
+  endPart(undo: boolean): void {
+    const log = this.undo.pop();
+    if (!log) return;
+    if (undo) {
+      for (const [id, before] of log) {
+        if (before === undefined) this.writes.delete(id);
+        else this.writes.set(id, before);
+      }
+      return;
+    }
+    const outer = this.undo.at(-1);
+    if (outer) for (const [id, before] of log) if (!outer.has(id)) outer.set(id, before);
+  }
+
+  /** Before a write in a part: what the unit held for the record, the first time the part writes it. */
+  private remember(id: string): void {
+    const log = this.undo.at(-1);
+    if (log !== undefined && !log.has(id)) log.set(id, this.writes.get(id));
   }
 
   get<T>(collection: string, key: string): T | undefined {
@@ -84,11 +105,15 @@ export class UnitOfWork implements Access {
   }
 
   put(collection: string, key: string, value: unknown): void {
-    this.writes.set(`${collection}\u0000${key}`, { collection, key, value: freeze(value) });
+    const id = `${collection}\u0000${key}`;
+    if (this.undo.length > 0) this.remember(id);
+    this.writes.set(id, { collection, key, value: freeze(value) });
   }
 
   remove(collection: string, key: string): void {
-    this.writes.set(`${collection}\u0000${key}`, { collection, key, value: undefined });
+    const id = `${collection}\u0000${key}`;
+    if (this.undo.length > 0) this.remember(id);
+    this.writes.set(id, { collection, key, value: undefined });
   }
 
   *written(collection: string): Iterable<{ before: unknown; after: unknown }> {
