@@ -41,6 +41,11 @@ export const SLOW = [
   'test/store/postgres-ids.test.ts',
   // advance-all's answer on both stores and both clocks, starting a PostgreSQL: ~15 s.
   'test/store/advance-all-now.test.ts',
+  // ~11 s of test time between them (a due heap of a million entries, partners' isolation
+  // over many clients, rate streams to their end): npm test keeps its margin under 5 minutes.
+  'test/unit/due-heap.test.ts',
+  'test/isolation/clients.test.ts',
+  'test/provider/stream.test.ts',
 ];
 
 export default defineConfig({
