@@ -34,12 +34,6 @@ const WRITES: Record<keyof Omit<Repositories, 'requests' | 'reports'>, string[]>
   jobs: ['schedule', 'cancel', 'complete', 'release', 'removeByClient'],
 };
 
-/**
- * The embedded adapter of the storage port: lowdb's model, records in memory made
- * durable by the journaled JSON data file (`JournaledFile`), with indexes in memory for every
- * lookup and listing. Transactions run one at a time; their writes reach the store
- * and its journal together when they commit, and the indexes after that.
- */
 /** A transaction joined to a unit made of parts: what it wrote is undone if it throws. */
 async function asPart<T>(unit: UnitOfWork, fn: () => Promise<T>): Promise<T> {
   unit.beginPart();
@@ -54,6 +48,12 @@ async function asPart<T>(unit: UnitOfWork, fn: () => Promise<T>): Promise<T> {
   return result;
 }
 
+/**
+ * The embedded adapter of the storage port: lowdb's model, records in memory made
+ * durable by the journaled JSON data file (`JournaledFile`), with indexes in memory for every
+ * lookup and listing. Transactions run one at a time; their writes reach the store
+ * and its journal together when they commit, and the indexes after that.
+ */
 export class EmbeddedStorage implements Storage {
   readonly orders: OrderRepository;
   readonly deliveries: DeliveryRepository;
@@ -166,7 +166,7 @@ export class EmbeddedStorage implements Storage {
   }
 
   private async runUnit<T>(fn: (tx: Repositories) => Promise<T>, parts: boolean): Promise<T> {
-    const unit = new UnitOfWork(this.store, parts);
+    const unit = new UnitOfWork(this.store);
     const repos = this.repositoriesOver(unit);
     if (parts) this.partsOf.set(repos, unit);
     const result = await this.current.run(repos, () => fn(repos));

@@ -61,14 +61,7 @@ export class UnitOfWork implements Access {
   /** For each part begun and not ended, innermost last: the unit's write of each record the part wrote, as it was before (undefined: none). */
   private readonly undo: Array<Map<string, Write | undefined>> = [];
 
-  /**
-   * @param parts Whether the unit is made of parts (`EmbeddedStorage.inOneUnit`): each
-   * transaction joined to it can then be undone alone (`beginPart`, `endPart`).
-   */
-  constructor(
-    private readonly store: JournaledFile,
-    readonly parts = false,
-  ) {}
+  constructor(private readonly store: JournaledFile) {}
 
   /**
    * Starts a part (`EmbeddedStorage.inOneUnit`): until `endPart`, the first write of each

@@ -76,6 +76,11 @@ export class Connections {
     return this.lane.getStore() ? this.backgroundPool : this.pool;
   }
 
+  /** The lane the work running now waits in at the gate (see `permit`). */
+  get gateLane(): string {
+    return this.scopes.lane;
+  }
+
   /**
    * A permit of the gate when the work running now takes a connection of `pool` (none
    * for background work, on a pool of its own). The wait in the gate is the wait for a
@@ -83,11 +88,6 @@ export class Connections {
    * error (see Reachability.translate); with a permit, `pool` has a connection free or
    * room to open one.
    */
-  /** The lane the work running now waits in at the gate (see `permit`). */
-  get gateLane(): string {
-    return this.scopes.lane;
-  }
-
   async permit(): Promise<() => void> {
     if (this.own !== this.pool) return () => undefined;
     return this.gate.acquire(this.scopes.lane, this.connectionTimeoutMs);
