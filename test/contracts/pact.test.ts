@@ -18,6 +18,18 @@ const trackingBody = (lastStatus: unknown) => ({
 });
 
 /**
+ * Waits until Pact's mock server has recorded the request just answered. The mock server
+ * answers first and records the match on another thread, so a session closed right after
+ * the answer can find its expected request "not received".
+ */
+async function recorded(pact: PactV3, port: number): Promise<void> {
+  const consumer = (pact as unknown as { pact: { mockServerMatchedSuccessfully(port: number): boolean } }).pact;
+  for (const deadline = Date.now() + 5_000; !consumer.mockServerMatchedSuccessfully(port) && Date.now() < deadline; ) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/**
  * Writes a small consumer pact of the documented operations with Pact's consumer DSL,
  * each interaction played against Pact's mock server as a client would. `deliveredStatus`
  * is what the consumer expects as the delivered order's last_status.
@@ -30,7 +42,10 @@ async function writePact(dir: string, consumer: string, deliveredStatus: unknown
     fetch(`${url}${path}`, { method, headers: { ...headers, ...(body ? { 'Content-Type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) });
   // One interaction per mock-server session: Pact's mock matches a provider-state path by its type, so two tracking paths in one session would both match the first.
   const play = async (path: string, status: number, body?: unknown) => {
-    await pact.executeTest(async (mock) => expect((await call(mock.url, body ? 'POST' : 'GET', path, body)).status).toBe(status));
+    await pact.executeTest(async (mock) => {
+      expect((await call(mock.url, body ? 'POST' : 'GET', path, body)).status).toBe(status);
+      await recorded(pact, mock.port);
+    });
   };
   pact
     .uponReceiving('a create request with two items')
