@@ -1,5 +1,5 @@
 import type { ReportView } from '../records/index.js';
-import type { Storage } from '../store/index.js';
+import type { BatchReads } from './batch-reads.js';
 import { Draft } from './draft.js';
 import type { Observed } from './observed.js';
 import { headerOf, retryAfterMs } from './retry-after.js';
@@ -12,10 +12,15 @@ const RETRY_AFTER_SLACK_MS = 100;
 /** Per client, the AWBs whose duplicate delivery is being answered, and whether a tracking read came meanwhile. */
 export type OpenDuplicates = Map<string, Map<string, { read: boolean }>>;
 
-/** What judging a request reads besides the request and the report: the store, and the duplicates being answered. */
+/** What judging a request reads besides the request and the report: the store (through its batch's reads), and the duplicates being answered. */
 export interface Judging {
-  storage: Storage;
+  reads: BatchReads;
   duplicates: OpenDuplicates;
+}
+
+/** Starts the store reads that judging this request will ask for (see BatchReads). */
+export function prefetchFor(reads: BatchReads, clientId: string, { served }: Observed): void {
+  if (served.input.operation.operationId === 'trackOrder' && (served.status === 200 || served.status === 404)) reads.prefetchTracking(clientId, served.input.params.order_no ?? '');
 }
 
 /**
@@ -96,8 +101,7 @@ async function judgeTracking(judging: Judging, clientId: string, { served, finge
     draft.mark(`404:${awb}`, { ...here, detail: { awb } });
   }
   if (served.status !== 200 && served.status !== 404) return;
-  const { orders, deliveries } = judging.storage;
-  const order = await orders.byAwb(awb);
+  const order = await judging.reads.order(awb);
   if (served.status === 200) {
     draft.judge('op.tracking', true, what);
     const atEnd = order?.client_id === clientId && order.next_step === null && order.history.length > 0;
@@ -106,7 +110,7 @@ async function judgeTracking(judging: Judging, clientId: string, { served, finge
   if (order?.client_id !== clientId) return;
   const duplicate = judging.duplicates.get(clientId)?.get(awb);
   if (duplicate) duplicate.read = true;
-  const announced = (await deliveries.list(clientId, { limit: 20, order_no: order.order_no, event: 'awb.generated' })).items;
+  const announced = await judging.reads.announced(clientId, order.order_no);
   if (announced.length === 0) return;
   const acknowledged = announced.some((d) => d.status === 'delivered') && !duplicate;
   draft.judge('tracking.after-webhook', acknowledged, acknowledged ? `after the AWB webhook was acknowledged: ${what}` : `before the AWB webhook was acknowledged: ${what}`);

@@ -5,12 +5,19 @@ import type { AttemptObserver } from '../webhooks/index.js';
 import { applyReportChange, type ReportState, type ReportView } from '../records/index.js';
 import { Draft } from './draft.js';
 import { awbOf, judgeAttempt } from './judge-attempt.js';
-import { judgeRequest, type Judging, type OpenDuplicates } from './judge-request.js';
+import { BatchReads } from './batch-reads.js';
+import { judgeRequest, prefetchFor, type OpenDuplicates } from './judge-request.js';
 import { observed } from './observed.js';
 import { operationCountKey } from './operations.js';
 
-/** A judgment of one observation against the client's report as it stands before it. */
-type Judge = (state: ReportView) => Promise<Draft | undefined>;
+/**
+ * A judgment of one observation against the client's report as it stands before it,
+ * with the store reads it will ask for, started before the batch's first judgment.
+ */
+interface Judge {
+  judge(state: ReportView, reads: BatchReads): Promise<Draft | undefined>;
+  prefetch?(reads: BatchReads): void;
+}
 
 /** Most observations of one client judged against one read of its report and stored in one change. */
 const BATCH = 256;
@@ -40,12 +47,7 @@ export class ReportObserver {
   private readonly runs = new Map<string, Promise<void>>();
   /** AWBs whose duplicate delivery is being answered, per client, and whether a tracking read came meanwhile. */
   private readonly duplicates: OpenDuplicates = new Map();
-  /** What judging a request reads: made once, handed to every judgment. */
-  private readonly judging: Judging;
-
-  constructor(private readonly deps: { storage: Storage; logger: Logger }) {
-    this.judging = { storage: deps.storage, duplicates: this.duplicates };
-  }
+  constructor(private readonly deps: { storage: Storage; logger: Logger }) {}
 
   /** For `observeProvider`: every provider request of a client, once its connection closed. */
   readonly request = (served: ServedRequest): void => {
@@ -55,11 +57,14 @@ export class ReportObserver {
     const kept = observed(served);
     const { operationId } = served.input.operation;
     const status = served.status;
-    this.enqueue(client.id, async (state) => {
-      const draft = await judgeRequest(this.judging, client.id, kept, wall, state);
-      // Every request counts toward the operations' coverage, whatever the catalogue made of it.
-      if (status !== null) draft.count(operationCountKey(operationId, status));
-      return draft;
+    this.enqueue(client.id, {
+      prefetch: (reads) => prefetchFor(reads, client.id, kept),
+      judge: async (state, reads) => {
+        const draft = await judgeRequest({ reads, duplicates: this.duplicates }, client.id, kept, wall, state);
+        // Every request counts toward the operations' coverage, whatever the catalogue made of it.
+        if (status !== null) draft.count(operationCountKey(operationId, status));
+        return draft;
+      },
     });
   };
 
@@ -77,7 +82,7 @@ export class ReportObserver {
       const awb = awbOf(delivery);
       const duplicate = attempt.chaos === 'duplicate' && awb !== undefined ? this.duplicates.get(delivery.client_id)?.get(awb) : undefined;
       if (duplicate) this.duplicates.get(delivery.client_id)?.delete(awb!);
-      this.enqueue(delivery.client_id, async () => judgeAttempt(delivery, attempt, duplicate, attempt.at));
+      this.enqueue(delivery.client_id, { judge: async () => judgeAttempt(delivery, attempt, duplicate, attempt.at) });
     },
   };
 
@@ -145,9 +150,10 @@ export class ReportObserver {
   }
 
   /**
-   * One read of the report, then each observation judged in turn against it as the ones
+   * One read of the report and the store reads its judgments need, started together
+   * (BatchReads), then each observation judged in turn against the report as the ones
    * before left it (their marks), then one change with all their counts, marks and
-   * events: under load a replica does two store calls per batch, not per request.
+   * events: under load a replica's store calls go by batch, not by request.
    * Answers how it went (a failure is logged).
    */
   private async judgeBatch(clientId: string, judges: Judge[]): Promise<'stored' | 'read failed' | 'change failed'> {
@@ -156,11 +162,13 @@ export class ReportObserver {
     try {
       let view = await storage.reports.get(clientId, { events: false, counts: false });
       read = true;
+      const reads = new BatchReads(storage);
+      for (const judge of judges) judge.prefetch?.(reads);
       const batch = new Draft(0);
       for (const judge of judges) {
         let draft: Draft | undefined;
         try {
-          draft = await judge(view);
+          draft = await judge.judge(view, reads);
         } catch (err) {
           logger.error({ err, client: clientId }, 'readiness report observation failed');
         }

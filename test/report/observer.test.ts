@@ -61,6 +61,32 @@ function served(status: number, body: unknown): ServedRequest {
   };
 }
 
+/** A tracking read of `awb` answered with `status`. */
+function tracked(awb: string, status = 200): ServedRequest {
+  const request = served(status, undefined);
+  const path = `/v1/order/tracking/${awb}`;
+  return { ...request, method: 'GET', input: { ...request.input, operation: { operationId: 'trackOrder' }, method: 'GET', path, params: { order_no: awb } } as unknown as ServedRequest['input'] };
+}
+
+/** Orders and deliveries whose reads are counted, and how many were in flight at once. */
+function countedReads(storage: Storage) {
+  const reads = { orders: 0, deliveries: 0, inFlight: 0, mostInFlight: 0 };
+  const answer = async <T>(counted: 'orders' | 'deliveries', value: T): Promise<T> => {
+    reads[counted] += 1;
+    reads.inFlight += 1;
+    reads.mostInFlight = Math.max(reads.mostInFlight, reads.inFlight);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    reads.inFlight -= 1;
+    return value;
+  };
+  const orderOf = (awb: string) => ({ order_no: `ORD-${awb}`, awb, client_id: 'acme', next_step: null, history: [{}] });
+  Object.assign(storage, {
+    orders: { byAwb: (awb: string) => answer('orders', orderOf(awb)) },
+    deliveries: { list: () => answer('deliveries', { items: [{ status: 'delivered' }], total: 1 }) },
+  });
+  return reads;
+}
+
 describe('the readiness observer under load', () => {
   it('judges observations that queue up together: each sees the marks of those before it, all counted in one change', async () => {
     const store = slowReports();
@@ -88,6 +114,23 @@ describe('the readiness observer under load', () => {
     expect(store.state().events).toHaveLength(52 * 2 + 2 + 2 + 2);
     // The first observation alone, the 53 that queued behind it together.
     expect(store.calls).toEqual({ get: 2, change: 2 });
+  });
+
+  it('judges a batch of tracking reads with one read of each AWB’s order and webhooks, all asked for together', async () => {
+    const store = slowReports();
+    const reads = countedReads(store.storage);
+    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'silent' }) });
+    observer.request(tracked('JNE0000000000')); // judged alone while the rest queue
+    const awbs = ['JNE0000000001', 'JNE0000000002', 'JNE0000000003', 'JNE0000000004', 'JNE0000000005'];
+    for (let i = 0; i < 50; i += 1) observer.request(tracked(awbs[i % awbs.length]!));
+    store.open();
+    await observer.settled('acme');
+
+    // Every read judged as if each had read the store itself.
+    expect(store.state().counts).toMatchObject({ 'op.tracking:handled': 51, 'journey.read-to-end:handled': 51, 'tracking.after-webhook:handled': 51 });
+    // One order and one webhook read per AWB and batch; the second batch's five orders read at once.
+    expect(reads).toMatchObject({ orders: 6, deliveries: 6, inFlight: 0 });
+    expect(reads.mostInFlight).toBe(5);
   });
 
   it('judges a batch the store refused again one by one: only the observation it cannot take is lost, and it is logged', async () => {
