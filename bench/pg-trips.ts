@@ -6,8 +6,8 @@
  * One embedded PostgreSQL server (default settings) with 1,000 seeded delivered orders,
  * one replica as users run it (`--awb-delay 1s`, real clock) with bench/pg-trips.cjs
  * preloaded. For GET tracking and POST 1 item: a warm-up, then BENCH_TRIPS_REQUESTS
- * (2,000) requests on 10 connections and 1.2 s for the work they leave behind (batched
- * journal and report writes, AWB jobs); per request: statements, socket writes (round
+ * (2,000) requests on 10 connections, and the work they leave behind done (AWB jobs and
+ * webhooks, batched journal and report writes); per request: statements, socket writes (round
  * trips: a pipelined group is one) and reads, the replica's and the database's
  * user + system CPU time (from /proc), and the statements by text. CPU times rise on a
  * busy machine; the counts do not.
@@ -15,6 +15,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import pg from 'pg';
 import { seedOrders } from '../scripts/seed-postgres.js';
 import { deliveredOrder } from '../test/support/delivered-order.js';
 import { createRequest } from '../test/support/orders.js';
@@ -76,17 +77,31 @@ async function main(): Promise<void> {
       for (let i = 0; i < 200 && !existsSync(file); i += 1) await sleep(10);
       return JSON.parse(readFileSync(file, 'utf8')) as Counts;
     };
+    /** Until no job is due any more (the creates' AWB jobs and webhooks), at most 20 s. */
+    const settled = async (): Promise<void> => {
+      const db = new pg.Client({ connectionString: url });
+      await db.connect();
+      try {
+        for (const end = Date.now() + 20_000; Date.now() < end; await sleep(100)) {
+          const { rows } = await db.query<{ n: string }>("SELECT count(*) AS n FROM jobs WHERE kind = 'awb' OR due_at <= $1", [Date.now()]);
+          if (rows[0]!.n === '0') break;
+        }
+      } finally {
+        await db.end();
+      }
+      await sleep(300); // the batched journal and report writes
+    };
     const rows: string[] = [];
     const texts: string[] = [];
     for (const [name, method, body] of CASES) {
       const options = { url: `${replica.url}${method === 'GET' ? `/v1/order/tracking/${seeded.last.awb}` : '/v1/order'}`, method, connections: 10, headers: HEADERS, ...(body ? { body } : {}) };
       await autocannon({ ...options, amount: Math.ceil(REQUESTS / 5) });
-      await sleep(1_500);
+      await settled();
       await counts();
       const before = { replica: cpuMs(replica.child.pid!), database: databaseCpuMs(server) };
       const result = await autocannon({ ...options, amount: REQUESTS });
       if (result.non2xx + result.errors > 0) throw new Error(`${name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-      await sleep(1_200);
+      await settled();
       const c = await counts();
       const per = (n: number) => (n / REQUESTS).toFixed(2);
       const cpu = ((cpuMs(replica.child.pid!) - before.replica) / REQUESTS).toFixed(3);

@@ -7,7 +7,7 @@ import type { EventSink } from '../events/index.js';
 import type { Fixtures, LoadedScenario } from '../fixtures/index.js';
 import type { IdFactory } from '../ids/index.js';
 import { draw } from '../ids/index.js';
-import { secondsOf, type HistoryRecord, type Order, type OrderStatus, type Stored, type TrackingEntry } from '../records/index.js';
+import { secondsOf, type ClaimedJob, type HistoryRecord, type Order, type OrderStatus, type Stored, type TrackingEntry } from '../records/index.js';
 import type { Repositories, Storage } from '../store/index.js';
 import { renderHistory } from './render.js';
 
@@ -55,15 +55,20 @@ export class Journey {
   attach(scheduler: Scheduler): void {
     // Each job ends in the transaction of what it did: one round trip less on PostgreSQL, and no window where it is done but still due.
     const completing =
-      (due: (tx: Repositories, orderNo: string, at: number) => Promise<unknown>): JobHandler =>
+      (due: (tx: Repositories, job: ClaimedJob, at: number) => Promise<unknown>): JobHandler =>
       (job, at) =>
         this.deps.storage.transaction(async (tx) => {
-          await due(tx, job.key, at);
+          await due(tx, job, at);
           await tx.jobs.complete(job);
           return 'completed' as const;
         });
-    scheduler.register({ kind: AWB_JOB, run: completing((tx, orderNo, at) => this.awbDue(tx, orderNo, at)), drawsInOrder: true, oneTransaction: true });
-    scheduler.register({ kind: STEP_JOB, run: completing((tx, orderNo, at) => this.stepDue(tx, orderNo, at)), oneTransaction: true });
+    const awbDue = (tx: Repositories, job: ClaimedJob, at: number) => {
+      // The AWB's webhook reads the client's settings: asked for beside the order, one round trip on PostgreSQL.
+      tx.settings.get(job.client_id).catch(() => undefined); // a failure meets whoever reads them next
+      return this.awbDue(tx, job.key, at);
+    };
+    scheduler.register({ kind: AWB_JOB, run: completing(awbDue), drawsInOrder: true, oneTransaction: true });
+    scheduler.register({ kind: STEP_JOB, run: completing((tx, job, at) => this.stepDue(tx, job.key, at)), oneTransaction: true });
   }
 
   /** When the AWB of a new order falls due, drawn from the delay range. */

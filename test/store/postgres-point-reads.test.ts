@@ -1,4 +1,7 @@
+import { Socket } from 'node:net';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { emptySettings } from '../../src/store/settings-writer.js';
 import { PostgresStorage } from '../../src/store/postgres/storage.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';
 import { orderRecord } from './contract.js';
@@ -31,6 +34,71 @@ describe('PostgreSQL point reads outside a unit of work', () => {
       expect((await storage.orders.get(numbers[0]!))?.client_id).toBe('a');
       await storage.transaction(async (tx) => tx.orders.update((await tx.orders.get(numbers[1]!))!));
       expect((await storage.orders.get(numbers[1]!))?.version).toBe(2);
+    } finally {
+      await storage.close();
+    }
+  });
+});
+
+describe('PostgreSQL reads in a unit of work', () => {
+  it('sends the reads a unit asks for at once in one write, and reads a client’s settings once', async () => {
+    const url = await server.freshDatabase();
+    const storage = await PostgresStorage.open({ url, requestLogSize: 10 });
+    try {
+      await storage.settings.put(emptySettings('a'));
+      await storage.transaction(async (tx) => void (await tx.orders.insert(orderRecord('5000000100', 'a', 1_000))));
+      const port = Number(new URL(url).port);
+      const statements: string[] = [];
+      let writes = 0;
+      // Writes that reach the kernel: an uncorked write, or the flush of a corked group.
+      const { write, uncork } = Socket.prototype;
+      const query = pg.Client.prototype.query;
+      Socket.prototype.write = function (this: Socket, ...args: unknown[]) {
+        if (this.remotePort === port && this.writableCorked === 0) writes += 1;
+        return (write as (...a: unknown[]) => boolean).apply(this, args);
+      } as typeof write;
+      Socket.prototype.uncork = function (this: Socket) {
+        if (this.remotePort === port && this.writableCorked === 1) writes += 1;
+        return uncork.call(this);
+      };
+      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+        const text = args[0] as string | { text: string };
+        statements.push(typeof text === 'string' ? text : text.text);
+        return (query as (...a: unknown[]) => unknown).apply(this, args);
+      } as typeof query;
+      try {
+        await storage.transaction(async (tx) => {
+          // As an AWB job does: the client's settings asked for beside the order, then read again where its webhook is made.
+          const [settings, order] = await Promise.all([tx.settings.get('a'), tx.orders.get('5000000100')]);
+          expect(settings?.client_id).toBe('a');
+          expect((await tx.settings.get('a'))?.version).toBe(settings!.version);
+          await tx.orders.update({ ...order!, status: 'awb_generated' });
+        });
+      } finally {
+        Object.assign(Socket.prototype, { write, uncork });
+        pg.Client.prototype.query = query;
+      }
+      expect(statements.filter((text) => text.includes('FROM client_settings'))).toHaveLength(1);
+      expect(statements.filter((text) => text.includes('FROM orders'))).toHaveLength(1);
+      // BEGIN with both reads, then the update with the COMMIT.
+      expect(writes).toBe(2);
+      expect((await storage.orders.get('5000000100'))?.status).toBe('awb_generated');
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('reads a client’s settings in a unit as the unit last wrote them', async () => {
+    const storage = await PostgresStorage.open({ url: await server.freshDatabase(), requestLogSize: 10 });
+    try {
+      await storage.settings.put(emptySettings('a'));
+      const seen = await storage.transaction(async (tx) => {
+        const before = (await tx.settings.get('a'))!;
+        await tx.settings.put({ ...before, fault_seq: 7 });
+        return tx.settings.get('a');
+      });
+      expect(seen).toMatchObject({ fault_seq: 7, version: 2 });
+      expect(await storage.settings.get('a')).toMatchObject({ fault_seq: 7, version: 2 });
     } finally {
       await storage.close();
     }

@@ -55,7 +55,8 @@ export async function inOneTrip(tx: TxContext, last: string, values?: unknown[])
   } finally {
     tx.begun = true;
     tx.later = [];
-    stream.uncork();
+    // Sent once the code running now has asked all it asks at once (a job's reads side by side): one write.
+    queueMicrotask(() => stream.uncork());
   }
   // The pipeline answers in order: once `answer` is, every statement before it is. A
   // statement after a failed one fails too ("current transaction is aborted"), and a

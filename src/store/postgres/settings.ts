@@ -12,6 +12,14 @@ const SETTINGS_OF = pointRead('SELECT data, version FROM client_settings WHERE c
 
 /** Each client's settings as a row of `client_settings`, written with a version check. */
 export class PgSettings implements ClientSettingsRepository {
+  /**
+   * In a unit of work, each client's settings as the unit read or wrote them: read once
+   * per unit, so that a job can ask for them beside its first read (one round trip) and
+   * the code that needs them later finds them. A write the unit makes replaces them; one
+   * another unit made meanwhile is a Conflict at this unit's write, as with any record.
+   */
+  private readonly inUnit = new Map<string, Promise<Stored<ClientSettings> | undefined>>();
+
   constructor(
     private readonly db: () => Db,
     /** The current request's settings read along with its clock, if any. */
@@ -27,12 +35,30 @@ export class PgSettings implements ClientSettingsRepository {
       prefetched.delete(clientId);
       return row && stored<ClientSettings>(row.data, row.version);
     }
+    if (!db.later) return this.read(db, clientId);
+    const kept = this.inUnit.get(clientId);
+    if (kept) return kept;
+    const read = this.read(db, clientId);
+    this.inUnit.set(clientId, read);
+    // A failed read is not kept: the unit fails with it, or asks again.
+    read.catch(() => void (this.inUnit.get(clientId) === read && this.inUnit.delete(clientId)));
+    return read;
+  }
+
+  private async read(db: Db, clientId: string): Promise<Stored<ClientSettings> | undefined> {
     const { rows } = await db.query<{ data: ClientSettings; version: number }>(SETTINGS_OF, [clientId]);
     return rows[0] && stored<ClientSettings>(rows[0].data, rows[0].version);
   }
 
   async put(settings: ClientSettings | Stored<ClientSettings>): Promise<Stored<ClientSettings>> {
     this.prefetched()?.delete(settings.client_id);
+    this.inUnit.delete(settings.client_id);
+    const written = await this.write(settings);
+    if (this.db().later) this.inUnit.set(settings.client_id, Promise.resolve(written));
+    return written;
+  }
+
+  private async write(settings: ClientSettings | Stored<ClientSettings>): Promise<Stored<ClientSettings>> {
     const what = `The settings of client ${settings.client_id}`;
     const data = dataOf(settings as ClientSettings & { version?: number });
     if ('version' in settings) {
