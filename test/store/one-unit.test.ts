@@ -5,6 +5,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock/clock.js';
 import { Scheduler } from '../../src/jobs/index.js';
 import { Unavailable } from '../../src/shared/index.js';
+import type { JournaledFile } from '../../src/store/embedded/file/index.js';
 import { EmbeddedStorage } from '../../src/store/embedded/storage.js';
 import type { JobKind } from '../../src/records/index.js';
 import { FaultyFileSystem } from '../support/faulty-fs.js';
@@ -206,5 +207,30 @@ describe('a row of due jobs that each work in one transaction', () => {
     expect(runs).toEqual(['9101', '9102', '9103', '9101', '9102', '9103']);
     for (const key of ['9101', '9102', '9103']) expect(await storage.orders.get(key)).toBeDefined();
     expect(await storage.jobs.count()).toBe(0);
+  });
+});
+
+describe('a unit of work the store refuses a record of (embedded store)', () => {
+  it('keeps nothing of it, in memory or in the next unit’s journal line', async () => {
+    const { storage, reopen } = await onFile();
+    const file = (storage as unknown as { store: JournaledFile }).store;
+    const put = file.put.bind(file);
+    let orders = 0;
+    file.put = (collection, key, value) => {
+      if (collection === 'orders' && ++orders === 2) throw new Error('the store refuses this record');
+      return put(collection, key, value);
+    };
+    await expect(
+      storage.transaction(async (tx) => {
+        await tx.orders.insert(orderRecord('2001', 'c', 1_000));
+        await tx.orders.insert(orderRecord('2002', 'c', 1_000));
+      }),
+    ).rejects.toThrow('the store refuses this record');
+    file.put = put;
+    expect(await storage.orders.get('2001')).toBeUndefined();
+    await insert(storage, '2003');
+    const again = await reopen();
+    expect(await again.orders.get('2001')).toBeUndefined();
+    expect(await again.orders.get('2003')).toBeDefined();
   });
 });

@@ -121,14 +121,20 @@ export class UnitOfWork implements Access {
 
   /**
    * Writes every change to the store and its journal. When the journal write fails the
-   * store rolls the changes back and this throws `StoreUnavailable`; nothing of the unit
-   * is then applied.
+   * store rolls the changes back and this throws `StoreUnavailable`; when the store
+   * refuses a record, it throws that error; either way nothing of the unit is applied.
    */
   commit(): Change[] {
     const changes: Change[] = [];
-    for (const { collection, key, value } of this.writes.values()) {
-      const before = value === undefined ? this.store.delete(collection, key) : this.store.put(collection, key, value);
-      changes.push({ collection, key, before, after: value });
+    try {
+      for (const { collection, key, value } of this.writes.values()) {
+        const before = value === undefined ? this.store.delete(collection, key) : this.store.put(collection, key, value);
+        changes.push({ collection, key, before, after: value });
+      }
+    } catch (error) {
+      // A record the store cannot take: the ones put before it must not stay, to be saved with the next unit.
+      this.store.rollBack();
+      throw error;
     }
     this.store.commit();
     return changes;

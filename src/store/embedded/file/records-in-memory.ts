@@ -91,7 +91,7 @@ export abstract class RecordsInMemory<Options extends InMemoryOptions> {
   }
 
   /** Sets every record a pending change touched back to its value before, and forgets the changes. */
-  protected rollBack(): void {
+  rollBack(): void {
     for (const { op, before } of this.pending.values()) {
       const records = this.collection(op.c);
       if (before === undefined) records.delete(op.k);
