@@ -2,12 +2,14 @@ import type { Delivery, Order, Stored } from '../records/index.js';
 import type { Storage } from '../store/index.js';
 
 /**
- * The store reads that judging one batch of observations shares: each AWB's order and
- * each order's announcing webhooks read once per batch, and all of them asked for before
- * the first judgment, so that a PostgreSQL replica sends them together (point reads of
- * one turn of the loop go out as one round trip) instead of two round trips per tracking
- * read, one after the other. A judgment sees the store as it was when its batch began
- * to be judged: after its request was answered, as before.
+ * The store reads that judging one batch of observations shares: each AWB's order read
+ * once per batch, all of them asked for before the first judgment, so that a PostgreSQL
+ * replica sends them together (point reads of one turn of the loop go out as one round
+ * trip); and each order's announcing webhooks read once per batch, when a judgment first
+ * needs them (one listing at a time: a batch of many orders does not take every pooled
+ * connection). A judgment sees the store as it was once its batch began to be judged:
+ * after its request was answered, as before. A read that failed is not kept: the next
+ * judgment that needs it reads again.
  */
 export class BatchReads {
   private readonly orders = new Map<string, Promise<Stored<Order> | undefined>>();
@@ -22,24 +24,17 @@ export class BatchReads {
 
   /** The order's `awb.generated` deliveries (the first 20). */
   announced(clientId: string, orderNo: string): Promise<Array<Stored<Delivery>>> {
-    return remembered(this.announcing, `${clientId}\n${orderNo}`, async () => (await this.storage.deliveries.list(clientId, { limit: 20, order_no: orderNo, event: 'awb.generated' })).items);
-  }
-
-  /** Starts the reads judging a tracking read of this AWB by this client will ask for. */
-  prefetchTracking(clientId: string, awb: string): void {
-    this.order(awb)
-      .then((order) => (order?.client_id === clientId ? this.announced(clientId, order.order_no) : undefined))
-      .catch(() => undefined); // the judgment asks again and meets the failure itself
+    return remembered(this.announcing, `${clientId}\n${orderNo}`, async () => (await this.storage.deliveries.list(clientId, { limit: 20, order_no: orderNo, event: 'awb.generated', total: false })).items);
   }
 }
 
-/** The read under `key`, started by `read` the first time it is asked for. */
+/** The read under `key`, started by `read` the first time it is asked for, and again after it failed. */
 function remembered<T>(reads: Map<string, Promise<T>>, key: string, read: () => Promise<T>): Promise<T> {
-  let pending = reads.get(key);
-  if (!pending) {
-    pending = read();
-    pending.catch(() => undefined); // a read nobody awaits in the end fails quietly; whoever awaits it sees the failure
-    reads.set(key, pending);
-  }
+  const kept = reads.get(key);
+  if (kept) return kept;
+  const pending = read();
+  reads.set(key, pending);
+  // Whoever awaits it sees the failure; a read nobody awaits in the end fails quietly.
+  pending.catch(() => void (reads.get(key) === pending && reads.delete(key)));
   return pending;
 }

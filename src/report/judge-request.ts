@@ -19,8 +19,8 @@ export interface Judging {
 }
 
 /** Starts the store reads that judging this request will ask for (see BatchReads). */
-export function prefetchFor(reads: BatchReads, clientId: string, { served }: Observed): void {
-  if (served.input.operation.operationId === 'trackOrder' && (served.status === 200 || served.status === 404)) reads.prefetchTracking(clientId, served.input.params.order_no ?? '');
+export function prefetchFor(reads: BatchReads, { served }: Observed): void {
+  if (served.input.operation.operationId === 'trackOrder' && (served.status === 200 || served.status === 404)) void reads.order(served.input.params.order_no ?? '');
 }
 
 /**

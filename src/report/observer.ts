@@ -58,7 +58,7 @@ export class ReportObserver {
     const { operationId } = served.input.operation;
     const status = served.status;
     this.enqueue(client.id, {
-      prefetch: (reads) => prefetchFor(reads, client.id, kept),
+      prefetch: (reads) => prefetchFor(reads, kept),
       judge: async (state, reads) => {
         const draft = await judgeRequest({ reads, duplicates: this.duplicates }, client.id, kept, wall, state);
         // Every request counts toward the operations' coverage, whatever the catalogue made of it.

@@ -62,10 +62,12 @@ export class Journey {
           await tx.jobs.complete(job);
           return 'completed' as const;
         });
-    const awbDue = (tx: Repositories, job: ClaimedJob, at: number) => {
+    const awbDue = async (tx: Repositories, job: ClaimedJob, at: number) => {
       // The AWB's webhook reads the client's settings: asked for beside the order, one round trip on PostgreSQL.
-      tx.settings.get(job.client_id).catch(() => undefined); // a failure meets whoever reads them next
-      return this.awbDue(tx, job.key, at);
+      // Both end before the unit does; if the settings read failed, its error is the job's (a database then refuses the unit's later statements too).
+      const [settings, made] = await Promise.allSettled([tx.settings.get(job.client_id), this.awbDue(tx, job.key, at)]);
+      if (settings.status === 'rejected') throw settings.reason;
+      if (made.status === 'rejected') throw made.reason;
     };
     scheduler.register({ kind: AWB_JOB, run: completing(awbDue), drawsInOrder: true, oneTransaction: true });
     scheduler.register({ kind: STEP_JOB, run: completing((tx, job, at) => this.stepDue(tx, job.key, at)), oneTransaction: true });

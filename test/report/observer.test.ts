@@ -68,21 +68,36 @@ function tracked(awb: string, status = 200): ServedRequest {
   return { ...request, method: 'GET', input: { ...request.input, operation: { operationId: 'trackOrder' }, method: 'GET', path, params: { order_no: awb } } as unknown as ServedRequest['input'] };
 }
 
-/** Orders and deliveries whose reads are counted, and how many were in flight at once. */
-function countedReads(storage: Storage) {
-  const reads = { orders: 0, deliveries: 0, inFlight: 0, mostInFlight: 0 };
-  const answer = async <T>(counted: 'orders' | 'deliveries', value: T): Promise<T> => {
+/**
+ * Orders and deliveries whose reads are counted, with how many were in flight at once.
+ * Every order is acme's with its AWB webhook acknowledged, but those `owners` and
+ * `unacknowledged` name; `failing` AWBs fail their first read.
+ */
+function countedReads(storage: Storage, { owners = {}, unacknowledged = [], failing = [] }: { owners?: Record<string, string>; unacknowledged?: string[]; failing?: string[] } = {}) {
+  const reads = { orders: 0, deliveries: 0, inFlight: 0, mostInFlight: 0, listingsInFlight: 0, mostListingsInFlight: 0, listed: [] as string[] };
+  const failed = new Set<string>();
+  const answer = async <T>(counted: 'orders' | 'deliveries', value: () => T): Promise<T> => {
     reads[counted] += 1;
     reads.inFlight += 1;
     reads.mostInFlight = Math.max(reads.mostInFlight, reads.inFlight);
+    if (counted === 'deliveries') reads.mostListingsInFlight = Math.max(reads.mostListingsInFlight, (reads.listingsInFlight += 1));
     await new Promise((resolve) => setTimeout(resolve, 1));
     reads.inFlight -= 1;
-    return value;
+    if (counted === 'deliveries') reads.listingsInFlight -= 1;
+    return value();
   };
-  const orderOf = (awb: string) => ({ order_no: `ORD-${awb}`, awb, client_id: 'acme', next_step: null, history: [{}] });
+  const orderOf = (awb: string) => {
+    if (failing.includes(awb) && !failed.has(awb)) throw (failed.add(awb), new Error('connection reset'));
+    return { order_no: `ORD-${awb}`, awb, client_id: owners[awb] ?? 'acme', next_step: null, history: [{}] };
+  };
   Object.assign(storage, {
-    orders: { byAwb: (awb: string) => answer('orders', orderOf(awb)) },
-    deliveries: { list: () => answer('deliveries', { items: [{ status: 'delivered' }], total: 1 }) },
+    orders: { byAwb: (awb: string) => answer('orders', () => orderOf(awb)) },
+    deliveries: {
+      list: (_clientId: string, query: { order_no: string }) => {
+        reads.listed.push(query.order_no);
+        return answer('deliveries', () => ({ items: [{ status: unacknowledged.includes(query.order_no.slice(4)) ? 'pending' : 'delivered' }], total: 1 }));
+      },
+    },
   });
   return reads;
 }
@@ -128,9 +143,37 @@ describe('the readiness observer under load', () => {
 
     // Every read judged as if each had read the store itself.
     expect(store.state().counts).toMatchObject({ 'op.tracking:handled': 51, 'journey.read-to-end:handled': 51, 'tracking.after-webhook:handled': 51 });
-    // One order and one webhook read per AWB and batch; the second batch's five orders read at once.
-    expect(reads).toMatchObject({ orders: 6, deliveries: 6, inFlight: 0 });
-    expect(reads.mostInFlight).toBe(5);
+    // One order and one webhook read per AWB and batch; the second batch's five orders read at once, its listings one at a time.
+    expect(reads).toMatchObject({ orders: 6, deliveries: 6, inFlight: 0, mostInFlight: 5, mostListingsInFlight: 1 });
+  });
+
+  it('judges each tracking read of a batch by its own order: another client’s AWB, a webhook not acknowledged yet', async () => {
+    const store = slowReports();
+    const reads = countedReads(store.storage, { owners: { JNE0000000003: 'other' }, unacknowledged: ['JNE0000000002'] });
+    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'silent' }) });
+    observer.request(tracked('JNE0000000000'));
+    for (const awb of ['JNE0000000001', 'JNE0000000002', 'JNE0000000003', 'JNE0000000001', 'JNE0000000002']) observer.request(tracked(awb));
+    store.open();
+    await observer.settled('acme');
+
+    expect(store.state().counts).toMatchObject({ 'op.tracking:handled': 6, 'tracking.after-webhook:handled': 3, 'tracking.after-webhook:missed': 2 });
+    // Another client's order: its webhooks are none of acme's business.
+    expect(reads.listed).toEqual(['ORD-JNE0000000000', 'ORD-JNE0000000001', 'ORD-JNE0000000002']);
+  });
+
+  it('loses only the observation whose read failed: the next that needs it reads again', async () => {
+    const store = slowReports();
+    const lines: string[] = [];
+    const reads = countedReads(store.storage, { failing: ['JNE0000000001'] });
+    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'error' }, { write: (line: string) => void lines.push(line) }) });
+    observer.request(tracked('JNE0000000000'));
+    for (let i = 0; i < 10; i += 1) observer.request(tracked('JNE0000000001'));
+    store.open();
+    await observer.settled('acme');
+
+    expect(store.state().counts['op.tracking:handled']).toBe(10);
+    expect(lines.filter((line) => line.includes('readiness report observation failed'))).toHaveLength(1);
+    expect(reads.orders).toBe(3);
   });
 
   it('judges a batch the store refused again one by one: only the observation it cannot take is lost, and it is logged', async () => {

@@ -99,7 +99,33 @@ describe('PostgreSQL reads in a unit of work', () => {
       });
       expect(seen).toMatchObject({ fault_seq: 7, version: 2 });
       expect(await storage.settings.get('a')).toMatchObject({ fault_seq: 7, version: 2 });
+      // Read through the storage rather than the unit's own repositories, a later unit still reads them afresh.
+      expect((await storage.transaction(async () => storage.settings.get('a')))?.version).toBe(2);
+      await storage.transaction(async (tx) => void (await tx.settings.put({ ...(await tx.settings.get('a'))!, fault_seq: 9 })));
+      expect((await storage.transaction(async () => storage.settings.get('a')))?.version).toBe(3);
     } finally {
+      await storage.close();
+    }
+  });
+
+  it('meets a Conflict when another replica changed the settings the unit read, and reads them afresh when it tries again', async () => {
+    const url = await server.freshDatabase();
+    const storage = await PostgresStorage.open({ url, requestLogSize: 10 });
+    const other = await PostgresStorage.open({ url, requestLogSize: 10 });
+    try {
+      await storage.settings.put(emptySettings('a'));
+      let attempts = 0;
+      const result = await storage.transaction(async (tx) => {
+        attempts += 1;
+        const read = (await tx.settings.get('a'))!;
+        if (attempts === 1) await other.settings.put({ ...(await other.settings.get('a'))!, fault_seq: 5 });
+        const again = (await tx.settings.get('a'))!;
+        return tx.settings.put({ ...again, fault_seq: again.fault_seq + 100, version: read.version });
+      });
+      expect(attempts).toBe(2);
+      expect(result).toMatchObject({ version: 3, fault_seq: 105 });
+    } finally {
+      await other.close();
       await storage.close();
     }
   });

@@ -13,18 +13,23 @@ const SETTINGS_OF = pointRead('SELECT data, version FROM client_settings WHERE c
 /** Each client's settings as a row of `client_settings`, written with a version check. */
 export class PgSettings implements ClientSettingsRepository {
   /**
-   * In a unit of work, each client's settings as the unit read or wrote them: read once
-   * per unit, so that a job can ask for them beside its first read (one round trip) and
-   * the code that needs them later finds them. A write the unit makes replaces them; one
-   * another unit made meanwhile is a Conflict at this unit's write, as with any record.
+   * The unit's own repository only (see `ofUnit`): each client's settings as the unit
+   * read or wrote them, read once per unit, so that a job can ask for them beside its
+   * first read (one round trip) and the code that needs them later finds them. A write the
+   * unit makes replaces them; one another unit made meanwhile is a Conflict at this unit's
+   * write, as with any record.
    */
-  private readonly inUnit = new Map<string, Promise<Stored<ClientSettings> | undefined>>();
+  private readonly inUnit?: Map<string, Promise<Stored<ClientSettings> | undefined>>;
 
   constructor(
     private readonly db: () => Db,
     /** The current request's settings read along with its clock, if any. */
     private readonly prefetched: () => Prefetched | undefined = () => undefined,
-  ) {}
+    /** True for the repository a unit of work makes for itself, which lives as long as the unit (one attempt of it). */
+    ofUnit = false,
+  ) {
+    if (ofUnit) this.inUnit = new Map();
+  }
 
   async get(clientId: string): Promise<Stored<ClientSettings> | undefined> {
     const db = this.db();
@@ -35,13 +40,14 @@ export class PgSettings implements ClientSettingsRepository {
       prefetched.delete(clientId);
       return row && stored<ClientSettings>(row.data, row.version);
     }
-    if (!db.later) return this.read(db, clientId);
-    const kept = this.inUnit.get(clientId);
+    const memo = this.inUnit;
+    if (!memo) return this.read(db, clientId);
+    const kept = memo.get(clientId);
     if (kept) return kept;
     const read = this.read(db, clientId);
-    this.inUnit.set(clientId, read);
+    memo.set(clientId, read);
     // A failed read is not kept: the unit fails with it, or asks again.
-    read.catch(() => void (this.inUnit.get(clientId) === read && this.inUnit.delete(clientId)));
+    read.catch(() => void (memo.get(clientId) === read && memo.delete(clientId)));
     return read;
   }
 
@@ -52,9 +58,9 @@ export class PgSettings implements ClientSettingsRepository {
 
   async put(settings: ClientSettings | Stored<ClientSettings>): Promise<Stored<ClientSettings>> {
     this.prefetched()?.delete(settings.client_id);
-    this.inUnit.delete(settings.client_id);
+    this.inUnit?.delete(settings.client_id);
     const written = await this.write(settings);
-    if (this.db().later) this.inUnit.set(settings.client_id, Promise.resolve(written));
+    this.inUnit?.set(settings.client_id, Promise.resolve(written));
     return written;
   }
 

@@ -129,7 +129,7 @@ export class UnitsOfWork {
       context.repos = {
         orders: new PgOrders(db),
         deliveries: new PgDeliveries(db),
-        settings: new PgSettings(db, this.prefetched),
+        settings: new PgSettings(db, this.prefetched, true),
         counters: this.shared.counters,
         meta: new PgMeta(db),
         jobs: new PgJobs(db),
