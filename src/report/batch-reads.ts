@@ -1,4 +1,5 @@
 import type { Delivery, Order, Stored } from '../records/index.js';
+import { remembered } from '../shared/index.js';
 import type { Storage } from '../store/index.js';
 
 /**
@@ -26,15 +27,4 @@ export class BatchReads {
   announced(clientId: string, orderNo: string): Promise<Array<Stored<Delivery>>> {
     return remembered(this.announcing, `${clientId}\n${orderNo}`, async () => (await this.storage.deliveries.list(clientId, { limit: 20, order_no: orderNo, event: 'awb.generated', total: false })).items);
   }
-}
-
-/** The read under `key`, started by `read` the first time it is asked for, and again after it failed. */
-function remembered<T>(reads: Map<string, Promise<T>>, key: string, read: () => Promise<T>): Promise<T> {
-  const kept = reads.get(key);
-  if (kept) return kept;
-  const pending = read();
-  reads.set(key, pending);
-  // Whoever awaits it sees the failure; a read nobody awaits in the end fails quietly.
-  pending.catch(() => void (reads.get(key) === pending && reads.delete(key)));
-  return pending;
 }

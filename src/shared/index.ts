@@ -6,6 +6,7 @@ export { Conflict, DomainError, Forbidden, LimitReached, NotFound, RuleViolation
 export type { FieldError } from './errors.js';
 export { mask } from './mask.js';
 export { OneAtATime } from './one-at-a-time.js';
+export { remembered } from './remembered.js';
 export { VERSION } from './version.js';
 export { WarningThrottle } from './warning-throttle.js';
 export { MAX_SLICE_MS, SLICE_MS } from './loop-slices.js';

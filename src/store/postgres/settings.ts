@@ -1,4 +1,4 @@
-import { Conflict, domainMessages } from '../../shared/index.js';
+import { Conflict, domainMessages, remembered } from '../../shared/index.js';
 import type { ClientSettingsRepository } from '../port.js';
 import { isUniqueViolation, type Db } from './db.js';
 import { pointRead } from './point-reads.js';
@@ -40,15 +40,8 @@ export class PgSettings implements ClientSettingsRepository {
       prefetched.delete(clientId);
       return row && stored<ClientSettings>(row.data, row.version);
     }
-    const memo = this.inUnit;
-    if (!memo) return this.read(db, clientId);
-    const kept = memo.get(clientId);
-    if (kept) return kept;
-    const read = this.read(db, clientId);
-    memo.set(clientId, read);
     // A failed read is not kept: the unit fails with it, or asks again.
-    read.catch(() => void (memo.get(clientId) === read && memo.delete(clientId)));
-    return read;
+    return this.inUnit ? remembered(this.inUnit, clientId, () => this.read(db, clientId)) : this.read(db, clientId);
   }
 
   private async read(db: Db, clientId: string): Promise<Stored<ClientSettings> | undefined> {
