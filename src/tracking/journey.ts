@@ -63,10 +63,10 @@ export class Journey {
           return 'completed' as const;
         });
     const awbDue = async (tx: Repositories, job: ClaimedJob, at: number) => {
-      // The AWB's webhook reads the client's settings: asked for beside the order, one round trip on PostgreSQL.
-      // Both end before the unit does; if the settings read failed, its error is the job's (a database then refuses the unit's later statements too).
-      const [settings, made] = await Promise.allSettled([tx.settings.get(job.client_id), this.awbDue(tx, job.key, at)]);
-      if (settings.status === 'rejected') throw settings.reason;
+      // What the AWB's webhook will read is asked for beside the order: one round trip on PostgreSQL.
+      // Both end before the unit does; if the webhook's read failed, its error is the job's (a database then refuses the unit's later statements too).
+      const [prepared, made] = await Promise.allSettled([this.deps.events.prepare(job.client_id, tx), this.awbDue(tx, job.key, at)]);
+      if (prepared.status === 'rejected') throw prepared.reason;
       if (made.status === 'rejected') throw made.reason;
     };
     scheduler.register({ kind: AWB_JOB, run: completing(awbDue), drawsInOrder: true, oneTransaction: true });

@@ -70,6 +70,11 @@ export class WebhookEndpoints {
     return [this.defaultOf(client, settings), ...(settings?.endpoints ?? []).map((e) => extraOf(client.id, e))];
   }
 
+  /** Asks for what `list` reads of a client in `tx` (its settings), so that a later `list` in the same unit finds it read. */
+  async prefetch(clientId: string, tx: Repositories): Promise<void> {
+    await tx.settings.get(clientId);
+  }
+
   /** One endpoint of the client, or undefined when it has none of that id. */
   async get(client: Client, id: string, tx: Repositories = this.storage): Promise<Endpoint | undefined> {
     if (id === DEFAULT_ENDPOINT) return this.of(client, tx);

@@ -42,7 +42,8 @@ export function webhooksModule(services: Pick<Services, 'admit' | 'storage' | 's
   listeners.attach(scheduler);
   relay.bind(listeners);
   const connected = (clientId: string, name: string) => relay.connected(clientId, name);
-  events.subscribe((event, tx) => dispatcher.enqueue(event, tx));
+  // The outbox lists the client's endpoints for each event: a producer may ask for them beside its own reads.
+  events.subscribe((event, tx) => dispatcher.enqueue(event, tx), (clientId, tx) => endpoints.prefetch(clientId, tx));
   return {
     name: 'webhooks',
     handlers: { ...webhookHandlers({ storage, clock, endpoints, settings, dispatcher, retries, timeoutMs, targets: webhookTargets, connected }), ...recoverHandlers({ clock, endpoints, dispatcher }) },
