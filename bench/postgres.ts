@@ -7,6 +7,9 @@
  * - The embedded store in the same run, as users run it (a data file, real clock,
  *   `--awb-delay 1s`): GET tracking of a delivered order and POST 1 item, the figures
  *   the one-replica cases are compared with (acceptance 1 of issue 46).
+ * - The floor in the same run (bench/ref-pg.mjs): a bare node:http server that answers
+ *   each request with one statement on the same database (GET: the order of an AWB;
+ *   POST: one committed INSERT), what no replica can beat on this machine.
  * - A database of BENCH_PG_SMALL_ORDERS (1,000) seeded orders: GET tracking and POST 1
  *   item with one replica, then with two (autocannon spreads its connections over both
  *   replicas, no proxy in between); start-up and RSS of a replica.
@@ -57,6 +60,8 @@ export interface PostgresResults {
   seedMs: number;
   /** The embedded store in the same run: GET tracking of a delivered order, POST 1 item. */
   embedded?: { get: Figures; post: Figures };
+  /** bench/ref-pg.mjs on the small database in the same run: one statement per request. */
+  floor?: { get: Figures; post: Figures };
 }
 
 interface Replica {
@@ -84,6 +89,18 @@ async function embeddedReference(): Promise<{ get: Figures; post: Figures }> {
     const orderUrl = `${server.url}/__sandbox/orders/${created.order_numbers[0]}`;
     const { awb } = (await (await fetch(`${orderUrl}/awb`, { method: 'POST', headers: HEADERS })).json()) as { awb: string };
     while ((await fetch(`${orderUrl}/advance`, { method: 'POST', headers: HEADERS })).status === 200);
+    const get = await load(`${server.url}/v1/order/tracking/${awb}`, 'GET');
+    const post = await load(`${server.url}/v1/order`, 'POST', JSON.stringify(createRequest(1)));
+    return { get, post };
+  } finally {
+    await stop(server.child);
+  }
+}
+
+/** bench/ref-pg.mjs on `databaseUrl`: GET the order of `awb`, POST 1 item's body as one row. */
+async function floorReference(databaseUrl: string, awb: string): Promise<{ get: Figures; post: Figures }> {
+  const server = await spawnServer('floor', process.execPath, [join(import.meta.dirname, 'ref-pg.mjs')], { env: { NODE_ENV: 'production', DATABASE_URL: databaseUrl }, log: join(TMP, 'floor.log') });
+  try {
     const get = await load(`${server.url}/v1/order/tracking/${awb}`, 'GET');
     const post = await load(`${server.url}/v1/order`, 'POST', JSON.stringify(createRequest(1)));
     return { get, post };
@@ -160,6 +177,7 @@ export async function runPostgres(): Promise<PostgresResults> {
     const embedded = await embeddedReference();
     const smallUrl = await server.freshDatabase();
     const smallSeeded = await seedOrders({ url: smallUrl, template, count: SMALL });
+    const floor = await floorReference(smallUrl, smallSeeded.last.awb);
     const { figures: small, replica: a } = await measureOne(smallUrl, SMALL, smallSeeded.last.awb, 'pg-a', rows);
     const b = await replica(smallUrl, 'pg-b');
     rows.push({ replicas: 2, orders: SMALL, case: 'GET tracking', ...(await load([a, b].map((r) => `${r.url}/v1/order/tracking/${smallSeeded.last.awb}`), 'GET')) });
@@ -185,7 +203,7 @@ export async function runPostgres(): Promise<PostgresResults> {
     const version = (await client.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version;
     await client.end();
     rmSync(TMP, { recursive: true, force: true });
-    return { server: `PostgreSQL ${version}`, rows, small, big, seedMs, embedded };
+    return { server: `PostgreSQL ${version}`, rows, small, big, seedMs, embedded, floor };
   } finally {
     await server.stop();
   }
@@ -206,6 +224,8 @@ export function postgresTargets(r: PostgresResults): Target[] {
     [`start-up of a replica at ${n} orders < 3 s`, r.big.startupMs, (v) => v < 3_000, 'ms'],
   ];
 }
+
+const share = (rps: number, of: number | undefined) => (of ? `${(rps / of).toFixed(2)}×` : 'no embedded figure for');
 
 const shown = (v: number | undefined, unit: string) => (v === undefined ? 'not measured' : unit === '×' ? `${v}×` : `${v > 0 && unit === 'MB' ? '+' : ''}${v.toLocaleString('en')} ${unit}`);
 
@@ -228,6 +248,12 @@ export function postgresSection(r: PostgresResults, runAlone?: Date, revision = 
       ? [
           '',
           `The embedded store in the same run (a data file, \`--awb-delay 1s\`, loaded right before the one-replica cases): GET tracking ${r.embedded.get.rps.toLocaleString('en')} rps (p99 ${r.embedded.get.p99} ms), POST 1 item ${r.embedded.post.rps.toLocaleString('en')} rps (p99 ${r.embedded.post.p99} ms).`,
+        ]
+      : []),
+    ...(r.floor
+      ? [
+          '',
+          `The floor in the same run (\`bench/ref-pg.mjs\` on the database of ${r.small.orders.toLocaleString('en')} orders: node:http, one statement per request on 10 pooled connections, no authentication, clock, journal or jobs): GET ${r.floor.get.rps.toLocaleString('en')} rps (${share(r.floor.get.rps, r.embedded?.get.rps)} the embedded store's), POST ${r.floor.post.rps.toLocaleString('en')} rps (${share(r.floor.post.rps, r.embedded?.post.rps)}). A replica does more than one statement per request, so it stays below these.`,
         ]
       : []),
     '',

@@ -22,7 +22,8 @@
  *    BENCH_PROFILE_ORDERS (100,000) delivered orders, minus those of one on an empty
  *    file, after start-up and a settle time, per order.
  *
- * BENCH_PROFILE_REQUESTS (default 20,000) sets the requests per case of 1 and 2.
+ * BENCH_PROFILE_REQUESTS (default 20,000) sets the requests per case of 1 and 2;
+ * BENCH_PROFILE_PARTS (default "1,2,3,4") which of the four parts run.
  */
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -36,6 +37,7 @@ import { BENCH_TOKEN, prefill } from './prefill.js';
 const REQUESTS = Number(process.env.BENCH_PROFILE_REQUESTS ?? 20_000);
 const ORDERS = Number(process.env.BENCH_PROFILE_ORDERS ?? 100_000);
 const ALLOC_REQUESTS = Number(process.env.BENCH_PROFILE_ALLOC_REQUESTS ?? 10_000);
+const PARTS = new Set((process.env.BENCH_PROFILE_PARTS ?? '1,2,3,4').split(',').map((part) => part.trim()));
 /**
  * Issue 48: a 10-item create allocates at most a third of the ~370 KB it did when the
  * issue was filed. KB here is 1,000 bytes (the stricter reading).
@@ -213,6 +215,17 @@ async function main(): Promise<void> {
   mkdirSync(TMP, { recursive: true });
   console.log(`npm run bench:profile on ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}; ${REQUESTS.toLocaleString('en')} requests per case, 10 connections.\n`);
 
+  if (PARTS.has('1')) await cpuComparison();
+  if (PARTS.has('2')) await cpuProfile();
+  if (PARTS.has('3')) await allocations();
+  if (PARTS.has('4')) {
+    const memory = await memoryPerOrder();
+    console.log(`\nMemory per stored order (${ORDERS.toLocaleString('en')} delivered orders vs an empty file, 5 s after start-up): RSS ${Math.round(memory.rssBytes).toLocaleString('en')} bytes, V8 heap after a full GC ${Math.round(memory.heapBytes).toLocaleString('en')} bytes.`);
+  }
+  rmSync(TMP, { recursive: true, force: true });
+}
+
+async function cpuComparison(): Promise<void> {
   const floor = await expressFloor();
   const floorCpu = await cpuPerRequest(floor);
   await stop(floor.child);
@@ -222,7 +235,9 @@ async function main(): Promise<void> {
   console.log('| case | sandbox CPU ms/request | express floor CPU ms/request | ratio |');
   console.log('|---|---|---|---|');
   for (const [name] of CASES) console.log(`| ${name} | ${sandboxCpu[name]!.toFixed(3)} | ${floorCpu[name]!.toFixed(3)} | ${(sandboxCpu[name]! / floorCpu[name]!).toFixed(2)}× |`);
+}
 
+async function cpuProfile(): Promise<void> {
   const profileFile = join(TMP, 'loads.cpuprofile');
   const profiled = await sandbox('profiled', { profileFile });
   profiled.child.kill('SIGUSR2');
@@ -241,7 +256,9 @@ async function main(): Promise<void> {
     console.log('|---|---|');
     for (const [name, share] of functions) console.log(`| ${name} | ${share.toFixed(1)}% |`);
   }
+}
 
+async function allocations(): Promise<void> {
   const allocations = await allocationsPerRequest();
   const kb = (bytes: number) => `${(bytes / 1000).toLocaleString('en', { maximumFractionDigits: 1 })} KB`;
   console.log(`\nBytes allocated per request (V8 heap, the sandbox as users run it, ${ALLOC_REQUESTS.toLocaleString('en')} requests per case; a create's AWB jobs included; KB = 1,000 bytes):\n`);
@@ -250,10 +267,6 @@ async function main(): Promise<void> {
   for (const [name] of CASES) console.log(`| ${name} | ${kb(allocations[name]!.perRequest)} | ${allocations[name]!.gcs} (${allocations[name]!.majorGcs}) |`);
   const create10 = allocations['POST 10 items']!.perRequest;
   console.log(`\nIssue 48 target: a 10-item create allocates ≤ ${kb(CREATE_10_TARGET_BYTES)} (a third of ~370 KB): ${kb(create10)}, ${create10 <= CREATE_10_TARGET_BYTES ? 'met' : 'not met'}.`);
-
-  const memory = await memoryPerOrder();
-  console.log(`\nMemory per stored order (${ORDERS.toLocaleString('en')} delivered orders vs an empty file, 5 s after start-up): RSS ${Math.round(memory.rssBytes).toLocaleString('en')} bytes, V8 heap after a full GC ${Math.round(memory.heapBytes).toLocaleString('en')} bytes.`);
-  rmSync(TMP, { recursive: true, force: true });
 }
 
 await main();

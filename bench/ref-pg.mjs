@@ -1,0 +1,34 @@
+// Reference: the least a server answering from PostgreSQL does per request, one statement
+// on a pool of 10 connections: GET reads the order of an AWB (the seeded orders table, by
+// its index), POST inserts the body as one row of a table of its own (committed, as every
+// create is). No framework, no authentication, no clock, no journal, no jobs: what no
+// replica can beat on this machine, for the PostgreSQL part of npm run bench.
+import { createServer } from 'node:http';
+import pg from 'pg';
+
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
+const created = JSON.stringify({ success: true, message: 'ok', batch_id: '1', order_numbers: ['1'] });
+let next = 0;
+
+const failed = (res) => (error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(String(error));
+
+const server = createServer((req, res) => {
+  if (req.method === 'POST') {
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => {
+      next += 1;
+      pool
+        .query('INSERT INTO reference_orders (order_no, data) VALUES ($1, $2)', [`${process.pid}-${next}`, Buffer.concat(chunks).toString()])
+        .then(() => res.writeHead(201, { 'content-type': 'application/json' }).end(created), failed(res));
+    });
+  } else {
+    pool
+      .query('SELECT data FROM orders WHERE awb = $1', [req.url.slice(req.url.lastIndexOf('/') + 1)])
+      .then(({ rows }) => res.writeHead(rows.length ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify(rows[0]?.data ?? null)), failed(res));
+  }
+});
+
+await pool.query('CREATE TABLE IF NOT EXISTS reference_orders (order_no text PRIMARY KEY, data jsonb NOT NULL)');
+server.listen(0, '127.0.0.1', () => console.log(`listening on http://127.0.0.1:${server.address().port}`));
+process.on('SIGTERM', () => server.close(() => pool.end().then(() => process.exit(0))));
