@@ -787,9 +787,12 @@ export interface paths {
          *     acknowledged and ignored). Each step is `passed`, `failed` (with what was
          *     expected and what came back) or `not_run` (an earlier step got no answer at
          *     all). The results replace the previous ones in the readiness report. These
-         *     messages are not deliveries: they are not in the delivery log. 409 when no
-         *     webhook URL is set or the endpoint is disabled; 429 while a run of the same
-         *     client's is still going (one at a time: each step may wait the webhook timeout).
+         *     messages are not deliveries: they are not in the delivery log. The default
+         *     endpoint is graded unless `endpoint_id` names another of the client's endpoints.
+         *     404 when the client has no endpoint of that id; 409 when the endpoint has no URL
+         *     (the default one before a URL is set, or a listener endpoint: the checks go to a
+         *     URL) or is disabled; 429 while a run of the same client's is still going (one at
+         *     a time: each step may wait the webhook timeout).
          */
         post: operations["runChecks"];
         delete?: never;
@@ -2859,7 +2862,10 @@ export interface operations {
     };
     runChecks: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The endpoint to grade (`default`, or `ep_...`). */
+                endpoint_id?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2873,6 +2879,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The endpoint graded. */
+                        endpoint_id: string;
                         checks: components["schemas"]["CheckResult"][];
                         passed: number;
                         failed: number;
@@ -2883,6 +2891,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ReadOnlyForbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Conflict } from '../shared/index.js';
 import type { Endpoint, TargetGuard } from '../webhooks/index.js';
 import { wrongSecret, send, type SendResult } from '../webhooks/index.js';
-import type { AwbGeneratedPayload, CheckResult } from '../records/index.js';
+import { DEFAULT_ENDPOINT, type AwbGeneratedPayload, type CheckResult } from '../records/index.js';
 /** How far back the stale step stamps its message: twice the Standard Webhooks tolerance of 5 minutes. */
 export const STALE_MS = 10 * 60_000;
 
@@ -30,6 +30,18 @@ export interface CheckMessages {
   unknown: AwbGeneratedPayload;
 }
 
+/** Why an endpoint without a URL cannot be graded, and what to do. */
+function noUrl(endpoint: Endpoint): string {
+  if (endpoint.id === DEFAULT_ENDPOINT) return 'No webhook URL is set for this client: set one with PUT /__sandbox/webhook, then run the checks.';
+  return `The endpoint ${endpoint.id} delivers to the listen session "${endpoint.listener}", and the checks send to a URL: run them against the default endpoint or another with a URL (endpoint_id).`;
+}
+
+/** Why a disabled endpoint cannot be graded, and how to enable it again. */
+function disabled(endpoint: Endpoint): string {
+  const again = endpoint.id === DEFAULT_ENDPOINT ? 'set it again with PUT /__sandbox/webhook' : `enable it again with PATCH /__sandbox/webhooks/endpoints/${endpoint.id} {"enabled": true}`;
+  return `The webhook endpoint ${endpoint.id} is disabled (${endpoint.disabled_reason}): ${again}.`;
+}
+
 const answered = (result: SendResult): string => (result.status_code !== null ? String(result.status_code) : `no answer (${result.error})`);
 
 function passes(expected: CheckStep['expected'], status: number | null): boolean {
@@ -43,8 +55,8 @@ function passes(expected: CheckStep['expected'], status: number | null): boolean
  * no answer at all is not run.
  */
 export async function runChecks(endpoint: Endpoint, messages: CheckMessages, deps: { guard: TargetGuard; timeoutMs: number; now: () => number; shutdown: AbortSignal }): Promise<CheckResult[]> {
-  if (!endpoint.url) throw new Conflict('No webhook URL is set for this client: set one with PUT /__sandbox/webhook, then run the checks.');
-  if (!endpoint.enabled) throw new Conflict(`The webhook endpoint is disabled (${endpoint.disabled_reason}): set it again with PUT /__sandbox/webhook.`);
+  if (!endpoint.url) throw new Conflict(noUrl(endpoint));
+  if (!endpoint.enabled) throw new Conflict(disabled(endpoint));
   const url = endpoint.url;
   const ids = { valid: `msg_check_${randomBytes(8).toString('hex')}`, unknown: `msg_check_${randomBytes(8).toString('hex')}` };
   const results: CheckResult[] = [];

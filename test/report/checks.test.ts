@@ -77,6 +77,54 @@ describe('POST /__sandbox/checks', () => {
     }
   });
 
+  it('grades the endpoint named by endpoint_id with its own secret, and says which it graded', async () => {
+    sandbox = await testSandbox();
+    receiver = await Receiver.start();
+    const main = await Receiver.start();
+    try {
+      await sandbox.call('PUT', '/__sandbox/webhook', { body: { url: main.url } });
+      const created = (await sandbox.call('POST', '/__sandbox/webhooks/endpoints', { body: { url: `${receiver.url}/second` } })).body as { id: string; secret: string };
+      receiver.respond = (webhook) => {
+        try {
+          new Webhook(created.secret).verify(webhook.body, webhook.headers as Record<string, string>);
+          return { status: 204 };
+        } catch {
+          return { status: 401 };
+        }
+      };
+      const res = await sandbox.call('POST', `/__sandbox/checks?endpoint_id=${created.id}`);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ endpoint_id: created.id, passed: 5, failed: 0, not_run: 0 });
+      expect(receiver.received).toHaveLength(5);
+      expect(main.received).toEqual([]);
+      // Without endpoint_id, the default endpoint as before.
+      expect((await sandbox.call('POST', '/__sandbox/checks')).body.endpoint_id).toBe('default');
+      expect(main.received).toHaveLength(5);
+    } finally {
+      await main.close();
+    }
+  });
+
+  it('answers 404 for an endpoint the client does not have, 400 naming endpoint_id for a malformed one, and 409 for a disabled one', async () => {
+    sandbox = await testSandbox();
+    receiver = await Receiver.start();
+    const unknown = await sandbox.call('POST', '/__sandbox/checks?endpoint_id=ep_nosuch');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.message).toMatch(/no webhook endpoint "ep_nosuch"/);
+    const malformed = await sandbox.call('POST', '/__sandbox/checks?endpoint_id=..%2Fdefault');
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.errors).toEqual([expect.objectContaining({ field: 'endpoint_id' })]);
+    // Another client's endpoint is not this client's.
+    const theirs = (await sandbox.call('POST', '/__sandbox/webhooks/endpoints', { token: TOKEN_B, body: { url: receiver.url } })).body.id as string;
+    expect((await sandbox.call('POST', `/__sandbox/checks?endpoint_id=${theirs}`)).status).toBe(404);
+    const mine = (await sandbox.call('POST', '/__sandbox/webhooks/endpoints', { body: { url: receiver.url } })).body.id as string;
+    await sandbox.call('PATCH', `/__sandbox/webhooks/endpoints/${mine}`, { body: { enabled: false } });
+    const off = await sandbox.call('POST', `/__sandbox/checks?endpoint_id=${mine}`);
+    expect(off.status).toBe(409);
+    expect(off.body.message).toContain(`PATCH /__sandbox/webhooks/endpoints/${mine}`);
+    expect(receiver.received).toEqual([]);
+  });
+
   it('answers 409 saying how to set a URL when the client has none', async () => {
     sandbox = await testSandbox();
     const res = await sandbox.call('POST', '/__sandbox/checks');

@@ -1,8 +1,8 @@
-import { TooManyRequests } from '../../shared/index.js';
+import { NotFound, TooManyRequests } from '../../shared/index.js';
 import { clientOf, json, type HandlerMap } from '../handler.js';
 import type { Storage } from '../../store/index.js';
-import type { WebhookEndpoints, TargetGuard } from '../../webhooks/index.js';
-import type { AwbGeneratedPayload } from '../../records/index.js';
+import { webhookMessages, type WebhookEndpoints, type TargetGuard } from '../../webhooks/index.js';
+import { DEFAULT_ENDPOINT, type AwbGeneratedPayload } from '../../records/index.js';
 import { catalogue, runChecks, type CheckMessages, gradeReport, htmlOf, junitOf } from '../../report/index.js';
 import type { ReportObserver, SpecOperation } from '../../report/index.js';
 
@@ -66,16 +66,20 @@ export function reportHandlers(deps: ReportHandlerDeps): HandlerMap {
       if (running.has(client.id)) throw new TooManyRequests(CHECK_RUNNING, 1);
       running.add(client.id);
       let checks: Awaited<ReturnType<typeof runChecks>>;
+      let graded: string;
       try {
-        const endpoint = await deps.endpoints.of(client);
+        const id = (input.query.endpoint_id as string | undefined) ?? DEFAULT_ENDPOINT;
+        const endpoint = await deps.endpoints.get(client, id);
+        if (!endpoint) throw new NotFound(webhookMessages.noEndpoint(id));
         const messages = await checkMessages(storage, client.id, now(client.id));
+        graded = endpoint.id;
         checks = await runChecks(endpoint, messages, { guard: deps.guard, timeoutMs: deps.timeoutMs, now: () => now(client.id), shutdown: deps.shutdown });
       } finally {
         running.delete(client.id);
       }
       await observer.settled(client.id);
       await storage.reports.change(client.id, { checks });
-      return json(200, { checks, passed: checks.filter((c) => c.status === 'passed').length, failed: checks.filter((c) => c.status === 'failed').length, not_run: checks.filter((c) => c.status === 'not_run').length });
+      return json(200, { endpoint_id: graded, checks, passed: checks.filter((c) => c.status === 'passed').length, failed: checks.filter((c) => c.status === 'failed').length, not_run: checks.filter((c) => c.status === 'not_run').length });
     },
   };
 }
