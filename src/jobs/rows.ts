@@ -37,7 +37,11 @@ export class Rows {
   /** Runs claimed work, the clients side by side; resolves with every job's outcome. */
   async runWork(work: readonly ClaimedJob[], stamp: Stamp): Promise<Outcome[]> {
     const byClient = new Map<string, ClaimedJob[]>();
-    for (const job of work) byClient.set(job.client_id, [...(byClient.get(job.client_id) ?? []), job]);
+    for (const job of work) {
+      const row = byClient.get(job.client_id);
+      if (row) row.push(job);
+      else byClient.set(job.client_id, [job]);
+    }
     const rows = [...byClient.values()].map((jobs) => (this.sideBySideFor(stamp) ? this.sideBySide(jobs, stamp) : this.inRow(jobs, stamp)));
     return (await Promise.all(rows)).flat();
   }
