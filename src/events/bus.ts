@@ -33,7 +33,8 @@ export class EventBus implements EventSink {
 
   async prepare(clientId: string, tx: Repositories): Promise<void> {
     // Every read ends before this does, so none outlives the producer's unit; the first failure is the caller's.
-    const settled = await Promise.allSettled(this.preparers.map((prepare) => prepare(clientId, tx)));
+    // Each preparer through an async function: one that throws at once rejects its own promise, not the map (every read still starts now).
+    const settled = await Promise.allSettled(this.preparers.map(async (prepare) => prepare(clientId, tx)));
     const failed = settled.find((result) => result.status === 'rejected');
     if (failed) throw failed.reason;
   }

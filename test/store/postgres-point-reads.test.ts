@@ -5,12 +5,49 @@ import { emptySettings } from '../../src/store/settings-writer.js';
 import { PostgresStorage } from '../../src/store/postgres/storage.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';
 import { orderRecord } from './contract.js';
+import { createRequest } from '../support/orders.js';
+import { Receiver } from '../webhooks/receiver.js';
+import { webhookSandbox } from '../webhooks/support.js';
 
 let server: TestPostgres;
 beforeAll(async () => {
   server = await startPostgres();
 }, 60_000);
 afterAll(() => server?.stop());
+
+/**
+ * Counts what this process sends to the database at `url` from now until `stop`: socket
+ * writes that reach the kernel (an uncorked write, or the flush of a corked group) and
+ * each statement with the number of writes made before it was asked for.
+ */
+function countTraffic(url: string): { statements: Array<[number, string]>; writes: () => number; stop: () => void } {
+  const port = Number(new URL(url).port);
+  const statements: Array<[number, string]> = [];
+  let writes = 0;
+  const { write, uncork } = Socket.prototype;
+  const query = pg.Client.prototype.query;
+  Socket.prototype.write = function (this: Socket, ...args: unknown[]) {
+    if (this.remotePort === port && this.writableCorked === 0) writes += 1;
+    return (write as (...a: unknown[]) => boolean).apply(this, args);
+  } as typeof write;
+  Socket.prototype.uncork = function (this: Socket) {
+    if (this.remotePort === port && this.writableCorked === 1) writes += 1;
+    return uncork.call(this);
+  };
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const text = args[0] as string | { text: string };
+    statements.push([writes, typeof text === 'string' ? text : text.text]);
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof query;
+  return {
+    statements,
+    writes: () => writes,
+    stop: () => {
+      Object.assign(Socket.prototype, { write, uncork });
+      pg.Client.prototype.query = query;
+    },
+  };
+}
 
 /** The connections the requests' pool has opened so far. */
 const opened = (storage: PostgresStorage): number => (storage as unknown as { connections: { pool: { totalCount: number } } }).connections.pool.totalCount;
@@ -47,25 +84,7 @@ describe('PostgreSQL reads in a unit of work', () => {
     try {
       await storage.settings.put(emptySettings('a'));
       await storage.transaction(async (tx) => void (await tx.orders.insert(orderRecord('5000000100', 'a', 1_000))));
-      const port = Number(new URL(url).port);
-      const statements: string[] = [];
-      let writes = 0;
-      // Writes that reach the kernel: an uncorked write, or the flush of a corked group.
-      const { write, uncork } = Socket.prototype;
-      const query = pg.Client.prototype.query;
-      Socket.prototype.write = function (this: Socket, ...args: unknown[]) {
-        if (this.remotePort === port && this.writableCorked === 0) writes += 1;
-        return (write as (...a: unknown[]) => boolean).apply(this, args);
-      } as typeof write;
-      Socket.prototype.uncork = function (this: Socket) {
-        if (this.remotePort === port && this.writableCorked === 1) writes += 1;
-        return uncork.call(this);
-      };
-      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-        const text = args[0] as string | { text: string };
-        statements.push(typeof text === 'string' ? text : text.text);
-        return (query as (...a: unknown[]) => unknown).apply(this, args);
-      } as typeof query;
+      const traffic = countTraffic(url);
       try {
         await storage.transaction(async (tx) => {
           // As an AWB job does: the client's settings asked for beside the order, then read again where its webhook is made.
@@ -75,13 +94,13 @@ describe('PostgreSQL reads in a unit of work', () => {
           await tx.orders.update({ ...order!, status: 'awb_generated' });
         });
       } finally {
-        Object.assign(Socket.prototype, { write, uncork });
-        pg.Client.prototype.query = query;
+        traffic.stop();
       }
+      const statements = traffic.statements.map(([, text]) => text);
       expect(statements.filter((text) => text.includes('FROM client_settings'))).toHaveLength(1);
       expect(statements.filter((text) => text.includes('FROM orders'))).toHaveLength(1);
       // BEGIN with both reads, then the update with the COMMIT.
-      expect(writes).toBe(2);
+      expect(traffic.writes()).toBe(2);
       expect((await storage.orders.get('5000000100'))?.status).toBe('awb_generated');
     } finally {
       await storage.close();
@@ -127,6 +146,32 @@ describe('PostgreSQL reads in a unit of work', () => {
     } finally {
       await other.close();
       await storage.close();
+    }
+  });
+
+  it('an AWB job of a sandbox sends the client’s settings read, which its webhook needs, in the same write as its order read', async () => {
+    const url = await server.freshDatabase();
+    const receiver = await Receiver.start();
+    const sandbox = await webhookSandbox(receiver.url, { databaseUrl: url });
+    try {
+      expect((await sandbox.call('POST', '/v1/order', { body: createRequest(1) })).status).toBe(201);
+      const traffic = countTraffic(url);
+      try {
+        await sandbox.advance(60_000);
+      } finally {
+        traffic.stop();
+      }
+      // The job's unit: from the BEGIN before its order read to its COMMIT (the webhook's attempt reads the settings again afterwards, outside it).
+      const orderRead = traffic.statements.findIndex(([, text]) => /FROM orders WHERE order_no/.test(text));
+      expect(orderRead).toBeGreaterThanOrEqual(0);
+      const from = traffic.statements.findLastIndex(([, text], i) => i < orderRead && text === 'BEGIN');
+      const to = traffic.statements.findIndex(([, text], i) => i > orderRead && text === 'COMMIT');
+      const settingsReads = traffic.statements.slice(from, to).filter(([, text]) => text.includes('FROM client_settings'));
+      expect(settingsReads.map(([before]) => before)).toEqual([traffic.statements[orderRead]![0]]);
+      expect(receiver.received.map((webhook) => webhook.json.event)).toEqual(['awb.generated']);
+    } finally {
+      await sandbox.close();
+      await receiver.close();
     }
   });
 });

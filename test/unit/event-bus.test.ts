@@ -22,4 +22,15 @@ describe('the event bus', () => {
     await expect(bus.prepare('client-a', tx)).rejects.toThrow('settings unreadable');
     expect(slowDone).toBe(true);
   });
+
+  it('waits for the other reads when a preparer throws at once instead of rejecting', async () => {
+    const bus = new EventBus();
+    let laterDone = false;
+    bus.subscribe(async () => undefined, () => {
+      throw new Error('no such client');
+    });
+    bus.subscribe(async () => undefined, () => new Promise((resolve) => setTimeout(() => resolve((laterDone = true)), 20)));
+    await expect(bus.prepare('client-a', tx)).rejects.toThrow('no such client');
+    expect(laterDone).toBe(true);
+  });
 });

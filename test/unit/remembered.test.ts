@@ -35,4 +35,14 @@ describe('remembered reads', () => {
     }
     expect(unhandled).toEqual([]);
   });
+
+  it('keeps what replaced a read that later failed (a unit that wrote the record meanwhile)', async () => {
+    const reads = new Map<string, Promise<string>>();
+    let fail!: (error: Error) => void;
+    const pending = remembered(reads, 'k', () => new Promise<string>((_, reject) => (fail = reject)));
+    reads.set('k', Promise.resolve('written'));
+    fail(new Error('connection lost'));
+    await expect(pending).rejects.toThrow('connection lost');
+    expect(await remembered(reads, 'k', () => Promise.resolve('read again'))).toBe('written');
+  });
 });
