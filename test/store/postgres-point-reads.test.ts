@@ -164,7 +164,7 @@ describe('PostgreSQL reads in a unit of work', () => {
       // The job's unit: from the BEGIN before its order read to its COMMIT (the webhook's attempt reads the settings again afterwards, outside it).
       const orderRead = traffic.statements.findIndex(([, text]) => /FROM orders WHERE order_no/.test(text));
       expect(orderRead).toBeGreaterThanOrEqual(0);
-      const from = traffic.statements.findLastIndex(([, text], i) => i < orderRead && text === 'BEGIN');
+      const from = traffic.statements.slice(0, orderRead).map(([, text]) => text).lastIndexOf('BEGIN');
       const to = traffic.statements.findIndex(([, text], i) => i > orderRead && text === 'COMMIT');
       const settingsReads = traffic.statements.slice(from, to).filter(([, text]) => text.includes('FROM client_settings'));
       expect(settingsReads.map(([before]) => before)).toEqual([traffic.statements[orderRead]![0]]);
