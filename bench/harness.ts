@@ -75,6 +75,7 @@ export function memoryMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 
 export async function stop(child: ChildProcess): Promise<number> {
   const began = performance.now();
+  if (child.exitCode !== null || child.signalCode !== null) return 0;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
   await exited;

@@ -7,9 +7,12 @@
  * - The embedded store in the same run, as users run it (a data file, real clock,
  *   `--awb-delay 1s`): GET tracking of a delivered order and POST 1 item, the figures
  *   the one-replica cases are compared with (acceptance 1 of issue 46).
- * - The floor in the same run (bench/ref-pg.mjs): a bare node:http server that answers
- *   each request with one statement on the same database (GET: the order of an AWB;
- *   POST: one committed INSERT), what no replica can beat on this machine.
+ * - A reference in the same run (bench/ref-pg.mjs), before and after the replicas on the
+ *   small database: a bare node:http server that answers each request with one
+ *   statement of its own on the same database (GET: the order of an AWB; POST: one
+ *   committed INSERT), its table dropped and a CHECKPOINT after each load. Not a bound
+ *   (a replica groups concurrent point reads, it does not): a scale for what one
+ *   statement per request costs on this machine.
  * - A database of BENCH_PG_SMALL_ORDERS (1,000) seeded orders: GET tracking and POST 1
  *   item with one replica, then with two (autocannon spreads its connections over both
  *   replicas, no proxy in between); start-up and RSS of a replica.
@@ -60,8 +63,8 @@ export interface PostgresResults {
   seedMs: number;
   /** The embedded store in the same run: GET tracking of a delivered order, POST 1 item. */
   embedded?: { get: Figures; post: Figures };
-  /** bench/ref-pg.mjs on the small database in the same run: one statement per request. */
-  floor?: { get: Figures; post: Figures };
+  /** bench/ref-pg.mjs on the small database in the same run, before and after the replicas there: one statement per request. */
+  floor?: Array<{ get: Figures; post: Figures }>;
 }
 
 interface Replica {
@@ -97,7 +100,11 @@ async function embeddedReference(): Promise<{ get: Figures; post: Figures }> {
   }
 }
 
-/** bench/ref-pg.mjs on `databaseUrl`: GET the order of `awb`, POST 1 item's body as one row. */
+/**
+ * bench/ref-pg.mjs on `databaseUrl`: GET the order of `awb`, POST 1 item's body as one
+ * row. Its table is dropped afterwards and a CHECKPOINT taken, so that the replicas
+ * measured next on that database do not meet its rows, their vacuum or their WAL.
+ */
 async function floorReference(databaseUrl: string, awb: string): Promise<{ get: Figures; post: Figures }> {
   const server = await spawnServer('floor', process.execPath, [join(import.meta.dirname, 'ref-pg.mjs')], { env: { NODE_ENV: 'production', DATABASE_URL: databaseUrl }, log: join(TMP, 'floor.log') });
   try {
@@ -106,18 +113,22 @@ async function floorReference(databaseUrl: string, awb: string): Promise<{ get: 
     return { get, post };
   } finally {
     await stop(server.child);
+    await sql(databaseUrl, 'DROP TABLE IF EXISTS reference_orders');
+    await checkpoint(databaseUrl);
   }
 }
 
-async function checkpoint(url: string): Promise<void> {
+async function sql(url: string, text: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query('CHECKPOINT');
+    await client.query(text);
   } finally {
     await client.end();
   }
 }
+
+const checkpoint = (url: string): Promise<void> => sql(url, 'CHECKPOINT');
 
 async function awbBacklog(url: string): Promise<AwbBacklog> {
   const client = new pg.Client({ connectionString: url });
@@ -177,13 +188,14 @@ export async function runPostgres(): Promise<PostgresResults> {
     const embedded = await embeddedReference();
     const smallUrl = await server.freshDatabase();
     const smallSeeded = await seedOrders({ url: smallUrl, template, count: SMALL });
-    const floor = await floorReference(smallUrl, smallSeeded.last.awb);
+    const floor = [await floorReference(smallUrl, smallSeeded.last.awb)];
     const { figures: small, replica: a } = await measureOne(smallUrl, SMALL, smallSeeded.last.awb, 'pg-a', rows);
     const b = await replica(smallUrl, 'pg-b');
     rows.push({ replicas: 2, orders: SMALL, case: 'GET tracking', ...(await load([a, b].map((r) => `${r.url}/v1/order/tracking/${smallSeeded.last.awb}`), 'GET')) });
     rows.push({ replicas: 2, orders: SMALL, case: 'POST 1 item', ...(await postLoad([a, b].map((r) => `${r.url}/v1/order`), smallUrl)) });
     await stop(a.child);
     await stop(b.child);
+    floor.push(await floorReference(smallUrl, smallSeeded.last.awb));
     console.log('PostgreSQL, one and two replicas: done');
 
     // 2. A big database, seeded directly.
@@ -225,7 +237,7 @@ export function postgresTargets(r: PostgresResults): Target[] {
   ];
 }
 
-const share = (rps: number, of: number | undefined) => (of ? `${(rps / of).toFixed(2)}×` : 'no embedded figure for');
+const ratioTo = (rps: number, embedded: number | undefined) => (embedded ? `, ${(rps / embedded).toFixed(2)}× the embedded store's` : '');
 
 const shown = (v: number | undefined, unit: string) => (v === undefined ? 'not measured' : unit === '×' ? `${v}×` : `${v > 0 && unit === 'MB' ? '+' : ''}${v.toLocaleString('en')} ${unit}`);
 
@@ -250,10 +262,10 @@ export function postgresSection(r: PostgresResults, runAlone?: Date, revision = 
           `The embedded store in the same run (a data file, \`--awb-delay 1s\`, loaded right before the one-replica cases): GET tracking ${r.embedded.get.rps.toLocaleString('en')} rps (p99 ${r.embedded.get.p99} ms), POST 1 item ${r.embedded.post.rps.toLocaleString('en')} rps (p99 ${r.embedded.post.p99} ms).`,
         ]
       : []),
-    ...(r.floor
+    ...(r.floor && r.floor.length > 0
       ? [
           '',
-          `The floor in the same run (\`bench/ref-pg.mjs\` on the database of ${r.small.orders.toLocaleString('en')} orders: node:http, one statement per request on 10 pooled connections, no authentication, clock, journal or jobs): GET ${r.floor.get.rps.toLocaleString('en')} rps (${share(r.floor.get.rps, r.embedded?.get.rps)} the embedded store's), POST ${r.floor.post.rps.toLocaleString('en')} rps (${share(r.floor.post.rps, r.embedded?.post.rps)}). A replica does more than one statement per request, so it stays below these.`,
+          `A reference in the same run, before and after the replicas on the database of ${r.small.orders.toLocaleString('en')} orders: \`bench/ref-pg.mjs\`, node:http answering each request with one statement of its own on 10 pooled connections (no grouping of concurrent reads; no authentication, clock, journal or jobs). GET ${r.floor.map((f) => `${f.get.rps.toLocaleString('en')} rps (p99 ${f.get.p99} ms, ${f.get.errors} errors${ratioTo(f.get.rps, r.embedded?.get.rps)})`).join(', then ')}; POST ${r.floor.map((f) => `${f.post.rps.toLocaleString('en')} rps (p99 ${f.post.p99} ms, ${f.post.errors} errors${ratioTo(f.post.rps, r.embedded?.post.rps)})`).join(', then ')}.`,
         ]
       : []),
     '',
