@@ -11,8 +11,13 @@ const PATTERN_MESSAGES: Record<string, string> = {
   '^[A-Za-z0-9-]+$': 'must be letters, digits and dashes only',
 };
 
-/** Parameters arrive as text and are converted: their messages must not talk of JSON types. */
+/**
+ * Parameters arrive as text and are converted: their messages must not talk of JSON types.
+ * A text parameter is refused by type only when it came as a list or an object: given twice
+ * (`?a=1&a=2`), or with brackets (`?a[b]=1`).
+ */
 const PARAMETER_TYPE_HINTS: Record<string, string> = {
+  string: 'must be given once, as plain text',
   integer: 'must be a whole number',
   number: 'must be a number',
   boolean: 'must be true or false',

@@ -114,6 +114,9 @@ describe('POST /__sandbox/checks', () => {
     const malformed = await sandbox.call('POST', '/__sandbox/checks?endpoint_id=..%2Fdefault');
     expect(malformed.status).toBe(400);
     expect(malformed.body.errors).toEqual([expect.objectContaining({ field: 'endpoint_id' })]);
+    const twice = await sandbox.call('POST', '/__sandbox/checks?endpoint_id=default&endpoint_id=ep_a');
+    expect(twice.status).toBe(400);
+    expect(twice.body.errors).toEqual([{ field: 'endpoint_id', message: 'must be given once, as plain text' }]);
     // Another client's endpoint is not this client's.
     const theirs = (await sandbox.call('POST', '/__sandbox/webhooks/endpoints', { token: TOKEN_B, body: { url: receiver.url } })).body.id as string;
     expect((await sandbox.call('POST', `/__sandbox/checks?endpoint_id=${theirs}`)).status).toBe(404);

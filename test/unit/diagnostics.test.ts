@@ -31,4 +31,10 @@ describe('toFieldErrors', () => {
     validate({ items: [], n: 'x' });
     expect(toFieldErrors(validate.errors, '', true)).toEqual([{ field: 'n', message: 'must be a whole number' }]);
   });
+
+  it('says a text parameter given twice must be given once', () => {
+    const query = ajv.compile({ type: 'object', properties: { endpoint_id: { type: 'string' } } });
+    query({ endpoint_id: ['a', 'b'] });
+    expect(toFieldErrors(query.errors, '', true)).toEqual([{ field: 'endpoint_id', message: 'must be given once, as plain text' }]);
+  });
 });
