@@ -106,13 +106,16 @@ async function embeddedReference(): Promise<{ get: Figures; post: Figures }> {
  * measured next on that database do not meet its rows, their vacuum or their WAL.
  */
 async function floorReference(databaseUrl: string, awb: string): Promise<{ get: Figures; post: Figures }> {
-  const server = await spawnServer('floor', process.execPath, [join(import.meta.dirname, 'ref-pg.mjs')], { env: { NODE_ENV: 'production', DATABASE_URL: databaseUrl }, log: join(TMP, 'floor.log') });
   try {
-    const get = await load(`${server.url}/v1/order/tracking/${awb}`, 'GET');
-    const post = await load(`${server.url}/v1/order`, 'POST', JSON.stringify(createRequest(1)));
-    return { get, post };
+    const server = await spawnServer('floor', process.execPath, [join(import.meta.dirname, 'ref-pg.mjs')], { env: { NODE_ENV: 'production', DATABASE_URL: databaseUrl }, log: join(TMP, 'floor.log') });
+    try {
+      const get = await load(`${server.url}/v1/order/tracking/${awb}`, 'GET');
+      const post = await load(`${server.url}/v1/order`, 'POST', JSON.stringify(createRequest(1)));
+      return { get, post };
+    } finally {
+      await stop(server.child);
+    }
   } finally {
-    await stop(server.child);
     await sql(databaseUrl, 'DROP TABLE IF EXISTS reference_orders');
     await checkpoint(databaseUrl);
   }

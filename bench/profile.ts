@@ -39,7 +39,7 @@ const ORDERS = Number(process.env.BENCH_PROFILE_ORDERS ?? 100_000);
 const ALLOC_REQUESTS = Number(process.env.BENCH_PROFILE_ALLOC_REQUESTS ?? 10_000);
 const PARTS = new Set((process.env.BENCH_PROFILE_PARTS ?? '1,2,3,4').split(',').map((part) => part.trim()));
 const unknownParts = [...PARTS].filter((part) => !['1', '2', '3', '4'].includes(part));
-if (unknownParts.length > 0) throw new Error(`BENCH_PROFILE_PARTS names parts 1 to 4, separated by commas; not ${unknownParts.join(', ')}`);
+if (unknownParts.length > 0) throw new Error(`BENCH_PROFILE_PARTS names parts 1 to 4, separated by commas; not ${unknownParts.map((part) => JSON.stringify(part)).join(', ')}`);
 /**
  * Issue 48: a 10-item create allocates at most a third of the ~370 KB it did when the
  * issue was filed. KB here is 1,000 bytes (the stricter reading).

@@ -786,13 +786,15 @@ export interface paths {
          *     `unknown_order` (a message for an order the client does not know; expects 2xx:
          *     acknowledged and ignored). Each step is `passed`, `failed` (with what was
          *     expected and what came back) or `not_run` (an earlier step got no answer at
-         *     all). The results replace the previous ones in the readiness report. These
-         *     messages are not deliveries: they are not in the delivery log. The default
-         *     endpoint is graded unless `endpoint_id` names another of the client's endpoints.
-         *     404 when the client has no endpoint of that id; 409 when the endpoint has no URL
-         *     (the default one before a URL is set, or a listener endpoint: the checks go to a
-         *     URL) or is disabled; 429 while a run of the same client's is still going (one at
-         *     a time: each step may wait the webhook timeout).
+         *     all, or the endpoint was deleted, disabled or changed during the run). The
+         *     results replace the previous ones in the readiness report, whatever endpoint
+         *     was graded; each names its endpoint. These messages are not deliveries: they are
+         *     not in the delivery log. The default endpoint is graded unless `endpoint_id`
+         *     names another of the client's endpoints. 404 when the client has no endpoint of
+         *     that id; 409 when the endpoint has no URL (the default one before a URL is set,
+         *     or a listener endpoint: the checks go to a URL), is disabled, or does not take
+         *     awb.generated (its events filter); 429 while a run of the same client's is still
+         *     going (one at a time: each step may wait the webhook timeout).
          */
         post: operations["runChecks"];
         delete?: never;
@@ -1168,6 +1170,8 @@ export interface components {
         CheckResult: {
             /** @enum {string} */
             id: "valid" | "duplicate" | "bad_signature" | "stale_timestamp" | "unknown_order";
+            /** @description The endpoint the step was sent to (`default`, or `ep_...`). */
+            endpoint_id?: string;
             /** @enum {string} */
             status: "passed" | "failed" | "not_run";
             /** @enum {string} */

@@ -39,6 +39,8 @@ export type CheckStatus = 'passed' | 'failed' | 'not_run';
 /** The answer of one step of `POST /__sandbox/checks`. */
 export interface CheckResult {
   id: string;
+  /** The endpoint the step was sent to (`default` or `ep_...`); absent in results kept before the checks named it. */
+  endpoint_id?: string;
   status: CheckStatus;
   expected: string;
   got: string | null;

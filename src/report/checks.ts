@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Conflict } from '../shared/index.js';
 import type { Endpoint, TargetGuard } from '../webhooks/index.js';
-import { wrongSecret, send, type SendResult } from '../webhooks/index.js';
+import { admits, wrongSecret, send, type SendResult } from '../webhooks/index.js';
 import { DEFAULT_ENDPOINT, type AwbGeneratedPayload, type CheckResult } from '../records/index.js';
 /** How far back the stale step stamps its message: twice the Standard Webhooks tolerance of 5 minutes. */
 export const STALE_MS = 10 * 60_000;
@@ -32,7 +32,7 @@ export interface CheckMessages {
 
 /** Why an endpoint without a URL cannot be graded, and what to do. */
 function noUrl(endpoint: Endpoint): string {
-  if (endpoint.id === DEFAULT_ENDPOINT) return 'No webhook URL is set for this client: set one with PUT /__sandbox/webhook, then run the checks.';
+  if (endpoint.id === DEFAULT_ENDPOINT) return 'The default webhook endpoint has no URL: set one with PUT /__sandbox/webhook, or grade another endpoint with ?endpoint_id=ep_..., then run the checks.';
   return `The endpoint ${endpoint.id} delivers to the listen session "${endpoint.listener}", and the checks send to a URL: run them against the default endpoint or another with a URL (endpoint_id).`;
 }
 
@@ -49,26 +49,40 @@ function passes(expected: CheckStep['expected'], status: number | null): boolean
   return expected === '2xx' ? status >= 200 && status < 300 : status >= 400 && status < 500;
 }
 
+/** What a run needs besides the endpoint and its messages. */
+export interface CheckDeps {
+  guard: TargetGuard;
+  timeoutMs: number;
+  now: () => number;
+  shutdown: AbortSignal;
+  /** The endpoint as it is now (read again before each step after the first); undefined once it is gone. */
+  current: () => Promise<Endpoint | undefined>;
+}
+
 /**
  * Sends the client's webhook endpoint the fixed sequence, signed as every webhook is
- * and through the target policy, and records each answer. A step after one that got
- * no answer at all is not run.
+ * and through the target policy, and records each answer with the endpoint's id. A step
+ * after one that got no answer at all is not run, nor one after the endpoint was
+ * deleted, disabled or pointed elsewhere during the run.
  */
-export async function runChecks(endpoint: Endpoint, messages: CheckMessages, deps: { guard: TargetGuard; timeoutMs: number; now: () => number; shutdown: AbortSignal }): Promise<CheckResult[]> {
+export async function runChecks(endpoint: Endpoint, messages: CheckMessages, deps: CheckDeps): Promise<CheckResult[]> {
   if (!endpoint.url) throw new Conflict(noUrl(endpoint));
   if (!endpoint.enabled) throw new Conflict(disabled(endpoint));
+  if (!admits(endpoint, 'awb.generated')) throw new Conflict(`The endpoint ${endpoint.id} does not take awb.generated (its events filter), which every check sends: grade an endpoint that takes it.`);
   const url = endpoint.url;
   const ids = { valid: `msg_check_${randomBytes(8).toString('hex')}`, unknown: `msg_check_${randomBytes(8).toString('hex')}` };
   const results: CheckResult[] = [];
-  let unreachable: string | undefined;
-  for (const step of CHECK_STEPS) {
-    if (unreachable !== undefined) {
-      results.push({ id: step.id, status: 'not_run', expected: step.expected, got: `not run: an earlier step got ${unreachable}`, at: deps.now() });
+  const result = (step: CheckStep, status: CheckResult['status'], got: string): CheckResult => ({ id: step.id, endpoint_id: endpoint.id, status, expected: step.expected, got, at: deps.now() });
+  let stopped: string | undefined;
+  for (const [i, step] of CHECK_STEPS.entries()) {
+    if (stopped === undefined && i > 0) stopped = changedSince(endpoint, await deps.current());
+    if (stopped !== undefined) {
+      results.push(result(step, 'not_run', `not run: ${stopped}`));
       continue;
     }
     const id = ids[step.message];
     const { agent, refusal } = deps.guard.route(url, endpoint.source !== 'runtime');
-    const result = await send({
+    const sent = await send({
       url,
       id,
       body: JSON.stringify(messages[step.message]),
@@ -79,8 +93,16 @@ export async function runChecks(endpoint: Endpoint, messages: CheckMessages, dep
       dispatcher: agent,
       refusal,
     });
-    if (result.status_code === null) unreachable = answered(result);
-    results.push({ id: step.id, status: passes(step.expected, result.status_code) ? 'passed' : 'failed', expected: step.expected, got: answered(result), at: deps.now() });
+    if (sent.status_code === null) stopped = `an earlier step got ${answered(sent)}`;
+    results.push(result(step, passes(step.expected, sent.status_code) ? 'passed' : 'failed', answered(sent)));
   }
   return results;
+}
+
+/** Why the run must stop, when the endpoint is no longer the one it began with. */
+function changedSince(began: Endpoint, now: Endpoint | undefined): string | undefined {
+  if (!now) return `the endpoint ${began.id} was deleted during the run`;
+  if (!now.enabled) return `the endpoint ${began.id} was disabled during the run`;
+  if (now.url !== began.url || now.secret !== began.secret) return `the endpoint ${began.id} was changed during the run`;
+  return undefined;
 }

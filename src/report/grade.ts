@@ -39,9 +39,11 @@ const CHECK_PREFIX = 'check.';
 function gradeCheck(item: CatalogueItem, state: ReportView): Pick<GradedItem, 'status' | 'exercised' | 'handled' | 'missed' | 'detail'> {
   const step = item.id.slice(CHECK_PREFIX.length).replaceAll('-', '_');
   const result = state.checks.find((c) => c.id === step);
-  if (!result || result.status === 'not_run') return { status: 'not_exercised', exercised: 0, handled: 0, missed: 0, detail: result ? `Not run: ${result.got ?? 'an earlier step got no answer'}.` : 'Not run: POST /__sandbox/checks runs it.' };
-  if (result.status === 'passed') return { status: 'handled', exercised: 1, handled: 1, missed: 0, detail: `Passed: expected ${result.expected}, got ${result.got}.` };
-  return { status: 'not_handled', exercised: 1, handled: 0, missed: 1, detail: `Failed: expected ${result.expected}, got ${result.got}.` };
+  if (!result) return { status: 'not_exercised', exercised: 0, handled: 0, missed: 0, detail: 'Not run: POST /__sandbox/checks runs it.' };
+  const at = result.endpoint_id === undefined ? '' : ` (endpoint ${result.endpoint_id})`;
+  if (result.status === 'not_run') return { status: 'not_exercised', exercised: 0, handled: 0, missed: 0, detail: `Not run${at}: ${result.got?.replace(/^not run: /, '') ?? 'an earlier step got no answer'}.` };
+  if (result.status === 'passed') return { status: 'handled', exercised: 1, handled: 1, missed: 0, detail: `Passed${at}: expected ${result.expected}, got ${result.got}.` };
+  return { status: 'not_handled', exercised: 1, handled: 0, missed: 1, detail: `Failed${at}: expected ${result.expected}, got ${result.got}.` };
 }
 
 /** One item's status from its counts: any miss is not handled; a handled without a miss is handled. */

@@ -24,7 +24,7 @@ export function htmlOf(report: Report): string {
   const rows = report.items
     .map((i) => `<tr class="${i.status}"><td><code>${escapeHtml(i.id)}</code></td><td>${escapeHtml(i.title)}${i.sandbox_choice ? ' <small>(sandbox choice)</small>' : ''}</td><td>${LABELS[i.status]}</td><td>${escapeHtml(i.detail)}</td><td><small>${escapeHtml(i.source)}</small></td></tr>`)
     .join('\n');
-  const checks = report.checks.map((c) => `<li><code>${escapeHtml(c.id)}</code>: ${escapeHtml(c.status)} (expected ${escapeHtml(c.expected)}, got ${escapeHtml(c.got ?? 'nothing')})</li>`).join('\n');
+  const checks = report.checks.map((c) => `<li><code>${escapeHtml(c.id)}</code>${c.endpoint_id === undefined ? '' : ` at <code>${escapeHtml(c.endpoint_id)}</code>`}: ${escapeHtml(c.status)} (expected ${escapeHtml(c.expected)}, got ${escapeHtml(c.got ?? 'nothing')})</li>`).join('\n');
   const run = report.run ? `run <strong>${escapeHtml(report.run.name)}</strong> since ${escapeHtml(report.run.started_at)}` : 'since the last reset';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Readiness report: ${escapeHtml(report.client_id)}</title>

@@ -13,8 +13,7 @@ const PATTERN_MESSAGES: Record<string, string> = {
 
 /**
  * Parameters arrive as text and are converted: their messages must not talk of JSON types.
- * A text parameter is refused by type only when it came as a list or an object: given twice
- * (`?a=1&a=2`), or with brackets (`?a[b]=1`).
+ * A text parameter is refused by type only when it came as a list: given twice (`?a=1&a=2`).
  */
 const PARAMETER_TYPE_HINTS: Record<string, string> = {
   string: 'must be given once, as plain text',

@@ -128,6 +128,43 @@ describe('POST /__sandbox/checks', () => {
     expect(receiver.received).toEqual([]);
   });
 
+  it('names the graded endpoint in the report, whose check items the run replaced', async () => {
+    sandbox = await testSandbox();
+    receiver = await Receiver.start();
+    const id = (await sandbox.call('POST', '/__sandbox/webhooks/endpoints', { body: { url: receiver.url } })).body.id as string;
+    expect((await sandbox.call('POST', `/__sandbox/checks?endpoint_id=${id}`)).status).toBe(200);
+    const report = (await sandbox.call('GET', '/__sandbox/report')).body;
+    expect(report.checks.map((c: { endpoint_id: string }) => c.endpoint_id)).toEqual(Array(5).fill(id));
+    const item = report.items.find((i: { id: string }) => i.id === 'check.valid');
+    expect(item).toMatchObject({ status: 'handled', detail: `Passed (endpoint ${id}): expected 2xx, got 200.` });
+    const html = await sandbox.call('GET', '/__sandbox/report?format=html');
+    expect(html.text).toContain(`<code>valid</code> at <code>${id}</code>: passed`);
+  });
+
+  it('answers 409 for an endpoint whose events filter leaves out awb.generated, and sends nothing', async () => {
+    sandbox = await testSandbox();
+    receiver = await Receiver.start();
+    const id = (await sandbox.call('POST', '/__sandbox/webhooks/endpoints', { body: { url: receiver.url, events: ['order.cancelled'] } })).body.id as string;
+    const res = await sandbox.call('POST', `/__sandbox/checks?endpoint_id=${id}`);
+    expect(res.status).toBe(409);
+    expect(res.body.message).toMatch(/does not take awb.generated/);
+    expect(receiver.received).toEqual([]);
+  });
+
+  it('runs no more steps once the endpoint is deleted during the run, saying why', async () => {
+    sandbox = await testSandbox();
+    receiver = await Receiver.start();
+    receiver.respond = () => ({ status: 200, delayMs: 200 });
+    const id = (await sandbox.call('POST', '/__sandbox/webhooks/endpoints', { body: { url: receiver.url } })).body.id as string;
+    const run = sandbox.call('POST', `/__sandbox/checks?endpoint_id=${id}`);
+    while (receiver.received.length === 0) await new Promise((r) => setTimeout(r, 10));
+    expect((await sandbox.call('DELETE', `/__sandbox/webhooks/endpoints/${id}`)).status).toBe(200);
+    const res = await run;
+    expect(res.body).toMatchObject({ endpoint_id: id, passed: 1, failed: 0, not_run: 4 });
+    expect(res.body.checks[1]).toMatchObject({ id: 'duplicate', status: 'not_run', got: `not run: the endpoint ${id} was deleted during the run` });
+    expect(receiver.received).toHaveLength(1);
+  });
+
   it('answers 409 saying how to set a URL when the client has none', async () => {
     sandbox = await testSandbox();
     const res = await sandbox.call('POST', '/__sandbox/checks');

@@ -151,7 +151,6 @@ describe('GET /__sandbox/listen: who may listen, and bad input', () => {
     const res = await call('POST', `/__sandbox/checks?endpoint_id=${session.ready.endpoint_id}`, TOKEN_A);
     expect(res.status).toBe(409);
     expect(res.body.message).toMatch(/listen session "laptop".*send to a URL/);
-    expect(receiver.received).toEqual([]);
   });
 
   it('closes with 1008 on a malformed message; ignores a message of a type it does not know', async () => {

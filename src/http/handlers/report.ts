@@ -73,7 +73,7 @@ export function reportHandlers(deps: ReportHandlerDeps): HandlerMap {
         if (!endpoint) throw new NotFound(webhookMessages.noEndpoint(id));
         const messages = await checkMessages(storage, client.id, now(client.id));
         graded = endpoint.id;
-        checks = await runChecks(endpoint, messages, { guard: deps.guard, timeoutMs: deps.timeoutMs, now: () => now(client.id), shutdown: deps.shutdown });
+        checks = await runChecks(endpoint, messages, { guard: deps.guard, timeoutMs: deps.timeoutMs, now: () => now(client.id), shutdown: deps.shutdown, current: () => deps.endpoints.get(client, id) });
       } finally {
         running.delete(client.id);
       }
