@@ -65,21 +65,19 @@ export function reportHandlers(deps: ReportHandlerDeps): HandlerMap {
       // timeout, and hundreds of runs at a silent receiver held a connection each.
       if (running.has(client.id)) throw new TooManyRequests(CHECK_RUNNING, 1);
       running.add(client.id);
+      const id = (input.query.endpoint_id as string | undefined) ?? DEFAULT_ENDPOINT;
       let checks: Awaited<ReturnType<typeof runChecks>>;
-      let graded: string;
       try {
-        const id = (input.query.endpoint_id as string | undefined) ?? DEFAULT_ENDPOINT;
         const endpoint = await deps.endpoints.get(client, id);
         if (!endpoint) throw new NotFound(webhookMessages.noEndpoint(id));
         const messages = await checkMessages(storage, client.id, now(client.id));
-        graded = endpoint.id;
         checks = await runChecks(endpoint, messages, { guard: deps.guard, timeoutMs: deps.timeoutMs, now: () => now(client.id), shutdown: deps.shutdown, current: () => deps.endpoints.get(client, id) });
       } finally {
         running.delete(client.id);
       }
       await observer.settled(client.id);
       await storage.reports.change(client.id, { checks });
-      return json(200, { endpoint_id: graded, checks, passed: checks.filter((c) => c.status === 'passed').length, failed: checks.filter((c) => c.status === 'failed').length, not_run: checks.filter((c) => c.status === 'not_run').length });
+      return json(200, { endpoint_id: id, checks, passed: checks.filter((c) => c.status === 'passed').length, failed: checks.filter((c) => c.status === 'failed').length, not_run: checks.filter((c) => c.status === 'not_run').length });
     },
   };
 }
