@@ -1,7 +1,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { FieldError } from '../shared/index.js';
-import { toFieldErrors } from './diagnostics.js';
+import { GIVEN_ONCE, toFieldErrors } from './diagnostics.js';
 import { deref, pointer, type OpenApiDocument } from './load.js';
 import { SANDBOX_ANSWERS } from './sandbox-answers.js';
 
@@ -101,6 +101,7 @@ export function compileSpec(document: OpenApiDocument, id = 'spec', options: { l
         const target = (raw as { $ref?: string }).$ref;
         return { p: deref(document, raw) as ParameterObject, ref: target ? target.slice(1) : ref };
       });
+      const queryNames = new Set(params.filter(({ p }) => p.in === 'query').map(({ p }) => p.name));
       const requestBody = deref(document, op.requestBody) as { required?: boolean; content?: Record<string, unknown> } | undefined;
       const bodyRef = (op.requestBody as { $ref?: string } | undefined)?.$ref?.slice(1) ?? `${opRef}/requestBody`;
       const compileRequest = () => {
@@ -157,6 +158,7 @@ export function compileSpec(document: OpenApiDocument, id = 'spec', options: { l
           for (const { part, validate } of validators) {
             if (!validate(parts[part])) problems.push(...toFieldErrors(validate.errors, part === 'headers' ? 'header' : '', true));
           }
+          if (queryNames.size > 0) addBracketed(problems, parts.query, queryNames);
           if (body && parts.body !== undefined) problems.push(...bodyProblems(body, parts.body));
           return problems;
         },
@@ -176,6 +178,25 @@ export function compileSpec(document: OpenApiDocument, id = 'spec', options: { l
     }
   }
   return { document, operations, byId: new Map(operations.map((o) => [o.operationId, o])), unresolved };
+}
+
+/**
+ * A known query parameter sent in a bracketed form (`?endpoint_id[]=x`, `?limit[a]=1`):
+ * the query parser keeps such a key as it is, so the operation would read the parameter
+ * as absent and answer for its default, whereas the client meant a value. Named as a
+ * parameter given twice is (GIVEN_ONCE), in place of an "is required" the absence made.
+ * Unknown keys stay ignored, as the provider ignores them.
+ */
+function addBracketed(problems: FieldError[], query: unknown, names: ReadonlySet<string>): void {
+  if (typeof query !== 'object' || query === null) return;
+  for (const key of Object.keys(query)) {
+    const open = key.indexOf('[');
+    const name = open > 0 ? key.slice(0, open) : '';
+    if (!names.has(name)) continue;
+    const required = problems.findIndex((p) => p.field === name && p.message === 'is required');
+    if (required >= 0) problems.splice(required, 1);
+    if (!problems.some((p) => p.field === name)) problems.push({ field: name, message: GIVEN_ONCE });
+  }
 }
 
 /** An invalid body's arrays are cut to this many items before its problems are listed (see bodyProblems). */

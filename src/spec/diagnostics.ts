@@ -11,12 +11,15 @@ const PATTERN_MESSAGES: Record<string, string> = {
   '^[A-Za-z0-9-]+$': 'must be letters, digits and dashes only',
 };
 
+/** A text parameter that came as a list (given twice) or in a bracketed form. */
+export const GIVEN_ONCE = 'must be given once, as plain text';
+
 /**
  * Parameters arrive as text and are converted: their messages must not talk of JSON types.
  * A text parameter is refused by type only when it came as a list: given twice (`?a=1&a=2`).
  */
 const PARAMETER_TYPE_HINTS: Record<string, string> = {
-  string: 'must be given once, as plain text',
+  string: GIVEN_ONCE,
   integer: 'must be a whole number',
   number: 'must be a number',
   boolean: 'must be true or false',

@@ -131,6 +131,9 @@ describe('GET /v1/rates/shipping-fee', () => {
     [`${ROUTE}&weight=1&service_code=1`, 'service_code', 'needs courier_code'],
     [`${ROUTE}&weight=${'9'.repeat(400)}`, 'weight', 'must be at most 999999999999'],
     [`${ROUTE}&weight=1&item_value=1000000000000`, 'item_value', 'must be at most 999999999999'],
+    [`${ROUTE}&weight[]=1`, 'weight', 'must be given once, as plain text'],
+    [`${ROUTE}&weight=1&weight[]=2`, 'weight', 'must be given once, as plain text'],
+    [`${ROUTE}&weight=1&cod[x]=5000`, 'cod', 'must be given once, as plain text'],
   ])('returns 400 for ?%s naming %s', async (query, field, message) => {
     const res = await fee(query);
     expect(res.status).toBe(400);

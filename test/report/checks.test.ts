@@ -117,6 +117,12 @@ describe('POST /__sandbox/checks', () => {
     const twice = await sandbox.call('POST', '/__sandbox/checks?endpoint_id=default&endpoint_id=ep_a');
     expect(twice.status).toBe(400);
     expect(twice.body.errors).toEqual([{ field: 'endpoint_id', message: 'must be given once, as plain text' }]);
+    // A bracketed form would otherwise read as no endpoint_id at all, and grade the default endpoint.
+    for (const form of ['endpoint_id[]=ep_a', 'endpoint_id[x]=ep_a']) {
+      const bracketed = await sandbox.call('POST', `/__sandbox/checks?${form}`);
+      expect(bracketed.status).toBe(400);
+      expect(bracketed.body.errors).toEqual([{ field: 'endpoint_id', message: 'must be given once, as plain text' }]);
+    }
     // Another client's endpoint is not this client's.
     const theirs = (await sandbox.call('POST', '/__sandbox/webhooks/endpoints', { token: TOKEN_B, body: { url: receiver.url } })).body.id as string;
     expect((await sandbox.call('POST', `/__sandbox/checks?endpoint_id=${theirs}`)).status).toBe(404);
