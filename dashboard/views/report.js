@@ -24,11 +24,15 @@ export function ReportView() {
       return `Run "${name}" started: the report is empty again.`;
     });
   };
+  // The checks send to a URL: the endpoints with one, enabled (the default endpoint is offered whatever it has, and says why it cannot be graded).
+  const endpoints = usePoll(async () => (await call('GET', '/__sandbox/webhooks/endpoints')).body.endpoints, [], 10_000);
+  const gradable = (endpoints.data ?? []).filter((e) => e.id !== 'default' && e.url && e.enabled);
+  const [endpointId, setEndpointId] = useState('default');
   const runChecks = () =>
     action.run(async () => {
-      await call('POST', '/__sandbox/checks');
+      const { body } = await call('POST', `/__sandbox/checks${endpointId === 'default' ? '' : `?endpoint_id=${encodeURIComponent(endpointId)}`}`);
       report.reload();
-      return 'Checks run: see the check.* items below.';
+      return `Checks run against endpoint ${body.endpoint_id}: see the check.* items below.`;
     });
   const r = report.data;
   return html`<section>
@@ -41,6 +45,11 @@ export function ReportView() {
       ${r.run ? html` — run <q>${r.run.name}</q>` : ''}
     </p>`}
     <div class="actions">
+      <label for="check-endpoint">Endpoint to check</label>
+      <select id="check-endpoint" value=${endpointId} onChange=${(e) => setEndpointId(e.currentTarget.value)}>
+        <option value="default">default</option>
+        ${gradable.map((e) => html`<option value=${e.id}>${e.id} (${e.url})</option>`)}
+      </select>
       <button type="button" disabled=${action.busy} onClick=${runChecks}>Run checks</button>
     </div>
     <form class="inline-form" onSubmit=${startRun}>

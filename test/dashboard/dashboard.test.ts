@@ -317,7 +317,13 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     expect(await page.getByRole('button', { name: 'Set speed' }).count()).toBe(0);
   });
 
-  it('shows the readiness report of the client, and the error of checks it cannot run', async () => {
+  it('shows the readiness report of the client, the error of checks it cannot run, and runs them against another endpoint', async () => {
+    const created = await fetch(`${sandbox.url}/__sandbox/webhooks/endpoints`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN_B}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: receiver.url }),
+    });
+    const { id } = (await created.json()) as { id: string };
     await page.getByRole('link', { name: 'Readiness' }).click();
     await page.getByRole('heading', { name: 'Readiness', level: 1 }).waitFor();
     await page.getByText(/% handled/).waitFor();
@@ -331,6 +337,11 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     const alert = page.getByRole('alert');
     await alert.waitFor();
     expect(await alert.innerText()).toMatch(/409|webhook/i);
+    const before = receiver.received.length;
+    await page.getByLabel('Endpoint to check').selectOption(id);
+    await page.getByRole('button', { name: 'Run checks' }).click();
+    await page.getByRole('status').filter({ hasText: `Checks run against endpoint ${id}` }).waitFor();
+    expect(receiver.received.length - before).toBe(5);
     await expectAccessible(page, 'readiness');
   });
 
