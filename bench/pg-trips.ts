@@ -10,7 +10,10 @@
  * webhooks, batched journal and report writes); per request: statements, socket writes (round
  * trips: a pipelined group is one) and reads, the replica's and the database's
  * user + system CPU time (from /proc), and the statements by text. CPU times rise on a
- * busy machine; the counts do not.
+ * busy machine; the counts do not. The server runs pg_stat_statements, so each statement's
+ * executor time per request is shown beside it: the database's CPU time less what the
+ * executor spends is the protocol, the parsing of parameters, commits and the server's
+ * background work.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -59,12 +62,34 @@ const CASES = [
   ['POST 1 item', 'POST', JSON.stringify(createRequest(1))],
 ] as const;
 
+/** Executor time (ms) since the last reset, by statement text with its whitespace folded (as pg-trips.cjs names them). */
+async function executorTimes(stats: pg.Client): Promise<Map<string, number>> {
+  const { rows } = await stats.query<{ query: string; ms: number }>("SELECT query, total_exec_time AS ms FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'");
+  const times = new Map<string, number>();
+  for (const { query, ms } of rows) {
+    const text = query.replace(/\s+/g, ' ').trim();
+    times.set(text, (times.get(text) ?? 0) + ms);
+  }
+  return times;
+}
+
+/** The executor time per request of the statement `shown` names (its lane, then its text cut short), or blanks. */
+function executorColumn(executed: Map<string, number>, shown: string): string {
+  const text = shown.replace(/^\w+ \| /, '');
+  let ms = 0;
+  for (const [query, total] of executed) if (query.startsWith(text)) ms += total;
+  return ms > 0 ? `${Math.round((1000 * ms) / REQUESTS)}`.padStart(5) : '    -';
+}
+
 async function main(): Promise<void> {
   rmSync(TMP, { recursive: true, force: true });
   mkdirSync(TMP, { recursive: true });
-  const server = await startPostgres();
+  const server = await startPostgres({ shared_preload_libraries: 'pg_stat_statements' });
   try {
     const url = await server.freshDatabase();
+    const stats = new pg.Client({ connectionString: url });
+    await stats.connect();
+    await stats.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
     const seeded = await seedOrders({ url, template: await deliveredOrder(BENCH_TOKEN), count: 1_000 });
     const file = join(TMP, 'trips.json');
     const replica = await spawnServer('pg-trips', process.execPath, ['--require', './bench/pg-trips.cjs', 'dist/cli.js', '--port', '0', '--database-url', url, '--token', BENCH_TOKEN, '--awb-delay', '1s'], {
@@ -98,18 +123,25 @@ async function main(): Promise<void> {
       await autocannon({ ...options, amount: Math.ceil(REQUESTS / 5) });
       await settled();
       await counts();
+      await stats.query('SELECT pg_stat_statements_reset()');
       const before = { replica: cpuMs(replica.child.pid!), database: databaseCpuMs(server) };
       const result = await autocannon({ ...options, amount: REQUESTS });
       if (result.non2xx + result.errors > 0) throw new Error(`${name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
       await settled();
       const c = await counts();
+      const executed = await executorTimes(stats);
       const per = (n: number) => (n / REQUESTS).toFixed(2);
       const cpu = ((cpuMs(replica.child.pid!) - before.replica) / REQUESTS).toFixed(3);
       const db = ((databaseCpuMs(server) - before.database) / REQUESTS).toFixed(3);
       rows.push(`| ${name} | ${per(c.statements)} | ${per(c.writes)} | ${per(c.reads)} | ${cpu} | ${db} |`);
-      texts.push(`\n${name}, statements per request:\n`, ...c.texts.filter(([, n]) => n / REQUESTS >= 0.01).map(([text, n]) => `  ${(n / REQUESTS).toFixed(2)}  ${text}`));
+      texts.push(
+        `\n${name}, statements per request (with the database's executor time per request, µs; - where pg_stat_statements, which writes constants as parameters, keeps another text):\n`,
+        ...c.texts.filter(([, n]) => n / REQUESTS >= 0.01).map(([text, n]) => `  ${(n / REQUESTS).toFixed(2)}  ${executorColumn(executed, text)}  ${text}`),
+        `  executor time in all: ${Math.round((1000 * [...executed.values()].reduce((sum, ms) => sum + ms, 0)) / REQUESTS)} µs per request (statements sent by the replica's batches and trims included)`,
+      );
     }
     await stop(replica.child);
+    await stats.end();
     console.log(`${REQUESTS.toLocaleString('en')} requests per case, 10 connections, one replica, 1,000 orders.\n`);
     console.log('| case | statements / request | socket writes / request | socket reads / request | replica CPU ms / request | database CPU ms / request |');
     console.log('|---|---|---|---|---|---|');
