@@ -12,6 +12,7 @@ interface ParameterObject {
   name: string;
   in: 'path' | 'query' | 'header' | 'cookie';
   required?: boolean;
+  style?: string;
 }
 
 /** The parts of a request an operation validates. Header names are lower-case. */
@@ -101,7 +102,8 @@ export function compileSpec(document: OpenApiDocument, id = 'spec', options: { l
         const target = (raw as { $ref?: string }).$ref;
         return { p: deref(document, raw) as ParameterObject, ref: target ? target.slice(1) : ref };
       });
-      const queryNames = new Set(params.filter(({ p }) => p.in === 'query').map(({ p }) => p.name));
+      // A deepObject parameter is sent bracketed (`?filter[status]=x`) by design: not one to refuse so.
+      const queryNames = new Set(params.filter(({ p }) => p.in === 'query' && p.style !== 'deepObject').map(({ p }) => p.name));
       const requestBody = deref(document, op.requestBody) as { required?: boolean; content?: Record<string, unknown> } | undefined;
       const bodyRef = (op.requestBody as { $ref?: string } | undefined)?.$ref?.slice(1) ?? `${opRef}/requestBody`;
       const compileRequest = () => {
