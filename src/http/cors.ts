@@ -3,7 +3,7 @@ import { ApiError } from './errors.js';
 import { sendError } from './respond.js';
 
 /** Methods a browser may send, across both APIs. */
-export const CORS_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS'];
+export const CORS_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 /** Request headers a browser may send: the token, JSON, Prism's Prefer, and the sandbox's own. */
 export const CORS_HEADERS = ['Authorization', 'Content-Type', 'Prefer', 'X-Sandbox-Scenario', 'X-Sandbox-Webhook-Chaos'];
 /** Response headers a browser script may read. */

@@ -68,9 +68,16 @@ export interface TriggerDeps {
 export interface Triggered {
   order: Stored<Order>;
   made: Stored<Delivery>[];
-  /** The delivery of the event fired; undefined when none was made (an endpoint filter left it out, or the event has no webhook of its own). */
+  /**
+   * The delivery of the event fired, the least successful one when the client has several
+   * endpoints (failed, then held, then a retry scheduled, then delivered); undefined when
+   * none was made (an endpoint filter left it out, or the event has no webhook of its own).
+   */
   own: Stored<Delivery> | undefined;
 }
+
+/** How far a delivery's status is from delivered: a trigger's outcome is its event's furthest. */
+const SHORTFALL: Record<Delivery['status'], number> = { delivered: 0, pending: 1, paused: 2, failed: 3 };
 
 /** The webhook event whose delivery is a trigger's outcome. */
 const EVENT_OF: Record<OrderTarget['stage'], WebhookEventType | undefined> = { created: undefined, awb_generated: 'awb.generated', at_step: 'awb.generated', awb_failed: 'awb.failed', cancelled: 'order.cancelled' };
@@ -92,5 +99,6 @@ export async function fireTrigger(deps: TriggerDeps, client: Client, request: Tr
   const order = (await orders.get(client, set.order_no)) ?? set;
   const made = (await deliveriesOf(order.order_no)).filter((d) => !before.has(d.id));
   const event = EVENT_OF[target.stage];
-  return { order, made, own: made.find((d) => d.event === event) };
+  const own = made.filter((d) => d.event === event).reduce<Stored<Delivery> | undefined>((worst, d) => (worst === undefined || SHORTFALL[d.status] > SHORTFALL[worst.status] ? d : worst), undefined);
+  return { order, made, own };
 }

@@ -19,7 +19,7 @@ describe('CORS, default policy (--cors-origins "*")', () => {
       const res = await preflight(path, 'https://tools.example.com');
       expect(res.status).toBe(204);
       expect(res.headers['access-control-allow-origin']).toBe('*');
-      expect(res.headers['access-control-allow-methods']).toBe('GET, HEAD, POST, PUT, DELETE, OPTIONS');
+      expect(res.headers['access-control-allow-methods']).toBe('GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS');
       expect(res.headers['access-control-allow-headers']).toBe('Authorization, Content-Type, Prefer, X-Sandbox-Scenario, X-Sandbox-Webhook-Chaos');
       expect(res.headers['access-control-max-age']).toBe('600');
       expect(res.headers['access-control-allow-credentials']).toBeUndefined();

@@ -26,6 +26,25 @@ describe('POST /__sandbox/events/trigger', () => {
     expect(res.body.outcome).toBe('delivered');
   });
 
+  it('answers the least successful delivery of the event as its outcome when the client has several endpoints', async () => {
+    // The default endpoint's receiver declines; a second endpoint's accepts (its delivery is listed first, the newer).
+    receiver.respond = () => ({ status: 500, body: 'down' });
+    const healthy = await Receiver.start();
+    try {
+      const endpoint = await sandbox.call('POST', '/__sandbox/webhooks/endpoints', { body: { url: healthy.url } });
+      expect(endpoint.status).toBe(201);
+      const res = await trigger({ event: 'awb.generated' });
+      expect(res.status).toBe(200);
+      expect(res.body.deliveries.map((d: { endpoint_id: string; status: string }) => [d.endpoint_id, d.status])).toEqual([
+        [endpoint.body.id, 'delivered'],
+        ['default', 'pending'],
+      ]);
+      expect(res.body.outcome).toBe('pending');
+    } finally {
+      await healthy.close();
+    }
+  });
+
   it('awb.failed on a new order delivers awb.failed with the reason', async () => {
     const res = await trigger({ event: 'awb.failed' });
     expect(res.status).toBe(200);
