@@ -2926,7 +2926,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The order, the deliveries the event made (newest first) and the first one's outcome when known. */
+            /** @description The order, the deliveries the event made (newest first) and the outcome of the event's deliveries. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2936,7 +2936,7 @@ export interface operations {
                         event: string;
                         order: components["schemas"]["OrderState"];
                         deliveries: components["schemas"]["WebhookDelivery"][];
-                        /** @description The status of the event's delivery to the default endpoint once its first attempt was made (delivered, pending for a retry, failed), paused while it is held, or null when the event made no delivery. */
+                        /** @description The status of the event's delivery once its first attempt was made (delivered, pending for a retry, failed), paused while it is held, or null when the event made no delivery. With several endpoints, the least successful of the event's deliveries (failed, then paused, then pending, then delivered). */
                         outcome: string | null;
                     };
                 };
