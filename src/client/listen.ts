@@ -30,16 +30,19 @@ export function defaultName(): string {
   return NAME.test(name) ? name : 'listener';
 }
 
-function httpUrl(value: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new InvalidArgumentError('must be an absolute http:// or https:// URL, e.g. http://localhost:3000/hooks');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError(`must be an http:// or https:// URL, not ${url.protocol}`);
-  return value;
-}
+/** An option's parser of an absolute http(s) URL; its message shows `example` (the sandbox's URL, or a receiver's). */
+const httpUrl =
+  (example: string) =>
+  (value: string): string => {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw new InvalidArgumentError(`must be an absolute http:// or https:// URL, e.g. ${example}`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError(`must be an http:// or https:// URL, not ${url.protocol}`);
+    return value;
+  };
 
 function eventList(value: string): string[] {
   const events = value.split(',').map((e) => e.trim());
@@ -62,9 +65,9 @@ export function listenProgram(name = 'shipping-sandbox listen'): Command {
     .description(
       "Opens an outbound WebSocket to a sandbox as a listener endpoint of your client, and POSTs each webhook attempt to --forward-to with the exact body and signed headers a direct delivery has; the local answer goes back as the attempt's outcome. Prints the endpoint's signing secret once connected and one line per forward; reconnects after a drop. Exits 0 on Ctrl-C, 1 when the sandbox refuses or ends the listener, 2 for a bad flag.",
     )
-    .addOption(new Option('--url <url>', 'base URL of the sandbox, e.g. https://sandbox.example').argParser(httpUrl).makeOptionMandatory())
+    .addOption(new Option('--url <url>', 'base URL of the sandbox, e.g. https://sandbox.example').argParser(httpUrl('https://sandbox.example')).makeOptionMandatory())
     .option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one); sent in the Authorization header")
-    .addOption(new Option('--forward-to <url>', 'the local receiver each webhook is POSTed to, e.g. http://localhost:3000/hooks').argParser(httpUrl).makeOptionMandatory())
+    .addOption(new Option('--forward-to <url>', 'the local receiver each webhook is POSTed to, e.g. http://localhost:3000/hooks').argParser(httpUrl('http://localhost:3000/hooks')).makeOptionMandatory())
     .addOption(new Option('--events <list>', `the events this listener gets, comma-separated (${SANDBOX_EVENT_TYPES.join(', ')}); default: every event, or the filter an existing listener of this name has`).argParser(eventList))
     .addOption(new Option('--name <name>', `the listener, one endpoint of your client: 1 to 64 of A-Z a-z 0-9 . _ @ - (default: user@host of this machine, here ${defaultName()})`).argParser(listenerName))
     .option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)');
