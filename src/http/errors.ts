@@ -38,7 +38,7 @@ export const messages = {
   stopping: 'The sandbox is stopping (SIGTERM or SIGINT): it takes no new requests. Retry once it has started again.',
   unwantedUpgrade: (protocol: string) => `This request asks to upgrade its connection to ${protocol}, which this sandbox does not speak here: send it without the Upgrade header.`,
   unknownPath: (method: string, path: string) =>
-    `No operation ${method} ${path}. See GET /__sandbox/openapi.json for the paths this sandbox serves.`,
+    `No operation ${method} ${path}. See GET /__sandbox/openapi.json for the paths this sandbox serves${path === '/' ? ', /docs for its manual and /dashboard for its dashboard' : ''}.`,
   inexactPath: (method: string, path: string, documented: string) =>
     `No operation ${method} ${path}: the provider's path is ${documented}. Paths match exactly as the provider documents them (letter case, no trailing slash).`,
   methodNotAllowed: (method: string, allowed: string[]) =>

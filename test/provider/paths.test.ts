@@ -42,5 +42,9 @@ describe('provider paths match exactly as documented', () => {
     const res = await sandbox.call('GET', '/v2/orders');
     expect(res.status).toBe(404);
     expect(res.body.message).toBe('No operation GET /v2/orders. See GET /__sandbox/openapi.json for the paths this sandbox serves.');
+    // The root, where someone who only has the URL looks first, points to the manual too.
+    const root = await sandbox.call('GET', '/');
+    expect(root.status).toBe(404);
+    expect(root.body.message).toBe('No operation GET /. See GET /__sandbox/openapi.json for the paths this sandbox serves, /docs for its manual and /dashboard for its dashboard.');
   });
 });
