@@ -37,7 +37,11 @@ describe('POST /__sandbox/checks', () => {
     ]);
     expect(receiver.received.map((w) => w.id)).toEqual([receiver.received[0]!.id, receiver.received[0]!.id, receiver.received[0]!.id, receiver.received[0]!.id, receiver.received[4]!.id]);
     expect(Number(receiver.received[3]!.timestamp)).toBeLessThan(Date.now() / 1000 - 300);
-    expect(receiver.received[4]!.json).toMatchObject({ event: 'awb.generated' });
+    // A client without an AWB yet gets a made-up order for the valid step; both made-up orders look like real ones.
+    const realLooking = { event: 'awb.generated', batch_id: expect.stringMatching(/^\d{12}$/), order_no: expect.stringMatching(/^\d{12}$/), courier_code: 'jne', awb: expect.stringMatching(/^JN\d{10}$/) };
+    expect(receiver.received[0]!.json).toMatchObject(realLooking);
+    expect(receiver.received[4]!.json).toMatchObject(realLooking);
+    expect(receiver.received[4]!.json).not.toMatchObject({ order_no: (receiver.received[0]!.json as { order_no: string }).order_no });
     // Not deliveries: the delivery log stays empty.
     expect((await sandbox.call('GET', '/__sandbox/webhooks/deliveries')).body.deliveries).toEqual([]);
   });

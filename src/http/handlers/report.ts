@@ -23,14 +23,27 @@ const seconds = (ms: number): number => Math.floor(ms / 1000);
 
 const CHECK_RUNNING = 'A check run of this client is still going (one at a time: each step may wait the webhook timeout); retry once it has ended.';
 
-/** The checks' messages: the valid one about the client's latest order with an AWB (made up when it has none). */
+/**
+ * The checks' messages: the valid one about the client's latest order with an AWB (made up
+ * when it has none), the unknown one about an order no client has. Made-up ones look like
+ * real ones (12-digit numbers, a courier code and an AWB as JNE's), so a receiver that
+ * checks the format still judges what the step is about.
+ */
 async function checkMessages(storage: Storage, clientId: string, now: number): Promise<CheckMessages> {
   const latest = (await storage.orders.list(clientId, { limit: 50 })).items.find((o) => o.awb !== null);
-  const made = (orderNo: string, awb: string, code: string): AwbGeneratedPayload => ({ event: 'awb.generated', batch_id: `9${orderNo}`, order_no: orderNo, order_code: code, courier_code: 'JNE', awb, generated_at: seconds(now) });
+  const made = (orderNo: string, code: string): AwbGeneratedPayload => ({
+    event: 'awb.generated',
+    batch_id: `98${orderNo.slice(2)}`,
+    order_no: orderNo,
+    order_code: code,
+    courier_code: 'jne',
+    awb: `JN${orderNo.slice(2)}`,
+    generated_at: seconds(now),
+  });
   const valid = latest
     ? { event: 'awb.generated' as const, batch_id: latest.batch_id, order_no: latest.order_no, order_code: latest.item.order_code, courier_code: latest.courier_code, awb: latest.awb!, generated_at: seconds(latest.awb_generated_at ?? now) }
-    : made('990000000001', 'CHECK0000000001', 'readiness-check');
-  return { valid, unknown: made('990000000000', 'CHECKUNKNOWN000', 'unknown-to-the-client') };
+    : made('990000000001', 'readiness-check');
+  return { valid, unknown: made('990000000000', 'unknown-to-the-client') };
 }
 
 /** The readiness report in the control API: the report, runs, checks. */
