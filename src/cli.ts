@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { setFlagsFromString } from 'node:v8';
 import { Command, CommanderError } from 'commander';
-import { VERSION, mask } from './shared/index.js';
+import { VERSION, formatDuration, mask } from './shared/index.js';
 import { optionsOf, program, OPTIONS, OptionError, shownDatabase, type SandboxOptions } from './config/index.js';
 import { createSandbox } from './app/index.js';
 import { webhookBannerLine } from './webhooks/index.js';
@@ -81,10 +81,23 @@ async function main(options: SandboxOptions): Promise<void> {
     ...registry.adminTokens.map((t) => `  admin:  ${mask(t)}  (acts for a client named by X-Sandbox-Client)`),
     ...(await Promise.all(registry.clientIds.map((id) => webhookBannerLine(sandbox.services.endpoints, registry.byId(id)!, notShared)))),
     sandbox.services.options.databaseUrl !== undefined ? `  data:   ${shownDatabase(sandbox.services.options.databaseUrl)}` : `  data:   ${sandbox.services.options.data}`,
-    `  clock:  ${sandbox.clock.mode}${sandbox.clock.mode === 'real' ? ` x${sandbox.services.options.speed}` : ''}`,
+    `  clock:  ${sandbox.clock.mode}${sandbox.clock.mode === 'real' ? ` x${sandbox.services.options.speed}${aheadOfWallTime(sandbox, registry.clientIds, sandbox.services.options.speed)}` : ''}`,
     `  docs:   ${sandbox.url}/docs   dashboard: ${sandbox.url}/dashboard`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/**
+ * How far the real clock's time (the sandbox's, or its furthest client's) is ahead of the
+ * wall clock, for the banner, when the data brought a minute or more of it: a data file
+ * keeps the time a fast clock reached, so a restart at wall pace goes on from there, which
+ * is easy to forget. What this process's own pace made since it started is not counted.
+ */
+function aheadOfWallTime(sandbox: Awaited<ReturnType<typeof createSandbox>>, clientIds: readonly string[], speed: number): string {
+  const now = Date.now();
+  const lead = Math.max(sandbox.clock.now(), ...clientIds.map((id) => sandbox.clock.of(id))) - now;
+  const ownPace = Math.max(0, (now - performance.timeOrigin) * (speed - 1));
+  return lead - ownPace >= 60_000 ? `, ${formatDuration(lead)} ahead of wall time (kept in the data: no clock moves back)` : '';
 }
 
 const out = (text: string) => void process.stdout.write(text);

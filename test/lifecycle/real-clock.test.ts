@@ -1,5 +1,9 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
+import { startCli } from '../support/cli.js';
 import { specExample } from '../support/orders.js';
 
 let sandbox: Sandbox | undefined;
@@ -24,4 +28,32 @@ describe('a real clock with --speed', () => {
     const tracking = await (await fetch(`${sandbox.url}/v1/order/tracking/${state!.awb}`, { headers })).json();
     expect(tracking.last_status).toBe('2');
   });
+});
+
+/** The CLI's start banner, once printed whole (its last line names the dashboard). */
+async function bannerOf(cli: { output(): string }): Promise<string> {
+  for (let i = 0; i < 100 && !cli.output().includes('dashboard:'); i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+  return cli.output();
+}
+
+describe('the start banner of a data file whose clock ran fast', () => {
+  it('says how far the clock is ahead of wall time, since a restart at wall pace goes on from there', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'banner-lead-'));
+    try {
+      const data = join(dir, 'sandbox.json');
+      const fresh = await startCli(['--port', '0', '--data', data, '--token', 't', '--speed', '200000', '--log-level', 'silent']);
+      expect(await bannerOf(fresh)).toMatch(/clock: {2}real x200000\n/);
+      // 200,000 times wall pace: a second and a half is about three days and a half.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(await fresh.stop()).toBe(0);
+      const again = await startCli(['--port', '0', '--data', data, '--token', 't', '--log-level', 'silent']);
+      try {
+        expect(await bannerOf(again)).toMatch(/clock: {2}real x1, \dd[\dhms]* ahead of wall time \(kept in the data: no clock moves back\)\n/);
+      } finally {
+        await again.stop();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
 });
