@@ -163,7 +163,9 @@ root.parseAsync().catch((error: unknown) => {
   // Start-up failures (a corrupt data file, a port in use, a bad flag) are the user's to fix: a message, no stack.
   // An option only the start could check (a scenario, a spec) is named as commander names the others.
   const flag = error instanceof OptionError ? OPTIONS[error.option].flag : undefined;
-  const message = error instanceof Error ? error.message : String(error);
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const hint = code === 'EADDRINUSE' ? ' Another process listens there: stop it, or start this sandbox with another --port (PORT; 0 picks a free one).' : code === 'EACCES' ? ' This user may not listen on that port: use one above 1023 (--port, PORT).' : '';
+  const message = `${error instanceof Error ? error.message : String(error)}${hint}`;
   process.stderr.write(`shipping-sandbox: ${flag ? `option '${flag}' is invalid. ${message}` : message}\n`);
   process.exit(1);
 });

@@ -81,3 +81,19 @@ describe('a second sandbox on a data file in use', () => {
     }
   }, 90_000);
 });
+
+describe('a port in use', () => {
+  it('exits 1 with a message that says what to do, without a stack', async () => {
+    const { createServer } = await import('node:net');
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = String((holder.address() as { port: number }).port);
+      const started = await runCli(['--port', port, '--data', ':memory:', '--log-level', 'silent']);
+      expect(started.code).toBe(1);
+      expect(started.stderr).toBe(`shipping-sandbox: listen EADDRINUSE: address already in use 127.0.0.1:${port} Another process listens there: stop it, or start this sandbox with another --port (PORT; 0 picks a free one).\n`);
+    } finally {
+      holder.close();
+    }
+  }, 30_000);
+});
