@@ -82,10 +82,13 @@ async function main(options: SandboxOptions): Promise<void> {
     ...(await Promise.all(registry.clientIds.map((id) => webhookBannerLine(sandbox.services.endpoints, registry.byId(id)!, notShared)))),
     sandbox.services.options.databaseUrl !== undefined ? `  data:   ${shownDatabase(sandbox.services.options.databaseUrl)}` : `  data:   ${sandbox.services.options.data}`,
     `  clock:  ${sandbox.clock.mode}${sandbox.clock.mode === 'real' ? ` x${sandbox.services.options.speed}${aheadOfWallTime(sandbox, registry.clientIds, sandbox.services.options.speed)}` : ''}`,
-    `  docs:   ${sandbox.url}/docs   dashboard: ${sandbox.url}/dashboard`,
+    `  docs:   ${browsable(sandbox.url)}/docs   dashboard: ${browsable(sandbox.url)}/dashboard`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }
+
+/** A URL to open on this machine: one listening on every address (0.0.0.0, ::) is opened at localhost. */
+const browsable = (url: string): string => url.replace(/\/\/(0\.0\.0\.0|\[::\])(?=:)/, '//localhost');
 
 /**
  * How far the real clock's time (the sandbox's, or its furthest client's) is ahead of the

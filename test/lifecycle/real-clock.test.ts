@@ -56,4 +56,15 @@ describe('the start banner of a data file whose clock ran fast', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 30_000);
+
+  it('names the docs and the dashboard at localhost when it listens on every address', async () => {
+    const cli = await startCli(['--port', '0', '--data', ':memory:', '--log-level', 'silent'], { HOST: '0.0.0.0' });
+    try {
+      const banner = await bannerOf(cli);
+      const port = /listening on http:\/\/0\.0\.0\.0:(\d+)/.exec(banner)![1];
+      expect(banner).toContain(`docs:   http://localhost:${port}/docs   dashboard: http://localhost:${port}/dashboard`);
+    } finally {
+      await cli.stop();
+    }
+  }, 30_000);
 });
