@@ -1,5 +1,5 @@
 import type { Client } from '../clients/index.js';
-import { parseDelayRange, type DelayRange, RuleViolation } from '../shared/index.js';
+import { letRequestsIn, parseDelayRange, type DelayRange, RuleViolation } from '../shared/index.js';
 import type { Clocks } from '../clock/index.js';
 import type { Fixtures } from '../fixtures/index.js';
 import type { IdFactory } from '../ids/index.js';
@@ -135,6 +135,7 @@ export class OrdersService {
         }
       });
       removed += page.items.length;
+      await letRequestsIn();
     }
   }
 
@@ -156,6 +157,7 @@ export class OrdersService {
         }
       });
       removed.push(...mine.map((o) => o.order_no));
+      await letRequestsIn();
     }
   }
 
@@ -177,6 +179,7 @@ export class OrdersService {
         }
       });
       removed += old.length;
+      await letRequestsIn();
     }
   }
 

@@ -9,7 +9,7 @@ export { OneAtATime } from './one-at-a-time.js';
 export { remembered } from './remembered.js';
 export { VERSION } from './version.js';
 export { WarningThrottle } from './warning-throttle.js';
-export { MAX_SLICE_MS, SLICE_MS } from './loop-slices.js';
+export { letRequestsIn, MAX_SLICE_MS, SLICE_MS } from './loop-slices.js';
 export { compileGlob, globMatches, globProblem } from './glob.js';
 export type { CompiledGlob } from './glob.js';
 export { isFieldPath, valueAt } from './field-path.js';

@@ -8,3 +8,10 @@
  */
 export const SLICE_MS = 5;
 export const MAX_SLICE_MS = 15;
+
+/**
+ * Lets the event loop go (the requests waiting to be read, their turns) before going on:
+ * what a long removal or sweep awaits between its units of work, so one client's reset
+ * or a retention sweep does not hold every other client's requests for the whole of it.
+ */
+export const letRequestsIn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

@@ -1,3 +1,4 @@
+import { letRequestsIn } from '../shared/index.js';
 import type { Storage } from '../store/index.js';
 import { jobKindOf } from './job.js';
 import { RECOVER_JOB } from './recover.js';
@@ -6,13 +7,13 @@ import { RECOVER_JOB } from './recover.js';
 const REMOVE_PAGE = 500;
 
 /**
- * Removes the client's deliveries and their jobs (reset), a page per unit of work;
- * `removedSome` is told after each. Returns how many.
+ * Removes the client's deliveries and their jobs (reset), a page per unit of work, the
+ * event loop let go between pages; `removedSome` is told after each. Returns how many.
  */
 export async function removeDeliveries(storage: Storage, clientId: string, removedSome: () => void): Promise<number> {
   let removed = 0;
   for (;;) {
-    const page = await storage.deliveries.list(clientId, { limit: REMOVE_PAGE });
+    const page = await storage.deliveries.list(clientId, { limit: REMOVE_PAGE, total: false });
     if (page.items.length === 0) return removed;
     await storage.transaction(async (tx) => {
       for (const d of page.items) {
@@ -23,10 +24,11 @@ export async function removeDeliveries(storage: Storage, clientId: string, remov
     });
     removedSome();
     removed += page.items.length;
+    await letRequestsIn();
   }
 }
 
-/** Removes settled deliveries (delivered or failed) created before `olderThan` (retention), a page per unit of work. */
+/** Removes settled deliveries (delivered or failed) created before `olderThan` (retention), a page per unit of work, the event loop let go between pages. */
 export async function pruneSettled(storage: Storage, olderThan: number): Promise<number> {
   let removed = 0;
   for (;;) {
@@ -36,6 +38,7 @@ export async function pruneSettled(storage: Storage, olderThan: number): Promise
       for (const d of old) await tx.deliveries.remove(d);
     });
     removed += old.length;
+    await letRequestsIn();
   }
 }
 
@@ -54,6 +57,7 @@ export async function removeOrderDeliveries(storage: Storage, clientId: string, 
         }
       });
       removed += page.items.length;
+      await letRequestsIn();
     }
   }
   return removed;

@@ -1,5 +1,6 @@
 import { JobInterrupted, type Scheduler } from '../jobs/index.js';
 import type { Delivery } from '../records/index.js';
+import { letRequestsIn } from '../shared/index.js';
 import { isSuccess, type DeliveryAttempts } from './attempts.js';
 import type { DispatcherDeps } from './deps.js';
 import { WEBHOOK_CONCURRENCY } from './job.js';
@@ -71,7 +72,7 @@ export class Recovery {
       // (but those of an order set up at a step, dated back with it: a provider state or a trigger, not what recover is for).
       if (page.next_cursor === null || (oldest !== undefined && oldest.created_at < window.since)) return queued;
       cursor = page.next_cursor;
-      await new Promise((resolve) => setImmediate(resolve));
+      await letRequestsIn();
     }
   }
 

@@ -1,3 +1,5 @@
+import { letRequestsIn } from '../shared/index.js';
+
 /**
  * Paused deliveries made due again per unit of work when an endpoint is set or enabled
  * again: the event loop is let go between units, so a full outbox made due again does
@@ -15,6 +17,6 @@ export async function inSlices(slice: () => Promise<number>): Promise<number> {
     const handled = await slice();
     total += handled;
     if (handled < RESUME_SLICE) return total;
-    await new Promise((resolve) => setImmediate(resolve));
+    await letRequestsIn();
   }
 }

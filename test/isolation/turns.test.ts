@@ -98,3 +98,48 @@ describe('requests served in turns between clients', () => {
     expect(orders.body.total).toBe(30 + 30 * 100);
   });
 });
+
+/** Sends a request over a keep-alive connection of `agent`; resolves with the status and body once the answer is read. */
+function send(port: number, agent: Agent, token: string, method: string, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method, agent, headers: { authorization: `Bearer ${token}` } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe("one client's long reset", () => {
+  it("lets another client's requests in between its pages of removals", async () => {
+    const port = await listening();
+    // 3,000 orders and their 3,000 AWB webhooks (held: no URL): six pages of each to remove.
+    for (let i = 0; i < 300; i += 1) expect((await sandbox!.call('POST', '/v1/order', { body: createRequest(10) })).status).toBe(201);
+    await sandbox!.call('POST', '/__sandbox/clock/advance', { body: { ms: 120_000 } });
+    expect((await sandbox!.call('GET', '/__sandbox/webhooks/deliveries?limit=1')).body.total).toBe(3_000);
+    const resetAgent = new Agent({ keepAlive: true });
+    const otherAgent = new Agent({ keepAlive: true });
+    try {
+      // Both connections open before the reset starts, so the other client's request is there to be read.
+      await Promise.all([send(port, resetAgent, TOKEN_A, 'GET', '/__sandbox/clock'), send(port, otherAgent, TOKEN_B, 'GET', '/__sandbox/clock')]);
+      const answered: string[] = [];
+      const reset = send(port, resetAgent, TOKEN_A, 'POST', '/__sandbox/reset').then((res) => {
+        answered.push('reset');
+        return res;
+      });
+      const other = send(port, otherAgent, TOKEN_B, 'GET', '/__sandbox/clock').then((res) => {
+        answered.push('other');
+        return res;
+      });
+      const [resetAnswer, otherAnswer] = await Promise.all([reset, other]);
+      expect(JSON.parse(resetAnswer.body).removed).toMatchObject({ orders: 3_000, webhooks: 3_000 });
+      expect(otherAnswer.status).toBe(200);
+      expect(answered).toEqual(['other', 'reset']);
+    } finally {
+      resetAgent.destroy();
+      otherAgent.destroy();
+    }
+  }, 60_000);
+});
