@@ -86,7 +86,7 @@ export interface SandboxOptions {
   providerSpec?: string;
   /** Most requests per second per client (provider and control together), counted per process; past it a 429 with Retry-After. Default 0: no limit. */
   rateLimit?: number;
-  /** Removes orders (and their deliveries and journal entries) older than this on the sandbox clock, e.g. '30d'. Default: keep everything. */
+  /** Removes orders (and their deliveries and journal entries) older than this on their client's clock, e.g. '30d'. Default: keep everything. */
   retention?: string;
   /** `postgres://user:password@host:port/database`: keep everything in PostgreSQL (several replicas may share it) instead of the data file. */
   databaseUrl?: string;

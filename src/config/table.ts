@@ -201,7 +201,7 @@ export const OPTIONS: Schema = {
   retention: {
     flag: '--retention <duration>',
     env: 'SANDBOX_RETENTION',
-    help: 'remove orders older than this on the sandbox clock, e.g. 30d',
+    help: "remove orders older than this on their client's clock, e.g. 30d",
     default: undefined,
     resolve: (value) => (value === undefined ? undefined : duration('retention', '30d, 12h or 90m')(value)),
   },

@@ -27,10 +27,11 @@ export interface SandboxModule {
   routes?: (app: Express) => void;
   /**
    * Retention (`--retention`): removes this module's records older than `olderThan`
-   * (epoch ms of the sandbox clock), e.g. deliveries and journal entries; returns how
-   * many. Orders themselves are removed by the retention module.
+   * (epoch ms of the sandbox clock, or of the client's given), e.g. deliveries and
+   * journal entries, of every client or of the one given; returns how many. Orders
+   * themselves are removed by the retention module.
    */
-  prune?: (olderThan: number) => Promise<number>;
+  prune?: (olderThan: number, clientId?: string) => Promise<number>;
   /**
    * Takes an HTTP upgrade request of the node server (the listen WebSocket); false when it
    * is not this module's. Only a listening sandbox has upgrades (createApp alone has none).

@@ -161,12 +161,12 @@ export class OrdersService {
     }
   }
 
-  /** Removes orders created before `olderThan` (retention), a slice at a time. Returns how many. */
-  async removeOlderThan(olderThan: number): Promise<number> {
+  /** Removes orders (of every client, or of the one given) created before `olderThan` (retention), a slice at a time. Returns how many. */
+  async removeOlderThan(olderThan: number, clientId?: string): Promise<number> {
     const { storage, journey } = this.deps;
     let removed = 0;
     for (;;) {
-      const old = await storage.orders.createdBefore(olderThan, 500);
+      const old = await storage.orders.createdBefore(olderThan, 500, clientId);
       if (old.length === 0) return removed;
       await storage.transaction(async (tx) => {
         for (const found of old) {

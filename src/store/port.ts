@@ -31,8 +31,8 @@ export interface OrderRepository {
   remove(order: Stored<Order>): Promise<void>;
   /** The client's orders, newest first, one page at a time. */
   list(clientId: string, query: OrderQuery): Promise<Page<Stored<Order>>>;
-  /** Up to `limit` orders (any client) created before `olderThan`, oldest first (retention). */
-  createdBefore(olderThan: number, limit: number): Promise<Array<Stored<Order>>>;
+  /** Up to `limit` orders (any client's, or the client's given) created before `olderThan`, oldest first (retention). */
+  createdBefore(olderThan: number, limit: number, clientId?: string): Promise<Array<Stored<Order>>>;
   count(clientId?: string): Promise<number>;
 }
 
@@ -55,8 +55,12 @@ export interface DeliveryRepository {
    * unit of work, how many are the unit's own writes, not committed yet (0 or more).
    */
   ownByStatus?(clientId: string, status: DeliveryStatus): number;
-  /** Up to `limit` settled deliveries (delivered or failed) created before `olderThan` (retention). */
-  settledBefore(olderThan: number, limit: number): Promise<Array<Stored<Delivery>>>;
+  /**
+   * Up to `limit` settled deliveries (delivered or failed) created before `olderThan`
+   * (retention); of the client given, the oldest in the order they were made, up to the
+   * first made at `olderThan` or later.
+   */
+  settledBefore(olderThan: number, limit: number, clientId?: string): Promise<Array<Stored<Delivery>>>;
 }
 
 export interface ClientSettingsRepository {
@@ -93,7 +97,8 @@ export interface RequestLogRepository {
   /** The client's entries, oldest first. */
   list(clientId: string, filter: RequestFilter): Promise<JournalEntry[]>;
   clear(clientId: string): Promise<number>;
-  prune(olderThan: number): Promise<number>;
+  /** Removes the entries (any client's, or the client's given) made before `olderThan` (retention). */
+  prune(olderThan: number, clientId?: string): Promise<number>;
 }
 
 /**

@@ -197,9 +197,9 @@ export class WebhookDispatcher {
     return removeDeliveries(this.deps.storage, clientId, () => this.held.forget(clientId));
   }
 
-  /** Removes settled deliveries (delivered or failed) created before `olderThan` (retention). */
-  prune(olderThan: number): Promise<number> {
-    return pruneSettled(this.deps.storage, olderThan);
+  /** Removes settled deliveries (delivered or failed) created before `olderThan` (retention), of every client or of the one given. */
+  prune(olderThan: number, clientId?: string): Promise<number> {
+    return pruneSettled(this.deps.storage, olderThan, clientId);
   }
 
   /**

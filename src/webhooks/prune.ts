@@ -29,10 +29,10 @@ export async function removeDeliveries(storage: Storage, clientId: string, remov
 }
 
 /** Removes settled deliveries (delivered or failed) created before `olderThan` (retention), a page per unit of work, the event loop let go between pages. */
-export async function pruneSettled(storage: Storage, olderThan: number): Promise<number> {
+export async function pruneSettled(storage: Storage, olderThan: number, clientId?: string): Promise<number> {
   let removed = 0;
   for (;;) {
-    const old = await storage.deliveries.settledBefore(olderThan, REMOVE_PAGE);
+    const old = await storage.deliveries.settledBefore(olderThan, REMOVE_PAGE, clientId);
     if (old.length === 0) return removed;
     await storage.transaction(async (tx) => {
       for (const d of old) await tx.deliveries.remove(d);

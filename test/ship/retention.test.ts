@@ -4,7 +4,7 @@ import { resolveOptions } from '../../src/config/index.js';
 import { RETENTION_EVERY_MS, retentionModule } from '../../src/app/modules/retention.js';
 import { buildServices } from '../../src/app/sandbox.js';
 import { createRequest } from '../support/orders.js';
-import { defaultTestOptions, testSandbox, type TestSandbox } from '../support/sandbox.js';
+import { defaultTestOptions, testSandbox, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
 import { tempDir } from '../support/tmp.js';
 
 const DAY = 86_400_000;
@@ -40,6 +40,21 @@ describe('--retention (manual clock)', () => {
     expect(await statusOf(sandbox, recent.orderNo)).toBe(200);
     expect((await sandbox.call('GET', `/v1/order/tracking/${recent.awb}`)).status).toBe(200);
     expect((await sandbox.call('GET', '/__sandbox/orders')).body.total).toBe(1);
+  });
+
+  it("removes a client's orders by its own clock, so one that moved its clock a year on keeps nothing past the retention", async () => {
+    sandbox = await testSandbox({ retention: '30d' });
+    // Client A's clock a year ahead of the sandbox's: its orders carry times a year on.
+    expect((await sandbox.call('POST', '/__sandbox/clock/advance', { body: { ms: 365 * DAY } })).status).toBe(200);
+    const ahead = await createOrder(sandbox);
+    await sandbox.advance(31 * DAY);
+    const other = await sandbox.call('POST', '/v1/order', { body: createRequest(1), token: TOKEN_B });
+    const recent = other.body.order_numbers[0] as string;
+    await sandbox.advance(2 * RETENTION_EVERY_MS);
+    // 31 days old on A's own clock: gone, though on the sandbox's it is not made yet.
+    expect(await statusOf(sandbox, ahead.orderNo)).toBe(404);
+    expect((await sandbox.call('GET', '/__sandbox/orders')).body.total).toBe(0);
+    expect((await sandbox.call('GET', `/__sandbox/orders/${recent}`, { token: TOKEN_B })).status).toBe(200);
   });
 
   it('removes an order that changed since the sweep found it (its AWB or a step in between), not failing on the version it found', async () => {
@@ -104,15 +119,26 @@ describe('--retention (manual clock)', () => {
     });
   });
 
-  it("calls every module's prune hook with the cut-off time of the sandbox clock", async () => {
+  it("calls every module's prune hook with the cut-off time of the sandbox clock, and first with a client's own for a client whose clock is ahead", async () => {
     const services = await buildServices({ ...defaultTestOptions, retention: '2d' });
-    const prune = vi.fn(async () => 0);
+    const prune = vi.fn(async (_olderThan: number, _clientId?: string) => 0);
+    const everyone = () => prune.mock.calls.filter(([, clientId]) => clientId === undefined).map(([olderThan]) => olderThan);
     const start = services.clock.now();
     await retentionModule(services, [{ name: 'deliveries', prune }]).start!();
-    expect(prune).toHaveBeenLastCalledWith(start - 2 * DAY);
+    expect(everyone()).toEqual([start - 2 * DAY]);
     await services.advanceClock(3 * RETENTION_EVERY_MS);
-    expect(prune).toHaveBeenCalledTimes(4);
-    expect(prune).toHaveBeenLastCalledWith(start + 3 * RETENTION_EVERY_MS - 2 * DAY);
+    expect(everyone()).toHaveLength(4);
+    expect(everyone().at(-1)).toBe(start + 3 * RETENTION_EVERY_MS - 2 * DAY);
+    // Client A's clock a day ahead: its records go by its own clock, before everyone's by the sandbox's.
+    await services.clockService.advance('client-a', DAY);
+    prune.mockClear();
+    await services.advanceClock(RETENTION_EVERY_MS);
+    const [[own, ownClient], [all, allClient]] = prune.mock.calls as [[number, string], [number, undefined]];
+    expect([ownClient, allClient, prune.mock.calls.length]).toEqual(['client-a', undefined, 2]);
+    expect(all).toBe(start + 4 * RETENTION_EVERY_MS - 2 * DAY);
+    // About a day further on: A's clock as it stood when the sweep ran (an advance moves the clients' clocks around its jobs).
+    expect(own - all).toBeGreaterThanOrEqual(DAY - RETENTION_EVERY_MS);
+    expect(own - all).toBeLessThanOrEqual(DAY);
     await services.scheduler.stop();
     await services.storage.close();
   });

@@ -378,6 +378,41 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       await storage.close();
     });
 
+    it('finds what retention removes, of every client or of one: orders and settled deliveries made before a time, journal entries', async () => {
+      const storage = await open();
+      await storage.orders.insert(orderRecord('61', 'a', 1_000));
+      await storage.orders.insert(orderRecord('62', 'b', 2_000));
+      await storage.orders.insert(orderRecord('63', 'a', 3_000));
+      const numbers = (orders: Array<{ order_no: string }>) => orders.map((o) => o.order_no);
+      expect(numbers(await storage.orders.createdBefore(2_500, 10))).toEqual(['61', '62']);
+      expect(numbers(await storage.orders.createdBefore(3_500, 10, 'a'))).toEqual(['61', '63']);
+      expect(numbers(await storage.orders.createdBefore(3_500, 1, 'a'))).toEqual(['61']);
+      expect(numbers(await storage.orders.createdBefore(3_500, 10, 'nobody'))).toEqual([]);
+      const delivery = (id: string, seq: number, clientId: string, status: 'delivered' | 'pending') => ({
+        id, seq, client_id: clientId, event: 'awb.generated' as const, order_no: '61', body: '{}', chaos: [], status, created_at: seq * 1_000, next_attempt_at: null, last_error: null, attempts: [],
+      });
+      await storage.deliveries.insert(delivery('msg_1', 1, 'a', 'delivered'));
+      await storage.deliveries.insert(delivery('msg_2', 2, 'b', 'delivered'));
+      await storage.deliveries.insert(delivery('msg_3', 3, 'a', 'pending'));
+      await storage.deliveries.insert(delivery('msg_4', 4, 'a', 'delivered'));
+      const ids = (deliveries: Array<{ id: string }>) => deliveries.map((d) => d.id);
+      expect(ids(await storage.deliveries.settledBefore(2_500, 10))).toEqual(['msg_1', 'msg_2']);
+      expect(ids(await storage.deliveries.settledBefore(4_500, 10, 'a'))).toEqual(['msg_1', 'msg_4']);
+      expect(ids(await storage.deliveries.settledBefore(4_500, 10, 'b'))).toEqual(['msg_2']);
+      const entry = (id: number) => ({ id, at: new Date(id * 1_000).toISOString(), method: 'GET', path: '/v1/couriers', query: {}, operation_id: 'listCouriers', headers: {}, body: null, status: 200, duration_ms: 1, violations: [], aborted: false });
+      for (const id of [1, 2, 3]) {
+        await storage.requests.append('a', entry(id));
+        await storage.requests.append('b', entry(id));
+      }
+      expect(await storage.requests.prune(2_500, 'a')).toBe(2);
+      const paths = async (clientId: string) => (await storage.requests.list(clientId, {})).map((e) => e.id);
+      expect(await paths('a')).toEqual([3]);
+      expect(await paths('b')).toEqual([1, 2, 3]);
+      expect(await storage.requests.prune(1_500)).toBe(1);
+      expect(await paths('b')).toEqual([2, 3]);
+      await storage.close();
+    });
+
     it('lists the deliveries to one endpoint: those without an endpoint id are the default endpoint’s', async () => {
       const storage = await open();
       const delivery = (id: string, seq: number, endpointId?: string) => ({

@@ -15,6 +15,6 @@ export function requestsModule({ storage, options, logger }: Pick<Services, 'sto
       await pending.settled(clientId);
       return journal.clear(clientId);
     },
-    prune: (olderThan) => journal.prune(olderThan),
+    prune: (olderThan, clientId) => journal.prune(olderThan, clientId),
   };
 }

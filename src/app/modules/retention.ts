@@ -8,29 +8,44 @@ export const RETENTION_EVERY_MS = 3_600_000;
 
 /**
  * `--retention <duration>`: at start and then every sandbox hour, removes the orders
- * created longer ago than the retention (on the sandbox clock), and through each
- * module's `prune` hook their deliveries, journal entries and other records of that
- * age. Without a retention it does nothing.
+ * created longer ago than the retention, and through each module's `prune` hook their
+ * deliveries, journal entries and other records of that age. Without a retention it
+ * does nothing.
+ *
+ * A client's records carry its own clock's times, which run ahead of the sandbox's by
+ * what the client advanced it. So each client whose clock is ahead has its records
+ * removed by its own clock first (a partner that moved its clock a year on would
+ * otherwise keep everything it makes for that year, whatever the retention); then
+ * everyone's by the sandbox clock, which also reaches clients no longer configured.
  *
  * `modules` is the module list; it is read at each sweep, so modules added after this
  * one are pruned too.
  *
  * @example sandboxModules = (services) => { const list = [...]; list.push(retentionModule(services, list)); return list; }
  */
-export function retentionModule(services: Pick<Services, 'options' | 'storage' | 'scheduler' | 'clock' | 'logger' | 'orders'>, modules: readonly SandboxModule[]): SandboxModule {
+export function retentionModule(services: Pick<Services, 'options' | 'storage' | 'scheduler' | 'clock' | 'logger' | 'orders' | 'registry'>, modules: readonly SandboxModule[]): SandboxModule {
   const retention = services.options.retention;
-  const { storage, scheduler, clock, logger, orders } = services;
+  const { storage, scheduler, clock, logger, orders, registry } = services;
 
-  const sweep = async (at: number): Promise<void> => {
-    const olderThan = at - retention!;
+  /** Removes what is older than `olderThan`, of one client or of all; logs what it removed. */
+  const removeOlderThan = async (olderThan: number, clientId?: string): Promise<void> => {
     const removed: Record<string, number> = {};
-    const count = await orders.removeOlderThan(olderThan);
+    const count = await orders.removeOlderThan(olderThan, clientId);
     if (count > 0) removed.orders = count;
     for (const m of modules) {
-      const pruned = (await m.prune?.(olderThan)) ?? 0;
+      const pruned = (await m.prune?.(olderThan, clientId)) ?? 0;
       if (pruned > 0) removed[m.name] = pruned;
     }
-    if (Object.keys(removed).length > 0) logger.info({ removed, older_than: new Date(olderThan).toISOString() }, 'retention sweep');
+    if (Object.keys(removed).length > 0) logger.info({ removed, older_than: new Date(olderThan).toISOString(), ...(clientId !== undefined ? { client_id: clientId } : {}) }, 'retention sweep');
+  };
+  const sweep = async (at: number): Promise<void> => {
+    const olderThan = at - retention!;
+    for (const clientId of registry.clientIds) {
+      // By the client's clock now: never earlier than the sweep's time (no clock moves back), so never more than the retention allows.
+      const own = clock.of(clientId) - retention!;
+      if (own > olderThan) await removeOlderThan(own, clientId);
+    }
+    await removeOlderThan(olderThan);
   };
   const scheduleNext = (at: number) => storage.jobs.schedule({ kind: RETENTION_JOB, key: 'sweep', client_id: '', due_at: at + RETENTION_EVERY_MS });
 

@@ -55,7 +55,7 @@ export function webhooksModule(services: Pick<Services, 'admit' | 'storage' | 's
       return removed;
     },
     upgrade: (req, socket, head) => relay.upgrade(req, socket, head),
-    prune: (olderThan) => dispatcher.prune(olderThan),
+    prune: (olderThan, clientId) => dispatcher.prune(olderThan, clientId),
     start: async () => {
       await relay.start();
       for (const client of registry.clients) {

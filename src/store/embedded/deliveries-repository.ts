@@ -84,9 +84,12 @@ export class EmbeddedDeliveries implements DeliveryRepository {
     return change;
   }
 
-  async settledBefore(olderThan: number, limit: number): Promise<Array<Stored<Delivery>>> {
+  async settledBefore(olderThan: number, limit: number, clientId?: string): Promise<Array<Stored<Delivery>>> {
     const found: Array<Stored<Delivery>> = [];
-    for (const id of this.indexes.deliveries.byAge.oldestFirst()) {
+    // A client's are listed in the order they were made (their sequence), which its clock follows.
+    const oldest = clientId === undefined ? this.indexes.deliveries.byAge : this.indexes.deliveries.byClient.get(clientId);
+    if (oldest === undefined) return found;
+    for (const id of oldest.oldestFirst()) {
       const delivery = stored(this.access.get<Delivery>(DELIVERIES, id));
       if (!delivery) continue;
       if (delivery.created_at >= olderThan || found.length >= limit) break;

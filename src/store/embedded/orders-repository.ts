@@ -66,9 +66,11 @@ export class EmbeddedOrders implements OrderRepository {
     });
   }
 
-  async createdBefore(olderThan: number, limit: number): Promise<Array<Stored<Order>>> {
+  async createdBefore(olderThan: number, limit: number, clientId?: string): Promise<Array<Stored<Order>>> {
     const found: Array<Stored<Order>> = [];
-    for (const orderNo of this.indexes.orders.byAge.oldestFirst()) {
+    const byAge = clientId === undefined ? this.indexes.orders.byAge : this.indexes.orders.byClient.get(clientId);
+    if (byAge === undefined) return found;
+    for (const orderNo of byAge.oldestFirst()) {
       const order = this.access.get<PackedOrder>(ORDERS, orderNo);
       if (!order) continue;
       if (order.created_at >= olderThan || found.length >= limit) break;

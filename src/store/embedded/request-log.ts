@@ -43,9 +43,10 @@ export class MemoryRequestLog implements RequestLogRepository {
     return count;
   }
 
-  async prune(olderThan: number): Promise<number> {
+  async prune(olderThan: number, clientId?: string): Promise<number> {
     let removed = 0;
-    for (const entries of this.byClient.values()) removed += entries.retain((e) => Date.parse(e.at) >= olderThan);
+    const logs = clientId === undefined ? this.byClient.values() : [this.byClient.get(clientId)].filter((log) => log !== undefined);
+    for (const entries of logs) removed += entries.retain((e) => Date.parse(e.at) >= olderThan);
     return removed;
   }
 }

@@ -74,10 +74,12 @@ export class PgDeliveries implements DeliveryRepository {
     return Number(rows[0]!.n);
   }
 
-  async settledBefore(olderThan: number, limit: number): Promise<Array<Stored<Delivery>>> {
+  async settledBefore(olderThan: number, limit: number, clientId?: string): Promise<Array<Stored<Delivery>>> {
     const { rows } = await this.db().query<{ data: Delivery; version: number }>(
-      `SELECT data, version FROM deliveries WHERE created_at < $1 AND status IN ('delivered', 'failed') ORDER BY created_at, id LIMIT $2`,
-      [finite(olderThan), finite(limit)],
+      clientId === undefined
+        ? `SELECT data, version FROM deliveries WHERE created_at < $1 AND status IN ('delivered', 'failed') ORDER BY created_at, id LIMIT $2`
+        : `SELECT data, version FROM deliveries WHERE client_id = $3 AND created_at < $1 AND status IN ('delivered', 'failed') ORDER BY created_at, id LIMIT $2`,
+      clientId === undefined ? [finite(olderThan), finite(limit)] : [finite(olderThan), finite(limit), clientId],
     );
     return rows.map((row) => stored<Delivery>(row.data, row.version));
   }

@@ -120,10 +120,12 @@ export class PgOrders implements OrderRepository {
     return listPage<Order>(this.db(), { table: 'orders', filters, page: where, order: ['created_at', 'order_no'], limit: query.limit, total: true, position: (o) => ({ rank: o.created_at, id: o.order_no }) });
   }
 
-  async createdBefore(olderThan: number, limit: number): Promise<Array<Stored<Order>>> {
+  async createdBefore(olderThan: number, limit: number, clientId?: string): Promise<Array<Stored<Order>>> {
     const { rows } = await this.db().query<{ data: Order; version: number }>(
-      'SELECT data, version FROM orders WHERE created_at < $1 ORDER BY created_at, order_no LIMIT $2',
-      [finite(olderThan), finite(limit)],
+      clientId === undefined
+        ? 'SELECT data, version FROM orders WHERE created_at < $1 ORDER BY created_at, order_no LIMIT $2'
+        : 'SELECT data, version FROM orders WHERE client_id = $3 AND created_at < $1 ORDER BY created_at, order_no LIMIT $2',
+      clientId === undefined ? [finite(olderThan), finite(limit)] : [finite(olderThan), finite(limit), clientId],
     );
     return rows.map((row) => stored<Order>(row.data, row.version));
   }

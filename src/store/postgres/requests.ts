@@ -179,8 +179,11 @@ export class PgRequestLog implements RequestLogRepository {
     return rowCount ?? 0;
   }
 
-  async prune(olderThan: number): Promise<number> {
-    const { rowCount } = await this.db().query('DELETE FROM request_log WHERE at_ms < $1', [olderThan]);
+  async prune(olderThan: number, clientId?: string): Promise<number> {
+    const { rowCount } =
+      clientId === undefined
+        ? await this.db().query('DELETE FROM request_log WHERE at_ms < $1', [olderThan])
+        : await this.db().query('DELETE FROM request_log WHERE client_id = $2 AND at_ms < $1', [olderThan, clientId]);
     return rowCount ?? 0;
   }
 }
