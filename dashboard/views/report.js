@@ -26,8 +26,10 @@ export function ReportView() {
   };
   // The checks send to a URL: the endpoints with one, enabled (the default endpoint is offered whatever it has, and says why it cannot be graded).
   const endpoints = usePoll(async () => (await call('GET', '/__sandbox/webhooks/endpoints')).body.endpoints, [], 10_000);
-  const gradable = (endpoints.data ?? []).filter((e) => e.id !== 'default' && e.url && e.enabled);
-  const [endpointId, setEndpointId] = useState('default');
+  const gradable = (endpoints.data ?? []).filter((e) => e.id !== 'default' && e.url && e.enabled && (e.events === null || e.events.includes('awb.generated')));
+  const [chosen, setEndpointId] = useState('default');
+  // An endpoint deleted, disabled or changed since it was chosen is not offered any more: the default one is graded then.
+  const endpointId = chosen === 'default' || gradable.some((e) => e.id === chosen) ? chosen : 'default';
   const runChecks = () =>
     action.run(async () => {
       const { body } = await call('POST', `/__sandbox/checks${endpointId === 'default' ? '' : `?endpoint_id=${encodeURIComponent(endpointId)}`}`);
