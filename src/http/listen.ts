@@ -91,7 +91,7 @@ export class ListenServer implements ListenerRelay {
     await this.deps.admit?.(client.id);
     // The handshake is checked before the endpoint is written: a request the WebSocket library would refuse creates nothing.
     checkHandshake(req);
-    const { name, events } = listenRequest(url.searchParams.get('name') ?? undefined, url.searchParams.get('events') ?? undefined);
+    const { name, events } = listenRequest(url.searchParams.getAll('name'), url.searchParams.getAll('events'));
     const { endpoint, held } = await listeners.open(client, name, events);
     if (this.closed) throw new ApiError(503, 'The sandbox is stopping: it takes no new listeners.');
     this.wss.handleUpgrade(req, socket, head, (ws) => {

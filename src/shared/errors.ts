@@ -79,6 +79,8 @@ export function amountProblem(field: string, text: string | undefined): FieldErr
 /** The messages domain code answers with, in one place. */
 export const domainMessages = {
   notFound: 'Record Not Found',
+  /** A text parameter given twice, or in a bracketed form (`?a=1&a=2`, `?a[]=1`). */
+  givenOnce: 'must be given once, as plain text',
   tooLarge: `must be at most ${MAX_AMOUNT}`,
   invalidRequest: 'The request is not valid; see errors.',
   readOnly: 'This token is read-only: it may read (GET) but not create or change anything.',

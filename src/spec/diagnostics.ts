@@ -1,5 +1,5 @@
 import type { ErrorObject } from 'ajv';
-import type { FieldError } from '../shared/index.js';
+import { domainMessages, type FieldError } from '../shared/index.js';
 
 /** Messages for the value formats the specs use, keyed by their pattern. */
 const PATTERN_MESSAGES: Record<string, string> = {
@@ -12,7 +12,7 @@ const PATTERN_MESSAGES: Record<string, string> = {
 };
 
 /** A text parameter that came as a list (given twice) or in a bracketed form. */
-export const GIVEN_ONCE = 'must be given once, as plain text';
+export const GIVEN_ONCE = domainMessages.givenOnce;
 
 /**
  * Parameters arrive as text and are converted: their messages must not talk of JSON types.

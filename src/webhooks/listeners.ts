@@ -3,7 +3,7 @@ import type { Clocks } from '../clock/index.js';
 import type { Client, ClientRegistry } from '../clients/index.js';
 import type { Scheduler } from '../jobs/index.js';
 import { SANDBOX_EVENT_TYPES, type EventFilter, type SandboxEventType } from '../records/index.js';
-import { LimitReached, RuleViolation } from '../shared/index.js';
+import { domainMessages, LimitReached, RuleViolation } from '../shared/index.js';
 import type { SettingsWriter, Storage } from '../store/index.js';
 import type { WebhookDispatcher } from './dispatcher.js';
 import type { Endpoint, WebhookEndpoints } from './endpoints.js';
@@ -17,8 +17,12 @@ export const LISTENER_EXPIRY_JOB = 'listener-expiry';
 /** A listener's name: what `--name` may be. */
 export const LISTENER_NAME = /^[A-Za-z0-9._@-]{1,64}$/;
 
-/** The name and filter of a listen request, checked: a RuleViolation naming the field otherwise. */
-export function listenRequest(name: string | undefined, events: string | undefined): { name: string; events: EventFilter | undefined } {
+/** The name and filter of a listen request (each as given in the query: a repeated one is refused), checked: a RuleViolation naming the field otherwise. */
+export function listenRequest(names: readonly string[], eventLists: readonly string[]): { name: string; events: EventFilter | undefined } {
+  if (names.length > 1) throw new RuleViolation([{ field: 'query.name', message: domainMessages.givenOnce }]);
+  if (eventLists.length > 1) throw new RuleViolation([{ field: 'query.events', message: `${domainMessages.givenOnce} (one list, comma-separated)` }]);
+  const [name] = names;
+  const [events] = eventLists;
   if (name === undefined || !LISTENER_NAME.test(name)) {
     throw new RuleViolation([{ field: 'query.name', message: 'must be 1 to 64 characters of A-Z, a-z, 0-9, ".", "_", "@" and "-"' }]);
   }

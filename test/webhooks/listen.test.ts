@@ -118,6 +118,11 @@ describe('GET /__sandbox/listen: who may listen, and bad input', () => {
     expect(badEvent.status).toBe(400);
     expect(badEvent.body.errors[0]!.field).toBe('query.events');
     expect(badEvent.body.message + JSON.stringify(badEvent.body.errors)).toContain('awb.nope');
+    // Given twice, a name or a filter is refused, not read as its first value.
+    const twoNames = await refused({ token: TOKEN_A, query: 'name=lap0&name=other' });
+    expect([twoNames.status, twoNames.body.errors]).toEqual([400, [{ field: 'query.name', message: 'must be given once, as plain text' }]]);
+    const twoFilters = await refused({ token: TOKEN_A, query: 'name=lap0&events=awb.generated&events=order.cancelled' });
+    expect([twoFilters.status, twoFilters.body.errors]).toEqual([400, [{ field: 'query.events', message: 'must be given once, as plain text (one list, comma-separated)' }]]);
     const adminWithout = await refused({ token: ADMIN });
     expect(adminWithout.status).toBe(400);
     expect(adminWithout.body.errors[0]!.field).toBe('header.x-sandbox-client');
