@@ -81,7 +81,7 @@ async function main(options: SandboxOptions): Promise<void> {
     ...registry.adminTokens.map((t) => `  admin:  ${mask(t)}  (acts for a client named by X-Sandbox-Client)`),
     ...(await Promise.all(registry.clientIds.map((id) => webhookBannerLine(sandbox.services.endpoints, registry.byId(id)!, notShared)))),
     sandbox.services.options.databaseUrl !== undefined ? `  data:   ${shownDatabase(sandbox.services.options.databaseUrl)}` : `  data:   ${sandbox.services.options.data}`,
-    `  clock:  ${sandbox.clock.mode}${sandbox.clock.mode === 'real' ? ` x${sandbox.services.options.speed}${aheadOfWallTime(sandbox, registry.clientIds, sandbox.services.options.speed)}` : ''}`,
+    `  clock:  ${sandbox.clock.mode}${sandbox.clock.mode === 'real' ? ` x${sandbox.services.options.speed}${aheadOfWallTime(sandbox, sandbox.services.options.speed)}` : ''}`,
     `  docs:   ${browsable(sandbox.url)}/docs   dashboard: ${browsable(sandbox.url)}/dashboard`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
@@ -91,14 +91,15 @@ async function main(options: SandboxOptions): Promise<void> {
 const browsable = (url: string): string => url.replace(/\/\/(0\.0\.0\.0|\[::\])(?=:)/, '//localhost');
 
 /**
- * How far the real clock's time (the sandbox's, or its furthest client's) is ahead of the
- * wall clock, for the banner, when the data brought a minute or more of it: a data file
- * keeps the time a fast clock reached, so a restart at wall pace goes on from there, which
- * is easy to forget. What this process's own pace made since it started is not counted.
+ * How far the sandbox's real clock is ahead of the wall clock, for the banner, when the
+ * data brought a minute or more of it: a data file keeps the time a fast clock reached,
+ * so a restart at wall pace goes on from there, which is easy to forget. What this
+ * process's own pace made since it started is not counted, nor a client's own advances
+ * (its lead, its own doing, which one partner must not make every banner show).
  */
-function aheadOfWallTime(sandbox: Awaited<ReturnType<typeof createSandbox>>, clientIds: readonly string[], speed: number): string {
+function aheadOfWallTime(sandbox: Awaited<ReturnType<typeof createSandbox>>, speed: number): string {
   const now = Date.now();
-  const lead = Math.max(sandbox.clock.now(), ...clientIds.map((id) => sandbox.clock.of(id))) - now;
+  const lead = sandbox.clock.now() - now;
   const ownPace = Math.max(0, (now - performance.timeOrigin) * (speed - 1));
   return lead - ownPace >= 60_000 ? `, ${formatDuration(lead)} ahead of wall time (kept in the data: no clock moves back)` : '';
 }

@@ -3,7 +3,7 @@ import { letRequestsIn, parseDelayRange, type DelayRange, RuleViolation } from '
 import type { Clocks } from '../clock/index.js';
 import type { Fixtures } from '../fixtures/index.js';
 import type { IdFactory } from '../ids/index.js';
-import type { Storage } from '../store/index.js';
+import type { Repositories, Storage } from '../store/index.js';
 import type { Journey } from '../tracking/index.js';
 import { keepKnown, type CreateFields } from './fields.js';
 import { checkCreateRequest } from './rules.js';
@@ -123,39 +123,26 @@ export class OrdersService {
 
   /** Removes every order of the client (control API reset), their jobs with them. Returns how many. */
   async removeAll(client: Client): Promise<number> {
-    const { storage, journey } = this.deps;
+    const { storage } = this.deps;
     let removed = 0;
     for (;;) {
       const page = await storage.orders.list(client.id, { limit: 500 });
       if (page.items.length === 0) return removed;
-      await storage.transaction(async (tx) => {
-        for (const order of page.items) {
-          await journey.stop(tx, order);
-          await tx.orders.remove(order);
-        }
-      });
-      removed += page.items.length;
+      removed += await storage.transaction((tx) => this.removeAsTheyAre(tx, page.items));
       await letRequestsIn();
     }
   }
 
   /** Removes the client's orders whose order code is `orderCode` (a provider state's teardown), their jobs with them. Returns how many. */
   async removeByCode(client: Client, orderCode: string): Promise<string[]> {
-    const { storage, journey } = this.deps;
+    const { storage } = this.deps;
     const removed: string[] = [];
     // A page per unit of work, each page found afresh: the one before is gone from the search.
     for (;;) {
       const page = await storage.orders.list(client.id, { limit: 500, search: orderCode });
       const mine = page.items.filter((o) => o.item.order_code === orderCode);
       if (mine.length === 0) return removed;
-      await storage.transaction(async (tx) => {
-        for (const found of mine) {
-          const order = await tx.orders.get(found.order_no);
-          if (!order) continue;
-          await journey.stop(tx, order);
-          await tx.orders.remove(order);
-        }
-      });
+      await storage.transaction((tx) => this.removeAsTheyAre(tx, mine));
       removed.push(...mine.map((o) => o.order_no));
       await letRequestsIn();
     }
@@ -163,24 +150,32 @@ export class OrdersService {
 
   /** Removes orders (of every client, or of the one given) created before `olderThan` (retention), a slice at a time. Returns how many. */
   async removeOlderThan(olderThan: number, clientId?: string): Promise<number> {
-    const { storage, journey } = this.deps;
+    const { storage } = this.deps;
     let removed = 0;
     for (;;) {
       const old = await storage.orders.createdBefore(olderThan, 500, clientId);
       if (old.length === 0) return removed;
-      await storage.transaction(async (tx) => {
-        for (const found of old) {
-          // As it is now: an AWB or a step may have changed it since it was found (removing
-          // that version failed the whole sweep with a Conflict under load).
-          const order = await tx.orders.get(found.order_no);
-          if (!order) continue;
-          await journey.stop(tx, order);
-          await tx.orders.remove(order);
-        }
-      });
-      removed += old.length;
+      removed += await storage.transaction((tx) => this.removeAsTheyAre(tx, old));
       await letRequestsIn();
     }
+  }
+
+  /**
+   * Removes these orders as they are now, their jobs with them, in `tx`: an AWB job, a
+   * step or another removal may have changed or removed one since it was listed (removing
+   * the version listed failed a whole sweep or reset with a Conflict). Answers how many
+   * were still there.
+   */
+  private async removeAsTheyAre(tx: Repositories, listed: ReadonlyArray<Pick<Order, 'order_no'>>): Promise<number> {
+    let removed = 0;
+    for (const { order_no } of listed) {
+      const order = await tx.orders.get(order_no);
+      if (!order) continue;
+      await this.deps.journey.stop(tx, order);
+      await tx.orders.remove(order);
+      removed += 1;
+    }
+    return removed;
   }
 
   scenarioNames(): string[] {

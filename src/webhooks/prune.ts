@@ -1,10 +1,28 @@
 import { letRequestsIn } from '../shared/index.js';
-import type { Storage } from '../store/index.js';
+import type { Delivery } from '../records/index.js';
+import type { Repositories, Storage } from '../store/index.js';
 import { jobKindOf } from './job.js';
 import { RECOVER_JOB } from './recover.js';
 
 /** How many deliveries one unit of work removes. */
 const REMOVE_PAGE = 500;
+
+/**
+ * Removes deliveries as they are now (an attempt, or another removal, may have changed
+ * them since they were listed) with their jobs; answers how many were still there.
+ */
+async function removeWithJobs(tx: Repositories, listed: readonly Delivery[]): Promise<number> {
+  let removed = 0;
+  for (const { id } of listed) {
+    const d = await tx.deliveries.get(id);
+    if (!d) continue;
+    await tx.jobs.cancel(jobKindOf(d), d.id);
+    await tx.jobs.cancel(RECOVER_JOB, d.id);
+    await tx.deliveries.remove(d);
+    removed += 1;
+  }
+  return removed;
+}
 
 /**
  * Removes the client's deliveries and their jobs (reset), a page per unit of work, the
@@ -15,15 +33,8 @@ export async function removeDeliveries(storage: Storage, clientId: string, remov
   for (;;) {
     const page = await storage.deliveries.list(clientId, { limit: REMOVE_PAGE, total: false });
     if (page.items.length === 0) return removed;
-    await storage.transaction(async (tx) => {
-      for (const d of page.items) {
-        await tx.jobs.cancel(jobKindOf(d), d.id);
-        await tx.jobs.cancel(RECOVER_JOB, d.id);
-        await tx.deliveries.remove(d);
-      }
-    });
+    removed += await storage.transaction((tx) => removeWithJobs(tx, page.items));
     removedSome();
-    removed += page.items.length;
     await letRequestsIn();
   }
 }
@@ -34,10 +45,17 @@ export async function pruneSettled(storage: Storage, olderThan: number, clientId
   for (;;) {
     const old = await storage.deliveries.settledBefore(olderThan, REMOVE_PAGE, clientId);
     if (old.length === 0) return removed;
-    await storage.transaction(async (tx) => {
-      for (const d of old) await tx.deliveries.remove(d);
+    removed += await storage.transaction(async (tx) => {
+      let settled = 0;
+      for (const found of old) {
+        // As it is now (an attempt may have been recorded since), and still settled.
+        const d = await tx.deliveries.get(found.id);
+        if (d?.status !== 'delivered' && d?.status !== 'failed') continue;
+        await tx.deliveries.remove(d);
+        settled += 1;
+      }
+      return settled;
     });
-    removed += old.length;
     await letRequestsIn();
   }
 }
@@ -49,14 +67,7 @@ export async function removeOrderDeliveries(storage: Storage, clientId: string, 
     for (;;) {
       const page = await storage.deliveries.list(clientId, { limit: REMOVE_PAGE, order_no: orderNo, total: false });
       if (page.items.length === 0) break;
-      await storage.transaction(async (tx) => {
-        for (const d of page.items) {
-          await tx.jobs.cancel(jobKindOf(d), d.id);
-          await tx.jobs.cancel(RECOVER_JOB, d.id);
-          await tx.deliveries.remove(d);
-        }
-      });
-      removed += page.items.length;
+      removed += await storage.transaction((tx) => removeWithJobs(tx, page.items));
       await letRequestsIn();
     }
   }

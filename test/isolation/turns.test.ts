@@ -142,4 +142,27 @@ describe("one client's long reset", () => {
       otherAgent.destroy();
     }
   }, 60_000);
+
+  it('answers two resets of one client at once, and a reset during its advance, with 200, and leaves nothing behind', async () => {
+    sandbox = await testSandbox();
+    const s = sandbox;
+    const fill = async () => {
+      for (let i = 0; i < 60; i += 1) expect((await s.call('POST', '/v1/order', { body: createRequest(10) })).status).toBe(201);
+    };
+    await fill();
+    await s.call('POST', '/__sandbox/clock/advance', { body: { ms: 120_000 } });
+    const twice = await Promise.all([s.call('POST', '/__sandbox/reset'), s.call('POST', '/__sandbox/reset')]);
+    expect(twice.map((res) => res.status)).toEqual([200, 200]);
+    expect(twice.reduce((sum, res) => sum + (res.body.removed.orders as number), 0)).toBe(600);
+    await fill();
+    // The advance generates the AWBs (and their deliveries) while the reset removes the orders.
+    const advance = s.call('POST', '/__sandbox/clock/advance', { body: { ms: 120_000 } });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const reset = await s.call('POST', '/__sandbox/reset');
+    expect(reset.status).toBe(200);
+    expect((await advance).status).toBe(200);
+    await s.call('POST', '/__sandbox/reset');
+    expect((await s.call('GET', '/__sandbox/orders?limit=1')).body.total).toBe(0);
+    expect((await s.call('GET', '/__sandbox/webhooks/deliveries?limit=1')).body.total).toBe(0);
+  }, 60_000);
 });
