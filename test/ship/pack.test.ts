@@ -198,7 +198,8 @@ describe('the npm package (npm pack, then npm install into an empty folder)', { 
       });
     });
     // The client's contract tests (npm run test:contract) stand in as a script that points the
-    // client's webhooks at a receiver in this process and creates an order.
+    // client's webhooks at a receiver in this process, creates an order and, as the README's
+    // workflow says its tests end, runs the webhook checks while that receiver listens.
     const hooks: string[] = [];
     const receiver = createHttpServer((req, res) => {
       req.on('data', (chunk: Buffer) => hooks.push(chunk.toString())).on('end', () => res.end());
@@ -215,6 +216,8 @@ describe('the npm package (npm pack, then npm install into an empty folder)', { 
         "const example = spec.paths['/v1/order'].post.requestBody.content['application/json'].examples.twoParcels.value;",
         "const created = await fetch(`${base}/v1/order`, { method: 'POST', headers, body: JSON.stringify(example) });",
         'if (put.status !== 200 || created.status !== 201) process.exit(1);',
+        "const checks = await fetch(`${base}/__sandbox/checks`, { method: 'POST', headers });",
+        'if (checks.status !== 200) process.exit(1);',
       ].join('\n'),
     );
     const pkg = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
