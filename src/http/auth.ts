@@ -5,7 +5,7 @@ const challenge = (error?: string) => ({ 'WWW-Authenticate': error ? `Bearer err
 
 /** Who an `Authorization: Bearer <token>` header is (a client's token or an admin token); throws the 401 otherwise. */
 export function authenticate(registry: ClientRegistry, header: string | undefined): Caller {
-  if (!header) throw new ApiError(401, messages.missingToken, [{ field: 'header.authorization', message: 'is required' }], challenge());
+  if (!header) throw new ApiError(401, messages.missingToken, [{ field: 'header.authorization', message: messages.isRequired }], challenge());
   const token = bearerToken(header);
   if (token === undefined) {
     throw new ApiError(401, messages.malformedAuth, [{ field: 'header.authorization', message: 'must be "Bearer <token>"' }], challenge('invalid_request'));

@@ -79,6 +79,8 @@ export function amountProblem(field: string, text: string | undefined): FieldErr
 /** The messages domain code answers with, in one place. */
 export const domainMessages = {
   notFound: 'Record Not Found',
+  /** A field or parameter that is required and absent. */
+  isRequired: 'is required',
   /** A text parameter given twice, or in a bracketed form (`?a=1&a=2`, `?a[]=1`). */
   givenOnce: 'must be given once, as plain text',
   tooLarge: `must be at most ${MAX_AMOUNT}`,

@@ -1,7 +1,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { FieldError } from '../shared/index.js';
-import { GIVEN_ONCE, toFieldErrors } from './diagnostics.js';
+import { GIVEN_ONCE, IS_REQUIRED, toFieldErrors } from './diagnostics.js';
 import { deref, pointer, type OpenApiDocument } from './load.js';
 import { SANDBOX_ANSWERS } from './sandbox-answers.js';
 
@@ -195,7 +195,7 @@ function addBracketed(problems: FieldError[], query: unknown, names: ReadonlySet
     const open = key.indexOf('[');
     const name = open > 0 ? key.slice(0, open) : '';
     if (!names.has(name)) continue;
-    const required = problems.findIndex((p) => p.field === name && p.message === 'is required');
+    const required = problems.findIndex((p) => p.field === name && p.message === IS_REQUIRED);
     if (required >= 0) problems.splice(required, 1);
     if (!problems.some((p) => p.field === name)) problems.push({ field: name, message: GIVEN_ONCE });
   }

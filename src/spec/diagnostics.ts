@@ -13,6 +13,8 @@ const PATTERN_MESSAGES: Record<string, string> = {
 
 /** A text parameter that came as a list (given twice) or in a bracketed form. */
 export const GIVEN_ONCE = domainMessages.givenOnce;
+/** What a required field or parameter that is absent is told. */
+export const IS_REQUIRED = domainMessages.isRequired;
 
 /**
  * Parameters arrive as text and are converted: their messages must not talk of JSON types.
@@ -48,7 +50,7 @@ function messageOf(error: ErrorObject, parameter: boolean): string {
   const p = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'required':
-      return 'is required';
+      return IS_REQUIRED;
     case 'type':
       return (parameter ? PARAMETER_TYPE_HINTS[String(p.type)] : undefined) ?? TYPE_HINTS[String(p.type)] ?? `must be of type ${String(p.type)}`;
     case 'pattern':

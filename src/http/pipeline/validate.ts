@@ -17,7 +17,7 @@ export function validate({ op, input, req, bodyVerdict }: Exchange): void {
   // A large body the worker checked is not checked again: its problems (none: valid) come after the parameters', as the body's own would.
   const checked = bodyVerdict !== undefined && 'problems' in bodyVerdict;
   const bodyProblems = checked ? bodyVerdict.problems : [];
-  if (op.body === 'required' && input.body === undefined && bodyProblems.length === 0) throw invalid([{ field: 'body', message: 'is required' }], messages.bodyRequired);
+  if (op.body === 'required' && input.body === undefined && bodyProblems.length === 0) throw invalid([{ field: 'body', message: messages.isRequired }], messages.bodyRequired);
   const problems = op.validateRequest({ path: input.params, query: input.query, headers: input.headers, body: checked ? undefined : input.body });
   if (bodyProblems.length > 0) problems.push(...bodyProblems);
   if (problems.length > 0) throw invalid(problems);
