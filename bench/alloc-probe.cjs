@@ -9,34 +9,33 @@
 // v8.GCProfiler gives the heap's used size before and after every collection, young and
 // full, from V8's own callbacks. Memory outside the V8 heap (Buffers' bytes) is not counted.
 const v8 = require('node:v8');
-const { renameSync, writeFileSync } = require('node:fs');
+const { writeFileSync } = require('node:fs');
+const { signalWindow, writeWhole } = require('./signal-window.cjs');
 
 const file = process.env.BENCH_ALLOC_FILE;
 if (file) {
   let profiler;
   let usedAtStart = 0;
-  process.on('SIGUSR2', () => {
-    if (profiler === undefined) {
+  signalWindow(
+    () => {
       profiler = new v8.GCProfiler();
       usedAtStart = v8.getHeapStatistics().used_heap_size;
       profiler.start();
       writeFileSync(`${file}.started`, '');
-      return;
-    }
-    const usedAtEnd = v8.getHeapStatistics().used_heap_size;
-    const { statistics } = profiler.stop();
-    profiler = undefined;
-    let bytes = 0;
-    let after = usedAtStart;
-    let majorGcs = 0;
-    for (const gc of statistics) {
-      bytes += gc.beforeGC.heapStatistics.usedHeapSize - after;
-      after = gc.afterGC.heapStatistics.usedHeapSize;
-      if (gc.gcType === 'MarkSweepCompact') majorGcs += 1;
-    }
-    bytes += usedAtEnd - after;
-    // Written aside and renamed, so the reader never sees half a file.
-    writeFileSync(`${file}.part`, JSON.stringify({ bytes, gcs: statistics.length, majorGcs }));
-    renameSync(`${file}.part`, file);
-  });
+    },
+    () => {
+      const usedAtEnd = v8.getHeapStatistics().used_heap_size;
+      const { statistics } = profiler.stop();
+      let bytes = 0;
+      let after = usedAtStart;
+      let majorGcs = 0;
+      for (const gc of statistics) {
+        bytes += gc.beforeGC.heapStatistics.usedHeapSize - after;
+        after = gc.afterGC.heapStatistics.usedHeapSize;
+        if (gc.gcType === 'MarkSweepCompact') majorGcs += 1;
+      }
+      bytes += usedAtEnd - after;
+      writeWhole(file, JSON.stringify({ bytes, gcs: statistics.length, majorGcs }));
+    },
+  );
 }

@@ -4,7 +4,7 @@
 // writes the counts so far to $BENCH_TRIPS_FILE and starts again from zero. Not part of the product.
 const net = require('node:net');
 const path = require('node:path');
-const { renameSync, writeFileSync } = require('node:fs');
+const { writeWhole } = require('./signal-window.cjs');
 
 const port = Number(process.env.BENCH_PG_PORT);
 const file = process.env.BENCH_TRIPS_FILE;
@@ -36,8 +36,7 @@ if (port && file) {
   };
   process.on('SIGUSR1', () => {
     const { texts, ...totals } = counts;
-    writeFileSync(`${file}.part`, JSON.stringify({ ...totals, texts: [...texts].sort((a, b) => b[1] - a[1]) }));
-    renameSync(`${file}.part`, file);
+    writeWhole(file, JSON.stringify({ ...totals, texts: [...texts].sort((a, b) => b[1] - a[1]) }));
     counts = { statements: 0, writes: 0, reads: 0, texts: new Map() };
   });
 }
