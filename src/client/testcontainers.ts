@@ -18,7 +18,11 @@ export const TEST_HOST_TARGETS = 'public,host.containers.internal,host.docker.in
 
 /** What a test sets on the sandbox; each maps to one of the image's `SANDBOX_*` variables. */
 export interface ShippingSandboxOptions {
-  /** Bearer tokens, one client each (SANDBOX_TOKENS). Default: one random token, see `getToken()`. */
+  /**
+   * Bearer tokens, one client each (SANDBOX_TOKENS). Default: one random token, see
+   * `getToken()`. With `configFile`, the tokens of clients the file configures, for the
+   * helpers to use (the file makes the clients; they are not added again).
+   */
   tokens?: string[];
   /** `manual` (moves only when told, the usual choice in tests) or `real` (SANDBOX_CLOCK). Default: manual. */
   clock?: 'manual' | 'real';
@@ -36,7 +40,10 @@ export interface ShippingSandboxOptions {
   webhookTargets?: string;
   /** The scenario new orders follow (SANDBOX_SCENARIO). */
   scenario?: string;
-  /** A clients file (JSON or YAML) on the test host; copied into the container and named by SANDBOX_CONFIG. */
+  /**
+   * A clients file (JSON or YAML) on the test host; copied into the container and named by
+   * SANDBOX_CONFIG. Its clients are the sandbox's: give `tokens` the ones the helpers use.
+   */
   configFile?: string;
   /** The data file inside the container, or `:memory:` (SANDBOX_DATA). Default: `:memory:`, a throwaway run. */
   data?: string;
@@ -61,9 +68,12 @@ export class ShippingSandboxContainer extends GenericContainer {
 
   constructor(image: string = DEFAULT_IMAGE, options: ShippingSandboxOptions = {}) {
     super(image);
-    this.tokens = options.tokens && options.tokens.length > 0 ? options.tokens : [`tc-${randomBytes(12).toString('hex')}`];
+    const given = options.tokens ?? [];
+    // A clients file makes the clients: a random token would be a client of its own, and one of the file's a duplicate.
+    const configured = options.configFile !== undefined;
+    this.tokens = given.length > 0 || configured ? given : [`tc-${randomBytes(12).toString('hex')}`];
     const env: Record<string, string | undefined> = {
-      SANDBOX_TOKENS: this.tokens.join(','),
+      SANDBOX_TOKENS: configured ? undefined : this.tokens.join(','),
       SANDBOX_CLOCK: options.clock ?? 'manual',
       SANDBOX_CLOCK_START: options.clockStart,
       SANDBOX_SEED: options.seed === undefined ? undefined : String(options.seed),
@@ -113,7 +123,9 @@ export class StartedShippingSandboxContainer extends AbstractStartedContainer {
 
   /** The first client's token (the random one when none was given); `getTokens()` has them all. */
   getToken(): string {
-    return this.tokens[0]!;
+    const [token] = this.tokens;
+    if (token === undefined) throw new Error('This sandbox runs the clients of its configFile, and no token of theirs was given: pass their tokens as `tokens` (or a token to each helper).');
+    return token;
   }
 
   getTokens(): string[] {
