@@ -44,13 +44,14 @@ const httpUrl =
     return value;
   };
 
-function eventList(value: string): string[] {
+/** `--events` parsed; given again, its events are added to those given before (as one comma-separated list would be). */
+function eventList(value: string, before?: string[]): string[] {
   const events = value.split(',').map((e) => e.trim());
   const hint = `use one or more of ${SANDBOX_EVENT_TYPES.join(', ')}, comma-separated`;
   if (events.includes('')) throw new InvalidArgumentError(`has an empty event name: ${hint}`);
   const unknown = events.filter((e) => !(SANDBOX_EVENT_TYPES as readonly string[]).includes(e));
   if (unknown.length > 0) throw new InvalidArgumentError(`${unknown.map((e) => `"${e}"`).join(', ')} ${unknown.length === 1 ? 'is not an event' : 'are not events'}: ${hint}`);
-  return [...new Set(events)];
+  return [...new Set([...(before ?? []), ...events])];
 }
 
 function listenerName(value: string): string {
@@ -68,7 +69,7 @@ export function listenProgram(name = 'shipping-sandbox listen'): Command {
     .addOption(new Option('--url <url>', 'base URL of the sandbox, e.g. https://sandbox.example').argParser(httpUrl('https://sandbox.example')).makeOptionMandatory())
     .option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one); sent in the Authorization header")
     .addOption(new Option('--forward-to <url>', 'the local receiver each webhook is POSTed to, e.g. http://localhost:3000/hooks').argParser(httpUrl('http://localhost:3000/hooks')).makeOptionMandatory())
-    .addOption(new Option('--events <list>', `the events this listener gets, comma-separated (${SANDBOX_EVENT_TYPES.join(', ')}); default: every event, or the filter an existing listener of this name has`).argParser(eventList))
+    .addOption(new Option('--events <list>', `the events this listener gets, comma-separated (${SANDBOX_EVENT_TYPES.join(', ')}), or the flag repeated; default: every event, or the filter an existing listener of this name has`).argParser(eventList))
     .addOption(new Option('--name <name>', `the listener, one endpoint of your client: 1 to 64 of A-Z a-z 0-9 . _ @ - (default: user@host of this machine, here ${defaultName()})`).argParser(listenerName))
     .option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)');
 }

@@ -80,6 +80,12 @@ describe('shipping-sandbox listen: the opening', () => {
     expect(listener.stdout()).toBe(`Ready: listener "dev-laptop" (endpoint ep_test1) forwarding to ${receiver.url}. Signing secret: ${sandbox.secret} (0 held deliveries coming)\n`);
   });
 
+  it('takes --events given twice as one list (both filters kept), sent once', async () => {
+    const listener = listen(['--events', 'awb.generated', '--events', 'order.cancelled,awb.generated']);
+    await until(() => listener.stdout().includes('Ready:'));
+    expect(sandbox.openings[0]!.url.searchParams.getAll('events')).toEqual(['awb.generated,order.cancelled']);
+  });
+
   it('sends no events parameter without --events, and no x-sandbox-client without --client', async () => {
     const listener = listen();
     await until(() => listener.stdout().includes('Ready:'));
