@@ -39,6 +39,13 @@ export interface Client extends ClientConfig {
 export type Caller = { role: 'admin'; client?: undefined } | { role: Client['role']; client: Client };
 
 /** The role of a config entry: `role`, else `read_only: true` (older configs), else partner. */
+/** A configured client (or admin) as an operator reads it in a refused start. */
+const configuredAs = (config: ClientConfig): string => {
+  if (roleOf(config) === 'admin' && config.id === undefined) return 'an admin token';
+  const named = config.id ?? config.name;
+  return named === undefined ? 'a client named by its token alone' : `client "${named}"`;
+};
+
 export const roleOf = (config: ClientConfig): Role => config.role ?? (config.read_only === true ? 'read_only' : 'partner');
 
 // One-shot hashing: no Hash object to build for each request's token.
@@ -58,12 +65,15 @@ export class ClientRegistry {
 
   /** `configs` with `role: admin` and `adminTokens` are admin tokens; every other entry is a client's token. */
   constructor(configs: ClientConfig[], adminTokens: string[] = []) {
-    const seen = new Set<string>();
+    const seen = new Map<string, ClientConfig>();
     const all = [...configs, ...adminTokens.map((token): ClientConfig => ({ token, role: 'admin' }))];
     this.entries = all.map((config) => {
       if (!config.token) throw new Error('Every client needs a non-empty token.');
-      if (seen.has(config.token)) throw new Error('The same token is configured twice.');
-      seen.add(config.token);
+      const first = seen.get(config.token);
+      if (first) throw new Error(
+          `The same token is configured twice, for ${configuredAs(first)} and for ${configuredAs(config)}: give each its own, or name it once (tokens come from --token / SANDBOX_TOKENS, the clients of --config / SANDBOX_CONFIG, and --admin-token / SANDBOX_ADMIN_TOKEN).`,
+        );
+      seen.set(config.token, config);
       const role = roleOf(config);
       if (role === 'admin') {
         this.adminTokens.push(config.token);
