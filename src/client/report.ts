@@ -66,10 +66,16 @@ export async function executeReport(options: ReportCommand, out: (text: string) 
     err(`shipping-sandbox report: ${(error as Error).message}${(error as { cause?: Error }).cause ? ` (${(error as { cause: Error }).cause.message})` : ''}\n`);
     return 2;
   }
-  const { summary, coverage } = JSON.parse(json) as { summary: { handled_percent: number; handled: number; graded: number }; coverage: { summary: { percent: number; statuses: number; statuses_exercised: number } } };
+  const { summary, coverage, run } = JSON.parse(json) as {
+    summary: { handled_percent: number; handled: number; graded: number };
+    coverage: { summary: { percent: number; statuses: number; statuses_exercised: number } };
+    run?: { name?: string } | null;
+  };
+  // A Pact verification's provider states start a run of their own, which grades Pact's requests.
+  const pact = run?.name === 'pact' ? ' (the current run is "pact", which a Pact verification\'s provider states started: it grades Pact\'s requests, not your client\'s; start your named run again after the verification)' : '';
   let code = 0;
   if (options.failUnder !== undefined && summary.handled_percent < options.failUnder) {
-    err(`shipping-sandbox report: ${summary.handled_percent}% handled (${summary.handled} of ${summary.graded} graded items), below --fail-under ${options.failUnder}\n`);
+    err(`shipping-sandbox report: ${summary.handled_percent}% handled (${summary.handled} of ${summary.graded} graded items), below --fail-under ${options.failUnder}${pact}\n`);
     code = 1;
   }
   if (options.coverageUnder !== undefined && coverage.summary.percent < options.coverageUnder) {

@@ -67,3 +67,23 @@ describe('shipping-sandbox report: the token from the variables the server reads
     expect(none.stderr).toMatch(/--token/);
   });
 });
+
+describe('shipping-sandbox report: a gate after a Pact verification', () => {
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    sandbox = await createSandbox({ clock: 'manual', tokens: ['token-a'], logLevel: 'silent' });
+  });
+  afterAll(() => sandbox.close());
+
+  it('says, when the gate fails, that the current run is the one a provider state started, which grades Pact and not the client', async () => {
+    const post = (path: string, body: unknown) =>
+      fetch(`${sandbox.url}${path}`, { method: 'POST', headers: { authorization: 'Bearer token-a', 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect((await post('/__sandbox/runs', { name: 'build-8812' })).status).toBe(201);
+    const named = await run('--url', sandbox.url, '--token', 'token-a', '--fail-under', '80');
+    expect(named.stderr).not.toMatch(/pact/);
+    expect((await post('/__sandbox/provider-states', { state: 'an order is in transit', action: 'setup' })).status).toBe(200);
+    const { code, stderr } = await run('--url', sandbox.url, '--token', 'token-a', '--fail-under', '80');
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/below --fail-under 80 \(the current run is "pact", which a Pact verification's provider states started/);
+  });
+});

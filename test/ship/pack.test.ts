@@ -210,7 +210,7 @@ describe('the npm package (npm pack, then npm install into an empty folder)', { 
       join(app, 'contract.mjs'),
       [
         "const base = `http://127.0.0.1:${process.env.SANDBOX_PORT}`;",
-        "const headers = { authorization: `Bearer ${process.env.SANDBOX_TOKEN}`, 'content-type': 'application/json' };",
+        "const headers = { authorization: `Bearer ${process.env.CLIENT_TOKEN}`, 'content-type': 'application/json' };",
         "const put = await fetch(`${base}/__sandbox/webhook`, { method: 'PUT', headers, body: JSON.stringify({ url: process.env.RECEIVER_URL }) });",
         'const spec = await (await fetch(`${base}/__sandbox/openapi.json`)).json();',
         "const example = spec.paths['/v1/order'].post.requestBody.content['application/json'].examples.twoParcels.value;",
@@ -223,7 +223,7 @@ describe('the npm package (npm pack, then npm install into an empty folder)', { 
     const pkg = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
     pkg.scripts['test:contract'] = 'node contract.mjs';
     writeFileSync(join(app, 'package.json'), JSON.stringify(pkg));
-    const stepEnv = { ...env, SANDBOX_TOKEN: 'ci-token', GITHUB_RUN_ID: '4242', SANDBOX_PORT: String(server), RECEIVER_URL: receiverUrl };
+    const stepEnv = { ...env, CLIENT_TOKEN: 'ci-token', GITHUB_RUN_ID: '4242', SANDBOX_PORT: String(server), RECEIVER_URL: receiverUrl };
     const background = spawn('bash', ['-c', steps[0]!.replaceAll('4010', String(server))], { cwd: app, env: stepEnv, detached: true, stdio: 'ignore' });
     try {
       const results: Array<{ step: string; code: number; stderr: string }> = [];
