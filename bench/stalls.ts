@@ -8,7 +8,8 @@
  * BENCH_STALLS_SECONDS (40; after a 2 s warm-up); BENCH_NODE_FLAGS adds flags for node.
  * Then it prints every stall of the load with where it falls: during one of V8's
  * mark-compact cycles (from the start of its marking to its end, as `--trace-gc` gives
- * them), within 200 ms after one (sweeping), or elsewhere; and the cycles: heap after,
+ * them), within 200 ms after one (sweeping), or elsewhere; the young generation's
+ * collections (Scavenge: how many, their pauses); and the cycles: heap after,
  * main-thread marking work, biggest step, pause.
  *
  * Times: the stall logger's are ms since the process started, `--trace-gc`'s since V8's
@@ -71,6 +72,11 @@ function cyclesOf(log: string): Cycle[] {
       marking: marking ? Number(marking[3]) : Math.ceil(pauseMs),
     };
   });
+}
+
+/** Young-generation collections of a `--trace-gc` log: each one's end on V8's clock and its pause. */
+function scavengesOf(log: string): Array<{ end: number; pauseMs: number }> {
+  return [...log.matchAll(/^\[\d+:0x[0-9a-f]+\]\s+(\d+) ms: Scavenge\b.*? MB,(?: pooled: [\d.]+ MB,)? ([\d.]+) \/ [\d.]+ ms/gm)].map((m) => ({ end: Number(m[1]), pauseMs: Number(m[2]) }));
 }
 
 /**
@@ -140,6 +146,15 @@ async function main(): Promise<void> {
   console.log(
     `\n${during.length} stalls over 50 ms during the load (${Math.round(from)}-${Math.round(to)} ms): ${count('marking')} during a mark-compact cycle, ${count('after')} within ${SWEEPING_MS} ms after one, ${count('elsewhere')} elsewhere; ${onCpu} with 50 ms or more of the main thread on a CPU. The cycles' marking windows cover ${(covered * 100).toFixed(1)}% of the load's time and the ${SWEEPING_MS} ms after them ${(coveredAfter * 100).toFixed(1)}% (V8's clock ${offset} ms behind the process's).\n`,
   );
+  // The young generation's collections pause the loop too: each one copies what survived since the last.
+  const scavenges = scavengesOf(text).filter((c) => c.end + offset >= from && c.end + offset <= to).map((c) => c.pauseMs).sort((a, b) => a - b);
+  if (scavenges.length > 0) {
+    const total = scavenges.reduce((sum, ms) => sum + ms, 0);
+    const at = (q: number) => scavenges[Math.min(scavenges.length - 1, Math.floor(q * scavenges.length))]!;
+    console.log(
+      `${scavenges.length} young-generation collections (Scavenge) during the load, pausing the loop ${Math.round(total)} ms in all (${((100 * total) / (to - from)).toFixed(1)}% of its time): median ${at(0.5)} ms, p90 ${at(0.9)} ms, max ${scavenges.at(-1)} ms.\n`,
+    );
+  }
   console.log('| mark-compact ends at ms | heap after MB | marking walltime ms | main-thread marking steps ms | biggest step ms | pause ms |');
   console.log('|---|---|---|---|---|---|');
   for (const c of cycles) console.log(`| ${c.end} | ${c.heapAfterMb} | ${c.marking} | ${c.stepsMs} | ${c.biggestStepMs} | ${c.pauseMs} |`);
