@@ -1,4 +1,6 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresStorage } from '../../src/store/postgres/storage.js';
 import { runCli, spawnCli, startCli, type RunningCli } from '../support/cli.js';
 import { createRequest } from '../support/orders.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';
@@ -63,6 +65,36 @@ describe('a replica whose database stops and starts again', () => {
       if (exited() === undefined) await cli.stop();
     }
   }, 60_000);
+
+  it('listens on one connection through three restarts of its database, however often the old one errs', async () => {
+    const url = await server.freshDatabase();
+    const storage = await PostgresStorage.open({ url, requestLogSize: 10, onError: () => undefined });
+    const listening = async () => {
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      try {
+        const { rows } = await admin.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'");
+        return Number(rows[0]!.n);
+      } finally {
+        await admin.end();
+      }
+    };
+    try {
+      expect(await listening()).toBe(1);
+      for (let restart = 1; restart <= 3; restart += 1) {
+        await server.pause();
+        await sleep(2_500); // a few tries refused meanwhile
+        await server.resume();
+        const after = await until(listening, (n) => n >= 1, 20_000);
+        await sleep(3_000); // time for any second chain of tries to connect too
+        expect({ restart, listening: await listening() }).toEqual({ restart, listening: 1 });
+        expect(after.value).toBe(1);
+      }
+    } finally {
+      await server.resume().catch(() => undefined);
+      await storage.close();
+    }
+  }, 120_000);
 
   it('started before its database: it waits, logging each try, and serves once the database is up', async () => {
     const databaseUrl = await server.freshDatabase();

@@ -10,6 +10,8 @@ import type { PostgresOptions } from './options.js';
  */
 export class ChannelListener {
   private listener: pg.Client | undefined;
+  /** The connection being made, while one is: every try in the meantime waits for it rather than opening another. */
+  private connecting: Promise<void> | undefined;
   private closed = false;
 
   constructor(
@@ -18,11 +20,27 @@ export class ChannelListener {
     private readonly clocks: PgClocks,
   ) {}
 
-  async listen(): Promise<void> {
+  /**
+   * Listens on one connection. Only the connection listening now starts a listen again
+   * when it drops, and only once (a fast shutdown errs a connection twice); a connection
+   * that drops is ended, so none is left holding a server slot. Each drop used to start a
+   * chain of tries of its own, and every outage doubled a replica's connections.
+   */
+  listen(): Promise<void> {
+    if (this.listener || this.closed) return Promise.resolve();
+    return (this.connecting ??= this.connect().finally(() => (this.connecting = undefined)));
+  }
+
+  private async connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.options.url });
+    let dropped = false;
     client.on('error', (error) => {
+      if (dropped) return;
+      dropped = true;
       this.options.onError?.(error);
-      if (this.listener === client) this.listener = undefined;
+      void client.end().catch(() => undefined);
+      if (this.listener !== client) return; // still connecting: its try fails, and the caller tries again
+      this.listener = undefined;
       this.listenAgain(1_000);
     });
     client.on('notification', (message) => {
@@ -33,11 +51,14 @@ export class ChannelListener {
       await client.connect();
       await client.query(`LISTEN ${JOBS_CHANNEL}; LISTEN ${CLOCKS_CHANNEL}`);
     } catch (error) {
-      // The caller tries again (or fails the start): this connection's later errors are of no one's interest, but must be listened to.
-      client.removeAllListeners('error');
-      client.on('error', () => undefined);
+      dropped = true;
       await client.end().catch(() => undefined);
       throw error;
+    }
+    if (dropped || this.closed) {
+      await client.end().catch(() => undefined);
+      if (dropped && !this.closed) throw new Error('The LISTEN connection dropped as it was made.');
+      return;
     }
     this.listener = client;
   }

@@ -45,9 +45,15 @@ export class PgSignals implements Signals {
     return (this.connecting ??= (async () => {
       // Kept alive at the TCP level: a LISTEN connection only reads, and a peer gone without a word would otherwise never show.
       const client = new pg.Client({ connectionString: this.options.url, keepAlive: true, connectionTimeoutMillis: connectionTimeoutOf(this.options), statement_timeout: 10_000, query_timeout: 15_000 });
+      // As ChannelListener's: only the connection listening now listens again, once, and one that drops is ended.
+      let dropped = false;
       client.on('error', (error) => {
+        if (dropped) return;
+        dropped = true;
         this.options.onError?.(error);
-        if (this.listener === client) this.listener = undefined;
+        void client.end().catch(() => undefined);
+        if (this.listener !== client) return;
+        this.listener = undefined;
         this.listenAgain(1_000);
       });
       client.on('notification', (message) => {
@@ -58,8 +64,7 @@ export class PgSignals implements Signals {
         for (const channel of this.handlers.keys()) await client.query(`LISTEN ${channel}`);
         this.listener = client;
       } catch (error) {
-        client.removeAllListeners('error');
-        client.on('error', () => undefined);
+        dropped = true;
         await client.end().catch(() => undefined);
         throw error;
       } finally {
