@@ -96,13 +96,6 @@ async function defaultClient(options: ResolvedOptions, storage: Storage): Promis
   return { token, id: 'default', name: 'default' };
 }
 
-/** The clients configured; a `--token` that is the default client's kept token (the quick start's `sbx_…`) stays that client's, with its orders. */
-async function keepingDefault(configured: ClientConfig[], storage: Storage): Promise<ClientConfig[]> {
-  const kept = await storage.meta.get('default_token');
-  if (!kept || configured.some((c) => c.id === 'default')) return configured;
-  return configured.map((c) => (c.id === undefined && c.token === kept ? { ...c, id: 'default', name: c.name ?? 'default' } : c));
-}
-
 /** The seed of the data file: the one given, else the one kept, else a new one (kept). */
 async function dataSeed(seed: string | undefined, storage: Storage): Promise<string> {
   const kept = await storage.meta.setIfAbsent('seed', seed ?? randomBytes(8).toString('hex'));
@@ -160,10 +153,9 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
     if (spec.unresolved.length > 0) logger.warn({ spec: name, unresolved: spec.unresolved }, `the ${name} spec has references that do not resolve: an operation that needs one answers 500 to every request`);
   }
 
-  const listed = configuredClients(options);
-  checkClientConfigs(listed, { scenarios: [...fixtures.scenarios.keys()], couriers: [...fixtures.couriers.keys()] });
+  const configured = configuredClients(options);
+  checkClientConfigs(configured, { scenarios: [...fixtures.scenarios.keys()], couriers: [...fixtures.couriers.keys()] });
   const storage = await openStorage(options, logger, seams.storeFileSystem);
-  const configured = await keepingDefault(listed, storage);
   // Admin tokens are not clients: with only those configured, the default client is made as well.
   const hasClient = configured.some((c) => roleOf(c) !== 'admin');
   const registry = new ClientRegistry(hasClient ? configured : [...configured, await defaultClient(options, storage)], options.adminTokens);

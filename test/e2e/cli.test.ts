@@ -59,26 +59,6 @@ describe('shipping-sandbox (the CLI)', () => {
     expect(tokens[0]).toBe(tokens[1]);
   });
 
-  it('keeps the generated token the default client’s when it is named with --token beside another, so its orders stay reachable', async () => {
-    const data = join(dir(), 'named-default.json');
-    const first = await startCli(['--port', '0', '--data', data, '--log-level', 'silent']);
-    const token = /token:\s+(\S+)/.exec(first.output())![1]!;
-    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-    const created = await fetch(`${first.url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(specExample()) });
-    const { order_numbers } = (await created.json()) as { order_numbers: string[] };
-    expect(await first.stop('SIGINT')).toBe(0);
-    const second = await startCli(['--port', '0', '--data', data, '--log-level', 'silent', '--token', token, '--token', 'example-token']);
-    try {
-      expect(second.output()).toMatch(/\(client default\)/);
-      const listed = (await (await fetch(`${second.url}/__sandbox/orders`, { headers })).json()) as { total: number };
-      expect(listed.total).toBe(order_numbers.length);
-      const other = (await (await fetch(`${second.url}/__sandbox/orders`, { headers: { authorization: 'Bearer example-token' } })).json()) as { total: number };
-      expect(other.total).toBe(0);
-    } finally {
-      expect(await second.stop('SIGINT')).toBe(0);
-    }
-  });
-
   it('takes tokens and the port from the environment', async () => {
     const cli = await startCli(['--data', ':memory:', '--log-level', 'silent'], { PORT: '0', SANDBOX_TOKENS: 'alpha, beta' });
     for (const token of ['alpha', 'beta']) {
