@@ -38,7 +38,6 @@ export interface Client extends ClientConfig {
 /** Who a bearer token is: a client's token, or an admin token (no client of its own). */
 export type Caller = { role: 'admin'; client?: undefined } | { role: Client['role']; client: Client };
 
-/** The role of a config entry: `role`, else `read_only: true` (older configs), else partner. */
 /** A configured client (or admin) as an operator reads it in a refused start. */
 const configuredAs = (config: ClientConfig): string => {
   if (roleOf(config) === 'admin' && config.id === undefined) return 'an admin token';
@@ -46,6 +45,7 @@ const configuredAs = (config: ClientConfig): string => {
   return named === undefined ? 'a client named by its token alone' : `client "${named}"`;
 };
 
+/** The role of a config entry: `role`, else `read_only: true` (older configs), else partner. */
 export const roleOf = (config: ClientConfig): Role => config.role ?? (config.read_only === true ? 'read_only' : 'partner');
 
 // One-shot hashing: no Hash object to build for each request's token.
@@ -71,7 +71,7 @@ export class ClientRegistry {
       if (!config.token) throw new Error('Every client needs a non-empty token.');
       const first = seen.get(config.token);
       if (first) throw new Error(
-          `The same token is configured twice, for ${configuredAs(first)} and for ${configuredAs(config)}: give each its own, or name it once (tokens come from --token / SANDBOX_TOKENS, the clients of --config / SANDBOX_CONFIG, and --admin-token / SANDBOX_ADMIN_TOKEN).`,
+          `The same token is configured twice, for ${configuredAs(first)} and for ${configuredAs(config)}: give each its own, or name it once (tokens come from --token / SANDBOX_TOKENS, the clients of --config / SANDBOX_CONFIG, --admin-token / SANDBOX_ADMIN_TOKEN, and, for client "default" when none is configured, the data file's generated sbx_ token).`,
         );
       seen.set(config.token, config);
       const role = roleOf(config);
