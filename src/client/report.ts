@@ -1,4 +1,5 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { PACT_RUN } from '../records/index.js';
 import { tokenFromEnv } from './token.js';
 
 /** What `shipping-sandbox report` was asked for. */
@@ -71,11 +72,13 @@ export async function executeReport(options: ReportCommand, out: (text: string) 
     coverage: { summary: { percent: number; statuses: number; statuses_exercised: number } };
     run?: { name?: string } | null;
   };
-  // A Pact verification's provider states start a run of their own, which grades Pact's requests.
-  const pact = run?.name === 'pact' ? ' (the current run is "pact", which a Pact verification\'s provider states started: it grades Pact\'s requests, not your client\'s; start your named run again after the verification)' : '';
+  // A Pact verification's provider states start a run of their own, which grades Pact's requests: said whatever the gates say.
+  if (run?.name === PACT_RUN) {
+    err(`shipping-sandbox report: the current run is "${PACT_RUN}", which a Pact verification's provider states started: it grades Pact's requests, not your client's. Start your named run, then your client's tests, after the verification.\n`);
+  }
   let code = 0;
   if (options.failUnder !== undefined && summary.handled_percent < options.failUnder) {
-    err(`shipping-sandbox report: ${summary.handled_percent}% handled (${summary.handled} of ${summary.graded} graded items), below --fail-under ${options.failUnder}${pact}\n`);
+    err(`shipping-sandbox report: ${summary.handled_percent}% handled (${summary.handled} of ${summary.graded} graded items), below --fail-under ${options.failUnder}\n`);
     code = 1;
   }
   if (options.coverageUnder !== undefined && coverage.summary.percent < options.coverageUnder) {

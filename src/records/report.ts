@@ -6,6 +6,9 @@
  * old events never flips an item.
  */
 
+/** The readiness run a Pact verification's provider states start: its traffic is Pact's, not the client's. */
+export const PACT_RUN = 'pact';
+
 /** A named run (`POST /__sandbox/runs`): the report covers the client's traffic since it started. */
 export interface ReportRun {
   name: string;

@@ -75,7 +75,7 @@ describe('shipping-sandbox report: a gate after a Pact verification', () => {
   });
   afterAll(() => sandbox.close());
 
-  it('says, when the gate fails, that the current run is the one a provider state started, which grades Pact and not the client', async () => {
+  it('says that the current run is the one a provider state started, which grades Pact and not the client, gate or no gate', async () => {
     const post = (path: string, body: unknown) =>
       fetch(`${sandbox.url}${path}`, { method: 'POST', headers: { authorization: 'Bearer token-a', 'content-type': 'application/json' }, body: JSON.stringify(body) });
     expect((await post('/__sandbox/runs', { name: 'build-8812' })).status).toBe(201);
@@ -84,6 +84,11 @@ describe('shipping-sandbox report: a gate after a Pact verification', () => {
     expect((await post('/__sandbox/provider-states', { state: 'an order is in transit', action: 'setup' })).status).toBe(200);
     const { code, stderr } = await run('--url', sandbox.url, '--token', 'token-a', '--fail-under', '80');
     expect(code).toBe(1);
-    expect(stderr).toMatch(/below --fail-under 80 \(the current run is "pact", which a Pact verification's provider states started/);
+    expect(stderr).toMatch(/the current run is "pact", which a Pact verification's provider states started: .*Start your named run, then your client's tests, after the verification/);
+    expect(stderr).toMatch(/below --fail-under 80/);
+    // Said also where no gate fails: a report of Pact's requests is not the client's, whatever it says.
+    const ungated = await run('--url', sandbox.url, '--token', 'token-a');
+    expect(ungated.code).toBe(0);
+    expect(ungated.stderr).toMatch(/the current run is "pact"/);
   });
 });

@@ -2,10 +2,8 @@ import { stateHandlers, type SandboxModule } from '../../http/index.js';
 import type { ReportObserver } from '../../report/index.js';
 import { OrderSetups, ProviderStates } from '../../states/index.js';
 import { removeOrderDeliveries } from '../../webhooks/index.js';
+import { PACT_RUN } from '../../records/index.js';
 import type { Services } from '../services.js';
-
-/** The readiness run that a Pact verification's traffic is kept in. */
-export const PACT_RUN = 'pact';
 
 /**
  * Orders set up in a named state: `POST /__sandbox/events/trigger` and the Pact provider
