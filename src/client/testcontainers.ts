@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
+import { load } from 'js-yaml';
 import { AbstractStartedContainer, GenericContainer, Wait, type StartedTestContainer, type StopOptions, type StoppedTestContainer } from 'testcontainers';
 
 /** The port the image listens on (its contract: docs/guides/image.md). */
@@ -19,9 +21,10 @@ export const TEST_HOST_TARGETS = 'public,host.containers.internal,host.docker.in
 /** What a test sets on the sandbox; each maps to one of the image's `SANDBOX_*` variables. */
 export interface ShippingSandboxOptions {
   /**
-   * Bearer tokens, one client each (SANDBOX_TOKENS). Default: one random token, see
-   * `getToken()`. With `configFile`, the tokens of clients the file configures, for the
-   * helpers to use (the file makes the clients; they are not added again).
+   * Bearer tokens, one client each (SANDBOX_TOKENS), the first the helpers' (`getToken()`).
+   * Default: one random token. With `configFile`, a token of the file's clients is theirs
+   * (not added again), any other a client of its own; with no token given, the file's
+   * clients alone (no random one, unless the file has only admins).
    */
   tokens?: string[];
   /** `manual` (moves only when told, the usual choice in tests) or `real` (SANDBOX_CLOCK). Default: manual. */
@@ -41,8 +44,8 @@ export interface ShippingSandboxOptions {
   /** The scenario new orders follow (SANDBOX_SCENARIO). */
   scenario?: string;
   /**
-   * A clients file (JSON or YAML) on the test host; copied into the container and named by
-   * SANDBOX_CONFIG. Its clients are the sandbox's: give `tokens` the ones the helpers use.
+   * A clients file (JSON or YAML) on the test host; read here for its tokens, copied into
+   * the container and named by SANDBOX_CONFIG. Give `tokens` the one the helpers call as.
    */
   configFile?: string;
   /** The data file inside the container, or `:memory:` (SANDBOX_DATA). Default: `:memory:`, a throwaway run. */
@@ -51,6 +54,21 @@ export interface ShippingSandboxOptions {
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Any other variable of the image (docs/reference/configuration.md). */
   env?: Record<string, string>;
+}
+
+/** The tokens of a clients file (JSON or YAML), and whether it has a client that is not an admin. */
+function clientsOfFile(path: string): { tokens: Set<string>; hasClients: boolean } {
+  let clients: unknown;
+  try {
+    clients = (load(readFileSync(path, 'utf8')) as { clients?: unknown } | null)?.clients ?? [];
+  } catch (error) {
+    throw new Error(`configFile ${path} could not be read: ${(error as Error).message}`);
+  }
+  const entries = (Array.isArray(clients) ? clients : []) as Array<{ token?: unknown; role?: unknown }>;
+  return {
+    tokens: new Set(entries.flatMap((entry) => (typeof entry.token === 'string' ? [entry.token] : []))),
+    hasClients: entries.some((entry) => entry.role !== 'admin'),
+  };
 }
 
 /**
@@ -69,11 +87,13 @@ export class ShippingSandboxContainer extends GenericContainer {
   constructor(image: string = DEFAULT_IMAGE, options: ShippingSandboxOptions = {}) {
     super(image);
     const given = options.tokens ?? [];
-    // A clients file makes the clients: a random token would be a client of its own, and one of the file's a duplicate.
-    const configured = options.configFile !== undefined;
-    this.tokens = given.length > 0 || configured ? given : [`tc-${randomBytes(12).toString('hex')}`];
+    const file = options.configFile === undefined ? undefined : clientsOfFile(options.configFile);
+    // With none given, a random client, unless the clients file has clients of its own (a random one would be a client beside them).
+    this.tokens = given.length > 0 || (file?.hasClients ?? false) ? given : [`tc-${randomBytes(12).toString('hex')}`];
+    // The file's tokens are its own clients (given again they would stop the start as duplicates); any other token is a client of its own.
+    const added = this.tokens.filter((token) => !file?.tokens.has(token));
     const env: Record<string, string | undefined> = {
-      SANDBOX_TOKENS: configured ? undefined : this.tokens.join(','),
+      SANDBOX_TOKENS: added.length > 0 ? added.join(',') : undefined,
       SANDBOX_CLOCK: options.clock ?? 'manual',
       SANDBOX_CLOCK_START: options.clockStart,
       SANDBOX_SEED: options.seed === undefined ? undefined : String(options.seed),
@@ -121,7 +141,7 @@ export class StartedShippingSandboxContainer extends AbstractStartedContainer {
     return `http://${this.getHost()}:${this.getMappedPort(SANDBOX_PORT)}`;
   }
 
-  /** The first client's token (the random one when none was given); `getTokens()` has them all. */
+  /** The helpers' token: the first of `tokens`, or the random one when none was given and no clients file has clients; `getTokens()` has them all. */
   getToken(): string {
     const [token] = this.tokens;
     if (token === undefined) throw new Error('This sandbox runs the clients of its configFile, and no token of theirs was given: pass their tokens as `tokens` (or a token to each helper).');

@@ -1,9 +1,19 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { StartedTestContainer } from 'testcontainers';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ShippingSandboxContainer, StartedShippingSandboxContainer } from '../../src/client/testcontainers.js';
 
 /** The variables and files the module gives the container (testcontainers keeps them until start). */
-const setUp = (container: ShippingSandboxContainer) => container as unknown as { environment: Record<string, string>; filesToCopy: Array<{ source: string; target: string }> };
+const setUp = (container: ShippingSandboxContainer) => container as unknown as { environment: Record<string, string>; filesToCopy: Array<{ source: string; target: string }>; tokens: string[] };
+
+const dir = mkdtempSync(join(tmpdir(), 'tc-options-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const file = (name: string, text: string) => {
+  writeFileSync(join(dir, name), text);
+  return join(dir, name);
+};
 
 describe('ShippingSandboxContainer options (no container started)', () => {
   it('makes one client of a random token when given none, and a client of each token given', () => {
@@ -11,15 +21,29 @@ describe('ShippingSandboxContainer options (no container started)', () => {
     expect(setUp(new ShippingSandboxContainer('img', { tokens: ['a', 'b'] })).environment).toMatchObject({ SANDBOX_TOKENS: 'a,b', SANDBOX_CLOCK: 'manual', SANDBOX_DATA: ':memory:' });
   });
 
-  it('with a clients file, leaves the clients to it: no token of its own, and the tokens given only for the helpers', async () => {
-    const withFile = setUp(new ShippingSandboxContainer('img', { configFile: '/tmp/partners/clients.yaml', tokens: ['partner-a-secret'] }));
-    expect(withFile.environment.SANDBOX_CONFIG).toBe('/app/config/clients.yaml');
-    expect(withFile.environment.SANDBOX_TOKENS).toBeUndefined();
-    expect(withFile.filesToCopy).toMatchObject([{ source: '/tmp/partners/clients.yaml', target: '/app/config/clients.yaml' }]);
-    expect(setUp(new ShippingSandboxContainer('img', { configFile: '/tmp/clients.yaml' })).environment.SANDBOX_TOKENS).toBeUndefined();
+  it("with a clients file, leaves the file's clients to it: a token of theirs is not added again, any other token is a client of its own", () => {
+    const clients = file('clients.yaml', 'clients:\n  - token: partner-a-secret\n    id: partner-a\n  - token: ops-admin\n    role: admin\n');
+    const theirs = setUp(new ShippingSandboxContainer('img', { configFile: clients, tokens: ['partner-a-secret'] }));
+    expect(theirs.environment.SANDBOX_CONFIG).toBe('/app/config/clients.yaml');
+    expect(theirs.environment.SANDBOX_TOKENS).toBeUndefined();
+    expect(theirs.filesToCopy).toMatchObject([{ source: clients, target: '/app/config/clients.yaml' }]);
+    expect(theirs.tokens).toEqual(['partner-a-secret']);
+    expect(setUp(new ShippingSandboxContainer('img', { configFile: clients, tokens: ['partner-a-secret', 'tc-extra'] })).environment.SANDBOX_TOKENS).toBe('tc-extra');
+    // No token given: the file's clients alone, no random client beside them.
+    expect(setUp(new ShippingSandboxContainer('img', { configFile: clients })).environment.SANDBOX_TOKENS).toBeUndefined();
   });
 
-  it('started with a clients file and no token, its helpers say which token to give rather than call as nobody', () => {
+  it('with a clients file of admins only, makes the tokens given (or a random one) clients, as without a file', () => {
+    const admins = file('admins.json', JSON.stringify({ clients: [{ token: 'ops-admin', role: 'admin' }] }));
+    expect(setUp(new ShippingSandboxContainer('img', { configFile: admins, tokens: ['tc-client'] })).environment.SANDBOX_TOKENS).toBe('tc-client');
+    expect(setUp(new ShippingSandboxContainer('img', { configFile: admins })).environment.SANDBOX_TOKENS).toMatch(/^tc-[0-9a-f]{24}$/);
+  });
+
+  it('says which clients file it could not read, before any container starts', () => {
+    expect(() => new ShippingSandboxContainer('img', { configFile: join(dir, 'missing.yaml') })).toThrow(/configFile .*missing\.yaml could not be read/);
+  });
+
+  it('started with clients of a file and no token, its helpers say which token to give rather than call as nobody', () => {
     const started = new StartedShippingSandboxContainer({} as StartedTestContainer, []);
     expect(() => started.getToken()).toThrow(/pass their tokens as `tokens`/);
     expect(new StartedShippingSandboxContainer({} as StartedTestContainer, ['partner-a-secret']).getToken()).toBe('partner-a-secret');
