@@ -8,6 +8,9 @@ import { webhookMessages } from './messages.js';
 import { makeSecret } from './secret.js';
 import { DEFAULT_ENDPOINT, type ChaosMode, type ClientSettings, type Delivery, type EndpointSetting, type EventFilter, type ExtraEndpoint, type Stored, type WebhookEventType } from '../records/index.js';
 
+/** The job kind that removes a listener not seen for `--listener-expiry`; the key is its endpoint id. */
+export const LISTENER_EXPIRY_JOB = 'listener-expiry';
+
 /**
  * One endpoint of a client as it stands: where its webhooks go, the secret they are
  * signed with, whether it takes them and which events it takes. The default endpoint
@@ -168,6 +171,8 @@ export class WebhookEndpoints {
     const kept = settings?.endpoints ?? [];
     if (!settings || !kept.some((e) => e.id === id)) return false;
     await tx.settings.put({ ...settings, endpoints: kept.filter((e) => e.id !== id) });
+    // A listener's expiry job goes with it: one per connect, else left behind by every listener deleted.
+    await tx.jobs.cancel(LISTENER_EXPIRY_JOB, id);
     return true;
   }
 
@@ -177,12 +182,16 @@ export class WebhookEndpoints {
     else await this.changeExtra(tx, clientId, id, (e) => ({ ...e, disabled_at: at, disabled_reason: reason, updated_at: at }));
   }
 
-  /** Drops the client's runtime setting and its other endpoints (reset); the generated secret stays. */
+  /** Drops the client's runtime setting and its other endpoints (reset), and its listeners' expiry jobs; the generated secret stays. */
   async remove(clientId: string): Promise<number> {
-    return this.settings.change(clientId, (settings) => {
-      const removed = (settings.webhook ? 1 : 0) + (settings.endpoints?.length ?? 0);
-      return removed > 0 ? { settings: { ...settings, webhook: null, endpoints: [] }, result: removed } : { settings: undefined, result: 0 };
+    let gone: readonly ExtraEndpoint[] = [];
+    const removed = await this.settings.change(clientId, (settings) => {
+      gone = settings.endpoints ?? [];
+      const count = (settings.webhook ? 1 : 0) + gone.length;
+      return count > 0 ? { settings: { ...settings, webhook: null, endpoints: [] }, result: count } : { settings: undefined, result: 0 };
     });
+    for (const endpoint of gone) await this.storage.jobs.cancel(LISTENER_EXPIRY_JOB, endpoint.id);
+    return removed;
   }
 
   private defaultOf(client: Client, settings: ClientSettings | undefined): Endpoint {

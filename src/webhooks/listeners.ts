@@ -6,14 +6,13 @@ import { SANDBOX_EVENT_TYPES, type EventFilter, type SandboxEventType } from '..
 import { domainMessages, LimitReached, RuleViolation } from '../shared/index.js';
 import type { SettingsWriter, Storage } from '../store/index.js';
 import type { WebhookDispatcher } from './dispatcher.js';
-import type { Endpoint, WebhookEndpoints } from './endpoints.js';
+import { LISTENER_EXPIRY_JOB, type Endpoint, type WebhookEndpoints } from './endpoints.js';
 import { webhookMessages } from './messages.js';
 import type { ListenerRelay } from './relay.js';
 
 /** Listeners a client may have (each is one of its endpoints, within MAX_ENDPOINTS). */
 export const MAX_LISTENERS = 10;
-/** The job kind that removes a listener not seen for `--listener-expiry`; the key is its endpoint id. */
-export const LISTENER_EXPIRY_JOB = 'listener-expiry';
+export { LISTENER_EXPIRY_JOB };
 /** A listener's name: what `--name` may be. */
 export const LISTENER_NAME = /^[A-Za-z0-9._@-]{1,64}$/;
 

@@ -179,6 +179,21 @@ describe('GET /__sandbox/listen: who may listen, and bad input', () => {
     expect(await second.closed).toBe(4002);
   });
 
+  it('leaves no expiry job behind: a listener deleted, or a reset, takes its job with it', async () => {
+    const pending = async () => (await call('GET', '/__sandbox/clock')).body.pending_jobs as number;
+    const before = await pending();
+    for (const name of ['churn-1', 'churn-2', 'churn-3']) {
+      const session = await listen({ name });
+      await session.close();
+      expect((await call('DELETE', `/__sandbox/webhooks/endpoints/${session.ready.endpoint_id}`)).status).toBe(200);
+    }
+    expect(await pending()).toBe(before);
+    await listen({ name: 'kept-until-reset' });
+    expect(await pending()).toBe(before + 1);
+    expect((await call('POST', '/__sandbox/reset')).status).toBe(200);
+    expect(await pending()).toBe(0);
+  });
+
   it('a stopping sandbox closes its sessions with 1001 (the CLI reconnects)', async () => {
     const session = await listen();
     await sandbox.close();
