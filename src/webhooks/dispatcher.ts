@@ -68,7 +68,8 @@ export class WebhookDispatcher {
   async enqueue(event: SandboxEvent, tx: Repositories): Promise<void> {
     const { endpoints, registry } = this.deps;
     const client = registry.byId(event.order.client_id);
-    if (!client) return;
+    // A replica started without this client (a clients config that differs) fails the event's job rather than drop its webhooks: another may run it.
+    if (!client) throw new Error(webhookMessages.unknownClient(event.order.client_id));
     const [main, ...others] = await endpoints.list(client, tx);
     const chaos = chaosOf(main!.chaos, event.order.webhook_chaos);
     let firstDue: number | undefined;
@@ -221,7 +222,8 @@ export class WebhookDispatcher {
     const delivery = await storage.deliveries.get(id);
     if (!delivery || delivery.status !== 'pending') return;
     const client = registry.byId(delivery.client_id);
-    const endpoint = client ? await endpoints.get(client, endpointOf(delivery)) : undefined;
+    if (!client) throw new Error(webhookMessages.unknownClient(delivery.client_id));
+    const endpoint = await endpoints.get(client, endpointOf(delivery));
     const unsendable = whyUnsendable(delivery, endpoint);
     if (unsendable || !endpoint || (!endpoint.url && endpoint.listener === null)) {
       await storage.transaction(async (tx) => {

@@ -12,6 +12,8 @@ export class ListenerNotConnected extends Error {
 
 /** Every message of the webhook control API, in one place. */
 export const webhookMessages = {
+  unknownClient: (clientId: string) =>
+    `Client "${clientId}" is not configured on this sandbox, so its webhooks cannot be made or sent here; the job is tried again later (on a shared database, every replica needs the same clients: --token, --config, SANDBOX_TOKENS).`,
   tooManyManualAttempts: (max: number) => `This client already has ${max} test pings and redeliveries in flight, the most it may at once; retry once one has ended.`,
   tooManyAttempts: (max: number) =>
     `This delivery has had ${max} attempts, the most one may have with redeliveries: its log would grow with every one. Send a new test ping (POST /__sandbox/webhooks/test), or create an order for a new delivery.`,
