@@ -170,7 +170,7 @@ export class Drainer {
       for (const job of pooled) {
         // A claim takes up to perClient of a client's jobs, on top of those in flight: the extra wait, due.
         if (pool.of(job.client_id) >= pool.caps.perClient) {
-          await storage.jobs.release(job).catch(() => undefined);
+          await runner.release(job);
           continue;
         }
         let outcome: Outcome = 'done';

@@ -91,7 +91,7 @@ export class Rows {
         this.runner.report(error, jobs[0]!);
         return this.eachInRow(jobs, stamp);
       }
-      for (const job of jobs) await this.storage.jobs.release(job).catch(() => undefined);
+      for (const job of jobs) await this.runner.release(job);
       return jobs.map(() => 'unavailable');
     }
   }
@@ -102,7 +102,7 @@ export class Rows {
     for (const job of jobs) {
       const last = ended.at(-1) ?? cutShort;
       if (last === 'interrupted' || last === 'unavailable') {
-        await this.storage.jobs.release(job).catch(() => undefined);
+        await this.runner.release(job);
         continue;
       }
       ended.push(await this.runner.run(job, stamp));
@@ -125,7 +125,7 @@ export class Rows {
     for (const job of jobs) {
       while (running.size >= ROW_PARALLEL) await Promise.race(running);
       if (stopped) {
-        await this.storage.jobs.release(job).catch(() => undefined);
+        await this.runner.release(job);
         continue;
       }
       const place = this.kinds.byKind.get(job.kind)?.drawsInOrder ? new NumberingOrder(previousPlace) : undefined;

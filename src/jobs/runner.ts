@@ -9,6 +9,8 @@ import type { ClaimedJob } from '../records/index.js';
 /** How often a job that throws unexpectedly is run in all before it is dropped, and the first wait between tries (doubling). */
 const JOB_ATTEMPTS = 5;
 const FAILED_JOB_RETRY_MS = 60_000;
+/** How often claims whose release failed (the store away) are released again (wall ms). */
+export const RELEASE_RETRY_MS = 2_000;
 
 /**
  * Runs one claimed job through its kind's handler and ends it: completed, given back
@@ -18,6 +20,9 @@ const FAILED_JOB_RETRY_MS = 60_000;
 export class JobRunner {
   /** Failures so far of jobs that threw unexpectedly, by kind and key (in memory: a restart gives each a fresh start). */
   private readonly failures = new Map<string, number>();
+  /** Claims given back while the store could not take it, by kind and key: released again until it does. */
+  private readonly unreleased = new Map<string, ClaimedJob>();
+  private retrying: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly storage: Storage,
@@ -28,6 +33,38 @@ export class JobRunner {
     /** The scheduler is stopping: a job not started yet is given back, not run. */
     private readonly stopping: () => boolean = () => false,
   ) {}
+
+  /**
+   * Gives a claim back. When the store cannot take it (away in an outage), the claim is
+   * kept and released again every RELEASE_RETRY_MS until it can: left to its lease, it
+   * would hold up an advance of its client on every replica for the lease's length.
+   */
+  async release(job: ClaimedJob): Promise<void> {
+    try {
+      await this.storage.jobs.release(job);
+    } catch {
+      this.unreleased.set(`${job.kind}:${job.key}`, job);
+      this.retrying ??= setInterval(() => void this.releaseKept(), RELEASE_RETRY_MS).unref();
+    }
+  }
+
+  /** Stops releasing kept claims again (the scheduler stops; their leases end by themselves). */
+  stop(): void {
+    clearInterval(this.retrying);
+    this.retrying = undefined;
+  }
+
+  private async releaseKept(): Promise<void> {
+    for (const [id, job] of this.unreleased) {
+      try {
+        await this.storage.jobs.release(job);
+      } catch {
+        return; // still away: the next round tries again
+      }
+      this.unreleased.delete(id);
+    }
+    if (this.unreleased.size === 0) this.stop();
+  }
 
   /** Reports a failure of the sandbox's own met while running `job` (with others: see `Rows`), as a job's unexpected error is. */
   report(error: unknown, job: ClaimedJob): void {
@@ -43,7 +80,7 @@ export class JobRunner {
    * once, so another replica (or the next start) takes it without waiting for the lease.
    */
   private async giveBack(job: ClaimedJob): Promise<Outcome> {
-    await this.storage.jobs.release(job).catch(() => undefined);
+    await this.release(job);
     return 'interrupted';
   }
 
@@ -55,13 +92,13 @@ export class JobRunner {
       if (this.failures.size > 0) this.failures.delete(`${job.kind}:${job.key}`);
       return 'done';
     } catch (error) {
-      // Giving the job back may fail too (the database went away): its lease then ends by itself.
+      // Giving the job back may fail too (the database went away): see `release`.
       if (error instanceof JobInterrupted) {
-        await this.storage.jobs.release(job).catch(() => undefined);
+        await this.release(job);
         return 'interrupted';
       }
       if (error instanceof Unavailable) {
-        await this.storage.jobs.release(job).catch(() => undefined);
+        await this.release(job);
         return 'unavailable';
       }
       this.options.onError?.(error, job.kind, job.key);
@@ -81,11 +118,11 @@ export class JobRunner {
     if (failures < JOB_ATTEMPTS) {
       this.failures.set(id, failures);
       const retryAt = job.due_at + FAILED_JOB_RETRY_MS * 2 ** (failures - 1);
-      await this.storage.jobs.schedule({ kind: job.kind, key: job.key, client_id: job.client_id, due_at: retryAt }).catch(() => this.storage.jobs.release(job).catch(() => undefined));
+      await this.storage.jobs.schedule({ kind: job.kind, key: job.key, client_id: job.client_id, due_at: retryAt }).catch(() => this.release(job));
       return 'done';
     }
     this.failures.delete(id);
-    await this.storage.jobs.complete(job).catch(() => this.storage.jobs.release(job).catch(() => undefined));
+    await this.storage.jobs.complete(job).catch(() => this.release(job));
     return 'done';
   }
 }

@@ -53,6 +53,9 @@ export class Scheduler {
   private readonly drainer: Drainer;
   private running: Promise<void> = Promise.resolve();
 
+  /** Runs each claimed job, and gives back claims (again, while the store is away). */
+  private readonly runner: JobRunner;
+
   constructor(
     storage: Storage,
     clock: Clocks | RealClock | ManualClock,
@@ -62,7 +65,7 @@ export class Scheduler {
     const wallClock = options.wallClock ?? (() => performance.now());
     const shared = storage.jobs.heldElsewhere !== undefined;
     const { kinds, pool } = this;
-    const runner = new JobRunner(storage, clocks, kinds, this.inFlight, options, () => this.wakeUps.stopped);
+    const runner = (this.runner = new JobRunner(storage, clocks, kinds, this.inFlight, options, () => this.wakeUps.stopped));
     this.wakeUps = new WakeUps({
       clocks,
       pool,
@@ -155,6 +158,7 @@ export class Scheduler {
     await this.running;
     await this.advances.idle();
     await this.pool.idle();
+    this.runner.stop();
   }
 
   /** Every client's jobs due now on the sandbox's clock, with the clocks as a shared store keeps them. */

@@ -1,0 +1,42 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Clocks } from '../../src/clock/index.js';
+import { ManualClock } from '../../src/clock/clock.js';
+import { JobKinds } from '../../src/jobs/kinds.js';
+import { JobRunner, RELEASE_RETRY_MS } from '../../src/jobs/runner.js';
+import { Running } from '../../src/jobs/running.js';
+import type { ClaimedJob } from '../../src/records/index.js';
+import { Unavailable } from '../../src/shared/index.js';
+import type { Storage } from '../../src/store/index.js';
+
+const job: ClaimedJob = { kind: 'endpoint-webhook', key: 'msg_1', client_id: 'a', due_at: 1_000, version: 1, claimed_by: 'worker_1', lease_until: 61_000 };
+
+afterEach(() => vi.useRealTimers());
+
+describe('JobRunner: a claim given back while the store is away', () => {
+  it('is released again every RELEASE_RETRY_MS until the store takes it, not left to its lease', async () => {
+    vi.useFakeTimers();
+    let storeAway = true;
+    const released: string[] = [];
+    const storage = {
+      jobs: {
+        release: async (claimed: ClaimedJob) => {
+          if (storeAway) throw new Unavailable('the database: ECONNREFUSED');
+          released.push(claimed.key);
+        },
+      },
+    } as unknown as Storage;
+    const kinds = new JobKinds();
+    kinds.register({ kind: 'endpoint-webhook', run: async () => Promise.reject(new Unavailable('the database: ECONNREFUSED')) });
+    const runner = new JobRunner(storage, new Clocks(new ManualClock(0)), kinds, new Running(), {});
+    expect(await runner.run(job, 'actual')).toBe('unavailable');
+    expect(released).toEqual([]);
+    await vi.advanceTimersByTimeAsync(RELEASE_RETRY_MS * 2);
+    expect(released).toEqual([]); // still away: kept, tried again
+    storeAway = false;
+    await vi.advanceTimersByTimeAsync(RELEASE_RETRY_MS);
+    expect(released).toEqual(['msg_1']);
+    await vi.advanceTimersByTimeAsync(RELEASE_RETRY_MS * 3);
+    expect(released).toEqual(['msg_1']); // once: nothing left to release
+    runner.stop();
+  });
+});
