@@ -13,7 +13,7 @@ function ciExample(text: string): { flags: string[]; failUnder: string } {
   const block = [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes('shipping-sandbox report'));
   if (!block) throw new Error('no CI example with `shipping-sandbox report`');
   const start = /npx (?:--no-install )?shipping-sandbox (--port .*?) &$/m.exec(block)![1]!;
-  return { flags: start.replaceAll('"$SANDBOX_TOKEN"', TOKEN).split(' '), failUnder: /--fail-under (\d+)/.exec(block)![1]! };
+  return { flags: start.replaceAll('"$CLIENT_TOKEN"', TOKEN).split(' '), failUnder: /--fail-under (\d+)/.exec(block)![1]! };
 }
 
 /** The readiness recipe (examples/careful-client.ts) through the README's CI example, step by step. */
