@@ -23,8 +23,8 @@ export class ChannelListener {
   /**
    * Listens on one connection. Only the connection listening now starts a listen again
    * when it drops, and only once (a fast shutdown errs a connection twice); a connection
-   * that drops is ended, so none is left holding a server slot. Each drop used to start a
-   * chain of tries of its own, and every outage doubled a replica's connections.
+   * that drops is ended, so none is left holding a server slot. A chain of tries per drop
+   * would leave a connection per chain, and each outage would double them.
    */
   listen(): Promise<void> {
     if (this.listener || this.closed) return Promise.resolve();
