@@ -87,6 +87,8 @@ describe('requests served in turns between clients', () => {
     await new Promise<void>((resolve) => socket.once('connect', resolve));
     // The client's own 30 creates of 100 items come first; its 31st waits behind them, and it hangs up (a reset) meanwhile.
     const first = Array.from({ length: 30 }, () => create(port, agent, TOKEN_B, 100));
+    // Sent once those are in (on a socket opened before them, it could otherwise arrive first and be served at once).
+    await new Promise((resolve) => setTimeout(resolve, 50));
     socket.write(`POST /v1/order HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN_B}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
     socket.resetAndDestroy();
