@@ -9,7 +9,7 @@ import { admits, endpointOf, type Endpoint } from './endpoints.js';
 import { HeldCounts } from './held-counts.js';
 import { ENDPOINT_WEBHOOK_JOB, jobKindOf, WEBHOOK_CONCURRENCY, WEBHOOK_JOB } from './job.js';
 import { ManualAttempts } from './manual.js';
-import { ListenerNotConnected, webhookMessages } from './messages.js';
+import { ListenerNotConnected, unknownClient, webhookMessages } from './messages.js';
 import { payloadOf } from './payload.js';
 import { pruneSettled, removeDeliveries } from './prune.js';
 import { Recovery, type RecoverWindow } from './recover.js';
@@ -18,6 +18,7 @@ import { whyUnsendable } from './live.js';
 import { inSlices, RESUME_SLICE } from './slices.js';
 
 export { RESUME_SLICE } from './slices.js';
+
 /** How often a client's "outbox full" warning may be logged. */
 export const OUTBOX_WARNING_INTERVAL_MS = 60_000;
 
@@ -67,9 +68,7 @@ export class WebhookDispatcher {
    */
   async enqueue(event: SandboxEvent, tx: Repositories): Promise<void> {
     const { endpoints, registry } = this.deps;
-    const client = registry.byId(event.order.client_id);
-    // A replica started without this client (a clients config that differs) fails the event's job rather than drop its webhooks: another may run it.
-    if (!client) throw new Error(webhookMessages.unknownClient(event.order.client_id));
+    const client = registry.byId(event.order.client_id) ?? unknownClient(event.order.client_id);
     const [main, ...others] = await endpoints.list(client, tx);
     const chaos = chaosOf(main!.chaos, event.order.webhook_chaos);
     let firstDue: number | undefined;
@@ -221,8 +220,7 @@ export class WebhookDispatcher {
     if (this.closed) throw new JobInterrupted('the webhook dispatcher is closed');
     const delivery = await storage.deliveries.get(id);
     if (!delivery || delivery.status !== 'pending') return;
-    const client = registry.byId(delivery.client_id);
-    if (!client) throw new Error(webhookMessages.unknownClient(delivery.client_id));
+    const client = registry.byId(delivery.client_id) ?? unknownClient(delivery.client_id);
     const endpoint = await endpoints.get(client, endpointOf(delivery));
     const unsendable = whyUnsendable(delivery, endpoint);
     if (unsendable || !endpoint || (!endpoint.url && endpoint.listener === null)) {

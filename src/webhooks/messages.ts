@@ -38,3 +38,11 @@ export const webhookMessages = {
   tooManyListeners: (max: number) => `This client already has ${max} listeners, the most it may have; stop one, or delete its endpoint (DELETE /__sandbox/webhooks/endpoints/{endpoint_id}).`,
   chaosHeader: 'The X-Sandbox-Webhook-Chaos header names an unknown chaos mode.',
 } as const;
+
+/**
+ * Fails the job of a client this sandbox does not know (a replica started with a clients
+ * config that differs) rather than drop its webhooks: another replica may run it.
+ */
+export function unknownClient(clientId: string): never {
+  throw new Error(webhookMessages.unknownClient(clientId));
+}
