@@ -23,6 +23,7 @@ export class JobRunner {
   /** Claims given back while the store could not take it, by kind and key: released again until it does. */
   private readonly unreleased = new Map<string, ClaimedJob>();
   private retrying: NodeJS.Timeout | undefined;
+  private releasing = false;
 
   constructor(
     private readonly storage: Storage,
@@ -55,13 +56,18 @@ export class JobRunner {
   }
 
   private async releaseKept(): Promise<void> {
-    for (const [id, job] of this.unreleased) {
-      try {
-        await this.storage.jobs.release(job);
-      } catch {
-        return; // still away: the next round tries again
+    if (this.releasing) return; // a round still waiting on the store
+    this.releasing = true;
+    try {
+      for (const [id, job] of this.unreleased) {
+        // Past its lease the claim frees itself, and this replica may hold the job again under a new claim: not to be released.
+        if (job.lease_until > Date.now()) await this.storage.jobs.release(job);
+        this.unreleased.delete(id);
       }
-      this.unreleased.delete(id);
+    } catch {
+      return; // still away: the next round tries again
+    } finally {
+      this.releasing = false;
     }
     if (this.unreleased.size === 0) this.stop();
   }

@@ -15,6 +15,7 @@ afterEach(() => vi.useRealTimers());
 describe('JobRunner: a claim given back while the store is away', () => {
   it('is released again every RELEASE_RETRY_MS until the store takes it, not left to its lease', async () => {
     vi.useFakeTimers();
+    vi.setSystemTime(0); // wall time: the claim's lease runs to 61 s
     let storeAway = true;
     const released: string[] = [];
     const storage = {
@@ -37,6 +38,28 @@ describe('JobRunner: a claim given back while the store is away', () => {
     expect(released).toEqual(['msg_1']);
     await vi.advanceTimersByTimeAsync(RELEASE_RETRY_MS * 3);
     expect(released).toEqual(['msg_1']); // once: nothing left to release
+    runner.stop();
+  });
+
+  it('is dropped once its lease has run out: the claim has freed itself, and the job may be this replica\'s again under a new claim', async () => {
+    vi.useFakeTimers();
+    vi.setSystemTime(0);
+    let storeAway = true;
+    const released: string[] = [];
+    const storage = {
+      jobs: {
+        release: async (claimed: ClaimedJob) => {
+          if (storeAway) throw new Unavailable('the database: ECONNREFUSED');
+          released.push(claimed.key);
+        },
+      },
+    } as unknown as Storage;
+    const runner = new JobRunner(storage, new Clocks(new ManualClock(0)), new JobKinds(), new Running(), {});
+    await runner.release(job);
+    await vi.advanceTimersByTimeAsync(62_000); // away past the lease's end
+    storeAway = false;
+    await vi.advanceTimersByTimeAsync(RELEASE_RETRY_MS * 2);
+    expect(released).toEqual([]);
     runner.stop();
   });
 });
