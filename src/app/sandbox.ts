@@ -181,7 +181,8 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   const podSecret = await storage.meta.setIfAbsent('pod_secret', randomBytes(32).toString('hex'));
   const journey = new Journey({ storage, fixtures, ids, clock, events, podSecret });
   journey.attach(scheduler);
-  const orders = new OrdersService({ storage, fixtures, clock, ids, journey, onCreated: (count) => metrics.ordersCreated.inc(count) }, { defaultScenario: options.scenario, awbDelay: options.awbDelay, maxItems: options.maxItems, fields: createFields(specs.provider.document) });
+  const orders = new OrdersService({ storage, fixtures, clock, ids, journey }, { defaultScenario: options.scenario, awbDelay: options.awbDelay, maxItems: options.maxItems, fields: createFields(specs.provider.document) });
+  orders.whenCreated((_clientId, count) => metrics.ordersCreated.inc(count));
   const endpoints = new WebhookEndpoints(storage, settings, options);
   const webhookTargets = new TargetGuard(options.webhookTargets, seams.webhookLookup);
   await migrateDueTimes(storage, journey, registry);
@@ -242,10 +243,10 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
   // The webhook client loads once the sandbox listens, not during the start (nor at the first attempt).
   const loadWebhookClient = setImmediate(() => services.webhookTargets.warmUp());
   const port = (server.address() as AddressInfo).port;
-  const { data, databaseUrl, clock: mode, speed, fsync, strict, retention, seed } = options;
+  const { data, databaseUrl, clock: mode, speed, fsync, strict, retention, retentionOrders, seed } = options;
   // Where the records are: the database (without its password) on PostgreSQL, where the data file and --fsync are not used.
   const store = databaseUrl !== undefined ? { database: shownDatabase(databaseUrl) } : { data, fsync };
-  services.logger.info({ port, ...store, clock: mode, speed, strict, retention: shownRetention(retention), seeded: seed !== undefined, clients: services.registry.clients.length }, 'started');
+  services.logger.info({ port, ...store, clock: mode, speed, strict, retention: shownRetention(retention), ...(retentionOrders > 0 ? { retention_orders: retentionOrders } : {}), seeded: seed !== undefined, clients: services.registry.clients.length }, 'started');
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
   let closing: Promise<void> | undefined;
   return {

@@ -88,6 +88,8 @@ export interface SandboxOptions {
   rateLimit?: number;
   /** Removes orders (and their deliveries and journal entries) older than this on their client's clock, e.g. '30d'. Default: keep everything. */
   retention?: string;
+  /** Most orders kept per client: past it, the client's oldest are removed with everything of their age, as retention removes them. Default 0: no limit. */
+  retentionOrders?: number;
   /** `postgres://user:password@host:port/database`: keep everything in PostgreSQL (several replicas may share it) instead of the data file. */
   databaseUrl?: string;
   /** PostgreSQL: how long the start waits for a database it cannot reach yet (trying again with a growing pause), e.g. '60s'; then the start fails. '0': no wait. Default '60s'. */
@@ -143,6 +145,8 @@ export interface ResolvedOptions {
   rateLimit: number;
   /** ms. */
   retention: number | undefined;
+  /** Orders kept per client; 0: no limit. */
+  retentionOrders: number;
   databaseUrl: string | undefined;
   /** ms. */
   databaseWait: number;

@@ -205,6 +205,13 @@ export const OPTIONS: Schema = {
     default: undefined,
     resolve: (value) => (value === undefined ? undefined : duration('retention', '30d, 12h or 90m')(value)),
   },
+  retentionOrders: {
+    flag: '--retention-orders <n>',
+    env: 'SANDBOX_RETENTION_ORDERS',
+    help: "most orders kept per client: past it the client's oldest are removed (0: no limit)",
+    default: 0,
+    ...wholeNumber('retentionOrders'),
+  },
   jobLease: {
     flag: '--job-lease <duration>',
     env: 'SANDBOX_JOB_LEASE',

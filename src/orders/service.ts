@@ -42,9 +42,10 @@ export interface OrdersDeps {
   clock: Clocks;
   ids: IdFactory;
   journey: Journey;
-  /** Told how many orders a create stored, once they are committed (metrics). */
-  onCreated?: (count: number) => void;
 }
+
+/** Told of each create once it is committed: whose orders, and how many. */
+export type CreatedListener = (clientId: string, count: number) => void;
 
 /**
  * The orders of every client. Knows nothing of HTTP: it returns values, answers
@@ -52,6 +53,8 @@ export interface OrdersDeps {
  * domain errors for rule violations.
  */
 export class OrdersService {
+  private readonly createdListeners: CreatedListener[] = [];
+
   constructor(
     private readonly deps: OrdersDeps,
     private readonly config: OrdersConfig,
@@ -100,8 +103,13 @@ export class OrdersService {
       }
       return { batch_id: batchId, order_numbers: orderNumbers };
     });
-    this.deps.onCreated?.(created.order_numbers.length);
+    for (const listener of this.createdListeners) listener(client.id, created.order_numbers.length);
     return created;
+  }
+
+  /** Tells `listener` of every create from now on, once it is committed (metrics, retention by count). */
+  whenCreated(listener: CreatedListener): void {
+    this.createdListeners.push(listener);
   }
 
   /** The client's order, or undefined (also for another client's order). */
@@ -158,6 +166,21 @@ export class OrdersService {
       removed += await storage.transaction((tx) => this.removeAsTheyAre(tx, old));
       await letRequestsIn();
     }
+  }
+
+  /** Removes the client's `n` oldest orders (retention by count), a slice at a time. Returns how many. */
+  async removeOldest(clientId: string, n: number): Promise<number> {
+    const { storage } = this.deps;
+    let removed = 0;
+    while (removed < n) {
+      const oldest = await storage.orders.createdBefore(Number.MAX_SAFE_INTEGER, Math.min(500, n - removed), clientId);
+      const slice = oldest.length === 0 ? 0 : await storage.transaction((tx) => this.removeAsTheyAre(tx, oldest));
+      // None left, or none of those listed still there to remove: what is left is another's to remove.
+      if (slice === 0) return removed;
+      removed += slice;
+      await letRequestsIn();
+    }
+    return removed;
   }
 
   /**

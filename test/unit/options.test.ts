@@ -16,6 +16,7 @@ describe('the options', () => {
       webhookRetries: [0, 5000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000],
       webhookTimeout: 10_000,
       retention: undefined,
+      retentionOrders: 0,
       corsOrigins: ['*'],
     });
   });
@@ -31,6 +32,7 @@ describe('the options', () => {
   it('read flags and environment variables alike, flags first', () => {
     vi.stubEnv('SANDBOX_AWB_DELAY', '2s-10s');
     vi.stubEnv('SANDBOX_RETENTION', '30d');
+    vi.stubEnv('SANDBOX_RETENTION_ORDERS', '200000');
     vi.stubEnv('SANDBOX_TOKENS', 'a, b');
     vi.stubEnv('SANDBOX_FSYNC', 'yes');
     vi.stubEnv('SANDBOX_STRICT', '0');
@@ -41,6 +43,7 @@ describe('the options', () => {
       port: 6000,
       awbDelay: { min: 2000, max: 10_000 },
       retention: 30 * 86_400_000,
+      retentionOrders: 200_000,
       tokens: ['a', 'b'],
       fsync: true,
       strict: false,
@@ -68,6 +71,7 @@ describe('the options', () => {
     [{ speed: 0 }, 'speed', /positive number/],
     [{ port: 70_000 }, 'port', /from 0 to 65535/],
     [{ maxItems: 1.5 }, 'maxItems', /whole number/],
+    [{ retentionOrders: -1 }, 'retentionOrders', /whole number from 0/],
     [{ heapGrowth: 5 }, 'heapGrowth', /from 10 to 400/],
     [{ heapGrowth: 1000 }, 'heapGrowth', /from 10 to 400/],
     [{ logLevel: 'loud' }, 'logLevel', /is not a level/],

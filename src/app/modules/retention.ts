@@ -1,5 +1,6 @@
 import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
+import { RetentionByCount } from './retention-by-count.js';
 
 /** The job kind of the retention sweep. */
 export const RETENTION_JOB = 'retention';
@@ -18,25 +19,44 @@ export const RETENTION_EVERY_MS = 3_600_000;
  * otherwise keep everything it makes for that year, whatever the retention); then
  * everyone's by the sandbox clock, which also reaches clients no longer configured.
  *
+ * `--retention-orders <n>`: past n orders, a client's oldest are removed, and then its
+ * records older than the oldest order it keeps (see RetentionByCount).
+ *
  * `modules` is the module list; it is read at each sweep, so modules added after this
  * one are pruned too.
  *
  * @example sandboxModules = (services) => { const list = [...]; list.push(retentionModule(services, list)); return list; }
  */
 export function retentionModule(services: Pick<Services, 'options' | 'storage' | 'scheduler' | 'clock' | 'logger' | 'orders' | 'registry'>, modules: readonly SandboxModule[]): SandboxModule {
-  const retention = services.options.retention;
+  const { retention, retentionOrders } = services.options;
   const { storage, scheduler, clock, logger, orders, registry } = services;
 
+  /** Each module's records older than `olderThan` (of one client or of all) removed: adds to `removed` how many, by module. */
+  const prune = async (olderThan: number, clientId: string | undefined, removed: Record<string, number>): Promise<void> => {
+    for (const m of modules) {
+      const pruned = (await m.prune?.(olderThan, clientId)) ?? 0;
+      if (pruned > 0) removed[m.name] = pruned;
+    }
+  };
+  const logRemoved = (removed: Record<string, number>, olderThan: number | undefined, fields: Record<string, unknown>): void => {
+    if (Object.keys(removed).length > 0) logger.info({ removed, ...(olderThan !== undefined ? { older_than: new Date(olderThan).toISOString() } : {}), ...fields }, 'retention sweep');
+  };
   /** Removes what is older than `olderThan`, of one client or of all; logs what it removed. */
   const removeOlderThan = async (olderThan: number, clientId?: string): Promise<void> => {
     const removed: Record<string, number> = {};
     const count = await orders.removeOlderThan(olderThan, clientId);
     if (count > 0) removed.orders = count;
-    for (const m of modules) {
-      const pruned = (await m.prune?.(olderThan, clientId)) ?? 0;
-      if (pruned > 0) removed[m.name] = pruned;
-    }
-    if (Object.keys(removed).length > 0) logger.info({ removed, older_than: new Date(olderThan).toISOString(), ...(clientId !== undefined ? { client_id: clientId } : {}) }, 'retention sweep');
+    await prune(olderThan, clientId, removed);
+    logRemoved(removed, olderThan, clientId !== undefined ? { client_id: clientId } : {});
+  };
+  /** Removes the client's `n` oldest orders, then its records older than the oldest order it keeps; logs what it removed. */
+  const removeOldest = async (clientId: string, n: number): Promise<void> => {
+    const removed: Record<string, number> = {};
+    const count = await orders.removeOldest(clientId, n);
+    if (count > 0) removed.orders = count;
+    const oldestKept = (await storage.orders.createdBefore(Number.MAX_SAFE_INTEGER, 1, clientId))[0]?.created_at;
+    if (oldestKept !== undefined) await prune(oldestKept, clientId, removed);
+    logRemoved(removed, oldestKept, { client_id: clientId, retention_orders: retentionOrders });
   };
   const sweep = async (at: number): Promise<void> => {
     const olderThan = at - retention!;
@@ -49,11 +69,13 @@ export function retentionModule(services: Pick<Services, 'options' | 'storage' |
     }
     await removeOlderThan(olderThan);
   };
+  const byCount = retentionOrders > 0 ? new RetentionByCount(retentionOrders, services, removeOldest) : undefined;
   const scheduleNext = (at: number) => storage.jobs.schedule({ kind: RETENTION_JOB, key: 'sweep', client_id: '', due_at: at + RETENTION_EVERY_MS });
 
   return {
     name: 'retention',
     async start() {
+      byCount?.start();
       if (retention === undefined) return;
       // The next sweep is scheduled whatever this one met, so a sweep that failed (a store
       // that cannot write, say) does not end retention.
@@ -68,5 +90,6 @@ export function retentionModule(services: Pick<Services, 'options' | 'storage' |
       scheduler.register({ kind: RETENTION_JOB, run: async (_job, at) => sweepThenNext(at) });
       await sweepThenNext(clock.now());
     },
+    close: () => byCount?.stop(),
   };
 }
