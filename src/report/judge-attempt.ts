@@ -1,21 +1,11 @@
-import type { Attempt, AwbGeneratedPayload, Delivery } from '../records/index.js';
+import type { Attempt, Delivery } from '../records/index.js';
 import { Draft } from './draft.js';
 
 const isSuccess = (status: number | null): boolean => status !== null && status >= 200 && status < 300;
 const isClientError = (status: number | null): boolean => status !== null && status >= 400 && status < 500;
 
-/** The AWB an `awb.generated` delivery announces; undefined for another event or an unreadable body. */
-export function awbOf(delivery: Delivery): string | undefined {
-  if (delivery.event !== 'awb.generated') return undefined;
-  try {
-    return (JSON.parse(delivery.body) as AwbGeneratedPayload).awb;
-  } catch {
-    return undefined;
-  }
-}
-
 /** What one webhook attempt shows of the client's receiver. */
-export function judgeAttempt(delivery: Delivery, attempt: Attempt, duplicate: { read: boolean } | undefined, at: number): Draft {
+export function judgeAttempt(delivery: Delivery, attempt: Attempt, at: number): Draft {
   const draft = new Draft(at);
   const what = `${delivery.id} attempt ${delivery.attempts.length + 1}${attempt.chaos ? ` (${attempt.chaos})` : ''} → ${attempt.status_code ?? attempt.error}`;
   const ok = isSuccess(attempt.status_code);
@@ -23,8 +13,9 @@ export function judgeAttempt(delivery: Delivery, attempt: Attempt, duplicate: { 
     draft.judge('webhook.bad-signature', ok ? false : isClientError(attempt.status_code) ? true : undefined, what);
     return draft;
   }
+  // What a receiver does with a duplicate beyond its answer happens on its side, where the sandbox does not see.
   if (attempt.chaos === 'duplicate') {
-    draft.judge('webhook.duplicate', ok && !duplicate?.read, duplicate?.read ? `tracking read while answering the duplicate: ${what}` : what);
+    draft.judge('webhook.duplicate', ok, what);
     return draft;
   }
   draft.judge('webhook.awb-acknowledged', ok ? true : undefined, what);

@@ -9,13 +9,55 @@ export const POLL_AGAIN_MS = 1000;
 /** Slack on Retry-After for clocks and timers (real ms). */
 const RETRY_AFTER_SLACK_MS = 100;
 
-/** Per client, the AWBs whose duplicate delivery is being answered, and whether a tracking read came meanwhile. */
-export type OpenDuplicates = Map<string, Map<string, { read: boolean }>>;
-
-/** What judging a request reads besides the request and the report: the store (through its batch's reads), and the duplicates being answered. */
+/**
+ * What judging a request reads besides the request and the report: the store (through
+ * its batch's reads), and whether the sandbox runs a manual clock. On a manual clock a
+ * test moves the sandbox's time where a client's timers would wait (its timers driven by
+ * the test), so a wait of Retry-After counts in sandbox time too; on a real clock, at
+ * any speed, only real time counts, as the client's timers run on it.
+ */
 export interface Judging {
   reads: BatchReads;
-  duplicates: OpenDuplicates;
+  manualClock: boolean;
+  /**
+   * The client's creates and tracking reads judged just before this request, oldest
+   * first (a few): a retry that closed before the request it retries (sent once the
+   * client gave up on a hung one, say) was judged first.
+   */
+  recent: readonly Judged[];
+}
+
+/** A request as judged, with when it arrived in real time (epoch ms). */
+export interface Judged {
+  kept: Observed;
+  wall: number;
+}
+
+/** A fault the client met, and when (sandbox and real time). */
+interface MetFault {
+  kind: string;
+  retryAfterMs: unknown;
+  at: number;
+  wall: number;
+}
+
+/** Notes the retry of a request that met a fault, and whether it waited what Retry-After said. */
+function noteRetry(judging: Judging, draft: Draft, fault: MetFault, retry: Judged): void {
+  const { served } = retry.kept;
+  const what = describe(served);
+  draft.note(`fault.${fault.kind}`, 'handled', `retried: ${what}`);
+  const wait = fault.retryAfterMs;
+  if (typeof wait !== 'number') return;
+  const waitedReal = retry.wall - fault.wall >= wait - RETRY_AFTER_SLACK_MS;
+  const waited = waitedReal || (judging.manualClock && served.arrivedAt - fault.at >= wait);
+  const sandboxTime = judging.manualClock && !waitedReal ? `, ${served.arrivedAt - fault.at} ms of the manual clock` : '';
+  draft.judge('fault.retry-after', waited, `retried after ${retry.wall - fault.wall} ms${sandboxTime} (Retry-After ${wait} ms): ${what}`);
+}
+
+/** A request as its events name it: method, path (cut at 200 characters: every event keeps its note) and answer. */
+function describe(served: Observed['served']): string {
+  const path = served.input.path.length <= 200 ? served.input.path : `${served.input.path.slice(0, 200)}…`;
+  return `${served.method} ${path} → ${served.status ?? 'no answer'}`;
 }
 
 /** Starts the store reads that judging this request will ask for (see BatchReads). */
@@ -33,21 +75,15 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   const draft = new Draft(served.arrivedAt);
   const op = served.input.operation.operationId;
   const here = { at: served.arrivedAt, wall };
-  // The path is cut at 200 characters: every event keeps its note, so a long path would be kept once per event.
-  const path = served.input.path.length <= 200 ? served.input.path : `${served.input.path.slice(0, 200)}…`;
-  const what = `${served.method} ${path} → ${served.status ?? 'no answer'}`;
+  const what = describe(served);
 
-  // What the client did next, after an answer that asked something of it.
+  // What the client did next, after an answer that asked something of it. A retry is the
+  // same request again (path and body): another request of the operation leaves the one
+  // that met the fault waiting for its retry.
   const retry = state.marks[`retry:${op}`];
-  if (retry) {
+  if (retry && (retry.detail.fingerprint === undefined || retry.detail.fingerprint === kept.fingerprint())) {
     draft.mark(`retry:${op}`, null);
-    const kind = String(retry.detail.kind);
-    draft.note(`fault.${kind}`, 'handled', `retried: ${what}`);
-    const wait = retry.detail.retry_after_ms;
-    if (typeof wait === 'number') {
-      const waited = wall - retry.wall >= wait - RETRY_AFTER_SLACK_MS || served.arrivedAt - retry.at >= wait;
-      draft.judge('fault.retry-after', waited, `retried after ${wall - retry.wall} ms (Retry-After ${wait} ms): ${what}`);
-    }
+    noteRetry(judging, draft, { kind: String(retry.detail.kind), retryAfterMs: retry.detail.retry_after_ms, at: retry.at, wall: retry.wall }, { kept, wall });
   }
   const error = state.marks[`error:${op}`];
   if (error) {
@@ -61,9 +97,14 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   if (faultKind) {
     draft.note(`fault.${faultKind}`, 'exercised', what);
     const wait = fault?.type === 'status' ? retryAfterMs(headerOf(fault.headers, 'retry-after'), wall) : null;
-    draft.mark(`retry:${op}`, { ...here, detail: { kind: faultKind, retry_after_ms: wait } });
+    const print = kept.fingerprint();
+    const retried = judging.recent.find((r) => r.kept.served.seq > served.seq && r.kept.served.input.operation.operationId === op && r.kept.fingerprint() === print);
+    if (retried) noteRetry(judging, draft, { kind: faultKind, retryAfterMs: wait, ...here }, retried);
+    else draft.mark(`retry:${op}`, { ...here, detail: { kind: faultKind, retry_after_ms: wait, fingerprint: print } });
     return draft;
   }
+  // An answer a fault rule made up (a 201 with a body of its own, say) shows nothing of the operation.
+  if (fault?.type === 'status') return draft;
 
   if (op === 'createOrder') judgeCreate(kept, draft, what, here);
   if (op === 'trackOrder') await judgeTracking(judging, clientId, kept, draft, what, here, state);
@@ -104,14 +145,14 @@ async function judgeTracking(judging: Judging, clientId: string, { served, finge
   const order = await judging.reads.order(awb);
   if (served.status === 200) {
     draft.judge('op.tracking', true, what);
-    const atEnd = order?.client_id === clientId && order.next_step === null && order.history.length > 0;
+    // As the answer showed it: an order changed since (judging comes later, on PostgreSQL after the next requests) was not at its end then.
+    const answered = served.input.answeredVersion;
+    const atEnd = order?.client_id === clientId && order.next_step === null && order.history.length > 0 && (answered === undefined || order.version === answered);
     draft.judge('journey.read-to-end', atEnd ? true : undefined, atEnd ? `the journey's last step: ${what}` : what);
   }
   if (order?.client_id !== clientId) return;
-  const duplicate = judging.duplicates.get(clientId)?.get(awb);
-  if (duplicate) duplicate.read = true;
   const announced = await judging.reads.announced(clientId, order.order_no);
   if (announced.length === 0) return;
-  const acknowledged = announced.some((d) => d.status === 'delivered') && !duplicate;
+  const acknowledged = announced.some((d) => d.status === 'delivered');
   draft.judge('tracking.after-webhook', acknowledged, acknowledged ? `after the AWB webhook was acknowledged: ${what}` : `before the AWB webhook was acknowledged: ${what}`);
 }

@@ -4,9 +4,9 @@ import type { Storage } from '../store/index.js';
 import type { AttemptObserver } from '../webhooks/index.js';
 import { applyReportChange, type ReportState, type ReportView } from '../records/index.js';
 import { Draft } from './draft.js';
-import { awbOf, judgeAttempt } from './judge-attempt.js';
+import { judgeAttempt } from './judge-attempt.js';
 import { BatchReads } from './batch-reads.js';
-import { judgeRequest, prefetchFor, type OpenDuplicates } from './judge-request.js';
+import { judgeRequest, prefetchFor, type Judged } from './judge-request.js';
 import { observed } from './observed.js';
 import { operationCountKey } from './operations.js';
 
@@ -28,6 +28,8 @@ const BATCH = 256;
  * so a flood from one partner cannot grow the process.
  */
 export const PENDING_PER_CLIENT = 1_000;
+/** Of each client, the creates and tracking reads last judged that judging keeps at hand (see Judging.recent). */
+const RECENT = 16;
 
 /**
  * Watches what the sandbox already sees of a client (its provider requests as they
@@ -45,9 +47,10 @@ export class ReportObserver {
   private readonly progress = new Map<string, { taken: number; judged: number; waiters: Array<{ upTo: number; done: () => void }> }>();
   /** The run judging a client's observations, while there are any. */
   private readonly runs = new Map<string, Promise<void>>();
-  /** AWBs whose duplicate delivery is being answered, per client, and whether a tracking read came meanwhile. */
-  private readonly duplicates: OpenDuplicates = new Map();
-  constructor(private readonly deps: { storage: Storage; logger: Logger }) {}
+  /** `manualClock`: the sandbox runs a manual clock, which the client's tests move in place of waiting (see judgeRequest). */
+  /** Per client, its creates and tracking reads last judged, oldest first (at most RECENT). */
+  private readonly recent = new Map<string, Judged[]>();
+  constructor(private readonly deps: { storage: Storage; logger: Logger; manualClock: boolean }) {}
 
   /** For `observeProvider`: every provider request of a client, once its connection closed. */
   readonly request = (served: ServedRequest): void => {
@@ -60,7 +63,13 @@ export class ReportObserver {
     this.enqueue(client.id, {
       prefetch: (reads) => prefetchFor(reads, kept),
       judge: async (state, reads) => {
-        const draft = await judgeRequest({ reads, duplicates: this.duplicates }, client.id, kept, wall, state);
+        const recent = this.recent.get(client.id) ?? [];
+        const draft = await judgeRequest({ reads, manualClock: this.deps.manualClock, recent }, client.id, kept, wall, state);
+        if (operationId === 'createOrder' || operationId === 'trackOrder') {
+          recent.push({ kept, wall });
+          if (recent.length > RECENT) recent.shift();
+          this.recent.set(client.id, recent);
+        }
         // Every request counts toward the operations' coverage, whatever the catalogue made of it.
         if (status !== null) draft.count(operationCountKey(operationId, status));
         return draft;
@@ -70,19 +79,9 @@ export class ReportObserver {
 
   /** For the webhook dispatcher. */
   readonly attempts: AttemptObserver = {
-    starting: (delivery, chaos) => {
-      const awb = awbOf(delivery);
-      if (chaos !== 'duplicate' || awb === undefined) return;
-      const open = this.duplicates.get(delivery.client_id) ?? new Map<string, { read: boolean }>();
-      open.set(awb, { read: false });
-      this.duplicates.set(delivery.client_id, open);
-    },
     made: (delivery, attempt) => {
       if (delivery.event !== 'awb.generated') return;
-      const awb = awbOf(delivery);
-      const duplicate = attempt.chaos === 'duplicate' && awb !== undefined ? this.duplicates.get(delivery.client_id)?.get(awb) : undefined;
-      if (duplicate) this.duplicates.get(delivery.client_id)?.delete(awb!);
-      this.enqueue(delivery.client_id, { judge: async () => judgeAttempt(delivery, attempt, duplicate, attempt.at) });
+      this.enqueue(delivery.client_id, { judge: async () => judgeAttempt(delivery, attempt, attempt.at) });
     },
   };
 
@@ -94,11 +93,6 @@ export class ReportObserver {
     const progress = this.progress.get(clientId);
     if (!progress || progress.judged >= progress.taken) return Promise.resolve();
     return new Promise((done) => progress.waiters.push({ upTo: progress.taken, done }));
-  }
-
-  /** Forgets what is held in memory for the client (a reset or a new run). */
-  forget(clientId: string): void {
-    this.duplicates.delete(clientId);
   }
 
   private enqueue(clientId: string, judge: Judge): void {

@@ -35,6 +35,12 @@ export interface OperationInput {
    * outside the turns. Absent where requests are not served in turns.
    */
   turn?: () => Promise<void>;
+  /**
+   * Set by a read answered from a stored record: the version it answered from. The
+   * readiness report judges what the answer showed, not the record as it is by the time
+   * it judges (later on PostgreSQL, after the client's next requests).
+   */
+  answeredVersion?: number;
 }
 
 /** A request served from a spec, as observers (the request journal) see it once its connection closes. */

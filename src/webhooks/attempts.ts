@@ -57,7 +57,6 @@ export class DeliveryAttempts {
     try {
       const secret = chaos === 'bad_signature' ? wrongSecret(delivery.id) : endpoint.secret;
       const { agent, refusal } = this.deps.guard.route(endpoint.url, endpoint.source !== 'runtime');
-      this.deps.observer?.starting(delivery, chaos);
       result = await send({ url: endpoint.url, id: delivery.id, body: delivery.body, secret, timeoutMs: this.deps.timeoutMs, shutdown: this.shutdown.signal, dispatcher: agent, refusal });
     } catch (error) {
       if (error instanceof AttemptAborted) return undefined;
@@ -80,7 +79,6 @@ export class DeliveryAttempts {
     const secret = chaos === 'bad_signature' ? wrongSecret(delivery.id) : endpoint.secret;
     const sentAt = new Date();
     const headers = signedHeaders(delivery.id, delivery.body, secret, sentAt);
-    this.deps.observer?.starting(delivery, chaos);
     const outcome = await relay.attempt(
       { client_id: delivery.client_id, listener: name, delivery_id: delivery.id, event: delivery.event, order_no: delivery.order_no, timeout_ms: this.deps.timeoutMs, headers, body: delivery.body },
       this.shutdown.signal,

@@ -38,12 +38,11 @@ export interface DispatcherDeps {
   relay?: ListenerRelay;
   /** Told of every attempt made, once it has an outcome (metrics). */
   onAttempt?: (attempt: Attempt) => void;
-  /** Told as each attempt starts and once it has an outcome, with its delivery as it stood before (the readiness report). */
+  /** Told of each attempt once it has an outcome, with its delivery as it stood before (the readiness report). */
   observer?: AttemptObserver;
 }
 
 /** Watches attempts as they are made; `delivery.attempts` holds the earlier attempts only. */
 export interface AttemptObserver {
-  starting(delivery: Delivery, chaos: Attempt['chaos']): void;
   made(delivery: Delivery, attempt: Attempt): void;
 }

@@ -88,7 +88,7 @@ function countedReads(storage: Storage, { owners = {}, unacknowledged = [], fail
   };
   const orderOf = (awb: string) => {
     if (failing.includes(awb) && !failed.has(awb)) throw (failed.add(awb), new Error('connection reset'));
-    return { order_no: `ORD-${awb}`, awb, client_id: owners[awb] ?? 'acme', next_step: null, history: [{}] };
+    return { order_no: `ORD-${awb}`, awb, client_id: owners[awb] ?? 'acme', next_step: null, history: [{}], version: 2 };
   };
   Object.assign(storage, {
     orders: { byAwb: (awb: string) => answer('orders', () => orderOf(awb)) },
@@ -105,7 +105,7 @@ function countedReads(storage: Storage, { owners = {}, unacknowledged = [], fail
 describe('the readiness observer under load', () => {
   it('judges observations that queue up together: each sees the marks of those before it, all counted in one change', async () => {
     const store = slowReports();
-    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'silent' }) });
+    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'silent' }), manualClock: false });
     const bad = createRequest(1);
     bad.items[0]!.item_weight = 'heavy' as never;
     // The first read is held: the next observations wait behind it and form one batch.
@@ -134,7 +134,7 @@ describe('the readiness observer under load', () => {
   it('judges a batch of tracking reads with one read of each AWB’s order and webhooks, all asked for together', async () => {
     const store = slowReports();
     const reads = countedReads(store.storage);
-    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'silent' }) });
+    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'silent' }), manualClock: false });
     observer.request(tracked('JNE0000000000')); // judged alone while the rest queue
     const awbs = ['JNE0000000001', 'JNE0000000002', 'JNE0000000003', 'JNE0000000004', 'JNE0000000005'];
     for (let i = 0; i < 50; i += 1) observer.request(tracked(awbs[i % awbs.length]!));
@@ -150,7 +150,7 @@ describe('the readiness observer under load', () => {
   it('judges each tracking read of a batch by its own order: another client’s AWB, a webhook not acknowledged yet', async () => {
     const store = slowReports();
     const reads = countedReads(store.storage, { owners: { JNE0000000003: 'other' }, unacknowledged: ['JNE0000000002'] });
-    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'silent' }) });
+    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'silent' }), manualClock: false });
     observer.request(tracked('JNE0000000000'));
     for (const awb of ['JNE0000000001', 'JNE0000000002', 'JNE0000000003', 'JNE0000000001', 'JNE0000000002']) observer.request(tracked(awb));
     store.open();
@@ -161,11 +161,28 @@ describe('the readiness observer under load', () => {
     expect(reads.listed).toEqual(['ORD-JNE0000000000', 'ORD-JNE0000000001', 'ORD-JNE0000000002']);
   });
 
+  it("judges a read to the journey's end by the order as the answer showed it, not as it is when judged", async () => {
+    const store = slowReports();
+    countedReads(store.storage);
+    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'silent' }), manualClock: false });
+    const answeredAt = (awb: string, version: number): ServedRequest => {
+      const read = tracked(awb);
+      return { ...read, input: { ...read.input, answeredVersion: version } };
+    };
+    // Answered from version 1 (a step before the last); the order reached its end (version 2) before judging.
+    observer.request(answeredAt('JNE0000000001', 1));
+    observer.request(answeredAt('JNE0000000002', 2));
+    store.open();
+    await observer.settled('acme');
+
+    expect(store.state().counts).toMatchObject({ 'journey.read-to-end:exercised': 2, 'journey.read-to-end:handled': 1 });
+  });
+
   it('loses only the observation whose read failed: the next that needs it reads again', async () => {
     const store = slowReports();
     const lines: string[] = [];
     const reads = countedReads(store.storage, { failing: ['JNE0000000001'] });
-    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'error' }, { write: (line: string) => void lines.push(line) }) });
+    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'error' }, { write: (line: string) => void lines.push(line) }), manualClock: false });
     observer.request(tracked('JNE0000000000'));
     for (let i = 0; i < 10; i += 1) observer.request(tracked('JNE0000000001'));
     store.open();
@@ -185,7 +202,7 @@ describe('the readiness observer under load', () => {
       return change(clientId, next);
     };
     const lines: string[] = [];
-    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'error' }, { write: (line: string) => void lines.push(line) }) });
+    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'error' }, { write: (line: string) => void lines.push(line) }), manualClock: false });
     const bad = createRequest(1);
     bad.items[0]!.item_weight = 'heavy' as never;
     observer.request(served(201, createRequest(1))); // judged alone while the rest queue
@@ -203,7 +220,7 @@ describe('the readiness observer under load', () => {
   it('bounds what waits for a store that is behind: past the bound a client’s observations are dropped, counted in one warning', async () => {
     const store = slowReports();
     const lines: string[] = [];
-    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) }) });
+    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) }), manualClock: false });
     // The first is being judged (its read held), the rest of PENDING_PER_CLIENT wait behind it; the last 100 find no room.
     for (let i = 0; i < PENDING_PER_CLIENT + 100; i += 1) observer.request(served(201, createRequest(1)));
     store.open();
@@ -226,7 +243,7 @@ describe('the readiness observer under load', () => {
     // Each read takes 2 ms: observations made meanwhile keep the client's judging busy.
     reports.get = async (clientId, options) => (await new Promise((resolve) => setTimeout(resolve, 2)), get(clientId, options));
     store.open();
-    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'silent' }) });
+    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'silent' }), manualClock: false });
     let going = true;
     const traffic = (async () => {
       while (going) {

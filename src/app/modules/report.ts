@@ -11,7 +11,7 @@ import { ReportObserver } from '../../report/index.js';
  */
 export function reportModule(services: Pick<Services, 'storage' | 'clock' | 'logger' | 'endpoints' | 'webhookTargets' | 'options' | 'specs'>): SandboxModule & { observer: ReportObserver } {
   const { storage, clock, logger, endpoints, webhookTargets, options, specs } = services;
-  const observer = new ReportObserver({ storage, logger });
+  const observer = new ReportObserver({ storage, logger, manualClock: clock.mode === 'manual' });
   const shutdown = new AbortController();
   return {
     name: 'report',
@@ -20,7 +20,6 @@ export function reportModule(services: Pick<Services, 'storage' | 'clock' | 'log
     observeProvider: observer.request,
     reset: async (clientId) => {
       await observer.settled(clientId);
-      observer.forget(clientId);
       return storage.reports.clear(clientId);
     },
     close: () => shutdown.abort(),

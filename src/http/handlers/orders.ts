@@ -27,6 +27,7 @@ export function orderHandlers({ orders, tracking }: { orders: OrdersService; tra
       if (magic) return json(200, tracking.magic(magic, clientOf(input).id, input.baseUrl));
       const order = await orders.byAwbOf(clientOf(input), awb);
       const answer = order && tracking.of(order, input.baseUrl);
+      if (order) input.answeredVersion = order.version;
       if (!answer) throw new NotFound();
       return answer;
     },

@@ -66,7 +66,6 @@ export function reportHandlers(deps: ReportHandlerDeps): HandlerMap {
       const client = clientOf(input);
       const { name } = input.body as { name: string };
       await observer.settled(client.id);
-      observer.forget(client.id);
       const run = { name, started_at: now(client.id) };
       await storage.reports.start(client.id, run);
       return json(201, { name, started_at: new Date(run.started_at).toISOString() });

@@ -1,0 +1,72 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRequest } from '../support/orders.js';
+import { testSandbox, type TestSandbox } from '../support/sandbox.js';
+
+let sandbox: TestSandbox | undefined;
+afterEach(async () => {
+  await sandbox?.close();
+  sandbox = undefined;
+});
+
+/** A create with these order codes. */
+const create = (s: TestSandbox, code: string) => {
+  const request = createRequest(1);
+  request.items[0]!.order_code = code;
+  return s.call('POST', '/v1/order', { body: request });
+};
+
+const fault = (s: TestSandbox, action: Record<string, unknown>) => s.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'createOrder' }, action, times: 1 } });
+
+async function item(s: TestSandbox, id: string): Promise<{ status: string; detail: string }> {
+  const report = (await s.call('GET', '/__sandbox/report')).body as { items: Array<{ id: string; status: string; detail: string }> };
+  return report.items.find((i) => i.id === id)!;
+}
+
+describe('the readiness report judges a retry as the same request sent again', () => {
+  it('leaves a create that met a 503 not handled while other creates follow, and handled once it is sent again', async () => {
+    sandbox = await testSandbox();
+    await fault(sandbox, { type: 'status', status: 503, headers: { 'Retry-After': '1' } });
+    expect((await create(sandbox, 'LOST-503')).status).toBe(503);
+    expect((await create(sandbox, 'NEXT-1')).status).toBe(201);
+    expect(await item(sandbox, 'fault.503-retried')).toMatchObject({ status: 'not_handled' });
+
+    await sandbox.advance(1_000);
+    expect((await create(sandbox, 'LOST-503')).status).toBe(201);
+    expect(await item(sandbox, 'fault.503-retried')).toMatchObject({ status: 'handled' });
+  });
+
+  it('leaves a dropped create not handled when the client moves on to another', async () => {
+    sandbox = await testSandbox();
+    await fault(sandbox, { type: 'reset' });
+    await create(sandbox, 'LOST-RESET').catch(() => undefined);
+    expect((await create(sandbox, 'NEXT-1')).status).toBe(201);
+    expect(await item(sandbox, 'fault.dropped')).toMatchObject({ status: 'not_handled' });
+  });
+
+  it("does not count a fault rule's made-up 201 as a create", async () => {
+    sandbox = await testSandbox();
+    await fault(sandbox, { type: 'status', status: 201, body: { success: true, message: 'Data saved successfully.', batch_id: '730016604512', order_numbers: ['512345678901'] } });
+    expect((await create(sandbox, 'FAKE-201')).status).toBe(201);
+    expect(await item(sandbox, 'op.create-order')).toMatchObject({ status: 'not_exercised' });
+  });
+});
+
+describe('Retry-After', () => {
+  it('on a real clock counts real time only: a fast clock does not make an immediate retry a wait', async () => {
+    sandbox = await testSandbox({ clock: 'real', speed: 3600 });
+    await fault(sandbox, { type: 'status', status: 503, headers: { 'Retry-After': '5' } });
+    expect((await create(sandbox, 'SOON')).status).toBe(503);
+    expect((await create(sandbox, 'SOON')).status).toBe(201);
+    expect(await item(sandbox, 'fault.503-retried')).toMatchObject({ status: 'handled' });
+    expect(await item(sandbox, 'fault.retry-after')).toMatchObject({ status: 'not_handled' });
+  });
+
+  it("on a manual clock counts the test's advance as the client's wait", async () => {
+    sandbox = await testSandbox();
+    await fault(sandbox, { type: 'status', status: 503, headers: { 'Retry-After': '30' } });
+    expect((await create(sandbox, 'LATER')).status).toBe(503);
+    await sandbox.advance(30_000);
+    expect((await create(sandbox, 'LATER')).status).toBe(201);
+    expect(await item(sandbox, 'fault.retry-after')).toMatchObject({ status: 'handled' });
+  });
+});
