@@ -9,16 +9,21 @@ const fromEpoch = (seconds) => new Date(seconds * 1000).toISOString();
 function Tracking({ awb, version }) {
   const [answer, setAnswer] = useState(null);
   useEffect(() => {
-    if (!awb) return;
+    if (!awb) return undefined;
     // Fetched when the order changes, not on every poll: each call is a provider request in the journal.
-    call('GET', `/v1/order/tracking/${encodeURIComponent(awb)}`).then(
+    // Ended when the view moves on, so an older answer never overwrites a newer one, nor a held one keeps a connection.
+    const left = new AbortController();
+    setAnswer(null);
+    call('GET', `/v1/order/tracking/${encodeURIComponent(awb)}`, { signal: left.signal }).then(
       (r) => setAnswer({ status: r.status, body: r.body }),
-      (e) => setAnswer({ status: e.status, body: { success: false, message: e.message, errors: e.errors } }),
+      (e) => !left.signal.aborted && setAnswer({ status: e.status, body: { success: false, message: e.message, errors: e.errors } }),
     );
+    return () => left.abort();
   }, [awb, version]);
   return html`<section>
     <h2>Tracking answer</h2>
     ${!awb && html`<p class="muted">No AWB yet: tracking is by AWB.</p>`}
+    ${awb && !answer && html`<p class="muted">Reading the tracking answer…</p>`}
     ${awb && answer && html`<p><code>GET /v1/order/tracking/${awb}</code> → <strong>${answer.status}</strong></p><${Json} value=${answer.body} />`}
   </section>`;
 }

@@ -9,12 +9,6 @@ const EVENTS = ['awb.generated', 'awb.failed', 'order.cancelled', 'ping'];
 const FILTER_EVENTS = ['awb.generated', 'awb.failed', 'order.cancelled'];
 const PAGE_SIZE = 20;
 
-/** A new secret: `whsec_` + base64 of 24 random bytes, as the control API expects. */
-function newSecret() {
-  const bytes = crypto.getRandomValues(new Uint8Array(24));
-  return `whsec_${btoa(String.fromCharCode(...bytes))}`;
-}
-
 function Endpoint({ endpoint, onChange }) {
   const [url, setUrl] = useState(endpoint.url ?? '');
   const action = useAction();
@@ -36,7 +30,13 @@ function Endpoint({ endpoint, onChange }) {
     event.preventDefault();
     put({ url }, (after) => `Webhooks go to ${after.url} (${after.state})`);
   };
-  const rotate = () => put({ url: endpoint.url ?? url, secret: newSecret() }, () => 'Secret rotated: verify signatures with the new one');
+  // Only the secret changes: the URL, its source (config or runtime), enabled and the filter stay as they are.
+  const rotate = () =>
+    action.run(async () => {
+      await call('PATCH', '/__sandbox/webhooks/endpoints/default', { body: { rotate_secret: true } });
+      onChange();
+      return 'Secret rotated: verify signatures with the new one';
+    });
   const test = () =>
     action.run(async () => {
       const { body } = await call('POST', '/__sandbox/webhooks/test');

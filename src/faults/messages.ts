@@ -12,6 +12,7 @@ export const faultMessages = {
   tooManyHeld: (max: number) =>
     `This client already has ${max} requests held open by fault rules (hang, latency, dribble, or reset after a delay), the most it may at once; close some of those connections (or delete the rule) and retry.`,
   badHeader: 'must be a valid HTTP header name with a value of visible characters',
+  browserHeader: (name: string) => `cannot be set by a fault rule: ${name} acts on the browser that reads the answer (a redirect, cookies, site data or its policies), the operator's dashboard too`,
   framingHeader: (name: string) => `cannot be set by a fault rule: ${name} frames the answer or the connection, which the sandbox sets itself`,
   badContentType: 'must be a media type such as application/json or text/plain; charset=utf-8',
   badBodyPath: 'each key must be a field path such as items[0].cod',

@@ -22,6 +22,24 @@ const FIELDS: Record<FaultAction['type'], string[]> = {
  */
 const FRAMING_HEADERS = new Set(['connection', 'content-length', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 
+/**
+ * Headers that act on a browser rather than tell a client's HTTP code something: a
+ * redirect its fetch follows with the same Authorization (a partner's rule once sent an
+ * admin's dashboard to `POST /__sandbox/reset-all`), cookies and site data that outlive
+ * the answer, and policies a browser keeps for the origin. A partner's rule would set
+ * them on whoever reads its answers: its operator's dashboard too.
+ */
+const BROWSER_HEADERS = new Set([
+  'location', 'refresh', 'set-cookie', 'set-cookie2', 'clear-site-data', 'content-security-policy', 'content-security-policy-report-only',
+  'strict-transport-security', 'alt-svc', 'link', 'service-worker-allowed', 'cross-origin-opener-policy', 'cross-origin-embedder-policy', 'cross-origin-resource-policy',
+]);
+
+/** Whether a fault rule's answer may not carry this header because it acts on the browser (see BROWSER_HEADERS; CORS's too). */
+export const actsOnBrowser = (name: string): boolean => {
+  const lower = name.toLowerCase();
+  return BROWSER_HEADERS.has(lower) || lower.startsWith('access-control-');
+};
+
 /** Why a rule's answer cannot carry this header, or undefined when it can. */
 function headerProblem(name: string, value: string): string | undefined {
   try {
@@ -32,6 +50,7 @@ function headerProblem(name: string, value: string): string | undefined {
   }
   const lower = name.toLowerCase();
   if (FRAMING_HEADERS.has(lower)) return faultMessages.framingHeader(name);
+  if (actsOnBrowser(lower)) return faultMessages.browserHeader(name);
   if (lower === 'content-type') {
     // Parsed again when the answer is sent (express): a value it cannot parse would throw there.
     try {

@@ -28,6 +28,13 @@ const BATCH = 256;
  * so a flood from one partner cannot grow the process.
  */
 export const PENDING_PER_CLIENT = 1_000;
+/**
+ * Whether a request shows the client's own behaviour: not one an admin made acting for
+ * it (an operator browsing a partner's orders), nor the dashboard's (its order page reads
+ * tracking as a client would, once per change of the order, whenever someone looks).
+ */
+const byTheClient = (served: ServedRequest): boolean => served.input.role !== 'admin' && served.input.headers['x-sandbox-dashboard'] === undefined;
+
 /** Of each client, the creates and tracking reads last judged that judging keeps at hand (see Judging.recent). */
 const RECENT = 16;
 
@@ -55,7 +62,7 @@ export class ReportObserver {
   /** For `observeProvider`: every provider request of a client, once its connection closed. */
   readonly request = (served: ServedRequest): void => {
     const client = served.input.client;
-    if (!client) return;
+    if (!client || !byTheClient(served)) return;
     const wall = Date.now() - served.durationMs;
     const kept = observed(served);
     const { operationId } = served.input.operation;

@@ -52,6 +52,11 @@ describe('POST /__sandbox/faults', () => {
     ['a Transfer-Encoding header', { action: { type: 'status', status: 503, headers: { 'Transfer-Encoding': 'gzip' } } }, 'action.headers.Transfer-Encoding'],
     ['a Content-Length header', { action: { type: 'status', status: 503, headers: { 'content-length': '0' } } }, 'action.headers.content-length'],
     ['a Connection header', { action: { type: 'status', status: 503, headers: { Connection: 'close' } } }, 'action.headers.Connection'],
+    // A partner's rule acting on the browser that reads its answers: the operator's dashboard followed a 307 to POST /__sandbox/reset-all.
+    ['a Location header (a redirect a browser follows)', { action: { type: 'status', status: 307, headers: { Location: '/__sandbox/reset-all' } } }, 'action.headers.Location'],
+    ['a Set-Cookie header', { action: { type: 'status', status: 404, headers: { 'Set-Cookie': 'c1=x; Max-Age=31536000' } } }, 'action.headers.Set-Cookie'],
+    ['a Clear-Site-Data header', { action: { type: 'status', status: 404, headers: { 'Clear-Site-Data': '"storage"' } } }, 'action.headers.Clear-Site-Data'],
+    ['an Access-Control header', { action: { type: 'status', status: 200, headers: { 'Access-Control-Allow-Origin': 'https://evil.test' } } }, 'action.headers.Access-Control-Allow-Origin'],
     ['a Content-Type express cannot read', { action: { type: 'status', status: 503, headers: { 'Content-Type': 'text/html; ===' } } }, 'action.headers.Content-Type'],
   ])('returns 400 naming the field for %s', async (_, body, field) => {
     const res = await sandbox.call('POST', '/__sandbox/faults', { body });
@@ -75,6 +80,17 @@ describe('POST /__sandbox/faults', () => {
     await expect(sandbox.call('GET', TRACK)).rejects.toThrow(/socket hang up|ECONNRESET/);
     expect((await sandbox.call('GET', TRACK, { token: TOKEN_B })).status).toBe(404);
     expect((await sandbox.call('GET', '/__sandbox/faults')).body.rules).toHaveLength(1);
+  });
+
+  it('leaves out the browser-acting headers of a rule kept from before they were refused, answering the rest', async () => {
+    const settings = (await sandbox.services.storage.settings.get('client-a'))!;
+    const rule = { id: 'fault_1', match: {}, action: { type: 'status', status: 307, headers: { Location: '/__sandbox/reset-all', 'Set-Cookie': 'c=1', 'X-Kept': 'yes' } }, times: 5, remaining: 5, probability: 1, matched: 0, hits: 0, created_at: '2026-01-01T00:00:00.000Z' };
+    await sandbox.services.storage.settings.put({ ...settings, faults: [rule as never], fault_seq: 1 });
+    const res = await sandbox.call('GET', TRACK);
+    expect(res.status).toBe(307);
+    expect(res.headers['x-kept']).toBe('yes');
+    expect(res.headers.location).toBeUndefined();
+    expect(res.headers['set-cookie']).toBeUndefined();
   });
 
   it('returns 401 without a token', async () => {

@@ -51,6 +51,22 @@ describe('the readiness report judges a retry as the same request sent again', (
   });
 });
 
+describe('what the report grades', () => {
+  it("grades none of an admin's requests acting for the client, nor the dashboard's", async () => {
+    sandbox = await testSandbox({ adminTokens: ['admin-token'] });
+    const created = await create(sandbox, 'MINE');
+    const orderNo = created.body.order_numbers[0] as string;
+    const { awb } = (await sandbox.call('POST', `/__sandbox/orders/${orderNo}/awb`)).body;
+    await sandbox.call('GET', `/v1/order/tracking/${awb}`, { token: 'admin-token', headers: { 'X-Sandbox-Client': 'client-a' } });
+    await sandbox.call('GET', `/v1/order/tracking/${awb}`, { headers: { 'X-Sandbox-Dashboard': '1' } });
+    expect(await item(sandbox, 'op.tracking')).toMatchObject({ status: 'not_exercised' });
+    expect(await item(sandbox, 'error.tracking-404')).toMatchObject({ status: 'not_exercised' });
+    // The client's own read is graded.
+    await sandbox.call('GET', `/v1/order/tracking/${awb}`);
+    expect(await item(sandbox, 'error.tracking-404')).toMatchObject({ status: 'not_handled' });
+  });
+});
+
 describe('Retry-After', () => {
   it('on a real clock counts real time only: a fast clock does not make an immediate retry a wait', async () => {
     sandbox = await testSandbox({ clock: 'real', speed: 3600 });

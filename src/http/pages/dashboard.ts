@@ -11,8 +11,12 @@ export const DASHBOARD_PATH = '/dashboard';
 /** The dashboard's own files (HTML, ES modules, CSS): a top-level folder, shipped as is (no build step). */
 export const DASHBOARD_DIR = fileURLToPath(new URL('../../../dashboard/', import.meta.url));
 
-/** Nothing but the sandbox's own origin: no inline script or style, no CDN, no eval. */
-export const DASHBOARD_CSP = "default-src 'self'";
+/**
+ * Nothing but the sandbox's own origin: no inline script or style, no CDN, no eval; and
+ * no page of another origin may frame it (clickjacking), nor a base or form lead elsewhere
+ * (neither falls back to default-src).
+ */
+export const DASHBOARD_CSP = "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'";
 
 const resolve = createRequire(import.meta.url).resolve;
 

@@ -1,6 +1,6 @@
 import type { OperationInput, Reply } from '../handler.js';
 import { isBodyReply } from '../handler.js';
-import { faultMessages } from '../../faults/index.js';
+import { actsOnBrowser, faultMessages } from '../../faults/index.js';
 import type { FaultRule } from '../../records/index.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -20,7 +20,9 @@ export async function performFault(
   switch (action.type) {
     case 'status': {
       const body = action.body ?? (action.status >= 400 ? { success: false, message: faultMessages.injected(action.status, rule.id), errors: [] } : undefined);
-      return { status: action.status, body, headers: action.headers };
+      // A rule kept from before such headers were refused does not set them either.
+      const headers = action.headers && Object.fromEntries(Object.entries(action.headers).filter(([name]) => !actsOnBrowser(name)));
+      return { status: action.status, body, headers };
     }
     case 'latency': {
       const max = action.max_ms ?? action.ms;
