@@ -22,6 +22,23 @@ function coverageCases(report: Report): string[] {
   );
 }
 
+/** Most requests or attempts a failure names: the last ones behind it. */
+const SHOWN_EVENTS = 3;
+
+/**
+ * What a CI log shows under a failed item: its detail, the last requests or attempts that
+ * missed it (or, when none missed, the last that exercised it), and where the behaviour
+ * comes from.
+ */
+function failureText(report: Report, item: Report['items'][number]): string {
+  const mine = report.events.filter((e) => e.item === item.id);
+  const missed = mine.filter((e) => e.outcome === 'missed');
+  const shown = (missed.length > 0 ? missed : mine.filter((e) => e.outcome === 'exercised')).slice(-SHOWN_EVENTS);
+  const lines = shown.map((e) => `- ${new Date(e.at).toISOString()} ${e.note}`);
+  const heading = missed.length > 0 ? 'Last missed:' : 'Last exercised (no handling seen after it):';
+  return [item.detail, ...(lines.length > 0 ? [heading, ...lines] : []), `Source: ${item.source}`].join('\n');
+}
+
 /**
  * The report as JUnit XML, so CI shows it like tests: one suite with a test case per
  * catalogue item (not handled is a failure; not exercised and not graded are skipped),
@@ -37,8 +54,8 @@ export function junitOf(report: Report): string {
   const cases = report.items.map((item) => {
     const open = `    <testcase classname="readiness.${escapeXml(item.id.split('.')[0]!)}" name="${escapeXml(`${item.id}: ${item.title}`)}" time="0">`;
     if (item.status === 'handled') return `${open}</testcase>`;
-    if (item.status === 'not_handled') return `${open}\n      <failure message="${escapeXml(item.detail)}" type="not_handled">${escapeXml(`${item.detail}\nSource: ${item.source}`)}</failure>\n    </testcase>`;
-    return `${open}\n      <skipped message="${escapeXml(item.status === 'not_graded' ? 'not graded: the sandbox cannot observe this' : item.detail)}"/>\n    </testcase>`;
+    if (item.status === 'not_handled') return `${open}\n      <failure message="${escapeXml(item.detail)}" type="not_handled">${escapeXml(failureText(report, item))}</failure>\n    </testcase>`;
+    return `${open}\n      <skipped message="${escapeXml(item.status === 'not_graded' ? 'not graded: the sandbox cannot observe this' : `${item.detail} (counts as not handled in handled_percent)`)}"/>\n    </testcase>`;
   });
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
