@@ -70,7 +70,8 @@ export async function runChecks(endpoint: Endpoint, messages: CheckMessages, dep
   if (!endpoint.enabled) throw new Conflict(disabled(endpoint));
   if (!admits(endpoint, 'awb.generated')) throw new Conflict(`The endpoint ${endpoint.id} does not take awb.generated (its events filter), which every check sends: grade an endpoint that takes it.`);
   const url = endpoint.url;
-  const ids = { valid: `msg_check_${randomBytes(8).toString('hex')}`, unknown: `msg_check_${randomBytes(8).toString('hex')}` };
+  // In the format of every delivery id: a receiver cannot tell the checks from real messages by their ids.
+  const ids = { valid: `msg_${randomBytes(12).toString('hex')}`, unknown: `msg_${randomBytes(12).toString('hex')}` };
   const results: CheckResult[] = [];
   const result = (step: CheckStep, status: CheckResult['status'], got: string): CheckResult => ({ id: step.id, endpoint_id: endpoint.id, status, expected: step.expected, got, at: deps.now() });
   let stopped: string | undefined;

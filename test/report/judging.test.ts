@@ -35,6 +35,15 @@ describe('the readiness report judges a retry as the same request sent again', (
     expect(await item(sandbox, 'fault.503-retried')).toMatchObject({ status: 'handled' });
   });
 
+  it('takes a 503 the client asked for with Prefer: code=503 as one to retry', async () => {
+    sandbox = await testSandbox();
+    const request = createRequest(1);
+    expect((await sandbox.call('POST', '/v1/order', { body: request, headers: { Prefer: 'code=503' } })).status).toBe(503);
+    expect(await item(sandbox, 'fault.503-retried')).toMatchObject({ status: 'not_handled' });
+    expect((await sandbox.call('POST', '/v1/order', { body: request })).status).toBe(201);
+    expect(await item(sandbox, 'fault.503-retried')).toMatchObject({ status: 'handled' });
+  });
+
   it('leaves a dropped create not handled when the client moves on to another', async () => {
     sandbox = await testSandbox();
     await fault(sandbox, { type: 'reset' });
