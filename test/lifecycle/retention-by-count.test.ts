@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Conflict } from '../../src/shared/index.js';
 import { createRequest } from '../support/orders.js';
 import { testSandbox, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
 import { tempDir } from '../support/tmp.js';
@@ -56,6 +57,15 @@ describe('--retention-orders', () => {
     const orders = (await sandbox.call('GET', '/__sandbox/orders?limit=100')).body.orders as Array<{ order_no: string; awb: string | null }>;
     expect(orders.map((o) => o.order_no).sort()).toEqual([...kept].sort());
     expect(orders.every((o) => o.awb !== null)).toBe(true);
+  });
+
+  it('lists the oldest again when another replica removed some of them at once (a Conflict), and removes as many', async () => {
+    sandbox = await testSandbox();
+    await createBatch(sandbox, 10);
+    const spy = vi.spyOn(sandbox.services.storage, 'transaction').mockImplementationOnce(() => Promise.reject(new Conflict('changed by another replica')));
+    expect(await sandbox.services.orders.removeOldest('client-a', 4)).toBe(4);
+    expect(spy).toHaveBeenCalledTimes(2);
+    expect(await total(sandbox)).toBe(6);
   });
 
   it('brings a client over the limit at start down to it, and keeps it there', async () => {
