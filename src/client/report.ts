@@ -10,6 +10,8 @@ export interface ReportCommand {
   format: 'json' | 'junit' | 'html';
   failUnder?: number;
   coverageUnder?: number;
+  /** Catalogue items that must be handled, whatever the share (--require, repeatable, comma-separated). */
+  require?: string[];
   client?: string;
 }
 
@@ -29,6 +31,7 @@ export function reportProgram(name = 'shipping-sandbox report'): Command {
     .addOption(new Option('--format <format>', 'what to print').choices(['json', 'junit', 'html']).default('json'))
     .addOption(new Option('--fail-under <percent>', 'exit 1 when the handled share (handled / graded items, in percent) is below this').argParser(percent))
     .addOption(new Option('--coverage-under <percent>', "exit 1 when the coverage of the provider spec (documented statuses of its operations exercised, in percent) is below this").argParser(percent))
+    .option('--require <items>', 'exit 1 unless each of these catalogue items is handled, e.g. webhook.bad-signature,check.bad-signature (comma-separated, repeatable)', (value: string, before: string[] = []) => [...before, ...value.split(',').map((id) => id.trim()).filter((id) => id !== '')])
     .option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)');
 }
 
@@ -67,8 +70,9 @@ export async function executeReport(options: ReportCommand, out: (text: string) 
     err(`shipping-sandbox report: ${(error as Error).message}${(error as { cause?: Error }).cause ? ` (${(error as { cause: Error }).cause.message})` : ''}\n`);
     return 2;
   }
-  const { summary, coverage, run } = JSON.parse(json) as {
+  const { summary, coverage, run, items } = JSON.parse(json) as {
     summary: { handled_percent: number; handled: number; graded: number };
+    items: Array<{ id: string; status: string; detail: string }>;
     coverage: { summary: { percent: number; statuses: number; statuses_exercised: number } };
     run?: { name?: string } | null;
   };
@@ -79,6 +83,16 @@ export async function executeReport(options: ReportCommand, out: (text: string) 
   let code = 0;
   if (options.failUnder !== undefined && summary.handled_percent < options.failUnder) {
     err(`shipping-sandbox report: ${summary.handled_percent}% handled (${summary.handled} of ${summary.graded} graded items), below --fail-under ${options.failUnder}\n`);
+    code = 1;
+  }
+  const required = options.require ?? [];
+  const unknown = required.filter((id) => !items.some((item) => item.id === id));
+  if (unknown.length > 0) {
+    err(`shipping-sandbox report: --require names no item ${unknown.map((id) => `"${id}"`).join(', ')}; the items are ${items.map((item) => item.id).join(', ')}\n`);
+    return 2;
+  }
+  for (const item of items.filter((i) => required.includes(i.id) && i.status !== 'handled')) {
+    err(`shipping-sandbox report: ${item.id} is required (--require) and ${item.status.replace('_', ' ')}: ${item.detail}\n`);
     code = 1;
   }
   if (options.coverageUnder !== undefined && coverage.summary.percent < options.coverageUnder) {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
 import { runReport } from '../../src/client/report.js';
+import { createRequest } from '../support/orders.js';
 
 async function runWith(env: NodeJS.ProcessEnv, ...argv: string[]) {
   let stdout = '';
@@ -90,5 +91,32 @@ describe('shipping-sandbox report: a gate after a Pact verification', () => {
     const ungated = await run('--url', sandbox.url, '--token', 'token-a');
     expect(ungated.code).toBe(0);
     expect(ungated.stderr).toMatch(/the current run is "pact"/);
+  });
+});
+
+describe('shipping-sandbox report --require', () => {
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    sandbox = await createSandbox({ clock: 'manual', tokens: ['token-a'], logLevel: 'silent' });
+    // One create: op.create-order handled, everything else not exercised.
+    const created = await fetch(`${sandbox.url}/v1/order`, { method: 'POST', headers: { authorization: 'Bearer token-a', 'content-type': 'application/json' }, body: JSON.stringify(createRequest(1)) });
+    expect(created.status).toBe(201);
+  });
+  afterAll(() => sandbox.close());
+
+  it('exits 1 naming each required item that is not handled, whatever the share, and 0 when all are', async () => {
+    const missing = await run('--url', sandbox.url, '--token', 'token-a', '--require', 'webhook.bad-signature,check.bad-signature', '--require', 'fault.retry-after');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/webhook\.bad-signature is required \(--require\) and not exercised/);
+    expect(missing.stderr).toMatch(/check\.bad-signature is required/);
+    expect(missing.stderr).toMatch(/fault\.retry-after is required/);
+    const none = await run('--url', sandbox.url, '--token', 'token-a', '--require', 'op.create-order');
+    expect({ code: none.code, stderr: none.stderr }).toEqual({ code: 0, stderr: '' });
+  });
+
+  it('exits 2 naming an item the catalogue does not have, and listing those it has', async () => {
+    const { code, stderr } = await run('--url', sandbox.url, '--token', 'token-a', '--require', 'webhook.signature');
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/--require names no item "webhook.signature"; the items are op\.create-order, .*webhook\.bad-signature/);
   });
 });
