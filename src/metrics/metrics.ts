@@ -38,6 +38,12 @@ export class SandboxMetrics {
     registers: [this.registry],
   });
   readonly ordersCreated = new Counter({ name: 'sandbox_orders_created_total', help: 'Orders created (one per item of a create request).', registers: [this.registry] });
+  readonly ordersRemoved = new Counter({
+    name: 'sandbox_orders_removed_total',
+    help: 'Orders removed by retention, by reason: age (--retention) or count (--retention-orders). Counted by the process that removed them.',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
   readonly awbsGenerated = new Counter({ name: 'sandbox_awbs_generated_total', help: 'AWBs generated (the awb.generated event).', registers: [this.registry] });
   readonly awbsFailed = new Counter({ name: 'sandbox_awbs_failed_total', help: 'AWB generations failed by scenario (the awb.failed event).', registers: [this.registry] });
   readonly webhookAttempts = new Counter({

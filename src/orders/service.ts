@@ -1,5 +1,5 @@
 import type { Client } from '../clients/index.js';
-import { Conflict, letRequestsIn, parseDelayRange, type DelayRange, RuleViolation } from '../shared/index.js';
+import { letRequestsIn, parseDelayRange, type DelayRange, RuleViolation } from '../shared/index.js';
 import type { Clocks } from '../clock/index.js';
 import type { Fixtures } from '../fixtures/index.js';
 import type { IdFactory } from '../ids/index.js';
@@ -168,31 +168,9 @@ export class OrdersService {
     }
   }
 
-  /**
-   * Removes the client's `n` oldest orders (retention by count), a slice at a time. Another
-   * replica removing the same ones at once makes a slice fail with a Conflict: its orders
-   * are listed again (a few times in a row at most). Returns how many this call removed.
-   */
-  async removeOldest(clientId: string, n: number): Promise<number> {
-    const { storage } = this.deps;
-    let removed = 0;
-    let conflicts = 0;
-    while (removed < n) {
-      const oldest = await storage.orders.createdBefore(Number.MAX_SAFE_INTEGER, Math.min(500, n - removed), clientId);
-      let slice: number;
-      try {
-        slice = oldest.length === 0 ? 0 : await storage.transaction((tx) => this.removeAsTheyAre(tx, oldest));
-      } catch (error) {
-        if (!(error instanceof Conflict) || ++conflicts > 3) throw error;
-        continue;
-      }
-      conflicts = 0;
-      // None left, or none of those listed still there to remove: what is left is another's to remove.
-      if (slice === 0) return removed;
-      removed += slice;
-      await letRequestsIn();
-    }
-    return removed;
+  /** Removes these orders as they are now, their jobs with them, in one unit of work (retention by count). Answers how many were still there. */
+  removeListed(listed: ReadonlyArray<Pick<Order, 'order_no'>>): Promise<number> {
+    return this.deps.storage.transaction((tx) => this.removeAsTheyAre(tx, listed));
   }
 
   /**

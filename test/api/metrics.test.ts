@@ -46,7 +46,7 @@ describe('GET /__sandbox/metrics', () => {
     ]) {
       expect(names, name).toContain(name);
     }
-    for (const family of ['sandbox_http_requests_total', 'sandbox_http_request_duration_seconds', 'sandbox_webhook_attempts_total', 'sandbox_scheduler_lag_seconds', 'sandbox_event_loop_delay_seconds']) {
+    for (const family of ['sandbox_http_requests_total', 'sandbox_orders_removed_total', 'sandbox_http_request_duration_seconds', 'sandbox_webhook_attempts_total', 'sandbox_scheduler_lag_seconds', 'sandbox_event_loop_delay_seconds']) {
       expect(res.text).toContain(`# TYPE ${family} `);
     }
   });

@@ -1,3 +1,5 @@
+import { Conflict, letRequestsIn } from '../../shared/index.js';
+import { removeOrderDeliveries } from '../../webhooks/index.js';
 import type { Services } from '../services.js';
 
 /**
@@ -5,13 +7,27 @@ import type { Services } from '../services.js';
  * creates call for: what other replicas created, and clients over the limit at start.
  */
 export const COUNT_EVERY_MS = 60_000;
+/** Most orders one unit of work removes. */
+const SLICE = 500;
+
+/** What one client's removal took away, by record (orders, webhooks), and where it stopped. */
+export interface Removed {
+  counts: Record<string, number>;
+  /** When the oldest order the client keeps was made (its clock), once known. */
+  oldestKept?: number;
+}
 
 /**
  * Retention by count (`--retention-orders <n>`): a client's orders are counted once its
  * creates here since the last count reach a tenth of n, and every client's every
- * COUNT_EVERY_MS; past n, `removeOldest` removes the client's oldest orders down to n.
- * Between counts a client may hold up to a tenth more. One count of a client at a time:
- * creates that call for another meanwhile get one more after it.
+ * COUNT_EVERY_MS; past n, its oldest orders are removed a slice at a time, each with its
+ * webhook deliveries (sent or not: an order that answers 404 gets no webhook) and their
+ * jobs, the orders counted again before each slice, so two replicas removing at once
+ * never take the client below n. Then `pruneOlder` removes the client's other records
+ * older than the oldest order it keeps, and `report` says what went (also after a
+ * failure, for what went before it). One count of a client at a time in this process:
+ * creates that call for another meanwhile get one more after it. A stop ends a removal
+ * between slices.
  */
 export class RetentionByCount {
   private readonly createdSince = new Map<string, number>();
@@ -24,7 +40,8 @@ export class RetentionByCount {
   constructor(
     private readonly limit: number,
     private readonly services: Pick<Services, 'storage' | 'logger' | 'orders' | 'registry'>,
-    private readonly removeOldest: (clientId: string, n: number) => Promise<void>,
+    private readonly pruneOlder: (olderThan: number, clientId: string, removed: Record<string, number>) => Promise<void>,
+    private readonly report: (clientId: string, removed: Removed) => void,
   ) {
     this.slack = Math.max(1, Math.floor(limit / 10));
   }
@@ -39,7 +56,7 @@ export class RetentionByCount {
     this.countAll();
   }
 
-  /** No count starts from now on; resolves once those running have ended. */
+  /** No count starts from now on, and one running ends after its slice; resolves once they have. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
@@ -68,8 +85,37 @@ export class RetentionByCount {
   }
 
   private async keepLimit(clientId: string): Promise<void> {
-    if (this.stopped) return;
-    const count = await this.services.storage.orders.count(clientId);
-    if (count > this.limit) await this.removeOldest(clientId, count - this.limit);
+    const removed: Removed = { counts: {} };
+    try {
+      if (!(await this.removeOldest(clientId, removed))) return;
+      removed.oldestKept = (await this.services.storage.orders.createdBefore(Number.MAX_SAFE_INTEGER, 1, clientId))[0]?.created_at;
+      if (removed.oldestKept !== undefined) await this.pruneOlder(removed.oldestKept, clientId, removed.counts);
+    } finally {
+      this.report(clientId, removed);
+    }
+  }
+
+  /** Removes the client's oldest orders down to the limit, a slice at a time; answers whether it removed any. */
+  private async removeOldest(clientId: string, removed: Removed): Promise<boolean> {
+    const { storage, orders } = this.services;
+    const add = (what: string, n: number) => n > 0 && (removed.counts[what] = (removed.counts[what] ?? 0) + n);
+    let conflicts = 0;
+    for (;;) {
+      if (this.stopped) return removed.counts.orders !== undefined;
+      const excess = (await storage.orders.count(clientId)) - this.limit;
+      if (excess <= 0) return removed.counts.orders !== undefined;
+      const oldest = await storage.orders.createdBefore(Number.MAX_SAFE_INTEGER, Math.min(SLICE, excess), clientId);
+      if (oldest.length === 0) return removed.counts.orders !== undefined;
+      try {
+        add('orders', await orders.removeListed(oldest));
+        conflicts = 0;
+      } catch (error) {
+        // Another replica removing the same orders at once: counted and listed again, a few times in a row at most.
+        if (!(error instanceof Conflict) || ++conflicts > 3) throw error;
+        continue;
+      }
+      add('webhooks', await removeOrderDeliveries(storage, clientId, oldest.map((o) => o.order_no)));
+      await letRequestsIn();
+    }
   }
 }

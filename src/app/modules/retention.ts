@@ -27,9 +27,9 @@ export const RETENTION_EVERY_MS = 3_600_000;
  *
  * @example sandboxModules = (services) => { const list = [...]; list.push(retentionModule(services, list)); return list; }
  */
-export function retentionModule(services: Pick<Services, 'options' | 'storage' | 'scheduler' | 'clock' | 'logger' | 'orders' | 'registry'>, modules: readonly SandboxModule[]): SandboxModule {
+export function retentionModule(services: Pick<Services, 'options' | 'storage' | 'scheduler' | 'clock' | 'logger' | 'orders' | 'registry' | 'metrics'>, modules: readonly SandboxModule[]): SandboxModule {
   const { retention, retentionOrders } = services.options;
-  const { storage, scheduler, clock, logger, orders, registry } = services;
+  const { storage, scheduler, clock, logger, orders, registry, metrics } = services;
 
   /** Each module's records older than `olderThan` (of one client or of all) removed: adds to `removed` how many, by module. */
   const prune = async (olderThan: number, clientId: string | undefined, removed: Record<string, number>): Promise<void> => {
@@ -46,18 +46,11 @@ export function retentionModule(services: Pick<Services, 'options' | 'storage' |
     const removed: Record<string, number> = {};
     const count = await orders.removeOlderThan(olderThan, clientId);
     if (count > 0) removed.orders = count;
+    metrics.ordersRemoved.inc({ reason: 'age' }, count);
     await prune(olderThan, clientId, removed);
     logRemoved(removed, olderThan, clientId !== undefined ? { client_id: clientId } : {});
   };
-  /** Removes the client's `n` oldest orders, then its records older than the oldest order it keeps; logs what it removed. */
-  const removeOldest = async (clientId: string, n: number): Promise<void> => {
-    const removed: Record<string, number> = {};
-    const count = await orders.removeOldest(clientId, n);
-    if (count > 0) removed.orders = count;
-    const oldestKept = (await storage.orders.createdBefore(Number.MAX_SAFE_INTEGER, 1, clientId))[0]?.created_at;
-    if (oldestKept !== undefined) await prune(oldestKept, clientId, removed);
-    logRemoved(removed, oldestKept, { client_id: clientId, retention_orders: retentionOrders });
-  };
+
   const sweep = async (at: number): Promise<void> => {
     const olderThan = at - retention!;
     for (const clientId of registry.clientIds) {
@@ -69,7 +62,13 @@ export function retentionModule(services: Pick<Services, 'options' | 'storage' |
     }
     await removeOlderThan(olderThan);
   };
-  const byCount = retentionOrders > 0 ? new RetentionByCount(retentionOrders, services, removeOldest) : undefined;
+  const byCount =
+    retentionOrders > 0
+      ? new RetentionByCount(retentionOrders, services, prune, (clientId, { counts, oldestKept }) => {
+          metrics.ordersRemoved.inc({ reason: 'count' }, counts.orders ?? 0);
+          logRemoved(counts, oldestKept, { client_id: clientId, retention_orders: retentionOrders });
+        })
+      : undefined;
   const scheduleNext = (at: number) => storage.jobs.schedule({ kind: RETENTION_JOB, key: 'sweep', client_id: '', due_at: at + RETENTION_EVERY_MS });
 
   return {
