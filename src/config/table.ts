@@ -203,7 +203,8 @@ export const OPTIONS: Schema = {
     env: 'SANDBOX_RETENTION',
     help: "remove orders older than this on their client's clock, e.g. 30d",
     default: undefined,
-    resolve: (value) => (value === undefined ? undefined : duration('retention', '30d, 12h or 90m')(value)),
+    // A unit is required: a bare number would be milliseconds, and beside SANDBOX_RETENTION_ORDERS=200000 one reads as a count.
+    resolve: (value) => (value === undefined ? undefined : /^\s*\d+\s*$/.test(value) ? fail('retention', `retention "${value}" has no unit: use for example 30d, 12h or 90m (a bare number would be milliseconds; a count of orders is --retention-orders)`) : duration('retention', '30d, 12h or 90m')(value)),
   },
   retentionOrders: {
     flag: '--retention-orders <n>',

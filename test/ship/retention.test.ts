@@ -157,7 +157,11 @@ describe('the retention option', () => {
     expect(resolveOptions({ retention: text }).retention).toBe(ms);
   });
 
-  it.each(['0', 'soon', '-1d'])('refuses %j', (text) => {
+  it.each(['0d', 'soon', '-1d'])('refuses %j', (text) => {
     expect(() => resolveOptions({ retention: text })).toThrow(/retention ".*" is not a duration above 0/);
+  });
+
+  it.each(['0', '200000'])('refuses %j, a number without a unit, saying what it would mean', (text) => {
+    expect(() => resolveOptions({ retention: text })).toThrow(/has no unit: use for example 30d, 12h or 90m \(a bare number would be milliseconds; a count of orders is --retention-orders\)/);
   });
 });

@@ -72,6 +72,7 @@ describe('the options', () => {
     [{ port: 70_000 }, 'port', /from 0 to 65535/],
     [{ maxItems: 1.5 }, 'maxItems', /whole number/],
     [{ retentionOrders: -1 }, 'retentionOrders', /whole number from 0/],
+    [{ retention: '200000' }, 'retention', /has no unit: use for example 30d.*--retention-orders/],
     [{ heapGrowth: 5 }, 'heapGrowth', /from 10 to 400/],
     [{ heapGrowth: 1000 }, 'heapGrowth', /from 10 to 400/],
     [{ logLevel: 'loud' }, 'logLevel', /is not a level/],
