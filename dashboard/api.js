@@ -43,14 +43,14 @@ export const CALL_TIMEOUT_MS = 15_000;
 /**
  * Calls the sandbox and answers `{ status, body }` for a 2xx; throws an ApiError otherwise.
  * `token` overrides the signed-in one (the sign-in form checks a token before keeping it);
- * `signal` ends the call early (a view that is left). A redirect is an error, never
- * followed: a followed redirect would carry the token to wherever it points. Every call
- * says it comes from the dashboard (`X-Sandbox-Dashboard`), so the readiness report does
- * not grade it as the client's own.
+ * `signal` ends the call early (a view that is left); `timeoutMs` gives a call that may
+ * take long (the checks) more than CALL_TIMEOUT_MS. A redirect is an error, never
+ * followed: a followed redirect would carry the token to wherever it points. Nothing is
+ * taken from the browser's cache.
  */
-export async function call(method, path, { body, headers = {}, token = session.token, signal } = {}) {
-  const timeout = AbortSignal.timeout(CALL_TIMEOUT_MS);
-  const init = { method, redirect: 'manual', signal: signal ? AbortSignal.any([signal, timeout]) : timeout, headers: { Accept: 'application/json', 'X-Sandbox-Dashboard': '1', ...headers } };
+export async function call(method, path, { body, headers = {}, token = session.token, signal, timeoutMs = CALL_TIMEOUT_MS } = {}) {
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const init = { method, redirect: 'manual', cache: 'no-store', signal: signal ? AbortSignal.any([signal, timeout]) : timeout, headers: { Accept: 'application/json', ...headers } };
   if (token) init.headers.Authorization = `Bearer ${token}`;
   if (token === session.token && session.client && !('X-Sandbox-Client' in headers)) init.headers['X-Sandbox-Client'] = session.client;
   if (body !== undefined) {
@@ -64,7 +64,7 @@ export async function call(method, path, { body, headers = {}, token = session.t
     text = await response.text();
   } catch (error) {
     if (signal?.aborted) throw error;
-    if (timeout.aborted) throw new ApiError(method, path, 0, { message: `No answer after ${CALL_TIMEOUT_MS / 1000} s (a fault rule may be holding it: see Faults in the control API)` });
+    if (timeout.aborted) throw new ApiError(method, path, 0, { message: `No answer after ${timeoutMs / 1000} s: the sandbox may still be working on it, or a fault rule is holding it (see Faults in the control API)` });
     throw new ApiError(method, path, 0, { message: `The sandbox did not answer: ${error.message}` });
   }
   if (response.type === 'opaqueredirect') throw new ApiError(method, path, 0, { message: 'The answer was a redirect, not followed: the dashboard sends its token to the sandbox only' });

@@ -32,7 +32,8 @@ export function ReportView() {
   const endpointId = chosen === 'default' || gradable.some((e) => e.id === chosen) ? chosen : 'default';
   const runChecks = () =>
     action.run(async () => {
-      const { body } = await call('POST', `/__sandbox/checks${endpointId === 'default' ? '' : `?endpoint_id=${encodeURIComponent(endpointId)}`}`);
+      // Five steps, each up to the webhook timeout (10 s by default).
+      const { body } = await call('POST', `/__sandbox/checks${endpointId === 'default' ? '' : `?endpoint_id=${encodeURIComponent(endpointId)}`}`, { timeoutMs: 120_000 });
       report.reload();
       return `Checks run against endpoint ${body.endpoint_id}: see the check.* items below.`;
     });

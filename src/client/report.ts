@@ -72,7 +72,7 @@ export async function executeReport(options: ReportCommand, out: (text: string) 
   }
   const { summary, coverage, run, items } = JSON.parse(json) as {
     summary: { handled_percent: number; handled: number; graded: number };
-    items: Array<{ id: string; status: string; detail: string }>;
+    items: Array<{ id: string; status: string; detail: string; graded: boolean }>;
     coverage: { summary: { percent: number; statuses: number; statuses_exercised: number } };
     run?: { name?: string } | null;
   };
@@ -86,9 +86,9 @@ export async function executeReport(options: ReportCommand, out: (text: string) 
     code = 1;
   }
   const required = options.require ?? [];
-  const unknown = required.filter((id) => !items.some((item) => item.id === id));
+  const unknown = required.filter((id) => !items.some((item) => item.id === id && item.graded));
   if (unknown.length > 0) {
-    err(`shipping-sandbox report: --require names no item ${unknown.map((id) => `"${id}"`).join(', ')}; the items are ${items.map((item) => item.id).join(', ')}\n`);
+    err(`shipping-sandbox report: --require names no graded item ${unknown.map((id) => `"${id}"`).join(', ')}; the graded items are ${items.filter((item) => item.graded).map((item) => item.id).join(', ')}\n`);
     return 2;
   }
   for (const item of items.filter((i) => required.includes(i.id) && i.status !== 'handled')) {

@@ -93,6 +93,11 @@ export class Clocks implements Clock {
     return this.base instanceof RealClock ? this.base.realDelayUntil(at) : Infinity;
   }
 
+  /** The client's clock as its settings will keep it once an advance by `ms` has moved it on. */
+  savedAfter(clientId: string, ms: number): ClientClock {
+    return { offset_ms: this.base instanceof ManualClock ? 0 : this.ahead(clientId) + ms, now_ms: this.of(clientId) + ms };
+  }
+
   /** The client's clock as its settings keep it; undefined while it runs with the sandbox's (unless `always`). */
   saved(clientId: string, always = false): ClientClock | undefined {
     const own = this.own.get(clientId);

@@ -1,4 +1,5 @@
 import { Conflict } from '../shared/index.js';
+import type { ClientClock } from '../records/index.js';
 import type { SettingsWriter, Storage } from '../store/index.js';
 import { RealClock } from './clock.js';
 import type { Clocks } from './clocks.js';
@@ -94,6 +95,11 @@ export class ClockService {
   async advance(clientId: string, ms: number): Promise<void> {
     const run = async (): Promise<void> => {
       await this.sync?.client(clientId);
+      // Kept at the target before anything due on the way runs: a process killed in the
+      // middle restarts there, never behind what it already recorded and sent (what was
+      // still due then runs at the start). A shared store's clocks move as each replica adopts them.
+      // A store that cannot write now (a full disk) fails the advance where it always did: at its jobs and its save.
+      if (!this.sync && clientId !== '') await this.keep(clientId, this.clocks.savedAfter(clientId, ms)).catch(() => undefined);
       await this.scheduler.advance(clientId, ms);
       await this.save(clientId);
     };
@@ -205,7 +211,10 @@ export class ClockService {
       this.clocks.adopt(await this.sync.shared.moveOn(new Map([[clientId, clock]])));
       clock = this.clocks.saved(clientId, always)!;
     }
-    const kept = clock;
-    await this.settings.change(clientId, (settings) => ({ settings: { ...settings, clock: kept }, result: undefined }));
+    await this.keep(clientId, clock);
+  }
+
+  private async keep(clientId: string, clock: ClientClock): Promise<void> {
+    await this.settings.change(clientId, (settings) => ({ settings: { ...settings, clock }, result: undefined }));
   }
 }

@@ -32,6 +32,8 @@ const FRAMING_HEADERS = new Set(['connection', 'content-length', 'keep-alive', '
 const BROWSER_HEADERS = new Set([
   'location', 'refresh', 'set-cookie', 'set-cookie2', 'clear-site-data', 'content-security-policy', 'content-security-policy-report-only',
   'strict-transport-security', 'alt-svc', 'link', 'service-worker-allowed', 'cross-origin-opener-policy', 'cross-origin-embedder-policy', 'cross-origin-resource-policy',
+  // Reporting policies a browser keeps for the origin, and where it files an answer.
+  'nel', 'report-to', 'reporting-endpoints', 'content-location',
 ]);
 
 /** Whether a fault rule's answer may not carry this header because it acts on the browser (see BROWSER_HEADERS; CORS's too). */

@@ -100,12 +100,21 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
     const wait = fault?.type === 'status' ? retryAfterMs(headerOf(fault.headers, 'retry-after'), wall) : null;
     const print = kept.fingerprint();
     const retried = judging.recent.find((r) => r.kept.served.seq > served.seq && r.kept.served.input.operation.operationId === op && r.kept.fingerprint() === print);
-    if (retried) noteRetry(judging, draft, { kind: faultKind, retryAfterMs: wait, ...here }, retried);
-    else draft.mark(`retry:${op}`, { ...here, detail: { kind: faultKind, retry_after_ms: wait, fingerprint: print } });
+    if (retried) {
+      noteRetry(judging, draft, { kind: faultKind, retryAfterMs: wait, ...here }, retried);
+      return draft;
+    }
+    // One request of the operation waits for its retry at a time: one still waiting when another meets a fault was not retried before it.
+    const waiting = state.marks[`retry:${op}`];
+    if (waiting && draft.change.marks[`retry:${op}`] !== null && waiting.detail.fingerprint !== print) {
+      draft.note(`fault.${String(waiting.detail.kind)}`, 'missed', `not sent again before another request of the operation met a fault: ${what}`);
+    }
+    draft.mark(`retry:${op}`, { ...here, detail: { kind: faultKind, retry_after_ms: wait, fingerprint: print } });
     return draft;
   }
-  // An answer a fault rule made up (a 201 with a body of its own, say) shows nothing of the operation.
-  if (fault?.type === 'status') return draft;
+  // An answer a fault rule made up (a 201 with a body of its own, say), or a documented example a
+  // Prefer asked for (a canned 201 that stored nothing), shows nothing of the operation; a Prefer's 4xx is the error it asked to meet.
+  if (fault?.type === 'status' || (served.input.mocked === true && served.status !== null && served.status < 400)) return draft;
 
   if (op === 'createOrder') judgeCreate(kept, draft, what, here);
   if (op === 'trackOrder') await judgeTracking(judging, clientId, kept, draft, what, here, state);

@@ -29,11 +29,12 @@ const BATCH = 256;
  */
 export const PENDING_PER_CLIENT = 1_000;
 /**
- * Whether a request shows the client's own behaviour: not one an admin made acting for
- * it (an operator browsing a partner's orders), nor the dashboard's (its order page reads
- * tracking as a client would, once per change of the order, whenever someone looks).
+ * Whether a request shows the client's own behaviour: made with one of its partner
+ * tokens, not by an admin acting for it (an operator browsing a partner's orders) nor
+ * with its read-only token (an observer, the dashboard signed in with it). Told by the
+ * token, which a client's code cannot pass off as another's.
  */
-const byTheClient = (served: ServedRequest): boolean => served.input.role !== 'admin' && served.input.headers['x-sandbox-dashboard'] === undefined;
+const byTheClient = (served: ServedRequest): boolean => served.input.role !== 'admin' && served.input.role !== 'read_only';
 
 /** Of each client, the creates and tracking reads last judged that judging keeps at hand (see Judging.recent). */
 const RECENT = 16;

@@ -41,6 +41,8 @@ export interface OperationInput {
    * it judges (later on PostgreSQL, after the client's next requests).
    */
   answeredVersion?: number;
+  /** Set when the answer is one of the spec's documented examples (a `Prefer`), not the handler's: nothing was stored. */
+  mocked?: boolean;
 }
 
 /** A request served from a spec, as observers (the request journal) see it once its connection closes. */

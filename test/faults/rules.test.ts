@@ -56,6 +56,7 @@ describe('POST /__sandbox/faults', () => {
     ['a Location header (a redirect a browser follows)', { action: { type: 'status', status: 307, headers: { Location: '/__sandbox/reset-all' } } }, 'action.headers.Location'],
     ['a Set-Cookie header', { action: { type: 'status', status: 404, headers: { 'Set-Cookie': 'c1=x; Max-Age=31536000' } } }, 'action.headers.Set-Cookie'],
     ['a Clear-Site-Data header', { action: { type: 'status', status: 404, headers: { 'Clear-Site-Data': '"storage"' } } }, 'action.headers.Clear-Site-Data'],
+    ['a NEL header (a reporting policy the browser keeps)', { action: { type: 'status', status: 200, headers: { NEL: '{"report_to":"x","max_age":31536000}' } } }, 'action.headers.NEL'],
     ['an Access-Control header', { action: { type: 'status', status: 200, headers: { 'Access-Control-Allow-Origin': 'https://evil.test' } } }, 'action.headers.Access-Control-Allow-Origin'],
     ['a Content-Type express cannot read', { action: { type: 'status', status: 503, headers: { 'Content-Type': 'text/html; ===' } } }, 'action.headers.Content-Type'],
   ])('returns 400 naming the field for %s', async (_, body, field) => {

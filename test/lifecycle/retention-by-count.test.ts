@@ -86,6 +86,19 @@ describe('--retention-orders', () => {
     for (const orderNo of old) expect(await deliveriesOf(orderNo)).toBe(0);
   });
 
+  it('never removes an order made at the client\'s latest time: on a clock that did not move, none goes until it moves on', async () => {
+    sandbox = await testSandbox({ retentionOrders: 10 });
+    await createBatch(sandbox, 10);
+    const sameTime = await createBatch(sandbox, 10);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await total(sandbox)).toBe(20);
+    for (const orderNo of sameTime) expect(await statusOf(sandbox, orderNo)).toBe(200);
+    await sandbox.advance(1_000);
+    const [latest] = await createBatch(sandbox, 1);
+    await vi.waitFor(async () => expect(await total(sandbox!)).toBe(10), { timeout: 10_000 });
+    expect(await statusOf(sandbox, latest!)).toBe(200);
+  });
+
   it('brings a client over the limit at start down to it, and keeps it there', async () => {
     const data = join(dir(), 'sandbox.json');
     sandbox = await testSandbox({ data });

@@ -117,6 +117,8 @@ describe('shipping-sandbox report --require', () => {
   it('exits 2 naming an item the catalogue does not have, and listing those it has', async () => {
     const { code, stderr } = await run('--url', sandbox.url, '--token', 'token-a', '--require', 'webhook.signature');
     expect(code).toBe(2);
-    expect(stderr).toMatch(/--require names no item "webhook.signature"; the items are op\.create-order, .*webhook\.bad-signature/);
+    expect(stderr).toMatch(/--require names no graded item "webhook.signature"; the graded items are op\.create-order, .*webhook\.bad-signature/);
+    // One the sandbox cannot grade could never pass.
+    expect((await run('--url', sandbox.url, '--token', 'token-a', '--require', 'create.no-awb-expected')).code).toBe(2);
   });
 });

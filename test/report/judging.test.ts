@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRequest } from '../support/orders.js';
-import { testSandbox, type TestSandbox } from '../support/sandbox.js';
+import { testSandbox, TOKEN_A, type TestSandbox } from '../support/sandbox.js';
 
 let sandbox: TestSandbox | undefined;
 afterEach(async () => {
@@ -44,12 +44,28 @@ describe('the readiness report judges a retry as the same request sent again', (
     expect(await item(sandbox, 'fault.503-retried')).toMatchObject({ status: 'handled' });
   });
 
+  it('counts a create that met a 503 as missed once another create meets one before it is sent again', async () => {
+    sandbox = await testSandbox();
+    await sandbox.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'createOrder' }, action: { type: 'status', status: 503 }, times: 2 } });
+    expect((await create(sandbox, 'LOST-A')).status).toBe(503);
+    expect((await create(sandbox, 'B')).status).toBe(503);
+    expect((await create(sandbox, 'B')).status).toBe(201);
+    expect(await item(sandbox, 'fault.503-retried')).toMatchObject({ status: 'not_handled', detail: expect.stringMatching(/^Missed 1 of 2/) });
+  });
+
   it('leaves a dropped create not handled when the client moves on to another', async () => {
     sandbox = await testSandbox();
     await fault(sandbox, { type: 'reset' });
     await create(sandbox, 'LOST-RESET').catch(() => undefined);
     expect((await create(sandbox, 'NEXT-1')).status).toBe(201);
     expect(await item(sandbox, 'fault.dropped')).toMatchObject({ status: 'not_handled' });
+  });
+
+  it("does not count a Prefer's documented 201, which stored nothing, as a create", async () => {
+    sandbox = await testSandbox();
+    expect((await sandbox.call('POST', '/v1/order', { body: createRequest(2), headers: { Prefer: 'code=201' } })).status).toBe(201);
+    expect(await item(sandbox, 'op.create-order')).toMatchObject({ status: 'not_exercised' });
+    expect(await item(sandbox, 'create.multi-item')).toMatchObject({ status: 'not_exercised' });
   });
 
   it("does not count a fault rule's made-up 201 as a create", async () => {
@@ -61,13 +77,19 @@ describe('the readiness report judges a retry as the same request sent again', (
 });
 
 describe('what the report grades', () => {
-  it("grades none of an admin's requests acting for the client, nor the dashboard's", async () => {
-    sandbox = await testSandbox({ adminTokens: ['admin-token'] });
+  it("grades none of an admin's requests acting for the client, nor those of its read-only token", async () => {
+    sandbox = await testSandbox({
+      adminTokens: ['admin-token'],
+      clients: [
+        { token: TOKEN_A, id: 'client-a' },
+        { token: 'token-a-ro', id: 'client-a', role: 'read_only' },
+      ],
+    });
     const created = await create(sandbox, 'MINE');
     const orderNo = created.body.order_numbers[0] as string;
     const { awb } = (await sandbox.call('POST', `/__sandbox/orders/${orderNo}/awb`)).body;
     await sandbox.call('GET', `/v1/order/tracking/${awb}`, { token: 'admin-token', headers: { 'X-Sandbox-Client': 'client-a' } });
-    await sandbox.call('GET', `/v1/order/tracking/${awb}`, { headers: { 'X-Sandbox-Dashboard': '1' } });
+    await sandbox.call('GET', `/v1/order/tracking/${awb}`, { token: 'token-a-ro' });
     expect(await item(sandbox, 'op.tracking')).toMatchObject({ status: 'not_exercised' });
     expect(await item(sandbox, 'error.tracking-404')).toMatchObject({ status: 'not_exercised' });
     // The client's own read is graded.

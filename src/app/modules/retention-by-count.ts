@@ -104,7 +104,10 @@ export class RetentionByCount {
       if (this.stopped) return removed.counts.orders !== undefined;
       const excess = (await storage.orders.count(clientId)) - this.limit;
       if (excess <= 0) return removed.counts.orders !== undefined;
-      const oldest = await storage.orders.createdBefore(Number.MAX_SAFE_INTEGER, Math.min(SLICE, excess), clientId);
+      // Never an order made at the client's latest time: among orders made at one time (a
+      // clock that did not move) "oldest" would be a draw, and could take one just answered 201.
+      const newest = (await storage.orders.list(clientId, { limit: 1 })).items[0]?.created_at ?? Number.MAX_SAFE_INTEGER;
+      const oldest = await storage.orders.createdBefore(newest, Math.min(SLICE, excess), clientId);
       if (oldest.length === 0) return removed.counts.orders !== undefined;
       try {
         add('orders', await orders.removeListed(oldest));

@@ -121,6 +121,7 @@ export function preferInterceptor(document: OpenApiDocument, seed: string | unde
     const { status } = checkedChoice(await prismOperation(document, input.operation), input, preference);
     const requestSeed = preference.seed ?? (seed === undefined ? undefined : `${seed}|${requestKey(input)}|${status ?? ''}`);
     const reply = await documentedAnswer(document, input, { status, example: preference.example, dynamic: preference.dynamic, seed: requestSeed });
+    input.mocked = true;
     return { ...reply, headers: { ...reply.headers, 'Preference-Applied': applied(preference) } };
   };
 }
