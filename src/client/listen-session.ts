@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import { ForwardQueue, forward, isAttempt, notForwarded, type ListenAttempt, type ListenResult } from './forward.js';
@@ -39,17 +40,25 @@ export const backoffMs = (n: number): number => {
 
 export const DEFAULT_TUNING: ListenTuning = { concurrency: 16, backoffMs, silenceMs: 45_000 };
 
-/** Close codes the sandbox ends a listener with for good: it was replaced by a newer connection under its name (4001), its endpoint was removed (4002). */
-const FINAL_CLOSE_CODES = new Set([4001, 4002]);
+/** Close codes the sandbox ends a listener with for good: it was replaced by a newer connection under its name (4001), its endpoint was removed (4002) or disabled (4003). */
+const FINAL_CLOSE_CODES = new Set([4001, 4002, 4003]);
+/** Refusals of an opening that pass: too many requests (--rate-limit) and a timeout; tried again with the backoff. */
+const PASSING_REFUSALS = new Set([408, 429]);
 /** The largest message taken from the sandbox: an attempt carries one webhook body. */
 const MAX_PAYLOAD = 16 * 1024 * 1024;
 
-/** The WebSocket URL of the listen endpoint for a base URL: http→ws, https→wss, the name and filter in the query (the token never). */
-export function listenUrl(base: string, name: string, events?: string[]): string {
+/**
+ * The WebSocket URL of the listen endpoint for a base URL: http→ws, https→wss, the name and
+ * filter in the query (the token never), and the process's session id, with `resume=1`
+ * once it had been ready (a reconnect gives way to a newer listen that took the name).
+ */
+export function listenUrl(base: string, name: string, events?: string[], session?: { id: string; resume: boolean }): string {
   const url = new URL('/__sandbox/listen', base);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
   url.searchParams.set('name', name);
   if (events !== undefined) url.searchParams.set('events', events.join(','));
+  if (session) url.searchParams.set('session', session.id);
+  if (session?.resume) url.searchParams.set('resume', '1');
   // URLSearchParams writes ',' and '@' escaped; both are plain in a query, and the name reads better in logs as given.
   return url.toString().replaceAll('%2C', ',').replaceAll('%40', '@');
 }
@@ -94,10 +103,10 @@ function refusal(status: number, text: string): string {
 }
 
 /** Opens one connection and serves it until it ends. */
-function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, tuning: ListenTuning): Promise<Ended> {
+function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, tuning: ListenTuning, session: { id: string; resume: boolean }): Promise<Ended> {
   return new Promise((resolve) => {
     const headers: Record<string, string> = { authorization: `Bearer ${settings.token}`, ...(settings.client ? { 'x-sandbox-client': settings.client } : {}) };
-    const ws = new WebSocket(listenUrl(settings.url, settings.name, settings.events), { headers, maxPayload: MAX_PAYLOAD, handshakeTimeout: 15_000, followRedirects: false });
+    const ws = new WebSocket(listenUrl(settings.url, settings.name, settings.events, session), { headers, maxPayload: MAX_PAYLOAD, handshakeTimeout: 15_000, followRedirects: false });
     const queue = new ForwardQueue(tuning.concurrency);
     let ended = false;
     let wasReady = false;
@@ -137,8 +146,9 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
         .catch(() => '')
         .then((text) => {
           req.destroy();
-          // A 4xx is the sandbox's answer (bad token, read_only, a bad name or filter, too many listeners): trying again changes nothing.
-          if (status >= 400 && status < 500) {
+          // A 4xx is the sandbox's answer (bad token, read_only, a bad name or filter, too many listeners, a newer listen holds the
+          // name): trying again changes nothing; but a 429 (--rate-limit) or 408 passes.
+          if (status >= 400 && status < 500 && !PASSING_REFUSALS.has(status)) {
             io.err(`shipping-sandbox listen: ${refusal(status, text)}\n`);
             end({ exit: 1 });
           } else end({ retry: refusal(status, text), wasReady });
@@ -219,10 +229,12 @@ function pause(ms: number, stop: AbortSignal): Promise<void> {
  */
 export async function listen(settings: ListenSettings, io: ListenIo, stop: AbortSignal, tuning: ListenTuning = DEFAULT_TUNING): Promise<number> {
   let tries = 0;
+  const session = { id: randomUUID(), resume: false };
   while (!stop.aborted) {
-    const ended = await connectOnce(settings, io, stop, tuning);
+    const ended = await connectOnce(settings, io, stop, tuning, session);
     if ('exit' in ended) return ended.exit;
     if (stop.aborted) break;
+    if (ended.wasReady) session.resume = true;
     tries = ended.wasReady ? 1 : tries + 1;
     const wait = tuning.backoffMs(tries);
     io.err(`shipping-sandbox listen: ${ended.retry}; reconnecting in ${(wait / 1000).toFixed(1)} s (try ${tries})\n`);

@@ -42,6 +42,8 @@ export const LISTEN_ANSWER_MARGIN_MS = 2_000;
 export const CLOSE = {
   replaced: { code: 4001, reason: 'replaced by a newer connection under this name' },
   removed: { code: 4002, reason: 'listener endpoint removed' },
+  // A close reason holds 123 bytes at most.
+  disabled: { code: 4003, reason: 'listener endpoint disabled (a 410 Gone, or the API): fix the receiver, then start listen again' },
   stopping: { code: 1001, reason: 'the sandbox is stopping' },
   malformed: { code: 1008, reason: 'malformed message' },
 } as const;
@@ -63,6 +65,8 @@ export class Connection {
     readonly client: Client,
     readonly name: string,
     readonly endpointId: string,
+    /** The listen process's own id (`session` in the request), when it sent one: its reconnects carry the same. */
+    readonly session?: string,
   ) {}
 
   attemptId(): string {
@@ -186,4 +190,17 @@ export type Signal =
 export interface Asked {
   taken(): void;
   result(result: RelayResult | null): void;
+}
+
+/** A listen process's session id as sent: up to 64 letters, digits, `-` and `_`; anything else is none. */
+export const sessionOf = (value: string | null): string | undefined => (value !== null && /^[\w-]{1,64}$/.test(value) ? value : undefined);
+
+/**
+ * A listen process that reconnects (`resume`) while another process holds its name here
+ * is the older of the two (the name went to the newer while this one was away): it gives
+ * way with a 409, rather than take the name back from the newer.
+ */
+export function checkNotSuperseded(holder: Connection | undefined, name: string, session: string | undefined, resume: boolean): void {
+  if (!resume || !holder || holder.session === session || holder.ws.readyState !== holder.ws.OPEN) return;
+  throw new ApiError(409, `Another listen took the name "${name}" while this one was away, and keeps it: stop one of them, or give each its own --name.`, [{ field: 'name', message: 'is held by a newer listen' }]);
 }

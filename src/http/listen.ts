@@ -6,7 +6,7 @@ import { WebSocketServer, type RawData } from 'ws';
 import type { ClientRegistry } from '../clients/index.js';
 import { listenRequest, type ListenerRelay, type Listeners, type RelayedAttempt, type RelayResult } from '../webhooks/index.js';
 import { authenticate } from './auth.js';
-import { checkHandshake, CLOSE, Connection, keyOf, LISTEN_ANSWER_MARGIN_MS, refuse, type Asked, type Signal, CLOSE_GRACE_MS, HANDOFF_CUT, HANDOFF_TAKEN_MS, HANDOFF_TAKE_WITHIN_MS, LISTEN_CHANNEL, LISTEN_PING_MS, LISTEN_RESUME_MS, LISTEN_SEEN_MS, MAX_LISTEN_MESSAGE, WHO_MS } from './listen-protocol.js';
+import { checkHandshake, checkNotSuperseded, CLOSE, Connection, keyOf, sessionOf, LISTEN_ANSWER_MARGIN_MS, refuse, type Asked, type Signal, CLOSE_GRACE_MS, HANDOFF_CUT, HANDOFF_TAKEN_MS, HANDOFF_TAKE_WITHIN_MS, LISTEN_CHANNEL, LISTEN_PING_MS, LISTEN_RESUME_MS, LISTEN_SEEN_MS, MAX_LISTEN_MESSAGE, WHO_MS } from './listen-protocol.js';
 import { ApiError, toApiError } from './errors.js';
 import { authorize } from './roles.js';
 import type { Signals } from '../store/index.js';
@@ -92,12 +92,14 @@ export class ListenServer implements ListenerRelay {
     // The handshake is checked before the endpoint is written: a request the WebSocket library would refuse creates nothing.
     checkHandshake(req);
     const { name, events } = listenRequest(url.searchParams.getAll('name'), url.searchParams.getAll('events'));
+    const session = sessionOf(url.searchParams.get('session'));
+    checkNotSuperseded(this.held.get(keyOf(client.id, name)), name, session, url.searchParams.get('resume') === '1');
     const { endpoint, held } = await listeners.open(client, name, events);
     if (this.closed) throw new ApiError(503, 'The sandbox is stopping: it takes no new listeners.');
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       const key = keyOf(client.id, name);
       const older = this.held.get(key);
-      const conn = new Connection(ws, client, name, endpoint.id);
+      const conn = new Connection(ws, client, name, endpoint.id, session);
       this.held.set(key, conn);
       if (older) {
         older.endAll('listener disconnected');
@@ -130,6 +132,7 @@ export class ListenServer implements ListenerRelay {
         void listeners.current(client.id, endpointId).then(async (endpoint) => {
           if (this.held.get(keyOf(client.id, name)) !== conn) return;
           if (!endpoint) return ws.close(CLOSE.removed.code, CLOSE.removed.reason);
+          if (!endpoint.enabled) return ws.close(CLOSE.disabled.code, CLOSE.disabled.reason); // a 410, or the API: told, not left deaf
           await listeners.resume(client.id, endpointId);
         }).catch((err: unknown) => log.warn({ err, listener: name }, 'listener check failed'));
       }, LISTEN_RESUME_MS).unref(),

@@ -75,7 +75,7 @@ describe('shipping-sandbox listen: the opening', () => {
     expect(opening!.headers.authorization).toBe(`Bearer ${TOKEN}`);
     expect(opening!.headers['x-sandbox-client']).toBe('partner-a');
     expect(opening!.url.pathname).toBe('/__sandbox/listen');
-    expect(Object.fromEntries(opening!.url.searchParams)).toEqual({ name: 'dev-laptop', events: 'awb.generated,order.cancelled' });
+    expect(Object.fromEntries(opening!.url.searchParams)).toEqual({ name: 'dev-laptop', events: 'awb.generated,order.cancelled', session: expect.stringMatching(/^[\w-]{1,64}$/) });
     expect(opening!.url.toString()).not.toContain(TOKEN);
     expect(listener.stdout()).toBe(`Ready: listener "dev-laptop" (endpoint ep_test1) forwarding to ${receiver.url}. Signing secret: ${sandbox.secret} (0 held deliveries coming)\n`);
   });
@@ -89,7 +89,7 @@ describe('shipping-sandbox listen: the opening', () => {
   it('sends no events parameter without --events, and no x-sandbox-client without --client', async () => {
     const listener = listen();
     await until(() => listener.stdout().includes('Ready:'));
-    expect([...sandbox.openings[0]!.url.searchParams.keys()]).toEqual(['name']);
+    expect([...sandbox.openings[0]!.url.searchParams.keys()]).toEqual(['name', 'session']);
     expect(sandbox.openings[0]!.headers).not.toHaveProperty('x-sandbox-client');
   });
 
@@ -204,9 +204,22 @@ describe('shipping-sandbox listen: reconnecting', () => {
     await until(() => sandbox.openings.length === 2 && listener.stdout().split('Ready:').length === 3);
     expect(listener.stderr()).toMatch(/reconnecting in 0\.1 s \(try 1\)/);
     expect(sandbox.openings[1]!.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    // The same process, back: a newer listen that took the name meanwhile would keep it (the sandbox answers 409).
+    expect(sandbox.openings[0]!.url.searchParams.get('resume')).toBeNull();
+    expect(sandbox.openings[1]!.url.searchParams.get('resume')).toBe('1');
+    expect(sandbox.openings[1]!.url.searchParams.get('session')).toBe(sandbox.openings[0]!.url.searchParams.get('session'));
     // Still forwarding on the new connection.
     sandbox.send(attempt('after'));
     expect(await sandbox.result('after')).toMatchObject({ status_code: 200 });
+  });
+
+  it('tries again after a 429 (--rate-limit) rather than giving up', async () => {
+    sandbox.refuse = { status: 429, body: { success: false, message: 'This client sent more than 3 requests in a second', errors: [] } };
+    const listener = listen();
+    await until(() => sandbox.openings.length === 2);
+    sandbox.refuse = undefined;
+    await until(() => listener.stdout().includes('Ready:'));
+    expect(listener.stderr()).toMatch(/the sandbox answered 429: This client sent more than 3 requests in a second; reconnecting in 0\.1 s \(try \d\)/);
   });
 
   it('waits 1, 2, 4, … 30 s between tries, plus up to a quarter more', () => {
@@ -224,6 +237,7 @@ describe('shipping-sandbox listen: usage errors (test/e2e/listen-exits.test.ts r
     [['--forward-to', 'RECEIVER', '--token', TOKEN], /required option '--url <url>'/],
     [['--url', 'ftp://sandbox.example', '--forward-to', 'RECEIVER', '--token', TOKEN], /'--url <url>'.*must be an http:\/\/ or https:\/\/ URL, not ftp:/],
     [['--url', 'URL', '--forward-to', 'localhost:3000/hooks', '--token', TOKEN], /'--forward-to <url>'.*must be an http:\/\/ or https:\/\/ URL/],
+    [['--url', 'URL', '--forward-to', 'http://user:secret@127.0.0.1:3000/hooks', '--token', TOKEN], /'--forward-to <url>'.*must not hold a user or password/],
     [['--url', 'URL', '--forward-to', '/hooks', '--token', TOKEN], /'--forward-to <url>'.*must be an absolute http:\/\/ or https:\/\/ URL, e\.g\. http:\/\/localhost:3000\/hooks/],
     [['--url', 'nonsense', '--forward-to', 'RECEIVER', '--token', TOKEN], /'--url <url>'.*must be an absolute http:\/\/ or https:\/\/ URL, e\.g\. https:\/\/sandbox\.example/],
     [['--url', 'URL', '--forward-to', 'RECEIVER', '--token', TOKEN, '--events', 'awb.generated,,order.cancelled'], /'--events <list>'.*has an empty event name/],

@@ -35,13 +35,16 @@ function spawnListen(args: string[]): { child: ChildProcess; ended: Promise<{ co
 }
 
 describe('shipping-sandbox listen: exit codes, through the real CLI', () => {
-  it('exits 1 without reconnecting when a newer connection under its name replaces it (4001)', async () => {
+  it.each([
+    [4001, 'replaced by a newer connection under this name'],
+    [4003, 'listener endpoint disabled (a 410 Gone, or the API): fix the receiver, then start listen again'],
+  ])('exits 1 without reconnecting when the sandbox closes with %i', async (closeCode, reason) => {
     const run = spawnListen(['--url', sandbox.url, '--token', TOKEN, '--forward-to', receiver.url]);
     await until(() => run.stdout().includes('Ready:'), 20_000);
-    sandbox.socket.close(4001, 'replaced by a newer connection under this name');
+    sandbox.socket.close(closeCode, reason);
     const { code, stderr } = await run.ended;
     expect(code).toBe(1);
-    expect(stderr).toContain('(4001): replaced by a newer connection under this name');
+    expect(stderr).toContain(`(${closeCode}): ${reason}`);
     expect(sandbox.openings).toHaveLength(1);
   });
 

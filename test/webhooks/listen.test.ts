@@ -179,6 +179,27 @@ describe('GET /__sandbox/listen: who may listen, and bad input', () => {
     expect(await second.closed).toBe(4002);
   });
 
+  it('a listen process that reconnects after a newer one took its name gives way (409), and the newer one\'s own reconnect is let in', async () => {
+    const older = await listen({ query: 'name=laptop&session=older-process' });
+    const newer = await listen({ query: 'name=laptop&session=newer-process' });
+    expect(await older.closed).toBe(4001);
+    const back = await refused({ token: TOKEN_A, query: 'name=laptop&session=older-process&resume=1' });
+    expect(back.status).toBe(409);
+    expect(back.body.errors).toEqual([{ field: 'name', message: 'is held by a newer listen' }]);
+    expect(newer.closeCode).toBeUndefined();
+    const again = await listen({ query: 'name=laptop&session=newer-process&resume=1' });
+    expect(await newer.closed).toBe(4001);
+    expect(again.ready.endpoint_id).toBe(newer.ready.endpoint_id);
+  });
+
+  it('closes a listener whose endpoint was disabled (4003), and says it is connected on the endpoint itself', async () => {
+    const session = await listen({ name: 'gone-soon' });
+    const one = await call('GET', `/__sandbox/webhooks/endpoints/${session.ready.endpoint_id}`);
+    expect(one.body).toMatchObject({ listener: 'gone-soon', connected: true });
+    expect((await call('PATCH', `/__sandbox/webhooks/endpoints/${session.ready.endpoint_id}`, TOKEN_A, { enabled: false })).status).toBe(200);
+    expect(await session.closed).toBe(4003);
+  });
+
   it('leaves no expiry job behind: a listener deleted, or a reset, takes its job with it', async () => {
     const pending = async () => (await call('GET', '/__sandbox/clock')).body.pending_jobs as number;
     const before = await pending();

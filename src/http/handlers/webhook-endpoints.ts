@@ -50,7 +50,10 @@ function check(body: EndpointBody, targets: TargetGuard): void {
  * `PUT /__sandbox/webhook` sets.
  */
 export function webhookEndpointHandlers({ clock, endpoints, settings, dispatcher, targets, connected }: EndpointHandlerDeps): HandlerMap {
-  const show = (status: number, endpoint: Endpoint, input: OperationInput) => json(status, webhookEndpointView(endpoint, input.role === 'read_only'));
+  const show = async (status: number, endpoint: Endpoint, input: OperationInput) => {
+    const live = endpoint.listener !== null && connected ? await connected(clientOf(input).id, endpoint.listener) : false;
+    return json(status, webhookEndpointView(endpoint, input.role === 'read_only', live));
+  };
   const idOf = (input: OperationInput): string => input.params.endpoint_id!;
 
   return {
