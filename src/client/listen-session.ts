@@ -171,7 +171,9 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
       if (message === null || typeof message !== 'object') return;
       if (message.type === 'ready') {
         wasReady = true;
-        io.out(`Ready: listener "${String(message.listener)}" (endpoint ${String(message.endpoint_id)}) forwarding to ${settings.forwardTo}. Signing secret: ${String(message.secret)} (${Number(message.held ?? 0)} held deliveries coming)\n`);
+        // The filter a listener keeps from its last --events is said, so that a reused name's narrower filter is not a surprise.
+        const events = Array.isArray(message.events) ? message.events.join(',') : 'all';
+        io.out(`Ready: listener "${String(message.listener)}" (endpoint ${String(message.endpoint_id)}) forwarding to ${settings.forwardTo}. Signing secret: ${String(message.secret)} (${Number(message.held ?? 0)} held deliveries coming; events: ${events})\n`);
       } else if (message.type === 'attempt') {
         if (!isAttempt(message)) {
           // Exactly one answer per attempt id, so that the sandbox need not wait out its timeout.

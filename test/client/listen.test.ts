@@ -77,7 +77,7 @@ describe('shipping-sandbox listen: the opening', () => {
     expect(opening!.url.pathname).toBe('/__sandbox/listen');
     expect(Object.fromEntries(opening!.url.searchParams)).toEqual({ name: 'dev-laptop', events: 'awb.generated,order.cancelled', session: expect.stringMatching(/^[\w-]{1,64}$/) });
     expect(opening!.url.toString()).not.toContain(TOKEN);
-    expect(listener.stdout()).toBe(`Ready: listener "dev-laptop" (endpoint ep_test1) forwarding to ${receiver.url}. Signing secret: ${sandbox.secret} (0 held deliveries coming)\n`);
+    expect(listener.stdout()).toBe(`Ready: listener "dev-laptop" (endpoint ep_test1) forwarding to ${receiver.url}. Signing secret: ${sandbox.secret} (0 held deliveries coming; events: awb.generated,order.cancelled)\n`);
   });
 
   it('takes --events given twice as one list (both filters kept), sent once', async () => {
@@ -90,6 +90,7 @@ describe('shipping-sandbox listen: the opening', () => {
     const listener = listen();
     await until(() => listener.stdout().includes('Ready:'));
     expect([...sandbox.openings[0]!.url.searchParams.keys()]).toEqual(['name', 'session']);
+    expect(listener.stdout()).toMatch(/; events: all\)\n$/);
     expect(sandbox.openings[0]!.headers).not.toHaveProperty('x-sandbox-client');
   });
 
