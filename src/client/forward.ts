@@ -86,8 +86,8 @@ function describe(error: unknown, timeoutMs: number, timedOut: boolean, waitedMs
 }
 
 /** The answer to an attempt whose time ran out while it waited in the listener's queue: not forwarded. */
-export function notForwarded(attempt: ListenAttempt, waitedMs: number): ListenResult {
-  return { type: 'result', id: attempt.id, status_code: null, duration_ms: 0, error: `not forwarded: waited ${waitedMs} ms in the listener's queue`, response_body: '', retry_after: null };
+export function notForwarded(attempt: ListenAttempt, waitedMs: number, why = `waited ${waitedMs} ms in the listener's queue`): ListenResult {
+  return { type: 'result', id: attempt.id, status_code: null, duration_ms: 0, error: `not forwarded: ${why}`, response_body: '', retry_after: null };
 }
 
 /**
@@ -140,6 +140,13 @@ export class ForwardQueue {
     return this.running + this.waiting.length;
   }
 
+  /** Resolves once nothing is under way or queued. */
+  async idle(): Promise<void> {
+    while (this.size > 0) await new Promise<void>((resolve) => this.idlers.push(resolve));
+  }
+
+  private readonly idlers: Array<() => void> = [];
+
   private next(): void {
     while (this.running < this.limit && this.waiting.length > 0) {
       const work = this.waiting.shift()!;
@@ -147,6 +154,7 @@ export class ForwardQueue {
       void work().finally(() => {
         this.running -= 1;
         this.next();
+        if (this.size === 0) for (const idle of this.idlers.splice(0)) idle();
       });
     }
   }

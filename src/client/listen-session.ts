@@ -130,9 +130,14 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
     };
     const onStop = () => {
       if (ws.readyState === WebSocket.OPEN) {
-        ws.close(1000, 'listener stopped');
-        // A sandbox that does not answer the close in time is not waited for.
-        setTimeout(() => ws.terminate(), 2000).unref();
+        // Forwards under way finish and are answered first (each within its attempt's time):
+        // cut off, the receiver would have the webhook and the sandbox a failure, and send it again.
+        if (queue.size > 0) io.err(`shipping-sandbox listen: stopping once the ${queue.size} forward(s) under way are answered (Ctrl-C again to quit now)\n`);
+        void queue.idle().then(() => {
+          ws.close(1000, 'listener stopped');
+          // A sandbox that does not answer the close in time is not waited for.
+          setTimeout(() => ws.terminate(), 2000).unref();
+        });
       } else {
         ws.terminate();
         end({ exit: 0 });
@@ -186,8 +191,11 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
         // the time left of it, and one whose time ran out while queued is answered at once, not
         // forwarded (a late answer would be recorded failed and the delivery sent again).
         const arrived = performance.now();
+        // Once stopping, nothing new goes to the receiver: answered at once, the sandbox retries it later.
+        if (stop.aborted) return send(notForwarded(attempt, 0, 'the listener is stopping'));
         queue.push(async () => {
           if (ended) return;
+          if (stop.aborted) return send(notForwarded(attempt, Math.floor(performance.now() - arrived), 'the listener is stopping'));
           const waited = Math.floor(performance.now() - arrived);
           const left = attempt.timeout_ms - waited;
           const result = left > 0 ? await forward(attempt, settings.forwardTo, left, waited) : notForwarded(attempt, waited);

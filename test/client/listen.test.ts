@@ -182,6 +182,22 @@ describe('shipping-sandbox listen: forwarding an attempt', () => {
     expect(listener.stdout()).toContain('→ not forwarded: waited');
   });
 
+  it('on a stop, answers the forward under way before closing, and forwards nothing new (so the receiver never sees a webhook twice)', async () => {
+    receiver.respond = () => ({ status: 200, body: 'ok', delayMs: 400 });
+    const listener = listen();
+    await until(() => listener.stdout().includes('Ready:'));
+    sandbox.send(attempt('under-way'));
+    await until(() => receiver.received.length === 1);
+    const stopped = listener.stop();
+    sandbox.send(attempt('too-late'));
+    expect(await sandbox.result('too-late')).toMatchObject({ status_code: null, error: 'not forwarded: the listener is stopping' });
+    expect(await sandbox.result('under-way')).toMatchObject({ status_code: 200 });
+    expect(await stopped).toBe(0);
+    expect(sandbox.closes).toEqual([1000]);
+    expect(receiver.received).toHaveLength(1);
+    expect(listener.stderr()).toMatch(/stopping once the 1 forward\(s\) under way are answered/);
+  });
+
   it('ignores message types it does not know, and answers an attempt it cannot read as failed', async () => {
     listen();
     await until(() => sandbox.sockets.length === 1);
