@@ -1,5 +1,6 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { tokenFromEnv } from './token.js';
+import { httpUrl } from './url.js';
 
 /** What `shipping-sandbox deliveries recover` was asked for. */
 export interface RecoverCommand {
@@ -20,7 +21,7 @@ export function recoverProgram(name = 'shipping-sandbox deliveries recover'): Co
   return new Command(name)
     .summary("redeliver a client's failed webhooks of a time window")
     .description("Redelivers every failed webhook delivery of a sandbox client created in a time window (POST /__sandbox/webhooks/recover); the attempts are made in the background.")
-    .requiredOption('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010')
+    .addOption(new Option('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010').argParser(httpUrl('http://127.0.0.1:4010')).makeOptionMandatory())
     .option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)")
     .addOption(new Option('--since <time>', "deliveries created at or after this time (ISO 8601, on the client's sandbox clock)").argParser(time).makeOptionMandatory())
     .addOption(new Option('--until <time>', 'deliveries created at or before this time (default: up to now)').argParser(time))

@@ -3,6 +3,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { SANDBOX_EVENT_TYPES } from '../records/index.js';
 import { DEFAULT_TUNING, listen, type ListenTuning } from './listen-session.js';
 import { tokenFromEnv } from './token.js';
+import { httpUrl } from './url.js';
 
 /** What `shipping-sandbox listen` was asked for. */
 export interface ListenCommand {
@@ -30,21 +31,6 @@ export function defaultName(): string {
   return NAME.test(name) ? name : 'listener';
 }
 
-/** An option's parser of an absolute http(s) URL; its message shows `example` (the sandbox's URL, or a receiver's). */
-const httpUrl =
-  (example: string) =>
-  (value: string): string => {
-    let url: URL;
-    try {
-      url = new URL(value);
-    } catch {
-      throw new InvalidArgumentError(`must be an absolute http:// or https:// URL, e.g. ${example}`);
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError(`must be an http:// or https:// URL, not ${url.protocol}`);
-    // fetch refuses them on every forward, and the URL would be printed and kept in the delivery log with them.
-    if (url.username !== '' || url.password !== '') throw new InvalidArgumentError('must not hold a user or password (user:password@): the URL is printed and its errors kept in the delivery log');
-    return value;
-  };
 
 /** `--events` parsed; given again, its events are added to those given before (as one comma-separated list would be). */
 function eventList(value: string, before?: string[]): string[] {

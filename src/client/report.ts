@@ -1,6 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { PACT_RUN } from '../records/index.js';
 import { tokenFromEnv } from './token.js';
+import { httpUrl } from './url.js';
 
 /** What `shipping-sandbox report` was asked for. */
 export interface ReportCommand {
@@ -26,7 +27,7 @@ export function reportProgram(name = 'shipping-sandbox report'): Command {
   return new Command(name)
     .summary("print a client's readiness report from a running sandbox")
     .description("Prints a sandbox client's readiness report; exits 1 when its handled share is below --fail-under or its coverage below --coverage-under.")
-    .requiredOption('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010')
+    .addOption(new Option('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010').argParser(httpUrl('http://127.0.0.1:4010')).makeOptionMandatory())
     .option('--token <token>', "the client's bearer token; default: SANDBOX_TOKENS when it holds one token, as the server reads it")
     .addOption(new Option('--format <format>', 'what to print').choices(['json', 'junit', 'html']).default('json'))
     .addOption(new Option('--fail-under <percent>', 'exit 1 when the handled share (handled / graded items, in percent) is below this').argParser(percent))

@@ -1,5 +1,6 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { tokenFromEnv } from './token.js';
+import { httpUrl } from './url.js';
 
 /** What `shipping-sandbox trigger` was asked for. */
 export interface TriggerCommand {
@@ -29,7 +30,7 @@ export function triggerProgram(name = 'shipping-sandbox trigger'): Command {
     .summary('fire a webhook event (or play an order up to a tracking step) and print what it made')
     .description('Fires a webhook event (or plays an order up to a tracking step) on a new fixture order or one of yours, and prints the order, its deliveries and the outcome.')
     .argument('<event>', `one of ${EVENTS.join(', ')}`)
-    .requiredOption('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010')
+    .addOption(new Option('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010').argParser(httpUrl('http://127.0.0.1:4010')).makeOptionMandatory())
     .option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)")
     .option('--order <order_no>', 'one of your orders (default: a new fixture order)')
     .option('--scenario <name>', "the new order's scenario (GET /__sandbox/scenarios)")

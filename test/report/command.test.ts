@@ -17,6 +17,7 @@ describe('shipping-sandbox report: its flags', () => {
     [['--url', 'http://127.0.0.1:9', '--token', 't', '--fail-under', '101'], /must be a number from 0 to 100/],
     [['--url', 'http://127.0.0.1:9', '--token', 't', '--format', 'pdf'], /--format.*json, junit, html/],
     [['--token', 't'], /--url/],
+    [['--url', 'localhost:4010', '--token', 't'], /option '--url <url>' argument 'localhost:4010' is invalid\. must be an http:\/\/ or https:\/\/ URL/],
   ])('exits 2 naming the flag for %j', async (argv, message) => {
     const { code, stderr } = await run(...argv);
     expect(code).toBe(2);

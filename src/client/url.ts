@@ -1,0 +1,17 @@
+import { InvalidArgumentError } from 'commander';
+
+/** An option's parser of an absolute http(s) URL; its message shows `example` (the sandbox's URL, or a receiver's). */
+export const httpUrl =
+  (example: string) =>
+  (value: string): string => {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw new InvalidArgumentError(`must be an absolute http:// or https:// URL, e.g. ${example}`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError(`must be an http:// or https:// URL, not ${url.protocol}`);
+    // fetch refuses them on every forward, and the URL would be printed and kept in the delivery log with them.
+    if (url.username !== '' || url.password !== '') throw new InvalidArgumentError('must not hold a user or password (user:password@): the URL is printed and its errors kept in the delivery log');
+    return value;
+  };
