@@ -1,6 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { tokenFromEnv } from './token.js';
 import { httpUrl } from './url.js';
+import { refusal } from './refusal.js';
 
 /** What `shipping-sandbox deliveries recover` was asked for. */
 export interface RecoverCommand {
@@ -69,8 +70,7 @@ export async function executeRecover(options: RecoverCommand, out: (text: string
     return 2;
   }
   if (!res.ok) {
-    const fields = (answer.errors ?? []).map((e) => `\n  ${e.field}: ${e.message}`).join('');
-    err(`shipping-sandbox deliveries recover: the sandbox answered ${res.status}: ${answer.message ?? ''}${fields}\n`);
+    err(`shipping-sandbox deliveries recover: ${refusal(res.status, JSON.stringify(answer))}\n`);
     return 1;
   }
   out(`queued ${answer.queued} failed deliveries created from ${answer.since} to ${answer.until ?? 'now'} for another attempt; follow them with GET /__sandbox/webhooks/deliveries\n`);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
+import { refusal } from './refusal.js';
 import { ForwardQueue, forward, isAttempt, notForwarded, type ListenAttempt, type ListenResult } from './forward.js';
 
 /** What a listener connects with (flags already checked, see listen.ts). */
@@ -72,12 +73,6 @@ export function forwardLine(attempt: ListenAttempt, result: ListenResult, now = 
 /** How one connection ended: for good (the exit code), or to be tried again (why, and whether it had become ready). */
 type Ended = { exit: number } | { retry: string; wasReady: boolean };
 
-/** The sandbox's error envelope, as far as a refused opening is told to the user. */
-interface Envelope {
-  message?: string;
-  errors?: Array<{ field: string; message: string }>;
-}
-
 async function readBody(res: IncomingMessage, limit = 64 * 1024): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -87,19 +82,6 @@ async function readBody(res: IncomingMessage, limit = 64 * 1024): Promise<string
     if (size >= limit) break;
   }
   return Buffer.concat(chunks).toString('utf8').slice(0, limit);
-}
-
-/** A refused opening as the user reads it: the status and the envelope's message and field errors, or the start of a body that is not one. */
-function refusal(status: number, text: string): string {
-  let envelope: Envelope | undefined;
-  try {
-    envelope = JSON.parse(text) as Envelope;
-  } catch {
-    envelope = undefined;
-  }
-  if (envelope?.message === undefined) return `the sandbox answered ${status}${text.trim() ? `: ${text.trim().slice(0, 300)}` : ''}`;
-  const fields = (envelope.errors ?? []).map((e) => `\n  ${e.field}: ${e.message}`).join('');
-  return `the sandbox answered ${status}: ${envelope.message}${fields}`;
 }
 
 /** Opens one connection and serves it until it ends. */

@@ -2,6 +2,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { PACT_RUN } from '../records/index.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl } from './url.js';
+import { refusal } from './refusal.js';
 
 /** What `shipping-sandbox report` was asked for. */
 export interface ReportCommand {
@@ -60,7 +61,7 @@ export async function executeReport(options: ReportCommand, out: (text: string) 
   const get = async (format: string): Promise<string> => {
     const res = await fetch(new URL(`/__sandbox/report?format=${format}`, options.url), { headers });
     const text = await res.text();
-    if (!res.ok) throw new Error(`GET /__sandbox/report answered ${res.status}: ${text.slice(0, 500)}`);
+    if (!res.ok) throw new Error(refusal(res.status, text));
     return text;
   };
   let json: string;

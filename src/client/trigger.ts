@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { tokenFromEnv } from './token.js';
 import { httpUrl } from './url.js';
+import { refusal } from './refusal.js';
 
 /** What `shipping-sandbox trigger` was asked for. */
 export interface TriggerCommand {
@@ -73,7 +74,7 @@ export async function executeTrigger(event: string, options: TriggerCommand, out
   try {
     const res = await fetch(new URL('/__sandbox/events/trigger', options.url), { method: 'POST', headers, body: JSON.stringify(body) });
     const text = await res.text();
-    if (!res.ok) throw new Error(`POST /__sandbox/events/trigger answered ${res.status}: ${text.slice(0, 500)}`);
+    if (!res.ok) throw new Error(refusal(res.status, text));
     out(options.json ? `${text}\n` : `${triggerLines(JSON.parse(text) as TriggerAnswer).join('\n')}\n`);
     return 0;
   } catch (error) {

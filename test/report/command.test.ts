@@ -115,6 +115,12 @@ describe('shipping-sandbox report --require', () => {
     expect({ code: none.code, stderr: none.stderr }).toEqual({ code: 0, stderr: '' });
   });
 
+  it('prints a refusal as its message and field errors, not the raw envelope, and names the flag that sets X-Sandbox-Client', async () => {
+    const bad = await run('--url', sandbox.url, '--token', 'not-a-token');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^shipping-sandbox report: the sandbox answered 401: [^{]+\n/);
+  });
+
   it('exits 2 naming an item the catalogue does not have, and listing those it has', async () => {
     const { code, stderr } = await run('--url', sandbox.url, '--token', 'token-a', '--require', 'webhook.signature');
     expect(code).toBe(2);

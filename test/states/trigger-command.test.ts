@@ -48,7 +48,7 @@ describe('shipping-sandbox trigger', () => {
     const before = await orderCount();
     const { code, stderr } = await trigger('awb.exploded');
     expect(code).toBe(2);
-    expect(stderr).toMatch(/^shipping-sandbox trigger: .*400.*"field":"event"/);
+    expect(stderr).toMatch(/^shipping-sandbox trigger: the sandbox answered 400: .*\n  event: /);
     expect(await orderCount()).toBe(before);
   });
 
