@@ -12,54 +12,51 @@ const job: ClaimedJob = { kind: 'endpoint-webhook', key: 'msg_1', client_id: 'a'
 
 afterEach(() => vi.useRealTimers());
 
+/** A store whose job releases fail while it is away (`back()` brings it), and the keys it released. */
+function awayStore() {
+  let away = true;
+  const released: string[] = [];
+  const storage = {
+    jobs: {
+      release: async (claimed: ClaimedJob) => {
+        if (away) throw new Unavailable('the database: ECONNREFUSED');
+        released.push(claimed.key);
+      },
+    },
+  } as unknown as Storage;
+  return { storage, released, back: () => void (away = false) };
+}
+
 describe('JobRunner: a claim given back while the store is away', () => {
   it('is released again every RELEASE_RETRY_MS until the store takes it, not left to its lease', async () => {
     vi.useFakeTimers();
     vi.setSystemTime(0); // wall time: the claim's lease runs to 61 s
-    let storeAway = true;
-    const released: string[] = [];
-    const storage = {
-      jobs: {
-        release: async (claimed: ClaimedJob) => {
-          if (storeAway) throw new Unavailable('the database: ECONNREFUSED');
-          released.push(claimed.key);
-        },
-      },
-    } as unknown as Storage;
+    const store = awayStore();
     const kinds = new JobKinds();
     kinds.register({ kind: 'endpoint-webhook', run: async () => Promise.reject(new Unavailable('the database: ECONNREFUSED')) });
-    const runner = new JobRunner(storage, new Clocks(new ManualClock(0)), kinds, new Running(), {});
+    const runner = new JobRunner(store.storage, new Clocks(new ManualClock(0)), kinds, new Running(), {});
     expect(await runner.run(job, 'actual')).toBe('unavailable');
-    expect(released).toEqual([]);
+    expect(store.released).toEqual([]);
     await vi.advanceTimersByTimeAsync(RELEASE_RETRY_MS * 2);
-    expect(released).toEqual([]); // still away: kept, tried again
-    storeAway = false;
+    expect(store.released).toEqual([]); // still away: kept, tried again
+    store.back();
     await vi.advanceTimersByTimeAsync(RELEASE_RETRY_MS);
-    expect(released).toEqual(['msg_1']);
+    expect(store.released).toEqual(['msg_1']);
     await vi.advanceTimersByTimeAsync(RELEASE_RETRY_MS * 3);
-    expect(released).toEqual(['msg_1']); // once: nothing left to release
+    expect(store.released).toEqual(['msg_1']); // once: nothing left to release
     runner.stop();
   });
 
   it('is dropped once its lease has run out: the claim has freed itself, and the job may be this replica\'s again under a new claim', async () => {
     vi.useFakeTimers();
     vi.setSystemTime(0);
-    let storeAway = true;
-    const released: string[] = [];
-    const storage = {
-      jobs: {
-        release: async (claimed: ClaimedJob) => {
-          if (storeAway) throw new Unavailable('the database: ECONNREFUSED');
-          released.push(claimed.key);
-        },
-      },
-    } as unknown as Storage;
-    const runner = new JobRunner(storage, new Clocks(new ManualClock(0)), new JobKinds(), new Running(), {});
+    const store = awayStore();
+    const runner = new JobRunner(store.storage, new Clocks(new ManualClock(0)), new JobKinds(), new Running(), {});
     await runner.release(job);
     await vi.advanceTimersByTimeAsync(62_000); // away past the lease's end
-    storeAway = false;
+    store.back();
     await vi.advanceTimersByTimeAsync(RELEASE_RETRY_MS * 2);
-    expect(released).toEqual([]);
+    expect(store.released).toEqual([]);
     runner.stop();
   });
 });

@@ -98,7 +98,9 @@ export class RetentionByCount {
   /** Removes the client's oldest orders down to the limit, a slice at a time; answers whether it removed any. */
   private async removeOldest(clientId: string, removed: Removed): Promise<boolean> {
     const { storage, orders } = this.services;
-    const add = (what: string, n: number) => n > 0 && (removed.counts[what] = (removed.counts[what] ?? 0) + n);
+    const add = (what: string, n: number): void => {
+      if (n > 0) removed.counts[what] = (removed.counts[what] ?? 0) + n;
+    };
     let conflicts = 0;
     for (;;) {
       if (this.stopped) return removed.counts.orders !== undefined;
