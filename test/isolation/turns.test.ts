@@ -90,12 +90,15 @@ describe('requests served in turns between clients', () => {
     // Sent once those are in (on a socket opened before them, it could otherwise arrive first and be served at once).
     await new Promise((resolve) => setTimeout(resolve, 50));
     socket.write(`POST /v1/order HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN_B}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Hung up once the sandbox has surely read it (a busy machine took longer than 20 ms), still well inside the ~30 creates of 100 items before it.
+    await new Promise((resolve) => setTimeout(resolve, 150));
     socket.resetAndDestroy();
     expect(new Set(await Promise.all(first))).toEqual(new Set([201]));
     agent.destroy();
-    const journal = await sandbox!.call('GET', '/__sandbox/requests?operation_id=createOrder&limit=100', { token: TOKEN_B });
-    expect(journal.body.requests.filter((entry: { status: number | null }) => entry.status !== 201)).toEqual([expect.objectContaining({ status: null, aborted: true })]);
+    // Journaled when its connection closes: polled, not read once.
+    await expect
+      .poll(async () => (await sandbox!.call('GET', '/__sandbox/requests?operation_id=createOrder&limit=100', { token: TOKEN_B })).body.requests.filter((entry: { status: number | null }) => entry.status !== 201), { timeout: 5_000 })
+      .toEqual([expect.objectContaining({ status: null, aborted: true })]);
     const orders = await sandbox!.call('GET', '/__sandbox/orders?limit=1', { token: TOKEN_B });
     expect(orders.body.total).toBe(30 + 30 * 100);
   });
