@@ -90,8 +90,7 @@ describe('requests served in turns between clients', () => {
     // Sent once those are in (on a socket opened before them, it could otherwise arrive first and be served at once).
     await new Promise((resolve) => setTimeout(resolve, 50));
     socket.write(`POST /v1/order HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN_B}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-    // Hung up once the sandbox has surely read it (a busy machine took longer than 20 ms), still well inside the ~30 creates of 100 items before it.
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await new Promise((resolve) => setTimeout(resolve, 20));
     socket.resetAndDestroy();
     expect(new Set(await Promise.all(first))).toEqual(new Set([201]));
     agent.destroy();
