@@ -185,7 +185,7 @@ describe.skipIf(!hasChromium)('/dashboard with a client full of data, in headles
   it('shows the Status of every order on a phone', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByRole('link', { name: 'Orders', exact: true }).click();
-    const status = page.getByRole('columnheader', { name: 'Status' });
+    const status = page.getByRole('columnheader', { name: 'Status', exact: true });
     await status.waitFor();
     const box = await status.boundingBox();
     expect(box!.x + box!.width).toBeLessThanOrEqual(390);
