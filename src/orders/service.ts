@@ -180,15 +180,12 @@ export class OrdersService {
    * were still there.
    */
   private async removeAsTheyAre(tx: Repositories, listed: ReadonlyArray<Pick<Order, 'order_no'>>): Promise<number> {
-    let removed = 0;
-    for (const { order_no } of listed) {
-      const order = await tx.orders.get(order_no);
-      if (!order) continue;
+    const orders = await tx.orders.getMany(listed.map((o) => o.order_no));
+    for (const order of orders) {
       await this.deps.journey.stop(tx, order);
       await tx.orders.remove(order);
-      removed += 1;
     }
-    return removed;
+    return orders.length;
   }
 
   scenarioNames(): string[] {

@@ -14,6 +14,8 @@ import type { ClaimedJob, ClaimOptions, ClientClock, ClientSettings, DeliveryQue
 
 export interface OrderRepository {
   get(orderNo: string): Promise<Stored<Order> | undefined>;
+  /** The orders of these numbers that exist, in no particular order: one read for many (a removal's slice). */
+  getMany(orderNos: readonly string[]): Promise<Array<Stored<Order>>>;
   byAwb(awb: string): Promise<Stored<Order> | undefined>;
   batchExists(batchId: string): Promise<boolean>;
   /**
@@ -38,6 +40,10 @@ export interface OrderRepository {
 
 export interface DeliveryRepository {
   get(id: string): Promise<Stored<Delivery> | undefined>;
+  /** The deliveries of these ids that exist, in no particular order: one read for many (a removal's page). */
+  getMany(ids: readonly string[]): Promise<Array<Stored<Delivery>>>;
+  /** Up to `limit` of the client's deliveries of these orders, in no particular order (the orders' removal). */
+  ofOrders(clientId: string, orderNos: readonly string[], limit: number): Promise<Array<Stored<Delivery>>>;
   insert(delivery: Unversioned<Delivery>): Promise<Stored<Delivery>>;
   /** Writes a changed delivery read at `delivery.version`; a `Conflict` if it changed since (a reset removed it, say). */
   update(delivery: Stored<Delivery>): Promise<Stored<Delivery>>;

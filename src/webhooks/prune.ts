@@ -12,16 +12,13 @@ const REMOVE_PAGE = 500;
  * them since they were listed) with their jobs; answers how many were still there.
  */
 async function removeWithJobs(tx: Repositories, listed: readonly Delivery[]): Promise<number> {
-  let removed = 0;
-  for (const { id } of listed) {
-    const d = await tx.deliveries.get(id);
-    if (!d) continue;
+  const found = await tx.deliveries.getMany(listed.map((d) => d.id));
+  for (const d of found) {
     await tx.jobs.cancel(jobKindOf(d), d.id);
     await tx.jobs.cancel(RECOVER_JOB, d.id);
     await tx.deliveries.remove(d);
-    removed += 1;
   }
-  return removed;
+  return found.length;
 }
 
 /**
@@ -47,10 +44,9 @@ export async function pruneSettled(storage: Storage, olderThan: number, clientId
     if (old.length === 0) return removed;
     removed += await storage.transaction(async (tx) => {
       let settled = 0;
-      for (const found of old) {
-        // As it is now (an attempt may have been recorded since), and still settled.
-        const d = await tx.deliveries.get(found.id);
-        if (d?.status !== 'delivered' && d?.status !== 'failed') continue;
+      // As they are now (an attempt may have been recorded since), and still settled.
+      for (const d of await tx.deliveries.getMany(old.map((found) => found.id))) {
+        if (d.status !== 'delivered' && d.status !== 'failed') continue;
         await tx.deliveries.remove(d);
         settled += 1;
       }
@@ -60,14 +56,18 @@ export async function pruneSettled(storage: Storage, olderThan: number, clientId
   }
 }
 
-/** Removes the client's deliveries of these orders and their jobs (the orders are gone: a provider state's teardown), an order's page per unit of work. Returns how many. */
+/**
+ * Removes the client's deliveries of these orders and their jobs (the orders are gone: a
+ * provider state's teardown, retention by count), a page per unit of work. Returns how many.
+ */
 export async function removeOrderDeliveries(storage: Storage, clientId: string, orderNos: readonly string[]): Promise<number> {
   let removed = 0;
-  for (const orderNo of orderNos) {
+  for (let from = 0; from < orderNos.length; from += REMOVE_PAGE) {
+    const orders = orderNos.slice(from, from + REMOVE_PAGE);
     for (;;) {
-      const page = await storage.deliveries.list(clientId, { limit: REMOVE_PAGE, order_no: orderNo, total: false });
-      if (page.items.length === 0) break;
-      removed += await storage.transaction((tx) => removeWithJobs(tx, page.items));
+      const page = await storage.deliveries.ofOrders(clientId, orders, REMOVE_PAGE);
+      if (page.length === 0) break;
+      removed += await storage.transaction((tx) => removeWithJobs(tx, page));
       await letRequestsIn();
     }
   }

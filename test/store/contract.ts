@@ -413,6 +413,60 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       await storage.close();
     });
 
+    it('reads many orders and deliveries at once, and removes them in a unit of work whatever else the unit holds back', async () => {
+      const storage = await open();
+      const delivery = (id: string, clientId: string, orderNo: string, seq: number) => ({
+        id, seq, client_id: clientId, event: 'awb.generated' as const, order_no: orderNo, body: '{}', chaos: [], status: 'delivered' as const, created_at: seq, next_attempt_at: null, last_error: null, attempts: [],
+      });
+      for (let i = 1; i <= 4; i += 1) await storage.orders.insert(orderRecord(`8${i}`, i === 4 ? 'b' : 'a', i));
+      await storage.deliveries.insert(delivery('msg_81a', 'a', '81', 1));
+      await storage.deliveries.insert(delivery('msg_81b', 'a', '81', 2));
+      await storage.deliveries.insert(delivery('msg_82', 'a', '82', 3));
+      await storage.deliveries.insert(delivery('msg_84', 'b', '84', 4));
+      const sorted = (ids: string[]) => [...ids].sort();
+      // Numbers that are gone (or never were) are left out; getMany reads by number, whoever's.
+      expect(sorted((await storage.orders.getMany(['81', '83', '84', '99'])).map((o) => o.order_no))).toEqual(['81', '83', '84']);
+      expect(await storage.orders.getMany([])).toEqual([]);
+      expect(sorted((await storage.deliveries.getMany(['msg_81a', 'msg_84', 'msg_none'])).map((d) => d.id))).toEqual(['msg_81a', 'msg_84']);
+      expect(await storage.deliveries.getMany([])).toEqual([]);
+      // An order's deliveries of that client only, up to the limit.
+      expect(sorted((await storage.deliveries.ofOrders('a', ['81', '82', '84'], 10)).map((d) => d.id))).toEqual(['msg_81a', 'msg_81b', 'msg_82']);
+      expect(await storage.deliveries.ofOrders('a', ['81', '82'], 2)).toHaveLength(2);
+      expect(await storage.deliveries.ofOrders('b', ['81'], 10)).toEqual([]);
+      expect(await storage.deliveries.ofOrders('a', [], 10)).toEqual([]);
+      // Removals in a unit go with its commit: nothing is removed when the unit then fails,
+      // and a stale order version fails the unit with a Conflict, keeping the rest.
+      const [o81, o82] = [(await storage.orders.get('81'))!, (await storage.orders.get('82'))!];
+      await storage.jobs.schedule({ kind: 'awb', key: '81', client_id: 'a', due_at: 50 });
+      await expect(
+        storage.transaction(async (tx) => {
+          await tx.jobs.cancel('awb', '81');
+          await tx.deliveries.remove((await tx.deliveries.get('msg_81a'))!);
+          await tx.orders.remove(o81);
+          throw new Error('half way');
+        }),
+      ).rejects.toThrow('half way');
+      await storage.orders.update({ ...o82, status: 'awb_generated' });
+      await expect(
+        storage.transaction(async (tx) => {
+          await tx.orders.remove(o81);
+          await tx.orders.remove(o82);
+        }),
+      ).rejects.toBeInstanceOf(Conflict);
+      expect(sorted((await storage.orders.getMany(['81', '82'])).map((o) => o.order_no))).toEqual(['81', '82']);
+      expect(await storage.jobs.get('awb', '81')).toBeDefined();
+      expect(await storage.deliveries.get('msg_81a')).toBeDefined();
+      await storage.transaction(async (tx) => {
+        await tx.jobs.cancel('awb', '81');
+        for (const d of await tx.deliveries.ofOrders('a', ['81'], 10)) await tx.deliveries.remove(d);
+        await tx.orders.remove(o81);
+      });
+      expect(await storage.orders.get('81')).toBeUndefined();
+      expect(await storage.jobs.get('awb', '81')).toBeUndefined();
+      expect(await storage.deliveries.ofOrders('a', ['81', '82'], 10)).toHaveLength(1);
+      await storage.close();
+    });
+
     it('lists the deliveries to one endpoint: those without an endpoint id are the default endpoint’s', async () => {
       const storage = await open();
       const delivery = (id: string, seq: number, endpointId?: string) => ({

@@ -19,6 +19,27 @@ export class EmbeddedDeliveries implements DeliveryRepository {
     return stored(this.access.get<Delivery>(DELIVERIES, id));
   }
 
+  async getMany(ids: readonly string[]): Promise<Array<Stored<Delivery>>> {
+    const found: Array<Stored<Delivery>> = [];
+    for (const id of ids) {
+      const delivery = stored(this.access.get<Delivery>(DELIVERIES, id));
+      if (delivery) found.push(delivery);
+    }
+    return found;
+  }
+
+  async ofOrders(clientId: string, orderNos: readonly string[], limit: number): Promise<Array<Stored<Delivery>>> {
+    const found: Array<Stored<Delivery>> = [];
+    for (const orderNo of orderNos) {
+      for (const id of this.indexes.deliveries.ofOrder(orderNo)) {
+        if (found.length >= limit) return found;
+        const delivery = stored(this.access.get<Delivery>(DELIVERIES, id));
+        if (delivery?.client_id === clientId) found.push(delivery);
+      }
+    }
+    return found;
+  }
+
   async insert(delivery: Unversioned<Delivery>): Promise<Stored<Delivery>> {
     return insertNew<Delivery>(this.access, DELIVERIES, delivery.id, delivery, `Delivery ${delivery.id}`);
   }

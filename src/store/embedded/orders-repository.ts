@@ -24,6 +24,15 @@ export class EmbeddedOrders implements OrderRepository {
     return this.unpacked.of(this.access.get(ORDERS, orderNo));
   }
 
+  async getMany(orderNos: readonly string[]): Promise<Array<Stored<Order>>> {
+    const found: Array<Stored<Order>> = [];
+    for (const orderNo of orderNos) {
+      const order = this.unpacked.of(this.access.get(ORDERS, orderNo));
+      if (order) found.push(order);
+    }
+    return found;
+  }
+
   async byAwb(awb: string): Promise<Stored<Order> | undefined> {
     const orderNo = this.indexes.orders.byAwb.get(awb);
     return orderNo === undefined ? undefined : this.get(orderNo);

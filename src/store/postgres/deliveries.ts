@@ -2,7 +2,7 @@ import { Conflict, domainMessages } from '../../shared/index.js';
 import { DEFAULT_ENDPOINT, type Delivery, type DeliveryStatus, type DeliveryQuery, type Page, type Stored, type Unversioned } from '../../records/index.js';
 import { positionOf } from '../cursor.js';
 import type { DeliveryRepository } from '../port.js';
-import { isUniqueViolation, type Db } from './db.js';
+import { isUniqueViolation, write, type Db } from './db.js';
 import { listPage } from './listing.js';
 import { dataOf, stored } from './rows.js';
 import { finite, Where } from './where.js';
@@ -14,6 +14,22 @@ export class PgDeliveries implements DeliveryRepository {
   async get(id: string): Promise<Stored<Delivery> | undefined> {
     const { rows } = await this.db().query<{ data: Delivery; version: number }>('SELECT data, version FROM deliveries WHERE id = $1', [id]);
     return rows[0] && stored<Delivery>(rows[0].data, rows[0].version);
+  }
+
+  async getMany(ids: readonly string[]): Promise<Array<Stored<Delivery>>> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.db().query<{ data: Delivery; version: number }>('SELECT data, version FROM deliveries WHERE id = ANY($1)', [ids]);
+    return rows.map((row) => stored<Delivery>(row.data, row.version));
+  }
+
+  async ofOrders(clientId: string, orderNos: readonly string[], limit: number): Promise<Array<Stored<Delivery>>> {
+    if (orderNos.length === 0) return [];
+    const { rows } = await this.db().query<{ data: Delivery; version: number }>('SELECT data, version FROM deliveries WHERE order_no = ANY($1) AND client_id = $2 LIMIT $3', [
+      orderNos,
+      clientId,
+      finite(limit),
+    ]);
+    return rows.map((row) => stored<Delivery>(row.data, row.version));
   }
 
   async insert(delivery: Unversioned<Delivery>): Promise<Stored<Delivery>> {
@@ -46,7 +62,7 @@ export class PgDeliveries implements DeliveryRepository {
   }
 
   async remove(delivery: Stored<Delivery>): Promise<void> {
-    await this.db().query('DELETE FROM deliveries WHERE id = $1', [delivery.id]);
+    await write(this.db(), 'DELETE FROM deliveries WHERE id = $1', [delivery.id]);
   }
 
   async list(clientId: string, query: DeliveryQuery): Promise<Page<Stored<Delivery>>> {

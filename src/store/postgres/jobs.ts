@@ -41,7 +41,7 @@ export class PgJobs implements JobRepository {
   }
 
   async cancel(kind: JobKind, key: string): Promise<void> {
-    await this.db().query('DELETE FROM jobs WHERE kind = $1 AND key = $2', [kind, key]);
+    await write(this.db(), 'DELETE FROM jobs WHERE kind = $1 AND key = $2', [kind, key]);
   }
 
   async get(kind: JobKind, key: string): Promise<Stored<Job> | undefined> {

@@ -40,6 +40,8 @@ const UPDATE_ORDER = `UPDATE orders SET client_id = $2, created_at = $3, awb = $
     data = $10, version = version + 1
   WHERE order_no = $1 AND version = $11`;
 
+const REMOVE_ORDER = 'DELETE FROM orders WHERE order_no = $1 AND version = $2';
+
 const BY_ORDER_NO = pointRead('SELECT data, version FROM orders WHERE order_no = $1');
 const BY_AWB = pointRead('SELECT data, version FROM orders WHERE awb = $1');
 
@@ -53,6 +55,12 @@ export class PgOrders implements OrderRepository {
   async get(orderNo: string): Promise<Stored<Order> | undefined> {
     const { rows } = await this.db().query<{ data: Order; version: number }>(BY_ORDER_NO, [orderNo]);
     return rows[0] && stored<Order>(rows[0].data, rows[0].version);
+  }
+
+  async getMany(orderNos: readonly string[]): Promise<Array<Stored<Order>>> {
+    if (orderNos.length === 0) return [];
+    const { rows } = await this.db().query<{ data: Order; version: number }>('SELECT data, version FROM orders WHERE order_no = ANY($1)', [orderNos]);
+    return rows.map((row) => stored<Order>(row.data, row.version));
   }
 
   async byAwb(awb: string): Promise<Stored<Order> | undefined> {
@@ -104,7 +112,15 @@ export class PgOrders implements OrderRepository {
   }
 
   async remove(order: Stored<Order>): Promise<void> {
-    const { rowCount } = await this.db().query('DELETE FROM orders WHERE order_no = $1 AND version = $2', [order.order_no, order.version]);
+    const db = this.db();
+    const values = [order.order_no, order.version];
+    if (db.later) {
+      // In a unit of work it goes with the unit's next statement or its COMMIT; a changed
+      // version (no row removed) then fails that trip, and the unit, with a Conflict.
+      db.later(`WITH updated AS (${REMOVE_ORDER} RETURNING 1) ${ONE_ROW_OR_STALE}`, values);
+      return;
+    }
+    const { rowCount } = await db.query(REMOVE_ORDER, values);
     if (rowCount !== 1) throw new Conflict(domainMessages.staleVersion(`Order ${order.order_no}`));
   }
 
