@@ -191,6 +191,12 @@ export interface RequestScope {
    * connections out in turns between them (see FairGate).
    */
   client(lane: string): void;
+  /**
+   * Tells the scope, before the request's first clock read, that its handler reads the
+   * order with this AWB: a shared store may read it along with the clock (one round trip,
+   * not two). The handler's read then takes what was read, once.
+   */
+  readsOrder(awb: string): void;
 }
 
 /** Every repository; inside `transaction(fn)`, `fn` gets them bound to that transaction. */

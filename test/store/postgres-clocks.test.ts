@@ -155,6 +155,21 @@ describe("a request's clock and settings, read together on PostgreSQL", () => {
     expect((await b.call('GET', '/__sandbox/faults')).body.rules).toEqual([]);
   });
 
+  it('a tracking read through B, whose order is read with its clock, shows each step A played just before; another client’s AWB and an unknown one stay 404', async () => {
+    const [a, b] = await twoReplicas();
+    const [order] = await createOrders(a, 1);
+    const awb = (await a.call('POST', `/__sandbox/orders/${order}/awb`)).body.awb as string;
+    for (let step = 0; step < 3; step += 1) {
+      expect((await a.call('POST', `/__sandbox/orders/${order}/advance`)).status).toBe(200);
+      const shown = (await orderOf(a, order!)).history.length;
+      const tracking = await b.call('GET', `/v1/order/tracking/${awb}`);
+      expect(tracking.status).toBe(200);
+      expect(tracking.body.history).toHaveLength(shown);
+    }
+    expect((await b.call('GET', `/v1/order/tracking/${awb}`, { token: TOKEN_B })).status).toBe(404);
+    expect((await b.call('GET', '/v1/order/tracking/JN0000000000')).status).toBe(404);
+  });
+
   it("a rule's count taken by a request through B shows at once through A and through B's next request", async () => {
     const [a, b] = await twoReplicas();
     await a.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'createOrder' }, action: { type: 'status', status: 503 }, times: 2 } });

@@ -77,6 +77,54 @@ describe('PostgreSQL point reads outside a unit of work', () => {
   });
 });
 
+describe("PostgreSQL reads along with a request's clock", () => {
+  it('reads the order a request said it reads in its clock statement, hands it to the first read of that AWB only, and never to a unit of work', async () => {
+    const url = await server.freshDatabase();
+    const storage = await PostgresStorage.open({ url, requestLogSize: 10 });
+    const other = await PostgresStorage.open({ url, requestLogSize: 10 });
+    try {
+      await storage.settings.put(emptySettings('a'));
+      await storage.orders.insert({ ...orderRecord('5000000200', 'a', 1_000), awb: 'JN5000000200' });
+      const scope = storage.requestScope!;
+      const traffic = countTraffic(url);
+      let read: Array<string | number | undefined> = [];
+      try {
+        await scope.run(async () => {
+          scope.readsOrder('JN5000000200');
+          await storage.sharedClocks!.read(['a']);
+          // Changed by another replica after the clock read: this request answers from what it read with its clock.
+          await other.orders.update({ ...(await other.orders.get('5000000200'))!, status: 'awb_generated' });
+          const first = await storage.orders.byAwb('JN5000000200');
+          const again = await storage.orders.byAwb('JN5000000200');
+          const inUnit = await storage.transaction((tx) => tx.orders.byAwb('JN5000000200'));
+          const settings = await storage.settings.get('a');
+          read = [first?.status, first?.version, again?.version, inUnit?.version, settings?.client_id];
+        });
+      } finally {
+        traffic.stop();
+      }
+      expect(read).toEqual(['created', 1, 2, 2, 'a']);
+      const statements = traffic.statements.map(([, text]) => text).filter((text) => !text.includes('UPDATE orders') && text !== 'BEGIN' && text !== 'COMMIT');
+      // The clock read (with the settings and the order), the second read, the unit's read: the settings were read with the clock too.
+      expect(statements.filter((text) => text.includes('FROM clocks'))).toHaveLength(1);
+      expect(statements.filter((text) => text.includes('FROM clocks') && text.includes('FROM orders WHERE awb') && text.includes('FROM client_settings'))).toHaveLength(1);
+      expect(statements.filter((text) => text.includes('FROM orders WHERE awb'))).toHaveLength(3);
+      expect(statements.filter((text) => text.includes('FROM client_settings'))).toHaveLength(1);
+
+      // An AWB no order has: the request's read answers none without asking again; another AWB is read as ever.
+      const unknown = await scope.run(async () => {
+        scope.readsOrder('JN0000000000');
+        await storage.sharedClocks!.read(['a']);
+        return [await storage.orders.byAwb('JN0000000000'), (await storage.orders.byAwb('JN5000000200'))?.order_no];
+      });
+      expect(unknown).toEqual([undefined, '5000000200']);
+    } finally {
+      await other.close();
+      await storage.close();
+    }
+  });
+});
+
 describe('PostgreSQL reads in a unit of work', () => {
   it('sends the reads a unit asks for at once in one write, and reads a client’s settings once', async () => {
     const url = await server.freshDatabase();

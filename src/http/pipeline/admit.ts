@@ -1,12 +1,19 @@
 import { laneOf, type Exchange } from './exchange.js';
 
+/** Operations whose handler reads one order by the AWB in this path parameter: a shared store reads it with the client's clock. */
+const READS_ORDER_BY_AWB: Readonly<Record<string, string>> = { trackOrder: 'order_no' };
+
 /**
  * Stage 2, admit: the rate limit of the caller's lane (rejects with the 429), then the
  * client's clock brought up to what a shared store keeps, so the request is served at the
- * client's time. An admin acting for a client spends the admins' budget, not the client's.
+ * client's time (with, in the same read, the order a tracking read answers from). An
+ * admin acting for a client spends the admins' budget, not the client's.
  */
 export async function admit(x: Exchange): Promise<void> {
   const { input, options } = x;
   if (options.admit) await options.admit(laneOf(input));
+  const param = READS_ORDER_BY_AWB[x.op.operationId];
+  const awb = param === undefined ? undefined : input.params[param];
+  if (awb !== undefined) options.scope?.readsOrder(awb);
   if (options.refreshClock) await options.refreshClock(input.client?.id ?? '');
 }

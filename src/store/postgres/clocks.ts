@@ -3,8 +3,9 @@ import { Unavailable } from '../../shared/index.js';
 import type { SharedClockRepository } from '../port.js';
 import type { Db } from './db.js';
 import { pointRead } from './point-reads.js';
+import type { PreRead, PreReadOrder } from './request-scope.js';
 import type { Prefetched } from './settings.js';
-import type { ClientClock, ClientSettings, KeptClocks, KeptRealClock } from '../../records/index.js';
+import type { ClientClock, ClientSettings, KeptClocks, KeptRealClock, Order } from '../../records/index.js';
 
 /** The channel replicas are told on when a clock moved: `{ from, ids }`. */
 export const CLOCKS_CHANNEL = 'sandbox_clocks';
@@ -53,6 +54,13 @@ const CLOCK_WITH_SETTINGS = pointRead(
    UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, data, version FROM client_settings WHERE client_id = $2`,
 );
 
+/** CLOCK_WITH_SETTINGS and the order of an AWB (its `data` and `version` in a row of its own, `kind` 'o'). */
+const CLOCK_WITH_SETTINGS_AND_ORDER = pointRead(
+  `SELECT 'c' AS kind, ${CLOCK_COLUMNS}, NULL::jsonb AS data, NULL::integer AS version FROM clocks WHERE client_id = ANY($1)
+   UNION ALL SELECT 's', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, data, version FROM client_settings WHERE client_id = $2
+   UNION ALL SELECT 'o', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, data, version FROM orders WHERE awb = $3`,
+);
+
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -79,7 +87,9 @@ export class PgClocks implements SharedClockRepository {
     /** Turns "cannot reach the database" into Unavailable (a 503), as the pool's calls are. */
     private readonly translate: (error: unknown) => unknown = (error) => error,
     /** Where the current request's first clock read puts its client's settings (see PostgresStorage.requestScope). */
-    private readonly prefetch: () => Prefetched | undefined = () => undefined,
+    private readonly prefetch: () => PreRead | undefined = () => undefined,
+    /** Keeps the order a request's first clock read found, for its handler. */
+    private readonly keepOrder: (awb: string, row: PreReadOrder) => void = () => undefined,
   ) {}
 
   async read(clientIds?: readonly string[]): Promise<KeptClocks> {
@@ -94,7 +104,8 @@ export class PgClocks implements SharedClockRepository {
   }
 
   /** The client's and the sandbox's clocks, and the client's settings (into `prefetched`), in one statement. */
-  private async readWithSettings(clientId: string, prefetched: Prefetched): Promise<KeptClocks> {
+  private async readWithSettings(clientId: string, { settings: prefetched, awb }: PreRead): Promise<KeptClocks> {
+    if (awb !== undefined) return this.readWithOrder(clientId, prefetched, awb);
     const { rows } = await this.db.query<ClockRow & { data: ClientSettings | null; version: number | null }>(
       CLOCK_WITH_SETTINGS,
       [[clientId, ''], clientId],
@@ -102,6 +113,16 @@ export class PgClocks implements SharedClockRepository {
     const settings = rows.find((row) => row.client_id === null);
     prefetched.set(clientId, settings ? { data: settings.data!, version: settings.version! } : undefined);
     return keptOf(rows.filter((row) => row.client_id !== null));
+  }
+
+  /** readWithSettings, and the order of `awb` (kept for the request's handler). */
+  private async readWithOrder(clientId: string, prefetched: Prefetched, awb: string): Promise<KeptClocks> {
+    const { rows } = await this.db.query<ClockRow & { kind: 'c' | 's' | 'o'; data: unknown; version: number | null }>(CLOCK_WITH_SETTINGS_AND_ORDER, [[clientId, ''], clientId, awb]);
+    const settings = rows.find((row) => row.kind === 's');
+    prefetched.set(clientId, settings ? { data: settings.data as ClientSettings, version: settings.version! } : undefined);
+    const order = rows.find((row) => row.kind === 'o');
+    this.keepOrder(awb, order ? { data: order.data as Order, version: order.version! } : null);
+    return keptOf(rows.filter((row) => row.kind === 'c'));
   }
 
   async moveOn(clients: ReadonlyMap<string, ClientClock>, manualMs?: number): Promise<KeptClocks> {

@@ -5,6 +5,7 @@ import type { OrderRepository } from '../port.js';
 import { isUniqueViolation, ONE_ROW_OR_STALE, type Db } from './db.js';
 import { listPage } from './listing.js';
 import { pointRead } from './point-reads.js';
+import type { PreReadOrder } from './request-scope.js';
 import { dataOf, stored } from './rows.js';
 import { finite, Where } from './where.js';
 /**
@@ -50,7 +51,11 @@ export class PgOrders implements OrderRepository {
   /** A taken order number meets the primary key, a taken batch id NEW_BATCH_INSERT's check, a taken AWB its unique index (update's Conflict). */
   readonly refusesTakenIds = true;
 
-  constructor(private readonly db: () => Db) {}
+  constructor(
+    private readonly db: () => Db,
+    /** The order of this AWB as the current request's clock read found it (see RequestScope.readsOrder), once; undefined when not read so. */
+    private readonly preRead: (awb: string) => PreReadOrder | undefined = () => undefined,
+  ) {}
 
   async get(orderNo: string): Promise<Stored<Order> | undefined> {
     const { rows } = await this.db().query<{ data: Order; version: number }>(BY_ORDER_NO, [orderNo]);
@@ -64,7 +69,11 @@ export class PgOrders implements OrderRepository {
   }
 
   async byAwb(awb: string): Promise<Stored<Order> | undefined> {
-    const { rows } = await this.db().query<{ data: Order; version: number }>(BY_AWB, [awb]);
+    const db = this.db();
+    // Outside a unit of work only: a unit reads what it changes afresh.
+    const read = db.later ? undefined : this.preRead(awb);
+    if (read !== undefined) return read ? stored<Order>(read.data, read.version) : undefined;
+    const { rows } = await db.query<{ data: Order; version: number }>(BY_AWB, [awb]);
     return rows[0] && stored<Order>(rows[0].data, rows[0].version);
   }
 

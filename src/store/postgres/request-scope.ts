@@ -1,6 +1,16 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { RequestScope } from '../port.js';
+import type { Order } from '../../records/index.js';
 import type { Prefetched } from './settings.js';
+
+/** An order read along with a request's clock: its row, or null when no order has that AWB. */
+export type PreReadOrder = { data: Order; version: number } | null;
+
+/** What a request's first clock read reads along: its client's settings, and the order the request said it reads, if any. */
+export interface PreRead {
+  settings: Prefetched;
+  awb?: string;
+}
 
 /** The gate's lane of a request whose client is not known (yet, or ever: health checks). */
 const UNKNOWN_LANE = '(unknown)';
@@ -16,6 +26,10 @@ interface RequestState {
   armed: boolean;
   settings: Prefetched | undefined;
   lane: string | undefined;
+  /** The AWB of the order the request said it reads (see RequestScope.readsOrder), until its clock read. */
+  awb?: string;
+  /** That order as the clock read found it, until the handler takes it. */
+  order?: { awb: string; row: PreReadOrder };
 }
 
 /**
@@ -36,6 +50,10 @@ export class RequestScopes {
       scope.armed = false;
       scope.settings = undefined;
     },
+    readsOrder: (awb) => {
+      const scope = this.current.getStore();
+      if (scope?.armed) scope.awb = awb;
+    },
     client: (lane) => {
       const scope = this.current.getStore();
       if (scope) scope.lane = lane;
@@ -46,11 +64,26 @@ export class RequestScopes {
   readonly prefetched = (): Prefetched | undefined => this.current.getStore()?.settings;
 
   /** Where the current request's first clock read puts its client's settings (none after the first: see PgClocks.read). */
-  readonly arm = (): Prefetched | undefined => {
+  readonly arm = (): PreRead | undefined => {
     const scope = this.current.getStore();
     if (!scope?.armed) return undefined;
     scope.armed = false;
-    return (scope.settings = new Map());
+    return { settings: (scope.settings = new Map()), ...(scope.awb === undefined ? {} : { awb: scope.awb }) };
+  };
+
+  /** Keeps the order the clock read found for the request's handler. */
+  readonly keepOrder = (awb: string, row: PreReadOrder): void => {
+    const scope = this.current.getStore();
+    if (scope) scope.order = { awb, row };
+  };
+
+  /** The order with this AWB as the current request's clock read found it (once), or undefined when it was not read so. */
+  readonly preReadOrder = (awb: string): PreReadOrder | undefined => {
+    const scope = this.current.getStore();
+    const kept = scope?.order;
+    if (kept?.awb !== awb) return undefined;
+    scope!.order = undefined;
+    return kept.row;
   };
 
   /** The gate's lane of the work running now on the requests' pool (see Connections.gate). */

@@ -73,13 +73,13 @@ export class PostgresStorage implements Storage {
     const units = new UnitsOfWork(this.connections, this.reach, this.notices, { counters: this.counters, requests: this.requests, reports: this.reports }, scopes.prefetched);
     this.transaction = units.transaction;
     this.background = this.connections.background;
-    this.orders = new PgOrders(units.db);
+    this.orders = new PgOrders(units.db, scopes.preReadOrder);
     this.deliveries = new PgDeliveries(units.db);
     this.settings = new PgSettings(units.db, scopes.prefetched);
     this.meta = new PgMeta(units.db);
     this.jobs = new PgJobs(units.db);
     const replica = `replica_${process.pid}_${randomBytes(4).toString('hex')}`;
-    this.sharedClocks = new PgClocks(units.outside, options.url, replica, (error) => this.reach.translate(error), scopes.arm);
+    this.sharedClocks = new PgClocks(units.outside, options.url, replica, (error) => this.reach.translate(error), scopes.arm, scopes.keepOrder);
     this.listener = new ChannelListener(options, this.notices, this.sharedClocks);
     this.signals = new PgSignals(options);
   }
