@@ -22,6 +22,8 @@ declare module 'autocannon' {
     errors: number;
     timeouts: number;
     '2xx': number;
+    /** Seconds from the first request to the last answer. */
+    duration: number;
   }
   function autocannon(options: Options): Promise<Result>;
   export default autocannon;

@@ -85,7 +85,7 @@ async function measure(store: string, storeArgs: string[], hook: string): Promis
     const gone = CREATES * 10 - (await orderCount(server.url));
     let removed: Record<string, number> = {};
     for (const end = performance.now() + 15_000; (removed.orders ?? 0) < gone && performance.now() < end; await sleep(250)) removed = sweptIn(log);
-    return { store, rps: Math.round(result.requests.average), atEnd, highest, backMs, removed };
+    return { store, rps: Math.round(CREATES / result.duration), atEnd, highest, backMs, removed };
   } finally {
     await stop(server.child);
   }
