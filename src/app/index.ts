@@ -2,4 +2,5 @@
 
 export { createApp } from './app.js';
 export { buildServices, createSandbox } from './sandbox.js';
-export type { Sandbox, SandboxClock } from './sandbox.js';
+export type { Sandbox } from './sandbox.js';
+export type { SandboxClock } from './in-process-clock.js';

@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Duplex } from 'node:stream';
 import { answerWithoutUpgrade, isWebSocket } from './upgrade.js';
 import { stopServices } from './stop.js';
+import { inProcessClock, type SandboxClock } from './in-process-clock.js';
 
 export { STOP_RECORD_MARGIN_MS, stopServices } from './stop.js';
 import type { Express } from 'express';
@@ -48,19 +49,6 @@ export const LOG_REDACTIONS = [
   '*.*.secret',
   'webhookSecret',
 ] as const;
-
-/** The sandbox's clocks as in-process users see them: one per client, over the sandbox's own. */
-export interface SandboxClock {
-  readonly mode: 'real' | 'manual';
-  /** The sandbox's time (a client that was never advanced runs with it). */
-  now(): number;
-  /** The client's time now. */
-  of(clientId: string): number;
-  /** Moves every client's clock (and the sandbox's) on by `ms` and resolves once everything due by then has run. */
-  advance(ms: number): Promise<void>;
-  /** Moves one client's clock on by `ms`, as `POST /__sandbox/clock/advance` does for its caller. */
-  advanceClient(clientId: string, ms: number): Promise<void>;
-}
 
 /** A running sandbox. */
 export interface Sandbox {
@@ -203,7 +191,7 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
  */
 export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox> {
   const services = await buildServices(input);
-  const { options, scheduler, storage, clock } = services;
+  const { options, scheduler, storage } = services;
   const modules = sandboxModules(services);
   const app = createApp(services, modules);
   for (const m of modules) await m.start?.();
@@ -256,13 +244,7 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
     app,
     services,
     modules,
-    clock: {
-      mode: clock.mode,
-      now: () => clock.now(),
-      of: (clientId) => clock.of(clientId),
-      advance: services.advanceClock,
-      advanceClient: (clientId, ms) => services.clockService.advance(clientId, ms),
-    },
+    clock: inProcessClock(services),
     close: () =>
       (closing ??= (async () => {
         stopping = true;

@@ -1,0 +1,33 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSandbox, type Sandbox } from '../../src/index.js';
+import { createRequest } from '../support/orders.js';
+
+let sandbox: Sandbox | undefined;
+afterEach(async () => {
+  await sandbox?.close();
+  sandbox = undefined;
+});
+
+describe('sandbox.clock, the in-process clock API', () => {
+  it('refuses an advance the control API would refuse, naming it, and leaves every clock and order as they were', async () => {
+    sandbox = await createSandbox({ clock: 'manual', tokens: ['tok-a'], seed: 'clock' });
+    const created = await fetch(`${sandbox.url}/v1/order`, { method: 'POST', headers: { authorization: 'Bearer tok-a', 'content-type': 'application/json' }, body: JSON.stringify(createRequest(1)) });
+    expect(created.status).toBe(201);
+    const clientId = sandbox.clients[0]!.id;
+    const before = { sandbox: sandbox.clock.now(), client: sandbox.clock.of(clientId) };
+    for (const ms of [Number.NaN, -3_600_000, 1.5, 1e17, 31_536_000_001, '1000' as unknown as number]) {
+      await expect(sandbox.clock.advance(ms)).rejects.toThrow(/sandbox\.clock\.advance: ms must be a whole number of milliseconds from 0 to 31536000000/);
+      await expect(sandbox.clock.advanceClient(clientId, ms)).rejects.toThrow(/sandbox\.clock\.advanceClient: ms must be/);
+    }
+    await expect(sandbox.clock.advanceClient('nobody', 1_000)).rejects.toThrow(/no client "nobody" is configured/);
+    expect({ sandbox: sandbox.clock.now(), client: sandbox.clock.of(clientId) }).toEqual(before);
+    const clock = await fetch(`${sandbox.url}/__sandbox/clock`, { headers: { authorization: 'Bearer tok-a' } });
+    expect(clock.status).toBe(200);
+
+    // A good advance still runs what falls due: the order's AWB a minute later.
+    await sandbox.clock.advanceClient(clientId, 60_000);
+    expect(sandbox.clock.of(clientId)).toBe(before.client + 60_000);
+    const orders = (await (await fetch(`${sandbox.url}/__sandbox/orders`, { headers: { authorization: 'Bearer tok-a' } })).json()) as { orders: Array<{ status: string }> };
+    expect(orders.orders.map((o) => o.status)).toEqual(['awb_generated']);
+  });
+});
