@@ -1,4 +1,4 @@
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { tokenFromEnv } from './token.js';
 import { httpUrl } from './url.js';
 import { refusal } from './refusal.js';
@@ -25,6 +25,12 @@ interface TriggerAnswer {
   outcome: string | null;
 }
 
+/** A flag's value that may not be empty (`--order "$ORDER"` with the variable unset must not fire on a new order). */
+function given(value: string): string {
+  if (value.trim() === '') throw new InvalidArgumentError('must not be empty');
+  return value;
+}
+
 /** `shipping-sandbox trigger <event>`: its own command line, apart from the server's flags. */
 export function triggerProgram(name = 'shipping-sandbox trigger'): Command {
   return new Command(name)
@@ -33,10 +39,10 @@ export function triggerProgram(name = 'shipping-sandbox trigger'): Command {
     .argument('<event>', `one of ${EVENTS.join(', ')}`)
     .addOption(new Option('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010').argParser(httpUrl('http://127.0.0.1:4010')).makeOptionMandatory())
     .option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)")
-    .option('--order <order_no>', 'one of your orders (default: a new fixture order)')
-    .option('--scenario <name>', "the new order's scenario (GET /__sandbox/scenarios)")
-    .option('--to-step <step>', 'with tracking.step: the step to play up to, by key or number (1 is the first)')
-    .option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)')
+    .addOption(new Option('--order <order_no>', 'one of your orders (default: a new fixture order)').argParser(given))
+    .addOption(new Option('--scenario <name>', "the new order's scenario (GET /__sandbox/scenarios; default: the client's default scenario)").argParser(given))
+    .addOption(new Option('--to-step <step>', 'with tracking.step: the step to play up to, by key or number (1 is the first)').argParser(given))
+    .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(given))
     .option('--json', "print the sandbox's answer as JSON");
 }
 
@@ -50,7 +56,7 @@ export function triggerLines(answer: TriggerAnswer): string[] {
   ];
 }
 
-/** Triggers the event, prints what it made, and returns the exit code: 0, or 2 for a bad flag or when the sandbox refuses or cannot be reached. */
+/** Triggers the event, prints what it made, and returns the exit code: 0; 1 when the sandbox refused (an unknown event, scenario or step, an order it cannot take there); 2 for a bad flag or when the sandbox cannot be reached. */
 export async function runTrigger(argv: string[], out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let options: TriggerCommand;
   let event: string;
@@ -69,16 +75,26 @@ export async function runTrigger(argv: string[], out: (text: string) => void, er
 export async function executeTrigger(event: string, options: TriggerCommand, out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const token = options.token ?? tokenFromEnv(env, err, 'trigger');
   if (token === undefined) return 2;
-  const body = { event, ...(options.order ? { order_no: options.order } : {}), ...(options.scenario ? { scenario: options.scenario } : {}), ...(options.toStep ? { to_step: options.toStep } : {}) };
+  const body = {
+    event,
+    ...(options.order !== undefined ? { order_no: options.order } : {}),
+    ...(options.scenario !== undefined ? { scenario: options.scenario } : {}),
+    ...(options.toStep !== undefined ? { to_step: options.toStep } : {}),
+  };
   const headers: Record<string, string> = { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(options.client ? { 'x-sandbox-client': options.client } : {}) };
+  let res: Response;
+  let text: string;
   try {
-    const res = await fetch(new URL('/__sandbox/events/trigger', options.url), { method: 'POST', headers, body: JSON.stringify(body) });
-    const text = await res.text();
-    if (!res.ok) throw new Error(refusal(res.status, text));
-    out(options.json ? `${text}\n` : `${triggerLines(JSON.parse(text) as TriggerAnswer).join('\n')}\n`);
-    return 0;
+    res = await fetch(new URL('/__sandbox/events/trigger', options.url), { method: 'POST', headers, body: JSON.stringify(body) });
+    text = await res.text();
   } catch (error) {
     err(`shipping-sandbox trigger: ${(error as Error).message}${(error as { cause?: Error }).cause ? ` (${(error as { cause: Error }).cause.message})` : ''}\n`);
     return 2;
   }
+  if (!res.ok) {
+    err(`shipping-sandbox trigger: ${refusal(res.status, text)}\n`);
+    return 1;
+  }
+  out(options.json ? `${text}\n` : `${triggerLines(JSON.parse(text) as TriggerAnswer).join('\n')}\n`);
+  return 0;
 }

@@ -58,7 +58,7 @@ export class ProviderStates {
     if (!ACTIONS.includes(action)) throw new RuleViolation([{ field: 'action', message: 'must be setup or teardown' }]);
     if (state === undefined || state === '') return { action, state: undefined };
     const found = this.deps.fixtures.providerStates.get(state);
-    if (!found) throw new RuleViolation([{ field: 'state', message: `must be a known state (GET /__sandbox/provider-states): ${[...this.deps.fixtures.providerStates.keys()].join('; ')}` }], `Unknown provider state "${state}".`);
+    if (!found) throw new RuleViolation([{ field: 'state', message: `must be a known state (GET /__sandbox/provider-states): ${[...this.deps.fixtures.providerStates.keys()].join('; ')}` }], `Unknown provider state "${state.length > 200 ? `${state.slice(0, 200)}…` : state}".`);
     return { action, state: found };
   }
 

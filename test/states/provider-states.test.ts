@@ -119,6 +119,21 @@ describe('POST /__sandbox/provider-states', () => {
   });
 });
 
+describe('provider states set up by an admin for a client', () => {
+  it("leave the client's readiness run as it was: an admin's requests are not graded", async () => {
+    await sandbox.close();
+    sandbox = await testSandbox({ adminTokens: ['states-admin-token'] });
+    await sandbox.call('POST', '/__sandbox/runs', { body: { name: 'b-ci' } });
+    const res = await sandbox.call('POST', '/__sandbox/provider-states', { token: 'states-admin-token', headers: { 'x-sandbox-client': 'client-a' }, body: { state: 'an order is picked up', action: 'setup' } });
+    expect(res.status).toBe(200);
+    expect((await sandbox.call('GET', `/__sandbox/orders/${res.body.order_no}`)).status).toBe(200);
+    expect((await sandbox.call('GET', '/__sandbox/report')).body.run).toMatchObject({ name: 'b-ci' });
+    // The client's own setup, an empty state too, starts the verifier's run.
+    expect((await change({ state: '', action: 'setup' })).body).toEqual({});
+    expect((await sandbox.call('GET', '/__sandbox/report')).body.run).toMatchObject({ name: 'pact' });
+  });
+});
+
 describe('provider states for a client limited to other couriers', () => {
   it('sets up an order with a courier the client may use, and a refused setup leaves its readiness run as it was', async () => {
     await sandbox.close();

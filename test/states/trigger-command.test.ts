@@ -44,12 +44,27 @@ describe('shipping-sandbox trigger', () => {
     expect(stdout).toMatch(/delivery_failed {2}scenario returned .* 9 tracking entries/);
   });
 
-  it('exits 2 naming the field for an unknown event, and creates nothing', async () => {
+  it('exits 1 naming the field for an unknown event (the sandbox refused it), and creates nothing', async () => {
     const before = await orderCount();
     const { code, stderr } = await trigger('awb.exploded');
-    expect(code).toBe(2);
+    expect(code).toBe(1);
     expect(stderr).toMatch(/^shipping-sandbox trigger: the sandbox answered 400: .*\n  event: /);
     expect(await orderCount()).toBe(before);
+  });
+
+  it.each([['--order'], ['--scenario'], ['--to-step'], ['--client']])('exits 2 naming %s when it is empty (an unset variable), and creates nothing', async (flag) => {
+    const before = await orderCount();
+    const { code, stderr } = await trigger('awb.generated', flag, '');
+    expect(code).toBe(2);
+    expect(stderr).toContain(`${flag}`);
+    expect(stderr).toContain('must not be empty');
+    expect(await orderCount()).toBe(before);
+  });
+
+  it('exits 2 when the sandbox cannot be reached', async () => {
+    let stderr = '';
+    expect(await runTrigger(['awb.generated', '--url', 'http://127.0.0.1:9', '--token', TOKEN], () => {}, (t) => void (stderr += t))).toBe(2);
+    expect(stderr).toMatch(/^shipping-sandbox trigger: fetch failed/);
   });
 
   it('exits 2 naming the flag when --url is missing', async () => {
