@@ -6,14 +6,18 @@ import { optionsOf, program, OPTIONS, OptionError, shownDatabase, type SandboxOp
 import { createSandbox } from './app/index.js';
 import { webhookBannerLine } from './webhooks/index.js';
 import {
+  executeList,
   executeListen,
   executeRecover,
   executeReport,
   executeTrigger,
   listenProgram,
+  listProgram,
   recoverProgram,
   reportProgram,
   triggerProgram,
+  unknownDeliveriesCommand,
+  type ListCommand,
   type ListenCommand,
   type RecoverCommand,
   type ReportCommand,
@@ -144,8 +148,14 @@ root.addCommand(asClientCommand(triggerProgram('trigger').action((event: string,
 root.addCommand(
   asClientCommand(
     new Command('deliveries')
-      .summary("act on a client's webhook deliveries (deliveries recover)")
-      .description("Acts on a sandbox client's webhook deliveries.")
+      .summary("list or recover a client's webhook deliveries (deliveries list, deliveries recover)")
+      .description("Lists or recovers a sandbox client's webhook deliveries.")
+      // Commander's own message would name neither subcommand.
+      .on('command:*', ([command]: string[]) => {
+        err(unknownDeliveriesCommand(command));
+        process.exitCode = 2;
+      })
+      .addCommand(asClientCommand(listProgram('list').action((options: ListCommand) => exitWith(executeList(options, out, err)))))
       .addCommand(asClientCommand(recoverProgram('recover').action((options: RecoverCommand) => exitWith(executeRecover(options, out, err))))),
   ),
 );

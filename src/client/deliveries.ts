@@ -1,7 +1,8 @@
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option, type OptionValues } from 'commander';
 import { tokenFromEnv } from './token.js';
 import { httpUrl } from './url.js';
 import { refusal } from './refusal.js';
+import { executeList, listProgram, type ListCommand } from './deliveries-list.js';
 
 /** What `shipping-sandbox deliveries recover` was asked for. */
 export interface RecoverCommand {
@@ -29,30 +30,48 @@ export function recoverProgram(name = 'shipping-sandbox deliveries recover'): Co
     .option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)');
 }
 
+/** The subcommands of `shipping-sandbox deliveries`, as its usage and its unknown-command message show them. */
+const USAGE = [
+  'shipping-sandbox deliveries list --url <url> --token <token> [--status <status>] [--event <event>] [--order-no <order_no>] [--endpoint <id>] [--limit <n>] [--json] [--client <id>]',
+  'shipping-sandbox deliveries recover --since <time> [--until <time>] --url <url> --token <token> [--client <id>]',
+];
+
+/** A subcommand's flags parsed by its program: the options, or the exit code after its --help (0) or a bad flag (2, the message printed). */
+function parsed<T extends OptionValues>(program: Command, argv: string[], out: (text: string) => void, err: (text: string) => void): { options: T } | { code: number } {
+  try {
+    return { options: program.exitOverride().configureOutput({ writeOut: out, writeErr: err }).parse(argv, { from: 'user' }).opts<T>() };
+  } catch (error) {
+    if (error instanceof CommanderError) return { code: error.exitCode === 0 ? 0 : 2 };
+    throw error;
+  }
+}
+
 /**
- * Asks the sandbox to recover, prints how many deliveries were queued, and returns the
- * exit code: 0 queued (none included), 1 when the sandbox refused (a bad window, no
- * webhook URL), 2 for a bad flag or when the sandbox cannot be reached.
+ * Runs `deliveries list` or `deliveries recover` and returns the exit code: 0 done, 1 when the
+ * sandbox refused (for recover: a bad window, no webhook URL), 2 for a bad flag or when the
+ * sandbox cannot be reached.
  */
 export async function runDeliveries(argv: string[], out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === '--help' || sub === '-h') {
-    out(`Usage: shipping-sandbox deliveries recover --since <time> [--until <time>] --url <url> --token <token> [--client <id>]\n(shipping-sandbox deliveries recover --help says more)\n`);
+    out(`Usage: ${USAGE.join('\n       ')}\n(shipping-sandbox deliveries list --help, or recover --help, says more)\n`);
     return 0;
   }
-  if (sub !== 'recover') {
-    err(`shipping-sandbox deliveries: unknown command ${sub === undefined ? '(none)' : `'${sub}'`}; the one there is: recover --since <time> [--until <time>] --url <url> --token <token>\n`);
-    return 2;
+  if (sub === 'list') {
+    const list = parsed<ListCommand>(listProgram(), rest, out, err);
+    return 'code' in list ? list.code : executeList(list.options, out, err, env);
   }
-  let options: RecoverCommand;
-  try {
-    options = recoverProgram().exitOverride().configureOutput({ writeOut: out, writeErr: err }).parse(rest, { from: 'user' }).opts<RecoverCommand>();
-  } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
-    throw error;
+  if (sub === 'recover') {
+    const recover = parsed<RecoverCommand>(recoverProgram(), rest, out, err);
+    return 'code' in recover ? recover.code : executeRecover(recover.options, out, err, env);
   }
-  return executeRecover(options, out, err, env);
+  err(unknownDeliveriesCommand(sub));
+  return 2;
 }
+
+/** What `shipping-sandbox deliveries` says to a subcommand it does not have: the ones it has, with their flags. */
+export const unknownDeliveriesCommand = (sub: string | undefined): string =>
+  `shipping-sandbox deliveries: unknown command ${sub === undefined ? '(none)' : `'${sub}'`}; the ones there are:\n  ${USAGE.join('\n  ')}\n`;
 
 /** `deliveries recover` with parsed flags (see runDeliveries). */
 export async function executeRecover(options: RecoverCommand, out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {

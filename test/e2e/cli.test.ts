@@ -18,7 +18,7 @@ describe('shipping-sandbox (the CLI)', () => {
     expect(stdout).toMatch(/^Usage: shipping-sandbox \[options\] \[command\]$/m);
     expect(stdout).toMatch(/^ {2}report \[options\] +print a client's readiness report/m);
     expect(stdout).toMatch(/^ {2}trigger \[options\] <event> +fire a webhook event/m);
-    expect(stdout).toMatch(/^ {2}deliveries +act on a client's webhook deliveries \(deliveries\s+recover\)/m);
+    expect(stdout).toMatch(/^ {2}deliveries +list or recover a client's webhook deliveries\s+\(deliveries\s+list,\s+deliveries\s+recover\)/m);
     expect(stdout).toMatch(/^ {2}listen \[options\] +forward a client's webhooks to a receiver/m);
     expect(stdout).not.toMatch(/^ {2}serve/m);
   });

@@ -31,6 +31,23 @@ afterAll(async () => {
   await receiver?.close();
 });
 
+// Before recover, which delivers them: the list shows the two failed deliveries.
+describe('shipping-sandbox deliveries list, through the real CLI', () => {
+  it('prints the failed deliveries with the receiver’s 503', async () => {
+    const { code, stdout, stderr } = await runCli(['deliveries', 'list', '--url', sandbox.url, '--token', TOKEN, '--status', 'failed']);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    const lines = stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^ID +CREATED +EVENT +ORDER_NO +ENDPOINT +STATUS +ATTEMPTS +LAST ATTEMPT$/);
+    expect(lines.slice(1).map((line) => line.split(/ {2,}/).slice(2).join(' '))).toEqual([expect.stringMatching(/^awb\.generated \d+ default failed 1 503$/), expect.stringMatching(/^awb\.generated \d+ default failed 1 503$/)]);
+  });
+
+  it('names both subcommands for an unknown one, exiting 2', async () => {
+    const { code, stderr } = await runCli(['deliveries', 'show']);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/unknown command 'show'.*\n {2}shipping-sandbox deliveries list .*\n {2}shipping-sandbox deliveries recover /);
+  });
+});
+
 describe('shipping-sandbox deliveries recover, through the real CLI', () => {
   it('queues the failed deliveries, which the background work then delivers', async () => {
     const { code, stdout, stderr } = await runCli(['deliveries', 'recover', '--url', sandbox.url, '--token', TOKEN, '--since', '2000-01-01T00:00:00Z']);

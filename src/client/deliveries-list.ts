@@ -1,0 +1,160 @@
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { SANDBOX_EVENT_TYPES } from '../records/index.js';
+import { tokenFromEnv } from './token.js';
+import { httpUrl } from './url.js';
+import { refusal } from './refusal.js';
+
+/** What `shipping-sandbox deliveries list` was asked for. */
+export interface ListCommand {
+  url: string;
+  token?: string;
+  client?: string;
+  status?: string;
+  event?: string;
+  orderNo?: string;
+  endpoint?: string;
+  limit: number;
+  json?: boolean;
+}
+
+/** One delivery of `GET /__sandbox/webhooks/deliveries`, as far as the table shows it (--json prints all of it). */
+export interface ListedDelivery {
+  id: string;
+  endpoint_id: string;
+  event: string;
+  order_no: string | null;
+  status: string;
+  created_at: string;
+  last_error: string | null;
+  attempts: Array<{ status_code: number | null; error: string | null }>;
+}
+
+/** A page of the delivery log. */
+interface DeliveryPage {
+  total: number;
+  next_cursor: string | null;
+  deliveries: ListedDelivery[];
+}
+
+/** The statuses the delivery log filters on (`queued`: a pending delivery whose attempt is due). */
+const STATUSES = ['pending', 'queued', 'delivered', 'failed', 'paused'];
+/** The most --limit takes: the endpoint's own largest page. */
+const MAX_LIMIT = 1000;
+/** Deliveries asked for per request: the endpoint's default page (each delivery carries all its attempts). */
+const PAGE_SIZE = 100;
+
+const matching = (pattern: RegExp, message: string) => (value: string) => {
+  if (!pattern.test(value)) throw new InvalidArgumentError(message);
+  return value;
+};
+
+function limit(value: string): number {
+  const n = Number(value);
+  if (!/^[0-9]+$/.test(value) || n < 1 || n > MAX_LIMIT) throw new InvalidArgumentError(`must be a whole number from 1 to ${MAX_LIMIT}`);
+  return n;
+}
+
+/** `shipping-sandbox deliveries list`: its own command line, apart from the server's flags. */
+export function listProgram(name = 'shipping-sandbox deliveries list'): Command {
+  return new Command(name)
+    .summary("print a client's webhook delivery log, newest first")
+    .description("Prints a sandbox client's webhook deliveries, newest first, with the outcome of each one's last attempt (GET /__sandbox/webhooks/deliveries).")
+    .addOption(new Option('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010').argParser(httpUrl('http://127.0.0.1:4010')).makeOptionMandatory())
+    .option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)")
+    .option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)')
+    .addOption(new Option('--status <status>', 'only deliveries with this status').choices(STATUSES))
+    .addOption(new Option('--event <event>', 'only deliveries of this event').choices([...SANDBOX_EVENT_TYPES, 'ping']))
+    .addOption(new Option('--order-no <order_no>', 'only the deliveries of this order').argParser(matching(/^[0-9]{1,32}$/, 'must be an order number (digits), e.g. 512345678901')))
+    .addOption(new Option('--endpoint <id>', 'only the deliveries to this endpoint (default, or ep_...)').argParser(matching(/^(default|ep_[A-Za-z0-9]+)$/, 'must be default or an endpoint id ep_...')))
+    .addOption(new Option('--limit <n>', `print at most this many (1 to ${MAX_LIMIT})`).argParser(limit).default(20))
+    .option('--json', 'print the deliveries as one JSON array, as the sandbox gives them');
+}
+
+/** The outcome of a delivery's last attempt: its HTTP status, or why there was no answer; without one, why it waits if it says. */
+function lastOutcome(d: ListedDelivery): string {
+  const last = d.attempts[d.attempts.length - 1];
+  const text = last === undefined ? (d.last_error === null ? '-' : `- (${d.last_error})`) : last.status_code !== null ? String(last.status_code) : (last.error ?? 'no answer');
+  return text.replace(/\s+/g, ' ');
+}
+
+/**
+ * The table `deliveries list` prints: a header, then one row per delivery in the order given.
+ *
+ * @example
+ * deliveryTable([delivery]).join('\n')
+ * // ID        CREATED                   EVENT          ORDER_NO      ENDPOINT  STATUS     ATTEMPTS  LAST ATTEMPT
+ * // msg_2f…   2026-05-01T10:01:00.000Z  awb.generated  512345678901  default   delivered  1         200
+ */
+export function deliveryTable(deliveries: ListedDelivery[]): string[] {
+  const rows = [
+    ['ID', 'CREATED', 'EVENT', 'ORDER_NO', 'ENDPOINT', 'STATUS', 'ATTEMPTS', 'LAST ATTEMPT'],
+    ...deliveries.map((d) => [d.id, d.created_at, d.event, d.order_no ?? '-', d.endpoint_id, d.status, String(d.attempts.length), lastOutcome(d)]),
+  ];
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  '));
+}
+
+/** The filters given: each one's flag, and the query parameter the endpoint names it by. */
+function filters(options: ListCommand): Array<{ flag: string; param: string; value: string }> {
+  const given = [
+    { flag: '--status', param: 'status', value: options.status },
+    { flag: '--event', param: 'event', value: options.event },
+    { flag: '--order-no', param: 'order_no', value: options.orderNo },
+    { flag: '--endpoint', param: 'endpoint_id', value: options.endpoint },
+  ];
+  return given.filter((f): f is { flag: string; param: string; value: string } => f.value !== undefined);
+}
+
+/** Up to `options.limit` deliveries, following `next_cursor` page by page; the total counts every match. */
+async function gather(options: ListCommand, headers: Record<string, string>): Promise<{ status: number; text: string } | { total: number; deliveries: ListedDelivery[] }> {
+  const deliveries: ListedDelivery[] = [];
+  let cursor: string | null = null;
+  let total: number | undefined;
+  // Bounded: each page adds at least one delivery, or the walk stops.
+  do {
+    const url = new URL('/__sandbox/webhooks/deliveries', options.url);
+    for (const { param, value } of filters(options)) url.searchParams.set(param, value);
+    url.searchParams.set('limit', String(Math.min(PAGE_SIZE, options.limit - deliveries.length)));
+    if (cursor !== null) url.searchParams.set('cursor', cursor);
+    const res = await fetch(url, { headers });
+    const text = await res.text();
+    if (!res.ok) return { status: res.status, text };
+    const page = JSON.parse(text) as DeliveryPage;
+    total ??= page.total;
+    deliveries.push(...page.deliveries.slice(0, options.limit - deliveries.length));
+    cursor = page.deliveries.length > 0 ? page.next_cursor : null;
+  } while (cursor !== null && deliveries.length < options.limit);
+  return { total: total ?? 0, deliveries };
+}
+
+/**
+ * `deliveries list` with parsed flags: prints the table (or the JSON array) and returns the
+ * exit code: 0 (none matching included), 1 when the sandbox refused, 2 when it cannot be reached.
+ */
+export async function executeList(options: ListCommand, out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const token = options.token ?? tokenFromEnv(env, err, 'deliveries list');
+  if (token === undefined) return 2;
+  const headers: Record<string, string> = { authorization: `Bearer ${token}`, ...(options.client ? { 'x-sandbox-client': options.client } : {}) };
+  let answer: Awaited<ReturnType<typeof gather>>;
+  try {
+    answer = await gather(options, headers);
+  } catch (error) {
+    err(`shipping-sandbox deliveries list: ${(error as Error).message}${(error as { cause?: Error }).cause ? ` (${(error as { cause: Error }).cause.message})` : ''}\n`);
+    return 2;
+  }
+  if ('text' in answer) {
+    err(`shipping-sandbox deliveries list: ${refusal(answer.status, answer.text)}\n`);
+    return 1;
+  }
+  const { total, deliveries } = answer;
+  if (options.json) out(`${JSON.stringify(deliveries, null, 2)}\n`);
+  else if (deliveries.length === 0) {
+    const given = filters(options);
+    out(`no webhook deliveries ${given.length > 0 ? `match ${given.map((f) => `${f.flag} ${f.value}`).join(' ')}` : 'yet'}\n`);
+  } else {
+    const hint = options.limit < MAX_LIMIT ? '; --limit shows more' : '';
+    const more = total > deliveries.length ? `\n${deliveries.length} of ${total} deliveries shown, newest first${hint}` : '';
+    out(`${deliveryTable(deliveries).join('\n')}${more}\n`);
+  }
+  return 0;
+}

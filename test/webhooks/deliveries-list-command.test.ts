@@ -1,0 +1,190 @@
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
+import { deliveryTable, runDeliveries, type ListedDelivery } from '../../src/client/index.js';
+import { createRequest } from '../support/orders.js';
+import { Receiver } from './receiver.js';
+
+/** Client a: one delivery failed (503), then two delivered. Client b: 105 delivered, more than a page. */
+const A = 'token-list-a';
+const B = 'token-list-b';
+let sandbox: Sandbox;
+let receiver: Receiver;
+let down = true;
+let failedOrder: string;
+let deliveredOrders: string[];
+
+const api = async (token: string, method: string, path: string, body?: unknown) => {
+  const res = await fetch(`${sandbox.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+};
+const log = async (token: string) => (await api(token, 'GET', '/__sandbox/webhooks/deliveries?limit=1000')).body.deliveries as ListedDelivery[];
+const create = async (token: string, parcels: number) => {
+  const res = await api(token, 'POST', '/v1/order', createRequest(parcels));
+  expect(res.status).toBe(201);
+  return res.body.order_numbers as string[];
+};
+
+async function run(...argv: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runDeliveries(argv, (t) => void (stdout += t), (t) => void (stderr += t));
+  return { code, stdout, stderr };
+}
+/** A table's rows (the header first), each split into its cells. */
+const cells = (stdout: string) =>
+  stdout
+    .trimEnd()
+    .split('\n')
+    .map((line) => line.split(/ {2,}/));
+
+beforeAll(async () => {
+  receiver = await Receiver.start();
+  receiver.respond = () => (down ? { status: 503 } : { status: 200 });
+  const clients = [A, B].map((token, i) => ({ token, id: `list-${i}`, webhook: { url: receiver.url } }));
+  sandbox = await createSandbox({ port: 0, clock: 'manual', seed: 'list', awbDelay: '1m', webhookRetries: '0', logLevel: 'silent', clients });
+  [failedOrder] = (await create(A, 1)) as [string];
+  await sandbox.clock.advance(60_000);
+  down = false;
+  deliveredOrders = await create(A, 2);
+  await create(B, 100);
+  await create(B, 5);
+  await sandbox.clock.advance(60_000);
+  expect((await log(A)).map((d) => d.status)).toEqual(['delivered', 'delivered', 'failed']);
+  expect(await log(B)).toHaveLength(105);
+}, 60_000);
+
+afterAll(async () => {
+  await sandbox?.close();
+  await receiver?.close();
+});
+
+describe('shipping-sandbox deliveries list', () => {
+  it('prints the log newest first as a table: id, created, event, order, endpoint, status, attempts and the last HTTP status', async () => {
+    const { code, stdout, stderr } = await run('list', '--url', sandbox.url, '--token', A);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    const [header, ...rows] = cells(stdout);
+    expect(header).toEqual(['ID', 'CREATED', 'EVENT', 'ORDER_NO', 'ENDPOINT', 'STATUS', 'ATTEMPTS', 'LAST ATTEMPT']);
+    expect(rows.map(([, , event, orderNo, endpoint, status, attempts, last]) => [event, orderNo, endpoint, status, attempts, last])).toEqual([
+      ['awb.generated', expect.toBeOneOf(deliveredOrders), 'default', 'delivered', '1', '200'],
+      ['awb.generated', expect.toBeOneOf(deliveredOrders), 'default', 'delivered', '1', '200'],
+      ['awb.generated', failedOrder, 'default', 'failed', '1', '503'],
+    ]);
+    expect(new Set(rows.slice(0, 2).map((row) => row[3]))).toEqual(new Set(deliveredOrders));
+    expect(rows.map(([id, created]) => [id, created])).toEqual((await log(A)).map((d) => [d.id, d.created_at]));
+    expect(rows[2]![1]! < rows[0]![1]!).toBe(true);
+    // The columns line up: every line's cells start where the header's do.
+    const starts = (line: string) => [0, ...[...line.matchAll(/ {2,}/g)].map((m) => m.index + m[0].length)];
+    const lines = stdout.trimEnd().split('\n');
+    expect(lines.map(starts)).toEqual(lines.map(() => starts(lines[0]!)));
+  });
+
+  it('prints the deliveries as the sandbox gives them, one JSON array, with --json', async () => {
+    const { code, stdout } = await run('list', '--url', sandbox.url, '--token', A, '--json');
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toEqual(await log(A));
+  });
+
+  it.each([
+    [['--status', 'failed'], ['failed']],
+    [['--status', 'delivered', '--event', 'awb.generated'], ['delivered', 'delivered']],
+    [['--endpoint', 'default', '--status', 'failed'], ['failed']],
+  ])('passes the filters %j to the sandbox and prints only what matches', async (flags, statuses) => {
+    const { code, stdout } = await run('list', '--url', sandbox.url, '--token', A, ...flags);
+    expect(code).toBe(0);
+    expect(cells(stdout).slice(1).map((row) => row[5])).toEqual(statuses);
+  });
+
+  it('prints only the deliveries of one order with --order-no', async () => {
+    const { code, stdout } = await run('list', '--url', sandbox.url, '--token', A, '--order-no', failedOrder);
+    expect(code).toBe(0);
+    expect(cells(stdout).slice(1).map((row) => [row[3], row[5]])).toEqual([[failedOrder, 'failed']]);
+  });
+
+  it('says plainly when no delivery matches, and prints [] with --json', async () => {
+    expect(await run('list', '--url', sandbox.url, '--token', A, '--status', 'paused', '--event', 'order.cancelled')).toEqual({ code: 0, stdout: 'no webhook deliveries match --status paused --event order.cancelled\n', stderr: '' });
+    expect(await run('list', '--url', sandbox.url, '--token', A, '--endpoint', 'ep_none', '--json')).toEqual({ code: 0, stdout: '[]\n', stderr: '' });
+  });
+
+  it('prints 20 by default and says how many more there are', async () => {
+    const { code, stdout } = await run('list', '--url', sandbox.url, '--token', B);
+    expect(code).toBe(0);
+    const lines = stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(1 + 20 + 1);
+    expect(lines.at(-1)).toBe('20 of 105 deliveries shown, newest first; --limit shows more');
+    expect(cells(stdout).slice(1, 21).map((row) => row[0])).toEqual((await log(B)).slice(0, 20).map((d) => d.id));
+  });
+
+  it('follows next_cursor to gather --limit deliveries past one page of 100', async () => {
+    const { code, stdout } = await run('list', '--url', sandbox.url, '--token', B, '--limit', '103', '--json');
+    expect(code).toBe(0);
+    expect((JSON.parse(stdout) as ListedDelivery[]).map((d) => d.id)).toEqual((await log(B)).slice(0, 103).map((d) => d.id));
+    const all = await run('list', '--url', sandbox.url, '--token', B, '--limit', '1000');
+    expect(all.stdout.trimEnd().split('\n')).toHaveLength(1 + 105);
+  });
+
+  it('exits 1 with the sandbox’s answer for an unknown token, and names --client for another client', async () => {
+    const bad = await run('list', '--url', sandbox.url, '--token', 'no-such-token');
+    expect(bad).toMatchObject({ code: 1, stdout: '' });
+    expect(bad.stderr).toMatch(/^shipping-sandbox deliveries list: the sandbox answered 401: /);
+    const other = await run('list', '--url', sandbox.url, '--token', A, '--client', 'list-1');
+    expect(other.code).toBe(1);
+    expect(other.stderr).toMatch(/header\.x-sandbox-client: .*\(--client sets it\)/);
+  });
+
+  it('exits 2 when the sandbox cannot be reached', async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise((resolve) => server.close(resolve));
+    const { code, stderr } = await run('list', '--url', `http://127.0.0.1:${port}`, '--token', A);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^shipping-sandbox deliveries list: fetch failed \(.*ECONNREFUSED/);
+  });
+
+  const flags = (...more: string[]) => ['--url', 'http://127.0.0.1:9', '--token', A, ...more];
+  it.each([
+    [['--token', A], /--url/],
+    [['--url', 'ftp://x', '--token', A], /--url.*http/],
+    [flags('--status', 'lost'), /--status.*lost.*pending, queued, delivered, failed, paused/],
+    [flags('--event', 'awb.made'), /--event.*awb\.made.*awb\.generated, awb\.failed, order\.cancelled, ping/],
+    [flags('--order-no', '12a'), /--order-no.*digits/],
+    [flags('--endpoint', 'hooks'), /--endpoint.*default or an endpoint id/],
+    [flags('--limit', '0'), /--limit.*1 to 1000/],
+    [flags('--limit', '1001'), /--limit.*1 to 1000/],
+    [flags('--limit', 'all'), /--limit.*1 to 1000/],
+  ])('exits 2 naming the flag for %j', async (argv, message) => {
+    const { code, stdout, stderr } = await run('list', ...argv);
+    expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
+    expect(stderr).toMatch(message);
+  });
+
+  it('names both subcommands in its usage and for an unknown one', async () => {
+    const help = await run('--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/shipping-sandbox deliveries list --url <url>[\s\S]*shipping-sandbox deliveries recover --since <time>/);
+    const unknown = await run('show');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/unknown command 'show'.*\n {2}shipping-sandbox deliveries list .*\n {2}shipping-sandbox deliveries recover /);
+    expect(await run('list', '--help')).toMatchObject({ code: 0, stdout: expect.stringMatching(/--status <status>[\s\S]*--order-no <order_no>[\s\S]*--limit <n>[\s\S]*--json/) });
+  });
+});
+
+describe('deliveryTable', () => {
+  const delivery = (over: Partial<ListedDelivery>): ListedDelivery => ({ id: 'msg_1', endpoint_id: 'default', event: 'awb.generated', order_no: '512345678901', status: 'pending', created_at: '2026-05-01T10:00:00.000Z', last_error: null, attempts: [], ...over });
+
+  it.each([
+    ['the HTTP status of the last attempt', { attempts: [{ status_code: 503, error: null }, { status_code: 410, error: null }] }, '410'],
+    ['why the last attempt had no answer', { attempts: [{ status_code: null, error: 'timed out after 10000 ms' }] }, 'timed out after 10000 ms'],
+    ['a line break of an error as a space', { attempts: [{ status_code: null, error: 'ECONNRESET:\nsocket hang up' }] }, 'ECONNRESET: socket hang up'],
+    ['why a delivery with no attempt waits', { status: 'paused', last_error: 'no webhook URL set' }, '- (no webhook URL set)'],
+    ['a dash for a delivery not yet attempted', {}, '-'],
+  ])('shows %s in LAST ATTEMPT', (_, over, shown) => {
+    expect(deliveryTable([delivery(over)])[1]!.split(/ {2,}/).at(-1)).toBe(shown);
+  });
+
+  it('shows a ping, which has no order, with a dash for ORDER_NO', () => {
+    expect(deliveryTable([delivery({ event: 'ping', order_no: null })])[1]!.split(/ {2,}/)[3]).toBe('-');
+  });
+});
