@@ -13,8 +13,11 @@ export interface RecoverCommand {
   client?: string;
 }
 
+/** A date and time with its offset, as the sandbox takes them (RFC 3339): `2026-05-01` or `yesterday` is refused here, naming the flag. */
+const TIME = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/;
+
 function time(value: string): string {
-  if (!Number.isFinite(Date.parse(value))) throw new InvalidArgumentError('must be a time in ISO 8601, e.g. 2026-05-01T10:00:00Z');
+  if (!TIME.test(value) || !Number.isFinite(Date.parse(value))) throw new InvalidArgumentError('must be a time in ISO 8601 with its offset, e.g. 2026-05-01T10:00:00Z');
   return value;
 }
 

@@ -192,9 +192,8 @@ export interface RequestScope {
    */
   client(lane: string): void;
   /**
-   * Tells the scope, before the request's first clock read, that its handler reads the
-   * order with this AWB: a shared store may read it along with the clock (one round trip,
-   * not two). The handler's read then takes what was read, once.
+   * Tells the scope, before the request's first clock read, that its handler reads the order with
+   * this AWB: a shared store may read it with the clock (one round trip), for the handler's read, once.
    */
   readsOrder(awb: string): void;
 }
