@@ -38,10 +38,12 @@ export function targetOfTrigger(fixtures: Fixtures, request: TriggerRequest, ord
   }
   const fallback = event === 'awb.failed' ? 'awb_failed' : defaultScenario;
   const scenarioName = request.scenario ?? orderScenario ?? fallback;
+  // Named in a refusal as the caller may not know it: a scenario it did not send.
+  const named = request.scenario === undefined && orderScenario === undefined && event !== 'awb.failed' ? `${scenarioName} (the client's default scenario; send scenario to choose another)` : scenarioName;
   const scenario = fixtures.scenarios.get(scenarioName);
   if (!scenario) throw new RuleViolation([{ field: 'scenario', message: `must be one of: ${[...fixtures.scenarios.keys()].join(', ')}` }]);
   if (orderScenario === undefined && event !== 'tracking.step' && (scenario.awb === 'fails') !== (event === 'awb.failed')) {
-    throw new RuleViolation([{ field: 'scenario', message: `${scenarioName} ${scenario.awb === 'fails' ? 'fails' : 'generates'} the AWB: ${event} needs a scenario that ${event === 'awb.failed' ? 'fails' : 'generates'} it` }]);
+    throw new RuleViolation([{ field: 'scenario', message: `${named} ${scenario.awb === 'fails' ? 'fails' : 'generates'} the AWB: ${event} needs a scenario that ${event === 'awb.failed' ? 'fails' : 'generates'} it` }]);
   }
   if (event === 'awb.generated') return { stage: 'awb_generated', scenario: scenarioName };
   if (event === 'awb.failed') return { stage: 'awb_failed', scenario: scenarioName };
@@ -49,7 +51,7 @@ export function targetOfTrigger(fixtures: Fixtures, request: TriggerRequest, ord
   const keys = scenario.steps.map((s) => s.key);
   const given = request.to_step;
   const step = typeof given === 'number' || (typeof given === 'string' && /^\d+$/.test(given)) ? keys[Number(given) - 1] : given;
-  if (step === undefined || !keys.includes(step)) throw new RuleViolation([{ field: 'to_step', message: `must be a step of scenario ${scenarioName} (its key, or its number from 1): ${keys.join(', ') || 'it has none'}` }]);
+  if (step === undefined || !keys.includes(step)) throw new RuleViolation([{ field: 'to_step', message: `must be a step of scenario ${named} (its key, or its number from 1): ${keys.join(', ') || 'it has none'}` }]);
   return { stage: 'at_step', scenario: scenarioName, step };
 }
 

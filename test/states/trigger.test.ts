@@ -135,4 +135,17 @@ describe('POST /__sandbox/events/trigger', () => {
     const [theirs] = await createOrders(sandbox, 1, {}, 'token-client-b');
     expect((await trigger({ event: 'awb.generated', order_no: theirs })).status).toBe(404);
   });
+
+  it("names the client's default scenario when a new order's scenario, not sent, cannot give the event or the step", async () => {
+    await stopWebhookSandbox(sandbox, receiver);
+    ({ receiver, sandbox } = await startWebhookSandbox({ webhookSecret: SECRET, scenario: 'awb_failed' }));
+    const generated = await trigger({ event: 'awb.generated' });
+    expect(generated.status).toBe(400);
+    expect(generated.body.errors).toEqual([{ field: 'scenario', message: expect.stringMatching(/^awb_failed \(the client's default scenario; send scenario to choose another\) fails the AWB/) }]);
+    const step = await trigger({ event: 'tracking.step', to_step: 1 });
+    expect(step.body.errors).toEqual([{ field: 'to_step', message: expect.stringContaining("scenario awb_failed (the client's default scenario; send scenario to choose another)") }]);
+    // A scenario the caller sent is named as sent.
+    expect((await trigger({ event: 'awb.generated', scenario: 'awb_failed' })).body.errors[0].message).toMatch(/^awb_failed fails the AWB/);
+    expect((await trigger({ event: 'awb.generated', scenario: 'delivered' })).status).toBe(200);
+  });
 });
