@@ -51,3 +51,24 @@ export const list = (value: string): string[] => value.split(',').map((part) => 
 
 /** A switch from the environment: 1, true, yes or on (any case) turn it on; anything else leaves it off. */
 export const isOn = (value: string | undefined): boolean => /^(1|true|yes|on)$/i.test(value?.trim() ?? '');
+
+/** ISO 8601 as the sandbox takes it: a date, or a date and time with its offset (without one it would be the machine's local time). */
+const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?([Zz]|[+-]\d{2}:\d{2}))?$/;
+
+/**
+ * A time given as ISO 8601 (see ISO_TIME) or as epoch milliseconds, in epoch ms; undefined
+ * when it is neither, a date the calendar does not have (2026-02-30, which Date.parse
+ * would roll over into March) among them.
+ */
+export function instant(value: string | number): number | undefined {
+  const text = String(value).trim();
+  if (/^\d+$/.test(text)) return Number(text);
+  const parts = ISO_TIME.exec(text);
+  if (!parts) return undefined;
+  const [year, month, day] = [Number(parts[1]), Number(parts[2]), Number(parts[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) return undefined;
+  if (Number(parts[4] ?? 0) > 23 || Number(parts[5] ?? 0) > 59 || Number(parts[6] ?? 0) > 59) return undefined;
+  const ms = Date.parse(text);
+  return Number.isFinite(ms) ? ms : undefined;
+}

@@ -4,7 +4,7 @@ import { parseDelayRange, parseDuration } from '../shared/index.js';
 import { PROVIDER_SPEC } from '../spec/index.js';
 import { DEFAULT_RETRIES, isSecret, parseRetries, parseTargetPolicy } from '../webhooks/index.js';
 import type { Schema } from './option-spec.js';
-import { as, duration, fail, isOn, isOrigin, list, optionalText, text, wholeNumber } from './parsers.js';
+import { as, duration, fail, instant, isOn, isOrigin, list, optionalText, text, wholeNumber } from './parsers.js';
 
 /** The pino levels `logLevel` accepts. */
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -101,11 +101,14 @@ export const OPTIONS: Schema = {
     default: undefined,
     resolve: (value) => {
       if (value === undefined) return undefined;
-      const start = /^\d+$/.test(String(value)) ? Number(value) : Date.parse(String(value));
+      const start = instant(value);
       // Answers show times up to the end of year 9999; keep a century of room for advances.
-      return Number.isNaN(start) || start < 0 || start > LATEST_CLOCK_START_MS
-        ? fail('clockStart', `clockStart "${String(value)}" is not a time: use ISO 8601 (2026-01-01T00:00:00Z) or epoch milliseconds, at the latest ${new Date(LATEST_CLOCK_START_MS).toISOString()}.`)
-        : start;
+      if (start === undefined || start > LATEST_CLOCK_START_MS) {
+        return fail('clockStart', `clockStart "${String(value)}" is not a time: use ISO 8601 with its offset (2026-01-01T00:00:00Z, or a date: 2026-01-01) or epoch milliseconds, at the latest ${new Date(LATEST_CLOCK_START_MS).toISOString()}.`);
+      }
+      // Epoch seconds (what tracking's update_on shows) read as milliseconds land in January 1970.
+      if (start < 1e11) return fail('clockStart', `clockStart "${String(value)}" is ${new Date(start).toISOString()} in epoch milliseconds: for epoch seconds multiply by 1000, or use ISO 8601 (2026-01-01T00:00:00Z).`);
+      return start;
     },
   },
   speed: {

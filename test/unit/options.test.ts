@@ -59,6 +59,13 @@ describe('the options', () => {
     expect(cli('--seed', '').seed).toBeUndefined();
   });
 
+  it('read --clock-start as ISO 8601 (a date, or a date and time with its offset) or epoch milliseconds', () => {
+    expect(resolveOptions({ clockStart: '2026-01-01' }).clockStart).toBe(Date.UTC(2026, 0, 1));
+    expect(resolveOptions({ clockStart: '2026-01-01T10:00:00+07:00' }).clockStart).toBe(Date.UTC(2026, 0, 1, 3));
+    expect(resolveOptions({ clockStart: '2026-01-01T10:00:00.250Z' }).clockStart).toBe(Date.UTC(2026, 0, 1, 10, 0, 0, 250));
+    expect(cli('--clock-start', '1767225600000').clockStart).toBe(1_767_225_600_000);
+  });
+
   it('add up repeated --token flags', () => {
     expect(cli('--token', 't1', '--token', 't2,t3').tokens).toEqual(['t1', 't2', 't3']);
   });
@@ -68,6 +75,11 @@ describe('the options', () => {
     [{ webhookRetries: '0,later' }, 'webhookRetries', /is not a retry schedule/],
     [{ webhookTimeout: '0' }, 'webhookTimeout', /is not a duration above 0/],
     [{ clockStart: 'yesterday' }, 'clockStart', /is not a time/],
+    [{ clockStart: '-1' }, 'clockStart', /is not a time/],
+    [{ clockStart: '2026-02-30T00:00:00Z' }, 'clockStart', /is not a time/],
+    [{ clockStart: '2026-01-01T25:00:00Z' }, 'clockStart', /is not a time/],
+    [{ clockStart: '2026-01-01T10:00:00' }, 'clockStart', /ISO 8601 with its offset/],
+    [{ clockStart: '1700000000' }, 'clockStart', /is 1970-01-20T16:13:20.000Z in epoch milliseconds: for epoch seconds multiply by 1000/],
     [{ speed: 0 }, 'speed', /positive number/],
     [{ port: 70_000 }, 'port', /from 0 to 65535/],
     [{ maxItems: 1.5 }, 'maxItems', /whole number/],
