@@ -90,7 +90,9 @@ function describe(error: unknown, timeoutMs: number): string {
   if (error instanceof DOMException && error.name === 'TimeoutError') return `timed out after ${timeoutMs} ms`;
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   if (cause?.code) return `${cause.code}${cause.message ? `: ${cause.message}` : ''}`;
-  return (error as Error).message ?? String(error);
+  // fetch's own "fetch failed" says nothing: its cause does (a port fetch will not use is "bad port").
+  const message = (error as Error).message ?? String(error);
+  return cause?.message ? `${message}: ${cause.message}` : message;
 }
 
 /** The outcome of an attempt the target policy refused: it never connected, so no duration and no body. */

@@ -43,6 +43,14 @@ describe('webhook retries on the sandbox clock', () => {
     for (const attempt of delivery!.attempts) expect(attempt.duration_ms).toBeGreaterThanOrEqual(0);
   });
 
+  it("logs why fetch would not send an attempt (a port it refuses), not fetch's bare 'fetch failed'", async () => {
+    await sandbox.call('PUT', '/__sandbox/webhook', { body: { url: 'http://127.0.0.1:9/hooks' } });
+    await createOrders(sandbox, 1);
+    await sandbox.advance(AWB_DELAY);
+    const [delivery] = await deliveries(sandbox);
+    expect(delivery).toMatchObject({ status: 'pending', last_error: 'fetch failed: bad port' });
+  });
+
   it('retries a receiver that is down, logging the connection error, and delivers once it is up', async () => {
     const port = await downPort();
     await sandbox.call('PUT', '/__sandbox/webhook', { body: { url: `http://127.0.0.1:${port}/hooks` } });
