@@ -60,11 +60,6 @@ function describe(served: Observed['served']): string {
   return `${served.method} ${path} → ${served.status ?? 'no answer'}`;
 }
 
-/** Starts the store reads that judging this request will ask for (see BatchReads). */
-export function prefetchFor(reads: BatchReads, { served }: Observed): void {
-  if (served.input.operation.operationId === 'trackOrder' && (served.status === 200 || served.status === 404)) void reads.order(served.input.params.order_no ?? '');
-}
-
 /**
  * What one provider request shows of the client: how it answered what an earlier answer
  * asked of it (a retry, an error sent again), the fault it met, and what a create or a
@@ -152,15 +147,14 @@ async function judgeTracking(judging: Judging, clientId: string, { served, finge
     draft.mark(`404:${awb}`, { ...here, detail: { awb } });
   }
   if (served.status !== 200 && served.status !== 404) return;
-  const order = await judging.reads.order(awb);
+  // The client's order as the answer showed it (none: no order of the client has the AWB, or a magic AWB).
+  const order = served.input.answeredOrder;
   if (served.status === 200) {
     draft.judge('op.tracking', true, what);
-    // As the answer showed it: an order changed since (judging comes later, on PostgreSQL after the next requests) was not at its end then.
-    const answered = served.input.answeredVersion;
-    const atEnd = order?.client_id === clientId && order.next_step === null && order.history.length > 0 && (answered === undefined || order.version === answered);
+    const atEnd = order?.ended === true;
     draft.judge('journey.read-to-end', atEnd ? true : undefined, atEnd ? `the journey's last step: ${what}` : what);
   }
-  if (order?.client_id !== clientId) return;
+  if (!order) return;
   const announced = await judging.reads.announced(clientId, order.order_no);
   if (announced.length === 0) return;
   const acknowledged = announced.some((d) => d.status === 'delivered');

@@ -35,7 +35,7 @@ export function observed(served: ServedRequest): Observed {
   const kept: ServedRequest = {
     ...served,
     query: {},
-    input: { operation: input.operation, client: input.client, method: input.method, path: input.path, params: input.params, query: {}, headers: {}, body: small ? input.body : undefined, baseUrl: '', ...(input.answeredVersion !== undefined ? { answeredVersion: input.answeredVersion } : {}), ...(input.mocked ? { mocked: true } : {}) },
+    input: { operation: input.operation, client: input.client, method: input.method, path: input.path, params: input.params, query: {}, headers: {}, body: small ? input.body : undefined, baseUrl: '', ...(input.answeredOrder !== undefined ? { answeredOrder: input.answeredOrder } : {}), ...(input.mocked ? { mocked: true } : {}) },
   };
   // A tracking read has no body: what is kept of it (its path) is all its fingerprint needs, hashed only if judging asks.
   if (small || op === 'trackOrder') return { served: kept, fault, items: count, fingerprint: () => fingerprint(kept) };

@@ -6,17 +6,13 @@ import { applyReportChange, type ReportState, type ReportView } from '../records
 import { Draft } from './draft.js';
 import { judgeAttempt } from './judge-attempt.js';
 import { BatchReads } from './batch-reads.js';
-import { judgeRequest, prefetchFor, type Judged } from './judge-request.js';
+import { judgeRequest, type Judged } from './judge-request.js';
 import { observed } from './observed.js';
 import { operationCountKey } from './operations.js';
 
-/**
- * A judgment of one observation against the client's report as it stands before it,
- * with the store reads it will ask for, started before the batch's first judgment.
- */
+/** A judgment of one observation against the client's report as it stands before it. */
 interface Judge {
   judge(state: ReportView, reads: BatchReads): Promise<Draft | undefined>;
-  prefetch?(reads: BatchReads): void;
 }
 
 /** Most observations of one client judged against one read of its report and stored in one change. */
@@ -69,7 +65,6 @@ export class ReportObserver {
     const { operationId } = served.input.operation;
     const status = served.status;
     this.enqueue(client.id, {
-      prefetch: (reads) => prefetchFor(reads, kept),
       judge: async (state, reads) => {
         const recent = this.recent.get(client.id) ?? [];
         const draft = await judgeRequest({ reads, manualClock: this.deps.manualClock, recent }, client.id, kept, wall, state);
@@ -152,8 +147,8 @@ export class ReportObserver {
   }
 
   /**
-   * One read of the report and the store reads its judgments need, started together
-   * (BatchReads), then each observation judged in turn against the report as the ones
+   * One read of the report, the store reads its judgments need shared (BatchReads), then
+   * each observation judged in turn against the report as the ones
    * before left it (their marks), then one change with all their counts, marks and
    * events: under load a replica's store calls go by batch, not by request.
    * Answers how it went (a failure is logged).
@@ -165,7 +160,6 @@ export class ReportObserver {
       let view = await storage.reports.get(clientId, { events: false, counts: false });
       read = true;
       const reads = new BatchReads(storage);
-      for (const judge of judges) judge.prefetch?.(reads);
       const batch = new Draft(0);
       for (const judge of judges) {
         let draft: Draft | undefined;

@@ -4,4 +4,4 @@ export { checkRequestMatch, countMatching, entryMatches } from './count.js';
 export type { RequestMatch } from './count.js';
 export { PendingAppends, journalRecorder } from './recorder.js';
 export { declaredPlainLength } from './served.js';
-export type { OperationInput, ServedRequest } from './served.js';
+export type { AnsweredOrder, OperationInput, ServedRequest } from './served.js';

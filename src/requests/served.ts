@@ -3,6 +3,14 @@ import type { Client, Role } from '../clients/index.js';
 import type { FieldError } from '../records/index.js';
 import type { CompiledOperation } from '../spec/index.js';
 
+/** A tracking read's order as its answer showed it (see OperationInput.answeredOrder). */
+export interface AnsweredOrder {
+  order_no: string;
+  version: number;
+  /** True when the answer showed the journey's last step (no step to come, and a history). */
+  ended: boolean;
+}
+
 /** What an operation handler gets: the validated request and its client, as plain data. */
 export interface OperationInput {
   operation: CompiledOperation;
@@ -36,11 +44,12 @@ export interface OperationInput {
    */
   turn?: () => Promise<void>;
   /**
-   * Set by a read answered from a stored record: the version it answered from. The
-   * readiness report judges what the answer showed, not the record as it is by the time
-   * it judges (later on PostgreSQL, after the client's next requests).
+   * Set by a tracking read that found the client's order (answered 200, or 404 before its
+   * first scan): the order as the answer was made from it. The readiness report judges
+   * what the answer showed, not the order as it is by the time it judges (later on
+   * PostgreSQL, after the client's next requests), and reads no order to judge it.
    */
-  answeredVersion?: number;
+  answeredOrder?: AnsweredOrder;
   /** Set when the answer is one of the spec's documented examples (a `Prefer`), not the handler's: nothing was stored. */
   mocked?: boolean;
 }

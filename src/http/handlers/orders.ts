@@ -27,7 +27,7 @@ export function orderHandlers({ orders, tracking }: { orders: OrdersService; tra
       if (magic) return json(200, tracking.magic(magic, clientOf(input).id, input.baseUrl));
       const order = await orders.byAwbOf(clientOf(input), awb);
       const answer = order && tracking.of(order, input.baseUrl);
-      if (order) input.answeredVersion = order.version;
+      if (order) input.answeredOrder = { order_no: order.order_no, version: order.version, ended: order.next_step === null && order.history.length > 0 };
       if (!answer) throw new NotFound();
       return answer;
     },
