@@ -1,4 +1,5 @@
 import { Command, CommanderError, InvalidArgumentError, Option, type OptionValues } from 'commander';
+import { nonEmpty } from './flags.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl } from './url.js';
 import { refusal } from './refusal.js';
@@ -27,10 +28,10 @@ export function recoverProgram(name = 'shipping-sandbox deliveries recover'): Co
     .summary("redeliver a client's failed webhooks of a time window")
     .description("Redelivers every failed webhook delivery of a sandbox client created in a time window (POST /__sandbox/webhooks/recover); the attempts are made in the background.")
     .addOption(new Option('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010').argParser(httpUrl('http://127.0.0.1:4010')).makeOptionMandatory())
-    .option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)")
+    .addOption(new Option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)").argParser(nonEmpty))
     .addOption(new Option('--since <time>', "deliveries created at or after this time (ISO 8601, on the client's sandbox clock)").argParser(time).makeOptionMandatory())
     .addOption(new Option('--until <time>', 'deliveries created at or before this time (default: up to now)').argParser(time))
-    .option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)');
+    .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(nonEmpty));
 }
 
 /** The subcommands of `shipping-sandbox deliveries`, as its usage and its unknown-command message show them. */

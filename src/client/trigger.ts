@@ -1,4 +1,5 @@
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
+import { nonEmpty } from './flags.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl } from './url.js';
 import { refusal } from './refusal.js';
@@ -25,12 +26,6 @@ interface TriggerAnswer {
   outcome: string | null;
 }
 
-/** A flag's value that may not be empty (`--order "$ORDER"` with the variable unset must not fire on a new order). */
-function given(value: string): string {
-  if (value.trim() === '') throw new InvalidArgumentError('must not be empty');
-  return value;
-}
-
 /** `shipping-sandbox trigger <event>`: its own command line, apart from the server's flags. */
 export function triggerProgram(name = 'shipping-sandbox trigger'): Command {
   return new Command(name)
@@ -38,11 +33,11 @@ export function triggerProgram(name = 'shipping-sandbox trigger'): Command {
     .description('Fires a webhook event (or plays an order up to a tracking step) on a new fixture order or one of yours, and prints the order, its deliveries and the outcome.')
     .argument('<event>', `one of ${EVENTS.join(', ')}`)
     .addOption(new Option('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010').argParser(httpUrl('http://127.0.0.1:4010')).makeOptionMandatory())
-    .option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)")
-    .addOption(new Option('--order <order_no>', 'one of your orders (default: a new fixture order)').argParser(given))
-    .addOption(new Option('--scenario <name>', "the new order's scenario (GET /__sandbox/scenarios; default: the client's default scenario)").argParser(given))
-    .addOption(new Option('--to-step <step>', 'with tracking.step: the step to play up to, by key or number (1 is the first)').argParser(given))
-    .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(given))
+    .addOption(new Option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)").argParser(nonEmpty))
+    .addOption(new Option('--order <order_no>', 'one of your orders (default: a new fixture order)').argParser(nonEmpty))
+    .addOption(new Option('--scenario <name>', "the new order's scenario (GET /__sandbox/scenarios; default: the client's default scenario)").argParser(nonEmpty))
+    .addOption(new Option('--to-step <step>', 'with tracking.step: the step to play up to, by key or number (1 is the first)').argParser(nonEmpty))
+    .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(nonEmpty))
     .option('--json', "print the sandbox's answer as JSON");
 }
 

@@ -262,6 +262,8 @@ describe('shipping-sandbox listen: usage errors (test/e2e/listen-exits.test.ts r
     [['--url', 'URL', '--forward-to', 'RECEIVER', '--token', TOKEN, '--name', 'my laptop'], /'--name <name>'.*1 to 64 characters of A-Z a-z 0-9 \. _ @ -/],
     [['--url', 'URL', '--forward-to', 'RECEIVER', '--token', TOKEN, '--name', 'x'.repeat(65)], /'--name <name>'/],
     [['--url', 'URL', '--forward-to', 'RECEIVER'], /required option '--token <token>' not specified \(or set SANDBOX_TOKENS\)/],
+    [['--url', 'URL', '--forward-to', 'RECEIVER', '--token', ''], /'--token <token>' argument '' is invalid\. must not be empty/],
+    [['--url', 'URL', '--forward-to', 'RECEIVER', '--token', TOKEN, '--client', ''], /'--client <id>' argument '' is invalid\. must not be empty/],
   ])('exits 2 naming the flag for %j, without connecting', async (args, message) => {
     let stderr = '';
     const argv = args.map((a) => (a === 'URL' ? sandbox.url : a === 'RECEIVER' ? receiver.url : a));

@@ -18,6 +18,8 @@ describe('shipping-sandbox report: its flags', () => {
     [['--url', 'http://127.0.0.1:9', '--token', 't', '--format', 'pdf'], /--format.*json, junit, html/],
     [['--token', 't'], /--url/],
     [['--url', 'localhost:4010', '--token', 't'], /option '--url <url>' argument 'localhost:4010' is invalid\. must be an http:\/\/ or https:\/\/ URL/],
+    [['--url', 'http://127.0.0.1:9', '--token', ''], /option '--token <token>' argument '' is invalid\. must not be empty/],
+    [['--url', 'http://127.0.0.1:9', '--token', 't', '--client', ' '], /option '--client <id>' argument ' ' is invalid\. must not be empty/],
   ])('exits 2 naming the flag for %j', async (argv, message) => {
     const { code, stderr } = await run(...argv);
     expect(code).toBe(2);

@@ -154,6 +154,8 @@ describe('shipping-sandbox deliveries list', () => {
     [flags('--limit', '0'), /--limit.*1 to 1000/],
     [flags('--limit', '1001'), /--limit.*1 to 1000/],
     [flags('--limit', 'all'), /--limit.*1 to 1000/],
+    [['--url', 'http://127.0.0.1:9', '--token', ''], /'--token <token>' argument '' is invalid\. must not be empty/],
+    [flags('--client', ''), /'--client <id>' argument '' is invalid\. must not be empty/],
   ])('exits 2 naming the flag for %j', async (argv, message) => {
     const { code, stdout, stderr } = await run('list', ...argv);
     expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
