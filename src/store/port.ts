@@ -14,7 +14,7 @@ import type { ClaimedJob, ClaimOptions, ClientClock, ClientSettings, DeliveryQue
 
 export interface OrderRepository {
   get(orderNo: string): Promise<Stored<Order> | undefined>;
-  /** The orders of these numbers that exist, in no particular order: one read for many (a removal's slice). */
+  /** The orders of these numbers that exist, in no particular order (a removal's slice); in a unit of work, held until it ends. */
   getMany(orderNos: readonly string[]): Promise<Array<Stored<Order>>>;
   byAwb(awb: string): Promise<Stored<Order> | undefined>;
   batchExists(batchId: string): Promise<boolean>;
@@ -183,8 +183,8 @@ export interface SharedClockRepository {
 /** See `Storage.requestScope`. */
 export interface RequestScope {
   run<T>(fn: () => Promise<T>): Promise<T>;
-  /** Settings read from now on are read afresh (mount calls it as the request's handler starts, and as the request ends). */
-  endPreRead(): void;
+  /** Settings read from now on are read afresh (as the handler starts); `ended`: nothing pre-read is used any more (as the request ends). */
+  endPreRead(ended?: boolean): void;
   /**
    * Tells the scope whose request it is, once that is known: the client's id, or
    * `(admin)` for an admin's request (the lanes of FairTurns). A shared store hands its

@@ -168,6 +168,9 @@ describe("a request's clock and settings, read together on PostgreSQL", () => {
     }
     expect((await b.call('GET', `/v1/order/tracking/${awb}`, { token: TOKEN_B })).status).toBe(404);
     expect((await b.call('GET', '/v1/order/tracking/JN0000000000')).status).toBe(404);
+    // What cannot be an AWB is refused by validation, never sent with the clock read (a NUL byte failed that statement: a 500).
+    const nul = await b.call('GET', '/v1/order/tracking/JN%00123');
+    expect([nul.status, nul.body.errors?.[0]?.field]).toEqual([400, 'order_no']);
   });
 
   it("a rule's count taken by a request through B shows at once through A and through B's next request", async () => {

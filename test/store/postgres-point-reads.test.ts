@@ -1,3 +1,4 @@
+import { Conflict } from '../../src/shared/errors.js';
 import { Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -81,33 +82,35 @@ describe("PostgreSQL reads along with a request's clock", () => {
   it('reads the order a request said it reads in its clock statement, hands it to the first read of that AWB only, and never to a unit of work', async () => {
     const url = await server.freshDatabase();
     const storage = await PostgresStorage.open({ url, requestLogSize: 10 });
-    const other = await PostgresStorage.open({ url, requestLogSize: 10 });
     try {
       await storage.settings.put(emptySettings('a'));
       await storage.orders.insert({ ...orderRecord('5000000200', 'a', 1_000), awb: 'JN5000000200' });
       const scope = storage.requestScope!;
       const traffic = countTraffic(url);
+      const sentAfterClock: number[] = [];
       let read: Array<string | number | undefined> = [];
       try {
         await scope.run(async () => {
           scope.readsOrder('JN5000000200');
           await storage.sharedClocks!.read(['a']);
-          // Changed by another replica after the clock read: this request answers from what it read with its clock.
-          await other.orders.update({ ...(await other.orders.get('5000000200'))!, status: 'awb_generated' });
+          const sent = () => traffic.statements.length;
+          const before = sent();
           const first = await storage.orders.byAwb('JN5000000200');
+          sentAfterClock.push(sent() - before);
           const again = await storage.orders.byAwb('JN5000000200');
           const inUnit = await storage.transaction((tx) => tx.orders.byAwb('JN5000000200'));
           const settings = await storage.settings.get('a');
-          read = [first?.status, first?.version, again?.version, inUnit?.version, settings?.client_id];
+          read = [first?.order_no, first?.version, again?.version, inUnit?.version, settings?.client_id];
         });
       } finally {
         traffic.stop();
       }
-      expect(read).toEqual(['created', 1, 2, 2, 'a']);
-      const statements = traffic.statements.map(([, text]) => text).filter((text) => !text.includes('UPDATE orders') && text !== 'BEGIN' && text !== 'COMMIT');
-      // The clock read (with the settings and the order), the second read, the unit's read: the settings were read with the clock too.
-      expect(statements.filter((text) => text.includes('FROM clocks'))).toHaveLength(1);
+      expect(read).toEqual(['5000000200', 1, 1, 1, 'a']);
+      // The first read of the AWB sent nothing: the clock statement had read it.
+      expect(sentAfterClock).toEqual([0]);
+      const statements = traffic.statements.map(([, text]) => text).filter((text) => text !== 'BEGIN' && text !== 'COMMIT');
       expect(statements.filter((text) => text.includes('FROM clocks') && text.includes('FROM orders WHERE awb') && text.includes('FROM client_settings'))).toHaveLength(1);
+      // The clock statement, the second read, the unit's read; the settings came with the clock.
       expect(statements.filter((text) => text.includes('FROM orders WHERE awb'))).toHaveLength(3);
       expect(statements.filter((text) => text.includes('FROM client_settings'))).toHaveLength(1);
 
@@ -118,6 +121,65 @@ describe("PostgreSQL reads along with a request's clock", () => {
         return [await storage.orders.byAwb('JN0000000000'), (await storage.orders.byAwb('JN5000000200'))?.order_no];
       });
       expect(unknown).toEqual([undefined, '5000000200']);
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('reads afresh an order read with the clock that waited (a latency rule, a long turn), or whose request ended', async () => {
+    const url = await server.freshDatabase();
+    const storage = await PostgresStorage.open({ url, requestLogSize: 10 });
+    const other = await PostgresStorage.open({ url, requestLogSize: 10 });
+    try {
+      await storage.orders.insert({ ...orderRecord('5000000300', 'a', 1_000), awb: 'JN5000000300' });
+      const scope = storage.requestScope!;
+      const waited = await scope.run(async () => {
+        scope.readsOrder('JN5000000300');
+        await storage.sharedClocks!.read(['a']);
+        await other.orders.update({ ...(await other.orders.get('5000000300'))!, status: 'awb_generated' });
+        await new Promise((resolve) => setTimeout(resolve, 120));
+        return (await storage.orders.byAwb('JN5000000300'))?.version;
+      });
+      expect(waited).toBe(2);
+      // Work a request leaves running after it ended does not take what it read with its clock.
+      const after = await scope.run(async () => {
+        scope.readsOrder('JN5000000300');
+        await storage.sharedClocks!.read(['a']);
+        await other.orders.update({ ...(await other.orders.get('5000000300'))!, status: 'in_transit' });
+        scope.endPreRead(true);
+        return (await storage.orders.byAwb('JN5000000300'))?.version;
+      });
+      expect(after).toBe(3);
+    } finally {
+      await other.close();
+      await storage.close();
+    }
+  });
+});
+
+describe('PostgreSQL removals beside other replicas', () => {
+  it('holds the orders a removal read in its unit: another replica changing one waits, so the removal is not tried again', async () => {
+    const url = await server.freshDatabase();
+    const storage = await PostgresStorage.open({ url, requestLogSize: 10 });
+    const other = await PostgresStorage.open({ url, requestLogSize: 10 });
+    try {
+      await storage.orders.insert(orderRecord('5000000400', 'a', 1_000));
+      await storage.orders.insert(orderRecord('5000000401', 'a', 1_001));
+      let attempts = 0;
+      const { change } = await storage.transaction(async (tx) => {
+        attempts += 1;
+        const orders = await tx.orders.getMany(['5000000400', '5000000401']);
+        // An AWB job of another replica changes one of them meanwhile (read before the removal's commit).
+        const read = (await other.orders.get('5000000400'))!;
+        const changing = other.orders.update({ ...read, status: 'awb_generated' }).then(() => 'changed', (error: unknown) => (error instanceof Conflict ? 'conflict' : String(error)));
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        for (const order of orders) await tx.orders.remove(order);
+        return { change: changing };
+      });
+      expect(attempts).toBe(1);
+      // The job's change came after the removal: the order was gone (the job meets a Conflict and finds it gone when it tries again).
+      expect(await change).toBe('conflict');
+      expect(await storage.orders.getMany(['5000000400', '5000000401'])).toEqual([]);
     } finally {
       await other.close();
       await storage.close();

@@ -2,6 +2,8 @@ import { laneOf, type Exchange } from './exchange.js';
 
 /** Operations whose handler reads one order by the AWB in this path parameter: a shared store reads it with the client's clock. */
 const READS_ORDER_BY_AWB: Readonly<Record<string, string>> = { trackOrder: 'order_no' };
+/** What may be an AWB (the spec's pattern for it): anything else is refused by validation, after this stage, and never sent to a store. */
+const MAY_BE_AWB = /^[A-Za-z0-9-]{1,64}$/;
 
 /**
  * Stage 2, admit: the rate limit of the caller's lane (rejects with the 429), then the
@@ -14,6 +16,6 @@ export async function admit(x: Exchange): Promise<void> {
   if (options.admit) await options.admit(laneOf(input));
   const param = READS_ORDER_BY_AWB[x.op.operationId];
   const awb = param === undefined ? undefined : input.params[param];
-  if (awb !== undefined) options.scope?.readsOrder(awb);
+  if (awb !== undefined && MAY_BE_AWB.test(awb)) options.scope?.readsOrder(awb);
   if (options.refreshClock) await options.refreshClock(input.client?.id ?? '');
 }

@@ -56,7 +56,7 @@ export function serveOperation(op: CompiledOperation, handler: Handler, options:
   };
   if (!scope) return serve;
   // Ended at the latest with the request (one refused before its handler, say), so nothing it left running uses the pre-read.
-  return (req, res, params) => scope.run(() => serve(req, res, params).finally(() => scope.endPreRead()));
+  return (req, res, params) => scope.run(() => serve(req, res, params).finally(() => scope.endPreRead(true)));
 }
 
 /** Answers a request a stage refused (or whose handler failed) with the error envelope; a 400 keeps its field errors for the journal. */

@@ -64,7 +64,14 @@ export class PgOrders implements OrderRepository {
 
   async getMany(orderNos: readonly string[]): Promise<Array<Stored<Order>>> {
     if (orderNos.length === 0) return [];
-    const { rows } = await this.db().query<{ data: Order; version: number }>('SELECT data, version FROM orders WHERE order_no = ANY($1)', [orderNos]);
+    const db = this.db();
+    // In a unit of work (a removal's slice) the rows are held until it ends: a job of another
+    // replica that changes one meanwhile waits for it, rather than making its held-back
+    // remove stale and the whole slice a Conflict (a reset beside running jobs answered 409).
+    const { rows } = await db.query<{ data: Order; version: number }>(
+      db.later ? 'SELECT data, version FROM orders WHERE order_no = ANY($1) ORDER BY order_no FOR UPDATE' : 'SELECT data, version FROM orders WHERE order_no = ANY($1)',
+      [orderNos],
+    );
     return rows.map((row) => stored<Order>(row.data, row.version));
   }
 

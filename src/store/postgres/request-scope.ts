@@ -12,6 +12,9 @@ export interface PreRead {
   awb?: string;
 }
 
+/** How long an order read with a request's clock may stand for its handler's read (ms). */
+const FRESH_MS = 50;
+
 /** The gate's lane of a request whose client is not known (yet, or ever: health checks). */
 const UNKNOWN_LANE = '(unknown)';
 /** The gate's lane of work on the requests' pool outside any request (start-up, clock reads of the replica's own). */
@@ -28,8 +31,8 @@ interface RequestState {
   lane: string | undefined;
   /** The AWB of the order the request said it reads (see RequestScope.readsOrder), until its clock read. */
   awb?: string;
-  /** That order as the clock read found it, until the handler takes it. */
-  order?: { awb: string; row: PreReadOrder };
+  /** That order as the clock read found it (at `at`, performance.now()), until the handler takes it or the request ends. */
+  order?: { awb: string; row: PreReadOrder; at: number };
 }
 
 /**
@@ -44,11 +47,13 @@ export class RequestScopes {
   /** The scope as the port hands it to the request pipeline. */
   readonly scope: RequestScope = {
     run: (fn) => this.current.run({ armed: true, settings: undefined, lane: undefined }, fn),
-    endPreRead: () => {
+    endPreRead: (ended = false) => {
       const scope = this.current.getStore();
       if (!scope) return;
       scope.armed = false;
       scope.settings = undefined;
+      // Work the request leaves running (the readiness report's judging) must not take its order.
+      if (ended) scope.order = undefined;
     },
     readsOrder: (awb) => {
       const scope = this.current.getStore();
@@ -74,16 +79,21 @@ export class RequestScopes {
   /** Keeps the order the clock read found for the request's handler. */
   readonly keepOrder = (awb: string, row: PreReadOrder): void => {
     const scope = this.current.getStore();
-    if (scope) scope.order = { awb, row };
+    if (scope) scope.order = { awb, row, at: performance.now() };
   };
 
-  /** The order with this AWB as the current request's clock read found it (once), or undefined when it was not read so. */
+  /**
+   * The order with this AWB as the current request's clock read found it (once), or
+   * undefined when it was not read so or was read more than FRESH_MS ago: a request that
+   * waited (a latency fault rule, a long turn behind other requests) answers from the order
+   * as it is when it is served, as the provider would.
+   */
   readonly preReadOrder = (awb: string): PreReadOrder | undefined => {
     const scope = this.current.getStore();
     const kept = scope?.order;
     if (kept?.awb !== awb) return undefined;
     scope!.order = undefined;
-    return kept.row;
+    return performance.now() - kept.at <= FRESH_MS ? kept.row : undefined;
   };
 
   /** The gate's lane of the work running now on the requests' pool (see Connections.gate). */
