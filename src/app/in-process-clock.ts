@@ -35,7 +35,8 @@ export function inProcessClock({ clock, clockService, registry, advanceClock }: 
     mode: clock.mode,
     now: () => clock.now(),
     of: (clientId) => clock.of(clientId),
-    advance: async (ms) => advanceClock(checked('sandbox.clock.advance', ms, Math.max(clock.now(), ...registry.clientIds.map((id) => clock.of(id))))),
+    // As POST /__sandbox/clock/advance-all: checked against the sandbox's clock; a client near the latest time stops there.
+    advance: async (ms) => advanceClock(checked('sandbox.clock.advance', ms, clock.now())),
     advanceClient: async (clientId, ms) => {
       if (!registry.clientIds.includes(clientId)) throw new RangeError(`sandbox.clock.advanceClient: no client ${JSON.stringify(clientId)} is configured (its clients: ${registry.clientIds.join(', ')})`);
       return clockService.advance(clientId, checked('sandbox.clock.advanceClient', ms, clock.of(clientId)));

@@ -15,10 +15,15 @@ export interface RecoverCommand {
 }
 
 /** A date and time with its offset, as the sandbox takes them (RFC 3339): `2026-05-01` or `yesterday` is refused here, naming the flag. */
-const TIME = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/;
+const TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt]([01]\d|2[0-3]):([0-5]\d):([0-5]\d|60)(?:\.\d+)?(?:[Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
 
 function time(value: string): string {
-  if (!TIME.test(value) || !Number.isFinite(Date.parse(value))) throw new InvalidArgumentError('must be a time in ISO 8601 with its offset, e.g. 2026-05-01T10:00:00Z');
+  const parts = TIME.exec(value);
+  // A day the calendar has: Date.parse rolls 2026-02-30 over into March, which the sandbox refuses.
+  const day = parts && new Date(Date.UTC(Number(parts[1]), Number(parts[2]) - 1, Number(parts[3])));
+  if (!parts || !day || day.getUTCMonth() !== Number(parts[2]) - 1 || day.getUTCDate() !== Number(parts[3])) {
+    throw new InvalidArgumentError('must be a time in ISO 8601 with its offset, e.g. 2026-05-01T10:00:00Z');
+  }
   return value;
 }
 

@@ -90,6 +90,13 @@ export async function executeTrigger(event: string, options: TriggerCommand, out
     err(`shipping-sandbox trigger: ${refusal(res.status, text)}\n`);
     return 1;
   }
-  out(options.json ? `${text}\n` : `${triggerLines(JSON.parse(text) as TriggerAnswer).join('\n')}\n`);
+  let answer: TriggerAnswer;
+  try {
+    answer = JSON.parse(text) as TriggerAnswer;
+  } catch {
+    err(`shipping-sandbox trigger: ${options.url} answered ${res.status} with no JSON: is it a shipping sandbox?\n`);
+    return 2;
+  }
+  out(options.json ? `${text}\n` : `${triggerLines(answer).join('\n')}\n`);
   return 0;
 }

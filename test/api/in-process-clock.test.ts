@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/index.js';
+import { LATEST_CLOCK_MS, LATEST_CLOCK_START_MS } from '../../src/clock/index.js';
 import { createRequest } from '../support/orders.js';
 
 let sandbox: Sandbox | undefined;
@@ -29,5 +30,17 @@ describe('sandbox.clock, the in-process clock API', () => {
     expect(sandbox.clock.of(clientId)).toBe(before.client + 60_000);
     const orders = (await (await fetch(`${sandbox.url}/__sandbox/orders`, { headers: { authorization: 'Bearer tok-a' } })).json()) as { orders: Array<{ status: string }> };
     expect(orders.orders.map((o) => o.status)).toEqual(['awb_generated']);
+  });
+
+  it("advances every clock as advance-all does: a client near the latest time stops there, it does not hold up the others", async () => {
+    sandbox = await createSandbox({ clock: 'manual', tokens: ['tok-a', 'tok-b'], seed: 'clock', clockStart: String(LATEST_CLOCK_START_MS) });
+    const [a, b] = sandbox.clients.map((c) => c.id) as [string, string];
+    const YEAR = 31_536_000_000;
+    while (sandbox.clock.of(a) + YEAR <= LATEST_CLOCK_MS) await sandbox.clock.advanceClient(a, YEAR);
+    await expect(sandbox.clock.advanceClient(a, YEAR)).rejects.toThrow(/would move the clock past/);
+    const before = sandbox.clock.of(b);
+    await sandbox.clock.advance(YEAR);
+    expect(sandbox.clock.of(b)).toBe(before + YEAR);
+    expect(sandbox.clock.of(a)).toBeLessThanOrEqual(LATEST_CLOCK_MS);
   });
 });

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTrigger } from '../../src/client/trigger.js';
@@ -59,6 +61,19 @@ describe('shipping-sandbox trigger', () => {
     expect(stderr).toContain(`${flag}`);
     expect(stderr).toContain('must not be empty');
     expect(await orderCount()).toBe(before);
+  });
+
+  it('exits 2 when what answers is no sandbox (a 200 that is not JSON)', async () => {
+    const page = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>a proxy</html>'));
+    await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
+    try {
+      let stderr = '';
+      const url = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
+      expect(await runTrigger(['awb.generated', '--url', url, '--token', TOKEN], () => {}, (t) => void (stderr += t))).toBe(2);
+      expect(stderr).toMatch(/^shipping-sandbox trigger: http:\/\/127\.0\.0\.1:\d+\/? answered 200 with no JSON: is it a shipping sandbox\?/);
+    } finally {
+      page.close();
+    }
   });
 
   it('exits 2 when the sandbox cannot be reached', async () => {

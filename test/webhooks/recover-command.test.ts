@@ -56,6 +56,8 @@ describe('shipping-sandbox deliveries recover', () => {
     [['recover', '--url', 'http://127.0.0.1:9', '--token', 't'], /--since/],
     [['recover', '--url', 'http://127.0.0.1:9', '--token', 't', '--since', 'yesterday'], /--since.*ISO 8601/],
     [['recover', '--url', 'http://127.0.0.1:9', '--token', 't', '--since', '2026-11-01'], /--since.*ISO 8601 with its offset/],
+    [['recover', '--url', 'http://127.0.0.1:9', '--token', 't', '--since', '2026-02-30T10:00:00Z'], /--since.*ISO 8601 with its offset/],
+    [['recover', '--url', 'http://127.0.0.1:9', '--token', 't', '--since', '2026-05-01T24:00:00Z'], /--since.*ISO 8601 with its offset/],
     [['recover', '--url', 'http://127.0.0.1:9', '--token', '', '--since', '2026-11-01T00:00:00Z'], /'--token <token>' argument '' is invalid\. must not be empty/],
     [['recover', '--url', 'http://127.0.0.1:9', '--token', 't', '--since', '2026-11-01 10:00'], /--since.*ISO 8601 with its offset/],
     [['recover', '--url', 'http://127.0.0.1:9', '--token', 't', '--since', '2026-05-01T12:00:00Z', '--until', 'soon'], /--until.*ISO 8601/],
