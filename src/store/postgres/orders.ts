@@ -67,7 +67,7 @@ export class PgOrders implements OrderRepository {
     const db = this.db();
     // In a unit of work (a removal's slice) the rows are held until it ends: a job of another
     // replica that changes one meanwhile waits for it, rather than making its held-back
-    // remove stale and the whole slice a Conflict (a reset beside running jobs answered 409).
+    // remove stale and the whole slice a Conflict, tried again and again beside busy jobs.
     const { rows } = await db.query<{ data: Order; version: number }>(
       db.later ? 'SELECT data, version FROM orders WHERE order_no = ANY($1) ORDER BY order_no FOR UPDATE' : 'SELECT data, version FROM orders WHERE order_no = ANY($1)',
       [orderNos],
