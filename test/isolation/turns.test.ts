@@ -89,7 +89,10 @@ describe('requests served in turns between clients', () => {
     const first = Array.from({ length: 30 }, () => create(port, agent, TOKEN_B, 100));
     // Sent once those are in (on a socket opened before them, it could otherwise arrive first and be served at once).
     await new Promise((resolve) => setTimeout(resolve, 50));
-    socket.write(`POST /v1/order HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN_B}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    // Hung up once the sandbox has read it (a fixed wait let a busy loop not read it before the reset: nothing to journal).
+    const read = new Promise<void>((resolve) => server!.on('request', (req) => req.headers['x-hangs-up'] && resolve()));
+    socket.write(`POST /v1/order HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN_B}\r\nX-Hangs-Up: 1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    await read;
     await new Promise((resolve) => setTimeout(resolve, 20));
     socket.resetAndDestroy();
     expect(new Set(await Promise.all(first))).toEqual(new Set([201]));
