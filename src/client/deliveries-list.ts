@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { SANDBOX_EVENT_TYPES } from '../records/index.js';
-import { nonEmpty } from './flags.js';
+import { nonEmpty, timeoutOption } from './flags.js';
+import { failure, withDeadline } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl } from './url.js';
 import { refusal } from './refusal.js';
@@ -16,6 +17,8 @@ export interface ListCommand {
   endpoint?: string;
   limit: number;
   json?: boolean;
+  /** Milliseconds the command waits for all the pages it asks for, together (--timeout). */
+  timeout: number;
 }
 
 /** One delivery of `GET /__sandbox/webhooks/deliveries`, as far as the table shows it (--json prints all of it). */
@@ -68,6 +71,7 @@ export function listProgram(name = 'shipping-sandbox deliveries list'): Command 
     .addOption(new Option('--order-no <order_no>', 'only the deliveries of this order').argParser(matching(/^[0-9]{1,32}$/, 'must be an order number (digits), e.g. 512345678901')))
     .addOption(new Option('--endpoint <id>', 'only the deliveries to this endpoint (default, or ep_...)').argParser(matching(/^(default|ep_[A-Za-z0-9]+)$/, 'must be default or an endpoint id ep_...')))
     .addOption(new Option('--limit <n>', `print at most this many (1 to ${MAX_LIMIT})`).argParser(limit).default(20))
+    .addOption(timeoutOption())
     .option('--json', 'print the deliveries as one JSON array, as the sandbox gives them');
 }
 
@@ -106,8 +110,9 @@ function filters(options: ListCommand): Array<{ flag: string; param: string; val
   return given.filter((f): f is { flag: string; param: string; value: string } => f.value !== undefined);
 }
 
-/** Up to `options.limit` deliveries, following `next_cursor` page by page; the total counts every match. */
+/** Up to `options.limit` deliveries, following `next_cursor` page by page, all pages within one --timeout; the total counts every match. */
 async function gather(options: ListCommand, headers: Record<string, string>): Promise<{ status: number; text: string } | { total: number; deliveries: ListedDelivery[] }> {
+  const send = withDeadline(options.timeout);
   const deliveries: ListedDelivery[] = [];
   let cursor: string | null = null;
   let total: number | undefined;
@@ -117,10 +122,9 @@ async function gather(options: ListCommand, headers: Record<string, string>): Pr
     for (const { param, value } of filters(options)) url.searchParams.set(param, value);
     url.searchParams.set('limit', String(Math.min(PAGE_SIZE, options.limit - deliveries.length)));
     if (cursor !== null) url.searchParams.set('cursor', cursor);
-    const res = await fetch(url, { headers });
-    const text = await res.text();
-    if (!res.ok) return { status: res.status, text };
-    const page = JSON.parse(text) as DeliveryPage;
+    const res = await send(url, { headers });
+    if (!res.ok) return { status: res.status, text: res.text };
+    const page = JSON.parse(res.text) as DeliveryPage;
     total ??= page.total;
     deliveries.push(...page.deliveries.slice(0, options.limit - deliveries.length));
     cursor = page.deliveries.length > 0 ? page.next_cursor : null;
@@ -130,7 +134,8 @@ async function gather(options: ListCommand, headers: Record<string, string>): Pr
 
 /**
  * `deliveries list` with parsed flags: prints the table (or the JSON array) and returns the
- * exit code: 0 (none matching included), 1 when the sandbox refused, 2 when it cannot be reached.
+ * exit code: 0 (none matching included), 1 when the sandbox refused, 2 when it cannot be reached
+ * or has not given every page within --timeout.
  */
 export async function executeList(options: ListCommand, out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const token = options.token ?? tokenFromEnv(env, err, 'deliveries list');
@@ -140,7 +145,7 @@ export async function executeList(options: ListCommand, out: (text: string) => v
   try {
     answer = await gather(options, headers);
   } catch (error) {
-    err(`shipping-sandbox deliveries list: ${(error as Error).message}${(error as { cause?: Error }).cause ? ` (${(error as { cause: Error }).cause.message})` : ''}\n`);
+    err(`shipping-sandbox deliveries list: ${failure(error)}\n`);
     return 2;
   }
   if ('text' in answer) {

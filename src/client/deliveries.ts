@@ -1,5 +1,6 @@
 import { Command, CommanderError, InvalidArgumentError, Option, type OptionValues } from 'commander';
-import { nonEmpty } from './flags.js';
+import { nonEmpty, timeoutOption } from './flags.js';
+import { failure, withDeadline, type Answer } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl } from './url.js';
 import { refusal } from './refusal.js';
@@ -12,6 +13,8 @@ export interface RecoverCommand {
   since: string;
   until?: string;
   client?: string;
+  /** Milliseconds the command waits for the sandbox's whole answer (--timeout). */
+  timeout: number;
 }
 
 /** A date and time with its offset, as the sandbox takes them (RFC 3339): `2026-05-01` or `yesterday` is refused here, naming the flag. */
@@ -36,13 +39,14 @@ export function recoverProgram(name = 'shipping-sandbox deliveries recover'): Co
     .addOption(new Option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)").argParser(nonEmpty))
     .addOption(new Option('--since <time>', "deliveries created at or after this time (ISO 8601, on the client's sandbox clock)").argParser(time).makeOptionMandatory())
     .addOption(new Option('--until <time>', 'deliveries created at or before this time (default: up to now)').argParser(time))
-    .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(nonEmpty));
+    .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(nonEmpty))
+    .addOption(timeoutOption());
 }
 
 /** The subcommands of `shipping-sandbox deliveries`, as its usage and its unknown-command message show them. */
 const USAGE = [
-  'shipping-sandbox deliveries list --url <url> --token <token> [--status <status>] [--event <event>] [--order-no <order_no>] [--endpoint <id>] [--limit <n>] [--json] [--client <id>]',
-  'shipping-sandbox deliveries recover --since <time> [--until <time>] --url <url> --token <token> [--client <id>]',
+  'shipping-sandbox deliveries list --url <url> --token <token> [--status <status>] [--event <event>] [--order-no <order_no>] [--endpoint <id>] [--limit <n>] [--json] [--client <id>] [--timeout <duration>]',
+  'shipping-sandbox deliveries recover --since <time> [--until <time>] --url <url> --token <token> [--client <id>] [--timeout <duration>]',
 ];
 
 /** A subcommand's flags parsed by its program: the options, or the exit code after its --help (0) or a bad flag (2, the message printed). */
@@ -58,7 +62,7 @@ function parsed<T extends OptionValues>(program: Command, argv: string[], out: (
 /**
  * Runs `deliveries list` or `deliveries recover` and returns the exit code: 0 done, 1 when the
  * sandbox refused (for recover: a bad window, no webhook URL), 2 for a bad flag or when the
- * sandbox cannot be reached.
+ * sandbox cannot be reached or has not answered within --timeout.
  */
 export async function runDeliveries(argv: string[], out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const [sub, ...rest] = argv;
@@ -88,17 +92,17 @@ export async function executeRecover(options: RecoverCommand, out: (text: string
   if (token === undefined) return 2;
   const headers: Record<string, string> = { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(options.client ? { 'x-sandbox-client': options.client } : {}) };
   const body = JSON.stringify({ since: options.since, ...(options.until === undefined ? {} : { until: options.until }) });
-  let res: Response;
-  let answer: { queued?: number; since?: string; until?: string | null; message?: string; errors?: Array<{ field: string; message: string }> };
+  let res: Answer;
+  let answer: { queued?: number; since?: string; until?: string | null };
   try {
-    res = await fetch(new URL('/__sandbox/webhooks/recover', options.url), { method: 'POST', headers, body });
-    answer = (await res.json()) as typeof answer;
+    res = await withDeadline(options.timeout)(new URL('/__sandbox/webhooks/recover', options.url), { method: 'POST', headers, body });
+    answer = JSON.parse(res.text) as typeof answer;
   } catch (error) {
-    err(`shipping-sandbox deliveries recover: ${(error as Error).message}${(error as { cause?: Error }).cause ? ` (${(error as { cause: Error }).cause.message})` : ''}\n`);
+    err(`shipping-sandbox deliveries recover: ${failure(error)}\n`);
     return 2;
   }
   if (!res.ok) {
-    err(`shipping-sandbox deliveries recover: ${refusal(res.status, JSON.stringify(answer))}\n`);
+    err(`shipping-sandbox deliveries recover: ${refusal(res.status, res.text)}\n`);
     return 1;
   }
   out(`queued ${answer.queued} failed deliveries created from ${answer.since} to ${answer.until ?? 'now'} for another attempt; follow them with GET /__sandbox/webhooks/deliveries\n`);

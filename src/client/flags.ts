@@ -1,4 +1,5 @@
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
+import { parseDuration } from '../shared/index.js';
 
 /**
  * A flag's value that may not be empty: `--token "$TOKEN"` or `--order "$ORDER"` with the
@@ -9,3 +10,23 @@ export function nonEmpty(value: string): string {
   if (value.trim() === '') throw new InvalidArgumentError('must not be empty');
   return value;
 }
+
+/** The longest --timeout: a timer of this process fires at once past 2^31 - 1 ms (24.8 days), and no command needs a day. */
+const MAX_TIMEOUT_MS = 86_400_000;
+
+/**
+ * --timeout's value in milliseconds: a duration as the sandbox's flags write them, above 0
+ * and with its unit (a bare `30` would be 30 ms, as it is elsewhere, which no one means here).
+ *
+ * @example timeout('2m') // 120_000
+ */
+export function timeout(value: string): number {
+  const ms = parseDuration(value);
+  if (/^\s*\d+(\.\d+)?\s*$/.test(value) && Number(value) > 0) throw new InvalidArgumentError('has no unit: use for example 30s, 500ms or 2m (a bare number would be milliseconds)');
+  if (ms === undefined || ms <= 0 || ms > MAX_TIMEOUT_MS) throw new InvalidArgumentError('must be a duration above 0 and at most 24h, e.g. 30s, 500ms or 2m');
+  return ms;
+}
+
+/** The --timeout of the commands that ask the sandbox and exit (not `listen`): how long the whole command waits for its answers. */
+export const timeoutOption = (): Option =>
+  new Option('--timeout <duration>', 'give up (exit 2) when the sandbox has not answered in full within this, for the whole command, e.g. 10s, 500ms, 2m').argParser(timeout).default(30_000, '30s');

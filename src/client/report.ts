@@ -1,6 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { PACT_RUN } from '../records/index.js';
-import { nonEmpty } from './flags.js';
+import { nonEmpty, timeoutOption } from './flags.js';
+import { failure, withDeadline } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl } from './url.js';
 import { refusal } from './refusal.js';
@@ -16,6 +17,8 @@ export interface ReportCommand {
   /** Catalogue items that must be handled, whatever the share (--require, repeatable, comma-separated). */
   require?: string[];
   client?: string;
+  /** Milliseconds the command waits for the sandbox's answers, both reads together (--timeout). */
+  timeout: number;
 }
 
 function percent(value: string): number {
@@ -35,11 +38,11 @@ export function reportProgram(name = 'shipping-sandbox report'): Command {
     .addOption(new Option('--fail-under <percent>', 'exit 1 when the handled share (handled / graded items, in percent) is below this').argParser(percent))
     .addOption(new Option('--coverage-under <percent>', "exit 1 when the coverage of the provider spec (documented statuses of its operations exercised, in percent) is below this").argParser(percent))
     .option('--require <items>', 'exit 1 unless each of these catalogue items is handled, e.g. webhook.bad-signature,check.bad-signature (comma-separated, repeatable)', (value: string, before: string[] = []) => [...before, ...value.split(',').map((id) => id.trim()).filter((id) => id !== '')])
-    .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(nonEmpty));
+    .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(nonEmpty))
+    .addOption(timeoutOption());
 }
 
-
-/** Fetches the report, prints it, and returns the exit code: 0, 1 below --fail-under or --coverage-under, 2 for a bad flag or when the sandbox cannot give it. */
+/** Fetches the report, prints it, and returns the exit code: 0, 1 below --fail-under or --coverage-under, 2 for a bad flag or when the sandbox cannot give it (within --timeout). */
 export async function runReport(argv: string[], out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let options: ReportCommand;
   try {
@@ -59,18 +62,18 @@ export async function executeReport(options: ReportCommand, out: (text: string) 
     options.token = token;
   }
   const headers: Record<string, string> = { authorization: `Bearer ${options.token ?? ''}`, ...(options.client ? { 'x-sandbox-client': options.client } : {}) };
+  const send = withDeadline(options.timeout);
   const get = async (format: string): Promise<string> => {
-    const res = await fetch(new URL(`/__sandbox/report?format=${format}`, options.url), { headers });
-    const text = await res.text();
-    if (!res.ok) throw new Error(refusal(res.status, text));
-    return text;
+    const res = await send(new URL(`/__sandbox/report?format=${format}`, options.url), { headers });
+    if (!res.ok) throw new Error(refusal(res.status, res.text));
+    return res.text;
   };
   let json: string;
   try {
     json = await get('json');
     out(options.format === 'json' ? `${json}\n` : await get(options.format));
   } catch (error) {
-    err(`shipping-sandbox report: ${(error as Error).message}${(error as { cause?: Error }).cause ? ` (${(error as { cause: Error }).cause.message})` : ''}\n`);
+    err(`shipping-sandbox report: ${failure(error)}\n`);
     return 2;
   }
   const { summary, coverage, run, items } = JSON.parse(json) as {

@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
-import { nonEmpty } from './flags.js';
+import { nonEmpty, timeoutOption } from './flags.js';
+import { failure, withDeadline, type Answer } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl } from './url.js';
 import { refusal } from './refusal.js';
@@ -13,6 +14,8 @@ export interface TriggerCommand {
   toStep?: string;
   client?: string;
   json?: boolean;
+  /** Milliseconds the command waits for the sandbox's whole answer (--timeout). */
+  timeout: number;
 }
 
 /** The events the sandbox can trigger (POST /__sandbox/events/trigger); tracking.step is no webhook of its own. */
@@ -38,6 +41,7 @@ export function triggerProgram(name = 'shipping-sandbox trigger'): Command {
     .addOption(new Option('--scenario <name>', "the new order's scenario (GET /__sandbox/scenarios; default: the client's default scenario)").argParser(nonEmpty))
     .addOption(new Option('--to-step <step>', 'with tracking.step: the step to play up to, by key or number (1 is the first)').argParser(nonEmpty))
     .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(nonEmpty))
+    .addOption(timeoutOption())
     .option('--json', "print the sandbox's answer as JSON");
 }
 
@@ -51,7 +55,7 @@ export function triggerLines(answer: TriggerAnswer): string[] {
   ];
 }
 
-/** Triggers the event, prints what it made, and returns the exit code: 0; 1 when the sandbox refused (an unknown event, scenario or step, an order it cannot take there); 2 for a bad flag or when the sandbox cannot be reached. */
+/** Triggers the event, prints what it made, and returns the exit code: 0; 1 when the sandbox refused (an unknown event, scenario or step, an order it cannot take there); 2 for a bad flag or when the sandbox cannot be reached or has not answered within --timeout. */
 export async function runTrigger(argv: string[], out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let options: TriggerCommand;
   let event: string;
@@ -77,26 +81,24 @@ export async function executeTrigger(event: string, options: TriggerCommand, out
     ...(options.toStep !== undefined ? { to_step: options.toStep } : {}),
   };
   const headers: Record<string, string> = { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(options.client ? { 'x-sandbox-client': options.client } : {}) };
-  let res: Response;
-  let text: string;
+  let res: Answer;
   try {
-    res = await fetch(new URL('/__sandbox/events/trigger', options.url), { method: 'POST', headers, body: JSON.stringify(body) });
-    text = await res.text();
+    res = await withDeadline(options.timeout)(new URL('/__sandbox/events/trigger', options.url), { method: 'POST', headers, body: JSON.stringify(body) });
   } catch (error) {
-    err(`shipping-sandbox trigger: ${(error as Error).message}${(error as { cause?: Error }).cause ? ` (${(error as { cause: Error }).cause.message})` : ''}\n`);
+    err(`shipping-sandbox trigger: ${failure(error)}\n`);
     return 2;
   }
   if (!res.ok) {
-    err(`shipping-sandbox trigger: ${refusal(res.status, text)}\n`);
+    err(`shipping-sandbox trigger: ${refusal(res.status, res.text)}\n`);
     return 1;
   }
   let answer: TriggerAnswer;
   try {
-    answer = JSON.parse(text) as TriggerAnswer;
+    answer = JSON.parse(res.text) as TriggerAnswer;
   } catch {
     err(`shipping-sandbox trigger: ${options.url} answered ${res.status} with no JSON: is it a shipping sandbox?\n`);
     return 2;
   }
-  out(options.json ? `${text}\n` : `${triggerLines(answer).join('\n')}\n`);
+  out(options.json ? `${res.text}\n` : `${triggerLines(answer).join('\n')}\n`);
   return 0;
 }

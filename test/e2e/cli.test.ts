@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, startCli } from '../support/cli.js';
+import { heldServer } from '../support/held-server.js';
 import { specExample } from '../support/orders.js';
 import { tempDir } from '../support/tmp.js';
 
@@ -100,6 +101,25 @@ describe('shipping-sandbox (the CLI)', () => {
     const cli = await startCli(['--port', '0', '--data', data, '--log-level', 'info'], { SANDBOX_FSYNC: value });
     await cli.stop();
     expect(cli.output()).toContain(`"fsync":${on}`);
+  });
+
+  it.each([
+    [['trigger', 'awb.generated'], 'trigger'],
+    [['deliveries', 'list'], 'deliveries list'],
+    [['deliveries', 'recover', '--since', '2026-05-01T00:00:00Z'], 'deliveries recover'],
+    [['report'], 'report'],
+  ])('%j exits 2 after its --timeout, with one line, when what listens at --url never answers', async (command, name) => {
+    const silent = await heldServer();
+    try {
+      const started = performance.now();
+      const { code, stdout, stderr } = await runCli([...command, '--url', silent.url, '--token', 't', '--timeout', '200ms']);
+      expect({ code, stdout, stderr }).toEqual({ code: 2, stdout: '', stderr: `shipping-sandbox ${name}: no answer from ${silent.url} within 200ms\n` });
+      expect(silent.requests).toHaveLength(1);
+      // The process ends with the command: the connection the sandbox holds open keeps nothing waiting.
+      expect(performance.now() - started).toBeLessThan(15_000);
+    } finally {
+      await silent.close();
+    }
   });
 
   it('logs one JSON line per request with the client id and never the token', async () => {

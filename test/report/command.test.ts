@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
 import { runReport } from '../../src/client/report.js';
+import { heldServer } from '../support/held-server.js';
 import { createRequest } from '../support/orders.js';
 
 async function runWith(env: NodeJS.ProcessEnv, ...argv: string[]) {
@@ -20,6 +21,8 @@ describe('shipping-sandbox report: its flags', () => {
     [['--url', 'localhost:4010', '--token', 't'], /option '--url <url>' argument 'localhost:4010' is invalid\. must be an http:\/\/ or https:\/\/ URL/],
     [['--url', 'http://127.0.0.1:9', '--token', ''], /option '--token <token>' argument '' is invalid\. must not be empty/],
     [['--url', 'http://127.0.0.1:9', '--token', 't', '--client', ' '], /option '--client <id>' argument ' ' is invalid\. must not be empty/],
+    [['--url', 'http://127.0.0.1:9', '--token', 't', '--timeout', 'abc'], /option '--timeout <duration>' argument 'abc' is invalid\. must be a duration above 0/],
+    [['--url', 'http://127.0.0.1:9', '--token', 't', '--timeout', '0'], /option '--timeout <duration>' argument '0' is invalid\. must be a duration above 0/],
   ])('exits 2 naming the flag for %j', async (argv, message) => {
     const { code, stderr } = await run(...argv);
     expect(code).toBe(2);
@@ -30,6 +33,19 @@ describe('shipping-sandbox report: its flags', () => {
     const { code, stderr } = await run('--url', 'http://127.0.0.1:9', '--token', 't');
     expect(code).toBe(2);
     expect(stderr).toMatch(/^shipping-sandbox report: /);
+  });
+
+  it('exits 2 within --timeout saying nothing answered, when what listens at --url takes the connection and never answers', async () => {
+    const silent = await heldServer();
+    try {
+      const started = performance.now();
+      const { code, stdout, stderr } = await run('--url', silent.url, '--token', 't', '--timeout', '200ms');
+      expect({ code, stdout, stderr }).toEqual({ code: 2, stdout: '', stderr: `shipping-sandbox report: no answer from ${silent.url} within 200ms\n` });
+      expect(silent.requests).toEqual(['GET /__sandbox/report?format=json']);
+      expect(performance.now() - started).toBeLessThan(2000);
+    } finally {
+      await silent.close();
+    }
   });
 });
 

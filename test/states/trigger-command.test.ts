@@ -4,6 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTrigger } from '../../src/client/trigger.js';
 import { createSandbox, type Sandbox } from '../../src/index.js';
+import { heldServer, timed } from '../support/held-server.js';
 import { Receiver } from '../webhooks/receiver.js';
 
 const TOKEN = 'trigger-command-token';
@@ -86,5 +87,62 @@ describe('shipping-sandbox trigger', () => {
     let stderr = '';
     expect(await runTrigger(['awb.generated', '--token', TOKEN], () => {}, (t) => void (stderr += t))).toBe(2);
     expect(stderr).toMatch(/--url/);
+  });
+});
+
+describe('shipping-sandbox trigger --timeout', () => {
+  it('exits 2 within --timeout saying nothing answered, when what listens at --url takes the connection and never answers', async () => {
+    const silent = await heldServer();
+    try {
+      const { code, stdout, stderr, ms } = await timed((out, err) => runTrigger(['awb.generated', '--url', silent.url, '--token', TOKEN, '--timeout', '200ms'], out, err));
+      expect({ code, stdout, stderr }).toEqual({ code: 2, stdout: '', stderr: `shipping-sandbox trigger: no answer from ${silent.url} within 200ms\n` });
+      expect(silent.requests).toEqual(['POST /__sandbox/events/trigger']);
+      expect(ms).toBeGreaterThan(150);
+      expect(ms).toBeLessThan(2000);
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('counts the body too: exits 2 when the headers come but the body never ends', async () => {
+    const dribbling = await heldServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"event":');
+    });
+    try {
+      const { code, stderr, ms } = await timed((out, err) => runTrigger(['awb.generated', '--url', dribbling.url, '--token', TOKEN, '--timeout', '200ms'], out, err));
+      expect({ code, stderr }).toEqual({ code: 2, stderr: `shipping-sandbox trigger: no answer from ${dribbling.url} within 200ms\n` });
+      expect(ms).toBeLessThan(2000);
+    } finally {
+      await dribbling.close();
+    }
+  });
+
+  it.each([
+    ['0', /must be a duration above 0 and at most 24h, e\.g\. 30s, 500ms or 2m/],
+    ['-1', /must be a duration above 0/],
+    ['abc', /must be a duration above 0/],
+    ['', /must be a duration above 0/],
+    ['25h', /at most 24h/],
+    ['30', /has no unit: use for example 30s, 500ms or 2m \(a bare number would be milliseconds\)/],
+  ])('exits 2 naming --timeout for %j, and creates nothing', async (value, message) => {
+    const before = await orderCount();
+    const { code, stdout, stderr } = await trigger('awb.generated', '--timeout', value);
+    expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
+    expect(stderr).toContain(`option '--timeout <duration>' argument '${value}' is invalid.`);
+    expect(stderr).toMatch(message);
+    expect(await orderCount()).toBe(before);
+  });
+
+  it('lists --timeout in its help with its default, 30s', async () => {
+    let stdout = '';
+    expect(await runTrigger(['--help'], (t) => void (stdout += t), () => {})).toBe(0);
+    expect(stdout).toMatch(/--timeout <duration>[\s\S]*\(default: 30s\)/);
+  });
+
+  it('answers as without it when the sandbox answers in time', async () => {
+    const { code, stdout, stderr } = await trigger('awb.generated', '--timeout', '10s');
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    expect(stdout).toMatch(/^outcome   delivered$/m);
   });
 });

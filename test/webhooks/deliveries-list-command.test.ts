@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
 import { deliveryTable, runDeliveries, type ListedDelivery } from '../../src/client/index.js';
+import { heldServer } from '../support/held-server.js';
 import { createRequest } from '../support/orders.js';
 import { Receiver } from './receiver.js';
 
@@ -156,10 +157,46 @@ describe('shipping-sandbox deliveries list', () => {
     [flags('--limit', 'all'), /--limit.*1 to 1000/],
     [['--url', 'http://127.0.0.1:9', '--token', ''], /'--token <token>' argument '' is invalid\. must not be empty/],
     [flags('--client', ''), /'--client <id>' argument '' is invalid\. must not be empty/],
+    [flags('--timeout', '0'), /'--timeout <duration>' argument '0' is invalid\. must be a duration above 0/],
+    [flags('--timeout', 'soon'), /'--timeout <duration>' argument 'soon' is invalid\. must be a duration above 0/],
+    [flags('--timeout', '5'), /'--timeout <duration>' argument '5' is invalid\. has no unit/],
   ])('exits 2 naming the flag for %j', async (argv, message) => {
     const { code, stdout, stderr } = await run('list', ...argv);
     expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
     expect(stderr).toMatch(message);
+  });
+
+  it('exits 2 within --timeout saying nothing answered, when what listens at --url takes the connection and never answers', async () => {
+    const silent = await heldServer();
+    try {
+      const started = performance.now();
+      const { code, stdout, stderr } = await run('list', '--url', silent.url, '--token', A, '--timeout', '200ms');
+      expect({ code, stdout, stderr }).toEqual({ code: 2, stdout: '', stderr: `shipping-sandbox deliveries list: no answer from ${silent.url} within 200ms\n` });
+      expect(performance.now() - started).toBeLessThan(2000);
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('gives --timeout to the whole walk over the pages, not to each page', async () => {
+    // Each page of one delivery comes 150 ms after its request: each in time for 400ms, the three of --limit 3 not.
+    const slowPages = await heldServer((req, res) => {
+      const page = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('cursor') ?? 0);
+      const delivery = { id: `msg_${page}`, endpoint_id: 'default', event: 'awb.generated', order_no: '512345678901', status: 'delivered', created_at: '2026-05-01T10:00:00.000Z', last_error: null, attempts: [] };
+      setTimeout(() => {
+        if (!res.destroyed) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ total: 3, next_cursor: String(page + 1), deliveries: [delivery] }));
+      }, 150);
+    });
+    try {
+      const cut = await run('list', '--url', slowPages.url, '--token', A, '--limit', '3', '--timeout', '400ms');
+      expect(cut).toEqual({ code: 2, stdout: '', stderr: `shipping-sandbox deliveries list: no answer from ${slowPages.url} within 400ms\n` });
+      expect(slowPages.requests).toHaveLength(3);
+      const whole = await run('list', '--url', slowPages.url, '--token', A, '--limit', '3', '--timeout', '5s');
+      expect({ code: whole.code, stderr: whole.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(cells(whole.stdout).slice(1).map((row) => row[0])).toEqual(['msg_0', 'msg_1', 'msg_2']);
+    } finally {
+      await slowPages.close();
+    }
   });
 
   it('names both subcommands in its usage and for an unknown one', async () => {
@@ -169,7 +206,7 @@ describe('shipping-sandbox deliveries list', () => {
     const unknown = await run('show');
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/unknown command 'show'.*\n {2}shipping-sandbox deliveries list .*\n {2}shipping-sandbox deliveries recover /);
-    expect(await run('list', '--help')).toMatchObject({ code: 0, stdout: expect.stringMatching(/--status <status>[\s\S]*--order-no <order_no>[\s\S]*--limit <n>[\s\S]*--json/) });
+    expect(await run('list', '--help')).toMatchObject({ code: 0, stdout: expect.stringMatching(/--status <status>[\s\S]*--order-no <order_no>[\s\S]*--limit <n>[\s\S]*--timeout <duration>[\s\S]*\(default: 30s\)[\s\S]*--json/) });
   });
 });
 

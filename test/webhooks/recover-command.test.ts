@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
 import { runDeliveries } from '../../src/client/index.js';
+import { heldServer } from '../support/held-server.js';
 import { createRequest } from '../support/orders.js';
 import { Receiver } from './receiver.js';
 
@@ -49,7 +50,7 @@ describe('shipping-sandbox deliveries recover', () => {
 
   it('prints its usage for --help, and the options of recover for recover --help', async () => {
     expect(await run('--help')).toMatchObject({ code: 0, stdout: expect.stringContaining('shipping-sandbox deliveries recover --since <time>') });
-    expect(await run('recover', '--help')).toMatchObject({ code: 0, stdout: expect.stringMatching(/--since <time>[\s\S]*--until <time>/) });
+    expect(await run('recover', '--help')).toMatchObject({ code: 0, stdout: expect.stringMatching(/--since <time>[\s\S]*--until <time>[\s\S]*--timeout <duration>[\s\S]*\(default: 30s\)/) });
   });
 
   it.each([
@@ -61,11 +62,26 @@ describe('shipping-sandbox deliveries recover', () => {
     [['recover', '--url', 'http://127.0.0.1:9', '--token', '', '--since', '2026-11-01T00:00:00Z'], /'--token <token>' argument '' is invalid\. must not be empty/],
     [['recover', '--url', 'http://127.0.0.1:9', '--token', 't', '--since', '2026-11-01 10:00'], /--since.*ISO 8601 with its offset/],
     [['recover', '--url', 'http://127.0.0.1:9', '--token', 't', '--since', '2026-05-01T12:00:00Z', '--until', 'soon'], /--until.*ISO 8601/],
+    [['recover', '--url', 'http://127.0.0.1:9', '--token', 't', '--since', '2026-11-01T00:00:00Z', '--timeout', '-1'], /'--timeout <duration>' argument '-1' is invalid\. must be a duration above 0/],
+    [['recover', '--url', 'http://127.0.0.1:9', '--token', 't', '--since', '2026-11-01T00:00:00Z', '--timeout', ''], /'--timeout <duration>' argument '' is invalid\. must be a duration above 0/],
     [['resend'], /unknown command 'resend'/],
   ])('exits 2 naming what is wrong for %j', async (argv, message) => {
     const { code, stderr } = await run(...argv);
     expect(code).toBe(2);
     expect(stderr).toMatch(message);
+  });
+
+  it('exits 2 within --timeout saying nothing answered, when what listens at --url takes the connection and never answers', async () => {
+    const silent = await heldServer();
+    try {
+      const started = performance.now();
+      const { code, stdout, stderr } = await run('recover', '--url', silent.url, '--token', TOKEN, '--since', '2000-01-01T00:00:00Z', '--timeout', '200ms');
+      expect({ code, stdout, stderr }).toEqual({ code: 2, stdout: '', stderr: `shipping-sandbox deliveries recover: no answer from ${silent.url} within 200ms\n` });
+      expect(silent.requests).toEqual(['POST /__sandbox/webhooks/recover']);
+      expect(performance.now() - started).toBeLessThan(2000);
+    } finally {
+      await silent.close();
+    }
   });
 
   it('queues the failed deliveries, which the background work then delivers (test/e2e/deliveries-recover.test.ts runs it through the real CLI)', async () => {

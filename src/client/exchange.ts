@@ -1,0 +1,44 @@
+import { formatDuration } from '../shared/index.js';
+
+/** A whole answer of the sandbox: its status and its body, read to the end. */
+export interface Answer {
+  status: number;
+  ok: boolean;
+  text: string;
+}
+
+/** The sandbox (or whatever listens at --url) did not answer in full within the command's --timeout. */
+export class NoAnswer extends Error {}
+
+/** `ms` as --timeout takes it back: `30s`, `1m30s`, `200ms`, `1500ms` (formatDuration would round that one to seconds). */
+const shown = (ms: number): string => (ms % 1000 === 0 ? formatDuration(ms) : `${ms}ms`);
+
+/**
+ * The requests of one client command, sharing one deadline: `timeoutMs` bounds the whole
+ * command (every page `deliveries list` walks, both reads of `report`), headers and bodies
+ * alike, so that a sandbox that takes the connection and never answers cannot hold a CI job.
+ * A request the deadline cuts throws NoAnswer; one that fails otherwise throws fetch's error.
+ *
+ * @example
+ * const send = withDeadline(30_000);
+ * const { status, ok, text } = await send(new URL('/__sandbox/report', options.url), { headers });
+ */
+export function withDeadline(timeoutMs: number): (url: URL, init?: RequestInit) => Promise<Answer> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  return async (url, init = {}) => {
+    try {
+      const res = await fetch(url, { ...init, signal });
+      return { status: res.status, ok: res.ok, text: await res.text() };
+    } catch (error) {
+      if (signal.aborted) throw new NoAnswer(`no answer from ${url.origin} within ${shown(timeoutMs)}`);
+      throw error;
+    }
+  };
+}
+
+/** A request that failed, as a client command prints it: the deadline's line, or the error's message with its cause (`fetch failed (connect ECONNREFUSED 127.0.0.1:9)`). */
+export function failure(error: unknown): string {
+  const { message, cause } = (error ?? {}) as { message?: unknown; cause?: { message?: unknown } };
+  if (error instanceof NoAnswer || typeof cause?.message !== 'string') return String(message ?? error);
+  return `${String(message)} (${cause.message})`;
+}
