@@ -1,4 +1,5 @@
 import { Command, CommanderError, InvalidArgumentError, Option, type OptionValues } from 'commander';
+import { isCalendarDay } from '../shared/index.js';
 import { nonEmpty, timeoutOption } from './flags.js';
 import { failure, withDeadline, type Answer } from './exchange.js';
 import { tokenFromEnv } from './token.js';
@@ -22,9 +23,8 @@ const TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt]([01]\d|2[0-3]):([0-5]\d):([0-5]\d|60)
 
 function time(value: string): string {
   const parts = TIME.exec(value);
-  // A day the calendar has: Date.parse rolls 2026-02-30 over into March, which the sandbox refuses.
-  const day = parts && new Date(Date.UTC(Number(parts[1]), Number(parts[2]) - 1, Number(parts[3])));
-  if (!parts || !day || day.getUTCMonth() !== Number(parts[2]) - 1 || day.getUTCDate() !== Number(parts[3])) {
+  // A day the calendar has: the sandbox refuses 2026-02-30.
+  if (!parts || !isCalendarDay(Number(parts[1]), Number(parts[2]), Number(parts[3]))) {
     throw new InvalidArgumentError('must be a time in ISO 8601 with its offset, e.g. 2026-05-01T10:00:00Z');
   }
   return value;

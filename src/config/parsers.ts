@@ -1,4 +1,4 @@
-import { parseDuration } from '../shared/index.js';
+import { isCalendarDay, parseDuration } from '../shared/index.js';
 import { OptionError } from './option-error.js';
 import type { SandboxOptions } from './options.js';
 
@@ -65,9 +65,7 @@ export function instant(value: string | number): number | undefined {
   if (/^\d+$/.test(text)) return Number(text);
   const parts = ISO_TIME.exec(text);
   if (!parts) return undefined;
-  const [year, month, day] = [Number(parts[1]), Number(parts[2]), Number(parts[3])];
-  const date = new Date(Date.UTC(year, month - 1, day));
-  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) return undefined;
+  if (!isCalendarDay(Number(parts[1]), Number(parts[2]), Number(parts[3]))) return undefined;
   if (Number(parts[4] ?? 0) > 23 || Number(parts[5] ?? 0) > 59 || Number(parts[6] ?? 0) > 59) return undefined;
   const ms = Date.parse(text);
   return Number.isFinite(ms) ? ms : undefined;
