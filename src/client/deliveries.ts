@@ -96,7 +96,6 @@ export async function executeRecover(options: RecoverCommand, out: (text: string
   let answer: { queued?: number; since?: string; until?: string | null };
   try {
     res = await withDeadline(options.timeout)(new URL('/__sandbox/webhooks/recover', options.url), { method: 'POST', headers, body });
-    answer = JSON.parse(res.text) as typeof answer;
   } catch (error) {
     err(`shipping-sandbox deliveries recover: ${failure(error)}\n`);
     return 2;
@@ -104,6 +103,15 @@ export async function executeRecover(options: RecoverCommand, out: (text: string
   if (!res.ok) {
     err(`shipping-sandbox deliveries recover: ${refusal(res.status, res.text)}\n`);
     return 1;
+  }
+  try {
+    answer = JSON.parse(res.text) as typeof answer;
+  } catch {
+    answer = {};
+  }
+  if (typeof answer.queued !== 'number') {
+    err(`shipping-sandbox deliveries recover: ${options.url} answered ${res.status} with no recovery: is it a shipping sandbox?\n`);
+    return 2;
   }
   out(`queued ${answer.queued} failed deliveries created from ${answer.since} to ${answer.until ?? 'now'} for another attempt; follow them with GET /__sandbox/webhooks/deliveries\n`);
   return 0;

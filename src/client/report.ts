@@ -69,19 +69,20 @@ export async function executeReport(options: ReportCommand, out: (text: string) 
     return res.text;
   };
   let json: string;
+  let report: ReadinessReport | undefined;
   try {
     json = await get('json');
-    out(options.format === 'json' ? `${json}\n` : await get(options.format));
+    report = readReport(json);
+    if (report !== undefined) out(options.format === 'json' ? `${json}\n` : await get(options.format));
   } catch (error) {
     err(`shipping-sandbox report: ${failure(error)}\n`);
     return 2;
   }
-  const { summary, coverage, run, items } = JSON.parse(json) as {
-    summary: { handled_percent: number; handled: number; graded: number };
-    items: Array<{ id: string; status: string; detail: string; graded: boolean }>;
-    coverage: { summary: { percent: number; statuses: number; statuses_exercised: number } };
-    run?: { name?: string } | null;
-  };
+  if (report === undefined) {
+    err(`shipping-sandbox report: ${options.url} answered 200 with no readiness report: is it a shipping sandbox?\n`);
+    return 2;
+  }
+  const { summary, coverage, run, items } = report;
   // A Pact verification's provider states start a run of their own, which grades Pact's requests: said whatever the gates say.
   if (run?.name === PACT_RUN) {
     err(`shipping-sandbox report: the current run is "${PACT_RUN}", which a Pact verification's provider states started: it grades Pact's requests, not your client's. Start your named run, then your client's tests, after the verification.\n`);
@@ -106,4 +107,24 @@ export async function executeReport(options: ReportCommand, out: (text: string) 
     code = 1;
   }
   return code;
+}
+
+interface ReadinessReport {
+  summary: { handled_percent: number; handled: number; graded: number };
+  items: Array<{ id: string; status: string; detail: string; graded: boolean }>;
+  coverage: { summary: { percent: number; statuses: number; statuses_exercised: number } };
+  run?: { name?: string } | null;
+}
+
+/** The report in a 200's body, or undefined when the body is not one (whatever answers at --url is not a sandbox: a proxy's page, another service). */
+function readReport(text: string): ReadinessReport | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const report = parsed as Partial<ReadinessReport> | null;
+  const shaped = typeof report?.summary?.handled_percent === 'number' && Array.isArray(report.items) && typeof report.coverage?.summary?.percent === 'number';
+  return shaped ? (report as ReadinessReport) : undefined;
 }

@@ -47,6 +47,20 @@ describe('shipping-sandbox report: its flags', () => {
       await silent.close();
     }
   });
+
+  it.each([
+    ['an HTML page', '<html>a proxy</html>'],
+    ['JSON that is no report', '{"status":"ok"}'],
+  ])('exits 2 asking whether it is a sandbox when what answers 200 sends %s', async (_what, body) => {
+    const page = await heldServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(body));
+    try {
+      const { code, stdout, stderr } = await run('--url', page.url, '--token', 't', '--fail-under', '80');
+      expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
+      expect(stderr).toMatch(/^shipping-sandbox report: http:\/\/127\.0\.0\.1:\d+\/? answered 200 with no readiness report: is it a shipping sandbox\?\n$/);
+    } finally {
+      await page.close();
+    }
+  });
 });
 
 describe('shipping-sandbox report: the token from the variables the server reads', () => {

@@ -84,6 +84,19 @@ describe('shipping-sandbox deliveries recover', () => {
     }
   });
 
+  it('exits 1 with the start of the page when a proxy refuses with one that is not JSON (a 502), and 2 when what answers 200 is not a sandbox', async () => {
+    const proxy = await heldServer((req, res) => (req.headers.authorization === 'Bearer refused-by-proxy' ? res.writeHead(502).end('<html>Bad Gateway</html>') : res.writeHead(200).end('<html>a page</html>')));
+    try {
+      const refused = await run('recover', '--url', proxy.url, '--token', 'refused-by-proxy', '--since', '2000-01-01T00:00:00Z');
+      expect(refused).toEqual({ code: 1, stdout: '', stderr: 'shipping-sandbox deliveries recover: the sandbox answered 502: <html>Bad Gateway</html>\n' });
+      const page = await run('recover', '--url', proxy.url, '--token', TOKEN, '--since', '2000-01-01T00:00:00Z');
+      expect(page.code).toBe(2);
+      expect(page.stderr).toMatch(/^shipping-sandbox deliveries recover: http:\/\/127\.0\.0\.1:\d+\/? answered 200 with no recovery: is it a shipping sandbox\?\n$/);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('queues the failed deliveries, which the background work then delivers (test/e2e/deliveries-recover.test.ts runs it through the real CLI)', async () => {
     const { code, stdout, stderr } = await run('recover', '--url', sandbox.url, '--token', TOKEN, '--since', '2000-01-01T00:00:00Z');
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
