@@ -6,6 +6,9 @@ import { DEFAULT_RETRIES, isSecret, parseRetries, parseTargetPolicy } from '../w
 import type { Schema } from './option-spec.js';
 import { as, duration, fail, instant, isOn, isOrigin, list, optionalText, text, wholeNumber } from './parsers.js';
 
+/** The earliest --clock-start (1973-03-03T09:46:40Z, 1e11 ms): below it a number was most likely meant as epoch seconds. */
+const EARLIEST_CLOCK_START_MS = 1e11;
+
 /** The pino levels `logLevel` accepts. */
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -107,7 +110,11 @@ export const OPTIONS: Schema = {
         return fail('clockStart', `clockStart "${String(value)}" is not a time: use ISO 8601 with its offset (2026-01-01T00:00:00Z, or a date: 2026-01-01) or epoch milliseconds, at the latest ${new Date(LATEST_CLOCK_START_MS).toISOString()}.`);
       }
       // Epoch seconds (what tracking's update_on shows) read as milliseconds land in January 1970.
-      if (start < 1e11) return fail('clockStart', `clockStart "${String(value)}" is ${new Date(start).toISOString()} in epoch milliseconds: for epoch seconds multiply by 1000, or use ISO 8601 (2026-01-01T00:00:00Z).`);
+      if (start < EARLIEST_CLOCK_START_MS) {
+        return /^\s*\d+\s*$/.test(String(value))
+          ? fail('clockStart', `clockStart "${String(value)}" is ${new Date(start).toISOString()} in epoch milliseconds: for epoch seconds multiply by 1000, or use ISO 8601 (2026-01-01T00:00:00Z).`)
+          : fail('clockStart', `clockStart "${String(value)}" is before ${new Date(EARLIEST_CLOCK_START_MS).toISOString()}, the earliest start the manual clock takes.`);
+      }
       return start;
     },
   },

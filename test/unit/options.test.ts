@@ -80,6 +80,8 @@ describe('the options', () => {
     [{ clockStart: '2026-01-01T25:00:00Z' }, 'clockStart', /is not a time/],
     [{ clockStart: '2026-01-01T10:00:00' }, 'clockStart', /ISO 8601 with its offset/],
     [{ clockStart: '1700000000' }, 'clockStart', /is 1970-01-20T16:13:20.000Z in epoch milliseconds: for epoch seconds multiply by 1000/],
+    [{ clockStart: '1960-01-01T00:00:00Z' }, 'clockStart', /"1960-01-01T00:00:00Z" is before 1973-03-03T09:46:40.000Z, the earliest start the manual clock takes/],
+    [{ clockStart: '0050-01-01' }, 'clockStart', /"0050-01-01" is before 1973-03-03T09:46:40.000Z/],
     [{ speed: 0 }, 'speed', /positive number/],
     [{ port: 70_000 }, 'port', /from 0 to 65535/],
     [{ maxItems: 1.5 }, 'maxItems', /whole number/],
