@@ -53,4 +53,29 @@ describe('PostgreSQL signals (the listen hand-off between replicas)', () => {
       await a.close().catch(() => undefined);
     }
   }, 30_000);
+
+  it('listens again within about 2 s of the database coming back after an outage of 20 s, so hand-offs between replicas are not held for the length of a growing wait', async () => {
+    const url = await server.freshDatabase();
+    const [a, b] = await Promise.all([1, 2].map(() => PostgresStorage.open({ url, requestLogSize: 10, onError: () => undefined })));
+    try {
+      const got: string[] = [];
+      await a!.signals.subscribe('sandbox_listen', (p) => got.push(p));
+      await server.pause();
+      // A wait that doubled from 1 s would try again 15 s and 31 s into the outage: 11 s after the database is back.
+      await new Promise((r) => setTimeout(r, 20_000));
+      await server.resume();
+      const back = Date.now();
+      let heardAfter: number | undefined;
+      for (let n = 0; heardAfter === undefined && Date.now() - back < 8_000; n++) {
+        await b!.signals.publish('sandbox_listen', `try ${n}`).catch(() => undefined);
+        await new Promise((r) => setTimeout(r, 100));
+        if (got.length > 0) heardAfter = Date.now() - back;
+      }
+      expect(heardAfter).toBeDefined();
+      expect(heardAfter!).toBeLessThan(4_000);
+    } finally {
+      await a!.close().catch(() => undefined);
+      await b!.close().catch(() => undefined);
+    }
+  }, 60_000);
 });

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { CLOCKS_CHANNEL, type PgClocks } from './clocks.js';
 import { JOBS_CHANNEL, type JobNotices } from './job-notices.js';
-import type { PostgresOptions } from './options.js';
+import { RELISTEN_MAX_MS, type PostgresOptions } from './options.js';
 
 /**
  * The replica's LISTEN connection: other replicas' news of scheduled jobs (to JobNotices)
@@ -72,12 +72,12 @@ export class ChannelListener {
     await this.listener?.end().catch(() => undefined);
   }
 
-  /** Listens again after a drop, trying with a growing wait (up to 30 s) until the database answers; meanwhile each replica's 5 s look for due jobs goes on. */
+  /** Listens again after a drop, trying with a growing wait (up to RELISTEN_MAX_MS) until the database answers; meanwhile each replica's 5 s look for due jobs goes on. */
   private listenAgain(waitMs: number): void {
     if (this.closed) return;
     setTimeout(() => {
       if (this.closed || this.listener) return;
-      this.listen().catch(() => this.listenAgain(Math.min(waitMs * 2, 30_000)));
+      this.listen().catch(() => this.listenAgain(Math.min(waitMs * 2, RELISTEN_MAX_MS)));
     }, waitMs).unref();
   }
 }

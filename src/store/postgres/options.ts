@@ -17,6 +17,14 @@ export interface PostgresOptions {
 
 /** PostgresOptions.poolSize, 10 by default. */
 export const poolSizeOf = (options: PostgresOptions): number => options.poolSize ?? 10;
+/**
+ * The longest wait between tries to listen again (LISTEN/NOTIFY) after the connection
+ * dropped: one connection's tries, cheap, and what a replica misses until it listens again
+ * (another replica's listener hand-offs, job announcements) waits for the slower paths
+ * (the 5 s look for due jobs, a held delivery's resume) meanwhile.
+ */
+export const RELISTEN_MAX_MS = 2_000;
+
 /** PostgresOptions.connectionTimeoutMs, 5,000 ms by default. */
 export const connectionTimeoutOf = (options: PostgresOptions): number => options.connectionTimeoutMs ?? 5_000;
 

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Signals } from '../port.js';
-import { connectionTimeoutOf, type PostgresOptions } from './options.js';
+import { connectionTimeoutOf, RELISTEN_MAX_MS, type PostgresOptions } from './options.js';
 import { signalPool } from './pools.js';
 
 /** Channels replicas signal each other on; a channel is a PostgreSQL identifier, so only these names. */
@@ -73,12 +73,12 @@ export class PgSignals implements Signals {
     })());
   }
 
-  /** Listens again after a drop, with a growing wait (up to 30 s). */
+  /** Listens again after a drop, with a growing wait (up to RELISTEN_MAX_MS). */
   private listenAgain(waitMs: number): void {
     if (this.closed) return;
     setTimeout(() => {
       if (this.closed || this.listener) return;
-      this.listen().catch(() => this.listenAgain(Math.min(waitMs * 2, 30_000)));
+      this.listen().catch(() => this.listenAgain(Math.min(waitMs * 2, RELISTEN_MAX_MS)));
     }, waitMs).unref();
   }
 
