@@ -73,7 +73,6 @@ export async function executeReport(options: ReportCommand, out: (text: string) 
   try {
     json = await get('json');
     report = readReport(json);
-    if (report !== undefined) out(options.format === 'json' ? `${json}\n` : await get(options.format));
   } catch (error) {
     err(`shipping-sandbox report: ${failure(error)}\n`);
     return 2;
@@ -83,6 +82,19 @@ export async function executeReport(options: ReportCommand, out: (text: string) 
     return 2;
   }
   const { summary, coverage, run, items } = report;
+  // A flag that names no graded item prints no report: a CI step keeping stdout as its report file gets none from a run that failed on its flags.
+  const required = options.require ?? [];
+  const unknown = required.filter((id) => !items.some((item) => item.id === id && item.graded));
+  if (unknown.length > 0) {
+    err(`shipping-sandbox report: --require names no graded item ${unknown.map((id) => `"${id}"`).join(', ')}; the graded items are ${items.filter((item) => item.graded).map((item) => item.id).join(', ')}\n`);
+    return 2;
+  }
+  try {
+    out(options.format === 'json' ? `${json}\n` : await get(options.format));
+  } catch (error) {
+    err(`shipping-sandbox report: ${failure(error)}\n`);
+    return 2;
+  }
   // A Pact verification's provider states start a run of their own, which grades Pact's requests: said whatever the gates say.
   if (run?.name === PACT_RUN) {
     err(`shipping-sandbox report: the current run is "${PACT_RUN}", which a Pact verification's provider states started: it grades Pact's requests, not your client's. Start your named run, then your client's tests, after the verification.\n`);
@@ -91,12 +103,6 @@ export async function executeReport(options: ReportCommand, out: (text: string) 
   if (options.failUnder !== undefined && summary.handled_percent < options.failUnder) {
     err(`shipping-sandbox report: ${summary.handled_percent}% handled (${summary.handled} of ${summary.graded} graded items), below --fail-under ${options.failUnder}\n`);
     code = 1;
-  }
-  const required = options.require ?? [];
-  const unknown = required.filter((id) => !items.some((item) => item.id === id && item.graded));
-  if (unknown.length > 0) {
-    err(`shipping-sandbox report: --require names no graded item ${unknown.map((id) => `"${id}"`).join(', ')}; the graded items are ${items.filter((item) => item.graded).map((item) => item.id).join(', ')}\n`);
-    return 2;
   }
   for (const item of items.filter((i) => required.includes(i.id) && i.status !== 'handled')) {
     err(`shipping-sandbox report: ${item.id} is required (--require) and ${item.status.replace('_', ' ')}: ${item.detail}\n`);

@@ -153,9 +153,10 @@ describe('shipping-sandbox report --require', () => {
     expect(bad.stderr).toMatch(/^shipping-sandbox report: the sandbox answered 401: [^{]+\n/);
   });
 
-  it('exits 2 naming an item the catalogue does not have, and listing those it has', async () => {
-    const { code, stderr } = await run('--url', sandbox.url, '--token', 'token-a', '--require', 'webhook.signature');
+  it('exits 2 naming an item the catalogue does not have, and listing those it has, printing no report', async () => {
+    const { code, stdout, stderr } = await run('--url', sandbox.url, '--token', 'token-a', '--require', 'webhook.signature');
     expect(code).toBe(2);
+    expect(stdout).toBe('');
     expect(stderr).toMatch(/--require names no graded item "webhook.signature"; the graded items are op\.create-order, .*webhook\.bad-signature/);
     // One the sandbox cannot grade could never pass.
     expect((await run('--url', sandbox.url, '--token', 'token-a', '--require', 'create.no-awb-expected')).code).toBe(2);
