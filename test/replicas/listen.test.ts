@@ -68,6 +68,16 @@ describe('a listener on two replicas behind a round-robin proxy', () => {
         const res = (await (await fetch(`${a.url}/__sandbox/webhooks/deliveries?limit=1000&endpoint_id=${session!.ready.endpoint_id}`, { headers })).json()) as { deliveries: Array<{ status: string; attempts: Array<{ url: string }> }> };
         return res.deliveries.length === 100 && res.deliveries.every((d) => d.status === 'delivered' && d.attempts.every((at) => at.url === 'listener:laptop'));
       });
+      // Gone from both: a replica asks the others about it at most once a second, however often the client lists
+      // (each question waits 300 ms for an answer that no replica gives: ten listings asking each would take 3 s).
+      await session.close();
+      session = undefined;
+      const laptopConnected = async (r: RunningCli) =>
+        ((await (await fetch(`${r.url}/__sandbox/webhooks/endpoints`, { headers })).json()) as { endpoints: Array<{ listener: string | null; connected?: boolean }> }).endpoints.find((e) => e.listener === 'laptop')?.connected;
+      await until('the listener gone from both', async () => (await laptopConnected(a)) === false && (await laptopConnected(b)) === false);
+      const started = performance.now();
+      for (let i = 0; i < 10; i++) expect(await laptopConnected(b)).toBe(false);
+      expect(performance.now() - started).toBeLessThan(2_000);
     } finally {
       await session?.close();
       await proxy.close();

@@ -41,7 +41,7 @@ export function webhooksModule(services: Pick<Services, 'admit' | 'storage' | 's
   const listeners = new Listeners({ storage, settings, endpoints, registry, clock, dispatcher, relay, expiryMs: options.listenerExpiry, logger });
   listeners.attach(scheduler);
   relay.bind(listeners);
-  const connected = (clientId: string, name: string) => relay.connected(clientId, name);
+  const connected = askedAtMostOncePer(CONNECTED_SEEN_MS, (clientId: string, name: string) => (relay.connectedHere(clientId, name) ? Promise.resolve(true) : undefined), (clientId, name) => relay.connected(clientId, name));
   // The outbox lists the client's endpoints for each event: a producer may ask for them beside its own reads.
   events.subscribe((event, tx) => dispatcher.enqueue(event, tx), (clientId, tx) => endpoints.prefetch(clientId, tx));
   return {
@@ -73,5 +73,30 @@ export function webhooksModule(services: Pick<Services, 'admit' | 'storage' | 's
       relay.close();
       await webhookTargets.close();
     },
+  };
+}
+
+/**
+ * How long the endpoint listing may show another replica's answer to "is this listener
+ * connected?" (ms): each question costs every replica a NOTIFY and the asker up to
+ * WHO_MS, so however often a partner lists its endpoints, a replica asks about one
+ * listener at most once in this time (concurrent listings share the question).
+ */
+const CONNECTED_SEEN_MS = 1_000;
+
+/** `ask`, its answer shared by the callers of the same question within `ms`; `here` answers at once when it can. */
+function askedAtMostOncePer(ms: number, here: (clientId: string, name: string) => Promise<boolean> | undefined, ask: (clientId: string, name: string) => Promise<boolean>): (clientId: string, name: string) => Promise<boolean> {
+  const asked = new Map<string, { answer: Promise<boolean>; at: number }>();
+  return (clientId, name) => {
+    const now = here(clientId, name);
+    if (now) return now;
+    const key = `${clientId}\n${name}`;
+    const at = performance.now();
+    const kept = asked.get(key);
+    if (kept && at - kept.at < ms) return kept.answer;
+    if (asked.size >= 1_000) for (const [k, v] of asked) if (at - v.at >= ms) asked.delete(k);
+    const answer = ask(clientId, name);
+    asked.set(key, { answer, at });
+    return answer;
   };
 }
