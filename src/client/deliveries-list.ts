@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { SANDBOX_EVENT_TYPES } from '../records/index.js';
 import { nonEmpty, timeoutOption } from './flags.js';
-import { failure, withDeadline } from './exchange.js';
+import { failure, isRecord, notASandbox, NotASandbox, withDeadline } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl } from './url.js';
 import { refusal } from './refusal.js';
@@ -124,7 +124,8 @@ async function gather(options: ListCommand, headers: Record<string, string>): Pr
     if (cursor !== null) url.searchParams.set('cursor', cursor);
     const res = await send(url, { headers });
     if (!res.ok) return { status: res.status, text: res.text };
-    const page = JSON.parse(res.text) as DeliveryPage;
+    const page = deliveryPage(res.text);
+    if (page === undefined) throw new NotASandbox(notASandbox(options.url, res.status, 'no page of deliveries'));
     total ??= page.total;
     deliveries.push(...page.deliveries.slice(0, options.limit - deliveries.length));
     cursor = page.deliveries.length > 0 ? page.next_cursor : null;
@@ -164,3 +165,19 @@ export async function executeList(options: ListCommand, out: (text: string) => v
   }
   return 0;
 }
+
+/** A 200's page of deliveries, or undefined when the body is not one. */
+function deliveryPage(text: string): DeliveryPage | undefined {
+  let page: unknown;
+  try {
+    page = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(page) || !Array.isArray(page.deliveries) || !page.deliveries.every(isListedDelivery)) return undefined;
+  return page as unknown as DeliveryPage;
+}
+
+/** Whether a listed delivery has what its row prints. */
+const isListedDelivery = (d: unknown): boolean =>
+  isRecord(d) && ['id', 'created_at', 'event', 'endpoint_id', 'status'].every((field) => typeof d[field] === 'string') && Array.isArray(d.attempts) && d.attempts.every(isRecord);

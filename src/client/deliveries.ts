@@ -1,7 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option, type OptionValues } from 'commander';
 import { isCalendarDay } from '../shared/index.js';
 import { nonEmpty, timeoutOption } from './flags.js';
-import { failure, withDeadline, type Answer } from './exchange.js';
+import { failure, isRecord, notASandbox, withDeadline, type Answer } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl } from './url.js';
 import { refusal } from './refusal.js';
@@ -109,8 +109,8 @@ export async function executeRecover(options: RecoverCommand, out: (text: string
   } catch {
     answer = {};
   }
-  if (typeof answer.queued !== 'number') {
-    err(`shipping-sandbox deliveries recover: ${options.url} answered ${res.status} with no recovery: is it a shipping sandbox?\n`);
+  if (!isRecord(answer) || typeof answer.queued !== 'number') {
+    err(`shipping-sandbox deliveries recover: ${notASandbox(options.url, res.status, 'no recovery')}\n`);
     return 2;
   }
   out(`queued ${answer.queued} failed deliveries created from ${answer.since} to ${answer.until ?? 'now'} for another attempt; follow them with GET /__sandbox/webhooks/deliveries\n`);

@@ -42,3 +42,12 @@ export function failure(error: unknown): string {
   if (error instanceof NoAnswer || typeof cause?.message !== 'string') return String(message ?? error);
   return `${String(message)} (${cause.message})`;
 }
+
+/** A JSON object (not null, not an array): what every answer of the sandbox's control API is. */
+export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** What a client command says when whatever answers at --url gave a body that no sandbox gives (a proxy's page, another service): exit 2. */
+export const notASandbox = (url: string, status: number, what: string): string => `${url} answered ${status} with ${what}: is it a shipping sandbox?`;
+
+/** Thrown where a command's answer is no sandbox's (see notASandbox): printed as its message, exit 2. */
+export class NotASandbox extends Error {}

@@ -1,7 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { PACT_RUN } from '../records/index.js';
 import { nonEmpty, timeoutOption } from './flags.js';
-import { failure, withDeadline } from './exchange.js';
+import { failure, isRecord, notASandbox, withDeadline } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl } from './url.js';
 import { refusal } from './refusal.js';
@@ -78,7 +78,7 @@ export async function executeReport(options: ReportCommand, out: (text: string) 
     return 2;
   }
   if (report === undefined) {
-    err(`shipping-sandbox report: ${options.url} answered 200 with no readiness report: is it a shipping sandbox?\n`);
+    err(`shipping-sandbox report: ${notASandbox(options.url, 200, 'no readiness report')}\n`);
     return 2;
   }
   const { summary, coverage, run, items } = report;
@@ -131,6 +131,10 @@ function readReport(text: string): ReadinessReport | undefined {
     return undefined;
   }
   const report = parsed as Partial<ReadinessReport> | null;
-  const shaped = typeof report?.summary?.handled_percent === 'number' && Array.isArray(report.items) && typeof report.coverage?.summary?.percent === 'number';
+  const shaped =
+    typeof report?.summary?.handled_percent === 'number' &&
+    Array.isArray(report.items) &&
+    report.items.every((item: unknown) => isRecord(item) && typeof item.id === 'string' && typeof item.status === 'string' && typeof item.graded === 'boolean') &&
+    typeof report.coverage?.summary?.percent === 'number';
   return shaped ? (report as ReadinessReport) : undefined;
 }

@@ -1,6 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import { nonEmpty, timeoutOption } from './flags.js';
-import { failure, withDeadline, type Answer } from './exchange.js';
+import { failure, isRecord, notASandbox, withDeadline, type Answer } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl } from './url.js';
 import { refusal } from './refusal.js';
@@ -92,13 +92,24 @@ export async function executeTrigger(event: string, options: TriggerCommand, out
     err(`shipping-sandbox trigger: ${refusal(res.status, res.text)}\n`);
     return 1;
   }
-  let answer: TriggerAnswer;
+  let answer: unknown;
   try {
-    answer = JSON.parse(res.text) as TriggerAnswer;
+    answer = JSON.parse(res.text);
   } catch {
-    err(`shipping-sandbox trigger: ${options.url} answered ${res.status} with no JSON: is it a shipping sandbox?\n`);
+    err(`shipping-sandbox trigger: ${notASandbox(options.url, res.status, 'no JSON')}\n`);
+    return 2;
+  }
+  if (!isTriggerAnswer(answer)) {
+    err(`shipping-sandbox trigger: ${notASandbox(options.url, res.status, "JSON that is no trigger's answer")}\n`);
     return 2;
   }
   out(options.json ? `${res.text}\n` : `${triggerLines(answer).join('\n')}\n`);
   return 0;
+}
+
+/** Whether a 200's JSON is the trigger's answer, as far as the lines printed read it. */
+function isTriggerAnswer(value: unknown): value is TriggerAnswer {
+  if (!isRecord(value) || !isRecord(value.order) || !Array.isArray(value.deliveries)) return false;
+  const { order } = value;
+  return typeof order.order_no === 'string' && Array.isArray(order.history) && value.deliveries.every((d) => isRecord(d) && typeof d.id === 'string');
 }
