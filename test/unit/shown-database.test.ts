@@ -13,6 +13,11 @@ describe('shownDatabase: a database URL as the banner and the logs show it', () 
     expect(shown).toContain('sslmode=require');
   });
 
+  it('shows a URL with no host (a Unix socket named by its host parameter) masked, as node-postgres reads it', () => {
+    expect(shownDatabase('postgres://sandbox:s3cret@/sandbox?host=%2Fvar%2Frun%2Fpostgresql')).toBe('postgres://sandbox:****@/sandbox?host=%2Fvar%2Frun%2Fpostgresql');
+    expect(shownDatabase('postgresql://sandbox@/sandbox?host=/var/run/postgresql&password=s3cret')).not.toContain('s3cret');
+  });
+
   it('says so, rather than echoing it, for a URL it cannot parse', () => {
     expect(shownDatabase('not a url with s3cret')).toBe('postgres://(unparsable URL)');
   });
