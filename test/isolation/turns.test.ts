@@ -86,9 +86,11 @@ describe('requests served in turns between clients', () => {
     const socket = connect(port, '127.0.0.1');
     await new Promise<void>((resolve) => socket.once('connect', resolve));
     // The client's own 30 creates of 100 items come first; its 31st waits behind them, and it hangs up (a reset) meanwhile.
+    let arrived = 0;
+    const allIn = new Promise<void>((resolve) => server!.on('request', () => ++arrived === 30 && resolve()));
     const first = Array.from({ length: 30 }, () => create(port, agent, TOKEN_B, 100));
-    // Sent once those are in (on a socket opened before them, it could otherwise arrive first and be served at once).
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Sent once the sandbox has read all of those (a fixed wait let it arrive among them, and be served within the 20 ms below).
+    await allIn;
     // Hung up once the sandbox has read it (a fixed wait let a busy loop not read it before the reset: nothing to journal).
     const read = new Promise<void>((resolve) => server!.on('request', (req) => req.headers['x-hangs-up'] && resolve()));
     socket.write(`POST /v1/order HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN_B}\r\nX-Hangs-Up: 1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
