@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { SANDBOX_EVENT_TYPES } from '../records/index.js';
 import { nonEmpty, timeoutOption } from './flags.js';
-import { failure, isRecord, notASandbox, NotASandbox, withDeadline } from './exchange.js';
+import { failure, isRecord, jsonOf, notASandbox, NotASandbox, withDeadline } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl } from './url.js';
 import { refusal } from './refusal.js';
@@ -168,12 +168,7 @@ export async function executeList(options: ListCommand, out: (text: string) => v
 
 /** A 200's page of deliveries, or undefined when the body is not one. */
 function deliveryPage(text: string): DeliveryPage | undefined {
-  let page: unknown;
-  try {
-    page = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+  const page = jsonOf(text);
   if (!isRecord(page) || !Array.isArray(page.deliveries) || !page.deliveries.every(isListedDelivery)) return undefined;
   return page as unknown as DeliveryPage;
 }

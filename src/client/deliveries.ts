@@ -1,7 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option, type OptionValues } from 'commander';
 import { isCalendarDay } from '../shared/index.js';
 import { nonEmpty, timeoutOption } from './flags.js';
-import { failure, isRecord, notASandbox, withDeadline, type Answer } from './exchange.js';
+import { failure, isRecord, jsonOf, notASandbox, withDeadline, type Answer } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl } from './url.js';
 import { refusal } from './refusal.js';
@@ -93,7 +93,6 @@ export async function executeRecover(options: RecoverCommand, out: (text: string
   const headers: Record<string, string> = { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(options.client ? { 'x-sandbox-client': options.client } : {}) };
   const body = JSON.stringify({ since: options.since, ...(options.until === undefined ? {} : { until: options.until }) });
   let res: Answer;
-  let answer: { queued?: number; since?: string; until?: string | null };
   try {
     res = await withDeadline(options.timeout)(new URL('/__sandbox/webhooks/recover', options.url), { method: 'POST', headers, body });
   } catch (error) {
@@ -104,11 +103,7 @@ export async function executeRecover(options: RecoverCommand, out: (text: string
     err(`shipping-sandbox deliveries recover: ${refusal(res.status, res.text)}\n`);
     return 1;
   }
-  try {
-    answer = JSON.parse(res.text) as typeof answer;
-  } catch {
-    answer = {};
-  }
+  const answer = jsonOf(res.text);
   if (!isRecord(answer) || typeof answer.queued !== 'number') {
     err(`shipping-sandbox deliveries recover: ${notASandbox(options.url, res.status, 'no recovery')}\n`);
     return 2;

@@ -43,6 +43,15 @@ export function failure(error: unknown): string {
   return `${String(message)} (${cause.message})`;
 }
 
+/** A body's JSON, or undefined when it is none (a proxy's page): each command then checks the shape it reads. */
+export function jsonOf(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A JSON object (not null, not an array): what every answer of the sandbox's control API is. */
 export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 

@@ -1,7 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { PACT_RUN } from '../records/index.js';
 import { nonEmpty, timeoutOption } from './flags.js';
-import { failure, isRecord, notASandbox, withDeadline } from './exchange.js';
+import { failure, isRecord, jsonOf, notASandbox, withDeadline } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl } from './url.js';
 import { refusal } from './refusal.js';
@@ -124,13 +124,7 @@ interface ReadinessReport {
 
 /** The report in a 200's body, or undefined when the body is not one (whatever answers at --url is not a sandbox: a proxy's page, another service). */
 function readReport(text: string): ReadinessReport | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const report = parsed as Partial<ReadinessReport> | null;
+  const report = jsonOf(text) as Partial<ReadinessReport> | null | undefined;
   const shaped =
     typeof report?.summary?.handled_percent === 'number' &&
     Array.isArray(report.items) &&

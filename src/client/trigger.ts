@@ -1,6 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import { nonEmpty, timeoutOption } from './flags.js';
-import { failure, isRecord, notASandbox, withDeadline, type Answer } from './exchange.js';
+import { failure, isRecord, jsonOf, notASandbox, withDeadline, type Answer } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl } from './url.js';
 import { refusal } from './refusal.js';
@@ -92,10 +92,8 @@ export async function executeTrigger(event: string, options: TriggerCommand, out
     err(`shipping-sandbox trigger: ${refusal(res.status, res.text)}\n`);
     return 1;
   }
-  let answer: unknown;
-  try {
-    answer = JSON.parse(res.text);
-  } catch {
+  const answer = jsonOf(res.text);
+  if (answer === undefined) {
     err(`shipping-sandbox trigger: ${notASandbox(options.url, res.status, 'no JSON')}\n`);
     return 2;
   }
