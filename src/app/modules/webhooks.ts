@@ -41,7 +41,8 @@ export function webhooksModule(services: Pick<Services, 'admit' | 'storage' | 's
   const listeners = new Listeners({ storage, settings, endpoints, registry, clock, dispatcher, relay, expiryMs: options.listenerExpiry, logger });
   listeners.attach(scheduler);
   relay.bind(listeners);
-  const connected = askedAtMostOncePer(CONNECTED_SEEN_MS, (clientId: string, name: string) => (relay.connectedHere(clientId, name) ? Promise.resolve(true) : undefined), (clientId, name) => relay.connected(clientId, name));
+  const askOthers = askedAtMostOncePer(CONNECTED_SEEN_MS, (clientId, name) => relay.connected(clientId, name));
+  const connected = (clientId: string, name: string) => (relay.connectedHere(clientId, name) ? Promise.resolve(true) : askOthers(clientId, name));
   // The outbox lists the client's endpoints for each event: a producer may ask for them beside its own reads.
   events.subscribe((event, tx) => dispatcher.enqueue(event, tx), (clientId, tx) => endpoints.prefetch(clientId, tx));
   return {
@@ -84,12 +85,10 @@ export function webhooksModule(services: Pick<Services, 'admit' | 'storage' | 's
  */
 const CONNECTED_SEEN_MS = 1_000;
 
-/** `ask`, its answer shared by the callers of the same question within `ms`; `here` answers at once when it can. */
-function askedAtMostOncePer(ms: number, here: (clientId: string, name: string) => Promise<boolean> | undefined, ask: (clientId: string, name: string) => Promise<boolean>): (clientId: string, name: string) => Promise<boolean> {
+/** `ask`, its answer shared by the callers of the same question within `ms`. */
+function askedAtMostOncePer(ms: number, ask: (clientId: string, name: string) => Promise<boolean>): (clientId: string, name: string) => Promise<boolean> {
   const asked = new Map<string, { answer: Promise<boolean>; at: number }>();
   return (clientId, name) => {
-    const now = here(clientId, name);
-    if (now) return now;
     const key = `${clientId}\n${name}`;
     const at = performance.now();
     const kept = asked.get(key);

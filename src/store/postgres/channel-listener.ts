@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { CLOCKS_CHANNEL, type PgClocks } from './clocks.js';
 import { JOBS_CHANNEL, type JobNotices } from './job-notices.js';
-import { connectionTimeoutOf, RELISTEN_MAX_MS, type PostgresOptions } from './options.js';
+import { RELISTEN_MAX_MS, type PostgresOptions } from './options.js';
+import { listeningClient } from './pools.js';
 
 /**
  * The replica's LISTEN connection: other replicas' news of scheduled jobs (to JobNotices)
@@ -32,8 +33,7 @@ export class ChannelListener {
   }
 
   private async connect(): Promise<void> {
-    // As PgSignals' listening connection: kept alive at the TCP level (it only reads, and a database gone without a word would otherwise never show) and bounded in its connect.
-    const client = new pg.Client({ connectionString: this.options.url, keepAlive: true, connectionTimeoutMillis: connectionTimeoutOf(this.options), query_timeout: 15_000 });
+    const client = listeningClient(this.options);
     let dropped = false;
     client.on('error', (error) => {
       if (dropped) return;

@@ -70,3 +70,11 @@ export const probePool = (options: PostgresOptions): pg.Pool =>
 
 /** The replicas' signals' pool (see PgSignals): two connections, each a pg_notify at a time. */
 export const signalPool = (options: PostgresOptions): pg.Pool => poolOf(options, { max: 2 });
+
+/**
+ * A connection of its own that LISTENs (PgSignals, ChannelListener): kept alive at the TCP
+ * level (it only reads, and a database gone without a word would otherwise never show),
+ * its connect and its statements bounded.
+ */
+export const listeningClient = (options: PostgresOptions): pg.Client =>
+  new pg.Client({ connectionString: options.url, keepAlive: true, connectionTimeoutMillis: connectionTimeoutOf(options), statement_timeout: 10_000, query_timeout: 15_000 });

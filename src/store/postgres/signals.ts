@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { Signals } from '../port.js';
-import { connectionTimeoutOf, RELISTEN_MAX_MS, type PostgresOptions } from './options.js';
-import { signalPool } from './pools.js';
+import { RELISTEN_MAX_MS, type PostgresOptions } from './options.js';
+import { listeningClient, signalPool } from './pools.js';
 
 /** Channels replicas signal each other on; a channel is a PostgreSQL identifier, so only these names. */
 const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -43,8 +43,7 @@ export class PgSignals implements Signals {
   private listen(): Promise<void> {
     if (this.listener || this.closed) return Promise.resolve();
     return (this.connecting ??= (async () => {
-      // Kept alive at the TCP level: a LISTEN connection only reads, and a peer gone without a word would otherwise never show.
-      const client = new pg.Client({ connectionString: this.options.url, keepAlive: true, connectionTimeoutMillis: connectionTimeoutOf(this.options), statement_timeout: 10_000, query_timeout: 15_000 });
+      const client = listeningClient(this.options);
       // As ChannelListener's: only the connection listening now listens again, once, and one that drops is ended.
       let dropped = false;
       client.on('error', (error) => {
