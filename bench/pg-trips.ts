@@ -14,6 +14,11 @@
  * executor time per request is shown beside it: the database's CPU time less what the
  * executor spends is the protocol, the parsing of parameters, commits and the server's
  * background work.
+ *
+ * To see what a change of the database or the transport would give (docs/reference/performance.md):
+ * BENCH_PG_SETTINGS sets server settings, e.g. `synchronous_commit=off` (comma-separated
+ * name=value), and BENCH_TRIPS_SOCKET=1 has the replica reach the server through its
+ * Unix socket instead of TCP (its socket writes and reads are then not counted: 0).
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -84,7 +89,8 @@ function executorColumn(executed: Map<string, number>, shown: string): string {
 async function main(): Promise<void> {
   rmSync(TMP, { recursive: true, force: true });
   mkdirSync(TMP, { recursive: true });
-  const server = await startPostgres({ shared_preload_libraries: 'pg_stat_statements' });
+  const settings = Object.fromEntries((process.env.BENCH_PG_SETTINGS ?? '').split(',').filter((pair) => pair.includes('=')).map((pair) => pair.split('=', 2) as [string, string]));
+  const server = await startPostgres({ shared_preload_libraries: 'pg_stat_statements', ...settings });
   try {
     const url = await server.freshDatabase();
     const stats = new pg.Client({ connectionString: url });
@@ -92,7 +98,7 @@ async function main(): Promise<void> {
     await stats.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
     const seeded = await seedOrders({ url, template: await deliveredOrder(BENCH_TOKEN), count: 1_000 });
     const file = join(TMP, 'trips.json');
-    const replica = await spawnServer('pg-trips', process.execPath, ['--require', './bench/pg-trips.cjs', 'dist/cli.js', '--port', '0', '--database-url', url, '--token', BENCH_TOKEN, '--awb-delay', '1s'], {
+    const replica = await spawnServer('pg-trips', process.execPath, ['--require', './bench/pg-trips.cjs', 'dist/cli.js', '--port', '0', '--database-url', process.env.BENCH_TRIPS_SOCKET === '1' ? `${url}?host=${encodeURIComponent(server.dataDir)}` : url, '--token', BENCH_TOKEN, '--awb-delay', '1s'], {
       env: { NODE_ENV: 'production', BENCH_PG_PORT: new URL(server.serverUrl).port, BENCH_TRIPS_FILE: file },
       log: join(TMP, 'pg-trips.log'),
     });
@@ -133,7 +139,7 @@ async function main(): Promise<void> {
       const per = (n: number) => (n / REQUESTS).toFixed(2);
       const cpu = ((cpuMs(replica.child.pid!) - before.replica) / REQUESTS).toFixed(3);
       const db = ((databaseCpuMs(server) - before.database) / REQUESTS).toFixed(3);
-      rows.push(`| ${name} | ${per(c.statements)} | ${per(c.writes)} | ${per(c.reads)} | ${cpu} | ${db} |`);
+      rows.push(`| ${name} | ${per(c.statements)} | ${per(c.writes)} | ${per(c.reads)} | ${cpu} | ${db} | ${Math.round(result.requests.average).toLocaleString('en')} |`);
       texts.push(
         `\n${name}, statements per request (with the database's executor time per request, µs; - where pg_stat_statements, which writes constants as parameters, keeps another text):\n`,
         ...c.texts.filter(([, n]) => n / REQUESTS >= 0.01).map(([text, n]) => `  ${(n / REQUESTS).toFixed(2)}  ${executorColumn(executed, text)}  ${text}`),
@@ -143,8 +149,8 @@ async function main(): Promise<void> {
     await stop(replica.child);
     await stats.end();
     console.log(`${REQUESTS.toLocaleString('en')} requests per case, 10 connections, one replica, 1,000 orders.\n`);
-    console.log('| case | statements / request | socket writes / request | socket reads / request | replica CPU ms / request | database CPU ms / request |');
-    console.log('|---|---|---|---|---|---|');
+    console.log('| case | statements / request | socket writes / request | socket reads / request | replica CPU ms / request | database CPU ms / request | requests/s (a busy machine moves it) |');
+    console.log('|---|---|---|---|---|---|---|');
     for (const row of rows) console.log(row);
     console.log(texts.join('\n'));
   } finally {
