@@ -109,5 +109,21 @@ export async function executeRecover(options: RecoverCommand, out: (text: string
     return 2;
   }
   out(`queued ${answer.queued} failed deliveries created from ${answer.since} to ${answer.until ?? 'now'} for another attempt; follow them with GET /__sandbox/webhooks/deliveries\n`);
+  const left = leftOut(answer.skipped);
+  if (left) out(`left out ${left}\n`);
   return 0;
+}
+
+/** The answer's `skipped` counts as a line's words, or '' when none was left out (or the sandbox is older than them). */
+function leftOut(skipped: unknown): string {
+  if (!isRecord(skipped)) return '';
+  const count = (key: string) => (typeof skipped[key] === 'number' ? skipped[key] : 0);
+  const why = [
+    [count('endpoint_unavailable'), 'whose endpoint is deleted, disabled or has no URL now'],
+    [count('attempt_limit'), 'that already have 50 attempts'],
+  ] as const;
+  return why
+    .filter(([n]) => n > 0)
+    .map(([n, reason]) => `${n} ${reason}`)
+    .join(' and ');
 }

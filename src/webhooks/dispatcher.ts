@@ -12,7 +12,7 @@ import { ManualAttempts } from './manual.js';
 import { ListenerNotConnected, unknownClient, webhookMessages } from './messages.js';
 import { payloadOf } from './payload.js';
 import { pruneSettled, removeDeliveries } from './prune.js';
-import { Recovery, type RecoverWindow } from './recover.js';
+import { Recovery, type Recovered, type RecoverWindow } from './recover.js';
 import { nextAttemptAt, retryAfterMs } from './retry.js';
 import { whyUnsendable } from './live.js';
 import { inSlices, RESUME_SLICE } from './slices.js';
@@ -180,8 +180,8 @@ export class WebhookDispatcher {
     return this.manual.redeliver(delivery, endpoint);
   }
 
-  /** Queues one more attempt of every failed delivery of the client created in the window (see Recovery); returns how many. */
-  recover(clientId: string, window: RecoverWindow): Promise<number> {
+  /** Queues one more attempt of every failed delivery of the client created in the window (see Recovery); says how many, and what it left out. */
+  recover(clientId: string, window: RecoverWindow): Promise<Recovered> {
     return this.recovery.queue(clientId, window);
   }
 

@@ -9,7 +9,7 @@ export type { EndpointInput, EndpointPatch } from './endpoint-change.js';
 export { WebhookEndpoints, admits, endpointOf } from './endpoints.js';
 export type { Endpoint } from './endpoints.js';
 export { MAX_REDELIVERED_ATTEMPTS } from './manual.js';
-export type { RecoverWindow } from './recover.js';
+export type { Recovered, RecoverWindow } from './recover.js';
 export { webhookMessages } from './messages.js';
 export { scheduleStoredAttempts } from './migrate.js';
 export { removeOrderDeliveries } from './prune.js';

@@ -23,6 +23,17 @@ export interface RecoverWindow {
 
 const inWindow = (d: Delivery, { since, until }: RecoverWindow): boolean => d.created_at >= since && (until === undefined || d.created_at <= until);
 
+/** What a recover did with the failed deliveries in its window: queued, or left out and why. */
+export interface Recovered {
+  queued: number;
+  skipped: {
+    /** Their endpoint is deleted, disabled or has no URL now. */
+    endpoint_unavailable: number;
+    /** They already have MAX_REDELIVERED_ATTEMPTS attempts (a redelivery of them is refused too). */
+    attempt_limit: number;
+  };
+}
+
 /**
  * Recovery after an outage of a client's receiver, as Svix's "recover" does: every
  * failed delivery of the client created in a window gets one more attempt (trigger
@@ -46,31 +57,38 @@ export class Recovery {
   /**
    * Queues an attempt now for each failed delivery of the client in the window whose
    * endpoint takes deliveries now (it exists, has a URL and is enabled), a slice per unit
-   * of work; returns how many. A delivery at MAX_REDELIVERED_ATTEMPTS is left out (as a
-   * redelivery of it is refused). Queued again, a delivery's job is moved, not doubled.
+   * of work; says how many, and how many it left out and why. A delivery at
+   * MAX_REDELIVERED_ATTEMPTS is left out (as a redelivery of it is refused). Queued again,
+   * a delivery's job is moved, not doubled.
    */
-  async queue(clientId: string, window: RecoverWindow): Promise<number> {
+  async queue(clientId: string, window: RecoverWindow): Promise<Recovered> {
     const { storage, clock, registry, endpoints } = this.deps;
+    const recovered: Recovered = { queued: 0, skipped: { endpoint_unavailable: 0, attempt_limit: 0 } };
     const client = registry.byId(clientId);
-    if (!client) return 0;
+    if (!client) return recovered;
     const live = new Set((await endpoints.list(client)).filter(takesAttempts).map((e) => e.id));
     const now = clock.of(clientId);
-    let queued = 0;
     let cursor: string | undefined;
     for (;;) {
       // Newest first, no total counted: a page costs its own scan, and the walk stops at the window's start.
       const page = await storage.deliveries.list(clientId, { status: 'failed', limit: RECOVER_SLICE, cursor, total: false });
-      const chosen = page.items.filter((d) => inWindow(d, window) && live.has(endpointOf(d)) && d.attempts.length < MAX_REDELIVERED_ATTEMPTS);
+      const chosen: Delivery[] = [];
+      for (const d of page.items) {
+        if (!inWindow(d, window)) continue;
+        if (!live.has(endpointOf(d))) recovered.skipped.endpoint_unavailable++;
+        else if (d.attempts.length >= MAX_REDELIVERED_ATTEMPTS) recovered.skipped.attempt_limit++;
+        else chosen.push(d);
+      }
       if (chosen.length > 0) {
         await storage.transaction(async (tx) => {
           for (const d of chosen) await tx.jobs.schedule({ kind: RECOVER_JOB, key: d.id, client_id: clientId, due_at: now });
         });
       }
-      queued += chosen.length;
+      recovered.queued += chosen.length;
       const oldest = page.items[page.items.length - 1];
       // A client's deliveries are listed newest first and its clock never goes back: past the window's start, none is in it
       // (but those of an order set up at a step, dated back with it: a provider state or a trigger, not what recover is for).
-      if (page.next_cursor === null || (oldest !== undefined && oldest.created_at < window.since)) return queued;
+      if (page.next_cursor === null || (oldest !== undefined && oldest.created_at < window.since)) return recovered;
       cursor = page.next_cursor;
       await letRequestsIn();
     }

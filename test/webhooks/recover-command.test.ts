@@ -101,7 +101,21 @@ describe('shipping-sandbox deliveries recover', () => {
     const { code, stdout, stderr } = await run('recover', '--url', sandbox.url, '--token', TOKEN, '--since', '2000-01-01T00:00:00Z');
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
     expect(stdout).toMatch(/^queued 2 failed deliveries created from 2000-01-01T00:00:00.000Z to now for another attempt/);
+    expect(stdout).not.toMatch(/left out/);
     await sandbox.clock.advance(0);
     expect(await statuses()).toEqual(['delivered', 'delivered']);
+  });
+
+  it('says how many failed deliveries it left out and why', async () => {
+    const skipping = await heldServer((_req, res) =>
+      res.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify({ queued: 1, skipped: { endpoint_unavailable: 3, attempt_limit: 2 }, since: '2000-01-01T00:00:00.000Z', until: null, now: '2026-01-01T00:00:00.000Z' })),
+    );
+    try {
+      const { code, stdout } = await run('recover', '--url', skipping.url, '--token', TOKEN, '--since', '2000-01-01T00:00:00Z');
+      expect(code).toBe(0);
+      expect(stdout.split('\n')[1]).toBe('left out 3 whose endpoint is deleted, disabled or has no URL now and 2 that already have 50 attempts');
+    } finally {
+      await skipping.close();
+    }
   });
 });

@@ -54,7 +54,7 @@ describe('POST /__sandbox/webhooks/recover', () => {
     const sentBefore = receiver.received.length;
     const res = await recover({ since, until });
     expect(res.status).toBe(202);
-    expect(res.body).toMatchObject({ queued: 2, since, until });
+    expect(res.body).toMatchObject({ queued: 2, skipped: { endpoint_unavailable: 0, attempt_limit: 0 }, since, until });
     // Queued, not made in the request: on a manual clock nothing runs until the clock is advanced.
     expect(receiver.received).toHaveLength(sentBefore);
     await sandbox.advance(0);
@@ -96,7 +96,8 @@ describe('POST /__sandbox/webhooks/recover', () => {
     down = false;
     expect((await deliveries(sandbox)).map((d) => d.status)).toEqual(['failed', 'failed', 'failed']);
     expect((await sandbox.call('PATCH', `/__sandbox/webhooks/endpoints/${third.body.id}`, { body: { enabled: false } })).status).toBe(200);
-    expect((await recover({ since })).body.queued).toBe(2);
+    // The disabled endpoint's delivery is left out, and the answer says so.
+    expect((await recover({ since })).body).toMatchObject({ queued: 2, skipped: { endpoint_unavailable: 1, attempt_limit: 0 } });
     await sandbox.advance(0);
     const log = await deliveries(sandbox);
     const of = (endpoint: string) => log.find((d) => d.endpoint_id === endpoint)!;
@@ -107,6 +108,21 @@ describe('POST /__sandbox/webhooks/recover', () => {
       ['redeliver', `${receiver.url}/other`],
     ]);
     expect(of(third.body.id)).toMatchObject({ status: 'failed', attempts: [expect.objectContaining({ trigger: 'schedule' })] });
+  });
+
+  it('leaves out a failed delivery that already has 50 attempts, and counts it as skipped', async () => {
+    down = true;
+    const since = await now();
+    await createOrders(sandbox, 2);
+    await sandbox.advance(AWB_DELAY);
+    const [spent, other] = await deliveries(sandbox);
+    for (let i = 1; i < 50; i += 1) expect((await sandbox.call('POST', `/__sandbox/webhooks/deliveries/${spent!.id}/redeliver`)).status).toBe(200);
+    down = false;
+    expect((await recover({ since })).body).toMatchObject({ queued: 1, skipped: { endpoint_unavailable: 0, attempt_limit: 1 } });
+    await sandbox.advance(0);
+    expect((await sandbox.call('GET', `/__sandbox/webhooks/deliveries/${spent!.id}`)).body).toMatchObject({ status: 'failed', attempts: expect.any(Array) });
+    expect((await sandbox.call('GET', `/__sandbox/webhooks/deliveries/${spent!.id}`)).body.attempts).toHaveLength(50);
+    expect((await sandbox.call('GET', `/__sandbox/webhooks/deliveries/${other!.id}`)).body).toMatchObject({ status: 'delivered' });
   });
 
   it.each([

@@ -26,9 +26,9 @@ export function recoverHandlers({ clock, endpoints, dispatcher }: RecoverHandler
         const endpoint = await endpoints.of(client);
         throw new Conflict(endpoint.url ? webhookMessages.disabled(endpoint.disabled_reason) : webhookMessages.noUrl);
       }
-      const queued = await dispatcher.recover(client.id, window);
+      const { queued, skipped } = await dispatcher.recover(client.id, window);
       const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
-      return json(202, { queued, since: iso(window.since), until: iso(window.until), now: iso(clock.of(client.id)) });
+      return json(202, { queued, skipped, since: iso(window.since), until: iso(window.until), now: iso(clock.of(client.id)) });
     },
   };
 }
