@@ -39,11 +39,11 @@ describe('PostgreSQL signals (the listen hand-off between replicas)', () => {
       expect(pool.options.statement_timeout).toBeGreaterThan(0);
       expect(pool.listenerCount('connect')).toBeGreaterThan(0);
       await a.signals.subscribe('sandbox_listen', () => undefined);
-      expect((a.signals as any).listener.connection._keepAlive).toBe(true);
+      expect((a.signals as any).kept.client.connection._keepAlive).toBe(true);
       // The connection that hears other replicas' jobs and clock changes too.
       await (a as any).listener.listen();
-      expect((a as any).listener.listener.connection._keepAlive).toBe(true);
-      expect((a as any).listener.listener._connectionTimeoutMillis).toBeGreaterThan(0);
+      expect((a as any).listener.client.connection._keepAlive).toBe(true);
+      expect((a as any).listener.client._connectionTimeoutMillis).toBeGreaterThan(0);
       await a.signals.publish('sandbox_listen', 'one');
       const admin = new pg.Client({ connectionString: url });
       await admin.connect();

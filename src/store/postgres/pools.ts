@@ -72,7 +72,7 @@ export const probePool = (options: PostgresOptions): pg.Pool =>
 export const signalPool = (options: PostgresOptions): pg.Pool => poolOf(options, { max: 2 });
 
 /**
- * A connection of its own that LISTENs (PgSignals, ChannelListener): kept alive at the TCP
+ * A connection of its own that LISTENs (KeptListen): kept alive at the TCP
  * level (it only reads, and a database gone without a word would otherwise never show),
  * its connect and its statements bounded.
  */

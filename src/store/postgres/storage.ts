@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import type { ClientSettingsRepository, DeliveryRepository, JobRepository, MetaRepository, OrderRepository, Repositories, RequestScope, Storage, StorageHealth } from '../port.js';
-import { ChannelListener } from './channel-listener.js';
+import { channelListener } from './channel-listener.js';
+import type { KeptListen } from './kept-listen.js';
 import { PgSignals } from './signals.js';
 import { PgClocks } from './clocks.js';
 import { Connections } from './connections.js';
@@ -57,7 +58,7 @@ export class PostgresStorage implements Storage {
   private readonly reach: Reachability;
   private readonly connections: Connections;
   private readonly notices: JobNotices;
-  private readonly listener: ChannelListener;
+  private readonly listener: KeptListen;
   readonly signals: PgSignals;
   private closed = false;
 
@@ -80,7 +81,7 @@ export class PostgresStorage implements Storage {
     this.jobs = new PgJobs(units.db);
     const replica = `replica_${process.pid}_${randomBytes(4).toString('hex')}`;
     this.sharedClocks = new PgClocks(units.outside, options.url, replica, (error) => this.reach.translate(error), scopes.arm, scopes.keepOrder);
-    this.listener = new ChannelListener(options, this.notices, this.sharedClocks);
+    this.listener = channelListener(options, this.notices, this.sharedClocks);
     this.signals = new PgSignals(options);
   }
 
