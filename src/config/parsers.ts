@@ -30,8 +30,21 @@ export const text = (key: keyof SandboxOptions) => (value: string | undefined): 
 export const optionalText = (key: keyof SandboxOptions) => (value: string | undefined): string | undefined =>
   value === undefined ? undefined : text(key)(value);
 
+/**
+ * Refuses a duration option written with a bare number other than 0 in it (`--webhook-timeout 10`,
+ * `--awb-delay 5`, a part of `--webhook-retries 0,5,30`): read as milliseconds it would
+ * quietly make every attempt time out or every AWB come at once, which no one writing
+ * it means. `0` needs no unit.
+ */
+export const unitRequired = (key: keyof SandboxOptions, value: unknown, example: string): void => {
+  if (typeof value !== 'string') return;
+  const bare = value.split(/[,-]/).find((part) => /^\s*\d+(\.\d+)?\s*$/.test(part) && Number(part) !== 0);
+  if (bare !== undefined) fail(key, `${key} "${value}" has a number without a unit (${bare.trim()}): write for example ${example} (a bare number would be milliseconds).`);
+};
+
 /** A duration above 0 ('10s', '2m'), in milliseconds; `example` is shown when it is not one. */
 export const duration = (key: keyof SandboxOptions, example: string) => (value: string | undefined): number => {
+  unitRequired(key, value, example);
   const ms = typeof value === 'string' ? parseDuration(value) : undefined;
   return ms !== undefined && ms > 0 ? ms : fail(key, `${key} "${String(value)}" is not a duration above 0: use for example ${example}.`);
 };

@@ -4,7 +4,7 @@ import { parseDelayRange, parseDuration } from '../shared/index.js';
 import { PROVIDER_SPEC } from '../spec/index.js';
 import { DEFAULT_RETRIES, isSecret, parseRetries, parseTargetPolicy } from '../webhooks/index.js';
 import type { Schema } from './option-spec.js';
-import { as, duration, fail, instant, isOn, isOrigin, list, optionalText, text, wholeNumber } from './parsers.js';
+import { as, duration, fail, instant, isOn, isOrigin, list, optionalText, text, unitRequired, wholeNumber } from './parsers.js';
 
 /** The earliest --clock-start (1973-03-03T09:46:40Z, 1e11 ms): below it a number was most likely meant as epoch seconds. */
 const EARLIEST_CLOCK_START_MS = 1e11;
@@ -58,7 +58,7 @@ export const OPTIONS: Schema = {
     env: 'SANDBOX_WEBHOOK_RETRIES',
     help: 'webhook retry schedule, one delay per attempt',
     default: DEFAULT_RETRIES,
-    resolve: (value) => (typeof value === 'string' ? parseRetries(value) : undefined) ?? fail('webhookRetries', `webhookRetries "${String(value)}" is not a retry schedule: use delays such as 0,5s,30s,2m.`),
+    resolve: (value) => (unitRequired('webhookRetries', value, '0,5s,30s,2m'), typeof value === 'string' ? parseRetries(value) : undefined) ?? fail('webhookRetries', `webhookRetries "${String(value)}" is not a retry schedule: use delays such as 0,5s,30s,2m.`),
   },
   webhookTimeout: {
     flag: '--webhook-timeout <duration>',
@@ -88,7 +88,7 @@ export const OPTIONS: Schema = {
     env: 'SANDBOX_AWB_DELAY',
     help: 'delay from create to AWB: 0, 500ms, 3s or a range 2s-10s',
     default: '3s',
-    resolve: (value) => (typeof value === 'string' ? parseDelayRange(value) : undefined) ?? fail('awbDelay', `awbDelay "${String(value)}" is not a delay: use 0, 500ms, 3s or a range such as 2s-10s.`),
+    resolve: (value) => (unitRequired('awbDelay', value, '500ms, 3s or 2s-10s'), typeof value === 'string' ? parseDelayRange(value) : undefined) ?? fail('awbDelay', `awbDelay "${String(value)}" is not a delay: use 0, 500ms, 3s or a range such as 2s-10s.`),
   },
   clock: {
     flag: '--clock <mode>',
@@ -255,6 +255,7 @@ export const OPTIONS: Schema = {
     help: 'PostgreSQL: how long the start waits for an unreachable database, trying again with a growing pause, before it exits 1 (0: no wait)',
     default: '60s',
     resolve: (value) => {
+      unitRequired('databaseWait', value, '60s or 5m');
       const ms = typeof value === 'string' ? parseDuration(value) : undefined;
       return ms !== undefined && ms >= 0 ? ms : fail('databaseWait', `databaseWait "${String(value)}" is not a duration: use for example 60s, 5m or 0.`);
     },

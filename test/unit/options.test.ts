@@ -66,6 +66,11 @@ describe('the options', () => {
     expect(cli('--clock-start', '1767225600000').clockStart).toBe(1_767_225_600_000);
   });
 
+  it('take 0 without a unit in the duration options that allow it, and every duration with one', () => {
+    expect(resolveOptions({ awbDelay: '0', webhookRetries: '0', databaseWait: '0' })).toMatchObject({ awbDelay: { min: 0, max: 0 }, webhookRetries: [0], databaseWait: 0 });
+    expect(resolveOptions({ awbDelay: '2s-10s', webhookRetries: '0,5s,1.5m', webhookTimeout: '500ms', jobLease: '2m' })).toMatchObject({ awbDelay: { min: 2_000, max: 10_000 }, webhookRetries: [0, 5_000, 90_000], webhookTimeout: 500, jobLease: 120_000 });
+  });
+
   it('add up repeated --token flags', () => {
     expect(cli('--token', 't1', '--token', 't2,t3').tokens).toEqual(['t1', 't2', 't3']);
   });
@@ -74,6 +79,14 @@ describe('the options', () => {
     [{ awbDelay: 'soon' }, 'awbDelay', /awbDelay "soon" is not a delay/],
     [{ webhookRetries: '0,later' }, 'webhookRetries', /is not a retry schedule/],
     [{ webhookTimeout: '0' }, 'webhookTimeout', /is not a duration above 0/],
+    // A bare number would be milliseconds: a unit is required, so `--webhook-timeout 10` does not time out every attempt.
+    [{ webhookTimeout: '10' }, 'webhookTimeout', /webhookTimeout "10" has a number without a unit \(10\): write for example 10s or 500ms/],
+    [{ webhookRetries: '0,5,30' }, 'webhookRetries', /webhookRetries "0,5,30" has a number without a unit \(5\)/],
+    [{ awbDelay: '5' }, 'awbDelay', /awbDelay "5" has a number without a unit/],
+    [{ awbDelay: '2s-10' }, 'awbDelay', /awbDelay "2s-10" has a number without a unit \(10\)/],
+    [{ jobLease: '90' }, 'jobLease', /jobLease "90" has a number without a unit/],
+    [{ listenerExpiry: '24' }, 'listenerExpiry', /listenerExpiry "24" has a number without a unit/],
+    [{ databaseWait: '30' }, 'databaseWait', /databaseWait "30" has a number without a unit/],
     [{ clockStart: 'yesterday' }, 'clockStart', /is not a time/],
     [{ clockStart: '-1' }, 'clockStart', /is not a time/],
     [{ clockStart: '2026-02-30T00:00:00Z' }, 'clockStart', /is not a time/],
