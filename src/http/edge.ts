@@ -34,6 +34,9 @@ export function series(...handlers: RequestHandler[]): RequestHandler {
   };
 }
 
+/** The content encodings of request bodies the sandbox decodes, as the 415 for another one says. */
+const BODY_ENCODINGS = new Set(['identity', 'gzip', 'deflate', 'br']);
+
 /**
  * Reads the bytes of JSON bodies of JSON content types; other bodies are left for the 415
  * check. The bytes are parsed later, by `parsedBody`, once the request has its client's
@@ -47,17 +50,26 @@ export function series(...handlers: RequestHandler[]): RequestHandler {
  * quote need not be its own byte, so a deep body could pass the scan.
  */
 export function jsonBody(limit: string, authentic: (req: IncomingMessage) => boolean = () => true): RequestHandler {
-  return express.raw({
+  // A body is read only with a token that authenticates (every operation taking a body
+  // needs one), so that anyone without a token cannot make the process read large bodies.
+  const read = (req: IncomingMessage) => /^application\/([\w.+-]*\+)?json\b/i.test(req.headers['content-type'] ?? '') && authentic(req);
+  const raw = express.raw({
     limit,
-    // A body is read only with a token that authenticates (every operation taking a body
-    // needs one), so that anyone without a token cannot make the process read large bodies.
-    type: (req) => /^application\/([\w.+-]*\+)?json\b/i.test(req.headers['content-type'] ?? '') && authentic(req),
-    verify: (req, _res, raw) => {
+    type: read,
+    verify: (req, _res, bytes) => {
       const charset = charsetOf(req.headers['content-type']);
       if (charset !== 'utf-8') throw new UnsupportedCharset(charset);
-      rawBodies.set(req, raw);
+      rawBodies.set(req, bytes);
     },
   });
+  return (req, res, next) => {
+    // body-parser decodes zstd where Node's zlib has it (Node 24 on): the encodings taken stay the same on every Node.
+    const encoding = req.headers['content-encoding']?.trim().toLowerCase();
+    if (encoding !== undefined && encoding !== '' && !BODY_ENCODINGS.has(encoding) && read(req)) {
+      return next(Object.assign(new Error(`unsupported content encoding "${encoding}"`), { type: 'encoding.unsupported', status: 415 }));
+    }
+    return raw(req, res, next);
+  };
 }
 
 /** The charset a content type names, lower case; UTF-8 when it names none (JSON's own). */
