@@ -1,7 +1,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { FieldError } from '../shared/index.js';
-import { GIVEN_ONCE, IS_REQUIRED, toFieldErrors } from './diagnostics.js';
+import { GIVEN_ONCE, toFieldErrors } from './diagnostics.js';
 import { deref, pointer, type OpenApiDocument } from './load.js';
 import { SANDBOX_ANSWERS } from './sandbox-answers.js';
 
@@ -102,8 +102,8 @@ export function compileSpec(document: OpenApiDocument, id = 'spec', options: { l
         const target = (raw as { $ref?: string }).$ref;
         return { p: deref(document, raw) as ParameterObject, ref: target ? target.slice(1) : ref };
       });
-      // A deepObject parameter is sent bracketed (`?filter[status]=x`) by design: not one to refuse so.
-      const queryNames = new Set(params.filter(({ p }) => p.in === 'query' && p.style !== 'deepObject').map(({ p }) => p.name));
+      // A deepObject parameter is sent bracketed (`?filter[status]=x`), and an array one repeated, by design: not ones to refuse so.
+      const queryNames = new Set(params.filter(({ p }) => p.in === 'query' && p.style !== 'deepObject' && (p as { schema?: { type?: unknown } }).schema?.type !== 'array').map(({ p }) => p.name));
       const requestBody = deref(document, op.requestBody) as { required?: boolean; content?: Record<string, unknown> } | undefined;
       const bodyRef = (op.requestBody as { $ref?: string } | undefined)?.$ref?.slice(1) ?? `${opRef}/requestBody`;
       const compileRequest = () => {
@@ -183,21 +183,21 @@ export function compileSpec(document: OpenApiDocument, id = 'spec', options: { l
 }
 
 /**
- * A known query parameter sent in a bracketed form (`?endpoint_id[]=x`, `?limit[a]=1`):
- * the query parser keeps such a key as it is, so the operation would read the parameter
- * as absent and answer for its default, whereas the client meant a value. Named as a
- * parameter given twice is (GIVEN_ONCE), in place of an "is required" the absence made.
+ * A known query parameter given twice (`?limit=1&limit=2`, a list) or sent in a bracketed
+ * form (`?endpoint_id[]=x`, `?limit[a]=1`: the query parser keeps such a key as it is, so
+ * the operation would read the parameter as absent and answer for its default, whereas
+ * the client meant a value): told it must be given once (GIVEN_ONCE), in place of what
+ * its form made of it (an "is required", or a list that is not a whole number).
  * Unknown keys stay ignored, as the provider ignores them.
  */
 function addBracketed(problems: FieldError[], query: unknown, names: ReadonlySet<string>): void {
   if (typeof query !== 'object' || query === null) return;
-  for (const key of Object.keys(query)) {
+  for (const [key, value] of Object.entries(query)) {
     const open = key.indexOf('[');
-    const name = open > 0 ? key.slice(0, open) : '';
+    const name = open > 0 ? key.slice(0, open) : Array.isArray(value) ? key : '';
     if (!names.has(name)) continue;
-    const required = problems.findIndex((p) => p.field === name && p.message === IS_REQUIRED);
-    if (required >= 0) problems.splice(required, 1);
-    if (!problems.some((p) => p.field === name)) problems.push({ field: name, message: GIVEN_ONCE });
+    for (let i = problems.length - 1; i >= 0; i -= 1) if (problems[i]!.field === name) problems.splice(i, 1);
+    problems.push({ field: name, message: GIVEN_ONCE });
   }
 }
 

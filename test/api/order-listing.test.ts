@@ -23,4 +23,10 @@ describe('GET /__sandbox/orders', () => {
     const second = await sandbox.call('GET', `/__sandbox/orders?limit=1&cursor=${encodeURIComponent(first.body.next_cursor)}`);
     expect(second.body.orders).toEqual([whole.body.orders[1]]);
   });
+
+  it.each(['limit=1&limit=2', 'limit[]=1'])('answers ?%s with 400 saying limit must be given once', async (query) => {
+    const res = await sandbox.call('GET', `/__sandbox/orders?${query}`);
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ field: 'limit', message: 'must be given once, as plain text' }]);
+  });
 });

@@ -134,6 +134,8 @@ describe('GET /v1/rates/shipping-fee', () => {
     [`${ROUTE}&weight[]=1`, 'weight', 'must be given once, as plain text'],
     [`${ROUTE}&weight=1&weight[]=2`, 'weight', 'must be given once, as plain text'],
     [`${ROUTE}&weight=1&cod[x]=5000`, 'cod', 'must be given once, as plain text'],
+    // Given twice, a number parameter is a list: told so, not that it is not a number.
+    [`${ROUTE}&weight=1&weight=2`, 'weight', 'must be given once, as plain text'],
   ])('returns 400 for ?%s naming %s', async (query, field, message) => {
     const res = await fee(query);
     expect(res.status).toBe(400);
