@@ -2,6 +2,7 @@ import { applyReportChange, emptyReport, MARKS_KEPT, type ReportChange, type Rep
 import type { ReportRepository } from '../port.js';
 import type { Db } from './db.js';
 import { BATCH_INTERVAL_MS, IntervalBatches } from './interval-batch.js';
+import { storable, withoutNul } from './rows.js';
 
 /** How often, at most, the background trim of events and marks runs. */
 const TRIM_MS = 1_000;
@@ -81,7 +82,7 @@ export class PgReports implements ReportRepository {
     await this.db().query(
       `WITH events AS (DELETE FROM report_events WHERE client_id = $1), counts AS (DELETE FROM report_counts WHERE client_id = $1)
        INSERT INTO readiness_reports (client_id, version, state) VALUES ($1, 1, $2) ON CONFLICT (client_id) DO UPDATE SET state = EXCLUDED.state, version = readiness_reports.version + 1`,
-      [clientId, emptyReport(clientId, run)],
+      [clientId, storable(emptyReport(clientId, run))],
     );
   }
 
@@ -115,7 +116,7 @@ export class PgReports implements ReportRepository {
          state = readiness_reports.state || jsonb_build_object(
            'marks', (COALESCE(readiness_reports.state->'marks', '{}'::jsonb) - $2::text[]) || $3::jsonb,
            'checks', COALESCE($4::jsonb, readiness_reports.state->'checks'))`,
-      [clientId, Object.keys(marks), JSON.stringify(set), checks ? JSON.stringify(checks) : null, fresh],
+      [clientId, Object.keys(marks).map(withoutNul), JSON.stringify(storable(set)), checks ? JSON.stringify(storable(checks)) : null, storable(fresh)],
     );
     if (Object.keys(set).length > 0) this.trimSoon(clientId);
   }
@@ -148,7 +149,7 @@ export class PgReports implements ReportRepository {
        )
        INSERT INTO report_events (client_id, event)
        SELECT x->>'c', x->'e' FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS t(x, i) ORDER BY i`,
-      [JSON.stringify(countRows), JSON.stringify(events)],
+      [JSON.stringify(storable(countRows)), JSON.stringify(storable(events))],
     );
     this.trimSoon();
   }
