@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { checkRawDepth, TooDeep } from './depth.js';
 import { ApiError, messages } from './errors.js';
 
@@ -5,7 +6,8 @@ import { ApiError, messages } from './errors.js';
  * A JSON body's bytes (UTF-8), parsed. Throws a 400 naming `body` when it is nested too
  * deep (checked from the bytes, before parsing) or is not JSON: an object or an array,
  * as body-parser's strict mode took. A byte order mark before the JSON is taken, as
- * body-parser took it. An empty body is an empty object.
+ * body-parser took it. An empty body is an empty object. Bytes that are not UTF-8 are a 400
+ * too: decoded, they would become U+FFFD and be stored changed without a word.
  */
 export function parseJsonBytes(raw: Buffer): unknown {
   if (raw.length === 0) return {};
@@ -15,6 +17,7 @@ export function parseJsonBytes(raw: Buffer): unknown {
     if (error instanceof TooDeep) throw new ApiError(400, error.message, [{ field: 'body', message: `is nested deeper than ${error.limit} levels` }]);
     throw error;
   }
+  if (!isUtf8(raw)) throw new ApiError(400, messages.notUtf8, [{ field: 'body', message: 'is not valid UTF-8' }]);
   const text = raw.toString('utf8').replace(/^\uFEFF/, '');
   const first = /^[\x20\x09\x0a\x0d]*(.)/.exec(text)?.[1];
   try {

@@ -51,6 +51,20 @@ describe('answers that are not about one operation', () => {
     expect(res.body).toEqual({ success: false, message: expect.stringContaining(`Content-Encoding (${encoding})`), errors: [{ field: 'body', message: `is not valid ${encoding} data` }] });
   });
 
+  it.each([
+    ['a lone byte 0xff in a value', Buffer.concat([Buffer.from('{"sender_name":"Toko '), Buffer.from([0xff, 0xfe]), Buffer.from('"}')])],
+    ['a cut multi-byte character in a key', Buffer.concat([Buffer.from('{"'), Buffer.from([0xc3]), Buffer.from('":1}')])],
+  ])('answers a body with %s (not UTF-8) with 400 naming body, and stores nothing', async (_, bytes) => {
+    // superagent would send a Buffer under a JSON content type as JSON of its own: the bytes go as they are.
+    const res = await supertest(sandbox.app).post('/v1/order').set(auth).set('Content-Type', 'application/json; charset=utf-8').serialize((raw: Buffer) => raw as unknown as string).send(bytes);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ success: false, message: expect.stringContaining('not valid UTF-8'), errors: [{ field: 'body', message: 'is not valid UTF-8' }] });
+    expectMatchesSpec(sandbox.services, 'POST', '/v1/order', res);
+    expect((await sandbox.call('GET', '/__sandbox/orders')).body.total).toBe(0);
+    const journal = await sandbox.call('GET', '/__sandbox/requests?limit=1');
+    expect(journal.body.requests[0]).toMatchObject({ status: 400, body: null, violations: [{ field: 'body', message: 'is not valid UTF-8' }] });
+  });
+
   it('answers a body that is not JSON with 415', async () => {
     const res = await supertest(sandbox.app).post('/v1/order').set(auth).set('Content-Type', 'text/plain').send('sender_name=x');
     expect(res.status).toBe(415);
