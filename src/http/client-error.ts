@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ErrorEnvelope } from './errors.js';
 
@@ -8,6 +8,7 @@ export const clientErrorMessages = {
     `The request headers are larger than the limit of ${limit} bytes; send shorter headers (or start the sandbox with a larger --max-header-size).`,
   malformed: 'The request is not valid HTTP/1.1 (bad request line, header name or value); it was not processed.',
   timeout: 'The request headers did not arrive in time; the connection is closed.',
+  expectation: (value: string) => `The sandbox meets no expectation but "Expect: 100-continue" (got "${value}"); send the request without that header.`,
 } as const;
 
 const reasons: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
@@ -26,8 +27,9 @@ function answer(status: number, message: string, head: boolean): string {
 
 /**
  * Answers requests that Node's HTTP parser rejects (headers above `maxHeaderSize`,
- * NUL bytes or other invalid characters, a malformed request line) with the error
- * envelope instead of Node's bare status line, then closes the connection.
+ * NUL bytes or other invalid characters, a malformed request line), and those with an
+ * `Expect` other than `100-continue` (417), with the error envelope instead of Node's
+ * bare status line.
  *
  * @example answerClientErrors(server, 16384)
  */
@@ -43,5 +45,9 @@ export function answerClientErrors(server: Server, maxHeaderSize: number): void 
     const message = status === 431 ? clientErrorMessages.headersTooLarge(maxHeaderSize) : status === 408 ? clientErrorMessages.timeout : clientErrorMessages.malformed;
     const head = (error as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
     socket.end(answer(status, message, head));
+  });
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const body = JSON.stringify({ success: false, message: clientErrorMessages.expectation(String(req.headers.expect)), errors: [{ field: 'header.expect', message: 'must be 100-continue or absent' }] } satisfies ErrorEnvelope);
+    res.writeHead(417, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(req.method === 'HEAD' ? undefined : body);
   });
 }

@@ -126,6 +126,29 @@ describe('answers that are not about one operation', () => {
   });
 });
 
+describe('an Expect header other than 100-continue (a real server)', () => {
+  it('answers 417 with the envelope naming header.expect, on any route, and the sandbox keeps serving', async () => {
+    const server = await createSandbox({ clock: 'manual', tokens: ['t'] });
+    try {
+      const { port } = new URL(server.url);
+      const answer = await new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, method: 'GET', path: '/__sandbox/health', headers: { expect: 'foo' } }, (res) => {
+          let body = '';
+          res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+          res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), body }));
+        });
+        req.on('error', reject).end();
+      });
+      expect(answer.status).toBe(417);
+      expect(answer.type).toMatch(/^application\/json/);
+      expect(JSON.parse(answer.body)).toEqual({ success: false, message: expect.stringContaining('"foo"'), errors: [{ field: 'header.expect', message: 'must be 100-continue or absent' }] });
+      expect((await fetch(`${server.url}/__sandbox/health`)).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('a request target the router cannot parse (a real server)', () => {
   it('answers 404 with the envelope, not express\'s HTML page', async () => {
     const server = await createSandbox({ clock: 'manual', tokens: ['t'] });
