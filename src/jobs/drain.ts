@@ -8,7 +8,12 @@ import type { Rows } from './rows.js';
 import type { JobRunner } from './runner.js';
 import type { LoopSlices } from './slices.js';
 import type { ClaimOptions } from '../records/index.js';
+import { Unavailable } from '../shared/index.js';
 
+/** An advance's answer when jobs that fell due on the way could not record their work. */
+const ADVANCE_UNSAVED =
+  'The clock moved on, but what fell due on the way could not be saved: the store cannot save changes right now (GET /__sandbox/health says why). ' +
+  'The clock stands where the advance stopped (GET /__sandbox/clock) and the rest is still due: advance again ({"ms": 0} will do) once the store takes writes.';
 /** How often an advance looks again for its client's jobs that another replica holds (wall ms, growing). */
 const HELD_ELSEWHERE_POLL_MS = [10, 20, 50, 100, 200];
 /** How many empty claims in a row an advance takes on a shared store, while a job is due, before it gives up (~5 s). */
@@ -198,6 +203,8 @@ export class Drainer {
       if (settling) await inFlight.idle(clientId);
       outcomes.push(...ended.splice(0));
       if (outcomes.includes('unavailable')) {
+        // An advance must not answer as though what fell due had run: its caller is told (a 503) and advances again.
+        if (settling) throw new Unavailable(ADVANCE_UNSAVED);
         this.hooks.retryLater();
         break;
       }

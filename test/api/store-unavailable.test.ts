@@ -55,6 +55,25 @@ describe('a store that cannot write (ENOSPC injected below the journal)', () => 
     for (const orderNo of acknowledged) expect((await second.call('GET', `/__sandbox/orders/${orderNo}`)).status).toBe(200);
   });
 
+  it('answers an advance whose due jobs could not be saved with 503, though the clock could be (a disk all but full), and runs them at the next advance once there is room', async () => {
+    const fileSystem = new FaultyFileSystem();
+    const sandbox = await testSandbox({ data: join(dir(), 'sandbox.json') }, { storeFileSystem: fileSystem });
+    open.push(sandbox);
+    const created = await sandbox.call('POST', '/v1/order', { body: createRequest(3) });
+    expect(created.status).toBe(201);
+    fileSystem.failingAbove = 400;
+    const advanced = await sandbox.call('POST', '/__sandbox/clock/advance', { body: { ms: 60_000 } });
+    expect(advanced.status).toBe(503);
+    expect(advanced.headers['retry-after']).toMatch(/^\d+$/);
+    expect(advanced.body.message).toMatch(/could not be saved.*still due/);
+    const [orderNo] = created.body.order_numbers as string[];
+    expect((await sandbox.call('GET', `/__sandbox/orders/${orderNo}`)).body).toMatchObject({ status: 'created', awb: null });
+
+    fileSystem.failingAbove = undefined;
+    expect((await sandbox.call('POST', '/__sandbox/clock/advance', { body: { ms: 0 } })).status).toBe(200);
+    for (const no of created.body.order_numbers as string[]) expect((await sandbox.call('GET', `/__sandbox/orders/${no}`)).body.awb).toEqual(expect.any(String));
+  });
+
   it('plays the tracking steps that fell due while the disk was full once it has room again, without a restart', async () => {
     const fileSystem = new FaultyFileSystem();
     const sandbox = await testSandbox({ data: join(dir(), 'sandbox.json') }, { storeFileSystem: fileSystem });

@@ -7,21 +7,24 @@ const fault = (code: string) => Object.assign(new Error(`${code}: injected, writ
  * The real file system with a switch: while `failing` names an errno code, every write
  * fails with it, after a short write of half the bytes as a disk that fills up mid-write
  * does, and so does every fsync. `truncateFails` makes cutting back a torn line fail too.
+ * `failingAbove` fails only writes longer than that many bytes, with ENOSPC: a disk all
+ * but full, which still takes a clock's small save and not a job's commit.
  */
 export class FaultyFileSystem implements StoreFileSystem {
   failing: string | undefined;
+  failingAbove: number | undefined;
   truncateFails = false;
   /** Writes that failed. */
   failures = 0;
   private half = new WeakSet<Uint8Array>();
 
   writeSync(fd: number, buffer: Uint8Array, offset: number, length: number): number {
-    if (this.failing) return this.torn(buffer, length, () => nodeFileSystem.writeSync(fd, buffer, offset, Math.floor(length / 2)));
+    if (this.fails(length)) return this.torn(buffer, length, () => nodeFileSystem.writeSync(fd, buffer, offset, Math.floor(length / 2)));
     return nodeFileSystem.writeSync(fd, buffer, offset, length);
   }
 
   async write(fd: number, buffer: Uint8Array, offset: number, length: number): Promise<number> {
-    if (this.failing) return this.torn(buffer, length, () => nodeFileSystem.writeSync(fd, buffer, offset, Math.floor(length / 2)));
+    if (this.fails(length)) return this.torn(buffer, length, () => nodeFileSystem.writeSync(fd, buffer, offset, Math.floor(length / 2)));
     return nodeFileSystem.write(fd, buffer, offset, length);
   }
 
@@ -40,6 +43,10 @@ export class FaultyFileSystem implements StoreFileSystem {
     nodeFileSystem.ftruncateSync(fd, length);
   }
 
+  private fails(length: number): boolean {
+    return this.failing !== undefined || (this.failingAbove !== undefined && length > this.failingAbove);
+  }
+
   /** The first write of a buffer gets half of it through; the next one fails. */
   private torn(buffer: Uint8Array, length: number, writeHalf: () => number): number {
     if (!this.half.has(buffer) && length > 1) {
@@ -47,6 +54,6 @@ export class FaultyFileSystem implements StoreFileSystem {
       return writeHalf();
     }
     this.failures += 1;
-    throw fault(this.failing!);
+    throw fault(this.failing ?? 'ENOSPC');
   }
 }
