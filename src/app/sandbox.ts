@@ -18,6 +18,7 @@ import { answerClientErrors, clientRateLimit, withEnvelope, ApiError, messages }
 import { ClientRegistry, roleOf, type Client, type ClientConfig } from '../clients/index.js';
 import { checkClientConfigs, claimLeaseMs, readConfigFile, OptionError, resolveOptions, shownDatabase, shownRetention, type ResolvedOptions, type SandboxOptions } from '../config/index.js';
 import { EventBus } from '../events/index.js';
+import { backgroundFailures } from '../shared/index.js';
 import { SandboxMetrics } from '../metrics/index.js';
 import { loadFixtures } from '../fixtures/index.js';
 import { hash32, IdFactory } from '../ids/index.js';
@@ -153,13 +154,14 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   const events = new EventBus();
   const metrics = new SandboxMetrics();
   events.subscribe(async (event) => metrics.event(event));
+  const jobFailed = backgroundFailures(logger);
   const scheduler = new Scheduler(storage, clock, {
     // A claim outlasts the longest webhook attempt; on a shared database each replica also
     // looks for due jobs every few seconds (claims of a replica that died, missed notices).
     leaseMs: claimLeaseMs(options),
     ...(options.databaseUrl !== undefined ? { pollMs: Math.min(5_000, options.jobLease / 4) } : {}),
     ...(sync ? { refreshClocks: () => sync.all() } : {}),
-    onError: (err, kind, key) => logger.error({ err, kind, key }, 'scheduled job failed'),
+    onError: (err, kind, key) => jobFailed('scheduled job', err, 'jobs stay due and run once it is back', { kind, key }),
     onLate: (kind, lateMs) => metrics.jobRan(kind, lateMs),
   });
   const settings = new SettingsWriter(storage);

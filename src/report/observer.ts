@@ -3,6 +3,7 @@ import type { ServedRequest } from '../requests/index.js';
 import type { Storage } from '../store/index.js';
 import type { AttemptObserver } from '../webhooks/index.js';
 import { applyReportChange, type ReportState, type ReportView } from '../records/index.js';
+import { backgroundFailures } from '../shared/index.js';
 import { Draft } from './draft.js';
 import { judgeAttempt } from './judge-attempt.js';
 import { BatchReads } from './batch-reads.js';
@@ -54,7 +55,11 @@ export class ReportObserver {
   /** `manualClock`: the sandbox runs a manual clock, which the client's tests move in place of waiting (see judgeRequest). */
   /** Per client, its creates and tracking reads last judged, oldest first (at most RECENT). */
   private readonly recent = new Map<string, Judged[]>();
-  constructor(private readonly deps: { storage: Storage; logger: Logger; manualClock: boolean }) {}
+  /** Logs a failed observation: a warning a minute while the store is unavailable, else an error (see backgroundFailures). */
+  private readonly failed: ReturnType<typeof backgroundFailures>;
+  constructor(private readonly deps: { storage: Storage; logger: Logger; manualClock: boolean }) {
+    this.failed = backgroundFailures(deps.logger);
+  }
 
   /** For `observeProvider`: every provider request of a client, once its connection closed. */
   readonly request = (served: ServedRequest): void => {
@@ -166,7 +171,7 @@ export class ReportObserver {
         try {
           draft = await judge.judge(view, reads);
         } catch (err) {
-          logger.error({ err, client: clientId }, 'readiness report observation failed');
+          this.failed('readiness report observation', err, 'an observation was not recorded', { client: clientId });
         }
         if (!draft || draft.empty) continue;
         batch.add(draft.change);
@@ -181,7 +186,7 @@ export class ReportObserver {
       }
       return 'stored';
     } catch (err) {
-      logger.error({ err, client: clientId, observations: judges.length }, 'readiness report observation failed');
+      this.failed('readiness report observation', err, `${judges.length} observations of client ${clientId} were not recorded (the report misses them)`, { client: clientId, observations: judges.length });
       return read ? 'change failed' : 'read failed';
     }
   }

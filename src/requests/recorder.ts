@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { declaredPlainLength, type ServedRequest } from '../requests/served.js';
 import type { RequestLogRepository } from '../store/index.js';
 import type { JournalEntry } from '../records/index.js';
-import { CREDENTIAL_HEADERS } from '../shared/index.js';
+import { backgroundFailures, CREDENTIAL_HEADERS } from '../shared/index.js';
 
 const REDACTED = '[redacted]';
 
@@ -117,15 +117,16 @@ export class PendingAppends {
  * authentication have no client and are not journaled.
  */
 export function journalRecorder(journal: RequestLogRepository, strict: boolean, logger: Logger, pending: PendingAppends): (served: ServedRequest) => void {
+  const failed = backgroundFailures(logger);
   return (served) => {
     const client = served.input.client;
     if (!client) return;
     // Runs on the connection's close: whatever goes wrong here must not escape as an uncaught exception.
     try {
       const entry = entryOf(served);
-      pending.track(client.id, () => journal.append(client.id, entry).catch((err: unknown) => logger.error({ err }, 'request journal failed')));
+      pending.track(client.id, () => journal.append(client.id, entry).catch((err: unknown) => failed('request journal', err, 'requests were not journaled', { client: client.id })));
     } catch (err) {
-      logger.error({ err }, 'request journal failed');
+      failed('request journal', err, 'requests were not journaled', { client: client.id });
     }
     if (!strict) return;
     for (const { field, message } of served.violations) {

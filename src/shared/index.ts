@@ -10,6 +10,7 @@ export { OneAtATime } from './one-at-a-time.js';
 export { remembered } from './remembered.js';
 export { VERSION } from './version.js';
 export { WarningThrottle } from './warning-throttle.js';
+export { backgroundFailures } from './background-failure.js';
 export { letRequestsIn, MAX_SLICE_MS, SLICE_MS } from './loop-slices.js';
 export { compileGlob, globMatches, globProblem } from './glob.js';
 export type { CompiledGlob } from './glob.js';

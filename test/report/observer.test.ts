@@ -6,6 +6,7 @@ import { PENDING_PER_CLIENT, ReportObserver } from '../../src/report/observer.js
 import { applyReportChange, emptyReport, type ReportChange, type ReportState } from '../../src/records/report.js';
 import type { Storage } from '../../src/store/port.js';
 import { createRequest } from '../support/orders.js';
+import { Unavailable } from '../../src/shared/index.js';
 
 /**
  * A report store whose reads wait until `open()`: observations made meanwhile queue up,
@@ -219,6 +220,24 @@ describe('the readiness observer under load', () => {
     expect(store.state().counts['op.create-order:handled']).toBe(21);
     expect(store.state().counts['error.create-400:exercised']).toBeUndefined();
     expect(lines.join('')).toContain('readiness report observation failed');
+  });
+
+  it('logs observations lost to a store that is unavailable (a database away) as one warning a minute, without a stack, saying how many', async () => {
+    const store = slowReports();
+    store.storage.reports.change = async () => {
+      throw new Unavailable('The store cannot save changes right now (ECONNREFUSED); nothing was saved. Retry shortly.');
+    };
+    const lines: string[] = [];
+    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) }), manualClock: false });
+    observer.request(served(201, createRequest(1))); // judged alone while the rest queue
+    for (let i = 0; i < 20; i += 1) observer.request(served(201, createRequest(1)));
+    store.open();
+    await observer.settled('acme');
+
+    const logged = lines.map((line) => JSON.parse(line) as { level: number; msg: string; err?: unknown; error?: string });
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatchObject({ level: 40, msg: expect.stringMatching(/^readiness report observation: \d+ observations of client acme were not recorded/), error: expect.stringContaining('ECONNREFUSED') });
+    expect(logged[0]!.err).toBeUndefined();
   });
 
   it('bounds what waits for a store that is behind: past the bound a client’s observations are dropped, counted in one warning', async () => {
