@@ -73,7 +73,7 @@ export function openStorage(options: StorageOptions, logger: Logger, fileSystem?
       ),
     requestLogSize: options.journalSize,
     ...(fileSystem ? { fileSystem } : {}),
-    onError: (error) => logger.error({ err: error }, 'store write failed'),
+    onError: (error) => logger.error({ err: error }, `store write failed: ${error.message}`),
     ...writeWarnings(logger),
   });
 }

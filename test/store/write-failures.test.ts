@@ -161,6 +161,9 @@ describe('JournaledFile when the disk fails', () => {
       store.commit(); // passes 2,000 bytes: a checkpoint starts by itself, and fails
     }
     await vi.waitFor(() => expect(errors).toHaveLength(1));
+    // The log line it makes says which file, that nothing is lost, and when it tries again.
+    expect(errors[0]!.message).toMatch(/^The checkpoint could not rewrite \S+sandbox\.json \(ENOSPC: injected\): nothing is lost, every change is in the journal beside it \(replayed at the next start\); the next checkpoint tries again in 300ms\.$/);
+    expect(errors[0]).toMatchObject({ code: 'ENOSPC' });
     expect(store.health()).toEqual({ writable: true, checkpointError: expect.stringContaining('ENOSPC') });
     expect(readFileSync(path(), 'utf8')).toBe(dataFile);
     expect(readdirSync(dir()).filter((name) => name.includes('.tmp-'))).toEqual([]);

@@ -1,4 +1,5 @@
 import type { Low } from 'lowdb';
+import { formatDuration } from '../../../shared/index.js';
 import { describeError } from './files.js';
 import type { Journal } from './journal.js';
 import type { DataFileLock } from './lock.js';
@@ -94,8 +95,16 @@ export abstract class CheckpointedRecords<Options extends CheckpointOptions> ext
     } catch (error) {
       if (error instanceof CheckpointAborted) return;
       this.checkpointError = describeError(error);
-      this.checkpointRetryAt = Date.now() + (this.options.checkpointRetryMs ?? 30_000);
-      this.options.onError?.(error as Error);
+      const retryMs = this.options.checkpointRetryMs ?? 30_000;
+      this.checkpointRetryAt = Date.now() + retryMs;
+      // Nothing is lost: the commits are in the journal, which a start replays. Said so, for an operator reading "ENOSPC" at a stop.
+      const path = this.file()?.path ?? 'the data file';
+      this.options.onError?.(
+        Object.assign(
+          new Error(`The checkpoint could not rewrite ${path} (${this.checkpointError}): nothing is lost, every change is in the journal beside it (replayed at the next start); ${this.closing ? 'the stop ends without it' : `the next checkpoint tries again in ${formatDuration(retryMs)}`}.`, { cause: error }),
+          { code: (error as NodeJS.ErrnoException).code },
+        ),
+      );
     }
   }
 
