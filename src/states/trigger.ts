@@ -50,6 +50,7 @@ export function targetOfTrigger(fixtures: Fixtures, request: TriggerRequest, ord
   if (event === 'order.cancelled') return { stage: 'cancelled', scenario: scenarioName };
   const keys = scenario.steps.map((s) => s.key);
   const given = request.to_step;
+  if (given === undefined) throw new RuleViolation([{ field: 'to_step', message: `is required for tracking.step: a step of scenario ${named} (its key, or its number from 1): ${keys.join(', ') || 'it has none'}` }]);
   const step = typeof given === 'number' || (typeof given === 'string' && /^\d+$/.test(given)) ? keys[Number(given) - 1] : given;
   if (step === undefined || !keys.includes(step)) throw new RuleViolation([{ field: 'to_step', message: `must be a step of scenario ${named} (its key, or its number from 1): ${keys.join(', ') || 'it has none'}` }]);
   return { stage: 'at_step', scenario: scenarioName, step };

@@ -119,6 +119,13 @@ describe('POST /__sandbox/events/trigger', () => {
     expect(receiver.received).toHaveLength(0);
   });
 
+  it('says to_step is required when tracking.step comes without it, listing the steps', async () => {
+    const res = await trigger({ event: 'tracking.step', scenario: 'returned' });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ field: 'to_step', message: expect.stringMatching(/^is required for tracking\.step: a step of scenario returned \(its key, or its number from 1\): \w+/) }]);
+    expect((await sandbox.call('GET', '/__sandbox/orders')).body.total).toBe(0);
+  });
+
   it("answers 400 naming scenario when it names another scenario than an existing order's, and leaves the order as it was", async () => {
     const [orderNo] = await createOrders(sandbox, 1);
     const own = (await sandbox.call('GET', `/__sandbox/orders/${orderNo}`)).body.scenario;
