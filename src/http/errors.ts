@@ -46,6 +46,7 @@ export const messages = {
     `Method ${method} is not allowed here; use ${allowed.join(', ')}.`,
   invalidRequest: domainMessages.invalidRequest,
   malformedJson: 'The body is not valid JSON; check quotes, commas and brackets.',
+  twoAuthorizations: 'The request has two Authorization headers; send one, with the token of the client it is for.',
   notUtf8: 'The body is not valid UTF-8: JSON is sent in UTF-8 (RFC 8259), and text in another encoding would be stored changed.',
   unsupportedEncoding: (encoding: string) => `The body's Content-Encoding "${encoding}" is not supported; send it as it is, or compressed once with gzip, deflate or br.`,
   unsupportedCharset: (charset: string) => `The body must be JSON in UTF-8 (got charset "${charset}"); send UTF-8 with "Content-Type: application/json".`,

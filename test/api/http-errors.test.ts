@@ -149,6 +149,29 @@ describe('an Expect header other than 100-continue (a real server)', () => {
   });
 });
 
+describe('two Authorization headers (a real server)', () => {
+  it('answers 401 naming header.authorization instead of acting as the first token, and one header still works', async () => {
+    const server = await createSandbox({ clock: 'manual', tokens: ['token-a', 'token-b'] });
+    try {
+      // Written by hand: node's client and fetch send one header of a name.
+      const get = (headers: string) =>
+        new Promise<{ status: number; body: string }>((resolve) => {
+          let answer = '';
+          const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+          socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
+          socket.once('close', () => resolve({ status: Number(answer.split(' ')[1]), body: answer.slice(answer.indexOf('\r\n\r\n') + 4) }));
+          socket.write(`GET /__sandbox/orders HTTP/1.1\r\nHost: x\r\n${headers}Connection: close\r\n\r\n`);
+        });
+      const two = await get('Authorization: Bearer token-a\r\nauthorization: Bearer token-b\r\n');
+      expect(two.status).toBe(401);
+      expect(JSON.parse(two.body)).toEqual({ success: false, message: expect.stringContaining('two Authorization headers'), errors: [{ field: 'header.authorization', message: 'must be given once, as plain text' }] });
+      expect((await get('Authorization: Bearer token-a\r\n')).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('a request target the router cannot parse (a real server)', () => {
   it('answers 404 with the envelope, not express\'s HTML page', async () => {
     const server = await createSandbox({ clock: 'manual', tokens: ['t'] });
