@@ -39,7 +39,7 @@ export function triggerProgram(name = 'shipping-sandbox trigger'): Command {
     .addOption(new Option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)").argParser(nonEmpty))
     .addOption(new Option('--order <order_no>', 'one of your orders (default: a new fixture order)').argParser(nonEmpty))
     .addOption(new Option('--scenario <name>', "the new order's scenario (GET /__sandbox/scenarios; default: the client's default scenario)").argParser(nonEmpty))
-    .addOption(new Option('--to-step <step>', 'with tracking.step: the step to play up to, by key or number (1 is the first)').argParser(nonEmpty))
+    .addOption(new Option('--to-step <step>', 'required with tracking.step: the step to play up to, by key or number (1 is the first)').argParser(nonEmpty))
     .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(nonEmpty))
     .addOption(timeoutOption())
     .option('--json', "print the sandbox's answer as JSON");
@@ -55,7 +55,7 @@ export function triggerLines(answer: TriggerAnswer): string[] {
   ];
 }
 
-/** Triggers the event, prints what it made, and returns the exit code: 0; 1 when the sandbox refused (an unknown event, scenario or step, an order it cannot take there); 2 for a bad flag or when the sandbox cannot be reached or has not answered within --timeout. */
+/** Triggers the event, prints what it made, and returns the exit code: 0; 1 when the sandbox refused (an unknown event, scenario or step, an order it cannot take there); 2 for a bad flag (tracking.step without --to-step among them) or when the sandbox cannot be reached or has not answered within --timeout. */
 export async function runTrigger(argv: string[], out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let options: TriggerCommand;
   let event: string;
@@ -72,6 +72,11 @@ export async function runTrigger(argv: string[], out: (text: string) => void, er
 
 /** The trigger with parsed flags (see runTrigger). */
 export async function executeTrigger(event: string, options: TriggerCommand, out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  // The sandbox would refuse it too, but only after the request: the flag is the user's to add.
+  if (event === 'tracking.step' && options.toStep === undefined) {
+    err("shipping-sandbox trigger: --to-step is required with tracking.step: the step to play up to, by key or number (1 is the first)\n");
+    return 2;
+  }
   const token = options.token ?? tokenFromEnv(env, err, 'trigger');
   if (token === undefined) return 2;
   const body = {

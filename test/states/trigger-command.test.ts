@@ -64,6 +64,14 @@ describe('shipping-sandbox trigger', () => {
     expect(await orderCount()).toBe(before);
   });
 
+  it('exits 2 saying --to-step is required when tracking.step is given without it, and creates nothing', async () => {
+    const before = await orderCount();
+    const { code, stderr } = await trigger('tracking.step', '--scenario', 'returned');
+    expect(code).toBe(2);
+    expect(stderr).toBe('shipping-sandbox trigger: --to-step is required with tracking.step: the step to play up to, by key or number (1 is the first)\n');
+    expect(await orderCount()).toBe(before);
+  });
+
   it('exits 2 when what answers is no sandbox (a 200 that is not JSON)', async () => {
     const page = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>a proxy</html>'));
     await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
