@@ -4,11 +4,14 @@ import { InvalidArgumentError } from 'commander';
 export const httpUrl =
   (example: string) =>
   (value: string): string => {
+    const absolute = `must be an absolute http:// or https:// URL, e.g. ${example}`;
+    // Without a scheme, `localhost:4010` would parse with `localhost:` as its scheme.
+    if (!value.includes('://')) throw new InvalidArgumentError(absolute);
     let url: URL;
     try {
       url = new URL(value);
     } catch {
-      throw new InvalidArgumentError(`must be an absolute http:// or https:// URL, e.g. ${example}`);
+      throw new InvalidArgumentError(absolute);
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError(`must be an http:// or https:// URL, not ${url.protocol}`);
     // fetch refuses them on every forward, and the URL would be printed and kept in the delivery log with them.

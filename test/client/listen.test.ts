@@ -253,7 +253,7 @@ describe('shipping-sandbox listen: usage errors (test/e2e/listen-exits.test.ts r
     [['--url', 'URL', '--token', TOKEN], /required option '--forward-to <url>'/],
     [['--forward-to', 'RECEIVER', '--token', TOKEN], /required option '--url <url>'/],
     [['--url', 'ftp://sandbox.example', '--forward-to', 'RECEIVER', '--token', TOKEN], /'--url <url>'.*must be an http:\/\/ or https:\/\/ URL, not ftp:/],
-    [['--url', 'URL', '--forward-to', 'localhost:3000/hooks', '--token', TOKEN], /'--forward-to <url>'.*must be an http:\/\/ or https:\/\/ URL/],
+    [['--url', 'URL', '--forward-to', 'localhost:3000/hooks', '--token', TOKEN], /'--forward-to <url>'.*must be an absolute http:\/\/ or https:\/\/ URL, e\.g\. http:\/\/localhost:3000\/hooks/],
     [['--url', 'URL', '--forward-to', 'http://user:secret@127.0.0.1:3000/hooks', '--token', TOKEN], /'--forward-to <url>'.*must not hold a user or password/],
     [['--url', 'URL', '--forward-to', '/hooks', '--token', TOKEN], /'--forward-to <url>'.*must be an absolute http:\/\/ or https:\/\/ URL, e\.g\. http:\/\/localhost:3000\/hooks/],
     [['--url', 'nonsense', '--forward-to', 'RECEIVER', '--token', TOKEN], /'--url <url>'.*must be an absolute http:\/\/ or https:\/\/ URL, e\.g\. https:\/\/sandbox\.example/],

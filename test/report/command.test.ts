@@ -18,7 +18,7 @@ describe('shipping-sandbox report: its flags', () => {
     [['--url', 'http://127.0.0.1:9', '--token', 't', '--fail-under', '101'], /must be a number from 0 to 100/],
     [['--url', 'http://127.0.0.1:9', '--token', 't', '--format', 'pdf'], /--format.*json, junit, html/],
     [['--token', 't'], /--url/],
-    [['--url', 'localhost:4010', '--token', 't'], /option '--url <url>' argument 'localhost:4010' is invalid\. must be an http:\/\/ or https:\/\/ URL/],
+    [['--url', 'localhost:4010', '--token', 't'], /option '--url <url>' argument 'localhost:4010' is invalid\. must be an absolute http:\/\/ or https:\/\/ URL, e\.g\. http:\/\/127\.0\.0\.1:4010/],
     [['--url', 'http://127.0.0.1:9', '--token', ''], /option '--token <token>' argument '' is invalid\. must not be empty/],
     [['--url', 'http://127.0.0.1:9', '--token', 't', '--client', ' '], /option '--client <id>' argument ' ' is invalid\. must not be empty/],
     [['--url', 'http://127.0.0.1:9', '--token', 't', '--timeout', 'abc'], /option '--timeout <duration>' argument 'abc' is invalid\. must be a duration above 0/],
