@@ -75,10 +75,10 @@ describe('examples/client.ts against the CLI', () => {
     expect(after).toMatchObject({ ...mine, source: 'runtime', state: 'enabled' });
   }, 60_000);
 
-  it('refuses, changing nothing, a client with orders whose URL the API cannot put back', async () => {
+  it('refuses, changing nothing, a client with orders and no webhook URL, which the API cannot put back', async () => {
     expect((await call(cli, TOKENS.busy, 'POST', '/v1/order', createRequest(1))).status).toBe(201);
     const before = (await call(cli, TOKENS.busy, 'GET', '/__sandbox/webhook')).body;
-    await expect(runExample(cli.url, TOKENS.busy)).rejects.toThrow(/cannot be put back through the API.*--token <your token> --token example-token/);
+    await expect(runExample(cli.url, TOKENS.busy)).rejects.toThrow(/^This client has no webhook URL, which cannot be put back through the API .*--token <your token> --token example-token/);
     expect((await call(cli, TOKENS.busy, 'GET', '/__sandbox/webhook')).body).toEqual(before);
     expect((await call(cli, TOKENS.busy, 'GET', '/__sandbox/orders')).body.total).toBe(1);
   });
