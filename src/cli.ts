@@ -61,18 +61,7 @@ async function main(options: SandboxOptions): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-  // Under npx / npm exec, npm runs the bin through `sh -c` and passes a SIGTERM to that shell only,
-  // which dies without passing it on: this process is left orphaned (reparented). A changed parent
-  // pid there means whoever started it was told to stop, so it stops as on SIGTERM. Only under npx:
-  // a sandbox backgrounded from a script that then ends must keep running.
-  if (process.env.npm_lifecycle_event === 'npx') {
-    const parent = process.ppid;
-    const watch = setInterval(() => {
-      if (process.ppid === parent) return;
-      clearInterval(watch);
-      stop('parent gone');
-    }, 250).unref();
-  }
+  stopWhenNpxIsGone(() => stop('parent gone'));
   // Only a token the sandbox generated (kept in the data file) is printed in full: stdout
   // ends up in `docker logs`, and configured tokens are the operator's to hand out.
   const generated = await sandbox.services.storage.meta.get('default_token');
@@ -121,11 +110,29 @@ function asClientCommand(command: Command): Command {
   return command.exitOverride().configureOutput({ writeOut: out, writeErr: err });
 }
 
-/** Stopped on SIGINT or SIGTERM: `listen` then closes its connection and exits 0. */
+/**
+ * Calls `stop` once when the npx that started this process is gone. Under npx / npm exec, npm
+ * runs the bin through `sh -c` and passes a SIGTERM to that shell only, which dies without
+ * passing it on: this process is left orphaned (reparented). A changed parent pid there means
+ * whoever started it was told to stop, so it stops as on SIGTERM. Only under npx: a process
+ * backgrounded from a script that then ends must keep running.
+ */
+function stopWhenNpxIsGone(stop: () => void): void {
+  if (process.env.npm_lifecycle_event !== 'npx') return;
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(watch);
+    stop();
+  }, 250).unref();
+}
+
+/** Stopped on SIGINT or SIGTERM, or when the npx that started it is gone: `listen` then closes its connection and exits 0. */
 function stopOnSignals(): AbortSignal {
   const stop = new AbortController();
   process.once('SIGINT', () => stop.abort());
   process.once('SIGTERM', () => stop.abort());
+  stopWhenNpxIsGone(() => stop.abort());
   return stop.signal;
 }
 
