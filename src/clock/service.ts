@@ -100,8 +100,12 @@ export class ClockService {
       // still due then runs at the start). A shared store's clocks move as each replica adopts them.
       // A store that cannot write now (a full disk) fails the advance where it always did: at its jobs and its save.
       if (!this.sync && clientId !== '') await this.keep(clientId, this.clocks.savedAfter(clientId, ms)).catch(() => undefined);
-      await this.scheduler.advance(clientId, ms);
-      await this.save(clientId);
+      // Saved also when the advance failed (what fell due could not be saved): how far it got is kept, on a shared store for every replica.
+      try {
+        await this.scheduler.advance(clientId, ms);
+      } finally {
+        await this.save(clientId);
+      }
     };
     await (this.sync ? this.sync.shared.exclusive([clientId], run) : run());
   }
@@ -110,11 +114,16 @@ export class ClockService {
   async advanceAll(ms: number): Promise<void> {
     const run = async (): Promise<void> => {
       await this.sync?.all();
-      await this.scheduler.advanceAll(ms);
-      for (const clientId of this.clocks.clients) await this.save(clientId);
-      if (this.clocks.mode !== 'manual') return;
-      if (this.sync) this.clocks.adopt(await this.sync.shared.moveOn(new Map(), this.clocks.now()));
-      await this.storage.meta.set('manual_clock_ms', this.clocks.now());
+      // The clocks moved are saved also when a client's advance failed (its jobs could not be saved): what was done is kept.
+      try {
+        await this.scheduler.advanceAll(ms);
+      } finally {
+        for (const clientId of this.clocks.clients) await this.save(clientId);
+        if (this.clocks.mode === 'manual') {
+          if (this.sync) this.clocks.adopt(await this.sync.shared.moveOn(new Map(), this.clocks.now()));
+          await this.storage.meta.set('manual_clock_ms', this.clocks.now());
+        }
+      }
     };
     await (this.sync ? this.sync.shared.exclusive([...this.clocks.clients, ''], run) : run());
   }

@@ -12,8 +12,8 @@ import { Unavailable } from '../shared/index.js';
 
 /** An advance's answer when jobs that fell due on the way could not record their work. */
 const ADVANCE_UNSAVED =
-  'The clock moved on, but what fell due on the way could not be saved: the store cannot save changes right now (GET /__sandbox/health says why). ' +
-  'The clock stands where the advance stopped (GET /__sandbox/clock) and the rest is still due: advance again ({"ms": 0} will do) once the store takes writes.';
+  'The clock moved on (GET /__sandbox/clock says where it stands), but some of what fell due on the way could not be saved: the store cannot save changes right now (GET /__sandbox/health says why). ' +
+  'That work is still due: it runs at the next advance ({"ms": 0} will do) once the store takes writes, or at the next start.';
 /** How often an advance looks again for its client's jobs that another replica holds (wall ms, growing). */
 const HELD_ELSEWHERE_POLL_MS = [10, 20, 50, 100, 200];
 /** How many empty claims in a row an advance takes on a shared store, while a job is due, before it gives up (~5 s). */

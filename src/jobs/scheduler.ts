@@ -135,7 +135,10 @@ export class Scheduler {
     for (const clientId of this.clocks.clients) this.clocks.pin(clientId);
     // A client whose own advances took it near the latest time a clock may show stops there (the sandbox's own clock is checked by the caller).
     const by = (clientId: string): number => (clientId === '' ? ms : Math.max(0, Math.min(ms, LATEST_CLOCK_MS - this.clocks.of(clientId))));
-    await Promise.all([...this.clocks.clients, ''].map((clientId) => this.advance(clientId, by(clientId))));
+    // Every advance ends before the first failure is told: the caller saves the clocks, and a shared store's locks are held till then.
+    const ended = await Promise.allSettled([...this.clocks.clients, ''].map((clientId) => this.advance(clientId, by(clientId))));
+    const failed = ended.find((result) => result.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   /** Waits for the earliest due job of any client, in the sandbox clock's terms (real clock only). */

@@ -74,6 +74,27 @@ describe('a store that cannot write (ENOSPC injected below the journal)', () => 
     for (const no of created.body.order_numbers as string[]) expect((await sandbox.call('GET', `/__sandbox/orders/${no}`)).body.awb).toEqual(expect.any(String));
   });
 
+  it('lets every client’s advance of an advance-all end and saves every clock before it answers 503 for one whose jobs could not be saved', async () => {
+    const data = join(dir(), 'sandbox.json');
+    const fileSystem = new FaultyFileSystem();
+    const sandbox = await testSandbox({ data, adminTokens: ['admin-all'] }, { storeFileSystem: fileSystem });
+    const clockOf = async (s: TestSandbox, token: string) => (await s.call('GET', '/__sandbox/clock', { token })).body.now_ms as number;
+    const startB = await clockOf(sandbox, TOKEN_B);
+    expect((await sandbox.call('POST', '/v1/order', { body: createRequest(3) })).status).toBe(201);
+    fileSystem.failingAbove = 400;
+    const res = await sandbox.call('POST', '/__sandbox/clock/advance-all', { token: 'admin-all', body: { ms: 3_600_000 } });
+    expect(res.status).toBe(503);
+    expect(res.body.message).toMatch(/could not be saved.*still due/);
+    expect(await clockOf(sandbox, TOKEN_B)).toBe(startB + 3_600_000);
+    fileSystem.failingAbove = undefined;
+    await sandbox.close();
+
+    // A restart finds client B's clock where the advance took it: it was saved, not lost with the 503.
+    const again = await testSandbox({ data });
+    open.push(again);
+    expect(await clockOf(again, TOKEN_B)).toBe(startB + 3_600_000);
+  });
+
   it('plays the tracking steps that fell due while the disk was full once it has room again, without a restart', async () => {
     const fileSystem = new FaultyFileSystem();
     const sandbox = await testSandbox({ data: join(dir(), 'sandbox.json') }, { storeFileSystem: fileSystem });
