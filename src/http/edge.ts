@@ -34,6 +34,9 @@ export function series(...handlers: RequestHandler[]): RequestHandler {
   };
 }
 
+/** Whether a request has a body, as body-parser tells (a request without one is not read, whatever its headers say of it). */
+const hasBody = (req: IncomingMessage): boolean => req.headers['transfer-encoding'] !== undefined || !Number.isNaN(Number.parseInt(req.headers['content-length'] ?? '', 10));
+
 /** The content encodings of request bodies the sandbox decodes, as the 415 for another one says. */
 const BODY_ENCODINGS = new Set(['identity', 'gzip', 'deflate', 'br']);
 
@@ -65,7 +68,7 @@ export function jsonBody(limit: string, authentic: (req: IncomingMessage) => boo
   return (req, res, next) => {
     // body-parser decodes zstd where Node's zlib has it (Node 24 on): the encodings taken stay the same on every Node.
     const encoding = req.headers['content-encoding']?.trim().toLowerCase();
-    if (encoding !== undefined && encoding !== '' && !BODY_ENCODINGS.has(encoding) && read(req)) {
+    if (encoding !== undefined && encoding !== '' && !BODY_ENCODINGS.has(encoding) && hasBody(req) && read(req)) {
       return next(Object.assign(new Error(`unsupported content encoding "${encoding}"`), { type: 'encoding.unsupported', status: 415 }));
     }
     return raw(req, res, next);
