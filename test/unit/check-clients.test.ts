@@ -47,4 +47,10 @@ describe('a YAML config file', () => {
   it('refuses another number, asking for its unit', () => {
     expect(() => checkClientConfigs(configWith('5'), known)).toThrow('clients[0].awb_delay: 5 has no unit; write "5ms" or "5s" (quoted in YAML)');
   });
+
+  it('refuses a number without a unit written as text too (a JSON file writes every delay so), alone or in a range', () => {
+    expect(() => checkClientConfigs(configWith('"5"'), known)).toThrow('clients[0].awb_delay: 5 has no unit; write "5ms" or "5s"');
+    expect(() => checkClientConfigs(configWith('"2s-10"'), known)).toThrow('clients[0].awb_delay: 10 has no unit');
+    expect(() => checkClientConfigs(configWith('"2s-10s"'), known)).not.toThrow();
+  });
 });
