@@ -6,7 +6,7 @@ export const httpUrl =
   (value: string): string => {
     const absolute = `must be an absolute http:// or https:// URL, e.g. ${example}`;
     // Without a scheme, `localhost:4010` would parse with `localhost:` as its scheme.
-    if (!value.includes('://')) throw new InvalidArgumentError(absolute);
+    if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) throw new InvalidArgumentError(absolute);
     let url: URL;
     try {
       url = new URL(value);

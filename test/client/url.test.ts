@@ -22,3 +22,11 @@ describe('a client command given a URL with no scheme (localhost:4010)', () => {
     expect(stderr).toContain(`must be an absolute http:// or https:// URL, e.g. ${example}`);
   });
 });
+
+describe('a URL whose query holds another URL', () => {
+  it('is still one without a scheme when it starts with a host (localhost:4010/?next=http://x)', async () => {
+    let stderr = '';
+    expect(await runReport(['--url', 'localhost:4010/?next=http://x', '--token', 't'], none, (t) => void (stderr += t))).toBe(2);
+    expect(stderr).toContain('must be an absolute http:// or https:// URL, e.g. http://127.0.0.1:4010');
+  });
+});
