@@ -55,7 +55,7 @@ export class ReportObserver {
   /** `manualClock`: the sandbox runs a manual clock, which the client's tests move in place of waiting (see judgeRequest). */
   /** Per client, its creates and tracking reads last judged, oldest first (at most RECENT). */
   private readonly recent = new Map<string, Judged[]>();
-  /** Logs a failed observation: a warning a minute while the store is unavailable, else an error (see backgroundFailures). */
+  /** Logs a failed observation: warnings that count them while the store is unavailable, else an error (see backgroundFailures). */
   private readonly failed: ReturnType<typeof backgroundFailures>;
   constructor(private readonly deps: { storage: Storage; logger: Logger; manualClock: boolean }) {
     this.failed = backgroundFailures(deps.logger);
