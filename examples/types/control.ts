@@ -503,7 +503,8 @@ export interface paths {
          *     `until`, when given; times on the client's clock) gets one more attempt
          *     (`trigger: redeliver`, same `webhook-id` and body), queued at once and made in the
          *     background, within the same per-client cap as the scheduled attempts. Answers 202
-         *     with how many were queued; follow them in the delivery log. A 2xx marks a delivery
+         *     with how many were queued and how many failed deliveries of the window were left out,
+         *     by why; follow them in the delivery log. A 2xx marks a delivery
          *     `delivered`; a failure leaves it `failed`, with the attempt logged. Deliveries that
          *     are pending, paused or delivered, and failed ones outside the window, are not
          *     touched; a delivery that already has 50 attempts is left out. 409 when the client has
@@ -2335,6 +2336,13 @@ export interface operations {
                 content: {
                     "application/json": {
                         queued: number;
+                        /** @description The failed deliveries in the window that were left out, by why. */
+                        skipped: {
+                            /** @description Their endpoint is deleted, disabled or has no URL now. */
+                            endpoint_unavailable: number;
+                            /** @description They already have 50 attempts (a redelivery of them is refused too). */
+                            attempt_limit: number;
+                        };
                         /** Format: date-time */
                         since: string;
                         /** Format: date-time */
