@@ -1,5 +1,5 @@
 import { ROLES, type ClientConfig } from '../clients/index.js';
-import { parseDelayRange } from '../shared/index.js';
+import { parseDelayRange, unitlessNumber } from '../shared/index.js';
 
 /**
  * Checks per-client settings at start, so a mistake in the config file stops the
@@ -13,9 +13,9 @@ export function checkClientConfigs(clients: ClientConfig[], known: { scenarios: 
     if (client.scenario !== undefined && !known.scenarios.includes(client.scenario)) {
       problems.push(`${at}.scenario: unknown scenario "${client.scenario}"; use one of ${known.scenarios.join(', ')}`);
     }
-    const bare = typeof client.awb_delay === 'string' ? client.awb_delay.split('-').find((part) => /^\s*\d+(\.\d+)?\s*$/.test(part) && Number(part) !== 0) : undefined;
+    const bare = typeof client.awb_delay === 'string' ? unitlessNumber(client.awb_delay) : undefined;
     if (typeof client.awb_delay === 'number' || bare !== undefined) {
-      const n = bare?.trim() ?? String(client.awb_delay);
+      const n = bare ?? String(client.awb_delay);
       problems.push(`${at}.awb_delay: ${n} has no unit; write "${n}ms" or "${n}s" (quoted in YAML), or a range such as 2s-10s`);
     } else if (client.awb_delay !== undefined && (typeof client.awb_delay !== 'string' || !parseDelayRange(client.awb_delay))) {
       problems.push(`${at}.awb_delay: "${String(client.awb_delay)}" is not a delay; use 0, 500ms, 3s or a range such as 2s-10s`);

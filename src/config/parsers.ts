@@ -1,4 +1,4 @@
-import { isCalendarDay, parseDuration } from '../shared/index.js';
+import { isCalendarDay, parseDuration, unitlessNumber } from '../shared/index.js';
 import { OptionError } from './option-error.js';
 import type { SandboxOptions } from './options.js';
 
@@ -37,9 +37,8 @@ export const optionalText = (key: keyof SandboxOptions) => (value: string | unde
  * it means. `0` needs no unit.
  */
 export const unitRequired = (key: keyof SandboxOptions, value: unknown, example: string): void => {
-  if (typeof value !== 'string') return;
-  const bare = value.split(/[,-]/).find((part) => /^\s*\d+(\.\d+)?\s*$/.test(part) && Number(part) !== 0);
-  if (bare !== undefined) fail(key, `${key} "${value}" has a number without a unit (${bare.trim()}): write for example ${example} (a bare number would be milliseconds).`);
+  const bare = typeof value === 'string' ? unitlessNumber(value) : undefined;
+  if (bare !== undefined) fail(key, `${key} "${String(value)}" has a number without a unit (${bare}): write for example ${example} (a bare number would be milliseconds).`);
 };
 
 /** A duration above 0 ('10s', '2m'), in milliseconds; `example` is shown when it is not one. */

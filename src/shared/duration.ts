@@ -16,6 +16,20 @@ export function parseDuration(text: string): number | undefined {
   return Math.round(total);
 }
 
+/**
+ * The first number other than 0 written without a unit in a duration, a delay range or a
+ * list of delays (`5`, `2s-10`, `0,5,30`), trimmed; undefined when there is none. Read as
+ * milliseconds by parseDuration, such a number is rarely what its writer meant.
+ *
+ * @example unitlessNumber('0,5,30s') // '5'
+ */
+export function unitlessNumber(text: string): string | undefined {
+  return text
+    .split(/[,-]/)
+    .find((part) => /^\s*\d+(\.\d+)?\s*$/.test(part) && Number(part) !== 0)
+    ?.trim();
+}
+
 /** A fixed delay or a range to draw from, both in milliseconds. */
 export interface DelayRange {
   min: number;

@@ -1,7 +1,7 @@
 /** Domain errors and small utilities every layer above may use. */
 
 export { isCalendarDay } from './calendar.js';
-export { formatDuration, parseDelayRange, parseDuration } from './duration.js';
+export { formatDuration, parseDelayRange, parseDuration, unitlessNumber } from './duration.js';
 export type { DelayRange } from './duration.js';
 export { Conflict, DomainError, Forbidden, LimitReached, NotFound, RuleViolation, TooManyRequests, Unavailable, amountProblem, domainMessages } from './errors.js';
 export type { FieldError } from './errors.js';
