@@ -160,7 +160,7 @@ export function compileSpec(document: OpenApiDocument, id = 'spec', options: { l
           for (const { part, validate } of validators) {
             if (!validate(parts[part])) problems.push(...toFieldErrors(validate.errors, part === 'headers' ? 'header' : '', true));
           }
-          if (queryNames.size > 0) addBracketed(problems, parts.query, queryNames);
+          if (queryNames.size > 0) addNotGivenOnce(problems, parts.query, queryNames);
           if (body && parts.body !== undefined) problems.push(...bodyProblems(body, parts.body));
           return problems;
         },
@@ -190,7 +190,7 @@ export function compileSpec(document: OpenApiDocument, id = 'spec', options: { l
  * its form made of it (an "is required", or a list that is not a whole number).
  * Unknown keys stay ignored, as the provider ignores them.
  */
-function addBracketed(problems: FieldError[], query: unknown, names: ReadonlySet<string>): void {
+function addNotGivenOnce(problems: FieldError[], query: unknown, names: ReadonlySet<string>): void {
   if (typeof query !== 'object' || query === null) return;
   for (const [key, value] of Object.entries(query)) {
     const open = key.indexOf('[');
