@@ -131,19 +131,22 @@ describe('answers that are not about one operation', () => {
   });
 });
 
+/** A GET through node's own client, which sends what fetch would refuse (an `Expect` header, a request target as it is). */
+const nodeGet = (base: string, path: string, headers: Record<string, string> = {}) =>
+  new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: new URL(base).port, method: 'GET', path, headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), body }));
+    });
+    req.on('error', reject).end();
+  });
+
 describe('an Expect header other than 100-continue (a real server)', () => {
   it('answers 417 with the envelope naming header.expect, on any route, and the sandbox keeps serving', async () => {
     const server = await createSandbox({ clock: 'manual', tokens: ['t'] });
     try {
-      const { port } = new URL(server.url);
-      const answer = await new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
-        const req = request({ host: '127.0.0.1', port, method: 'GET', path: '/__sandbox/health', headers: { expect: 'foo' } }, (res) => {
-          let body = '';
-          res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-          res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), body }));
-        });
-        req.on('error', reject).end();
-      });
+      const answer = await nodeGet(server.url, '/__sandbox/health', { expect: 'foo' });
       expect(answer.status).toBe(417);
       expect(answer.type).toMatch(/^application\/json/);
       expect(JSON.parse(answer.body)).toEqual({ success: false, message: expect.stringContaining('"foo"'), errors: [{ field: 'header.expect', message: 'must be 100-continue or absent' }] });
@@ -181,17 +184,9 @@ describe('a request target the router cannot parse (a real server)', () => {
   it('answers 404 with the envelope, not express\'s HTML page', async () => {
     const server = await createSandbox({ clock: 'manual', tokens: ['t'] });
     try {
-      const { port } = new URL(server.url);
-      const answer = await new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
-        // An absolute-form target whose host no Node line parses (Node 24 came to parse
-        // http://xn--/..., which Node 20 refuses, and routed it as /v1/order).
-        const req = request({ host: '127.0.0.1', port, method: 'GET', path: 'http://[::1/v1/order' }, (res) => {
-          let body = '';
-          res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-          res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), body }));
-        });
-        req.on('error', reject).end();
-      });
+      // An absolute-form target whose host no Node line parses (Node 24 came to parse
+      // http://xn--/..., which Node 20 refuses, and routed it as /v1/order).
+      const answer = await nodeGet(server.url, 'http://[::1/v1/order');
       expect(answer.status).toBe(404);
       expect(answer.type).toMatch(/^application\/json/);
       expect(JSON.parse(answer.body)).toMatchObject({ success: false, errors: [] });
