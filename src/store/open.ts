@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { EmbeddedStorage, writeWarnings } from './embedded/index.js';
 import { cannotReachDatabase, databaseErrorCode, PostgresStorage, type PostgresOptions } from './postgres/index.js';
-import { formatDuration } from '../shared/index.js';
+import { backgroundFailures, formatDuration, Unavailable } from '../shared/index.js';
 import type { Storage } from './port.js';
 import type { StoreFileSystem } from './embedded/index.js';
 
@@ -49,6 +49,25 @@ async function openPostgres(options: PostgresOptions, waitMs: number, logger: Lo
 }
 
 /**
+ * Logs the errors of the database's connections that no statement was waiting on (an idle
+ * pooled connection, a LISTEN connection). One the database's absence explains (a stop, a
+ * restart, a network gone) is expected in an outage, which health already shows, and the
+ * connection is made again when next needed: a warning without a stack, the first at once and
+ * the rest of the minute counted in one more. Any other is an error with its stack.
+ */
+export function connectionErrors(logger: Logger): (error: unknown) => void {
+  const failed = backgroundFailures(logger);
+  return (error) => {
+    if (!cannotReachDatabase(error)) {
+      logger.error({ err: error }, 'database connection failed');
+      return;
+    }
+    const reason = `${databaseErrorCode(error) ?? 'no connection'}: ${error instanceof Error ? error.message : String(error)}`;
+    failed('database connection', new Unavailable(reason), 'a connection was dropped (it is made again when needed)');
+  };
+}
+
+/**
  * Opens the storage the options name: PostgreSQL with `--database-url`, else the
  * embedded store on `--data` (a file, or `:memory:`).
  */
@@ -57,7 +76,7 @@ export function openStorage(options: StorageOptions, logger: Logger, fileSystem?
     const postgres: PostgresOptions = {
       url: options.databaseUrl,
       requestLogSize: options.journalSize,
-      onError: (error) => logger.error({ err: error }, 'database connection failed'),
+      onError: connectionErrors(logger),
     };
     return openPostgres(postgres, options.databaseWait ?? 0, logger);
   }

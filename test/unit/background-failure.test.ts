@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { backgroundFailures, Unavailable } from '../../src/shared/index.js';
+import { connectionErrors } from '../../src/store/open.js';
 
 const unavailable = () => new Unavailable('The sandbox cannot save changes right now (the database: ECONNREFUSED); nothing was saved. Retry shortly.');
 
@@ -35,5 +36,20 @@ describe('background failures', () => {
     for (let i = 0; i < 3; i += 1) failed('request journal', new TypeError('a bug'), 'requests were not journaled');
     expect(lines).toHaveLength(3);
     expect(lines.every((l) => l.level === 50 && l.msg === 'request journal failed' && l.err?.stack?.includes('TypeError: a bug'))).toBe(true);
+  });
+
+  it("warns once, without a stack, of a database connection an outage dropped, and still logs any other connection error as an error", () => {
+    const { lines, logger } = logged();
+    const onError = connectionErrors(logger);
+    const shutdown = Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+    for (let i = 0; i < 5; i += 1) onError(shutdown);
+    onError(Object.assign(new Error('password authentication failed for user "sandbox"'), { code: '28P01' }));
+    expect(lines.map((l) => [l.level, l.msg])).toEqual([
+      [40, 'database connection: a connection was dropped (it is made again when needed), the store being unavailable'],
+      [50, 'database connection failed'],
+    ]);
+    expect(lines[0]).toMatchObject({ error: '57P01: terminating connection due to administrator command' });
+    expect(lines[0]!.err).toBeUndefined();
+    expect(lines[1]!.err?.stack).toContain('password authentication failed');
   });
 });
