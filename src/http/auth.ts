@@ -1,4 +1,6 @@
+import type { IncomingMessage } from 'node:http';
 import type { Caller, ClientRegistry } from '../clients/index.js';
+import { domainMessages } from '../shared/index.js';
 import { ApiError, messages } from './errors.js';
 
 const challenge = (error?: string) => ({ 'WWW-Authenticate': error ? `Bearer error="${error}"` : 'Bearer' });
@@ -13,6 +15,19 @@ export function authenticate(registry: ClientRegistry, header: string | undefine
   const caller = registry.callerOf(token);
   if (!caller) throw new ApiError(401, messages.unknownToken, [{ field: 'header.authorization', message: 'unknown token' }], challenge('invalid_token'));
   return caller;
+}
+
+/**
+ * The request's Authorization header, checked to be given once. Node keeps the first of two
+ * and drops the other: of two tokens one would be taken without a word. Two are a 401, as a
+ * malformed header is (every secured operation documents it).
+ */
+export function soleAuthorization(req: IncomingMessage): string | undefined {
+  const raw = req.rawHeaders; // name, value, name, value, ...
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization') n += 1;
+  if (n > 1) throw new ApiError(401, messages.twoAuthorizations, [{ field: 'header.authorization', message: domainMessages.givenOnce }], challenge('invalid_request'));
+  return req.headers.authorization;
 }
 
 /** Whether an Authorization header names a token of this sandbox (a client's or an admin's), without the 401. */

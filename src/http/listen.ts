@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type RawData } from 'ws';
 import type { ClientRegistry } from '../clients/index.js';
 import { listenRequest, type ListenerRelay, type Listeners, type RelayedAttempt, type RelayResult } from '../webhooks/index.js';
-import { authenticate } from './auth.js';
+import { authenticate, soleAuthorization } from './auth.js';
 import { checkHandshake, checkNotSuperseded, CLOSE, Connection, keyOf, sessionOf, LISTEN_ANSWER_MARGIN_MS, refuse, type Asked, type Signal, CLOSE_GRACE_MS, HANDOFF_CUT, HANDOFF_TAKEN_MS, HANDOFF_TAKE_WITHIN_MS, LISTEN_CHANNEL, LISTEN_PING_MS, LISTEN_RESUME_MS, LISTEN_SEEN_MS, MAX_LISTEN_MESSAGE, WHO_MS } from './listen-protocol.js';
 import { ApiError, toApiError } from './errors.js';
 import { authorize } from './roles.js';
@@ -84,7 +84,7 @@ export class ListenServer implements ListenerRelay {
     const listeners = this.listeners;
     if (this.closed || !listeners) throw new ApiError(503, 'The sandbox is stopping: it takes no new listeners. Retry once it has started again.', [], { 'Retry-After': '1' });
     const { registry } = this.deps;
-    const caller = authenticate(registry, req.headers.authorization);
+    const caller = authenticate(registry, soleAuthorization(req));
     // A listen session is a write: a read_only token gets the 403 every write gets.
     const client = authorize(registry, { method: 'POST', definition: {} }, caller, req.headers as Record<string, unknown>)!;
     // --rate-limit counts a listen request as it counts any other of the client's, before any work.

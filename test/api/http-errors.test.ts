@@ -158,7 +158,7 @@ describe('an Expect header other than 100-continue (a real server)', () => {
 });
 
 describe('two Authorization headers (a real server)', () => {
-  it('answers 401 naming header.authorization instead of acting as the first token, and one header still works', async () => {
+  it('answers 401 naming header.authorization instead of acting as the first token, also on a listen upgrade, and one header still works', async () => {
     const server = await createSandbox({ clock: 'manual', tokens: ['token-a', 'token-b'] });
     try {
       // Written by hand: node's client and fetch send one header of a name.
@@ -174,6 +174,25 @@ describe('two Authorization headers (a real server)', () => {
       expect(two.status).toBe(401);
       expect(JSON.parse(two.body)).toEqual({ success: false, message: expect.stringContaining('two Authorization headers'), errors: [{ field: 'header.authorization', message: 'must be given once, as plain text' }] });
       expect((await get('Authorization: Bearer token-a\r\n')).status).toBe(200);
+
+      // The same on the WebSocket upgrade of a listen session, which no router stage sees.
+      const listen = (headers: string) =>
+        new Promise<{ status: number; body: string }>((resolve) => {
+          let answer = '';
+          const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+          const done = () => resolve({ status: Number(answer.split(' ')[1]), body: answer.slice(answer.indexOf('\r\n\r\n') + 4) });
+          socket.setEncoding('utf8').on('data', (chunk: string) => {
+            answer += chunk;
+            if (answer.startsWith('HTTP/1.1 101') && answer.includes('\r\n\r\n')) socket.destroy();
+          });
+          socket.once('close', done);
+          const handshake = 'Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n';
+          socket.write(`GET /__sandbox/listen?name=laptop HTTP/1.1\r\nHost: x\r\n${headers}${handshake}\r\n`);
+        });
+      const twoOnListen = await listen('Authorization: Bearer token-a\r\nauthorization: Bearer token-b\r\n');
+      expect(twoOnListen.status).toBe(401);
+      expect(JSON.parse(twoOnListen.body)).toMatchObject({ success: false, errors: [{ field: 'header.authorization', message: 'must be given once, as plain text' }] });
+      expect((await listen('Authorization: Bearer token-a\r\n')).status).toBe(101);
     } finally {
       await server.close();
     }
