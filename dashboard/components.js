@@ -22,6 +22,9 @@ export function Result({ result }) {
  * Runs `load` now and every `ms` while the view is shown; `deps` restart it. Data loaded
  * for other deps (a page or filter the reader has left) is not shown as the new one's.
  * `refresh` values restart it too, keeping what is shown until the new data comes.
+ * A tab in the background asks for nothing, and loads at once when shown again; a load
+ * that took long (a large store) waits four times its length before the next, so one tab
+ * keeps the sandbox busy a fifth of the time at most.
  */
 export function usePoll(load, deps, ms = 2500, refresh = []) {
   const key = JSON.stringify(deps);
@@ -32,19 +35,30 @@ export function usePoll(load, deps, ms = 2500, refresh = []) {
     // the deps change must neither show its data nor poll again under the old deps.
     let alive = true;
     let timer;
+    let running = false;
     const run = async () => {
+      timer = undefined;
+      if (document.hidden) return; // `shown` runs it again
+      running = true;
+      const started = performance.now();
       try {
         const data = await load();
         if (alive) setState({ key, data, error: null, loading: false });
       } catch (error) {
         if (alive) setState((s) => ({ key, data: s.key === key ? s.data : null, error, loading: false }));
       }
-      if (alive) timer = setTimeout(run, ms);
+      running = false;
+      if (alive) timer = setTimeout(run, Math.max(ms, 4 * (performance.now() - started)));
     };
+    const shown = () => {
+      if (alive && !document.hidden && !running && timer === undefined) run();
+    };
+    document.addEventListener('visibilitychange', shown);
     run();
     return () => {
       alive = false;
       clearTimeout(timer);
+      document.removeEventListener('visibilitychange', shown);
     };
   }, [...deps, ...refresh, tick]);
   const current = state.key === key;

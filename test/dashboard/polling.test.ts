@@ -53,4 +53,54 @@ describe.skipIf(!hasChromium)('/dashboard polling in headless Chromium', () => {
     await sleep(3 * 2500); // three poll intervals
     expect(firstPage.length).toBe(settled);
   });
+
+  it('asks for nothing while the tab is in the background, and loads at once when it is shown again', async () => {
+    const tab = await (await browser.newContext()).newPage();
+    tab.setDefaultTimeout(10_000);
+    try {
+      await signIn(tab, sandbox.url, TOKEN);
+      await tab.getByText('Page 1 of 2').waitFor();
+      const asked: number[] = [];
+      tab.on('request', (req) => void (req.url().includes('/__sandbox/orders?') && asked.push(Date.now())));
+      await setHidden(tab, true);
+      await sleep(SLOW_MS); // a load in flight as it was hidden answers
+      const settled = asked.length;
+      await sleep(3 * 2500); // three poll intervals
+      expect(asked.length).toBe(settled);
+      const shownAt = Date.now();
+      await setHidden(tab, false);
+      await expect.poll(() => asked.length, { timeout: 1_000, interval: 50 }).toBeGreaterThan(settled);
+      expect(asked.at(-1)! - shownAt).toBeLessThan(1_000);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('waits four times a slow load\'s length before asking again', async () => {
+    const tab = await (await browser.newContext()).newPage();
+    tab.setDefaultTimeout(10_000);
+    try {
+      await signIn(tab, sandbox.url, TOKEN);
+      await tab.getByText('Page 1 of 2').waitFor();
+      const asked: number[] = [];
+      await tab.route('**/__sandbox/orders?*', async (route) => {
+        asked.push(Date.now());
+        await sleep(SLOW_MS);
+        await route.continue();
+      });
+      await expect.poll(() => asked.length, { timeout: 15_000, interval: 200 }).toBeGreaterThanOrEqual(2);
+      // A load of SLOW_MS, then four times that before the next: not SLOW_MS plus the usual 2.5 s.
+      expect(asked[1]! - asked[0]!).toBeGreaterThanOrEqual(SLOW_MS + 4 * SLOW_MS - 500);
+    } finally {
+      await tab.close();
+    }
+  }, 30_000);
 });
+
+/** Puts the tab in the background (or back), as the browser tells a page of it. */
+function setHidden(tab: Page, hidden: boolean): Promise<void> {
+  return tab.evaluate((h) => {
+    Object.defineProperty(document, 'hidden', { value: h, configurable: true });
+    document.dispatchEvent(new Event('visibilitychange'));
+  }, hidden);
+}
