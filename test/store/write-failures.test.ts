@@ -99,6 +99,26 @@ describe('JournaledFile when the disk fails', () => {
     await store.close();
   });
 
+  it('on a disk all but full, stays not writable while short lines go through and longer ones fail, until a line as long is written', async () => {
+    const fs = new FaultyFileSystem();
+    const store = await JournaledFile.open({ path: path(), fileSystem: fs });
+    fs.failingAbove = 100;
+    store.put('orders', '1', order(1)); // a line of about 250 bytes
+    expect(() => store.commit()).toThrow(StoreUnavailable);
+    store.put('meta', 'clock', 1); // a short line, such as a clock's save
+    store.commit();
+    expect(store.get('meta', 'clock')).toBe(1);
+    expect(store.health()).toMatchObject({ writable: false, code: 'ENOSPC' });
+    fs.failingAbove = undefined;
+    store.put('meta', 'clock', 2);
+    store.commit();
+    expect(store.health()).toMatchObject({ writable: false, code: 'ENOSPC' });
+    store.put('orders', '1', order(1));
+    store.commit();
+    expect(store.health()).toEqual({ writable: true });
+    await store.close();
+  });
+
   it('keeps exactly the acknowledged records when the disk fills and frees under load, across a crash (SIGKILL-style reopen)', async () => {
     const fs = new FaultyFileSystem();
     const store = await JournaledFile.open({ path: path(), fileSystem: fs, segmentBytes: 4_096 });

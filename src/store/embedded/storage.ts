@@ -146,7 +146,7 @@ export class EmbeddedStorage implements Storage {
     this.listeners.push(listener);
   }
 
-  /** The store's own health: not writable from a failed journal append until one succeeds. */
+  /** The store's own health: not writable from a failed journal append until one succeeds (see JournaledFile.health). */
   health(): StorageHealth {
     const store = this.store.health();
     return {

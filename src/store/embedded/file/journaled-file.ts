@@ -13,6 +13,8 @@ import { emptyData } from './schema.js';
 import { DataFileError, StoreUnavailable, type JournalOp, type JournaledFileData, type JournaledFileHealth, type RecordFormats, type StoreFileSystem } from './types.js';
 
 const MiB = 2 ** 20;
+/** The errno codes of a disk or quota out of space. */
+const OUT_OF_SPACE = new Set(['ENOSPC', 'EDQUOT', 'EFBIG']);
 
 export interface JournaledFileOptions {
   /** A file path, or `:memory:` to keep nothing (and take no lock). */
@@ -91,6 +93,12 @@ export interface JournaledFileOptions {
  */
 export class JournaledFile extends CheckpointedRecords<JournaledFileOptions> {
   private failure: { code: string; error: string; since: number } | undefined;
+  /**
+   * While the disk is out of space: the shortest journal line that failed. A disk all but
+   * full still takes short lines (a clock's save), so only a line as long ends the failure,
+   * or health would say ok between two commits that fail.
+   */
+  private failedBytes = 0;
   /** Whom the lock named when it was found lost (undefined: no one, or unreadable). */
   private lostTo: LockHolder | undefined;
   private lostWhy: LockLoss = 'taken';
@@ -167,7 +175,8 @@ export class JournaledFile extends CheckpointedRecords<JournaledFileOptions> {
 
   /**
    * Whether commits can be saved. Not writable from a failed journal append until the
-   * next one that succeeds; `checkpointError` while checkpoints fail.
+   * next one that succeeds (out of space: one at least as long as the shortest that
+   * failed); `checkpointError` while checkpoints fail.
    */
   health(): JournaledFileHealth {
     return {
@@ -193,6 +202,7 @@ export class JournaledFile extends CheckpointedRecords<JournaledFileOptions> {
       this.rollBack();
       throw new StoreUnavailable(this.lockLost ? LOCK_LOST : 'ECLOSED');
     }
+    let bytes = 0;
     try {
       const ops: JournalOp[] = [];
       for (const { op, before, after } of this.pending.values()) {
@@ -205,6 +215,7 @@ export class JournaledFile extends CheckpointedRecords<JournaledFileOptions> {
       }
       this.line.add(JSON.stringify(ops));
       this.line.add('\n');
+      bytes = this.line.length;
       this.journal.append(this.line.take());
     } catch (error) {
       // A line not finished must not begin the next one.
@@ -212,12 +223,14 @@ export class JournaledFile extends CheckpointedRecords<JournaledFileOptions> {
       this.rollBack();
       const code = errnoOf(error);
       this.failure ??= { code, error: describeError(error), since: Date.now() };
+      if (OUT_OF_SPACE.has(code) && bytes > 0) this.failedBytes = this.failedBytes === 0 ? bytes : Math.min(this.failedBytes, bytes);
       this.options.onWriteFailed?.(error as Error);
       throw new StoreUnavailable(code, { cause: error });
     }
     this.pending.clear();
-    if (this.failure !== undefined) {
+    if (this.failure !== undefined && bytes >= this.failedBytes) {
       this.failure = undefined;
+      this.failedBytes = 0;
       this.options.onWriteResumed?.();
     }
     if (this.shouldCheckpoint()) void this.checkpoint();

@@ -86,7 +86,7 @@ export class StoreUnavailable extends Error {
 
 /** What `JournaledFile.health()` reports. */
 export interface JournaledFileHealth {
-  /** False while journal appends fail: commits throw StoreUnavailable until one succeeds. */
+  /** False from a failed journal append until one succeeds (out of space: one as long as the shortest that failed). */
   writable: boolean;
   /** While not writable: the errno code of the failure that started it, e.g. `ENOSPC`. */
   code?: string;
