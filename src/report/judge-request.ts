@@ -4,7 +4,11 @@ import { Draft } from './draft.js';
 import type { Observed } from './observed.js';
 import { headerOf, retryAfterMs } from './retry-after.js';
 
-/** Reads of an AWB closer together than this (sandbox time) after a 404 are polling it again at once. */
+/**
+ * Reads of an AWB closer together than this after a 404 are polling it again at once: real
+ * time, as the client's timers run on it (a fast clock does not make a tight loop a wait),
+ * and on a manual clock the test's advance too, as for Retry-After.
+ */
 export const POLL_AGAIN_MS = 1000;
 /** Slack on Retry-After for clocks and timers (real ms). */
 const RETRY_AFTER_SLACK_MS = 100;
@@ -134,8 +138,11 @@ async function judgeTracking(judging: Judging, clientId: string, { served, finge
   const polled = state.marks[`404:${awb}`];
   if (polled) {
     draft.mark(`404:${awb}`, null);
-    const soon = served.arrivedAt - polled.at < POLL_AGAIN_MS;
-    draft.note('error.tracking-404', soon ? 'missed' : 'handled', soon ? `read again ${served.arrivedAt - polled.at} ms of sandbox time after its 404: ${what}` : `read again once time moved on: ${what}`);
+    const real = Math.round(here.wall - polled.wall);
+    const sandbox = served.arrivedAt - polled.at;
+    const waited = real >= POLL_AGAIN_MS - RETRY_AFTER_SLACK_MS || (judging.manualClock && sandbox >= POLL_AGAIN_MS);
+    const after = judging.manualClock ? `${real} ms (${sandbox} ms of the manual clock)` : `${real} ms`;
+    draft.note('error.tracking-404', waited ? 'handled' : 'missed', waited ? `read again ${after} after its 404: ${what}` : `read again ${after} after its 404, polling it: ${what}`);
   }
   if (served.status === 400) {
     draft.note('error.tracking-400', 'exercised', what);

@@ -118,6 +118,32 @@ describe('Retry-After', () => {
   });
 });
 
+describe('a tracking 404 read again', () => {
+  /** An order with its AWB, read once: 404, as before the pick-up scan. */
+  async function read404(s: TestSandbox): Promise<string> {
+    const orderNo = (await create(s, 'POLL')).body.order_numbers[0] as string;
+    const { awb } = (await s.call('POST', `/__sandbox/orders/${orderNo}/awb`)).body;
+    expect((await s.call('GET', `/v1/order/tracking/${awb}`)).status).toBe(404);
+    return awb as string;
+  }
+
+  it('on a real clock counts real time only: a fast clock does not make a tight loop a wait', async () => {
+    sandbox = await testSandbox({ clock: 'real', speed: 3600 });
+    const awb = await read404(sandbox);
+    await new Promise((r) => setTimeout(r, 50)); // three minutes of sandbox time
+    await sandbox.call('GET', `/v1/order/tracking/${awb}`);
+    expect(await item(sandbox, 'error.tracking-404')).toMatchObject({ status: 'not_handled', detail: expect.stringMatching(/^Missed 1 of/) });
+  });
+
+  it('on a manual clock counts a second of real time as the wait too, not only an advance', async () => {
+    sandbox = await testSandbox();
+    const awb = await read404(sandbox);
+    await new Promise((r) => setTimeout(r, 1_100));
+    await sandbox.call('GET', `/v1/order/tracking/${awb}`);
+    expect(await item(sandbox, 'error.tracking-404')).toMatchObject({ status: 'handled' });
+  });
+});
+
 describe('hostile text in what the report keeps', () => {
   // PostgreSQL's text holds neither a NUL nor half a surrogate pair: the report's rows take U+FFFD there, as orders do, instead of a 500.
   it.each(['a\u0000b', '\ud800', '\udc00x'])('starts a run named %j and shows it in the report, on every store', async (name) => {
