@@ -19,7 +19,8 @@ export function judgeAttempt(delivery: Delivery, attempt: Attempt, at: number): 
     return draft;
   }
   draft.judge('webhook.awb-acknowledged', ok ? true : undefined, what);
-  const failedBefore = delivery.attempts.some((a) => a.chaos !== 'duplicate' && !isSuccess(a.status_code));
+  // The client's own failure: a refusal of a forged attempt (bad_signature) is what it should do, not a failure.
+  const failedBefore = delivery.attempts.some((a) => a.chaos !== 'duplicate' && a.chaos !== 'bad_signature' && !isSuccess(a.status_code));
   if (attempt.trigger === 'schedule' && failedBefore) draft.judge('webhook.retry-acknowledged', ok ? true : undefined, what);
   return draft;
 }

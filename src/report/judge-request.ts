@@ -93,7 +93,7 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
 
   const { fault } = kept;
   // Any 503 asks for the request again: a fault rule's, a Prefer: code=503, a store that cannot write (only a rule's Retry-After is known here).
-  const faultKind = served.status === 503 && (fault === undefined || fault.type === 'status') ? '503-retried' : (fault?.type === 'hang' || fault?.type === 'latency') && served.aborted ? 'timeout' : fault?.type === 'reset' ? 'dropped' : undefined;
+  const faultKind = served.status === 503 && (fault === undefined || fault.type === 'status') ? '503-retried' : (fault?.type === 'hang' || fault?.type === 'latency' || fault?.type === 'dribble') && served.aborted ? 'timeout' : fault?.type === 'reset' ? 'dropped' : undefined;
   if (faultKind) {
     draft.note(`fault.${faultKind}`, 'exercised', what);
     const wait = fault?.type === 'status' ? retryAfterMs(headerOf(fault.headers, 'retry-after'), wall) : null;

@@ -65,7 +65,7 @@ export class ReportObserver {
   readonly request = (served: ServedRequest): void => {
     const client = served.input.client;
     if (!client || !byTheClient(served)) return;
-    const wall = Date.now() - served.durationMs;
+    const wall = Math.round(Date.now() - served.durationMs);
     const kept = observed(served);
     const { operationId } = served.input.operation;
     const status = served.status;

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { createSandbox } from '../../src/index.js';
 import { createRequest } from '../support/orders.js';
 import { testSandbox, TOKEN_A, type TestSandbox } from '../support/sandbox.js';
 
@@ -141,6 +142,23 @@ describe('a tracking 404 read again', () => {
     await new Promise((r) => setTimeout(r, 1_100));
     await sandbox.call('GET', `/v1/order/tracking/${awb}`);
     expect(await item(sandbox, 'error.tracking-404')).toMatchObject({ status: 'handled' });
+  });
+});
+
+describe('a timeout', () => {
+  it('counts a tracking read the client gave up on while its answer was dribbled, and its read again as the retry', async () => {
+    const server = await createSandbox({ port: 0, clock: 'manual', logLevel: 'silent', tokens: ['token-d'] });
+    try {
+      const call = (method: string, path: string, body?: unknown, signal?: AbortSignal) =>
+        fetch(`${server.url}${path}`, { method, headers: { authorization: 'Bearer token-d', 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body), signal });
+      const magic = ((await (await call('GET', '/__sandbox/scenarios')).json()) as Array<{ name: string; magic_awb: string }>).find((s) => s.name === 'delivered')!.magic_awb;
+      await call('POST', '/__sandbox/faults', { match: { operation_id: 'trackOrder' }, action: { type: 'dribble', bytes_per_second: 20 }, times: 1 });
+      await expect(call('GET', `/v1/order/tracking/${magic}`, undefined, AbortSignal.timeout(300)).then((r) => r.text())).rejects.toThrow();
+      expect((await call('GET', `/v1/order/tracking/${magic}`)).status).toBe(200);
+      await expect.poll(async () => ((await (await call('GET', '/__sandbox/report')).json()) as { items: Array<{ id: string; status: string }> }).items.find((i) => i.id === 'fault.timeout')?.status).toBe('handled');
+    } finally {
+      await server.close();
+    }
   });
 });
 

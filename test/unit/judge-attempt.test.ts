@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import type { Attempt, Delivery } from '../../src/records/index.js';
+import { judgeAttempt } from '../../src/report/judge-attempt.js';
+
+const attempt = (n: number, status: number, extra: Partial<Attempt> = {}): Attempt => ({
+  n,
+  at: 0,
+  trigger: n === 1 ? 'initial' : 'schedule',
+  chaos: null,
+  url: 'http://127.0.0.1:9/hooks',
+  webhook_timestamp: 0,
+  status_code: status,
+  duration_ms: 3,
+  error: null,
+  response_body: '',
+  ...extra,
+} as Attempt);
+
+const delivery = (attempts: Attempt[]): Delivery => ({
+  id: 'msg_1',
+  seq: 1,
+  client_id: 'acme',
+  event: 'awb.generated',
+  order_no: '1',
+  body: '{}',
+  chaos: ['bad_signature'],
+  status: 'pending',
+  created_at: 0,
+  next_attempt_at: null,
+  last_error: null,
+  attempts,
+});
+
+const items = (d: Delivery, a: Attempt) => judgeAttempt(d, a, 0).change.events.map((e) => `${e.item}:${e.outcome}`);
+
+describe('judging a webhook attempt', () => {
+  it("does not take the refusal of a forged attempt (bad_signature) for the client's failure: its retry is no retry after a failure", () => {
+    const refused = attempt(1, 401, { chaos: 'bad_signature' });
+    expect(items(delivery([]), refused)).toEqual(['webhook.bad-signature:exercised', 'webhook.bad-signature:handled']);
+    expect(items(delivery([refused]), attempt(2, 200))).toEqual(['webhook.awb-acknowledged:exercised', 'webhook.awb-acknowledged:handled']);
+  });
+
+  it('counts the acknowledged retry of an attempt the receiver failed', () => {
+    expect(items(delivery([attempt(1, 500)]), attempt(2, 200))).toContain('webhook.retry-acknowledged:handled');
+  });
+});
