@@ -46,6 +46,18 @@ function gradeCheck(item: CatalogueItem, state: ReportView): Pick<GradedItem, 's
   return { status: 'not_handled', exercised: 1, handled: 0, missed: 1, detail: `Failed${at}: expected ${result.expected}, got ${result.got}.` };
 }
 
+/**
+ * How many requests that met the item's fault still wait for their retry (see judgeRequest's
+ * retry marks): each is missed, for the report as it stands; its retry, when it comes, is judged then.
+ */
+function waitingRetries(state: ReportView, id: string): number {
+  if (!id.startsWith('fault.')) return 0;
+  const kind = id.slice('fault.'.length);
+  let n = 0;
+  for (const key in state.marks) if (key.startsWith('retry:') && state.marks[key]!.detail.kind === kind) n += 1;
+  return n;
+}
+
 /** One item's status from its counts: any miss is not handled; a handled without a miss is handled. */
 function gradeItem(item: CatalogueItem, state: ReportView): GradedItem {
   if (item.graded && item.id.startsWith(CHECK_PREFIX)) {
@@ -53,12 +65,13 @@ function gradeItem(item: CatalogueItem, state: ReportView): GradedItem {
   }
   const exercised = countOf(state, item.id, 'exercised');
   const handled = countOf(state, item.id, 'handled');
-  const missed = countOf(state, item.id, 'missed');
+  const waiting = waitingRetries(state, item.id);
+  const missed = countOf(state, item.id, 'missed') + waiting;
   let status: ItemStatus;
   let detail: string;
   if (!item.graded) [status, detail] = ['not_graded', 'The sandbox cannot observe this.'];
   else if (exercised === 0) [status, detail] = ['not_exercised', `Not exercised: ${item.exercised}`];
-  else if (missed > 0) [status, detail] = ['not_handled', `Missed ${missed} of ${exercised} time(s): wanted ${item.handled}`];
+  else if (missed > 0) [status, detail] = ['not_handled', `Missed ${missed} of ${exercised} time(s)${waiting > 0 ? ` (${waiting} not sent again)` : ''}: wanted ${item.handled}`];
   else if (handled > 0) [status, detail] = ['handled', `Handled (${handled} of ${exercised}).`];
   else [status, detail] = ['not_handled', `Exercised ${exercised} time(s), but the handling was not seen: ${item.handled}`];
   return { id: item.id, title: item.title, status, graded: item.graded, sandbox_choice: item.sandbox_choice, exercised, handled, missed, detail, source: item.source, criteria: { exercised: item.exercised, handled: item.handled } };

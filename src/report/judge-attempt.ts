@@ -1,11 +1,11 @@
-import type { Attempt, Delivery } from '../records/index.js';
+import type { Attempt, Delivery, ReportView } from '../records/index.js';
 import { Draft } from './draft.js';
 
 const isSuccess = (status: number | null): boolean => status !== null && status >= 200 && status < 300;
 const isClientError = (status: number | null): boolean => status !== null && status >= 400 && status < 500;
 
-/** What one webhook attempt shows of the client's receiver. */
-export function judgeAttempt(delivery: Delivery, attempt: Attempt, at: number): Draft {
+/** What one webhook attempt shows of the client's receiver (and, acknowledged, of a create the client gave up on). */
+export function judgeAttempt(delivery: Delivery, attempt: Attempt, at: number, state?: ReportView): Draft {
   const draft = new Draft(at);
   const what = `${delivery.id} attempt ${delivery.attempts.length + 1}${attempt.chaos ? ` (${attempt.chaos})` : ''} → ${attempt.status_code ?? attempt.error}`;
   const ok = isSuccess(attempt.status_code);
@@ -19,8 +19,35 @@ export function judgeAttempt(delivery: Delivery, attempt: Attempt, at: number): 
     return draft;
   }
   draft.judge('webhook.awb-acknowledged', ok ? true : undefined, what);
+  if (ok && state) heardOfCreate(draft, delivery, state);
   // The client's own failure: a refusal of a forged attempt (bad_signature) is what it should do, not a failure.
   const failedBefore = delivery.attempts.some((a) => a.chaos !== 'duplicate' && a.chaos !== 'bad_signature' && !isSuccess(a.status_code));
   if (attempt.trigger === 'schedule' && failedBefore) draft.judge('webhook.retry-acknowledged', ok ? true : undefined, what);
   return draft;
 }
+
+/**
+ * A create the client gave up on that the sandbox carried out anyway (a latency, a dribble, a
+ * reset after a delay) waits for its retry; a client that did not send it again but learned of
+ * its order from the AWB webhook handled it (sending it again makes a duplicate shipment).
+ */
+function heardOfCreate(draft: Draft, delivery: Delivery, state: ReportView): void {
+  let code: unknown;
+  for (const key in state.marks) {
+    const mark = state.marks[key]!;
+    if (mark.detail.ran !== 1 || !key.startsWith('retry:createOrder:') || typeof mark.detail.codes !== 'string') continue;
+    code ??= orderCodeOf(delivery.body);
+    if (typeof code !== 'string' || !mark.detail.codes.split('\n').includes(code)) continue;
+    draft.mark(key, null);
+    draft.note(`fault.${String(mark.detail.kind)}`, 'handled', `not sent again: the create it gave up on was carried out, and the AWB webhook of its order ${delivery.order_no ?? ''} (${code}) was acknowledged`);
+    return;
+  }
+}
+
+const orderCodeOf = (body: string): unknown => {
+  try {
+    return (JSON.parse(body) as { order_code?: unknown }).order_code;
+  } catch {
+    return undefined;
+  }
+};

@@ -43,12 +43,31 @@ interface MetFault {
   retryAfterMs: unknown;
   at: number;
   wall: number;
+  /** 1 when the operation ran although the client gave up (a create then exists: sending it again makes a duplicate). */
+  ran?: unknown;
 }
+
+/** The mark of a request that met a fault and waits for its retry: one per request (path and body), so each is judged on its own. */
+export const retryKey = (op: string, print: string): string => `retry:${op}:${print}`;
+/** The mark of a refused request (a 400 or 403): the same request sent again later, whatever came between, is sent again unchanged. */
+const refusedKey = (op: string, print: string): string => `refused:${op}:${print}`;
+/** The mark of the latest Retry-After an operation answered: until it ends, the operation's requests are hammering. */
+const windowKey = (op: string): string => `window:${op}`;
+/** Faults after which the operation still ran (see the fault rules' table): a create the client gave up on was made. */
+const RUNS_ANYWAY = new Set(['latency', 'dribble']);
+const ranAnyway = (fault: Observed['fault']): boolean => fault !== undefined && (RUNS_ANYWAY.has(fault.type) || (fault.type === 'reset' && typeof (fault as { after_ms?: unknown }).after_ms === 'number'));
+/** The order codes a create's mark keeps, for its AWB webhooks to be told by (see judgeAttempt). */
+const MAX_CODES = 10;
 
 /** Notes the retry of a request that met a fault, and whether it waited what Retry-After said. */
 function noteRetry(judging: Judging, draft: Draft, fault: MetFault, retry: Judged): void {
   const { served } = retry.kept;
   const what = describe(served);
+  // A create the sandbox carried out although the client gave up on it: sent again, it is a second shipment.
+  if (fault.ran === 1 && served.input.operation.operationId === 'createOrder' && served.status === 201) {
+    draft.note(`fault.${fault.kind}`, 'missed', `sent again although the create it gave up on had been carried out: a duplicate shipment (${what})`);
+    return;
+  }
   draft.note(`fault.${fault.kind}`, 'handled', `retried: ${what}`);
   const wait = fault.retryAfterMs;
   if (typeof wait !== 'number') return;
@@ -56,6 +75,16 @@ function noteRetry(judging: Judging, draft: Draft, fault: MetFault, retry: Judge
   const waited = waitedReal || (judging.manualClock && served.arrivedAt - fault.at >= wait);
   const sandboxTime = judging.manualClock && !waitedReal ? `, ${served.arrivedAt - fault.at} ms of the manual clock` : '';
   draft.judge('fault.retry-after', waited, `retried after ${retry.wall - fault.wall} ms${sandboxTime} (Retry-After ${wait} ms): ${what}`);
+}
+
+/** A request of an operation whose Retry-After has not ended, other than the retry itself, is hammering it: one miss per Retry-After. */
+function noteHammering(judging: Judging, draft: Draft, state: ReportView, op: string, kept: Observed, wall: number, what: string): void {
+  const window = state.marks[windowKey(op)];
+  if (!window || window.detail.fingerprint === kept.fingerprint()) return;
+  const wait = Number(window.detail.retry_after_ms);
+  const over = wall - window.wall >= wait - RETRY_AFTER_SLACK_MS || (judging.manualClock && kept.served.arrivedAt - window.at >= wait);
+  draft.mark(windowKey(op), null);
+  if (!over) draft.judge('fault.retry-after', false, `another request of the operation sent ${wall - window.wall} ms into a Retry-After of ${wait} ms: ${what}`);
 }
 
 /** A request as its events name it: method, path (cut at 200 characters: every event keeps its note) and answer. */
@@ -77,38 +106,49 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   const what = describe(served);
 
   // What the client did next, after an answer that asked something of it. A retry is the
-  // same request again (path and body): another request of the operation leaves the one
-  // that met the fault waiting for its retry.
-  const retry = state.marks[`retry:${op}`];
-  if (retry && (retry.detail.fingerprint === undefined || retry.detail.fingerprint === kept.fingerprint())) {
-    draft.mark(`retry:${op}`, null);
-    noteRetry(judging, draft, { kind: String(retry.detail.kind), retryAfterMs: retry.detail.retry_after_ms, at: retry.at, wall: retry.wall }, { kept, wall });
+  // same request again (path and body); another request of the operation leaves the one
+  // that met the fault waiting for its retry (a report still waiting counts it missed, see grade).
+  const print = kept.fingerprint();
+  // A report written before retries were marked per request has one mark per operation.
+  const legacy = state.marks[`retry:${op}`]?.detail.fingerprint === print ? `retry:${op}` : undefined;
+  const retryAt = state.marks[retryKey(op, print)] ? retryKey(op, print) : legacy;
+  const retryMark = retryAt === undefined ? undefined : state.marks[retryAt];
+  if (retryAt && retryMark) {
+    draft.mark(retryAt, null);
+    noteRetry(judging, draft, { kind: String(retryMark.detail.kind), retryAfterMs: retryMark.detail.retry_after_ms, at: retryMark.at, wall: retryMark.wall, ran: retryMark.detail.ran }, { kept, wall });
   }
+  const window = state.marks[windowKey(op)];
+  if (window?.detail.fingerprint === print) draft.mark(windowKey(op), null);
+  else if (window && wall >= window.wall) noteHammering(judging, draft, state, op, kept, wall, what);
   const error = state.marks[`error:${op}`];
   if (error) {
     draft.mark(`error:${op}`, null);
-    const same = error.detail.fingerprint === kept.fingerprint();
-    draft.note(String(error.detail.item), same ? 'missed' : 'handled', same ? `sent again unchanged: ${what}` : `changed before sending again: ${what}`);
+    if (error.detail.fingerprint !== print) draft.note(String(error.detail.item), 'handled', `changed before sending again: ${what}`);
+  }
+  // A refused request sent again unchanged, next or later: missed when it is refused again; answered otherwise, the refusal was not the request's (a Prefer, a permission granted since).
+  const refused = state.marks[refusedKey(op, print)];
+  if (refused) {
+    const again = served.status === refused.detail.status;
+    if (!again) draft.mark(refusedKey(op, print), null);
+    draft.note(String(refused.detail.item), again ? 'missed' : 'handled', again ? `sent again unchanged: ${what}` : `sent again and answered ${served.status ?? 'nothing'}: the refusal was not the request's: ${what}`);
   }
 
   const { fault } = kept;
   // Any 503 asks for the request again: a fault rule's, a Prefer: code=503, a store that cannot write (only a rule's Retry-After is known here).
-  const faultKind = served.status === 503 && (fault === undefined || fault.type === 'status') ? '503-retried' : (fault?.type === 'hang' || fault?.type === 'latency' || fault?.type === 'dribble') && served.aborted ? 'timeout' : fault?.type === 'reset' ? 'dropped' : undefined;
+  const timedOut = (fault?.type === 'hang' || fault?.type === 'latency' || fault?.type === 'dribble') && served.aborted;
+  const faultKind = served.status === 503 && (fault === undefined || fault.type === 'status') ? '503-retried' : timedOut ? 'timeout' : fault?.type === 'reset' ? 'dropped' : undefined;
   if (faultKind) {
     draft.note(`fault.${faultKind}`, 'exercised', what);
     const wait = fault?.type === 'status' ? retryAfterMs(headerOf(fault.headers, 'retry-after'), wall) : null;
-    const print = kept.fingerprint();
+    const ran = op === 'createOrder' && ranAnyway(fault) ? 1 : null;
     const retried = judging.recent.find((r) => r.kept.served.seq > served.seq && r.kept.served.input.operation.operationId === op && r.kept.fingerprint() === print);
     if (retried) {
-      noteRetry(judging, draft, { kind: faultKind, retryAfterMs: wait, ...here }, retried);
+      noteRetry(judging, draft, { kind: faultKind, retryAfterMs: wait, ran, ...here }, retried);
       return draft;
     }
-    // One request of the operation waits for its retry at a time: one still waiting when another meets a fault was not retried before it.
-    const waiting = state.marks[`retry:${op}`];
-    if (waiting && draft.change.marks[`retry:${op}`] !== null && waiting.detail.fingerprint !== print) {
-      draft.note(`fault.${String(waiting.detail.kind)}`, 'missed', `not sent again before another request of the operation met a fault: ${what}`);
-    }
-    draft.mark(`retry:${op}`, { ...here, detail: { kind: faultKind, retry_after_ms: wait, fingerprint: print } });
+    const codes = ran === 1 ? orderCodes(served.input.body) : null;
+    draft.mark(retryKey(op, print), { ...here, detail: { kind: faultKind, retry_after_ms: wait, fingerprint: print, ran, codes } });
+    if (typeof wait === 'number') draft.mark(windowKey(op), { at: here.at, wall: Math.round(here.wall + served.durationMs), detail: { retry_after_ms: wait, fingerprint: print } });
     return draft;
   }
   // An answer a fault rule made up (a 201 with a body of its own, say), or a documented example a
@@ -129,6 +169,7 @@ function judgeCreate({ served, items, fingerprint: print }: Observed, draft: Dra
     const item = `error.create-${served.status}`;
     draft.note(item, 'exercised', what);
     draft.mark('error:createOrder', { ...here, detail: { item, fingerprint: print() } });
+    draft.mark(refusedKey('createOrder', print()), { ...here, detail: { item, status: served.status } });
   }
 }
 
@@ -147,6 +188,7 @@ async function judgeTracking(judging: Judging, clientId: string, { served, finge
   if (served.status === 400) {
     draft.note('error.tracking-400', 'exercised', what);
     draft.mark('error:trackOrder', { ...here, detail: { item: 'error.tracking-400', fingerprint: print() } });
+    draft.mark(refusedKey('trackOrder', print()), { ...here, detail: { item: 'error.tracking-400', status: 400 } });
     return;
   }
   if (served.status === 404) {
@@ -166,4 +208,12 @@ async function judgeTracking(judging: Judging, clientId: string, { served, finge
   if (announced.length === 0) return;
   const acknowledged = announced.some((d) => d.status === 'delivered');
   draft.judge('tracking.after-webhook', acknowledged, acknowledged ? `after the AWB webhook was acknowledged: ${what}` : `before the AWB webhook was acknowledged: ${what}`);
+}
+
+/** The order codes of a create's items (at most MAX_CODES), one a line; null when the body was not kept. */
+function orderCodes(body: unknown): string | null {
+  const items = (body as { items?: unknown } | undefined)?.items;
+  if (!Array.isArray(items)) return null;
+  const codes = items.slice(0, MAX_CODES).map((item) => (item as { order_code?: unknown })?.order_code).filter((code): code is string => typeof code === 'string');
+  return codes.length > 0 ? codes.join('\n') : null;
 }

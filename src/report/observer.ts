@@ -89,7 +89,7 @@ export class ReportObserver {
   readonly attempts: AttemptObserver = {
     made: (delivery, attempt) => {
       if (delivery.event !== 'awb.generated') return;
-      this.enqueue(delivery.client_id, { judge: async () => judgeAttempt(delivery, attempt, attempt.at) });
+      this.enqueue(delivery.client_id, { judge: async (state) => judgeAttempt(delivery, attempt, attempt.at, state) });
     },
   };
 

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSandbox } from '../../src/index.js';
 import { createRequest } from '../support/orders.js';
@@ -74,6 +76,97 @@ describe('the readiness report judges a retry as the same request sent again', (
     await fault(sandbox, { type: 'status', status: 201, body: { success: true, message: 'Data saved successfully.', batch_id: '730016604512', order_numbers: ['512345678901'] } });
     expect((await create(sandbox, 'FAKE-201')).status).toBe(201);
     expect(await item(sandbox, 'op.create-order')).toMatchObject({ status: 'not_exercised' });
+  });
+});
+
+describe('a retry, request by request', () => {
+  it('judges each create that met a 503 by its own retry: two met before either is sent again, both sent again, both handled', async () => {
+    sandbox = await testSandbox();
+    await sandbox.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'createOrder' }, action: { type: 'status', status: 503 }, times: 2 } });
+    expect((await create(sandbox, 'QA')).status).toBe(503);
+    expect((await create(sandbox, 'QB')).status).toBe(503);
+    expect((await create(sandbox, 'QA')).status).toBe(201);
+    expect((await create(sandbox, 'QB')).status).toBe(201);
+    expect(await item(sandbox, 'fault.503-retried')).toMatchObject({ status: 'handled', detail: 'Handled (2 of 2).' });
+  });
+
+  it('counts other requests of the operation sent before a Retry-After ended as hammering, even when the retry itself waits', async () => {
+    sandbox = await testSandbox();
+    await fault(sandbox, { type: 'status', status: 503, headers: { 'Retry-After': '2' } });
+    expect((await create(sandbox, 'HA')).status).toBe(503);
+    for (const code of ['H1', 'H2']) expect((await create(sandbox, code)).status).toBe(201);
+    await sandbox.advance(2_000);
+    expect((await create(sandbox, 'HA')).status).toBe(201);
+    expect(await item(sandbox, 'fault.retry-after')).toMatchObject({ status: 'not_handled', missed: 1, handled: 1 });
+  });
+
+  it('counts a refused create sent again unchanged later, with other creates between, as missed', async () => {
+    sandbox = await testSandbox();
+    const invalid = createRequest(1);
+    invalid.items[0]!.item_weight = 'heavy' as never;
+    for (const code of ['OK-1', 'OK-2']) {
+      expect((await sandbox.call('POST', '/v1/order', { body: invalid })).status).toBe(400);
+      expect((await create(sandbox, code)).status).toBe(201);
+    }
+    expect(await item(sandbox, 'error.create-400')).toMatchObject({ status: 'not_handled', missed: 1 });
+  });
+
+  it('does not count a refusal a Prefer asked for against the same body sent again without it: that body is fine', async () => {
+    sandbox = await testSandbox();
+    const body = createRequest(1);
+    expect((await sandbox.call('POST', '/v1/order', { body, headers: { Prefer: 'code=403' } })).status).toBe(403);
+    expect((await sandbox.call('POST', '/v1/order', { body })).status).toBe(201);
+    expect(await item(sandbox, 'error.create-403')).toMatchObject({ status: 'handled' });
+  });
+});
+
+describe('a create the client gave up on, which the sandbox carried out', () => {
+  /** A real server with a receiver that acknowledges every webhook, and a create that takes 1 s while the client waits 300 ms. */
+  async function timedOutCreate(code: string) {
+    const received: string[] = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => (received.push(body), res.writeHead(200).end()));
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const server = await createSandbox({ port: 0, clock: 'manual', logLevel: 'silent', awbDelay: '1m', tokens: ['token-t'], webhookUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks` });
+    const call = (method: string, path: string, body?: unknown, signal?: AbortSignal) =>
+      fetch(`${server.url}${path}`, { method, headers: { authorization: 'Bearer token-t', 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body), signal });
+    const report = async (id: string) => ((await (await call('GET', '/__sandbox/report')).json()) as { items: Array<{ id: string; status: string; detail: string }> }).items.find((i) => i.id === id)!;
+    const request = createRequest(1);
+    request.items[0]!.order_code = code;
+    await call('POST', '/__sandbox/faults', { match: { operation_id: 'createOrder' }, action: { type: 'latency', ms: 1_000 }, times: 1 });
+    await expect(call('POST', '/v1/order', request, AbortSignal.timeout(300))).rejects.toThrow();
+    // The create goes on after its wait: its order exists though the client never heard of it.
+    await expect.poll(async () => ((await (await call('GET', `/__sandbox/orders?q=${code}`)).json()) as { total: number }).total, { timeout: 3_000 }).toBe(1);
+    const close = async () => {
+      await server.close();
+      await new Promise((r) => receiver.close(r));
+    };
+    return { call, report, request, received, close };
+  }
+
+  it('counts sending it again, which makes a second shipment, as missed', async () => {
+    const t = await timedOutCreate('TWICE-1');
+    try {
+      expect((await t.call('POST', '/v1/order', t.request)).status).toBe(201);
+      expect(await t.report('fault.timeout')).toMatchObject({ status: 'not_handled', detail: expect.stringMatching(/^Missed 1 of 1/) });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('counts learning of its order from the AWB webhook, without sending it again, as handled', async () => {
+    const t = await timedOutCreate('ONCE-1');
+    try {
+      expect(await t.report('fault.timeout')).toMatchObject({ status: 'not_handled', detail: expect.stringContaining('(1 not sent again)') });
+      await t.call('POST', '/__sandbox/clock/advance', { ms: 60_000 });
+      await expect.poll(() => t.received.some((body) => body.includes('ONCE-1')), { timeout: 5_000 }).toBe(true);
+      await expect.poll(async () => (await t.report('fault.timeout')).status, { timeout: 3_000 }).toBe('handled');
+    } finally {
+      await t.close();
+    }
   });
 });
 
