@@ -14,6 +14,8 @@ export interface ReportRun {
   name: string;
   /** Sandbox-clock epoch ms. */
   started_at: number;
+  /** Wall-clock epoch ms of the start: a request that arrived before it is not judged in the run, though it closed after (absent in runs started before it was kept). */
+  started_wall?: number;
 }
 
 /** What a client's next request is judged against, e.g. the 503 it was answered. */

@@ -71,7 +71,10 @@ export class ReportObserver {
     const status = served.status;
     this.enqueue(client.id, {
       judge: async (state, reads) => {
-        const recent = this.recent.get(client.id) ?? [];
+        // A request that arrived before the run started is none of the run's, though it closed after: nor is a retry it may be of.
+        const since = state.run?.started_wall ?? -Infinity;
+        if (wall < since) return undefined;
+        const recent = (this.recent.get(client.id) ?? []).filter((r) => r.wall >= since);
         const draft = await judgeRequest({ reads, manualClock: this.deps.manualClock, recent }, client.id, kept, wall, state);
         if (operationId === 'createOrder' || operationId === 'trackOrder') {
           recent.push({ kept, wall });

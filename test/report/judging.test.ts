@@ -170,6 +170,26 @@ describe('a create the client gave up on, which the sandbox carried out', () => 
   });
 });
 
+describe('a run', () => {
+  it('does not judge a request that arrived before the run started, though it was answered after', async () => {
+    const server = await createSandbox({ port: 0, clock: 'manual', logLevel: 'silent', tokens: ['token-r'] });
+    try {
+      const call = (method: string, path: string, body?: unknown) =>
+        fetch(`${server.url}${path}`, { method, headers: { authorization: 'Bearer token-r', 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      await call('POST', '/__sandbox/faults', { match: { operation_id: 'createOrder' }, action: { type: 'latency', ms: 1_000 }, times: 1 });
+      const held = call('POST', '/v1/order', createRequest(1));
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await call('POST', '/__sandbox/runs', { name: 'new' })).status).toBe(201);
+      expect((await held).status).toBe(201);
+      const report = (await (await call('GET', '/__sandbox/report')).json()) as { run: { name: string }; items: Array<{ id: string; status: string }> };
+      expect(report.run.name).toBe('new');
+      expect(report.items.find((i) => i.id === 'op.create-order')?.status).toBe('not_exercised');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('what the report grades', () => {
   it("grades none of an admin's requests acting for the client, nor those of its read-only token", async () => {
     sandbox = await testSandbox({

@@ -20,7 +20,7 @@ export function statesModule(services: Pick<Services, 'storage' | 'orders' | 'jo
   const beforeSetup = async (client: { id: string }): Promise<void> => {
     if ((await storage.reports.get(client.id, { events: false })).run?.name === PACT_RUN) return;
     await observer.settled(client.id);
-    await storage.reports.start(client.id, { name: PACT_RUN, started_at: clock.of(client.id) });
+    await storage.reports.start(client.id, { name: PACT_RUN, started_at: clock.of(client.id), started_wall: Date.now() });
   };
   return { name: 'states', handlers: stateHandlers({ storage, orders, journey, fixtures, clockService, setups, providerStates, defaultScenario: options.scenario, beforeSetup }) };
 }

@@ -66,7 +66,7 @@ export function reportHandlers(deps: ReportHandlerDeps): HandlerMap {
       const client = clientOf(input);
       const { name } = input.body as { name: string };
       await observer.settled(client.id);
-      const run = { name, started_at: now(client.id) };
+      const run = { name, started_at: now(client.id), started_wall: Date.now() };
       await storage.reports.start(client.id, run);
       return json(201, { name, started_at: new Date(run.started_at).toISOString() });
     },
