@@ -97,6 +97,10 @@ function aheadOfWallTime(sandbox: Awaited<ReturnType<typeof createSandbox>>, spe
   return lead - ownPace >= 60_000 ? `, ${formatDuration(lead)} ahead of wall time (kept in the data: no clock moves back)` : '';
 }
 
+// A reader that closed the pipe (`report --format html | head -1`) ends the output, not the command: its exit code is the gate's.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+});
 const out = (text: string) => void process.stdout.write(text);
 const err = (text: string) => void process.stderr.write(text);
 

@@ -100,7 +100,9 @@ export async function executeReport(options: ReportCommand, out: (text: string) 
     err(`shipping-sandbox report: the current run is "${PACT_RUN}", which a Pact verification's provider states started: it grades Pact's requests, not your client's. Start your named run, then your client's tests, after the verification.\n`);
   }
   let code = 0;
-  if (options.failUnder !== undefined && summary.handled_percent < options.failUnder) {
+  // The exact share, not the rounded percentage shown: 18 of 22 (81.818...%) is below --fail-under 81.82.
+  const share = typeof summary.handled === 'number' && typeof summary.graded === 'number' ? (summary.graded === 0 ? 0 : (summary.handled / summary.graded) * 100) : summary.handled_percent;
+  if (options.failUnder !== undefined && share < options.failUnder) {
     err(`shipping-sandbox report: ${summary.handled_percent}% handled (${summary.handled} of ${summary.graded} graded items), below --fail-under ${options.failUnder}\n`);
     code = 1;
   }

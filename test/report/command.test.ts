@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
 import { runReport } from '../../src/client/report.js';
+import { spawnCli } from '../support/cli.js';
 import { heldServer } from '../support/held-server.js';
 import { createRequest } from '../support/orders.js';
 
@@ -161,4 +162,35 @@ describe('shipping-sandbox report --require', () => {
     // One the sandbox cannot grade could never pass.
     expect((await run('--url', sandbox.url, '--token', 'token-a', '--require', 'create.no-awb-expected')).code).toBe(2);
   });
+});
+
+describe('shipping-sandbox report: the gate itself', () => {
+  it('compares --fail-under with the exact share, not the rounded percentage: 18 of 22 is below 81.82', async () => {
+    const report = { summary: { handled: 18, graded: 22, handled_percent: 81.82 }, items: [], coverage: { summary: { percent: 100, statuses: 1, statuses_exercised: 1 } }, run: null };
+    const page = await heldServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(report)));
+    try {
+      const { code, stderr } = await run('--url', page.url, '--token', 't', '--fail-under', '81.82');
+      expect(code).toBe(1);
+      expect(stderr).toMatch(/81\.82% handled \(18 of 22 graded items\), below --fail-under 81\.82/);
+      expect((await run('--url', page.url, '--token', 't', '--fail-under', '81.81')).code).toBe(0);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("exits with the gate's code, not a crash, when whoever reads its output closes the pipe", async () => {
+    const sandbox = await createSandbox({ clock: 'manual', tokens: ['token-a'], logLevel: 'silent' });
+    try {
+      const child = spawnCli(['report', '--url', sandbox.url, '--token', 'token-a', '--format', 'html', '--fail-under', '50']);
+      child.stdout!.destroy(); // `| head -0`: the reader is gone before the report is written
+      let stderr = '';
+      child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const code = await new Promise((resolve) => child.once('exit', resolve));
+      expect(stderr).not.toMatch(/EPIPE/);
+      expect(stderr).toMatch(/below --fail-under 50/);
+      expect(code).toBe(1);
+    } finally {
+      await sandbox.close();
+    }
+  }, 30_000);
 });
