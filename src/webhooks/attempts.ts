@@ -131,6 +131,23 @@ export class DeliveryAttempts {
     }
   }
 
+  /**
+   * The copies of an acknowledged message its chaos asks for, each recorded: the same message
+   * again (duplicate), then again with a forged signature (bad_signature), under the
+   * webhook-id the receiver has seen, so that only verifying the signature refuses it (not a
+   * refusal of any first sight of an id). A listener gone meanwhile gets none.
+   */
+  async copies(delivery: Stored<Delivery>, endpoint: Endpoint, at: number): Promise<void> {
+    for (const chaos of ['duplicate', 'bad_signature'] as const) {
+      if (!delivery.chaos.includes(chaos)) continue;
+      const copy = await this.attempt(delivery, endpoint, 'schedule', chaos, at).catch((error: unknown) => {
+        if (error instanceof ListenerNotConnected) return undefined;
+        throw error;
+      });
+      if (copy) await this.record(delivery, copy, async (_tx, current) => current);
+    }
+  }
+
   /** The receiver answered 410 Gone: the delivery's endpoint is disabled and the delivery failed. */
   async gone(tx: Repositories, delivery: Stored<Delivery>, at: number): Promise<Stored<Delivery>> {
     const reason = `the receiver answered 410 Gone at ${new Date(at).toISOString()}`;

@@ -22,7 +22,7 @@ export { RESUME_SLICE } from './slices.js';
 /** How often a client's "outbox full" warning may be logged. */
 export const OUTBOX_WARNING_INTERVAL_MS = 60_000;
 
-const scheduledAttempts = (d: Delivery): number => d.attempts.filter((a) => a.trigger === 'schedule' && a.chaos !== 'duplicate').length;
+const scheduledAttempts = (d: Delivery): number => d.attempts.filter((a) => a.trigger === 'schedule' && a.chaos === null).length;
 
 /**
  * The outbox and its dispatcher. An event becomes a stored delivery with a job for
@@ -231,10 +231,9 @@ export class WebhookDispatcher {
       return;
     }
     const target = endpoint;
-    const badSignature = scheduledAttempts(delivery) === 0 && delivery.chaos.includes('bad_signature');
     let made;
     try {
-      made = await attempts.attempt(delivery, target, 'schedule', badSignature ? 'bad_signature' : null, at);
+      made = await attempts.attempt(delivery, target, 'schedule', null, at);
     } catch (error) {
       if (!(error instanceof ListenerNotConnected)) throw error;
       await this.holdForListener(delivery.client_id, id, error.message);
@@ -252,13 +251,8 @@ export class WebhookDispatcher {
       await tx.jobs.schedule({ kind: jobKindOf(current), key: id, client_id: current.client_id, due_at: next });
       return tx.deliveries.update({ ...current, next_attempt_at: next, last_error: error });
     }, { scheduled: true });
-    if (after?.status === 'delivered' && after.chaos.includes('duplicate') && made.chaos === null) {
-      const duplicate = await attempts.attempt(after, target, 'schedule', 'duplicate', at).catch((error: unknown) => {
-        if (error instanceof ListenerNotConnected) return undefined;
-        throw error;
-      });
-      if (duplicate) await attempts.record(delivery, duplicate, async (_tx, current) => current);
-    }
+    // Once the message is acknowledged: the copies its chaos asks for (duplicate, bad_signature).
+    if (after?.status === 'delivered' && isSuccess(made.status_code)) await attempts.copies(after, target, at);
   }
 
   /**

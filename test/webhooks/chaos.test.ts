@@ -56,20 +56,47 @@ describe('X-Sandbox-Webhook-Chaos', () => {
     expect(receiver.received.map((r) => r.json.order_no)).toEqual([...orders].reverse());
   });
 
-  it('bad_signature: the first attempt fails verification; the retry is signed right', async () => {
+  it('bad_signature: once the message is acknowledged, it comes again under the same webhook-id with a forged signature', async () => {
     receiver.respond = (w) => (verifies(w) ? { status: 200 } : { status: 401, body: 'bad signature' });
     await createOrders(sandbox, 1, chaos('bad_signature'));
     await sandbox.advance(60_000);
-    expect(receiver.received).toHaveLength(1);
-    expect(verifies(receiver.received[0]!)).toBe(false);
-    expect(receiver.received[0]!.signature).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
-    await sandbox.advance(5_000);
     expect(receiver.received).toHaveLength(2);
-    expect(verifies(receiver.received[1]!)).toBe(true);
+    expect(verifies(receiver.received[0]!)).toBe(true);
+    expect(verifies(receiver.received[1]!)).toBe(false);
+    expect(receiver.received[1]!.signature).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
+    expect(receiver.received[1]!.id).toBe(receiver.received[0]!.id);
+    expect(receiver.received[1]!.body).toBe(receiver.received[0]!.body);
+    const [delivery] = await deliveries(sandbox);
+    expect(delivery!.status).toBe('delivered');
+    expect(delivery!.attempts.map((a) => [a.chaos, a.status_code])).toEqual([
+      [null, 200],
+      ['bad_signature', 401],
+    ]);
+  });
+
+  it('bad_signature: a receiver that refuses the first sight of any webhook-id, verifying nothing, takes the forged copy', async () => {
+    const seen = new Set<string>();
+    receiver.respond = (w) => (seen.has(w.id) ? { status: 200 } : (seen.add(w.id), { status: 409 }));
+    await createOrders(sandbox, 1, chaos('bad_signature'));
+    await sandbox.advance(60_000);
+    await sandbox.advance(5_000); // the retry, signed right, is acknowledged; then the forged copy
     const [delivery] = await deliveries(sandbox);
     expect(delivery!.attempts.map((a) => [a.chaos, a.status_code])).toEqual([
-      ['bad_signature', 401],
+      [null, 409],
       [null, 200],
+      ['bad_signature', 200],
+    ]);
+  });
+
+  it('bad_signature with duplicate: the duplicate, then the forged copy, both after the acknowledged message', async () => {
+    receiver.respond = (w) => (verifies(w) ? { status: 200 } : { status: 401 });
+    await createOrders(sandbox, 1, chaos('bad_signature,duplicate'));
+    await sandbox.advance(60_000);
+    const [delivery] = await deliveries(sandbox);
+    expect(delivery!.attempts.map((a) => [a.chaos, a.status_code])).toEqual([
+      [null, 200],
+      ['duplicate', 200],
+      ['bad_signature', 401],
     ]);
   });
 
