@@ -96,10 +96,12 @@ export async function executeReport(options: ReportCommand, out: (text: string) 
     return 2;
   }
   // A Pact verification's provider states start a run of their own, which grades Pact's requests: said whatever the gates say.
+  let code = 0;
   if (run?.name === PACT_RUN) {
     err(`shipping-sandbox report: the current run is "${PACT_RUN}", which a Pact verification's provider states started: it grades Pact's requests, not your client's. Start your named run, then your client's tests, after the verification.\n`);
+    // A gate passed on Pact's requests would pass a client nobody graded: it fails, as the documented jq gate does.
+    if (options.failUnder !== undefined || required.length > 0 || options.coverageUnder !== undefined) code = 1;
   }
-  let code = 0;
   // The exact share, not the rounded percentage shown: 18 of 22 (81.818...%) is below --fail-under 81.82.
   const share = typeof summary.handled === 'number' && typeof summary.graded === 'number' ? (summary.graded === 0 ? 0 : (summary.handled / summary.graded) * 100) : summary.handled_percent;
   if (options.failUnder !== undefined && share < options.failUnder) {

@@ -121,7 +121,11 @@ describe('shipping-sandbox report: a gate after a Pact verification', () => {
     expect(code).toBe(1);
     expect(stderr).toMatch(/the current run is "pact", which a Pact verification's provider states started: .*Start your named run, then your client's tests, after the verification/);
     expect(stderr).toMatch(/below --fail-under 80/);
-    // Said also where no gate fails: a report of Pact's requests is not the client's, whatever it says.
+    // A gate that Pact's requests would pass fails all the same, as the documented jq gate does: nobody graded the client.
+    const passing = await run('--url', sandbox.url, '--token', 'token-a', '--fail-under', '0');
+    expect(passing.code).toBe(1);
+    expect(passing.stderr).toMatch(/the current run is "pact"/);
+    // Said also where no gate is given: a report of Pact's requests is not the client's, whatever it says.
     const ungated = await run('--url', sandbox.url, '--token', 'token-a');
     expect(ungated.code).toBe(0);
     expect(ungated.stderr).toMatch(/the current run is "pact"/);
