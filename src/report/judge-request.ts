@@ -1,4 +1,4 @@
-import type { ReportView } from '../records/index.js';
+import type { ReportMark, ReportView } from '../records/index.js';
 import type { BatchReads } from './batch-reads.js';
 import { Draft } from './draft.js';
 import type { Observed } from './observed.js';
@@ -56,6 +56,8 @@ const windowKey = (op: string): string => `window:${op}`;
 /** Faults after which the operation still ran (see the fault rules' table): a create the client gave up on was made. */
 const RUNS_ANYWAY = new Set(['latency', 'dribble']);
 const ranAnyway = (fault: Observed['fault']): boolean => fault !== undefined && (RUNS_ANYWAY.has(fault.type) || (fault.type === 'reset' && typeof (fault as { after_ms?: unknown }).after_ms === 'number'));
+/** Most refused requests of an operation remembered (see markRefused). */
+const REFUSED_KEPT = 32;
 /** The order codes a create's mark keeps, for its AWB webhooks to be told by (see judgeAttempt). */
 const MAX_CODES = 10;
 
@@ -155,13 +157,13 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   // Prefer asked for (a canned 201 that stored nothing), shows nothing of the operation; a Prefer's 4xx is the error it asked to meet.
   if (fault?.type === 'status' || (served.input.mocked === true && served.status !== null && served.status < 400)) return draft;
 
-  if (op === 'createOrder') judgeCreate(kept, draft, what, here);
+  if (op === 'createOrder') judgeCreate(kept, draft, what, here, state);
   if (op === 'trackOrder') await judgeTracking(judging, clientId, kept, draft, what, here, state);
   return draft;
 }
 
 /** A create: a success counts the operation (and a multi-item order); a 400 or 403 marks an error the client should not send again unchanged. */
-function judgeCreate({ served, items, fingerprint: print }: Observed, draft: Draft, what: string, here: { at: number; wall: number }): void {
+function judgeCreate({ served, items, fingerprint: print }: Observed, draft: Draft, what: string, here: { at: number; wall: number }, state: ReportView): void {
   if (served.status === 201) {
     draft.judge('op.create-order', true, what);
     if (items >= 2) draft.judge('create.multi-item', true, `${items} items: ${what}`);
@@ -169,7 +171,7 @@ function judgeCreate({ served, items, fingerprint: print }: Observed, draft: Dra
     const item = `error.create-${served.status}`;
     draft.note(item, 'exercised', what);
     draft.mark('error:createOrder', { ...here, detail: { item, fingerprint: print() } });
-    draft.mark(refusedKey('createOrder', print()), { ...here, detail: { item, status: served.status } });
+    markRefused(draft, state, 'createOrder', print(), { ...here, detail: { item, status: served.status } });
   }
 }
 
@@ -188,7 +190,7 @@ async function judgeTracking(judging: Judging, clientId: string, { served, finge
   if (served.status === 400) {
     draft.note('error.tracking-400', 'exercised', what);
     draft.mark('error:trackOrder', { ...here, detail: { item: 'error.tracking-400', fingerprint: print() } });
-    draft.mark(refusedKey('trackOrder', print()), { ...here, detail: { item: 'error.tracking-400', status: 400 } });
+    markRefused(draft, state, 'trackOrder', print(), { ...here, detail: { item: 'error.tracking-400', status: 400 } });
     return;
   }
   if (served.status === 404) {
@@ -208,6 +210,19 @@ async function judgeTracking(judging: Judging, clientId: string, { served, finge
   if (announced.length === 0) return;
   const acknowledged = announced.some((d) => d.status === 'delivered');
   draft.judge('tracking.after-webhook', acknowledged, acknowledged ? `after the AWB webhook was acknowledged: ${what}` : `before the AWB webhook was acknowledged: ${what}`);
+}
+
+/**
+ * Marks a refused request, keeping at most REFUSED_KEPT of the operation's: a client that
+ * sends thousands of distinct bad bodies (a fuzzer) forgets its oldest, not the marks of
+ * the report's other items (a client keeps MARKS_KEPT marks in all).
+ */
+function markRefused(draft: Draft, state: ReportView, op: string, print: string, mark: ReportMark): void {
+  const prefix = refusedKey(op, '');
+  const key = refusedKey(op, print);
+  const kept = Object.keys(state.marks).filter((k) => k.startsWith(prefix) && k !== key);
+  for (const old of kept.slice(0, Math.max(0, kept.length - REFUSED_KEPT + 1))) draft.mark(old, null);
+  draft.mark(key, mark);
 }
 
 /** The order codes of a create's items (at most MAX_CODES), one a line; null when the body was not kept. */

@@ -138,6 +138,22 @@ describe('the readiness observer under load', () => {
     expect(store.calls).toEqual({ get: 2, change: 2 });
   });
 
+  it('remembers at most 32 refused bodies of an operation, the newest: a fuzzer does not push out the marks of other items', async () => {
+    const store = slowReports();
+    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'silent' }), manualClock: false });
+    store.open();
+    const bodies = Array.from({ length: 40 }, (_, n) => createRequest(1, { sender_name: `Bad ${n}` }));
+    for (const body of bodies) observer.request(served(400, body));
+    await observer.settled('acme');
+    const refused = Object.keys(store.state().marks).filter((key) => key.startsWith('refused:createOrder:'));
+    expect(refused).toHaveLength(32);
+    // The oldest is forgotten, the newest remembered: sent again unchanged, it is missed.
+    observer.request(served(400, bodies[0]));
+    observer.request(served(400, bodies[39]));
+    await observer.settled('acme');
+    expect(store.state().counts['error.create-400:missed']).toBe(1);
+  });
+
   it('judges a batch of tracking reads with one read of each order’s webhooks and none of the order, which the answer showed', async () => {
     const store = slowReports();
     const reads = countedReads(store.storage);
