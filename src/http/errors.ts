@@ -81,6 +81,15 @@ const STATUS_OF = new Map<Function, number>([
   [TooManyRequests, 429],
 ]);
 
+/** A domain error's status: its class's, or the nearest ancestor's (a feature's `OrderNotFound extends NotFound` is a 404). */
+function statusOf(error: DomainError): number {
+  for (let proto = Object.getPrototypeOf(error) as object | null; proto && proto !== DomainError.prototype; proto = Object.getPrototypeOf(proto) as object | null) {
+    const status = STATUS_OF.get(proto.constructor);
+    if (status !== undefined) return status;
+  }
+  return 500;
+}
+
 /** Methods of requests that only read: a store they cannot reach is said as "cannot read" (see Unavailable.readMessage). */
 const READS = new Set(['GET', 'HEAD']);
 
@@ -93,7 +102,7 @@ export function toApiError(error: unknown, method?: string): ApiError {
   if (error instanceof DomainError) {
     const headers: Record<string, string> = error instanceof Unavailable || error instanceof TooManyRequests ? { 'Retry-After': String(error.retryAfterSeconds) } : {};
     const message = error instanceof Unavailable && error.readMessage !== undefined && READS.has(method ?? '') ? error.readMessage : error.message;
-    return new ApiError(STATUS_OF.get(error.constructor) ?? 500, message, error.errors, headers);
+    return new ApiError(statusOf(error), message, error.errors, headers);
   }
   return new ApiError(500, messages.internal);
 }
