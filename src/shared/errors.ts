@@ -3,7 +3,7 @@ import type { FieldError } from '../records/index.js';
 export type { FieldError };
 
 /**
- * What domain code throws. It knows nothing of HTTP: the edge (`http/respond.ts`)
+ * What domain code throws. It knows nothing of HTTP: the edge (`http/errors.ts`, `toApiError`)
  * maps each kind to its status and the error envelope, in one place.
  */
 export abstract class DomainError extends Error {
