@@ -26,7 +26,8 @@ export interface Route {
 
 /**
  * Every operation the sandbox serves with a handler of its own, on one page: the module
- * whose `handlers` serve it (see `app/modules.ts`) and who may call it. An operation of
+ * whose `handlers` serve it (`app/modules.ts` lists the plugged ones; `orders` and
+ * `control` are always built, `app/app.ts`) and who may call it. An operation of
  * a spec that is not here is answered from the spec (examples or generated data).
  */
 export const ROUTES: Readonly<Record<string, Route>> = {
