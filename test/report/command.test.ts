@@ -182,6 +182,25 @@ describe('shipping-sandbox report: the gate itself', () => {
     }
   });
 
+  it('prints a JUnit report that two reads of the gate agree with: traffic between the reads changed the grades', async () => {
+    const json = (handled: number) => JSON.stringify({ summary: { handled, graded: 10, handled_percent: handled * 10 }, items: [], coverage: { summary: { percent: 100, statuses: 1, statuses_exercised: 1 } }, run: null });
+    // The report as the client's webhook retries change it: 9 of 10 handled, then 7 from the second read on.
+    let jsonReads = 0;
+    let junitReads = 0;
+    const page = await heldServer((req, res) => {
+      if (req.url!.includes('format=json')) res.writeHead(200).end(json(++jsonReads === 1 ? 9 : 7));
+      else res.writeHead(200).end(`<testsuites handled="${++junitReads === 1 ? 9 : 7}"/>`);
+    });
+    try {
+      const { code, stdout, stderr } = await run('--url', page.url, '--token', 't', '--format', 'junit', '--fail-under', '80');
+      expect(stdout).toBe('<testsuites handled="7"/>');
+      expect(stderr).toMatch(/70% handled \(7 of 10 graded items\), below --fail-under 80/);
+      expect(code).toBe(1);
+    } finally {
+      await page.close();
+    }
+  });
+
   it("exits with the gate's code, not a crash, when whoever reads its output closes the pipe", async () => {
     const sandbox = await createSandbox({ clock: 'manual', tokens: ['token-a'], logLevel: 'silent' });
     try {
