@@ -33,6 +33,15 @@ describe.skipIf(!hasChromium)('/dashboard polling in headless Chromium', () => {
     await sandbox?.close();
   });
 
+  /** A tab of its own, signed in, on the first page of the orders. */
+  async function ordersTab(): Promise<Page> {
+    const tab = await (await browser.newContext()).newPage();
+    tab.setDefaultTimeout(10_000);
+    await signIn(tab, sandbox.url, TOKEN);
+    await tab.getByText('Page 1 of 2').waitFor();
+    return tab;
+  }
+
   it('stops polling the page left during a slow load: only the page shown is asked for', async () => {
     await signIn(page, sandbox.url, TOKEN);
     await page.getByText('Page 1 of 2').waitFor();
@@ -55,11 +64,8 @@ describe.skipIf(!hasChromium)('/dashboard polling in headless Chromium', () => {
   });
 
   it('asks for nothing while the tab is in the background, and loads at once when it is shown again', async () => {
-    const tab = await (await browser.newContext()).newPage();
-    tab.setDefaultTimeout(10_000);
+    const tab = await ordersTab();
     try {
-      await signIn(tab, sandbox.url, TOKEN);
-      await tab.getByText('Page 1 of 2').waitFor();
       const asked: number[] = [];
       tab.on('request', (req) => void (req.url().includes('/__sandbox/orders?') && asked.push(Date.now())));
       await setHidden(tab, true);
@@ -77,11 +83,8 @@ describe.skipIf(!hasChromium)('/dashboard polling in headless Chromium', () => {
   });
 
   it('waits four times a slow load\'s length before asking again', async () => {
-    const tab = await (await browser.newContext()).newPage();
-    tab.setDefaultTimeout(10_000);
+    const tab = await ordersTab();
     try {
-      await signIn(tab, sandbox.url, TOKEN);
-      await tab.getByText('Page 1 of 2').waitFor();
       const asked: number[] = [];
       await tab.route('**/__sandbox/orders?*', async (route) => {
         asked.push(Date.now());
