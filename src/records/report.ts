@@ -93,8 +93,25 @@ export interface ReportChange {
   checks?: CheckResult[];
 }
 
-/** Most marks kept per client: the oldest go first (a mark only matters to the next few requests). */
+/**
+ * Most marks kept per client: the oldest go first (a mark only matters to the next few
+ * requests), those of requests still waiting for their retry last (each counts as missed
+ * while it waits: dropped early, a flood of other marks would hide it).
+ */
 export const MARKS_KEPT = 500;
+
+/** Whether a mark is of a request waiting for its retry (see MARKS_KEPT). */
+export const isWaitingRetry = (key: string, mark: ReportMark): boolean => key.startsWith('retry:') && mark.detail.heard !== 1;
+
+/** The keys to drop so that at most MARKS_KEPT stay, from keys oldest first: others first, then waiting retries. */
+export function marksBeyond(keys: Iterable<string>, marks: Readonly<Record<string, ReportMark>>): string[] {
+  const others: string[] = [];
+  const waiting: string[] = [];
+  for (const key of keys) (isWaitingRetry(key, marks[key]!) ? waiting : others).push(key);
+  const over = others.length + waiting.length - MARKS_KEPT;
+  if (over <= 0) return [];
+  return [...others, ...waiting].slice(0, over);
+}
 
 export const emptyReport = (clientId: string, run: ReportRun | null = null): ReportState => ({ client_id: clientId, run, counts: {}, marks: {}, checks: [], events: [] });
 
@@ -107,8 +124,7 @@ export function applyReportChange(state: ReportState, change: ReportChange, size
     delete marks[key];
     if (mark) marks[key] = mark;
   }
-  const keys = Object.keys(marks);
-  for (const key of keys.slice(0, Math.max(0, keys.length - MARKS_KEPT))) delete marks[key];
+  for (const key of marksBeyond(Object.keys(marks), marks)) delete marks[key];
   const events = [...state.events, ...(change.events ?? [])];
   return { ...state, counts, marks, checks: change.checks ?? state.checks, events: events.slice(Math.max(0, events.length - size)) };
 }

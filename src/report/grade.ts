@@ -54,7 +54,7 @@ function waitingRetries(state: ReportView, id: string): number {
   if (!id.startsWith('fault.')) return 0;
   const kind = id.slice('fault.'.length);
   let n = 0;
-  for (const key in state.marks) if (key.startsWith('retry:') && state.marks[key]!.detail.kind === kind) n += 1;
+  for (const key in state.marks) if (key.startsWith('retry:') && state.marks[key]!.detail.kind === kind && state.marks[key]!.detail.heard !== 1) n += 1;
   return n;
 }
 

@@ -35,10 +35,11 @@ function heardOfCreate(draft: Draft, delivery: Delivery, state: ReportView): voi
   let code: unknown;
   for (const key in state.marks) {
     const mark = state.marks[key]!;
-    if (mark.detail.ran !== 1 || !key.startsWith('retry:createOrder:') || typeof mark.detail.codes !== 'string') continue;
+    if (mark.detail.ran !== 1 || mark.detail.heard === 1 || !key.startsWith('retry:createOrder:') || typeof mark.detail.codes !== 'string') continue;
     code ??= orderCodeOf(delivery.body);
     if (typeof code !== 'string' || !mark.detail.codes.split('\n').includes(code)) continue;
-    draft.mark(key, null);
+    // Kept, as heard: sent again afterwards, it is still a duplicate shipment.
+    draft.mark(key, { ...mark, detail: { ...mark.detail, heard: 1 } });
     draft.note(`fault.${String(mark.detail.kind)}`, 'handled', `not sent again: the create it gave up on was carried out, and the AWB webhook of its order ${delivery.order_no ?? ''} (${code}) was acknowledged`);
     return;
   }

@@ -53,13 +53,15 @@ export const retryKey = (op: string, print: string): string => `retry:${op}:${pr
 const refusedKey = (op: string, print: string): string => `refused:${op}:${print}`;
 /** The mark of the latest Retry-After an operation answered: until it ends, the operation's requests are hammering. */
 const windowKey = (op: string): string => `window:${op}`;
+/** A create's content (its body without order codes, see Observed.content) after a create carried out although the client gave up on it. */
+const contentKey = (content: string): string => `content:createOrder:${content}`;
+/** Set once such a create was marked: only then does judging hash each create's content. */
+const CONTENT_SEEN = 'content:createOrder';
 /** Faults after which the operation still ran (see the fault rules' table): a create the client gave up on was made. */
 const RUNS_ANYWAY = new Set(['latency', 'dribble']);
 const ranAnyway = (fault: Observed['fault']): boolean => fault !== undefined && (RUNS_ANYWAY.has(fault.type) || (fault.type === 'reset' && typeof (fault as { after_ms?: unknown }).after_ms === 'number'));
 /** Most refused requests of an operation remembered (see markRefused). */
 const REFUSED_KEPT = 32;
-/** The order codes a create's mark keeps, for its AWB webhooks to be told by (see judgeAttempt). */
-const MAX_CODES = 10;
 
 /** Notes the retry of a request that met a fault, and whether it waited what Retry-After said. */
 function noteRetry(judging: Judging, draft: Draft, fault: MetFault, retry: Judged): void {
@@ -127,12 +129,29 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
     draft.mark(`error:${op}`, null);
     if (error.detail.fingerprint !== print) draft.note(String(error.detail.item), 'handled', `changed before sending again: ${what}`);
   }
-  // A refused request sent again unchanged, next or later: missed when it is refused again; answered otherwise, the refusal was not the request's (a Prefer, a permission granted since).
+  // A refused request sent again unchanged: missed when it is refused again right after, or a
+  // third time later (a retry queue; a test suite run twice with one bad fixture sends it twice);
+  // answered otherwise, the refusal was not the request's (a Prefer, a permission granted since).
   const refused = state.marks[refusedKey(op, print)];
   if (refused) {
     const again = served.status === refused.detail.status;
-    if (!again) draft.mark(refusedKey(op, print), null);
-    draft.note(String(refused.detail.item), again ? 'missed' : 'handled', again ? `sent again unchanged: ${what}` : `sent again and answered ${served.status ?? 'nothing'}: the refusal was not the request's: ${what}`);
+    const next = error?.detail.fingerprint === print;
+    if (!again) {
+      draft.mark(refusedKey(op, print), null);
+      draft.note(String(refused.detail.item), 'handled', `sent again and answered ${served.status ?? 'nothing'}: the refusal was not the request's: ${what}`);
+    } else if (next || Number(refused.detail.sent) >= 2) {
+      draft.note(String(refused.detail.item), 'missed', next ? `sent again unchanged: ${what}` : `sent again unchanged, ${Number(refused.detail.sent) + 1} times in all: ${what}`);
+    }
+  }
+  // The shipments of a create the client gave up on, which the sandbox carried out, sent again under new order codes: a duplicate too.
+  if (op === 'createOrder' && kept.content && served.status === 201 && state.marks[CONTENT_SEEN]) {
+    const content = state.marks[contentKey(kept.content())];
+    const waiting = content && state.marks[String(content.detail.retry)];
+    if (content && waiting && waiting.detail.fingerprint !== print) {
+      draft.mark(String(content.detail.retry), null);
+      draft.mark(contentKey(kept.content()), null);
+      draft.note(`fault.${String(waiting.detail.kind)}`, 'missed', `sent again under new order codes although the create it gave up on had been carried out: a duplicate shipment (${what})`);
+    }
   }
 
   const { fault } = kept;
@@ -148,8 +167,14 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
       noteRetry(judging, draft, { kind: faultKind, retryAfterMs: wait, ran, ...here }, retried);
       return draft;
     }
-    const codes = ran === 1 ? orderCodes(served.input.body) : null;
-    draft.mark(retryKey(op, print), { ...here, detail: { kind: faultKind, retry_after_ms: wait, fingerprint: print, ran, codes } });
+    // A create carried out whose AWB webhook the client acknowledged before this was judged (its connection held open by a dribble, say): it heard of it.
+    const heard = ran === 1 && (await acknowledged(judging, clientId, kept.created)) ? 1 : null;
+    if (heard) draft.note(`fault.${faultKind}`, 'handled', `not sent again: the create it gave up on was carried out, and the AWB webhook of its order ${kept.created?.[0] ?? ''} was acknowledged`);
+    draft.mark(retryKey(op, print), { ...here, detail: { kind: faultKind, retry_after_ms: wait, fingerprint: print, ran, codes: ran === 1 ? kept.codes : null, heard } });
+    if (ran === 1 && kept.content) {
+      draft.mark(contentKey(kept.content()), { ...here, detail: { retry: retryKey(op, print) } });
+      draft.mark(CONTENT_SEEN, { ...here, detail: {} });
+    }
     if (typeof wait === 'number') draft.mark(windowKey(op), { at: here.at, wall: Math.round(here.wall + served.durationMs), detail: { retry_after_ms: wait, fingerprint: print } });
     return draft;
   }
@@ -212,6 +237,14 @@ async function judgeTracking(judging: Judging, clientId: string, { served, finge
   draft.judge('tracking.after-webhook', acknowledged, acknowledged ? `after the AWB webhook was acknowledged: ${what}` : `before the AWB webhook was acknowledged: ${what}`);
 }
 
+/** Whether the AWB webhook of one of these orders (the first few) was acknowledged already. */
+async function acknowledged(judging: Judging, clientId: string, orders: readonly string[] | undefined): Promise<boolean> {
+  for (const orderNo of orders?.slice(0, 10) ?? []) {
+    if ((await judging.reads.announced(clientId, orderNo)).some((d) => d.status === 'delivered')) return true;
+  }
+  return false;
+}
+
 /**
  * Marks a refused request, keeping at most REFUSED_KEPT of the operation's: a client that
  * sends thousands of distinct bad bodies (a fuzzer) forgets its oldest, not the marks of
@@ -222,13 +255,5 @@ function markRefused(draft: Draft, state: ReportView, op: string, print: string,
   const key = refusedKey(op, print);
   const kept = Object.keys(state.marks).filter((k) => k.startsWith(prefix) && k !== key);
   for (const old of kept.slice(0, Math.max(0, kept.length - REFUSED_KEPT + 1))) draft.mark(old, null);
-  draft.mark(key, mark);
-}
-
-/** The order codes of a create's items (at most MAX_CODES), one a line; null when the body was not kept. */
-function orderCodes(body: unknown): string | null {
-  const items = (body as { items?: unknown } | undefined)?.items;
-  if (!Array.isArray(items)) return null;
-  const codes = items.slice(0, MAX_CODES).map((item) => (item as { order_code?: unknown })?.order_code).filter((code): code is string => typeof code === 'string');
-  return codes.length > 0 ? codes.join('\n') : null;
+  draft.mark(key, { ...mark, detail: { ...mark.detail, sent: Number(state.marks[key]?.detail.sent ?? 0) + 1 } });
 }

@@ -8,6 +8,16 @@ const fingerprint = (served: ServedRequest): string => createHash('sha256').upda
 /** The same for a large body, from the bytes as sent: the same bytes sent again hash the same, without serializing the body again. */
 const bytesFingerprint = (path: string, bytes: Uint8Array): string => createHash('sha256').update(`${path}\n`).update(bytes).digest('hex').slice(0, 16);
 
+/** The same for a create's body without its items' order codes: the same shipments sent again under new codes hash the same. */
+const contentFingerprint = (served: ServedRequest): string => {
+  const body = served.input.body as { items?: unknown[] } | undefined;
+  const items = Array.isArray(body?.items) ? body.items.map((item) => (item !== null && typeof item === 'object' ? { ...item, order_code: undefined } : item)) : undefined;
+  return createHash('sha256').update(JSON.stringify({ ...body, items })).digest('hex').slice(0, 16);
+};
+
+/** The order codes of a create's items a waiting observation keeps (see judgeAttempt). */
+const MAX_CODES = 10;
+
 /** Bodies up to this size (Content-Length) stay with a waiting observation; a bigger one is reduced to what judging needs. */
 const KEPT_BODY_BYTES = 16 * 1024;
 
@@ -21,6 +31,12 @@ export interface Observed {
   /** Items in a create's body. */
   items: number;
   fingerprint: () => string;
+  /** A create's: the first order codes of its items, one a line (null when it has none). */
+  codes: string | null;
+  /** A create's: the numbers of the orders it stored, when it had stored them as its connection closed. */
+  created?: readonly string[];
+  /** A create's kept body without its order codes, hashed (undefined for a body not kept). */
+  content?: () => string;
 }
 
 /** What an observation keeps of a served request until it is judged (see Observed). */
@@ -37,9 +53,23 @@ export function observed(served: ServedRequest): Observed {
     query: {},
     input: { operation: input.operation, client: input.client, method: input.method, path: input.path, params: input.params, query: {}, headers: {}, body: small ? input.body : undefined, baseUrl: '', ...(input.answeredOrder !== undefined ? { answeredOrder: input.answeredOrder } : {}), ...(input.mocked ? { mocked: true } : {}) },
   };
+  const create = op === 'createOrder' ? { codes: orderCodes(items), ...(input.createdOrders ? { created: input.createdOrders } : {}) } : { codes: null };
   // A tracking read has no body: what is kept of it (its path) is all its fingerprint needs, hashed only if judging asks.
-  if (small || op === 'trackOrder') return { served: kept, fault, items: count, fingerprint: () => fingerprint(kept) };
+  if (small) return { served: kept, fault, items: count, fingerprint: () => fingerprint(kept), ...create, content: () => contentFingerprint(kept) };
+  if (op === 'trackOrder') return { served: kept, fault, items: count, fingerprint: () => fingerprint(kept), codes: null };
   const raw = input.bodyBytes;
   const print = op !== 'createOrder' ? '' : raw !== undefined ? bytesFingerprint(input.path, raw) : fingerprint(served);
-  return { served: kept, fault, items: count, fingerprint: () => print };
+  return { served: kept, fault, items: count, fingerprint: () => print, ...create };
+}
+
+/** The first MAX_CODES order codes of a create's items, one a line; null when none. */
+function orderCodes(items: unknown): string | null {
+  if (!Array.isArray(items)) return null;
+  const codes: string[] = [];
+  for (const item of items) {
+    if (codes.length === MAX_CODES) break;
+    const code = (item as { order_code?: unknown } | null)?.order_code;
+    if (typeof code === 'string') codes.push(code);
+  }
+  return codes.length > 0 ? codes.join('\n') : null;
 }

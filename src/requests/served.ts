@@ -50,6 +50,8 @@ export interface OperationInput {
    * PostgreSQL, after the client's next requests), and reads no order to judge it.
    */
   answeredOrder?: AnsweredOrder;
+  /** Set by a create that stored its orders: their numbers (the readiness report tells a create the client gave up on by them). */
+  createdOrders?: string[];
   /** Set when the answer is one of the spec's documented examples (a `Prefer`), not the handler's: nothing was stored. */
   mocked?: boolean;
 }

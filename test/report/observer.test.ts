@@ -147,9 +147,9 @@ describe('the readiness observer under load', () => {
     await observer.settled('acme');
     const refused = Object.keys(store.state().marks).filter((key) => key.startsWith('refused:createOrder:'));
     expect(refused).toHaveLength(32);
-    // The oldest is forgotten, the newest remembered: sent again unchanged, it is missed.
-    observer.request(served(400, bodies[0]));
+    // The newest is remembered: sent again unchanged right after, it is missed; the oldest is forgotten.
     observer.request(served(400, bodies[39]));
+    observer.request(served(400, bodies[0]));
     await observer.settled('acme');
     expect(store.state().counts['error.create-400:missed']).toBe(1);
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Conflict, RuleViolation, Unavailable } from '../../src/shared/errors.js';
 import type { Order } from '../../src/records/order.js';
-import type { ClaimOptions, Unversioned } from '../../src/records/index.js';
+import { MARKS_KEPT, type ClaimOptions, type Unversioned } from '../../src/records/index.js';
 import type { Storage } from '../../src/store/port.js';
 
 /** An order record as the sandbox stores it. */
@@ -354,6 +354,22 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       expect(await storage.reports.clear('b')).toBe(1);
       expect((await storage.reports.get('b')).counts).toEqual({});
       expect((await storage.reports.get('c')).run).toBeNull();
+      await storage.close();
+    });
+
+    it('bounds a client’s marks at MARKS_KEPT, dropping the oldest others before a request still waiting for its retry', async () => {
+      const storage = await open();
+      const mark = (wall: number, detail: Record<string, string | number | null> = {}) => ({ at: wall, wall, detail });
+      await storage.reports.change('a', { marks: { 'retry:createOrder:aaaa': mark(1, { kind: '503-retried' }) } });
+      for (let n = 0; n < 6; n += 1) await storage.reports.change('a', { marks: Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`404:AWB${n * 100 + i}`, mark(10 + n * 100 + i)])) });
+      // PostgreSQL trims in the background after a write, at most once a second: one more write a second later.
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      await storage.reports.change('a', { marks: { '404:AWB599': mark(700) } });
+      await expect.poll(async () => Object.keys((await storage.reports.get('a')).marks).length, { timeout: 5_000, interval: 200 }).toBe(MARKS_KEPT);
+      const { marks } = await storage.reports.get('a');
+      expect(marks['retry:createOrder:aaaa']).toBeDefined();
+      expect(marks['404:AWB599']).toBeDefined();
+      expect(marks['404:AWB0']).toBeUndefined();
       await storage.close();
     });
 

@@ -17,6 +17,7 @@ export function orderHandlers({ orders, tracking }: { orders: OrdersService; tra
         scenario: typeof scenario === 'string' ? scenario : undefined,
         webhookChaos: chaosHeaderModes(input.headers['x-sandbox-webhook-chaos']),
       });
+      input.createdOrders = created.order_numbers;
       return json(201, { success: true, message: CREATED_MESSAGE, ...created });
     },
 

@@ -1,4 +1,4 @@
-import { emptyReport, MARKS_KEPT, type CheckResult, type ReportChange, type ReportEvent, type ReportMark, type ReportRun, type ReportView } from '../../records/index.js';
+import { emptyReport, MARKS_KEPT, marksBeyond, type CheckResult, type ReportChange, type ReportEvent, type ReportMark, type ReportRun, type ReportView } from '../../records/index.js';
 import type { ReportRepository } from '../port.js';
 import { BoundedLog } from './bounded-log.js';
 
@@ -41,10 +41,11 @@ class KeptReport implements ReportView {
         this.marks[key] = mark;
         this.#markOrder.add(key);
       }
-      for (const key of this.#markOrder) {
-        if (this.#markOrder.size <= MARKS_KEPT) break;
-        this.#markOrder.delete(key);
-        delete this.marks[key];
+      if (this.#markOrder.size > MARKS_KEPT) {
+        for (const key of marksBeyond(this.#markOrder, this.marks)) {
+          this.#markOrder.delete(key);
+          delete this.marks[key];
+        }
       }
     }
     if (change.events) for (const event of change.events) this.#events.add(event);

@@ -169,7 +169,7 @@ export class PgReports implements ReportRepository {
       });
   }
 
-  /** Drops each client's events beyond the newest `size` (an index range) and its oldest marks beyond MARKS_KEPT. */
+  /** Drops each client's events beyond the newest `size` (an index range) and its oldest marks beyond MARKS_KEPT, waiting retries last (see MARKS_KEPT). */
   private async trim(clients: string[]): Promise<void> {
     await this.db().query(
       `DELETE FROM report_events AS r
@@ -180,7 +180,7 @@ export class PgReports implements ReportRepository {
     );
     await this.db().query(
       `UPDATE readiness_reports SET state = jsonb_set(state, '{marks}',
-         (SELECT COALESCE(jsonb_object_agg(key, value), '{}'::jsonb) FROM (SELECT key, value FROM jsonb_each(state->'marks') ORDER BY (value->>'wall')::numeric DESC LIMIT $2) AS newest))
+         (SELECT COALESCE(jsonb_object_agg(key, value), '{}'::jsonb) FROM (SELECT key, value FROM jsonb_each(state->'marks') ORDER BY (key LIKE 'retry:%' AND value->'detail'->>'heard' IS DISTINCT FROM '1') DESC, (value->>'wall')::numeric DESC LIMIT $2) AS newest))
        WHERE client_id = ANY($1::text[]) AND (SELECT count(*) FROM jsonb_object_keys(state->'marks')) > $2`,
       [clients, MARKS_KEPT],
     );
