@@ -99,6 +99,21 @@ describe('JournaledFile when the disk fails', () => {
     await store.close();
   });
 
+  it('takes writes again after a large line failed once space returns, at the next checkpoint that rewrites the data file', async () => {
+    const fs = new FaultyFileSystem();
+    const store = await JournaledFile.open({ path: path(), fileSystem: fs });
+    fs.failingAbove = 10_000;
+    store.put('orders', 'big', { order_no: 'big', padding: 'x'.repeat(50_000) }); // a reset or a bulk create, not made again
+    expect(() => store.commit()).toThrow(StoreUnavailable);
+    fs.failingAbove = undefined;
+    store.put('orders', '1', order(1));
+    store.commit();
+    expect(store.health()).toMatchObject({ writable: false, code: 'ENOSPC' });
+    await store.checkpoint();
+    expect(store.health()).toEqual({ writable: true });
+    await store.close();
+  });
+
   it('on a disk all but full, stays not writable while short lines go through and longer ones fail, until a line as long is written', async () => {
     const fs = new FaultyFileSystem();
     const store = await JournaledFile.open({ path: path(), fileSystem: fs });

@@ -76,6 +76,9 @@ export abstract class CheckpointedRecords<Options extends CheckpointOptions> ext
     return journal.bytesSinceCheckpoint >= Math.max(this.options.checkpointBytes ?? 64 * MiB, this.file()?.bytes ?? 0);
   }
 
+  /** Told when a checkpoint rewrote the data file: the disk took a whole copy of the records. */
+  protected checkpointed(): void {}
+
   private async writeCheckpoint(journal: Journal): Promise<void> {
     try {
       this.commit();
@@ -92,6 +95,7 @@ export abstract class CheckpointedRecords<Options extends CheckpointOptions> ext
       if (this.lock !== undefined && !this.lock.held()) return;
       await journal.removeBefore(generation);
       this.checkpointError = undefined;
+      this.checkpointed();
     } catch (error) {
       if (error instanceof CheckpointAborted) return;
       this.checkpointError = describeError(error);

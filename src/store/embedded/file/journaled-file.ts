@@ -223,17 +223,25 @@ export class JournaledFile extends CheckpointedRecords<JournaledFileOptions> {
       this.rollBack();
       const code = errnoOf(error);
       this.failure ??= { code, error: describeError(error), since: Date.now() };
-      if (OUT_OF_SPACE.has(code) && bytes > 0) this.failedBytes = this.failedBytes === 0 ? bytes : Math.min(this.failedBytes, bytes);
+      // At most 64 KiB: a large change that failed once (a reset, a bulk create) is not made again, and a disk that takes 64 KiB takes the usual ones.
+      if (OUT_OF_SPACE.has(code) && bytes > 0) this.failedBytes = Math.min(this.failedBytes === 0 ? bytes : this.failedBytes, bytes, 64 * 1024);
       this.options.onWriteFailed?.(error as Error);
       throw new StoreUnavailable(code, { cause: error });
     }
     this.pending.clear();
-    if (this.failure !== undefined && bytes >= this.failedBytes) {
-      this.failure = undefined;
-      this.failedBytes = 0;
-      this.options.onWriteResumed?.();
-    }
+    if (this.failure !== undefined && bytes >= this.failedBytes) this.resumed();
     if (this.shouldCheckpoint()) void this.checkpoint();
+  }
+
+  /** A checkpoint that rewrote the data file ends a failure for want of space: the disk took far more than any line. */
+  protected override checkpointed(): void {
+    if (this.failure !== undefined && OUT_OF_SPACE.has(this.failure.code)) this.resumed();
+  }
+
+  private resumed(): void {
+    this.failure = undefined;
+    this.failedBytes = 0;
+    this.options.onWriteResumed?.();
   }
 
   /**
