@@ -117,8 +117,7 @@ export async function executeReport(options: ReportCommand, out: (text: string) 
     if (options.failUnder !== undefined || required.length > 0 || options.coverageUnder !== undefined) code = 1;
   }
   // The exact share, not the rounded percentage shown: 18 of 22 (81.818...%) is below --fail-under 81.82.
-  const share = typeof summary.handled === 'number' && typeof summary.graded === 'number' ? (summary.graded === 0 ? 0 : (summary.handled / summary.graded) * 100) : summary.handled_percent;
-  if (options.failUnder !== undefined && share < options.failUnder) {
+  if (options.failUnder !== undefined && below(summary.handled, summary.graded, summary.handled_percent, options.failUnder)) {
     err(`shipping-sandbox report: ${summary.handled_percent}% handled (${summary.handled} of ${summary.graded} graded items), below --fail-under ${options.failUnder}\n`);
     code = 1;
   }
@@ -126,11 +125,21 @@ export async function executeReport(options: ReportCommand, out: (text: string) 
     err(`shipping-sandbox report: ${item.id} is required (--require) and ${item.status.replace('_', ' ')}: ${item.detail}\n`);
     code = 1;
   }
-  if (options.coverageUnder !== undefined && coverage.summary.percent < options.coverageUnder) {
+  if (options.coverageUnder !== undefined && below(coverage.summary.statuses_exercised, coverage.summary.statuses, coverage.summary.percent, options.coverageUnder)) {
     err(`shipping-sandbox report: ${coverage.summary.percent}% coverage (${coverage.summary.statuses_exercised} of ${coverage.summary.statuses} documented statuses of the provider's operations exercised), below --coverage-under ${options.coverageUnder}\n`);
     code = 1;
   }
   return code;
+}
+
+/**
+ * Whether `part` of `whole` is below `threshold` percent, compared exactly (`part × 100` with
+ * `threshold × whole`, no division to land just under an exact value); the rounded percentage
+ * when the counts are missing. None of none is 0 %.
+ */
+function below(part: unknown, whole: unknown, rounded: number, threshold: number): boolean {
+  if (typeof part !== 'number' || typeof whole !== 'number') return rounded < threshold;
+  return part * 100 < threshold * whole || (whole === 0 && threshold > 0);
 }
 
 /** What the gates read of a report, as one text: two reports that give the same are alike for them. */

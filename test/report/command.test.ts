@@ -182,6 +182,17 @@ describe('shipping-sandbox report: the gate itself', () => {
     }
   });
 
+  it('compares without a division that lands just under an exact share: 29 of 100 is not below 29, for the coverage gate too', async () => {
+    const report = { summary: { handled: 29, graded: 100, handled_percent: 29 }, items: [], coverage: { summary: { percent: 29, statuses: 100, statuses_exercised: 29 } }, run: null };
+    const page = await heldServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(report)));
+    try {
+      expect((await run('--url', page.url, '--token', 't', '--fail-under', '29', '--coverage-under', '29')).code).toBe(0);
+      expect((await run('--url', page.url, '--token', 't', '--coverage-under', '29.01')).code).toBe(1);
+    } finally {
+      await page.close();
+    }
+  });
+
   it('prints a JUnit report that two reads of the gate agree with: traffic between the reads changed the grades', async () => {
     const json = (handled: number) => JSON.stringify({ summary: { handled, graded: 10, handled_percent: handled * 10 }, items: [], coverage: { summary: { percent: 100, statuses: 1, statuses_exercised: 1 } }, run: null });
     // The report as the client's webhook retries change it: 9 of 10 handled, then 7 from the second read on.
