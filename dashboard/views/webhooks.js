@@ -186,7 +186,8 @@ function Delivery({ delivery, onChange }) {
       const attempt = body.attempts[body.attempts.length - 1];
       return `Attempt ${attempt.n}: ${attempt.status_code ?? attempt.error}`;
     });
-  const last = delivery.attempts[delivery.attempts.length - 1];
+  // The message's own last attempt: not a copy its chaos asked for (the forged one a receiver rightly refuses).
+  const last = delivery.attempts.findLast((a) => !a.chaos) ?? delivery.attempts[delivery.attempts.length - 1];
   const count = delivery.attempts.length;
   const panel = `attempts-${delivery.id}`;
   return html`<tbody class="delivery">

@@ -30,7 +30,7 @@ export interface ListedDelivery {
   status: string;
   created_at: string;
   last_error: string | null;
-  attempts: Array<{ status_code: number | null; error: string | null }>;
+  attempts: Array<{ status_code: number | null; error: string | null; chaos?: string | null }>;
 }
 
 /** A page of the delivery log. */
@@ -75,9 +75,13 @@ export function listProgram(name = 'shipping-sandbox deliveries list'): Command 
     .option('--json', 'print the deliveries as one JSON array, as the sandbox gives them');
 }
 
-/** The outcome of a delivery's last attempt: its HTTP status, or why there was no answer; without one, why it waits if it says. */
+/**
+ * The outcome of a delivery's last attempt of its own (not a copy its chaos asked for, such as
+ * the forged one a receiver rightly refuses): its HTTP status, or why there was no answer;
+ * without one, why it waits if it says.
+ */
 function lastOutcome(d: ListedDelivery): string {
-  const last = d.attempts[d.attempts.length - 1];
+  const last = [...d.attempts].reverse().find((a) => !a.chaos) ?? d.attempts[d.attempts.length - 1];
   const text = last === undefined ? (d.last_error === null ? '-' : `- (${d.last_error})`) : last.status_code !== null ? String(last.status_code) : (last.error ?? 'no answer');
   return text.replace(/\s+/g, ' ');
 }

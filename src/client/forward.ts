@@ -11,6 +11,8 @@ export interface ListenAttempt {
   headers: Record<string, string>;
   /** The exact JSON text a direct delivery POSTs. */
   body: string;
+  /** A copy the delivery's chaos asked for: the same message again (`duplicate`), or with a forged signature (`bad_signature`). */
+  chaos?: string;
 }
 
 /** What the local receiver answered, sent back to the sandbox as the attempt's outcome. */

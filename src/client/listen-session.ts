@@ -67,7 +67,8 @@ export function listenUrl(base: string, name: string, events?: string[], session
 /** One line per forward: when, the event, the order, and what the local receiver made of it. */
 export function forwardLine(attempt: ListenAttempt, result: ListenResult, now = new Date()): string {
   const outcome = result.status_code === null ? (result.error ?? 'no answer') : String(result.status_code);
-  return `${now.toISOString()}  ${attempt.event}  ${attempt.order_no ?? '-'}  → ${outcome}  ${result.duration_ms} ms\n`;
+  const copy = attempt.chaos === 'bad_signature' ? ' (forged signature)' : attempt.chaos === 'duplicate' ? ' (duplicate)' : '';
+  return `${now.toISOString()}  ${attempt.event}${copy}  ${attempt.order_no ?? '-'}  → ${outcome}  ${result.duration_ms} ms\n`;
 }
 
 /** How one connection ended: for good (the exit code), or to be tried again (why, and whether it had become ready). */

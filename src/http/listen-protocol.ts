@@ -117,8 +117,8 @@ export class Connection {
           attempt.timeout_ms + LISTEN_ANSWER_MARGIN_MS,
         );
         this.waiting.set(id, { resolve: done, started });
-        const { delivery_id, event, order_no, timeout_ms, headers, body } = attempt;
-        this.ws.send(JSON.stringify({ type: 'attempt', id, delivery_id, event, order_no, timeout_ms, headers, body }), (err) => {
+        const { delivery_id, event, order_no, timeout_ms, headers, body, chaos } = attempt;
+        this.ws.send(JSON.stringify({ type: 'attempt', id, delivery_id, event, order_no, timeout_ms, headers, body, ...(chaos ? { chaos } : {}) }), (err) => {
           if (err) done({ status_code: null, duration_ms: Math.round(performance.now() - started), error: 'listener disconnected', response_body: '', retry_after: null });
         });
       });

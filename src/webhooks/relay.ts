@@ -15,6 +15,8 @@ export interface RelayedAttempt {
   headers: Record<string, string>;
   /** The exact body a direct delivery would POST. */
   body: string;
+  /** Set on a copy its chaos asked for once the message was acknowledged (see DeliveryAttempts.copies). */
+  chaos?: 'duplicate' | 'bad_signature';
 }
 
 /** What a listener answered about an attempt, as a direct POST's outcome (no timestamp: the relay's caller has it). */

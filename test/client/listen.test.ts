@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { defaultName, runListen } from '../../src/client/listen.js';
-import { backoffMs, listenUrl, type ListenTuning } from '../../src/client/listen-session.js';
+import { backoffMs, forwardLine, listenUrl, type ListenTuning } from '../../src/client/listen-session.js';
 import { Receiver, downPort } from '../webhooks/receiver.js';
 import { ListenServer, until } from './listen-server.js';
 
@@ -207,6 +207,16 @@ describe('shipping-sandbox listen: forwarding an attempt', () => {
     expect(await sandbox.result('bad1')).toMatchObject({ status_code: null, error: expect.stringContaining('could not read this attempt') });
     expect(await sandbox.result('ok1')).toMatchObject({ status_code: 200 });
     expect(receiver.received).toHaveLength(1);
+  });
+});
+
+describe('shipping-sandbox listen: its lines', () => {
+  it("names a chaos copy on the forward's line, so a 400 to the forged one reads as the receiver refusing it", () => {
+    const attempt = { type: 'attempt' as const, id: 'a1', delivery_id: 'msg_1', event: 'awb.generated', order_no: '512345678901', timeout_ms: 10_000, headers: {}, body: '{}' };
+    const result = { type: 'result' as const, id: 'a1', status_code: 400, duration_ms: 3, error: null, response_body: '', retry_after: null };
+    const at = new Date('2026-12-01T08:00:00Z');
+    expect(forwardLine({ ...attempt, chaos: 'bad_signature' }, result, at)).toBe('2026-12-01T08:00:00.000Z  awb.generated (forged signature)  512345678901  → 400  3 ms\n');
+    expect(forwardLine(attempt, { ...result, status_code: 204 }, at)).toBe('2026-12-01T08:00:00.000Z  awb.generated  512345678901  → 204  3 ms\n');
   });
 });
 

@@ -20,6 +20,7 @@ export interface AttemptMessage {
   timeout_ms: number;
   headers: Record<string, string>;
   body: string;
+  chaos?: string;
 }
 
 /** A refused opening: the plain HTTP answer. */

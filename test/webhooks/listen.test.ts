@@ -245,6 +245,16 @@ describe('deliveries through a listener', () => {
     expect((await call('POST', '/__sandbox/webhooks/endpoints', TOKEN_A, { url: receiver.url })).status).toBe(400);
   });
 
+  it('a chaos copy through a listener says what it is: the forged one, after the acknowledged message, carries chaos', async () => {
+    const session = await listen({ events: 'awb.generated' });
+    const created = await fetch(`${sandbox.url}/v1/order`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN_A}`, 'content-type': 'application/json', 'x-sandbox-webhook-chaos': 'bad_signature' }, body: JSON.stringify(createRequest(1)) });
+    expect(created.status).toBe(201);
+    await sandbox.clock.advance(AWB_DELAY);
+    await until('the message and its forged copy', () => session.attempts.length >= 2);
+    expect(session.attempts.map((a) => a.chaos ?? null)).toEqual([null, 'bad_signature']);
+    expect(session.attempts[1]!.delivery_id).toBe(session.attempts[0]!.delivery_id);
+  });
+
   it('a receiver answering 500 twice gets the retries on the schedule', async () => {
     await sandbox.close();
     await start({ webhookRetries: '0,5s,30s' });
