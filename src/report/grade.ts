@@ -1,6 +1,6 @@
 import type { CatalogueItem } from './catalogue.js';
 import { coverageOf, type Coverage, type SpecOperation } from './operations.js';
-import type { CheckResult, ReportEvent, ReportOutcome, ReportView } from '../records/index.js';
+import { isWaitingRetry, type CheckResult, type ReportEvent, type ReportOutcome, type ReportView } from '../records/index.js';
 
 export type ItemStatus = 'handled' | 'not_handled' | 'not_exercised' | 'not_graded';
 
@@ -54,7 +54,7 @@ function waitingRetries(state: ReportView, id: string): number {
   if (!id.startsWith('fault.')) return 0;
   const kind = id.slice('fault.'.length);
   let n = 0;
-  for (const key in state.marks) if (key.startsWith('retry:') && state.marks[key]!.detail.kind === kind && state.marks[key]!.detail.heard !== 1) n += 1;
+  for (const key in state.marks) if (isWaitingRetry(key, state.marks[key]!) && state.marks[key]!.detail.kind === kind) n += 1;
   return n;
 }
 

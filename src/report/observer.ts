@@ -74,7 +74,8 @@ export class ReportObserver {
         // A request that arrived before the run started is none of the run's, though it closed after: nor is a retry it may be of.
         const since = state.run?.started_wall ?? -Infinity;
         if (wall < since) return undefined;
-        const recent = (this.recent.get(client.id) ?? []).filter((r) => r.wall >= since);
+        const held = this.recent.get(client.id) ?? [];
+        const recent = held[0] !== undefined && held[0].wall < since ? held.filter((r) => r.wall >= since) : held;
         const draft = await judgeRequest({ reads, manualClock: this.deps.manualClock, recent }, client.id, kept, wall, state);
         if (operationId === 'createOrder' || operationId === 'trackOrder') {
           recent.push({ kept, wall });
