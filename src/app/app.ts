@@ -56,6 +56,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
     exactPaths: true,
     fallback: specAnswer(services.specs.provider.document, services.options.seed),
     observers: [...modules.flatMap((m) => (m.observeProvider ? [m.observeProvider] : [])), ...everyRequest],
+    answering: answeringOf(modules),
     onObserverError,
     now: (clientId) => services.clock.of(clientId ?? ''),
     refreshClock: services.clockService.refresh,
@@ -74,4 +75,15 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
   app.use(unknownPath);
   app.use(errorEnvelope(services.options.bodyLimit));
   return app;
+}
+
+/** What the modules that look at an answer before it goes out (`observeAnswer`) are shown, as one: the answer waits for all of them. */
+function answeringOf(modules: SandboxModule[]): ((served: Parameters<NonNullable<SandboxModule['observeAnswer']>>[0]) => Promise<void> | undefined) | undefined {
+  const looking = modules.flatMap((m) => (m.observeAnswer ? [m.observeAnswer] : []));
+  if (looking.length === 0) return undefined;
+  if (looking.length === 1) return looking[0];
+  return (served) => {
+    const waits = looking.flatMap((look) => look(served) ?? []);
+    return waits.length > 0 ? Promise.all(waits).then(() => undefined) : undefined;
+  };
 }

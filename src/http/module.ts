@@ -19,6 +19,12 @@ export interface SandboxModule {
   controlInterceptors?: Interceptor[];
   /** Told of every provider request once its connection closes (the request journal). */
   observeProvider?: (served: ServedRequest) => void;
+  /**
+   * Shown every provider request just before it is answered; may hold the answer until a
+   * promise it returns settles (never rejecting): the readiness report stores there what
+   * the client's next request is judged against.
+   */
+  observeAnswer?: (served: ServedRequest) => Promise<void> | undefined;
   /** Told of every request of either spec once its connection closes (metrics). */
   observeRequests?: (served: ServedRequest) => void;
   /** Removes the client's records of this module; returns how many. */

@@ -63,6 +63,22 @@ const ranAnyway = (fault: Observed['fault']): boolean => fault !== undefined && 
 /** Most refused requests of an operation remembered (see markRefused). */
 const REFUSED_KEPT = 32;
 
+/**
+ * Whether judging a request sets a mark the client's next request is judged against, from
+ * what is known as it is answered: a 503 to retry, a dropped connection, a refused create or
+ * tracking read, a tracking 404. Such a request is judged before its answer goes out (see
+ * ReportObserver.answer). A timeout is known only once the connection closes.
+ */
+export function marksOnAnswer({ served, fault }: Pick<Observed, 'served' | 'fault'>): boolean {
+  if (fault?.type === 'reset') return true;
+  if (fault !== undefined && fault.type !== 'status') return false;
+  if (served.status === 503) return true;
+  if (fault !== undefined) return false;
+  const op = served.input.operation.operationId;
+  if (op === 'createOrder') return served.status === 400 || served.status === 403;
+  return op === 'trackOrder' && (served.status === 400 || served.status === 404);
+}
+
 /** Notes the retry of a request that met a fault, and whether it waited what Retry-After said. */
 function noteRetry(judging: Judging, draft: Draft, fault: MetFault, retry: Judged): void {
   const { served } = retry.kept;
@@ -113,9 +129,15 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   // same request again (path and body); another request of the operation leaves the one
   // that met the fault waiting for its retry (a report still waiting counts it missed, see grade).
   const print = kept.fingerprint();
+  // Only marks of requests that arrived before this one are its to answer (one judged as it
+  // was answered can be judged before an earlier request that closed after it).
+  const before = (key: string): ReportMark | undefined => {
+    const mark = state.marks[key];
+    return mark !== undefined && mark.wall <= wall ? mark : undefined;
+  };
   // A report written before retries were marked per request has one mark per operation.
-  const legacy = state.marks[`retry:${op}`]?.detail.fingerprint === print ? `retry:${op}` : undefined;
-  const retryAt = state.marks[retryKey(op, print)] ? retryKey(op, print) : legacy;
+  const legacy = before(`retry:${op}`)?.detail.fingerprint === print ? `retry:${op}` : undefined;
+  const retryAt = before(retryKey(op, print)) ? retryKey(op, print) : legacy;
   const retryMark = retryAt === undefined ? undefined : state.marks[retryAt];
   if (retryAt && retryMark) {
     draft.mark(retryAt, null);
@@ -124,7 +146,7 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   const window = state.marks[windowKey(op)];
   if (window?.detail.fingerprint === print) draft.mark(windowKey(op), null);
   else if (window && wall >= window.wall) noteHammering(judging, draft, state, op, kept, wall, what);
-  const error = state.marks[`error:${op}`];
+  const error = before(`error:${op}`);
   if (error) {
     draft.mark(`error:${op}`, null);
     if (error.detail.fingerprint !== print) draft.note(String(error.detail.item), 'handled', `changed before sending again: ${what}`);
@@ -132,7 +154,7 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   // A refused request sent again unchanged: missed when it is refused again right after, or a
   // third time later (a retry queue; a test suite run twice with one bad fixture sends it twice);
   // answered otherwise, the refusal was not the request's (a Prefer, a permission granted since).
-  const refused = state.marks[refusedKey(op, print)];
+  const refused = before(refusedKey(op, print));
   if (refused) {
     const again = served.status === refused.detail.status;
     const next = error?.detail.fingerprint === print;
@@ -203,7 +225,8 @@ function judgeCreate({ served, items, fingerprint: print }: Observed, draft: Dra
 /** A tracking read: polling again after a 404, reading to the journey's end, reading after the AWB webhook was acknowledged. */
 async function judgeTracking(judging: Judging, clientId: string, { served, fingerprint: print }: Observed, draft: Draft, what: string, here: { at: number; wall: number }, state: ReportView): Promise<void> {
   const awb = served.input.params.order_no ?? '';
-  const polled = state.marks[`404:${awb}`];
+  const mark = state.marks[`404:${awb}`];
+  const polled = mark !== undefined && mark.wall <= here.wall ? mark : undefined;
   if (polled) {
     draft.mark(`404:${awb}`, null);
     const real = Math.round(here.wall - polled.wall);

@@ -2,13 +2,13 @@ import type { Logger } from 'pino';
 import type { ServedRequest } from '../requests/index.js';
 import type { Storage } from '../store/index.js';
 import type { AttemptObserver } from '../webhooks/index.js';
-import { applyReportChange, type ReportState, type ReportView } from '../records/index.js';
+import { applyReportChange, type ReportChange, type ReportState, type ReportView } from '../records/index.js';
 import { backgroundFailures } from '../shared/index.js';
 import { Draft } from './draft.js';
 import { judgeAttempt } from './judge-attempt.js';
 import { BatchReads } from './batch-reads.js';
-import { judgeRequest, type Judged } from './judge-request.js';
-import { observed } from './observed.js';
+import { judgeRequest, marksOnAnswer, type Judged } from './judge-request.js';
+import { observed, type Observed } from './observed.js';
 import { operationCountKey } from './operations.js';
 
 /** A judgment of one observation against the client's report as it stands before it. */
@@ -33,6 +33,20 @@ export const PENDING_PER_CLIENT = 1_000;
  */
 const byTheClient = (served: ServedRequest): boolean => served.input.role !== 'admin' && served.input.role !== 'read_only';
 
+/** Someone waiting until the client's observations up to `upTo` have their marks stored, or are judged and stored whole. */
+interface Waiter {
+  upTo: number;
+  of: 'marked' | 'judged';
+  done: () => void;
+}
+
+/**
+ * Longest an answer waits for its request's marks (see ReportObserver.answer): a store that
+ * is slow or away delays answers by no more, and the next request may then be judged
+ * before the marks exist.
+ */
+const ANSWER_WAIT_MS = 2_000;
+
 /** Of each client, the creates and tracking reads last judged that judging keeps at hand (see Judging.recent). */
 const RECENT = 16;
 
@@ -49,7 +63,11 @@ export class ReportObserver {
   /** Observations dropped per client since the last batch said so (see PENDING_PER_CLIENT). */
   private readonly dropped = new Map<string, number>();
   /** Per client with observations held: how many were taken in all, how many judged, and who waits for which count. */
-  private readonly progress = new Map<string, { taken: number; judged: number; waiters: Array<{ upTo: number; done: () => void }> }>();
+  private readonly progress = new Map<string, { taken: number; marked: number; judged: number; waiters: Waiter[] }>();
+  /** Per client, the counts and events of its batches being stored, in order (see drain). */
+  private readonly counting = new Map<string, Promise<void>>();
+  /** Inputs of requests judged as they were answered (see answer): not judged again once they close. */
+  private readonly answered = new WeakSet<object>();
   /** The run judging a client's observations, while there are any. */
   private readonly runs = new Map<string, Promise<void>>();
   /** `manualClock`: the sandbox runs a manual clock, which the client's tests move in place of waiting (see judgeRequest). */
@@ -61,33 +79,53 @@ export class ReportObserver {
     this.failed = backgroundFailures(deps.logger);
   }
 
-  /** For `observeProvider`: every provider request of a client, once its connection closed. */
+  /**
+   * For `observeAnswer`: a request whose judgment sets a mark its client's next request is
+   * judged against (a 503, a refusal: see marksOnAnswer) is judged before it is answered,
+   * and its answer waits until those marks are stored (at most ANSWER_WAIT_MS): the next
+   * request, sent once this answer came, finds them on whichever replica serves it.
+   */
+  readonly answer = (served: ServedRequest): Promise<void> | undefined => {
+    const client = served.input.client;
+    if (!client || !byTheClient(served)) return undefined;
+    const kept = observed(served);
+    if (!marksOnAnswer(kept)) return undefined;
+    this.answered.add(served.input);
+    const upTo = this.enqueue(client.id, this.requestJudge(client.id, kept, served));
+    return upTo === undefined ? undefined : this.marksStored(client.id, upTo);
+  };
+
+  /** For `observeProvider`: every provider request of a client, once its connection closed (unless judged as it was answered). */
   readonly request = (served: ServedRequest): void => {
     const client = served.input.client;
-    if (!client || !byTheClient(served)) return;
+    if (!client || !byTheClient(served) || this.answered.has(served.input)) return;
+    this.enqueue(client.id, this.requestJudge(client.id, observed(served), served));
+  };
+
+  /** The judgment of a request, as it ended or is about to be answered. */
+  private requestJudge(clientId: string, kept: Observed, served: ServedRequest): Judge {
     const wall = Math.round(Date.now() - served.durationMs);
-    const kept = observed(served);
     const { operationId } = served.input.operation;
     const status = served.status;
-    this.enqueue(client.id, {
+    return {
       judge: async (state, reads) => {
         // A request that arrived before the run started is none of the run's, though it closed after: nor is a retry it may be of.
         const since = state.run?.started_wall ?? -Infinity;
         if (wall < since) return undefined;
-        const held = this.recent.get(client.id) ?? [];
+        const held = this.recent.get(clientId) ?? [];
         const recent = held[0] !== undefined && held[0].wall < since ? held.filter((r) => r.wall >= since) : held;
-        const draft = await judgeRequest({ reads, manualClock: this.deps.manualClock, recent }, client.id, kept, wall, state);
+        const draft = await judgeRequest({ reads, manualClock: this.deps.manualClock, recent }, clientId, kept, wall, state);
         if (operationId === 'createOrder' || operationId === 'trackOrder') {
           recent.push({ kept, wall });
           if (recent.length > RECENT) recent.shift();
-          this.recent.set(client.id, recent);
+          this.recent.set(clientId, recent);
         }
         // Every request counts toward the operations' coverage, whatever the catalogue made of it.
         if (status !== null) draft.count(operationCountKey(operationId, status));
         return draft;
       },
-    });
-  };
+    };
+  }
 
   /** For the webhook dispatcher. */
   readonly attempts: AttemptObserver = {
@@ -104,37 +142,52 @@ export class ReportObserver {
   settled(clientId: string): Promise<void> {
     const progress = this.progress.get(clientId);
     if (!progress || progress.judged >= progress.taken) return Promise.resolve();
-    return new Promise((done) => progress.waiters.push({ upTo: progress.taken, done }));
+    return new Promise((done) => progress.waiters.push({ upTo: progress.taken, of: 'judged', done }));
   }
 
-  private enqueue(clientId: string, judge: Judge): void {
+  /** Waits until the marks of the client's observations up to `upTo` are stored (or lost), at most ANSWER_WAIT_MS. */
+  private marksStored(clientId: string, upTo: number): Promise<void> {
+    const progress = this.progress.get(clientId);
+    if (!progress || progress.marked >= upTo) return Promise.resolve();
+    return new Promise((done) => {
+      const timer = setTimeout(done, ANSWER_WAIT_MS);
+      progress.waiters.push({ upTo, of: 'marked', done: () => (clearTimeout(timer), done()) });
+    });
+  }
+
+  /** Holds an observation for judging; answers how many of the client's were taken with it, or undefined when it was dropped. */
+  private enqueue(clientId: string, judge: Judge): number | undefined {
     let progress = this.progress.get(clientId);
     if (progress && progress.taken - progress.judged >= PENDING_PER_CLIENT) {
       this.dropped.set(clientId, (this.dropped.get(clientId) ?? 0) + 1);
-      return;
+      return undefined;
     }
-    if (!progress) this.progress.set(clientId, (progress = { taken: 0, judged: 0, waiters: [] }));
+    if (!progress) this.progress.set(clientId, (progress = { taken: 0, marked: 0, judged: 0, waiters: [] }));
     progress.taken += 1;
     const waiting = this.pending.get(clientId);
     if (waiting) waiting.push(judge);
     else this.pending.set(clientId, [judge]);
     if (!this.runs.has(clientId)) this.runs.set(clientId, this.drain(clientId));
+    return progress.taken;
   }
 
-  /** Counts `n` more of the client's observations judged, and lets go of whoever waited for them. */
-  private judged(clientId: string, n: number): void {
+  /** Counts `n` more of the client's observations with their marks stored, or judged and stored whole, and lets go of whoever waited for them. */
+  private advance(clientId: string, n: number, what: 'marked' | 'judged'): void {
     const progress = this.progress.get(clientId);
     if (!progress) return;
-    progress.judged += n;
-    const still = progress.waiters.filter((waiter) => waiter.upTo > progress.judged);
-    for (const waiter of progress.waiters) if (waiter.upTo <= progress.judged) waiter.done();
-    progress.waiters = still;
-    if (progress.judged >= progress.taken && still.length === 0) this.progress.delete(clientId);
+    if (what === 'marked') progress.marked += n;
+    else progress.judged += n;
+    const reached = (waiter: Waiter): boolean => waiter.upTo <= progress[waiter.of];
+    for (const waiter of progress.waiters) if (reached(waiter)) waiter.done();
+    progress.waiters = progress.waiters.filter((waiter) => !reached(waiter));
+    if (progress.judged >= progress.taken && progress.waiters.length === 0) this.progress.delete(clientId);
   }
 
   /**
    * Judges the client's observations until none wait: those that came while the last
-   * batch was stored form the next, up to BATCH at a time. (Single-threaded: no
+   * batch was judged form the next, up to BATCH at a time. A batch's marks are stored
+   * before the next is judged (it is judged against them); its counts and events are
+   * stored meanwhile, and counted judged in order once they are. (Single-threaded: no
    * observation slips in between finding none and the run's end.)
    */
   private async drain(clientId: string): Promise<void> {
@@ -143,11 +196,18 @@ export class ReportObserver {
         this.pending.delete(clientId);
         for (let i = 0; i < judges.length; i += BATCH) {
           const batch = judges.slice(i, i + BATCH);
-          // A batch whose change the store refused is judged again one by one: a change that
+          const counting: Array<Promise<void>> = [];
+          // A batch whose marks the store refused is judged again one by one: a change that
           // cannot be stored loses one observation, not its batch. (When the report cannot
           // even be read, the store is away: the batch is lost, with one log line.)
-          if ((await this.judgeBatch(clientId, batch)) === 'change failed' && batch.length > 1) for (const judge of batch) await this.judgeBatch(clientId, [judge]);
-          this.judged(clientId, batch.length);
+          if ((await this.judgeBatch(clientId, batch, counting)) === 'change failed' && batch.length > 1) for (const judge of batch) await this.judgeBatch(clientId, [judge], counting);
+          this.advance(clientId, batch.length, 'marked');
+          const before = this.counting.get(clientId) ?? Promise.resolve();
+          const after = before.then(() => Promise.all(counting)).then(() => {
+            this.advance(clientId, batch.length, 'judged');
+            if (this.counting.get(clientId) === after) this.counting.delete(clientId);
+          });
+          this.counting.set(clientId, after);
         }
       }
     } finally {
@@ -156,20 +216,37 @@ export class ReportObserver {
   }
 
   /**
+   * Stores a batch's counts and events; when the store refuses them, each observation's
+   * on its own, so that a change that cannot be stored loses one observation, not its batch.
+   */
+  private async count(clientId: string, change: ReportChange, changes: ReadonlyArray<Draft['change']>): Promise<void> {
+    const lost = (err: unknown, n: number): void => this.failed('readiness report observation', err, `${n} observations of client ${clientId} were not recorded (the report misses them)`, { client: clientId, observations: n });
+    try {
+      await this.deps.storage.reports.change(clientId, change);
+    } catch (err) {
+      if (changes.length <= 1) return lost(err, changes.length);
+      for (const { counts, events } of changes) await this.deps.storage.reports.change(clientId, { counts, events }).catch((one: unknown) => lost(one, 1));
+    }
+  }
+
+  /**
    * One read of the report, the store reads its judgments need shared (BatchReads), then
    * each observation judged in turn against the report as the ones
-   * before left it (their marks), then one change with all their counts, marks and
-   * events: under load a replica's store calls go by batch, not by request.
+   * before left it (their marks), then one change with all their marks, stored before
+   * this answers, and one with their counts and events, pushed to `counting`: under load
+   * a replica's store calls go by batch, not by request.
    * Answers how it went (a failure is logged).
    */
-  private async judgeBatch(clientId: string, judges: Judge[]): Promise<'stored' | 'read failed' | 'change failed'> {
+  private async judgeBatch(clientId: string, judges: Judge[], counting: Array<Promise<void>>): Promise<'stored' | 'read failed' | 'change failed'> {
     const { storage, logger } = this.deps;
     let read = false;
+    const lost = (err: unknown): void => this.failed('readiness report observation', err, `${judges.length} observations of client ${clientId} were not recorded (the report misses them)`, { client: clientId, observations: judges.length });
     try {
       let view = await storage.reports.get(clientId, { events: false, counts: false });
       read = true;
       const reads = new BatchReads(storage);
       const batch = new Draft(0);
+      const changes: Array<Draft['change']> = [];
       for (const judge of judges) {
         let draft: Draft | undefined;
         try {
@@ -179,10 +256,13 @@ export class ReportObserver {
         }
         if (!draft || draft.empty) continue;
         batch.add(draft.change);
+        changes.push(draft.change);
         // The marks as the store will keep them after this one (its bound included), for the next.
         if (Object.keys(draft.change.marks).length > 0) view = applyReportChange({ ...view, events: [] } as unknown as ReportState, { marks: draft.change.marks }, 0); // copies, never changes, what it is given
       }
-      if (!batch.empty) await storage.reports.change(clientId, batch.change);
+      const { marks, counts, events } = batch.change;
+      if (Object.keys(marks).length > 0) await storage.reports.change(clientId, { marks });
+      if (Object.keys(counts).length > 0 || events.length > 0) counting.push(this.count(clientId, { counts, events }, changes));
       const dropped = this.dropped.get(clientId);
       if (dropped !== undefined) {
         this.dropped.delete(clientId);
@@ -190,7 +270,7 @@ export class ReportObserver {
       }
       return 'stored';
     } catch (err) {
-      this.failed('readiness report observation', err, `${judges.length} observations of client ${clientId} were not recorded (the report misses them)`, { client: clientId, observations: judges.length });
+      lost(err);
       return read ? 'change failed' : 'read failed';
     }
   }

@@ -17,6 +17,7 @@ export function reportModule(services: Pick<Services, 'storage' | 'clock' | 'log
     name: 'report',
     observer,
     handlers: reportHandlers({ storage, now: (clientId) => clock.of(clientId), endpoints, guard: webhookTargets, timeoutMs: options.webhookTimeout, observer, shutdown: shutdown.signal, operations: specs.provider.operations.map((op) => ({ operationId: op.operationId, method: op.method, path: op.path, statuses: op.ownStatuses })) }),
+    observeAnswer: observer.answer,
     observeProvider: observer.request,
     reset: async (clientId) => {
       await observer.settled(clientId);

@@ -10,6 +10,13 @@ export interface PipelineOptions {
   interceptors: Interceptor[];
   /** Told of every request once its connection closes (the request journal). */
   observers?: Array<(served: ServedRequest) => void>;
+  /**
+   * Shown each request just before it is answered (its status; null: none goes out); a
+   * promise it returns holds the answer until it settles, and never rejects (see
+   * `beforeAnswer`). The readiness report writes there the marks a client's next request
+   * is judged against.
+   */
+  answering?: (served: ServedRequest) => Promise<void> | undefined;
   /** Told when an observer throws: the request has been answered, and the process must not go down with it. */
   onObserverError?: (error: unknown) => void;
   /** The time on the client's clock (the sandbox's before the client is known), for `arrivedAt`. */

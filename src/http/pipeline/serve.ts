@@ -5,6 +5,7 @@ import type { Handler } from '../handler.js';
 import { sendError, sendReply } from '../respond.js';
 import { noteServed } from '../served.js';
 import { admit } from './admit.js';
+import { beforeAnswer, statusOf } from './answer.js';
 import { arrive } from './arrive.js';
 import { exchangeOf, type Exchange } from './exchange.js';
 import { waitTurn } from './fair-turn.js';
@@ -20,7 +21,7 @@ export type ServeOperation = (req: Request, res: Response, params: Record<string
 
 /**
  * The request path of one operation, stage by stage: observe (told last), identify,
- * admit, arrive, screen a large body, wait the fair turn, read the body, validate, then intercept and handle, and reply.
+ * admit, arrive, screen a large body, wait the fair turn, read the body, validate, then intercept and handle, and answer.
  * Operations without security skip identify, admit and the turn. Any stage may throw a
  * domain or API error: the request is then answered with the error envelope.
  */
@@ -49,9 +50,11 @@ export function serveOperation(op: CompiledOperation, handler: Handler, options:
       readBody(x);
       validate(x);
       noteServed(res, op.operationId, x.input.client?.id);
-      await sendReply(res, await handle(x.input));
+      const reply = await handle(x.input);
+      await beforeAnswer(x, statusOf(reply));
+      await sendReply(res, reply);
     } catch (error) {
-      refuse(x, error);
+      await refuse(x, error);
     }
   };
   if (!scope) return serve;
@@ -60,11 +63,12 @@ export function serveOperation(op: CompiledOperation, handler: Handler, options:
 }
 
 /** Answers a request a stage refused (or whose handler failed) with the error envelope; a 400 keeps its field errors for the journal. */
-function refuse(x: Exchange, error: unknown): void {
+async function refuse(x: Exchange, error: unknown): Promise<void> {
   arrive(x);
   readBodyForJournal(x);
   noteServed(x.res, x.op.operationId, x.input.client?.id);
   const answered = toApiError(error);
   if (answered.status === 400) x.served.violations = answered.errors;
+  if (!x.res.headersSent) await beforeAnswer(x, answered.status);
   sendError(x.res, error);
 }

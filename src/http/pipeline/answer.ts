@@ -1,0 +1,34 @@
+import type { Reply } from '../handler.js';
+import type { ServedRequest } from '../served.js';
+import type { Exchange } from './exchange.js';
+
+/** The status a reply will answer with: null when none goes out (a reset connection, a held request). */
+export function statusOf(reply: Reply): number | null {
+  if ('status' in reply) return reply.status;
+  if ('dribble' in reply) return reply.reply.status;
+  return null;
+}
+
+/**
+ * Stage 10, answer: the request as it is about to be answered with `status` is shown to
+ * `options.answering` (the readiness report), which may hold the answer until what the
+ * client's next request is judged against is in the store: sent after it, that request
+ * finds it on whichever replica serves it. Resolves at once when nothing asks to wait.
+ */
+export async function beforeAnswer(x: Exchange, status: number | null): Promise<void> {
+  const answering = x.options.answering;
+  if (!answering) return;
+  const now: ServedRequest = {
+    input: x.served.input,
+    query: x.served.query,
+    seq: x.served.seq,
+    method: x.served.method,
+    arrivedAt: x.served.arrivedAt,
+    violations: x.served.violations,
+    status,
+    durationMs: Number(process.hrtime.bigint() - x.started) / 1e6,
+    aborted: false,
+  };
+  const waiting = answering(now);
+  if (waiting) await waiting;
+}

@@ -1,0 +1,75 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ReportChange } from '../../src/records/index.js';
+import { createRequest } from '../support/orders.js';
+import { testSandbox, type TestSandbox } from '../support/sandbox.js';
+import { onPostgres } from '../support/store-kind.js';
+
+const sandboxes: TestSandbox[] = [];
+afterEach(async () => {
+  for (const s of sandboxes.splice(0)) await s.close();
+});
+
+async function sandbox(options: Parameters<typeof testSandbox>[0] = {}): Promise<TestSandbox> {
+  const s = await testSandbox(options);
+  sandboxes.push(s);
+  return s;
+}
+
+/** Every change to a report is stored `ms` later, as by a store that is slow (or a replica whose judging is behind). */
+function slowReportChanges(s: TestSandbox, ms: number): void {
+  const { reports } = s.services.storage;
+  const change = reports.change.bind(reports);
+  reports.change = async (clientId: string, next: ReportChange) => {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return change(clientId, next);
+  };
+}
+
+/** The marks of client A's report as they are in the store now, without waiting for judging to settle. */
+const storedMarks = async (s: TestSandbox): Promise<string[]> => Object.keys((await s.services.storage.reports.get('client-a', { events: false, counts: false })).marks);
+
+const invalid = (): ReturnType<typeof createRequest> => {
+  const body = createRequest(1);
+  body.items[0]!.item_weight = 'heavy' as never;
+  return body;
+};
+
+describe('what the client’s next request is judged against is stored before the answer that asks it', () => {
+  it('a refused create, a 503 and a tracking 404 are marked in the store by the time the client has their answers', async () => {
+    const s = await sandbox();
+    slowReportChanges(s, 300);
+
+    expect((await s.call('POST', '/v1/order', { body: invalid() })).status).toBe(400);
+    expect(await storedMarks(s)).toEqual(expect.arrayContaining(['error:createOrder', expect.stringMatching(/^refused:createOrder:/)]));
+
+    expect((await s.call('POST', '/v1/order', { body: createRequest(1), headers: { Prefer: 'code=503' } })).status).toBe(503);
+    expect(await storedMarks(s)).toEqual(expect.arrayContaining([expect.stringMatching(/^retry:createOrder:/)]));
+
+    expect((await s.call('GET', '/v1/order/tracking/JNE0000000000')).status).toBe(404);
+    expect(await storedMarks(s)).toContain('404:JNE0000000000');
+  });
+
+  it('a create answered 201 is judged once its connection closes, as before: its answer does not wait for the report', async () => {
+    const s = await sandbox();
+    slowReportChanges(s, 2_000);
+    const started = Date.now();
+    expect((await s.call('POST', '/v1/order', { body: createRequest(1) })).status).toBe(201);
+    expect(Date.now() - started).toBeLessThan(1_500);
+  });
+
+  it.skipIf(!onPostgres)('two replicas: the same invalid create sent to one and then the other is missed, however far behind the first one’s judging is', async () => {
+    const data = `answer-marks-${process.pid}-${Date.now()}`;
+    const first = await sandbox({ data });
+    const second = await sandbox({ data });
+    slowReportChanges(first, 300);
+    const body = invalid();
+
+    expect((await first.call('POST', '/v1/order', { body })).status).toBe(400);
+    expect((await second.call('POST', '/v1/order', { body })).status).toBe(400);
+    expect((await first.call('POST', '/v1/order', { body: createRequest(1) })).status).toBe(201);
+
+    await (first.modules.find((m) => m.name === 'report') as unknown as { observer: { settled(id: string): Promise<void> } }).observer.settled('client-a');
+    const after = (await second.call('GET', '/__sandbox/report')).body as { items: Array<{ id: string; status: string; detail: string }> };
+    expect(after.items.find((i) => i.id === 'error.create-400')).toMatchObject({ status: 'not_handled', detail: expect.stringMatching(/^Missed 1 of 2/) });
+  });
+});
