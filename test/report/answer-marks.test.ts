@@ -57,6 +57,19 @@ describe('what the client’s next request is judged against is stored before th
     expect(Date.now() - started).toBeLessThan(1_500);
   });
 
+  it('a request is judged only against what requests that arrived before it left: a slow create is not the retry of a 503 answered while it ran', async () => {
+    const s = await sandbox();
+    await s.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'createOrder' }, action: { type: 'latency', ms: 400 }, times: 1 } });
+    const body = createRequest(1);
+    const slow = s.call('POST', '/v1/order', { body });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await s.call('POST', '/v1/order', { body, headers: { Prefer: 'code=503' } })).status).toBe(503);
+    expect((await slow).status).toBe(201);
+
+    const report = (await s.call('GET', '/__sandbox/report')).body as { items: Array<{ id: string; status: string }> };
+    expect(report.items.find((i) => i.id === 'fault.503-retried')).toMatchObject({ status: 'not_handled' });
+  });
+
   it.skipIf(!onPostgres)('two replicas: the same invalid create sent to one and then the other is missed, however far behind the first one’s judging is', async () => {
     const data = `answer-marks-${process.pid}-${Date.now()}`;
     const first = await sandbox({ data });
