@@ -66,11 +66,12 @@ const REFUSED_KEPT = 32;
 /**
  * Whether judging a request sets a mark the client's next request is judged against, from
  * what is known as it is answered: a 503 to retry, a dropped connection, a refused create or
- * tracking read, a tracking 404. Such a request is judged before its answer goes out (see
- * ReportObserver.answer). A timeout is known only once the connection closes.
+ * tracking read, a tracking 404, a request held that the client must give up on. Such a
+ * request is judged before its answer goes out (see ReportObserver.answer). A timeout of a
+ * slow or dribbled answer is known only once the client gave up, as its connection closes.
  */
 export function marksOnAnswer({ served, fault }: Pick<Observed, 'served' | 'fault'>): boolean {
-  if (fault?.type === 'reset') return true;
+  if (fault?.type === 'reset' || fault?.type === 'hang') return true;
   if (fault !== undefined && fault.type !== 'status') return false;
   if (served.status === 503) return true;
   if (fault !== undefined) return false;
@@ -178,7 +179,8 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
 
   const { fault } = kept;
   // Any 503 asks for the request again: a fault rule's, a Prefer: code=503, a store that cannot write (only a rule's Retry-After is known here).
-  const timedOut = (fault?.type === 'hang' || fault?.type === 'latency' || fault?.type === 'dribble') && served.aborted;
+  // A held request is never answered: the client gives up on it (judged as it is held, see marksOnAnswer).
+  const timedOut = fault?.type === 'hang' || ((fault?.type === 'latency' || fault?.type === 'dribble') && served.aborted);
   const faultKind = served.status === 503 && (fault === undefined || fault.type === 'status') ? '503-retried' : timedOut ? 'timeout' : fault?.type === 'reset' ? 'dropped' : undefined;
   if (faultKind) {
     draft.note(`fault.${faultKind}`, 'exercised', what);

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ReportChange } from '../../src/records/index.js';
 import { createRequest } from '../support/orders.js';
-import { testSandbox, type TestSandbox } from '../support/sandbox.js';
+import supertest from 'supertest';
+import { testSandbox, TOKEN_A, type TestSandbox } from '../support/sandbox.js';
 import { onPostgres } from '../support/store-kind.js';
 
 const sandboxes: TestSandbox[] = [];
@@ -47,6 +48,14 @@ describe('what the client’s next request is judged against is stored before th
 
     expect((await s.call('GET', '/v1/order/tracking/JNE0000000000')).status).toBe(404);
     expect(await storedMarks(s)).toContain('404:JNE0000000000');
+  });
+
+  it('a held tracking read is marked for its retry before the client gives up on it', async () => {
+    const s = await sandbox();
+    await s.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'trackOrder' }, action: { type: 'hang' }, times: 1 } });
+    slowReportChanges(s, 300);
+    await expect(supertest(s.app).get('/v1/order/tracking/JNE0000000000').set('Authorization', `Bearer ${TOKEN_A}`).timeout(600)).rejects.toThrow(/Timeout/);
+    expect(await storedMarks(s)).toEqual([expect.stringMatching(/^retry:trackOrder:/)]);
   });
 
   it('a create answered 201 is judged once its connection closes, as before: its answer does not wait for the report', async () => {
