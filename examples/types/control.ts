@@ -1223,7 +1223,7 @@ export interface components {
             items: components["schemas"]["ReadinessItem"][];
             coverage: components["schemas"]["OperationCoverage"];
             checks: components["schemas"]["CheckResult"][];
-            /** @description The most recent events behind the counts (bounded like the journal). */
+            /** @description The most recent events behind the counts (bounded like the journal), oldest first, after each item's last three missed events that those no longer include (a failure keeps its examples however long ago it was missed). */
             events: {
                 at: number;
                 item: string;

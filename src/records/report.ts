@@ -62,6 +62,11 @@ export interface ReportState {
   checks: CheckResult[];
   /** Newest last, at most the repository's `size`. */
   events: ReportEvent[];
+  /**
+   * Missed events older than `events`, oldest first: each item's last MISSED_KEPT missed
+   * events are kept however far the log moved on, so a failure keeps its examples.
+   */
+  missed: ReportEvent[];
 }
 
 /**
@@ -77,6 +82,7 @@ export interface ReportView {
   readonly marks: Readonly<Record<string, Readonly<ReportMark>>>;
   readonly checks: readonly CheckResult[];
   readonly events: readonly ReportEvent[];
+  readonly missed: readonly ReportEvent[];
 }
 
 /**
@@ -113,7 +119,25 @@ export function marksBeyond(keys: Iterable<string>, marks: Readonly<Record<strin
   return [...others, ...waiting].slice(0, over);
 }
 
-export const emptyReport = (clientId: string, run: ReportRun | null = null): ReportState => ({ client_id: clientId, run, counts: {}, marks: {}, checks: [], events: [] });
+/** Most missed events kept per item once the log moved on (see ReportState.missed). */
+export const MISSED_KEPT = 3;
+
+export const emptyReport = (clientId: string, run: ReportRun | null = null): ReportState => ({ client_id: clientId, run, counts: {}, marks: {}, checks: [], events: [], missed: [] });
+
+/** Of `older` (missed events that left the log, oldest first), each item's last ones that, with its missed events still in `log`, make at most MISSED_KEPT. */
+export function missedKept(older: readonly ReportEvent[], log: readonly ReportEvent[]): ReportEvent[] {
+  const room = new Map<string, number>();
+  for (const event of log) if (event.outcome === 'missed') room.set(event.item, (room.get(event.item) ?? MISSED_KEPT) - 1);
+  const kept: ReportEvent[] = [];
+  for (let i = older.length - 1; i >= 0; i -= 1) {
+    const event = older[i]!;
+    const left = room.get(event.item) ?? MISSED_KEPT;
+    if (left <= 0) continue;
+    room.set(event.item, left - 1);
+    kept.push(event);
+  }
+  return kept.reverse();
+}
 
 /** The state after `change`, with at most `size` events and `MARKS_KEPT` marks. Shared by every adapter. */
 export function applyReportChange(state: ReportState, change: ReportChange, size: number): ReportState {
@@ -126,5 +150,8 @@ export function applyReportChange(state: ReportState, change: ReportChange, size
   }
   for (const key of marksBeyond(Object.keys(marks), marks)) delete marks[key];
   const events = [...state.events, ...(change.events ?? [])];
-  return { ...state, counts, marks, checks: change.checks ?? state.checks, events: events.slice(Math.max(0, events.length - size)) };
+  const cut = Math.max(0, events.length - size);
+  const log = events.slice(cut);
+  const missed = change.events?.length ? missedKept([...(state.missed ?? []), ...events.slice(0, cut).filter((e) => e.outcome === 'missed')], log) : (state.missed ?? []);
+  return { ...state, counts, marks, checks: change.checks ?? state.checks, events: log, missed };
 }

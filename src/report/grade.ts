@@ -103,6 +103,7 @@ export function gradeReport(items: CatalogueItem[], state: ReportView, now: numb
     coverage: coverageOf(operations, state.counts),
     // Copies: the view may be the store's own, live state.
     checks: [...state.checks],
-    events: [...state.events],
+    // Each item's last missed events that the log has left behind first: a failure keeps its examples.
+    events: [...state.missed, ...state.events],
   };
 }

@@ -266,6 +266,23 @@ describe('what the report grades', () => {
   });
 });
 
+describe('a failure’s examples', () => {
+  it('names the requests that missed an item in JUnit however many requests followed them (more than the event log keeps)', async () => {
+    sandbox = await testSandbox({ journalSize: 5 });
+    const bad = createRequest(1);
+    bad.items[0]!.item_weight = 'heavy' as never;
+    expect((await sandbox.call('POST', '/v1/order', { body: bad })).status).toBe(400);
+    expect((await sandbox.call('POST', '/v1/order', { body: bad })).status).toBe(400);
+    for (let n = 0; n < 8; n += 1) expect((await create(sandbox, `LATER-${n}`)).status).toBe(201);
+
+    const junit = await sandbox.call('GET', '/__sandbox/report?format=junit');
+    expect(junit.text).toMatch(/Last missed:\n- \S+Z sent again unchanged: POST \/v1\/order → 400/);
+    const json = (await sandbox.call('GET', '/__sandbox/report')).body as { events: Array<{ item: string; outcome: string }> };
+    expect(json.events[0]).toMatchObject({ item: 'error.create-400', outcome: 'missed' });
+    expect(json.events).toHaveLength(6);
+  });
+});
+
 describe('Retry-After', () => {
   it('on a real clock counts real time only: a fast clock does not make an immediate retry a wait', async () => {
     sandbox = await testSandbox({ clock: 'real', speed: 3600 });

@@ -357,6 +357,22 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       await storage.close();
     });
 
+    it('keeps each item’s last three missed events once the event log has moved on past them (a failure keeps its examples), through the trim', async () => {
+      const storage = await open();
+      const missed = (item: string, note: string) => ({ at: 1, item, outcome: 'missed' as const, note });
+      await storage.reports.change('a', { events: ['1', '2', '3', '4'].map((n) => missed('fault.timeout', `timeout ${n}`)) });
+      await storage.reports.change('a', { events: [missed('error.create-400', 'sent again unchanged')] });
+      for (let n = 0; n < storage.reports.size + 5; n += 1) await storage.reports.change('a', { events: [{ at: 2, item: 'op.tracking', outcome: 'exercised', note: `read ${n}` }] });
+      // PostgreSQL trims in the background after a write, at most once a second: one more write a second later.
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      await storage.reports.change('a', { events: [{ at: 3, item: 'op.tracking', outcome: 'exercised', note: 'last read' }] });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const a = await storage.reports.get('a');
+      expect(a.events).toHaveLength(storage.reports.size);
+      expect(a.missed.map((e) => e.note)).toEqual(['timeout 2', 'timeout 3', 'timeout 4', 'sent again unchanged']);
+      await storage.close();
+    });
+
     it('bounds a client’s marks at MARKS_KEPT, dropping the oldest others before a request still waiting for its retry', async () => {
       const storage = await open();
       const mark = (wall: number, detail: Record<string, string | number | null> = {}) => ({ at: wall, wall, detail });

@@ -1,4 +1,4 @@
-import { emptyReport, MARKS_KEPT, marksBeyond, type CheckResult, type ReportChange, type ReportEvent, type ReportMark, type ReportRun, type ReportView } from '../../records/index.js';
+import { emptyReport, MARKS_KEPT, marksBeyond, MISSED_KEPT, type CheckResult, type ReportChange, type ReportEvent, type ReportMark, type ReportRun, type ReportView } from '../../records/index.js';
 import type { ReportRepository } from '../port.js';
 import { BoundedLog } from './bounded-log.js';
 
@@ -15,6 +15,10 @@ class KeptReport implements ReportView {
   /** The marks' keys, oldest first. */
   readonly #markOrder = new Set<string>();
   readonly #events: BoundedLog<ReportEvent>;
+  /** Events added so far: the log holds the last `size`. */
+  #added = 0;
+  /** Per item, its last MISSED_KEPT missed events, with their numbers among all added (see `missed`). */
+  readonly #missed = new Map<string, Array<{ n: number; event: ReportEvent }>>();
 
   constructor(
     readonly client_id: string,
@@ -22,6 +26,13 @@ class KeptReport implements ReportView {
     size: number,
   ) {
     this.#events = new BoundedLog(size);
+  }
+
+  /** Each item's last missed events that the log no longer holds, oldest first (see ReportState.missed). */
+  get missed(): ReportEvent[] {
+    const inLog = this.#added - this.#events.size;
+    const older = [...this.#missed.values()].flat().filter((kept) => kept.n <= inLog);
+    return older.sort((a, b) => a.n - b.n).map((kept) => kept.event);
   }
 
   /** The kept events, oldest first, as a new array (only a report read through the API asks). */
@@ -48,7 +59,17 @@ class KeptReport implements ReportView {
         }
       }
     }
-    if (change.events) for (const event of change.events) this.#events.add(event);
+    if (change.events) {
+      for (const event of change.events) {
+        this.#events.add(event);
+        this.#added += 1;
+        if (event.outcome !== 'missed') continue;
+        const kept = this.#missed.get(event.item) ?? [];
+        kept.push({ n: this.#added, event });
+        if (kept.length > MISSED_KEPT) kept.shift();
+        this.#missed.set(event.item, kept);
+      }
+    }
     if (change.checks) this.checks = change.checks;
   }
 }

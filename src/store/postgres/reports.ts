@@ -1,4 +1,4 @@
-import { applyReportChange, emptyReport, MARKS_KEPT, type ReportChange, type ReportEvent, type ReportRun, type ReportState } from '../../records/index.js';
+import { applyReportChange, emptyReport, MARKS_KEPT, MISSED_KEPT, type ReportChange, type ReportEvent, type ReportRun, type ReportState } from '../../records/index.js';
 import type { ReportRepository } from '../port.js';
 import type { Db } from './db.js';
 import { BATCH_INTERVAL_MS, IntervalBatches } from './interval-batch.js';
@@ -53,20 +53,24 @@ export class PgReports implements ReportRepository {
     const events = options.events !== false;
     const counts = options.counts !== false;
     if (events || counts) await this.batches.flush();
-    const { rows } = await this.db().query<{ state: ReportState | null; counts: Record<string, string> | null; events: ReportEvent[] | null }>(
+    // The missed events kept beyond the newest `size` (see ReportState.missed): each item's last MISSED_KEPT, older than the log's oldest.
+    const { rows } = await this.db().query<{ state: ReportState | null; counts: Record<string, string> | null; events: ReportEvent[] | null; missed: ReportEvent[] | null }>(
       `SELECT (SELECT state FROM readiness_reports WHERE client_id = $1) AS state,
          CASE WHEN $3 THEN (SELECT jsonb_object_agg(key, n) FROM report_counts WHERE client_id = $1) END AS counts,
-         CASE WHEN $2 > 0 THEN (SELECT jsonb_agg(event ORDER BY id) FROM (SELECT id, event FROM report_events WHERE client_id = $1 ORDER BY id DESC LIMIT $2) AS newest) END AS events`,
-      [clientId, events ? this.size : 0, counts],
+         CASE WHEN $2 > 0 THEN (SELECT jsonb_agg(event ORDER BY id) FROM (SELECT id, event FROM report_events WHERE client_id = $1 ORDER BY id DESC LIMIT $2) AS newest) END AS events,
+         CASE WHEN $2 > 0 THEN (SELECT jsonb_agg(event ORDER BY id) FROM (
+           SELECT id, event, row_number() OVER (PARTITION BY event->>'item' ORDER BY id DESC) AS n FROM report_events WHERE client_id = $1 AND event->>'outcome' = 'missed') AS last
+           WHERE n <= $4 AND id < (SELECT min(id) FROM (SELECT id FROM report_events WHERE client_id = $1 ORDER BY id DESC LIMIT $2) AS newest)) END AS missed`,
+      [clientId, events ? this.size : 0, counts, MISSED_KEPT],
     );
     const row = rows[0]!;
     const state = row.state ?? emptyReport(clientId);
     const merged = { ...(state.counts ?? {}) };
     for (const [key, n] of Object.entries(row.counts ?? {})) merged[key] = (merged[key] ?? 0) + Number(n);
-    if (!events) return { ...state, counts: counts ? merged : {}, events: [] };
+    if (!events) return { ...state, counts: counts ? merged : {}, events: [], missed: [] };
     // Events an older replica kept in the state come before those in rows.
     const all = [...(state.events ?? []), ...(row.events ?? [])];
-    return { ...state, counts: counts ? merged : {}, events: all.slice(Math.max(0, all.length - this.size)) };
+    return { ...state, counts: counts ? merged : {}, events: all.slice(Math.max(0, all.length - this.size)), missed: row.missed ?? [] };
   }
 
   /** Marks and checks are written at once; counts and events with the next batch. Resolves once all of it is written. */
@@ -169,14 +173,21 @@ export class PgReports implements ReportRepository {
       });
   }
 
-  /** Drops each client's events beyond the newest `size` (an index range) and its oldest marks beyond MARKS_KEPT, waiting retries last (see MARKS_KEPT). */
+  /**
+   * Drops each client's events beyond the newest `size` (an index range) but each item's
+   * last MISSED_KEPT missed ones, and its oldest marks beyond MARKS_KEPT, waiting retries last (see MARKS_KEPT).
+   */
   private async trim(clients: string[]): Promise<void> {
     await this.db().query(
-      `DELETE FROM report_events AS r
+      `WITH kept AS (
+         SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY client_id, event->>'item' ORDER BY id DESC) AS n
+                         FROM report_events WHERE client_id = ANY($1::text[]) AND event->>'outcome' = 'missed') AS last
+         WHERE n <= $3)
+       DELETE FROM report_events AS r
        USING (SELECT c.client_id, (SELECT id FROM report_events WHERE client_id = c.client_id ORDER BY id DESC OFFSET $2 LIMIT 1) AS bound
               FROM unnest($1::text[]) AS c(client_id)) AS b
-       WHERE r.client_id = b.client_id AND r.id <= b.bound`,
-      [clients, this.size],
+       WHERE r.client_id = b.client_id AND r.id <= b.bound AND r.id NOT IN (SELECT id FROM kept)`,
+      [clients, this.size, MISSED_KEPT],
     );
     await this.db().query(
       `UPDATE readiness_reports SET state = jsonb_set(state, '{marks}',
