@@ -26,6 +26,8 @@ export interface ReportMark {
   wall: number;
   /** What the mark is about, e.g. `createOrder`, an AWB, a request's fingerprint. */
   detail: Record<string, string | number | null>;
+  /** The replica and the arrival number there of the request that set it, `<replica>:<n>` (absent in marks kept before it was). */
+  origin?: string;
 }
 
 /** One thing the report saw, for the log beside the counts. */

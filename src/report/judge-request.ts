@@ -29,6 +29,12 @@ export interface Judging {
    * client gave up on a hung one, say) was judged first.
    */
   recent: readonly Judged[];
+  /**
+   * This replica's id: a mark names the replica and the arrival number of the request that
+   * set it (`origin`), so that a request is judged only against marks of requests that
+   * arrived before it, where that is known (on its own replica: replicas' clocks differ).
+   */
+  replica: string;
 }
 
 /** A request as judged, with when it arrived in real time (epoch ms). */
@@ -65,19 +71,28 @@ const REFUSED_KEPT = 32;
 
 /**
  * Whether judging a request sets a mark the client's next request is judged against, from
- * what is known as it is answered: a 503 to retry, a dropped connection, a refused create or
- * tracking read, a tracking 404, a request held that the client must give up on. Such a
+ * what is known as it is answered: a 503 to retry, a connection dropped at once, a refused
+ * create or tracking read, a tracking 404, a request held that the client must give up on. Such a
  * request is judged before its answer goes out (see ReportObserver.answer). A timeout of a
  * slow or dribbled answer is known only once the client gave up, as its connection closes.
  */
 export function marksOnAnswer({ served, fault }: Pick<Observed, 'served' | 'fault'>): boolean {
-  if (fault?.type === 'reset' || fault?.type === 'hang') return true;
+  // A hang rule's request refused before it was held (a 429: too many held) is answered, and asks nothing.
+  if (fault?.type === 'hang') return served.status === null;
+  // A connection dropped at once; one cut after some ms is judged as it closes (what went out first is known then).
+  if (fault?.type === 'reset') return (fault as { after_ms?: unknown }).after_ms === undefined;
   if (fault !== undefined && fault.type !== 'status') return false;
   if (served.status === 503) return true;
   if (fault !== undefined) return false;
   const op = served.input.operation.operationId;
   if (op === 'createOrder') return served.status === 400 || served.status === 403;
   return op === 'trackOrder' && (served.status === 400 || served.status === 404);
+}
+
+/** Whether a mark was set by a request that arrived before the one of arrival number `seq`: unknown (true) for another replica's. */
+function arrivedBefore(judging: Judging, mark: ReportMark, seq: number): boolean {
+  const [replica, of] = mark.origin?.split(':') ?? [];
+  return replica !== judging.replica || Number(of) <= seq;
 }
 
 /** Notes the retry of a request that met a fault, and whether it waited what Retry-After said. */
@@ -123,7 +138,7 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   const { served } = kept;
   const draft = new Draft(served.arrivedAt);
   const op = served.input.operation.operationId;
-  const here = { at: served.arrivedAt, wall };
+  const here = { at: served.arrivedAt, wall, origin: `${judging.replica}:${served.seq}` };
   const what = describe(served);
 
   // What the client did next, after an answer that asked something of it. A retry is the
@@ -134,7 +149,7 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   // was answered can be judged before an earlier request that closed after it).
   const before = (key: string): ReportMark | undefined => {
     const mark = state.marks[key];
-    return mark !== undefined && mark.wall <= wall ? mark : undefined;
+    return mark !== undefined && arrivedBefore(judging, mark, served.seq) ? mark : undefined;
   };
   // A report written before retries were marked per request has one mark per operation.
   const legacy = before(`retry:${op}`)?.detail.fingerprint === print ? `retry:${op}` : undefined;
@@ -180,7 +195,7 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   const { fault } = kept;
   // Any 503 asks for the request again: a fault rule's, a Prefer: code=503, a store that cannot write (only a rule's Retry-After is known here).
   // A held request is never answered: the client gives up on it (judged as it is held, see marksOnAnswer).
-  const timedOut = fault?.type === 'hang' || ((fault?.type === 'latency' || fault?.type === 'dribble') && served.aborted);
+  const timedOut = (fault?.type === 'hang' && served.status === null) || ((fault?.type === 'latency' || fault?.type === 'dribble') && served.aborted);
   const faultKind = served.status === 503 && (fault === undefined || fault.type === 'status') ? '503-retried' : timedOut ? 'timeout' : fault?.type === 'reset' ? 'dropped' : undefined;
   if (faultKind) {
     draft.note(`fault.${faultKind}`, 'exercised', what);
@@ -228,7 +243,7 @@ function judgeCreate({ served, items, fingerprint: print }: Observed, draft: Dra
 async function judgeTracking(judging: Judging, clientId: string, { served, fingerprint: print }: Observed, draft: Draft, what: string, here: { at: number; wall: number }, state: ReportView): Promise<void> {
   const awb = served.input.params.order_no ?? '';
   const mark = state.marks[`404:${awb}`];
-  const polled = mark !== undefined && mark.wall <= here.wall ? mark : undefined;
+  const polled = mark !== undefined && arrivedBefore(judging, mark, served.seq) ? mark : undefined;
   if (polled) {
     draft.mark(`404:${awb}`, null);
     const real = Math.round(here.wall - polled.wall);

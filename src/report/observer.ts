@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ServedRequest } from '../requests/index.js';
 import type { Storage } from '../store/index.js';
 import type { AttemptObserver } from '../webhooks/index.js';
 import { applyReportChange, type ReportChange, type ReportState, type ReportView } from '../records/index.js';
+import { appliedFault } from '../faults/index.js';
 import { backgroundFailures } from '../shared/index.js';
 import { Draft } from './draft.js';
 import { judgeAttempt } from './judge-attempt.js';
@@ -66,8 +68,10 @@ export class ReportObserver {
   private readonly progress = new Map<string, { taken: number; marked: number; judged: number; waiters: Waiter[] }>();
   /** Per client, the counts and events of its batches being stored, in order (see drain). */
   private readonly counting = new Map<string, Promise<void>>();
-  /** Inputs of requests judged as they were answered (see answer): not judged again once they close. */
-  private readonly answered = new WeakSet<object>();
+  /** Inputs of requests taken for judging, as they were answered (see answer) or once they closed: each is judged once. */
+  private readonly judging = new WeakSet<object>();
+  /** This process among the replicas (see Judging.replica). */
+  private readonly replica = randomUUID().slice(0, 8);
   /** The run judging a client's observations, while there are any. */
   private readonly runs = new Map<string, Promise<void>>();
   /** `manualClock`: the sandbox runs a manual clock, which the client's tests move in place of waiting (see judgeRequest). */
@@ -87,10 +91,11 @@ export class ReportObserver {
    */
   readonly answer = (served: ServedRequest): Promise<void> | undefined => {
     const client = served.input.client;
-    if (!client || !byTheClient(served)) return undefined;
+    if (!client || !byTheClient(served) || this.judging.has(served.input)) return undefined;
+    // Asked of every request as it is answered: what is kept of it for judging is made only for those judged now.
+    if (!marksOnAnswer({ served, fault: appliedFault(served.input) })) return undefined;
     const kept = observed(served);
-    if (!marksOnAnswer(kept)) return undefined;
-    this.answered.add(served.input);
+    this.judging.add(served.input);
     const upTo = this.enqueue(client.id, this.requestJudge(client.id, kept, served));
     return upTo === undefined ? undefined : this.marksStored(client.id, upTo);
   };
@@ -98,7 +103,8 @@ export class ReportObserver {
   /** For `observeProvider`: every provider request of a client, once its connection closed (unless judged as it was answered). */
   readonly request = (served: ServedRequest): void => {
     const client = served.input.client;
-    if (!client || !byTheClient(served) || this.answered.has(served.input)) return;
+    if (!client || !byTheClient(served) || this.judging.has(served.input)) return;
+    this.judging.add(served.input);
     this.enqueue(client.id, this.requestJudge(client.id, observed(served), served));
   };
 
@@ -114,7 +120,7 @@ export class ReportObserver {
         if (wall < since) return undefined;
         const held = this.recent.get(clientId) ?? [];
         const recent = held[0] !== undefined && held[0].wall < since ? held.filter((r) => r.wall >= since) : held;
-        const draft = await judgeRequest({ reads, manualClock: this.deps.manualClock, recent }, clientId, kept, wall, state);
+        const draft = await judgeRequest({ reads, manualClock: this.deps.manualClock, recent, replica: this.replica }, clientId, kept, wall, state);
         if (operationId === 'createOrder' || operationId === 'trackOrder') {
           recent.push({ kept, wall });
           if (recent.length > RECENT) recent.shift();
@@ -150,7 +156,7 @@ export class ReportObserver {
     const progress = this.progress.get(clientId);
     if (!progress || progress.marked >= upTo) return Promise.resolve();
     return new Promise((done) => {
-      const timer = setTimeout(done, ANSWER_WAIT_MS);
+      const timer = setTimeout(done, ANSWER_WAIT_MS).unref();
       progress.waiters.push({ upTo, of: 'marked', done: () => (clearTimeout(timer), done()) });
     });
   }

@@ -1,5 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ReportChange } from '../../src/records/index.js';
+import { createApp } from '../../src/app/app.js';
+import { noteApplied } from '../../src/faults/index.js';
+import type { ServedRequest } from '../../src/requests/index.js';
 import { createRequest } from '../support/orders.js';
 import supertest from 'supertest';
 import { testSandbox, TOKEN_A, type TestSandbox } from '../support/sandbox.js';
@@ -24,6 +27,11 @@ function slowReportChanges(s: TestSandbox, ms: number): void {
     await new Promise((resolve) => setTimeout(resolve, ms));
     return change(clientId, next);
   };
+}
+
+async function item(s: TestSandbox, id: string): Promise<{ status: string; exercised: number }> {
+  const report = (await s.call('GET', '/__sandbox/report')).body as { items: Array<{ id: string; status: string; exercised: number }> };
+  return report.items.find((i) => i.id === id)!;
 }
 
 /** The marks of client A's report as they are in the store now, without waiting for judging to settle. */
@@ -77,6 +85,48 @@ describe('what the client’s next request is judged against is stored before th
 
     const report = (await s.call('GET', '/__sandbox/report')).body as { items: Array<{ id: string; status: string }> };
     expect(report.items.find((i) => i.id === 'fault.503-retried')).toMatchObject({ status: 'not_handled' });
+  });
+
+  it('a create its handler refuses under a reset rule with after_ms, while an answer waits, is answered 400 and nothing fails unhandled', async () => {
+    const s = await sandbox();
+    const unhandled: unknown[] = [];
+    const note = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', note);
+    try {
+      // A module that holds every answer a while, as the report does on a slow store.
+      const app = createApp(s.services, [...s.modules, { name: 'slow', observeAnswer: () => new Promise<void>((resolve) => setTimeout(resolve, 100)) }]);
+      await s.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'createOrder' }, action: { type: 'reset', after_ms: 2_000 }, times: 1 } });
+      const answer = await supertest(app).post('/v1/order').set('Authorization', `Bearer ${TOKEN_A}`).send(createRequest(1, { courier_code: 'zzz' }));
+      expect(answer.status).toBe(400);
+      expect(answer.body.errors).toEqual([expect.objectContaining({ field: 'courier_code' })]);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', note);
+    }
+  });
+
+  it('a request a hang rule refuses before holding it (a 429, too many held) is no timeout; one it holds is, judged as it is held', async () => {
+    const s = await sandbox();
+    const { observer } = s.modules.find((m) => m.name === 'report') as unknown as { observer: { answer(served: ServedRequest): Promise<void> | undefined; request(served: ServedRequest): void } };
+    const tracking = s.services.specs.provider.operations.find((op) => op.operationId === 'trackOrder')!;
+    const served = (awb: string, seq: number, status: number | null): ServedRequest => {
+      const input = { operation: tracking, client: { id: 'client-a' }, role: 'partner', method: 'GET', path: `/v1/order/tracking/${awb}`, params: { order_no: awb }, query: {}, headers: {}, body: undefined, baseUrl: '' } as unknown as ServedRequest['input'];
+      noteApplied(input, { type: 'hang' });
+      return { input, query: {}, seq, method: 'GET', arrivedAt: 0, violations: [], status, durationMs: 1, aborted: status === null };
+    };
+    const refused = served('JNE0000000001', 1, 429);
+    expect(observer.answer(refused)).toBeUndefined();
+    observer.request(refused);
+    expect(await item(s, 'fault.timeout')).toMatchObject({ status: 'not_exercised' });
+
+    const held = served('JNE0000000002', 2, null);
+    const waiting = observer.answer(held);
+    expect(waiting).toBeInstanceOf(Promise);
+    await waiting;
+    expect(await storedMarks(s)).toEqual([expect.stringMatching(/^retry:trackOrder:/)]);
+    observer.request(held); // its close: judged already
+    expect(await item(s, 'fault.timeout')).toMatchObject({ status: 'not_handled', exercised: 1 });
   });
 
   it.skipIf(!onPostgres)('two replicas: the same invalid create sent to one and then the other is missed, however far behind the first one’s judging is', async () => {

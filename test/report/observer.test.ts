@@ -138,6 +138,30 @@ describe('the readiness observer under load', () => {
     expect(store.calls).toEqual({ get: 2, change: 3 });
   });
 
+  it('judges a request once: one refused after the client gave up (its close judged it) is not judged again as it is answered', async () => {
+    const store = slowReports();
+    store.open();
+    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'silent' }), manualClock: false });
+    const bad = createRequest(1);
+    bad.items[0]!.item_weight = 'heavy' as never;
+    const late = { ...served(400, bad), aborted: true };
+    observer.request(late);
+    expect(observer.answer(late)).toBeUndefined();
+    await observer.settled('acme');
+    expect(store.state().counts['error.create-400:exercised']).toBe(1);
+  });
+
+  it('judges a request against a mark another replica set, whatever that replica’s clock says: replicas’ clocks differ', async () => {
+    const store = slowReports();
+    store.open();
+    // A refused create judged on another replica whose clock is 30 s ahead of this one's.
+    await store.storage.reports.change('acme', { marks: { 'error:createOrder': { at: 0, wall: Date.now() + 30_000, origin: 'elsewhere:7', detail: { item: 'error.create-400', fingerprint: 'the refused body' } } } });
+    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'silent' }), manualClock: false });
+    observer.request(served(201, createRequest(2)));
+    await observer.settled('acme');
+    expect(store.state().counts['error.create-400:handled']).toBe(1);
+  });
+
   it('remembers at most 32 refused bodies of an operation, the newest: a fuzzer does not push out the marks of other items', async () => {
     const store = slowReports();
     const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'silent' }), manualClock: false });

@@ -13,11 +13,14 @@ export function statusOf(reply: Reply): number | null {
  * Stage 10, answer: the request as it is about to be answered with `status` is shown to
  * `options.answering` (the readiness report), which may hold the answer until what the
  * client's next request is judged against is in the store: sent after it, that request
- * finds it on whichever replica serves it. Resolves at once when nothing asks to wait.
+ * finds it on whichever replica serves it. Undefined when nothing asks to wait (no
+ * promise, no await: this runs for every request).
  */
-export async function beforeAnswer(x: Exchange, status: number | null): Promise<void> {
+export function beforeAnswer(x: Exchange, status: number | null): Promise<void> | undefined {
   const answering = x.options.answering;
-  if (!answering) return;
+  // Not once the connection has closed: its observers were told how it ended. (A reply that
+  // fails before it is written is shown again, with the status of the error that answers it.)
+  if (!answering || x.res.destroyed) return undefined;
   const now: ServedRequest = {
     input: x.served.input,
     query: x.served.query,
@@ -29,6 +32,5 @@ export async function beforeAnswer(x: Exchange, status: number | null): Promise<
     durationMs: Number(process.hrtime.bigint() - x.started) / 1e6,
     aborted: false,
   };
-  const waiting = answering(now);
-  if (waiting) await waiting;
+  return answering(now);
 }

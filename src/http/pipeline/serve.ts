@@ -51,7 +51,12 @@ export function serveOperation(op: CompiledOperation, handler: Handler, options:
       validate(x);
       noteServed(res, op.operationId, x.input.client?.id);
       const reply = await handle(x.input);
-      await beforeAnswer(x, statusOf(reply));
+      const answering = beforeAnswer(x, statusOf(reply));
+      if (answering) {
+        // A reply cut after some ms is still being made: its failure is answered once sendReply awaits it, not left unhandled meanwhile.
+        if ('cutAfterMs' in reply) reply.reply.catch(() => undefined);
+        await answering;
+      }
       await sendReply(res, reply);
     } catch (error) {
       await refuse(x, error);
@@ -69,6 +74,7 @@ async function refuse(x: Exchange, error: unknown): Promise<void> {
   noteServed(x.res, x.op.operationId, x.input.client?.id);
   const answered = toApiError(error);
   if (answered.status === 400) x.served.violations = answered.errors;
-  if (!x.res.headersSent) await beforeAnswer(x, answered.status);
+  const answering = x.res.headersSent ? undefined : beforeAnswer(x, answered.status);
+  if (answering) await answering;
   sendError(x.res, error);
 }
