@@ -104,7 +104,8 @@ export class ReportObserver {
   readonly request = (served: ServedRequest): void => {
     const client = served.input.client;
     if (!client || !byTheClient(served) || this.judging.has(served.input)) return;
-    this.judging.add(served.input);
+    // Answered after its close (the client gave up first), it is not judged again (see answer).
+    if (served.aborted) this.judging.add(served.input);
     this.enqueue(client.id, this.requestJudge(client.id, observed(served), served));
   };
 
@@ -208,8 +209,14 @@ export class ReportObserver {
           // even be read, the store is away: the batch is lost, with one log line.)
           if ((await this.judgeBatch(clientId, batch, counting)) === 'change failed' && batch.length > 1) for (const judge of batch) await this.judgeBatch(clientId, [judge], counting);
           this.advance(clientId, batch.length, 'marked');
-          const before = this.counting.get(clientId) ?? Promise.resolve();
-          const after = before.then(() => Promise.all(counting)).then(() => {
+          // Counted judged once its counts and those of the batches before are stored (as few promises as may be: this runs per batch).
+          const before = this.counting.get(clientId);
+          const writes = counting.length === 0 ? undefined : counting.length === 1 ? counting[0]! : Promise.all(counting);
+          if (before === undefined && writes === undefined) {
+            this.advance(clientId, batch.length, 'judged');
+            continue;
+          }
+          const after = (before === undefined ? writes! : writes === undefined ? before : Promise.all([before, writes])).then(() => {
             this.advance(clientId, batch.length, 'judged');
             if (this.counting.get(clientId) === after) this.counting.delete(clientId);
           });
@@ -225,14 +232,12 @@ export class ReportObserver {
    * Stores a batch's counts and events; when the store refuses them, each observation's
    * on its own, so that a change that cannot be stored loses one observation, not its batch.
    */
-  private async count(clientId: string, change: ReportChange, changes: ReadonlyArray<Draft['change']>): Promise<void> {
+  private count(clientId: string, change: ReportChange, changes: ReadonlyArray<Draft['change']>): Promise<void> {
     const lost = (err: unknown, n: number): void => this.failed('readiness report observation', err, `${n} observations of client ${clientId} were not recorded (the report misses them)`, { client: clientId, observations: n });
-    try {
-      await this.deps.storage.reports.change(clientId, change);
-    } catch (err) {
+    return this.deps.storage.reports.change(clientId, change).catch(async (err: unknown) => {
       if (changes.length <= 1) return lost(err, changes.length);
       for (const { counts, events } of changes) await this.deps.storage.reports.change(clientId, { counts, events }).catch((one: unknown) => lost(one, 1));
-    }
+    });
   }
 
   /**
