@@ -72,18 +72,21 @@ const REFUSED_KEPT = 32;
 /**
  * Whether judging a request sets a mark the client's next request is judged against, from
  * what is known as it is answered: a 503 to retry, a connection dropped at once, a refused
- * create or tracking read, a tracking 404, a request held that the client must give up on. Such a
- * request is judged before its answer goes out (see ReportObserver.answer). A timeout of a
- * slow or dribbled answer is known only once the client gave up, as its connection closes.
+ * create or tracking read, a tracking 404 (after a `latency` rule's wait too), a request held
+ * that the client must give up on. Such a request is judged before its answer goes out (see
+ * ReportObserver.answer). A timeout of a slow or dribbled answer is known only once the client
+ * gave up, as its connection closes; a dribbled answer is judged then whatever its status.
  */
 export function marksOnAnswer({ served, fault }: Pick<Observed, 'served' | 'fault'>): boolean {
   // A hang rule's request refused before it was held (a 429: too many held) is answered, and asks nothing.
   if (fault?.type === 'hang') return served.status === null;
   // A connection dropped at once; one cut after some ms is judged as it closes (what went out first is known then).
   if (fault?.type === 'reset') return (fault as { after_ms?: unknown }).after_ms === undefined;
-  if (fault !== undefined && fault.type !== 'status') return false;
-  if (served.status === 503) return true;
-  if (fault !== undefined) return false;
+  // A dribbled answer may yet be given up on: what it was (a timeout, or the status) is known as it closes.
+  if (fault?.type === 'dribble') return false;
+  // A slow answer's wait is over once it is written (a client that gave up first is judged at its close, see beforeAnswer).
+  if (served.status === 503) return fault === undefined || fault.type === 'status';
+  if (fault?.type === 'status') return false;
   const op = served.input.operation.operationId;
   if (op === 'createOrder') return served.status === 400 || served.status === 403;
   return op === 'trackOrder' && (served.status === 400 || served.status === 404);

@@ -12,6 +12,7 @@ import { BatchReads } from './batch-reads.js';
 import { judgeRequest, marksOnAnswer, type Judged } from './judge-request.js';
 import { observed, type Observed } from './observed.js';
 import { operationCountKey } from './operations.js';
+import { JudgingProgress } from './progress.js';
 
 /** A judgment of one observation against the client's report as it stands before it. */
 interface Judge {
@@ -35,13 +36,6 @@ export const PENDING_PER_CLIENT = 1_000;
  */
 const byTheClient = (served: ServedRequest): boolean => served.input.role !== 'admin' && served.input.role !== 'read_only';
 
-/** Someone waiting until the client's observations up to `upTo` have their marks stored, or are judged and stored whole. */
-interface Waiter {
-  upTo: number;
-  of: 'marked' | 'judged';
-  done: () => void;
-}
-
 /**
  * Longest an answer waits for its request's marks (see ReportObserver.answer): a store that
  * is slow or away delays answers by no more, and the next request may then be judged
@@ -64,17 +58,18 @@ export class ReportObserver {
   private readonly pending = new Map<string, Judge[]>();
   /** Observations dropped per client since the last batch said so (see PENDING_PER_CLIENT). */
   private readonly dropped = new Map<string, number>();
-  /** Per client with observations held: how many were taken in all, how many judged, and who waits for which count. */
-  private readonly progress = new Map<string, { taken: number; marked: number; judged: number; waiters: Waiter[] }>();
+  /** Per client with observations held: how many were taken, stored and judged, and who waits for which. */
+  private readonly progress = new JudgingProgress();
   /** Per client, the counts and events of its batches being stored, in order (see drain). */
   private readonly counting = new Map<string, Promise<void>>();
+  /** Per client whose judging waits for its last batch's counts to be stored: what cuts that wait short (see drain). */
+  private readonly wakes = new Map<string, () => void>();
   /** Inputs of requests taken for judging, as they were answered (see answer) or once they closed: each is judged once. */
   private readonly judging = new WeakSet<object>();
   /** This process among the replicas (see Judging.replica). */
   private readonly replica = randomUUID().slice(0, 8);
   /** The run judging a client's observations, while there are any. */
   private readonly runs = new Map<string, Promise<void>>();
-  /** `manualClock`: the sandbox runs a manual clock, which the client's tests move in place of waiting (see judgeRequest). */
   /** Per client, its creates and tracking reads last judged, oldest first (at most RECENT). */
   private readonly recent = new Map<string, Judged[]>();
   /** Logs a failed observation: warnings that count them while the store is unavailable, else an error (see backgroundFailures). */
@@ -97,7 +92,10 @@ export class ReportObserver {
     const kept = observed(served);
     this.judging.add(served.input);
     const upTo = this.enqueue(client.id, this.requestJudge(client.id, kept, served));
-    return upTo === undefined ? undefined : this.marksStored(client.id, upTo);
+    if (upTo === undefined) return undefined;
+    const stored = this.progress.marksStored(client.id, upTo, ANSWER_WAIT_MS);
+    this.wakes.get(client.id)?.();
+    return stored;
   };
 
   /** For `observeProvider`: every provider request of a client, once its connection closed (unless judged as it was answered). */
@@ -147,47 +145,21 @@ export class ReportObserver {
    * not for those made after, so it answers while the client's traffic goes on.
    */
   settled(clientId: string): Promise<void> {
-    const progress = this.progress.get(clientId);
-    if (!progress || progress.judged >= progress.taken) return Promise.resolve();
-    return new Promise((done) => progress.waiters.push({ upTo: progress.taken, of: 'judged', done }));
-  }
-
-  /** Waits until the marks of the client's observations up to `upTo` are stored (or lost), at most ANSWER_WAIT_MS. */
-  private marksStored(clientId: string, upTo: number): Promise<void> {
-    const progress = this.progress.get(clientId);
-    if (!progress || progress.marked >= upTo) return Promise.resolve();
-    return new Promise((done) => {
-      const timer = setTimeout(done, ANSWER_WAIT_MS).unref();
-      progress.waiters.push({ upTo, of: 'marked', done: () => (clearTimeout(timer), done()) });
-    });
+    return this.progress.settled(clientId);
   }
 
   /** Holds an observation for judging; answers how many of the client's were taken with it, or undefined when it was dropped. */
   private enqueue(clientId: string, judge: Judge): number | undefined {
-    let progress = this.progress.get(clientId);
-    if (progress && progress.taken - progress.judged >= PENDING_PER_CLIENT) {
+    const taken = this.progress.take(clientId, PENDING_PER_CLIENT);
+    if (taken === undefined) {
       this.dropped.set(clientId, (this.dropped.get(clientId) ?? 0) + 1);
       return undefined;
     }
-    if (!progress) this.progress.set(clientId, (progress = { taken: 0, marked: 0, judged: 0, waiters: [] }));
-    progress.taken += 1;
     const waiting = this.pending.get(clientId);
     if (waiting) waiting.push(judge);
     else this.pending.set(clientId, [judge]);
     if (!this.runs.has(clientId)) this.runs.set(clientId, this.drain(clientId));
-    return progress.taken;
-  }
-
-  /** Counts `n` more of the client's observations with their marks stored, or judged and stored whole, and lets go of whoever waited for them. */
-  private advance(clientId: string, n: number, what: 'marked' | 'judged'): void {
-    const progress = this.progress.get(clientId);
-    if (!progress) return;
-    if (what === 'marked') progress.marked += n;
-    else progress.judged += n;
-    const reached = (waiter: Waiter): boolean => waiter.upTo <= progress[waiter.of];
-    for (const waiter of progress.waiters) if (reached(waiter)) waiter.done();
-    progress.waiters = progress.waiters.filter((waiter) => !reached(waiter));
-    if (progress.judged >= progress.taken && progress.waiters.length === 0) this.progress.delete(clientId);
+    return taken;
   }
 
   /**
@@ -208,24 +180,35 @@ export class ReportObserver {
           // cannot be stored loses one observation, not its batch. (When the report cannot
           // even be read, the store is away: the batch is lost, with one log line.)
           if ((await this.judgeBatch(clientId, batch, counting)) === 'change failed' && batch.length > 1) for (const judge of batch) await this.judgeBatch(clientId, [judge], counting);
-          this.advance(clientId, batch.length, 'marked');
+          this.progress.advance(clientId, batch.length, 'marked');
           // Counted judged once its counts and those of the batches before are stored (as few promises as may be: this runs per batch).
           const before = this.counting.get(clientId);
           const writes = counting.length === 0 ? undefined : counting.length === 1 ? counting[0]! : Promise.all(counting);
           if (before === undefined && writes === undefined) {
-            this.advance(clientId, batch.length, 'judged');
+            this.progress.advance(clientId, batch.length, 'judged');
             continue;
           }
           const after = (before === undefined ? writes! : writes === undefined ? before : Promise.all([before, writes])).then(() => {
-            this.advance(clientId, batch.length, 'judged');
+            this.progress.advance(clientId, batch.length, 'judged');
             if (this.counting.get(clientId) === after) this.counting.delete(clientId);
           });
           this.counting.set(clientId, after);
+          // Paced by the store: the next batch is judged once these counts are stored (on PostgreSQL up
+          // to a batch interval later), so that what comes meanwhile is judged together, with one read
+          // of the report; an answer waiting for its marks cuts the wait short.
+          if (!this.progress.answerWaits(clientId)) await this.storedOrWoken(clientId, after);
         }
       }
     } finally {
       this.runs.delete(clientId);
     }
+  }
+
+  /** Resolves once `stored` does, or sooner when an answer of the client starts to wait for its marks (see answer). */
+  private async storedOrWoken(clientId: string, stored: Promise<void>): Promise<void> {
+    const woken = new Promise<void>((resolve) => this.wakes.set(clientId, resolve));
+    await Promise.race([stored, woken]);
+    this.wakes.delete(clientId);
   }
 
   /**

@@ -58,6 +58,14 @@ describe('what the client’s next request is judged against is stored before th
     expect(await storedMarks(s)).toContain('404:JNE0000000000');
   });
 
+  it('a tracking 404 answered after a latency rule’s wait is marked by the time the client has it', async () => {
+    const s = await sandbox();
+    await s.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'trackOrder' }, action: { type: 'latency', ms: 50 }, times: 1 } });
+    slowReportChanges(s, 300);
+    expect((await s.call('GET', '/v1/order/tracking/JNE0000000003')).status).toBe(404);
+    expect(await storedMarks(s)).toContain('404:JNE0000000003');
+  });
+
   it('a held tracking read is marked for its retry before the client gives up on it', async () => {
     const s = await sandbox();
     await s.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'trackOrder' }, action: { type: 'hang' }, times: 1 } });

@@ -281,6 +281,21 @@ describe('a failure’s examples', () => {
     expect(json.events[0]).toMatchObject({ item: 'error.create-400', outcome: 'missed' });
     expect(json.events).toHaveLength(6);
   });
+
+  it('keeps them with --journal-size 0 too, on either store: the last three missed events of each item, and nothing else', async () => {
+    sandbox = await testSandbox({ journalSize: 0 });
+    const bad = createRequest(1);
+    bad.items[0]!.item_weight = 'heavy' as never;
+    for (let n = 0; n < 5; n += 1) expect((await sandbox.call('POST', '/v1/order', { body: bad })).status).toBe(400);
+    expect((await create(sandbox, 'LATER')).status).toBe(201);
+    // PostgreSQL trims in the background, at most once a second.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect((await create(sandbox, 'LAST')).status).toBe(201);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const json = (await sandbox.call('GET', '/__sandbox/report')).body as { events: Array<{ item: string; outcome: string; note: string }> };
+    expect(json.events.map((e) => `${e.item} ${e.outcome}`)).toEqual(Array.from({ length: 3 }, () => 'error.create-400 missed'));
+    expect((await sandbox.call('GET', '/__sandbox/report?format=junit')).text).toMatch(/Last missed:\n- \S+Z sent again unchanged: POST \/v1\/order → 400\n- \S+Z sent again unchanged/);
+  });
 });
 
 describe('Retry-After', () => {

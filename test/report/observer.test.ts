@@ -138,6 +138,40 @@ describe('the readiness observer under load', () => {
     expect(store.calls).toEqual({ get: 2, change: 3 });
   });
 
+  it('judges what comes while a batch’s counts are stored together, with one read of the report, and lets an answer waiting for its marks cut that wait short', async () => {
+    let state: ReportState = emptyReport('acme');
+    const calls = { get: 0 };
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    // Counts stored 400 ms after they are given, as PostgreSQL holds them for a batch interval (100 ms) and more under load.
+    const reports = {
+      size: 1000,
+      async get() {
+        calls.get += 1;
+        return state;
+      },
+      async change(_clientId: string, change: ReportChange) {
+        if (change.counts !== undefined || change.events !== undefined) await sleep(400);
+        state = applyReportChange(state, change, 1000);
+      },
+    };
+    const observer = new ReportObserver({ storage: { reports } as unknown as Storage, logger: pino({ level: 'silent' }), manualClock: false });
+    observer.request(served(201, createRequest(1)));
+    await sleep(20);
+    for (let i = 0; i < 10; i += 1) {
+      observer.request(served(201, createRequest(1)));
+      await sleep(5);
+    }
+    const bad = createRequest(1);
+    bad.items[0]!.item_weight = 'heavy' as never;
+    const started = Date.now();
+    await observer.answer(served(400, bad));
+    expect(Date.now() - started).toBeLessThan(150);
+    await observer.settled('acme');
+    // The first alone; the ten and the refused create together.
+    expect(calls.get).toBe(2);
+    expect(state.counts).toMatchObject({ 'op.create-order:handled': 11, 'error.create-400:exercised': 1 });
+  });
+
   it('judges a request once: one refused after the client gave up (its close judged it) is not judged again as it is answered', async () => {
     const store = slowReports();
     store.open();

@@ -58,10 +58,10 @@ export class PgReports implements ReportRepository {
       `SELECT (SELECT state FROM readiness_reports WHERE client_id = $1) AS state,
          CASE WHEN $3 THEN (SELECT jsonb_object_agg(key, n) FROM report_counts WHERE client_id = $1) END AS counts,
          CASE WHEN $2 > 0 THEN (SELECT jsonb_agg(event ORDER BY id) FROM (SELECT id, event FROM report_events WHERE client_id = $1 ORDER BY id DESC LIMIT $2) AS newest) END AS events,
-         CASE WHEN $2 > 0 THEN (SELECT jsonb_agg(event ORDER BY id) FROM (
+         CASE WHEN $5 THEN (SELECT jsonb_agg(event ORDER BY id) FROM (
            SELECT id, event, row_number() OVER (PARTITION BY event->>'item' ORDER BY id DESC) AS n FROM report_events WHERE client_id = $1 AND event->>'outcome' = 'missed') AS last
-           WHERE n <= $4 AND id < (SELECT min(id) FROM (SELECT id FROM report_events WHERE client_id = $1 ORDER BY id DESC LIMIT $2) AS newest)) END AS missed`,
-      [clientId, events ? this.size : 0, counts, MISSED_KEPT],
+           WHERE n <= $4 AND id < COALESCE((SELECT min(id) FROM (SELECT id FROM report_events WHERE client_id = $1 ORDER BY id DESC LIMIT $2) AS newest), 9223372036854775807)) END AS missed`,
+      [clientId, events ? this.size : 0, counts, MISSED_KEPT, events],
     );
     const row = rows[0]!;
     const state = row.state ?? emptyReport(clientId);
