@@ -65,23 +65,24 @@ const contentKey = (content: string): string => `content:createOrder:${content}`
 const CONTENT_SEEN = 'content:createOrder';
 /** Faults after which the operation still ran (see the fault rules' table): a create the client gave up on was made. */
 const RUNS_ANYWAY = new Set(['latency', 'dribble']);
-const ranAnyway = (fault: Observed['fault']): boolean => fault !== undefined && (RUNS_ANYWAY.has(fault.type) || (fault.type === 'reset' && typeof (fault as { after_ms?: unknown }).after_ms === 'number'));
+/** A reset rule's cut after some ms, once part of the answer went out (not a connection dropped at once). */
+const cutLater = (fault: Observed['fault']): boolean => fault?.type === 'reset' && typeof (fault as { after_ms?: unknown }).after_ms === 'number';
+const ranAnyway = (fault: Observed['fault']): boolean => fault !== undefined && (RUNS_ANYWAY.has(fault.type) || cutLater(fault));
 /** Most refused requests of an operation remembered (see markRefused). */
 const REFUSED_KEPT = 32;
 
 /**
- * Whether judging a request sets a mark the client's next request is judged against, from
- * what is known as it is answered: a 503 to retry, a connection dropped at once, a refused
- * create or tracking read, a tracking 404 (after a `latency` rule's wait too), a request held
- * that the client must give up on. Such a request is judged before its answer goes out (see
- * ReportObserver.answer). A timeout of a slow or dribbled answer is known only once the client
- * gave up, as its connection closes; a dribbled answer is judged then whatever its status.
+ * Whether judging a request sets a mark the client's next request is judged against, from what
+ * is known as it is answered (a 503, a connection dropped at once, a refused create or tracking
+ * read, a tracking 404, after a `latency` rule's wait too, a request held): it is then judged
+ * before its answer goes out (see ReportObserver.answer). A slow answer's timeout, and any
+ * dribbled answer, are known only once the connection closes.
  */
 export function marksOnAnswer({ served, fault }: Pick<Observed, 'served' | 'fault'>): boolean {
   // A hang rule's request refused before it was held (a 429: too many held) is answered, and asks nothing.
   if (fault?.type === 'hang') return served.status === null;
-  // A connection dropped at once; one cut after some ms is judged as it closes (what went out first is known then).
-  if (fault?.type === 'reset') return (fault as { after_ms?: unknown }).after_ms === undefined;
+  // A connection cut after some ms is judged as it closes (what went out first is known then).
+  if (fault?.type === 'reset') return !cutLater(fault);
   // A dribbled answer may yet be given up on: what it was (a timeout, or the status) is known as it closes.
   if (fault?.type === 'dribble') return false;
   // A slow answer's wait is over once it is written (a client that gave up first is judged at its close, see beforeAnswer).
@@ -92,10 +93,11 @@ export function marksOnAnswer({ served, fault }: Pick<Observed, 'served' | 'faul
   return op === 'trackOrder' && (served.status === 400 || served.status === 404);
 }
 
-/** Whether a mark was set by a request that arrived before the one of arrival number `seq`: unknown (true) for another replica's. */
-function arrivedBefore(judging: Judging, mark: ReportMark, seq: number): boolean {
-  const [replica, of] = mark.origin?.split(':') ?? [];
-  return replica !== judging.replica || Number(of) <= seq;
+/** The mark at `key`, when the request that set it arrived before the one of arrival number `seq` (unknown, so taken, for another replica's). */
+function markBefore(judging: Judging, marks: ReportView['marks'], key: string, seq: number): ReportMark | undefined {
+  const mark = marks[key];
+  const [replica, of] = mark?.origin?.split(':') ?? [];
+  return mark !== undefined && (replica !== judging.replica || Number(of) <= seq) ? mark : undefined;
 }
 
 /** Notes the retry of a request that met a fault, and whether it waited what Retry-After said. */
@@ -150,10 +152,7 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   const print = kept.fingerprint();
   // Only marks of requests that arrived before this one are its to answer (one judged as it
   // was answered can be judged before an earlier request that closed after it).
-  const before = (key: string): ReportMark | undefined => {
-    const mark = state.marks[key];
-    return mark !== undefined && arrivedBefore(judging, mark, served.seq) ? mark : undefined;
-  };
+  const before = (key: string): ReportMark | undefined => markBefore(judging, state.marks, key, served.seq);
   // A report written before retries were marked per request has one mark per operation.
   const legacy = before(`retry:${op}`)?.detail.fingerprint === print ? `retry:${op}` : undefined;
   const retryAt = before(retryKey(op, print)) ? retryKey(op, print) : legacy;
@@ -245,8 +244,7 @@ function judgeCreate({ served, items, fingerprint: print }: Observed, draft: Dra
 /** A tracking read: polling again after a 404, reading to the journey's end, reading after the AWB webhook was acknowledged. */
 async function judgeTracking(judging: Judging, clientId: string, { served, fingerprint: print }: Observed, draft: Draft, what: string, here: { at: number; wall: number }, state: ReportView): Promise<void> {
   const awb = served.input.params.order_no ?? '';
-  const mark = state.marks[`404:${awb}`];
-  const polled = mark !== undefined && arrivedBefore(judging, mark, served.seq) ? mark : undefined;
+  const polled = markBefore(judging, state.marks, `404:${awb}`, served.seq);
   if (polled) {
     draft.mark(`404:${awb}`, null);
     const real = Math.round(here.wall - polled.wall);
