@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -27,6 +27,45 @@ process.on('exit', () => {
     }
   }
 });
+
+/** Whether a process of this pid is alive (EPERM: alive, someone else's). */
+function alive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The pid on the first line of `file`, or NaN. */
+const pidIn = (file: string): number => {
+  try {
+    return Number(readFileSync(file, 'utf8').split('\n')[0]);
+  } catch {
+    return Number.NaN;
+  }
+};
+
+/**
+ * Removes the folders of servers whose test process is gone and whose server is not
+ * running: a run ended by a signal or kill -9 stops its servers (above) but cannot
+ * wait to remove their folders (about 130 MB each). A folder of a live process, or of
+ * a server still running, is left alone.
+ */
+export function removeLeftovers(parent = tmpdir()): string[] {
+  const removed: string[] = [];
+  for (const name of readdirSync(parent)) {
+    if (!name.startsWith('sandbox-pg-')) continue;
+    const dir = join(parent, name);
+    const owner = pidIn(join(dir, 'owner.pid'));
+    if (Number.isNaN(owner) || alive(owner) || alive(pidIn(join(dir, 'data', 'postmaster.pid')))) continue;
+    rmSync(dir, { recursive: true, force: true });
+    removed.push(dir);
+  }
+  return removed;
+}
 
 /** A free TCP port on 127.0.0.1. */
 function freePort(): Promise<number> {
@@ -117,7 +156,9 @@ function logTail(limit = 200): { lines: string[]; onLog: (message: string) => vo
 export async function startPostgres(settings: Record<string, string> = {}): Promise<TestPostgres> {
   hydrateBinaries();
   binariesReachable();
+  removeLeftovers();
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-pg-'));
+  writeFileSync(join(dir, 'owner.pid'), `${process.pid}\n`);
   // As root, initdb runs as the postgres user the package creates: it must be able to write here.
   chmodSync(dir, 0o777);
   const port = await freePort();
