@@ -121,6 +121,39 @@ export function marksBeyond(keys: Iterable<string>, marks: Readonly<Record<strin
   return [...others, ...waiting].slice(0, over);
 }
 
+/**
+ * Sets and removes `changes` in `marks` in place (a mark set again becomes the newest), then
+ * drops the oldest beyond MARKS_KEPT as `marksBeyond` would, and answers how many are
+ * left; `count` is how many `marks` held. Lets a working copy take many changes one at a
+ * time (a batch's judging) for the price of one copy, not one copy per change.
+ */
+export function applyMarks(marks: Record<string, ReportMark>, changes: Readonly<Record<string, ReportMark | null>>, count: number): number {
+  let n = count;
+  for (const key in changes) {
+    const mark = changes[key];
+    if (Object.hasOwn(marks, key)) {
+      delete marks[key];
+      n -= 1;
+    }
+    if (!mark) continue;
+    marks[key] = mark;
+    n += 1;
+  }
+  for (; n > MARKS_KEPT; n -= 1) {
+    let oldestWaiting: string | undefined;
+    let drop: string | undefined;
+    for (const key in marks) {
+      if (!isWaitingRetry(key, marks[key]!)) {
+        drop = key;
+        break;
+      }
+      oldestWaiting ??= key;
+    }
+    delete marks[(drop ?? oldestWaiting)!];
+  }
+  return n;
+}
+
 /** Most missed events kept per item once the log moved on (see ReportState.missed). */
 export const MISSED_KEPT = 3;
 
@@ -146,11 +179,7 @@ export function applyReportChange(state: ReportState, change: ReportChange, size
   const counts = { ...state.counts };
   for (const [key, n] of Object.entries(change.counts ?? {})) counts[key] = (counts[key] ?? 0) + n;
   const marks = { ...state.marks };
-  for (const [key, mark] of Object.entries(change.marks ?? {})) {
-    delete marks[key];
-    if (mark) marks[key] = mark;
-  }
-  for (const key of marksBeyond(Object.keys(marks), marks)) delete marks[key];
+  applyMarks(marks, change.marks ?? {}, Object.keys(marks).length);
   const events = [...state.events, ...(change.events ?? [])];
   const cut = Math.max(0, events.length - size);
   const log = events.slice(cut);

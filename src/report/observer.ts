@@ -3,12 +3,13 @@ import type { Logger } from 'pino';
 import type { ServedRequest } from '../requests/index.js';
 import type { Storage } from '../store/index.js';
 import type { AttemptObserver } from '../webhooks/index.js';
-import { applyReportChange, type ReportChange, type ReportState, type ReportView } from '../records/index.js';
+import type { ReportChange, ReportView } from '../records/index.js';
 import { appliedFault } from '../faults/index.js';
 import { backgroundFailures } from '../shared/index.js';
 import { Draft } from './draft.js';
 import { judgeAttempt } from './judge-attempt.js';
 import { BatchReads } from './batch-reads.js';
+import { BatchView } from './batch-view.js';
 import { judgeRequest, marksOnAnswer, type Judged } from './judge-request.js';
 import { observed, type Observed } from './observed.js';
 import { operationCountKey } from './operations.js';
@@ -236,7 +237,7 @@ export class ReportObserver {
     let read = false;
     const lost = (err: unknown): void => this.failed('readiness report observation', err, `${judges.length} observations of client ${clientId} were not recorded (the report misses them)`, { client: clientId, observations: judges.length });
     try {
-      let view = await storage.reports.get(clientId, { events: false, counts: false });
+      const view = new BatchView(await storage.reports.get(clientId, { events: false, counts: false }));
       read = true;
       const reads = new BatchReads(storage);
       const batch = new Draft(0);
@@ -244,15 +245,14 @@ export class ReportObserver {
       for (const judge of judges) {
         let draft: Draft | undefined;
         try {
-          draft = await judge.judge(view, reads);
+          draft = await judge.judge(view.current, reads);
         } catch (err) {
           this.failed('readiness report observation', err, 'an observation was not recorded', { client: clientId });
         }
         if (!draft || draft.empty) continue;
         batch.add(draft.change);
         changes.push(draft.change);
-        // The marks as the store will keep them after this one (its bound included), for the next.
-        if (Object.keys(draft.change.marks).length > 0) view = applyReportChange({ ...view, events: [] } as unknown as ReportState, { marks: draft.change.marks }, 0); // copies, never changes, what it is given
+        view.marked(draft.change.marks);
       }
       const { marks, counts, events } = batch.change;
       if (Object.keys(marks).length > 0) await storage.reports.change(clientId, { marks });

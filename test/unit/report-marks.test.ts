@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyReportChange, emptyReport, MARKS_KEPT, type ReportMark } from '../../src/records/index.js';
 import { MemoryReports } from '../../src/store/embedded/reports.js';
+import { BatchView } from '../../src/report/batch-view.js';
 
 const mark = (wall: number, detail: ReportMark['detail'] = {}): ReportMark => ({ at: wall, wall, detail });
 /** A create that met a 503 and waits for its retry, then MARKS_KEPT + 100 marks of 404s read since. */
@@ -24,5 +25,52 @@ describe("a client's marks beyond MARKS_KEPT", () => {
     const kept = await reports.get('acme');
     expect(Object.keys(kept.marks)).toHaveLength(MARKS_KEPT);
     expect(kept.marks['retry:createOrder:aaaa']).toBeDefined();
+  });
+});
+
+describe("a batch's observations judged one after another (BatchView)", () => {
+  /** Random changes of marks: sets of old and new keys, removals, waiting and heard retries. */
+  function randomChanges(seed: number, n: number): Array<Record<string, ReportMark | null>> {
+    let x = seed;
+    const next = (m: number) => {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+      return x % m;
+    };
+    return Array.from({ length: n }, (_, i) => {
+      const change: Record<string, ReportMark | null> = {};
+      for (let k = next(4); k >= 0; k -= 1) {
+        const kind = next(10);
+        const key = kind < 2 ? `retry:createOrder:${next(40)}` : `404:AWB${next(MARKS_KEPT + 200)}`;
+        change[key] = next(6) === 0 ? null : mark(i, kind === 0 ? { heard: 1 } : {});
+      }
+      return change;
+    });
+  }
+
+  it('sees, before each observation, the marks applyReportChange would keep after those before it, and never changes the view it was given', () => {
+    for (const seed of [1, 2, 3]) {
+      const start = applyReportChange(emptyReport('acme'), { marks: waitingThenFlood() }, 10);
+      const given = structuredClone(start.marks);
+      const view = new BatchView(start);
+      let expected = start;
+      for (const change of randomChanges(seed, 400)) {
+        expect(Object.entries(view.current.marks)).toEqual(Object.entries(expected.marks)); // same marks, same order (oldest first)
+        view.marked(change);
+        expected = applyReportChange(expected, { marks: change }, 10);
+      }
+      expect(Object.entries(view.current.marks)).toEqual(Object.entries(expected.marks));
+      expect(start.marks).toEqual(given);
+    }
+  });
+
+  it('hands out the view it was given, uncopied, to a batch whose observations set no marks before the last', () => {
+    const start = applyReportChange(emptyReport('acme'), { marks: waitingThenFlood() }, 10);
+    const view = new BatchView(start);
+    expect(view.current).toBe(start);
+    view.marked({});
+    expect(view.current).toBe(start);
+    view.marked({ '404:NEW': mark(99) });
+    expect(view.current).not.toBe(start);
+    expect(view.current.marks['404:NEW']).toEqual(mark(99));
   });
 });
