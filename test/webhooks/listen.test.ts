@@ -417,4 +417,31 @@ describe('deliveries through a listener', () => {
     expect(failed).toHaveLength(2);
     expect(failed.every((d) => d.status === 'failed' && /listener laptop not seen since/.test(d.last_error))).toBe(true);
   });
+
+  it('a listener endpoint deleted while it held deliveries: they fail at once, and no longer count toward --outbox-size', async () => {
+    await sandbox.close();
+    await start({ outboxSize: 2 });
+    expect((await call('PATCH', '/__sandbox/webhooks/endpoints/default', TOKEN_A, { events: ['order.cancelled'] })).status).toBe(200);
+    const gone = await listen({ name: 'gone', events: 'awb.generated' });
+    await gone.close();
+    await createOrders(2);
+    await sandbox.clock.advance(AWB_DELAY);
+    await until('held', async () => {
+      const held = await deliveriesOf(gone.ready.endpoint_id);
+      return held.length === 2 && held.every((d) => d.status === 'paused');
+    });
+    expect((await call('DELETE', `/__sandbox/webhooks/endpoints/${gone.ready.endpoint_id}`)).status).toBe(200);
+    const failed = await deliveriesOf(gone.ready.endpoint_id);
+    expect(failed.map((d) => [d.status, d.last_error])).toEqual([
+      ['failed', `The endpoint ${gone.ready.endpoint_id} this delivery went to was deleted.`],
+      ['failed', `The endpoint ${gone.ready.endpoint_id} this delivery went to was deleted.`],
+    ]);
+    // A new listener's deliveries are held while it is away, not refused as past the outbox.
+    const next = await listen({ name: 'next', events: 'awb.generated' });
+    await next.close();
+    await createOrders(1);
+    await sandbox.clock.advance(AWB_DELAY);
+    await until('held', async () => (await deliveriesOf(next.ready.endpoint_id)).length === 1);
+    expect((await deliveriesOf(next.ready.endpoint_id)).map((d) => d.status)).toEqual(['paused']);
+  });
 });

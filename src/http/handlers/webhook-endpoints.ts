@@ -100,6 +100,8 @@ export function webhookEndpointHandlers({ clock, endpoints, settings, dispatcher
       if (id === DEFAULT_ENDPOINT) throw new Conflict(webhookMessages.defaultKept);
       const removed = await settings.unit(client.id, (tx) => endpoints.delete(client, id, tx));
       if (!removed) throw new NotFound(webhookMessages.noEndpoint(id));
+      // What it held (a listener's while it was not connected) fails now, as a deleted endpoint's deliveries do: held, they would fill the client's outbox for good.
+      await dispatcher.failHeld(client.id, id, webhookMessages.endpointGone(id));
       return json(200, { success: true, removed: 1 });
     },
   };
