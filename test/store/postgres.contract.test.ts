@@ -239,6 +239,63 @@ describe('PostgreSQL adapter', () => {
     await b.close();
   });
 
+  it("judges against a client's marks as they are, whichever replica changed them, while reading them whole only when they changed", async () => {
+    const a = await fresh();
+    const b = await PostgresStorage.open({ url: current, requestLogSize: 10 });
+    const mark = (wall: number) => ({ at: wall, wall, detail: {} });
+    const marksOf = async (store: PostgresStorage) => Object.keys((await store.reports.get('acme', { counts: false, events: false })).marks).sort();
+
+    await a.reports.change('acme', { marks: { '404:A': mark(1) } });
+    expect(await marksOf(a)).toEqual(['404:A']);
+    // This replica's own change is followed without reading the marks again.
+    await a.reports.change('acme', { marks: { '404:B': mark(2), '404:A': null } });
+    expect(await marksOf(a)).toEqual(['404:B']);
+    // Another replica's change is seen at the next read.
+    await b.reports.change('acme', { marks: { '404:C': mark(3) } });
+    expect(await marksOf(a)).toEqual(['404:B', '404:C']);
+    // A change of this replica's made after another's (the version moved twice) is not taken for the only one.
+    await b.reports.change('acme', { marks: { '404:D': mark(4) } });
+    await a.reports.change('acme', { marks: { '404:E': mark(5) } });
+    expect(await marksOf(a)).toEqual(['404:B', '404:C', '404:D', '404:E']);
+    // A report removed and made again through the other replica, back to the version a kept (1, then 2): not taken for the one kept.
+    await b.reports.clear('acme');
+    await b.reports.change('acme', { marks: { '404:F': mark(6) } });
+    expect(await marksOf(a)).toEqual(['404:F']);
+    await b.reports.clear('acme');
+    await b.reports.change('acme', { marks: { '404:G': mark(7) } });
+    await a.reports.change('acme', { marks: { '404:H': mark(8) } });
+    expect(await marksOf(a)).toEqual(['404:G', '404:H']);
+    // A new run started elsewhere clears them.
+    await b.reports.start('acme', { name: 'second', started_at: 9, started_wall: 9 });
+    expect(await marksOf(a)).toEqual([]);
+    expect((await a.reports.get('acme', { counts: false, events: false })).run?.name).toBe('second');
+
+    await a.close();
+    await b.close();
+  });
+
+  it("reads a client's many marks whole once, not at every batch of judgments, while only this replica changes them", async () => {
+    const a = await fresh();
+    const b = await PostgresStorage.open({ url: current, requestLogSize: 10 });
+    const marks = Object.fromEntries(Array.from({ length: 400 }, (_, n) => [`404:AWB${n}`, { at: n, wall: n, detail: { awb: `AWB${n}` } }]));
+    await a.reports.change('acme', { marks });
+    const read = () => a.reports.get('acme', { counts: false, events: false });
+    const first = await read();
+    for (let n = 0; n < 20; n += 1) {
+      // The report kept at hand, not one read afresh: the same object, with this replica's changes in it.
+      const view = await read();
+      expect(view).toBe(first);
+      expect(Object.keys(view.marks)).toHaveLength(400 + n);
+      await a.reports.change('acme', { marks: { [`404:NEW${n}`]: { at: n, wall: n, detail: {} } } });
+    }
+    await b.reports.change('acme', { marks: { '404:OTHER': { at: 1, wall: 1, detail: {} } } });
+    const after = await read();
+    expect(after).not.toBe(first);
+    expect(Object.keys(after.marks)).toHaveLength(421);
+    await a.close();
+    await b.close();
+  });
+
   // Last: it stops the server.
   it('answers Unavailable (a 503 with Retry-After), not a crash, while the database is down, and shows it in health', async () => {
     const storage = await fresh();

@@ -1,4 +1,5 @@
-import { applyReportChange, emptyReport, MARKS_KEPT, MISSED_KEPT, type ReportChange, type ReportEvent, type ReportRun, type ReportState } from '../../records/index.js';
+import { randomUUID } from 'node:crypto';
+import { applyReportChange, emptyReport, MARKS_KEPT, MISSED_KEPT, type ReportChange, type ReportEvent, type ReportMark, type ReportRun, type ReportState } from '../../records/index.js';
 import type { ReportRepository } from '../port.js';
 import type { Db } from './db.js';
 import { BATCH_INTERVAL_MS, IntervalBatches } from './interval-batch.js';
@@ -8,6 +9,15 @@ import { storable, withoutNul } from './rows.js';
 const TRIM_MS = 1_000;
 /** Most observations' counts and events held before they are written without waiting for the interval. */
 const HELD_MOST = 512;
+/** Most clients whose report (without counts and events) a replica keeps at hand (see `marksOf`). */
+const KEPT_CLIENTS = 64;
+
+/** A client's report without counts and events as this replica last read or wrote it, and which row it is of. */
+interface Kept {
+  version: number;
+  born: string;
+  state: ReportState;
+}
 
 /** What one change adds: counts and events, held for the next batch. */
 interface Added {
@@ -39,6 +49,8 @@ export class PgReports implements ReportRepository {
   private readonly untrimmed = new Set<string>();
   private lastTrim = 0;
   private trimming: Promise<void> | undefined;
+  /** Per client, its report without counts and events, while the row is still the one it was read or written from (see `marksOf`), least recently used first. */
+  private readonly kept = new Map<string, Kept>();
 
   constructor(
     private readonly db: () => Db,
@@ -52,7 +64,8 @@ export class PgReports implements ReportRepository {
   async get(clientId: string, options: { events?: boolean; counts?: boolean } = {}): Promise<ReportState> {
     const events = options.events !== false;
     const counts = options.counts !== false;
-    if (events || counts) await this.batches.flush();
+    if (!events && !counts) return this.marksOf(clientId);
+    await this.batches.flush();
     // The missed events kept beyond the newest `size` (see ReportState.missed): each item's last MISSED_KEPT, older than the log's oldest.
     const { rows } = await this.db().query<{ state: ReportState | null; counts: Record<string, string> | null; events: ReportEvent[] | null; missed: ReportEvent[] | null }>(
       `SELECT (SELECT state FROM readiness_reports WHERE client_id = $1) AS state,
@@ -83,15 +96,18 @@ export class PgReports implements ReportRepository {
 
   async start(clientId: string, run: ReportRun | null): Promise<void> {
     await this.batches.flush();
+    this.kept.delete(clientId);
     await this.db().query(
       `WITH events AS (DELETE FROM report_events WHERE client_id = $1), counts AS (DELETE FROM report_counts WHERE client_id = $1)
-       INSERT INTO readiness_reports (client_id, version, state) VALUES ($1, 1, $2) ON CONFLICT (client_id) DO UPDATE SET state = EXCLUDED.state, version = readiness_reports.version + 1`,
-      [clientId, storable(emptyReport(clientId, run))],
+       INSERT INTO readiness_reports (client_id, version, state, born) VALUES ($1, 1, $2, $3)
+       ON CONFLICT (client_id) DO UPDATE SET state = EXCLUDED.state, version = readiness_reports.version + 1, born = COALESCE(readiness_reports.born, EXCLUDED.born)`,
+      [clientId, storable(emptyReport(clientId, run)), randomUUID()],
     );
   }
 
   async clear(clientId: string): Promise<number> {
     await this.batches.flush();
+    this.kept.delete(clientId);
     const { rows } = await this.db().query<{ n: number }>(
       `WITH events AS (DELETE FROM report_events WHERE client_id = $1 RETURNING 1), counts AS (DELETE FROM report_counts WHERE client_id = $1 RETURNING 1),
          reports AS (DELETE FROM readiness_reports WHERE client_id = $1 RETURNING 1)
@@ -112,17 +128,58 @@ export class PgReports implements ReportRepository {
    * now, in one statement: the row's lock orders replicas' changes, none is refused.
    */
   private async setMarks(clientId: string, marks: NonNullable<ReportChange['marks']>, checks: ReportChange['checks']): Promise<void> {
-    const set = Object.fromEntries(Object.entries(marks).filter(([, mark]) => mark !== null));
+    const set = JSON.stringify(storable(Object.fromEntries(Object.entries(marks).filter(([, mark]) => mark !== null))));
+    const removed = Object.keys(marks).map(withoutNul);
     const fresh = applyReportChange(emptyReport(clientId), { marks, ...(checks ? { checks } : {}) }, 0);
-    await this.db().query(
-      `INSERT INTO readiness_reports (client_id, version, state) VALUES ($1, 1, $5)
-       ON CONFLICT (client_id) DO UPDATE SET version = readiness_reports.version + 1,
+    const { rows } = await this.db().query<{ version: number; born: string }>(
+      `INSERT INTO readiness_reports (client_id, version, state, born) VALUES ($1, 1, $5, $6)
+       ON CONFLICT (client_id) DO UPDATE SET version = readiness_reports.version + 1, born = COALESCE(readiness_reports.born, EXCLUDED.born),
          state = readiness_reports.state || jsonb_build_object(
            'marks', (COALESCE(readiness_reports.state->'marks', '{}'::jsonb) - $2::text[]) || $3::jsonb,
-           'checks', COALESCE($4::jsonb, readiness_reports.state->'checks'))`,
-      [clientId, Object.keys(marks).map(withoutNul), JSON.stringify(storable(set)), checks ? JSON.stringify(storable(checks)) : null, storable(fresh)],
+           'checks', COALESCE($4::jsonb, readiness_reports.state->'checks'))
+       RETURNING version, born`,
+      [clientId, removed, set, checks ? JSON.stringify(storable(checks)) : null, storable(fresh), randomUUID()],
     );
-    if (Object.keys(set).length > 0) this.trimSoon(clientId);
+    // What is kept at hand follows this change when nobody else changed the row since it was read (the version moved by this change alone).
+    const kept = this.kept.get(clientId);
+    const row = rows[0]!;
+    if (kept && kept.born === row.born && kept.version + 1 === row.version) {
+      kept.version = row.version;
+      const keptMarks = kept.state.marks;
+      for (const key of removed) delete keptMarks[key];
+      Object.assign(keptMarks, JSON.parse(set) as Record<string, ReportMark>);
+      if (checks) kept.state.checks = storable(checks);
+    } else this.kept.delete(clientId);
+    if (set !== '{}') this.trimSoon(clientId);
+  }
+
+  /**
+   * The report without its counts and events (what judging a request reads): the one kept
+   * at hand while the row is the one it was read or last written from (its `version`,
+   * which every change moves, and its `born`, which a row created again does not share),
+   * else read whole. A client's marks may be hundreds (a poller of many orders keeps one
+   * per AWB): a batch of judgments then reads two numbers, not every mark.
+   */
+  private async marksOf(clientId: string): Promise<ReportState> {
+    const kept = this.kept.get(clientId);
+    const { rows } = await this.db().query<{ version: number; born: string | null; state: ReportState | null }>(
+      'SELECT version, born, CASE WHEN version = $2 AND born = $3 THEN NULL ELSE state END AS state FROM readiness_reports WHERE client_id = $1',
+      [clientId, kept?.version ?? -1, kept?.born ?? ''],
+    );
+    const row = rows[0];
+    this.kept.delete(clientId);
+    if (row === undefined) return emptyReport(clientId);
+    if (row.state === null && kept) {
+      this.kept.set(clientId, kept);
+      return kept.state;
+    }
+    const state = { ...(row.state ?? emptyReport(clientId)), counts: {}, events: [], missed: [] };
+    state.marks ??= {};
+    if (row.born !== null) {
+      this.kept.set(clientId, { version: row.version, born: row.born, state });
+      if (this.kept.size > KEPT_CLIENTS) this.kept.delete(this.kept.keys().next().value!);
+    }
+    return state;
   }
 
   /**
@@ -190,7 +247,7 @@ export class PgReports implements ReportRepository {
       [clients, this.size, MISSED_KEPT],
     );
     await this.db().query(
-      `UPDATE readiness_reports SET state = jsonb_set(state, '{marks}',
+      `UPDATE readiness_reports SET version = version + 1, state = jsonb_set(state, '{marks}',
          (SELECT COALESCE(jsonb_object_agg(key, value), '{}'::jsonb) FROM (SELECT key, value FROM jsonb_each(state->'marks') ORDER BY (key LIKE 'retry:%' AND value->'detail'->>'heard' IS DISTINCT FROM '1') DESC, (value->>'wall')::numeric DESC LIMIT $2) AS newest))
        WHERE client_id = ANY($1::text[]) AND (SELECT count(*) FROM jsonb_object_keys(state->'marks')) > $2`,
       [clients, MARKS_KEPT],

@@ -128,6 +128,11 @@ export const MIGRATIONS: ReadonlyArray<string | IndexMigration> = [
      n bigint NOT NULL,
      PRIMARY KEY (client_id, key)
    );`,
+  // A readiness report row's birth: set when a replica creates the row, never changed
+  // after, so that a replica keeping a client's marks at hand (while the row's version
+  // shows no other writer) never takes a row removed and created again for the one it
+  // kept. A row an older replica created gets one at its next change.
+  `ALTER TABLE readiness_reports ADD COLUMN IF NOT EXISTS born text;`,
 ];
 
 /** The schema version this build writes. */
