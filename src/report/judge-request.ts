@@ -146,9 +146,8 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   const here = { at: served.arrivedAt, wall, origin: `${judging.replica}:${served.seq}` };
   const what = describe(served);
 
-  // What the client did next, after an answer that asked something of it. A retry is the
-  // same request again (path and body); another request of the operation leaves the one
-  // that met the fault waiting for its retry (a report still waiting counts it missed, see grade).
+  // What the client did next, after an answer that asked something of it. A retry is the same request again (path and
+  // body); another request of the operation leaves the one that met the fault waiting for its retry (see grade).
   const print = kept.fingerprint();
   // Only marks of requests that arrived before this one are its to answer (one judged as it
   // was answered can be judged before an earlier request that closed after it).
@@ -165,19 +164,20 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   if (window?.detail.fingerprint === print) draft.mark(windowKey(op), null);
   else if (window && wall >= window.wall) noteHammering(judging, draft, state, op, kept, wall, what);
   const error = before(`error:${op}`);
+  const refusal = kept.refusal();
   if (error) {
     draft.mark(`error:${op}`, null);
-    if (error.detail.fingerprint !== print) draft.note(String(error.detail.item), 'handled', `changed before sending again: ${what}`);
+    if (error.detail.fingerprint !== refusal) draft.note(String(error.detail.item), 'handled', `changed before sending again: ${what}`);
   }
   // A refused request sent again unchanged: missed when it is refused again right after, or a
   // third time later (a retry queue; a test suite run twice with one bad fixture sends it twice);
   // answered otherwise, the refusal was not the request's (a Prefer, a permission granted since).
-  const refused = before(refusedKey(op, print));
+  const refused = before(refusedKey(op, refusal));
   if (refused) {
     const again = served.status === refused.detail.status;
-    const next = error?.detail.fingerprint === print;
+    const next = error?.detail.fingerprint === refusal;
     if (!again) {
-      draft.mark(refusedKey(op, print), null);
+      draft.mark(refusedKey(op, refusal), null);
       draft.note(String(refused.detail.item), 'handled', `sent again and answered ${served.status ?? 'nothing'}: the refusal was not the request's: ${what}`);
     } else if (next || Number(refused.detail.sent) >= 2) {
       draft.note(String(refused.detail.item), 'missed', next ? `sent again unchanged: ${what}` : `sent again unchanged, ${Number(refused.detail.sent) + 1} times in all: ${what}`);
@@ -229,15 +229,15 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
 }
 
 /** A create: a success counts the operation (and a multi-item order); a 400 or 403 marks an error the client should not send again unchanged. */
-function judgeCreate({ served, items, fingerprint: print }: Observed, draft: Draft, what: string, here: { at: number; wall: number }, state: ReportView): void {
+function judgeCreate({ served, items, refusal }: Observed, draft: Draft, what: string, here: { at: number; wall: number }, state: ReportView): void {
   if (served.status === 201) {
     draft.judge('op.create-order', true, what);
     if (items >= 2) draft.judge('create.multi-item', true, `${items} items: ${what}`);
   } else if (served.status === 400 || served.status === 403) {
     const item = `error.create-${served.status}`;
     draft.note(item, 'exercised', what);
-    draft.mark('error:createOrder', { ...here, detail: { item, fingerprint: print() } });
-    markRefused(draft, state, 'createOrder', print(), { ...here, detail: { item, status: served.status } });
+    draft.mark('error:createOrder', { ...here, detail: { item, fingerprint: refusal() } });
+    markRefused(draft, state, 'createOrder', refusal(), { ...here, detail: { item, status: served.status } });
   }
 }
 

@@ -15,6 +15,35 @@ const contentFingerprint = (served: ServedRequest): string => {
   return createHash('sha256').update(JSON.stringify({ ...body, items })).digest('hex').slice(0, 16);
 };
 
+/** Most fields of a 400 a refusal's fingerprint covers (see refusalFingerprint). */
+const NAMED_MOST = 16;
+
+/** The value at a field as a 400 names it (`items[1].item_weight`) in a parsed body, or undefined. */
+function valueAt(body: unknown, field: string): unknown {
+  let value = body;
+  for (const part of field.split(/\.|\[(\d+)\]/)) {
+    if (part === undefined || part === '') continue;
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, part)) return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
+}
+
+/**
+ * What a 400 refused of a create, hashed: the values of the body's fields it named. The
+ * same mistake sent again hashes the same, whatever else changed around it (new order
+ * codes, an id the client adds to every request and the provider ignores, its keys in
+ * another order); a fix of a named field, or another field refused, hashes otherwise.
+ * Undefined when the 400 named no field of the body (a header's, or none).
+ */
+function refusalFingerprint(served: ServedRequest): string | undefined {
+  if (served.status !== 400) return undefined;
+  const fields = [...new Set(served.violations.map((v) => v.field).filter((f) => f !== 'body' && !f.startsWith('header.') && !f.startsWith('query.')))].sort().slice(0, NAMED_MOST);
+  if (fields.length === 0) return undefined;
+  const named = fields.map((field) => [field, valueAt(served.input.body, field) ?? null]);
+  return createHash('sha256').update(`${served.input.path}\n${JSON.stringify(named)}`).digest('hex').slice(0, 16);
+}
+
 /** The order codes of a create's items a waiting observation keeps (see judgeAttempt). */
 const MAX_CODES = 10;
 
@@ -31,6 +60,8 @@ export interface Observed {
   /** Items in a create's body. */
   items: number;
   fingerprint: () => string;
+  /** What a refusal compares: for a create a 400 refused naming fields of its body, those fields' values hashed (see refusalFingerprint); else the fingerprint. */
+  refusal: () => string;
   /** A create's: the first order codes of its items, one a line (null when it has none). */
   codes: string | null;
   /** A create's: the numbers of the orders it stored, when it had stored them as its connection closed. */
@@ -55,11 +86,16 @@ export function observed(served: ServedRequest): Observed {
   };
   const create = op === 'createOrder' ? { codes: orderCodes(items), ...(input.createdOrders ? { created: input.createdOrders } : {}) } : { codes: null };
   // A tracking read has no body: what is kept of it (its path) is all its fingerprint needs, hashed only if judging asks.
-  if (small) return { served: kept, fault, items: count, fingerprint: () => fingerprint(kept), ...create, content: () => contentFingerprint(kept) };
-  if (op === 'trackOrder') return { served: kept, fault, items: count, fingerprint: () => fingerprint(kept), codes: null };
+  if (small) {
+    const print = () => fingerprint(kept);
+    return { served: kept, fault, items: count, fingerprint: print, refusal: () => refusalFingerprint(kept) ?? print(), ...create, content: () => contentFingerprint(kept) };
+  }
+  if (op === 'trackOrder') return { served: kept, fault, items: count, fingerprint: () => fingerprint(kept), refusal: () => fingerprint(kept), codes: null };
   const raw = input.bodyBytes;
   const print = op !== 'createOrder' ? '' : raw !== undefined ? bytesFingerprint(input.path, raw) : fingerprint(served);
-  return { served: kept, fault, items: count, fingerprint: () => print, ...create };
+  // A large body is not kept: what a 400 named of it is hashed now.
+  const refusal = op === 'createOrder' ? (refusalFingerprint(served) ?? print) : print;
+  return { served: kept, fault, items: count, fingerprint: () => print, refusal: () => refusal, ...create };
 }
 
 /** The first MAX_CODES order codes of a create's items, one a line; null when none. */

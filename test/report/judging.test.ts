@@ -113,6 +113,32 @@ describe('a retry, request by request', () => {
     expect(await item(sandbox, 'error.create-400')).toMatchObject({ status: 'not_handled', missed: 1, detail: expect.stringMatching(/^Missed 1 of 3/) });
   });
 
+  it('counts the same mistake sent again as unchanged however the rest of the body changed: new order codes, an id the provider ignores, keys in another order', async () => {
+    sandbox = await testSandbox();
+    const invalid = (n: number) => {
+      const request = createRequest(1) as ReturnType<typeof createRequest> & { request_id?: string };
+      request.items[0]!.item_weight = 'heavy' as never;
+      request.items[0]!.order_code = `RETRY-${n}`;
+      request.request_id = `req-${n}`;
+      // Every other try with its keys in the reverse order.
+      return n % 2 === 0 ? request : Object.fromEntries(Object.entries(request).reverse());
+    };
+    for (let n = 0; n < 5; n += 1) expect((await sandbox.call('POST', '/v1/order', { body: invalid(n) })).status).toBe(400);
+    expect(await item(sandbox, 'error.create-400')).toMatchObject({ status: 'not_handled', missed: 4, handled: 0 });
+  });
+
+  it('counts a fix of the field the 400 named, or another mistake, as changed before sending again', async () => {
+    sandbox = await testSandbox();
+    const bad = createRequest(1);
+    bad.items[0]!.item_weight = 'heavy' as never;
+    expect((await sandbox.call('POST', '/v1/order', { body: bad })).status).toBe(400);
+    const otherMistake = createRequest(1);
+    otherMistake.items[0]!.item_weight = -1 as never;
+    expect((await sandbox.call('POST', '/v1/order', { body: otherMistake })).status).toBe(400);
+    expect((await create(sandbox, 'FIXED')).status).toBe(201);
+    expect(await item(sandbox, 'error.create-400')).toMatchObject({ status: 'handled', missed: 0, handled: 2 });
+  });
+
   it('does not count a refusal a Prefer asked for against the same body sent again without it: that body is fine', async () => {
     sandbox = await testSandbox();
     const body = createRequest(1);
