@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCarefulClient } from '../../examples/careful-client.js';
 import { runCli, startCli, type RunningCli } from '../support/cli.js';
@@ -8,17 +10,19 @@ const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
 const GUIDE = readFileSync(new URL('../../docs/guides/ci-and-readiness.md', import.meta.url), 'utf8');
 const TOKEN = 'ci-token';
 
-/** The README's CI example: its sandbox's flags and the threshold of its report step. */
-function ciExample(text: string): { flags: string[]; failUnder: string } {
+/** The README's CI example: its sandbox's flags and the gate of its report step (its threshold and the items it requires). */
+function ciExample(text: string): { flags: string[]; failUnder: string; gate: string[] } {
   const block = [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes('shipping-sandbox report'));
   if (!block) throw new Error('no CI example with `shipping-sandbox report`');
   const start = /npx (?:--no-install )?shipping-sandbox (--port .*?) &$/m.exec(block)![1]!;
-  return { flags: start.replaceAll('"$CLIENT_TOKEN"', TOKEN).split(' '), failUnder: /--fail-under (\d+)/.exec(block)![1]! };
+  const failUnder = /--fail-under (\d+)/.exec(block)![1]!;
+  const required = /--require (\S+)/.exec(block)?.[1];
+  return { flags: start.replaceAll('"$CLIENT_TOKEN"', TOKEN).split(' '), failUnder, gate: ['--fail-under', failUnder, ...(required ? ['--require', required] : [])] };
 }
 
 /** The readiness recipe (examples/careful-client.ts) through the README's CI example, step by step. */
 describe("a careful client through the README's CI example", () => {
-  const { flags, failUnder } = ciExample(README);
+  const { flags, failUnder, gate } = ciExample(README);
   let cli: RunningCli;
   let report: Awaited<ReturnType<typeof runCli>>;
   beforeAll(async () => {
@@ -29,13 +33,14 @@ describe("a careful client through the README's CI example", () => {
     const client = await runCarefulClient(cli.url, TOKEN);
     expect((await call('/__sandbox/checks')).status).toBe(200);
     await client.close();
-    report = await runCli(['report', '--url', cli.url, '--token', TOKEN, '--fail-under', failUnder]);
+    report = await runCli(['report', '--url', cli.url, '--token', TOKEN, ...gate]);
   }, 90_000);
   afterAll(() => cli?.stop());
 
-  it('keeps a threshold that grades something: 80 % of the graded items or more, the same in the CI guide', () => {
+  it('keeps a threshold that grades something: 80 % of the graded items or more, and the items no share excuses; the same in the CI guide', () => {
     expect(Number(failUnder)).toBeGreaterThanOrEqual(80);
-    expect(ciExample(GUIDE).failUnder).toBe(failUnder);
+    expect(ciExample(GUIDE).gate).toEqual(gate);
+    expect(gate).toEqual(expect.arrayContaining(['--require', expect.stringContaining('webhook.bad-signature')]));
     expect(flags).toEqual(expect.arrayContaining(['--clock', 'manual', '--seed', '--data', ':memory:']));
   });
 
@@ -49,6 +54,24 @@ describe("a careful client through the README's CI example", () => {
     expect(items.filter((i) => i.graded && i.status !== 'handled').map((i) => `${i.id}: ${i.status} ${i.detail}`)).toEqual([]);
     expect(summary.handled_percent).toBe(100);
   });
+
+  it('fails the same client once its receiver accepts forged and stale signatures, though its share stays above the threshold', async () => {
+    const lenient = createServer((req, res) => req.resume().on('end', () => res.writeHead(200).end()));
+    await new Promise<void>((resolve) => lenient.listen(0, '127.0.0.1', resolve));
+    try {
+      const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+      const url = `http://127.0.0.1:${(lenient.address() as AddressInfo).port}/hooks`;
+      expect((await fetch(`${cli.url}/__sandbox/webhook`, { method: 'PUT', headers, body: JSON.stringify({ url }) })).status).toBe(200);
+      expect((await fetch(`${cli.url}/__sandbox/checks`, { method: 'POST', headers })).status).toBe(200);
+      const lax = await runCli(['report', '--url', cli.url, '--token', TOKEN, ...gate]);
+      expect(lax.code).toBe(1);
+      expect(lax.stderr).toMatch(/check\.bad-signature is required \(--require\) and not handled/);
+      expect(lax.stderr).toMatch(/check\.stale-timestamp is required/);
+      expect(lax.stderr).not.toMatch(/below --fail-under/);
+    } finally {
+      await new Promise((resolve) => lenient.close(resolve));
+    }
+  }, 30_000);
 });
 
 /** The recipe on clients that are not fresh: what the README's quick start leaves, and settings set through the API. */
@@ -78,7 +101,7 @@ describe('the readiness recipe on a client that already has orders or settings',
     const client = await runCarefulClient(cli.url, HELD);
     expect((await call(HELD, 'POST', '/__sandbox/checks')).status).toBe(200);
     await client.close();
-    const report = await runCli(['report', '--url', cli.url, '--token', HELD, '--fail-under', ciExample(README).failUnder]);
+    const report = await runCli(['report', '--url', cli.url, '--token', HELD, ...ciExample(README).gate]);
     expect(report.stderr).toBe('');
     expect(report.code).toBe(0);
   }, 90_000);
