@@ -791,10 +791,12 @@ export interface paths {
          *     results replace the previous ones in the readiness report, whatever endpoint
          *     was graded; each names its endpoint. These messages are not deliveries: they are
          *     not in the delivery log. The default endpoint is graded unless `endpoint_id`
-         *     names another of the client's endpoints. 404 when the client has no endpoint of
-         *     that id; 409 when the endpoint has no URL (the default one before a URL is set,
-         *     or a listener endpoint: the checks go to a URL), is disabled, or does not take
-         *     awb.generated (its events filter); 429 while a run of the same client's is still
+         *     names another of the client's endpoints; a listener endpoint is graded through its
+         *     listen session (on any replica), which forwards each step to the receiver as it
+         *     forwards deliveries. 404 when the client has no endpoint of that id; 409 when the
+         *     endpoint has no URL (the default one before a URL is set), is a listener endpoint
+         *     whose session is not connected, is disabled, or does not take awb.generated (its
+         *     events filter); 429 while a run of the same client's is still
          *     going (one at a time: each step may wait the webhook timeout).
          */
         post: operations["runChecks"];

@@ -9,8 +9,11 @@ import type { Services } from './services.js';
  */
 export function sandboxModules(services: Services): SandboxModule[] {
   const report = reportModule(services);
+  const webhooks = webhooksModule(services, report.observer.attempts);
+  // The webhook checks reach a listener endpoint through its listen session.
+  report.checkThrough(webhooks.relay);
   // Faults first: they wrap everything, Prefer answers included.
-  const modules: SandboxModule[] = [faultsModule(services), preferModule(services), requestsModule(services), coverageModule(services), ratesModule(services), webhooksModule(services, report.observer.attempts), report, statesModule(services, report.observer), metricsModule(services, { guard: (input) => checkAdminOnly(services.registry, input.headers.authorization as string | undefined) }), docsModule(), dashboardModule()];
+  const modules: SandboxModule[] = [faultsModule(services), preferModule(services), requestsModule(services), coverageModule(services), ratesModule(services), webhooks, report, statesModule(services, report.observer), metricsModule(services, { guard: (input) => checkAdminOnly(services.registry, input.headers.authorization as string | undefined) }), docsModule(), dashboardModule()];
   // Last: its sweep (--retention) calls the prune hook of every module above.
   return [...modules, retentionModule(services, modules)];
 }

@@ -13,6 +13,8 @@ export interface ListenAttempt {
   body: string;
   /** A copy the delivery's chaos asked for: the same message again (`duplicate`), or with a forged signature (`bad_signature`). */
   chaos?: string;
+  /** A step of the webhook checks (`POST /__sandbox/checks`), e.g. `bad_signature`: a message of no delivery. */
+  check?: string;
 }
 
 /** What the local receiver answered, sent back to the sandbox as the attempt's outcome. */

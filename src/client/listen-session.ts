@@ -67,7 +67,7 @@ export function listenUrl(base: string, name: string, events?: string[], session
 /** One line per forward: when, the event, the order, and what the local receiver made of it. */
 export function forwardLine(attempt: ListenAttempt, result: ListenResult, now = new Date()): string {
   const outcome = result.status_code === null ? (result.error ?? 'no answer') : String(result.status_code);
-  const copy = attempt.chaos === 'bad_signature' ? ' (forged signature)' : attempt.chaos === 'duplicate' ? ' (duplicate)' : '';
+  const copy = attempt.check ? ` (check ${attempt.check})` : attempt.chaos === 'bad_signature' ? ' (forged signature)' : attempt.chaos === 'duplicate' ? ' (duplicate)' : '';
   return `${now.toISOString()}  ${attempt.event}${copy}  ${attempt.order_no ?? '-'}  → ${outcome}  ${result.duration_ms} ms\n`;
 }
 

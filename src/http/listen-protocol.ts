@@ -117,8 +117,8 @@ export class Connection {
           attempt.timeout_ms + LISTEN_ANSWER_MARGIN_MS,
         );
         this.waiting.set(id, { resolve: done, started });
-        const { delivery_id, event, order_no, timeout_ms, headers, body, chaos } = attempt;
-        this.ws.send(JSON.stringify({ type: 'attempt', id, delivery_id, event, order_no, timeout_ms, headers, body, ...(chaos ? { chaos } : {}) }), (err) => {
+        const { delivery_id, event, order_no, timeout_ms, headers, body, chaos, check } = attempt;
+        this.ws.send(JSON.stringify({ type: 'attempt', id, delivery_id, event, order_no, timeout_ms, headers, body, ...(chaos ? { chaos } : {}), ...(check ? { check } : {}) }), (err) => {
           if (err) done({ status_code: null, duration_ms: Math.round(performance.now() - started), error: 'listener disconnected', response_body: '', retry_after: null });
         });
       });
@@ -181,7 +181,8 @@ export function checkHandshake(req: IncomingMessage): void {
 
 /** One replica's message to the others about listeners (see `handOff`); short keys keep it far below NOTIFY's 8000 bytes. */
 export type Signal =
-  | { t: 'req'; r: string; from: string; c: string; l: string; d: string; e: string; o: string | null; tm: number; h: Record<string, string>; by: number }
+  // A check's message (k: its step) is no delivery's, none to read it from: its body (b) goes with it.
+  | { t: 'req'; r: string; from: string; c: string; l: string; d: string; e: string; o: string | null; tm: number; h: Record<string, string>; by: number; k?: string; b?: string }
   | { t: 'who'; r: string; from: string; c: string; l: string }
   | { t: 'taken'; r: string; to: string }
   | { t: 'here'; r: string; to: string }

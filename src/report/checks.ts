@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Conflict } from '../shared/index.js';
-import type { Endpoint, TargetGuard } from '../webhooks/index.js';
-import { admits, wrongSecret, send, type SendResult } from '../webhooks/index.js';
+import type { Endpoint, ListenerRelay, TargetGuard } from '../webhooks/index.js';
+import { admits, signedHeaders, wrongSecret, send, type SendResult } from '../webhooks/index.js';
 import { DEFAULT_ENDPOINT, type AwbGeneratedPayload, type CheckResult } from '../records/index.js';
 /** How far back the stale step stamps its message: twice the Standard Webhooks tolerance of 5 minutes. */
 export const STALE_MS = 10 * 60_000;
@@ -33,8 +33,12 @@ export interface CheckMessages {
 /** Why an endpoint without a URL cannot be graded, and what to do. */
 function noUrl(endpoint: Endpoint): string {
   if (endpoint.id === DEFAULT_ENDPOINT) return 'The default webhook endpoint has no URL: set one with PUT /__sandbox/webhook, or grade another endpoint with ?endpoint_id=ep_..., then run the checks.';
-  return `The endpoint ${endpoint.id} delivers to the listen session "${endpoint.listener}", and the checks send to a URL: run them against the default endpoint or another with a URL (endpoint_id).`;
+  return `The endpoint ${endpoint.id} delivers to the listen session "${endpoint.listener}", which this sandbox cannot reach.`;
 }
+
+/** Why a listener endpoint cannot be graded now. */
+const notConnected = (endpoint: Endpoint): string =>
+  `The endpoint ${endpoint.id} delivers to the listen session "${endpoint.listener}", which is not connected: start \`shipping-sandbox listen --name ${endpoint.listener}\` (its receiver running), then run the checks.`;
 
 /** Why a disabled endpoint cannot be graded, and how to enable it again. */
 function disabled(endpoint: Endpoint): string {
@@ -42,7 +46,7 @@ function disabled(endpoint: Endpoint): string {
   return `The webhook endpoint ${endpoint.id} is disabled (${endpoint.disabled_reason}): ${again}.`;
 }
 
-const answered = (result: SendResult): string => (result.status_code !== null ? String(result.status_code) : `no answer (${result.error})`);
+const answered = (result: Pick<SendResult, 'status_code' | 'error'>): string => (result.status_code !== null ? String(result.status_code) : `no answer (${result.error})`);
 
 function passes(expected: CheckStep['expected'], status: number | null): boolean {
   if (status === null) return false;
@@ -57,6 +61,10 @@ export interface CheckDeps {
   shutdown: AbortSignal;
   /** The endpoint as it is now (read again before each step after the first); undefined once it is gone. */
   current: () => Promise<Endpoint | undefined>;
+  /** How a listener endpoint is reached (its listen session); without it, such an endpoint cannot be graded. */
+  relay?: Pick<ListenerRelay, 'attempt'>;
+  /** The client whose endpoint it is (a listener's attempts name it). */
+  clientId: string;
 }
 
 /**
@@ -66,10 +74,11 @@ export interface CheckDeps {
  * deleted, disabled or pointed elsewhere during the run.
  */
 export async function runChecks(endpoint: Endpoint, messages: CheckMessages, deps: CheckDeps): Promise<CheckResult[]> {
-  if (!endpoint.url) throw new Conflict(noUrl(endpoint));
+  const { relay } = deps;
+  const listener = endpoint.listener !== null && relay ? endpoint.listener : undefined;
+  if (!endpoint.url && listener === undefined) throw new Conflict(noUrl(endpoint));
   if (!endpoint.enabled) throw new Conflict(disabled(endpoint));
   if (!admits(endpoint, 'awb.generated')) throw new Conflict(`The endpoint ${endpoint.id} does not take awb.generated (its events filter), which every check sends: grade an endpoint that takes it.`);
-  const url = endpoint.url;
   // In the format of every delivery id: a receiver cannot tell the checks from real messages by their ids.
   const ids = { valid: `msg_${randomBytes(12).toString('hex')}`, unknown: `msg_${randomBytes(12).toString('hex')}` };
   const results: CheckResult[] = [];
@@ -82,18 +91,20 @@ export async function runChecks(endpoint: Endpoint, messages: CheckMessages, dep
       continue;
     }
     const id = ids[step.message];
-    const { agent, refusal } = deps.guard.route(url, endpoint.source !== 'runtime');
-    const sent = await send({
-      url,
-      id,
-      body: JSON.stringify(messages[step.message]),
-      secret: step.signing === 'wrong' ? wrongSecret(id) : endpoint.secret,
-      sentAt: step.signing === 'stale' ? new Date(Date.now() - STALE_MS) : undefined,
-      timeoutMs: deps.timeoutMs,
-      shutdown: deps.shutdown,
-      dispatcher: agent,
-      refusal,
-    });
+    const message = { id, body: JSON.stringify(messages[step.message]), secret: step.signing === 'wrong' ? wrongSecret(id) : endpoint.secret, sentAt: step.signing === 'stale' ? new Date(Date.now() - STALE_MS) : new Date() };
+    let sent: Omit<SendResult, 'webhook_timestamp'>;
+    if (listener !== undefined) {
+      // Through the listen session, as a delivery to it goes: the same headers a direct POST carries.
+      const relayed = await relay!.attempt(
+        { client_id: deps.clientId, listener, delivery_id: `check_${step.id}`, event: 'awb.generated', order_no: messages[step.message].order_no, timeout_ms: deps.timeoutMs, headers: signedHeaders(id, message.body, message.secret, message.sentAt), body: message.body, check: step.id },
+        deps.shutdown,
+      );
+      if (relayed === 'not_connected' && i === 0) throw new Conflict(notConnected(endpoint));
+      sent = relayed === 'not_connected' || relayed === undefined ? { status_code: null, duration_ms: 0, error: relayed === undefined ? 'the sandbox is stopping' : 'the listener is no longer connected', response_body: '', retry_after: null } : relayed;
+    } else {
+      const { agent, refusal } = deps.guard.route(endpoint.url!, endpoint.source !== 'runtime');
+      sent = await send({ url: endpoint.url!, ...message, timeoutMs: deps.timeoutMs, shutdown: deps.shutdown, dispatcher: agent, refusal });
+    }
     if (sent.status_code === null) stopped = `an earlier step got ${answered(sent)}`;
     results.push(result(step, passes(step.expected, sent.status_code) ? 'passed' : 'failed', answered(sent)));
   }

@@ -17,6 +17,8 @@ export interface RelayedAttempt {
   body: string;
   /** Set on a copy its chaos asked for once the message was acknowledged (see DeliveryAttempts.copies). */
   chaos?: 'duplicate' | 'bad_signature';
+  /** Set on a step of the webhook checks (`POST /__sandbox/checks`): a message of no delivery, so its body goes with it wherever it is handed. */
+  check?: string;
 }
 
 /** What a listener answered about an attempt, as a direct POST's outcome (no timestamp: the relay's caller has it). */

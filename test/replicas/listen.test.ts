@@ -63,6 +63,20 @@ describe('a listener on two replicas behind a round-robin proxy', () => {
         const listed = (await (await fetch(`${r.url}/__sandbox/webhooks/endpoints`, { headers })).json()) as { endpoints: Array<{ listener: string | null; connected?: boolean }> };
         expect(listed.endpoints.find((e) => e.listener === 'laptop')?.connected).toBe(true);
       }
+      // The webhook checks through either replica: the one not holding the session hands each step over, its message with it.
+      receiver.respond = (webhook) => {
+        try {
+          verifier.verify(webhook.body, webhook.headers as Record<string, string>);
+          return { status: 204 };
+        } catch {
+          return { status: 401 };
+        }
+      };
+      for (const r of [a, b]) {
+        const graded = await fetch(`${r.url}/__sandbox/checks?endpoint_id=${session.ready.endpoint_id}`, { method: 'POST', headers });
+        expect(await graded.json()).toMatchObject({ passed: 5, failed: 0, not_run: 0 });
+      }
+      receiver.respond = () => ({ status: 200 });
       // Every delivery delivered, each logged with the listener as its target.
       await until('all delivered', async () => {
         const res = (await (await fetch(`${a.url}/__sandbox/webhooks/deliveries?limit=1000&endpoint_id=${session!.ready.endpoint_id}`, { headers })).json()) as { deliveries: Array<{ status: string; attempts: Array<{ url: string }> }> };

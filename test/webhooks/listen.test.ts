@@ -151,11 +151,37 @@ describe('GET /__sandbox/listen: who may listen, and bad input', () => {
     expect(session.closeCode).toBeUndefined();
   });
 
-  it('refuses to grade a listener endpoint with the checks (409 saying they send to a URL)', async () => {
+  it('grades a listener endpoint with the checks through its session: a receiver that verifies passes all five, one that does not fails two', async () => {
     const session = await listen();
+    const verifier = new Webhook(session.ready.secret);
+    const verifying = (webhook: { headers: Record<string, unknown>; body: string }) => {
+      try {
+        verifier.verify(webhook.body, webhook.headers as Record<string, string>);
+        return { status: 204 };
+      } catch {
+        return { status: 401 };
+      }
+    };
+    receiver.respond = verifying;
+    const graded = await call('POST', `/__sandbox/checks?endpoint_id=${session.ready.endpoint_id}`, TOKEN_A);
+    expect(graded.status).toBe(200);
+    expect(graded.body).toMatchObject({ endpoint_id: session.ready.endpoint_id, passed: 5, failed: 0, not_run: 0 });
+    // Each step reached the receiver with the headers a direct delivery carries, the forged and the stale ones too.
+    expect(receiver.received.map((r) => r.headers['webhook-id'])).toHaveLength(5);
+    const report = await call('GET', '/__sandbox/report', TOKEN_A);
+    expect(report.body.items.find((i: { id: string }) => i.id === 'check.bad-signature')).toMatchObject({ status: 'handled' });
+
+    receiver.respond = () => ({ status: 200 });
+    const lax = await call('POST', `/__sandbox/checks?endpoint_id=${session.ready.endpoint_id}`, TOKEN_A);
+    expect(lax.body.checks.filter((c: { status: string }) => c.status === 'failed').map((c: { id: string }) => c.id)).toEqual(['bad_signature', 'stale_timestamp']);
+  });
+
+  it('answers 409 to the checks of a listener endpoint whose session is not connected, saying how to connect it', async () => {
+    const session = await listen();
+    await session.close();
     const res = await call('POST', `/__sandbox/checks?endpoint_id=${session.ready.endpoint_id}`, TOKEN_A);
     expect(res.status).toBe(409);
-    expect(res.body.message).toMatch(/listen session "laptop".*send to a URL/);
+    expect(res.body.message).toMatch(/listen session "laptop", which is not connected: start `shipping-sandbox listen --name laptop`/);
   });
 
   it('closes with 1008 on a malformed message; ignores a message of a type it does not know', async () => {

@@ -2,6 +2,7 @@ import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
 import { reportHandlers } from '../../http/index.js';
 import { ReportObserver } from '../../report/index.js';
+import type { ListenerRelay } from '../../webhooks/index.js';
 
 /**
  * The readiness report (`/__sandbox/report`, `/__sandbox/runs`, `/__sandbox/checks`):
@@ -9,14 +10,18 @@ import { ReportObserver } from '../../report/index.js';
  * and whether it handled it, and which provider operations and statuses it exercised.
  * `observer.attempts` goes to the webhook dispatcher.
  */
-export function reportModule(services: Pick<Services, 'storage' | 'clock' | 'logger' | 'endpoints' | 'webhookTargets' | 'options' | 'specs'>): SandboxModule & { observer: ReportObserver } {
+export function reportModule(services: Pick<Services, 'storage' | 'clock' | 'logger' | 'endpoints' | 'webhookTargets' | 'options' | 'specs'>): SandboxModule & { observer: ReportObserver; checkThrough(relay: ListenerRelay): void } {
   const { storage, clock, logger, endpoints, webhookTargets, options, specs } = services;
   const observer = new ReportObserver({ storage, logger, manualClock: clock.mode === 'manual' });
   const shutdown = new AbortController();
+  let relay: ListenerRelay | undefined;
   return {
     name: 'report',
     observer,
-    handlers: reportHandlers({ storage, now: (clientId) => clock.of(clientId), endpoints, guard: webhookTargets, timeoutMs: options.webhookTimeout, observer, shutdown: shutdown.signal, operations: specs.provider.operations.map((op) => ({ operationId: op.operationId, method: op.method, path: op.path, statuses: op.ownStatuses })) }),
+    checkThrough: (listeners) => {
+      relay = listeners;
+    },
+    handlers: reportHandlers({ relay: () => relay, storage, now: (clientId) => clock.of(clientId), endpoints, guard: webhookTargets, timeoutMs: options.webhookTimeout, observer, shutdown: shutdown.signal, operations: specs.provider.operations.map((op) => ({ operationId: op.operationId, method: op.method, path: op.path, statuses: op.ownStatuses })) }),
     observeAnswer: observer.answer,
     observeProvider: observer.request,
     reset: async (clientId) => {

@@ -1,7 +1,7 @@
 import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
 import { claimLeaseMs } from '../../config/index.js';
-import { Listeners, takesDeliveries, unknownChaos, WebhookDispatcher, type AttemptObserver, isSecret } from '../../webhooks/index.js';
+import { Listeners, takesDeliveries, unknownChaos, WebhookDispatcher, type AttemptObserver, type ListenerRelay, isSecret } from '../../webhooks/index.js';
 import { chaosHeaderCheck, ListenServer, recoverHandlers, webhookHandlers } from '../../http/index.js';
 
 /** Checks the clients' webhook settings; throws a message naming the one at fault. */
@@ -20,7 +20,7 @@ function checkClients(registry: Services['registry']): void {
  *
  * @example sandboxModules = (services) => [webhooksModule(services)]
  */
-export function webhooksModule(services: Pick<Services, 'admit' | 'storage' | 'scheduler' | 'clock' | 'registry' | 'logger' | 'events' | 'options' | 'ids' | 'endpoints' | 'settings' | 'webhookTargets' | 'metrics'>, observer?: AttemptObserver): SandboxModule {
+export function webhooksModule(services: Pick<Services, 'admit' | 'storage' | 'scheduler' | 'clock' | 'registry' | 'logger' | 'events' | 'options' | 'ids' | 'endpoints' | 'settings' | 'webhookTargets' | 'metrics'>, observer?: AttemptObserver): SandboxModule & { relay: ListenerRelay } {
   const { storage, scheduler, clock, registry, logger, events, options, ids, endpoints, settings, webhookTargets, metrics } = services;
   checkClients(registry);
   const { webhookRetries: retries, webhookTimeout: timeoutMs } = options;
@@ -47,6 +47,7 @@ export function webhooksModule(services: Pick<Services, 'admit' | 'storage' | 's
   events.subscribe((event, tx) => dispatcher.enqueue(event, tx), (clientId, tx) => endpoints.prefetch(clientId, tx));
   return {
     name: 'webhooks',
+    relay,
     handlers: { ...webhookHandlers({ storage, clock, endpoints, settings, dispatcher, retries, timeoutMs, targets: webhookTargets, connected }), ...recoverHandlers({ clock, endpoints, dispatcher }) },
     providerInterceptors: [chaosHeaderCheck],
     reset: async (clientId) => {

@@ -1,7 +1,7 @@
 import { NotFound, TooManyRequests } from '../../shared/index.js';
 import { clientOf, json, type HandlerMap } from '../handler.js';
 import type { Storage } from '../../store/index.js';
-import { webhookMessages, type WebhookEndpoints, type TargetGuard } from '../../webhooks/index.js';
+import { webhookMessages, type ListenerRelay, type WebhookEndpoints, type TargetGuard } from '../../webhooks/index.js';
 import { DEFAULT_ENDPOINT, type AwbGeneratedPayload } from '../../records/index.js';
 import { catalogue, runChecks, type CheckMessages, gradeReport, htmlOf, junitOf } from '../../report/index.js';
 import type { ReportObserver, SpecOperation } from '../../report/index.js';
@@ -17,6 +17,8 @@ export interface ReportHandlerDeps {
   shutdown: AbortSignal;
   /** The provider spec's operations, whose coverage the report shows. */
   operations: readonly SpecOperation[];
+  /** How the checks reach a listener endpoint (its listen session), once the webhooks module made it. */
+  relay?: () => Pick<ListenerRelay, 'attempt'> | undefined;
 }
 
 const seconds = (ms: number): number => Math.floor(ms / 1000);
@@ -83,7 +85,8 @@ export function reportHandlers(deps: ReportHandlerDeps): HandlerMap {
         const endpoint = await deps.endpoints.get(client, id);
         if (!endpoint) throw new NotFound(webhookMessages.noEndpoint(id));
         const messages = await checkMessages(storage, client.id, now(client.id));
-        checks = await runChecks(endpoint, messages, { guard: deps.guard, timeoutMs: deps.timeoutMs, now: () => now(client.id), shutdown: deps.shutdown, current: () => deps.endpoints.get(client, id) });
+        const relay = deps.relay?.();
+        checks = await runChecks(endpoint, messages, { clientId: client.id, guard: deps.guard, timeoutMs: deps.timeoutMs, now: () => now(client.id), shutdown: deps.shutdown, current: () => deps.endpoints.get(client, id), ...(relay ? { relay } : {}) });
       } finally {
         running.delete(client.id);
       }
