@@ -3,7 +3,7 @@ import { SANDBOX_EVENT_TYPES } from '../records/index.js';
 import { nonEmpty, timeoutOption } from './flags.js';
 import { failure, isRecord, jsonOf, notASandbox, NotASandbox, withDeadline } from './exchange.js';
 import { tokenFromEnv } from './token.js';
-import { httpUrl } from './url.js';
+import { httpUrl, sandboxUrl } from './url.js';
 import { refusal } from './refusal.js';
 
 /** What `shipping-sandbox deliveries list` was asked for. */
@@ -122,7 +122,7 @@ async function gather(options: ListCommand, headers: Record<string, string>): Pr
   let total: number | undefined;
   // Bounded: each page adds at least one delivery, or the walk stops.
   do {
-    const url = new URL('/__sandbox/webhooks/deliveries', options.url);
+    const url = sandboxUrl(options.url, '/__sandbox/webhooks/deliveries');
     for (const { param, value } of filters(options)) url.searchParams.set(param, value);
     url.searchParams.set('limit', String(Math.min(PAGE_SIZE, options.limit - deliveries.length)));
     if (cursor !== null) url.searchParams.set('cursor', cursor);

@@ -3,7 +3,7 @@ import { isCalendarDay } from '../shared/index.js';
 import { nonEmpty, timeoutOption } from './flags.js';
 import { failure, isRecord, jsonOf, notASandbox, withDeadline, type Answer } from './exchange.js';
 import { tokenFromEnv } from './token.js';
-import { httpUrl } from './url.js';
+import { httpUrl, sandboxUrl } from './url.js';
 import { refusal } from './refusal.js';
 import { executeList, listProgram, type ListCommand } from './deliveries-list.js';
 
@@ -94,7 +94,7 @@ export async function executeRecover(options: RecoverCommand, out: (text: string
   const body = JSON.stringify({ since: options.since, ...(options.until === undefined ? {} : { until: options.until }) });
   let res: Answer;
   try {
-    res = await withDeadline(options.timeout)(new URL('/__sandbox/webhooks/recover', options.url), { method: 'POST', headers, body });
+    res = await withDeadline(options.timeout)(sandboxUrl(options.url, '/__sandbox/webhooks/recover'), { method: 'POST', headers, body });
   } catch (error) {
     err(`shipping-sandbox deliveries recover: ${failure(error)}\n`);
     return 2;

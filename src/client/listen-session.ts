@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
+import { isRecord, notASandbox } from './exchange.js';
 import { refusal } from './refusal.js';
 import { ForwardQueue, forward, isAttempt, notForwarded, type ListenAttempt, type ListenResult } from './forward.js';
+import { sandboxUrl } from './url.js';
 
 /** What a listener connects with (flags already checked, see listen.ts). */
 export interface ListenSettings {
@@ -45,6 +47,16 @@ export const DEFAULT_TUNING: ListenTuning = { concurrency: 16, backoffMs, silenc
 const FINAL_CLOSE_CODES = new Set([4001, 4002, 4003]);
 /** Refusals of an opening that pass: too many requests (--rate-limit) and a timeout; tried again with the backoff. */
 const PASSING_REFUSALS = new Set([408, 429]);
+
+/** Whether a body is the sandbox's error envelope (a JSON object with a message). */
+function isEnvelope(text: string): boolean {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return isRecord(parsed) && typeof parsed.message === 'string';
+  } catch {
+    return false;
+  }
+}
 /** The largest message taken from the sandbox: an attempt carries one webhook body. */
 const MAX_PAYLOAD = 16 * 1024 * 1024;
 
@@ -54,7 +66,7 @@ const MAX_PAYLOAD = 16 * 1024 * 1024;
  * once it had been ready (a reconnect gives way to a newer listen that took the name).
  */
 export function listenUrl(base: string, name: string, events?: string[], session?: { id: string; resume: boolean }): string {
-  const url = new URL('/__sandbox/listen', base);
+  const url = sandboxUrl(base, '/__sandbox/listen');
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
   url.searchParams.set('name', name);
   if (events !== undefined) url.searchParams.set('events', events.join(','));
@@ -134,9 +146,14 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
         .catch(() => '')
         .then((text) => {
           req.destroy();
-          // A 4xx is the sandbox's answer (bad token, read_only, a bad name or filter, too many listeners, a newer listen holds the
-          // name): trying again changes nothing; but a 429 (--rate-limit) or 408 passes.
-          if (status >= 400 && status < 500 && !PASSING_REFUSALS.has(status)) {
+          // Before the first session, an answer below 500 with a body no sandbox gives (a gateway's page, another service
+          // at --url) is not the sandbox at all: said once, exit 2, as the other commands do, not tried again for ever.
+          if (!wasReady && status < 500 && !PASSING_REFUSALS.has(status) && !isEnvelope(text)) {
+            io.err(`shipping-sandbox listen: ${notASandbox(settings.url, status, text.trim() ? `"${text.trim().slice(0, 100)}"` : 'an empty body')}\n`);
+            end({ exit: 2 });
+          } else if (status >= 400 && status < 500 && !PASSING_REFUSALS.has(status)) {
+            // A 4xx is the sandbox's answer (bad token, read_only, a bad name or filter, too many listeners, a newer listen
+            // holds the name): trying again changes nothing; but a 429 (--rate-limit) or 408 passes.
             io.err(`shipping-sandbox listen: ${refusal(status, text)}\n`);
             end({ exit: 1 });
           } else end({ retry: refusal(status, text), wasReady });

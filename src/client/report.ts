@@ -3,7 +3,7 @@ import { PACT_RUN } from '../records/index.js';
 import { nonEmpty, timeoutOption } from './flags.js';
 import { failure, isRecord, jsonOf, notASandbox, withDeadline } from './exchange.js';
 import { tokenFromEnv } from './token.js';
-import { httpUrl } from './url.js';
+import { httpUrl, sandboxUrl } from './url.js';
 import { refusal } from './refusal.js';
 
 /** What `shipping-sandbox report` was asked for. */
@@ -64,7 +64,7 @@ export async function executeReport(options: ReportCommand, out: (text: string) 
   const headers: Record<string, string> = { authorization: `Bearer ${options.token ?? ''}`, ...(options.client ? { 'x-sandbox-client': options.client } : {}) };
   const send = withDeadline(options.timeout);
   const get = async (format: string): Promise<string> => {
-    const res = await send(new URL(`/__sandbox/report?format=${format}`, options.url), { headers });
+    const res = await send(sandboxUrl(options.url, `/__sandbox/report?format=${format}`), { headers });
     if (!res.ok) throw new Error(refusal(res.status, res.text));
     return res.text;
   };

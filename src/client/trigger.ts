@@ -2,7 +2,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { nonEmpty, timeoutOption } from './flags.js';
 import { failure, isRecord, jsonOf, notASandbox, withDeadline, type Answer } from './exchange.js';
 import { tokenFromEnv } from './token.js';
-import { httpUrl } from './url.js';
+import { httpUrl, sandboxUrl } from './url.js';
 import { refusal } from './refusal.js';
 
 /** What `shipping-sandbox trigger` was asked for. */
@@ -88,7 +88,7 @@ export async function executeTrigger(event: string, options: TriggerCommand, out
   const headers: Record<string, string> = { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(options.client ? { 'x-sandbox-client': options.client } : {}) };
   let res: Answer;
   try {
-    res = await withDeadline(options.timeout)(new URL('/__sandbox/events/trigger', options.url), { method: 'POST', headers, body: JSON.stringify(body) });
+    res = await withDeadline(options.timeout)(sandboxUrl(options.url, '/__sandbox/events/trigger'), { method: 'POST', headers, body: JSON.stringify(body) });
   } catch (error) {
     err(`shipping-sandbox trigger: ${failure(error)}\n`);
     return 2;

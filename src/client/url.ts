@@ -18,3 +18,14 @@ export const httpUrl =
     if (url.username !== '' || url.password !== '') throw new InvalidArgumentError('must not hold a user or password (user:password@): the URL is printed and its errors kept in the delivery log');
     return value;
   };
+
+/**
+ * `path` (from the sandbox's root, e.g. `/__sandbox/report?format=json`) under `base`,
+ * keeping the path `base` has: a sandbox behind a gateway at `https://gw.example/sandbox`
+ * is reached at `https://gw.example/sandbox/__sandbox/report`, where `new URL(path, base)`
+ * would drop `/sandbox` and call the gateway's root.
+ */
+export function sandboxUrl(base: string | URL, path: string): URL {
+  const url = new URL(base);
+  return new URL(`${url.pathname.replace(/\/+$/, '')}${path}`, url);
+}

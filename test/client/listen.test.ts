@@ -1,7 +1,10 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { defaultName, runListen } from '../../src/client/listen.js';
 import { backoffMs, forwardLine, listenUrl, type ListenTuning } from '../../src/client/listen-session.js';
+import { sandboxUrl } from '../../src/client/url.js';
 import { Receiver, downPort } from '../webhooks/receiver.js';
 import { ListenServer, until } from './listen-server.js';
 
@@ -97,6 +100,13 @@ describe('shipping-sandbox listen: the opening', () => {
   it('turns http into ws and https into wss, keeping the token out of the URL', () => {
     expect(listenUrl('http://127.0.0.1:4010', 'me@host', ['awb.generated'])).toBe('ws://127.0.0.1:4010/__sandbox/listen?name=me@host&events=awb.generated');
     expect(listenUrl('https://sandbox.example', 'ci')).toBe('wss://sandbox.example/__sandbox/listen?name=ci');
+  });
+
+  it("keeps the path of a sandbox behind a gateway's prefix, as every command does", () => {
+    expect(listenUrl('https://gw.example/sandbox/', 'ci')).toBe('wss://gw.example/sandbox/__sandbox/listen?name=ci');
+    expect(sandboxUrl('https://gw.example/sandbox', '/__sandbox/report?format=junit').href).toBe('https://gw.example/sandbox/__sandbox/report?format=junit');
+    expect(sandboxUrl('http://127.0.0.1:4010', '/__sandbox/webhooks/recover').href).toBe('http://127.0.0.1:4010/__sandbox/webhooks/recover');
+    expect(sandboxUrl('http://127.0.0.1:4010/?x=1', '/__sandbox/events/trigger').href).toBe('http://127.0.0.1:4010/__sandbox/events/trigger');
   });
 });
 
@@ -247,6 +257,20 @@ describe('shipping-sandbox listen: reconnecting', () => {
     sandbox.refuse = undefined;
     await until(() => listener.stdout().includes('Ready:'));
     expect(listener.stderr()).toMatch(/the sandbox answered 429: This client sent more than 3 requests in a second; reconnecting in 0\.1 s \(try \d\)/);
+  });
+
+  it('exits 2 at once, asking whether it is a sandbox, when --url answers with a page no sandbox gives (another service, a gateway root)', async () => {
+    const other = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'));
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+      let stderr = '';
+      const code = await runListen(['--url', url, '--token', TOKEN, '--forward-to', receiver.url, '--name', 'dev-laptop'], () => undefined, (t) => void (stderr += t), {}, new AbortController().signal, FAST);
+      expect(code).toBe(2);
+      expect(stderr).toBe(`shipping-sandbox listen: ${url} answered 200 with "ok": is it a shipping sandbox?\n`);
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
   });
 
   it('waits 1, 2, 4, … 30 s between tries, plus up to a quarter more', () => {

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
 import { runReport } from '../../src/client/report.js';
 import { spawnCli } from '../support/cli.js';
@@ -227,4 +229,33 @@ describe('shipping-sandbox report: the gate itself', () => {
       await sandbox.close();
     }
   }, 30_000);
+});
+
+describe('shipping-sandbox report: a sandbox behind a gateway path', () => {
+  let sandbox: Sandbox;
+  let gateway: Server;
+  let gatewayUrl: string;
+  beforeAll(async () => {
+    sandbox = await createSandbox({ clock: 'manual', tokens: ['token-a'], logLevel: 'silent' });
+    // Serves the sandbox under /sandbox only, as a gateway that routes by path would; its root is something else.
+    gateway = createServer(async (req, res) => {
+      if (!req.url?.startsWith('/sandbox/')) return void res.writeHead(404, { 'content-type': 'text/plain' }).end('the gateway root');
+      const answer = await fetch(`${sandbox.url}${req.url.slice('/sandbox'.length)}`, { headers: { authorization: String(req.headers.authorization) } });
+      res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/plain' }).end(await answer.text());
+    });
+    await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
+    gatewayUrl = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}/sandbox`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => gateway.close(resolve));
+    await sandbox.close();
+  });
+
+  it("reads the report under the --url's path, with or without a trailing slash", async () => {
+    for (const url of [gatewayUrl, `${gatewayUrl}/`]) {
+      const { code, stdout, stderr } = await run('--url', url, '--token', 'token-a');
+      expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+      expect(JSON.parse(stdout)).toMatchObject({ client_id: expect.any(String), items: expect.any(Array) });
+    }
+  });
 });
