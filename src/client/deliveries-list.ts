@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { SANDBOX_EVENT_TYPES } from '../records/index.js';
-import { nonEmpty, timeoutOption } from './flags.js';
+import { headerValue, timeoutOption } from './flags.js';
 import { failure, isRecord, jsonOf, notASandbox, NotASandbox, withDeadline } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl, sandboxUrl } from './url.js';
@@ -64,8 +64,8 @@ export function listProgram(name = 'shipping-sandbox deliveries list'): Command 
     .summary("print a client's webhook delivery log, newest first")
     .description("Prints a sandbox client's webhook deliveries, newest first, with the outcome of each one's last attempt (GET /__sandbox/webhooks/deliveries).")
     .addOption(new Option('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010').argParser(httpUrl('http://127.0.0.1:4010')).makeOptionMandatory())
-    .addOption(new Option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)").argParser(nonEmpty))
-    .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(nonEmpty))
+    .addOption(new Option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)").argParser(headerValue))
+    .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(headerValue))
     .addOption(new Option('--status <status>', 'only deliveries with this status').choices(STATUSES))
     .addOption(new Option('--event <event>', 'only deliveries of this event').choices([...SANDBOX_EVENT_TYPES, 'ping']))
     .addOption(new Option('--order-no <order_no>', 'only the deliveries of this order').argParser(matching(/^[0-9]{1,32}$/, 'must be an order number (digits), e.g. 512345678901')))

@@ -11,6 +11,17 @@ export function nonEmpty(value: string): string {
   return value;
 }
 
+/**
+ * A value sent in a header (--token, --client): not empty, and without a line break or
+ * another control character, which no header may hold (Node refuses the request with a
+ * message of its own, after the command has started).
+ */
+export function headerValue(value: string): string {
+  nonEmpty(value);
+  if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value)) throw new InvalidArgumentError('must not hold a line break or another control character (it is sent in a header)');
+  return value;
+}
+
 /** The longest --timeout: a timer of this process fires at once past 2^31 - 1 ms (24.8 days), and no command needs a day. */
 const MAX_TIMEOUT_MS = 86_400_000;
 

@@ -1,5 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
-import { nonEmpty, timeoutOption } from './flags.js';
+import { headerValue, nonEmpty, timeoutOption } from './flags.js';
 import { failure, isRecord, jsonOf, notASandbox, withDeadline, type Answer } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl, sandboxUrl } from './url.js';
@@ -36,11 +36,11 @@ export function triggerProgram(name = 'shipping-sandbox trigger'): Command {
     .description('Fires a webhook event (or plays an order up to a tracking step) on a new fixture order or one of yours, and prints the order, its deliveries and the outcome.')
     .argument('<event>', `one of ${EVENTS.join(', ')}`)
     .addOption(new Option('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010').argParser(httpUrl('http://127.0.0.1:4010')).makeOptionMandatory())
-    .addOption(new Option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)").argParser(nonEmpty))
+    .addOption(new Option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)").argParser(headerValue))
     .addOption(new Option('--order <order_no>', 'one of your orders (default: a new fixture order)').argParser(nonEmpty))
     .addOption(new Option('--scenario <name>', "the new order's scenario (GET /__sandbox/scenarios; default: the client's default scenario)").argParser(nonEmpty))
     .addOption(new Option('--to-step <step>', 'required with tracking.step: the step to play up to, by key or number (1 is the first)').argParser(nonEmpty))
-    .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(nonEmpty))
+    .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(headerValue))
     .addOption(timeoutOption())
     .option('--json', "print the sandbox's answer as JSON");
 }

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
 import type { Logger } from 'pino';
 import { ApiError, messages } from './errors.js';
+import { LISTEN_PATH, withoutUpgrade } from './listen-protocol.js';
 import contentType from 'content-type';
 import { parseJsonBytes } from './json-bytes.js';
 import { sendError } from './respond.js';
@@ -120,9 +121,9 @@ export class UnsupportedCharset extends Error {
 const charsetError = (charset: string): ApiError =>
   new ApiError(415, messages.unsupportedCharset(charset), [{ field: 'header.content-type', message: 'charset must be utf-8' }]);
 
-/** The answer to a path no spec serves. */
+/** The answer to a path no spec serves; the listen session's, asked without its WebSocket upgrade, says what it takes. */
 export const unknownPath: RequestHandler = (req, res) => {
-  sendError(res, new ApiError(404, messages.unknownPath(req.method, req.path)));
+  sendError(res, req.path === LISTEN_PATH ? withoutUpgrade() : new ApiError(404, messages.unknownPath(req.method, req.path)));
 };
 
 /**

@@ -19,4 +19,5 @@ export { checkAdminOnly } from './roles.js';
 export { specAnswer } from './spec-answer.js';
 export { FairTurns } from './turns.js';
 export { largeBodiesFor } from './large-bodies.js';
-export { LISTEN_PATH, ListenServer } from './listen.js';
+export { ListenServer } from './listen.js';
+export { LISTEN_PATH } from './listen-protocol.js';

@@ -167,12 +167,18 @@ export function refuse(socket: Duplex, error: ApiError): void {
   socket.end(`HTTP/1.1 ${error.status} ${reason}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${body}`);
 }
 
+/** Where a listen session opens (a WebSocket upgrade of a GET). */
+export const LISTEN_PATH = '/__sandbox/listen';
+
+/** The answer to a request of LISTEN_PATH without its upgrade: the 400 naming the header. */
+export const withoutUpgrade = (): ApiError => new ApiError(400, 'GET /__sandbox/listen opens a WebSocket: send Upgrade: websocket.', [{ field: 'header.upgrade', message: 'must be "websocket"' }]);
+
 /** A Sec-WebSocket-Key as RFC 6455 has it (the base64 of 16 bytes), the check the WebSocket library makes. */
 const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/;
 
 /** The WebSocket handshake's own checks, made before anything is written: throws the 400 naming the header (or the method). */
 export function checkHandshake(req: IncomingMessage): void {
-  if (req.headers.upgrade?.toLowerCase() !== 'websocket') throw new ApiError(400, 'GET /__sandbox/listen opens a WebSocket: send Upgrade: websocket.', [{ field: 'header.upgrade', message: 'must be "websocket"' }]);
+  if (req.headers.upgrade?.toLowerCase() !== 'websocket') throw withoutUpgrade();
   if (req.method !== 'GET') throw new ApiError(400, 'A listen session opens with GET /__sandbox/listen.', [{ field: 'method', message: 'must be GET' }]);
   if (!WEBSOCKET_KEY.test(req.headers['sec-websocket-key'] ?? '')) throw new ApiError(400, 'GET /__sandbox/listen opens a WebSocket: send a Sec-WebSocket-Key (the base64 of 16 random bytes).', [{ field: 'header.sec-websocket-key', message: 'must be the base64 of 16 bytes' }]);
   const version = req.headers['sec-websocket-version'];

@@ -298,6 +298,8 @@ describe('shipping-sandbox listen: usage errors (test/e2e/listen-exits.test.ts r
     [['--url', 'URL', '--forward-to', 'RECEIVER'], /required option '--token <token>' not specified \(or set SANDBOX_TOKENS\)/],
     [['--url', 'URL', '--forward-to', 'RECEIVER', '--token', ''], /'--token <token>' argument '' is invalid\. must not be empty/],
     [['--url', 'URL', '--forward-to', 'RECEIVER', '--token', TOKEN, '--client', ''], /'--client <id>' argument '' is invalid\. must not be empty/],
+    [['--url', 'URL', '--forward-to', 'RECEIVER', '--token', 'tok\r\nX-Injected: 1'], /'--token <token>' argument [\s\S]* is invalid\. must not hold a line break or another control character \(it is sent in a header\)/],
+    [['--url', 'URL', '--forward-to', 'RECEIVER', '--token', TOKEN, '--client', 'acme\u0000'], /'--client <id>' argument .* is invalid\. must not hold a line break/],
   ])('exits 2 naming the flag for %j, without connecting', async (args, message) => {
     let stderr = '';
     const argv = args.map((a) => (a === 'URL' ? sandbox.url : a === 'RECEIVER' ? receiver.url : a));

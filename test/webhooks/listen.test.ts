@@ -102,6 +102,12 @@ async function resumed(endpointId: string): Promise<void> {
 describe('GET /__sandbox/listen: who may listen, and bad input', () => {
   beforeEach(() => start());
 
+  it('answers a plain GET (no WebSocket upgrade) with the 400 naming header.upgrade, not as a path that does not exist', async () => {
+    const res = await call('GET', '/__sandbox/listen?name=laptop');
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ success: false, message: 'GET /__sandbox/listen opens a WebSocket: send Upgrade: websocket.', errors: [{ field: 'header.upgrade' }] });
+  });
+
   it('refuses without a token (401), a read_only token (403), a bad name or event (400 naming the field), and an 11th listener', async () => {
     const none = await refused({});
     expect(none.status).toBe(401);
