@@ -98,7 +98,7 @@ async function readBody(res: IncomingMessage, limit = 64 * 1024): Promise<string
 }
 
 /** Opens one connection and serves it until it ends. */
-function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, tuning: ListenTuning, session: { id: string; resume: boolean }): Promise<Ended> {
+function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, tuning: ListenTuning, session: { id: string; resume: boolean; secret?: string }): Promise<Ended> {
   return new Promise((resolve) => {
     const headers: Record<string, string> = { authorization: `Bearer ${settings.token}`, ...(settings.client ? { 'x-sandbox-client': settings.client } : {}) };
     const ws = new WebSocket(listenUrl(settings.url, settings.name, settings.events, session), { headers, maxPayload: MAX_PAYLOAD, handshakeTimeout: 15_000, followRedirects: false });
@@ -179,6 +179,9 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
         // The filter a listener keeps from its last --events is said, so that a reused name's narrower filter is not a surprise.
         const events = Array.isArray(message.events) ? message.events.join(',') : 'all';
         io.out(`Ready: listener "${String(message.listener)}" (endpoint ${String(message.endpoint_id)}) forwarding to ${settings.forwardTo}. Signing secret: ${String(message.secret)} (${Number(message.held ?? 0)} held deliveries coming; events: ${events})\n`);
+        // A sandbox that lost its data (a restart of `--data :memory:`, a reset) gives the listener a new endpoint and secret: a receiver set up with the old one refuses every delivery.
+        if (session.secret !== undefined && session.secret !== message.secret) io.err(`shipping-sandbox listen: the signing secret changed since the last connection (the sandbox made this listener's endpoint again): verify with ${String(message.secret)} from now on\n`);
+        session.secret = String(message.secret);
       } else if (message.type === 'attempt') {
         if (!isAttempt(message)) {
           // Exactly one answer per attempt id, so that the sandbox need not wait out its timeout.
@@ -239,7 +242,7 @@ function pause(ms: number, stop: AbortSignal): Promise<void> {
  */
 export async function listen(settings: ListenSettings, io: ListenIo, stop: AbortSignal, tuning: ListenTuning = DEFAULT_TUNING): Promise<number> {
   let tries = 0;
-  const session = { id: randomUUID(), resume: false };
+  const session: { id: string; resume: boolean; secret?: string } = { id: randomUUID(), resume: false };
   while (!stop.aborted) {
     const ended = await connectOnce(settings, io, stop, tuning, session);
     if ('exit' in ended) return ended.exit;

@@ -231,6 +231,18 @@ describe('shipping-sandbox listen: its lines', () => {
 });
 
 describe('shipping-sandbox listen: reconnecting', () => {
+  it('says on stderr when the signing secret changed across a reconnect (a sandbox that lost its data made the endpoint again), and not when it did not', async () => {
+    const listener = listen();
+    await until(() => listener.stdout().includes('Ready:'));
+    sandbox.socket.close(1001, 'shutting down');
+    await until(() => listener.stdout().split('Ready:').length === 3);
+    expect(listener.stderr()).not.toMatch(/secret changed/);
+    sandbox.secret = 'whsec_bmV3LXNlY3JldC1hZnRlci1hLXJlc3RhcnQ=';
+    sandbox.socket.close(1001, 'shutting down');
+    await until(() => listener.stdout().split('Ready:').length === 4);
+    expect(listener.stderr()).toContain('shipping-sandbox listen: the signing secret changed since the last connection (the sandbox made this listener\'s endpoint again): verify with whsec_bmV3LXNlY3JldC1hZnRlci1hLXJlc3RhcnQ= from now on\n');
+  });
+
   it.each([
     ['a dropped connection', () => sandbox.socket.terminate()],
     ['the sandbox shutting down (1001)', () => sandbox.socket.close(1001, 'shutting down')],
