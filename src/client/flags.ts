@@ -12,13 +12,15 @@ export function nonEmpty(value: string): string {
 }
 
 /**
- * A value sent in a header (--token, --client): not empty, and without a line break or
- * another control character, which no header may hold (Node refuses the request with a
- * message of its own, after the command has started).
+ * A value sent in a header (--token, --client): not empty, and printable ASCII, as the
+ * sandbox's tokens and client ids are. A line break or another control character, or a
+ * character past ASCII, is refused here as a bad flag; else Node would refuse the request
+ * with a message of its own once the command had started.
  */
 export function headerValue(value: string): string {
   nonEmpty(value);
-  if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value)) throw new InvalidArgumentError('must not hold a line break or another control character (it is sent in a header)');
+  if (/[\r\n]/.test(value)) throw new InvalidArgumentError('must not hold a line break (it is sent in a header)');
+  if (/[^\u0020-\u007e]/.test(value)) throw new InvalidArgumentError('must be printable ASCII (it is sent in a header): a control character or a character such as "€" is not');
   return value;
 }
 

@@ -148,7 +148,7 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
           req.destroy();
           // Before the first session, an answer below 500 with a body no sandbox gives (a gateway's page, another service
           // at --url) is not the sandbox at all: said once, exit 2, as the other commands do, not tried again for ever.
-          if (!wasReady && status < 500 && !PASSING_REFUSALS.has(status) && !isEnvelope(text)) {
+          if (!wasReady && !session.resume && status < 500 && !PASSING_REFUSALS.has(status) && !isEnvelope(text)) {
             io.err(`shipping-sandbox listen: ${notASandbox(settings.url, status, text.trim() ? `"${text.trim().slice(0, 100)}"` : 'an empty body')}\n`);
             end({ exit: 2 });
           } else if (status >= 400 && status < 500 && !PASSING_REFUSALS.has(status)) {
@@ -180,7 +180,7 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
         const events = Array.isArray(message.events) ? message.events.join(',') : 'all';
         io.out(`Ready: listener "${String(message.listener)}" (endpoint ${String(message.endpoint_id)}) forwarding to ${settings.forwardTo}. Signing secret: ${String(message.secret)} (${Number(message.held ?? 0)} held deliveries coming; events: ${events})\n`);
         // A sandbox that lost its data (a restart of `--data :memory:`, a reset) gives the listener a new endpoint and secret: a receiver set up with the old one refuses every delivery.
-        if (session.secret !== undefined && session.secret !== message.secret) io.err(`shipping-sandbox listen: the signing secret changed since the last connection (the sandbox made this listener's endpoint again): verify with ${String(message.secret)} from now on\n`);
+        if (session.secret !== undefined && session.secret !== message.secret) io.err(`shipping-sandbox listen: the signing secret changed since the last connection (rotated, or the endpoint made again by a sandbox that lost its data): verify with ${String(message.secret)} from now on\n`);
         session.secret = String(message.secret);
       } else if (message.type === 'attempt') {
         if (!isAttempt(message)) {

@@ -27,5 +27,10 @@ export const httpUrl =
  */
 export function sandboxUrl(base: string | URL, path: string): URL {
   const url = new URL(base);
-  return new URL(`${url.pathname.replace(/\/+$/, '')}${path}`, url);
+  const [pathname, query] = path.split('?', 2) as [string, string | undefined];
+  // Set on the base's own URL, never resolved against it: a path of `//host/...` (a doubled slash in --url) would name another host.
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}${pathname}`;
+  url.search = query === undefined ? '' : `?${query}`;
+  url.hash = '';
+  return url;
 }

@@ -123,7 +123,7 @@ const charsetError = (charset: string): ApiError =>
 
 /** The answer to a path no spec serves; the listen session's, asked without its WebSocket upgrade, says what it takes. */
 export const unknownPath: RequestHandler = (req, res) => {
-  sendError(res, req.path === LISTEN_PATH ? withoutUpgrade() : new ApiError(404, messages.unknownPath(req.method, req.path)));
+  sendError(res, req.path === LISTEN_PATH && req.method === 'GET' ? withoutUpgrade() : new ApiError(404, messages.unknownPath(req.method, req.path)));
 };
 
 /**

@@ -107,6 +107,9 @@ describe('shipping-sandbox listen: the opening', () => {
     expect(sandboxUrl('https://gw.example/sandbox', '/__sandbox/report?format=junit').href).toBe('https://gw.example/sandbox/__sandbox/report?format=junit');
     expect(sandboxUrl('http://127.0.0.1:4010', '/__sandbox/webhooks/recover').href).toBe('http://127.0.0.1:4010/__sandbox/webhooks/recover');
     expect(sandboxUrl('http://127.0.0.1:4010/?x=1', '/__sandbox/events/trigger').href).toBe('http://127.0.0.1:4010/__sandbox/events/trigger');
+    // A doubled slash stays a path on the same host: the token never goes to a host the path names.
+    expect(sandboxUrl('http://127.0.0.1:9//evil.example:4010/', '/__sandbox/report?format=json').href).toBe('http://127.0.0.1:9//evil.example:4010/__sandbox/report?format=json');
+    expect(listenUrl('https://gw.example//evil.example/', 'ci')).toBe('wss://gw.example//evil.example/__sandbox/listen?name=ci');
   });
 });
 
@@ -240,7 +243,7 @@ describe('shipping-sandbox listen: reconnecting', () => {
     sandbox.secret = 'whsec_bmV3LXNlY3JldC1hZnRlci1hLXJlc3RhcnQ=';
     sandbox.socket.close(1001, 'shutting down');
     await until(() => listener.stdout().split('Ready:').length === 4);
-    expect(listener.stderr()).toContain('shipping-sandbox listen: the signing secret changed since the last connection (the sandbox made this listener\'s endpoint again): verify with whsec_bmV3LXNlY3JldC1hZnRlci1hLXJlc3RhcnQ= from now on\n');
+    expect(listener.stderr()).toContain('shipping-sandbox listen: the signing secret changed since the last connection (rotated, or the endpoint made again by a sandbox that lost its data): verify with whsec_bmV3LXNlY3JldC1hZnRlci1hLXJlc3RhcnQ= from now on\n');
   });
 
   it.each([
@@ -285,6 +288,18 @@ describe('shipping-sandbox listen: reconnecting', () => {
     }
   });
 
+  it('once it has been ready, keeps reconnecting through a page no sandbox gives (a gateway\'s maintenance page while the sandbox restarts)', async () => {
+    const listener = listen();
+    await until(() => listener.stdout().includes('Ready:'));
+    sandbox.refuse = { status: 200, body: '<html>Down for maintenance</html>' };
+    sandbox.socket.terminate();
+    await until(() => sandbox.openings.length >= 3);
+    sandbox.refuse = undefined;
+    await until(() => listener.stdout().split('Ready:').length === 3);
+    expect(listener.stderr()).toMatch(/the sandbox answered 200: "<html>Down for maintenance<\/html>"; reconnecting/);
+    expect(listener.stderr()).not.toMatch(/is it a shipping sandbox/);
+  });
+
   it('waits 1, 2, 4, … 30 s between tries, plus up to a quarter more', () => {
     for (const [n, base] of [[1, 1000], [2, 2000], [3, 4000], [5, 16_000], [6, 30_000], [40, 30_000]] as const) {
       const wait = backoffMs(n);
@@ -310,8 +325,9 @@ describe('shipping-sandbox listen: usage errors (test/e2e/listen-exits.test.ts r
     [['--url', 'URL', '--forward-to', 'RECEIVER'], /required option '--token <token>' not specified \(or set SANDBOX_TOKENS\)/],
     [['--url', 'URL', '--forward-to', 'RECEIVER', '--token', ''], /'--token <token>' argument '' is invalid\. must not be empty/],
     [['--url', 'URL', '--forward-to', 'RECEIVER', '--token', TOKEN, '--client', ''], /'--client <id>' argument '' is invalid\. must not be empty/],
-    [['--url', 'URL', '--forward-to', 'RECEIVER', '--token', 'tok\r\nX-Injected: 1'], /'--token <token>' argument [\s\S]* is invalid\. must not hold a line break or another control character \(it is sent in a header\)/],
-    [['--url', 'URL', '--forward-to', 'RECEIVER', '--token', TOKEN, '--client', 'acme\u0000'], /'--client <id>' argument .* is invalid\. must not hold a line break/],
+    [['--url', 'URL', '--forward-to', 'RECEIVER', '--token', 'tok\r\nX-Injected: 1'], /'--token <token>' argument [\s\S]* is invalid\. must not hold a line break \(it is sent in a header\)/],
+    [['--url', 'URL', '--forward-to', 'RECEIVER', '--token', 'tok€a'], /'--token <token>' argument 'tok€a' is invalid\. must be printable ASCII \(it is sent in a header\)/],
+    [['--url', 'URL', '--forward-to', 'RECEIVER', '--token', TOKEN, '--client', 'acme\u0000'], /'--client <id>' argument .* is invalid\. must be printable ASCII/],
   ])('exits 2 naming the flag for %j, without connecting', async (args, message) => {
     let stderr = '';
     const argv = args.map((a) => (a === 'URL' ? sandbox.url : a === 'RECEIVER' ? receiver.url : a));
