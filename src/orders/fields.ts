@@ -60,3 +60,17 @@ export function keepKnown<T extends object>(value: T, known: ReadonlySet<string>
   for (const [key, field] of Object.entries(value)) if (known.has(key)) kept[key] = field;
   return kept as T;
 }
+
+/**
+ * A create's body as the provider reads it: the fields the served spec knows, the sender's
+ * and each item's (unknown ones are ignored, see keepKnown); the body as sent when the spec
+ * gives no fields. Judging a refused create compares bodies so (see the readiness report).
+ */
+export function asTheProviderReads(fields: CreateFields | undefined): (body: Record<string, unknown>) => Record<string, unknown> {
+  if (!fields) return (body) => body;
+  return ({ items, courier_code, ...sent }) => ({
+    ...keepKnown(sent, fields.sender),
+    courier_code,
+    items: Array.isArray(items) ? items.map((item: unknown) => (item !== null && typeof item === 'object' && !Array.isArray(item) ? keepKnown(item, fields.item) : item)) : items,
+  });
+}

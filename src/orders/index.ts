@@ -3,7 +3,7 @@
 export { cancelMessages, cancelOrder } from './cancel.js';
 export type { CancelDeps } from './cancel.js';
 export { orderDetail } from './detail.js';
-export { createFields } from './fields.js';
+export { asTheProviderReads, createFields } from './fields.js';
 export { plausibleCreate } from './plausible.js';
 export { OrdersService } from './service.js';
 export { clientList, iso, orderState } from './views.js';

@@ -15,33 +15,31 @@ const contentFingerprint = (served: ServedRequest): string => {
   return createHash('sha256').update(JSON.stringify({ ...body, items })).digest('hex').slice(0, 16);
 };
 
-/** Most fields of a 400 a refusal's fingerprint covers (see refusalFingerprint). */
-const NAMED_MOST = 16;
+/** A create's body reduced to what the provider reads of it (the served spec's fields), from the sandbox's wiring; without it, the body as sent. */
+export type Readable = (body: Record<string, unknown>) => Record<string, unknown>;
 
-/** The value at a field as a 400 names it (`items[1].item_weight`) in a parsed body, or undefined. */
-function valueAt(body: unknown, field: string): unknown {
-  let value = body;
-  for (const part of field.split(/\.|\[(\d+)\]/)) {
-    if (part === undefined || part === '') continue;
-    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, part)) return undefined;
-    value = (value as Record<string, unknown>)[part];
-  }
-  return value;
+/** A value with every object's keys in order: two bodies that differ only in their keys' order are one. */
+function inKeyOrder(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(inKeyOrder);
+  if (value === null || typeof value !== 'object') return value;
+  const object = value as Record<string, unknown>;
+  return Object.fromEntries(Object.keys(object).sort().map((key) => [key, inKeyOrder(object[key])]));
 }
 
 /**
- * What a 400 refused of a create, hashed: the values of the body's fields it named. The
- * same mistake sent again hashes the same, whatever else changed around it (new order
- * codes, an id the client adds to every request and the provider ignores, its keys in
- * another order); a fix of a named field, or another field refused, hashes otherwise.
- * Undefined when the 400 named no field of the body (a header's, or none).
+ * A create's body as the provider reads it, hashed, for judging refusals: without the
+ * fields the served spec does not know (the sandbox ignores them), without its items'
+ * order codes, its keys in order. The same refused body sent again under new order codes,
+ * with an id the client adds to every request, or with its keys in another order, hashes
+ * the same; another order (another receiver, another parcel) or a fix hashes otherwise.
+ * Undefined for a body that is not an object.
  */
-function refusalFingerprint(served: ServedRequest): string | undefined {
-  if (served.status !== 400) return undefined;
-  const fields = [...new Set(served.violations.map((v) => v.field).filter((f) => f !== 'body' && !f.startsWith('header.') && !f.startsWith('query.')))].sort().slice(0, NAMED_MOST);
-  if (fields.length === 0) return undefined;
-  const named = fields.map((field) => [field, valueAt(served.input.body, field) ?? null]);
-  return createHash('sha256').update(`${served.input.path}\n${JSON.stringify(named)}`).digest('hex').slice(0, 16);
+function refusalFingerprint(served: ServedRequest, readable: Readable | undefined): string | undefined {
+  const body = served.input.body;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  const read = readable ? readable(body as Record<string, unknown>) : (body as Record<string, unknown>);
+  const items = Array.isArray(read.items) ? read.items.map((item: unknown) => (item !== null && typeof item === 'object' && !Array.isArray(item) ? { ...item, order_code: undefined } : item)) : read.items;
+  return createHash('sha256').update(`${served.input.path}\n${JSON.stringify(inKeyOrder({ ...read, items }))}`).digest('hex').slice(0, 16);
 }
 
 /** The order codes of a create's items a waiting observation keeps (see judgeAttempt). */
@@ -60,7 +58,7 @@ export interface Observed {
   /** Items in a create's body. */
   items: number;
   fingerprint: () => string;
-  /** What a refusal compares: for a create a 400 refused naming fields of its body, those fields' values hashed (see refusalFingerprint); else the fingerprint. */
+  /** What a refusal compares: a create's body as the provider reads it, hashed (see refusalFingerprint); else the fingerprint. */
   refusal: () => string;
   /** A create's: the first order codes of its items, one a line (null when it has none). */
   codes: string | null;
@@ -71,7 +69,7 @@ export interface Observed {
 }
 
 /** What an observation keeps of a served request until it is judged (see Observed). */
-export function observed(served: ServedRequest): Observed {
+export function observed(served: ServedRequest, readable?: Readable): Observed {
   const { input } = served;
   const fault = appliedFault(input);
   const items = (input.body as { items?: unknown } | undefined)?.items;
@@ -88,13 +86,13 @@ export function observed(served: ServedRequest): Observed {
   // A tracking read has no body: what is kept of it (its path) is all its fingerprint needs, hashed only if judging asks.
   if (small) {
     const print = () => fingerprint(kept);
-    return { served: kept, fault, items: count, fingerprint: print, refusal: () => refusalFingerprint(kept) ?? print(), ...create, content: () => contentFingerprint(kept) };
+    return { served: kept, fault, items: count, fingerprint: print, refusal: () => refusalFingerprint(kept, readable) ?? print(), ...create, content: () => contentFingerprint(kept) };
   }
   if (op === 'trackOrder') return { served: kept, fault, items: count, fingerprint: () => fingerprint(kept), refusal: () => fingerprint(kept), codes: null };
   const raw = input.bodyBytes;
   const print = op !== 'createOrder' ? '' : raw !== undefined ? bytesFingerprint(input.path, raw) : fingerprint(served);
-  // A large body is not kept: what a 400 named of it is hashed now.
-  const refusal = op === 'createOrder' ? (refusalFingerprint(served) ?? print) : print;
+  // A large body is not kept: it is read for refusals now, only if one is to be judged.
+  const refusal = op === 'createOrder' && (served.status === 400 || served.status === 403) ? (refusalFingerprint(served, readable) ?? print) : print;
   return { served: kept, fault, items: count, fingerprint: () => print, refusal: () => refusal, ...create };
 }
 

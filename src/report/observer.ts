@@ -11,7 +11,7 @@ import { judgeAttempt } from './judge-attempt.js';
 import { BatchReads } from './batch-reads.js';
 import { BatchView } from './batch-view.js';
 import { judgeRequest, marksOnAnswer, type Judged } from './judge-request.js';
-import { observed, type Observed } from './observed.js';
+import { observed, type Observed, type Readable } from './observed.js';
 import { operationCountKey } from './operations.js';
 import { JudgingProgress } from './progress.js';
 
@@ -75,7 +75,7 @@ export class ReportObserver {
   private readonly recent = new Map<string, Judged[]>();
   /** Logs a failed observation: warnings that count them while the store is unavailable, else an error (see backgroundFailures). */
   private readonly failed: ReturnType<typeof backgroundFailures>;
-  constructor(private readonly deps: { storage: Storage; logger: Logger; manualClock: boolean }) {
+  constructor(private readonly deps: { storage: Storage; logger: Logger; manualClock: boolean; readable?: Readable }) {
     this.failed = backgroundFailures(deps.logger);
   }
 
@@ -90,7 +90,7 @@ export class ReportObserver {
     if (!client || !byTheClient(served) || this.judging.has(served.input)) return undefined;
     // Asked of every request as it is answered: what is kept of it for judging is made only for those judged now.
     if (!marksOnAnswer({ served, fault: appliedFault(served.input) })) return undefined;
-    const kept = observed(served);
+    const kept = observed(served, this.deps.readable);
     this.judging.add(served.input);
     const upTo = this.enqueue(client.id, this.requestJudge(client.id, kept, served));
     if (upTo === undefined) return undefined;
@@ -105,7 +105,7 @@ export class ReportObserver {
     if (!client || !byTheClient(served) || this.judging.has(served.input)) return;
     // Answered after its close (the client gave up first), it is not judged again (see answer).
     if (served.aborted) this.judging.add(served.input);
-    this.enqueue(client.id, this.requestJudge(client.id, observed(served), served));
+    this.enqueue(client.id, this.requestJudge(client.id, observed(served, this.deps.readable), served));
   };
 
   /** The judgment of a request, as it ended or is about to be answered. */

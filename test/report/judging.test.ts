@@ -127,6 +127,27 @@ describe('a retry, request by request', () => {
     expect(await item(sandbox, 'error.create-400')).toMatchObject({ status: 'not_handled', missed: 4, handled: 0 });
   });
 
+  it('counts different orders refused for the same missing field, each sent once, as none sent again', async () => {
+    sandbox = await testSandbox();
+    for (const [n, receiver] of ['Ana', 'Budi', 'Citra'].entries()) {
+      const order = createRequest(1);
+      Object.assign(order.items[0]!, { order_code: `SHOP-${n}`, receiver_name: receiver, item_weight: 1 + n });
+      delete (order.items[0] as Partial<typeof order.items[0]>).receiver_phone;
+      expect((await sandbox.call('POST', '/v1/order', { body: order })).status).toBe(400);
+    }
+    expect(await item(sandbox, 'error.create-400')).toMatchObject({ missed: 0, handled: 2 });
+  });
+
+  it('counts the same over-long batch sent again under new order codes as unchanged', async () => {
+    sandbox = await testSandbox();
+    for (let n = 0; n < 3; n += 1) {
+      const batch = createRequest(101);
+      batch.items.forEach((parcel, i) => (parcel.order_code = `TRY${n}-${i}`));
+      expect((await sandbox.call('POST', '/v1/order', { body: batch })).status).toBe(400);
+    }
+    expect(await item(sandbox, 'error.create-400')).toMatchObject({ status: 'not_handled', missed: 2, handled: 0 });
+  });
+
   it('counts a fix of the field the 400 named, or another mistake, as changed before sending again', async () => {
     sandbox = await testSandbox();
     const bad = createRequest(1);

@@ -2,6 +2,7 @@ import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
 import { reportHandlers } from '../../http/index.js';
 import { ReportObserver } from '../../report/index.js';
+import { asTheProviderReads, createFields } from '../../orders/index.js';
 import type { ListenerRelay } from '../../webhooks/index.js';
 
 /**
@@ -12,7 +13,9 @@ import type { ListenerRelay } from '../../webhooks/index.js';
  */
 export function reportModule(services: Pick<Services, 'storage' | 'clock' | 'logger' | 'endpoints' | 'webhookTargets' | 'options' | 'specs'>): SandboxModule & { observer: ReportObserver; checkThrough(relay: ListenerRelay): void } {
   const { storage, clock, logger, endpoints, webhookTargets, options, specs } = services;
-  const observer = new ReportObserver({ storage, logger, manualClock: clock.mode === 'manual' });
+  // A refused create is compared with the next as the provider reads it (the served spec's fields).
+  const readable = asTheProviderReads(createFields(specs.provider.document));
+  const observer = new ReportObserver({ storage, logger, manualClock: clock.mode === 'manual', readable });
   const shutdown = new AbortController();
   let relay: ListenerRelay | undefined;
   return {
