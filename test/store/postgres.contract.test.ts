@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import pg from 'pg';
 import { Unavailable } from '../../src/shared/errors.js';
 import { PostgresStorage } from '../../src/store/postgres/storage.js';
@@ -294,6 +294,28 @@ describe('PostgreSQL adapter', () => {
     expect(Object.keys(after.marks)).toHaveLength(421);
     await a.close();
     await b.close();
+  });
+
+  it("reads the marks whole again after 5 s however the row's version stands: an older replica's trim does not move it", async () => {
+    const a = await fresh();
+    const client = new pg.Client({ connectionString: current });
+    await client.connect();
+    const mark = { at: 1, wall: 1, detail: {} };
+    await a.reports.change('acme', { marks: { '404:OLD': mark, '404:NEW': mark } });
+    const read = async () => Object.keys((await a.reports.get('acme', { counts: false, events: false })).marks).sort();
+    expect(await read()).toEqual(['404:NEW', '404:OLD']);
+    // The trim of a replica before schema version 10, as it was: the marks changed, the version not.
+    await client.query(`UPDATE readiness_reports SET state = jsonb_set(state, '{marks}', (state->'marks') - '404:OLD') WHERE client_id = 'acme'`);
+    expect(await read()).toEqual(['404:NEW', '404:OLD']);
+    const now = Date.now();
+    const later = vi.spyOn(Date, 'now').mockReturnValue(now + 5_001);
+    try {
+      expect(await read()).toEqual(['404:NEW']);
+    } finally {
+      later.mockRestore();
+    }
+    await client.end();
+    await a.close();
   });
 
   // Last: it stops the server.

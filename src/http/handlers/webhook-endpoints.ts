@@ -99,9 +99,11 @@ export function webhookEndpointHandlers({ clock, endpoints, settings, dispatcher
       const id = idOf(input);
       if (id === DEFAULT_ENDPOINT) throw new Conflict(webhookMessages.defaultKept);
       const removed = await settings.unit(client.id, (tx) => endpoints.delete(client, id, tx));
-      if (!removed) throw new NotFound(webhookMessages.noEndpoint(id));
-      // What it held (a listener's while it was not connected) fails now, as a deleted endpoint's deliveries do: held, they would fill the client's outbox for good.
+      // What it held (a listener's while it was not connected) fails, as a deleted endpoint's deliveries do: held, they would
+      // fill the client's outbox for good. Also when it was deleted already: a delete whose failing was cut short (the store
+      // away) is finished by the same DELETE sent again, answered 404.
       await dispatcher.failHeld(client.id, id, webhookMessages.endpointGone(id));
+      if (!removed) throw new NotFound(webhookMessages.noEndpoint(id));
       return json(200, { success: true, removed: 1 });
     },
   };

@@ -11,12 +11,20 @@ const TRIM_MS = 1_000;
 const HELD_MOST = 512;
 /** Most clients whose report (without counts and events) a replica keeps at hand (see `marksOf`). */
 const KEPT_CLIENTS = 64;
+/**
+ * Longest a report is kept at hand before it is read whole again, however its version
+ * stands (wall ms): an older replica in a rolling upgrade trims marks without moving the
+ * version, and what it dropped is then judged against no longer than this.
+ */
+const KEPT_MS = 5_000;
 
 /** A client's report without counts and events as this replica last read or wrote it, and which row it is of. */
 interface Kept {
   version: number;
   born: string;
   state: ReportState;
+  /** When it was read whole (Date.now()). */
+  readAt: number;
 }
 
 /** What one change adds: counts and events, held for the next batch. */
@@ -161,7 +169,8 @@ export class PgReports implements ReportRepository {
    * per AWB): a batch of judgments then reads two numbers, not every mark.
    */
   private async marksOf(clientId: string): Promise<ReportState> {
-    const kept = this.kept.get(clientId);
+    const held = this.kept.get(clientId);
+    const kept = held && Date.now() - held.readAt < KEPT_MS ? held : undefined;
     const { rows } = await this.db().query<{ version: number; born: string | null; state: ReportState | null }>(
       'SELECT version, born, CASE WHEN version = $2 AND born = $3 THEN NULL ELSE state END AS state FROM readiness_reports WHERE client_id = $1',
       [clientId, kept?.version ?? -1, kept?.born ?? ''],
@@ -176,7 +185,7 @@ export class PgReports implements ReportRepository {
     const state = { ...(row.state ?? emptyReport(clientId)), counts: {}, events: [], missed: [] };
     state.marks ??= {};
     if (row.born !== null) {
-      this.kept.set(clientId, { version: row.version, born: row.born, state });
+      this.kept.set(clientId, { version: row.version, born: row.born, state, readAt: Date.now() });
       if (this.kept.size > KEPT_CLIENTS) this.kept.delete(this.kept.keys().next().value!);
     }
     return state;
