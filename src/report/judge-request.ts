@@ -164,7 +164,7 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   if (window?.detail.fingerprint === print) draft.mark(windowKey(op), null);
   else if (window && wall >= window.wall) noteHammering(judging, draft, state, op, kept, wall, what);
   const error = before(`error:${op}`);
-  const refusal = kept.refusal();
+  const refusal = error || state.marks[`refused:${op}`] ? kept.refusal() : undefined; // read only if a refusal is to be compared
   if (error) {
     draft.mark(`error:${op}`, null);
     if (error.detail.fingerprint !== refusal) draft.note(String(error.detail.item), 'handled', `changed before sending again: ${what}`);
@@ -172,12 +172,12 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   // A refused request sent again unchanged: missed when it is refused again right after, or a
   // third time later (a retry queue; a test suite run twice with one bad fixture sends it twice);
   // answered otherwise, the refusal was not the request's (a Prefer, a permission granted since).
-  const refused = before(refusedKey(op, refusal));
+  const refused = refusal === undefined ? undefined : before(refusedKey(op, refusal));
   if (refused) {
     const again = served.status === refused.detail.status;
     const next = error?.detail.fingerprint === refusal;
     if (!again) {
-      draft.mark(refusedKey(op, refusal), null);
+      draft.mark(refusedKey(op, refusal!), null);
       draft.note(String(refused.detail.item), 'handled', `sent again and answered ${served.status ?? 'nothing'}: the refusal was not the request's: ${what}`);
     } else if (next || Number(refused.detail.sent) >= 2) {
       draft.note(String(refused.detail.item), 'missed', next ? `sent again unchanged: ${what}` : `sent again unchanged, ${Number(refused.detail.sent) + 1} times in all: ${what}`);
@@ -292,9 +292,9 @@ async function acknowledged(judging: Judging, clientId: string, orders: readonly
  * the report's other items (a client keeps MARKS_KEPT marks in all).
  */
 function markRefused(draft: Draft, state: ReportView, op: string, print: string, mark: ReportMark): void {
-  const prefix = refusedKey(op, '');
   const key = refusedKey(op, print);
-  const kept = Object.keys(state.marks).filter((k) => k.startsWith(prefix) && k !== key);
+  const kept = Object.keys(state.marks).filter((k) => k.startsWith(refusedKey(op, '')) && k !== key);
   for (const old of kept.slice(0, Math.max(0, kept.length - REFUSED_KEPT + 1))) draft.mark(old, null);
   draft.mark(key, { ...mark, detail: { ...mark.detail, sent: Number(state.marks[key]?.detail.sent ?? 0) + 1 } });
+  draft.mark(`refused:${op}`, { ...mark, detail: {} }); // the newest: outlives the operation's refusals, so a request finds them only where there are some
 }
