@@ -103,6 +103,17 @@ describe('shipping-sandbox report: the token from the variables the server reads
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/--token/);
   });
+
+  it.each([
+    [{ SANDBOX_TOKENS: 'tok€n' }, /the token in SANDBOX_TOKENS must be printable ASCII/],
+    [{ SANDBOX_TOKENS: 'token-a\u0000' }, /the token in SANDBOX_TOKENS must be printable ASCII/],
+    [{ SANDBOX_TOKEN: 'token-a\r\nX-Injected: 1' }, /the token in SANDBOX_TOKEN must not hold a line break/],
+  ])('exits 2 naming the variable when its token cannot be sent in a header (%j)', async (env, message) => {
+    const { code, stdout, stderr } = await runWith(env, '--url', sandbox.url);
+    expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
+    expect(stderr).toMatch(message);
+    expect(stderr).not.toMatch(/TypeError|Invalid character/);
+  });
 });
 
 describe('shipping-sandbox report: a gate after a Pact verification', () => {
