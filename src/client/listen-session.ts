@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
-import { isRecord, notASandbox } from './exchange.js';
-import { refusal } from './refusal.js';
+import { notASandbox } from './exchange.js';
+import { envelopeOf, refusal } from './refusal.js';
 import { ForwardQueue, forward, isAttempt, notForwarded, type ListenAttempt, type ListenResult } from './forward.js';
 import { sandboxUrl } from './url.js';
 
@@ -48,15 +48,6 @@ const FINAL_CLOSE_CODES = new Set([4001, 4002, 4003]);
 /** Refusals of an opening that pass: too many requests (--rate-limit) and a timeout; tried again with the backoff. */
 const PASSING_REFUSALS = new Set([408, 429]);
 
-/** Whether a body is the sandbox's error envelope (a JSON object with a message). */
-function isEnvelope(text: string): boolean {
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return isRecord(parsed) && typeof parsed.message === 'string';
-  } catch {
-    return false;
-  }
-}
 /** The largest message taken from the sandbox: an attempt carries one webhook body. */
 const MAX_PAYLOAD = 16 * 1024 * 1024;
 
@@ -148,7 +139,7 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
           req.destroy();
           // Before the first session, an answer below 500 with a body no sandbox gives (a gateway's page, another service
           // at --url) is not the sandbox at all: said once, exit 2, as the other commands do, not tried again for ever.
-          if (!wasReady && !session.resume && status < 500 && !PASSING_REFUSALS.has(status) && !isEnvelope(text)) {
+          if (!wasReady && !session.resume && status < 500 && !PASSING_REFUSALS.has(status) && envelopeOf(text) === undefined) {
             io.err(`shipping-sandbox listen: ${notASandbox(settings.url, status, text.trim() ? `"${text.trim().slice(0, 100)}"` : 'an empty body')}\n`);
             end({ exit: 2 });
           } else if (status >= 400 && status < 500 && !PASSING_REFUSALS.has(status)) {

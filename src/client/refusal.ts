@@ -4,19 +4,25 @@ interface Envelope {
   errors?: Array<{ field: string; message: string }>;
 }
 
+/** The sandbox's error envelope in an answer's text, or undefined for a body that is not one (another server's page, say). */
+export function envelopeOf(text: string): Envelope | undefined {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    const envelope = typeof parsed === 'object' && parsed !== null ? (parsed as Envelope) : undefined;
+    return typeof envelope?.message === 'string' ? envelope : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * A refusal of the sandbox as a client command prints it: the status and the envelope's
  * message and field errors, or the start of a body that is not one; a field error about
  * `header.x-sandbox-client` says which flag sets it.
  */
 export function refusal(status: number, text: string): string {
-  let envelope: Envelope | undefined;
-  try {
-    envelope = JSON.parse(text) as Envelope;
-  } catch {
-    envelope = undefined;
-  }
-  if (envelope?.message === undefined) return `the sandbox answered ${status}${text.trim() ? `: ${text.trim().slice(0, 300)}` : ''}`;
+  const envelope = envelopeOf(text);
+  if (envelope === undefined) return `the sandbox answered ${status}${text.trim() ? `: ${text.trim().slice(0, 300)}` : ''}`;
   const fields = (envelope.errors ?? []).map((e) => `\n  ${e.field}: ${e.message}${e.field === 'header.x-sandbox-client' ? ' (--client sets it)' : ''}`).join('');
   return `the sandbox answered ${status}: ${envelope.message}${fields}`;
 }
