@@ -107,6 +107,11 @@ export class OrdersService {
     return created;
   }
 
+  /** The create request's fields the served spec knows (undefined: the spec does not say, and all that was sent is kept). */
+  get fields(): CreateFields | undefined {
+    return this.config.fields;
+  }
+
   /** Tells `listener` of every create from now on, once it is committed (metrics, retention by count). */
   whenCreated(listener: CreatedListener): void {
     this.createdListeners.push(listener);

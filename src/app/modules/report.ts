@@ -2,7 +2,7 @@ import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
 import { reportHandlers } from '../../http/index.js';
 import { ReportObserver } from '../../report/index.js';
-import { asTheProviderReads, createFields } from '../../orders/index.js';
+import { asTheProviderReads } from '../../orders/index.js';
 import type { ListenerRelay } from '../../webhooks/index.js';
 
 /**
@@ -11,10 +11,10 @@ import type { ListenerRelay } from '../../webhooks/index.js';
  * and whether it handled it, and which provider operations and statuses it exercised.
  * `observer.attempts` goes to the webhook dispatcher.
  */
-export function reportModule(services: Pick<Services, 'storage' | 'clock' | 'logger' | 'endpoints' | 'webhookTargets' | 'options' | 'specs'>): SandboxModule & { observer: ReportObserver; checkThrough(relay: ListenerRelay): void } {
-  const { storage, clock, logger, endpoints, webhookTargets, options, specs } = services;
+export function reportModule(services: Pick<Services, 'storage' | 'clock' | 'logger' | 'endpoints' | 'webhookTargets' | 'options' | 'specs' | 'orders'>): SandboxModule & { observer: ReportObserver; checkThrough(relay: ListenerRelay): void } {
+  const { storage, clock, logger, endpoints, webhookTargets, options, specs, orders } = services;
   // A refused create is compared with the next as the provider reads it (the served spec's fields).
-  const readable = asTheProviderReads(createFields(specs.provider.document));
+  const readable = asTheProviderReads(orders.fields);
   const observer = new ReportObserver({ storage, logger, manualClock: clock.mode === 'manual', readable });
   const shutdown = new AbortController();
   let relay: ListenerRelay | undefined;
