@@ -7,6 +7,7 @@ import { createRequest } from '../support/orders.js';
 import { databaseFor, onPostgres, releaseDatabase } from '../support/store-kind.js';
 import { TOKEN_A, TOKEN_B } from '../support/sandbox.js';
 import { Receiver } from './receiver.js';
+import { Unavailable } from '../../src/shared/errors.js';
 
 const READER = 'token-reader';
 const ADMIN = 'token-admin';
@@ -475,5 +476,42 @@ describe('deliveries through a listener', () => {
     await sandbox.clock.advance(AWB_DELAY);
     await until('held', async () => (await deliveriesOf(next.ready.endpoint_id)).length === 1);
     expect((await deliveriesOf(next.ready.endpoint_id)).map((d) => d.status)).toEqual(['paused']);
+  });
+  it('a DELETE whose failing of the held deliveries was cut short (the store away) answers 503, and sent again finishes it, answered 404', async () => {
+    const gone = await listen({ name: 'gone', events: 'awb.generated' });
+    await gone.close();
+    await createOrders(2);
+    await sandbox.clock.advance(AWB_DELAY);
+    await until('held', async () => {
+      const held = await deliveriesOf(gone.ready.endpoint_id);
+      return held.length === 2 && held.every((d) => d.status === 'paused');
+    });
+    // The store fails the first listing of the endpoint's held deliveries: the endpoint is gone by then, its deliveries not failed yet.
+    const storage = sandbox.services.storage;
+    const transaction = storage.transaction.bind(storage);
+    let outages = 1;
+    storage.transaction = ((work: Parameters<typeof transaction>[0]) =>
+      transaction((tx) => {
+        const list = tx.deliveries.list.bind(tx.deliveries);
+        const deliveries = new Proxy(tx.deliveries, {
+          get: (target, key) =>
+            key === 'list'
+              ? (...args: Parameters<typeof list>) => {
+                  if (args[1].status === 'paused' && args[1].endpoint_id === gone.ready.endpoint_id && outages-- > 0) throw new Unavailable('The store is away (a test).');
+                  return list(...args);
+                }
+              : Reflect.get(target, key),
+        });
+        return work(new Proxy(tx, { get: (target, key) => (key === 'deliveries' ? deliveries : Reflect.get(target, key)) }));
+      })) as typeof storage.transaction;
+    const cut = await call('DELETE', `/__sandbox/webhooks/endpoints/${gone.ready.endpoint_id}`);
+    expect(cut.status).toBe(503);
+    expect((await deliveriesOf(gone.ready.endpoint_id)).map((d) => d.status)).toEqual(['paused', 'paused']);
+    const again = await call('DELETE', `/__sandbox/webhooks/endpoints/${gone.ready.endpoint_id}`);
+    expect(again.status).toBe(404);
+    expect((await deliveriesOf(gone.ready.endpoint_id)).map((d) => [d.status, d.last_error])).toEqual([
+      ['failed', `The endpoint ${gone.ready.endpoint_id} this delivery went to was deleted.`],
+      ['failed', `The endpoint ${gone.ready.endpoint_id} this delivery went to was deleted.`],
+    ]);
   });
 });
