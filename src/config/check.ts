@@ -1,6 +1,17 @@
 import { ROLES, type ClientConfig } from '../clients/index.js';
 import { parseDelayRange, unitlessNumber } from '../shared/index.js';
 
+/** The settings of a client entry, and of its `webhook`: a key outside them is a typo that would be dropped without a word. */
+const CLIENT_KEYS: ReadonlyArray<keyof ClientConfig> = ['token', 'id', 'name', 'couriers', 'role', 'read_only', 'scenario', 'awb_delay', 'webhook'];
+const WEBHOOK_KEYS = ['url', 'secret', 'chaos'];
+
+/** A problem per key of `value` outside `known`, each named at `at`. */
+function unknownKeys(value: object, known: readonly string[], at: string): string[] {
+  return Object.keys(value)
+    .filter((key) => !known.includes(key))
+    .map((key) => `${at}.${key}: is not a known setting; the settings are ${known.join(', ')}`);
+}
+
 /**
  * Checks per-client settings at start, so a mistake in the config file stops the
  * start with a message naming `clients[i].field` instead of surfacing later as a
@@ -10,6 +21,12 @@ export function checkClientConfigs(clients: ClientConfig[], known: { scenarios: 
   const problems: string[] = [];
   clients.forEach((client, i) => {
     const at = `clients[${i}]`;
+    problems.push(...unknownKeys(client, CLIENT_KEYS, at));
+    const { webhook } = client as { webhook?: unknown };
+    if (webhook !== undefined) {
+      if (typeof webhook !== 'object' || webhook === null || Array.isArray(webhook)) problems.push(`${at}.webhook: must be an object with url, secret and chaos`);
+      else problems.push(...unknownKeys(webhook, WEBHOOK_KEYS, `${at}.webhook`));
+    }
     if (client.scenario !== undefined && !known.scenarios.includes(client.scenario)) {
       problems.push(`${at}.scenario: unknown scenario "${client.scenario}"; use one of ${known.scenarios.join(', ')}`);
     }

@@ -16,6 +16,8 @@ export function readConfigFile(path: string): ConfigFile {
     throw new Error(`Cannot read the config file ${path}: ${(error as Error).message}`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`The config file ${path} must hold an object with "clients".`);
+  const unknown = Object.keys(parsed).filter((key) => key !== 'clients');
+  if (unknown.length > 0) throw new Error(`The config file ${path} holds ${unknown.map((key) => `"${key}"`).join(', ')}, which is not a known setting: the file holds "clients", a list of clients.`);
   const clients = (parsed as ConfigFile).clients ?? [];
   if (!Array.isArray(clients)) throw new Error(`"clients" in ${path} must be a list.`);
   clients.forEach((c, i) => {

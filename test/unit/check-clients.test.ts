@@ -54,3 +54,33 @@ describe('a YAML config file', () => {
     expect(() => checkClientConfigs(configWith('"2s-10s"'), known)).not.toThrow();
   });
 });
+
+describe('a config file with a misspelt key', () => {
+  const dir = tempDir();
+  const fileWith = (yaml: string) => {
+    const path = join(dir(), 'sandbox.yaml');
+    writeFileSync(path, yaml);
+    return path;
+  };
+
+  it('refuses a misspelt "clients", which would drop every client of the file', () => {
+    const path = fileWith('client:\n  - token: t1\n    id: a\n');
+    expect(() => readConfigFile(path)).toThrow(`The config file ${path} holds "client", which is not a known setting: the file holds "clients", a list of clients.`);
+  });
+
+  it.each([
+    ['    webhok: { url: "http://x.test" }\n', 'clients[0].webhok: is not a known setting; the settings are token, id, name, couriers, role, read_only, scenario, awb_delay, webhook'],
+    ['    senario: stuck\n', 'clients[0].senario: is not a known setting'],
+    ['    webhook: { url: "http://x.test", secrte: whsec_abc }\n', 'clients[0].webhook.secrte: is not a known setting; the settings are url, secret, chaos'],
+    ['    webhook: "http://x.test"\n', 'clients[0].webhook: must be an object with url, secret and chaos'],
+  ])('refuses to start with %j in a client, naming it', async (line, message) => {
+    const path = fileWith(`clients:\n  - token: t1\n    id: a\n${line}`);
+    expect(() => checkClientConfigs(readConfigFile(path).clients!, known)).toThrow(message);
+    await expect(buildServices({ config: path })).rejects.toThrow(message);
+  });
+
+  it('takes every documented setting', () => {
+    const path = fileWith('clients:\n  - token: t1\n    id: a\n    name: Acme\n    couriers: [jne]\n    role: partner\n    scenario: returned\n    awb_delay: 2s\n    webhook: { url: "https://acme.example/hooks", secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw, chaos: [duplicate] }\n  - token: t2\n    read_only: true\n');
+    expect(() => checkClientConfigs(readConfigFile(path).clients!, known)).not.toThrow();
+  });
+});
