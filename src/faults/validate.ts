@@ -1,6 +1,6 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import contentType from 'content-type';
-import { RuleViolation, globProblem, isFieldPath, type FieldError } from '../shared/index.js';
+import { RuleViolation, globProblem, isFieldPath, unmatchableCriteria, type FieldError, type MatchableOperation } from '../shared/index.js';
 import { faultMessages } from './messages.js';
 import type { FaultAction, FaultRuleInput } from '../records/index.js';
 
@@ -66,10 +66,10 @@ function headerProblem(name: string, value: string): string | undefined {
 
 /**
  * Checks what the schema cannot: fields that the action's type does not use, a
- * latency range the wrong way round, path globs and body field paths. Throws a 400
- * naming each field.
+ * latency range the wrong way round, path globs and body field paths, and a match that
+ * no request of the served spec (`operations`) can meet. Throws a 400 naming each field.
  */
-export function checkRule(input: FaultRuleInput): FaultRuleInput {
+export function checkRule(input: FaultRuleInput, operations: readonly MatchableOperation[] = []): FaultRuleInput {
   const errors: FieldError[] = [];
   const action = input.action as FaultAction & Record<string, unknown>;
   for (const key of Object.keys(action)) {
@@ -84,6 +84,7 @@ export function checkRule(input: FaultRuleInput): FaultRuleInput {
   }
   const globIssue = input.match?.path === undefined ? undefined : globProblem(input.match.path);
   if (globIssue) errors.push({ field: 'match.path', message: globIssue });
+  errors.push(...unmatchableCriteria({ ...input.match, ...(globIssue ? { path: undefined } : {}) }, operations, 'match.'));
   for (const key of Object.keys(input.match?.body ?? {})) {
     if (!isFieldPath(key)) errors.push({ field: `match.body.${key}`, message: faultMessages.badBodyPath });
   }

@@ -41,6 +41,12 @@ describe('POST /__sandbox/faults', () => {
     ['a path glob with a character no request path holds', { match: { path: `/v1/${'\u{1F600}'.repeat(3)}` }, action: fail400 }, 'match.path'],
     ['a path glob with a space', { match: { path: '/v1/order tracking' }, action: fail400 }, 'match.path'],
     ['a body key that is not a field path', { match: { body: { 'items[x]': 1 } }, action: fail400 }, 'match.body.items[x]'],
+    // A match no request can meet: a test of the client's handling would pass having tested nothing.
+    ['an operationId in the wrong letter case', { match: { operation_id: 'createorder' }, action: fail400 }, 'match.operation_id'],
+    ['an operationId the spec does not have', { match: { operation_id: 'bogusOp' }, action: fail400 }, 'match.operation_id'],
+    ['a method no operation takes', { match: { method: 'FETCH' }, action: fail400 }, 'match.method'],
+    ['a path of the control API', { match: { path: '/__sandbox/**' }, action: fail400 }, 'match.path'],
+    ['a path no operation has', { match: { path: '/v1/orders' }, action: fail400 }, 'match.path'],
     ['times 0', { action: fail400, times: 0 }, 'times'],
     ['probability 0', { action: fail400, probability: 0 }, 'probability'],
     ['a misspelt field', { action: fail400, tims: 3 }, 'tims'],
@@ -105,7 +111,7 @@ describe('POST /__sandbox/faults', () => {
   });
 
   it('refuses a rule that would take the client\'s rules past 64 KiB of JSON together, saying how to make room', async () => {
-    const big = (i: number) => ({ match: { path: `/v1/big${i}`, body: { note: 'x'.repeat(15_000) } }, action: fail400 });
+    const big = (i: number) => ({ match: { path: `/v1/order/tracking/BIG${i}`, body: { note: 'x'.repeat(15_000) } }, action: fail400 });
     const ids: string[] = [];
     for (let i = 0; i < 4; i += 1) {
       const res = await sandbox.call('POST', '/__sandbox/faults', { body: big(i) });
@@ -122,7 +128,7 @@ describe('POST /__sandbox/faults', () => {
   it('refuses a client its 101st rule with a 400 saying how to make room, and takes one again once a rule is deleted', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 100; i += 1) {
-      const res = await sandbox.call('POST', '/__sandbox/faults', { body: { match: { path: `/v1/x${i}` }, action: fail400 } });
+      const res = await sandbox.call('POST', '/__sandbox/faults', { body: { match: { path: `/v1/order/tracking/X${i}` }, action: fail400 } });
       expect(res.status).toBe(201);
       ids.push(res.body.id);
     }
@@ -168,6 +174,22 @@ describe('GET and DELETE /__sandbox/faults', () => {
     const res = await sandbox.call('POST', '/__sandbox/reset');
     expect(res.body.removed.faults).toBe(1);
     expect((await sandbox.call('GET', '/__sandbox/faults')).body.rules).toEqual([]);
+  });
+});
+
+describe('a rule whose match no request of the spec can meet', () => {
+  it('says why, naming the field and what it may be', async () => {
+    const wrongCase = await sandbox.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'createorder' }, action: fail400 } });
+    expect(wrongCase.body.errors).toEqual([{ field: 'match.operation_id', message: expect.stringMatching(/^is not an operation of the provider spec \(letter case counts: createOrder\); use one of .*createOrder.*trackOrder/) }]);
+    const control = await sandbox.call('POST', '/__sandbox/faults', { body: { match: { path: '/__sandbox/reset' }, action: fail400 } });
+    expect(control.body.errors).toEqual([{ field: 'match.path', message: expect.stringMatching(/control API, whose requests are never provider requests/) }]);
+    const typo = await sandbox.call('POST', '/__sandbox/faults', { body: { match: { path: '/v1/orders' }, action: fail400 } });
+    expect(typo.body.errors).toEqual([{ field: 'match.path', message: expect.stringMatching(/reaches no path of the provider spec; its paths are .*\/v1\/order\b.*\/v1\/order\/tracking\/\{order_no\}/) }]);
+    expect((await sandbox.call('GET', '/__sandbox/faults')).body.rules).toEqual([]);
+  });
+
+  it.each([['/v1/order'], ['/v1/order/'], ['/v1/order/tracking/*'], ['/v1/order/tracking/SBX1'], ['/v1/**'], ['/**'], ['/v1/order/track*/*'], ['/v1/*/tracking/?*']])('takes the glob %s, which reaches a path of the spec', async (path) => {
+    expect((await sandbox.call('POST', '/__sandbox/faults', { body: { match: { path }, action: fail400 } })).status).toBe(201);
   });
 });
 

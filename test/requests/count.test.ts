@@ -65,6 +65,10 @@ describe('POST /__sandbox/requests/count', () => {
     ['a path glob beyond ASCII', { path: '/v1/ordér' }, 'path'],
     ['a body key that is not a field path', { body: { 'items[': 1 } }, 'body.items['],
     ['a status that is not one', { status: 42 }, 'status'],
+    // No entry could have it: a count of 0 would read as "the client never sent it".
+    ['an operationId in the wrong letter case', { operation_id: 'createorder' }, 'operation_id'],
+    ['a path no operation of the spec has (the journal keeps none)', { path: '/v1/orders' }, 'path'],
+    ['a method no operation takes', { method: 'DELETE' }, 'method'],
     ['more than 32 body criteria', { body: Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`items[0].f${i}`, 'x'])) }, 'body'],
     ['more than 32 header criteria', { headers: Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`x-h${i}`, 'x'])) }, 'headers'],
   ])('answers 400 naming the field for %s', async (_, match, field) => {
@@ -74,6 +78,14 @@ describe('POST /__sandbox/requests/count', () => {
     expect(res.body.errors.map((e: { field: string }) => e.field)).toContainEqual(expect.stringContaining(field));
     // Nothing was added to the journal by the count, nor changed.
     expect(await count({})).toBe(5);
+  });
+
+  it('answers 400 to a listing filtered by an operationId the spec does not have, naming the query field', async () => {
+    await knownRequests();
+    const res = await sandbox.call('GET', '/__sandbox/requests?operation_id=createorder');
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ field: 'query.operation_id', message: expect.stringMatching(/letter case counts: createOrder/) }]);
+    expect((await sandbox.call('GET', '/__sandbox/requests?operation_id=createOrder')).status).toBe(200);
   });
 
   it('is refused to a read_only token, which filters GET /__sandbox/requests instead', async () => {

@@ -7,14 +7,14 @@ import type { Services } from '../services.js';
  * provider requests with a status, add latency, reset or hang the connection, or
  * dribble the answer.
  */
-export function faultsModule(services: Pick<Services, 'storage' | 'settings' | 'clock' | 'options'>): SandboxModule {
+export function faultsModule(services: Pick<Services, 'storage' | 'settings' | 'clock' | 'options' | 'specs'>): SandboxModule {
   const rules = new FaultRules(services.storage, services.settings, services.clock, services.options.seed);
   // Aborted at shutdown: requests held by `hang` rules are dropped then.
   const shutdown = new AbortController();
   const interceptor = faultInterceptor(rules, shutdown.signal);
   return {
     name: 'faults',
-    handlers: faultHandlers(rules),
+    handlers: faultHandlers(rules, services.specs.provider.operations),
     providerInterceptors: [interceptor],
     reset: (clientId) => rules.clear(clientId),
     close: () => shutdown.abort(),

@@ -1,13 +1,25 @@
 import { clientOf, json, listInParts, timeField, type HandlerMap } from '../handler.js';
 import type { RequestLogRepository } from '../../store/index.js';
 import { checkRequestMatch, countMatching, type PendingAppends, type RequestMatch } from '../../requests/index.js';
+import { RuleViolation, unmatchableCriteria, type MatchableOperation, type OperationCriteria } from '../../shared/index.js';
 
-/** `/__sandbox/requests`: the calling client's journal, filtered, counted, and clearing it. */
-export function requestHandlers(journal: RequestLogRepository, pending: PendingAppends): HandlerMap {
+/**
+ * `/__sandbox/requests`: the calling client's journal, filtered, counted, and clearing it.
+ * A criterion no request of the served spec (`operations`) can meet (an operation_id it
+ * does not have, a method or path glob none of its operations takes) is a 400: the journal
+ * keeps requests of its operations only, and a count of 0 would read as "the client never
+ * sent it".
+ */
+export function requestHandlers(journal: RequestLogRepository, pending: PendingAppends, operations: readonly MatchableOperation[]): HandlerMap {
+  const meetable = (criteria: OperationCriteria, prefix = ''): void => {
+    const errors = unmatchableCriteria(criteria, operations, prefix);
+    if (errors.length > 0) throw new RuleViolation(errors, 'The request match is not valid; see errors.');
+  };
   return {
     listRequests: async (input) => {
       const { operation_id, status, since, until, limit } = input.query as { operation_id?: string; status?: number; since?: string; until?: string; limit?: number };
       const time = (field: string, text: string | undefined): number | undefined => (text === undefined ? undefined : timeField(`query.${field}`, text));
+      meetable({ operation_id }, 'query.');
       await pending.settled(clientOf(input).id);
       const requests = await journal.list(clientOf(input).id, { operationId: operation_id, status, since: time('since', since), until: time('until', until) });
       // A client's journal may hold a thousand entries of 16 KiB each: `limit` reads the newest few.
@@ -15,6 +27,7 @@ export function requestHandlers(journal: RequestLogRepository, pending: PendingA
     },
     countRequests: async (input) => {
       const match = checkRequestMatch((input.body ?? {}) as RequestMatch);
+      meetable(match);
       const clientId = clientOf(input).id;
       await pending.settled(clientId);
       // The store filters what it can (operation, status); the rest is matched here, over at most --journal-size entries.
