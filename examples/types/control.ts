@@ -530,7 +530,7 @@ export interface paths {
          * Send a signed ping to the calling client's webhook URL now
          * @description POSTs `{"event": "ping", ...}` signed like every webhook and answers once it is
          *     made, with the delivery (event `ping`, one attempt, no retries). 200 whatever the
-         *     receiver answered: look at `status` and `attempts[0]`. 409 when no URL is set.
+         *     receiver answered: look at `status` and `attempts[0]`. 409 when no URL is set or the endpoint is disabled (a 410 Gone, or `enabled: false`), as for a redelivery.
          */
         post: operations["testWebhook"];
         delete?: never;

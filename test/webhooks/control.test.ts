@@ -253,6 +253,18 @@ describe('POST /__sandbox/webhooks/test', () => {
     expect(receiver.received).toHaveLength(1);
   });
 
+  it('answers 409 for a disabled endpoint, as a redelivery does, and sends nothing until it is enabled again', async () => {
+    expect((await sandbox.call('PATCH', '/__sandbox/webhooks/endpoints/default', { body: { enabled: false } })).status).toBe(200);
+    const refused = await sandbox.call('POST', '/__sandbox/webhooks/test');
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toMatch(/The webhook endpoint of this client is disabled/);
+    expect(receiver.received).toHaveLength(0);
+    expect(await deliveries(sandbox, '&event=ping')).toEqual([]);
+    expect((await sandbox.call('PATCH', '/__sandbox/webhooks/endpoints/default', { body: { enabled: true } })).status).toBe(200);
+    expect((await sandbox.call('POST', '/__sandbox/webhooks/test')).body.status).toBe('delivered');
+    expect(receiver.received).toHaveLength(1);
+  });
+
   it('lets a client have 8 pings and redeliveries in flight at once: a 9th answers 429 with Retry-After, and another client is not held up', async () => {
     receiver.respond = () => ({ status: 200, hang: true });
     const pings = Array.from({ length: 8 }, () => sandbox.call('POST', '/__sandbox/webhooks/test'));

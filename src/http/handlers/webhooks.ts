@@ -85,7 +85,10 @@ export function webhookHandlers({ storage, clock, endpoints, settings, dispatche
 
     testWebhook: async (input) => {
       const client = clientOf(input);
-      const delivery = await dispatcher.ping(client.id, withUrl(await endpoints.of(client)));
+      const endpoint = withUrl(await endpoints.of(client));
+      // As a redelivery: a disabled endpoint (a 410 Gone, or switched off) takes nothing until it is enabled again.
+      if (!endpoint.enabled) throw new Conflict(webhookMessages.disabled(endpoint.disabled_reason));
+      const delivery = await dispatcher.ping(client.id, endpoint);
       return json(200, deliveryView(delivery, clock.of(client.id)));
     },
   };
