@@ -132,8 +132,10 @@ export class Journey {
 
   /**
    * Plays the next step now, or every step up to the one named `key` (control API).
-   * Later steps keep their spacing. Returns the order afterwards, or undefined when
-   * there is no such step to play.
+   * Later steps keep their spacing. The steps played on the way take their times back
+   * from now at their spacing, but none before the AWB: the provider's tracking never
+   * shows a scan before it (those steps then share the AWB's time). Returns the order
+   * afterwards, or undefined when there is no such step to play.
    */
   advance(orderNo: string, key?: string): Promise<Stored<Order> | undefined> {
     return this.deps.storage.transaction(async (tx) => {
@@ -144,8 +146,9 @@ export class Journey {
       if (target < order.next_step) return undefined;
       const now = this.deps.clock.of(order.client_id);
       let changed: Order = { ...order, journey_start: Math.min(order.journey_start, now - scenario.offsets[target]!) };
+      const earliest = order.awb_generated_at ?? order.created_at;
       while (changed.next_step !== null && changed.next_step <= target) {
-        changed = await this.playStep(tx, changed, scenario, this.nextStepAt(changed)!);
+        changed = await this.playStep(tx, changed, scenario, Math.max(this.nextStepAt(changed)!, earliest));
       }
       await tx.jobs.cancel(STEP_JOB, orderNo);
       return this.save(tx, changed as Stored<Order>);

@@ -127,6 +127,32 @@ describe('control of one order', () => {
     expect((await sandbox.call('POST', `/__sandbox/orders/${orderNo}/advance`)).status).toBe(409);
   });
 
+  it('jumps to a named step without a scan before the AWB: the steps on the way take the AWB\'s time at the earliest', async () => {
+    const created = await sandbox.call('POST', '/v1/order', { body: createRequest(1) });
+    const orderNo = created.body.order_numbers[0];
+    const generated = await sandbox.call('POST', `/__sandbox/orders/${orderNo}/awb`);
+    const awbSecond = Math.floor(Date.parse(generated.body.awb_generated_at) / 1000);
+    const jumped = await sandbox.call('POST', `/__sandbox/orders/${orderNo}/advance`, { body: { step: 'pod' } });
+    expect(jumped.body.status).toBe('delivered');
+    const times: number[] = jumped.body.history.map((e: { update_on: number }) => e.update_on);
+    expect(times.length).toBeGreaterThan(2);
+    expect(Math.min(...times)).toBeGreaterThanOrEqual(awbSecond);
+    expect([...times].sort((a, b) => b - a)).toEqual(times);
+    const tracking = await sandbox.call('GET', `/v1/order/tracking/${jumped.body.awb}`);
+    expect(Math.min(...tracking.body.history.map((e: { update_on: number }) => e.update_on))).toBeGreaterThanOrEqual(awbSecond);
+  });
+
+  it('answers 409 to an advance of an order whose AWB failed, saying it will get none rather than to generate it', async () => {
+    const created = await sandbox.call('POST', '/v1/order', { body: createRequest(1), headers: { 'x-sandbox-scenario': 'awb_failed' } });
+    const orderNo = created.body.order_numbers[0];
+    expect((await sandbox.call('POST', `/__sandbox/orders/${orderNo}/awb`)).body.status).toBe('awb_failed');
+    const res = await sandbox.call('POST', `/__sandbox/orders/${orderNo}/advance`);
+    expect(res.status).toBe(409);
+    expect(res.body.message).toBe('The order has no AWB and will not get one (status awb_failed): it has no steps to play. Create an order with another scenario for a journey.');
+    const pending = await sandbox.call('POST', '/v1/order', { body: createRequest(1) });
+    expect((await sandbox.call('POST', `/__sandbox/orders/${pending.body.order_numbers[0]}/advance`)).body.message).toBe('The order has no AWB yet: generate it first (POST .../awb).');
+  });
+
   it('answers 400 naming step for a step the scenario does not have', async () => {
     const created = await sandbox.call('POST', '/v1/order', { body: createRequest(1) });
     const res = await sandbox.call('POST', `/__sandbox/orders/${created.body.order_numbers[0]}/advance`, { body: { step: 'teleport' } });

@@ -112,7 +112,13 @@ export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart
       }
       const advanced = await journey.advance(order.order_no, step);
       if (!advanced) {
-        throw new Conflict(order.awb ? 'No step left to play (or the named step is already past).' : 'The order has no AWB yet: generate it first (POST .../awb).');
+        throw new Conflict(
+          order.awb
+            ? 'No step left to play (or the named step is already past).'
+            : order.status === 'created'
+              ? 'The order has no AWB yet: generate it first (POST .../awb).'
+              : `The order has no AWB and will not get one (status ${order.status}): it has no steps to play. Create an order with another scenario for a journey.`,
+        );
       }
       return show(input, advanced);
     },
