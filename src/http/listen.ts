@@ -127,10 +127,13 @@ export class ListenServer implements ListenerRelay {
         ws.ping();
       }, LISTEN_PING_MS).unref(),
       setInterval(() => {
-        // Still its endpoint? (deleted through the API, or by a reset on another replica: 4002)
+        // Still its endpoint? (deleted through the API: 4002; or by a reset on another replica: 4004)
         void listeners.current(client.id, endpointId).then(async (endpoint) => {
           if (this.held.get(keyOf(client.id, name)) !== conn) return;
-          if (!endpoint) return ws.close(CLOSE.removed.code, CLOSE.removed.reason);
+          if (!endpoint) {
+            const gone = (await listeners.removedByReset(client.id, endpointId)) ? CLOSE.reset : CLOSE.removed;
+            return this.held.get(keyOf(client.id, name)) === conn ? ws.close(gone.code, gone.reason) : undefined;
+          }
           if (!endpoint.enabled) return ws.close(CLOSE.disabled.code, CLOSE.disabled.reason); // a 410, or the API: told, not left deaf
           await listeners.resume(client.id, endpointId);
         }).catch((err: unknown) => log.warn({ err, listener: name }, 'listener check failed'));
@@ -256,28 +259,24 @@ export class ListenServer implements ListenerRelay {
         resolve(false);
       }, WHO_MS);
       this.asked.set(r, {
-        taken: () => {
-          clearTimeout(timer);
-          this.asked.delete(r);
-          resolve(true);
-        },
+        taken: () => (clearTimeout(timer), this.asked.delete(r), resolve(true)),
         result: () => undefined,
       });
       this.signal({ t: 'who', r, from: this.replica, c: clientId, l: name }).catch(() => resolve(false));
     });
   }
 
-  removed(clientId: string, name: string): void {
+  removed(clientId: string, name: string, close: { code: number; reason: string } = CLOSE.removed): void {
     const conn = this.held.get(keyOf(clientId, name));
     if (!conn) return;
     this.held.delete(keyOf(clientId, name));
     conn.endAll('listener disconnected');
-    conn.ws.close(CLOSE.removed.code, CLOSE.removed.reason);
+    conn.ws.close(close.code, close.reason);
   }
 
-  /** A reset of the client: every listener of it is closed (4002), its endpoints being gone. */
+  /** A reset of the client: every listener of it is closed (4004: it connects again, making its endpoint anew). */
   removedClient(clientId: string): void {
-    for (const conn of [...this.held.values()]) if (conn.client.id === clientId) this.removed(clientId, conn.name);
+    for (const conn of [...this.held.values()]) if (conn.client.id === clientId) this.removed(clientId, conn.name, CLOSE.reset);
   }
 
   /** Shutting down: every listener is closed with 1001 (the CLI reconnects, to another replica or after the restart). */

@@ -64,4 +64,10 @@ export interface ClientSettings {
   fault_seq: number;
   /** The client's own clock; absent until it first moves apart from the sandbox's (an advance). */
   clock?: ClientClock;
+  /**
+   * The listener endpoints the client's last reset removed: a replica holding one of their
+   * sessions tells it the client was reset (it connects again), not that its endpoint was
+   * deleted (it ends). Absent before any reset removed one.
+   */
+  reset_listeners?: string[];
 }

@@ -182,13 +182,19 @@ export class WebhookEndpoints {
     else await this.changeExtra(tx, clientId, id, (e) => ({ ...e, disabled_at: at, disabled_reason: reason, updated_at: at }));
   }
 
+  /** Whether the client's last reset removed this listener endpoint (see `ClientSettings.reset_listeners`). */
+  async removedByReset(clientId: string, endpointId: string): Promise<boolean> {
+    return ((await this.storage.settings.get(clientId))?.reset_listeners ?? []).includes(endpointId);
+  }
+
   /** Drops the client's runtime setting and its other endpoints (reset), and its listeners' expiry jobs; the generated secret stays. */
   async remove(clientId: string): Promise<number> {
     let gone: readonly ExtraEndpoint[] = [];
     const removed = await this.settings.change(clientId, (settings) => {
       gone = settings.endpoints ?? [];
       const count = (settings.webhook ? 1 : 0) + gone.length;
-      return count > 0 ? { settings: { ...settings, webhook: null, endpoints: [] }, result: count } : { settings: undefined, result: 0 };
+      const listeners = gone.filter((endpoint) => endpoint.target.type === 'listener').map((endpoint) => endpoint.id);
+      return count > 0 ? { settings: { ...settings, webhook: null, endpoints: [], reset_listeners: listeners }, result: count } : { settings: undefined, result: 0 };
     });
     for (const endpoint of gone) await this.storage.jobs.cancel(LISTENER_EXPIRY_JOB, endpoint.id);
     return removed;

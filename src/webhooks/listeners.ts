@@ -84,6 +84,11 @@ export class Listeners {
     return client && this.deps.endpoints.get(client, endpointId);
   }
 
+  /** Whether a listener endpoint that is gone went with a reset of its client (its listener connects again) rather than a delete. */
+  removedByReset(clientId: string, endpointId: string): Promise<boolean> {
+    return this.deps.endpoints.removedByReset(clientId, endpointId);
+  }
+
   /** The listener is connected (at a disconnect: was, until now): its `last_seen_at` is now. */
   async seen(clientId: string, endpointId: string): Promise<void> {
     const client = this.deps.registry.byId(clientId);

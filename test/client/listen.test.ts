@@ -249,6 +249,7 @@ describe('shipping-sandbox listen: reconnecting', () => {
   it.each([
     ['a dropped connection', () => sandbox.socket.terminate()],
     ['the sandbox shutting down (1001)', () => sandbox.socket.close(1001, 'shutting down')],
+    ['a reset of the client (4004: its endpoint is made anew)', () => sandbox.socket.close(4004, 'the client was reset: connect again to make the listener endpoint anew')],
   ])('opens a second connection after %s, saying so, and prints the ready line again', async (_, drop) => {
     const listener = listen();
     await until(() => listener.stdout().includes('Ready:'));
@@ -263,6 +264,19 @@ describe('shipping-sandbox listen: reconnecting', () => {
     // Still forwarding on the new connection.
     sandbox.send(attempt('after'));
     expect(await sandbox.result('after')).toMatchObject({ status_code: 200 });
+  });
+
+  it.each([
+    [4001, 'replaced by a newer connection under this name'],
+    [4002, 'listener endpoint removed'],
+    [4003, 'listener endpoint disabled (a 410 Gone, or the API): fix the receiver, then start listen again'],
+  ])('ends for good, exit 1, when the sandbox closes with %i', async (code, reason) => {
+    const listener = listen();
+    await until(() => listener.stdout().includes('Ready:'));
+    sandbox.socket.close(code, reason);
+    expect(await listener.done).toBe(1);
+    expect(listener.stderr()).toContain(`the sandbox closed the connection (${code}): ${reason}`);
+    expect(sandbox.openings).toHaveLength(1);
   });
 
   it('tries again after a 429 (--rate-limit) rather than giving up', async () => {

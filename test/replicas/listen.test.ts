@@ -134,4 +134,27 @@ describe('a listener on two replicas behind a round-robin proxy', () => {
       await receiver.close();
     }
   }, 120_000);
+
+  it('a reset through the other replica closes the session to connect again (4004), a delete through it for good (4002)', async () => {
+    const databaseUrl = await server.freshDatabase();
+    const a = await replica(databaseUrl);
+    const b = await replica(databaseUrl);
+    const open = async (): Promise<TestListener> => {
+      const opened = await TestListener.open(a.url, { token: TOKEN, name: 'laptop', forwardTo: 'http://127.0.0.1:9/hooks' });
+      if (isRefused(opened)) throw new Error(`refused: ${JSON.stringify(opened.body)}`);
+      return opened;
+    };
+    try {
+      const first = await open();
+      expect((await fetch(`${b.url}/__sandbox/reset`, { method: 'POST', headers })).status).toBe(200);
+      expect(await first.closed).toBe(4004);
+      const second = await open();
+      expect(second.ready.endpoint_id).not.toBe(first.ready.endpoint_id);
+      expect((await fetch(`${b.url}/__sandbox/webhooks/endpoints/${second.ready.endpoint_id}`, { method: 'DELETE', headers })).status).toBe(200);
+      expect(await second.closed).toBe(4002);
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  }, 60_000);
 });

@@ -202,14 +202,18 @@ describe('GET /__sandbox/listen: who may listen, and bad input', () => {
     expect(await session.closed).toBe(1008);
   });
 
-  it('a newer connection under the same name replaces the older one (4001); a reset closes it (4002)', async () => {
+  it('a newer connection under the same name replaces the older one (4001); a reset closes it to connect again (4004), a delete for good (4002)', async () => {
     const first = await listen();
     const second = await listen();
     expect(await first.closed).toBe(4001);
     expect(second.ready.endpoint_id).toBe(first.ready.endpoint_id);
     expect(second.ready.secret).toBe(first.ready.secret);
     expect((await call('POST', '/__sandbox/reset')).status).toBe(200);
-    expect(await second.closed).toBe(4002);
+    expect(await second.closed).toBe(4004);
+    const again = await listen();
+    expect(again.ready.endpoint_id).not.toBe(second.ready.endpoint_id);
+    expect((await call('DELETE', `/__sandbox/webhooks/endpoints/${again.ready.endpoint_id}`)).status).toBe(200);
+    expect(await again.closed).toBe(4002);
   });
 
   it('a listen process that reconnects after a newer one took its name gives way (409), and the newer one\'s own reconnect is let in', async () => {
