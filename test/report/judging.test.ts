@@ -382,6 +382,21 @@ describe('a tracking 404 read again', () => {
     expect(await item(sandbox, 'error.tracking-404')).toMatchObject({ status: 'not_handled', detail: expect.stringMatching(/^Missed 1 of/) });
   });
 
+  it('takes a read at once that finds the order moved on (the test advanced it) as no poll, and still misses the reads of a poller before it', async () => {
+    sandbox = await testSandbox();
+    const awb = await read404(sandbox);
+    const orderNo = (await sandbox.call('GET', `/__sandbox/orders?q=${awb}`)).body.orders[0].order_no as string;
+    expect((await sandbox.call('POST', `/__sandbox/orders/${orderNo}/advance`)).status).toBe(200);
+    expect((await sandbox.call('GET', `/v1/order/tracking/${awb}`)).status).toBe(200);
+    expect(await item(sandbox, 'error.tracking-404')).toMatchObject({ status: 'handled', detail: 'Handled (1 of 1).' });
+    const polled = await read404(sandbox);
+    expect((await sandbox.call('GET', `/v1/order/tracking/${polled}`)).status).toBe(404);
+    const polledOrder = (await sandbox.call('GET', `/__sandbox/orders?q=${polled}`)).body.orders[0].order_no as string;
+    await sandbox.call('POST', `/__sandbox/orders/${polledOrder}/advance`);
+    expect((await sandbox.call('GET', `/v1/order/tracking/${polled}`)).status).toBe(200);
+    expect(await item(sandbox, 'error.tracking-404')).toMatchObject({ status: 'not_handled', detail: expect.stringMatching(/^Missed 1 of 3/) });
+  });
+
   it('on a manual clock counts a second of real time as the wait too, not only an advance', async () => {
     sandbox = await testSandbox();
     const awb = await read404(sandbox);
