@@ -39,13 +39,16 @@ export const messages = {
   stopping: 'The sandbox is stopping (SIGTERM or SIGINT): it takes no new requests. Retry once it has started again.',
   unwantedUpgrade: (protocol: string) => `This request asks to upgrade its connection to ${protocol}, which this sandbox does not speak here: send it without the Upgrade header.`,
   unknownPath: (method: string, path: string) =>
-    `No operation ${method} ${path}. See GET /__sandbox/openapi.json for the paths this sandbox serves${path === '/' ? ', /docs for its manual and /dashboard for its dashboard' : ''}.`,
+    /^\/__sandbox(\/|$)/.test(path)
+      ? `No operation ${method} ${path}. See GET /__sandbox/control.openapi.json for the paths of the control API.`
+      : `No operation ${method} ${path}. See GET /__sandbox/openapi.json for the paths this sandbox serves${path === '/' ? ', /docs for its manual and /dashboard for its dashboard' : ''}.`,
   inexactPath: (method: string, path: string, documented: string) =>
     `No operation ${method} ${path}: the provider's path is ${documented}. Paths match exactly as the provider documents them (letter case, no trailing slash).`,
   methodNotAllowed: (method: string, allowed: string[]) =>
     `Method ${method} is not allowed here; use ${allowed.join(', ')}.`,
   invalidRequest: domainMessages.invalidRequest,
   malformedJson: 'The body is not valid JSON; check quotes, commas and brackets.',
+  notAnObject: 'The body is valid JSON but not an object: send the fields in {...}.',
   twoAuthorizations: 'The request has two Authorization headers; send one, with the token of the client it is for.',
   notUtf8: 'The body is not valid UTF-8: JSON is sent in UTF-8 (RFC 8259), and text in another encoding would be stored changed.',
   unsupportedEncoding: (encoding: string) => `The body's Content-Encoding "${encoding}" is not supported; send it as it is, or compressed once with gzip, deflate or br.`,

@@ -20,10 +20,13 @@ export function parseJsonBytes(raw: Buffer): unknown {
   if (!isUtf8(raw)) throw new ApiError(400, messages.notUtf8, [{ field: 'body', message: 'is not valid UTF-8' }]);
   const text = raw.toString('utf8').replace(/^\uFEFF/, '');
   const first = /^[\x20\x09\x0a\x0d]*(.)/.exec(text)?.[1];
+  let parsed: unknown;
   try {
-    if (first !== '{' && first !== '[') throw new SyntaxError('not an object or an array');
-    return JSON.parse(text) as unknown;
+    parsed = JSON.parse(text) as unknown;
   } catch {
     throw new ApiError(400, messages.malformedJson, [{ field: 'body', message: 'is not valid JSON' }]);
   }
+  // Valid JSON, but a string, a number, true, false or null: told so, not that it is not JSON.
+  if (first !== '{' && first !== '[') throw new ApiError(400, messages.notAnObject, [{ field: 'body', message: 'must be a JSON object' }]);
+  return parsed;
 }

@@ -219,11 +219,12 @@ const TRUE_OF_A_CUT_ARRAY = new Set(['maxItems', 'uniqueItems']);
  */
 function bodyProblems(body: { all: ValidateFunction; first: ValidateFunction }, value: unknown): FieldError[] {
   if (body.first(value)) return [];
-  const first = toFieldErrors(body.first.errors);
+  const first = toFieldErrors(body.first.errors, '', false, value);
   const cut = new Set<string>();
-  const listed = body.all(cutArrays(value, LISTED_ARRAY_ITEMS, '', cut))
+  const cutValue = cutArrays(value, LISTED_ARRAY_ITEMS, '', cut);
+  const listed = body.all(cutValue)
     ? []
-    : toFieldErrors(body.all.errors?.filter((e) => !cut.has(e.instancePath) || TRUE_OF_A_CUT_ARRAY.has(e.keyword)));
+    : toFieldErrors(body.all.errors?.filter((e) => !cut.has(e.instancePath) || TRUE_OF_A_CUT_ARRAY.has(e.keyword)), '', false, cutValue);
   const missing = first.filter((f) => !listed.some((l) => l.field === f.field && l.message === f.message));
   return [...missing, ...listed];
 }

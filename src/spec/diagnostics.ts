@@ -46,12 +46,24 @@ export function fieldOf(instancePath: string, prefix = ''): string {
   return field === '' ? 'body' : field;
 }
 
-function messageOf(error: ErrorObject, parameter: boolean): string {
+/** The value at an Ajv instance path of `data` (undefined where there is none). */
+function valueAt(data: unknown, instancePath: string): unknown {
+  let value = data;
+  for (const raw of instancePath.split('/').slice(1)) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<string, unknown>)[raw.replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  return value;
+}
+
+function messageOf(error: ErrorObject, parameter: boolean, data: unknown): string {
   const p = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'required':
       return IS_REQUIRED;
     case 'type':
+      // The hint about numbers as text is for a number sent where text is wanted, not for a null or a list.
+      if (!parameter && p.type === 'string' && data !== undefined && typeof valueAt(data, error.instancePath) !== 'number') return 'must be a JSON string';
       return (parameter ? PARAMETER_TYPE_HINTS[String(p.type)] : undefined) ?? TYPE_HINTS[String(p.type)] ?? `must be of type ${String(p.type)}`;
     case 'pattern':
       return PATTERN_MESSAGES[String(p.pattern)] ?? `must match the pattern ${String(p.pattern)}`;
@@ -76,7 +88,7 @@ function messageOf(error: ErrorObject, parameter: boolean): string {
  * Turns Ajv's errors into one `FieldError` per field, named the way a client writes
  * it (`items[1].receiver_phone`), with a message that says how to fix it.
  */
-export function toFieldErrors(errors: ErrorObject[] | null | undefined, prefix = '', parameter = false): FieldError[] {
+export function toFieldErrors(errors: ErrorObject[] | null | undefined, prefix = '', parameter = false, data?: unknown): FieldError[] {
   const byField = new Map<string, FieldError>();
   for (const error of errors ?? []) {
     if (error.keyword === 'allOf' || error.keyword === 'if') continue;
@@ -88,7 +100,7 @@ export function toFieldErrors(errors: ErrorObject[] | null | undefined, prefix =
     if (error.keyword === 'additionalProperties') {
       field = `${field === 'body' ? '' : `${field}.`}${String((error.params as { additionalProperty: string }).additionalProperty)}`;
     }
-    if (!byField.has(field)) byField.set(field, { field, message: messageOf(error, parameter) });
+    if (!byField.has(field)) byField.set(field, { field, message: messageOf(error, parameter, data) });
   }
   return [...byField.values()].slice(0, 100);
 }

@@ -96,6 +96,15 @@ describe('POST /v1/order', () => {
       expect(res.body.errors).toContainEqual({ field: `items[0].${field}`, message: expect.stringContaining('JSON string') });
     });
 
+    it('hints at numbers as text only for a number sent where text is wanted, not for a null or a list', async () => {
+      const number = await sandbox.call('POST', '/v1/order', { body: createRequest(1, { items: [item({ item_weight: 1.5 as never })] }) });
+      expect(number.body.errors).toContainEqual({ field: 'items[0].item_weight', message: 'must be a JSON string (send numbers as text, for example "1")' });
+      const nothing = await sandbox.call('POST', '/v1/order', { body: createRequest(1, { items: [item({ item_weight: null as never, item_name: ['a'] as never })] }) });
+      expect(nothing.body.errors).toEqual(expect.arrayContaining([{ field: 'items[0].item_weight', message: 'must be a JSON string' }, { field: 'items[0].item_name', message: 'must be a JSON string' }]));
+      const url = await sandbox.call('PUT', '/__sandbox/webhook', { body: { url: null } });
+      expect(url.body.errors).toEqual([{ field: 'url', message: 'must be a JSON string' }]);
+    });
+
     it('returns 400 naming input_type when it is sent as text', async () => {
       const res = await sandbox.call('POST', '/v1/order', { body: { ...createRequest(1), input_type: '1' } });
       expect(res.status).toBe(400);

@@ -46,5 +46,8 @@ describe('provider paths match exactly as documented', () => {
     const root = await sandbox.call('GET', '/');
     expect(root.status).toBe(404);
     expect(root.body.message).toBe('No operation GET /. See GET /__sandbox/openapi.json for the paths this sandbox serves, /docs for its manual and /dashboard for its dashboard.');
+    const control = await sandbox.call('GET', '/__sandbox/nothing');
+    expect(control.status).toBe(404);
+    expect(control.body.message).toBe('No operation GET /__sandbox/nothing. See GET /__sandbox/control.openapi.json for the paths of the control API.');
   });
 });
