@@ -758,7 +758,8 @@ export interface paths {
          * Start a named run, with an empty readiness report
          * @description Empties the calling client's readiness report and names the run it covers from
          *     now on, so a CI job can scope a report to itself. Orders, deliveries and the
-         *     journal stay (a reset removes those, and the report with them).
+         *     journal stay (a reset removes those, and the report with them). The name `pact`
+         *     is the run Pact provider states start: a 400 naming `name` here.
          */
         post: operations["startRun"];
         delete?: never;

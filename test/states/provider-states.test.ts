@@ -117,6 +117,14 @@ describe('POST /__sandbox/provider-states', () => {
     await sandbox.call('POST', '/__sandbox/runs', { body: { name: 'ci-124' } });
     expect((await sandbox.call('GET', '/__sandbox/report')).body.run).toMatchObject({ name: 'ci-124' });
   });
+
+  it('keeps the run name "pact" to the provider states: a client\'s run of that name is a 400 naming name, and its run stays', async () => {
+    await sandbox.call('POST', '/__sandbox/runs', { body: { name: 'ci-125' } });
+    const refused = await sandbox.call('POST', '/__sandbox/runs', { body: { name: 'pact' } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors).toEqual([{ field: 'name', message: expect.stringMatching(/^"pact" is the run a Pact verification's provider states start/) }]);
+    expect((await sandbox.call('GET', '/__sandbox/report')).body.run).toMatchObject({ name: 'ci-125' });
+  });
 });
 
 describe('provider states set up by an admin for a client', () => {

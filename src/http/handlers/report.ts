@@ -1,8 +1,8 @@
-import { NotFound, TooManyRequests } from '../../shared/index.js';
+import { NotFound, RuleViolation, TooManyRequests } from '../../shared/index.js';
 import { clientOf, json, type HandlerMap } from '../handler.js';
 import type { Storage } from '../../store/index.js';
 import { webhookMessages, type ListenerRelay, type WebhookEndpoints, type TargetGuard } from '../../webhooks/index.js';
-import { DEFAULT_ENDPOINT, type AwbGeneratedPayload } from '../../records/index.js';
+import { DEFAULT_ENDPOINT, PACT_RUN, type AwbGeneratedPayload } from '../../records/index.js';
 import { catalogue, runChecks, type CheckMessages, gradeReport, htmlOf, junitOf } from '../../report/index.js';
 import type { ReportObserver, SpecOperation } from '../../report/index.js';
 
@@ -67,6 +67,8 @@ export function reportHandlers(deps: ReportHandlerDeps): HandlerMap {
     startRun: async (input) => {
       const client = clientOf(input);
       const { name } = input.body as { name: string };
+      // The name a Pact verification's provider states give their run: `report` refuses to grade such a run.
+      if (name === PACT_RUN) throw new RuleViolation([{ field: 'name', message: `"${PACT_RUN}" is the run a Pact verification's provider states start; name your run otherwise, e.g. by its CI job` }]);
       await observer.settled(client.id);
       const run = { name, started_at: now(client.id), started_wall: Date.now() };
       await storage.reports.start(client.id, run);
