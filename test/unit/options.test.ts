@@ -60,10 +60,19 @@ describe('the options', () => {
   });
 
   it('read --clock-start as ISO 8601 (a date, or a date and time with its offset) or epoch milliseconds', () => {
-    expect(resolveOptions({ clockStart: '2026-01-01' }).clockStart).toBe(Date.UTC(2026, 0, 1));
-    expect(resolveOptions({ clockStart: '2026-01-01T10:00:00+07:00' }).clockStart).toBe(Date.UTC(2026, 0, 1, 3));
-    expect(resolveOptions({ clockStart: '2026-01-01T10:00:00.250Z' }).clockStart).toBe(Date.UTC(2026, 0, 1, 10, 0, 0, 250));
-    expect(cli('--clock-start', '1767225600000').clockStart).toBe(1_767_225_600_000);
+    expect(resolveOptions({ clock: 'manual', clockStart: '2026-01-01' }).clockStart).toBe(Date.UTC(2026, 0, 1));
+    expect(resolveOptions({ clock: 'manual', clockStart: '2026-01-01T10:00:00+07:00' }).clockStart).toBe(Date.UTC(2026, 0, 1, 3));
+    expect(resolveOptions({ clock: 'manual', clockStart: '2026-01-01T10:00:00.250Z' }).clockStart).toBe(Date.UTC(2026, 0, 1, 10, 0, 0, 250));
+    expect(cli('--clock', 'manual', '--clock-start', '1767225600000').clockStart).toBe(1_767_225_600_000);
+  });
+
+  it('refuse a start of the manual clock with a real clock, and a speed with a manual one, naming the option (the variables too)', () => {
+    expect(() => cli('--clock-start', '2026-01-01')).toThrow(expect.objectContaining({ option: 'clockStart', message: expect.stringMatching(/where a manual clock starts, and the clock is real: add --clock manual/) }));
+    vi.stubEnv('SANDBOX_SPEED', '10');
+    expect(() => cli('--clock', 'manual')).toThrow(expect.objectContaining({ option: 'speed', message: expect.stringMatching(/speed 10 is for a real clock, and the clock is manual/) }));
+    expect(cli('--clock', 'real').speed).toBe(10);
+    vi.stubEnv('SANDBOX_SPEED', '1');
+    expect(cli('--clock', 'manual').speed).toBe(1);
   });
 
   it('take 0 without a unit in the duration options that allow it, and every duration with one', () => {
