@@ -41,6 +41,15 @@ describe('README quick start, run as written', () => {
     expect(output).toMatch(/^AWB JN[0-9]{10}$/m);
   });
 
+  it("prints the sandbox's message, not a stack trace, when a step is refused (the placeholder token pasted as it is)", async () => {
+    const script = quickStartSteps().replaceAll('http://127.0.0.1:4010', cli.url);
+    // As an interactive shell runs it: a failed step does not stop the next.
+    const { stdout, stderr } = await promisify(execFile)('bash', ['-c', script], { cwd: ROOT, timeout: 60_000 });
+    expect(stderr).toMatch(/^Unknown token: use one of the tokens the sandbox printed at start/m);
+    expect(stderr).not.toMatch(/TypeError|SyntaxError|at Object|node:internal/);
+    expect(stdout).toMatch(/^order $/m);
+  });
+
   it("tracks that order's AWB within a minute, from its pick-up scan", () => {
     const tracking = JSON.parse(output.trim().split('\n').at(-1)!);
     expect(tracking.last_status).toBe('1');
