@@ -114,7 +114,7 @@ export class WebhookEndpoints {
   async create(client: Client, input: EndpointInput, at: number, tx: Repositories): Promise<Endpoint> {
     const settings = (await tx.settings.get(client.id)) ?? emptySettings(client.id);
     const kept = settings.endpoints ?? [];
-    if (kept.length >= MAX_ENDPOINTS) throw new LimitReached(webhookMessages.tooManyEndpoints(MAX_ENDPOINTS));
+    if (kept.length >= MAX_ENDPOINTS) throw new LimitReached(webhookMessages.tooManyEndpoints(MAX_ENDPOINTS, kept.filter((e) => e.target.type === 'listener').length));
     const id = endpointId(client.id, await tx.counters.next(`endpoint:${client.id}`), this.options.seed);
     const endpoint = newEndpoint(id, input, makeSecret(`${client.id}:${id}`, this.options.seed), at);
     await tx.settings.put({ ...settings, endpoints: [...kept, endpoint] });
@@ -128,7 +128,7 @@ export class WebhookEndpoints {
   async createListener(client: Client, name: string, events: EventFilter, at: number, tx: Repositories): Promise<Endpoint> {
     const settings = (await tx.settings.get(client.id)) ?? emptySettings(client.id);
     const kept = settings.endpoints ?? [];
-    if (kept.length >= MAX_ENDPOINTS) throw new LimitReached(webhookMessages.tooManyEndpoints(MAX_ENDPOINTS));
+    if (kept.length >= MAX_ENDPOINTS) throw new LimitReached(webhookMessages.tooManyEndpoints(MAX_ENDPOINTS, kept.filter((e) => e.target.type === 'listener').length));
     const id = endpointId(client.id, await tx.counters.next(`endpoint:${client.id}`), this.options.seed);
     const endpoint: ExtraEndpoint = {
       ...newEndpoint(id, { url: '', events, description: `listener ${name}` }, makeSecret(`${client.id}:${id}`, this.options.seed), at),

@@ -25,7 +25,8 @@ export const webhookMessages = {
     `Outbox full: this client already has ${size} deliveries held for want of a webhook URL or a live endpoint (--outbox-size), so this one was not kept for later. Set the webhook URL (or enable the endpoint again, or connect the listener), then redeliver it (POST /__sandbox/webhooks/deliveries/{id}/redeliver).`,
   targetRefused: (refusal: Refusal) => `refused by webhook target policy (rule ${refusal.rule}): ${refusal.message}`,
   targetPolicy: 'The webhook URL is refused by the sandbox\'s webhook target policy (--webhook-targets): use a public http(s) URL without credentials, or one the operator allows.',
-  tooManyEndpoints: (max: number) => `This client already has ${max} endpoints besides its default one, the most it may have; delete one first (DELETE /__sandbox/webhooks/endpoints/{endpoint_id}).`,
+  tooManyEndpoints: (max: number, listeners: number) =>
+    `This client already has ${max} endpoints besides its default one, the most it may have${listeners > 0 ? `, ${listeners} of them listeners (kept for --listener-expiry after their listen stops)` : ''}; delete one first (DELETE /__sandbox/webhooks/endpoints/{endpoint_id}).`,
   noEndpoint: (id: string) => `This client has no webhook endpoint "${id}"; GET /__sandbox/webhooks/endpoints lists its endpoints.`,
   defaultKept: 'The default endpoint always exists: disable it ({"enabled": false}) or change its URL instead.',
   endpointGone: (id: string) => `The endpoint ${id} this delivery went to was deleted.`,

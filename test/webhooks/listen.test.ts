@@ -442,6 +442,16 @@ describe('deliveries through a listener', () => {
     expect(receiver.received.map((r) => r.id)).toContain(full[0].id);
   });
 
+  it('counts listener endpoints, stopped ones kept for --listener-expiry too, among the 20 endpoints, and says so when they fill them', async () => {
+    for (let i = 0; i < 10; i++) await (await listen({ name: `l${i}` })).close();
+    for (let i = 0; i < 10; i++) expect((await call('POST', '/__sandbox/webhooks/endpoints', TOKEN_A, { url: `https://e${i}.example.test/hooks` })).status).toBe(201);
+    const refused = await call('POST', '/__sandbox/webhooks/endpoints', TOKEN_A, { url: 'https://one-more.example.test/hooks' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toBe(
+      'This client already has 20 endpoints besides its default one, the most it may have, 10 of them listeners (kept for --listener-expiry after their listen stops); delete one first (DELETE /__sandbox/webhooks/endpoints/{endpoint_id}).',
+    );
+  });
+
   it('a listener not seen for --listener-expiry is removed and its held deliveries fail', async () => {
     const session = await listen({ events: 'awb.generated' });
     await session.close();
