@@ -19,7 +19,7 @@ export interface ListenServerDeps {
   signals?: Signals;
   /** A delivery's body, read from the store by the replica holding the listener (a hand-off carries ids only). */
   bodyOf?: (deliveryId: string) => Promise<string | undefined>;
-  /** The client rate limit (`--rate-limit`, see clientRateLimit): throws TooManyRequests past it. */
+  /** Admits a client's listen open before any work (a cap of opens a second, `--rate-limit`): throws a 429 past it. */
   admit?: (clientId: string) => Promise<void>;
 }
 
@@ -117,6 +117,7 @@ export class ListenServer implements ListenerRelay {
     const log = this.deps.logger;
     ws.on('pong', () => (conn.alive = true));
     ws.on('message', (data: RawData, isBinary: boolean) => {
+      if (ws.readyState !== ws.OPEN) return; // closing (a malformed message, say): frames already received are not parsed
       if (!conn.received(data, isBinary)) ws.close(CLOSE.malformed.code, CLOSE.malformed.reason);
     });
     ws.on('error', (err) => log.debug({ err, listener: name }, 'listener connection error'));

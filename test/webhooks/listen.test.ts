@@ -8,6 +8,7 @@ import { databaseFor, onPostgres, releaseDatabase } from '../support/store-kind.
 import { TOKEN_A, TOKEN_B } from '../support/sandbox.js';
 import { Receiver } from './receiver.js';
 import { Unavailable } from '../../src/shared/errors.js';
+import { resultOf } from '../../src/http/listen-protocol.js';
 
 const READER = 'token-reader';
 const ADMIN = 'token-admin';
@@ -199,6 +200,16 @@ describe('GET /__sandbox/listen: who may listen, and bad input', () => {
     await new Promise((r) => setTimeout(r, 100));
     expect(session.closeCode).toBeUndefined();
     session.ws.send('not json');
+    expect(await session.closed).toBe(1008);
+  });
+
+  it('closes with 1008 on a message nested deeper than a result is, refused before it is parsed', async () => {
+    const session = await listen();
+    const nested = `${'['.repeat(32_000)}${']'.repeat(32_000)}`;
+    expect(resultOf(Buffer.from(nested))).toBeUndefined();
+    expect(resultOf(Buffer.from(JSON.stringify({ type: 'result', id: 'att_1', status_code: 204, response_body: '[[[[[[' })))).toMatchObject({ id: 'att_1', status_code: 204, response_body: '[[[[[[' });
+    expect(resultOf(Buffer.from(JSON.stringify({ type: 'result', id: 'att_1', status_code: 204, extra: { a: [[1]] } })))).toBeUndefined();
+    for (let i = 0; i < 20; i++) session.ws.send(nested);
     expect(await session.closed).toBe(1008);
   });
 
@@ -440,6 +451,14 @@ describe('deliveries through a listener', () => {
     expect(redelivered.status).toBe(200);
     expect(redelivered.body.status).toBe('delivered');
     expect(receiver.received.map((r) => r.id)).toContain(full[0].id);
+  });
+
+  it('answers 429 with Retry-After to a client opening sessions in a loop, past 20 at once, and keeps the other clients\' opens', async () => {
+    for (let i = 0; i < 20; i++) await (await listen({ name: 'loop' })).close();
+    const refusedOpen = await refused({ token: TOKEN_A, name: 'loop' });
+    expect(refusedOpen.status).toBe(429);
+    expect(refusedOpen.body.message).toMatch(/opened more than 20 listen sessions at once, or 5 a second since/);
+    expect((await listen({ token: TOKEN_B, name: 'other' })).ready.listener).toBe('other');
   });
 
   it('counts listener endpoints, stopped ones kept for --listener-expiry too, among the 20 endpoints, and says so when they fill them', async () => {

@@ -2,7 +2,7 @@ import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
 import { claimLeaseMs } from '../../config/index.js';
 import { Listeners, takesDeliveries, unknownChaos, WebhookDispatcher, type AttemptObserver, type ListenerRelay, isSecret } from '../../webhooks/index.js';
-import { chaosHeaderCheck, ListenServer, recoverHandlers, webhookHandlers } from '../../http/index.js';
+import { chaosHeaderCheck, ListenOpens, ListenServer, recoverHandlers, webhookHandlers } from '../../http/index.js';
 
 /** Checks the clients' webhook settings; throws a message naming the one at fault. */
 function checkClients(registry: Services['registry']): void {
@@ -27,14 +27,18 @@ export function webhooksModule(services: Pick<Services, 'admit' | 'storage' | 's
   // An outcome the store could not take at once is recorded later, while the job's claim still holds (1 s to spare).
   const recordWithinMs = claimLeaseMs(options) - timeoutMs - 1_000;
   const { admit } = services;
+  const opens = new ListenOpens();
   // Listener endpoints (`shipping-sandbox listen`) are reached through the HTTP edge's connections.
   const relay = new ListenServer({
     registry,
     logger,
     ...(storage.signals ? { signals: storage.signals } : {}),
     bodyOf: async (id) => (await storage.deliveries.get(id))?.body,
-    // A listen request counts against --rate-limit like any other (a count of this module's own).
-    ...(admit ? { admit } : {}),
+    // A few listen opens a second per client (each writes its endpoints), and each counts against --rate-limit like any other request.
+    admit: async (clientId) => {
+      opens.take(clientId);
+      await admit?.(clientId);
+    },
   });
   const dispatcher = new WebhookDispatcher({ storage, clock, registry, endpoints, settings, retries, timeoutMs, recordWithinMs, outboxSize: options.outboxSize, seed: ids.seed, logger, guard: webhookTargets, onAttempt: (attempt) => metrics.attempt(attempt), observer, relay });
   dispatcher.attach(scheduler);
