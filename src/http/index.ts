@@ -21,3 +21,4 @@ export { FairTurns } from './turns.js';
 export { largeBodiesFor } from './large-bodies.js';
 export { ListenServer } from './listen.js';
 export { LISTEN_PATH, ListenOpens } from './listen-protocol.js';
+export { CursorSeal } from './sealed-cursor.js';

@@ -98,6 +98,31 @@ describe('GET /__sandbox/webhooks/deliveries', () => {
     expect(one.body.deliveries).toEqual([whole.body.deliveries[0]]);
   });
 
+  it("pages with a cursor that tells nothing of other clients' deliveries (they share a sequence), and refuses one it did not seal", async () => {
+    const cursorOf = async () => (await sandbox.call('GET', '/__sandbox/webhooks/deliveries?limit=1', { token: TOKEN_B })).body.next_cursor as string;
+    await createOrders(sandbox, 2, {}, TOKEN_B);
+    await sandbox.advance(60_000);
+    const before = await cursorOf();
+    // Client A's webhooks in between: B's next cursor must not count them.
+    await createOrders(sandbox, 5);
+    await sandbox.advance(60_000);
+    await createOrders(sandbox, 1, {}, TOKEN_B);
+    await sandbox.advance(60_000);
+    const after = await cursorOf();
+    for (const cursor of [before, after]) expect(Buffer.from(cursor, 'base64url').toString('latin1')).not.toMatch(/\d+:msg_/);
+    // The pages still follow on, newest first, each delivery once.
+    const first = await sandbox.call('GET', '/__sandbox/webhooks/deliveries?limit=2', { token: TOKEN_B });
+    const second = await sandbox.call('GET', `/__sandbox/webhooks/deliveries?limit=2&cursor=${first.body.next_cursor}`, { token: TOKEN_B });
+    const whole = await sandbox.call('GET', '/__sandbox/webhooks/deliveries?limit=100', { token: TOKEN_B });
+    expect(whole.body.deliveries).toHaveLength(3);
+    expect([...first.body.deliveries, ...second.body.deliveries].map((d: { id: string }) => d.id)).toEqual(whole.body.deliveries.map((d: { id: string }) => d.id));
+    expect(second.body.next_cursor).toBeNull();
+    // A cursor written by hand (a sequence number and an id) is refused, naming cursor.
+    const forged = await sandbox.call('GET', `/__sandbox/webhooks/deliveries?cursor=${Buffer.from(`1:${first.body.deliveries[0].id}`).toString('base64url')}`, { token: TOKEN_B });
+    expect(forged.status).toBe(400);
+    expect(forged.body.errors).toEqual([{ field: 'cursor', message: 'is not a cursor of this listing: pass the next_cursor of the previous page' }]);
+  });
+
   it('returns 400 naming status when it is not a delivery status', async () => {
     const res = await sandbox.call('GET', '/__sandbox/webhooks/deliveries?status=lost');
     expect(res.status).toBe(400);

@@ -2,7 +2,7 @@ import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
 import { claimLeaseMs } from '../../config/index.js';
 import { Listeners, takesDeliveries, unknownChaos, WebhookDispatcher, type AttemptObserver, type ListenerRelay, isSecret } from '../../webhooks/index.js';
-import { chaosHeaderCheck, ListenOpens, ListenServer, recoverHandlers, webhookHandlers } from '../../http/index.js';
+import { chaosHeaderCheck, CursorSeal, ListenOpens, ListenServer, recoverHandlers, webhookHandlers } from '../../http/index.js';
 
 /** Checks the clients' webhook settings; throws a message naming the one at fault. */
 function checkClients(registry: Services['registry']): void {
@@ -52,7 +52,7 @@ export function webhooksModule(services: Pick<Services, 'admit' | 'storage' | 's
   return {
     name: 'webhooks',
     relay,
-    handlers: { ...webhookHandlers({ storage, clock, endpoints, settings, dispatcher, retries, timeoutMs, targets: webhookTargets, connected }), ...recoverHandlers({ clock, endpoints, dispatcher }) },
+    handlers: { ...webhookHandlers({ storage, clock, endpoints, settings, dispatcher, retries, timeoutMs, targets: webhookTargets, connected, cursors: new CursorSeal(ids.seed) }), ...recoverHandlers({ clock, endpoints, dispatcher }) },
     providerInterceptors: [chaosHeaderCheck],
     reset: async (clientId) => {
       const removed = (await dispatcher.removeAll(clientId)) + (await endpoints.remove(clientId));

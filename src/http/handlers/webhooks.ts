@@ -6,6 +6,7 @@ import { chaosHeaderModes, unknownChaos, MAX_REDELIVERED_ATTEMPTS, RESUME_SLICE,
 import type { Endpoint, WebhookEndpoints, TargetGuard } from '../../webhooks/index.js';
 import { DEFAULT_ENDPOINT, type ChaosMode, type Delivery, type DeliveryStatus, type WebhookEventType, type Stored } from '../../records/index.js';
 import { webhookEndpointHandlers } from './webhook-endpoints.js';
+import type { CursorSeal } from '../sealed-cursor.js';
 
 export interface WebhookHandlerDeps {
   storage: Storage;
@@ -20,6 +21,8 @@ export interface WebhookHandlerDeps {
   targets: TargetGuard;
   /** Whether a listener of the client is connected (the endpoint listing shows it). */
   connected?: (clientId: string, name: string) => Promise<boolean>;
+  /** Seals the delivery log's cursors (they page by a sequence all clients share). */
+  cursors: CursorSeal;
 }
 
 const withUrl = (endpoint: Endpoint): Endpoint & { url: string } => {
@@ -28,7 +31,7 @@ const withUrl = (endpoint: Endpoint): Endpoint & { url: string } => {
 };
 
 /** The webhook part of the control API: endpoint, delivery log, redeliver, test ping. */
-export function webhookHandlers({ storage, clock, endpoints, settings, dispatcher, retries, timeoutMs, targets, connected }: WebhookHandlerDeps): HandlerMap {
+export function webhookHandlers({ storage, clock, endpoints, settings, dispatcher, retries, timeoutMs, targets, connected, cursors }: WebhookHandlerDeps): HandlerMap {
   const ownDelivery = async (input: OperationInput): Promise<Stored<Delivery>> => {
     const delivery = await storage.deliveries.get(input.params.delivery_id!);
     if (delivery?.client_id !== clientOf(input).id) throw new NotFound();
@@ -63,9 +66,11 @@ export function webhookHandlers({ storage, clock, endpoints, settings, dispatche
       const now = clock.of(client.id);
       // `queued` and `pending` are both stored pending: the one due by now, the other not yet.
       const byStatus = status === 'queued' ? { status: 'pending' as const, dueBy: now } : status === 'pending' ? { status, dueAfter: now } : { status };
-      const page = await storage.deliveries.list(client.id, { ...query, ...byStatus, limit: query.limit ?? 100 });
+      const cursor = query.cursor === undefined ? undefined : cursors.open(query.cursor);
+      const page = await storage.deliveries.list(client.id, { ...query, cursor, ...byStatus, limit: query.limit ?? 100 });
+      const next_cursor = page.next_cursor === null ? null : cursors.seal(page.next_cursor);
       // Written in parts: a page of deliveries with 50 attempts each is megabytes (see listInParts).
-      return listInParts({ total: page.total, next_cursor: page.next_cursor }, 'deliveries', page.items.map((d) => deliveryView(d, now)));
+      return listInParts({ total: page.total, next_cursor }, 'deliveries', page.items.map((d) => deliveryView(d, now)));
     },
 
     getWebhookDelivery: async (input) => json(200, deliveryView(await ownDelivery(input), clock.of(clientOf(input).id))),

@@ -1,0 +1,37 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { RuleViolation } from '../shared/index.js';
+
+/**
+ * Seals a listing's cursor (AES-256-GCM under a key of the deployment's secret), so that it
+ * is opaque to the client that holds it: the delivery log pages by a sequence number all
+ * clients' deliveries share, and read from a cursor it told one partner how many webhooks
+ * the others were sent. Every replica holds the same secret (the store's seed), so a
+ * cursor one gave another opens; one that does not open is a 400 naming `cursor`.
+ */
+export class CursorSeal {
+  private readonly key: Buffer;
+
+  constructor(secret: string) {
+    this.key = createHash('sha256').update(`listing-cursor:${secret}`).digest();
+  }
+
+  seal(cursor: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const sealed = Buffer.concat([cipher.update(cursor, 'utf8'), cipher.final()]);
+    return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url');
+  }
+
+  /** The store's cursor inside a sealed one; a RuleViolation naming `cursor` when it is not one this deployment sealed. */
+  open(cursor: string): string {
+    const bytes = Buffer.from(cursor, 'base64url');
+    try {
+      if (bytes.length <= 28) throw new Error('too short');
+      const decipher = createDecipheriv('aes-256-gcm', this.key, bytes.subarray(0, 12));
+      decipher.setAuthTag(bytes.subarray(12, 28));
+      return Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8');
+    } catch {
+      throw new RuleViolation([{ field: 'cursor', message: 'is not a cursor of this listing: pass the next_cursor of the previous page' }]);
+    }
+  }
+}
