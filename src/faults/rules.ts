@@ -73,16 +73,22 @@ export class FaultRules {
     return this.settings.change(clientId, (settings) => ({ settings: { ...settings, faults: [] }, result: settings.faults.length }));
   }
 
-  /** The rule that applies to this request, counted as applied (and expired when spent), or undefined. */
-  async take(clientId: string, input: OperationInput): Promise<FaultRule | undefined> {
+  /**
+   * The rule that applies to this request, counted as applied (and expired when spent), or
+   * undefined. `refused` says of the rule that won whether it cannot be applied now (a
+   * client at its cap of held requests): it is then counted as matched only, neither
+   * applied nor spent, and answered 'refused'.
+   */
+  async take(clientId: string, input: OperationInput, refused: (rule: FaultRule) => boolean = () => false): Promise<FaultRule | 'refused' | undefined> {
     const rules = await this.list(clientId);
     if (!rules.some((rule) => matches(rule.match, input))) return undefined; // the usual case: no write
-    return this.settings.change(clientId, (settings) => {
+    return this.settings.change<FaultRule | 'refused' | undefined>(clientId, (settings) => {
       const faults = settings.faults.map((rule) => ({ ...rule }));
       for (const rule of faults) {
         if (!matches(rule.match, input)) continue;
         rule.matched++;
         if (rule.probability < 1 && this.chance(`fault:${rule.id}:${rule.matched}`) >= rule.probability) continue;
+        if (refused(rule)) return { settings: { ...settings, faults }, result: 'refused' as const };
         rule.hits++;
         rule.remaining--;
         return { settings: { ...settings, faults: faults.filter((r) => r.remaining > 0) }, result: rule };

@@ -132,6 +132,9 @@ describe('fault action "hang"', () => {
     expect(refused.status).toBe(429);
     expect(refused.headers['retry-after']).toBe('1');
     expect(JSON.parse(refused.body)).toMatchObject({ success: false, message: expect.stringMatching(/already has 100 requests held open by fault rules \(hang, latency, dribble, or reset after a delay\)/) });
+    // The refused requests did not spend the rule: its times are for the requests it held.
+    for (const answer of await Promise.all(Array.from({ length: 20 }, () => track(1_000)))) expect(answer.status).toBe(429);
+    expect((await sandbox.call('GET', '/__sandbox/faults')).body.rules[0]).toMatchObject({ hits: 100, remaining: 900, matched: 121 });
     // Another client's hang is its own.
     await addRule({ match: { operation_id: 'trackOrder' }, action: { type: 'hang' } }, TOKEN_B);
     expect((await failure(send(base, '/v1/order/tracking/SBXNOSUCH01', { token: TOKEN_B, timeoutMs: 300 }))).code).toBe('CLIENT_TIMEOUT');

@@ -1,4 +1,5 @@
 import { faultMessages, noteApplied, type FaultRules } from '../../faults/index.js';
+import type { FaultRule } from '../../records/index.js';
 import { TooManyRequests } from '../../shared/index.js';
 import type { Interceptor, Reply } from '../handler.js';
 import { performFault } from './fault-actions.js';
@@ -18,19 +19,22 @@ export const MAX_HELD_PER_CLIENT = 100;
 export function faultInterceptor(rules: FaultRules, shutdown: AbortSignal): Interceptor {
   // Requests each client holds open now by fault rules: a hang has no end of its own, a dribble at 1 byte/s nearly none.
   const holding = new Map<string, number>();
+  const holdsConnection = ({ action }: FaultRule): boolean => action.type === 'hang' || action.type === 'latency' || action.type === 'dribble' || (action.type === 'reset' && action.after_ms !== undefined);
   return async (input, next) => {
-    const rule = input.client ? await rules.take(input.client.id, input) : undefined;
-    if (!rule) return next();
+    const clientId = input.client?.id;
+    // A rule that would hold one more request past the cap is not applied, so it is not spent either: its `times` are for requests it held.
+    const rule = clientId === undefined ? undefined : await rules.take(clientId, input, (r) => holdsConnection(r) && (holding.get(clientId) ?? 0) >= MAX_HELD_PER_CLIENT);
+    if (rule === 'refused') throw new TooManyRequests(faultMessages.tooManyHeld(MAX_HELD_PER_CLIENT), 1);
+    if (!rule || clientId === undefined) return next();
     noteApplied(input, rule.action);
-    const clientId = input.client!.id;
     const release = (): void => {
       const left = (holding.get(clientId) ?? 1) - 1;
       if (left > 0) holding.set(clientId, left);
       else holding.delete(clientId);
     };
-    const { action } = rule;
-    const holds = action.type === 'hang' || action.type === 'latency' || action.type === 'dribble' || (action.type === 'reset' && action.after_ms !== undefined);
+    const holds = holdsConnection(rule);
     if (holds) {
+      // Checked again: requests arriving together may all have passed take's check (then the rule was spent on this one).
       const held = holding.get(clientId) ?? 0;
       if (held >= MAX_HELD_PER_CLIENT) throw new TooManyRequests(faultMessages.tooManyHeld(MAX_HELD_PER_CLIENT), 1);
       holding.set(clientId, held + 1);
