@@ -84,6 +84,19 @@ async function deliveriesOf(endpointId: string, token = TOKEN_A): Promise<any[]>
   return res.body.deliveries;
 }
 
+/** A listener that connected once and went away, then two orders whose awb.generated deliveries it now holds. */
+async function heldTwo(name: string): Promise<TestListener> {
+  const gone = await listen({ name, events: 'awb.generated' });
+  await gone.close();
+  await createOrders(2);
+  await sandbox.clock.advance(AWB_DELAY);
+  await until('held', async () => {
+    const held = await deliveriesOf(gone.ready.endpoint_id);
+    return held.length === 2 && held.every((d) => d.status === 'paused');
+  });
+  return gone;
+}
+
 async function until(what: string, check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;
   while (!(await check())) {
@@ -488,14 +501,7 @@ describe('deliveries through a listener', () => {
     await sandbox.close();
     await start({ outboxSize: 2 });
     expect((await call('PATCH', '/__sandbox/webhooks/endpoints/default', TOKEN_A, { events: ['order.cancelled'] })).status).toBe(200);
-    const gone = await listen({ name: 'gone', events: 'awb.generated' });
-    await gone.close();
-    await createOrders(2);
-    await sandbox.clock.advance(AWB_DELAY);
-    await until('held', async () => {
-      const held = await deliveriesOf(gone.ready.endpoint_id);
-      return held.length === 2 && held.every((d) => d.status === 'paused');
-    });
+    const gone = await heldTwo('gone');
     expect((await call('DELETE', `/__sandbox/webhooks/endpoints/${gone.ready.endpoint_id}`)).status).toBe(200);
     const failed = await deliveriesOf(gone.ready.endpoint_id);
     expect(failed.map((d) => [d.status, d.last_error])).toEqual([
@@ -510,15 +516,9 @@ describe('deliveries through a listener', () => {
     await until('held', async () => (await deliveriesOf(next.ready.endpoint_id)).length === 1);
     expect((await deliveriesOf(next.ready.endpoint_id)).map((d) => d.status)).toEqual(['paused']);
   });
+
   it('a DELETE whose failing of the held deliveries was cut short (the store away) answers 503, and sent again finishes it, answered 404', async () => {
-    const gone = await listen({ name: 'gone', events: 'awb.generated' });
-    await gone.close();
-    await createOrders(2);
-    await sandbox.clock.advance(AWB_DELAY);
-    await until('held', async () => {
-      const held = await deliveriesOf(gone.ready.endpoint_id);
-      return held.length === 2 && held.every((d) => d.status === 'paused');
-    });
+    const gone = await heldTwo('gone');
     // The store fails the first listing of the endpoint's held deliveries: the endpoint is gone by then, its deliveries not failed yet.
     const storage = sandbox.services.storage;
     const transaction = storage.transaction.bind(storage);
