@@ -28,6 +28,8 @@ export const SLOW = [
   'test/webhooks/volume.test.ts',
   'test/lifecycle/real-clock.test.ts',
   'test/readme/quick-start.test.ts',
+  // A trigger behind a client's backlog of slow webhooks: ~5 s.
+  'test/states/trigger-backlog.test.ts',
   // The readiness recipe through the real CLI, several clients and webhooks: ~15 s of test time.
   'test/examples/careful-client.test.ts',
   // Each starts the real CLI with --spec (twice, for the seeded answers): ~24 s of test time.

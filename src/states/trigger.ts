@@ -64,6 +64,12 @@ export interface TriggerDeps {
   storage: Pick<Storage, 'deliveries'>;
   /** Plays what is due now on the client's clock (the first attempts of the new deliveries). */
   playDue: (clientId: string) => Promise<void>;
+  /**
+   * How long the answer waits for that, at most (the webhook timeout and a little more: a
+   * first attempt's time): a client with thousands of deliveries due waited minutes for the
+   * whole backlog. Past it the answer shows the deliveries as they stand; the rest plays on.
+   */
+  playDueWithinMs: number;
   defaultScenario: string;
 }
 
@@ -85,6 +91,17 @@ const SHORTFALL: Record<Delivery['status'], number> = { delivered: 0, pending: 1
 /** The webhook event whose delivery is a trigger's outcome. */
 const EVENT_OF: Record<OrderTarget['stage'], WebhookEventType | undefined> = { created: undefined, awb_generated: 'awb.generated', at_step: 'awb.generated', awb_failed: 'awb.failed', cancelled: 'order.cancelled' };
 
+/** `work`, waited for at most `ms`: a failure after that is the work's own to report (an advance logs its own). */
+async function within(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  work.catch(() => undefined);
+  try {
+    await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Fires an event (`POST /__sandbox/events/trigger`): on a new fixture order, or takes the
  * client's own order there from where it stands; then plays what is due now, so the
@@ -98,7 +115,7 @@ export async function fireTrigger(deps: TriggerDeps, client: Client, request: Tr
   const target = targetOfTrigger(deps.fixtures, request, existing?.scenario, client.scenario ?? deps.defaultScenario);
   const before = new Set(existing ? (await deliveriesOf(existing.order_no)).map((d) => d.id) : []);
   const set = existing ? await setups.take(client, existing, target) : await setups.make(client, target, 'sandbox-trigger');
-  await deps.playDue(client.id);
+  await within(deps.playDue(client.id), deps.playDueWithinMs);
   const order = (await orders.get(client, set.order_no)) ?? set;
   const made = (await deliveriesOf(order.order_no)).filter((d) => !before.has(d.id));
   const event = EVENT_OF[target.stage];

@@ -22,5 +22,5 @@ export function statesModule(services: Pick<Services, 'storage' | 'orders' | 'jo
     await observer.settled(client.id);
     await storage.reports.start(client.id, { name: PACT_RUN, started_at: clock.of(client.id), started_wall: Date.now() });
   };
-  return { name: 'states', handlers: stateHandlers({ storage, orders, journey, fixtures, clockService, setups, providerStates, defaultScenario: options.scenario, beforeSetup }) };
+  return { name: 'states', handlers: stateHandlers({ storage, orders, journey, fixtures, clockService, setups, providerStates, defaultScenario: options.scenario, triggerWaitMs: options.webhookTimeout + 2_000, beforeSetup }) };
 }

@@ -17,6 +17,8 @@ export interface StateHandlerDeps {
   setups: OrderSetups;
   providerStates: ProviderStates;
   defaultScenario: string;
+  /** How long a trigger's answer waits for the first attempts of its deliveries, at most (see TriggerDeps). */
+  triggerWaitMs: number;
   /** Called before a state setup: the verifier's traffic gets a readiness run of its own (see the module). */
   beforeSetup: (client: Client) => Promise<void>;
 }
@@ -24,7 +26,7 @@ export interface StateHandlerDeps {
 /** The trigger and the Pact provider states in the control API. */
 export function stateHandlers(deps: StateHandlerDeps): HandlerMap {
   const { storage, orders, journey, setups, providerStates, clockService } = deps;
-  const trigger: TriggerDeps = { fixtures: deps.fixtures, orders, setups, storage, playDue: (clientId) => clockService.advance(clientId, 0), defaultScenario: deps.defaultScenario };
+  const trigger: TriggerDeps = { fixtures: deps.fixtures, orders, setups, storage, playDue: (clientId) => clockService.advance(clientId, 0), playDueWithinMs: deps.triggerWaitMs, defaultScenario: deps.defaultScenario };
 
   return {
     triggerEvent: async (input) => {
