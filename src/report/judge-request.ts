@@ -6,7 +6,7 @@ import { headerOf, retryAfterMs } from './retry-after.js';
 
 /**
  * Reads of an AWB closer together than this after a 404 are polling it again at once: real time, as the client's timers run on it (a fast clock
- * does not make a tight loop a wait), and on a manual clock the test's advance too, as for Retry-After. A read answered 200 reads what changed.
+ * does not make a tight loop a wait), and on a manual clock the test's advance too, as for Retry-After. A 200 after a real 404 reads what changed.
  */
 export const POLL_AGAIN_MS = 1000;
 /** Slack on Retry-After for clocks and timers (real ms). */
@@ -248,7 +248,7 @@ async function judgeTracking(judging: Judging, clientId: string, { served, finge
     draft.mark(`404:${awb}`, null);
     const real = Math.round(here.wall - polled.wall);
     const sandbox = served.arrivedAt - polled.at;
-    const movedOn = served.status === 200;
+    const movedOn = served.status === 200 && polled.detail.mocked !== 1; // a Prefer's 404 says nothing of the order
     const waited = movedOn || real >= POLL_AGAIN_MS - RETRY_AFTER_SLACK_MS || (judging.manualClock && sandbox >= POLL_AGAIN_MS);
     const after = `${judging.manualClock ? `${real} ms (${sandbox} ms of the manual clock)` : `${real} ms`} after its 404${movedOn ? ', the order having moved on' : ''}`;
     draft.note('error.tracking-404', waited ? 'handled' : 'missed', waited ? `read again ${after}: ${what}` : `read again ${after}, polling it: ${what}`);
@@ -261,7 +261,7 @@ async function judgeTracking(judging: Judging, clientId: string, { served, finge
   }
   if (served.status === 404) {
     draft.note('error.tracking-404', 'exercised', what);
-    draft.mark(`404:${awb}`, { ...here, detail: { awb } });
+    draft.mark(`404:${awb}`, { ...here, detail: served.input.mocked === true ? { awb, mocked: 1 } : { awb } });
   }
   if (served.status !== 200 && served.status !== 404) return;
   // The client's order as the answer showed it (none: no order of the client has the AWB, or a magic AWB).

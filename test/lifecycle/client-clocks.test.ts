@@ -251,7 +251,10 @@ if (!onPostgres) describe('a data file from before clocks were per client', () =
 describe('ids shown to a client are per client', () => {
   it("B's first fault rule is fault_1 however many rules A made", async () => {
     sandbox = await testSandbox();
-    for (let i = 0; i < 3; i += 1) await sandbox.call('POST', '/__sandbox/faults', { body: { match: { path: `/v1/x${i}` }, action: { type: 'status', status: 503 } } });
+    for (let i = 0; i < 3; i += 1) {
+      const made = await sandbox.call('POST', '/__sandbox/faults', { body: { match: { path: `/v1/order/tracking/X${i}` }, action: { type: 'status', status: 503 } } });
+      expect(made.body.id).toBe(`fault_${i + 1}`);
+    }
     const res = await sandbox.call('POST', '/__sandbox/faults', { token: TOKEN_B, body: { action: { type: 'status', status: 503 } } });
     expect(res.status).toBe(201);
     expect(res.body.id).toBe('fault_1');

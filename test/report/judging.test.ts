@@ -397,6 +397,16 @@ describe('a tracking 404 read again', () => {
     expect(await item(sandbox, 'error.tracking-404')).toMatchObject({ status: 'not_handled', detail: expect.stringMatching(/^Missed 1 of 3/) });
   });
 
+  it('takes a 200 right after a 404 that a Prefer asked for as polling: that 404 said nothing of the order', async () => {
+    sandbox = await testSandbox();
+    const orderNo = (await create(sandbox, 'PREFER')).body.order_numbers[0] as string;
+    const { awb } = (await sandbox.call('POST', `/__sandbox/orders/${orderNo}/awb`)).body;
+    await sandbox.call('POST', `/__sandbox/orders/${orderNo}/advance`);
+    expect((await sandbox.call('GET', `/v1/order/tracking/${awb}`, { headers: { prefer: 'code=404' } })).status).toBe(404);
+    expect((await sandbox.call('GET', `/v1/order/tracking/${awb}`)).status).toBe(200);
+    expect(await item(sandbox, 'error.tracking-404')).toMatchObject({ status: 'not_handled', detail: expect.stringMatching(/^Missed 1 of 1/) });
+  });
+
   it('on a manual clock counts a second of real time as the wait too, not only an advance', async () => {
     sandbox = await testSandbox();
     const awb = await read404(sandbox);
