@@ -18,9 +18,20 @@ export interface OperationCriteria {
 
 const CONTROL_PREFIX = /^\/__sandbox(\/|$)/;
 
-/** Whether a `{name}` segment: any one segment of a request path fills it. */
-const isParameter = (segment: string): boolean => /^\{[^/{}]+\}$/.test(segment);
+const PARAMETER = /\{[^/{}]+\}/g;
 const hasWildcard = (segment: string): boolean => segment.includes('*') || segment.includes('?');
+
+/**
+ * Whether a glob segment may match some request path segment of a spec path's segment: a
+ * segment with `{name}` parameters (`{order_no}`, `{awb}.pdf`) takes any text in their
+ * place; a glob segment with a wildcard against one with parameters is taken as matching.
+ */
+function segmentFits(segment: string, target: string): boolean {
+  if (!target.includes('{')) return hasWildcard(segment) ? compileGlob(`/${segment}`).matches(`/${target}`) : segment === target;
+  if (hasWildcard(segment)) return true;
+  const literal = target.split(PARAMETER).map((part) => part.replace(/[.*+?^$()[\]|\\]/g, '\\$&'));
+  return new RegExp(`^${literal.join('[^/]+')}$`).test(segment);
+}
 
 /**
  * Whether some request path of the spec path `template` matches `glob` (see `globMatches`):
@@ -29,7 +40,7 @@ const hasWildcard = (segment: string): boolean => segment.includes('*') || segme
  * segments. Both are split once; the glob's `**` runs are few, so the search is small.
  */
 export function globReaches(glob: string, template: string): boolean {
-  const split = (path: string): string[] => path.replace(/\/+$/, '').split('/').slice(1);
+  const split = (path: string): string[] => path.split('/').slice(1);
   const g = split(glob);
   const t = split(template);
   const seen = new Set<string>();
@@ -41,9 +52,7 @@ export function globReaches(glob: string, template: string): boolean {
     const segment = g[i]!;
     if (segment === '**') return from(i + 1, j) || (j < t.length && from(i, j + 1));
     if (j === t.length) return false;
-    const target = t[j]!;
-    const fits = isParameter(target) || (hasWildcard(segment) ? compileGlob(`/${segment}`).matches(`/${target}`) : segment === target);
-    return fits && from(i + 1, j + 1);
+    return segmentFits(segment, t[j]!) && from(i + 1, j + 1);
   };
   return from(0, 0);
 }
@@ -67,11 +76,16 @@ export function unmatchableCriteria(criteria: OperationCriteria, operations: rea
       message: `is not an operation of the provider spec${near ? ` (letter case counts: ${near.operationId})` : ''}; use one of ${operations.map((op) => op.operationId).join(', ')}`,
     });
   }
-  if (method !== undefined && !operations.some((op) => op.method.toUpperCase() === method.toUpperCase())) {
+  // HEAD is answered by the GET operation of the path (and journaled as HEAD).
+  const takes = (op: MatchableOperation, m: string): boolean => op.method.toUpperCase() === m || (m === 'HEAD' && op.method.toUpperCase() === 'GET');
+  if (method !== undefined && !operations.some((op) => takes(op, method.toUpperCase()))) {
     errors.push({ field: `${prefix}method`, message: `no operation of the provider spec takes ${method}; use one of ${[...new Set(operations.map((op) => op.method.toUpperCase()))].join(', ')}` });
   }
   if (path !== undefined && path.startsWith('/')) {
+    const parameter = /\{[^/{}]+\}/.exec(path)?.[0];
     if (CONTROL_PREFIX.test(path)) errors.push({ field: `${prefix}path`, message: 'is a path of the control API, whose requests are never provider requests; use a provider path, e.g. /v1/order/tracking/*' });
+    else if (parameter) errors.push({ field: `${prefix}path`, message: `holds ${parameter}, a parameter of the spec's path: a glob matches the paths requests are sent to, so write * in its place (e.g. /v1/order/tracking/*)` });
+    else if (path.length > 1 && path.endsWith('/')) errors.push({ field: `${prefix}path`, message: `ends with "/": a request path is matched without its trailing slash; write ${path.replace(/\/+$/, '') || '/'}` });
     else if (!operations.some((op) => globReaches(path, op.path))) {
       errors.push({ field: `${prefix}path`, message: `reaches no path of the provider spec; its paths are ${[...new Set(operations.map((op) => op.path))].join(', ')}` });
     }

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { globMatches, globReaches, unmatchableCriteria } from '../../src/shared/index.js';
+
+const OPERATIONS = [
+  { operationId: 'createOrder', method: 'POST', path: '/v1/order' },
+  { operationId: 'trackOrder', method: 'GET', path: '/v1/order/tracking/{order_no}' },
+  { operationId: 'getLabel', method: 'GET', path: '/v1/labels/{awb}.pdf' },
+];
+
+describe('globReaches: whether some request path of a spec path matches a glob', () => {
+  it.each([
+    ['/v1/order', '/v1/order'],
+    ['/v1/order/tracking/*', '/v1/order/tracking/{order_no}'],
+    ['/v1/order/tracking/SBX1', '/v1/order/tracking/{order_no}'],
+    ['/v1/**', '/v1/order/tracking/{order_no}'],
+    ['/**', '/v1/order'],
+    ['/v1/*/tracking/?*', '/v1/order/tracking/{order_no}'],
+    // A parameter inside a segment (a --spec's path): any text in its place.
+    ['/v1/labels/SBX1.pdf', '/v1/labels/{awb}.pdf'],
+    ['/v1/labels/SBX1*', '/v1/labels/{awb}.pdf'],
+  ])('%s reaches %s', (glob, template) => {
+    expect(globReaches(glob, template)).toBe(true);
+  });
+
+  it.each([
+    ['/v1/orders', '/v1/order'],
+    ['/v1/order/tracking', '/v1/order/tracking/{order_no}'],
+    ['/v1/labels/SBX1.png', '/v1/labels/{awb}.pdf'],
+    ['/v1/order/tracking/*/x', '/v1/order/tracking/{order_no}'],
+  ])('%s does not reach %s', (glob, template) => {
+    expect(globReaches(glob, template)).toBe(false);
+  });
+
+  it('agrees with the matcher on the requests it reaches', () => {
+    expect(globMatches('/v1/labels/SBX1*', '/v1/labels/SBX1234.pdf')).toBe(true);
+    expect(globMatches('/v1/order/tracking/*', '/v1/order/tracking/JN0000000001')).toBe(true);
+  });
+});
+
+describe('unmatchableCriteria', () => {
+  it('takes HEAD where an operation takes GET (a HEAD is answered by it, and journaled as HEAD)', () => {
+    expect(unmatchableCriteria({ method: 'head' }, OPERATIONS)).toEqual([]);
+    expect(unmatchableCriteria({ method: 'HEAD' }, [OPERATIONS[0]!])).toEqual([{ field: 'method', message: 'no operation of the provider spec takes HEAD; use one of POST' }]);
+  });
+
+  it('refuses a path that no request path can match: a trailing slash, a spec parameter written as it is', () => {
+    expect(unmatchableCriteria({ path: '/v1/order/' }, OPERATIONS, 'match.')).toEqual([{ field: 'match.path', message: 'ends with "/": a request path is matched without its trailing slash; write /v1/order' }]);
+    expect(globMatches('/v1/order/', '/v1/order')).toBe(false);
+    expect(unmatchableCriteria({ path: '/v1/order/tracking/{order_no}' }, OPERATIONS)[0]).toMatchObject({ field: 'path', message: expect.stringMatching(/^holds \{order_no\}, a parameter of the spec's path/) });
+    expect(globMatches('/v1/order/tracking/{order_no}', '/v1/order/tracking/JN0000000001')).toBe(false);
+  });
+
+  it('checks nothing against a spec it could not read (no operations)', () => {
+    expect(unmatchableCriteria({ operation_id: 'anything', method: 'FETCH', path: '/nowhere' }, [])).toEqual([]);
+  });
+});
