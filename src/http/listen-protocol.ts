@@ -2,7 +2,7 @@
 import type { Duplex } from 'node:stream';
 import type { RawData, WebSocket } from 'ws';
 import type { Client } from '../clients/index.js';
-import { asJsonWithin, EXCERPT_BYTES, type RelayedAttempt, type RelayResult } from '../webhooks/index.js';
+import { asJsonWithin, EXCERPT_BYTES, type Listeners, type RelayedAttempt, type RelayResult } from '../webhooks/index.js';
 import type { IncomingMessage } from 'node:http';
 import { checkRawDepth } from './depth.js';
 import { ApiError } from './errors.js';
@@ -72,14 +72,25 @@ export class Connection {
     readonly session?: string,
   ) {}
 
+  /** A malformed message came: the connection is closing with 1008. */
+  private malformed = false;
+
   attemptId(): string {
     return `att_${++this.next}`;
   }
 
-  /** A message of the listener: a result settles its attempt; false when it is malformed (the connection is then closed with 1008). */
+  /**
+   * A message of the listener: a result settles its attempt; false when it is malformed
+   * (the connection is then closed with 1008, and what else arrived before the close is
+   * not parsed: each such frame could cost the event loop).
+   */
   received(data: RawData, isBinary: boolean): boolean {
+    if (this.malformed) return true;
     const result = isBinary ? undefined : resultOf(data);
-    if (!result) return false;
+    if (!result) {
+      this.malformed = true;
+      return false;
+    }
     if (result === 'ignored') return true;
     const w = this.waiting.get(result.id);
     if (!w) return true;
@@ -165,6 +176,25 @@ export function resultOf(data: RawData): Result | 'ignored' | undefined {
     response_body: asJsonWithin(text(m.response_body) ?? '', EXCERPT_BYTES),
     retry_after: text(m.retry_after)?.slice(0, 200) ?? null,
   };
+}
+
+/**
+ * A session's look at its endpoint (every LISTEN_RESUME_MS, while `held` says it is still
+ * the one held under its name): gone, it is closed with 4002 (deleted) or 4004 (its client
+ * reset: listen connects again); disabled, with 4003 (no delivery would come to it, so it
+ * is told rather than left deaf); else its held deliveries are made due.
+ */
+export async function checkEndpoint(listeners: Listeners, conn: Connection, held: () => boolean): Promise<void> {
+  const { ws, client, endpointId } = conn;
+  const endpoint = await listeners.current(client.id, endpointId);
+  if (!held()) return;
+  if (!endpoint) {
+    const gone = (await listeners.removedByReset(client.id, endpointId)) ? CLOSE.reset : CLOSE.removed;
+    if (held()) ws.close(gone.code, gone.reason);
+    return;
+  }
+  if (!endpoint.enabled) return ws.close(CLOSE.disabled.code, CLOSE.disabled.reason);
+  await listeners.resume(client.id, endpointId);
 }
 
 /** Answers a refused upgrade as a plain HTTP response with the error envelope, and closes the socket. */

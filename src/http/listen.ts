@@ -6,7 +6,7 @@ import { WebSocketServer, type RawData } from 'ws';
 import type { ClientRegistry } from '../clients/index.js';
 import { listenRequest, type ListenerRelay, type Listeners, type RelayedAttempt, type RelayResult } from '../webhooks/index.js';
 import { authenticate, soleAuthorization } from './auth.js';
-import { checkHandshake, checkNotSuperseded, CLOSE, Connection, keyOf, sessionOf, LISTEN_ANSWER_MARGIN_MS, refuse, type Asked, type Signal, CLOSE_GRACE_MS, HANDOFF_CUT, HANDOFF_TAKEN_MS, HANDOFF_TAKE_WITHIN_MS, LISTEN_CHANNEL, LISTEN_PING_MS, LISTEN_RESUME_MS, LISTEN_SEEN_MS, MAX_LISTEN_MESSAGE, WHO_MS, LISTEN_PATH } from './listen-protocol.js';
+import { checkEndpoint, checkHandshake, checkNotSuperseded, CLOSE, Connection, keyOf, sessionOf, LISTEN_ANSWER_MARGIN_MS, refuse, type Asked, type Signal, CLOSE_GRACE_MS, HANDOFF_CUT, HANDOFF_TAKEN_MS, HANDOFF_TAKE_WITHIN_MS, LISTEN_CHANNEL, LISTEN_PING_MS, LISTEN_RESUME_MS, LISTEN_SEEN_MS, MAX_LISTEN_MESSAGE, WHO_MS, LISTEN_PATH } from './listen-protocol.js';
 import { ApiError, toApiError } from './errors.js';
 import { authorize } from './roles.js';
 import type { Signals } from '../store/index.js';
@@ -117,7 +117,6 @@ export class ListenServer implements ListenerRelay {
     const log = this.deps.logger;
     ws.on('pong', () => (conn.alive = true));
     ws.on('message', (data: RawData, isBinary: boolean) => {
-      if (ws.readyState !== ws.OPEN) return; // closing (a malformed message, say): frames already received are not parsed
       if (!conn.received(data, isBinary)) ws.close(CLOSE.malformed.code, CLOSE.malformed.reason);
     });
     ws.on('error', (err) => log.debug({ err, listener: name }, 'listener connection error'));
@@ -128,16 +127,8 @@ export class ListenServer implements ListenerRelay {
         ws.ping();
       }, LISTEN_PING_MS).unref(),
       setInterval(() => {
-        // Still its endpoint? (deleted through the API: 4002; or by a reset on another replica: 4004)
-        void listeners.current(client.id, endpointId).then(async (endpoint) => {
-          if (this.held.get(keyOf(client.id, name)) !== conn) return;
-          if (!endpoint) {
-            const gone = (await listeners.removedByReset(client.id, endpointId)) ? CLOSE.reset : CLOSE.removed;
-            return this.held.get(keyOf(client.id, name)) === conn ? ws.close(gone.code, gone.reason) : undefined;
-          }
-          if (!endpoint.enabled) return ws.close(CLOSE.disabled.code, CLOSE.disabled.reason); // a 410, or the API: told, not left deaf
-          await listeners.resume(client.id, endpointId);
-        }).catch((err: unknown) => log.warn({ err, listener: name }, 'listener check failed'));
+        // Still its endpoint, enabled? (deleted through the API, reset or disabled on another replica)
+        void checkEndpoint(listeners, conn, () => this.held.get(keyOf(client.id, name)) === conn).catch((err: unknown) => log.warn({ err, listener: name }, 'listener check failed'));
       }, LISTEN_RESUME_MS).unref(),
       setInterval(() => void listeners.seen(client.id, endpointId).catch(() => undefined), LISTEN_SEEN_MS).unref(),
     );
@@ -260,7 +251,11 @@ export class ListenServer implements ListenerRelay {
         resolve(false);
       }, WHO_MS);
       this.asked.set(r, {
-        taken: () => (clearTimeout(timer), this.asked.delete(r), resolve(true)),
+        taken: () => {
+          clearTimeout(timer);
+          this.asked.delete(r);
+          resolve(true);
+        },
         result: () => undefined,
       });
       this.signal({ t: 'who', r, from: this.replica, c: clientId, l: name }).catch(() => resolve(false));

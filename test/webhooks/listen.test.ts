@@ -467,10 +467,15 @@ describe('deliveries through a listener', () => {
   });
 
   it('answers 429 with Retry-After to a client opening sessions in a loop, past 20 at once, and keeps the other clients\' opens', async () => {
-    for (let i = 0; i < 20; i++) await (await listen({ name: 'loop' })).close();
-    const refusedOpen = await refused({ token: TOKEN_A, name: 'loop' });
-    expect(refusedOpen.status).toBe(429);
-    expect(refusedOpen.body.message).toMatch(/opened more than 20 listen sessions at once, or 5 a second since/);
+    // Thirty at once (their checks come before any work, so the bucket barely refills meanwhile, whatever the store's speed).
+    const opened = await Promise.all(Array.from({ length: 30 }, () => TestListener.open(sandbox.url, { token: TOKEN_A, name: 'loop', forwardTo: `${receiver.url}/hooks` })));
+    for (const o of opened) if (!isRefused(o)) sessions.push(o);
+    const tooMany = opened.filter((o): o is Refused => isRefused(o));
+    expect(tooMany.length).toBeGreaterThanOrEqual(5);
+    for (const refusedOpen of tooMany) {
+      expect(refusedOpen.status).toBe(429);
+      expect(refusedOpen.body.message).toMatch(/opened more than 20 listen sessions at once, or 5 a second since/);
+    }
     expect((await listen({ token: TOKEN_B, name: 'other' })).ready.listener).toBe('other');
   });
 
