@@ -23,9 +23,18 @@ export function checkClientConfigs(clients: ClientConfig[], known: { scenarios: 
     const at = `clients[${i}]`;
     problems.push(...unknownKeys(client, CLIENT_KEYS, at));
     const { webhook } = client as { webhook?: unknown };
-    if (webhook !== undefined) {
-      if (typeof webhook !== 'object' || webhook === null || Array.isArray(webhook)) problems.push(`${at}.webhook: must be an object with url, secret and chaos`);
-      else problems.push(...unknownKeys(webhook, WEBHOOK_KEYS, `${at}.webhook`));
+    // An empty `webhook:` (its lines commented out) is none.
+    if (webhook === null) delete (client as { webhook?: unknown }).webhook;
+    else if (webhook !== undefined) {
+      if (typeof webhook !== 'object' || Array.isArray(webhook)) problems.push(`${at}.webhook: must be an object with url, secret and chaos`);
+      else {
+        problems.push(...unknownKeys(webhook, WEBHOOK_KEYS, `${at}.webhook`));
+        const settings = webhook as Record<string, unknown>;
+        for (const key of WEBHOOK_KEYS) if (settings[key] === null) delete settings[key]; // `secret:` left empty is none
+        for (const key of ['url', 'secret']) if (settings[key] !== undefined && typeof settings[key] !== 'string') problems.push(`${at}.webhook.${key}: must be text`);
+        const { chaos } = settings;
+        if (chaos !== undefined && !(Array.isArray(chaos) && chaos.every((mode) => typeof mode === 'string'))) problems.push(`${at}.webhook.chaos: must be a list of chaos modes, e.g. [duplicate]`);
+      }
     }
     if (client.scenario !== undefined && !known.scenarios.includes(client.scenario)) {
       problems.push(`${at}.scenario: unknown scenario "${client.scenario}"; use one of ${known.scenarios.join(', ')}`);

@@ -11,13 +11,15 @@ export interface ConfigFile {
 export function readConfigFile(path: string): ConfigFile {
   let parsed: unknown;
   try {
-    parsed = parse(readFileSync(path, 'utf8'));
+    // Merge keys (`<<: *defaults`) are how a YAML file shares settings between clients.
+    parsed = parse(readFileSync(path, 'utf8'), { merge: true });
   } catch (error) {
     throw new Error(`Cannot read the config file ${path}: ${(error as Error).message}`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`The config file ${path} must hold an object with "clients".`);
-  const unknown = Object.keys(parsed).filter((key) => key !== 'clients');
-  if (unknown.length > 0) throw new Error(`The config file ${path} holds ${unknown.map((key) => `"${key}"`).join(', ')}, which is not a known setting: the file holds "clients", a list of clients.`);
+  // Keys starting with x- are the file's own (anchors for its clients to share, as in a compose file).
+  const unknown = Object.keys(parsed).filter((key) => key !== 'clients' && !key.startsWith('x-'));
+  if (unknown.length > 0) throw new Error(`The config file ${path} holds ${unknown.map((key) => `"${key}"`).join(', ')}, which is not a known setting: the file holds "clients", a list of clients (and keys of its own starting with x-).`);
   const clients = (parsed as ConfigFile).clients ?? [];
   if (!Array.isArray(clients)) throw new Error(`"clients" in ${path} must be a list.`);
   clients.forEach((c, i) => {

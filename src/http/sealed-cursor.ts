@@ -8,6 +8,9 @@ import { RuleViolation } from '../shared/index.js';
  * the others were sent. Every replica holds the same secret (the store's seed), so a
  * cursor one gave another opens; one that does not open is a 400 naming `cursor`.
  */
+/** A sealed cursor's text is padded with NULs (a store's cursor never holds one) to a multiple of this. */
+const PAD = 96;
+
 export class CursorSeal {
   private readonly key: Buffer;
 
@@ -18,7 +21,10 @@ export class CursorSeal {
   seal(cursor: string): string {
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-    const sealed = Buffer.concat([cipher.update(cursor, 'utf8'), cipher.final()]);
+    // Padded to a multiple of PAD bytes: a sealed text keeps its length, and the number's digits would show in it.
+    const text = Buffer.from(cursor, 'utf8');
+    const padded = Buffer.concat([text, Buffer.alloc(PAD - (text.length % PAD))]);
+    const sealed = Buffer.concat([cipher.update(padded), cipher.final()]);
     return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url');
   }
 
@@ -29,7 +35,8 @@ export class CursorSeal {
       if (bytes.length <= 28) throw new Error('too short');
       const decipher = createDecipheriv('aes-256-gcm', this.key, bytes.subarray(0, 12));
       decipher.setAuthTag(bytes.subarray(12, 28));
-      return Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8');
+      const padded = Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]);
+      return padded.subarray(0, padded.indexOf(0)).toString('utf8');
     } catch {
       throw new RuleViolation([{ field: 'cursor', message: 'is not a cursor of this listing: pass the next_cursor of the previous page' }]);
     }

@@ -65,7 +65,7 @@ describe('a config file with a misspelt key', () => {
 
   it('refuses a misspelt "clients", which would drop every client of the file', () => {
     const path = fileWith('client:\n  - token: t1\n    id: a\n');
-    expect(() => readConfigFile(path)).toThrow(`The config file ${path} holds "client", which is not a known setting: the file holds "clients", a list of clients.`);
+    expect(() => readConfigFile(path)).toThrow(`The config file ${path} holds "client", which is not a known setting: the file holds "clients", a list of clients (and keys of its own starting with x-).`);
   });
 
   it.each([
@@ -77,6 +77,23 @@ describe('a config file with a misspelt key', () => {
     const path = fileWith(`clients:\n  - token: t1\n    id: a\n${line}`);
     expect(() => checkClientConfigs(readConfigFile(path).clients!, known)).toThrow(message);
     await expect(buildServices({ config: path })).rejects.toThrow(message);
+  });
+
+  it.each([
+    ['    webhook: { url: "http://x.test", chaos: "bad_signature" }\n', 'clients[0].webhook.chaos: must be a list of chaos modes, e.g. [duplicate]'],
+    ['    webhook: { url: 42 }\n', 'clients[0].webhook.url: must be text'],
+  ])('refuses a webhook setting of the wrong kind (%j), naming it, not with a TypeError', async (line, message) => {
+    const path = fileWith(`clients:\n  - token: t1\n    id: a\n${line}`);
+    await expect(buildServices({ config: path })).rejects.toThrow(message);
+  });
+
+  it('takes an empty webhook or chaos (lines commented out) as none, keys of its own starting with x-, and YAML merge keys', async () => {
+    const path = fileWith('x-defaults: &defaults\n  scenario: returned\n  couriers: [jne]\nclients:\n  - token: t1\n    id: a\n    <<: *defaults\n    webhook:\n  - token: t2\n    id: b\n    webhook: { url: "https://b.example/hooks", chaos: }\n');
+    const clients = readConfigFile(path).clients!;
+    expect(clients[0]).toMatchObject({ token: 't1', scenario: 'returned', couriers: ['jne'] });
+    expect(() => checkClientConfigs(clients, known)).not.toThrow();
+    const services = await buildServices({ config: path, data: ':memory:' });
+    await services.storage.close();
   });
 
   it('takes every documented setting', () => {
