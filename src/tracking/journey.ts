@@ -134,8 +134,8 @@ export class Journey {
    * Plays the next step now, or every step up to the one named `key` (control API).
    * Later steps keep their spacing. The steps played on the way take their times back
    * from now at their spacing, but none before the AWB: the provider's tracking never
-   * shows a scan before it (those steps then share the AWB's time). Returns the order
-   * afterwards, or undefined when there is no such step to play.
+   * shows a scan before it (they are then squeezed between the AWB and now, in order).
+   * Returns the order afterwards, or undefined when there is no such step to play.
    */
   advance(orderNo: string, key?: string): Promise<Stored<Order> | undefined> {
     return this.deps.storage.transaction(async (tx) => {
@@ -147,8 +147,12 @@ export class Journey {
       const now = this.deps.clock.of(order.client_id);
       let changed: Order = { ...order, journey_start: Math.min(order.journey_start, now - scenario.offsets[target]!) };
       const earliest = order.awb_generated_at ?? order.created_at;
+      // At their spacing back from now; when that puts the first before the AWB, squeezed between the AWB and now, in order.
+      const first = this.nextStepAt(changed)!;
+      const squeeze = first < earliest && now > earliest;
       while (changed.next_step !== null && changed.next_step <= target) {
-        changed = await this.playStep(tx, changed, scenario, Math.max(this.nextStepAt(changed)!, earliest));
+        const due = this.nextStepAt(changed)!;
+        changed = await this.playStep(tx, changed, scenario, squeeze ? earliest + Math.round(((due - first) / (now - first)) * (now - earliest)) : Math.max(due, earliest));
       }
       await tx.jobs.cancel(STEP_JOB, orderNo);
       return this.save(tx, changed as Stored<Order>);

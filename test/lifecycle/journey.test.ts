@@ -132,12 +132,16 @@ describe('control of one order', () => {
     const orderNo = created.body.order_numbers[0];
     const generated = await sandbox.call('POST', `/__sandbox/orders/${orderNo}/awb`);
     const awbSecond = Math.floor(Date.parse(generated.body.awb_generated_at) / 1000);
+    await sandbox.advance(3_600_000); // an hour after the AWB: the journey's days must fit in it
     const jumped = await sandbox.call('POST', `/__sandbox/orders/${orderNo}/advance`, { body: { step: 'pod' } });
     expect(jumped.body.status).toBe('delivered');
     const times: number[] = jumped.body.history.map((e: { update_on: number }) => e.update_on);
     expect(times.length).toBeGreaterThan(2);
-    expect(Math.min(...times)).toBeGreaterThanOrEqual(awbSecond);
+    expect(Math.min(...times)).toBe(awbSecond);
+    expect(Math.max(...times)).toBe(awbSecond + 3600);
+    // In order, and apart: squeezed into the hour, not all at one second.
     expect([...times].sort((a, b) => b - a)).toEqual(times);
+    expect(new Set(times).size).toBe(times.length);
     const tracking = await sandbox.call('GET', `/v1/order/tracking/${jumped.body.awb}`);
     expect(Math.min(...tracking.body.history.map((e: { update_on: number }) => e.update_on))).toBeGreaterThanOrEqual(awbSecond);
   });
