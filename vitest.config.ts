@@ -30,6 +30,11 @@ export const SLOW = [
   'test/readme/quick-start.test.ts',
   // A trigger behind a client's backlog of slow webhooks: ~5 s.
   'test/states/trigger-backlog.test.ts',
+  // The readiness report's judging of every catalogue item (~17 s) and the listen sessions
+  // (~12 s): npm test on Node 20 had come to 289 s of its 300. `npm run test:postgres` runs
+  // both on PostgreSQL too.
+  'test/report/judging.test.ts',
+  'test/webhooks/listen.test.ts',
   // The readiness recipe through the real CLI, several clients and webhooks: ~15 s of test time.
   'test/examples/careful-client.test.ts',
   // Each starts the real CLI with --spec (twice, for the seeded answers): ~24 s of test time.
