@@ -43,7 +43,7 @@ export const LISTEN_ANSWER_MARGIN_MS = 2_000;
 export const CLOSE = {
   replaced: { code: 4001, reason: 'replaced by a newer connection under this name' },
   removed: { code: 4002, reason: 'listener endpoint removed' },
-  // Not for good: `listen` connects again at once, and its endpoint is made anew (a new secret).
+  // Not for good: `listen` connects again after its usual backoff (about a second), and its endpoint is made anew (a new secret).
   reset: { code: 4004, reason: 'the client was reset: connect again to make the listener endpoint anew' },
   // A close reason holds 123 bytes at most.
   disabled: { code: 4003, reason: 'listener endpoint disabled (a 410 Gone, or the API): fix the receiver, then start listen again' },

@@ -1,5 +1,8 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { RuleViolation } from '../shared/index.js';
+import { notACursor } from '../shared/index.js';
+
+/** A sealed cursor's text is padded with NULs (a store's cursor never holds one) to a multiple of this. */
+const PAD = 96;
 
 /**
  * Seals a listing's cursor (AES-256-GCM under a key of the deployment's secret), so that it
@@ -8,9 +11,6 @@ import { RuleViolation } from '../shared/index.js';
  * the others were sent. Every replica holds the same secret (the store's seed), so a
  * cursor one gave another opens; one that does not open is a 400 naming `cursor`.
  */
-/** A sealed cursor's text is padded with NULs (a store's cursor never holds one) to a multiple of this. */
-const PAD = 96;
-
 export class CursorSeal {
   private readonly key: Buffer;
 
@@ -38,7 +38,7 @@ export class CursorSeal {
       const padded = Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]);
       return padded.subarray(0, padded.indexOf(0)).toString('utf8');
     } catch {
-      throw new RuleViolation([{ field: 'cursor', message: 'is not a cursor of this listing: pass the next_cursor of the previous page' }]);
+      throw notACursor();
     }
   }
 }

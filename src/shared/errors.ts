@@ -33,6 +33,10 @@ export class RuleViolation extends DomainError {
   }
 }
 
+/** A listing's `cursor` that is not one of its pages' next_cursor: every store's listings and the sealed cursor say it alike. */
+export const notACursor = (): RuleViolation =>
+  new RuleViolation([{ field: 'cursor', message: 'is not a cursor of this listing: pass the next_cursor of the previous page' }]);
+
 /** The record is not in a state that allows this (no AWB yet, a disabled endpoint, a stale version). */
 export class Conflict extends DomainError {}
 

@@ -1,4 +1,4 @@
-import { RuleViolation } from '../shared/index.js';
+import { notACursor } from '../shared/index.js';
 
 /** A position in a listing: ordered by `rank`, then by `id`. Every adapter pages with it. */
 export interface Position {
@@ -23,6 +23,6 @@ export function decodeCursor(cursor: string): Position | undefined {
 export function positionOf(cursor: string | undefined): Position | undefined {
   if (cursor === undefined) return undefined;
   const position = decodeCursor(cursor);
-  if (!position) throw new RuleViolation([{ field: 'cursor', message: 'is not a cursor of this listing: pass the next_cursor of the previous page' }]);
+  if (!position) throw notACursor();
   return position;
 }
