@@ -61,7 +61,8 @@ export function globReaches(glob: string, template: string): boolean {
  * Field errors of a match's operation criteria that no request of the served spec can
  * meet: an operationId the spec does not have (letter case counts), a method none of its
  * operations takes, a path glob none of its paths reaches (the control API's among them:
- * its requests are never provider requests). A match that can never apply would let a
+ * its requests are never provider requests), or criteria each of which can match but no
+ * one operation meets together. A match that can never apply would let a
  * test of the client's handling pass having tested nothing. `prefix` names the fields
  * (`match.` for a fault rule).
  */
@@ -89,6 +90,20 @@ export function unmatchableCriteria(criteria: OperationCriteria, operations: rea
     else if (!operations.some((op) => globReaches(path, op.path))) {
       errors.push({ field: `${prefix}path`, message: `reaches no path of the provider spec; its paths are ${[...new Set(operations.map((op) => op.path))].join(', ')}` });
     }
+  }
+  if (errors.length > 0) return errors;
+  // Each criterion can match; a match needs one operation that meets all of them at once.
+  const meets = (op: MatchableOperation): boolean =>
+    (operationId === undefined || op.operationId === operationId) && (method === undefined || takes(op, method.toUpperCase())) && (path === undefined || globReaches(path, op.path));
+  if (operations.some(meets)) return errors;
+  const named = operations.find((op) => op.operationId === operationId);
+  if (named && method !== undefined && !takes(named, method.toUpperCase())) {
+    errors.push({ field: `${prefix}method`, message: `is not the method of ${named.operationId}, which is ${named.method.toUpperCase()} ${named.path}: no request meets both; drop one of them` });
+  } else if (named && path !== undefined) {
+    errors.push({ field: `${prefix}path`, message: `does not reach ${named.path}, the path of ${named.operationId}: no request meets both; drop one of them` });
+  } else if (method !== undefined && path !== undefined) {
+    const methods = [...new Set(operations.filter((op) => globReaches(path, op.path)).map((op) => op.method.toUpperCase()))];
+    errors.push({ field: `${prefix}method`, message: `is not taken at the paths ${path} reaches, which take ${methods.join(', ')}: no request meets both` });
   }
   return errors;
 }

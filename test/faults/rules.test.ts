@@ -49,6 +49,8 @@ describe('POST /__sandbox/faults', () => {
     ['a path no operation has', { match: { path: '/v1/orders' }, action: fail400 }, 'match.path'],
     ['a path with a trailing slash (request paths are matched without one)', { match: { path: '/v1/couriers/' }, action: fail400 }, 'match.path'],
     ['the spec\'s path template pasted as a glob', { match: { path: '/v1/order/tracking/{order_no}' }, action: fail400 }, 'match.path'],
+    ['an operationId with a method it is not', { match: { operation_id: 'createOrder', method: 'GET' }, action: fail400 }, 'match.method'],
+    ['an operationId with a path glob that misses it', { match: { operation_id: 'createOrder', path: '/v1/order/tracking/*' }, action: fail400 }, 'match.path'],
     ['times 0', { action: fail400, times: 0 }, 'times'],
     ['probability 0', { action: fail400, probability: 0 }, 'probability'],
     ['a misspelt field', { action: fail400, tims: 3 }, 'tims'],

@@ -50,6 +50,22 @@ describe('unmatchableCriteria', () => {
     expect(globMatches('/v1/order/tracking/{order_no}', '/v1/order/tracking/JN0000000001')).toBe(false);
   });
 
+  it('refuses criteria that each match some operation but no one operation together', () => {
+    expect(unmatchableCriteria({ operation_id: 'createOrder', method: 'GET' }, OPERATIONS, 'match.')).toEqual([
+      { field: 'match.method', message: 'is not the method of createOrder, which is POST /v1/order: no request meets both; drop one of them' },
+    ]);
+    expect(unmatchableCriteria({ operation_id: 'trackOrder', path: '/v1/labels/*' }, OPERATIONS)).toEqual([
+      { field: 'path', message: 'does not reach /v1/order/tracking/{order_no}, the path of trackOrder: no request meets both; drop one of them' },
+    ]);
+    expect(unmatchableCriteria({ method: 'POST', path: '/v1/labels/*' }, OPERATIONS)).toEqual([{ field: 'method', message: 'is not taken at the paths /v1/labels/* reaches, which take GET: no request meets both' }]);
+  });
+
+  it('takes criteria one operation meets together (HEAD of a GET operation among them)', () => {
+    expect(unmatchableCriteria({ operation_id: 'trackOrder', method: 'head', path: '/v1/order/tracking/*' }, OPERATIONS)).toEqual([]);
+    expect(unmatchableCriteria({ method: 'GET', path: '/v1/**' }, OPERATIONS)).toEqual([]);
+    expect(unmatchableCriteria({ operation_id: 'createOrder', method: 'post', path: '/**' }, OPERATIONS)).toEqual([]);
+  });
+
   it('checks nothing against a spec it could not read (no operations)', () => {
     expect(unmatchableCriteria({ operation_id: 'anything', method: 'FETCH', path: '/nowhere' }, [])).toEqual([]);
   });
