@@ -1,46 +1,9 @@
 import type { ReportMark, ReportView } from '../records/index.js';
-import type { BatchReads } from './batch-reads.js';
 import { Draft } from './draft.js';
+import { acknowledged, judgeCreate, judgeTracking, refusedKey } from './judge-operation.js';
+import { RETRY_AFTER_SLACK_MS, describe, markBefore, type Judged, type Judging } from './judging.js';
 import type { Observed } from './observed.js';
 import { headerOf, retryAfterMs } from './retry-after.js';
-
-/**
- * Reads of an AWB closer together than this after a 404 are polling it again at once: real time, as the client's timers run on it (a fast clock
- * does not make a tight loop a wait), and on a manual clock the test's advance too, as for Retry-After. A 200 after a real 404 reads what changed.
- */
-export const POLL_AGAIN_MS = 1000;
-/** Slack on Retry-After for clocks and timers (real ms). */
-const RETRY_AFTER_SLACK_MS = 100;
-
-/**
- * What judging a request reads besides the request and the report: the store (through
- * its batch's reads), and whether the sandbox runs a manual clock. On a manual clock a
- * test moves the sandbox's time where a client's timers would wait (its timers driven by
- * the test), so a wait of Retry-After counts in sandbox time too; on a real clock, at
- * any speed, only real time counts, as the client's timers run on it.
- */
-export interface Judging {
-  reads: BatchReads;
-  manualClock: boolean;
-  /**
-   * The client's creates and tracking reads judged just before this request, oldest
-   * first (a few): a retry that closed before the request it retries (sent once the
-   * client gave up on a hung one, say) was judged first.
-   */
-  recent: readonly Judged[];
-  /**
-   * This replica's id: a mark names the replica and the arrival number of the request that
-   * set it (`origin`), so that a request is judged only against marks of requests that
-   * arrived before it, where that is known (on its own replica: replicas' clocks differ).
-   */
-  replica: string;
-}
-
-/** A request as judged, with when it arrived in real time (epoch ms). */
-export interface Judged {
-  kept: Observed;
-  wall: number;
-}
 
 /** A fault the client met, and when (sandbox and real time). */
 interface MetFault {
@@ -54,8 +17,6 @@ interface MetFault {
 
 /** The mark of a request that met a fault and waits for its retry: one per request (path and body), so each is judged on its own. */
 export const retryKey = (op: string, print: string): string => `retry:${op}:${print}`;
-/** The mark of a refused request (a 400 or 403): the same request sent again later, whatever came between, is sent again unchanged. */
-const refusedKey = (op: string, print: string): string => `refused:${op}:${print}`;
 /** The mark of the latest Retry-After an operation answered: until it ends, the operation's requests are hammering. */
 const windowKey = (op: string): string => `window:${op}`;
 /** A create's content (its body without order codes, see Observed.content) after a create carried out although the client gave up on it. */
@@ -67,8 +28,6 @@ const RUNS_ANYWAY = new Set(['latency', 'dribble']);
 /** A reset rule's cut after some ms, once part of the answer went out (not a connection dropped at once). */
 const cutLater = (fault: Observed['fault']): boolean => fault?.type === 'reset' && typeof (fault as { after_ms?: unknown }).after_ms === 'number';
 const ranAnyway = (fault: Observed['fault']): boolean => fault !== undefined && (RUNS_ANYWAY.has(fault.type) || cutLater(fault));
-/** Most refused requests of an operation remembered (see markRefused). */
-const REFUSED_KEPT = 32;
 
 /**
  * Whether judging a request sets a mark the client's next request is judged against, from what
@@ -90,13 +49,6 @@ export function marksOnAnswer({ served, fault }: Pick<Observed, 'served' | 'faul
   const op = served.input.operation.operationId;
   if (op === 'createOrder') return served.status === 400 || served.status === 403;
   return op === 'trackOrder' && (served.status === 400 || served.status === 404);
-}
-
-/** The mark at `key`, when the request that set it arrived before the one of arrival number `seq` (unknown, so taken, for another replica's). */
-function markBefore(judging: Judging, marks: ReportView['marks'], key: string, seq: number): ReportMark | undefined {
-  const mark = marks[key];
-  const [replica, of] = mark?.origin?.split(':') ?? [];
-  return mark !== undefined && (replica !== judging.replica || Number(of) <= seq) ? mark : undefined;
 }
 
 /** Notes the retry of a request that met a fault, and whether it waited what Retry-After said. */
@@ -125,12 +77,6 @@ function noteHammering(judging: Judging, draft: Draft, state: ReportView, op: st
   const over = wall - window.wall >= wait - RETRY_AFTER_SLACK_MS || (judging.manualClock && kept.served.arrivedAt - window.at >= wait);
   draft.mark(windowKey(op), null);
   if (!over) draft.judge('fault.retry-after', false, `another request of the operation sent ${wall - window.wall} ms into a Retry-After of ${wait} ms: ${what}`);
-}
-
-/** A request as its events name it: method, path (cut at 200 characters: every event keeps its note) and answer. */
-function describe(served: Observed['served']): string {
-  const path = served.input.path.length <= 200 ? served.input.path : `${served.input.path.slice(0, 200)}…`;
-  return `${served.method} ${path} → ${served.status ?? 'no answer'}`;
 }
 
 /**
@@ -225,76 +171,4 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   if (op === 'createOrder') judgeCreate(kept, draft, what, here, state);
   if (op === 'trackOrder') await judgeTracking(judging, clientId, kept, draft, what, here, state);
   return draft;
-}
-
-/** A create: a success counts the operation (and a multi-item order); a 400 or 403 marks an error the client should not send again unchanged. */
-function judgeCreate({ served, items, refusal }: Observed, draft: Draft, what: string, here: { at: number; wall: number }, state: ReportView): void {
-  if (served.status === 201) {
-    draft.judge('op.create-order', true, what);
-    if (items >= 2) draft.judge('create.multi-item', true, `${items} items: ${what}`);
-  } else if (served.status === 400 || served.status === 403) {
-    const item = `error.create-${served.status}`;
-    draft.note(item, 'exercised', what);
-    draft.mark('error:createOrder', { ...here, detail: { item, fingerprint: refusal() } });
-    markRefused(draft, state, 'createOrder', refusal(), { ...here, detail: { item, status: served.status } });
-  }
-}
-
-/** A tracking read: polling again after a 404, reading to the journey's end, reading after the AWB webhook was acknowledged. */
-async function judgeTracking(judging: Judging, clientId: string, { served, fingerprint: print }: Observed, draft: Draft, what: string, here: { at: number; wall: number }, state: ReportView): Promise<void> {
-  const awb = served.input.params.order_no ?? '';
-  const polled = markBefore(judging, state.marks, `404:${awb}`, served.seq);
-  if (polled) {
-    draft.mark(`404:${awb}`, null);
-    const real = Math.round(here.wall - polled.wall);
-    const sandbox = served.arrivedAt - polled.at;
-    const movedOn = served.status === 200 && polled.detail.mocked !== 1; // a Prefer's 404 says nothing of the order
-    const waited = movedOn || real >= POLL_AGAIN_MS - RETRY_AFTER_SLACK_MS || (judging.manualClock && sandbox >= POLL_AGAIN_MS);
-    const after = `${judging.manualClock ? `${real} ms (${sandbox} ms of the manual clock)` : `${real} ms`} after its 404${movedOn ? ', the order having moved on' : ''}`;
-    draft.note('error.tracking-404', waited ? 'handled' : 'missed', waited ? `read again ${after}: ${what}` : `read again ${after}, polling it: ${what}`);
-  }
-  if (served.status === 400) {
-    draft.note('error.tracking-400', 'exercised', what);
-    draft.mark('error:trackOrder', { ...here, detail: { item: 'error.tracking-400', fingerprint: print() } });
-    markRefused(draft, state, 'trackOrder', print(), { ...here, detail: { item: 'error.tracking-400', status: 400 } });
-    return;
-  }
-  if (served.status === 404) {
-    draft.note('error.tracking-404', 'exercised', what);
-    draft.mark(`404:${awb}`, { ...here, detail: served.input.mocked === true ? { awb, mocked: 1 } : { awb } });
-  }
-  if (served.status !== 200 && served.status !== 404) return;
-  // The client's order as the answer showed it (none: no order of the client has the AWB, or a magic AWB).
-  const order = served.input.answeredOrder;
-  if (served.status === 200) {
-    draft.judge('op.tracking', true, what);
-    const atEnd = order?.ended === true;
-    draft.judge('journey.read-to-end', atEnd ? true : undefined, atEnd ? `the journey's last step: ${what}` : what);
-  }
-  if (!order) return;
-  const announced = await judging.reads.announced(clientId, order.order_no);
-  if (announced.length === 0) return;
-  const acknowledged = announced.some((d) => d.status === 'delivered');
-  draft.judge('tracking.after-webhook', acknowledged, acknowledged ? `after the AWB webhook was acknowledged: ${what}` : `before the AWB webhook was acknowledged: ${what}`);
-}
-
-/** Whether the AWB webhook of one of these orders (the first few) was acknowledged already. */
-async function acknowledged(judging: Judging, clientId: string, orders: readonly string[] | undefined): Promise<boolean> {
-  for (const orderNo of orders?.slice(0, 10) ?? []) {
-    if ((await judging.reads.announced(clientId, orderNo)).some((d) => d.status === 'delivered')) return true;
-  }
-  return false;
-}
-
-/**
- * Marks a refused request, keeping at most REFUSED_KEPT of the operation's: a client that
- * sends thousands of distinct bad bodies (a fuzzer) forgets its oldest, not the marks of
- * the report's other items (a client keeps MARKS_KEPT marks in all).
- */
-function markRefused(draft: Draft, state: ReportView, op: string, print: string, mark: ReportMark): void {
-  const key = refusedKey(op, print);
-  const kept = Object.keys(state.marks).filter((k) => k.startsWith(refusedKey(op, '')) && k !== key);
-  for (const old of kept.slice(0, Math.max(0, kept.length - REFUSED_KEPT + 1))) draft.mark(old, null);
-  draft.mark(key, { ...mark, detail: { ...mark.detail, sent: Number(state.marks[key]?.detail.sent ?? 0) + 1 } });
-  draft.mark(`refused:${op}`, { ...mark, detail: {} }); // the newest: outlives the operation's refusals, so a request finds them only where there are some
 }

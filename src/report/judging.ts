@@ -1,0 +1,51 @@
+import type { ReportMark, ReportView } from '../records/index.js';
+import type { BatchReads } from './batch-reads.js';
+import type { Observed } from './observed.js';
+
+// What judging a request (judge-request.ts) and judging its operation (judge-operation.ts) share.
+
+/** Slack on Retry-After and on waits between reads, for clocks and timers (real ms). */
+export const RETRY_AFTER_SLACK_MS = 100;
+
+/**
+ * What judging a request reads besides the request and the report: the store (through
+ * its batch's reads), and whether the sandbox runs a manual clock. On a manual clock a
+ * test moves the sandbox's time where a client's timers would wait (its timers driven by
+ * the test), so a wait of Retry-After counts in sandbox time too; on a real clock, at
+ * any speed, only real time counts, as the client's timers run on it.
+ */
+export interface Judging {
+  reads: BatchReads;
+  manualClock: boolean;
+  /**
+   * The client's creates and tracking reads judged just before this request, oldest
+   * first (a few): a retry that closed before the request it retries (sent once the
+   * client gave up on a hung one, say) was judged first.
+   */
+  recent: readonly Judged[];
+  /**
+   * This replica's id: a mark names the replica and the arrival number of the request that
+   * set it (`origin`), so that a request is judged only against marks of requests that
+   * arrived before it, where that is known (on its own replica: replicas' clocks differ).
+   */
+  replica: string;
+}
+
+/** A request as judged, with when it arrived in real time (epoch ms). */
+export interface Judged {
+  kept: Observed;
+  wall: number;
+}
+
+/** The mark at `key`, when the request that set it arrived before the one of arrival number `seq` (unknown, so taken, for another replica's). */
+export function markBefore(judging: Judging, marks: ReportView['marks'], key: string, seq: number): ReportMark | undefined {
+  const mark = marks[key];
+  const [replica, of] = mark?.origin?.split(':') ?? [];
+  return mark !== undefined && (replica !== judging.replica || Number(of) <= seq) ? mark : undefined;
+}
+
+/** A request as its events name it: method, path (cut at 200 characters: every event keeps its note) and answer. */
+export function describe(served: Observed['served']): string {
+  const path = served.input.path.length <= 200 ? served.input.path : `${served.input.path.slice(0, 200)}…`;
+  return `${served.method} ${path} → ${served.status ?? 'no answer'}`;
+}
