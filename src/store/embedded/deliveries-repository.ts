@@ -66,6 +66,7 @@ export class EmbeddedDeliveries implements DeliveryRepository {
       cursor: query.cursor,
       limit: query.limit,
       counted: query.total !== false,
+      sliced: !this.access.writable,
       filtered: query.order_no !== undefined || query.status !== undefined || query.event !== undefined || query.endpoint_id !== undefined || query.dueBy !== undefined || query.dueAfter !== undefined,
       load: (id) => stored(this.access.get<Delivery>(DELIVERIES, id)),
       keep,

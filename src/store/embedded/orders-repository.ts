@@ -56,7 +56,7 @@ export class EmbeddedOrders implements OrderRepository {
   }
 
   async list(clientId: string, query: OrderQuery): Promise<Page<Stored<Order>>> {
-    // Filters read the packed record: a filtered total looks at every order of the client.
+    // Filters read the packed record: a filtered total looks at every order of the client (in slices, see pageOf).
     const keep = (o: PackedOrder): boolean =>
       o.client_id === clientId &&
       (query.status === undefined || o.status === query.status) &&
@@ -67,6 +67,7 @@ export class EmbeddedOrders implements OrderRepository {
       keys: this.indexes.orders.byClient.get(clientId),
       cursor: query.cursor,
       limit: query.limit,
+      sliced: !this.access.writable,
       filtered: query.status !== undefined || query.scenario !== undefined || query.courier_code !== undefined || query.search !== undefined,
       load: (orderNo) => this.access.get<PackedOrder>(ORDERS, orderNo),
       keep,

@@ -1,4 +1,5 @@
-import { encodeCursor, positionOf } from '../cursor.js';
+import { encodeCursor, positionOf, type Position } from '../cursor.js';
+import { SLICE_MS, letRequestsIn } from '../../shared/index.js';
 import type { SortedKeys } from './sorted-keys.js';
 import type { Page, Stored } from '../../records/index.js';
 
@@ -11,6 +12,11 @@ export interface Listing<T, R = Stored<T>> {
   filtered: boolean;
   /** False: no total is counted (-1), so a filtered page costs only its own scan. */
   counted?: boolean;
+  /**
+   * True when the listing may let the event loop go between slices of its scan (a read
+   * outside a unit of work); a unit's own reads scan in one go, as its writes wait for them.
+   */
+  sliced: boolean;
   /** The record as kept, enough to filter it and place it. */
   load(id: string): R | undefined;
   keep(record: R): boolean;
@@ -19,30 +25,56 @@ export interface Listing<T, R = Stored<T>> {
   open(record: R): Stored<T>;
 }
 
-/** A page of a client's listing: records newest first after the cursor that pass `keep`; `total` counts every match. */
-export function pageOf<T, R>(listing: Listing<T, R>): Page<Stored<T>> {
+/** Entries a scan visits between two looks at the time it has taken. */
+const LOOK_EVERY = 1024;
+
+/**
+ * A page of a client's listing: records newest first after the cursor that pass `keep`;
+ * `total` counts every match. A filtered, counted listing is one scan of every key, newest
+ * first: it counts the matches and takes the page's records once past the cursor. A scan
+ * of many keys (a client with 200,000 orders took 0.3 s to list by status, in two scans)
+ * goes in slices of SLICE_MS, letting other clients' requests in between; each slice
+ * starts after the entry the last one stopped at, so keys added or removed in between are
+ * seen as they are then.
+ */
+export async function pageOf<T, R>(listing: Listing<T, R>): Promise<Page<Stored<T>>> {
   const { keys, limit } = listing;
   const from = positionOf(listing.cursor);
+  const counting = listing.filtered && listing.counted !== false;
   const items: R[] = [];
   let more = false;
-  for (const key of keys?.newestFirst(from) ?? []) {
-    const record = listing.load(key);
-    if (!record || !listing.keep(record)) continue;
-    if (items.length === limit) {
-      more = true;
-      break;
+  let total = 0;
+  // Counting, the scan starts at the newest key and takes the page once past the cursor.
+  let past = !counting || from === undefined;
+  const isPast = (rank: number, id: string): boolean => rank < from!.rank || (rank === from!.rank && id < from!.id);
+  let deadline = performance.now() + SLICE_MS;
+  let seen = 0;
+  let outOfTime = false;
+  const visit = (id: string, rank: number): boolean => {
+    if (!past) past = isPast(rank, id);
+    const record = listing.load(id);
+    if (record && listing.keep(record)) {
+      if (counting) total += 1;
+      if (past && items.length < limit) items.push(record);
+      else if (past) {
+        more = true;
+        if (!counting) return false;
+      }
     }
-    items.push(record);
+    seen += 1;
+    if (listing.sliced && seen % LOOK_EVERY === 0 && performance.now() > deadline) outOfTime = true;
+    return !outOfTime;
+  };
+  let at: Position | undefined = counting ? undefined : from;
+  for (;;) {
+    at = keys?.scanNewestFirst(at, visit);
+    if (!outOfTime || at === undefined) break;
+    await letRequestsIn();
+    outOfTime = false;
+    deadline = performance.now() + SLICE_MS;
   }
-  let total = keys?.size ?? 0;
+  if (!listing.filtered) total = keys?.size ?? 0;
   if (listing.counted === false) total = -1;
-  else if (listing.filtered) {
-    total = 0;
-    for (const key of keys?.newestFirst() ?? []) {
-      const record = listing.load(key);
-      if (record && listing.keep(record)) total += 1;
-    }
-  }
   const last = items[items.length - 1];
   return { items: items.map((record) => listing.open(record)), next_cursor: more && last ? encodeCursor(listing.positionOf(last)) : null, total };
 }

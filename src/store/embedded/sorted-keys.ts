@@ -89,14 +89,7 @@ export class SortedKeys {
 
   /** Ids newest first, starting after `cursor` (exclusive) when given. */
   *newestFirst(cursor?: Position): Generator<string> {
-    let c = this.chunks.length - 1;
-    let start = (this.chunks[c]?.ids.length ?? 0) - 1;
-    if (cursor && this.chunks.length > 0) {
-      c = this.chunkOf(cursor);
-      const chunk = this.chunks[c]!;
-      start = indexAfter(chunk, cursor) - 1;
-      if (chunk.ids[start] === cursor.id && chunk.ranks[start] === cursor.rank) start -= 1;
-    }
+    let [c, start] = this.seek(cursor);
     for (; c >= 0; c--) {
       const { ids } = this.chunks[c]!;
       for (let i = Math.min(start, ids.length - 1); i >= 0; i--) yield ids[i]!;
@@ -104,9 +97,37 @@ export class SortedKeys {
     }
   }
 
+  /**
+   * Visits entries newest first, starting after `from` (exclusive) when given, until
+   * `visit` returns false: then the position of the entry it stopped at, from which a
+   * later scan goes on (entries added or removed in between are seen as they are then);
+   * undefined once every entry was visited. No object per entry, as a generator would make.
+   */
+  scanNewestFirst(from: Position | undefined, visit: (id: string, rank: number) => boolean): Position | undefined {
+    let [c, start] = this.seek(from);
+    for (; c >= 0; c--) {
+      const { ids, ranks } = this.chunks[c]!;
+      for (let i = Math.min(start, ids.length - 1); i >= 0; i--) {
+        if (!visit(ids[i]!, ranks[i]!)) return { rank: ranks[i]!, id: ids[i]! };
+      }
+      start = Infinity;
+    }
+    return undefined;
+  }
+
   /** Ids oldest first. */
   *oldestFirst(): Generator<string> {
     for (const chunk of this.chunks) yield* chunk.ids;
+  }
+
+  /** Where a newest-first read after `from` (exclusive) starts: a chunk and an index in it (past its end: its last entry). */
+  private seek(from: Position | undefined): [chunk: number, start: number] {
+    if (!from || this.chunks.length === 0) return [this.chunks.length - 1, Infinity];
+    const c = this.chunkOf(from);
+    const chunk = this.chunks[c]!;
+    let start = indexAfter(chunk, from) - 1;
+    if (chunk.ids[start] === from.id && chunk.ranks[start] === from.rank) start -= 1;
+    return [c, start];
   }
 
   /** The chunk `position` belongs in: the last whose first entry is not after it (the first chunk if every one is). */
