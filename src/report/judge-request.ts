@@ -30,6 +30,14 @@ const cutLater = (fault: Observed['fault']): boolean => fault?.type === 'reset' 
 const ranAnyway = (fault: Observed['fault']): boolean => fault !== undefined && (RUNS_ANYWAY.has(fault.type) || cutLater(fault));
 
 /**
+ * Whether the answer asks for the request again later: a 503 or a 429, made by a fault
+ * rule's status, a Prefer, a store that cannot write or the rate limit (a hang rule's 429,
+ * past the requests a client may have held, is not one: see marksOnAnswer).
+ */
+const asksAgain = ({ served, fault }: Pick<Observed, 'served' | 'fault'>): boolean =>
+  (served.status === 503 || served.status === 429) && (fault === undefined || fault.type === 'status');
+
+/**
  * Whether judging a request sets a mark the client's next request is judged against, from what
  * is known as it is answered (a 503, a connection dropped at once, a refused create or tracking
  * read, a tracking 404, after a `latency` rule's wait too, a request held): it is then judged
@@ -44,7 +52,7 @@ export function marksOnAnswer({ served, fault }: Pick<Observed, 'served' | 'faul
   // A dribbled answer may yet be given up on: what it was (a timeout, or the status) is known as it closes.
   if (fault?.type === 'dribble') return false;
   // A slow answer's wait is over once it is written (a client that gave up first is judged at its close, see beforeAnswer).
-  if (served.status === 503) return fault === undefined || fault.type === 'status';
+  if (served.status === 503 || served.status === 429) return asksAgain({ served, fault });
   if (fault?.type === 'status') return false;
   const op = served.input.operation.operationId;
   if (op === 'createOrder') return served.status === 400 || served.status === 403;
@@ -140,13 +148,13 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   }
 
   const { fault } = kept;
-  // Any 503 asks for the request again: a fault rule's, a Prefer: code=503, a store that cannot write (only a rule's Retry-After is known here).
+  // Any 503 or 429 asks for the request again: a fault rule's, a Prefer's, a store that cannot write, `--rate-limit` (judged as one item).
   // A held request is never answered: the client gives up on it (judged as it is held, see marksOnAnswer).
   const timedOut = (fault?.type === 'hang' && served.status === null) || ((fault?.type === 'latency' || fault?.type === 'dribble') && served.aborted);
-  const faultKind = served.status === 503 && (fault === undefined || fault.type === 'status') ? '503-retried' : timedOut ? 'timeout' : fault?.type === 'reset' ? 'dropped' : undefined;
+  const faultKind = asksAgain(kept) ? '503-retried' : timedOut ? 'timeout' : fault?.type === 'reset' ? 'dropped' : undefined;
   if (faultKind) {
     draft.note(`fault.${faultKind}`, 'exercised', what);
-    const wait = fault?.type === 'status' ? retryAfterMs(headerOf(fault.headers, 'retry-after'), wall) : null;
+    const wait = retryAfterMs(fault?.type === 'status' ? headerOf(fault.headers, 'retry-after') : served.input.retryAfter, wall);
     const ran = op === 'createOrder' && ranAnyway(fault) ? 1 : null;
     const retried = judging.recent.find((r) => r.kept.served.seq > served.seq && r.kept.served.input.operation.operationId === op && r.kept.fingerprint() === print);
     if (retried) {

@@ -80,7 +80,7 @@ export function observed(served: ServedRequest, readable?: Readable): Observed {
   const kept: ServedRequest = {
     ...served,
     query: {},
-    input: { operation: input.operation, client: input.client, method: input.method, path: input.path, params: input.params, query: {}, headers: {}, body: small ? input.body : undefined, baseUrl: '', ...(input.answeredOrder !== undefined ? { answeredOrder: input.answeredOrder } : {}), ...(input.mocked ? { mocked: true } : {}) },
+    input: { operation: input.operation, client: input.client, method: input.method, path: input.path, params: input.params, query: {}, headers: {}, body: small ? input.body : undefined, baseUrl: '', ...(input.answeredOrder !== undefined ? { answeredOrder: input.answeredOrder } : {}), ...(input.mocked ? { mocked: true } : {}), ...(input.retryAfter !== undefined ? { retryAfter: input.retryAfter } : {}) },
   };
   const create = op === 'createOrder' ? { codes: orderCodes(items), ...(input.createdOrders ? { created: input.createdOrders } : {}) } : { codes: null };
   // A tracking read has no body: what is kept of it (its path) is all its fingerprint needs, hashed only if judging asks.

@@ -54,6 +54,11 @@ export interface OperationInput {
   createdOrders?: string[];
   /** Set when the answer is one of the spec's documented examples (a `Prefer`), not the handler's: nothing was stored. */
   mocked?: boolean;
+  /**
+   * Set when a refusal's answer carries a Retry-After (a 429 of `--rate-limit`, a 503 of a
+   * store that cannot write): the readiness report judges the retry's wait by it.
+   */
+  retryAfter?: string;
 }
 
 /** A request served from a spec, as observers (the request journal) see it once its connection closes. */

@@ -74,6 +74,8 @@ async function refuse(x: Exchange, error: unknown): Promise<void> {
   noteServed(x.res, x.op.operationId, x.input.client?.id);
   const answered = toApiError(error);
   if (answered.status === 400) x.served.violations = answered.errors;
+  const retryAfter = answered.headers['Retry-After'];
+  if (retryAfter !== undefined) x.input.retryAfter = retryAfter;
   const answering = x.res.headersSent ? undefined : beforeAnswer(x, answered.status);
   if (answering) await answering;
   sendError(x.res, error);
