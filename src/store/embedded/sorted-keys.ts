@@ -87,16 +87,6 @@ export class SortedKeys {
     if (chunk.ids.length === 0) this.chunks.splice(c, 1);
   }
 
-  /** Ids newest first, starting after `cursor` (exclusive) when given. */
-  *newestFirst(cursor?: Position): Generator<string> {
-    let [c, start] = this.seek(cursor);
-    for (; c >= 0; c--) {
-      const { ids } = this.chunks[c]!;
-      for (let i = Math.min(start, ids.length - 1); i >= 0; i--) yield ids[i]!;
-      start = Infinity;
-    }
-  }
-
   /**
    * Visits entries newest first, starting after `from` (exclusive) when given, until
    * `visit` returns false: then the position of the entry it stopped at, from which a
