@@ -10,6 +10,12 @@ export interface OrderQuery {
   courier_code?: string;
   /** Matches the order number, the AWB or the order code exactly. */
   search?: string;
+  /**
+   * What a long scan of the listing awaits between its slices: the request's turn again
+   * (see OperationInput.turn), so its time is its client's among the turns; without it,
+   * the loop's waiting work goes first (letRequestsIn).
+   */
+  between?: () => Promise<void>;
 }
 
 /** Which of a client's webhook deliveries a listing gives. */
@@ -27,6 +33,12 @@ export interface DeliveryQuery {
   dueAfter?: number;
   /** False: the page's `total` is not counted (it is -1), for a caller that walks every page and needs none. */
   total?: boolean;
+  /**
+   * What a long scan of the listing awaits between its slices: the request's turn again
+   * (see OperationInput.turn), so its time is its client's among the turns; without it,
+   * the loop's waiting work goes first (letRequestsIn).
+   */
+  between?: () => Promise<void>;
 }
 
 /** What `GET /__sandbox/requests` may filter on. */

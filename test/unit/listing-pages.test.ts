@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { FairTurns } from '../../src/http/turns.js';
 import { encodeCursor } from '../../src/store/cursor.js';
 import { pageOf, type Listing } from '../../src/store/embedded/pages.js';
 import { SortedKeys } from '../../src/store/embedded/sorted-keys.js';
@@ -100,6 +101,49 @@ describe('a filtered listing of the embedded store (pageOf)', () => {
     expect(changed).toBe(true);
     expect(page.total).toBe(1_999);
     expect(page.items[0]!.id).toBe('o005997');
+  });
+
+  it("takes its client's turn again between slices: another client waits for a slice at most, not for every scan of the first", async () => {
+    const { keys, rows } = orders(4_000);
+    /** Slices of A's scans that ran while B waited for its turn, for each of B's requests. */
+    async function slicesWhileBWaits(between: ((turns: FairTurns) => () => Promise<void>) | undefined): Promise<number[]> {
+      const turns = new FairTurns();
+      let slicesOfA = 0;
+      // Ten listings of A, each past its first slice (run as it was called, as in its request's first turn).
+      const scans = Array.from({ length: 10 }, async () => {
+        const next = between?.(turns);
+        return pageOf(listing(keys, rows, { readUs: 20, between: async () => { slicesOfA += 1; await (next ?? (() => new Promise<void>((go) => setImmediate(go))))(); } }));
+      });
+      // B comes once every scan of A is under way (each has ended a slice or more).
+      while (slicesOfA < 10) await new Promise((resolve) => setTimeout(resolve, 5));
+      const waits: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        const before = slicesOfA;
+        await turns.turn('B');
+        waits.push(slicesOfA - before);
+      }
+      await Promise.all(scans);
+      return waits;
+    }
+    const inTurns = await slicesWhileBWaits((turns) => () => turns.turn('A', { capped: false }));
+    expect(Math.max(...inTurns)).toBeLessThanOrEqual(1);
+    // Without the turn, the next slice of every scan under way goes before B's turn.
+    const outsideTurns = await slicesWhileBWaits(undefined);
+    expect(Math.max(...outsideTurns)).toBeGreaterThanOrEqual(5);
+  });
+
+  it('gives the page as it is once the scan ends: a record changed past the filter or removed between slices is left out', async () => {
+    const { keys, rows } = orders(6_000);
+    setImmediate(() => {
+      // The newest delivered order, taken into the page in the first slice, is no longer delivered; the next is removed.
+      rows.set('o005997', { ...rows.get('o005997')!, status: 'created', version: 2 });
+      rows.delete('o005994');
+      keys.remove({ rank: 1_000 + 5_994, id: 'o005994' });
+    });
+    const page = await pageOf(listing(keys, rows, { readUs: 10 }));
+    expect(page.items.map((row) => row.id)).toEqual(['o005991', 'o005988', 'o005985']);
+    expect(page.next_cursor).not.toBeNull();
   });
 
   it('scans in one go when not sliced (a unit of work reads as its writes wait)', async () => {

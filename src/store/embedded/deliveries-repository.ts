@@ -67,6 +67,7 @@ export class EmbeddedDeliveries implements DeliveryRepository {
       limit: query.limit,
       counted: query.total !== false,
       sliced: !this.access.writable,
+      ...(query.between ? { between: query.between } : {}),
       filtered: query.order_no !== undefined || query.status !== undefined || query.event !== undefined || query.endpoint_id !== undefined || query.dueBy !== undefined || query.dueAfter !== undefined,
       load: (id) => stored(this.access.get<Delivery>(DELIVERIES, id)),
       keep,

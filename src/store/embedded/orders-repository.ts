@@ -68,6 +68,7 @@ export class EmbeddedOrders implements OrderRepository {
       cursor: query.cursor,
       limit: query.limit,
       sliced: !this.access.writable,
+      ...(query.between ? { between: query.between } : {}),
       filtered: query.status !== undefined || query.scenario !== undefined || query.courier_code !== undefined || query.search !== undefined,
       load: (orderNo) => this.access.get<PackedOrder>(ORDERS, orderNo),
       keep,

@@ -17,6 +17,8 @@ export interface Listing<T, R = Stored<T>> {
    * outside a unit of work); a unit's own reads scan in one go, as its writes wait for them.
    */
   sliced: boolean;
+  /** What the scan awaits between its slices (see OrderQuery.between); by default letRequestsIn. */
+  between?: () => Promise<void>;
   /** The record as kept, enough to filter it and place it. */
   load(id: string): R | undefined;
   keep(record: R): boolean;
@@ -33,7 +35,8 @@ const LOOK_EVERY = 1024;
  * `total` counts every match. A filtered, counted listing is one scan of every key, newest
  * first: it counts the matches and takes the page's records once past the cursor. A scan
  * of many keys (a client's 200,000 orders, read in a tenth of a second or more) goes in
- * slices of SLICE_MS, letting other clients' requests in between; each slice
+ * slices of SLICE_MS, letting other clients' requests in between (in their turns, when
+ * the listing is a request's: see OrderQuery.between); each slice
  * starts after the entry the last one stopped at, so keys added or removed in between are
  * seen as they are then.
  */
@@ -66,15 +69,30 @@ export async function pageOf<T, R>(listing: Listing<T, R>): Promise<Page<Stored<
     return !outOfTime;
   };
   let at: Position | undefined = counting ? undefined : from;
+  let sliced = false;
   for (;;) {
     at = keys?.scanNewestFirst(at, visit);
     if (!outOfTime || at === undefined) break;
-    await letRequestsIn();
+    sliced = true;
+    await (listing.between ?? letRequestsIn)();
     outOfTime = false;
     deadline = performance.now() + SLICE_MS;
   }
   if (!listing.filtered) total = keys?.size ?? 0;
   if (listing.counted === false) total = -1;
   const last = items[items.length - 1];
-  return { items: items.map((record) => listing.open(record)), next_cursor: more && last ? encodeCursor(listing.positionOf(last)) : null, total };
+  const next_cursor = more && last ? encodeCursor(listing.positionOf(last)) : null;
+  // Taken in earlier slices, the page's records are read again as they are now: one removed or changed past the filter since is left out.
+  const page = sliced ? current(listing, items) : items;
+  return { items: page.map((record) => listing.open(record)), next_cursor, total };
+}
+
+/** The records as the listing reads them now, those that still pass its filter. */
+function current<T, R>(listing: Listing<T, R>, records: R[]): R[] {
+  const now: R[] = [];
+  for (const record of records) {
+    const again = listing.load(listing.positionOf(record).id);
+    if (again && listing.keep(again)) now.push(again);
+  }
+  return now;
 }
