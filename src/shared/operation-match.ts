@@ -42,7 +42,8 @@ function segmentFits(segment: string, target: string): boolean {
 export function globReaches(glob: string, template: string): boolean {
   const split = (path: string): string[] => path.split('/').slice(1);
   const g = split(glob);
-  const t = split(template);
+  // A request path is matched without its trailing slash, so a spec path ending in one (a --spec's) is reached as without it.
+  const t = split(template.length > 1 ? template.replace(/\/+$/, '') : template);
   const seen = new Set<string>();
   const from = (i: number, j: number): boolean => {
     const key = `${i}:${j}`;
@@ -97,10 +98,11 @@ export function unmatchableCriteria(criteria: OperationCriteria, operations: rea
     (operationId === undefined || op.operationId === operationId) && (method === undefined || takes(op, method.toUpperCase())) && (path === undefined || globReaches(path, op.path));
   if (operations.some(meets)) return errors;
   const named = operations.find((op) => op.operationId === operationId);
-  if (named && method !== undefined && !takes(named, method.toUpperCase())) {
-    errors.push({ field: `${prefix}method`, message: `is not the method of ${named.operationId}, which is ${named.method.toUpperCase()} ${named.path}: no request meets both; drop one of them` });
-  } else if (named && path !== undefined) {
-    errors.push({ field: `${prefix}path`, message: `does not reach ${named.path}, the path of ${named.operationId}: no request meets both; drop one of them` });
+  if (named) {
+    // Each criterion at odds with the named operation, so that one correction is enough.
+    const is = `${named.operationId} (${named.method.toUpperCase()} ${named.path})`;
+    if (method !== undefined && !takes(named, method.toUpperCase())) errors.push({ field: `${prefix}method`, message: `is not the method of ${is}: no request of it is a ${method}; leave method out, or name the operation that takes it` });
+    if (path !== undefined && !globReaches(path, named.path)) errors.push({ field: `${prefix}path`, message: `does not reach the path of ${is}: no request of it matches; leave path out, or write a glob that reaches it` });
   } else if (method !== undefined && path !== undefined) {
     const methods = [...new Set(operations.filter((op) => globReaches(path, op.path)).map((op) => op.method.toUpperCase()))];
     errors.push({ field: `${prefix}method`, message: `is not taken at the paths ${path} reaches, which take ${methods.join(', ')}: no request meets both` });

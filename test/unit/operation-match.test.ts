@@ -31,6 +31,13 @@ describe('globReaches: whether some request path of a spec path matches a glob',
     expect(globReaches(glob, template)).toBe(false);
   });
 
+  it("reaches a spec path that ends in a slash (a --spec's) as the matcher does, which drops the request path's trailing slash", () => {
+    expect(globReaches('/v1/*', '/v1/couriers/')).toBe(true);
+    expect(globReaches('/v1/couriers', '/v1/couriers/')).toBe(true);
+    expect(globMatches('/v1/*', '/v1/couriers/')).toBe(true);
+    expect(unmatchableCriteria({ operation_id: 'listCouriers', path: '/v1/*' }, [{ operationId: 'listCouriers', method: 'GET', path: '/v1/couriers/' }])).toEqual([]);
+  });
+
   it('agrees with the matcher on the requests it reaches', () => {
     expect(globMatches('/v1/labels/SBX1*', '/v1/labels/SBX1234.pdf')).toBe(true);
     expect(globMatches('/v1/order/tracking/*', '/v1/order/tracking/JN0000000001')).toBe(true);
@@ -50,13 +57,18 @@ describe('unmatchableCriteria', () => {
     expect(globMatches('/v1/order/tracking/{order_no}', '/v1/order/tracking/JN0000000001')).toBe(false);
   });
 
-  it('refuses criteria that each match some operation but no one operation together', () => {
+  it('refuses criteria that each match some operation but no one operation together, naming every one at odds with a named operation', () => {
     expect(unmatchableCriteria({ operation_id: 'createOrder', method: 'GET' }, OPERATIONS, 'match.')).toEqual([
-      { field: 'match.method', message: 'is not the method of createOrder, which is POST /v1/order: no request meets both; drop one of them' },
+      { field: 'match.method', message: 'is not the method of createOrder (POST /v1/order): no request of it is a GET; leave method out, or name the operation that takes it' },
     ]);
     expect(unmatchableCriteria({ operation_id: 'trackOrder', path: '/v1/labels/*' }, OPERATIONS)).toEqual([
-      { field: 'path', message: 'does not reach /v1/order/tracking/{order_no}, the path of trackOrder: no request meets both; drop one of them' },
+      { field: 'path', message: 'does not reach the path of trackOrder (GET /v1/order/tracking/{order_no}): no request of it matches; leave path out, or write a glob that reaches it' },
     ]);
+    // Both at odds: both named, so that dropping one does not meet a second 400.
+    expect(unmatchableCriteria({ operation_id: 'createOrder', method: 'GET', path: '/v1/order/tracking/*' }, OPERATIONS).map((e) => e.field)).toEqual(['method', 'path']);
+    // The method alone at odds: leaving it out leaves criteria one operation meets.
+    expect(unmatchableCriteria({ operation_id: 'createOrder', method: 'GET', path: '/v1/order' }, OPERATIONS).map((e) => e.field)).toEqual(['method']);
+    expect(unmatchableCriteria({ operation_id: 'createOrder', path: '/v1/order' }, OPERATIONS)).toEqual([]);
     expect(unmatchableCriteria({ method: 'POST', path: '/v1/labels/*' }, OPERATIONS)).toEqual([{ field: 'method', message: 'is not taken at the paths /v1/labels/* reaches, which take GET: no request meets both' }]);
   });
 
