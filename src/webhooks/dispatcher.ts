@@ -127,8 +127,10 @@ export class WebhookDispatcher {
   async resumePaused(tx: Repositories, clientId: string, limit = RESUME_SLICE): Promise<number> {
     this.held.forget(clientId);
     const now = this.deps.clock.of(clientId);
+    // A client with none paused (the usual case) is not scanned: the listing reads every delivery of the client.
+    if ((await tx.deliveries.countByStatus(clientId, 'paused', 1)) === 0) return 0;
     // The default endpoint's only: a listener's held deliveries wait for its own connect (resumeEndpoint).
-    const page = await tx.deliveries.list(clientId, { status: 'paused', endpoint_id: DEFAULT_ENDPOINT, limit });
+    const page = await tx.deliveries.list(clientId, { status: 'paused', endpoint_id: DEFAULT_ENDPOINT, limit, total: false });
     for (const d of page.items) {
       await tx.deliveries.update({ ...d, status: 'pending', next_attempt_at: now, last_error: null });
       await tx.jobs.schedule({ kind: WEBHOOK_JOB, key: d.id, client_id: clientId, due_at: now });
@@ -143,6 +145,7 @@ export class WebhookDispatcher {
   resumeEndpoint(clientId: string, endpointId: string): Promise<number> {
     return inSlices(async () => {
       const slice = await this.deps.storage.transaction(async (tx) => {
+        if ((await tx.deliveries.countByStatus(clientId, 'paused', 1)) === 0) return 0;
         const now = this.deps.clock.of(clientId);
         const page = await tx.deliveries.list(clientId, { status: 'paused', endpoint_id: endpointId, limit: RESUME_SLICE, total: false });
         for (const d of page.items) {
@@ -163,6 +166,7 @@ export class WebhookDispatcher {
   failHeld(clientId: string, endpointId: string, reason: string): Promise<number> {
     return inSlices(() =>
       this.deps.storage.transaction(async (tx) => {
+        if ((await tx.deliveries.countByStatus(clientId, 'paused', 1)) === 0) return 0;
         const page = await tx.deliveries.list(clientId, { status: 'paused', endpoint_id: endpointId, limit: RESUME_SLICE, total: false });
         for (const d of page.items) await this.attempts.finished(tx, d, 'failed', reason);
         return page.items.length;

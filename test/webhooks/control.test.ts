@@ -145,6 +145,18 @@ describe('GET /__sandbox/webhooks/deliveries', () => {
 describe('many paused deliveries', () => {
   const dir = tempDir();
 
+  it('are not looked for when the client has none: setting the URL again reads none of its deliveries', async () => {
+    await createOrders(sandbox, 20);
+    await sandbox.advance(60_000);
+    expect((await sandbox.call('GET', '/__sandbox/webhooks/deliveries?status=paused&limit=1')).body.total).toBe(0);
+    // Every listing of the store's deliveries, inside a unit of work or not (a client's listing reads all of its deliveries).
+    const repository = await sandbox.services.storage.transaction(async (tx) => Object.getPrototypeOf(tx.deliveries) as { list: () => unknown });
+    const lists = vi.spyOn(repository, 'list');
+    expect((await sandbox.call('PUT', '/__sandbox/webhook', { body: { url: receiver.url } })).status).toBe(200);
+    expect(lists).not.toHaveBeenCalled();
+    lists.mockRestore();
+  });
+
   it('are all made due when a URL is set, a slice at a time, and sent', async () => {
     for (let i = 0; i < 5; i += 1) await createOrders(sandbox, 90, {}, TOKEN_B);
     await sandbox.advance(60_000);
