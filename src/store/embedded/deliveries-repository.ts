@@ -62,7 +62,7 @@ export class EmbeddedDeliveries implements DeliveryRepository {
       (query.dueBy === undefined || (d.next_attempt_at !== null && d.next_attempt_at <= query.dueBy)) &&
       (query.dueAfter === undefined || (d.next_attempt_at !== null && d.next_attempt_at > query.dueAfter));
     return pageOf<Delivery, Stored<Delivery>>({
-      keys: query.order_no === undefined ? this.indexes.deliveries.byClient.get(clientId) : this.ofOrder(query.order_no),
+      keys: query.order_no !== undefined ? this.ofOrder(query.order_no) : query.status === 'paused' ? this.indexes.deliveries.paused.get(clientId) : this.indexes.deliveries.byClient.get(clientId),
       cursor: query.cursor,
       limit: query.limit,
       counted: query.total !== false,

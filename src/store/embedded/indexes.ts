@@ -59,6 +59,12 @@ export class DeliveryIndex {
   private readonly byOrder = new ShardedMap<string | string[]>();
   readonly statusCounts = new Map<string, Map<DeliveryStatus, number>>();
   readonly byAge = new SortedKeys();
+  /**
+   * Each client's paused deliveries (held for an endpoint that cannot take them yet), in
+   * listing order: resuming them when the endpoint comes back reads these, not every
+   * delivery of the client.
+   */
+  readonly paused = new Map<string, SortedKeys>();
 
   add(delivery: Delivery): void {
     perClient(this.byClient, delivery.client_id, () => new SortedKeys()).add({ rank: delivery.seq, id: delivery.id });
@@ -101,6 +107,10 @@ export class DeliveryIndex {
   private count(delivery: Delivery, by: number): void {
     const counts = perClient(this.statusCounts, delivery.client_id, () => new Map<DeliveryStatus, number>());
     counts.set(delivery.status, (counts.get(delivery.status) ?? 0) + by);
+    if (delivery.status !== 'paused') return;
+    const position = { rank: delivery.seq, id: delivery.id };
+    if (by > 0) perClient(this.paused, delivery.client_id, () => new SortedKeys()).add(position);
+    else this.paused.get(delivery.client_id)?.remove(position);
   }
 }
 
