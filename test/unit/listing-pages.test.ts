@@ -143,6 +143,7 @@ describe('a filtered listing of the embedded store (pageOf)', () => {
     });
     const page = await pageOf(listing(keys, rows, { readUs: 10 }));
     expect(page.items.map((row) => row.id)).toEqual(['o005991', 'o005988', 'o005985']);
+    expect(page.total).toBe(1_998);
     expect(page.next_cursor).not.toBeNull();
   });
 

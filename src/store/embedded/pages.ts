@@ -82,8 +82,10 @@ export async function pageOf<T, R>(listing: Listing<T, R>): Promise<Page<Stored<
   if (listing.counted === false) total = -1;
   const last = items[items.length - 1];
   const next_cursor = more && last ? encodeCursor(listing.positionOf(last)) : null;
-  // Taken in earlier slices, the page's records are read again as they are now: one removed or changed past the filter since is left out.
+  // Taken in earlier slices, the page's records are read again as they are now: one removed or changed past the filter since is
+  // left out (and not counted), so a page may hold fewer than `limit`; next_cursor still goes on after the last one taken.
   const page = sliced ? current(listing, items) : items;
+  if (counting) total -= items.length - page.length;
   return { items: page.map((record) => listing.open(record)), next_cursor, total };
 }
 
