@@ -30,12 +30,14 @@ const cutLater = (fault: Observed['fault']): boolean => fault?.type === 'reset' 
 const ranAnyway = (fault: Observed['fault']): boolean => fault !== undefined && (RUNS_ANYWAY.has(fault.type) || cutLater(fault));
 
 /**
- * Whether the answer asks for the request again later: a 503 or a 429, made by a fault
- * rule's status, a Prefer, a store that cannot write or the rate limit (a hang rule's 429,
- * past the requests a client may have held, is not one: see marksOnAnswer).
+ * Whether the answer asks for the request again later, as a test of the client's handling:
+ * any 503 (a fault rule's, a Prefer's, a store that cannot write) and a fault rule's 429.
+ * The sandbox's own 429s are not (`--rate-limit`, too many requests waiting or held): they
+ * protect a shared deployment and stay cheap under a flood, and a client's requests already
+ * on their way when the first is refused would be judged as ignoring it.
  */
 const asksAgain = ({ served, fault }: Pick<Observed, 'served' | 'fault'>): boolean =>
-  (served.status === 503 || served.status === 429) && (fault === undefined || fault.type === 'status');
+  (served.status === 503 && (fault === undefined || fault.type === 'status')) || (served.status === 429 && fault?.type === 'status');
 
 /**
  * Whether judging a request sets a mark the client's next request is judged against, from what
@@ -148,7 +150,7 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   }
 
   const { fault } = kept;
-  // Any 503 or 429 asks for the request again: a fault rule's, a Prefer's, a store that cannot write, `--rate-limit` (judged as one item).
+  // Any 503 and a fault rule's 429 ask for the request again (see asksAgain).
   // A held request is never answered: the client gives up on it (judged as it is held, see marksOnAnswer).
   const timedOut = (fault?.type === 'hang' && served.status === null) || ((fault?.type === 'latency' || fault?.type === 'dribble') && served.aborted);
   const faultKind = asksAgain(kept) ? '503-retried' : timedOut ? 'timeout' : fault?.type === 'reset' ? 'dropped' : undefined;

@@ -141,6 +141,9 @@ describe('fault action "hang"', () => {
     for (const error of await Promise.all(held)) expect(error.code).toBe('CLIENT_TIMEOUT');
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect((await failure(track(300))).code).toBe('CLIENT_TIMEOUT');
+    // The sandbox's own 429 (too many held) is no fault the client is graded on retrying.
+    const report = (await sandbox.call('GET', '/__sandbox/report')).body as { items: Array<{ id: string; status: string }> };
+    expect(report.items.find((i) => i.id === 'fault.503-retried')).toMatchObject({ status: 'not_exercised' });
   });
 
   it('counts requests held by a latency rule among the 100: past them 429, and room again once their answers are sent', async () => {
