@@ -55,8 +55,9 @@ export interface OperationInput {
   /** Set when the answer is one of the spec's documented examples (a `Prefer`), not the handler's: nothing was stored. */
   mocked?: boolean;
   /**
-   * Set when a refusal's answer carries a Retry-After (a 503 of a store that cannot write,
-   * a 429 of `--rate-limit`): the readiness report judges a 503's retry by it.
+   * Set when a refusal's answer or a 503 carries a Retry-After (a store that cannot write,
+   * a `Prefer: code=503`, a 429 of `--rate-limit`): the readiness report judges a 503's
+   * retry by it.
    */
   retryAfter?: string;
 }

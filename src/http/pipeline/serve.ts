@@ -51,6 +51,7 @@ export function serveOperation(op: CompiledOperation, handler: Handler, options:
       validate(x);
       noteServed(res, op.operationId, x.input.client?.id);
       const reply = await handle(x.input);
+      if ('status' in reply && reply.status === 503) noteRetryAfter(x, reply.headers);
       const answering = beforeAnswer(x, statusOf(reply));
       if (answering) {
         // A reply cut after some ms is still being made: its failure is answered once sendReply awaits it, not left unhandled meanwhile.
@@ -74,9 +75,14 @@ async function refuse(x: Exchange, error: unknown): Promise<void> {
   noteServed(x.res, x.op.operationId, x.input.client?.id);
   const answered = toApiError(error);
   if (answered.status === 400) x.served.violations = answered.errors;
-  const retryAfter = answered.headers['Retry-After'];
-  if (retryAfter !== undefined) x.input.retryAfter = retryAfter;
+  noteRetryAfter(x, answered.headers);
   const answering = x.res.headersSent ? undefined : beforeAnswer(x, answered.status);
   if (answering) await answering;
   sendError(x.res, error);
+}
+
+/** Keeps the Retry-After an answer carries (a refusal's, a Prefer's 503) with the request, for the readiness report to judge the retry's wait by. */
+function noteRetryAfter(x: Exchange, headers: Record<string, string> | undefined): void {
+  const retryAfter = Object.entries(headers ?? {}).find(([name]) => name.toLowerCase() === 'retry-after')?.[1];
+  if (retryAfter !== undefined) x.input.retryAfter = retryAfter;
 }

@@ -53,3 +53,28 @@ describe('the readiness report and a 429', () => {
     expect(creates.statuses.find((s) => s.status === 429)).toMatchObject({ exercised: 2 });
   });
 });
+
+describe('the readiness report and a Prefer: code=503', () => {
+  it("judges the retry's wait against the Retry-After the documented 503 carries", async () => {
+    sandbox = await testSandbox({ adminTokens: [ADMIN] });
+    const request = createRequest(1);
+    const asked = await sandbox.call('POST', '/v1/order', { body: request, headers: { Prefer: 'code=503' } });
+    expect(asked.status).toBe(503);
+    const wait = Number(asked.headers['retry-after']);
+    expect(wait).toBeGreaterThan(0);
+    // Sent again at once: retried, but sooner than Retry-After said.
+    expect((await sandbox.call('POST', '/v1/order', { body: request })).status).toBe(201);
+    const first = await report(sandbox);
+    expect(first.item('fault.503-retried')).toMatchObject({ status: 'handled' });
+    expect(first.item('fault.retry-after')).toMatchObject({ status: 'not_handled' });
+  });
+
+  it('takes a retry after the manual clock moved past Retry-After as a wait', async () => {
+    sandbox = await testSandbox({ adminTokens: [ADMIN] });
+    const request = createRequest(1);
+    const asked = await sandbox.call('POST', '/v1/order', { body: request, headers: { Prefer: 'code=503' } });
+    await sandbox.advance(Number(asked.headers['retry-after']) * 1000);
+    expect((await sandbox.call('POST', '/v1/order', { body: request })).status).toBe(201);
+    expect((await report(sandbox)).item('fault.retry-after')).toMatchObject({ status: 'handled' });
+  });
+});
