@@ -127,7 +127,7 @@ export class WebhookDispatcher {
   async resumePaused(tx: Repositories, clientId: string, limit = RESUME_SLICE): Promise<number> {
     this.held.forget(clientId);
     const now = this.deps.clock.of(clientId);
-    // A client with none paused (the usual case) is not scanned: the listing reads every delivery of the client.
+    // A client with none paused (the usual case) lists nothing.
     if ((await tx.deliveries.countByStatus(clientId, 'paused', 1)) === 0) return 0;
     // The default endpoint's only: a listener's held deliveries wait for its own connect (resumeEndpoint).
     const page = await tx.deliveries.list(clientId, { status: 'paused', endpoint_id: DEFAULT_ENDPOINT, limit, total: false });

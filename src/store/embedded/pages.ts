@@ -36,9 +36,8 @@ const LOOK_EVERY = 1024;
  * first: it counts the matches and takes the page's records once past the cursor. A scan
  * of many keys (a client's 200,000 orders, read in a tenth of a second or more) goes in
  * slices of SLICE_MS, letting other clients' requests in between (in their turns, when
- * the listing is a request's: see OrderQuery.between); each slice
- * starts after the entry the last one stopped at, so keys added or removed in between are
- * seen as they are then.
+ * the listing is a request's: see OrderQuery.between); each slice starts after the entry
+ * the last one stopped at, so keys added or removed in between are seen as they are then.
  */
 export async function pageOf<T, R>(listing: Listing<T, R>): Promise<Page<Stored<T>>> {
   const { keys, limit } = listing;
