@@ -1,15 +1,8 @@
 import type { DeliveryStatus, WebhookEventType } from './delivery.js';
 import type { OrderStatus } from './order.js';
 
-/** Which of a client's orders a listing gives. */
-export interface OrderQuery {
-  limit: number;
-  cursor?: string;
-  status?: OrderStatus;
-  scenario?: string;
-  courier_code?: string;
-  /** Matches the order number, the AWB or the order code exactly. */
-  search?: string;
+/** How a long listing of the embedded store shares the event loop. */
+export interface ListingPace {
   /**
    * What a long scan of the listing awaits between its slices: the request's turn again
    * (see OperationInput.turn), so its time is its client's among the turns; without it,
@@ -18,8 +11,19 @@ export interface OrderQuery {
   between?: () => Promise<void>;
 }
 
+/** Which of a client's orders a listing gives. */
+export interface OrderQuery extends ListingPace {
+  limit: number;
+  cursor?: string;
+  status?: OrderStatus;
+  scenario?: string;
+  courier_code?: string;
+  /** Matches the order number, the AWB or the order code exactly. */
+  search?: string;
+}
+
 /** Which of a client's webhook deliveries a listing gives. */
-export interface DeliveryQuery {
+export interface DeliveryQuery extends ListingPace {
   limit: number;
   cursor?: string;
   order_no?: string;
@@ -33,12 +37,6 @@ export interface DeliveryQuery {
   dueAfter?: number;
   /** False: the page's `total` is not counted (it is -1), for a caller that walks every page and needs none. */
   total?: boolean;
-  /**
-   * What a long scan of the listing awaits between its slices: the request's turn again
-   * (see OperationInput.turn), so its time is its client's among the turns; without it,
-   * the loop's waiting work goes first (letRequestsIn).
-   */
-  between?: () => Promise<void>;
 }
 
 /** What `GET /__sandbox/requests` may filter on. */

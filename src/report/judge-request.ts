@@ -1,9 +1,10 @@
 import type { ReportMark, ReportView } from '../records/index.js';
+import { headerOf } from '../shared/index.js';
 import { Draft } from './draft.js';
 import { acknowledged, judgeCreate, judgeTracking, refusedKey } from './judge-operation.js';
 import { RETRY_AFTER_SLACK_MS, describe, markBefore, type Judged, type Judging } from './judging.js';
 import type { Observed } from './observed.js';
-import { headerOf, retryAfterMs } from './retry-after.js';
+import { retryAfterMs } from './retry-after.js';
 
 /** A fault the client met, and when (sandbox and real time). */
 interface MetFault {

@@ -5,7 +5,3 @@ export function retryAfterMs(value: string | undefined, wall: number): number | 
   const date = Date.parse(value);
   return Number.isNaN(date) ? null : Math.max(0, date - wall);
 }
-
-/** The value of the header `name` (given in lower case), however `headers` spell it. */
-export const headerOf = (headers: Record<string, string> | undefined, name: string): string | undefined =>
-  Object.entries(headers ?? {}).find(([key]) => key.toLowerCase() === name)?.[1];

@@ -18,3 +18,4 @@ export type { MatchableOperation, OperationCriteria } from './operation-match.js
 export type { CompiledGlob } from './glob.js';
 export { isFieldPath, valueAt } from './field-path.js';
 export { CREDENTIAL_HEADERS } from './credential-headers.js';
+export { headerOf } from './header-of.js';

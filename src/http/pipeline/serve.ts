@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { headerOf } from '../../shared/index.js';
 import type { CompiledOperation } from '../../spec/index.js';
 import { toApiError } from '../errors.js';
 import type { Handler } from '../handler.js';
@@ -83,6 +84,6 @@ async function refuse(x: Exchange, error: unknown): Promise<void> {
 
 /** Keeps the Retry-After an answer carries (a refusal's, a Prefer's 503) with the request, for the readiness report to judge the retry's wait by. */
 function noteRetryAfter(x: Exchange, headers: Record<string, string> | undefined): void {
-  const retryAfter = Object.entries(headers ?? {}).find(([name]) => name.toLowerCase() === 'retry-after')?.[1];
+  const retryAfter = headerOf(headers, 'retry-after');
   if (retryAfter !== undefined) x.input.retryAfter = retryAfter;
 }
