@@ -80,14 +80,20 @@ function noteRetry(judging: Judging, draft: Draft, fault: MetFault, retry: Judge
   draft.judge('fault.retry-after', waited, `retried after ${retry.wall - fault.wall} ms${sandboxTime} (Retry-After ${wait} ms): ${what}`);
 }
 
-/** A request of an operation whose Retry-After has not ended, other than the retry itself, is hammering it: one miss per Retry-After. */
-function noteHammering(judging: Judging, draft: Draft, state: ReportView, op: string, kept: Observed, wall: number, what: string): void {
-  const window = state.marks[windowKey(op)];
-  if (!window || window.detail.fingerprint === kept.fingerprint()) return;
+/**
+ * A request of an operation whose Retry-After has not ended, other than the retry itself, is
+ * hammering it: one miss per Retry-After. The Retry-After starts when its answer went out
+ * where that is known (this replica's): a request that arrived before then (a worker pool's,
+ * on its way already) could not have read it, and is not judged against it.
+ */
+function noteHammering(judging: Judging, draft: Draft, window: ReportMark, op: string, kept: Observed, wall: number, what: string): void {
+  const out = window.origin === undefined ? undefined : judging.answeredAt?.(window.origin);
+  const opened = out === 'waiting' ? Infinity : (out ?? window.wall);
+  if (wall < opened) return;
   const wait = Number(window.detail.retry_after_ms);
-  const over = wall - window.wall >= wait - RETRY_AFTER_SLACK_MS || (judging.manualClock && kept.served.arrivedAt - window.at >= wait);
+  const over = wall - opened >= wait - RETRY_AFTER_SLACK_MS || (judging.manualClock && kept.served.arrivedAt - window.at >= wait);
   draft.mark(windowKey(op), null);
-  if (!over) draft.judge('fault.retry-after', false, `another request of the operation sent ${wall - window.wall} ms into a Retry-After of ${wait} ms: ${what}`);
+  if (!over) draft.judge('fault.retry-after', false, `another request of the operation sent ${wall - opened} ms into a Retry-After of ${wait} ms: ${what}`);
 }
 
 /**
@@ -118,7 +124,7 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   }
   const window = state.marks[windowKey(op)];
   if (window?.detail.fingerprint === print) draft.mark(windowKey(op), null);
-  else if (window && wall >= window.wall) noteHammering(judging, draft, state, op, kept, wall, what);
+  else if (window) noteHammering(judging, draft, window, op, kept, wall, what);
   const error = before(`error:${op}`);
   const refusal = error || state.marks[`refused:${op}`] ? kept.refusal() : undefined; // read only if a refusal is to be compared
   if (error) {
@@ -172,7 +178,7 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
       draft.mark(contentKey(kept.content()), { ...here, detail: { retry: retryKey(op, print) } });
       draft.mark(CONTENT_SEEN, { ...here, detail: {} });
     }
-    if (typeof wait === 'number') draft.mark(windowKey(op), { at: here.at, wall: Math.round(here.wall + served.durationMs), detail: { retry_after_ms: wait, fingerprint: print } });
+    if (typeof wait === 'number') draft.mark(windowKey(op), { at: here.at, wall: Math.round(here.wall + served.durationMs), origin: here.origin, detail: { retry_after_ms: wait, fingerprint: print } });
     return draft;
   }
   // An answer a fault rule made up (a 201 with a body of its own, say), or a documented example a

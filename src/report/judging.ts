@@ -29,6 +29,11 @@ export interface Judging {
    * arrived before it, where that is known (on its own replica: replicas' clocks differ).
    */
   replica: string;
+  /**
+   * When the answer of the request a mark's origin names went out, on this replica: 'waiting'
+   * while it waits for its marks, undefined when not known here (see AnswersOut).
+   */
+  answeredAt?: (origin: string) => number | 'waiting' | undefined;
 }
 
 /** A request as judged, with when it arrived in real time (epoch ms). */

@@ -6,6 +6,7 @@ import type { AttemptObserver } from '../webhooks/index.js';
 import type { ReportChange, ReportView } from '../records/index.js';
 import { appliedFault } from '../faults/index.js';
 import { backgroundFailures } from '../shared/index.js';
+import { AnswersOut } from './answers-out.js';
 import { Draft } from './draft.js';
 import { judgeAttempt } from './judge-attempt.js';
 import { BatchReads } from './batch-reads.js';
@@ -70,6 +71,8 @@ export class ReportObserver {
   private readonly judging = new WeakSet<object>();
   /** This process among the replicas (see Judging.replica). */
   private readonly replica = randomUUID().slice(0, 8);
+  /** When the answers that waited for their marks went out (see Judging.answeredAt). */
+  private readonly answersOut = new AnswersOut();
   /** The run judging a client's observations, while there are any. */
   private readonly runs = new Map<string, Promise<void>>();
   /** Per client, its creates and tracking reads last judged, oldest first (at most RECENT). */
@@ -95,7 +98,9 @@ export class ReportObserver {
     this.judging.add(served.input);
     const upTo = this.enqueue(client.id, this.requestJudge(client.id, kept, served));
     if (upTo === undefined) return undefined;
-    const stored = this.progress.marksStored(client.id, upTo, ANSWER_WAIT_MS);
+    const origin = `${this.replica}:${served.seq}`;
+    this.answersOut.hold(origin);
+    const stored = this.progress.marksStored(client.id, upTo, ANSWER_WAIT_MS).finally(() => this.answersOut.release(origin, Date.now()));
     this.wakes.get(client.id)?.();
     return stored;
   };
@@ -121,7 +126,7 @@ export class ReportObserver {
         if (wall < since) return undefined;
         const held = this.recent.get(clientId) ?? [];
         const recent = held[0] !== undefined && held[0].wall < since ? held.filter((r) => r.wall >= since) : held;
-        const draft = await judgeRequest({ reads, manualClock: this.deps.manualClock, recent, replica: this.replica }, clientId, kept, wall, state);
+        const draft = await judgeRequest({ reads, manualClock: this.deps.manualClock, recent, replica: this.replica, answeredAt: (origin) => this.answersOut.of(origin) }, clientId, kept, wall, state);
         if (operationId === 'createOrder' || operationId === 'trackOrder') {
           recent.push({ kept, wall });
           if (recent.length > RECENT) recent.shift();

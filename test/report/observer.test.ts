@@ -7,6 +7,7 @@ import { applyReportChange, emptyReport, type ReportChange, type ReportState } f
 import type { Storage } from '../../src/store/port.js';
 import { createRequest } from '../support/orders.js';
 import { Unavailable } from '../../src/shared/index.js';
+import { noteApplied } from '../../src/faults/index.js';
 
 /**
  * A report store whose reads wait until `open()`: observations made meanwhile queue up,
@@ -358,5 +359,32 @@ describe('the readiness observer under load', () => {
     expect(settled).toBe(true);
     expect(waited).toBeLessThan(1_000);
     await observer.settled('acme');
+  });
+});
+
+describe("a Retry-After's window as the client met it", () => {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('does not count a create that arrived while the 503 still waited for its marks (a worker pool’s, on its way) as hammering; one sent after the 503 went out is', async () => {
+    const store = slowReports();
+    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'silent' }), manualClock: false });
+    const refused = served(503, createRequest(1));
+    noteApplied(refused.input, { type: 'status', status: 503, headers: { 'Retry-After': '30' } });
+    // Judged as it is answered: the answer waits for its marks, and the report's read is held.
+    const answered = observer.answer(refused);
+    expect(answered).toBeDefined();
+    await sleep(10);
+    observer.request(served(201, createRequest(2)));
+    store.open();
+    await answered;
+    await observer.settled('acme');
+    expect(store.state().counts['fault.retry-after:missed']).toBeUndefined();
+
+    // Sent once the 503 was out, well inside its 30 s.
+    await sleep(10);
+    observer.request(served(201, createRequest(3)));
+    await observer.settled('acme');
+    expect(store.state().counts['fault.retry-after:missed']).toBe(1);
+    expect(store.state().events.find((event) => event.item === 'fault.retry-after')).toMatchObject({ note: expect.stringMatching(/^another request of the operation sent \d+ ms into a Retry-After of 30000 ms/) });
   });
 });
