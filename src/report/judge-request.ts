@@ -14,6 +14,8 @@ interface MetFault {
   wall: number;
   /** 1 when the operation ran although the client gave up (a create then exists: sending it again makes a duplicate). */
   ran?: unknown;
+  /** 1 when the 503 was a real outage (a store that cannot write): its Retry-After is waited in real time only. */
+  realTime?: unknown;
 }
 
 /** The mark of a request that met a fault and waits for its retry: one per request (path and body), so each is judged on its own. */
@@ -75,8 +77,9 @@ function noteRetry(judging: Judging, draft: Draft, fault: MetFault, retry: Judge
   const wait = fault.retryAfterMs;
   if (typeof wait !== 'number') return;
   const waitedReal = retry.wall - fault.wall >= wait - RETRY_AFTER_SLACK_MS;
-  const waited = waitedReal || (judging.manualClock && served.arrivedAt - fault.at >= wait);
-  const sandboxTime = judging.manualClock && !waitedReal ? `, ${served.arrivedAt - fault.at} ms of the manual clock` : '';
+  const onTheClock = judging.manualClock && fault.realTime !== 1;
+  const waited = waitedReal || (onTheClock && served.arrivedAt - fault.at >= wait);
+  const sandboxTime = onTheClock && !waitedReal ? `, ${served.arrivedAt - fault.at} ms of the manual clock` : '';
   draft.judge('fault.retry-after', waited, `retried after ${retry.wall - fault.wall} ms${sandboxTime} (Retry-After ${wait} ms): ${what}`);
 }
 
@@ -91,7 +94,7 @@ function noteHammering(judging: Judging, draft: Draft, window: ReportMark, op: s
   const opened = out === 'waiting' ? Infinity : (out ?? window.wall);
   if (wall < opened) return;
   const wait = Number(window.detail.retry_after_ms);
-  const over = wall - opened >= wait - RETRY_AFTER_SLACK_MS || (judging.manualClock && kept.served.arrivedAt - window.at >= wait);
+  const over = wall - opened >= wait - RETRY_AFTER_SLACK_MS || (judging.manualClock && window.detail.real_time !== 1 && kept.served.arrivedAt - window.at >= wait);
   draft.mark(windowKey(op), null);
   if (!over) draft.judge('fault.retry-after', false, `another request of the operation sent ${wall - opened} ms into a Retry-After of ${wait} ms: ${what}`);
 }
@@ -120,7 +123,8 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   const retryMark = retryAt === undefined ? undefined : state.marks[retryAt];
   if (retryAt && retryMark) {
     draft.mark(retryAt, null);
-    noteRetry(judging, draft, { kind: String(retryMark.detail.kind), retryAfterMs: retryMark.detail.retry_after_ms, at: retryMark.at, wall: retryMark.wall, ran: retryMark.detail.ran }, { kept, wall });
+    const { kind, retry_after_ms: retryAfterMs, ran, real_time: realTime } = retryMark.detail;
+    noteRetry(judging, draft, { kind: String(kind), retryAfterMs, at: retryMark.at, wall: retryMark.wall, ran, realTime }, { kept, wall });
   }
   const window = state.marks[windowKey(op)];
   if (window?.detail.fingerprint === print) draft.mark(windowKey(op), null);
@@ -165,20 +169,22 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
     draft.note(`fault.${faultKind}`, 'exercised', what);
     const wait = retryAfterMs(fault?.type === 'status' ? headerOf(fault.headers, 'retry-after') : served.input.retryAfter, wall);
     const ran = op === 'createOrder' && ranAnyway(fault) ? 1 : null;
+    // A 503 neither a fault rule nor a Prefer made is the sandbox's own outage (a store that cannot write): it lasts in real time.
+    const realTime = fault === undefined && served.input.mocked !== true ? 1 : null;
     const retried = judging.recent.find((r) => r.kept.served.seq > served.seq && r.kept.served.input.operation.operationId === op && r.kept.fingerprint() === print);
     if (retried) {
-      noteRetry(judging, draft, { kind: faultKind, retryAfterMs: wait, ran, ...here }, retried);
+      noteRetry(judging, draft, { kind: faultKind, retryAfterMs: wait, ran, realTime, ...here }, retried);
       return draft;
     }
     // A create carried out whose AWB webhook the client acknowledged before this was judged (its connection held open by a dribble, say): it heard of it.
     const heard = ran === 1 && (await acknowledged(judging, clientId, kept.created)) ? 1 : null;
     if (heard) draft.note(`fault.${faultKind}`, 'handled', `not sent again: the create it gave up on was carried out, and the AWB webhook of its order ${kept.created?.[0] ?? ''} was acknowledged`);
-    draft.mark(retryKey(op, print), { ...here, detail: { kind: faultKind, retry_after_ms: wait, fingerprint: print, ran, codes: ran === 1 ? kept.codes : null, heard } });
+    draft.mark(retryKey(op, print), { ...here, detail: { kind: faultKind, retry_after_ms: wait, fingerprint: print, ran, codes: ran === 1 ? kept.codes : null, heard, real_time: realTime } });
     if (ran === 1 && kept.content) {
       draft.mark(contentKey(kept.content()), { ...here, detail: { retry: retryKey(op, print) } });
       draft.mark(CONTENT_SEEN, { ...here, detail: {} });
     }
-    if (typeof wait === 'number') draft.mark(windowKey(op), { at: here.at, wall: Math.round(here.wall + served.durationMs), origin: here.origin, detail: { retry_after_ms: wait, fingerprint: print } });
+    if (typeof wait === 'number') draft.mark(windowKey(op), { at: here.at, wall: Math.round(here.wall + served.durationMs), origin: here.origin, detail: { retry_after_ms: wait, fingerprint: print, real_time: realTime } });
     return draft;
   }
   // An answer a fault rule made up (a 201 with a body of its own, say), or a documented example a

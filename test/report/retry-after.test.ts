@@ -1,4 +1,7 @@
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { FaultyFileSystem } from '../support/faulty-fs.js';
+import { tempDir } from '../support/tmp.js';
 import { createRequest } from '../support/orders.js';
 import { testSandbox, type TestSandbox } from '../support/sandbox.js';
 
@@ -76,5 +79,24 @@ describe('the readiness report and a Prefer: code=503', () => {
     await sandbox.advance(Number(asked.headers['retry-after']) * 1000);
     expect((await sandbox.call('POST', '/v1/order', { body: request })).status).toBe(201);
     expect((await report(sandbox)).item('fault.retry-after')).toMatchObject({ status: 'handled' });
+  });
+});
+
+describe("the readiness report and a store's 503", () => {
+  const dir = tempDir();
+
+  it('does not take an advance of the manual clock as the wait: the outage is in real time', async () => {
+    const fileSystem = new FaultyFileSystem();
+    sandbox = await testSandbox({ data: join(dir(), 'sandbox.json'), adminTokens: [ADMIN] }, { storeFileSystem: fileSystem });
+    const request = createRequest(1);
+    fileSystem.failing = 'ENOSPC';
+    const refused = await sandbox.call('POST', '/v1/order', { body: request });
+    expect(refused.status).toBe(503);
+    fileSystem.failing = undefined;
+    await sandbox.advance(Number(refused.headers['retry-after']) * 1000);
+    expect((await sandbox.call('POST', '/v1/order', { body: request })).status).toBe(201);
+    const { item } = await report(sandbox);
+    expect(item('fault.503-retried')).toMatchObject({ status: 'handled' });
+    expect(item('fault.retry-after')).toMatchObject({ status: 'not_handled' });
   });
 });
