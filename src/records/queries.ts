@@ -5,8 +5,9 @@ import type { OrderStatus } from './order.js';
 export interface ListingPace {
   /**
    * What a long scan of the listing awaits between its slices: the request's turn again
-   * (see OperationInput.turn), so its time is its client's among the turns; without it,
-   * the loop's waiting work goes first (letRequestsIn).
+   * (see OperationInput.between), so its time is its client's among the turns; without it,
+   * the loop's waiting work goes first (letRequestsIn). A throw ends the scan (its client
+   * hung up).
    */
   between?: () => Promise<void>;
 }

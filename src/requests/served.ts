@@ -44,6 +44,12 @@ export interface OperationInput {
    */
   turn?: () => Promise<void>;
   /**
+   * What a long read for the request (a filtered listing's scan) awaits between its slices:
+   * the request's turn again, and once its client has hung up, a throw that ends the read
+   * unanswered (nothing else is left to do for it). Absent where requests are not served in turns.
+   */
+  between?: () => Promise<void>;
+  /**
    * Set by a tracking read that found the client's order (answered 200, or 404 before its
    * first scan): the order as the answer was made from it. The readiness report judges
    * what the answer showed, not the order as it is by the time it judges (later on

@@ -3,6 +3,7 @@ import { connect, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRequest } from '../support/orders.js';
 import { testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
+import { onPostgres } from '../support/store-kind.js';
 
 let sandbox: TestSandbox | undefined;
 let server: Server | undefined;
@@ -175,4 +176,48 @@ describe("one client's long reset", () => {
     expect((await s.call('GET', '/__sandbox/orders?limit=1')).body.total).toBe(0);
     expect((await s.call('GET', '/__sandbox/webhooks/deliveries?limit=1')).body.total).toBe(0);
   }, 60_000);
+});
+
+// The embedded store's listings scan in slices; PostgreSQL's are one statement.
+describe.skipIf(onPostgres)('a listing whose client hung up', () => {
+  it('stops scanning at its next turn instead of reading every order for nobody', async () => {
+    const port = await listening();
+    const { storage } = sandbox!.services;
+    // 50,000 orders of client A straight into the store: a listing by a status none has reads them all, in slices.
+    const created = await sandbox!.call('POST', '/v1/order', { body: createRequest(1) });
+    const model = (await storage.orders.get(created.body.order_numbers[0]))!;
+    const { version: _version, ...fields } = model as typeof model & { version?: number };
+    await storage.transaction(async (tx) => {
+      for (let i = 0; i < 50_000; i += 1) await tx.orders.insert({ ...fields, order_no: `59${String(i).padStart(10, '0')}` });
+    });
+    const socket = connect(port, '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    // Between its first two slices, the client hangs up (and the sandbox sees it) before the listing takes its turn again.
+    const list = storage.orders.list.bind(storage.orders);
+    let slices = 0;
+    const listed = new Promise<unknown>((resolve) => {
+      storage.orders.list = (clientId, query) => {
+        const between = query.between!;
+        const listing = list(clientId, {
+          ...query,
+          between: async () => {
+            if ((slices += 1) === 1) {
+              socket.destroy();
+              await new Promise((settle) => setTimeout(settle, 50));
+            }
+            return between();
+          },
+        });
+        listing.then(resolve, resolve);
+        return listing;
+      };
+    });
+    socket.write(`GET /__sandbox/orders?status=delivered HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN_A}\r\n\r\n`);
+    expect(await listed).toMatchObject({ name: 'RequestGone' });
+    expect(slices).toBe(1);
+    storage.orders.list = list;
+    // The sandbox goes on: the same listing asked by a client that waits for it is answered, every order read.
+    const page = await sandbox!.call('GET', '/__sandbox/orders?status=delivered');
+    expect(page.body).toMatchObject({ total: 0, orders: [] });
+  });
 });

@@ -91,7 +91,7 @@ export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart
         scenario: query.scenario,
         courier_code: query.courier_code,
         search: query.q,
-        ...(input.turn ? { between: input.turn } : {}),
+        ...(input.between ? { between: input.between } : {}),
       });
       // Written in parts: a page of large orders serialized in one piece would hold the event loop.
       return listInParts({ total: page.total, next_cursor: page.next_cursor }, 'orders', page.items.map((o) => orderState(o, journey, input.baseUrl)));

@@ -67,7 +67,7 @@ export function webhookHandlers({ storage, clock, endpoints, settings, dispatche
       // `queued` and `pending` are both stored pending: the one due by now, the other not yet.
       const byStatus = status === 'queued' ? { status: 'pending' as const, dueBy: now } : status === 'pending' ? { status, dueAfter: now } : { status };
       const cursor = query.cursor === undefined ? undefined : cursors.open(query.cursor);
-      const page = await storage.deliveries.list(client.id, { ...query, cursor, ...byStatus, limit: query.limit ?? 100, ...(input.turn ? { between: input.turn } : {}) });
+      const page = await storage.deliveries.list(client.id, { ...query, cursor, ...byStatus, limit: query.limit ?? 100, ...(input.between ? { between: input.between } : {}) });
       const next_cursor = page.next_cursor === null ? null : cursors.seal(page.next_cursor);
       // Written in parts: a page of deliveries with 50 attempts each is megabytes (see listInParts).
       return listInParts({ total: page.total, next_cursor }, 'deliveries', page.items.map((d) => deliveryView(d, now)));

@@ -1,6 +1,14 @@
 import { bodyBytesOf } from '../edge.js';
 import { laneOf, type Exchange } from './exchange.js';
 
+/** Thrown by a request's long read between its slices (OperationInput.between) once its client has hung up: nothing more is done for it, nor answered. */
+export class RequestGone extends Error {
+  override name = 'RequestGone';
+}
+
+/** Whether the client of the request has hung up (its connection closed). */
+const hungUp = (req: Exchange['req']): boolean => req.socket.destroyed || !req.socket.writable;
+
 /**
  * Stage 4, the fair turn: an authenticated request waits for its client's turn among the
  * clients' requests (FairTurns). Resolves false when the client gave up while it waited:
@@ -12,7 +20,11 @@ export async function waitTurn(x: Exchange): Promise<boolean> {
   if (!turn) return true;
   const lane = laneOf(input);
   await turn(lane, { bytes: bodyBytesOf(req) });
-  if (req.socket.destroyed || !req.socket.writable) return false;
+  if (hungUp(req)) return false;
   input.turn = () => turn(lane, { capped: false });
+  input.between = async () => {
+    await turn(lane, { capped: false });
+    if (hungUp(req)) throw new RequestGone('The client hung up: its listing stops.');
+  };
   return true;
 }

@@ -9,7 +9,7 @@ import { admit } from './admit.js';
 import { beforeAnswer, statusOf } from './answer.js';
 import { arrive } from './arrive.js';
 import { exchangeOf, type Exchange } from './exchange.js';
-import { waitTurn } from './fair-turn.js';
+import { RequestGone, waitTurn } from './fair-turn.js';
 import { identify } from './identify.js';
 import { intercepted } from './intercept.js';
 import { observe } from './observe.js';
@@ -61,6 +61,8 @@ export function serveOperation(op: CompiledOperation, handler: Handler, options:
       }
       await sendReply(res, reply);
     } catch (error) {
+      // Its client hung up while a long read went on: nobody is left to answer (it is journaled as aborted, unanswered).
+      if (error instanceof RequestGone) return;
       await refuse(x, error);
     }
   };
