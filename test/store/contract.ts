@@ -58,6 +58,16 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       await storage.close();
     });
 
+    it('knows a batch while one of its orders is kept, and forgets it with its last (retention over weeks keeps no removed batch)', async () => {
+      const storage = await open();
+      const [first, second] = await storage.transaction(async (tx) => [await tx.orders.insert(orderRecord('61', 'a', 1, { batch_id: '761' })), await tx.orders.insert(orderRecord('62', 'a', 1, { batch_id: '761' }))]);
+      await storage.transaction((tx) => tx.orders.remove(first!));
+      expect(await storage.orders.batchExists('761')).toBe(true);
+      await storage.transaction((tx) => tx.orders.remove(second!));
+      expect(await storage.orders.batchExists('761')).toBe(false);
+      await storage.close();
+    });
+
     it('answers a second insert of the same number and a write of a stale version with a Conflict', async () => {
       const storage = await open();
       const first = await storage.orders.insert(orderRecord('51', 'a', 1));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ShardedMap, ShardedSet } from '../../src/store/embedded/sharded-map.js';
+import { ShardedMap } from '../../src/store/embedded/sharded-map.js';
 
 describe('ShardedMap', () => {
   it('answers what was set, overwritten and deleted, and counts distinct keys', () => {
@@ -24,17 +24,5 @@ describe('ShardedMap', () => {
     // Even spread: 1,000 each; a shard with twice that would rehash twice as much at once.
     expect(Math.max(...sizes)).toBeLessThan(1_200);
     expect(Math.min(...sizes)).toBeGreaterThan(800);
-  });
-});
-
-describe('ShardedSet', () => {
-  it('holds each key once until it is deleted', () => {
-    const set = new ShardedSet();
-    set.add('700000000001').add('700000000001').add('700000000002');
-    expect(set.size).toBe(2);
-    expect(set.has('700000000001')).toBe(true);
-    expect(set.delete('700000000001')).toBe(true);
-    expect(set.has('700000000001')).toBe(false);
-    expect(set.size).toBe(1);
   });
 });

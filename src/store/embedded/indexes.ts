@@ -1,7 +1,7 @@
 import type { Order, Delivery, DeliveryStatus, Job, JobKind } from '../../records/index.js';
 import { DELIVERIES, JOBS, ORDERS } from './collections.js';
 import { DueHeap } from './due-heap.js';
-import { ShardedMap, ShardedSet } from './sharded-map.js';
+import { ShardedMap } from './sharded-map.js';
 import { SortedKeys } from './sorted-keys.js';
 import type { Change } from './unit-of-work.js';
 const perClient = <T>(map: Map<string, T>, clientId: string, make: () => T): T => {
@@ -14,14 +14,19 @@ const perClient = <T>(map: Map<string, T>, clientId: string, make: () => T): T =
 export class OrderIndex {
   /** Sharded: these grow with the orders, and one big Map's growth step would hold the event loop (see ShardedMap). */
   readonly byAwb = new ShardedMap<string>();
-  readonly batches = new ShardedSet();
+  /**
+   * How many orders each batch has: a batch id is taken while one of its orders is kept,
+   * and forgotten with its last (retention), as a restart forgets it; a shared deployment
+   * runs for weeks, its partners' creates ever new batches.
+   */
+  private readonly batches = new ShardedMap<number>();
   readonly byClient = new Map<string, SortedKeys>();
   /** Every order by creation, for retention. */
   readonly byAge = new SortedKeys();
 
   add(order: Order): void {
     if (order.awb) this.byAwb.set(order.awb, order.order_no);
-    this.batches.add(order.batch_id);
+    this.batches.set(order.batch_id, (this.batches.get(order.batch_id) ?? 0) + 1);
     const position = { rank: order.created_at, id: order.order_no };
     perClient(this.byClient, order.client_id, () => new SortedKeys()).add(position);
     this.byAge.add(position);
@@ -36,14 +41,29 @@ export class OrderIndex {
     }
     if (before.awb !== after.awb && before.awb && this.byAwb.get(before.awb) === before.order_no) this.byAwb.delete(before.awb);
     if (after.awb) this.byAwb.set(after.awb, after.order_no);
-    this.batches.add(after.batch_id);
+    if (before.batch_id !== after.batch_id) {
+      this.leaveBatch(before.batch_id);
+      this.batches.set(after.batch_id, (this.batches.get(after.batch_id) ?? 0) + 1);
+    }
+  }
+
+  /** Whether an order of the batch is kept. */
+  hasBatch(batchId: string): boolean {
+    return this.batches.has(batchId);
   }
 
   remove(order: Order): void {
     if (order.awb && this.byAwb.get(order.awb) === order.order_no) this.byAwb.delete(order.awb);
+    this.leaveBatch(order.batch_id);
     const position = { rank: order.created_at, id: order.order_no };
     this.byClient.get(order.client_id)?.remove(position);
     this.byAge.remove(position);
+  }
+
+  private leaveBatch(batchId: string): void {
+    const left = (this.batches.get(batchId) ?? 0) - 1;
+    if (left > 0) this.batches.set(batchId, left);
+    else this.batches.delete(batchId);
   }
 }
 

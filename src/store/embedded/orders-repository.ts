@@ -39,7 +39,7 @@ export class EmbeddedOrders implements OrderRepository {
   }
 
   async batchExists(batchId: string): Promise<boolean> {
-    return this.indexes.orders.batches.has(batchId);
+    return this.indexes.orders.hasBatch(batchId);
   }
 
   async insert(order: Unversioned<Order>): Promise<Stored<Order>> {

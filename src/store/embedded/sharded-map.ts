@@ -52,38 +52,3 @@ export class ShardedMap<V> {
     return deleted;
   }
 }
-
-/**
- * A Set of strings split as `ShardedMap` is, for the same reason.
- *
- * @example
- * const batches = new ShardedSet();
- * batches.add('700000000001');
- * batches.has('700000000001'); // true
- */
-export class ShardedSet {
-  private readonly shards: Array<Set<string>> = Array.from({ length: SHARDS }, () => new Set<string>());
-  private count = 0;
-
-  get size(): number {
-    return this.count;
-  }
-
-  has(key: string): boolean {
-    return this.shards[shardOf(key)]!.has(key);
-  }
-
-  add(key: string): this {
-    const shard = this.shards[shardOf(key)]!;
-    const before = shard.size;
-    shard.add(key);
-    this.count += shard.size - before;
-    return this;
-  }
-
-  delete(key: string): boolean {
-    const deleted = this.shards[shardOf(key)]!.delete(key);
-    if (deleted) this.count -= 1;
-    return deleted;
-  }
-}
