@@ -1,4 +1,4 @@
-/** One attempt as the sandbox hands it to a listener (docs/guides/listen.md, the listen protocol). */
+/** One attempt as the sandbox hands it to a listener (the listen protocol: docs/decisions/0009-listen.md). */
 export interface ListenAttempt {
   type: 'attempt';
   /** Unique within the connection; the result names it. */
