@@ -99,8 +99,8 @@ export class ReportObserver {
     const upTo = this.enqueue(client.id, this.requestJudge(client.id, kept, served));
     if (upTo === undefined) return undefined;
     const origin = `${this.replica}:${served.seq}`;
-    this.answersOut.hold(origin);
-    const stored = this.progress.marksStored(client.id, upTo, ANSWER_WAIT_MS).finally(() => this.answersOut.release(origin, Date.now()));
+    this.answersOut.hold(client.id, origin);
+    const stored = this.progress.marksStored(client.id, upTo, ANSWER_WAIT_MS).finally(() => this.answersOut.release(client.id, origin, Date.now()));
     this.wakes.get(client.id)?.();
     return stored;
   };
@@ -126,7 +126,7 @@ export class ReportObserver {
         if (wall < since) return undefined;
         const held = this.recent.get(clientId) ?? [];
         const recent = held[0] !== undefined && held[0].wall < since ? held.filter((r) => r.wall >= since) : held;
-        const draft = await judgeRequest({ reads, manualClock: this.deps.manualClock, recent, replica: this.replica, answeredAt: (origin) => this.answersOut.of(origin) }, clientId, kept, wall, state);
+        const draft = await judgeRequest({ reads, manualClock: this.deps.manualClock, recent, replica: this.replica, answeredAt: (origin) => this.answersOut.of(clientId, origin) }, clientId, kept, wall, state);
         if (operationId === 'createOrder' || operationId === 'trackOrder') {
           recent.push({ kept, wall });
           if (recent.length > RECENT) recent.shift();
