@@ -67,7 +67,7 @@ export function marksOnAnswer({ served, fault }: Pick<Observed, 'served' | 'faul
 /** Notes the retry of a request that met a fault, and whether it waited what Retry-After said. */
 function noteRetry(judging: Judging, draft: Draft, fault: MetFault, retry: Judged): void {
   const { served } = retry.kept;
-  const what = describe(served);
+  const what = describe(retry.kept);
   // A create the sandbox carried out although the client gave up on it: sent again, it is a second shipment.
   if (fault.ran === 1 && served.input.operation.operationId === 'createOrder' && served.status === 201) {
     draft.note(`fault.${fault.kind}`, 'missed', `sent again although the create it gave up on had been carried out: a duplicate shipment (${what})`);
@@ -109,7 +109,7 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   const draft = new Draft(served.arrivedAt);
   const op = served.input.operation.operationId;
   const here = { at: served.arrivedAt, wall, origin: `${judging.replica}:${served.seq}` };
-  const what = describe(served);
+  const what = describe(kept);
 
   // What the client did next, after an answer that asked something of it. A retry is the same request again (path and
   // body); another request of the operation leaves the one that met the fault waiting for its retry (see grade).

@@ -49,8 +49,13 @@ export function markBefore(judging: Judging, marks: ReportView['marks'], key: st
   return mark !== undefined && (replica !== judging.replica || Number(of) <= seq) ? mark : undefined;
 }
 
-/** A request as its events name it: method, path (cut at 200 characters: every event keeps its note) and answer. */
-export function describe(served: Observed['served']): string {
+/**
+ * A request as its events name it: method, path (cut at 200 characters: every event keeps
+ * its note), a create's first order code (which of the client's creates it was), and answer.
+ */
+export function describe({ served, codes, items }: Pick<Observed, 'served' | 'codes' | 'items'>): string {
   const path = served.input.path.length <= 200 ? served.input.path : `${served.input.path.slice(0, 200)}…`;
-  return `${served.method} ${path} → ${served.status ?? 'no answer'}`;
+  const first = codes?.split('\n', 1)[0];
+  const code = first === undefined ? '' : ` (order code ${first.length <= 64 ? first : `${first.slice(0, 64)}…`}${items > 1 ? ` and ${items - 1} more` : ''})`;
+  return `${served.method} ${path}${code} → ${served.status ?? 'no answer'}`;
 }

@@ -1,0 +1,22 @@
+import { describe, expect, it } from 'vitest';
+import { describe as named } from '../../src/report/judging.js';
+import type { Observed } from '../../src/report/observed.js';
+
+const request = (method: string, path: string, status: number | null, codes: string | null, items: number): Pick<Observed, 'served' | 'codes' | 'items'> => ({
+  served: { method, status, input: { path } } as unknown as Observed['served'],
+  codes,
+  items,
+});
+
+describe("a request as the report's events name it", () => {
+  it("names a create by its first order code, how many more items it had, and its answer", () => {
+    expect(named(request('POST', '/v1/order', 503, 'W1-0', 1))).toBe('POST /v1/order (order code W1-0) → 503');
+    expect(named(request('POST', '/v1/order', 201, 'INV-1\nINV-2\nINV-3', 12))).toBe('POST /v1/order (order code INV-1 and 11 more) → 201');
+    expect(named(request('POST', '/v1/order', null, `${'X'.repeat(100)}`, 1))).toBe(`POST /v1/order (order code ${'X'.repeat(64)}…) → no answer`);
+  });
+
+  it('names a tracking read, or a create without order codes, by its path alone', () => {
+    expect(named(request('GET', '/v1/order/tracking/JN0000000001', 404, null, 0))).toBe('GET /v1/order/tracking/JN0000000001 → 404');
+    expect(named(request('POST', '/v1/order', 400, null, 0))).toBe('POST /v1/order → 400');
+  });
+});
