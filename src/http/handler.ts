@@ -83,19 +83,22 @@ const LIST_PART_BYTES = 64 * 1024;
 const { setImmediate } = globalThis;
 
 /**
- * A 200 with the JSON object `head` and, last, `field` holding `items`: as one body when
- * it fits in one part of 64 KiB, else written in parts, each with the event loop let go
- * in between and only once the connection has room for it. A client's request journal
- * can be 16 MiB and more of JSON: written in one go, that held every other client's
- * requests for about a second, and a slow reader kept all of it in memory at once.
+ * A 200 with the JSON object `head` and, last, `field` holding `items` (each as `view`
+ * shows it): as one body when it fits in one part of 64 KiB, else written in parts, each
+ * with the event loop let go in between and only once the connection has room for it. A
+ * client's request journal can be 16 MiB and more of JSON: written in one go, that held
+ * every other client's requests for about a second, and a slow reader kept all of it in
+ * memory at once. An item's view is made as its part is written: a page of 1,000 orders
+ * viewed at once held the loop for tens of ms per listing, and a burst of such listings
+ * on new connections kept every partner's new connection waiting in the accept queue.
  */
-export function listInParts(head: Record<string, unknown>, field: string, items: readonly unknown[]): Reply {
+export function listInParts<T>(head: Record<string, unknown>, field: string, items: readonly T[], view: (item: T) => unknown = (item) => item, turn?: () => Promise<void>): Reply {
   const opening = JSON.stringify(head);
   const start = `${opening.slice(0, -1)}${opening.length > 2 ? ',' : ''}${JSON.stringify(field)}:[`;
   let next = 0;
   const part = (first: string): string => {
     let text = first;
-    while (next < items.length && text.length < LIST_PART_BYTES) text += `${next > 0 ? ',' : ''}${JSON.stringify(items[next++]) ?? 'null'}`;
+    while (next < items.length && text.length < LIST_PART_BYTES) text += `${next > 0 ? ',' : ''}${JSON.stringify(view(items[next++]!)) ?? 'null'}`;
     return next === items.length ? `${text}]}` : text;
   };
   const firstPart = part(start);
@@ -108,7 +111,9 @@ export function listInParts(head: Record<string, unknown>, field: string, items:
         if (sink.closed) return;
         if (next === items.length && text.endsWith(']}')) return sink.end(text);
         const room = sink.write(text);
-        const go = (): void => void setImmediate(() => write(part('')));
+        // The next part in the request's turn where it has one (its client's share of the loop), else after the loop's waiting work.
+        const more = (): void => write(part(''));
+        const go = (): void => void (turn ? turn().then(more, more) : setImmediate(more));
         if (room) go();
         else sink.onDrain(go);
       };

@@ -94,7 +94,7 @@ export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart
         ...(input.between ? { between: input.between } : {}),
       });
       // Written in parts: a page of large orders serialized in one piece would hold the event loop.
-      return listInParts({ total: page.total, next_cursor: page.next_cursor }, 'orders', page.items.map((o) => orderState(o, journey, input.baseUrl)));
+      return listInParts({ total: page.total, next_cursor: page.next_cursor }, 'orders', page.items, (o) => orderState(o, journey, input.baseUrl), input.turn);
     },
 
     getOrderState: async (input) => show(input, await ownOrder(input)),

@@ -23,7 +23,7 @@ export function requestHandlers(journal: RequestLogRepository, pending: PendingA
       await pending.settled(clientOf(input).id);
       const requests = await journal.list(clientOf(input).id, { operationId: operation_id, status, since: time('since', since), until: time('until', until) });
       // A client's journal may hold a thousand entries of 16 KiB each: `limit` reads the newest few.
-      return listInParts({ total: requests.length, size: journal.size }, 'requests', limit === undefined ? requests : requests.slice(-limit));
+      return listInParts({ total: requests.length, size: journal.size }, 'requests', limit === undefined ? requests : requests.slice(-limit), undefined, input.turn);
     },
     countRequests: async (input) => {
       const match = checkRequestMatch((input.body ?? {}) as RequestMatch);

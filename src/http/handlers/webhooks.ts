@@ -70,7 +70,7 @@ export function webhookHandlers({ storage, clock, endpoints, settings, dispatche
       const page = await storage.deliveries.list(client.id, { ...query, cursor, ...byStatus, limit: query.limit ?? 100, ...(input.between ? { between: input.between } : {}) });
       const next_cursor = page.next_cursor === null ? null : cursors.seal(page.next_cursor);
       // Written in parts: a page of deliveries with 50 attempts each is megabytes (see listInParts).
-      return listInParts({ total: page.total, next_cursor }, 'deliveries', page.items.map((d) => deliveryView(d, now)));
+      return listInParts({ total: page.total, next_cursor }, 'deliveries', page.items, (d) => deliveryView(d, now), input.turn);
     },
 
     getWebhookDelivery: async (input) => json(200, deliveryView(await ownDelivery(input), clock.of(clientOf(input).id))),
