@@ -16,6 +16,8 @@ interface MetFault {
   ran?: unknown;
   /** 1 when the 503 was a real outage (a store that cannot write): its Retry-After is waited in real time only. */
   realTime?: unknown;
+  /** The request's origin (replica and arrival number): on its replica, when its answer went out is known. */
+  origin?: string;
 }
 
 /** The mark of a request that met a fault and waits for its retry: one per request (path and body), so each is judged on its own. */
@@ -76,11 +78,14 @@ function noteRetry(judging: Judging, draft: Draft, fault: MetFault, retry: Judge
   draft.note(`fault.${fault.kind}`, 'handled', `retried: ${what}`);
   const wait = fault.retryAfterMs;
   if (typeof wait !== 'number') return;
-  const waitedReal = retry.wall - fault.wall >= wait - RETRY_AFTER_SLACK_MS;
+  // From when the answer went out, where this replica knows it and the retry came after it; else from when the request arrived.
+  const out = fault.origin === undefined ? undefined : judging.answeredAt?.(fault.origin);
+  const from = typeof out === 'number' && out <= retry.wall ? out : fault.wall;
+  const waitedReal = retry.wall - from >= wait - RETRY_AFTER_SLACK_MS;
   const onTheClock = judging.manualClock && fault.realTime !== 1;
   const waited = waitedReal || (onTheClock && served.arrivedAt - fault.at >= wait);
   const sandboxTime = onTheClock && !waitedReal ? `, ${served.arrivedAt - fault.at} ms of the manual clock` : '';
-  draft.judge('fault.retry-after', waited, `retried after ${retry.wall - fault.wall} ms${sandboxTime} (Retry-After ${wait} ms): ${what}`);
+  draft.judge('fault.retry-after', waited, `retried after ${retry.wall - from} ms${sandboxTime} (Retry-After ${wait} ms): ${what}`);
 }
 
 /**
@@ -124,7 +129,7 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   if (retryAt && retryMark) {
     draft.mark(retryAt, null);
     const { kind, retry_after_ms: retryAfterMs, ran, real_time: realTime } = retryMark.detail;
-    noteRetry(judging, draft, { kind: String(kind), retryAfterMs, at: retryMark.at, wall: retryMark.wall, ran, realTime }, { kept, wall });
+    noteRetry(judging, draft, { kind: String(kind), retryAfterMs, at: retryMark.at, wall: retryMark.wall, ran, realTime, ...(retryMark.origin === undefined ? {} : { origin: retryMark.origin }) }, { kept, wall });
   }
   const window = state.marks[windowKey(op)];
   if (window?.detail.fingerprint === print) draft.mark(windowKey(op), null);

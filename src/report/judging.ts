@@ -56,6 +56,7 @@ export function markBefore(judging: Judging, marks: ReportView['marks'], key: st
 export function describe({ served, codes, items }: Pick<Observed, 'served' | 'codes' | 'items'>): string {
   const path = served.input.path.length <= 200 ? served.input.path : `${served.input.path.slice(0, 200)}…`;
   const first = codes?.split('\n', 1)[0];
-  const code = first === undefined ? '' : ` (order code ${first.length <= 64 ? first : `${first.slice(0, 64)}…`}${items > 1 ? ` and ${items - 1} more` : ''})`;
+  // Quoted: a code is the client's own text (`X) → 201` would read as another answer).
+  const code = first === undefined ? '' : ` (order code ${JSON.stringify(first.length <= 64 ? first : `${first.slice(0, 64)}…`)}${items > 1 ? ` and ${items - 1} more items` : ''})`;
   return `${served.method} ${path}${code} → ${served.status ?? 'no answer'}`;
 }

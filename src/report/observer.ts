@@ -98,11 +98,13 @@ export class ReportObserver {
     this.judging.add(served.input);
     const upTo = this.enqueue(client.id, this.requestJudge(client.id, kept, served));
     if (upTo === undefined) return undefined;
+    const stored = this.progress.marksStored(client.id, upTo, ANSWER_WAIT_MS);
+    this.wakes.get(client.id)?.();
+    // An answer that asks for the request again: when it goes out is when its Retry-After starts.
+    if (served.status !== 503 && served.status !== 429) return stored;
     const origin = `${this.replica}:${served.seq}`;
     this.answersOut.hold(client.id, origin);
-    const stored = this.progress.marksStored(client.id, upTo, ANSWER_WAIT_MS).finally(() => this.answersOut.release(client.id, origin, Date.now()));
-    this.wakes.get(client.id)?.();
-    return stored;
+    return stored.finally(() => this.answersOut.release(client.id, origin, Date.now()));
   };
 
   /** For `observeProvider`: every provider request of a client, once its connection closed (unless judged as it was answered). */

@@ -323,7 +323,7 @@ describe('a failure’s examples', () => {
     for (let n = 0; n < 8; n += 1) expect((await create(sandbox, `LATER-${n}`)).status).toBe(201);
 
     const junit = await sandbox.call('GET', '/__sandbox/report?format=junit');
-    expect(junit.text).toMatch(/Last missed:\n- \S+Z sent again unchanged: POST \/v1\/order \(order code INV-1\) → 400/);
+    expect(junit.text).toMatch(/Last missed:\n- \S+Z sent again unchanged: POST \/v1\/order \(order code &quot;INV-1&quot;\) → 400/);
     const json = (await sandbox.call('GET', '/__sandbox/report')).body as { events: Array<{ item: string; outcome: string }> };
     expect(json.events[0]).toMatchObject({ item: 'error.create-400', outcome: 'missed' });
     expect(json.events).toHaveLength(6);
@@ -341,7 +341,7 @@ describe('a failure’s examples', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     const json = (await sandbox.call('GET', '/__sandbox/report')).body as { events: Array<{ item: string; outcome: string; note: string }> };
     expect(json.events.map((e) => `${e.item} ${e.outcome}`)).toEqual(Array.from({ length: 3 }, () => 'error.create-400 missed'));
-    expect((await sandbox.call('GET', '/__sandbox/report?format=junit')).text).toMatch(/Last missed:\n- \S+Z sent again unchanged: POST \/v1\/order \(order code INV-1\) → 400\n- \S+Z sent again unchanged/);
+    expect((await sandbox.call('GET', '/__sandbox/report?format=junit')).text).toMatch(/Last missed:\n- \S+Z sent again unchanged: POST \/v1\/order \(order code &quot;INV-1&quot;\) → 400\n- \S+Z sent again unchanged/);
   });
 });
 

@@ -387,4 +387,22 @@ describe("a Retry-After's window as the client met it", () => {
     expect(store.state().counts['fault.retry-after:missed']).toBe(1);
     expect(store.state().events.find((event) => event.item === 'fault.retry-after')).toMatchObject({ note: expect.stringMatching(/^another request of the operation sent \d+ ms into a Retry-After of 30000 ms/) });
   });
+
+  it('times the retry from when the 503 went out, not from when it arrived: an answer held for its marks longer than Retry-After does not make an early retry a wait', async () => {
+    const store = slowReports();
+    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'silent' }), manualClock: false });
+    const body = createRequest(1);
+    const refused = served(503, body);
+    noteApplied(refused.input, { type: 'status', status: 503, headers: { 'Retry-After': '1' } });
+    const answered = observer.answer(refused);
+    // The store is slow: the answer waits 1.2 s for its marks, longer than its Retry-After.
+    await sleep(1_200);
+    store.open();
+    await answered;
+    await sleep(50);
+    observer.request(served(201, body));
+    await observer.settled('acme');
+    expect(store.state().counts).toMatchObject({ 'fault.503-retried:handled': 1, 'fault.retry-after:missed': 1 });
+    expect(store.state().events.find((event) => event.item === 'fault.retry-after' && event.outcome === 'missed')).toMatchObject({ note: expect.stringMatching(/^retried after \d{2,3} ms \(Retry-After 1000 ms\)/) });
+  });
 });

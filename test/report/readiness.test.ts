@@ -123,7 +123,7 @@ describe('GET /__sandbox/report?format=junit|html', () => {
     expect(Number(doc.testsuites.failures)).toBe(json.summary.not_handled);
     // A failure names the requests that missed it, as the CI log shows them.
     const failure = cases.find((c) => c.name.startsWith('error.create-400:'))!.failure as { '#text': string };
-    expect(failure['#text']).toMatch(/Last missed:\n- \S+Z sent again unchanged: POST \/v1\/order \(order code [^)\n]+\) → 400/);
+    expect(failure['#text']).toMatch(/Last missed:\n- \S+Z sent again unchanged: POST \/v1\/order \(order code "[^"\n]+"\) → 400/);
   });
 
   it('answers a self-contained HTML page that shows a run name as text', async () => {

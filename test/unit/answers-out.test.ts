@@ -15,14 +15,18 @@ describe('AnswersOut', () => {
     expect(answers.of('client-a', 'r2:7')).toBeUndefined();
   });
 
-  it('forgets the oldest answers past the ones it keeps', () => {
+  it("forgets a client's oldest answers past the 64 it keeps, and never for another client's", () => {
     const answers = new AnswersOut();
-    for (let seq = 0; seq <= 4_096; seq += 1) {
+    answers.hold('client-b', 'r1:1');
+    answers.release('client-b', 'r1:1', 5);
+    for (let seq = 0; seq <= 5_000; seq += 1) {
       answers.hold('client-a', `r1:${seq}`);
       answers.release('client-a', `r1:${seq}`, seq);
     }
-    expect(answers.of('client-a', 'r1:0')).toBeUndefined();
-    expect(answers.of('client-a', 'r1:1')).toBe(1);
-    expect(answers.of('client-a', 'r1:4096')).toBe(4_096);
+    expect(answers.of('client-a', 'r1:4936')).toBeUndefined();
+    expect(answers.of('client-a', 'r1:4937')).toBe(4_937);
+    expect(answers.of('client-a', 'r1:5000')).toBe(5_000);
+    // Client A's flood of answers left client B's alone.
+    expect(answers.of('client-b', 'r1:1')).toBe(5);
   });
 });

@@ -10,9 +10,13 @@ const request = (method: string, path: string, status: number | null, codes: str
 
 describe("a request as the report's events name it", () => {
   it("names a create by its first order code, how many more items it had, and its answer", () => {
-    expect(named(request('POST', '/v1/order', 503, 'W1-0', 1))).toBe('POST /v1/order (order code W1-0) → 503');
-    expect(named(request('POST', '/v1/order', 201, 'INV-1\nINV-2\nINV-3', 12))).toBe('POST /v1/order (order code INV-1 and 11 more) → 201');
-    expect(named(request('POST', '/v1/order', null, `${'X'.repeat(100)}`, 1))).toBe(`POST /v1/order (order code ${'X'.repeat(64)}…) → no answer`);
+    expect(named(request('POST', '/v1/order', 503, 'W1-0', 1))).toBe('POST /v1/order (order code "W1-0") → 503');
+    expect(named(request('POST', '/v1/order', 201, 'INV-1\nINV-2\nINV-3', 12))).toBe('POST /v1/order (order code "INV-1" and 11 more items) → 201');
+    expect(named(request('POST', '/v1/order', null, `${'X'.repeat(100)}`, 1))).toBe(`POST /v1/order (order code "${'X'.repeat(64)}…") → no answer`);
+  });
+
+  it("quotes the client's own text, so a code cannot pass for another answer", () => {
+    expect(named(request('POST', '/v1/order', 400, 'X") → 201', 1))).toBe('POST /v1/order (order code "X\\") → 201") → 400');
   });
 
   it('names a tracking read, or a create without order codes, by its path alone', () => {
