@@ -65,7 +65,17 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       expect(await storage.orders.batchExists('761')).toBe(true);
       await storage.transaction((tx) => tx.orders.remove(second!));
       expect(await storage.orders.batchExists('761')).toBe(false);
+      // An order moved to another batch leaves its first one (when it was its last) for the new one, also as the store opens again.
+      const third = await storage.transaction((tx) => tx.orders.insert(orderRecord('63', 'a', 1, { batch_id: '763' })));
+      await storage.transaction((tx) => tx.orders.update({ ...third, batch_id: '764' }));
+      expect(await storage.orders.batchExists('763')).toBe(false);
+      expect(await storage.orders.batchExists('764')).toBe(true);
       await storage.close();
+      if (!reopen) return;
+      const reopened = await reopen();
+      expect(await reopened.orders.batchExists('764')).toBe(true);
+      expect(await reopened.orders.batchExists('761')).toBe(false);
+      await reopened.close();
     });
 
     it('answers a second insert of the same number and a write of a stale version with a Conflict', async () => {
