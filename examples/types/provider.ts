@@ -825,6 +825,7 @@ export interface components {
          */
         ServiceUnavailable: {
             headers: {
+                /** @description Whole seconds to wait before sending the request again. */
                 "Retry-After"?: number;
                 [name: string]: unknown;
             };

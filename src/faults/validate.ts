@@ -1,6 +1,6 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import contentType from 'content-type';
-import { RuleViolation, globProblem, isFieldPath, unmatchableCriteria, type FieldError, type MatchableOperation } from '../shared/index.js';
+import { RuleViolation, globProblem, isFieldPath, retryAfterMs, unmatchableCriteria, type FieldError, type MatchableOperation } from '../shared/index.js';
 import { faultMessages } from './messages.js';
 import type { FaultAction, FaultRuleInput } from '../records/index.js';
 
@@ -53,6 +53,7 @@ function headerProblem(name: string, value: string): string | undefined {
   const lower = name.toLowerCase();
   if (FRAMING_HEADERS.has(lower)) return faultMessages.framingHeader(name);
   if (actsOnBrowser(lower)) return faultMessages.browserHeader(name);
+  if (lower === 'retry-after' && retryAfterMs(value, 0) === undefined) return faultMessages.badRetryAfter;
   if (lower === 'content-type') {
     // Parsed again when the answer is sent (express): a value it cannot parse would throw there.
     try {

@@ -1,10 +1,9 @@
 import type { ReportMark, ReportView } from '../records/index.js';
-import { headerOf } from '../shared/index.js';
+import { headerOf, retryAfterMs } from '../shared/index.js';
 import { Draft } from './draft.js';
 import { acknowledged, judgeCreate, judgeTracking, refusedKey } from './judge-operation.js';
 import { RETRY_AFTER_SLACK_MS, describe, markBefore, type Judged, type Judging } from './judging.js';
 import type { Observed } from './observed.js';
-import { retryAfterMs } from './retry-after.js';
 
 /** A fault the client met, and when (sandbox and real time). */
 interface MetFault {
@@ -172,7 +171,7 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   const faultKind = asksAgain(kept) ? '503-retried' : timedOut ? 'timeout' : fault?.type === 'reset' ? 'dropped' : undefined;
   if (faultKind) {
     draft.note(`fault.${faultKind}`, 'exercised', what);
-    const wait = retryAfterMs(fault?.type === 'status' ? headerOf(fault.headers, 'retry-after') : served.input.retryAfter, wall);
+    const wait = retryAfterMs(fault?.type === 'status' ? headerOf(fault.headers, 'retry-after') : served.input.retryAfter, wall) ?? null;
     const ran = op === 'createOrder' && ranAnyway(fault) ? 1 : null;
     // A 503 neither a fault rule nor a Prefer made is the sandbox's own outage (a store that cannot write): it lasts in real time.
     const realTime = fault === undefined && served.input.mocked !== true ? 1 : null;

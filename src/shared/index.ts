@@ -19,3 +19,4 @@ export type { CompiledGlob } from './glob.js';
 export { isFieldPath, valueAt } from './field-path.js';
 export { CREDENTIAL_HEADERS } from './credential-headers.js';
 export { headerOf } from './header-of.js';
+export { retryAfterMs } from './retry-after.js';

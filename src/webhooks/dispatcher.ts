@@ -13,7 +13,7 @@ import { ListenerNotConnected, unknownClient, webhookMessages } from './messages
 import { payloadOf } from './payload.js';
 import { pruneSettled, removeDeliveries } from './prune.js';
 import { Recovery, type Recovered, type RecoverWindow } from './recover.js';
-import { nextAttemptAt, retryAfterMs } from './retry.js';
+import { cappedRetryAfterMs, nextAttemptAt } from './retry.js';
 import { whyUnsendable } from './live.js';
 import { inSlices, RESUME_SLICE } from './slices.js';
 
@@ -250,7 +250,7 @@ export class WebhookDispatcher {
       if (isSuccess(made.status_code)) return attempts.finished(tx, current, 'delivered', null);
       if (made.status_code === 410) return attempts.gone(tx, current, at);
       const error = made.error ?? `HTTP ${made.status_code}`;
-      const next = nextAttemptAt(retries, scheduledAttempts(current), at, retryAfterMs(made.retry_after, Date.now()));
+      const next = nextAttemptAt(retries, scheduledAttempts(current), at, cappedRetryAfterMs(made.retry_after, Date.now()));
       if (next === undefined) return attempts.finished(tx, current, 'failed', error);
       await tx.jobs.schedule({ kind: jobKindOf(current), key: id, client_id: current.client_id, due_at: next });
       return tx.deliveries.update({ ...current, next_attempt_at: next, last_error: error });

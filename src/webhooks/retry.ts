@@ -1,4 +1,4 @@
-import { parseDuration } from '../shared/index.js';
+import { parseDuration, retryAfterMs } from '../shared/index.js';
 
 /** Default retry schedule: a shortened Svix schedule fit for testing. */
 export const DEFAULT_RETRIES = '0,5s,30s,2m,10m,1h,6h';
@@ -21,12 +21,9 @@ export function parseRetries(text: string): number[] | undefined {
  * Reads a `Retry-After` header (seconds, or an HTTP date measured against `nowMs`)
  * into milliseconds, capped at 6 hours. Undefined when absent or unreadable.
  */
-export function retryAfterMs(header: string | null, nowMs: number): number | undefined {
-  if (header === null || header.trim() === '') return undefined;
-  const text = header.trim();
-  const ms = /^\d+$/.test(text) ? Number(text) * 1000 : Date.parse(text) - nowMs;
-  if (Number.isNaN(ms)) return undefined;
-  return Math.min(Math.max(ms, 0), RETRY_AFTER_CAP_MS);
+export function cappedRetryAfterMs(header: string | null, nowMs: number): number | undefined {
+  const ms = retryAfterMs(header, nowMs);
+  return ms === undefined ? undefined : Math.min(ms, RETRY_AFTER_CAP_MS);
 }
 
 /**

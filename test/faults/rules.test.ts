@@ -69,6 +69,10 @@ describe('POST /__sandbox/faults', () => {
     ['a NEL header (a reporting policy the browser keeps)', { action: { type: 'status', status: 200, headers: { NEL: '{"report_to":"x","max_age":31536000}' } } }, 'action.headers.NEL'],
     ['an Access-Control header', { action: { type: 'status', status: 200, headers: { 'Access-Control-Allow-Origin': 'https://evil.test' } } }, 'action.headers.Access-Control-Allow-Origin'],
     ['a Content-Type express cannot read', { action: { type: 'status', status: 503, headers: { 'Content-Type': 'text/html; ===' } } }, 'action.headers.Content-Type'],
+    // A client reads whole seconds or an HTTP date; the readiness report read 1.5 as a date in 2001, a wait of 0.
+    ['a Retry-After of 1.5 seconds', { action: { type: 'status', status: 503, headers: { 'Retry-After': '1.5' } } }, 'action.headers.Retry-After'],
+    ['a Retry-After of -1', { action: { type: 'status', status: 429, headers: { 'retry-after': '-1' } } }, 'action.headers.retry-after'],
+    ['a Retry-After of soon', { action: { type: 'status', status: 503, headers: { 'Retry-After': 'soon' } } }, 'action.headers.Retry-After'],
   ])('returns 400 naming the field for %s', async (_, body, field) => {
     const res = await sandbox.call('POST', '/__sandbox/faults', { body });
     expect(res.status).toBe(400);

@@ -46,3 +46,13 @@ describe('POST /v1/order with Prefer: dynamic=true', () => {
     expect(res.body.batch_id).toMatch(/^[0-9]+$/);
   });
 });
+
+describe('POST /v1/order with Prefer: code=503, dynamic=true', () => {
+  it.each(SEEDS.slice(0, 20))('answers a Retry-After a client can wait: whole seconds from 1 to an hour (seed %s)', async (seed) => {
+    const res = await sandbox.call('POST', '/v1/order', { body: createRequest(1), headers: { Prefer: `code=503, dynamic=true, seed=${seed}` } });
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toMatch(/^\d+$/);
+    expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(3600);
+  });
+});

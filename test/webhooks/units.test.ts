@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chaosOf, ReorderWindows, unknownChaos } from '../../src/webhooks/chaos.js';
-import { nextAttemptAt, parseRetries, retryAfterMs } from '../../src/webhooks/retry.js';
+import { cappedRetryAfterMs as retryAfterMs, nextAttemptAt, parseRetries } from '../../src/webhooks/retry.js';
 import { isSecret, makeSecret } from '../../src/webhooks/secret.js';
 
 describe('parseRetries', () => {
@@ -20,7 +20,7 @@ describe('retryAfterMs', () => {
     expect(retryAfterMs('100000', now)).toBe(6 * 3_600_000);
     expect(retryAfterMs('Wed, 31 Dec 2025 00:00:00 GMT', now)).toBe(0);
   });
-  it.each([null, '', 'later'])('ignores %j', (header) => expect(retryAfterMs(header, now)).toBeUndefined());
+  it.each([null, '', 'later', '1.5', '-1', '2s'])('ignores %j (neither whole seconds nor an HTTP date: Date.parse reads 1.5 and -1 as dates in 2001)', (header) => expect(retryAfterMs(header, now)).toBeUndefined());
 });
 
 describe('nextAttemptAt', () => {
