@@ -123,6 +123,10 @@ describe('GET /__sandbox/webhooks/deliveries', () => {
     const forged = await sandbox.call('GET', `/__sandbox/webhooks/deliveries?cursor=${Buffer.from(`1:${first.body.deliveries[0].id}`).toString('base64url')}`, { token: TOKEN_B });
     expect(forged.status).toBe(400);
     expect(forged.body.errors).toEqual([{ field: 'cursor', message: 'is not a cursor of this listing: pass the next_cursor of the previous page' }]);
+    // Nor does B's cursor page A's listing from B's place in the shared sequence.
+    const borrowed = await sandbox.call('GET', `/__sandbox/webhooks/deliveries?limit=2&cursor=${first.body.next_cursor}`);
+    expect(borrowed.status).toBe(400);
+    expect(borrowed.body.errors).toEqual([{ field: 'cursor', message: 'is not a cursor of this listing: pass the next_cursor of the previous page' }]);
   });
 
   it('returns 400 naming status when it is not a delivery status', async () => {

@@ -66,9 +66,9 @@ export function webhookHandlers({ storage, clock, endpoints, settings, dispatche
       const now = clock.of(client.id);
       // `queued` and `pending` are both stored pending: the one due by now, the other not yet.
       const byStatus = status === 'queued' ? { status: 'pending' as const, dueBy: now } : status === 'pending' ? { status, dueAfter: now } : { status };
-      const cursor = query.cursor === undefined ? undefined : cursors.open(query.cursor);
+      const cursor = query.cursor === undefined ? undefined : cursors.open(query.cursor, client.id);
       const page = await storage.deliveries.list(client.id, { ...query, cursor, ...byStatus, limit: query.limit ?? 100, ...(input.between ? { between: input.between } : {}) });
-      const next_cursor = page.next_cursor === null ? null : cursors.seal(page.next_cursor);
+      const next_cursor = page.next_cursor === null ? null : cursors.seal(page.next_cursor, client.id);
       // Written in parts: a page of deliveries with 50 attempts each is megabytes (see listInParts).
       return listInParts({ total: page.total, next_cursor }, 'deliveries', page.items, (d) => deliveryView(d, now), input.turn);
     },
