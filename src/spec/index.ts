@@ -3,6 +3,6 @@
 export type { CompiledOperation, CompiledSpec } from './compile.js';
 export { PROVIDER_SPEC, deref } from './load.js';
 export type { OpenApiDocument } from './load.js';
-export { servedSpec } from './served.js';
+export { servedSpec, servedSpecText } from './served.js';
 export { compiledSpecs } from './specs.js';
 export { compileSpec } from './compile.js';

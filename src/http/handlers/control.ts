@@ -8,7 +8,7 @@ import type { CompiledSpec } from '../../spec/index.js';
 import type { Journey } from '../../tracking/index.js';
 import type { ClientRegistry, Client } from '../../clients/index.js';
 import type { Storage } from '../../store/index.js';
-import { servedSpec } from '../../spec/index.js';
+import { servedSpecText } from '../../spec/index.js';
 import { hasPodScan } from '../../tracking/index.js';
 import { clientList, orderState } from '../../orders/index.js';
 import { LATEST_CLOCK_MS } from '../../clock/index.js';
@@ -62,8 +62,8 @@ export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart
         ...(store.maintenanceError ? { store_maintenance_error: store.maintenanceError } : {}),
       });
     },
-    getProviderSpec: ({ baseUrl }) => json(200, servedSpec(specs.provider.document, baseUrl)),
-    getControlSpec: ({ baseUrl }) => json(200, servedSpec(specs.control.document, baseUrl)),
+    getProviderSpec: ({ baseUrl }) => ({ status: 200, serialized: servedSpecText(specs.provider.document, baseUrl) }),
+    getControlSpec: ({ baseUrl }) => ({ status: 200, serialized: servedSpecText(specs.control.document, baseUrl) }),
 
     getPodPhoto: async ({ params }) => {
       const awb = params.file === undefined ? undefined : journey.photos.awbOf(params.file);
