@@ -15,6 +15,7 @@ export const faultMessages = {
   browserHeader: (name: string) => `cannot be set by a fault rule: ${name} acts on the browser that reads the answer (a redirect, cookies, site data or its policies), the operator's dashboard too`,
   framingHeader: (name: string) => `cannot be set by a fault rule: ${name} frames the answer or the connection, which the sandbox sets itself`,
   badContentType: 'must be a media type such as application/json or text/plain; charset=utf-8',
+  noBody: (operations: readonly string[]): string => `no request of ${operations.join(', ')} has a body to match: leave body out, or name an operation that takes one`,
   badRetryAfter: 'must be a whole number of seconds (e.g. "2") or an HTTP date (e.g. "Wed, 21 Oct 2026 07:28:00 GMT"): a client reads nothing else in Retry-After',
   badBodyPath: 'each key must be a field path such as items[0].cod',
 } as const;

@@ -1,6 +1,6 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import contentType from 'content-type';
-import { RuleViolation, globProblem, isFieldPath, retryAfterMs, unmatchableCriteria, type FieldError, type MatchableOperation } from '../shared/index.js';
+import { RuleViolation, globProblem, isFieldPath, operationsMeeting, retryAfterMs, unmatchableCriteria, type FieldError, type MatchableOperation } from '../shared/index.js';
 import { faultMessages } from './messages.js';
 import type { FaultAction, FaultRuleInput } from '../records/index.js';
 
@@ -85,7 +85,14 @@ export function checkRule(input: FaultRuleInput, operations: readonly MatchableO
   }
   const globIssue = input.match?.path === undefined ? undefined : globProblem(input.match.path);
   if (globIssue) errors.push({ field: 'match.path', message: globIssue });
-  errors.push(...unmatchableCriteria({ ...input.match, ...(globIssue ? { path: undefined } : {}) }, operations, 'match.'));
+  const criteria = { ...input.match, ...(globIssue ? { path: undefined } : {}) };
+  const unmatchable = unmatchableCriteria(criteria, operations, 'match.');
+  errors.push(...unmatchable);
+  // Body criteria of operations none of which takes a body (a GET): no request has one to meet them.
+  const meeting = unmatchable.length === 0 && Object.keys(input.match?.body ?? {}).length > 0 ? operationsMeeting(criteria, operations) : [];
+  if (meeting.length > 0 && meeting.every((op) => op.body === 'none')) {
+    errors.push({ field: 'match.body', message: faultMessages.noBody(meeting.map((op) => op.operationId)) });
+  }
   for (const key of Object.keys(input.match?.body ?? {})) {
     if (!isFieldPath(key)) errors.push({ field: `match.body.${key}`, message: faultMessages.badBodyPath });
   }

@@ -13,7 +13,7 @@ export { WarningThrottle } from './warning-throttle.js';
 export { backgroundFailures } from './background-failure.js';
 export { letRequestsIn, MAX_SLICE_MS, SLICE_MS } from './loop-slices.js';
 export { compileGlob, globMatches, globProblem } from './glob.js';
-export { globReaches, unmatchableCriteria } from './operation-match.js';
+export { globReaches, operationsMeeting, unmatchableCriteria } from './operation-match.js';
 export type { MatchableOperation, OperationCriteria } from './operation-match.js';
 export type { CompiledGlob } from './glob.js';
 export { isFieldPath, valueAt } from './field-path.js';

@@ -7,6 +7,10 @@ export interface MatchableOperation {
   method: string;
   /** The spec's path, with `{name}` segments, e.g. `/v1/order/tracking/{order_no}`. */
   path: string;
+  /** Whether it takes a body (absent: not known, taken as yes). */
+  body?: 'none' | 'optional' | 'required';
+  /** The `pattern` of each path parameter whose schema has one: a request whose segment breaks it is refused before any match applies. */
+  pathPatterns?: Readonly<Record<string, string>>;
 }
 
 /** What a match may say about the operation a request is of. */
@@ -21,14 +25,28 @@ const CONTROL_PREFIX = /^\/__sandbox(\/|$)/;
 const PARAMETER = /\{[^/{}]+\}/g;
 const hasWildcard = (segment: string): boolean => segment.includes('*') || segment.includes('?');
 
+/** Whether `text` meets a parameter's pattern (one JavaScript cannot read is taken as met). */
+function meetsPattern(pattern: string, text: string): boolean {
+  try {
+    return new RegExp(pattern, 'u').test(text);
+  } catch {
+    return true;
+  }
+}
+
 /**
  * Whether a glob segment may match some request path segment of a spec path's segment: a
  * segment with `{name}` parameters (`{order_no}`, `{awb}.pdf`) takes any text in their
- * place; a glob segment with a wildcard against one with parameters is taken as matching.
+ * place, but a segment that is one parameter only text that meets its pattern (`patterns`;
+ * a request breaking it is refused before any match applies); a glob segment with a
+ * wildcard against one with parameters is taken as matching.
  */
-function segmentFits(segment: string, target: string): boolean {
+function segmentFits(segment: string, target: string, patterns: Readonly<Record<string, string>> = {}): boolean {
   if (!target.includes('{')) return hasWildcard(segment) ? compileGlob(`/${segment}`).matches(`/${target}`) : segment === target;
   if (hasWildcard(segment)) return true;
+  const whole = /^\{([^/{}]+)\}$/.exec(target)?.[1];
+  const pattern = whole === undefined ? undefined : patterns[whole];
+  if (pattern !== undefined) return meetsPattern(pattern, segment);
   const literal = target.split(PARAMETER).map((part) => part.replace(/[.*+?^$()[\]|\\]/g, '\\$&'));
   return new RegExp(`^${literal.join('[^/]+')}$`).test(segment);
 }
@@ -39,7 +57,7 @@ function segmentFits(segment: string, target: string): boolean {
  * segment with `*` or `?` is matched against the template's, `**` takes any number of
  * segments. Both are split once; the glob's `**` runs are few, so the search is small.
  */
-export function globReaches(glob: string, template: string): boolean {
+export function globReaches(glob: string, template: string, patterns?: Readonly<Record<string, string>>): boolean {
   const split = (path: string): string[] => path.split('/').slice(1);
   const g = split(glob);
   // A request path is matched without its trailing slash, so a spec path ending in one (a --spec's) is reached as without it.
@@ -53,9 +71,19 @@ export function globReaches(glob: string, template: string): boolean {
     const segment = g[i]!;
     if (segment === '**') return from(i + 1, j) || (j < t.length && from(i, j + 1));
     if (j === t.length) return false;
-    return segmentFits(segment, t[j]!) && from(i + 1, j + 1);
+    return segmentFits(segment, t[j]!, patterns) && from(i + 1, j + 1);
   };
   return from(0, 0);
+}
+
+// HEAD is answered by the GET operation of the path (and journaled as HEAD).
+const takes = (op: MatchableOperation, m: string): boolean => op.method.toUpperCase() === m || (m === 'HEAD' && op.method.toUpperCase() === 'GET');
+
+/** The operations of the served spec whose requests may meet all of a match's operation criteria. */
+export function operationsMeeting({ operation_id: operationId, method, path }: OperationCriteria, operations: readonly MatchableOperation[]): MatchableOperation[] {
+  return operations.filter(
+    (op) => (operationId === undefined || op.operationId === operationId) && (method === undefined || takes(op, method.toUpperCase())) && (path === undefined || globReaches(path, op.path, op.pathPatterns)),
+  );
 }
 
 /**
@@ -78,8 +106,6 @@ export function unmatchableCriteria(criteria: OperationCriteria, operations: rea
       message: `is not an operation of the provider spec${near ? ` (letter case counts: ${near.operationId})` : ''}; use one of ${operations.map((op) => op.operationId).join(', ')}`,
     });
   }
-  // HEAD is answered by the GET operation of the path (and journaled as HEAD).
-  const takes = (op: MatchableOperation, m: string): boolean => op.method.toUpperCase() === m || (m === 'HEAD' && op.method.toUpperCase() === 'GET');
   if (method !== undefined && !operations.some((op) => takes(op, method.toUpperCase()))) {
     errors.push({ field: `${prefix}method`, message: `no operation of the provider spec takes ${method}; use one of ${[...new Set(operations.map((op) => op.method.toUpperCase()))].join(', ')}` });
   }
@@ -88,23 +114,28 @@ export function unmatchableCriteria(criteria: OperationCriteria, operations: rea
     if (CONTROL_PREFIX.test(path)) errors.push({ field: `${prefix}path`, message: 'is a path of the control API, whose requests are never provider requests; use a provider path, e.g. /v1/order/tracking/*' });
     else if (parameter) errors.push({ field: `${prefix}path`, message: `holds ${parameter}, a parameter of the spec's path: a glob matches the paths requests are sent to, so write * in its place (e.g. /v1/order/tracking/*)` });
     else if (path.length > 1 && path.endsWith('/')) errors.push({ field: `${prefix}path`, message: `ends with "/": a request path is matched without its trailing slash; write ${path.replace(/\/+$/, '') || '/'}` });
-    else if (!operations.some((op) => globReaches(path, op.path))) {
-      errors.push({ field: `${prefix}path`, message: `reaches no path of the provider spec; its paths are ${[...new Set(operations.map((op) => op.path))].join(', ')}` });
+    else if (!operations.some((op) => globReaches(path, op.path, op.pathPatterns))) {
+      const refused = operations.find((op) => globReaches(path, op.path));
+      const patterns = refused && Object.entries(refused.pathPatterns ?? {}).map(([name, pattern]) => `${name} must match ${pattern}`);
+      errors.push({
+        field: `${prefix}path`,
+        message: refused
+          ? `reaches ${refused.path} only with a segment its parameters refuse (${patterns!.join('; ')}): such a request is answered 400 before any match applies`
+          : `reaches no path of the provider spec; its paths are ${[...new Set(operations.map((op) => op.path))].join(', ')}`,
+      });
     }
   }
   if (errors.length > 0) return errors;
   // Each criterion can match; a match needs one operation that meets all of them at once.
-  const meets = (op: MatchableOperation): boolean =>
-    (operationId === undefined || op.operationId === operationId) && (method === undefined || takes(op, method.toUpperCase())) && (path === undefined || globReaches(path, op.path));
-  if (operations.some(meets)) return errors;
+  if (operationsMeeting(criteria, operations).length > 0) return errors;
   const named = operations.find((op) => op.operationId === operationId);
   if (named) {
     // Each criterion at odds with the named operation, so that one correction is enough.
     const is = `${named.operationId} (${named.method.toUpperCase()} ${named.path})`;
     if (method !== undefined && !takes(named, method.toUpperCase())) errors.push({ field: `${prefix}method`, message: `is not the method of ${is}: no request of it is a ${method}; leave method out, or name the operation that takes it` });
-    if (path !== undefined && !globReaches(path, named.path)) errors.push({ field: `${prefix}path`, message: `does not reach the path of ${is}: no request of it matches; leave path out, or write a glob that reaches it` });
+    if (path !== undefined && !globReaches(path, named.path, named.pathPatterns)) errors.push({ field: `${prefix}path`, message: `does not reach the path of ${is}: no request of it matches; leave path out, or write a glob that reaches it` });
   } else if (method !== undefined && path !== undefined) {
-    const methods = [...new Set(operations.filter((op) => globReaches(path, op.path)).map((op) => op.method.toUpperCase()))];
+    const methods = [...new Set(operations.filter((op) => globReaches(path, op.path, op.pathPatterns)).map((op) => op.method.toUpperCase()))];
     errors.push({ field: `${prefix}method`, message: `is not taken at the paths ${path} reaches, which take ${methods.join(', ')}: no request meets both` });
   }
   return errors;

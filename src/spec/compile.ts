@@ -33,6 +33,8 @@ export interface CompiledOperation {
   secured: boolean;
   /** Whether the operation takes a JSON body, and must have one. */
   body: 'none' | 'optional' | 'required';
+  /** The `pattern` of each path parameter whose schema has one, by name: what a request's segment must match to reach it. */
+  pathPatterns: Readonly<Record<string, string>>;
   /** Status codes the spec documents for it. */
   statuses: number[];
   /** Those of them the spec's own file documents: without the sandbox's protective answers (429, 413, 415, 431) that `withSandboxAnswers` adds. */
@@ -149,6 +151,12 @@ export function compileSpec(document: OpenApiDocument, id = 'spec', options: { l
         path,
         secured: security.length > 0 && !security.some((s) => Object.keys(s as object).length === 0),
         body: !requestBody ? 'none' : requestBody.required ? 'required' : 'optional',
+        pathPatterns: Object.fromEntries(
+          params.flatMap(({ p }) => {
+            const pattern = p.in === 'path' ? (deref(document, (p as { schema?: unknown }).schema) as { pattern?: unknown } | undefined)?.pattern : undefined;
+            return typeof pattern === 'string' ? [[p.name, pattern]] : [];
+          }),
+        ),
         statuses: Object.keys(responses).filter((c) => /^\d{3}$/.test(c)).map(Number),
         ownStatuses: Object.keys(responses)
           .filter((c) => /^\d{3}$/.test(c) && !((op[SANDBOX_ANSWERS] as string[] | undefined) ?? []).includes(c))

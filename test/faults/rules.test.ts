@@ -73,6 +73,10 @@ describe('POST /__sandbox/faults', () => {
     ['a Retry-After of 1.5 seconds', { action: { type: 'status', status: 503, headers: { 'Retry-After': '1.5' } } }, 'action.headers.Retry-After'],
     ['a Retry-After of -1', { action: { type: 'status', status: 429, headers: { 'retry-after': '-1' } } }, 'action.headers.retry-after'],
     ['a Retry-After of soon', { action: { type: 'status', status: 503, headers: { 'Retry-After': 'soon' } } }, 'action.headers.Retry-After'],
+    // A request whose path parameter breaks its pattern is answered 400 before any rule applies: such a rule never fired.
+    ['a path whose order number is no number', { match: { operation_id: 'getOrderDetail', path: '/v1/order/abc' }, action: fail400 }, 'match.path'],
+    ['a GET of /v1/order/cancel (no order number: a path of POST only)', { match: { method: 'GET', path: '/v1/order/cancel' }, action: fail400 }, 'match.method'],
+    ['a body criterion of a tracking read (a GET has no body)', { match: { operation_id: 'trackOrder', body: { courier_code: 'jne' } }, action: fail400 }, 'match.body'],
   ])('returns 400 naming the field for %s', async (_, body, field) => {
     const res = await sandbox.call('POST', '/__sandbox/faults', { body });
     expect(res.status).toBe(400);
@@ -119,7 +123,7 @@ describe('POST /__sandbox/faults', () => {
   });
 
   it('refuses a rule that would take the client\'s rules past 64 KiB of JSON together, saying how to make room', async () => {
-    const big = (i: number) => ({ match: { path: `/v1/order/tracking/BIG${i}`, body: { note: 'x'.repeat(15_000) } }, action: fail400 });
+    const big = (i: number) => ({ match: { path: '/v1/order', body: { [`note_${i}`]: 'x'.repeat(15_000) } }, action: fail400 });
     const ids: string[] = [];
     for (let i = 0; i < 4; i += 1) {
       const res = await sandbox.call('POST', '/__sandbox/faults', { body: big(i) });
