@@ -45,6 +45,14 @@ describe('POST /__sandbox/requests/count', () => {
     expect(await count(match, TOKEN_B)).toBe(forB);
   });
 
+  it("counts the requests refused for a path parameter that breaks its pattern: they are journaled, as a fault rule's match of them is not", async () => {
+    expect((await sandbox.call('GET', '/v1/order/abc')).status).toBe(400);
+    expect(await count({ path: '/v1/order/abc' })).toBe(1);
+    const rule = await sandbox.call('POST', '/__sandbox/faults', { body: { match: { path: '/v1/order/abc' }, action: { type: 'status', status: 503 } } });
+    expect(rule.status).toBe(400);
+    expect(rule.body.errors).toEqual([expect.objectContaining({ field: 'match.path' })]);
+  });
+
   it('counts a request straight after it was answered (read your own writes)', async () => {
     for (let i = 1; i <= 3; i++) {
       await sandbox.call('GET', '/v1/order/tracking/SBXNOSUCH01');
