@@ -56,6 +56,12 @@ export const SLOW = [
   'test/provider/stream.test.ts',
   // The report's marks past their cap over many requests: ~3.5 s (npm test on Node 20 came to 264 s).
   'test/unit/report-marks.test.ts',
+  // ~11 s of test time between them (a sandbox with a webhook to a client no longer configured,
+  // the seed script on a PostgreSQL of its own, the report's marks stored before each answer on
+  // both stores): npm test on Node 20 came to 331 s on a machine busy with a review's test run.
+  'test/webhooks/unknown-client.test.ts',
+  'test/store/postgres-seed.test.ts',
+  'test/report/answer-marks.test.ts',
 ];
 
 export default defineConfig({

@@ -22,6 +22,8 @@ export interface ReplySink {
   /** Called once when the connection's buffer has room again after a write answered false. */
   onDrain(listener: () => void): void;
   end(chunk?: string): void;
+  /** Cuts the answer off unfinished (a later part could not be made): the client sees a broken answer, not a short one. */
+  abort(): void;
   /** True once the client has gone away or the answer has ended. */
   readonly closed: boolean;
   /** Called once when the connection closes, whoever closed it. */
@@ -112,7 +114,14 @@ export function listInParts<T>(head: Record<string, unknown>, field: string, ite
         if (next === items.length && text.endsWith(']}')) return sink.end(text);
         const room = sink.write(text);
         // The next part in the request's turn where it has one (its client's share of the loop), else after the loop's waiting work.
-        const more = (): void => write(part(''));
+        // A part that cannot be made (an item the view cannot show) cuts the answer off: thrown here, after the handler answered, it would end the process.
+        const more = (): void => {
+          try {
+            write(part(''));
+          } catch {
+            sink.abort();
+          }
+        };
         const go = (): void => void (turn ? turn().then(more, more) : setImmediate(more));
         if (room) go();
         else sink.onDrain(go);

@@ -35,6 +35,7 @@ function sendStream(res: Response, reply: StreamReply): void {
     write: (chunk) => !res.writableEnded && res.write(chunk),
     onDrain: (listener) => void res.once('drain', listener),
     end: (chunk) => void (res.writableEnded || res.end(chunk)),
+    abort: () => void res.destroy(),
     get closed() {
       return res.writableEnded || res.destroyed;
     },

@@ -17,6 +17,8 @@ interface MetFault {
   realTime?: unknown;
   /** The request's origin (replica and arrival number): on its replica, when its answer went out is known. */
   origin?: string;
+  /** 1 when Retry-After was a date: its wait is counted from the request's arrival, where the date was read. */
+  dated?: unknown;
 }
 
 /** The mark of a request that met a fault and waits for its retry: one per request (path and body), so each is judged on its own. */
@@ -77,8 +79,8 @@ function noteRetry(judging: Judging, draft: Draft, fault: MetFault, retry: Judge
   draft.note(`fault.${fault.kind}`, 'handled', `retried: ${what}`);
   const wait = fault.retryAfterMs;
   if (typeof wait !== 'number') return;
-  // From when the answer went out, where this replica knows it and the retry came after it; else from when the request arrived.
-  const out = fault.origin === undefined ? undefined : judging.answeredAt?.(fault.origin);
+  // Seconds count from when the answer went out, where this replica knows it; else (and a date, read at arrival) from when the request arrived.
+  const out = fault.origin === undefined || fault.dated === 1 ? undefined : judging.answeredAt?.(fault.origin);
   const from = typeof out === 'number' && out <= retry.wall ? out : fault.wall;
   const waitedReal = retry.wall - from >= wait - RETRY_AFTER_SLACK_MS;
   const onTheClock = judging.manualClock && fault.realTime !== 1;
@@ -98,9 +100,11 @@ function noteHammering(judging: Judging, draft: Draft, window: ReportMark, op: s
   const opened = out === 'waiting' ? Infinity : (out ?? window.wall);
   if (wall < opened) return;
   const wait = Number(window.detail.retry_after_ms);
-  const over = wall - opened >= wait - RETRY_AFTER_SLACK_MS || (judging.manualClock && window.detail.real_time !== 1 && kept.served.arrivedAt - window.at >= wait);
+  // A date's wait was counted from the mark's time (see the window mark); seconds from when the answer went out.
+  const start = window.detail.dated === 1 ? window.wall : opened;
+  const over = wall - start >= wait - RETRY_AFTER_SLACK_MS || (judging.manualClock && window.detail.real_time !== 1 && kept.served.arrivedAt - window.at >= wait);
   draft.mark(windowKey(op), null);
-  if (!over) draft.judge('fault.retry-after', false, `another request of the operation sent ${wall - opened} ms into a Retry-After of ${wait} ms: ${what}`);
+  if (!over) draft.judge('fault.retry-after', false, `another request of the operation sent ${wall - start} ms into a Retry-After of ${wait} ms: ${what}`);
 }
 
 /**
@@ -125,10 +129,12 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   const legacy = before(`retry:${op}`)?.detail.fingerprint === print ? `retry:${op}` : undefined;
   const retryAt = before(retryKey(op, print)) ? retryKey(op, print) : legacy;
   const retryMark = retryAt === undefined ? undefined : state.marks[retryAt];
-  if (retryAt && retryMark) {
+  // The same request sent before the answer it would retry went out (a worker pool's duplicate, on its way already) is not its retry.
+  const out = retryMark?.origin === undefined ? undefined : judging.answeredAt?.(retryMark.origin);
+  if (retryAt && retryMark && out !== 'waiting' && !(typeof out === 'number' && wall < out)) {
     draft.mark(retryAt, null);
-    const { kind, retry_after_ms: retryAfterMs, ran, real_time: realTime } = retryMark.detail;
-    noteRetry(judging, draft, { kind: String(kind), retryAfterMs, at: retryMark.at, wall: retryMark.wall, ran, realTime, ...(retryMark.origin === undefined ? {} : { origin: retryMark.origin }) }, { kept, wall });
+    const { kind, retry_after_ms: retryAfterMs, ran, real_time: realTime, dated } = retryMark.detail;
+    noteRetry(judging, draft, { kind: String(kind), retryAfterMs, at: retryMark.at, wall: retryMark.wall, ran, realTime, dated, ...(retryMark.origin === undefined ? {} : { origin: retryMark.origin }) }, { kept, wall });
   }
   const window = state.marks[windowKey(op)];
   if (window?.detail.fingerprint === print) draft.mark(windowKey(op), null);
@@ -171,24 +177,30 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   const faultKind = asksAgain(kept) ? '503-retried' : timedOut ? 'timeout' : fault?.type === 'reset' ? 'dropped' : undefined;
   if (faultKind) {
     draft.note(`fault.${faultKind}`, 'exercised', what);
-    const wait = retryAfterMs(fault?.type === 'status' ? headerOf(fault.headers, 'retry-after') : served.input.retryAfter, wall) ?? null;
+    const said = fault?.type === 'status' ? headerOf(fault.headers, 'retry-after') : served.input.retryAfter;
+    const wait = retryAfterMs(said, wall) ?? null;
+    const dated = wait !== null && !/^\d+$/.test(said!.trim()) ? 1 : null;
     const ran = op === 'createOrder' && ranAnyway(fault) ? 1 : null;
     // A 503 neither a fault rule nor a Prefer made is the sandbox's own outage (a store that cannot write): it lasts in real time.
     const realTime = fault === undefined && served.input.mocked !== true ? 1 : null;
     const retried = judging.recent.find((r) => r.kept.served.seq > served.seq && r.kept.served.input.operation.operationId === op && r.kept.fingerprint() === print);
     if (retried) {
-      noteRetry(judging, draft, { kind: faultKind, retryAfterMs: wait, ran, realTime, ...here }, retried);
+      noteRetry(judging, draft, { kind: faultKind, retryAfterMs: wait, ran, realTime, dated, ...here }, retried);
       return draft;
     }
     // A create carried out whose AWB webhook the client acknowledged before this was judged (its connection held open by a dribble, say): it heard of it.
     const heard = ran === 1 && (await acknowledged(judging, clientId, kept.created)) ? 1 : null;
     if (heard) draft.note(`fault.${faultKind}`, 'handled', `not sent again: the create it gave up on was carried out, and the AWB webhook of its order ${kept.created?.[0] ?? ''} was acknowledged`);
-    draft.mark(retryKey(op, print), { ...here, detail: { kind: faultKind, retry_after_ms: wait, fingerprint: print, ran, codes: ran === 1 ? kept.codes : null, heard, real_time: realTime } });
+    draft.mark(retryKey(op, print), { ...here, detail: { kind: faultKind, retry_after_ms: wait, fingerprint: print, ran, codes: ran === 1 ? kept.codes : null, heard, real_time: realTime, dated } });
     if (ran === 1 && kept.content) {
       draft.mark(contentKey(kept.content()), { ...here, detail: { retry: retryKey(op, print) } });
       draft.mark(CONTENT_SEEN, { ...here, detail: {} });
     }
-    if (typeof wait === 'number') draft.mark(windowKey(op), { at: here.at, wall: Math.round(here.wall + served.durationMs), origin: here.origin, detail: { retry_after_ms: wait, fingerprint: print, real_time: realTime } });
+    if (typeof wait === 'number') {
+      // The window's time is when the answer was made; a date's wait, read at arrival, is counted from there.
+      const made = Math.round(here.wall + served.durationMs);
+      draft.mark(windowKey(op), { at: here.at, wall: made, origin: here.origin, detail: { retry_after_ms: dated === 1 ? Math.max(0, wait - (made - here.wall)) : wait, fingerprint: print, real_time: realTime, dated } });
+    }
     return draft;
   }
   // An answer a fault rule made up (a 201 with a body of its own, say), or a documented example a

@@ -25,10 +25,10 @@ const CONTROL_PREFIX = /^\/__sandbox(\/|$)/;
 const PARAMETER = /\{[^/{}]+\}/g;
 const hasWildcard = (segment: string): boolean => segment.includes('*') || segment.includes('?');
 
-/** Whether `text` meets a parameter's pattern (one JavaScript cannot read is taken as met). */
+/** Whether `text` (a path segment, percent-decoded as the router decodes it) meets a parameter's pattern (a pattern JavaScript cannot read, or a segment that cannot be decoded, is taken as met). */
 function meetsPattern(pattern: string, text: string): boolean {
   try {
-    return new RegExp(pattern, 'u').test(text);
+    return new RegExp(pattern, 'u').test(decodeURIComponent(text));
   } catch {
     return true;
   }

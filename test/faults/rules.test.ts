@@ -73,6 +73,7 @@ describe('POST /__sandbox/faults', () => {
     ['a Retry-After of 1.5 seconds', { action: { type: 'status', status: 503, headers: { 'Retry-After': '1.5' } } }, 'action.headers.Retry-After'],
     ['a Retry-After of -1', { action: { type: 'status', status: 429, headers: { 'retry-after': '-1' } } }, 'action.headers.retry-after'],
     ['a Retry-After of soon', { action: { type: 'status', status: 503, headers: { 'Retry-After': 'soon' } } }, 'action.headers.Retry-After'],
+    ['a Retry-After of Mon 1 (not an HTTP date, though Date.parse reads one)', { action: { type: 'status', status: 503, headers: { 'Retry-After': 'Mon 1' } } }, 'action.headers.Retry-After'],
     // A request whose path parameter breaks its pattern is answered 400 before any rule applies: such a rule never fired.
     ['a path whose order number is no number', { match: { operation_id: 'getOrderDetail', path: '/v1/order/abc' }, action: fail400 }, 'match.path'],
     ['a GET of /v1/order/cancel (no order number: a path of POST only)', { match: { method: 'GET', path: '/v1/order/cancel' }, action: fail400 }, 'match.method'],

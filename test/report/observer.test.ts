@@ -365,14 +365,22 @@ describe('the readiness observer under load', () => {
 describe("a Retry-After's window as the client met it", () => {
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-  it('does not count a create that arrived while the 503 still waited for its marks (a worker pool’s, on its way) as hammering; one sent after the 503 went out is', async () => {
+  /**
+   * A create answered 503 with `retryAfter` by a fault rule, judged as it is answered: its
+   * answer waits for its marks, and the report's reads wait until `store.open()`.
+   */
+  function held503(retryAfter: string, body = createRequest(1)) {
     const store = slowReports();
     const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'silent' }), manualClock: false });
-    const refused = served(503, createRequest(1));
-    noteApplied(refused.input, { type: 'status', status: 503, headers: { 'Retry-After': '30' } });
-    // Judged as it is answered: the answer waits for its marks, and the report's read is held.
+    const refused = served(503, body);
+    noteApplied(refused.input, { type: 'status', status: 503, headers: { 'Retry-After': retryAfter } });
     const answered = observer.answer(refused);
     expect(answered).toBeDefined();
+    return { store, observer, body, answered };
+  }
+
+  it('does not count a create that arrived while the 503 still waited for its marks (a worker pool’s, on its way) as hammering; one sent after the 503 went out is', async () => {
+    const { store, observer, answered } = held503('30');
     await sleep(10);
     observer.request(served(201, createRequest(2)));
     store.open();
@@ -389,12 +397,7 @@ describe("a Retry-After's window as the client met it", () => {
   });
 
   it('times the retry from when the 503 went out, not from when it arrived: an answer held for its marks longer than Retry-After does not make an early retry a wait', async () => {
-    const store = slowReports();
-    const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'silent' }), manualClock: false });
-    const body = createRequest(1);
-    const refused = served(503, body);
-    noteApplied(refused.input, { type: 'status', status: 503, headers: { 'Retry-After': '1' } });
-    const answered = observer.answer(refused);
+    const { store, observer, body, answered } = held503('1');
     // The store is slow: the answer waits 1.2 s for its marks, longer than its Retry-After.
     await sleep(1_200);
     store.open();
@@ -404,5 +407,28 @@ describe("a Retry-After's window as the client met it", () => {
     await observer.settled('acme');
     expect(store.state().counts).toMatchObject({ 'fault.503-retried:handled': 1, 'fault.retry-after:missed': 1 });
     expect(store.state().events.find((event) => event.item === 'fault.retry-after' && event.outcome === 'missed')).toMatchObject({ note: expect.stringMatching(/^retried after \d{2,3} ms \(Retry-After 1000 ms\)/) });
+  });
+
+  it("does not take the same create sent while the 503 still waited for its marks (a worker pool's duplicate) as its retry", async () => {
+    const { store, observer, body, answered } = held503('1');
+    await sleep(20);
+    observer.request(served(201, body));
+    store.open();
+    await answered;
+    await observer.settled('acme');
+    expect(store.state().counts['fault.503-retried:handled']).toBeUndefined();
+    expect(store.state().counts['fault.retry-after:missed']).toBeUndefined();
+  });
+
+  it('counts a Retry-After date from when the request arrived, where the date was read: a retry right after the date is a wait however long the answer was held', async () => {
+    const date = (Math.floor(Date.now() / 1000) + 2) * 1000;
+    const { store, observer, body, answered } = held503(new Date(date).toUTCString());
+    await sleep(400);
+    store.open();
+    await answered;
+    await sleep(date + 30 - Date.now());
+    observer.request(served(201, body));
+    await observer.settled('acme');
+    expect(store.state().counts).toMatchObject({ 'fault.503-retried:handled': 1, 'fault.retry-after:handled': 1 });
   });
 });

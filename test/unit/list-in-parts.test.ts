@@ -9,6 +9,7 @@ function collect(reply: StreamReply): Promise<string> {
       write: (chunk) => ((body += chunk), true),
       onDrain: () => undefined,
       end: (chunk) => resolve(body + (chunk ?? '')),
+      abort: () => resolve(`${body}<aborted>`),
       closed: false,
       onClose: () => undefined,
     };
@@ -34,5 +35,15 @@ describe('a listing written in parts', () => {
     expect(body.items.every((item) => item.seen)).toBe(true);
     expect(viewed).toBe(items.length);
     expect(turns).toBeGreaterThanOrEqual(3);
+  });
+
+  it('cuts the answer off, and throws nothing, when a later part cannot be made (an order the view cannot show)', async () => {
+    const reply = listInParts({ total: items.length }, 'items', items, (item) => {
+      if (item.n === 1_500) throw new Error('Order names an unknown scenario');
+      return item;
+    }) as StreamReply;
+    const body = await collect(reply);
+    expect(body.endsWith('<aborted>')).toBe(true);
+    expect(body).not.toContain('"n":1500');
   });
 });

@@ -22,6 +22,16 @@ describe('globReaches: whether some request path of a spec path matches a glob',
     expect(globReaches(glob, template)).toBe(true);
   });
 
+  it('reaches a parameter segment only with text its pattern takes, percent-decoded as the router decodes it', () => {
+    const digits = { order_no: '^[0-9]+$' };
+    expect(globReaches('/v1/order/12', '/v1/order/{order_no}', digits)).toBe(true);
+    expect(globReaches('/v1/order/%31%32', '/v1/order/{order_no}', digits)).toBe(true);
+    expect(globReaches('/v1/order/abc', '/v1/order/{order_no}', digits)).toBe(false);
+    expect(globReaches('/v1/order/a*', '/v1/order/{order_no}', digits)).toBe(true);
+    // A malformed escape cannot be decoded: the segment is taken as meeting the pattern (no rule is refused on a guess).
+    expect(globReaches('/v1/order/%zz', '/v1/order/{order_no}', digits)).toBe(true);
+  });
+
   it.each([
     ['/v1/orders', '/v1/order'],
     ['/v1/order/tracking', '/v1/order/tracking/{order_no}'],

@@ -20,7 +20,8 @@ describe('retryAfterMs', () => {
     expect(retryAfterMs('100000', now)).toBe(6 * 3_600_000);
     expect(retryAfterMs('Wed, 31 Dec 2025 00:00:00 GMT', now)).toBe(0);
   });
-  it.each([null, '', 'later', '1.5', '-1', '2s'])('ignores %j (neither whole seconds nor an HTTP date: Date.parse reads 1.5 and -1 as dates in 2001)', (header) => expect(retryAfterMs(header, now)).toBeUndefined());
+  it.each(['Thu, 01 Jan 2026 00:02:00 GMT', 'Thursday, 01-Jan-26 00:02:00 GMT', 'Thu Jan  1 00:02:00 2026'])('reads the HTTP date %j (each of RFC 9110\'s forms, in GMT)', (header) => expect(retryAfterMs(header, now)).toBe(120_000));
+  it.each([null, '', 'later', '1.5', '-1', '2s', 'Mon 1', 'Mon, 1.5', 'Sun -1', 'Monkey, 5'])('ignores %j (neither whole seconds nor an HTTP date: Date.parse reads 1.5 and -1 as dates in 2001)', (header) => expect(retryAfterMs(header, now)).toBeUndefined());
 });
 
 describe('nextAttemptAt', () => {
