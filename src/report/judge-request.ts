@@ -129,16 +129,20 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   const legacy = before(`retry:${op}`)?.detail.fingerprint === print ? `retry:${op}` : undefined;
   const retryAt = before(retryKey(op, print)) ? retryKey(op, print) : legacy;
   const retryMark = retryAt === undefined ? undefined : state.marks[retryAt];
-  // The same request sent before the answer it would retry went out (a worker pool's duplicate, on its way already) is not its retry.
-  const out = retryMark?.origin === undefined ? undefined : judging.answeredAt?.(retryMark.origin);
-  if (retryAt && retryMark && out !== 'waiting' && !(typeof out === 'number' && wall < out)) {
+  // A request sent before the answer that set a mark went out (a worker pool's, on its way already) answers nothing of it: not its retry, nor the end of its window.
+  const sentBefore = (mark: ReportMark | undefined): boolean => {
+    const out = mark?.origin === undefined ? undefined : judging.answeredAt?.(mark.origin);
+    return out === 'waiting' || (typeof out === 'number' && wall < out);
+  };
+  if (retryAt && retryMark && !sentBefore(retryMark)) {
     draft.mark(retryAt, null);
     const { kind, retry_after_ms: retryAfterMs, ran, real_time: realTime, dated } = retryMark.detail;
     noteRetry(judging, draft, { kind: String(kind), retryAfterMs, at: retryMark.at, wall: retryMark.wall, ran, realTime, dated, ...(retryMark.origin === undefined ? {} : { origin: retryMark.origin }) }, { kept, wall });
   }
   const window = state.marks[windowKey(op)];
-  if (window?.detail.fingerprint === print) draft.mark(windowKey(op), null);
-  else if (window) noteHammering(judging, draft, window, op, kept, wall, what);
+  if (window?.detail.fingerprint === print) {
+    if (!sentBefore(window)) draft.mark(windowKey(op), null);
+  } else if (window) noteHammering(judging, draft, window, op, kept, wall, what);
   const error = before(`error:${op}`);
   const refusal = error || state.marks[`refused:${op}`] ? kept.refusal() : undefined; // read only if a refusal is to be compared
   if (error) {

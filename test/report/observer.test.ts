@@ -410,7 +410,7 @@ describe("a Retry-After's window as the client met it", () => {
   });
 
   it("does not take the same create sent while the 503 still waited for its marks (a worker pool's duplicate) as its retry", async () => {
-    const { store, observer, body, answered } = held503('1');
+    const { store, observer, body, answered } = held503('30');
     await sleep(20);
     observer.request(served(201, body));
     store.open();
@@ -418,6 +418,11 @@ describe("a Retry-After's window as the client met it", () => {
     await observer.settled('acme');
     expect(store.state().counts['fault.503-retried:handled']).toBeUndefined();
     expect(store.state().counts['fault.retry-after:missed']).toBeUndefined();
+    // Nor did it close the 503's window: another create sent after the 503 went out, inside its 30 s, hammers it.
+    await sleep(10);
+    observer.request(served(201, createRequest(2)));
+    await observer.settled('acme');
+    expect(store.state().counts['fault.retry-after:missed']).toBe(1);
   });
 
   it('counts a Retry-After date from when the request arrived, where the date was read: a retry right after the date is a wait however long the answer was held', async () => {
