@@ -3,17 +3,11 @@ import addFormatsModule from 'ajv-formats';
 import type { FieldError } from '../shared/index.js';
 import { GIVEN_ONCE, toFieldErrors } from './diagnostics.js';
 import { deref, pointer, type OpenApiDocument } from './load.js';
+import { paramsSchema, pathPatternsOf, type ParameterObject } from './parameters.js';
 import { SANDBOX_ANSWERS } from './sandbox-answers.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head'] as const;
-
-interface ParameterObject {
-  name: string;
-  in: 'path' | 'query' | 'header' | 'cookie';
-  required?: boolean;
-  style?: string;
-}
 
 /** The parts of a request an operation validates. Header names are lower-case. */
 export interface RequestParts {
@@ -54,17 +48,6 @@ export interface CompiledSpec {
   byId: Map<string, CompiledOperation>;
   /** For a spec compiled lazily: references that do not resolve, found at start (Ajv may never need them; one it needs fails that operation's requests). */
   unresolved: string[];
-}
-
-function paramsSchema(base: string, params: Array<{ p: ParameterObject; ref: string }>, where: ParameterObject['in']) {
-  const chosen = params.filter(({ p }) => p.in === where);
-  if (chosen.length === 0) return undefined;
-  const key = (p: ParameterObject) => (where === 'header' ? p.name.toLowerCase() : p.name);
-  return {
-    type: 'object',
-    properties: Object.fromEntries(chosen.map(({ p, ref }) => [key(p), { $ref: `${base}${ref}/schema` }])),
-    required: chosen.filter(({ p }) => p.required || where === 'path').map(({ p }) => key(p)),
-  };
 }
 
 /**
@@ -151,12 +134,7 @@ export function compileSpec(document: OpenApiDocument, id = 'spec', options: { l
         path,
         secured: security.length > 0 && !security.some((s) => Object.keys(s as object).length === 0),
         body: !requestBody ? 'none' : requestBody.required ? 'required' : 'optional',
-        pathPatterns: Object.fromEntries(
-          params.flatMap(({ p }) => {
-            const pattern = p.in === 'path' ? (deref(document, (p as { schema?: unknown }).schema) as { pattern?: unknown } | undefined)?.pattern : undefined;
-            return typeof pattern === 'string' ? [[p.name, pattern]] : [];
-          }),
-        ),
+        pathPatterns: pathPatternsOf(document, params),
         statuses: Object.keys(responses).filter((c) => /^\d{3}$/.test(c)).map(Number),
         ownStatuses: Object.keys(responses)
           .filter((c) => /^\d{3}$/.test(c) && !((op[SANDBOX_ANSWERS] as string[] | undefined) ?? []).includes(c))
