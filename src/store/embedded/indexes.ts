@@ -26,7 +26,7 @@ export class OrderIndex {
 
   add(order: Order): void {
     if (order.awb) this.byAwb.set(order.awb, order.order_no);
-    this.batches.set(order.batch_id, (this.batches.get(order.batch_id) ?? 0) + 1);
+    this.joinBatch(order.batch_id);
     const position = { rank: order.created_at, id: order.order_no };
     perClient(this.byClient, order.client_id, () => new SortedKeys()).add(position);
     this.byAge.add(position);
@@ -43,7 +43,7 @@ export class OrderIndex {
     if (after.awb) this.byAwb.set(after.awb, after.order_no);
     if (before.batch_id !== after.batch_id) {
       this.leaveBatch(before.batch_id);
-      this.batches.set(after.batch_id, (this.batches.get(after.batch_id) ?? 0) + 1);
+      this.joinBatch(after.batch_id);
     }
   }
 
@@ -58,6 +58,10 @@ export class OrderIndex {
     const position = { rank: order.created_at, id: order.order_no };
     this.byClient.get(order.client_id)?.remove(position);
     this.byAge.remove(position);
+  }
+
+  private joinBatch(batchId: string): void {
+    this.batches.set(batchId, (this.batches.get(batchId) ?? 0) + 1);
   }
 
   private leaveBatch(batchId: string): void {
