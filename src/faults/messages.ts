@@ -16,6 +16,8 @@ export const faultMessages = {
   framingHeader: (name: string) => `cannot be set by a fault rule: ${name} frames the answer or the connection, which the sandbox sets itself`,
   badContentType: 'must be a media type such as application/json or text/plain; charset=utf-8',
   noBody: (operations: readonly string[]): string => `no request of ${operations.join(', ')} has a body to match: leave body out, or name an operation that takes one`,
+  refusedContentType: (operations: readonly string[]): string =>
+    `a request of ${operations.join(', ')} with this Content-Type is answered 415 (the API takes application/json in UTF-8) or 400 (no body) before any fault rule applies: match a JSON Content-Type, or leave it out`,
   badRetryAfter: 'must be a whole number of seconds (e.g. "2") or an HTTP date (e.g. "Wed, 21 Oct 2026 07:28:00 GMT"): a client reads nothing else in Retry-After',
   badBodyPath: 'each key must be a field path such as items[0].cod',
 } as const;

@@ -66,9 +66,22 @@ function headerProblem(name: string, value: string): string | undefined {
 }
 
 /**
+ * Whether a request body of this Content-Type gets past the sandbox's edge: a JSON media
+ * type in UTF-8 (its charset named or not). Any other is answered 415 before a rule applies.
+ */
+function takenContentType(value: string): boolean {
+  try {
+    const { type, parameters } = contentType.parse(value);
+    return /^application\/([\w.+-]*\+)?json$/.test(type) && (parameters.charset ?? 'utf-8').toLowerCase() === 'utf-8';
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Checks what the schema cannot: fields that the action's type does not use, a
  * latency range the wrong way round, path globs and body field paths, and a match that
- * no request of the served spec (`operations`) can meet. Throws a 400 naming each field.
+ * no request of the served spec (`operations`) can meet, or none that the edge lets through. Throws a 400 naming each field.
  */
 export function checkRule(input: FaultRuleInput, operations: readonly MatchableOperation[] = []): FaultRuleInput {
   const errors: FieldError[] = [];
@@ -95,6 +108,12 @@ export function checkRule(input: FaultRuleInput, operations: readonly MatchableO
   }
   for (const key of Object.keys(input.match?.body ?? {})) {
     if (!isFieldPath(key)) errors.push({ field: `match.body.${key}`, message: faultMessages.badBodyPath });
+  }
+  // A Content-Type the sandbox refuses (415) for operations that all need a body: every request the rule meets is answered before it.
+  const refusedType = Object.entries(input.match?.headers ?? {}).find(([name, value]) => name.toLowerCase() === 'content-type' && !takenContentType(value));
+  const needingBody = unmatchable.length === 0 && refusedType ? operationsMeeting(criteria, operations) : [];
+  if (refusedType && needingBody.length > 0 && needingBody.every((op) => op.body === 'required')) {
+    errors.push({ field: `match.headers.${refusedType[0]}`, message: faultMessages.refusedContentType(needingBody.map((op) => op.operationId)) });
   }
   if (errors.length > 0) throw new RuleViolation(errors, faultMessages.invalidRule);
   return input;

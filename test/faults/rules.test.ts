@@ -78,10 +78,26 @@ describe('POST /__sandbox/faults', () => {
     ['a path whose order number is no number', { match: { operation_id: 'getOrderDetail', path: '/v1/order/abc' }, action: fail400 }, 'match.path'],
     ['a GET of /v1/order/cancel (no order number: a path of POST only)', { match: { method: 'GET', path: '/v1/order/cancel' }, action: fail400 }, 'match.method'],
     ['a body criterion of a tracking read (a GET has no body)', { match: { operation_id: 'trackOrder', body: { courier_code: 'jne' } }, action: fail400 }, 'match.body'],
+    // A create in text/plain is answered 415 (or 400 without a body) before any rule applies: such a rule never fired.
+    ['a create whose Content-Type is text/plain', { match: { operation_id: 'createOrder', headers: { 'Content-Type': 'text/plain' } }, action: fail400 }, 'match.headers.Content-Type'],
+    ['a create whose JSON is in UTF-16', { match: { method: 'POST', path: '/v1/order', headers: { 'content-type': 'application/json; charset=utf-16le' } }, action: fail400 }, 'match.headers.content-type'],
   ])('returns 400 naming the field for %s', async (_, body, field) => {
     const res = await sandbox.call('POST', '/__sandbox/faults', { body });
     expect(res.status).toBe(400);
     expect(res.body.errors.map((e: { field: string }) => e.field)).toContain(field);
+  });
+
+  it('takes a Content-Type criterion that a request can meet, and fires on it', async () => {
+    const create = { match: { operation_id: 'createOrder', headers: { 'content-type': 'application/json; charset=UTF-8' } }, action: fail400 };
+    expect((await sandbox.call('POST', '/__sandbox/faults', { body: create })).status).toBe(201);
+    const res = await sandbox.call('POST', '/v1/order', { body: createRequest(1), headers: { 'content-type': 'application/json; charset=UTF-8' } });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toMatch(/Fault injected by the sandbox/);
+    // A tracking read takes no body: a GET that says text/plain gets past the edge and meets the rule.
+    const read = { match: { operation_id: 'trackOrder', headers: { 'content-type': 'text/plain' } }, action: fail400 };
+    expect((await sandbox.call('POST', '/__sandbox/faults', { body: read })).status).toBe(201);
+    expect((await sandbox.call('GET', TRACK)).status).toBe(404);
+    expect((await sandbox.call('GET', TRACK, { headers: { 'content-type': 'text/plain' } })).body.message).toMatch(/Fault injected by the sandbox/);
   });
 
   it('takes a rule whose answer has a Content-Type with parameters and headers of its own', async () => {
