@@ -67,13 +67,56 @@ export function jsonBody(limit: string, authentic: (req: IncomingMessage) => boo
     },
   });
   return (req, res, next) => {
+    // A body the edge cannot read is answered by the operation's body stage, so that the
+    // refusal is journaled and judged as that operation's (a client sending JSON in UTF-16
+    // sees it in its journal); a path no operation serves answers its own 404 or 405.
+    const kept = (error?: unknown): void => {
+      const refusal = error === undefined || error === null ? undefined : bodyRefusal(error, limit, req);
+      if (refusal === undefined) return next(error);
+      bodyRefusals.set(req, refusal);
+      next();
+    };
     // body-parser decodes zstd where Node's zlib has it (Node 24 on): the encodings taken stay the same on every Node.
     const encoding = req.headers['content-encoding']?.trim().toLowerCase();
     if (encoding !== undefined && encoding !== '' && !BODY_ENCODINGS.has(encoding) && hasBody(req) && read(req)) {
-      return next(Object.assign(new Error(`unsupported content encoding "${encoding}"`), { type: 'encoding.unsupported', status: 415 }));
+      return kept(Object.assign(new Error(`unsupported content encoding "${encoding}"`), { type: 'encoding.unsupported', status: 415 }));
     }
-    return raw(req, res, next);
+    return raw(req, res, kept);
   };
+}
+
+const bodyRefusals = new WeakMap<IncomingMessage, ApiError>();
+
+/** The answer to a request whose body the edge could not read (too large, not UTF-8, not the encoding it says), if any. */
+export const bodyRefusalOf = (req: IncomingMessage): ApiError | undefined => bodyRefusals.get(req);
+
+/**
+ * The answer to an error of reading a body: a 413, a 415 naming the header, or a 400
+ * naming `body`; undefined for an error that is not the body's (the client went away, a
+ * fault of the server's).
+ */
+function bodyRefusal(error: unknown, limit: string, req: IncomingMessage): ApiError | undefined {
+  // From the verify hook, whichever type body-parser then gives the error.
+  if (error instanceof UnsupportedCharset) return charsetError(error.charset);
+  const { type, status, code } = error as { type?: string; status?: number; code?: unknown };
+  switch (type) {
+    case 'entity.too.large':
+      return new ApiError(413, messages.bodyTooLarge(limit));
+    case 'charset.unsupported':
+      return charsetError(String((error as { charset?: string }).charset ?? req.headers['content-type']));
+    case 'encoding.unsupported':
+      return new ApiError(415, messages.unsupportedEncoding(String(req.headers['content-encoding'])), [{ field: 'header.content-encoding', message: 'must be gzip, deflate, br or identity' }]);
+    case 'request.aborted':
+    case 'entity.verify.failed':
+      return undefined;
+  }
+  // zlib's or brotli's own words ("incorrect header check") name no field.
+  if (typeof code === 'string' && /^(Z_|ERR__ERROR_FORMAT|ERR_BROTLI)/.test(code)) {
+    const encoding = String(req.headers['content-encoding']);
+    return new ApiError(400, messages.undecodableBody(encoding), [{ field: 'body', message: `is not valid ${encoding} data` }]);
+  }
+  if (typeof status === 'number' && status >= 400 && status < 500) return new ApiError(status, String((error as Error).message ?? 'Bad request'));
+  return undefined;
 }
 
 /** The charset a content type names, lower case; UTF-8 when it names none (JSON's own). */
@@ -139,33 +182,12 @@ export function withEnvelope(app: (req: IncomingMessage, res: ServerResponse, do
     });
 }
 
-/** Turns body-parser and any other stray error into the envelope. */
+/** Turns any stray error into the envelope: a body's refusal kept for no operation (before the router met one), express's own. */
 export function errorEnvelope(limit: string): ErrorRequestHandler {
-  return (error: { type?: string; status?: number }, _req, res, _next) => {
-    // From the verify hook, whichever type body-parser then gives the error.
-    if (error instanceof UnsupportedCharset) return sendError(res, charsetError(error.charset));
-    switch (error.type) {
-      case 'entity.verify.failed':
-        return sendError(res, error);
-      case 'entity.too.large':
-        return sendError(res, new ApiError(413, messages.bodyTooLarge(limit)));
-      case 'charset.unsupported':
-        return sendError(res, charsetError(String((error as { charset?: string }).charset ?? res.req.headers['content-type'])));
-      case 'encoding.unsupported':
-        return sendError(res, new ApiError(415, messages.unsupportedEncoding(String(res.req.headers['content-encoding'])), [{ field: 'header.content-encoding', message: 'must be gzip, deflate, br or identity' }]));
-      case 'request.aborted':
-        return void res.destroy();
-      default:
-        // zlib's or brotli's own words ("incorrect header check") name no field.
-        if (typeof (error as { code?: unknown }).code === 'string' && /^(Z_|ERR__ERROR_FORMAT|ERR_BROTLI)/.test((error as { code: string }).code)) {
-          const encoding = String(res.req.headers['content-encoding']);
-          return sendError(res, new ApiError(400, messages.undecodableBody(encoding), [{ field: 'body', message: `is not valid ${encoding} data` }]));
-        }
-        if (typeof error.status === 'number' && error.status >= 400 && error.status < 500) {
-          return sendError(res, new ApiError(error.status, String((error as Error).message ?? 'Bad request')));
-        }
-        return sendError(res, error);
-    }
+  return (error: unknown, req, res, _next) => {
+    if ((error as { type?: string }).type === 'request.aborted') return void res.destroy();
+    if ((error as { type?: string }).type === 'entity.verify.failed') return sendError(res, error);
+    return sendError(res, bodyRefusal(error, limit, req) ?? error);
   };
 }
 

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { appliedFault } from '../faults/index.js';
 import { declaredPlainLength, type ServedRequest } from '../requests/index.js';
 
@@ -42,6 +42,10 @@ function refusalFingerprint(served: ServedRequest, readable: Readable | undefine
   return createHash('sha256').update(`${served.input.path}\n${JSON.stringify(inKeyOrder({ ...read, items }))}`).digest('hex').slice(0, 16);
 }
 
+/** Whether a request came with a body (a length above 0, or one sent in chunks). */
+const sentABody = (headers: ServedRequest['input']['headers']): boolean =>
+  headers['transfer-encoding'] !== undefined || Number(headers['content-length'] ?? 0) > 0;
+
 /** The order codes of a create's items a waiting observation keeps (see judgeAttempt). */
 const MAX_CODES = 10;
 
@@ -83,6 +87,11 @@ export function observed(served: ServedRequest, readable?: Readable): Observed {
     input: { operation: input.operation, client: input.client, method: input.method, path: input.path, params: input.params, query: {}, headers: {}, body: small ? input.body : undefined, baseUrl: '', ...(input.answeredOrder !== undefined ? { answeredOrder: input.answeredOrder } : {}), ...(input.mocked ? { mocked: true } : {}), ...(input.retryAfter !== undefined ? { retryAfter: input.retryAfter } : {}) },
   };
   const create = op === 'createOrder' ? { codes: orderCodes(items), ...(input.createdOrders ? { created: input.createdOrders } : {}) } : { codes: null };
+  // A body that did not parse, or that the sandbox could not decode, is like no other: two different ones are not one sent again.
+  if (op === 'createOrder' && input.body === undefined && sentABody(input.headers)) {
+    const unread = `unread:${randomUUID()}`;
+    return { served: kept, fault, items: count, fingerprint: () => unread, refusal: () => unread, ...create };
+  }
   // A tracking read has no body: what is kept of it (its path) is all its fingerprint needs, hashed only if judging asks.
   if (small) {
     const print = () => fingerprint(kept);

@@ -105,6 +105,33 @@ describe('answers that are not about one operation', () => {
     expect(res.body).toEqual({ success: false, message: expect.stringContaining('10kb'), errors: [] });
   });
 
+  it('journals a body it could not read as the operation it was sent to: a client sees its bad gzip, its UTF-16 or its oversized body in its journal', async () => {
+    const post = () => supertest(sandbox.app).post('/v1/order').set(auth);
+    expect((await post().set('Content-Type', 'application/json').set('Content-Encoding', 'gzip').send('not compressed')).status).toBe(400);
+    expect((await post().set('Content-Type', 'application/json; charset=utf-16le').send(Buffer.from('{}', 'utf16le'))).status).toBe(415);
+    expect((await post().set('Content-Type', 'application/json').set('Content-Encoding', 'compress').send('{}')).status).toBe(415);
+    expect((await post().set('Content-Type', 'application/json').send(JSON.stringify(createRequest(60)))).status).toBe(413);
+    const journal = await sandbox.call('GET', '/__sandbox/requests');
+    expect(journal.body.requests.map((r: { operation_id: string; status: number; body: unknown }) => [r.operation_id, r.status, r.body])).toEqual([
+      ['createOrder', 400, null],
+      ['createOrder', 415, null],
+      ['createOrder', 415, null],
+      ['createOrder', 413, null],
+    ]);
+    expect(journal.body.requests[0].violations).toEqual([{ field: 'body', message: 'is not valid gzip data' }]);
+    expect((await sandbox.call('POST', '/__sandbox/requests/count', { body: { operation_id: 'createOrder', status: 415 } })).body).toEqual({ count: 2 });
+    // A GET's body is read as well, and refused the same way.
+    const read = await supertest(sandbox.app).get('/v1/order/tracking/SBX0000000001').set(auth).set('Content-Type', 'application/json').set('Content-Encoding', 'br').send('not compressed');
+    expect(read.status).toBe(400);
+    expect(read.body.errors).toEqual([{ field: 'body', message: 'is not valid br data' }]);
+  });
+
+  it('answers a path no operation serves with its 404, whatever its body', async () => {
+    const res = await supertest(sandbox.app).post('/v1/orders').set(auth).set('Content-Type', 'application/json').set('Content-Encoding', 'gzip').send('not compressed');
+    expect(res.status).toBe(404);
+    expect(res.body.message).toContain('/v1/orders');
+  });
+
   it('answers a POST without a body with 400 naming the body', async () => {
     const res = await sandbox.call('POST', '/v1/order');
     expect(res.status).toBe(400);

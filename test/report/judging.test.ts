@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import supertest from 'supertest';
 import { createSandbox } from '../../src/index.js';
 import { createRequest } from '../support/orders.js';
 import { testSandbox, TOKEN_A, type TestSandbox } from '../support/sandbox.js';
@@ -310,6 +311,22 @@ describe('what the report grades', () => {
     // The client's own read is graded.
     await sandbox.call('GET', `/v1/order/tracking/${awb}`);
     expect(await item(sandbox, 'error.tracking-404')).toMatchObject({ status: 'not_handled' });
+  });
+});
+
+describe('a create whose body did not parse', () => {
+  it('is not taken for the one before it: two different malformed bodies are not the same request sent again, nor a body the sandbox could not decode', async () => {
+    const s = (sandbox = await testSandbox());
+    const raw = (body: string, headers: Record<string, string> = {}) => supertest(s.app).post('/v1/order').set('Authorization', `Bearer ${TOKEN_A}`).set('Content-Type', 'application/json').set(headers).send(body);
+    expect((await raw('{"items": [')).status).toBe(400);
+    expect((await raw('{"items": [}')).status).toBe(400);
+    expect((await raw('not gzip', { 'Content-Encoding': 'gzip' })).status).toBe(400);
+    expect((await raw('not gzip either', { 'Content-Encoding': 'gzip' })).status).toBe(400);
+    const json = (await sandbox.call('GET', '/__sandbox/report')).body as { events: Array<{ item: string; outcome: string; note: string }> };
+    expect(json.events.filter((e) => e.outcome === 'missed')).toEqual([]);
+    // The client that fixes its body is told so.
+    expect((await create(sandbox, 'FIXED')).status).toBe(201);
+    expect(await item(sandbox, 'error.create-400')).toMatchObject({ status: 'handled' });
   });
 });
 

@@ -1,4 +1,4 @@
-import { bodyBytesOf, parsedBody, rawBodyOf } from '../edge.js';
+import { bodyBytesOf, bodyRefusalOf, parsedBody, rawBodyOf } from '../edge.js';
 import { ApiError } from '../errors.js';
 import { LARGE_BODY_BYTES } from '../large-bodies.js';
 import { laneOf, type Exchange } from './exchange.js';
@@ -25,10 +25,14 @@ export function screenBody(x: Exchange): Promise<void> | undefined {
 /**
  * Stage 5, the body: the JSON body read at the edge is parsed now, in the client's turn,
  * so that parsing one partner's large bodies takes that partner's turns. Throws the 400
- * naming `body` when it is not JSON or is nested too deep. A body the worker found
+ * naming `body` when it is not JSON or is nested too deep, or the edge's refusal of a body
+ * it could not read (a 413, a 415, a 400 naming `body`). A body the worker found
  * invalid is not parsed: validation refuses it with the worker's problems.
  */
 export function readBody({ op, req, input, bodyVerdict }: Exchange): void {
+  // A body the edge could not read (too large, not UTF-8, not the encoding it says), on any operation: a GET's too.
+  const refusal = bodyRefusalOf(req);
+  if (refusal) throw refusal;
   if (op.body === 'none') return;
   if (bodyVerdict && 'refused' in bodyVerdict) throw new ApiError(bodyVerdict.refused.status, bodyVerdict.refused.message, bodyVerdict.refused.errors);
   if (!bodyVerdict || bodyVerdict.problems.length === 0) input.body = parsedBody(req);
