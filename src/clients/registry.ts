@@ -48,6 +48,47 @@ const configuredAs = (config: ClientConfig): string => {
 /** The role of a config entry: `role`, else `read_only: true` (older configs), else partner. */
 export const roleOf = (config: ClientConfig): Role => config.role ?? (config.read_only === true ? 'read_only' : 'partner');
 
+/**
+ * Whether a token can be sent as `Authorization: Bearer <token>`: printable ASCII without
+ * spaces. A space splits it there, and a header carries bytes, not UTF-8 text, so a token
+ * outside these would never authenticate.
+ */
+export const isUsableToken = (token: string): boolean => /^[\x21-\x7e]+$/.test(token);
+
+/**
+ * The settings of a client's records rather than of one of its tokens: tokens that share an
+ * id share them (an entry that leaves one out has the other's), and may not set them apart.
+ */
+const CLIENT_SETTINGS = ['scenario', 'awb_delay', 'webhook'] as const;
+
+/** The entries of `configs` with each id's client settings on every one of its tokens; throws when two of its tokens set one differently. */
+function withSharedSettings(configs: ClientConfig[]): ClientConfig[] {
+  const byId = new Map<string, ClientConfig[]>();
+  for (const config of configs) {
+    if (roleOf(config) === 'admin' || config.id === undefined) continue;
+    byId.set(config.id, [...(byId.get(config.id) ?? []), config]);
+  }
+  const shared = new Map<string, Partial<ClientConfig>>();
+  for (const [id, entries] of byId) {
+    const settings: Partial<Record<(typeof CLIENT_SETTINGS)[number], unknown>> = {};
+    for (const key of CLIENT_SETTINGS) {
+      const set = entries.filter((entry) => entry[key] !== undefined);
+      if (new Set(set.map((entry) => JSON.stringify(entry[key]))).size > 1) {
+        throw new Error(`The tokens of client "${id}" set ${key} differently: it is the client's (its records belong to the id), so set it on one of its tokens, or the same on each.`);
+      }
+      if (set.length > 0) settings[key] = set[0]![key];
+    }
+    shared.set(id, settings as Partial<ClientConfig>);
+  }
+  return configs.map((config) => {
+    const settings = config.id === undefined ? undefined : shared.get(config.id);
+    if (!settings) return config;
+    const filled: ClientConfig = { ...config };
+    for (const key of CLIENT_SETTINGS) if (filled[key] === undefined && settings[key] !== undefined) Object.assign(filled, { [key]: settings[key] });
+    return filled;
+  });
+}
+
 // One-shot hashing: no Hash object to build for each request's token.
 const digest = (token: string): Buffer => hash('sha256', token, 'buffer');
 
@@ -66,9 +107,12 @@ export class ClientRegistry {
   /** `configs` with `role: admin` and `adminTokens` are admin tokens; every other entry is a client's token. */
   constructor(configs: ClientConfig[], adminTokens: string[] = []) {
     const seen = new Map<string, ClientConfig>();
-    const all = [...configs, ...adminTokens.map((token): ClientConfig => ({ token, role: 'admin' }))];
+    const all = [...withSharedSettings(configs), ...adminTokens.map((token): ClientConfig => ({ token, role: 'admin' }))];
     this.entries = all.map((config) => {
       if (!config.token) throw new Error('Every client needs a non-empty token.');
+      if (!isUsableToken(config.token)) {
+        throw new Error(`The token of ${configuredAs(config)} would never authenticate: a token is printable ASCII without spaces, as a client sends it in "Authorization: Bearer <token>".`);
+      }
       const first = seen.get(config.token);
       if (first) throw new Error(
           `The same token is configured twice, for ${configuredAs(first)} and for ${configuredAs(config)}: give each its own, or name it once (tokens come from --token / SANDBOX_TOKENS, the clients of --config / SANDBOX_CONFIG, --admin-token / SANDBOX_ADMIN_TOKEN, and, for client "default" when none is configured, the data file's generated sbx_ token).`,

@@ -1,5 +1,6 @@
 import { ROLES, type ClientConfig } from '../clients/index.js';
 import { parseDelayRange, unitlessNumber } from '../shared/index.js';
+import { checkConfiguredUrl } from '../webhooks/index.js';
 
 /** The settings of a client entry, and of its `webhook`: a key outside them is a typo that would be dropped without a word. */
 const CLIENT_KEYS: ReadonlyArray<keyof ClientConfig> = ['token', 'id', 'name', 'couriers', 'role', 'read_only', 'scenario', 'awb_delay', 'webhook'];
@@ -32,6 +33,8 @@ export function checkClientConfigs(clients: ClientConfig[], known: { scenarios: 
         const settings = webhook as Record<string, unknown>;
         for (const key of WEBHOOK_KEYS) if (settings[key] === null) delete settings[key]; // `secret:` left empty is none
         for (const key of ['url', 'secret']) if (settings[key] !== undefined && typeof settings[key] !== 'string') problems.push(`${at}.webhook.${key}: must be text`);
+        const url = typeof settings.url === 'string' ? checkConfiguredUrl(settings.url) : undefined;
+        if (url) problems.push(`${at}.webhook.url: ${url.message}`);
         const { chaos } = settings;
         if (chaos !== undefined && !(Array.isArray(chaos) && chaos.every((mode) => typeof mode === 'string'))) problems.push(`${at}.webhook.chaos: must be a list of chaos modes, e.g. [duplicate]`);
       }

@@ -2,7 +2,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { VERSION } from '../shared/index.js';
 import type { OptionSpec } from './option-spec.js';
 import type { SandboxOptions } from './options.js';
-import { isOn } from './parsers.js';
+import { notASwitch, switchValue } from './parsers.js';
 import { OPTIONS } from './table.js';
 
 /** The command line that starts a sandbox: one flag per option of OPTIONS, with its environment fallback, exactly as DESIGN.md's stable interfaces. src/cli.ts adds the client commands (report, trigger, deliveries, listen) as subcommands. */
@@ -43,7 +43,14 @@ export function optionsOf(command: Command, env: NodeJS.ProcessEnv = process.env
     if (spec.flag === undefined) continue;
     const name = new Option(spec.flag).attributeName();
     const isSwitch = !spec.flag.includes('<');
-    options[key] = isSwitch ? flags[name] === true || isOn(spec.env ? env[spec.env] : undefined) : flags[name];
+    if (!isSwitch) {
+      options[key] = flags[name];
+      continue;
+    }
+    const text = spec.env ? env[spec.env] : undefined;
+    const on = switchValue(text);
+    if (on === undefined) command.error(`error: ${notASwitch(spec.env!, text!)}`);
+    options[key] = flags[name] === true || on;
   }
   return options as SandboxOptions;
 }

@@ -61,8 +61,21 @@ export const isOrigin = (text: string): boolean => {
 /** A comma-separated list, its parts trimmed, empty ones left out. */
 export const list = (value: string): string[] => value.split(',').map((part) => part.trim()).filter(Boolean);
 
-/** A switch from the environment: 1, true, yes or on (any case) turn it on; anything else leaves it off. */
-export const isOn = (value: string | undefined): boolean => /^(1|true|yes|on)$/i.test(value?.trim() ?? '');
+/**
+ * A switch's variable: 1, true, yes or on (any case) turn it on; 0, false, no, off or an
+ * empty value leave it off; undefined for anything else (`SANDBOX_FSYNC=ture` must not
+ * quietly leave durability off).
+ */
+export const switchValue = (value: string | undefined): boolean | undefined => {
+  const text = value?.trim() ?? '';
+  if (/^(1|true|yes|on)$/i.test(text)) return true;
+  if (/^(0|false|no|off|)$/i.test(text)) return false;
+  return undefined;
+};
+
+/** Why a switch's variable is refused. */
+export const notASwitch = (name: string, value: string): string =>
+  `${name} "${value}" is neither on nor off: use 1, true, yes or on to turn it on, and 0, false, no, off or an empty value (or leave it unset) for off.`;
 
 /** ISO 8601 as the sandbox takes it: a date, or a date and time with its offset (without one it would be the machine's local time). */
 const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?([Zz]|[+-]\d{2}:\d{2}))?$/;

@@ -2,12 +2,16 @@ import { parse as parseBytes } from 'bytes';
 import { LATEST_CLOCK_START_MS } from '../clock/index.js';
 import { parseDelayRange, parseDuration } from '../shared/index.js';
 import { PROVIDER_SPEC } from '../spec/index.js';
-import { DEFAULT_RETRIES, isSecret, parseRetries, parseTargetPolicy } from '../webhooks/index.js';
+import { checkConfiguredUrl, DEFAULT_RETRIES, isSecret, parseRetries, parseTargetPolicy } from '../webhooks/index.js';
+import { isUsableToken } from '../clients/index.js';
 import type { Schema } from './option-spec.js';
-import { as, duration, fail, instant, isOn, isOrigin, list, optionalText, text, unitRequired, wholeNumber } from './parsers.js';
+import { as, duration, fail, instant, isOrigin, list, optionalText, text, unitRequired, wholeNumber } from './parsers.js';
 
 /** The earliest --clock-start (1973-03-03T09:46:40Z, 1e11 ms): below it a number was most likely meant as epoch seconds. */
 const EARLIEST_CLOCK_START_MS = 1e11;
+
+/** Why a token is refused (not shown: it is a secret). */
+const UNUSABLE_TOKEN = 'a token must be printable ASCII without spaces (a client sends it as "Authorization: Bearer <token>"): this one would never authenticate.';
 
 /** The pino levels `logLevel` accepts. */
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -30,7 +34,10 @@ export const OPTIONS: Schema = {
       const tokens = list(text);
       return tokens.length > 0 ? tokens : fail('tokens', 'a token must be a non-empty text.');
     },
-    resolve: (value) => (Array.isArray(value) && value.every((t) => typeof t === 'string' && t !== '') ? value : fail('tokens', 'tokens must be a list of non-empty texts.')),
+    resolve: (value) => {
+      if (!(Array.isArray(value) && value.every((t) => typeof t === 'string' && t !== ''))) return fail('tokens', 'tokens must be a list of non-empty texts.');
+      return value.every(isUsableToken) ? value : fail('tokens', UNUSABLE_TOKEN);
+    },
   },
   adminTokens: {
     flag: '--admin-token <token>',
@@ -42,10 +49,23 @@ export const OPTIONS: Schema = {
       const tokens = list(text);
       return tokens.length > 0 ? tokens : fail('adminTokens', 'an admin token must be a non-empty text.');
     },
-    resolve: (value) =>
-      Array.isArray(value) && value.every((t) => typeof t === 'string' && t !== '') ? value : fail('adminTokens', 'adminTokens must be a list of non-empty texts.'),
+    resolve: (value) => {
+      if (!(Array.isArray(value) && value.every((t) => typeof t === 'string' && t !== ''))) return fail('adminTokens', 'adminTokens must be a list of non-empty texts.');
+      return value.every(isUsableToken) ? value : fail('adminTokens', UNUSABLE_TOKEN);
+    },
   },
-  webhookUrl: { flag: '--webhook-url <url>', env: 'SANDBOX_WEBHOOK_URL', help: 'default webhook URL of every client', default: undefined, resolve: optionalText('webhookUrl') },
+  webhookUrl: {
+    flag: '--webhook-url <url>',
+    env: 'SANDBOX_WEBHOOK_URL',
+    help: 'default webhook URL of every client',
+    default: undefined,
+    resolve: (value) => {
+      const url = optionalText('webhookUrl')(value);
+      const refusal = url === undefined ? undefined : checkConfiguredUrl(url);
+      // The URL is not shown: one with credentials would print them.
+      return refusal ? fail('webhookUrl', `webhookUrl ${refusal.message}.`) : url;
+    },
+  },
   webhookSecret: {
     flag: '--webhook-secret <secret>',
     env: 'SANDBOX_WEBHOOK_SECRET',
@@ -167,7 +187,7 @@ export const OPTIONS: Schema = {
     },
   },
   outboxSize: { flag: '--outbox-size <n>', env: 'SANDBOX_OUTBOX_SIZE', help: 'most webhook deliveries held per client for want of a URL or a live endpoint', default: 10000, ...wholeNumber('outboxSize', 1) },
-  strict: { flag: '--strict', env: 'SANDBOX_STRICT', help: 'log a warning for every spec violation in a client request', default: false, fromText: isOn, resolve: (value) => value === true },
+  strict: { flag: '--strict', env: 'SANDBOX_STRICT', help: 'log a warning for every spec violation in a client request', default: false, resolve: (value) => value === true },
   journalSize: { flag: '--journal-size <n>', env: 'SANDBOX_JOURNAL_SIZE', help: 'most request-journal entries kept per client (0: none)', default: 1000, ...wholeNumber('journalSize') },
   heapGrowth: {
     flag: '--heap-growth <percent>',
@@ -184,13 +204,13 @@ export const OPTIONS: Schema = {
     cliDefault: 'info',
     resolve: (value) => (LOG_LEVELS.includes(String(value)) ? as(value) : fail('logLevel', `logLevel "${String(value)}" is not a level: use ${LOG_LEVELS.join(', ')}.`)),
   },
-  fsync: { flag: '--fsync', env: 'SANDBOX_FSYNC', help: 'fsync every journal write: survives power loss; slower', default: false, fromText: isOn, resolve: (value) => value === true },
+  fsync: { flag: '--fsync', env: 'SANDBOX_FSYNC', help: 'fsync every journal write: survives power loss; slower', default: false, resolve: (value) => value === true },
   salvageJournal: {
     flag: '--salvage-journal',
     env: 'SANDBOX_SALVAGE_JOURNAL',
     help: 'start from what is intact when the journal is damaged: move the damaged segment and those after it into a dated folder, log what was lost',
     default: false,
-    fromText: isOn,
+   
     resolve: (value) => value === true,
   },
   providerSpec: {

@@ -19,7 +19,7 @@ export { send } from './send.js';
 export type { SendResult } from './send.js';
 export { TargetGuard } from './target-guard.js';
 export type { Resolve } from './target-guard.js';
-export { parseTargetPolicy } from './targets.js';
+export { checkConfiguredUrl, parseTargetPolicy } from './targets.js';
 export type { TargetPolicy } from './targets.js';
 export { deliveryView, endpointView, webhookEndpointView } from './views.js';
 export { takesAttempts, takesDeliveries } from './live.js';

@@ -111,6 +111,15 @@ export function checkUrl(policy: TargetPolicy, url: string): Refusal | undefined
   return undefined;
 }
 
+/**
+ * The check of a URL the operator configures (`--webhook-url`, a client's `webhook.url`):
+ * trusted wherever it points, but it must be an http(s) URL without credentials, as one
+ * set through the API must. Undefined when it is one.
+ */
+export function checkConfiguredUrl(url: string): Refusal | undefined {
+  return checkUrl({ kind: 'any' }, url);
+}
+
 /** Whether a URL's host is an address literal (then no lookup happens on connect: check it as it is). */
 export function literalHost(url: string): string | undefined {
   if (!URL.canParse(url)) return undefined;

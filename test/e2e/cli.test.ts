@@ -85,6 +85,7 @@ describe('shipping-sandbox (the CLI)', () => {
     [['--awb-delay', 'soon', '--data', ':memory:'], 'awbDelay'],
     [['--port', '0', '--data', ':memory:', '--scenario', 'nope'], "option '--scenario <name>' is invalid. scenario \"nope\" is not a scenario: use one of"],
     [['--port', '0', '--data', ':memory:', '--spec', '/no/such/spec.yaml'], "option '--spec <file>' is invalid. providerSpec /no/such/spec.yaml cannot be served: ENOENT"],
+    [['--port', '0', '--data', ':memory:', '--webhook-url', 'notaurl'], "option '--webhook-url <url>' argument 'notaurl' is invalid. webhookUrl is not an absolute http(s) URL."],
   ])('rejects %j with a message and a non-zero exit', async (args, message) => {
     const { code, stderr } = await runCli(args);
     expect(code).not.toBe(0);

@@ -269,6 +269,22 @@ describe('an admin acts for the client named by X-Sandbox-Client', () => {
   });
 });
 
+describe("a client's settings in the config file", () => {
+  it('are the same through each of its tokens: a read_only token sees the webhook URL that its partner token configured', async () => {
+    const url = 'http://partner-a.test/hooks';
+    const sandbox = await testSandbox({ clients: [{ token: TOKEN_A, id: 'client-a', webhook: { url } }, { token: READER_A, id: 'client-a', role: 'read_only' }] });
+    try {
+      for (const token of [TOKEN_A, READER_A]) {
+        expect((await sandbox.call('GET', '/__sandbox/webhook', { token })).body).toMatchObject({ url, source: 'config', state: 'enabled' });
+        const endpoints = (await sandbox.call('GET', '/__sandbox/webhooks/endpoints', { token })).body.endpoints as Array<{ id: string; url: string }>;
+        expect(endpoints[0]).toMatchObject({ url });
+      }
+    } finally {
+      await sandbox.close();
+    }
+  });
+});
+
 describe('without an admin token', () => {
   it('the only client may do everything, sandbox-wide operations included (the laptop and CI case)', async () => {
     const sandbox = await testSandbox({ clients: [{ token: TOKEN_A, id: 'client-a' }, { token: READER_A, id: 'client-a', read_only: true }] });

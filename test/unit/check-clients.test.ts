@@ -18,6 +18,8 @@ describe('checkClientConfigs', () => {
     [{ token: 't', awb_delay: 'soon' }, 'clients[0].awb_delay'],
     [{ token: 't', couriers: ['dhl'] }, 'clients[0].couriers: unknown courier "dhl"'],
     [{ token: 't', read_only: 'yes' }, 'clients[0].read_only'],
+    [{ token: 't', webhook: { url: 'notaurl' } }, 'clients[0].webhook.url: is not an absolute http(s) URL'],
+    [{ token: 't', webhook: { url: 'http://user:pw@partner.test/h' } }, 'clients[0].webhook.url: carries credentials'],
   ])('names the field of %j', (client, message) => {
     expect(() => checkClientConfigs([client as never], known)).toThrow(message);
   });

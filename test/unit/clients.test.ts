@@ -24,4 +24,18 @@ describe('ClientRegistry', () => {
     expect(shared.byToken('full')?.id).toBe('p');
     expect(shared.byToken('reader')).toMatchObject({ id: 'p', read_only: true });
   });
+
+  it("gives every token of an id the client's settings, set on any one of them, and refuses two that set one apart", () => {
+    const webhook = { url: 'http://partner.test/hook' };
+    const shared = new ClientRegistry([{ token: 'full', id: 'p', scenario: 'delivered', webhook }, { token: 'reader', id: 'p', role: 'read_only' }, { token: 'rotated', id: 'p', webhook }]);
+    for (const token of ['full', 'reader', 'rotated']) expect(shared.byToken(token)).toMatchObject({ id: 'p', scenario: 'delivered', webhook });
+    expect(shared.byToken('reader')?.role).toBe('read_only');
+    expect(() => new ClientRegistry([{ token: 'full', id: 'p', awb_delay: '1s' }, { token: 'other', id: 'p', awb_delay: '2s' }])).toThrow(/tokens of client "p" set awb_delay differently/);
+  });
+
+  it('refuses a token a client could never send (a space, a letter outside ASCII), without showing it', () => {
+    expect(() => new ClientRegistry([{ token: 'a b', id: 'p' }])).toThrow(/token of client "p" would never authenticate: a token is printable ASCII without spaces/);
+    expect(() => new ClientRegistry([{ token: 'tök' }])).not.toThrow(/tök/);
+    expect(() => new ClientRegistry([{ token: 'tök' }])).toThrow(/never authenticate/);
+  });
 });

@@ -120,6 +120,14 @@ describe('the options', () => {
     [{ corsOrigins: ['foo'] as string[] }, 'corsOrigins', /corsOrigins "foo" is not an origin/],
     [{ corsOrigins: ['https://tools.example.com/app'] as string[] }, 'corsOrigins', /is not an origin.*no path/],
     [{ corsOrigins: ['ftp://files.example.com'] as string[] }, 'corsOrigins', /is not an origin/],
+    // Every delivery would fail and be retried for hours; credentials would be printed in the banner and sent to the receiver.
+    [{ webhookUrl: 'notaurl' }, 'webhookUrl', /webhookUrl is not an absolute http\(s\) URL/],
+    [{ webhookUrl: 'ftp://x.test/' }, 'webhookUrl', /webhookUrl uses ftp: only http and https/],
+    [{ webhookUrl: 'http://user:pw@127.0.0.1:1/h' }, 'webhookUrl', /webhookUrl carries credentials/],
+    // A token a client cannot send as "Bearer <token>" would never authenticate.
+    [{ tokens: ['a b'] as string[] }, 'tokens', /printable ASCII without spaces/],
+    [{ tokens: ['tök'] as string[] }, 'tokens', /printable ASCII without spaces/],
+    [{ adminTokens: ['admin\ttoken'] as string[] }, 'adminTokens', /printable ASCII without spaces/],
   ] as const)('refuses %j in-process with an error naming %s', (input, option, message) => {
     const error = (() => {
       try {
@@ -143,6 +151,17 @@ describe('the options', () => {
     expect(() => cli('--cors-origins', 'localhost:3000')).toThrow(/--cors-origins <origins>.*is not an origin/);
     expect(cli('--cors-origins', 'http://localhost:3000, https://Tools.example.com/').corsOrigins).toEqual(['http://localhost:3000', 'https://Tools.example.com/']);
     expect(cli('--cors-origins', 'none').corsOrigins).toEqual([]);
+  });
+
+  it('refuses a switch variable that is neither on nor off, naming it, rather than leaving it off', () => {
+    vi.stubEnv('SANDBOX_FSYNC', 'ture');
+    expect(() => cli()).toThrow(/SANDBOX_FSYNC "ture" is neither on nor off/);
+    vi.stubEnv('SANDBOX_FSYNC', 'off');
+    vi.stubEnv('SANDBOX_STRICT', 'On');
+    expect(cli()).toMatchObject({ fsync: false, strict: true });
+    vi.stubEnv('SANDBOX_STRICT', '');
+    expect(cli('--strict').strict).toBe(true);
+    expect(cli().strict).toBe(false);
   });
 
   it('offer every option but the in-process client list as a flag with a variable', () => {
