@@ -72,10 +72,51 @@ function headerProblem(name: string, value: string): string | undefined {
 function takenContentType(value: string): boolean {
   try {
     const { type, parameters } = contentType.parse(value);
-    return /^application\/([\w.+-]*\+)?json$/.test(type) && (parameters.charset ?? 'utf-8').toLowerCase() === 'utf-8';
+    return /^application\/([\w.+-]*\+)?json$/.test(type) && ['utf-8', 'utf8'].includes((parameters.charset ?? 'utf-8').toLowerCase());
   } catch {
     return false;
   }
+}
+
+/** The content encodings the edge decodes (another is a 415 for a request with a body). */
+const TAKEN_ENCODINGS = new Set(['', 'identity', 'gzip', 'deflate', 'br']);
+
+/**
+ * Why every request whose header `name` has `value` is answered before any rule applies:
+ * `always` (an Expect other than 100-continue is a 417 on every path; a Content-Length that
+ * is no length, node's 400), or `bodied`: only for operations that need a body (a body in a
+ * media type or an encoding the sandbox does not take, a 415; none at all, a 400). Undefined
+ * when such a request can reach a rule.
+ */
+function edgeRefusal(name: string, value: string): { when: 'always' | 'bodied'; message: (operations: readonly string[]) => string } | undefined {
+  const text = value.trim().toLowerCase();
+  switch (name.toLowerCase()) {
+    case 'expect':
+      return text === '100-continue' ? undefined : { when: 'always', message: () => faultMessages.refusedExpect };
+    case 'content-length':
+      if (!/^\d+$/.test(text)) return { when: 'always', message: () => faultMessages.refusedLength };
+      return Number(text) === 0 ? { when: 'bodied', message: faultMessages.refusedNoBody } : undefined;
+    case 'content-encoding':
+      return TAKEN_ENCODINGS.has(text) ? undefined : { when: 'bodied', message: faultMessages.refusedEncoding };
+    case 'content-type':
+      return takenContentType(value) ? undefined : { when: 'bodied', message: faultMessages.refusedContentType };
+    default:
+      return undefined;
+  }
+}
+
+/** The header criteria that no request reaching a rule meets (see edgeRefusal), each named. */
+function refusedHeaders(headers: Record<string, string>, meeting: () => readonly MatchableOperation[]): FieldError[] {
+  const errors: FieldError[] = [];
+  for (const [name, value] of Object.entries(headers)) {
+    const refusal = edgeRefusal(name, value);
+    if (!refusal) continue;
+    const operations = meeting();
+    if (refusal.when === 'always' || (operations.length > 0 && operations.every((op) => op.body === 'required'))) {
+      errors.push({ field: `match.headers.${name}`, message: refusal.message(operations.map((op) => op.operationId)) });
+    }
+  }
+  return errors;
 }
 
 /**
@@ -109,12 +150,8 @@ export function checkRule(input: FaultRuleInput, operations: readonly MatchableO
   for (const key of Object.keys(input.match?.body ?? {})) {
     if (!isFieldPath(key)) errors.push({ field: `match.body.${key}`, message: faultMessages.badBodyPath });
   }
-  // A Content-Type the sandbox refuses (415) for operations that all need a body: every request the rule meets is answered before it.
-  const refusedType = Object.entries(input.match?.headers ?? {}).find(([name, value]) => name.toLowerCase() === 'content-type' && !takenContentType(value));
-  const needingBody = unmatchable.length === 0 && refusedType ? operationsMeeting(criteria, operations) : [];
-  if (refusedType && needingBody.length > 0 && needingBody.every((op) => op.body === 'required')) {
-    errors.push({ field: `match.headers.${refusedType[0]}`, message: faultMessages.refusedContentType(needingBody.map((op) => op.operationId)) });
-  }
+  // Headers whose requests the sandbox answers itself (a 415, a 417, a 400) before any rule applies.
+  if (unmatchable.length === 0) errors.push(...refusedHeaders(input.match?.headers ?? {}, () => operationsMeeting(criteria, operations)));
   if (errors.length > 0) throw new RuleViolation(errors, faultMessages.invalidRule);
   return input;
 }

@@ -62,7 +62,7 @@ export function jsonBody(limit: string, authentic: (req: IncomingMessage) => boo
     type: read,
     verify: (req, _res, bytes) => {
       const charset = charsetOf(req.headers['content-type']);
-      if (charset !== 'utf-8') throw new UnsupportedCharset(charset);
+      if (charset !== 'utf-8' && charset !== 'utf8') throw new UnsupportedCharset(charset);
       rawBodies.set(req, bytes);
     },
   });
@@ -119,7 +119,7 @@ function bodyRefusal(error: unknown, limit: string, req: IncomingMessage): ApiEr
   return undefined;
 }
 
-/** The charset a content type names, lower case; UTF-8 when it names none (JSON's own). */
+/** The charset a content type names, lower case; UTF-8 when it names none (JSON's own). `utf8` is a label of UTF-8 too (WHATWG Encoding). */
 function charsetOf(type: string | undefined): string {
   try {
     return (contentType.parse(type ?? '').parameters.charset ?? 'utf-8').toLowerCase();

@@ -81,6 +81,10 @@ describe('POST /__sandbox/faults', () => {
     // A create in text/plain is answered 415 (or 400 without a body) before any rule applies: such a rule never fired.
     ['a create whose Content-Type is text/plain', { match: { operation_id: 'createOrder', headers: { 'Content-Type': 'text/plain' } }, action: fail400 }, 'match.headers.Content-Type'],
     ['a create whose JSON is in UTF-16', { match: { method: 'POST', path: '/v1/order', headers: { 'content-type': 'application/json; charset=utf-16le' } }, action: fail400 }, 'match.headers.content-type'],
+    ['a create in an encoding the sandbox does not take (a 415)', { match: { operation_id: 'createOrder', headers: { 'Content-Encoding': 'compress' } }, action: fail400 }, 'match.headers.Content-Encoding'],
+    ['a create without a body (a 400)', { match: { operation_id: 'createOrder', headers: { 'Content-Length': '0' } }, action: fail400 }, 'match.headers.Content-Length'],
+    ['an Expect other than 100-continue (a 417 on every path)', { match: { headers: { Expect: 'foo' } }, action: fail400 }, 'match.headers.Expect'],
+    ['a Content-Length that is no length', { match: { operation_id: 'trackOrder', headers: { 'content-length': 'ten' } }, action: fail400 }, 'match.headers.content-length'],
   ])('returns 400 naming the field for %s', async (_, body, field) => {
     const res = await sandbox.call('POST', '/__sandbox/faults', { body });
     expect(res.status).toBe(400);
@@ -98,6 +102,10 @@ describe('POST /__sandbox/faults', () => {
     expect((await sandbox.call('POST', '/__sandbox/faults', { body: read })).status).toBe(201);
     expect((await sandbox.call('GET', TRACK)).status).toBe(404);
     expect((await sandbox.call('GET', TRACK, { headers: { 'content-type': 'text/plain' } })).body.message).toMatch(/Fault injected by the sandbox/);
+    // Nor does the edge refuse a GET's Content-Encoding (it has no body to decode), nor an Expect of 100-continue.
+    for (const headers of [{ 'Content-Encoding': 'compress' }, { Expect: '100-continue' }]) {
+      expect((await sandbox.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'trackOrder', headers }, action: fail400 } })).status).toBe(201);
+    }
   });
 
   it('takes a rule whose answer has a Content-Type with parameters and headers of its own', async () => {

@@ -64,7 +64,7 @@ describe('limits, each with a clear error', () => {
     expect((await sandbox.call('GET', '/__sandbox/requests')).status).toBe(200);
     expect((await sandbox.call('GET', '/__sandbox/report')).status).toBe(200);
     // UTF-8, however the header spells it, is taken.
-    for (const type of ['application/json; charset=UTF-8', 'application/json; charset="utf-8"', 'application/json']) {
+    for (const type of ['application/json; charset=UTF-8', 'application/json; charset="utf-8"', 'application/json; charset=utf8', 'application/json']) {
       expect((await sandbox.call('POST', '/v1/order', { body: JSON.stringify(createRequest(1)), headers: { 'content-type': type } })).status).toBe(201);
     }
   });
