@@ -101,7 +101,7 @@ function bodyRefusal(error: unknown, limit: string, req: IncomingMessage): ApiEr
   const { type, status, code } = error as { type?: string; status?: number; code?: unknown };
   switch (type) {
     case 'entity.too.large':
-      return new ApiError(413, messages.bodyTooLarge(limit));
+      return new ApiError(413, messages.bodyTooLarge(limit), [{ field: 'body', message: `must be at most ${limit}` }]);
     case 'charset.unsupported':
       return charsetError(String((error as { charset?: string }).charset ?? req.headers['content-type']));
     case 'encoding.unsupported':

@@ -69,6 +69,7 @@ describe('answers that are not about one operation', () => {
     const res = await supertest(sandbox.app).post('/v1/order').set(auth).set('Content-Type', 'text/plain').send('sender_name=x');
     expect(res.status).toBe(415);
     expect(res.body.message).toContain('application/json');
+    expect(res.body.errors).toEqual([{ field: 'header.content-type', message: 'must be application/json' }]);
     expectMatchesSpec(sandbox.services, 'POST', '/v1/order', res);
   });
 
@@ -102,7 +103,7 @@ describe('answers that are not about one operation', () => {
   it('answers a body over the limit with 413', async () => {
     const res = await sandbox.call('POST', '/v1/order', { body: createRequest(60) });
     expect(res.status).toBe(413);
-    expect(res.body).toEqual({ success: false, message: expect.stringContaining('10kb'), errors: [] });
+    expect(res.body).toEqual({ success: false, message: expect.stringContaining('10kb'), errors: [{ field: 'body', message: 'must be at most 10kb' }] });
   });
 
   it('journals a body it could not read as the operation it was sent to: a client sees its bad gzip, its UTF-16 or its oversized body in its journal', async () => {

@@ -12,7 +12,7 @@ const hasBody = (req: Request): boolean =>
  */
 export function validate({ op, input, req, bodyVerdict }: Exchange): void {
   if (op.body !== 'none' && hasBody(req) && !isJson(req.headers['content-type'])) {
-    throw new ApiError(415, messages.unsupportedMediaType(req.headers['content-type'] ?? 'none'));
+    throw new ApiError(415, messages.unsupportedMediaType(req.headers['content-type'] ?? 'none'), [{ field: 'header.content-type', message: 'must be application/json' }]);
   }
   // A large body the worker checked is not checked again: its problems (none: valid) come after the parameters', as the body's own would.
   const checked = bodyVerdict !== undefined && 'problems' in bodyVerdict;
