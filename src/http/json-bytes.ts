@@ -6,11 +6,12 @@ import { ApiError, messages } from './errors.js';
  * A JSON body's bytes (UTF-8), parsed. Throws a 400 naming `body` when it is nested too
  * deep (checked from the bytes, before parsing) or is not JSON: an object or an array,
  * as body-parser's strict mode took. A byte order mark before the JSON is taken, as
- * body-parser took it. An empty body is an empty object. Bytes that are not UTF-8 are a 400
+ * body-parser took it. An empty body is none (undefined): an operation that needs one says
+ * so, as for a request without one, rather than naming each field of `{}`. Bytes that are not UTF-8 are a 400
  * too: decoded, they would become U+FFFD and be stored changed without a word.
  */
 export function parseJsonBytes(raw: Buffer): unknown {
-  if (raw.length === 0) return {};
+  if (raw.length === 0) return undefined;
   try {
     checkRawDepth(raw);
   } catch (error) {

@@ -137,6 +137,10 @@ describe('answers that are not about one operation', () => {
     const res = await sandbox.call('POST', '/v1/order');
     expect(res.status).toBe(400);
     expect(res.body.errors).toEqual([{ field: 'body', message: 'is required' }]);
+    // An empty body under a JSON Content-Type is none as well, not {} with every field missing.
+    const empty = await supertest(sandbox.app).post('/v1/order').set(auth).set('Content-Type', 'application/json').set('Content-Length', '0');
+    expect(empty.status).toBe(400);
+    expect(empty.body).toEqual({ success: false, message: 'A JSON body is required.', errors: [{ field: 'body', message: 'is required' }] });
   });
 
   it.each([['[]'], ['"text"'], ['null'], ['42']])('answers the JSON body %s with a 400 envelope', async (text) => {
