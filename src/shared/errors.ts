@@ -83,6 +83,9 @@ export function amountProblem(field: string, text: string | undefined): FieldErr
 /** The messages domain code answers with, in one place. */
 export const domainMessages = {
   notFound: 'Record Not Found',
+  /** The control API's 404s name the record they did not find (the provider's say `Record Not Found`). */
+  orderNotFound: (orderNo: string) => `Order ${orderNo} not found.`,
+  deliveryNotFound: (id: string) => `No webhook delivery ${id} for this client; GET /__sandbox/webhooks/deliveries lists them.`,
   /** A field or parameter that is required and absent. */
   isRequired: 'is required',
   /** A text parameter given twice, or in a bracketed form (`?a=1&a=2`, `?a[]=1`). */

@@ -2,7 +2,7 @@ import type { Client } from '../clients/index.js';
 import type { Fixtures } from '../fixtures/index.js';
 import type { OrdersService } from '../orders/index.js';
 import type { Delivery, Order, Stored, WebhookEventType } from '../records/index.js';
-import { NotFound, RuleViolation } from '../shared/index.js';
+import { domainMessages, NotFound, RuleViolation } from '../shared/index.js';
 import type { Storage } from '../store/index.js';
 import type { OrderSetups, OrderTarget } from './setups.js';
 
@@ -111,7 +111,7 @@ export async function fireTrigger(deps: TriggerDeps, client: Client, request: Tr
   const { orders, setups, storage } = deps;
   const deliveriesOf = async (orderNo: string): Promise<Stored<Delivery>[]> => (await storage.deliveries.list(client.id, { limit: 100, order_no: orderNo })).items;
   const existing = request.order_no === undefined ? undefined : await orders.get(client, request.order_no);
-  if (request.order_no !== undefined && !existing) throw new NotFound(`Order ${request.order_no} not found.`);
+  if (request.order_no !== undefined && !existing) throw new NotFound(domainMessages.orderNotFound(request.order_no));
   const target = targetOfTrigger(deps.fixtures, request, existing?.scenario, client.scenario ?? deps.defaultScenario);
   const before = new Set(existing ? (await deliveriesOf(existing.order_no)).map((d) => d.id) : []);
   const set = existing ? await setups.take(client, existing, target) : await setups.make(client, target, 'sandbox-trigger');

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRequest } from '../support/orders.js';
-import { testSandbox, type TestSandbox } from '../support/sandbox.js';
+import { testSandbox, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
 
 let sandbox: TestSandbox;
 beforeEach(async () => {
@@ -28,5 +28,22 @@ describe('GET /__sandbox/orders', () => {
     const res = await sandbox.call('GET', `/__sandbox/orders?${query}`);
     expect(res.status).toBe(400);
     expect(res.body.errors).toEqual([{ field: 'limit', message: 'must be given once, as plain text' }]);
+  });
+});
+
+describe("the control API's 404", () => {
+  it('names the order or the delivery it did not find, another client\'s as one that does not exist', async () => {
+    const created = await sandbox.call('POST', '/v1/order', { body: createRequest(1) });
+    const mine = created.body.order_numbers[0] as string;
+    for (const [method, path] of [['POST', '/__sandbox/orders/999999999999/awb'], ['POST', '/__sandbox/orders/999999999999/advance'], ['GET', '/__sandbox/orders/999999999999']] as const) {
+      const res = await sandbox.call(method, path);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ success: false, message: 'Order 999999999999 not found.', errors: [] });
+    }
+    expect((await sandbox.call('GET', `/__sandbox/orders/${mine}`, { token: TOKEN_B })).body.message).toBe(`Order ${mine} not found.`);
+    const delivery = await sandbox.call('GET', '/__sandbox/webhooks/deliveries/msg_nope');
+    expect(delivery.status).toBe(404);
+    expect(delivery.body.message).toBe('No webhook delivery msg_nope for this client; GET /__sandbox/webhooks/deliveries lists them.');
+    expect((await sandbox.call('POST', '/__sandbox/webhooks/deliveries/msg_nope/redeliver')).body.message).toMatch(/^No webhook delivery msg_nope/);
   });
 });

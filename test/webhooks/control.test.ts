@@ -211,7 +211,8 @@ describe('GET /__sandbox/webhooks/deliveries/{id}', () => {
     const other = await sandbox.call('GET', `/__sandbox/webhooks/deliveries/${mine!.id}`, { token: TOKEN_B });
     const unknown = await sandbox.call('GET', '/__sandbox/webhooks/deliveries/msg_000000000000');
     expect(other.status).toBe(404);
-    expect(other.body).toEqual(unknown.body);
+    // The same answer but for the id it names: nothing tells that the delivery exists.
+    expect(JSON.stringify(other.body).replace(mine!.id, 'ID')).toBe(JSON.stringify(unknown.body).replace('msg_000000000000', 'ID'));
     expect((await sandbox.call('POST', `/__sandbox/webhooks/deliveries/${mine!.id}/redeliver`, { token: TOKEN_B })).status).toBe(404);
     expect((await deliveries(sandbox, '', TOKEN_B))).toEqual([]);
   });

@@ -1,4 +1,4 @@
-import { Conflict, NotFound, RuleViolation, VERSION } from '../../shared/index.js';
+import { Conflict, domainMessages, NotFound, RuleViolation, VERSION } from '../../shared/index.js';
 import { clientOf, json, listInParts, type HandlerMap, type OperationInput } from '../handler.js';
 import type { Order, OrderStatus, Stored } from '../../records/index.js';
 import type { Clocks, ClockService } from '../../clock/index.js';
@@ -39,7 +39,7 @@ export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart
   const { storage, orders, journey, clockService, fixtures, specs } = deps;
   const ownOrder = async (input: OperationInput): Promise<Stored<Order>> => {
     const order = await orders.get(clientOf(input), input.params.order_no!);
-    if (!order) throw new NotFound();
+    if (!order) throw new NotFound(domainMessages.orderNotFound(input.params.order_no!));
     return order;
   };
   const show = (input: OperationInput, order: Order) => json(200, orderState(order, journey, input.baseUrl));

@@ -1,4 +1,4 @@
-import { Conflict, NotFound, RuleViolation } from '../../shared/index.js';
+import { Conflict, domainMessages, NotFound, RuleViolation } from '../../shared/index.js';
 import type { SettingsWriter, Storage } from '../../store/index.js';
 import { clientOf, json, listInParts, type HandlerMap, type Interceptor, type OperationInput } from '../handler.js';
 import type { Clocks } from '../../clock/index.js';
@@ -34,7 +34,7 @@ const withUrl = (endpoint: Endpoint): Endpoint & { url: string } => {
 export function webhookHandlers({ storage, clock, endpoints, settings, dispatcher, retries, timeoutMs, targets, connected, cursors }: WebhookHandlerDeps): HandlerMap {
   const ownDelivery = async (input: OperationInput): Promise<Stored<Delivery>> => {
     const delivery = await storage.deliveries.get(input.params.delivery_id!);
-    if (delivery?.client_id !== clientOf(input).id) throw new NotFound();
+    if (delivery?.client_id !== clientOf(input).id) throw new NotFound(domainMessages.deliveryNotFound(input.params.delivery_id!));
     return delivery;
   };
   const showEndpoint = (status: number, endpoint: Endpoint, input?: OperationInput) =>
