@@ -140,6 +140,9 @@ function stopOnSignals(): AbortSignal {
   return stop.signal;
 }
 
+/** The message for a word that is no command. */
+const unknownCommand = (word: string): string => `error: unknown command '${word}' (shipping-sandbox --help lists the commands)`;
+
 // `shipping-sandbox [options]` starts a sandbox: the server's command line is a hidden default subcommand, so that
 // its flags and variables are read only when it runs (a bad SANDBOX_* variable of the server does not stop `listen`).
 // The other subcommands talk to a running sandbox (src/client/, no server code). Positional options: a flag after a
@@ -147,8 +150,8 @@ function stopOnSignals(): AbortSignal {
 const serve = program();
 serve
   .name('serve')
-  .argument('[command]')
-  .action((command: string | undefined) => (command === undefined ? main(optionsOf(serve)) : serve.error(`error: unknown command '${command}' (shipping-sandbox --help lists the commands)`)));
+  .argument('[command...]')
+  .action((words: string[]) => (words.length === 0 ? main(optionsOf(serve)) : serve.error(unknownCommand(words[0]!))));
 const root = new Command('shipping-sandbox')
   .description(serve.description())
   .enablePositionalOptions()
@@ -178,6 +181,12 @@ root.addCommand(
     }),
   ),
 );
+
+// A first word that is no command (`delivery list`, `bogus --url X`) is named as such, before
+// the server's flags would refuse the command's own (`unknown option '--url'`).
+const first = process.argv[2];
+const commands = new Set([...root.commands.map((command) => command.name()), 'help']);
+if (first !== undefined && !first.startsWith('-') && !commands.has(first)) serve.error(unknownCommand(first));
 
 root.parseAsync().catch((error: unknown) => {
   // A client command's usage error (its message already printed), or its --help.

@@ -28,6 +28,12 @@ describe('shipping-sandbox (the CLI)', () => {
     const { code, stderr } = await runCli(['repot']);
     expect(code).toBe(1);
     expect(stderr).toContain("unknown command 'repot' (shipping-sandbox --help lists the commands)");
+    // Followed by words or by a client command's flags, it is still the command that is unknown.
+    for (const args of [['delivery', 'list'], ['bogus', '--url', 'http://127.0.0.1:1']]) {
+      const run = await runCli(args);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`unknown command '${args[0]}' (shipping-sandbox --help lists the commands)`);
+    }
   });
 
   it('prints the base URL and a token, serves, and on SIGTERM writes the data file and exits 0', async () => {
