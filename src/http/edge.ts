@@ -3,6 +3,7 @@ import express, { type ErrorRequestHandler, type RequestHandler, type Response }
 import type { Logger } from 'pino';
 import { ApiError, messages } from './errors.js';
 import { LISTEN_PATH, withoutUpgrade } from './listen-protocol.js';
+import { parse as parseBytes } from 'bytes';
 import contentType from 'content-type';
 import { parseJsonBytes } from './json-bytes.js';
 import { sendError } from './respond.js';
@@ -66,20 +67,31 @@ export function jsonBody(limit: string, authentic: (req: IncomingMessage) => boo
       rawBodies.set(req, bytes);
     },
   });
+  const most = parseBytes(limit) ?? Number.POSITIVE_INFINITY;
   return (req, res, next) => {
     // A body the edge cannot read is answered by the operation's body stage, so that the
     // refusal is journaled and judged as that operation's (a client sending JSON in UTF-16
-    // sees it in its journal); a path no operation serves answers its own 404 or 405.
+    // sees it in its journal); a path no operation serves answers its own 404 or 405. A
+    // client that left while its body was read has nothing to be answered.
     const kept = (error?: unknown): void => {
       const refusal = error === undefined || error === null ? undefined : bodyRefusal(error, limit, req);
       if (refusal === undefined) return next(error);
+      if (req.socket.destroyed) return next(Object.assign(new Error('request aborted'), { type: 'request.aborted' }));
       bodyRefusals.set(req, refusal);
       next();
     };
     // body-parser decodes zstd where Node's zlib has it (Node 24 on): the encodings taken stay the same on every Node.
     const encoding = req.headers['content-encoding']?.trim().toLowerCase();
-    if (encoding !== undefined && encoding !== '' && !BODY_ENCODINGS.has(encoding) && hasBody(req) && read(req)) {
+    const plain = encoding === undefined || encoding === '' || encoding === 'identity';
+    if (!plain && !BODY_ENCODINGS.has(encoding) && hasBody(req) && read(req)) {
       return kept(Object.assign(new Error(`unsupported content encoding "${encoding}"`), { type: 'encoding.unsupported', status: 415 }));
+    }
+    // A body that says it is larger than the limit is refused before it is read (body-parser
+    // would read it all to discard it, or wait for one never sent), and its connection closes
+    // after the answer.
+    if (plain && Number(req.headers['content-length']) > most && read(req)) {
+      res.setHeader('Connection', 'close');
+      return kept(Object.assign(new Error('request entity too large'), { type: 'entity.too.large', status: 413 }));
     }
     return raw(req, res, kept);
   };
