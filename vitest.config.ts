@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -74,5 +75,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Vitest's default of one worker per core but one left one worker on a 2-core machine;
+    // these suites wait on sockets and timers more than they compute, and two workers run
+    // them in 115-148 s instead of 256 s there (the timing-sensitive ones are in SLOW).
+    maxWorkers: Math.max(2, availableParallelism() - 1),
   },
 });
