@@ -1,6 +1,6 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import contentType from 'content-type';
-import { RuleViolation, globProblem, isFieldPath, operationsMeeting, retryAfterMs, unmatchableCriteria, type FieldError, type MatchableOperation } from '../shared/index.js';
+import { BODY_ENCODINGS, isTakenContentType, RuleViolation, globProblem, isFieldPath, operationsMeeting, retryAfterMs, unmatchableCriteria, type FieldError, type MatchableOperation } from '../shared/index.js';
 import { faultMessages } from './messages.js';
 import type { FaultAction, FaultRuleInput } from '../records/index.js';
 
@@ -66,22 +66,6 @@ function headerProblem(name: string, value: string): string | undefined {
 }
 
 /**
- * Whether a request body of this Content-Type gets past the sandbox's edge: a JSON media
- * type in UTF-8 (its charset named or not). Any other is answered 415 before a rule applies.
- */
-function takenContentType(value: string): boolean {
-  try {
-    const { type, parameters } = contentType.parse(value);
-    return /^application\/([\w.+-]*\+)?json$/.test(type) && ['utf-8', 'utf8'].includes((parameters.charset ?? 'utf-8').toLowerCase());
-  } catch {
-    return false;
-  }
-}
-
-/** The content encodings the edge decodes (another is a 415 for a request with a body). */
-const TAKEN_ENCODINGS = new Set(['', 'identity', 'gzip', 'deflate', 'br']);
-
-/**
  * Why every request whose header `name` has `value` is answered before any rule applies:
  * `always` (an Expect other than 100-continue is a 417 on every path; a Content-Length that
  * is no length, node's 400), or `bodied`: only for operations that need a body (a body in a
@@ -92,14 +76,15 @@ function edgeRefusal(name: string, value: string): { when: 'always' | 'bodied'; 
   const text = value.trim().toLowerCase();
   switch (name.toLowerCase()) {
     case 'expect':
-      return text === '100-continue' ? undefined : { when: 'always', message: () => faultMessages.refusedExpect };
+      // As node reads it: an Expect that names 100-continue among others gets past it.
+      return /(?:^|\W)100-continue(?:$|\W)/.test(text) ? undefined : { when: 'always', message: () => faultMessages.refusedExpect };
     case 'content-length':
       if (!/^\d+$/.test(text)) return { when: 'always', message: () => faultMessages.refusedLength };
       return Number(text) === 0 ? { when: 'bodied', message: faultMessages.refusedNoBody } : undefined;
     case 'content-encoding':
-      return TAKEN_ENCODINGS.has(text) ? undefined : { when: 'bodied', message: faultMessages.refusedEncoding };
+      return BODY_ENCODINGS.has(text) ? undefined : { when: 'bodied', message: faultMessages.refusedEncoding };
     case 'content-type':
-      return takenContentType(value) ? undefined : { when: 'bodied', message: faultMessages.refusedContentType };
+      return isTakenContentType(value) ? undefined : { when: 'bodied', message: faultMessages.refusedContentType };
     default:
       return undefined;
   }

@@ -3,8 +3,7 @@ import express, { type ErrorRequestHandler, type RequestHandler, type Response }
 import type { Logger } from 'pino';
 import { ApiError, messages } from './errors.js';
 import { LISTEN_PATH, withoutUpgrade } from './listen-protocol.js';
-import { parse as parseBytes } from 'bytes';
-import contentType from 'content-type';
+import { BODY_ENCODINGS, charsetOf, isJsonType, isUtf8Charset } from '../shared/index.js';
 import { parseJsonBytes } from './json-bytes.js';
 import { sendError } from './respond.js';
 import { noteOfResponse } from './served.js';
@@ -39,8 +38,6 @@ export function series(...handlers: RequestHandler[]): RequestHandler {
 /** Whether a request has a body, as body-parser tells (a request without one is not read, whatever its headers say of it). */
 const hasBody = (req: IncomingMessage): boolean => req.headers['transfer-encoding'] !== undefined || !Number.isNaN(Number.parseInt(req.headers['content-length'] ?? '', 10));
 
-/** The content encodings of request bodies the sandbox decodes, as the 415 for another one says. */
-const BODY_ENCODINGS = new Set(['identity', 'gzip', 'deflate', 'br']);
 
 /**
  * Reads the bytes of JSON bodies of JSON content types; other bodies are left for the 415
@@ -57,17 +54,16 @@ const BODY_ENCODINGS = new Set(['identity', 'gzip', 'deflate', 'br']);
 export function jsonBody(limit: string, authentic: (req: IncomingMessage) => boolean = () => true): RequestHandler {
   // A body is read only with a token that authenticates (every operation taking a body
   // needs one), so that anyone without a token cannot make the process read large bodies.
-  const read = (req: IncomingMessage) => /^application\/([\w.+-]*\+)?json\b/i.test(req.headers['content-type'] ?? '') && authentic(req);
+  const read = (req: IncomingMessage) => isJsonType(req.headers['content-type']) && authentic(req);
   const raw = express.raw({
     limit,
     type: read,
     verify: (req, _res, bytes) => {
       const charset = charsetOf(req.headers['content-type']);
-      if (charset !== 'utf-8' && charset !== 'utf8') throw new UnsupportedCharset(charset);
+      if (!isUtf8Charset(charset)) throw new UnsupportedCharset(charset);
       rawBodies.set(req, bytes);
     },
   });
-  const most = parseBytes(limit) ?? Number.POSITIVE_INFINITY;
   return (req, res, next) => {
     // A body the edge cannot read is answered by the operation's body stage, so that the
     // refusal is journaled and judged as that operation's (a client sending JSON in UTF-16
@@ -82,16 +78,8 @@ export function jsonBody(limit: string, authentic: (req: IncomingMessage) => boo
     };
     // body-parser decodes zstd where Node's zlib has it (Node 24 on): the encodings taken stay the same on every Node.
     const encoding = req.headers['content-encoding']?.trim().toLowerCase();
-    const plain = encoding === undefined || encoding === '' || encoding === 'identity';
-    if (!plain && !BODY_ENCODINGS.has(encoding) && hasBody(req) && read(req)) {
+    if (encoding !== undefined && !BODY_ENCODINGS.has(encoding) && hasBody(req) && read(req)) {
       return kept(Object.assign(new Error(`unsupported content encoding "${encoding}"`), { type: 'encoding.unsupported', status: 415 }));
-    }
-    // A body that says it is larger than the limit is refused before it is read (body-parser
-    // would read it all to discard it, or wait for one never sent), and its connection closes
-    // after the answer.
-    if (plain && Number(req.headers['content-length']) > most && read(req)) {
-      res.setHeader('Connection', 'close');
-      return kept(Object.assign(new Error('request entity too large'), { type: 'entity.too.large', status: 413 }));
     }
     return raw(req, res, kept);
   };
@@ -118,8 +106,8 @@ function bodyRefusal(error: unknown, limit: string, req: IncomingMessage): ApiEr
       return charsetError(String((error as { charset?: string }).charset ?? req.headers['content-type']));
     case 'encoding.unsupported':
       return new ApiError(415, messages.unsupportedEncoding(String(req.headers['content-encoding'])), [{ field: 'header.content-encoding', message: 'must be gzip, deflate, br or identity' }]);
-    case 'request.aborted':
-    case 'entity.verify.failed':
+    case 'request.aborted': // the client left: nothing to answer
+    case 'entity.verify.failed': // a verify hook's own failure, answered as it is
       return undefined;
   }
   // zlib's or brotli's own words ("incorrect header check") name no field.
@@ -129,15 +117,6 @@ function bodyRefusal(error: unknown, limit: string, req: IncomingMessage): ApiEr
   }
   if (typeof status === 'number' && status >= 400 && status < 500) return new ApiError(status, String((error as Error).message ?? 'Bad request'));
   return undefined;
-}
-
-/** The charset a content type names, lower case; UTF-8 when it names none (JSON's own). `utf8` is a label of UTF-8 too (WHATWG Encoding). */
-function charsetOf(type: string | undefined): string {
-  try {
-    return (contentType.parse(type ?? '').parameters.charset ?? 'utf-8').toLowerCase();
-  } catch {
-    return 'utf-8';
-  }
 }
 
 const rawBodies = new WeakMap<IncomingMessage, Buffer>();
@@ -198,7 +177,6 @@ export function withEnvelope(app: (req: IncomingMessage, res: ServerResponse, do
 export function errorEnvelope(limit: string): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
     if ((error as { type?: string }).type === 'request.aborted') return void res.destroy();
-    if ((error as { type?: string }).type === 'entity.verify.failed') return sendError(res, error);
     return sendError(res, bodyRefusal(error, limit, req) ?? error);
   };
 }

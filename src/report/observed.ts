@@ -87,10 +87,11 @@ export function observed(served: ServedRequest, readable?: Readable): Observed {
     input: { operation: input.operation, client: input.client, method: input.method, path: input.path, params: input.params, query: {}, headers: {}, body: small ? input.body : undefined, baseUrl: '', ...(input.answeredOrder !== undefined ? { answeredOrder: input.answeredOrder } : {}), ...(input.mocked ? { mocked: true } : {}), ...(input.retryAfter !== undefined ? { retryAfter: input.retryAfter } : {}) },
   };
   const create = op === 'createOrder' ? { codes: orderCodes(items), ...(input.createdOrders ? { created: input.createdOrders } : {}) } : { codes: null };
-  // A body that did not parse, or that the sandbox could not decode, is like no other: two different ones are not one sent again.
+  // A body that did not parse is told by its bytes; one the sandbox could not read at all
+  // (not the gzip it says, too large) is like no other: two of them are not one sent again.
   if (op === 'createOrder' && input.body === undefined && sentABody(input.headers)) {
-    const unread = `unread:${randomUUID()}`;
-    return { served: kept, fault, items: count, fingerprint: () => unread, refusal: () => unread, ...create };
+    const print = input.bodyBytes !== undefined ? bytesFingerprint(input.path, input.bodyBytes) : `unread:${randomUUID()}`;
+    return { served: kept, fault, items: count, fingerprint: () => print, refusal: () => print, ...create };
   }
   // A tracking read has no body: what is kept of it (its path) is all its fingerprint needs, hashed only if judging asks.
   if (small) {

@@ -43,9 +43,10 @@ function fieldsKept(fields: Record<string, unknown>, secret: (name: string) => b
 export const JOURNAL_BODY_BYTES = 16_384;
 
 /** The body as the journal keeps it: whole up to JOURNAL_BODY_BYTES, else an excerpt of its JSON and its size. */
-function keptBody(input: ServedRequest['input']): Pick<JournalEntry, 'body' | 'body_truncated'> {
+function keptBody({ input, violations }: ServedRequest): Pick<JournalEntry, 'body' | 'body_truncated'> {
   const body = input.body ?? null;
-  const raw = input.bodyBytes;
+  // A body refused whole (not JSON, not UTF-8, nested too deep) is journaled as none, whatever its size.
+  const raw = violations.some((violation) => violation.field === 'body') ? undefined : input.bodyBytes;
   // A large body refused unparsed (its verdict came from the worker thread) is kept as its excerpt.
   if (body === null && (raw === undefined || raw.length <= JOURNAL_BODY_BYTES)) return { body };
   if (raw !== undefined) {
@@ -62,7 +63,7 @@ function keptBody(input: ServedRequest['input']): Pick<JournalEntry, 'body' | 'b
 
 function entryOf(served: ServedRequest): JournalEntry {
   const { input } = served;
-  const kept = keptBody(input);
+  const kept = keptBody(served);
   // Built by assignment, in the order the API shows the fields: a spread in the middle
   // of an object literal takes V8's slow path, on every request.
   const entry = {

@@ -103,8 +103,12 @@ describe('POST /__sandbox/faults', () => {
     expect((await sandbox.call('GET', TRACK)).status).toBe(404);
     expect((await sandbox.call('GET', TRACK, { headers: { 'content-type': 'text/plain' } })).body.message).toMatch(/Fault injected by the sandbox/);
     // Nor does the edge refuse a GET's Content-Encoding (it has no body to decode), nor an Expect of 100-continue.
-    for (const headers of [{ 'Content-Encoding': 'compress' }, { Expect: '100-continue' }]) {
+    for (const headers of [{ 'Content-Encoding': 'compress' }, { Expect: '100-continue' }, { Expect: '100-Continue, foo' }]) {
       expect((await sandbox.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'trackOrder', headers }, action: fail400 } })).status).toBe(201);
+    }
+    // Content-Types the API reads as JSON in UTF-8, however they are written, meet a create's rule.
+    for (const type of ['application/json;', 'application/json; foo', 'application/vnd.partner+json', 'application/json; charset=utf8']) {
+      expect((await sandbox.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'createOrder', headers: { 'Content-Type': type } }, action: fail400 } })).status).toBe(201);
     }
   });
 

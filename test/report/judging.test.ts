@@ -322,11 +322,32 @@ describe('a create whose body did not parse', () => {
     expect((await raw('{"items": [}')).status).toBe(400);
     expect((await raw('not gzip', { 'Content-Encoding': 'gzip' })).status).toBe(400);
     expect((await raw('not gzip either', { 'Content-Encoding': 'gzip' })).status).toBe(400);
-    const json = (await sandbox.call('GET', '/__sandbox/report')).body as { events: Array<{ item: string; outcome: string; note: string }> };
+    const json = (await s.call('GET', '/__sandbox/report')).body as { events: Array<{ item: string; outcome: string; note: string }> };
     expect(json.events.filter((e) => e.outcome === 'missed')).toEqual([]);
     // The client that fixes its body is told so.
-    expect((await create(sandbox, 'FIXED')).status).toBe(201);
-    expect(await item(sandbox, 'error.create-400')).toMatchObject({ status: 'handled' });
+    expect((await create(s, 'FIXED')).status).toBe(201);
+    expect(await item(s, 'error.create-400')).toMatchObject({ status: 'handled' });
+  });
+
+  it('is the same request when its bytes are the same: a malformed body sent again unchanged is missed', async () => {
+    const s = (sandbox = await testSandbox());
+    const raw = (body: string) => supertest(s.app).post('/v1/order').set('Authorization', `Bearer ${TOKEN_A}`).set('Content-Type', 'application/json').send(body);
+    expect((await raw('{"items": [')).status).toBe(400);
+    expect((await raw('{"items": [')).status).toBe(400);
+    expect(await item(s, 'error.create-400')).toMatchObject({ status: 'not_handled' });
+  });
+
+  it('is the same request when a large body (checked off the loop) is sent again with the same field error', async () => {
+    const s = (sandbox = await testSandbox());
+    const bad = createRequest(100);
+    for (const each of bad.items) (each as unknown as Record<string, unknown>).note = 'x'.repeat(600);
+    bad.items[5]!.item_weight = 'heavy' as never;
+    expect(JSON.stringify(bad).length).toBeGreaterThan(64 * 1024);
+    expect((await s.call('POST', '/v1/order', { body: bad })).status).toBe(400);
+    expect((await create(s, 'BETWEEN')).status).toBe(201);
+    expect((await s.call('POST', '/v1/order', { body: bad })).status).toBe(400);
+    expect((await s.call('POST', '/v1/order', { body: bad })).status).toBe(400);
+    expect(await item(s, 'error.create-400')).toMatchObject({ status: 'not_handled' });
   });
 });
 

@@ -34,9 +34,10 @@ export function readBody({ op, req, input, bodyVerdict }: Exchange): void {
   const refusal = bodyRefusalOf(req);
   if (refusal) throw refusal;
   if (op.body === 'none') return;
+  // The bytes first: a body that does not parse is still told apart from another by them (the readiness report).
+  input.bodyBytes = rawBodyOf(req);
   if (bodyVerdict && 'refused' in bodyVerdict) throw new ApiError(bodyVerdict.refused.status, bodyVerdict.refused.message, bodyVerdict.refused.errors);
   if (!bodyVerdict || bodyVerdict.problems.length === 0) input.body = parsedBody(req);
-  input.bodyBytes = rawBodyOf(req);
 }
 
 /**
