@@ -1,4 +1,6 @@
 import { hash, timingSafeEqual } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import { parseDelayRange } from '../shared/index.js';
 
 /**
  * What a token may do. `partner`: everything on its own client's data. `read_only`: only
@@ -49,11 +51,13 @@ const configuredAs = (config: ClientConfig): string => {
 export const roleOf = (config: ClientConfig): Role => config.role ?? (config.read_only === true ? 'read_only' : 'partner');
 
 /**
- * Whether a token can be sent as `Authorization: Bearer <token>`: printable ASCII without
- * spaces. A space splits it there, and a header carries bytes, not UTF-8 text, so a token
- * outside these would never authenticate.
+ * Whether a token can be sent as `Authorization: Bearer <token>`: characters of one byte
+ * (Latin-1, as node reads a header) without spaces or control characters. A space splits
+ * it there, and a character above U+00FF cannot be sent in a header at all. ASCII is
+ * safest: a client that sends its headers in UTF-8 (curl from a UTF-8 terminal) sends
+ * another token for `ö` than one that sends Latin-1 (node).
  */
-export const isUsableToken = (token: string): boolean => /^[\x21-\x7e]+$/.test(token);
+export const isUsableToken = (token: string): boolean => /^[\x21-\x7e\x80-\x9f\xa1-\xff]+$/.test(token);
 
 /**
  * The settings of a client's records rather than of one of its tokens: tokens that share an
@@ -61,7 +65,18 @@ export const isUsableToken = (token: string): boolean => /^[\x21-\x7e]+$/.test(t
  */
 const CLIENT_SETTINGS = ['scenario', 'awb_delay', 'webhook'] as const;
 
-/** The entries of `configs` with each id's client settings on every one of its tokens; throws when two of its tokens set one differently. */
+/** A client setting as tokens are compared by it: a webhook's keys in any order, a key set to nothing or an empty list as none, a delay by its length. */
+function settingValue(key: (typeof CLIENT_SETTINGS)[number], value: unknown): unknown {
+  if (key === 'awb_delay' && typeof value === 'string') return parseDelayRange(value) ?? value;
+  if (key !== 'webhook' || value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0)));
+}
+
+/**
+ * The entries of `configs` with each id's client settings on every one of its tokens. They
+ * are its partner tokens' (its read_only tokens' when it has none); throws when two of those
+ * set one differently, or a read_only token sets one its partner tokens do not have.
+ */
 function withSharedSettings(configs: ClientConfig[]): ClientConfig[] {
   const byId = new Map<string, ClientConfig[]>();
   for (const config of configs) {
@@ -70,13 +85,20 @@ function withSharedSettings(configs: ClientConfig[]): ClientConfig[] {
   }
   const shared = new Map<string, Partial<ClientConfig>>();
   for (const [id, entries] of byId) {
+    const partners = entries.filter((entry) => roleOf(entry) === 'partner');
+    const owners = partners.length > 0 ? partners : entries;
     const settings: Partial<Record<(typeof CLIENT_SETTINGS)[number], unknown>> = {};
     for (const key of CLIENT_SETTINGS) {
-      const set = entries.filter((entry) => entry[key] !== undefined);
-      if (new Set(set.map((entry) => JSON.stringify(entry[key]))).size > 1) {
-        throw new Error(`The tokens of client "${id}" set ${key} differently: it is the client's (its records belong to the id), so set it on one of its tokens, or the same on each.`);
+      const value = owners.find((entry) => entry[key] !== undefined)?.[key];
+      for (const entry of entries) {
+        if (entry[key] === undefined || isDeepStrictEqual(settingValue(key, entry[key]), settingValue(key, value))) continue;
+        throw new Error(
+          value === undefined
+            ? `A read_only token of client "${id}" sets ${key}, which its partner token does not: set it on the partner token (a client's settings hold for each of its tokens; on a read_only token alone it reached neither its orders nor its webhooks).`
+            : `The tokens of client "${id}" set ${key} differently: it is the client's (its records belong to the id), so set it on one of its tokens, or the same on each.`,
+        );
       }
-      if (set.length > 0) settings[key] = set[0]![key];
+      if (value !== undefined) settings[key] = value;
     }
     shared.set(id, settings as Partial<ClientConfig>);
   }
@@ -111,7 +133,7 @@ export class ClientRegistry {
     this.entries = all.map((config) => {
       if (!config.token) throw new Error('Every client needs a non-empty token.');
       if (!isUsableToken(config.token)) {
-        throw new Error(`The token of ${configuredAs(config)} would never authenticate: a token is printable ASCII without spaces, as a client sends it in "Authorization: Bearer <token>".`);
+        throw new Error(`The token of ${configuredAs(config)} would never authenticate: a token is visible text without spaces, in characters of one byte (ASCII is safest), as a client sends it in "Authorization: Bearer <token>".`);
       }
       const first = seen.get(config.token);
       if (first) throw new Error(

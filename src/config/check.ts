@@ -32,6 +32,7 @@ export function checkClientConfigs(clients: ClientConfig[], known: { scenarios: 
         problems.push(...unknownKeys(webhook, WEBHOOK_KEYS, `${at}.webhook`));
         const settings = webhook as Record<string, unknown>;
         for (const key of WEBHOOK_KEYS) if (settings[key] === null) delete settings[key]; // `secret:` left empty is none
+        if (settings.url === '') delete settings.url; // `url: ""`, as a template leaves it, is none too
         for (const key of ['url', 'secret']) if (settings[key] !== undefined && typeof settings[key] !== 'string') problems.push(`${at}.webhook.${key}: must be text`);
         const url = typeof settings.url === 'string' ? checkConfiguredUrl(settings.url) : undefined;
         if (url) problems.push(`${at}.webhook.url: ${url.message}`);

@@ -25,6 +25,9 @@ export function program(): Command {
         spec.resolve(read); // the same check createSandbox makes, so the message names the flag
         return read;
       } catch (error) {
+        // Commander's message would quote the value (`argument '<value>' is invalid`): a secret's
+        // refusal goes out as the start's own, naming the flag alone (src/cli.ts).
+        if (spec.secret) throw error;
         throw new InvalidArgumentError((error as Error).message);
       }
     };

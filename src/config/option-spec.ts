@@ -16,6 +16,8 @@ export interface OptionSpec<In, Out> {
   shownDefault?: string;
   /** The CLI's default where it differs from the in-process one. */
   cliDefault?: In;
+  /** The value is a secret (a token, a URL that may hold a password): a refusal never shows it. */
+  secret?: true;
   /** Reads the text of a flag or variable; throws a message when it is not one. Default: the text. */
   fromText?: (text: string) => In;
   /** Checks a value (the default already filled in) and converts it; throws a message naming the option. */

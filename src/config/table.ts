@@ -1,9 +1,9 @@
 import { parse as parseBytes } from 'bytes';
+import { isUsableToken } from '../clients/index.js';
 import { LATEST_CLOCK_START_MS } from '../clock/index.js';
 import { parseDelayRange, parseDuration } from '../shared/index.js';
 import { PROVIDER_SPEC } from '../spec/index.js';
 import { checkConfiguredUrl, DEFAULT_RETRIES, isSecret, parseRetries, parseTargetPolicy } from '../webhooks/index.js';
-import { isUsableToken } from '../clients/index.js';
 import type { Schema } from './option-spec.js';
 import { as, duration, fail, instant, isOrigin, list, optionalText, text, unitRequired, wholeNumber } from './parsers.js';
 
@@ -11,7 +11,7 @@ import { as, duration, fail, instant, isOrigin, list, optionalText, text, unitRe
 const EARLIEST_CLOCK_START_MS = 1e11;
 
 /** Why a token is refused (not shown: it is a secret). */
-const UNUSABLE_TOKEN = 'a token must be printable ASCII without spaces (a client sends it as "Authorization: Bearer <token>"): this one would never authenticate.';
+const UNUSABLE_TOKEN = 'a token must be visible text without spaces, in characters of one byte (ASCII is safest; a client sends it as "Authorization: Bearer <token>"): this one would never authenticate.';
 
 /** The pino levels `logLevel` accepts. */
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -30,6 +30,7 @@ export const OPTIONS: Schema = {
     help: 'a client token (repeatable; the variable is comma-separated)',
     default: [],
     repeatable: true,
+    secret: true,
     fromText: (text) => {
       const tokens = list(text);
       return tokens.length > 0 ? tokens : fail('tokens', 'a token must be a non-empty text.');
@@ -45,6 +46,7 @@ export const OPTIONS: Schema = {
     help: 'an admin token: acts for any client with X-Sandbox-Client, does the sandbox-wide operations (repeatable; the variable is comma-separated)',
     default: [],
     repeatable: true,
+    secret: true,
     fromText: (text) => {
       const tokens = list(text);
       return tokens.length > 0 ? tokens : fail('adminTokens', 'an admin token must be a non-empty text.');
@@ -59,6 +61,7 @@ export const OPTIONS: Schema = {
     env: 'SANDBOX_WEBHOOK_URL',
     help: 'default webhook URL of every client',
     default: undefined,
+    secret: true,
     resolve: (value) => {
       const url = optionalText('webhookUrl')(value);
       const refusal = url === undefined ? undefined : checkConfiguredUrl(url);
@@ -71,6 +74,7 @@ export const OPTIONS: Schema = {
     env: 'SANDBOX_WEBHOOK_SECRET',
     help: 'default webhook secret (whsec_...); generated when absent',
     default: undefined,
+    secret: true,
     resolve: (value) => (value === undefined || isSecret(value) ? value : fail('webhookSecret', 'webhookSecret must be "whsec_" followed by the base64 of 24 to 64 bytes.')),
   },
   webhookRetries: {
@@ -210,7 +214,6 @@ export const OPTIONS: Schema = {
     env: 'SANDBOX_SALVAGE_JOURNAL',
     help: 'start from what is intact when the journal is damaged: move the damaged segment and those after it into a dated folder, log what was lost',
     default: false,
-   
     resolve: (value) => value === true,
   },
   providerSpec: {
@@ -262,6 +265,7 @@ export const OPTIONS: Schema = {
     env: 'SANDBOX_DATABASE_URL',
     help: 'postgres://user:password@host:port/database: keep everything in PostgreSQL (replicas may share it) instead of --data',
     default: undefined,
+    secret: true,
     resolve: (value) =>
       value === undefined
         ? undefined

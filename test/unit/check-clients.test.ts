@@ -9,6 +9,12 @@ import { buildServices } from '../../src/app/sandbox.js';
 const known = { scenarios: ['delivered', 'returned'], couriers: ['jne', 'jnt'] };
 
 describe('checkClientConfigs', () => {
+  it('takes an empty webhook url as none', () => {
+    const clients = [{ token: 't', webhook: { url: '' } }];
+    expect(() => checkClientConfigs(clients, known)).not.toThrow();
+    expect(clients[0]!.webhook).toEqual({});
+  });
+
   it('accepts good settings', () => {
     expect(() => checkClientConfigs([{ token: 't', scenario: 'returned', awb_delay: '2s-5s', couriers: ['jne'], read_only: true }], known)).not.toThrow();
   });

@@ -31,11 +31,24 @@ describe('ClientRegistry', () => {
     for (const token of ['full', 'reader', 'rotated']) expect(shared.byToken(token)).toMatchObject({ id: 'p', scenario: 'delivered', webhook });
     expect(shared.byToken('reader')?.role).toBe('read_only');
     expect(() => new ClientRegistry([{ token: 'full', id: 'p', awb_delay: '1s' }, { token: 'other', id: 'p', awb_delay: '2s' }])).toThrow(/tokens of client "p" set awb_delay differently/);
+    // The same written another way is the same.
+    const S = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    expect(() => new ClientRegistry([{ token: 'full', id: 'p', awb_delay: '3s', webhook: { url: 'http://h.test', secret: S } }, { token: 'other', id: 'p', awb_delay: '3000ms', webhook: { secret: S, url: 'http://h.test', chaos: [] } }])).not.toThrow();
   });
 
-  it('refuses a token a client could never send (a space, a letter outside ASCII), without showing it', () => {
-    expect(() => new ClientRegistry([{ token: 'a b', id: 'p' }])).toThrow(/token of client "p" would never authenticate: a token is printable ASCII without spaces/);
-    expect(() => new ClientRegistry([{ token: 'tök' }])).not.toThrow(/tök/);
-    expect(() => new ClientRegistry([{ token: 'tök' }])).toThrow(/never authenticate/);
+  it("refuses settings on a read_only token that its partner token does not have (they used to reach neither the client's orders nor its webhooks)", () => {
+    expect(() => new ClientRegistry([{ token: 'full', id: 'p' }, { token: 'reader', id: 'p', role: 'read_only', scenario: 'returned', webhook: { url: 'http://h.test/ro' } }])).toThrow(
+      /A read_only token of client "p" sets scenario, which its partner token does not: set it on the partner token/,
+    );
+    // With no partner token, a read_only token's settings are the client's.
+    expect(new ClientRegistry([{ token: 'reader', id: 'p', role: 'read_only', scenario: 'returned' }]).byToken('reader')?.scenario).toBe('returned');
+  });
+
+  it('refuses a token a client could never send (a space, a character above U+00FF), without showing it', () => {
+    expect(() => new ClientRegistry([{ token: 'a b', id: 'p' }])).toThrow(/token of client "p" would never authenticate: a token is visible text without spaces/);
+    expect(() => new ClientRegistry([{ token: 'tōken' }])).not.toThrow(/tōken/);
+    expect(() => new ClientRegistry([{ token: 'tōken' }])).toThrow(/never authenticate/);
+    // Latin-1 reaches the sandbox from a client that sends its headers so (node does).
+    expect(new ClientRegistry([{ token: 'pässwort', id: 'p' }]).byToken('pässwort')?.id).toBe('p');
   });
 });

@@ -125,9 +125,9 @@ describe('the options', () => {
     [{ webhookUrl: 'ftp://x.test/' }, 'webhookUrl', /webhookUrl uses ftp: only http and https/],
     [{ webhookUrl: 'http://user:pw@127.0.0.1:1/h' }, 'webhookUrl', /webhookUrl carries credentials/],
     // A token a client cannot send as "Bearer <token>" would never authenticate.
-    [{ tokens: ['a b'] as string[] }, 'tokens', /printable ASCII without spaces/],
-    [{ tokens: ['tök'] as string[] }, 'tokens', /printable ASCII without spaces/],
-    [{ adminTokens: ['admin\ttoken'] as string[] }, 'adminTokens', /printable ASCII without spaces/],
+    [{ tokens: ['a b'] as string[] }, 'tokens', /visible text without spaces/],
+    [{ tokens: ['令牌'] as string[] }, 'tokens', /in characters of one byte/],
+    [{ adminTokens: ['admin\ttoken'] as string[] }, 'adminTokens', /visible text without spaces/],
   ] as const)('refuses %j in-process with an error naming %s', (input, option, message) => {
     const error = (() => {
       try {
