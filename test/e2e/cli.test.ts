@@ -91,7 +91,8 @@ describe('shipping-sandbox (the CLI)', () => {
     [['--awb-delay', 'soon', '--data', ':memory:'], 'awbDelay'],
     [['--port', '0', '--data', ':memory:', '--scenario', 'nope'], "option '--scenario <name>' is invalid. scenario \"nope\" is not a scenario: use one of"],
     [['--port', '0', '--data', ':memory:', '--spec', '/no/such/spec.yaml'], "option '--spec <file>' is invalid. providerSpec /no/such/spec.yaml cannot be served: ENOENT"],
-    [['--port', '0', '--data', ':memory:', '--webhook-url', 'notaurl'], "option '--webhook-url <url>' argument 'notaurl' is invalid. webhookUrl is not an absolute http(s) URL."],
+    // A URL may hold a password: the refusal names the flag, not the value.
+    [['--port', '0', '--data', ':memory:', '--webhook-url', 'http://alice:s3cret@hooks.test/x'], "option '--webhook-url <url>' is invalid. webhookUrl carries credentials"],
   ])('rejects %j with a message and a non-zero exit', async (args, message) => {
     const { code, stderr } = await runCli(args);
     expect(code).not.toBe(0);

@@ -153,6 +153,25 @@ describe('the options', () => {
     expect(cli('--cors-origins', 'none').corsOrigins).toEqual([]);
   });
 
+  it('names the flag of a refused secret (a token, a webhook or database URL) without showing the value, from a flag or a variable', () => {
+    const refusal = (run: () => unknown): Error => {
+      try {
+        run();
+      } catch (error) {
+        return error as Error;
+      }
+      throw new Error('not refused');
+    };
+    for (const error of [refusal(() => cli('--token', 'my secret')), refusal(() => cli('--webhook-url', 'http://alice:s3cret@hooks.test/x'))]) {
+      expect(error).toBeInstanceOf(OptionError);
+      expect(error.message).not.toMatch(/my secret|s3cret/);
+    }
+    vi.stubEnv('SANDBOX_TOKENS', 'ok-token,my secret');
+    const fromEnv = refusal(() => cli());
+    expect(fromEnv).toMatchObject({ option: 'tokens' });
+    expect(fromEnv.message).not.toMatch(/ok-token|my secret/);
+  });
+
   it('refuses a switch variable that is neither on nor off, naming it, rather than leaving it off', () => {
     vi.stubEnv('SANDBOX_FSYNC', 'ture');
     expect(() => cli()).toThrow(/SANDBOX_FSYNC "ture" is neither on nor off/);
