@@ -26,7 +26,7 @@ describe('limits, each with a clear error', () => {
     sandbox = await testSandbox({ bodyLimit: '2kb' });
     const res = await sandbox.call('POST', '/v1/order', { body: createRequest(10) });
     expect(res.status).toBe(413);
-    expect(res.body).toEqual({ success: false, message: 'The body is larger than the limit of 2kb (--body-limit); send a smaller one, for example fewer items per request.', errors: [{ field: 'body', message: 'must be at most 2kb' }] });
+    expect(res.body).toEqual({ success: false, message: "The body is larger than this sandbox's limit of 2kb; send a smaller one, for example fewer items per request.", errors: [{ field: 'body', message: 'must be at most 2kb' }] });
     figures.push('body > 2kb: 413');
   });
 
