@@ -38,7 +38,6 @@ export function series(...handlers: RequestHandler[]): RequestHandler {
 /** Whether a request has a body, as body-parser tells (a request without one is not read, whatever its headers say of it). */
 const hasBody = (req: IncomingMessage): boolean => req.headers['transfer-encoding'] !== undefined || !Number.isNaN(Number.parseInt(req.headers['content-length'] ?? '', 10));
 
-
 /**
  * Reads the bytes of JSON bodies of JSON content types; other bodies are left for the 415
  * check. The bytes are parsed later, by `parsedBody`, once the request has its client's
