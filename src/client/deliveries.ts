@@ -1,6 +1,6 @@
 import { Command, CommanderError, InvalidArgumentError, Option, type OptionValues } from 'commander';
 import { isCalendarDay } from '../shared/index.js';
-import { headerValue, timeoutOption } from './flags.js';
+import { headerValue, hideToken, tokenValue, timeoutOption } from './flags.js';
 import { failure, isRecord, jsonOf, notASandbox, withDeadline, type Answer } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl, sandboxUrl } from './url.js';
@@ -33,10 +33,11 @@ function time(value: string): string {
 /** `shipping-sandbox deliveries recover`: its own command line, apart from the server's flags. */
 export function recoverProgram(name = 'shipping-sandbox deliveries recover'): Command {
   return new Command(name)
+    .configureOutput({ outputError: hideToken })
     .summary("redeliver a client's failed webhooks of a time window")
     .description("Redelivers every failed webhook delivery of a sandbox client created in a time window (POST /__sandbox/webhooks/recover); the attempts are made in the background.")
     .addOption(new Option('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010').argParser(httpUrl('http://127.0.0.1:4010')).makeOptionMandatory())
-    .addOption(new Option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)").argParser(headerValue))
+    .addOption(new Option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)").argParser(tokenValue))
     .addOption(new Option('--since <time>', "deliveries created at or after this time (ISO 8601, on the client's sandbox clock)").argParser(time).makeOptionMandatory())
     .addOption(new Option('--until <time>', 'deliveries created at or before this time (default: up to now)').argParser(time))
     .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(headerValue))

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option } from 'commander';
-import { parseDuration } from '../shared/index.js';
+import { isUsableToken, parseDuration } from '../shared/index.js';
 
 /**
  * A flag's value that may not be empty: `--token "$TOKEN"` or `--order "$ORDER"` with the
@@ -23,6 +23,27 @@ export function headerValue(value: string): string {
   if (/[^\u0020-\u007e]/.test(value)) throw new InvalidArgumentError('must be printable ASCII (it is sent in a header): a control character or a character such as "€" is not');
   return value;
 }
+
+/**
+ * `--token`'s value: a token the sandbox can take (see isUsableToken). A refusal goes out
+ * without the token (see hideToken), which commander would quote.
+ */
+export function tokenValue(value: string): string {
+  if (value.trim() === '') throw new InvalidArgumentError('must not be empty');
+  if (!isUsableToken(value)) throw new InvalidArgumentError(TOKEN_RULE);
+  return value;
+}
+
+/** What a token may hold, as a refusal says it. */
+export const TOKEN_RULE = 'a token is visible text without spaces, in characters of one byte (it is sent in the Authorization header)';
+
+/**
+ * A client command's error output with a refused `--token` value left out: commander
+ * writes `option '--token <token>' argument '<value>' is invalid`, and a token is a secret
+ * (a CI log keeps it). Given to each command's `configureOutput({ outputError })`.
+ */
+export const hideToken = (text: string, write: (text: string) => void): void =>
+  write(text.replace(/(option '--token <token>') argument '[\s\S]+?' is invalid\./, '$1 is invalid (the value is not shown).'));
 
 /** The longest --timeout: a timer of this process fires at once past 2^31 - 1 ms (24.8 days), and no command needs a day. */
 const MAX_TIMEOUT_MS = 86_400_000;

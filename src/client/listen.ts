@@ -2,7 +2,7 @@ import { hostname, userInfo } from 'node:os';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { SANDBOX_EVENT_TYPES } from '../records/index.js';
 import { DEFAULT_TUNING, listen, type ListenTuning } from './listen-session.js';
-import { headerValue } from './flags.js';
+import { headerValue, hideToken, tokenValue } from './flags.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl } from './url.js';
 
@@ -51,12 +51,13 @@ function listenerName(value: string): string {
 /** `shipping-sandbox listen`: its own command line, apart from the server's flags. */
 export function listenProgram(name = 'shipping-sandbox listen'): Command {
   return new Command(name)
+    .configureOutput({ outputError: hideToken })
     .summary("forward a client's webhooks to a receiver on this machine (runs until Ctrl-C)")
     .description(
       "Opens an outbound WebSocket to a sandbox as a listener endpoint of your client, and POSTs each webhook attempt to --forward-to with the exact body and signed headers a direct delivery has; the local answer goes back as the attempt's outcome. Prints the endpoint's signing secret once connected and one line per forward; reconnects after a drop. Exits 0 on Ctrl-C, 1 when the sandbox refuses or ends the listener, 2 for a bad flag.",
     )
     .addOption(new Option('--url <url>', 'base URL of the sandbox, e.g. https://sandbox.example').argParser(httpUrl('https://sandbox.example')).makeOptionMandatory())
-    .addOption(new Option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one); sent in the Authorization header").argParser(headerValue))
+    .addOption(new Option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one); sent in the Authorization header").argParser(tokenValue))
     .addOption(new Option('--forward-to <url>', 'the local receiver each webhook is POSTed to, e.g. http://localhost:3000/hooks').argParser(httpUrl('http://localhost:3000/hooks')).makeOptionMandatory())
     .addOption(new Option('--events <list>', `the events this listener gets, comma-separated (${SANDBOX_EVENT_TYPES.join(', ')}), or the flag repeated; default: every event, or the filter an existing listener of this name has`).argParser(eventList))
     .addOption(new Option('--name <name>', `the listener, one endpoint of your client: 1 to 64 of A-Z a-z 0-9 . _ @ - (default: user@host of this machine, here ${defaultName()})`).argParser(listenerName))

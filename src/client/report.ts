@@ -1,6 +1,6 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { PACT_RUN } from '../records/index.js';
-import { headerValue, timeoutOption } from './flags.js';
+import { headerValue, hideToken, tokenValue, timeoutOption } from './flags.js';
 import { failure, isRecord, jsonOf, notASandbox, withDeadline } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl, sandboxUrl } from './url.js';
@@ -30,10 +30,11 @@ function percent(value: string): number {
 /** `shipping-sandbox report`: its own command line, apart from the server's flags. */
 export function reportProgram(name = 'shipping-sandbox report'): Command {
   return new Command(name)
+    .configureOutput({ outputError: hideToken })
     .summary("print a client's readiness report from a running sandbox")
     .description("Prints a sandbox client's readiness report; exits 1 when its handled share is below --fail-under or its coverage below --coverage-under.")
     .addOption(new Option('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010').argParser(httpUrl('http://127.0.0.1:4010')).makeOptionMandatory())
-    .addOption(new Option('--token <token>', "the client's bearer token; default: SANDBOX_TOKENS when it holds one token, as the server reads it").argParser(headerValue))
+    .addOption(new Option('--token <token>', "the client's bearer token; default: SANDBOX_TOKENS when it holds one token, as the server reads it").argParser(tokenValue))
     .addOption(new Option('--format <format>', 'what to print').choices(['json', 'junit', 'html']).default('json'))
     .addOption(new Option('--fail-under <percent>', 'exit 1 when the handled share (handled / graded items, in percent) is below this').argParser(percent))
     .addOption(new Option('--coverage-under <percent>', "exit 1 when the coverage of the provider spec (documented statuses of its operations exercised, in percent) is below this").argParser(percent))

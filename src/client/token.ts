@@ -1,13 +1,13 @@
-import { InvalidArgumentError } from 'commander';
-import { headerValue } from './flags.js';
+import { isUsableToken } from '../shared/index.js';
+import { TOKEN_RULE } from './flags.js';
 
 /**
  * The token of a client command when `--token` is not given: the server's variable
  * SANDBOX_TOKENS when it holds one token (with several, which client to act for is the
  * caller's to say), else the older
  * SANDBOX_TOKEN, which still works with a deprecation line. A token the variable holds
- * is checked as `--token`'s value is (printable ASCII, it is sent in a header): a
- * variable pasted with a stray character names itself rather than failing the request.
+ * is checked as `--token`'s value is (see isUsableToken): a variable pasted with a stray
+ * character names itself rather than failing the request.
  */
 export function tokenFromEnv(env: NodeJS.ProcessEnv, err: (text: string) => void, command = 'report'): string | undefined {
   const tokens = (env.SANDBOX_TOKENS ?? '')
@@ -28,11 +28,7 @@ export function tokenFromEnv(env: NodeJS.ProcessEnv, err: (text: string) => void
 }
 
 function checked(token: string, variable: string, command: string, err: (text: string) => void): string | undefined {
-  try {
-    return headerValue(token);
-  } catch (error) {
-    if (!(error instanceof InvalidArgumentError)) throw error;
-    err(`shipping-sandbox ${command}: the token in ${variable} ${error.message}\n`);
-    return undefined;
-  }
+  if (isUsableToken(token)) return token;
+  err(`shipping-sandbox ${command}: the token in ${variable} is not one the sandbox can take: ${TOKEN_RULE}; it is not shown here\n`);
+  return undefined;
 }

@@ -1,5 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
-import { headerValue, nonEmpty, timeoutOption } from './flags.js';
+import { headerValue, hideToken, tokenValue, nonEmpty, timeoutOption } from './flags.js';
 import { failure, isRecord, jsonOf, notASandbox, withDeadline, type Answer } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl, sandboxUrl } from './url.js';
@@ -32,11 +32,12 @@ interface TriggerAnswer {
 /** `shipping-sandbox trigger <event>`: its own command line, apart from the server's flags. */
 export function triggerProgram(name = 'shipping-sandbox trigger'): Command {
   return new Command(name)
+    .configureOutput({ outputError: hideToken })
     .summary('fire a webhook event (or play an order up to a tracking step) and print what it made')
     .description('Fires a webhook event (or plays an order up to a tracking step) on a new fixture order or one of yours, and prints the order, its deliveries and the outcome.')
     .argument('<event>', `one of ${EVENTS.join(', ')}`)
     .addOption(new Option('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010').argParser(httpUrl('http://127.0.0.1:4010')).makeOptionMandatory())
-    .addOption(new Option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)").argParser(headerValue))
+    .addOption(new Option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)").argParser(tokenValue))
     .addOption(new Option('--order <order_no>', 'one of your orders (default: a new fixture order)').argParser(nonEmpty))
     .addOption(new Option('--scenario <name>', "the new order's scenario (GET /__sandbox/scenarios; default: the client's default scenario)").argParser(nonEmpty))
     .addOption(new Option('--to-step <step>', 'required with tracking.step: the step to play up to, by key or number (1 is the first)').argParser(nonEmpty))

@@ -1,6 +1,6 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { parseDelayRange } from '../shared/index.js';
+import { isUsableToken, parseDelayRange } from '../shared/index.js';
 
 /**
  * What a token may do. `partner`: everything on its own client's data. `read_only`: only
@@ -50,14 +50,6 @@ const configuredAs = (config: ClientConfig): string => {
 /** The role of a config entry: `role`, else `read_only: true` (older configs), else partner. */
 export const roleOf = (config: ClientConfig): Role => config.role ?? (config.read_only === true ? 'read_only' : 'partner');
 
-/**
- * Whether a token can be sent as `Authorization: Bearer <token>`: characters of one byte
- * (Latin-1, as node reads a header) without spaces or control characters. A space splits
- * it there, and a character above U+00FF cannot be sent in a header at all. ASCII is
- * safest: a client that sends its headers in UTF-8 (curl from a UTF-8 terminal) sends
- * another token for `ö` than one that sends Latin-1 (node).
- */
-export const isUsableToken = (token: string): boolean => /^[\x21-\x7e\x80-\x9f\xa1-\xff]+$/.test(token);
 
 /**
  * The settings of a client's records rather than of one of its tokens: tokens that share an
@@ -65,11 +57,11 @@ export const isUsableToken = (token: string): boolean => /^[\x21-\x7e\x80-\x9f\x
  */
 const CLIENT_SETTINGS = ['scenario', 'awb_delay', 'webhook'] as const;
 
-/** A client setting as tokens are compared by it: a webhook's keys in any order, a key set to nothing or an empty list as none, a delay by its length. */
+/** A client setting as tokens are compared by it: a webhook's keys in any order, a key set to nothing (null, "", an empty list) as none, a delay by its length. */
 function settingValue(key: (typeof CLIENT_SETTINGS)[number], value: unknown): unknown {
   if (key === 'awb_delay' && typeof value === 'string') return parseDelayRange(value) ?? value;
   if (key !== 'webhook' || value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0)));
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0)));
 }
 
 /**
@@ -77,6 +69,12 @@ function settingValue(key: (typeof CLIENT_SETTINGS)[number], value: unknown): un
  * are its partner tokens' (its read_only tokens' when it has none); throws when two of those
  * set one differently, or a read_only token sets one its partner tokens do not have.
  */
+/** Whether an entry sets a client setting: a webhook left with nothing in it (`url: ""`, an empty chaos list) sets none. */
+function sets(key: (typeof CLIENT_SETTINGS)[number], value: unknown): boolean {
+  const normal = settingValue(key, value);
+  return normal !== undefined && normal !== null && !(key === 'webhook' && typeof normal === 'object' && Object.keys(normal).length === 0);
+}
+
 function withSharedSettings(configs: ClientConfig[]): ClientConfig[] {
   const byId = new Map<string, ClientConfig[]>();
   for (const config of configs) {
@@ -89,9 +87,9 @@ function withSharedSettings(configs: ClientConfig[]): ClientConfig[] {
     const owners = partners.length > 0 ? partners : entries;
     const settings: Partial<Record<(typeof CLIENT_SETTINGS)[number], unknown>> = {};
     for (const key of CLIENT_SETTINGS) {
-      const value = owners.find((entry) => entry[key] !== undefined)?.[key];
+      const value = owners.find((entry) => sets(key, entry[key]))?.[key];
       for (const entry of entries) {
-        if (entry[key] === undefined || isDeepStrictEqual(settingValue(key, entry[key]), settingValue(key, value))) continue;
+        if (!sets(key, entry[key]) || isDeepStrictEqual(settingValue(key, entry[key]), settingValue(key, value))) continue;
         throw new Error(
           value === undefined
             ? `A read_only token of client "${id}" sets ${key}, which its partner token does not: set it on the partner token (a client's settings hold for each of its tokens; on a read_only token alone it reached neither its orders nor its webhooks).`

@@ -1,7 +1,6 @@
 import { parse as parseBytes } from 'bytes';
-import { isUsableToken } from '../clients/index.js';
 import { LATEST_CLOCK_START_MS } from '../clock/index.js';
-import { parseDelayRange, parseDuration } from '../shared/index.js';
+import { isUsableToken, parseDelayRange, parseDuration } from '../shared/index.js';
 import { PROVIDER_SPEC } from '../spec/index.js';
 import { checkConfiguredUrl, DEFAULT_RETRIES, isSecret, parseRetries, parseTargetPolicy } from '../webhooks/index.js';
 import type { Schema } from './option-spec.js';

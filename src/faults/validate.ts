@@ -94,6 +94,11 @@ function edgeRefusal(name: string, value: string): { when: 'always' | 'bodied'; 
 function refusedHeaders(headers: Record<string, string>, meeting: () => readonly MatchableOperation[]): FieldError[] {
   const errors: FieldError[] = [];
   for (const [name, value] of Object.entries(headers)) {
+    // A request's header value arrives without the spaces around it, and a criterion is met exactly.
+    if (value !== value.trim()) {
+      errors.push({ field: `match.headers.${name}`, message: faultMessages.paddedHeader });
+      continue;
+    }
     const refusal = edgeRefusal(name, value);
     if (!refusal) continue;
     const operations = meeting();

@@ -87,8 +87,8 @@ export function observed(served: ServedRequest, readable?: Readable): Observed {
     input: { operation: input.operation, client: input.client, method: input.method, path: input.path, params: input.params, query: {}, headers: {}, body: small ? input.body : undefined, baseUrl: '', ...(input.answeredOrder !== undefined ? { answeredOrder: input.answeredOrder } : {}), ...(input.mocked ? { mocked: true } : {}), ...(input.retryAfter !== undefined ? { retryAfter: input.retryAfter } : {}) },
   };
   const create = op === 'createOrder' ? { codes: orderCodes(items), ...(input.createdOrders ? { created: input.createdOrders } : {}) } : { codes: null };
-  // A body that did not parse is told by its bytes; one the sandbox could not read at all
-  // (not the gzip it says, too large) is like no other: two of them are not one sent again.
+  // A body that did not parse (or one over 64 KiB with a field error, checked off the loop) is
+  // told by its bytes; one the sandbox never read (not the gzip it says) is like no other.
   if (op === 'createOrder' && input.body === undefined && sentABody(input.headers)) {
     const print = input.bodyBytes !== undefined ? bytesFingerprint(input.path, input.bodyBytes) : `unread:${randomUUID()}`;
     return { served: kept, fault, items: count, fingerprint: () => print, refusal: () => print, ...create };

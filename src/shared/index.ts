@@ -19,5 +19,6 @@ export type { CompiledGlob } from './glob.js';
 export { isFieldPath, valueAt } from './field-path.js';
 export { CREDENTIAL_HEADERS } from './credential-headers.js';
 export { headerOf } from './header-of.js';
+export { isUsableToken } from './bearer.js';
 export { BODY_ENCODINGS, charsetOf, isJsonType, isTakenContentType, isUtf8Charset } from './media-type.js';
 export { retryAfterMs } from './retry-after.js';

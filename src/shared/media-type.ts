@@ -21,7 +21,7 @@ export function charsetOf(type: string | undefined): string {
   try {
     return (contentType.parse(type ?? '').parameters.charset ?? 'utf-8').toLowerCase();
   } catch {
-    return (/;\s*charset\s*=\s*"?([^";\s]*)/i.exec(type ?? '')?.[1] ?? 'utf-8').toLowerCase();
+    return (/;\s*charset\s*=\s*"?([^";\s]+)/i.exec(type ?? '')?.[1] ?? 'utf-8').toLowerCase();
   }
 }
 

@@ -117,7 +117,9 @@ export function checkUrl(policy: TargetPolicy, url: string): Refusal | undefined
  * set through the API must. Undefined when it is one.
  */
 export function checkConfiguredUrl(url: string): Refusal | undefined {
-  return checkUrl({ kind: 'any' }, url);
+  const refusal = checkUrl({ kind: 'any' }, url);
+  // Not the scheme it read: in `alice:hunter2@hooks.test`, with the scheme forgotten, that is a user name.
+  return refusal?.rule === 'scheme' ? { rule: 'scheme', message: 'is not an absolute http(s) URL' } : refusal;
 }
 
 /** Whether a URL's host is an address literal (then no lookup happens on connect: check it as it is). */

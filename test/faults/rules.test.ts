@@ -83,6 +83,8 @@ describe('POST /__sandbox/faults', () => {
     ['a create whose JSON is in UTF-16', { match: { method: 'POST', path: '/v1/order', headers: { 'content-type': 'application/json; charset=utf-16le' } }, action: fail400 }, 'match.headers.content-type'],
     ['a create in an encoding the sandbox does not take (a 415)', { match: { operation_id: 'createOrder', headers: { 'Content-Encoding': 'compress' } }, action: fail400 }, 'match.headers.Content-Encoding'],
     ['a create without a body (a 400)', { match: { operation_id: 'createOrder', headers: { 'Content-Length': '0' } }, action: fail400 }, 'match.headers.Content-Length'],
+    // A request's header value arrives trimmed: a criterion with spaces around it is met by none.
+    ['a header criterion with a space around its value', { match: { operation_id: 'trackOrder', headers: { 'Content-Encoding': 'gzip ' } }, action: fail400 }, 'match.headers.Content-Encoding'],
     ['an Expect other than 100-continue (a 417 on every path)', { match: { headers: { Expect: 'foo' } }, action: fail400 }, 'match.headers.Expect'],
     ['a Content-Length that is no length', { match: { operation_id: 'trackOrder', headers: { 'content-length': 'ten' } }, action: fail400 }, 'match.headers.content-length'],
   ])('returns 400 naming the field for %s', async (_, body, field) => {

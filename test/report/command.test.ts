@@ -105,9 +105,9 @@ describe('shipping-sandbox report: the token from the variables the server reads
   });
 
   it.each([
-    [{ SANDBOX_TOKENS: 'tok€n' }, /the token in SANDBOX_TOKENS must be printable ASCII/],
-    [{ SANDBOX_TOKENS: 'token-a\u0000' }, /the token in SANDBOX_TOKENS must be printable ASCII/],
-    [{ SANDBOX_TOKEN: 'token-a\r\nX-Injected: 1' }, /the token in SANDBOX_TOKEN must not hold a line break/],
+    [{ SANDBOX_TOKENS: 'tok€n' }, /the token in SANDBOX_TOKENS is not one the sandbox can take: a token is visible text without spaces, in characters of one byte/],
+    [{ SANDBOX_TOKENS: 'token-a\u0000' }, /the token in SANDBOX_TOKENS is not one the sandbox can take/],
+    [{ SANDBOX_TOKEN: 'token-a\r\nX-Injected: 1' }, /the token in SANDBOX_TOKEN is not one the sandbox can take/],
   ])('exits 2 naming the variable when its token cannot be sent in a header (%j)', async (env, message) => {
     const { code, stdout, stderr } = await runWith(env, '--url', sandbox.url);
     expect({ code, stdout }).toEqual({ code: 2, stdout: '' });

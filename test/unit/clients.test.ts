@@ -40,6 +40,8 @@ describe('ClientRegistry', () => {
     expect(() => new ClientRegistry([{ token: 'full', id: 'p' }, { token: 'reader', id: 'p', role: 'read_only', scenario: 'returned', webhook: { url: 'http://h.test/ro' } }])).toThrow(
       /A read_only token of client "p" sets scenario, which its partner token does not: set it on the partner token/,
     );
+    // A webhook left with nothing in it (url "", an empty chaos list) is none.
+    expect(() => new ClientRegistry([{ token: 'full', id: 'p' }, { token: 'reader', id: 'p', role: 'read_only', webhook: { url: '', chaos: [] } }])).not.toThrow();
     // With no partner token, a read_only token's settings are the client's.
     expect(new ClientRegistry([{ token: 'reader', id: 'p', role: 'read_only', scenario: 'returned' }]).byToken('reader')?.scenario).toBe('returned');
   });

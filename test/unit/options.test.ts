@@ -122,7 +122,9 @@ describe('the options', () => {
     [{ corsOrigins: ['ftp://files.example.com'] as string[] }, 'corsOrigins', /is not an origin/],
     // Every delivery would fail and be retried for hours; credentials would be printed in the banner and sent to the receiver.
     [{ webhookUrl: 'notaurl' }, 'webhookUrl', /webhookUrl is not an absolute http\(s\) URL/],
-    [{ webhookUrl: 'ftp://x.test/' }, 'webhookUrl', /webhookUrl uses ftp: only http and https/],
+    [{ webhookUrl: 'ftp://x.test/' }, 'webhookUrl', /webhookUrl is not an absolute http\(s\) URL/],
+    // The scheme forgotten: what reads as one is a user name, not to be shown.
+    [{ webhookUrl: 'alice:hunter2@hooks.test/x' }, 'webhookUrl', /^webhookUrl is not an absolute http\(s\) URL\.$/],
     [{ webhookUrl: 'http://user:pw@127.0.0.1:1/h' }, 'webhookUrl', /webhookUrl carries credentials/],
     // A token a client cannot send as "Bearer <token>" would never authenticate.
     [{ tokens: ['a b'] as string[] }, 'tokens', /visible text without spaces/],
