@@ -2,6 +2,7 @@ import { ServerResponse, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ApiError, messages } from '../http/index.js';
+import { declaresABody } from '../shared/index.js';
 
 /** Whether a request asks for a WebSocket (the only upgrade the sandbox takes, on the listen path). */
 export const isWebSocket = (req: IncomingMessage): boolean => (req.headers.upgrade ?? '').toLowerCase() === 'websocket';
@@ -20,8 +21,7 @@ export function answerWithoutUpgrade(req: IncomingMessage, socket: Duplex, handl
     res.detachSocket(socket as Socket);
     socket.end();
   });
-  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-  if (!hasBody) return handle(req, res);
+  if (!declaresABody(req.headers)) return handle(req, res);
   res.writeHead(400, { 'Content-Type': 'application/json; charset=utf-8', Connection: 'close' });
   res.end(JSON.stringify(new ApiError(400, messages.unwantedUpgrade(String(req.headers.upgrade)), [{ field: 'header.upgrade', message: 'only GET /__sandbox/listen takes an upgrade (websocket)' }]).toEnvelope()));
 }

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { appliedFault } from '../faults/index.js';
 import { declaredPlainLength, type ServedRequest } from '../requests/index.js';
+import { declaresABody } from '../shared/index.js';
 
 /** A short hash of a request's path and body: the same request sent again has the same one. */
 const fingerprint = (served: ServedRequest): string => createHash('sha256').update(`${served.input.path}\n${JSON.stringify(served.input.body ?? null)}`).digest('hex').slice(0, 16);
@@ -41,10 +42,6 @@ function refusalFingerprint(served: ServedRequest, readable: Readable | undefine
   const items = Array.isArray(read.items) ? read.items.map((item: unknown) => (item !== null && typeof item === 'object' && !Array.isArray(item) ? { ...item, order_code: undefined } : item)) : read.items;
   return createHash('sha256').update(`${served.input.path}\n${JSON.stringify(inKeyOrder({ ...read, items }))}`).digest('hex').slice(0, 16);
 }
-
-/** Whether a request came with a body (a length above 0, or one sent in chunks). */
-const sentABody = (headers: ServedRequest['input']['headers']): boolean =>
-  headers['transfer-encoding'] !== undefined || Number(headers['content-length'] ?? 0) > 0;
 
 /** The order codes of a create's items a waiting observation keeps (see judgeAttempt). */
 const MAX_CODES = 10;
@@ -89,7 +86,7 @@ export function observed(served: ServedRequest, readable?: Readable): Observed {
   const create = op === 'createOrder' ? { codes: orderCodes(items), ...(input.createdOrders ? { created: input.createdOrders } : {}) } : { codes: null };
   // A body that did not parse (or one over 64 KiB with a field error, checked off the loop) is
   // told by its bytes; one the sandbox never read (not the gzip it says) is like no other.
-  if (op === 'createOrder' && input.body === undefined && sentABody(input.headers)) {
+  if (op === 'createOrder' && input.body === undefined && declaresABody(input.headers)) {
     const print = input.bodyBytes !== undefined ? bytesFingerprint(input.path, input.bodyBytes) : `unread:${randomUUID()}`;
     return { served: kept, fault, items: count, fingerprint: () => print, refusal: () => print, ...create };
   }

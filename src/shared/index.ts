@@ -20,5 +20,5 @@ export { isFieldPath, valueAt } from './field-path.js';
 export { CREDENTIAL_HEADERS } from './credential-headers.js';
 export { headerOf } from './header-of.js';
 export { isUsableToken } from './bearer.js';
-export { BODY_ENCODINGS, charsetOf, isJsonType, isTakenContentType, isUtf8Charset } from './media-type.js';
+export { BODY_ENCODINGS, charsetOf, declaresABody, isJsonType, isTakenContentType, isUtf8Charset } from './media-type.js';
 export { retryAfterMs } from './retry-after.js';

@@ -25,6 +25,14 @@ export function charsetOf(type: string | undefined): string {
   }
 }
 
+/**
+ * Whether a request says it carries a body: chunked, or a Content-Length above 0. What the
+ * API checks a body's media type and presence by, and what the report and the upgrade
+ * answer read; the edge reads a body by body-parser's own rule (any Content-Length).
+ */
+export const declaresABody = (headers: { 'transfer-encoding'?: unknown; 'content-length'?: unknown }): boolean =>
+  headers['transfer-encoding'] !== undefined || Number(headers['content-length'] ?? 0) > 0;
+
 /** Whether a charset is UTF-8 (`utf8` is one of its labels, WHATWG Encoding). */
 export const isUtf8Charset = (charset: string): boolean => charset === 'utf-8' || charset === 'utf8';
 

@@ -1,17 +1,13 @@
-import type { Request } from 'express';
-import { isJsonType } from '../../shared/index.js';
+import { declaresABody, isJsonType } from '../../shared/index.js';
 import { ApiError, invalid, messages } from '../errors.js';
 import type { Exchange } from './exchange.js';
-
-const hasBody = (req: Request): boolean =>
-  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 
 /**
  * Stage 6, validate: the content type, then the operation's schemas (path, query,
  * headers, body) as the spec compiled them. Throws the 415, or the 400 naming each field.
  */
 export function validate({ op, input, req, bodyVerdict }: Exchange): void {
-  if (op.body !== 'none' && hasBody(req) && !isJsonType(req.headers['content-type'])) {
+  if (op.body !== 'none' && declaresABody(req.headers) && !isJsonType(req.headers['content-type'])) {
     throw new ApiError(415, messages.unsupportedMediaType(req.headers['content-type'] ?? 'none'), [{ field: 'header.content-type', message: 'must be application/json' }]);
   }
   // A large body the worker checked is not checked again: its problems (none: valid) come after the parameters', as the body's own would.
