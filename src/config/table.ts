@@ -12,6 +12,21 @@ const EARLIEST_CLOCK_START_MS = 1e11;
 /** Why a token is refused (not shown: it is a secret). */
 const UNUSABLE_TOKEN = 'a token must be visible text without spaces, in characters of one byte (ASCII is safest; a client sends it as "Authorization: Bearer <token>"): this one would never authenticate.';
 
+/** A repeatable, secret list of tokens: each non-empty and one a client can send (see UNUSABLE_TOKEN). */
+const tokenList = (name: 'tokens' | 'adminTokens', what: string) => ({
+  default: [] as string[],
+  repeatable: true as const,
+  secret: true as const,
+  fromText: (text: string) => {
+    const tokens = list(text);
+    return tokens.length > 0 ? tokens : fail(name, `${what} must be a non-empty text.`);
+  },
+  resolve: (value: unknown): string[] => {
+    if (!(Array.isArray(value) && value.every((t) => typeof t === 'string' && t !== ''))) return fail(name, `${name} must be a list of non-empty texts.`);
+    return value.every(isUsableToken) ? value : fail(name, UNUSABLE_TOKEN);
+  },
+});
+
 /** The pino levels `logLevel` accepts. */
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -23,37 +38,12 @@ export const OPTIONS: Schema = {
   port: { flag: '--port <port>', env: 'PORT', help: 'port to listen on, 0 for any free port', default: 0, cliDefault: 4010, ...wholeNumber('port', 0, 65535) },
   host: { flag: '--host <host>', env: 'HOST', help: 'interface to listen on', default: '127.0.0.1', resolve: text('host') },
   data: { flag: '--data <file>', env: 'SANDBOX_DATA', help: 'data file, or :memory: to keep nothing', default: ':memory:', cliDefault: './data/sandbox.json', resolve: text('data') },
-  tokens: {
-    flag: '--token <token>',
-    env: 'SANDBOX_TOKENS',
-    help: 'a client token (repeatable; the variable is comma-separated)',
-    default: [],
-    repeatable: true,
-    secret: true,
-    fromText: (text) => {
-      const tokens = list(text);
-      return tokens.length > 0 ? tokens : fail('tokens', 'a token must be a non-empty text.');
-    },
-    resolve: (value) => {
-      if (!(Array.isArray(value) && value.every((t) => typeof t === 'string' && t !== ''))) return fail('tokens', 'tokens must be a list of non-empty texts.');
-      return value.every(isUsableToken) ? value : fail('tokens', UNUSABLE_TOKEN);
-    },
-  },
+  tokens: { flag: '--token <token>', env: 'SANDBOX_TOKENS', help: 'a client token (repeatable; the variable is comma-separated)', ...tokenList('tokens', 'a token') },
   adminTokens: {
     flag: '--admin-token <token>',
     env: 'SANDBOX_ADMIN_TOKEN',
     help: 'an admin token: acts for any client with X-Sandbox-Client, does the sandbox-wide operations (repeatable; the variable is comma-separated)',
-    default: [],
-    repeatable: true,
-    secret: true,
-    fromText: (text) => {
-      const tokens = list(text);
-      return tokens.length > 0 ? tokens : fail('adminTokens', 'an admin token must be a non-empty text.');
-    },
-    resolve: (value) => {
-      if (!(Array.isArray(value) && value.every((t) => typeof t === 'string' && t !== ''))) return fail('adminTokens', 'adminTokens must be a list of non-empty texts.');
-      return value.every(isUsableToken) ? value : fail('adminTokens', UNUSABLE_TOKEN);
-    },
+    ...tokenList('adminTokens', 'an admin token'),
   },
   webhookUrl: {
     flag: '--webhook-url <url>',
