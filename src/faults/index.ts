@@ -3,5 +3,5 @@
 export { appliedFault, noteApplied } from './applied.js';
 export { faultMessages } from './messages.js';
 export { FaultRules } from './rules.js';
-export { actsOnBrowser, checkRule } from './validate.js';
+export { actsOnBrowser, checkRule, type BodyLimit } from './validate.js';
 export { faultRuleView } from './view.js';

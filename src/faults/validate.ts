@@ -69,10 +69,10 @@ function headerProblem(name: string, value: string): string | undefined {
  * Why every request whose header `name` has `value` is answered before any rule applies:
  * `always` (an Expect other than 100-continue is a 417 on every path; a Content-Length that
  * is no length, node's 400), or `bodied`: only for operations that need a body (a body in a
- * media type or an encoding the sandbox does not take, a 415; none at all, a 400). Undefined
- * when such a request can reach a rule.
+ * media type or an encoding the sandbox does not take, a 415; none at all, a 400; one over
+ * `--body-limit`, a 413). Undefined when such a request can reach a rule.
  */
-function edgeRefusal(name: string, value: string): { when: 'always' | 'bodied'; message: (operations: readonly string[]) => string } | undefined {
+function edgeRefusal(name: string, value: string, limits: BodyLimit): { when: 'always' | 'bodied'; message: (operations: readonly string[]) => string } | undefined {
   const text = value.trim().toLowerCase();
   switch (name.toLowerCase()) {
     case 'expect':
@@ -80,7 +80,8 @@ function edgeRefusal(name: string, value: string): { when: 'always' | 'bodied'; 
       return /(?:^|\W)100-continue(?:$|\W)/.test(text) ? undefined : { when: 'always', message: () => faultMessages.refusedExpect };
     case 'content-length':
       if (!/^\d+$/.test(text)) return { when: 'always', message: () => faultMessages.refusedLength };
-      return Number(text) === 0 ? { when: 'bodied', message: faultMessages.refusedNoBody } : undefined;
+      if (Number(text) === 0) return { when: 'bodied', message: faultMessages.refusedNoBody };
+      return Number(text) > limits.bytes ? { when: 'bodied', message: (operations) => faultMessages.refusedTooLarge(operations, limits.text) } : undefined;
     case 'content-encoding':
       return BODY_ENCODINGS.has(text) ? undefined : { when: 'bodied', message: faultMessages.refusedEncoding };
     case 'content-type':
@@ -91,7 +92,7 @@ function edgeRefusal(name: string, value: string): { when: 'always' | 'bodied'; 
 }
 
 /** The header criteria that no request reaching a rule meets (see edgeRefusal), each named. */
-function refusedHeaders(headers: Record<string, string>, meeting: () => readonly MatchableOperation[]): FieldError[] {
+function refusedHeaders(headers: Record<string, string>, meeting: () => readonly MatchableOperation[], limits: BodyLimit): FieldError[] {
   const errors: FieldError[] = [];
   for (const [name, value] of Object.entries(headers)) {
     // A request's header value arrives without the spaces around it, and a criterion is met exactly.
@@ -99,7 +100,7 @@ function refusedHeaders(headers: Record<string, string>, meeting: () => readonly
       errors.push({ field: `match.headers.${name}`, message: faultMessages.paddedHeader });
       continue;
     }
-    const refusal = edgeRefusal(name, value);
+    const refusal = edgeRefusal(name, value, limits);
     if (!refusal) continue;
     const operations = meeting();
     if (refusal.when === 'always' || (operations.length > 0 && operations.every((op) => op.body === 'required'))) {
@@ -109,12 +110,18 @@ function refusedHeaders(headers: Record<string, string>, meeting: () => readonly
   return errors;
 }
 
+/** The largest request body the sandbox reads (`--body-limit`), in bytes and as the operator wrote it. */
+export interface BodyLimit {
+  bytes: number;
+  text: string;
+}
+
 /**
  * Checks what the schema cannot: fields that the action's type does not use, a
  * latency range the wrong way round, path globs and body field paths, and a match that
  * no request of the served spec (`operations`) can meet, or none that the edge lets through. Throws a 400 naming each field.
  */
-export function checkRule(input: FaultRuleInput, operations: readonly MatchableOperation[] = []): FaultRuleInput {
+export function checkRule(input: FaultRuleInput, operations: readonly MatchableOperation[] = [], limits: BodyLimit = { bytes: Infinity, text: 'none' }): FaultRuleInput {
   const errors: FieldError[] = [];
   const action = input.action as FaultAction & Record<string, unknown>;
   for (const key of Object.keys(action)) {
@@ -140,8 +147,8 @@ export function checkRule(input: FaultRuleInput, operations: readonly MatchableO
   for (const key of Object.keys(input.match?.body ?? {})) {
     if (!isFieldPath(key)) errors.push({ field: `match.body.${key}`, message: faultMessages.badBodyPath });
   }
-  // Headers whose requests the sandbox answers itself (a 415, a 417, a 400) before any rule applies.
-  if (unmatchable.length === 0) errors.push(...refusedHeaders(input.match?.headers ?? {}, () => operationsMeeting(criteria, operations)));
+  // Headers whose requests the sandbox answers itself (a 415, a 417, a 413, a 400) before any rule applies.
+  if (unmatchable.length === 0) errors.push(...refusedHeaders(input.match?.headers ?? {}, () => operationsMeeting(criteria, operations), limits));
   if (errors.length > 0) throw new RuleViolation(errors, faultMessages.invalidRule);
   return input;
 }

@@ -83,6 +83,7 @@ describe('POST /__sandbox/faults', () => {
     ['a create whose JSON is in UTF-16', { match: { method: 'POST', path: '/v1/order', headers: { 'content-type': 'application/json; charset=utf-16le' } }, action: fail400 }, 'match.headers.content-type'],
     ['a create in an encoding the sandbox does not take (a 415)', { match: { operation_id: 'createOrder', headers: { 'Content-Encoding': 'compress' } }, action: fail400 }, 'match.headers.Content-Encoding'],
     ['a create without a body (a 400)', { match: { operation_id: 'createOrder', headers: { 'Content-Length': '0' } }, action: fail400 }, 'match.headers.Content-Length'],
+    ['a create over the body limit of 1mb (a 413)', { match: { operation_id: 'createOrder', headers: { 'Content-Length': '1048577' } }, action: fail400 }, 'match.headers.Content-Length'],
     // A request's header value arrives trimmed: a criterion with spaces around it is met by none.
     ['a header criterion with a space around its value', { match: { operation_id: 'trackOrder', headers: { 'Content-Encoding': 'gzip ' } }, action: fail400 }, 'match.headers.Content-Encoding'],
     ['an Expect other than 100-continue (a 417 on every path)', { match: { headers: { Expect: 'foo' } }, action: fail400 }, 'match.headers.Expect'],
@@ -104,14 +105,16 @@ describe('POST /__sandbox/faults', () => {
     expect((await sandbox.call('POST', '/__sandbox/faults', { body: read })).status).toBe(201);
     expect((await sandbox.call('GET', TRACK)).status).toBe(404);
     expect((await sandbox.call('GET', TRACK, { headers: { 'content-type': 'text/plain' } })).body.message).toMatch(/Fault injected by the sandbox/);
-    // Nor does the edge refuse a GET's Content-Encoding (it has no body to decode), nor an Expect of 100-continue.
-    for (const headers of [{ 'Content-Encoding': 'compress' }, { Expect: '100-continue' }, { Expect: '100-Continue, foo' }]) {
+    // Nor does the edge refuse a GET's Content-Encoding (it has no body to decode), nor an Expect of 100-continue, nor a length over the body limit.
+    for (const headers of [{ 'Content-Encoding': 'compress' }, { Expect: '100-continue' }, { Expect: '100-Continue, foo' }, { 'Content-Length': '1048577' }]) {
       expect((await sandbox.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'trackOrder', headers }, action: fail400 } })).status).toBe(201);
     }
     // Content-Types the API reads as JSON in UTF-8, however they are written, meet a create's rule.
     for (const type of ['application/json;', 'application/json; foo', 'application/vnd.partner+json', 'application/json; charset=utf8']) {
       expect((await sandbox.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'createOrder', headers: { 'Content-Type': type } }, action: fail400 } })).status).toBe(201);
     }
+    // A create of exactly the body limit (1mb) is read.
+    expect((await sandbox.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'createOrder', headers: { 'Content-Length': '1048576' } }, action: fail400 } })).status).toBe(201);
   });
 
   it('takes a rule whose answer has a Content-Type with parameters and headers of its own', async () => {

@@ -1,3 +1,4 @@
+import { parse as parseBytes } from 'bytes';
 import { faultHandlers, faultInterceptor, type SandboxModule } from '../../http/index.js';
 import { FaultRules } from '../../faults/index.js';
 import type { Services } from '../services.js';
@@ -14,7 +15,7 @@ export function faultsModule(services: Pick<Services, 'storage' | 'settings' | '
   const interceptor = faultInterceptor(rules, shutdown.signal);
   return {
     name: 'faults',
-    handlers: faultHandlers(rules, services.specs.provider.operations),
+    handlers: faultHandlers(rules, services.specs.provider.operations, { bytes: parseBytes(services.options.bodyLimit) ?? Infinity, text: services.options.bodyLimit }),
     providerInterceptors: [interceptor],
     reset: (clientId) => rules.clear(clientId),
     close: () => shutdown.abort(),
