@@ -5,5 +5,5 @@ export type { Clock } from './clock.js';
 export { Clocks } from './clocks.js';
 export { loadClocks } from './load.js';
 export { ClockService } from './service.js';
-export type { DueWork } from './service.js';
+export type { DueWork, KeepClock } from './service.js';
 export { ClockSync } from './sync.js';

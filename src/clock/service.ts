@@ -1,4 +1,4 @@
-import { Conflict } from '../shared/index.js';
+import { Conflict, Unavailable } from '../shared/index.js';
 import type { ClientClock } from '../records/index.js';
 import type { SettingsWriter, Storage } from '../store/index.js';
 import { RealClock } from './clock.js';
@@ -17,18 +17,29 @@ export interface ClockView {
   next_due: string | null;
 }
 
+/** Keeps a client's clock at `at` where every process reads it (a shared store), before the clock moves there. */
+export type KeepClock = (clientId: string, at: number) => Promise<void>;
+
 /**
  * What moves the clocks and runs the jobs that fall due on the way (the scheduler, which
  * sits above the clocks: it takes them, they do not take it).
  */
 export interface DueWork {
-  /** Moves the client's clock on by `ms`, running its jobs due on the way. */
-  advance(clientId: string, ms: number): Promise<void>;
+  /** Moves the client's clock on by `ms`, running its jobs due on the way; `keep` keeps the clock at each due time before its jobs run. */
+  advance(clientId: string, ms: number, keep?: KeepClock): Promise<void>;
   /** Moves every clock on by `ms`, each as `advance` does. */
-  advanceAll(ms: number): Promise<void>;
+  advanceAll(ms: number, keep?: KeepClock): Promise<void>;
   /** The clocks moved or changed pace: the wait for the next due job is another. */
   rearm(): void;
 }
+
+/** How often a clock's save that the store refused is tried again (see ClockService.saveLater). */
+const SAVE_RETRY_MS = 1_000;
+
+/** A shared store's advance that the database's absence cut short: how far it got is kept, and is what GET /__sandbox/clock shows. */
+const ADVANCE_STOPPED =
+  'The advance stopped part-way: the store cannot save changes right now (GET /__sandbox/health says why). ' +
+  'The clock stands where GET /__sandbox/clock says on every replica, and what fell due up to there has run; advance again for the rest of the way once the store takes writes.';
 
 const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
 
@@ -97,18 +108,75 @@ export class ClockService {
       await this.sync?.client(clientId);
       // Kept at the target before anything due on the way runs: a process killed in the
       // middle restarts there, never behind what it already recorded and sent (what was
-      // still due then runs at the start). A shared store's clocks move as each replica adopts them.
+      // still due then runs at the start). A shared store keeps it at each due time on the
+      // way instead (see keepShared).
       // A store that cannot write now (a full disk) fails the advance where it always did: at its jobs and its save.
       if (!this.sync && clientId !== '') await this.keep(clientId, this.clocks.savedAfter(clientId, ms)).catch(() => undefined);
-      // Saved also when the advance failed (what fell due could not be saved): how far it got is kept, on a shared store for every replica.
-      try {
-        await this.scheduler.advance(clientId, ms);
-      } finally {
-        await this.save(clientId);
-      }
+      await this.savedAfter(clientId, () => this.scheduler.advance(clientId, ms, this.keepShared));
     };
     await (this.sync ? this.sync.shared.exclusive([clientId], run) : run());
   }
+
+  /**
+   * On a shared store, keeps an advancing clock at each due time before it moves there and
+   * the jobs due then run: every replica reads the time as it moves, never behind what the
+   * advance has recorded and sent, and an advance cut short (the database away, the replica
+   * killed) leaves the clock where its work stopped, for every replica. Keeping only the
+   * target first, as a data file does, would let the other replicas' timers run the jobs on
+   * the way at the target's time instead of each at its own.
+   */
+  private get keepShared(): KeepClock | undefined {
+    const { sync } = this;
+    if (!sync) return undefined;
+    return async (clientId, at) => {
+      const clock = this.clocks.savedAfter(clientId, Math.max(0, at - this.clocks.of(clientId)));
+      this.clocks.adopt(await sync.shared.moveOn(new Map([[clientId, clock]])));
+    };
+  }
+
+  /**
+   * Runs an advance, then saves the client's clock, also when the advance failed (what fell
+   * due could not be saved): how far it got is kept, on a shared store for every replica.
+   * On a shared store whose database is away, the save is tried again until it holds, so
+   * no replica stays ahead of the others; and the answer says the advance stopped part-way.
+   */
+  private async savedAfter(clientId: string, advance: () => Promise<void>): Promise<void> {
+    let failure: unknown;
+    try {
+      await advance();
+    } catch (error) {
+      failure = error;
+    }
+    try {
+      await this.save(clientId);
+    } catch (error) {
+      if (this.sync) this.saveLater(clientId);
+      failure ??= error;
+    }
+    if (failure === undefined) return;
+    // The database away (an answer that would say "nothing was saved"): the steps before the failure were saved.
+    if (this.sync && failure instanceof Unavailable && failure.readMessage !== undefined) throw new Unavailable(ADVANCE_STOPPED, failure.retryAfterSeconds);
+    throw failure;
+  }
+
+  /** Tries the client's clock's save again every second (a shared store's database away), until it holds. */
+  private saveLater(clientId: string): void {
+    if (this.pendingSaves.has(clientId)) return;
+    const retry = (): void => {
+      const timer = setTimeout(() => {
+        this.save(clientId).then(
+          () => this.pendingSaves.delete(clientId),
+          () => retry(),
+        );
+      }, SAVE_RETRY_MS);
+      timer.unref();
+      this.pendingSaves.set(clientId, timer);
+    };
+    retry();
+  }
+
+  /** The clocks whose save waits for the store (see saveLater). */
+  private readonly pendingSaves = new Map<string, NodeJS.Timeout>();
 
   /** Moves every client's clock, and the sandbox's, on by `ms`. */
   async advanceAll(ms: number): Promise<void> {
@@ -116,7 +184,7 @@ export class ClockService {
       await this.sync?.all();
       // The clocks moved are saved also when a client's advance failed (its jobs could not be saved): what was done is kept.
       try {
-        await this.scheduler.advanceAll(ms);
+        await this.scheduler.advanceAll(ms, this.keepShared);
       } finally {
         for (const clientId of this.clocks.clients) await this.save(clientId);
         if (this.clocks.mode === 'manual') {

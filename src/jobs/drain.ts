@@ -12,8 +12,8 @@ import { Unavailable } from '../shared/index.js';
 
 /** An advance's answer when jobs that fell due on the way could not record their work. */
 const ADVANCE_UNSAVED =
-  'The clock moved on (GET /__sandbox/clock says where it stands), but some of what fell due on the way could not be saved: the store cannot save changes right now (GET /__sandbox/health says why). ' +
-  'That work is still due: it runs at the next advance ({"ms": 0} will do) once the store takes writes, or at the next start.';
+  'The advance stopped part-way, at the time GET /__sandbox/clock shows: some of what fell due there could not be saved, as the store cannot save changes right now (GET /__sandbox/health says why). ' +
+  'That work is still due: it runs at the next advance ({"ms": 0} will do) once the store takes writes, or at the next start; advance again for the rest of the way, if any.';
 /** How often an advance looks again for its client's jobs that another replica holds (wall ms, growing). */
 const HELD_ELSEWHERE_POLL_MS = [10, 20, 50, 100, 200];
 /** How many empty claims in a row an advance takes on a shared store, while a job is due, before it gives up (~5 s). */
@@ -39,7 +39,8 @@ export interface Drain {
   stamp: Stamp;
   /** Wait at each due time for the client's jobs running then (an advance). */
   settle: boolean;
-  moveTo?: (at: number) => void;
+  /** Moves the client's clock to a due time before its jobs there run (an advance; on a shared store it keeps the time there first). */
+  moveTo?: (at: number) => void | Promise<void>;
 }
 
 /** What a drain tells the real clock's wake-ups, and asks them. */
@@ -165,7 +166,7 @@ export class Drainer {
       // Before the clock moves on to `next`: the client's jobs due earlier that another replica runs.
       if (settling && shared && (await this.heldElsewhere(clientId, next - 1, waited++))) continue;
       waited = 0;
-      how.moveTo?.(next);
+      await how.moveTo?.(next);
       const sideBySide = rows.sideBySideFor(how.stamp);
       const work = await storage.jobs.claim({ until: next, limit: sideBySide ? limit * 2 : limit, owner, leaseMs, kinds: kinds.work, perClient: sideBySide ? WORK_PER_CLIENT * 4 : WORK_PER_CLIENT, ...scope });
       const pooled =

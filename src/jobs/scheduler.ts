@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Clocks, LATEST_CLOCK_MS } from '../clock/index.js';
-import type { Clock, ManualClock, RealClock } from '../clock/index.js';
+import type { Clock, KeepClock, ManualClock, RealClock } from '../clock/index.js';
 import { OneAtATime } from '../shared/index.js';
 import type { Storage } from '../store/index.js';
 import { Drainer } from './drain.js';
@@ -114,13 +114,19 @@ export class Scheduler {
    * order, and waiting at each due time for what runs then (pooled jobs included);
    * resolves when none of its jobs due by the target is unfinished. Other clients' clocks
    * and jobs are untouched. Advances of one client run one at a time; '' moves the
-   * sandbox's own clock (sandbox-wide work).
+   * sandbox's own clock (sandbox-wide work). `keep`, when given, keeps the client's clock
+   * at each due time before the clock moves there and its jobs run (a shared store: see
+   * ClockService.advance).
    */
-  advance(clientId: string, ms: number): Promise<void> {
+  advance(clientId: string, ms: number, keep?: KeepClock): Promise<void> {
     const work = async (): Promise<void> => {
       const lead = this.clocks.ahead(clientId);
       const target = this.clocks.of(clientId) + ms;
-      await this.drainer.drain({ clientId, until: target, stamp: 'due', settle: true, moveTo: (at) => this.clocks.moveTo(clientId, at) });
+      const moveTo = async (at: number): Promise<void> => {
+        if (keep && clientId !== '') await keep(clientId, at);
+        this.clocks.moveTo(clientId, at);
+      };
+      await this.drainer.drain({ clientId, until: target, stamp: 'due', settle: true, moveTo });
       // A manual clock stands at the target; a real one has jumped by `ms` (and ran on meanwhile).
       if (this.clocks.mode === 'manual') this.clocks.moveTo(clientId, target);
       else this.clocks.keepAhead(clientId, lead + ms);
@@ -130,13 +136,13 @@ export class Scheduler {
   }
 
   /** Moves every client's clock on by `ms`, and the sandbox's (an admin's advance of all): each as `advance` does. */
-  async advanceAll(ms: number): Promise<void> {
+  async advanceAll(ms: number, keep?: KeepClock): Promise<void> {
     // Each client's target is its own time + ms, whenever its advance starts: not the sandbox's, moved meanwhile.
     for (const clientId of this.clocks.clients) this.clocks.pin(clientId);
     // A client whose own advances took it near the latest time a clock may show stops there (the sandbox's own clock is checked by the caller).
     const by = (clientId: string): number => (clientId === '' ? ms : Math.max(0, Math.min(ms, LATEST_CLOCK_MS - this.clocks.of(clientId))));
     // Every advance ends before the first failure is told: the caller saves the clocks, and a shared store's locks are held till then.
-    const ended = await Promise.allSettled([...this.clocks.clients, ''].map((clientId) => this.advance(clientId, by(clientId))));
+    const ended = await Promise.allSettled([...this.clocks.clients, ''].map((clientId) => this.advance(clientId, by(clientId), keep)));
     const failed = ended.find((result) => result.status === 'rejected');
     if (failed) throw failed.reason;
   }

@@ -88,6 +88,62 @@ describe('clocks shared by replicas on PostgreSQL', () => {
     expect((await clockOf(b)).now_ms).toBe(start + 4 * HOUR);
   });
 
+  it("while an advance through A plays the client's jobs, B's clock moves with it: nothing B shows happened after B's time", async () => {
+    // A hundred AWBs due at as many times within the hour, each a step of the advance.
+    const [a, b] = await twoReplicas({ awbDelay: '1s-1h' });
+    await createOrders(a, 100);
+    const start = (await clockOf(b)).now_ms;
+    let done = false;
+    const advancing = advance(a, HOUR).finally(() => (done = true));
+    let during = 0;
+    while (!done) {
+      const orders = (await b.call('GET', '/__sandbox/orders?limit=100')).body.orders as { awb_generated_at: string | null }[];
+      const now = (await clockOf(b)).now_ms;
+      const made = orders.filter((o) => o.awb_generated_at !== null).map((o) => Date.parse(o.awb_generated_at!));
+      if (!done && made.length > 0 && made.length < 100) during += 1;
+      // Every AWB B lists was made at or before the time B reads after listing it.
+      for (const at of made) expect(at).toBeLessThanOrEqual(now);
+      expect(now).toBeGreaterThanOrEqual(start);
+    }
+    expect((await advancing).status).toBe(200);
+    expect(during).toBeGreaterThan(0); // B read the clock while the advance was on its way
+    expect((await clockOf(b)).now_ms).toBe(start + HOUR);
+  }, 30_000);
+
+  it('an advance the database stops part-way: a 503 saying how far it got, and A and B agree on the time once the database is back', async () => {
+    const [a, b] = await twoReplicas({ awbDelay: '1s-1h' });
+    await createOrders(a, 100);
+    const start = (await clockOf(b)).now_ms;
+    const advancing = advance(a, HOUR);
+    // Paused once the advance has made some AWBs (B lists them as they are made).
+    for (let i = 0; i < 400; i += 1) {
+      const listed = (await b.call('GET', '/__sandbox/orders?status=awb_generated&limit=1')).body.total as number;
+      if (listed > 0) break;
+      await sleep(5);
+    }
+    await server.pause();
+    const answer = await advancing;
+    await server.resume();
+    if (answer.status === 200) return; // the advance ended before the stop: nothing to see here (rare)
+    expect(answer.status).toBe(503);
+    // The database went away at a step (the clock's write) or under a job there (its unit): either way it says where to look.
+    expect(answer.body.message).toMatch(/^The advance stopped part-way.*GET \/__sandbox\/clock/);
+    // Within a few seconds both replicas read one time, which is at or after every AWB made.
+    let clocks: number[] = [];
+    for (const begun = Date.now(); Date.now() - begun < 10_000; await sleep(200)) {
+      const read = await Promise.all([clockOf(a), clockOf(b)]);
+      clocks = read.map((c) => c.now_ms);
+      if (read.every((c) => c.now_ms !== undefined) && clocks[0] === clocks[1]) break;
+    }
+    expect(clocks[0]).toBe(clocks[1]);
+    expect(clocks[0]!).toBeGreaterThanOrEqual(start);
+    const orders = (await b.call('GET', '/__sandbox/orders?limit=100')).body.orders as { awb_generated_at: string | null }[];
+    for (const o of orders) if (o.awb_generated_at !== null) expect(Date.parse(o.awb_generated_at)).toBeLessThanOrEqual(clocks[0]!);
+    // The rest of the way: advancing again through B runs what is left.
+    expect((await advance(b, start + HOUR - clocks[0]!)).status).toBe(200);
+    expect((await b.call('GET', '/__sandbox/orders?status=created&limit=1')).body.total).toBe(0);
+  }, 60_000);
+
   it("a jump through A (real clock) moves the client's time on B, and B's scheduler runs its jobs when the jumped clock reaches them", async () => {
     const [a, b] = await twoReplicas({ clock: 'real', awbDelay: '1h' });
     const [order] = await createOrders(b, 1);
