@@ -114,7 +114,7 @@ export class JobRunner {
 
   /**
    * A job that failed unexpectedly is tried again later (1, 2, 4, 8 minutes of its
-   * client's clock), so a passing fault does not leave an AWB ungenerated or a webhook
+   * client's clock after it failed), so a passing fault does not leave an AWB ungenerated or a webhook
    * pending for good; after the fifth failure it is dropped. If even that cannot be
    * saved, it is given back so it is not lost until a restart.
    */
@@ -123,7 +123,8 @@ export class JobRunner {
     const failures = (this.failures.get(id) ?? 0) + 1;
     if (failures < JOB_ATTEMPTS) {
       this.failures.set(id, failures);
-      const retryAt = job.due_at + FAILED_JOB_RETRY_MS * 2 ** (failures - 1);
+      // Counted from when it failed: a job run long after its due time (the catch-up after a stop) would otherwise use its retries up at once.
+      const retryAt = Math.max(job.due_at, this.clocks.of(job.client_id)) + FAILED_JOB_RETRY_MS * 2 ** (failures - 1);
       await this.storage.jobs.schedule({ kind: job.kind, key: job.key, client_id: job.client_id, due_at: retryAt }).catch(() => this.release(job));
       return 'done';
     }

@@ -61,6 +61,20 @@ describe('Scheduler with a manual clock', () => {
     expect(errors).toEqual(Array(5).fill('awb:bad'));
   });
 
+  it('tries a job that failed long after its due time (the catch-up after a stop) again a minute after it failed, not at once', async () => {
+    const errors: string[] = [];
+    const clock = new ManualClock(0);
+    const { scheduler, schedule, storage } = await schedulerOn(clock, { onError: (_, kind, key) => errors.push(`${kind}:${key}`) });
+    scheduler.register({ ...AWB, run: async () => {
+      throw new Error('a fault that lasts a while');
+    } });
+    await schedule('awb', 'late', 10);
+    clock.set(3_600_000); // the sandbox was stopped for an hour
+    await scheduler.runDue();
+    expect(errors).toEqual(['awb:late']);
+    expect(await storage.jobs.get('awb', 'late')).toMatchObject({ due_at: 3_660_000 });
+  });
+
   it('runs a job that failed once again a minute later, and then it succeeds', async () => {
     const errors: string[] = [];
     const { scheduler, schedule, storage } = await schedulerOn(new ManualClock(0), { onError: (_, kind, key) => errors.push(`${kind}:${key}`) });
