@@ -187,6 +187,30 @@ describe('POST /__sandbox/clock/advance', () => {
     expect(res.body.errors[0].field).toBe('ms');
   });
 
+  it.each([
+    ['POST', '/__sandbox/clock/advance', { ms: 0, msec: 60_000 }, 'msec'],
+    ['POST', '/__sandbox/clock/advance-all', { ms: 0, all: true }, 'all'],
+    ['PUT', '/__sandbox/clock/speed', { speed: 2, at: 'now' }, 'at'],
+  ] as const)('answers %s %s with a field it does not know 400 naming it, and moves nothing', async (method, path, body, field) => {
+    await sandbox.close();
+    sandbox = await testSandbox({ adminTokens: ['journey-admin-token'] });
+    const before = (await sandbox.call('GET', '/__sandbox/clock')).body.now_ms;
+    // The sandbox-wide calls are an admin's; a client's advance is its own.
+    const res = await sandbox.call(method, path, { body, ...(path.endsWith('/advance') ? {} : { token: 'journey-admin-token' }) });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toContainEqual({ field, message: 'is not a known field' });
+    expect((await sandbox.call('GET', '/__sandbox/clock')).body.now_ms).toBe(before);
+  });
+
+  it("answers an order's advance with a field it does not know 400 naming it, and plays nothing", async () => {
+    const [orderNo] = (await sandbox.call('POST', '/v1/order', { body: createRequest(1) })).body.order_numbers as string[];
+    await sandbox.call('POST', `/__sandbox/orders/${orderNo}/awb`);
+    const res = await sandbox.call('POST', `/__sandbox/orders/${orderNo}/advance`, { body: { stepp: 'pickup' } });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ field: 'stepp', message: 'is not a known field' }]);
+    expect((await sandbox.call('GET', `/__sandbox/orders/${orderNo}`)).body.history).toEqual([]);
+  });
+
   it("jumps the caller's real clock ahead by ms", async () => {
     await sandbox.close();
     sandbox = await testSandbox({ clock: 'real' });

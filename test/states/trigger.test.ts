@@ -119,6 +119,15 @@ describe('POST /__sandbox/events/trigger', () => {
     expect(receiver.received).toHaveLength(0);
   });
 
+  it('answers 400 naming a field it does not know (a misspelt order_no), and makes no order', async () => {
+    const [orderNo] = await createOrders(sandbox, 1);
+    const res = await trigger({ event: 'order.cancelled', orderNo });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ field: 'orderNo', message: 'is not a known field' }]);
+    expect((await sandbox.call('GET', '/__sandbox/orders')).body.total).toBe(1);
+    expect((await sandbox.call('GET', `/__sandbox/orders/${orderNo}`)).body.status).toBe('created');
+  });
+
   it('says to_step is required when tracking.step comes without it, listing the steps', async () => {
     const res = await trigger({ event: 'tracking.step', scenario: 'returned' });
     expect(res.status).toBe(400);
