@@ -29,5 +29,31 @@ export function parseJsonBytes(raw: Buffer): unknown {
   }
   // Valid JSON, but a string, a number, true, false or null: told so, not that it is not JSON.
   if (first !== '{' && first !== '[') throw new ApiError(400, messages.notAnObject, [{ field: 'body', message: 'must be a JSON object' }]);
+  // A number past what a double holds (1e400) parses to Infinity, which passes as an integer and is stored as null.
+  if (MAY_OVERFLOW.test(text)) {
+    const field = infiniteAt(parsed, '');
+    if (field !== undefined) throw new ApiError(400, messages.notFinite, [{ field: field || 'body', message: 'is a number too large to hold (at most about 1.8e308)' }]);
+  }
   return parsed;
+}
+
+/** A number that may parse to Infinity: an exponent of three digits or more, or 309 digits in a row (a cheap test before a walk). */
+const MAY_OVERFLOW = /[eE][+-]?\d{3}|\d{309}/;
+
+/** The field path (`items[0].cod`) of the first infinite number in a parsed body, or undefined. */
+function infiniteAt(value: unknown, path: string): string | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : path;
+  if (value === null || typeof value !== 'object') return undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i += 1) {
+      const found = infiniteAt(value[i], `${path}[${i}]`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  for (const [key, item] of Object.entries(value)) {
+    const found = infiniteAt(item, path === '' ? key : `${path}.${key}`);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }

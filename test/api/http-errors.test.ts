@@ -36,6 +36,22 @@ describe('answers that are not about one operation', () => {
     expect(res.body).toEqual({ success: false, message: expect.stringContaining('not valid JSON'), errors: [{ field: 'body', message: 'is not valid JSON' }] });
   });
 
+  it('answers a number too large to hold (1e400, read as Infinity) with a 400 naming its field, and stores nothing', async () => {
+    const text = JSON.stringify(createRequest(2)).replace('"input_type":1', '"input_type":1e400').replace(/"cod":"0"/, '"cod":"0","extra":[1,-2e999]');
+    expect(text).toContain('1e400');
+    const res = await supertest(sandbox.app).post('/v1/order').set(auth).set('Content-Type', 'application/json').send(text);
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ field: 'input_type', message: 'is a number too large to hold (at most about 1.8e308)' }]);
+    const nested = await supertest(sandbox.app).post('/v1/order').set(auth).set('Content-Type', 'application/json').send(JSON.stringify(createRequest(2)).replace(/"cod":"0"/, '"cod":"0","extra":[1,-2e999]'));
+    expect(nested.body.errors).toEqual([{ field: 'items[0].extra[1]', message: expect.stringMatching(/too large/) }]);
+    // A fault rule's body criterion too; a small number written with a long exponent (1e-400 is 0) is taken.
+    const rule = await sandbox.call('POST', '/__sandbox/faults', { body: '{"match":{"body":{"input_type":1E+400}},"action":{"type":"status","status":503}}', headers: { 'content-type': 'application/json' } });
+    expect(rule.body.errors).toEqual([{ field: 'match.body.input_type', message: expect.stringMatching(/too large/) }]);
+    const tiny = JSON.stringify(createRequest(1)).replace('"input_type":1', '"input_type":1,"tiny":1e-400');
+    expect((await supertest(sandbox.app).post('/v1/order').set(auth).set('Content-Type', 'application/json').send(tiny)).status).toBe(201);
+    expect((await sandbox.call('GET', '/__sandbox/orders')).body.total).toBe(1);
+  });
+
   it('answers a body sent without a token of this sandbox with 401 before reading it: malformed JSON is not even looked at', async () => {
     for (const token of [null, 'no-such-token']) {
       const res = await sandbox.call('POST', '/v1/order', { token, body: '{not json', headers: { 'content-type': 'application/json' } });
