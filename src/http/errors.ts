@@ -42,6 +42,8 @@ export const messages = {
     /^\/__sandbox(\/|$)/.test(path)
       ? `No operation ${method} ${path}. See GET /__sandbox/control.openapi.json for the paths of the control API.`
       : `No operation ${method} ${path}. See GET /__sandbox/openapi.json for the paths this sandbox serves${path === '/' ? ', /docs for its manual and /dashboard for its dashboard' : ''}.`,
+  missingParameter: (method: string, path: string, template: string, name: string) =>
+    `No operation ${method} ${path}: the provider's path is ${template}, and its ${name} is missing.`,
   inexactPath: (method: string, path: string, documented: string) =>
     `No operation ${method} ${path}: the provider's path is ${documented}. Paths match exactly as the provider documents them (letter case, no trailing slash).`,
   methodNotAllowed: (method: string, allowed: string[]) =>

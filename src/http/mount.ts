@@ -45,6 +45,12 @@ function compilePath(template: string, exact: boolean): { template: string; patt
   return { template, pattern: exact ? new RegExp(`^${source}$`) : loose, loose, names };
 }
 
+/** Whether the route's template is the path and one more parameter (`/v1/order/tracking/` and `/v1/order/tracking/{order_no}`), whatever the case. */
+const isTemplateOf = (route: PathRoute, path: string): boolean => {
+  const template = route.template.toLowerCase();
+  return template.startsWith(path.toLowerCase()) && /^\{[^}/]+\}$/.test(route.template.slice(path.length));
+};
+
 /** The documented path a near miss meant: the template with the request's own parameter values. */
 function documentedPath(route: PathRoute, match: RegExpExecArray): string {
   let i = 0;
@@ -105,7 +111,11 @@ export function mountSpec(spec: CompiledSpec, options: MountOptions): RequestHan
       });
     }
     if (options.exactPaths) {
-      for (const route of table) {
+      // A path that ends where a parameter of the method's operation would begin (`/v1/order/tracking/`): the value is missing.
+      const missing = req.path.endsWith('/') ? table.find((route) => route.methods.has(req.method) && isTemplateOf(route, req.path)) : undefined;
+      if (missing) return sendError(res, new ApiError(404, messages.missingParameter(req.method, req.path, missing.template, missing.names.at(-1)!)));
+      // A near miss of the method's own operations first, then of any (which then answers 405 naming the methods).
+      for (const route of [...table.filter((r) => r.methods.has(req.method)), ...table]) {
         const near = route.loose.exec(req.path);
         if (near) return sendError(res, new ApiError(404, messages.inexactPath(req.method, req.path, documentedPath(route, near))));
       }

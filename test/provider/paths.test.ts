@@ -33,6 +33,15 @@ describe('provider paths match exactly as documented', () => {
     expect(tracking.body.message).toContain("the provider's path is /v1/order/tracking/JN0000000001.");
   });
 
+  it.each([
+    ['/v1/order/tracking/', '/v1/order/tracking/{order_no}, and its order_no is missing'],
+    ['/v1/order/', '/v1/order/{order_no}, and its order_no is missing'],
+  ])('says the value is missing from GET %s (an empty AWB or order number), not a path of another operation', async (path, said) => {
+    const res = await sandbox.call('GET', path);
+    expect(res.status).toBe(404);
+    expect(res.body.message).toBe(`No operation GET ${path}: the provider's path is ${said}.`);
+  });
+
   it('serves the exact paths as before', async () => {
     const orderNo = await createOne(sandbox);
     expect((await sandbox.call('GET', `/v1/order/${orderNo}`)).status).toBe(200);
