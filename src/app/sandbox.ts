@@ -236,7 +236,7 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
   const { data, databaseUrl, clock: mode, speed, fsync, strict, retention, retentionOrders, seed } = options;
   // Where the records are: the database (without its password) on PostgreSQL, where the data file and --fsync are not used.
   const store = databaseUrl !== undefined ? { database: shownDatabase(databaseUrl) } : { data, fsync };
-  services.logger.info({ port, ...store, clock: mode, speed, strict, retention: shownRetention(retention), ...(retentionOrders > 0 ? { retention_orders: retentionOrders } : {}), seeded: seed !== undefined, clients: services.registry.clients.length }, 'started');
+  services.logger.info({ port, ...store, clock: mode, speed, strict, retention: shownRetention(retention), ...(retentionOrders > 0 ? { retention_orders: retentionOrders } : {}), seeded: seed !== undefined, clients: services.registry.clientIds.length }, 'started');
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
   let closing: Promise<void> | undefined;
   return {

@@ -14,12 +14,15 @@ const PARTNERS = [
   { id: 'bolt', token: 'bolt-partner-token-44d8a1c6e3', secret: 'whsec_Qm9sdFNlY3JldEJvbHRTZWNyZXRCb2x0U2Vj' },
   { id: 'cargo', token: 'cargo-tok-9', secret: 'whsec_Q2FyZ29TZWNyZXRDYXJnb1NlY3JldENhcmdv' }, // shorter than 16: fully masked
 ];
+/** A second token of acme's, for reading only: one client more in the config file, not one more client. */
+const READER = 'acme-reader-token-3e9d06b4f8';
 const ADMIN = 'admin-token-5f0b2e77d1c9';
 const UNKNOWN = 'guessed-token-0a1b2c3d4e5f';
 const NEW_SECRET = 'whsec_TmV3U2VjcmV0TmV3U2VjcmV0TmV3U2VjcmV0';
 /** Every token and secret, and the keys inside the secrets (base64 after `whsec_`). */
 const SECRETS = [
   ...PARTNERS.flatMap((p) => [p.token, p.secret, p.secret.slice(6)]),
+  READER,
   ADMIN,
   UNKNOWN,
   NEW_SECRET,
@@ -48,7 +51,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sandbox-secrets-'));
   data = join(dir, 'sandbox.json');
   const config = join(dir, 'clients.yaml');
-  writeFileSync(config, `clients:\n${PARTNERS.map((p) => `  - id: ${p.id}\n    token: ${p.token}\n    role: partner\n    webhook:\n      url: ${receiver.url}\n      secret: ${p.secret}\n`).join('')}`);
+  writeFileSync(config, `clients:\n${PARTNERS.map((p) => `  - id: ${p.id}\n    token: ${p.token}\n    role: partner\n    webhook:\n      url: ${receiver.url}\n      secret: ${p.secret}\n`).join('')}  - id: acme\n    token: ${READER}\n    role: read_only\n`);
   cli = await startCli(['--port', '0', '--data', data, '--config', config, '--clock', 'manual', '--awb-delay', '0', '--log-level', 'debug', '--seed', 'secrets'], {
     SANDBOX_ADMIN_TOKEN: ADMIN,
   });
@@ -82,6 +85,11 @@ describe('a shared deployment started from the CLI (three partners, an admin)', 
     expect(output).toContain('token:  ****  (client cargo, partner)');
     expect(output).toContain('admin:  admi…1c9');
     expect(output.match(/secret: configured \(not shown\)/g)).toHaveLength(3);
+  });
+
+  it("logs how many clients it serves in its start line: three, acme's two tokens one client", () => {
+    const started = output.split('\n').find((l) => l.includes('"msg":"started"'));
+    expect(JSON.parse(started!)).toMatchObject({ clients: 3 });
   });
 
   it.each(SECRETS)('never prints %s: not in the banner, not in any log line (debug)', (secret) => {
