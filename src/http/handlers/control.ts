@@ -1,4 +1,4 @@
-import { Conflict, domainMessages, NotFound, RuleViolation, VERSION } from '../../shared/index.js';
+import { Conflict, domainMessages, NotFound, RuleViolation, Unavailable, VERSION } from '../../shared/index.js';
 import { clientOf, json, listInParts, type HandlerMap, type OperationInput } from '../handler.js';
 import type { Order, OrderStatus, Stored } from '../../records/index.js';
 import type { Clocks, ClockService } from '../../clock/index.js';
@@ -44,9 +44,15 @@ export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart
   };
   const show = (input: OperationInput, order: Order) => json(200, orderState(order, journey, input.baseUrl));
   const reset = async (client: Client): Promise<Record<string, number>> => {
-    const removed: Record<string, number> = { orders: await orders.removeAll(client) };
-    for (const [name, part] of Object.entries(resetParts)) removed[name] = await part(client.id);
-    return removed;
+    try {
+      const removed: Record<string, number> = { orders: await orders.removeAll(client) };
+      for (const [name, part] of Object.entries(resetParts)) removed[name] = await part(client.id);
+      return removed;
+    } catch (error) {
+      // A reset removes a page at a time: the store going away midway leaves some of it done, which "nothing was saved" would deny.
+      if (error instanceof Unavailable && error.readMessage !== undefined) throw new Unavailable(domainMessages.resetStopped, error.retryAfterSeconds);
+      throw error;
+    }
   };
 
   return {
