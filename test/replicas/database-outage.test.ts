@@ -1,3 +1,6 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStorage } from '../../src/store/postgres/storage.js';
@@ -40,6 +43,13 @@ function watchExit(cli: RunningCli): () => number | null | undefined {
   return () => code;
 }
 
+/** Stops (SIGSTOP) or resumes (SIGCONT) the server's processes: a database that hangs rather than refuses. */
+function freeze(signal: 'SIGSTOP' | 'SIGCONT'): void {
+  const postmaster = Number(readFileSync(join(server.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const children = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+  for (const pid of [postmaster, ...children]) process.kill(pid, signal);
+}
+
 describe('a replica whose database stops and starts again', () => {
   it('idle, on a manual clock: health says degraded within 5 s of the stop (with the current error) and ok within 5 s of the start', async () => {
     const cli = await startCli(['--port', '0', '--database-url', await server.freshDatabase(), '--token', TOKEN, '--clock', 'manual', '--log-level', 'warn']);
@@ -62,6 +72,35 @@ describe('a replica whose database stops and starts again', () => {
       expect(exited()).toBeUndefined();
     } finally {
       await server.resume().catch(() => undefined);
+      if (exited() === undefined) await cli.stop();
+    }
+  }, 60_000);
+
+  it('a database that hangs: once health says degraded, requests answer 503 at once, not after each one\'s own timeout; served again once it answers', async () => {
+    const cli = await startCli(['--port', '0', '--database-url', await server.freshDatabase(), '--token', TOKEN, '--clock', 'manual', '--log-level', 'warn']);
+    const exited = watchExit(cli);
+    try {
+      expect((await fetch(`${cli.url}/__sandbox/orders`, { headers })).status).toBe(200);
+      freeze('SIGSTOP');
+      const down = await until(() => health(cli.url), (h) => h.store === 'degraded', 10_000);
+      expect(down.value.store).toBe('degraded');
+      for (const [method, path, body] of [['GET', '/__sandbox/orders', undefined], ['POST', '/v1/order', JSON.stringify(createRequest(1))]] as const) {
+        const sent = Date.now();
+        const res = await fetch(`${cli.url}${path}`, { method, headers, body, signal: AbortSignal.timeout(20_000) });
+        expect(res.status).toBe(503);
+        expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+        expect(Date.now() - sent, `${method} ${path}`).toBeLessThan(1_500);
+      }
+      freeze('SIGCONT');
+      const up = await until(async () => (await fetch(`${cli.url}/__sandbox/orders`, { headers })).status, (status) => status === 200, 10_000);
+      expect(up.value).toBe(200);
+      expect(exited()).toBeUndefined();
+    } finally {
+      try {
+        freeze('SIGCONT');
+      } catch {
+        // already running
+      }
       if (exited() === undefined) await cli.stop();
     }
   }, 60_000);

@@ -40,6 +40,8 @@ export class Reachability {
   private busyWaits = 0;
 
   private probing = false;
+  /** True while the outage is one the health check's own probe met too (not one connection's passing failure). */
+  private probeConfirmed = false;
   private watcher: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: PostgresOptions) {}
@@ -78,6 +80,10 @@ export class Reachability {
    * with Retry-After). `answered`: the call's success is the database answering.
    */
   async run<R>(call: () => Promise<R>, answered = true): Promise<R> {
+    // An outage the probe confirmed is answered at once, not after each call's own timeout
+    // (a database that hangs would hold every request 5 to 15 s before its 503); the probe
+    // ends it within a second or so of the database answering again.
+    if (this.probeConfirmed && this.failure) throw this.outage(this.failure.error);
     try {
       const result = await call();
       if (answered) this.answered();
@@ -90,6 +96,7 @@ export class Reachability {
   /** The database answered a statement: it is reachable. */
   answered(): void {
     this.failure = undefined;
+    this.probeConfirmed = false;
     this.answeredAt = performance.now();
   }
 
@@ -105,6 +112,11 @@ export class Reachability {
     }
     const code = codeOf(error) ?? 'ECONNECTION';
     this.failed(code);
+    return this.outage(code);
+  }
+
+  /** The 503 of an outage: saving (or, for a request that only reads, reading) is not possible now. */
+  private outage(code: string): Unavailable {
     const reason = `the database: ${code}`;
     return new Unavailable(domainMessages.storeUnavailable(reason), undefined, domainMessages.storeUnreadable(reason));
   }
@@ -118,6 +130,7 @@ export class Reachability {
     // A probe that timed out while other statements of this replica were answered meanwhile: load, not an outage.
     if (performance.now() - this.answeredAt < PROBE_EVERY_MS + PROBE_TIMEOUT_MS) return;
     this.failed(codeOf(error) ?? 'ECONNECTION');
+    this.probeConfirmed = true;
   }
 
   health(): StorageHealth {
