@@ -140,6 +140,8 @@ async function prismAnswer(document: OpenApiDocument, input: OperationInput, cho
  */
 export async function documentedAnswer(document: OpenApiDocument, input: OperationInput, choice: AnswerChoice): Promise<StatusReply> {
   const reply = await prismAnswer(document, input, choice);
+  // A generated answer that is not JSON (an event stream, a string schema) is lorem text, which the provider never sends: its example instead.
+  if (choice.dynamic && reply.type !== undefined && !isJson(reply.type)) return prismAnswer(document, input, { ...choice, dynamic: false });
   if (choice.dynamic) return plausibleAnswer(input, reply);
   if (choice.example !== undefined || reply.body === undefined) return reply;
   if (input.operation.validateResponse(reply.status, reply.body).length === 0) return reply;

@@ -213,4 +213,12 @@ describe('Prefer on an answer that is not JSON', () => {
     expect(res.headers['content-type']).toContain('text/event-stream');
     expect(res.text).toContain('event: done');
   });
+
+  it('sends that example for dynamic=true too: generated text of a string schema is nothing the provider sends', async () => {
+    const res = await sandbox.call('GET', '/v1/rates/shipping-fee/stream?origin=317101&destination=327301&weight=1.5', { headers: { Prefer: 'dynamic=true' } });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toContain('text/event-stream');
+    expect(res.text).toMatch(/^event: /);
+    expect(res.text).toContain('event: done');
+  });
 });
