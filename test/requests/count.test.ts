@@ -88,11 +88,11 @@ describe('POST /__sandbox/requests/count', () => {
     expect(await count({})).toBe(5);
   });
 
-  it('answers 400 to a listing filtered by an operationId the spec does not have, naming the query field', async () => {
+  it('answers 400 to a listing filtered by an operationId the spec does not have, naming the query parameter as the other listings do', async () => {
     await knownRequests();
     const res = await sandbox.call('GET', '/__sandbox/requests?operation_id=createorder');
     expect(res.status).toBe(400);
-    expect(res.body.errors).toEqual([{ field: 'query.operation_id', message: expect.stringMatching(/letter case counts: createOrder/) }]);
+    expect(res.body.errors).toEqual([{ field: 'operation_id', message: expect.stringMatching(/letter case counts: createOrder/) }]);
     expect((await sandbox.call('GET', '/__sandbox/requests?operation_id=createOrder')).status).toBe(200);
   });
 

@@ -158,7 +158,7 @@ describe('GET /__sandbox/requests', () => {
     // A leap second passes the date-time format but is no time Date can read.
     const leap = await sandbox.call('GET', '/__sandbox/requests?until=9999-12-31T23:59:60Z');
     expect(leap.status).toBe(400);
-    expect(leap.body.errors[0].field).toBe('query.until');
+    expect(leap.body.errors[0].field).toBe('until');
   });
 
   it("shows only the calling client's requests", async () => {

@@ -13,15 +13,15 @@ import { RuleViolation, unmatchableCriteria, type MatchableOperation, type Opera
 export function requestHandlers(journal: RequestLogRepository, pending: PendingAppends, operations: readonly MatchableOperation[]): HandlerMap {
   // Without their path parameters' patterns: a request whose path breaks one is answered 400 and journaled, so a count may ask for it.
   const journaled = operations.map(({ operationId, method, path, body }) => ({ operationId, method, path, ...(body === undefined ? {} : { body }) }));
-  const meetable = (criteria: OperationCriteria, prefix = ''): void => {
-    const errors = unmatchableCriteria(criteria, journaled, prefix);
+  const meetable = (criteria: OperationCriteria): void => {
+    const errors = unmatchableCriteria(criteria, journaled, '');
     if (errors.length > 0) throw new RuleViolation(errors, 'The request match is not valid; see errors.');
   };
   return {
     listRequests: async (input) => {
       const { operation_id, status, since, until, limit } = input.query as { operation_id?: string; status?: number; since?: string; until?: string; limit?: number };
-      const time = (field: string, text: string | undefined): number | undefined => (text === undefined ? undefined : timeField(`query.${field}`, text));
-      meetable({ operation_id }, 'query.');
+      const time = (field: string, text: string | undefined): number | undefined => (text === undefined ? undefined : timeField(field, text));
+      meetable({ operation_id });
       await pending.settled(clientOf(input).id);
       const requests = await journal.list(clientOf(input).id, { operationId: operation_id, status, since: time('since', since), until: time('until', until) });
       // A client's journal may hold a thousand entries of 16 KiB each: `limit` reads the newest few.
