@@ -49,6 +49,12 @@ export interface JobKindSpec {
    * such jobs runs as the parts of one unit of work, one commit for the row (see `Rows`).
    */
   oneTransaction?: boolean;
+  /**
+   * Called once a job of the kind is dropped after its last failed try (see JobRunner), so
+   * that what waited for it does not wait for good: a delivery is marked failed, which
+   * recover sends again. Its own failure is logged, not retried.
+   */
+  dropped?: (job: ClaimedJob) => Promise<void>;
 }
 
 /**

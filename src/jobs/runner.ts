@@ -115,8 +115,9 @@ export class JobRunner {
   /**
    * A job that failed unexpectedly is tried again later (1, 2, 4, 8 minutes of its
    * client's clock after it failed), so a passing fault does not leave an AWB ungenerated or a webhook
-   * pending for good; after the fifth failure it is dropped. If even that cannot be
-   * saved, it is given back so it is not lost until a restart.
+   * pending for good; after the fifth failure it is dropped, and its kind told (a delivery
+   * is then marked failed, for recover). If even that cannot be saved, it is given back so
+   * it is not lost until a restart.
    */
   private async failed(job: ClaimedJob): Promise<Outcome> {
     const id = `${job.kind}:${job.key}`;
@@ -130,6 +131,7 @@ export class JobRunner {
     }
     this.failures.delete(id);
     await this.storage.jobs.complete(job).catch(() => this.release(job));
+    await this.kinds.byKind.get(job.kind)?.dropped?.(job).catch((error: unknown) => this.options.onError?.(error, job.kind, job.key));
     return 'done';
   }
 }

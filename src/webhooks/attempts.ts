@@ -9,7 +9,7 @@ import { wrongSecret } from './secret.js';
 import { AttemptAborted, send, type SendResult } from './send.js';
 import { jobKindOf } from './job.js';
 import { listenerTarget, signedHeaders } from './relay.js';
-import { ListenerNotConnected } from './messages.js';
+import { ListenerNotConnected, webhookMessages } from './messages.js';
 /** The wait before an outcome the store could not take is tried again. */
 const RECORD_RETRY_MS = 1_000;
 
@@ -153,6 +153,14 @@ export class DeliveryAttempts {
     const reason = `the receiver answered 410 Gone at ${new Date(at).toISOString()}`;
     await this.deps.endpoints.disable(tx, delivery.client_id, reason, at, endpointOf(delivery));
     return this.finished(tx, delivery, 'failed', 'HTTP 410 Gone: endpoint disabled');
+  }
+
+  /** A delivery whose job failed its last try (the sandbox could not make an attempt, as opposed to one that failed): failed, so recover can send it again. */
+  async unmade(id: string): Promise<void> {
+    await this.deps.storage.transaction(async (tx) => {
+      const current = await tx.deliveries.get(id);
+      if (current?.status === 'pending') await this.finished(tx, current, 'failed', webhookMessages.attemptsDropped);
+    });
   }
 
   /** Settles the delivery (or holds it): no attempt is due any more. */

@@ -1,5 +1,5 @@
 import { JobInterrupted, type Scheduler } from '../jobs/index.js';
-import { DEFAULT_ENDPOINT, type ChaosMode, type Delivery, type SandboxEvent, type Stored } from '../records/index.js';
+import { DEFAULT_ENDPOINT, type ChaosMode, type ClaimedJob, type Delivery, type SandboxEvent, type Stored } from '../records/index.js';
 import { OneAtATime, WarningThrottle } from '../shared/index.js';
 import type { Repositories } from '../store/index.js';
 import { DeliveryAttempts, holdReason, isSuccess, type DeliveryState } from './attempts.js';
@@ -55,8 +55,9 @@ export class WebhookDispatcher {
 
   /** Registers the delivery job with the scheduler: attempts wait on receivers, so they run in its pool. */
   attach(scheduler: Scheduler): void {
-    scheduler.register({ kind: WEBHOOK_JOB, run: (job, at) => this.due(job.key, at), concurrency: WEBHOOK_CONCURRENCY });
-    scheduler.register({ kind: ENDPOINT_WEBHOOK_JOB, run: (job, at) => this.due(job.key, at), concurrency: WEBHOOK_CONCURRENCY });
+    const dropped = (job: ClaimedJob) => this.attempts.unmade(job.key);
+    scheduler.register({ kind: WEBHOOK_JOB, run: (job, at) => this.due(job.key, at), concurrency: WEBHOOK_CONCURRENCY, dropped });
+    scheduler.register({ kind: ENDPOINT_WEBHOOK_JOB, run: (job, at) => this.due(job.key, at), concurrency: WEBHOOK_CONCURRENCY, dropped });
     this.recovery.attach(scheduler);
   }
 
