@@ -23,6 +23,8 @@ export function readConfigFile(path: string): ConfigFile {
   const clients = (parsed as ConfigFile).clients ?? [];
   if (!Array.isArray(clients)) throw new Error(`"clients" in ${path} must be a list.`);
   clients.forEach((c, i) => {
+    // YAML reads a token of digits (or true, 1e5, ...) as another type: its text may have changed on the way (precision), so it is not taken.
+    if (c?.token !== undefined && c.token !== null && typeof c.token !== 'string') throw new Error(`clients[${i}].token in ${path} is not text (YAML read it as a ${typeof c.token}): quote it, token: "..."`);
     if (typeof c?.token !== 'string' || c.token === '') throw new Error(`clients[${i}] in ${path} needs a "token".`);
     // YAML reads `awb_delay: 0` as a number; zero needs no unit, so it is the delay "0".
     if ((c.awb_delay as unknown) === 0) c.awb_delay = '0';

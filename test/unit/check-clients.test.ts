@@ -76,6 +76,12 @@ describe('a config file with a misspelt key', () => {
     expect(() => readConfigFile(path)).toThrow(`The config file ${path} holds "client", which is not a known setting: the file holds "clients", a list of clients (and keys of its own starting with x-).`);
   });
 
+  it.each([['12345678901234567', 'number'], ['true', 'boolean']])('refuses a token YAML reads as no text (%s), saying to quote it, not that it is missing', (token, type) => {
+    const path = fileWith(`clients:\n  - token: ${token}\n    id: a\n`);
+    expect(() => readConfigFile(path)).toThrow(`clients[0].token in ${path} is not text (YAML read it as a ${type}): quote it, token: "..."`);
+    expect(readConfigFile(fileWith(`clients:\n  - token: "${token}"\n    id: a\n`)).clients![0]!.token).toBe(token);
+  });
+
   it.each([
     ['    webhok: { url: "http://x.test" }\n', 'clients[0].webhok: is not a known setting; the settings are token, id, name, couriers, role, read_only, scenario, awb_delay, webhook'],
     ['    senario: stuck\n', 'clients[0].senario: is not a known setting'],
