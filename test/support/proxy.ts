@@ -1,5 +1,5 @@
 import { createServer, request, type Server } from 'node:http';
-import { connect, type AddressInfo, type Socket } from 'node:net';
+import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 
 /**
@@ -58,4 +58,42 @@ export async function roundRobinProxy(upstreams: string[]): Promise<{ url: strin
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * A TCP proxy on 127.0.0.1 to `port` that delays every chunk by `delayMs` each way (a
+ * database far away, or overloaded). `dropAll` ends every connection through it, as a
+ * network blip does; `delayMs` may be changed while it runs.
+ */
+export async function slowTcpProxy(port: number, delayMs: number): Promise<{ port: number; delayMs: number; dropAll(): void; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const proxy = {
+    port: 0,
+    delayMs,
+    dropAll: () => {
+      for (const socket of sockets) socket.destroy();
+    },
+    close: () => new Promise<void>((resolve) => {
+      proxy.dropAll();
+      server.close(() => resolve());
+    }),
+  };
+  const pipe = (from: Socket, to: Socket) => from.on('data', (chunk) => setTimeout(() => to.writable && to.write(chunk), proxy.delayMs));
+  const server = createNetServer((client) => {
+    const upstream = connect(port, '127.0.0.1');
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        sockets.delete(socket);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    pipe(client, upstream);
+    pipe(upstream, client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  proxy.port = (server.address() as AddressInfo).port;
+  return proxy;
 }

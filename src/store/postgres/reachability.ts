@@ -10,6 +10,9 @@ import { PROBE_TIMEOUT_MS } from './pools.js';
  */
 const PROBE_EVERY_MS = 1_000;
 
+/** During a confirmed outage, how often a call still goes to the database (see Reachability.run). */
+const TRIAL_EVERY_MS = 1_000;
+
 /** Errors that mean the database cannot be reached or cannot take writes now: a 503, not a 500. */
 const UNAVAILABLE_CODES = new Set(['57014', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '53100', '53200', '53300', '08000', '08003', '08006', '25006']);
 
@@ -42,6 +45,8 @@ export class Reachability {
   private probing = false;
   /** True while the outage is one the health check's own probe met too (not one connection's passing failure). */
   private probeConfirmed = false;
+  /** When a call last went to the database during a confirmed outage (see run). */
+  private lastTrial = -Infinity;
   private watcher: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: PostgresOptions) {}
@@ -81,9 +86,14 @@ export class Reachability {
    */
   async run<R>(call: () => Promise<R>, answered = true): Promise<R> {
     // An outage the probe confirmed is answered at once, not after each call's own timeout
-    // (a database that hangs would hold every request 5 to 15 s before its 503); the probe
-    // ends it within a second or so of the database answering again.
-    if (this.probeConfirmed && this.failure) throw this.outage(this.failure.error);
+    // (a database that hangs would hold every request 5 to 15 s before its 503), but for
+    // one call a second, which goes to the database: a database too slow for the probe's
+    // short timeout still serves it, and its answer ends the outage, as the probe's would.
+    if (this.probeConfirmed && this.failure) {
+      const now = performance.now();
+      if (now - this.lastTrial < TRIAL_EVERY_MS) throw this.outage(this.failure.error);
+      this.lastTrial = now;
+    }
     try {
       const result = await call();
       if (answered) this.answered();
