@@ -5,6 +5,7 @@ import { RealClock } from './clock.js';
 import type { Clocks } from './clocks.js';
 import { KEEP_EVERY_MS, keptState } from './kept.js';
 import { SPEED_SETTLE_MS } from './load.js';
+import { SaveLater } from './save-later.js';
 import type { ClockSync } from './sync.js';
 
 /** A client's clock as `GET /__sandbox/clock` shows it: its time and its own pending jobs only. */
@@ -33,7 +34,7 @@ export interface DueWork {
   rearm(): void;
 }
 
-/** How often a clock's save that the store refused is tried again (see ClockService.saveLater). */
+/** How often a clock's save that the store refused is tried again (see ClockService.savedAfter). */
 const SAVE_RETRY_MS = 1_000;
 
 /** A shared store's advance that the database's absence cut short: how far it got is kept, and is what GET /__sandbox/clock shows. */
@@ -112,7 +113,7 @@ export class ClockService {
       // way instead (see keepShared).
       // A store that cannot write now (a full disk) fails the advance where it always did: at its jobs and its save.
       if (!this.sync && clientId !== '') await this.keep(clientId, this.clocks.savedAfter(clientId, ms)).catch(() => undefined);
-      await this.savedAfter(clientId, () => this.scheduler.advance(clientId, ms, this.keepShared));
+      await this.savedAfter([clientId], () => this.scheduler.advance(clientId, ms, this.keepShared));
     };
     await (this.sync ? this.sync.shared.exclusive([clientId], run) : run());
   }
@@ -135,22 +136,30 @@ export class ClockService {
   }
 
   /**
-   * Runs an advance, then saves the client's clock, also when the advance failed (what fell
-   * due could not be saved): how far it got is kept, on a shared store for every replica.
-   * On a shared store whose database is away, the save is tried again until it holds, so
-   * no replica stays ahead of the others; and the answer says the advance stopped part-way.
+   * Runs an advance, then saves the clients' clocks (and `also`, the sandbox's own), also
+   * when the advance failed (what fell due could not be saved): how far it got is kept, on
+   * a shared store for every replica. On a shared store whose database is away, a client's
+   * save is tried again until it holds, so no replica stays ahead of the others; and the
+   * answer says the advance stopped part-way.
    */
-  private async savedAfter(clientId: string, advance: () => Promise<void>): Promise<void> {
+  private async savedAfter(clientIds: readonly string[], advance: () => Promise<void>, also?: () => Promise<void>): Promise<void> {
     let failure: unknown;
     try {
       await advance();
     } catch (error) {
       failure = error;
     }
+    for (const clientId of clientIds) {
+      try {
+        await this.save(clientId);
+      } catch (error) {
+        if (this.sync) this.saveLater.add(clientId, () => this.save(clientId));
+        failure ??= error;
+      }
+    }
     try {
-      await this.save(clientId);
+      await also?.();
     } catch (error) {
-      if (this.sync) this.saveLater(clientId);
       failure ??= error;
     }
     if (failure === undefined) return;
@@ -159,39 +168,19 @@ export class ClockService {
     throw failure;
   }
 
-  /** Tries the client's clock's save again every second (a shared store's database away), until it holds. */
-  private saveLater(clientId: string): void {
-    if (this.pendingSaves.has(clientId)) return;
-    const retry = (): void => {
-      const timer = setTimeout(() => {
-        this.save(clientId).then(
-          () => this.pendingSaves.delete(clientId),
-          () => retry(),
-        );
-      }, SAVE_RETRY_MS);
-      timer.unref();
-      this.pendingSaves.set(clientId, timer);
-    };
-    retry();
-  }
-
-  /** The clocks whose save waits for the store (see saveLater). */
-  private readonly pendingSaves = new Map<string, NodeJS.Timeout>();
+  /** The clocks whose save waits for a shared store's database (see savedAfter). */
+  private readonly saveLater = new SaveLater(SAVE_RETRY_MS);
 
   /** Moves every client's clock, and the sandbox's, on by `ms`. */
   async advanceAll(ms: number): Promise<void> {
     const run = async (): Promise<void> => {
       await this.sync?.all();
       // The clocks moved are saved also when a client's advance failed (its jobs could not be saved): what was done is kept.
-      try {
-        await this.scheduler.advanceAll(ms, this.keepShared);
-      } finally {
-        for (const clientId of this.clocks.clients) await this.save(clientId);
-        if (this.clocks.mode === 'manual') {
-          if (this.sync) this.clocks.adopt(await this.sync.shared.moveOn(new Map(), this.clocks.now()));
-          await this.storage.meta.set('manual_clock_ms', this.clocks.now());
-        }
-      }
+      await this.savedAfter(this.clocks.clients, () => this.scheduler.advanceAll(ms, this.keepShared), async () => {
+        if (this.clocks.mode !== 'manual') return;
+        if (this.sync) this.clocks.adopt(await this.sync.shared.moveOn(new Map(), this.clocks.now()));
+        await this.storage.meta.set('manual_clock_ms', this.clocks.now());
+      });
     };
     await (this.sync ? this.sync.shared.exclusive([...this.clocks.clients, ''], run) : run());
   }
@@ -268,6 +257,8 @@ export class ClockService {
    * time it was saved at.
    */
   async saveAll(): Promise<void> {
+    // A save waiting for the database is not tried again once the sandbox stops.
+    this.saveLater.stop();
     // A shared store keeps the real clock's pace and base: it runs on across a restart.
     if (this.sync) return;
     this.stopKeeping();
