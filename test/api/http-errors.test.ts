@@ -47,6 +47,11 @@ describe('answers that are not about one operation', () => {
     // A fault rule's body criterion too; a small number written with a long exponent (1e-400 is 0) is taken.
     const rule = await sandbox.call('POST', '/__sandbox/faults', { body: '{"match":{"body":{"input_type":1E+400}},"action":{"type":"status","status":503}}', headers: { 'content-type': 'application/json' } });
     expect(rule.body.errors).toEqual([{ field: 'match.body.input_type', message: expect.stringMatching(/too large/) }]);
+    // 400 digits in a row are a number too large too; runs of 308 digits in a string are text.
+    const digits = await supertest(sandbox.app).post('/v1/order').set(auth).set('Content-Type', 'application/json').send(JSON.stringify(createRequest(1)).replace('"input_type":1', `"input_type":${'9'.repeat(400)}`));
+    expect(digits.body.errors).toEqual([{ field: 'input_type', message: expect.stringMatching(/too large/) }]);
+    const runs = await supertest(sandbox.app).post('/__sandbox/clock/advance').set(auth).set('Content-Type', 'application/json').send(JSON.stringify({ ms: 0, note: Array(20).fill('1'.repeat(308)).join(' ') }));
+    expect(runs.body, JSON.stringify(runs.body)).toMatchObject({ errors: [{ field: 'note', message: 'is not a known field' }] });
     const tiny = JSON.stringify(createRequest(1)).replace('"input_type":1', '"input_type":1,"tiny":1e-400');
     expect((await supertest(sandbox.app).post('/v1/order').set(auth).set('Content-Type', 'application/json').send(tiny)).status).toBe(201);
     expect((await sandbox.call('GET', '/__sandbox/orders')).body.total).toBe(1);
