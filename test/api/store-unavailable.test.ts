@@ -74,6 +74,20 @@ describe('a store that cannot write (ENOSPC injected below the journal)', () => 
     for (const no of created.body.order_numbers as string[]) expect((await sandbox.call('GET', `/__sandbox/orders/${no}`)).body.awb).toEqual(expect.any(String));
   });
 
+  it('answers a reset a full disk stops with 503 saying it stopped part-way, and removes the rest once there is room', async () => {
+    const fileSystem = new FaultyFileSystem();
+    const sandbox = await testSandbox({ data: join(dir(), 'sandbox.json') }, { storeFileSystem: fileSystem });
+    open.push(sandbox);
+    expect((await sandbox.call('POST', '/v1/order', { body: createRequest(3) })).status).toBe(201);
+    fileSystem.failingAbove = 0;
+    const reset = await sandbox.call('POST', '/__sandbox/reset');
+    expect(reset.status).toBe(503);
+    expect(reset.body.message).toMatch(/^The reset stopped part-way.*run it again/);
+    fileSystem.failingAbove = undefined;
+    expect((await sandbox.call('POST', '/__sandbox/reset')).status).toBe(200);
+    expect((await sandbox.call('GET', '/__sandbox/orders')).body.total).toBe(0);
+  });
+
   it('lets every client’s advance of an advance-all end and saves every clock before it answers 503 for one whose jobs could not be saved', async () => {
     const data = join(dir(), 'sandbox.json');
     const fileSystem = new FaultyFileSystem();

@@ -50,7 +50,8 @@ export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart
       return removed;
     } catch (error) {
       // A reset removes a page at a time: the store going away midway leaves some of it done, which "nothing was saved" would deny.
-      if (error instanceof Unavailable && error.readMessage !== undefined) throw new Unavailable(domainMessages.resetStopped, error.retryAfterSeconds);
+      // (A data file another sandbox took over says so instead: running it again would not help.)
+      if (error instanceof Unavailable && error.message !== domainMessages.lockLost) throw new Unavailable(domainMessages.resetStopped, error.retryAfterSeconds);
       throw error;
     }
   };
