@@ -94,13 +94,16 @@ function edgeRefusal(name: string, value: string, limits: BodyLimit): { when: 'a
 /** The header criteria that no request reaching a rule meets (see edgeRefusal), each named. */
 function refusedHeaders(headers: Record<string, string>, meeting: () => readonly MatchableOperation[], limits: BodyLimit): FieldError[] {
   const errors: FieldError[] = [];
+  // --body-limit counts the body decoded: a compressed one's Content-Length may be above it and still be read.
+  const compressed = Object.entries(headers).some(([name, value]) => name.toLowerCase() === 'content-encoding' && !['', 'identity'].includes(value.trim().toLowerCase()));
+  const edgeLimits = compressed ? { ...limits, bytes: Infinity } : limits;
   for (const [name, value] of Object.entries(headers)) {
     // A request's header value arrives without the spaces around it, and a criterion is met exactly.
     if (value !== value.trim()) {
       errors.push({ field: `match.headers.${name}`, message: faultMessages.paddedHeader });
       continue;
     }
-    const refusal = edgeRefusal(name, value, limits);
+    const refusal = edgeRefusal(name, value, edgeLimits);
     if (!refusal) continue;
     const operations = meeting();
     if (refusal.when === 'always' || (operations.length > 0 && operations.every((op) => op.body === 'required'))) {
