@@ -130,8 +130,15 @@ export class JobRunner {
       return 'done';
     }
     this.failures.delete(id);
-    await this.storage.jobs.complete(job).catch(() => this.release(job));
-    await this.kinds.byKind.get(job.kind)?.dropped?.(job).catch((error: unknown) => this.options.onError?.(error, job.kind, job.key));
+    const completed = await this.storage.jobs.complete(job).then(
+      () => true,
+      async () => {
+        await this.release(job);
+        return false;
+      },
+    );
+    // Only once it is gone: one given back is still due, and runs again.
+    if (completed) await this.kinds.byKind.get(job.kind)?.dropped?.(job).catch((error: unknown) => this.options.onError?.(error, job.kind, job.key));
     return 'done';
   }
 }
