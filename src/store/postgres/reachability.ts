@@ -82,14 +82,17 @@ export class Reachability {
 
   /**
    * Runs a database call, turning "cannot reach the database" into Unavailable (a 503
-   * with Retry-After). `answered`: the call's success is the database answering.
+   * with Retry-After). `answered`: the call's success is the database answering; `local`:
+   * it does not go to the database at all.
    */
-  async run<R>(call: () => Promise<R>, answered = true): Promise<R> {
+  async run<R>(call: () => Promise<R>, answered = true, local = false): Promise<R> {
     // An outage the probe confirmed is answered at once, not after each call's own timeout
     // (a database that hangs would hold every request 5 to 15 s before its 503), but for
     // one call a second, which goes to the database: a database too slow for the probe's
     // short timeout still serves it, and its answer ends the outage, as the probe's would.
-    if (this.probeConfirmed && this.failure) {
+    // A `local` call (a permit of the replica's own gate) reaches no database: it neither
+    // waits on the outage nor spends the second's call.
+    if (this.probeConfirmed && this.failure && !local) {
       const now = performance.now();
       if (now - this.lastTrial < TRIAL_EVERY_MS) throw this.outage(this.failure.error);
       this.lastTrial = now;

@@ -112,7 +112,7 @@ export class UnitsOfWork {
 
   /** A unit of work with a permit of the gate, held through its attempts: a unit tried again does not wait its turn again. */
   private async runUnit<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
-    const release = await this.reach.run(() => this.connections.permit(), false);
+    const release = await this.reach.run(() => this.connections.permit(), false, true);
     try {
       return await this.attempts(fn);
     } finally {
