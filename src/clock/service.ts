@@ -138,8 +138,8 @@ export class ClockService {
   /**
    * Runs an advance, then saves the clients' clocks (and `also`, the sandbox's own), also
    * when the advance failed (what fell due could not be saved): how far it got is kept, on
-   * a shared store for every replica. On a shared store whose database is away, a client's
-   * save is tried again until it holds, so no replica stays ahead of the others; and the
+   * a shared store for every replica. On a shared store whose database is away, each
+   * save (a client's clock, the sandbox's) is tried again until it holds, so no replica stays ahead of the others; and the
    * answer says the advance stopped part-way.
    */
   private async savedAfter(clientIds: readonly string[], advance: () => Promise<void>, also?: () => Promise<void>): Promise<void> {
@@ -160,6 +160,7 @@ export class ClockService {
     try {
       await also?.();
     } catch (error) {
+      if (this.sync && also) this.saveLater.add('', also);
       failure ??= error;
     }
     if (failure === undefined) return;
