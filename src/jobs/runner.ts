@@ -129,7 +129,6 @@ export class JobRunner {
       await this.storage.jobs.schedule({ kind: job.kind, key: job.key, client_id: job.client_id, due_at: retryAt }).catch(() => this.release(job));
       return 'done';
     }
-    this.failures.delete(id);
     const completed = await this.storage.jobs.complete(job).then(
       () => true,
       async () => {
@@ -137,8 +136,10 @@ export class JobRunner {
         return false;
       },
     );
-    // Only once it is gone: one given back is still due, and runs again.
-    if (completed) await this.kinds.byKind.get(job.kind)?.dropped?.(job).catch((error: unknown) => this.options.onError?.(error, job.kind, job.key));
+    // Only once it is gone: one given back is still due, runs again, and is dropped at its next failure (its count kept).
+    if (!completed) return 'done';
+    this.failures.delete(id);
+    await this.kinds.byKind.get(job.kind)?.dropped?.(job).catch((error: unknown) => this.options.onError?.(error, job.kind, job.key));
     return 'done';
   }
 }
