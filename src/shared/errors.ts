@@ -102,7 +102,7 @@ export const domainMessages = {
     `Every database connection of this sandbox replica stayed busy for ${waitedMs / 1000} s (more load than it can take). Retry shortly.`,
   storeUnavailable: (reason: string) => `The sandbox cannot save changes right now (${reason}); nothing was saved. Retry shortly.`,
   resetStopped:
-    'The reset stopped part-way: the store cannot save changes right now (GET /__sandbox/health says why). Some of what it removes may be removed already; run it again once the store takes writes, and it removes the rest.',
+    'The reset stopped part-way: the store could not take all of its changes (away or busy; GET /__sandbox/health says so when it is away). Some of what it removes may be removed already; run it again shortly, and it removes the rest.',
   storeUnreadable: (reason: string) => `The sandbox cannot read from its database right now (${reason}). Retry shortly.`,
   lockLost: "This sandbox no longer holds the lock of its data file (ELOCKLOST), so it saves nothing more; nothing was saved. Its log and /__sandbox/health say why (most often another sandbox took the data file over).",
 } as const;
