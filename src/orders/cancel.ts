@@ -50,8 +50,8 @@ function cancelEntry(deps: CancelDeps, order: Order, at: number, reason: string 
  */
 export function cancelOrder(deps: CancelDeps, client: Client, orderNo: string, reason?: string): Promise<Stored<Order> | undefined> {
   return deps.storage.transaction(async (tx) => {
-    const order = await tx.orders.get(orderNo);
-    if (order?.client_id !== client.id) return undefined;
+    const order = await tx.orders.get(orderNo, client.id);
+    if (!order) return undefined;
     if (!CANCELLABLE.includes(order.status)) {
       const message = order.status === 'cancelled' ? cancelMessages.alreadyCancelled(order.order_no) : cancelMessages.notCancellable(order.order_no, order.status);
       throw new RuleViolation([{ field: 'order_no', message: `is ${order.status}; only created or awb_generated orders can be cancelled` }], message);

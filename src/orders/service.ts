@@ -119,14 +119,12 @@ export class OrdersService {
 
   /** The client's order, or undefined (also for another client's order). */
   async get(client: Client, orderNo: string): Promise<Stored<Order> | undefined> {
-    const order = await this.deps.storage.orders.get(orderNo);
-    return order?.client_id === client.id ? order : undefined;
+    return this.deps.storage.orders.get(orderNo, client.id);
   }
 
   /** The client's order with this AWB, or undefined. */
   async byAwbOf(client: Client, awb: string): Promise<Stored<Order> | undefined> {
-    const order = await this.deps.storage.orders.byAwb(awb);
-    return order?.client_id === client.id ? order : undefined;
+    return this.deps.storage.orders.byAwb(awb, client.id);
   }
 
   /** The client's orders, newest first, a page at a time. */

@@ -13,10 +13,17 @@ import type { ClaimedJob, ClaimOptions, ClientClock, ClientSettings, DeliveryQue
  */
 
 export interface OrderRepository {
-  get(orderNo: string): Promise<Stored<Order> | undefined>;
+  /**
+   * The order of this number; with `clientId`, only if it is that client's. A client's
+   * look-up passes it, so another client's order is never read for it: the answer, and
+   * the time it takes, are those of a number nobody has (a partner learns nothing of
+   * another's orders, not even by timing).
+   */
+  get(orderNo: string, clientId?: string): Promise<Stored<Order> | undefined>;
   /** The orders of these numbers that exist, in no particular order (a removal's slice); in a unit of work, held until it ends. */
   getMany(orderNos: readonly string[]): Promise<Array<Stored<Order>>>;
-  byAwb(awb: string): Promise<Stored<Order> | undefined>;
+  /** The order of this AWB; with `clientId`, only if it is that client's (as `get`). */
+  byAwb(awb: string, clientId?: string): Promise<Stored<Order> | undefined>;
   batchExists(batchId: string): Promise<boolean>;
   /**
    * Set when, in a unit of work, `insert` itself refuses an order whose number is taken or

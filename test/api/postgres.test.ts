@@ -37,6 +37,10 @@ describe('the sandbox on PostgreSQL (--database-url)', () => {
       expect(listing.body.orders).toHaveLength(1);
       expect(listing.body.next_cursor).toEqual(expect.any(String));
       expect((await sandbox.call('GET', '/__sandbox/orders?limit=10', { token: TOKEN_B })).body.orders).toEqual([]);
+      // Another partner finds none of them, by number or by AWB, and cannot cancel one.
+      expect((await sandbox.call('GET', `/v1/order/tracking/${detail.awb}`, { token: TOKEN_B })).status).toBe(404);
+      expect((await sandbox.call('GET', `/__sandbox/orders/${first}`, { token: TOKEN_B })).status).toBe(404);
+      expect((await sandbox.call('POST', '/v1/order/cancel', { body: { order_no: second }, token: TOKEN_B })).status).toBe(404);
 
       const cancelled = await sandbox.call('POST', '/v1/order/cancel', { body: { order_no: second } });
       expect(cancelled.status).toBe(200);

@@ -58,6 +58,18 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       await storage.close();
     });
 
+    it("reads a client's order by number or AWB for that client only", async () => {
+      const storage = await open();
+      await storage.orders.insert(orderRecord('51', 'a', 1, { awb: 'JN1' }));
+      expect((await storage.orders.get('51', 'a'))?.order_no).toBe('51');
+      expect((await storage.orders.byAwb('JN1', 'a'))?.order_no).toBe('51');
+      expect(await storage.orders.get('51', 'b')).toBeUndefined();
+      expect(await storage.orders.byAwb('JN1', 'b')).toBeUndefined();
+      expect(await storage.transaction((tx) => tx.orders.get('51', 'b'))).toBeUndefined();
+      expect((await storage.transaction((tx) => tx.orders.get('51', 'a')))?.order_no).toBe('51');
+      await storage.close();
+    });
+
     it('knows a batch while one of its orders is kept, and forgets it with its last (retention over weeks keeps no removed batch)', async () => {
       const storage = await open();
       const [first, second] = await storage.transaction(async (tx) => [await tx.orders.insert(orderRecord('61', 'a', 1, { batch_id: '761' })), await tx.orders.insert(orderRecord('62', 'a', 1, { batch_id: '761' }))]);

@@ -20,8 +20,11 @@ export class EmbeddedOrders implements OrderRepository {
     private readonly unpacked: UnpackedOrders,
   ) {}
 
-  async get(orderNo: string): Promise<Stored<Order> | undefined> {
-    return this.unpacked.of(this.access.get(ORDERS, orderNo));
+  async get(orderNo: string, clientId?: string): Promise<Stored<Order> | undefined> {
+    const record = this.access.get(ORDERS, orderNo) as PackedOrder | undefined;
+    // Another client's order is not unpacked (nor cached): its look-up costs what a missing number's does.
+    if (clientId !== undefined && record?.client_id !== clientId) return undefined;
+    return this.unpacked.of(record);
   }
 
   async getMany(orderNos: readonly string[]): Promise<Array<Stored<Order>>> {
@@ -33,9 +36,9 @@ export class EmbeddedOrders implements OrderRepository {
     return found;
   }
 
-  async byAwb(awb: string): Promise<Stored<Order> | undefined> {
+  async byAwb(awb: string, clientId?: string): Promise<Stored<Order> | undefined> {
     const orderNo = this.indexes.orders.byAwb.get(awb);
-    return orderNo === undefined ? undefined : this.get(orderNo);
+    return orderNo === undefined ? undefined : this.get(orderNo, clientId);
   }
 
   async batchExists(batchId: string): Promise<boolean> {

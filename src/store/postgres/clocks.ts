@@ -54,11 +54,11 @@ const CLOCK_WITH_SETTINGS = pointRead(
    UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, data, version FROM client_settings WHERE client_id = $2`,
 );
 
-/** CLOCK_WITH_SETTINGS and the order of an AWB (its `data` and `version` in a row of its own, `kind` 'o'). */
+/** CLOCK_WITH_SETTINGS and the client's order of an AWB (its `data` and `version` in a row of its own, `kind` 'o'). */
 const CLOCK_WITH_SETTINGS_AND_ORDER = pointRead(
   `SELECT 'c' AS kind, ${CLOCK_COLUMNS}, NULL::jsonb AS data, NULL::integer AS version FROM clocks WHERE client_id = ANY($1)
    UNION ALL SELECT 's', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, data, version FROM client_settings WHERE client_id = $2
-   UNION ALL SELECT 'o', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, data, version FROM orders WHERE awb = $3`,
+   UNION ALL SELECT 'o', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, data, version FROM orders WHERE awb = $3 AND client_id = $2`,
 );
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -88,8 +88,8 @@ export class PgClocks implements SharedClockRepository {
     private readonly translate: (error: unknown) => unknown = (error) => error,
     /** Where the current request's first clock read puts its client's settings (see PostgresStorage.requestScope). */
     private readonly prefetch: () => PreRead | undefined = () => undefined,
-    /** Keeps the order a request's first clock read found, for its handler. */
-    private readonly keepOrder: (awb: string, row: PreReadOrder) => void = () => undefined,
+    /** Keeps the client's order a request's first clock read found, for its handler. */
+    private readonly keepOrder: (awb: string, clientId: string, row: PreReadOrder) => void = () => undefined,
   ) {}
 
   async read(clientIds?: readonly string[]): Promise<KeptClocks> {
@@ -115,13 +115,13 @@ export class PgClocks implements SharedClockRepository {
     return keptOf(rows.filter((row) => row.client_id !== null));
   }
 
-  /** readWithSettings, and the order of `awb` (kept for the request's handler). */
+  /** readWithSettings, and the client's order of `awb` (kept for the request's handler). */
   private async readWithOrder(clientId: string, prefetched: Prefetched, awb: string): Promise<KeptClocks> {
     const { rows } = await this.db.query<ClockRow & { kind: 'c' | 's' | 'o'; data: unknown; version: number | null }>(CLOCK_WITH_SETTINGS_AND_ORDER, [[clientId, ''], clientId, awb]);
     const settings = rows.find((row) => row.kind === 's');
     prefetched.set(clientId, settings ? { data: settings.data as ClientSettings, version: settings.version! } : undefined);
     const order = rows.find((row) => row.kind === 'o');
-    this.keepOrder(awb, order ? { data: order.data as Order, version: order.version! } : null);
+    this.keepOrder(awb, clientId, order ? { data: order.data as Order, version: order.version! } : null);
     return keptOf(rows.filter((row) => row.kind === 'c'));
   }
 

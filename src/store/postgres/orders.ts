@@ -45,6 +45,9 @@ const REMOVE_ORDER = 'DELETE FROM orders WHERE order_no = $1 AND version = $2';
 
 const BY_ORDER_NO = pointRead('SELECT data, version FROM orders WHERE order_no = $1');
 const BY_AWB = pointRead('SELECT data, version FROM orders WHERE awb = $1');
+// A client's look-ups: another client's row is not sent, so it costs what a missing one does.
+const BY_ORDER_NO_OF = pointRead('SELECT data, version FROM orders WHERE order_no = $1 AND client_id = $2');
+const BY_AWB_OF = pointRead('SELECT data, version FROM orders WHERE awb = $1 AND client_id = $2');
 
 /** Orders as rows of `orders`: the columns lookups and listings use (ORDER_COLUMNS), and the record as JSON. */
 export class PgOrders implements OrderRepository {
@@ -53,12 +56,12 @@ export class PgOrders implements OrderRepository {
 
   constructor(
     private readonly db: () => Db,
-    /** The order of this AWB as the current request's clock read found it (see RequestScope.readsOrder), once; undefined when not read so. */
-    private readonly preRead: (awb: string) => PreReadOrder | undefined = () => undefined,
+    /** The client's order of this AWB as the current request's clock read found it (see RequestScope.readsOrder), once; undefined when not read so. */
+    private readonly preRead: (awb: string, clientId: string) => PreReadOrder | undefined = () => undefined,
   ) {}
 
-  async get(orderNo: string): Promise<Stored<Order> | undefined> {
-    const { rows } = await this.db().query<{ data: Order; version: number }>(BY_ORDER_NO, [orderNo]);
+  async get(orderNo: string, clientId?: string): Promise<Stored<Order> | undefined> {
+    const { rows } = await this.db().query<{ data: Order; version: number }>(clientId === undefined ? BY_ORDER_NO : BY_ORDER_NO_OF, clientId === undefined ? [orderNo] : [orderNo, clientId]);
     return rows[0] && stored<Order>(rows[0].data, rows[0].version);
   }
 
@@ -75,12 +78,12 @@ export class PgOrders implements OrderRepository {
     return rows.map((row) => stored<Order>(row.data, row.version));
   }
 
-  async byAwb(awb: string): Promise<Stored<Order> | undefined> {
+  async byAwb(awb: string, clientId?: string): Promise<Stored<Order> | undefined> {
     const db = this.db();
     // Outside a unit of work only: a unit reads what it changes afresh.
-    const read = db.later ? undefined : this.preRead(awb);
+    const read = db.later || clientId === undefined ? undefined : this.preRead(awb, clientId);
     if (read !== undefined) return read ? stored<Order>(read.data, read.version) : undefined;
-    const { rows } = await db.query<{ data: Order; version: number }>(BY_AWB, [awb]);
+    const { rows } = await db.query<{ data: Order; version: number }>(clientId === undefined ? BY_AWB : BY_AWB_OF, clientId === undefined ? [awb] : [awb, clientId]);
     return rows[0] && stored<Order>(rows[0].data, rows[0].version);
   }
 

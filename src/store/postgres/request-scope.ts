@@ -3,7 +3,7 @@ import type { RequestScope } from '../port.js';
 import type { Order } from '../../records/index.js';
 import type { Prefetched } from './settings.js';
 
-/** An order read along with a request's clock: its row, or null when no order has that AWB. */
+/** An order read along with a request's clock: its row, or null when the request's client has no order of that AWB. */
 export type PreReadOrder = { data: Order; version: number } | null;
 
 /** What a request's first clock read reads along: its client's settings, and the order the request said it reads, if any. */
@@ -31,8 +31,8 @@ interface RequestState {
   lane: string | undefined;
   /** The AWB of the order the request said it reads (see RequestScope.readsOrder), until its clock read. */
   awb?: string;
-  /** That order as the clock read found it (at `at`, performance.now()), until the handler takes it or the request ends. */
-  order?: { awb: string; row: PreReadOrder; at: number };
+  /** That order of the client as the clock read found it (at `at`, performance.now()), until the handler takes it or the request ends. */
+  order?: { awb: string; clientId: string; row: PreReadOrder; at: number };
 }
 
 /**
@@ -76,22 +76,22 @@ export class RequestScopes {
     return { settings: (scope.settings = new Map()), ...(scope.awb === undefined ? {} : { awb: scope.awb }) };
   };
 
-  /** Keeps the order the clock read found for the request's handler. */
-  readonly keepOrder = (awb: string, row: PreReadOrder): void => {
+  /** Keeps the client's order the clock read found for the request's handler. */
+  readonly keepOrder = (awb: string, clientId: string, row: PreReadOrder): void => {
     const scope = this.current.getStore();
-    if (scope) scope.order = { awb, row, at: performance.now() };
+    if (scope) scope.order = { awb, clientId, row, at: performance.now() };
   };
 
   /**
-   * The order with this AWB as the current request's clock read found it (once), or
+   * The client's order with this AWB as the current request's clock read found it (once), or
    * undefined when it was not read so or was read more than FRESH_MS ago: a request that
    * waited (a latency fault rule, a long turn behind other requests) answers from the order
    * as it is when it is served, as the provider would.
    */
-  readonly preReadOrder = (awb: string): PreReadOrder | undefined => {
+  readonly preReadOrder = (awb: string, clientId: string): PreReadOrder | undefined => {
     const scope = this.current.getStore();
     const kept = scope?.order;
-    if (kept?.awb !== awb) return undefined;
+    if (kept?.awb !== awb || kept.clientId !== clientId) return undefined;
     scope!.order = undefined;
     return performance.now() - kept.at <= FRESH_MS ? kept.row : undefined;
   };
