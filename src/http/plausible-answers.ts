@@ -1,5 +1,5 @@
 import { plausibleCreate } from '../orders/index.js';
-import { plausibleTracking } from '../tracking/index.js';
+import { plausibleTracking, rebasedPhotos } from '../tracking/index.js';
 import type { BodyReply, OperationInput } from './handler.js';
 
 /**
@@ -18,4 +18,15 @@ export function plausibleAnswer(input: OperationInput, reply: BodyReply): BodyRe
   const rule = RULES[input.operation.operationId];
   if (rule && reply.status >= 200 && reply.status < 300 && reply.body !== undefined) rule(reply.body, input);
   return reply;
+}
+
+/** Per provider operation, what makes a documented example true of this sandbox (a copy; the spec's example is left as it is). */
+const EXAMPLE_RULES: Record<string, (body: unknown, input: OperationInput) => unknown> = {
+  trackOrder: (body, input) => rebasedPhotos(body, input.baseUrl),
+};
+
+/** A documented example's reply with what names the sandbox's own address made to name the one the request came to. */
+export function exampleAnswer(input: OperationInput, reply: BodyReply): BodyReply {
+  const rule = EXAMPLE_RULES[input.operation.operationId];
+  return rule && reply.body !== undefined ? { ...reply, body: rule(reply.body, input) } : reply;
 }

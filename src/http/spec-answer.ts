@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { BodyReply, Handler, OperationInput } from './handler.js';
 import type { CompiledOperation, OpenApiDocument } from '../spec/index.js';
-import { plausibleAnswer } from './plausible-answers.js';
+import { exampleAnswer, plausibleAnswer } from './plausible-answers.js';
 /** A reply with a status (not a stream). */
 export type StatusReply = BodyReply;
 
@@ -143,8 +143,8 @@ export async function documentedAnswer(document: OpenApiDocument, input: Operati
   // A generated answer that is not JSON (an event stream, a string schema) is lorem text, which the provider never sends: its example instead.
   if (choice.dynamic && reply.type !== undefined && !isJson(reply.type)) return prismAnswer(document, input, { ...choice, dynamic: false });
   if (choice.dynamic) return plausibleAnswer(input, reply);
-  if (choice.example !== undefined || reply.body === undefined) return reply;
-  if (input.operation.validateResponse(reply.status, reply.body).length === 0) return reply;
+  if (reply.body === undefined) return reply;
+  if (choice.example !== undefined || input.operation.validateResponse(reply.status, reply.body).length === 0) return exampleAnswer(input, reply);
   return plausibleAnswer(input, await prismAnswer(document, input, { ...choice, status: reply.status, dynamic: true }));
 }
 

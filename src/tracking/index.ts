@@ -4,6 +4,6 @@ export { AWB_JOB, Journey } from './journey.js';
 export { hasPodScan } from './pod-scan.js';
 export { contextOf } from './render.js';
 export { magicHistory, magicScenario, trackingOf, withPhotoUrls } from './view.js';
-export { plausibleTracking } from './plausible.js';
+export { plausibleTracking, rebasedPhotos } from './plausible.js';
 export { TrackingAnswers } from './answers.js';
 export type { TrackingAnswer } from './answers.js';

@@ -3,6 +3,9 @@ import type { TrackingEntry } from '../records/index.js';
 /** Statuses whose scan carries a proof-of-delivery photo: POD scan ("2") and returned to sender ("4"). */
 const POD_STATUSES = new Set(['2', '4']);
 
+/** Where POD photos are served, as a photo link's path begins. */
+const POD_PATH = '/__sandbox/pod/';
+
 const isEntry = (value: unknown): value is TrackingEntry => typeof value === 'object' && value !== null && typeof (value as TrackingEntry).update_on === 'number';
 
 /**
@@ -25,4 +28,22 @@ export function plausibleTracking(body: unknown, photoUrl: string): void {
   for (const entry of history) entry.pod_photo = POD_STATUSES.has(entry.status ?? '') ? photoUrl : null;
   answer.last_update = history[0]!.update_on;
   answer.last_status = history.find((entry) => entry.status !== null)!.status;
+}
+
+/**
+ * A documented tracking example's answer on this sandbox: a copy of `body` whose photo
+ * links name `baseUrl`, the address the request came to, instead of the one the spec
+ * was written against (`http://127.0.0.1:4010`), so a client following one from any
+ * port finds the photo. Anything else is returned as it is.
+ *
+ * @example rebasedPhotos(example, 'http://127.0.0.1:5000') // pod_photo 'http://127.0.0.1:5000/__sandbox/pod/SBXDLV00000001.png'
+ */
+export function rebasedPhotos(body: unknown, baseUrl: string): unknown {
+  const answer = body as { history?: unknown } | null;
+  if (typeof answer !== 'object' || answer === null || !Array.isArray(answer.history) || !answer.history.every(isEntry)) return body;
+  const rebase = (url: string | null): string | null => {
+    const path = url === null ? -1 : url.indexOf(POD_PATH);
+    return path < 0 ? url : `${baseUrl}${url!.slice(path)}`;
+  };
+  return { ...answer, history: answer.history.map((entry) => ({ ...entry, pod_photo: rebase(entry.pod_photo) })) };
 }
