@@ -48,6 +48,7 @@ export const SLOW = [
   'test/store/postgres-clocks.test.ts',
   'test/store/postgres-ids.test.ts',
   'test/store/postgres-point-reads.test.ts',
+  'test/store/postgres-listings.test.ts',
   // advance-all's answer on both stores and both clocks, starting a PostgreSQL: ~15 s.
   'test/store/advance-all-now.test.ts',
   // ~11 s of test time between them (a due heap of a million entries, partners' isolation

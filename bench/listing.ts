@@ -8,12 +8,15 @@
  * a status none has on each of BENCH_LISTING_CONNECTIONS (1,10,50) connections at once for
  * BENCH_LISTING_SECONDS (5) s, while partner B reads tracking every 2 ms. Prints each
  * listing's time and B's waits. BENCH_LISTING_CLI (default dist/cli.js) runs another build,
- * e.g. an older commit's in a worktree.
+ * e.g. an older commit's in a worktree. BENCH_LISTING_STORE=postgres runs the sandbox as one
+ * replica on an embedded PostgreSQL instead of the data file (where a listing's count is the
+ * database's work; BENCH_LISTING_ORDERS 1,000 suits it, as a partner's load test would make).
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { createRequest } from '../test/support/orders.js';
+import { startPostgres, type TestPostgres } from '../test/support/postgres.js';
 import { HEADERS, percentile, spawnServer, stop, TMP } from './harness.js';
 import { BENCH_TOKEN } from './prefill.js';
 
@@ -24,6 +27,7 @@ const PARTNER_B = 'bench-partner-b-token';
 const QUERIES = ['', '?status=created', '?status=cancelled', '?courier_code=jne&limit=10'];
 const CONNECTIONS = (process.env.BENCH_LISTING_CONNECTIONS ?? '1,10,50').split(',').map(Number);
 const SECONDS = Number(process.env.BENCH_LISTING_SECONDS ?? 5);
+const ON_POSTGRES = process.env.BENCH_LISTING_STORE === 'postgres';
 
 /** Partner B's tracking reads, one every 2 ms after the last answer, until `stop`: their times (ms). */
 function partnerB(url: string): { stop: () => Promise<number[]> } {
@@ -51,7 +55,10 @@ const waitsOf = (waits: number[]): string => `${waits.length} reads, p50 ${perce
 async function main(): Promise<void> {
   rmSync(TMP, { recursive: true, force: true });
   mkdirSync(TMP, { recursive: true });
-  const args = [CLI, '--port', '0', '--data', join(TMP, 'listing.json'), '--token', BENCH_TOKEN, '--token', PARTNER_B, '--awb-delay', '1h'];
+  const database: TestPostgres | undefined = ON_POSTGRES ? await startPostgres() : undefined;
+  const store = database ? ['--database-url', await database.freshDatabase()] : ['--data', join(TMP, 'listing.json')];
+  const args = [CLI, '--port', '0', ...store, '--token', BENCH_TOKEN, '--token', PARTNER_B, '--awb-delay', '1h'];
+  console.log(`store: ${database ? 'PostgreSQL (embedded, one replica)' : 'a data file'}`);
   const sandbox = await spawnServer('listing', process.execPath, args, { env: { NODE_ENV: 'production' }, log: join(TMP, 'listing.log') });
   try {
     const seeded = Date.now();
@@ -93,6 +100,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await stop(sandbox.child);
+    await database?.stop();
   }
 }
 

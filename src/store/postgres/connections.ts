@@ -2,11 +2,19 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
 import type { Db } from './db.js';
 import { FairGate } from './fair-gate.js';
+import { LaneLimit } from './lane-limit.js';
 import { connectionTimeoutOf, poolSizeOf, type PostgresOptions } from './options.js';
 import { backgroundPool, counterPool, observationPool, probePool } from './pools.js';
 import type { Reachability } from './reachability.js';
 import type { RequestScopes } from './request-scope.js';
 import { statement } from './statements.js';
+
+/**
+ * How many listings of one client a replica runs at once: a listing counts its client's
+ * matching rows, the database's CPU, and more at once than the database has cores left
+ * another client's short reads waiting behind them (bench/listing.ts on PostgreSQL).
+ */
+const HEAVY_PER_LANE = 2;
 
 /**
  * A replica's connections to the database: the requests' pool behind its fair gate, and
@@ -30,6 +38,8 @@ export class Connections {
    * whose client is not known in a lane of its own, other work on `pool` in REPLICA_LANE.
    */
   readonly gate: FairGate;
+  /** One client's statements over many rows (listings) that run at once on this replica (see LaneLimit). */
+  private readonly heavyRuns = new LaneLimit(HEAVY_PER_LANE);
   /** Set while background work runs (see `background`). */
   private readonly lane = new AsyncLocalStorage<true>();
 
@@ -92,6 +102,9 @@ export class Connections {
     if (this.own !== this.pool) return () => undefined;
     return this.gate.acquire(this.scopes.lane, this.connectionTimeoutMs);
   }
+
+  /** Runs `fn`, statements over many rows, in its lane's turn of those (see Db.heavy). */
+  readonly heavy = <T>(fn: () => Promise<T>): Promise<T> => this.heavyRuns.run(this.scopes.lane, fn);
 
   /** Ends every pool, the requests' last. */
   async end(): Promise<void> {

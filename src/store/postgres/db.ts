@@ -10,6 +10,12 @@ export interface Db {
    * unit is tried again).
    */
   later?(text: string, values: unknown[]): void;
+  /**
+   * Outside a unit of work: runs `fn`, statements whose cost is the database's work over
+   * many rows (a listing's count), in its client's turn of those (see LaneLimit). Absent:
+   * run it as it is.
+   */
+  heavy?<T>(fn: () => Promise<T>): Promise<T>;
   /** In a unit of work: true the first time the unit writes an order of this batch (see PgOrders.insert). */
   newBatch?(batchId: string): boolean;
 }

@@ -25,7 +25,11 @@ export interface Listing<T> {
  * alone, its `data` null). A page and a count sent one after the other waited for two
  * answers, and every listing shows its total.
  */
-export async function listPage<T>(db: Db, listing: Listing<T>): Promise<Page<Stored<T>>> {
+export function listPage<T>(db: Db, listing: Listing<T>): Promise<Page<Stored<T>>> {
+  return db.heavy ? db.heavy(() => readPage(db, listing)) : readPage(db, listing);
+}
+
+async function readPage<T>(db: Db, listing: Listing<T>): Promise<Page<Stored<T>>> {
   const [rank, id] = listing.order;
   const rows = `SELECT data, version, ${rank} AS rank_, ${id} AS id_ FROM ${listing.table} ${listing.page.sql} ORDER BY ${rank} DESC, ${id} DESC LIMIT ${listing.limit + 1}`;
   if (!listing.total) {

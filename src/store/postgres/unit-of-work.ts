@@ -58,6 +58,7 @@ export class UnitsOfWork {
   readonly outside: Db = {
     query: <R>(text: string, values?: unknown[]) => this.reach.run(() => this.pooledQuery(text, values) as unknown as Promise<{ rows: R[]; rowCount: number | null }>),
     scheduled: (dueAt, clientId) => this.notices.announce([[dueAt, clientId]]),
+    heavy: (fn) => this.connections.heavy(fn),
   };
 
   /** The Db of the work running now: its unit's, or `outside`. */
