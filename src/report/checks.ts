@@ -12,13 +12,19 @@ interface CheckStep {
   expected: '2xx' | '4xx';
   /** Which message it sends: the valid one, or the one for an order the client does not know. */
   message: 'valid' | 'unknown';
+  /**
+   * True: under the `webhook-id` of the step before it (the duplicate). Else under an id
+   * of its own, never seen by the receiver: a refusal of a bad signature or a stale
+   * timestamp is then of the signing alone, not of an id the receiver had acknowledged.
+   */
+  repeats?: true;
   signing: 'right' | 'wrong' | 'stale';
 }
 
 /** The documented sequence of `POST /__sandbox/checks`, in order. */
 export const CHECK_STEPS: readonly CheckStep[] = [
   { id: 'valid', expected: '2xx', message: 'valid', signing: 'right' },
-  { id: 'duplicate', expected: '2xx', message: 'valid', signing: 'right' },
+  { id: 'duplicate', expected: '2xx', message: 'valid', signing: 'right', repeats: true },
   { id: 'bad_signature', expected: '4xx', message: 'valid', signing: 'wrong' },
   { id: 'stale_timestamp', expected: '4xx', message: 'valid', signing: 'stale' },
   { id: 'unknown_order', expected: '2xx', message: 'unknown', signing: 'right' },
@@ -80,7 +86,8 @@ export async function runChecks(endpoint: Endpoint, messages: CheckMessages, dep
   if (!endpoint.enabled) throw new Conflict(disabled(endpoint));
   if (!admits(endpoint, 'awb.generated')) throw new Conflict(`The endpoint ${endpoint.id} does not take awb.generated (its events filter), which every check sends: grade an endpoint that takes it.`);
   // In the format of every delivery id: a receiver cannot tell the checks from real messages by their ids.
-  const ids = { valid: `msg_${randomBytes(12).toString('hex')}`, unknown: `msg_${randomBytes(12).toString('hex')}` };
+  const newId = (): string => `msg_${randomBytes(12).toString('hex')}`;
+  let id = newId();
   const results: CheckResult[] = [];
   const result = (step: CheckStep, status: CheckResult['status'], got: string): CheckResult => ({ id: step.id, endpoint_id: endpoint.id, status, expected: step.expected, got, at: deps.now() });
   let stopped: string | undefined;
@@ -90,7 +97,7 @@ export async function runChecks(endpoint: Endpoint, messages: CheckMessages, dep
       results.push(result(step, 'not_run', `not run: ${stopped}`));
       continue;
     }
-    const id = ids[step.message];
+    if (!step.repeats && i > 0) id = newId();
     const message = { id, body: JSON.stringify(messages[step.message]), secret: step.signing === 'wrong' ? wrongSecret(id) : endpoint.secret, sentAt: step.signing === 'stale' ? new Date(Date.now() - STALE_MS) : new Date() };
     let sent: Omit<SendResult, 'webhook_timestamp'>;
     if (listener !== undefined) {

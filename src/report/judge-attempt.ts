@@ -10,7 +10,10 @@ export function judgeAttempt(delivery: Delivery, attempt: Attempt, at: number, s
   const what = `${delivery.id} attempt ${delivery.attempts.length + 1}${attempt.chaos ? ` (${attempt.chaos})` : ''} → ${attempt.status_code ?? attempt.error}`;
   const ok = isSuccess(attempt.status_code);
   if (attempt.chaos === 'bad_signature') {
-    draft.judge('webhook.bad-signature', ok ? false : isClientError(attempt.status_code) ? true : undefined, what);
+    // The forged copy comes under the webhook-id just acknowledged: after a duplicate copy refused too, its refusal may be of the id, not of the signature.
+    const seenRefused = delivery.attempts.some((a) => a.chaos === 'duplicate' && isClientError(a.status_code));
+    const refused = isClientError(attempt.status_code) && !seenRefused;
+    draft.judge('webhook.bad-signature', ok ? false : refused ? true : undefined, seenRefused && !ok ? `${what}, as its duplicate copy was: not told apart from a refusal of a seen webhook-id` : what);
     return draft;
   }
   // What a receiver does with a duplicate beyond its answer happens on its side, where the sandbox does not see.

@@ -35,7 +35,10 @@ describe('POST /__sandbox/checks', () => {
       ['stale_timestamp', 'passed', '401'],
       ['unknown_order', 'passed', '204'],
     ]);
-    expect(receiver.received.map((w) => w.id)).toEqual([receiver.received[0]!.id, receiver.received[0]!.id, receiver.received[0]!.id, receiver.received[0]!.id, receiver.received[4]!.id]);
+    // The duplicate under the valid message's webhook-id; the bad signature, the stale timestamp and the unknown order under ids of their own.
+    const ids = receiver.received.map((w) => w.id);
+    expect(ids[1]).toBe(ids[0]);
+    expect(new Set([ids[0], ids[2], ids[3], ids[4]]).size).toBe(4);
     expect(Number(receiver.received[3]!.timestamp)).toBeLessThan(Date.now() / 1000 - 300);
     // A client without an AWB yet gets a made-up order for the valid step; both made-up orders look like real ones.
     const realLooking = { event: 'awb.generated', batch_id: expect.stringMatching(/^\d{12}$/), order_no: expect.stringMatching(/^\d{12}$/), courier_code: 'jne', awb: expect.stringMatching(/^JN\d{10}$/) };
@@ -44,6 +47,26 @@ describe('POST /__sandbox/checks', () => {
     expect(receiver.received[4]!.json).not.toMatchObject({ order_no: (receiver.received[0]!.json as { order_no: string }).order_no });
     // Not deliveries: the delivery log stays empty.
     expect((await sandbox.call('GET', '/__sandbox/webhooks/deliveries')).body.deliveries).toEqual([]);
+  });
+
+  it('fails the signing steps of a receiver that never verifies, however it answers a webhook-id it has seen', async () => {
+    sandbox = await testSandbox();
+    receiver = await Receiver.start();
+    await sandbox.call('PUT', '/__sandbox/webhook', { body: { url: receiver.url } });
+    const seen = new Set<string>();
+    receiver.respond = (webhook) => {
+      if (seen.has(webhook.id)) return { status: 409 };
+      seen.add(webhook.id);
+      return { status: 204 };
+    };
+    const res = await sandbox.call('POST', '/__sandbox/checks');
+    expect(res.body.checks.map((c: { id: string; status: string; got: string }) => [c.id, c.status, c.got])).toEqual([
+      ['valid', 'passed', '204'],
+      ['duplicate', 'failed', '409'],
+      ['bad_signature', 'failed', '204'],
+      ['stale_timestamp', 'failed', '204'],
+      ['unknown_order', 'passed', '204'],
+    ]);
   });
 
   it('marks the rest not run when the endpoint does not answer at all, and the report shows them not exercised', async () => {

@@ -241,6 +241,23 @@ describe('a create the client gave up on, which the sandbox carried out', () => 
     }
   });
 
+  it('takes the same shipments under new order codes, once the client heard of the order, for a new order: the fixture a suite creates again', async () => {
+    const t = await timedOutCreate('HEARD-1');
+    try {
+      await t.call('POST', '/__sandbox/clock/advance', { ms: 60_000 });
+      await expect.poll(async () => (await t.report('fault.timeout')).status, { timeout: 5_000 }).toBe('handled');
+      const later = structuredClone(t.request);
+      later.items[0]!.order_code = 'HEARD-2';
+      expect((await t.call('POST', '/v1/order', later)).status).toBe(201);
+      expect(await t.report('fault.timeout')).toMatchObject({ status: 'handled', detail: 'Handled (1 of 1).' });
+      // The same create again under its own codes is still a second shipment.
+      expect((await t.call('POST', '/v1/order', t.request)).status).toBe(201);
+      expect(await t.report('fault.timeout')).toMatchObject({ status: 'not_handled' });
+    } finally {
+      await t.close();
+    }
+  });
+
   it('tells a create of 50 items (a body the report does not keep) by its order codes all the same', async () => {
     const t = await timedOutCreate('BIG-1', 50);
     try {

@@ -40,6 +40,14 @@ describe('judging a webhook attempt', () => {
     expect(items(delivery([refused]), attempt(2, 200))).toEqual(['webhook.awb-acknowledged:exercised', 'webhook.awb-acknowledged:handled']);
   });
 
+  it('does not credit the refusal of the forged copy when its duplicate copy, under the same webhook-id, was refused too', () => {
+    const acknowledged = attempt(1, 204);
+    const forged = attempt(3, 409, { chaos: 'bad_signature' });
+    expect(items(delivery([acknowledged, attempt(2, 409, { chaos: 'duplicate' })]), forged)).toEqual(['webhook.bad-signature:exercised']);
+    expect(items(delivery([acknowledged, attempt(2, 204, { chaos: 'duplicate' })]), forged)).toEqual(['webhook.bad-signature:exercised', 'webhook.bad-signature:handled']);
+    expect(items(delivery([acknowledged, attempt(2, 409, { chaos: 'duplicate' })]), attempt(3, 204, { chaos: 'bad_signature' }))).toEqual(['webhook.bad-signature:exercised', 'webhook.bad-signature:missed']);
+  });
+
   it('counts the acknowledged retry of an attempt the receiver failed', () => {
     expect(items(delivery([attempt(1, 500)]), attempt(2, 200))).toContain('webhook.retry-acknowledged:handled');
   });
