@@ -1,4 +1,5 @@
 import type { Report } from './grade.js';
+import { lastEvents } from './last-events.js';
 
 const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
@@ -14,6 +15,15 @@ function coverageRows(report: Report): string {
     .join('\n');
 }
 
+/** Under a not-handled item's detail: the last requests or attempts behind it, as the JUnit report names them. */
+function whyNot(report: Report, item: Report['items'][number]): string {
+  if (item.status !== 'not_handled') return '';
+  const { heading, events } = lastEvents(report, item.id);
+  if (events.length === 0) return '';
+  const lines = events.map((e) => `<li><small>${escapeHtml(new Date(e.at).toISOString())}</small> ${escapeHtml(e.note)}</li>`).join('');
+  return `<br><small>${heading}</small><ul>${lines}</ul>`;
+}
+
 /**
  * The report as one self-contained page: inline style, no script, no external
  * resource; every text that came from the client (run name, answers) is escaped.
@@ -22,7 +32,7 @@ export function htmlOf(report: Report): string {
   const { summary } = report;
   const coverage = report.coverage.summary;
   const rows = report.items
-    .map((i) => `<tr class="${i.status}"><td><code>${escapeHtml(i.id)}</code></td><td>${escapeHtml(i.title)}${i.sandbox_choice ? ' <small>(sandbox choice)</small>' : ''}</td><td>${LABELS[i.status]}</td><td>${escapeHtml(i.detail)}</td><td><small>${escapeHtml(i.source)}</small></td></tr>`)
+    .map((i) => `<tr class="${i.status}"><td><code>${escapeHtml(i.id)}</code></td><td>${escapeHtml(i.title)}${i.sandbox_choice ? ' <small>(sandbox choice)</small>' : ''}</td><td>${LABELS[i.status]}</td><td>${escapeHtml(i.detail)}${whyNot(report, i)}</td><td><small>${escapeHtml(i.source)}</small></td></tr>`)
     .join('\n');
   const checks = report.checks.map((c) => `<li><code>${escapeHtml(c.id)}</code>${c.endpoint_id === undefined ? '' : ` at <code>${escapeHtml(c.endpoint_id)}</code>`}: ${escapeHtml(c.status)} (expected ${escapeHtml(c.expected)}, got ${escapeHtml(c.got ?? 'nothing')})</li>`).join('\n');
   const run = report.run ? `run <strong>${escapeHtml(report.run.name)}</strong> since ${escapeHtml(report.run.started_at)}` : 'since the last reset';

@@ -1,4 +1,5 @@
 import type { Report } from './grade.js';
+import { lastEvents } from './last-events.js';
 
 /**
  * Text as XML 1.0 character data: the five markup characters escaped, and the characters
@@ -22,21 +23,11 @@ function coverageCases(report: Report): string[] {
   );
 }
 
-/** Most requests or attempts a failure names: the last ones behind it. */
-const SHOWN_EVENTS = 3;
-
-/**
- * What a CI log shows under a failed item: its detail, the last requests or attempts that
- * missed it (or, when none missed, the last that exercised it), and where the behaviour
- * comes from.
- */
+/** What a CI log shows under a failed item: its detail, the last requests or attempts behind it (see lastEvents), and where the behaviour comes from. */
 function failureText(report: Report, item: Report['items'][number]): string {
-  const mine = report.events.filter((e) => e.item === item.id);
-  const missed = mine.filter((e) => e.outcome === 'missed');
-  const shown = (missed.length > 0 ? missed : mine.filter((e) => e.outcome === 'exercised')).slice(-SHOWN_EVENTS);
-  const lines = shown.map((e) => `- ${new Date(e.at).toISOString()} ${e.note}`);
-  const heading = missed.length > 0 ? 'Last missed:' : 'Last exercised (no handling seen after it):';
-  return [item.detail, ...(lines.length > 0 ? [heading, ...lines] : []), `Source: ${item.source}`].join('\n');
+  const last = lastEvents(report, item.id);
+  const lines = last.events.map((e) => `- ${new Date(e.at).toISOString()} ${e.note}`);
+  return [item.detail, ...(lines.length > 0 ? [last.heading, ...lines] : []), `Source: ${item.source}`].join('\n');
 }
 
 /**

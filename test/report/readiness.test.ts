@@ -129,9 +129,15 @@ describe('GET /__sandbox/report?format=junit|html', () => {
   it('answers a self-contained HTML page that shows a run name as text', async () => {
     const other = new TestClient('careful', sandbox.url, tokens.other);
     expect((await other.call('POST', '/__sandbox/runs', { name: '<img src="https://evil.example/x.png" onerror="alert(1)">' })).status).toBe(201);
+    // A refused create sent again unchanged, its order code markup: the missed request is named, as text.
+    const hostile = createRequest(1);
+    hostile.items[0]!.item_weight = 'heavy';
+    hostile.items[0]!.order_code = '<script>alert(1)</script>';
+    for (let i = 0; i < 2; i += 1) expect((await other.call('POST', '/v1/order', hostile)).status).toBe(400);
     const page = await report(tokens.other, 'html');
     expect(page.type).toMatch(/text\/html/);
     expect(page.text).toContain('&lt;img src=&quot;https://evil.example/x.png&quot;');
+    expect(page.text).toMatch(/Last missed:<\/small><ul><li><small>\S+Z<\/small> sent again unchanged: POST \/v1\/order \(order code &quot;&lt;script&gt;alert\(1\)&lt;\/script&gt;&quot;\) → 400<\/li><\/ul>/);
     expect(page.text).not.toMatch(/<img|<script|<link/i);
     expect(page.text).not.toMatch(/(src|href)\s*=\s*["']?(https?:)?\/\//i);
     const mine = await report(tokens.careful, 'html');
