@@ -40,7 +40,7 @@ async function main(options: SandboxOptions): Promise<void> {
   if (tuneHeapGrowth) setFlagsFromString(`--heap-growing-percent=${sandbox.services.options.heapGrowth}`);
   let stopping = false;
   const stop = (signal: string) => {
-    if (stopping) process.exit(1);
+    if (stopping) return stopAgain(signal);
     stopping = true;
     sandbox.services.logger.info({ signal }, 'stopping');
     sandbox.close().then(
@@ -58,6 +58,20 @@ async function main(options: SandboxOptions): Promise<void> {
         sandbox.services.logger.flush(exit);
       },
     );
+  };
+  /**
+   * A signal while the stop goes on. A second Ctrl-C quits at once, as a terminal user
+   * expects; another SIGTERM (a process manager's again, a signal to the whole process
+   * group after one to the sandbox) lets the stop finish, so the data is made durable
+   * and the lock given back.
+   */
+  const stopAgain = (signal: string) => {
+    const { logger } = sandbox.services;
+    if (signal !== 'SIGINT') return void logger.info({ signal }, 'already stopping: the stop goes on');
+    logger.warn({ signal }, 'stopped at once by a second SIGINT: every acknowledged write is kept (the next start reads the journal); webhook attempts under way are made again after it');
+    const exit = () => process.exit(130);
+    setTimeout(exit, 500).unref();
+    logger.flush(exit);
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
