@@ -25,6 +25,13 @@ export const MAX_FAULT_RULES_BYTES = 65_536;
  * through the settings writer, so requests that match a rule at once take their turns at
  * the client's settings row instead of meeting there (a Conflict, answered 409).
  */
+/**
+ * Whether a rule names a token (an `Authorization` criterion): the only rules a read_only
+ * token's requests meet. An observer's reads (a dashboard, a monitor) are not the client's
+ * test traffic, and must not spend the rules the partner set up for its client.
+ */
+const namesCredential = (rule: FaultRule): boolean => Object.keys(rule.match.headers ?? {}).some((name) => name.toLowerCase() === 'authorization');
+
 export class FaultRules {
   constructor(
     private readonly storage: Storage,
@@ -81,11 +88,12 @@ export class FaultRules {
    */
   async take(clientId: string, input: OperationInput, refused: (rule: FaultRule) => boolean = () => false): Promise<FaultRule | 'refused' | undefined> {
     const rules = await this.list(clientId);
-    if (!rules.some((rule) => matches(rule.match, input))) return undefined; // the usual case: no write
+    const meets = (rule: FaultRule): boolean => (input.role !== 'read_only' || namesCredential(rule)) && matches(rule.match, input);
+    if (!rules.some(meets)) return undefined; // the usual case: no write
     return this.settings.change<FaultRule | 'refused' | undefined>(clientId, (settings) => {
       const faults = settings.faults.map((rule) => ({ ...rule }));
       for (const rule of faults) {
-        if (!matches(rule.match, input)) continue;
+        if (!meets(rule)) continue;
         rule.matched++;
         if (rule.probability < 1 && this.chance(`fault:${rule.id}:${rule.matched}`) >= rule.probability) continue;
         if (refused(rule)) return { settings: { ...settings, faults }, result: 'refused' as const };

@@ -332,4 +332,17 @@ describe('a rule matching on a credential header', () => {
       expect(JSON.stringify(listed.body)).not.toContain(PARTNER_TOKEN);
     }
   });
+
+  it("leaves a read_only token's reads out of the client's rules, unless a rule names that token: an observer does not spend them", async () => {
+    await sandbox.close();
+    sandbox = await testSandbox({ clients: [{ token: TOKEN_A, id: 'client-a' }, { token: READER, id: 'client-a', role: 'read_only' }] });
+    await sandbox.call('POST', '/__sandbox/faults', { body: { match: { path: TRACK }, action: fail400, times: 1 } });
+    expect((await sandbox.call('GET', TRACK, { token: READER })).status).toBe(404);
+    expect((await sandbox.call('GET', '/__sandbox/faults')).body.rules).toMatchObject([{ matched: 0, hits: 0, remaining: 1 }]);
+    expect((await sandbox.call('GET', TRACK)).status).toBe(400);
+
+    await sandbox.call('POST', '/__sandbox/faults', { body: { match: { headers: { Authorization: `Bearer ${READER}` }, path: TRACK }, action: fail400, times: 1 } });
+    expect((await sandbox.call('GET', TRACK)).status).toBe(404);
+    expect((await sandbox.call('GET', TRACK, { token: READER })).status).toBe(400);
+  });
 });
