@@ -39,8 +39,8 @@ export const messages = {
   stopping: 'The sandbox is stopping (SIGTERM or SIGINT): it takes no new requests. Retry once it has started again.',
   unwantedUpgrade: (protocol: string) => `This request asks to upgrade its connection to ${protocol}, which this sandbox does not speak here: send it without the Upgrade header.`,
   unknownPath: (method: string, path: string) =>
-    /^\/__sandbox(\/|$)/.test(path)
-      ? `No operation ${method} ${path}. See GET /__sandbox/control.openapi.json for the paths of the control API.`
+    /^\/__sandbox(\/|$)/i.test(path)
+      ? `No operation ${method} ${path}.${path.startsWith('/__sandbox') ? '' : ' Control paths begin with /__sandbox in lower case (the rest of the path may be in any case).'} See GET /__sandbox/control.openapi.json for the paths of the control API.`
       : `No operation ${method} ${path}. See GET /__sandbox/openapi.json for the paths this sandbox serves${path === '/' ? ', /docs for its manual and /dashboard for its dashboard' : ''}.`,
   missingParameter: (method: string, path: string, template: string, name: string) =>
     `No operation ${method} ${path}: the provider's path is ${template}, and its ${name} is missing.`,

@@ -58,5 +58,8 @@ describe('provider paths match exactly as documented', () => {
     const control = await sandbox.call('GET', '/__sandbox/nothing');
     expect(control.status).toBe(404);
     expect(control.body.message).toBe('No operation GET /__sandbox/nothing. See GET /__sandbox/control.openapi.json for the paths of the control API.');
+    // The rest of a control path may be in any case; its prefix may not, and the 404 says so.
+    const shouted = await sandbox.call('GET', '/__SANDBOX/health');
+    expect([shouted.status, shouted.body.message]).toEqual([404, 'No operation GET /__SANDBOX/health. Control paths begin with /__sandbox in lower case (the rest of the path may be in any case). See GET /__sandbox/control.openapi.json for the paths of the control API.']);
   });
 });
