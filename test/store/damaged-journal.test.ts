@@ -115,6 +115,8 @@ describe('a damaged older journal segment', () => {
     expect(told).toHaveLength(1);
     const [salvage] = told;
     expect(salvage!.damage).toMatch(/^sandbox\.json\.wal\.\d+ ends in a line cut short/);
+    // The lines before the cut were replayed: what is lost starts after them.
+    expect(salvage!.fromLine).toBe(kept + 1);
     expect(salvage!.moved).toEqual(all.slice(1).map((segment) => segment.split('/').pop()));
     expect(salvage!.folder).toMatch(/sandbox\.json\.damaged-\d{4}-\d\d-\d\dT/);
     expect(readdirSync(salvage!.folder).sort()).toEqual([...salvage!.moved].sort());

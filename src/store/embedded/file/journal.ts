@@ -11,6 +11,7 @@ interface JournalDamage {
   generation: number;
   path: string;
   what: string;
+  /** The first line whose commit is lost (those before it were replayed); 0 when the segment is lost whole. */
   line: number;
 }
 
@@ -79,7 +80,10 @@ export class Journal {
         return { commits, salvaged: this.planSalvage(damage, options.salvage) };
       }
       let damage: JournalDamage | undefined;
+      /** The number of the last whole line read: a segment cut short lost the lines after it. */
+      let lastLine = 0;
       const read = readLines(path, (line, number) => {
+        lastLine = number;
         if (line === '' || damage !== undefined) return;
         let parsed: JournalOp | JournalOp[];
         try {
@@ -105,7 +109,7 @@ export class Journal {
       });
       const newest = index === segments.length - 1;
       if (damage === undefined && end < size && !newest) {
-        damage = { generation, path, what: `ends in a line cut short at byte ${end} of ${size}, and only the newest segment may (it is closed whole before the next begins)`, line: 0 };
+        damage = { generation, path, what: `ends in a line cut short at byte ${end} of ${size}, and only the newest segment may (it is closed whole before the next begins)`, line: lastLine + 1 };
       }
       if (damage !== undefined) return { commits, salvaged: this.planSalvage(damage, options.salvage) };
       if (end < size) truncateSync(path, end);
