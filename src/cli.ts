@@ -202,6 +202,14 @@ const first = process.argv[2];
 const commands = new Set([...root.commands.map((command) => command.name()), 'help']);
 if (first !== undefined && !first.startsWith('-') && !commands.has(first)) serve.error(unknownCommand(first));
 
+/** An option as the user gave it: its variable when the command line does not name its flag and the variable is set, else its flag. */
+function givenAs(spec: { flag?: string; env?: string }): string | undefined {
+  if (spec.flag === undefined) return undefined;
+  const name = spec.flag.split(' ')[0]!;
+  const onLine = process.argv.some((arg) => arg === name || arg.startsWith(`${name}=`));
+  return !onLine && spec.env !== undefined && process.env[spec.env] !== undefined ? `variable ${spec.env} (${name})` : `option '${spec.flag}'`;
+}
+
 root.parseAsync().catch((error: unknown) => {
   // A client command's usage error (its message already printed), or its --help.
   if (error instanceof CommanderError) {
@@ -210,10 +218,10 @@ root.parseAsync().catch((error: unknown) => {
   }
   // Start-up failures (a corrupt data file, a port in use, a bad flag) are the user's to fix: a message, no stack.
   // An option only the start could check (a scenario, a spec) is named as commander names the others.
-  const flag = error instanceof OptionError ? OPTIONS[error.option].flag : undefined;
+  const flag = error instanceof OptionError ? givenAs(OPTIONS[error.option]) : undefined;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   const hint = code === 'EADDRINUSE' ? ' Another process listens there: stop it, or start this sandbox with another --port (PORT; 0 picks a free one).' : code === 'EACCES' ? ' This user may not listen on that port: use one above 1023 (--port, PORT).' : '';
   const message = `${error instanceof Error ? error.message : String(error)}${hint}`;
-  process.stderr.write(`shipping-sandbox: ${flag ? `option '${flag}' is invalid. ${message}` : message}\n`);
+  process.stderr.write(`shipping-sandbox: ${flag ? `${flag} is invalid. ${message}` : message}\n`);
   process.exit(1);
 });

@@ -100,6 +100,15 @@ describe('shipping-sandbox (the CLI)', () => {
   });
 
   it.each([
+    [{ SANDBOX_SCENARIO: 'nope' }, 'variable SANDBOX_SCENARIO (--scenario) is invalid. scenario "nope" is not a scenario'],
+    [{ SANDBOX_WEBHOOK_URL: '' }, 'variable SANDBOX_WEBHOOK_URL (--webhook-url) is invalid. webhookUrl must be a non-empty text'],
+  ])('names the variable %j the refused value came from, not a flag the user never passed', async (env, message) => {
+    const { code, stderr } = await runCli(['--port', '0', '--data', ':memory:'], env);
+    expect(code).toBe(1);
+    expect(stderr).toContain(message);
+  });
+
+  it.each([
     ['0', false],
     ['false', false],
     ['1', true],
