@@ -119,8 +119,11 @@ export const OPTIONS: Schema = {
       if (value === undefined) return undefined;
       const start = instant(value);
       // Answers show times up to the end of year 9999; keep a century of room for advances.
-      if (start === undefined || start > LATEST_CLOCK_START_MS) {
+      if (start === undefined) {
         return fail('clockStart', `clockStart "${String(value)}" is not a time: use ISO 8601 with its offset (2026-01-01T00:00:00Z, or a date: 2026-01-01) or epoch milliseconds, at the latest ${new Date(LATEST_CLOCK_START_MS).toISOString()}.`);
+      }
+      if (start > LATEST_CLOCK_START_MS) {
+        return fail('clockStart', `clockStart "${String(value)}" is after ${new Date(LATEST_CLOCK_START_MS).toISOString()}, the latest start the manual clock takes (answers show times up to the end of year 9999, with a century of room for advances).`);
       }
       // Epoch seconds (what tracking's update_on shows) read as milliseconds land in January 1970.
       if (start < EARLIEST_CLOCK_START_MS) {

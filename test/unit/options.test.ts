@@ -100,6 +100,7 @@ describe('the options', () => {
     [{ clockStart: '-1' }, 'clockStart', /is not a time/],
     [{ clockStart: '2026-02-30T00:00:00Z' }, 'clockStart', /is not a time/],
     [{ clockStart: '2026-01-01T25:00:00Z' }, 'clockStart', /is not a time/],
+    [{ clockStart: '9899-12-31' }, 'clockStart', /is after 9899-\S+Z, the latest start the manual clock takes/],
     [{ clockStart: '2026-01-01T10:00:00' }, 'clockStart', /ISO 8601 with its offset/],
     [{ clockStart: '1700000000' }, 'clockStart', /is 1970-01-20T16:13:20.000Z in epoch milliseconds: for epoch seconds multiply by 1000/],
     [{ clockStart: '1960-01-01T00:00:00Z' }, 'clockStart', /"1960-01-01T00:00:00Z" is before 1973-03-03T09:46:40.000Z, the earliest start the manual clock takes/],
