@@ -128,7 +128,7 @@ export class Journal {
   private planSalvage(damage: JournalDamage, salvage: boolean | undefined): JournalSalvage {
     if (!salvage) {
       throw new DataFileError(
-        `The journal ${damage.path} ${damage.what}. Nothing was changed: the files are as they were. ` +
+        `The journal ${damage.path} ${damage.what}. Nothing was changed: the data file and its journal segments are as they were. ` +
           'Repair or restore it, or start once with --salvage-journal to set it and the segments after it aside ' +
           'into a dated folder beside the data file and start from what is intact (the commits after the damage are then lost, and logged).',
       );
