@@ -41,9 +41,10 @@ export function plausibleTracking(body: unknown, photoUrl: string): void {
 export function rebasedPhotos(body: unknown, baseUrl: string): unknown {
   const answer = body as { history?: unknown } | null;
   if (typeof answer !== 'object' || answer === null || !Array.isArray(answer.history) || !answer.history.every(isEntry)) return body;
-  const rebase = (url: string | null): string | null => {
-    const path = url === null ? -1 : url.indexOf(POD_PATH);
-    return path < 0 ? url : `${baseUrl}${url!.slice(path)}`;
+  // A spec given with --spec may have anything there: only a text link to a photo is rebased.
+  const rebase = (url: unknown): unknown => {
+    const path = typeof url === 'string' ? url.indexOf(POD_PATH) : -1;
+    return path < 0 ? url : `${baseUrl}${(url as string).slice(path)}`;
   };
   return { ...answer, history: answer.history.map((entry) => ({ ...entry, pod_photo: rebase(entry.pod_photo) })) };
 }
