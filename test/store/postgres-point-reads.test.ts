@@ -94,31 +94,33 @@ describe("PostgreSQL reads along with a request's clock", () => {
           scope.readsOrder('JN5000000200');
           await storage.sharedClocks!.read(['a']);
           const sent = () => traffic.statements.length;
+          // Another client's read of the AWB is not handed what was read for this one: it reads, finds none, and leaves it.
+          const another = await storage.orders.byAwb('JN5000000200', 'b');
           const before = sent();
-          const first = await storage.orders.byAwb('JN5000000200');
+          const first = await storage.orders.byAwb('JN5000000200', 'a');
           sentAfterClock.push(sent() - before);
-          const again = await storage.orders.byAwb('JN5000000200');
-          const inUnit = await storage.transaction((tx) => tx.orders.byAwb('JN5000000200'));
+          const again = await storage.orders.byAwb('JN5000000200', 'a');
+          const inUnit = await storage.transaction((tx) => tx.orders.byAwb('JN5000000200', 'a'));
           const settings = await storage.settings.get('a');
-          read = [first?.order_no, first?.version, again?.version, inUnit?.version, settings?.client_id];
+          read = [first?.order_no, first?.version, again?.version, inUnit?.version, settings?.client_id, another];
         });
       } finally {
         traffic.stop();
       }
-      expect(read).toEqual(['5000000200', 1, 1, 1, 'a']);
+      expect(read).toEqual(['5000000200', 1, 1, 1, 'a', undefined]);
       // The first read of the AWB sent nothing: the clock statement had read it.
       expect(sentAfterClock).toEqual([0]);
       const statements = traffic.statements.map(([, text]) => text).filter((text) => text !== 'BEGIN' && text !== 'COMMIT');
       expect(statements.filter((text) => text.includes('FROM clocks') && text.includes('FROM orders WHERE awb') && text.includes('FROM client_settings'))).toHaveLength(1);
-      // The clock statement, the second read, the unit's read; the settings came with the clock.
-      expect(statements.filter((text) => text.includes('FROM orders WHERE awb'))).toHaveLength(3);
+      // The clock statement, the second read, the unit's read, the other client's; the settings came with the clock.
+      expect(statements.filter((text) => text.includes('FROM orders WHERE awb'))).toHaveLength(4);
       expect(statements.filter((text) => text.includes('FROM client_settings'))).toHaveLength(1);
 
       // An AWB no order has: the request's read answers none without asking again; another AWB is read as ever.
       const unknown = await scope.run(async () => {
         scope.readsOrder('JN0000000000');
         await storage.sharedClocks!.read(['a']);
-        return [await storage.orders.byAwb('JN0000000000'), (await storage.orders.byAwb('JN5000000200'))?.order_no];
+        return [await storage.orders.byAwb('JN0000000000', 'a'), (await storage.orders.byAwb('JN5000000200', 'a'))?.order_no];
       });
       expect(unknown).toEqual([undefined, '5000000200']);
     } finally {
@@ -138,7 +140,7 @@ describe("PostgreSQL reads along with a request's clock", () => {
         await storage.sharedClocks!.read(['a']);
         await other.orders.update({ ...(await other.orders.get('5000000300'))!, status: 'awb_generated' });
         await new Promise((resolve) => setTimeout(resolve, 120));
-        return (await storage.orders.byAwb('JN5000000300'))?.version;
+        return (await storage.orders.byAwb('JN5000000300', 'a'))?.version;
       });
       expect(waited).toBe(2);
       // Work a request leaves running after it ended does not take what it read with its clock.
@@ -147,7 +149,7 @@ describe("PostgreSQL reads along with a request's clock", () => {
         await storage.sharedClocks!.read(['a']);
         await other.orders.update({ ...(await other.orders.get('5000000300'))!, status: 'in_transit' });
         scope.endPreRead(true);
-        return (await storage.orders.byAwb('JN5000000300'))?.version;
+        return (await storage.orders.byAwb('JN5000000300', 'a'))?.version;
       });
       expect(after).toBe(3);
     } finally {
