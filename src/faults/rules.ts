@@ -19,19 +19,19 @@ export const MAX_FAULT_RULE_BYTES = 16_384;
 export const MAX_FAULT_RULES_BYTES = 65_536;
 
 /**
- * The fault rules of every client, kept in its settings. Rules are tried in the order
- * they were created; the first that matches and wins its draw applies, and expires
- * once it has applied `times` times. Every change, a request's count included, goes
- * through the settings writer, so requests that match a rule at once take their turns at
- * the client's settings row instead of meeting there (a Conflict, answered 409).
- */
-/**
  * Whether a rule names a token (an `Authorization` criterion): the only rules a read_only
  * token's requests meet. An observer's reads (a dashboard, a monitor) are not the client's
  * test traffic, and must not spend the rules the partner set up for its client.
  */
 const namesCredential = (rule: FaultRule): boolean => Object.keys(rule.match.headers ?? {}).some((name) => name.toLowerCase() === 'authorization');
 
+/**
+ * The fault rules of every client, kept in its settings. Rules are tried in the order
+ * they were created; the first that matches and wins its draw applies, and expires
+ * once it has applied `times` times. Every change, a request's count included, goes
+ * through the settings writer, so requests that match a rule at once take their turns at
+ * the client's settings row instead of meeting there (a Conflict, answered 409).
+ */
 export class FaultRules {
   constructor(
     private readonly storage: Storage,

@@ -138,13 +138,15 @@ export class DeliveryAttempts {
    * refusal of any first sight of an id). A listener gone meanwhile gets none.
    */
   async copies(delivery: Stored<Delivery>, endpoint: Endpoint, at: number): Promise<void> {
+    // The delivery as each copy's attempt was recorded: the forged copy is judged knowing how the duplicate was answered.
+    let now = delivery;
     for (const chaos of ['duplicate', 'bad_signature'] as const) {
       if (!delivery.chaos.includes(chaos)) continue;
-      const copy = await this.attempt(delivery, endpoint, 'schedule', chaos, at).catch((error: unknown) => {
+      const copy = await this.attempt(now, endpoint, 'schedule', chaos, at).catch((error: unknown) => {
         if (error instanceof ListenerNotConnected) return undefined;
         throw error;
       });
-      if (copy) await this.record(delivery, copy, async (_tx, current) => current);
+      if (copy) now = (await this.record(now, copy, async (_tx, current) => current)) ?? now;
     }
   }
 

@@ -102,7 +102,7 @@ describe("PostgreSQL reads along with a request's clock", () => {
           const again = await storage.orders.byAwb('JN5000000200', 'a');
           const inUnit = await storage.transaction((tx) => tx.orders.byAwb('JN5000000200', 'a'));
           const settings = await storage.settings.get('a');
-          read = [first?.order_no, first?.version, again?.version, inUnit?.version, settings?.client_id, another];
+          read = [first?.order_no, first?.version, again?.version, inUnit?.version, settings?.client_id, another?.order_no];
         });
       } finally {
         traffic.stop();

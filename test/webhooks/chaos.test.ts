@@ -74,6 +74,22 @@ describe('X-Sandbox-Webhook-Chaos', () => {
     ]);
   });
 
+  it('bad_signature after duplicate: a receiver that refuses a seen webhook-id, verifying nothing, refuses both copies, and the report does not credit the forged one', async () => {
+    const seen = new Set<string>();
+    receiver.respond = (w) => (seen.has(w.id) ? { status: 409 } : (seen.add(w.id), { status: 204 }));
+    await createOrders(sandbox, 1, chaos('duplicate,bad_signature'));
+    await sandbox.advance(60_000);
+    const [delivery] = await deliveries(sandbox);
+    expect(delivery!.attempts.map((a) => [a.chaos, a.status_code])).toEqual([
+      [null, 204],
+      ['duplicate', 409],
+      ['bad_signature', 409],
+    ]);
+    const items = (await sandbox.call('GET', '/__sandbox/report')).body.items as Array<{ id: string; status: string }>;
+    expect(items.find((i) => i.id === 'webhook.bad-signature')).toMatchObject({ status: 'not_handled' });
+    expect(items.find((i) => i.id === 'webhook.duplicate')).toMatchObject({ status: 'not_handled' });
+  });
+
   it('bad_signature: a receiver that refuses the first sight of any webhook-id, verifying nothing, takes the forged copy', async () => {
     const seen = new Set<string>();
     receiver.respond = (w) => (seen.has(w.id) ? { status: 200 } : (seen.add(w.id), { status: 409 }));
