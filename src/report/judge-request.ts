@@ -164,11 +164,11 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
     }
   }
   // The shipments of a create the client gave up on, which the sandbox carried out, sent again under new order codes: a duplicate too,
-  // until the client heard of its order (acknowledged its AWB webhook): the same shipments under new codes are then a new order it meant.
+  // also once its AWB webhook was acknowledged (a receiver that answers shows nothing of what the create logic knows).
   if (op === 'createOrder' && kept.content && served.status === 201 && state.marks[CONTENT_SEEN]) {
     const content = state.marks[contentKey(kept.content())];
     const waiting = content && state.marks[String(content.detail.retry)];
-    if (content && waiting && waiting.detail.fingerprint !== print && waiting.detail.heard !== 1) {
+    if (content && waiting && waiting.detail.fingerprint !== print) {
       draft.mark(String(content.detail.retry), null);
       draft.mark(contentKey(kept.content()), null);
       draft.note(`fault.${String(waiting.detail.kind)}`, 'missed', `sent again under new order codes although the create it gave up on had been carried out: a duplicate shipment (${what})`);

@@ -241,18 +241,21 @@ describe('a create the client gave up on, which the sandbox carried out', () => 
     }
   });
 
-  it('takes the same shipments under new order codes, once the client heard of the order, for a new order: the fixture a suite creates again', async () => {
+  it('counts the same shipments under new order codes as a second shipment also after the AWB webhook was acknowledged, until a new run', async () => {
     const t = await timedOutCreate('HEARD-1');
     try {
       await t.call('POST', '/__sandbox/clock/advance', { ms: 60_000 });
       await expect.poll(async () => (await t.report('fault.timeout')).status, { timeout: 5_000 }).toBe('handled');
-      const later = structuredClone(t.request);
-      later.items[0]!.order_code = 'HEARD-2';
-      expect((await t.call('POST', '/v1/order', later)).status).toBe(201);
-      expect(await t.report('fault.timeout')).toMatchObject({ status: 'handled', detail: 'Handled (1 of 1).' });
-      // The same create again under its own codes is still a second shipment.
-      expect((await t.call('POST', '/v1/order', t.request)).status).toBe(201);
+      // A receiver that answers shows nothing of what the create logic knows: sent again under new codes, it is a duplicate.
+      const again = structuredClone(t.request);
+      again.items[0]!.order_code = 'HEARD-2';
+      expect((await t.call('POST', '/v1/order', again)).status).toBe(201);
       expect(await t.report('fault.timeout')).toMatchObject({ status: 'not_handled' });
+      // A suite that creates the same fixture in its next test starts a run of its own.
+      expect((await t.call('POST', '/__sandbox/runs', { name: 'next' })).status).toBe(201);
+      again.items[0]!.order_code = 'HEARD-3';
+      expect((await t.call('POST', '/v1/order', again)).status).toBe(201);
+      expect(await t.report('fault.timeout')).toMatchObject({ status: 'not_exercised' });
     } finally {
       await t.close();
     }
