@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { PermitTimeout } from '../../src/store/postgres/fair-gate.js';
 import { LaneLimit } from '../../src/store/postgres/lane-limit.js';
 
 /** A run that goes on until `end` or `fail` is called. */
@@ -41,6 +42,19 @@ describe('LaneLimit', () => {
     for (const name of ['a3', 'a4', 'b1', 'b2']) runs.get(name)!.end();
     expect(await Promise.all(all)).toEqual(['failed', 'ended', 'ended', 'ended', 'ended', 'ended']);
     expect([limit.runningIn('a'), limit.runningIn('b')]).toEqual([0, 0]);
+  });
+
+  it('gives up a wait after waitMs with a PermitTimeout, holding nothing: the lane goes on with the next', async () => {
+    const limit = new LaneLimit(1);
+    const first = opened();
+    const running = limit.run('a', () => first.promise);
+    const gaveUp = limit.run('a', async () => 'never', 20).catch((error: unknown) => error);
+    const next = limit.run('a', async () => 'next');
+    expect(await gaveUp).toBeInstanceOf(PermitTimeout);
+    first.end();
+    await running;
+    expect(await next).toBe('next');
+    expect(limit.runningIn('a')).toBe(0);
   });
 
   it('answers with what the run answers, and refuses a limit that is not a positive whole number', async () => {

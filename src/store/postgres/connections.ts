@@ -1,7 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
 import type { Db } from './db.js';
-import { FairGate } from './fair-gate.js';
+import { domainMessages, Unavailable } from '../../shared/index.js';
+import { FairGate, PermitTimeout } from './fair-gate.js';
 import { LaneLimit } from './lane-limit.js';
 import { connectionTimeoutOf, poolSizeOf, type PostgresOptions } from './options.js';
 import { backgroundPool, counterPool, observationPool, probePool } from './pools.js';
@@ -103,8 +104,15 @@ export class Connections {
     return this.gate.acquire(this.scopes.lane, this.connectionTimeoutMs);
   }
 
-  /** Runs `fn`, statements over many rows, in its lane's turn of those (see Db.heavy). */
-  readonly heavy = <T>(fn: () => Promise<T>): Promise<T> => this.heavyRuns.run(this.scopes.lane, fn);
+  /**
+   * Runs `fn`, statements over many rows, in its lane's turn of those (see Db.heavy). A
+   * turn not come within connectionTimeoutMs is a 503 saying the store is busy, as a
+   * connection not come is: the client's own listings hold it, not an outage.
+   */
+  readonly heavy = <T>(fn: () => Promise<T>): Promise<T> =>
+    this.heavyRuns.run(this.scopes.lane, fn, this.connectionTimeoutMs).catch((error: unknown) => {
+      throw error instanceof PermitTimeout ? new Unavailable(domainMessages.storeBusy(this.connectionTimeoutMs)) : error;
+    });
 
   /** Ends every pool, the requests' last. */
   async end(): Promise<void> {

@@ -1,10 +1,13 @@
+import { PermitTimeout } from './fair-gate.js';
+
 /**
  * At most `perLane` runs at once per lane; the rest of a lane wait, first come first,
  * while other lanes go on. For the statements whose cost is the database's CPU rather
  * than a connection's time (a listing's count over a client's every order): the fair gate
  * shares connections between clients, but one client's many such statements at once,
  * each on a connection of its own, would share the database's cores among themselves and
- * leave another client's point reads waiting for one.
+ * leave another client's point reads waiting for one. A run that waited `waitMs` without
+ * its turn gives up with a PermitTimeout, and holds nothing.
  *
  * @example
  * const listings = new LaneLimit(2);
@@ -20,21 +23,38 @@ export class LaneLimit {
     if (!(Number.isInteger(perLane) && perLane > 0)) throw new RangeError(`A lane limit needs a positive whole number, not ${perLane}.`);
   }
 
-  /** Runs `fn` once fewer than `perLane` runs of `lane` go on, and lets the lane's next go however it ends. */
-  async run<T>(lane: string, fn: () => Promise<T>): Promise<T> {
+  /** Runs `fn` once fewer than `perLane` runs of `lane` go on (waiting at most `waitMs`), and lets the lane's next go however it ends. */
+  async run<T>(lane: string, fn: () => Promise<T>, waitMs = Infinity): Promise<T> {
     const running = this.running.get(lane) ?? 0;
     if (running < this.perLane) this.running.set(lane, running + 1);
-    else
-      await new Promise<void>((go) => {
-        const queue = this.waiting.get(lane);
-        if (queue) queue.push(go);
-        else this.waiting.set(lane, [go]);
-      });
+    else await this.turn(lane, waitMs);
     try {
       return await fn();
     } finally {
       this.next(lane);
     }
+  }
+
+  /** Resolves when a run of `lane` hands this one its place; rejects with a PermitTimeout after `waitMs`, leaving the queue. */
+  private turn(lane: string, waitMs: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const go = (): void => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = Number.isFinite(waitMs)
+        ? setTimeout(() => {
+            const queue = this.waiting.get(lane);
+            const at = queue?.indexOf(go) ?? -1;
+            if (at >= 0) queue!.splice(at, 1);
+            if (queue?.length === 0) this.waiting.delete(lane);
+            reject(new PermitTimeout());
+          }, waitMs)
+        : undefined;
+      const queue = this.waiting.get(lane);
+      if (queue) queue.push(go);
+      else this.waiting.set(lane, [go]);
+    });
   }
 
   /** Runs going on in `lane` now. */
