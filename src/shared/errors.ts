@@ -98,6 +98,8 @@ export const domainMessages = {
   rateLimited: (perSecond: number, seconds: number) => `This client sent more than ${perSecond} requests in a second (the sandbox's --rate-limit); retry in ${seconds} s.`,
   tooManyWaiting: (requests: number, bytes: number) =>
     `This client has as many requests waiting for their turn as it may have (at most ${requests}, with ${bytes / 2 ** 20} MiB of bodies together; requests of several clients are served in turns); retry in 1 s, or send fewer at once.`,
+  listingsBusy: (waitedMs: number, perLane: number) =>
+    `This replica runs ${perLane} of a client's listings at once, and this one waited ${waitedMs / 1000} s for its turn behind the others (more listings at once than it can take). Retry shortly.`,
   storeBusy: (waitedMs: number) =>
     `Every database connection of this sandbox replica stayed busy for ${waitedMs / 1000} s (more load than it can take). Retry shortly.`,
   storeUnavailable: (reason: string) => `The sandbox cannot save changes right now (${reason}); nothing was saved. Retry shortly.`,

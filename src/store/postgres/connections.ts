@@ -106,12 +106,12 @@ export class Connections {
 
   /**
    * Runs `fn`, statements over many rows, in its lane's turn of those (see Db.heavy). A
-   * turn not come within connectionTimeoutMs is a 503 saying the store is busy, as a
-   * connection not come is: the client's own listings hold it, not an outage.
+   * turn not come within connectionTimeoutMs is a 503, as a connection not come is: the
+   * client's own listings hold it, not an outage.
    */
   readonly heavy = <T>(fn: () => Promise<T>): Promise<T> =>
     this.heavyRuns.run(this.scopes.lane, fn, this.connectionTimeoutMs).catch((error: unknown) => {
-      throw error instanceof PermitTimeout ? new Unavailable(domainMessages.storeBusy(this.connectionTimeoutMs)) : error;
+      throw error instanceof PermitTimeout ? new Unavailable(domainMessages.listingsBusy(this.connectionTimeoutMs, HEAVY_PER_LANE)) : error;
     });
 
   /** Ends every pool, the requests' last. */
