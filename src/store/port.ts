@@ -1,24 +1,18 @@
 import type { ClaimedJob, ClaimOptions, ClientClock, ClientSettings, DeliveryQuery, DueFilter, Job, JobKind, KeptClocks, KeptRealClock, Meta, OrderQuery, Page, RequestFilter, Stored, Unversioned, Delivery, DeliveryStatus, JournalEntry, Order, ReportChange, ReportRun, ReportView } from '../records/index.js';
 
 /**
- * The storage port: everything the sandbox keeps, as typed repositories and one unit
- * of work. The domain speaks only to this; the embedded JSON-file store
- * (`store/embedded/`) and PostgreSQL (`store/postgres/`) are its adapters, and the
- * contract suite (`test/store/contract.ts`) is what every adapter passes. The records
- * it speaks are in `records/`.
+ * The storage port: everything the sandbox keeps, as typed repositories and one unit of
+ * work. The domain speaks only to this; the embedded JSON-file store (`store/embedded/`)
+ * and PostgreSQL (`store/postgres/`) are its adapters, and the contract suite
+ * (`test/store/contract.ts`) is what every adapter passes. Its records are in `records/`.
  *
- * Records go in and come out as values: frozen, carrying the `version` they were
- * read at. Writing a record whose version is no longer the stored one is a
- * `Conflict`, never a silent overwrite.
+ * Records go in and come out as values: frozen, carrying the `version` they were read at.
+ * Writing a record whose version is no longer the stored one is a `Conflict`, never a
+ * silent overwrite.
  */
 
 export interface OrderRepository {
-  /**
-   * The order of this number; with `clientId`, only if it is that client's. A client's
-   * look-up passes it, so another client's order is never read for it: the answer, and
-   * the time it takes, are those of a number nobody has (a partner learns nothing of
-   * another's orders, not even by timing).
-   */
+  /** The order of this number; with `clientId`, only that client's: another's is never read, so a partner learns nothing of it, not even by timing. */
   get(orderNo: string, clientId?: string): Promise<Stored<Order> | undefined>;
   /** The orders of these numbers that exist, in no particular order (a removal's slice); in a unit of work, held until it ends. */
   getMany(orderNos: readonly string[]): Promise<Array<Stored<Order>>>;
@@ -54,10 +48,7 @@ export interface DeliveryRepository {
   insert(delivery: Unversioned<Delivery>): Promise<Stored<Delivery>>;
   /** Writes a changed delivery read at `delivery.version`; a `Conflict` if it changed since (a reset removed it, say). */
   update(delivery: Stored<Delivery>): Promise<Stored<Delivery>>;
-  /**
-   * Removes the delivery whatever its version: a reset or a retention sweep wins over an
-   * attempt in flight, which then records nothing.
-   */
+  /** Removes the delivery whatever its version: a reset or a retention sweep wins over an attempt in flight, which then records nothing. */
   remove(delivery: Stored<Delivery>): Promise<void>;
   /** The client's deliveries, newest first. */
   list(clientId: string, query: DeliveryQuery): Promise<Page<Stored<Delivery>>>;
