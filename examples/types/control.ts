@@ -707,8 +707,8 @@ export interface paths {
          *     so a test can check "this request was made N times" in one call. Only the caller's
          *     own requests are counted, and only those the journal still keeps (the newest
          *     `--journal-size`); like `GET /__sandbox/requests`, it sees every request of the
-         *     caller that was answered before it. A POST because the match is a body: a
-         *     `read_only` token filters `GET /__sandbox/requests` instead.
+         *     caller that was answered before it. A POST because the match is a body, but a
+         *     read (`x-sandbox-read: true`): it changes nothing, and a `read_only` token may ask it.
          */
         post: operations["countRequests"];
         delete?: never;
@@ -2798,7 +2798,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ReadOnlyForbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];

@@ -13,8 +13,15 @@ export type Scope = 'client' | 'sandbox';
 
 export const scopeOf = (op: Pick<CompiledOperation, 'definition'>): Scope => (op.definition['x-sandbox-scope'] === 'sandbox' ? 'sandbox' : 'client');
 
-/** Methods that only read: the only ones a read_only token may use. */
+/** Methods that only read. */
 export const isReadMethod = (method: string): boolean => ['GET', 'HEAD', 'OPTIONS'].includes(method.toUpperCase());
+
+/**
+ * Whether an operation only reads: a read method, or one the spec marks `x-sandbox-read:
+ * true` (a question too large for a query, asked in a body: counting journaled requests).
+ * The only operations a read_only token may use.
+ */
+export const isReadOperation = (op: Pick<CompiledOperation, 'method' | 'definition'>): boolean => isReadMethod(op.method) || op.definition['x-sandbox-read'] === true;
 
 export const ACT_FOR_HEADER = 'x-sandbox-client';
 const actForField = `header.${ACT_FOR_HEADER}`;
@@ -34,7 +41,7 @@ export const sandboxWideOpenToClients = (registry: ClientRegistry): boolean => !
  * @example authorize(registry, op, { role: 'read_only', client }, headers) // throws 403 on a POST
  */
 export function authorize(registry: ClientRegistry, op: Pick<CompiledOperation, 'method' | 'definition'>, caller: Caller, headers: Record<string, unknown>): Client | undefined {
-  if (caller.role === 'read_only' && !isReadMethod(op.method)) throw new ApiError(403, messages.readOnly, [{ field: 'header.authorization', message: 'is a read_only token' }]);
+  if (caller.role === 'read_only' && !isReadOperation(op)) throw new ApiError(403, messages.readOnly, [{ field: 'header.authorization', message: 'is a read_only token' }]);
   const named = typeof headers[ACT_FOR_HEADER] === 'string' ? (headers[ACT_FOR_HEADER] as string).trim() : undefined;
   const sandboxWide = scopeOf(op) === 'sandbox';
   if (sandboxWide && caller.role !== 'admin' && !sandboxWideOpenToClients(registry)) {

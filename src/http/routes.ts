@@ -1,7 +1,7 @@
 import type { CompiledOperation } from '../spec/index.js';
 import type { Handler, HandlerMap } from './handler.js';
 import type { SandboxModule } from './module.js';
-import { isReadMethod, scopeOf } from './roles.js';
+import { isReadOperation, scopeOf } from './roles.js';
 
 /**
  * Who may call an operation:
@@ -9,7 +9,7 @@ import { isReadMethod, scopeOf } from './roles.js';
  * - `read`: every role (admin, partner, read_only);
  * - `write`: admin and partner, on the caller's own client (an admin names one);
  * - `sandbox`: the admin only, or the only client of a sandbox without an admin token.
- * `roles.ts` enforces it from the operation's method, security and `x-sandbox-scope`;
+ * `roles.ts` enforces it from the operation's method (or `x-sandbox-read`), security and `x-sandbox-scope`;
  * test/unit/routes.test.ts holds this table to what it enforces.
  */
 export type Access = 'public' | 'read' | 'write' | 'sandbox';
@@ -83,7 +83,7 @@ export const ROUTES: Readonly<Record<string, Route>> = {
   deleteFaultRules: { spec: 'control', by: 'faults', access: 'write' },
   deleteFaultRule: { spec: 'control', by: 'faults', access: 'write' },
   listRequests: { spec: 'control', by: 'requests', access: 'read' },
-  countRequests: { spec: 'control', by: 'requests', access: 'write' },
+  countRequests: { spec: 'control', by: 'requests', access: 'read' },
   clearRequests: { spec: 'control', by: 'requests', access: 'write' },
   getReport: { spec: 'control', by: 'report', access: 'read' },
   startRun: { spec: 'control', by: 'report', access: 'write' },
@@ -94,7 +94,7 @@ export const ROUTES: Readonly<Record<string, Route>> = {
 export function accessOf(op: Pick<CompiledOperation, 'method' | 'secured' | 'definition'>): Access {
   if (scopeOf(op) === 'sandbox') return 'sandbox';
   if (!op.secured) return 'public';
-  return isReadMethod(op.method) ? 'read' : 'write';
+  return isReadOperation(op) ? 'read' : 'write';
 }
 
 /**

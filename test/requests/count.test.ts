@@ -96,12 +96,17 @@ describe('POST /__sandbox/requests/count', () => {
     expect((await sandbox.call('GET', '/__sandbox/requests?operation_id=createOrder')).status).toBe(200);
   });
 
-  it('is refused to a read_only token, which filters GET /__sandbox/requests instead', async () => {
-    const readOnly = await testSandbox({ clients: [{ token: 'ro', id: 'client-a', role: 'read_only' }] });
+  it("is a read: a read_only token counts its client's requests, and the count changes nothing", async () => {
+    const shared = await testSandbox({ clients: [{ token: 'partner-a', id: 'client-a' }, { token: 'ro', id: 'client-a', role: 'read_only' }, { token: 'partner-b', id: 'client-b' }] });
     try {
-      expect((await readOnly.call('POST', '/__sandbox/requests/count', { body: {}, token: 'ro' })).status).toBe(403);
+      await shared.call('GET', '/v1/couriers', { token: 'partner-a' });
+      await shared.call('GET', '/v1/couriers', { token: 'partner-b' });
+      const asked = { body: { operation_id: 'listCouriers' }, token: 'ro' };
+      expect(await shared.call('POST', '/__sandbox/requests/count', asked)).toMatchObject({ status: 200, body: { count: 1 } });
+      expect((await shared.call('POST', '/__sandbox/requests/count', asked)).body).toEqual({ count: 1 });
+      expect((await shared.call('GET', '/__sandbox/requests', { token: 'partner-a' })).body.total).toBe(1);
     } finally {
-      await readOnly.close();
+      await shared.close();
     }
   });
 });
