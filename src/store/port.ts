@@ -180,7 +180,8 @@ export interface SharedClockRepository {
 
 /** See `Storage.requestScope`. */
 export interface RequestScope {
-  run<T>(fn: () => Promise<T>): Promise<T>;
+  /** Runs one request in a scope; `stillWanted` throws once its client has gone (a store asks it before costly work it made wait). */
+  run<T>(fn: () => Promise<T>, stillWanted?: () => void): Promise<T>;
   /** Settings read from now on are read afresh (as the handler starts); `ended`: nothing pre-read is used any more (as the request ends). */
   endPreRead(ended?: boolean): void;
   /**

@@ -9,6 +9,11 @@ export class RequestGone extends Error {
 /** Whether the client of the request has hung up (its connection closed). */
 const hungUp = (req: Exchange['req']): boolean => req.socket.destroyed || !req.socket.writable;
 
+/** Throws RequestGone once the client of `req` has hung up: what a store's scope asks before work the request waited for (RequestScope.run). */
+export const stillWanted = (req: Exchange['req']) => (): void => {
+  if (hungUp(req)) throw new RequestGone('The client hung up: its listing does not start.');
+};
+
 /**
  * Stage 4, the fair turn: an authenticated request waits for its client's turn among the
  * clients' requests (FairTurns). Resolves false when the client gave up while it waited:

@@ -9,7 +9,7 @@ import { admit } from './admit.js';
 import { beforeAnswer, statusOf } from './answer.js';
 import { arrive } from './arrive.js';
 import { exchangeOf, type Exchange } from './exchange.js';
-import { RequestGone, waitTurn } from './fair-turn.js';
+import { RequestGone, stillWanted, waitTurn } from './fair-turn.js';
 import { identify } from './identify.js';
 import { intercepted } from './intercept.js';
 import { observe } from './observe.js';
@@ -68,7 +68,7 @@ export function serveOperation(op: CompiledOperation, handler: Handler, options:
   };
   if (!scope) return serve;
   // Ended at the latest with the request (one refused before its handler, say), so nothing it left running uses the pre-read.
-  return (req, res, params) => scope.run(() => serve(req, res, params).finally(() => scope.endPreRead(true)));
+  return (req, res, params) => scope.run(() => serve(req, res, params).finally(() => scope.endPreRead(true)), stillWanted(req));
 }
 
 /** Answers a request a stage refused (or whose handler failed) with the error envelope; a 400 keeps its field errors for the journal. */

@@ -107,10 +107,11 @@ export class Connections {
   /**
    * Runs `fn`, statements over many rows, in its lane's turn of those (see Db.heavy). A
    * turn not come within connectionTimeoutMs is a 503, as a connection not come is: the
-   * client's own listings hold it, not an outage.
+   * client's own listings hold it, not an outage. A request whose client hung up while
+   * it waited does not run them (its scope's stillWanted throws).
    */
   readonly heavy = <T>(fn: () => Promise<T>): Promise<T> =>
-    this.heavyRuns.run(this.scopes.lane, fn, this.connectionTimeoutMs).catch((error: unknown) => {
+    this.heavyRuns.run(this.scopes.lane, () => (this.scopes.stillWanted(), fn()), this.connectionTimeoutMs).catch((error: unknown) => {
       throw error instanceof PermitTimeout ? new Unavailable(domainMessages.listingsBusy(this.connectionTimeoutMs, HEAVY_PER_LANE)) : error;
     });
 

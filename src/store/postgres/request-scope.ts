@@ -33,6 +33,8 @@ interface RequestState {
   awb?: string;
   /** That order of the client as the clock read found it (at `at`, performance.now()), until the handler takes it or the request ends. */
   order?: { awb: string; clientId: string; row: PreReadOrder; at: number };
+  /** Throws once the request's client has gone (see RequestScope.run). */
+  stillWanted?: () => void;
 }
 
 /**
@@ -46,7 +48,7 @@ export class RequestScopes {
 
   /** The scope as the port hands it to the request pipeline. */
   readonly scope: RequestScope = {
-    run: (fn) => this.current.run({ armed: true, settings: undefined, lane: undefined }, fn),
+    run: (fn, stillWanted) => this.current.run({ armed: true, settings: undefined, lane: undefined, stillWanted }, fn),
     endPreRead: (ended = false) => {
       const scope = this.current.getStore();
       if (!scope) return;
@@ -95,6 +97,9 @@ export class RequestScopes {
     scope!.order = undefined;
     return performance.now() - kept.at <= FRESH_MS ? kept.row : undefined;
   };
+
+  /** Throws when the request running now has lost its client (nothing to throw outside a request). */
+  readonly stillWanted = (): void => this.current.getStore()?.stillWanted?.();
 
   /** The gate's lane of the work running now on the requests' pool (see Connections.gate). */
   get lane(): string {
