@@ -27,7 +27,7 @@ export interface CreateOptions {
    * step of its journey is made in the past (see OrderSetups), never in the future.
    */
   at?: number;
-  /** No AWB job: the caller plays the AWB itself at once (Journey.layOut), so no timer can take it first. */
+  /** No AWB job: the caller plays the AWB itself at once (Journey.layOut), so no timer can take it first, or holds it until asked. */
   awbLaidOut?: boolean;
 }
 

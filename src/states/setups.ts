@@ -23,6 +23,7 @@ export interface SetupDeps extends CancelDeps {
  * order (fixtures/states/order.json), made as long before the client's current time as
  * its journey up to the target takes, and played up to it at once: its AWB at its
  * creation time, each step at its offset after it, every history timestamp in the past.
+ * An order set up `created` holds its AWB until asked (`POST /__sandbox/orders/{no}/awb`).
  * So no clock ever moves back, and the next step is still due at its own time. Each
  * event on the way (the AWB's webhook, a cancellation) goes to the outbox as it would.
  */
@@ -39,10 +40,10 @@ export class OrderSetups {
     const request = courier
       ? { ...fixture, courier_code: courier.code, items: [{ ...fixture.items[0]!, service_code: courier.services[0]!.code, order_code: orderCode }] }
       : { ...fixture, items: [{ ...fixture.items[0]!, order_code: orderCode }] };
-    const laidOut = target.stage !== 'created';
-    const made = await orders.create(client, request, { scenario: target.scenario, at: clock.of(client.id) - span, awbLaidOut: laidOut });
+    // No AWB job: the AWB is played at once, or (`created`) held until asked, so the state holds however fast the client's clock runs.
+    const made = await orders.create(client, request, { scenario: target.scenario, at: clock.of(client.id) - span, awbLaidOut: true });
     const orderNo = made.order_numbers[0]!;
-    if (!laidOut) return (await orders.get(client, orderNo))!;
+    if (target.stage === 'created') return (await orders.get(client, orderNo))!;
     return this.reach(client, (await journey.layOut(orderNo, target.step))!, target);
   }
 

@@ -41,6 +41,14 @@ describe('POST /__sandbox/provider-states', () => {
     }
   });
 
+  it('holds the AWB of "an order is created" however far the clock goes, until the AWB is asked for', async () => {
+    const res = await change({ state: 'an order is created', action: 'setup' });
+    await sandbox.advance(24 * 3_600_000);
+    expect((await sandbox.call('GET', `/__sandbox/orders/${res.body.order_no}`)).body).toMatchObject({ status: 'created', awb: null, next: null, upcoming: [] });
+    const asked = await sandbox.call('POST', `/__sandbox/orders/${res.body.order_no}/awb`);
+    expect(asked.body).toMatchObject({ status: 'awb_generated', awb: expect.any(String), next: { kind: 'step' } });
+  });
+
   it('takes any JSON as params, as Pact sends them (nested objects and lists included), and ignores them', async () => {
     const res = await change({ state: 'an order is in transit', params: { order: { items: [1, 2] }, tags: ['a'], n: 1, ok: true, none: null }, action: 'setup' });
     expect(res.status).toBe(200);
