@@ -27,6 +27,9 @@ COPY package.json package-lock.json ./
 # --ignore-scripts: no `prepare` build here (no compiler, no sources); dist/ comes from the build stage.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
+# The CLI on the PATH as its package names it, for the client commands in a job without Node:
+# docker exec <container> shipping-sandbox report --url http://127.0.0.1:4010 --token ... --require ...
+RUN chmod +x dist/cli.js && ln -s /app/dist/cli.js /usr/local/bin/shipping-sandbox
 COPY spec ./spec
 COPY fixtures ./fixtures
 COPY dashboard ./dashboard

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { load } from 'js-yaml';
-import { AbstractStartedContainer, GenericContainer, Wait, type StartedTestContainer, type StopOptions, type StoppedTestContainer } from 'testcontainers';
+import { AbstractStartedContainer, GenericContainer, Wait, type RestartOptions, type StartedTestContainer, type StopOptions, type StoppedTestContainer } from 'testcontainers';
 
 /** The port the image listens on (its contract: docs/guides/image.md). */
 export const SANDBOX_PORT = 4010;
@@ -136,6 +136,11 @@ export class StartedShippingSandboxContainer extends AbstractStartedContainer {
     return super.stop({ timeout: STOP_GRACE_MS, ...options });
   }
 
+  /** The same grace as `stop` (Testcontainers' own restart kills at once: an attempt in flight would be cut and sent again). */
+  override restart(options: Partial<RestartOptions> = {}): Promise<void> {
+    return super.restart({ timeout: STOP_GRACE_MS, ...options });
+  }
+
   /** `http://HOST:PORT` of the sandbox as the test process reaches it. */
   getBaseUrl(): string {
     return `http://${this.getHost()}:${this.getMappedPort(SANDBOX_PORT)}`;
@@ -152,7 +157,7 @@ export class StartedShippingSandboxContainer extends AbstractStartedContainer {
     return [...this.tokens];
   }
 
-  /** Calls the sandbox as the client of `token` (default: the first); answers the status and the parsed JSON body. */
+  /** Calls the sandbox as the client of `token` (default: the first); answers the status and the parsed JSON body (the text of an answer that is not JSON: a JUnit report). */
   async request<T = unknown>(method: string, path: string, body?: unknown, token: string = this.getToken()): Promise<{ status: number; body: T }> {
     const res = await fetch(new URL(path, this.getBaseUrl()), {
       method,
@@ -160,7 +165,8 @@ export class StartedShippingSandboxContainer extends AbstractStartedContainer {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
-    return { status: res.status, body: (text === '' ? undefined : JSON.parse(text)) as T };
+    const json = /^application\/(?:[\w.+-]+\+)?json\b/i.test(res.headers.get('content-type') ?? '');
+    return { status: res.status, body: (text === '' ? undefined : json ? JSON.parse(text) : text) as T };
   }
 
   /** Moves the client's clock on by `ms` and runs everything that fell due (AWBs, tracking steps, webhooks). */

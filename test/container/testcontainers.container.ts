@@ -85,6 +85,18 @@ describe.skipIf(!image || !process.env.DOCKER_HOST)('ShippingSandboxContainer (t
     expect(hook.path).toBe('/hooks/api');
   });
 
+  it('has the CLI on the PATH for a job without Node: shipping-sandbox report gates inside the container', async () => {
+    const gated = await sandbox.exec(['shipping-sandbox', 'report', '--url', 'http://127.0.0.1:4010', '--token', 'tc-token', '--require', 'check.valid']);
+    expect(gated.exitCode).toBe(1);
+    expect(gated.stderr).toMatch(/check\.valid is required \(--require\)/);
+  });
+
+  it('answers a report that is not JSON (JUnit) as its text', async () => {
+    const junit = await sandbox.request<string>('GET', '/__sandbox/report?format=junit');
+    expect(junit.status).toBe(200);
+    expect(junit.body).toMatch(/^<\?xml/);
+  });
+
   it('gives the readiness report and resets the client', async () => {
     const report = await sandbox.readinessReport();
     expect(report.summary.graded).toBeGreaterThan(0);

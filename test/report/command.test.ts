@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
@@ -163,6 +165,17 @@ describe('shipping-sandbox report --require', () => {
     expect(missing.stderr).toMatch(/fault\.retry-after is required/);
     const none = await run('--url', sandbox.url, '--token', 'token-a', '--require', 'op.create-order');
     expect({ code: none.code, stderr: none.stderr }).toEqual({ code: 0, stderr: '' });
+  });
+
+  it.skipIf(spawnSync('jq', ['--version']).status !== 0)('agrees with the jq gate for --require that the CI guide gives a job without Node', async () => {
+    const guide = readFileSync('docs/guides/ci-and-readiness.md', 'utf8');
+    const program = /jq -e --arg require '[^']*' \\\n\s*'([^']+)' report\.json/.exec(guide)?.[1];
+    expect(program).toBeDefined();
+    const report = await (await fetch(`${sandbox.url}/__sandbox/report?format=json`, { headers: { authorization: 'Bearer token-a' } })).text();
+    const gate = (required: string) => spawnSync('jq', ['-e', '--arg', 'require', required, program!], { input: report }).status;
+    expect(gate('op.create-order')).toBe(0);
+    expect(gate('op.create-order,webhook.bad-signature')).toBe(1);
+    expect(gate('op.create-ordr')).toBe(1);
   });
 
   it('prints a refusal as its message and field errors, not the raw envelope, and names the flag that sets X-Sandbox-Client', async () => {

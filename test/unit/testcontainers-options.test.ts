@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StartedTestContainer } from 'testcontainers';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ShippingSandboxContainer, StartedShippingSandboxContainer } from '../../src/client/testcontainers.js';
+import { ShippingSandboxContainer, StartedShippingSandboxContainer, STOP_GRACE_MS } from '../../src/client/testcontainers.js';
+import { heldServer } from '../support/held-server.js';
 
 /** The variables and files the module gives the container (testcontainers keeps them until start). */
 const setUp = (container: ShippingSandboxContainer) => container as unknown as { environment: Record<string, string>; filesToCopy: Array<{ source: string; target: string }>; tokens: string[] };
@@ -47,5 +48,30 @@ describe('ShippingSandboxContainer options (no container started)', () => {
     const started = new StartedShippingSandboxContainer({} as StartedTestContainer, []);
     expect(() => started.getToken()).toThrow(/pass their tokens as `tokens`/);
     expect(new StartedShippingSandboxContainer({} as StartedTestContainer, ['partner-a-secret']).getToken()).toBe('partner-a-secret');
+  });
+
+  it("answers request()'s JSON parsed and any other answer (a JUnit report) as its text, instead of throwing", async () => {
+    const page = await heldServer((req, res) => {
+      if (req.url?.includes('junit')) res.writeHead(200, { 'content-type': 'application/xml; charset=utf-8' }).end('<?xml version="1.0"?><testsuites/>');
+      else res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end('{"summary":{}}');
+    });
+    try {
+      const port = Number(new URL(page.url).port);
+      const started = new StartedShippingSandboxContainer({ getHost: () => '127.0.0.1', getMappedPort: () => port } as unknown as StartedTestContainer, ['t']);
+      expect((await started.request('GET', '/__sandbox/report?format=junit')).body).toBe('<?xml version="1.0"?><testsuites/>');
+      expect((await started.request('GET', '/__sandbox/report?format=json')).body).toEqual({ summary: {} });
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('stops and restarts with the same grace (Testcontainers restarts with none: SIGKILL), unless the test gives its own', async () => {
+    const asked: Array<[string, unknown]> = [];
+    const container = { stop: async (o: unknown) => void asked.push(['stop', o]), restart: async (o: unknown) => void asked.push(['restart', o]) };
+    const started = new StartedShippingSandboxContainer(container as unknown as StartedTestContainer, ['t']);
+    await started.stop();
+    await started.restart();
+    await started.restart({ timeout: 1_000 });
+    expect(asked).toEqual([['stop', { timeout: STOP_GRACE_MS }], ['restart', { timeout: STOP_GRACE_MS }], ['restart', { timeout: 1_000 }]]);
   });
 });
