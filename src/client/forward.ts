@@ -7,6 +7,8 @@ export interface ListenAttempt {
   event: string;
   order_no: string | null;
   timeout_ms: number;
+  /** When the sandbox sent it, its wall clock in ms (a sandbox older than this field leaves it out). */
+  sent_at?: number;
   /** The headers a direct delivery sends, signature included. */
   headers: Record<string, string>;
   /** The exact JSON text a direct delivery POSTs. */

@@ -155,6 +155,16 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
     ws.on('error', (error) => {
       lastError = error.message;
     });
+    // The least (arrival − the sandbox's sending time) seen on this connection is the clocks'
+    // difference plus the quickest trip; an attempt read later than that (this process paused,
+    // its machine asleep) has spent the extra of its timeout already, as the sandbox counts it.
+    let quickest = Infinity;
+    const lateBy = (sentAt: unknown): number => {
+      if (typeof sentAt !== 'number' || !Number.isFinite(sentAt)) return 0;
+      const seen = Date.now() - sentAt;
+      quickest = Math.min(quickest, seen);
+      return Math.round(seen - quickest);
+    };
     ws.on('message', (data, isBinary) => {
       heard();
       if (isBinary) return;
@@ -167,6 +177,7 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
       if (message === null || typeof message !== 'object') return;
       if (message.type === 'ready') {
         wasReady = true;
+        lateBy(message.now);
         // The filter a listener keeps from its last --events is said, so that a reused name's narrower filter is not a surprise.
         const events = Array.isArray(message.events) ? message.events.join(',') : 'all';
         io.out(`Ready: listener "${String(message.listener)}" (endpoint ${String(message.endpoint_id)}) forwarding to ${settings.forwardTo}. Signing secret: ${String(message.secret)} (${Number(message.held ?? 0)} held deliveries coming; events: ${events})\n`);
@@ -185,14 +196,17 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
         // the time left of it, and one whose time ran out while queued is answered at once, not
         // forwarded (a late answer would be recorded failed and the delivery sent again).
         const arrived = performance.now();
+        const late = lateBy(attempt.sent_at);
         // Once stopping, nothing new goes to the receiver: answered at once, the sandbox retries it later.
         if (stop.aborted) return send(notForwarded(attempt, 0, 'the listener is stopping'));
         queue.push(async () => {
           if (ended) return;
           if (stop.aborted) return send(notForwarded(attempt, Math.floor(performance.now() - arrived), 'the listener is stopping'));
-          const waited = Math.floor(performance.now() - arrived);
+          const queued = Math.floor(performance.now() - arrived);
+          const waited = queued + late;
           const left = attempt.timeout_ms - waited;
-          const result = left > 0 ? await forward(attempt, settings.forwardTo, left, waited) : notForwarded(attempt, waited);
+          const why = late >= 1_000 ? `read ${late} ms after the sandbox sent it (was this process paused, or its machine asleep?), then ${queued} ms in the listener's queue` : undefined;
+          const result = left > 0 ? await forward(attempt, settings.forwardTo, left, waited) : notForwarded(attempt, waited, why);
           io.out(forwardLine(attempt, result));
           send(result);
         });

@@ -132,7 +132,9 @@ export class Connection {
         );
         this.waiting.set(id, { resolve: done, started });
         const { delivery_id, event, order_no, timeout_ms, headers, body, chaos, check } = attempt;
-        this.ws.send(JSON.stringify({ type: 'attempt', id, delivery_id, event, order_no, timeout_ms, headers, body, ...(chaos ? { chaos } : {}), ...(check ? { check } : {}) }), (err) => {
+        // sent_at: the listener tells from it an attempt it read late (its process paused, its machine asleep) and gives the receiver only what is left.
+        const message = { type: 'attempt', id, delivery_id, event, order_no, timeout_ms, sent_at: Date.now(), headers, body, ...(chaos ? { chaos } : {}), ...(check ? { check } : {}) };
+        this.ws.send(JSON.stringify(message), (err) => {
           if (err) done({ status_code: null, duration_ms: Math.round(performance.now() - started), error: 'listener disconnected', response_body: '', retry_after: null });
         });
       });

@@ -105,7 +105,7 @@ export class ListenServer implements ListenerRelay {
         older.ws.close(CLOSE.replaced.code, CLOSE.replaced.reason);
       }
       this.watch(conn, listeners);
-      ws.send(JSON.stringify({ type: 'ready', listener: name, endpoint_id: endpoint.id, secret: endpoint.secret, events: endpoint.events, held }));
+      ws.send(JSON.stringify({ type: 'ready', listener: name, endpoint_id: endpoint.id, secret: endpoint.secret, events: endpoint.events, held, now: Date.now() }));
       this.deps.logger.info({ client: client.id, listener: name, endpoint: endpoint.id, held }, 'listener connected');
       void listeners.resume(client.id, endpoint.id).catch((err: unknown) => this.deps.logger.warn({ err, listener: name }, 'held deliveries not resumed'));
     });

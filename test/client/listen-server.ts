@@ -50,7 +50,7 @@ export class ListenServer {
         ws.on('message', (data) => fake.messages.push(JSON.parse(data.toString()) as Record<string, unknown>));
         ws.on('close', (code) => fake.closes.push(code));
         const events = url.searchParams.get('events');
-        ws.send(JSON.stringify({ type: 'ready', listener: url.searchParams.get('name'), endpoint_id: 'ep_test1', secret: fake.secret, events: events === null ? null : events.split(','), held: 0 }));
+        ws.send(JSON.stringify({ type: 'ready', listener: url.searchParams.get('name'), endpoint_id: 'ep_test1', secret: fake.secret, events: events === null ? null : events.split(','), held: 0, now: Date.now() }));
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

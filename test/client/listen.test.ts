@@ -195,6 +195,21 @@ describe('shipping-sandbox listen: forwarding an attempt', () => {
     expect(listener.stdout()).toContain('→ not forwarded: waited');
   });
 
+  it('answers an attempt it read after its time ran out (the process paused, the machine asleep) at once, unforwarded, and gives one read late only what is left', async () => {
+    receiver.respond = () => ({ status: 200, hang: true });
+    listen();
+    await until(() => sandbox.sockets.length === 1);
+    // As read after a pause: the sandbox sent them 6 s and 4.7 s ago, of 5 s each.
+    sandbox.send(attempt('gone', { sent_at: Date.now() - 6_000 }));
+    sandbox.send(attempt('short', { sent_at: Date.now() - 4_700 }));
+    expect(await sandbox.result('gone')).toMatchObject({ status_code: null, duration_ms: 0, error: expect.stringMatching(/^not forwarded: read \d+ ms after the sandbox sent it \(was this process paused, or its machine asleep\?\), then \d+ ms in the listener's queue$/) });
+    const started = Date.now();
+    expect(await sandbox.result('short')).toMatchObject({ status_code: null, error: expect.stringMatching(/^timed out after \d+ ms/) });
+    // The receiver had the 300 ms left of its 5 s, not 5 s of its own.
+    expect(Date.now() - started).toBeLessThan(1_500);
+    expect(receiver.received.map((r) => r.id)).toEqual(['msg_short']);
+  });
+
   it('on a stop, answers the forward under way before closing, and forwards nothing new (so the receiver never sees a webhook twice)', async () => {
     receiver.respond = () => ({ status: 200, body: 'ok', delayMs: 400 });
     const listener = listen();
