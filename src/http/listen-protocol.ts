@@ -96,7 +96,7 @@ export class Connection {
     if (!w) return true;
     this.waiting.delete(result.id);
     const { id: _id, ...outcome } = result;
-    w.resolve({ ...outcome, duration_ms: outcome.duration_ms ?? Math.round(performance.now() - w.started) });
+    w.resolve(reach({ ...outcome, duration_ms: outcome.duration_ms ?? Math.round(performance.now() - w.started) }));
     return true;
   }
 
@@ -104,7 +104,7 @@ export class Connection {
   endAll(error: string): void {
     for (const [id, w] of this.waiting) {
       this.waiting.delete(id);
-      w.resolve({ status_code: null, duration_ms: Math.round(performance.now() - w.started), error, response_body: '', retry_after: null });
+      w.resolve({ status_code: null, duration_ms: Math.round(performance.now() - w.started), error, response_body: '', retry_after: null, forwarded: false });
     }
   }
 
@@ -112,7 +112,7 @@ export class Connection {
     send(attempt: RelayedAttempt, shutdown: AbortSignal): Promise<RelayResult | undefined> | RelayResult | undefined {
       if (shutdown.aborted) return undefined;
       if (this.ws.bufferedAmount > LISTEN_CONGESTED_BYTES) {
-        return { status_code: null, duration_ms: 0, error: `listener congested: more than ${LISTEN_CONGESTED_BYTES} bytes waiting to be sent to it`, response_body: '', retry_after: null };
+        return { status_code: null, duration_ms: 0, error: `listener congested: more than ${LISTEN_CONGESTED_BYTES} bytes waiting to be sent to it`, response_body: '', retry_after: null, forwarded: false };
       }
       const id = this.attemptId();
       const started = performance.now();
@@ -135,13 +135,24 @@ export class Connection {
         // sent_at: the listener tells from it an attempt it read late (its process paused, its machine asleep) and gives the receiver only what is left.
         const message = { type: 'attempt', id, delivery_id, event, order_no, timeout_ms, sent_at: Date.now(), headers, body, ...(chaos ? { chaos } : {}), ...(check ? { check } : {}) };
         this.ws.send(JSON.stringify(message), (err) => {
-          if (err) done({ status_code: null, duration_ms: Math.round(performance.now() - started), error: 'listener disconnected', response_body: '', retry_after: null });
+          if (err) done({ status_code: null, duration_ms: Math.round(performance.now() - started), error: 'listener disconnected', response_body: '', retry_after: null, forwarded: false });
         });
       });
     }
 }
 
 export const keyOf = (clientId: string, name: string): string => `${clientId}\u0000${name}`;
+
+/** The listen CLI's words (client/forward.ts) for an attempt it did not forward, and for one it did not forward because it is stopping. */
+const NOT_FORWARDED = /^(?:not forwarded: |the listener could not read this attempt)/;
+const STOPPING = 'not forwarded: the listener is stopping';
+
+/** A listener's result with what it says of the receiver: not asked (not graded), or not asked because the listener is going (held). */
+function reach(result: RelayResult): RelayResult {
+  if (result.status_code !== null || result.error === null) return result;
+  if (result.error === STOPPING) return { ...result, forwarded: false, away: true };
+  return NOT_FORWARDED.test(result.error) ? { ...result, forwarded: false } : result;
+}
 
 type Result = { id: string } & Omit<RelayResult, 'duration_ms'> & { duration_ms: number | undefined };
 

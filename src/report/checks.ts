@@ -108,6 +108,12 @@ export async function runChecks(endpoint: Endpoint, messages: CheckMessages, dep
       );
       if (relayed === 'not_connected' && i === 0) throw new Conflict(notConnected(endpoint));
       sent = relayed === 'not_connected' || relayed === undefined ? { status_code: null, duration_ms: 0, error: relayed === undefined ? 'the sandbox is stopping' : 'the listener is no longer connected', response_body: '', retry_after: null } : relayed;
+      // Never put to the receiver (the listener's queue ran it out, it is stopping): nothing to grade it by.
+      if (relayed !== 'not_connected' && relayed?.forwarded === false) {
+        stopped = `the listener did not forward it (${answered(sent)})`;
+        results.push(result(step, 'not_run', `not run: ${stopped}`));
+        continue;
+      }
     } else {
       const { agent, refusal } = deps.guard.route(endpoint.url!, endpoint.source !== 'runtime');
       sent = await send({ url: endpoint.url!, ...message, timeoutMs: deps.timeoutMs, shutdown: deps.shutdown, dispatcher: agent, refusal });

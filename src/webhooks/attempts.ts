@@ -84,10 +84,12 @@ export class DeliveryAttempts {
       this.shutdown.signal,
     );
     if (outcome === undefined) return undefined;
-    if (outcome === 'not_connected') throw new ListenerNotConnected(name);
-    const made = { n: 0, at, trigger, chaos, url: listenerTarget(name), webhook_timestamp: Math.floor(sentAt.getTime() / 1000), ...outcome };
+    if (outcome === 'not_connected' || outcome.away) throw new ListenerNotConnected(name);
+    const { forwarded, away: _away, ...result } = outcome;
+    const made = { n: 0, at, trigger, chaos, url: listenerTarget(name), webhook_timestamp: Math.floor(sentAt.getTime() / 1000), ...result };
     this.deps.onAttempt?.(made);
-    this.deps.observer?.made(delivery, made);
+    // The report grades what reached a receiver: an attempt the listener never forwarded says nothing of it.
+    if (forwarded !== false) this.deps.observer?.made(delivery, made);
     return made;
   }
 

@@ -21,8 +21,14 @@ export interface RelayedAttempt {
   check?: string;
 }
 
-/** What a listener answered about an attempt, as a direct POST's outcome (no timestamp: the relay's caller has it). */
-export type RelayResult = Omit<SendResult, 'webhook_timestamp'>;
+/**
+ * What a listener answered about an attempt, as a direct POST's outcome (no timestamp: the
+ * relay's caller has it). `forwarded: false`: the receiver was not asked, or nobody can say
+ * that it was (the listener's queue ran it out, the connection went): a failed attempt,
+ * retried, but nothing the readiness report can grade the receiver by. `away: true`: the
+ * listener is stopping, so the delivery is held as for one not connected (no retry used).
+ */
+export type RelayResult = Omit<SendResult, 'webhook_timestamp'> & { forwarded?: false; away?: true };
 
 /**
  * The port through which the dispatcher reaches listeners (`shipping-sandbox listen`

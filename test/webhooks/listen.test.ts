@@ -197,6 +197,15 @@ describe('GET /__sandbox/listen: who may listen, and bad input', () => {
     expect(lax.body.checks.filter((c: { status: string }) => c.status === 'failed').map((c: { id: string }) => c.id)).toEqual(['bad_signature', 'stale_timestamp']);
   });
 
+  it('runs no further checks once the listener did not forward one, and grades none of them (the receiver was not asked)', async () => {
+    const session = await listen();
+    session.answer = async () => ({ status_code: null, duration_ms: 0, error: 'not forwarded: the listener is stopping', response_body: '', retry_after: null });
+    const graded = await call('POST', `/__sandbox/checks?endpoint_id=${session.ready.endpoint_id}`, TOKEN_A);
+    expect(graded.body).toMatchObject({ passed: 0, failed: 0, not_run: 5 });
+    expect(graded.body.checks[0].got).toMatch(/the listener did not forward it \(.*the listener is stopping/);
+    expect(receiver.received).toHaveLength(0);
+  });
+
   it('answers 409 to the checks of a listener endpoint whose session is not connected, saying how to connect it', async () => {
     const session = await listen();
     await session.close();
@@ -337,6 +346,32 @@ describe('deliveries through a listener', () => {
     const d = await logged();
     expect(d.attempts.map((a: { status_code: number }) => a.status_code)).toEqual([500, 500, 200]);
     expect(new Set(receiver.received.map((r) => r.id)).size).toBe(1);
+  });
+
+  it("grades only what reached the receiver: an attempt the listener did not forward is retried but not graded, and one refused as it stops is held, no retry used", async () => {
+    const session = await listen({ events: 'awb.generated' });
+    const unforwarded = (why: string) => async () => ({ status_code: null, duration_ms: 0, error: `not forwarded: ${why}`, response_body: '', retry_after: null });
+    session.answer = unforwarded("waited 12000 ms in the listener's queue");
+    await createOrders(1);
+    await sandbox.clock.advance(AWB_DELAY);
+    const delivery = async () => (await deliveriesOf(session.ready.endpoint_id))[0];
+    await until('the attempt recorded', async () => (await delivery())?.attempts.length === 1);
+    expect(await delivery()).toMatchObject({ status: 'pending', last_error: "not forwarded: waited 12000 ms in the listener's queue" });
+    const item = async (id: string) => (await call('GET', '/__sandbox/report?format=json')).body.items.find((i: { id: string }) => i.id === id);
+    expect(await item('webhook.awb-acknowledged')).toMatchObject({ status: 'not_exercised' });
+    // Its retry, refused as the listener stops: held for the listener's return, no attempt used.
+    session.answer = unforwarded('the listener is stopping');
+    await sandbox.clock.advance(60_000);
+    await until('held', async () => (await delivery()).status === 'paused');
+    expect((await delivery()).attempts).toHaveLength(1);
+    expect(await item('webhook.awb-acknowledged')).toMatchObject({ status: 'not_exercised' });
+    await session.close();
+    const back = await listen({ events: 'awb.generated' });
+    expect(back.ready.held).toBe(1);
+    await resumed(session.ready.endpoint_id);
+    await until('delivered', async () => (await delivery()).status === 'delivered');
+    expect((await delivery()).attempts).toHaveLength(2);
+    expect(await item('webhook.awb-acknowledged')).toMatchObject({ status: 'handled' });
   });
 
   it('held while no listener is connected (paused, not attempted), and they arrive on connect', async () => {
