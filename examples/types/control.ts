@@ -1093,7 +1093,11 @@ export interface components {
         WebhookUrl: string;
         /** @description `whsec_` followed by the base64 of 24 to 64 bytes. */
         WebhookSecret: string;
-        /** @description The events the endpoint takes; null (or absent at creation) for every event. */
+        /**
+         * @description The events the endpoint takes; null (or absent at creation) for every event. The
+         *     default endpoint alone may take `[]`, none (a client that only listens: it then
+         *     holds nothing that would fill `--outbox-size`); another endpoint answers 400.
+         */
         WebhookEventFilter: ("awb.generated" | "awb.failed" | "order.cancelled")[] | null;
         WebhookEndpointRecord: {
             /** @description `default`, or `ep_...`. */

@@ -36,8 +36,14 @@ export function endpointId(clientId: string, n: number, seed: string | undefined
   return `ep_${createHash('sha256').update(`${seed ?? randomUUID()}:endpoint:${clientId}:${n}`).digest('hex').slice(0, 20)}`;
 }
 
+/** Only the default endpoint, which always exists, may take no events (a client that only listens); another would be an endpoint for nothing. */
+function checkTakesSome(events: EventFilter | undefined): void {
+  if (events?.length === 0) throw new RuleViolation([{ field: 'events', message: 'must name at least one event (null for every event); only the default endpoint may take none' }]);
+}
+
 /** A new URL endpoint, enabled unless the input says otherwise. */
 export function newEndpoint(id: string, input: EndpointInput, secret: string, at: number): ExtraEndpoint {
+  checkTakesSome(input.events);
   const enabled = input.enabled ?? true;
   return {
     id,
@@ -74,6 +80,7 @@ export function patchedEndpoint(endpoint: ExtraEndpoint, patch: EndpointPatch, c
   if (endpoint.target.type === 'listener' && patch.url !== undefined) {
     throw new RuleViolation([{ field: 'url', message: 'a listener endpoint has no URL: its deliveries go to its listen session' }], 'A listener endpoint takes no URL; add a URL endpoint instead.');
   }
+  checkTakesSome(patch.events);
   const secret = secretOf(patch, clientId, endpoint.id, seed, at);
   return {
     ...endpoint,

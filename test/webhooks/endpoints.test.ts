@@ -274,6 +274,7 @@ describe('bad input changes nothing', () => {
     ['POST', { url: 'http://127.0.0.1:9/x', secret: 'plain' }, 'secret'],
     ['POST', { url: 'http://127.0.0.1:9/x', events: [] }, 'events'],
     ['PATCH', { events: ['awb.shipped'] }, 'events[0]'],
+    ['PATCH', { events: [] }, 'events'],
     ['PATCH', { url: 'nope' }, 'url'],
     ['PATCH', { secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', rotate_secret: true }, 'rotate_secret'],
     ['PATCH', { enabled: 'yes' }, 'enabled'],

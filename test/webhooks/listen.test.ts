@@ -501,6 +501,19 @@ describe('deliveries through a listener', () => {
     expect(receiver.received.map((r) => r.id)).toContain(full[0].id);
   });
 
+  it('a client that only listens gives its default endpoint no events ([]): it holds nothing, and the listener keeps the whole outbox', async () => {
+    await sandbox.close();
+    await start({ outboxSize: 3 });
+    const none = await call('PATCH', '/__sandbox/webhooks/endpoints/default', TOKEN_A, { events: [] });
+    expect(none).toMatchObject({ status: 200, body: { id: 'default', events: [] } });
+    const first = await listen({ events: 'awb.generated' });
+    await first.close();
+    await createOrders(3);
+    await sandbox.clock.advance(AWB_DELAY);
+    await until('held', async () => (await deliveriesOf(first.ready.endpoint_id)).filter((d) => d.status === 'paused').length === 3);
+    expect(await deliveriesOf('default')).toEqual([]);
+  });
+
   it('answers 429 with Retry-After to a client opening sessions in a loop, past 20 at once, and keeps the other clients\' opens', async () => {
     // Thirty at once (their checks come before any work, so the bucket barely refills meanwhile, whatever the store's speed).
     const opened = await Promise.all(Array.from({ length: 30 }, () => TestListener.open(sandbox.url, { token: TOKEN_A, name: 'loop', forwardTo: `${receiver.url}/hooks` })));
