@@ -93,7 +93,7 @@ function EndpointRow({ endpoint, onChange }) {
       <td>${name}${endpoint.description ? html`<br /><span class="muted">${endpoint.description}</span>` : ''}</td>
       <td class="wrap-anywhere">${targetOf(endpoint)}</td>
       <td><span class=${`status status-${endpoint.state}`}>${endpoint.state}</span>${endpoint.disabled_reason ? html`<br /><span class="muted">${endpoint.disabled_reason}</span>` : ''}</td>
-      <td>${endpoint.events === null ? html`<span class="muted">every event</span>` : endpoint.events.join(', ')}</td>
+      <td>${endpoint.events === null ? html`<span class="muted">every event</span>` : endpoint.events.length === 0 ? html`<span class="muted">no event</span>` : endpoint.events.join(', ')}</td>
       <td class="row-actions">
         ${endpoint.enabled
           ? html`<button type="button" class="secondary" disabled=${action.busy} onClick=${() => patch({ enabled: false }, `Endpoint ${name} disabled`)}>Disable ${name}</button>`
