@@ -17,6 +17,8 @@ export interface SchedulerOptions {
    */
   refreshClocks?: () => Promise<void>;
   onError?: (error: unknown, kind: string, key: string) => void;
+  /** Told once a job is dropped after its last failed try (its kind's own `dropped` runs too). */
+  onDropped?: (kind: string, key: string, clientId: string) => void;
   /** Told how late (real ms after its due time) each job fired by the real clock's timer ran (metrics). */
   onLate?: (kind: JobKind, lateMs: number) => void;
   /** The wall clock (ms) the jobs' slices of the event loop are measured with (see LoopSlices). Default `performance.now`; tests give their own. */

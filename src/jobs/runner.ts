@@ -30,7 +30,7 @@ export class JobRunner {
     private readonly clocks: Clocks,
     private readonly kinds: JobKinds,
     readonly inFlight: Running,
-    private readonly options: Pick<SchedulerOptions, 'onError' | 'onLate'>,
+    private readonly options: Pick<SchedulerOptions, 'onError' | 'onLate' | 'onDropped'>,
     /** The scheduler is stopping: a job not started yet is given back, not run. */
     private readonly stopping: () => boolean = () => false,
   ) {}
@@ -139,6 +139,7 @@ export class JobRunner {
     // Only once it is gone: one given back is still due, runs again, and is dropped at its next failure (its count kept).
     if (!completed) return 'done';
     this.failures.delete(id);
+    this.options.onDropped?.(job.kind, job.key, job.client_id);
     await this.kinds.byKind.get(job.kind)?.dropped?.(job).catch((error: unknown) => this.options.onError?.(error, job.kind, job.key));
     return 'done';
   }

@@ -60,3 +60,29 @@ describe('JobRunner: a claim given back while the store is away', () => {
     runner.stop();
   });
 });
+
+describe('JobRunner: a job that keeps failing', () => {
+  it('is tried five times in all, then dropped: its kind and the onDropped hook are told once, with the job', async () => {
+    const scheduled: number[] = [];
+    let completed = 0;
+    const storage = {
+      jobs: {
+        schedule: async (j: { due_at: number }) => void scheduled.push(j.due_at),
+        complete: async () => void (completed += 1),
+      },
+    } as unknown as Storage;
+    const dropped: string[] = [];
+    const told: Array<[string, string, string]> = [];
+    const kinds = new JobKinds();
+    kinds.register({ kind: 'awb', run: async () => Promise.reject(new Error('a bug')), dropped: async (j) => void dropped.push(j.key) });
+    const runner = new JobRunner(storage, new Clocks(new ManualClock(0)), kinds, new Running(), { onError: () => undefined, onDropped: (kind, key, client) => told.push([kind, key, client]) });
+    const awb: ClaimedJob = { ...job, kind: 'awb', key: '512345678901' };
+    for (let i = 0; i < 5; i += 1) await runner.run(awb, 'actual');
+    // Four retries, 1, 2, 4 and 8 minutes after it failed; the fifth failure drops it.
+    expect(scheduled).toEqual([61_000, 121_000, 241_000, 481_000]);
+    expect(completed).toBe(1);
+    expect(dropped).toEqual(['512345678901']);
+    expect(told).toEqual([['awb', '512345678901', 'a']]);
+    runner.stop();
+  });
+});
