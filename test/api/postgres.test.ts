@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSandbox } from '../../src/app/sandbox.js';
 import { createRequest } from '../support/orders.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';
 import { testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
@@ -62,6 +63,22 @@ describe('the sandbox on PostgreSQL (--database-url)', () => {
       await receiver.close();
     }
   });
+
+  it("finishes a reset whose client hung up at once (the listings of its removals are not a read to cut short), and a create's retention", async () => {
+    const sandbox = await createSandbox({ port: 0, databaseUrl: await server.freshDatabase(), tokens: ['hang-up'], clock: 'manual', logLevel: 'silent' });
+    const call = (method: string, path: string, body?: unknown, signal?: AbortSignal) =>
+      fetch(`${sandbox.url}${path}`, { method, headers: { authorization: 'Bearer hang-up', 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }), ...(signal ? { signal } : {}) });
+    const total = async () => ((await (await call('GET', '/__sandbox/orders?limit=1')).json()) as { total: number }).total;
+    try {
+      for (let i = 0; i < 12; i += 1) expect((await call('POST', '/v1/order', createRequest(100))).status).toBe(201);
+      // More than two pages of removals (500 each): the client gives up after 30 ms.
+      await call('POST', '/__sandbox/reset', undefined, AbortSignal.timeout(30)).catch(() => undefined);
+      for (const end = Date.now() + 20_000; (await total()) > 0 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 100));
+      expect(await total()).toBe(0);
+    } finally {
+      await sandbox.close();
+    }
+  }, 60_000);
 
   it('numbers orders, batches and AWBs exactly as the embedded store does under one --seed (one replica)', async () => {
     /** Three batches of four orders (couriers of the spec's example), a minute of clock, and what came of it. */

@@ -54,8 +54,11 @@ export class RequestScopes {
       if (!scope) return;
       scope.armed = false;
       scope.settings = undefined;
-      // Work the request leaves running (the readiness report's judging) must not take its order.
-      if (ended) scope.order = undefined;
+      // Work the request leaves running (the readiness report's judging) must not take its order, nor be cut short by its client's hang-up.
+      if (ended) {
+        scope.order = undefined;
+        scope.stillWanted = undefined;
+      }
     },
     readsOrder: (awb) => {
       const scope = this.current.getStore();
