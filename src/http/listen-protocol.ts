@@ -143,14 +143,17 @@ export class Connection {
 
 export const keyOf = (clientId: string, name: string): string => `${clientId}\u0000${name}`;
 
-/** The listen CLI's words (client/forward.ts) for an attempt it did not forward, and for one it did not forward because it is stopping. */
+/** The listen CLI's words (client/forward.ts) for an attempt it did not forward. */
 const NOT_FORWARDED = /^(?:not forwarded: |the listener could not read this attempt)/;
-const STOPPING = 'not forwarded: the listener is stopping';
 
-/** A listener's result with what it says of the receiver: not asked (not graded), or not asked because the listener is going (held). */
+/**
+ * A listener's result with what it says of the receiver: not asked, so not graded. Still a
+ * failed attempt on the schedule, also when the listener says it is stopping: held instead,
+ * a listener that kept saying so while connected would have its deliveries sent again at
+ * every look at its endpoint, without end.
+ */
 function reach(result: RelayResult): RelayResult {
   if (result.status_code !== null || result.error === null) return result;
-  if (result.error === STOPPING) return { ...result, forwarded: false, away: true };
   return NOT_FORWARDED.test(result.error) ? { ...result, forwarded: false } : result;
 }
 

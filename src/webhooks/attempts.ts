@@ -84,8 +84,8 @@ export class DeliveryAttempts {
       this.shutdown.signal,
     );
     if (outcome === undefined) return undefined;
-    if (outcome === 'not_connected' || outcome.away) throw new ListenerNotConnected(name);
-    const { forwarded, away: _away, ...result } = outcome;
+    if (outcome === 'not_connected') throw new ListenerNotConnected(name);
+    const { forwarded, ...result } = outcome;
     const made = { n: 0, at, trigger, chaos, url: listenerTarget(name), webhook_timestamp: Math.floor(sentAt.getTime() / 1000), ...result };
     this.deps.onAttempt?.(made);
     // The report grades what reached a receiver: an attempt the listener never forwarded says nothing of it.

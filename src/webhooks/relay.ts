@@ -24,11 +24,11 @@ export interface RelayedAttempt {
 /**
  * What a listener answered about an attempt, as a direct POST's outcome (no timestamp: the
  * relay's caller has it). `forwarded: false`: the receiver was not asked, or nobody can say
- * that it was (the listener's queue ran it out, the connection went): a failed attempt,
- * retried, but nothing the readiness report can grade the receiver by. `away: true`: the
- * listener is stopping, so the delivery is held as for one not connected (no retry used).
+ * that it was (the listener's queue ran it out, it is stopping, the connection went): a
+ * failed attempt, retried on the schedule, but nothing the readiness report can grade the
+ * receiver by.
  */
-export type RelayResult = Omit<SendResult, 'webhook_timestamp'> & { forwarded?: false; away?: true };
+export type RelayResult = Omit<SendResult, 'webhook_timestamp'> & { forwarded?: false };
 
 /**
  * The port through which the dispatcher reaches listeners (`shipping-sandbox listen`

@@ -348,7 +348,7 @@ describe('deliveries through a listener', () => {
     expect(new Set(receiver.received.map((r) => r.id)).size).toBe(1);
   });
 
-  it("grades only what reached the receiver: an attempt the listener did not forward is retried but not graded, and one refused as it stops is held, no retry used", async () => {
+  it('grades only what reached the receiver: an attempt the listener did not forward, in its queue or as it stops, is retried on the schedule but not graded', async () => {
     const session = await listen({ events: 'awb.generated' });
     const unforwarded = (why: string) => async () => ({ status_code: null, duration_ms: 0, error: `not forwarded: ${why}`, response_body: '', retry_after: null });
     session.answer = unforwarded("waited 12000 ms in the listener's queue");
@@ -359,18 +359,17 @@ describe('deliveries through a listener', () => {
     expect(await delivery()).toMatchObject({ status: 'pending', last_error: "not forwarded: waited 12000 ms in the listener's queue" });
     const item = async (id: string) => (await call('GET', '/__sandbox/report?format=json')).body.items.find((i: { id: string }) => i.id === id);
     expect(await item('webhook.awb-acknowledged')).toMatchObject({ status: 'not_exercised' });
-    // Its retry, refused as the listener stops: held for the listener's return, no attempt used.
+    // Its retry, refused as the listener stops (a listener that keeps saying so stays connected): a failed attempt on the schedule, not a hold sent again without end.
     session.answer = unforwarded('the listener is stopping');
-    await sandbox.clock.advance(60_000);
-    await until('held', async () => (await delivery()).status === 'paused');
-    expect((await delivery()).attempts).toHaveLength(1);
-    expect(await item('webhook.awb-acknowledged')).toMatchObject({ status: 'not_exercised' });
-    await session.close();
-    const back = await listen({ events: 'awb.generated' });
-    expect(back.ready.held).toBe(1);
-    await resumed(session.ready.endpoint_id);
-    await until('delivered', async () => (await delivery()).status === 'delivered');
+    await sandbox.clock.advance(5_000);
+    await until('the second attempt recorded', async () => (await delivery()).attempts.length === 2);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await delivery()).toMatchObject({ status: 'pending', last_error: 'not forwarded: the listener is stopping' });
     expect((await delivery()).attempts).toHaveLength(2);
+    expect(await item('webhook.awb-acknowledged')).toMatchObject({ status: 'not_exercised' });
+    session.answer = undefined;
+    await sandbox.clock.advance(60 * 60_000);
+    await until('delivered', async () => (await delivery()).status === 'delivered');
     expect(await item('webhook.awb-acknowledged')).toMatchObject({ status: 'handled' });
   });
 
