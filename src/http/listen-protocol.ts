@@ -2,7 +2,7 @@
 import type { Duplex } from 'node:stream';
 import type { RawData, WebSocket } from 'ws';
 import type { Client } from '../clients/index.js';
-import { asJsonWithin, EXCERPT_BYTES, type Listeners, type RelayedAttempt, type RelayResult } from '../webhooks/index.js';
+import { asJsonWithin, EXCERPT_BYTES, reachedReceiver, type Listeners, type RelayedAttempt, type RelayResult } from '../webhooks/index.js';
 import type { IncomingMessage } from 'node:http';
 import { checkRawDepth } from './depth.js';
 import { ApiError } from './errors.js';
@@ -29,8 +29,7 @@ export const HANDOFF_TAKEN_MS = 1_000;
 export const HANDOFF_TAKE_WITHIN_MS = HANDOFF_TAKEN_MS / 2;
 /** How long a stopping sandbox lets a listener answer its close (1001) before it drops the connection. */
 export const CLOSE_GRACE_MS = 1_000;
-/** A hand-off's outcome when the replica holding the listener stopped before the listener answered. */
-export const HANDOFF_CUT = 'the replica holding the listener stopped before the listener answered';
+export { HANDOFF_CUT } from '../webhooks/index.js';
 /** How long a replica waits for another to say it holds a listener (the endpoint listing). */
 export const WHO_MS = 300;
 
@@ -143,18 +142,14 @@ export class Connection {
 
 export const keyOf = (clientId: string, name: string): string => `${clientId}\u0000${name}`;
 
-/** The listen CLI's words (client/forward.ts) for an attempt it did not forward. */
-const NOT_FORWARDED = /^(?:not forwarded: |the listener could not read this attempt)/;
-
 /**
- * A listener's result with what it says of the receiver: not asked, so not graded. Still a
- * failed attempt on the schedule, also when the listener says it is stopping: held instead,
- * a listener that kept saying so while connected would have its deliveries sent again at
- * every look at its endpoint, without end.
+ * A listener's result with what it says of the receiver: not asked (`not forwarded: …`, the
+ * listen CLI's words), so not graded. Still a failed attempt on the schedule, also when the
+ * listener says it is stopping: held instead, a listener that kept saying so while connected
+ * would have its deliveries sent again at every look at its endpoint, without end.
  */
 function reach(result: RelayResult): RelayResult {
-  if (result.status_code !== null || result.error === null) return result;
-  return NOT_FORWARDED.test(result.error) ? { ...result, forwarded: false } : result;
+  return reachedReceiver({ url: 'listener:', ...result }) ? result : { ...result, forwarded: false };
 }
 
 type Result = { id: string } & Omit<RelayResult, 'duration_ms'> & { duration_ms: number | undefined };

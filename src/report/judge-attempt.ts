@@ -1,4 +1,5 @@
 import type { Attempt, Delivery, ReportView } from '../records/index.js';
+import { reachedReceiver } from '../webhooks/index.js';
 import { Draft } from './draft.js';
 
 const isSuccess = (status: number | null): boolean => status !== null && status >= 200 && status < 300;
@@ -23,8 +24,8 @@ export function judgeAttempt(delivery: Delivery, attempt: Attempt, at: number, s
   }
   draft.judge('webhook.awb-acknowledged', ok ? true : undefined, what);
   if (ok && state) heardOfCreate(draft, delivery, state);
-  // The client's own failure: a refusal of a forged attempt (bad_signature) is what it should do, not a failure.
-  const failedBefore = delivery.attempts.some((a) => a.chaos !== 'duplicate' && a.chaos !== 'bad_signature' && !isSuccess(a.status_code));
+  // The client's own failure: a refusal of a forged attempt (bad_signature) is what it should do, not a failure; one its listener never forwarded is none of its receiver's.
+  const failedBefore = delivery.attempts.some((a) => a.chaos !== 'duplicate' && a.chaos !== 'bad_signature' && !isSuccess(a.status_code) && reachedReceiver(a));
   if (attempt.trigger === 'schedule' && failedBefore) draft.judge('webhook.retry-acknowledged', ok ? true : undefined, what);
   return draft;
 }

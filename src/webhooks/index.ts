@@ -24,6 +24,6 @@ export type { TargetPolicy } from './targets.js';
 export { deliveryView, endpointView, webhookEndpointView } from './views.js';
 export { takesAttempts, takesDeliveries } from './live.js';
 export { LISTENER_EXPIRY_JOB, LISTENER_NAME, Listeners, MAX_LISTENERS, listenRequest } from './listeners.js';
-export { signedHeaders } from './relay.js';
+export { HANDOFF_CUT, reachedReceiver, signedHeaders } from './relay.js';
 export type { ListenerRelay, RelayedAttempt, RelayResult } from './relay.js';
 export { asJsonWithin, EXCERPT_BYTES } from './send.js';

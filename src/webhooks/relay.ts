@@ -1,4 +1,5 @@
 import { Webhook } from 'standardwebhooks';
+import type { Attempt } from '../records/index.js';
 import { USER_AGENT, type SendResult } from './send.js';
 
 /** One attempt handed to a listener: what the partner's machine POSTs to its local receiver. */
@@ -29,6 +30,16 @@ export interface RelayedAttempt {
  * receiver by.
  */
 export type RelayResult = Omit<SendResult, 'webhook_timestamp'> & { forwarded?: false };
+
+/** A hand-off's outcome when the replica holding the listener stopped before the listener answered. */
+export const HANDOFF_CUT = 'the replica holding the listener stopped before the listener answered';
+
+/** The errors of a listener's attempt that say its receiver was not asked, or that nobody can say it was: the listen CLI's and the relay's own. */
+const UNFORWARDED = new RegExp(`^(?:not forwarded: |the listener could not read this attempt|listener congested|listener disconnected|${HANDOFF_CUT}$)`);
+
+/** Whether an attempt reached a receiver (or may have): every direct one, and a listener's unless its error says the listener did not forward it. */
+export const reachedReceiver = (attempt: Pick<Attempt, 'url' | 'status_code' | 'error'>): boolean =>
+  !(attempt.url.startsWith('listener:') && attempt.status_code === null && attempt.error !== null && UNFORWARDED.test(attempt.error));
 
 /**
  * The port through which the dispatcher reaches listeners (`shipping-sandbox listen`

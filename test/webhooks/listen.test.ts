@@ -371,6 +371,8 @@ describe('deliveries through a listener', () => {
     await sandbox.clock.advance(60 * 60_000);
     await until('delivered', async () => (await delivery()).status === 'delivered');
     expect(await item('webhook.awb-acknowledged')).toMatchObject({ status: 'handled' });
+    // The receiver never failed it: the first attempt it got is no retry.
+    expect(await item('webhook.retry-acknowledged')).toMatchObject({ status: 'not_exercised' });
   });
 
   it('held while no listener is connected (paused, not attempted), and they arrive on connect', async () => {
