@@ -85,7 +85,7 @@ export class ListenServer implements ListenerRelay {
     const { registry } = this.deps;
     const caller = authenticate(registry, soleAuthorization(req));
     // A listen session is a write: a read_only token gets the 403 every write gets.
-    const client = authorize(registry, { method: 'POST', definition: {} }, caller, req.headers as Record<string, unknown>)!;
+    const client = authorize(registry, { method: 'POST', definition: {}, path: LISTEN_PATH }, caller, req.headers as Record<string, unknown>)!;
     // --rate-limit counts a listen request as it counts any other of the client's, before any work.
     await this.deps.admit?.(client.id);
     // The handshake is checked before the endpoint is written: a request the WebSocket library would refuse creates nothing.

@@ -17,11 +17,13 @@ export const scopeOf = (op: Pick<CompiledOperation, 'definition'>): Scope => (op
 export const isReadMethod = (method: string): boolean => ['GET', 'HEAD', 'OPTIONS'].includes(method.toUpperCase());
 
 /**
- * Whether an operation only reads: a read method, or one the spec marks `x-sandbox-read:
- * true` (a question too large for a query, asked in a body: counting journaled requests).
- * The only operations a read_only token may use.
+ * Whether an operation only reads: a read method, or a sandbox operation the control spec
+ * marks `x-sandbox-read: true` (a question too large for a query, asked in a body: counting
+ * journaled requests). The only operations a read_only token may use. The mark counts only
+ * under `/__sandbox/`: a provider spec given with `--spec` cannot open a write to read_only.
  */
-export const isReadOperation = (op: Pick<CompiledOperation, 'method' | 'definition'>): boolean => isReadMethod(op.method) || op.definition['x-sandbox-read'] === true;
+export const isReadOperation = (op: Pick<CompiledOperation, 'method' | 'definition' | 'path'>): boolean =>
+  isReadMethod(op.method) || (op.definition['x-sandbox-read'] === true && op.path.startsWith('/__sandbox/'));
 
 export const ACT_FOR_HEADER = 'x-sandbox-client';
 const actForField = `header.${ACT_FOR_HEADER}`;
@@ -40,7 +42,7 @@ export const sandboxWideOpenToClients = (registry: ClientRegistry): boolean => !
  *
  * @example authorize(registry, op, { role: 'read_only', client }, headers) // throws 403 on a POST
  */
-export function authorize(registry: ClientRegistry, op: Pick<CompiledOperation, 'method' | 'definition'>, caller: Caller, headers: Record<string, unknown>): Client | undefined {
+export function authorize(registry: ClientRegistry, op: Pick<CompiledOperation, 'method' | 'definition' | 'path'>, caller: Caller, headers: Record<string, unknown>): Client | undefined {
   if (caller.role === 'read_only' && !isReadOperation(op)) throw new ApiError(403, messages.readOnly, [{ field: 'header.authorization', message: 'is a read_only token' }]);
   const named = typeof headers[ACT_FOR_HEADER] === 'string' ? (headers[ACT_FOR_HEADER] as string).trim() : undefined;
   const sandboxWide = scopeOf(op) === 'sandbox';

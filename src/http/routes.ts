@@ -91,7 +91,7 @@ export const ROUTES: Readonly<Record<string, Route>> = {
 };
 
 /** Who may call an operation, as `roles.ts` decides it from the spec (see `Access`). */
-export function accessOf(op: Pick<CompiledOperation, 'method' | 'secured' | 'definition'>): Access {
+export function accessOf(op: Pick<CompiledOperation, 'method' | 'secured' | 'definition' | 'path'>): Access {
   if (scopeOf(op) === 'sandbox') return 'sandbox';
   if (!op.secured) return 'public';
   return isReadOperation(op) ? 'read' : 'write';

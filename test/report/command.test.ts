@@ -176,6 +176,9 @@ describe('shipping-sandbox report --require', () => {
     expect(gate('op.create-order')).toBe(0);
     expect(gate('op.create-order,webhook.bad-signature')).toBe(1);
     expect(gate('op.create-ordr')).toBe(1);
+    // A Pact run's report grades Pact's requests: the gate fails it, as the CLI does.
+    const pact = JSON.stringify({ ...(JSON.parse(report) as object), run: { name: 'pact' } });
+    expect(spawnSync('jq', ['-e', '--arg', 'require', 'op.create-order', program!], { input: pact }).status).toBe(1);
   });
 
   it('prints a refusal as its message and field errors, not the raw envelope, and names the flag that sets X-Sandbox-Client', async () => {

@@ -49,3 +49,16 @@ describe('the route table (http/routes.ts)', () => {
     expect(() => routedHandlers([unlisted])).toThrow(/serves shipToTheMoon, which the route table \(http\/routes.ts\) does not list/);
   });
 });
+
+describe('x-sandbox-read: a read asked in a body', () => {
+  const marked = (method: string, path: string) => ({ method, path, secured: true, definition: { 'x-sandbox-read': true } });
+  it('makes a sandbox operation a read, open to read_only tokens', () => {
+    expect(accessOf(marked('post', '/__sandbox/requests/count'))).toBe('read');
+    expect(accessOf({ ...marked('post', '/__sandbox/requests/count'), definition: {} })).toBe('write');
+  });
+
+  it('is not honoured on a provider path: a --spec file cannot open a cancel to read_only tokens', () => {
+    expect(accessOf(marked('post', '/v1/order/cancel'))).toBe('write');
+    expect(accessOf(marked('post', '/v1/order'))).toBe('write');
+  });
+});
