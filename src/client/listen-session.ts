@@ -151,20 +151,16 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
         });
     });
     ws.on('open', heard);
-    ws.on('ping', heard);
     ws.on('error', (error) => {
       lastError = error.message;
     });
-    // The least (arrival − the sandbox's sending time) seen on this connection is the clocks'
-    // difference plus the quickest trip; an attempt read later than that (this process paused,
-    // its machine asleep) has spent the extra of its timeout already, as the sandbox counts it.
-    let quickest = Infinity;
-    const lateBy = (sentAt: unknown): number => {
-      if (typeof sentAt !== 'number' || !Number.isFinite(sentAt)) return 0;
-      const seen = Date.now() - sentAt;
-      quickest = Math.min(quickest, seen);
-      return Math.round(seen - quickest);
-    };
+    const trips = new QuickestTrip();
+    const lateBy = (sentAt: unknown): number => (typeof sentAt === 'number' ? trips.lateBy(sentAt, Date.now()) : 0);
+    ws.on('ping', (data) => {
+      heard();
+      // A sandbox older than the stamped ping sends none.
+      if (data.length > 0) lateBy(Number(data.toString()));
+    });
     ws.on('message', (data, isBinary) => {
       heard();
       if (isBinary) return;
@@ -225,6 +221,33 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
       } else end({ retry: code === 1006 ? `connection lost${lastError ? ` (${lastError})` : ''}` : `the sandbox closed the connection (${code}${why ? `: ${why}` : ''})`, wasReady });
     });
   });
+}
+
+/** How long a message's (arrival − sending time) stays in the quickest trip: a step of either wall clock is forgotten after it. */
+const TRIP_WINDOW_MS = 60_000;
+
+/**
+ * How late a message of the sandbox was read. The least (arrival − the sandbox's sending
+ * time) over the messages sent in the last TRIP_WINDOW_MS (attempts, and pings every 15 s)
+ * is the clocks' difference plus the quickest trip; a message read later than that (this
+ * process paused, its machine asleep) has spent the extra of its timeout already, as the
+ * sandbox counts it. Over a window, not for good: after a step of either wall clock (an NTP
+ * correction, a VM's resync) the pings bring the difference up to date within a minute.
+ */
+export class QuickestTrip {
+  /** Candidates for the least trip, oldest first, their trips rising (a sliding window's minimum). */
+  private readonly kept: Array<{ sentAt: number; trip: number }> = [];
+  private newest = -Infinity;
+
+  lateBy(sentAt: number, now: number): number {
+    if (!Number.isFinite(sentAt)) return 0;
+    const trip = now - sentAt;
+    this.newest = Math.max(this.newest, sentAt);
+    while (this.kept.length > 0 && this.kept.at(-1)!.trip >= trip) this.kept.pop();
+    this.kept.push({ sentAt, trip });
+    while (this.kept.length > 1 && this.kept[0]!.sentAt < this.newest - TRIP_WINDOW_MS) this.kept.shift();
+    return Math.round(trip - this.kept[0]!.trip);
+  }
 }
 
 /** Waits `ms`, or less if stopped. */

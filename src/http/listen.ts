@@ -124,7 +124,8 @@ export class ListenServer implements ListenerRelay {
       setInterval(() => {
         if (!conn.alive) return ws.terminate();
         conn.alive = false;
-        ws.ping();
+        // Its sending time: the listener keeps its sense of how late a message is against steps of either wall clock.
+        ws.ping(String(Date.now()));
       }, LISTEN_PING_MS).unref(),
       setInterval(() => {
         // Still its endpoint, enabled? (deleted through the API, reset or disabled on another replica)

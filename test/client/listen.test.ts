@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { defaultName, runListen } from '../../src/client/listen.js';
-import { backoffMs, forwardLine, listenUrl, type ListenTuning } from '../../src/client/listen-session.js';
+import { backoffMs, forwardLine, listenUrl, QuickestTrip, type ListenTuning } from '../../src/client/listen-session.js';
 import { sandboxUrl } from '../../src/client/url.js';
 import { Receiver, downPort } from '../webhooks/receiver.js';
 import { ListenServer, until } from './listen-server.js';
@@ -208,6 +208,21 @@ describe('shipping-sandbox listen: forwarding an attempt', () => {
     // The receiver had the 300 ms left of its 5 s, not 5 s of its own.
     expect(Date.now() - started).toBeLessThan(1_500);
     expect(receiver.received.map((r) => r.id)).toEqual(['msg_short']);
+  });
+
+  it('tells how late a message was read from the quickest trip of the last minute, and gets over a step of the wall clock within it', () => {
+    const trips = new QuickestTrip();
+    // Pings every 15 s, each read 5 to 9 ms after it was sent (the clocks 2 s apart).
+    for (let sent = 0; sent <= 45_000; sent += 15_000) trips.lateBy(sent, sent + 2_000 + 5 + (sent % 4));
+    // An attempt read 12 s late (the process paused): late by its 12 s.
+    expect(trips.lateBy(50_000, 50_000 + 2_000 + 12_005)).toBe(12_000);
+    // The listener's clock steps 15 s forward: late at first, then the window forgets the old trips.
+    const late = [];
+    for (let sent = 60_000; sent <= 180_000; sent += 15_000) late.push(trips.lateBy(sent, sent + 17_000 + 5));
+    expect(late[0]).toBe(15_000);
+    expect(late.at(-1)).toBe(0);
+    // A message sent long before the newest (out of order) is still answered.
+    expect(trips.lateBy(1_000, 190_000)).toBeGreaterThan(0);
   });
 
   it('on a stop, answers the forward under way before closing, and forwards nothing new (so the receiver never sees a webhook twice)', async () => {
