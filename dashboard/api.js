@@ -29,11 +29,15 @@ export const session = {
 /** An answer that was not 2xx, carrying the sandbox's error envelope (`message`, `errors`). */
 export class ApiError extends Error {
   constructor(method, path, status, body) {
-    const message = body && typeof body.message === 'string' ? body.message : `${status} ${typeof body === 'string' ? body : ''}`.trim();
+    // The envelope's message; any other body (a fault rule's own, a proxy's page) shown as it came, cut short.
+    const shown = typeof body === 'string' ? body : body === null || body === undefined ? '' : JSON.stringify(body);
+    const message = body && typeof body.message === 'string' ? body.message : shown.length > 300 ? `${shown.slice(0, 300)}…` : shown || 'no body';
     super(message);
     this.request = `${method} ${path}`;
     this.status = status;
     this.errors = body && Array.isArray(body.errors) ? body.errors : [];
+    /** The body the sandbox answered (parsed JSON, or text), when it answered (status not 0). */
+    this.body = status === 0 ? undefined : body;
   }
 }
 

@@ -16,7 +16,8 @@ function Tracking({ awb, version }) {
     setAnswer(null);
     call('GET', `/v1/order/tracking/${encodeURIComponent(awb)}`, { signal: left.signal }).then(
       (r) => setAnswer({ status: r.status, body: r.body }),
-      (e) => !left.signal.aborted && setAnswer({ status: e.status, body: { success: false, message: e.message, errors: e.errors } }),
+      // As it came (a fault rule's own body too); no answer at all (a held request, the sandbox away) is an error, not an answer.
+      (e) => !left.signal.aborted && setAnswer(e.status === 0 ? { error: e } : { status: e.status, body: e.body }),
     );
     return () => left.abort();
   }, [awb, version]);
@@ -24,7 +25,8 @@ function Tracking({ awb, version }) {
     <h2>Tracking answer</h2>
     ${!awb && html`<p class="muted">No AWB yet: tracking is by AWB.</p>`}
     ${awb && !answer && html`<p class="muted">Reading the tracking answer…</p>`}
-    ${awb && answer && html`<p><code>GET /v1/order/tracking/${awb}</code> → <strong>${answer.status}</strong></p><${Json} value=${answer.body} />`}
+    ${awb && answer?.error && html`<${ErrorBox} error=${answer.error} />`}
+    ${awb && answer && !answer.error && html`<p><code>GET /v1/order/tracking/${awb}</code> → <strong>${answer.status}</strong></p><${Json} value=${answer.body} />`}
   </section>`;
 }
 

@@ -188,6 +188,19 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     expect(tracking.history).toHaveLength(await played.count());
   });
 
+  it("shows the tracking answer as the client got it when a fault rule answers with a body of its own", async () => {
+    const rule = await fetch(`${sandbox.url}/__sandbox/faults`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN_A}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ match: { operation_id: 'trackOrder' }, action: { type: 'status', status: 500, body: { error_code: 'E42', detail: 'upstream down' } }, times: 1 }),
+    });
+    expect(rule.status).toBe(201);
+    await page.reload();
+    await page.getByRole('heading', { name: 'Tracking answer' }).waitFor();
+    await page.locator('p', { hasText: /GET \/v1\/order\/tracking\/\S+ → 500/ }).waitFor();
+    expect(JSON.parse(await page.locator('pre.json').last().innerText())).toEqual({ error_code: 'E42', detail: 'upstream down' });
+  });
+
   it('shows the AWB webhook with its attempt, and Redeliver makes a new attempt visible', async () => {
     await page.getByRole('link', { name: 'Clock' }).click();
     await page.getByRole('heading', { name: 'Clock' }).waitFor();
