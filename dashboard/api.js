@@ -41,6 +41,9 @@ export class ApiError extends Error {
   }
 }
 
+/** The event a 401 to the signed-in token sends (its detail: the ApiError), once the token is forgotten. */
+export const TOKEN_REFUSED = 'sandbox-token-refused';
+
 /** How long a call waits for its answer: a partner's fault rule may hold one (a hang) for as long as it likes. */
 export const CALL_TIMEOUT_MS = 15_000;
 
@@ -78,7 +81,15 @@ export async function call(method, path, { body, headers = {}, token = session.t
   } catch {
     // not JSON: kept as text
   }
-  if (!response.ok) throw new ApiError(method, path, response.status, parsed);
+  if (!response.ok) {
+    const error = new ApiError(method, path, response.status, parsed);
+    // The signed-in token is no longer accepted (rotated, or the sandbox started with other tokens): back to the sign-in form, saying why.
+    if (response.status === 401 && token !== null && token === session.token) {
+      session.signOut();
+      dispatchEvent(new CustomEvent(TOKEN_REFUSED, { detail: error }));
+    }
+    throw error;
+  }
   return { status: response.status, body: parsed, text };
 }
 

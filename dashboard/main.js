@@ -1,5 +1,5 @@
 import { useEffect, useState } from '/dashboard/vendor/hooks.mjs';
-import { call, session } from './api.js';
+import { call, session, TOKEN_REFUSED } from './api.js';
 import { ErrorBox } from './components.js';
 import { html, render } from './html.js';
 import { ClockView } from './views/clock.js';
@@ -35,9 +35,9 @@ function useRoute() {
   return current;
 }
 
-function SignIn({ onSignIn }) {
+function SignIn({ onSignIn, refused }) {
   const [token, setToken] = useState('');
-  const [error, setError] = useState(null);
+  const [error, setError] = useState(refused ?? null);
   const submit = async (event) => {
     event.preventDefault();
     const given = token.trim();
@@ -123,7 +123,19 @@ function Shell({ onSignOut }) {
 
 function App() {
   const [signedIn, setSignedIn] = useState(Boolean(session.token));
-  if (!signedIn) return html`<${SignIn} onSignIn=${() => setSignedIn(true)} />`;
+  const [refused, setRefused] = useState(null);
+  useEffect(() => {
+    const out = (event) => {
+      setRefused(event.detail);
+      setSignedIn(false);
+    };
+    addEventListener(TOKEN_REFUSED, out);
+    return () => removeEventListener(TOKEN_REFUSED, out);
+  }, []);
+  if (!signedIn) return html`<${SignIn} refused=${refused} onSignIn=${() => {
+    setRefused(null);
+    setSignedIn(true);
+  }} />`;
   return html`<${Shell} onSignOut=${() => {
     session.signOut();
     setSignedIn(false);

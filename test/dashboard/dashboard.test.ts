@@ -373,6 +373,22 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     await expectAccessible(page, 'readiness');
   });
 
+  it('goes back to the sign-in form, saying why, once the signed-in token is refused (rotated, or the sandbox restarted with others)', async () => {
+    await page.evaluate(() => sessionStorage.clear());
+    await page.goto(`${sandbox.url}/dashboard#/orders`);
+    await page.reload();
+    await page.getByLabel('Token').fill(TOKEN_A);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Orders', level: 1 }).waitFor();
+    await page.evaluate(() => {
+      for (const key of Object.keys(sessionStorage)) if (sessionStorage.getItem(key) === 'dashboard-token-a') sessionStorage.setItem(key, 'a-token-no-longer-known');
+    });
+    await page.reload();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(await page.getByRole('alert').innerText()).toContain('401');
+    expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([]);
+  });
+
   it('ran no script error and loaded nothing from outside the sandbox', () => {
     expect(pageErrors).toEqual([]);
     expect(offOrigin).toEqual([]);
