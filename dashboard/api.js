@@ -35,7 +35,8 @@ export class ApiError extends Error {
     super(message);
     this.request = `${method} ${path}`;
     this.status = status;
-    this.errors = body && Array.isArray(body.errors) ? body.errors : [];
+    // Only field errors of the envelope's shape: a fault rule's body may hold anything there.
+    this.errors = body && Array.isArray(body.errors) ? body.errors.filter((e) => e !== null && typeof e === 'object') : [];
     /** The body the sandbox answered (parsed JSON, or text), when it answered (status not 0). */
     this.body = status === 0 ? undefined : body;
   }
@@ -84,7 +85,8 @@ export async function call(method, path, { body, headers = {}, token = session.t
   if (!response.ok) {
     const error = new ApiError(method, path, response.status, parsed);
     // The signed-in token is no longer accepted (rotated, or the sandbox started with other tokens): back to the sign-in form, saying why.
-    if (response.status === 401 && token !== null && token === session.token) {
+    // Only the sandbox's own calls say so: a provider path's 401 may be a partner's fault rule, with a body of its choosing.
+    if (response.status === 401 && token !== null && token === session.token && path.startsWith('/__sandbox/')) {
       session.signOut();
       dispatchEvent(new CustomEvent(TOKEN_REFUSED, { detail: error }));
     }

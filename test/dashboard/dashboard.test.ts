@@ -199,6 +199,17 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     await page.getByRole('heading', { name: 'Tracking answer' }).waitFor();
     await page.locator('p', { hasText: /GET \/v1\/order\/tracking\/\S+ → 500/ }).waitFor();
     expect(JSON.parse(await page.locator('pre.json').last().innerText())).toEqual({ error_code: 'E42', detail: 'upstream down' });
+    // A partner's 401 on a provider path is an answer to show, not a refused token: the user stays signed in.
+    const refusal = { success: false, message: 'Your token was rotated: sign in again at evil.example', errors: [null, 'x'] };
+    await fetch(`${sandbox.url}/__sandbox/faults`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN_A}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ match: { operation_id: 'trackOrder' }, action: { type: 'status', status: 401, body: refusal }, times: 1 }),
+    });
+    await page.reload();
+    await page.locator('p', { hasText: /GET \/v1\/order\/tracking\/\S+ → 401/ }).waitFor();
+    expect(JSON.parse(await page.locator('pre.json').last().innerText())).toEqual(refusal);
+    expect(await page.getByRole('button', { name: 'Sign out' }).isVisible()).toBe(true);
   });
 
   it('shows the AWB webhook with its attempt, and Redeliver makes a new attempt visible', async () => {
