@@ -228,24 +228,22 @@ const TRIP_WINDOW_MS = 60_000;
 
 /**
  * How late a message of the sandbox was read. The least (arrival − the sandbox's sending
- * time) over the messages sent in the last TRIP_WINDOW_MS (attempts, and pings every 15 s)
+ * time) over the messages read in the last TRIP_WINDOW_MS (attempts, and pings every 15 s)
  * is the clocks' difference plus the quickest trip; a message read later than that (this
  * process paused, its machine asleep) has spent the extra of its timeout already, as the
  * sandbox counts it. Over a window, not for good: after a step of either wall clock (an NTP
  * correction, a VM's resync) the pings bring the difference up to date within a minute.
  */
 export class QuickestTrip {
-  /** Candidates for the least trip, oldest first, their trips rising (a sliding window's minimum). */
-  private readonly kept: Array<{ sentAt: number; trip: number }> = [];
-  private newest = -Infinity;
+  /** Candidates for the least trip, first read first, their trips rising (a sliding window's minimum over this process's reading times). */
+  private readonly kept: Array<{ readAt: number; trip: number }> = [];
 
   lateBy(sentAt: number, now: number): number {
     if (!Number.isFinite(sentAt)) return 0;
     const trip = now - sentAt;
-    this.newest = Math.max(this.newest, sentAt);
     while (this.kept.length > 0 && this.kept.at(-1)!.trip >= trip) this.kept.pop();
-    this.kept.push({ sentAt, trip });
-    while (this.kept.length > 1 && this.kept[0]!.sentAt < this.newest - TRIP_WINDOW_MS) this.kept.shift();
+    this.kept.push({ readAt: now, trip });
+    while (this.kept.length > 1 && this.kept[0]!.readAt < now - TRIP_WINDOW_MS) this.kept.shift();
     return Math.round(trip - this.kept[0]!.trip);
   }
 }

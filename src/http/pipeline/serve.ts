@@ -4,7 +4,7 @@ import type { CompiledOperation } from '../../spec/index.js';
 import { toApiError } from '../errors.js';
 import type { Handler } from '../handler.js';
 import { sendError, sendReply } from '../respond.js';
-import { isReadMethod } from '../roles.js';
+import { isReadOperation } from '../roles.js';
 import { noteServed } from '../served.js';
 import { admit } from './admit.js';
 import { beforeAnswer, statusOf } from './answer.js';
@@ -70,7 +70,7 @@ export function serveOperation(op: CompiledOperation, handler: Handler, options:
   if (!scope) return serve;
   // Ended at the latest with the request (one refused before its handler, say), so nothing it left running uses the pre-read.
   // Only a read is cut short when its client hangs up: a change (a reset's removals) or the work it starts goes on to its end.
-  const cutShort = isReadMethod(op.method) ? stillWanted : undefined;
+  const cutShort = isReadOperation(op) ? stillWanted : undefined;
   return (req, res, params) => scope.run(() => serve(req, res, params).finally(() => scope.endPreRead(true)), cutShort?.(req));
 }
 
