@@ -27,8 +27,8 @@ export interface CreateOptions {
    * step of its journey is made in the past (see OrderSetups), never in the future.
    */
   at?: number;
-  /** No AWB job: the caller plays the AWB itself at once (Journey.layOut), so no timer can take it first, or holds it until asked. */
-  awbLaidOut?: boolean;
+  /** No AWB job: the caller plays the AWB itself at once (Journey.layOut), so that no timer can take it first, or holds it until asked (POST /__sandbox/orders/{order_no}/awb). */
+  noAwbJob?: boolean;
 }
 
 export interface CreatedBatch {
@@ -87,7 +87,7 @@ export class OrdersService {
           sender,
           item: keepKnown(item, this.config.fields?.item),
           awb: null,
-          awb_due_at: options.awbLaidOut ? null : journey.awbDueAt(orderNo, now, delay),
+          awb_due_at: options.noAwbJob ? null : journey.awbDueAt(orderNo, now, delay),
           awb_generated_at: null,
           awb_error: null,
           journey_start: null,

@@ -41,7 +41,7 @@ export class OrderSetups {
       ? { ...fixture, courier_code: courier.code, items: [{ ...fixture.items[0]!, service_code: courier.services[0]!.code, order_code: orderCode }] }
       : { ...fixture, items: [{ ...fixture.items[0]!, order_code: orderCode }] };
     // No AWB job: the AWB is played at once, or (`created`) held until asked, so the state holds however fast the client's clock runs.
-    const made = await orders.create(client, request, { scenario: target.scenario, at: clock.of(client.id) - span, awbLaidOut: true });
+    const made = await orders.create(client, request, { scenario: target.scenario, at: clock.of(client.id) - span, noAwbJob: true });
     const orderNo = made.order_numbers[0]!;
     if (target.stage === 'created') return (await orders.get(client, orderNo))!;
     return this.reach(client, (await journey.layOut(orderNo, target.step))!, target);
