@@ -2,7 +2,7 @@
 import type { Duplex } from 'node:stream';
 import type { RawData, WebSocket } from 'ws';
 import type { Client } from '../clients/index.js';
-import { asJsonWithin, EXCERPT_BYTES, reachedReceiver, type Listeners, type RelayedAttempt, type RelayResult } from '../webhooks/index.js';
+import { asJsonWithin, EXCERPT_BYTES, type Listeners, type RelayedAttempt, type RelayResult } from '../webhooks/index.js';
 import type { IncomingMessage } from 'node:http';
 import { checkRawDepth } from './depth.js';
 import { ApiError } from './errors.js';
@@ -95,7 +95,7 @@ export class Connection {
     if (!w) return true;
     this.waiting.delete(result.id);
     const { id: _id, ...outcome } = result;
-    w.resolve(reach({ ...outcome, duration_ms: outcome.duration_ms ?? Math.round(performance.now() - w.started) }));
+    w.resolve({ ...outcome, duration_ms: outcome.duration_ms ?? Math.round(performance.now() - w.started) });
     return true;
   }
 
@@ -103,7 +103,7 @@ export class Connection {
   endAll(error: string): void {
     for (const [id, w] of this.waiting) {
       this.waiting.delete(id);
-      w.resolve({ status_code: null, duration_ms: Math.round(performance.now() - w.started), error, response_body: '', retry_after: null, forwarded: false });
+      w.resolve({ status_code: null, duration_ms: Math.round(performance.now() - w.started), error, response_body: '', retry_after: null });
     }
   }
 
@@ -111,7 +111,7 @@ export class Connection {
     send(attempt: RelayedAttempt, shutdown: AbortSignal): Promise<RelayResult | undefined> | RelayResult | undefined {
       if (shutdown.aborted) return undefined;
       if (this.ws.bufferedAmount > LISTEN_CONGESTED_BYTES) {
-        return { status_code: null, duration_ms: 0, error: `listener congested: more than ${LISTEN_CONGESTED_BYTES} bytes waiting to be sent to it`, response_body: '', retry_after: null, forwarded: false };
+        return { status_code: null, duration_ms: 0, error: `listener congested: more than ${LISTEN_CONGESTED_BYTES} bytes waiting to be sent to it`, response_body: '', retry_after: null };
       }
       const id = this.attemptId();
       const started = performance.now();
@@ -134,23 +134,13 @@ export class Connection {
         // sent_at: the listener tells from it an attempt it read late (its process paused, its machine asleep) and gives the receiver only what is left.
         const message = { type: 'attempt', id, delivery_id, event, order_no, timeout_ms, sent_at: Date.now(), headers, body, ...(chaos ? { chaos } : {}), ...(check ? { check } : {}) };
         this.ws.send(JSON.stringify(message), (err) => {
-          if (err) done({ status_code: null, duration_ms: Math.round(performance.now() - started), error: 'listener disconnected', response_body: '', retry_after: null, forwarded: false });
+          if (err) done({ status_code: null, duration_ms: Math.round(performance.now() - started), error: 'listener disconnected', response_body: '', retry_after: null });
         });
       });
     }
 }
 
 export const keyOf = (clientId: string, name: string): string => `${clientId}\u0000${name}`;
-
-/**
- * A listener's result with what it says of the receiver: not asked (`not forwarded: …`, the
- * listen CLI's words), so not graded. Still a failed attempt on the schedule, also when the
- * listener says it is stopping: held instead, a listener that kept saying so while connected
- * would have its deliveries sent again at every look at its endpoint, without end.
- */
-function reach(result: RelayResult): RelayResult {
-  return reachedReceiver({ url: 'listener:', ...result }) ? result : { ...result, forwarded: false };
-}
 
 type Result = { id: string } & Omit<RelayResult, 'duration_ms'> & { duration_ms: number | undefined };
 

@@ -215,7 +215,7 @@ export class ListenServer implements ListenerRelay {
       body === undefined
         ? { status_code: null, duration_ms: 0, error: 'the delivery was removed before the listener got it', response_body: '', retry_after: null }
         : await conn.send({ client_id: m.c, listener: m.l, delivery_id: m.d, event: m.e, order_no: m.o, timeout_ms: m.tm, headers: m.h, body, ...(m.k ? { check: m.k } : {}) }, this.stopping.signal);
-    const cut: RelayResult = { status_code: null, duration_ms: Math.round(performance.now() - started), error: HANDOFF_CUT, response_body: '', retry_after: null, forwarded: false };
+    const cut: RelayResult = { status_code: null, duration_ms: Math.round(performance.now() - started), error: HANDOFF_CUT, response_body: '', retry_after: null };
     await this.signal({ t: 'res', r: m.r, to: m.from, x: result ?? cut });
   }
 

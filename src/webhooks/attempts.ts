@@ -8,7 +8,7 @@ import type { HeldCounts } from './held-counts.js';
 import { wrongSecret } from './secret.js';
 import { AttemptAborted, send, type SendResult } from './send.js';
 import { jobKindOf } from './job.js';
-import { listenerTarget, signedHeaders } from './relay.js';
+import { listenerTarget, reachedReceiver, signedHeaders } from './relay.js';
 import { ListenerNotConnected, webhookMessages } from './messages.js';
 /** The wait before an outcome the store could not take is tried again. */
 const RECORD_RETRY_MS = 1_000;
@@ -85,11 +85,10 @@ export class DeliveryAttempts {
     );
     if (outcome === undefined) return undefined;
     if (outcome === 'not_connected') throw new ListenerNotConnected(name);
-    const { forwarded, ...result } = outcome;
-    const made = { n: 0, at, trigger, chaos, url: listenerTarget(name), webhook_timestamp: Math.floor(sentAt.getTime() / 1000), ...result };
+    const made = { n: 0, at, trigger, chaos, url: listenerTarget(name), webhook_timestamp: Math.floor(sentAt.getTime() / 1000), ...outcome };
     this.deps.onAttempt?.(made);
     // The report grades what reached a receiver: an attempt the listener never forwarded says nothing of it.
-    if (forwarded !== false) this.deps.observer?.made(delivery, made);
+    if (reachedReceiver(made)) this.deps.observer?.made(delivery, made);
     return made;
   }
 

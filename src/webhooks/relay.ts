@@ -24,12 +24,10 @@ export interface RelayedAttempt {
 
 /**
  * What a listener answered about an attempt, as a direct POST's outcome (no timestamp: the
- * relay's caller has it). `forwarded: false`: the receiver was not asked, or nobody can say
- * that it was (the listener's queue ran it out, it is stopping, the connection went): a
- * failed attempt, retried on the schedule, but nothing the readiness report can grade the
- * receiver by.
+ * relay's caller has it). Whether the receiver was asked is read from its error by
+ * `reachedReceiver`.
  */
-export type RelayResult = Omit<SendResult, 'webhook_timestamp'> & { forwarded?: false };
+export type RelayResult = Omit<SendResult, 'webhook_timestamp'>;
 
 /** A hand-off's outcome when the replica holding the listener stopped before the listener answered. */
 export const HANDOFF_CUT = 'the replica holding the listener stopped before the listener answered';
@@ -37,7 +35,12 @@ export const HANDOFF_CUT = 'the replica holding the listener stopped before the 
 /** The errors of a listener's attempt that say its receiver was not asked, or that nobody can say it was: the listen CLI's and the relay's own. */
 const UNFORWARDED = new RegExp(`^(?:not forwarded: |the listener could not read this attempt|listener congested|listener disconnected|${HANDOFF_CUT}$)`);
 
-/** Whether an attempt reached a receiver (or may have): every direct one, and a listener's unless its error says the listener did not forward it. */
+/**
+ * Whether an attempt reached a receiver (or may have): every direct one, and a listener's
+ * unless its error says the listener did not forward it (its queue ran it out, it is
+ * stopping, the connection went). One that did not is a failed attempt, retried on the
+ * schedule, but nothing the readiness report can grade the receiver by.
+ */
 export const reachedReceiver = (attempt: Pick<Attempt, 'url' | 'status_code' | 'error'>): boolean =>
   !(attempt.url.startsWith('listener:') && attempt.status_code === null && attempt.error !== null && UNFORWARDED.test(attempt.error));
 
