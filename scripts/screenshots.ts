@@ -84,6 +84,10 @@ try {
   await page.setViewportSize({ width: 390, height: 844 });
   await shoot(page, 'order-phone', `orders/${orders[0]}`, 'Timeline');
   await shoot(page, 'orders-phone', 'orders', orders[0]!);
+  await page.goto(`${sandbox.url}/dashboard#/webhooks`);
+  await page.locator('tbody.delivery').first().waitFor();
+  await page.getByRole('heading', { name: 'Deliveries' }).evaluate((heading) => heading.scrollIntoView());
+  await shoot(page, 'webhooks-phone', null, 'Deliveries');
 } finally {
   await browser.close();
   await sandbox.close();

@@ -90,18 +90,18 @@ function EndpointRow({ endpoint, onChange }) {
   const name = endpoint.id === 'default' ? 'default' : endpoint.id;
   return html`<tbody class="endpoint">
     <tr>
-      <td>${name}${endpoint.description ? html`<br /><span class="muted">${endpoint.description}</span>` : ''}</td>
-      <td class="wrap-anywhere">${targetOf(endpoint)}</td>
-      <td><span class=${`status status-${endpoint.state}`}>${endpoint.state}</span>${endpoint.disabled_reason ? html`<br /><span class="muted">${endpoint.disabled_reason}</span>` : ''}</td>
-      <td>${endpoint.events === null ? html`<span class="muted">every event</span>` : endpoint.events.length === 0 ? html`<span class="muted">no event</span>` : endpoint.events.join(', ')}</td>
-      <td class="row-actions">
+      <td data-label="Endpoint" class="wrap-anywhere">${name}${endpoint.description ? html`<br /><span class="muted">${endpoint.description}</span>` : ''}</td>
+      <td data-label="Sends to" class="wrap-anywhere wide">${targetOf(endpoint)}</td>
+      <td data-label="State"><span class=${`status status-${endpoint.state}`}>${endpoint.state}</span>${endpoint.disabled_reason ? html`<br /><span class="muted">${endpoint.disabled_reason}</span>` : ''}</td>
+      <td data-label="Events">${endpoint.events === null ? html`<span class="muted">every event</span>` : endpoint.events.length === 0 ? html`<span class="muted">no event</span>` : endpoint.events.join(', ')}</td>
+      <td class="row-actions wide">
         ${endpoint.enabled
-          ? html`<button type="button" class="secondary" disabled=${action.busy} onClick=${() => patch({ enabled: false }, `Endpoint ${name} disabled`)}>Disable ${name}</button>`
-          : html`<button type="button" class="secondary" disabled=${action.busy} onClick=${() => patch({ enabled: true }, `Endpoint ${name} enabled`)}>Enable ${name}</button>`}
-        ${endpoint.id !== 'default' && html`<button type="button" class="secondary" disabled=${action.busy} onClick=${remove}>Delete ${name}</button>`}
+          ? html`<button type="button" class="secondary" aria-label=${`Disable ${name}`} disabled=${action.busy} onClick=${() => patch({ enabled: false }, `Endpoint ${name} disabled`)}>Disable</button>`
+          : html`<button type="button" class="secondary" aria-label=${`Enable ${name}`} disabled=${action.busy} onClick=${() => patch({ enabled: true }, `Endpoint ${name} enabled`)}>Enable</button>`}
+        ${endpoint.id !== 'default' && html`<button type="button" class="secondary" aria-label=${`Delete ${name}`} disabled=${action.busy} onClick=${remove}>Delete</button>`}
       </td>
     </tr>
-    ${action.result && html`<tr><td colspan="5"><${Result} result=${action.result} /></td></tr>`}
+    ${action.result && html`<tr><td colspan="5" class="wide"><${Result} result=${action.result} /></td></tr>`}
   </tbody>`;
 }
 
@@ -137,7 +137,7 @@ function Endpoints({ endpoints, onChange }) {
   return html`<section>
     <h2>All endpoints</h2>
     <p class="muted">Each event goes to every enabled endpoint whose filter admits it, as a delivery of its own.</p>
-    <div class="scroll"><table class="endpoints wrap">
+    <div class="scroll"><table class="endpoints wrap stack">
       <caption class="visually-hidden">Webhook endpoints</caption>
       <thead><tr><th scope="col">Endpoint</th><th scope="col">Sends to</th><th scope="col">State</th><th scope="col">Events</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
       ${endpoints.map((e) => html`<${EndpointRow} key=${e.id} endpoint=${e} onChange=${onChange} />`)}
@@ -192,20 +192,20 @@ function Delivery({ delivery, onChange }) {
   const panel = `attempts-${delivery.id}`;
   return html`<tbody class="delivery">
     <tr>
-      <td>${delivery.event}</td>
-      <td>${delivery.endpoint_id}</td>
-      <td><span class=${`status status-${delivery.status}`}>${delivery.status}</span></td>
-      <td>${delivery.order_no ? html`<a href=${`#/orders/${delivery.order_no}`}>${delivery.order_no}</a>` : html`<span class="muted">none</span>`}</td>
-      <td><code>${delivery.id}</code></td>
-      <td>${time(delivery.created_at)}</td>
-      <td>${count === 0 ? html`<span class="muted">none yet</span>` : `${count} · last ${last.status_code ?? 'no answer'}`}${delivery.next_attempt_at ? html`<br /><span class="muted">next ${time(delivery.next_attempt_at)}</span>` : ''}</td>
-      <td class="row-actions">
+      <td data-label="Event" class="nowrap">${delivery.event}</td>
+      <td data-label="Endpoint" class="wrap-anywhere">${delivery.endpoint_id}</td>
+      <td data-label="Status"><span class=${`status status-${delivery.status}`}>${delivery.status}</span></td>
+      <td data-label="Order" class="nowrap">${delivery.order_no ? html`<a href=${`#/orders/${delivery.order_no}`}>${delivery.order_no}</a>` : html`<span class="muted">none</span>`}</td>
+      <td data-label="Delivery id" class="wrap-anywhere wide"><code>${delivery.id}</code></td>
+      <td data-label="Created">${time(delivery.created_at)}</td>
+      <td data-label="Attempts">${count === 0 ? html`<span class="muted">none yet</span>` : html`<span class="nowrap">${count} · last ${last.status_code ?? 'no answer'}</span>`}${delivery.next_attempt_at ? html`<br /><span class="muted">next ${time(delivery.next_attempt_at)}</span>` : ''}</td>
+      <td class="row-actions wide">
         <button type="button" class="secondary" aria-expanded=${open ? 'true' : 'false'} aria-controls=${panel} disabled=${count === 0} onClick=${() => setOpen(!open)}>${open ? 'Hide' : 'Show'} attempts (${count})</button>
         <button type="button" class="secondary" disabled=${action.busy} onClick=${redeliver}>Redeliver</button>
       </td>
     </tr>
-    ${action.result && html`<tr><td colspan="8"><${Result} result=${action.result} /></td></tr>`}
-    ${open && html`<tr class="attempts-row" id=${panel}><td colspan="8">
+    ${action.result && html`<tr><td colspan="8" class="wide"><${Result} result=${action.result} /></td></tr>`}
+    ${open && html`<tr class="attempts-row" id=${panel}><td colspan="8" class="wide">
       ${delivery.last_error && html`<p class="muted">Last error: ${delivery.last_error}</p>`}
       <ol class="attempts">${delivery.attempts.map((a) => html`<${Attempt} key=${a.n} delivery=${delivery} attempt=${a} />`)}</ol>
     </td></tr>`}
@@ -249,7 +249,7 @@ function Deliveries({ version, endpoints, onChange }) {
     </form>
     <${ErrorBox} error=${deliveries.error} />
     ${page && html`<p class="muted">${page.total} ${page.total === 1 ? 'delivery' : 'deliveries'}, newest first</p>`}
-    ${page && page.deliveries.length > 0 && html`<div class="scroll"><table class="deliveries wrap">
+    ${page && page.deliveries.length > 0 && html`<div class="scroll"><table class="deliveries wrap stack">
       <caption class="visually-hidden">Webhook deliveries</caption>
       <thead><tr><th scope="col">Event</th><th scope="col">Endpoint</th><th scope="col">Status</th><th scope="col">Order</th><th scope="col">Delivery id</th><th scope="col">Created</th><th scope="col">Attempts</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
       ${page.deliveries.map((d) => html`<${Delivery} key=${d.id} delivery=${d} onChange=${onChange} />`)}

@@ -1,4 +1,4 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCli, type RunningCli } from '../support/cli.js';
 import { createRequest } from '../support/orders.js';
@@ -9,10 +9,19 @@ warnIfNoChromium('dashboard with real data');
 
 const TOKEN = 'real-data-token';
 const WINDOW = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
 const HOUR = 60 * 60_000;
 
 /** The page's full size: a view that holds real data stays within a few screens and the window's width. */
 const size = (page: Page) => page.evaluate(() => ({ height: document.documentElement.scrollHeight, width: document.documentElement.scrollWidth }));
+
+/** The lines an element's text takes on screen: 1 when no word of it is broken or wrapped. */
+const lines = (element: Locator) =>
+  element.evaluate((e) => {
+    const range = document.createRange();
+    range.selectNodeContents(e);
+    return new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top))).size;
+  });
 
 /**
  * The dashboard on a client with 1,000 webhook deliveries (half of them failed after the
@@ -183,15 +192,44 @@ describe.skipIf(!hasChromium)('/dashboard with a client full of data, in headles
   });
 
   it('shows the Status of every order on a phone', async () => {
-    await page.setViewportSize({ width: 390, height: 844 });
+    await page.setViewportSize(PHONE);
     await page.getByRole('link', { name: 'Orders', exact: true }).click();
     const status = page.getByRole('columnheader', { name: 'Status', exact: true });
     await status.waitFor();
     const box = await status.boundingBox();
-    expect(box!.x + box!.width).toBeLessThanOrEqual(390);
+    expect(box!.x + box!.width).toBeLessThanOrEqual(PHONE.width);
     const cell = await page.locator('table.orders tbody tr').first().locator('.status').boundingBox();
-    expect(cell!.x + cell!.width).toBeLessThanOrEqual(390);
-    expect((await size(page)).width).toBeLessThanOrEqual(390);
+    expect(cell!.x + cell!.width).toBeLessThanOrEqual(PHONE.width);
+    expect((await size(page)).width).toBeLessThanOrEqual(PHONE.width);
+    await page.setViewportSize(WINDOW);
+  });
+
+  it('keeps an event name, a status and an order number whole in the deliveries, at the window width and on a phone', async () => {
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    for (const viewport of [WINDOW, PHONE]) {
+      await page.setViewportSize(viewport);
+      const row = page.locator('tbody.delivery').filter({ has: page.getByText('awb.generated') }).first();
+      await row.waitFor();
+      for (const [what, cell] of [['event', row.locator('td').first()], ['status', row.locator('.status')], ['order number', row.getByRole('link')]] as const) {
+        expect(await lines(cell), `${what} at ${viewport.width} px`).toBe(1);
+      }
+    }
+    await page.setViewportSize(WINDOW);
+  });
+
+  it('shows the deliveries on a phone as cards of labelled fields, a page of 20 within 8 screen heights', async () => {
+    await page.setViewportSize(PHONE);
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    const table = page.getByRole('table', { name: 'Webhook deliveries' });
+    await table.waitFor();
+    const first = page.locator('tbody.delivery').first();
+    const labels = await first.locator('td[data-label]').evaluateAll((cells) => cells.map((c) => getComputedStyle(c, '::before').content));
+    expect(labels).toEqual(['"Event"', '"Endpoint"', '"Status"', '"Order"', '"Delivery id"', '"Created"', '"Attempts"']);
+    const box = (await table.boundingBox())!;
+    expect(box.x + box.width).toBeLessThanOrEqual(PHONE.width);
+    expect(box.height).toBeLessThanOrEqual(8 * PHONE.height);
+    expect((await size(page)).width).toBeLessThanOrEqual(PHONE.width);
+    await expectAccessible(page, 'webhooks on a phone with 1,000 deliveries');
     await page.setViewportSize(WINDOW);
   });
 
