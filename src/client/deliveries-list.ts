@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { SANDBOX_EVENT_TYPES } from '../records/index.js';
+import { DEFAULT_ENDPOINT, LISTENER_NAME, SANDBOX_EVENT_TYPES } from '../records/index.js';
 import { headerValue, hideToken, tokenValue, timeoutOption } from './flags.js';
 import { failure, isRecord, jsonOf, notASandbox, NotASandbox, withDeadline } from './exchange.js';
 import { tokenFromEnv } from './token.js';
@@ -47,6 +47,18 @@ const MAX_LIMIT = 1000;
 /** Deliveries asked for per request: the endpoint's default page (each delivery carries all its attempts). */
 const PAGE_SIZE = 100;
 
+/** An endpoint's id as the delivery log's `endpoint_id` takes it. */
+const ENDPOINT_ID = /^(default|ep_[A-Za-z0-9]+)$/;
+/** How the table names a listener's endpoint, and --endpoint may too: `listener:NAME`, as its attempts' target reads. */
+const LISTENER_PREFIX = 'listener:';
+
+/** --endpoint: an endpoint id, or a listener's name (bare, or as the table shows it); a name is looked up among the client's endpoints. */
+function endpointOption(value: string): string {
+  const name = value.startsWith(LISTENER_PREFIX) ? value.slice(LISTENER_PREFIX.length) : value;
+  if (!ENDPOINT_ID.test(value) && !LISTENER_NAME.test(name)) throw new InvalidArgumentError('must be default, an endpoint id ep_..., or a listener\'s name');
+  return value;
+}
+
 const matching = (pattern: RegExp, message: string) => (value: string) => {
   if (!pattern.test(value)) throw new InvalidArgumentError(message);
   return value;
@@ -70,7 +82,7 @@ export function listProgram(name = 'shipping-sandbox deliveries list'): Command 
     .addOption(new Option('--status <status>', 'only deliveries with this status').choices(STATUSES))
     .addOption(new Option('--event <event>', 'only deliveries of this event').choices([...SANDBOX_EVENT_TYPES, 'ping']))
     .addOption(new Option('--order-no <order_no>', 'only the deliveries of this order').argParser(matching(/^[0-9]{1,32}$/, 'must be an order number (digits), e.g. 512345678901')))
-    .addOption(new Option('--endpoint <id>', 'only the deliveries to this endpoint (default, or ep_...)').argParser(matching(/^(default|ep_[A-Za-z0-9]+)$/, 'must be default or an endpoint id ep_...')))
+    .addOption(new Option('--endpoint <id>', "only the deliveries to this endpoint (default, ep_..., or a listener's name)").argParser(endpointOption))
     .addOption(new Option('--limit <n>', `print at most this many (1 to ${MAX_LIMIT})`).argParser(limit).default(20))
     .addOption(timeoutOption())
     .option('--json', 'print the deliveries as one JSON array, as the sandbox gives them');
@@ -95,36 +107,65 @@ function lastOutcome(d: ListedDelivery): string {
  * // ID        CREATED                   EVENT          ORDER_NO      ENDPOINT  STATUS     ATTEMPTS  LAST ATTEMPT
  * // msg_2f…   2026-05-01T10:01:00.000Z  awb.generated  512345678901  default   delivered  1         200
  */
-export function deliveryTable(deliveries: ListedDelivery[]): string[] {
+export function deliveryTable(deliveries: ListedDelivery[], listeners: ReadonlyMap<string, string> = new Map()): string[] {
+  const endpoint = (id: string) => (listeners.has(id) ? `${LISTENER_PREFIX}${listeners.get(id)}` : id);
   const rows = [
     ['ID', 'CREATED', 'EVENT', 'ORDER_NO', 'ENDPOINT', 'STATUS', 'ATTEMPTS', 'LAST ATTEMPT'],
-    ...deliveries.map((d) => [d.id, d.created_at, d.event, d.order_no ?? '-', d.endpoint_id, d.status, String(d.attempts.length), lastOutcome(d)]),
+    ...deliveries.map((d) => [d.id, d.created_at, d.event, d.order_no ?? '-', endpoint(d.endpoint_id), d.status, String(d.attempts.length), lastOutcome(d)]),
   ];
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  '));
 }
 
-/** The filters given: each one's flag, and the query parameter the endpoint names it by. */
-function filters(options: ListCommand): Array<{ flag: string; param: string; value: string }> {
+/** The filters given: each one's flag, and the query parameter the endpoint names it by (a listener's endpoint by its id, `endpointId`). */
+function filters(options: ListCommand, endpointId = options.endpoint): Array<{ flag: string; param: string; value: string }> {
   const given = [
     { flag: '--status', param: 'status', value: options.status },
     { flag: '--event', param: 'event', value: options.event },
     { flag: '--order-no', param: 'order_no', value: options.orderNo },
-    { flag: '--endpoint', param: 'endpoint_id', value: options.endpoint },
+    { flag: '--endpoint', param: 'endpoint_id', value: endpointId },
   ];
   return given.filter((f): f is { flag: string; param: string; value: string } => f.value !== undefined);
 }
 
-/** Up to `options.limit` deliveries, following `next_cursor` page by page, all pages within one --timeout; the total counts every match. */
-async function gather(options: ListCommand, headers: Record<string, string>): Promise<{ status: number; text: string } | { total: number; deliveries: ListedDelivery[] }> {
+type Send = ReturnType<typeof withDeadline>;
+type Refused = { status: number; text: string };
+type Gathered = { total: number; deliveries: ListedDelivery[]; listeners: ReadonlyMap<string, string> | undefined };
+
+/** The client's listener endpoints (`GET /__sandbox/webhooks/endpoints`): each one's id → its listener's name. */
+async function listenersOf(options: ListCommand, headers: Record<string, string>, send: Send): Promise<Refused | Map<string, string>> {
+  const res = await send(sandboxUrl(options.url, '/__sandbox/webhooks/endpoints'), { headers });
+  if (!res.ok) return { status: res.status, text: res.text };
+  const body = jsonOf(res.text);
+  if (!isRecord(body) || !Array.isArray(body.endpoints)) throw new NotASandbox(notASandbox(options.url, res.status, 'no list of endpoints'));
+  const listeners = body.endpoints.filter(isRecord).filter((e) => typeof e.id === 'string' && typeof e.listener === 'string');
+  return new Map(listeners.map((e) => [e.id as string, e.listener as string]));
+}
+
+/**
+ * Up to `options.limit` deliveries, following `next_cursor` page by page, all pages within one
+ * --timeout; the total counts every match. A listener's name given to --endpoint is looked up
+ * first (a name no endpoint forwards to answers `unknown`); the table names listener endpoints.
+ */
+async function gather(options: ListCommand, headers: Record<string, string>): Promise<Refused | { unknown: string; names: string[] } | Gathered> {
   const send = withDeadline(options.timeout);
+  let listeners: Map<string, string> | undefined;
+  let endpointId = options.endpoint;
+  if (endpointId !== undefined && !ENDPOINT_ID.test(endpointId)) {
+    const found = await listenersOf(options, headers, send);
+    if (!(found instanceof Map)) return found;
+    listeners = found;
+    const name = endpointId.startsWith(LISTENER_PREFIX) ? endpointId.slice(LISTENER_PREFIX.length) : endpointId;
+    endpointId = [...found].find(([, listener]) => listener === name)?.[0];
+    if (endpointId === undefined) return { unknown: name, names: [...found.values()] };
+  }
   const deliveries: ListedDelivery[] = [];
   let cursor: string | null = null;
   let total: number | undefined;
   // Bounded: each page adds at least one delivery, or the walk stops.
   do {
     const url = sandboxUrl(options.url, '/__sandbox/webhooks/deliveries');
-    for (const { param, value } of filters(options)) url.searchParams.set(param, value);
+    for (const { param, value } of filters(options, endpointId)) url.searchParams.set(param, value);
     url.searchParams.set('limit', String(Math.min(PAGE_SIZE, options.limit - deliveries.length)));
     if (cursor !== null) url.searchParams.set('cursor', cursor);
     const res = await send(url, { headers });
@@ -135,7 +176,12 @@ async function gather(options: ListCommand, headers: Record<string, string>): Pr
     deliveries.push(...page.deliveries.slice(0, options.limit - deliveries.length));
     cursor = page.deliveries.length > 0 ? page.next_cursor : null;
   } while (cursor !== null && deliveries.length < options.limit);
-  return { total: total ?? 0, deliveries };
+  if (listeners === undefined && !options.json && deliveries.some((d) => d.endpoint_id !== DEFAULT_ENDPOINT)) {
+    // Only to name listener endpoints in the table: without the list, their ids are shown.
+    const found = await listenersOf(options, headers, send).catch(() => undefined);
+    if (found instanceof Map) listeners = found;
+  }
+  return { total: total ?? 0, deliveries, listeners };
 }
 
 /**
@@ -158,7 +204,12 @@ export async function executeList(options: ListCommand, out: (text: string) => v
     err(`shipping-sandbox deliveries list: ${refusal(answer.status, answer.text)}\n`);
     return 1;
   }
-  const { total, deliveries } = answer;
+  if ('unknown' in answer) {
+    const known = answer.names.length === 0 ? 'it has none' : `its listeners: ${answer.names.join(', ')}`;
+    err(`shipping-sandbox deliveries list: no endpoint of this client forwards to a listener named ${answer.unknown} (${known})\n`);
+    return 1;
+  }
+  const { total, deliveries, listeners } = answer;
   if (options.json) out(`${JSON.stringify(deliveries, null, 2)}\n`);
   else if (deliveries.length === 0) {
     const given = filters(options);
@@ -166,7 +217,7 @@ export async function executeList(options: ListCommand, out: (text: string) => v
   } else {
     const hint = options.limit < MAX_LIMIT ? '; --limit shows more' : '';
     const more = total > deliveries.length ? `\n${deliveries.length} of ${total} deliveries shown, newest first${hint}` : '';
-    out(`${deliveryTable(deliveries).join('\n')}${more}\n`);
+    out(`${deliveryTable(deliveries, listeners).join('\n')}${more}\n`);
   }
   return 0;
 }

@@ -1,6 +1,6 @@
 import { hostname, userInfo } from 'node:os';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { SANDBOX_EVENT_TYPES } from '../records/index.js';
+import { LISTENER_NAME, SANDBOX_EVENT_TYPES } from '../records/index.js';
 import { DEFAULT_TUNING, listen, type ListenTuning } from './listen-session.js';
 import { headerValue, hideToken, tokenValue } from './flags.js';
 import { tokenFromEnv } from './token.js';
@@ -16,9 +16,6 @@ export interface ListenCommand {
   client?: string;
 }
 
-/** A listener's name as the sandbox takes it: 1–64 of these characters. */
-const NAME = /^[A-Za-z0-9._@-]{1,64}$/;
-
 /** `user@host` of this machine in the characters a name may hold (others become `-`), cut to 64. */
 export function defaultName(): string {
   let user: string;
@@ -29,7 +26,7 @@ export function defaultName(): string {
     user = process.env.USER ?? process.env.USERNAME ?? 'user';
   }
   const name = `${user}@${hostname()}`.replace(/[^A-Za-z0-9._@-]/g, '-').slice(0, 64);
-  return NAME.test(name) ? name : 'listener';
+  return LISTENER_NAME.test(name) ? name : 'listener';
 }
 
 
@@ -44,7 +41,7 @@ function eventList(value: string, before?: string[]): string[] {
 }
 
 function listenerName(value: string): string {
-  if (!NAME.test(value)) throw new InvalidArgumentError('must be 1 to 64 characters of A-Z a-z 0-9 . _ @ -');
+  if (!LISTENER_NAME.test(value)) throw new InvalidArgumentError('must be 1 to 64 characters of A-Z a-z 0-9 . _ @ -');
   return value;
 }
 

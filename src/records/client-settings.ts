@@ -5,6 +5,8 @@ import type { FaultRule } from './fault-rule.js';
 
 /** The id of the endpoint every client has: the one `PUT /__sandbox/webhook`, the config file and `--webhook-url` set. */
 export const DEFAULT_ENDPOINT = 'default';
+/** A listener's name (`listen --name`, the endpoint it makes): 1 to 64 of A-Z, a-z, 0-9, `.`, `_`, `@` and `-`. */
+export const LISTENER_NAME = /^[A-Za-z0-9._@-]{1,64}$/;
 
 /**
  * The events an endpoint takes: null for every event, else only those listed (Svix's

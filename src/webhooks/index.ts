@@ -23,7 +23,7 @@ export { checkConfiguredUrl, parseTargetPolicy } from './targets.js';
 export type { TargetPolicy } from './targets.js';
 export { deliveryView, endpointView, webhookEndpointView } from './views.js';
 export { takesAttempts, takesDeliveries } from './live.js';
-export { LISTENER_EXPIRY_JOB, LISTENER_NAME, Listeners, MAX_LISTENERS, listenRequest } from './listeners.js';
+export { LISTENER_EXPIRY_JOB, Listeners, MAX_LISTENERS, listenRequest } from './listeners.js';
 export { HANDOFF_CUT, reachedReceiver, signedHeaders } from './relay.js';
 export type { ListenerRelay, RelayedAttempt, RelayResult } from './relay.js';
 export { asJsonWithin, EXCERPT_BYTES } from './send.js';

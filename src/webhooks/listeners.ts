@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Clocks } from '../clock/index.js';
 import type { Client, ClientRegistry } from '../clients/index.js';
 import type { Scheduler } from '../jobs/index.js';
-import { SANDBOX_EVENT_TYPES, type EventFilter, type SandboxEventType } from '../records/index.js';
+import { LISTENER_NAME, SANDBOX_EVENT_TYPES, type EventFilter, type SandboxEventType } from '../records/index.js';
 import { domainMessages, LimitReached, RuleViolation } from '../shared/index.js';
 import type { SettingsWriter, Storage } from '../store/index.js';
 import type { WebhookDispatcher } from './dispatcher.js';
@@ -13,8 +13,6 @@ import type { ListenerRelay } from './relay.js';
 /** Listeners a client may have (each is one of its endpoints, within MAX_ENDPOINTS). */
 export const MAX_LISTENERS = 10;
 export { LISTENER_EXPIRY_JOB };
-/** A listener's name: what `--name` may be. */
-export const LISTENER_NAME = /^[A-Za-z0-9._@-]{1,64}$/;
 
 /** The name and filter of a listen request (each as given in the query: a repeated one is refused), checked: a RuleViolation naming the field otherwise. */
 export function listenRequest(names: readonly string[], eventLists: readonly string[]): { name: string; events: EventFilter | undefined } {

@@ -5,11 +5,17 @@ import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
 import { deliveryTable, runDeliveries, type ListedDelivery } from '../../src/client/index.js';
 import { heldServer } from '../support/held-server.js';
 import { createRequest } from '../support/orders.js';
+import { isRefused, TestListener } from '../support/listener.js';
 import { Receiver } from './receiver.js';
 
-/** Client a: one delivery failed (503), then two delivered. Client b: 105 delivered, more than a page. */
+/**
+ * Client a: one delivery failed (503), then two delivered. Client b: 105 delivered, more than a
+ * page. Client c: a listen session "laptop" beside its default endpoint, one order delivered to both.
+ */
 const A = 'token-list-a';
 const B = 'token-list-b';
+const C = 'token-list-c';
+let laptop: TestListener;
 let sandbox: Sandbox;
 let receiver: Receiver;
 let down = true;
@@ -27,6 +33,14 @@ const create = async (token: string, parcels: number) => {
   return res.body.order_numbers as string[];
 };
 
+async function until(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 async function run(...argv: string[]) {
   let stdout = '';
   let stderr = '';
@@ -43,7 +57,7 @@ const cells = (stdout: string) =>
 beforeAll(async () => {
   receiver = await Receiver.start();
   receiver.respond = () => (down ? { status: 503 } : { status: 200 });
-  const clients = [A, B].map((token, i) => ({ token, id: `list-${i}`, webhook: { url: receiver.url } }));
+  const clients = [A, B, C].map((token, i) => ({ token, id: `list-${i}`, webhook: { url: receiver.url } }));
   sandbox = await createSandbox({ port: 0, clock: 'manual', seed: 'list', awbDelay: '1m', webhookRetries: '0', logLevel: 'silent', clients });
   [failedOrder] = (await create(A, 1)) as [string];
   await sandbox.clock.advance(60_000);
@@ -51,12 +65,18 @@ beforeAll(async () => {
   deliveredOrders = await create(A, 2);
   await create(B, 100);
   await create(B, 5);
+  const opened = await TestListener.open(sandbox.url, { token: C, name: 'laptop', forwardTo: `${receiver.url}/laptop` });
+  if (isRefused(opened)) throw new Error(`listen refused: ${JSON.stringify(opened)}`);
+  laptop = opened;
+  await create(C, 1);
   await sandbox.clock.advance(60_000);
+  await until(async () => (await log(C)).filter((d) => d.status === 'delivered').length === 2);
   expect((await log(A)).map((d) => d.status)).toEqual(['delivered', 'delivered', 'failed']);
   expect(await log(B)).toHaveLength(105);
 }, 60_000);
 
 afterAll(async () => {
+  laptop?.ws.close();
   await sandbox?.close();
   await receiver?.close();
 });
@@ -151,7 +171,7 @@ describe('shipping-sandbox deliveries list', () => {
     [flags('--status', 'lost'), /--status.*lost.*pending, queued, delivered, failed, paused/],
     [flags('--event', 'awb.made'), /--event.*awb\.made.*awb\.generated, awb\.failed, order\.cancelled, ping/],
     [flags('--order-no', '12a'), /--order-no.*digits/],
-    [flags('--endpoint', 'hooks'), /--endpoint.*default or an endpoint id/],
+    [flags('--endpoint', 'my hooks'), /--endpoint.*default, an endpoint id ep_\.\.\., or a listener's name/],
     [flags('--limit', '0'), /--limit.*1 to 1000/],
     [flags('--limit', '1001'), /--limit.*1 to 1000/],
     [flags('--limit', 'all'), /--limit.*1 to 1000/],
@@ -197,6 +217,27 @@ describe('shipping-sandbox deliveries list', () => {
     } finally {
       await slowPages.close();
     }
+  });
+
+  it("names a listener's endpoint listener:NAME in the table, and takes the name for --endpoint, bare or so", async () => {
+    const all = cells((await run('list', '--url', sandbox.url, '--token', C)).stdout).slice(1);
+    expect(all.map((row) => row[4]).sort()).toEqual(['default', 'listener:laptop']);
+    for (const name of ['laptop', 'listener:laptop', laptop.ready.endpoint_id]) {
+      const { code, stdout, stderr } = await run('list', '--url', sandbox.url, '--token', C, '--endpoint', name);
+      expect({ code, stderr }, name).toEqual({ code: 0, stderr: '' });
+      expect(cells(stdout).slice(1).map((row) => [row[4], row[5]]), name).toEqual([['listener:laptop', 'delivered']]);
+    }
+    const json = JSON.parse((await run('list', '--url', sandbox.url, '--token', C, '--endpoint', 'laptop', '--json')).stdout) as ListedDelivery[];
+    expect(json.map((d) => d.endpoint_id)).toEqual([laptop.ready.endpoint_id]);
+  });
+
+  it('exits 1 naming the listeners there are, for a listener name no endpoint of the client forwards to', async () => {
+    expect(await run('list', '--url', sandbox.url, '--token', C, '--endpoint', 'desk')).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'shipping-sandbox deliveries list: no endpoint of this client forwards to a listener named desk (its listeners: laptop)\n',
+    });
+    expect((await run('list', '--url', sandbox.url, '--token', A, '--endpoint', 'laptop')).stderr).toBe('shipping-sandbox deliveries list: no endpoint of this client forwards to a listener named laptop (it has none)\n');
   });
 
   it('names both subcommands in its usage and for an unknown one', async () => {
