@@ -1082,6 +1082,7 @@ export interface components {
              */
             source: "runtime" | "config" | "default" | "none";
             chaos: components["schemas"]["WebhookChaos"][];
+            events: components["schemas"]["WebhookEventFilter"];
             /** @description Delay of each scheduled attempt; the first from the event, each next one from the failed attempt before it. */
             retry_schedule_ms: number[];
             timeout_ms: number;

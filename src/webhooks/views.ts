@@ -14,6 +14,7 @@ export function endpointView(endpoint: Endpoint, retries: number[], timeoutMs: n
     disabled_reason: endpoint.disabled_reason,
     source: endpoint.source,
     chaos: endpoint.chaos,
+    events: endpoint.events,
     retry_schedule_ms: retries,
     timeout_ms: timeoutMs,
   };

@@ -41,7 +41,7 @@ describe('PUT /__sandbox/webhook', () => {
     const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
     const res = await sandbox.call('PUT', '/__sandbox/webhook', { token: TOKEN_B, body: { url: receiver.url, secret } });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ url: receiver.url, secret, source: 'runtime', state: 'enabled' });
+    expect(res.body).toMatchObject({ url: receiver.url, secret, source: 'runtime', state: 'enabled', events: null });
     await createOrders(sandbox, 1, {}, TOKEN_B);
     await sandbox.advance(60_000);
     expect(new Webhook(secret).verify(receiver.received[0]!.body, receiver.received[0]!.headers as Record<string, string>)).toMatchObject({ event: 'awb.generated' });

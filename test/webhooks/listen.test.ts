@@ -507,6 +507,8 @@ describe('deliveries through a listener', () => {
     await start({ outboxSize: 3 });
     const none = await call('PATCH', '/__sandbox/webhooks/endpoints/default', TOKEN_A, { events: [] });
     expect(none).toMatchObject({ status: 200, body: { id: 'default', events: [] } });
+    // The default endpoint's own view says so too, beside its URL and secret.
+    expect(await call('GET', '/__sandbox/webhook')).toMatchObject({ status: 200, body: { events: [] } });
     const first = await listen({ events: 'awb.generated' });
     await first.close();
     await createOrders(3);
