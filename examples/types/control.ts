@@ -359,6 +359,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/__sandbox/whoami": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the calling token is
+         * @description The token's role, the client it acts for and whether it may do the sandbox-wide
+         *     operations: how a tool (the dashboard) knows which actions to offer before it
+         *     tries one. Every role may ask; an admin token needs no `X-Sandbox-Client` here
+         *     (`client` is null without one), and one that names no client answers 400.
+         */
+        get: operations["whoAmI"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/__sandbox/clients": {
         parameters: {
             query?: never;
@@ -2096,6 +2119,42 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    whoAmI: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        role: "admin" | "partner" | "read_only";
+                        /** @description The client the token acts for (an admin's, the one `X-Sandbox-Client` names, or the only one); null for an admin naming none on a sandbox of several clients. */
+                        client: null | {
+                            id: string;
+                            name: string;
+                        };
+                        /** @description Whether the token may do the sandbox-wide operations (`x-sandbox-scope` sandbox), the writes among them for a role that may write. */
+                        sandbox_wide: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     listClients: {

@@ -7,11 +7,15 @@ import { sendError } from './respond.js';
 
 /**
  * What an operation acts on, from its `x-sandbox-scope` in the spec: `client` (the
- * default: the caller's own data) or `sandbox` (the whole sandbox: admin only).
+ * default: the caller's own data), `sandbox` (the whole sandbox: admin only) or `caller`
+ * (the token itself, `GET /__sandbox/whoami`: as `client`, but an admin need not name one).
  */
-export type Scope = 'client' | 'sandbox';
+export type Scope = 'client' | 'sandbox' | 'caller';
 
-export const scopeOf = (op: Pick<CompiledOperation, 'definition'>): Scope => (op.definition['x-sandbox-scope'] === 'sandbox' ? 'sandbox' : 'client');
+export const scopeOf = (op: Pick<CompiledOperation, 'definition'>): Scope => {
+  const scope = op.definition['x-sandbox-scope'];
+  return scope === 'sandbox' || scope === 'caller' ? scope : 'client';
+};
 
 /** Methods that only read. */
 export const isReadMethod = (method: string): boolean => ['GET', 'HEAD', 'OPTIONS'].includes(method.toUpperCase());
@@ -57,6 +61,7 @@ export function authorize(registry: ClientRegistry, op: Pick<CompiledOperation, 
   if (named === undefined || named === '') {
     if (sandboxWide) return undefined;
     if (ids.length === 1) return registry.byId(ids[0]!);
+    if (scopeOf(op) === 'caller') return undefined;
     throw new ApiError(400, messages.actForWhom(ids), [{ field: actForField, message: 'is required with an admin token' }]);
   }
   const client = registry.byId(named);

@@ -66,6 +66,7 @@ export const ROUTES: Readonly<Record<string, Route>> = {
   resetClient: { spec: 'control', by: 'control', access: 'write' },
   resetSandbox: { spec: 'control', by: 'control', access: 'sandbox' },
   listClients: { spec: 'control', by: 'control', access: 'sandbox' },
+  whoAmI: { spec: 'control', by: 'control', access: 'read' },
   getWebhook: { spec: 'control', by: 'webhooks', access: 'read' },
   setWebhook: { spec: 'control', by: 'webhooks', access: 'write' },
   listWebhookDeliveries: { spec: 'control', by: 'webhooks', access: 'read' },

@@ -258,6 +258,21 @@ describe('an admin acts for the client named by X-Sandbox-Client', () => {
     expect((await sandbox.call('GET', '/__sandbox/orders', { token: TOKEN_A, headers: { 'X-Sandbox-Client': 'client-a' } })).status).toBe(200);
   });
 
+  it('tells each token what it is (GET /__sandbox/whoami): its role, the client it acts for, and whether it may act sandbox-wide; an admin needs no X-Sandbox-Client there', async () => {
+    const whoami = async (token: string | null, client?: string) => {
+      const res = await sandbox.call('GET', '/__sandbox/whoami', { token, headers: client ? { 'X-Sandbox-Client': client } : {} });
+      return { status: res.status, body: res.body };
+    };
+    expect(await whoami(TOKEN_A)).toEqual({ status: 200, body: { role: 'partner', client: { id: 'client-a', name: 'client-a' }, sandbox_wide: false } });
+    expect(await whoami(READER_A)).toEqual({ status: 200, body: { role: 'read_only', client: { id: 'client-a', name: 'client-a' }, sandbox_wide: false } });
+    expect(await whoami(ADMIN)).toEqual({ status: 200, body: { role: 'admin', client: null, sandbox_wide: true } });
+    expect(await whoami(ADMIN, 'client-b')).toEqual({ status: 200, body: { role: 'admin', client: { id: 'client-b', name: 'client-b' }, sandbox_wide: true } });
+    expect(await whoami(ADMIN, 'client-zzz')).toMatchObject({ status: 400, body: { errors: [{ field: 'header.x-sandbox-client', message: 'names no client of this sandbox' }] } });
+    expect(await whoami(TOKEN_A, 'client-b')).toMatchObject({ status: 400, body: { errors: [{ field: 'header.x-sandbox-client', message: 'names another client' }] } });
+    expect((await whoami(null)).status).toBe(401);
+    expect((await whoami('token-nobody')).status).toBe(401);
+  });
+
   it('lists the clients with the roles of their tokens, never the tokens', async () => {
     const res = await asAdmin('GET', '/__sandbox/clients');
     expect(res.status).toBe(200);
@@ -302,6 +317,9 @@ describe('without an admin token', () => {
       expect((await sandbox.call('GET', '/__sandbox/clients', { token: READER_A })).status).toBe(200);
       expect((await sandbox.call('POST', '/__sandbox/reset-all', { token: READER_A })).status).toBe(403);
       expect((await sandbox.call('POST', '/v1/order', { token: READER_A, body: createRequest(1) })).status).toBe(403);
+      // Both know it: the dashboard offers the sandbox-wide actions by this.
+      expect((await sandbox.call('GET', '/__sandbox/whoami')).body).toEqual({ role: 'partner', client: { id: 'client-a', name: 'client-a' }, sandbox_wide: true });
+      expect((await sandbox.call('GET', '/__sandbox/whoami', { token: READER_A })).body).toMatchObject({ role: 'read_only', sandbox_wide: true });
     } finally {
       await sandbox.close();
     }

@@ -1,5 +1,6 @@
 import { Conflict, domainMessages, NotFound, RuleViolation, Unavailable, VERSION } from '../../shared/index.js';
 import { clientOf, json, listInParts, type HandlerMap, type OperationInput } from '../handler.js';
+import { sandboxWideOpenToClients } from '../roles.js';
 import type { Order, OrderStatus, Stored } from '../../records/index.js';
 import type { Clocks, ClockService } from '../../clock/index.js';
 import type { Fixtures } from '../../fixtures/index.js';
@@ -165,5 +166,12 @@ export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart
     },
 
     listClients: () => json(200, { clients: clientList(deps.registry) }),
+
+    whoAmI: (input) =>
+      json(200, {
+        role: input.role,
+        client: input.client ? { id: input.client.id, name: input.client.name } : null,
+        sandbox_wide: input.role === 'admin' || sandboxWideOpenToClients(deps.registry),
+      }),
   };
 }
