@@ -55,6 +55,9 @@ export function largeBodiesFor(source: LargeBodySource, onFailure?: (why: string
 /** How long the worker may take over one body (ms): a second, and a second more per MiB. */
 const deadlineMs = (bytes: number): number => 1_000 + Math.ceil(bytes / 2 ** 20) * 1_000;
 
+/** What a new worker is given on top of its first body's deadline, to start and compile the specs. */
+const WORKER_START_MS = 5_000;
+
 /** Failures of the worker in a row (its error, exit or a missed deadline) after which it is not started again. */
 const MOST_FAILURES = 3;
 
@@ -129,7 +132,9 @@ export class LargeBodies {
     this.waiting.delete(lane);
     if (queue.length > 0) this.waiting.set(lane, queue);
     const id = ++this.ids;
-    const deadline = setTimeout(() => this.failed(`it took longer than ${deadlineMs(pending.check.bytes.length)} ms over a body of ${pending.check.bytes.length} bytes`), deadlineMs(pending.check.bytes.length));
+    // A worker started for this body first loads and compiles the specs: that is not the body's time.
+    const ms = deadlineMs(pending.check.bytes.length) + (this.worker ? 0 : WORKER_START_MS);
+    const deadline = setTimeout(() => this.failed(`it took longer than ${ms} ms over a body of ${pending.check.bytes.length} bytes`), ms);
     deadline.unref();
     this.current = { id, pending, deadline };
     try {
