@@ -143,7 +143,7 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   }
 
   const configured = configuredClients(options);
-  checkClientConfigs(configured, { scenarios: [...fixtures.scenarios.keys()], couriers: [...fixtures.couriers.keys()] });
+  checkClientConfigs(configured, { scenarios: [...fixtures.scenarios.keys()], couriers: [...fixtures.couriers.keys()] }, options.config);
   const storage = await openStorage(options, logger, seams.storeFileSystem);
   // Admin tokens are not clients: with only those configured, the default client is made as well.
   const hasClient = configured.some((c) => roleOf(c) !== 'admin');

@@ -6,6 +6,9 @@ import { checkConfiguredUrl } from '../webhooks/index.js';
 const CLIENT_KEYS: ReadonlyArray<keyof ClientConfig> = ['token', 'id', 'name', 'couriers', 'role', 'read_only', 'scenario', 'awb_delay', 'webhook'];
 const WEBHOOK_KEYS = ['url', 'secret', 'chaos'];
 
+/** A client's id or name: 1 to 128 characters, none a control character, no space at either end. */
+const CLIENT_TEXT = /^(?!\s)[^\u0000-\u001f\u007f]{1,128}(?<!\s)$/;
+
 /** A problem per key of `value` outside `known`, each named at `at`. */
 function unknownKeys(value: object, known: readonly string[], at: string): string[] {
   return Object.keys(value)
@@ -18,11 +21,18 @@ function unknownKeys(value: object, known: readonly string[], at: string): strin
  * start with a message naming `clients[i].field` instead of surfacing later as a
  * puzzling 400 on someone's create request.
  */
-export function checkClientConfigs(clients: ClientConfig[], known: { scenarios: string[]; couriers: string[] }): void {
+export function checkClientConfigs(clients: ClientConfig[], known: { scenarios: string[]; couriers: string[] }, file?: string): void {
   const problems: string[] = [];
   clients.forEach((client, i) => {
     const at = `clients[${i}]`;
     problems.push(...unknownKeys(client, CLIENT_KEYS, at));
+    for (const key of ['id', 'name'] as const) {
+      // An id is a key of the data file and the value of X-Sandbox-Client: text that reads back the same.
+      const value: unknown = client[key];
+      if (value === undefined || (typeof value === 'string' && CLIENT_TEXT.test(value))) continue;
+      const quote = typeof value === 'number' || typeof value === 'boolean' ? `; quote it in YAML: ${key}: "${String(value)}"` : '';
+      problems.push(`${at}.${key}: must be text of 1 to 128 characters, without control characters or spaces at either end${quote}`);
+    }
     const { webhook } = client as { webhook?: unknown };
     // An empty `webhook:` (its lines commented out) is none.
     if (webhook === null) delete (client as { webhook?: unknown }).webhook;
@@ -60,5 +70,5 @@ export function checkClientConfigs(clients: ClientConfig[], known: { scenarios: 
       problems.push(`${at}.read_only: true contradicts role "${client.role}"; keep one of them`);
     }
   });
-  if (problems.length > 0) throw new Error(`The client settings are not valid:\n  ${problems.join('\n  ')}`);
+  if (problems.length > 0) throw new Error(`The client settings${file ? ` (clients[i]: the entries of ${file}, in order)` : ''} are not valid:\n  ${problems.join('\n  ')}`);
 }

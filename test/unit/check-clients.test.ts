@@ -94,6 +94,25 @@ describe('a config file with a misspelt key', () => {
   });
 
   it.each([
+    ['123', 'clients[0].id: must be text of 1 to 128 characters, without control characters or spaces at either end; quote it in YAML: id: "123"'],
+    ['true', 'clients[0].id: must be text of 1 to 128 characters, without control characters or spaces at either end; quote it in YAML: id: "true"'],
+    ['0x1F', 'clients[0].id: must be text of 1 to 128 characters, without control characters or spaces at either end; quote it in YAML: id: "31"'],
+    ['""', 'clients[0].id: must be text of 1 to 128 characters'],
+    ['" acme"', 'clients[0].id: must be text of 1 to 128 characters'],
+    ['"a\\nb"', 'clients[0].id: must be text of 1 to 128 characters'],
+    ['[x]', 'clients[0].id: must be text of 1 to 128 characters'],
+  ])('refuses to start on a client id that is no text an admin could name (id: %s), naming it and the file, before anything is stored', async (id, message) => {
+    const path = fileWith(`clients:\n  - token: t1abcdefgh\n    id: ${id}\n`);
+    await expect(buildServices({ config: path })).rejects.toThrow(message);
+    await expect(buildServices({ config: path })).rejects.toThrow(`The client settings (clients[i]: the entries of ${path}, in order) are not valid`);
+  });
+
+  it('takes ids and names of any text that reads back the same, spaces inside included', () => {
+    expect(() => checkClientConfigs([{ token: 't1', id: 'Acme Corp', name: 'Acme, Inc. (staging)' }, { token: 't2', id: '123' }], known)).not.toThrow();
+    expect(() => checkClientConfigs([{ token: 't1', id: 'a', name: 42 as never }], known)).toThrow('clients[0].name: must be text of 1 to 128 characters, without control characters or spaces at either end; quote it in YAML: name: "42"');
+  });
+
+  it.each([
     ['    webhook: { url: "http://x.test", chaos: "bad_signature" }\n', 'clients[0].webhook.chaos: must be a list of chaos modes, e.g. [duplicate]'],
     ['    webhook: { url: 42 }\n', 'clients[0].webhook.url: must be text'],
   ])('refuses a webhook setting of the wrong kind (%j), naming it, not with a TypeError', async (line, message) => {

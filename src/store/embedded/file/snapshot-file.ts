@@ -104,7 +104,7 @@ export class SnapshotFile implements Adapter<JournaledFileData> {
             const value = values !== undefined ? values[i] : source.valueOf(name, key);
             if (value === undefined) continue; // deleted meanwhile, or created and not committed yet
             chunk.add(first ? '\n' : ',\n');
-            chunk.add(JSON.stringify(key));
+            chunk.add(JSON.stringify(String(key))); // a key is text in the file whatever the map holds: a number would not be JSON
             chunk.add(':');
             chunk.add(JSON.stringify(format ? format(key, value) : value));
             first = false;
