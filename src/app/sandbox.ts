@@ -111,6 +111,8 @@ export interface BuildSeams {
   storeFileSystem?: StoreFileSystem;
   /** How webhook hosts are resolved before the target policy checks their addresses. Default dns.lookup. */
   webhookLookup?: Resolve;
+  /** The fixtures folder (scenarios, coverage, ...). Default the package's own. */
+  fixturesDir?: string;
 }
 
 /**
@@ -128,7 +130,7 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   const destination = pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES });
   setInterval(() => destination.flush(), LOG_FLUSH_MS).unref();
   const logger = pino({ level: options.logLevel, base: undefined, redact: [...LOG_REDACTIONS] }, destination);
-  const fixtures = loadFixtures();
+  const fixtures = loadFixtures(seams.fixturesDir);
   if (!fixtures.scenarios.has(options.scenario)) {
     throw new OptionError('scenario', `scenario "${options.scenario}" is not a scenario: use one of ${[...fixtures.scenarios.keys()].join(', ')}.`);
   }

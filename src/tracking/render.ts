@@ -1,13 +1,9 @@
-import { locate, type Fixtures, type LoadedScenario } from '../fixtures/index.js';
+import { locate, type Fixtures, type LoadedScenario, type TEMPLATE_NAMES } from '../fixtures/index.js';
 import { pick } from '../ids/index.js';
 import { isPlayedStep, type Order, type PlayedStep, type TrackingEntry } from '../records/index.js';
 
 /** The values a scenario's templates may use. */
-export type TemplateContext = Record<
-  | 'sender_name' | 'receiver_name' | 'courier_name' | 'courier_staff' | 'sender_city' | 'receiver_city'
-  | 'origin_branch' | 'transit_branch' | 'destination_branch' | 'receiver_address',
-  string
->;
+export type TemplateContext = Record<(typeof TEMPLATE_NAMES)[number], string>;
 
 const fill = (template: string, context: TemplateContext): string =>
   template.replace(/\{(\w+)\}/g, (whole, name: string) => (name in context ? context[name as keyof TemplateContext] : whole));

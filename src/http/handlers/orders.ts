@@ -25,7 +25,12 @@ export function orderHandlers({ orders, tracking }: { orders: OrdersService; tra
       const awb = input.params.order_no!;
       const magic = tracking.magicScenario(awb);
       if (magic?.awb === 'fails') throw new NotFound();
-      if (magic) return json(200, tracking.magic(magic, clientOf(input).id, input.baseUrl));
+      if (magic) {
+        // A scenario whose steps carry no status has no tracking to show, as an order before its first scan.
+        const shown = tracking.magic(magic, clientOf(input).id, input.baseUrl);
+        if (!shown) throw new NotFound();
+        return json(200, shown);
+      }
       const order = await orders.byAwbOf(clientOf(input), awb);
       const answer = order && tracking.of(order, input.baseUrl);
       if (order) input.answeredOrder = { order_no: order.order_no, version: order.version, ended: order.next_step === null && order.history.length > 0 };

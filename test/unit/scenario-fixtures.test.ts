@@ -1,0 +1,63 @@
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FIXTURES_DIR, loadFixtures, MAX_STEPS } from '../../src/fixtures/index.js';
+import { testSandbox } from '../support/sandbox.js';
+import { tempDir } from '../support/tmp.js';
+
+const delivered = JSON.parse(readFileSync(join(FIXTURES_DIR, 'scenarios/delivered.json'), 'utf8')) as { steps: Array<Record<string, unknown>> } & Record<string, unknown>;
+/** A scenario of its own name and magic AWB, as a contributor adds one beside the shipped ones. */
+const custom = (over: Record<string, unknown>) => ({ ...delivered, name: 'custom', magic_awb: 'SBXCUS00000099', ...over });
+const step = (i: number, over: Record<string, unknown> = {}) => ({ ...delivered.steps[0], key: `step_${i}`, at: `${i + 1}h`, ...over });
+
+describe('the scenario fixtures', () => {
+  const dir = tempDir();
+  /** The shipped fixtures with `scenario` added as fixtures/scenarios/zz-custom.json. */
+  const withScenario = (scenario: unknown): string => {
+    const copy = join(dir(), 'fixtures');
+    cpSync(FIXTURES_DIR, copy, { recursive: true });
+    writeFileSync(join(copy, 'scenarios/zz-custom.json'), JSON.stringify(scenario));
+    return copy;
+  };
+
+  it('load, each within the step limit', () => {
+    const { scenarios } = loadFixtures();
+    expect([...scenarios.keys()]).toEqual(['awb_failed', 'cancelled', 'delivered', 'failed_attempt', 'returned', 'stuck']);
+    for (const scenario of scenarios.values()) expect(scenario.steps.length).toBeLessThanOrEqual(MAX_STEPS);
+  });
+
+  it.each([
+    ['a status that is a number', custom({ steps: [step(0, { status: 1 })] }), 'steps[0].status: must be a status code as text ("1", "2", ...) or null'],
+    ['a step after the proof of delivery', custom({ steps: [step(0, { pod: true, status: '2' }), step(1)] }), 'steps[0].pod: the proof of delivery ends the journey: no step may follow it'],
+    ['two steps of one key', custom({ steps: [step(0), step(1, { key: 'step_0' })] }), 'steps[1].key: "step_0" is the key of an earlier step'],
+    ['a step without a note', custom({ steps: [step(0, { note: undefined })] }), 'steps[0].note: must be text'],
+    ['a placeholder nothing fills', custom({ steps: [step(0, { description: 'At {nonsense}' })] }), 'steps[0].description: {nonsense} is no placeholder'],
+    ['an AWB outcome that is neither', custom({ awb: 'maybe' }), 'awb: must be "generated" or "fails"'],
+    ['a name that is no identifier', custom({ name: 'Custom One' }), 'name: must be lower-case text'],
+    ['a magic AWB of another shape', custom({ magic_awb: 'JX1' }), 'magic_awb: must be SBX, three capitals and eight digits'],
+    [`more than ${MAX_STEPS} steps`, custom({ steps: Array.from({ length: MAX_STEPS + 1 }, (_, i) => step(i)) }), `steps: at most ${MAX_STEPS}, not ${MAX_STEPS + 1}`],
+  ])('stop the start on %s, naming the file and the field', (_, scenario, message) => {
+    const fixtures = withScenario(scenario);
+    expect(() => loadFixtures(fixtures)).toThrow('fixtures/scenarios/zz-custom.json is not a valid scenario:');
+    expect(() => loadFixtures(fixtures)).toThrow(message);
+  });
+
+  it.each([
+    ['name', custom({ name: 'delivered' }), 'two scenarios have the name delivered'],
+    ['magic AWB', custom({ magic_awb: 'SBXDLV00000001' }), 'two scenarios have the magic_awb SBXDLV00000001'],
+  ])('stop the start on a %s another scenario has (it would replace it without a word)', (_, scenario, message) => {
+    expect(() => loadFixtures(withScenario(scenario))).toThrow(message);
+  });
+
+  it('answer 404 for the magic AWB of a scenario with no step to show, as for an order before its first scan (not 200 with no body)', async () => {
+    const sandbox = await testSandbox({}, { fixturesDir: withScenario(custom({ steps: [] })) });
+    try {
+      const res = await sandbox.call('GET', '/v1/order/tracking/SBXCUS00000099');
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ success: false });
+      expect((await sandbox.call('GET', '/v1/order/tracking/SBXDLV00000001')).status).toBe(200);
+    } finally {
+      await sandbox.close();
+    }
+  });
+});
