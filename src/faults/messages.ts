@@ -23,6 +23,7 @@ export const faultMessages = {
   refusedNoBody: (operations: readonly string[]): string => `a request of ${operations.join(', ')} without a body is answered 400 before any fault rule applies: leave Content-Length out`,
   refusedTooLarge: (operations: readonly string[], limit: string): string =>
     `a request of ${operations.join(', ')} with a body over this sandbox's limit of ${limit} (--body-limit) is answered 413 before any fault rule applies: use a Content-Length within it`,
+  badMatchHeader: 'is no HTTP header name, so no request would meet it',
   paddedHeader: 'must not begin or end with spaces: a request\'s header value arrives without them, so no request would meet it',
   refusedExpect: 'a request with an Expect that does not ask for 100-continue is answered 417 before any fault rule applies (on every path, in HTTP/1.1): leave Expect out',
   refusedLength: 'is not a length: such a request is refused before any fault rule applies (node answers 400): leave Content-Length out',

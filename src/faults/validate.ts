@@ -98,6 +98,12 @@ function refusedHeaders(headers: Record<string, string>, meeting: () => readonly
   const compressed = Object.entries(headers).some(([name, value]) => name.toLowerCase() === 'content-encoding' && !['', 'identity'].includes(value.trim().toLowerCase()));
   const edgeLimits = compressed ? { ...limits, bytes: Infinity } : limits;
   for (const [name, value] of Object.entries(headers)) {
+    try {
+      validateHeaderName(name);
+    } catch {
+      errors.push({ field: `match.headers.${name}`, message: faultMessages.badMatchHeader });
+      continue;
+    }
     // A request's header value arrives without the spaces around it, and a criterion is met exactly.
     if (value !== value.trim()) {
       errors.push({ field: `match.headers.${name}`, message: faultMessages.paddedHeader });

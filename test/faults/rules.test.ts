@@ -85,6 +85,7 @@ describe('POST /__sandbox/faults', () => {
     ['a create without a body (a 400)', { match: { operation_id: 'createOrder', headers: { 'Content-Length': '0' } }, action: fail400 }, 'match.headers.Content-Length'],
     ['a create over the body limit of 1mb (a 413)', { match: { operation_id: 'createOrder', headers: { 'Content-Length': '1048577' } }, action: fail400 }, 'match.headers.Content-Length'],
     // A request's header value arrives trimmed: a criterion with spaces around it is met by none.
+    ['a header name no request can carry', { match: { headers: { 'bad name': 'x' } }, action: fail400 }, 'match.headers.bad name'],
     ['a header criterion with a space around its value', { match: { operation_id: 'trackOrder', headers: { 'Content-Encoding': 'gzip ' } }, action: fail400 }, 'match.headers.Content-Encoding'],
     ['an Expect other than 100-continue (a 417 on every path)', { match: { headers: { Expect: 'foo' } }, action: fail400 }, 'match.headers.Expect'],
     ['a Content-Length that is no length', { match: { operation_id: 'trackOrder', headers: { 'content-length': 'ten' } }, action: fail400 }, 'match.headers.content-length'],
