@@ -3,6 +3,7 @@
 
 const TOKEN_KEY = 'sandbox-dashboard-token';
 const CLIENT_KEY = 'sandbox-dashboard-client';
+const WHO_KEY = 'sandbox-dashboard-who';
 
 /** The token of this tab (sessionStorage: gone when the tab closes). */
 export const session = {
@@ -15,6 +16,18 @@ export const session = {
   signOut() {
     sessionStorage.removeItem(TOKEN_KEY);
     sessionStorage.removeItem(CLIENT_KEY);
+    sessionStorage.removeItem(WHO_KEY);
+  },
+  /** What the token is, as GET /__sandbox/whoami said at sign-in: `{role, sandbox_wide}`; null when not known. */
+  get who() {
+    try {
+      return JSON.parse(sessionStorage.getItem(WHO_KEY));
+    } catch {
+      return null;
+    }
+  },
+  know({ role, sandbox_wide }) {
+    sessionStorage.setItem(WHO_KEY, JSON.stringify({ role, sandbox_wide }));
   },
   /** The client an admin token acts for (sent as X-Sandbox-Client); null for a client's own token. */
   get client() {
@@ -25,6 +38,12 @@ export const session = {
     else sessionStorage.removeItem(CLIENT_KEY);
   },
 };
+
+/** Whether the token may change things: every role but read_only (and a token whose role is not known). */
+export const mayWrite = () => session.who?.role !== 'read_only';
+
+/** Whether it may also change what is the whole sandbox's (the clock's speed): an admin, or the only client of a sandbox without one. */
+export const mayWriteSandboxWide = () => mayWrite() && session.who?.sandbox_wide !== false;
 
 /** An answer that was not 2xx, carrying the sandbox's error envelope (`message`, `errors`). */
 export class ApiError extends Error {

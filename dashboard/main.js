@@ -1,5 +1,5 @@
 import { useEffect, useState } from '/dashboard/vendor/hooks.mjs';
-import { call, session, TOKEN_REFUSED } from './api.js';
+import { call, mayWrite, session, TOKEN_REFUSED } from './api.js';
 import { ErrorBox } from './components.js';
 import { html, render } from './html.js';
 import { ClockView } from './views/clock.js';
@@ -42,25 +42,15 @@ function SignIn({ onSignIn, refused }) {
     event.preventDefault();
     const given = token.trim();
     try {
-      // The token is kept only once the sandbox accepts it.
-      await call('GET', '/__sandbox/clock', { token: given });
+      // The token is kept only once the sandbox accepts it; what it is decides which actions are offered.
+      const { body: who } = await call('GET', '/__sandbox/whoami', { token: given });
+      // An admin token of a sandbox with several clients acts for one: the clients it may pick are listed.
+      const actFor = who.role === 'admin' && who.client === null ? ((await call('GET', '/__sandbox/clients', { token: given })).body.clients[0]?.id ?? null) : null;
       session.signIn(given);
-      session.actFor(null);
+      session.know(who);
+      session.actFor(actFor);
       onSignIn();
     } catch (e) {
-      // An admin token of a sandbox with several clients acts for one: the clients it may pick are listed.
-      if (e.status === 400 && e.errors.some((err) => err.field === 'header.x-sandbox-client')) {
-        try {
-          const { body } = await call('GET', '/__sandbox/clients', { token: given });
-          session.signIn(given);
-          session.actFor(body.clients[0]?.id ?? null);
-          onSignIn();
-          return;
-        } catch (inner) {
-          setError(inner);
-          return;
-        }
-      }
       setError(e);
     }
   };
@@ -117,7 +107,10 @@ function Shell({ onSignOut }) {
       <${ClientSwitch} />
       <button type="button" class="secondary" onClick=${onSignOut}>Sign out</button>
     </header>
-    <main>${body}</main>
+    <main>
+      ${!mayWrite() && html`<p class="muted role-note">Signed in with a read_only token: everything is shown, and no action is offered.</p>`}
+      ${body}
+    </main>
   </div>`;
 }
 

@@ -1,5 +1,5 @@
 import { useState } from '/dashboard/vendor/hooks.mjs';
-import { call } from '../api.js';
+import { call, mayWrite, mayWriteSandboxWide } from '../api.js';
 import { ErrorBox, Result, time, useAction, usePoll } from '../components.js';
 import { html } from '../html.js';
 
@@ -41,7 +41,7 @@ export function ClockView() {
       <dt>Jobs waiting</dt><dd>${c.pending_jobs}</dd>
       <dt>Next due</dt><dd>${c.next_due ? time(c.next_due) : 'nothing'}</dd>
     </dl>`}
-    <div class="actions">
+    ${mayWrite() && html`<div class="actions">
       <button type="button" disabled=${action.busy} onClick=${() => advance(UNITS.hours, '1 hour')}>Advance 1 hour</button>
       <button type="button" disabled=${action.busy} onClick=${() => advance(UNITS.days, '1 day')}>Advance 1 day</button>
     </div>
@@ -53,14 +53,16 @@ export function ClockView() {
         ${Object.keys(UNITS).map((u) => html`<option value=${u}>${u}</option>`)}
       </select>
       <button type="submit" disabled=${action.busy}>Advance</button>
-    </form>
+    </form>`}
     <${Result} result=${action.result} />
+    ${c?.mode === 'real' && !mayWriteSandboxWide() && html`<p class="muted">The speed is the whole sandbox's: an admin token sets it.</p>`}
     ${c?.mode === 'real' &&
+    mayWriteSandboxWide() &&
     html`<form class="inline-form" onSubmit=${changeSpeed}>
       <label for="clock-speed">Speed (simulated ms per real ms)</label>
       <input id="clock-speed" type="number" min="0" step="any" value=${speed} onInput=${(e) => setSpeed(e.currentTarget.value)} />
       <button type="submit" disabled=${action.busy}>Set speed</button>
     </form>
-    <p class="muted">The speed is the whole sandbox's: an admin token sets it (or the only client of a sandbox without one); others are answered 403, shown above.</p>`}
+    <p class="muted">The speed is the whole sandbox's: it changes every client's.</p>`}
   </section>`;
 }

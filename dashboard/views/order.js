@@ -1,5 +1,5 @@
 import { useEffect, useState } from '/dashboard/vendor/hooks.mjs';
-import { ApiError, call } from '../api.js';
+import { ApiError, call, mayWrite } from '../api.js';
 import { ErrorBox, Json, Result, time, useAction, usePoll } from '../components.js';
 import { html } from '../html.js';
 
@@ -113,12 +113,12 @@ export function OrderView({ orderNo }) {
     <h1>Order ${orderNo}</h1>
     <${ErrorBox} error=${state.error} />
     ${order && html`
-      <div class="actions" aria-busy=${action.busy ? 'true' : 'false'}>
+      ${mayWrite() && html`<div class="actions" aria-busy=${action.busy ? 'true' : 'false'}>
         <button type="button" disabled=${action.busy || !can.generate} onClick=${generate}>Generate AWB now</button>
         <button type="button" disabled=${action.busy || !can.advance} onClick=${advance}>Advance to next step</button>
         <button type="button" class="danger" disabled=${action.busy || !can.cancel} onClick=${cancel}>Cancel order</button>
       </div>
-      ${can.why && html`<p class="muted">${can.why}</p>`}
+      ${can.why && html`<p class="muted">${can.why}</p>`}`}
       <${Result} result=${action.result} />
       <div class="columns">
         <section><h2>Details</h2><${Details} order=${order} /></section>

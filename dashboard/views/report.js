@@ -1,5 +1,5 @@
 import { useState } from '/dashboard/vendor/hooks.mjs';
-import { call } from '../api.js';
+import { call, mayWrite } from '../api.js';
 import { ErrorBox, Result, useAction, usePoll } from '../components.js';
 import { html } from '../html.js';
 
@@ -47,7 +47,7 @@ export function ReportView() {
       ${` (${r.summary.handled} of ${r.summary.graded} graded items; ${r.summary.not_handled} not handled, ${r.summary.not_exercised} not exercised)`}
       ${r.run ? html` — run <q>${r.run.name}</q>` : ''}
     </p>`}
-    <div class="actions">
+    ${mayWrite() && html`<div class="actions">
       <label for="check-endpoint">Endpoint to check</label>
       <select id="check-endpoint" value=${endpointId} onChange=${(e) => setEndpointId(e.currentTarget.value)}>
         <option value="default">default</option>
@@ -59,7 +59,7 @@ export function ReportView() {
       <label for="run-name">Run name</label>
       <input id="run-name" required value=${name} onInput=${(e) => setName(e.currentTarget.value)} />
       <button type="submit" disabled=${action.busy}>Start run</button>
-    </form>
+    </form>`}
     <${Result} result=${action.result} />
     ${r &&
     html`<div class="scroll"><table class="report wrap">

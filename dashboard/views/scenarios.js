@@ -1,5 +1,5 @@
 import { useEffect, useState } from '/dashboard/vendor/hooks.mjs';
-import { call } from '../api.js';
+import { call, mayWrite } from '../api.js';
 import { ErrorBox, usePoll } from '../components.js';
 import { html } from '../html.js';
 
@@ -79,7 +79,7 @@ export function ScenariosView() {
   return html`<section>
     <h1>Scenarios</h1>
     <${ErrorBox} error=${scenarios.error} />
-    ${scenarios.data && html`<${NewOrder} scenarios=${scenarios.data} />`}
+    ${scenarios.data && mayWrite() && html`<${NewOrder} scenarios=${scenarios.data} />`}
     <div class="cards">${(scenarios.data ?? []).map((s) => html`<article class="card">
       <h2>${s.name}</h2>
       <p>${s.description}</p>

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from '/dashboard/vendor/hooks.mjs';
-import { call, query } from '../api.js';
+import { call, mayWrite, query } from '../api.js';
 import { ErrorBox, Json, Pager, Result, time, useAction, usePoll } from '../components.js';
 import { html } from '../html.js';
 
@@ -46,21 +46,23 @@ function Endpoint({ endpoint, onChange }) {
     });
   return html`<section>
     <h2>Default endpoint</h2>
-    <form class="inline-form" onSubmit=${save}>
-      <label for="webhook-url">Endpoint URL</label>
-      <input id="webhook-url" type="url" required value=${url} onInput=${(e) => setUrl(e.currentTarget.value)} placeholder="https://example.test/webhooks" />
-      <button type="submit" disabled=${action.busy}>Save URL</button>
-    </form>
+    ${mayWrite()
+      ? html`<form class="inline-form" onSubmit=${save}>
+          <label for="webhook-url">Endpoint URL</label>
+          <input id="webhook-url" type="url" required value=${url} onInput=${(e) => setUrl(e.currentTarget.value)} placeholder="https://example.test/webhooks" />
+          <button type="submit" disabled=${action.busy}>Save URL</button>
+        </form>`
+      : html`<p>Endpoint URL: <code class="wrap-anywhere">${endpoint.url ?? 'none'}</code></p>`}
     ${endpoint.state === 'no_url' && html`<p class="muted">Until a URL is set, webhooks are held (paused); the first URL set gets every held one.</p>`}
     <dl class="details">
       <dt>State</dt><dd>${endpoint.state}${endpoint.disabled_reason ? `: ${endpoint.disabled_reason}` : ''} <span class="muted">(URL from ${endpoint.source})</span></dd>
       <dt>Secret</dt><dd><code class="secret">${endpoint.secret}</code></dd>
       <dt>Retries</dt><dd>${endpoint.retry_schedule_ms.map((ms) => `${ms / 1000}s`).join(', ')}</dd>
     </dl>
-    <div class="actions">
+    ${mayWrite() && html`<div class="actions">
       <button type="button" class="secondary" disabled=${action.busy} onClick=${rotate}>Rotate secret</button>
       <button type="button" disabled=${action.busy} onClick=${test}>Send test</button>
-    </div>
+    </div>`}
     <${Result} result=${action.result} />
   </section>`;
 }
@@ -95,10 +97,10 @@ function EndpointRow({ endpoint, onChange }) {
       <td data-label="State"><span class=${`status status-${endpoint.state}`}>${endpoint.state}</span>${endpoint.disabled_reason ? html`<br /><span class="muted">${endpoint.disabled_reason}</span>` : ''}</td>
       <td data-label="Events">${endpoint.events === null ? html`<span class="muted">every event</span>` : endpoint.events.length === 0 ? html`<span class="muted">no event</span>` : endpoint.events.join(', ')}</td>
       <td class="row-actions wide">
-        ${endpoint.enabled
+        ${mayWrite() && endpoint.enabled
           ? html`<button type="button" class="secondary" aria-label=${`Disable ${name}`} disabled=${action.busy} onClick=${() => patch({ enabled: false }, `Endpoint ${name} disabled`)}>Disable</button>`
-          : html`<button type="button" class="secondary" aria-label=${`Enable ${name}`} disabled=${action.busy} onClick=${() => patch({ enabled: true }, `Endpoint ${name} enabled`)}>Enable</button>`}
-        ${endpoint.id !== 'default' && html`<button type="button" class="secondary" aria-label=${`Delete ${name}`} disabled=${action.busy} onClick=${remove}>Delete</button>`}
+          : mayWrite() && html`<button type="button" class="secondary" aria-label=${`Enable ${name}`} disabled=${action.busy} onClick=${() => patch({ enabled: true }, `Endpoint ${name} enabled`)}>Enable</button>`}
+        ${mayWrite() && endpoint.id !== 'default' && html`<button type="button" class="secondary" aria-label=${`Delete ${name}`} disabled=${action.busy} onClick=${remove}>Delete</button>`}
       </td>
     </tr>
     ${action.result && html`<tr><td colspan="5" class="wide"><${Result} result=${action.result} /></td></tr>`}
@@ -142,7 +144,7 @@ function Endpoints({ endpoints, onChange }) {
       <thead><tr><th scope="col">Endpoint</th><th scope="col">Sends to</th><th scope="col">State</th><th scope="col">Events</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
       ${endpoints.map((e) => html`<${EndpointRow} key=${e.id} endpoint=${e} onChange=${onChange} />`)}
     </table></div>
-    <${NewEndpoint} onChange=${onChange} />
+    ${mayWrite() && html`<${NewEndpoint} onChange=${onChange} />`}
   </section>`;
 }
 
@@ -201,7 +203,7 @@ function Delivery({ delivery, onChange }) {
       <td data-label="Attempts">${count === 0 ? html`<span class="muted">none yet</span>` : html`<span class="nowrap">${count} · last ${last.status_code ?? 'no answer'}</span>`}${delivery.next_attempt_at ? html`<br /><span class="muted">next ${time(delivery.next_attempt_at)}</span>` : ''}</td>
       <td class="row-actions wide">
         <button type="button" class="secondary" aria-expanded=${open ? 'true' : 'false'} aria-controls=${panel} disabled=${count === 0} onClick=${() => setOpen(!open)}>${open ? 'Hide' : 'Show'} attempts (${count})</button>
-        <button type="button" class="secondary" disabled=${action.busy} onClick=${redeliver}>Redeliver</button>
+        ${mayWrite() && html`<button type="button" class="secondary" disabled=${action.busy} onClick=${redeliver}>Redeliver</button>`}
       </td>
     </tr>
     ${action.result && html`<tr><td colspan="8" class="wide"><${Result} result=${action.result} /></td></tr>`}

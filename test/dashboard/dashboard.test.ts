@@ -9,6 +9,8 @@ warnIfNoChromium('dashboard');
 
 const TOKEN_A = 'dashboard-token-a';
 const TOKEN_B = 'dashboard-token-b';
+/** A read_only token of client-a: it may read everything of client-a's, and change nothing. */
+const READER_A = 'dashboard-reader-a';
 /** Partner-controlled text that would run script if it were rendered as HTML. */
 const XSS = '<img src=x onerror="window.__xss=1">';
 
@@ -32,6 +34,7 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
       clients: [
         { token: TOKEN_A, id: 'client-a' },
         { token: TOKEN_B, id: 'client-b' },
+        { token: READER_A, id: 'client-a', role: 'read_only' },
       ],
       adminTokens: [ADMIN],
     });
@@ -74,7 +77,8 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
 
   it('signs in with a token kept for the tab only', async () => {
     await signIn(page, sandbox.url, TOKEN_A);
-    expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([TOKEN_A]);
+    // The token, and what the sandbox said the token is (its role, to offer only what it may do).
+    expect(await page.evaluate(() => ({ ...sessionStorage }))).toEqual({ 'sandbox-dashboard-token': TOKEN_A, 'sandbox-dashboard-who': JSON.stringify({ role: 'partner', sandbox_wide: false }) });
     expect(await page.evaluate(() => Object.values(localStorage))).toEqual([]);
     await expectAccessible(page, 'orders (empty)');
   });
@@ -327,9 +331,37 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     expect(await alert.innerText()).toContain('404');
   });
 
+  it('offers a read_only token no action on any view, says why, and still shows everything', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(page, sandbox.url, READER_A);
+    await page.getByText('Signed in with a read_only token: everything is shown, and no action is offered.').waitFor();
+    const views: Array<[string, string, string[]]> = [
+      [`orders/${orderNo}`, 'Timeline', ['Generate AWB now', 'Advance to next step', 'Cancel order']],
+      ['webhooks', 'Deliveries', ['Save URL', 'Rotate secret', 'Send test', 'Redeliver', 'Add endpoint', 'Disable default']],
+      ['clock', 'Sandbox time', ['Advance 1 hour', 'Advance 1 day', 'Advance', 'Set speed']],
+      ['scenarios', 'delivered', ['Create order']],
+      ['report', 'Catalogue items', ['Run checks', 'Start run']],
+    ];
+    for (const [view, shown, actions] of views) {
+      await page.goto(`${sandbox.url}/dashboard#/${view}`);
+      await page.getByText(shown).first().waitFor();
+      for (const name of actions) expect(await page.getByRole('button', { name, exact: true }).count(), `${view}: ${name}`).toBe(0);
+    }
+    // What it reads is there: client-a's deliveries, and the default endpoint's URL as text.
+    await page.goto(`${sandbox.url}/dashboard#/webhooks`);
+    await page.locator('tbody.delivery').first().waitFor();
+    await page.getByText(`Endpoint URL: ${receiver.url}`).waitFor();
+  });
+
   it('lets an admin token pick the client it shows, and act for it', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
+    // Signing in asks what the token is: nothing is refused on the way (no 400 for want of X-Sandbox-Client).
+    const refused: string[] = [];
+    const record = (response: { status: () => number; url: () => string }) => void (response.status() >= 400 && refused.push(`${response.status()} ${response.url()}`));
+    page.on('response', record);
     await signIn(page, sandbox.url, ADMIN);
+    page.off('response', record);
+    expect(refused).toEqual([]);
     const picker = page.getByLabel('Client');
     await picker.waitFor();
     expect(await picker.inputValue()).toBe('client-a');
