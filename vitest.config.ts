@@ -36,6 +36,8 @@ export const SLOW = [
   // both on PostgreSQL too.
   'test/report/judging.test.ts',
   'test/webhooks/listen.test.ts',
+  // The CLI's signals, a start stopped while its 30 MB journal replays among them: ~20 s.
+  'test/lifecycle/signals.test.ts',
   // The readiness recipe through the real CLI, several clients and webhooks: ~15 s of test time.
   'test/examples/careful-client.test.ts',
   // Each starts the real CLI with --spec (twice, for the seeded answers): ~24 s of test time.

@@ -3,7 +3,7 @@ import { setFlagsFromString } from 'node:v8';
 import { Command, CommanderError } from 'commander';
 import { VERSION, formatDuration, mask } from './shared/index.js';
 import { optionsOf, program, OPTIONS, OptionError, shownDatabase, type SandboxOptions } from './config/index.js';
-import { createSandbox } from './app/index.js';
+import { createSandbox, type Sandbox } from './app/index.js';
 import { webhookBannerLine } from './webhooks/index.js';
 import {
   executeList,
@@ -36,26 +36,31 @@ const tuneHeapGrowth = !process.execArgv.some((arg) => arg.replaceAll('_', '-').
 if (tuneHeapGrowth) setFlagsFromString('--heap-growing-percent=300');
 
 async function main(options: SandboxOptions): Promise<void> {
-  const sandbox = await createSandbox(options);
-  if (tuneHeapGrowth) setFlagsFromString(`--heap-growing-percent=${sandbox.services.options.heapGrowth}`);
+  // Signals are handled from the start on: a SIGTERM while a large journal replays ends the
+  // start (what it opened closed, the lock given back) rather than the process at once.
+  const starting = new AbortController();
+  let sandbox: Sandbox | undefined;
   let stopping = false;
+  let hangupWhileStarting = false;
   const stop = (signal: string) => {
     if (stopping) return stopAgain(signal);
     stopping = true;
-    sandbox.services.logger.info({ signal }, 'stopping');
+    if (!sandbox) return starting.abort(signal);
+    const { logger } = sandbox.services;
+    logger.info({ signal }, 'stopping');
     sandbox.close().then(
       () => process.exit(0),
       (error: unknown) => {
         // As at the start: what went wrong is the user's to see in one line, with no stack.
         const message = error instanceof Error ? error.message : String(error);
-        sandbox.services.logger.error({ err: error }, 'stopping failed');
+        logger.error({ err: error }, 'stopping failed');
         const exit = () => {
           process.stderr.write(`shipping-sandbox: stopping failed. ${message}\n`);
           process.exit(1);
         };
         // A stdout nobody reads holds the flush: the stop ends 1 s later all the same.
         setTimeout(exit, 1_000).unref();
-        sandbox.services.logger.flush(exit);
+        logger.flush(exit);
       },
     );
   };
@@ -66,16 +71,33 @@ async function main(options: SandboxOptions): Promise<void> {
    * and the lock given back.
    */
   const stopAgain = (signal: string) => {
-    const { logger } = sandbox.services;
-    if (signal !== 'SIGINT') return void logger.info({ signal }, 'already stopping: the stop goes on');
-    logger.warn({ signal }, 'stopped at once by a second SIGINT: every acknowledged write is kept (the next start reads the journal); webhook attempts under way are made again after it');
+    const logger = sandbox?.services.logger;
+    if (signal !== 'SIGINT') return void logger?.info({ signal }, 'already stopping: the stop goes on');
     const exit = () => process.exit(130);
+    if (!logger) return exit();
+    logger.warn({ signal }, 'stopped at once by a second SIGINT: every acknowledged write is kept (the next start reads the journal); webhook attempts under way are made again after it');
     setTimeout(exit, 500).unref();
     logger.flush(exit);
   };
+  // SIGHUP, a daemon's signal to read its configuration again, has nothing to do here (the configuration is read at the
+  // start only); one sent by an operator, or by an ssh session that closed, must not end a shared sandbox.
+  const hangup = (logger = sandbox?.services.logger) => {
+    if (!logger) return void (hangupWhileStarting = true);
+    logger.warn({ signal: 'SIGHUP' }, 'SIGHUP ignored: the configuration is read at the start only; restart the sandbox to apply a change');
+  };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGHUP', () => hangup());
   stopWhenNpxIsGone(() => stop('parent gone'));
+  try {
+    sandbox = await createSandbox(options, { signal: starting.signal });
+  } catch (error) {
+    // Stopped during the start: the start logged it, and a stop asked for is no failure.
+    if (starting.signal.aborted && error === starting.signal.reason) process.exit(0);
+    throw error;
+  }
+  if (tuneHeapGrowth) setFlagsFromString(`--heap-growing-percent=${sandbox.services.options.heapGrowth}`);
+  if (hangupWhileStarting) hangup(sandbox.services.logger);
   // Only a token the sandbox generated (kept in the data file) is printed in full: stdout
   // ends up in `docker logs`, and configured tokens are the operator's to hand out.
   const generated = await sandbox.services.storage.meta.get('default_token');

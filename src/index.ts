@@ -7,7 +7,7 @@
  * // ... point your client at sandbox.url ...
  * await sandbox.close();
  */
-export { createSandbox, buildServices, type Sandbox, type SandboxClock } from './app/index.js';
+export { createSandbox, buildServices, type Sandbox, type SandboxClock, type StartOptions } from './app/index.js';
 export { createApp } from './app/index.js';
 export type { SandboxOptions } from './config/index.js';
 export type { ClientConfig, Role } from './clients/index.js';

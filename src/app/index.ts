@@ -2,5 +2,5 @@
 
 export { createApp } from './app.js';
 export { buildServices, createSandbox } from './sandbox.js';
-export type { Sandbox } from './sandbox.js';
+export type { Sandbox, StartOptions } from './sandbox.js';
 export type { SandboxClock } from './in-process-clock.js';

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { answerWithoutUpgrade, isWebSocket } from './upgrade.js';
-import { stopServices } from './stop.js';
+import { endedStart, stopServices } from './stop.js';
 import { inProcessClock, type SandboxClock } from './in-process-clock.js';
 
 export { STOP_RECORD_MARGIN_MS, stopServices } from './stop.js';
@@ -117,9 +117,9 @@ export interface BuildSeams {
 
 /**
  * Builds every service of the sandbox without listening: for tests that drive the
- * app with supertest.
+ * app with supertest. `signal` as createSandbox's.
  */
-export async function buildServices(input: SandboxOptions = {}, seams: BuildSeams = {}): Promise<Services> {
+export async function buildServices(input: SandboxOptions = {}, seams: BuildSeams = {}, signal?: AbortSignal): Promise<Services> {
   const options = resolveOptions(input);
   // No log line carries a token or a webhook secret, at any level: request lines name the
   // client, never the token, and hold no headers or bodies. The paths below censor them
@@ -146,7 +146,7 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
 
   const configured = configuredClients(options);
   checkClientConfigs(configured, { scenarios: [...fixtures.scenarios.keys()], couriers: [...fixtures.couriers.keys()] }, options.config);
-  const storage = await openStorage(options, logger, seams.storeFileSystem);
+  const storage = await openStorage(options, logger, seams.storeFileSystem, signal).catch((error: unknown) => Promise.reject(endedStart(error, signal, logger)));
   // Admin tokens are not clients: with only those configured, the default client is made as well.
   const hasClient = configured.some((c) => roleOf(c) !== 'admin');
   const registry = new ClientRegistry(hasClient ? configured : [...configured, await defaultClient(options, storage)], options.adminTokens);
@@ -194,6 +194,19 @@ function droppedJob(kind: string, key: string): string {
 }
 
 /**
+ * How a start may be stopped before it is done: `signal`, aborted during the start (the CLI's SIGTERM), cuts short the wait for
+ * the database or the journal's replay, closes what was opened (the lock given back), logs one line, and rejects with its reason.
+ *
+ * @example
+ * const starting = new AbortController();
+ * process.once('SIGTERM', () => starting.abort('SIGTERM'));
+ * const sandbox = await createSandbox({ data: 'sandbox.json' }, { signal: starting.signal });
+ */
+export interface StartOptions {
+  signal?: AbortSignal;
+}
+
+/**
  * Starts a sandbox in this process and listens.
  *
  * @example
@@ -202,14 +215,15 @@ function droppedJob(kind: string, key: string): string {
  * await sandbox.clock.advance(60_000);
  * await sandbox.close();
  */
-export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox> {
-  const services = await buildServices(input);
+export async function createSandbox(input: SandboxOptions = {}, { signal }: StartOptions = {}): Promise<Sandbox> {
+  const services = await buildServices(input, {}, signal);
   const { options, scheduler, storage } = services;
   const modules = sandboxModules(services);
   const app = createApp(services, modules);
   for (const m of modules) await m.start?.();
   let stopping = false;
   const server = await new Promise<Server>((resolve, reject) => {
+    signal?.throwIfAborted();
     // express's app.listen takes no server options; the header limit needs node:http's own.
     const serve = withEnvelope(app);
     const handle = (req: IncomingMessage, res: ServerResponse): void => {
@@ -234,11 +248,11 @@ export async function createSandbox(input: SandboxOptions = {}): Promise<Sandbox
       if (!taken) answerWithoutUpgrade(req, socket, handle);
     });
     s.once('error', reject);
-    s.listen(options.port, options.host, () => resolve(s));
+    s.listen(options.port, options.host, () => (signal?.aborted ? s.close(() => reject(signal.reason)) : resolve(s)));
   }).catch(async (error: unknown) => {
     await stopServices(services, modules);
     await storage.close();
-    throw error;
+    throw endedStart(error, signal, services.logger);
   });
   void scheduler.runDue().finally(() => void scheduler.arm());
   // The webhook client loads once the sandbox listens, not during the start (nor at the first attempt).

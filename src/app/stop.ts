@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { SandboxModule } from '../http/index.js';
 import type { Services } from './services.js';
 
@@ -30,4 +31,15 @@ export async function stopServices(services: Services, modules: SandboxModule[])
   for (const m of modules) await m.close?.();
   await jobsDone;
   await services.clockService.saveAll().catch((err: unknown) => services.logger.error({ err }, 'client clocks not saved'));
+}
+
+/**
+ * What a start that failed throws: its error. When that is the abort of the start's signal
+ * (a SIGTERM during the start), the start was stopped rather than failed: one line says so.
+ */
+export function endedStart(error: unknown, signal: AbortSignal | undefined, logger: Logger): unknown {
+  if (signal?.aborted && error === signal.reason) {
+    logger.info({ reason: String(signal.reason) }, "start stopped before the sandbox listened: what it had opened is closed, the data file's lock given back");
+  }
+  return error;
 }

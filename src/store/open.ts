@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { EmbeddedStorage, writeWarnings } from './embedded/index.js';
 import { cannotReachDatabase, databaseErrorCode, PostgresStorage, type PostgresOptions } from './postgres/index.js';
@@ -26,9 +27,10 @@ const RETRY_PAUSES_MS = [250, 500, 1_000, 2_000, 5_000];
  * A failure of another kind (a wrong password, a newer schema) ends the start at once; a
  * wait that runs out ends it with a message that says so.
  */
-async function openPostgres(options: PostgresOptions, waitMs: number, logger: Logger): Promise<PostgresStorage> {
+async function openPostgres(options: PostgresOptions, waitMs: number, logger: Logger, signal: AbortSignal | undefined): Promise<PostgresStorage> {
   const started = Date.now();
   for (let attempt = 1; ; attempt += 1) {
+    signal?.throwIfAborted();
     try {
       return await PostgresStorage.open(options);
     } catch (error) {
@@ -43,7 +45,7 @@ async function openPostgres(options: PostgresOptions, waitMs: number, logger: Lo
         );
       }
       logger.warn({ attempt, code: databaseErrorCode(error), waited_ms: waited, retry_in_ms: pause }, `the database cannot be reached yet (${reason}); trying again in ${formatDuration(pause)}`);
-      await new Promise((resolve) => setTimeout(resolve, pause));
+      await sleep(pause, undefined, { signal }).catch(() => undefined);
     }
   }
 }
@@ -69,16 +71,17 @@ export function connectionErrors(logger: Logger): (error: unknown) => void {
 
 /**
  * Opens the storage the options name: PostgreSQL with `--database-url`, else the
- * embedded store on `--data` (a file, or `:memory:`).
+ * embedded store on `--data` (a file, or `:memory:`). An abort of `signal` ends the wait
+ * for the database or the journal's replay: the open throws its reason, the lock given back.
  */
-export function openStorage(options: StorageOptions, logger: Logger, fileSystem?: StoreFileSystem): Promise<Storage> {
+export function openStorage(options: StorageOptions, logger: Logger, fileSystem?: StoreFileSystem, signal?: AbortSignal): Promise<Storage> {
   if (options.databaseUrl !== undefined) {
     const postgres: PostgresOptions = {
       url: options.databaseUrl,
       requestLogSize: options.journalSize,
       onError: connectionErrors(logger),
     };
-    return openPostgres(postgres, options.databaseWait ?? 0, logger);
+    return openPostgres(postgres, options.databaseWait ?? 0, logger, signal);
   }
   return EmbeddedStorage.open({
     path: options.data,
@@ -92,6 +95,7 @@ export function openStorage(options: StorageOptions, logger: Logger, fileSystem?
       ),
     requestLogSize: options.journalSize,
     ...(fileSystem ? { fileSystem } : {}),
+    ...(signal ? { signal } : {}),
     onError: (error) => logger.error({ err: error }, `store write failed: ${error.message}`),
     ...writeWarnings(logger),
   });

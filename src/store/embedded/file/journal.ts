@@ -67,9 +67,10 @@ export class Journal {
    * segment, every file untouched; with `salvage`, the replay keeps the commits before the
    * damage, plans to move the damaged segment and every later one into a dated folder beside
    * the data file (`setAside` moves them once the start is accepted), and says what it sets aside (the caller then writes a checkpoint, since the
-   * kept commits of a moved segment are in memory only). Returns the commits replayed.
+   * kept commits of a moved segment are in memory only). Returns the commits replayed. Once `signal` is aborted the replay
+   * throws its reason at the next line.
    */
-  async replay(from: number, apply: (op: JournalOp) => void, options: { salvage?: boolean } = {}): Promise<{ commits: number; salvaged?: JournalSalvage }> {
+  async replay(from: number, apply: (op: JournalOp) => void, options: { salvage?: boolean; signal?: AbortSignal | undefined } = {}): Promise<{ commits: number; salvaged?: JournalSalvage }> {
     let commits = 0;
     const segments = this.segments().filter((segment) => segment.generation >= from);
     for (const [index, { generation, path }] of segments.entries()) {
@@ -83,6 +84,7 @@ export class Journal {
       /** The number of the last whole line read: a segment cut short lost the lines after it. */
       let lastLine = 0;
       const read = readLines(path, (line, number) => {
+        options.signal?.throwIfAborted();
         lastLine = number;
         if (line === '' || damage !== undefined) return;
         let parsed: JournalOp | JournalOp[];

@@ -58,12 +58,13 @@ export interface JournaledFileOptions {
   /** How records of a collection are written to the data file when shorter than their JSON (see RecordFormat). Default: as their JSON. */
   formats?: RecordFormats;
   /**
-   * Called once the records are read, the journal replayed and the whole migrated, before
-   * anything is written (the migrated file, a new file, a journal segment): the owner
-   * builds what it keeps of them (indexes). Throwing refuses the start, leaving the files
-   * as they were and no lock.
+   * Called once the records are read, the journal replayed and the whole migrated, before anything is written (the migrated
+   * file, a new file, a journal segment): the owner builds what it keeps of them (indexes). Throwing refuses the start,
+   * leaving the files as they were and no lock.
    */
   onLoad?: (store: JournaledFile) => void;
+  /** Aborted while the journal replays: the open throws its reason as a refused start does, every file as it was, no lock. */
+  signal?: AbortSignal;
   /**
    * Start from what is intact when the journal is damaged (an older segment cut short or
    * missing, a line that is not a commit): the damaged segment and those after it are moved
@@ -83,8 +84,7 @@ export interface JournaledFileOptions {
  * rewritten in the background (a checkpoint) when the journal grows. The data file is
  * locked against a second process. See docs/decisions/0001-journaled-store.md.
  *
- * The records and their pending changes are RecordsInMemory's, checkpoints
- * CheckpointedRecords'; this class opens the file, commits, closes and fences it.
+ * The records and their pending changes are RecordsInMemory's, checkpoints CheckpointedRecords'; this class opens the file, commits, closes and fences it.
  *
  * @example
  * const store = await JournaledFile.open({ path: ':memory:' });
@@ -140,7 +140,7 @@ export class JournaledFile extends CheckpointedRecords<JournaledFileOptions> {
       journal = journalOf(path, db.data, options);
       const store = new JournaledFile(db, journal, lock, options);
       // The journal holds changes in the file's own schema: replay them, then migrate the whole.
-      const { salvaged } = await journal.replay(db.data.journal_generation, (op) => store.apply(op), { salvage: options.salvageJournal === true });
+      const { salvaged } = await journal.replay(db.data.journal_generation, (op) => store.apply(op), { salvage: options.salvageJournal === true, signal: options.signal });
       migrateLoaded(db, fromVersion, path);
       // Before the first write: an owner that cannot build on these records refuses the start with the files as they were.
       options.onLoad?.(store);
