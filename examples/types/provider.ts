@@ -762,6 +762,15 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /** @description Bad Request. The AWB in the path is not one (letters, digits and dashes only); `errors` names `order_no`. */
+        TrackingBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description Unauthorized (sandbox extension: the provider documents no 401). The bearer token is missing, malformed or unknown. */
         Unauthorized: {
             headers: {
@@ -981,7 +990,7 @@ export interface operations {
                     "application/json": components["schemas"]["TrackingResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["TrackingBadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];

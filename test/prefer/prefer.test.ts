@@ -12,6 +12,8 @@ const components = spec.components.responses;
 const CREATED = spec.paths['/v1/order'].post.responses['201'].content['application/json'].examples.created.value;
 const DELIVERED = spec.paths['/v1/order/tracking/{order_no}'].get.responses['200'].content['application/json'].examples.delivered.value;
 const BAD_REQUEST = components.BadRequest.content['application/json'].examples.invalidField.value;
+/** A tracking read's own 400 example: it names the AWB in the path, not a create's field. */
+const TRACKING_BAD_REQUEST = components.TrackingBadRequest.content['application/json'].examples.invalidAwb.value;
 const FORBIDDEN = components.Forbidden.content['application/json'].examples.courierNotEnabled.value;
 const NOT_FOUND = components.NotFound.content['application/json'].examples.notFound.value;
 const UNAUTHORIZED = components.Unauthorized.content['application/json'].examples.missingToken.value;
@@ -112,7 +114,8 @@ describe.each(['header', 'query'] as const)('errors on demand with the %s form',
     it('answers code=400 with the documented example', async () => {
       const res = await prefer(form, 'GET', TRACK, { code: '400' });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual(BAD_REQUEST);
+      expect(res.body).toEqual(TRACKING_BAD_REQUEST);
+      expect(res.body.errors).toEqual([{ field: 'order_no', message: 'must be letters, digits and dashes only' }]);
     });
 
     it('answers example=delivered with that example', async () => {
