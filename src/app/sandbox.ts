@@ -28,7 +28,8 @@ import type { Services } from './services.js';
 import { compiledSpecs } from '../spec/index.js';
 import type { Storage, StoreFileSystem } from '../store/index.js';
 import { WebhookEndpoints, scheduleStoredAttempts, TargetGuard, type Resolve } from '../webhooks/index.js';
-import { AWB_JOB, Journey, STEP_JOB, TrackingAnswers } from '../tracking/index.js';
+import { Journey, TrackingAnswers } from '../tracking/index.js';
+import { droppedJob, unconfiguredJobs } from './job-messages.js';
 
 /** Log fields censored by pino, wherever they appear up to two levels down. */
 /** Log lines are written in batches of about this many bytes... */
@@ -165,6 +166,9 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
     ...(sync ? { refreshClocks: () => sync.all() } : {}),
     onError: (err, kind, key) => jobFailed('scheduled job', err, 'jobs stay due and run once it is back', { kind, key }),
     onDropped: (kind, key, client) => logger.error({ kind, key, client }, droppedJob(kind, key)),
+    // A client removed from the config; a replica of a shared database keeps another's jobs (its config may be rolling out).
+    configured: options.databaseUrl === undefined ? (client) => client === '' || registry.byId(client) !== undefined : undefined,
+    onUnconfigured: (client, dropped) => logger.warn({ client, dropped }, unconfiguredJobs(client, dropped)),
     onLate: (kind, lateMs) => metrics.jobRan(kind, lateMs),
   });
   const settings = new SettingsWriter(storage);
@@ -183,14 +187,6 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   const tracking = new TrackingAnswers(journey, fixtures, clock);
   const admit = clientRateLimit(options.rateLimit);
   return { options, logger, storage, fixtures, clock, clockService, scheduler, events, registry, ids, orders, journey, tracking, endpoints, admit, settings, webhookTargets, metrics, specs, advanceClock, startedAt: Date.now() };
-}
-
-/** What a job given up on leaves undone, and how to do it by hand. */
-function droppedJob(kind: string, key: string): string {
-  const gaveUp = `gave up on the ${kind} job of ${key} after its fifth failed try (the errors before this line say why)`;
-  if (kind === AWB_JOB) return `${gaveUp}: order ${key} waits for its AWB until POST /__sandbox/orders/${key}/awb generates it`;
-  if (kind === STEP_JOB) return `${gaveUp}: order ${key} waits at its step until POST /__sandbox/orders/${key}/advance plays it`;
-  return gaveUp;
 }
 
 /**

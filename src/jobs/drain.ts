@@ -27,8 +27,15 @@ const WORK_PER_CLIENT = 8;
 /** How far past the earliest due job a real-clock wake-up claims at once (sandbox ms; see `drainNow`). */
 const CLAIM_WINDOW_MS = 1_000;
 
-/** Which jobs a drain looks at: one client's on its own clock (an advance), or every client's on the sandbox's clock, each shifted by its lead. */
-type Scope = Pick<ClaimOptions, 'clientId' | 'ahead'>;
+/**
+ * Which jobs a drain looks at: one client's on its own clock (an advance), or every
+ * client's on the sandbox's clock, each shifted by its lead, but for the clients whose
+ * advance is under way (their jobs are its own to run).
+ */
+type Scope = Pick<ClaimOptions, 'clientId' | 'ahead' | 'skipClients'>;
+
+/** Both sets of clients to leave out of a claim. */
+const skipping = (a: ReadonlySet<string> | undefined, b: ReadonlySet<string>): ReadonlySet<string> => (a === undefined || a.size === 0 ? b : b.size === 0 ? a : new Set([...a, ...b]));
 
 /** One run through the due jobs. */
 export interface Drain {
@@ -68,6 +75,8 @@ export interface DrainParts {
   shared: boolean;
   wallClock: () => number;
   options: Pick<SchedulerOptions, 'concurrency' | 'leaseMs' | 'refreshClocks'>;
+  /** The clients whose advance is under way, with its target on their clock. */
+  advancing: ReadonlyMap<string, number>;
 }
 
 /**
@@ -86,18 +95,21 @@ export class Drainer {
   drain(how: Drain): Promise<void> {
     const { storage } = this.parts;
     // Outside any job's numbering order: a wake-up armed from inside a job (its commit announced a new one) must not inherit it.
-    return outsideOrder(() => (storage.background ? storage.background(() => this.drainNow(how)) : this.drainNow(how)));
+    const drain = (): Promise<void> => this.drainNow(how).finally(() => this.parts.runner.tellUnconfigured());
+    return outsideOrder(() => (storage.background ? storage.background(drain) : drain()));
   }
 
   /** The earliest due time of a job that can be claimed now: local work, or pooled jobs of clients with room in the pool. */
   nextClaimable(scope: Scope): Promise<number | undefined> {
     const { pool, storage, kinds } = this.parts;
-    return pool.room > 0 ? storage.jobs.nextDue({ ...scope, skipClients: pool.full() }) : storage.jobs.nextDue({ ...scope, kinds: kinds.work });
+    return pool.room > 0 ? storage.jobs.nextDue({ ...scope, skipClients: skipping(scope.skipClients, pool.full()) }) : storage.jobs.nextDue({ ...scope, kinds: kinds.work });
   }
 
   /** Claims on one client's clock, or on the sandbox's with every client's lead. */
   scope(clientId: string | undefined): Scope {
-    return clientId === undefined ? { ahead: this.parts.clocks.leads() } : { clientId };
+    const { clocks, advancing } = this.parts;
+    if (clientId !== undefined) return { clientId };
+    return advancing.size === 0 ? { ahead: clocks.leads() } : { ahead: clocks.leads(), skipClients: new Set(advancing.keys()) };
   }
 
   /** Brings the clocks up to what a shared store keeps; a store that cannot answer leaves them as they are (its claims fail too). */
@@ -168,11 +180,14 @@ export class Drainer {
       waited = 0;
       await how.moveTo?.(next);
       const sideBySide = rows.sideBySideFor(how.stamp);
-      const work = await storage.jobs.claim({ until: next, limit: sideBySide ? limit * 2 : limit, owner, leaseMs, kinds: kinds.work, perClient: sideBySide ? WORK_PER_CLIENT * 4 : WORK_PER_CLIENT, ...scope });
-      const pooled =
+      const claimed = await storage.jobs.claim({ until: next, limit: sideBySide ? limit * 2 : limit, owner, leaseMs, kinds: kinds.work, perClient: sideBySide ? WORK_PER_CLIENT * 4 : WORK_PER_CLIENT, ...scope });
+      const claimedPooled =
         pool.room > 0 && kinds.pooled.length > 0
-          ? await storage.jobs.claim({ until: next, limit: pool.room, owner, leaseMs, kinds: kinds.pooled, perClient: pool.caps.perClient, skipClients: pool.full(), ...scope })
+          ? await storage.jobs.claim({ until: next, limit: pool.room, owner, leaseMs, kinds: kinds.pooled, perClient: pool.caps.perClient, ...scope, skipClients: skipping(scope.skipClients, pool.full()) })
           : [];
+      // Jobs of clients no longer configured are dropped here, not run (nothing could run them).
+      const work = await runner.configuredOnly(claimed);
+      const pooled = await runner.configuredOnly(claimedPooled);
       for (const job of pooled) {
         // A claim takes up to perClient of a client's jobs, on top of those in flight: the extra wait, due.
         if (pool.of(job.client_id) >= pool.caps.perClient) {
@@ -189,7 +204,7 @@ export class Drainer {
           () => this.hooks.pooledEnded(outcome, settling),
         );
       }
-      if (work.length === 0 && pooled.length === 0) {
+      if (claimed.length === 0 && claimedPooled.length === 0) {
         // On a shared store a claim may come back empty while jobs due by `next` are
         // there: another claim (another replica's wake-up) had them locked at that moment.
         // An advance must not end before they have run: look again shortly (a while at most).

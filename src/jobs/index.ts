@@ -5,7 +5,7 @@ export type { SchedulerOptions } from './options.js';
 
 // Job kinds, as features register them.
 export { JobInterrupted } from './kinds.js';
-export type { JobHandler, JobKindSpec, PoolCaps } from './kinds.js';
+export type { DropReason, JobHandler, JobKindSpec, PoolCaps } from './kinds.js';
 
 // Numbers drawn in the order jobs were claimed.
 export { inOrder } from './numbering-order.js';

@@ -8,6 +8,9 @@ import { JOB_KINDS, type ClaimedJob, type JobKind } from '../records/index.js';
  */
 export type JobHandler = (job: ClaimedJob, at: number) => Promise<void | 'completed'>;
 
+/** Why a job was dropped: its tries failed, or its client is not configured on this sandbox. */
+export type DropReason = 'failed' | 'unconfigured';
+
 /** Thrown by a handler whose work was cut short (shutdown): the job stays due, for the next start. */
 export class JobInterrupted extends Error {
   override name = 'JobInterrupted';
@@ -50,11 +53,12 @@ export interface JobKindSpec {
    */
   oneTransaction?: boolean;
   /**
-   * Called once a job of the kind is dropped after its last failed try (see JobRunner), so
-   * that what waited for it does not wait for good: a delivery is marked failed, which
-   * recover sends again. Its own failure is logged, not retried.
+   * Called once a job of the kind is dropped (see JobRunner): after its last failed try, or
+   * unrun as its client is not configured here. So that what waited for it does not wait
+   * for good: a delivery is marked failed, which recover sends again. Its own failure is
+   * logged, not retried.
    */
-  dropped?: (job: ClaimedJob) => Promise<void>;
+  dropped?: (job: ClaimedJob, why: DropReason) => Promise<void>;
 }
 
 /**

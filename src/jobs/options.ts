@@ -16,6 +16,14 @@ export interface SchedulerOptions {
    * (another replica's advance or speed change) before each wake-up claims due jobs.
    */
   refreshClocks?: () => Promise<void>;
+  /**
+   * Whether a client is configured on this sandbox ('' is the sandbox's own work). A due job
+   * of one that is not (removed from the config, or renamed) is dropped, not run: nothing
+   * could run it, and its records go by retention. Default: every client is.
+   */
+  configured?: (clientId: string) => boolean;
+  /** Told once per client (per scheduler) after a drain dropped jobs of a client that is not configured, with how many. */
+  onUnconfigured?: (clientId: string, dropped: number) => void;
   onError?: (error: unknown, kind: string, key: string) => void;
   /** Told once a job is dropped after its last failed try (its kind's own `dropped` runs too). */
   onDropped?: (kind: string, key: string, clientId: string) => void;

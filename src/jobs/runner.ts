@@ -22,6 +22,8 @@ export class JobRunner {
   private readonly failures = new Map<string, number>();
   /** Claims given back while the store could not take it, by kind and key: released again until it does. */
   private readonly unreleased = new Map<string, ClaimedJob>();
+  /** Jobs dropped of clients not configured, by client, until told (`tellUnconfigured`); -1 once told. */
+  private readonly unconfigured = new Map<string, number>();
   private retrying: NodeJS.Timeout | undefined;
   private releasing = false;
 
@@ -30,9 +32,11 @@ export class JobRunner {
     private readonly clocks: Clocks,
     private readonly kinds: JobKinds,
     readonly inFlight: Running,
-    private readonly options: Pick<SchedulerOptions, 'onError' | 'onLate' | 'onDropped'>,
+    private readonly options: Pick<SchedulerOptions, 'onError' | 'onLate' | 'onDropped' | 'configured' | 'onUnconfigured'>,
     /** The scheduler is stopping: a job not started yet is given back, not run. */
     private readonly stopping: () => boolean = () => false,
+    /** The clients whose advance is under way, with its target (see `Scheduler.advance`). */
+    private readonly advancing: ReadonlyMap<string, number> = new Map(),
   ) {}
 
   /**
@@ -72,6 +76,42 @@ export class JobRunner {
     if (this.unreleased.size === 0) this.stop();
   }
 
+  /**
+   * Drops the claimed jobs of clients not configured on this sandbox (removed from the
+   * store, without running: no handler could, and its records go by retention; its kind is
+   * told, as of a job dropped after its last try), and answers the others. One that cannot
+   * be removed (the store away) is given back, due.
+   */
+  async configuredOnly(jobs: ClaimedJob[]): Promise<ClaimedJob[]> {
+    const { configured } = this.options;
+    if (!configured || jobs.every((job) => configured(job.client_id))) return jobs;
+    const kept: ClaimedJob[] = [];
+    for (const job of jobs) {
+      if (configured(job.client_id)) {
+        kept.push(job);
+        continue;
+      }
+      const removed = await this.storage.jobs.complete(job).then(() => true, () => false);
+      if (!removed) {
+        await this.release(job);
+        continue;
+      }
+      if (this.unconfigured.get(job.client_id) !== -1) this.unconfigured.set(job.client_id, (this.unconfigured.get(job.client_id) ?? 0) + 1);
+      // What waited for it does not wait for good: a delivery ends failed (recover sends it again should the client come back).
+      await this.kinds.byKind.get(job.kind)?.dropped?.(job, 'unconfigured').catch((error: unknown) => this.options.onError?.(error, job.kind, job.key));
+    }
+    return kept;
+  }
+
+  /** Tells, once per client, how many jobs of a client not configured were dropped (at the end of the drain that first dropped some). */
+  tellUnconfigured(): void {
+    for (const [clientId, dropped] of this.unconfigured) {
+      if (dropped === -1) continue;
+      this.unconfigured.set(clientId, -1);
+      this.options.onUnconfigured?.(clientId, dropped);
+    }
+  }
+
   /** Reports a failure of the sandbox's own met while running `job` (with others: see `Rows`), as a job's unexpected error is. */
   report(error: unknown, job: ClaimedJob): void {
     this.options.onError?.(error, job.kind, job.key);
@@ -92,7 +132,9 @@ export class JobRunner {
 
   private async runJob(job: ClaimedJob, stamp: Stamp): Promise<Outcome> {
     try {
-      const at = stamp === 'due' ? job.due_at : Math.max(job.due_at, this.clocks.of(job.client_id));
+      // A job due within an advance under way (one a wake-up claimed just before it began) is one of the jump's: stamped with its due time.
+      const jump = this.advancing.get(job.client_id);
+      const at = stamp === 'due' || (jump !== undefined && job.due_at <= jump) ? job.due_at : Math.max(job.due_at, this.clocks.of(job.client_id));
       if (stamp === 'actual') this.options.onLate?.(job.kind, (at - job.due_at) / this.clocks.speed);
       if ((await this.kinds.byKind.get(job.kind)?.run(job, at)) !== 'completed') await this.storage.jobs.complete(job);
       if (this.failures.size > 0) this.failures.delete(`${job.kind}:${job.key}`);
@@ -140,7 +182,7 @@ export class JobRunner {
     if (!completed) return 'done';
     this.failures.delete(id);
     this.options.onDropped?.(job.kind, job.key, job.client_id);
-    await this.kinds.byKind.get(job.kind)?.dropped?.(job).catch((error: unknown) => this.options.onError?.(error, job.kind, job.key));
+    await this.kinds.byKind.get(job.kind)?.dropped?.(job, 'failed').catch((error: unknown) => this.options.onError?.(error, job.kind, job.key));
     return 'done';
   }
 }

@@ -49,6 +49,8 @@ export class Scheduler {
   private readonly inFlight = new Running();
   /** The advances of each client: one at a time per client. */
   private readonly advances = new OneAtATime();
+  /** The clients whose advance is under way, with its target on their clock (see `advance`). */
+  private readonly advancing = new Map<string, number>();
   private readonly wakeUps: WakeUps;
   private readonly drainer: Drainer;
   private running: Promise<void> = Promise.resolve();
@@ -65,7 +67,7 @@ export class Scheduler {
     const wallClock = options.wallClock ?? (() => performance.now());
     const shared = storage.jobs.heldElsewhere !== undefined;
     const { kinds, pool } = this;
-    const runner = (this.runner = new JobRunner(storage, clocks, kinds, this.inFlight, options, () => this.wakeUps.stopped));
+    const runner = (this.runner = new JobRunner(storage, clocks, kinds, this.inFlight, options, () => this.wakeUps.stopped, this.advancing));
     this.wakeUps = new WakeUps({
       clocks,
       pool,
@@ -75,7 +77,8 @@ export class Scheduler {
     });
     const rows = new Rows(storage, kinds, runner, shared);
     const slices = new LoopSlices(wallClock);
-    this.drainer = new Drainer({ storage, clocks, kinds, pool, runner, rows, slices, owner: `worker_${process.pid}_${randomBytes(4).toString('hex')}`, shared, wallClock, options }, this.wakeUps);
+    const owner = `worker_${process.pid}_${randomBytes(4).toString('hex')}`;
+    this.drainer = new Drainer({ storage, clocks, kinds, pool, runner, rows, slices, owner, shared, wallClock, options, advancing: this.advancing }, this.wakeUps);
     storage.onJobScheduled(this.wakeUps.scheduled);
   }
 
@@ -126,7 +129,14 @@ export class Scheduler {
         if (keep && clientId !== '') await keep(clientId, at);
         this.clocks.moveTo(clientId, at);
       };
-      await this.drainer.drain({ clientId, until: target, stamp: 'due', settle: true, moveTo });
+      // Its jobs are the advance's to run, in due order, each at its due time: a real clock's
+      // wake-up, which would stamp one with the client's time when it ran, leaves them alone.
+      this.advancing.set(clientId, target);
+      try {
+        await this.drainer.drain({ clientId, until: target, stamp: 'due', settle: true, moveTo });
+      } finally {
+        this.advancing.delete(clientId);
+      }
       // A manual clock stands at the target; a real one has jumped by `ms` (and ran on meanwhile).
       if (this.clocks.mode === 'manual') this.clocks.moveTo(clientId, target);
       else this.clocks.keepAhead(clientId, lead + ms);

@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import { DEFAULT_ENDPOINT, type Attempt, type AttemptTrigger, type ChaosMode, type Delivery, type WebhookEventType, type WebhookPayload, type Stored } from '../records/index.js';
 import type { Repositories } from '../store/index.js';
+import type { DropReason } from '../jobs/index.js';
 import { Unavailable } from '../shared/index.js';
 import type { DispatcherDeps } from './deps.js';
 import { endpointOf, type Endpoint } from './endpoints.js';
@@ -158,11 +159,15 @@ export class DeliveryAttempts {
     return this.finished(tx, delivery, 'failed', 'HTTP 410 Gone: endpoint disabled');
   }
 
-  /** A delivery whose job failed its last try (the sandbox could not make an attempt, as opposed to one that failed): failed, so recover can send it again. */
-  async unmade(id: string): Promise<void> {
+  /**
+   * A delivery whose job was dropped (its last try failed: the sandbox could not make an
+   * attempt, as opposed to one that failed; or its client is not configured here): failed,
+   * so recover can send it again.
+   */
+  async unmade(id: string, why: DropReason = 'failed'): Promise<void> {
     await this.deps.storage.transaction(async (tx) => {
       const current = await tx.deliveries.get(id);
-      if (current?.status === 'pending') await this.finished(tx, current, 'failed', webhookMessages.attemptsDropped);
+      if (current?.status === 'pending') await this.finished(tx, current, 'failed', why === 'failed' ? webhookMessages.attemptsDropped : webhookMessages.clientUnconfigured);
     });
   }
 

@@ -1,4 +1,4 @@
-import { JobInterrupted, type Scheduler } from '../jobs/index.js';
+import { JobInterrupted, type DropReason, type Scheduler } from '../jobs/index.js';
 import { DEFAULT_ENDPOINT, type ChaosMode, type ClaimedJob, type Delivery, type SandboxEvent, type Stored } from '../records/index.js';
 import { OneAtATime, WarningThrottle } from '../shared/index.js';
 import type { Repositories } from '../store/index.js';
@@ -55,7 +55,7 @@ export class WebhookDispatcher {
 
   /** Registers the delivery job with the scheduler: attempts wait on receivers, so they run in its pool. */
   attach(scheduler: Scheduler): void {
-    const dropped = (job: ClaimedJob) => this.attempts.unmade(job.key);
+    const dropped = (job: ClaimedJob, why: DropReason) => this.attempts.unmade(job.key, why);
     scheduler.register({ kind: WEBHOOK_JOB, run: (job, at) => this.due(job.key, at), concurrency: WEBHOOK_CONCURRENCY, dropped });
     scheduler.register({ kind: ENDPOINT_WEBHOOK_JOB, run: (job, at) => this.due(job.key, at), concurrency: WEBHOOK_CONCURRENCY, dropped });
     this.recovery.attach(scheduler);

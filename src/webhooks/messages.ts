@@ -14,6 +14,8 @@ export class ListenerNotConnected extends Error {
 export const webhookMessages = {
   unknownClient: (clientId: string) =>
     `Client "${clientId}" is not configured on this sandbox, so its webhooks cannot be made or sent here; the job is tried again later (on a shared database, every replica needs the same clients: --token, --config, SANDBOX_TOKENS).`,
+  clientUnconfigured:
+    'the sandbox dropped its attempt: its client was not configured on the sandbox when it fell due (a client removed from --config, or renamed); with the client back, POST /__sandbox/webhooks/recover sends it again',
   attemptsDropped:
     'the sandbox could not make its attempts (5 tries over 15 minutes of the client\'s clock; its log says why: "scheduled job failed"); POST /__sandbox/webhooks/recover sends it again',
   tooManyManualAttempts: (max: number) => `This client already has ${max} test pings and redeliveries in flight, the most it may at once; retry once one has ended.`,

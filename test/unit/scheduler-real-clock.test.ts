@@ -180,6 +180,25 @@ describe('Scheduler with a real clock', () => {
     expect(scheduler.clocks.of('other')).toBeLessThan(due);
     await scheduler.stop();
   });
+
+  it('stamps a job due within a jump with its due time, also one falling due on the running clock while the jump waits for an attempt in flight', async () => {
+    const clock = new RealClock(3_600); // an hour a real second: a real ms is 3.6 s
+    const { scheduler, storage } = await schedulerOn(clock);
+    const ran: Array<{ key: string; at: number }> = [];
+    const due = clock.now() + 3_600_000;
+    scheduler.register({ ...AWB, run: async (job, at) => void ran.push({ key: job.key, at }) });
+    scheduler.register({ kind: 'webhook', concurrency: WEBHOOK_CONCURRENCY, run: async (job, at) => {
+      // An attempt that waits on its receiver for 300 real ms (18 minutes of the clock), having made a step due a minute later.
+      await storage.jobs.schedule({ kind: 'step', key: 'after', client_id: 'c', due_at: at + 60_000 });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      ran.push({ key: job.key, at });
+    } });
+    scheduler.register({ kind: 'step', run: async (job, at) => void ran.push({ key: job.key, at }) });
+    await storage.jobs.schedule({ kind: 'webhook', key: 'hook', client_id: 'c', due_at: due });
+    await scheduler.advance('c', 86_400_000);
+    expect(ran).toEqual([{ key: 'hook', at: due }, { key: 'after', at: due + 60_000 }]);
+    await scheduler.stop();
+  });
 });
 
 describe('Scheduler on a store that other processes share', () => {

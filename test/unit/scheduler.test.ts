@@ -127,6 +127,38 @@ describe('Scheduler with a manual clock', () => {
     await scheduler.runDue();
     expect(runs.map((r) => `${r.key}@${r.at}`)).toEqual(['ahead@9000']);
   });
+
+  it('drops the due jobs of a client no longer configured without running them, tells once per client how many, and runs the others', async () => {
+    const errors: string[] = [];
+    const told: Array<[string, number]> = [];
+    const clock = new ManualClock(0);
+    const { scheduler, storage } = await schedulerOn(clock, {
+      configured: (clientId) => clientId !== 'gone',
+      onUnconfigured: (clientId, dropped) => told.push([clientId, dropped]),
+      onError: (_, kind, key) => errors.push(`${kind}:${key}`),
+    });
+    const ran: string[] = [];
+    const run = async (job: { key: string }) => void ran.push(job.key);
+    scheduler.register({ ...AWB, run });
+    scheduler.register({ kind: 'webhook', run, concurrency: { total: 4, perClient: 2 } });
+    for (const [kind, key, client_id] of [['awb', 'g1', 'gone'], ['step', 'g2', 'gone'], ['webhook', 'g3', 'gone'], ['awb', 'kept', 'c'], ['webhook', 'hook', 'c']] as const) {
+      await storage.jobs.schedule({ kind, key, client_id, due_at: 10 });
+    }
+    await storage.jobs.schedule({ kind: 'awb', key: 'later', client_id: 'gone', due_at: 5_000 });
+    clock.set(1_000); // the start after the client was removed from the config
+    await scheduler.runDue();
+    await scheduler.settle();
+    expect(ran.sort()).toEqual(['hook', 'kept']);
+    expect(told).toEqual([['gone', 3]]);
+    expect(errors).toEqual([]);
+    expect(await storage.jobs.nextDue({ clientId: 'gone' })).toBe(5_000);
+    // Its jobs that fall due later go the same way, without another line.
+    clock.set(6_000);
+    await scheduler.runDue();
+    expect(await storage.jobs.count()).toBe(0);
+    expect(told).toEqual([['gone', 3]]);
+    expect(ran.sort()).toEqual(['hook', 'kept']);
+  });
 });
 
 describe('Scheduler turns on the event loop', () => {

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
 import type { SandboxOptions } from '../../src/config/options.js';
 import { createRequest } from '../support/orders.js';
@@ -7,10 +7,13 @@ import { databaseFor, onPostgres, releaseDatabase } from '../support/store-kind.
 import { tempDir } from '../support/tmp.js';
 import { Receiver } from './receiver.js';
 
-// A sandbox (a replica of a shared database, or a restart with another clients config)
-// that does not know a client meets that client's due jobs: it must not drop the client's
-// webhooks (hostile review: a replica started without one partner left a third of that
-// partner's AWB webhooks unsent, silently).
+// A sandbox that does not know a client meets that client's due jobs. On the embedded store
+// (a restart with another clients config: the client was removed) it drops them as they
+// fall due, saying so once per client, and a delivery among them ends failed, so recover
+// sends it should the client come back (its records go by retention). A replica of a shared
+// database (a config change rolled out half way) must not drop the client's webhooks
+// (hostile review: a replica started without one partner left a third of that partner's
+// AWB webhooks unsent, silently): it fails them, and they are tried again.
 
 const PARTNER = { token: 'partner-b-token', id: 'partner-b' };
 const OTHER = { token: 'partner-a-token', id: 'partner-a' };
@@ -48,7 +51,56 @@ async function start(clients: SandboxOptions['clients'], options: SandboxOptions
 const post = (sandbox: Sandbox, path: string, token: string, body?: unknown) =>
   fetch(`${sandbox.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
 
-describe('due jobs of a client this sandbox does not know', () => {
+describe.skipIf(onPostgres)('due jobs of a client the embedded store\'s sandbox does not know', () => {
+  it('are dropped as they fall due, unrun, with one warning naming the client and no error; back with the client, its order waits for its AWB', async () => {
+    const first = await start([OTHER, PARTNER], { awbDelay: '2s' });
+    const created = (await (await post(first, '/v1/order', PARTNER.token, createRequest(1))).json()) as { order_numbers: string[] };
+    await first.close();
+    // Without the partner, while the AWB falls due.
+    const without = await start([OTHER], { awbDelay: '2s' });
+    const warned = vi.spyOn(without.services.logger, 'warn');
+    const failed = vi.spyOn(without.services.logger, 'error');
+    for (const begun = Date.now(); (await without.services.storage.jobs.count()) > 0 && Date.now() - begun < 5_000; ) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await without.services.storage.jobs.count()).toBe(0);
+    await without.close();
+    expect(receiver.received).toEqual([]);
+    expect(warned.mock.calls.map(([fields]) => fields)).toEqual([{ client: PARTNER.id, dropped: 1 }]);
+    expect(String(warned.mock.calls[0]?.[1])).toMatch(/not configured on this sandbox.*--retention/);
+    expect(failed).not.toHaveBeenCalled();
+    // With the partner again: nothing was left due; the AWB is made by hand.
+    const again = await start([OTHER, PARTNER]);
+    expect((await post(again, '/__sandbox/clock/advance', PARTNER.token, { ms: 60 * 60_000 })).status).toBe(200);
+    const order = (await (await fetch(`${again.url}/__sandbox/orders/${created.order_numbers[0]}`, { headers: { authorization: `Bearer ${PARTNER.token}` } })).json()) as { awb: string | null };
+    expect(order.awb).toBeNull();
+    expect(receiver.received).toEqual([]);
+  });
+
+  it('a delivery whose attempt fell due without its client ends failed, saying so, and recover sends it with the client back', async () => {
+    receiver.respond = () => ({ status: 500, body: 'down' });
+    const first = await start([OTHER, PARTNER], { awbDelay: '0', webhookRetries: '0,10m' });
+    await post(first, '/v1/order', PARTNER.token, createRequest(1));
+    const deliveries = async (sandbox: Sandbox) =>
+      ((await (await fetch(`${sandbox.url}/__sandbox/webhooks/deliveries`, { headers: { authorization: `Bearer ${PARTNER.token}` } })).json()) as { deliveries: { status: string; last_error: string | null }[] }).deliveries;
+    // Its first attempt failed; its retry is 10 minutes away.
+    for (const begun = Date.now(); (await deliveries(first))[0]?.last_error == null && Date.now() - begun < 5_000; ) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await deliveries(first)).map((d) => [d.status, d.last_error])).toEqual([['pending', 'HTTP 500']]);
+    await first.close();
+    // Without the partner, on a clock fast enough that its retry falls due.
+    const without = await start([OTHER], { speed: 100_000 });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await without.close();
+    receiver.respond = () => ({ status: 200, body: 'ok' });
+    const again = await start([OTHER, PARTNER]);
+    const [failed] = await deliveries(again);
+    expect(failed).toMatchObject({ status: 'failed', last_error: expect.stringMatching(/not configured on the sandbox.*recover/) });
+    const recovered = (await (await post(again, '/__sandbox/webhooks/recover', PARTNER.token, { since: '2000-01-01T00:00:00Z' })).json()) as { queued: number };
+    expect(recovered.queued).toBe(1);
+    for (const begun = Date.now(); receiver.received.length < 2 && Date.now() - begun < 5_000; ) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(receiver.received.map((webhook) => webhook.json.event)).toEqual(['awb.generated', 'awb.generated']);
+  });
+});
+
+describe.runIf(onPostgres)('due jobs of a client a replica of a shared database does not know', () => {
   it('fail and are tried again (logged), so the AWB and its webhook come once a sandbox that knows the client runs them', async () => {
     const first = await start([OTHER, PARTNER]);
     const created = (await (await post(first, '/v1/order', PARTNER.token, createRequest(1))).json()) as { order_numbers: string[] };
