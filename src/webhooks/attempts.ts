@@ -123,7 +123,7 @@ export class DeliveryAttempts {
           if (tries > 0 && found.attempts.some((a) => a.at === made.at && a.webhook_timestamp === made.webhook_timestamp && a.duration_ms === made.duration_ms)) return found;
           const attempt: Attempt = { ...outcome, n: found.attempts.length + 1 };
           const current = await tx.deliveries.update({ ...found, attempts: [...found.attempts, attempt] });
-          this.deps.logger.info({ delivery: id, event: current.event, attempt: attempt.n, status: attempt.status_code, ms: attempt.duration_ms, error: attempt.error }, 'webhook attempt');
+          this.deps.logger.info({ client: current.client_id, delivery: id, event: current.event, attempt: attempt.n, status: attempt.status_code, ms: attempt.duration_ms, error: attempt.error }, 'webhook attempt');
           return decide(tx, current);
         });
       } catch (error) {

@@ -49,6 +49,13 @@ describe('logs at --log-level debug', () => {
     expect(output).toContain('"msg":"webhook attempt"');
   });
 
+  it("name the client of each webhook attempt (delivery ids are each client's own)", () => {
+    const attempts = output.split('\n').filter((l) => l.includes('"msg":"webhook attempt"')).map((l) => JSON.parse(l) as { client?: string; delivery: string });
+    expect(attempts.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(attempts.map((a) => a.client))).toEqual(new Set([attempts[0]!.client]));
+    expect(attempts[0]!.client).toMatch(/^client_[0-9a-f]{12}$/);
+  });
+
   it('cut a path to 512 characters, saying how long it was (anyone, with no token, wrote 16 MB of log a second with 15 KB paths)', () => {
     const line = output.split('\n').find((l) => l.includes('"path":"/ppp'))!;
     expect(line.length).toBeLessThan(1_000);
