@@ -54,7 +54,8 @@ describe.skipIf(!hasChromium)('/dashboard with a client full of data, in headles
       return arrival.get(orderNo)! % 2 === 0 ? { status: 200, body: 'ok' } : { status: 500, body: 'down' };
     };
     cli = await startCli(['--port', '0', '--data', ':memory:', '--clock', 'manual', '--clock-start', '2026-11-23T08:00:00Z', '--seed', 'real-data', '--awb-delay', '1m', '--token', TOKEN, '--log-level', 'silent']);
-    expect((await api('PUT', '/__sandbox/webhook', { url: receiver.url })).status).toBe(200);
+    // A long URL, as a partner's may be: its attempts, unfolded, still fit the window.
+    expect((await api('PUT', '/__sandbox/webhook', { url: `${receiver.url}/hooks/${'p'.repeat(150)}` })).status).toBe(200);
     // 100 creates of 10 items: 1,000 orders; then 900 tracking reads, some of an unknown AWB (404).
     for (let i = 0; i < 100; i++) expect((await api('POST', '/v1/order', createRequest(10))).status).toBe(201);
     for (let i = 0; i < 900; i++) await api('GET', `/v1/order/tracking/${i % 3 === 0 ? 'JN0000000000' : 'SBXDLV00000001'}`);
@@ -129,6 +130,9 @@ describe.skipIf(!hasChromium)('/dashboard with a client full of data, in headles
     expect(await page.locator('li.attempt').count()).toBe(7);
     expect(await delivery.getByRole('button', { name: 'Redeliver' }).isVisible()).toBe(true);
     expect((await size(page)).width).toBeLessThanOrEqual(WINDOW.width);
+    // Nor does the table scroll sideways in its box: the attempts' long URL and errors wrap.
+    const widths = await page.locator('table.deliveries').evaluate((table) => ({ table: Math.round(table.getBoundingClientRect().width), box: table.parentElement!.clientWidth }));
+    expect(widths.table).toBeLessThanOrEqual(widths.box);
     await expectAccessible(page, 'webhooks with one delivery unfolded');
     await delivery.getByRole('button', { name: 'Hide attempts (7)' }).click();
     expect(await page.locator('li.attempt').count()).toBe(0);
