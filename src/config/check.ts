@@ -6,8 +6,8 @@ import { checkConfiguredUrl } from '../webhooks/index.js';
 const CLIENT_KEYS: ReadonlyArray<keyof ClientConfig> = ['token', 'id', 'name', 'couriers', 'role', 'read_only', 'scenario', 'awb_delay', 'webhook'];
 const WEBHOOK_KEYS = ['url', 'secret', 'chaos'];
 
-/** A client's id or name: 1 to 128 characters, none a control character, no space at either end. */
-const CLIENT_TEXT = /^(?!\s)[^\u0000-\u001f\u007f]{1,128}(?<!\s)$/;
+/** A client's id: 1 to 128 characters, none a control character (C0, DEL or C1), no space at either end. */
+const CLIENT_ID = /^(?!\s)[^\p{Cc}]{1,128}(?<!\s)$/u;
 
 /** A problem per key of `value` outside `known`, each named at `at`. */
 function unknownKeys(value: object, known: readonly string[], at: string): string[] {
@@ -26,12 +26,12 @@ export function checkClientConfigs(clients: ClientConfig[], known: { scenarios: 
   clients.forEach((client, i) => {
     const at = `clients[${i}]`;
     problems.push(...unknownKeys(client, CLIENT_KEYS, at));
-    for (const key of ['id', 'name'] as const) {
-      // An id is a key of the data file and the value of X-Sandbox-Client: text that reads back the same.
-      const value: unknown = client[key];
-      if (value === undefined || (typeof value === 'string' && CLIENT_TEXT.test(value))) continue;
-      const quote = typeof value === 'number' || typeof value === 'boolean' ? `; quote it in YAML: ${key}: "${String(value)}"` : '';
-      problems.push(`${at}.${key}: must be text of 1 to 128 characters, without control characters or spaces at either end${quote}`);
+    // An id is a key of the data file and the value of X-Sandbox-Client: text that reads back the same. Left empty, it is none (derived from the token).
+    const id: unknown = client.id;
+    if (id === null || id === '') delete (client as { id?: unknown }).id;
+    else if (id !== undefined && !(typeof id === 'string' && CLIENT_ID.test(id))) {
+      const quote = typeof id === 'number' || typeof id === 'boolean' ? '; quote it in YAML (id: "..."), so that it stays the text you wrote' : '';
+      problems.push(`${at}.id: must be text of 1 to 128 characters, none a control character, no space at either end${quote}`);
     }
     const { webhook } = client as { webhook?: unknown };
     // An empty `webhook:` (its lines commented out) is none.

@@ -93,23 +93,27 @@ describe('a config file with a misspelt key', () => {
     await expect(buildServices({ config: path })).rejects.toThrow(message);
   });
 
+  const NOT_AN_ID = 'clients[0].id: must be text of 1 to 128 characters, none a control character, no space at either end';
   it.each([
-    ['123', 'clients[0].id: must be text of 1 to 128 characters, without control characters or spaces at either end; quote it in YAML: id: "123"'],
-    ['true', 'clients[0].id: must be text of 1 to 128 characters, without control characters or spaces at either end; quote it in YAML: id: "true"'],
-    ['0x1F', 'clients[0].id: must be text of 1 to 128 characters, without control characters or spaces at either end; quote it in YAML: id: "31"'],
-    ['""', 'clients[0].id: must be text of 1 to 128 characters'],
-    ['" acme"', 'clients[0].id: must be text of 1 to 128 characters'],
-    ['"a\\nb"', 'clients[0].id: must be text of 1 to 128 characters'],
-    ['[x]', 'clients[0].id: must be text of 1 to 128 characters'],
+    ['123', `${NOT_AN_ID}; quote it in YAML (id: "..."), so that it stays the text you wrote`],
+    ['true', `${NOT_AN_ID}; quote it in YAML (id: "..."), so that it stays the text you wrote`],
+    ['0x1F', `${NOT_AN_ID}; quote it in YAML (id: "..."), so that it stays the text you wrote`],
+    ['" acme"', NOT_AN_ID],
+    ['"a\\nb"', NOT_AN_ID],
+    ['"a\\u0085b"', NOT_AN_ID],
+    ['[x]', NOT_AN_ID],
   ])('refuses to start on a client id that is no text an admin could name (id: %s), naming it and the file, before anything is stored', async (id, message) => {
     const path = fileWith(`clients:\n  - token: t1abcdefgh\n    id: ${id}\n`);
     await expect(buildServices({ config: path })).rejects.toThrow(message);
     await expect(buildServices({ config: path })).rejects.toThrow(`The client settings (clients[i]: the entries of ${path}, in order) are not valid`);
   });
 
-  it('takes ids and names of any text that reads back the same, spaces inside included', () => {
-    expect(() => checkClientConfigs([{ token: 't1', id: 'Acme Corp', name: 'Acme, Inc. (staging)' }, { token: 't2', id: '123' }], known)).not.toThrow();
-    expect(() => checkClientConfigs([{ token: 't1', id: 'a', name: 42 as never }], known)).toThrow('clients[0].name: must be text of 1 to 128 characters, without control characters or spaces at either end; quote it in YAML: name: "42"');
+  it('takes ids of any text that reads back the same (spaces inside, 128 characters of any script), names of any kind, and an id left empty as none', () => {
+    expect(() => checkClientConfigs([{ token: 't1', id: 'Acme Corp', name: 'Acme, Inc. (staging)' }, { token: 't2', id: '123' }, { token: 't3', id: '😀'.repeat(128) }], known)).not.toThrow();
+    expect(() => checkClientConfigs([{ token: 't1', id: 'a', name: 2024 as never }, { token: 't2', id: 'b', name: '' }], known)).not.toThrow();
+    const empty = [{ token: 't1', id: null as never }, { token: 't2', id: '' }];
+    checkClientConfigs(empty, known);
+    expect(empty.map((c) => 'id' in c)).toEqual([false, false]);
   });
 
   it.each([
