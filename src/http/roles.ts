@@ -12,8 +12,9 @@ import { sendError } from './respond.js';
  */
 export type Scope = 'client' | 'sandbox' | 'caller';
 
-export const scopeOf = (op: Pick<CompiledOperation, 'definition'>): Scope => {
-  const scope = op.definition['x-sandbox-scope'];
+export const scopeOf = (op: Pick<CompiledOperation, 'definition' | 'path'>): Scope => {
+  // As x-sandbox-read, the mark counts only under /__sandbox/: a provider spec given with --spec cannot change who may call its paths.
+  const scope = op.path.startsWith('/__sandbox/') ? op.definition['x-sandbox-scope'] : undefined;
   return scope === 'sandbox' || scope === 'caller' ? scope : 'client';
 };
 

@@ -307,6 +307,18 @@ describe("a client's settings in the config file", () => {
   });
 });
 
+describe('GET /__sandbox/whoami of a client with a named and an unnamed token', () => {
+  it("gives the client's name whichever of its tokens asks, as the clients listing does", async () => {
+    const sandbox = await testSandbox({ clients: [{ token: TOKEN_A, id: 'client-a', name: 'Partner A' }, { token: READER_A, id: 'client-a', role: 'read_only' }] });
+    try {
+      for (const token of [TOKEN_A, READER_A]) expect((await sandbox.call('GET', '/__sandbox/whoami', { token })).body.client).toEqual({ id: 'client-a', name: 'Partner A' });
+      expect((await sandbox.call('GET', '/__sandbox/clients')).body.clients[0].name).toBe('Partner A');
+    } finally {
+      await sandbox.close();
+    }
+  });
+});
+
 describe('without an admin token', () => {
   it('the only client may do everything, sandbox-wide operations included (the laptop and CI case)', async () => {
     const sandbox = await testSandbox({ clients: [{ token: TOKEN_A, id: 'client-a' }, { token: READER_A, id: 'client-a', read_only: true }] });

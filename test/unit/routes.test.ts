@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlModule } from '../../src/app/modules/control.js';
 import { ordersModule } from '../../src/app/modules/orders.js';
 import { accessOf, ROUTES, routedHandlers } from '../../src/http/routes.js';
+import { scopeOf } from '../../src/http/roles.js';
 import { testSandbox, type TestSandbox } from '../support/sandbox.js';
 
 describe('the route table (http/routes.ts)', () => {
@@ -60,5 +61,19 @@ describe('x-sandbox-read: a read asked in a body', () => {
   it('is not honoured on a provider path: a --spec file cannot open a cancel to read_only tokens', () => {
     expect(accessOf(marked('post', '/v1/order/cancel'))).toBe('write');
     expect(accessOf(marked('post', '/v1/order'))).toBe('write');
+  });
+});
+
+describe('x-sandbox-scope: what an operation acts on', () => {
+  const scoped = (scope: string, path: string) => ({ method: 'get', path, secured: true, definition: { 'x-sandbox-scope': scope } });
+  it('makes a sandbox operation sandbox-wide (sandbox) or about the token (caller, a read)', () => {
+    expect(accessOf(scoped('sandbox', '/__sandbox/clients'))).toBe('sandbox');
+    expect(accessOf(scoped('caller', '/__sandbox/whoami'))).toBe('read');
+    expect(scopeOf(scoped('caller', '/__sandbox/whoami'))).toBe('caller');
+  });
+
+  it('is not honoured on a provider path: a --spec file cannot make a tracking read admin-only or free of X-Sandbox-Client', () => {
+    expect(accessOf(scoped('sandbox', '/v1/order/tracking/{order_no}'))).toBe('read');
+    expect(scopeOf(scoped('caller', '/v1/order/tracking/{order_no}'))).toBe('client');
   });
 });

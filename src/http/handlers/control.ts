@@ -170,7 +170,8 @@ export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart
     whoAmI: (input) =>
       json(200, {
         role: input.role,
-        client: input.client ? { id: input.client.id, name: input.client.name } : null,
+        // The client's name as the clients listing gives it, whichever of its tokens asks.
+        client: input.client ? { id: input.client.id, name: clientList(deps.registry).find((c) => c.id === input.client!.id)?.name ?? input.client.name } : null,
         sandbox_wide: input.role === 'admin' || sandboxWideOpenToClients(deps.registry),
       }),
   };
