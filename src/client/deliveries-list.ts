@@ -205,7 +205,8 @@ export async function executeList(options: ListCommand, out: (text: string) => v
     return 1;
   }
   if ('unknown' in answer) {
-    const known = answer.names.length === 0 ? 'it has none' : `its listeners: ${answer.names.join(', ')}`;
+    // A listener named like an endpoint id (default, ep_…) is named with its prefix: bare, the name is read as the id.
+    const known = answer.names.length === 0 ? 'it has none' : `its listeners: ${answer.names.map((n) => (ENDPOINT_ID.test(n) ? `${LISTENER_PREFIX}${n}` : n)).join(', ')}`;
     err(`shipping-sandbox deliveries list: no endpoint of this client forwards to a listener named ${answer.unknown} (${known})\n`);
     return 1;
   }

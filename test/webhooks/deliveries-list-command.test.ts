@@ -238,6 +238,15 @@ describe('shipping-sandbox deliveries list', () => {
       stderr: 'shipping-sandbox deliveries list: no endpoint of this client forwards to a listener named desk (its listeners: laptop)\n',
     });
     expect((await run('list', '--url', sandbox.url, '--token', A, '--endpoint', 'laptop')).stderr).toBe('shipping-sandbox deliveries list: no endpoint of this client forwards to a listener named laptop (it has none)\n');
+    // A listener named like an endpoint id is found, and named, with its prefix.
+    const named = await TestListener.open(sandbox.url, { token: C, name: 'default', forwardTo: `${receiver.url}/default` });
+    if (isRefused(named)) throw new Error(`listen refused: ${JSON.stringify(named)}`);
+    try {
+      expect((await run('list', '--url', sandbox.url, '--token', C, '--endpoint', 'desk')).stderr).toMatch(/\(its listeners: (laptop, listener:default|listener:default, laptop)\)\n$/);
+      expect(await run('list', '--url', sandbox.url, '--token', C, '--endpoint', 'listener:default')).toMatchObject({ code: 0, stdout: 'no webhook deliveries match --endpoint listener:default\n' });
+    } finally {
+      named.ws.close();
+    }
   });
 
   it('names both subcommands in its usage and for an unknown one', async () => {
