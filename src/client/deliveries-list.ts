@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { DEFAULT_ENDPOINT, LISTENER_NAME, SANDBOX_EVENT_TYPES } from '../records/index.js';
+import { DEFAULT_ENDPOINT, LISTENER_NAME, SANDBOX_EVENT_TYPES, bareListenerName, listenerTarget } from '../records/index.js';
 import { headerValue, hideToken, tokenValue, timeoutOption } from './flags.js';
 import { failure, isRecord, jsonOf, notASandbox, NotASandbox, withDeadline } from './exchange.js';
 import { tokenFromEnv } from './token.js';
@@ -49,13 +49,10 @@ const PAGE_SIZE = 100;
 
 /** An endpoint's id as the delivery log's `endpoint_id` takes it. */
 const ENDPOINT_ID = /^(default|ep_[A-Za-z0-9]+)$/;
-/** How the table names a listener's endpoint, and --endpoint may too: `listener:NAME`, as its attempts' target reads. */
-const LISTENER_PREFIX = 'listener:';
 
 /** --endpoint: an endpoint id, or a listener's name (bare, or as the table shows it); a name is looked up among the client's endpoints. */
 function endpointOption(value: string): string {
-  const name = value.startsWith(LISTENER_PREFIX) ? value.slice(LISTENER_PREFIX.length) : value;
-  if (!ENDPOINT_ID.test(value) && !LISTENER_NAME.test(name)) throw new InvalidArgumentError('must be default, an endpoint id ep_..., or a listener\'s name');
+  if (!ENDPOINT_ID.test(value) && !LISTENER_NAME.test(bareListenerName(value))) throw new InvalidArgumentError('must be default, an endpoint id ep_..., or a listener\'s name');
   return value;
 }
 
@@ -108,7 +105,10 @@ function lastOutcome(d: ListedDelivery): string {
  * // msg_2f…   2026-05-01T10:01:00.000Z  awb.generated  512345678901  default   delivered  1         200
  */
 export function deliveryTable(deliveries: ListedDelivery[], listeners: ReadonlyMap<string, string> = new Map()): string[] {
-  const endpoint = (id: string) => (listeners.has(id) ? `${LISTENER_PREFIX}${listeners.get(id)}` : id);
+  const endpoint = (id: string) => {
+    const name = listeners.get(id);
+    return name === undefined ? id : listenerTarget(name);
+  };
   const rows = [
     ['ID', 'CREATED', 'EVENT', 'ORDER_NO', 'ENDPOINT', 'STATUS', 'ATTEMPTS', 'LAST ATTEMPT'],
     ...deliveries.map((d) => [d.id, d.created_at, d.event, d.order_no ?? '-', endpoint(d.endpoint_id), d.status, String(d.attempts.length), lastOutcome(d)]),
@@ -155,7 +155,7 @@ async function gather(options: ListCommand, headers: Record<string, string>): Pr
     const found = await listenersOf(options, headers, send);
     if (!(found instanceof Map)) return found;
     listeners = found;
-    const name = endpointId.startsWith(LISTENER_PREFIX) ? endpointId.slice(LISTENER_PREFIX.length) : endpointId;
+    const name = bareListenerName(endpointId);
     endpointId = [...found].find(([, listener]) => listener === name)?.[0];
     if (endpointId === undefined) return { unknown: name, names: [...found.values()] };
   }
@@ -206,7 +206,7 @@ export async function executeList(options: ListCommand, out: (text: string) => v
   }
   if ('unknown' in answer) {
     // A listener named like an endpoint id (default, ep_…) is named with its prefix: bare, the name is read as the id.
-    const known = answer.names.length === 0 ? 'it has none' : `its listeners: ${answer.names.map((n) => (ENDPOINT_ID.test(n) ? `${LISTENER_PREFIX}${n}` : n)).join(', ')}`;
+    const known = answer.names.length === 0 ? 'it has none' : `its listeners: ${answer.names.map((n) => (ENDPOINT_ID.test(n) ? listenerTarget(n) : n)).join(', ')}`;
     err(`shipping-sandbox deliveries list: no endpoint of this client forwards to a listener named ${answer.unknown} (${known})\n`);
     return 1;
   }

@@ -123,6 +123,8 @@ export class ClientRegistry {
   private readonly entries: Array<{ digest: Buffer; caller: Caller }>;
   /** The admin tokens, for the start banner (masked there). */
   readonly adminTokens: string[] = [];
+  /** Each client's name, as its first token configures it, by id. */
+  private readonly names = new Map<string, string>();
 
   /** `configs` with `role: admin` and `adminTokens` are admin tokens; every other entry is a client's token. */
   constructor(configs: ClientConfig[], adminTokens: string[] = []) {
@@ -148,6 +150,12 @@ export class ClientRegistry {
       // beside a full one, a rotated token) see the same records, as one client.
       return { digest: digest(config.token), caller: { role, client: { ...config, id, name: config.name ?? id, role, read_only: role === 'read_only' } } };
     });
+    for (const client of this.clients) if (!this.names.has(client.id)) this.names.set(client.id, client.name);
+  }
+
+  /** A client's name: its first token's, whichever of its tokens asks (tokens of one id may name it differently). */
+  nameOf(id: string): string | undefined {
+    return this.names.get(id);
   }
 
   /** Every client token (admin tokens are not clients). Tokens that share an id are listed each. */

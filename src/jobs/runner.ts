@@ -22,8 +22,10 @@ export class JobRunner {
   private readonly failures = new Map<string, number>();
   /** Claims given back while the store could not take it, by kind and key: released again until it does. */
   private readonly unreleased = new Map<string, ClaimedJob>();
-  /** Jobs dropped of clients not configured, by client, until told (`tellUnconfigured`); -1 once told. */
+  /** Jobs dropped of clients not configured, by client, until told (`tellUnconfigured`). */
   private readonly unconfigured = new Map<string, number>();
+  /** The clients not configured whose dropped jobs were told: once per client and process. */
+  private readonly toldUnconfigured = new Set<string>();
   private retrying: NodeJS.Timeout | undefined;
   private releasing = false;
 
@@ -96,7 +98,7 @@ export class JobRunner {
         await this.release(job);
         continue;
       }
-      if (this.unconfigured.get(job.client_id) !== -1) this.unconfigured.set(job.client_id, (this.unconfigured.get(job.client_id) ?? 0) + 1);
+      if (!this.toldUnconfigured.has(job.client_id)) this.unconfigured.set(job.client_id, (this.unconfigured.get(job.client_id) ?? 0) + 1);
       // What waited for it does not wait for good: a delivery ends failed (recover sends it again should the client come back).
       await this.kinds.byKind.get(job.kind)?.dropped?.(job, 'unconfigured').catch((error: unknown) => this.options.onError?.(error, job.kind, job.key));
     }
@@ -106,10 +108,10 @@ export class JobRunner {
   /** Tells, once per client, how many jobs of a client not configured were dropped (at the end of the drain that first dropped some). */
   tellUnconfigured(): void {
     for (const [clientId, dropped] of this.unconfigured) {
-      if (dropped === -1) continue;
-      this.unconfigured.set(clientId, -1);
+      this.toldUnconfigured.add(clientId);
       this.options.onUnconfigured?.(clientId, dropped);
     }
+    this.unconfigured.clear();
   }
 
   /** Reports a failure of the sandbox's own met while running `job` (with others: see `Rows`), as a job's unexpected error is. */

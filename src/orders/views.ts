@@ -38,6 +38,6 @@ export function orderState(order: Order, journey: Journey, baseUrl: string) {
 export function clientList(registry: ClientRegistry) {
   return registry.clientIds.map((id) => {
     const tokens = registry.clients.filter((c) => c.id === id);
-    return { id, name: tokens[0]!.name, roles: [...new Set(tokens.map((c) => c.role))], tokens: tokens.length };
+    return { id, name: registry.nameOf(id) ?? id, roles: [...new Set(tokens.map((c) => c.role))], tokens: tokens.length };
   });
 }

@@ -7,6 +7,12 @@ import type { FaultRule } from './fault-rule.js';
 export const DEFAULT_ENDPOINT = 'default';
 /** A listener's name (`listen --name`, the endpoint it makes): 1 to 64 of A-Z, a-z, 0-9, `.`, `_`, `@` and `-`. */
 export const LISTENER_NAME = /^[A-Za-z0-9._@-]{1,64}$/;
+/** How a listener's endpoint is named where endpoint ids are (its attempts' target, the deliveries list): `listener:NAME`. */
+export const LISTENER_PREFIX = 'listener:';
+/** The target a listener's attempts show in the delivery log. */
+export const listenerTarget = (name: string): string => `${LISTENER_PREFIX}${name}`;
+/** A listener's name written bare or as its target (`laptop` or `listener:laptop`), bare. */
+export const bareListenerName = (value: string): string => (value.startsWith(LISTENER_PREFIX) ? value.slice(LISTENER_PREFIX.length) : value);
 
 /**
  * The events an endpoint takes: null for every event, else only those listed (Svix's

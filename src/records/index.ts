@@ -1,6 +1,6 @@
 /** The record types the storage port speaks, and pure functions over them. Imports nothing else of the project. */
 
-export { DEFAULT_ENDPOINT, LISTENER_NAME } from './client-settings.js';
+export { DEFAULT_ENDPOINT, LISTENER_NAME, LISTENER_PREFIX, bareListenerName, listenerTarget } from './client-settings.js';
 export type { ClientSettings, EndpointSetting, EndpointTarget, EventFilter, ExtraEndpoint } from './client-settings.js';
 export type { ClientClock, KeptClocks, KeptRealClock, RealClockState } from './clock.js';
 export type { Attempt, AttemptTrigger, AwbGeneratedPayload, ChaosMode, Delivery, DeliveryStatus, PingPayload, WebhookEventType, WebhookPayload } from './delivery.js';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Conflict } from '../shared/index.js';
 import type { Endpoint, ListenerRelay, TargetGuard } from '../webhooks/index.js';
 import { admits, reachedReceiver, signedHeaders, wrongSecret, send, type SendResult } from '../webhooks/index.js';
-import { DEFAULT_ENDPOINT, type AwbGeneratedPayload, type CheckResult } from '../records/index.js';
+import { DEFAULT_ENDPOINT, LISTENER_PREFIX, type AwbGeneratedPayload, type CheckResult } from '../records/index.js';
 /** How far back the stale step stamps its message: twice the Standard Webhooks tolerance of 5 minutes. */
 export const STALE_MS = 10 * 60_000;
 
@@ -109,7 +109,7 @@ export async function runChecks(endpoint: Endpoint, messages: CheckMessages, dep
       if (relayed === 'not_connected' && i === 0) throw new Conflict(notConnected(endpoint));
       sent = relayed === 'not_connected' || relayed === undefined ? { status_code: null, duration_ms: 0, error: relayed === undefined ? 'the sandbox is stopping' : 'the listener is no longer connected', response_body: '', retry_after: null } : relayed;
       // Never put to the receiver (the listener's queue ran it out, it is stopping): nothing to grade it by.
-      if (relayed !== 'not_connected' && relayed !== undefined && !reachedReceiver({ url: 'listener:', ...relayed })) {
+      if (relayed !== 'not_connected' && relayed !== undefined && !reachedReceiver({ url: LISTENER_PREFIX, ...relayed })) {
         stopped = `the listener did not forward it (${answered(sent)})`;
         results.push(result(step, 'not_run', `not run: ${stopped}`));
         continue;

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { DEFAULT_ENDPOINT, type Attempt, type AttemptTrigger, type ChaosMode, type Delivery, type WebhookEventType, type WebhookPayload, type Stored } from '../records/index.js';
+import { DEFAULT_ENDPOINT, listenerTarget, type Attempt, type AttemptTrigger, type ChaosMode, type Delivery, type WebhookEventType, type WebhookPayload, type Stored } from '../records/index.js';
 import type { Repositories } from '../store/index.js';
 import type { DropReason } from '../jobs/index.js';
 import { Unavailable } from '../shared/index.js';
@@ -9,7 +9,7 @@ import type { HeldCounts } from './held-counts.js';
 import { wrongSecret } from './secret.js';
 import { AttemptAborted, send, type SendResult } from './send.js';
 import { jobKindOf } from './job.js';
-import { listenerTarget, reachedReceiver, signedHeaders } from './relay.js';
+import { reachedReceiver, signedHeaders } from './relay.js';
 import { ListenerNotConnected, webhookMessages } from './messages.js';
 /** The wait before an outcome the store could not take is tried again. */
 const RECORD_RETRY_MS = 1_000;

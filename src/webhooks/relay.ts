@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import type { Attempt } from '../records/index.js';
+import { LISTENER_PREFIX, type Attempt } from '../records/index.js';
 import { USER_AGENT, type SendResult } from './send.js';
 
 /** One attempt handed to a listener: what the partner's machine POSTs to its local receiver. */
@@ -42,7 +42,7 @@ const UNFORWARDED = new RegExp(`^(?:not forwarded: |the listener could not read 
  * schedule, but nothing the readiness report can grade the receiver by.
  */
 export const reachedReceiver = (attempt: Pick<Attempt, 'url' | 'status_code' | 'error'>): boolean =>
-  !(attempt.url.startsWith('listener:') && attempt.status_code === null && attempt.error !== null && UNFORWARDED.test(attempt.error));
+  !(attempt.url.startsWith(LISTENER_PREFIX) && attempt.status_code === null && attempt.error !== null && UNFORWARDED.test(attempt.error));
 
 /**
  * The port through which the dispatcher reaches listeners (`shipping-sandbox listen`
@@ -70,6 +70,3 @@ export function signedHeaders(id: string, body: string, secret: string, sentAt: 
     'webhook-signature': new Webhook(secret).sign(id, sentAt, body),
   };
 }
-
-/** The target a listener's attempts show in the delivery log. */
-export const listenerTarget = (name: string): string => `listener:${name}`;

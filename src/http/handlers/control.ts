@@ -171,7 +171,7 @@ export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart
       json(200, {
         role: input.role,
         // The client's name as the clients listing gives it, whichever of its tokens asks.
-        client: input.client ? { id: input.client.id, name: clientList(deps.registry).find((c) => c.id === input.client!.id)?.name ?? input.client.name } : null,
+        client: input.client ? { id: input.client.id, name: deps.registry.nameOf(input.client.id) ?? input.client.name } : null,
         sandbox_wide: input.role === 'admin' || sandboxWideOpenToClients(deps.registry),
       }),
   };
