@@ -146,7 +146,7 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   }
 
   const configured = configuredClients(options);
-  checkClientConfigs(configured, { scenarios: [...fixtures.scenarios.keys()], couriers: [...fixtures.couriers.keys()] }, options.config);
+  for (const warning of checkClientConfigs(configured, { scenarios: [...fixtures.scenarios.keys()], couriers: [...fixtures.couriers.keys()] }, options.config)) logger.warn(warning);
   const storage = await openStorage(options, logger, seams.storeFileSystem, signal).catch((error: unknown) => Promise.reject(endedStart(error, signal, logger)));
   // Admin tokens are not clients: with only those configured, the default client is made as well.
   const hasClient = configured.some((c) => roleOf(c) !== 'admin');

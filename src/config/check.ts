@@ -8,6 +8,8 @@ const WEBHOOK_KEYS = ['url', 'secret', 'chaos'];
 
 /** A client's id: 1 to 128 characters, none a control character (C0, DEL or C1), no space at either end. */
 const CLIENT_ID = /^(?!\s)[^\p{Cc}]{1,128}(?<!\s)$/u;
+/** An id an admin can name: `X-Sandbox-Client` is a header, and a header's value reads back the same only in printable ASCII. */
+const NAMEABLE_ID = /^[\x20-\x7e]+$/;
 
 /** A problem per key of `value` outside `known`, each named at `at`. */
 function unknownKeys(value: object, known: readonly string[], at: string): string[] {
@@ -19,10 +21,12 @@ function unknownKeys(value: object, known: readonly string[], at: string): strin
 /**
  * Checks per-client settings at start, so a mistake in the config file stops the
  * start with a message naming `clients[i].field` instead of surfacing later as a
- * puzzling 400 on someone's create request.
+ * puzzling 400 on someone's create request. Answers the warnings: what starts and works
+ * for the client's own tokens but not for everyone.
  */
-export function checkClientConfigs(clients: ClientConfig[], known: { scenarios: string[]; couriers: string[] }, file?: string): void {
+export function checkClientConfigs(clients: ClientConfig[], known: { scenarios: string[]; couriers: string[] }, file?: string): string[] {
   const problems: string[] = [];
+  const warnings: string[] = [];
   clients.forEach((client, i) => {
     const at = `clients[${i}]`;
     problems.push(...unknownKeys(client, CLIENT_KEYS, at));
@@ -32,6 +36,8 @@ export function checkClientConfigs(clients: ClientConfig[], known: { scenarios: 
     else if (id !== undefined && !(typeof id === 'string' && CLIENT_ID.test(id))) {
       const quote = typeof id === 'number' || typeof id === 'boolean' ? '; quote it in YAML (id: "..."), so that it stays the text you wrote' : '';
       problems.push(`${at}.id: must be text of 1 to 128 characters, none a control character, no space at either end${quote}`);
+    } else if (typeof id === 'string' && !NAMEABLE_ID.test(id)) {
+      warnings.push(`${at}.id: "${id}" is not printable ASCII: the client's own tokens work, but an admin cannot act for it (X-Sandbox-Client and --client carry it in a header, which reads back the same only in printable ASCII); give it an ASCII id before its records grow, as its records belong to the id`);
     }
     const { webhook } = client as { webhook?: unknown };
     // An empty `webhook:` (its lines commented out) is none.
@@ -70,5 +76,7 @@ export function checkClientConfigs(clients: ClientConfig[], known: { scenarios: 
       problems.push(`${at}.read_only: true contradicts role "${client.role}"; keep one of them`);
     }
   });
-  if (problems.length > 0) throw new Error(`The client settings${file ? ` (clients[i]: the entries of ${file}, in order)` : ''} are not valid:\n  ${problems.join('\n  ')}`);
+  const entries = file ? ` (clients[i]: the entries of ${file}, in order)` : '';
+  if (problems.length > 0) throw new Error(`The client settings${entries} are not valid:\n  ${problems.join('\n  ')}`);
+  return warnings.map((warning) => `${warning}${entries}`);
 }

@@ -29,6 +29,15 @@ describe('checkClientConfigs', () => {
   ])('names the field of %j', (client, message) => {
     expect(() => checkClientConfigs([client as never], known)).toThrow(message);
   });
+
+  it('starts a client whose id is not ASCII, warning that an admin cannot name it in X-Sandbox-Client', () => {
+    const warnings = checkClientConfigs([{ token: 't1', id: 'partner-a' }, { token: 't2', id: 'café' }], known, 'clients.yaml');
+    expect(warnings).toEqual([expect.stringMatching(/^clients\[1\]\.id: "café" is not printable ASCII: .*an admin cannot act for it \(X-Sandbox-Client.*clients\.yaml/)]);
+  });
+
+  it('warns of nothing for ASCII ids and ids derived from the token', () => {
+    expect(checkClientConfigs([{ token: 't1', id: 'Partner A (staging) #2' }, { token: 't2' }], known)).toEqual([]);
+  });
 });
 
 describe('createSandbox with bad client settings', () => {
