@@ -75,7 +75,7 @@ export class RetentionByCount {
     }
     this.createdSince.delete(clientId);
     const run = this.keepLimit(clientId)
-      .catch((error: unknown) => this.services.logger.warn({ err: error, client_id: clientId }, "removing a client's orders past --retention-orders failed; they are counted again after its next creates or within a minute"))
+      .catch((error: unknown) => this.services.logger.warn({ err: error, client: clientId }, "removing a client's orders past --retention-orders failed; they are counted again after its next creates or within a minute"))
       .finally(() => {
         this.counting.delete(clientId);
         if (this.again.delete(clientId) && !this.stopped) void this.count(clientId);

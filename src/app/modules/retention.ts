@@ -48,7 +48,7 @@ export function retentionModule(services: Pick<Services, 'options' | 'storage' |
     if (count > 0) removed.orders = count;
     metrics.ordersRemoved.inc({ reason: 'age' }, count);
     await prune(olderThan, clientId, removed);
-    logRemoved(removed, olderThan, clientId !== undefined ? { client_id: clientId } : {});
+    logRemoved(removed, olderThan, clientId !== undefined ? { client: clientId } : {});
   };
 
   const sweep = async (at: number): Promise<void> => {
@@ -58,7 +58,7 @@ export function retentionModule(services: Pick<Services, 'options' | 'storage' |
       const own = clock.of(clientId) - retention!;
       if (own <= olderThan) continue;
       // One client's sweep that fails leaves the others', and everyone's below, to run.
-      await removeOlderThan(own, clientId).catch((error: unknown) => logger.warn({ err: error, client_id: clientId }, "retention sweep of a client's records by its own clock failed; the sweep goes on"));
+      await removeOlderThan(own, clientId).catch((error: unknown) => logger.warn({ err: error, client: clientId }, "retention sweep of a client's records by its own clock failed; the sweep goes on"));
     }
     await removeOlderThan(olderThan);
   };
@@ -66,7 +66,7 @@ export function retentionModule(services: Pick<Services, 'options' | 'storage' |
     retentionOrders > 0
       ? new RetentionByCount(retentionOrders, services, prune, (clientId, { counts, oldestKept }) => {
           metrics.ordersRemoved.inc({ reason: 'count' }, counts.orders ?? 0);
-          logRemoved(counts, oldestKept, { client_id: clientId, retention_orders: retentionOrders });
+          logRemoved(counts, oldestKept, { client: clientId, retention_orders: retentionOrders });
         })
       : undefined;
   const scheduleNext = (at: number) => storage.jobs.schedule({ kind: RETENTION_JOB, key: 'sweep', client_id: '', due_at: at + RETENTION_EVERY_MS });
