@@ -95,6 +95,16 @@ describe('POST /__sandbox/faults', () => {
     expect(res.body.errors.map((e: { field: string }) => e.field)).toContain(field);
   });
 
+  it.each([
+    ['an empty action', { action: {} }, ['action.type']],
+    ['an action with a status but no type', { action: { status: 503 } }, ['action.type']],
+    ['an action with a bad status and no type', { action: { status: 'x' } }, ['action.type', 'action.status']],
+  ])('names only what is wrong in %s: no field of an action type not chosen', async (_, body, fields) => {
+    const res = await sandbox.call('POST', '/__sandbox/faults', { body });
+    expect(res.status).toBe(400);
+    expect(res.body.errors.map((e: { field: string }) => e.field).sort()).toEqual([...fields].sort());
+  });
+
   it('takes a Content-Type criterion that a request can meet, and fires on it', async () => {
     const create = { match: { operation_id: 'createOrder', headers: { 'content-type': 'application/json; charset=UTF-8' } }, action: fail400 };
     expect((await sandbox.call('POST', '/__sandbox/faults', { body: create })).status).toBe(201);
