@@ -762,6 +762,69 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /** @description Bad Request. The order number in the path is not numeric text; `errors` names `order_no`. */
+        OrderNoBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description Bad Request. A query parameter is missing or not valid; `errors` names each (`sender_addr_id`, `receiver_addr_id`, `item_weight`, ...). */
+        EstimationBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description Bad Request. `province_id` is missing or not valid; `errors` names it. */
+        CitiesBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description Bad Request. `city_id` is missing or not valid; `errors` names it. */
+        DistrictsBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description Bad Request. `q` or `limit` is missing or not valid; `errors` names each. */
+        SearchBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description Bad Request. A query parameter is missing or not valid; `errors` names each (`origin`, `destination`, `weight`, ...). */
+        ShippingFeeBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description Bad Request. The operation takes no parameter, so the sandbox answers 400 here only when asked to (a fault rule, `Prefer: code=400`); `errors` is empty. */
+        NoParameterBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description Bad Request. The AWB in the path is not one (letters, digits and dashes only); `errors` names `order_no`. */
         TrackingBadRequest: {
             headers: {
@@ -1067,7 +1130,7 @@ export interface operations {
                     "application/json": components["schemas"]["OrderDetailResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["OrderNoBadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
@@ -1132,7 +1195,7 @@ export interface operations {
                     "application/json": components["schemas"]["EstimationRatesResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["EstimationBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
@@ -1159,7 +1222,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProvinceListResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["NoParameterBadRequest"];
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -1191,7 +1254,7 @@ export interface operations {
                     "application/json": components["schemas"]["CityListResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["CitiesBadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
@@ -1224,7 +1287,7 @@ export interface operations {
                     "application/json": components["schemas"]["DistrictListResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["DistrictsBadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
@@ -1259,7 +1322,7 @@ export interface operations {
                     "application/json": components["schemas"]["AreaSearchResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["SearchBadRequest"];
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -1285,7 +1348,7 @@ export interface operations {
                     "application/json": components["schemas"]["CourierListResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["NoParameterBadRequest"];
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -1358,7 +1421,7 @@ export interface operations {
                     "application/json": components["schemas"]["ShippingFeeResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["ShippingFeeBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
@@ -1440,7 +1503,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["ShippingFeeBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];

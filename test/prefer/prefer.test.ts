@@ -139,6 +139,33 @@ describe.each(['header', 'query'] as const)('errors on demand with the %s form',
   });
 });
 
+describe('code=400 on each read: an example of what that read can get wrong', () => {
+  const FEE = 'origin=317101&destination=327301&weight=1.5';
+  it.each([
+    ['an order detail', '/v1/order/512345678901', '/v1/order/12ab'],
+    ['a tracking read', TRACK, '/v1/order/tracking/SBX%20NO'],
+    ['an estimation', '/v1/rates/estimation?sender_addr_id=317101&receiver_addr_id=327301&item_weight=1.5', '/v1/rates/estimation'],
+    ['a city list', '/v1/area/cities?province_id=31', '/v1/area/cities'],
+    ['a district list', '/v1/area/districts?city_id=3171', '/v1/area/districts'],
+    ['an area search', '/v1/area/search?q=jakarta', '/v1/area/search'],
+    ['a shipping fee', `/v1/rates/shipping-fee?${FEE}`, '/v1/rates/shipping-fee'],
+    ['a shipping fee stream', `/v1/rates/shipping-fee/stream?${FEE}`, '/v1/rates/shipping-fee/stream'],
+  ])('names a field the real 400 of %s names, with its message', async (_, path, invalid) => {
+    expect((await sandbox.call('GET', path)).status).not.toBe(400); // a valid request: the 400 is the preference's
+    const example = await sandbox.call('GET', path, { headers: { Prefer: 'code=400' } });
+    const real = await sandbox.call('GET', invalid);
+    expect([example.status, real.status]).toEqual([400, 400]);
+    expect(example.body.errors.length).toBeGreaterThan(0);
+    for (const error of example.body.errors) expect(real.body.errors).toContainEqual(error);
+  });
+
+  it.each(['/v1/area/provinces', '/v1/couriers'])('names no field on %s, which takes no parameter', async (path) => {
+    const example = await sandbox.call('GET', path, { headers: { Prefer: 'code=400' } });
+    expect(example.status).toBe(400);
+    expect(example.body).toMatchObject({ success: false, errors: [] });
+  });
+});
+
 describe('Prefer, the finer points', () => {
   it("gives an example's photo link on the address asked, where the photo is served, and leaves the spec's example as it is", async () => {
     const asked = async (host: string) => (await sandbox.call('GET', TRACK, { headers: { Prefer: 'example=delivered', Host: host } })).body.history[0].pod_photo;
