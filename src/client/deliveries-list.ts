@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { DEFAULT_ENDPOINT, LISTENER_NAME, SANDBOX_EVENT_TYPES, bareListenerName, listenerTarget } from '../records/index.js';
+import { DEFAULT_ENDPOINT, LISTENER_NAME, LISTENER_PREFIX, SANDBOX_EVENT_TYPES, bareListenerName, listenerTarget } from '../records/index.js';
 import { headerValue, hideToken, tokenValue, timeoutOption } from './flags.js';
 import { failure, isRecord, jsonOf, notASandbox, NotASandbox, withDeadline } from './exchange.js';
 import { tokenFromEnv } from './token.js';
@@ -30,7 +30,7 @@ export interface ListedDelivery {
   status: string;
   created_at: string;
   last_error: string | null;
-  attempts: Array<{ status_code: number | null; error: string | null; chaos?: string | null }>;
+  attempts: Array<{ status_code: number | null; error: string | null; chaos?: string | null; url?: string }>;
 }
 
 /** A page of the delivery log. */
@@ -105,13 +105,15 @@ function lastOutcome(d: ListedDelivery): string {
  * // msg_2f…   2026-05-01T10:01:00.000Z  awb.generated  512345678901  default   delivered  1         200
  */
 export function deliveryTable(deliveries: ListedDelivery[], listeners: ReadonlyMap<string, string> = new Map()): string[] {
-  const endpoint = (id: string) => {
-    const name = listeners.get(id);
-    return name === undefined ? id : listenerTarget(name);
+  // A listener's endpoint, or one that was (its session ended): its attempts went to listener:NAME.
+  const endpoint = (d: ListedDelivery) => {
+    const name = listeners.get(d.endpoint_id);
+    if (name !== undefined) return listenerTarget(name);
+    return d.attempts.find((attempt) => attempt.url?.startsWith(LISTENER_PREFIX))?.url ?? d.endpoint_id;
   };
   const rows = [
     ['ID', 'CREATED', 'EVENT', 'ORDER_NO', 'ENDPOINT', 'STATUS', 'ATTEMPTS', 'LAST ATTEMPT'],
-    ...deliveries.map((d) => [d.id, d.created_at, d.event, d.order_no ?? '-', endpoint(d.endpoint_id), d.status, String(d.attempts.length), lastOutcome(d)]),
+    ...deliveries.map((d) => [d.id, d.created_at, d.event, d.order_no ?? '-', endpoint(d), d.status, String(d.attempts.length), lastOutcome(d)]),
   ];
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  '));
