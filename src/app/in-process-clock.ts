@@ -11,7 +11,7 @@ export interface SandboxClock {
   now(): number;
   /** The client's time now. */
   of(clientId: string): number;
-  /** Moves every client's clock (and the sandbox's) on by `ms` and resolves once everything due by then has run. */
+  /** Moves every client's clock (and, on a manual clock, the sandbox's) on by `ms` and resolves once everything due by then has run. */
   advance(ms: number): Promise<void>;
   /** Moves one client's clock on by `ms`, as `POST /__sandbox/clock/advance` does for its caller. */
   advanceClient(clientId: string, ms: number): Promise<void>;

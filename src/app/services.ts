@@ -46,7 +46,7 @@ export interface Services {
   /** The counters behind `GET /__sandbox/metrics`, on this sandbox's own registry. */
   metrics: SandboxMetrics;
   specs: { provider: CompiledSpec; control: CompiledSpec };
-  /** Moves every client's clock (and the sandbox's) on, runs what falls due, and remembers the times in the store. */
+  /** Moves every client's clock (and, on a manual clock, the sandbox's) on, runs what falls due, and remembers the times in the store. */
   advanceClock(ms: number): Promise<void>;
   startedAt: number;
 }
