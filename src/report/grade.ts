@@ -73,7 +73,7 @@ function gradeItem(item: CatalogueItem, state: ReportView): GradedItem {
   else if (exercised === 0) [status, detail] = ['not_exercised', `Not exercised: ${item.exercised}`];
   else if (missed > 0) [status, detail] = ['not_handled', `Missed ${missed} of ${exercised} time(s)${waiting > 0 ? ` (${waiting} not sent again)` : ''}: wanted ${item.handled}`];
   else if (handled > 0) [status, detail] = ['handled', `Handled (${handled} of ${exercised}).`];
-  else [status, detail] = ['not_handled', `Exercised ${exercised} time(s), but the handling was not seen: ${item.handled}`];
+  else [status, detail] = ['not_handled', `Exercised ${exercised} time(s), but the handling was not seen: wanted ${item.handled}`];
   return { id: item.id, title: item.title, status, graded: item.graded, sandbox_choice: item.sandbox_choice, exercised, handled, missed, detail, source: item.source, criteria: { exercised: item.exercised, handled: item.handled } };
 }
 
