@@ -10,6 +10,12 @@ import { OPTIONS } from './table.js';
  * word, a CI job that meant a fixed 2026-01-01 would get today's dates).
  */
 export function resolveOptions(options: SandboxOptions): ResolvedOptions {
+  // A misspelt option (tokenz) dropped without a word would start a sandbox its tests cannot use: named, as the CLI names a misspelt flag.
+  for (const key of Object.keys(options)) {
+    if (!Object.hasOwn(OPTIONS, key) && (options as Record<string, unknown>)[key] !== undefined) {
+      fail(key as keyof SandboxOptions, `${key} is not an option of the sandbox; the options are ${Object.keys(OPTIONS).join(', ')}.`);
+    }
+  }
   const resolved: Record<string, unknown> = {};
   for (const [key, spec] of Object.entries(OPTIONS) as [keyof SandboxOptions, OptionSpec<unknown, unknown>][]) {
     resolved[key] = spec.resolve(options[key] ?? spec.default);

@@ -75,6 +75,11 @@ describe('the options', () => {
     expect(cli('--clock', 'manual').speed).toBe(1);
   });
 
+  it('refuse an option name createSandbox does not know (a misspelt tokens), naming it, and take one left undefined', () => {
+    expect(() => resolveOptions({ clock: 'manual', tokenz: ['x'] } as never)).toThrow(expect.objectContaining({ option: 'tokenz', message: expect.stringMatching(/^tokenz is not an option of the sandbox; the options are .*\btokens\b/) }));
+    expect(resolveOptions({ clock: 'manual', tokenz: undefined } as never).clock).toBe('manual');
+  });
+
   it('take 0 without a unit in the duration options that allow it, and every duration with one', () => {
     expect(resolveOptions({ awbDelay: '0', webhookRetries: '0', databaseWait: '0' })).toMatchObject({ awbDelay: { min: 0, max: 0 }, webhookRetries: [0], databaseWait: 0 });
     expect(resolveOptions({ awbDelay: '2s-10s', webhookRetries: '0,5s,1.5m', webhookTimeout: '500ms', jobLease: '2m' })).toMatchObject({ awbDelay: { min: 2_000, max: 10_000 }, webhookRetries: [0, 5_000, 90_000], webhookTimeout: 500, jobLease: 120_000 });
