@@ -28,6 +28,10 @@ const tokenList = (name: 'tokens' | 'adminTokens', what: string) => ({
 });
 
 /** The pino levels `logLevel` accepts. */
+/** A switch: true or false (in-process, 1 or 'yes' would be read as off without a word). */
+const switchOf = (key: 'strict' | 'fsync' | 'salvageJournal') => (value: unknown): boolean =>
+  typeof value === 'boolean' ? value : fail(key, `${key} must be true or false, not ${JSON.stringify(value)}.`);
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /**
@@ -183,7 +187,7 @@ export const OPTIONS: Schema = {
     },
   },
   outboxSize: { flag: '--outbox-size <n>', env: 'SANDBOX_OUTBOX_SIZE', help: 'most webhook deliveries held per client for want of a URL or a live endpoint', default: 10000, ...wholeNumber('outboxSize', 1) },
-  strict: { flag: '--strict', env: 'SANDBOX_STRICT', help: 'log a warning for every spec violation in a client request', default: false, resolve: (value) => value === true },
+  strict: { flag: '--strict', env: 'SANDBOX_STRICT', help: 'log a warning for every spec violation in a client request', default: false, resolve: switchOf('strict') },
   journalSize: { flag: '--journal-size <n>', env: 'SANDBOX_JOURNAL_SIZE', help: 'most request-journal entries kept per client (0: none)', default: 1000, ...wholeNumber('journalSize') },
   heapGrowth: {
     flag: '--heap-growth <percent>',
@@ -200,13 +204,13 @@ export const OPTIONS: Schema = {
     cliDefault: 'info',
     resolve: (value) => (LOG_LEVELS.includes(String(value)) ? as(value) : fail('logLevel', `logLevel "${String(value)}" is not a level: use ${LOG_LEVELS.join(', ')}.`)),
   },
-  fsync: { flag: '--fsync', env: 'SANDBOX_FSYNC', help: 'fsync every journal write: survives power loss; slower', default: false, resolve: (value) => value === true },
+  fsync: { flag: '--fsync', env: 'SANDBOX_FSYNC', help: 'fsync every journal write: survives power loss; slower', default: false, resolve: switchOf('fsync') },
   salvageJournal: {
     flag: '--salvage-journal',
     env: 'SANDBOX_SALVAGE_JOURNAL',
     help: 'start from what is intact when the journal is damaged: move the damaged segment and those after it into a dated folder, log what was lost',
     default: false,
-    resolve: (value) => value === true,
+    resolve: switchOf('salvageJournal'),
   },
   providerSpec: {
     flag: '--spec <file>',

@@ -80,6 +80,11 @@ describe('the options', () => {
     expect(resolveOptions({ clock: 'manual', tokenz: undefined } as never).clock).toBe('manual');
   });
 
+  it.each([['fsync', 1], ['strict', 'yes'], ['salvageJournal', 'true']])('refuse a switch %s of %j in-process rather than read it as off', (key, value) => {
+    expect(() => resolveOptions({ [key]: value } as never)).toThrow(expect.objectContaining({ option: key, message: `${key} must be true or false, not ${JSON.stringify(value)}.` }));
+    expect(resolveOptions({ [key]: true } as never)).toMatchObject({ [key]: true });
+  });
+
   it('take 0 without a unit in the duration options that allow it, and every duration with one', () => {
     expect(resolveOptions({ awbDelay: '0', webhookRetries: '0', databaseWait: '0' })).toMatchObject({ awbDelay: { min: 0, max: 0 }, webhookRetries: [0], databaseWait: 0 });
     expect(resolveOptions({ awbDelay: '2s-10s', webhookRetries: '0,5s,1.5m', webhookTimeout: '500ms', jobLease: '2m' })).toMatchObject({ awbDelay: { min: 2_000, max: 10_000 }, webhookRetries: [0, 5_000, 90_000], webhookTimeout: 500, jobLease: 120_000 });
