@@ -816,7 +816,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description Bad Request. The operation takes no parameter, so the sandbox answers 400 here only when asked to (a fault rule, `Prefer: code=400`); `errors` is empty. */
+        /** @description Bad Request. The operation takes no parameter: its 400s name a header (`X-Sandbox-Client`, `Prefer`), or are asked for (a fault rule, `Prefer: code=400`, whose example names no field). */
         NoParameterBadRequest: {
             headers: {
                 [name: string]: unknown;

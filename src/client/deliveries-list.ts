@@ -105,11 +105,12 @@ function lastOutcome(d: ListedDelivery): string {
  * // msg_2f…   2026-05-01T10:01:00.000Z  awb.generated  512345678901  default   delivered  1         200
  */
 export function deliveryTable(deliveries: ListedDelivery[], listeners: ReadonlyMap<string, string> = new Map()): string[] {
-  // A listener's endpoint, or one that was (its session ended): its attempts went to listener:NAME.
+  // A listener's endpoint, or one that was (removed): its attempts went to listener:NAME; a removed one keeps its id beside, for --endpoint.
   const endpoint = (d: ListedDelivery) => {
     const name = listeners.get(d.endpoint_id);
     if (name !== undefined) return listenerTarget(name);
-    return d.attempts.find((attempt) => attempt.url?.startsWith(LISTENER_PREFIX))?.url ?? d.endpoint_id;
+    const target = d.attempts.find((attempt) => attempt.url?.startsWith(LISTENER_PREFIX))?.url;
+    return target === undefined ? d.endpoint_id : `${target} (${d.endpoint_id})`;
   };
   const rows = [
     ['ID', 'CREATED', 'EVENT', 'ORDER_NO', 'ENDPOINT', 'STATUS', 'ATTEMPTS', 'LAST ATTEMPT'],

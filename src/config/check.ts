@@ -27,6 +27,7 @@ function unknownKeys(value: object, known: readonly string[], at: string): strin
 export function checkClientConfigs(clients: ClientConfig[], known: { scenarios: string[]; couriers: string[] }, file?: string): string[] {
   const problems: string[] = [];
   const warnings: string[] = [];
+  const unnameable = new Set<string>();
   clients.forEach((client, i) => {
     const at = `clients[${i}]`;
     problems.push(...unknownKeys(client, CLIENT_KEYS, at));
@@ -36,8 +37,9 @@ export function checkClientConfigs(clients: ClientConfig[], known: { scenarios: 
     else if (id !== undefined && !(typeof id === 'string' && CLIENT_ID.test(id))) {
       const quote = typeof id === 'number' || typeof id === 'boolean' ? '; quote it in YAML (id: "..."), so that it stays the text you wrote' : '';
       problems.push(`${at}.id: must be text of 1 to 128 characters, none a control character, no space at either end${quote}`);
-    } else if (typeof id === 'string' && !NAMEABLE_ID.test(id)) {
-      warnings.push(`${at}.id: "${id}" is not printable ASCII: the client's own tokens work, but an admin cannot act for it (X-Sandbox-Client and --client carry it in a header, which reads back the same only in printable ASCII); give it an ASCII id before its records grow, as its records belong to the id`);
+    } else if (typeof id === 'string' && !NAMEABLE_ID.test(id) && !unnameable.has(id)) {
+      unnameable.add(id);
+      warnings.push(`${at}.id: "${id}" is not printable ASCII: the client's own tokens work, but an admin may not be able to act for it (X-Sandbox-Client carries it in a header, which reads back the same from every HTTP client only in printable ASCII; --client takes printable ASCII only); give it an ASCII id before its records grow, as its records belong to the id`);
     }
     const { webhook } = client as { webhook?: unknown };
     // An empty `webhook:` (its lines commented out) is none.

@@ -31,8 +31,8 @@ describe('checkClientConfigs', () => {
   });
 
   it('starts a client whose id is not ASCII, warning that an admin cannot name it in X-Sandbox-Client', () => {
-    const warnings = checkClientConfigs([{ token: 't1', id: 'partner-a' }, { token: 't2', id: 'café' }], known, 'clients.yaml');
-    expect(warnings).toEqual([expect.stringMatching(/^clients\[1\]\.id: "café" is not printable ASCII: .*an admin cannot act for it \(X-Sandbox-Client.*clients\.yaml/)]);
+    const warnings = checkClientConfigs([{ token: 't1', id: 'partner-a' }, { token: 't2', id: 'café' }, { token: 't3', id: 'café', role: 'read_only' }], known, 'clients.yaml');
+    expect(warnings).toEqual([expect.stringMatching(/^clients\[1\]\.id: "café" is not printable ASCII: .*an admin may not be able to act for it \(X-Sandbox-Client.*clients\.yaml/)]);
   });
 
   it('warns of nothing for ASCII ids and ids derived from the token', () => {

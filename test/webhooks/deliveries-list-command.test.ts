@@ -274,11 +274,11 @@ describe('deliveryTable', () => {
     expect(deliveryTable([delivery(over)])[1]!.split(/ {2,}/).at(-1)).toBe(shown);
   });
 
-  it("names the endpoint of a listener whose session ended as its attempts went, listener:NAME, and another by its id", () => {
+  it("names the endpoint of a removed listener as its attempts went, listener:NAME, beside its id, and another by its id", () => {
     const ended = delivery({ endpoint_id: 'ep_9f2', status: 'delivered', attempts: [{ status_code: 200, error: null, url: 'listener:laptop' }] });
     const unattempted = delivery({ endpoint_id: 'ep_7c1', status: 'failed', attempts: [] });
     const sent = delivery({ endpoint_id: 'ep_5d0', attempts: [{ status_code: 200, error: null, url: 'https://partner.test/hooks' }] });
-    expect(deliveryTable([ended, unattempted, sent]).slice(1).map((row) => row.split(/ {2,}/)[4])).toEqual(['listener:laptop', 'ep_7c1', 'ep_5d0']);
+    expect(deliveryTable([ended, unattempted, sent]).slice(1).map((row) => row.split(/ {2,}/)[4])).toEqual(['listener:laptop (ep_9f2)', 'ep_7c1', 'ep_5d0']);
   });
 
   it('shows a ping, which has no order, with a dash for ORDER_NO', () => {
