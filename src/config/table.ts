@@ -27,11 +27,11 @@ const tokenList = (name: 'tokens' | 'adminTokens', what: string) => ({
   },
 });
 
-/** The pino levels `logLevel` accepts. */
 /** A switch: true or false (in-process, 1 or 'yes' would be read as off without a word). */
 const switchOf = (key: 'strict' | 'fsync' | 'salvageJournal') => (value: unknown): boolean =>
   typeof value === 'boolean' ? value : fail(key, `${key} must be true or false, not ${JSON.stringify(value)}.`);
 
+/** The pino levels `logLevel` accepts. */
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /**
