@@ -2,6 +2,9 @@ import type { Attempt, Delivery, ReportView } from '../records/index.js';
 import { reachedReceiver } from '../webhooks/index.js';
 import { Draft } from './draft.js';
 
+/** The report's mark of a duplicate copy refused with a 4xx in the run: a receiver that refuses a webhook-id it has seen. */
+const SEEN_ID_REFUSED = 'webhook:seen-id-refused';
+
 const isSuccess = (status: number | null): boolean => status !== null && status >= 200 && status < 300;
 const isClientError = (status: number | null): boolean => status !== null && status >= 400 && status < 500;
 
@@ -11,15 +14,18 @@ export function judgeAttempt(delivery: Delivery, attempt: Attempt, at: number, s
   const what = `${delivery.id} attempt ${delivery.attempts.length + 1}${attempt.chaos ? ` (${attempt.chaos})` : ''} → ${attempt.status_code ?? attempt.error}`;
   const ok = isSuccess(attempt.status_code);
   if (attempt.chaos === 'bad_signature') {
-    // The forged copy comes under the webhook-id just acknowledged: after a duplicate copy refused too, its refusal may be of the id, not of the signature.
-    const seenRefused = delivery.attempts.some((a) => a.chaos === 'duplicate' && isClientError(a.status_code));
+    // The forged copy comes under the webhook-id just acknowledged: from a receiver seen refusing a duplicate copy (this one's or another delivery's in the run), its refusal may be of the id, not of the signature.
+    const ownCopy = delivery.attempts.some((a) => a.chaos === 'duplicate' && isClientError(a.status_code));
+    const seenRefused = ownCopy || state?.marks[SEEN_ID_REFUSED] !== undefined;
     const refused = isClientError(attempt.status_code) && !seenRefused;
-    draft.judge('webhook.bad-signature', ok ? false : refused ? true : undefined, seenRefused && !ok ? `${what}, as its duplicate copy was: not told apart from a refusal of a seen webhook-id` : what);
+    const why = ownCopy ? 'as its duplicate copy was' : 'as a duplicate copy was earlier in the run';
+    draft.judge('webhook.bad-signature', ok ? false : refused ? true : undefined, seenRefused && !ok ? `${what}, ${why}: not told apart from a refusal of a seen webhook-id` : what);
     return draft;
   }
   // What a receiver does with a duplicate beyond its answer happens on its side, where the sandbox does not see.
   if (attempt.chaos === 'duplicate') {
     draft.judge('webhook.duplicate', ok, what);
+    if (isClientError(attempt.status_code)) draft.mark(SEEN_ID_REFUSED, { at, wall: Date.now(), detail: { delivery: delivery.id } });
     return draft;
   }
   draft.judge('webhook.awb-acknowledged', ok ? true : undefined, what);

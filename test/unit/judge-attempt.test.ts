@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Attempt, Delivery } from '../../src/records/index.js';
+import { emptyReport, type ReportState } from '../../src/records/report.js';
 import { judgeAttempt } from '../../src/report/judge-attempt.js';
 
 const attempt = (n: number, status: number, extra: Partial<Attempt> = {}): Attempt => ({
@@ -46,6 +47,19 @@ describe('judging a webhook attempt', () => {
     expect(items(delivery([acknowledged, attempt(2, 409, { chaos: 'duplicate' })]), forged)).toEqual(['webhook.bad-signature:exercised']);
     expect(items(delivery([acknowledged, attempt(2, 204, { chaos: 'duplicate' })]), forged)).toEqual(['webhook.bad-signature:exercised', 'webhook.bad-signature:handled']);
     expect(items(delivery([acknowledged, attempt(2, 409, { chaos: 'duplicate' })]), attempt(3, 204, { chaos: 'bad_signature' }))).toEqual(['webhook.bad-signature:exercised', 'webhook.bad-signature:missed']);
+  });
+
+  it('does not credit the refusal of a forged copy from a receiver seen refusing a duplicate copy of another delivery in the run', () => {
+    const acknowledged = attempt(1, 204);
+    const refusedCopy = judgeAttempt({ ...delivery([acknowledged]), id: 'msg_0', chaos: ['duplicate'] }, attempt(2, 409, { chaos: 'duplicate' }), 0);
+    const state = { ...emptyReport('acme'), marks: refusedCopy.change.marks as ReportState['marks'] };
+    const judged = judgeAttempt(delivery([acknowledged]), attempt(2, 409, { chaos: 'bad_signature' }), 0, state).change.events;
+    expect(judged.map((e) => `${e.item}:${e.outcome}`)).toEqual(['webhook.bad-signature:exercised']);
+    expect(judged[0]!.note).toMatch(/as a duplicate copy was earlier in the run: not told apart/);
+    // An acknowledged duplicate copy leaves no such mark: the forged copy's refusal is the signature's.
+    const acknowledgedCopy = judgeAttempt({ ...delivery([acknowledged]), id: 'msg_0', chaos: ['duplicate'] }, attempt(2, 204, { chaos: 'duplicate' }), 0);
+    const clean = { ...emptyReport('acme'), marks: acknowledgedCopy.change.marks as ReportState['marks'] };
+    expect(judgeAttempt(delivery([acknowledged]), attempt(2, 401, { chaos: 'bad_signature' }), 0, clean).change.events.map((e) => e.outcome)).toEqual(['exercised', 'handled']);
   });
 
   it('counts the acknowledged retry of an attempt the receiver failed', () => {

@@ -90,6 +90,22 @@ describe('X-Sandbox-Webhook-Chaos', () => {
     expect(items.find((i) => i.id === 'webhook.duplicate')).toMatchObject({ status: 'not_handled' });
   });
 
+  it('bad_signature on a create of its own: the report does not credit the forged copy of a receiver that refused a duplicate copy earlier in the run', async () => {
+    const seen = new Set<string>();
+    receiver.respond = (w) => (seen.has(w.id) ? { status: 409 } : (seen.add(w.id), { status: 204 }));
+    await createOrders(sandbox, 1, chaos('duplicate'));
+    await sandbox.advance(60_000);
+    await createOrders(sandbox, 1, chaos('bad_signature'));
+    await sandbox.advance(60_000);
+    const forged = (await deliveries(sandbox)).flatMap((d) => d.attempts).filter((a) => a.chaos !== null);
+    expect(forged.map((a) => [a.chaos, a.status_code])).toEqual([
+      ['duplicate', 409],
+      ['bad_signature', 409],
+    ]);
+    const items = (await sandbox.call('GET', '/__sandbox/report')).body.items as Array<{ id: string; status: string; detail: string }>;
+    expect(items.find((i) => i.id === 'webhook.bad-signature')).toMatchObject({ status: 'not_handled' });
+  });
+
   it('bad_signature: a receiver that refuses the first sight of any webhook-id, verifying nothing, takes the forged copy', async () => {
     const seen = new Set<string>();
     receiver.respond = (w) => (seen.has(w.id) ? { status: 200 } : (seen.add(w.id), { status: 409 }));
