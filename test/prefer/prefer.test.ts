@@ -243,6 +243,15 @@ describe('generated data and --seed', () => {
     await other.close();
   });
 
+  it('names the seed in Preference-Applied where it seeded generated data, and only there', async () => {
+    const seeded = await sandbox.call('GET', '/v1/order/tracking/SBXDLV00000001', { headers: { Prefer: 'dynamic=true, seed=7' } });
+    expect(seeded.headers['preference-applied']).toBe('dynamic=true, seed=7');
+    const quoted = await sandbox.call('GET', '/v1/order/tracking/SBXDLV00000001', { headers: { Prefer: 'dynamic=true, seed="run 7"' } });
+    expect(quoted.headers['preference-applied']).toBe('dynamic=true, seed="run 7"');
+    const example = await sandbox.call('GET', '/v1/order/tracking/SBXDLV00000001', { headers: { Prefer: 'code=404, seed=7' } });
+    expect(example.headers['preference-applied']).toBe('code=404');
+  });
+
   it('without --seed, a request seeded with Prefer seed= does not leave the generator seeded', async () => {
     const unseeded = await testSandbox({ seed: undefined });
     expect(await dynamic(unseeded, 'dynamic=true, seed=7')).toEqual(await dynamic(unseeded, 'dynamic=true, seed=7'));

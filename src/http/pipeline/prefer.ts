@@ -103,8 +103,17 @@ function checkedChoice(operation: PrismOperation, input: OperationInput, prefere
   );
 }
 
+/** A preference's value as RFC 7240 writes it: a token as it is, anything else quoted. */
+const valueOf = (value: string): string => (/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(value) ? value : JSON.stringify(value));
+
+/** What was applied: the seed only where it seeds something (generated data). */
 const applied = (p: Preference): string =>
-  [p.code !== undefined && `code=${p.code}`, p.example !== undefined && `example=${p.example}`, p.dynamic !== undefined && `dynamic=${p.dynamic}`]
+  [
+    p.code !== undefined && `code=${p.code}`,
+    p.example !== undefined && `example=${valueOf(p.example)}`,
+    p.dynamic !== undefined && `dynamic=${p.dynamic}`,
+    p.dynamic === true && p.seed !== undefined && `seed=${valueOf(p.seed)}`,
+  ]
     .filter(Boolean)
     .join(', ');
 
