@@ -28,5 +28,7 @@ export const faultMessages = {
   refusedExpect: 'a request with an Expect that does not ask for 100-continue is answered 417 before any fault rule applies (on every path, in HTTP/1.1): leave Expect out',
   refusedLength: 'is not a length: such a request is refused before any fault rule applies (node answers 400): leave Content-Length out',
   badRetryAfter: 'must be a whole number of seconds (e.g. "2") or an HTTP date (e.g. "Wed, 21 Oct 2026 07:28:00 GMT"): a client reads nothing else in Retry-After',
+  foreignCredential:
+    'must be "Bearer <token>" with one of this client\'s tokens (or an admin token acting for it): a request with any other is not this client\'s, so no request would meet it',
   badBodyPath: 'each key must be a field path such as items[0].cod',
 } as const;

@@ -344,6 +344,22 @@ describe('a rule matching on a credential header', () => {
     }
   });
 
+  it("refuses a rule naming another client's token, or no token at all, as it refuses any value no request of the client has: nothing told of whose it is", async () => {
+    const ADMIN = 'admin-token-0444';
+    await sandbox.close();
+    sandbox = await testSandbox({ clients: [{ token: TOKEN_A, id: 'client-a' }, { token: TOKEN_B, id: 'client-b' }], adminTokens: [ADMIN] });
+    const rule = (value: string, name = 'Authorization') => sandbox.call('POST', '/__sandbox/faults', { body: { match: { headers: { [name]: value }, path: TRACK }, action: fail400, times: 1 } });
+    const answers = [];
+    for (const value of [`Bearer ${TOKEN_B}`, 'Bearer no-such-token-0555', TOKEN_A, `Basic ${TOKEN_A}`]) answers.push(await rule(value));
+    for (const res of answers) expect(res).toMatchObject({ status: 400, body: { errors: [{ field: 'match.headers.Authorization', message: expect.stringMatching(/one of this client's tokens/) }] } });
+    expect(new Set(answers.map((res) => JSON.stringify(res.body))).size).toBe(1);
+    expect((await rule(`Bearer ${TOKEN_B}`, 'authorization')).body.errors[0].field).toBe('match.headers.authorization');
+    expect((await sandbox.call('GET', '/__sandbox/faults')).body.rules).toEqual([]);
+    // Its own token (in any case of the scheme) and an admin's, whose requests may act for it, are taken.
+    expect((await rule(`bearer ${TOKEN_A}`)).status).toBe(201);
+    expect((await rule(`Bearer ${ADMIN}`)).status).toBe(201);
+  });
+
   it("leaves a read_only token's reads out of the client's rules, unless a rule names that token: an observer does not spend them", async () => {
     await sandbox.close();
     sandbox = await testSandbox({ clients: [{ token: TOKEN_A, id: 'client-a' }, { token: READER, id: 'client-a', role: 'read_only' }] });

@@ -8,14 +8,14 @@ import type { Services } from '../services.js';
  * provider requests with a status, add latency, reset or hang the connection, or
  * dribble the answer.
  */
-export function faultsModule(services: Pick<Services, 'storage' | 'settings' | 'clock' | 'options' | 'specs'>): SandboxModule {
+export function faultsModule(services: Pick<Services, 'storage' | 'settings' | 'clock' | 'options' | 'specs' | 'registry'>): SandboxModule {
   const rules = new FaultRules(services.storage, services.settings, services.clock, services.options.seed);
   // Aborted at shutdown: requests held by `hang` rules are dropped then.
   const shutdown = new AbortController();
   const interceptor = faultInterceptor(rules, shutdown.signal);
   return {
     name: 'faults',
-    handlers: faultHandlers(rules, services.specs.provider.operations, { bytes: parseBytes(services.options.bodyLimit) ?? Infinity, text: services.options.bodyLimit }),
+    handlers: faultHandlers(rules, services.registry, services.specs.provider.operations, { bytes: parseBytes(services.options.bodyLimit) ?? Infinity, text: services.options.bodyLimit }),
     providerInterceptors: [interceptor],
     reset: (clientId) => rules.clear(clientId),
     close: () => shutdown.abort(),

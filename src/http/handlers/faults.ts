@@ -1,14 +1,34 @@
-import { NotFound } from '../../shared/index.js';
+import { NotFound, RuleViolation } from '../../shared/index.js';
 import { clientOf, json, type HandlerMap } from '../handler.js';
 import { faultMessages, faultRuleView, checkRule, type BodyLimit } from '../../faults/index.js';
 import type { FaultRules } from '../../faults/index.js';
 import type { FaultRuleInput } from '../../records/index.js';
 import type { MatchableOperation } from '../../shared/index.js';
+import type { ClientRegistry } from '../../clients/index.js';
 
-/** `/__sandbox/faults`: create, list and delete the calling client's fault rules (a rule's match checked against the served spec's `operations` and the body limit). */
-export function faultHandlers(rules: FaultRules, operations: readonly MatchableOperation[], limits?: BodyLimit): HandlerMap {
+/**
+ * A rule's `Authorization` criterion names a token whose requests are the client's: one of
+ * its own, or an admin's. Any other value (another client's token, a typo) is refused the
+ * same way, so the answer tells a caller nothing of other clients' tokens.
+ */
+function checkCredential(registry: ClientRegistry, clientId: string, rule: FaultRuleInput): FaultRuleInput {
+  for (const [name, value] of Object.entries(rule.match?.headers ?? {})) {
+    if (name.toLowerCase() !== 'authorization') continue;
+    const token = /^Bearer +(\S+)$/i.exec(value)?.[1];
+    const caller = token === undefined ? undefined : registry.callerOf(token);
+    if (caller?.role === 'admin' || (caller !== undefined && caller.client.id === clientId)) continue;
+    throw new RuleViolation([{ field: `match.headers.${name}`, message: faultMessages.foreignCredential }], faultMessages.invalidRule);
+  }
+  return rule;
+}
+
+/** `/__sandbox/faults`: create, list and delete the calling client's fault rules (a rule's match checked against the served spec's `operations`, the body limit and the client's tokens). */
+export function faultHandlers(rules: FaultRules, registry: ClientRegistry, operations: readonly MatchableOperation[], limits?: BodyLimit): HandlerMap {
   return {
-    createFaultRule: async (input) => json(201, faultRuleView(await rules.add(clientOf(input).id, checkRule(input.body as FaultRuleInput, operations, limits)))),
+    createFaultRule: async (input) => {
+      const clientId = clientOf(input).id;
+      return json(201, faultRuleView(await rules.add(clientId, checkCredential(registry, clientId, checkRule(input.body as FaultRuleInput, operations, limits)))));
+    },
     listFaultRules: async (input) => json(200, { rules: (await rules.list(clientOf(input).id)).map(faultRuleView) }),
     deleteFaultRules: async (input) => json(200, { success: true, removed: await rules.clear(clientOf(input).id) }),
     deleteFaultRule: async (input) => {
