@@ -1327,7 +1327,7 @@ export interface components {
             path?: string;
             /** @description operationId of the provider spec, e.g. createOrder. */
             operation_id?: string;
-            /** @description Header name (any case) → the exact value it must have. */
+            /** @description Header name (any case) → the exact value it must have. An `Authorization` value must be `Bearer` and one of the client's tokens (or an admin token). */
             headers?: {
                 [key: string]: string;
             };
