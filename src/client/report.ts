@@ -126,6 +126,11 @@ export async function executeReport(options: ReportCommand, out: (text: string) 
     err(`shipping-sandbox report: ${item.id} is required (--require) and ${item.status.replace('_', ' ')}: ${item.detail}\n`);
     code = 1;
   }
+  // A miss is kept for the whole run: a fixed client graded in the same run fails again.
+  const missedFailing = items.some((i) => i.status === 'not_handled' && (i.missed ?? 0) > 0 && (required.includes(i.id) || options.failUnder !== undefined));
+  if (code === 1 && missedFailing && run?.name !== PACT_RUN) {
+    err(`shipping-sandbox report: a miss counts until the run ends${run?.name ? ` (this one is "${run.name}")` : ''}: after a fix, start a new run (POST /__sandbox/runs) before the tests\n`);
+  }
   if (options.coverageUnder !== undefined && below(coverage.summary.statuses_exercised, coverage.summary.statuses, coverage.summary.percent, options.coverageUnder)) {
     err(`shipping-sandbox report: ${coverage.summary.percent}% coverage (${coverage.summary.statuses_exercised} of ${coverage.summary.statuses} documented statuses of the provider's operations exercised), below --coverage-under ${options.coverageUnder}\n`);
     code = 1;
@@ -148,7 +153,7 @@ const gradesOf = (r: ReadinessReport): string => JSON.stringify([r.summary.handl
 
 interface ReadinessReport {
   summary: { handled_percent: number; handled: number; graded: number };
-  items: Array<{ id: string; status: string; detail: string; graded: boolean }>;
+  items: Array<{ id: string; status: string; detail: string; graded: boolean; missed?: number }>;
   coverage: { summary: { percent: number; statuses: number; statuses_exercised: number } };
   run?: { name?: string } | null;
 }

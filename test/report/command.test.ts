@@ -197,6 +197,32 @@ describe('shipping-sandbox report --require', () => {
   });
 });
 
+describe('shipping-sandbox report: a failed gate with a miss', () => {
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    sandbox = await createSandbox({ clock: 'manual', tokens: ['token-a'], logLevel: 'silent' });
+  });
+  afterAll(() => sandbox.close());
+
+  it('says a miss counts until the run ends, and how to start a new one, when a failed gate has a miss', async () => {
+    const headers = { authorization: 'Bearer token-a', 'content-type': 'application/json' };
+    expect((await fetch(`${sandbox.url}/__sandbox/runs`, { method: 'POST', headers, body: JSON.stringify({ name: 'ci-7' }) })).status).toBe(201);
+    const hint = /a miss counts until the run ends \(this one is "ci-7"\): after a fix, start a new run \(POST \/__sandbox\/runs\)/;
+    // Only not exercised: nothing to start over for.
+    const unexercised = await run('--url', sandbox.url, '--token', 'token-a', '--require', 'error.create-400');
+    expect(unexercised.code).toBe(1);
+    expect(unexercised.stderr).not.toMatch(hint);
+    // A 400 sent again unchanged is a miss.
+    const invalid = { ...createRequest(1), items: [] };
+    for (let i = 0; i < 2; i += 1) expect((await fetch(`${sandbox.url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(invalid) })).status).toBe(400);
+    const missed = await run('--url', sandbox.url, '--token', 'token-a', '--require', 'error.create-400');
+    expect(missed.code).toBe(1);
+    expect(missed.stderr).toMatch(/error\.create-400 is required \(--require\) and not handled: Missed/);
+    expect(missed.stderr).toMatch(hint);
+  });
+
+});
+
 describe('shipping-sandbox report: the gate itself', () => {
   it('compares --fail-under with the exact share, not the rounded percentage: 18 of 22 is below 81.82', async () => {
     const report = { summary: { handled: 18, graded: 22, handled_percent: 81.82 }, items: [], coverage: { summary: { percent: 100, statuses: 1, statuses_exercised: 1 } }, run: null };
