@@ -31,12 +31,12 @@ import { WebhookEndpoints, scheduleStoredAttempts, TargetGuard, type Resolve } f
 import { Journey, TrackingAnswers } from '../tracking/index.js';
 import { droppedJob, unconfiguredJobs } from './job-messages.js';
 
-/** Log fields censored by pino, wherever they appear up to two levels down. */
 /** Log lines are written in batches of about this many bytes... */
 const LOG_BATCH_BYTES = 4096;
 /** ...or this long after the first of them, whichever comes first. */
 const LOG_FLUSH_MS = 100;
 
+/** Log fields censored by pino, wherever they appear up to two levels down. */
 export const LOG_REDACTIONS = [
   'req.headers.authorization',
   'headers.authorization',

@@ -30,7 +30,6 @@ function progress(written: number): number {
 /** The errno code of an error, or EUNKNOWN. */
 export const errnoOf = (error: unknown): string => (error as NodeJS.ErrnoException | undefined)?.code ?? 'EUNKNOWN';
 
-/** An error as health reports it: its errno code first, e.g. `ENOSPC: no space left on device, write`. */
 /**
  * What to do about a failed file operation, by its errno code: free space for a full disk,
  * access for a refused one, a file for a directory. For start-up messages.
@@ -47,6 +46,7 @@ export function remedyFor(description: string, dir: string): string {
   return 'Fix the cause and start again.';
 }
 
+/** An error as health reports it: its errno code first, e.g. `ENOSPC: no space left on device, write`. */
 export function describeError(error: unknown): string {
   const code = errnoOf(error);
   const message = (error as Error | undefined)?.message ?? String(error);
