@@ -79,6 +79,12 @@ describe('the npm package (npm pack, then npm install into an empty folder)', { 
     expect(files.filter((f) => /^package\/(src|test|scripts|\.ci)\//.test(f))).toEqual([]);
   });
 
+  it('has source maps that carry the TypeScript they map, as the sources are not shipped', () => {
+    const map = JSON.parse(readFileSync(join(app, 'node_modules/shipping-sandbox/dist/app/sandbox.js.map'), 'utf8')) as { sources: string[]; sourcesContent?: string[] };
+    expect(map.sources).toEqual(['../../src/app/sandbox.ts']);
+    expect(map.sourcesContent?.[0]).toContain('export async function createSandbox');
+  });
+
   it('runs `npx shipping-sandbox --help`', async () => {
     const { stdout } = await run('npx', ['shipping-sandbox', '--help'], { cwd: app, env });
     expect(stdout).toContain('Usage: shipping-sandbox');
