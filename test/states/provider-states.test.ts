@@ -95,6 +95,14 @@ describe('POST /__sandbox/provider-states', () => {
     expect((await sandbox.call('GET', '/__sandbox/webhooks/deliveries')).body.deliveries.map((d: { order_no: string }) => d.order_no)).toEqual([own]);
   }, 60_000);
 
+  it('counts each order once between teardowns sent at once: together they remove what the setups made', async () => {
+    for (let i = 0; i < 20; i += 1) await change({ state: 'an order is created', action: 'setup' });
+    const answers = await Promise.all(Array.from({ length: 4 }, () => change({ state: 'an order is created', action: 'teardown' })));
+    expect(answers.map((res) => res.status)).toEqual([200, 200, 200, 200]);
+    expect(answers.reduce((n, res) => n + (res.body.removed as number), 0)).toBe(20);
+    expect(await orderCount()).toBe(0);
+  });
+
   it('works on the caller\'s data only', async () => {
     await change({ state: 'an order is delivered', action: 'setup' }, TOKEN_B);
     expect(await orderCount()).toBe(0);
