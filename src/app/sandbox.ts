@@ -267,7 +267,7 @@ export async function createSandbox(input: SandboxOptions = {}, { signal }: Star
     app,
     services,
     modules,
-    clock: inProcessClock(services),
+    clock: inProcessClock(services, () => closing !== undefined),
     close: () =>
       (closing ??= (async () => {
         stopping = true;

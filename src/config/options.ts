@@ -42,8 +42,8 @@ export interface SandboxOptions {
   clockStart?: string;
   /** Simulated ms per real ms with a real clock. Default 1. */
   speed?: number;
-  /** Makes numbers, AWBs, delays and generated data reproducible. */
-  seed?: string;
+  /** Makes numbers, AWBs, delays and generated data reproducible. A number is read as its text: `1` and `'1'` are one seed. */
+  seed?: string | number;
   /** Path of a JSON or YAML file with per-client settings (`clients: [...]`). */
   config?: string;
   /** Per-client settings given in-process (merged after the config file's). */

@@ -43,4 +43,35 @@ describe('sandbox.clock, the in-process clock API', () => {
     expect(sandbox.clock.of(b)).toBe(before + YEAR);
     expect(sandbox.clock.of(a)).toBeLessThanOrEqual(LATEST_CLOCK_MS);
   });
+
+  it('refuses the time of a client that is not configured, naming it, as advanceClient does', async () => {
+    sandbox = await createSandbox({ clock: 'manual', tokens: ['tok-a'], seed: 'clock' });
+    const clientId = sandbox.clients[0]!.id;
+    expect(() => sandbox!.clock.of('nobody')).toThrow(new RangeError(`sandbox.clock.of: no client "nobody" is configured (its clients: ${clientId})`));
+    await expect(sandbox.clock.advanceClient('nobody', 1_000)).rejects.toThrow(new RangeError(`sandbox.clock.advanceClient: no client "nobody" is configured (its clients: ${clientId})`));
+    expect(sandbox.clock.of(clientId)).toBe(sandbox.clock.now());
+  });
+
+  it('refuses an advance once close() was called, saying the sandbox is closed, and moves no clock; close() again is harmless', async () => {
+    sandbox = await createSandbox({ clock: 'manual', tokens: ['tok-a'], seed: 'clock' });
+    const clientId = sandbox.clients[0]!.id;
+    const before = { sandbox: sandbox.clock.now(), client: sandbox.clock.of(clientId) };
+    await sandbox.close();
+    await expect(sandbox.clock.advance(60_000)).rejects.toThrow(new Error('sandbox.clock.advance: the sandbox is closed (close() was called): start another with createSandbox()'));
+    await expect(sandbox.clock.advanceClient(clientId, 60_000)).rejects.toThrow(new Error('sandbox.clock.advanceClient: the sandbox is closed (close() was called): start another with createSandbox()'));
+    expect({ sandbox: sandbox.clock.now(), client: sandbox.clock.of(clientId) }).toEqual(before);
+    await expect(sandbox.close()).resolves.toBeUndefined();
+  });
+
+  it('takes a number as the seed, the same seed as its text', async () => {
+    const tokens = [];
+    for (const seed of [42, '42']) {
+      sandbox = await createSandbox({ clock: 'manual', seed });
+      tokens.push(sandbox.clients[0]!.token);
+      await sandbox.close();
+      sandbox = undefined;
+    }
+    expect(tokens[0]).toMatch(/^sbx_[0-9a-f]{8}$/);
+    expect(tokens[1]).toBe(tokens[0]);
+  });
 });

@@ -43,9 +43,9 @@ beforeAll(async () => {
   app = join(work, 'app');
   await run('mkdir', ['-p', app]);
   // A client project of its own: the tarball, and what the manual's recipes run with (Jest, vitest,
-  // the testcontainers library the module is built on), from npm's cache or the registry.
+  // the testcontainers library the module is built on, TypeScript), from npm's cache or the registry.
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'client-app', private: true, scripts: { 'test:contract': 'node -e "console.log(\'contract tests\')"' } }));
-  await run('npm', ['install', '--no-package-lock', '--prefer-offline', tarball, 'jest@30', 'vitest@4', 'testcontainers@11'], { cwd: app, env, maxBuffer: 32 * 2 ** 20 });
+  await run('npm', ['install', '--no-package-lock', '--prefer-offline', tarball, 'jest@30', 'vitest@4', 'testcontainers@11', 'typescript@5.9'], { cwd: app, env, maxBuffer: 32 * 2 ** 20 });
 }, 1_200_000);
 afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
@@ -155,6 +155,24 @@ describe('the npm package (npm pack, then npm install into an empty folder)', { 
     expect(stdout.trim()).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const same = "const cjs = require('shipping-sandbox'); import('shipping-sandbox').then((esm) => console.log(esm.createSandbox === cjs.createSandbox));";
     expect((await run('node', ['-e', same], { cwd: app, env })).stdout.trim()).toBe('true');
+  });
+
+  it('type-checks in a strict TypeScript project without skipLibCheck, with no @types package installed by hand', async () => {
+    // The declarations refer to express's and ws's: their types come with the package.
+    writeFileSync(join(app, 'tsconfig.strict.json'), JSON.stringify({ compilerOptions: { strict: true, skipLibCheck: false, noEmit: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022' }, files: ['strict.mts'] }));
+    writeFileSync(
+      join(app, 'strict.mts'),
+      [
+        "import { createSandbox, type Sandbox, type SandboxOptions } from 'shipping-sandbox';",
+        "const options: SandboxOptions = { clock: 'manual', tokens: ['test-token'], seed: 1 };",
+        'const sandbox: Sandbox = await createSandbox(options);',
+        "sandbox.app.get('/mine', (_req, res) => void res.send('ok'));",
+        'await sandbox.clock.advance(1_000);',
+        'await sandbox.close();',
+      ].join('\n'),
+    );
+    const result = await run(join(app, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.strict.json'], { cwd: app, env }).catch((error: { stdout: string; code: number }) => error);
+    expect(result.stdout).toBe('');
   });
 
   it('exports the Testcontainers module as shipping-sandbox/testcontainers', async () => {
