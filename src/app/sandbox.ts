@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import { answerWithoutUpgrade, isWebSocket } from './upgrade.js';
 import { endedStart, stopServices } from './stop.js';
 import { inProcessClock, type SandboxClock } from './in-process-clock.js';
+import { closeAfterAnswer, keepOpenFor, notePipelined, openConnections } from './connections.js';
 
 export { STOP_RECORD_MARGIN_MS, stopServices } from './stop.js';
 import type { Express } from 'express';
@@ -223,9 +224,10 @@ export async function createSandbox(input: SandboxOptions = {}, { signal }: Star
     // express's app.listen takes no server options; the header limit needs node:http's own.
     const serve = withEnvelope(app);
     const handle = (req: IncomingMessage, res: ServerResponse): void => {
+      notePipelined(req, res);
       if (!stopping) return serve(req, res);
-      // Stopping: a request on a connection kept alive is refused, so a client that keeps its
-      // connection busy cannot hold the stop past its grace (and the process's last checkpoint).
+      // Stopping: refused, so a client that keeps its connection busy cannot hold the stop past its grace.
+      keepOpenFor(req, res);
       res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8', 'Retry-After': '1', Connection: 'close' });
       res.end(JSON.stringify(new ApiError(503, messages.stopping).toEnvelope()));
     };
@@ -250,6 +252,7 @@ export async function createSandbox(input: SandboxOptions = {}, { signal }: Star
     await storage.close();
     throw endedStart(error, signal, services.logger);
   });
+  const connections = openConnections(server);
   void scheduler.runDue().finally(() => void scheduler.arm());
   // The webhook client loads once the sandbox listens, not during the start (nor at the first attempt).
   const loadWebhookClient = setImmediate(() => services.webhookTargets.warmUp());
@@ -271,6 +274,7 @@ export async function createSandbox(input: SandboxOptions = {}, { signal }: Star
     close: () =>
       (closing ??= (async () => {
         stopping = true;
+        closeAfterAnswer(connections);
         clearImmediate(loadWebhookClient);
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // Connections close as their requests in flight end (node closes only those idle at server.close()).

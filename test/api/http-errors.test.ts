@@ -267,6 +267,44 @@ describe('a request target the router cannot parse (a real server)', () => {
     }
   });
 
+  it('once stopping, answers a request in flight with Connection: close, so its client does not send the next one on a connection about to close', async () => {
+    const server = await createSandbox({ clock: 'manual', tokens: ['t'] });
+    try {
+      await supertest(server.app).post('/__sandbox/faults').set({ Authorization: 'Bearer t' }).send({ match: { operation_id: 'trackOrder' }, action: { type: 'latency', ms: 300 } });
+      const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+      let answer = '';
+      socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
+      const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      socket.write('GET /v1/order/tracking/SBXNOSUCH01 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\n\r\n');
+      await new Promise((r) => setTimeout(r, 50));
+      await Promise.all([server.close(), ended]);
+      expect(answer).toMatch(/^HTTP\/1\.1 404 /);
+      expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('once stopping, answers both requests a client pipelined before it, the connection kept open for the second', async () => {
+    const server = await createSandbox({ clock: 'manual', tokens: ['t'] });
+    try {
+      await supertest(server.app).post('/__sandbox/faults').set({ Authorization: 'Bearer t' }).send({ match: { operation_id: 'trackOrder' }, action: { type: 'latency', ms: 300 } });
+      const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+      let answers = '';
+      socket.setEncoding('utf8').on('data', (chunk: string) => (answers += chunk));
+      const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      socket.write('GET /v1/order/tracking/SBXNOSUCH01 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\n\r\nGET /__sandbox/health HTTP/1.1\r\nHost: x\r\n\r\n');
+      await new Promise((r) => setTimeout(r, 50));
+      await Promise.all([server.close(), ended]);
+      const [first, second] = answers.split(/(?=HTTP\/1\.1 )/);
+      expect(first).toMatch(/^HTTP\/1\.1 404 /);
+      expect(first).not.toMatch(/\r\nconnection: close\r\n/i);
+      expect(second).toMatch(/^HTTP\/1\.1 200 /);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('once stopping, refuses a request on a connection kept alive with 503 and Connection: close, and still finishes the one in flight', async () => {
     const server = await createSandbox({ clock: 'manual', tokens: ['t'] });
     try {
