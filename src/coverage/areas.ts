@@ -48,17 +48,20 @@ export function districtsOf(fixtures: Fixtures, cityId: string): District[] | un
   return fixtures.coverage.districts.filter((d) => d.city_id === cityId).sort((a, b) => a.id.localeCompare(b.id));
 }
 
-const normalise = (text: string): string => text.toLowerCase().normalize('NFKD').replace(/[^a-z0-9 ]+/g, ' ');
+/** Lower case, accents dropped (`é` is `e`), anything but letters and digits a space. */
+const normalise = (text: string): string => text.toLowerCase().normalize('NFKD').replace(/\p{M}+/gu, '').replace(/[^a-z0-9 ]+/g, ' ');
 
 /**
  * Districts whose district, city or province name or postal code contain every word
- * of `query` (case-insensitive). Districts whose own name starts with the query come
+ * of `query` (case- and accent-insensitive); a query with no word matches none. Districts whose own name starts with the query come
  * first, then by label.
  *
  * @example searchAreas(fixtures, 'tebet jakarta', 20)[0].district_id // '317101'
  */
 export function searchAreas(fixtures: Fixtures, query: string, limit: number): AreaView[] {
   const words = normalise(query).split(/\s+/).filter(Boolean);
+  // No letter or digit of an area's names in it (`日本`, `--`): it matches none, not every one.
+  if (words.length === 0) return [];
   const wanted = normalise(query).trim();
   const hits: AreaView[] = [];
   for (const district of fixtures.coverage.districts) {

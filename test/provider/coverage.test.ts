@@ -106,6 +106,18 @@ describe('GET /v1/area/search', () => {
     expect(some.body.data).toEqual(all.body.data.slice(0, 3));
   });
 
+  it.each(['日本', '--', '!!', '  '])('answers an empty list for %j, which has no word to match, not every district', async (q) => {
+    const res = await sandbox.call('GET', `/v1/area/search?q=${encodeURIComponent(q)}&limit=100`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ success: true, data: [] });
+  });
+
+  it('takes an accented letter for the letter (Tébet is tebet), not for two words', async () => {
+    const accented = await sandbox.call('GET', `/v1/area/search?q=${encodeURIComponent('Tébet')}`);
+    expect(accented.body.data.map((a: { district_id: string }) => a.district_id)).toEqual((await sandbox.call('GET', '/v1/area/search?q=tebet')).body.data.map((a: { district_id: string }) => a.district_id));
+    expect(accented.body.data.length).toBeGreaterThan(0);
+  });
+
   it('answers an empty list when nothing matches', async () => {
     const res = await sandbox.call('GET', '/v1/area/search?q=atlantis');
     expect(res.status).toBe(200);
