@@ -18,11 +18,17 @@ export interface Specs {
  */
 const compiled = new Map<string, Specs>();
 
-/** Applies `--max-items` to the create request's `items` (a spec swapped in with --spec may not have that schema). */
+/**
+ * Applies `--max-items` to the create request's `items` and to its answer's `order_numbers`,
+ * one per item (a spec swapped in with --spec may not have those schemas): a client that
+ * checks answers against the served spec takes a create of that many.
+ */
 function limitItems(document: ReturnType<typeof loadSpec>, maxItems: number): void {
-  const items = (document.components as { schemas?: Record<string, { properties?: Record<string, { maxItems?: number }> }> } | undefined)?.schemas
-    ?.CreateOrderRequest?.properties?.items;
+  const schemas = (document.components as { schemas?: Record<string, { properties?: Record<string, { maxItems?: number }> }> } | undefined)?.schemas;
+  const items = schemas?.CreateOrderRequest?.properties?.items;
   if (items) items.maxItems = maxItems;
+  const numbers = schemas?.CreateOrderResponse?.properties?.order_numbers;
+  if (numbers) numbers.maxItems = maxItems;
 }
 
 export function compiledSpecs(providerSpec: string, maxItems: number): Specs {

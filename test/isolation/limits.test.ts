@@ -22,6 +22,16 @@ describe('limits, each with a clear error', () => {
     figures.push('items 4 > 3: 400');
   });
 
+  it('items per request (--max-items) above the spec\'s 100: the served spec lets the answer hold as many order numbers', async () => {
+    sandbox = await testSandbox({ maxItems: 150 });
+    const created = await sandbox.call('POST', '/v1/order', { body: createRequest(120) });
+    expect(created.status).toBe(201);
+    expect(created.body.order_numbers).toHaveLength(120);
+    const schemas = (await sandbox.call('GET', '/__sandbox/openapi.json')).body.components.schemas;
+    expect(schemas.CreateOrderRequest.properties.items.maxItems).toBe(150);
+    expect(schemas.CreateOrderResponse.properties.order_numbers.maxItems).toBe(150);
+  });
+
   it('body size (--body-limit): 413 naming the limit', async () => {
     sandbox = await testSandbox({ bodyLimit: '2kb' });
     const res = await sandbox.call('POST', '/v1/order', { body: createRequest(10) });
