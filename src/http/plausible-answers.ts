@@ -23,6 +23,13 @@ export function plausibleAnswer(input: OperationInput, reply: BodyReply): BodyRe
 /** Per provider operation, what makes a documented example true of this sandbox (a copy; the spec's example is left as it is). */
 const EXAMPLE_RULES: Record<string, (body: unknown, input: OperationInput) => unknown> = {
   trackOrder: (body, input) => rebasedPhotos(body, input.baseUrl),
+  // The example's order numbers, as many as the request has items (a success's: an error envelope has none).
+  createOrder: (body, input) => {
+    if (typeof body !== 'object' || body === null || !Array.isArray((body as { order_numbers?: unknown }).order_numbers)) return body;
+    const copy = structuredClone(body);
+    plausibleCreate(copy, input.body);
+    return copy;
+  },
 };
 
 /** A documented example's reply with what names the sandbox's own address made to name the one the request came to. */

@@ -75,10 +75,15 @@ describe.each(['header', 'query'] as const)('errors on demand with the %s form',
       expect(res.body).toMatchObject({ success: false, message: expect.any(String), errors: expect.any(Array) });
     });
 
-    it('answers example=created with that example', async () => {
-      const res = await prefer(form, 'POST', '/v1/order', { example: 'created' }, createRequest(1));
-      expect(res.status).toBe(201);
-      expect(res.body).toEqual(CREATED);
+    it('answers example=created with that example, one order number per item as a create has', async () => {
+      const one = await prefer(form, 'POST', '/v1/order', { example: 'created' }, createRequest(1));
+      expect(one.status).toBe(201);
+      expect(one.body).toEqual({ ...CREATED, order_numbers: CREATED.order_numbers.slice(0, 1) });
+      const five = await prefer(form, 'POST', '/v1/order', { example: 'created' }, createRequest(5));
+      expect(five.body.order_numbers).toHaveLength(5);
+      expect(five.body.order_numbers.slice(0, 2)).toEqual(CREATED.order_numbers);
+      expect(new Set(five.body.order_numbers).size).toBe(5);
+      expect(five.body.order_numbers.every((n: string) => /^[0-9]{12}$/.test(n))).toBe(true);
     });
 
     it('answers dynamic=true with data generated from the schema, storing nothing', async () => {
