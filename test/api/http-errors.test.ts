@@ -112,6 +112,15 @@ describe('answers that are not about one operation', () => {
     expect(res.status).toBe(200);
   });
 
+  it('on a GET, refuses a body in another charset (415) and otherwise does not read it: text or broken JSON is served as the GET it is', async () => {
+    const latin1 = await supertest(sandbox.app).get('/__sandbox/orders').set(auth).set('Content-Type', 'application/json; charset=latin1').send('{}');
+    expect(latin1.status).toBe(415);
+    expect(latin1.body.errors).toEqual([{ field: 'header.content-type', message: 'charset must be utf-8' }]);
+    for (const [type, body] of [['text/plain', 'hello'], ['application/json', '{bad']]) {
+      expect((await supertest(sandbox.app).get('/__sandbox/orders').set(auth).set('Content-Type', type!).send(body)).status).toBe(200);
+    }
+  });
+
   // Node's zlib decodes zstd from Node 24 on, and body-parser with it: the encodings taken must not change with the Node a sandbox runs on.
   it.runIf(typeof (zlib as { zstdCompressSync?: unknown }).zstdCompressSync === 'function')('answers a well-formed zstd body with 415 too, as on a Node without zstd, and stores nothing', async () => {
     const zstd = (zlib as unknown as { zstdCompressSync: (input: Buffer) => Buffer }).zstdCompressSync(Buffer.from(JSON.stringify(createRequest(1))));

@@ -30,7 +30,7 @@ export function screenBody(x: Exchange): Promise<void> | undefined {
  * invalid is not parsed: validation refuses it with the worker's problems.
  */
 export function readBody({ op, req, input, bodyVerdict }: Exchange): void {
-  // A body the edge could not read (too large, not UTF-8, not the encoding it says), on any operation: a GET's too.
+  // A body the edge could not read (too large, in another charset than UTF-8, not in the encoding it says), on any operation: a GET's too.
   const refusal = bodyRefusalOf(req);
   if (refusal) throw refusal;
   if (op.body === 'none') return;
