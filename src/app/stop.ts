@@ -35,11 +35,12 @@ export async function stopServices(services: Services, modules: SandboxModule[])
 
 /**
  * What a start that failed throws: its error. When that is the abort of the start's signal
- * (a SIGTERM during the start), the start was stopped rather than failed: one line says so.
+ * (a SIGTERM during the start), the start was stopped rather than failed: one line says so,
+ * true of every store (a data file's lock is given back; a database has no lock to give back).
  */
 export function endedStart(error: unknown, signal: AbortSignal | undefined, logger: Logger): unknown {
   if (signal?.aborted && error === signal.reason) {
-    logger.info({ reason: String(signal.reason) }, "start stopped before the sandbox listened: what it had opened is closed, the data file's lock given back");
+    logger.info({ reason: String(signal.reason) }, 'start stopped before the sandbox listened: what it had opened is closed, its store included');
   }
   return error;
 }

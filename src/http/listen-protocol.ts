@@ -4,6 +4,7 @@ import type { RawData, WebSocket } from 'ws';
 import type { Client } from '../clients/index.js';
 import { asJsonWithin, EXCERPT_BYTES, type Listeners, type RelayedAttempt, type RelayResult } from '../webhooks/index.js';
 import type { IncomingMessage } from 'node:http';
+import { asRead } from '../shared/index.js';
 import { checkRawDepth } from './depth.js';
 import { ApiError } from './errors.js';
 
@@ -187,10 +188,14 @@ export function resultOf(data: RawData): Result | 'ignored' | undefined {
  */
 export async function checkEndpoint(listeners: Listeners, conn: Connection, held: () => boolean): Promise<void> {
   const { ws, client, endpointId } = conn;
-  const endpoint = await listeners.current(client.id, endpointId);
+  // A read that meets the store away says it could not read; the resume, a change, that nothing was saved.
+  const reading = (error: unknown): never => {
+    throw asRead(error);
+  };
+  const endpoint = await listeners.current(client.id, endpointId).catch(reading);
   if (!held()) return;
   if (!endpoint) {
-    const gone = (await listeners.removedByReset(client.id, endpointId)) ? CLOSE.reset : CLOSE.removed;
+    const gone = (await listeners.removedByReset(client.id, endpointId).catch(reading)) ? CLOSE.reset : CLOSE.removed;
     if (held()) ws.close(gone.code, gone.reason);
     return;
   }

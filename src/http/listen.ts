@@ -9,6 +9,7 @@ import { authenticate, soleAuthorization } from './auth.js';
 import { checkEndpoint, checkHandshake, checkNotSuperseded, CLOSE, Connection, keyOf, sessionOf, LISTEN_ANSWER_MARGIN_MS, refuse, type Asked, type Signal, CLOSE_GRACE_MS, HANDOFF_CUT, HANDOFF_TAKEN_MS, HANDOFF_TAKE_WITHIN_MS, LISTEN_CHANNEL, LISTEN_PING_MS, LISTEN_RESUME_MS, LISTEN_SEEN_MS, MAX_LISTEN_MESSAGE, WHO_MS, LISTEN_PATH } from './listen-protocol.js';
 import { ApiError, toApiError } from './errors.js';
 import { authorize } from './roles.js';
+import { backgroundFailures } from '../shared/index.js';
 import type { Signals } from '../store/index.js';
 
 /** The path a `shipping-sandbox listen` session opens (a WebSocket upgrade). */
@@ -45,8 +46,12 @@ export class ListenServer implements ListenerRelay {
   private taking = true;
   /** The hand-offs taken from other replicas and not yet answered, with the longest wait among them. */
   private readonly inHand = new Map<Promise<void>, number>();
+  /** Logs a failed look at a listener: while the store is away, warnings without a stack that count them (see backgroundFailures). */
+  private readonly failed: ReturnType<typeof backgroundFailures>;
 
-  constructor(private readonly deps: ListenServerDeps) {}
+  constructor(private readonly deps: ListenServerDeps) {
+    this.failed = backgroundFailures(deps.logger);
+  }
 
   /** The webhooks feature's side, once it is built (it needs this relay first). */
   bind(listeners: Listeners): void {
@@ -107,7 +112,7 @@ export class ListenServer implements ListenerRelay {
       this.watch(conn, listeners);
       ws.send(JSON.stringify({ type: 'ready', listener: name, endpoint_id: endpoint.id, secret: endpoint.secret, events: endpoint.events, held, now: Date.now() }));
       this.deps.logger.info({ client: client.id, listener: name, endpoint: endpoint.id, held }, 'listener connected');
-      void listeners.resume(client.id, endpoint.id).catch((err: unknown) => this.deps.logger.warn({ err, listener: name }, 'held deliveries not resumed'));
+      void listeners.resume(client.id, endpoint.id).catch((err: unknown) => this.failed('resuming held deliveries', err, 'a listener that connected gets them at its next check', { client: client.id, listener: name }));
     });
   }
 
@@ -115,6 +120,7 @@ export class ListenServer implements ListenerRelay {
   private watch(conn: Connection, listeners: Listeners): void {
     const { ws, client, name, endpointId } = conn;
     const log = this.deps.logger;
+    const checkFailed = (err: unknown) => this.failed('listener check', err, `a connected listener's endpoint and held deliveries are looked at again ${LISTEN_RESUME_MS / 1000} s later`, { client: client.id, listener: name });
     ws.on('pong', () => (conn.alive = true));
     ws.on('message', (data: RawData, isBinary: boolean) => {
       if (!conn.received(data, isBinary)) ws.close(CLOSE.malformed.code, CLOSE.malformed.reason);
@@ -127,10 +133,8 @@ export class ListenServer implements ListenerRelay {
         // Its sending time: the listener keeps its sense of how late a message is against steps of either wall clock.
         ws.ping(String(Date.now()));
       }, LISTEN_PING_MS).unref(),
-      setInterval(() => {
-        // Still its endpoint, enabled? (deleted through the API, reset or disabled on another replica)
-        void checkEndpoint(listeners, conn, () => this.held.get(keyOf(client.id, name)) === conn).catch((err: unknown) => log.warn({ err, listener: name }, 'listener check failed'));
-      }, LISTEN_RESUME_MS).unref(),
+      // Still its endpoint, enabled? (deleted through the API, reset or disabled on another replica)
+      setInterval(() => void checkEndpoint(listeners, conn, () => this.held.get(keyOf(client.id, name)) === conn).catch(checkFailed), LISTEN_RESUME_MS).unref(),
       setInterval(() => void listeners.seen(client.id, endpointId).catch(() => undefined), LISTEN_SEEN_MS).unref(),
     );
     ws.on('close', () => {

@@ -159,7 +159,8 @@ export class JobRunner {
   /**
    * A job that failed unexpectedly is tried again later (1, 2, 4, 8 minutes of its
    * client's clock after it failed), so a passing fault does not leave an AWB ungenerated or a webhook
-   * pending for good; after the fifth failure it is dropped, and its kind told (a delivery
+   * pending for good; after its fifth failure in this process (each replica of a shared
+   * database counts its own) it is dropped, and its kind told (a delivery
    * is then marked failed, for recover). If even that cannot be saved, it is given back so
    * it is not lost until a restart.
    */

@@ -69,6 +69,13 @@ export class Unavailable extends DomainError {
 }
 
 /**
+ * `error` as work that only read is told it: an Unavailable with a read wording (see
+ * readMessage) says that it could not read, not that nothing was saved.
+ */
+export const asRead = (error: unknown): unknown =>
+  error instanceof Unavailable && error.readMessage !== undefined ? new Unavailable(error.readMessage, error.retryAfterSeconds, error.readMessage) : error;
+
+/**
  * The largest amount (a weight in kg, a size in cm, a value or COD in rupiah) the sandbox
  * prices: the provider states none, and without a bound a long enough numeric text reads
  * as Infinity, answered as null where the spec promises integers.

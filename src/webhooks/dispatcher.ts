@@ -69,7 +69,7 @@ export class WebhookDispatcher {
    */
   async enqueue(event: SandboxEvent, tx: Repositories): Promise<void> {
     const { endpoints, registry } = this.deps;
-    const client = registry.byId(event.order.client_id) ?? unknownClient(event.order.client_id);
+    const client = registry.byId(event.order.client_id) ?? unknownClient(event.order.client_id, webhookMessages.orderNotChanged(event.order.order_no, event.type));
     const [main, ...others] = await endpoints.list(client, tx);
     const chaos = chaosOf(main!.chaos, event.order.webhook_chaos);
     let firstDue: number | undefined;
@@ -225,7 +225,7 @@ export class WebhookDispatcher {
     if (this.closed) throw new JobInterrupted('the webhook dispatcher is closed');
     const delivery = await storage.deliveries.get(id);
     if (!delivery || delivery.status !== 'pending') return;
-    const client = registry.byId(delivery.client_id) ?? unknownClient(delivery.client_id);
+    const client = registry.byId(delivery.client_id) ?? unknownClient(delivery.client_id, webhookMessages.attemptNotMade(id));
     const endpoint = await endpoints.get(client, endpointOf(delivery));
     const unsendable = whyUnsendable(delivery, endpoint);
     if (unsendable || !endpoint || (!endpoint.url && endpoint.listener === null)) {

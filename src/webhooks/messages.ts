@@ -12,8 +12,12 @@ export class ListenerNotConnected extends Error {
 
 /** Every message of the webhook control API, in one place. */
 export const webhookMessages = {
-  unknownClient: (clientId: string) =>
-    `Client "${clientId}" is not configured on this sandbox, so its webhooks cannot be made or sent here; the job is tried again later (on a shared database, every replica needs the same clients: --token, --config, SANDBOX_TOKENS).`,
+  /** A job of a client not configured here: `cannot` says what of it was not done (one of the two below). */
+  unknownClient: (clientId: string, cannot: string) =>
+    `Client "${clientId}" is not configured on this sandbox, so ${cannot}; the job is tried again later (on a shared database, every replica needs the same clients: --token, --config, SANDBOX_TOKENS).`,
+  /** The event is saved with the change of the order that made it (an AWB, a cancel): neither is, when it fails. */
+  orderNotChanged: (orderNo: string, event: string) => `the job that changes its order ${orderNo} (making its ${event} event and webhooks) cannot run here: nothing of it was saved`,
+  attemptNotMade: (deliveryId: string) => `its webhook delivery ${deliveryId} cannot be attempted here`,
   clientUnconfigured:
     'the sandbox dropped its attempt: its client was not configured on the sandbox when it fell due (a client removed from --config, or renamed); with the client back, POST /__sandbox/webhooks/recover sends it again',
   attemptsDropped:
@@ -46,8 +50,9 @@ export const webhookMessages = {
 
 /**
  * Fails the job of a client this sandbox does not know (a replica started with a clients
- * config that differs) rather than drop its webhooks: another replica may run it.
+ * config that differs) rather than drop its webhooks: another replica may run it. `cannot`
+ * says what of the job was not done.
  */
-export function unknownClient(clientId: string): never {
-  throw new Error(webhookMessages.unknownClient(clientId));
+export function unknownClient(clientId: string, cannot: string): never {
+  throw new Error(webhookMessages.unknownClient(clientId, cannot));
 }

@@ -90,6 +90,9 @@ describe('signals while the sandbox starts', () => {
     expect(await cli.exited).toBe(0);
     expect(Date.now() - began).toBeLessThan(5_000);
     expect(cli.output().match(/start stopped/g)).toHaveLength(1);
+    expect(cli.output()).toContain('start stopped before the sandbox listened: what it had opened is closed, its store included');
+    // A database has no data file, nor its lock.
+    expect(cli.output()).not.toContain('data file');
     expect(cli.output()).toContain('"reason":"SIGTERM"');
     expect(cli.output()).not.toContain('listening on');
   }, 30_000);

@@ -1,8 +1,9 @@
 import pino from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { ClientRegistry } from '../../src/clients/index.js';
 import { ListenServer } from '../../src/http/listen.js';
-import { Connection, HANDOFF_CUT, HANDOFF_TAKE_WITHIN_MS } from '../../src/http/listen-protocol.js';
+import { Connection, HANDOFF_CUT, HANDOFF_TAKE_WITHIN_MS, keyOf, LISTEN_RESUME_MS } from '../../src/http/listen-protocol.js';
+import { domainMessages, Unavailable } from '../../src/shared/index.js';
 
 /**
  * The holder's side of a hand-off between replicas, driven with the messages another
@@ -76,5 +77,42 @@ describe('listener hand-offs between replicas: the holder', () => {
     const res = h.published.find((m) => m.t === 'res');
     expect(res.x.status_code).toBeNull();
     expect(res.x.error).toBe(HANDOFF_CUT);
+  });
+});
+
+describe("a connected listener's checks while the store is away", () => {
+  it('warn once without a stack, saying the check could not read, and count the rest in one more warning a minute later', async () => {
+    vi.useFakeTimers();
+    try {
+      const lines: any[] = [];
+      const server = new ListenServer({ registry: {} as ClientRegistry, logger: pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) }) });
+      // The PostgreSQL store's outage, as its reads of the endpoint meet it.
+      const reason = 'the database: ECONNREFUSED';
+      const away = () => Promise.reject(new Unavailable(domainMessages.storeUnavailable(reason), undefined, domainMessages.storeUnreadable(reason)));
+      const listeners = { current: away, removedByReset: away, resume: away };
+      const ws = { readyState: 1, OPEN: 1, on: () => undefined, ping: () => undefined, close: () => undefined, terminate: () => undefined };
+      const conn = new Connection(ws as any, { id: 'client-a' } as any, 'laptop', 'ep_1');
+      (server as any).held.set(keyOf('client-a', 'laptop'), conn);
+      (server as any).watch(conn, listeners);
+      await vi.advanceTimersByTimeAsync(4 * LISTEN_RESUME_MS);
+      expect(lines).toEqual([
+        expect.objectContaining({
+          level: 40,
+          msg: "listener check: a connected listener's endpoint and held deliveries are looked at again 5 s later, the store being unavailable",
+          error: 'The sandbox cannot read from its database right now (the database: ECONNREFUSED). Retry shortly.',
+          client: 'client-a',
+          listener: 'laptop',
+        }),
+      ]);
+      expect(lines[0].err).toBeUndefined();
+      // The listener goes away: its checks stop, and the minute's count comes at its end.
+      for (const t of conn.timers) clearInterval(t);
+      await vi.advanceTimersByTimeAsync(60_000);
+      expect(lines.slice(1)).toEqual([
+        expect.objectContaining({ level: 40, msg: 'listener check: 3 more failed in the minute after that, the store being unavailable (clients client-a)', failures: 3 }),
+      ]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

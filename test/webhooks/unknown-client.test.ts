@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
 import type { SandboxOptions } from '../../src/config/options.js';
+import type { Order } from '../../src/records/index.js';
 import { createRequest } from '../support/orders.js';
 import { databaseFor, onPostgres, releaseDatabase } from '../support/store-kind.js';
 import { tempDir } from '../support/tmp.js';
@@ -120,5 +121,16 @@ describe('a webhook delivery of a client the sandbox does not know', () => {
     expect(recovered.queued).toBe(1);
     for (const begun = Date.now(); receiver.received.length < 2 && Date.now() - begun < 5_000; ) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(receiver.received.map((webhook) => webhook.json.event)).toEqual(['awb.generated', 'awb.generated']);
+  });
+});
+
+describe('an order event of a client the sandbox does not know (a replica of a shared database runs its job)', () => {
+  it('fails the job saying that the change of the order was not saved either, not only that its webhooks were not made', async () => {
+    const sandbox = await start([OTHER]);
+    const order = { client_id: PARTNER.id, order_no: '512345678901' } as Order;
+    const emitted = sandbox.services.storage.transaction((tx) => sandbox.services.events.emit({ type: 'awb.generated', order, at: 0 }, tx));
+    await expect(emitted).rejects.toThrow(
+      'Client "partner-b" is not configured on this sandbox, so the job that changes its order 512345678901 (making its awb.generated event and webhooks) cannot run here: nothing of it was saved; the job is tried again later',
+    );
   });
 });
