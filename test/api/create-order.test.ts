@@ -96,6 +96,15 @@ describe('POST /v1/order', () => {
       expect(res.body.errors).toContainEqual({ field: `items[0].${field}`, message: expect.stringContaining('JSON string') });
     });
 
+    it('names the first 100 fields of a create that breaks more, in item order', async () => {
+      const items = Array.from({ length: 60 }, () => ({ ...item(), item_weight: 1, item_qty: 1 }));
+      const res = await sandbox.call('POST', '/v1/order', { body: createRequest(1, { items: items as never }) });
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toHaveLength(100);
+      expect(res.body.errors.slice(0, 2).map((e: { field: string }) => e.field)).toEqual(['items[0].item_weight', 'items[0].item_qty']);
+      expect(res.body.errors.at(-1).field).toBe('items[49].item_qty');
+    });
+
     it('hints at numbers as text only for a number sent where text is wanted, not for a null or a list', async () => {
       const number = await sandbox.call('POST', '/v1/order', { body: createRequest(1, { items: [item({ item_weight: 1.5 as never })] }) });
       expect(number.body.errors).toContainEqual({ field: 'items[0].item_weight', message: 'must be a JSON string (send numbers as text, for example "1")' });
