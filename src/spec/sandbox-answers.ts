@@ -26,26 +26,30 @@ function envelopeSchema(document: OpenApiDocument): unknown {
 
 /** The responses every operation may give, whatever it is: the sandbox answers them before it routes or validates. */
 function sandboxResponses(document: OpenApiDocument): Responses {
-  const content = { 'application/json': { schema: envelopeSchema(document) } };
+  const schema = envelopeSchema(document);
+  // Each with an example of its real answer (under the default limits), so that `Prefer: code=413` answers one, not a schema's placeholders.
+  const answer = (name: string, message: string, errors: Array<{ field: string; message: string }>) => ({
+    'application/json': { schema, examples: { [name]: { value: { success: false, message, errors } } } },
+  });
   return {
     TooManyRequests: {
       description:
         'Too Many Requests (sandbox extension: the provider documents no 429). The client sent more requests in a second than the ' +
         "sandbox's --rate-limit, or has as many requests waiting for their turn (or held by fault rules) as it may. Retry after `Retry-After` seconds.",
       headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } } },
-      content,
+      content: answer('rateLimited', "This client sent more than 10 requests in a second (the sandbox's --rate-limit); retry in 1 s.", []),
     },
     PayloadTooLarge: {
       description: 'Payload Too Large. The body is larger than the configured limit (sandbox choice; default 1 MB); a body sent with any method is read so.',
-      content,
+      content: answer('tooLarge', "The body is larger than this sandbox's limit of 1mb; send a smaller one, for example fewer items per request.", [{ field: 'body', message: 'must be at most 1mb' }]),
     },
     UnsupportedMediaType: {
       description: 'Unsupported Media Type. A body is sent but not as `application/json` in UTF-8 (sandbox choice); a body sent with any method is read so.',
-      content,
+      content: answer('notJson', 'The body must be sent as application/json (got "text/plain"); set the header "Content-Type: application/json".', [{ field: 'header.content-type', message: 'must be application/json' }]),
     },
     HeadersTooLarge: {
       description: "Request Header Fields Too Large (sandbox extension: the provider documents no 431). The request line and headers together are larger than the sandbox's --max-header-size (16 KiB by default).",
-      content,
+      content: answer('headersTooLarge', 'The request headers are larger than the limit of 16384 bytes; send shorter headers (or start the sandbox with a larger --max-header-size).', [{ field: 'header', message: 'too large' }]),
     },
   };
 }

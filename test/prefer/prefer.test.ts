@@ -69,10 +69,20 @@ describe.each(['header', 'query'] as const)('errors on demand with the %s form',
       expect(await orderCount()).toBe(0);
     });
 
-    it('answers code=413 (no example in the spec) with a generated error envelope', async () => {
-      const res = await prefer(form, 'POST', '/v1/order', { code: '413' }, createRequest(1));
-      expect(res.status).toBe(413);
-      expect(res.body).toMatchObject({ success: false, message: expect.any(String), errors: expect.any(Array) });
+    it.each([
+      [413, 'body', /larger than this sandbox's limit/],
+      [415, 'header.content-type', /must be sent as application\/json/],
+      [431, 'header', /request headers are larger than the limit/],
+    ])('answers code=%i (a status the sandbox adds to every operation) with an example of its real answer, naming %s', async (code, field, message) => {
+      const res = await prefer(form, 'POST', '/v1/order', { code: String(code) }, createRequest(1));
+      expect(res.status).toBe(code);
+      expect(res.body).toEqual({ success: false, message: expect.stringMatching(message), errors: [{ field, message: expect.any(String) }] });
+    });
+
+    it('answers code=429 with an example of the rate limit\'s answer', async () => {
+      const res = await prefer(form, 'POST', '/v1/order', { code: '429' }, createRequest(1));
+      expect(res.status).toBe(429);
+      expect(res.body).toEqual({ success: false, message: expect.stringMatching(/--rate-limit/), errors: [] });
     });
 
     it('answers example=created with that example, one order number per item as a create has', async () => {
