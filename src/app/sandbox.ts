@@ -6,6 +6,7 @@ import { answerWithoutUpgrade, isWebSocket } from './upgrade.js';
 import { endedStart, stopServices } from './stop.js';
 import { inProcessClock, type SandboxClock } from './in-process-clock.js';
 import { closeAfterAnswer, keepOpenFor, notePipelined, openConnections } from './connections.js';
+import { compareClients, configuredClients } from './clients-config.js';
 
 export { STOP_RECORD_MARGIN_MS, stopServices } from './stop.js';
 import type { Express } from 'express';
@@ -17,7 +18,7 @@ import { ClockService, loadClocks, ClockSync } from '../clock/index.js';
 import { SettingsWriter, openStorage } from '../store/index.js';
 import { answerClientErrors, clientRateLimit, withEnvelope, ApiError, messages } from '../http/index.js';
 import { ClientRegistry, roleOf, type Client, type ClientConfig } from '../clients/index.js';
-import { checkClientConfigs, claimLeaseMs, readConfigFile, OptionError, resolveOptions, shownDatabase, shownRetention, type ResolvedOptions, type SandboxOptions } from '../config/index.js';
+import { checkClientConfigs, claimLeaseMs, OptionError, resolveOptions, shownDatabase, shownRetention, type ResolvedOptions, type SandboxOptions } from '../config/index.js';
 import { EventBus } from '../events/index.js';
 import { backgroundFailures } from '../shared/index.js';
 import { SandboxMetrics } from '../metrics/index.js';
@@ -66,15 +67,6 @@ export interface Sandbox {
   modules: SandboxModule[];
   /** Stops accepting requests, finishes those in flight, flushes the store. */
   close(): Promise<void>;
-}
-
-/** The clients of the config file, of `clients` and of `--token`, in that order. */
-function configuredClients(options: ResolvedOptions): ClientConfig[] {
-  return [
-    ...(options.config ? (readConfigFile(options.config).clients ?? []) : []),
-    ...options.clients,
-    ...options.tokens.filter((t) => t !== '').map((token) => ({ token })),
-  ];
 }
 
 /** With no client configured: one default client whose token is kept in the store (printed at start). */
@@ -149,6 +141,7 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   const configured = configuredClients(options);
   for (const warning of checkClientConfigs(configured, { scenarios: [...fixtures.scenarios.keys()], couriers: [...fixtures.couriers.keys()] }, options.config)) logger.warn(warning);
   const storage = await openStorage(options, logger, seams.storeFileSystem, signal).catch((error: unknown) => Promise.reject(endedStart(error, signal, logger)));
+  if (options.databaseUrl !== undefined) await compareClients(storage, configured, options.adminTokens, logger);
   // Admin tokens are not clients: with only those configured, the default client is made as well.
   const hasClient = configured.some((c) => roleOf(c) !== 'admin');
   const registry = new ClientRegistry(hasClient ? configured : [...configured, await defaultClient(options, storage)], options.adminTokens);

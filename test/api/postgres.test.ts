@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox } from '../../src/app/sandbox.js';
+import { startCli } from '../support/cli.js';
 import { createRequest } from '../support/orders.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';
 import { testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
@@ -86,6 +87,23 @@ describe('the sandbox on PostgreSQL (--database-url)', () => {
       expect(await total()).toBe(0);
     } finally {
       await sandbox.close();
+    }
+  }, 60_000);
+
+  it('warns at the start of a replica whose clients differ from those of the replica that started last, and not of one whose agree', async () => {
+    const url = await server.freshDatabase();
+    const replica = (token: string) => startCli(['--port', '0', '--database-url', url, '--token', token, '--log-level', 'warn']);
+    const warning = /the clients of this replica .* differ from those of the replica that started last/;
+    const first = await replica('token-one');
+    const same = await replica('token-one');
+    const other = await replica('token-two');
+    try {
+      expect(first.output()).not.toMatch(warning);
+      expect(same.output()).not.toMatch(warning);
+      expect(other.output()).toMatch(warning);
+      expect(other.output()).not.toContain('token-one');
+    } finally {
+      await Promise.all([first.stop(), same.stop(), other.stop()]);
     }
   }, 60_000);
 
