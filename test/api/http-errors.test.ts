@@ -94,6 +94,11 @@ describe('answers that are not about one operation', () => {
     expectMatchesSpec(sandbox.services, 'POST', '/v1/order', res);
   });
 
+  it('takes a +json media type (application/vnd.api+json) as JSON, as the errors reference says', async () => {
+    const res = await supertest(sandbox.app).post('/v1/order').set(auth).set('Content-Type', 'application/vnd.api+json').send(JSON.stringify(createRequest(1)));
+    expect(res.status).toBe(201);
+  });
+
   it('answers a form-encoded body with 415', async () => {
     const res = await supertest(sandbox.app).post('/v1/order').set(auth).type('form').send({ a: '1' });
     expect(res.status).toBe(415);
