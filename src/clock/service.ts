@@ -113,7 +113,8 @@ export class ClockService {
       // way instead (see keepShared).
       // A store that cannot write now (a full disk) fails the advance where it always did: at its jobs and its save.
       if (!this.sync && clientId !== '') await this.keep(clientId, this.clocks.savedAfter(clientId, ms)).catch(() => undefined);
-      await this.savedAfter([clientId], () => this.scheduler.advance(clientId, ms, this.keepShared));
+      const target = `it was to reach ${iso(this.clocks.of(clientId) + ms)}`;
+      await this.savedAfter([clientId], target, () => this.scheduler.advance(clientId, ms, this.keepShared));
     };
     await (this.sync ? this.sync.shared.exclusive([clientId], run) : run());
   }
@@ -140,9 +141,9 @@ export class ClockService {
    * when the advance failed (what fell due could not be saved): how far it got is kept, on
    * a shared store for every replica. On a shared store whose database is away, each
    * save (a client's clock, the sandbox's) is tried again until it holds, so no replica stays ahead of the others; and the
-   * answer says the advance stopped part-way.
+   * answer says the advance stopped part-way, and where it was to take the clocks (`target`).
    */
-  private async savedAfter(clientIds: readonly string[], advance: () => Promise<void>, also?: () => Promise<void>): Promise<void> {
+  private async savedAfter(clientIds: readonly string[], target: string, advance: () => Promise<void>, also?: () => Promise<void>): Promise<void> {
     let failure: unknown;
     try {
       await advance();
@@ -164,8 +165,11 @@ export class ClockService {
       failure ??= error;
     }
     if (failure === undefined) return;
-    // The database away (an answer that would say "nothing was saved"): the steps before the failure were saved.
-    if (this.sync && failure instanceof Unavailable && failure.readMessage !== undefined) throw new Unavailable(ADVANCE_STOPPED, failure.retryAfterSeconds);
+    if (failure instanceof Unavailable) {
+      // The database away (an answer that would say "nothing was saved"): the steps before the failure were saved.
+      const message = this.sync && failure.readMessage !== undefined ? ADVANCE_STOPPED : failure.message;
+      throw new Unavailable(`${message} (${target})`, failure.retryAfterSeconds);
+    }
     throw failure;
   }
 
@@ -177,7 +181,7 @@ export class ClockService {
     const run = async (): Promise<void> => {
       await this.sync?.all();
       // The clocks moved are saved also when a client's advance failed (its jobs could not be saved): what was done is kept.
-      await this.savedAfter(this.clocks.clients, () => this.scheduler.advanceAll(ms, this.keepShared), async () => {
+      await this.savedAfter(this.clocks.clients, `each clock was to move on by ${ms} ms`, () => this.scheduler.advanceAll(ms, this.keepShared), async () => {
         if (this.clocks.mode !== 'manual') return;
         if (this.sync) this.clocks.adopt(await this.sync.shared.moveOn(new Map(), this.clocks.now()));
         await this.storage.meta.set('manual_clock_ms', this.clocks.now());

@@ -66,6 +66,7 @@ describe('a store that cannot write (ENOSPC injected below the journal)', () => 
     expect(advanced.status).toBe(503);
     expect(advanced.headers['retry-after']).toMatch(/^\d+$/);
     expect(advanced.body.message).toMatch(/could not be saved.*still due/);
+    expect(advanced.body.message).toMatch(/\(it was to reach \d{4}-\d\d-\d\dT[\d:.]+Z\)$/);
     const [orderNo] = created.body.order_numbers as string[];
     expect((await sandbox.call('GET', `/__sandbox/orders/${orderNo}`)).body).toMatchObject({ status: 'created', awb: null });
 

@@ -128,6 +128,8 @@ describe('clocks shared by replicas on PostgreSQL', () => {
     expect(answer.status).toBe(503);
     // The database went away at a step (the clock's write) or under a job there (its unit): either way it says where to look.
     expect(answer.body.message).toMatch(/^The advance stopped part-way.*GET \/__sandbox\/clock/);
+    // And where it was to take the clock, so that a test can advance the rest of the way.
+    expect(answer.body.message).toContain(`(it was to reach ${new Date(start + HOUR).toISOString()})`);
     // Within a few seconds both replicas read one time, which is at or after every AWB made.
     let clocks: number[] = [];
     for (const begun = Date.now(); Date.now() - begun < 10_000; await sleep(200)) {
