@@ -139,7 +139,7 @@ export class OrdersService {
     for (;;) {
       const page = await storage.orders.list(client.id, { limit: 500 });
       if (page.items.length === 0) return removed;
-      removed += await storage.transaction((tx) => this.removeAsTheyAre(tx, page.items));
+      removed += (await storage.transaction((tx) => this.removeAsTheyAre(tx, page.items))).length;
       await letRequestsIn();
     }
   }
@@ -153,8 +153,8 @@ export class OrdersService {
       const page = await storage.orders.list(client.id, { limit: 500, search: orderCode });
       const mine = page.items.filter((o) => o.item.order_code === orderCode);
       if (mine.length === 0) return removed;
-      await storage.transaction((tx) => this.removeAsTheyAre(tx, mine));
-      removed.push(...mine.map((o) => o.order_no));
+      // Those still there when its unit ran: a teardown sent at the same time may have removed some (each is counted once).
+      removed.push(...(await storage.transaction((tx) => this.removeAsTheyAre(tx, mine))));
       await letRequestsIn();
     }
   }
@@ -166,29 +166,29 @@ export class OrdersService {
     for (;;) {
       const old = await storage.orders.createdBefore(olderThan, 500, clientId);
       if (old.length === 0) return removed;
-      removed += await storage.transaction((tx) => this.removeAsTheyAre(tx, old));
+      removed += (await storage.transaction((tx) => this.removeAsTheyAre(tx, old))).length;
       await letRequestsIn();
     }
   }
 
   /** Removes these orders as they are now, their jobs with them, in one unit of work (retention by count). Answers how many were still there. */
-  removeListed(listed: ReadonlyArray<Pick<Order, 'order_no'>>): Promise<number> {
-    return this.deps.storage.transaction((tx) => this.removeAsTheyAre(tx, listed));
+  async removeListed(listed: ReadonlyArray<Pick<Order, 'order_no'>>): Promise<number> {
+    return (await this.deps.storage.transaction((tx) => this.removeAsTheyAre(tx, listed))).length;
   }
 
   /**
    * Removes these orders as they are now, their jobs with them, in `tx`: an AWB job, a
    * step or another removal may have changed or removed one since it was listed (removing
-   * the version listed failed a whole sweep or reset with a Conflict). Answers how many
-   * were still there.
+   * the version listed failed a whole sweep or reset with a Conflict). Answers the order
+   * numbers of those still there, which it removed.
    */
-  private async removeAsTheyAre(tx: Repositories, listed: ReadonlyArray<Pick<Order, 'order_no'>>): Promise<number> {
+  private async removeAsTheyAre(tx: Repositories, listed: ReadonlyArray<Pick<Order, 'order_no'>>): Promise<string[]> {
     const orders = await tx.orders.getMany(listed.map((o) => o.order_no));
     for (const order of orders) {
       await this.deps.journey.stop(tx, order);
       await tx.orders.remove(order);
     }
-    return orders.length;
+    return orders.map((order) => order.order_no);
   }
 
   scenarioNames(): string[] {
