@@ -14,6 +14,13 @@ export const isWebSocket = (req: IncomingMessage): boolean => (req.headers.upgra
  * body is answered 400 saying to send it without the Upgrade header.
  */
 export function answerWithoutUpgrade(req: IncomingMessage, socket: Duplex, handle: (req: IncomingMessage, res: ServerResponse) => void): void {
+  // Pipelined behind an answer still to come on this connection: answered after it (Node allows one answer per socket at a time).
+  const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (pending) {
+    pending.once('finish', () => (socket.destroyed || !socket.writable ? socket.destroy() : answerWithoutUpgrade(req, socket, handle)));
+    pending.once('close', () => void (pending.writableFinished || socket.destroy()));
+    return;
+  }
   const res = new ServerResponse(req);
   res.shouldKeepAlive = false;
   res.assignSocket(socket as Socket);

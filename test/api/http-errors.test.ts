@@ -266,6 +266,24 @@ describe('two Authorization headers (a real server)', () => {
   });
 });
 
+describe('an upgrade pipelined behind a request still being answered (a real server)', () => {
+  it('answers both, in order, and keeps serving: one packet used to end the process', async () => {
+    const server = await createSandbox({ clock: 'manual', tokens: ['t'] });
+    try {
+      const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+      let answers = '';
+      socket.setEncoding('utf8').on('data', (chunk: string) => (answers += chunk));
+      const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      socket.write('GET /__sandbox/health HTTP/1.1\r\nHost: x\r\n\r\nGET /__sandbox/health HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n');
+      await ended;
+      expect(answers.match(/HTTP\/1\.1 200 /g)).toHaveLength(2);
+      expect((await fetch(`${server.url}/__sandbox/health`)).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('a request target the router cannot parse (a real server)', () => {
   it('answers 404 with the envelope, not express\'s HTML page', async () => {
     const server = await createSandbox({ clock: 'manual', tokens: ['t'] });
