@@ -111,11 +111,17 @@ export const MARKS_KEPT = 500;
 /** Whether a mark is of a request waiting for its retry (see MARKS_KEPT). */
 export const isWaitingRetry = (key: string, mark: ReportMark): boolean => key.startsWith('retry:') && mark.detail.heard !== 1;
 
-/** The keys to drop so that at most MARKS_KEPT stay, from keys oldest first: others first, then waiting retries. */
+/** The mark of a receiver seen refusing a duplicate copy with a 4xx (a webhook-id it has seen): it holds for the whole run. */
+export const SEEN_ID_REFUSED = 'webhook:seen-id-refused';
+
+/** Whether a mark is among those dropped last (see MARKS_KEPT): a request waiting for its retry, or one that holds for the run. */
+const keptLast = (key: string, mark: ReportMark): boolean => key === SEEN_ID_REFUSED || isWaitingRetry(key, mark);
+
+/** The keys to drop so that at most MARKS_KEPT stay, from keys oldest first: others first, then those kept last (waiting retries, the run's). */
 export function marksBeyond(keys: Iterable<string>, marks: Readonly<Record<string, ReportMark>>): string[] {
   const others: string[] = [];
   const waiting: string[] = [];
-  for (const key of keys) (isWaitingRetry(key, marks[key]!) ? waiting : others).push(key);
+  for (const key of keys) (keptLast(key, marks[key]!) ? waiting : others).push(key);
   const over = others.length + waiting.length - MARKS_KEPT;
   if (over <= 0) return [];
   return [...others, ...waiting].slice(0, over);
@@ -143,7 +149,7 @@ export function applyMarks(marks: Record<string, ReportMark>, changes: Readonly<
     let oldestWaiting: string | undefined;
     let drop: string | undefined;
     for (const key in marks) {
-      if (!isWaitingRetry(key, marks[key]!)) {
+      if (!keptLast(key, marks[key]!)) {
         drop = key;
         break;
       }

@@ -1,9 +1,6 @@
-import type { Attempt, Delivery, ReportView } from '../records/index.js';
+import { SEEN_ID_REFUSED, type Attempt, type Delivery, type ReportView } from '../records/index.js';
 import { reachedReceiver } from '../webhooks/index.js';
 import { Draft } from './draft.js';
-
-/** The report's mark of a duplicate copy refused with a 4xx in the run: a receiver that refuses a webhook-id it has seen. */
-const SEEN_ID_REFUSED = 'webhook:seen-id-refused';
 
 const isSuccess = (status: number | null): boolean => status !== null && status >= 200 && status < 300;
 const isClientError = (status: number | null): boolean => status !== null && status >= 400 && status < 500;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyReportChange, emptyReport, MARKS_KEPT, marksBeyond, type ReportMark } from '../../src/records/index.js';
+import { applyReportChange, emptyReport, MARKS_KEPT, marksBeyond, SEEN_ID_REFUSED, type ReportMark } from '../../src/records/index.js';
 import { MemoryReports } from '../../src/store/embedded/reports.js';
 import { BatchView } from '../../src/report/batch-view.js';
 
@@ -12,6 +12,17 @@ const waitingThenFlood = () => ({
 });
 
 describe("a client's marks beyond MARKS_KEPT", () => {
+  it("keeps the mark of a receiver seen refusing a seen webhook-id however many marks come after: it holds for the run", async () => {
+    const flood = { [SEEN_ID_REFUSED]: mark(0, { delivery: 'msg_1' }), ...Object.fromEntries(Array.from({ length: MARKS_KEPT + 100 }, (_, n) => [`404:AWB${n}`, mark(10 + n)])) };
+    expect(applyReportChange(emptyReport('acme'), { marks: flood }, 10).marks[SEEN_ID_REFUSED]).toBeDefined();
+    const reports = new MemoryReports(10);
+    await reports.change('acme', { marks: flood });
+    expect((await reports.get('acme')).marks[SEEN_ID_REFUSED]).toBeDefined();
+    const view = new BatchView(emptyReport('acme'));
+    view.marked(flood);
+    expect(view.current.marks[SEEN_ID_REFUSED]).toBeDefined();
+  });
+
   it('drops the oldest others first and keeps a request waiting for its retry (it counts as missed), on both paths that bound them', async () => {
     const state = applyReportChange(emptyReport('acme'), { marks: waitingThenFlood() }, 10);
     expect(Object.keys(state.marks)).toHaveLength(MARKS_KEPT);
