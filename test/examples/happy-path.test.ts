@@ -19,8 +19,9 @@ function readmeShares(): { withChecks: number; without: number } {
 /**
  * A client that does what works and nothing more: it creates the README's example order,
  * acknowledges its webhooks once their signatures verify (as the webhooks guide says), reads
- * the order's tracking as time moves on until it is delivered, and meets no error and no
- * fault on purpose.
+ * the order's tracking as time moves on until it is delivered (the 404 before the pick-up
+ * scan among its reads), and meets no other error and no fault on purpose. Within 2 points
+ * of the README's figures: one item more or less is 4.5.
  */
 describe('a happy-path client, as the README grades it', () => {
   let sandbox: Sandbox;
@@ -73,11 +74,11 @@ describe('a happy-path client, as the README grades it', () => {
   });
 
   it('handles about the share the README says without the webhook checks', () => {
-    expect(Math.abs(without - readmeShares().without)).toBeLessThanOrEqual(5);
+    expect(Math.abs(without - readmeShares().without)).toBeLessThanOrEqual(2);
   });
 
   it('handles about the share the README says once it runs them, and stays below the CI example\'s --fail-under 80', () => {
-    expect(Math.abs(withChecks - readmeShares().withChecks)).toBeLessThanOrEqual(5);
+    expect(Math.abs(withChecks - readmeShares().withChecks)).toBeLessThanOrEqual(2);
     expect(withChecks).toBeLessThan(80);
   });
 });
