@@ -118,7 +118,8 @@ export async function executeReport(options: ReportCommand, out: (text: string) 
     if (options.failUnder !== undefined || required.length > 0 || options.coverageUnder !== undefined) code = 1;
   }
   // The exact share, not the rounded percentage shown: 18 of 22 (81.818...%) is below --fail-under 81.82.
-  if (options.failUnder !== undefined && below(summary.handled, summary.graded, summary.handled_percent, options.failUnder)) {
+  const failedUnder = options.failUnder !== undefined && below(summary.handled, summary.graded, summary.handled_percent, options.failUnder);
+  if (failedUnder) {
     err(`shipping-sandbox report: ${summary.handled_percent}% handled (${summary.handled} of ${summary.graded} graded items), below --fail-under ${options.failUnder}\n`);
     code = 1;
   }
@@ -127,7 +128,7 @@ export async function executeReport(options: ReportCommand, out: (text: string) 
     code = 1;
   }
   // A miss is kept for the whole run: a fixed client graded in the same run fails again.
-  const missedFailing = items.some((i) => i.status === 'not_handled' && (i.missed ?? 0) > 0 && (required.includes(i.id) || options.failUnder !== undefined));
+  const missedFailing = items.some((i) => i.status === 'not_handled' && (i.missed ?? 0) > 0 && (required.includes(i.id) || failedUnder));
   if (code === 1 && missedFailing && run?.name !== PACT_RUN) {
     err(`shipping-sandbox report: a miss counts until the run ends${run?.name ? ` (this one is "${run.name}")` : ''}: after a fix, start a new run (POST /__sandbox/runs) before the tests\n`);
   }

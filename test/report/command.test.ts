@@ -215,6 +215,10 @@ describe('shipping-sandbox report: a failed gate with a miss', () => {
     // A 400 sent again unchanged is a miss.
     const invalid = { ...createRequest(1), items: [] };
     for (let i = 0; i < 2; i += 1) expect((await fetch(`${sandbox.url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(invalid) })).status).toBe(400);
+    // A gate failed on another item (not exercised), the share's gate passed: the miss failed nothing.
+    const other = await run('--url', sandbox.url, '--token', 'token-a', '--fail-under', '0', '--require', 'error.create-403');
+    expect(other.code).toBe(1);
+    expect(other.stderr).not.toMatch(hint);
     const missed = await run('--url', sandbox.url, '--token', 'token-a', '--require', 'error.create-400');
     expect(missed.code).toBe(1);
     expect(missed.stderr).toMatch(/error\.create-400 is required \(--require\) and not handled: Missed/);
