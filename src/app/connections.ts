@@ -3,11 +3,14 @@ import type { Socket } from 'node:net';
 
 /** Marks a connection whose client sent a request before the answer to its last one (HTTP pipelining). */
 const PIPELINED = Symbol('pipelined');
+/** Marks an answer the stop told to close its connection (see keepOpenFor). */
+const CLOSED_BY_STOP = Symbol('closedByStop');
 
-type Connection = Socket & { _httpMessage?: ServerResponse | null; [PIPELINED]?: true };
+type Answer = ServerResponse & { [CLOSED_BY_STOP]?: true };
+type Connection = Socket & { _httpMessage?: Answer | null; [PIPELINED]?: true };
 
 /** The answer a connection is writing or about to write: Node keeps it in `_httpMessage` (http-terminator reads it so too). */
-const answerOn = (socket: Connection): ServerResponse | null | undefined => socket._httpMessage;
+const answerOn = (socket: Connection): Answer | null | undefined => socket._httpMessage;
 
 /** The server's open connections, each from its start to its close. */
 export function openConnections(server: Server): Set<Socket> {
@@ -26,7 +29,8 @@ export function notePipelined(req: IncomingMessage, res: ServerResponse): void {
 }
 
 /**
- * At a stop, the answers still to come of the requests in flight carry `Connection: close`:
+ * At a stop, the answers still to come of the requests in flight carry `Connection: close`
+ * (Node writes it for an answer that is not to keep its connection alive):
  * their clients open a new connection for their next request (to another replica behind a
  * proxy) rather than send it on this one as it closes, which they would meet as a reset.
  * Not on a connection that pipelines: the answers queued behind would never be written. An
@@ -35,7 +39,10 @@ export function notePipelined(req: IncomingMessage, res: ServerResponse): void {
 export function closeAfterAnswer(connections: Iterable<Socket>): void {
   for (const socket of connections as Iterable<Connection>) {
     const answer = answerOn(socket);
-    if (answer && !answer.headersSent && !socket[PIPELINED]) answer.setHeader('Connection', 'close');
+    if (answer && !answer.headersSent && !socket[PIPELINED] && answer.shouldKeepAlive) {
+      answer.shouldKeepAlive = false;
+      answer[CLOSED_BY_STOP] = true;
+    }
   }
 }
 
@@ -46,5 +53,5 @@ export function closeAfterAnswer(connections: Iterable<Socket>): void {
  */
 export function keepOpenFor(req: IncomingMessage, res: ServerResponse): void {
   const earlier = answerOn(req.socket as Connection);
-  if (earlier && earlier !== res && !earlier.headersSent) earlier.removeHeader('Connection');
+  if (earlier && earlier !== res && !earlier.headersSent && earlier[CLOSED_BY_STOP]) earlier.shouldKeepAlive = true;
 }

@@ -357,6 +357,7 @@ describe('a request target the router cannot parse (a real server)', () => {
       expect(Date.now() - started).toBeLessThan(5_000);
       const [first, second] = answers.split(/(?=HTTP\/1\.1 )/);
       expect(first).toMatch(/^HTTP\/1\.1 404 /);
+      expect(first).toMatch(/\r\nconnection: keep-alive\r\n/i);
       expect(second).toMatch(/^HTTP\/1\.1 503 /);
       expect(second).toMatch(/\r\nconnection: close\r\n/i);
       expect(second).toMatch(/\r\nretry-after: 1\r\n/i);
