@@ -147,7 +147,11 @@ export const OPTIONS: Schema = {
     resolve: (value) => (typeof value === 'number' && value > 0 && Number.isFinite(value) ? value : fail('speed', `speed must be a positive number, not ${String(value)}.`)),
   },
   // An empty value (SANDBOX_SEED= from a compose file whose variable is unset) is no seed.
-  seed: { flag: '--seed <seed>', env: 'SANDBOX_SEED', help: 'makes numbers, AWBs and delays reproducible', default: undefined, resolve: (value) => (value === undefined || String(value) === '' ? undefined : String(value)) },
+  seed: { flag: '--seed <seed>', env: 'SANDBOX_SEED', help: 'makes numbers, AWBs and delays reproducible', default: undefined, resolve: (value) => {
+      if (value === undefined || String(value) === '') return undefined;
+      // A text or a number (in-process); NaN, true or an object would be a seed no one meant.
+      return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) ? String(value) : fail('seed', `seed must be a text or a number, not ${JSON.stringify(value) ?? String(value)}.`);
+    } },
   config: { flag: '--config <file>', env: 'SANDBOX_CONFIG', help: 'JSON or YAML file with per-client settings', default: undefined, resolve: optionalText('config') },
   clients: { default: [], resolve: (value) => (Array.isArray(value) ? value : fail('clients', 'clients must be a list of client settings.')) },
   scenario: { flag: '--scenario <name>', env: 'SANDBOX_SCENARIO', help: 'default scenario of orders that name none', default: 'delivered', resolve: text('scenario') },

@@ -85,6 +85,12 @@ describe('the options', () => {
     expect(resolveOptions({ [key]: true } as never)).toMatchObject({ [key]: true });
   });
 
+  it.each([[Number.NaN], [true], [{ a: 1 }]])('refuse a seed of %j in-process, and take a text or a number', (value) => {
+    expect(() => resolveOptions({ seed: value } as never)).toThrow(expect.objectContaining({ option: 'seed', message: expect.stringMatching(/^seed must be a text or a number/) }));
+    expect(resolveOptions({ seed: 7 }).seed).toBe('7');
+    expect(resolveOptions({ seed: 'ci' }).seed).toBe('ci');
+  });
+
   it('take 0 without a unit in the duration options that allow it, and every duration with one', () => {
     expect(resolveOptions({ awbDelay: '0', webhookRetries: '0', databaseWait: '0' })).toMatchObject({ awbDelay: { min: 0, max: 0 }, webhookRetries: [0], databaseWait: 0 });
     expect(resolveOptions({ awbDelay: '2s-10s', webhookRetries: '0,5s,1.5m', webhookTimeout: '500ms', jobLease: '2m' })).toMatchObject({ awbDelay: { min: 2_000, max: 10_000 }, webhookRetries: [0, 5_000, 90_000], webhookTimeout: 500, jobLease: 120_000 });
