@@ -59,8 +59,10 @@ const normalise = (text: string): string => text.toLowerCase().normalize('NFKD')
  * @example searchAreas(fixtures, 'tebet jakarta', 20)[0].district_id // '317101'
  */
 export function searchAreas(fixtures: Fixtures, query: string, limit: number): AreaView[] {
+  // A word of letters or digits no name is written in (`日本`) matches none; punctuation alone (`-`) is no word.
+  if (query.split(/\s+/).some((word) => normalise(word).trim() === '' && /[\p{L}\p{N}]/u.test(word))) return [];
   const words = normalise(query).split(/\s+/).filter(Boolean);
-  // No letter or digit of an area's names in it (`日本`, `--`): it matches none, not every one.
+  // No word at all (`--`): it matches none, not every one.
   if (words.length === 0) return [];
   const wanted = normalise(query).trim();
   const hits: AreaView[] = [];

@@ -112,6 +112,13 @@ describe('GET /v1/area/search', () => {
     expect(res.body).toEqual({ success: true, data: [] });
   });
 
+  it('answers an empty list when one word is of letters no name is written in (tebet 日本), and takes punctuation for no word (tebet -)', async () => {
+    expect((await sandbox.call('GET', `/v1/area/search?q=${encodeURIComponent('tebet 日本')}`)).body.data).toEqual([]);
+    const dashed = await sandbox.call('GET', `/v1/area/search?q=${encodeURIComponent('tebet -')}`);
+    expect(dashed.body.data).toEqual((await sandbox.call('GET', '/v1/area/search?q=tebet')).body.data);
+    expect(dashed.body.data.length).toBeGreaterThan(0);
+  });
+
   it('takes an accented letter for the letter (Tébet is tebet), not for two words', async () => {
     const accented = await sandbox.call('GET', `/v1/area/search?q=${encodeURIComponent('Tébet')}`);
     expect(accented.body.data.map((a: { district_id: string }) => a.district_id)).toEqual((await sandbox.call('GET', '/v1/area/search?q=tebet')).body.data.map((a: { district_id: string }) => a.district_id));
