@@ -263,6 +263,8 @@ describe('generated data and --seed', () => {
     expect(seeded.headers['preference-applied']).toBe('dynamic=true, seed=7');
     const quoted = await sandbox.call('GET', '/v1/order/tracking/SBXDLV00000001', { headers: { Prefer: 'dynamic=true, seed="run 7"' } });
     expect(quoted.headers['preference-applied']).toBe('dynamic=true, seed="run 7"');
+    const tabbed = await sandbox.call('GET', '/v1/order/tracking/SBXDLV00000001', { headers: { Prefer: 'dynamic=true, seed="a\tb"' } });
+    expect(tabbed.headers['preference-applied']).toBe('dynamic=true, seed="a\tb"');
     const example = await sandbox.call('GET', '/v1/order/tracking/SBXDLV00000001', { headers: { Prefer: 'code=404, seed=7' } });
     expect(example.headers['preference-applied']).toBe('code=404');
   });

@@ -103,8 +103,8 @@ function checkedChoice(operation: PrismOperation, input: OperationInput, prefere
   );
 }
 
-/** A preference's value as RFC 7240 writes it: a token as it is, anything else quoted. */
-const valueOf = (value: string): string => (/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(value) ? value : JSON.stringify(value));
+/** A preference's value as RFC 7240 writes it: a token as it is, anything else an HTTP quoted-string (`"` and `\` escaped). */
+const valueOf = (value: string): string => (/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(value) ? value : `"${value.replace(/["\\]/g, '\\$&')}"`);
 
 /** What was applied: the seed only where it seeds something (generated data). */
 const applied = (p: Preference): string =>
