@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { request } from 'node:http';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import zlib from 'node:zlib';
 import supertest from 'supertest';
 import { createSandbox } from '../../src/app/sandbox.js';
@@ -299,25 +299,12 @@ describe('a request target the router cannot parse (a real server)', () => {
     }
   });
 
-  it('once stopping, answers a request in flight with Connection: close, so its client does not send the next one on a connection about to close', async () => {
-    const server = await createSandbox({ clock: 'manual', tokens: ['t'] });
-    try {
-      await supertest(server.app).post('/__sandbox/faults').set({ Authorization: 'Bearer t' }).send({ match: { operation_id: 'trackOrder' }, action: { type: 'latency', ms: 300 } });
-      const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
-      let answer = '';
-      socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
-      const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-      socket.write('GET /v1/order/tracking/SBXNOSUCH01 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\n\r\n');
-      await new Promise((r) => setTimeout(r, 50));
-      await Promise.all([server.close(), ended]);
-      expect(answer).toMatch(/^HTTP\/1\.1 404 /);
-      expect(answer).toMatch(/\r\nconnection: close\r\n/i);
-    } finally {
-      await server.close();
-    }
-  });
-
-  it('once stopping, answers both requests a client pipelined before it, the connection kept open for the second', async () => {
+  /**
+   * A sandbox whose tracking reads a fault holds 300 ms, a raw connection that sends
+   * `requests`, and the stop 50 ms later (`whileStopping` right after it begins): the
+   * answers on that connection, and how long the stop took.
+   */
+  async function stopWithReadInFlight(requests: string, whileStopping?: (socket: Socket) => void): Promise<{ answers: string[]; stopMs: number }> {
     const server = await createSandbox({ clock: 'manual', tokens: ['t'] });
     try {
       await supertest(server.app).post('/__sandbox/faults').set({ Authorization: 'Bearer t' }).send({ match: { operation_id: 'trackOrder' }, action: { type: 'latency', ms: 300 } });
@@ -325,45 +312,44 @@ describe('a request target the router cannot parse (a real server)', () => {
       let answers = '';
       socket.setEncoding('utf8').on('data', (chunk: string) => (answers += chunk));
       const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-      socket.write('GET /v1/order/tracking/SBXNOSUCH01 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\n\r\nGET /__sandbox/health HTTP/1.1\r\nHost: x\r\n\r\n');
-      await new Promise((r) => setTimeout(r, 50));
-      await Promise.all([server.close(), ended]);
-      const [first, second] = answers.split(/(?=HTTP\/1\.1 )/);
-      expect(first).toMatch(/^HTTP\/1\.1 404 /);
-      expect(first).not.toMatch(/\r\nconnection: close\r\n/i);
-      expect(second).toMatch(/^HTTP\/1\.1 200 /);
-    } finally {
-      await server.close();
-    }
-  });
-
-  it('once stopping, refuses a request on a connection kept alive with 503 and Connection: close, and still finishes the one in flight', async () => {
-    const server = await createSandbox({ clock: 'manual', tokens: ['t'] });
-    try {
-      // A fault keeps the tracking read in flight for 300 ms.
-      await supertest(server.app).post('/__sandbox/faults').set({ Authorization: 'Bearer t' }).send({ match: { operation_id: 'trackOrder' }, action: { type: 'latency', ms: 300 } });
-      const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
-      let answers = '';
-      socket.setEncoding('utf8').on('data', (chunk: string) => (answers += chunk));
-      const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-      socket.write('GET /v1/order/tracking/SBXNOSUCH01 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\n\r\n');
+      socket.write(requests);
       await new Promise((r) => setTimeout(r, 50));
       const started = Date.now();
       const closing = server.close();
-      // The next request on the same connection, sent while the first is still in flight.
-      socket.write('GET /__sandbox/health HTTP/1.1\r\nHost: x\r\n\r\n');
-      await ended;
-      await closing;
-      expect(Date.now() - started).toBeLessThan(5_000);
-      const [first, second] = answers.split(/(?=HTTP\/1\.1 )/);
-      expect(first).toMatch(/^HTTP\/1\.1 404 /);
-      expect(first).toMatch(/\r\nconnection: keep-alive\r\n/i);
-      expect(second).toMatch(/^HTTP\/1\.1 503 /);
-      expect(second).toMatch(/\r\nconnection: close\r\n/i);
-      expect(second).toMatch(/\r\nretry-after: 1\r\n/i);
-      expect(second).toContain('"message":"The sandbox is stopping');
+      whileStopping?.(socket);
+      await Promise.all([closing, ended]);
+      return { answers: answers.split(/(?=HTTP\/1\.1 )/), stopMs: Date.now() - started };
     } finally {
       await server.close();
     }
+  }
+  const TRACK_READ = 'GET /v1/order/tracking/SBXNOSUCH01 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\n\r\n';
+  const HEALTH = 'GET /__sandbox/health HTTP/1.1\r\nHost: x\r\n\r\n';
+
+  it('once stopping, answers a request in flight with Connection: close, so its client does not send the next one on a connection about to close', async () => {
+    const { answers } = await stopWithReadInFlight(TRACK_READ);
+    expect(answers).toHaveLength(1);
+    expect(answers[0]).toMatch(/^HTTP\/1\.1 404 /);
+    expect(answers[0]).toMatch(/\r\nconnection: close\r\n/i);
+  });
+
+  it('once stopping, answers both requests a client pipelined before it, the connection kept open for the second', async () => {
+    const [first, second] = (await stopWithReadInFlight(TRACK_READ + HEALTH)).answers;
+    expect(first).toMatch(/^HTTP\/1\.1 404 /);
+    expect(first).not.toMatch(/\r\nconnection: close\r\n/i);
+    expect(second).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
+  it('once stopping, refuses a request on a connection kept alive with 503 and Connection: close, and still finishes the one in flight', async () => {
+    // The next request on the same connection, sent while the first is still in flight.
+    const { answers, stopMs } = await stopWithReadInFlight(TRACK_READ, (socket) => socket.write(HEALTH));
+    expect(stopMs).toBeLessThan(5_000);
+    const [first, second] = answers;
+    expect(first).toMatch(/^HTTP\/1\.1 404 /);
+    expect(first).toMatch(/\r\nconnection: keep-alive\r\n/i);
+    expect(second).toMatch(/^HTTP\/1\.1 503 /);
+    expect(second).toMatch(/\r\nconnection: close\r\n/i);
+    expect(second).toMatch(/\r\nretry-after: 1\r\n/i);
+    expect(second).toContain('"message":"The sandbox is stopping');
   });
 });
