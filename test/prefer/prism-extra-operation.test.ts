@@ -109,7 +109,7 @@ describe('GET /v1/order/{order_no}/label, an operation a swapped-in spec brings 
   it('lists each example once when an example name is unknown', async () => {
     const res = await call({ Prefer: 'example=a5' });
     expect(res.status).toBe(400);
-    expect(res.body.errors).toEqual([{ field: 'header.prefer', message: 'example must be one of: a6 (200), a4 (200), invalidField (400), missingToken (401), gone (410)' }]);
+    expect(res.body.errors).toEqual([{ field: 'header.prefer', message: 'example must be one of: a6 (200), a4 (200), invalidField (400), missingToken (401), gone (410), tooLarge (413), notJson (415), rateLimited (429), headersTooLarge (431)' }]);
   });
 
   it('answers the same generated data to two runs of the CLI with the same --seed', async () => {
