@@ -19,6 +19,17 @@ describe('dataFilePath', () => {
     expect(realDataPath(join(dir(), given))).toBe(join(dir(), real));
   });
 
+  it('creates missing folders, and refuses a folder that cannot be made rather than trying for ever (under /proc, below a dangling link)', () => {
+    const d = dir();
+    expect(dataFilePath(join(d, 'a', 'b', 's.json'))).toBe(join(d, 'a', 'b', 's.json'));
+    expect(existsSync(join(d, 'a', 'b'))).toBe(true);
+    symlinkSync(join(d, 'unmounted'), join(d, 'volume'));
+    expect(() => dataFilePath(join(d, 'volume', 'data', 's.json'))).toThrow(/ENOENT/);
+    writeFileSync(join(d, 'file'), '');
+    expect(() => dataFilePath(join(d, 'file', 'data', 's.json'))).toThrow(/ENOTDIR|EEXIST/);
+    if (existsSync('/proc/self')) expect(() => dataFilePath('/proc/no-such-folder/s.json')).toThrow(/ENOENT/);
+  });
+
   it('reads a relative link in a folder reached through a link from the real folder, as the kernel does (a deploy layout)', () => {
     const d = dir();
     mkdirSync(join(d, 'cap', 'releases', 'v1', 'data'), { recursive: true });

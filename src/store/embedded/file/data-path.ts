@@ -19,7 +19,7 @@ const MAX_LINKS = 40;
  * dataFilePath('./data/link.json'); // '/srv/sandbox/real.json' when link.json -> real.json
  */
 export function dataFilePath(given: string): string {
-  mkdirSync(dirname(linkTarget(given)), { recursive: true });
+  makeFolder(dirname(linkTarget(given)));
   const real = realDataPath(given);
   refuseFilesBesideLink(given, real);
   if (isDirectory(real)) {
@@ -37,6 +37,32 @@ export function dataFilePath(given: string): string {
     );
   }
   return real;
+}
+
+/**
+ * Creates `dir` and its missing parents, as `mkdir -p` does, but ends with the error where
+ * Node's recursive mkdir loops for ever at full CPU (deaf to SIGTERM): under a parent that
+ * exists but cannot hold the child, such as a path under /proc or below a link to an
+ * unmounted volume, every try answers ENOENT.
+ */
+function makeFolder(dir: string): void {
+  const made = (path: string): boolean => {
+    try {
+      mkdirSync(path);
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (!statSync(path).isDirectory()) throw error;
+      return true;
+    }
+  };
+  try {
+    made(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(dir) === dir) throw error;
+    makeFolder(dirname(dir));
+    made(dir);
+  }
 }
 
 /**
