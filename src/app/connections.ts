@@ -9,8 +9,11 @@ const CLOSED_BY_STOP = Symbol('closedByStop');
 type Answer = ServerResponse & { [CLOSED_BY_STOP]?: true };
 type Connection = Socket & { _httpMessage?: Answer | null; [PIPELINED]?: true };
 
-/** The answer a connection is writing or about to write: Node keeps it in `_httpMessage` (http-terminator reads it so too). */
-const answerOn = (socket: Connection): Answer | null | undefined => socket._httpMessage;
+/**
+ * The answer a connection is writing or about to write: Node keeps it in `_httpMessage`
+ * (http-terminator reads it so too). The one place that reads that internal.
+ */
+export const answerOn = (socket: Socket): Answer | null | undefined => (socket as Connection)._httpMessage;
 
 /** The server's open connections, each from its start to its close. */
 export function openConnections(server: Server): Set<Socket> {

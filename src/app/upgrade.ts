@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ApiError, messages } from '../http/index.js';
 import { declaresABody } from '../shared/index.js';
+import { answerOn } from './connections.js';
 
 /** Whether a request asks for a WebSocket (the only upgrade the sandbox takes, on the listen path). */
 export const isWebSocket = (req: IncomingMessage): boolean => (req.headers.upgrade ?? '').toLowerCase() === 'websocket';
@@ -15,7 +16,7 @@ export const isWebSocket = (req: IncomingMessage): boolean => (req.headers.upgra
  */
 export function answerWithoutUpgrade(req: IncomingMessage, socket: Duplex, handle: (req: IncomingMessage, res: ServerResponse) => void): void {
   // Pipelined behind an answer still to come on this connection: answered after it (Node allows one answer per socket at a time).
-  const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  const pending = answerOn(socket as Socket);
   if (pending) {
     pending.once('finish', () => (socket.destroyed || !socket.writable ? socket.destroy() : answerWithoutUpgrade(req, socket, handle)));
     pending.once('close', () => void (pending.writableFinished || socket.destroy()));
