@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ClientConfig } from '../clients/index.js';
 import { readConfigFile, type ResolvedOptions } from '../config/index.js';
@@ -13,22 +13,29 @@ export function configuredClients(options: ResolvedOptions): ClientConfig[] {
   ];
 }
 
+/** JSON with every object's keys in order, so that the same settings written in another order read alike. */
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, (_key, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v));
+
 /**
  * On a shared database every replica needs the same clients: one whose config differs
  * sends a partner's webhooks to another URL, signed with another secret, or fails the
  * jobs of a client it lacks, whichever replica runs them. At start, a replica compares a
- * digest of its clients (tokens, roles, settings and admin tokens; never kept as they are)
- * with the one the replica that started last kept, warns when they differ, and keeps its
- * own: while a config change rolls out, each replica started with the new one says so once.
+ * digest of its clients (tokens, roles, settings and admin tokens, in any order) with the
+ * one the replica that started last kept, warns when they differ, and keeps its own:
+ * while a config change rolls out, each replica started with the new one says so once.
+ * The digest is keyed with the store's secret, so the row says nothing of the tokens to
+ * whoever reads the database without that secret.
  */
-export async function compareClients(storage: Storage, configured: readonly ClientConfig[], adminTokens: readonly string[], logger: Logger): Promise<void> {
-  const digest = createHash('sha256').update(JSON.stringify([configured, [...adminTokens].sort()])).digest('hex');
+export async function compareClients(storage: Storage, configured: readonly ClientConfig[], adminTokens: readonly string[], secret: string, logger: Logger): Promise<void> {
+  const clients = configured.map(canonical).sort();
+  const hmac = createHmac('sha256', secret).update(canonical([clients, [...adminTokens].sort()])).digest('hex');
   const kept = await storage.meta.get('clients_config');
-  if (kept !== undefined && kept.digest !== digest) {
+  if (kept?.hmac !== undefined && kept.hmac !== hmac) {
     logger.warn(
       { other_started_at: kept.at },
       `the clients of this replica (--config, --token, SANDBOX_TOKENS, --admin-token) differ from those of the replica that started last, at ${kept.at}: every replica of a shared database needs the same clients, or a partner's jobs and webhooks take the settings of whichever replica runs them (expected while a change of the config rolls out: start every replica with it)`,
     );
   }
-  await storage.meta.set('clients_config', { digest, at: new Date().toISOString() });
+  await storage.meta.set('clients_config', { hmac, at: new Date().toISOString() });
 }

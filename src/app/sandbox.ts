@@ -141,7 +141,8 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   const configured = configuredClients(options);
   for (const warning of checkClientConfigs(configured, { scenarios: [...fixtures.scenarios.keys()], couriers: [...fixtures.couriers.keys()] }, options.config)) logger.warn(warning);
   const storage = await openStorage(options, logger, seams.storeFileSystem, signal).catch((error: unknown) => Promise.reject(endedStart(error, signal, logger)));
-  if (options.databaseUrl !== undefined) await compareClients(storage, configured, options.adminTokens, logger);
+  const podSecret = await storage.meta.setIfAbsent('pod_secret', randomBytes(32).toString('hex'));
+  if (options.databaseUrl !== undefined) await compareClients(storage, configured, options.adminTokens, podSecret, logger);
   // Admin tokens are not clients: with only those configured, the default client is made as well.
   const hasClient = configured.some((c) => roleOf(c) !== 'admin');
   const registry = new ClientRegistry(hasClient ? configured : [...configured, await defaultClient(options, storage)], options.adminTokens);
@@ -169,7 +170,6 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   const clockService = new ClockService(storage, settings, scheduler, clock, sync);
   clockService.keepRealClock();
   const ids = new IdFactory(await dataSeed(options.seed, storage));
-  const podSecret = await storage.meta.setIfAbsent('pod_secret', randomBytes(32).toString('hex'));
   const journey = new Journey({ storage, fixtures, ids, clock, events, podSecret });
   journey.attach(scheduler);
   const orders = new OrdersService({ storage, fixtures, clock, ids, journey }, { defaultScenario: options.scenario, awbDelay: options.awbDelay, maxItems: options.maxItems, fields: createFields(specs.provider.document) });

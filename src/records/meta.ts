@@ -14,8 +14,12 @@ export interface Meta {
   manual_clock_ms: number;
   /** Set once the due times of an older data file were turned into jobs. */
   jobs_migrated: number;
-  /** On a shared database: a digest of the clients of the replica that started last, and when it started (see compareClients). */
-  clients_config: { digest: string; at: string };
+  /**
+   * On a shared database: a keyed digest of the clients of the replica that started last,
+   * and when it started (see compareClients). A row without `hmac` is of an older version
+   * and is not compared.
+   */
+  clients_config: { hmac?: string; at: string };
   /**
    * The sandbox's real clock on a data file: its base and pace, and (while it runs at
    * another pace than wall time's) the wall time up to which it is known to have run, so

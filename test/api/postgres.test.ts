@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox } from '../../src/app/sandbox.js';
 import { startCli } from '../support/cli.js';
@@ -90,20 +91,35 @@ describe('the sandbox on PostgreSQL (--database-url)', () => {
     }
   }, 60_000);
 
-  it('warns at the start of a replica whose clients differ from those of the replica that started last, and not of one whose agree', async () => {
-    const url = await server.freshDatabase();
-    const replica = (token: string) => startCli(['--port', '0', '--database-url', url, '--token', token, '--log-level', 'warn']);
+  it('warns at the start of a replica whose clients differ from those of the replica that started last, not of one whose agree in any order, and keeps their digest keyed by the database', async () => {
+    const [url, elsewhereUrl] = [await server.freshDatabase(), await server.freshDatabase()];
+    const replica = (at: string, ...tokens: string[]) => startCli(['--port', '0', '--database-url', at, ...tokens.flatMap((t) => ['--token', t]), '--log-level', 'warn']);
+    const keptDigest = async (at: string) => {
+      const db = new pg.Client({ connectionString: at });
+      await db.connect();
+      try {
+        return (await db.query<{ value: { hmac: string } }>("SELECT value FROM meta WHERE key = 'clients_config'")).rows[0]?.value.hmac;
+      } finally {
+        await db.end();
+      }
+    };
     const warning = /the clients of this replica .* differ from those of the replica that started last/;
-    const first = await replica('token-one');
-    const same = await replica('token-one');
-    const other = await replica('token-two');
+    const first = await replica(url, 'token-one', 'token-two');
+    const same = await replica(url, 'token-two', 'token-one');
+    const elsewhere = await replica(elsewhereUrl, 'token-one', 'token-two');
+    const other = await replica(url, 'token-three');
     try {
       expect(first.output()).not.toMatch(warning);
       expect(same.output()).not.toMatch(warning);
       expect(other.output()).toMatch(warning);
       expect(other.output()).not.toContain('token-one');
+      const [here, there] = [await keptDigest(url), await keptDigest(elsewhereUrl)];
+      expect(here).toMatch(/^[0-9a-f]{64}$/);
+      expect(there).toMatch(/^[0-9a-f]{64}$/);
+      // The same clients, kept under each database's own secret.
+      expect(here).not.toBe(there);
     } finally {
-      await Promise.all([first.stop(), same.stop(), other.stop()]);
+      await Promise.all([first.stop(), same.stop(), elsewhere.stop(), other.stop()]);
     }
   }, 60_000);
 
