@@ -48,6 +48,7 @@ export class ListenServer implements ListenerRelay {
   private readonly inHand = new Map<Promise<void>, number>();
   /** Logs a failed look at a listener: while the store is away, warnings without a stack that count them (see backgroundFailures). */
   private readonly failed: ReturnType<typeof backgroundFailures>;
+  private readonly handOffFailed = (err: unknown): void => this.failed('listener hand-off', err, 'the replica that asked holds the delivery for the listener, or counts the attempt as timed out');
 
   constructor(private readonly deps: ListenServerDeps) {
     this.failed = backgroundFailures(deps.logger);
@@ -60,7 +61,7 @@ export class ListenServer implements ListenerRelay {
 
   /** Starts taking other replicas' hand-offs (PostgreSQL). */
   async start(): Promise<void> {
-    await this.deps.signals?.subscribe(LISTEN_CHANNEL, (payload) => void this.signalled(payload).catch((err: unknown) => this.deps.logger.warn({ err }, 'listener hand-off failed')));
+    await this.deps.signals?.subscribe(LISTEN_CHANNEL, (payload) => void this.signalled(payload).catch(this.handOffFailed));
   }
 
   /** Takes an upgrade request of the node server; false when it is not a listen request (someone else's, or a 404). */

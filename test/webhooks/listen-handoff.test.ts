@@ -80,7 +80,29 @@ describe('listener hand-offs between replicas: the holder', () => {
   });
 });
 
-describe("a connected listener's checks while the store is away", () => {
+describe("a connected listener's checks and hand-offs while the store is away", () => {
+  it('a hand-off that cannot answer the asker warns once without a stack, saying what the asker does instead', async () => {
+    const lines: any[] = [];
+    const reason = 'the database: ECONNREFUSED';
+    let deliver: (payload: string) => void = () => undefined;
+    const server = new ListenServer({
+      registry: {} as ClientRegistry,
+      logger: pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) }),
+      signals: { publish: () => Promise.reject(new Unavailable(domainMessages.storeUnavailable(reason))), subscribe: async (_channel, handler) => void (deliver = handler) },
+    });
+    const ws = { readyState: 1, OPEN: 1, send: () => undefined, close: () => undefined, terminate: () => undefined };
+    (server as any).held.set(keyOf('client-a', 'laptop'), new Connection(ws as any, { id: 'client-a' } as any, 'laptop', 'ep_1'));
+    await server.start();
+    for (const r of ['one', 'two']) deliver(JSON.stringify({ t: 'req', r, from: 'other', c: 'client-a', l: 'laptop', d: 'dlv_1', e: 'awb.generated', o: null, tm: 5_000, h: {}, b: '{}', by: Date.now() + HANDOFF_TAKE_WITHIN_MS }));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 40, msg: 'listener hand-off: the replica that asked holds the delivery for the listener, or counts the attempt as timed out, the store being unavailable' }),
+    ]);
+    expect(lines[0].err).toBeUndefined();
+    server.close();
+  });
+
+
   it('warn once without a stack, saying the check could not read, and count the rest in one more warning a minute later', async () => {
     vi.useFakeTimers();
     try {
