@@ -1,7 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -77,6 +77,20 @@ describe('the npm package (npm pack, then npm install into an empty folder)', { 
     expect(files.some((f) => f.startsWith('package/fixtures/scenarios/'))).toBe(true);
     expect(files).toEqual(expect.arrayContaining(['package/dashboard/index.html', 'package/dashboard/main.js', 'package/dashboard/style.css']));
     expect(files.filter((f) => /^package\/(src|test|scripts|\.ci)\//.test(f))).toEqual([]);
+  });
+
+  it("has a manual whose every link to a file of its own leads to a file the package holds", () => {
+    const root = join(app, 'node_modules/shipping-sandbox');
+    const pages = ['README.md', ...readdirSync(join(root, 'docs'), { recursive: true, encoding: 'utf8' }).map((f) => join('docs', f))].filter((f) => f.endsWith('.md'));
+    expect(pages.length).toBeGreaterThan(20);
+    const missing: string[] = [];
+    for (const page of pages) {
+      for (const [, target] of readFileSync(join(root, page), 'utf8').matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+        if (/^[a-z]+:/.test(target!)) continue;
+        if (!existsSync(join(root, dirname(page), target!))) missing.push(`${page} -> ${target}`);
+      }
+    }
+    expect(missing).toEqual([]);
   });
 
   it('has source maps that carry the TypeScript they map, as the sources are not shipped', () => {
