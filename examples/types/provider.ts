@@ -642,9 +642,9 @@ export interface components {
             items: components["schemas"]["OrderItem"][];
             /** @description Short code of the courier that handles all items of the request (see `GET /v1/couriers`). */
             courier_code: string;
-            /** @description Latitude of the sender, decimal degrees as text. */
+            /** @description Latitude of the sender, decimal degrees as text, from -90 to 90. */
             sender_latitude?: string;
-            /** @description Longitude of the sender, decimal degrees as text. */
+            /** @description Longitude of the sender, decimal degrees as text, from -180 to 180. */
             sender_longitude?: string;
         };
         /** @description The sender fields of the create request, as sent. */
@@ -940,33 +940,33 @@ export interface components {
          */
         RateDestination: components["schemas"]["NumericText"];
         /**
-         * @description Actual weight in kg, decimal text above 0.
+         * @description Actual weight in kg, decimal text above 0 and at most 1000000.
          * @example 1.5
          */
         RateWeight: components["schemas"]["DecimalText"];
         /**
-         * @description Length in cm; 0 when absent.
+         * @description Length in cm, at most 10000; 0 when absent.
          * @example 30
          */
         RateLength: components["schemas"]["DecimalText"];
         /**
-         * @description Width in cm; 0 when absent.
+         * @description Width in cm, at most 10000; 0 when absent.
          * @example 20
          */
         RateWidth: components["schemas"]["DecimalText"];
         /**
-         * @description Height in cm; 0 when absent.
+         * @description Height in cm, at most 10000; 0 when absent.
          * @example 10
          */
         RateHeight: components["schemas"]["DecimalText"];
         /**
-         * @description Declared value in rupiah (the insurance fee is a share of it); 0 when absent.
+         * @description Declared value in rupiah (the insurance fee is a share of it), at most 999999999999; 0 when absent.
          * @example 150000
          */
         RateItemValue: components["schemas"]["DecimalText"];
         /** @description "1" to price insurance, "0" (default) not to. */
         RateInsurance: "0" | "1";
-        /** @description Cash-on-delivery amount in rupiah; 0 (default) for none. */
+        /** @description Cash-on-delivery amount in rupiah, at most 999999999999; 0 (default) for none. */
         RateCod: components["schemas"]["DecimalText"];
         /**
          * @description Price only this courier (see `GET /v1/couriers`); a courier the client may not use is 403.
@@ -1153,24 +1153,24 @@ export interface operations {
                  */
                 receiver_addr_id: components["schemas"]["NumericText"];
                 /**
-                 * @description Weight in kg (decimal text).
+                 * @description Weight in kg (decimal text), at most 1000000.
                  * @example 1.5
                  */
                 item_weight: components["schemas"]["DecimalText"];
-                /** @description Length in cm; 0 when absent. */
+                /** @description Length in cm, at most 10000; 0 when absent. */
                 item_length?: components["schemas"]["DecimalText"];
-                /** @description Width in cm; 0 when absent. */
+                /** @description Width in cm, at most 10000; 0 when absent. */
                 item_width?: components["schemas"]["DecimalText"];
-                /** @description Height in cm; 0 when absent. */
+                /** @description Height in cm, at most 10000; 0 when absent. */
                 item_height?: components["schemas"]["DecimalText"];
                 /**
-                 * @description Declared value in rupiah (the insurance fee is a share of it); 0 when absent.
+                 * @description Declared value in rupiah (the insurance fee is a share of it), at most 999999999999; 0 when absent.
                  * @example 150000
                  */
                 item_value?: components["parameters"]["RateItemValue"];
                 /** @description "1" to price insurance, "0" (default) not to. */
                 insurance?: components["parameters"]["RateInsurance"];
-                /** @description Cash-on-delivery amount in rupiah; 0 (default) for none. */
+                /** @description Cash-on-delivery amount in rupiah, at most 999999999999; 0 (default) for none. */
                 cod?: components["parameters"]["RateCod"];
                 /**
                  * @description Price only this courier (see `GET /v1/couriers`); a courier the client may not use is 403.
@@ -1370,33 +1370,33 @@ export interface operations {
                  */
                 destination: components["parameters"]["RateDestination"];
                 /**
-                 * @description Actual weight in kg, decimal text above 0.
+                 * @description Actual weight in kg, decimal text above 0 and at most 1000000.
                  * @example 1.5
                  */
                 weight: components["parameters"]["RateWeight"];
                 /**
-                 * @description Length in cm; 0 when absent.
+                 * @description Length in cm, at most 10000; 0 when absent.
                  * @example 30
                  */
                 length?: components["parameters"]["RateLength"];
                 /**
-                 * @description Width in cm; 0 when absent.
+                 * @description Width in cm, at most 10000; 0 when absent.
                  * @example 20
                  */
                 width?: components["parameters"]["RateWidth"];
                 /**
-                 * @description Height in cm; 0 when absent.
+                 * @description Height in cm, at most 10000; 0 when absent.
                  * @example 10
                  */
                 height?: components["parameters"]["RateHeight"];
                 /**
-                 * @description Declared value in rupiah (the insurance fee is a share of it); 0 when absent.
+                 * @description Declared value in rupiah (the insurance fee is a share of it), at most 999999999999; 0 when absent.
                  * @example 150000
                  */
                 item_value?: components["parameters"]["RateItemValue"];
                 /** @description "1" to price insurance, "0" (default) not to. */
                 insurance?: components["parameters"]["RateInsurance"];
-                /** @description Cash-on-delivery amount in rupiah; 0 (default) for none. */
+                /** @description Cash-on-delivery amount in rupiah, at most 999999999999; 0 (default) for none. */
                 cod?: components["parameters"]["RateCod"];
                 /**
                  * @description Price only this courier (see `GET /v1/couriers`); a courier the client may not use is 403.
@@ -1444,33 +1444,33 @@ export interface operations {
                  */
                 destination: components["parameters"]["RateDestination"];
                 /**
-                 * @description Actual weight in kg, decimal text above 0.
+                 * @description Actual weight in kg, decimal text above 0 and at most 1000000.
                  * @example 1.5
                  */
                 weight: components["parameters"]["RateWeight"];
                 /**
-                 * @description Length in cm; 0 when absent.
+                 * @description Length in cm, at most 10000; 0 when absent.
                  * @example 30
                  */
                 length?: components["parameters"]["RateLength"];
                 /**
-                 * @description Width in cm; 0 when absent.
+                 * @description Width in cm, at most 10000; 0 when absent.
                  * @example 20
                  */
                 width?: components["parameters"]["RateWidth"];
                 /**
-                 * @description Height in cm; 0 when absent.
+                 * @description Height in cm, at most 10000; 0 when absent.
                  * @example 10
                  */
                 height?: components["parameters"]["RateHeight"];
                 /**
-                 * @description Declared value in rupiah (the insurance fee is a share of it); 0 when absent.
+                 * @description Declared value in rupiah (the insurance fee is a share of it), at most 999999999999; 0 when absent.
                  * @example 150000
                  */
                 item_value?: components["parameters"]["RateItemValue"];
                 /** @description "1" to price insurance, "0" (default) not to. */
                 insurance?: components["parameters"]["RateInsurance"];
-                /** @description Cash-on-delivery amount in rupiah; 0 (default) for none. */
+                /** @description Cash-on-delivery amount in rupiah, at most 999999999999; 0 (default) for none. */
                 cod?: components["parameters"]["RateCod"];
                 /**
                  * @description Price only this courier (see `GET /v1/couriers`); a courier the client may not use is 403.

@@ -1,11 +1,19 @@
 import type { Client } from '../clients/index.js';
 import { assertCourierEnabled } from '../clients/index.js';
-import { amountProblem, RuleViolation, type FieldError } from '../shared/index.js';
+import { amountProblem, MAX_AMOUNT, MAX_SIDE_CM, MAX_WEIGHT_KG, RuleViolation, type FieldError } from '../shared/index.js';
 import type { Fixtures } from '../fixtures/index.js';
 import type { CreateOrderRequest } from '../records/index.js';
 
-/** An item's numeric text fields, each priced: at most MAX_AMOUNT. */
-const AMOUNTS = ['item_weight', 'item_value', 'cod', 'item_width', 'item_height', 'item_length', 'item_qty'] as const;
+/** An item's numeric text fields, each with the largest value the sandbox prices and its unit. */
+const AMOUNTS = [
+  ['item_weight', MAX_WEIGHT_KG, 'kg'],
+  ['item_width', MAX_SIDE_CM, 'cm'],
+  ['item_height', MAX_SIDE_CM, 'cm'],
+  ['item_length', MAX_SIDE_CM, 'cm'],
+  ['item_value', MAX_AMOUNT, ''],
+  ['cod', MAX_AMOUNT, ''],
+  ['item_qty', MAX_AMOUNT, ''],
+] as const;
 
 /**
  * The checks of a create request that the JSON schema cannot express: known courier,
@@ -35,8 +43,8 @@ export function checkCreateRequest(fixtures: Fixtures, client: Client, request: 
         message: `is not a service of ${courier.code}; use one of: ${courier.services.map((s) => s.code).join(', ')}`,
       });
     }
-    for (const name of AMOUNTS) {
-      const problem = amountProblem(`items[${i}].${name}`, item[name]);
+    for (const [name, max, unit] of AMOUNTS) {
+      const problem = amountProblem(`items[${i}].${name}`, item[name], max, unit);
       if (problem) problems.push(problem);
     }
     if (!courier.supports_cod && Number(item.cod ?? '0') > 0) {

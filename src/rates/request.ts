@@ -2,7 +2,7 @@ import { assertCourierEnabled } from '../clients/index.js';
 import type { Client } from '../clients/index.js';
 import { areaOf } from '../coverage/index.js';
 import type { Fixtures, Courier } from '../fixtures/index.js';
-import { amountProblem, RuleViolation, type FieldError } from '../shared/index.js';
+import { amountProblem, MAX_AMOUNT, MAX_SIDE_CM, MAX_WEIGHT_KG, RuleViolation, type FieldError } from '../shared/index.js';
 import type { RateRequest } from './quote.js';
 
 /** Which query parameter carries each part of a rate request, so errors name it. */
@@ -72,8 +72,16 @@ export function readRateQuery(fixtures: Fixtures, client: Client, query: Record<
   if (!destination) problems.push({ field: names.destination, message: NOT_AN_AREA });
   const weight = number(query, names.weight);
   if (!(weight > 0)) problems.push({ field: names.weight, message: 'must be above 0 (kg)' });
-  for (const name of [names.weight, names.length, names.width, names.height, names.itemValue, names.cod]) {
-    const problem = amountProblem(name, text(query, name));
+  const amounts = [
+    [names.weight, MAX_WEIGHT_KG, 'kg'],
+    [names.length, MAX_SIDE_CM, 'cm'],
+    [names.width, MAX_SIDE_CM, 'cm'],
+    [names.height, MAX_SIDE_CM, 'cm'],
+    [names.itemValue, MAX_AMOUNT, ''],
+    [names.cod, MAX_AMOUNT, ''],
+  ] as const;
+  for (const [name, max, unit] of amounts) {
+    const problem = amountProblem(name, text(query, name), max, unit);
     if (problem) problems.push(problem);
   }
   const couriers = selectCouriers(fixtures, client, text(query, names.courier), text(query, names.service), names, problems);

@@ -76,15 +76,32 @@ export const asRead = (error: unknown): unknown =>
   error instanceof Unavailable && error.readMessage !== undefined ? new Unavailable(error.readMessage, error.retryAfterSeconds, error.readMessage) : error;
 
 /**
- * The largest amount (a weight in kg, a size in cm, a value or COD in rupiah) the sandbox
- * prices: the provider states none, and without a bound a long enough numeric text reads
- * as Infinity, answered as null where the spec promises integers.
+ * The largest amount (a value or COD in rupiah, a quantity) the sandbox takes: the
+ * provider states none, and without a bound a long enough numeric text reads as
+ * Infinity, answered as null where the spec promises integers.
  */
 export const MAX_AMOUNT = 999_999_999_999;
 
-/** A field error when numeric `text` is above MAX_AMOUNT, else undefined. */
-export function amountProblem(field: string, text: string | undefined): FieldError | undefined {
-  return text !== undefined && !(Number(text) <= MAX_AMOUNT) ? { field, message: domainMessages.tooLarge } : undefined;
+/**
+ * The heaviest parcel the sandbox prices, in kg; the provider states no maximum.
+ * With MAX_SIDE_CM it bounds the chargeable weight, which the shipping fee multiplies
+ * (rate per kg × kg × the service's multiplier): at most 166,666,667 kg (10,000³ / 6000),
+ * which the dearest service of the fixtures (34,000 per kg × 1.8) charges about 1.0e13
+ * rupiah. Every fee, and the figures it is computed from (100 times as large), thus stays
+ * a whole number that JSON and a double hold exactly (below 2^53).
+ */
+export const MAX_WEIGHT_KG = 1_000_000;
+
+/** The longest side (length, width or height) of a parcel the sandbox prices, in cm: see MAX_WEIGHT_KG. */
+export const MAX_SIDE_CM = 10_000;
+
+/**
+ * A field error when numeric `text` is above `max` (`unit` names what it counts), else undefined.
+ *
+ * @example amountProblem('items[0].item_width', '10001', MAX_SIDE_CM, 'cm') // { field: 'items[0].item_width', message: 'must be at most 10000 cm' }
+ */
+export function amountProblem(field: string, text: string | undefined, max = MAX_AMOUNT, unit = ''): FieldError | undefined {
+  return text !== undefined && !(Number(text) <= max) ? { field, message: domainMessages.tooLarge(max, unit) } : undefined;
 }
 
 /** The messages domain code answers with, in one place. */
@@ -97,7 +114,7 @@ export const domainMessages = {
   isRequired: 'is required',
   /** A text parameter given twice, or in a bracketed form (`?a=1&a=2`, `?a[]=1`). */
   givenOnce: 'must be given once, as plain text',
-  tooLarge: `must be at most ${MAX_AMOUNT}`,
+  tooLarge: (max: number, unit: string) => `must be at most ${max}${unit === '' ? '' : ` ${unit}`}`,
   invalidRequest: 'The request is not valid; see errors.',
   readOnly: 'This token is read-only: it may read (GET) but not create or change anything.',
   courierNotEnabled: (code: string) => `This client is not enabled for courier "${code}".`,

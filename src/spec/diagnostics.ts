@@ -6,8 +6,8 @@ const PATTERN_MESSAGES: Record<string, string> = {
   '^[0-9]+$': 'must be numeric text, digits only (for example "12")',
   '^[0-9]+(\\.[0-9]+)?$': 'must be numeric text such as "1.5"',
   '^\\+?[0-9]{8,15}$': 'must be a phone number of 8 to 15 digits, optionally starting with "+"',
-  '^-?[0-9]{1,2}(\\.[0-9]+)?$': 'must be decimal degrees as text, for example "-6.2297"',
-  '^-?[0-9]{1,3}(\\.[0-9]+)?$': 'must be decimal degrees as text, for example "106.8531"',
+  '^-?(90(\\.0+)?|[0-8]?[0-9](\\.[0-9]+)?)$': 'must be decimal degrees from -90 to 90 as text, for example "-6.2297"',
+  '^-?(180(\\.0+)?|(1[0-7][0-9]|0?[0-9]{1,2})(\\.[0-9]+)?)$': 'must be decimal degrees from -180 to 180 as text, for example "106.8531"',
   '^[A-Za-z0-9-]+$': 'must be letters, digits and dashes only',
 };
 

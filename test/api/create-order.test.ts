@@ -46,10 +46,32 @@ describe('POST /v1/order', () => {
     }
   });
 
-  it.each(['item_weight', 'item_value', 'cod', 'item_length', 'item_qty'])('returns 400 naming items[0].%s when it is above 999999999999 (400 nines read as Infinity)', async (field) => {
+  it.each(['item_value', 'cod', 'item_qty'])('returns 400 naming items[0].%s when it is above 999999999999 (400 nines read as Infinity)', async (field) => {
     const res = await sandbox.call('POST', '/v1/order', { body: createRequest(1, { items: [item({ [field]: '9'.repeat(400) })] }) });
     expect(res.status).toBe(400);
     expect(res.body.errors).toContainEqual({ field: `items[0].${field}`, message: 'must be at most 999999999999' });
+  });
+
+  // Above these a parcel's fees pass 2^53 and are no longer exact whole rupiah.
+  it.each([
+    ['item_weight', '1000000.001', 'must be at most 1000000 kg'],
+    ['item_weight', '99999999999999999999', 'must be at most 1000000 kg'],
+    ['item_length', '10001', 'must be at most 10000 cm'],
+    ['item_width', '99999999999', 'must be at most 10000 cm'],
+    ['item_height', '10000.5', 'must be at most 10000 cm'],
+  ])('returns 400 naming items[0].%s when it is %s, above the largest parcel the sandbox prices', async (field, value, message) => {
+    const res = await sandbox.call('POST', '/v1/order', { body: createRequest(1, { items: [item({ [field]: value })] }) });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ field: `items[0].${field}`, message }]);
+  });
+
+  it('prices a 200 kg parcel of 300 cm sides worth 999999999999 rupiah in exact whole rupiah', async () => {
+    const big = item({ item_weight: '200', item_length: '300', item_width: '300', item_height: '300', item_value: '999999999999', insurance: '1', cod: '999999999999' });
+    const res = await sandbox.call('POST', '/v1/order', { body: createRequest(1, { items: [big] }) });
+    expect(res.status).toBe(201);
+    const detail = await sandbox.call('GET', `/v1/order/${res.body.order_numbers[0]}`);
+    // 300³ / 6000 = 4,500 kg × 12,000 (Jakarta to Bandung); 0.2% of the value + 5,000; 3% of the COD.
+    expect(detail.body.data.rate).toEqual({ chargeable_kg: 4_500, shipping_fee: 54_000_000, insurance_fee: 2_000_005_000, cod_fee: 30_000_000_000, total_fee: 32_054_005_000 });
   });
 
   it('accepts fields it does not know and ignores them: neither stored nor answered, and the known ones kept as sent', async () => {
@@ -138,6 +160,31 @@ describe('POST /v1/order', () => {
       const res = await sandbox.call('POST', '/v1/order', { body });
       expect(res.status).toBe(400);
       expect(res.body.errors).toEqual([{ field: `items[1].${field}`, message: expect.stringContaining(message) }]);
+    });
+
+    it.each([
+      ['sender_latitude', '91'],
+      ['sender_latitude', '-99.5'],
+      ['sender_latitude', '90.0001'],
+      ['sender_longitude', '181'],
+      ['sender_longitude', '-180.5'],
+      ['sender_longitude', '999'],
+    ])('returns 400 naming %s when it is %j, outside the range of decimal degrees', async (field, value) => {
+      const res = await sandbox.call('POST', '/v1/order', { body: createRequest(1, { [field]: value }) });
+      expect(res.status).toBe(400);
+      const range = field === 'sender_latitude' ? 'from -90 to 90' : 'from -180 to 180';
+      expect(res.body.errors).toEqual([{ field, message: expect.stringContaining(`decimal degrees ${range}`) }]);
+    });
+
+    it.each([
+      ['90', '180'],
+      ['-90.000', '-180.0'],
+      ['0', '0'],
+      ['-6.2297', '106.8531'],
+      ['09', '099'],
+    ])('accepts latitude %j and longitude %j', async (sender_latitude, sender_longitude) => {
+      const res = await sandbox.call('POST', '/v1/order', { body: createRequest(1, { sender_latitude, sender_longitude }) });
+      expect(res.status).toBe(201);
     });
 
     it('names every missing required field', async () => {

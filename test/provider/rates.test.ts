@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_SIDE_CM, MAX_WEIGHT_KG } from '../../src/shared/index.js';
 import { testSandbox, type TestSandbox } from '../support/sandbox.js';
 
 let sandbox: TestSandbox;
@@ -129,8 +130,12 @@ describe('GET /v1/rates/shipping-fee', () => {
     [`${ROUTE}&weight=1&courier_code=dhl`, 'courier_code', 'must be one of: jne'],
     [`${ROUTE}&weight=1&courier_code=jne&service_code=9`, 'service_code', 'not a service of jne'],
     [`${ROUTE}&weight=1&service_code=1`, 'service_code', 'needs courier_code'],
-    [`${ROUTE}&weight=${'9'.repeat(400)}`, 'weight', 'must be at most 999999999999'],
+    [`${ROUTE}&weight=${'9'.repeat(400)}`, 'weight', 'must be at most 1000000 kg'],
     [`${ROUTE}&weight=1&item_value=1000000000000`, 'item_value', 'must be at most 999999999999'],
+    [`${ROUTE}&weight=1000000.01`, 'weight', 'must be at most 1000000 kg'],
+    [`${ROUTE}&weight=1&length=99999999999`, 'length', 'must be at most 10000 cm'],
+    [`${ROUTE}&weight=1&width=10000.1`, 'width', 'must be at most 10000 cm'],
+    [`${ROUTE}&weight=1&height=10001`, 'height', 'must be at most 10000 cm'],
     [`${ROUTE}&weight[]=1`, 'weight', 'must be given once, as plain text'],
     [`${ROUTE}&weight=1&weight[]=2`, 'weight', 'must be given once, as plain text'],
     [`${ROUTE}&weight=1&cod[x]=5000`, 'cod', 'must be given once, as plain text'],
@@ -140,6 +145,23 @@ describe('GET /v1/rates/shipping-fee', () => {
     const res = await fee(query);
     expect(res.status).toBe(400);
     expect(res.body.errors).toEqual([{ field, message: expect.stringContaining(message) }]);
+  });
+
+  it.each([
+    ['the largest weight', `weight=${MAX_WEIGHT_KG}`],
+    ['the largest sides', `weight=1&length=${MAX_SIDE_CM}&width=${MAX_SIDE_CM}&height=${MAX_SIDE_CM}`],
+  ])('answers every fee as an exact whole number of rupiah at %s it takes, on the dearest route', async (_, parcel) => {
+    for (const money of ['item_value=999999999999&insurance=1', 'cod=999999999999']) {
+      const res = await fee(`origin=317101&destination=537101&${parcel}&${money}`);
+      expect(res.status).toBe(200);
+      for (const quote of res.body.data.couriers as CourierQuote[]) {
+        expect(Number.isSafeInteger(quote.chargeable_kg)).toBe(true);
+        for (const s of quote.services) {
+          // Exact below 2^53 even in the fee's intermediate figure (rupiah × 100).
+          expect([s.shipping_fee * 100, s.insurance_fee, s.cod_fee, s.total_fee].every(Number.isSafeInteger)).toBe(true);
+        }
+      }
+    }
   });
 
   it('returns 403 for a courier the client may not use', async () => {
@@ -184,6 +206,7 @@ describe('GET /v1/rates/estimation', () => {
     ['sender_addr_id=317101&receiver_addr_id=327301&item_weight=1,5', 'item_weight', 'numeric text'],
     ['sender_addr_id=317101&receiver_addr_id=327301&item_weight=0.0', 'item_weight', 'above 0'],
     ['sender_addr_id=317101&receiver_addr_id=327301&item_weight=1&item_height=tall', 'item_height', 'numeric text'],
+    ['sender_addr_id=317101&receiver_addr_id=327301&item_weight=1&item_width=99999999999', 'item_width', 'must be at most 10000 cm'],
   ])('returns 400 for ?%s naming %s (the names of a create request)', async (q, field, message) => {
     const res = await sandbox.call('GET', `/v1/rates/estimation?${q}`);
     expect(res.status).toBe(400);
