@@ -130,7 +130,7 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   }
   let specs: ReturnType<typeof compiledSpecs>;
   try {
-    specs = compiledSpecs(options.providerSpec, options.maxItems);
+    specs = compiledSpecs(options.providerSpec, options.maxItems, options);
   } catch (error) {
     throw new OptionError('providerSpec', `providerSpec ${options.providerSpec} cannot be served: ${(error as Error).message}`);
   }

@@ -1,11 +1,11 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { domainMessages } from '../shared/index.js';
 import type { ErrorEnvelope } from './errors.js';
 
 /** Messages of requests Node's HTTP parser rejects before the app sees them. */
 export const clientErrorMessages = {
-  headersTooLarge: (limit: number) =>
-    `The request headers are larger than the limit of ${limit} bytes; send shorter headers (or start the sandbox with a larger --max-header-size).`,
+  headersTooLarge: domainMessages.headersTooLarge,
   malformed: 'The request is not valid HTTP/1.1 (bad request line, header name or value); it was not processed.',
   timeout: 'The request headers did not arrive in time; the connection is closed.',
   expectation: (value: string) => `The sandbox meets no expectation but "Expect: 100-continue" (got "${value}"); send the request without that header.`,

@@ -58,7 +58,7 @@ export const messages = {
   unsupportedCharset: (charset: string) => `The body must be JSON in UTF-8 (got charset "${charset}"); send UTF-8 with "Content-Type: application/json".`,
   unsupportedMediaType: (got: string) =>
     `The body must be sent as application/json (got "${got}"); set the header "Content-Type: application/json".`,
-  bodyTooLarge: (limit: string) => `The body is larger than this sandbox's limit of ${limit}; send a smaller one, for example fewer items per request.`,
+  bodyTooLarge: domainMessages.bodyTooLarge,
   bodyRequired: 'A JSON body is required.',
   missingToken: 'Missing bearer token: send the header "Authorization: Bearer <token>".',
   malformedAuth: 'The Authorization header must be "Bearer <token>".',

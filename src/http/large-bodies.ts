@@ -2,9 +2,9 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { WAITING_PER_CLIENT } from '../shared/index.js';
 import type { OpenApiDocument } from '../spec/index.js';
 import type { FieldError } from './errors.js';
-import { WAITING_PER_CLIENT } from './turns.js';
 
 // Taken when the module loads: a test suite that fakes the timers afterwards must not
 // make a body's deadline a fake one (or clear a real one with a fake clearTimeout).

@@ -45,11 +45,28 @@ function compilePath(template: string, exact: boolean): { template: string; patt
   return { template, pattern: exact ? new RegExp(`^${source}$`) : loose, loose, names };
 }
 
-/** Whether the route's template is the path and one more parameter (`/v1/order/tracking/` and `/v1/order/tracking/{order_no}`), whatever the case. */
-const isTemplateOf = (route: PathRoute, path: string): boolean => {
-  const template = route.template.toLowerCase();
-  return template.startsWith(path.toLowerCase()) && /^\{[^}/]+\}$/.test(route.template.slice(path.length));
-};
+/**
+ * The routes whose path ends in one parameter, by what comes before it in lower case
+ * (`/v1/order/tracking/` for `/v1/order/tracking/{order_no}`).
+ */
+function stemsOf(table: readonly PathRoute[]): Map<string, PathRoute[]> {
+  const stems = new Map<string, PathRoute[]>();
+  for (const route of table) {
+    const stem = /^(.*\/)\{[^}/]+\}$/.exec(route.template)?.[1]?.toLowerCase();
+    if (stem !== undefined) stems.set(stem, [...(stems.get(stem) ?? []), route]);
+  }
+  return stems;
+}
+
+/**
+ * The route of the method whose path is the request's followed by one parameter, the
+ * value left out (`/v1/order/tracking/` or `/v1/order/tracking`: tracking's, its AWB
+ * missing), whatever the case; a GET's route takes HEAD, as it serves it.
+ */
+function missingValueOf(stems: Map<string, PathRoute[]>, method: string, path: string): PathRoute | undefined {
+  const stem = (path.endsWith('/') ? path : `${path}/`).toLowerCase();
+  return stems.get(stem)?.find((route) => route.methods.has(method) || (method === 'HEAD' && route.methods.has('GET')));
+}
 
 /** The documented path a near miss meant: the template with the request's own parameter values. */
 function documentedPath(route: PathRoute, match: RegExpExecArray): string {
@@ -89,10 +106,17 @@ export function mountSpec(spec: CompiledSpec, options: MountOptions): RequestHan
     route.allow = (methods.includes('GET') ? [...methods, 'HEAD'] : methods).join(', ');
   }
   const table = [...routes.values()].sort((a, b) => a.names.length - b.names.length);
+  const stems = stemsOf(table);
   return (req, res, next) => {
     for (const route of table) {
       const match = route.pattern.exec(req.path);
       if (!match) continue;
+      // A path another operation spells up to its last parameter names that operation without
+      // its value, not a value of this route's parameter: `/v1/order/tracking` is tracking with
+      // the AWB missing, not the detail of an order numbered "tracking". A path without
+      // parameters (`/v1/order`) is still its own.
+      const missing = options.exactPaths && route.names.length > 0 ? missingValueOf(stems, req.method, req.path) : undefined;
+      if (missing) return sendError(res, new ApiError(404, messages.missingParameter(req.method, req.path, missing.template, missing.names.at(-1)!)));
       const serve = route.methods.get(req.method) ?? (req.method === 'HEAD' ? route.methods.get('GET') : undefined);
       if (!serve) {
         res.setHeader('Allow', route.allow);
@@ -111,8 +135,8 @@ export function mountSpec(spec: CompiledSpec, options: MountOptions): RequestHan
       });
     }
     if (options.exactPaths) {
-      // A path that ends where a parameter of the method's operation would begin (`/v1/order/tracking/`): the value is missing.
-      const missing = req.path.endsWith('/') ? table.find((route) => route.methods.has(req.method) && isTemplateOf(route, req.path)) : undefined;
+      // A path that ends where a parameter of the method's operation would begin (`/v1/order/tracking/`, `/v1/order/tracking`): the value is missing.
+      const missing = missingValueOf(stems, req.method, req.path);
       if (missing) return sendError(res, new ApiError(404, messages.missingParameter(req.method, req.path, missing.template, missing.names.at(-1)!)));
       // A near miss of the method's own operations first, then of any (which then answers 405 naming the methods).
       for (const route of [...table.filter((r) => r.methods.has(req.method)), ...table]) {

@@ -1,17 +1,9 @@
 import { AsyncResource } from 'node:async_hooks';
-import { MAX_SLICE_MS, domainMessages, TooManyRequests } from '../shared/index.js';
+import { MAX_SLICE_MS, WAITING_PER_CLIENT, domainMessages, TooManyRequests } from '../shared/index.js';
 // Taken when the module loads: a test suite that fakes the timers afterwards (vitest's
 // useFakeTimers fakes setImmediate) must not leave every request waiting for its turn.
 const { setImmediate } = globalThis;
 const now = performance.now.bind(performance);
-
-/**
- * Most requests of one client waiting for their turn, and most bytes of their bodies
- * together (a request with none waiting is taken whatever its size); past either, a new
- * one is refused with a 429. HTTP pipelining could otherwise queue any number of parsed
- * bodies: a waiting request holds its parsed body.
- */
-export const WAITING_PER_CLIENT = { requests: 1_000, bytes: 32 * 2 ** 20 };
 
 /**
  * The loop time (ms) a turn is counted as at least: turns of cheaper requests (a

@@ -120,6 +120,9 @@ export const domainMessages = {
   courierNotEnabled: (code: string) => `This client is not enabled for courier "${code}".`,
   staleVersion: (what: string) => `${what} was changed by another request meanwhile; read it again and retry.`,
   rateLimited: (perSecond: number, seconds: number) => `This client sent more than ${perSecond} requests in a second (the sandbox's --rate-limit); retry in ${seconds} s.`,
+  bodyTooLarge: (limit: string) => `The body is larger than this sandbox's limit of ${limit}; send a smaller one, for example fewer items per request.`,
+  headersTooLarge: (limit: number) =>
+    `The request headers are larger than the limit of ${limit} bytes; send shorter headers (or start the sandbox with a larger --max-header-size).`,
   tooManyWaiting: (requests: number, bytes: number) =>
     `This client has as many requests waiting for their turn as it may have (at most ${requests}, with ${bytes / 2 ** 20} MiB of bodies together; requests of several clients are served in turns); retry in 1 s, or send fewer at once.`,
   listingsBusy: (waitedMs: number, perLane: number) =>

@@ -11,7 +11,7 @@ export { remembered } from './remembered.js';
 export { VERSION } from './version.js';
 export { WarningThrottle } from './warning-throttle.js';
 export { backgroundFailures } from './background-failure.js';
-export { letRequestsIn, MAX_SLICE_MS, SLICE_MS } from './loop-slices.js';
+export { letRequestsIn, MAX_SLICE_MS, SLICE_MS, WAITING_PER_CLIENT } from './loop-slices.js';
 export { compileGlob, globMatches, globProblem } from './glob.js';
 export { globReaches, operationsMeeting, unmatchableCriteria } from './operation-match.js';
 export type { MatchableOperation, OperationCriteria } from './operation-match.js';

@@ -1,3 +1,4 @@
+import { WAITING_PER_CLIENT, domainMessages } from '../shared/index.js';
 import type { OpenApiDocument } from './load.js';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -24,35 +25,63 @@ function envelopeSchema(document: OpenApiDocument): unknown {
   return schemas?.ErrorResponse ? { $ref: '#/components/schemas/ErrorResponse' } : ENVELOPE;
 }
 
+/** The limits the sandbox's own answers name: `--body-limit`, `--rate-limit` (0: none) and `--max-header-size`. */
+export interface AnswerLimits {
+  bodyLimit: string;
+  rateLimit: number;
+  maxHeaderSize: number;
+}
+
+interface Example {
+  name: string;
+  value: { success: false; message: string; errors: Array<{ field: string; message: string }> };
+}
+
+/**
+ * An example of each of the sandbox's own answers, by response name: the envelope the real
+ * answer has under these limits, so that `Prefer: code=413` answers what a body too large
+ * gets here. Without a rate limit the 429 a client can meet is that of its requests
+ * waiting for their turn.
+ */
+function limitExamples({ bodyLimit, rateLimit, maxHeaderSize }: AnswerLimits): Record<string, Example> {
+  const example = (name: string, message: string, errors: Example['value']['errors'] = []): Example => ({ name, value: { success: false, message, errors } });
+  return {
+    TooManyRequests: example('rateLimited', rateLimit > 0 ? domainMessages.rateLimited(rateLimit, 1) : domainMessages.tooManyWaiting(WAITING_PER_CLIENT.requests, WAITING_PER_CLIENT.bytes)),
+    PayloadTooLarge: example('tooLarge', domainMessages.bodyTooLarge(bodyLimit), [{ field: 'body', message: `must be at most ${bodyLimit}` }]),
+    UnsupportedMediaType: example('notJson', 'The body must be sent as application/json (got "text/plain"); set the header "Content-Type: application/json".', [{ field: 'header.content-type', message: 'must be application/json' }]),
+    HeadersTooLarge: example('headersTooLarge', domainMessages.headersTooLarge(maxHeaderSize), [{ field: 'header', message: 'too large' }]),
+  };
+}
+
 /** The responses every operation may give, whatever it is: the sandbox answers them before it routes or validates. */
-function sandboxResponses(document: OpenApiDocument): Responses {
+function sandboxResponses(document: OpenApiDocument, examples: Record<string, Example>): Responses {
   const schema = envelopeSchema(document);
-  // Each with an example of its real answer (under the default limits), so that `Prefer: code=413` answers one, not a schema's placeholders.
-  const answer = (name: string, message: string, errors: Array<{ field: string; message: string }>) => ({
-    'application/json': { schema, examples: { [name]: { value: { success: false, message, errors } } } },
-  });
+  const answer = (name: string) => ({ 'application/json': { schema, examples: { [examples[name]!.name]: { value: examples[name]!.value } } } });
   return {
     TooManyRequests: {
       description:
         'Too Many Requests (sandbox extension: the provider documents no 429). The client sent more requests in a second than the ' +
         "sandbox's --rate-limit, or has as many requests waiting for their turn (or held by fault rules) as it may. Retry after `Retry-After` seconds.",
       headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } } },
-      content: answer('rateLimited', "This client sent more than 10 requests in a second (the sandbox's --rate-limit); retry in 1 s.", []),
+      content: answer('TooManyRequests'),
     },
     PayloadTooLarge: {
       description: 'Payload Too Large. The body is larger than the configured limit (sandbox choice; default 1 MB); a body sent with any method is read so.',
-      content: answer('tooLarge', "The body is larger than this sandbox's limit of 1mb; send a smaller one, for example fewer items per request.", [{ field: 'body', message: 'must be at most 1mb' }]),
+      content: answer('PayloadTooLarge'),
     },
     UnsupportedMediaType: {
       description: 'Unsupported Media Type. A body is sent but not as `application/json` in UTF-8 (sandbox choice); a body sent with any method is read so.',
-      content: answer('notJson', 'The body must be sent as application/json (got "text/plain"); set the header "Content-Type: application/json".', [{ field: 'header.content-type', message: 'must be application/json' }]),
+      content: answer('UnsupportedMediaType'),
     },
     HeadersTooLarge: {
       description: "Request Header Fields Too Large (sandbox extension: the provider documents no 431). The request line and headers together are larger than the sandbox's --max-header-size (16 KiB by default).",
-      content: answer('headersTooLarge', 'The request headers are larger than the limit of 16384 bytes; send shorter headers (or start the sandbox with a larger --max-header-size).', [{ field: 'header', message: 'too large' }]),
+      content: answer('HeadersTooLarge'),
     },
   };
 }
+
+/** The extension listing, on an operation, the statuses `withSandboxAnswers` added to it (the sandbox's own, not the spec file's). */
+export const SANDBOX_ANSWERS = 'x-sandbox-answers';
 
 /**
  * Writes into a spec the answers the sandbox gives to any request, so the served spec
@@ -60,17 +89,23 @@ function sandboxResponses(document: OpenApiDocument): Responses {
  * 415 (a body too large or not JSON in UTF-8, which a GET with a body gets too) on
  * every operation, 429 (the client's rate limit or its queue of waiting requests) on
  * every operation that takes a token (a public one has no client to count). An
- * operation that documents a status of its own keeps it. Changes `document` in place.
+ * operation that documents a status of its own keeps it. Each answer's example names
+ * `limits`, as the real answer does; a response of the spec file's with the same name
+ * keeps its own text but for its example of that name (the bundled spec's
+ * `PayloadTooLarge` and its `tooLarge`), which becomes this sandbox's answer too.
+ * Changes `document` in place.
  *
- * @example withSandboxAnswers(loadSpec(PROVIDER_SPEC)).paths['/v1/order'].post.responses['431'] // { $ref: '#/components/responses/HeadersTooLarge' }
+ * @example withSandboxAnswers(loadSpec(PROVIDER_SPEC), { bodyLimit: '1mb', rateLimit: 0, maxHeaderSize: 16384 }).paths['/v1/order'].post.responses['431'] // { $ref: '#/components/responses/HeadersTooLarge' }
  */
-/** The extension listing, on an operation, the statuses `withSandboxAnswers` added to it (the sandbox's own, not the spec file's). */
-export const SANDBOX_ANSWERS = 'x-sandbox-answers';
-
-export function withSandboxAnswers(document: OpenApiDocument): OpenApiDocument {
+export function withSandboxAnswers(document: OpenApiDocument, limits: AnswerLimits): OpenApiDocument {
   const components = ((document as { components?: Record<string, unknown> }).components ??= {}) as { responses?: Responses };
   const responses = (components.responses ??= {});
-  for (const [name, response] of Object.entries(sandboxResponses(document))) responses[name] ??= response;
+  const examples = limitExamples(limits);
+  for (const [name, response] of Object.entries(sandboxResponses(document, examples))) {
+    const own = (responses[name] ??= response) as { content?: Record<string, { examples?: Record<string, { value?: unknown }> }> };
+    const example = own.content?.['application/json']?.examples?.[examples[name]!.name];
+    if (example) example.value = examples[name]!.value;
+  }
   const global = (document as { security?: unknown[] }).security;
   for (const item of Object.values(document.paths ?? {})) {
     for (const method of METHODS) {

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { compileSpec, type CompiledSpec } from './compile.js';
 import { CONTROL_SPEC, loadSpec, PROVIDER_SPEC } from './load.js';
-import { withSandboxAnswers } from './sandbox-answers.js';
+import { withSandboxAnswers, type AnswerLimits } from './sandbox-answers.js';
 
 /** The two specs a sandbox serves, compiled. */
 export interface Specs {
@@ -13,7 +13,7 @@ export interface Specs {
  * Compiled specs, kept per process: compiling them (YAML parse, then one Ajv validator
  * per operation) is most of a sandbox's start-up, and a test process or a process with
  * several sandboxes would otherwise pay it each time. Keyed by the provider spec's file
- * (path, size, modification time) and the item limit written into it. A compiled spec is
+ * (path, size, modification time) and the limits written into it. A compiled spec is
  * never changed after it is built, so sandboxes can share it.
  */
 const compiled = new Map<string, Specs>();
@@ -31,17 +31,18 @@ function limitItems(document: ReturnType<typeof loadSpec>, maxItems: number): vo
   if (numbers) numbers.maxItems = maxItems;
 }
 
-export function compiledSpecs(providerSpec: string, maxItems: number): Specs {
+/** The specs as served: `--max-items` in the create's schemas, the limits of `limits` in the examples of the sandbox's own answers. */
+export function compiledSpecs(providerSpec: string, maxItems: number, limits: AnswerLimits): Specs {
   const file = statSync(providerSpec);
-  const key = JSON.stringify([providerSpec, file.size, file.mtimeMs, maxItems]);
+  const key = JSON.stringify([providerSpec, file.size, file.mtimeMs, maxItems, limits.bodyLimit, limits.rateLimit, limits.maxHeaderSize]);
   let specs = compiled.get(key);
   if (!specs) {
     const document = loadSpec(providerSpec);
     limitItems(document, maxItems);
     // The bundled specs compile whole in the tests: their validators wait for first use. Another spec (--spec) is compiled now, so that what cannot be served stops the start.
     specs = {
-      provider: compileSpec(withSandboxAnswers(document), 'provider', { lazy: providerSpec === PROVIDER_SPEC }),
-      control: compileSpec(withSandboxAnswers(loadSpec(CONTROL_SPEC)), 'control', { lazy: true }),
+      provider: compileSpec(withSandboxAnswers(document, limits), 'provider', { lazy: providerSpec === PROVIDER_SPEC }),
+      control: compileSpec(withSandboxAnswers(loadSpec(CONTROL_SPEC), limits), 'control', { lazy: true }),
     };
     compiled.set(key, specs);
   }

@@ -1,13 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { resolveOptions } from '../../src/config/index.js';
 import { withSandboxAnswers } from '../../src/spec/sandbox-answers.js';
 import { createRequest } from '../support/orders.js';
 import { testSandbox, type TestSandbox } from '../support/sandbox.js';
 
 // As served: with the 429 and 431 every operation may answer.
 const spec = parse(readFileSync(new URL('../../spec/openapi.yaml', import.meta.url), 'utf8'));
-withSandboxAnswers(spec);
+withSandboxAnswers(spec, resolveOptions({}));
 const components = spec.components.responses;
 const CREATED = spec.paths['/v1/order'].post.responses['201'].content['application/json'].examples.created.value;
 const DELIVERED = spec.paths['/v1/order/tracking/{order_no}'].get.responses['200'].content['application/json'].examples.delivered.value;
@@ -79,10 +80,10 @@ describe.each(['header', 'query'] as const)('errors on demand with the %s form',
       expect(res.body).toEqual({ success: false, message: expect.stringMatching(message), errors: [{ field, message: expect.any(String) }] });
     });
 
-    it('answers code=429 with an example of the rate limit\'s answer', async () => {
+    it('answers code=429 with an example of the 429 this sandbox can give (without --rate-limit, that of too many requests waiting)', async () => {
       const res = await prefer(form, 'POST', '/v1/order', { code: '429' }, createRequest(1));
       expect(res.status).toBe(429);
-      expect(res.body).toEqual({ success: false, message: expect.stringMatching(/--rate-limit/), errors: [] });
+      expect(res.body).toEqual({ success: false, message: expect.stringMatching(/requests waiting for their turn/), errors: [] });
     });
 
     it('answers example=created with that example, one order number per item as a create has', async () => {
@@ -237,6 +238,52 @@ describe('Prefer, the finer points', () => {
     await fresh.close();
     expect(after.body.order_numbers).toEqual(expected.body.order_numbers);
     expect(after.body.batch_id).toBe(expected.body.batch_id);
+  });
+});
+
+describe("Prefer under limits other than the defaults: the sandbox's own answers name the limits configured, as its real answers do", () => {
+  /** This test's sandbox, with these options instead of the defaults (afterEach closes it). */
+  const limited = async (options: Parameters<typeof testSandbox>[0]) => {
+    await sandbox.close();
+    sandbox = await testSandbox(options);
+  };
+
+  it('answers code=413 as a body above --body-limit is answered, on a create and on a read, and serves that example', async () => {
+    await limited({ bodyLimit: '2kb' });
+    const real = await sandbox.call('POST', '/v1/order', { body: createRequest(10) });
+    expect(real.status).toBe(413);
+    for (const preferred of [await sandbox.call('POST', '/v1/order', { body: createRequest(1), headers: { Prefer: 'code=413' } }), await sandbox.call('GET', TRACK, { headers: { Prefer: 'code=413' } })]) {
+      expect([preferred.status, preferred.body]).toEqual([413, real.body]);
+    }
+    const served = (await sandbox.call('GET', '/__sandbox/openapi.json')).body.components.responses.PayloadTooLarge.content['application/json'].examples.tooLarge.value;
+    expect(served).toEqual(real.body);
+  });
+
+  it('answers code=429 as a client past --rate-limit is answered: the same message, errors and Retry-After', async () => {
+    await limited({ rateLimit: 2 });
+    const preferred = await sandbox.call('GET', TRACK, { headers: { Prefer: 'code=429' } });
+    // The real one from a sandbox of the same limits whose allowance is whole (the preferred answer may outlast a second: Prism loads on first use).
+    await limited({ rateLimit: 2 });
+    await sandbox.call('GET', TRACK);
+    await sandbox.call('GET', TRACK);
+    const real = await sandbox.call('GET', TRACK);
+    expect(real.status).toBe(429);
+    expect([preferred.status, preferred.body, preferred.headers['retry-after']]).toEqual([429, real.body, real.headers['retry-after']]);
+  });
+
+  it('answers code=429 without --rate-limit as a client with too many requests waiting is, the 429 it can then meet', async () => {
+    const res = await sandbox.call('GET', TRACK, { headers: { Prefer: 'code=429' } });
+    expect([res.status, res.body.errors]).toEqual([429, []]);
+    expect(res.body.message).toMatch(/^This client has as many requests waiting for their turn as it may have \(at most 1000, with 32 MiB of bodies together;/);
+  });
+
+  it('answers code=431 naming --max-header-size', async () => {
+    await limited({ maxHeaderSize: 2048 });
+    const res = await sandbox.call('GET', TRACK, { headers: { Prefer: 'code=431' } });
+    expect([res.status, res.body]).toEqual([
+      431,
+      { success: false, message: 'The request headers are larger than the limit of 2048 bytes; send shorter headers (or start the sandbox with a larger --max-header-size).', errors: [{ field: 'header', message: 'too large' }] },
+    ]);
   });
 });
 

@@ -1,6 +1,7 @@
+import supertest from 'supertest';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRequest } from '../support/orders.js';
-import { testSandbox, type TestSandbox } from '../support/sandbox.js';
+import { TOKEN_A, testSandbox, type TestSandbox } from '../support/sandbox.js';
 import { createOne } from './orders.js';
 
 let sandbox: TestSandbox;
@@ -40,6 +41,28 @@ describe('provider paths match exactly as documented', () => {
     const res = await sandbox.call('GET', path);
     expect(res.status).toBe(404);
     expect(res.body.message).toBe(`No operation GET ${path}: the provider's path is ${said}.`);
+  });
+
+  it.each([
+    ['/v1/order/tracking', '/v1/order/tracking/{order_no}, and its order_no is missing'],
+    ['/V1/Order/Tracking', '/v1/order/tracking/{order_no}, and its order_no is missing'],
+  ])('says the AWB is missing from GET %s, which the order detail\'s {order_no} would otherwise take as an order number', async (path, said) => {
+    const res = await sandbox.call('GET', path);
+    expect([res.status, res.body.message]).toEqual([404, `No operation GET ${path}: the provider's path is ${said}.`]);
+    // HEAD is answered as GET is (the envelope checks of call() do not apply to its empty body).
+    expect((await supertest(sandbox.app).head(path).set('Authorization', `Bearer ${TOKEN_A}`)).status).toBe(404);
+  });
+
+  it('leaves the neighbours of GET /v1/order/tracking as they were', async () => {
+    // A path of its own is still its own (405 naming its method); a value that is no stem is still the detail's to judge.
+    const create = await sandbox.call('GET', '/v1/order');
+    expect([create.status, create.body.message]).toEqual([405, 'Method GET is not allowed here; use POST.']);
+    const detail = await sandbox.call('GET', '/v1/order/abc');
+    expect([detail.status, detail.body.errors]).toEqual([400, [{ field: 'order_no', message: 'must be numeric text, digits only (for example "12")' }]]);
+    expect((await sandbox.call('GET', '/v1/order/123')).status).toBe(404);
+    // An empty segment after the AWB's place is no path of the provider at all.
+    const doubled = await sandbox.call('GET', '/v1/order/tracking//');
+    expect([doubled.status, doubled.body.message]).toEqual([404, 'No operation GET /v1/order/tracking//. See GET /__sandbox/openapi.json for the paths this sandbox serves.']);
   });
 
   it('serves the exact paths as before', async () => {

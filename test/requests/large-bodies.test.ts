@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { resolveOptions } from '../../src/config/index.js';
 import { LargeBodies, LARGE_BODY_BYTES } from '../../src/http/large-bodies.js';
 import { compiledSpecs, PROVIDER_SPEC } from '../../src/spec/index.js';
 import { createRequest } from '../support/orders.js';
@@ -62,7 +63,7 @@ describe('a large JSON body is parsed and validated on a worker thread, with the
 });
 
 describe('LargeBodies', () => {
-  const { provider, control } = compiledSpecs(PROVIDER_SPEC, 100);
+  const { provider, control } = compiledSpecs(PROVIDER_SPEC, 100, resolveOptions({}));
   const source = { provider: provider.document, control: control.document };
   const failures: string[] = [];
   const bodies = new LargeBodies(source, (why) => failures.push(why));

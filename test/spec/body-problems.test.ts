@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { resolveOptions } from '../../src/config/index.js';
 import { compiledSpecs, compileSpec, PROVIDER_SPEC } from '../../src/spec/index.js';
 import { createRequest } from '../support/orders.js';
 
-const createOrder = compiledSpecs(PROVIDER_SPEC, 100).provider.byId.get('createOrder')!;
+const createOrder = compiledSpecs(PROVIDER_SPEC, 100, resolveOptions({})).provider.byId.get('createOrder')!;
 const emptyItems = (count: number) => ({ ...createRequest(1), items: Array.from({ length: count }, () => ({})) });
 
 describe("a body's problems are listed in time that grows with its size, not with the square of its errors", () => {
