@@ -1,4 +1,4 @@
-import type { ReportMark, ReportView } from '../records/index.js';
+import type { FaultAction, ReportMark, ReportView } from '../records/index.js';
 import { headerOf, retryAfterMs } from '../shared/index.js';
 import { Draft } from './draft.js';
 import { acknowledged, judgeCreate, judgeTracking, refusedKey } from './judge-operation.js';
@@ -29,11 +29,16 @@ const windowKey = (op: string): string => `window:${op}`;
 const contentKey = (content: string): string => `content:createOrder:${content}`;
 /** Set once such a create was marked: only then does judging hash each create's content. */
 const CONTENT_SEEN = 'content:createOrder';
-/** Faults after which the operation still ran (see the fault rules' table): a create the client gave up on was made. */
-const RUNS_ANYWAY = new Set(['latency', 'dribble']);
+/**
+ * Whether the operation still ran under each fault action (see the fault rules' table): a
+ * create the client gave up on was then made (a reset's only when it cuts after some ms,
+ * see cutLater). Every action is named, so a new one is a type error here until the report
+ * knows how to judge it.
+ */
+const RUNS_ANYWAY: Record<FaultAction['type'], boolean> = { status: false, latency: true, reset: false, hang: false, dribble: true };
 /** A reset rule's cut after some ms, once part of the answer went out (not a connection dropped at once). */
 const cutLater = (fault: Observed['fault']): boolean => fault?.type === 'reset' && typeof (fault as { after_ms?: unknown }).after_ms === 'number';
-const ranAnyway = (fault: Observed['fault']): boolean => fault !== undefined && (RUNS_ANYWAY.has(fault.type) || cutLater(fault));
+const ranAnyway = (fault: Observed['fault']): boolean => fault !== undefined && (RUNS_ANYWAY[fault.type] || cutLater(fault));
 
 /**
  * Whether the answer asks for the request again later, as a test of the client's handling:

@@ -4,7 +4,7 @@ import type { DelayRange } from '../shared/index.js';
 import type { Clocks } from '../clock/index.js';
 import type { JobHandler, Scheduler } from '../jobs/index.js';
 import type { EventSink } from '../events/index.js';
-import type { Fixtures, LoadedScenario } from '../fixtures/index.js';
+import type { Fixtures, LoadedScenario, StatusCode } from '../fixtures/index.js';
 import type { IdFactory } from '../ids/index.js';
 import { draw } from '../ids/index.js';
 import { secondsOf, type ClaimedJob, type HistoryRecord, type Order, type OrderStatus, type Stored, type TrackingEntry } from '../records/index.js';
@@ -16,7 +16,7 @@ export const AWB_JOB = 'awb';
 /** The job kind of an order's next scripted step; the key is the order number. */
 export const STEP_JOB = 'step';
 
-const STATUS_BY_CODE: Record<string, OrderStatus> = {
+const STATUS_BY_CODE: Record<StatusCode, OrderStatus> = {
   '1': 'picked_up',
   '2': 'delivered',
   '3': 'delivery_failed',
@@ -244,7 +244,7 @@ export class Journey {
     const history: HistoryRecord[] = [{ step: index, at: when }, ...order.history];
     const code = scenario.steps[index]!.status;
     let status = order.status;
-    if (code !== null) status = STATUS_BY_CODE[code] ?? status;
+    if (code !== null) status = STATUS_BY_CODE[code as StatusCode] ?? status;
     else if (status === 'picked_up' || status === 'delivery_failed') status = 'in_transit';
     const played: Order = {
       ...order,

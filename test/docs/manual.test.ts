@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import YAML from 'yaml';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = new URL('../../', import.meta.url);
@@ -44,5 +45,21 @@ describe('links named after a section of the webhooks guide', () => {
     const links = PAGES.flatMap((page) => [...read(page).matchAll(/\[held deliveries\]\(([^)]*)\)/gi)].map((m) => `${page}: ${m[1]}`));
     expect(links.length).toBeGreaterThan(0);
     for (const link of links) expect(link).toMatch(/webhooks\.md#held-deliveries-what-a-first-url-receives$/);
+  });
+});
+
+describe('the control API in the manual', () => {
+  const control = YAML.parse(read('spec/sandbox-control.yaml')) as { paths: Record<string, Record<string, unknown>> };
+  const manual = [read('docs/reference/control-api.md'), ...PAGES.filter((page) => page.startsWith('docs/guides/')).map(read)].join('\n');
+  const calls = Object.entries(control.paths).flatMap(([path, item]) =>
+    Object.keys(item)
+      .filter((method) => ['get', 'put', 'post', 'patch', 'delete'].includes(method))
+      .map((method) => `${method.toUpperCase()} ${path}`),
+  );
+
+  it.each(calls)('documents %s (the control reference, or the guide it sends the reader to)', (call) => {
+    // A path parameter may be named otherwise on the page ({id} for {delivery_id}).
+    const pattern = new RegExp(`\`${call.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '\\{[a-z_]+\\}')}[\`?]`);
+    expect(manual).toMatch(pattern);
   });
 });

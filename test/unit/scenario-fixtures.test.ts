@@ -1,7 +1,8 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FIXTURES_DIR, loadFixtures, MAX_STEPS } from '../../src/fixtures/index.js';
+import { FIXTURES_DIR, loadFixtures, MAX_STEPS, STATUS_CODES } from '../../src/fixtures/index.js';
+import { loadSpec, PROVIDER_SPEC } from '../../src/spec/load.js';
 import { testSandbox } from '../support/sandbox.js';
 import { tempDir } from '../support/tmp.js';
 
@@ -26,8 +27,14 @@ describe('the scenario fixtures', () => {
     for (const scenario of scenarios.values()) expect(scenario.steps.length).toBeLessThanOrEqual(MAX_STEPS);
   });
 
+  it("take the status codes of the provider spec's TrackingStatus, no more and no fewer", () => {
+    const spec = loadSpec(PROVIDER_SPEC) as { components: { schemas: Record<string, { enum?: string[] }> } };
+    expect([...STATUS_CODES]).toEqual(spec.components.schemas.TrackingStatus!.enum);
+  });
+
   it.each([
-    ['a status that is a number', custom({ steps: [step(0, { status: 1 })] }), 'steps[0].status: must be a status code as text ("1", "2", ...) or null'],
+    ['a status that is a number', custom({ steps: [step(0, { status: 1 })] }), 'steps[0].status: must be a status code as text ("1", "2", "3", "4", "5": the spec\'s TrackingStatus) or null'],
+    ['a status code the spec does not have', custom({ steps: [step(0, { status: '6' })] }), 'steps[0].status: must be a status code as text ("1", "2", "3", "4", "5"'],
     ['a step after the proof of delivery', custom({ steps: [step(0, { pod: true, status: '2' }), step(1)] }), 'steps[0].pod: the proof of delivery ends the journey: no step may follow it'],
     ['two steps of one key', custom({ steps: [step(0), step(1, { key: 'step_0' })] }), 'steps[1].key: "step_0" is the key of an earlier step'],
     ['a step without a note', custom({ steps: [step(0, { note: undefined })] }), 'steps[0].note: must be text'],
