@@ -20,9 +20,10 @@
  * look at targets under `src/`, so packages and builtins are free unless a rule names them.
  *
  * One rule is not dependency-cruiser's to check: that every folder has an index.ts
- * (dependency-cruiser sees the files that exist, never one that is missing). The script
- * scripts/check-folder-index.ts checks it under the rule name `every-folder-has-an-index`,
- * in the same `npm run lint:deps`.
+ * (dependency-cruiser sees the files that exist, never one that is missing).
+ * scripts/folder-index.ts checks it under the rule name `every-folder-has-an-index`, in
+ * the same `npm run lint:deps` (scripts/lint-deps.ts), which prints each broken rule with
+ * its `comment`: write that comment for whoever broke the rule.
  */
 
 /** The top-level folders that are a layer of their own; every other one is a feature. */

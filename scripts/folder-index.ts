@@ -34,8 +34,3 @@ export function foldersWithoutIndex(root: string): string[] {
   walk(root.replaceAll('\\', '/').replace(/\/+$/, ''), true);
   return missing.sort();
 }
-
-/** The lines the check prints, in dependency-cruiser's manner: one per folder. */
-export function describeMissing(folders: readonly string[]): string[] {
-  return folders.map((folder) => `  error ${RULE}: ${folder}/index.ts is missing (the folder's door)`);
-}

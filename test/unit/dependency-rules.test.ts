@@ -4,7 +4,8 @@ import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcr
 import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { folderGraphSvg } from '../../scripts/folder-graph.js';
-import { foldersWithoutIndex, RULE as FOLDER_INDEX_RULE } from '../../scripts/folder-index.js';
+import { RULE as FOLDER_INDEX_RULE } from '../../scripts/folder-index.js';
+import { describeOffences, layoutOffences } from '../../scripts/layout-offences.js';
 
 // The layout rules of src/ (.dependency-cruiser.cjs, plus scripts/folder-index.ts for what
 // dependency-cruiser cannot see), run as `npm run lint:deps` runs them, over the small trees
@@ -38,12 +39,8 @@ async function cruiseTree(fixture: string): Promise<ICruiseResult> {
  * "rule: from → to" (for a folder without index.ts, "rule: folder").
  */
 async function lint(fixture: string): Promise<string[]> {
-  const tree = join(FIXTURES, fixture);
-  const { summary } = await cruiseTree(fixture);
-  // Only errors fail the command: a rule loosened to a warning no longer counts.
-  const offences = summary.violations.filter(({ rule }) => rule.severity === 'error').map(({ rule, from, to }) => `${rule.name}: ${from} → ${shown(to)}`);
-  const folders = foldersWithoutIndex(join(tree, 'src')).map((folder) => `${FOLDER_INDEX_RULE}: ${folder.slice(tree.length + 1)}`);
-  return [...new Set([...offences, ...folders])].sort();
+  const { offences } = await layoutOffences(join(FIXTURES, fixture));
+  return [...new Set(offences.map(({ rule, from, to }) => (rule === FOLDER_INDEX_RULE ? `${rule}: ${from}` : `${rule}: ${from} → ${shown(to)}`)))].sort();
 }
 
 describe('npm run lint:deps', () => {
@@ -189,6 +186,20 @@ describe('npm run lint:deps', () => {
 describe('npm run docs:graph', () => {
   /** The picture's nodes and edges by their titles ("src/app", "src/app->src/http"). */
   const titles = (svg: string) => [...svg.matchAll(/<title>(src\/[^<]*)<\/title>/g)].map((match) => match[1]!.replaceAll('&#45;', '-').replaceAll('&gt;', '>'));
+
+  it('tells each broken rule with its reason, and the circles after the imports that close them, one line each', async () => {
+    const { offences, reasons } = await layoutOffences(join(FIXTURES, 'feature-imports-http'));
+    const folderCircle = await layoutOffences(join(FIXTURES, 'folder-circle'));
+    const lines = describeOffences([...offences, ...folderCircle.offences], reasons);
+    expect(lines.slice(0, 2)).toEqual([
+      `error feature-does-not-import-http: ${reasons.get('feature-does-not-import-http')}`,
+      '  src/orders/create.ts → src/http/index.ts',
+    ]);
+    expect(reasons.get('feature-does-not-import-http')).toMatch(/features speak plain data/);
+    expect(lines).toContain('2 circle(s) of imports, most of them through the import(s) above: fix those first, and these go with them.');
+    expect(lines).toContain('  no-circular-folders: src/orders → src/tracking → src/orders');
+    expect(describeOffences(folderCircle.offences, reasons)[0]).toMatch(/^2 circle\(s\) of imports: No circle of imports between folders/);
+  });
 
   it('draws one node per top-level folder (and file) of src/ and their imports, the same bytes for the same tree', async () => {
     const svg = await folderGraphSvg(join(FIXTURES, 'clean'));

@@ -1,0 +1,62 @@
+/**
+ * The layout rules of src/ (.dependency-cruiser.cjs, and the folders' doors of
+ * scripts/folder-index.ts, which dependency-cruiser cannot express), and how
+ * `npm run lint:deps` tells of a broken one (scripts/lint-deps.ts).
+ */
+import { join, resolve } from 'node:path';
+import { cruise, type ICruiseResult, type IForbiddenRuleType } from 'dependency-cruiser';
+import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
+import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
+import { foldersWithoutIndex, RULE as FOLDER_INDEX_RULE } from './folder-index.js';
+
+const REPO = resolve(import.meta.dirname, '..');
+
+/** One broken rule: `from → to`, or for a circle every step of it. */
+export interface Offence {
+  rule: string;
+  from: string;
+  to: string;
+  /** A circle's modules or folders, from `from` back to it. */
+  cycle?: string[];
+}
+
+/** What the rules find in the src/ tree under `root`: the offences, the rules' reasons by name, and how much was read. */
+export async function layoutOffences(root: string = REPO): Promise<{ offences: Offence[]; reasons: Map<string, string>; cruised: { modules: number; dependencies: number } }> {
+  const options = await extractDepcruiseOptions(join(REPO, '.dependency-cruiser.cjs'));
+  const tsConfig = extractTSConfig(join(REPO, options.tsConfig?.fileName ?? 'tsconfig.json'));
+  // baseDir: paths as seen from `root` ("src/…"), whatever the working directory.
+  const { summary } = (await cruise(['src'], { ...options, baseDir: resolve(root) }, {}, { tsConfig })).output as ICruiseResult;
+  const reasons = new Map(((options.ruleSet?.forbidden ?? []) as IForbiddenRuleType[]).map((rule) => [rule.name ?? '', (rule.comment ?? '').replace(/\s+/g, ' ').trim()]));
+  reasons.set(FOLDER_INDEX_RULE, 'Every folder of src/ has an index.ts, its one door: other folders import it, not the files behind it.');
+  const offences: Offence[] = summary.violations
+    // Only errors fail the command (every rule is one: test/unit/dependency-rules.test.ts).
+    .filter(({ rule }) => rule.severity === 'error')
+    .map(({ rule, from, to, cycle }) => ({ rule: rule.name, from, to, ...(cycle ? { cycle: cycle.map((step) => step.name) } : {}) }));
+  for (const folder of foldersWithoutIndex(join(root, 'src'))) {
+    const shown = folder.startsWith(resolve(root)) ? folder.slice(resolve(root).length + 1) : folder;
+    offences.push({ rule: FOLDER_INDEX_RULE, from: shown, to: join(shown, 'index.ts') });
+  }
+  return { offences, reasons, cruised: { modules: summary.totalCruised, dependencies: summary.totalDependenciesCruised ?? 0 } };
+}
+
+/** The report's lines: the direct offences with their reasons, then the circles one line each. */
+export function describeOffences(offences: readonly Offence[], reasons: ReadonlyMap<string, string>): string[] {
+  const direct = offences.filter((o) => !o.cycle);
+  const circles = offences.filter((o) => o.cycle);
+  const lines: string[] = [];
+  for (const rule of new Set(direct.map((o) => o.rule))) {
+    lines.push(`error ${rule}: ${reasons.get(rule) ?? ''}`);
+    for (const o of direct.filter((d) => d.rule === rule)) lines.push(o.rule === FOLDER_INDEX_RULE ? `  ${o.to} is missing` : `  ${o.from} → ${o.to}`);
+    lines.push('');
+  }
+  if (circles.length > 0) {
+    lines.push(
+      direct.length > 0
+        ? `${circles.length} circle(s) of imports, most of them through the import(s) above: fix those first, and these go with them.`
+        : `${circles.length} circle(s) of imports: ${reasons.get(circles[0]!.rule) ?? ''}`,
+    );
+    for (const o of circles) lines.push(`  ${o.rule}: ${[o.from, ...o.cycle!].join(' → ')}`);
+    lines.push('');
+  }
+  return lines;
+}
