@@ -27,6 +27,8 @@ interface PathRoute {
   loose: RegExp;
   names: string[];
   methods: Map<string, ServeOperation>;
+  /** By method, the pattern the spec gives the path's last parameter, where it gives one. */
+  lastPatterns: Map<string, RegExp>;
   allow: string;
 }
 
@@ -61,11 +63,26 @@ function stemsOf(table: readonly PathRoute[]): Map<string, PathRoute[]> {
 /**
  * The route of the method whose path is the request's followed by one parameter, the
  * value left out (`/v1/order/tracking/` or `/v1/order/tracking`: tracking's, its AWB
- * missing), whatever the case; a GET's route takes HEAD, as it serves it.
+ * missing), whatever the case unless `exactCase`; a GET's route takes HEAD, as it serves it.
  */
-function missingValueOf(stems: Map<string, PathRoute[]>, method: string, path: string): PathRoute | undefined {
-  const stem = (path.endsWith('/') ? path : `${path}/`).toLowerCase();
-  return stems.get(stem)?.find((route) => route.methods.has(method) || (method === 'HEAD' && route.methods.has('GET')));
+function missingValueOf(stems: Map<string, PathRoute[]>, method: string, path: string, exactCase = false): PathRoute | undefined {
+  const stem = path.endsWith('/') ? path : `${path}/`;
+  return stems.get(stem.toLowerCase())?.find((route) => (!exactCase || route.template.startsWith(stem)) && (route.methods.has(method) || (method === 'HEAD' && route.methods.has('GET'))));
+}
+
+/** A spec's parameter pattern as a RegExp; none for a pattern JavaScript cannot read (the parameter is then taken as any text). */
+function patternOf(pattern: string | undefined): RegExp | undefined {
+  try {
+    return pattern === undefined ? undefined : new RegExp(pattern, 'u');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the matched path's last parameter takes its value under the method's operation (any value, where the spec gives no pattern). */
+function fitsLast(route: PathRoute, method: string, match: RegExpExecArray): boolean {
+  const pattern = route.lastPatterns.get(method) ?? (method === 'HEAD' ? route.lastPatterns.get('GET') : undefined);
+  return route.names.length === 0 || pattern === undefined || pattern.test(match.at(-1) ?? '');
 }
 
 /** The documented path a near miss meant: the template with the request's own parameter values. */
@@ -97,9 +114,11 @@ function decodeParams(route: PathRoute, match: RegExpExecArray): Record<string, 
 export function mountSpec(spec: CompiledSpec, options: MountOptions): RequestHandler {
   const routes = new Map<string, PathRoute>();
   for (const op of spec.operations) {
-    const route = routes.get(op.path) ?? { ...compilePath(op.path, options.exactPaths === true), methods: new Map(), allow: '' };
+    const route = routes.get(op.path) ?? { ...compilePath(op.path, options.exactPaths === true), methods: new Map(), lastPatterns: new Map(), allow: '' };
     routes.set(op.path, route);
     route.methods.set(op.method.toUpperCase(), serveOperation(op, options.handlers[op.operationId] ?? options.fallback, options));
+    const last = patternOf(op.pathPatterns[route.names.at(-1) ?? '']);
+    if (last) route.lastPatterns.set(op.method.toUpperCase(), last);
   }
   for (const route of routes.values()) {
     const methods = [...route.methods.keys()];
@@ -111,11 +130,11 @@ export function mountSpec(spec: CompiledSpec, options: MountOptions): RequestHan
     for (const route of table) {
       const match = route.pattern.exec(req.path);
       if (!match) continue;
-      // A path another operation spells up to its last parameter names that operation without
-      // its value, not a value of this route's parameter: `/v1/order/tracking` is tracking with
-      // the AWB missing, not the detail of an order numbered "tracking". A path without
-      // parameters (`/v1/order`) is still its own.
-      const missing = options.exactPaths && route.names.length > 0 ? missingValueOf(stems, req.method, req.path) : undefined;
+      // A value this route's last parameter cannot take, where the path is another operation's
+      // up to its last parameter, names that operation without its value: `/v1/order/tracking`
+      // is tracking with the AWB missing, not the detail of an order numbered "tracking" (order
+      // numbers are digits). A value the parameter takes is served as it is.
+      const missing = options.exactPaths && !fitsLast(route, req.method, match) ? missingValueOf(stems, req.method, req.path, true) : undefined;
       if (missing) return sendError(res, new ApiError(404, messages.missingParameter(req.method, req.path, missing.template, missing.names.at(-1)!)));
       const serve = route.methods.get(req.method) ?? (req.method === 'HEAD' ? route.methods.get('GET') : undefined);
       if (!serve) {

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadSpec, PROVIDER_SPEC } from '../../src/spec/load.js';
@@ -63,6 +63,21 @@ describe('an operation in the spec with no handler', () => {
     expect(bad.body.errors).toEqual([{ field: 'order_no', message: expect.stringContaining('digits only') }]);
     const served = await sandbox.call('GET', '/__sandbox/openapi.json');
     expect(Object.keys(served.body.paths)).toContain('/v1/shipping-labels/{order_no}');
+  });
+
+  it('serves a value of a plain-text parameter that spells another path of the spec, whose own value is then missing', async () => {
+    // /v1/shipping-labels/{name} takes any text, "bulk" included; /v1/shipping-labels/bulk/{id} is another operation.
+    const document = JSON.parse(readFileSync(fullerSpec(dir()), 'utf8')) as { paths: Record<string, { get: { operationId: string; parameters: unknown[] } }> };
+    const labels = document.paths['/v1/shipping-labels/{order_no}']!;
+    document.paths['/v1/shipping-labels/bulk/{id}'] = { get: { ...labels.get, operationId: 'getBulkLabel', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9]+$' } }] } };
+    labels.get.parameters = [{ name: 'order_no', in: 'path', required: true, schema: { type: 'string' } }];
+    const path = join(dir(), 'shared-prefix.json');
+    writeFileSync(path, JSON.stringify(document));
+    sandbox = await testSandbox({ providerSpec: path });
+    for (const served of ['/v1/shipping-labels/bulk', '/v1/shipping-labels/Bulk', '/v1/shipping-labels/bulk/7']) {
+      const res = await sandbox.call('GET', served);
+      expect([served, res.status, res.body]).toEqual([served, 200, LABEL]);
+    }
   });
 
   it('keeps the sandbox behaviour of the operations it has handlers for', async () => {
