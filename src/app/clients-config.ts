@@ -24,18 +24,18 @@ const canonical = (value: unknown): string =>
  * digest of its clients (tokens, roles, settings and admin tokens, in any order) with the
  * one the replica that started last kept, warns when they differ, and keeps its own:
  * while a config change rolls out, each replica started with the new one says so once.
- * The digest is keyed with the store's secret, so the row says nothing of the tokens to
- * whoever reads the database without that secret.
+ * The digest is keyed with the store's own secret (`pod_secret`): the same clients give
+ * another digest on another database, and the row holds no token.
  */
 export async function compareClients(storage: Storage, configured: readonly ClientConfig[], adminTokens: readonly string[], secret: string, logger: Logger): Promise<void> {
   const clients = configured.map(canonical).sort();
   const hmac = createHmac('sha256', secret).update(canonical([clients, [...adminTokens].sort()])).digest('hex');
-  const kept = await storage.meta.get('clients_config');
-  if (kept?.hmac !== undefined && kept.hmac !== hmac) {
+  const kept = await storage.meta.get('clients_hmac');
+  if (kept !== undefined && kept.hmac !== hmac) {
     logger.warn(
       { other_started_at: kept.at },
       `the clients of this replica (--config, --token, SANDBOX_TOKENS, --admin-token) differ from those of the replica that started last, at ${kept.at}: every replica of a shared database needs the same clients, or a partner's jobs and webhooks take the settings of whichever replica runs them (expected while a change of the config rolls out: start every replica with it)`,
     );
   }
-  await storage.meta.set('clients_config', { hmac, at: new Date().toISOString() });
+  await storage.meta.set('clients_hmac', { hmac, at: new Date().toISOString() });
 }

@@ -16,10 +16,10 @@ export interface Meta {
   jobs_migrated: number;
   /**
    * On a shared database: a keyed digest of the clients of the replica that started last,
-   * and when it started (see compareClients). A row without `hmac` is of an older version
-   * and is not compared.
+   * and when it started (see compareClients). Older versions kept an unkeyed one under
+   * `clients_config`, which they alone read: neither version's row makes the other warn.
    */
-  clients_config: { hmac?: string; at: string };
+  clients_hmac: { hmac: string; at: string };
   /**
    * The sandbox's real clock on a data file: its base and pace, and (while it runs at
    * another pace than wall time's) the wall time up to which it is known to have run, so

@@ -98,13 +98,18 @@ describe('the sandbox on PostgreSQL (--database-url)', () => {
       const db = new pg.Client({ connectionString: at });
       await db.connect();
       try {
-        return (await db.query<{ value: { hmac: string } }>("SELECT value FROM meta WHERE key = 'clients_config'")).rows[0]?.value.hmac;
+        return (await db.query<{ value: { hmac: string } }>("SELECT value FROM meta WHERE key = 'clients_hmac'")).rows[0]?.value.hmac;
       } finally {
         await db.end();
       }
     };
     const warning = /the clients of this replica .* differ from those of the replica that started last/;
     const first = await replica(url, 'token-one', 'token-two');
+    // A replica of an older version keeps its unkeyed digest under a key of its own, which this version leaves alone.
+    const db = new pg.Client({ connectionString: url });
+    await db.connect();
+    await db.query(`INSERT INTO meta (key, value) VALUES ('clients_config', '{"digest": "older", "at": "2026-01-01T00:00:00.000Z"}')`);
+    await db.end();
     const same = await replica(url, 'token-two', 'token-one');
     const elsewhere = await replica(elsewhereUrl, 'token-one', 'token-two');
     const other = await replica(url, 'token-three');
