@@ -56,8 +56,7 @@ export const messages = {
   notUtf8: 'The body is not valid UTF-8: JSON is sent in UTF-8 (RFC 8259), and text in another encoding would be stored changed.',
   unsupportedEncoding: (encoding: string) => `The body's Content-Encoding "${encoding}" is not supported; send it as it is, or compressed once with gzip, deflate or br.`,
   unsupportedCharset: (charset: string) => `The body must be JSON in UTF-8 (got charset "${charset}"); send UTF-8 with "Content-Type: application/json".`,
-  unsupportedMediaType: (got: string) =>
-    `The body must be sent as application/json (got "${got}"); set the header "Content-Type: application/json".`,
+  unsupportedMediaType: domainMessages.unsupportedMediaType,
   bodyTooLarge: domainMessages.bodyTooLarge,
   bodyRequired: 'A JSON body is required.',
   missingToken: 'Missing bearer token: send the header "Authorization: Bearer <token>".',

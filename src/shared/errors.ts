@@ -120,6 +120,8 @@ export const domainMessages = {
   courierNotEnabled: (code: string) => `This client is not enabled for courier "${code}".`,
   staleVersion: (what: string) => `${what} was changed by another request meanwhile; read it again and retry.`,
   rateLimited: (perSecond: number, seconds: number) => `This client sent more than ${perSecond} requests in a second (the sandbox's --rate-limit); retry in ${seconds} s.`,
+  unsupportedMediaType: (got: string) =>
+    `The body must be sent as application/json (got "${got}"); set the header "Content-Type: application/json".`,
   bodyTooLarge: (limit: string) => `The body is larger than this sandbox's limit of ${limit}; send a smaller one, for example fewer items per request.`,
   headersTooLarge: (limit: number) =>
     `The request headers are larger than the limit of ${limit} bytes; send shorter headers (or start the sandbox with a larger --max-header-size).`,

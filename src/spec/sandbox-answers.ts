@@ -48,7 +48,7 @@ function limitExamples({ bodyLimit, rateLimit, maxHeaderSize }: AnswerLimits): R
   return {
     TooManyRequests: example('rateLimited', rateLimit > 0 ? domainMessages.rateLimited(rateLimit, 1) : domainMessages.tooManyWaiting(WAITING_PER_CLIENT.requests, WAITING_PER_CLIENT.bytes)),
     PayloadTooLarge: example('tooLarge', domainMessages.bodyTooLarge(bodyLimit), [{ field: 'body', message: `must be at most ${bodyLimit}` }]),
-    UnsupportedMediaType: example('notJson', 'The body must be sent as application/json (got "text/plain"); set the header "Content-Type: application/json".', [{ field: 'header.content-type', message: 'must be application/json' }]),
+    UnsupportedMediaType: example('notJson', domainMessages.unsupportedMediaType('text/plain'), [{ field: 'header.content-type', message: 'must be application/json' }]),
     HeadersTooLarge: example('headersTooLarge', domainMessages.headersTooLarge(maxHeaderSize), [{ field: 'header', message: 'too large' }]),
   };
 }

@@ -46,14 +46,11 @@ export function dataFilePath(given: string): string {
  * unmounted volume, every try answers ENOENT.
  */
 function makeFolder(dir: string): void {
-  const made = (path: string): boolean => {
+  const made = (path: string): void => {
     try {
       mkdirSync(path);
-      return true;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      if (!statSync(path).isDirectory()) throw error;
-      return true;
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(path).isDirectory()) throw error;
     }
   };
   try {
