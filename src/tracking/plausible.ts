@@ -1,7 +1,8 @@
+import { POD_CODES } from '../fixtures/index.js';
 import type { TrackingEntry } from '../records/index.js';
 
-/** Statuses whose scan carries a proof-of-delivery photo: POD scan ("2") and returned to sender ("4"). */
-const POD_STATUSES = new Set(['2', '4']);
+/** Statuses whose scan carries a proof-of-delivery photo. */
+const POD_STATUSES = new Set<string>(POD_CODES);
 
 /** Where POD photos are served, as a photo link's path begins. */
 const POD_PATH = '/__sandbox/pod/';
