@@ -61,13 +61,15 @@ function stemsOf(table: readonly PathRoute[]): Map<string, PathRoute[]> {
 }
 
 /**
- * The route of the method whose path is the request's followed by one parameter, the
- * value left out (`/v1/order/tracking/` or `/v1/order/tracking`: tracking's, its AWB
- * missing), whatever the case unless `exactCase`; a GET's route takes HEAD, as it serves it.
+ * The route of the method (of any, where none is given) whose path is the request's
+ * followed by one parameter, the value left out (`/v1/order/tracking/` or
+ * `/v1/order/tracking`: tracking's, its AWB missing), whatever the case unless
+ * `exactCase`; a GET's route takes HEAD, as it serves it.
  */
-function missingValueOf(stems: Map<string, PathRoute[]>, method: string, path: string, exactCase = false): PathRoute | undefined {
+function missingValueOf(stems: Map<string, PathRoute[]>, method: string | undefined, path: string, exactCase = false): PathRoute | undefined {
   const stem = path.endsWith('/') ? path : `${path}/`;
-  return stems.get(stem.toLowerCase())?.find((route) => (!exactCase || route.template.startsWith(stem)) && (route.methods.has(method) || (method === 'HEAD' && route.methods.has('GET'))));
+  const serves = (route: PathRoute) => method === undefined || route.methods.has(method) || (method === 'HEAD' && route.methods.has('GET'));
+  return stems.get(stem.toLowerCase())?.find((route) => (!exactCase || route.template.startsWith(stem)) && serves(route));
 }
 
 /** A spec's parameter pattern as a RegExp; none for a pattern JavaScript cannot read (the parameter is then taken as any text). */
@@ -157,11 +159,15 @@ export function mountSpec(spec: CompiledSpec, options: MountOptions): RequestHan
       // A path that ends where a parameter of the method's operation would begin (`/v1/order/tracking/`, `/v1/order/tracking`): the value is missing.
       const missing = missingValueOf(stems, req.method, req.path);
       if (missing) return sendError(res, new ApiError(404, messages.missingParameter(req.method, req.path, missing.template, missing.names.at(-1)!)));
-      // A near miss of the method's own operations first, then of any (which then answers 405 naming the methods).
-      for (const route of [...table.filter((r) => r.methods.has(req.method)), ...table]) {
-        const near = route.loose.exec(req.path);
-        if (near) return sendError(res, new ApiError(404, messages.inexactPath(req.method, req.path, documentedPath(route, near))));
-      }
+      // A near miss of the method's own operations first, then a path whose value another method's
+      // operation misses (`POST /V1/Order/Tracking` is tracking's, not an order numbered "Tracking"),
+      // then a near miss of any operation (which then answers 405 naming the methods).
+      const near = (routes: PathRoute[]) => routes.map((route) => ({ route, match: route.loose.exec(req.path) })).find(({ match }) => match !== null);
+      const own = near(table.filter((r) => r.methods.has(req.method)));
+      const missingOfAny = own ? undefined : missingValueOf(stems, undefined, req.path);
+      if (missingOfAny) return sendError(res, new ApiError(404, messages.missingParameter(req.method, req.path, missingOfAny.template, missingOfAny.names.at(-1)!)));
+      const found = own ?? near(table);
+      if (found) return sendError(res, new ApiError(404, messages.inexactPath(req.method, req.path, documentedPath(found.route, found.match!))));
     }
     next();
   };

@@ -53,6 +53,11 @@ describe('provider paths match exactly as documented', () => {
     expect((await supertest(sandbox.app).head(path).set('Authorization', `Bearer ${TOKEN_A}`)).status).toBe(404);
   });
 
+  it.each(['POST', 'DELETE'])('names tracking, not an order numbered "Tracking", to %s /V1/Order/Tracking', async (method) => {
+    const res = await sandbox.call(method, '/V1/Order/Tracking', { body: createRequest(1) });
+    expect([res.status, res.body.message]).toEqual([404, `No operation ${method} /V1/Order/Tracking: the provider's path is /v1/order/tracking/{order_no}, and its order_no is missing.`]);
+  });
+
   it('leaves the neighbours of GET /v1/order/tracking as they were', async () => {
     // A path of its own is still its own (405 naming its method); a value that is no stem is still the detail's to judge.
     const create = await sandbox.call('GET', '/v1/order');
