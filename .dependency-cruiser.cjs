@@ -19,9 +19,11 @@
  * path under node_modules/, a Node builtin to its own name: the layer rules below only
  * look at targets under `src/`, so packages and builtins are free unless a rule names them.
  *
- * One rule is not dependency-cruiser's to check: that every folder has an index.ts
- * (dependency-cruiser sees the files that exist, never one that is missing).
- * scripts/folder-index.ts checks it under the rule name `every-folder-has-an-index`, in
+ * Two rules are not dependency-cruiser's to check: that every folder has an index.ts
+ * (dependency-cruiser sees the files that exist, never one that is missing), and that no
+ * file augments a module (`declare module '…'`, which is no import it follows).
+ * scripts/folder-index.ts and scripts/augmentations.ts check them under the rule names
+ * `every-folder-has-an-index` and `no-module-augmentation`, in
  * the same `npm run lint:deps` (scripts/lint-deps.ts), which prints each broken rule with
  * its `comment`: write that comment for whoever broke the rule.
  */

@@ -1,12 +1,14 @@
 /**
- * The layout rules of src/ (.dependency-cruiser.cjs, and the folders' doors of
- * scripts/folder-index.ts, which dependency-cruiser cannot express), and how
+ * The layout rules of src/ (.dependency-cruiser.cjs, and what dependency-cruiser cannot
+ * see: the folders' doors of scripts/folder-index.ts and the augmentations of
+ * scripts/augmentations.ts), and how
  * `npm run lint:deps` tells of a broken one (scripts/lint-deps.ts).
  */
 import { join, resolve } from 'node:path';
 import { cruise, type ICruiseResult, type IForbiddenRuleType } from 'dependency-cruiser';
 import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
 import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
+import { augmentationsIn, REASON as AUGMENTATION_REASON, RULE as AUGMENTATION_RULE } from './augmentations.js';
 import { foldersWithoutIndex, RULE as FOLDER_INDEX_RULE } from './folder-index.js';
 
 const REPO = resolve(import.meta.dirname, '..');
@@ -32,10 +34,10 @@ export async function layoutOffences(root: string = REPO): Promise<{ offences: O
     // Only errors fail the command (every rule is one: test/unit/dependency-rules.test.ts).
     .filter(({ rule }) => rule.severity === 'error')
     .map(({ rule, from, to, cycle }) => ({ rule: rule.name, from, to, ...(cycle ? { cycle: cycle.map((step) => step.name) } : {}) }));
-  for (const folder of foldersWithoutIndex(join(root, 'src'))) {
-    const shown = folder.startsWith(resolve(root)) ? folder.slice(resolve(root).length + 1) : folder;
-    offences.push({ rule: FOLDER_INDEX_RULE, from: shown, to: join(shown, 'index.ts') });
-  }
+  reasons.set(AUGMENTATION_RULE, AUGMENTATION_REASON);
+  const shown = (path: string) => (path.startsWith(resolve(root)) ? path.slice(resolve(root).length + 1) : path);
+  for (const folder of foldersWithoutIndex(join(root, 'src'))) offences.push({ rule: FOLDER_INDEX_RULE, from: shown(folder), to: join(shown(folder), 'index.ts') });
+  for (const { file, augments } of augmentationsIn(join(root, 'src'))) offences.push({ rule: AUGMENTATION_RULE, from: shown(file), to: augments });
   return { offences, reasons, cruised: { modules: summary.totalCruised, dependencies: summary.totalDependenciesCruised ?? 0 } };
 }
 
@@ -46,7 +48,7 @@ export function describeOffences(offences: readonly Offence[], reasons: Readonly
   const lines: string[] = [];
   for (const rule of new Set(direct.map((o) => o.rule))) {
     lines.push(`error ${rule}: ${reasons.get(rule) ?? ''}`);
-    for (const o of direct.filter((d) => d.rule === rule)) lines.push(o.rule === FOLDER_INDEX_RULE ? `  ${o.to} is missing` : `  ${o.from} → ${o.to}`);
+    for (const o of direct.filter((d) => d.rule === rule)) lines.push(o.rule === FOLDER_INDEX_RULE ? `  ${o.to} is missing` : o.rule === AUGMENTATION_RULE ? `  ${o.from} augments ${o.to}` : `  ${o.from} → ${o.to}`);
     lines.push('');
   }
   if (circles.length > 0) {

@@ -4,6 +4,7 @@ import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcr
 import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { folderGraphSvg } from '../../scripts/folder-graph.js';
+import { RULE as AUGMENTATION_RULE } from '../../scripts/augmentations.js';
 import { RULE as FOLDER_INDEX_RULE } from '../../scripts/folder-index.js';
 import { describeOffences, layoutOffences } from '../../scripts/layout-offences.js';
 
@@ -156,6 +157,18 @@ describe('npm run lint:deps', () => {
 
     it('fails when a folder has no index.ts', async () => {
       expect(await lint('folder-without-index')).toEqual([`${FOLDER_INDEX_RULE}: src/tracking`]);
+    });
+
+    it("fails when a file augments another module's types or the global scope, which no import shows", async () => {
+      expect(await lint('module-augmentation')).toEqual([`${AUGMENTATION_RULE}: src/orders/create.ts → ../http/index.js`, `${AUGMENTATION_RULE}: src/orders/create.ts → global`]);
+      const { offences, reasons } = await layoutOffences(join(FIXTURES, 'module-augmentation'));
+      expect(describeOffences(offences, reasons)).toEqual([
+        `error ${AUGMENTATION_RULE}: ${reasons.get(AUGMENTATION_RULE)}`,
+        "  src/orders/create.ts augments ../http/index.js",
+        '  src/orders/create.ts augments global',
+        '',
+      ]);
+      expect(reasons.get(AUGMENTATION_RULE)).toMatch(/^No file of src\/ augments a module/);
     });
   });
 
