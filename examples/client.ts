@@ -16,6 +16,9 @@
  * on a manual clock advances the caller's clock by 0 ms to send what is due):
  *
  *   npx tsx examples/client.ts http://127.0.0.1:4010 <token>
+ *
+ * In a checkout of the sandbox, openapi-fetch and tsx are among its devDependencies; the
+ * installed package does not bring them (`npm install --save-dev openapi-fetch tsx`).
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
