@@ -35,17 +35,35 @@ function meetsPattern(pattern: string, text: string): boolean {
 }
 
 /**
+ * Whether a pattern of one character class repeated (`^[0-9]+$`, `^[A-Za-z0-9-]{1,32}$`)
+ * may take text holding each of `characters` (percent-decoded); any other pattern, or
+ * characters that cannot be decoded, is taken as taking them.
+ */
+function classTakes(pattern: string, characters: string): boolean {
+  const oneClass = /^\^(\[(?:\\.|[^\]\\])+\])(?:[+*]|\{\d+(?:,\d*)?\})\$$/.exec(pattern)?.[1];
+  if (oneClass === undefined) return true;
+  try {
+    const takes = new RegExp(`^${oneClass}$`, 'u');
+    return [...decodeURIComponent(characters)].every((c) => takes.test(c));
+  } catch {
+    return true;
+  }
+}
+
+/**
  * Whether a glob segment may match some request path segment of a spec path's segment: a
  * segment with `{name}` parameters (`{order_no}`, `{awb}.pdf`) takes any text in their
  * place, but a segment that is one parameter only text that meets its pattern (`patterns`;
- * a request breaking it is refused before any match applies); a glob segment with a
- * wildcard against one with parameters is taken as matching.
+ * a request breaking it is refused before any match applies). A glob segment with a
+ * wildcard meets a pattern of one character class (`^[0-9]+$`) when the class takes each
+ * of its other characters (`SBX*` an AWB, not `.*` an order number); against any other
+ * pattern, or a segment with more than one parameter, it is taken as matching.
  */
 function segmentFits(segment: string, target: string, patterns: Readonly<Record<string, string>> = {}): boolean {
   if (!target.includes('{')) return hasWildcard(segment) ? compileGlob(`/${segment}`).matches(`/${target}`) : segment === target;
-  if (hasWildcard(segment)) return true;
   const whole = /^\{([^/{}]+)\}$/.exec(target)?.[1];
   const pattern = whole === undefined ? undefined : patterns[whole];
+  if (hasWildcard(segment)) return pattern === undefined || classTakes(pattern, segment.replace(/[*?]/g, ''));
   if (pattern !== undefined) return meetsPattern(pattern, segment);
   const literal = target.split(PARAMETER).map((part) => part.replace(/[.*+?^$()[\]|\\]/g, '\\$&'));
   return new RegExp(`^${literal.join('[^/]+')}$`).test(segment);

@@ -76,6 +76,8 @@ describe('POST /__sandbox/faults', () => {
     ['a Retry-After of Mon 1 (not an HTTP date, though Date.parse reads one)', { action: { type: 'status', status: 503, headers: { 'Retry-After': 'Mon 1' } } }, 'action.headers.Retry-After'],
     // A request whose path parameter breaks its pattern is answered 400 before any rule applies: such a rule never fired.
     ['a path whose order number is no number', { match: { operation_id: 'getOrderDetail', path: '/v1/order/abc' }, action: fail400 }, 'match.path'],
+    // A regular expression's habit in a glob: `.` is literal, and no AWB holds one.
+    ['a path whose AWB glob needs a character no AWB has', { match: { path: '/v1/order/tracking/.*' }, action: fail400 }, 'match.path'],
     ['a GET of /v1/order/cancel (no order number: a path of POST only)', { match: { method: 'GET', path: '/v1/order/cancel' }, action: fail400 }, 'match.method'],
     ['a body criterion of a tracking read (a GET has no body)', { match: { operation_id: 'trackOrder', body: { courier_code: 'jne' } }, action: fail400 }, 'match.body'],
     // A create in text/plain is answered 415 (or 400 without a body) before any rule applies: such a rule never fired.

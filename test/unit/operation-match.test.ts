@@ -27,7 +27,17 @@ describe('globReaches: whether some request path of a spec path matches a glob',
     expect(globReaches('/v1/order/12', '/v1/order/{order_no}', digits)).toBe(true);
     expect(globReaches('/v1/order/%31%32', '/v1/order/{order_no}', digits)).toBe(true);
     expect(globReaches('/v1/order/abc', '/v1/order/{order_no}', digits)).toBe(false);
-    expect(globReaches('/v1/order/a*', '/v1/order/{order_no}', digits)).toBe(true);
+    // A wildcard segment reaches it only when the parameter's characters can spell the rest.
+    expect(globReaches('/v1/order/1*', '/v1/order/{order_no}', digits)).toBe(true);
+    expect(globReaches('/v1/order/?*', '/v1/order/{order_no}', digits)).toBe(true);
+    expect(globReaches('/v1/order/a*', '/v1/order/{order_no}', digits)).toBe(false);
+    expect(globReaches('/v1/order/.*', '/v1/order/{order_no}', digits)).toBe(false);
+    const awb = { order_no: '^[A-Za-z0-9-]+$' };
+    expect(globReaches('/v1/order/tracking/SBX-*', '/v1/order/tracking/{order_no}', awb)).toBe(true);
+    expect(globReaches('/v1/order/tracking/.*', '/v1/order/tracking/{order_no}', awb)).toBe(false);
+    expect(globReaches('/v1/order/tracking/(*)', '/v1/order/tracking/{order_no}', awb)).toBe(false);
+    // A pattern of another shape is not guessed at: any wildcard segment reaches it.
+    expect(globReaches('/v1/x/.*', '/v1/x/{id}', { id: '^(default|ep_[a-z]+)$' })).toBe(true);
     // A malformed escape cannot be decoded: the segment is taken as meeting the pattern (no rule is refused on a guess).
     expect(globReaches('/v1/order/%zz', '/v1/order/{order_no}', digits)).toBe(true);
   });
