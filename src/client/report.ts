@@ -27,6 +27,17 @@ function percent(value: string): number {
   return n;
 }
 
+/**
+ * `--require`'s items, added to those of the flags before it. A value that names none
+ * (`--require "$ITEMS"` with the variable unset) is refused: it would turn a CI gate off
+ * without a word.
+ */
+function requiredItems(value: string, before: string[] = []): string[] {
+  const items = value.split(',').map((id) => id.trim()).filter((id) => id !== '');
+  if (items.length === 0) throw new InvalidArgumentError('must name at least one catalogue item, e.g. webhook.bad-signature');
+  return [...before, ...items];
+}
+
 /** `shipping-sandbox report`: its own command line, apart from the server's flags. */
 export function reportProgram(name = 'shipping-sandbox report'): Command {
   return new Command(name)
@@ -38,7 +49,7 @@ export function reportProgram(name = 'shipping-sandbox report'): Command {
     .addOption(new Option('--format <format>', 'what to print').choices(['json', 'junit', 'html']).default('json'))
     .addOption(new Option('--fail-under <percent>', 'exit 1 when the handled share (handled / graded items, in percent) is below this').argParser(percent))
     .addOption(new Option('--coverage-under <percent>', "exit 1 when the coverage of the provider spec (documented statuses of its operations exercised, in percent) is below this").argParser(percent))
-    .option('--require <items>', 'exit 1 unless each of these catalogue items is handled, e.g. webhook.bad-signature,check.bad-signature (comma-separated, repeatable)', (value: string, before: string[] = []) => [...before, ...value.split(',').map((id) => id.trim()).filter((id) => id !== '')])
+    .option('--require <items>', 'exit 1 unless each of these catalogue items is handled, e.g. webhook.bad-signature,check.bad-signature (comma-separated, repeatable)', requiredItems)
     .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(headerValue))
     .addOption(timeoutOption());
 }

@@ -26,6 +26,9 @@ describe('shipping-sandbox report: its flags', () => {
     [['--url', 'localhost:4010', '--token', 't'], /option '--url <url>' argument 'localhost:4010' is invalid\. must be an absolute http:\/\/ or https:\/\/ URL, e\.g\. http:\/\/127\.0\.0\.1:4010/],
     [['--url', 'http://127.0.0.1:9', '--token', ''], /option '--token <token>' argument '' is invalid\. must not be empty/],
     [['--url', 'http://127.0.0.1:9', '--token', 't', '--client', ' '], /option '--client <id>' argument ' ' is invalid\. must not be empty/],
+    // An unset variable would otherwise turn the gate off.
+    [['--url', 'http://127.0.0.1:9', '--token', 't', '--require', ''], /option '--require <items>' argument '' is invalid\. must name at least one catalogue item/],
+    [['--url', 'http://127.0.0.1:9', '--token', 't', '--require', 'webhook.bad-signature', '--require', ' , '], /option '--require <items>' argument ' , ' is invalid/],
     [['--url', 'http://127.0.0.1:9', '--token', 't', '--timeout', 'abc'], /option '--timeout <duration>' argument 'abc' is invalid\. must be a duration above 0/],
     [['--url', 'http://127.0.0.1:9', '--token', 't', '--timeout', '0'], /option '--timeout <duration>' argument '0' is invalid\. must be a duration above 0/],
   ])('exits 2 naming the flag for %j', async (argv, message) => {
