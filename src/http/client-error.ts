@@ -1,13 +1,16 @@
+import type { RequestHandler } from 'express';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { domainMessages } from '../shared/index.js';
-import type { ErrorEnvelope } from './errors.js';
+import { ApiError, type ErrorEnvelope } from './errors.js';
+import { sendError } from './respond.js';
 
 /** Messages of requests Node's HTTP parser rejects before the app sees them. */
 export const clientErrorMessages = {
   headersTooLarge: domainMessages.headersTooLarge,
   malformed: 'The request is not valid HTTP/1.1 (bad request line, header name or value); it was not processed.',
   timeout: 'The request headers did not arrive in time; the connection is closed.',
+  missingHost: 'An HTTP/1.1 request needs a Host header; send one (every HTTP client does, from the URL).',
   expectation: (value: string) => `The sandbox meets no expectation but "Expect: 100-continue" (got "${value}"); send the request without that header.`,
 } as const;
 
@@ -51,3 +54,17 @@ export function answerClientErrors(server: Server, maxHeaderSize: number): void 
     res.writeHead(417, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(req.method === 'HEAD' ? undefined : body);
   });
 }
+
+/**
+ * An HTTP/1.1 request without a Host header is refused (RFC 9112 requires one), with the
+ * envelope naming it. Node's own check of it answers a bare status line, so the server
+ * turns that off (`requireHostHeader: false`) and leaves it to this, the edge's first step
+ * after the log line. HTTP/1.0 needs none.
+ */
+export const hostRequired: RequestHandler = (req, res, next) => {
+  if (req.httpVersionMajor === 1 && req.httpVersionMinor === 1 && req.headers.host === undefined) {
+    res.setHeader('Connection', 'close');
+    return sendError(res, new ApiError(400, clientErrorMessages.missingHost, [{ field: 'header.host', message: domainMessages.isRequired }]));
+  }
+  next();
+};

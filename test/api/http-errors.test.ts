@@ -224,6 +224,30 @@ describe('an Expect header other than 100-continue (a real server)', () => {
   });
 });
 
+describe('a request without a Host header (a real server)', () => {
+  it('answers an HTTP/1.1 one 400 with the envelope naming header.host, and serves an HTTP/1.0 one, which needs none', async () => {
+    const server = await createSandbox({ clock: 'manual', tokens: ['t'] });
+    try {
+      // Written by hand: node's client and fetch always send Host.
+      const exchange = (request: string) =>
+        new Promise<{ status: number; body: string }>((resolve) => {
+          let answer = '';
+          const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+          socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
+          socket.once('close', () => resolve({ status: Number(answer.split(' ')[1]), body: answer.slice(answer.indexOf('\r\n\r\n') + 4) }));
+          socket.write(request);
+        });
+      const without = await exchange('GET /v1/couriers HTTP/1.1\r\nAuthorization: Bearer t\r\n\r\n');
+      expect(without.status).toBe(400);
+      expect(JSON.parse(without.body)).toEqual({ success: false, message: expect.stringContaining('needs a Host header'), errors: [{ field: 'header.host', message: 'is required' }] });
+      expect((await exchange('GET /__sandbox/health HTTP/1.0\r\n\r\n')).status).toBe(200);
+      expect((await exchange('GET /__sandbox/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('two Authorization headers (a real server)', () => {
   it('answers 401 naming header.authorization instead of acting as the first token, also on a listen upgrade, and one header still works', async () => {
     const server = await createSandbox({ clock: 'manual', tokens: ['token-a', 'token-b'] });
