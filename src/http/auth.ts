@@ -30,6 +30,25 @@ export function soleAuthorization(req: IncomingMessage): string | undefined {
   return req.headers.authorization;
 }
 
+/** The sandbox's own headers that name one thing: two of one are joined by Node into one value ("a, b") that names nothing. */
+const ONE_VALUED = ['X-Sandbox-Client', 'X-Sandbox-Scenario'];
+
+/**
+ * The request's headers, checked to hold each of the sandbox's one-valued headers
+ * (`X-Sandbox-Client`, `X-Sandbox-Scenario`) at most once: two are a 400 naming the
+ * header, where the joined value would be refused as a client or scenario the request
+ * never named.
+ */
+export function oneValuedHeaders(req: IncomingMessage): IncomingMessage['headers'] {
+  const raw = req.rawHeaders; // name, value, name, value, ...
+  for (const name of ONE_VALUED) {
+    let n = 0;
+    for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === name.length && raw[i]!.toLowerCase() === name.toLowerCase()) n += 1;
+    if (n > 1) throw new ApiError(400, messages.headerTwice(name), [{ field: `header.${name.toLowerCase()}`, message: domainMessages.givenOnce }]);
+  }
+  return req.headers;
+}
+
 /** Whether an Authorization header names a token of this sandbox (a client's or an admin's), without the 401. */
 export function knownToken(registry: ClientRegistry, header: string | undefined): boolean {
   const token = header ? bearerToken(header) : undefined;

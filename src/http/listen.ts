@@ -5,14 +5,14 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type RawData } from 'ws';
 import type { ClientRegistry } from '../clients/index.js';
 import { listenRequest, type ListenerRelay, type Listeners, type RelayedAttempt, type RelayResult } from '../webhooks/index.js';
-import { authenticate, soleAuthorization } from './auth.js';
+import { authenticate, oneValuedHeaders, soleAuthorization } from './auth.js';
 import { checkEndpoint, checkHandshake, checkNotSuperseded, CLOSE, Connection, keyOf, sessionOf, LISTEN_ANSWER_MARGIN_MS, refuse, type Asked, type Signal, CLOSE_GRACE_MS, HANDOFF_CUT, HANDOFF_TAKEN_MS, HANDOFF_TAKE_WITHIN_MS, LISTEN_CHANNEL, LISTEN_PING_MS, LISTEN_RESUME_MS, LISTEN_SEEN_MS, MAX_LISTEN_MESSAGE, WHO_MS, LISTEN_PATH } from './listen-protocol.js';
 import { ApiError, toApiError } from './errors.js';
 import { authorize } from './roles.js';
 import { backgroundFailures } from '../shared/index.js';
 import type { Signals } from '../store/index.js';
 
-/** The path a `shipping-sandbox listen` session opens (a WebSocket upgrade). */
+/** What the listen server works with: who may listen, its log, and on PostgreSQL the other replicas. */
 export interface ListenServerDeps {
   registry: ClientRegistry;
   logger: Logger;
@@ -91,7 +91,7 @@ export class ListenServer implements ListenerRelay {
     const { registry } = this.deps;
     const caller = authenticate(registry, soleAuthorization(req));
     // A listen session is a write: a read_only token gets the 403 every write gets.
-    const client = authorize(registry, { method: 'POST', definition: {}, path: LISTEN_PATH }, caller, req.headers as Record<string, unknown>)!;
+    const client = authorize(registry, { method: 'POST', definition: {}, path: LISTEN_PATH }, caller, oneValuedHeaders(req) as Record<string, unknown>)!;
     // --rate-limit counts a listen request as it counts any other of the client's, before any work.
     await this.deps.admit?.(client.id);
     // The handshake is checked before the endpoint is written: a request the WebSocket library would refuse creates nothing.

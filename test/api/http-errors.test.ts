@@ -290,6 +290,40 @@ describe('two Authorization headers (a real server)', () => {
   });
 });
 
+describe("the sandbox's one-valued headers given twice (a real server)", () => {
+  it('answers 400 naming the header, instead of a joined value that names no scenario or client, and creates nothing', async () => {
+    const server = await createSandbox({ clock: 'manual', tokens: ['token-a', 'token-b'], adminTokens: ['admin-token'] });
+    try {
+      // Written by hand: node's client and fetch send one header of a name.
+      const send = (request: string) =>
+        new Promise<{ status: number; body: string }>((resolve) => {
+          let answer = '';
+          const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+          socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
+          socket.once('close', () => resolve({ status: Number(answer.split(' ')[1]), body: answer.slice(answer.indexOf('\r\n\r\n') + 4) }));
+          socket.write(request);
+        });
+      const body = JSON.stringify(createRequest(1));
+      const create = (headers: string) =>
+        send(`POST /v1/order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer token-a\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${headers}Connection: close\r\n\r\n${body}`);
+      const twoScenarios = await create('X-Sandbox-Scenario: delivered\r\nx-sandbox-scenario: returned\r\n');
+      expect(twoScenarios.status).toBe(400);
+      expect(JSON.parse(twoScenarios.body)).toEqual({ success: false, message: expect.stringContaining('two X-Sandbox-Scenario headers'), errors: [{ field: 'header.x-sandbox-scenario', message: 'must be given once, as plain text' }] });
+      const orders = () => send('GET /__sandbox/orders HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer token-a\r\nConnection: close\r\n\r\n');
+      expect(JSON.parse((await orders()).body).total).toBe(0);
+      expect((await create('X-Sandbox-Scenario: returned\r\n')).status).toBe(201);
+
+      const asAdmin = (headers: string) => send(`GET /__sandbox/orders HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer admin-token\r\n${headers}Connection: close\r\n\r\n`);
+      const clientId = JSON.parse((await send('GET /__sandbox/whoami HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer token-a\r\nConnection: close\r\n\r\n')).body).client.id as string;
+      const twoClients = await asAdmin(`X-Sandbox-Client: ${clientId}\r\nX-Sandbox-Client: ${clientId}\r\n`);
+      expect([twoClients.status, JSON.parse(twoClients.body).errors]).toEqual([400, [{ field: 'header.x-sandbox-client', message: 'must be given once, as plain text' }]]);
+      expect((await asAdmin(`X-Sandbox-Client: ${clientId}\r\n`)).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('an upgrade pipelined behind a request still being answered (a real server)', () => {
   it('answers both, in order, and keeps serving: one packet used to end the process', async () => {
     const server = await createSandbox({ clock: 'manual', tokens: ['t'] });
