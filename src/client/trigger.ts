@@ -25,7 +25,8 @@ const EVENTS = ['awb.generated', 'awb.failed', 'order.cancelled', 'tracking.step
 interface TriggerAnswer {
   event: string;
   order: { order_no: string; status: string; awb: string | null; scenario: string; history: unknown[] };
-  deliveries: { id: string; event: string; status: string; last_error: string | null }[];
+  /** Each delivery made; `endpoint_id` absent for the default endpoint. */
+  deliveries: { id: string; event: string; endpoint_id?: string; status: string; last_error: string | null }[];
   outcome: string | null;
 }
 
@@ -46,12 +47,12 @@ export function triggerProgram(name = 'shipping-sandbox trigger'): Command {
     .option('--json', "print the sandbox's answer as JSON");
 }
 
-/** The lines printed for an answer: the order, each delivery, the outcome. */
+/** The lines printed for an answer: the order, each delivery with its endpoint, the outcome. */
 export function triggerLines(answer: TriggerAnswer): string[] {
   const { order } = answer;
   return [
     `order     ${order.order_no}  ${order.status}  scenario ${order.scenario}  AWB ${order.awb ?? '-'}  ${order.history.length} tracking entries`,
-    ...answer.deliveries.map((d) => `delivery  ${d.id}  ${d.event}  ${d.status}${d.last_error ? `  (${d.last_error})` : ''}`),
+    ...answer.deliveries.map((d) => `delivery  ${d.id}  ${d.event}  to ${d.endpoint_id ?? 'default'}  ${d.status}${d.last_error ? `  (${d.last_error})` : ''}`),
     `outcome   ${answer.outcome ?? 'no webhook'}`,
   ];
 }

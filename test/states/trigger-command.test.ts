@@ -37,7 +37,7 @@ describe('shipping-sandbox trigger', () => {
     const payload = new Webhook(SECRET).verify(webhook.body, webhook.headers as Record<string, string>) as { order_no: string; awb: string };
     expect(stdout).toContain(`order     ${payload.order_no}  awb_generated`);
     expect(stdout).toContain(`AWB ${payload.awb}`);
-    expect(stdout).toContain(`delivery  ${webhook.id}  awb.generated  delivered`);
+    expect(stdout).toContain(`delivery  ${webhook.id}  awb.generated  to default  delivered`);
     expect(stdout).toMatch(/^outcome   delivered$/m);
   });
 
@@ -152,5 +152,21 @@ describe('shipping-sandbox trigger --timeout', () => {
     const { code, stdout, stderr } = await trigger('awb.generated', '--timeout', '10s');
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
     expect(stdout).toMatch(/^outcome   delivered$/m);
+  });
+});
+
+describe('shipping-sandbox trigger with several endpoints', () => {
+  it('names the endpoint of each delivery', async () => {
+    const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+    const made = await fetch(`${sandbox.url}/__sandbox/webhooks/endpoints`, { method: 'POST', headers, body: JSON.stringify({ url: `${receiver.url}/second`, events: ['awb.generated'] }) });
+    const endpointId = ((await made.json()) as { id: string }).id;
+    try {
+      const { code, stdout } = await trigger('awb.generated');
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/^delivery {2}msg_\S+ {2}awb\.generated {2}to default {2}delivered$/m);
+      expect(stdout).toMatch(new RegExp(`^delivery {2}msg_\\S+ {2}awb\\.generated {2}to ${endpointId} {2}delivered$`, 'm'));
+    } finally {
+      await fetch(`${sandbox.url}/__sandbox/webhooks/endpoints/${endpointId}`, { method: 'DELETE', headers });
+    }
   });
 });
