@@ -96,6 +96,7 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
     const queue = new ForwardQueue(tuning.concurrency);
     let ended = false;
     let wasReady = false;
+    let opened = false;
     let lastError: string | undefined;
     let silence: NodeJS.Timeout | undefined;
     const heard = () => {
@@ -150,7 +151,10 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
           } else end({ retry: refusal(status, text), wasReady });
         });
     });
-    ws.on('open', heard);
+    ws.on('open', () => {
+      opened = true;
+      heard();
+    });
     ws.on('error', (error) => {
       lastError = error.message;
     });
@@ -218,7 +222,7 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
       else if (FINAL_CLOSE_CODES.has(code)) {
         io.err(`shipping-sandbox listen: the sandbox closed the connection (${code}): ${why}\n`);
         end({ exit: 1 });
-      } else end({ retry: code === 1006 ? `connection lost${lastError ? ` (${lastError})` : ''}` : `the sandbox closed the connection (${code}${why ? `: ${why}` : ''})`, wasReady });
+      } else end({ retry: code === 1006 ? `${opened ? 'connection lost' : 'could not connect'}${lastError ? ` (${lastError})` : ''}` : `the sandbox closed the connection (${code}${why ? `: ${why}` : ''})`, wasReady });
     });
   });
 }

@@ -279,6 +279,13 @@ describe('shipping-sandbox listen: reconnecting', () => {
     expect(listener.stderr()).toContain('shipping-sandbox listen: the signing secret changed since the last connection (rotated, or the endpoint made again by a sandbox that lost its data): verify with whsec_bmV3LXNlY3JldC1hZnRlci1hLXJlc3RhcnQ= from now on\n');
   });
 
+  it('says it could not connect, not that a connection was lost, while nothing listens at --url yet', async () => {
+    const listener = listen(['--url', `http://127.0.0.1:${await downPort()}`]);
+    await until(() => /reconnecting in/.test(listener.stderr()));
+    expect(listener.stderr()).toMatch(/could not connect \(connect ECONNREFUSED 127\.0\.0\.1:\d+\); reconnecting in 0\.1 s \(try 1\)/);
+    expect(listener.stderr()).not.toContain('connection lost');
+  });
+
   it.each([
     ['a dropped connection', () => sandbox.socket.terminate()],
     ['the sandbox shutting down (1001)', () => sandbox.socket.close(1001, 'shutting down')],
