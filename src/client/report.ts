@@ -1,5 +1,5 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { PACT_RUN } from '../records/index.js';
+import { lastEvents, PACT_RUN, type ReportEvent } from '../records/index.js';
 import { headerValue, hideToken, tokenValue, timeoutOption } from './flags.js';
 import { failure, isRecord, jsonOf, notASandbox, withDeadline } from './exchange.js';
 import { tokenFromEnv } from './token.js';
@@ -135,7 +135,10 @@ export async function executeReport(options: ReportCommand, out: (text: string) 
     code = 1;
   }
   for (const item of items.filter((i) => required.includes(i.id) && i.status !== 'handled')) {
-    err(`shipping-sandbox report: ${item.id} is required (--require) and ${item.status.replace('_', ' ')}: ${item.detail}\n`);
+    // What it wanted, then what the client did: the last requests or attempts behind it.
+    const last = lastEvents(Array.isArray(report.events) ? report.events : [], item.id);
+    const behind = last.events.map((e) => `\n  ${new Date(e.at).toISOString()} ${e.note}`).join('');
+    err(`shipping-sandbox report: ${item.id} is required (--require) and ${item.status.replace('_', ' ')}: ${item.detail}${behind ? `\n  ${last.heading}${behind}` : ''}\n`);
     code = 1;
   }
   // A miss is kept for the whole run: a fixed client graded in the same run fails again.
@@ -168,6 +171,7 @@ interface ReadinessReport {
   items: Array<{ id: string; status: string; detail: string; graded: boolean; missed?: number }>;
   coverage: { summary: { percent: number; statuses: number; statuses_exercised: number } };
   run?: { name?: string } | null;
+  events?: ReportEvent[];
 }
 
 /** The report in a 200's body, or undefined when the body is not one (whatever answers at --url is not a sandbox: a proxy's page, another service). */

@@ -192,3 +192,20 @@ export function applyReportChange(state: ReportState, change: ReportChange, size
   const missed = change.events?.length ? missedKept([...(state.missed ?? []), ...events.slice(0, cut).filter((e) => e.outcome === 'missed')], log) : (state.missed ?? []);
   return { ...state, counts, marks, checks: change.checks ?? state.checks, events: log, missed };
 }
+
+/** Most requests or attempts a not-handled item names: the last ones behind it. */
+const SHOWN_EVENTS = 3;
+
+/**
+ * The events that explain why an item is not handled, as the JUnit and HTML reports and
+ * the `report` command's gates show them: the last requests or attempts that missed it,
+ * or, when none missed, the last that exercised it, with the heading that says which.
+ *
+ * @example lastEvents(report.events, 'fault.timeout') // { heading: 'Last missed:', events: [...] }
+ */
+export function lastEvents<E extends ReportEvent>(log: readonly E[], item: string): { heading: string; events: E[] } {
+  const mine = log.filter((e) => e.item === item);
+  const missed = mine.filter((e) => e.outcome === 'missed');
+  const events = (missed.length > 0 ? missed : mine.filter((e) => e.outcome === 'exercised')).slice(-SHOWN_EVENTS);
+  return { heading: missed.length > 0 ? 'Last missed:' : 'Last exercised (no handling seen after it):', events };
+}

@@ -1,5 +1,5 @@
 import type { Report } from './grade.js';
-import { lastEvents } from './last-events.js';
+import { lastEvents } from '../records/index.js';
 
 const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
@@ -18,7 +18,7 @@ function coverageRows(report: Report): string {
 /** Under a not-handled item's detail: the last requests or attempts behind it, as the JUnit report names them. */
 function whyNot(report: Report, item: Report['items'][number]): string {
   if (item.status !== 'not_handled') return '';
-  const { heading, events } = lastEvents(report, item.id);
+  const { heading, events } = lastEvents(report.events, item.id);
   if (events.length === 0) return '';
   const lines = events.map((e) => `<li><small>${escapeHtml(new Date(e.at).toISOString())}</small> ${escapeHtml(e.note)}</li>`).join('');
   return `<br><small>${heading}</small><ul>${lines}</ul>`;

@@ -1,5 +1,5 @@
 import type { Report } from './grade.js';
-import { lastEvents } from './last-events.js';
+import { lastEvents } from '../records/index.js';
 
 /**
  * Text as XML 1.0 character data: the five markup characters escaped, and the characters
@@ -25,7 +25,7 @@ function coverageCases(report: Report): string[] {
 
 /** What a CI log shows under a failed item: its detail, the last requests or attempts behind it (see lastEvents), and where the behaviour comes from. */
 function failureText(report: Report, item: Report['items'][number]): string {
-  const last = lastEvents(report, item.id);
+  const last = lastEvents(report.events, item.id);
   const lines = last.events.map((e) => `- ${new Date(e.at).toISOString()} ${e.note}`);
   return [item.detail, ...(lines.length > 0 ? [last.heading, ...lines] : []), `Source: ${item.source}`].join('\n');
 }

@@ -225,7 +225,11 @@ describe('shipping-sandbox report: a failed gate with a miss', () => {
     const missed = await run('--url', sandbox.url, '--token', 'token-a', '--require', 'error.create-400');
     expect(missed.code).toBe(1);
     expect(missed.stderr).toMatch(/error\.create-400 is required \(--require\) and not handled: Missed/);
+    // …and what the client did, as the JUnit report shows it: the requests that missed it.
+    expect(missed.stderr).toMatch(/not handled: Missed[^\n]*\n {2}Last missed:\n {2}\d{4}-\d\d-\d\dT[\d:.]+Z sent again unchanged: POST \/v1\/order → 400$/m);
     expect(missed.stderr).toMatch(hint);
+    // Not exercised at all: nothing behind it to show.
+    expect(unexercised.stderr).not.toContain('Last ');
   });
 
 });
