@@ -30,14 +30,18 @@ export function soleAuthorization(req: IncomingMessage): string | undefined {
   return req.headers.authorization;
 }
 
-/** The sandbox's own headers that name one thing: two of one are joined by Node into one value ("a, b") that names nothing. */
-const ONE_VALUED = ['X-Sandbox-Client', 'X-Sandbox-Scenario'];
+/**
+ * Headers that name one thing: of two, Node joins the sandbox's own into one value ("a, b")
+ * that names nothing, and keeps the first Content-Type, reading a body by it that the
+ * client may have meant otherwise.
+ */
+const ONE_VALUED = ['X-Sandbox-Client', 'X-Sandbox-Scenario', 'Content-Type'];
 
 /**
- * The request's headers, checked to hold each of the sandbox's one-valued headers
- * (`X-Sandbox-Client`, `X-Sandbox-Scenario`) at most once: two are a 400 naming the
- * header, where the joined value would be refused as a client or scenario the request
- * never named.
+ * The request's headers, checked to hold each one-valued header (`X-Sandbox-Client`,
+ * `X-Sandbox-Scenario`, `Content-Type`) at most once: two are a 400 naming the header,
+ * where the joined value would be refused as a client or scenario the request never
+ * named, or the body read as only the first type says.
  */
 export function oneValuedHeaders(req: IncomingMessage): IncomingMessage['headers'] {
   const raw = req.rawHeaders; // name, value, name, value, ...

@@ -54,7 +54,7 @@ export const messages = {
   notFinite: 'The body holds a number too large for JSON to carry faithfully (it would read as infinity): send a smaller one.',
   notExact: 'The body holds a number past 2^53, which JSON numbers do not carry exactly (it would be stored changed): send a smaller one, or the value as text.',
   twoAuthorizations: 'The request has two Authorization headers; send one, with the token of the client it is for.',
-  headerTwice: (name: string) => `The request has two ${name} headers; send one (Node would join them into one value, "a, b", that names nothing).`,
+  headerTwice: (name: string) => `The request has two ${name} headers; send one: of two, the sandbox cannot tell which one you meant.`,
   notUtf8: 'The body is not valid UTF-8: JSON is sent in UTF-8 (RFC 8259), and text in another encoding would be stored changed.',
   unsupportedEncoding: (encoding: string) => `The body's Content-Encoding "${encoding}" is not supported; send it as it is, or compressed once with gzip, deflate or br.`,
   unsupportedCharset: (charset: string) => `The body must be JSON in UTF-8 (got charset "${charset}"); send UTF-8 with "Content-Type: application/json".`,

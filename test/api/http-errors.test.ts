@@ -317,6 +317,10 @@ describe("the sandbox's one-valued headers given twice (a real server)", () => {
       const orders = () => send('GET /__sandbox/orders HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer token-a\r\nConnection: close\r\n\r\n');
       expect(JSON.parse((await orders()).body).total).toBe(0);
       expect((await create('X-Sandbox-Scenario: returned\r\n')).status).toBe(201);
+      // Node keeps the first of two Content-Types: the body would be read by it whatever the second says.
+      const twoTypes = await send(`POST /v1/order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer token-a\r\nContent-Type: application/json\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      expect([twoTypes.status, JSON.parse(twoTypes.body).errors]).toEqual([400, [{ field: 'header.content-type', message: 'must be given once, as plain text' }]]);
+      expect(JSON.parse((await orders()).body).total).toBe(1);
 
       const asAdmin = (headers: string) => send(`GET /__sandbox/orders HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer admin-token\r\n${headers}Connection: close\r\n\r\n`);
       const clientId = JSON.parse((await send('GET /__sandbox/whoami HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer token-a\r\nConnection: close\r\n\r\n')).body).client.id as string;
