@@ -52,7 +52,6 @@ export const messages = {
   malformedJson: 'The body is not valid JSON; check quotes, commas and brackets.',
   notAnObject: 'The body is valid JSON but not an object: send the fields in {...}.',
   notFinite: 'The body holds a number too large for JSON to carry faithfully (it would read as infinity): send a smaller one.',
-  notExact: 'The body holds a number past 2^53, which JSON numbers do not carry exactly (it would be stored changed): send a smaller one, or the value as text.',
   twoAuthorizations: 'The request has two Authorization headers; send one, with the token of the client it is for.',
   headerTwice: (name: string) => `The request has two ${name} headers; send one: of two, the sandbox cannot tell which one you meant.`,
   notUtf8: 'The body is not valid UTF-8: JSON is sent in UTF-8 (RFC 8259), and text in another encoding would be stored changed.',

@@ -52,12 +52,7 @@ describe('answers that are not about one operation', () => {
     expect(digits.body.errors).toEqual([{ field: 'input_type', message: expect.stringMatching(/too large/) }]);
     const runs = await supertest(sandbox.app).post('/__sandbox/clock/advance').set(auth).set('Content-Type', 'application/json').send(JSON.stringify({ ms: 0, note: Array(20).fill('1'.repeat(308)).join(' ') }));
     expect(runs.body, JSON.stringify(runs.body)).toMatchObject({ errors: [{ field: 'note', message: 'is not a known field' }] });
-    // Past 2^53 a number parses to a neighbour of it (123456789012345678901234567890 to 1.2345678901234568e+29): stored changed.
-    for (const big of ['123456789012345678901234567890', '9007199254740993', '1e300', '-1e16', '100000000e9']) {
-      const past = await supertest(sandbox.app).post('/v1/order').set(auth).set('Content-Type', 'application/json').send(JSON.stringify(createRequest(1)).replace('"input_type":1', `"input_type":${big}`));
-      expect([big, past.status, past.body.errors]).toEqual([big, 400, [{ field: 'input_type', message: 'is a number too large to hold exactly (at most 9007199254740991)' }]]);
-    }
-    const tiny = JSON.stringify(createRequest(1)).replace('"input_type":1', '"input_type":1,"tiny":1e-400,"safe":9007199254740991,"written":2e3');
+    const tiny = JSON.stringify(createRequest(1)).replace('"input_type":1', '"input_type":1,"tiny":1e-400');
     expect((await supertest(sandbox.app).post('/v1/order').set(auth).set('Content-Type', 'application/json').send(tiny)).status).toBe(201);
     expect((await sandbox.call('GET', '/__sandbox/orders')).body.total).toBe(1);
   });
