@@ -13,16 +13,9 @@ export function configuredClients(options: ResolvedOptions): ClientConfig[] {
   ];
 }
 
-/**
- * JSON with every object's keys and every list of texts in order, so that the same
- * settings written in another order read alike: a client's lists (its couriers, its
- * webhook's chaos) are sets.
- */
+/** JSON with every object's keys in order, so that the same settings written in another order read alike. */
 const canonical = (value: unknown): string =>
-  JSON.stringify(value, (_key, v: unknown) => {
-    if (Array.isArray(v)) return v.every((item) => typeof item === 'string') ? [...v].sort() : v;
-    return v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v;
-  });
+  JSON.stringify(value, (_key, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v));
 
 /**
  * On a shared database every replica needs the same clients: one whose config differs
