@@ -39,16 +39,23 @@ const ONE_VALUED = ['X-Sandbox-Client', 'X-Sandbox-Scenario', 'Content-Type'];
 
 /**
  * The request's headers, checked to hold each one-valued header (`X-Sandbox-Client`,
- * `X-Sandbox-Scenario`, `Content-Type`) at most once: two are a 400 naming the header,
+ * `X-Sandbox-Scenario`, `Content-Type`) with one value: two that differ are a 400 naming the header,
  * where the joined value would be refused as a client or scenario the request never
  * named, or the body read as only the first type says.
  */
 export function oneValuedHeaders(req: IncomingMessage): IncomingMessage['headers'] {
   const raw = req.rawHeaders; // name, value, name, value, ...
   for (const name of ONE_VALUED) {
-    let n = 0;
-    for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === name.length && raw[i]!.toLowerCase() === name.toLowerCase()) n += 1;
-    if (n > 1) throw new ApiError(400, messages.headerTwice(name), [{ field: `header.${name.toLowerCase()}`, message: domainMessages.givenOnce }]);
+    // The same value twice (a Pact verifier repeats a pact's Content-Type) means one thing: only two that differ are refused.
+    let first: string | undefined;
+    let differ = false;
+    for (let i = 0; i < raw.length; i += 2) {
+      if (raw[i]!.length !== name.length || raw[i]!.toLowerCase() !== name.toLowerCase()) continue;
+      const value = raw[i + 1]!.trim().toLowerCase();
+      if (first === undefined) first = value;
+      else if (value !== first) differ = true;
+    }
+    if (differ) throw new ApiError(400, messages.headerTwice(name), [{ field: `header.${name.toLowerCase()}`, message: domainMessages.givenOnce }]);
   }
   return req.headers;
 }

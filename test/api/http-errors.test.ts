@@ -316,10 +316,15 @@ describe("the sandbox's one-valued headers given twice (a real server)", () => {
       const twoTypes = await send(`POST /v1/order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer token-a\r\nContent-Type: application/json\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
       expect([twoTypes.status, JSON.parse(twoTypes.body).errors]).toEqual([400, [{ field: 'header.content-type', message: 'must be given once, as plain text' }]]);
       expect(JSON.parse((await orders()).body).total).toBe(1);
+      // The same type twice (as Pact's verifier sends a pact's) is one type: served.
+      const sameType = await send(`POST /v1/order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer token-a\r\nContent-Type: application/json\r\ncontent-type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      expect(sameType.status).toBe(201);
+      // A read that ignores the header is not refused for one repeated as it was.
+      expect((await send('GET /v1/couriers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer token-a\r\nX-Sandbox-Scenario: returned\r\nX-Sandbox-Scenario: returned\r\nConnection: close\r\n\r\n')).status).toBe(200);
 
       const asAdmin = (headers: string) => send(`GET /__sandbox/orders HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer admin-token\r\n${headers}Connection: close\r\n\r\n`);
       const clientId = JSON.parse((await send('GET /__sandbox/whoami HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer token-a\r\nConnection: close\r\n\r\n')).body).client.id as string;
-      const twoClients = await asAdmin(`X-Sandbox-Client: ${clientId}\r\nX-Sandbox-Client: ${clientId}\r\n`);
+      const twoClients = await asAdmin(`X-Sandbox-Client: ${clientId}\r\nX-Sandbox-Client: another-client\r\n`);
       expect([twoClients.status, JSON.parse(twoClients.body).errors]).toEqual([400, [{ field: 'header.x-sandbox-client', message: 'must be given once, as plain text' }]]);
       expect((await asAdmin(`X-Sandbox-Client: ${clientId}\r\n`)).status).toBe(200);
     } finally {
