@@ -159,11 +159,12 @@ export function mountSpec(spec: CompiledSpec, options: MountOptions): RequestHan
       // A path that ends where a parameter of the method's operation would begin (`/v1/order/tracking/`, `/v1/order/tracking`): the value is missing.
       const missing = missingValueOf(stems, req.method, req.path);
       if (missing) return sendError(res, new ApiError(404, messages.missingParameter(req.method, req.path, missing.template, missing.names.at(-1)!)));
-      // A near miss of the method's own operations first, then a path whose value another method's
-      // operation misses (`POST /V1/Order/Tracking` is tracking's, not an order numbered "Tracking"),
-      // then a near miss of any operation (which then answers 405 naming the methods).
+      // A near miss of the method's own operations first, then of a path without parameters
+      // (`DELETE /V1/ORDER` is /v1/order's), then a path whose value another method's operation
+      // misses (`POST /V1/Order/Tracking` is tracking's, not an order numbered "Tracking"), then a
+      // near miss of any operation (which then answers 405 naming the methods).
       const near = (routes: PathRoute[]) => routes.map((route) => ({ route, match: route.loose.exec(req.path) })).find(({ match }) => match !== null);
-      const own = near(table.filter((r) => r.methods.has(req.method)));
+      const own = near(table.filter((r) => r.methods.has(req.method))) ?? near(table.filter((r) => r.names.length === 0));
       const missingOfAny = own ? undefined : missingValueOf(stems, undefined, req.path);
       if (missingOfAny) return sendError(res, new ApiError(404, messages.missingParameter(req.method, req.path, missingOfAny.template, missingOfAny.names.at(-1)!)));
       const found = own ?? near(table);

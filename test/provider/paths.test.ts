@@ -58,6 +58,11 @@ describe('provider paths match exactly as documented', () => {
     expect([res.status, res.body.message]).toEqual([404, `No operation ${method} /V1/Order/Tracking: the provider's path is /v1/order/tracking/{order_no}, and its order_no is missing.`]);
   });
 
+  it.each(['DELETE', 'PUT'])('names /v1/order, not a missing order number, to %s /V1/ORDER', async (method) => {
+    const res = await sandbox.call(method, '/V1/ORDER', { body: createRequest(1) });
+    expect([res.status, res.body.message]).toEqual([404, `No operation ${method} /V1/ORDER: the provider's path is /v1/order. Paths match exactly as the provider documents them (letter case, no trailing slash).`]);
+  });
+
   it('leaves the neighbours of GET /v1/order/tracking as they were', async () => {
     // A path of its own is still its own (405 naming its method); a value that is no stem is still the detail's to judge.
     const create = await sandbox.call('GET', '/v1/order');
