@@ -1,6 +1,8 @@
 /**
  * The rule `no-module-augmentation`: no file of src/ augments a module or the global scope
- * (`declare module '../http/index.js' { … }`, `declare global { … }`). An augmentation
+ * (`declare module '../http/index.js' { … }`, `declare global { … }`, or a script file's
+ * declarations, which are global: `declare namespace Express { … }` in a file without
+ * import or export). An augmentation
  * changes the types of the module it names without importing it, so dependency-cruiser
  * sees no import and the layer rules nothing to judge: a feature could add fields to the
  * edge's request type unseen. A type a layer needs is written in that layer, or exported
@@ -30,7 +32,7 @@ export function augmentationsIn(root: string): Augmentation[] {
     for (const entry of entries) {
       const path = `${folder}/${entry.name}`;
       if (entry.isDirectory()) walk(path);
-      else if (entry.isFile() && entry.name.endsWith('.ts')) found.push(...augmentationsOf(path));
+      else if (entry.isFile() && /\.[mc]?ts$/.test(entry.name)) found.push(...augmentationsOf(path));
     }
   };
   walk(root.replaceAll('\\', '/').replace(/\/+$/, ''));
@@ -40,6 +42,12 @@ export function augmentationsIn(root: string): Augmentation[] {
 function augmentationsOf(file: string): Augmentation[] {
   const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
   const found: Augmentation[] = [];
+  // A file with no import or export is a script: its declarations are global ones
+  // (`declare namespace Express { … }` changes express's Request everywhere).
+  if (!ts.isExternalModule(source)) {
+    if (source.statements.some((s) => ts.isModuleDeclaration(s) || ts.isInterfaceDeclaration(s) || ts.isTypeAliasDeclaration(s) || ts.isVariableStatement(s) || ts.isFunctionDeclaration(s) || ts.isClassDeclaration(s))) found.push({ file, augments: 'global' });
+    return found;
+  }
   const visit = (node: ts.Node): void => {
     if (ts.isModuleDeclaration(node)) {
       if (ts.isStringLiteral(node.name)) found.push({ file, augments: node.name.text });

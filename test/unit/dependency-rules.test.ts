@@ -160,10 +160,15 @@ describe('npm run lint:deps', () => {
     });
 
     it("fails when a file augments another module's types or the global scope, which no import shows", async () => {
-      expect(await lint('module-augmentation')).toEqual([`${AUGMENTATION_RULE}: src/orders/create.ts → ../http/index.js`, `${AUGMENTATION_RULE}: src/orders/create.ts → global`]);
+      expect(await lint('module-augmentation')).toEqual([
+        `${AUGMENTATION_RULE}: src/http/express-request.d.ts → global`,
+        `${AUGMENTATION_RULE}: src/orders/create.ts → ../http/index.js`,
+        `${AUGMENTATION_RULE}: src/orders/create.ts → global`,
+      ]);
       const { offences, reasons } = await layoutOffences(join(FIXTURES, 'module-augmentation'));
       expect(describeOffences(offences, reasons)).toEqual([
         `error ${AUGMENTATION_RULE}: ${reasons.get(AUGMENTATION_RULE)}`,
+        '  src/http/express-request.d.ts augments global',
         "  src/orders/create.ts augments ../http/index.js",
         '  src/orders/create.ts augments global',
         '',
