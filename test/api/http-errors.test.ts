@@ -224,19 +224,22 @@ describe('an Expect header other than 100-continue (a real server)', () => {
   });
 });
 
+/** Sends `request` as written on a connection of its own to the sandbox at `url`; its status and body once the connection closes. */
+const rawExchange = (url: string, request: string) =>
+  new Promise<{ status: number; body: string }>((resolve) => {
+    let answer = '';
+    const socket = connect(Number(new URL(url).port), '127.0.0.1');
+    socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
+    socket.once('close', () => resolve({ status: Number(answer.split(' ')[1]), body: answer.slice(answer.indexOf('\r\n\r\n') + 4) }));
+    socket.write(request);
+  });
+
 describe('a request without a Host header (a real server)', () => {
   it('answers an HTTP/1.1 one 400 with the envelope naming header.host, and serves an HTTP/1.0 one, which needs none', async () => {
     const server = await createSandbox({ clock: 'manual', tokens: ['t'] });
     try {
       // Written by hand: node's client and fetch always send Host.
-      const exchange = (request: string) =>
-        new Promise<{ status: number; body: string }>((resolve) => {
-          let answer = '';
-          const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
-          socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
-          socket.once('close', () => resolve({ status: Number(answer.split(' ')[1]), body: answer.slice(answer.indexOf('\r\n\r\n') + 4) }));
-          socket.write(request);
-        });
+      const exchange = (request: string) => rawExchange(server.url, request);
       const without = await exchange('GET /v1/couriers HTTP/1.1\r\nAuthorization: Bearer t\r\n\r\n');
       expect(without.status).toBe(400);
       expect(JSON.parse(without.body)).toEqual({ success: false, message: expect.stringContaining('needs a Host header'), errors: [{ field: 'header.host', message: 'is required' }] });
@@ -295,14 +298,7 @@ describe("the sandbox's one-valued headers given twice (a real server)", () => {
     const server = await createSandbox({ clock: 'manual', tokens: ['token-a', 'token-b'], adminTokens: ['admin-token'] });
     try {
       // Written by hand: node's client and fetch send one header of a name.
-      const send = (request: string) =>
-        new Promise<{ status: number; body: string }>((resolve) => {
-          let answer = '';
-          const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
-          socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
-          socket.once('close', () => resolve({ status: Number(answer.split(' ')[1]), body: answer.slice(answer.indexOf('\r\n\r\n') + 4) }));
-          socket.write(request);
-        });
+      const send = (request: string) => rawExchange(server.url, request);
       const body = JSON.stringify(createRequest(1));
       const create = (headers: string) =>
         send(`POST /v1/order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer token-a\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${headers}Connection: close\r\n\r\n${body}`);
