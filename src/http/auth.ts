@@ -31,32 +31,41 @@ export function soleAuthorization(req: IncomingMessage): string | undefined {
 }
 
 /**
- * Headers that name one thing: of two, Node joins the sandbox's own into one value ("a, b")
- * that names nothing, and keeps the first Content-Type, reading a body by it that the
- * client may have meant otherwise.
+ * Headers that name one thing, by lowercase name: of two, Node joins the sandbox's own into
+ * one value ("a, b") that names nothing, and keeps the first Content-Type, reading a body by
+ * it that the client may have meant otherwise. A media type is compared without case.
  */
-const ONE_VALUED = ['X-Sandbox-Client', 'X-Sandbox-Scenario', 'Content-Type'];
+const ONE_VALUED = new Map([
+  ['x-sandbox-client', { name: 'X-Sandbox-Client', caseless: false }],
+  ['x-sandbox-scenario', { name: 'X-Sandbox-Scenario', caseless: false }],
+  ['content-type', { name: 'Content-Type', caseless: true }],
+]);
+const oneValuedLengths = new Set([...ONE_VALUED.keys()].map((name) => name.length));
 
 /**
  * The request's headers, checked to hold each one-valued header (`X-Sandbox-Client`,
- * `X-Sandbox-Scenario`, `Content-Type`) with one value: two that differ are a 400 naming the header,
- * where the joined value would be refused as a client or scenario the request never
- * named, or the body read as only the first type says.
+ * `X-Sandbox-Scenario`, `Content-Type`) with one value: two that differ are a 400 naming the
+ * header, where the joined value would be refused as a client or scenario the request never
+ * named, or the body read as only the first type says. The same value twice means one thing
+ * (a Pact verifier repeats a pact's Content-Type) and is kept as that one value.
  */
 export function oneValuedHeaders(req: IncomingMessage): IncomingMessage['headers'] {
   const raw = req.rawHeaders; // name, value, name, value, ...
-  for (const name of ONE_VALUED) {
-    // The same value twice (a Pact verifier repeats a pact's Content-Type) means one thing: only two that differ are refused.
-    let first: string | undefined;
-    let differ = false;
-    for (let i = 0; i < raw.length; i += 2) {
-      if (raw[i]!.length !== name.length || raw[i]!.toLowerCase() !== name.toLowerCase()) continue;
-      const value = raw[i + 1]!.trim().toLowerCase();
-      if (first === undefined) first = value;
-      else if (value !== first) differ = true;
-    }
-    if (differ) throw new ApiError(400, messages.headerTwice(name), [{ field: `header.${name.toLowerCase()}`, message: domainMessages.givenOnce }]);
+  let firsts: Map<string, string> | undefined;
+  let repeated: string[] | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (!oneValuedLengths.has(raw[i]!.length)) continue;
+    const key = raw[i]!.toLowerCase();
+    const header = ONE_VALUED.get(key);
+    if (header === undefined) continue;
+    const value = raw[i + 1]!.trim();
+    const first = (firsts ??= new Map()).get(key);
+    if (first === undefined) firsts.set(key, value);
+    else if (header.caseless ? value.toLowerCase() !== first.toLowerCase() : value !== first) {
+      throw new ApiError(400, messages.headerTwice(header.name), [{ field: `header.${key}`, message: domainMessages.givenOnce }]);
+    } else (repeated ??= []).push(key);
   }
+  for (const key of repeated ?? []) req.headers[key] = firsts!.get(key);
   return req.headers;
 }
 

@@ -323,6 +323,10 @@ describe("the sandbox's one-valued headers given twice (a real server)", () => {
       const twoClients = await asAdmin(`X-Sandbox-Client: ${clientId}\r\nX-Sandbox-Client: another-client\r\n`);
       expect([twoClients.status, JSON.parse(twoClients.body).errors]).toEqual([400, [{ field: 'header.x-sandbox-client', message: 'must be given once, as plain text' }]]);
       expect((await asAdmin(`X-Sandbox-Client: ${clientId}\r\n`)).status).toBe(200);
+      // The same value twice names one client or scenario (Node alone would join them into "a, a").
+      const sameClient = await asAdmin(`X-Sandbox-Client: ${clientId}\r\nX-Sandbox-Client: ${clientId}\r\n`);
+      expect([sameClient.status, JSON.parse(sameClient.body).total]).toEqual([200, 2]);
+      expect((await create('X-Sandbox-Scenario: returned\r\nx-sandbox-scenario: returned\r\n')).status).toBe(201);
     } finally {
       await server.close();
     }
