@@ -2,10 +2,9 @@
  * The rule `no-module-augmentation`: no file of src/ augments a module or the global scope
  * (`declare module '../http/index.js' { … }`, `declare global { … }`, or a script file's
  * declarations, which are global: `declare namespace Express { … }` in a file without
- * import or export). An augmentation
- * changes the types of the module it names without importing it, so dependency-cruiser
- * sees no import and the layer rules nothing to judge: a feature could add fields to the
- * edge's request type unseen. A type a layer needs is written in that layer, or exported
+ * import or export). An augmentation changes the types of the module it names without
+ * importing it, so dependency-cruiser sees no import and the layer rules nothing to judge:
+ * a feature could add fields to the edge's request type unseen. A type a layer needs is written in that layer, or exported
  * through the door of the folder that owns it.
  *
  * TypeScript's own parser finds them, so a comment or a string that spells one is not one.
@@ -16,7 +15,7 @@ import ts from 'typescript';
 export const RULE = 'no-module-augmentation';
 
 export const REASON =
-  "No file of src/ augments a module or the global scope (declare module '…', declare global): an augmentation changes another module's types without an import, where no layer rule can see it. Write the type in the layer that needs it, or export it through its folder's index.ts.";
+  "No file of src/ augments a module or the global scope (declare module '…', declare global, or declarations in a file without import or export, which are global): an augmentation changes another module's types without an import, where no layer rule can see it. Write the type in the layer that needs it, or export it through its folder's index.ts.";
 
 /** One augmentation: the file (joined onto `root` with "/") and what it augments (a module's name, or "global"). */
 export interface Augmentation {

@@ -174,6 +174,7 @@ describe('npm run lint:deps', () => {
         '',
       ]);
       expect(reasons.get(AUGMENTATION_RULE)).toMatch(/^No file of src\/ augments a module/);
+      expect(reasons.get(AUGMENTATION_RULE)).toContain('a file without import or export');
     });
   });
 
