@@ -136,9 +136,12 @@ export function mountSpec(spec: CompiledSpec, options: MountOptions): RequestHan
       // up to its last parameter, names that operation without its value: `/v1/order/tracking`
       // is tracking with the AWB missing, not the detail of an order numbered "tracking" (order
       // numbers are digits). A value the parameter takes is served as it is.
-      const missing = options.exactPaths && !fitsLast(route, req.method, match) ? missingValueOf(stems, req.method, req.path, true) : undefined;
-      if (missing) return sendError(res, new ApiError(404, messages.missingParameter(req.method, req.path, missing.template, missing.names.at(-1)!)));
+      // A method the route does not serve asks the same of its other methods: `POST /v1/order/tracking`
+      // is tracking's AWB missing too, not a 405 whose advice (GET) leads to that 404.
       const serve = route.methods.get(req.method) ?? (req.method === 'HEAD' ? route.methods.get('GET') : undefined);
+      const fits = serve ? fitsLast(route, req.method, match) : [...route.methods.keys()].some((method) => fitsLast(route, method, match));
+      const missing = options.exactPaths && !fits ? missingValueOf(stems, serve ? req.method : undefined, req.path, true) : undefined;
+      if (missing) return sendError(res, new ApiError(404, messages.missingParameter(req.method, req.path, missing.template, missing.names.at(-1)!)));
       if (!serve) {
         res.setHeader('Allow', route.allow);
         return sendError(res, new ApiError(405, messages.methodNotAllowed(req.method, route.allow.split(', '))));
@@ -159,12 +162,14 @@ export function mountSpec(spec: CompiledSpec, options: MountOptions): RequestHan
       // A path that ends where a parameter of the method's operation would begin (`/v1/order/tracking/`, `/v1/order/tracking`): the value is missing.
       const missing = missingValueOf(stems, req.method, req.path);
       if (missing) return sendError(res, new ApiError(404, messages.missingParameter(req.method, req.path, missing.template, missing.names.at(-1)!)));
-      // A near miss of the method's own operations first, then of a path without parameters
-      // (`DELETE /V1/ORDER` is /v1/order's), then a path whose value another method's operation
-      // misses (`POST /V1/Order/Tracking` is tracking's, not an order numbered "Tracking"), then a
-      // near miss of any operation (which then answers 405 naming the methods).
-      const near = (routes: PathRoute[]) => routes.map((route) => ({ route, match: route.loose.exec(req.path) })).find(({ match }) => match !== null);
-      const own = near(table.filter((r) => r.methods.has(req.method))) ?? near(table.filter((r) => r.names.length === 0));
+      // A near miss of the method's own operations whose parameter takes the value first, then
+      // of a path without parameters (`DELETE /V1/ORDER` is /v1/order's, `GET /V1/Order/Cancel`
+      // /v1/order/cancel's, not an order numbered "Cancel"), then a path whose value another
+      // method's operation misses (`POST /V1/Order/Tracking` is tracking's), then a near miss of
+      // any operation (which then answers 405 naming the methods).
+      const near = (routes: PathRoute[], method?: string) =>
+        routes.map((route) => ({ route, match: route.loose.exec(req.path) })).find(({ route, match }) => match !== null && (method === undefined || fitsLast(route, method, match)));
+      const own = near(table.filter((r) => r.methods.has(req.method)), req.method) ?? near(table.filter((r) => r.names.length === 0));
       const missingOfAny = own ? undefined : missingValueOf(stems, undefined, req.path);
       if (missingOfAny) return sendError(res, new ApiError(404, messages.missingParameter(req.method, req.path, missingOfAny.template, missingOfAny.names.at(-1)!)));
       const found = own ?? near(table);

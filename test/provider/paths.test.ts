@@ -53,9 +53,19 @@ describe('provider paths match exactly as documented', () => {
     expect((await supertest(sandbox.app).head(path).set('Authorization', `Bearer ${TOKEN_A}`)).status).toBe(404);
   });
 
-  it.each(['POST', 'DELETE'])('names tracking, not an order numbered "Tracking", to %s /V1/Order/Tracking', async (method) => {
-    const res = await sandbox.call(method, '/V1/Order/Tracking', { body: createRequest(1) });
-    expect([res.status, res.body.message]).toEqual([404, `No operation ${method} /V1/Order/Tracking: the provider's path is /v1/order/tracking/{order_no}, and its order_no is missing.`]);
+  it.each([
+    ['POST', '/V1/Order/Tracking'],
+    ['DELETE', '/V1/Order/Tracking'],
+    ['POST', '/v1/order/tracking'],
+    ['DELETE', '/v1/order/tracking'],
+  ])('names tracking, not an order numbered "Tracking", to %s %s (not a 405 whose GET would be that 404)', async (method, path) => {
+    const res = await sandbox.call(method, path, { body: createRequest(1) });
+    expect([res.status, res.body.message]).toEqual([404, `No operation ${method} ${path}: the provider's path is /v1/order/tracking/{order_no}, and its order_no is missing.`]);
+  });
+
+  it.each(['GET', 'POST'])('names /v1/order/cancel, not an order numbered "Cancel", to %s /V1/Order/Cancel', async (method) => {
+    const res = await sandbox.call(method, '/V1/Order/Cancel', { body: { order_no: '1' } });
+    expect([res.status, res.body.message]).toEqual([404, `No operation ${method} /V1/Order/Cancel: the provider's path is /v1/order/cancel. Paths match exactly as the provider documents them (letter case, no trailing slash).`]);
   });
 
   it.each(['DELETE', 'PUT'])('names /v1/order, not a missing order number, to %s /V1/ORDER', async (method) => {
@@ -70,6 +80,8 @@ describe('provider paths match exactly as documented', () => {
     const detail = await sandbox.call('GET', '/v1/order/abc');
     expect([detail.status, detail.body.errors]).toEqual([400, [{ field: 'order_no', message: 'must be numeric text, digits only (for example "12")' }]]);
     expect((await sandbox.call('GET', '/v1/order/123')).status).toBe(404);
+    // A method the detail does not serve, on a value it could take or no stem: still its 405.
+    for (const path of ['/v1/order/123', '/v1/order/abc']) expect((await sandbox.call('DELETE', path)).status).toBe(405);
     // An empty segment after the AWB's place is no path of the provider at all.
     const doubled = await sandbox.call('GET', '/v1/order/tracking//');
     expect([doubled.status, doubled.body.message]).toEqual([404, 'No operation GET /v1/order/tracking//. See GET /__sandbox/openapi.json for the paths this sandbox serves.']);
