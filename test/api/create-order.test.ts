@@ -46,6 +46,20 @@ describe('POST /v1/order', () => {
     }
   });
 
+  it('returns 400 naming input_type above 2^53 - 1, which would be stored as another number', async () => {
+    for (const sent of ['9007199254740993', '18446744073709551615']) {
+      const res = await sandbox.call('POST', '/v1/order', {
+        body: JSON.stringify(createRequest(1)).replace(/"input_type":\d+/, `"input_type":${sent}`),
+        headers: { 'Content-Type': 'application/json' },
+      });
+      expect([res.status, res.body.errors]).toEqual([400, [{ field: 'input_type', message: 'must be <= 9007199254740991' }]]);
+    }
+    const largest = await sandbox.call('POST', '/v1/order', { body: createRequest(1, { input_type: 9007199254740991 }) });
+    expect(largest.status).toBe(201);
+    const detail = await sandbox.call('GET', `/v1/order/${largest.body.order_numbers[0]}`);
+    expect(detail.body.data.sender.input_type).toBe(9007199254740991);
+  });
+
   it.each(['item_value', 'cod', 'item_qty'])('returns 400 naming items[0].%s when it is above 999999999999 (400 nines read as Infinity)', async (field) => {
     const res = await sandbox.call('POST', '/v1/order', { body: createRequest(1, { items: [item({ [field]: '9'.repeat(400) })] }) });
     expect(res.status).toBe(400);
