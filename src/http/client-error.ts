@@ -11,13 +11,26 @@ export const clientErrorMessages = {
   malformed: 'The request is not valid HTTP/1.1 (bad request line, header name or value); it was not processed.',
   timeout: 'The request headers did not arrive in time; the connection is closed.',
   missingHost: 'An HTTP/1.1 request needs a Host header; send one (every HTTP client does, from the URL).',
+  connect: 'The sandbox is not a proxy: CONNECT is not served; send the request itself to the sandbox.',
   expectation: (value: string) => `The sandbox meets no expectation but "Expect: 100-continue" (got "${value}"); send the request without that header.`,
 } as const;
 
 const reasons: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
 
-function answer(status: number, message: string, head: boolean): string {
-  const body = JSON.stringify({ success: false, message, errors: status === 431 ? [{ field: 'header', message: 'too large' }] : [] } satisfies ErrorEnvelope);
+/** What Node's parser refused, by its error code, as the envelope's error entry: the part of the request to mend. */
+const parserErrors: Record<string, ErrorEnvelope['errors'][number]> = {
+  HPE_HEADER_OVERFLOW: { field: 'header', message: 'too large' },
+  HPE_INVALID_CONTENT_LENGTH: { field: 'header.content-length', message: 'must be a number of bytes, digits only' },
+  HPE_UNEXPECTED_CONTENT_LENGTH: { field: 'header.content-length', message: 'must be given once, and not with Transfer-Encoding' },
+  HPE_INVALID_TRANSFER_ENCODING: { field: 'header.transfer-encoding', message: 'must end in chunked, and not come with Content-Length' },
+  HPE_INVALID_METHOD: { field: 'method', message: 'must be an HTTP method (the provider API uses GET and POST)' },
+  HPE_INVALID_VERSION: { field: 'version', message: 'must be HTTP/1.1 or HTTP/1.0' },
+  HPE_INVALID_HEADER_TOKEN: { field: 'header', message: 'must be a name without spaces, a colon, and a value without control characters' },
+  HPE_INVALID_CHUNK_SIZE: { field: 'body', message: 'is not valid chunked data' },
+};
+
+function answer(status: number, message: string, head: boolean, errors: ErrorEnvelope['errors'] = []): string {
+  const body = JSON.stringify({ success: false, message, errors } satisfies ErrorEnvelope);
   return [
     `HTTP/1.1 ${status} ${reasons[status]}`,
     'Content-Type: application/json; charset=utf-8',
@@ -30,9 +43,10 @@ function answer(status: number, message: string, head: boolean): string {
 
 /**
  * Answers requests that Node's HTTP parser rejects (headers above `maxHeaderSize`,
- * NUL bytes or other invalid characters, a malformed request line), and those with an
+ * NUL bytes or other invalid characters, a malformed request line, a bad Content-Length),
+ * naming the part where the parser says which, a CONNECT (400), and those with an
  * `Expect` other than `100-continue` (417), with the error envelope instead of Node's
- * bare status line.
+ * bare status line or a closed connection.
  *
  * @example answerClientErrors(server, 16384)
  */
@@ -47,7 +61,13 @@ export function answerClientErrors(server: Server, maxHeaderSize: number): void 
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
     const message = status === 431 ? clientErrorMessages.headersTooLarge(maxHeaderSize) : status === 408 ? clientErrorMessages.timeout : clientErrorMessages.malformed;
     const head = (error as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
-    socket.end(answer(status, message, head));
+    const named = status === 408 ? undefined : parserErrors[error.code ?? ''];
+    socket.end(answer(status, message, head, named ? [named] : []));
+  });
+  // A CONNECT is a proxy's method: without a listener Node closes the connection without a word.
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => socket.destroy());
+    socket.end(answer(400, clientErrorMessages.connect, false, [{ field: 'method', message: 'must not be CONNECT' }]));
   });
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     const body = JSON.stringify({ success: false, message: clientErrorMessages.expectation(String(req.headers.expect)), errors: [{ field: 'header.expect', message: 'must be 100-continue or absent' }] } satisfies ErrorEnvelope);

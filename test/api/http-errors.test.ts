@@ -234,6 +234,39 @@ const rawExchange = (url: string, request: string) =>
     socket.write(request);
   });
 
+describe('a request Node\'s parser refuses (a real server)', () => {
+  it.each([
+    ['Content-Length: abc', 'header.content-length', 'POST /v1/order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\nContent-Length: abc\r\n\r\n'],
+    ['two Content-Lengths', 'header.content-length', 'POST /v1/order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab'],
+    ['Transfer-Encoding: gzip', 'header.transfer-encoding', 'POST /v1/order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\nTransfer-Encoding: gzip\r\n\r\n'],
+    ['a method FOO', 'method', 'FOO /v1/order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\n\r\n'],
+    ['HTTP/2.5', 'version', 'GET /v1/couriers HTTP/2.5\r\nHost: x\r\nAuthorization: Bearer t\r\n\r\n'],
+    ['a header name with a space', 'header', 'GET /v1/couriers HTTP/1.1\r\nHo st: x\r\n\r\n'],
+    ['bad chunked data', 'body', 'POST /v1/order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n'],
+  ])('answers %s with a 400 envelope naming %s, and keeps serving', async (_what, field, request) => {
+    const server = await createSandbox({ clock: 'manual', tokens: ['t'] });
+    try {
+      const answer = await rawExchange(server.url, request);
+      expect(answer.status).toBe(400);
+      expect(JSON.parse(answer.body)).toEqual({ success: false, message: expect.stringContaining('not valid HTTP/1.1'), errors: [{ field, message: expect.any(String) }] });
+      expect((await fetch(`${server.url}/__sandbox/health`)).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('answers a CONNECT (a proxy\'s method) with a 400 envelope naming the method, not a closed connection', async () => {
+    const server = await createSandbox({ clock: 'manual', tokens: ['t'] });
+    try {
+      const answer = await rawExchange(server.url, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+      expect(answer.status).toBe(400);
+      expect(JSON.parse(answer.body)).toEqual({ success: false, message: expect.stringContaining('not a proxy'), errors: [{ field: 'method', message: 'must not be CONNECT' }] });
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('a request without a Host header (a real server)', () => {
   it('answers an HTTP/1.1 one 400 with the envelope naming header.host, and serves an HTTP/1.0 one, which needs none', async () => {
     const server = await createSandbox({ clock: 'manual', tokens: ['t'] });
