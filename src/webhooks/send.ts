@@ -86,9 +86,14 @@ export function asJsonWithin(text: string, bytes: number): string {
   return out;
 }
 
+/** What a "bad response" from undici is, in the attempt's error. */
+export const BAD_RESPONSE = 'the answer was not one HTTP response the sender can read, such as a 100 Continue the sandbox did not ask for: answer with the final status only';
+
 function describe(error: unknown, timeoutMs: number): string {
   if (error instanceof DOMException && error.name === 'TimeoutError') return `timed out after ${timeoutMs} ms`;
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  // undici refuses a 100 Continue it did not ask for (it sends no Expect) as a "bad response", which says nothing of why.
+  if (cause?.code === 'UND_ERR_SOCKET' && cause.message === 'bad response') return `${cause.code}: ${cause.message} (${BAD_RESPONSE})`;
   if (cause?.code) return `${cause.code}${cause.message ? `: ${cause.message}` : ''}`;
   // fetch's own "fetch failed" says nothing: its cause does (a port fetch will not use is "bad port").
   const message = (error as Error).message ?? String(error);

@@ -1,5 +1,8 @@
+import { createServer, type AddressInfo } from 'node:net';
+import { Agent } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { asJsonWithin, EXCERPT_BYTES } from '../../src/webhooks/send.js';
+import { makeSecret } from '../../src/webhooks/secret.js';
+import { asJsonWithin, BAD_RESPONSE, EXCERPT_BYTES, send } from '../../src/webhooks/send.js';
 
 const jsonBytes = (text: string) => Buffer.byteLength(JSON.stringify(text)) - 2;
 
@@ -22,5 +25,24 @@ describe('asJsonWithin (the answer excerpt kept with each webhook attempt)', () 
   it('shows control characters but tab and line breaks as U+FFFD, and never splits a character', () => {
     expect(asJsonWithin('a\u0000b\tc\r\nd\u007f', 100)).toBe('a\uFFFDb\tc\r\nd\uFFFD');
     expect(asJsonWithin('😀😀', 5)).toBe('😀');
+  });
+});
+
+describe('send (one signed POST) to a receiver that answers a 100 Continue first', () => {
+  it('records an error that says why undici could not read the answer (it sends no Expect)', async () => {
+    const receiver = createServer((socket) => {
+      socket.once('data', () => socket.end('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok'));
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const dispatcher = new Agent();
+    try {
+      const { port } = receiver.address() as AddressInfo;
+      const result = await send({ url: `http://127.0.0.1:${port}/hook`, id: 'msg_1', body: '{}', secret: makeSecret('client-a'), timeoutMs: 2000, shutdown: new AbortController().signal, dispatcher });
+      expect(result).toMatchObject({ status_code: null, error: `UND_ERR_SOCKET: bad response (${BAD_RESPONSE})` });
+      expect(result.error).toContain('100 Continue');
+    } finally {
+      await dispatcher.close();
+      receiver.close();
+    }
   });
 });
