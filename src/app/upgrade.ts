@@ -28,6 +28,11 @@ export function answerWithoutUpgrade(req: IncomingMessage, socket: Duplex, handl
   res.once('finish', () => {
     res.detachSocket(socket as Socket);
     socket.end();
+    // What Node's server does for its own answers: the log line, the journal and the metrics are written on 'close'.
+    process.nextTick(() => {
+      res.destroyed = true;
+      res.emit('close');
+    });
   });
   if (!declaresABody(req.headers)) return handle(req, res);
   res.writeHead(400, { 'Content-Type': 'application/json; charset=utf-8', Connection: 'close' });

@@ -30,6 +30,17 @@ describe('requests that offer a connection upgrade', () => {
     expect(answer).toMatch(/"url"/);
   });
 
+  it('logs, journals and counts a request answered so, as any other (they were served unseen)', async () => {
+    const counted = async () => Number(/sandbox_http_requests_total\{[^}]*operation="trackOrder"[^}]*status="404"[^}]*\} (\d+)/.exec(await (await fetch(`${sandbox.url}/__sandbox/metrics`)).text())?.[1] ?? 0);
+    const before = await counted();
+    const answer = await raw(`GET /v1/order/tracking/JNUPGRADE0001 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN_A}\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n`);
+    expect(answer).toMatch(/^HTTP\/1\.1 404 /);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const journal = await (await fetch(`${sandbox.url}/__sandbox/requests`, { headers: { Authorization: `Bearer ${TOKEN_A}` } })).json();
+    expect(journal.requests.map((r: { path: string; status: number }) => [r.path, r.status])).toContainEqual(['/v1/order/tracking/JNUPGRADE0001', 404]);
+    expect(await counted()).toBe(before + 1);
+  });
+
   it('answers a WebSocket upgrade of a path other than the listen one as a plain request (404 with the envelope)', async () => {
     const answer = await raw('GET /no/such/path HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n');
     expect(answer).toMatch(/^HTTP\/1\.1 404 /);
