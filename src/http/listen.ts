@@ -64,22 +64,22 @@ export class ListenServer implements ListenerRelay {
     await this.deps.signals?.subscribe(LISTEN_CHANNEL, (payload) => void this.signalled(payload).catch(this.handOffFailed));
   }
 
-  /** Takes an upgrade request of the node server; false when it is not a listen request (someone else's, or a 404). */
+  /** Takes an upgrade request of the node server; false when it is not a listen request (someone else's, or a 404). A refusal is logged as the request log logs any answer. */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
     // Never throws: a target that is no URL (an absolute form such as `http://[::1/x`) is a 400, not a crash of the process.
+    socket.on('error', () => socket.destroy());
     let url: URL;
     try {
       url = new URL(req.url ?? '/', 'http://sandbox');
     } catch {
-      socket.on('error', () => socket.destroy());
       refuse(socket, new ApiError(400, 'The request target is not a valid URL.', [{ field: 'url', message: 'must be a path such as /__sandbox/listen?name=laptop' }]));
       return true;
     }
     if (url.pathname !== LISTEN_PATH) return false;
-    socket.on('error', () => socket.destroy());
     void this.open(req, socket, head, url).catch((error: unknown) => {
       const api = toApiError(error);
       if (api.status >= 500) this.deps.logger.error({ err: error }, 'listen request failed');
+      else this.deps.logger.info({ method: req.method, path: LISTEN_PATH, status: api.status }, 'request');
       refuse(socket, api);
     });
     return true;

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -146,5 +147,21 @@ describe('shipping-sandbox (the CLI)', () => {
     const line = cli.output().split('\n').find((l) => l.includes('"op":"trackOrder"'))!;
     expect(JSON.parse(line)).toMatchObject({ method: 'GET', status: 200, client: expect.stringMatching(/^client_/), ms: expect.any(Number) });
     expect(cli.output()).not.toContain('very-secret-token"');
+  });
+
+  it('logs a request that offers an upgrade (curl --http2) and a refused listen session, as any other', async () => {
+    const cli = await startCli(['--port', '0', '--data', ':memory:', '--token', 'very-secret-token']);
+    const port = Number(new URL(cli.url).port);
+    const raw = (request: string) =>
+      new Promise<void>((resolve) => {
+        const socket = connect(port, '127.0.0.1', () => socket.write(request));
+        socket.on('data', () => undefined).on('close', () => resolve());
+      });
+    await raw('GET /v1/order/tracking/SBXDLV00000001 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer very-secret-token\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n');
+    await raw('GET /__sandbox/listen?name=laptop HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n');
+    await cli.stop();
+    const lines = cli.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines).toContainEqual(expect.objectContaining({ msg: 'request', method: 'GET', path: '/v1/order/tracking/SBXDLV00000001', status: 200, op: 'trackOrder' }));
+    expect(lines).toContainEqual(expect.objectContaining({ msg: 'request', method: 'GET', path: '/__sandbox/listen', status: 401 }));
   });
 });
