@@ -93,15 +93,16 @@ function documentedPath(route: PathRoute, match: RegExpExecArray): string {
   return route.template.replace(/\{[^}]+\}/g, () => match[++i]!);
 }
 
-function decodeParams(route: PathRoute, match: RegExpExecArray): Record<string, string> {
+/** The path's parameters, decoded; the 400 naming one that is not valid percent-encoding (thrown by the pipeline after the token is checked). */
+function decodeParams(route: PathRoute, match: RegExpExecArray): Record<string, string> | ApiError {
   const params: Record<string, string> = {};
-  route.names.forEach((name, i) => {
+  for (const [i, name] of route.names.entries()) {
     try {
       params[name] = decodeURIComponent(match[i + 1]!);
     } catch {
-      throw invalid([{ field: name, message: 'is not valid percent-encoded text' }]);
+      return invalid([{ field: name, message: 'is not valid percent-encoded text' }]);
     }
-  });
+  }
   return params;
 }
 
@@ -146,12 +147,7 @@ export function mountSpec(spec: CompiledSpec, options: MountOptions): RequestHan
         res.setHeader('Allow', route.allow);
         return sendError(res, new ApiError(405, messages.methodNotAllowed(req.method, route.allow.split(', '))));
       }
-      let params: Record<string, string>;
-      try {
-        params = decodeParams(route, match);
-      } catch (error) {
-        return sendError(res, error);
-      }
+      const params = decodeParams(route, match);
       // A failure even the envelope could not answer drops the connection; it never ends the process.
       return void serve(req, res, params).catch((error: unknown) => {
         noteFailure(res, error);

@@ -87,6 +87,14 @@ describe('provider paths match exactly as documented', () => {
     expect([doubled.status, doubled.body.message]).toEqual([404, 'No operation GET /v1/order/tracking//. See GET /__sandbox/openapi.json for the paths this sandbox serves.']);
   });
 
+  it('checks the token before a path value that is not valid percent-encoding, and journals the 400 with its client', async () => {
+    expect((await sandbox.call('GET', '/v1/order/tracking/%E0%A4%A', { token: null })).status).toBe(401);
+    const res = await sandbox.call('GET', '/v1/order/tracking/%E0%A4%A');
+    expect([res.status, res.body.errors]).toEqual([400, [{ field: 'order_no', message: 'is not valid percent-encoded text' }]]);
+    const journal = await sandbox.call('GET', '/__sandbox/requests');
+    expect(journal.body.requests.map((r: { path: string; status: number }) => [r.path, r.status])).toContainEqual(['/v1/order/tracking/%E0%A4%A', 400]);
+  });
+
   it('serves the exact paths as before', async () => {
     const orderNo = await createOne(sandbox);
     expect((await sandbox.call('GET', `/v1/order/${orderNo}`)).status).toBe(200);

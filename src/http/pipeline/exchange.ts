@@ -25,6 +25,8 @@ export interface Exchange {
   readonly started: bigint;
   /** True once the client is known and the arrival stamped on its clock. */
   known: boolean;
+  /** The token's own client, once the token is read: the log names it on a refusal before the client acted for is known. */
+  callerClient: string | undefined;
   /** A large body's verdict from the worker thread (see `screenBody`); absent: the body stage parses it. */
   bodyVerdict?: BodyVerdict;
 }
@@ -75,5 +77,5 @@ export function exchangeOf(op: CompiledOperation, req: Request, res: Response, p
     baseUrl: baseUrlOf(req),
   };
   const served: Arrival = { input, query: sent, seq: options.arrival ? 0 : ++arrivals, method: input.method, arrivedAt: options.now(), violations: [] as FieldError[] };
-  return { req, res, op, input, served, options, started, known: false };
+  return { req, res, op, input, served, options, started, known: false, callerClient: undefined };
 }

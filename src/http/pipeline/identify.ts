@@ -11,6 +11,7 @@ export function identify(x: Exchange): void {
   const { input, op, options } = x;
   const caller = authenticateOn(x.req.socket, options.registry, soleAuthorization(x.req));
   input.role = caller.role;
+  x.callerClient = caller.client?.id;
   oneValuedHeaders(x.req);
   input.client = authorize(options.registry, op, caller, input.headers);
   options.scope?.client(laneOf(input));

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { headerOf } from '../../shared/index.js';
 import type { CompiledOperation } from '../../spec/index.js';
-import { toApiError } from '../errors.js';
+import { ApiError, toApiError } from '../errors.js';
 import type { Handler } from '../handler.js';
 import { sendError, sendReply } from '../respond.js';
 import { isReadOperation } from '../roles.js';
@@ -18,8 +18,12 @@ import type { PipelineOptions } from './options.js';
 import { readBody, readBodyForJournal, screenBody } from './body.js';
 import { validate } from './validate.js';
 
-/** Serves one request of an operation whose path and method matched. */
-export type ServeOperation = (req: Request, res: Response, params: Record<string, string>) => Promise<void>;
+/**
+ * Serves one request of an operation whose path and method matched, with its path's
+ * parameters, or the 400 of one that could not be decoded: answered after the token and
+ * the rate limit are checked, as any other refusal of the request, and logged with its client.
+ */
+export type ServeOperation = (req: Request, res: Response, params: Record<string, string> | ApiError) => Promise<void>;
 
 /**
  * The request path of one operation, stage by stage: observe (told last), identify,
@@ -37,14 +41,15 @@ export function serveOperation(op: CompiledOperation, handler: Handler, options:
     return handler(input);
   };
   const handle = intercepted(options.interceptors, scope ? afterPreRead : handler);
-  const serve = async (req: Request, res: Response, params: Record<string, string>): Promise<void> => {
-    const x = exchangeOf(op, req, res, params, options);
+  const serve = async (req: Request, res: Response, params: Record<string, string> | ApiError): Promise<void> => {
+    const x = exchangeOf(op, req, res, params instanceof ApiError ? {} : params, options);
     if (observers.length > 0) observe(x, observers, onObserverError);
     try {
       if (op.secured) {
         identify(x);
         await admit(x);
       }
+      if (params instanceof ApiError) throw params;
       arrive(x);
       const screening = screenBody(x);
       if (screening) await screening;
@@ -78,7 +83,7 @@ export function serveOperation(op: CompiledOperation, handler: Handler, options:
 async function refuse(x: Exchange, error: unknown): Promise<void> {
   arrive(x);
   readBodyForJournal(x);
-  noteServed(x.res, x.op.operationId, x.input.client?.id);
+  noteServed(x.res, x.op.operationId, x.input.client?.id ?? x.callerClient);
   const answered = toApiError(error);
   if (answered.status === 400) x.served.violations = answered.errors;
   noteRetryAfter(x, answered.headers);
