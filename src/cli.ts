@@ -48,8 +48,13 @@ async function main(options: SandboxOptions): Promise<void> {
     if (!sandbox) return starting.abort(signal);
     const { logger } = sandbox.services;
     logger.info({ signal }, 'stopping');
+    const began = performance.now();
     sandbox.close().then(
-      () => process.exit(0),
+      // The last line of a stop that ended well: a log read alone (docker logs) shows the drain ended, and when.
+      () => {
+        logger.info({ signal, ms: Math.round(performance.now() - began) }, 'stopped');
+        process.exit(0);
+      },
       (error: unknown) => {
         // As at the start: what went wrong is the user's to see in one line, with no stack.
         const message = error instanceof Error ? error.message : String(error);

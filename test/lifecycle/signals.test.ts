@@ -130,6 +130,8 @@ describe('SIGHUP', () => {
     expect(cli.output()).not.toContain('stopping');
     expect(await cli.stop('SIGTERM')).toBe(0);
     expect(cli.output()).toContain('"msg":"stopping"');
+    const stopped = cli.output().split('\n').find((line) => line.includes('"msg":"stopped"'));
+    expect(JSON.parse(stopped!)).toMatchObject({ signal: 'SIGTERM', ms: expect.any(Number) });
     if (!onPostgres) expect(existsSync(`${data}.lock`)).toBe(false);
   }, 30_000);
 });
