@@ -13,7 +13,7 @@ export type TargetPolicy =
 
 /** Why a URL or an address is refused: the rule, and a sentence naming what broke it. */
 export interface Refusal {
-  rule: 'credentials' | 'scheme' | 'address' | 'name' | 'not_listed';
+  rule: 'credentials' | 'scheme' | 'port' | 'address' | 'name' | 'not_listed';
   message: string;
 }
 
@@ -85,8 +85,8 @@ export function checkAddress(policy: TargetPolicy, address: string, host?: strin
 }
 
 /**
- * The check of a URL a client sets through the API: credentials and other schemes are
- * refused under every policy; then an address literal (in any spelling the URL parser
+ * The check of a URL a client sets through the API: credentials, other schemes and port 0
+ * are refused under every policy; then an address literal (in any spelling the URL parser
  * reads: 0x7f000001, 2130706433, 0177.0.0.1, 127.1, [::ffff:127.0.0.1]) is checked as an
  * address, and a name must be listed, or (with `public` or CIDRs) not a special-use name;
  * where it resolves to is checked at connect time. Undefined when the URL is admitted.
@@ -102,6 +102,8 @@ export function checkUrl(policy: TargetPolicy, url: string): Refusal | undefined
   if (parsed.username !== '' || parsed.password !== '') {
     return { rule: 'credentials', message: 'carries credentials (user:password@): they would be sent to the receiver and shown in the delivery log; check the webhook signature instead' };
   }
+  // Port 0 names no port: nothing can ever be delivered there.
+  if (parsed.port === '0') return { rule: 'port', message: 'is port 0, which no receiver listens on' };
   if (policy.kind === 'any') return undefined;
   const host = normalHost(parsed.hostname);
   if (ipaddr.isValid(host)) return checkAddress(policy, host);

@@ -77,6 +77,7 @@ describe('PUT /__sandbox/webhook with --webhook-targets public', () => {
     ['http://LOCALHOST./hooks', 'name', 'localhost'],
     ['http://user:pass@127.0.0.1/hooks', 'credentials', undefined],
     ['https://user:pass@hooks.partner.example/hooks', 'credentials', undefined],
+    ['http://hooks.partner.example:0/hooks', 'port', 'port 0'],
   ])('returns 400 naming url and the rule for %s', async (url, rule, text) => {
     expectRefused(await setUrl(shared, url), rule, text);
     expect((await shared.call('GET', '/__sandbox/webhook')).body).toMatchObject({ url: null, source: 'none' });
@@ -185,6 +186,7 @@ describe('--webhook-targets any (the default)', () => {
   it('still refuses URLs with credentials', async () => {
     sandbox = await testSandbox();
     expectRefused(await setUrl(sandbox, 'http://user:pass@127.0.0.1/hooks'), 'credentials');
+    expectRefused(await setUrl(sandbox, 'http://127.0.0.1:0/hooks'), 'port');
   });
 });
 
