@@ -119,7 +119,8 @@ export const domainMessages = {
   readOnly: 'This token is read-only: it may read (GET) but not create or change anything.',
   courierNotEnabled: (code: string) => `This client is not enabled for courier "${code}".`,
   staleVersion: (what: string) => `${what} was changed by another request meanwhile; read it again and retry.`,
-  rateLimited: (perSecond: number, seconds: number) => `This client sent more than ${perSecond} requests in a second (the sandbox's --rate-limit); retry in ${seconds} s.`,
+  rateLimited: (perSecond: number, seconds: number, admins = false) =>
+    `${admins ? 'The admin tokens (counted together)' : 'This client'} sent more than ${perSecond} requests in a second (the sandbox's --rate-limit); retry in ${seconds} s.`,
   unsupportedMediaType: (got: string) =>
     `The body must be sent as application/json (got "${got}"); set the header "Content-Type: application/json".`,
   bodyTooLarge: (limit: string) => `The body is larger than this sandbox's limit of ${limit}; send a smaller one, for example fewer items per request.`,

@@ -53,7 +53,10 @@ export function baseUrlOf(req: Pick<Request, 'protocol' | 'headers' | 'socket'>)
  * its client's, or `(admin)` for every admin request, so an admin acting for a client
  * does not wait behind that client's own requests.
  */
-export const laneOf = (input: OperationInput): string => (input.role === 'admin' ? '(admin)' : (input.client?.id ?? '(admin)'));
+export const laneOf = (input: OperationInput): string => (input.role === 'admin' ? ADMIN_LANE : (input.client?.id ?? ADMIN_LANE));
+
+/** The lane every admin request takes, whichever client it acts for. */
+export const ADMIN_LANE = '(admin)';
 
 /** Arrivals so far, in every mounted spec: orders what observers are told. */
 let arrivals = 0;
