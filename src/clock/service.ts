@@ -40,7 +40,7 @@ const SAVE_RETRY_MS = 1_000;
 /** A shared store's advance that the database's absence cut short: how far it got is kept, and is what GET /__sandbox/clock shows. */
 const ADVANCE_STOPPED =
   'The advance stopped part-way: the store cannot save changes right now (GET /__sandbox/health says why). ' +
-  'The clock stands where GET /__sandbox/clock says on every replica, and what fell due up to there has run; advance again for the rest of the way once the store takes writes.';
+  'The clock stands where GET /__sandbox/clock says on every replica, and what fell due before that time has run; what is due at it runs at the next advance ({"ms": 0} will do). Advance again for the rest of the way once the store takes writes.';
 
 const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
 
