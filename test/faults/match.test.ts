@@ -58,18 +58,19 @@ describe('globMatches', () => {
 
   it('matches a partner’s 100 rules of 499 characters against a 15,000-character path in time linear in the path', () => {
     // The greedy matcher this replaced took 15 s over these, with every other partner waiting.
+    // The bound is that failure's, not a speed target: a busy 2-core machine takes over 1 s.
     const globs = Array.from({ length: 100 }, (_, i) => `/v1/order/*${"1".repeat(486 - (i % 10))}2`);
     const path = `/v1/order/${'1'.repeat(15_000)}`;
     const started = performance.now();
     expect(globs.some((g) => globMatches(g, path))).toBe(false);
-    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(performance.now() - started).toBeLessThan(5_000);
   });
 
   it('answers at once for a glob built to make a regular expression backtrack', () => {
     const started = performance.now();
     expect(globMatches(`/${'**/a*'.repeat(40)}b`, `/${'a/'.repeat(2000)}c`)).toBe(false);
     expect(globMatches(`/${'a*'.repeat(200)}b`, `/${'a'.repeat(5000)}`)).toBe(false);
-    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(performance.now() - started).toBeLessThan(5_000);
   });
 });
 
