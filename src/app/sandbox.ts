@@ -15,7 +15,7 @@ import { createApp } from './app.js';
 import { sandboxModules } from './modules.js';
 import { Scheduler } from '../jobs/index.js';
 import { ClockService, loadClocks, ClockSync } from '../clock/index.js';
-import { SettingsWriter, openStorage } from '../store/index.js';
+import { SettingsWriter, closeRefusedStart, openStorage } from '../store/index.js';
 import { answerClientErrors, clientRateLimit, withEnvelope, ApiError, messages } from '../http/index.js';
 import { ClientRegistry, roleOf, type Client, type ClientConfig } from '../clients/index.js';
 import { checkClientConfigs, claimLeaseMs, OptionError, resolveOptions, shownDatabase, shownRetention, type ResolvedOptions, type SandboxOptions } from '../config/index.js';
@@ -141,46 +141,51 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   const configured = configuredClients(options);
   for (const warning of checkClientConfigs(configured, { scenarios: [...fixtures.scenarios.keys()], couriers: [...fixtures.couriers.keys()] }, options.config)) logger.warn(warning);
   const storage = await openStorage(options, logger, seams.storeFileSystem, signal).catch((error: unknown) => Promise.reject(endedStart(error, signal, logger)));
-  const podSecret = await storage.meta.setIfAbsent('pod_secret', randomBytes(32).toString('hex'));
-  if (options.databaseUrl !== undefined) await compareClients(storage, configured, options.adminTokens, podSecret, logger);
-  // Admin tokens are not clients: with only those configured, the default client is made as well.
-  const hasClient = configured.some((c) => roleOf(c) !== 'admin');
-  const registry = new ClientRegistry(hasClient ? configured : [...configured, await defaultClient(options, storage)], options.adminTokens);
-  const clock = await loadClocks(storage, options, registry.clientIds);
-  // On a shared database the clocks live there: each request and wake-up reads them.
-  const sync = storage.sharedClocks && new ClockSync(storage.sharedClocks, clock);
-  const events = new EventBus();
-  const metrics = new SandboxMetrics();
-  events.subscribe(async (event) => metrics.event(event));
-  const jobFailed = backgroundFailures(logger);
-  const scheduler = new Scheduler(storage, clock, {
-    // A claim outlasts the longest webhook attempt; on a shared database each replica also
-    // looks for due jobs every few seconds (claims of a replica that died, missed notices).
-    leaseMs: claimLeaseMs(options),
-    ...(options.databaseUrl !== undefined ? { pollMs: Math.min(5_000, options.jobLease / 4) } : {}),
-    ...(sync ? { refreshClocks: () => sync.all() } : {}),
-    onError: (err, kind, key) => jobFailed('scheduled job', err, 'jobs stay due and run once it is back', { kind, key }),
-    onDropped: (kind, key, client) => logger.error({ kind, key, client }, droppedJob(kind, key)),
-    // A client removed from the config; a replica of a shared database keeps another's jobs (its config may be rolling out).
-    configured: options.databaseUrl === undefined ? (client) => client === '' || registry.byId(client) !== undefined : undefined,
-    onUnconfigured: (client, dropped) => logger.warn({ client, dropped }, unconfiguredJobs(client, dropped)),
-    onLate: (kind, lateMs) => metrics.jobRan(kind, lateMs),
-  });
-  const settings = new SettingsWriter(storage);
-  const clockService = new ClockService(storage, settings, scheduler, clock, sync);
-  clockService.keepRealClock();
-  const ids = new IdFactory(await dataSeed(options.seed, storage));
-  const journey = new Journey({ storage, fixtures, ids, clock, events, podSecret });
-  journey.attach(scheduler);
-  const orders = new OrdersService({ storage, fixtures, clock, ids, journey }, { defaultScenario: options.scenario, awbDelay: options.awbDelay, maxItems: options.maxItems, fields: createFields(specs.provider.document) });
-  orders.whenCreated((_clientId, count) => metrics.ordersCreated.inc(count));
-  const endpoints = new WebhookEndpoints(storage, settings, options);
-  const webhookTargets = new TargetGuard(options.webhookTargets, seams.webhookLookup);
-  await migrateDueTimes(storage, journey, registry);
-  const advanceClock = (ms: number): Promise<void> => clockService.advanceAll(ms);
-  const tracking = new TrackingAnswers(journey, fixtures, clock);
-  const admit = clientRateLimit(options.rateLimit);
-  return { options, logger, storage, fixtures, clock, clockService, scheduler, events, registry, ids, orders, journey, tracking, endpoints, admit, settings, webhookTargets, metrics, specs, advanceClock, startedAt: Date.now() };
+  // The start's first writes follow (the real clock's save among them): one the disk refuses ends the start as a refused open does.
+  try {
+    const podSecret = await storage.meta.setIfAbsent('pod_secret', randomBytes(32).toString('hex'));
+    if (options.databaseUrl !== undefined) await compareClients(storage, configured, options.adminTokens, podSecret, logger);
+    // Admin tokens are not clients: with only those configured, the default client is made as well.
+    const hasClient = configured.some((c) => roleOf(c) !== 'admin');
+    const registry = new ClientRegistry(hasClient ? configured : [...configured, await defaultClient(options, storage)], options.adminTokens);
+    const clock = await loadClocks(storage, options, registry.clientIds);
+    // On a shared database the clocks live there: each request and wake-up reads them.
+    const sync = storage.sharedClocks && new ClockSync(storage.sharedClocks, clock);
+    const events = new EventBus();
+    const metrics = new SandboxMetrics();
+    events.subscribe(async (event) => metrics.event(event));
+    const jobFailed = backgroundFailures(logger);
+    const scheduler = new Scheduler(storage, clock, {
+      // A claim outlasts the longest webhook attempt; on a shared database each replica also
+      // looks for due jobs every few seconds (claims of a replica that died, missed notices).
+      leaseMs: claimLeaseMs(options),
+      ...(options.databaseUrl !== undefined ? { pollMs: Math.min(5_000, options.jobLease / 4) } : {}),
+      ...(sync ? { refreshClocks: () => sync.all() } : {}),
+      onError: (err, kind, key) => jobFailed('scheduled job', err, 'jobs stay due and run once it is back', { kind, key }),
+      onDropped: (kind, key, client) => logger.error({ kind, key, client }, droppedJob(kind, key)),
+      // A client removed from the config; a replica of a shared database keeps another's jobs (its config may be rolling out).
+      configured: options.databaseUrl === undefined ? (client) => client === '' || registry.byId(client) !== undefined : undefined,
+      onUnconfigured: (client, dropped) => logger.warn({ client, dropped }, unconfiguredJobs(client, dropped)),
+      onLate: (kind, lateMs) => metrics.jobRan(kind, lateMs),
+    });
+    const settings = new SettingsWriter(storage);
+    const clockService = new ClockService(storage, settings, scheduler, clock, sync);
+    clockService.keepRealClock();
+    const ids = new IdFactory(await dataSeed(options.seed, storage));
+    const journey = new Journey({ storage, fixtures, ids, clock, events, podSecret });
+    journey.attach(scheduler);
+    const orders = new OrdersService({ storage, fixtures, clock, ids, journey }, { defaultScenario: options.scenario, awbDelay: options.awbDelay, maxItems: options.maxItems, fields: createFields(specs.provider.document) });
+    orders.whenCreated((_clientId, count) => metrics.ordersCreated.inc(count));
+    const endpoints = new WebhookEndpoints(storage, settings, options);
+    const webhookTargets = new TargetGuard(options.webhookTargets, seams.webhookLookup);
+    await migrateDueTimes(storage, journey, registry);
+    const advanceClock = (ms: number): Promise<void> => clockService.advanceAll(ms);
+    const tracking = new TrackingAnswers(journey, fixtures, clock);
+    const admit = clientRateLimit(options.rateLimit);
+    return { options, logger, storage, fixtures, clock, clockService, scheduler, events, registry, ids, orders, journey, tracking, endpoints, admit, settings, webhookTargets, metrics, specs, advanceClock, startedAt: Date.now() };
+  } catch (error) {
+    throw await closeRefusedStart(storage, error);
+  }
 }
 
 /**

@@ -2,6 +2,6 @@
 
 export { realDataPath } from './embedded/index.js';
 export type { StoreFileSystem } from './embedded/index.js';
-export { openStorage } from './open.js';
+export { closeRefusedStart, openStorage } from './open.js';
 export type { OrderRepository, Repositories, RequestLogRepository, RequestScope, SharedClockRepository, Signals, Storage } from './port.js';
 export { SettingsWriter, emptySettings } from './settings-writer.js';

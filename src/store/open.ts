@@ -100,3 +100,18 @@ export function openStorage(options: StorageOptions, logger: Logger, fileSystem?
     ...writeWarnings(logger),
   });
 }
+
+/**
+ * Ends a start that failed once `openStorage` had opened the store (a start-time write the disk refused, say) and returns the
+ * error to tell. The embedded store writes nothing more, leaves its files as the start found them and gives its lock back; a
+ * journal append that failed becomes a start message naming the segment and what to do. PostgreSQL closes its connections.
+ *
+ * @example
+ * const storage = await openStorage(options, logger);
+ * try { await loadClocks(storage, options, ids); } catch (error) { throw await closeRefusedStart(storage, error); }
+ */
+export async function closeRefusedStart(storage: Storage, error: unknown): Promise<unknown> {
+  if (storage instanceof EmbeddedStorage) return storage.refuseStart(error);
+  await storage.close().catch(() => undefined);
+  return error;
+}

@@ -1,18 +1,19 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startCli } from '../support/cli.js';
+import { spawnCli, startCli } from '../support/cli.js';
 import { createRequest } from '../support/orders.js';
 
 const headers = { authorization: 'Bearer disk', 'content-type': 'application/json' };
 
-/** A 6 MiB tmpfs of our own, or why there is none (not root, mount not permitted). */
-function mountSmallDisk(): { dir: string } | { skip: string } {
+/** A tmpfs of our own (6 MiB unless told), or why there is none (not root, mount not permitted). */
+function mountSmallDisk(size = '6m'): { dir: string } | { skip: string } {
   if (process.getuid?.() !== 0) return { skip: 'not root' };
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-disk-'));
-  const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=6m,mode=0700', 'tmpfs', dir], { encoding: 'utf8' });
+  const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size},mode=0700`, 'tmpfs', dir], { encoding: 'utf8' });
   if (mount.status !== 0) {
     rmSync(dir, { recursive: true, force: true });
     return { skip: `mount -t tmpfs failed: ${(mount.stderr || mount.error?.message || '').trim()}` };
@@ -22,11 +23,14 @@ function mountSmallDisk(): { dir: string } | { skip: string } {
 
 const disk = mountSmallDisk();
 if ('skip' in disk) console.log(`disk-full test skipped: ${disk.skip}`);
+const smallDisk = mountSmallDisk('600k');
 
 afterAll(() => {
-  if ('skip' in disk) return;
-  spawnSync('umount', [disk.dir]);
-  rmSync(disk.dir, { recursive: true, force: true });
+  for (const mounted of [disk, smallDisk]) {
+    if ('skip' in mounted) continue;
+    spawnSync('umount', [mounted.dir]);
+    rmSync(mounted.dir, { recursive: true, force: true });
+  }
 });
 
 describe('a full disk under create load (a 6 MiB tmpfs, through the CLI)', () => {
@@ -90,4 +94,41 @@ describe('a full disk under create load (a 6 MiB tmpfs, through the CLI)', () =>
     expect(total).toBe(acknowledged.size);
     expect(await restarted.stop()).toBe(0);
   }, 120_000);
+});
+
+describe('a start on a disk all but full (a 600k tmpfs left with 4 KiB, through the CLI)', () => {
+  it.skipIf('skip' in smallDisk)('stops naming the journal segment it could not write, exits 1, and leaves no lock and every file as it was', async () => {
+    const dir = (smallDisk as { dir: string }).dir;
+    const data = join(dir, 'sandbox.json');
+    const args = ['--port', '0', '--data', data, '--token', 'disk', '--log-level', 'silent'];
+    const seeded = await startCli([...args, '--clock', 'manual']);
+    for (let i = 0; i < 5; i += 1) {
+      const res = await fetch(`${seeded.url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(10)) });
+      expect(res.status).toBe(201);
+      await res.arrayBuffer();
+    }
+    expect(await seeded.stop()).toBe(0);
+    const files = () => Object.fromEntries(readdirSync(dir).filter((name) => name !== 'filler').map((name) => [name, createHash('sha256').update(readFileSync(join(dir, name))).digest('hex')]));
+    const before = files();
+    const filler = join(dir, 'filler');
+    const { bavail, bsize } = statfsSync(dir);
+    writeFileSync(filler, Buffer.alloc(bavail * bsize - 4096)); // the lock file takes the last block
+
+    // A real clock: the start saves it, the first journal line, which the disk refuses.
+    const refused = spawnCli(args);
+    let stderr = '';
+    refused.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    refused.stdout!.resume();
+    const code = await new Promise<number | null>((resolve) => refused.once('exit', resolve));
+    expect(code).toBe(1);
+    expect(stderr).toMatch(new RegExp(`Cannot write the journal ${data}\\.wal\\.\\d+ \\(ENOSPC: no space left on device, write\\) as the sandbox started; nothing was left behind\\. Free some space and start again\\.`));
+    expect(stderr).not.toContain('cannot save changes right now');
+    expect(files()).toEqual(before); // no lock, the data file and its journal as they were
+
+    rmSync(filler);
+    const restarted = await startCli(args);
+    const { total } = (await (await fetch(`${restarted.url}/__sandbox/orders?limit=1`, { headers })).json()) as { total: number };
+    expect(total).toBe(50);
+    expect(await restarted.stop()).toBe(0);
+  }, 60_000);
 });

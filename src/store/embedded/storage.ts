@@ -160,6 +160,11 @@ export class EmbeddedStorage implements Storage {
     return this.queue.then(() => this.store.close());
   }
 
+  /** For a start that fails once the store is open: the journaled file's `refuseStart`, after the unit running. */
+  refuseStart(error: unknown): Promise<unknown> {
+    return this.queue.then(() => this.store.refuseStart(error));
+  }
+
   /** Rewrites the data file now (tests, and the soak). */
   checkpoint(): Promise<void> {
     return this.store.checkpoint();

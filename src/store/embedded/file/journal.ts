@@ -44,6 +44,8 @@ export class Journal {
   bytesSinceCheckpoint = 0;
   /** The segments this process created (see `abandon`). */
   private readonly created = new Set<string>();
+  /** The segment `open` opened and its size then: a refused start cuts it back to that (see `abandon`). */
+  private opened: { generation: number; size: number } | undefined;
 
   constructor(
     private readonly dataPath: string,
@@ -53,6 +55,11 @@ export class Journal {
 
   get currentGeneration(): number {
     return this.generation;
+  }
+
+  /** The segment appends go to. */
+  get currentPath(): string {
+    return this.pathOf(this.generation);
   }
 
   /**
@@ -153,6 +160,7 @@ export class Journal {
   open(): void {
     this.fd = this.openSegment(this.generation);
     this.size = fstatSync(this.fd).size;
+    this.opened = { generation: this.generation, size: this.size };
   }
 
   /**
@@ -217,11 +225,17 @@ export class Journal {
   }
 
   /**
-   * Closes the journal and removes the segments it created that are still empty: for a
-   * start refused after the journal was opened (a migrated file that could not be
-   * written), which is to leave the files as they were.
+   * Closes the journal, cutting the segment `open` opened back to the size it had then (the
+   * lines of the start's own writes), and removes the segments it created that are still
+   * empty: for a start refused after the journal was opened (a migrated file that could not
+   * be written, a start-time write the disk refused), which is to leave the files as they were.
    */
   abandon(): void {
+    try {
+      if (this.fd !== undefined && this.opened?.generation === this.generation && (this.size > this.opened.size || this.torn)) this.options.fs.ftruncateSync(this.fd, this.opened.size);
+    } catch {
+      // Left longer: its lines are whole commits, replayed by the next start.
+    }
     this.close();
     for (const path of this.created) {
       try {

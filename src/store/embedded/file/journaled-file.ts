@@ -8,7 +8,7 @@ import { patchOf } from './journal-patch.js';
 import { DataFileLock, type LockLoss } from './lock.js';
 import type { LockHolder } from './lock-holder.js';
 import { LOCK_LOST, lockTakenMessage } from './lock-lost.js';
-import { journalOf, migrateLoaded, readDataFile, unrefreshableLock, writeAtStart } from './recovery.js';
+import { cannotWriteJournal, journalOf, migrateLoaded, readDataFile, refuse, unrefreshableLock, writeAtStart } from './recovery.js';
 import { emptyData } from './schema.js';
 import { DataFileError, StoreUnavailable, type JournalOp, type JournaledFileData, type JournaledFileHealth, type RecordFormats, type StoreFileSystem } from './types.js';
 
@@ -94,9 +94,8 @@ export interface JournaledFileOptions {
 export class JournaledFile extends CheckpointedRecords<JournaledFileOptions> {
   private failure: { code: string; error: string; since: number } | undefined;
   /**
-   * While the disk is out of space: the shortest journal line that failed. A disk all but
-   * full still takes short lines (a clock's save), so only a line as long ends the failure,
-   * or health would say ok between two commits that fail.
+   * While the disk is out of space: the shortest journal line that failed. A disk all but full still takes short lines (a clock's
+   * save), so only a line as long ends the failure, or health would say ok between two commits that fail.
    */
   private failedBytes = 0;
   /** Whom the lock named when it was found lost (undefined: no one, or unreadable). */
@@ -158,15 +157,23 @@ export class JournaledFile extends CheckpointedRecords<JournaledFileOptions> {
       return store;
     } catch (error) {
       // A refused start leaves the files as they were: no segment it opened empty, no lock.
-      // With the lock lost, the files are another sandbox's now: not one is touched.
-      if (!takenWhileOpening && !opened?.lockLost) journal?.abandon();
-      try {
-        lock.release();
-      } catch {
-        // The start's own error is the one to tell; a lock left behind is taken over as stale.
-      }
+      refuse(journal, lock, takenWhileOpening !== undefined || opened?.lockLost === true);
       throw error;
     }
+  }
+
+  /**
+   * For an owner whose start fails after the open (`error`: a start-time write refused, say): closes as a refused open does,
+   * committing and checkpointing nothing more, and returns the error to tell: a journal append that failed as a start message naming the segment.
+   */
+  async refuseStart(error: unknown): Promise<unknown> {
+    if (this.closing || !this.journal) return error;
+    this.closing = this.stopCheckpoint = true;
+    await this.checkpointing;
+    this.closed = true;
+    refuse(this.journal, this.lock!, this.lockLost);
+    if (this.lockLost) return new DataFileError(lockTakenMessage(this.file()!.path, this.lostTo, this.lostWhy), { cause: error });
+    return this.failure ? cannotWriteJournal(this.journal.currentPath, this.failure.error, error) : error;
   }
 
   get isPersistent(): boolean {
@@ -245,10 +252,9 @@ export class JournaledFile extends CheckpointedRecords<JournaledFileOptions> {
   }
 
   /**
-   * Commits, makes the journal durable (fsync) and releases the lock. Rewrites the data
-   * file only when that is cheap (`closeCheckpointBytes`); a checkpoint running in the
-   * background is stopped, so closing takes about as long whatever the store's size.
-   * Safe to call twice.
+   * Commits, makes the journal durable (fsync) and releases the lock. Rewrites the data file only when that is cheap
+   * (`closeCheckpointBytes`); a checkpoint running in the background is stopped, so closing takes about as long whatever the
+   * store's size. Safe to call twice.
    */
   async close(): Promise<void> {
     if (this.closing) return;
@@ -259,7 +265,7 @@ export class JournaledFile extends CheckpointedRecords<JournaledFileOptions> {
       this.stopCheckpoint = true;
       await this.checkpointing;
       this.stopCheckpoint = false;
-      if (this.journal && !this.lockLost && this.dataBytes() <= (this.options.closeCheckpointBytes ?? 32 * MiB) && this.journal.bytesSinceCheckpoint > 0) {
+      if (this.journal && !this.lockLost && (this.file()?.bytes ?? 0) + this.journal.bytesSinceCheckpoint <= (this.options.closeCheckpointBytes ?? 32 * MiB) && this.journal.bytesSinceCheckpoint > 0) {
         await this.checkpoint();
       }
       this.journal?.flush();
@@ -277,11 +283,9 @@ export class JournaledFile extends CheckpointedRecords<JournaledFileOptions> {
   }
 
   /**
-   * Another sandbox took the data file's lock (this one stalled longer than the lock's
-   * staleness, or its lock file was removed by hand): from now on this store writes
-   * nothing to the data file's files. A checkpoint running stops at its next chunk, every
-   * commit fails as a failed write does (503), health shows the store degraded, and the
-   * error is logged once.
+   * Another sandbox took the data file's lock (this one stalled longer than the lock's staleness, or its lock file was removed by
+   * hand): from now on this store writes nothing to the data file's files. A checkpoint running stops at its next chunk, every
+   * commit fails as a failed write does (503), health shows the store degraded, and the error is logged once.
    */
   private lockTaken(by: LockHolder | undefined, why: LockLoss): void {
     if (this.closed || this.lockLost) return;
@@ -292,9 +296,5 @@ export class JournaledFile extends CheckpointedRecords<JournaledFileOptions> {
     const error = new DataFileError(lockTakenMessage(this.file()!.path, by, why));
     this.failure = { code: LOCK_LOST, error: error.message, since: Date.now() };
     this.options.onError?.(error);
-  }
-
-  private dataBytes(): number {
-    return (this.file()?.bytes ?? 0) + (this.journal?.bytesSinceCheckpoint ?? 0);
   }
 }

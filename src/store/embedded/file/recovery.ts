@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { Low } from 'lowdb';
 import { describeError, nodeFileSystem, remedyFor } from './files.js';
 import { Journal } from './journal.js';
+import type { DataFileLock } from './lock.js';
 import { restrictDataFiles } from './private-files.js';
 import { RecordMap } from './record-map.js';
 import { checkData } from './schema-check.js';
@@ -110,6 +111,25 @@ export async function writeAtStart(file: Checkpointed, path: string, fromVersion
     }
   }
 }
+
+/**
+ * Ends a refused start that had taken the lock: the journal abandoned (cut back to where the
+ * start found it, the segments it created empty removed), unless `theirs` (the lock was taken
+ * meanwhile, so the files are another sandbox's: not one is touched); then the lock given back.
+ */
+export function refuse(journal: Journal | undefined, lock: DataFileLock, theirs: boolean): void {
+  if (theirs) journal?.close();
+  else journal?.abandon();
+  try {
+    lock.release();
+  } catch {
+    // The start's own error is the one to tell; a lock left behind is taken over as stale.
+  }
+}
+
+/** A start refused as a journal append failed (a start-time write, such as the clock's, on a disk all but full): the segment named. */
+export const cannotWriteJournal = (segment: string, failed: string, cause: unknown): DataFileError =>
+  new DataFileError(`Cannot write the journal ${segment} (${failed}) as the sandbox started; nothing was left behind. ${remedyFor(failed, dirname(segment))}`, { cause });
 
 /** The error told to onError when the lock cannot be refreshed on this file system at all. */
 export const unrefreshableLock = (path: string, error: unknown): DataFileError =>
