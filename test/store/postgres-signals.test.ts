@@ -1,5 +1,7 @@
 import pg from 'pg';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backgroundFailures, Unavailable } from '../../src/shared/index.js';
 import { PostgresStorage } from '../../src/store/postgres/storage.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';
 
@@ -57,6 +59,32 @@ describe('PostgreSQL signals (the listen hand-off between replicas)', () => {
       await a.close().catch(() => undefined);
     }
   }, 30_000);
+
+  it("a publish or subscribe the database's outage fails is the store's Unavailable, which the hand-off's log takes as a warning without a stack", async () => {
+    const url = await server.freshDatabase();
+    const [a, b] = await Promise.all([1, 2].map(() => PostgresStorage.open({ url, requestLogSize: 10, onError: () => undefined })));
+    const lines: Array<{ level: number; msg: string; err?: unknown; error?: string }> = [];
+    const failed = backgroundFailures(pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) }));
+    try {
+      await a!.signals.publish('sandbox_listen', 'before');
+      // A session the server ends as it shuts down (57P01, or 57P03 on a connection made meanwhile), then a connection refused.
+      await server.pause();
+      const publishing = await a!.signals.publish('sandbox_listen', 'during').then(() => undefined, (error: unknown) => error);
+      expect(publishing).toBeInstanceOf(Unavailable);
+      const subscribing = await b!.signals.subscribe('sandbox_listen', () => undefined).then(() => undefined, (error: unknown) => error);
+      expect(subscribing).toBeInstanceOf(Unavailable);
+      failed('listener hand-off', publishing, 'the replica that asked holds the delivery for the listener, or counts the attempt as timed out');
+      expect(lines).toEqual([expect.objectContaining({ level: 40, msg: 'listener hand-off: the replica that asked holds the delivery for the listener, or counts the attempt as timed out, the store being unavailable' })]);
+      expect(lines[0]!.err).toBeUndefined();
+      expect(lines[0]!.error).toMatch(/the database: (57P0[13]|ECONNREFUSED|ECONNRESET|ECONNECTION)/);
+      // Health says so too: the signals' failure is the outage every other call sees.
+      expect(a!.health()).toMatchObject({ writable: false });
+    } finally {
+      await server.resume();
+      await a!.close().catch(() => undefined);
+      await b!.close().catch(() => undefined);
+    }
+  }, 60_000);
 
   it('listens again within about 2 s of the database coming back after an outage of 20 s, so hand-offs between replicas are not held for the length of a growing wait', async () => {
     const url = await server.freshDatabase();

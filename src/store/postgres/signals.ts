@@ -21,7 +21,11 @@ export class PgSignals implements Signals {
   private readonly kept: KeptListen;
   private closed = false;
 
-  constructor(options: PostgresOptions) {
+  constructor(
+    options: PostgresOptions,
+    /** Turns "cannot reach the database" into the store's Unavailable, as every other call to it is (see Reachability.translate). */
+    private readonly translate: (error: unknown) => unknown = (error) => error,
+  ) {
     // Built like every other pool: bounded waits, and each connection's errors handled for its whole life.
     this.pool = signalPool(options);
     this.kept = new KeptListen(options, () => this.handlers.keys(), (message) => {
@@ -32,7 +36,7 @@ export class PgSignals implements Signals {
   async publish(channel: string, payload: string): Promise<void> {
     if (!CHANNEL.test(channel)) throw new RangeError(`not a channel name: ${channel}`);
     if (this.closed) return;
-    await this.pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+    await this.pool.query('SELECT pg_notify($1, $2)', [channel, payload]).catch(this.rethrow);
   }
 
   async subscribe(channel: string, handler: (payload: string) => void): Promise<void> {
@@ -40,10 +44,15 @@ export class PgSignals implements Signals {
     const list = this.handlers.get(channel) ?? [];
     list.push(handler);
     this.handlers.set(channel, list);
-    await this.kept.listen();
+    await this.kept.listen().catch(this.rethrow);
     // A connection made before this channel was subscribed to listens on it from now on (LISTEN twice is harmless).
-    if (list.length === 1) await this.kept.add(channel);
+    if (list.length === 1) await this.kept.add(channel).catch(this.rethrow);
   }
+
+  /** A failure of the database's, as the caller's logs and answers take it: an outage is the store's Unavailable (a warning, not a fault). */
+  private readonly rethrow = (error: unknown): never => {
+    throw this.translate(error);
+  };
 
   async close(): Promise<void> {
     this.closed = true;

@@ -82,7 +82,7 @@ export class PostgresStorage implements Storage {
     const replica = `replica_${process.pid}_${randomBytes(4).toString('hex')}`;
     this.sharedClocks = new PgClocks(units.outside, options.url, replica, (error) => this.reach.translate(error), scopes.arm, scopes.keepOrder);
     this.listener = channelListener(options, this.notices, this.sharedClocks);
-    this.signals = new PgSignals(options);
+    this.signals = new PgSignals(options, (error) => this.reach.translate(error));
   }
 
   /** Connects, migrates the schema (under an advisory lock) and starts listening for jobs scheduled by other replicas. */
