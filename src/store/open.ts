@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { EmbeddedStorage, writeWarnings } from './embedded/index.js';
 import { cannotReachDatabase, databaseErrorCode, PostgresStorage, type PostgresOptions } from './postgres/index.js';
-import { backgroundFailures, formatDuration, Unavailable } from '../shared/index.js';
+import { backgroundFailures, formatDuration, shownDatabase, Unavailable } from '../shared/index.js';
 import type { Storage } from './port.js';
 import type { StoreFileSystem } from './embedded/index.js';
 
@@ -17,6 +17,22 @@ export interface StorageOptions {
   databaseWait?: number;
 }
 
+/**
+ * SQLSTATEs of a database that answered and refused this connection: a wrong user or
+ * password (class 28, invalid authorization), a database of that name missing (3D000).
+ */
+const REFUSED = /^(28...|3D000)$/;
+
+/**
+ * The error a start ends with when the database refused the connection: pg's message names
+ * neither the database nor the option to mend, which this one does (the password masked).
+ * Any other failure is passed on as it is.
+ */
+function refusal(error: unknown, url: string): unknown {
+  if (!REFUSED.test(databaseErrorCode(error) ?? '')) return error;
+  return new Error(`The database at ${shownDatabase(url)} refused the connection: ${(error as Error).message}. Check --database-url (SANDBOX_DATABASE_URL).`, { cause: error });
+}
+
 /** The pauses between tries of the first connection: growing, at most the last. */
 const RETRY_PAUSES_MS = [250, 500, 1_000, 2_000, 5_000];
 
@@ -24,8 +40,9 @@ const RETRY_PAUSES_MS = [250, 500, 1_000, 2_000, 5_000];
  * Opens the PostgreSQL storage, trying again while the database cannot be reached (not
  * started yet, starting, its host not resolvable yet) for up to `waitMs`, with a growing
  * pause and a log line per try: replicas and their database are often started together.
- * A failure of another kind (a wrong password, a newer schema) ends the start at once; a
- * wait that runs out ends it with a message that says so.
+ * A failure of another kind (a wrong password, a newer schema) ends the start at once (a
+ * refusal naming the database, see `refusal`); a wait that runs out ends it with a
+ * message that says so.
  */
 async function openPostgres(options: PostgresOptions, waitMs: number, logger: Logger, signal: AbortSignal | undefined): Promise<PostgresStorage> {
   const started = Date.now();
@@ -34,7 +51,7 @@ async function openPostgres(options: PostgresOptions, waitMs: number, logger: Lo
     try {
       return await PostgresStorage.open(options);
     } catch (error) {
-      if (!cannotReachDatabase(error)) throw error;
+      if (!cannotReachDatabase(error)) throw refusal(error, options.url);
       const waited = Date.now() - started;
       const pause = Math.min(RETRY_PAUSES_MS[Math.min(attempt - 1, RETRY_PAUSES_MS.length - 1)]!, waitMs - waited);
       const reason = `${databaseErrorCode(error) ?? 'no connection'}: ${error instanceof Error ? error.message : String(error)}`;

@@ -217,6 +217,27 @@ describe('a replica whose database stops and starts again', () => {
     }
   }, 60_000);
 
+  it('started with a wrong password or a database that does not exist: exits 1 at once naming the database (password masked) and --database-url', async () => {
+    const databaseUrl = new URL(await server.freshDatabase());
+    const wrongPassword = new URL(databaseUrl);
+    wrongPassword.password = 'not-the-password';
+    const missing = new URL(databaseUrl);
+    missing.pathname = '/nosuchdb';
+    const shown = (url: URL) => `postgres://postgres:****@${url.host}${url.pathname}`;
+    for (const [url, said] of [
+      [wrongPassword, 'password authentication failed for user "postgres"'],
+      [missing, 'database "nosuchdb" does not exist'],
+    ] as const) {
+      const started = Date.now();
+      const run = await runCli(['--port', '0', '--database-url', url.toString(), '--token', TOKEN, '--database-wait', '60s', '--log-level', 'warn']);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`shipping-sandbox: The database at ${shown(url)} refused the connection: ${said}. Check --database-url (SANDBOX_DATABASE_URL).`);
+      expect(run.stderr).not.toContain('not-the-password');
+      expect(run.stderr).not.toContain(databaseUrl.password);
+      expect(Date.now() - started).toBeLessThan(20_000);
+    }
+  }, 60_000);
+
   it('stopped right after a create load (AWB jobs and webhook attempts running): both replicas stay up, answer 503, serve again after it, and lose no acknowledged order', async () => {
     const receiver = await Receiver.start();
     // Every third webhook is held until the attempt times out: attempts are in flight when the database stops.
