@@ -50,9 +50,9 @@ export function parseDelayRange(text: string): DelayRange | undefined {
   return { min, max };
 }
 
-/** Formats milliseconds for people: 90000 -> "1m30s". */
+/** Formats milliseconds for people, as the docs and the flags write durations: 90000 -> "1m30s", 0 -> "0s". */
 export function formatDuration(ms: number): string {
-  if (ms === 0) return '0';
+  if (ms === 0) return '0s';
   if (ms < 1000) return `${ms}ms`;
   let rest = Math.round(ms / 1000);
   const parts: string[] = [];

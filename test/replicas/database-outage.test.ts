@@ -212,6 +212,10 @@ describe('a replica whose database stops and starts again', () => {
       expect(run.stderr).toMatch(/shipping-sandbox: The database could not be reached within 2s \(--database-wait\), \d+ tries; the last failed with ECONNREFUSED/);
       expect(run.stdout).toMatch(/cannot be reached yet/);
       expect(Date.now() - started).toBeLessThan(20_000);
+      // No wait: one try, and the wait said with its unit.
+      const once = await runCli(['--port', '0', '--database-url', databaseUrl, '--token', TOKEN, '--database-wait', '0', '--log-level', 'warn']);
+      expect(once.code).toBe(1);
+      expect(once.stderr).toMatch(/shipping-sandbox: The database could not be reached within 0s \(--database-wait\), 1 try; the last failed with ECONNREFUSED/);
     } finally {
       await server.resume();
     }

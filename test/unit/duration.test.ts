@@ -16,5 +16,5 @@ describe('parseDelayRange', () => {
 });
 
 describe('formatDuration', () => {
-  it.each([[0, '0'], [500, '500ms'], [90_000, '1m30s'], [100_800_000, '1d4h']])('writes %i ms as %s', (ms, text) => expect(formatDuration(ms)).toBe(text));
+  it.each([[0, '0s'], [500, '500ms'], [90_000, '1m30s'], [100_800_000, '1d4h']])('writes %i ms as %s', (ms, text) => expect(formatDuration(ms)).toBe(text));
 });
