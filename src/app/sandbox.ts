@@ -7,6 +7,7 @@ import { endedStart, stopServices } from './stop.js';
 import { inProcessClock, type SandboxClock } from './in-process-clock.js';
 import { closeAfterAnswer, keepOpenFor, notePipelined, openConnections } from './connections.js';
 import { compareClients, configuredClients } from './clients-config.js';
+import { compareClockMode } from './clock-mode.js';
 
 export { STOP_RECORD_MARGIN_MS, stopServices } from './stop.js';
 import type { Express } from 'express';
@@ -145,6 +146,7 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   try {
     const podSecret = await storage.meta.setIfAbsent('pod_secret', randomBytes(32).toString('hex'));
     if (options.databaseUrl !== undefined) await compareClients(storage, configured, options.adminTokens, podSecret, logger);
+    if (options.databaseUrl !== undefined) await compareClockMode(storage, options.clock, logger);
     // Admin tokens are not clients: with only those configured, the default client is made as well.
     const hasClient = configured.some((c) => roleOf(c) !== 'admin');
     const registry = new ClientRegistry(hasClient ? configured : [...configured, await defaultClient(options, storage)], options.adminTokens);

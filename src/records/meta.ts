@@ -20,6 +20,8 @@ export interface Meta {
    * `clients_config`, which they alone read: neither version's row makes the other warn.
    */
   clients_hmac: { hmac: string; at: string };
+  /** On a shared database: the `--clock` of the replica that started last, and when it started (see compareClockMode). */
+  clock_mode: { mode: 'real' | 'manual'; at: string };
   /**
    * The sandbox's real clock on a data file: its base and pace, and (while it runs at
    * another pace than wall time's) the wall time up to which it is known to have run, so

@@ -128,6 +128,29 @@ describe('the sandbox on PostgreSQL (--database-url)', () => {
     }
   }, 60_000);
 
+  it('warns at the start of a replica whose --clock differs from that of the replica that started last, not of one whose is the same', async () => {
+    const url = await server.freshDatabase();
+    const replica = (clock: string) => startCli(['--port', '0', '--database-url', url, '--token', 'token-one', '--clock', clock, '--log-level', 'warn']);
+    const warning = /the clock of this replica \(--clock (\w+)\) differs from that of the replica that started last, at \S+ \(--clock (\w+)\): every replica of a shared database needs the same --clock/;
+    const first = await replica('manual');
+    const same = await replica('manual');
+    const other = await replica('real');
+    try {
+      expect(first.output()).not.toMatch(warning);
+      expect(same.output()).not.toMatch(warning);
+      expect(other.output().match(warning)?.slice(1)).toEqual(['real', 'manual']);
+      const db = new pg.Client({ connectionString: url });
+      await db.connect();
+      try {
+        expect((await db.query("SELECT value FROM meta WHERE key = 'clock_mode'")).rows[0]?.value).toMatchObject({ mode: 'real' });
+      } finally {
+        await db.end();
+      }
+    } finally {
+      await Promise.all([first.stop(), same.stop(), other.stop()]);
+    }
+  }, 60_000);
+
   it('numbers orders, batches and AWBs exactly as the embedded store does under one --seed (one replica)', async () => {
     /** Three batches of four orders (couriers of the spec's example), a minute of clock, and what came of it. */
     const journey = async (sandbox: TestSandbox) => {
