@@ -1,7 +1,7 @@
 import { ServerResponse, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { ApiError, messages } from '../http/index.js';
+import { ApiError, endConnection, messages } from '../http/index.js';
 import { declaresABody } from '../shared/index.js';
 import { answerOn } from './connections.js';
 
@@ -27,7 +27,7 @@ export function answerWithoutUpgrade(req: IncomingMessage, socket: Duplex, handl
   res.assignSocket(socket as Socket);
   res.once('finish', () => {
     res.detachSocket(socket as Socket);
-    socket.end();
+    endConnection(socket);
     // What Node's server does for its own answers: the log line, the journal and the metrics are written on 'close'.
     process.nextTick(() => {
       res.destroyed = true;

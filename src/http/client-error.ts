@@ -15,6 +15,20 @@ export const clientErrorMessages = {
   expectation: (value: string) => `The sandbox meets no expectation but "Expect: 100-continue" (got "${value}"); send the request without that header.`,
 } as const;
 
+/** How long a connection answered and ended by the sandbox may stay half-open for its client to read the answer. */
+const LINGER_MS = 1_000;
+
+/**
+ * Ends a connection the HTTP server no longer watches (a CONNECT, an upgrade request, a
+ * refused listen session) after writing `data`, and closes it a moment later even if the
+ * client never ends its side: a half-open socket would hold its descriptor and a stop
+ * past its grace for as long as the client likes.
+ */
+export function endConnection(socket: Duplex, data?: string): void {
+  socket.end(data);
+  setTimeout(() => socket.destroy(), LINGER_MS).unref();
+}
+
 const reasons: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
 
 /** What Node's parser refused, by its error code, as the envelope's error entry: the part of the request to mend. */
@@ -62,12 +76,12 @@ export function answerClientErrors(server: Server, maxHeaderSize: number): void 
     const message = status === 431 ? clientErrorMessages.headersTooLarge(maxHeaderSize) : status === 408 ? clientErrorMessages.timeout : clientErrorMessages.malformed;
     const head = (error as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
     const named = status === 408 ? undefined : parserErrors[error.code ?? ''];
-    socket.end(answer(status, message, head, named ? [named] : []));
+    endConnection(socket, answer(status, message, head, named ? [named] : []));
   });
   // A CONNECT is a proxy's method: without a listener Node closes the connection without a word.
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
     socket.on('error', () => socket.destroy());
-    socket.end(answer(400, clientErrorMessages.connect, false, [{ field: 'method', message: 'must not be CONNECT' }]));
+    endConnection(socket, answer(400, clientErrorMessages.connect, false, [{ field: 'method', message: 'must not be CONNECT' }]));
   });
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     const body = JSON.stringify({ success: false, message: clientErrorMessages.expectation(String(req.headers.expect)), errors: [{ field: 'header.expect', message: 'must be 100-continue or absent' }] } satisfies ErrorEnvelope);

@@ -1,7 +1,7 @@
 /** The HTTP edge: express, the request pipeline, the route table, the handlers, the error envelope, the pages. */
 
 export { knownToken, knownTokenOn } from './auth.js';
-export { answerClientErrors, hostRequired } from './client-error.js';
+export { answerClientErrors, endConnection, hostRequired } from './client-error.js';
 export { cors } from './cors.js';
 export { errorEnvelope, jsonBody, requestLog, series, unknownPath, withEnvelope } from './edge.js';
 export { ApiError, messages } from './errors.js';

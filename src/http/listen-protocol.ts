@@ -6,6 +6,7 @@ import { asJsonWithin, EXCERPT_BYTES, type Listeners, type RelayedAttempt, type 
 import type { IncomingMessage } from 'node:http';
 import { asRead } from '../shared/index.js';
 import { checkRawDepth } from './depth.js';
+import { endConnection } from './client-error.js';
 import { ApiError } from './errors.js';
 
 /** Largest message a listener may send (ws maxPayload): a result carries at most 1 KiB of body. */
@@ -209,7 +210,7 @@ export function refuse(socket: Duplex, error: ApiError): void {
   const body = JSON.stringify(error.toEnvelope());
   const headers = { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close', ...error.headers };
   const reason = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 409: 'Conflict', 429: 'Too Many Requests', 503: 'Service Unavailable' }[error.status] ?? 'Error';
-  socket.end(`HTTP/1.1 ${error.status} ${reason}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${body}`);
+  endConnection(socket, `HTTP/1.1 ${error.status} ${reason}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${body}`);
 }
 
 /** Where a listen session opens (a WebSocket upgrade of a GET). */

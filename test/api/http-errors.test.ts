@@ -255,6 +255,34 @@ describe('a request Node\'s parser refuses (a real server)', () => {
     }
   });
 
+  it('closes connections it answered outside the HTTP server (CONNECT, h2c, a refused listen) even when their clients keep them half-open: a stop does not wait for them', async () => {
+    const server = await createSandbox({ clock: 'manual', tokens: ['t'] });
+    const port = Number(new URL(server.url).port);
+    const held: Socket[] = [];
+    const answered = (request: string) =>
+      new Promise<string>((resolve) => {
+        // allowHalfOpen: the client reads the answer and its end, and never ends its own side.
+        const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true }, () => socket.write(request));
+        held.push(socket);
+        let text = '';
+        socket.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+        socket.once('end', () => resolve(text));
+        socket.on('error', () => undefined);
+      });
+    try {
+      expect(await answered('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')).toMatch(/^HTTP\/1\.1 400 /);
+      expect(await answered('GET /__sandbox/health HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n')).toMatch(/^HTTP\/1\.1 200 /);
+      expect(await answered('GET /__sandbox/listen?name=laptop HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n')).toMatch(/^HTTP\/1\.1 401 /);
+      expect(await answered('GET / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n')).toMatch(/^HTTP\/1\.1 400 /);
+      const started = Date.now();
+      await Promise.race([server.close(), new Promise((_, reject) => setTimeout(() => reject(new Error('the stop waited for the half-open connections')), 8_000))]);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      for (const socket of held) socket.destroy();
+      await server.close();
+    }
+  }, 15_000);
+
   it('answers a CONNECT (a proxy\'s method) with a 400 envelope naming the method, not a closed connection', async () => {
     const server = await createSandbox({ clock: 'manual', tokens: ['t'] });
     try {
