@@ -36,11 +36,23 @@ export function soleAuthorization(req: IncomingMessage): string | undefined {
  * it that the client may have meant otherwise. A media type is compared without case.
  */
 const ONE_VALUED = new Map([
-  ['x-sandbox-client', { name: 'X-Sandbox-Client', caseless: false }],
-  ['x-sandbox-scenario', { name: 'X-Sandbox-Scenario', caseless: false }],
-  ['content-type', { name: 'Content-Type', caseless: true }],
+  ['x-sandbox-client', { name: 'X-Sandbox-Client', caseless: false, bit: 1 }],
+  ['x-sandbox-scenario', { name: 'X-Sandbox-Scenario', caseless: false, bit: 2 }],
+  ['content-type', { name: 'Content-Type', caseless: true, bit: 4 }],
 ]);
 const oneValuedLengths = new Set([...ONE_VALUED.keys()].map((name) => name.length));
+
+/** Whether a one-valued header comes more than once: the common answer, no, costs no allocation. */
+function anyRepeated(raw: readonly string[]): boolean {
+  let seen = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (!oneValuedLengths.has(raw[i]!.length)) continue;
+    const bit = ONE_VALUED.get(raw[i]!.toLowerCase())?.bit ?? 0;
+    if (seen & bit) return true;
+    seen |= bit;
+  }
+  return false;
+}
 
 /**
  * The request's headers, checked to hold each one-valued header (`X-Sandbox-Client`,
@@ -51,6 +63,7 @@ const oneValuedLengths = new Set([...ONE_VALUED.keys()].map((name) => name.lengt
  */
 export function oneValuedHeaders(req: IncomingMessage): IncomingMessage['headers'] {
   const raw = req.rawHeaders; // name, value, name, value, ...
+  if (!anyRepeated(raw)) return req.headers;
   let firsts: Map<string, string> | undefined;
   let repeated: string[] | undefined;
   for (let i = 0; i < raw.length; i += 2) {

@@ -140,8 +140,8 @@ export function mountSpec(spec: CompiledSpec, options: MountOptions): RequestHan
       // A method the route does not serve asks the same of its other methods: `POST /v1/order/tracking`
       // is tracking's AWB missing too, not a 405 whose advice (GET) leads to that 404.
       const serve = route.methods.get(req.method) ?? (req.method === 'HEAD' ? route.methods.get('GET') : undefined);
-      const fits = serve ? fitsLast(route, req.method, match) : [...route.methods.keys()].some((method) => fitsLast(route, method, match));
-      const missing = options.exactPaths && !fits ? missingValueOf(stems, serve ? req.method : undefined, req.path, true) : undefined;
+      const fits = !options.exactPaths || (serve ? fitsLast(route, req.method, match) : [...route.methods.keys()].some((method) => fitsLast(route, method, match)));
+      const missing = fits ? undefined : missingValueOf(stems, serve ? req.method : undefined, req.path, true);
       if (missing) return sendError(res, new ApiError(404, messages.missingParameter(req.method, req.path, missing.template, missing.names.at(-1)!)));
       if (!serve) {
         res.setHeader('Allow', route.allow);
