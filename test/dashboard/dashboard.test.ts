@@ -219,6 +219,29 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
   it('shows the AWB webhook with its attempt, and Redeliver makes a new attempt visible', async () => {
     await page.getByRole('link', { name: 'Clock' }).click();
     await page.getByRole('heading', { name: 'Clock' }).waitFor();
+  it('refuses an empty Advance by box in the page, and sends nothing', async () => {
+    await page.getByRole('link', { name: 'Clock' }).click();
+    await page.getByRole('heading', { name: 'Clock' }).waitFor();
+    const clock = async () => (await (await fetch(`${sandbox.url}/__sandbox/clock`, { headers: { authorization: `Bearer ${TOKEN_A}` } })).json()) as { now: string };
+    const before = await clock();
+    const advances: string[] = [];
+    const record = (request: { method: () => string; url: () => string }) => void (request.url().includes('/__sandbox/clock/advance') && advances.push(request.method()));
+    page.on('request', record);
+    await page.getByLabel('Advance by').fill('');
+    await page.getByRole('button', { name: 'Advance', exact: true }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.innerText()).toBe('Give how many minutes to advance by (a number, 0 or more): nothing was sent.');
+    expect(await page.getByLabel('Advance by').getAttribute('aria-invalid')).toBe('true');
+    await page.waitForTimeout(300);
+    page.off('request', record);
+    expect(advances).toEqual([]);
+    expect(await page.getByRole('status').filter({ hasText: 'Advanced' }).count()).toBe(0);
+    expect((await clock()).now).toBe(before.now);
+    await page.getByLabel('Advance by').fill('30');
+    expect(await page.getByRole('alert').count()).toBe(0);
+  });
+
     await expectAccessible(page, 'clock');
     await page.getByRole('button', { name: 'Advance 1 hour' }).click();
     await page.getByRole('status').filter({ hasText: 'Advanced 1 hour' }).waitFor();
