@@ -108,6 +108,9 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     await rows.nth(1).getByText('disabled through the control API').waitFor();
     await rows.nth(1).getByRole('button', { name: `Delete ${id}` }).click();
     await page.waitForFunction(() => document.querySelectorAll('tbody.endpoint').length === 1);
+    // The row goes with the endpoint; its result stays, in place of the earlier "added".
+    await page.getByRole('status').filter({ hasText: `Endpoint ${id} deleted` }).waitFor();
+    expect(await page.getByRole('status').filter({ hasText: 'added' }).count()).toBe(0);
   });
 
   it('shows the field errors of a create the API rejects', async () => {
