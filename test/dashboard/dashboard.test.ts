@@ -463,3 +463,56 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     expect(offOrigin).toEqual([]);
   });
 });
+
+describe.skipIf(!hasChromium)('/dashboard for an admin whose client is gone after a restart', () => {
+  const ADMIN = 'gone-admin-token';
+  // A fixed port: the restarted sandbox must be the same origin, whose sessionStorage keeps the choice.
+  const port = 42000 + Math.floor(Math.random() * 1000);
+  const start = (ids: string[]) => createSandbox({ clock: 'manual', port, clients: ids.map((id) => ({ token: `${id}-token`, id })), adminTokens: [ADMIN] });
+  let sandbox: Sandbox;
+  let browser: Browser;
+  let page: Page;
+  /** The X-Sandbox-Client of each GET /__sandbox/clients the page sent ('' for none). */
+  const clientsAsked: string[] = [];
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    sandbox = await start(['alpha', 'beta']);
+    browser = await launchChromium();
+    page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === '/__sandbox/clients') clientsAsked.push(request.headers()['x-sandbox-client'] ?? '');
+    });
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    page.setDefaultTimeout(10_000);
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await sandbox?.close();
+  });
+
+  it('drops the chosen client once the sandbox has it no more, says so, and offers the picker again', async () => {
+    await signIn(page, sandbox.url, ADMIN);
+    await page.getByLabel('Client').selectOption('beta');
+    await page.getByText('0 orders').waitFor();
+    expect(await page.getByLabel('Client').inputValue()).toBe('beta');
+    await sandbox.close();
+    sandbox = await start(['alpha']);
+    // The view's next poll is refused (400 for X-Sandbox-Client): the choice is forgotten and the picker says why.
+    const gone = page.getByText('Client "beta" is no longer in this sandbox: pick one.');
+    await gone.waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem('sandbox-dashboard-client'))).toBeNull();
+    // A reload keeps the picker and the note: the list of clients is asked for without the gone client.
+    await page.reload();
+    await gone.waitFor();
+    expect(await page.getByLabel('Client').locator('option').allInnerTexts()).toEqual(['Pick a client', 'alpha']);
+    expect(clientsAsked.length).toBeGreaterThanOrEqual(3);
+    expect(clientsAsked).toEqual(clientsAsked.map(() => ''));
+    await page.getByLabel('Client').selectOption('alpha');
+    await page.getByText('0 orders').waitFor();
+    expect(await page.getByLabel('Client').inputValue()).toBe('alpha');
+    expect(await gone.count()).toBe(0);
+    expect(await page.getByRole('alert').count()).toBe(0);
+    expect(pageErrors).toEqual([]);
+  });
+});
