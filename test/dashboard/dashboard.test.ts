@@ -219,9 +219,6 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     expect(await page.getByRole('button', { name: 'Sign out' }).isVisible()).toBe(true);
   });
 
-  it('shows the AWB webhook with its attempt, and Redeliver makes a new attempt visible', async () => {
-    await page.getByRole('link', { name: 'Clock' }).click();
-    await page.getByRole('heading', { name: 'Clock' }).waitFor();
   it('refuses an empty Advance by box in the page, and sends nothing', async () => {
     await page.getByRole('link', { name: 'Clock' }).click();
     await page.getByRole('heading', { name: 'Clock' }).waitFor();
@@ -245,6 +242,9 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     expect(await page.getByRole('alert').count()).toBe(0);
   });
 
+  it('shows the AWB webhook with its attempt, and Redeliver makes a new attempt visible', async () => {
+    await page.getByRole('link', { name: 'Clock' }).click();
+    await page.getByRole('heading', { name: 'Clock' }).waitFor();
     await expectAccessible(page, 'clock');
     await page.getByRole('button', { name: 'Advance 1 hour' }).click();
     await page.getByRole('status').filter({ hasText: 'Advanced 1 hour' }).waitFor();
@@ -332,13 +332,31 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     await page.getByText('The order is cancelled: nothing is left to do.').waitFor();
   });
 
-  it('fits a phone-width screen', async () => {
-    await page.setViewportSize({ width: 390, height: 844 });
+  it('fits a phone-width screen, the orders table with its widest status and AWB whole', async () => {
+    // The widest status (delivery_failed) beside the longest AWB (J&T's: JP and 12 digits).
+    const call = async (path: string, body: unknown, headers: Record<string, string> = {}) =>
+      (await fetch(`${sandbox.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN_A}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })).json();
+    const { order_numbers: [failed] } = (await call('/v1/order', createRequest(1, { courier_code: 'jnt' }), { 'X-Sandbox-Scenario': 'failed_attempt' })) as { order_numbers: string[] };
+    await call(`/__sandbox/orders/${failed}/awb`, {});
+    const { status, awb } = (await call(`/__sandbox/orders/${failed}/advance`, { step: 'attempt_failed' })) as { status: string; awb: string };
+    expect({ status, awb: awb.length }).toEqual({ status: 'delivery_failed', awb: 14 });
+    const PHONE = 360;
+    await page.setViewportSize({ width: PHONE, height: 780 });
     for (const view of ['orders', `orders/${orderNo}`, 'webhooks']) {
       await page.goto(`${sandbox.url}/dashboard#/${view}`);
       await page.getByRole('heading', { level: 1 }).waitFor();
       await page.getByRole('button', { name: 'Sign out' }).waitFor();
-      expect(await page.evaluate(() => document.documentElement.scrollWidth), view).toBeLessThanOrEqual(390);
+      if (view === 'orders') {
+        const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: failed }) });
+        await row.getByText(awb, { exact: true }).waitFor();
+        // Nothing of the table is cut off in its scroll box: the AWB is there to read whole.
+        const widths = await page.locator('table.orders').evaluate((table) => ({ table: Math.ceil(table.getBoundingClientRect().width), box: table.parentElement!.clientWidth, content: table.parentElement!.scrollWidth }));
+        expect(widths.content, JSON.stringify(widths)).toBeLessThanOrEqual(widths.box);
+        const cell = (await row.getByText(awb, { exact: true }).boundingBox())!;
+        expect(cell.x + cell.width).toBeLessThanOrEqual(PHONE);
+        expect(await row.locator('.status').innerText()).toMatch(/^delivery_\s*failed$/);
+      }
+      expect(await page.evaluate(() => document.documentElement.scrollWidth), view).toBeLessThanOrEqual(PHONE);
       await expectAccessible(page, `${view} at phone width`);
     }
     await page.setViewportSize({ width: 1280, height: 800 });
