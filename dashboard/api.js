@@ -4,6 +4,7 @@
 const TOKEN_KEY = 'sandbox-dashboard-token';
 const CLIENT_KEY = 'sandbox-dashboard-client';
 const WHO_KEY = 'sandbox-dashboard-who';
+const GONE_KEY = 'sandbox-dashboard-client-gone';
 
 /** The token of this tab (sessionStorage: gone when the tab closes). */
 export const session = {
@@ -17,6 +18,7 @@ export const session = {
     sessionStorage.removeItem(TOKEN_KEY);
     sessionStorage.removeItem(CLIENT_KEY);
     sessionStorage.removeItem(WHO_KEY);
+    sessionStorage.removeItem(GONE_KEY);
   },
   /** What the token is, as GET /__sandbox/whoami said at sign-in: `{role, sandbox_wide}`; null when not known. */
   get who() {
@@ -36,8 +38,26 @@ export const session = {
   actFor(clientId) {
     if (clientId) sessionStorage.setItem(CLIENT_KEY, clientId);
     else sessionStorage.removeItem(CLIENT_KEY);
+    sessionStorage.removeItem(GONE_KEY);
+  },
+  /** The client the admin acted for until the sandbox said it has no such client (restarted without it); null otherwise. */
+  get goneClient() {
+    return sessionStorage.getItem(GONE_KEY);
+  },
+  clientGone(clientId) {
+    sessionStorage.removeItem(CLIENT_KEY);
+    sessionStorage.setItem(GONE_KEY, clientId);
   },
 };
+
+/** The event sent once the client an admin acted for is found gone and forgotten (its detail: the client's id). */
+export const CLIENT_GONE = 'sandbox-client-gone';
+
+/** Sandbox-wide reads: they act for no client, so the chosen one is not sent (one no longer in the sandbox would get them a 400). */
+const SANDBOX_WIDE = new Set(['/__sandbox/clients', '/__sandbox/whoami']);
+
+/** Whether an answer is the sandbox's 400 for an X-Sandbox-Client that names no client (or none, where one is needed). */
+const refusesClient = (status, body) => status === 400 && Array.isArray(body?.errors) && body.errors.some((e) => e?.field === 'header.x-sandbox-client');
 
 /** Whether the token may change things: every role but read_only (and a token whose role is not known). */
 export const mayWrite = () => session.who?.role !== 'read_only';
@@ -79,7 +99,8 @@ export async function call(method, path, { body, headers = {}, token = session.t
   const timeout = AbortSignal.timeout(timeoutMs);
   const init = { method, redirect: 'manual', cache: 'no-store', signal: signal ? AbortSignal.any([signal, timeout]) : timeout, headers: { Accept: 'application/json', ...headers } };
   if (token) init.headers.Authorization = `Bearer ${token}`;
-  if (token === session.token && session.client && !('X-Sandbox-Client' in headers)) init.headers['X-Sandbox-Client'] = session.client;
+  const actingFor = token === session.token && !SANDBOX_WIDE.has(path.split('?')[0]) && !('X-Sandbox-Client' in headers) ? session.client : null;
+  if (actingFor) init.headers['X-Sandbox-Client'] = actingFor;
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
@@ -108,6 +129,12 @@ export async function call(method, path, { body, headers = {}, token = session.t
     if (response.status === 401 && token !== null && token === session.token && path.startsWith('/__sandbox/')) {
       session.signOut();
       dispatchEvent(new CustomEvent(TOKEN_REFUSED, { detail: error }));
+    }
+    // The client the admin acts for is no longer in the sandbox (restarted without it): forgotten, so the picker offers the others.
+    // Only the sandbox's own calls say so, as for the 401 above.
+    if (actingFor && actingFor === session.client && path.startsWith('/__sandbox/') && refusesClient(response.status, parsed)) {
+      session.clientGone(actingFor);
+      dispatchEvent(new CustomEvent(CLIENT_GONE, { detail: actingFor }));
     }
     throw error;
   }

@@ -1,5 +1,5 @@
 import { useEffect, useState } from '/dashboard/vendor/hooks.mjs';
-import { call, mayWrite, session, TOKEN_REFUSED } from './api.js';
+import { call, CLIENT_GONE, mayWrite, session, TOKEN_REFUSED } from './api.js';
 import { ErrorBox } from './components.js';
 import { html, render } from './html.js';
 import { ClockView } from './views/clock.js';
@@ -67,12 +67,22 @@ function SignIn({ onSignIn, refused }) {
   </main>`;
 }
 
-/** For an admin token: which client the dashboard shows (X-Sandbox-Client). Nothing for a client's own token. */
+/**
+ * For an admin token: which client the dashboard shows (X-Sandbox-Client). Nothing for a client's own token.
+ * When the chosen client is gone from the sandbox (restarted without it), it is offered again, saying so.
+ */
 function ClientSwitch() {
   const [clients, setClients] = useState(null);
+  const [gone, setGone] = useState(session.goneClient);
   useEffect(() => {
-    if (!session.client) return;
-    call('GET', '/__sandbox/clients').then(({ body }) => setClients(body.clients), () => setClients(null));
+    const load = () => call('GET', '/__sandbox/clients').then(({ body }) => setClients(body.clients), () => setClients(null));
+    const dropped = () => {
+      setGone(session.goneClient);
+      load();
+    };
+    addEventListener(CLIENT_GONE, dropped);
+    if (session.client || session.goneClient) load();
+    return () => removeEventListener(CLIENT_GONE, dropped);
   }, []);
   if (!clients) return null;
   const pick = (event) => {
@@ -82,9 +92,11 @@ function ClientSwitch() {
   };
   return html`<span class="client-switch">
     <label for="act-for">Client</label>
-    <select id="act-for" value=${session.client} onChange=${pick}>
+    <select id="act-for" value=${session.client ?? ''} onChange=${pick} aria-describedby=${gone ? 'client-gone' : undefined}>
+      ${!session.client && html`<option value="" disabled>Pick a client</option>`}
       ${clients.map((c) => html`<option value=${c.id}>${c.name === c.id ? c.id : `${c.name} (${c.id})`}</option>`)}
     </select>
+    ${gone && html`<span id="client-gone" class="field-error" role="alert">Client "${gone}" is no longer in this sandbox: pick one.</span>`}
   </span>`;
 }
 

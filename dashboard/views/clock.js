@@ -12,6 +12,8 @@ export function ClockView() {
   const [amount, setAmount] = useState('30');
   const [unit, setUnit] = useState('minutes');
   const [speed, setSpeed] = useState('60');
+  // An empty or invalid box is refused in the page, and nothing is sent (Number('') is 0).
+  const [missing, setMissing] = useState(false);
   const changeSpeed = (event) => {
     event.preventDefault();
     action.run(async () => {
@@ -28,6 +30,7 @@ export function ClockView() {
     });
   const custom = (event) => {
     event.preventDefault();
+    if (amount.trim() === '' || !(Number(amount) >= 0)) return setMissing(true);
     advance(Math.round(Number(amount) * UNITS[unit]), `${amount} ${unit}`);
   };
   const c = clock.data;
@@ -47,13 +50,18 @@ export function ClockView() {
     </div>
     <form class="inline-form" onSubmit=${custom}>
       <label for="advance-amount">Advance by</label>
-      <input id="advance-amount" type="number" min="0" step="any" value=${amount} onInput=${(e) => setAmount(e.currentTarget.value)} />
+      <input id="advance-amount" type="number" min="0" step="any" required aria-invalid=${missing ? 'true' : undefined} aria-describedby=${missing ? 'advance-amount-missing' : undefined}
+        value=${amount} onInput=${(e) => {
+          setAmount(e.currentTarget.value);
+          setMissing(false);
+        }} onInvalid=${() => setMissing(true)} />
       <label for="advance-unit" class="visually-hidden">Unit</label>
       <select id="advance-unit" value=${unit} onChange=${(e) => setUnit(e.currentTarget.value)}>
         ${Object.keys(UNITS).map((u) => html`<option value=${u}>${u}</option>`)}
       </select>
       <button type="submit" disabled=${action.busy}>Advance</button>
-    </form>`}
+    </form>
+    ${missing && html`<p id="advance-amount-missing" class="field-error" role="alert">Give how many ${unit} to advance by (a number, 0 or more): nothing was sent.</p>`}`}
     <${Result} result=${action.result} />
     ${c?.mode === 'real' && !mayWriteSandboxWide() && html`<p class="muted">The speed is the whole sandbox's: an admin token sets it.</p>`}
     ${c?.mode === 'real' &&

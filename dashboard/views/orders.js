@@ -6,6 +6,9 @@ import { html } from '../html.js';
 export const STATUSES = ['created', 'awb_generated', 'awb_failed', 'picked_up', 'in_transit', 'delivery_failed', 'delivered', 'returned', 'cancelled'];
 const PAGE_SIZE = 20;
 
+/** A status with a place to break after each underscore (`delivery_<wbr>failed`): on a phone its pill may take two lines. */
+const breakable = (status) => status.split('_').flatMap((part, i) => (i === 0 ? [part] : [html`_<wbr />`, part]));
+
 /** The client's orders, newest first, a page at a time; filtered, searched, polled for live updates. */
 export function OrdersView() {
   const [filters, setFilters] = useState({ status: '', scenario: '', courier_code: '', q: '' });
@@ -50,7 +53,7 @@ export function OrdersView() {
       <thead><tr><th scope="col">Order number</th><th scope="col">Status</th><th scope="col">AWB</th><th scope="col">Order code</th><th scope="col">Courier</th><th scope="col">Scenario</th><th scope="col">Created</th></tr></thead>
       <tbody>${page.orders.map((o) => html`<tr>
         <td><a href=${`#/orders/${encodeURIComponent(o.order_no)}`}>${o.order_no}</a></td>
-        <td><span class=${`status status-${o.status}`}>${o.status}</span></td>
+        <td><span class=${`status status-${o.status}`}>${breakable(o.status)}</span></td>
         <td>${o.awb ?? html`<span class="muted">${o.awb_error ? 'failed' : `due ${time(o.awb_due_at)}`}</span>`}</td>
         <td>${o.order_code}</td><td>${o.courier_code}</td><td>${o.scenario}</td>
         <td>${time(o.created_at)}</td>

@@ -74,8 +74,11 @@ const targetOf = (endpoint) => {
   return `listener ${endpoint.listener} (not connected${endpoint.last_seen_at ? `, last seen ${endpoint.last_seen_at}` : ''}: deliveries held)`;
 };
 
-/** One endpoint as a row: where it sends, whether it is enabled, which events it takes. */
-function EndpointRow({ endpoint, onChange }) {
+/**
+ * One endpoint as a row: where it sends, whether it is enabled, which events it takes.
+ * `Delete` runs on `removal`, the section's action: the row goes with the endpoint, its result stays.
+ */
+function EndpointRow({ endpoint, onChange, removal }) {
   const action = useAction();
   const patch = (body, done) =>
     action.run(async () => {
@@ -84,7 +87,7 @@ function EndpointRow({ endpoint, onChange }) {
       return done;
     });
   const remove = () =>
-    action.run(async () => {
+    removal.run(async () => {
       await call('DELETE', `/__sandbox/webhooks/endpoints/${endpoint.id}`);
       onChange();
       return `Endpoint ${endpoint.id} deleted`;
@@ -100,18 +103,17 @@ function EndpointRow({ endpoint, onChange }) {
         ${mayWrite() && endpoint.enabled
           ? html`<button type="button" class="secondary" aria-label=${`Disable ${name}`} disabled=${action.busy} onClick=${() => patch({ enabled: false }, `Endpoint ${name} disabled`)}>Disable</button>`
           : mayWrite() && html`<button type="button" class="secondary" aria-label=${`Enable ${name}`} disabled=${action.busy} onClick=${() => patch({ enabled: true }, `Endpoint ${name} enabled`)}>Enable</button>`}
-        ${mayWrite() && endpoint.id !== 'default' && html`<button type="button" class="secondary" aria-label=${`Delete ${name}`} disabled=${action.busy} onClick=${remove}>Delete</button>`}
+        ${mayWrite() && endpoint.id !== 'default' && html`<button type="button" class="secondary" aria-label=${`Delete ${name}`} disabled=${action.busy || removal.busy} onClick=${remove}>Delete</button>`}
       </td>
     </tr>
     ${action.result && html`<tr><td colspan="5" class="wide"><${Result} result=${action.result} /></td></tr>`}
   </tbody>`;
 }
 
-/** A form that adds a URL endpoint with an event filter (none ticked: every event). */
-function NewEndpoint({ onChange }) {
+/** A form that adds a URL endpoint with an event filter (none ticked: every event); `action` is the section's, which a Delete shares. */
+function NewEndpoint({ onChange, action }) {
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState([]);
-  const action = useAction();
   const toggle = (event) => setEvents(events.includes(event) ? events.filter((e) => e !== event) : [...events, event]);
   const add = (submit) => {
     submit.preventDefault();
@@ -134,17 +136,18 @@ function NewEndpoint({ onChange }) {
   </form>`;
 }
 
-/** Every endpoint of the client: an event goes to each enabled one whose filter admits it. */
+/** Every endpoint of the client: an event goes to each enabled one whose filter admits it. Adding and deleting show their result in one place. */
 function Endpoints({ endpoints, onChange }) {
+  const action = useAction();
   return html`<section>
     <h2>All endpoints</h2>
     <p class="muted">Each event goes to every enabled endpoint whose filter admits it, as a delivery of its own.</p>
     <div class="scroll"><table class="endpoints wrap stack">
       <caption class="visually-hidden">Webhook endpoints</caption>
       <thead><tr><th scope="col">Endpoint</th><th scope="col">Sends to</th><th scope="col">State</th><th scope="col">Events</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
-      ${endpoints.map((e) => html`<${EndpointRow} key=${e.id} endpoint=${e} onChange=${onChange} />`)}
+      ${endpoints.map((e) => html`<${EndpointRow} key=${e.id} endpoint=${e} onChange=${onChange} removal=${action} />`)}
     </table></div>
-    ${mayWrite() && html`<${NewEndpoint} onChange=${onChange} />`}
+    ${mayWrite() && html`<${NewEndpoint} onChange=${onChange} action=${action} />`}
   </section>`;
 }
 

@@ -108,6 +108,9 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     await rows.nth(1).getByText('disabled through the control API').waitFor();
     await rows.nth(1).getByRole('button', { name: `Delete ${id}` }).click();
     await page.waitForFunction(() => document.querySelectorAll('tbody.endpoint').length === 1);
+    // The row goes with the endpoint; its result stays, in place of the earlier "added".
+    await page.getByRole('status').filter({ hasText: `Endpoint ${id} deleted` }).waitFor();
+    expect(await page.getByRole('status').filter({ hasText: 'added' }).count()).toBe(0);
   });
 
   it('shows the field errors of a create the API rejects', async () => {
@@ -216,6 +219,29 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     expect(await page.getByRole('button', { name: 'Sign out' }).isVisible()).toBe(true);
   });
 
+  it('refuses an empty Advance by box in the page, and sends nothing', async () => {
+    await page.getByRole('link', { name: 'Clock' }).click();
+    await page.getByRole('heading', { name: 'Clock' }).waitFor();
+    const clock = async () => (await (await fetch(`${sandbox.url}/__sandbox/clock`, { headers: { authorization: `Bearer ${TOKEN_A}` } })).json()) as { now: string };
+    const before = await clock();
+    const advances: string[] = [];
+    const record = (request: { method: () => string; url: () => string }) => void (request.url().includes('/__sandbox/clock/advance') && advances.push(request.method()));
+    page.on('request', record);
+    await page.getByLabel('Advance by').fill('');
+    await page.getByRole('button', { name: 'Advance', exact: true }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.innerText()).toBe('Give how many minutes to advance by (a number, 0 or more): nothing was sent.');
+    expect(await page.getByLabel('Advance by').getAttribute('aria-invalid')).toBe('true');
+    await page.waitForTimeout(300);
+    page.off('request', record);
+    expect(advances).toEqual([]);
+    expect(await page.getByRole('status').filter({ hasText: 'Advanced' }).count()).toBe(0);
+    expect((await clock()).now).toBe(before.now);
+    await page.getByLabel('Advance by').fill('30');
+    expect(await page.getByRole('alert').count()).toBe(0);
+  });
+
   it('shows the AWB webhook with its attempt, and Redeliver makes a new attempt visible', async () => {
     await page.getByRole('link', { name: 'Clock' }).click();
     await page.getByRole('heading', { name: 'Clock' }).waitFor();
@@ -306,13 +332,31 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     await page.getByText('The order is cancelled: nothing is left to do.').waitFor();
   });
 
-  it('fits a phone-width screen', async () => {
-    await page.setViewportSize({ width: 390, height: 844 });
+  it('fits a phone-width screen, the orders table with its widest status and AWB whole', async () => {
+    // The widest status (delivery_failed) beside the longest AWB (J&T's: JP and 12 digits).
+    const call = async (path: string, body: unknown, headers: Record<string, string> = {}) =>
+      (await fetch(`${sandbox.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN_A}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })).json();
+    const { order_numbers: [failed] } = (await call('/v1/order', createRequest(1, { courier_code: 'jnt' }), { 'X-Sandbox-Scenario': 'failed_attempt' })) as { order_numbers: string[] };
+    await call(`/__sandbox/orders/${failed}/awb`, {});
+    const { status, awb } = (await call(`/__sandbox/orders/${failed}/advance`, { step: 'attempt_failed' })) as { status: string; awb: string };
+    expect({ status, awb: awb.length }).toEqual({ status: 'delivery_failed', awb: 14 });
+    const PHONE = 360;
+    await page.setViewportSize({ width: PHONE, height: 780 });
     for (const view of ['orders', `orders/${orderNo}`, 'webhooks']) {
       await page.goto(`${sandbox.url}/dashboard#/${view}`);
       await page.getByRole('heading', { level: 1 }).waitFor();
       await page.getByRole('button', { name: 'Sign out' }).waitFor();
-      expect(await page.evaluate(() => document.documentElement.scrollWidth), view).toBeLessThanOrEqual(390);
+      if (view === 'orders') {
+        const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: failed }) });
+        await row.getByText(awb, { exact: true }).waitFor();
+        // Nothing of the table is cut off in its scroll box: the AWB is there to read whole.
+        const widths = await page.locator('table.orders').evaluate((table) => ({ table: Math.ceil(table.getBoundingClientRect().width), box: table.parentElement!.clientWidth, content: table.parentElement!.scrollWidth }));
+        expect(widths.content, JSON.stringify(widths)).toBeLessThanOrEqual(widths.box);
+        const cell = (await row.getByText(awb, { exact: true }).boundingBox())!;
+        expect(cell.x + cell.width).toBeLessThanOrEqual(PHONE);
+        expect(await row.locator('.status').innerText()).toMatch(/^delivery_\s*failed$/);
+      }
+      expect(await page.evaluate(() => document.documentElement.scrollWidth), view).toBeLessThanOrEqual(PHONE);
       await expectAccessible(page, `${view} at phone width`);
     }
     await page.setViewportSize({ width: 1280, height: 800 });
@@ -435,5 +479,58 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
   it('ran no script error and loaded nothing from outside the sandbox', () => {
     expect(pageErrors).toEqual([]);
     expect(offOrigin).toEqual([]);
+  });
+});
+
+describe.skipIf(!hasChromium)('/dashboard for an admin whose client is gone after a restart', () => {
+  const ADMIN = 'gone-admin-token';
+  // A fixed port: the restarted sandbox must be the same origin, whose sessionStorage keeps the choice.
+  const port = 42000 + Math.floor(Math.random() * 1000);
+  const start = (ids: string[]) => createSandbox({ clock: 'manual', port, clients: ids.map((id) => ({ token: `${id}-token`, id })), adminTokens: [ADMIN] });
+  let sandbox: Sandbox;
+  let browser: Browser;
+  let page: Page;
+  /** The X-Sandbox-Client of each GET /__sandbox/clients the page sent ('' for none). */
+  const clientsAsked: string[] = [];
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    sandbox = await start(['alpha', 'beta']);
+    browser = await launchChromium();
+    page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === '/__sandbox/clients') clientsAsked.push(request.headers()['x-sandbox-client'] ?? '');
+    });
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    page.setDefaultTimeout(10_000);
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await sandbox?.close();
+  });
+
+  it('drops the chosen client once the sandbox has it no more, says so, and offers the picker again', async () => {
+    await signIn(page, sandbox.url, ADMIN);
+    await page.getByLabel('Client').selectOption('beta');
+    await page.getByText('0 orders').waitFor();
+    expect(await page.getByLabel('Client').inputValue()).toBe('beta');
+    await sandbox.close();
+    sandbox = await start(['alpha']);
+    // The view's next poll is refused (400 for X-Sandbox-Client): the choice is forgotten and the picker says why.
+    const gone = page.getByText('Client "beta" is no longer in this sandbox: pick one.');
+    await gone.waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem('sandbox-dashboard-client'))).toBeNull();
+    // A reload keeps the picker and the note: the list of clients is asked for without the gone client.
+    await page.reload();
+    await gone.waitFor();
+    expect(await page.getByLabel('Client').locator('option').allInnerTexts()).toEqual(['Pick a client', 'alpha']);
+    expect(clientsAsked.length).toBeGreaterThanOrEqual(3);
+    expect(clientsAsked).toEqual(clientsAsked.map(() => ''));
+    await page.getByLabel('Client').selectOption('alpha');
+    await page.getByText('0 orders').waitFor();
+    expect(await page.getByLabel('Client').inputValue()).toBe('alpha');
+    expect(await gone.count()).toBe(0);
+    expect(await page.getByRole('alert').count()).toBe(0);
+    expect(pageErrors).toEqual([]);
   });
 });
