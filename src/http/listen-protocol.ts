@@ -216,6 +216,15 @@ export function refuse(socket: Duplex, error: ApiError): void {
 /** Where a listen session opens (a WebSocket upgrade of a GET). */
 export const LISTEN_PATH = '/__sandbox/listen';
 
+/** The request target as a URL, or the 400 for a target that is none (an absolute form such as `http://[::1/x`): never a throw, so never a crash of the process. */
+export function targetOf(req: IncomingMessage): URL | ApiError {
+  try {
+    return new URL(req.url ?? '/', 'http://sandbox');
+  } catch {
+    return new ApiError(400, 'The request target is not a valid URL.', [{ field: 'url', message: 'must be a path such as /__sandbox/listen?name=laptop' }]);
+  }
+}
+
 /** The answer to a request of LISTEN_PATH without its upgrade: the 400 naming the header. */
 export const withoutUpgrade = (): ApiError => new ApiError(400, 'GET /__sandbox/listen opens a WebSocket: send Upgrade: websocket.', [{ field: 'header.upgrade', message: 'must be "websocket"' }]);
 

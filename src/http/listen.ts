@@ -6,7 +6,7 @@ import { WebSocketServer, type RawData } from 'ws';
 import type { ClientRegistry } from '../clients/index.js';
 import { listenRequest, type ListenerRelay, type Listeners, type RelayedAttempt, type RelayResult } from '../webhooks/index.js';
 import { authenticate, oneValuedHeaders, soleAuthorization } from './auth.js';
-import { checkEndpoint, checkHandshake, checkNotSuperseded, CLOSE, Connection, keyOf, sessionOf, LISTEN_ANSWER_MARGIN_MS, refuse, type Asked, type Signal, CLOSE_GRACE_MS, HANDOFF_CUT, HANDOFF_TAKEN_MS, HANDOFF_TAKE_WITHIN_MS, LISTEN_CHANNEL, LISTEN_PING_MS, LISTEN_RESUME_MS, LISTEN_SEEN_MS, MAX_LISTEN_MESSAGE, WHO_MS, LISTEN_PATH } from './listen-protocol.js';
+import { checkEndpoint, checkHandshake, checkNotSuperseded, CLOSE, Connection, keyOf, sessionOf, LISTEN_ANSWER_MARGIN_MS, refuse, targetOf, type Asked, type Signal, CLOSE_GRACE_MS, HANDOFF_CUT, HANDOFF_TAKEN_MS, HANDOFF_TAKE_WITHIN_MS, LISTEN_CHANNEL, LISTEN_PING_MS, LISTEN_RESUME_MS, LISTEN_SEEN_MS, MAX_LISTEN_MESSAGE, WHO_MS, LISTEN_PATH } from './listen-protocol.js';
 import { ApiError, toApiError } from './errors.js';
 import { authorize } from './roles.js';
 import { backgroundFailures } from '../shared/index.js';
@@ -66,32 +66,31 @@ export class ListenServer implements ListenerRelay {
 
   /** Takes an upgrade request of the node server; false when it is not a listen request (someone else's, or a 404). A refusal is logged as the request log logs any answer. */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
-    // Never throws: a target that is no URL (an absolute form such as `http://[::1/x`) is a 400, not a crash of the process.
     socket.on('error', () => socket.destroy());
-    let url: URL;
-    try {
-      url = new URL(req.url ?? '/', 'http://sandbox');
-    } catch {
-      refuse(socket, new ApiError(400, 'The request target is not a valid URL.', [{ field: 'url', message: 'must be a path such as /__sandbox/listen?name=laptop' }]));
-      return true;
-    }
-    if (url.pathname !== LISTEN_PATH) return false;
-    void this.open(req, socket, head, url).catch((error: unknown) => {
+    const url = targetOf(req);
+    if (!(url instanceof ApiError) && url.pathname !== LISTEN_PATH) return false;
+    const seen: { client?: string; started: bigint } = { started: process.hrtime.bigint() };
+    if (url instanceof ApiError) refuse(socket, url);
+    else void this.open(req, socket, head, url, seen).catch((error: unknown) => {
       const api = toApiError(error);
-      if (api.status >= 500) this.deps.logger.error({ err: error }, 'listen request failed');
-      else this.deps.logger.info({ method: req.method, path: LISTEN_PATH, status: api.status }, 'request');
+      const line = { method: req.method, path: LISTEN_PATH, status: api.status, ms: Number(process.hrtime.bigint() - seen.started) / 1e6, client: seen.client };
+      if (api.status >= 500) this.deps.logger.error({ ...line, err: error }, 'listen request failed');
+      else this.deps.logger.info(line, 'request');
       refuse(socket, api);
     });
     return true;
   }
 
-  private async open(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> {
+  /** Opens a listen session, or throws why not; `seen` names the client for the refusal's log line once the token is known. */
+  private async open(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL, seen: { client?: string }): Promise<void> {
     const listeners = this.listeners;
     if (this.closed || !listeners) throw new ApiError(503, 'The sandbox is stopping: it takes no new listeners. Retry once it has started again.', [], { 'Retry-After': '1' });
     const { registry } = this.deps;
     const caller = authenticate(registry, soleAuthorization(req));
+    seen.client = caller.client?.id;
     // A listen session is a write: a read_only token gets the 403 every write gets.
     const client = authorize(registry, { method: 'POST', definition: {}, path: LISTEN_PATH }, caller, oneValuedHeaders(req) as Record<string, unknown>)!;
+    seen.client = client.id;
     // --rate-limit counts a listen request as it counts any other of the client's, before any work.
     await this.deps.admit?.(client.id);
     // The handshake is checked before the endpoint is written: a request the WebSocket library would refuse creates nothing.

@@ -149,7 +149,7 @@ describe('shipping-sandbox (the CLI)', () => {
     expect(cli.output()).not.toContain('very-secret-token"');
   });
 
-  it('logs a request that offers an upgrade (curl --http2), a refused listen session and refusals before the client acted for is known, as any other', async () => {
+  it('logs a request that offers an upgrade (curl --http2), a refused listen session (with its client once the token is known) and refusals before the client acted for is known, as any other', async () => {
     const cli = await startCli(['--port', '0', '--data', ':memory:', '--token', 'very-secret-token', '--admin-token', 'admin-secret-token']);
     const port = Number(new URL(cli.url).port);
     const raw = (request: string) =>
@@ -159,6 +159,7 @@ describe('shipping-sandbox (the CLI)', () => {
       });
     await raw('GET /v1/order/tracking/SBXDLV00000001 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer very-secret-token\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n');
     await raw('GET /__sandbox/listen?name=laptop HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n');
+    await raw('GET /__sandbox/listen?name=laptop HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer very-secret-token\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n\r\n');
     const partner = { headers: { authorization: 'Bearer very-secret-token' } };
     expect((await fetch(`${cli.url}/__sandbox/clients`, partner)).status).toBe(403);
     expect((await fetch(`${cli.url}/v1/order/tracking/%E0%A4%A`, partner)).status).toBe(400);
@@ -170,5 +171,7 @@ describe('shipping-sandbox (the CLI)', () => {
     expect(lines).toContainEqual(expect.objectContaining({ msg: 'request', path: '/v1/order/tracking/%E0%A4%A', status: 400, client, op: 'trackOrder' }));
     expect(lines).toContainEqual(expect.objectContaining({ msg: 'request', method: 'GET', path: '/v1/order/tracking/SBXDLV00000001', status: 200, op: 'trackOrder' }));
     expect(lines).toContainEqual(expect.objectContaining({ msg: 'request', method: 'GET', path: '/__sandbox/listen', status: 401 }));
+    // The token's client is known by the time a listen session is refused for its handshake: the line names it, with the time taken.
+    expect(lines).toContainEqual(expect.objectContaining({ msg: 'request', method: 'GET', path: '/__sandbox/listen', status: 400, client, ms: expect.any(Number) }));
   });
 });
