@@ -20,7 +20,7 @@ export type { SendResult } from './send.js';
 export { TargetGuard } from './target-guard.js';
 export type { Resolve } from './target-guard.js';
 export { checkConfiguredUrl, parseTargetPolicy } from './targets.js';
-export type { TargetPolicy } from './targets.js';
+export type { Refusal, TargetPolicy } from './targets.js';
 export { deliveryView, endpointView, webhookEndpointView } from './views.js';
 export { takesAttempts, takesDeliveries } from './live.js';
 export { LISTENER_EXPIRY_JOB, Listeners, MAX_LISTENERS, listenRequest } from './listeners.js';

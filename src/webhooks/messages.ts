@@ -32,7 +32,11 @@ export const webhookMessages = {
   outboxFull: (size: number) =>
     `Outbox full: this client already has ${size} deliveries held for want of a webhook URL or a live endpoint (--outbox-size), so this one was not kept for later. Set the webhook URL (or enable the endpoint again, or connect the listener), then redeliver it (POST /__sandbox/webhooks/deliveries/{id}/redeliver).`,
   targetRefused: (refusal: Refusal) => `refused by webhook target policy (rule ${refusal.rule}): ${refusal.message}`,
-  targetPolicy: 'The webhook URL is refused by the sandbox\'s webhook target policy (--webhook-targets): use a public http(s) URL without credentials, or one the operator allows.',
+  /** The 400's summary: a URL no policy admits (its scheme, credentials or port 0) is told so, not sent to the operator's policy. */
+  targetPolicy: (refusal: Refusal) =>
+    ['scheme', 'credentials', 'port'].includes(refusal.rule)
+      ? 'The webhook URL cannot be sent to under any webhook target policy: use an absolute http(s) URL without credentials, on a port other than 0.'
+      : 'The webhook URL is refused by the sandbox\'s webhook target policy (--webhook-targets): use a public http(s) URL without credentials, or one the operator allows.',
   tooManyEndpoints: (max: number, listeners: number) =>
     `This client already has ${max} endpoints besides its default one, the most it may have${listeners > 0 ? `, ${listeners} of them listeners (kept for --listener-expiry after their listen stops)` : ''}; delete one first (DELETE /__sandbox/webhooks/endpoints/{endpoint_id}).`,
   noEndpoint: (id: string) => `This client has no webhook endpoint "${id}"; GET /__sandbox/webhooks/endpoints lists its endpoints.`,

@@ -83,6 +83,11 @@ describe('PUT /__sandbox/webhook with --webhook-targets public', () => {
     expect((await shared.call('GET', '/__sandbox/webhook')).body).toMatchObject({ url: null, source: 'none' });
   });
 
+  it('says in the summary that the operator\'s policy refused the URL, and what it admits', async () => {
+    const res = await setUrl(shared, 'http://127.0.0.1/hooks');
+    expect(res.body).toMatchObject({ message: expect.stringContaining('(--webhook-targets): use a public http(s) URL without credentials, or one the operator allows') });
+  });
+
   it('accepts a public address and a public name', async () => {
     expect((await setUrl(shared, 'https://93.184.215.14/hooks')).status).toBe(200);
     expect((await setUrl(shared, 'https://hooks.partner.example/hooks')).status).toBe(200);
@@ -187,6 +192,18 @@ describe('--webhook-targets any (the default)', () => {
     sandbox = await testSandbox();
     expectRefused(await setUrl(sandbox, 'http://user:pass@127.0.0.1/hooks'), 'credentials');
     expectRefused(await setUrl(sandbox, 'http://127.0.0.1:0/hooks'), 'port');
+  });
+
+  it('says that a URL no policy admits (port 0, credentials) is refused under any policy, not by the operator\'s, on both the default and a named endpoint', async () => {
+    sandbox = await testSandbox();
+    for (const res of [
+      await setUrl(sandbox, 'http://127.0.0.1:0/hooks'),
+      await sandbox.call('POST', '/__sandbox/webhooks/endpoints', { body: { url: 'http://user:pass@127.0.0.1/hooks' } }),
+    ]) {
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ message: expect.stringContaining('under any webhook target policy') });
+      expect(res.body.message).not.toContain('one the operator allows');
+    }
   });
 });
 

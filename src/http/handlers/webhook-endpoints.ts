@@ -5,7 +5,7 @@ import type { Endpoint } from '../../webhooks/index.js';
 import { DEFAULT_ENDPOINT, SANDBOX_EVENT_TYPES, type FieldError } from '../../records/index.js';
 import type { Clocks } from '../../clock/index.js';
 import type { SettingsWriter } from '../../store/index.js';
-import type { TargetGuard, WebhookDispatcher, WebhookEndpoints } from '../../webhooks/index.js';
+import type { Refusal, TargetGuard, WebhookDispatcher, WebhookEndpoints } from '../../webhooks/index.js';
 
 /** What the endpoint handlers work with. */
 export interface EndpointHandlerDeps {
@@ -24,9 +24,8 @@ export interface EndpointHandlerDeps {
 type EndpointBody = EndpointPatch & { events?: string[] | null };
 
 /** The problems of a create or change the spec cannot see: the target policy, a secret's length, unknown events. */
-function problemsOf(body: EndpointBody, targets: TargetGuard): FieldError[] {
+function problemsOf(body: EndpointBody, refusal: Refusal | undefined): FieldError[] {
   const problems: FieldError[] = [];
-  const refusal = body.url === undefined ? undefined : targets.checkUrl(body.url);
   if (refusal) problems.push({ field: 'url', message: webhookMessages.targetRefused(refusal) });
   if (body.secret !== undefined && !isSecret(body.secret)) problems.push({ field: 'secret', message: webhookMessages.secret });
   (body.events ?? []).forEach((event, i) => {
@@ -38,10 +37,10 @@ function problemsOf(body: EndpointBody, targets: TargetGuard): FieldError[] {
 
 /** Rejects a body with problems, naming each field; nothing is changed. */
 function check(body: EndpointBody, targets: TargetGuard): void {
-  const problems = problemsOf(body, targets);
+  const refusal = body.url === undefined ? undefined : targets.checkUrl(body.url);
+  const problems = problemsOf(body, refusal);
   if (problems.length === 0) return;
-  const refused = problems.some((p) => p.field === 'url' && p.message.startsWith('refused by webhook target policy'));
-  throw new RuleViolation(problems, refused ? webhookMessages.targetPolicy : undefined);
+  throw new RuleViolation(problems, refusal ? webhookMessages.targetPolicy(refusal) : undefined);
 }
 
 /**

@@ -48,7 +48,7 @@ export function webhookHandlers({ storage, clock, endpoints, settings, dispatche
       const client = clientOf(input);
       const body = input.body as { url: string; secret?: string; chaos?: string[] };
       const refusal = targets.checkUrl(body.url);
-      if (refusal) throw new RuleViolation([{ field: 'url', message: webhookMessages.targetRefused(refusal) }], webhookMessages.targetPolicy);
+      if (refusal) throw new RuleViolation([{ field: 'url', message: webhookMessages.targetRefused(refusal) }], webhookMessages.targetPolicy(refusal));
       if (body.secret !== undefined && !isSecret(body.secret)) throw new RuleViolation([{ field: 'secret', message: webhookMessages.secret }]);
       // Run again whole when it meets another change of the client's settings (a fault rule's count, a clock save).
       const { endpoint, more } = await settings.unit(client.id, async (tx) => {
