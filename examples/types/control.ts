@@ -1958,7 +1958,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Milliseconds to move on (at most a year). */
+                    /**
+                     * Format: int64
+                     * @description Milliseconds to move on (at most a year).
+                     */
                     ms: number;
                 };
             };
@@ -1993,7 +1996,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Milliseconds to move on (at most a year). */
+                    /**
+                     * Format: int64
+                     * @description Milliseconds to move on (at most a year).
+                     */
                     ms: number;
                 };
             };

@@ -636,7 +636,10 @@ export interface components {
             pickup_via: components["schemas"]["NumericText"];
             /** @description Type of order (numeric code text). Sandbox accepts any code. */
             order_type: components["schemas"]["NumericText"];
-            /** @description Input channel code (the only number in the request). */
+            /**
+             * Format: int64
+             * @description Input channel code (the only number in the request).
+             */
             input_type: number;
             /** @description One entry per order; each is one parcel with its own receiver. */
             items: components["schemas"]["OrderItem"][];
@@ -733,7 +736,10 @@ export interface components {
          * @enum {string}
          */
         TrackingStatus: "1" | "2" | "3" | "4" | "5";
-        /** @description Unix epoch seconds (a positive whole number, before the year 10000). */
+        /**
+         * Format: int64
+         * @description Unix epoch seconds (a positive whole number, before the year 10000).
+         */
         EpochSeconds: number;
         /**
          * @description Sandbox choice (the provider does not show its error body): every 4xx and 5xx
