@@ -114,8 +114,17 @@ export const isWaitingRetry = (key: string, mark: ReportMark): boolean => key.st
 /** The mark of a receiver seen refusing a duplicate copy with a 4xx (a webhook-id it has seen): it holds for the whole run. */
 export const SEEN_ID_REFUSED = 'webhook:seen-id-refused';
 
+/** Set once a create waited for its retry: from then on the run's creates are compared as the provider reads them (see the report's judging). It holds for the whole run. */
+export const SAME_SEEN = 'same:createOrder';
+
+/** Set once a create the client gave up on was carried out: from then on the run's creates' contents are hashed (see the report's judging). It holds for the whole run. */
+export const CONTENT_SEEN = 'content:createOrder';
+
+/** The marks that hold for the whole run: dropped last (see MARKS_KEPT). */
+export const RUN_MARKS: readonly string[] = [SEEN_ID_REFUSED, SAME_SEEN, CONTENT_SEEN];
+
 /** Whether a mark is among those dropped last (see MARKS_KEPT): a request waiting for its retry, or one that holds for the run. */
-const keptLast = (key: string, mark: ReportMark): boolean => key === SEEN_ID_REFUSED || isWaitingRetry(key, mark);
+const keptLast = (key: string, mark: ReportMark): boolean => RUN_MARKS.includes(key) || isWaitingRetry(key, mark);
 
 /** The keys to drop so that at most MARKS_KEPT stay, from keys oldest first: others first, then those kept last (waiting retries, the run's). */
 export function marksBeyond(keys: Iterable<string>, marks: Readonly<Record<string, ReportMark>>): string[] {

@@ -1,4 +1,4 @@
-import type { FaultAction, ReportMark, ReportView } from '../records/index.js';
+import { CONTENT_SEEN, SAME_SEEN, type FaultAction, type ReportMark, type ReportView } from '../records/index.js';
 import { headerOf, retryAfterMs } from '../shared/index.js';
 import { Draft } from './draft.js';
 import { acknowledged, judgeCreate, judgeTracking, refusedKey } from './judge-operation.js';
@@ -27,8 +27,15 @@ export const retryKey = (op: string, print: string): string => `retry:${op}:${pr
 const windowKey = (op: string): string => `window:${op}`;
 /** A create's content (its body without order codes, see Observed.content) after a create carried out although the client gave up on it. */
 const contentKey = (content: string): string => `content:createOrder:${content}`;
-/** Set once such a create was marked: only then does judging hash each create's content. */
-const CONTENT_SEEN = 'content:createOrder';
+/**
+ * What a request is compared by, for a retry and a Retry-After's window. Once a create waited
+ * for its retry (SAME_SEEN), each create is compared as the provider reads it (Observed.same:
+ * keys in any order, fields the provider ignores), so that a retry built anew from the same
+ * order is taken for one; before, its body as sent is hashed, which costs less. Only once such
+ * a create was carried out (CONTENT_SEEN) does judging hash each create's content.
+ */
+const printOf = (kept: Observed, state: ReportView): string =>
+  kept.served.input.operation.operationId === 'createOrder' && state.marks[SAME_SEEN] ? kept.same() : kept.fingerprint();
 /**
  * Whether the operation still ran under each fault action (see the fault rules' table): a
  * create the client gave up on was then made (a reset's only when it cuts after some ms,
@@ -126,7 +133,7 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
 
   // What the client did next, after an answer that asked something of it. A retry is the same request again (path and
   // body); another request of the operation leaves the one that met the fault waiting for its retry (see grade).
-  const print = kept.fingerprint();
+  const print = printOf(kept, state);
   // Only marks of requests that arrived before this one are its to answer (one judged as it
   // was answered can be judged before an earlier request that closed after it).
   const before = (key: string): ReportMark | undefined => markBefore(judging, state.marks, key, served.seq);
@@ -193,7 +200,9 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
     const ran = op === 'createOrder' && ranAnyway(fault) ? 1 : null;
     // A 503 neither a fault rule nor a Prefer made is the sandbox's own outage (a store that cannot write): it lasts in real time.
     const realTime = fault === undefined && served.input.mocked !== true ? 1 : null;
-    const retried = judging.recent.find((r) => r.kept.served.seq > served.seq && r.kept.served.input.operation.operationId === op && r.kept.fingerprint() === print);
+    // Compared as the provider reads it from now on (see SAME_SEEN).
+    const same = op === 'createOrder' ? kept.same() : print;
+    const retried = judging.recent.find((r) => r.kept.served.seq > served.seq && r.kept.served.input.operation.operationId === op && (op === 'createOrder' ? r.kept.same() : r.kept.fingerprint()) === same);
     if (retried) {
       noteRetry(judging, draft, { kind: faultKind, retryAfterMs: wait, ran, realTime, dated, ...here }, retried);
       return draft;
@@ -201,15 +210,16 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
     // A create carried out whose AWB webhook the client acknowledged before this was judged (its connection held open by a dribble, say): it heard of it.
     const heard = ran === 1 && (await acknowledged(judging, clientId, kept.created)) ? 1 : null;
     if (heard) draft.note(`fault.${faultKind}`, 'handled', `not sent again: the create it gave up on was carried out, and the AWB webhook of its order ${kept.created?.[0] ?? ''} was acknowledged`);
-    draft.mark(retryKey(op, print), { ...here, detail: { kind: faultKind, retry_after_ms: wait, fingerprint: print, ran, codes: ran === 1 ? kept.codes : null, heard, real_time: realTime, dated } });
+    draft.mark(retryKey(op, same), { ...here, detail: { kind: faultKind, retry_after_ms: wait, fingerprint: same, ran, codes: ran === 1 ? kept.codes : null, heard, real_time: realTime, dated } });
+    if (op === 'createOrder' && !state.marks[SAME_SEEN]) draft.mark(SAME_SEEN, { ...here, detail: {} });
     if (ran === 1 && kept.content) {
-      draft.mark(contentKey(kept.content()), { ...here, detail: { retry: retryKey(op, print) } });
+      draft.mark(contentKey(kept.content()), { ...here, detail: { retry: retryKey(op, same) } });
       draft.mark(CONTENT_SEEN, { ...here, detail: {} });
     }
     if (typeof wait === 'number') {
       // The window's time is when the answer was made; a date's wait, read at arrival, is counted from there.
       const made = Math.round(here.wall + served.durationMs);
-      draft.mark(windowKey(op), { at: here.at, wall: made, origin: here.origin, detail: { retry_after_ms: dated === 1 ? Math.max(0, wait - (made - here.wall)) : wait, fingerprint: print, real_time: realTime, dated } });
+      draft.mark(windowKey(op), { at: here.at, wall: made, origin: here.origin, detail: { retry_after_ms: dated === 1 ? Math.max(0, wait - (made - here.wall)) : wait, fingerprint: same, real_time: realTime, dated } });
     }
     return draft;
   }

@@ -28,18 +28,19 @@ function inKeyOrder(value: unknown): unknown {
 }
 
 /**
- * A create's body as the provider reads it, hashed, for judging refusals: without the
- * fields the served spec does not know (the sandbox ignores them), without its items'
- * order codes, its keys in order. The same refused body sent again under new order codes,
- * with an id the client adds to every request, or with its keys in another order, hashes
- * the same; another order (another receiver, another parcel) or a fix hashes otherwise.
+ * A create's body as the provider reads it, hashed: without the fields the served spec does
+ * not know (the sandbox ignores them), its keys in order; for judging refusals, without its
+ * items' order codes too. The same body sent again with an id the client adds to every
+ * request, or with its keys in another order, hashes the same (a refused one also under new
+ * order codes); another order (another receiver, another parcel) or a fix hashes otherwise.
  * Undefined for a body that is not an object.
  */
-function refusalFingerprint(served: ServedRequest, readable: Readable | undefined): string | undefined {
+function readFingerprint(served: ServedRequest, readable: Readable | undefined, codes: 'kept' | 'dropped'): string | undefined {
   const body = served.input.body;
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
   const read = readable ? readable(body as Record<string, unknown>) : (body as Record<string, unknown>);
-  const items = Array.isArray(read.items) ? read.items.map((item: unknown) => (item !== null && typeof item === 'object' && !Array.isArray(item) ? { ...item, order_code: undefined } : item)) : read.items;
+  const items =
+    codes === 'dropped' && Array.isArray(read.items) ? read.items.map((item: unknown) => (item !== null && typeof item === 'object' && !Array.isArray(item) ? { ...item, order_code: undefined } : item)) : read.items;
   return createHash('sha256').update(`${served.input.path}\n${JSON.stringify(inKeyOrder({ ...read, items }))}`).digest('hex').slice(0, 16);
 }
 
@@ -59,7 +60,9 @@ export interface Observed {
   /** Items in a create's body. */
   items: number;
   fingerprint: () => string;
-  /** What a refusal compares: a create's body as the provider reads it, hashed (see refusalFingerprint); else the fingerprint. */
+  /** What a retry compares once the report has one to wait for: a create's body as the provider reads it, order codes kept, hashed (see readFingerprint); else the fingerprint. */
+  same: () => string;
+  /** What a refusal compares: a create's body as the provider reads it, hashed without its order codes (see readFingerprint); else the fingerprint. */
   refusal: () => string;
   /** A create's: the first order codes of its items, one a line (null when it has none). */
   codes: string | null;
@@ -88,19 +91,20 @@ export function observed(served: ServedRequest, readable?: Readable): Observed {
   // told by its bytes; one the sandbox never read (not the gzip it says) is like no other.
   if (op === 'createOrder' && input.body === undefined && declaresABody(input.headers)) {
     const print = input.bodyBytes !== undefined ? bytesFingerprint(input.path, input.bodyBytes) : `unread:${randomUUID()}`;
-    return { served: kept, fault, items: count, fingerprint: () => print, refusal: () => print, ...create };
+    return { served: kept, fault, items: count, fingerprint: () => print, same: () => print, refusal: () => print, ...create };
   }
   // A tracking read has no body: what is kept of it (its path) is all its fingerprint needs, hashed only if judging asks.
   if (small) {
     const print = () => fingerprint(kept);
-    return { served: kept, fault, items: count, fingerprint: print, refusal: () => refusalFingerprint(kept, readable) ?? print(), ...create, content: () => contentFingerprint(kept) };
+    const same = () => readFingerprint(kept, readable, 'kept') ?? print();
+    return { served: kept, fault, items: count, fingerprint: print, same, refusal: () => readFingerprint(kept, readable, 'dropped') ?? print(), ...create, content: () => contentFingerprint(kept) };
   }
-  if (op === 'trackOrder') return { served: kept, fault, items: count, fingerprint: () => fingerprint(kept), refusal: () => fingerprint(kept), codes: null };
+  if (op === 'trackOrder') return { served: kept, fault, items: count, fingerprint: () => fingerprint(kept), same: () => fingerprint(kept), refusal: () => fingerprint(kept), codes: null };
   const raw = input.bodyBytes;
   const print = op !== 'createOrder' ? '' : raw !== undefined ? bytesFingerprint(input.path, raw) : fingerprint(served);
   // A large body is not kept: it is read for refusals now, only if one is to be judged.
-  const refusal = op === 'createOrder' && (served.status === 400 || served.status === 403) ? (refusalFingerprint(served, readable) ?? print) : print;
-  return { served: kept, fault, items: count, fingerprint: () => print, refusal: () => refusal, ...create };
+  const refusal = op === 'createOrder' && (served.status === 400 || served.status === 403) ? (readFingerprint(served, readable, 'dropped') ?? print) : print;
+  return { served: kept, fault, items: count, fingerprint: () => print, same: () => print, refusal: () => refusal, ...create };
 }
 
 /** The first MAX_CODES order codes of a create's items, one a line; null when none. */

@@ -100,3 +100,41 @@ describe("the readiness report and a store's 503", () => {
     expect(item('fault.retry-after')).toMatchObject({ status: 'not_handled' });
   });
 });
+
+describe('the readiness report and a retry built anew from the same order', () => {
+  /** The same order as a client that builds its body again would send it: keys in another order, and an id of its own the provider ignores. */
+  const rebuilt = (request: Record<string, unknown>, id: string): Record<string, unknown> => {
+    const reversed = (value: Record<string, unknown>) => Object.fromEntries(Object.entries(value).reverse());
+    return { client_request_id: id, ...reversed({ ...request, items: (request.items as Array<Record<string, unknown>>).map(reversed) }) };
+  };
+  const fault503 = (s: TestSandbox) =>
+    s.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'createOrder' }, action: { type: 'status', status: 503, headers: { 'Retry-After': '1' } }, times: 1 } });
+
+  it('takes it for the retry of the 503, every time: the provider reads it as the same body', async () => {
+    sandbox = await testSandbox({ adminTokens: [ADMIN] });
+    for (const code of ['FIRST', 'SECOND']) {
+      const request = createRequest(1) as unknown as Record<string, unknown>;
+      (request.items as Array<{ order_code: string }>)[0]!.order_code = code;
+      await fault503(sandbox);
+      expect((await sandbox.call('POST', '/v1/order', { body: request })).status).toBe(503);
+      await sandbox.advance(1_000);
+      expect((await sandbox.call('POST', '/v1/order', { body: rebuilt(request, `attempt-2-${code}`) })).status).toBe(201);
+    }
+    const { item } = await report(sandbox);
+    expect(item('fault.503-retried')).toMatchObject({ status: 'handled' });
+    expect(item('fault.503-retried').detail).not.toContain('not sent again');
+    expect(item('fault.retry-after')).toMatchObject({ status: 'handled' });
+  });
+
+  it('does not take another order (another receiver) for the retry', async () => {
+    sandbox = await testSandbox({ adminTokens: [ADMIN] });
+    const request = createRequest(1);
+    await fault503(sandbox);
+    expect((await sandbox.call('POST', '/v1/order', { body: request })).status).toBe(503);
+    await sandbox.advance(1_000);
+    const other = createRequest(1);
+    other.items[0]!.receiver_name = 'Someone Else';
+    expect((await sandbox.call('POST', '/v1/order', { body: other })).status).toBe(201);
+    expect((await report(sandbox)).item('fault.503-retried')).toMatchObject({ status: 'not_handled', detail: expect.stringContaining('not sent again') });
+  });
+});

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Conflict, RuleViolation, Unavailable } from '../../src/shared/errors.js';
 import type { Order } from '../../src/records/order.js';
-import { MARKS_KEPT, type ClaimOptions, type Unversioned } from '../../src/records/index.js';
+import { MARKS_KEPT, RUN_MARKS, type ClaimOptions, type Unversioned } from '../../src/records/index.js';
 import type { Storage } from '../../src/store/port.js';
 
 /** An order record as the sandbox stores it. */
@@ -405,10 +405,10 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       await storage.close();
     });
 
-    it('bounds a client’s marks at MARKS_KEPT, dropping the oldest others before a request still waiting for its retry', async () => {
+    it('bounds a client’s marks at MARKS_KEPT, dropping the oldest others before a request still waiting for its retry or a mark of the run', async () => {
       const storage = await open();
       const mark = (wall: number, detail: Record<string, string | number | null> = {}) => ({ at: wall, wall, detail });
-      await storage.reports.change('a', { marks: { 'retry:createOrder:aaaa': mark(1, { kind: '503-retried' }) } });
+      await storage.reports.change('a', { marks: { 'retry:createOrder:aaaa': mark(1, { kind: '503-retried' }), ...Object.fromEntries(RUN_MARKS.map((key) => [key, mark(0)])) } });
       for (let n = 0; n < 6; n += 1) await storage.reports.change('a', { marks: Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`404:AWB${n * 100 + i}`, mark(10 + n * 100 + i)])) });
       // PostgreSQL trims in the background after a write, at most once a second: one more write a second later.
       await new Promise((resolve) => setTimeout(resolve, 1_100));
@@ -416,6 +416,7 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       await expect.poll(async () => Object.keys((await storage.reports.get('a')).marks).length, { timeout: 5_000, interval: 200 }).toBe(MARKS_KEPT);
       const { marks } = await storage.reports.get('a');
       expect(marks['retry:createOrder:aaaa']).toBeDefined();
+      for (const key of RUN_MARKS) expect(marks[key]).toBeDefined();
       expect(marks['404:AWB599']).toBeDefined();
       expect(marks['404:AWB0']).toBeUndefined();
       await storage.close();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyReportChange, emptyReport, MARKS_KEPT, marksBeyond, SEEN_ID_REFUSED, type ReportMark } from '../../src/records/index.js';
+import { applyReportChange, emptyReport, MARKS_KEPT, marksBeyond, RUN_MARKS, SEEN_ID_REFUSED, type ReportMark } from '../../src/records/index.js';
 import { MemoryReports } from '../../src/store/embedded/reports.js';
 import { BatchView } from '../../src/report/batch-view.js';
 
@@ -12,15 +12,19 @@ const waitingThenFlood = () => ({
 });
 
 describe("a client's marks beyond MARKS_KEPT", () => {
-  it("keeps the mark of a receiver seen refusing a seen webhook-id however many marks come after: it holds for the run", async () => {
-    const flood = { [SEEN_ID_REFUSED]: mark(0, { delivery: 'msg_1' }), ...Object.fromEntries(Array.from({ length: MARKS_KEPT + 100 }, (_, n) => [`404:AWB${n}`, mark(10 + n)])) };
-    expect(applyReportChange(emptyReport('acme'), { marks: flood }, 10).marks[SEEN_ID_REFUSED]).toBeDefined();
+  it.each(RUN_MARKS)("keeps the run's mark %s however many marks come after: it holds for the run", async (key) => {
+    const flood = { [key]: mark(0, { delivery: 'msg_1' }), ...Object.fromEntries(Array.from({ length: MARKS_KEPT + 100 }, (_, n) => [`404:AWB${n}`, mark(10 + n)])) };
+    expect(applyReportChange(emptyReport('acme'), { marks: flood }, 10).marks[key]).toBeDefined();
     const reports = new MemoryReports(10);
     await reports.change('acme', { marks: flood });
-    expect((await reports.get('acme')).marks[SEEN_ID_REFUSED]).toBeDefined();
+    expect((await reports.get('acme')).marks[key]).toBeDefined();
     const view = new BatchView(emptyReport('acme'));
     view.marked(flood);
-    expect(view.current.marks[SEEN_ID_REFUSED]).toBeDefined();
+    expect(view.current.marks[key]).toBeDefined();
+  });
+
+  it('holds the run for the receiver refusing a seen webhook-id, a create waiting for its retry (compared as the provider reads it), and a create carried out that the client gave up on', () => {
+    expect(RUN_MARKS).toEqual([SEEN_ID_REFUSED, 'same:createOrder', 'content:createOrder']);
   });
 
   it('drops the oldest others first and keeps a request waiting for its retry (it counts as missed), on both paths that bound them', async () => {
