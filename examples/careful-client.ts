@@ -181,7 +181,7 @@ export async function runCarefulClient(baseUrl: string, token: string): Promise<
 
 // Run as a script: the contract tests, the checks, then the readiness summary.
 if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
-  const [baseUrl = 'http://127.0.0.1:4010', token = process.env.SANDBOX_TOKEN ?? ''] = process.argv.slice(2);
+  const [baseUrl = 'http://127.0.0.1:4010', token = process.env.SANDBOX_TOKENS ?? ''] = process.argv.slice(2);
   const client = await runCarefulClient(baseUrl, token);
   const headers = { authorization: `Bearer ${token}` };
   await fetch(`${baseUrl}/__sandbox/checks`, { method: 'POST', headers });

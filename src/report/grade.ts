@@ -70,7 +70,7 @@ function gradeItem(item: CatalogueItem, state: ReportView): GradedItem {
   let status: ItemStatus;
   let detail: string;
   if (!item.graded) [status, detail] = ['not_graded', 'The sandbox cannot observe this.'];
-  else if (exercised === 0) [status, detail] = ['not_exercised', `Not exercised: ${item.exercised}`];
+  else if (exercised === 0) [status, detail] = ['not_exercised', `Not exercised yet. Exercised when: ${item.exercised}`];
   else if (missed > 0) [status, detail] = ['not_handled', `Missed ${missed} of ${exercised} time(s)${waiting > 0 ? ` (${waiting} not sent again)` : ''}: wanted ${item.handled}`];
   else if (handled > 0) [status, detail] = ['handled', `Handled (${handled} of ${exercised}).`];
   else [status, detail] = ['not_handled', `Exercised ${exercised} time(s), but the handling was not seen: wanted ${item.handled}`];

@@ -69,7 +69,7 @@ describe('the readiness report judges a retry as the same request sent again', (
     sandbox = await testSandbox();
     expect((await sandbox.call('POST', '/v1/order', { body: createRequest(2), headers: { Prefer: 'code=201' } })).status).toBe(201);
     expect(await item(sandbox, 'op.create-order')).toMatchObject({ status: 'not_exercised' });
-    expect(await item(sandbox, 'create.multi-item')).toMatchObject({ status: 'not_exercised' });
+    expect(await item(sandbox, 'create.multi-item')).toMatchObject({ status: 'not_exercised', detail: 'Not exercised yet. Exercised when: A create with two or more items answered 201.' });
   });
 
   it("does not count a fault rule's made-up 201 as a create", async () => {
