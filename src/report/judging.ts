@@ -49,14 +49,19 @@ export function markBefore(judging: Judging, marks: ReportView['marks'], key: st
   return mark !== undefined && (replica !== judging.replica || Number(of) <= seq) ? mark : undefined;
 }
 
+/** The first of a create's order codes (one a line), quoted: a code is the client's own text (`X) → 201` would read as another answer). */
+export function firstCode(codes: string | null | undefined): string | undefined {
+  const first = codes?.split('\n', 1)[0];
+  return first === undefined ? undefined : JSON.stringify(first.length <= 64 ? first : `${first.slice(0, 64)}…`);
+}
+
 /**
  * A request as its events name it: method, path (cut at 200 characters: every event keeps
  * its note), a create's first order code (which of the client's creates it was), and answer.
  */
 export function describe({ served, codes, items }: Pick<Observed, 'served' | 'codes' | 'items'>): string {
   const path = served.input.path.length <= 200 ? served.input.path : `${served.input.path.slice(0, 200)}…`;
-  const first = codes?.split('\n', 1)[0];
-  // Quoted: a code is the client's own text (`X) → 201` would read as another answer).
-  const code = first === undefined ? '' : ` (order code ${JSON.stringify(first.length <= 64 ? first : `${first.slice(0, 64)}…`)}${items > 1 ? ` and ${items - 1} more items` : ''})`;
+  const first = firstCode(codes);
+  const code = first === undefined ? '' : ` (order code ${first}${items > 1 ? ` and ${items - 1} more items` : ''})`;
   return `${served.method} ${path}${code} → ${served.status ?? 'no answer'}`;
 }

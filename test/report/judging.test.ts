@@ -236,6 +236,11 @@ describe('a create the client gave up on, which the sandbox carried out', () => 
       await t.call('POST', '/__sandbox/clock/advance', { ms: 60_000 });
       await expect.poll(() => t.received.length, { timeout: 5_000 }).toBe(2);
       expect(await t.report('fault.timeout')).toMatchObject({ status: 'not_handled', detail: expect.stringMatching(/^Missed 1 of 1/) });
+      // The miss names both creates: the one given up on, and the one that duplicated it.
+      const { events } = (await (await t.call('GET', '/__sandbox/report')).json()) as { events: Array<{ item: string; outcome: string; note: string }> };
+      expect(events.find((e) => e.item === 'fault.timeout' && e.outcome === 'missed')?.note).toBe(
+        'sent again under new order codes although the create it gave up on (order code "RECODED-1") had been carried out: a duplicate shipment (POST /v1/order (order code "RECODED-2") → 201)',
+      );
     } finally {
       await t.close();
     }
