@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { load } from 'js-yaml';
-import { AbstractStartedContainer, GenericContainer, Wait, type RestartOptions, type StartedTestContainer, type StopOptions, type StoppedTestContainer } from 'testcontainers';
+import { AbstractStartedContainer, GenericContainer, type RestartOptions, type StartedTestContainer, type StopOptions, type StoppedTestContainer } from 'testcontainers';
+import { SandboxHealthWait } from './testcontainers-wait.js';
 
 /** The port the image listens on (its contract: docs/guides/image.md). */
 export const SANDBOX_PORT = 4010;
@@ -73,7 +74,8 @@ function clientsOfFile(path: string): { tokens: Set<string>; hasClients: boolean
 
 /**
  * The sandbox image as a Testcontainers container: sets the variables from typed options,
- * exposes port 4010 and waits until `GET /__sandbox/health` answers 200.
+ * exposes port 4010 and waits until `GET /__sandbox/health` answers 200; a container that
+ * exits first (a variable refused) fails `start()` at once, with its last log lines.
  *
  * @example
  * const sandbox = await new ShippingSandboxContainer('shipping-sandbox:latest', { seed: 'ci' }).start();
@@ -113,7 +115,7 @@ export class ShippingSandboxContainer extends GenericContainer {
     }
     this.withEnvironment(Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined)))
       .withExposedPorts(SANDBOX_PORT)
-      .withWaitStrategy(Wait.forHttp('/__sandbox/health', SANDBOX_PORT).forStatusCode(200))
+      .withWaitStrategy(new SandboxHealthWait(SANDBOX_PORT))
       .withStartupTimeout(60_000);
   }
 
