@@ -5,7 +5,7 @@
 # it as a partner would: Node 24, a create, a magic-AWB tracking call, the non-root user, a graceful
 # stop on SIGTERM, and data that survives the restart in the /data volume. Last, the Testcontainers
 # module (src/client/testcontainers.ts) starts the image through podman's Docker-compatible socket
-# (test/container/, Ryuk disabled: nothing can be pulled).
+# (test/container/, Ryuk disabled: nothing can be pulled), and fails a start the sandbox refuses at once.
 # Usage: scripts/container-test.sh   (from anywhere; needs root for podman)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -105,5 +105,5 @@ for _ in $(seq 1 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
 [ -S "$SOCK" ] || fail "podman system service did not open $SOCK"
 (cd "$ROOT" && DOCKER_HOST="unix://$SOCK" TESTCONTAINERS_RYUK_DISABLED=true SANDBOX_IMAGE="$IMG" \
   npx vitest run --config test/container/vitest.config.ts) || fail "the Testcontainers module's test (test/container/)"
-say "ok: the Testcontainers module starts the image, gets a webhook on the test host, tracks, stops"
+say "ok: the Testcontainers module starts the image, gets a webhook on the test host, tracks, stops, and fails a refused start at once with its message"
 say "OK"

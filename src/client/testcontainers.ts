@@ -2,12 +2,25 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { load } from 'js-yaml';
-import { AbstractStartedContainer, GenericContainer, Wait, type RestartOptions, type StartedTestContainer, type StopOptions, type StoppedTestContainer } from 'testcontainers';
+import { AbstractStartedContainer, GenericContainer, type RestartOptions, type StartedTestContainer, type StopOptions, type StoppedTestContainer } from 'testcontainers';
+import { parseDuration } from '../shared/index.js';
+import { SandboxHealthWait } from './testcontainers-wait.js';
 
 /** The port the image listens on (its contract: docs/guides/image.md). */
 export const SANDBOX_PORT = 4010;
-/** The stop grace: the webhook timeout (10 s by default) plus 5 s, so a drain is not cut by SIGKILL (testcontainers' own default is 0). */
+/** The stop grace with the image's webhook timeout (10 s): that timeout plus 5 s, so a drain is not cut by SIGKILL (testcontainers' own default is 0). */
 export const STOP_GRACE_MS = 15_000;
+
+/**
+ * The stop grace for the webhook timeout the container is given (SANDBOX_WEBHOOK_TIMEOUT,
+ * e.g. `30s`): that timeout plus 5 s, as docs/guides/image.md asks; STOP_GRACE_MS when none is given.
+ *
+ * @example stopGraceMs('30s') // 35_000
+ */
+export function stopGraceMs(webhookTimeout: string | undefined): number {
+  const ms = webhookTimeout === undefined ? undefined : parseDuration(webhookTimeout);
+  return ms === undefined ? STOP_GRACE_MS : ms + 5_000;
+}
 /** The image the module starts when none is named: built from this package's Dockerfile as `docker build -t shipping-sandbox .`. */
 export const DEFAULT_IMAGE = 'shipping-sandbox:latest';
 
@@ -73,7 +86,8 @@ function clientsOfFile(path: string): { tokens: Set<string>; hasClients: boolean
 
 /**
  * The sandbox image as a Testcontainers container: sets the variables from typed options,
- * exposes port 4010 and waits until `GET /__sandbox/health` answers 200.
+ * exposes port 4010 and waits until `GET /__sandbox/health` answers 200; a container that
+ * exits first (a variable refused) fails `start()` at once, with its last log lines.
  *
  * @example
  * const sandbox = await new ShippingSandboxContainer('shipping-sandbox:latest', { seed: 'ci' }).start();
@@ -83,6 +97,7 @@ function clientsOfFile(path: string): { tokens: Set<string>; hasClients: boolean
  */
 export class ShippingSandboxContainer extends GenericContainer {
   private readonly tokens: string[];
+  private readonly graceMs: number;
 
   constructor(image: string = DEFAULT_IMAGE, options: ShippingSandboxOptions = {}) {
     super(image);
@@ -106,6 +121,7 @@ export class ShippingSandboxContainer extends GenericContainer {
       SANDBOX_LOG_LEVEL: options.logLevel,
       ...options.env,
     };
+    this.graceMs = stopGraceMs(env.SANDBOX_WEBHOOK_TIMEOUT);
     if (options.configFile !== undefined) {
       const target = `/app/config/${basename(options.configFile)}`;
       this.withCopyFilesToContainer([{ source: options.configFile, target, mode: 0o644 }]);
@@ -113,12 +129,12 @@ export class ShippingSandboxContainer extends GenericContainer {
     }
     this.withEnvironment(Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined)))
       .withExposedPorts(SANDBOX_PORT)
-      .withWaitStrategy(Wait.forHttp('/__sandbox/health', SANDBOX_PORT).forStatusCode(200))
+      .withWaitStrategy(new SandboxHealthWait(SANDBOX_PORT))
       .withStartupTimeout(60_000);
   }
 
   override async start(): Promise<StartedShippingSandboxContainer> {
-    return new StartedShippingSandboxContainer(await super.start(), this.tokens);
+    return new StartedShippingSandboxContainer(await super.start(), this.tokens, this.graceMs);
   }
 }
 
@@ -127,18 +143,20 @@ export class StartedShippingSandboxContainer extends AbstractStartedContainer {
   constructor(
     started: StartedTestContainer,
     private readonly tokens: string[],
+    /** The stop grace: stopGraceMs of the container's webhook timeout. */
+    private readonly graceMs: number = STOP_GRACE_MS,
   ) {
     super(started);
   }
 
-  /** SIGTERM, then up to STOP_GRACE_MS for the sandbox to drain and exit 0 before SIGKILL. */
+  /** SIGTERM, then up to the webhook timeout plus 5 s (STOP_GRACE_MS with the default timeout) for the sandbox to drain and exit 0 before SIGKILL. */
   override stop(options: Partial<StopOptions> = {}): Promise<StoppedTestContainer> {
-    return super.stop({ timeout: STOP_GRACE_MS, ...options });
+    return super.stop({ timeout: this.graceMs, ...options });
   }
 
   /** The same grace as `stop` (Testcontainers' own restart kills at once: an attempt in flight would be cut and sent again). */
   override restart(options: Partial<RestartOptions> = {}): Promise<void> {
-    return super.restart({ timeout: STOP_GRACE_MS, ...options });
+    return super.restart({ timeout: this.graceMs, ...options });
   }
 
   /** `http://HOST:PORT` of the sandbox as the test process reaches it. */

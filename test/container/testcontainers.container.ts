@@ -105,3 +105,19 @@ describe.skipIf(!image || !process.env.DOCKER_HOST)('ShippingSandboxContainer (t
     expect((await sandbox.request<{ total: number }>('GET', '/__sandbox/orders')).body.total).toBe(0);
   });
 });
+
+describe.skipIf(!image || !process.env.DOCKER_HOST)('ShippingSandboxContainer on the image, a start the sandbox refuses', () => {
+  it("fails start() soon after the container exits, with the sandbox's own message, not after the 60 s startup timeout", async () => {
+    const started = Date.now();
+    const failure = await new ShippingSandboxContainer(image, { clock: 'real', clockStart: '2026-01-01T00:00:00Z' })
+      .start()
+      .then(async (sandbox) => {
+        await sandbox.stop();
+        throw new Error('the sandbox started with a clock start on a real clock');
+      })
+      .catch((error: Error) => error);
+    expect(failure.message).toMatch(/^The sandbox container exited with code 1 before \/__sandbox\/health answered 200\. Its last log lines:\n/);
+    expect(failure.message).toMatch(/SANDBOX_CLOCK_START \(--clock-start\) is invalid/);
+    expect(Date.now() - started).toBeLessThan(30_000);
+  });
+});

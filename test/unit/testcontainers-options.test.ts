@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { StartedTestContainer } from 'testcontainers';
-import { afterAll, describe, expect, it } from 'vitest';
-import { ShippingSandboxContainer, StartedShippingSandboxContainer, STOP_GRACE_MS } from '../../src/client/testcontainers.js';
+import { GenericContainer, type StartedTestContainer } from 'testcontainers';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { ShippingSandboxContainer, StartedShippingSandboxContainer, STOP_GRACE_MS, stopGraceMs } from '../../src/client/testcontainers.js';
 import { heldServer } from '../support/held-server.js';
 
 /** The variables and files the module gives the container (testcontainers keeps them until start). */
@@ -73,5 +73,28 @@ describe('ShippingSandboxContainer options (no container started)', () => {
     await started.restart();
     await started.restart({ timeout: 1_000 });
     expect(asked).toEqual([['stop', { timeout: STOP_GRACE_MS }], ['restart', { timeout: STOP_GRACE_MS }], ['restart', { timeout: 1_000 }]]);
+  });
+
+  it.each([
+    ['the default webhook timeout (10 s)', {}, 15_000],
+    ["a webhook timeout of 30s given in env", { env: { SANDBOX_WEBHOOK_TIMEOUT: '30s' } }, 35_000],
+    ['a webhook timeout of 1m30s', { env: { SANDBOX_WEBHOOK_TIMEOUT: '1m30s' } }, 95_000],
+  ])('stops and restarts with a grace of the webhook timeout plus 5 s: %s', async (_what, options, grace) => {
+    const asked: Array<[string, unknown]> = [];
+    const running = { stop: async (o: unknown) => void asked.push(['stop', o]), restart: async (o: unknown) => void asked.push(['restart', o]) };
+    const start = vi.spyOn(GenericContainer.prototype, 'start').mockResolvedValue(running as unknown as StartedTestContainer);
+    try {
+      const started = await new ShippingSandboxContainer('img', options).start();
+      await started.stop();
+      await started.restart();
+      expect(asked).toEqual([['stop', { timeout: grace }], ['restart', { timeout: grace }]]);
+    } finally {
+      start.mockRestore();
+    }
+  });
+
+  it('takes the default grace for a webhook timeout that is no duration (the sandbox refuses it at the start anyway)', () => {
+    expect(stopGraceMs(undefined)).toBe(STOP_GRACE_MS);
+    expect(stopGraceMs('soon')).toBe(STOP_GRACE_MS);
   });
 });
