@@ -103,8 +103,9 @@ export interface ReportChange {
 
 /**
  * Most marks kept per client: the oldest go first (a mark only matters to the next few
- * requests), those of requests still waiting for their retry last (each counts as missed
- * while it waits: dropped early, a flood of other marks would hide it).
+ * requests), those of requests still waiting for their retry after them (each counts as
+ * missed while it waits: dropped early, a flood of other marks would hide it), and the
+ * run's own (RUN_MARKS, a few) last of all.
  */
 export const MARKS_KEPT = 500;
 
@@ -123,17 +124,20 @@ export const CONTENT_SEEN = 'content:createOrder';
 /** The marks that hold for the whole run: dropped last (see MARKS_KEPT). */
 export const RUN_MARKS: readonly string[] = [SEEN_ID_REFUSED, SAME_SEEN, CONTENT_SEEN];
 
-/** Whether a mark is among those dropped last (see MARKS_KEPT): a request waiting for its retry, or one that holds for the run. */
-const keptLast = (key: string, mark: ReportMark): boolean => RUN_MARKS.includes(key) || isWaitingRetry(key, mark);
+/** In which order marks go (see MARKS_KEPT): others (0) first, then requests waiting for their retry (1), those of the run (2) last. */
+const keptRank = (key: string, mark: ReportMark): 0 | 1 | 2 => (RUN_MARKS.includes(key) ? 2 : isWaitingRetry(key, mark) ? 1 : 0);
 
-/** The keys to drop so that at most MARKS_KEPT stay, from keys oldest first: others first, then those kept last (waiting retries, the run's). */
+/** The keys to drop so that at most MARKS_KEPT stay, from keys oldest first: others first, then waiting retries, then the run's. */
 export function marksBeyond(keys: Iterable<string>, marks: Readonly<Record<string, ReportMark>>): string[] {
-  const others: string[] = [];
-  const waiting: string[] = [];
-  for (const key of keys) (keptLast(key, marks[key]!) ? waiting : others).push(key);
-  const over = others.length + waiting.length - MARKS_KEPT;
+  const ranks: [string[], string[], string[]] = [[], [], []];
+  let n = 0;
+  for (const key of keys) {
+    ranks[keptRank(key, marks[key]!)].push(key);
+    n += 1;
+  }
+  const over = n - MARKS_KEPT;
   if (over <= 0) return [];
-  return [...others, ...waiting].slice(0, over);
+  return ranks.flat().slice(0, over);
 }
 
 /**
@@ -155,16 +159,13 @@ export function applyMarks(marks: Record<string, ReportMark>, changes: Readonly<
     n += 1;
   }
   for (; n > MARKS_KEPT; n -= 1) {
-    let oldestWaiting: string | undefined;
-    let drop: string | undefined;
+    const oldest: [string?, string?, string?] = [];
     for (const key in marks) {
-      if (!keptLast(key, marks[key]!)) {
-        drop = key;
-        break;
-      }
-      oldestWaiting ??= key;
+      const rank = keptRank(key, marks[key]!);
+      oldest[rank] ??= key;
+      if (rank === 0) break;
     }
-    delete marks[(drop ?? oldestWaiting)!];
+    delete marks[(oldest[0] ?? oldest[1] ?? oldest[2])!];
   }
   return n;
 }

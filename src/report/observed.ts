@@ -9,12 +9,11 @@ const fingerprint = (served: ServedRequest): string => createHash('sha256').upda
 /** The same for a large body, from the bytes as sent: the same bytes sent again hash the same, without serializing the body again. */
 const bytesFingerprint = (path: string, bytes: Uint8Array): string => createHash('sha256').update(`${path}\n`).update(bytes).digest('hex').slice(0, 16);
 
-/** The same for a create's body without its items' order codes: the same shipments sent again under new codes hash the same. */
-const contentFingerprint = (served: ServedRequest): string => {
-  const body = served.input.body as { items?: unknown[] } | undefined;
-  const items = Array.isArray(body?.items) ? body.items.map((item) => (item !== null && typeof item === 'object' ? { ...item, order_code: undefined } : item)) : undefined;
-  return createHash('sha256').update(JSON.stringify({ ...body, items })).digest('hex').slice(0, 16);
-};
+/** `make`'s value, made at the first call only: judging may ask for a hash several times (a fault compares the requests after it). */
+function once(make: () => string): () => string {
+  let made: string | undefined;
+  return () => (made ??= make());
+}
 
 /** A create's body reduced to what the provider reads of it (the served spec's fields), from the sandbox's wiring; without it, the body as sent. */
 export type Readable = (body: Record<string, unknown>) => Record<string, unknown>;
@@ -68,7 +67,7 @@ export interface Observed {
   codes: string | null;
   /** A create's: the numbers of the orders it stored, when it had stored them as its connection closed. */
   created?: readonly string[];
-  /** A create's kept body without its order codes, hashed (undefined for a body not kept). */
+  /** A create's kept body as the provider reads it, without its order codes, hashed, as a refusal compares it (undefined for a body not kept): the same shipments under new codes. */
   content?: () => string;
 }
 
@@ -95,9 +94,10 @@ export function observed(served: ServedRequest, readable?: Readable): Observed {
   }
   // A tracking read has no body: what is kept of it (its path) is all its fingerprint needs, hashed only if judging asks.
   if (small) {
-    const print = () => fingerprint(kept);
-    const same = () => readFingerprint(kept, readable, 'kept') ?? print();
-    return { served: kept, fault, items: count, fingerprint: print, same, refusal: () => readFingerprint(kept, readable, 'dropped') ?? print(), ...create, content: () => contentFingerprint(kept) };
+    const print = once(() => fingerprint(kept));
+    const same = once(() => readFingerprint(kept, readable, 'kept') ?? print());
+    const read = once(() => readFingerprint(kept, readable, 'dropped') ?? print());
+    return { served: kept, fault, items: count, fingerprint: print, same, refusal: read, ...create, content: read };
   }
   if (op === 'trackOrder') return { served: kept, fault, items: count, fingerprint: () => fingerprint(kept), same: () => fingerprint(kept), refusal: () => fingerprint(kept), codes: null };
   const raw = input.bodyBytes;

@@ -246,6 +246,19 @@ describe('a create the client gave up on, which the sandbox carried out', () => 
     }
   });
 
+  it('counts the same shipments built again (keys in another order, an id the provider ignores) under new order codes as a duplicate too', async () => {
+    const t = await timedOutCreate('REBUILT-1');
+    try {
+      const reversed = (value: object) => Object.fromEntries(Object.entries(value).reverse());
+      const rebuilt = { client_request_id: 'attempt-2', ...reversed({ ...t.request, items: t.request.items.map((item) => reversed({ ...item, order_code: 'REBUILT-2' })) }) };
+      expect((await t.call('POST', '/v1/order', rebuilt)).status).toBe(201);
+      const { events } = (await (await t.call('GET', '/__sandbox/report')).json()) as { events: Array<{ item: string; outcome: string; note: string }> };
+      expect(events.find((e) => e.item === 'fault.timeout' && e.outcome === 'missed')?.note).toMatch(/^sent again under new order codes although the create it gave up on \(order code "REBUILT-1"\) had been carried out: a duplicate shipment/);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('counts the same shipments under new order codes as a second shipment also after the AWB webhook was acknowledged, until a new run', async () => {
     const t = await timedOutCreate('HEARD-1');
     try {

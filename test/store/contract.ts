@@ -422,6 +422,21 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       await storage.close();
     });
 
+    it('bounds a client’s marks at MARKS_KEPT, dropping requests waiting for their retry before the marks of the run', async () => {
+      const storage = await open();
+      const mark = (wall: number, detail: Record<string, string | number | null> = {}) => ({ at: wall, wall, detail });
+      await storage.reports.change('a', { marks: Object.fromEntries(RUN_MARKS.map((key) => [key, mark(0)])) });
+      for (let n = 0; n < 6; n += 1) await storage.reports.change('a', { marks: Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`retry:createOrder:${n * 100 + i}`, mark(10 + n * 100 + i, { kind: '503-retried' })])) });
+      // PostgreSQL trims in the background after a write, at most once a second: one more write a second later.
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      await storage.reports.change('a', { marks: { 'retry:createOrder:599': mark(700, { kind: '503-retried' }) } });
+      await expect.poll(async () => Object.keys((await storage.reports.get('a')).marks).length, { timeout: 5_000, interval: 200 }).toBe(MARKS_KEPT);
+      const { marks } = await storage.reports.get('a');
+      for (const key of RUN_MARKS) expect(marks[key]).toBeDefined();
+      expect(marks['retry:createOrder:0']).toBeUndefined();
+      await storage.close();
+    });
+
     it('keeps client settings with versions', async () => {
       const storage = await open();
       const first = await storage.settings.put({ client_id: 'a', webhook: null, generated_secret: 'whsec_x', faults: [], fault_seq: 0 });

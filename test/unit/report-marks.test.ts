@@ -23,6 +23,19 @@ describe("a client's marks beyond MARKS_KEPT", () => {
     expect(view.current.marks[key]).toBeDefined();
   });
 
+  it.each(RUN_MARKS)("keeps the run's mark %s over MARKS_KEPT + 100 requests waiting for their retry, set after it", async (key) => {
+    const flood = { [key]: mark(0), ...Object.fromEntries(Array.from({ length: MARKS_KEPT + 100 }, (_, n) => [`retry:createOrder:${n}`, mark(10 + n, { kind: '503-retried' })])) };
+    const state = applyReportChange(emptyReport('acme'), { marks: flood }, 10);
+    expect(state.marks[key]).toBeDefined();
+    expect(state.marks['retry:createOrder:0']).toBeUndefined(); // the oldest waiting retry went first
+    const reports = new MemoryReports(10);
+    await reports.change('acme', { marks: flood });
+    expect((await reports.get('acme')).marks[key]).toBeDefined();
+    const view = new BatchView(emptyReport('acme'));
+    view.marked(flood);
+    expect(view.current.marks[key]).toBeDefined();
+  });
+
   it('holds the run for the receiver refusing a seen webhook-id, a create waiting for its retry (compared as the provider reads it), and a create carried out that the client gave up on', () => {
     expect(RUN_MARKS).toEqual([SEEN_ID_REFUSED, 'same:createOrder', 'content:createOrder']);
   });

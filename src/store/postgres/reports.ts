@@ -241,7 +241,7 @@ export class PgReports implements ReportRepository {
 
   /**
    * Drops each client's events beyond the newest `size` (an index range) but each item's
-   * last MISSED_KEPT missed ones, and its oldest marks beyond MARKS_KEPT, waiting retries and the run's (RUN_MARKS) last (see MARKS_KEPT).
+   * last MISSED_KEPT missed ones, and its oldest marks beyond MARKS_KEPT, waiting retries after the others and the run's (RUN_MARKS) last (see MARKS_KEPT).
    */
   private async trim(clients: string[]): Promise<void> {
     await this.db().query(
@@ -257,7 +257,7 @@ export class PgReports implements ReportRepository {
     );
     await this.db().query(
       `UPDATE readiness_reports SET version = version + 1, state = jsonb_set(state, '{marks}',
-         (SELECT COALESCE(jsonb_object_agg(key, value), '{}'::jsonb) FROM (SELECT key, value FROM jsonb_each(state->'marks') ORDER BY (key = ANY($3::text[]) OR (key LIKE 'retry:%' AND value->'detail'->>'heard' IS DISTINCT FROM '1')) DESC, (value->>'wall')::numeric DESC LIMIT $2) AS newest))
+         (SELECT COALESCE(jsonb_object_agg(key, value), '{}'::jsonb) FROM (SELECT key, value FROM jsonb_each(state->'marks') ORDER BY key = ANY($3::text[]) DESC, (key LIKE 'retry:%' AND value->'detail'->>'heard' IS DISTINCT FROM '1') DESC, (value->>'wall')::numeric DESC LIMIT $2) AS newest))
        WHERE client_id = ANY($1::text[]) AND (SELECT count(*) FROM jsonb_object_keys(state->'marks')) > $2`,
       [clients, MARKS_KEPT, RUN_MARKS],
     );
