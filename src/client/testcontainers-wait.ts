@@ -1,3 +1,4 @@
+import { get } from 'node:http';
 import { getContainerRuntimeClient, type BoundPorts, type WaitStrategy } from 'testcontainers';
 
 /** The container as Testcontainers hands it to a wait strategy (dockerode's), without naming dockerode. */
@@ -36,9 +37,9 @@ export function exitedMessage(exitCode: number, logs: string): string {
   return `The sandbox container exited with code ${exitCode} before ${HEALTH_PATH} answered 200. ${logSection(logs)}`;
 }
 
-/** The error of a container still running but not healthy when the startup timeout ran out. */
-export function notReadyMessage(timeoutMs: number, logs: string): string {
-  return `The sandbox did not answer ${HEALTH_PATH} with 200 within ${timeoutMs} ms. ${logSection(logs)}`;
+/** The error of a container still running but not healthy when the startup timeout ran out: the URL asked (a wrong host shows), and its logs. */
+export function notReadyMessage(timeoutMs: number, url: string, logs: string): string {
+  return `The sandbox did not answer ${url} with 200 within ${timeoutMs} ms. ${logSection(logs)}`;
 }
 
 function logSection(logs: string): string {
@@ -62,14 +63,20 @@ async function lastLogs(container: Container): Promise<string> {
   }
 }
 
-async function answers200(url: string): Promise<boolean> {
-  try {
-    const res = await fetch(url, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
-    await res.body?.cancel();
-    return res.status === 200;
-  } catch {
-    return false;
-  }
+/**
+ * Whether the URL answers 200, asked with node:http, not the global fetch: a test suite that
+ * mocks fetch (msw, nock) before it starts the container must not catch the probe (the
+ * wait testcontainers has, which this replaces, does not use fetch either).
+ */
+function answers200(url: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = get(url, { timeout: PROBE_TIMEOUT_MS, agent: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(false));
+  });
 }
 
 /**
@@ -92,11 +99,12 @@ export class SandboxHealthWait implements WaitStrategy {
     const end = Date.now() + this.startupTimeoutMs;
     let url: string | undefined;
     for (;;) {
-      const state = (await container.inspect()).State;
-      if (ENDED.has(state.Status)) throw new Error(exitedMessage(state.ExitCode, await lastLogs(container)));
+      // An inspect that fails (the engine busy) is asked again at the next probe, as the health is.
+      const state = (await container.inspect().catch(() => undefined))?.State;
+      if (state && ENDED.has(state.Status)) throw new Error(exitedMessage(state.ExitCode, await lastLogs(container)));
       url ??= `http://${await this.hostOf()}:${boundPorts.getBinding(this.port)}${HEALTH_PATH}`;
       if (await answers200(url)) return;
-      if (Date.now() >= end) throw new Error(notReadyMessage(this.startupTimeoutMs, await lastLogs(container)));
+      if (Date.now() >= end) throw new Error(notReadyMessage(this.startupTimeoutMs, url, await lastLogs(container)));
       await new Promise((resolve) => setTimeout(resolve, PROBE_EVERY_MS));
     }
   }

@@ -1,5 +1,5 @@
 import type { BoundPorts, WaitStrategy } from 'testcontainers';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { demuxLogs, SandboxHealthWait } from '../../src/client/testcontainers-wait.js';
 import { heldServer } from '../support/held-server.js';
 
@@ -52,9 +52,31 @@ describe('SandboxHealthWait (the module\'s wait on GET /__sandbox/health)', () =
     try {
       const wait = new SandboxHealthWait(4010, async () => '127.0.0.1').withStartupTimeout(300);
       const failure = wait.waitUntilReady(container('running', 0, frame(1, 'replaying the journal\n')), ports(Number(new URL(unready.url).port)));
-      await expect(failure).rejects.toThrow('The sandbox did not answer /__sandbox/health with 200 within 300 ms. Its last log lines:\n  replaying the journal');
+      await expect(failure).rejects.toThrow(`The sandbox did not answer http://127.0.0.1:${new URL(unready.url).port}/__sandbox/health with 200 within 300 ms. Its last log lines:\n  replaying the journal`);
     } finally {
       await unready.close();
+    }
+  });
+});
+
+describe('SandboxHealthWait in a test suite that mocks fetch (msw, nock)', () => {
+  const realFetch = globalThis.fetch;
+  afterEach(() => {
+    globalThis.fetch = realFetch;
+  });
+
+  it('probes the health endpoint without the global fetch, and asks an engine that failed once again', async () => {
+    globalThis.fetch = async () => {
+      throw new Error('[MSW] Cannot bypass a request when using the "error" strategy for the "onUnhandledRequest" option.');
+    };
+    const health = await heldServer((req, res) => res.writeHead(req.url === '/__sandbox/health' ? 200 : 404).end());
+    try {
+      let inspected = 0;
+      const flaky = { ...container('running', 0, Buffer.alloc(0)), inspect: async () => (++inspected === 1 ? Promise.reject(new Error('engine busy')) : { State: { Status: 'running', ExitCode: 0 } }) } as unknown as Container;
+      await new SandboxHealthWait(4010, async () => '127.0.0.1').withStartupTimeout(5_000).waitUntilReady(flaky, ports(Number(new URL(health.url).port)));
+      expect(health.requests).toEqual(['GET /__sandbox/health']);
+    } finally {
+      await health.close();
     }
   });
 });
