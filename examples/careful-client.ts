@@ -181,7 +181,13 @@ export async function runCarefulClient(baseUrl: string, token: string): Promise<
 
 // Run as a script: the contract tests, the checks, then the readiness summary.
 if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
-  const [baseUrl = 'http://127.0.0.1:4010', token = process.env.SANDBOX_TOKENS ?? ''] = process.argv.slice(2);
+  // The token: the second argument, else SANDBOX_TOKENS when it holds one (with several, which client to act as is yours to say).
+  const fromEnv = (process.env.SANDBOX_TOKENS ?? '').split(',').filter((t) => t.trim() !== '');
+  if (process.argv[3] === undefined && fromEnv.length > 1) {
+    console.error(`SANDBOX_TOKENS holds ${fromEnv.length} tokens; pass the one to use as the second argument`);
+    process.exit(2);
+  }
+  const [baseUrl = 'http://127.0.0.1:4010', token = fromEnv[0]?.trim() ?? ''] = process.argv.slice(2);
   const client = await runCarefulClient(baseUrl, token);
   const headers = { authorization: `Bearer ${token}` };
   await fetch(`${baseUrl}/__sandbox/checks`, { method: 'POST', headers });

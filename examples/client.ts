@@ -263,7 +263,13 @@ function noWebhook(orderNo: string, timeoutMs: number, mode: string, chaos: stri
 // Run as a script (not imported by the test): npx tsx examples/client.ts <base URL> <token>
 // SIGINT or SIGTERM stops the run and puts the webhook settings back first; a second one quits at once.
 if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
-  const [baseUrl = 'http://127.0.0.1:4010', token = process.env.SANDBOX_TOKENS ?? ''] = process.argv.slice(2);
+  // The token: the second argument, else SANDBOX_TOKENS when it holds one (with several, which client to act as is yours to say).
+  const fromEnv = (process.env.SANDBOX_TOKENS ?? '').split(',').filter((t) => t.trim() !== '');
+  if (process.argv[3] === undefined && fromEnv.length > 1) {
+    console.error(`SANDBOX_TOKENS holds ${fromEnv.length} tokens; pass the one to use as the second argument`);
+    process.exit(2);
+  }
+  const [baseUrl = 'http://127.0.0.1:4010', token = fromEnv[0]?.trim() ?? ''] = process.argv.slice(2);
   const stop = new AbortController();
   for (const [name, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
     process.once(name, () => {

@@ -923,6 +923,7 @@ export interface components {
             speed: number;
             /** Format: date-time */
             now: string;
+            /** Format: int64 */
             now_ms: number;
             /** @description The calling client's jobs waiting for their due time. */
             pending_jobs: number;
@@ -1108,6 +1109,7 @@ export interface components {
             events: components["schemas"]["WebhookEventFilter"];
             /** @description Delay of each scheduled attempt; the first from the event, each next one from the failed attempt before it. */
             retry_schedule_ms: number[];
+            /** Format: int64 */
             timeout_ms: number;
         };
         /**
@@ -1176,6 +1178,7 @@ export interface components {
             webhook_timestamp: number;
             /** @description Null when there was no answer. */
             status_code: number | null;
+            /** Format: int64 */
             duration_ms: number;
             /** @description Why there was no answer, e.g. "ECONNREFUSED: ..." or "timed out after 10000 ms". */
             error: string | null;
@@ -1210,7 +1213,10 @@ export interface components {
             expected: "2xx" | "4xx";
             /** @description The status answered, or why there was none. */
             got: string | null;
-            /** @description Sandbox-clock epoch ms. */
+            /**
+             * Format: int64
+             * @description Sandbox-clock epoch ms.
+             */
             at: number;
         };
         ReadinessItem: {
@@ -1256,6 +1262,10 @@ export interface components {
             checks: components["schemas"]["CheckResult"][];
             /** @description The most recent events behind the counts (bounded like the journal), oldest first, after each item's last three missed events that those no longer include (a failure keeps its examples however long ago it was missed). */
             events: {
+                /**
+                 * Format: int64
+                 * @description Sandbox-clock epoch ms.
+                 */
                 at: number;
                 item: string;
                 /** @enum {string} */
@@ -1600,6 +1610,7 @@ export interface operations {
                         /** @constant */
                         status: "ok";
                         version: string;
+                        /** Format: int64 */
                         uptime_ms: number;
                         /**
                          * @description degraded while the store cannot save changes (a full disk, say): changes then answer 503 with Retry-After, reads go on.
