@@ -658,6 +658,7 @@ export interface components {
             sender_phone: string;
             pickup_via: string;
             order_type: string;
+            /** Format: int64 */
             input_type: number;
             sender_latitude?: string;
             sender_longitude?: string;
