@@ -35,16 +35,21 @@ import {
 const tuneHeapGrowth = !process.execArgv.some((arg) => arg.replaceAll('_', '-').includes('heap-growing-percent'));
 if (tuneHeapGrowth) setFlagsFromString('--heap-growing-percent=300');
 
+/** Signals this close after the first are the same press of Ctrl-C, relayed (see stopAgain); two presses are further apart. */
+const SAME_PRESS_MS = 200;
+
 async function main(options: SandboxOptions): Promise<void> {
   // Signals are handled from the start on: a SIGTERM while a large journal replays ends the
   // start (what it opened closed, the lock given back) rather than the process at once.
   const starting = new AbortController();
   let sandbox: Sandbox | undefined;
   let stopping = false;
+  let stopAskedAt = 0;
   let hangupWhileStarting = false;
   const stop = (signal: string) => {
     if (stopping) return stopAgain(signal);
     stopping = true;
+    stopAskedAt = performance.now();
     if (!sandbox) return starting.abort(signal);
     const { logger } = sandbox.services;
     logger.info({ signal }, 'stopping');
@@ -73,11 +78,13 @@ async function main(options: SandboxOptions): Promise<void> {
    * A signal while the stop goes on. A second Ctrl-C quits at once, as a terminal user
    * expects; another SIGTERM (a process manager's again, a signal to the whole process
    * group after one to the sandbox) lets the stop finish, so the data is made durable
-   * and the lock given back.
+   * and the lock given back. So does a SIGINT within SAME_PRESS_MS of the first: the same
+   * Ctrl-C relayed by a wrapper (npm, npx, tsx) to a process that already had it from the
+   * terminal's process group, not a second press.
    */
   const stopAgain = (signal: string) => {
     const logger = sandbox?.services.logger;
-    if (signal !== 'SIGINT') return void logger?.info({ signal }, 'already stopping: the stop goes on');
+    if (signal !== 'SIGINT' || performance.now() - stopAskedAt < SAME_PRESS_MS) return void logger?.info({ signal }, 'already stopping: the stop goes on');
     const exit = () => process.exit(130);
     if (!logger) return exit();
     logger.warn({ signal }, 'stopped at once by a second SIGINT: every acknowledged write is kept (the next start reads the journal); webhook attempts under way are made again after it');

@@ -44,6 +44,16 @@ describe('signals while the sandbox stops', () => {
     if (!onPostgres) expect(existsSync(`${data}.lock`)).toBe(false);
   }, 30_000);
 
+  it('takes a SIGINT right after the first (a wrapper relaying the same Ctrl-C: npm, npx, tsx) as the same press: the stop finishes, exit 0', async () => {
+    const { cli, data } = await stopping();
+    cli.process.kill('SIGINT');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await cli.stop('SIGINT')).toBe(0);
+    expect(cli.output()).not.toContain('stopped at once by a second SIGINT');
+    expect(cli.output()).toContain('"msg":"stopped"');
+    if (!onPostgres) expect(existsSync(`${data}.lock`)).toBe(false);
+  }, 30_000);
+
   it('quits at once on a second SIGINT (Ctrl-C twice), 130, keeping every acknowledged order for the next start', async () => {
     const { cli, data } = await stopping();
     cli.process.kill('SIGINT');
