@@ -255,7 +255,9 @@ root.parseAsync().catch((error: unknown) => {
   const flag = error instanceof OptionError ? givenAs(OPTIONS[error.option]) : undefined;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   const hint = code === 'EADDRINUSE' ? ' Another process listens there: stop it, or start this sandbox with another --port (PORT; 0 picks a free one).' : code === 'EACCES' ? ' This user may not listen on that port: use one above 1023 (--port, PORT).' : '';
-  const message = `${error instanceof Error ? error.message : String(error)}${hint}`;
+  const told = error instanceof Error ? error.message : String(error);
+  // Node's own messages (`listen EADDRINUSE: address already in use 127.0.0.1:4010`) end without a full stop.
+  const message = hint && !/[.!?]$/.test(told) ? `${told}.${hint}` : `${told}${hint}`;
   process.stderr.write(`shipping-sandbox: ${flag ? `${flag} is invalid. ${message}` : message}\n`);
   process.exit(1);
 });

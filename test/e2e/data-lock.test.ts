@@ -91,7 +91,7 @@ describe('a port in use', () => {
       const port = String((holder.address() as { port: number }).port);
       const started = await runCli(['--port', port, '--data', ':memory:', '--log-level', 'silent']);
       expect(started.code).toBe(1);
-      expect(started.stderr).toBe(`shipping-sandbox: listen EADDRINUSE: address already in use 127.0.0.1:${port} Another process listens there: stop it, or start this sandbox with another --port (PORT; 0 picks a free one).\n`);
+      expect(started.stderr).toBe(`shipping-sandbox: listen EADDRINUSE: address already in use 127.0.0.1:${port}. Another process listens there: stop it, or start this sandbox with another --port (PORT; 0 picks a free one).\n`);
     } finally {
       holder.close();
     }
