@@ -120,6 +120,14 @@ function noteHammering(judging: Judging, draft: Draft, window: ReportMark, op: s
 }
 
 /**
+ * A 400 that refused only the sandbox's own controls (a `Prefer` status the operation does not
+ * document, its `__code` query, an unknown `X-Sandbox-Scenario`): the client's test setup, not
+ * a request the provider would have refused, so it shows nothing of the client's handling.
+ */
+const refusedControl = ({ status, violations }: Observed['served']): boolean =>
+  status === 400 && violations.length > 0 && violations.every(({ field }) => field === 'header.prefer' || field.startsWith('query.__') || field.startsWith('header.x-sandbox-'));
+
+/**
  * What one provider request shows of the client: how it answered what an earlier answer
  * asked of it (a retry, an error sent again), the fault it met, and what a create or a
  * tracking read exercised.
@@ -127,6 +135,7 @@ function noteHammering(judging: Judging, draft: Draft, window: ReportMark, op: s
 export async function judgeRequest(judging: Judging, clientId: string, kept: Observed, wall: number, state: ReportView): Promise<Draft> {
   const { served } = kept;
   const draft = new Draft(served.arrivedAt);
+  if (refusedControl(served)) return draft;
   const op = served.input.operation.operationId;
   const here = { at: served.arrivedAt, wall, origin: `${judging.replica}:${served.seq}` };
   const what = describe(kept);
