@@ -2,7 +2,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { Command, CommanderError } from 'commander';
 import { VERSION, formatDuration, mask } from './shared/index.js';
-import { optionsOf, program, OPTIONS, OptionError, shownDatabase, type SandboxOptions } from './config/index.js';
+import { optionsOf, program, OPTIONS, OptionError, shownDatabase, startFailure, type SandboxOptions } from './config/index.js';
 import { createSandbox, type Sandbox } from './app/index.js';
 import { webhookBannerLine } from './webhooks/index.js';
 import {
@@ -79,8 +79,8 @@ async function main(options: SandboxOptions): Promise<void> {
    * expects; another SIGTERM (a process manager's again, a signal to the whole process
    * group after one to the sandbox) lets the stop finish, so the data is made durable
    * and the lock given back. So does a SIGINT within SAME_PRESS_MS of the first: the same
-   * Ctrl-C relayed by a wrapper (npm, npx, tsx) to a process that already had it from the
-   * terminal's process group, not a second press.
+   * Ctrl-C relayed by a wrapper that passes signals on (the tsx command line does) to a
+   * process that already had it from the terminal's process group, not a second press.
    */
   const stopAgain = (signal: string) => {
     const logger = sandbox?.services.logger;
@@ -253,11 +253,7 @@ root.parseAsync().catch((error: unknown) => {
   // Start-up failures (a corrupt data file, a port in use, a bad flag) are the user's to fix: a message, no stack.
   // An option only the start could check (a scenario, a spec) is named as commander names the others.
   const flag = error instanceof OptionError ? givenAs(OPTIONS[error.option]) : undefined;
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  const hint = code === 'EADDRINUSE' ? ' Another process listens there: stop it, or start this sandbox with another --port (PORT; 0 picks a free one).' : code === 'EACCES' ? ' This user may not listen on that port: use one above 1023 (--port, PORT).' : '';
-  const told = error instanceof Error ? error.message : String(error);
-  // Node's own messages (`listen EADDRINUSE: address already in use 127.0.0.1:4010`) end without a full stop.
-  const message = hint && !/[.!?]$/.test(told) ? `${told}.${hint}` : `${told}${hint}`;
+  const message = startFailure(error);
   process.stderr.write(`shipping-sandbox: ${flag ? `${flag} is invalid. ${message}` : message}\n`);
   process.exit(1);
 });

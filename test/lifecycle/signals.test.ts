@@ -44,7 +44,7 @@ describe('signals while the sandbox stops', () => {
     if (!onPostgres) expect(existsSync(`${data}.lock`)).toBe(false);
   }, 30_000);
 
-  it('takes a SIGINT right after the first (a wrapper relaying the same Ctrl-C: npm, npx, tsx) as the same press: the stop finishes, exit 0', async () => {
+  it('takes a SIGINT right after the first (a wrapper relaying the same Ctrl-C, as the tsx command line does) as the same press: the stop finishes, exit 0', async () => {
     const { cli, data } = await stopping();
     cli.process.kill('SIGINT');
     await new Promise((resolve) => setTimeout(resolve, 20));
