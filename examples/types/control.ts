@@ -977,6 +977,7 @@ export interface components {
                 note: string;
                 description: string;
                 branch: string;
+                /** Format: int64 */
                 update_on: number;
                 status: string | null;
                 pod_photo: string | null;
@@ -992,6 +993,7 @@ export interface components {
             sender_phone: string;
             pickup_via: string;
             order_type: string;
+            /** Format: int64 */
             input_type: number;
             sender_latitude?: string;
             sender_longitude?: string;
@@ -1027,12 +1029,16 @@ export interface components {
             courier_code?: string;
             /** @description awb.generated, order.cancelled (null before the AWB). */
             awb?: string | null;
+            /** Format: int64 */
             generated_at?: number;
             reason?: string;
+            /** Format: int64 */
             failed_at?: number;
+            /** Format: int64 */
             cancelled_at?: number;
             client_id?: string;
             message?: string;
+            /** Format: int64 */
             sent_at?: number;
         };
         /** @description An OpenAPI 3.1 document; `servers` names the address it was fetched from. */

@@ -593,13 +593,25 @@ export interface components {
             sender_area: components["schemas"]["Area"] | null;
             receiver_area: components["schemas"]["Area"] | null;
             rate: components["schemas"]["OrderRate"] | null;
-            /** @description Unix epoch seconds. */
+            /**
+             * Format: int64
+             * @description Unix epoch seconds.
+             */
             created_at: number;
-            /** @description Unix epoch seconds. */
+            /**
+             * Format: int64
+             * @description Unix epoch seconds.
+             */
             updated_at: number;
-            /** @description Unix epoch seconds. */
+            /**
+             * Format: int64
+             * @description Unix epoch seconds.
+             */
             awb_generated_at: number | null;
-            /** @description Unix epoch seconds. */
+            /**
+             * Format: int64
+             * @description Unix epoch seconds.
+             */
             cancelled_at: number | null;
         };
         OrderDetailResponse: {
@@ -1558,7 +1570,10 @@ export interface operations {
                     courier_code: string;
                     /** @description The waybill number; track it with GET /v1/order/tracking/{order_no} (the AWB). */
                     awb: string;
-                    /** @description Unix epoch seconds (sandbox clock), like update_on in tracking. */
+                    /**
+                     * Format: int64
+                     * @description Unix epoch seconds (sandbox clock), like update_on in tracking.
+                     */
                     generated_at: number;
                 };
             };
@@ -1598,7 +1613,10 @@ export interface operations {
                     courier_code: string;
                     /** @description Why the courier refused the order (the order's awb_error). */
                     reason: string;
-                    /** @description Unix epoch seconds (sandbox clock). */
+                    /**
+                     * Format: int64
+                     * @description Unix epoch seconds (sandbox clock).
+                     */
                     failed_at: number;
                 };
             };
@@ -1638,7 +1656,10 @@ export interface operations {
                     courier_code: string;
                     /** @description Null when the order was cancelled before its AWB. */
                     awb: string | null;
-                    /** @description Unix epoch seconds (sandbox clock). */
+                    /**
+                     * Format: int64
+                     * @description Unix epoch seconds (sandbox clock).
+                     */
                     cancelled_at: number;
                 };
             };
@@ -1674,7 +1695,10 @@ export interface operations {
                     event: "ping";
                     client_id: string;
                     message: string;
-                    /** @description Unix epoch seconds (sandbox clock). */
+                    /**
+                     * Format: int64
+                     * @description Unix epoch seconds (sandbox clock).
+                     */
                     sent_at: number;
                 };
             };
