@@ -1,4 +1,4 @@
-import { get } from 'node:http';
+import { request } from 'undici';
 import { getContainerRuntimeClient, type BoundPorts, type WaitStrategy } from 'testcontainers';
 
 /** The container as Testcontainers hands it to a wait strategy (dockerode's), without naming dockerode. */
@@ -64,19 +64,18 @@ async function lastLogs(container: Container): Promise<string> {
 }
 
 /**
- * Whether the URL answers 200, asked with node:http, not the global fetch: a test suite that
- * mocks fetch (msw, nock) before it starts the container must not catch the probe (the
- * wait testcontainers has, which this replaces, does not use fetch either).
+ * Whether the URL answers 200 within PROBE_TIMEOUT_MS in all, asked with undici's own
+ * request, as testcontainers' wait does: not the global fetch nor node:http, which a test
+ * suite that mocks the network (msw, nock) may have taken over before it starts the container.
  */
-function answers200(url: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const req = get(url, { timeout: PROBE_TIMEOUT_MS, agent: false }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
-    });
-    req.on('timeout', () => req.destroy());
-    req.on('error', () => resolve(false));
-  });
+async function answers200(url: string): Promise<boolean> {
+  try {
+    const res = await request(url, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+    await res.body.dump();
+    return res.statusCode === 200;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -1,3 +1,4 @@
+import http from 'node:http';
 import type { BoundPorts, WaitStrategy } from 'testcontainers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { demuxLogs, SandboxHealthWait } from '../../src/client/testcontainers-wait.js';
@@ -59,16 +60,20 @@ describe('SandboxHealthWait (the module\'s wait on GET /__sandbox/health)', () =
   });
 });
 
-describe('SandboxHealthWait in a test suite that mocks fetch (msw, nock)', () => {
+describe('SandboxHealthWait in a test suite that mocks the network (msw, nock)', () => {
   const realFetch = globalThis.fetch;
+  const { get, request } = http;
   afterEach(() => {
     globalThis.fetch = realFetch;
+    Object.assign(http, { get, request });
   });
 
-  it('probes the health endpoint without the global fetch, and asks an engine that failed once again', async () => {
-    globalThis.fetch = async () => {
+  it('probes the health endpoint without the global fetch or node:http, and asks an engine that failed once again', async () => {
+    const refused = () => {
       throw new Error('[MSW] Cannot bypass a request when using the "error" strategy for the "onUnhandledRequest" option.');
     };
+    globalThis.fetch = async () => refused();
+    Object.assign(http, { get: refused, request: refused });
     const health = await heldServer((req, res) => res.writeHead(req.url === '/__sandbox/health' ? 200 : 404).end());
     try {
       let inspected = 0;
