@@ -48,7 +48,7 @@ describe('the start banner of a data file whose clock ran fast', () => {
       expect(await fresh.stop()).toBe(0);
       const again = await startCli(['--port', '0', '--data', data, '--token', 't', '--log-level', 'silent']);
       try {
-        expect(await bannerOf(again)).toMatch(/clock: {2}real x1, \dd[\dhms]* ahead of wall time \(kept in the data: no clock moves back\)\n/);
+        expect(await bannerOf(again)).toMatch(/clock: {2}real x1, \d+d[\dhms]* ahead of wall time \(kept in the data: no clock moves back\)\n/);
       } finally {
         await again.stop();
       }
