@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_ENDPOINT, LISTENER_NAME, LISTENER_PREFIX, SANDBOX_EVENT_TYPES, bareListenerName, listenerTarget } from '../records/index.js';
-import { headerValue, hideToken, tokenValue, timeoutOption } from './flags.js';
+import { clientProgram, headerValue, required, tokenValue, timeoutOption } from './flags.js';
 import { failure, isRecord, jsonOf, notASandbox, NotASandbox, withDeadline } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl, sandboxUrl } from './url.js';
@@ -69,11 +69,10 @@ function limit(value: string): number {
 
 /** `shipping-sandbox deliveries list`: its own command line, apart from the server's flags. */
 export function listProgram(name = 'shipping-sandbox deliveries list'): Command {
-  return new Command(name)
-    .configureOutput({ outputError: hideToken })
+  return clientProgram(name)
     .summary("print a client's webhook delivery log, newest first")
     .description("Prints a sandbox client's webhook deliveries, newest first, with the outcome of each one's last attempt (GET /__sandbox/webhooks/deliveries).")
-    .addOption(new Option('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010').argParser(httpUrl('http://127.0.0.1:4010')).makeOptionMandatory())
+    .addOption(required(new Option('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010').argParser(httpUrl('http://127.0.0.1:4010'))))
     .addOption(new Option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)").argParser(tokenValue))
     .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(headerValue))
     .addOption(new Option('--status <status>', 'only deliveries with this status').choices(STATUSES))

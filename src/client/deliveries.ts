@@ -1,6 +1,6 @@
-import { Command, CommanderError, InvalidArgumentError, Option, type OptionValues } from 'commander';
+import { Command, InvalidArgumentError, Option, type OptionValues } from 'commander';
 import { isCalendarDay } from '../shared/index.js';
-import { headerValue, hideToken, tokenValue, timeoutOption } from './flags.js';
+import { clientProgram, headerValue, parseFlags, required, tokenValue, timeoutOption } from './flags.js';
 import { failure, isRecord, jsonOf, notASandbox, withDeadline, type Answer } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl, sandboxUrl } from './url.js';
@@ -32,13 +32,12 @@ function time(value: string): string {
 
 /** `shipping-sandbox deliveries recover`: its own command line, apart from the server's flags. */
 export function recoverProgram(name = 'shipping-sandbox deliveries recover'): Command {
-  return new Command(name)
-    .configureOutput({ outputError: hideToken })
+  return clientProgram(name)
     .summary("redeliver a client's failed webhooks of a time window")
     .description("Redelivers every failed webhook delivery of a sandbox client created in a time window (POST /__sandbox/webhooks/recover); the attempts are made in the background.")
-    .addOption(new Option('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010').argParser(httpUrl('http://127.0.0.1:4010')).makeOptionMandatory())
+    .addOption(required(new Option('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010').argParser(httpUrl('http://127.0.0.1:4010'))))
     .addOption(new Option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)").argParser(tokenValue))
-    .addOption(new Option('--since <time>', "deliveries created at or after this time (ISO 8601, on the client's sandbox clock)").argParser(time).makeOptionMandatory())
+    .addOption(required(new Option('--since <time>', "deliveries created at or after this time (ISO 8601, on the client's sandbox clock)").argParser(time)))
     .addOption(new Option('--until <time>', 'deliveries created at or before this time (default: up to now)').argParser(time))
     .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(headerValue))
     .addOption(timeoutOption());
@@ -52,12 +51,8 @@ const USAGE = [
 
 /** A subcommand's flags parsed by its program: the options, or the exit code after its --help (0) or a bad flag (2, the message printed). */
 function parsed<T extends OptionValues>(program: Command, argv: string[], out: (text: string) => void, err: (text: string) => void): { options: T } | { code: number } {
-  try {
-    return { options: program.exitOverride().configureOutput({ writeOut: out, writeErr: err }).parse(argv, { from: 'user' }).opts<T>() };
-  } catch (error) {
-    if (error instanceof CommanderError) return { code: error.exitCode === 0 ? 0 : 2 };
-    throw error;
-  }
+  const done = parseFlags(program, argv, out, err);
+  return typeof done === 'number' ? { code: done } : { options: done.opts<T>() };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { isUsableToken, parseDuration } from '../shared/index.js';
 
 /**
@@ -8,7 +8,18 @@ import { isUsableToken, parseDuration } from '../shared/index.js';
  */
 export function nonEmpty(value: string): string {
   if (value.trim() === '') throw new InvalidArgumentError('must not be empty');
+  notAFlag(value);
   return value;
+}
+
+/**
+ * A value that is the next flag (`--token --url X`): commander gives a flag that takes a value
+ * whatever follows it, so --token got `--url`, and the command then said --url was missing.
+ * No token, order, scenario or client id starts with `--` and a letter. The refusal does not
+ * quote the value: it may be a token.
+ */
+export function notAFlag(value: string): void {
+  if (/^--[A-Za-z]/.test(value)) throw new InvalidArgumentError('has no value: what follows it is the next flag');
 }
 
 /**
@@ -30,6 +41,7 @@ export function headerValue(value: string): string {
  */
 export function tokenValue(value: string): string {
   if (value.trim() === '') throw new InvalidArgumentError('must not be empty');
+  notAFlag(value);
   if (!isUsableToken(value)) throw new InvalidArgumentError(TOKEN_RULE);
   return value;
 }
@@ -64,3 +76,44 @@ export function timeout(value: string): number {
 /** The --timeout of the commands that ask the sandbox and exit (not `listen`): how long the whole command waits for its answers. */
 export const timeoutOption = (): Option =>
   new Option('--timeout <duration>', 'give up (exit 2) when the sandbox has not answered in full within this, for the whole command, e.g. 10s, 500ms, 2m').argParser(timeout).default(30_000, '30s');
+
+/** The flags marked by required(): commander's own mandatory check comes too early (see checkFlags). */
+const REQUIRED = new WeakSet<Option>();
+
+/** A flag the command cannot run without, checked by checkFlags. */
+export function required(option: Option): Option {
+  REQUIRED.add(option);
+  return option;
+}
+
+/**
+ * Refuses a required flag not given. Commander checks its own mandatory options before unknown
+ * ones, so a typo such as `--forward_to` was told that `--forward-to` is missing rather than
+ * "Did you mean --forward-to?"; this runs once commander has named unknown flags.
+ */
+export function checkFlags(command: Command): void {
+  for (const option of command.options) {
+    if (REQUIRED.has(option) && command.getOptionValue(option.attributeName()) === undefined) {
+      command.error(`error: required option '${option.flags}' not specified`, { code: 'commander.missingMandatoryOptionValue', exitCode: 2 });
+    }
+  }
+}
+
+/** A client command's program: its refusals leave a token out (hideToken), and its flags are checked before it runs (checkFlags). */
+export const clientProgram = (name: string): Command =>
+  new Command(name).configureOutput({ outputError: hideToken }).hook('preAction', (_hooked, action) => checkFlags(action));
+
+/**
+ * A client command's flags parsed without running it (the run* functions): its program, or the
+ * exit code after its --help (0) or a bad flag (2, the message printed).
+ */
+export function parseFlags(program: Command, argv: string[], out: (text: string) => void, err: (text: string) => void): Command | number {
+  try {
+    program.exitOverride().configureOutput({ writeOut: out, writeErr: err }).parse(argv, { from: 'user' });
+    checkFlags(program);
+    return program;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    throw error;
+  }
+}

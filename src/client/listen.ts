@@ -1,8 +1,8 @@
 import { hostname, userInfo } from 'node:os';
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { LISTENER_NAME, SANDBOX_EVENT_TYPES } from '../records/index.js';
 import { DEFAULT_TUNING, listen, type ListenTuning } from './listen-session.js';
-import { headerValue, hideToken, tokenValue } from './flags.js';
+import { clientProgram, headerValue, notAFlag, parseFlags, required, tokenValue } from './flags.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl } from './url.js';
 
@@ -41,21 +41,21 @@ function eventList(value: string, before?: string[]): string[] {
 }
 
 function listenerName(value: string): string {
+  notAFlag(value);
   if (!LISTENER_NAME.test(value)) throw new InvalidArgumentError('must be 1 to 64 characters of A-Z a-z 0-9 . _ @ -');
   return value;
 }
 
 /** `shipping-sandbox listen`: its own command line, apart from the server's flags. */
 export function listenProgram(name = 'shipping-sandbox listen'): Command {
-  return new Command(name)
-    .configureOutput({ outputError: hideToken })
+  return clientProgram(name)
     .summary("forward a client's webhooks to a receiver on this machine (runs until Ctrl-C)")
     .description(
       "Opens an outbound WebSocket to a sandbox as a listener endpoint of your client, and POSTs each webhook attempt to --forward-to with the exact body and signed headers a direct delivery has; the local answer goes back as the attempt's outcome. Prints the endpoint's signing secret once connected and one line per forward; reconnects after a drop. Exits 0 on Ctrl-C, 1 when the sandbox refuses or ends the listener, 2 for a bad flag.",
     )
-    .addOption(new Option('--url <url>', 'base URL of the sandbox, e.g. https://sandbox.example').argParser(httpUrl('https://sandbox.example')).makeOptionMandatory())
+    .addOption(required(new Option('--url <url>', 'base URL of the sandbox, e.g. https://sandbox.example').argParser(httpUrl('https://sandbox.example'))))
     .addOption(new Option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one); sent in the Authorization header").argParser(tokenValue))
-    .addOption(new Option('--forward-to <url>', 'the local receiver each webhook is POSTed to, e.g. http://localhost:3000/hooks').argParser(httpUrl('http://localhost:3000/hooks')).makeOptionMandatory())
+    .addOption(required(new Option('--forward-to <url>', 'the local receiver each webhook is POSTed to, e.g. http://localhost:3000/hooks').argParser(httpUrl('http://localhost:3000/hooks'))))
     .addOption(new Option('--events <list>', `the events this listener gets, comma-separated (${SANDBOX_EVENT_TYPES.join(', ')}), or the flag repeated; default: every event, or the filter an existing listener of this name has`).argParser(eventList))
     .addOption(new Option('--name <name>', `the listener, one endpoint of your client: 1 to 64 of A-Z a-z 0-9 . _ @ - (default: user@host of this machine, here ${defaultName()})`).argParser(listenerName))
     .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(headerValue));
@@ -75,12 +75,7 @@ export async function executeListen(options: ListenCommand, out: (text: string) 
  * or a flag is wrong (2).
  */
 export async function runListen(argv: string[], out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv, stop: AbortSignal, tuning?: ListenTuning): Promise<number> {
-  let options: ListenCommand;
-  try {
-    options = listenProgram().exitOverride().configureOutput({ writeOut: out, writeErr: err }).parse(argv, { from: 'user' }).opts<ListenCommand>();
-  } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
-    throw error;
-  }
-  return executeListen(options, out, err, env, stop, tuning);
+  const program = parseFlags(listenProgram(), argv, out, err);
+  if (typeof program === 'number') return program;
+  return executeListen(program.opts<ListenCommand>(), out, err, env, stop, tuning);
 }

@@ -1,6 +1,6 @@
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { lastEvents, PACT_RUN, type ReportEvent } from '../records/index.js';
-import { headerValue, hideToken, tokenValue, timeoutOption } from './flags.js';
+import { clientProgram, headerValue, parseFlags, required, tokenValue, timeoutOption } from './flags.js';
 import { failure, isRecord, jsonOf, notASandbox, withDeadline } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl, sandboxUrl } from './url.js';
@@ -40,11 +40,10 @@ function requiredItems(value: string, before: string[] = []): string[] {
 
 /** `shipping-sandbox report`: its own command line, apart from the server's flags. */
 export function reportProgram(name = 'shipping-sandbox report'): Command {
-  return new Command(name)
-    .configureOutput({ outputError: hideToken })
+  return clientProgram(name)
     .summary("print a client's readiness report from a running sandbox")
     .description("Prints a sandbox client's readiness report; exits 1 when its handled share is below --fail-under or its coverage below --coverage-under.")
-    .addOption(new Option('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010').argParser(httpUrl('http://127.0.0.1:4010')).makeOptionMandatory())
+    .addOption(required(new Option('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010').argParser(httpUrl('http://127.0.0.1:4010'))))
     .addOption(new Option('--token <token>', "the client's bearer token; default: SANDBOX_TOKENS when it holds one token, as the server reads it").argParser(tokenValue))
     .addOption(new Option('--format <format>', 'what to print').choices(['json', 'junit', 'html']).default('json'))
     .addOption(new Option('--fail-under <percent>', 'exit 1 when the handled share (handled / graded items, in percent) is below this').argParser(percent))
@@ -56,14 +55,9 @@ export function reportProgram(name = 'shipping-sandbox report'): Command {
 
 /** Fetches the report, prints it, and returns the exit code: 0, 1 below --fail-under or --coverage-under, 2 for a bad flag or when the sandbox cannot give it (within --timeout). */
 export async function runReport(argv: string[], out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  let options: ReportCommand;
-  try {
-    options = reportProgram().exitOverride().configureOutput({ writeOut: out, writeErr: err }).parse(argv, { from: 'user' }).opts<ReportCommand>();
-  } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
-    throw error;
-  }
-  return executeReport(options, out, err, env);
+  const program = parseFlags(reportProgram(), argv, out, err);
+  if (typeof program === 'number') return program;
+  return executeReport(program.opts<ReportCommand>(), out, err, env);
 }
 
 /** The report with parsed flags (see runReport). */

@@ -1,5 +1,5 @@
-import { Command, CommanderError, Option } from 'commander';
-import { headerValue, hideToken, tokenValue, nonEmpty, timeoutOption } from './flags.js';
+import { Command, Option } from 'commander';
+import { clientProgram, headerValue, parseFlags, required, tokenValue, nonEmpty, timeoutOption } from './flags.js';
 import { failure, isRecord, jsonOf, notASandbox, withDeadline, type Answer } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl, sandboxUrl } from './url.js';
@@ -32,12 +32,11 @@ interface TriggerAnswer {
 
 /** `shipping-sandbox trigger <event>`: its own command line, apart from the server's flags. */
 export function triggerProgram(name = 'shipping-sandbox trigger'): Command {
-  return new Command(name)
-    .configureOutput({ outputError: hideToken })
+  return clientProgram(name)
     .summary('fire a webhook event (or play an order up to a tracking step) and print what it made')
     .description('Fires a webhook event (or plays an order up to a tracking step) on a new fixture order or one of yours, and prints the order, its deliveries and the outcome.')
     .argument('<event>', `one of ${EVENTS.join(', ')}`)
-    .addOption(new Option('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010').argParser(httpUrl('http://127.0.0.1:4010')).makeOptionMandatory())
+    .addOption(required(new Option('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010').argParser(httpUrl('http://127.0.0.1:4010'))))
     .addOption(new Option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)").argParser(tokenValue))
     .addOption(new Option('--order <order_no>', 'one of your orders (default: a new fixture order)').argParser(nonEmpty))
     .addOption(new Option('--scenario <name>', "the new order's scenario (GET /__sandbox/scenarios; default: the client's default scenario)").argParser(nonEmpty))
@@ -59,17 +58,9 @@ export function triggerLines(answer: TriggerAnswer): string[] {
 
 /** Triggers the event, prints what it made, and returns the exit code: 0; 1 when the sandbox refused (an unknown event, scenario or step, an order it cannot take there); 2 for a bad flag (tracking.step without --to-step among them) or when the sandbox cannot be reached or has not answered within --timeout. */
 export async function runTrigger(argv: string[], out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  let options: TriggerCommand;
-  let event: string;
-  try {
-    const program = triggerProgram().exitOverride().configureOutput({ writeOut: out, writeErr: err }).parse(argv, { from: 'user' });
-    options = program.opts<TriggerCommand>();
-    event = program.args[0]!;
-  } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
-    throw error;
-  }
-  return executeTrigger(event, options, out, err, env);
+  const program = parseFlags(triggerProgram(), argv, out, err);
+  if (typeof program === 'number') return program;
+  return executeTrigger(program.args[0]!, program.opts<TriggerCommand>(), out, err, env);
 }
 
 /** The trigger with parsed flags (see runTrigger). */
