@@ -37,9 +37,19 @@ export function exitedMessage(exitCode: number, logs: string): string {
   return `The sandbox container exited with code ${exitCode} before ${HEALTH_PATH} answered 200. ${logSection(logs)}`;
 }
 
-/** The error of a container still running but not healthy when the startup timeout ran out: the URL asked (a wrong host shows), and its logs. */
-export function notReadyMessage(timeoutMs: number, url: string, logs: string): string {
-  return `The sandbox did not answer ${url} with 200 within ${timeoutMs} ms. ${logSection(logs)}`;
+/** The error of a container that was removed before its health answered (one started with auto-remove that exited): the engine's word for it. */
+export function goneMessage(engineError: string): string {
+  return `The sandbox container was removed before ${HEALTH_PATH} answered 200 (the engine says: ${engineError}). Started with auto-remove, a container that exits takes its exit code and logs with it: start it without, to read them.`;
+}
+
+/**
+ * The error of a container still running but not healthy when the startup timeout ran out: the
+ * URL asked (a wrong host shows), the engine's last refusal to inspect it if it had one (a
+ * container the wait could not see), and its logs.
+ */
+export function notReadyMessage(timeoutMs: number, url: string, logs: string, inspectError?: string): string {
+  const engine = inspectError === undefined ? '' : ` The engine's last inspect of the container failed: ${inspectError}.`;
+  return `The sandbox did not answer ${url} with 200 within ${timeoutMs} ms.${engine} ${logSection(logs)}`;
 }
 
 function logSection(logs: string): string {
@@ -98,12 +108,15 @@ export class SandboxHealthWait implements WaitStrategy {
     const end = Date.now() + this.startupTimeoutMs;
     let url: string | undefined;
     for (;;) {
-      // An inspect that fails (the engine busy) is asked again at the next probe, as the health is.
-      const state = (await container.inspect().catch(() => undefined))?.State;
+      // An inspect that fails (the engine busy) is asked again at the next probe, as the health
+      // is; one that says the container is gone (404) is final.
+      let inspectError: (Error & { statusCode?: number }) | undefined;
+      const state = (await container.inspect().catch((error: Error) => void (inspectError = error)))?.State;
+      if (inspectError?.statusCode === 404) throw new Error(goneMessage(inspectError.message));
       if (state && ENDED.has(state.Status)) throw new Error(exitedMessage(state.ExitCode, await lastLogs(container)));
       url ??= `http://${await this.hostOf()}:${boundPorts.getBinding(this.port)}${HEALTH_PATH}`;
       if (await answers200(url)) return;
-      if (Date.now() >= end) throw new Error(notReadyMessage(this.startupTimeoutMs, url, await lastLogs(container)));
+      if (Date.now() >= end) throw new Error(notReadyMessage(this.startupTimeoutMs, url, await lastLogs(container), inspectError?.message));
       await new Promise((resolve) => setTimeout(resolve, PROBE_EVERY_MS));
     }
   }

@@ -60,6 +60,37 @@ describe('SandboxHealthWait (the module\'s wait on GET /__sandbox/health)', () =
   });
 });
 
+describe('SandboxHealthWait when the engine cannot show the container', () => {
+  /** A container whose every inspect is refused as dockerode refuses it. */
+  const unseen = (statusCode: number, message: string) =>
+    ({ inspect: async () => Promise.reject(Object.assign(new Error(message), { statusCode })), logs: async () => Promise.reject(new Error(message)) }) as unknown as Container;
+
+  it('fails at once when the container is gone (removed after it exited, as with auto-remove), saying why its logs are gone too', async () => {
+    const wait = new SandboxHealthWait(4010, async () => '127.0.0.1').withStartupTimeout(60_000);
+    const started = Date.now();
+    const failure = await wait.waitUntilReady(unseen(404, '(HTTP code 404) no such container - No such container: 3f2a'), ports(1)).catch((error: Error) => error);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect((failure as Error).message).toBe(
+      'The sandbox container was removed before /__sandbox/health answered 200 (the engine says: (HTTP code 404) no such container - No such container: 3f2a). ' +
+        'Started with auto-remove, a container that exits takes its exit code and logs with it: start it without, to read them.',
+    );
+  });
+
+  it("names the engine's last refusal in the timeout's error when every inspect failed", async () => {
+    const unready = await heldServer((_req, res) => res.writeHead(503).end());
+    try {
+      const port = Number(new URL(unready.url).port);
+      const wait = new SandboxHealthWait(4010, async () => '127.0.0.1').withStartupTimeout(300);
+      await expect(wait.waitUntilReady(unseen(500, '(HTTP code 500) server error - engine busy'), ports(port))).rejects.toThrow(
+        `The sandbox did not answer http://127.0.0.1:${port}/__sandbox/health with 200 within 300 ms. The engine's last inspect of the container failed: (HTTP code 500) server error - engine busy. ` +
+          'Its last log lines:\n  (its logs could not be read: (HTTP code 500) server error - engine busy)',
+      );
+    } finally {
+      await unready.close();
+    }
+  });
+});
+
 describe('SandboxHealthWait in a test suite that mocks the network (msw, nock)', () => {
   const realFetch = globalThis.fetch;
   const { get, request } = http;
