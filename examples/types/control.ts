@@ -1123,7 +1123,7 @@ export interface components {
          * @description Absolute http(s) URL the webhooks are POSTed to, without credentials, admitted by the webhook target policy.
          */
         WebhookUrl: string;
-        /** @description `whsec_` followed by the base64 of 24 to 64 bytes. */
+        /** @description `whsec_` followed by the standard base64 of 24 to 64 bytes, with its `=` padding (as Python and Go decode it). */
         WebhookSecret: string;
         /**
          * @description The events the endpoint takes; null (or absent at creation) for every event. The
@@ -2256,7 +2256,7 @@ export interface operations {
                      * @description Absolute http(s) URL the webhooks are POSTed to, without credentials, admitted by the webhook target policy.
                      */
                     url: string;
-                    /** @description `whsec_` followed by the base64 of 24 to 64 bytes. */
+                    /** @description `whsec_` followed by the standard base64 of 24 to 64 bytes, with its `=` padding (as Python and Go decode it). */
                     secret?: string;
                     /** @description Chaos modes for every delivery of this client (replaces those of the config file); `[]` for none. */
                     chaos?: components["schemas"]["WebhookChaos"][];

@@ -68,7 +68,7 @@ export const OPTIONS: Schema = {
     help: 'default webhook secret (whsec_...); generated when absent',
     default: undefined,
     secret: true,
-    resolve: (value) => (value === undefined || isSecret(value) ? value : fail('webhookSecret', 'webhookSecret must be "whsec_" followed by the base64 of 24 to 64 bytes.')),
+    resolve: (value) => (value === undefined || isSecret(value) ? value : fail('webhookSecret', 'webhookSecret must be "whsec_" followed by the standard base64 of 24 to 64 bytes, with its "=" padding.')),
   },
   webhookRetries: {
     flag: '--webhook-retries <delays>',

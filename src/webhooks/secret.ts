@@ -2,12 +2,17 @@ import { createHash, randomBytes } from 'node:crypto';
 
 const SECRET = /^whsec_([A-Za-z0-9+/]+={0,2})$/;
 
-/** Whether text is a Standard Webhooks secret: `whsec_` + base64 of 24 to 64 bytes. */
+/**
+ * Whether text is a Standard Webhooks secret: `whsec_` + the standard base64 of 24 to 64 bytes,
+ * written as the bytes encode (its `=` padding, no stray bits). Node reads base64 without its
+ * padding, but Python's and Go's decoders, and the Standard Webhooks libraries on them,
+ * refuse it: a secret only Node could use would fail a receiver in another language.
+ */
 export function isSecret(text: string): boolean {
   const match = SECRET.exec(text);
   if (!match) return false;
-  const bytes = Buffer.from(match[1]!, 'base64').length;
-  return bytes >= 24 && bytes <= 64;
+  const bytes = Buffer.from(match[1]!, 'base64');
+  return bytes.length >= 24 && bytes.length <= 64 && bytes.toString('base64') === match[1];
 }
 
 /**

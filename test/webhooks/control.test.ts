@@ -54,6 +54,7 @@ describe('PUT /__sandbox/webhook', () => {
     [{}, 'url'],
     [{ url: 'http://127.0.0.1/x', secret: 'whsec_c2hvcnQ=' }, 'secret'],
     [{ url: 'http://127.0.0.1/x', secret: 'plain' }, 'secret'],
+    [{ url: 'http://127.0.0.1/x', secret: 'whsec_BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBw' }, 'secret'],
     [{ url: 'http://127.0.0.1/x', chaos: ['explode'] }, 'chaos[0]'],
   ])('returns 400 naming the field for %j', async (body, field) => {
     const res = await sandbox.call('PUT', '/__sandbox/webhook', { body });

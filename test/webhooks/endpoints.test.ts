@@ -272,6 +272,7 @@ describe('bad input changes nothing', () => {
     ['POST', { url: 'ftp://example.com/x' }, 'url'],
     ['POST', {}, 'url'],
     ['POST', { url: 'http://127.0.0.1:9/x', secret: 'plain' }, 'secret'],
+    ['POST', { url: 'http://127.0.0.1:9/x', secret: 'whsec_CQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJ==' }, 'secret'],
     ['POST', { url: 'http://127.0.0.1:9/x', events: [] }, 'events'],
     ['PATCH', { events: ['awb.shipped'] }, 'events[0]'],
     ['PATCH', { events: [] }, 'events'],

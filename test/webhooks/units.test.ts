@@ -41,6 +41,13 @@ describe('secrets', () => {
     expect(makeSecret('a')).not.toBe(makeSecret('a'));
   });
   it.each(['whsec_c2hvcnQ=', 'MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'whsec_!!!'])('refuses %j', (s) => expect(isSecret(s)).toBe(false));
+  // Python's base64.b64decode and Go's base64.StdEncoding refuse the first two ("Incorrect padding"); the third decodes to bytes that encode otherwise.
+  it.each([
+    ['25 bytes without their padding', 'whsec_BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBw'],
+    ['24 bytes with padding they do not have', 'whsec_CQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJ=='],
+    ['25 bytes with stray bits in the last character', 'whsec_BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBB=='],
+  ])('refuses %s, which only Node would decode', (_what, s) => expect(isSecret(s)).toBe(false));
+  it('takes 25 bytes with their padding', () => expect(isSecret('whsec_BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBw==')).toBe(true));
 });
 
 describe('chaos', () => {

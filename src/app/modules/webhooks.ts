@@ -8,7 +8,7 @@ import { chaosHeaderCheck, CursorSeal, ListenOpens, ListenServer, recoverHandler
 function checkClients(registry: Services['registry']): void {
   for (const client of registry.clients) {
     const { secret, chaos = [] } = client.webhook ?? {};
-    if (secret !== undefined && !isSecret(secret)) throw new Error(`The webhook.secret of client ${client.id} must be "whsec_" followed by the base64 of 24 to 64 bytes.`);
+    if (secret !== undefined && !isSecret(secret)) throw new Error(`The webhook.secret of client ${client.id} must be "whsec_" followed by the standard base64 of 24 to 64 bytes, with its "=" padding.`);
     const unknown = unknownChaos(chaos);
     if (unknown.length > 0) throw new Error(`The webhook.chaos of client ${client.id} names unknown modes: ${unknown.join(', ')}.`);
   }
