@@ -925,7 +925,10 @@ export interface components {
             now: string;
             /** Format: int64 */
             now_ms: number;
-            /** @description The calling client's jobs waiting for their due time. */
+            /**
+             * Format: int64
+             * @description The calling client's jobs waiting for their due time.
+             */
             pending_jobs: number;
             /** Format: date-time */
             next_due?: string | null;
@@ -1169,6 +1172,7 @@ export interface components {
             last_seen_at?: string | null;
         };
         WebhookAttempt: {
+            /** Format: int32 */
             n: number;
             /**
              * Format: date-time
@@ -1180,9 +1184,12 @@ export interface components {
             /** @enum {string|null} */
             chaos: "duplicate" | "bad_signature" | null;
             url: string;
-            /** @description The webhook-timestamp header sent (real Unix epoch seconds). */
+            /**
+             * Format: int64
+             * @description The webhook-timestamp header sent (real Unix epoch seconds).
+             */
             webhook_timestamp: number;
-            /** @description Null when there was no answer. */
+            /** @description The status the receiver answered (three digits, as HTTP parsers take them); null when there was no answer. */
             status_code: number | null;
             /** Format: int64 */
             duration_ms: number;
@@ -1233,8 +1240,11 @@ export interface components {
             graded: boolean;
             /** @description Rests on the sandbox's own choices (signing, retries, faults). */
             sandbox_choice: boolean;
+            /** Format: int64 */
             exercised: number;
+            /** Format: int64 */
             handled: number;
+            /** Format: int64 */
             missed: number;
             detail: string;
             /** @description The passage of the provider interface it comes from. */
@@ -1254,11 +1264,17 @@ export interface components {
             /** Format: date-time */
             generated_at: string;
             summary: {
+                /** Format: int64 */
                 items: number;
+                /** Format: int64 */
                 graded: number;
+                /** Format: int64 */
                 handled: number;
+                /** Format: int64 */
                 not_handled: number;
+                /** Format: int64 */
                 not_exercised: number;
+                /** Format: int64 */
                 not_graded: number;
                 /** @description handled / graded, in percent. */
                 handled_percent: number;
@@ -1288,11 +1304,19 @@ export interface components {
          */
         OperationCoverage: {
             summary: {
-                /** @description Operations of the provider spec. */
+                /**
+                 * Format: int64
+                 * @description Operations of the provider spec.
+                 */
                 operations: number;
+                /** Format: int64 */
                 operations_exercised: number;
-                /** @description Documented (operation, status) pairs. */
+                /**
+                 * Format: int64
+                 * @description Documented (operation, status) pairs.
+                 */
                 statuses: number;
+                /** Format: int64 */
                 statuses_exercised: number;
                 /** @description statuses_exercised / statuses, in percent. */
                 percent: number;
@@ -1302,18 +1326,23 @@ export interface components {
                 method: string;
                 /** @description As the spec writes it, e.g. /v1/order/tracking/{order_no}. */
                 path: string;
-                /** @description Requests of the run to it, whatever their status. */
+                /**
+                 * Format: int64
+                 * @description Requests of the run to it, whatever their status.
+                 */
                 exercised: number;
                 /** @description The documented statuses in the spec's order, then any other the run was answered with (`documented` false). */
                 statuses: {
                     status: number;
                     documented: boolean;
+                    /** Format: int64 */
                     exercised: number;
                 }[];
             }[];
         };
         RemovedCount: {
             success: boolean;
+            /** Format: int64 */
             removed: number;
         };
         /** @description Every criterion given must hold; an unknown criterion is a 400 naming it. */
@@ -1393,19 +1422,32 @@ export interface components {
             id: string;
             match: components["schemas"]["FaultMatch"];
             action: components["schemas"]["FaultAction"];
+            /** Format: int64 */
             times: number;
-            /** @description Applications left before it expires. */
+            /**
+             * Format: int64
+             * @description Applications left before it expires.
+             */
             remaining: number;
             probability: number;
-            /** @description Matching requests seen. */
+            /**
+             * Format: int64
+             * @description Matching requests seen.
+             */
             matched: number;
-            /** @description Requests it was applied to. */
+            /**
+             * Format: int64
+             * @description Requests it was applied to.
+             */
             hits: number;
             /** Format: date-time */
             created_at: string;
         };
         JournalEntry: {
-            /** @description Increases with arrival. */
+            /**
+             * Format: int64
+             * @description Increases with arrival.
+             */
             id: number;
             /**
              * Format: date-time
@@ -1427,7 +1469,10 @@ export interface components {
             body: components["schemas"]["JsonValue"];
             /** @description Present when the body was cut to 16 KiB. */
             body_truncated?: {
-                /** @description The size of the whole body as JSON, in bytes. */
+                /**
+                 * Format: int64
+                 * @description The size of the whole body as JSON, in bytes.
+                 */
                 bytes: number;
             };
             /** @description The status answered; null when none was sent (reset, hang). */
@@ -1821,7 +1866,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description How many orders match the filters in all. */
+                        /**
+                         * Format: int64
+                         * @description How many orders match the filters in all.
+                         */
                         total: number;
                         /** @description Pass as `cursor` for the next page; null on the last page. */
                         next_cursor: string | null;
@@ -2200,7 +2248,10 @@ export interface operations {
                             id: string;
                             name: string;
                             roles: ("partner" | "read_only")[];
-                            /** @description How many tokens the client has. */
+                            /**
+                             * Format: int64
+                             * @description How many tokens the client has.
+                             */
                             tokens: number;
                         }[];
                     };
@@ -2309,7 +2360,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description How many match (before the limit). */
+                        /**
+                         * Format: int64
+                         * @description How many match (before the limit).
+                         */
                         total: number;
                         /** @description Pass as `cursor` for the next page; null on the last page. */
                         next_cursor: string | null;
@@ -2425,12 +2479,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** Format: int64 */
                         queued: number;
                         /** @description The failed deliveries in the window that were left out, by why. */
                         skipped: {
-                            /** @description Their endpoint is deleted, disabled or has no URL now. */
+                            /**
+                             * Format: int64
+                             * @description Their endpoint is deleted, disabled or has no URL now.
+                             */
                             endpoint_unavailable: number;
-                            /** @description They already have 50 attempts (a redelivery of them is refused too). */
+                            /**
+                             * Format: int64
+                             * @description They already have 50 attempts (a redelivery of them is refused too).
+                             */
                             attempt_limit: number;
                         };
                         /** Format: date-time */
@@ -2805,9 +2866,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Entries that passed the filter. */
+                        /**
+                         * Format: int64
+                         * @description Entries that passed the filter.
+                         */
                         total: number;
-                        /** @description Most entries kept per client (--journal-size). */
+                        /**
+                         * Format: int64
+                         * @description Most entries kept per client (--journal-size).
+                         */
                         size: number;
                         requests: components["schemas"]["JournalEntry"][];
                     };
@@ -2878,7 +2945,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Journal entries of the caller that match. */
+                        /**
+                         * Format: int64
+                         * @description Journal entries of the caller that match.
+                         */
                         count: number;
                     };
                 };
@@ -2983,8 +3053,11 @@ export interface operations {
                         /** @description The endpoint graded. */
                         endpoint_id: string;
                         checks: components["schemas"]["CheckResult"][];
+                        /** Format: int64 */
                         passed: number;
+                        /** Format: int64 */
                         failed: number;
+                        /** Format: int64 */
                         not_run: number;
                     };
                 };
@@ -3017,7 +3090,10 @@ export interface operations {
                     order_no?: string;
                     /** @description The new order's scenario (GET /__sandbox/scenarios); by default the sandbox's default, or awb_failed for awb.failed. With order_no, the order's own or left out. */
                     scenario?: string;
-                    /** @description With tracking.step only; a step's key in the scenario, or its number (1 is the first step). */
+                    /**
+                     * Format: int32
+                     * @description With tracking.step only; a step's key in the scenario, or its number (1 is the first step).
+                     */
                     to_step?: string | number;
                 };
             };
@@ -3118,7 +3194,10 @@ export interface operations {
                         order_code?: string;
                         status?: components["schemas"]["OrderStatus"];
                         state?: string;
-                        /** @description Teardown: how many orders were removed. */
+                        /**
+                         * Format: int64
+                         * @description Teardown: how many orders were removed.
+                         */
                         removed?: number;
                     };
                 };

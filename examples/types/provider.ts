@@ -469,9 +469,15 @@ export interface components {
                 service_code: string;
                 service_name: string;
                 description: string;
-                /** @description Fewest days to delivery. */
+                /**
+                 * Format: int32
+                 * @description Fewest days to delivery.
+                 */
                 etd_days_min: number;
-                /** @description Most days to delivery. */
+                /**
+                 * Format: int32
+                 * @description Most days to delivery.
+                 */
                 etd_days_max: number;
             }[];
         };
@@ -485,17 +491,31 @@ export interface components {
             service_code: string;
             service_name: string;
             description: string;
+            /** Format: int32 */
             etd_days_min: number;
+            /** Format: int32 */
             etd_days_max: number;
             /** @description e.g. "2-3 days", "1 day". */
             etd: string;
-            /** @description round_up_100(rate per kg × chargeable kg × service multiplier). */
+            /**
+             * Format: int64
+             * @description round_up_100(rate per kg × chargeable kg × service multiplier).
+             */
             shipping_fee: number;
-            /** @description round_up_100(0.2% of item_value + 5000) when insurance is "1", else 0. */
+            /**
+             * Format: int64
+             * @description round_up_100(0.2% of item_value + 5000) when insurance is "1", else 0.
+             */
             insurance_fee: number;
-            /** @description round_up_100(max(3% of cod, 2500)) when cod > 0, else 0. */
+            /**
+             * Format: int64
+             * @description round_up_100(max(3% of cod, 2500)) when cod > 0, else 0.
+             */
             cod_fee: number;
-            /** @description shipping_fee + insurance_fee + cod_fee. */
+            /**
+             * Format: int64
+             * @description shipping_fee + insurance_fee + cod_fee.
+             */
             total_fee: number;
         };
         /** @description The prices of one courier. Also the `data` of each `quote` event of the shipping fee stream. */
@@ -505,6 +525,7 @@ export interface components {
             /** @description false when the courier cannot carry the parcel (COD with a courier without COD). */
             available: boolean;
             unavailable_reason: string | null;
+            /** Format: int64 */
             chargeable_kg: number;
             services: components["schemas"]["ServiceQuote"][];
         };
@@ -512,7 +533,10 @@ export interface components {
             actual_kg: number;
             /** @description length × width × height / 6000, two decimals. */
             volumetric_kg: number;
-            /** @description The greater weight in whole kg: up to 0.3 kg above a whole kg is not charged; at least 1. */
+            /**
+             * Format: int64
+             * @description The greater weight in whole kg: up to 0.3 kg above a whole kg is not charged; at least 1.
+             */
             chargeable_kg: number;
         };
         ShippingFeeResponse: {
@@ -531,7 +555,10 @@ export interface components {
         ShippingFeeDoneEvent: {
             /** @constant */
             success: true;
-            /** @description How many `quote` events were sent. */
+            /**
+             * Format: int64
+             * @description How many `quote` events were sent.
+             */
             count: number;
         };
         EstimationRate: {
@@ -540,13 +567,24 @@ export interface components {
             service_code: string;
             service_name: string;
             etd: string;
-            /** @description Chargeable kg. */
+            /**
+             * Format: int64
+             * @description Chargeable kg.
+             */
             weight: number;
-            /** @description The shipping fee in rupiah. */
+            /**
+             * Format: int64
+             * @description The shipping fee in rupiah.
+             */
             price: number;
+            /** Format: int64 */
             insurance_fee: number;
+            /** Format: int64 */
             cod_fee: number;
-            /** @description price + insurance_fee + cod_fee. */
+            /**
+             * Format: int64
+             * @description price + insurance_fee + cod_fee.
+             */
             total_price: number;
         };
         EstimationRatesResponse: {
@@ -562,10 +600,15 @@ export interface components {
         };
         /** @description What the order costs, by the shipping fee formula. */
         OrderRate: {
+            /** Format: int64 */
             chargeable_kg: number;
+            /** Format: int64 */
             shipping_fee: number;
+            /** Format: int64 */
             insurance_fee: number;
+            /** Format: int64 */
             cod_fee: number;
+            /** Format: int64 */
             total_fee: number;
         };
         OrderDetail: {
