@@ -54,6 +54,30 @@ describe('the data-file lock', () => {
     await first.close();
   });
 
+  it('records the data file it locks, and names a lock copied with its folder from a running sandbox as such (a snapshot restored beside it)', async () => {
+    const original = await JournaledFile.open({ path: path() });
+    original.put('orders', '1', { v: 1 });
+    original.commit();
+    expect(JSON.parse(readFileSync(lockPath(), 'utf8')).path).toBe(path());
+    const copy = join(dir(), 'restored');
+    mkdirSync(copy);
+    for (const name of readdirSync(dir())) if (name.startsWith('sandbox.json')) writeFileSync(join(copy, name), readFileSync(join(dir(), name)));
+    const before = contents(copy);
+
+    await expect(JournaledFile.open({ path: join(copy, 'sandbox.json') })).rejects.toThrow(
+      `The data file ${join(copy, 'sandbox.json')} has a lock that names ${path()}, held by a live sandbox (pid ${process.pid} on host ${hostname()}, since `,
+    );
+    await expect(JournaledFile.open({ path: join(copy, 'sandbox.json') })).rejects.toThrow(
+      `If this folder is a copy of that one (a backup or a snapshot taken while it ran), delete ${join(copy, 'sandbox.json')}.lock and start again; if it is the same folder mounted at another path, stop that sandbox first.`,
+    );
+    expect(contents(copy)).toEqual(before);
+    rmSync(join(copy, 'sandbox.json.lock'));
+    const restored = await JournaledFile.open({ path: join(copy, 'sandbox.json') });
+    expect(restored.get('orders', '1')).toEqual({ v: 1 });
+    await restored.close();
+    await original.close();
+  });
+
   it('takes over at once a lock whose holder is gone (a SIGKILL), whatever its age', async () => {
     writeLock({ pid: deadPid(), since: new Date().toISOString() });
     const store = await JournaledFile.open({ path: path() });

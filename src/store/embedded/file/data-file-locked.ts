@@ -10,14 +10,19 @@ export class DataFileLocked extends Error {
   ) {
     const local = holder.host === hostname();
     const elsewhere = local && !pidCheckable(holder);
+    const copied = holder.path !== undefined && holder.path !== path;
     super(
-      `The data file ${path} is in use by another sandbox (pid ${holder.pid} on host ${holder.host}` +
-        (elsewhere ? ', in another container, pid namespace or machine: its lock is being kept fresh' : '') +
-        `, since ${holder.since}). ` +
-        (local
-          ? 'Stop that sandbox first, or start this one with another --data file (or --data :memory:).'
-          : `Stop it first, or start with another --data file. If no sandbox runs on ${holder.host} any more, delete ${path}.lock ` +
-            '(in Docker, give the container a fixed --hostname so that a recreated container recognises its own lock).'),
+      copied
+        ? `The data file ${path} has a lock that names ${holder.path}, held by a live sandbox (pid ${holder.pid} on host ${holder.host}, since ${holder.since}). ` +
+            `If this folder is a copy of that one (a backup or a snapshot taken while it ran), delete ${path}.lock and start again; ` +
+            'if it is the same folder mounted at another path, stop that sandbox first.'
+        : `The data file ${path} is in use by another sandbox (pid ${holder.pid} on host ${holder.host}` +
+            (elsewhere ? ', in another container, pid namespace or machine: its lock is being kept fresh' : '') +
+            `, since ${holder.since}). ` +
+            (local
+              ? 'Stop that sandbox first, or start this one with another --data file (or --data :memory:).'
+              : `Stop it first, or start with another --data file. If no sandbox runs on ${holder.host} any more, delete ${path}.lock ` +
+                '(in Docker, give the container a fixed --hostname so that a recreated container recognises its own lock).'),
     );
   }
 }

@@ -15,6 +15,12 @@ export interface LockHolder {
   ns?: string | null;
   /** When the lock was taken, ISO 8601. */
   since: string;
+  /**
+   * The data file's real path when the lock was taken; absent in locks of earlier sandboxes.
+   * A lock that names another path was copied with its folder (a backup, a snapshot taken
+   * while its sandbox ran), or the folder is mounted at another path here.
+   */
+  path?: string;
   /** Unique per acquisition: a take-over replaces exactly the lock it judged stale. */
   id: string;
 }

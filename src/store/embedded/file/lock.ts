@@ -76,6 +76,7 @@ export class DataFileLock {
       ns: pidNamespace(),
       since: new Date().toISOString(),
       id: randomBytes(8).toString('hex'),
+      path: dataPath,
     };
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
       const current = readHolder(path);
