@@ -6,9 +6,9 @@ import { metricsModule } from '../../src/app/modules/metrics.js';
 import { buildServices, stopServices } from '../../src/app/sandbox.js';
 import type { Services } from '../../src/app/services.js';
 import { parsePrometheus, valueOf, type Sample } from '../support/prometheus.js';
-import { defaultTestOptions, testSandbox, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
+import { defaultTestOptions, testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
 import { Receiver } from '../webhooks/receiver.js';
-import { createOrders, startWebhookSandbox, stopWebhookSandbox } from '../webhooks/support.js';
+import { createOrders, startWebhookSandbox, stopWebhookSandbox, webhookSandbox } from '../webhooks/support.js';
 
 let sandbox: TestSandbox | undefined;
 let receiver: Receiver | undefined;
@@ -100,6 +100,20 @@ describe('GET /__sandbox/metrics', () => {
     samples = await scrape(sandbox);
     expect(valueOf(samples, 'sandbox_webhook_attempts_total', { outcome: 'http_error' })).toBe(1);
     expect(valueOf(samples, 'sandbox_webhook_attempts_total', { outcome: 'delivered' })).toBe(1);
+  });
+
+  it('counts a client with several tokens (a partner and a read_only one) once in the outbox', async () => {
+    receiver = await Receiver.start();
+    sandbox = await webhookSandbox(receiver.url, {
+      clients: [
+        { token: TOKEN_A, id: 'client-a', webhook: { url: receiver.url } },
+        { token: TOKEN_B, id: 'client-b' },
+        { token: 'reader-of-client-b', id: 'client-b', role: 'read_only' },
+      ],
+    });
+    await createOrders(sandbox, 1, {}, TOKEN_B); // client B has no URL: its one delivery is held
+    await sandbox.advance(60_000);
+    expect(valueOf(await scrape(sandbox), 'sandbox_webhook_outbox', { status: 'paused' })).toBe(1);
   });
 
   it('keeps the counters of two sandboxes in one process apart', async () => {

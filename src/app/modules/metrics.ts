@@ -66,7 +66,7 @@ export function metricsModule(services: Pick<Services, 'metrics' | 'storage' | '
     async collect() {
       for (const status of ['pending', 'paused'] as const) {
         let held = 0;
-        for (const client of registry.clients) held += await storage.deliveries.countByStatus(client.id, status);
+        for (const id of registry.clientIds) held += await storage.deliveries.countByStatus(id, status);
         this.set({ status }, held);
       }
     },
