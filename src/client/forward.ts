@@ -1,3 +1,5 @@
+import { oneLineError } from '../shared/index.js';
+
 /** One attempt as the sandbox hands it to a listener (the listen protocol: docs/decisions/0009-listen.md). */
 export interface ListenAttempt {
   type: 'attempt';
@@ -83,11 +85,14 @@ export function utf8Prefix(buffer: Buffer, bytes: number): string {
   return buffer.subarray(0, end).toString('utf8');
 }
 
+/** The shortest wait in the listener's queue that a timed-out forward names: a millisecond or two between reading and forwarding is no queue. */
+const QUEUE_NOTE_MS = 100;
+
 /** A failed forward as one line: the system error's code first (ECONNREFUSED: …), as a direct attempt's log shows it. */
 function describe(error: unknown, timeoutMs: number, timedOut: boolean, waitedMs: number): string {
-  if (timedOut) return waitedMs > 0 ? `timed out after ${timeoutMs} ms (the rest of its timeout after ${waitedMs} ms in the listener's queue)` : `timed out after ${timeoutMs} ms`;
+  if (timedOut) return waitedMs >= QUEUE_NOTE_MS ? `timed out after ${timeoutMs} ms (the rest of its timeout after ${waitedMs} ms in the listener's queue)` : `timed out after ${timeoutMs + waitedMs} ms`;
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  if (cause?.code) return `${cause.code}${cause.message ? `: ${cause.message}` : ''}`;
+  if (cause?.code) return oneLineError(cause.code, cause.message);
   return (error as Error).message ?? String(error);
 }
 

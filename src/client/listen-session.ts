@@ -180,7 +180,7 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
         lateBy(message.now);
         // The filter a listener keeps from its last --events is said, so that a reused name's narrower filter is not a surprise.
         const events = Array.isArray(message.events) ? message.events.join(',') : 'all';
-        io.out(`Ready: listener "${String(message.listener)}" (endpoint ${String(message.endpoint_id)}) forwarding to ${settings.forwardTo}. Signing secret: ${String(message.secret)} (${Number(message.held ?? 0)} held deliveries coming; events: ${events})\n`);
+        io.out(`Ready: listener "${String(message.listener)}" (endpoint ${String(message.endpoint_id)}) forwarding to ${settings.forwardTo}. Signing secret: ${String(message.secret)} (${heldNote(Number(message.held ?? 0))}; events: ${events})\n`);
         // A sandbox that lost its data (a restart of `--data :memory:`, a reset) gives the listener a new endpoint and secret: a receiver set up with the old one refuses every delivery.
         if (session.secret !== undefined && session.secret !== message.secret) io.err(`shipping-sandbox listen: the signing secret changed since the last connection (rotated, or the endpoint made again by a sandbox that lost its data): verify with ${String(message.secret)} from now on\n`);
         session.secret = String(message.secret);
@@ -285,3 +285,6 @@ export async function listen(settings: ListenSettings, io: ListenIo, stop: Abort
   }
   return 0;
 }
+
+/** The ready line's count of held deliveries: `1 held delivery coming`, `3 held deliveries coming`. */
+export const heldNote = (held: number): string => `${held} held ${held === 1 ? 'delivery' : 'deliveries'} coming`;

@@ -23,3 +23,4 @@ export { headerOf } from './header-of.js';
 export { isUsableToken } from './bearer.js';
 export { BODY_ENCODINGS, charsetOf, declaresABody, isJsonType, isTakenContentType, isUtf8Charset } from './media-type.js';
 export { retryAfterMs } from './retry-after.js';
+export { oneLineError } from './network-error.js';

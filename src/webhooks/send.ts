@@ -3,6 +3,7 @@ import type { Dispatcher, Response } from 'undici';
 import { undici } from './undici.js';
 import { TargetRefused } from './target-guard.js';
 import type { Refusal } from './targets.js';
+import { oneLineError } from '../shared/index.js';
 
 export const USER_AGENT = 'shipping-sandbox-webhooks/1';
 /** How much of a response body the delivery log keeps. */
@@ -94,7 +95,7 @@ function describe(error: unknown, timeoutMs: number): string {
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   // undici refuses a 100 Continue it did not ask for (it sends no Expect) as a "bad response", which says nothing of why.
   if (cause?.code === 'UND_ERR_SOCKET' && cause.message === 'bad response') return `${cause.code}: ${cause.message} (${BAD_RESPONSE})`;
-  if (cause?.code) return `${cause.code}${cause.message ? `: ${cause.message}` : ''}`;
+  if (cause?.code) return oneLineError(cause.code, cause.message);
   // fetch's own "fetch failed" says nothing: its cause does (a port fetch will not use is "bad port").
   const message = (error as Error).message ?? String(error);
   return cause?.message ? `${message}: ${cause.message}` : message;

@@ -3,7 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { defaultName, runListen } from '../../src/client/listen.js';
-import { backoffMs, forwardLine, listenUrl, QuickestTrip, type ListenTuning } from '../../src/client/listen-session.js';
+import { backoffMs, forwardLine, heldNote, listenUrl, QuickestTrip, type ListenTuning } from '../../src/client/listen-session.js';
+import { forward } from '../../src/client/forward.js';
+import { oneLineError } from '../../src/shared/index.js';
 import { sandboxUrl } from '../../src/client/url.js';
 import { Receiver, downPort } from '../webhooks/receiver.js';
 import { ListenServer, until } from './listen-server.js';
@@ -263,6 +265,47 @@ describe('shipping-sandbox listen: its lines', () => {
     const at = new Date('2026-12-01T08:00:00Z');
     expect(forwardLine({ ...attempt, chaos: 'bad_signature' }, result, at)).toBe('2026-12-01T08:00:00.000Z  awb.generated (forged signature)  512345678901  → 400  3 ms\n');
     expect(forwardLine(attempt, { ...result, status_code: 204 }, at)).toBe('2026-12-01T08:00:00.000Z  awb.generated  512345678901  → 204  3 ms\n');
+  });
+});
+
+describe('shipping-sandbox listen: a failed forward on its line', () => {
+  const one = { type: 'attempt' as const, id: 'a1', delivery_id: 'msg_1', event: 'awb.generated', order_no: '512345678901', timeout_ms: 10_000, headers: { 'content-type': 'application/json' }, body: '{}' };
+
+  it('says an https:// URL to a plain-http receiver in one line, with the reason OpenSSL gives and what it likely means', async () => {
+    const plain = createServer((_req, res) => res.end('ok'));
+    await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+    try {
+      const result = await forward(one, `https://127.0.0.1:${(plain.address() as AddressInfo).port}/hooks`);
+      expect(result.error).toBe('ERR_SSL_WRONG_VERSION_NUMBER: wrong version number (an https:// URL to a receiver that speaks plain http?)');
+      expect(forwardLine(one, result, new Date('2026-12-01T08:00:00Z'))).toMatch(/^[^\n]*\n$/);
+    } finally {
+      plain.close();
+    }
+  });
+
+  it('names no queue for a wait of a millisecond or two, and gives the whole timeout it ran for', async () => {
+    receiver.respond = () => ({ status: 200, hang: true });
+    expect((await forward({ ...one, timeout_ms: 300 }, receiver.url, 299, 1)).error).toBe('timed out after 300 ms');
+    expect((await forward({ ...one, timeout_ms: 600 }, receiver.url, 300, 300)).error).toBe("timed out after 300 ms (the rest of its timeout after 300 ms in the listener's queue)");
+  });
+
+  it.each([
+    [0, '0 held deliveries coming'],
+    [1, '1 held delivery coming'],
+    [3, '3 held deliveries coming'],
+  ])('counts %d held deliveries on the ready line as %j', (held, note) => {
+    expect(heldNote(held)).toBe(note);
+  });
+});
+
+describe('oneLineError', () => {
+  it.each([
+    ['ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:3000', 'ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:3000'],
+    ['ERR_SSL_PACKET_LENGTH_TOO_LONG', '40BDAB96:error:0A0000C6:SSL routines:tls_get_more_records:packet length too long:../deps/openssl/openssl/ssl/record/methods/tls_common.c:662:\n', 'ERR_SSL_PACKET_LENGTH_TOO_LONG: packet length too long'],
+    ['UND_ERR_SOCKET', 'other side closed\r\n  twice', 'UND_ERR_SOCKET: other side closed twice'],
+    ['ECONNRESET', undefined, 'ECONNRESET'],
+  ])('%s', (code, message, line) => {
+    expect(oneLineError(code, message)).toBe(line);
   });
 });
 
