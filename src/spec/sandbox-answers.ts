@@ -50,6 +50,7 @@ function limitExamples({ bodyLimit, rateLimit, maxHeaderSize }: AnswerLimits): R
     PayloadTooLarge: example('tooLarge', domainMessages.bodyTooLarge(bodyLimit), [{ field: 'body', message: `must be at most ${bodyLimit}` }]),
     UnsupportedMediaType: example('notJson', domainMessages.unsupportedMediaType('text/plain'), [{ field: 'header.content-type', message: 'must be application/json' }]),
     HeadersTooLarge: example('headersTooLarge', domainMessages.headersTooLarge(maxHeaderSize), [{ field: 'header', message: 'too large' }]),
+    DatabaseUnavailable: example('databaseUnreachable', domainMessages.storeUnreadable('ECONNREFUSED')),
   };
 }
 
@@ -77,6 +78,13 @@ function sandboxResponses(document: OpenApiDocument, examples: Record<string, Ex
       description: "Request Header Fields Too Large (sandbox extension: the provider documents no 431). The request line and headers together are larger than the sandbox's --max-header-size (16 KiB by default).",
       content: answer('HeadersTooLarge'),
     },
+    DatabaseUnavailable: {
+      description:
+        'Service Unavailable (sandbox extension: the provider documents no 503 here). On PostgreSQL, the sandbox cannot reach its database right now: ' +
+        'a read says it could not read, a change that nothing was saved. Retry shortly (after `Retry-After` seconds when it is given).',
+      headers: { 'Retry-After': { description: 'Seconds to wait before retrying, when given.', schema: { type: 'integer', format: 'int64', minimum: 1 } } },
+      content: answer('DatabaseUnavailable'),
+    },
   };
 }
 
@@ -88,7 +96,8 @@ export const SANDBOX_ANSWERS = 'x-sandbox-answers';
  * documents every status a client can meet: 431 (request headers too large), 413 and
  * 415 (a body too large or not JSON in UTF-8, which a GET with a body gets too) on
  * every operation, 429 (the client's rate limit or its queue of waiting requests) on
- * every operation that takes a token (a public one has no client to count). An
+ * every operation that takes a token (a public one has no client to count), and 503 (on
+ * PostgreSQL, the database out of reach) on those too, unless they document one. An
  * operation that documents a status of its own keeps it. Each answer's example names
  * `limits`, as the real answer does; a response of the spec file's with the same name
  * keeps its own text but for its example of that name (the bundled spec's
@@ -119,6 +128,8 @@ export function withSandboxAnswers(document: OpenApiDocument, limits: AnswerLimi
         added.push(status);
       };
       if (security.length > 0) add('429', 'TooManyRequests');
+      // An operation that takes a token reads or writes the client's data: on PostgreSQL it may find the database away.
+      if (security.length > 0) add('503', 'DatabaseUnavailable');
       add('413', 'PayloadTooLarge');
       add('415', 'UnsupportedMediaType');
       add('431', 'HeadersTooLarge');

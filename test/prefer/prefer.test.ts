@@ -277,6 +277,11 @@ describe("Prefer under limits other than the defaults: the sandbox's own answers
     expect(res.body.message).toMatch(/^This client has as many requests waiting for their turn as it may have \(at most 1000, with 32 MiB of bodies together;/);
   });
 
+  it('answers code=503 on a read as a read that cannot reach the database on PostgreSQL is answered', async () => {
+    const res = await sandbox.call('GET', TRACK, { headers: { Prefer: 'code=503' } });
+    expect([res.status, res.body]).toEqual([503, { success: false, message: 'The sandbox cannot read from its database right now (ECONNREFUSED). Retry shortly.', errors: [] }]);
+  });
+
   it('answers code=431 naming --max-header-size', async () => {
     await limited({ maxHeaderSize: 2048 });
     const res = await sandbox.call('GET', TRACK, { headers: { Prefer: 'code=431' } });
