@@ -110,6 +110,8 @@ export function openStorage(options: StorageOptions, logger: Logger, fileSystem?
         `the journal was damaged (${salvage.damage}): started from what was intact; set aside ${salvage.moved.join(', ') || 'nothing'} into ${salvage.folder}` +
           (salvage.fromLine > 0 ? `, their commits from line ${salvage.fromLine} of the first on lost` : ', their commits lost'),
       ),
+    onMigrated: (from, to) =>
+      logger.info({ data: options.data, from_schema: from, to_schema: to }, `the data file was of schema version ${from}: migrated to ${to} and written back (a sandbox that writes version ${from} cannot open it now)`),
     requestLogSize: options.journalSize,
     ...(fileSystem ? { fileSystem } : {}),
     ...(signal ? { signal } : {}),

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SCHEMA_VERSION } from '../../src/store/embedded/file/schema.js';
 import { testSandbox, type TestSandbox } from '../support/sandbox.js';
 import { tempDir } from '../support/tmp.js';
+import { startCli } from '../support/cli.js';
 
 const SAMPLE = new URL('../fixtures/sandbox-v0.json', import.meta.url);
 const sample = JSON.parse(readFileSync(SAMPLE, 'utf8')) as { default_token: string; orders: Array<{ order_no: string; awb: string }> };
@@ -63,3 +64,22 @@ describe('a data file of schema version 0 (test/fixtures/sandbox-v0.json)', () =
     expect(res.body.total).toBe(sample.orders.length);
   });
 });
+
+describe('the start that migrates a data file, from the CLI', () => {
+  const dir = tempDir();
+
+  it('logs that it migrated the file and that the older sandbox cannot open it now; the next start does not', async () => {
+    const path = join(dir(), 'sandbox.json');
+    copyFileSync(SAMPLE, path);
+    const migrated = (output: string) => output.split('\n').filter((line) => line.includes('"from_schema"')).map((line) => JSON.parse(line));
+    const first = await startCli(['--port', '0', '--data', path, '--clock', 'manual']);
+    await first.stop();
+    expect(migrated(first.output())).toEqual([
+      expect.objectContaining({ level: 30, data: path, from_schema: 0, to_schema: SCHEMA_VERSION, msg: `the data file was of schema version 0: migrated to ${SCHEMA_VERSION} and written back (a sandbox that writes version 0 cannot open it now)` }),
+    ]);
+    const again = await startCli(['--port', '0', '--data', path, '--clock', 'manual']);
+    await again.stop();
+    expect(migrated(again.output())).toEqual([]);
+  }, 60_000);
+});
+

@@ -3,12 +3,12 @@ import { CheckpointedRecords } from './checkpoints.js';
 import { dataFilePath } from './data-path.js';
 import { describeError, errnoOf, Utf8Chunk } from './files.js';
 import type { LockTiming } from './heartbeat.js';
-import type { Journal, JournalSalvage } from './journal.js';
+import type { Journal } from './journal.js';
 import { patchOf } from './journal-patch.js';
 import { DataFileLock, type LockLoss } from './lock.js';
 import type { LockHolder } from './lock-holder.js';
 import { LOCK_LOST, lockTakenMessage } from './lock-lost.js';
-import { cannotWriteJournal, journalOf, migrateLoaded, readDataFile, refuse, unrefreshableLock, writeAtStart } from './recovery.js';
+import { cannotWriteJournal, journalOf, migrateLoaded, readDataFile, refuse, unrefreshableLock, writeAtStart, type StartNotices } from './recovery.js';
 import { emptyData } from './schema.js';
 import { DataFileError, StoreUnavailable, type JournalOp, type JournaledFileData, type JournaledFileHealth, type RecordFormats, type StoreFileSystem } from './types.js';
 
@@ -16,7 +16,7 @@ const MiB = 2 ** 20;
 /** The errno codes of a disk or quota out of space. */
 const OUT_OF_SPACE = new Set(['ENOSPC', 'EDQUOT', 'EFBIG']);
 
-export interface JournaledFileOptions {
+export interface JournaledFileOptions extends StartNotices {
   /** A file path, or `:memory:` to keep nothing (and take no lock). */
   path: string;
   /** fsync every journal append (survives power loss, not only a crash of the process). */
@@ -72,7 +72,6 @@ export interface JournaledFileOptions {
    * Without it a damaged journal refuses the start, every file untouched.
    */
   salvageJournal?: boolean;
-  onSalvage?: (salvage: JournalSalvage) => void;
 }
 
 /**
@@ -150,7 +149,7 @@ export class JournaledFile extends CheckpointedRecords<JournaledFileOptions> {
       if (salvaged) journal.setAside(salvaged);
       journal.open();
       // Commits kept from a segment set aside live in memory only until a checkpoint holds them.
-      await writeAtStart(store, path, fromVersion, fresh || salvaged !== undefined);
+      await writeAtStart(store, path, fromVersion, fresh || salvaged !== undefined, options);
       if (salvaged) options.onSalvage?.(salvaged);
       // Lost during the start's checkpoint (which then stopped): refuse the start rather than serve fenced.
       if (store.lockLost) throw new DataFileError(lockTakenMessage(path, store.lostTo, store.lostWhy));

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Low } from 'lowdb';
 import { describeError, nodeFileSystem, remedyFor } from './files.js';
-import { Journal } from './journal.js';
+import { Journal, type JournalSalvage } from './journal.js';
 import type { DataFileLock } from './lock.js';
 import { restrictDataFiles } from './private-files.js';
 import { RecordMap } from './record-map.js';
@@ -80,6 +80,14 @@ function asObjects(data: JournaledFileData): void {
   }
 }
 
+/** What a start tells its owner about the files it found, for the log lines no caller makes. */
+export interface StartNotices {
+  /** Told what a salvage (see `salvageJournal`) set aside. */
+  onSalvage?: (salvage: JournalSalvage) => void;
+  /** Told that the data file was of an older schema version and is now written at this one: a sandbox of that version refuses it from now on. */
+  onMigrated?: (fromVersion: number, toVersion: number) => void;
+}
+
 /** What the start's first write uses of the journaled file. */
 interface Checkpointed {
   checkpoint(): Promise<void>;
@@ -96,13 +104,14 @@ interface Checkpointed {
  * A new file is written at once, so the journal never stands alone: the file's schema
  * version is what an older sandbox checks before it reads the journal.
  */
-export async function writeAtStart(file: Checkpointed, path: string, fromVersion: number, fresh: boolean): Promise<void> {
+export async function writeAtStart(file: Checkpointed, path: string, fromVersion: number, fresh: boolean, notices: StartNotices = {}): Promise<void> {
   if (fromVersion < SCHEMA_VERSION) {
     await file.checkpoint();
     const failed = file.health().checkpointError;
     if (failed !== undefined) {
       throw new DataFileError(`Cannot write the data file ${path} migrated to schema version ${SCHEMA_VERSION} (${failed}). It was left as it was. ${remedyFor(failed, dirname(path))}`);
     }
+    notices.onMigrated?.(fromVersion, SCHEMA_VERSION);
   } else if (fresh) {
     await file.checkpoint();
     const failed = file.health().checkpointError;
