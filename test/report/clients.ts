@@ -49,9 +49,13 @@ export class TestClient {
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 
-  /** One request; `careless` sends any request answered with an error (or no answer) once more at once, unchanged. */
+  /**
+   * One request; `careless` sends any request answered with an error (or no answer) once more
+   * at once, unchanged. `timeoutMs` is the first sending's: the one that meets a `hang` gives
+   * up, and the one sent again waits for its answer (on a loaded machine it may take longer).
+   */
   async call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, timeoutMs?: number): Promise<{ status: number; body: unknown; headers: Headers }> {
-    const once = async () => {
+    const once = async (timeoutMs?: number) => {
       try {
         const res = await fetch(`${this.base}${path}`, {
           method,
@@ -65,7 +69,7 @@ export class TestClient {
         return { status: 0, body: null, headers: new Headers() };
       }
     };
-    const first = await once();
+    const first = await once(timeoutMs);
     if (this.style === 'careless' && path.startsWith('/v1/') && (first.status === 0 || first.status >= 400)) return once();
     return first;
   }
@@ -80,7 +84,7 @@ export class TestClient {
     if (first.status !== 0 && first.status !== 503) return first;
     const wait = Number(first.headers.get('retry-after') ?? 0) * 1000;
     if (wait > 0) await sleep(wait + 50);
-    return this.call(method, path, body, headers, timeoutMs);
+    return this.call(method, path, body, headers);
   }
 
   /** Creates orders with these order codes (one request). */
