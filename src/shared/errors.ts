@@ -106,6 +106,8 @@ export function amountProblem(field: string, text: string | undefined, max = MAX
 
 /** The messages domain code answers with, in one place. */
 export const domainMessages = {
+  /** A webhook secret that is not one, in the API's 400 and in the spec's pattern's message. */
+  webhookSecret: 'must be "whsec_" followed by the standard base64 of 24 to 64 bytes, with its "=" padding',
   notFound: 'Record Not Found',
   /** The control API's 404s name the record they did not find (the provider's say `Record Not Found`). */
   orderNotFound: (orderNo: string) => `Order ${orderNo} not found.`,

@@ -9,6 +9,7 @@ const PATTERN_MESSAGES: Record<string, string> = {
   '^-?(90(\\.0+)?|[0-8]?[0-9](\\.[0-9]+)?)$': 'must be decimal degrees from -90 to 90 as text, for example "-6.2297"',
   '^-?(180(\\.0+)?|(1[0-7][0-9]|0?[0-9]{1,2})(\\.[0-9]+)?)$': 'must be decimal degrees from -180 to 180 as text, for example "106.8531"',
   '^[A-Za-z0-9-]+$': 'must be letters, digits and dashes only',
+  '^whsec_(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$': domainMessages.webhookSecret,
 };
 
 /** A text parameter that came as a list (given twice) or in a bracketed form. */

@@ -1,3 +1,4 @@
+import { domainMessages } from '../shared/index.js';
 import { SANDBOX_EVENT_TYPES } from '../records/index.js';
 import { CHAOS_MODES } from './chaos.js';
 import type { Refusal } from './targets.js';
@@ -27,7 +28,7 @@ export const webhookMessages = {
     `This delivery has had ${max} attempts, the most one may have with redeliveries: its log would grow with every one. Send a new test ping (POST /__sandbox/webhooks/test), or create an order for a new delivery.`,
   noUrl: 'No webhook URL is set for this client: set one with PUT /__sandbox/webhook {"url": "..."} (or start with --webhook-url, or give webhook.url in the config file).',
   disabled: (reason: string | null) => `The webhook endpoint of this client is disabled (${reason ?? 'no reason'}); PUT /__sandbox/webhook enables it again.`,
-  secret: 'must be "whsec_" followed by the standard base64 of 24 to 64 bytes, with its "=" padding',
+  secret: domainMessages.webhookSecret,
   chaos: (unknown: string[]) => `unknown chaos mode ${unknown.map((m) => `"${m}"`).join(', ')}; use any of ${CHAOS_MODES.join(', ')}, comma-separated`,
   outboxFull: (size: number) =>
     `Outbox full: this client already has ${size} deliveries held for want of a webhook URL or a live endpoint (--outbox-size), so this one was not kept for later. Set the webhook URL (or enable the endpoint again, or connect the listener), then redeliver it (POST /__sandbox/webhooks/deliveries/{id}/redeliver).`,

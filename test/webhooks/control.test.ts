@@ -61,6 +61,11 @@ describe('PUT /__sandbox/webhook', () => {
     expect(res.status).toBe(400);
     expect(res.body.errors.map((e: { field: string }) => e.field)).toContain(field);
   });
+
+  it.each(['whsec_BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBw', 'whsec_c2hvcnQ=', 'whsec_ a b', 'plain'])('says what a secret must be for %j, not a pattern', async (secret) => {
+    const res = await sandbox.call('PUT', '/__sandbox/webhook', { body: { url: 'http://127.0.0.1/x', secret } });
+    expect([res.status, res.body.errors]).toEqual([400, [{ field: 'secret', message: 'must be "whsec_" followed by the standard base64 of 24 to 64 bytes, with its "=" padding' }]]);
+  });
 });
 
 describe('GET /__sandbox/webhooks/deliveries', () => {
