@@ -111,7 +111,7 @@ export function openStorage(options: StorageOptions, logger: Logger, fileSystem?
           (salvage.fromLine > 0 ? `, their commits from line ${salvage.fromLine} of the first on lost` : ', their commits lost'),
       ),
     onMigrated: (from, to) =>
-      logger.info({ data: options.data, from_schema: from, to_schema: to }, `the data file was of schema version ${from}: migrated to ${to} and written back (a sandbox that writes version ${from} cannot open it now)`),
+      logger.info({ data: options.data, from_schema: from, to_schema: to }, `the data file was of schema version ${from}: migrated to ${to} and written back (the sandbox that wrote it cannot use it now: keep a copy of the old file to go back)`),
     requestLogSize: options.journalSize,
     ...(fileSystem ? { fileSystem } : {}),
     ...(signal ? { signal } : {}),

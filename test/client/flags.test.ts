@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { timeout } from '../../src/client/flags.js';
+import { notAFlag, timeout } from '../../src/client/flags.js';
 import { runDeliveries, runListen, runReport, runTrigger } from '../../src/client/index.js';
 import { runCli } from '../support/cli.js';
 
@@ -57,6 +57,11 @@ describe('a flag given no value is named, not the flag that follows it', () => {
   ])('%s', async (_flag, run, argv, message) => {
     expect(await exported(run, argv)).toEqual({ code: 2, stderr: expect.stringMatching(message) });
   });
+});
+
+describe('notAFlag', () => {
+  it.each(['--url', '--forward-to', '--to-step'])('takes %j for the next flag', (value) => expect(() => notAFlag(value)).toThrow(InvalidArgumentError));
+  it.each(['--Tok3n_x', '--a.b', '-url', 'tok--url'])('takes %j for a value (a token may be any visible text)', (value) => expect(() => notAFlag(value)).not.toThrow());
 });
 
 describe('the same checks on the command line (shipping-sandbox <command>)', () => {

@@ -75,7 +75,7 @@ describe('the start that migrates a data file, from the CLI', () => {
     const first = await startCli(['--port', '0', '--data', path, '--clock', 'manual']);
     await first.stop();
     expect(migrated(first.output())).toEqual([
-      expect.objectContaining({ level: 30, data: path, from_schema: 0, to_schema: SCHEMA_VERSION, msg: `the data file was of schema version 0: migrated to ${SCHEMA_VERSION} and written back (a sandbox that writes version 0 cannot open it now)` }),
+      expect.objectContaining({ level: 30, data: path, from_schema: 0, to_schema: SCHEMA_VERSION, msg: `the data file was of schema version 0: migrated to ${SCHEMA_VERSION} and written back (the sandbox that wrote it cannot use it now: keep a copy of the old file to go back)` }),
     ]);
     const again = await startCli(['--port', '0', '--data', path, '--clock', 'manual']);
     await again.stop();

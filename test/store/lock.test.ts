@@ -65,7 +65,7 @@ describe('the data-file lock', () => {
     const before = contents(copy);
 
     await expect(JournaledFile.open({ path: join(copy, 'sandbox.json') })).rejects.toThrow(
-      `The data file ${join(copy, 'sandbox.json')} has a lock that names ${path()}, held by a live sandbox (pid ${process.pid} on host ${hostname()}, since `,
+      `The data file ${join(copy, 'sandbox.json')} has a lock that names ${path()}, held by a sandbox (pid ${process.pid} on host ${hostname()}, since `,
     );
     await expect(JournaledFile.open({ path: join(copy, 'sandbox.json') })).rejects.toThrow(
       `If this folder is a copy of that one (a backup or a snapshot taken while it ran), delete ${join(copy, 'sandbox.json')}.lock and start again; if it is the same folder mounted at another path, stop that sandbox first.`,
@@ -75,6 +75,16 @@ describe('the data-file lock', () => {
     const restored = await JournaledFile.open({ path: join(copy, 'sandbox.json') });
     expect(restored.get('orders', '1')).toEqual({ v: 1 });
     await restored.close();
+    await original.close();
+  });
+
+  it('says in use, not copied, when the lock that names another path is that path\'s own lock file (one folder reached by two paths)', async () => {
+    const original = await JournaledFile.open({ path: path() });
+    const other = join(dir(), 'same-folder');
+    mkdirSync(other);
+    writeFileSync(join(other, 'sandbox.json'), readFileSync(path()));
+    linkSync(lockPath(), join(other, 'sandbox.json.lock'));
+    await expect(JournaledFile.open({ path: join(other, 'sandbox.json') })).rejects.toThrow(`The data file ${join(other, 'sandbox.json')} is in use by another sandbox (pid ${process.pid}`);
     await original.close();
   });
 

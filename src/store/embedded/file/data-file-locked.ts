@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { pidCheckable, type LockHolder } from './lock-holder.js';
 
@@ -10,10 +11,10 @@ export class DataFileLocked extends Error {
   ) {
     const local = holder.host === hostname();
     const elsewhere = local && !pidCheckable(holder);
-    const copied = holder.path !== undefined && holder.path !== path;
+    const copied = holder.path !== undefined && holder.path !== path && !sameFile(`${holder.path}.lock`, `${path}.lock`);
     super(
       copied
-        ? `The data file ${path} has a lock that names ${holder.path}, held by a live sandbox (pid ${holder.pid} on host ${holder.host}, since ${holder.since}). ` +
+        ? `The data file ${path} has a lock that names ${holder.path}, held by a sandbox (pid ${holder.pid} on host ${holder.host}, since ${holder.since}). ` +
             `If this folder is a copy of that one (a backup or a snapshot taken while it ran), delete ${path}.lock and start again; ` +
             'if it is the same folder mounted at another path, stop that sandbox first.'
         : `The data file ${path} is in use by another sandbox (pid ${holder.pid} on host ${holder.host}` +
@@ -24,5 +25,15 @@ export class DataFileLocked extends Error {
               : `Stop it first, or start with another --data file. If no sandbox runs on ${holder.host} any more, delete ${path}.lock ` +
                 '(in Docker, give the container a fixed --hostname so that a recreated container recognises its own lock).'),
     );
+  }
+}
+
+/** Whether two paths are one file here (a folder mounted at two paths, a renamed folder): then a lock naming the other path was not copied. */
+function sameFile(a: string, b: string): boolean {
+  try {
+    const [one, two] = [statSync(a), statSync(b)];
+    return one.dev === two.dev && one.ino === two.ino;
+  } catch {
+    return false;
   }
 }
