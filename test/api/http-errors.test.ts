@@ -209,6 +209,31 @@ const nodeGet = (base: string, path: string, headers: Record<string, string> = {
     req.on('error', reject).end();
   });
 
+describe('a body sent to a control call that takes none', () => {
+  it.each([
+    ['POST', '/__sandbox/reset', '{"x":1}'],
+    ['POST', '/__sandbox/reset', 'garbage'],
+    ['POST', '/__sandbox/checks', '[1,2]'],
+    ['DELETE', '/__sandbox/faults', '{"x":1}'],
+  ])('%s %s with %s answers 400 naming body, and does nothing', async (method, path, body) => {
+    const rule = await sandbox.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'trackOrder' }, action: { type: 'status', status: 500 } } });
+    expect(rule.status).toBe(201);
+    const res = await supertest(sandbox.app)[method === 'POST' ? 'post' : 'delete'](path).set(auth).set('Content-Type', 'application/json').send(body);
+    expect([res.status, res.body.errors]).toEqual([400, [{ field: 'body', message: 'this call takes no body: send none, or {}' }]]);
+    expect((await sandbox.call('GET', '/__sandbox/faults')).body.rules).toHaveLength(1);
+  });
+
+  it.each(['', '{}', ' { } ', 'null'])('takes %j as no body', async (body) => {
+    const res = await supertest(sandbox.app).post('/__sandbox/reset').set(auth).set('Content-Type', 'application/json').send(body);
+    expect(res.status).toBe(200);
+  });
+
+  it("leaves the provider's operations as the provider is: a GET's body is not read", async () => {
+    const res = await supertest(sandbox.app).get('/v1/order/tracking/SBX0000000000').set(auth).set('Content-Type', 'application/json').send('{"x":1}');
+    expect(res.status).not.toBe(400);
+  });
+});
+
 describe('an Expect header other than 100-continue (a real server)', () => {
   it('answers 417 with the envelope naming header.expect, on any route, and the sandbox keeps serving', async () => {
     const server = await createSandbox({ clock: 'manual', tokens: ['t'] });

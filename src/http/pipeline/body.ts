@@ -1,5 +1,5 @@
 import { bodyBytesOf, bodyRefusalOf, parsedBody, rawBodyOf } from '../edge.js';
-import { ApiError } from '../errors.js';
+import { ApiError, invalid } from '../errors.js';
 import { LARGE_BODY_BYTES } from '../large-bodies.js';
 import { laneOf, type Exchange } from './exchange.js';
 
@@ -33,7 +33,7 @@ export function readBody({ op, req, input, bodyVerdict }: Exchange): void {
   // A body the edge could not read (too large, in another charset than UTF-8, not in the encoding it says), on any operation: a GET's too.
   const refusal = bodyRefusalOf(req);
   if (refusal) throw refusal;
-  if (op.body === 'none') return;
+  if (op.body === 'none') return refuseUnwantedBody(op, req);
   // The bytes first: a body that does not parse is still told apart from another by them (the readiness report).
   input.bodyBytes = rawBodyOf(req);
   if (bodyVerdict && 'refused' in bodyVerdict) throw new ApiError(bodyVerdict.refused.status, bodyVerdict.refused.message, bodyVerdict.refused.errors);
@@ -52,4 +52,17 @@ export function readBodyForJournal(x: Exchange): void {
   } catch {
     // The refusal already says what was wrong with the request.
   }
+}
+
+/**
+ * A control call that changes something and takes no body, sent one: nothing is done, as for a
+ * field a call does not know (`{"x":1}` to `POST /__sandbox/reset` must not reset). None,
+ * whitespace, `{}` and `null` are no body. A read (GET) is served as the read it is, and the
+ * provider's operations ignore a body, as the provider does.
+ */
+function refuseUnwantedBody(op: Exchange['op'], req: Exchange['req']): void {
+  if (!op.path.startsWith('/__sandbox/') || op.method.toLowerCase() === 'get') return;
+  const raw = rawBodyOf(req);
+  if (raw === undefined || raw.length === 0 || /^\s*(\{\s*\}|null)?\s*$/.test(raw.toString('utf8'))) return;
+  throw invalid([{ field: 'body', message: 'this call takes no body: send none, or {}' }]);
 }
