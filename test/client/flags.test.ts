@@ -60,7 +60,7 @@ describe('a flag given no value is named, not the flag that follows it', () => {
 });
 
 describe('notAFlag', () => {
-  it.each(['--url', '--forward-to', '--to-step'])('takes %j for the next flag', (value) => expect(() => notAFlag(value)).toThrow(InvalidArgumentError));
+  it.each(['--url', '--forward-to', '--to-step', '--url=http://127.0.0.1:4010'])('takes %j for the next flag', (value) => expect(() => notAFlag(value)).toThrow(InvalidArgumentError));
   it.each(['--Tok3n_x', '--a.b', '-url', 'tok--url'])('takes %j for a value (a token may be any visible text)', (value) => expect(() => notAFlag(value)).not.toThrow());
 });
 
