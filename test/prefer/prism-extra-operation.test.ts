@@ -103,13 +103,13 @@ describe('GET /v1/order/{order_no}/label, an operation a swapped-in spec brings 
   it('returns 400 naming header.prefer for a status the operation does not document', async () => {
     const res = await call({ Prefer: 'code=404' });
     expect(res.status).toBe(400);
-    expect(res.body.errors).toEqual([{ field: 'header.prefer', message: 'code must be one of: 200, 400, 401, 410, 413, 415, 429, 431' }]);
+    expect(res.body.errors).toEqual([{ field: 'header.prefer', message: 'code must be one of: 200, 400, 401, 410, 413, 415, 429, 431, 503' }]);
   });
 
   it('lists each example once when an example name is unknown', async () => {
     const res = await call({ Prefer: 'example=a5' });
     expect(res.status).toBe(400);
-    expect(res.body.errors).toEqual([{ field: 'header.prefer', message: 'example must be one of: a6 (200), a4 (200), invalidField (400), missingToken (401), gone (410), tooLarge (413), notJson (415), rateLimited (429), headersTooLarge (431)' }]);
+    expect(res.body.errors).toEqual([{ field: 'header.prefer', message: 'example must be one of: a6 (200), a4 (200), invalidField (400), missingToken (401), gone (410), tooLarge (413), notJson (415), rateLimited (429), headersTooLarge (431), databaseUnreachable (503)' }]);
   });
 
   it('answers the same generated data to two runs of the CLI with the same --seed', async () => {
