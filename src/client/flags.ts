@@ -16,8 +16,7 @@ export function nonEmpty(value: string): string {
  * A value that is the next flag (`--token --url X`): commander gives a flag that takes a value
  * whatever follows it, so --token got `--url`, and the command then said --url was missing.
  * A value shaped as a long flag (`--` and lowercase words joined by dashes, perhaps `=` and a
- * value: `--token --url=X`) is taken for one;
- * a token of that shape goes in SANDBOX_TOKENS. The refusal does not quote the value: it may
+ * value: `--token --url=X`) is taken for one; a token of that shape goes in SANDBOX_TOKENS. The refusal does not quote the value: it may
  * be a token.
  */
 export function notAFlag(value: string): void {

@@ -1,6 +1,6 @@
 import { parse as parseBytes } from 'bytes';
 import { LATEST_CLOCK_START_MS } from '../clock/index.js';
-import { isUsableToken, parseDelayRange, parseDuration } from '../shared/index.js';
+import { domainMessages, isUsableToken, parseDelayRange, parseDuration } from '../shared/index.js';
 import { PROVIDER_SPEC } from '../spec/index.js';
 import { checkConfiguredUrl, DEFAULT_RETRIES, isSecret, parseRetries, parseTargetPolicy } from '../webhooks/index.js';
 import type { Schema } from './option-spec.js';
@@ -68,7 +68,7 @@ export const OPTIONS: Schema = {
     help: 'default webhook secret (whsec_...); generated when absent',
     default: undefined,
     secret: true,
-    resolve: (value) => (value === undefined || isSecret(value) ? value : fail('webhookSecret', 'webhookSecret must be "whsec_" followed by the standard base64 of 24 to 64 bytes, with its "=" padding.')),
+    resolve: (value) => (value === undefined || isSecret(value) ? value : fail('webhookSecret', `webhookSecret ${domainMessages.webhookSecret}.`)),
   },
   webhookRetries: {
     flag: '--webhook-retries <delays>',

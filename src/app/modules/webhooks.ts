@@ -3,12 +3,13 @@ import type { Services } from '../services.js';
 import { claimLeaseMs } from '../../config/index.js';
 import { Listeners, takesDeliveries, unknownChaos, WebhookDispatcher, type AttemptObserver, type ListenerRelay, isSecret } from '../../webhooks/index.js';
 import { chaosHeaderCheck, CursorSeal, ListenOpens, ListenServer, recoverHandlers, webhookHandlers } from '../../http/index.js';
+import { domainMessages } from '../../shared/index.js';
 
 /** Checks the clients' webhook settings; throws a message naming the one at fault. */
 function checkClients(registry: Services['registry']): void {
   for (const client of registry.clients) {
     const { secret, chaos = [] } = client.webhook ?? {};
-    if (secret !== undefined && !isSecret(secret)) throw new Error(`The webhook.secret of client ${client.id} must be "whsec_" followed by the standard base64 of 24 to 64 bytes, with its "=" padding.`);
+    if (secret !== undefined && !isSecret(secret)) throw new Error(`The webhook.secret of client ${client.id} ${domainMessages.webhookSecret}.`);
     const unknown = unknownChaos(chaos);
     if (unknown.length > 0) throw new Error(`The webhook.chaos of client ${client.id} names unknown modes: ${unknown.join(', ')}.`);
   }

@@ -84,7 +84,7 @@ function asObjects(data: JournaledFileData): void {
 export interface StartNotices {
   /** Told what a salvage (see `salvageJournal`) set aside. */
   onSalvage?: (salvage: JournalSalvage) => void;
-  /** Told that the data file was of an older schema version and is now written at this one: a sandbox of that version refuses it from now on. */
+  /** Told that the data file was of an older schema version and is now written at this one: a sandbox of that version cannot use it from now on. */
   onMigrated?: (fromVersion: number, toVersion: number) => void;
 }
 
