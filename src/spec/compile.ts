@@ -27,6 +27,8 @@ export interface CompiledOperation {
   secured: boolean;
   /** Whether the operation takes a JSON body, and must have one. */
   body: 'none' | 'optional' | 'required';
+  /** The names of its query parameters, every style. */
+  queryNames: ReadonlySet<string>;
   /** The `pattern` of each path parameter whose schema has one, by name: what a request's segment must match to reach it. */
   pathPatterns: Readonly<Record<string, string>>;
   /** Status codes the spec documents for it. */
@@ -134,6 +136,7 @@ export function compileSpec(document: OpenApiDocument, id = 'spec', options: { l
         path,
         secured: security.length > 0 && !security.some((s) => Object.keys(s as object).length === 0),
         body: !requestBody ? 'none' : requestBody.required ? 'required' : 'optional',
+        queryNames: new Set(params.filter(({ p }) => p.in === 'query').map(({ p }) => p.name)),
         pathPatterns: pathPatternsOf(document, params),
         statuses: Object.keys(responses).filter((c) => /^\d{3}$/.test(c)).map(Number),
         ownStatuses: Object.keys(responses)

@@ -250,6 +250,27 @@ describe('a body sent to a control call that takes none', () => {
   });
 });
 
+describe('a query parameter a control call does not know', () => {
+  it('is refused naming it and the parameters the call takes: a misspelt filter would answer for everything', async () => {
+    const res = await supertest(sandbox.app).get('/__sandbox/webhooks/deliveries?endpointId=ep_1').set(auth);
+    expect([res.status, res.body.errors]).toEqual([400, [{ field: 'endpointId', message: 'is not a parameter of this call (it takes order_no, status, event, endpoint_id, limit, cursor)' }]]);
+  });
+
+  it('does nothing when the call changes something: a reset with one does not reset', async () => {
+    await sandbox.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'trackOrder' }, action: { type: 'status', status: 500 } } });
+    const res = await supertest(sandbox.app).post('/__sandbox/reset?everything=1').set(auth);
+    expect([res.status, res.body.errors]).toEqual([400, [{ field: 'everything', message: 'is not a parameter of this call (it takes none)' }]]);
+    expect((await sandbox.call('GET', '/__sandbox/faults')).body.rules).toHaveLength(1);
+  });
+
+  it('leaves the known ones and the provider\'s operations alone (the provider ignores what it does not know)', async () => {
+    expect((await supertest(sandbox.app).get('/__sandbox/orders?status=created&limit=1').set(auth)).status).toBe(200);
+    expect((await supertest(sandbox.app).get('/__sandbox/report?format=json').set(auth)).status).toBe(200);
+    const provider = await supertest(sandbox.app).get('/v1/order/tracking/SBX0000000000?utm_source=x').set(auth);
+    expect(provider.status).toBe(404);
+  });
+});
+
 describe('an Expect header other than 100-continue (a real server)', () => {
   it('answers 417 with the envelope naming header.expect, on any route, and the sandbox keeps serving', async () => {
     const server = await createSandbox({ clock: 'manual', tokens: ['t'] });

@@ -1,4 +1,4 @@
-import { declaresABody, isJsonType } from '../../shared/index.js';
+import { declaresABody, isJsonType, type FieldError } from '../../shared/index.js';
 import { ApiError, invalid, messages } from '../errors.js';
 import type { Exchange } from './exchange.js';
 
@@ -15,6 +15,22 @@ export function validate({ op, input, req, bodyVerdict }: Exchange): void {
   const bodyProblems = checked ? bodyVerdict.problems : [];
   if (op.body === 'required' && input.body === undefined && bodyProblems.length === 0) throw invalid([{ field: 'body', message: messages.isRequired }], messages.bodyRequired);
   const problems = op.validateRequest({ path: input.params, query: input.query, headers: input.headers, body: checked ? undefined : input.body });
+  problems.push(...unknownControlQuery(op, input.query));
   if (bodyProblems.length > 0) problems.push(...bodyProblems);
   if (problems.length > 0) throw invalid(problems);
+}
+
+/**
+ * A control call's query parameter it does not know: refused, naming it and the ones the call
+ * takes, since a misspelt filter (`?endpointId=`) would answer for everything and read as a
+ * pass. The provider's operations ignore such parameters, as the provider does. A bracketed
+ * form of a known one (`?limit[a]=1`) is the known one's problem, told by the schema check.
+ */
+function unknownControlQuery(op: Exchange['op'], query: Record<string, unknown>): FieldError[] {
+  if (!op.path.startsWith('/__sandbox/')) return [];
+  const takes = op.queryNames.size === 0 ? 'it takes none' : `it takes ${[...op.queryNames].join(', ')}`;
+  return Object.keys(query)
+    .filter((key) => !op.queryNames.has(key.split('[')[0]!))
+    .slice(0, 100)
+    .map((key) => ({ field: key, message: `is not a parameter of this call (${takes})` }));
 }
