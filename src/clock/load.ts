@@ -1,4 +1,5 @@
 import type { SharedClockRepository, Storage } from '../store/index.js';
+import type { Meta } from '../records/index.js';
 import { ManualClock, RealClock } from './clock.js';
 import { Clocks } from './clocks.js';
 import { keptState } from './kept.js';
@@ -20,43 +21,64 @@ function manualClockStart(start: number | undefined, kept: number | undefined): 
  * The clocks of a data file: the sandbox's (a manual one resumes where it stood, kept in
  * meta as `manual_clock_ms`) and each client's, from its settings. A client with no
  * clock of its own runs with the sandbox's, so the one clock of a data file written
- * before clocks were per client becomes each client's clock.
+ * before clocks were per client becomes each client's clock. A start with the other
+ * `--clock` than the last (kept as `clock_mode`) starts no clock behind where the last one's
+ * stands: a manual clock after a real one starts at its time, a real one after a manual
+ * clock kept ahead of wall time runs on from it.
  */
 export async function loadClocks(storage: Storage, options: ClockOptions, clientIds: readonly string[]): Promise<Clocks> {
   if (storage.sharedClocks) return loadSharedClocks(storage, storage.sharedClocks, options, clientIds);
+  const keptManual = await storage.meta.get('manual_clock_ms');
+  const keptReal = await storage.meta.get('real_clock');
+  const keptMode = (await storage.meta.get('clock_mode'))?.mode;
+  const lastMode = keptMode ?? (keptManual === undefined && keptReal !== undefined ? 'real' : undefined);
+  // Where the real clock of the last start stands now, when that start ran one: a manual clock starts no earlier.
+  const realBefore = lastMode === 'real' && keptReal ? resumedRealClock(keptReal, options.speed).now() : undefined;
   let base: RealClock | ManualClock;
   if (options.clock === 'manual') {
-    const kept = await storage.meta.get('manual_clock_ms');
-    base = new ManualClock(manualClockStart(options.clockStart, kept));
+    base = new ManualClock(Math.max(manualClockStart(options.clockStart, keptManual), realBefore ?? -Infinity));
     // Kept from the first start on: a client that never moved stands here after a restart too.
-    if (kept !== base.now()) await storage.meta.set('manual_clock_ms', base.now());
+    if (keptManual !== base.now()) await storage.meta.set('manual_clock_ms', base.now());
   } else {
-    base = new RealClock(options.speed);
-    const kept = await storage.meta.get('real_clock');
-    if (kept) {
-      const wall = Date.now();
-      const stood = new RealClock(kept.speed);
-      stood.load(kept);
-      if (kept.kept_until_wall_ms === undefined) {
-        // It ran at wall pace: it runs on through the stop, as wall time does (with its lead).
-        base.load(kept);
-      } else {
-        // It ran faster or slower: it resumes where it is known to have stood, neither behind
-        // the times it stamped (wall time would be, for a clock that ran faster) nor past them
-        // by the length of the stop at its pace (which would make every record look old).
-        base.load({ sim_base_ms: stood.at(Math.min(wall, kept.kept_until_wall_ms)), wall_base_ms: wall, speed: kept.speed, previous_speed: kept.speed });
-      }
-      // A restart goes back to --speed, from now on (no jump).
-      if (base.speed !== options.speed) base.setSpeed(options.speed);
-    }
+    base = keptReal ? resumedRealClock(keptReal, options.speed) : new RealClock(options.speed);
+    // A manual clock kept ahead of it (a start with --clock manual, advanced): the real one runs on from there, never behind it.
+    if (keptManual !== undefined && keptManual > base.now()) base.load({ ...base.state(), sim_base_ms: keptManual, wall_base_ms: Date.now() });
     await storage.meta.set('real_clock', keptState(base));
   }
+  // Written when it changes only: a manual clock that stands where it stood writes nothing at a start.
+  if (keptMode !== options.clock) await storage.meta.set('clock_mode', { mode: options.clock, at: new Date().toISOString() });
   const clocks = new Clocks(base, clientIds);
+  const switched = lastMode !== undefined && lastMode !== options.clock;
   for (const clientId of clientIds) {
-    const kept = (await storage.settings.get(clientId))?.clock;
-    if (kept) clocks.restore(clientId, kept, options.clockStart);
+    const settings = await storage.settings.get(clientId);
+    const kept = settings?.clock;
+    if (!kept) continue;
+    // A client's real clock ran on at its offset from the sandbox's since it was saved.
+    clocks.restore(clientId, kept, Math.max(options.clockStart ?? -Infinity, realBefore === undefined ? -Infinity : realBefore + kept.offset_ms));
+    // Kept as this --clock keeps it: the next start restores it as this start did.
+    if (switched) await storage.settings.put({ ...settings, clock: clocks.saved(clientId, true)! });
   }
   return clocks;
+}
+
+/** The real clock of a data file, run on to now at the pace it kept, then at `speed`. */
+function resumedRealClock(kept: NonNullable<Meta['real_clock']>, speed: number): RealClock {
+  const base = new RealClock(speed);
+  const wall = Date.now();
+  if (kept.kept_until_wall_ms === undefined) {
+    // It ran at wall pace: it runs on through the stop, as wall time does (with its lead).
+    base.load(kept);
+  } else {
+    // It ran faster or slower: it resumes where it is known to have stood, neither behind
+    // the times it stamped (wall time would be, for a clock that ran faster) nor past them
+    // by the length of the stop at its pace (which would make every record look old).
+    const stood = new RealClock(kept.speed);
+    stood.load(kept);
+    base.load({ sim_base_ms: stood.at(Math.min(wall, kept.kept_until_wall_ms)), wall_base_ms: wall, speed: kept.speed, previous_speed: kept.speed });
+  }
+  // A restart goes back to --speed, from now on (no jump).
+  if (base.speed !== speed) base.setSpeed(speed);
+  return base;
 }
 
 interface ClockOptions {

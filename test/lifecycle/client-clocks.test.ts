@@ -229,6 +229,48 @@ if (!onPostgres) describe('a real clock faster than wall time, stopped and start
   });
 });
 
+// A data file keeps its clocks; PostgreSQL keeps them in the database and warns of replicas with another --clock.
+if (!onPostgres) describe('a data file started with the other --clock', () => {
+  it('a manual clock after a real one starts where the real clocks stand, each client with its lead, and stays there at the next manual start', async () => {
+    const data = join(dir(), 'real-then-manual.json');
+    sandbox = await testSandbox({ clock: 'real', data });
+    await advance(sandbox, DAY, TOKEN_A);
+    const [ofA] = await createOrders(sandbox, 1, {}, TOKEN_A);
+    const [ofB] = await createOrders(sandbox, 1, {}, TOKEN_B);
+    const createdA = Date.parse((await orderOf(sandbox, ofA!, TOKEN_A)).created_at);
+    const createdB = Date.parse((await orderOf(sandbox, ofB!, TOKEN_B)).created_at);
+    await sandbox.close();
+    sandbox = await testSandbox({ clock: 'manual', data });
+    const a = (await clockOf(sandbox, TOKEN_A)).now_ms;
+    const b = (await clockOf(sandbox, TOKEN_B)).now_ms;
+    expect(b).toBeGreaterThanOrEqual(createdB);
+    expect(a).toBeGreaterThanOrEqual(createdA);
+    expect(a - b).toBeGreaterThanOrEqual(DAY);
+    await sandbox.close();
+    await new Promise((r) => setTimeout(r, 50));
+    sandbox = await testSandbox({ clock: 'manual', data });
+    expect([(await clockOf(sandbox, TOKEN_A)).now_ms, (await clockOf(sandbox, TOKEN_B)).now_ms]).toEqual([a, b]);
+  });
+
+  it('a real clock after a manual one kept ahead of wall time runs on from it, at the next real start too', async () => {
+    const data = join(dir(), 'manual-then-real.json');
+    const ahead = Date.parse('2030-01-01T00:00:00Z');
+    sandbox = await testSandbox({ clock: 'manual', clockStart: '2030-01-01T00:00:00Z', data });
+    await advance(sandbox, HOUR, TOKEN_A);
+    const [ofB] = await createOrders(sandbox, 1, {}, TOKEN_B);
+    const createdB = Date.parse((await orderOf(sandbox, ofB!, TOKEN_B)).created_at);
+    expect(createdB).toBe(ahead);
+    await sandbox.close();
+    for (const start of ['first', 'second']) {
+      sandbox = await testSandbox({ clock: 'real', data });
+      expect((await clockOf(sandbox, TOKEN_B)).now_ms, start).toBeGreaterThanOrEqual(ahead);
+      expect((await clockOf(sandbox, TOKEN_A)).now_ms, start).toBeGreaterThanOrEqual(ahead + HOUR);
+      await sandbox.close();
+    }
+    sandbox = undefined;
+  });
+});
+
 // A data file's migration (the embedded store's): a PostgreSQL database never had one clock, so no such test there.
 if (!onPostgres) describe('a data file from before clocks were per client', () => {
   it("gives every client the one clock it had, and moves each on its own from there", async () => {
