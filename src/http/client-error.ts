@@ -9,7 +9,7 @@ import { sendError } from './respond.js';
 export const clientErrorMessages = {
   headersTooLarge: domainMessages.headersTooLarge,
   malformed: 'The request is not valid HTTP/1.1 (bad request line, header name or value); it was not processed.',
-  timeout: 'The request headers did not arrive in time; the connection is closed.',
+  timeout: 'The request did not arrive in time (its headers within 60 s, all of it within 300 s); the connection is closed.',
   missingHost: 'An HTTP/1.1 request needs a Host header; send one (every HTTP client does, from the URL).',
   connect: 'The sandbox is not a proxy: CONNECT is not served; send the request itself to the sandbox.',
   expectation: (value: string) => `The sandbox meets no expectation but "Expect: 100-continue" (got "${value}"); send the request without that header.`,
