@@ -100,7 +100,8 @@ export async function call(method, path, { body, headers = {}, token = session.t
   const init = { method, redirect: 'manual', cache: 'no-store', signal: signal ? AbortSignal.any([signal, timeout]) : timeout, headers: { Accept: 'application/json', ...headers } };
   if (token) init.headers.Authorization = `Bearer ${token}`;
   const actingFor = token === session.token && !SANDBOX_WIDE.has(path.split('?')[0]) && !('X-Sandbox-Client' in headers) ? session.client : null;
-  if (actingFor) init.headers['X-Sandbox-Client'] = actingFor;
+  // As UTF-8 bytes, as curl sends it: fetch refuses a header value beyond Latin-1 (a client id such as 佐藤).
+  if (actingFor) init.headers['X-Sandbox-Client'] = String.fromCharCode(...new TextEncoder().encode(actingFor));
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);

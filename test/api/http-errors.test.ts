@@ -296,6 +296,26 @@ const rawExchange = (url: string, request: string) =>
     socket.write(request);
   });
 
+describe('header text beyond ASCII, sent as UTF-8 as curl sends it (a real server)', () => {
+  it('acts for a client whose id is beyond ASCII, and names an unknown scenario as it was written, not as Latin-1 mojibake', async () => {
+    const server = await createSandbox({ clock: 'manual', clients: [{ token: 'token-muller', id: 'Müller GmbH' }, { token: 'token-sato', id: '佐藤' }], adminTokens: ['token-admin'] });
+    try {
+      // socket.write sends the text as UTF-8: the bytes curl sends for `-H 'X-Sandbox-Client: 佐藤'`.
+      const whoami = async (token: string, client: string) =>
+        JSON.parse((await rawExchange(server.url, `GET /__sandbox/whoami HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nX-Sandbox-Client: ${client}\r\nConnection: close\r\n\r\n`)).body);
+      expect((await whoami('token-admin', '佐藤')).client.id).toBe('佐藤');
+      expect((await whoami('token-admin', 'Müller GmbH')).client.id).toBe('Müller GmbH');
+      expect((await whoami('token-muller', 'Müller GmbH')).client.id).toBe('Müller GmbH');
+      expect((await whoami('token-admin', 'Mülle')).message).toContain('No client "Mülle"');
+      const body = JSON.stringify(createRequest(1));
+      const create = await rawExchange(server.url, `POST /v1/order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer token-sato\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Sandbox-Scenario: deliveréd\r\nConnection: close\r\n\r\n${body}`);
+      expect([create.status, JSON.parse(create.body).message]).toEqual([400, 'Unknown scenario "deliveréd".']);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('a request Node\'s parser refuses (a real server)', () => {
   it.each([
     ['Content-Length: abc', 'header.content-length', 'POST /v1/order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\nContent-Length: abc\r\n\r\n'],

@@ -534,3 +534,34 @@ describe.skipIf(!hasChromium)('/dashboard for an admin whose client is gone afte
     expect(pageErrors).toEqual([]);
   });
 });
+
+describe.skipIf(!hasChromium)('/dashboard for an admin of clients whose ids are beyond Latin-1', () => {
+  const ADMIN = 'wide-admin-token';
+  let sandbox: Sandbox;
+  let browser: Browser;
+  let page: Page;
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    sandbox = await createSandbox({ clock: 'manual', port: 0, clients: [{ token: 'sato-token', id: '佐藤' }, { token: 'muller-token', id: 'Müller GmbH' }], adminTokens: [ADMIN] });
+    browser = await launchChromium();
+    page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    page.setDefaultTimeout(10_000);
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await sandbox?.close();
+  });
+
+  it('acts for each (fetch takes no header beyond Latin-1: the id goes as UTF-8 bytes)', async () => {
+    await signIn(page, sandbox.url, ADMIN);
+    for (const id of ['佐藤', 'Müller GmbH']) {
+      await page.getByLabel('Client').selectOption(id);
+      await page.getByText('0 orders').waitFor();
+      expect(await page.getByLabel('Client').inputValue()).toBe(id);
+      expect(await page.getByRole('alert').count()).toBe(0);
+    }
+    expect(pageErrors).toEqual([]);
+  });
+});
