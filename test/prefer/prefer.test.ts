@@ -321,6 +321,15 @@ describe('generated data and --seed', () => {
     expect(example.headers['preference-applied']).toBe('code=404');
   });
 
+  it('takes the seed as a parameter of dynamic too (dynamic=true; seed=7), as RFC 7240 writes one', async () => {
+    const unseeded = await testSandbox({ seed: undefined });
+    const asParameter = await unseeded.call('GET', TRACK, { headers: { Prefer: 'dynamic=true; seed=7', Host: 'sandbox.test' } });
+    expect(asParameter.headers['preference-applied']).toBe('dynamic=true, seed=7');
+    expect(asParameter.body).toEqual(await dynamic(unseeded, 'dynamic=true, seed=7'));
+    expect(asParameter.body).not.toEqual(await dynamic(unseeded, 'dynamic=true, seed=8'));
+    await unseeded.close();
+  });
+
   it('without --seed, a request seeded with Prefer seed= does not leave the generator seeded', async () => {
     const unseeded = await testSandbox({ seed: undefined });
     expect(await dynamic(unseeded, 'dynamic=true, seed=7')).toEqual(await dynamic(unseeded, 'dynamic=true, seed=7'));
