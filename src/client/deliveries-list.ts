@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_ENDPOINT, LISTENER_NAME, LISTENER_PREFIX, SANDBOX_EVENT_TYPES, bareListenerName, listenerTarget } from '../records/index.js';
-import { clientProgram, headerValue, required, tokenValue, timeoutOption } from './flags.js';
+import { actForHeaders, clientIdValue, clientProgram, required, timeoutOption, tokenValue } from './flags.js';
 import { failure, isRecord, jsonOf, notASandbox, NotASandbox, withDeadline } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl, sandboxUrl } from './url.js';
@@ -74,7 +74,7 @@ export function listProgram(name = 'shipping-sandbox deliveries list'): Command 
     .description("Prints a sandbox client's webhook deliveries, newest first, with the outcome of each one's last attempt (GET /__sandbox/webhooks/deliveries).")
     .addOption(required(new Option('--url <url>', 'base URL of the sandbox, e.g. http://127.0.0.1:4010').argParser(httpUrl('http://127.0.0.1:4010'))))
     .addOption(new Option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)").argParser(tokenValue))
-    .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(headerValue))
+    .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(clientIdValue))
     .addOption(new Option('--status <status>', 'only deliveries with this status').choices(STATUSES))
     .addOption(new Option('--event <event>', 'only deliveries of this event').choices([...SANDBOX_EVENT_TYPES, 'ping']))
     .addOption(new Option('--order-no <order_no>', 'only the deliveries of this order').argParser(matching(/^[0-9]{1,32}$/, 'must be an order number (digits), e.g. 512345678901')))
@@ -194,7 +194,7 @@ async function gather(options: ListCommand, headers: Record<string, string>): Pr
 export async function executeList(options: ListCommand, out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const token = options.token ?? tokenFromEnv(env, err, 'deliveries list');
   if (token === undefined) return 2;
-  const headers: Record<string, string> = { authorization: `Bearer ${token}`, ...(options.client ? { 'x-sandbox-client': options.client } : {}) };
+  const headers: Record<string, string> = { authorization: `Bearer ${token}`, ...actForHeaders(options.client) };
   let answer: Awaited<ReturnType<typeof gather>>;
   try {
     answer = await gather(options, headers);

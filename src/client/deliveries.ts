@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option, type OptionValues } from 'commander';
 import { isCalendarDay } from '../shared/index.js';
-import { clientProgram, headerValue, parseFlags, required, tokenValue, timeoutOption } from './flags.js';
+import { actForHeaders, clientIdValue, clientProgram, parseFlags, required, timeoutOption, tokenValue } from './flags.js';
 import { failure, isRecord, jsonOf, notASandbox, withDeadline, type Answer } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl, sandboxUrl } from './url.js';
@@ -39,7 +39,7 @@ export function recoverProgram(name = 'shipping-sandbox deliveries recover'): Co
     .addOption(new Option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one)").argParser(tokenValue))
     .addOption(required(new Option('--since <time>', "deliveries created at or after this time (ISO 8601, on the client's sandbox clock)").argParser(time)))
     .addOption(new Option('--until <time>', 'deliveries created at or before this time (default: up to now)').argParser(time))
-    .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(headerValue))
+    .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(clientIdValue))
     .addOption(timeoutOption());
 }
 
@@ -86,7 +86,7 @@ export const unknownDeliveriesCommand = (sub: string | undefined): string =>
 export async function executeRecover(options: RecoverCommand, out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const token = options.token ?? tokenFromEnv(env, err, 'deliveries');
   if (token === undefined) return 2;
-  const headers: Record<string, string> = { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(options.client ? { 'x-sandbox-client': options.client } : {}) };
+  const headers: Record<string, string> = { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...actForHeaders(options.client) };
   const body = JSON.stringify({ since: options.since, ...(options.until === undefined ? {} : { until: options.until }) });
   let res: Answer;
   try {

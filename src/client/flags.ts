@@ -23,17 +23,16 @@ export function notAFlag(value: string): void {
   if (/^--[a-z]+(-[a-z]+)*(=.*)?$/.test(value)) throw new InvalidArgumentError('has no value: what follows it is the next flag');
 }
 
-/**
- * A value sent in a header (--token, --client): not empty, and printable ASCII, as the
- * sandbox's tokens and client ids are. A line break or another control character, or a
- * character past ASCII, is refused here as a bad flag; else Node would refuse the request
- * with a message of its own once the command had started.
- */
-export function headerValue(value: string): string {
+/** `--client`'s value: a client id, which may go beyond ASCII (`Müller GmbH`), but holds no control character, as the config's ids hold none. */
+export function clientIdValue(value: string): string {
   nonEmpty(value);
-  if (/[\r\n]/.test(value)) throw new InvalidArgumentError('must not hold a line break (it is sent in a header)');
-  if (/[^\u0020-\u007e]/.test(value)) throw new InvalidArgumentError('must be printable ASCII (it is sent in a header): a control character or a character such as "€" is not');
+  if (/\p{Cc}/u.test(value)) throw new InvalidArgumentError('must not hold a line break or another control character (it is sent in a header), as no client id does');
   return value;
+}
+
+/** The X-Sandbox-Client header naming `client`, if any: in UTF-8, as curl sends it (fetch takes a header value only as bytes, one per character). */
+export function actForHeaders(client: string | undefined): Record<string, string> {
+  return client === undefined || client === '' ? {} : { 'x-sandbox-client': Buffer.from(client, 'utf8').toString('latin1') };
 }
 
 /**

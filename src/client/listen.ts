@@ -2,7 +2,7 @@ import { hostname, userInfo } from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { LISTENER_NAME, SANDBOX_EVENT_TYPES } from '../records/index.js';
 import { DEFAULT_TUNING, listen, type ListenTuning } from './listen-session.js';
-import { clientProgram, headerValue, notAFlag, parseFlags, required, tokenValue } from './flags.js';
+import { clientIdValue, clientProgram, notAFlag, parseFlags, required, tokenValue } from './flags.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl } from './url.js';
 
@@ -58,7 +58,7 @@ export function listenProgram(name = 'shipping-sandbox listen'): Command {
     .addOption(required(new Option('--forward-to <url>', 'the local receiver each webhook is POSTed to, e.g. http://localhost:3000/hooks').argParser(httpUrl('http://localhost:3000/hooks'))))
     .addOption(new Option('--events <list>', `the events this listener gets, comma-separated (${SANDBOX_EVENT_TYPES.join(', ')}), or the flag repeated; default: every event, or the filter an existing listener of this name has`).argParser(eventList))
     .addOption(new Option('--name <name>', `the listener, one endpoint of your client: 1 to 64 of A-Z a-z 0-9 . _ @ - (default: user@host of this machine, here ${defaultName()})`).argParser(listenerName))
-    .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(headerValue));
+    .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(clientIdValue));
 }
 
 /** Listens with parsed flags until stopped or ended (see listen()); returns the exit code, 2 when no token is given. */

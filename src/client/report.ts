@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { lastEvents, PACT_RUN, type ReportEvent } from '../records/index.js';
-import { clientProgram, headerValue, parseFlags, required, tokenValue, timeoutOption } from './flags.js';
+import { actForHeaders, clientIdValue, clientProgram, parseFlags, required, timeoutOption, tokenValue } from './flags.js';
 import { failure, isRecord, jsonOf, notASandbox, withDeadline } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl, sandboxUrl } from './url.js';
@@ -49,7 +49,7 @@ export function reportProgram(name = 'shipping-sandbox report'): Command {
     .addOption(new Option('--fail-under <percent>', 'exit 1 when the handled share (handled / graded items, in percent) is below this').argParser(percent))
     .addOption(new Option('--coverage-under <percent>', "exit 1 when the coverage of the provider spec (documented statuses of its operations exercised, in percent) is below this").argParser(percent))
     .option('--require <items>', 'exit 1 unless each of these catalogue items is handled, e.g. webhook.bad-signature,check.bad-signature (comma-separated, repeatable)', requiredItems)
-    .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(headerValue))
+    .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(clientIdValue))
     .addOption(timeoutOption());
 }
 
@@ -67,7 +67,7 @@ export async function executeReport(options: ReportCommand, out: (text: string) 
     if (token === undefined) return 2;
     options.token = token;
   }
-  const headers: Record<string, string> = { authorization: `Bearer ${options.token ?? ''}`, ...(options.client ? { 'x-sandbox-client': options.client } : {}) };
+  const headers: Record<string, string> = { authorization: `Bearer ${options.token ?? ''}`, ...actForHeaders(options.client) };
   const send = withDeadline(options.timeout);
   const get = async (format: string): Promise<string> => {
     const res = await send(sandboxUrl(options.url, `/__sandbox/report?format=${format}`), { headers });

@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { clientProgram, headerValue, parseFlags, required, tokenValue, nonEmpty, timeoutOption } from './flags.js';
+import { actForHeaders, clientIdValue, clientProgram, nonEmpty, parseFlags, required, timeoutOption, tokenValue } from './flags.js';
 import { failure, isRecord, jsonOf, notASandbox, withDeadline, type Answer } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl, sandboxUrl } from './url.js';
@@ -41,7 +41,7 @@ export function triggerProgram(name = 'shipping-sandbox trigger'): Command {
     .addOption(new Option('--order <order_no>', 'one of your orders (default: a new fixture order)').argParser(nonEmpty))
     .addOption(new Option('--scenario <name>', "the new order's scenario (GET /__sandbox/scenarios; default: the client's default scenario)").argParser(nonEmpty))
     .addOption(new Option('--to-step <step>', 'required with tracking.step: the step to play up to, by key or number (1 is the first)').argParser(nonEmpty))
-    .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(headerValue))
+    .addOption(new Option('--client <id>', 'the client an admin token acts for (X-Sandbox-Client)').argParser(clientIdValue))
     .addOption(timeoutOption())
     .option('--json', "print the sandbox's answer as JSON");
 }
@@ -78,7 +78,7 @@ export async function executeTrigger(event: string, options: TriggerCommand, out
     ...(options.scenario !== undefined ? { scenario: options.scenario } : {}),
     ...(options.toStep !== undefined ? { to_step: options.toStep } : {}),
   };
-  const headers: Record<string, string> = { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(options.client ? { 'x-sandbox-client': options.client } : {}) };
+  const headers: Record<string, string> = { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...actForHeaders(options.client) };
   let res: Answer;
   try {
     res = await withDeadline(options.timeout)(sandboxUrl(options.url, '/__sandbox/events/trigger'), { method: 'POST', headers, body: JSON.stringify(body) });

@@ -8,7 +8,7 @@ const WEBHOOK_KEYS = ['url', 'secret', 'chaos'];
 
 /** A client's id: 1 to 128 characters, none a control character (C0, DEL or C1), no space at either end. */
 const CLIENT_ID = /^(?!\s)[^\p{Cc}]{1,128}(?<!\s)$/u;
-/** An id an admin can name: `X-Sandbox-Client` is a header, and a header's value reads back the same only in printable ASCII. */
+/** An id every HTTP client can name: `X-Sandbox-Client` is a header, and some clients send a header's value only in Latin-1 or ASCII. */
 const NAMEABLE_ID = /^[\x20-\x7e]+$/;
 
 /** A problem per key of `value` outside `known`, each named at `at`. */
@@ -39,7 +39,7 @@ export function checkClientConfigs(clients: ClientConfig[], known: { scenarios: 
       problems.push(`${at}.id: must be text of 1 to 128 characters, none a control character, no space at either end${quote}`);
     } else if (typeof id === 'string' && !NAMEABLE_ID.test(id) && !unnameable.has(id)) {
       unnameable.add(id);
-      warnings.push(`${at}.id: "${id}" is not printable ASCII: the client's own tokens work, but an admin may not be able to act for it (X-Sandbox-Client carries it in a header, which reads back the same from every HTTP client only in printable ASCII; --client takes printable ASCII only); give it an ASCII id before its records grow, as its records belong to the id`);
+      warnings.push(`${at}.id: "${id}" is not printable ASCII: the client's own tokens work, and an admin acts for it with X-Sandbox-Client in UTF-8 (as curl, the dashboard and --client send it), but an admin may not be able to act for it from every HTTP client (some send a header's value only in Latin-1, as Python's http.client does); give it an ASCII id before its records grow, as its records belong to the id`);
     }
     const { webhook } = client as { webhook?: unknown };
     // An empty `webhook:` (its lines commented out) is none.

@@ -425,7 +425,7 @@ describe('shipping-sandbox listen: usage errors (test/e2e/listen-exits.test.ts r
     // A token is a secret: a refusal does not quote it.
     [['--url', 'URL', '--forward-to', 'RECEIVER', '--token', 'tok\r\nX-Injected: 1'], /^error: option '--token <token>' is invalid \(the value is not shown\)\. a token is visible text without spaces[^\n]*\n$/],
     [['--url', 'URL', '--forward-to', 'RECEIVER', '--token', 'tok€a'], /^error: option '--token <token>' is invalid \(the value is not shown\)\. a token is visible text without spaces, in characters of one byte[^\n]*\n$/],
-    [['--url', 'URL', '--forward-to', 'RECEIVER', '--token', TOKEN, '--client', 'acme\u0000'], /'--client <id>' argument .* is invalid\. must be printable ASCII/],
+    [['--url', 'URL', '--forward-to', 'RECEIVER', '--token', TOKEN, '--client', 'acme\u0000'], /'--client <id>' argument .* is invalid\. must not hold a line break or another control character/],
   ])('exits 2 naming the flag for %j, without connecting', async (args, message) => {
     let stderr = '';
     const argv = args.map((a) => (a === 'URL' ? sandbox.url : a === 'RECEIVER' ? receiver.url : a));

@@ -170,3 +170,22 @@ describe('shipping-sandbox trigger with several endpoints', () => {
     }
   });
 });
+
+describe('shipping-sandbox trigger --client, for a client id beyond ASCII', () => {
+  it('acts for that client (X-Sandbox-Client sent as UTF-8) and refuses a control character as a bad flag', async () => {
+    const wide = await createSandbox({ port: 0, data: ':memory:', clock: 'manual', clients: [{ token: 'sato-token', id: '佐藤' }, { token: 'other-token', id: 'other' }], adminTokens: ['wide-admin'], logLevel: 'silent' });
+    try {
+      let stdout = '';
+      let stderr = '';
+      const run = (client: string) => runTrigger(['order.cancelled', '--url', wide.url, '--token', 'wide-admin', '--client', client], (t) => void (stdout += t), (t) => void (stderr += t));
+      expect([await run('佐藤'), stderr]).toEqual([0, '']);
+      const orderNo = /^order {5}(\S+)/m.exec(stdout)![1];
+      const mine = await fetch(`${wide.url}/__sandbox/orders/${orderNo}`, { headers: { authorization: 'Bearer sato-token' } });
+      expect(mine.status).toBe(200);
+      expect(await run('佐\u0007藤')).toBe(2);
+      expect(stderr).toMatch(/'--client <id>' argument .* is invalid\. must not hold a line break or another control character/);
+    } finally {
+      await wide.close();
+    }
+  });
+});

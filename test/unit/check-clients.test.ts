@@ -30,9 +30,9 @@ describe('checkClientConfigs', () => {
     expect(() => checkClientConfigs([client as never], known)).toThrow(message);
   });
 
-  it('starts a client whose id is not ASCII, warning that an admin cannot name it in X-Sandbox-Client', () => {
+  it('starts a client whose id is not ASCII, warning that an admin may not name it in X-Sandbox-Client from every HTTP client', () => {
     const warnings = checkClientConfigs([{ token: 't1', id: 'partner-a' }, { token: 't2', id: 'café' }, { token: 't3', id: 'café', role: 'read_only' }], known, 'clients.yaml');
-    expect(warnings).toEqual([expect.stringMatching(/^clients\[1\]\.id: "café" is not printable ASCII: .*an admin may not be able to act for it \(X-Sandbox-Client.*clients\.yaml/)]);
+    expect(warnings).toEqual([expect.stringMatching(/^clients\[1\]\.id: "café" is not printable ASCII: .*X-Sandbox-Client in UTF-8.*an admin may not be able to act for it from every HTTP client.*clients\.yaml/)]);
   });
 
   it('warns of nothing for ASCII ids and ids derived from the token', () => {
