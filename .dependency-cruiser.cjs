@@ -69,9 +69,10 @@ function oneDoorPerFolder() {
   return {
     name: 'one-door-per-folder',
     comment:
-      'A file outside a folder imports a file inside it only through the folder\'s index.ts (its door), at any depth: ' +
-      'src/store/open.ts may import src/store/embedded/index.ts, not src/store/embedded/storage.ts. ' +
-      'Inside a folder imports are free, and a file may import a file of any of its ancestor folders directly.',
+      'A file outside a folder imports a file inside it only through the folder\'s index.ts (its door), at any depth, and a nested ' +
+      'folder\'s door is for the files of its parent folder: src/http/handlers/orders.ts imports src/store/index.ts, neither ' +
+      'src/store/embedded/index.ts nor src/store/port.ts; src/store/open.ts, inside src/store/, imports src/store/embedded/index.ts, ' +
+      'not src/store/embedded/storage.ts. Inside a folder imports are free, and a file may import a file of any of its ancestor folders directly.',
     severity: 'error',
     from: { path: `^src/${folders}[^/]+$` },
     to: {

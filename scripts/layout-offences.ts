@@ -48,7 +48,7 @@ export function describeOffences(offences: readonly Offence[], reasons: Readonly
   const lines: string[] = [];
   for (const rule of new Set(direct.map((o) => o.rule))) {
     lines.push(`error ${rule}: ${reasons.get(rule) ?? ''}`);
-    for (const o of direct.filter((d) => d.rule === rule)) lines.push(o.rule === FOLDER_INDEX_RULE ? `  ${o.to} is missing` : o.rule === AUGMENTATION_RULE ? `  ${o.from} augments ${o.to}` : `  ${o.from} → ${o.to}`);
+    for (const o of direct.filter((d) => d.rule === rule)) lines.push(`  ${offenceLine(o)}`);
     lines.push('');
   }
   if (circles.length > 0) {
@@ -61,4 +61,30 @@ export function describeOffences(offences: readonly Offence[], reasons: Readonly
     lines.push('');
   }
   return lines;
+}
+
+/** One offence in words: what the file did, and for a door passed, the door to take. */
+function offenceLine(o: Offence): string {
+  if (o.rule === FOLDER_INDEX_RULE) return `${o.to} is missing`;
+  if (o.rule === AUGMENTATION_RULE) return `${o.from} augments ${o.to}`;
+  if (o.rule === 'one-door-per-folder') {
+    const door = doorFor(o.from, o.to);
+    if (door) return `${o.from} → ${o.to}: ${o.from} is outside ${door.folder}/, whose door is ${door.index}: import that instead`;
+  }
+  return `${o.from} → ${o.to}`;
+}
+
+/**
+ * The door an import past one should have taken: the index.ts of the outermost folder
+ * of the target that the importing file is not in ("src/store" for
+ * src/http/handlers/orders.ts → src/store/embedded/index.ts).
+ */
+function doorFor(from: string, to: string): { folder: string; index: string } | undefined {
+  const fromFolders = from.split('/').slice(0, -1);
+  const toFolders = to.split('/').slice(0, -1);
+  let common = 0;
+  while (common < fromFolders.length && common < toFolders.length && fromFolders[common] === toFolders[common]) common += 1;
+  if (common >= toFolders.length) return undefined;
+  const folder = toFolders.slice(0, common + 1).join('/');
+  return { folder, index: `${folder}/index.ts` };
 }

@@ -151,6 +151,20 @@ describe('npm run lint:deps', () => {
       ]);
     });
 
+    it("fails when an import takes a nested folder's index.ts from outside its parent, and names the door to take", async () => {
+      // src/orders/rules/index.ts is a door, but for the files of src/orders/ only: from
+      // src/http/ the way in is src/orders/index.ts, and the report says so for this import.
+      expect(await lint('past-nested-door')).toEqual(['one-door-per-folder: src/http/handlers/orders.ts → src/orders/rules/index.ts']);
+      const { offences, reasons } = await layoutOffences(join(FIXTURES, 'past-nested-door'));
+      expect(describeOffences(offences, reasons)).toEqual([
+        `error one-door-per-folder: ${reasons.get('one-door-per-folder')}`,
+        '  src/http/handlers/orders.ts → src/orders/rules/index.ts: src/http/handlers/orders.ts is outside src/orders/, whose door is src/orders/index.ts: import that instead',
+        '',
+      ]);
+      // The rule's reason tells the same case of the store, not only the one of a file inside it.
+      expect(reasons.get('one-door-per-folder')).toContain('src/http/handlers/orders.ts imports src/store/index.ts, neither src/store/embedded/index.ts');
+    });
+
     it('fails when a file too deep for the door check imports a file of src/', async () => {
       expect(await lint('too-deep')).toEqual(['within-door-depth: src/a/b/c/d/e/f/g/deep.ts → src/a/b/c/d/e/f/index.ts']);
     });
