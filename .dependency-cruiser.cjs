@@ -19,11 +19,13 @@
  * path under node_modules/, a Node builtin to its own name: the layer rules below only
  * look at targets under `src/`, so packages and builtins are free unless a rule names them.
  *
- * Two rules are not dependency-cruiser's to check: that every folder has an index.ts
- * (dependency-cruiser sees the files that exist, never one that is missing), and that no
- * file augments a module (`declare module '…'`, which is no import it follows).
- * scripts/folder-index.ts and scripts/augmentations.ts check them under the rule names
- * `every-folder-has-an-index` and `no-module-augmentation`, in
+ * Three rules are not dependency-cruiser's to check: that every folder has an index.ts
+ * (dependency-cruiser sees the files that exist, never one that is missing), that no
+ * file augments a module (`declare module '…'`, which is no import it follows), and that
+ * only src/store/ and src/app/ use what a storage adapter declares (it follows files, not
+ * the names a door re-exports). scripts/folder-index.ts, scripts/augmentations.ts and
+ * scripts/storage-port.ts check them under the rule names `every-folder-has-an-index`,
+ * `no-module-augmentation` and `storage-through-the-port`, in
  * the same `npm run lint:deps` (scripts/lint-deps.ts), which prints each broken rule with
  * its `comment`: write that comment for whoever broke the rule.
  */
@@ -69,9 +71,10 @@ function oneDoorPerFolder() {
   return {
     name: 'one-door-per-folder',
     comment:
-      'A file outside a folder imports a file inside it only through the folder\'s index.ts (its door), at any depth: ' +
-      'src/store/open.ts may import src/store/embedded/index.ts, not src/store/embedded/storage.ts. ' +
-      'Inside a folder imports are free, and a file may import a file of any of its ancestor folders directly.',
+      'A file outside a folder imports a file inside it only through the folder\'s index.ts (its door), at any depth, and a nested ' +
+      'folder\'s door is for the files of its parent folder: src/http/handlers/orders.ts imports src/store/index.ts, neither ' +
+      'src/store/embedded/index.ts nor src/store/port.ts; src/store/open.ts, inside src/store/, imports src/store/embedded/index.ts, ' +
+      'not src/store/embedded/storage.ts. Inside a folder imports are free, and a file may import a file of any of its ancestor folders directly.',
     severity: 'error',
     from: { path: `^src/${folders}[^/]+$` },
     to: {

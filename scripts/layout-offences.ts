@@ -1,7 +1,7 @@
 /**
  * The layout rules of src/ (.dependency-cruiser.cjs, and what dependency-cruiser cannot
- * see: the folders' doors of scripts/folder-index.ts and the augmentations of
- * scripts/augmentations.ts), and how
+ * see: the folders' doors of scripts/folder-index.ts, the augmentations of
+ * scripts/augmentations.ts and the adapters' names of scripts/storage-port.ts), and how
  * `npm run lint:deps` tells of a broken one (scripts/lint-deps.ts).
  */
 import { join, resolve } from 'node:path';
@@ -10,6 +10,7 @@ import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcr
 import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
 import { augmentationsIn, REASON as AUGMENTATION_REASON, RULE as AUGMENTATION_RULE } from './augmentations.js';
 import { foldersWithoutIndex, RULE as FOLDER_INDEX_RULE } from './folder-index.js';
+import { adapterUsesIn, REASON as STORAGE_PORT_REASON, RULE as STORAGE_PORT_RULE } from './storage-port.js';
 
 const REPO = resolve(import.meta.dirname, '..');
 
@@ -20,6 +21,8 @@ export interface Offence {
   to: string;
   /** A circle's modules or folders, from `from` back to it. */
   cycle?: string[];
+  /** The name `from` takes from `to` (storage-through-the-port). */
+  name?: string;
 }
 
 /** What the rules find in the src/ tree under `root`: the offences, the rules' reasons by name, and how much was read. */
@@ -38,6 +41,8 @@ export async function layoutOffences(root: string = REPO): Promise<{ offences: O
   const shown = (path: string) => (path.startsWith(resolve(root)) ? path.slice(resolve(root).length + 1) : path);
   for (const folder of foldersWithoutIndex(join(root, 'src'))) offences.push({ rule: FOLDER_INDEX_RULE, from: shown(folder), to: join(shown(folder), 'index.ts') });
   for (const { file, augments } of augmentationsIn(join(root, 'src'))) offences.push({ rule: AUGMENTATION_RULE, from: shown(file), to: augments });
+  reasons.set(STORAGE_PORT_RULE, STORAGE_PORT_REASON);
+  for (const { file, name, declaredIn } of adapterUsesIn(root, tsConfig.options)) offences.push({ rule: STORAGE_PORT_RULE, from: file, to: declaredIn, name });
   return { offences, reasons, cruised: { modules: summary.totalCruised, dependencies: summary.totalDependenciesCruised ?? 0 } };
 }
 
@@ -48,7 +53,7 @@ export function describeOffences(offences: readonly Offence[], reasons: Readonly
   const lines: string[] = [];
   for (const rule of new Set(direct.map((o) => o.rule))) {
     lines.push(`error ${rule}: ${reasons.get(rule) ?? ''}`);
-    for (const o of direct.filter((d) => d.rule === rule)) lines.push(o.rule === FOLDER_INDEX_RULE ? `  ${o.to} is missing` : o.rule === AUGMENTATION_RULE ? `  ${o.from} augments ${o.to}` : `  ${o.from} → ${o.to}`);
+    for (const o of direct.filter((d) => d.rule === rule)) lines.push(`  ${offenceLine(o)}`);
     lines.push('');
   }
   if (circles.length > 0) {
@@ -61,4 +66,31 @@ export function describeOffences(offences: readonly Offence[], reasons: Readonly
     lines.push('');
   }
   return lines;
+}
+
+/** One offence in words: what the file did, and for a door passed, the door to take. */
+function offenceLine(o: Offence): string {
+  if (o.rule === FOLDER_INDEX_RULE) return `${o.to} is missing`;
+  if (o.rule === AUGMENTATION_RULE) return `${o.from} augments ${o.to}`;
+  if (o.rule === STORAGE_PORT_RULE) return `${o.from} takes ${o.name} from ${o.to}: take the Storage port from src/store/index.ts instead`;
+  if (o.rule === 'one-door-per-folder') {
+    const door = doorFor(o.from, o.to);
+    if (door) return `${o.from} → ${o.to}: ${o.from} is outside ${door.folder}/, whose door is ${door.index}: import that instead`;
+  }
+  return `${o.from} → ${o.to}`;
+}
+
+/**
+ * The door an import past one should have taken: the index.ts of the outermost folder
+ * of the target that the importing file is not in ("src/store" for
+ * src/http/handlers/orders.ts → src/store/embedded/index.ts).
+ */
+function doorFor(from: string, to: string): { folder: string; index: string } | undefined {
+  const fromFolders = from.split('/').slice(0, -1);
+  const toFolders = to.split('/').slice(0, -1);
+  let common = 0;
+  while (common < fromFolders.length && common < toFolders.length && fromFolders[common] === toFolders[common]) common += 1;
+  if (common >= toFolders.length) return undefined;
+  const folder = toFolders.slice(0, common + 1).join('/');
+  return { folder, index: `${folder}/index.ts` };
 }

@@ -6,7 +6,7 @@ import { LISTEN_PATH, withoutUpgrade } from './listen-protocol.js';
 import { BODY_ENCODINGS, charsetOf, isJsonType, isUtf8Charset } from '../shared/index.js';
 import { parseJsonBytes } from './json-bytes.js';
 import { sendError } from './respond.js';
-import { noteOfResponse } from './served.js';
+import { noteOfResponse } from './response-notes.js';
 
 /**
  * Middleware run one after another as one layer of express's router. Each layer costs

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import type { ResetPart } from './handlers/index.js';
 import type { HandlerMap, Interceptor } from './handler.js';
-import type { ServedRequest } from './served.js';
+import type { ServedRequest } from './response-notes.js';
 
 /**
  * A part of the sandbox that plugs into the app: handlers by operationId,

@@ -4,7 +4,7 @@ import { ApiError, invalid, messages } from './errors.js';
 import type { Handler, HandlerMap } from './handler.js';
 import { serveOperation, type PipelineOptions, type ServeOperation } from './pipeline/index.js';
 import { sendError } from './respond.js';
-import { noteFailure } from './served.js';
+import { noteFailure } from './response-notes.js';
 
 /** A spec's pipeline options, its handlers by operationId, and what answers an operation without one. */
 export interface MountOptions extends PipelineOptions {

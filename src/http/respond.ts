@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { Response } from 'express';
 import { toApiError } from './errors.js';
 import type { BodyReply, Reply, ReplySink, StreamReply } from './handler.js';
-import { noteFailure } from './served.js';
+import { noteFailure } from './response-notes.js';
 
 const HOLD_WATCH_MS = 200;
 

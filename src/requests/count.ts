@@ -33,9 +33,6 @@ export function checkRequestMatch(match: RequestMatch): RequestMatch {
   return match;
 }
 
-/** Whether a journal entry meets every criterion of the match. */
-export const entryMatches = (match: RequestMatch, entry: JournalEntry): boolean => matcher(match)(entry);
-
 /** The match as one test of an entry, its criteria listed once (not at each entry). */
 function matcher(match: RequestMatch): (entry: JournalEntry) => boolean {
   const method = match.method?.toUpperCase();

@@ -1,6 +1,6 @@
 /** A request as plain data (`OperationInput`, `ServedRequest`), the request journal that records it, and counting its entries. */
 
-export { checkRequestMatch, countMatching, entryMatches } from './count.js';
+export { checkRequestMatch, countMatching } from './count.js';
 export type { RequestMatch } from './count.js';
 export { PendingAppends, journalRecorder } from './recorder.js';
 export { declaredPlainLength } from './served.js';

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { ServedRequest } from '../../src/http/served.js';
+import type { ServedRequest } from '../../src/http/response-notes.js';
 import type { AnsweredOrder } from '../../src/requests/served.js';
 import { PENDING_PER_CLIENT, ReportObserver } from '../../src/report/observer.js';
 import { applyReportChange, emptyReport, type ReportChange, type ReportState } from '../../src/records/report.js';

@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { folderGraphSvg } from '../../scripts/folder-graph.js';
 import { RULE as AUGMENTATION_RULE } from '../../scripts/augmentations.js';
 import { RULE as FOLDER_INDEX_RULE } from '../../scripts/folder-index.js';
+import { RULE as STORAGE_PORT_RULE } from '../../scripts/storage-port.js';
 import { describeOffences, layoutOffences } from '../../scripts/layout-offences.js';
 
 // The layout rules of src/ (.dependency-cruiser.cjs, plus scripts/folder-index.ts for what
@@ -151,6 +152,20 @@ describe('npm run lint:deps', () => {
       ]);
     });
 
+    it("fails when an import takes a nested folder's index.ts from outside its parent, and names the door to take", async () => {
+      // src/orders/rules/index.ts is a door, but for the files of src/orders/ only: from
+      // src/http/ the way in is src/orders/index.ts, and the report says so for this import.
+      expect(await lint('past-nested-door')).toEqual(['one-door-per-folder: src/http/handlers/orders.ts → src/orders/rules/index.ts']);
+      const { offences, reasons } = await layoutOffences(join(FIXTURES, 'past-nested-door'));
+      expect(describeOffences(offences, reasons)).toEqual([
+        `error one-door-per-folder: ${reasons.get('one-door-per-folder')}`,
+        '  src/http/handlers/orders.ts → src/orders/rules/index.ts: src/http/handlers/orders.ts is outside src/orders/, whose door is src/orders/index.ts: import that instead',
+        '',
+      ]);
+      // The rule's reason tells the same case of the store, not only the one of a file inside it.
+      expect(reasons.get('one-door-per-folder')).toContain('src/http/handlers/orders.ts imports src/store/index.ts, neither src/store/embedded/index.ts');
+    });
+
     it('fails when a file too deep for the door check imports a file of src/', async () => {
       expect(await lint('too-deep')).toEqual(['within-door-depth: src/a/b/c/d/e/f/g/deep.ts → src/a/b/c/d/e/f/index.ts']);
     });
@@ -175,6 +190,25 @@ describe('npm run lint:deps', () => {
       ]);
       expect(reasons.get(AUGMENTATION_RULE)).toMatch(/^No file of src\/ augments a module/);
       expect(reasons.get(AUGMENTATION_RULE)).toContain('a file without import or export');
+    });
+  });
+
+  describe('storage through the port', () => {
+    it("fails when a file outside store/ and app/ takes an adapter's class, even re-exported by store/'s door", async () => {
+      // src/store/index.ts re-exports EmbeddedStorage: every import lands on a door, so no
+      // file rule objects; the names show the handler (and a feature reading it off a
+      // namespace import) using the adapter. src/app/, the composition root, may.
+      expect(await lint('adapter-through-door')).toEqual([
+        `${STORAGE_PORT_RULE}: src/http/handlers/orders.ts → src/store/embedded/storage.ts`,
+        `${STORAGE_PORT_RULE}: src/orders/index.ts → src/store/embedded/storage.ts`,
+      ]);
+      const { offences, reasons } = await layoutOffences(join(FIXTURES, 'adapter-through-door'));
+      expect(describeOffences(offences, reasons)).toEqual([
+        `error ${STORAGE_PORT_RULE}: ${reasons.get(STORAGE_PORT_RULE)}`,
+        '  src/http/handlers/orders.ts takes EmbeddedStorage from src/store/embedded/storage.ts: take the Storage port from src/store/index.ts instead',
+        '  src/orders/index.ts takes EmbeddedStorage from src/store/embedded/storage.ts: take the Storage port from src/store/index.ts instead',
+        '',
+      ]);
     });
   });
 

@@ -1,5 +1,5 @@
 import type { Reply } from '../handler.js';
-import type { ServedRequest } from '../served.js';
+import type { ServedRequest } from '../response-notes.js';
 import type { Exchange } from './exchange.js';
 
 /** The status a reply will answer with: null when none goes out (a reset connection, a held request). */

@@ -3,7 +3,7 @@ import type { CompiledOperation } from '../../spec/index.js';
 import type { FieldError } from '../errors.js';
 import type { OperationInput } from '../handler.js';
 import type { BodyVerdict } from '../large-bodies.js';
-import type { ServedRequest } from '../served.js';
+import type { ServedRequest } from '../response-notes.js';
 import type { PipelineOptions } from './options.js';
 
 /** What the observers are told of a request before it ends: everything but how it ended. */

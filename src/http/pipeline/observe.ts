@@ -1,4 +1,4 @@
-import type { ServedRequest } from '../served.js';
+import type { ServedRequest } from '../response-notes.js';
 import { laneOf, type Exchange } from './exchange.js';
 
 /**

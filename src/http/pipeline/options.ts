@@ -2,7 +2,7 @@ import type { ClientRegistry } from '../../clients/index.js';
 import type { RequestScope } from '../../store/index.js';
 import type { Interceptor } from '../handler.js';
 import type { BodyVerdict } from '../large-bodies.js';
-import type { ServedRequest } from '../served.js';
+import type { ServedRequest } from '../response-notes.js';
 
 /** What the pipeline of a mounted spec is given: the registry, the stages' services and the observers. */
 export interface PipelineOptions {

@@ -5,7 +5,7 @@ import { ApiError, toApiError } from '../errors.js';
 import type { Handler } from '../handler.js';
 import { sendError, sendReply } from '../respond.js';
 import { isReadOperation } from '../roles.js';
-import { noteServed } from '../served.js';
+import { noteServed } from '../response-notes.js';
 import { admit } from './admit.js';
 import { beforeAnswer, statusOf } from './answer.js';
 import { arrive } from './arrive.js';
