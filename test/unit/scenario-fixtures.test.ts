@@ -57,6 +57,23 @@ describe('the scenario fixtures', () => {
   });
 
   it.each([
+    ['JSON that is not', '{"name": "custom", steps: []}', /scenarios\/zz-custom\.json is not JSON: .*Expected double-quoted property name/],
+    ['an empty file', '', /scenarios\/zz-custom\.json is not JSON: /],
+    ['null', 'null', /zz-custom\.json is not a valid scenario:\n {2}the file must hold one scenario: an object \{"name": \.\.\., "steps": \[\.\.\.\]\}, not null/],
+    ['a list', '[]', /zz-custom\.json is not a valid scenario:\n {2}the file must hold one scenario: an object .*, not a list/],
+  ])('stop the start on a file of %s, naming the file', (_, text, message) => {
+    const fixtures = withScenario({});
+    writeFileSync(join(fixtures, 'scenarios/zz-custom.json'), text);
+    expect(() => loadFixtures(fixtures)).toThrow(message);
+  });
+
+  it('read a file that begins with a byte order mark, as editors on Windows write it', () => {
+    const fixtures = withScenario({});
+    writeFileSync(join(fixtures, 'scenarios/zz-custom.json'), `\uFEFF${JSON.stringify(custom({}))}`);
+    expect(loadFixtures(fixtures).scenarios.get('custom')?.steps).toHaveLength(delivered.steps.length);
+  });
+
+  it.each([
     ['name', custom({ name: 'delivered' }), 'two scenarios have the name delivered'],
     ['magic AWB', custom({ magic_awb: 'SBXDLV00000001' }), 'two scenarios have the magic_awb SBXDLV00000001'],
   ])('stop the start on a %s another scenario has (it would replace it without a word)', (_, scenario, message) => {
