@@ -46,6 +46,8 @@ describe('the scenario fixtures', () => {
     ['a placeholder in a note, which is shown as written', custom({ steps: [step(0, { note: 'Scan at {origin_branch}' })] }), 'steps[0].note: {origin_branch} is no placeholder (a note is shown as written)'],
     ['a step without an at', custom({ steps: [step(0, { at: undefined })] }), 'steps[0].at: must be text'],
     ['an at that is a number', custom({ steps: [step(0, { at: 3600 })] }), 'steps[0].at: must be text'],
+    ['an at past ten years, which no clock reaches', custom({ steps: [step(0, { at: '1000000000d' })] }), 'steps[0].at: at most 3650d after the AWB (the clocks stop at 9989-12-31), not 1000000000d'],
+    ['an at that is no duration', custom({ steps: [step(0, { at: '2 hours' })] }), 'steps[0].at: "2 hours" is not a duration: write one such as 30m, 2h or 1d4h'],
     ['an AWB outcome that is neither', custom({ awb: 'maybe' }), 'awb: must be "generated" or "fails"'],
     ['a name that is no identifier', custom({ name: 'Custom One' }), 'name: must be lower-case text'],
     ['a magic AWB of another shape', custom({ magic_awb: 'JX1' }), 'magic_awb: must be SBX, three capitals and eight digits'],
@@ -71,6 +73,10 @@ describe('the scenario fixtures', () => {
     const fixtures = withScenario({});
     writeFileSync(join(fixtures, 'scenarios/zz-custom.json'), `\uFEFF${JSON.stringify(custom({}))}`);
     expect(loadFixtures(fixtures).scenarios.get('custom')?.steps).toHaveLength(delivered.steps.length);
+  });
+
+  it('take an at of up to 3650d', () => {
+    expect(loadFixtures(withScenario(custom({ steps: [step(0), step(1, { at: '3650d' })] }))).scenarios.get('custom')?.offsets[1]).toBe(3650 * 86_400_000);
   });
 
   it.each([
