@@ -47,6 +47,8 @@ describe('the scenario fixtures', () => {
     ['a step without an at', custom({ steps: [step(0, { at: undefined })] }), 'steps[0].at: must be text'],
     ['an at that is a number', custom({ steps: [step(0, { at: 3600 })] }), 'steps[0].at: must be text'],
     ['an at past ten years, which no clock reaches', custom({ steps: [step(0, { at: '1000000000d' })] }), 'steps[0].at: at most 3650d after the AWB (the clocks stop at 9989-12-31), not 1000000000d'],
+    ['an at that is a bare number, which would be milliseconds', custom({ steps: [step(0, { at: '7200' })] }), 'steps[0].at: "7200" has no unit (a bare number would be milliseconds): write it with one, e.g. 7200ms, 2h or 1d4h'],
+    ['an at that is a bare decimal', custom({ steps: [step(0, { at: ' 5.5 ' })] }), 'steps[0].at: " 5.5 " has no unit'],
     ['an at that is no duration', custom({ steps: [step(0, { at: '2 hours' })] }), 'steps[0].at: "2 hours" is not a duration: write one such as 30m, 2h or 1d4h'],
     ['an AWB outcome that is neither', custom({ awb: 'maybe' }), 'awb: must be "generated" or "fails"'],
     ['a name that is no identifier', custom({ name: 'Custom One' }), 'name: must be lower-case text'],
