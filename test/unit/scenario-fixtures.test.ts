@@ -50,6 +50,8 @@ describe('the scenario fixtures', () => {
     ['an at that is a bare number, which would be milliseconds', custom({ steps: [step(0, { at: '7200' })] }), 'steps[0].at: "7200" has no unit (a bare number would be milliseconds): write it with one, e.g. 7200ms, 2h or 1d4h'],
     ['an at that is a bare decimal', custom({ steps: [step(0, { at: ' 5.5 ' })] }), 'steps[0].at: " 5.5 " has no unit'],
     ['an at that is no duration', custom({ steps: [step(0, { at: '2 hours' })] }), 'steps[0].at: "2 hours" is not a duration: write one such as 30m, 2h or 1d4h'],
+    ['a field a scenario does not have', custom({ statuz: '2' }), 'statuz: is not a field of a scenario (name, description, magic_awb, awb, awb_failure_reason, steps)'],
+    ['a field a step does not have', custom({ steps: [step(0, { statuz: '2' })] }), 'steps[0].statuz: is not a field of a step (key, at, note, description, branch, status, pod)'],
     ['an AWB outcome that is neither', custom({ awb: 'maybe' }), 'awb: must be "generated" or "fails"'],
     ['a name that is no identifier', custom({ name: 'Custom One' }), 'name: must be lower-case text'],
     ['a magic AWB of another shape', custom({ magic_awb: 'JX1' }), 'magic_awb: must be SBX, three capitals and eight digits'],
