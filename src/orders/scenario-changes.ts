@@ -25,7 +25,7 @@ export async function scenarioChanges(storage: Pick<Storage, 'meta' | 'orders'>,
     kept[name] = steps;
     lines.push(
       now === undefined
-        ? `scenario ${name} is no longer among the scenarios (its file was removed), and ${count(orders, 'order')} follow it: they keep their history so far and play no further step; an advance or a trigger of one answers 409. Put its file back to play them on.`
+        ? `scenario ${name} is no longer among the scenarios (its file was removed), and ${count(orders, 'order')} follow it: they keep their history so far and play no further step; an advance or a trigger of one answers 409. Put its file back before their next steps fall due to play them on.`
         : `scenario ${name} has ${count(now, 'step')}, ${steps} before, and ${count(orders, 'order')} follow it: a step it no longer has is shown as a plain scan without its text and status, and is not played.`,
     );
   }
