@@ -25,7 +25,7 @@ import { backgroundFailures } from '../shared/index.js';
 import { SandboxMetrics } from '../metrics/index.js';
 import { loadFixtures } from '../fixtures/index.js';
 import { hash32, IdFactory } from '../ids/index.js';
-import { createFields, OrdersService } from '../orders/index.js';
+import { createFields, OrdersService, scenarioChanges } from '../orders/index.js';
 import type { SandboxModule } from '../http/index.js';
 import type { Services } from './services.js';
 import { compiledSpecs } from '../spec/index.js';
@@ -145,11 +145,11 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   // The start's first writes follow (the real clock's save among them): one the disk refuses ends the start as a refused open does.
   try {
     const podSecret = await storage.meta.setIfAbsent('pod_secret', randomBytes(32).toString('hex'));
-    if (options.databaseUrl !== undefined) await compareClients(storage, configured, options.adminTokens, podSecret, logger);
-    if (options.databaseUrl !== undefined) await compareClockMode(storage, options.clock, logger);
+    if (options.databaseUrl !== undefined) await compareClients(storage, configured, options.adminTokens, podSecret, logger).then(() => compareClockMode(storage, options.clock, logger));
     // Admin tokens are not clients: with only those configured, the default client is made as well.
     const hasClient = configured.some((c) => roleOf(c) !== 'admin');
     const registry = new ClientRegistry(hasClient ? configured : [...configured, await defaultClient(options, storage)], options.adminTokens);
+    for (const warning of await scenarioChanges(storage, fixtures, registry.clientIds)) logger.warn(warning);
     const clock = await loadClocks(storage, options, registry.clientIds);
     // On a shared database the clocks live there: each request and wake-up reads them.
     const sync = storage.sharedClocks && new ClockSync(storage.sharedClocks, clock);

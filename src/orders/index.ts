@@ -5,5 +5,6 @@ export type { CancelDeps } from './cancel.js';
 export { orderDetail } from './detail.js';
 export { asTheProviderReads, createFields } from './fields.js';
 export { plausibleCreate } from './plausible.js';
+export { scenarioChanges } from './scenario-changes.js';
 export { OrdersService } from './service.js';
 export { clientList, iso, orderState } from './views.js';

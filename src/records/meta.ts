@@ -28,4 +28,6 @@ export interface Meta {
    * a restart, even after a crash, never puts it behind what it showed (see loadClocks).
    */
   real_clock: { sim_base_ms: number; wall_base_ms: number; speed: number; previous_speed: number; kept_until_wall_ms?: number };
+  /** How many steps each scenario had at the last start, by name (see scenarioChanges): a removed or shortened one is told at the next start. */
+  scenario_steps: Record<string, number>;
 }

@@ -111,6 +111,9 @@ export const domainMessages = {
   notFound: 'Record Not Found',
   /** The control API's 404s name the record they did not find (the provider's say `Record Not Found`). */
   orderNotFound: (orderNo: string) => `Order ${orderNo} not found.`,
+  /** An order whose scenario file was removed since it was made: it keeps what it played, and plays nothing more. */
+  scenarioGone: (orderNo: string, scenario: string) =>
+    `Order ${orderNo} follows scenario ${scenario}, which the sandbox's scenarios no longer hold (its file was removed since the order was made): the order keeps its history so far and plays no further step. Create an order with another scenario for a journey.`,
   deliveryNotFound: (id: string) => `No webhook delivery ${id} for this client; GET /__sandbox/webhooks/deliveries lists them.`,
   /** A field or parameter that is required and absent. */
   isRequired: 'is required',

@@ -2,7 +2,7 @@ import type { Client } from '../clients/index.js';
 import type { Fixtures } from '../fixtures/index.js';
 import type { OrdersService } from '../orders/index.js';
 import type { Delivery, Order, Stored, WebhookEventType } from '../records/index.js';
-import { domainMessages, NotFound, RuleViolation } from '../shared/index.js';
+import { Conflict, domainMessages, NotFound, RuleViolation } from '../shared/index.js';
 import type { Storage } from '../store/index.js';
 import type { OrderSetups, OrderTarget } from './setups.js';
 
@@ -41,6 +41,8 @@ export function targetOfTrigger(fixtures: Fixtures, request: TriggerRequest, ord
   // Named in a refusal as the caller may not know it: a scenario it did not send.
   const named = request.scenario === undefined && orderScenario === undefined && event !== 'awb.failed' ? `${scenarioName} (the client's default scenario; send scenario to choose another)` : scenarioName;
   const scenario = fixtures.scenarios.get(scenarioName);
+  // An existing order whose scenario was removed since: it can still be cancelled, and has nothing more to play.
+  if (!scenario && orderScenario !== undefined && event === 'order.cancelled') return { stage: 'cancelled', scenario: scenarioName };
   if (!scenario) throw new RuleViolation([{ field: 'scenario', message: `must be one of: ${[...fixtures.scenarios.keys()].join(', ')}` }]);
   if (orderScenario === undefined && event !== 'tracking.step' && (scenario.awb === 'fails') !== (event === 'awb.failed')) {
     throw new RuleViolation([{ field: 'scenario', message: `${named} ${scenario.awb === 'fails' ? 'fails' : 'generates'} the AWB: ${event} needs a scenario that ${event === 'awb.failed' ? 'fails' : 'generates'} it` }]);
@@ -112,6 +114,9 @@ export async function fireTrigger(deps: TriggerDeps, client: Client, request: Tr
   const deliveriesOf = async (orderNo: string): Promise<Stored<Delivery>[]> => (await storage.deliveries.list(client.id, { limit: 100, order_no: orderNo })).items;
   const existing = request.order_no === undefined ? undefined : await orders.get(client, request.order_no);
   if (request.order_no !== undefined && !existing) throw new NotFound(domainMessages.orderNotFound(request.order_no));
+  // Its scenario removed since it was made: a 409 saying so rather than a 400 on a field the caller may not have sent (a cancellation needs no scenario).
+  const playsScenario = (TRIGGER_EVENTS as readonly unknown[]).includes(request.event) && request.event !== 'order.cancelled';
+  if (existing && playsScenario && !deps.fixtures.scenarios.has(existing.scenario)) throw new Conflict(domainMessages.scenarioGone(existing.order_no, existing.scenario));
   const target = targetOfTrigger(deps.fixtures, request, existing?.scenario, client.scenario ?? deps.defaultScenario);
   const before = new Set(existing ? (await deliveriesOf(existing.order_no)).map((d) => d.id) : []);
   const set = existing ? await setups.take(client, existing, target) : await setups.make(client, target, 'sandbox-trigger');

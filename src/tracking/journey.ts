@@ -1,6 +1,6 @@
 import { PodPhotos } from './pod-photos.js';
 import { magicScenario } from './view.js';
-import type { DelayRange } from '../shared/index.js';
+import { Conflict, domainMessages, type DelayRange } from '../shared/index.js';
 import type { Clocks } from '../clock/index.js';
 import type { JobHandler, Scheduler } from '../jobs/index.js';
 import type { EventSink } from '../events/index.js';
@@ -92,7 +92,7 @@ export class Journey {
   /** When the next scripted step is due, or undefined when none is. */
   nextStepAt(order: Order): number | undefined {
     if (order.next_step === null || order.journey_start === null) return undefined;
-    const offset = this.scenarioOf(order).offsets[order.next_step];
+    const offset = this.knownScenario(order)?.offsets[order.next_step];
     return offset === undefined ? undefined : order.journey_start + offset;
   }
 
@@ -102,17 +102,17 @@ export class Journey {
    * starts when it falls due, so the times are those the steps get if nothing moves it.
    */
   upcomingSteps(order: Order): { key: string; note: string; status: string | null; due_at: number }[] {
-    const scenario = this.scenarioOf(order);
+    const scenario = this.knownScenario(order);
     const pendingAwb = order.status === 'created' && order.awb_due_at !== null;
     const start = pendingAwb ? order.awb_due_at! : order.journey_start;
     const from = pendingAwb ? 0 : order.next_step;
-    if (start === null || from === null) return [];
+    if (!scenario || start === null || from === null) return [];
     return scenario.steps.slice(from).map((step, i) => ({ key: step.key, note: step.note, status: step.status, due_at: start + scenario.offsets[from + i]! }));
   }
 
   /** The key of the next scripted step, or null. */
   nextStepKey(order: Order): string | null {
-    return order.next_step === null ? null : (this.scenarioOf(order).steps[order.next_step]?.key ?? null);
+    return order.next_step === null ? null : (this.knownScenario(order)?.steps[order.next_step]?.key ?? null);
   }
 
   /** The order's history as tracking shows it, newest first. */
@@ -135,13 +135,15 @@ export class Journey {
    * Later steps keep their spacing. The steps played on the way take their times back
    * from now at their spacing, but none before the AWB: the provider's tracking never
    * shows a scan before it (they are then squeezed between the AWB and now, in order).
-   * Returns the order afterwards, or undefined when there is no such step to play.
+   * Returns the order afterwards, or undefined when there is no such step to play (none
+   * either when the order's scenario no longer has its next step: see scenarioOf).
    */
   advance(orderNo: string, key?: string): Promise<Stored<Order> | undefined> {
     return this.deps.storage.transaction(async (tx) => {
       const order = await tx.orders.get(orderNo);
       if (!order || order.next_step === null || order.journey_start === null) return undefined;
-      const scenario = this.scenarioOf(order);
+      const scenario = this.knownScenario(order);
+      if (!scenario?.steps[order.next_step]) return undefined;
       const target = key === undefined ? order.next_step : scenario.steps.findIndex((s) => s.key === key);
       if (target < order.next_step) return undefined;
       const now = this.deps.clock.of(order.client_id);
@@ -201,17 +203,28 @@ export class Journey {
     return { ...order, next_step: null };
   }
 
+  /**
+   * The order's scenario; a Conflict saying so when the sandbox's scenarios no longer hold
+   * it (its file was removed after the order was made). Such an order keeps what it played
+   * and plays nothing more; the readers of a stored order take `knownScenario` instead.
+   */
   scenarioOf(order: Pick<Order, 'scenario' | 'order_no'>): LoadedScenario {
-    const scenario = this.deps.fixtures.scenarios.get(order.scenario);
-    if (!scenario) throw new Error(`Order ${order.order_no} names an unknown scenario ${order.scenario}`);
+    const scenario = this.knownScenario(order);
+    if (!scenario) throw new Conflict(domainMessages.scenarioGone(order.order_no, order.scenario));
     return scenario;
+  }
+
+  /** The order's scenario, or undefined when its file was removed since the order was made. */
+  knownScenario(order: Pick<Order, 'scenario'>): LoadedScenario | undefined {
+    return this.deps.fixtures.scenarios.get(order.scenario);
   }
 
   private async awbDue(tx: Repositories, orderNo: string, at: number): Promise<Stored<Order> | undefined> {
     const order = await tx.orders.get(orderNo);
     if (!order || order.status !== 'created') return order;
-    const scenario = this.scenarioOf(order);
-    if (scenario.awb === 'fails') {
+    // A scenario removed since the order was made: the AWB still comes, with no step after it.
+    const scenario = this.knownScenario(order);
+    if (scenario?.awb === 'fails') {
       const failed = await this.save(tx, { ...order, updated_at: at, status: 'awb_failed', awb_error: scenario.awb_failure_reason ?? 'AWB generation failed' });
       await this.deps.events.emit({ type: 'awb.failed', order: failed, at }, tx);
       return failed;
@@ -224,7 +237,7 @@ export class Journey {
       awb_generated_at: at,
       status: 'awb_generated',
       journey_start: at,
-      next_step: scenario.steps.length > 0 ? 0 : null,
+      next_step: scenario && scenario.steps.length > 0 ? 0 : null,
     });
     await this.deps.events.emit({ type: 'awb.generated', order: generated, at }, tx);
     return generated;
@@ -233,7 +246,10 @@ export class Journey {
   private async stepDue(tx: Repositories, orderNo: string, at: number): Promise<void> {
     const order = await tx.orders.get(orderNo);
     if (!order || order.next_step === null) return;
-    await this.save(tx, (await this.playStep(tx, order, this.scenarioOf(order), at)) as Stored<Order>);
+    // A scenario removed or shortened since: the step is no more, and the journey ends where it stood.
+    const scenario = this.knownScenario(order);
+    if (!scenario?.steps[order.next_step]) return void (await this.save(tx, { ...order, next_step: null }));
+    await this.save(tx, (await this.playStep(tx, order, scenario, at)) as Stored<Order>);
   }
 
   /** The order with its next step played at `at` (not yet saved). */

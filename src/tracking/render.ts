@@ -45,6 +45,14 @@ export function renderStep(scenario: LoadedScenario, index: number, context: Tem
   };
 }
 
+/**
+ * The entry of a played step its scenario no longer has (the scenario's file was removed
+ * or shortened since): its time is kept, its text and status are not known any more.
+ */
+export function lostStep(scenario: string, index: number, at: number): TrackingEntry {
+  return { note: 'Scan', description: `Step ${index + 1} of scenario ${scenario}, which the sandbox's scenarios no longer hold`, branch: 'Not known', update_on: Math.floor(at / 1000), status: null, pod_photo: null };
+}
+
 /** Template values per order: they depend only on what the client sent, which never changes. */
 const contexts = new WeakMap<Order, TemplateContext>();
 /** A played step's rendered entry never changes either: render it once. */
@@ -56,9 +64,13 @@ export function renderHistory(fixtures: Fixtures, order: Order, seed: string): T
     if (!isPlayedStep(entry)) return entry;
     let done = rendered.get(entry);
     if (!done) {
-      let context = contexts.get(order);
-      if (!context) contexts.set(order, (context = contextOf(fixtures, order, seed)));
-      done = renderStep(fixtures.scenarios.get(order.scenario)!, entry.step, context, entry.at, order.awb ?? '');
+      const scenario = fixtures.scenarios.get(order.scenario);
+      if (!scenario?.steps[entry.step]) done = lostStep(order.scenario, entry.step, entry.at);
+      else {
+        let context = contexts.get(order);
+        if (!context) contexts.set(order, (context = contextOf(fixtures, order, seed)));
+        done = renderStep(scenario, entry.step, context, entry.at, order.awb ?? '');
+      }
       rendered.set(entry, done);
     }
     return done;

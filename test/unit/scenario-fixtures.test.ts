@@ -46,6 +46,12 @@ describe('the scenario fixtures', () => {
     ['a placeholder in a note, which is shown as written', custom({ steps: [step(0, { note: 'Scan at {origin_branch}' })] }), 'steps[0].note: {origin_branch} is no placeholder (a note is shown as written)'],
     ['a step without an at', custom({ steps: [step(0, { at: undefined })] }), 'steps[0].at: must be text'],
     ['an at that is a number', custom({ steps: [step(0, { at: 3600 })] }), 'steps[0].at: must be text'],
+    ['an at past ten years, which no clock reaches', custom({ steps: [step(0, { at: '1000000000d' })] }), 'steps[0].at: at most 3650d after the AWB (the clocks stop at 9989-12-31), not 1000000000d'],
+    ['an at that is a bare number, which would be milliseconds', custom({ steps: [step(0, { at: '7200' })] }), 'steps[0].at: "7200" has no unit (a bare number would be milliseconds): write it with one, e.g. 7200ms, 2h or 1d4h'],
+    ['an at that is a bare decimal', custom({ steps: [step(0, { at: ' 5.5 ' })] }), 'steps[0].at: " 5.5 " has no unit'],
+    ['an at that is no duration', custom({ steps: [step(0, { at: '2 hours' })] }), 'steps[0].at: "2 hours" is not a duration: write one such as 30m, 2h or 1d4h'],
+    ['a field a scenario does not have', custom({ statuz: '2' }), 'statuz: is not a field of a scenario (name, description, magic_awb, awb, awb_failure_reason, steps)'],
+    ['a field a step does not have', custom({ steps: [step(0, { statuz: '2' })] }), 'steps[0].statuz: is not a field of a step (key, at, note, description, branch, status, pod)'],
     ['an AWB outcome that is neither', custom({ awb: 'maybe' }), 'awb: must be "generated" or "fails"'],
     ['a name that is no identifier', custom({ name: 'Custom One' }), 'name: must be lower-case text'],
     ['a magic AWB of another shape', custom({ magic_awb: 'JX1' }), 'magic_awb: must be SBX, three capitals and eight digits'],
@@ -54,6 +60,27 @@ describe('the scenario fixtures', () => {
     const fixtures = withScenario(scenario);
     expect(() => loadFixtures(fixtures)).toThrow('fixtures/scenarios/zz-custom.json is not a valid scenario:');
     expect(() => loadFixtures(fixtures)).toThrow(message);
+  });
+
+  it.each([
+    ['JSON that is not', '{"name": "custom", steps: []}', /scenarios\/zz-custom\.json is not JSON: .*Expected double-quoted property name/],
+    ['an empty file', '', /scenarios\/zz-custom\.json is not JSON: /],
+    ['null', 'null', /zz-custom\.json is not a valid scenario:\n {2}the file must hold one scenario: an object \{"name": \.\.\., "steps": \[\.\.\.\]\}, not null/],
+    ['a list', '[]', /zz-custom\.json is not a valid scenario:\n {2}the file must hold one scenario: an object .*, not a list/],
+  ])('stop the start on a file of %s, naming the file', (_, text, message) => {
+    const fixtures = withScenario({});
+    writeFileSync(join(fixtures, 'scenarios/zz-custom.json'), text);
+    expect(() => loadFixtures(fixtures)).toThrow(message);
+  });
+
+  it('read a file that begins with a byte order mark, as editors on Windows write it', () => {
+    const fixtures = withScenario({});
+    writeFileSync(join(fixtures, 'scenarios/zz-custom.json'), `\uFEFF${JSON.stringify(custom({}))}`);
+    expect(loadFixtures(fixtures).scenarios.get('custom')?.steps).toHaveLength(delivered.steps.length);
+  });
+
+  it('take an at of up to 3650d', () => {
+    expect(loadFixtures(withScenario(custom({ steps: [step(0), step(1, { at: '3650d' })] }))).scenarios.get('custom')?.offsets[1]).toBe(3650 * 86_400_000);
   });
 
   it.each([
