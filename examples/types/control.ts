@@ -208,7 +208,7 @@ export interface paths {
         put?: never;
         /**
          * Play the order's next tracking step now, or every step up to a named one
-         * @description Later steps keep their spacing from the step played. 409 when the order has no AWB yet or no step is left (or the named step is already past).
+         * @description Later steps keep their spacing from the step played. 409 when the order has no AWB yet or no step is left (or the named step is already past), and when its scenario was removed from the sandbox's scenarios or cut short since the order was made.
          */
         post: operations["advanceOrder"];
         delete?: never;
@@ -850,7 +850,8 @@ export interface paths {
          *     order (fixtures/states/order.json) and its journey laid out backwards from the
          *     caller's current time: every history timestamp is in the past, no clock moves
          *     back. With `order_no` the caller's order is taken from where it stands (409 when
-         *     it cannot get there, e.g. a step already past). Then everything of the caller's
+         *     it cannot get there, e.g. a step already past, or its scenario was removed from the
+         *     sandbox's scenarios since it was made; such an order can still be cancelled). Then everything of the caller's
          *     that is due is played, as an advance of 0 ms does, so the first attempt's outcome
          *     is known unless the endpoint holds deliveries. Bad input is a 400 naming the
          *     field, and nothing is created.
