@@ -71,7 +71,7 @@ export function oneValuedHeaders(req: IncomingMessage): IncomingMessage['headers
     const key = raw[i]!.toLowerCase();
     const header = ONE_VALUED.get(key);
     if (header === undefined) continue;
-    const value = raw[i + 1]!.trim();
+    const value = trimOws(raw[i + 1]!);
     const first = (firsts ??= new Map()).get(key);
     if (first === undefined) firsts.set(key, value);
     else if (header.caseless ? value.toLowerCase() !== first.toLowerCase() : value !== first) {
@@ -80,6 +80,19 @@ export function oneValuedHeaders(req: IncomingMessage): IncomingMessage['headers
   }
   for (const key of repeated ?? []) req.headers[key] = firsts!.get(key);
   return req.headers;
+}
+
+/**
+ * A header value without the spaces and tabs around it (HTTP's optional whitespace), and
+ * nothing else: `trim()` would take U+00A0 too, the Latin-1 reading of the last byte of
+ * `à` or `ム` in UTF-8 (see headerText).
+ */
+function trimOws(value: string): string {
+  let start = 0;
+  let end = value.length;
+  while (start < end && (value[start] === ' ' || value[start] === '\t')) start += 1;
+  while (end > start && (value[end - 1] === ' ' || value[end - 1] === '\t')) end -= 1;
+  return value.slice(start, end);
 }
 
 /** Whether an Authorization header names a token of this sandbox (a client's or an admin's), without the 401. */
