@@ -45,8 +45,6 @@ export async function loadClocks(storage: Storage, options: ClockOptions, client
     if (keptManual !== undefined && keptManual > base.now()) base.load({ ...base.state(), sim_base_ms: keptManual, wall_base_ms: Date.now() });
     await storage.meta.set('real_clock', keptState(base));
   }
-  // Written when it changes only: a manual clock that stands where it stood writes nothing at a start.
-  if (keptMode !== options.clock) await storage.meta.set('clock_mode', { mode: options.clock, at: new Date().toISOString() });
   const clocks = new Clocks(base, clientIds);
   const switched = lastMode !== undefined && lastMode !== options.clock;
   for (const clientId of clientIds) {
@@ -58,6 +56,9 @@ export async function loadClocks(storage: Storage, options: ClockOptions, client
     // Kept as this --clock keeps it: the next start restores it as this start did.
     if (switched) await storage.settings.put({ ...settings, clock: clocks.saved(clientId, true)! });
   }
+  // Written when it changes only (a manual clock that stands where it stood writes nothing at a start), and
+  // last: a start that stops before it has saved every client's clock is taken again as a switch by the next.
+  if (keptMode !== options.clock) await storage.meta.set('clock_mode', { mode: options.clock, at: new Date().toISOString() });
   return clocks;
 }
 
