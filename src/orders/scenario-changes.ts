@@ -6,8 +6,8 @@ import type { Storage } from '../store/index.js';
  * whose file was removed, or that has fewer steps, since the last start on this data, and
  * that orders still follow (how many, counted over `clientIds`). Such orders keep what they
  * played and play no further step (see Journey.scenarioOf). The steps of each scenario are
- * kept in the data for the next start (written when they changed); a removed or shortened one is kept at its former
- * length while orders follow it, so each start says so again until none does.
+ * kept in the data for the next start (written when they changed); a removed one is kept at its former
+ * length while orders follow it, so each start says so again until none does; a shortened one is told once.
  *
  * @example for (const line of await scenarioChanges(storage, fixtures, registry.clientIds)) logger.warn(line);
  */
@@ -22,7 +22,8 @@ export async function scenarioChanges(storage: Pick<Storage, 'meta' | 'orders'>,
     let orders = 0;
     for (const client of clientIds) orders += (await storage.orders.list(client, { limit: 1, scenario: name })).total;
     if (orders === 0) continue;
-    kept[name] = steps;
+    // A removed one is kept at its length while orders follow it, so each start says so; a shortened one is told once.
+    if (now === undefined) kept[name] = steps;
     lines.push(
       now === undefined
         ? `scenario ${name} is no longer among the scenarios (its file was removed), and ${count(orders, 'order')} follow it: they keep their history so far and play no further step; an advance or a trigger of one answers 409. Put its file back before their next steps fall due to play them on.`

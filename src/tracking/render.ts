@@ -50,7 +50,7 @@ export function renderStep(scenario: LoadedScenario, index: number, context: Tem
  * or shortened since): its time is kept, its text and status are not known any more.
  */
 export function lostStep(scenario: string, index: number, at: number): TrackingEntry {
-  return { note: 'Scan', description: `Step ${index + 1} of scenario ${scenario}, which the sandbox's scenarios no longer hold`, branch: 'Not known', update_on: Math.floor(at / 1000), status: null, pod_photo: null };
+  return { note: 'Scan', description: `Step ${index + 1} of scenario ${scenario}, which its file no longer holds`, branch: 'Not known', update_on: Math.floor(at / 1000), status: null, pod_photo: null };
 }
 
 /** Template values per order: they depend only on what the client sent, which never changes. */
