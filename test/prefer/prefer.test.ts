@@ -327,6 +327,7 @@ describe('generated data and --seed', () => {
     expect(asParameter.headers['preference-applied']).toBe('dynamic=true, seed=7');
     expect(asParameter.body).toEqual(await dynamic(unseeded, 'dynamic=true, seed=7'));
     expect(asParameter.body).not.toEqual(await dynamic(unseeded, 'dynamic=true, seed=8'));
+    expect(await dynamic(unseeded, 'code=200; seed=7, dynamic=true')).toEqual(asParameter.body);
     await unseeded.close();
   });
 

@@ -40,7 +40,8 @@ function rawPreference(input: OperationInput, header: Record<string, string | tr
 export function parsePreference(input: OperationInput): Preference {
   const header = parsePreferHeader(input.headers.prefer);
   // `dynamic=true; seed=7` makes the seed a parameter of dynamic, which the parser names `dynamicSeed`: the same request as `dynamic=true, seed=7`.
-  if (header.seed === undefined && header.dynamicSeed !== undefined) header.seed = header.dynamicSeed;
+  const parameterSeed = header.dynamicSeed ?? header.codeSeed ?? header.exampleSeed;
+  if (header.seed === undefined && parameterSeed !== undefined) header.seed = parameterSeed;
   const preference: Preference = {};
   const code = rawPreference(input, header, 'code');
   if (code) {
