@@ -82,10 +82,47 @@ export function oneValuedHeaders(req: IncomingMessage): IncomingMessage['headers
   return req.headers;
 }
 
+/** The sandbox's own headers (`X-Sandbox-Client`, `X-Sandbox-Scenario`, `X-Sandbox-Webhook-Chaos`, ...). */
+const SANDBOX_HEADER = /^x-sandbox-/i;
+/** A byte above 127 as Node reads it (Latin-1): what may be UTF-8 to decode. */
+const HIGH_BYTE = /[\x80-\xff]/;
+
+/**
+ * The request's headers as the sandbox reads them: each one-valued header given once
+ * (oneValuedHeaders), and each of the sandbox's own headers as its client wrote it
+ * (headerText), decoded once here, so that every reader and the request journal see
+ * `Müller`, not Node's Latin-1 reading `MÃ¼ller`.
+ */
+export function sandboxHeaders(req: IncomingMessage): IncomingMessage['headers'] {
+  const headers = oneValuedHeaders(req);
+  const raw = req.rawHeaders;
+  let beyondAscii: Set<string> | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (SANDBOX_HEADER.test(raw[i]!) && HIGH_BYTE.test(raw[i + 1]!)) (beyondAscii ??= new Set()).add(raw[i]!.toLowerCase());
+  }
+  // Once per header: a repeated one is already joined (or kept once), and decoding twice would read `Ã©` written as UTF-8 as `é`.
+  for (const key of beyondAscii ?? []) {
+    const value = headers[key];
+    if (typeof value === 'string') headers[key] = headerText(value);
+  }
+  return headers;
+}
+
+/**
+ * A header's text as its client wrote it: Node reads header bytes as Latin-1, so the UTF-8
+ * that curl and most clients send arrives as `Ã¼` for `ü`. Bytes that are not UTF-8 stay as
+ * Node read them (a browser sends `ü` as the one Latin-1 byte).
+ */
+function headerText(value: string): string {
+  if (!HIGH_BYTE.test(value) || /[^\x00-\xff]/.test(value)) return value;
+  const decoded = Buffer.from(value, 'latin1').toString('utf8');
+  return decoded.includes('\ufffd') ? value : decoded;
+}
+
 /**
  * A header value without the spaces and tabs around it (HTTP's optional whitespace), and
  * nothing else: `trim()` would take U+00A0 too, the Latin-1 reading of the last byte of
- * `à` or `ム` in UTF-8 (see headerText).
+ * `à` or `ム` in UTF-8 (see headerText), which is decoded after it.
  */
 function trimOws(value: string): string {
   let start = 0;

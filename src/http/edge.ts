@@ -214,14 +214,3 @@ export function requestLog(logger: Pick<Logger, 'child' | 'error'>): RequestHand
     next();
   };
 }
-
-/**
- * A header's text as its client wrote it: Node reads header bytes as Latin-1, so the UTF-8
- * that curl and most clients send arrives as `Ã¼` for `ü`. Bytes that are not UTF-8 stay as
- * Node read them (a browser sends `ü` as the one Latin-1 byte).
- */
-export function headerText(value: string): string {
-  if (!/[\x80-\xff]/.test(value) || /[^\x00-\xff]/.test(value)) return value;
-  const decoded = Buffer.from(value, 'latin1').toString('utf8');
-  return decoded.includes('\ufffd') ? value : decoded;
-}

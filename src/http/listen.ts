@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type RawData } from 'ws';
 import type { ClientRegistry } from '../clients/index.js';
 import { listenRequest, type ListenerRelay, type Listeners, type RelayedAttempt, type RelayResult } from '../webhooks/index.js';
-import { authenticate, oneValuedHeaders, soleAuthorization } from './auth.js';
+import { authenticate, sandboxHeaders, soleAuthorization } from './auth.js';
 import { checkEndpoint, checkHandshake, checkNotSuperseded, CLOSE, Connection, keyOf, sessionOf, LISTEN_ANSWER_MARGIN_MS, refuse, targetOf, type Asked, type Signal, CLOSE_GRACE_MS, HANDOFF_CUT, HANDOFF_TAKEN_MS, HANDOFF_TAKE_WITHIN_MS, LISTEN_CHANNEL, LISTEN_PING_MS, LISTEN_RESUME_MS, LISTEN_SEEN_MS, MAX_LISTEN_MESSAGE, WHO_MS, LISTEN_PATH } from './listen-protocol.js';
 import { ApiError, toApiError } from './errors.js';
 import { authorize } from './roles.js';
@@ -89,7 +89,7 @@ export class ListenServer implements ListenerRelay {
     const caller = authenticate(registry, soleAuthorization(req));
     seen.client = caller.client?.id;
     // A listen session is a write: a read_only token gets the 403 every write gets.
-    const client = authorize(registry, { method: 'POST', definition: {}, path: LISTEN_PATH }, caller, oneValuedHeaders(req) as Record<string, unknown>)!;
+    const client = authorize(registry, { method: 'POST', definition: {}, path: LISTEN_PATH }, caller, sandboxHeaders(req) as Record<string, unknown>)!;
     seen.client = client.id;
     // --rate-limit counts a listen request as it counts any other of the client's, before any work.
     await this.deps.admit?.(client.id);

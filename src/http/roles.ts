@@ -2,7 +2,6 @@ import type { RequestHandler } from 'express';
 import type { Caller, Client, ClientRegistry } from '../clients/index.js';
 import type { CompiledOperation } from '../spec/index.js';
 import { authenticate } from './auth.js';
-import { headerText } from './edge.js';
 import { ApiError, messages } from './errors.js';
 import { sendError } from './respond.js';
 
@@ -50,7 +49,7 @@ export const sandboxWideOpenToClients = (registry: ClientRegistry): boolean => !
  */
 export function authorize(registry: ClientRegistry, op: Pick<CompiledOperation, 'method' | 'definition' | 'path'>, caller: Caller, headers: Record<string, unknown>): Client | undefined {
   if (caller.role === 'read_only' && !isReadOperation(op)) throw new ApiError(403, messages.readOnly, [{ field: 'header.authorization', message: 'is a read_only token' }]);
-  const named = typeof headers[ACT_FOR_HEADER] === 'string' ? headerText(headers[ACT_FOR_HEADER] as string).trim() : undefined;
+  const named = typeof headers[ACT_FOR_HEADER] === 'string' ? (headers[ACT_FOR_HEADER] as string).trim() : undefined;
   const sandboxWide = scopeOf(op) === 'sandbox';
   if (sandboxWide && caller.role !== 'admin' && !sandboxWideOpenToClients(registry)) {
     throw new ApiError(403, messages.adminOnly, [{ field: 'header.authorization', message: `is a ${caller.role} token, not an admin token` }]);

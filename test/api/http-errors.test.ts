@@ -301,7 +301,7 @@ const rawExchange = (url: string, request: string) =>
   });
 
 describe('header text beyond ASCII, sent as UTF-8 as curl sends it (a real server)', () => {
-  it('acts for a client whose id is beyond ASCII, and names an unknown scenario as it was written, not as Latin-1 mojibake', async () => {
+  it('acts for a client whose id is beyond ASCII, names an unknown scenario or chaos mode as it was written, not as Latin-1 mojibake, and journals it so', async () => {
     const server = await createSandbox({ clock: 'manual', clients: [{ token: 'token-muller', id: 'Müller GmbH' }, { token: 'token-sato', id: '佐藤' }, { token: 'token-societa', id: 'Società' }, { token: 'token-system', id: 'システム' }], adminTokens: ['token-admin'] });
     try {
       // socket.write sends the text as UTF-8: the bytes curl sends for `-H 'X-Sandbox-Client: 佐藤'`.
@@ -318,6 +318,15 @@ describe('header text beyond ASCII, sent as UTF-8 as curl sends it (a real serve
       const body = JSON.stringify(createRequest(1));
       const create = await rawExchange(server.url, `POST /v1/order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer token-sato\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Sandbox-Scenario: deliveréd\r\nConnection: close\r\n\r\n${body}`);
       expect([create.status, JSON.parse(create.body).message]).toEqual([400, 'Unknown scenario "deliveréd".']);
+      const chaos = await rawExchange(server.url, `POST /v1/order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer token-sato\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Sandbox-Webhook-Chaos: retard, duplicaté\r\nConnection: close\r\n\r\n${body}`);
+      expect([chaos.status, JSON.parse(chaos.body).errors[0].message]).toEqual([400, expect.stringContaining('unknown chaos mode "retard", "duplicaté"')]);
+      // The journal keeps the sandbox's headers as the client wrote them too.
+      const journal = await rawExchange(server.url, `GET /__sandbox/requests HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer token-admin\r\nX-Sandbox-Client: 佐藤\r\nConnection: close\r\n\r\n`);
+      const scenarios = JSON.parse(journal.body).requests.map((entry: { headers: Record<string, string> }) => entry.headers['x-sandbox-scenario'] ?? entry.headers['x-sandbox-webhook-chaos']);
+      expect(scenarios).toEqual(expect.arrayContaining(['deliveréd', 'retard, duplicaté']));
+      expect((await rawExchange(server.url, `GET /v1/couriers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer token-admin\r\nX-Sandbox-Client: 佐藤\r\nConnection: close\r\n\r\n`)).status).toBe(200);
+      const acting = await rawExchange(server.url, `GET /__sandbox/requests HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer token-admin\r\nX-Sandbox-Client: 佐藤\r\nConnection: close\r\n\r\n`);
+      expect(JSON.parse(acting.body).requests.map((entry: { headers: Record<string, string> }) => entry.headers['x-sandbox-client'])).toContain('佐藤');
     } finally {
       await server.close();
     }

@@ -1,6 +1,5 @@
 import { NotFound } from '../../shared/index.js';
 import { clientOf, json, type HandlerMap } from '../handler.js';
-import { headerText } from '../edge.js';
 import type { OrdersService } from '../../orders/index.js';
 import type { TrackingAnswers } from '../../tracking/index.js';
 import { chaosHeaderModes } from '../../webhooks/index.js';
@@ -15,7 +14,7 @@ export function orderHandlers({ orders, tracking }: { orders: OrdersService; tra
     createOrder: async (input) => {
       const scenario = input.headers['x-sandbox-scenario'];
       const created = await orders.create(clientOf(input), input.body as CreateOrderRequest, {
-        scenario: typeof scenario === 'string' ? headerText(scenario) : undefined,
+        scenario: typeof scenario === 'string' ? scenario : undefined,
         webhookChaos: chaosHeaderModes(input.headers['x-sandbox-webhook-chaos']),
       });
       input.createdOrders = created.order_numbers;

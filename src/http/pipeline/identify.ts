@@ -1,4 +1,4 @@
-import { authenticateOn, oneValuedHeaders, soleAuthorization } from '../auth.js';
+import { authenticateOn, sandboxHeaders, soleAuthorization } from '../auth.js';
 import { authorize } from '../roles.js';
 import { laneOf, type Exchange } from './exchange.js';
 
@@ -12,7 +12,7 @@ export function identify(x: Exchange): void {
   const caller = authenticateOn(x.req.socket, options.registry, soleAuthorization(x.req));
   input.role = caller.role;
   x.callerClient = caller.client?.id;
-  oneValuedHeaders(x.req);
+  sandboxHeaders(x.req);
   input.client = authorize(options.registry, op, caller, input.headers);
   options.scope?.client(laneOf(input));
 }
