@@ -19,6 +19,19 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
+/** A laptop's window: the size the dashboard's tests see it at, unless they try another. */
+export const WINDOW = { width: 1280, height: 800 };
+
+/** A page of a fresh headless Chromium at `viewport`, with the page's uncaught errors collected and a 10 s default timeout; close `browser` after. */
+export async function openPage(viewport = WINDOW): Promise<{ browser: Browser; page: Page; pageErrors: string[] }> {
+  const browser = await launchChromium();
+  const page = await (await browser.newContext({ viewport })).newPage();
+  const pageErrors: string[] = [];
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  page.setDefaultTimeout(10_000);
+  return { browser, page, pageErrors };
+}
+
 /** Signs in on the dashboard's form and waits for the Orders view. */
 export async function signIn(page: Page, url: string, token: string): Promise<void> {
   await page.goto(`${url}/dashboard#/orders`);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/index.js';
 import { createRequest } from '../support/orders.js';
 import { Receiver } from '../webhooks/receiver.js';
-import { expectAccessible, hasChromium, launchChromium, signIn, warnIfNoChromium } from './browser.js';
+import { expectAccessible, hasChromium, openPage, signIn, warnIfNoChromium } from './browser.js';
 
 warnIfNoChromium('dashboard');
 
@@ -22,7 +22,7 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
   let orderNo: string;
   const ADMIN = 'dashboard-admin-token';
   const offOrigin: string[] = [];
-  const pageErrors: string[] = [];
+  let pageErrors: string[];
 
   beforeAll(async () => {
     sandbox = await createSandbox({
@@ -41,13 +41,10 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     receiver = await Receiver.start();
     // Every webhook answer carries the payload too: the response body is partner-controlled text.
     receiver.respond = () => ({ status: 200, body: `thanks ${XSS}` });
-    browser = await launchChromium();
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    ({ browser, page, pageErrors } = await openPage());
     page.on('request', (req) => {
       if (!req.url().startsWith(sandbox.url) && !req.url().startsWith('data:')) offOrigin.push(req.url());
     });
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.setDefaultTimeout(10_000);
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
@@ -492,17 +489,14 @@ describe.skipIf(!hasChromium)('/dashboard for an admin whose client is gone afte
   let page: Page;
   /** The X-Sandbox-Client of each GET /__sandbox/clients the page sent ('' for none). */
   const clientsAsked: string[] = [];
-  const pageErrors: string[] = [];
+  let pageErrors: string[];
 
   beforeAll(async () => {
     sandbox = await start(['alpha', 'beta']);
-    browser = await launchChromium();
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    ({ browser, page, pageErrors } = await openPage());
     page.on('request', (request) => {
       if (new URL(request.url()).pathname === '/__sandbox/clients') clientsAsked.push(request.headers()['x-sandbox-client'] ?? '');
     });
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.setDefaultTimeout(10_000);
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
@@ -540,14 +534,11 @@ describe.skipIf(!hasChromium)('/dashboard for an admin of clients whose ids are 
   let sandbox: Sandbox;
   let browser: Browser;
   let page: Page;
-  const pageErrors: string[] = [];
+  let pageErrors: string[];
 
   beforeAll(async () => {
     sandbox = await createSandbox({ clock: 'manual', port: 0, clients: [{ token: 'sato-token', id: '佐藤' }, { token: 'muller-token', id: 'Müller GmbH' }], adminTokens: [ADMIN] });
-    browser = await launchChromium();
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.setDefaultTimeout(10_000);
+    ({ browser, page, pageErrors } = await openPage());
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
