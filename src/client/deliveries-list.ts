@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_ENDPOINT, LISTENER_NAME, LISTENER_PREFIX, SANDBOX_EVENT_TYPES, bareListenerName, listenerTarget } from '../records/index.js';
-import { actForHeaders, clientIdValue, clientProgram, required, timeoutOption, tokenValue } from './flags.js';
-import { failure, isRecord, jsonOf, notASandbox, NotASandbox, withDeadline } from './exchange.js';
+import { clientIdValue, clientProgram, required, timeoutOption, tokenValue } from './flags.js';
+import { callerHeaders, failure, isRecord, jsonOf, notASandbox, NotASandbox, withDeadline } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl, sandboxUrl } from './url.js';
 import { refusal } from './refusal.js';
@@ -194,7 +194,7 @@ async function gather(options: ListCommand, headers: Record<string, string>): Pr
 export async function executeList(options: ListCommand, out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const token = options.token ?? tokenFromEnv(env, err, 'deliveries list');
   if (token === undefined) return 2;
-  const headers: Record<string, string> = { authorization: `Bearer ${token}`, ...actForHeaders(options.client) };
+  const headers = callerHeaders(token, options.client);
   let answer: Awaited<ReturnType<typeof gather>>;
   try {
     answer = await gather(options, headers);

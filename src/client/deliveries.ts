@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError, Option, type OptionValues } from 'commander';
 import { isCalendarDay } from '../shared/index.js';
-import { actForHeaders, clientIdValue, clientProgram, parseFlags, required, timeoutOption, tokenValue } from './flags.js';
-import { failure, isRecord, jsonOf, notASandbox, withDeadline, type Answer } from './exchange.js';
+import { clientIdValue, clientProgram, parseFlags, required, timeoutOption, tokenValue } from './flags.js';
+import { callerHeaders, failure, isRecord, jsonOf, notASandbox, withDeadline, type Answer } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl, sandboxUrl } from './url.js';
 import { refusal } from './refusal.js';
@@ -86,7 +86,7 @@ export const unknownDeliveriesCommand = (sub: string | undefined): string =>
 export async function executeRecover(options: RecoverCommand, out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const token = options.token ?? tokenFromEnv(env, err, 'deliveries');
   if (token === undefined) return 2;
-  const headers: Record<string, string> = { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...actForHeaders(options.client) };
+  const headers = { ...callerHeaders(token, options.client), 'content-type': 'application/json' };
   const body = JSON.stringify({ since: options.since, ...(options.until === undefined ? {} : { until: options.until }) });
   let res: Answer;
   try {

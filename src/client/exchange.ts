@@ -1,5 +1,16 @@
 import { formatDuration } from '../shared/index.js';
 
+/**
+ * The headers of a client command's request: its bearer token and, for an admin acting for
+ * `client`, X-Sandbox-Client in UTF-8 as curl sends it (fetch takes a header value only
+ * as bytes, one per character).
+ */
+export function callerHeaders(token: string, client: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+  if (client !== undefined && client !== '') headers['x-sandbox-client'] = Buffer.from(client, 'utf8').toString('latin1');
+  return headers;
+}
+
 /** A whole answer of the sandbox: its status and its body, read to the end. */
 export interface Answer {
   status: number;

@@ -30,11 +30,6 @@ export function clientIdValue(value: string): string {
   return value;
 }
 
-/** The X-Sandbox-Client header naming `client`, if any: in UTF-8, as curl sends it (fetch takes a header value only as bytes, one per character). */
-export function actForHeaders(client: string | undefined): Record<string, string> {
-  return client === undefined || client === '' ? {} : { 'x-sandbox-client': Buffer.from(client, 'utf8').toString('latin1') };
-}
-
 /**
  * `--token`'s value: a token the sandbox can take (see isUsableToken). A refusal goes out
  * without the token (see hideToken), which commander would quote.

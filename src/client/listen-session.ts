@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
-import { notASandbox } from './exchange.js';
+import { callerHeaders, notASandbox } from './exchange.js';
 import { envelopeOf, refusal } from './refusal.js';
 import { ForwardQueue, forward, isAttempt, notForwarded, type ListenAttempt, type ListenResult } from './forward.js';
 import { sandboxUrl } from './url.js';
-import { actForHeaders } from './flags.js';
 
 /** What a listener connects with (flags already checked, see listen.ts). */
 export interface ListenSettings {
@@ -92,7 +91,7 @@ async function readBody(res: IncomingMessage, limit = 64 * 1024): Promise<string
 /** Opens one connection and serves it until it ends. */
 function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, tuning: ListenTuning, session: { id: string; resume: boolean; secret?: string }): Promise<Ended> {
   return new Promise((resolve) => {
-    const headers: Record<string, string> = { authorization: `Bearer ${settings.token}`, ...actForHeaders(settings.client) };
+    const headers = callerHeaders(settings.token, settings.client);
     const ws = new WebSocket(listenUrl(settings.url, settings.name, settings.events, session), { headers, maxPayload: MAX_PAYLOAD, handshakeTimeout: 15_000, followRedirects: false });
     const queue = new ForwardQueue(tuning.concurrency);
     let ended = false;

@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { lastEvents, PACT_RUN, type ReportEvent } from '../records/index.js';
-import { actForHeaders, clientIdValue, clientProgram, parseFlags, required, timeoutOption, tokenValue } from './flags.js';
-import { failure, isRecord, jsonOf, notASandbox, withDeadline } from './exchange.js';
+import { clientIdValue, clientProgram, parseFlags, required, timeoutOption, tokenValue } from './flags.js';
+import { callerHeaders, failure, isRecord, jsonOf, notASandbox, withDeadline } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl, sandboxUrl } from './url.js';
 import { refusal } from './refusal.js';
@@ -67,7 +67,7 @@ export async function executeReport(options: ReportCommand, out: (text: string) 
     if (token === undefined) return 2;
     options.token = token;
   }
-  const headers: Record<string, string> = { authorization: `Bearer ${options.token ?? ''}`, ...actForHeaders(options.client) };
+  const headers = callerHeaders(options.token ?? '', options.client);
   const send = withDeadline(options.timeout);
   const get = async (format: string): Promise<string> => {
     const res = await send(sandboxUrl(options.url, `/__sandbox/report?format=${format}`), { headers });

@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
-import { actForHeaders, clientIdValue, clientProgram, nonEmpty, parseFlags, required, timeoutOption, tokenValue } from './flags.js';
-import { failure, isRecord, jsonOf, notASandbox, withDeadline, type Answer } from './exchange.js';
+import { clientIdValue, clientProgram, nonEmpty, parseFlags, required, timeoutOption, tokenValue } from './flags.js';
+import { callerHeaders, failure, isRecord, jsonOf, notASandbox, withDeadline, type Answer } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl, sandboxUrl } from './url.js';
 import { refusal } from './refusal.js';
@@ -78,7 +78,7 @@ export async function executeTrigger(event: string, options: TriggerCommand, out
     ...(options.scenario !== undefined ? { scenario: options.scenario } : {}),
     ...(options.toStep !== undefined ? { to_step: options.toStep } : {}),
   };
-  const headers: Record<string, string> = { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...actForHeaders(options.client) };
+  const headers = { ...callerHeaders(token, options.client), 'content-type': 'application/json' };
   let res: Answer;
   try {
     res = await withDeadline(options.timeout)(sandboxUrl(options.url, '/__sandbox/events/trigger'), { method: 'POST', headers, body: JSON.stringify(body) });
