@@ -1975,8 +1975,11 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description Key of a step of the order's scenario (see GET /__sandbox/scenarios). */
-                    step?: string;
+                    /**
+                     * Format: int32
+                     * @description A step of the order's scenario (see GET /__sandbox/scenarios), by its key or its number (1 is the first step).
+                     */
+                    step?: string | number;
                 };
             };
         };

@@ -1,5 +1,5 @@
 import type { Client } from '../clients/index.js';
-import type { Fixtures } from '../fixtures/index.js';
+import { stepNamed, type Fixtures } from '../fixtures/index.js';
 import type { OrdersService } from '../orders/index.js';
 import type { Delivery, Order, Stored, WebhookEventType } from '../records/index.js';
 import { Conflict, domainMessages, NotFound, RuleViolation } from '../shared/index.js';
@@ -53,8 +53,8 @@ export function targetOfTrigger(fixtures: Fixtures, request: TriggerRequest, ord
   const keys = scenario.steps.map((s) => s.key);
   const given = request.to_step;
   if (given === undefined) throw new RuleViolation([{ field: 'to_step', message: `is required for tracking.step: a step of scenario ${named} (its key, or its number from 1): ${keys.join(', ') || 'it has none'}` }]);
-  const step = typeof given === 'number' || (typeof given === 'string' && /^\d+$/.test(given)) ? keys[Number(given) - 1] : given;
-  if (step === undefined || !keys.includes(step)) throw new RuleViolation([{ field: 'to_step', message: `must be a step of scenario ${named} (its key, or its number from 1): ${keys.join(', ') || 'it has none'}` }]);
+  const step = stepNamed(keys, given);
+  if (step === undefined) throw new RuleViolation([{ field: 'to_step', message: `must be a step of scenario ${named} (its key, or its number from 1): ${keys.join(', ') || 'it has none'}` }]);
   return { stage: 'at_step', scenario: scenarioName, step };
 }
 

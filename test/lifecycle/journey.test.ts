@@ -162,6 +162,18 @@ describe('control of one order', () => {
     const res = await sandbox.call('POST', `/__sandbox/orders/${created.body.order_numbers[0]}/advance`, { body: { step: 'teleport' } });
     expect(res.status).toBe(400);
     expect(res.body.errors[0].field).toBe('step');
+    const beyond = await sandbox.call('POST', `/__sandbox/orders/${created.body.order_numbers[0]}/advance`, { body: { step: 99 } });
+    expect([beyond.status, beyond.body.errors[0].field, beyond.body.errors[0].message]).toEqual([400, 'step', expect.stringContaining('its key, or its number from 1')]);
+  });
+
+  it('takes a step by its number from 1 too, as a trigger\'s to_step does', async () => {
+    const created = await sandbox.call('POST', '/v1/order', { body: createRequest(1) });
+    const orderNo = created.body.order_numbers[0];
+    await sandbox.call('POST', `/__sandbox/orders/${orderNo}/awb`);
+    const second = await sandbox.call('POST', `/__sandbox/orders/${orderNo}/advance`, { body: { step: 2 } });
+    expect(second.status).toBe(200);
+    expect(second.body.history).toHaveLength(2);
+    expect((await sandbox.call('POST', `/__sandbox/orders/${orderNo}/advance`, { body: { step: '3' } })).body.history).toHaveLength(3);
   });
 
   it('answers 409 when advancing an order that has no AWB yet', async () => {

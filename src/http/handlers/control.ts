@@ -3,7 +3,7 @@ import { clientOf, json, listInParts, type HandlerMap, type OperationInput } fro
 import { sandboxWideOpenToClients } from '../roles.js';
 import type { Order, OrderStatus, Stored } from '../../records/index.js';
 import type { Clocks, ClockService } from '../../clock/index.js';
-import type { Fixtures } from '../../fixtures/index.js';
+import { stepNamed, type Fixtures } from '../../fixtures/index.js';
 import type { OrdersService } from '../../orders/index.js';
 import type { CompiledSpec } from '../../spec/index.js';
 import type { Journey } from '../../tracking/index.js';
@@ -114,10 +114,11 @@ export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart
 
     advanceOrder: async (input) => {
       const order = await ownOrder(input);
-      const step = (input.body as { step?: string } | undefined)?.step;
+      const given = (input.body as { step?: string | number } | undefined)?.step;
       const keys = journey.scenarioOf(order).steps.map((s) => s.key);
-      if (step !== undefined && !keys.includes(step)) {
-        throw new RuleViolation([{ field: 'step', message: `must be a step of scenario ${order.scenario}: ${keys.join(', ')}` }]);
+      const step = given === undefined ? undefined : stepNamed(keys, given);
+      if (given !== undefined && step === undefined) {
+        throw new RuleViolation([{ field: 'step', message: `must be a step of scenario ${order.scenario} (its key, or its number from 1): ${keys.join(', ')}` }]);
       }
       const advanced = await journey.advance(order.order_no, step);
       if (!advanced) {
