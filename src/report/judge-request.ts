@@ -166,14 +166,19 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   } else if (window) noteHammering(judging, draft, window, op, kept, wall, what);
   const error = before(`error:${op}`);
   const refusal = error || state.marks[`refused:${op}`] ? kept.refusal() : undefined; // read only if a refusal is to be compared
+  // A refused request missed already (see below) is not also handled by the change after it.
   if (error) {
     draft.mark(`error:${op}`, null);
-    if (error.detail.fingerprint !== refusal) draft.note(String(error.detail.item), 'handled', `changed before sending again: ${what}`);
+    if (error.detail.fingerprint !== refusal && error.detail.missed !== 1) draft.note(String(error.detail.item), 'handled', `changed before sending again: ${what}`);
   }
   // A refused request sent again unchanged: missed when it is refused again right after, or a
   // third time later (a retry queue; a test suite run twice with one bad fixture sends it twice);
   // answered otherwise, the refusal was not the request's (a Prefer, a permission granted since).
+  // Each refused request ends handled or missed once: sent again right after, the one before is
+  // the miss, unless it was missed already; then, and sent a third time later, this one is, and
+  // its mark says so.
   const refused = refusal === undefined ? undefined : before(refusedKey(op, refusal));
+  let missedItself = false;
   if (refused) {
     const again = served.status === refused.detail.status;
     const next = error?.detail.fingerprint === refusal;
@@ -181,6 +186,7 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
       draft.mark(refusedKey(op, refusal!), null);
       draft.note(String(refused.detail.item), 'handled', `sent again and answered ${served.status ?? 'nothing'}: the refusal was not the request's: ${what}`);
     } else if (next || Number(refused.detail.sent) >= 2) {
+      missedItself = !next || error?.detail.missed === 1;
       draft.note(String(refused.detail.item), 'missed', next ? `sent again unchanged: ${what}` : `sent again unchanged, ${Number(refused.detail.sent) + 1} times in all: ${what}`);
     }
   }
@@ -240,5 +246,7 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
 
   if (op === 'createOrder') judgeCreate(kept, draft, what, here, state);
   if (op === 'trackOrder') await judgeTracking(judging, clientId, kept, draft, what, here, state);
+  const ownError = draft.change.marks[`error:${op}`];
+  if (missedItself && ownError) ownError.detail.missed = 1;
   return draft;
 }

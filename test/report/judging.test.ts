@@ -114,6 +114,26 @@ describe('a retry, request by request', () => {
     expect(await item(sandbox, 'error.create-400')).toMatchObject({ status: 'not_handled', missed: 1, detail: expect.stringMatching(/^Missed 1 of 3/) });
   });
 
+  it('ends each refused create handled or missed once: one sent again later is missed, and the change after it is not also counted handled', async () => {
+    sandbox = await testSandbox();
+    const invalid = createRequest(1);
+    invalid.items[0]!.item_weight = 'heavy' as never;
+    for (let n = 0; n < 10; n += 1) {
+      expect((await sandbox.call('POST', '/v1/order', { body: invalid })).status).toBe(400);
+      expect((await create(sandbox, `FIXED-${n}`)).status).toBe(201);
+    }
+    // The first two were changed before being sent again (a suite run twice); each later one is the mistake sent again.
+    expect(await item(sandbox, 'error.create-400')).toMatchObject({ status: 'not_handled', exercised: 10, handled: 2, missed: 8 });
+  });
+
+  it('ends each refused tracking read handled or missed once, also when one sent again later is sent again right after', async () => {
+    const client = (sandbox = await testSandbox());
+    const bad = () => client.call('GET', '/v1/order/tracking/bad!');
+    const good = () => client.call('GET', '/v1/order/tracking/SBXDLV00000001');
+    for (const send of [bad, good, bad, good, bad, bad, good]) await send();
+    expect(await item(sandbox, 'error.tracking-400')).toMatchObject({ exercised: 4, handled: 2, missed: 2 });
+  });
+
   it('counts the same mistake sent again as unchanged however the rest of the body changed: new order codes, an id the provider ignores, keys in another order', async () => {
     sandbox = await testSandbox();
     const invalid = (n: number) => {
