@@ -64,8 +64,16 @@ export interface TriggerDeps {
   orders: OrdersService;
   setups: OrderSetups;
   storage: Pick<Storage, 'deliveries'>;
-  /** Plays what is due now on the client's clock (the first attempts of the new deliveries). */
-  playDue: (clientId: string) => Promise<void>;
+  /**
+   * On a manual clock, plays what is due now on the client's clock (the first attempts of
+   * the new deliveries: nothing else plays them). Undefined on a real clock, whose timer
+   * plays them beside the client's other due work: the trigger then waits for its own
+   * deliveries' first attempts only (an advance would hold the client's other jobs until
+   * each attempt in flight ended, and log them at their due times).
+   */
+  playDue?: (clientId: string) => Promise<void>;
+  /** The client's time now (its clock). */
+  now: (clientId: string) => number;
   /**
    * How long the answer waits for that, at most (the webhook timeout and a little more: a
    * first attempt's time): a client with thousands of deliveries due waited minutes for the
@@ -92,6 +100,14 @@ const SHORTFALL: Record<Delivery['status'], number> = { delivered: 0, pending: 1
 
 /** The webhook event whose delivery is a trigger's outcome. */
 const EVENT_OF: Record<OrderTarget['stage'], WebhookEventType | undefined> = { created: undefined, awb_generated: 'awb.generated', at_step: 'awb.generated', awb_failed: 'awb.failed', cancelled: 'order.cancelled' };
+
+/** How often a trigger on a real clock looks whether its deliveries' first attempts were made. */
+const FIRST_ATTEMPT_POLL_MS = 25;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A delivery whose first attempt is due by `now` and not made yet (in flight, or waiting its turn). */
+const awaitsFirstAttempt = (d: Delivery, now: number): boolean => d.status === 'pending' && d.attempts.length === 0 && d.next_attempt_at !== null && d.next_attempt_at <= now;
 
 /** `work`, waited for at most `ms`: a failure after that is the work's own to report (an advance logs its own). */
 async function within(work: Promise<void>, ms: number): Promise<void> {
@@ -120,9 +136,12 @@ export async function fireTrigger(deps: TriggerDeps, client: Client, request: Tr
   const target = targetOfTrigger(deps.fixtures, request, existing?.scenario, client.scenario ?? deps.defaultScenario);
   const before = new Set(existing ? (await deliveriesOf(existing.order_no)).map((d) => d.id) : []);
   const set = existing ? await setups.take(client, existing, target) : await setups.make(client, target, 'sandbox-trigger');
-  await within(deps.playDue(client.id), deps.playDueWithinMs);
+  const madeOf = async (): Promise<Stored<Delivery>[]> => (await deliveriesOf(set.order_no)).filter((d) => !before.has(d.id));
+  const deadline = performance.now() + deps.playDueWithinMs;
+  if (deps.playDue) await within(deps.playDue(client.id), deps.playDueWithinMs);
+  else while ((await madeOf()).some((d) => awaitsFirstAttempt(d, deps.now(client.id))) && performance.now() < deadline) await sleep(FIRST_ATTEMPT_POLL_MS);
   const order = (await orders.get(client, set.order_no)) ?? set;
-  const made = (await deliveriesOf(order.order_no)).filter((d) => !before.has(d.id));
+  const made = await madeOf();
   const event = EVENT_OF[target.stage];
   const own = made.filter((d) => d.event === event).reduce<Stored<Delivery> | undefined>((worst, d) => (worst === undefined || SHORTFALL[d.status] > SHORTFALL[worst.status] ? d : worst), undefined);
   return { order, made, own };

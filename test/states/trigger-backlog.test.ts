@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { TOKEN_B, type TestSandbox } from '../support/sandbox.js';
 import { Receiver } from '../webhooks/receiver.js';
-import { createOrders, startWebhookSandbox, stopWebhookSandbox } from '../webhooks/support.js';
+import { createOrders, deliveries, startWebhookSandbox, stopWebhookSandbox } from '../webhooks/support.js';
 
 let receiver: Receiver;
 let sandbox: TestSandbox;
@@ -22,4 +22,22 @@ it("answers a trigger within the webhook timeout and 2 s, not after the client's
   expect(res.body.outcome).toBe('queued');
   expect(tookMs).toBeGreaterThanOrEqual(3_900);
   expect(tookMs).toBeLessThan(7_000);
+});
+
+it("leaves the client's other webhooks and AWBs running on a real clock while a trigger waits for its own slow first attempt, each attempt logged when it was made", async () => {
+  await stopWebhookSandbox(sandbox, receiver);
+  ({ receiver, sandbox } = await startWebhookSandbox({ clock: 'real', awbDelay: '0s', webhookTimeout: '3s' }));
+  // The trigger's webhook comes first and is answered past the timeout; every other at once.
+  receiver.respond = (_webhook, index) => (index === 0 ? { status: 200, body: 'late', delayMs: 5_000 } : { status: 200, body: 'ok' });
+  const triggered = sandbox.call('POST', '/__sandbox/events/trigger', { body: { event: 'awb.generated' } });
+  while (receiver.received.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+  const createdAt = Date.now();
+  const [orderNo] = await createOrders(sandbox, 1);
+  while (receiver.received.length < 2 && Date.now() - createdAt < 10_000) await new Promise((resolve) => setTimeout(resolve, 20));
+  const heardMs = Date.now() - createdAt;
+  expect((await triggered).body.outcome).toBe('pending');
+  // The new order's AWB webhook came while the trigger's attempt still waited (it waited for the 3 s timeout before).
+  expect(heardMs).toBeLessThan(2_000);
+  const [own] = await deliveries(sandbox, `&order_no=${orderNo}`);
+  expect(Date.parse(own!.attempts[0]!.at ?? '')).toBeGreaterThanOrEqual(createdAt - 5);
 });

@@ -26,7 +26,7 @@ export interface StateHandlerDeps {
 /** The trigger and the Pact provider states in the control API. */
 export function stateHandlers(deps: StateHandlerDeps): HandlerMap {
   const { storage, orders, journey, setups, providerStates, clockService } = deps;
-  const trigger: TriggerDeps = { fixtures: deps.fixtures, orders, setups, storage, playDue: (clientId) => clockService.advance(clientId, 0), playDueWithinMs: deps.triggerWaitMs, defaultScenario: deps.defaultScenario };
+  const trigger: TriggerDeps = { fixtures: deps.fixtures, orders, setups, storage, playDue: clockService.clocks.mode === 'manual' ? (clientId) => clockService.advance(clientId, 0) : undefined, now: (clientId) => clockService.clocks.of(clientId), playDueWithinMs: deps.triggerWaitMs, defaultScenario: deps.defaultScenario };
 
   return {
     triggerEvent: async (input) => {
