@@ -91,6 +91,8 @@ function messageOf(error: ErrorObject, parameter: boolean, data: unknown): strin
  */
 export function toFieldErrors(errors: ErrorObject[] | null | undefined, prefix = '', parameter = false, data?: unknown): FieldError[] {
   const byField = new Map<string, FieldError>();
+  /** The fields whose message is a type's: a list of allowed values for the same field says more (`events[1]: 1`). */
+  const byType = new Set<string>();
   for (const error of errors ?? []) {
     if (error.keyword === 'allOf' || error.keyword === 'if') continue;
     let field = fieldOf(error.instancePath, prefix);
@@ -101,7 +103,9 @@ export function toFieldErrors(errors: ErrorObject[] | null | undefined, prefix =
     if (error.keyword === 'additionalProperties') {
       field = `${field === 'body' ? '' : `${field}.`}${String((error.params as { additionalProperty: string }).additionalProperty)}`;
     }
-    if (!byField.has(field)) byField.set(field, { field, message: messageOf(error, parameter, data) });
+    if (byField.has(field) && !(error.keyword === 'enum' && byType.delete(field))) continue;
+    byField.set(field, { field, message: messageOf(error, parameter, data) });
+    if (error.keyword === 'type') byType.add(field);
   }
   return [...byField.values()].slice(0, 100);
 }

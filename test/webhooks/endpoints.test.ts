@@ -289,6 +289,12 @@ describe('bad input changes nothing', () => {
     expect(await listEndpoints()).toEqual(before);
   });
 
+  it('names the events to choose from for a number where an event name goes, not the hint to send numbers as text', async () => {
+    const res = await sandbox.call('POST', '/__sandbox/webhooks/endpoints', { body: { url: 'http://127.0.0.1:9/x', events: ['awb.generated', 1] } });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toContainEqual({ field: 'events[1]', message: expect.stringMatching(/^must be one of: .*awb\.generated/) });
+  });
+
   it.each([
     ['GET', undefined],
     ['PATCH', { enabled: false }],
