@@ -1,7 +1,7 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FIXTURES_DIR, loadFixtures, MAX_STEPS, STATUS_CODES } from '../../src/fixtures/index.js';
+import { FIXTURES_DIR, loadFixtures, MAX_STEPS, STATUS_CODES, stepNamed } from '../../src/fixtures/index.js';
 import { loadSpec, PROVIDER_SPEC } from '../../src/spec/load.js';
 import { testSandbox } from '../support/sandbox.js';
 import { tempDir } from '../support/tmp.js';
@@ -100,5 +100,20 @@ describe('the scenario fixtures', () => {
     } finally {
       await sandbox.close();
     }
+  });
+});
+
+describe('a step named by key or by number (an advance, a trigger\'s to_step)', () => {
+  it('takes a key as written before a number, so a step whose key is digits is that step', () => {
+    expect(stepNamed(['pickup', 'transit', 'pod'], 2)).toBe('transit');
+    expect(stepNamed(['pickup', 'transit', 'pod'], '3')).toBe('pod');
+    expect(stepNamed(['pickup', 'transit', 'pod'], 'pod')).toBe('pod');
+    expect(stepNamed(['3', '2', '1'], '1')).toBe('1');
+    expect(stepNamed(['10', '20', '30'], '20')).toBe('20');
+    expect(stepNamed(['10', '20', '30'], 2)).toBe('20');
+  });
+
+  it('names no step for a number outside the scenario or an unknown key', () => {
+    for (const given of [0, -1, 4, '04x', 'teleport', 2 ** 40]) expect(stepNamed(['pickup', 'transit', 'pod'], given)).toBeUndefined();
   });
 });
