@@ -184,7 +184,8 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
     const next = error?.detail.fingerprint === refusal;
     if (!again) {
       draft.mark(refusedKey(op, refusal!), null);
-      draft.note(String(refused.detail.item), 'handled', `sent again and answered ${served.status ?? 'nothing'}: the refusal was not the request's: ${what}`);
+      // The last refusal was this request's, and missed already (sent a third time): it stays missed.
+      if (!(next && error?.detail.missed === 1)) draft.note(String(refused.detail.item), 'handled', `sent again and answered ${served.status ?? 'nothing'}: the refusal was not the request's: ${what}`);
     } else if (next || Number(refused.detail.sent) >= 2) {
       missedItself = !next || error?.detail.missed === 1;
       draft.note(String(refused.detail.item), 'missed', next ? `sent again unchanged: ${what}` : `sent again unchanged, ${Number(refused.detail.sent) + 1} times in all: ${what}`);

@@ -134,6 +134,24 @@ describe('a retry, request by request', () => {
     expect(await item(sandbox, 'error.tracking-400')).toMatchObject({ exercised: 4, handled: 2, missed: 2 });
   });
 
+  it('does not count a refused create missed for being sent a third time as handled too when it is then answered (its Prefer dropped)', async () => {
+    sandbox = await testSandbox();
+    const body = createRequest(1);
+    /** Another parcel to another receiver: another body, not this one sent again. */
+    const other = (n: number) => {
+      const request = createRequest(1);
+      Object.assign(request.items[0]!, { order_code: `OTHER-${n}`, receiver_name: `Receiver ${n}` });
+      return request;
+    };
+    for (const [n, prefer] of [true, false, true, false, true].entries()) {
+      const res = await sandbox.call('POST', '/v1/order', prefer ? { body, headers: { Prefer: 'code=403' } } : { body: other(n) });
+      expect(res.status).toBe(prefer ? 403 : 201);
+    }
+    // The third 403 is the miss; the same body without its Prefer, answered 201, says the refusals were not the body's.
+    expect((await sandbox.call('POST', '/v1/order', { body })).status).toBe(201);
+    expect(await item(sandbox, 'error.create-403')).toMatchObject({ status: 'not_handled', exercised: 3, handled: 2, missed: 1 });
+  });
+
   it('counts the same mistake sent again as unchanged however the rest of the body changed: new order codes, an id the provider ignores, keys in another order', async () => {
     sandbox = await testSandbox();
     const invalid = (n: number) => {
