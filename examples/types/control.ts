@@ -851,10 +851,13 @@ export interface paths {
          *     caller's current time: every history timestamp is in the past, no clock moves
          *     back. With `order_no` the caller's order is taken from where it stands (409 when
          *     it cannot get there, e.g. a step already past, or its scenario was removed from the
-         *     sandbox's scenarios since it was made; such an order can still be cancelled). Then everything of the caller's
-         *     that is due is played, as an advance of 0 ms does, so the first attempt's outcome
-         *     is known unless the endpoint holds deliveries. Bad input is a 400 naming the
-         *     field, and nothing is created.
+         *     sandbox's scenarios since it was made; such an order can still be cancelled). Then
+         *     the answer waits for the first attempts of the trigger's deliveries (on a manual
+         *     clock everything of the caller's that is due is played, as an advance of 0 ms
+         *     does; on a real clock the timer makes them beside the caller's other due work),
+         *     at most the webhook timeout and 2 s, so the first attempt's outcome is known
+         *     unless the endpoint holds deliveries. Bad input is a 400 naming the field, and
+         *     nothing is created.
          */
         post: operations["triggerEvent"];
         delete?: never;
@@ -3141,7 +3144,7 @@ export interface operations {
                         event: string;
                         order: components["schemas"]["OrderState"];
                         deliveries: components["schemas"]["WebhookDelivery"][];
-                        /** @description The status of the event's delivery once its first attempt was made (delivered, pending for a retry, failed), paused while it is held, or null when the event made no delivery. With several endpoints, the least successful of the event's deliveries (failed, then paused, then pending, then delivered). */
+                        /** @description The status of the event's delivery once its first attempt was made (delivered, pending for a retry, failed), queued while an attempt is due and not made yet (the answer's wait ended first), pending too while a first attempt waits (late chaos), paused while it is held, or null when the event made no delivery. With several endpoints, the least successful of the event's deliveries (failed, then paused, then pending or queued, then delivered). */
                         outcome: string | null;
                     };
                 };

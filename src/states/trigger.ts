@@ -106,8 +106,22 @@ const FIRST_ATTEMPT_POLL_MS = 25;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A delivery whose first attempt is due by `now` and not made yet (in flight, or waiting its turn). */
-const awaitsFirstAttempt = (d: Delivery, now: number): boolean => d.status === 'pending' && d.attempts.length === 0 && d.next_attempt_at !== null && d.next_attempt_at <= now;
+/**
+ * A delivery whose first attempt is due by `now` and not made yet (in flight, or waiting its
+ * turn), or acknowledged without the copies its chaos asks for yet (they follow in the same job).
+ */
+const awaitsFirstAttempt = (d: Delivery, now: number): boolean =>
+  d.status === 'pending'
+    ? d.attempts.length === 0 && d.next_attempt_at !== null && d.next_attempt_at <= now
+    : d.status === 'delivered' && COPIES.some((chaos) => d.chaos.includes(chaos) && !d.attempts.some((a) => a.chaos === chaos));
+
+/** The chaos modes that send copies of an acknowledged message (see WebhookAttempts.copies). */
+const COPIES = ['duplicate', 'bad_signature'] as const;
+
+/** Until no delivery `made` lists awaits its first attempt (a store that hangs is cut by the caller's bound), looking every FIRST_ATTEMPT_POLL_MS up to `deadline`. */
+async function firstAttempts(made: () => Promise<Delivery[]>, now: () => number, deadline: number): Promise<void> {
+  while ((await made()).some((d) => awaitsFirstAttempt(d, now())) && performance.now() < deadline) await sleep(FIRST_ATTEMPT_POLL_MS);
+}
 
 /** `work`, waited for at most `ms`: a failure after that is the work's own to report (an advance logs its own). */
 async function within(work: Promise<void>, ms: number): Promise<void> {
@@ -122,12 +136,13 @@ async function within(work: Promise<void>, ms: number): Promise<void> {
 
 /**
  * Fires an event (`POST /__sandbox/events/trigger`): on a new fixture order, or takes the
- * client's own order there from where it stands; then plays what is due now, so the
- * answer can say how the first attempts went.
+ * client's own order there from where it stands; then waits for the first attempts of its
+ * deliveries (on a manual clock by playing what is due now), so the answer can say how
+ * they went.
  */
 export async function fireTrigger(deps: TriggerDeps, client: Client, request: TriggerRequest): Promise<Triggered> {
   const { orders, setups, storage } = deps;
-  const deliveriesOf = async (orderNo: string): Promise<Stored<Delivery>[]> => (await storage.deliveries.list(client.id, { limit: 100, order_no: orderNo })).items;
+  const deliveriesOf = async (orderNo: string): Promise<Stored<Delivery>[]> => (await storage.deliveries.list(client.id, { limit: 100, order_no: orderNo, total: false })).items;
   const existing = request.order_no === undefined ? undefined : await orders.get(client, request.order_no);
   if (request.order_no !== undefined && !existing) throw new NotFound(domainMessages.orderNotFound(request.order_no));
   // Its scenario removed since it was made: a 409 saying so rather than a 400 on a field the caller may not have sent (a cancellation needs no scenario).
@@ -137,9 +152,7 @@ export async function fireTrigger(deps: TriggerDeps, client: Client, request: Tr
   const before = new Set(existing ? (await deliveriesOf(existing.order_no)).map((d) => d.id) : []);
   const set = existing ? await setups.take(client, existing, target) : await setups.make(client, target, 'sandbox-trigger');
   const madeOf = async (): Promise<Stored<Delivery>[]> => (await deliveriesOf(set.order_no)).filter((d) => !before.has(d.id));
-  const deadline = performance.now() + deps.playDueWithinMs;
-  if (deps.playDue) await within(deps.playDue(client.id), deps.playDueWithinMs);
-  else while ((await madeOf()).some((d) => awaitsFirstAttempt(d, deps.now(client.id))) && performance.now() < deadline) await sleep(FIRST_ATTEMPT_POLL_MS);
+  await within(deps.playDue ? deps.playDue(client.id) : firstAttempts(madeOf, () => deps.now(client.id), performance.now() + deps.playDueWithinMs), deps.playDueWithinMs);
   const order = (await orders.get(client, set.order_no)) ?? set;
   const made = await madeOf();
   const event = EVENT_OF[target.stage];

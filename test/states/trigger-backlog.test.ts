@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { TOKEN_B, type TestSandbox } from '../support/sandbox.js';
+import { testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
 import { Receiver } from '../webhooks/receiver.js';
 import { createOrders, deliveries, startWebhookSandbox, stopWebhookSandbox } from '../webhooks/support.js';
 
@@ -40,4 +40,15 @@ it("leaves the client's other webhooks and AWBs running on a real clock while a 
   expect(heardMs).toBeLessThan(2_000);
   const [own] = await deliveries(sandbox, `&order_no=${orderNo}`);
   expect(Date.parse(own!.attempts[0]!.at ?? '')).toBeGreaterThanOrEqual(createdAt - 5);
+});
+
+it('answers a trigger on a real clock with the copies its chaos sends after the first attempt', async () => {
+  await stopWebhookSandbox(sandbox, receiver);
+  receiver = await Receiver.start();
+  sandbox = await testSandbox({ clock: 'real', clients: [{ token: TOKEN_A, id: 'client-a', webhook: { url: receiver.url, chaos: ['duplicate', 'bad_signature'] } }] });
+  // The copies wait a little behind the acknowledged attempt: the answer must not leave before them.
+  receiver.respond = (_webhook, index) => ({ status: index === 0 ? 200 : 400, body: 'ok', delayMs: index === 0 ? 0 : 300 });
+  const res = await sandbox.call('POST', '/__sandbox/events/trigger', { body: { event: 'awb.generated' } });
+  expect(res.body.outcome).toBe('delivered');
+  expect(res.body.deliveries[0].attempts.map((a: { chaos: string | null }) => a.chaos)).toEqual([null, 'duplicate', 'bad_signature']);
 });
