@@ -95,17 +95,27 @@ const HIGH_BYTE = /[\x80-\xff]/;
  */
 export function sandboxHeaders(req: IncomingMessage): IncomingMessage['headers'] {
   const headers = oneValuedHeaders(req);
+  decodeSandboxHeaders(req);
+  return headers;
+}
+
+/** The requests whose sandbox headers were decoded: decoding again would read `Ã©` written as UTF-8 as `é`. */
+const decoded = new WeakSet<IncomingMessage>();
+
+/** Decodes the request's own sandbox headers in place (see sandboxHeaders), once per request and once per header (a repeated one is already joined, or kept once). */
+function decodeSandboxHeaders(req: IncomingMessage): void {
+  if (decoded.has(req)) return;
   const raw = req.rawHeaders;
   let beyondAscii: Set<string> | undefined;
   for (let i = 0; i < raw.length; i += 2) {
     if (SANDBOX_HEADER.test(raw[i]!) && HIGH_BYTE.test(raw[i + 1]!)) (beyondAscii ??= new Set()).add(raw[i]!.toLowerCase());
   }
-  // Once per header: a repeated one is already joined (or kept once), and decoding twice would read `Ã©` written as UTF-8 as `é`.
-  for (const key of beyondAscii ?? []) {
-    const value = headers[key];
-    if (typeof value === 'string') headers[key] = headerText(value);
+  if (beyondAscii === undefined) return;
+  decoded.add(req);
+  for (const key of beyondAscii) {
+    const value = req.headers[key];
+    if (typeof value === 'string') req.headers[key] = headerText(value);
   }
-  return headers;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ClientRegistry } from '../../src/clients/index.js';
-import { authenticateOn } from '../../src/http/auth.js';
+import type { IncomingMessage } from 'node:http';
+import { authenticateOn, sandboxHeaders } from '../../src/http/auth.js';
 import { ApiError } from '../../src/http/errors.js';
 
 const registry = () => new ClientRegistry([{ token: 'token-a', id: 'a' }, { token: 'token-b', id: 'b' }, { token: 'token-a2', id: 'a2', role: 'read_only' }], ['admin-token']);
@@ -55,5 +56,23 @@ describe('authentication remembered per keep-alive connection', () => {
     authenticateOn(connection, registry(), 'Bearer token-a');
     const other = new ClientRegistry([{ token: 'token-b', id: 'b' }]);
     expect(statusOf(() => authenticateOn(connection, other, 'Bearer token-a'))).toBe(401);
+  });
+});
+
+describe('sandboxHeaders', () => {
+  /** A request as Node parses it: each header byte one character (Latin-1). */
+  const request = (name: string, utf8: string) => {
+    const value = Buffer.from(utf8, 'utf8').toString('latin1');
+    return { rawHeaders: [name, value], headers: { [name.toLowerCase()]: value } } as unknown as IncomingMessage;
+  };
+
+  it('reads the sandbox headers as the UTF-8 the client wrote, once: a second read leaves `Ã©` as written', () => {
+    const req = request('X-Sandbox-Scenario', 'Ã©');
+    expect(sandboxHeaders(req)['x-sandbox-scenario']).toBe('Ã©');
+    expect(sandboxHeaders(req)['x-sandbox-scenario']).toBe('Ã©');
+  });
+
+  it('leaves other headers as Node read them', () => {
+    expect(sandboxHeaders(request('X-Trace', 'é'))['x-trace']).toBe('Ã©');
   });
 });
