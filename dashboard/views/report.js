@@ -8,6 +8,20 @@ const LABELS = { handled: 'Handled', not_handled: 'Not handled', not_exercised: 
 /** One operation's statuses as text: each with how often the run was answered with it. */
 const statusesText = (op) => op.statuses.map((s) => `${s.status}${s.documented ? '' : ' (undocumented)'}: ${s.exercised > 0 ? `${s.exercised}×` : 'not exercised'}`).join(', ');
 
+/** How many of an item's last misses are shown, as the CLI and the JUnit report show them. */
+const SHOWN_MISSES = 3;
+
+/** The last requests or attempts that missed a not-handled item, newest last: what the client did, not only how often. */
+function lastMisses(events, item) {
+  if (item.status !== 'not_handled' || !(item.missed > 0)) return '';
+  const last = events.filter((e) => e.item === item.id && e.outcome === 'missed').slice(-SHOWN_MISSES);
+  if (last.length === 0) return '';
+  return html`<p class="muted">Last missed:</p>
+    <ul class="misses">
+      ${last.map((e) => html`<li><time datetime=${new Date(e.at).toISOString()}>${new Date(e.at).toISOString()}</time> ${e.note}</li>`)}
+    </ul>`;
+}
+
 /**
  * The readiness report of the caller (GET /__sandbox/report): each catalogue item graded,
  * the coverage of the provider's operations and their statuses, a named run, the checks.
@@ -69,7 +83,7 @@ export function ReportView() {
         ${r.items.map((item) => html`<tr class=${`status-${item.status}`}>
           <th scope="row">${item.title}${item.sandbox_choice ? html` <span class="muted">(sandbox choice)</span>` : ''}</th>
           <td>${LABELS[item.status] ?? item.status}</td>
-          <td>${item.detail}</td>
+          <td>${item.detail}${lastMisses(r.events ?? [], item)}</td>
         </tr>`)}
       </tbody>
     </table></div>`}

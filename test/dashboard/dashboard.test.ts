@@ -435,6 +435,8 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
       body: JSON.stringify({ url: receiver.url, events: ['order.cancelled'] }),
     });
     expect(filtered.status).toBe(201);
+    // A malformed AWB read twice unchanged by client-b itself: a miss, shown with what was sent.
+    for (let n = 0; n < 2; n += 1) expect((await fetch(`${sandbox.url}/v1/order/tracking/bad!`, { headers: { authorization: `Bearer ${TOKEN_B}` } })).status).toBe(400);
     await page.getByRole('link', { name: 'Readiness' }).click();
     await page.getByRole('heading', { name: 'Readiness', level: 1 }).waitFor();
     await page.getByText(/% handled/).waitFor();
@@ -444,6 +446,8 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     expect(await operations.getByRole('row').count()).toBe(13);
     expect(await operations.getByRole('row', { name: /POST \/v1\/order\/cancel/ }).innerText()).toMatch(/200: (\d+×|not exercised), 400: .*503: /);
     await page.getByText(/% coverage/).waitFor();
+    const missed = page.getByRole('table', { name: 'Catalogue items' }).getByRole('row', { name: /Tracking 400 Bad Request/ });
+    expect(await missed.innerText()).toMatch(/Missed 1 of 2[\s\S]*Last missed:\s+\d{4}-\d\d-\d\dT[\d:.]+Z .*sent again unchanged: GET \/v1\/order\/tracking\/bad!/);
     await page.getByRole('button', { name: 'Run checks' }).click(); // client-b has no webhook URL: 409
     const alert = page.getByRole('alert');
     await alert.waitFor();
