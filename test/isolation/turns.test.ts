@@ -221,3 +221,37 @@ describe.skipIf(onPostgres)('a listing whose client hung up', () => {
     expect(page.body).toMatchObject({ total: 30_001, orders: [expect.objectContaining({ status: 'created' })] });
   });
 });
+
+describe("one client's flood of rate-limited requests", () => {
+  it("answers another client's request before most of the flood's refusals already waiting", async () => {
+    sandbox = await testSandbox({ rateLimit: 1 });
+    server = createServer(sandbox.app);
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const floodAgent = new Agent({ keepAlive: true, maxSockets: 300 });
+    const otherAgent = new Agent({ keepAlive: true });
+    try {
+      // Connections open first (each a refusal already, past the limit of 1 a second).
+      await Promise.all([...Array.from({ length: 300 }, () => send(port, floodAgent, TOKEN_A, 'GET', '/v1/couriers')), send(port, otherAgent, TOKEN_B, 'GET', '/v1/couriers')]);
+      await new Promise((resolve) => setTimeout(resolve, 1_100)); // B's budget back
+      const answered: string[] = [];
+      let other: Promise<unknown> | undefined;
+      const flood = Array.from({ length: 300 }, (_, i) =>
+        send(port, floodAgent, TOKEN_A, 'GET', '/v1/couriers').then(({ status }) => {
+          answered.push(`a${i}:${status}`);
+          other ??= send(port, otherAgent, TOKEN_B, 'GET', '/v1/couriers').then(({ status: own }) => answered.push(`b:${own}`));
+        }),
+      );
+      await Promise.all(flood);
+      await other;
+      // A's budget came back too while B's did: its first request is served, the rest refused.
+      expect(answered.filter((entry) => entry.startsWith('a') && entry.endsWith(':429')).length).toBeGreaterThanOrEqual(298);
+      // Refused in its own turns, the flood leaves B's request among the first answered; answered at once, every refusal came before it.
+      // Measured on 2 cores: 54th to 62nd of 301 in turns; 258th answered at once.
+      expect(answered.indexOf('b:200'), answered.join(' ')).toBeLessThan(150);
+    } finally {
+      floodAgent.destroy();
+      otherAgent.destroy();
+    }
+  });
+});
