@@ -137,9 +137,10 @@ export class DeliveryAttempts {
    * The copies of an acknowledged message its chaos asks for, each recorded: the same message
    * again (duplicate), then again with a forged signature (bad_signature), under the
    * webhook-id the receiver has seen, so that only verifying the signature refuses it (not a
-   * refusal of any first sight of an id). A listener gone meanwhile gets none.
+   * refusal of any first sight of an id). A listener gone meanwhile gets none. Each is
+   * logged at `at`, or without it at the client's time when it is sent.
    */
-  async copies(delivery: Stored<Delivery>, endpoint: Endpoint, at: number): Promise<void> {
+  async copies(delivery: Stored<Delivery>, endpoint: Endpoint, at?: number): Promise<void> {
     // The delivery as each copy's attempt was recorded: the forged copy is judged knowing how the duplicate was answered.
     let now = delivery;
     for (const chaos of ['duplicate', 'bad_signature'] as const) {

@@ -256,8 +256,9 @@ export class WebhookDispatcher {
       await tx.jobs.schedule({ kind: jobKindOf(current), key: id, client_id: current.client_id, due_at: next });
       return tx.deliveries.update({ ...current, next_attempt_at: next, last_error: error });
     }, { scheduled: true });
-    // Once the message is acknowledged: the copies its chaos asks for (duplicate, bad_signature).
-    if (after?.status === 'delivered' && isSuccess(made.status_code)) await attempts.copies(after, target, at);
+    // Once the message is acknowledged: the copies its chaos asks for (duplicate, bad_signature), on a
+    // real clock each at the time it is sent (after the answer to the one before); on a manual one at the attempt's.
+    if (after?.status === 'delivered' && isSuccess(made.status_code)) await attempts.copies(after, target, this.deps.clock.mode === 'real' ? undefined : at);
   }
 
   /**

@@ -46,9 +46,14 @@ it('answers a trigger on a real clock with the copies its chaos sends after the 
   await stopWebhookSandbox(sandbox, receiver);
   receiver = await Receiver.start();
   sandbox = await testSandbox({ clock: 'real', clients: [{ token: TOKEN_A, id: 'client-a', webhook: { url: receiver.url, chaos: ['duplicate', 'bad_signature'] } }] });
-  // The copies wait a little behind the acknowledged attempt: the answer must not leave before them.
-  receiver.respond = (_webhook, index) => ({ status: index === 0 ? 200 : 400, body: 'ok', delayMs: index === 0 ? 0 : 300 });
+  // Each answered 300 ms later: the copies follow the acknowledged attempt, and the answer must not leave before them.
+  receiver.respond = (_webhook, index) => ({ status: index === 0 ? 200 : 400, body: 'ok', delayMs: 300 });
   const res = await sandbox.call('POST', '/__sandbox/events/trigger', { body: { event: 'awb.generated' } });
   expect(res.body.outcome).toBe('delivered');
-  expect(res.body.deliveries[0].attempts.map((a: { chaos: string | null }) => a.chaos)).toEqual([null, 'duplicate', 'bad_signature']);
+  const attempts: Array<{ chaos: string | null; at: string }> = res.body.deliveries[0].attempts;
+  expect(attempts.map((a) => a.chaos)).toEqual([null, 'duplicate', 'bad_signature']);
+  // Each logged when it was sent, as the receiver saw them: after the answer to the one before.
+  const times = attempts.map((a) => Date.parse(a.at));
+  expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(290);
+  expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(290);
 });
