@@ -1,5 +1,5 @@
 import type { Client } from '../clients/index.js';
-import { stepNamed, type Fixtures } from '../fixtures/index.js';
+import { noSuchStep, stepNamed, type Fixtures } from '../fixtures/index.js';
 import type { OrdersService } from '../orders/index.js';
 import type { Delivery, Order, Stored, WebhookEventType } from '../records/index.js';
 import { Conflict, domainMessages, NotFound, RuleViolation } from '../shared/index.js';
@@ -54,7 +54,7 @@ export function targetOfTrigger(fixtures: Fixtures, request: TriggerRequest, ord
   const given = request.to_step;
   if (given === undefined) throw new RuleViolation([{ field: 'to_step', message: `is required for tracking.step: a step of scenario ${named} (its key, or its number from 1): ${keys.join(', ') || 'it has none'}` }]);
   const step = stepNamed(keys, given);
-  if (step === undefined) throw new RuleViolation([{ field: 'to_step', message: `must be a step of scenario ${named} (its key, or its number from 1): ${keys.join(', ') || 'it has none'}` }]);
+  if (step === undefined) throw new RuleViolation([{ field: 'to_step', message: noSuchStep(named, keys, given) }]);
   return { stage: 'at_step', scenario: scenarioName, step };
 }
 

@@ -1,7 +1,7 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FIXTURES_DIR, loadFixtures, MAX_STEPS, STATUS_CODES, stepNamed } from '../../src/fixtures/index.js';
+import { FIXTURES_DIR, loadFixtures, MAX_STEPS, noSuchStep, STATUS_CODES, stepNamed } from '../../src/fixtures/index.js';
 import { loadSpec, PROVIDER_SPEC } from '../../src/spec/load.js';
 import { testSandbox } from '../support/sandbox.js';
 import { tempDir } from '../support/tmp.js';
@@ -115,5 +115,11 @@ describe('a step named by key or by number (an advance, a trigger\'s to_step)', 
 
   it('names no step for a number outside the scenario or an unknown key', () => {
     for (const given of [0, -1, 4, '04x', 'teleport', 2 ** 40]) expect(stepNamed(['pickup', 'transit', 'pod'], given)).toBeUndefined();
+  });
+
+  it('tells a number that is a key as text how to name that step', () => {
+    expect(stepNamed(['3', '2', '1', '7'], 7)).toBeUndefined();
+    expect(noSuchStep('digits', ['3', '2', '1', '7'], 7)).toBe('must be a step of scenario digits (its key, or its number from 1): 3, 2, 1, 7; a number is a step\'s place: send "7", as text, for the step whose key it is');
+    expect(noSuchStep('delivered', ['pickup', 'pod'], 9)).toBe('must be a step of scenario delivered (its key, or its number from 1): pickup, pod');
   });
 });

@@ -3,7 +3,7 @@ import { clientOf, json, listInParts, type HandlerMap, type OperationInput } fro
 import { sandboxWideOpenToClients } from '../roles.js';
 import type { Order, OrderStatus, Stored } from '../../records/index.js';
 import type { Clocks, ClockService } from '../../clock/index.js';
-import { stepNamed, type Fixtures } from '../../fixtures/index.js';
+import { noSuchStep, stepNamed, type Fixtures } from '../../fixtures/index.js';
 import type { OrdersService } from '../../orders/index.js';
 import type { CompiledSpec } from '../../spec/index.js';
 import type { Journey } from '../../tracking/index.js';
@@ -118,7 +118,7 @@ export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart
       const keys = journey.scenarioOf(order).steps.map((s) => s.key);
       const step = given === undefined ? undefined : stepNamed(keys, given);
       if (given !== undefined && step === undefined) {
-        throw new RuleViolation([{ field: 'step', message: `must be a step of scenario ${order.scenario} (its key, or its number from 1): ${keys.join(', ')}` }]);
+        throw new RuleViolation([{ field: 'step', message: noSuchStep(order.scenario, keys, given) }]);
       }
       const advanced = await journey.advance(order.order_no, step);
       if (!advanced) {
