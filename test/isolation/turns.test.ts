@@ -249,6 +249,19 @@ describe("one client's flood of rate-limited requests", () => {
       // Refused in its own turns, the flood leaves B's request among the first answered; answered at once, every refusal came before it.
       // Measured on 2 cores: 54th to 62nd of 301 in turns; 258th answered at once.
       expect(answered.indexOf('b:200'), answered.join(' ')).toBeLessThan(150);
+      // Refusals whose clients hang up while they wait their turn: journaled as unanswered, numbered as read.
+      const hangUps = Array.from({ length: 20 }, () => connect(port, '127.0.0.1'));
+      const waiting = Array.from({ length: 200 }, () => send(port, floodAgent, TOKEN_A, 'GET', '/v1/couriers'));
+      for (const socket of hangUps) socket.write(`GET /v1/couriers HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN_A}\r\n\r\n`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      for (const socket of hangUps) socket.resetAndDestroy();
+      await Promise.all(waiting);
+      await new Promise((resolve) => setTimeout(resolve, 1_100)); // A's budget back for the read of its journal
+      const journal = await sandbox!.call('GET', '/__sandbox/requests?limit=1000');
+      const ids: number[] = journal.body.requests.map((entry: { id: number }) => entry.id);
+      expect(ids.length).toBeGreaterThan(300 + 200);
+      expect(ids.filter((id) => id <= 0)).toEqual([]);
+      expect(new Set(ids).size).toBe(ids.length);
     } finally {
       floodAgent.destroy();
       otherAgent.destroy();

@@ -1,6 +1,7 @@
 import { TooManyRequests } from '../../shared/index.js';
 import { laneOf, type Exchange } from './exchange.js';
-import { waitTurn } from './fair-turn.js';
+import { arrive } from './arrive.js';
+import { RequestGone, waitTurn } from './fair-turn.js';
 
 /** Operations whose handler reads one order by the AWB in this path parameter: a shared store reads it with the client's clock. */
 const READS_ORDER_BY_AWB: Readonly<Record<string, string>> = { trackOrder: 'order_no' };
@@ -27,10 +28,14 @@ export async function admit(x: Exchange): Promise<void> {
  * A request the rate limit refuses is answered in its client's fair turn, as any other: a
  * partner's closed-loop flood of refusals then waits in its own lane, rather than being
  * answered ahead of the other partners' requests (each refusal is still read, logged and
- * journaled). A turn it cannot have (its client's waiting requests at their cap, or gone)
- * leaves the refusal as it is.
+ * journaled). It is stamped and numbered as it is read, as an admitted request is; one
+ * whose client hung up meanwhile is journaled as unanswered. A turn it cannot have (its
+ * client's waiting requests at their cap) leaves the refusal to be answered at once.
  */
 async function refusedInTurn(x: Exchange, refusal: unknown): Promise<never> {
-  if (refusal instanceof TooManyRequests) await waitTurn(x).catch(() => undefined);
+  if (refusal instanceof TooManyRequests) {
+    arrive(x);
+    if (!(await waitTurn(x).catch(() => true))) throw new RequestGone('The client hung up while its refusal waited its turn.');
+  }
   throw refusal;
 }
