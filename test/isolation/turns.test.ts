@@ -1,4 +1,4 @@
-import { Agent, createServer, request, type Server } from 'node:http';
+import { Agent, createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRequest } from '../support/orders.js';
@@ -234,21 +234,37 @@ describe("one client's flood of rate-limited requests", () => {
       // Connections open first (each a refusal already, past the limit of 1 a second).
       await Promise.all([...Array.from({ length: 300 }, () => send(port, floodAgent, TOKEN_A, 'GET', '/v1/couriers')), send(port, otherAgent, TOKEN_B, 'GET', '/v1/couriers')]);
       await new Promise((resolve) => setTimeout(resolve, 1_100)); // B's budget back
-      const answered: string[] = [];
+      // The server's own order of events: each request as it is read, each answer as it is written.
+      const events: string[] = [];
+      server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+        const who = req.headers.authorization === `Bearer ${TOKEN_B}` ? 'b' : 'a';
+        events.push(`read ${who}`);
+        const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+        res.end = ((...args: unknown[]) => {
+          events.push(`answer ${who} ${res.statusCode}`);
+          return end(...args);
+        }) as ServerResponse['end'];
+      });
       let other: Promise<unknown> | undefined;
-      const flood = Array.from({ length: 300 }, (_, i) =>
-        send(port, floodAgent, TOKEN_A, 'GET', '/v1/couriers').then(({ status }) => {
-          answered.push(`a${i}:${status}`);
-          other ??= send(port, otherAgent, TOKEN_B, 'GET', '/v1/couriers').then(({ status: own }) => answered.push(`b:${own}`));
+      const flood = Array.from({ length: 300 }, () =>
+        send(port, floodAgent, TOKEN_A, 'GET', '/v1/couriers').then(() => {
+          other ??= send(port, otherAgent, TOKEN_B, 'GET', '/v1/couriers');
         }),
       );
       await Promise.all(flood);
       await other;
       // A's budget came back too while B's did: its first request is served, the rest refused.
-      expect(answered.filter((entry) => entry.startsWith('a') && entry.endsWith(':429')).length).toBeGreaterThanOrEqual(298);
-      // Refused in its own turns, the flood leaves B's request among the first answered; answered at once, every refusal came before it.
-      // Measured on 2 cores: 54th to 62nd of 301 in turns; 258th answered at once.
-      expect(answered.indexOf('b:200'), answered.join(' ')).toBeLessThan(150);
+      expect(events.filter((event) => event.startsWith('answer a 429')).length).toBeGreaterThanOrEqual(298);
+      expect(events).toContain('answer b 200');
+      // Refused in their own turns, A's refusals already read wait, and B's request, read after them, is answered ahead of them
+      // (answered at once, every refusal would have been answered before B's request was even read).
+      const readB = events.indexOf('read b');
+      const answerB = events.indexOf('answer b 200');
+      const before = events.slice(0, readB);
+      const waitingAtReadB = before.filter((event) => event === 'read a').length - before.filter((event) => event.startsWith('answer a')).length;
+      const answeredMeanwhile = events.slice(readB, answerB).filter((event) => event.startsWith('answer a')).length;
+      expect(waitingAtReadB, events.join(', ')).toBeGreaterThanOrEqual(20);
+      expect(answeredMeanwhile, events.join(', ')).toBeLessThanOrEqual(2);
       // Refusals whose clients hang up while they wait their turn: journaled as unanswered, numbered as read.
       const hangUps = Array.from({ length: 20 }, () => connect(port, '127.0.0.1'));
       const waiting = Array.from({ length: 200 }, () => send(port, floodAgent, TOKEN_A, 'GET', '/v1/couriers'));
