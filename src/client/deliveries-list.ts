@@ -104,19 +104,24 @@ function lastOutcome(d: ListedDelivery): string {
  * // msg_2f…   2026-05-01T10:01:00.000Z  awb.generated  512345678901  default   delivered  1         200
  */
 export function deliveryTable(deliveries: ListedDelivery[], listeners: ReadonlyMap<string, string> = new Map()): string[] {
-  // A listener's endpoint, or one that was (removed): its attempts went to listener:NAME; a removed one keeps its id beside, for --endpoint.
-  const endpoint = (d: ListedDelivery) => {
-    const name = listeners.get(d.endpoint_id);
-    if (name !== undefined) return listenerTarget(name);
-    const target = d.attempts.find((attempt) => attempt.url?.startsWith(LISTENER_PREFIX))?.url;
-    return target === undefined ? d.endpoint_id : `${target} (${d.endpoint_id})`;
-  };
   const rows = [
     ['ID', 'CREATED', 'EVENT', 'ORDER_NO', 'ENDPOINT', 'STATUS', 'ATTEMPTS', 'LAST ATTEMPT'],
-    ...deliveries.map((d) => [d.id, d.created_at, d.event, d.order_no ?? '-', endpoint(d), d.status, String(d.attempts.length), lastOutcome(d)]),
+    ...deliveries.map((d) => [d.id, d.created_at, d.event, d.order_no ?? '-', endpointLabel(d, listeners), d.status, String(d.attempts.length), lastOutcome(d)]),
   ];
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  '));
+}
+
+/**
+ * How a delivery's endpoint is printed: `default`, an endpoint's id, or a listener's
+ * endpoint as `listener:NAME` (from `listeners`, its id → its name, or from where its
+ * attempts went); a removed listener's keeps its id beside, for --endpoint.
+ */
+export function endpointLabel(d: { endpoint_id: string; attempts: ReadonlyArray<{ url?: string }> }, listeners: ReadonlyMap<string, string>): string {
+  const name = listeners.get(d.endpoint_id);
+  if (name !== undefined) return listenerTarget(name);
+  const target = d.attempts.find((attempt) => attempt.url?.startsWith(LISTENER_PREFIX))?.url;
+  return target === undefined ? d.endpoint_id : `${target} (${d.endpoint_id})`;
 }
 
 /** The filters given: each one's flag, and the query parameter the endpoint names it by (a listener's endpoint by its id, `endpointId`). */
@@ -135,11 +140,11 @@ type Refused = { status: number; text: string };
 type Gathered = { total: number; deliveries: ListedDelivery[]; listeners: ReadonlyMap<string, string> | undefined };
 
 /** The client's listener endpoints (`GET /__sandbox/webhooks/endpoints`): each one's id → its listener's name. */
-async function listenersOf(options: ListCommand, headers: Record<string, string>, send: Send): Promise<Refused | Map<string, string>> {
-  const res = await send(sandboxUrl(options.url, '/__sandbox/webhooks/endpoints'), { headers });
+export async function listenersOf(url: string, headers: Record<string, string>, send: Send): Promise<Refused | Map<string, string>> {
+  const res = await send(sandboxUrl(url, '/__sandbox/webhooks/endpoints'), { headers });
   if (!res.ok) return { status: res.status, text: res.text };
   const body = jsonOf(res.text);
-  if (!isRecord(body) || !Array.isArray(body.endpoints)) throw new NotASandbox(notASandbox(options.url, res.status, 'no list of endpoints'));
+  if (!isRecord(body) || !Array.isArray(body.endpoints)) throw new NotASandbox(notASandbox(url, res.status, 'no list of endpoints'));
   const listeners = body.endpoints.filter(isRecord).filter((e) => typeof e.id === 'string' && typeof e.listener === 'string');
   return new Map(listeners.map((e) => [e.id as string, e.listener as string]));
 }
@@ -154,7 +159,7 @@ async function gather(options: ListCommand, headers: Record<string, string>): Pr
   let listeners: Map<string, string> | undefined;
   let endpointId = options.endpoint;
   if (endpointId !== undefined && !ENDPOINT_ID.test(endpointId)) {
-    const found = await listenersOf(options, headers, send);
+    const found = await listenersOf(options.url, headers, send);
     if (!(found instanceof Map)) return found;
     listeners = found;
     const name = bareListenerName(endpointId);
@@ -180,7 +185,7 @@ async function gather(options: ListCommand, headers: Record<string, string>): Pr
   } while (cursor !== null && deliveries.length < options.limit);
   if (listeners === undefined && !options.json && deliveries.some((d) => d.endpoint_id !== DEFAULT_ENDPOINT)) {
     // Only to name listener endpoints in the table: without the list, their ids are shown.
-    const found = await listenersOf(options, headers, send).catch(() => undefined);
+    const found = await listenersOf(options.url, headers, send).catch(() => undefined);
     if (found instanceof Map) listeners = found;
   }
   return { total: total ?? 0, deliveries, listeners };

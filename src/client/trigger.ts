@@ -4,6 +4,8 @@ import { callerHeaders, failure, isRecord, jsonOf, notASandbox, withDeadline, ty
 import { tokenFromEnv } from './token.js';
 import { httpUrl, sandboxUrl } from './url.js';
 import { refusal } from './refusal.js';
+import { endpointLabel, listenersOf } from './deliveries-list.js';
+import { DEFAULT_ENDPOINT } from '../records/index.js';
 
 /** What `shipping-sandbox trigger` was asked for. */
 export interface TriggerCommand {
@@ -25,8 +27,8 @@ const EVENTS = ['awb.generated', 'awb.failed', 'order.cancelled', 'tracking.step
 interface TriggerAnswer {
   event: string;
   order: { order_no: string; status: string; awb: string | null; scenario: string; history: unknown[] };
-  /** Each delivery made; `endpoint_id` absent for the default endpoint. */
-  deliveries: { id: string; event: string; endpoint_id?: string; status: string; last_error: string | null }[];
+  /** Each delivery made, with where its attempts went (a listener's endpoint: `listener:NAME`). */
+  deliveries: { id: string; event: string; endpoint_id: string; status: string; last_error: string | null; attempts: Array<{ url?: string }> }[];
   outcome: string | null;
 }
 
@@ -46,12 +48,12 @@ export function triggerProgram(name = 'shipping-sandbox trigger'): Command {
     .option('--json', "print the sandbox's answer as JSON");
 }
 
-/** The lines printed for an answer: the order, each delivery with its endpoint, the outcome. */
-export function triggerLines(answer: TriggerAnswer): string[] {
+/** The lines printed for an answer: the order, each delivery with its endpoint (`listeners`: a listener endpoint's id → its name), the outcome. */
+export function triggerLines(answer: TriggerAnswer, listeners: ReadonlyMap<string, string> = new Map()): string[] {
   const { order } = answer;
   return [
     `order     ${order.order_no}  ${order.status}  scenario ${order.scenario}  AWB ${order.awb ?? '-'}  ${order.history.length} tracking entries`,
-    ...answer.deliveries.map((d) => `delivery  ${d.id}  ${d.event}  to ${d.endpoint_id ?? 'default'}  ${d.status}${d.last_error ? `  (${d.last_error})` : ''}`),
+    ...answer.deliveries.map((d) => `delivery  ${d.id}  ${d.event}  to ${endpointLabel(d, listeners)}  ${d.status}${d.last_error ? `  (${d.last_error})` : ''}`),
     `outcome   ${answer.outcome ?? 'no webhook'}`,
   ];
 }
@@ -99,7 +101,13 @@ export async function executeTrigger(event: string, options: TriggerCommand, out
     err(`shipping-sandbox trigger: ${notASandbox(options.url, res.status, "JSON that is no trigger's answer")}\n`);
     return 2;
   }
-  out(options.json ? `${res.text}\n` : `${triggerLines(answer).join('\n')}\n`);
+  if (options.json) {
+    out(`${res.text}\n`);
+    return 0;
+  }
+  // A listener's endpoint is named by its listener, as in `deliveries list`; without the list, by its id.
+  const listeners = answer.deliveries.some((d) => d.endpoint_id !== DEFAULT_ENDPOINT) ? await listenersOf(options.url, headers, withDeadline(options.timeout)).catch(() => undefined) : undefined;
+  out(`${triggerLines(answer, listeners instanceof Map ? listeners : undefined).join('\n')}\n`);
   return 0;
 }
 
@@ -107,5 +115,5 @@ export async function executeTrigger(event: string, options: TriggerCommand, out
 function isTriggerAnswer(value: unknown): value is TriggerAnswer {
   if (!isRecord(value) || !isRecord(value.order) || !Array.isArray(value.deliveries)) return false;
   const { order } = value;
-  return typeof order.order_no === 'string' && Array.isArray(order.history) && value.deliveries.every((d) => isRecord(d) && typeof d.id === 'string');
+  return typeof order.order_no === 'string' && Array.isArray(order.history) && value.deliveries.every((d) => isRecord(d) && typeof d.id === 'string' && typeof d.endpoint_id === 'string' && Array.isArray(d.attempts));
 }

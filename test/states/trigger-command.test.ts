@@ -6,6 +6,7 @@ import { runTrigger } from '../../src/client/trigger.js';
 import { createSandbox, type Sandbox } from '../../src/index.js';
 import { heldServer, timed } from '../support/held-server.js';
 import { Receiver } from '../webhooks/receiver.js';
+import { isRefused, TestListener } from '../support/listener.js';
 
 const TOKEN = 'trigger-command-token';
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -168,6 +169,24 @@ describe('shipping-sandbox trigger with several endpoints', () => {
     } finally {
       await fetch(`${sandbox.url}/__sandbox/webhooks/endpoints/${endpointId}`, { method: 'DELETE', headers });
     }
+  });
+});
+
+describe('shipping-sandbox trigger with a listener', () => {
+  it('names a listener\'s endpoint listener:NAME, as deliveries list does, whether it forwarded the delivery or holds it', async () => {
+    const opened = await TestListener.open(sandbox.url, { token: TOKEN, name: 'laptop', events: 'awb.generated', forwardTo: `${receiver.url}/laptop` });
+    if (isRefused(opened)) throw new Error(`listen refused: ${opened.status}`);
+    try {
+      const forwarded = await trigger('awb.generated');
+      expect(forwarded.code).toBe(0);
+      expect(forwarded.stdout).toMatch(/^delivery {2}msg_\S+ {2}awb\.generated {2}to listener:laptop {2}delivered$/m);
+      expect(forwarded.stdout).toMatch(/^delivery {2}msg_\S+ {2}awb\.generated {2}to default {2}delivered$/m);
+    } finally {
+      await opened.close();
+    }
+    const held = await trigger('awb.generated');
+    expect(held.code).toBe(0);
+    expect(held.stdout).toMatch(/^delivery {2}msg_\S+ {2}awb\.generated {2}to listener:laptop {2}paused/m);
   });
 });
 
