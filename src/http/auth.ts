@@ -94,6 +94,8 @@ const HIGH_BYTE = /[\x80-\xff]/;
  * `Müller`, not Node's Latin-1 reading `MÃ¼ller`.
  */
 export function sandboxHeaders(req: IncomingMessage): IncomingMessage['headers'] {
+  // Read already: a repeated header would be put back as Node read it, and not decoded again.
+  if (decoded.has(req)) return req.headers;
   const headers = oneValuedHeaders(req);
   decodeSandboxHeaders(req);
   return headers;
