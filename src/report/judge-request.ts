@@ -175,8 +175,8 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
   // third time later (a retry queue; a test suite run twice with one bad fixture sends it twice);
   // answered otherwise, the refusal was not the request's (a Prefer, a permission granted since).
   // Each refused request ends handled or missed once: sent again right after, the one before is
-  // the miss, unless it was missed already; then, and sent a third time later, this one is, and
-  // its mark says so.
+  // the miss, unless it was missed already; then, and sent a third time or more (right after or
+  // later), this one is, and its mark says so.
   const refused = refusal === undefined ? undefined : before(refusedKey(op, refusal));
   let missedItself = false;
   if (refused) {
@@ -187,8 +187,11 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
       // The last refusal was this request's, and missed already (sent a third time): it stays missed.
       if (!(next && error?.detail.missed === 1)) draft.note(String(refused.detail.item), 'handled', `sent again and answered ${served.status ?? 'nothing'}: the refusal was not the request's: ${what}`);
     } else if (next || Number(refused.detail.sent) >= 2) {
-      missedItself = !next || error?.detail.missed === 1;
-      draft.note(String(refused.detail.item), 'missed', next ? `sent again unchanged: ${what}` : `sent again unchanged, ${Number(refused.detail.sent) + 1} times in all: ${what}`);
+      const third = Number(refused.detail.sent) >= 2;
+      const beforeIsMiss = next && error?.detail.missed !== 1;
+      if (beforeIsMiss) draft.note(String(refused.detail.item), 'missed', `sent again unchanged: ${what}`);
+      missedItself = third || !beforeIsMiss;
+      if (missedItself) draft.note(String(refused.detail.item), 'missed', third ? `sent again unchanged, ${Number(refused.detail.sent) + 1} times in all: ${what}` : `sent again unchanged: ${what}`);
     }
   }
   // The shipments of a create the client gave up on, which the sandbox carried out, sent again under new order codes: a duplicate too,

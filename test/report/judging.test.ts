@@ -134,6 +134,15 @@ describe('a retry, request by request', () => {
     expect(await item(sandbox, 'error.tracking-400')).toMatchObject({ exercised: 4, handled: 2, missed: 2 });
   });
 
+  it('counts a refused tracking read sent a third time as missed also when it comes right after the second, and the fix after a fourth not as handled', async () => {
+    const client = (sandbox = await testSandbox());
+    const bad = () => client.call('GET', '/v1/order/tracking/bad!');
+    const good = () => client.call('GET', '/v1/order/tracking/SBXDLV00000001');
+    // The first is fixed; the second is sent again right after; the third and the fourth are the mistake sent a third time and more.
+    for (const send of [bad, good, bad, bad, bad, good]) await send();
+    expect(await item(sandbox, 'error.tracking-400')).toMatchObject({ exercised: 4, handled: 1, missed: 3 });
+  });
+
   it('does not count a refused create missed for being sent a third time as handled too when it is then answered (its Prefer dropped)', async () => {
     sandbox = await testSandbox();
     const body = createRequest(1);
@@ -163,7 +172,8 @@ describe('a retry, request by request', () => {
       return n % 2 === 0 ? request : Object.fromEntries(Object.entries(request).reverse());
     };
     for (let n = 0; n < 5; n += 1) expect((await sandbox.call('POST', '/v1/order', { body: invalid(n) })).status).toBe(400);
-    expect(await item(sandbox, 'error.create-400')).toMatchObject({ status: 'not_handled', missed: 4, handled: 0 });
+    // Each sent again right after, and from the third on sent a third time and more: all five missed.
+    expect(await item(sandbox, 'error.create-400')).toMatchObject({ status: 'not_handled', missed: 5, handled: 0 });
   });
 
   it('counts different orders refused for the same missing field, each sent once, as none sent again', async () => {
@@ -184,7 +194,7 @@ describe('a retry, request by request', () => {
       batch.items.forEach((parcel, i) => (parcel.order_code = `TRY${n}-${i}`));
       expect((await sandbox.call('POST', '/v1/order', { body: batch })).status).toBe(400);
     }
-    expect(await item(sandbox, 'error.create-400')).toMatchObject({ status: 'not_handled', missed: 2, handled: 0 });
+    expect(await item(sandbox, 'error.create-400')).toMatchObject({ status: 'not_handled', missed: 3, handled: 0 });
   });
 
   it('counts a fix of the field the 400 named, or another mistake, as changed before sending again', async () => {
@@ -455,7 +465,7 @@ describe('a failure’s examples', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     const json = (await sandbox.call('GET', '/__sandbox/report')).body as { events: Array<{ item: string; outcome: string; note: string }> };
     expect(json.events.map((e) => `${e.item} ${e.outcome}`)).toEqual(Array.from({ length: 3 }, () => 'error.create-400 missed'));
-    expect((await sandbox.call('GET', '/__sandbox/report?format=junit')).text).toMatch(/Last missed:\n- \S+Z sent again unchanged: POST \/v1\/order \(order code &quot;INV-1&quot;\) → 400\n- \S+Z sent again unchanged/);
+    expect((await sandbox.call('GET', '/__sandbox/report?format=junit')).text).toMatch(/Last missed:\n- \S+Z sent again unchanged, 3 times in all: POST \/v1\/order \(order code &quot;INV-1&quot;\) → 400\n- \S+Z sent again unchanged, 4 times in all/);
   });
 });
 
