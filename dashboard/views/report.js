@@ -8,15 +8,21 @@ const LABELS = { handled: 'Handled', not_handled: 'Not handled', not_exercised: 
 /** One operation's statuses as text: each with how often the run was answered with it. */
 const statusesText = (op) => op.statuses.map((s) => `${s.status}${s.documented ? '' : ' (undocumented)'}: ${s.exercised > 0 ? `${s.exercised}×` : 'not exercised'}`).join(', ');
 
-/** How many of an item's last misses are shown, as the CLI and the JUnit report show them. */
-const SHOWN_MISSES = 3;
+/** How many of an item's last events are shown, as the CLI and the JUnit report show them. */
+const SHOWN_EVENTS = 3;
 
-/** The last requests or attempts that missed a not-handled item, newest last: what the client did, not only how often. */
-function lastMisses(events, item) {
-  if (item.status !== 'not_handled' || !(item.missed > 0)) return '';
-  const last = events.filter((e) => e.item === item.id && e.outcome === 'missed').slice(-SHOWN_MISSES);
+/**
+ * Under a not-handled item: the last requests or attempts that missed it, newest last, or,
+ * with no miss recorded (a refusal not followed up yet), the last that exercised it: what
+ * the client did, not only how often (lastEvents of the report command and JUnit report).
+ */
+function lastEvents(events, item) {
+  if (item.status !== 'not_handled') return '';
+  const mine = events.filter((e) => e.item === item.id);
+  const missed = mine.filter((e) => e.outcome === 'missed');
+  const last = (missed.length > 0 ? missed : mine.filter((e) => e.outcome === 'exercised')).slice(-SHOWN_EVENTS);
   if (last.length === 0) return '';
-  return html`<p class="muted">Last missed:</p>
+  return html`<p class="muted">${missed.length > 0 ? 'Last missed:' : 'Last exercised (no handling seen after it):'}</p>
     <ul class="misses">
       ${last.map((e) => html`<li><time datetime=${new Date(e.at).toISOString()}>${new Date(e.at).toISOString()}</time> ${e.note}</li>`)}
     </ul>`;
@@ -83,7 +89,7 @@ export function ReportView() {
         ${r.items.map((item) => html`<tr class=${`status-${item.status}`}>
           <th scope="row">${item.title}${item.sandbox_choice ? html` <span class="muted">(sandbox choice)</span>` : ''}</th>
           <td>${LABELS[item.status] ?? item.status}</td>
-          <td>${item.detail}${lastMisses(r.events ?? [], item)}</td>
+          <td>${item.detail}${lastEvents(r.events ?? [], item)}</td>
         </tr>`)}
       </tbody>
     </table></div>`}

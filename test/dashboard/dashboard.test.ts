@@ -437,6 +437,9 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     expect(filtered.status).toBe(201);
     // A malformed AWB read twice unchanged by client-b itself: a miss, shown with what was sent.
     for (let n = 0; n < 2; n += 1) expect((await fetch(`${sandbox.url}/v1/order/tracking/bad!`, { headers: { authorization: `Bearer ${TOKEN_B}` } })).status).toBe(400);
+    // A create refused once and not followed up yet: not handled, with no miss; shown by the request that exercised it.
+    const refused = await fetch(`${sandbox.url}/v1/order`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN_B}`, 'content-type': 'application/json' }, body: '{}' });
+    expect(refused.status).toBe(400);
     await page.getByRole('link', { name: 'Readiness' }).click();
     await page.getByRole('heading', { name: 'Readiness', level: 1 }).waitFor();
     await page.getByText(/% handled/).waitFor();
@@ -448,6 +451,8 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     await page.getByText(/% coverage/).waitFor();
     const missed = page.getByRole('table', { name: 'Catalogue items' }).getByRole('row', { name: /Tracking 400 Bad Request/ });
     expect(await missed.innerText()).toMatch(/Missed 1 of 2[\s\S]*Last missed:\s+\d{4}-\d\d-\d\dT[\d:.]+Z .*sent again unchanged: GET \/v1\/order\/tracking\/bad!/);
+    const waiting = page.getByRole('table', { name: 'Catalogue items' }).getByRole('row', { name: /Create Order 400 Bad Request/ });
+    expect(await waiting.innerText()).toMatch(/Exercised 1 time[\s\S]*Last exercised \(no handling seen after it\):\s+\d{4}-\d\d-\d\dT[\d:.]+Z .*POST \/v1\/order/);
     await page.getByRole('button', { name: 'Run checks' }).click(); // client-b has no webhook URL: 409
     const alert = page.getByRole('alert');
     await alert.waitFor();
