@@ -1171,7 +1171,7 @@ export interface components {
             connected?: boolean;
             /**
              * Format: date-time
-             * @description A listener's only: when a session was last seen connected (sandbox time); `--listener-expiry` after it the listener is removed.
+             * @description A listener's only: when a session was last seen connected (sandbox time): now while one is connected; `--listener-expiry` after it the listener is removed.
              */
             last_seen_at?: string | null;
         };

@@ -270,6 +270,23 @@ describe('GET /__sandbox/listen: who may listen, and bad input', () => {
     expect(await session.closed).toBe(4003);
   });
 
+  it('shows a connected listener last seen now on its client\'s clock, also after an advance, and when it went away once it has', async () => {
+    const session = await listen({ name: 'seen' });
+    const advanced = await call('POST', '/__sandbox/clock/advance', TOKEN_A, { ms: 6 * 3_600_000 });
+    expect(advanced.status).toBe(200);
+    const now = Date.parse(advanced.body.now);
+    const one = await call('GET', `/__sandbox/webhooks/endpoints/${session.ready.endpoint_id}`);
+    expect(one.body).toMatchObject({ connected: true });
+    expect(Date.parse(one.body.last_seen_at)).toBeGreaterThanOrEqual(now);
+    const listed = (await call('GET', '/__sandbox/webhooks/endpoints')).body.endpoints.find((e: { id: string }) => e.id === session.ready.endpoint_id);
+    expect(Date.parse(listed.last_seen_at)).toBeGreaterThanOrEqual(now);
+    await session.close();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const gone = await call('GET', `/__sandbox/webhooks/endpoints/${session.ready.endpoint_id}`);
+    expect(gone.body).toMatchObject({ connected: false });
+    expect(Date.parse(gone.body.last_seen_at)).toBeGreaterThanOrEqual(now);
+  });
+
   it('leaves no expiry job behind: a listener deleted, or a reset, takes its job with it', async () => {
     const pending = async () => (await call('GET', '/__sandbox/clock')).body.pending_jobs as number;
     const before = await pending();

@@ -50,8 +50,9 @@ function check(body: EndpointBody, targets: TargetGuard): void {
  */
 export function webhookEndpointHandlers({ clock, endpoints, settings, dispatcher, targets, connected }: EndpointHandlerDeps): HandlerMap {
   const show = async (status: number, endpoint: Endpoint, input: OperationInput) => {
-    const live = endpoint.listener !== null && connected ? await connected(clientOf(input).id, endpoint.listener) : false;
-    return json(status, webhookEndpointView(endpoint, input.role === 'read_only', live));
+    const client = clientOf(input);
+    const live = endpoint.listener !== null && connected ? await connected(client.id, endpoint.listener) : false;
+    return json(status, webhookEndpointView(endpoint, input.role === 'read_only', live, clock.of(client.id)));
   };
   const idOf = (input: OperationInput): string => input.params.endpoint_id!;
 
@@ -60,7 +61,8 @@ export function webhookEndpointHandlers({ clock, endpoints, settings, dispatcher
       const client = clientOf(input);
       const list = await endpoints.list(client);
       const live = await Promise.all(list.map((e) => (e.listener !== null && connected ? connected(client.id, e.listener) : false)));
-      return json(200, { endpoints: list.map((e, i) => webhookEndpointView(e, input.role === 'read_only', live[i])) });
+      const now = clock.of(client.id);
+      return json(200, { endpoints: list.map((e, i) => webhookEndpointView(e, input.role === 'read_only', live[i], now)) });
     },
 
     createWebhookEndpoint: async (input) => {
