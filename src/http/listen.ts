@@ -95,7 +95,7 @@ export class ListenServer implements ListenerRelay {
     await this.deps.admit?.(client.id);
     // The handshake is checked before the endpoint is written: a request the WebSocket library would refuse creates nothing.
     checkHandshake(req);
-    const { name, events } = listenRequest(url.searchParams.getAll('name'), url.searchParams.getAll('events'));
+    const { name, events } = listenRequest(url.searchParams.getAll('name'), url.searchParams.getAll('events'), url.searchParams.keys());
     const session = sessionOf(url.searchParams.get('session'));
     checkNotSuperseded(this.held.get(keyOf(client.id, name)), name, session, url.searchParams.get('resume') === '1');
     const { endpoint, held } = await listeners.open(client, name, events);

@@ -14,8 +14,18 @@ import type { ListenerRelay } from './relay.js';
 export const MAX_LISTENERS = 10;
 export { LISTENER_EXPIRY_JOB };
 
-/** The name and filter of a listen request (each as given in the query: a repeated one is refused), checked: a RuleViolation naming the field otherwise. */
-export function listenRequest(names: readonly string[], eventLists: readonly string[]): { name: string; events: EventFilter | undefined } {
+/** The query parameters a listen request takes: its name and filter, and the CLI's session and resume (a process that reconnects). */
+const LISTEN_QUERY: readonly string[] = ['name', 'events', 'session', 'resume'];
+
+/**
+ * The name and filter of a listen request (each as given in the query: a repeated one is
+ * refused), checked: a RuleViolation naming the field otherwise. A parameter it does not take
+ * (`keys`: the query's names) is refused too, as a control call's is: a misspelt `evnts` would
+ * otherwise listen for every event.
+ */
+export function listenRequest(names: readonly string[], eventLists: readonly string[], keys: Iterable<string> = []): { name: string; events: EventFilter | undefined } {
+  const strange = [...new Set(keys)].filter((key) => !LISTEN_QUERY.includes(key));
+  if (strange.length > 0) throw new RuleViolation(strange.slice(0, 100).map((key) => ({ field: key, message: `is not a parameter of this call (it takes ${LISTEN_QUERY.join(', ')})` })));
   if (names.length > 1) throw new RuleViolation([{ field: 'query.name', message: domainMessages.givenOnce }]);
   if (eventLists.length > 1) throw new RuleViolation([{ field: 'query.events', message: `${domainMessages.givenOnce} (one list, comma-separated)` }]);
   const [name] = names;

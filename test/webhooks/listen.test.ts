@@ -140,6 +140,11 @@ describe('GET /__sandbox/listen: who may listen, and bad input', () => {
     expect(badEvent.body.errors[0]!.field).toBe('query.events');
     expect(badEvent.body.message + JSON.stringify(badEvent.body.errors)).toContain('awb.nope');
     // Given twice, a name or a filter is refused, not read as its first value.
+    // A misspelt filter would listen for every event: refused, naming it, and nothing made.
+    const misspelt = await refused({ token: TOKEN_A, query: 'name=lap0&evnts=awb.generated' });
+    expect(misspelt.status).toBe(400);
+    expect(misspelt.body.errors).toEqual([{ field: 'evnts', message: 'is not a parameter of this call (it takes name, events, session, resume)' }]);
+    expect((await call('GET', '/__sandbox/webhooks/endpoints')).body.endpoints.some((e: { listener: string | null }) => e.listener === 'lap0')).toBe(false);
     const twoNames = await refused({ token: TOKEN_A, query: 'name=lap0&name=other' });
     expect([twoNames.status, twoNames.body.errors]).toEqual([400, [{ field: 'query.name', message: 'must be given once, as plain text' }]]);
     const twoFilters = await refused({ token: TOKEN_A, query: 'name=lap0&events=awb.generated&events=order.cancelled' });
