@@ -58,6 +58,9 @@ function waitingRetries(state: ReportView, id: string): number {
   return n;
 }
 
+/** `1 time`, `3 times`. */
+const times = (n: number): string => `${n} time${n === 1 ? '' : 's'}`;
+
 /** One item's status from its counts: any miss is not handled; a handled without a miss is handled. */
 function gradeItem(item: CatalogueItem, state: ReportView): GradedItem {
   if (item.graded && item.id.startsWith(CHECK_PREFIX)) {
@@ -71,9 +74,9 @@ function gradeItem(item: CatalogueItem, state: ReportView): GradedItem {
   let detail: string;
   if (!item.graded) [status, detail] = ['not_graded', 'The sandbox cannot observe this.'];
   else if (exercised === 0) [status, detail] = ['not_exercised', `Not exercised yet. Exercised when: ${item.exercised}`];
-  else if (missed > 0) [status, detail] = ['not_handled', `Missed ${missed} of ${exercised} time(s)${waiting > 0 ? ` (${waiting} not sent again)` : ''}. Handled when: ${item.handled}`];
+  else if (missed > 0) [status, detail] = ['not_handled', `Missed ${missed} of ${times(exercised)}${waiting > 0 ? ` (${waiting} not sent again)` : ''}. Handled when: ${item.handled}`];
   else if (handled > 0) [status, detail] = ['handled', `Handled (${handled} of ${exercised}).`];
-  else [status, detail] = ['not_handled', `Exercised ${exercised} time(s); the handling is not seen yet. Handled when: ${item.handled}`];
+  else [status, detail] = ['not_handled', `Exercised ${times(exercised)}; the handling is not seen yet. Handled when: ${item.handled}`];
   return { id: item.id, title: item.title, status, graded: item.graded, sandbox_choice: item.sandbox_choice, exercised, handled, missed, detail, source: item.source, criteria: { exercised: item.exercised, handled: item.handled } };
 }
 

@@ -17,11 +17,11 @@ const detail = (counts: Record<string, number>) => gradeReport([item], view(coun
 
 describe("an item's detail", () => {
   it('says what was wanted when an exercise was neither handled nor missed (a 500 to a forged copy)', () => {
-    expect(detail({ 'webhook.bad-signature:exercised': 1 })).toBe('Exercised 1 time(s); the handling is not seen yet. Handled when: It was answered 4xx (refused), not 2xx.');
+    expect(detail({ 'webhook.bad-signature:exercised': 1 })).toBe('Exercised 1 time; the handling is not seen yet. Handled when: It was answered 4xx (refused), not 2xx.');
   });
 
   it('says what was wanted after a miss, and counts a handled exercise', () => {
-    expect(detail({ 'webhook.bad-signature:exercised': 2, 'webhook.bad-signature:missed': 1 })).toMatch(/^Missed 1 of 2 time\(s\)\. Handled when: It was answered 4xx/);
+    expect(detail({ 'webhook.bad-signature:exercised': 2, 'webhook.bad-signature:missed': 1 })).toMatch(/^Missed 1 of 2 times\. Handled when: It was answered 4xx/);
     expect(detail({ 'webhook.bad-signature:exercised': 1, 'webhook.bad-signature:handled': 1 })).toBe('Handled (1 of 1).');
     expect(detail({})).toBe('Not exercised yet. Exercised when: A forged copy of an attempt was sent.');
   });
