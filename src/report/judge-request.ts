@@ -184,8 +184,9 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
     const next = error?.detail.fingerprint === refusal;
     if (!again) {
       draft.mark(refusedKey(op, refusal!), null);
-      // The last refusal was this request's, and missed already (sent a third time): it stays missed.
-      if (!(next && error?.detail.missed === 1)) draft.note(String(refused.detail.item), 'handled', `sent again and answered ${served.status ?? 'nothing'}: the refusal was not the request's: ${what}`);
+      // Handled when the last refusal was this request's, right before it, and not missed already (sent a third
+      // time): with another request between, that one settled it (changed before sending again, or missed).
+      if (next && error?.detail.missed !== 1) draft.note(String(refused.detail.item), 'handled', `sent again and answered ${served.status ?? 'nothing'}: the refusal was not the request's: ${what}`);
     } else if (next || Number(refused.detail.sent) >= 2) {
       const third = Number(refused.detail.sent) >= 2;
       const beforeIsMiss = next && error?.detail.missed !== 1;

@@ -143,6 +143,33 @@ describe('a retry, request by request', () => {
     expect(await item(sandbox, 'error.tracking-400')).toMatchObject({ exercised: 4, handled: 1, missed: 3 });
   });
 
+  it('counts a refused create once when another create came between it and the same body answered without its Prefer', async () => {
+    sandbox = await testSandbox();
+    const body = createRequest(1);
+    const other = (n: number) => {
+      const request = createRequest(1);
+      Object.assign(request.items[0]!, { order_code: `BETWEEN-${n}`, receiver_name: `Receiver ${n}` });
+      return request;
+    };
+    // Refused once, another create, then the body without its Prefer: the create between settled the refusal.
+    expect((await sandbox.call('POST', '/v1/order', { body, headers: { Prefer: 'code=403' } })).status).toBe(403);
+    expect((await sandbox.call('POST', '/v1/order', { body: other(0) })).status).toBe(201);
+    expect((await sandbox.call('POST', '/v1/order', { body })).status).toBe(201);
+    expect(await item(sandbox, 'error.create-403')).toMatchObject({ exercised: 1, handled: 1, missed: 0 });
+  });
+
+  it('counts a refused create sent a third time missed once, not also handled when the same body is answered after another create', async () => {
+    sandbox = await testSandbox();
+    const body = createRequest(1);
+    const other = createRequest(1);
+    Object.assign(other.items[0]!, { order_code: 'BETWEEN', receiver_name: 'Someone Else' });
+    for (let n = 0; n < 3; n += 1) expect((await sandbox.call('POST', '/v1/order', { body, headers: { Prefer: 'code=403' } })).status).toBe(403);
+    expect((await sandbox.call('POST', '/v1/order', { body: other })).status).toBe(201);
+    expect((await sandbox.call('POST', '/v1/order', { body })).status).toBe(201);
+    // The first two sent again right after, the third sent a third time: three missed, each once.
+    expect(await item(sandbox, 'error.create-403')).toMatchObject({ exercised: 3, handled: 0, missed: 3 });
+  });
+
   it('does not count a refused create missed for being sent a third time as handled too when it is then answered (its Prefer dropped)', async () => {
     sandbox = await testSandbox();
     const body = createRequest(1);
