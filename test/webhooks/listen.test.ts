@@ -145,6 +145,8 @@ describe('GET /__sandbox/listen: who may listen, and bad input', () => {
     expect(misspelt.status).toBe(400);
     expect(misspelt.body.errors).toEqual([{ field: 'evnts', message: 'is not a parameter of this call (it takes name, events, session, resume)' }]);
     expect((await call('GET', '/__sandbox/webhooks/endpoints')).body.endpoints.some((e: { listener: string | null }) => e.listener === 'lap0')).toBe(false);
+    const bracketed = await refused({ token: TOKEN_A, query: 'name=lap0&events[]=awb.generated' });
+    expect(bracketed.body.errors).toEqual([{ field: 'events[]', message: 'must be given once, as plain text' }]);
     const twoNames = await refused({ token: TOKEN_A, query: 'name=lap0&name=other' });
     expect([twoNames.status, twoNames.body.errors]).toEqual([400, [{ field: 'query.name', message: 'must be given once, as plain text' }]]);
     const twoFilters = await refused({ token: TOKEN_A, query: 'name=lap0&events=awb.generated&events=order.cancelled' });
