@@ -81,9 +81,11 @@ export async function executeTrigger(event: string, options: TriggerCommand, out
     ...(options.toStep !== undefined ? { to_step: options.toStep } : {}),
   };
   const headers = { ...callerHeaders(token, options.client), 'content-type': 'application/json' };
+  // One deadline for the trigger and the look at the listeners after it: --timeout bounds the whole command.
+  const send = withDeadline(options.timeout);
   let res: Answer;
   try {
-    res = await withDeadline(options.timeout)(sandboxUrl(options.url, '/__sandbox/events/trigger'), { method: 'POST', headers, body: JSON.stringify(body) });
+    res = await send(sandboxUrl(options.url, '/__sandbox/events/trigger'), { method: 'POST', headers, body: JSON.stringify(body) });
   } catch (error) {
     err(`shipping-sandbox trigger: ${failure(error)}\n`);
     return 2;
@@ -106,7 +108,7 @@ export async function executeTrigger(event: string, options: TriggerCommand, out
     return 0;
   }
   // A listener's endpoint is named by its listener, as in `deliveries list`; without the list, by its id.
-  const listeners = answer.deliveries.some((d) => d.endpoint_id !== DEFAULT_ENDPOINT) ? await listenersOf(options.url, headers, withDeadline(options.timeout)).catch(() => undefined) : undefined;
+  const listeners = answer.deliveries.some((d) => d.endpoint_id !== DEFAULT_ENDPOINT) ? await listenersOf(options.url, headers, send).catch(() => undefined) : undefined;
   out(`${triggerLines(answer, listeners instanceof Map ? listeners : undefined).join('\n')}\n`);
   return 0;
 }
