@@ -80,6 +80,13 @@ describe('the readiness report judges a retry as the same request sent again', (
   });
 });
 
+/** Another parcel to another receiver: another body, not the refused one sent again. */
+function anotherParcel(n: number) {
+  const request = createRequest(1);
+  Object.assign(request.items[0]!, { order_code: `OTHER-${n}`, receiver_name: `Receiver ${n}` });
+  return request;
+}
+
 describe('a retry, request by request', () => {
   it('judges each create that met a 503 by its own retry: two met before either is sent again, both sent again, both handled', async () => {
     sandbox = await testSandbox();
@@ -146,14 +153,9 @@ describe('a retry, request by request', () => {
   it('counts a refused create once when another create came between it and the same body answered without its Prefer', async () => {
     sandbox = await testSandbox();
     const body = createRequest(1);
-    const other = (n: number) => {
-      const request = createRequest(1);
-      Object.assign(request.items[0]!, { order_code: `BETWEEN-${n}`, receiver_name: `Receiver ${n}` });
-      return request;
-    };
     // Refused once, another create, then the body without its Prefer: the create between settled the refusal.
     expect((await sandbox.call('POST', '/v1/order', { body, headers: { Prefer: 'code=403' } })).status).toBe(403);
-    expect((await sandbox.call('POST', '/v1/order', { body: other(0) })).status).toBe(201);
+    expect((await sandbox.call('POST', '/v1/order', { body: anotherParcel(0) })).status).toBe(201);
     expect((await sandbox.call('POST', '/v1/order', { body })).status).toBe(201);
     expect(await item(sandbox, 'error.create-403')).toMatchObject({ exercised: 1, handled: 1, missed: 0 });
   });
@@ -161,10 +163,8 @@ describe('a retry, request by request', () => {
   it('counts a refused create sent a third time missed once, not also handled when the same body is answered after another create', async () => {
     sandbox = await testSandbox();
     const body = createRequest(1);
-    const other = createRequest(1);
-    Object.assign(other.items[0]!, { order_code: 'BETWEEN', receiver_name: 'Someone Else' });
     for (let n = 0; n < 3; n += 1) expect((await sandbox.call('POST', '/v1/order', { body, headers: { Prefer: 'code=403' } })).status).toBe(403);
-    expect((await sandbox.call('POST', '/v1/order', { body: other })).status).toBe(201);
+    expect((await sandbox.call('POST', '/v1/order', { body: anotherParcel(0) })).status).toBe(201);
     expect((await sandbox.call('POST', '/v1/order', { body })).status).toBe(201);
     // The first two sent again right after, the third sent a third time: three missed, each once.
     expect(await item(sandbox, 'error.create-403')).toMatchObject({ exercised: 3, handled: 0, missed: 3 });
@@ -173,14 +173,8 @@ describe('a retry, request by request', () => {
   it('does not count a refused create missed for being sent a third time as handled too when it is then answered (its Prefer dropped)', async () => {
     sandbox = await testSandbox();
     const body = createRequest(1);
-    /** Another parcel to another receiver: another body, not this one sent again. */
-    const other = (n: number) => {
-      const request = createRequest(1);
-      Object.assign(request.items[0]!, { order_code: `OTHER-${n}`, receiver_name: `Receiver ${n}` });
-      return request;
-    };
     for (const [n, prefer] of [true, false, true, false, true].entries()) {
-      const res = await sandbox.call('POST', '/v1/order', prefer ? { body, headers: { Prefer: 'code=403' } } : { body: other(n) });
+      const res = await sandbox.call('POST', '/v1/order', prefer ? { body, headers: { Prefer: 'code=403' } } : { body: anotherParcel(n) });
       expect(res.status).toBe(prefer ? 403 : 201);
     }
     // The third 403 is the miss; the same body without its Prefer, answered 201, says the refusals were not the body's.
