@@ -137,8 +137,10 @@ export class DeliveryAttempts {
    * The copies of an acknowledged message its chaos asks for, each recorded: the same message
    * again (duplicate), then again with a forged signature (bad_signature), under the
    * webhook-id the receiver has seen, so that only verifying the signature refuses it (not a
-   * refusal of any first sight of an id). A listener gone meanwhile gets none. Each is
-   * logged at `at`, or without it at the client's time when it is sent.
+   * refusal of any first sight of an id). A listener gone meanwhile gets none: each copy is
+   * logged as not forwarded, so the log says why it never came (and a trigger waiting for
+   * its copies stops waiting). Each is logged at `at`, or without it at the client's time
+   * when it is sent.
    */
   async copies(delivery: Stored<Delivery>, endpoint: Endpoint, at?: number): Promise<void> {
     // The delivery as each copy's attempt was recorded: the forged copy is judged knowing how the duplicate was answered.
@@ -146,11 +148,17 @@ export class DeliveryAttempts {
     for (const chaos of ['duplicate', 'bad_signature'] as const) {
       if (!delivery.chaos.includes(chaos)) continue;
       const copy = await this.attempt(now, endpoint, 'schedule', chaos, at).catch((error: unknown) => {
-        if (error instanceof ListenerNotConnected) return undefined;
+        if (error instanceof ListenerNotConnected) return this.unforwarded(now, error.listener, chaos, at);
         throw error;
       });
       if (copy) now = (await this.record(now, copy, async (_tx, current) => current)) ?? now;
     }
+  }
+
+  /** A copy its listener was gone for: not handed to any receiver, so nothing the readiness report grades. */
+  private unforwarded(delivery: Delivery, listener: string, chaos: NonNullable<Attempt['chaos']>, at = this.deps.clock.of(delivery.client_id)): Made {
+    const error = `not forwarded: the listener ${listener} was not connected when this copy was due`;
+    return { n: 0, at, trigger: 'schedule', chaos, url: listenerTarget(listener), webhook_timestamp: Math.floor(Date.now() / 1000), status_code: null, duration_ms: 0, error, response_body: '', retry_after: null };
   }
 
   /** The receiver answered 410 Gone: the delivery's endpoint is disabled and the delivery failed. */

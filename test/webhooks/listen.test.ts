@@ -349,6 +349,37 @@ describe('deliveries through a listener', () => {
     expect(session.attempts[1]!.delivery_id).toBe(session.attempts[0]!.delivery_id);
   });
 
+  it('a chaos copy due after its listener left is logged as not forwarded, and a trigger on a real clock answers without waiting for it', async () => {
+    await sandbox.close();
+    await start({ clock: 'real', webhookTimeout: '5s', clients: [{ token: TOKEN_A, id: 'client-a', webhook: { chaos: ['duplicate', 'bad_signature'] } }] });
+    const session = await listen({ events: 'awb.generated' });
+    // The listener acknowledges the message and is gone before its copies are due: the
+    // acknowledgement's record waits for the sandbox to have seen it leave.
+    session.answer = async (attempt) => {
+      session.ws.send(JSON.stringify({ type: 'result', id: attempt.id, status_code: 200, duration_ms: 1, error: null, response_body: 'ok', retry_after: null }));
+      session.ws.terminate();
+      return undefined;
+    };
+    const storage = sandbox.services.storage;
+    const transaction = storage.transaction.bind(storage);
+    storage.transaction = (async (work: Parameters<typeof transaction>[0]) => {
+      const done: any = await transaction(work);
+      if (done?.status === 'delivered' && done.attempts?.length === 1) await until('the listener gone', async () => (await call('GET', '/__sandbox/webhooks/endpoints')).body.endpoints.find((e: any) => e.id === session.ready.endpoint_id)?.connected === false);
+      return done;
+    }) as typeof storage.transaction;
+    const started = Date.now();
+    const triggered = await call('POST', '/__sandbox/events/trigger', TOKEN_A, { event: 'awb.generated' });
+    expect(triggered.status).toBe(200);
+    // It waited for copies never sent up to its bound, the webhook timeout and 2 s.
+    expect(Date.now() - started).toBeLessThan(3_000);
+    const delivery = triggered.body.deliveries.find((d: any) => d.endpoint_id === session.ready.endpoint_id);
+    expect(delivery.status).toBe('delivered');
+    expect(delivery.attempts.map((a: any) => [a.chaos, a.status_code])).toEqual([[null, 200], ['duplicate', null], ['bad_signature', null]]);
+    expect(delivery.attempts[1].error).toBe('not forwarded: the listener laptop was not connected when this copy was due');
+    expect(delivery.attempts[1].url).toBe('listener:laptop');
+    expect(session.attempts).toHaveLength(1);
+  });
+
   it('a receiver answering 500 twice gets the retries on the schedule', async () => {
     await sandbox.close();
     await start({ webhookRetries: '0,5s,30s' });
