@@ -119,6 +119,11 @@ export const domainMessages = {
   isRequired: 'is required',
   /** A text parameter given twice, or in a bracketed form (`?a=1&a=2`, `?a[]=1`). */
   givenOnce: 'must be given once, as plain text',
+  /** A query parameter a control call does not take: a misspelt filter would answer for everything. */
+  notAParameter: (takes: Iterable<string>) => {
+    const names = [...takes];
+    return `is not a parameter of this call (${names.length === 0 ? 'it takes none' : `it takes ${names.join(', ')}`})`;
+  },
   tooLarge: (max: number, unit: string) => `must be at most ${max}${unit === '' ? '' : ` ${unit}`}`,
   invalidRequest: 'The request is not valid; see errors.',
   readOnly: 'This token is read-only: it may read (GET) but not create or change anything.',

@@ -26,7 +26,7 @@ const LISTEN_QUERY: readonly string[] = ['name', 'events', 'session', 'resume'];
 export function listenRequest(names: readonly string[], eventLists: readonly string[], keys: Iterable<string> = []): { name: string; events: EventFilter | undefined } {
   const strange = [...new Set(keys)].filter((key) => !LISTEN_QUERY.includes(key));
   // A bracketed form of one it takes (`events[]`) is that one given otherwise, as a control call tells it.
-  const told = (key: string) => (LISTEN_QUERY.includes(key.split('[')[0]!) ? domainMessages.givenOnce : `is not a parameter of this call (it takes ${LISTEN_QUERY.join(', ')})`);
+  const told = (key: string) => (LISTEN_QUERY.includes(key.split('[')[0]!) ? domainMessages.givenOnce : domainMessages.notAParameter(LISTEN_QUERY));
   if (strange.length > 0) throw new RuleViolation(strange.slice(0, 100).map((key) => ({ field: key, message: told(key) })));
   if (names.length > 1) throw new RuleViolation([{ field: 'query.name', message: domainMessages.givenOnce }]);
   if (eventLists.length > 1) throw new RuleViolation([{ field: 'query.events', message: `${domainMessages.givenOnce} (one list, comma-separated)` }]);

@@ -1,4 +1,4 @@
-import { declaresABody, isJsonType, type FieldError } from '../../shared/index.js';
+import { declaresABody, domainMessages, isJsonType, type FieldError } from '../../shared/index.js';
 import { ApiError, invalid, messages } from '../errors.js';
 import type { Exchange } from './exchange.js';
 
@@ -30,9 +30,9 @@ export function validate({ op, input, req, bodyVerdict }: Exchange): void {
  */
 function unknownControlQuery(op: Exchange['op'], query: Record<string, unknown>): FieldError[] {
   if (!op.path.startsWith('/__sandbox/') || !op.secured) return [];
-  const takes = op.queryNames.size === 0 ? 'it takes none' : `it takes ${[...op.queryNames].join(', ')}`;
+  const message = domainMessages.notAParameter(op.queryNames);
   return Object.keys(query)
     .filter((key) => !op.queryNames.has(key.split('[')[0]!))
     .slice(0, 100)
-    .map((key) => ({ field: key, message: `is not a parameter of this call (${takes})` }));
+    .map((key) => ({ field: key, message }));
 }
