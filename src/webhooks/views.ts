@@ -24,7 +24,7 @@ export function endpointView(endpoint: Endpoint, retries: number[], timeoutMs: n
  * One endpoint as `/__sandbox/webhooks/endpoints` shows it; `maskSecret` for a read_only
  * token. `url` or `listener` names where its deliveries go (a listener: a `listen` session).
  */
-export function webhookEndpointView(endpoint: Endpoint, maskSecret = false, connected?: boolean, now?: number) {
+export function webhookEndpointView(endpoint: Endpoint, { maskSecret, connected, now }: { maskSecret: boolean; connected: boolean; now: number }) {
   return {
     id: endpoint.id,
     url: endpoint.url,
@@ -32,7 +32,7 @@ export function webhookEndpointView(endpoint: Endpoint, maskSecret = false, conn
     // A listener's: whether a `listen` session holds it now, and when one last did: while one
     // does, now (on the client's clock: the stored time is written every few real minutes, hours
     // of a sped-up or advanced clock).
-    ...(endpoint.listener !== null ? { connected: connected ?? false, last_seen_at: iso(connected && now !== undefined ? Math.max(now, endpoint.last_seen_at ?? 0) : endpoint.last_seen_at) } : {}),
+    ...(endpoint.listener !== null ? { connected, last_seen_at: iso(connected ? Math.max(now, endpoint.last_seen_at ?? 0) : endpoint.last_seen_at) } : {}),
     description: endpoint.description,
     events: endpoint.events,
     enabled: endpoint.enabled,

@@ -52,7 +52,7 @@ export function webhookEndpointHandlers({ clock, endpoints, settings, dispatcher
   const show = async (status: number, endpoint: Endpoint, input: OperationInput) => {
     const client = clientOf(input);
     const live = endpoint.listener !== null && connected ? await connected(client.id, endpoint.listener) : false;
-    return json(status, webhookEndpointView(endpoint, input.role === 'read_only', live, clock.of(client.id)));
+    return json(status, webhookEndpointView(endpoint, { maskSecret: input.role === 'read_only', connected: live, now: clock.of(client.id) }));
   };
   const idOf = (input: OperationInput): string => input.params.endpoint_id!;
 
@@ -62,7 +62,7 @@ export function webhookEndpointHandlers({ clock, endpoints, settings, dispatcher
       const list = await endpoints.list(client);
       const live = await Promise.all(list.map((e) => (e.listener !== null && connected ? connected(client.id, e.listener) : false)));
       const now = clock.of(client.id);
-      return json(200, { endpoints: list.map((e, i) => webhookEndpointView(e, input.role === 'read_only', live[i], now)) });
+      return json(200, { endpoints: list.map((e, i) => webhookEndpointView(e, { maskSecret: input.role === 'read_only', connected: live[i]!, now })) });
     },
 
     createWebhookEndpoint: async (input) => {
