@@ -4,14 +4,19 @@ import { JournaledFile } from '../../src/store/embedded/file/journaled-file.js';
 import { tempDir } from '../support/tmp.js';
 
 // The lock's refreshes (utimes) fail while `refreshFails` says so: a file system that takes none, or a disk error.
-const fault = vi.hoisted(() => ({ refreshFails: false, code: 'EIO' }));
+// Opening the lock file fails while `openFails` names an errno (EMFILE: the process is out of file descriptors).
+const fault = vi.hoisted(() => ({ refreshFails: false, code: 'EIO', openFails: undefined as string | undefined }));
 vi.mock('node:fs', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs')>();
   const utimesSync: typeof fs.utimesSync = (...args) => {
     if (fault.refreshFails) throw Object.assign(new Error(`${fault.code}: refused, utime`), { code: fault.code });
     return fs.utimesSync(...args);
   };
-  return { ...fs, default: { ...fs, utimesSync }, utimesSync };
+  const readFileSync = ((path: Parameters<typeof fs.readFileSync>[0], ...rest: unknown[]) => {
+    if (fault.openFails !== undefined && String(path).endsWith('.lock')) throw Object.assign(new Error(`${fault.openFails}: too many open files, open '${String(path)}'`), { code: fault.openFails });
+    return (fs.readFileSync as (...args: unknown[]) => unknown)(path, ...rest);
+  }) as typeof fs.readFileSync;
+  return { ...fs, default: { ...fs, utimesSync, readFileSync }, utimesSync, readFileSync };
 });
 
 const timing = { beatMs: 50, staleMs: 300 };
@@ -23,6 +28,31 @@ describe('refreshing the data-file lock when the file system refuses it', () => 
   afterEach(() => {
     fault.refreshFails = false;
     fault.code = 'EIO';
+    fault.openFails = undefined;
+  });
+
+  it('keeps its lock while the process is out of file descriptors for seconds (a flood of connections), and writes once they are free', async () => {
+    const store = await JournaledFile.open({ path: join(dir(), 'sandbox.json'), lockTiming: timing });
+    await wait(120);
+    fault.openFails = 'EMFILE';
+    await wait(600); // twice staleMs: every check in between could not open the lock
+    fault.openFails = undefined;
+    store.put('orders', '1', { v: 1 });
+    expect(() => store.commit()).not.toThrow();
+    expect(store.health().writable).toBe(true);
+    await store.close();
+  });
+
+  it('still stops writing when its lock cannot be read for seconds for any other reason', async () => {
+    const store = await JournaledFile.open({ path: join(dir(), 'sandbox.json'), lockTiming: timing });
+    await wait(120);
+    fault.openFails = 'EIO';
+    await wait(600);
+    fault.openFails = undefined;
+    store.put('orders', '1', { v: 1 });
+    expect(() => store.commit()).toThrow(expect.objectContaining({ code: 'ELOCKLOST' }));
+    expect(store.health()).toMatchObject({ writable: false, code: 'ELOCKLOST' });
+    await store.close();
   });
 
   it('on a file system that refuses to set a file\'s times, says so once and keeps writing', async () => {

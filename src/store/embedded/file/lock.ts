@@ -17,6 +17,15 @@ const MAX_ATTEMPTS = 500; // 10 s of waiting on another starter's take-over
 /** What a file system that does not set a file's times answers `utimes` with. */
 const UNSUPPORTED = new Set(['EPERM', 'ENOSYS', 'EOPNOTSUPP', 'ENOTSUP']);
 
+/** What opening a file answers when the process, or the system, has no file descriptor left. */
+const OUT_OF_DESCRIPTORS = new Set(['EMFILE', 'ENFILE']);
+
+/** The errno code of an error or of the error it wraps (readHolder's DataFileError). */
+const errorCode = (error: unknown): string => {
+  const { code, cause } = error as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
+  return code ?? cause?.code ?? '';
+};
+
 /** Why a holder no longer holds its lock: another took it, it was removed, it could not be read or refreshed for seconds. */
 export type LockLoss = 'taken' | 'gone' | 'unreadable' | 'unrefreshed';
 
@@ -140,8 +149,9 @@ export class DataFileLock {
   held(): boolean {
     if (this.lost) return false;
     let now: LockHolder | undefined;
+    let mine = false;
     try {
-      if (statSync(this.path).ino === this.inode) {
+      if ((mine = statSync(this.path).ino === this.inode)) {
         now = readHolder(this.path);
         if (now?.id === this.holder.id) {
           this.confirmedAt = Date.now();
@@ -150,6 +160,11 @@ export class DataFileLock {
         }
       } else now = readHolder(this.path);
     } catch (error) {
+      // The process out of file descriptors (a flood of connections) cannot open the lock,
+      // which says nothing of who holds it: the file at its path is still the one this
+      // holder made (its inode, read without a descriptor), and the beat (utimes, none
+      // either) keeps it fresh for other starters. Once descriptors are free, it is read again.
+      if (mine && OUT_OF_DESCRIPTORS.has(errorCode(error))) return true;
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
         this.unreadable += 1;
         if (this.unreadable < this.missesAllowed || Date.now() - this.confirmedAt < this.timing.staleMs - this.timing.beatMs) return true;
