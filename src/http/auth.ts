@@ -144,12 +144,6 @@ function trimOws(value: string): string {
   return value.slice(start, end);
 }
 
-/** Whether an Authorization header names a token of this sandbox (a client's or an admin's), without the 401. */
-export function knownToken(registry: ClientRegistry, header: string | undefined): boolean {
-  const token = header ? bearerToken(header) : undefined;
-  return token !== undefined && registry.callerOf(token) !== undefined;
-}
-
 /** The token of an `Authorization: Bearer <token>` header, or undefined when it is not one. */
 const bearerToken = (header: string): string | undefined => /^Bearer +(\S+) *$/i.exec(header)?.[1];
 
@@ -184,12 +178,13 @@ export function authenticateOn(connection: object, registry: ClientRegistry, hea
 }
 
 /**
- * `knownToken` for a request on `connection`: true at once for the header that last
- * authenticated on it (see `authenticateOn`), so a keep-alive connection's JSON bodies
- * are not preceded by a token look-up each.
+ * Who a known token on `connection` names, undefined for an unknown one: at once for the
+ * header that last authenticated on it (see `authenticateOn`), so a keep-alive
+ * connection's JSON bodies are not preceded by a token look-up each.
  */
-export function knownTokenOn(connection: object, registry: ClientRegistry, header: string | undefined): boolean {
-  return rememberedCaller(connection, registry, header) !== undefined || knownToken(registry, header);
+export function callerOn(connection: object, registry: ClientRegistry, header: string | undefined): Caller | undefined {
+  const token = header === undefined ? undefined : bearerToken(header);
+  return rememberedCaller(connection, registry, header) ?? (token === undefined ? undefined : registry.callerOf(token));
 }
 
 /** The caller of the header that last authenticated on `connection`, when `header` is that one. */

@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
 import type { Logger } from 'pino';
-import { ApiError, messages } from './errors.js';
+import { ApiError, messages, toApiError } from './errors.js';
 import { LISTEN_PATH, withoutUpgrade } from './listen-protocol.js';
-import { BODY_ENCODINGS, charsetOf, isJsonType, isUtf8Charset } from '../shared/index.js';
+import { BODY_ENCODINGS, charsetOf, domainMessages, isJsonType, isUtf8Charset, TooManyRequests } from '../shared/index.js';
 import { parseJsonBytes } from './json-bytes.js';
 import { sendError } from './respond.js';
 import { noteOfResponse } from './response-notes.js';
@@ -50,10 +50,11 @@ const hasBody = (req: IncomingMessage): boolean => req.headers['transfer-encodin
  * its bytes before it is parsed (a 400 naming body); in UTF-16 or UTF-7 a bracket or a
  * quote need not be its own byte, so a deep body could pass the scan.
  */
-export function jsonBody(limit: string, authentic: (req: IncomingMessage) => boolean = () => true): RequestHandler {
+export function jsonBody(limit: string, laneOf: (req: IncomingMessage) => string | undefined = () => ''): RequestHandler {
   // A body is read only with a token that authenticates (every operation taking a body
   // needs one), so that anyone without a token cannot make the process read large bodies.
-  const read = (req: IncomingMessage) => isJsonType(req.headers['content-type']) && authentic(req);
+  const read = (req: IncomingMessage) => isJsonType(req.headers['content-type']) && laneOf(req) !== undefined;
+  const reading = new BodiesReading();
   const raw = express.raw({
     limit,
     type: read,
@@ -68,7 +69,9 @@ export function jsonBody(limit: string, authentic: (req: IncomingMessage) => boo
     // refusal is journaled and judged as that operation's (a client sending JSON in UTF-16
     // sees it in its journal); a path no operation serves answers its own 404 or 405. A
     // client that left while its body was read has nothing to be answered.
+    let done = (): void => undefined;
     const kept = (error?: unknown): void => {
+      done();
       const refusal = error === undefined || error === null ? undefined : bodyRefusal(error, limit, req);
       if (refusal === undefined) return next(error);
       if (req.socket.destroyed) return next(Object.assign(new Error('request aborted'), { type: 'request.aborted' }));
@@ -80,8 +83,48 @@ export function jsonBody(limit: string, authentic: (req: IncomingMessage) => boo
     if (encoding !== undefined && !BODY_ENCODINGS.has(encoding) && hasBody(req) && read(req)) {
       return kept(Object.assign(new Error(`unsupported content encoding "${encoding}"`), { type: 'encoding.unsupported', status: 415 }));
     }
+    const lane = hasBody(req) && isJsonType(req.headers['content-type']) ? laneOf(req) : undefined;
+    if (lane !== undefined) {
+      const started = reading.start(lane);
+      if (started === undefined) {
+        // Not read: the connection closes after the answer, so the rest of the body holds no socket.
+        res.setHeader('Connection', 'close');
+        bodyRefusals.set(req, toApiError(new TooManyRequests(domainMessages.tooManyBodiesReading(MAX_BODIES_READING), 1)));
+        return next();
+      }
+      done = started;
+    }
     return raw(req, res, kept);
   };
+}
+
+/** How many bodies of one client (the admins together) the edge reads at once. */
+export const MAX_BODIES_READING = 64;
+
+/**
+ * The bodies being read, per client: a body arriving slowly holds what has come of it
+ * (up to the body limit, decompressed) until its last byte, so a client's slow or held
+ * bodies are bounded in number: past MAX_BODIES_READING at once, one more is refused
+ * with a 429 without being read. A body sent in one go is read as it arrives and counts
+ * for a moment only.
+ */
+class BodiesReading {
+  private readonly counts = new Map<string, number>();
+
+  /** Counts one more body of `lane`; undefined when it has as many as it may. Else the call that ends it (once). */
+  start(lane: string): (() => void) | undefined {
+    const count = this.counts.get(lane) ?? 0;
+    if (count >= MAX_BODIES_READING) return undefined;
+    this.counts.set(lane, count + 1);
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      const left = (this.counts.get(lane) ?? 1) - 1;
+      if (left === 0) this.counts.delete(lane);
+      else this.counts.set(lane, left);
+    };
+  }
 }
 
 const bodyRefusals = new WeakMap<IncomingMessage, ApiError>();
