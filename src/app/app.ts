@@ -1,5 +1,5 @@
 import express, { type Express } from 'express';
-import { callerOn, cors, errorEnvelope, FairTurns, hostRequired, jsonBody, laneOfCaller, largeBodiesFor, mountSpec, requestLog, routedHandlers, series, specAnswer, unknownPath, type SandboxModule } from '../http/index.js';
+import { callerOn, cors, errorEnvelope, FairTurns, hostRequired, jsonBody, largeBodiesFor, mountSpec, requestLog, routedHandlers, series, specAnswer, unknownPath, type SandboxModule } from '../http/index.js';
 import { controlModule, ordersModule } from './modules/index.js';
 import type { Services } from './services.js';
 
@@ -66,7 +66,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
   // One layer of express's router for the whole edge: log, Host, CORS, body, then the specs
   // (every control path starts with /__sandbox/: provider requests skip its routes).
   app.use(
-    series(requestLog(services.logger), hostRequired, cors(services.options.corsOrigins), jsonBody(services.options.bodyLimit, (req) => laneOfCaller(callerOn(req.socket, services.registry, req.headers.authorization))), (req, res, next) =>
+    series(requestLog(services.logger), hostRequired, cors(services.options.corsOrigins), jsonBody(services.options.bodyLimit, (req) => callerOn(req.socket, services.registry, req.headers.authorization)), (req, res, next) =>
       req.path.startsWith('/__sandbox/') ? control(req, res, next) : provider(req, res, next),
     ),
   );

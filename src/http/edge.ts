@@ -50,10 +50,10 @@ const hasBody = (req: IncomingMessage): boolean => req.headers['transfer-encodin
  * its bytes before it is parsed (a 400 naming body); in UTF-16 or UTF-7 a bracket or a
  * quote need not be its own byte, so a deep body could pass the scan.
  */
-export function jsonBody(limit: string, laneOf: (req: IncomingMessage) => string | undefined = () => ''): RequestHandler {
+export function jsonBody(limit: string, callerOf: (req: IncomingMessage) => object | undefined = () => ANYONE): RequestHandler {
   // A body is read only with a token that authenticates (every operation taking a body
   // needs one), so that anyone without a token cannot make the process read large bodies.
-  const read = (req: IncomingMessage) => isJsonType(req.headers['content-type']) && laneOf(req) !== undefined;
+  const read = (req: IncomingMessage) => isJsonType(req.headers['content-type']) && callerOf(req) !== undefined;
   const reading = new BodiesReading();
   const raw = express.raw({
     limit,
@@ -83,49 +83,63 @@ export function jsonBody(limit: string, laneOf: (req: IncomingMessage) => string
     if (encoding !== undefined && !BODY_ENCODINGS.has(encoding) && hasBody(req) && read(req)) {
       return kept(Object.assign(new Error(`unsupported content encoding "${encoding}"`), { type: 'encoding.unsupported', status: 415 }));
     }
-    const lane = hasBody(req) && isJsonType(req.headers['content-type']) ? laneOf(req) : undefined;
-    if (lane !== undefined) {
-      const started = reading.start(lane);
+    const caller = hasBody(req) && isJsonType(req.headers['content-type']) ? callerOf(req) : undefined;
+    if (caller !== undefined) {
+      const started = reading.start(caller);
       if (started === undefined) {
         // Not read: the connection closes after the answer, so the rest of the body holds no socket.
         res.setHeader('Connection', 'close');
+        unreadRefusals.add(req);
         bodyRefusals.set(req, toApiError(new TooManyRequests(domainMessages.tooManyBodiesReading(MAX_BODIES_READING), 1)));
         return next();
       }
       done = started;
+      // However its reading ends: a compressed body cut off never calls back (the decoder gets no end).
+      req.once('close', done);
     }
     return raw(req, res, kept);
   };
 }
 
-/** How many bodies of one client (the admins together) the edge reads at once. */
+/** How many bodies sent with one token the edge reads at once. */
 export const MAX_BODIES_READING = 64;
 
+/** The caller of a `jsonBody` given no way to tell callers apart (tests of the edge alone). */
+const ANYONE = {};
+
 /**
- * The bodies being read, per client: a body arriving slowly holds what has come of it
- * (up to the body limit, decompressed) until its last byte, so a client's slow or held
- * bodies are bounded in number: past MAX_BODIES_READING at once, one more is refused
- * with a 429 without being read. A body sent in one go is read as it arrives and counts
- * for a moment only.
+ * The bodies being read, per token (its caller): a body arriving slowly holds what has
+ * come of it (up to the body limit, decompressed) until its last byte or its connection's
+ * end, so the slow or held bodies of one token are bounded in number: past
+ * MAX_BODIES_READING at once, one more is refused with a 429 without being read. A body
+ * sent in one go is read as it arrives and counts for a moment only. Per token, not per
+ * client: a read_only token handed to a contractor, or one admin, cannot hold the bodies
+ * of the client's other tokens, or of the other admins.
  */
 class BodiesReading {
-  private readonly counts = new Map<string, number>();
+  private readonly counts = new Map<object, number>();
 
-  /** Counts one more body of `lane`; undefined when it has as many as it may. Else the call that ends it (once). */
-  start(lane: string): (() => void) | undefined {
-    const count = this.counts.get(lane) ?? 0;
+  /** Counts one more body of `caller`; undefined when it has as many as it may. Else the call that ends it (once). */
+  start(caller: object): (() => void) | undefined {
+    const count = this.counts.get(caller) ?? 0;
     if (count >= MAX_BODIES_READING) return undefined;
-    this.counts.set(lane, count + 1);
+    this.counts.set(caller, count + 1);
     let ended = false;
     return () => {
       if (ended) return;
       ended = true;
-      const left = (this.counts.get(lane) ?? 1) - 1;
-      if (left === 0) this.counts.delete(lane);
-      else this.counts.set(lane, left);
+      const left = (this.counts.get(caller) ?? 1) - 1;
+      if (left === 0) this.counts.delete(caller);
+      else this.counts.set(caller, left);
     };
   }
 }
+
+/** Requests whose body the edge refused to read (too many of their token's at once): what they sent is unknown. */
+const unreadRefusals = new WeakSet<IncomingMessage>();
+
+/** Whether the edge refused to read the request's body (its token had as many being read as it may). */
+export const bodyUnread = (req: IncomingMessage): boolean => unreadRefusals.has(req);
 
 const bodyRefusals = new WeakMap<IncomingMessage, ApiError>();
 

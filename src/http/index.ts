@@ -11,7 +11,7 @@ export type { StreamStats } from './handlers/index.js';
 export type { SandboxModule } from './module.js';
 export { mountSpec } from './mount.js';
 export { dashboardModule, docsModule } from './pages/index.js';
-export { MAX_HELD_PER_CLIENT, faultInterceptor, laneOfCaller, preferInterceptor } from './pipeline/index.js';
+export { MAX_HELD_PER_CLIENT, faultInterceptor, preferInterceptor } from './pipeline/index.js';
 export { clientRateLimit } from './rate-limit.js';
 export { ROUTES, accessOf, routedHandlers } from './routes.js';
 export type { Access, Route, SpecName } from './routes.js';

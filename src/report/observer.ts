@@ -35,9 +35,10 @@ export const PENDING_PER_CLIENT = 1_000;
  * Whether a request shows the client's own behaviour: made with one of its partner
  * tokens, not by an admin acting for it (an operator browsing a partner's orders) nor
  * with its read-only token (an observer, the dashboard signed in with it). Told by the
- * token, which a client's code cannot pass off as another's.
+ * token, which a client's code cannot pass off as another's. Nor a request whose body the
+ * sandbox refused to read (too many of its token's at once): what it sent is unknown.
  */
-const byTheClient = (served: ServedRequest): boolean => served.input.role !== 'admin' && served.input.role !== 'read_only';
+const byTheClient = (served: ServedRequest): boolean => served.input.role !== 'admin' && served.input.role !== 'read_only' && served.input.bodyUnread !== true;
 
 /**
  * Longest an answer waits for its request's marks (see ReportObserver.answer): a store that

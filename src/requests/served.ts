@@ -61,6 +61,12 @@ export interface OperationInput {
   /** Set when the answer is one of the spec's documented examples (a `Prefer`), not the handler's: nothing was stored. */
   mocked?: boolean;
   /**
+   * Set when the sandbox refused to read the request's body (its token had as many bodies
+   * being read as it may): the 429 is the sandbox's own protection, and what the client
+   * sent is unknown, so the readiness report does not judge the request.
+   */
+  bodyUnread?: boolean;
+  /**
    * Set when a refusal's answer or a 503 carries a Retry-After (a store that cannot write,
    * a `Prefer: code=503`, a 429 of `--rate-limit`): the readiness report judges a 503's
    * retry by it.

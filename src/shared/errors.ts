@@ -139,7 +139,7 @@ export const domainMessages = {
   tooManyWaiting: (requests: number, bytes: number) =>
     `This client has as many requests waiting for their turn as it may have (at most ${requests}, with ${bytes / 2 ** 20} MiB of bodies together; requests of several clients are served in turns); retry in 1 s, or send fewer at once.`,
   tooManyBodiesReading: (most: number) =>
-    `This client is sending as many request bodies at once as the sandbox reads for one client (${most}; a body counts until its last byte has come): this one was not read. Retry in 1 s, once a body sent before it has arrived.`,
+    `This token is sending as many request bodies at once as the sandbox reads for one token (${most}; a body counts until its last byte has come or its connection ends): this one was not read. Retry in 1 s, once a body sent before it has arrived.`,
   listingsBusy: (waitedMs: number, perLane: number) =>
     `This replica runs ${perLane} of a client's listings at once, and this one waited ${waitedMs / 1000} s for its turn behind the others (more listings at once than it can take). Retry shortly.`,
   storeBusy: (waitedMs: number) =>

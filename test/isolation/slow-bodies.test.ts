@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { afterEach, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
 import { MAX_BODIES_READING } from '../../src/http/edge.js';
@@ -16,33 +17,49 @@ afterEach(async () => {
   if (database) await releaseDatabase(database);
 });
 
-/** A create of `token` whose headers and first byte of body are sent, and the rest never. */
-async function heldBody(port: number, token: string): Promise<net.Socket> {
+const READER = 'token-client-a-reader';
+
+async function start(): Promise<number> {
+  database = onPostgres ? (await databaseFor(undefined)).url : undefined;
+  const clients = [{ token: TOKEN_A, id: 'client-a' }, { token: READER, id: 'client-a', role: 'read_only' as const }, { token: TOKEN_B, id: 'client-b' }];
+  sandbox = await createSandbox({ host: '127.0.0.1', port: 0, clock: 'manual', logLevel: 'silent', clients, ...(database ? { databaseUrl: database } : {}) });
+  return Number(new URL(sandbox.url).port);
+}
+
+/** A create of `token` whose headers and first bytes of body are sent, and the rest never (gzip: all but its last 8 bytes). */
+async function heldBody(port: number, token: string, { gzip = false } = {}): Promise<net.Socket> {
   const socket = net.connect(port, '127.0.0.1');
   sockets.push(socket);
   socket.on('error', () => undefined);
   await new Promise((resolve) => socket.once('connect', resolve));
-  socket.write(`POST /v1/order HTTP/1.1\r\nHost: sandbox\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`);
+  const body = gzip ? gzipSync(JSON.stringify(createRequest(1))) : Buffer.from('{');
+  const length = gzip ? body.length : 100_000;
+  socket.write(`POST /v1/order HTTP/1.1\r\nHost: sandbox\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n${gzip ? 'Content-Encoding: gzip\r\n' : ''}Content-Length: ${length}\r\n\r\n`);
+  socket.write(gzip ? body.subarray(0, body.length - 8) : body);
   return socket;
 }
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
+const reportItems = async (): Promise<unknown> => (await fetch(`${sandbox!.url}/__sandbox/report`, { headers: { authorization: `Bearer ${TOKEN_A}` } }).then((r) => r.json() as Promise<{ items: unknown }>)).items;
 
 const create = (token: string) =>
   fetch(`${sandbox!.url}/v1/order`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(createRequest(1)) });
 
-it("refuses a client's request body past the bodies it is already sending at once, unread, with a 429 that closes its connection, and serves other clients meanwhile", async () => {
-  database = onPostgres ? (await databaseFor(undefined)).url : undefined;
-  sandbox = await createSandbox({ host: '127.0.0.1', port: 0, clock: 'manual', logLevel: 'silent', clients: [{ token: TOKEN_A, id: 'client-a' }, { token: TOKEN_B, id: 'client-b' }], ...(database ? { databaseUrl: database } : {}) });
-  const port = Number(new URL(sandbox.url).port);
+it("refuses a token's request body past the bodies it is already sending at once, unread, with a 429 that closes its connection, and serves other clients meanwhile", async () => {
+  const port = await start();
   const held = await Promise.all(Array.from({ length: MAX_BODIES_READING }, () => heldBody(port, TOKEN_A)));
   // Each held body has been read as far as it came, so it counts.
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  await settle();
+  const judged = await reportItems();
 
   const refused = await create(TOKEN_A);
   expect(refused.status).toBe(429);
   expect(refused.headers.get('retry-after')).toBe('1');
   expect(refused.headers.get('connection')).toBe('close');
   const body = await refused.json();
-  expect(body).toMatchObject({ success: false, message: expect.stringContaining(`as many request bodies at once as the sandbox reads for one client (${MAX_BODIES_READING}`) });
+  expect(body).toMatchObject({ success: false, message: expect.stringContaining(`as many request bodies at once as the sandbox reads for one token (${MAX_BODIES_READING}`) });
+  // The sandbox's own protection, of a body it never read: nothing the readiness report grades.
+  expect(await reportItems()).toEqual(judged);
 
   // One more held body is answered at once, and its connection closed: the rest of it holds no socket.
   const extra = await heldBody(port, TOKEN_A);
@@ -56,10 +73,27 @@ it("refuses a client's request body past the bodies it is already sending at onc
 
   // One held body given up: client A may send one again.
   held[0]!.destroy();
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  await settle();
   expect((await create(TOKEN_A)).status).toBe(201);
 
   // The refusal is in the client's request journal, as a 429 of createOrder.
   const journal = await fetch(`${sandbox.url}/__sandbox/requests?operation_id=createOrder`, { headers: { authorization: `Bearer ${TOKEN_A}` } }).then((r) => r.json() as Promise<{ requests: Array<{ status: number }> }>);
   expect(journal.requests.map((e) => e.status).sort()).toEqual([201, 429, 429]);
+});
+
+it('counts a compressed body cut off before its end as ended: its token may send again', async () => {
+  const port = await start();
+  const held = await Promise.all(Array.from({ length: MAX_BODIES_READING }, () => heldBody(port, TOKEN_A, { gzip: true })));
+  await settle();
+  expect((await create(TOKEN_A)).status).toBe(429);
+  for (const socket of held) socket.destroy();
+  await settle();
+  expect((await create(TOKEN_A)).status).toBe(201);
+});
+
+it("counts each token's bodies apart: a read_only token's held bodies do not refuse its client's partner token", async () => {
+  const port = await start();
+  await Promise.all(Array.from({ length: MAX_BODIES_READING }, () => heldBody(port, READER)));
+  await settle();
+  expect((await create(TOKEN_A)).status).toBe(201);
 });

@@ -1,5 +1,5 @@
 import { declaresABody, isJsonType } from '../../shared/index.js';
-import { bodyBytesOf, bodyRefusalOf, parsedBody, rawBodyOf } from '../edge.js';
+import { bodyBytesOf, bodyRefusalOf, bodyUnread, parsedBody, rawBodyOf } from '../edge.js';
 import { ApiError, invalid } from '../errors.js';
 import { LARGE_BODY_BYTES } from '../large-bodies.js';
 import { laneOf, type Exchange } from './exchange.js';
@@ -33,7 +33,10 @@ export function screenBody(x: Exchange): Promise<void> | undefined {
 export function readBody({ op, req, input, bodyVerdict }: Exchange): void {
   // A body the edge could not read (too large, in another charset than UTF-8, not in the encoding it says), on any operation: a GET's too.
   const refusal = bodyRefusalOf(req);
-  if (refusal) throw refusal;
+  if (refusal) {
+    if (bodyUnread(req)) input.bodyUnread = true;
+    throw refusal;
+  }
   if (op.body === 'none') return refuseUnwantedBody(op, req);
   // The bytes first: a body that does not parse is still told apart from another by them (the readiness report).
   input.bodyBytes = rawBodyOf(req);

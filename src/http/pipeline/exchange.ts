@@ -1,5 +1,4 @@
 import type { Request, Response } from 'express';
-import type { Caller } from '../../clients/index.js';
 import type { CompiledOperation } from '../../spec/index.js';
 import type { FieldError } from '../errors.js';
 import type { OperationInput } from '../handler.js';
@@ -55,9 +54,6 @@ export function baseUrlOf(req: Pick<Request, 'protocol' | 'headers' | 'socket'>)
  * does not wait behind that client's own requests.
  */
 export const laneOf = (input: OperationInput): string => (input.role === 'admin' ? ADMIN_LANE : (input.client?.id ?? ADMIN_LANE));
-
-/** `laneOf` for a caller known before its request is read (the edge, reading its body); undefined for none. */
-export const laneOfCaller = (caller: Caller | undefined): string | undefined => (caller === undefined ? undefined : caller.role === 'admin' ? ADMIN_LANE : caller.client.id);
 
 /** The lane every admin request takes, whichever client it acts for. */
 export const ADMIN_LANE = '(admin)';
