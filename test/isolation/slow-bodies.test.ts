@@ -77,7 +77,7 @@ it("refuses a token's request body past the bodies it is already sending at once
   expect((await create(TOKEN_A)).status).toBe(201);
 
   // The refusal is in the client's request journal, as a 429 of createOrder.
-  const journal = await fetch(`${sandbox.url}/__sandbox/requests?operation_id=createOrder`, { headers: { authorization: `Bearer ${TOKEN_A}` } }).then((r) => r.json() as Promise<{ requests: Array<{ status: number }> }>);
+  const journal = await fetch(`${sandbox!.url}/__sandbox/requests?operation_id=createOrder`, { headers: { authorization: `Bearer ${TOKEN_A}` } }).then((r) => r.json() as Promise<{ requests: Array<{ status: number }> }>);
   expect(journal.requests.map((e) => e.status).sort()).toEqual([201, 429, 429]);
 });
 

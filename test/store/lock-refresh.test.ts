@@ -1,11 +1,13 @@
+import { readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JournaledFile } from '../../src/store/embedded/file/journaled-file.js';
 import { tempDir } from '../support/tmp.js';
 
 // The lock's refreshes (utimes) fail while `refreshFails` says so: a file system that takes none, or a disk error.
-// Opening the lock file fails while `openFails` names an errno (EMFILE: the process is out of file descriptors).
-const fault = vi.hoisted(() => ({ refreshFails: false, code: 'EIO', openFails: undefined as string | undefined }));
+// Opening the lock file fails while `openFails` names an errno (EMFILE: the process is out of file descriptors);
+// looking it up (stat) fails while `statFails` says so (a disk error).
+const fault = vi.hoisted(() => ({ refreshFails: false, code: 'EIO', openFails: undefined as string | undefined, statFails: false }));
 vi.mock('node:fs', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs')>();
   const utimesSync: typeof fs.utimesSync = (...args) => {
@@ -16,7 +18,11 @@ vi.mock('node:fs', async (importOriginal) => {
     if (fault.openFails !== undefined && String(path).endsWith('.lock')) throw Object.assign(new Error(`${fault.openFails}: too many open files, open '${String(path)}'`), { code: fault.openFails });
     return (fs.readFileSync as (...args: unknown[]) => unknown)(path, ...rest);
   }) as typeof fs.readFileSync;
-  return { ...fs, default: { ...fs, utimesSync, readFileSync }, utimesSync, readFileSync };
+  const statSync = ((path: Parameters<typeof fs.statSync>[0], ...rest: unknown[]) => {
+    if (fault.statFails && String(path).endsWith('.lock')) throw Object.assign(new Error(`EIO: i/o error, stat '${String(path)}'`), { code: 'EIO' });
+    return (fs.statSync as (...args: unknown[]) => unknown)(path, ...rest);
+  }) as typeof fs.statSync;
+  return { ...fs, default: { ...fs, utimesSync, readFileSync, statSync }, utimesSync, readFileSync, statSync };
 });
 
 const timing = { beatMs: 50, staleMs: 300 };
@@ -29,6 +35,7 @@ describe('refreshing the data-file lock when the file system refuses it', () => 
     fault.refreshFails = false;
     fault.code = 'EIO';
     fault.openFails = undefined;
+    fault.statFails = false;
   });
 
   it('keeps its lock while the process is out of file descriptors for seconds (a flood of connections), and writes once they are free', async () => {
@@ -43,12 +50,31 @@ describe('refreshing the data-file lock when the file system refuses it', () => 
     await store.close();
   });
 
-  it('still stops writing when its lock cannot be read for seconds for any other reason', async () => {
+  it('loses its lock when it is replaced while the process is out of file descriptors (a new file, however its inode is numbered)', async () => {
+    const path = join(dir(), 'sandbox.json');
+    const store = await JournaledFile.open({ path, lockTiming: timing });
+    // The holder keeps its lock file open, so its inode is not freed, and a new file cannot be given its number.
+    const openFiles = () => readdirSync('/proc/self/fd').map((fd) => { try { return readlinkSync(`/proc/self/fd/${fd}`); } catch { return ''; } });
+    expect(openFiles()).toContain(`${path}.lock`);
+    await wait(120);
+    const other = readFileSync(`${path}.lock`, 'utf8').replace(/"id":"[0-9a-f]+"/, '"id":"bbbbbbbbbbbbbbbb"');
+    fault.openFails = 'EMFILE';
+    // Removed and made anew, as a starter told the holder is gone would: a file system may give it the freed inode's number.
+    rmSync(`${path}.lock`);
+    writeFileSync(`${path}.lock`, other);
+    await wait(120);
+    fault.openFails = undefined;
+    store.put('orders', '1', { v: 1 });
+    expect(() => store.commit()).toThrow(expect.objectContaining({ code: 'ELOCKLOST' }));
+    await store.close();
+  });
+
+  it('still stops writing when its lock cannot be looked up for seconds for any other reason', async () => {
     const store = await JournaledFile.open({ path: join(dir(), 'sandbox.json'), lockTiming: timing });
     await wait(120);
-    fault.openFails = 'EIO';
+    fault.statFails = true;
     await wait(600);
-    fault.openFails = undefined;
+    fault.statFails = false;
     store.put('orders', '1', { v: 1 });
     expect(() => store.commit()).toThrow(expect.objectContaining({ code: 'ELOCKLOST' }));
     expect(store.health()).toMatchObject({ writable: false, code: 'ELOCKLOST' });

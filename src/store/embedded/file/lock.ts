@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { DataFileLocked } from './data-file-locked.js';
 import { nodeFileSystem } from './files.js';
 import { heartbeatOf, LOCK_TIMING, type LockTiming } from './heartbeat.js';
-import { ageMs, createExclusive, readHolder, type LockWrites } from './lock-file.js';
+import { ageMs, createExclusive, parseHolder, readHolder, type LockWrites } from './lock-file.js';
 import { isStale, pidCheckable, type LockHolder } from './lock-holder.js';
 import { pidAlive, pidNamespace, processStart } from './process-identity.js';
 import { sleep } from './sleep.js';
@@ -55,7 +55,14 @@ export class DataFileLock {
   /** Checks in a row that could not read the lock. */
   private unreadable = 0;
   private lost = false;
-  /** The lock file's inode as this holder made it: a lock renamed over it, or made anew, has another. */
+  /**
+   * The lock file, kept open while held: its inode cannot be freed, so not reused either,
+   * and a lock at the path with this device and inode is this holder's. One renamed over
+   * it (a take-over), or made anew after it was removed, has another.
+   */
+  private readonly fd: number;
+  private open = true;
+  private readonly dev: number;
   private readonly inode: number;
   /** When the lock was last found this holder's. */
   private confirmedAt = Date.now();
@@ -67,7 +74,8 @@ export class DataFileLock {
     readonly holder: LockHolder,
     private readonly timing: LockTiming,
   ) {
-    this.inode = statSync(path).ino;
+    this.fd = openSync(path, 'r');
+    ({ dev: this.dev, ino: this.inode } = fstatSync(this.fd));
     this.missesAllowed = Math.max(1, Math.floor((timing.staleMs - timing.beatMs) / timing.beatMs));
   }
 
@@ -139,39 +147,48 @@ export class DataFileLock {
   }
 
   /**
-   * Whether the lock is still this holder's, read from the file now: the same inode (not
-   * replaced by a take-over, nor removed and made anew) naming this holder. Lost (and
-   * `onLost` called, once) when it is not, and when it could not be read at several
-   * checks in a row over `staleMs - beatMs`: by then another starter may have taken it.
-   * Owners call it right before a write that must not follow a loss (a checkpoint's
-   * rename), and through `heldLately` before each commit.
+   * Whether the lock is still this holder's, looked up now: the file at its path is the
+   * one this holder keeps open (not replaced by a take-over, nor removed and made anew),
+   * naming it. A process out of file descriptors (a flood of connections) reads it through
+   * the one it keeps, so it keeps its lock, and the beat (utimes, which needs none) keeps
+   * it fresh for other starters. Lost (and `onLost` called, once) when it is not, and when
+   * it could not be looked up at several checks in a row over `staleMs - beatMs`: by then
+   * another starter may have taken it. Owners call it right before a write that must not follow a
+   * loss (a checkpoint's rename), and through `heldLately` before each commit.
    */
   held(): boolean {
     if (this.lost) return false;
-    let now: LockHolder | undefined;
-    let mine = false;
+    let at: { dev: number; ino: number };
     try {
-      if ((mine = statSync(this.path).ino === this.inode)) {
-        now = readHolder(this.path);
-        if (now?.id === this.holder.id) {
-          this.confirmedAt = Date.now();
-          this.unreadable = 0;
-          return true;
-        }
-      } else now = readHolder(this.path);
+      at = statSync(this.path);
     } catch (error) {
-      // The process out of file descriptors (a flood of connections) cannot open the lock,
-      // which says nothing of who holds it: the file at its path is still the one this
-      // holder made (its inode, read without a descriptor), and the beat (utimes, none
-      // either) keeps it fresh for other starters. Once descriptors are free, it is read again.
-      if (mine && OUT_OF_DESCRIPTORS.has(errorCode(error))) return true;
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
-        this.unreadable += 1;
-        if (this.unreadable < this.missesAllowed || Date.now() - this.confirmedAt < this.timing.staleMs - this.timing.beatMs) return true;
-        this.lose(undefined, 'unreadable');
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        this.lose(undefined, 'gone');
         return false;
       }
-      now = undefined;
+      return this.unreadableOnce();
+    }
+    const mine = at.dev === this.dev && at.ino === this.inode;
+    let now: LockHolder | undefined;
+    try {
+      // Read through an open of its path, which on NFS revalidates what a stat may take from its cache.
+      now = readHolder(this.path);
+    } catch (error) {
+      // Another file is not this holder's whoever it names (that only goes in the message).
+      if (mine) {
+        // Out of file descriptors: read through the one this holder keeps, the file the stat found at the path.
+        if (!OUT_OF_DESCRIPTORS.has(errorCode(error))) return this.unreadableOnce();
+        try {
+          now = this.readOwn();
+        } catch {
+          return this.unreadableOnce();
+        }
+      }
+    }
+    if (mine && now?.id === this.holder.id) {
+      this.confirmedAt = Date.now();
+      this.unreadable = 0;
+      return true;
     }
     this.lose(now, now === undefined ? 'gone' : 'taken');
     return false;
@@ -198,6 +215,7 @@ export class DataFileLock {
   /** Removes the lock file if it is still this process's. Safe to call twice. */
   release(): void {
     this.stopWatching();
+    this.closeFile();
     if (readHolder(this.path)?.id !== this.holder.id) return;
     try {
       rmSync(this.path, { force: true });
@@ -205,6 +223,26 @@ export class DataFileLock {
       const code = (error as NodeJS.ErrnoException).code ?? String(error);
       throw new Error(`The lock file ${this.path} could not be removed (${code}); the data is saved, and the next start takes the lock over once it is stale. Check that the folder ${dirname(this.path)} is writable.`);
     }
+  }
+
+  /** A check that could not look: still held, unless checks have failed in a row for longer than another starter waits. */
+  private unreadableOnce(): boolean {
+    this.unreadable += 1;
+    if (this.unreadable < this.missesAllowed || Date.now() - this.confirmedAt < this.timing.staleMs - this.timing.beatMs) return true;
+    this.lose(undefined, 'unreadable');
+    return false;
+  }
+
+  /** The holder the lock file this holder keeps open names now (read at its start, through that descriptor). */
+  private readOwn(): LockHolder | undefined {
+    const bytes = Buffer.alloc(fstatSync(this.fd).size);
+    const read = readSync(this.fd, bytes, 0, bytes.length, 0);
+    return parseHolder(bytes.subarray(0, read).toString('utf8'));
+  }
+
+  private closeFile(): void {
+    if (this.open) closeSync(this.fd);
+    this.open = false;
   }
 
   /** Removes take-over markers and temporary lock files that no live starter needs any more. */
