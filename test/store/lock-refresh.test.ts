@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JournaledFile } from '../../src/store/embedded/file/journaled-file.js';
@@ -6,8 +6,8 @@ import { tempDir } from '../support/tmp.js';
 
 // The lock's refreshes (utimes) fail while `refreshFails` says so: a file system that takes none, or a disk error.
 // Opening the lock file fails while `openFails` names an errno (EMFILE: the process is out of file descriptors);
-// looking it up (stat) fails while `statFails` says so (a disk error).
-const fault = vi.hoisted(() => ({ refreshFails: false, code: 'EIO', openFails: undefined as string | undefined, statFails: false }));
+// looking it up (stat) fails while `statFails` says so (a disk error); opening a descriptor on it fails while `openSyncFails` says so.
+const fault = vi.hoisted(() => ({ refreshFails: false, code: 'EIO', openFails: undefined as string | undefined, statFails: false, openSyncFails: false }));
 vi.mock('node:fs', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs')>();
   const utimesSync: typeof fs.utimesSync = (...args) => {
@@ -22,7 +22,11 @@ vi.mock('node:fs', async (importOriginal) => {
     if (fault.statFails && String(path).endsWith('.lock')) throw Object.assign(new Error(`EIO: i/o error, stat '${String(path)}'`), { code: 'EIO' });
     return (fs.statSync as (...args: unknown[]) => unknown)(path, ...rest);
   }) as typeof fs.statSync;
-  return { ...fs, default: { ...fs, utimesSync, readFileSync, statSync }, utimesSync, readFileSync, statSync };
+  const openSync = ((path: Parameters<typeof fs.openSync>[0], ...rest: unknown[]) => {
+    if (fault.openSyncFails && String(path).endsWith('.lock')) throw Object.assign(new Error(`EMFILE: too many open files, open '${String(path)}'`), { code: 'EMFILE' });
+    return (fs.openSync as (...args: unknown[]) => unknown)(path, ...rest);
+  }) as typeof fs.openSync;
+  return { ...fs, default: { ...fs, utimesSync, readFileSync, statSync, openSync }, utimesSync, readFileSync, statSync, openSync };
 });
 
 const timing = { beatMs: 50, staleMs: 300 };
@@ -36,6 +40,7 @@ describe('refreshing the data-file lock when the file system refuses it', () => 
     fault.code = 'EIO';
     fault.openFails = undefined;
     fault.statFails = false;
+    fault.openSyncFails = false;
   });
 
   it('keeps its lock while the process is out of file descriptors for seconds (a flood of connections), and writes once they are free', async () => {
@@ -50,12 +55,22 @@ describe('refreshing the data-file lock when the file system refuses it', () => 
     await store.close();
   });
 
+  it('leaves no lock behind when it cannot open the one it just made (no file descriptor left at start): a later start takes it', async () => {
+    const path = join(dir(), 'sandbox.json');
+    fault.openSyncFails = true;
+    await expect(JournaledFile.open({ path, lockTiming: timing })).rejects.toThrow(/EMFILE/);
+    fault.openSyncFails = false;
+    expect(existsSync(`${path}.lock`)).toBe(false);
+    const store = await JournaledFile.open({ path, lockTiming: timing });
+    await store.close();
+  });
+
   it('loses its lock when it is replaced while the process is out of file descriptors (a new file, however its inode is numbered)', async () => {
     const path = join(dir(), 'sandbox.json');
     const store = await JournaledFile.open({ path, lockTiming: timing });
     // The holder keeps its lock file open, so its inode is not freed, and a new file cannot be given its number.
     const openFiles = () => readdirSync('/proc/self/fd').map((fd) => { try { return readlinkSync(`/proc/self/fd/${fd}`); } catch { return ''; } });
-    expect(openFiles()).toContain(`${path}.lock`);
+    if (existsSync('/proc/self/fd')) expect(openFiles()).toContain(`${path}.lock`);
     await wait(120);
     const other = readFileSync(`${path}.lock`, 'utf8').replace(/"id":"[0-9a-f]+"/, '"id":"bbbbbbbbbbbbbbbb"');
     fault.openFails = 'EMFILE';

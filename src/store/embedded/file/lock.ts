@@ -21,10 +21,7 @@ const UNSUPPORTED = new Set(['EPERM', 'ENOSYS', 'EOPNOTSUPP', 'ENOTSUP']);
 const OUT_OF_DESCRIPTORS = new Set(['EMFILE', 'ENFILE']);
 
 /** The errno code of an error or of the error it wraps (readHolder's DataFileError). */
-const errorCode = (error: unknown): string => {
-  const { code, cause } = error as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
-  return code ?? cause?.code ?? '';
-};
+const errorCode = (error: unknown): string => (error as NodeJS.ErrnoException).code ?? (error as { cause?: NodeJS.ErrnoException }).cause?.code ?? '';
 
 /** Why a holder no longer holds its lock: another took it, it was removed, it could not be read or refreshed for seconds. */
 export type LockLoss = 'taken' | 'gone' | 'unreadable' | 'unrefreshed';
@@ -75,7 +72,13 @@ export class DataFileLock {
     private readonly timing: LockTiming,
   ) {
     this.fd = openSync(path, 'r');
-    ({ dev: this.dev, ino: this.inode } = fstatSync(this.fd));
+    try {
+      // From a stat of the path, as every check compares it with one: on some overlay file systems an open file's fstat names another device.
+      ({ dev: this.dev, ino: this.inode } = statSync(path));
+    } catch (error) {
+      closeSync(this.fd);
+      throw error;
+    }
     this.missesAllowed = Math.max(1, Math.floor((timing.staleMs - timing.beatMs) / timing.beatMs));
   }
 
@@ -98,7 +101,7 @@ export class DataFileLock {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
       const current = readHolder(path);
       if (current === undefined) {
-        if (createExclusive(path, me, fs)) return new DataFileLock(path, me, timing).tidied();
+        if (createExclusive(path, me, fs)) return DataFileLock.taken(path, me, timing);
         continue;
       }
       if (!isStale(current)) {
@@ -108,12 +111,35 @@ export class DataFileLock {
         if (heartbeat === 'changed') continue;
       }
       const outcome = takeOver(path, current, me, fs, timing);
-      if (outcome === 'taken') return new DataFileLock(path, me, timing).tidied();
+      if (outcome === 'taken') return DataFileLock.taken(path, me, timing);
       if (outcome === 'busy') sleep(TAKEOVER_WAIT_MS);
     }
     const holder = readHolder(path);
     if (holder) throw new DataFileLocked(dataPath, holder);
     throw new Error(`Could not take the lock ${path}: another sandbox keeps taking it over. Try again.`);
+  }
+
+  /**
+   * The holder of a lock file just made: one that cannot be opened or tidied (no file
+   * descriptor left at start) is removed again, so that a retry does not find this live
+   * process holding it.
+   */
+  private static taken(path: string, me: LockHolder, timing: LockTiming): DataFileLock {
+    // The file just made, told by a stat (which needs no descriptor).
+    const made = statSync(path).ino;
+    let lock: DataFileLock | undefined;
+    try {
+      lock = new DataFileLock(path, me, timing);
+      return lock.tidied();
+    } catch (error) {
+      lock?.closeFile();
+      try {
+        if (statSync(path).ino === made) rmSync(path, { force: true });
+      } catch {
+        // Left as it is: the next start takes over the lock of a process that is gone.
+      }
+      throw error;
+    }
   }
 
   /**
@@ -157,7 +183,7 @@ export class DataFileLock {
    * loss (a checkpoint's rename), and through `heldLately` before each commit.
    */
   held(): boolean {
-    if (this.lost) return false;
+    if (this.lost || !this.open) return false;
     let at: { dev: number; ino: number };
     try {
       at = statSync(this.path);
@@ -198,6 +224,7 @@ export class DataFileLock {
     if (this.lost) return;
     this.lost = true;
     this.stopWatching();
+    this.closeFile();
     this.onLost?.(now, why);
   }
 
@@ -241,8 +268,13 @@ export class DataFileLock {
   }
 
   private closeFile(): void {
-    if (this.open) closeSync(this.fd);
+    if (!this.open) return;
     this.open = false;
+    try {
+      closeSync(this.fd);
+    } catch {
+      // Closed either way (close(2) releases the descriptor even when it reports an error).
+    }
   }
 
   /** Removes take-over markers and temporary lock files that no live starter needs any more. */
