@@ -51,19 +51,18 @@ const hasBody = (req: IncomingMessage): boolean => req.headers['transfer-encodin
  * quote need not be its own byte, so a deep body could pass the scan.
  */
 export function jsonBody(limit: string, callerOf: (req: IncomingMessage) => object | undefined = () => ANYONE): RequestHandler {
-  // A body is read only with a token that authenticates (every operation taking a body
-  // needs one), so that anyone without a token cannot make the process read large bodies.
-  const read = (req: IncomingMessage) => isJsonType(req.headers['content-type']) && callerOf(req) !== undefined;
   const reading = new BodiesReading();
   const raw = express.raw({
     limit,
-    type: read,
+    type: () => true,
     verify: (req, _res, bytes) => {
       const charset = charsetOf(req.headers['content-type']);
       if (!isUtf8Charset(charset)) throw new UnsupportedCharset(charset);
       rawBodies.set(req, bytes);
     },
   });
+  // body-parser's way with a body it does not read: the request goes on, its `body` undefined.
+  const unread = express.raw({ type: () => false });
   return (req, res, next) => {
     // A body the edge cannot read is answered by the operation's body stage, so that the
     // refusal is journaled and judged as that operation's (a client sending JSON in UTF-16
@@ -78,25 +77,26 @@ export function jsonBody(limit: string, callerOf: (req: IncomingMessage) => obje
       bodyRefusals.set(req, refusal);
       next();
     };
+    // A body is read only with a token that authenticates (every operation taking a body
+    // needs one), so that anyone without a token cannot make the process read large bodies.
+    // The token is looked up once: on a new connection that is a digest and a comparison with every token.
+    const caller = hasBody(req) && isJsonType(req.headers['content-type']) ? callerOf(req) : undefined;
+    if (caller === undefined) return unread(req, res, kept);
     // body-parser decodes zstd where Node's zlib has it (Node 24 on): the encodings taken stay the same on every Node.
     const encoding = req.headers['content-encoding']?.trim().toLowerCase();
-    if (encoding !== undefined && !BODY_ENCODINGS.has(encoding) && hasBody(req) && read(req)) {
+    if (encoding !== undefined && !BODY_ENCODINGS.has(encoding)) {
       return kept(Object.assign(new Error(`unsupported content encoding "${encoding}"`), { type: 'encoding.unsupported', status: 415 }));
     }
-    const caller = hasBody(req) && isJsonType(req.headers['content-type']) ? callerOf(req) : undefined;
-    if (caller !== undefined) {
-      const started = reading.start(caller);
-      if (started === undefined) {
-        // Not read: the connection closes after the answer, so the rest of the body holds no socket.
-        res.setHeader('Connection', 'close');
-        unreadRefusals.add(req);
-        bodyRefusals.set(req, toApiError(new TooManyRequests(domainMessages.tooManyBodiesReading(MAX_BODIES_READING), 1)));
-        return next();
-      }
-      done = started;
-      // However its reading ends: a compressed body cut off never calls back (the decoder gets no end).
-      req.once('close', done);
+    const started = reading.start(caller);
+    if (started === undefined) {
+      // Not read: the connection closes after the answer, so the rest of the body holds no socket.
+      res.setHeader('Connection', 'close');
+      bodyRefusals.set(req, toApiError(new TooManyRequests(domainMessages.tooManyBodiesReading(MAX_BODIES_READING), 1)));
+      return next();
     }
+    done = started;
+    // However its reading ends: a compressed body cut off never calls back (the decoder gets no end).
+    req.once('close', done);
     return raw(req, res, kept);
   };
 }
@@ -135,16 +135,16 @@ class BodiesReading {
   }
 }
 
-/** Requests whose body the edge refused to read (too many of their token's at once): what they sent is unknown. */
-const unreadRefusals = new WeakSet<IncomingMessage>();
-
-/** Whether the edge refused to read the request's body (its token had as many being read as it may). */
-export const bodyUnread = (req: IncomingMessage): boolean => unreadRefusals.has(req);
-
 const bodyRefusals = new WeakMap<IncomingMessage, ApiError>();
 
-/** The answer to a request whose body the edge could not read (too large, not UTF-8, not the encoding it says), if any. */
+/** The answer to a request whose body the edge could not read (too large, not UTF-8, not the encoding it says, one too many at once), if any. */
 export const bodyRefusalOf = (req: IncomingMessage): ApiError | undefined => bodyRefusals.get(req);
+
+/**
+ * Whether the edge refused to read the request's body (its token had as many being read as
+ * it may): what it sent is unknown. That is the edge's only 429; its other refusals read the body.
+ */
+export const bodyUnread = (req: IncomingMessage): boolean => bodyRefusals.get(req)?.status === 429;
 
 /**
  * The answer to an error of reading a body: a 413, a 415 naming the header, or a 400
