@@ -81,6 +81,8 @@ describe('refreshing the data-file lock when the file system refuses it', () => 
     fault.openFails = undefined;
     store.put('orders', '1', { v: 1 });
     expect(() => store.commit()).toThrow(expect.objectContaining({ code: 'ELOCKLOST' }));
+    // Taken, though whom the new lock names could not be read at the time.
+    expect(store.health()).toMatchObject({ error: expect.stringContaining('Another sandbox took the lock of the data file') });
     await store.close();
   });
 

@@ -6,8 +6,8 @@ export const LOCK_LOST = 'ELOCKLOST';
 
 /** Why this sandbox stops writing to the data file: whom the lock names now, and what to do. */
 export const lockTakenMessage = (path: string, by: LockHolder | undefined, why: LockLoss): string =>
-  (why === 'taken' && by
-    ? `Another sandbox took the lock of the data file ${path} (pid ${by.pid} on host ${by.host}, since ${by.since}) while this one was not refreshing it`
+  (why === 'taken'
+    ? `Another sandbox took the lock of the data file ${path}${by ? ` (pid ${by.pid} on host ${by.host}, since ${by.since})` : ''} while this one was not refreshing it`
     : why === 'unrefreshed'
       ? `The lock of the data file ${path} could not be refreshed for seconds, so another sandbox may take it over`
       : why === 'unreadable'

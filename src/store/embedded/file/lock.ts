@@ -179,8 +179,8 @@ export class DataFileLock {
    * the one it keeps, so it keeps its lock, and the beat (utimes, which needs none) keeps
    * it fresh for other starters. Lost (and `onLost` called, once) when it is not, and when
    * it could not be looked up at several checks in a row over `staleMs - beatMs`: by then
-   * another starter may have taken it. Owners call it right before a write that must not follow a
-   * loss (a checkpoint's rename), and through `heldLately` before each commit.
+   * another starter may have taken it. Owners call it right before a write that must not
+   * follow a loss (a checkpoint's rename), and through `heldLately` before each commit.
    */
   held(): boolean {
     if (this.lost || !this.open) return false;
@@ -216,7 +216,8 @@ export class DataFileLock {
       this.unreadable = 0;
       return true;
     }
-    this.lose(now, now === undefined ? 'gone' : 'taken');
+    // Another file at the path was taken, even when whom it names could not be read.
+    this.lose(now, mine && now === undefined ? 'gone' : 'taken');
     return false;
   }
 
