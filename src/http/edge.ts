@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
 import type { Logger } from 'pino';
 import { ApiError, messages, toApiError } from './errors.js';
@@ -97,8 +97,24 @@ export function jsonBody(limit: string, callerOf: (req: IncomingMessage) => obje
     done = started;
     // However its reading ends: a compressed body cut off never calls back (the decoder gets no end).
     req.once('close', done);
+    if (continueAsked.delete(res)) res.writeContinue();
     return raw(req, res, kept);
   };
+}
+
+const continueAsked = new WeakSet<ServerResponse>();
+
+/**
+ * A request that asks to be told before it sends its body (`Expect: 100-continue`) is told
+ * (`100 Continue`) only when the edge reads it, not at once as Node would. A request
+ * refused first (no token that authenticates, a type or encoding never read, one body too
+ * many) is answered without its body being sent, and Node closes its connection.
+ */
+export function continueWhenRead(server: Server, handle: (req: IncomingMessage, res: ServerResponse) => void): void {
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    continueAsked.add(res);
+    handle(req, res);
+  });
 }
 
 /** How many bodies sent with one token the edge reads at once. */

@@ -3,7 +3,7 @@
 export { callerOn } from './auth.js';
 export { answerClientErrors, endConnection, hostRequired } from './client-error.js';
 export { cors } from './cors.js';
-export { errorEnvelope, jsonBody, requestLog, series, unknownPath, withEnvelope } from './edge.js';
+export { continueWhenRead, errorEnvelope, jsonBody, requestLog, series, unknownPath, withEnvelope } from './edge.js';
 export { ApiError, messages } from './errors.js';
 export type { HandlerMap, Interceptor, OperationInput, Reply } from './handler.js';
 export { ShippingFeeStream, assumedOrderHandlers, chaosHeaderCheck, controlHandlers, coverageHandlers, faultHandlers, orderHandlers, rateHandlers, recoverHandlers, reportHandlers, requestHandlers, stateHandlers, webhookHandlers } from './handlers/index.js';

@@ -1,0 +1,71 @@
+import net from 'node:net';
+import { afterEach, expect, it } from 'vitest';
+import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
+import { createRequest } from '../support/orders.js';
+import { TOKEN_A } from '../support/sandbox.js';
+import { databaseFor, onPostgres, releaseDatabase } from '../support/store-kind.js';
+
+// A client that sends `Expect: 100-continue` (curl does for large bodies) waits for `100 Continue` before its body.
+
+let sandbox: Sandbox | undefined;
+let database: string | undefined;
+const sockets: net.Socket[] = [];
+
+afterEach(async () => {
+  for (const s of sockets.splice(0)) s.destroy();
+  await sandbox?.close();
+  if (database) await releaseDatabase(database);
+});
+
+async function start(): Promise<number> {
+  database = onPostgres ? (await databaseFor(undefined)).url : undefined;
+  sandbox = await createSandbox({ host: '127.0.0.1', port: 0, clock: 'manual', logLevel: 'silent', tokens: [TOKEN_A], ...(database ? { databaseUrl: database } : {}) });
+  return Number(new URL(sandbox.url).port);
+}
+
+/** A connection that has sent a create's headers asking to continue, and what came back on it so far. */
+async function asking(port: number, headers: string, body: string) {
+  const socket = net.connect(port, '127.0.0.1');
+  sockets.push(socket);
+  socket.on('error', () => undefined);
+  let received = '';
+  let closed = false;
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+  socket.on('close', () => (closed = true));
+  await new Promise((resolve) => socket.once('connect', resolve));
+  socket.write(`POST /v1/order HTTP/1.1\r\nHost: sandbox\r\n${headers}Expect: 100-continue\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`);
+  const until = async (done: () => boolean): Promise<string> => {
+    for (let i = 0; i < 200 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    return received;
+  };
+  return { socket, until, received: () => received, closed: () => closed };
+}
+
+const body = JSON.stringify(createRequest(1));
+
+it('tells a create that authenticates to send its body, and answers it once sent', async () => {
+  const port = await start();
+  const client = await asking(port, `Authorization: Bearer ${TOKEN_A}\r\nContent-Type: application/json\r\n`, body);
+  expect(await client.until(() => client.received().includes('\r\n\r\n'))).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\n$/);
+  client.socket.write(body);
+  expect(await client.until(() => /"success":true/.test(client.received()))).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 201 [^]*"success":true/);
+});
+
+it('refuses a create without a token that authenticates before inviting its body, and closes the connection', async () => {
+  const port = await start();
+  const client = await asking(port, `Authorization: Bearer not-a-token\r\nContent-Type: application/json\r\n`, body);
+  await client.until(() => client.closed());
+  expect(client.received()).toMatch(/^HTTP\/1\.1 401 /);
+  expect(client.received()).not.toContain('100 Continue');
+  expect(client.received()).toMatch(/\r\nConnection: close\r\n/i);
+  expect(client.closed()).toBe(true);
+});
+
+it('refuses a body of a type it never reads before inviting it', async () => {
+  const port = await start();
+  const client = await asking(port, `Authorization: Bearer ${TOKEN_A}\r\nContent-Type: text/plain\r\n`, 'hello');
+  await client.until(() => client.closed());
+  expect(client.received()).toMatch(/^HTTP\/1\.1 415 /);
+  expect(client.received()).not.toContain('100 Continue');
+  expect(client.closed()).toBe(true);
+});
