@@ -1,4 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { parse as parseBytes } from 'bytes';
 import express, { type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
 import type { Logger } from 'pino';
 import { ApiError, messages, toApiError } from './errors.js';
@@ -52,6 +53,7 @@ const hasBody = (req: IncomingMessage): boolean => req.headers['transfer-encodin
  */
 export function jsonBody(limit: string, callerOf: (req: IncomingMessage) => object | undefined = () => ANYONE): RequestHandler {
   const reading = new BodiesReading();
+  const limitBytes = parseBytes(limit) ?? Infinity;
   const raw = express.raw({
     limit,
     type: () => true,
@@ -97,18 +99,27 @@ export function jsonBody(limit: string, callerOf: (req: IncomingMessage) => obje
     done = started;
     // However its reading ends: a compressed body cut off never calls back (the decoder gets no end).
     req.once('close', done);
-    if (continueAsked.delete(res)) res.writeContinue();
+    if (continueAsked.delete(res)) {
+      // Refused by its declared length, as body-parser would, but before it is sent (body-parser reads a body it refuses to its end).
+      if (tooLargeByLength(req, limitBytes)) return kept(Object.assign(new Error('request entity too large'), { type: 'entity.too.large', status: 413 }));
+      res.writeContinue();
+    }
     return raw(req, res, kept);
   };
 }
 
 const continueAsked = new WeakSet<ServerResponse>();
 
+/** Whether body-parser refuses the body by its declared length (413) without reading it: one not compressed, declared larger than the limit. */
+const tooLargeByLength = (req: IncomingMessage, limitBytes: number): boolean =>
+  (req.headers['content-encoding'] || 'identity').toLowerCase() === 'identity' && Number(req.headers['content-length']) > limitBytes;
+
 /**
  * A request that asks to be told before it sends its body (`Expect: 100-continue`) is told
  * (`100 Continue`) only when the edge reads it, not at once as Node would. A request
  * refused first (no token that authenticates, a type or encoding never read, one body too
- * many) is answered without its body being sent, and Node closes its connection.
+ * many, a declared length past the limit) is answered without its body being sent, and
+ * Node closes its connection.
  */
 export function continueWhenRead(server: Server, handle: (req: IncomingMessage, res: ServerResponse) => void): void {
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {

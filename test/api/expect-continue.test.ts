@@ -69,3 +69,12 @@ it('refuses a body of a type it never reads before inviting it', async () => {
   expect(client.received()).not.toContain('100 Continue');
   expect(client.closed()).toBe(true);
 });
+
+it('refuses a body declared larger than the body limit before inviting it', async () => {
+  const port = await start();
+  const client = await asking(port, `Authorization: Bearer ${TOKEN_A}\r\nContent-Type: application/json\r\n`, 'x'.repeat(2 * 1024 * 1024));
+  await client.until(() => client.closed());
+  expect(client.received()).toMatch(/^HTTP\/1\.1 413 [^]*"must be at most 1mb"/);
+  expect(client.received()).not.toContain('100 Continue');
+  expect(client.closed()).toBe(true);
+});
