@@ -3,7 +3,7 @@ import { applyReportChange, emptyReport, MARKS_KEPT, MISSED_KEPT, RUN_MARKS, typ
 import type { ReportRepository } from '../port.js';
 import type { Db } from './db.js';
 import { BATCH_INTERVAL_MS, IntervalBatches } from './interval-batch.js';
-import { storable, withoutNul } from './rows.js';
+import { storable, storableJson, withoutNul } from './rows.js';
 
 /** How often, at most, the background trim of events and marks runs. */
 const TRIM_MS = 1_000;
@@ -136,7 +136,7 @@ export class PgReports implements ReportRepository {
    * now, in one statement: the row's lock orders replicas' changes, none is refused.
    */
   private async setMarks(clientId: string, marks: NonNullable<ReportChange['marks']>, checks: ReportChange['checks']): Promise<void> {
-    const set = JSON.stringify(storable(Object.fromEntries(Object.entries(marks).filter(([, mark]) => mark !== null))));
+    const set = storableJson(Object.fromEntries(Object.entries(marks).filter(([, mark]) => mark !== null)));
     const removed = Object.keys(marks).map(withoutNul);
     const fresh = applyReportChange(emptyReport(clientId), { marks, ...(checks ? { checks } : {}) }, 0);
     const { rows } = await this.db().query<{ version: number; born: string }>(
@@ -146,7 +146,7 @@ export class PgReports implements ReportRepository {
            'marks', (COALESCE(readiness_reports.state->'marks', '{}'::jsonb) - $2::text[]) || $3::jsonb,
            'checks', COALESCE($4::jsonb, readiness_reports.state->'checks'))
        RETURNING version, born`,
-      [clientId, removed, set, checks ? JSON.stringify(storable(checks)) : null, storable(fresh), randomUUID()],
+      [clientId, removed, set, checks ? storableJson(checks) : null, storable(fresh), randomUUID()],
     );
     // What is kept at hand follows this change when nobody else changed the row since it was read (the version moved by this change alone).
     const kept = this.kept.get(clientId);
@@ -219,7 +219,7 @@ export class PgReports implements ReportRepository {
        )
        INSERT INTO report_events (client_id, event)
        SELECT x->>'c', x->'e' FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS t(x, i) ORDER BY i`,
-      [JSON.stringify(storable(countRows)), JSON.stringify(storable(events))],
+      [storableJson(countRows), storableJson(events)],
     );
     this.trimSoon();
   }

@@ -1,7 +1,7 @@
 import type { JournalEntry, RequestFilter } from '../../records/index.js';
 import type { RequestLogRepository } from '../port.js';
 import type { Db } from './db.js';
-import { storable } from './rows.js';
+import { storableJson } from './rows.js';
 import { Where } from './where.js';
 import { BATCH_INTERVAL_MS, IntervalBatches } from './interval-batch.js';
 /** The most journal entries one statement writes. */
@@ -129,7 +129,7 @@ export class PgRequestLog implements RequestLogRepository {
        )
        INSERT INTO request_log (client_id, id, at_ms, operation_id, status, entry)
        SELECT client_id, id, at_ms, operation_id, status, entry || jsonb_build_object('id', id) FROM numbered WHERE id > last - $2`,
-      [JSON.stringify(storable(rows)), this.size],
+      [storableJson(rows), this.size],
     );
   }
 

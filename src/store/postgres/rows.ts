@@ -35,6 +35,20 @@ export function storable<T>(value: T): T {
   return value;
 }
 
+/** What JSON.stringify writes for a NUL or half of a surrogate pair (it writes every lone half as an escape). */
+const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
+
+/**
+ * The JSON text of `storable(value)`, for a parameter sent as text: the value is written
+ * once, and walked and copied only when its text holds a NUL or half a surrogate pair (a
+ * text that escapes a backslash before `u0000` is walked too, for nothing). Batches of
+ * journal entries and report observations are written this way on every request.
+ */
+export function storableJson(value: unknown): string {
+  const text = JSON.stringify(value);
+  return UNSTORABLE_ESCAPE.test(text) ? JSON.stringify(storable(value)) : text;
+}
+
 /** The record without its version: what the `data` column holds, NUL-free. */
 export function dataOf<T extends object>(record: T): Omit<T, 'version'> {
   const { version: _version, ...data } = record as T & { version?: number };
