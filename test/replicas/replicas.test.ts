@@ -67,6 +67,40 @@ describe('two replicas on one PostgreSQL database', () => {
     }
   }, 60_000);
 
+  it('track an order through A at the step just played through B, however often A tracked it before', async () => {
+    const receiver = await Receiver.start();
+    const databaseUrl = await server.freshDatabase();
+    const [a, b] = await twoReplicas(databaseUrl, receiver);
+    try {
+      const created = await fetch(`${a.url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(1)) });
+      const [orderNo] = ((await created.json()) as { order_numbers: string[] }).order_numbers;
+      const detail = await until(
+        async () => (await (await fetch(`${a.url}/__sandbox/orders/${orderNo}`, { headers })).json()) as { awb: string | null },
+        (order) => order.awb !== null,
+      );
+      const track = async () => {
+        const res = await fetch(`${a.url}/v1/order/tracking/${detail.awb}`, { headers });
+        return { status: res.status, body: await res.text() };
+      };
+      const steps: Array<{ status: number; body: string }> = [];
+      for (let step = 0; step < 3; step++) {
+        // Read through A again and again, as a client polling its tracking does, then played on through B.
+        const before = [await track(), await track(), await track()];
+        expect(new Set(before.map((t) => t.body)).size).toBe(1);
+        steps.push(before[0]!);
+        expect((await fetch(`${b.url}/__sandbox/orders/${orderNo}/advance`, { method: 'POST', headers, body: '{}' })).status).toBe(200);
+      }
+      steps.push(await track());
+      // Each step shows through A as soon as B played it: four answers, each another.
+      expect(new Set(steps.map((t) => t.body)).size).toBe(4);
+      expect(steps.at(-1)!.status).toBe(200);
+    } finally {
+      await a.stop();
+      await b.stop();
+      await receiver.close();
+    }
+  }, 60_000);
+
   it('give 1,000 orders created across both exactly 1,000 AWB webhooks, with 1,000 distinct ids', async () => {
     const receiver = await Receiver.start();
     const [a, b] = await twoReplicas(await server.freshDatabase(), receiver);

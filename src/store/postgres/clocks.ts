@@ -3,6 +3,7 @@ import { Unavailable } from '../../shared/index.js';
 import type { SharedClockRepository } from '../port.js';
 import type { Db } from './db.js';
 import { pointRead } from './point-reads.js';
+import { RecentOrders } from './recent-orders.js';
 import type { PreRead, PreReadOrder } from './request-scope.js';
 import type { Prefetched } from './settings.js';
 import type { ClientClock, ClientSettings, KeptClocks, KeptRealClock, Order } from '../../records/index.js';
@@ -54,11 +55,16 @@ const CLOCK_WITH_SETTINGS = pointRead(
    UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, data, version FROM client_settings WHERE client_id = $2`,
 );
 
-/** CLOCK_WITH_SETTINGS and the client's order of an AWB (its `data` and `version` in a row of its own, `kind` 'o'). */
+/**
+ * CLOCK_WITH_SETTINGS and the client's order of an AWB (its `data`, `version` and `xmin` in a
+ * row of its own, `kind` 'o'); its data is null when the row is the version the replica
+ * holds ($4, $5: see RecentOrders).
+ */
 const CLOCK_WITH_SETTINGS_AND_ORDER = pointRead(
-  `SELECT 'c' AS kind, ${CLOCK_COLUMNS}, NULL::jsonb AS data, NULL::integer AS version FROM clocks WHERE client_id = ANY($1)
-   UNION ALL SELECT 's', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, data, version FROM client_settings WHERE client_id = $2
-   UNION ALL SELECT 'o', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, data, version FROM orders WHERE awb = $3 AND client_id = $2`,
+  `SELECT 'c' AS kind, ${CLOCK_COLUMNS}, NULL::jsonb AS data, NULL::integer AS version, NULL::text AS xmin FROM clocks WHERE client_id = ANY($1)
+   UNION ALL SELECT 's', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, data, version, NULL FROM client_settings WHERE client_id = $2
+   UNION ALL SELECT 'o', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, CASE WHEN version = $4 AND xmin::text = $5 THEN NULL ELSE data END, version, xmin::text
+     FROM orders WHERE awb = $3 AND client_id = $2`,
 );
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -78,6 +84,7 @@ export class PgClocks implements SharedClockRepository {
 
   /** Lock connections that dropped: the locks they held went with them. */
   private readonly dropped = new WeakSet<pg.Client>();
+  private readonly recentOrders = new RecentOrders();
 
   constructor(
     private readonly db: Db,
@@ -117,11 +124,19 @@ export class PgClocks implements SharedClockRepository {
 
   /** readWithSettings, and the client's order of `awb` (kept for the request's handler). */
   private async readWithOrder(clientId: string, prefetched: Prefetched, awb: string): Promise<KeptClocks> {
-    const { rows } = await this.db.query<ClockRow & { kind: 'c' | 's' | 'o'; data: unknown; version: number | null }>(CLOCK_WITH_SETTINGS_AND_ORDER, [[clientId, ''], clientId, awb]);
+    const held = this.recentOrders.held(clientId, awb);
+    const { rows } = await this.db.query<ClockRow & { kind: 'c' | 's' | 'o'; data: unknown; version: number | null; xmin: string | null }>(CLOCK_WITH_SETTINGS_AND_ORDER, [
+      [clientId, ''],
+      clientId,
+      awb,
+      held.version,
+      held.xmin,
+    ]);
     const settings = rows.find((row) => row.kind === 's');
     prefetched.set(clientId, settings ? { data: settings.data as ClientSettings, version: settings.version! } : undefined);
-    const order = rows.find((row) => row.kind === 'o');
-    this.keepOrder(awb, clientId, order ? { data: order.data as Order, version: order.version! } : null);
+    const row = rows.find((row) => row.kind === 'o');
+    const order = this.recentOrders.found(clientId, awb, row && { data: row.data as Order | null, version: row.version!, xmin: row.xmin! });
+    if (order !== undefined) this.keepOrder(awb, clientId, order);
     return keptOf(rows.filter((row) => row.kind === 'c'));
   }
 
