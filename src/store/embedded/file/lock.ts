@@ -13,6 +13,8 @@ import { takeOver } from './takeover.js';
 
 const TAKEOVER_WAIT_MS = 20;
 const MAX_ATTEMPTS = 500; // 10 s of waiting on another starter's take-over
+/** A stat's numbers as bigints: an inode number past 2^53 (XFS, btrfs, NFS) is not rounded into another's. */
+const BIG = { bigint: true } as const;
 
 /** What a file system that does not set a file's times answers `utimes` with. */
 const UNSUPPORTED = new Set(['EPERM', 'ENOSYS', 'EOPNOTSUPP', 'ENOTSUP']);
@@ -22,7 +24,6 @@ const OUT_OF_DESCRIPTORS = new Set(['EMFILE', 'ENFILE']);
 
 /** The errno code of an error or of the error it wraps (readHolder's DataFileError). */
 const errorCode = (error: unknown): string => (error as NodeJS.ErrnoException).code ?? (error as { cause?: NodeJS.ErrnoException }).cause?.code ?? '';
-
 /** Why a holder no longer holds its lock: another took it, it was removed, it could not be read or refreshed for seconds. */
 export type LockLoss = 'taken' | 'gone' | 'unreadable' | 'unrefreshed';
 
@@ -59,8 +60,8 @@ export class DataFileLock {
    */
   private readonly fd: number;
   private open = true;
-  private readonly dev: number;
-  private readonly inode: number;
+  private readonly dev: bigint;
+  private readonly inode: bigint;
   /** When the lock was last found this holder's. */
   private confirmedAt = Date.now();
   /** Failed refreshes, or unreadable checks, in a row before another starter could judge the lock stale. */
@@ -74,7 +75,7 @@ export class DataFileLock {
     this.fd = openSync(path, 'r');
     try {
       // From a stat of the path, as every check compares it with one: on some overlay file systems an open file's fstat names another device.
-      ({ dev: this.dev, ino: this.inode } = statSync(path));
+      ({ dev: this.dev, ino: this.inode } = statSync(path, BIG));
     } catch (error) {
       closeSync(this.fd);
       throw error;
@@ -126,7 +127,7 @@ export class DataFileLock {
    */
   private static taken(path: string, me: LockHolder, timing: LockTiming): DataFileLock {
     // The file just made, told by a stat (which needs no descriptor).
-    const made = statSync(path).ino;
+    const made = statSync(path, BIG).ino;
     let lock: DataFileLock | undefined;
     try {
       lock = new DataFileLock(path, me, timing);
@@ -134,7 +135,7 @@ export class DataFileLock {
     } catch (error) {
       lock?.closeFile();
       try {
-        if (statSync(path).ino === made) rmSync(path, { force: true });
+        if (statSync(path, BIG).ino === made) rmSync(path, { force: true });
       } catch {
         // Left as it is: the next start takes over the lock of a process that is gone.
       }
@@ -184,9 +185,9 @@ export class DataFileLock {
    */
   held(): boolean {
     if (this.lost || !this.open) return false;
-    let at: { dev: number; ino: number };
+    let at: { dev: bigint; ino: bigint };
     try {
-      at = statSync(this.path);
+      at = statSync(this.path, BIG);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
         this.lose(undefined, 'gone');
