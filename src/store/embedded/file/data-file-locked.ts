@@ -31,7 +31,7 @@ export class DataFileLocked extends Error {
 /** Whether two paths are one file here (a folder mounted at two paths, or reached through a link): then a lock naming the other path was not copied. */
 function sameFile(a: string, b: string): boolean {
   try {
-    const [one, two] = [statSync(a), statSync(b)];
+    const [one, two] = [statSync(a, { bigint: true }), statSync(b, { bigint: true })];
     return one.dev === two.dev && one.ino === two.ino;
   } catch {
     return false;
