@@ -48,3 +48,13 @@ describe("a replica's recent orders", () => {
     expect(recent.held('c', 'AWB1000').version).toBe(1);
   });
 });
+
+describe("a replica's recent orders, across databases", () => {
+  it('forgets every order (a new connection may reach a database restored or made anew, whose xmin count starts again)', () => {
+    const recent = new RecentOrders();
+    recent.found('c', 'AWB1', { data: order('delivered'), version: 1, xmin: '725' });
+    recent.forget();
+    expect(recent.held('c', 'AWB1')).toEqual({ version: 0, xmin: '' });
+    expect(recent.found('c', 'AWB1', { data: null, version: 1, xmin: '725' })).toBeUndefined();
+  });
+});

@@ -84,7 +84,8 @@ export class PgClocks implements SharedClockRepository {
 
   /** Lock connections that dropped: the locks they held went with them. */
   private readonly dropped = new WeakSet<pg.Client>();
-  private readonly recentOrders = new RecentOrders();
+  /** The orders the requests' tracking reads read last (see RecentOrders). */
+  readonly recentOrders = new RecentOrders();
 
   constructor(
     private readonly db: Db,

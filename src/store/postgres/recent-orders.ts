@@ -18,10 +18,16 @@ const NOTHING: RowVersion = { version: 0, xmin: '' };
  * A read names the version it holds and is sent the order's data only when the row changed
  * since, so an order read again and again (a client polling its tracking) is neither
  * written out as JSON by PostgreSQL nor parsed here each time. Whichever replica changed
- * the row, the comparison is PostgreSQL's: what is kept is never served stale.
+ * the row, the comparison is PostgreSQL's: what is kept is never served stale. Within one
+ * database, that is: the replica forgets them all at each new connection of its pool.
  */
 export class RecentOrders {
   private readonly kept = new Map<string, RowVersion & { data: Order }>();
+
+  /** Forgets every order: a row version says nothing across databases (xmin counts from the same start in each). */
+  forget(): void {
+    this.kept.clear();
+  }
 
   /** The row version held of the client's order `awb`, for the read to compare. */
   held(clientId: string, awb: string): RowVersion {
