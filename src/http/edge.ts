@@ -1,10 +1,11 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseBytes } from 'bytes';
 import express, { type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
 import type { Logger } from 'pino';
 import { ApiError, messages, toApiError } from './errors.js';
 import { LISTEN_PATH, withoutUpgrade } from './listen-protocol.js';
 import { BODY_ENCODINGS, charsetOf, domainMessages, isJsonType, isUtf8Charset, TooManyRequests } from '../shared/index.js';
+import { declaresBody, inviteBody } from './continue.js';
 import { parseJsonBytes } from './json-bytes.js';
 import { sendError } from './respond.js';
 import { noteOfResponse } from './response-notes.js';
@@ -35,9 +36,6 @@ export function series(...handlers: RequestHandler[]): RequestHandler {
     step();
   };
 }
-
-/** Whether a request has a body, as body-parser tells (a request without one is not read, whatever its headers say of it). */
-const hasBody = (req: IncomingMessage): boolean => req.headers['transfer-encoding'] !== undefined || !Number.isNaN(Number.parseInt(req.headers['content-length'] ?? '', 10));
 
 /**
  * Reads the bytes of JSON bodies of JSON content types; other bodies are left for the 415
@@ -82,7 +80,7 @@ export function jsonBody(limit: string, callerOf: (req: IncomingMessage) => obje
     // A body is read only with a token that authenticates (every operation taking a body
     // needs one), so that anyone without a token cannot make the process read large bodies.
     // The token is looked up once: on a new connection that is a digest and a comparison with every token.
-    const caller = hasBody(req) && isJsonType(req.headers['content-type']) ? callerOf(req) : undefined;
+    const caller = declaresBody(req) && isJsonType(req.headers['content-type']) ? callerOf(req) : undefined;
     if (caller === undefined) return unread(req, res, kept);
     // body-parser decodes zstd where Node's zlib has it (Node 24 on): the encodings taken stay the same on every Node.
     const encoding = req.headers['content-encoding']?.trim().toLowerCase();
@@ -99,33 +97,22 @@ export function jsonBody(limit: string, callerOf: (req: IncomingMessage) => obje
     done = started;
     // However its reading ends: a compressed body cut off never calls back (the decoder gets no end).
     req.once('close', done);
-    if (continueAsked.delete(res)) {
-      // Refused by its declared length, as body-parser would, but before it is sent (body-parser reads a body it refuses to its end).
-      if (tooLargeByLength(req, limitBytes)) return kept(Object.assign(new Error('request entity too large'), { type: 'entity.too.large', status: 413 }));
-      res.writeContinue();
-    }
-    return raw(req, res, kept);
+    const refused = inviteBody(res, () => headerRefusal(req, limitBytes));
+    return refused === undefined ? raw(req, res, kept) : kept(refused);
   };
 }
 
-const continueAsked = new WeakSet<ServerResponse>();
-
-/** Whether body-parser refuses the body by its declared length (413) without reading it: one not compressed, declared larger than the limit. */
-const tooLargeByLength = (req: IncomingMessage, limitBytes: number): boolean =>
-  (req.headers['content-encoding'] || 'identity').toLowerCase() === 'identity' && Number(req.headers['content-length']) > limitBytes;
-
 /**
- * A request that asks to be told before it sends its body (`Expect: 100-continue`) is told
- * (`100 Continue`) only when the edge reads it, not at once as Node would. A request
- * refused first (no token that authenticates, a type or encoding never read, one body too
- * many, a declared length past the limit) is answered without its body being sent, and
- * Node closes its connection.
+ * What a body is refused for from its request's headers alone, as reading it would refuse
+ * it (body-parser reads a body it refuses to its end): a declared length past the limit
+ * (not compressed: the limit counts decoded bytes), then a charset other than UTF-8.
  */
-export function continueWhenRead(server: Server, handle: (req: IncomingMessage, res: ServerResponse) => void): void {
-  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-    continueAsked.add(res);
-    handle(req, res);
-  });
+function headerRefusal(req: IncomingMessage, limitBytes: number): Error | undefined {
+  if ((req.headers['content-encoding'] || 'identity').toLowerCase() === 'identity' && Number(req.headers['content-length']) > limitBytes) {
+    return Object.assign(new Error('request entity too large'), { type: 'entity.too.large', status: 413 });
+  }
+  const charset = charsetOf(req.headers['content-type']);
+  return isUtf8Charset(charset) ? undefined : new UnsupportedCharset(charset);
 }
 
 /** How many bodies sent with one token the edge reads at once. */
@@ -169,7 +156,8 @@ export const bodyRefusalOf = (req: IncomingMessage): ApiError | undefined => bod
 
 /**
  * Whether the edge refused to read the request's body (its token had as many being read as
- * it may): what it sent is unknown. That is the edge's only 429; its other refusals read the body.
+ * it may): what it sent is unknown. That is the edge's only 429; its other refusals read
+ * the body or judge it by its headers.
  */
 export const bodyUnread = (req: IncomingMessage): boolean => bodyRefusals.get(req)?.status === 429;
 

@@ -3,7 +3,8 @@
 export { callerOn } from './auth.js';
 export { answerClientErrors, endConnection, hostRequired } from './client-error.js';
 export { cors } from './cors.js';
-export { continueWhenRead, errorEnvelope, jsonBody, requestLog, series, unknownPath, withEnvelope } from './edge.js';
+export { errorEnvelope, jsonBody, requestLog, series, unknownPath, withEnvelope } from './edge.js';
+export { continueWhenRead } from './continue.js';
 export { ApiError, messages } from './errors.js';
 export type { HandlerMap, Interceptor, OperationInput, Reply } from './handler.js';
 export { ShippingFeeStream, assumedOrderHandlers, chaosHeaderCheck, controlHandlers, coverageHandlers, faultHandlers, orderHandlers, rateHandlers, recoverHandlers, reportHandlers, requestHandlers, stateHandlers, webhookHandlers } from './handlers/index.js';

@@ -78,3 +78,27 @@ it('refuses a body declared larger than the body limit before inviting it', asyn
   expect(client.received()).not.toContain('100 Continue');
   expect(client.closed()).toBe(true);
 });
+
+it('refuses a body in a charset other than UTF-8 before inviting it', async () => {
+  const port = await start();
+  const client = await asking(port, `Authorization: Bearer ${TOKEN_A}\r\nContent-Type: application/json; charset=utf-16\r\n`, body);
+  await client.until(() => client.closed());
+  expect(client.received()).toMatch(/^HTTP\/1\.1 415 [^]*charset must be utf-8/);
+  expect(client.received()).not.toContain('100 Continue');
+});
+
+it('keeps the connection of a request without a body that asks to continue, as Node does', async () => {
+  const port = await start();
+  const socket = net.connect(port, '127.0.0.1');
+  sockets.push(socket);
+  let received = '';
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+  await new Promise((resolve) => socket.once('connect', resolve));
+  const request = `POST /__sandbox/reset HTTP/1.1\r\nHost: sandbox\r\nAuthorization: Bearer ${TOKEN_A}\r\nExpect: 100-continue\r\n\r\n`;
+  socket.write(request);
+  for (let i = 0; i < 200 && !/HTTP\/1\.1 [2-5]\d\d [^]*\r\n\r\n[^]*\}/.test(received); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  socket.write(request);
+  for (let i = 0; i < 200 && (received.match(/HTTP\/1\.1 [2-5]\d\d /g) ?? []).length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  expect(received.match(/HTTP\/1\.1 [2-5]\d\d /g)).toEqual(['HTTP/1.1 200 ', 'HTTP/1.1 200 ']);
+  expect(received).not.toMatch(/Connection: close/i);
+});
