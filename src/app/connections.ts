@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Logger } from 'pino';
 
 /** Marks a connection whose client sent a request before the answer to its last one (HTTP pipelining). */
 const PIPELINED = Symbol('pipelined');
@@ -15,13 +16,44 @@ type Connection = Socket & { _httpMessage?: Answer | null; [PIPELINED]?: true };
  */
 export const answerOn = (socket: Socket): Answer | null | undefined => (socket as Connection)._httpMessage;
 
-/** The server's open connections, each from its start to its close. */
-export function openConnections(server: Server): Set<Socket> {
+/**
+ * What a connection has not handed to the kernel yet. A large answer is one write, which
+ * `writableLength` counts whole until all of it is taken; libuv's `writeQueueSize` (an
+ * internal of the socket's handle) is what is left of the writes under way, so a slow
+ * reader's progress shows in it.
+ */
+const unwritten = (socket: Socket): number =>
+  socket.writableLength === 0 ? 0 : socket.writableLength + ((socket as Socket & { _handle?: { writeQueueSize?: number } })._handle?.writeQueueSize ?? 0);
+
+/** How long an answer may wait with nothing of it taken by its client before its connection is closed. */
+export const STALLED_ANSWER_MS = 60_000;
+
+/**
+ * The server's open connections, each from its start to its close. A connection whose
+ * client takes nothing of an answer for `stalledMs` (it does not read: the answer waits in
+ * memory, and so do those pipelined behind it) is closed and logged; a slow reader that
+ * takes some of it meanwhile, and a request still waiting for its answer, are left alone.
+ */
+export function openConnections(server: Server, logger?: Pick<Logger, 'warn'>, stalledMs = STALLED_ANSWER_MS): Set<Socket> {
   const connections = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
     connections.add(socket);
     socket.once('close', () => connections.delete(socket));
   });
+  const waited = new WeakMap<Socket, { bytes: number; since: number }>();
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const socket of connections) {
+      const bytes = unwritten(socket);
+      const last = waited.get(socket);
+      if (bytes === 0 || last?.bytes !== bytes) waited.set(socket, { bytes, since: now });
+      else if (now - last.since >= stalledMs) {
+        logger?.warn({ path: answerOn(socket)?.req?.url?.split('?')[0], remote: socket.remoteAddress, waiting_bytes: socket.writableLength }, `closed a connection whose client took nothing of its answer for ${stalledMs / 1000} s`);
+        socket.destroy();
+      }
+    }
+  }, Math.min(stalledMs / 4, 5_000)).unref();
+  server.once('close', () => clearInterval(sweep));
   return connections;
 }
 

@@ -252,7 +252,7 @@ export async function createSandbox(input: SandboxOptions = {}, { signal }: Star
     await storage.close();
     throw endedStart(error, signal, services.logger);
   });
-  const connections = openConnections(server);
+  const connections = openConnections(server, services.logger);
   void scheduler.runDue().finally(() => void scheduler.arm());
   // The webhook client loads once the sandbox listens, not during the start (nor at the first attempt).
   const loadWebhookClient = setImmediate(() => services.webhookTargets.warmUp());
