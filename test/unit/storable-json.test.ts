@@ -11,6 +11,7 @@ describe('storableJson', () => {
     ['half a surrogate pair, low, deep down', { a: [{ b: 'x\udc00' }] }],
     ['a backslash before u0000 as text', { path: 'C:\\u0000' }],
     ['undefined members', { a: undefined, b: 1 }],
+    ['a key __proto__ of a client body', JSON.parse('{"__proto__":{"x":1},"a":2}')],
   ];
 
   it.each(values)('writes %s as the storable value would be written', (_name, value) => {
@@ -21,6 +22,12 @@ describe('storableJson', () => {
     const text = storableJson({ ['k\u0000']: ['a\u0000', 'b\ud800', '\udfffc'] });
     expect(text).not.toMatch(/\\u0000|\\ud[89a-f]/i);
     expect(JSON.parse(text)).toEqual({ 'k\uFFFD': ['a\uFFFD', 'b\uFFFD', '\uFFFDc'] });
+  });
+
+  it("keeps a client body's key __proto__ whether or not the batch holds a NUL", () => {
+    const body = JSON.parse('{"__proto__":{"x":1},"a":"\\u0000"}') as unknown;
+    expect(JSON.parse(storableJson(body))).toEqual(JSON.parse('{"__proto__":{"x":1},"a":"\uFFFD"}'));
+    expect(storableJson(body)).toContain('"__proto__":{"x":1}');
   });
 
   it('keeps a whole surrogate pair (an emoji) as it is', () => {

@@ -29,7 +29,12 @@ export function storable<T>(value: T): T {
   if (Array.isArray(value)) return value.map(storable) as T;
   if (typeof value === 'object' && value !== null) {
     const out: Record<string, unknown> = {};
-    for (const [key, child] of Object.entries(value)) out[withoutNul(key)] = storable(child);
+    for (const [key, child] of Object.entries(value)) {
+      const clean = withoutNul(key);
+      // A key `__proto__` (JSON.parse makes it an own key) is kept as one, not taken as the copy's prototype.
+      if (clean === '__proto__') Object.defineProperty(out, clean, { value: storable(child), enumerable: true, writable: true, configurable: true });
+      else out[clean] = storable(child);
+    }
     return out as T;
   }
   return value;
