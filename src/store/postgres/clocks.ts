@@ -56,15 +56,17 @@ const CLOCK_WITH_SETTINGS = pointRead(
 );
 
 /**
- * CLOCK_WITH_SETTINGS and the client's order of an AWB (its `data`, `version` and `xmin` in a
- * row of its own, `kind` 'o'); its data is null when the row is the version the replica
- * holds ($4, $5: see RecentOrders).
+ * CLOCK_WITH_SETTINGS and the client's order of an AWB (its `data`, `version` and `stamp` in
+ * a row of its own, `kind` 'o'); its data is null when the row is the version the replica
+ * holds ($4, $5: see RecentOrders). The stamp is the row's xmin and the server's start:
+ * xmin counts from the same start in every new cluster (a database made anew or restored,
+ * a standby promoted), and behind PgBouncer a connection does not say which server it reaches.
  */
 const CLOCK_WITH_SETTINGS_AND_ORDER = pointRead(
-  `SELECT 'c' AS kind, ${CLOCK_COLUMNS}, NULL::jsonb AS data, NULL::integer AS version, NULL::text AS xmin FROM clocks WHERE client_id = ANY($1)
+  `SELECT 'c' AS kind, ${CLOCK_COLUMNS}, NULL::jsonb AS data, NULL::integer AS version, NULL::text AS stamp FROM clocks WHERE client_id = ANY($1)
    UNION ALL SELECT 's', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, data, version, NULL FROM client_settings WHERE client_id = $2
-   UNION ALL SELECT 'o', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, CASE WHEN version = $4 AND xmin::text = $5 THEN NULL ELSE data END, version, xmin::text
-     FROM orders WHERE awb = $3 AND client_id = $2`,
+   UNION ALL SELECT 'o', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, CASE WHEN version = $4 AND o.stamp = $5 THEN NULL ELSE data END, version, o.stamp
+     FROM orders, LATERAL (SELECT xmin::text || '@' || extract(epoch FROM pg_postmaster_start_time())::text AS stamp) AS o WHERE awb = $3 AND client_id = $2`,
 );
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -84,8 +86,7 @@ export class PgClocks implements SharedClockRepository {
 
   /** Lock connections that dropped: the locks they held went with them. */
   private readonly dropped = new WeakSet<pg.Client>();
-  /** The orders the requests' tracking reads read last (see RecentOrders). */
-  readonly recentOrders = new RecentOrders();
+  private readonly recentOrders = new RecentOrders();
 
   constructor(
     private readonly db: Db,
@@ -126,17 +127,17 @@ export class PgClocks implements SharedClockRepository {
   /** readWithSettings, and the client's order of `awb` (kept for the request's handler). */
   private async readWithOrder(clientId: string, prefetched: Prefetched, awb: string): Promise<KeptClocks> {
     const held = this.recentOrders.held(clientId, awb);
-    const { rows } = await this.db.query<ClockRow & { kind: 'c' | 's' | 'o'; data: unknown; version: number | null; xmin: string | null }>(CLOCK_WITH_SETTINGS_AND_ORDER, [
+    const { rows } = await this.db.query<ClockRow & { kind: 'c' | 's' | 'o'; data: unknown; version: number | null; stamp: string | null }>(CLOCK_WITH_SETTINGS_AND_ORDER, [
       [clientId, ''],
       clientId,
       awb,
       held.version,
-      held.xmin,
+      held.stamp,
     ]);
     const settings = rows.find((row) => row.kind === 's');
     prefetched.set(clientId, settings ? { data: settings.data as ClientSettings, version: settings.version! } : undefined);
     const row = rows.find((row) => row.kind === 'o');
-    const order = this.recentOrders.found(clientId, awb, row && { data: row.data as Order | null, version: row.version!, xmin: row.xmin! });
+    const order = this.recentOrders.found(clientId, awb, row && { data: row.data as Order | null, version: row.version!, stamp: row.stamp! });
     if (order !== undefined) this.keepOrder(awb, clientId, order);
     return keptOf(rows.filter((row) => row.kind === 'c'));
   }

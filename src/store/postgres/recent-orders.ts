@@ -4,30 +4,27 @@ import type { PreReadOrder } from './request-scope.js';
 /** How many orders a replica keeps of those its requests read last. */
 const KEPT = 1_000;
 
-/** A row version as PostgreSQL tells it apart: the order's `version`, and `xmin`, which every insert and update gives anew. */
+/**
+ * A row version as PostgreSQL tells it apart: the order's `version`, and a stamp of its
+ * `xmin` (which every insert and update gives anew) with the server's start (see the read).
+ */
 interface RowVersion {
   version: number;
-  xmin: string;
+  stamp: string;
 }
 
 /** What a read says it holds when it holds nothing: no row has version 0. */
-const NOTHING: RowVersion = { version: 0, xmin: '' };
+const NOTHING: RowVersion = { version: 0, stamp: '' };
 
 /**
  * The orders this replica's requests read last, each with the row version it was read at.
  * A read names the version it holds and is sent the order's data only when the row changed
  * since, so an order read again and again (a client polling its tracking) is neither
  * written out as JSON by PostgreSQL nor parsed here each time. Whichever replica changed
- * the row, the comparison is PostgreSQL's: what is kept is never served stale. Within one
- * database, that is: the replica forgets them all at each new connection of its pool.
+ * the row, the comparison is PostgreSQL's: what is kept is never served stale.
  */
 export class RecentOrders {
   private readonly kept = new Map<string, RowVersion & { data: Order }>();
-
-  /** Forgets every order: a row version says nothing across databases (xmin counts from the same start in each). */
-  forget(): void {
-    this.kept.clear();
-  }
 
   /** The row version held of the client's order `awb`, for the read to compare. */
   held(clientId: string, awb: string): RowVersion {
@@ -47,14 +44,14 @@ export class RecentOrders {
       return null;
     }
     if (row.data === null) {
-      if (kept?.version !== row.version || kept.xmin !== row.xmin) return undefined;
+      if (kept?.version !== row.version || kept.stamp !== row.stamp) return undefined;
       // The last read first out: a hit moves to the end.
       this.kept.delete(key);
       this.kept.set(key, kept);
       return { data: kept.data, version: kept.version };
     }
     this.kept.delete(key);
-    this.kept.set(key, { data: row.data, version: row.version, xmin: row.xmin });
+    this.kept.set(key, { data: row.data, version: row.version, stamp: row.stamp });
     if (this.kept.size > KEPT) this.kept.delete(this.kept.keys().next().value!);
     return { data: row.data, version: row.version };
   }

@@ -81,8 +81,6 @@ export class PostgresStorage implements Storage {
     this.jobs = new PgJobs(units.db);
     const replica = `replica_${process.pid}_${randomBytes(4).toString('hex')}`;
     this.sharedClocks = new PgClocks(units.outside, options.url, replica, (error) => this.reach.translate(error), scopes.arm, scopes.keepOrder);
-    // A new connection may reach another database (recreated or restored at the same address), whose rows may have the same versions.
-    pool.on('connect', () => this.sharedClocks.recentOrders.forget());
     this.listener = channelListener(options, this.notices, this.sharedClocks);
     this.signals = new PgSignals(options, (error) => this.reach.translate(error));
   }
