@@ -17,7 +17,8 @@ const asked = new WeakSet<ServerResponse>();
  */
 export function continueWhenRead(server: Server, handle: (req: IncomingMessage, res: ServerResponse) => void): void {
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-    if (declaresBody(req)) asked.add(res);
+    // `Content-Length: 0` is no body to invite, though body-parser reads it.
+    if (declaresBody(req) && Number.parseInt(req.headers['content-length'] ?? '', 10) !== 0) asked.add(res);
     else res.writeContinue();
     handle(req, res);
   });
