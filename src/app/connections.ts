@@ -17,13 +17,11 @@ type Connection = Socket & { _httpMessage?: Answer | null; [PIPELINED]?: true };
 export const answerOn = (socket: Socket): Answer | null | undefined => (socket as Connection)._httpMessage;
 
 /**
- * What a connection has not handed to the kernel yet. A large answer is one write, which
- * `writableLength` counts whole until all of it is taken; libuv's `writeQueueSize` (an
- * internal of the socket's handle) is what is left of the writes under way, so a slow
- * reader's progress shows in it.
+ * What is left of the writes under way on a connection, as libuv counts it (`writeQueueSize`,
+ * an internal of the socket's handle): a large answer is one write, which `writableLength`
+ * counts whole until all of it is taken, so a slow reader's progress shows only here.
  */
-const unwritten = (socket: Socket): number =>
-  socket.writableLength === 0 ? 0 : socket.writableLength + ((socket as Socket & { _handle?: { writeQueueSize?: number } })._handle?.writeQueueSize ?? 0);
+const queuedOf = (socket: Socket): number | undefined => (socket as Socket & { _handle?: { writeQueueSize?: number } | null })._handle?.writeQueueSize;
 
 /** How long an answer may wait with nothing of it taken by its client before its connection is closed. */
 export const STALLED_ANSWER_MS = 60_000;
@@ -33,6 +31,10 @@ export const STALLED_ANSWER_MS = 60_000;
  * client takes nothing of an answer for `stalledMs` (it does not read: the answer waits in
  * memory, and so do those pipelined behind it) is closed and logged; a slow reader that
  * takes some of it meanwhile, and a request still waiting for its answer, are left alone.
+ * Progress shows when the kernel takes more of the answer, every few hundred KB a reader
+ * takes on a local network: one reading an answer larger than the kernel's buffers slower
+ * than about 10 KB/s looks stalled. A sweep that comes late (the process was stopped or
+ * blocked) starts every connection's wait again rather than close them all.
  */
 export function openConnections(server: Server, logger?: Pick<Logger, 'warn'>, stalledMs = STALLED_ANSWER_MS): Set<Socket> {
   const connections = new Set<Socket>();
@@ -40,19 +42,29 @@ export function openConnections(server: Server, logger?: Pick<Logger, 'warn'>, s
     connections.add(socket);
     socket.once('close', () => connections.delete(socket));
   });
-  const waited = new WeakMap<Socket, { bytes: number; since: number }>();
+  const waited = new WeakMap<Socket, { length: number; queued: number | undefined; since: number }>();
+  const every = Math.min(stalledMs / 4, 5_000);
+  let swept = performance.now();
   const sweep = setInterval(() => {
-    const now = Date.now();
+    const now = performance.now();
+    const late = now - swept > 2 * every;
+    swept = now;
     for (const socket of connections) {
-      const bytes = unwritten(socket);
+      const length = socket.writableLength;
+      if (length === 0) {
+        waited.delete(socket);
+        continue;
+      }
+      const queued = queuedOf(socket);
       const last = waited.get(socket);
-      if (bytes === 0 || last?.bytes !== bytes) waited.set(socket, { bytes, since: now });
+      if (late || last?.length !== length || last.queued !== queued) waited.set(socket, { length, queued, since: now });
       else if (now - last.since >= stalledMs) {
-        logger?.warn({ path: answerOn(socket)?.req?.url?.split('?')[0], remote: socket.remoteAddress, waiting_bytes: socket.writableLength }, `closed a connection whose client took nothing of its answer for ${stalledMs / 1000} s`);
+        const path = answerOn(socket)?.req?.url?.split('?')[0];
+        logger?.warn({ path, remote: socket.remoteAddress, waiting_bytes: queued || length }, `closed a connection whose client took nothing of its answer for ${stalledMs / 1000} s`);
         socket.destroy();
       }
     }
-  }, Math.min(stalledMs / 4, 5_000)).unref();
+  }, every).unref();
   server.once('close', () => clearInterval(sweep));
   return connections;
 }

@@ -4,7 +4,7 @@ import { afterEach, expect, it } from 'vitest';
 import { openConnections } from '../../src/app/connections.js';
 
 // A client that asks for answers and never reads them: each answer waits in the server's memory.
-const STALLED_MS = 600;
+const STALLED_MS = 1_500;
 
 let server: Server | undefined;
 const sockets: net.Socket[] = [];
