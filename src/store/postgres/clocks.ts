@@ -55,6 +55,9 @@ const CLOCK_WITH_SETTINGS = pointRead(
    UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, data, version FROM client_settings WHERE client_id = $2`,
 );
 
+/** An order row's stamp: its xmin and the server's start (see CLOCK_WITH_SETTINGS_AND_ORDER). */
+const STAMP = `xmin::text || '@' || extract(epoch FROM pg_postmaster_start_time())::text`;
+
 /**
  * CLOCK_WITH_SETTINGS and the client's order of an AWB (its `data`, `version` and `stamp` in
  * a row of its own, `kind` 'o'); its data is null when the row is the version the replica
@@ -65,8 +68,8 @@ const CLOCK_WITH_SETTINGS = pointRead(
 const CLOCK_WITH_SETTINGS_AND_ORDER = pointRead(
   `SELECT 'c' AS kind, ${CLOCK_COLUMNS}, NULL::jsonb AS data, NULL::integer AS version, NULL::text AS stamp FROM clocks WHERE client_id = ANY($1)
    UNION ALL SELECT 's', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, data, version, NULL FROM client_settings WHERE client_id = $2
-   UNION ALL SELECT 'o', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, CASE WHEN version = $4 AND o.stamp = $5 THEN NULL ELSE data END, version, o.stamp
-     FROM orders, LATERAL (SELECT xmin::text || '@' || extract(epoch FROM pg_postmaster_start_time())::text AS stamp) AS o WHERE awb = $3 AND client_id = $2`,
+   UNION ALL SELECT 'o', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, CASE WHEN version = $4 AND ${STAMP} = $5 THEN NULL ELSE data END, version, ${STAMP}
+     FROM orders WHERE awb = $3 AND client_id = $2`,
 );
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
