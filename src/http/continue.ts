@@ -4,6 +4,9 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 export const declaresBody = (req: IncomingMessage): boolean =>
   req.headers['transfer-encoding'] !== undefined || !Number.isNaN(Number.parseInt(req.headers['content-length'] ?? '', 10));
 
+/** Whether a request has a body to invite: one body-parser reads, other than `Content-Length: 0` (which it reads, though nothing is to be sent). */
+const bodyToInvite = (req: IncomingMessage): boolean => declaresBody(req) && Number.parseInt(req.headers['content-length'] ?? '', 10) !== 0;
+
 /** The answers whose request asked to be told before it sends its body, and was not told yet. */
 const asked = new WeakSet<ServerResponse>();
 
@@ -17,8 +20,7 @@ const asked = new WeakSet<ServerResponse>();
  */
 export function continueWhenRead(server: Server, handle: (req: IncomingMessage, res: ServerResponse) => void): void {
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-    // `Content-Length: 0` is no body to invite, though body-parser reads it.
-    if (declaresBody(req) && Number.parseInt(req.headers['content-length'] ?? '', 10) !== 0) asked.add(res);
+    if (bodyToInvite(req)) asked.add(res);
     else res.writeContinue();
     handle(req, res);
   });

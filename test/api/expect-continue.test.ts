@@ -1,38 +1,20 @@
-import net from 'node:net';
-import { afterEach, expect, it } from 'vitest';
-import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
+import { expect, it } from 'vitest';
 import { createRequest } from '../support/orders.js';
+import { rawSandbox } from '../support/raw-sandbox.js';
 import { TOKEN_A } from '../support/sandbox.js';
-import { databaseFor, onPostgres, releaseDatabase } from '../support/store-kind.js';
 
 // A client that sends `Expect: 100-continue` (curl does for large bodies) waits for `100 Continue` before its body.
 
-let sandbox: Sandbox | undefined;
-let database: string | undefined;
-const sockets: net.Socket[] = [];
-
-afterEach(async () => {
-  for (const s of sockets.splice(0)) s.destroy();
-  await sandbox?.close();
-  if (database) await releaseDatabase(database);
-});
-
-async function start(): Promise<number> {
-  database = onPostgres ? (await databaseFor(undefined)).url : undefined;
-  sandbox = await createSandbox({ host: '127.0.0.1', port: 0, clock: 'manual', logLevel: 'silent', tokens: [TOKEN_A], ...(database ? { databaseUrl: database } : {}) });
-  return Number(new URL(sandbox.url).port);
-}
+const raw = rawSandbox();
+const start = (): Promise<number> => raw.start({ tokens: [TOKEN_A] });
 
 /** A connection that has sent a create's headers asking to continue, and what came back on it so far. */
 async function asking(port: number, headers: string, body: string) {
-  const socket = net.connect(port, '127.0.0.1');
-  sockets.push(socket);
-  socket.on('error', () => undefined);
+  const socket = await raw.connect(port);
   let received = '';
   let closed = false;
   socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
   socket.on('close', () => (closed = true));
-  await new Promise((resolve) => socket.once('connect', resolve));
   socket.write(`POST /v1/order HTTP/1.1\r\nHost: sandbox\r\n${headers}Expect: 100-continue\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`);
   const until = async (done: () => boolean): Promise<string> => {
     for (let i = 0; i < 200 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -89,11 +71,9 @@ it('refuses a body in a charset other than UTF-8 before inviting it', async () =
 
 it('keeps the connection of a request without a body that asks to continue, as Node does', async () => {
   const port = await start();
-  const socket = net.connect(port, '127.0.0.1');
-  sockets.push(socket);
+  const socket = await raw.connect(port);
   let received = '';
   socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
-  await new Promise((resolve) => socket.once('connect', resolve));
   // Without a length, then with `Content-Length: 0` (which body-parser reads, though there is nothing to invite).
   const request = (length: string) => `POST /__sandbox/reset HTTP/1.1\r\nHost: sandbox\r\nAuthorization: Bearer ${TOKEN_A}\r\n${length}Expect: 100-continue\r\n\r\n`;
   socket.write(request(''));

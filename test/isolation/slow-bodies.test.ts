@@ -1,37 +1,21 @@
-import net from 'node:net';
+import type net from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { afterEach, expect, it } from 'vitest';
-import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
+import { expect, it } from 'vitest';
 import { MAX_BODIES_READING } from '../../src/http/edge.js';
 import { createRequest } from '../support/orders.js';
+import { rawSandbox } from '../support/raw-sandbox.js';
 import { TOKEN_A, TOKEN_B } from '../support/sandbox.js';
-import { databaseFor, onPostgres, releaseDatabase } from '../support/store-kind.js';
 
-let sandbox: Sandbox | undefined;
-let database: string | undefined;
-const sockets: net.Socket[] = [];
-
-afterEach(async () => {
-  for (const s of sockets.splice(0)) s.destroy();
-  await sandbox?.close();
-  if (database) await releaseDatabase(database);
-});
+const raw = rawSandbox();
 
 const READER = 'token-client-a-reader';
 
-async function start(): Promise<number> {
-  database = onPostgres ? (await databaseFor(undefined)).url : undefined;
-  const clients = [{ token: TOKEN_A, id: 'client-a' }, { token: READER, id: 'client-a', role: 'read_only' as const }, { token: TOKEN_B, id: 'client-b' }];
-  sandbox = await createSandbox({ host: '127.0.0.1', port: 0, clock: 'manual', logLevel: 'silent', clients, ...(database ? { databaseUrl: database } : {}) });
-  return Number(new URL(sandbox.url).port);
-}
+const start = (): Promise<number> =>
+  raw.start({ clients: [{ token: TOKEN_A, id: 'client-a' }, { token: READER, id: 'client-a', role: 'read_only' }, { token: TOKEN_B, id: 'client-b' }] });
 
 /** A create of `token` whose headers and first bytes of body are sent, and the rest never (gzip: all but its last 8 bytes). */
 async function heldBody(port: number, token: string, { gzip = false } = {}): Promise<net.Socket> {
-  const socket = net.connect(port, '127.0.0.1');
-  sockets.push(socket);
-  socket.on('error', () => undefined);
-  await new Promise((resolve) => socket.once('connect', resolve));
+  const socket = await raw.connect(port);
   const body = gzip ? gzipSync(JSON.stringify(createRequest(1))) : Buffer.from('{');
   const length = gzip ? body.length : 100_000;
   socket.write(`POST /v1/order HTTP/1.1\r\nHost: sandbox\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n${gzip ? 'Content-Encoding: gzip\r\n' : ''}Content-Length: ${length}\r\n\r\n`);
@@ -40,10 +24,10 @@ async function heldBody(port: number, token: string, { gzip = false } = {}): Pro
 }
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
-const reportItems = async (): Promise<unknown> => (await fetch(`${sandbox!.url}/__sandbox/report`, { headers: { authorization: `Bearer ${TOKEN_A}` } }).then((r) => r.json() as Promise<{ items: unknown }>)).items;
+const reportItems = async (): Promise<unknown> => (await fetch(`${raw.sandbox.url}/__sandbox/report`, { headers: { authorization: `Bearer ${TOKEN_A}` } }).then((r) => r.json() as Promise<{ items: unknown }>)).items;
 
 const create = (token: string) =>
-  fetch(`${sandbox!.url}/v1/order`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(createRequest(1)) });
+  fetch(`${raw.sandbox.url}/v1/order`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(createRequest(1)) });
 
 it("refuses a token's request body past the bodies it is already sending at once, unread, with a 429 that closes its connection, and serves other clients meanwhile", async () => {
   const port = await start();
@@ -77,7 +61,7 @@ it("refuses a token's request body past the bodies it is already sending at once
   expect((await create(TOKEN_A)).status).toBe(201);
 
   // The refusal is in the client's request journal, as a 429 of createOrder.
-  const journal = await fetch(`${sandbox!.url}/__sandbox/requests?operation_id=createOrder`, { headers: { authorization: `Bearer ${TOKEN_A}` } }).then((r) => r.json() as Promise<{ requests: Array<{ status: number }> }>);
+  const journal = await fetch(`${raw.sandbox.url}/__sandbox/requests?operation_id=createOrder`, { headers: { authorization: `Bearer ${TOKEN_A}` } }).then((r) => r.json() as Promise<{ requests: Array<{ status: number }> }>);
   expect(journal.requests.map((e) => e.status).sort()).toEqual([201, 429, 429]);
 });
 
