@@ -14,6 +14,7 @@ export { mountSpec } from './mount.js';
 export { dashboardModule, docsModule } from './pages/index.js';
 export { MAX_HELD_PER_CLIENT, faultInterceptor, preferInterceptor } from './pipeline/index.js';
 export { clientRateLimit } from './rate-limit.js';
+export { noteOfResponse } from './response-notes.js';
 export { ROUTES, accessOf, routedHandlers } from './routes.js';
 export type { Access, Route, SpecName } from './routes.js';
 export { checkAdminOnly } from './roles.js';

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Response } from 'express';
 
 export { declaredPlainLength, type ServedRequest } from '../requests/index.js';
@@ -9,7 +10,7 @@ interface ResponseNote {
   error?: unknown;
 }
 
-const notes = new WeakMap<Response, ResponseNote>();
+const notes = new WeakMap<ServerResponse, ResponseNote>();
 
 const noteOf = (res: Response): ResponseNote => {
   let note = notes.get(res);
@@ -27,4 +28,4 @@ export function noteFailure(res: Response, error: unknown): void {
   noteOf(res).error = error;
 }
 
-export const noteOfResponse = (res: Response): Readonly<ResponseNote> => notes.get(res) ?? {};
+export const noteOfResponse = (res: ServerResponse): Readonly<ResponseNote> => notes.get(res) ?? {};
