@@ -231,7 +231,7 @@ export async function createSandbox(input: SandboxOptions = {}, { signal }: Star
       res.end(JSON.stringify(new ApiError(503, messages.stopping).toEnvelope()));
     };
     const s = createServer({ maxHeaderSize: options.maxHeaderSize, requireHostHeader: false, headersTimeout: 60_000, requestTimeout: 300_000 }, handle);
-    answerClientErrors(s, options.maxHeaderSize);
+    answerClientErrors(s, options.maxHeaderSize, services.logger);
     continueWhenRead(s, handle);
     // Node hands every request with an Upgrade header here, and no longer watches the socket's errors.
     s.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {

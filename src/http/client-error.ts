@@ -1,6 +1,8 @@
 import type { RequestHandler } from 'express';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
 import { domainMessages } from '../shared/index.js';
 import { ApiError, type ErrorEnvelope } from './errors.js';
 import { sendError } from './respond.js';
@@ -60,11 +62,15 @@ function answer(status: number, message: string, head: boolean, errors: ErrorEnv
  * NUL bytes or other invalid characters, a malformed request line, a bad Content-Length),
  * naming the part where the parser says which, a CONNECT (400), and those with an
  * `Expect` other than `100-continue` (417), with the error envelope instead of Node's
- * bare status line or a closed connection.
+ * bare status line or a closed connection. Each has a log line, as a request the app
+ * answers has (`request refused before the app`): its status, what was refused (the
+ * parser's error code, the method CONNECT, the expectation) and the client's address (no
+ * path or client: neither was read).
  *
- * @example answerClientErrors(server, 16384)
+ * @example answerClientErrors(server, 16384, logger)
  */
-export function answerClientErrors(server: Server, maxHeaderSize: number): void {
+export function answerClientErrors(server: Server, maxHeaderSize: number, logger?: Pick<Logger, 'info'>): void {
+  const refused = (status: number, socket: Duplex, fields: Record<string, unknown>): void => logger?.info({ status, ...fields, remote: (socket as Socket).remoteAddress }, 'request refused before the app');
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     // A response already on its way (keep-alive, pipelining) cannot be followed by another status line.
     const busy = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
@@ -76,15 +82,18 @@ export function answerClientErrors(server: Server, maxHeaderSize: number): void 
     const message = status === 431 ? clientErrorMessages.headersTooLarge(maxHeaderSize) : status === 408 ? clientErrorMessages.timeout : clientErrorMessages.malformed;
     const head = (error as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
     const named = status === 408 ? undefined : parserErrors[error.code ?? ''];
+    refused(status, socket, { code: error.code });
     endConnection(socket, answer(status, message, head, named ? [named] : []));
   });
   // A CONNECT is a proxy's method: without a listener Node closes the connection without a word.
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
     socket.on('error', () => socket.destroy());
+    refused(400, socket, { method: 'CONNECT' });
     endConnection(socket, answer(400, clientErrorMessages.connect, false, [{ field: 'method', message: 'must not be CONNECT' }]));
   });
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     const body = JSON.stringify({ success: false, message: clientErrorMessages.expectation(String(req.headers.expect)), errors: [{ field: 'header.expect', message: 'must be 100-continue or absent' }] } satisfies ErrorEnvelope);
+    refused(417, req.socket, { expect: String(req.headers.expect).slice(0, 64) });
     res.writeHead(417, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(req.method === 'HEAD' ? undefined : body);
   });
 }

@@ -1,9 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import zlib from 'node:zlib';
 import supertest from 'supertest';
 import { createSandbox } from '../../src/app/sandbox.js';
+import { answerClientErrors } from '../../src/http/client-error.js';
 import { createRequest } from '../support/orders.js';
 import { expectMatchesSpec, testSandbox, TOKEN_A, type TestSandbox } from '../support/sandbox.js';
 
@@ -351,6 +352,30 @@ describe('a request Node\'s parser refuses (a real server)', () => {
       expect((await fetch(`${server.url}/__sandbox/health`)).status).toBe(200);
     } finally {
       await server.close();
+    }
+  });
+
+  it('logs each request it refuses before the app (no path or client was read): its status, what was refused and the address', async () => {
+    const lines: Array<[Record<string, unknown>, string]> = [];
+    // Node's timeouts shortened, and checked every 50 ms rather than every 30 s.
+    const server = createServer({ headersTimeout: 200, requestTimeout: 300, connectionsCheckingInterval: 50, requireHostHeader: false }, (_req, res) => res.end('ok'));
+    answerClientErrors(server, 16384, { info: (fields: Record<string, unknown>, message: string) => void lines.push([fields, message]) } as never);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      expect((await rawExchange(url, 'FOO /v1/order HTTP/1.1\r\nHost: x\r\n\r\n')).status).toBe(400);
+      expect((await rawExchange(url, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com\r\n\r\n')).status).toBe(400);
+      expect((await rawExchange(url, 'GET /v1/couriers HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\n\r\n')).status).toBe(417);
+      expect((await rawExchange(url, 'GET /v1/couriers HTTP/1.1\r\nHost: x\r\n')).status).toBe(408); // its headers never end
+      const remote = '127.0.0.1';
+      expect(lines).toEqual([
+        [{ status: 400, code: 'HPE_INVALID_METHOD', remote }, 'request refused before the app'],
+        [{ status: 400, method: 'CONNECT', remote }, 'request refused before the app'],
+        [{ status: 417, expect: 'teapot', remote }, 'request refused before the app'],
+        [{ status: 408, code: 'ERR_HTTP_REQUEST_TIMEOUT', remote }, 'request refused before the app'],
+      ]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 
