@@ -27,48 +27,30 @@ const queuedOf = (socket: Socket): number | undefined => (socket as Socket & { _
 /** How long an answer may wait with nothing of it taken by its client before its connection is closed. */
 export const STALLED_ANSWER_MS = 60_000;
 
-/** How many bytes the answers waiting for their clients may hold in all before the connections whose clients took nothing longest are closed. */
-export const WAITING_ANSWERS_BYTES = 256 * 1024 * 1024;
-
 /**
  * The server's open connections, each from its start to its close. A connection whose
  * client takes nothing of an answer for `stalledMs` (it does not read: the answer waits in
  * memory, and so do those pipelined behind it) is closed and logged (with the answer's path
- * and client: behind a proxy, the address is the proxy's); a slow reader that takes some of
- * it meanwhile, and a request still waiting for its answer, are left alone. Progress shows
- * when the kernel takes more of the answer, every few hundred KB a reader takes on a local
- * network: one reading an answer larger than the kernel's buffers slower than about 10 KB/s
- * looks stalled. A sweep that comes late (the process was stopped or blocked) starts every
- * connection's wait again rather than close them all.
- *
- * A client that takes a little of each answer now and then is never stalled that long, so
- * the answers waiting in all are bounded too: past `waitingBytes`, the connections whose
- * clients took nothing since the sweep before are closed, those that took nothing longest
- * first, until the rest fit.
+ * and client: behind a proxy, the address is the proxy's); a slow reader that
+ * takes some of it meanwhile, and a request still waiting for its answer, are left alone.
+ * Progress shows when the kernel takes more of the answer, every few hundred KB a reader
+ * takes on a local network: one reading an answer larger than the kernel's buffers slower
+ * than about 10 KB/s looks stalled. A sweep that comes late (the process was stopped or
+ * blocked) starts every connection's wait again rather than close them all.
  */
-export function openConnections(server: Server, logger?: Pick<Logger, 'warn'>, { stalledMs = STALLED_ANSWER_MS, waitingBytes = WAITING_ANSWERS_BYTES } = {}): Set<Socket> {
+export function openConnections(server: Server, logger?: Pick<Logger, 'warn'>, stalledMs = STALLED_ANSWER_MS): Set<Socket> {
   const connections = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
     connections.add(socket);
     socket.once('close', () => connections.delete(socket));
   });
   const waited = new WeakMap<Socket, { length: number; queued: number | undefined; since: number }>();
-  const close = (socket: Socket, waitedMs: number, why = ''): void => {
-    const answer = answerOn(socket);
-    const path = answer?.req?.url?.split('?')[0];
-    const client = answer ? noteOfResponse(answer).clientId : undefined;
-    const queued = queuedOf(socket);
-    logger?.warn({ path, client, remote: socket.remoteAddress, waiting_bytes: queued || socket.writableLength }, `closed a connection whose client took nothing of its answer for ${Number((waitedMs / 1000).toFixed(1))} s${why}`);
-    socket.destroy();
-  };
   const every = Math.min(stalledMs / 4, 5_000);
   let swept = performance.now();
   const sweep = setInterval(() => {
     const now = performance.now();
     const late = now - swept > 2 * every;
     swept = now;
-    let waiting = 0;
-    const still: Array<{ socket: Socket; since: number; length: number }> = [];
     for (const socket of connections) {
       const length = socket.writableLength;
       if (length === 0) {
@@ -79,16 +61,12 @@ export function openConnections(server: Server, logger?: Pick<Logger, 'warn'>, {
       const last = waited.get(socket);
       if (late || last?.length !== length || last.queued !== queued) waited.set(socket, { length, queued, since: now });
       else if (now - last.since >= stalledMs) {
-        close(socket, stalledMs);
-        continue;
-      } else still.push({ socket, since: last.since, length });
-      waiting += length;
-    }
-    if (waiting <= waitingBytes) return;
-    for (const { socket, since, length } of still.sort((a, b) => a.since - b.since)) {
-      close(socket, now - since, `: answers waiting for their clients held more than ${Math.round(waitingBytes / 1024 / 1024)} MB`);
-      waiting -= length;
-      if (waiting <= waitingBytes) break;
+        const answer = answerOn(socket);
+        const path = answer?.req?.url?.split('?')[0];
+        const client = answer ? noteOfResponse(answer).clientId : undefined;
+        logger?.warn({ path, client, remote: socket.remoteAddress, waiting_bytes: queued || length }, `closed a connection whose client took nothing of its answer for ${stalledMs / 1000} s`);
+        socket.destroy();
+      }
     }
   }, every).unref();
   server.once('close', () => clearInterval(sweep));

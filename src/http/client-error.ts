@@ -91,9 +91,12 @@ export function answerClientErrors(server: Server, maxHeaderSize: number, logger
     refused(400, socket, { method: 'CONNECT' });
     endConnection(socket, answer(400, clientErrorMessages.connect, false, [{ field: 'method', message: 'must not be CONNECT' }]));
   });
+  // Node asks about each request pipelined behind a 417 too, though the connection closes after the first answer: one line per connection.
+  const refusedExpectation = new WeakSet<object>();
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     const body = JSON.stringify({ success: false, message: clientErrorMessages.expectation(String(req.headers.expect)), errors: [{ field: 'header.expect', message: 'must be 100-continue or absent' }] } satisfies ErrorEnvelope);
-    refused(417, req.socket, { expect: String(req.headers.expect).slice(0, 64) });
+    if (!refusedExpectation.has(req.socket)) refused(417, req.socket, { expect: String(req.headers.expect).slice(0, 64) });
+    refusedExpectation.add(req.socket);
     res.writeHead(417, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(req.method === 'HEAD' ? undefined : body);
   });
 }

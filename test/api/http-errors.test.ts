@@ -365,7 +365,8 @@ describe('a request Node\'s parser refuses (a real server)', () => {
     try {
       expect((await rawExchange(url, 'FOO /v1/order HTTP/1.1\r\nHost: x\r\n\r\n')).status).toBe(400);
       expect((await rawExchange(url, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com\r\n\r\n')).status).toBe(400);
-      expect((await rawExchange(url, 'GET /v1/couriers HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\n\r\n')).status).toBe(417);
+      // Three pipelined: one answer, as the connection closes after it, and one line.
+      expect((await rawExchange(url, 'GET /v1/couriers HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\n\r\n'.repeat(3))).status).toBe(417);
       expect((await rawExchange(url, 'GET /v1/couriers HTTP/1.1\r\nHost: x\r\n')).status).toBe(408); // its headers never end
       const remote = '127.0.0.1';
       expect(lines).toEqual([
