@@ -64,8 +64,9 @@ function answer(status: number, message: string, head: boolean, errors: ErrorEnv
  * `Expect` other than `100-continue` (417), with the error envelope instead of Node's
  * bare status line or a closed connection. Each has a log line, as a request the app
  * answers has (`request refused before the app`): its status, what was refused (the
- * parser's error code, the method CONNECT, the expectation) and the client's address (no
- * path or client: neither was read).
+ * parser's error code, the method CONNECT, the expectation) and the client's address, no
+ * path or client (the parser gave up or the headers came late before either was known). A
+ * body that timed out (408) has that line and its request's own, `"aborted": true`.
  *
  * @example answerClientErrors(server, 16384, logger)
  */
