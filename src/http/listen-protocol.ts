@@ -1,4 +1,4 @@
-/** The listen protocol's server side: its bounds and timings, one listener's connection, the messages and the handshake's checks. */
+/** The listen protocol's server side: its bounds and timings, one listener's connection, its messages and the checks of a session's request (the handshake's are in listen-handshake.ts). */
 import type { Duplex } from 'node:stream';
 import type { RawData, WebSocket } from 'ws';
 import type { Client } from '../clients/index.js';
@@ -35,6 +35,12 @@ export { HANDOFF_CUT } from '../webhooks/index.js';
 /** How long a replica waits for another to say it holds a listener (the endpoint listing). */
 export const WHO_MS = 300;
 
+/**
+ * How many messages a listener may send beyond one per attempt it was sent (room for a
+ * later CLI's messages of other types): each message is parsed on the event loop every
+ * partner shares, and a listener has nothing to say but its results.
+ */
+export const MESSAGES_BEYOND_ATTEMPTS = 16;
 /** Bytes waiting to go to a listener above which an attempt fails at once as congested (and is retried). */
 export const LISTEN_CONGESTED_BYTES = 1024 * 1024;
 /** How much longer than the webhook timeout the relay waits for a listener's answer. */
@@ -50,6 +56,7 @@ export const CLOSE = {
   disabled: { code: 4003, reason: 'listener endpoint disabled (a 410 Gone, or the API): fix the receiver, then start listen again' },
   stopping: { code: 1001, reason: 'the sandbox is stopping' },
   malformed: { code: 1008, reason: 'malformed message' },
+  chatty: { code: 1008, reason: 'more messages than attempts sent to it' },
 } as const;
 
 interface Waiting {
@@ -73,32 +80,37 @@ export class Connection {
     readonly session?: string,
   ) {}
 
-  /** A malformed message came: the connection is closing with 1008. */
+  /** A malformed message came, or one too many: the connection is closing with 1008. */
   private malformed = false;
+  /** Messages the listener sent. */
+  private heard = 0;
 
   attemptId(): string {
     return `att_${++this.next}`;
   }
 
   /**
-   * A message of the listener: a result settles its attempt; false when it is malformed
-   * (the connection is then closed with 1008, and what else arrived before the close is
-   * not parsed: each such frame could cost the event loop).
+   * A message of the listener: a result settles its attempt. A message that is malformed,
+   * or more than MESSAGES_BEYOND_ATTEMPTS beyond the attempts sent, closes the connection
+   * with 1008, and what else arrived before the close is not parsed (each such frame could
+   * cost the event loop).
    */
-  received(data: RawData, isBinary: boolean): boolean {
-    if (this.malformed) return true;
-    const result = isBinary ? undefined : resultOf(data);
+  received(data: RawData, isBinary: boolean): void {
+    if (this.malformed) return;
+    this.heard += 1;
+    const chatty = this.heard > this.next + MESSAGES_BEYOND_ATTEMPTS;
+    const result = chatty || isBinary ? undefined : resultOf(data);
     if (!result) {
       this.malformed = true;
-      return false;
+      const close = chatty ? CLOSE.chatty : CLOSE.malformed;
+      return this.ws.close(close.code, close.reason);
     }
-    if (result === 'ignored') return true;
+    if (result === 'ignored') return;
     const w = this.waiting.get(result.id);
-    if (!w) return true;
+    if (!w) return;
     this.waiting.delete(result.id);
     const { id: _id, ...outcome } = result;
     w.resolve({ ...outcome, duration_ms: outcome.duration_ms ?? Math.round(performance.now() - w.started) });
-    return true;
   }
 
   /** Every attempt still out ends with this outcome (the connection went). */
@@ -148,6 +160,8 @@ type Result = { id: string } & Omit<RelayResult, 'duration_ms'> & { duration_ms:
 
 /** The deepest nesting a listener's message may have: a result is one object of scalars (2 leaves room for a field the CLI may add). */
 const MESSAGE_DEPTH = 2;
+/** The most commas outside strings a listener's message may have: a result has seven fields (32 leaves room for more). */
+const MESSAGE_COMMAS = 32;
 
 /**
  * A listener's message: a checked `result`, 'ignored' for a well-formed message of
@@ -157,8 +171,8 @@ export function resultOf(data: RawData): Result | 'ignored' | undefined {
   let message: unknown;
   try {
     const bytes = Buffer.isBuffer(data) ? data : Buffer.concat(data as Buffer[]);
-    // A result is one flat object: a deeply nested message (64 KiB of `[`) costs milliseconds to parse, and one partner's listener sending them would hold every partner's requests.
-    checkRawDepth(bytes, MESSAGE_DEPTH);
+    // A result is one flat object of a few fields: a deeply nested or a wide message (64 KiB of `[`, or of keys) costs milliseconds to parse, and one partner's listener sending them would hold every partner's requests.
+    checkRawDepth(bytes, MESSAGE_DEPTH, MESSAGE_COMMAS);
     message = JSON.parse(bytes.toString('utf8'));
   } catch {
     return undefined;
@@ -223,21 +237,6 @@ export function targetOf(req: IncomingMessage): URL | ApiError {
   } catch {
     return new ApiError(400, 'The request target is not a valid URL.', [{ field: 'url', message: 'must be a path such as /__sandbox/listen?name=laptop' }]);
   }
-}
-
-/** The answer to a request of LISTEN_PATH without its upgrade: the 400 naming the header. */
-export const withoutUpgrade = (): ApiError => new ApiError(400, 'GET /__sandbox/listen opens a WebSocket: send Upgrade: websocket.', [{ field: 'header.upgrade', message: 'must be "websocket"' }]);
-
-/** A Sec-WebSocket-Key as RFC 6455 has it (the base64 of 16 bytes), the check the WebSocket library makes. */
-const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/;
-
-/** The WebSocket handshake's own checks, made before anything is written: throws the 400 naming the header (or the method). */
-export function checkHandshake(req: IncomingMessage): void {
-  if (req.headers.upgrade?.toLowerCase() !== 'websocket') throw withoutUpgrade();
-  if (req.method !== 'GET') throw new ApiError(400, 'A listen session opens with GET /__sandbox/listen.', [{ field: 'method', message: 'must be GET' }]);
-  if (!WEBSOCKET_KEY.test(req.headers['sec-websocket-key'] ?? '')) throw new ApiError(400, 'GET /__sandbox/listen opens a WebSocket: send a Sec-WebSocket-Key (the base64 of 16 random bytes).', [{ field: 'header.sec-websocket-key', message: 'must be the base64 of 16 bytes' }]);
-  const version = req.headers['sec-websocket-version'];
-  if (version !== '13' && version !== '8') throw new ApiError(400, 'GET /__sandbox/listen opens a WebSocket: send Sec-WebSocket-Version: 13.', [{ field: 'header.sec-websocket-version', message: 'must be 13' }]);
 }
 
 /** One replica's message to the others about listeners (see `handOff`); short keys keep it far below NOTIFY's 8000 bytes. */

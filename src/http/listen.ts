@@ -6,7 +6,8 @@ import { WebSocketServer, type RawData } from 'ws';
 import type { ClientRegistry } from '../clients/index.js';
 import { listenRequest, type ListenerRelay, type Listeners, type RelayedAttempt, type RelayResult } from '../webhooks/index.js';
 import { authenticate, sandboxHeaders, soleAuthorization } from './auth.js';
-import { checkEndpoint, checkHandshake, checkNotSuperseded, CLOSE, Connection, keyOf, sessionOf, LISTEN_ANSWER_MARGIN_MS, refuse, targetOf, type Asked, type Signal, CLOSE_GRACE_MS, HANDOFF_CUT, HANDOFF_TAKEN_MS, HANDOFF_TAKE_WITHIN_MS, LISTEN_CHANNEL, LISTEN_PING_MS, LISTEN_RESUME_MS, LISTEN_SEEN_MS, MAX_LISTEN_MESSAGE, WHO_MS, LISTEN_PATH } from './listen-protocol.js';
+import { checkEndpoint, checkNotSuperseded, CLOSE, Connection, keyOf, sessionOf, LISTEN_ANSWER_MARGIN_MS, refuse, targetOf, type Asked, type Signal, CLOSE_GRACE_MS, HANDOFF_CUT, HANDOFF_TAKEN_MS, HANDOFF_TAKE_WITHIN_MS, LISTEN_CHANNEL, LISTEN_PING_MS, LISTEN_RESUME_MS, LISTEN_SEEN_MS, MAX_LISTEN_MESSAGE, WHO_MS, LISTEN_PATH } from './listen-protocol.js';
+import { checkHandshake } from './listen-handshake.js';
 import { ApiError, toApiError } from './errors.js';
 import { authorize } from './roles.js';
 import { backgroundFailures } from '../shared/index.js';
@@ -122,9 +123,7 @@ export class ListenServer implements ListenerRelay {
     const log = this.deps.logger;
     const checkFailed = (err: unknown) => this.failed('listener check', err, `a connected listener's endpoint and held deliveries are looked at again ${LISTEN_RESUME_MS / 1000} s later`, { client: client.id, listener: name });
     ws.on('pong', () => (conn.alive = true));
-    ws.on('message', (data: RawData, isBinary: boolean) => {
-      if (!conn.received(data, isBinary)) ws.close(CLOSE.malformed.code, CLOSE.malformed.reason);
-    });
+    ws.on('message', (data: RawData, isBinary: boolean) => conn.received(data, isBinary));
     ws.on('error', (err) => log.debug({ err, listener: name }, 'listener connection error'));
     conn.timers.push(
       setInterval(() => {

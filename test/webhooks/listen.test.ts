@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
@@ -95,6 +96,24 @@ async function heldTwo(name: string): Promise<TestListener> {
     return held.length === 2 && held.every((d) => d.status === 'paused');
   });
   return gone;
+}
+
+/** A WebSocket upgrade of GET /__sandbox/listen?name=ghost with these headers besides Connection and Upgrade, answered in plain HTTP. */
+function upgrade(headers: Record<string, string>): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${sandbox.url}/__sandbox/listen?name=ghost`, { headers: { connection: 'Upgrade', upgrade: 'websocket', ...headers } });
+    req.on('upgrade', (_res, socket) => {
+      socket.destroy();
+      reject(new Error('the handshake was taken'));
+    });
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 async function until(what: string, check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
@@ -240,6 +259,45 @@ describe('GET /__sandbox/listen: who may listen, and bad input', () => {
     expect(resultOf(Buffer.from(JSON.stringify({ type: 'result', id: 'att_1', status_code: 204, extra: { a: [[1]] } })))).toBeUndefined();
     for (let i = 0; i < 20; i++) session.ws.send(nested);
     expect(await session.closed).toBe(1008);
+  });
+
+  it('closes with 1008 on a message of more members than a result has, refused before it is parsed', async () => {
+    const session = await listen();
+    const wide = JSON.stringify({ type: 'result', id: 'att_1', status_code: 204, ...Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, 0])) });
+    expect(resultOf(Buffer.from(wide))).toBeUndefined();
+    // Commas inside a string are text, not members.
+    expect(resultOf(Buffer.from(JSON.stringify({ type: 'result', id: 'att_1', status_code: 204, response_body: ','.repeat(1000) })))).toMatchObject({ response_body: ','.repeat(1000) });
+    session.ws.send(wide);
+    expect(await session.closed).toBe(1008);
+  });
+
+  it('closes with 1008 a session that sends more than 16 messages beyond one per attempt it was sent, unparsed', async () => {
+    const session = await listen({ events: 'awb.generated' });
+    await createOrders(3);
+    await sandbox.clock.advance(AWB_DELAY);
+    await until('three attempts answered', async () => (await deliveriesOf(session.ready.endpoint_id)).filter((d) => d.status === 'delivered').length === 3);
+    // Three attempts, three results: sixteen messages more are within its allowance.
+    for (let i = 0; i < 16; i++) session.ws.send(JSON.stringify({ type: 'hello', note: 'a later CLI' }));
+    await new Promise<void>((resolve) => session.ws.ping(undefined, undefined, () => session.ws.once('pong', () => resolve())));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(session.closeCode).toBeUndefined();
+    const reason = new Promise<string>((resolve) => session.ws.once('close', (_code, why) => resolve(String(why))));
+    session.ws.send(JSON.stringify({ type: 'hello' }));
+    expect(await session.closed).toBe(1008);
+    expect(await reason).toBe('more messages than attempts sent to it');
+  });
+
+  it('refuses with a 400 naming the header a handshake the WebSocket library would refuse, and creates no endpoint', async () => {
+    for (const protocol of ['a,,b', 'a, a', ' ', 'a b', 'a;b']) {
+      const res = await upgrade({ authorization: `Bearer ${TOKEN_A}`, 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', 'sec-websocket-version': '13', 'sec-websocket-protocol': protocol });
+      expect(res.status, protocol).toBe(400);
+      expect(res.body.errors, protocol).toEqual([{ field: 'header.sec-websocket-protocol', message: 'must be a comma-separated list of distinct tokens' }]);
+    }
+    expect((await call('GET', '/__sandbox/webhooks/endpoints')).body.endpoints.filter((e: any) => e.listener === 'ghost')).toEqual([]);
+    // A list the library takes is let in (listen sends none; other WebSocket clients may).
+    const opened = await TestListener.open(sandbox.url, { token: TOKEN_A, name: 'ghost' });
+    expect(isRefused(opened)).toBe(false);
+    if (!isRefused(opened)) sessions.push(opened);
   });
 
   it('a newer connection under the same name replaces the older one (4001); a reset closes it to connect again (4004), a delete for good (4002)', async () => {
