@@ -270,6 +270,10 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1
     process.exit(2);
   }
   const [baseUrl = 'http://127.0.0.1:4010', token = fromEnv[0]?.trim() ?? ''] = process.argv.slice(2);
+  if (token === '') {
+    console.error('No token: pass the one to use as the second argument (npx tsx examples/client.ts <base URL> <token>), or set SANDBOX_TOKENS to it');
+    process.exit(2);
+  }
   const stop = new AbortController();
   for (const [name, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
     process.once(name, () => {

@@ -148,7 +148,7 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
             // holds the name): trying again changes nothing; but a 429 (--rate-limit) or 408 passes.
             io.err(`shipping-sandbox listen: ${refusal(status, text)}\n`);
             end({ exit: 1 });
-          } else end({ retry: refusal(status, text), wasReady });
+          } else end({ retry: refusal(status, text, false), wasReady });
         });
     });
     ws.on('open', () => {

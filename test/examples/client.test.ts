@@ -126,4 +126,14 @@ describe('examples/client.ts on a manual clock', () => {
     expect(stderr).toContain(`stopped by ${signal}`);
     expect((await call(cli, token, 'GET', '/__sandbox/webhook')).body).toEqual(before);
   }, 30_000);
+
+  it('exits 2 saying how to give the token when the script has none (no second argument, SANDBOX_TOKENS unset)', async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    delete env.SANDBOX_TOKENS;
+    const child = spawn(process.execPath, ['--import', 'tsx', 'examples/client.ts', cli.url], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    expect(await new Promise<number | null>((done) => child.once('exit', (c) => done(c)))).toBe(2);
+    expect(stderr).toBe('No token: pass the one to use as the second argument (npx tsx examples/client.ts <base URL> <token>), or set SANDBOX_TOKENS to it\n');
+  }, 30_000);
 });

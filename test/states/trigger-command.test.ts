@@ -56,6 +56,19 @@ describe('shipping-sandbox trigger', () => {
     expect(await orderCount()).toBe(before);
   });
 
+  it('exits 1 with a hint when --url is a server that is no sandbox (a webhook receiver\'s port), its answer no error envelope', async () => {
+    const other = createServer((_req, res) => res.writeHead(400).end());
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      let stderr = '';
+      const code = await runTrigger(['awb.generated', '--url', `http://127.0.0.1:${(other.address() as AddressInfo).port}`, '--token', TOKEN], () => undefined, (t) => void (stderr += t));
+      expect(code).toBe(1);
+      expect(stderr).toBe("shipping-sandbox trigger: the sandbox answered 400 with an empty body (not the sandbox's error envelope: is --url a shipping sandbox, or a proxy in front of one?)\n");
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
+  });
+
   it.each([['--order'], ['--scenario'], ['--to-step'], ['--client']])('exits 2 naming %s when it is empty (an unset variable), and creates nothing', async (flag) => {
     const before = await orderCount();
     const { code, stderr } = await trigger('awb.generated', flag, '');

@@ -88,7 +88,7 @@ describe('shipping-sandbox deliveries recover', () => {
     const proxy = await heldServer((req, res) => (req.headers.authorization === 'Bearer refused-by-proxy' ? res.writeHead(502).end('<html>Bad Gateway</html>') : res.writeHead(200).end('<html>a page</html>')));
     try {
       const refused = await run('recover', '--url', proxy.url, '--token', 'refused-by-proxy', '--since', '2000-01-01T00:00:00Z');
-      expect(refused).toEqual({ code: 1, stdout: '', stderr: 'shipping-sandbox deliveries recover: the sandbox answered 502: <html>Bad Gateway</html>\n' });
+      expect(refused).toEqual({ code: 1, stdout: '', stderr: 'shipping-sandbox deliveries recover: the sandbox answered 502: <html>Bad Gateway</html> (not the sandbox\'s error envelope: is --url a shipping sandbox, or a proxy in front of one?)\n' });
       const page = await run('recover', '--url', proxy.url, '--token', TOKEN, '--since', '2000-01-01T00:00:00Z');
       expect(page.code).toBe(2);
       expect(page.stderr).toMatch(/^shipping-sandbox deliveries recover: http:\/\/127\.0\.0\.1:\d+\/? answered 200 with no recovery: is it a shipping sandbox\?\n$/);
