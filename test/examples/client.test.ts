@@ -82,6 +82,16 @@ describe('examples/client.ts against the CLI', () => {
     expect((await call(cli, TOKENS.busy, 'GET', '/__sandbox/webhook')).body).toEqual(before);
     expect((await call(cli, TOKENS.busy, 'GET', '/__sandbox/orders')).body.total).toBe(1);
   });
+
+  it("refuses a client with orders whose URL is the sandbox's --webhook-url, saying where the URL comes from", async () => {
+    const other = await startCli(['--port', '0', '--data', ':memory:', '--token', TOKENS.busy, '--webhook-url', 'http://127.0.0.1:9/hooks', '--log-level', 'silent', '--awb-delay', '1h']);
+    try {
+      expect((await call(other, TOKENS.busy, 'POST', '/v1/order', createRequest(1))).status).toBe(201);
+      await expect(runExample(other.url, TOKENS.busy)).rejects.toThrow(/^This client's webhook URL \(http:\/\/127\.0\.0\.1:9\/hooks, set by the sandbox's --webhook-url\) cannot be put back/);
+    } finally {
+      await other.stop();
+    }
+  }, 60_000);
 });
 
 /** The example on a sandbox whose clock moves only when asked: it must neither hang nor leave the settings changed. */
