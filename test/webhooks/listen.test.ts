@@ -271,7 +271,7 @@ describe('GET /__sandbox/listen: who may listen, and bad input', () => {
     expect(await session.closed).toBe(1008);
   });
 
-  it('closes with 1008 a session that sends more than 16 messages beyond one per attempt it was sent, unparsed', async () => {
+  it('closes with 1008 a session that sends more than 16 messages beyond one per attempt it was sent', async () => {
     const session = await listen({ events: 'awb.generated' });
     await createOrders(3);
     await sandbox.clock.advance(AWB_DELAY);
