@@ -1,7 +1,8 @@
 /**
- * The WebSocket handshake of a listen session, checked before its endpoint is written: every
- * request the WebSocket library would refuse with its own 400 is refused here first, with the
- * envelope naming the header, so that a refused handshake creates no listener endpoint.
+ * A listen session's opening, checked before its endpoint is written: the WebSocket
+ * handshake (every request the WebSocket library would refuse with its own 400 is refused
+ * here first, with the envelope naming the header, so that a refused handshake creates no
+ * listener endpoint) and the bound on a client's opens.
  */
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from './errors.js';
@@ -33,5 +34,36 @@ export function checkHandshake(req: IncomingMessage): void {
   const protocols = req.headers['sec-websocket-protocol'];
   if (protocols !== undefined && !protocolsValid(protocols)) {
     throw new ApiError(400, 'GET /__sandbox/listen opens a WebSocket: its Sec-WebSocket-Protocol must be a list of names separated by commas, none twice (listen sends none).', [{ field: 'header.sec-websocket-protocol', message: 'must be a comma-separated list of distinct tokens' }]);
+  }
+}
+
+/** Listen opens a client may make at once, and then a second, on one replica. */
+export const LISTEN_OPENS = { burst: 20, perSecond: 5 };
+
+/**
+ * A token bucket of listen opens per client, on this replica: each open writes the
+ * client's endpoints (its listener's, seen now), so a partner opening and dropping
+ * sessions in a loop filled the journal and slowed every partner's writes. A client
+ * opens up to LISTEN_OPENS.burst sessions at once (its ten listeners, reconnecting after
+ * a restart), then LISTEN_OPENS.perSecond a second; past that an open is a 429 with
+ * Retry-After (listen tries again with its backoff). `--rate-limit`, when set, counts the
+ * opens too.
+ */
+export class ListenOpens {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(private readonly wallClock: () => number = Date.now) {}
+
+  /** Counts an open of the client; throws the 429 past the bucket. */
+  take(clientId: string): void {
+    const now = this.wallClock();
+    const { burst, perSecond } = LISTEN_OPENS;
+    const bucket = this.buckets.get(clientId) ?? { tokens: burst, at: now };
+    const tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * perSecond);
+    if (tokens < 1) {
+      throw new ApiError(429, `This client opened more than ${burst} listen sessions at once, or ${perSecond} a second since; try again in a second (shipping-sandbox listen does).`, [], { 'Retry-After': '1' });
+    }
+    // One entry per client that ever opened one: the configured clients, no more.
+    this.buckets.set(clientId, { tokens: tokens - 1, at: now });
   }
 }

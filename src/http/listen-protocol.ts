@@ -265,34 +265,3 @@ export function checkNotSuperseded(holder: Connection | undefined, name: string,
   if (!resume || !holder || holder.session === session || holder.ws.readyState !== holder.ws.OPEN) return;
   throw new ApiError(409, `Another listen took the name "${name}" while this one was away, and keeps it: stop one of them, or give each its own --name.`, [{ field: 'name', message: 'is held by a newer listen' }]);
 }
-
-/** Listen opens a client may make at once, and then a second, on one replica. */
-export const LISTEN_OPENS = { burst: 20, perSecond: 5 };
-
-/**
- * A token bucket of listen opens per client, on this replica: each open writes the
- * client's endpoints (its listener's, seen now), so a partner opening and dropping
- * sessions in a loop filled the journal and slowed every partner's writes. A client
- * opens up to LISTEN_OPENS.burst sessions at once (its ten listeners, reconnecting after
- * a restart), then LISTEN_OPENS.perSecond a second; past that an open is a 429 with
- * Retry-After (listen tries again with its backoff). `--rate-limit`, when set, counts the
- * opens too.
- */
-export class ListenOpens {
-  private readonly buckets = new Map<string, { tokens: number; at: number }>();
-
-  constructor(private readonly wallClock: () => number = Date.now) {}
-
-  /** Counts an open of the client; throws the 429 past the bucket. */
-  take(clientId: string): void {
-    const now = this.wallClock();
-    const { burst, perSecond } = LISTEN_OPENS;
-    const bucket = this.buckets.get(clientId) ?? { tokens: burst, at: now };
-    const tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * perSecond);
-    if (tokens < 1) {
-      throw new ApiError(429, `This client opened more than ${burst} listen sessions at once, or ${perSecond} a second since; try again in a second (shipping-sandbox listen does).`, [], { 'Retry-After': '1' });
-    }
-    // One entry per client that ever opened one: the configured clients, no more.
-    this.buckets.set(clientId, { tokens: tokens - 1, at: now });
-  }
-}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/http/errors.js';
-import { LISTEN_OPENS, ListenOpens } from '../../src/http/listen-protocol.js';
+import { LISTEN_OPENS, ListenOpens } from '../../src/http/listen-handshake.js';
 
 describe('ListenOpens: listen sessions a client may open', () => {
   it(`takes ${LISTEN_OPENS.burst} at once, then ${LISTEN_OPENS.perSecond} a second, each client on its own; past that a 429 with Retry-After`, () => {
