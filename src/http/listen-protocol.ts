@@ -41,6 +41,13 @@ export const WHO_MS = 300;
  * partner shares, and a listener has nothing to say but its results.
  */
 export const MESSAGES_BEYOND_ATTEMPTS = 16;
+/**
+ * Control frames (pings and pongs) a listener may send between two of the server's pings:
+ * listen sends one pong per ping and no ping of its own. Past this the connection is
+ * dropped at once: a flood of 6-byte frames costs the event loop every partner shares,
+ * and each ping is answered.
+ */
+export const CONTROL_FRAMES_PER_PING = 64;
 /** Bytes waiting to go to a listener above which an attempt fails at once as congested (and is retried). */
 export const LISTEN_CONGESTED_BYTES = 1024 * 1024;
 /** How much longer than the webhook timeout the relay waits for a listener's answer. */
@@ -84,6 +91,21 @@ export class Connection {
   private malformed = false;
   /** Messages the listener sent. */
   private heard = 0;
+  /** Control frames the listener sent since the server's last ping. */
+  private controls = 0;
+
+  /** The server pings: the listener has until the next ping to answer, and its control frames count afresh. */
+  pinged(): void {
+    this.alive = false;
+    this.controls = 0;
+  }
+
+  /** A ping or pong of the listener: past CONTROL_FRAMES_PER_PING since the server's last ping the connection is dropped; true the once it is. */
+  controlFrame(): boolean {
+    if (++this.controls !== CONTROL_FRAMES_PER_PING + 1) return false;
+    this.ws.terminate();
+    return true;
+  }
 
   attemptId(): string {
     return `att_${++this.next}`;

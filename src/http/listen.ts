@@ -6,7 +6,7 @@ import { WebSocketServer, type RawData } from 'ws';
 import type { ClientRegistry } from '../clients/index.js';
 import { listenRequest, type ListenerRelay, type Listeners, type RelayedAttempt, type RelayResult } from '../webhooks/index.js';
 import { authenticate, sandboxHeaders, soleAuthorization } from './auth.js';
-import { checkEndpoint, checkNotSuperseded, CLOSE, Connection, keyOf, sessionOf, LISTEN_ANSWER_MARGIN_MS, refuse, targetOf, type Asked, type Signal, CLOSE_GRACE_MS, HANDOFF_CUT, HANDOFF_TAKEN_MS, HANDOFF_TAKE_WITHIN_MS, LISTEN_CHANNEL, LISTEN_PING_MS, LISTEN_RESUME_MS, LISTEN_SEEN_MS, MAX_LISTEN_MESSAGE, WHO_MS, LISTEN_PATH } from './listen-protocol.js';
+import { checkEndpoint, checkNotSuperseded, CLOSE, CONTROL_FRAMES_PER_PING, Connection, keyOf, sessionOf, LISTEN_ANSWER_MARGIN_MS, refuse, targetOf, type Asked, type Signal, CLOSE_GRACE_MS, HANDOFF_CUT, HANDOFF_TAKEN_MS, HANDOFF_TAKE_WITHIN_MS, LISTEN_CHANNEL, LISTEN_PING_MS, LISTEN_RESUME_MS, LISTEN_SEEN_MS, MAX_LISTEN_MESSAGE, WHO_MS, LISTEN_PATH } from './listen-protocol.js';
 import { checkHandshake } from './listen-handshake.js';
 import { ApiError, toApiError } from './errors.js';
 import { authorize } from './roles.js';
@@ -122,13 +122,15 @@ export class ListenServer implements ListenerRelay {
     const { ws, client, name, endpointId } = conn;
     const log = this.deps.logger;
     const checkFailed = (err: unknown) => this.failed('listener check', err, `a connected listener's endpoint and held deliveries are looked at again ${LISTEN_RESUME_MS / 1000} s later`, { client: client.id, listener: name });
-    ws.on('pong', () => (conn.alive = true));
+    const control = () => conn.controlFrame() && log.warn({ client: client.id, listener: name }, `listener dropped: more than ${CONTROL_FRAMES_PER_PING} pings and pongs between two of the sandbox's pings`);
+    ws.on('pong', () => (conn.alive = true) && control());
+    ws.on('ping', control);
     ws.on('message', (data: RawData, isBinary: boolean) => conn.received(data, isBinary));
     ws.on('error', (err) => log.debug({ err, listener: name }, 'listener connection error'));
     conn.timers.push(
       setInterval(() => {
         if (!conn.alive) return ws.terminate();
-        conn.alive = false;
+        conn.pinged();
         // Its sending time: the listener keeps its sense of how late a message is against steps of either wall clock.
         ws.ping(String(Date.now()));
       }, LISTEN_PING_MS).unref(),

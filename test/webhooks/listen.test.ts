@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { Webhook } from 'standardwebhooks';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
 import type { SandboxOptions } from '../../src/config/options.js';
 import { isRefused, TestListener, type Refused } from '../support/listener.js';
@@ -285,6 +285,25 @@ describe('GET /__sandbox/listen: who may listen, and bad input', () => {
     session.ws.send(JSON.stringify({ type: 'hello' }));
     expect(await session.closed).toBe(1008);
     expect(await reason).toBe('more messages than attempts sent to it');
+  });
+
+  it('drops at once a session that sends more than 64 pings and pongs between two of the sandbox\'s pings, with a warning naming it', async () => {
+    const warned = vi.spyOn(sandbox.services.logger, 'warn');
+    const calm = await listen({ name: 'calm' });
+    // 64 pings, each answered: the sandbox read them all.
+    let pongs = 0;
+    const answered = new Promise<void>((resolve) => calm.ws.on('pong', () => ++pongs === 64 && resolve()));
+    for (let i = 0; i < 64; i++) calm.ws.ping();
+    await answered;
+    const flooding = await listen({ name: 'flood' });
+    for (let i = 0; i < 65; i++) flooding.ws.ping();
+    expect(await flooding.closed).toBe(1006);
+    expect(warned.mock.calls.filter(([, message]) => String(message).startsWith('listener dropped'))).toEqual([
+      [{ client: 'client-a', listener: 'flood' }, "listener dropped: more than 64 pings and pongs between two of the sandbox's pings"],
+    ]);
+    // The calm session's 64 were within its allowance: still open.
+    expect(calm.closeCode).toBeUndefined();
+    expect((await call('GET', '/__sandbox/webhooks/endpoints')).body.endpoints.find((e: any) => e.listener === 'calm').connected).toBe(true);
   });
 
   it('refuses with a 400 naming the header a handshake the WebSocket library would refuse, and creates no endpoint', async () => {
