@@ -44,10 +44,11 @@ export const MESSAGES_BEYOND_ATTEMPTS = 16;
 /**
  * Control frames (pings and pongs) a listener may send between two of the server's pings:
  * listen sends one pong per ping and no ping of its own. Past this the connection is
- * dropped at once: a flood of 6-byte frames costs the event loop every partner shares,
- * and each ping is answered.
+ * dropped: a flood of 6-byte frames costs the event loop every partner shares, and each
+ * ping is answered. Below the WebSocket library's own cut (60 pings whose pongs are not
+ * written yet, `maxPendingAutoPongs`), so that a burst of pings is logged too.
  */
-export const CONTROL_FRAMES_PER_PING = 64;
+export const CONTROL_FRAMES_PER_PING = 32;
 /** Bytes waiting to go to a listener above which an attempt fails at once as congested (and is retried). */
 export const LISTEN_CONGESTED_BYTES = 1024 * 1024;
 /** How much longer than the webhook timeout the relay waits for a listener's answer. */
