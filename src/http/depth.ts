@@ -12,7 +12,7 @@ export class TooDeep extends Error {
 }
 
 /** Thrown by `checkRawDepth` past `maxCommas`: more members or elements than the message can have. */
-export class TooWide extends Error {
+class TooWide extends Error {
   constructor(readonly limit: number) {
     super(`The JSON text has more than ${limit} commas outside its strings.`);
   }

@@ -1,4 +1,4 @@
-/** The listen protocol's server side: its bounds and timings, one listener's connection, its messages and the checks of a session's request (the handshake's are in listen-handshake.ts). */
+/** The listen protocol's server side: its bounds and timings, one listener's connection, its messages and the checks of a session's request (the handshake's checks and the bound on opens are in listen-handshake.ts). */
 import type { Duplex } from 'node:stream';
 import type { RawData, WebSocket } from 'ws';
 import type { Client } from '../clients/index.js';
@@ -29,7 +29,7 @@ export const HANDOFF_TAKEN_MS = 1_000;
  * deadline is wall-clock time: replicas' clocks must agree within that rest.
  */
 export const HANDOFF_TAKE_WITHIN_MS = HANDOFF_TAKEN_MS / 2;
-/** How long a stopping sandbox lets a listener answer its close (1001) before it drops the connection. */
+/** How long a listener has to answer the close of a stopping sandbox (1001), or take a 1008's close frame (nothing more of it is read), before it is dropped. */
 export const CLOSE_GRACE_MS = 1_000;
 export { HANDOFF_CUT } from '../webhooks/index.js';
 /** How long a replica waits for another to say it holds a listener (the endpoint listing). */
@@ -101,6 +101,12 @@ export class Connection {
     this.controls = 0;
   }
 
+  /** The listener answered the server's last ping: a control frame, and alive. */
+  ponged(): boolean {
+    this.alive = true;
+    return this.controlFrame();
+  }
+
   /** A ping or pong of the listener: past CONTROL_FRAMES_PER_PING since the server's last ping the connection is dropped; true the once it is. */
   controlFrame(): boolean {
     if (++this.controls !== CONTROL_FRAMES_PER_PING + 1) return false;
@@ -115,8 +121,8 @@ export class Connection {
   /**
    * A message of the listener: a result settles its attempt. A message that is malformed,
    * or more than MESSAGES_BEYOND_ATTEMPTS beyond the attempts sent, closes the connection
-   * with 1008, and what else arrived before the close is not parsed (each such frame could
-   * cost the event loop).
+   * with 1008 and ended CLOSE_GRACE_MS later; what else arrived before the close is not
+   * parsed, and nothing after it is read (each such frame could cost the event loop).
    */
   received(data: RawData, isBinary: boolean): void {
     if (this.malformed) return;
@@ -126,7 +132,11 @@ export class Connection {
     if (!result) {
       this.malformed = true;
       const close = chatty ? CLOSE.chatty : CLOSE.malformed;
-      return this.ws.close(close.code, close.reason);
+      this.ws.close(close.code, close.reason);
+      // Nothing more of it is read: a peer that goes on sending would otherwise be read until ws's 30 s close timeout.
+      this.ws.pause();
+      this.timers.push(setTimeout(() => this.ws.terminate(), CLOSE_GRACE_MS).unref());
+      return;
     }
     if (result === 'ignored') return;
     const w = this.waiting.get(result.id);
@@ -144,37 +154,37 @@ export class Connection {
     }
   }
 
-    /** One attempt over this connection: its result, undefined when `shutdown` aborted it. */
-    send(attempt: RelayedAttempt, shutdown: AbortSignal): Promise<RelayResult | undefined> | RelayResult | undefined {
-      if (shutdown.aborted) return undefined;
-      if (this.ws.bufferedAmount > LISTEN_CONGESTED_BYTES) {
-        return { status_code: null, duration_ms: 0, error: `listener congested: more than ${LISTEN_CONGESTED_BYTES} bytes waiting to be sent to it`, response_body: '', retry_after: null };
-      }
-      const id = this.attemptId();
-      const started = performance.now();
-      return new Promise((resolve) => {
-        let timer: NodeJS.Timeout | undefined;
-        const done = (result: RelayResult | undefined) => {
-          clearTimeout(timer);
-          shutdown.removeEventListener('abort', aborted);
-          this.waiting.delete(id);
-          resolve(result);
-        };
-        const aborted = () => done(undefined);
-        shutdown.addEventListener('abort', aborted, { once: true });
-        timer = setTimeout(
-          () => done({ status_code: null, duration_ms: Math.round(performance.now() - started), error: `timed out after ${attempt.timeout_ms} ms`, response_body: '', retry_after: null }),
-          attempt.timeout_ms + LISTEN_ANSWER_MARGIN_MS,
-        );
-        this.waiting.set(id, { resolve: done, started });
-        const { delivery_id, event, order_no, timeout_ms, headers, body, chaos, check } = attempt;
-        // sent_at: the listener tells from it an attempt it read late (its process paused, its machine asleep) and gives the receiver only what is left.
-        const message = { type: 'attempt', id, delivery_id, event, order_no, timeout_ms, sent_at: Date.now(), headers, body, ...(chaos ? { chaos } : {}), ...(check ? { check } : {}) };
-        this.ws.send(JSON.stringify(message), (err) => {
-          if (err) done({ status_code: null, duration_ms: Math.round(performance.now() - started), error: 'listener disconnected', response_body: '', retry_after: null });
-        });
-      });
+  /** One attempt over this connection: its result, undefined when `shutdown` aborted it. */
+  send(attempt: RelayedAttempt, shutdown: AbortSignal): Promise<RelayResult | undefined> | RelayResult | undefined {
+    if (shutdown.aborted) return undefined;
+    if (this.ws.bufferedAmount > LISTEN_CONGESTED_BYTES) {
+      return { status_code: null, duration_ms: 0, error: `listener congested: more than ${LISTEN_CONGESTED_BYTES} bytes waiting to be sent to it`, response_body: '', retry_after: null };
     }
+    const id = this.attemptId();
+    const started = performance.now();
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const done = (result: RelayResult | undefined) => {
+        clearTimeout(timer);
+        shutdown.removeEventListener('abort', aborted);
+        this.waiting.delete(id);
+        resolve(result);
+      };
+      const aborted = () => done(undefined);
+      shutdown.addEventListener('abort', aborted, { once: true });
+      timer = setTimeout(
+        () => done({ status_code: null, duration_ms: Math.round(performance.now() - started), error: `timed out after ${attempt.timeout_ms} ms`, response_body: '', retry_after: null }),
+        attempt.timeout_ms + LISTEN_ANSWER_MARGIN_MS,
+      );
+      this.waiting.set(id, { resolve: done, started });
+      const { delivery_id, event, order_no, timeout_ms, headers, body, chaos, check } = attempt;
+      // sent_at: the listener tells from it an attempt it read late (its process paused, its machine asleep) and gives the receiver only what is left.
+      const message = { type: 'attempt', id, delivery_id, event, order_no, timeout_ms, sent_at: Date.now(), headers, body, ...(chaos ? { chaos } : {}), ...(check ? { check } : {}) };
+      this.ws.send(JSON.stringify(message), (err) => {
+        if (err) done({ status_code: null, duration_ms: Math.round(performance.now() - started), error: 'listener disconnected', response_body: '', retry_after: null });
+      });
+    });
+  }
 }
 
 export const keyOf = (clientId: string, name: string): string => `${clientId}\u0000${name}`;

@@ -122,9 +122,9 @@ export class ListenServer implements ListenerRelay {
     const { ws, client, name, endpointId } = conn;
     const log = this.deps.logger;
     const checkFailed = (err: unknown) => this.failed('listener check', err, `a connected listener's endpoint and held deliveries are looked at again ${LISTEN_RESUME_MS / 1000} s later`, { client: client.id, listener: name });
-    const control = () => conn.controlFrame() && log.warn({ client: client.id, listener: name }, `listener dropped: more than ${CONTROL_FRAMES_PER_PING} pings and pongs between two of the sandbox's pings`);
-    ws.on('pong', () => (conn.alive = true) && control());
-    ws.on('ping', control);
+    const dropped = () => log.warn({ client: client.id, listener: name }, `listener dropped: more than ${CONTROL_FRAMES_PER_PING} pings and pongs between two of the sandbox's pings`);
+    ws.on('pong', () => conn.ponged() && dropped());
+    ws.on('ping', () => conn.controlFrame() && dropped());
     ws.on('message', (data: RawData, isBinary: boolean) => conn.received(data, isBinary));
     ws.on('error', (err) => log.debug({ err, listener: name }, 'listener connection error'));
     conn.timers.push(

@@ -105,4 +105,35 @@ describe('GET /__sandbox/listen: the edge of the upgrade', () => {
     (session.ws as any)._socket.resume();
     await session.closed;
   }, 40_000);
+
+  it('a session closed with 1008 that goes on sending is read no further and ended after a moment, not held for ws\'s 30 s close timeout', async () => {
+    await start();
+    const { port } = new URL(sandbox!.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    let received = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
+    const ended = new Promise<number>((resolve) => socket.on('close', () => resolve(Date.now())));
+    socket.write(`GET /__sandbox/listen?name=garbler HTTP/1.1\r\n${upgradeHeaders('Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n')}`);
+    await expect.poll(() => received.toString('latin1')).toContain('"type":"ready"');
+    // A masked text frame of a peer that never answers the close and keeps sending.
+    const frame = (text: string) => {
+      const payload = Buffer.from(text);
+      const mask = Buffer.from([1, 2, 3, 4]);
+      return Buffer.concat([Buffer.from([0x81, 0x80 | payload.length]), mask, payload.map((b, i) => b ^ mask[i % 4]!)]);
+    };
+    socket.write(frame('not json'));
+    const closedAt = Date.now();
+    const flood = setInterval(() => socket.writable && socket.write(frame('{"type":"result"}')), 20);
+    try {
+      expect((await ended) - closedAt).toBeLessThan(5_000);
+    } finally {
+      clearInterval(flood);
+      socket.destroy();
+    }
+    // The close frame it was sent: opcode 8, code 1008 and its reason.
+    const close = received.indexOf(Buffer.from([0x88]));
+    expect(close).toBeGreaterThan(0);
+    expect(received.readUInt16BE(close + 2)).toBe(1008);
+    expect(received.subarray(close + 4).toString('utf8')).toContain('malformed message');
+  }, 40_000);
 });
