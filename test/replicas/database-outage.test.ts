@@ -291,6 +291,10 @@ describe('a replica whose database stops and starts again', () => {
         const write = await fetch(`${replica.url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(1)) });
         expect(write.status).toBe(503);
         expect(((await write.json()) as { message: string }).message).toMatch(/nothing was saved/);
+        // A read asked in a body is a read too.
+        const count = await fetch(`${replica.url}/__sandbox/requests/count`, { method: 'POST', headers, body: JSON.stringify({ operation_id: 'createOrder' }) });
+        expect(count.status).toBe(503);
+        expect(((await count.json()) as { message: string }).message).toMatch(/cannot read from its database/);
         expect(await health(replica.url)).toMatchObject({ store: 'degraded' });
       }
       expect(alive(), replicas.map((r) => r.output().slice(-1_500)).join('\n---\n')).toEqual([undefined, undefined]);

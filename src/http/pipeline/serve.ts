@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { headerOf } from '../../shared/index.js';
+import { asRead, headerOf } from '../../shared/index.js';
 import type { CompiledOperation } from '../../spec/index.js';
 import { ApiError, toApiError } from '../errors.js';
 import type { Handler } from '../handler.js';
@@ -79,8 +79,13 @@ export function serveOperation(op: CompiledOperation, handler: Handler, options:
   return (req, res, params) => scope.run(() => serve(req, res, params).finally(() => scope.endPreRead(true)), cutShort?.(req));
 }
 
-/** Answers a request a stage refused (or whose handler failed) with the error envelope; a 400 keeps its field errors for the journal. */
-async function refuse(x: Exchange, error: unknown): Promise<void> {
+/**
+ * Answers a request a stage refused (or whose handler failed) with the error envelope; a
+ * 400 keeps its field errors for the journal. A read's store that cannot be reached is
+ * said as "cannot read", a read asked in a body (`x-sandbox-read`) as much as a GET.
+ */
+async function refuse(x: Exchange, failure: unknown): Promise<void> {
+  const error = isReadOperation(x.op) ? asRead(failure) : failure;
   arrive(x);
   readBodyForJournal(x);
   noteServed(x.res, x.op.operationId, x.input.client?.id ?? x.callerClient);
