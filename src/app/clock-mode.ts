@@ -7,10 +7,19 @@ import type { Storage } from '../store/index.js';
  * offset, so replicas of both kinds show one client times minutes apart, whichever answers.
  * At start, a replica compares its `--clock` with the one the replica that started last
  * kept, warns when they differ, and keeps its own, as compareClients does with the
- * clients. (`--speed` needs no such check: the real clock's speed is kept in the database,
- * and a replica started with another one changes it for all.)
+ * clients. A real clock's speed is kept in the database: a replica started with a
+ * `--speed` other than the last start's changes it for every replica (loadClocks), which
+ * it says here, as a mis-set replica would otherwise move every client's clock on
+ * unannounced (a clock never moves back).
  */
-export async function compareClockMode(storage: Storage, mode: 'real' | 'manual', logger: Logger): Promise<void> {
+export async function compareClockMode(storage: Storage, mode: 'real' | 'manual', speed: number, logger: Logger): Promise<void> {
+  const started = mode === 'real' ? (await storage.sharedClocks?.read([]))?.real?.started_speed : undefined;
+  if (started !== undefined && started !== speed) {
+    logger.warn(
+      { speed, other_speed: started },
+      `the --speed of this replica (${speed}) differs from that of the start before it (${started}): the real clock runs at ${speed} on every replica of this database from now on (PUT /__sandbox/clock/speed sets it back; a client's clock never moves back)`,
+    );
+  }
   const kept = await storage.meta.get('clock_mode');
   if (kept !== undefined && kept.mode !== mode) {
     logger.warn(

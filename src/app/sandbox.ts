@@ -144,7 +144,7 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
   // The start's first writes follow (the real clock's save among them): one the disk refuses ends the start as a refused open does.
   try {
     const podSecret = await storage.meta.setIfAbsent('pod_secret', randomBytes(32).toString('hex'));
-    if (options.databaseUrl !== undefined) await compareClients(storage, configured, options.adminTokens, podSecret, logger).then(() => compareClockMode(storage, options.clock, logger));
+    if (options.databaseUrl !== undefined) await compareClients(storage, configured, options.adminTokens, podSecret, logger).then(() => compareClockMode(storage, options.clock, options.speed, logger));
     // Admin tokens are not clients: with only those configured, the default client is made as well.
     const hasClient = configured.some((c) => roleOf(c) !== 'admin');
     const registry = new ClientRegistry(hasClient ? configured : [...configured, await defaultClient(options, storage)], options.adminTokens);

@@ -151,6 +151,24 @@ describe('the sandbox on PostgreSQL (--database-url)', () => {
     }
   }, 60_000);
 
+  it('warns at the start of a replica whose --speed differs from that of the start before it, which it then sets for every replica', async () => {
+    const url = await server.freshDatabase();
+    const replica = (speed: string) => startCli(['--port', '0', '--database-url', url, '--token', 'token-one', '--speed', speed, '--log-level', 'warn']);
+    const warning = /the --speed of this replica \((\d+)\) differs from that of the start before it \((\d+)\): the real clock runs at \d+ on every replica of this database from now on/;
+    const first = await replica('1');
+    const same = await replica('1');
+    const other = await replica('60');
+    try {
+      expect(first.output()).not.toMatch(warning);
+      expect(same.output()).not.toMatch(warning);
+      expect(other.output().match(warning)?.slice(1)).toEqual(['60', '1']);
+      const clock = (await (await fetch(`${first.url}/__sandbox/clock`, { headers: { authorization: 'Bearer token-one' } })).json()) as { speed: number };
+      expect(clock.speed).toBe(60);
+    } finally {
+      await Promise.all([first.stop(), same.stop(), other.stop()]);
+    }
+  }, 60_000);
+
   it('numbers orders, batches and AWBs exactly as the embedded store does under one --seed (one replica)', async () => {
     /** Three batches of four orders (couriers of the spec's example), a minute of clock, and what came of it. */
     const journey = async (sandbox: TestSandbox) => {
