@@ -164,8 +164,8 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
       ...(sync ? { refreshClocks: () => sync.all() } : {}),
       onError: (err, kind, key) => jobFailed('scheduled job', err, 'jobs stay due and run once it is back', { kind, key }),
       onDropped: (kind, key, client) => logger.error({ kind, key, client }, droppedJob(kind, key)),
-      // A client removed from the config; a replica of a shared database leaves another's jobs to a replica that has it (a config rolling out).
-      ...(options.databaseUrl === undefined ? { configured: (client: string) => client === '' || registry.byId(client) !== undefined } : { onlyClients: new Set(['', ...registry.clientIds]) }),
+      // A client removed from the config; a replica of a shared database keeps another's jobs (its config may be rolling out).
+      configured: options.databaseUrl === undefined ? (client) => client === '' || registry.byId(client) !== undefined : undefined,
       onUnconfigured: (client, dropped) => logger.warn({ client, dropped }, unconfiguredJobs(client, dropped)),
       onLate: (kind, lateMs) => metrics.jobRan(kind, lateMs),
     });

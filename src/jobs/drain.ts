@@ -32,7 +32,7 @@ const CLAIM_WINDOW_MS = 1_000;
  * client's on the sandbox's clock, each shifted by its lead, but for the clients whose
  * advance is under way (their jobs are its own to run).
  */
-type Scope = Pick<ClaimOptions, 'clientId' | 'ahead' | 'skipClients' | 'onlyClients'>;
+type Scope = Pick<ClaimOptions, 'clientId' | 'ahead' | 'skipClients'>;
 
 /** Both sets of clients to leave out of a claim. */
 const skipping = (a: ReadonlySet<string> | undefined, b: ReadonlySet<string>): ReadonlySet<string> => (a === undefined || a.size === 0 ? b : b.size === 0 ? a : new Set([...a, ...b]));
@@ -74,7 +74,7 @@ export interface DrainParts {
   /** Whether other processes share the store (and may hold this process's clients' jobs). */
   shared: boolean;
   wallClock: () => number;
-  options: Pick<SchedulerOptions, 'concurrency' | 'leaseMs' | 'refreshClocks' | 'onlyClients'>;
+  options: Pick<SchedulerOptions, 'concurrency' | 'leaseMs' | 'refreshClocks'>;
   /** The clients whose advance is under way, with its target on their clock. */
   advancing: ReadonlyMap<string, number>;
 }
@@ -107,10 +107,9 @@ export class Drainer {
 
   /** Claims on one client's clock, or on the sandbox's with every client's lead. */
   scope(clientId: string | undefined): Scope {
-    const { clocks, advancing, options } = this.parts;
+    const { clocks, advancing } = this.parts;
     if (clientId !== undefined) return { clientId };
-    const only = options.onlyClients ? { onlyClients: options.onlyClients } : {};
-    return advancing.size === 0 ? { ahead: clocks.leads(), ...only } : { ahead: clocks.leads(), skipClients: new Set(advancing.keys()), ...only };
+    return advancing.size === 0 ? { ahead: clocks.leads() } : { ahead: clocks.leads(), skipClients: new Set(advancing.keys()) };
   }
 
   /** Brings the clocks up to what a shared store keeps; a store that cannot answer leaves them as they are (its claims fail too). */

@@ -22,13 +22,6 @@ export interface SchedulerOptions {
    * could run it, and its records go by retention. Default: every client is.
    */
   configured?: (clientId: string) => boolean;
-  /**
-   * With a store shared by other processes: claim only these clients' jobs ('' is the
-   * sandbox's own). A replica that lacks a client (a change of the clients rolled out half
-   * way) leaves its jobs due for a replica that has it, rather than failing them until it
-   * drops them. Default: every client's.
-   */
-  onlyClients?: ReadonlySet<string>;
   /** Told once per client (per scheduler) after a drain dropped jobs of a client that is not configured, with how many. */
   onUnconfigured?: (clientId: string, dropped: number) => void;
   onError?: (error: unknown, kind: string, key: string) => void;

@@ -31,8 +31,6 @@ export interface ClaimOptions {
   perClient?: number;
   /** None of these clients' jobs (their share of the work is in use). */
   skipClients?: ReadonlySet<string>;
-  /** Only these clients' jobs ('' is the sandbox's own): a replica leaves the jobs of a client it does not have to one that has it. */
-  onlyClients?: ReadonlySet<string>;
 }
 
 /** Which jobs `nextDue` looks at. */
@@ -42,5 +40,4 @@ export interface DueFilter {
   ahead?: ClockLead;
   kinds?: readonly JobKind[];
   skipClients?: ReadonlySet<string>;
-  onlyClients?: ReadonlySet<string>;
 }

@@ -306,22 +306,6 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       await storage.close();
     });
 
-    it('claims and looks for due jobs of the clients named only, when named: a replica leaves the jobs of a client it does not have', async () => {
-      const storage = await open();
-      await storage.jobs.schedule({ kind: 'awb', key: 'gone1', client_id: 'gone', due_at: 1 });
-      await storage.jobs.schedule({ kind: 'awb', key: 'a1', client_id: 'a', due_at: 5 });
-      await storage.jobs.schedule({ kind: 'retention', key: 'sweep', client_id: '', due_at: 7 });
-      const onlyClients = new Set(['', 'a']);
-      expect(await storage.jobs.nextDue({ onlyClients })).toBe(5);
-      expect(await storage.jobs.nextDue({ onlyClients, ahead: new Map([['a', 2]]) })).toBe(3);
-      // In rounds (a share per client), then earliest first (no share).
-      expect((await storage.jobs.claim({ until: 100, limit: 10, owner: 'w1', leaseMs: 60_000, onlyClients, perClient: 8 })).map((j) => j.key).sort()).toEqual(['a1', 'sweep']);
-      expect(await storage.jobs.nextDue()).toBe(1);
-      expect((await storage.jobs.claim({ until: 100, limit: 10, owner: 'w2', leaseMs: 60_000, onlyClients })).map((j) => j.key)).toEqual([]);
-      expect((await storage.jobs.claim({ until: 100, limit: 10, owner: 'w2', leaseMs: 60_000, onlyClients: new Set(['gone']) })).map((j) => j.key)).toEqual(['gone1']);
-      await storage.close();
-    });
-
     it('claims with a share in rounds: every client’s earliest due job before any client’s second', async () => {
       const storage = await open();
       // Five clients with ten overdue jobs each, and one whose single job has just fallen due.

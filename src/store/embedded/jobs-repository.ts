@@ -35,7 +35,7 @@ export class EmbeddedJobs implements JobRepository {
     return stored(this.access.get<Job>(JOBS, jobId(kind, key)));
   }
 
-  async claim({ until, limit, owner, leaseMs, kinds, perClient: asked, skipClients, onlyClients, clientId, ahead }: ClaimOptions): Promise<ClaimedJob[]> {
+  async claim({ until, limit, owner, leaseMs, kinds, perClient: asked, skipClients, clientId, ahead }: ClaimOptions): Promise<ClaimedJob[]> {
     const perClient = shareOf(asked);
     const claimed: ClaimedJob[] = [];
     const { claims } = this.indexes.jobs;
@@ -45,8 +45,7 @@ export class EmbeddedJobs implements JobRepository {
     const open = (queue: JobQueue): boolean =>
       (clientId === undefined || queue.client === clientId) &&
       (kinds === undefined || kinds.includes(queue.kind)) &&
-      !skipClients?.has(queue.client) &&
-      (onlyClients === undefined || onlyClients.has(queue.client));
+      !skipClients?.has(queue.client);
     // In rounds: each client's earliest due job before any client's second (and so on, up
     // to perClient; in round r, the clients that took r jobs), so however many clients
     // have backlogs, a client whose job just fell due is in the next claim (as long as
@@ -94,10 +93,10 @@ export class EmbeddedJobs implements JobRepository {
     if (current) this.indexes.jobs.requeue(id, current);
   }
 
-  async nextDue({ clientId, kinds, skipClients, onlyClients, ahead }: DueFilter = {}): Promise<number | undefined> {
+  async nextDue({ clientId, kinds, skipClients, ahead }: DueFilter = {}): Promise<number | undefined> {
     const lead = leadOf(ahead);
     const queue = this.earliest(
-      (q) => (clientId === undefined || q.client === clientId) && (kinds === undefined || kinds.includes(q.kind)) && !skipClients?.has(q.client) && (onlyClients === undefined || onlyClients.has(q.client)),
+      (q) => (clientId === undefined || q.client === clientId) && (kinds === undefined || kinds.includes(q.kind)) && !skipClients?.has(q.client),
       lead,
     );
     return queue && this.liveTop(queue) ? queue.heap.topAt() - lead(queue.client) : undefined;

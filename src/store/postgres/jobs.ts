@@ -56,7 +56,7 @@ export class PgJobs implements JobRepository {
   }
 
   /** Without a share: the due jobs earliest first, whoever's they are. */
-  private async claimEarliest({ until, limit, owner, leaseMs, kinds, skipClients, onlyClients, clientId, ahead }: ClaimOptions): Promise<ClaimedJob[]> {
+  private async claimEarliest({ until, limit, owner, leaseMs, kinds, skipClients, clientId, ahead }: ClaimOptions): Promise<ClaimedJob[]> {
     const now = Date.now();
     const where = new Where();
     const due = dueOn(where, ahead);
@@ -65,7 +65,6 @@ export class PgJobs implements JobRepository {
     if (clientId !== undefined) where.add((p) => `client_id = ${p(clientId)}`);
     if (kinds !== undefined) where.add((p) => `kind = ANY(${p([...kinds])})`);
     if (skipClients !== undefined && skipClients.size > 0) where.add((p) => `NOT (client_id = ANY(${p([...skipClients])}))`);
-    if (onlyClients !== undefined) where.add((p) => `client_id = ANY(${p([...onlyClients])})`);
     const leaseUntil = now + leaseMs;
     const ownerAt = where.values.push(owner);
     const leaseAt = where.values.push(leaseUntil);
@@ -97,14 +96,13 @@ export class PgJobs implements JobRepository {
    * still due), so a claim never holds rows it does not take, which another claim at the
    * same moment (another replica's, an advance's) would have skipped.
    */
-  private async claimInRounds({ until, limit, owner, leaseMs, kinds, skipClients, onlyClients, clientId, ahead }: ClaimOptions, perClient: number): Promise<ClaimedJob[]> {
+  private async claimInRounds({ until, limit, owner, leaseMs, kinds, skipClients, clientId, ahead }: ClaimOptions, perClient: number): Promise<ClaimedJob[]> {
     const now = Date.now();
     const values: unknown[] = [];
     const p = (value: unknown): string => `$${values.push(value)}`;
     const leads = leadsOf(ahead);
     const clientFilters = ['c.client_id IS NOT NULL'];
     if (skipClients !== undefined && skipClients.size > 0) clientFilters.push(`NOT (c.client_id = ANY(${p([...skipClients].map(withoutNul))}::text[]))`);
-    if (onlyClients !== undefined) clientFilters.push(`c.client_id = ANY(${p([...onlyClients].map(withoutNul))}::text[])`);
     const lead = leads.length > 0 ? `COALESCE((SELECT l.ms FROM unnest(${p(leads.map(([client]) => client))}::text[], ${p(leads.map(([, ms]) => ms))}::bigint[]) AS l(client_id, ms) WHERE l.client_id = c.client_id), 0)` : '0';
     // One client's claim (an advance) starts from that client; else every client with jobs.
     const clients =
@@ -163,13 +161,12 @@ export class PgJobs implements JobRepository {
     await this.db().query('UPDATE jobs SET claimed_by = NULL, lease_until = NULL WHERE kind = $1 AND key = $2 AND claimed_by = $3', [job.kind, job.key, job.claimed_by]);
   }
 
-  async nextDue({ clientId, kinds, skipClients, onlyClients, ahead }: DueFilter = {}): Promise<number | undefined> {
+  async nextDue({ clientId, kinds, skipClients, ahead }: DueFilter = {}): Promise<number | undefined> {
     const where = new Where();
     where.add((p) => `(claimed_by IS NULL OR lease_until < ${p(Date.now())})`);
     if (clientId !== undefined) where.add((p) => `client_id = ${p(clientId)}`);
     if (kinds !== undefined) where.add((p) => `kind = ANY(${p([...kinds])})`);
     if (skipClients !== undefined && skipClients.size > 0) where.add((p) => `NOT (client_id = ANY(${p([...skipClients])}))`);
-    if (onlyClients !== undefined) where.add((p) => `client_id = ANY(${p([...onlyClients])})`);
     const leads = leadsOf(ahead);
     let text = `SELECT min(due_at) AS at FROM jobs ${where.sql}`;
     if (leads.length > 0) {
