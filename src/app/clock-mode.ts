@@ -4,7 +4,9 @@ import type { Storage } from '../store/index.js';
 /**
  * On a shared database every replica needs the same `--clock`: a client's time on a manual
  * clock is where it was last set, on a real one wall time (times `--speed`) plus its
- * offset, so replicas of both kinds show one client times minutes apart, whichever answers.
+ * offset, so replicas of both kinds show one client different times, whichever answers, and
+ * an advance through a replica of the other kind moves a manual clock to that replica's
+ * time (months on, for a clock left in the past), for good: a clock never moves back.
  * At start, a replica compares its `--clock` with the one the replica that started last
  * kept, warns when they differ, and keeps its own, as compareClients does with the
  * clients. A real clock's speed is kept in the database: a replica started with a
