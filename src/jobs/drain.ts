@@ -14,6 +14,16 @@ import { Unavailable } from '../shared/index.js';
 const ADVANCE_UNSAVED =
   'The advance stopped part-way, at the time GET /__sandbox/clock shows: some of what fell due there could not be saved, as the store cannot save changes right now (GET /__sandbox/health says why). ' +
   'That work is still due: it runs at the next advance ({"ms": 0} will do) once the store takes writes, or at the next start; advance again for the rest of the way, if any.';
+/**
+ * How long the store may stay unable to take writes while an advance waits for its jobs
+ * before the advance answers 503 (wall ms). A webhook attempt whose outcome cannot be
+ * saved keeps trying to save it for most of its lease (it must not be sent twice), and an
+ * advance that waited for that would answer only when the store came back, or the better
+ * part of a minute later; the attempt goes on trying in the background either way.
+ */
+const UNSAVED_AFTER_MS = 2_000;
+/** How often an advance waiting for its jobs looks at the store's health (wall ms). */
+const HEALTH_LOOK_MS = 250;
 /** How often an advance looks again for its client's jobs that another replica holds (wall ms, growing). */
 const HELD_ELSEWHERE_POLL_MS = [10, 20, 50, 100, 200];
 /** How many empty claims in a row an advance takes on a shared store, while a job is due, before it gives up (~5 s). */
@@ -161,7 +171,7 @@ export class Drainer {
         if (settling) {
           // The client's jobs still running (whoever claimed them), then its pooled jobs that wait for room.
           if (inFlight.busy(clientId)) {
-            await inFlight.idle(clientId);
+            await this.whileSaving(inFlight.idle(clientId));
             if (ended.splice(0).some((outcome) => outcome !== 'done')) break;
             continue;
           }
@@ -216,7 +226,7 @@ export class Drainer {
       }
       emptyClaims = 0;
       const outcomes = await rows.runWork(work, how.stamp);
-      if (settling) await inFlight.idle(clientId);
+      if (settling) await this.whileSaving(inFlight.idle(clientId));
       outcomes.push(...ended.splice(0));
       if (outcomes.includes('unavailable')) {
         // An advance must not answer as though what fell due had run: its caller is told (a 503) and advances again.
@@ -229,7 +239,31 @@ export class Drainer {
       // event loop, nor due work wait a whole slice of requests per batch.
       await slices.taken();
     }
-    if (settling) await inFlight.idle(clientId);
+    if (settling) await this.whileSaving(inFlight.idle(clientId));
+  }
+
+  /**
+   * Waits for `jobs` (an advance's wait for its client's running jobs), unless the store
+   * has been unable to take writes for UNSAVED_AFTER_MS meanwhile: then the advance stops
+   * there with ADVANCE_UNSAVED, as it does when a job could not save its work, and the
+   * jobs go on without it.
+   */
+  private async whileSaving(jobs: Promise<void>): Promise<void> {
+    const { storage } = this.parts;
+    let look: NodeJS.Timeout | undefined;
+    const unsaved = new Promise<never>((_, reject) => {
+      const check = () => {
+        const health = storage.health();
+        if (!health.writable && Date.now() - (health.since ?? Date.now()) >= UNSAVED_AFTER_MS) reject(new Unavailable(ADVANCE_UNSAVED));
+        else look = setTimeout(check, HEALTH_LOOK_MS).unref();
+      };
+      look = setTimeout(check, HEALTH_LOOK_MS).unref();
+    });
+    try {
+      await Promise.race([jobs, unsaved]);
+    } finally {
+      clearTimeout(look);
+    }
   }
 
   /**

@@ -2,9 +2,11 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { crash } from '../support/store.js';
 import { createRequest } from '../support/orders.js';
-import { testSandbox, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
+import { testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
 import { FaultyFileSystem } from '../support/faulty-fs.js';
 import { tempDir } from '../support/tmp.js';
+import { Receiver } from '../webhooks/receiver.js';
+import { deliveries } from '../webhooks/support.js';
 
 describe('a store that cannot write (ENOSPC injected below the journal)', () => {
   const dir = tempDir();
@@ -87,6 +89,41 @@ describe('a store that cannot write (ENOSPC injected below the journal)', () => 
     fileSystem.failingAbove = undefined;
     expect((await sandbox.call('POST', '/__sandbox/reset')).status).toBe(200);
     expect((await sandbox.call('GET', '/__sandbox/orders')).body.total).toBe(0);
+  });
+
+  it('answers an advance 503 once the disk is full while its webhook attempt waits to save what the receiver answered, without waiting for the attempt to give up; the attempt saves it once there is room, and the receiver gets the webhook once', async () => {
+    const receiver = await Receiver.start();
+    const fileSystem = new FaultyFileSystem();
+    const clients = [
+      { token: TOKEN_A, id: 'client-a', webhook: { url: receiver.url } },
+      { token: TOKEN_B, id: 'client-b' },
+    ];
+    const sandbox = await testSandbox({ data: join(dir(), 'sandbox.json'), clients }, { storeFileSystem: fileSystem });
+    open.push(sandbox);
+    try {
+      expect((await sandbox.call('POST', '/v1/order', { body: createRequest(1) })).status).toBe(201);
+      // The disk fills while the receiver has the AWB webhook: the attempt's outcome cannot be saved, and the attempt
+      // keeps trying to save it (for 54 s with these options), as a receiver must not get the webhook twice.
+      receiver.respond = () => {
+        fileSystem.failing = 'ENOSPC';
+        return { status: 200, body: 'ok' };
+      };
+      const advanced = await sandbox.call('POST', '/__sandbox/clock/advance', { body: { ms: 60_000 } });
+      expect(advanced.status).toBe(503);
+      expect(advanced.body.message).toMatch(/could not be saved.*still due/);
+      expect(receiver.received).toHaveLength(1);
+      const [pending] = await deliveries(sandbox);
+      expect(pending).toMatchObject({ event: 'awb.generated', status: 'queued', attempts: [] });
+
+      fileSystem.failing = undefined;
+      await expect.poll(async () => (await deliveries(sandbox))[0]?.status, { timeout: 5_000 }).toBe('delivered');
+      expect((await sandbox.call('POST', '/__sandbox/clock/advance', { body: { ms: 0 } })).status).toBe(200);
+      const [delivered] = await deliveries(sandbox);
+      expect(delivered!.attempts).toHaveLength(1);
+      expect(receiver.received.map((webhook) => webhook.id)).toEqual([pending!.id]);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('lets every client’s advance of an advance-all end and saves every clock before it answers 503 for one whose jobs could not be saved', async () => {

@@ -3,7 +3,8 @@ import type { SandboxOptions } from '../../src/config/options.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';
 import { testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
 import { createRequest } from '../support/orders.js';
-import { createOrders } from '../webhooks/support.js';
+import { createOrders, deliveries } from '../webhooks/support.js';
+import { Receiver } from '../webhooks/receiver.js';
 
 const ADMIN = 'clocks-admin-token';
 const MINUTE = 60_000;
@@ -144,6 +145,40 @@ describe('clocks shared by replicas on PostgreSQL', () => {
     // The rest of the way: advancing again through B runs what is left.
     expect((await advance(b, start + HOUR - clocks[0]!)).status).toBe(200);
     expect((await b.call('GET', '/__sandbox/orders?status=created&limit=1')).body.total).toBe(0);
+  }, 120_000);
+
+  it('an advance whose webhook attempt cannot save what the receiver answered (the database stopped meanwhile) answers 503 within seconds, not when the attempt stops trying; the attempt saves it once the database is back, and the receiver gets the webhook once', async () => {
+    const receiver = await Receiver.start();
+    try {
+      const clients = [
+        { token: TOKEN_A, id: 'client-a', webhook: { url: receiver.url } },
+        { token: TOKEN_B, id: 'client-b' },
+      ];
+      const [a] = await twoReplicas({ clients });
+      await createOrders(a, 1);
+      // The database stops while the receiver has the AWB webhook. The attempt keeps trying to save its outcome (for
+      // 54 s with these options: a receiver must not get the webhook twice), and the advance must not wait for that.
+      let stopped: Promise<void> | undefined;
+      receiver.respond = () => {
+        stopped = server.pause();
+        return { status: 200, body: 'ok', delayMs: 200 };
+      };
+      const advancing = advance(a, MINUTE);
+      const answer = await Promise.race([advancing, sleep(20_000).then(() => undefined)]);
+      await stopped;
+      await server.resume();
+      expect(answer?.status).toBe(503);
+      expect(answer?.body.message).toMatch(/^The advance stopped part-way.*could not be saved/);
+      expect(receiver.received).toHaveLength(1);
+
+      await expect.poll(async () => (await deliveries(a).catch(() => []))[0]?.status, { timeout: 15_000, interval: 250 }).toBe('delivered');
+      expect((await advance(a, 0)).status).toBe(200);
+      const [delivered] = await deliveries(a);
+      expect(delivered!.attempts).toHaveLength(1);
+      expect(receiver.received.map((webhook) => webhook.id)).toEqual([delivered!.id]);
+    } finally {
+      await receiver.close();
+    }
   }, 120_000);
 
   it('an advance-all the database stops part-way: a 503 saying so, and A and B agree on every client\'s time once the database is back', async () => {
