@@ -19,9 +19,8 @@ import { ClockService, loadClocks, ClockSync } from '../clock/index.js';
 import { SettingsWriter, closeRefusedStart, openStorage } from '../store/index.js';
 import { answerClientErrors, clientRateLimit, continueWhenRead, withEnvelope, ApiError, messages, type SandboxModule } from '../http/index.js';
 import { ClientRegistry, roleOf, type Client, type ClientConfig } from '../clients/index.js';
-import { checkClientConfigs, claimLeaseMs, OptionError, resolveOptions, shownDatabase, shownRetention, type ResolvedOptions, type SandboxOptions } from '../config/index.js';
+import { checkClientConfigs, OptionError, resolveOptions, shownDatabase, shownRetention, type ResolvedOptions, type SandboxOptions } from '../config/index.js';
 import { EventBus } from '../events/index.js';
-import { backgroundFailures } from '../shared/index.js';
 import { SandboxMetrics } from '../metrics/index.js';
 import { loadFixtures } from '../fixtures/index.js';
 import { hash32, IdFactory } from '../ids/index.js';
@@ -31,7 +30,7 @@ import { compiledSpecs } from '../spec/index.js';
 import type { Storage, StoreFileSystem } from '../store/index.js';
 import { WebhookEndpoints, scheduleStoredAttempts, TargetGuard, type Resolve } from '../webhooks/index.js';
 import { Journey, TrackingAnswers } from '../tracking/index.js';
-import { droppedJob, unconfiguredJobs } from './job-messages.js';
+import { schedulerOptions } from './scheduler-options.js';
 
 /** Log lines are written in batches of about this many bytes... */
 const LOG_BATCH_BYTES = 4096;
@@ -155,20 +154,7 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
     const events = new EventBus();
     const metrics = new SandboxMetrics();
     events.subscribe(async (event) => metrics.event(event));
-    const jobFailed = backgroundFailures(logger);
-    const scheduler = new Scheduler(storage, clock, {
-      // A claim outlasts the longest webhook attempt; on a shared database each replica also
-      // looks for due jobs every few seconds (claims of a replica that died, missed notices).
-      leaseMs: claimLeaseMs(options),
-      ...(options.databaseUrl !== undefined ? { pollMs: Math.min(5_000, options.jobLease / 4) } : {}),
-      ...(sync ? { refreshClocks: () => sync.all() } : {}),
-      onError: (err, kind, key) => jobFailed('scheduled job', err, 'jobs stay due and run once it is back', { kind, key }),
-      onDropped: (kind, key, client) => logger.error({ kind, key, client }, droppedJob(kind, key)),
-      // A client removed from the config; a replica of a shared database keeps another's jobs (its config may be rolling out).
-      configured: options.databaseUrl === undefined ? (client) => client === '' || registry.byId(client) !== undefined : undefined,
-      onUnconfigured: (client, dropped) => logger.warn({ client, dropped }, unconfiguredJobs(client, dropped)),
-      onLate: (kind, lateMs) => metrics.jobRan(kind, lateMs),
-    });
+    const scheduler = new Scheduler(storage, clock, schedulerOptions(options, registry, logger, metrics, sync));
     const settings = new SettingsWriter(storage);
     const clockService = new ClockService(storage, settings, scheduler, clock, sync);
     clockService.keepRealClock();

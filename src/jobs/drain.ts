@@ -6,8 +6,9 @@ import type { Outcome, SchedulerOptions, Stamp } from './options.js';
 import type { JobPool } from './pool.js';
 import type { Rows } from './rows.js';
 import type { JobRunner } from './runner.js';
+import { LeftToOthers } from './left-to-others.js';
 import type { LoopSlices } from './slices.js';
-import type { ClaimOptions } from '../records/index.js';
+import type { ClaimedJob, ClaimOptions } from '../records/index.js';
 import { Unavailable } from '../shared/index.js';
 
 /** An advance's answer when jobs that fell due on the way could not record their work. */
@@ -84,7 +85,7 @@ export interface DrainParts {
   /** Whether other processes share the store (and may hold this process's clients' jobs). */
   shared: boolean;
   wallClock: () => number;
-  options: Pick<SchedulerOptions, 'concurrency' | 'leaseMs' | 'refreshClocks'>;
+  options: Pick<SchedulerOptions, 'concurrency' | 'leaseMs' | 'refreshClocks' | 'has' | 'leaveToOthersMs'>;
   /** The clients whose advance is under way, with its target on their clock. */
   advancing: ReadonlyMap<string, number>;
 }
@@ -97,10 +98,14 @@ export interface DrainParts {
  * have none.
  */
 export class Drainer {
+  private readonly leftToOthers: LeftToOthers;
+
   constructor(
     private readonly parts: DrainParts,
     private readonly hooks: DrainHooks,
-  ) {}
+  ) {
+    this.leftToOthers = new LeftToOthers(parts.clocks, parts.runner, parts.options);
+  }
 
   drain(how: Drain): Promise<void> {
     const { storage } = this.parts;
@@ -115,11 +120,12 @@ export class Drainer {
     return pool.room > 0 ? storage.jobs.nextDue({ ...scope, skipClients: skipping(scope.skipClients, pool.full()) }) : storage.jobs.nextDue({ ...scope, kinds: kinds.work });
   }
 
-  /** Claims on one client's clock, or on the sandbox's with every client's lead. */
+  /** Claims on one client's clock, or on the sandbox's with every client's lead (see LeftToOthers). */
   scope(clientId: string | undefined): Scope {
-    const { clocks, advancing } = this.parts;
+    const { advancing } = this.parts;
     if (clientId !== undefined) return { clientId };
-    return advancing.size === 0 ? { ahead: clocks.leads() } : { ahead: clocks.leads(), skipClients: new Set(advancing.keys()) };
+    const ahead = this.leftToOthers.leads();
+    return advancing.size === 0 ? { ahead } : { ahead, skipClients: new Set(advancing.keys()) };
   }
 
   /** Brings the clocks up to what a shared store keeps; a store that cannot answer leaves them as they are (its claims fail too). */
@@ -195,9 +201,11 @@ export class Drainer {
         pool.room > 0 && kinds.pooled.length > 0
           ? await storage.jobs.claim({ until: next, limit: pool.room, owner, leaseMs, kinds: kinds.pooled, perClient: pool.caps.perClient, ...scope, skipClients: skipping(scope.skipClients, pool.full()) })
           : [];
-      // Jobs of clients no longer configured are dropped here, not run (nothing could run them).
-      const work = await runner.configuredOnly(claimed);
-      const pooled = await runner.configuredOnly(claimedPooled);
+      // Jobs of clients no longer configured are dropped here, not run (nothing could run them);
+      // on a shared store those of a client this replica lacks are left to the others a while.
+      const mine = (jobs: ClaimedJob[]) => (clientId === undefined ? this.leftToOthers.mine(jobs, next) : jobs);
+      const work = await runner.configuredOnly(await mine(claimed));
+      const pooled = await runner.configuredOnly(await mine(claimedPooled));
       for (const job of pooled) {
         // A claim takes up to perClient of a client's jobs, on top of those in flight: the extra wait, due.
         if (pool.of(job.client_id) >= pool.caps.perClient) {

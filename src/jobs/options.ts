@@ -22,6 +22,17 @@ export interface SchedulerOptions {
    * could run it, and its records go by retention. Default: every client is.
    */
   configured?: (clientId: string) => boolean;
+  /**
+   * With a store shared by other processes: whether this replica has the client ('' is the
+   * sandbox's own work). Replicas may differ while a clients change rolls out; a due job of
+   * a client this one lacks is left to the replicas that have it for `leaveToOthersMs` (wall
+   * ms) past its due time, then run here as any job (its kind fails it without the client,
+   * and it is tried again later, then dropped), so a client that no replica has still ends
+   * as the embedded store's does. Default: every client is.
+   */
+  has?: (clientId: string) => boolean;
+  /** How long a job of a client this replica lacks is left to the others (wall ms; see `has`): longer than their `pollMs`. */
+  leaveToOthersMs?: number;
   /** Told once per client (per scheduler) after a drain dropped jobs of a client that is not configured, with how many. */
   onUnconfigured?: (clientId: string, dropped: number) => void;
   onError?: (error: unknown, kind: string, key: string) => void;

@@ -14,7 +14,10 @@ import { Receiver } from './receiver.js';
 // sends it should the client come back (its records go by retention). A replica of a shared
 // database (a config change rolled out half way) must not drop the client's webhooks
 // (hostile review: a replica started without one partner left a third of that partner's
-// AWB webhooks unsent, silently): it fails them, and they are tried again.
+// AWB webhooks unsent, silently), nor fail them while a replica that has the client runs
+// (an operator review: the one that failed them claimed their retries first, until it
+// dropped them): it leaves them to the others a while (two of their looks for due jobs),
+// then fails them, and they are tried again, so a client that no replica has still ends so.
 
 const PARTNER = { token: 'partner-b-token', id: 'partner-b' };
 const OTHER = { token: 'partner-a-token', id: 'partner-a' };
@@ -78,11 +81,22 @@ describe.skipIf(onPostgres)('due jobs of a client the embedded store\'s sandbox 
 });
 
 describe.runIf(onPostgres)('due jobs of a client a replica of a shared database does not know', () => {
-  it('fail and are tried again (logged), so the AWB and its webhook come once a sandbox that knows the client runs them', async () => {
+  it('are left to a replica that has the client: with one that lacks it running beside it, every AWB webhook comes once, and the one that lacks it fails none', async () => {
+    const withPartner = await start([OTHER, PARTNER]);
+    const without = await start([OTHER]);
+    const failed = vi.spyOn(without.services.logger, 'error');
+    const created: string[] = [];
+    for (let i = 0; i < 20; i += 1) created.push(...((await (await post(withPartner, '/v1/order', PARTNER.token, createRequest(1))).json()) as { order_numbers: string[] }).order_numbers);
+    for (const begun = Date.now(); receiver.received.length < created.length && Date.now() - begun < 10_000; ) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(receiver.received.map((webhook) => webhook.json.order_no).sort()).toEqual([...created].sort());
+    expect(failed).not.toHaveBeenCalled();
+  });
+
+  it('are left due a while by a replica that lacks the client, so the AWB and its webhook come once a sandbox that knows the client runs them', async () => {
     const first = await start([OTHER, PARTNER]);
     const created = (await (await post(first, '/v1/order', PARTNER.token, createRequest(1))).json()) as { order_numbers: string[] };
     await first.close();
-    // Without the partner, while the AWB falls due: its job runs here.
+    // Without the partner, while the AWB falls due: its job is left for a replica with the partner (10 s by default).
     const without = await start([OTHER]);
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     await without.close();
@@ -107,9 +121,10 @@ describe('a webhook delivery of a client the sandbox does not know', () => {
     for (const begun = Date.now(); (await deliveries(first))[0]?.last_error == null && Date.now() - begun < 5_000; ) await new Promise((resolve) => setTimeout(resolve, 50));
     expect((await deliveries(first)).map((d) => [d.status, d.last_error])).toEqual([['pending', 'HTTP 500']]);
     await first.close();
-    // Without the partner, on a clock fast enough that its retry falls due (and on PostgreSQL the job's five tries, 1, 2, 4 and 8 minutes apart).
-    const without = await start([OTHER], { speed: 100_000 });
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // Without the partner, on a clock fast enough that its retry falls due. On PostgreSQL no replica with the partner
+    // runs meanwhile: the job's five tries, each left to the others for 0.5 s (two looks of 0.25 s, a quarter of --job-lease).
+    const without = await start([OTHER], { speed: 100_000, ...(onPostgres ? { jobLease: '1s' } : {}) });
+    await new Promise((resolve) => setTimeout(resolve, onPostgres ? 5_000 : 1_500));
     await without.close();
     receiver.respond = () => ({ status: 200, body: 'ok' });
     const again = await start([OTHER, PARTNER]);
