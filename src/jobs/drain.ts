@@ -6,7 +6,7 @@ import type { Outcome, SchedulerOptions, Stamp } from './options.js';
 import type { JobPool } from './pool.js';
 import type { Rows } from './rows.js';
 import type { JobRunner } from './runner.js';
-import { LeftToOthers } from './left-to-others.js';
+import { LeftToOthers, type LeadsLeaving } from './left-to-others.js';
 import type { LoopSlices } from './slices.js';
 import type { ClaimedJob, ClaimOptions } from '../records/index.js';
 import { Unavailable } from '../shared/index.js';
@@ -110,7 +110,13 @@ export class Drainer {
   drain(how: Drain): Promise<void> {
     const { storage } = this.parts;
     // Outside any job's numbering order: a wake-up armed from inside a job (its commit announced a new one) must not inherit it.
-    const drain = (): Promise<void> => this.drainNow(how).finally(() => this.parts.runner.tellUnconfigured());
+    // A pooled job it started may end after it (an advance stopped by an outage): the wake-ups see to that one.
+    const run = { over: false };
+    const drain = (): Promise<void> =>
+      this.drainNow(how, run).finally(() => {
+        run.over = true;
+        this.parts.runner.tellUnconfigured();
+      });
     return outsideOrder(() => (storage.background ? storage.background(drain) : drain()));
   }
 
@@ -122,10 +128,16 @@ export class Drainer {
 
   /** Claims on one client's clock, or on the sandbox's with every client's lead (see LeftToOthers). */
   scope(clientId: string | undefined): Scope {
+    return this.scopeLeaving(clientId).scope;
+  }
+
+  /** The scope, and on the sandbox's clock the leads it has, for LeftToOthers to tell its claims by. */
+  private scopeLeaving(clientId: string | undefined): { scope: Scope; leads?: LeadsLeaving } {
     const { advancing } = this.parts;
-    if (clientId !== undefined) return { clientId };
-    const ahead = this.leftToOthers.leads();
-    return advancing.size === 0 ? { ahead } : { ahead, skipClients: new Set(advancing.keys()) };
+    if (clientId !== undefined) return { scope: { clientId } };
+    const leads = this.leftToOthers.leads();
+    const { ahead } = leads;
+    return { scope: advancing.size === 0 ? { ahead } : { ahead, skipClients: new Set(advancing.keys()) }, leads };
   }
 
   /** Brings the clocks up to what a shared store keeps; a store that cannot answer leaves them as they are (its claims fail too). */
@@ -134,7 +146,7 @@ export class Drainer {
     if (refreshClocks) await refreshClocks().catch(() => undefined);
   }
 
-  private async drainNow(how: Drain): Promise<void> {
+  private async drainNow(how: Drain, run: { readonly over: boolean }): Promise<void> {
     const { storage, clocks, kinds, pool, runner, rows, slices, owner, shared, wallClock, options } = this.parts;
     const { inFlight } = runner;
     const limit = options.concurrency ?? 32;
@@ -170,7 +182,7 @@ export class Drainer {
         }
         until = Math.max(until, clocks.now());
       }
-      const scope = this.scope(clientId);
+      const { scope, leads } = this.scopeLeaving(clientId);
       const earliest = await this.nextClaimable(scope);
       const next = batched && earliest !== undefined && earliest <= until ? Math.min(until, earliest + window) : earliest;
       if (next === undefined || next > until) {
@@ -183,7 +195,7 @@ export class Drainer {
           }
           const due = await storage.jobs.nextDue({ clientId });
           if (due !== undefined && due <= until && pool.busy) {
-            await pool.slotFreed();
+            await this.whileSaving(pool.slotFreed());
             continue;
           }
           // Its jobs due by the target that another replica runs (whose claim lapses if that replica died).
@@ -203,7 +215,7 @@ export class Drainer {
           : [];
       // Jobs of clients no longer configured are dropped here, not run (nothing could run them);
       // on a shared store those of a client this replica lacks are left to the others a while.
-      const mine = (jobs: ClaimedJob[]) => (clientId === undefined ? this.leftToOthers.mine(jobs, next) : jobs);
+      const mine = (jobs: ClaimedJob[]) => (leads === undefined ? jobs : this.leftToOthers.mine(jobs, next, leads));
       const work = await runner.configuredOnly(await mine(claimed));
       const pooled = await runner.configuredOnly(await mine(claimedPooled));
       for (const job of pooled) {
@@ -219,7 +231,7 @@ export class Drainer {
             outcome = await runner.run(job, how.stamp);
             ended.push(outcome);
           },
-          () => this.hooks.pooledEnded(outcome, settling),
+          () => this.hooks.pooledEnded(outcome, settling && !run.over),
         );
       }
       if (claimed.length === 0 && claimedPooled.length === 0) {

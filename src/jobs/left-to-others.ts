@@ -3,15 +3,21 @@ import type { ClaimedJob, ClockLead } from '../records/index.js';
 import type { SchedulerOptions } from './options.js';
 import type { JobRunner } from './runner.js';
 
+/** The leads of one claim, and the clients among them whose jobs were due to this replica later. */
+export interface LeadsLeaving {
+  ahead: ClockLead;
+  leaving: ReadonlySet<string>;
+}
+
 /**
  * On a store that other replicas share, the jobs of clients this replica lacks (a clients
  * change rolled out half way): each is left to the replicas that have its client for
  * `leaveToOthersMs` past its due time, then run here as any job. A replica that failed
  * such a job at once would claim its retries first too (it wakes at their due time; the
  * others look every few seconds) and drop it at its fifth try, while a replica with the
- * client ran. The wait is on the sandbox's clock (times its speed) and a lead in the
- * claims, so a claim and `nextDue` look at each such client's earliest job, never at all
- * of them.
+ * client ran. The wait is on the sandbox's clock (times its speed, in whole ms) and a lead
+ * in the claims, so a claim and `nextDue` look at each such client's earliest job, never
+ * at all of them.
  */
 export class LeftToOthers {
   /** The clients whose jobs this replica met but lacks: their jobs are due to it later. */
@@ -23,36 +29,40 @@ export class LeftToOthers {
     private readonly options: Pick<SchedulerOptions, 'has' | 'leaveToOthersMs'>,
   ) {}
 
-  /** Every client's lead for a claim on the sandbox's clock, less the wait of the clients this replica lacks. */
-  leads(): ClockLead {
+  /** Every client's lead for a claim on the sandbox's clock, less the wait for the clients this replica lacks. */
+  leads(): LeadsLeaving {
     const leads = this.clocks.leads();
-    if (this.lacking.size === 0) return leads;
+    if (this.lacking.size === 0) return { ahead: leads, leaving: this.lacking };
     const wait = this.wait();
-    return new Map([...leads, ...[...this.lacking].map((client): [string, number] => [client, (leads.get(client) ?? 0) - wait])]);
+    const leaving = new Set(this.lacking);
+    return { ahead: new Map([...leads, ...[...leaving].map((client): [string, number] => [client, (leads.get(client) ?? 0) - wait])]), leaving };
   }
 
   /**
-   * The claimed jobs (claimed up to `until` on the sandbox's clock) this replica runs: a job
-   * of a client it lacks that fell due less than the wait ago is given back, and from then
-   * on that client's jobs are due to this replica the wait late.
+   * The claimed jobs (claimed up to `until` on the sandbox's clock, with `claimedWith`'s
+   * leads) this replica runs. A job of a client it lacks was claimed the wait late when
+   * the claim already left that client's jobs: it is run. Met for the first time, it is
+   * given back when it fell due less than the wait ago, and from then on that client's
+   * jobs are due to this replica the wait late (so a job is given back once at most).
    */
-  async mine(claimed: ClaimedJob[], until: number): Promise<ClaimedJob[]> {
+  async mine(claimed: ClaimedJob[], until: number, claimedWith: LeadsLeaving): Promise<ClaimedJob[]> {
     const { has } = this.options;
     if (has === undefined || claimed.every((job) => has(job.client_id))) return claimed;
     const kept: ClaimedJob[] = [];
     for (const job of claimed) {
-      if (has(job.client_id) || job.due_at + this.wait() <= until + this.clocks.ahead(job.client_id)) {
+      const client = job.client_id;
+      if (has(client) || claimedWith.leaving.has(client) || job.due_at + this.wait() <= until + Math.round(claimedWith.ahead.get(client) ?? 0)) {
         kept.push(job);
         continue;
       }
-      this.lacking.add(job.client_id);
+      this.lacking.add(client);
       await this.runner.release(job);
     }
     return kept;
   }
 
-  /** The wait on the sandbox's clock. A manual clock moves only by advances, each through a replica that has the client: none. */
+  /** The wait on the sandbox's clock. A manual clock moves only by advances, which run their client's jobs themselves: none. */
   private wait(): number {
-    return this.clocks.mode === 'real' ? (this.options.leaveToOthersMs ?? 0) * this.clocks.speed : 0;
+    return this.clocks.mode === 'real' ? Math.ceil((this.options.leaveToOthersMs ?? 0) * this.clocks.speed) : 0;
   }
 }

@@ -126,6 +126,32 @@ describe('a store that cannot write (ENOSPC injected below the journal)', () => 
     }
   });
 
+  it('runs a webhook job again on a real clock once there is room, when its attempt gave up saving after the advance that started it had answered 503', async () => {
+    const receiver = await Receiver.start();
+    const fileSystem = new FaultyFileSystem();
+    const clients = [
+      { token: TOKEN_A, id: 'client-a', webhook: { url: receiver.url } },
+      { token: TOKEN_B, id: 'client-b' },
+    ];
+    // The attempt tries to save its outcome for 4 s (a claim of 6 s, less the 1 s timeout, less 1 s).
+    const sandbox = await testSandbox({ data: join(dir(), 'sandbox.json'), clients, clock: 'real', jobLease: '6s', webhookTimeout: '1s' }, { storeFileSystem: fileSystem });
+    open.push(sandbox);
+    try {
+      expect((await sandbox.call('POST', '/v1/order', { body: createRequest(1) })).status).toBe(201);
+      receiver.respond = () => {
+        fileSystem.failing = 'ENOSPC';
+        return { status: 200, body: 'ok' };
+      };
+      expect((await sandbox.call('POST', '/__sandbox/clock/advance', { body: { ms: 60_000 } })).status).toBe(503);
+      // The attempt gives up meanwhile, its job due again; then the disk has room.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      fileSystem.failing = undefined;
+      await expect.poll(async () => (await deliveries(sandbox))[0]?.status, { timeout: 10_000, interval: 250 }).toBe('delivered');
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('lets every client’s advance of an advance-all end and saves every clock before it answers 503 for one whose jobs could not be saved', async () => {
     const data = join(dir(), 'sandbox.json');
     const fileSystem = new FaultyFileSystem();

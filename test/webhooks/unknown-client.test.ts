@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/app/sandbox.js';
 import type { SandboxOptions } from '../../src/config/options.js';
 import type { Order } from '../../src/records/index.js';
+import { PgJobs } from '../../src/store/postgres/jobs.js';
 import { createRequest } from '../support/orders.js';
 import { databaseFor, onPostgres, releaseDatabase } from '../support/store-kind.js';
 import { tempDir } from '../support/tmp.js';
@@ -92,14 +93,34 @@ describe.runIf(onPostgres)('due jobs of a client a replica of a shared database 
     expect(failed).not.toHaveBeenCalled();
   });
 
+  it('are given back once at most by a replica that lacks the client, whatever fraction of a ms its wait comes to (--job-lease 1001ms: 500.5 ms), not claimed and given back in a loop', async () => {
+    const first = await start([OTHER, PARTNER], { jobLease: '1001ms' });
+    expect((await post(first, '/v1/order', PARTNER.token, createRequest(1))).status).toBe(201);
+    await first.close();
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const released = vi.spyOn(PgJobs.prototype, 'release');
+    const claimed = vi.spyOn(PgJobs.prototype, 'claim');
+    try {
+      await start([OTHER], { jobLease: '1001ms' });
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      expect(released.mock.calls.length).toBeLessThanOrEqual(1);
+      expect(claimed.mock.calls.length).toBeLessThan(30);
+    } finally {
+      released.mockRestore();
+      claimed.mockRestore();
+    }
+  });
+
   it('are left due a while by a replica that lacks the client, so the AWB and its webhook come once a sandbox that knows the client runs them', async () => {
     const first = await start([OTHER, PARTNER]);
     const created = (await (await post(first, '/v1/order', PARTNER.token, createRequest(1))).json()) as { order_numbers: string[] };
     await first.close();
-    // Without the partner, while the AWB falls due: its job is left for a replica with the partner (10 s by default).
+    // Without the partner, while the AWB falls due: its job is left for a replica with the partner (10 s by default), not failed.
     const without = await start([OTHER]);
+    const failed = vi.spyOn(without.services.logger, 'error');
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     await without.close();
+    expect(failed).not.toHaveBeenCalled();
     expect(receiver.received).toEqual([]);
     // With the partner again: its job, tried again later, makes the AWB and sends its webhook.
     const again = await start([OTHER, PARTNER]);
