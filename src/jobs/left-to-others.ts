@@ -3,6 +3,8 @@ import type { ClaimedJob, ClockLead } from '../records/index.js';
 import type { SchedulerOptions } from './options.js';
 import type { JobRunner } from './runner.js';
 
+const NONE: ReadonlySet<string> = new Set();
+
 /** The leads of one claim, and the clients among them whose jobs were due to this replica later. */
 export interface LeadsLeaving {
   ahead: ClockLead;
@@ -32,7 +34,8 @@ export class LeftToOthers {
   /** Every client's lead for a claim on the sandbox's clock, less the wait for the clients this replica lacks. */
   leads(): LeadsLeaving {
     const leads = this.clocks.leads();
-    if (this.lacking.size === 0) return { ahead: leads, leaving: this.lacking };
+    // A copy, even of none: `mine` adds to the live set while this claim's jobs were claimed without the wait.
+    if (this.lacking.size === 0) return { ahead: leads, leaving: NONE };
     const wait = this.wait();
     const leaving = new Set(this.lacking);
     return { ahead: new Map([...leads, ...[...leaving].map((client): [string, number] => [client, (leads.get(client) ?? 0) - wait])]), leaving };
