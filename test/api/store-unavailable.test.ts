@@ -6,14 +6,36 @@ import { testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sand
 import { FaultyFileSystem } from '../support/faulty-fs.js';
 import { tempDir } from '../support/tmp.js';
 import { Receiver } from '../webhooks/receiver.js';
+import type { SandboxOptions } from '../../src/config/options.js';
 import { deliveries } from '../webhooks/support.js';
 
 describe('a store that cannot write (ENOSPC injected below the journal)', () => {
   const dir = tempDir();
   const open: TestSandbox[] = [];
+  const receivers: Receiver[] = [];
   afterEach(async () => {
     for (const s of open.splice(0)) await s.close().catch(() => undefined);
+    for (const r of receivers.splice(0)) await r.close();
   });
+
+  /** A sandbox whose client A has one order, and a receiver that fills the disk as it takes the order's AWB webhook: the attempt's outcome cannot be saved. */
+  async function diskFillsAtTheWebhook(options: SandboxOptions = {}): Promise<{ receiver: Receiver; fileSystem: FaultyFileSystem; sandbox: TestSandbox }> {
+    const receiver = await Receiver.start();
+    receivers.push(receiver);
+    const fileSystem = new FaultyFileSystem();
+    const clients = [
+      { token: TOKEN_A, id: 'client-a', webhook: { url: receiver.url } },
+      { token: TOKEN_B, id: 'client-b' },
+    ];
+    const sandbox = await testSandbox({ data: join(dir(), 'sandbox.json'), clients, ...options }, { storeFileSystem: fileSystem });
+    open.push(sandbox);
+    expect((await sandbox.call('POST', '/v1/order', { body: createRequest(1) })).status).toBe(201);
+    receiver.respond = () => {
+      fileSystem.failing = 'ENOSPC';
+      return { status: 200, body: 'ok' };
+    };
+    return { receiver, fileSystem, sandbox };
+  }
 
   it('answers 503 with Retry-After and the envelope, keeps nothing of the refused request, keeps due jobs due, and carries on once space is back', async () => {
     const data = join(dir(), 'sandbox.json');
@@ -92,64 +114,31 @@ describe('a store that cannot write (ENOSPC injected below the journal)', () => 
   });
 
   it('answers an advance 503 once the disk is full while its webhook attempt waits to save what the receiver answered, without waiting for the attempt to give up; the attempt saves it once there is room, and the receiver gets the webhook once', async () => {
-    const receiver = await Receiver.start();
-    const fileSystem = new FaultyFileSystem();
-    const clients = [
-      { token: TOKEN_A, id: 'client-a', webhook: { url: receiver.url } },
-      { token: TOKEN_B, id: 'client-b' },
-    ];
-    const sandbox = await testSandbox({ data: join(dir(), 'sandbox.json'), clients }, { storeFileSystem: fileSystem });
-    open.push(sandbox);
-    try {
-      expect((await sandbox.call('POST', '/v1/order', { body: createRequest(1) })).status).toBe(201);
-      // The disk fills while the receiver has the AWB webhook: the attempt's outcome cannot be saved, and the attempt
-      // keeps trying to save it (for 54 s with these options), as a receiver must not get the webhook twice.
-      receiver.respond = () => {
-        fileSystem.failing = 'ENOSPC';
-        return { status: 200, body: 'ok' };
-      };
-      const advanced = await sandbox.call('POST', '/__sandbox/clock/advance', { body: { ms: 60_000 } });
-      expect(advanced.status).toBe(503);
-      expect(advanced.body.message).toMatch(/could not be saved.*still due/);
-      expect(receiver.received).toHaveLength(1);
-      const [pending] = await deliveries(sandbox);
-      expect(pending).toMatchObject({ event: 'awb.generated', status: 'queued', attempts: [] });
+    // The attempt keeps trying to save its outcome (most of a minute with these options), as a receiver must not get the webhook twice.
+    const { receiver, fileSystem, sandbox } = await diskFillsAtTheWebhook();
+    const advanced = await sandbox.call('POST', '/__sandbox/clock/advance', { body: { ms: 60_000 } });
+    expect(advanced.status).toBe(503);
+    expect(advanced.body.message).toMatch(/could not be saved.*still due/);
+    expect(receiver.received).toHaveLength(1);
+    const [pending] = await deliveries(sandbox);
+    expect(pending).toMatchObject({ event: 'awb.generated', status: 'queued', attempts: [] });
 
-      fileSystem.failing = undefined;
-      await expect.poll(async () => (await deliveries(sandbox))[0]?.status, { timeout: 5_000 }).toBe('delivered');
-      expect((await sandbox.call('POST', '/__sandbox/clock/advance', { body: { ms: 0 } })).status).toBe(200);
-      const [delivered] = await deliveries(sandbox);
-      expect(delivered!.attempts).toHaveLength(1);
-      expect(receiver.received.map((webhook) => webhook.id)).toEqual([pending!.id]);
-    } finally {
-      await receiver.close();
-    }
+    fileSystem.failing = undefined;
+    await expect.poll(async () => (await deliveries(sandbox))[0]?.status, { timeout: 5_000 }).toBe('delivered');
+    expect((await sandbox.call('POST', '/__sandbox/clock/advance', { body: { ms: 0 } })).status).toBe(200);
+    const [delivered] = await deliveries(sandbox);
+    expect(delivered!.attempts).toHaveLength(1);
+    expect(receiver.received.map((webhook) => webhook.id)).toEqual([pending!.id]);
   });
 
   it('runs a webhook job again on a real clock once there is room, when its attempt gave up saving after the advance that started it had answered 503', async () => {
-    const receiver = await Receiver.start();
-    const fileSystem = new FaultyFileSystem();
-    const clients = [
-      { token: TOKEN_A, id: 'client-a', webhook: { url: receiver.url } },
-      { token: TOKEN_B, id: 'client-b' },
-    ];
     // The attempt tries to save its outcome for 4 s (a claim of 6 s, less the 1 s timeout, less 1 s).
-    const sandbox = await testSandbox({ data: join(dir(), 'sandbox.json'), clients, clock: 'real', jobLease: '6s', webhookTimeout: '1s' }, { storeFileSystem: fileSystem });
-    open.push(sandbox);
-    try {
-      expect((await sandbox.call('POST', '/v1/order', { body: createRequest(1) })).status).toBe(201);
-      receiver.respond = () => {
-        fileSystem.failing = 'ENOSPC';
-        return { status: 200, body: 'ok' };
-      };
-      expect((await sandbox.call('POST', '/__sandbox/clock/advance', { body: { ms: 60_000 } })).status).toBe(503);
-      // The attempt gives up meanwhile, its job due again; then the disk has room.
-      await new Promise((resolve) => setTimeout(resolve, 3_000));
-      fileSystem.failing = undefined;
-      await expect.poll(async () => (await deliveries(sandbox))[0]?.status, { timeout: 10_000, interval: 250 }).toBe('delivered');
-    } finally {
-      await receiver.close();
-    }
+    const { fileSystem, sandbox } = await diskFillsAtTheWebhook({ clock: 'real', jobLease: '6s', webhookTimeout: '1s' });
+    expect((await sandbox.call('POST', '/__sandbox/clock/advance', { body: { ms: 60_000 } })).status).toBe(503);
+    // The attempt gives up meanwhile, its job due again; then the disk has room.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    fileSystem.failing = undefined;
+    await expect.poll(async () => (await deliveries(sandbox))[0]?.status, { timeout: 10_000, interval: 250 }).toBe('delivered');
   });
 
   it('lets every client’s advance of an advance-all end and saves every clock before it answers 503 for one whose jobs could not be saved', async () => {

@@ -157,7 +157,7 @@ describe('clocks shared by replicas on PostgreSQL', () => {
       const [a] = await twoReplicas({ clients });
       await createOrders(a, 1);
       // The database stops while the receiver has the AWB webhook. The attempt keeps trying to save its outcome (for
-      // 54 s with these options: a receiver must not get the webhook twice), and the advance must not wait for that.
+      // 49 s with these options: a receiver must not get the webhook twice), and the advance must not wait for that.
       let stopped: Promise<void> | undefined;
       receiver.respond = () => {
         stopped = server.pause();
