@@ -263,7 +263,8 @@ export class Drainer {
   }
 
   /**
-   * Waits for `jobs` (an advance's wait for its client's running jobs), unless the store
+   * Waits for `jobs` (an advance's wait for its client's running jobs, or for room in the
+   * pool that other clients' jobs hold), unless the store
    * has been unable to take writes for UNSAVED_AFTER_MS meanwhile: then the advance stops
    * there with ADVANCE_UNSAVED, as it does when a job could not save its work, and the
    * jobs go on without it.

@@ -46,7 +46,8 @@ export class LeftToOthers {
    * leads) this replica runs. A job of a client it lacks was claimed the wait late when
    * the claim already left that client's jobs: it is run. Met for the first time, it is
    * given back when it fell due less than the wait ago, and from then on that client's
-   * jobs are due to this replica the wait late (so a job is given back once at most).
+   * jobs are due to this replica the wait late (so a job is given back once by each drain
+   * that met it before, at most: the catch-up at start and a wake-up may both).
    */
   async mine(claimed: ClaimedJob[], until: number, claimedWith: LeadsLeaving): Promise<ClaimedJob[]> {
     const { has } = this.options;
