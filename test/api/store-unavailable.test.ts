@@ -102,6 +102,18 @@ describe('a store that cannot write (ENOSPC injected below the journal)', () => 
     for (const no of created.body.order_numbers as string[]) expect((await sandbox.call('GET', `/__sandbox/orders/${no}`)).body.awb).toEqual(expect.any(String));
   });
 
+  it('runs on a real clock, once there is room, the jobs an advance could not save, without another advance', async () => {
+    const fileSystem = new FaultyFileSystem();
+    const sandbox = await testSandbox({ data: join(dir(), 'sandbox.json'), clock: 'real', awbDelay: '30m' }, { storeFileSystem: fileSystem });
+    open.push(sandbox);
+    const created = await sandbox.call('POST', '/v1/order', { body: createRequest(3) });
+    fileSystem.failingAbove = 400;
+    expect((await sandbox.call('POST', '/__sandbox/clock/advance', { body: { ms: 3_600_000 } })).status).toBe(503);
+    fileSystem.failingAbove = undefined;
+    const awbs = () => Promise.all((created.body.order_numbers as string[]).map(async (no) => (await sandbox.call('GET', `/__sandbox/orders/${no}`)).body.awb as string | null));
+    await expect.poll(awbs, { timeout: 10_000, interval: 250 }).toEqual([expect.any(String), expect.any(String), expect.any(String)]);
+  });
+
   it('answers a reset a full disk stops with 503 saying it stopped part-way, and removes the rest once there is room', async () => {
     const fileSystem = new FaultyFileSystem();
     const sandbox = await testSandbox({ data: join(dir(), 'sandbox.json') }, { storeFileSystem: fileSystem });
