@@ -296,6 +296,7 @@ const rawExchange = (url: string, request: string) =>
   new Promise<{ status: number; body: string }>((resolve) => {
     let answer = '';
     const socket = connect(Number(new URL(url).port), '127.0.0.1');
+    socket.on('error', () => undefined); // a reset closes it too: what it read is checked
     socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
     socket.once('close', () => resolve({ status: Number(answer.split(' ')[1]), body: answer.slice(answer.indexOf('\r\n\r\n') + 4) }));
     socket.write(request);
@@ -446,6 +447,7 @@ describe('two Authorization headers (a real server)', () => {
         new Promise<{ status: number; body: string }>((resolve) => {
           let answer = '';
           const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+          socket.on('error', () => undefined); // a reset closes it too: what it read is checked
           socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
           socket.once('close', () => resolve({ status: Number(answer.split(' ')[1]), body: answer.slice(answer.indexOf('\r\n\r\n') + 4) }));
           socket.write(`GET /__sandbox/orders HTTP/1.1\r\nHost: x\r\n${headers}Connection: close\r\n\r\n`);
@@ -460,6 +462,7 @@ describe('two Authorization headers (a real server)', () => {
         new Promise<{ status: number; body: string }>((resolve) => {
           let answer = '';
           const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+          socket.on('error', () => undefined); // a reset closes it too: what it read is checked
           const done = () => resolve({ status: Number(answer.split(' ')[1]), body: answer.slice(answer.indexOf('\r\n\r\n') + 4) });
           socket.setEncoding('utf8').on('data', (chunk: string) => {
             answer += chunk;
@@ -524,6 +527,7 @@ describe('an upgrade pipelined behind a request still being answered (a real ser
     const server = await createSandbox({ clock: 'manual', tokens: ['t'] });
     try {
       const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+      socket.on('error', () => undefined); // a reset closes it too: what it read is checked
       let answers = '';
       socket.setEncoding('utf8').on('data', (chunk: string) => (answers += chunk));
       const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
@@ -562,6 +566,7 @@ describe('a request target the router cannot parse (a real server)', () => {
     try {
       await supertest(server.app).post('/__sandbox/faults').set({ Authorization: 'Bearer t' }).send({ match: { operation_id: 'trackOrder' }, action: { type: 'latency', ms: 300 } });
       const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+      socket.on('error', () => undefined); // a reset closes it too: what it read is checked
       let answers = '';
       socket.setEncoding('utf8').on('data', (chunk: string) => (answers += chunk));
       const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
