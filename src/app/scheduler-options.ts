@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { ClockSync } from '../clock/index.js';
 import type { ClientRegistry } from '../clients/index.js';
 import { claimLeaseMs, type ResolvedOptions } from '../config/index.js';
-import type { SchedulerOptions } from '../jobs/index.js';
+import { JobCannotRun, type SchedulerOptions } from '../jobs/index.js';
 import type { SandboxMetrics } from '../metrics/index.js';
 import { backgroundFailures } from '../shared/index.js';
 import { droppedJob, unconfiguredJobs } from './job-messages.js';
@@ -23,7 +23,9 @@ export function schedulerOptions(options: ResolvedOptions, registry: ClientRegis
     leaseMs: claimLeaseMs(options),
     ...(options.databaseUrl !== undefined ? { pollMs, has, leaveToOthersMs: 2 * pollMs } : { configured: has }),
     ...(sync ? { refreshClocks: () => sync.all() } : {}),
-    onError: (err, kind, key) => jobFailed('scheduled job', err, 'jobs stay due and run once it is back', { kind, key }),
+    // A job that names why it cannot run here (its client not configured) is one line, with its try: not a stack per try.
+    onError: (err, kind, key, tried) =>
+      err instanceof JobCannotRun ? logger.error({ kind, key, ...tried, error: err.message }, 'scheduled job failed') : jobFailed('scheduled job', err, 'jobs stay due and run once it is back', { kind, key, ...tried }),
     onDropped: (kind, key, client) => logger.error({ kind, key, client }, droppedJob(kind, key)),
     onUnconfigured: (client, dropped) => logger.warn({ client, dropped }, unconfiguredJobs(client, dropped)),
     onLate: (kind, lateMs) => metrics.jobRan(kind, lateMs),

@@ -1,10 +1,10 @@
 /** The scheduler: job kinds registered by their features, due jobs claimed and run on their clients' clocks. */
 
 export { Scheduler } from './scheduler.js';
-export type { SchedulerOptions } from './options.js';
+export type { JobTry, SchedulerOptions } from './options.js';
 
 // Job kinds, as features register them.
-export { JobInterrupted } from './kinds.js';
+export { JobCannotRun, JobInterrupted } from './kinds.js';
 export type { DropReason, JobHandler, JobKindSpec, PoolCaps } from './kinds.js';
 
 // Numbers drawn in the order jobs were claimed.

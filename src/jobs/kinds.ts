@@ -16,6 +16,15 @@ export class JobInterrupted extends Error {
   override name = 'JobInterrupted';
 }
 
+/**
+ * Thrown by a handler that cannot do its job in this process for a reason its message
+ * names (its client is not configured here): a failure like any other, tried again later
+ * and dropped at its last try, but logged as that message alone, not with a stack.
+ */
+export class JobCannotRun extends Error {
+  override name = 'JobCannotRun';
+}
+
 /** How many jobs of a pooled kind run at once, in all and of one client. */
 export interface PoolCaps {
   total: number;

@@ -35,7 +35,8 @@ export interface SchedulerOptions {
   leaveToOthersMs?: number;
   /** Told once per client (per scheduler) after a drain dropped jobs of a client that is not configured, with how many. */
   onUnconfigured?: (clientId: string, dropped: number) => void;
-  onError?: (error: unknown, kind: string, key: string) => void;
+  /** Told of an unexpected failure: of a job's try (`tried`), or of the scheduler's own work. */
+  onError?: (error: unknown, kind: string, key: string, tried?: JobTry) => void;
   /** Told once a job is dropped after its last failed try (its kind's own `dropped` runs too). */
   onDropped?: (kind: string, key: string, clientId: string) => void;
   /** Told how late (real ms after its due time) each job fired by the real clock's timer ran (metrics). */
@@ -49,3 +50,10 @@ export type Outcome = 'done' | 'unavailable' | 'interrupted';
 
 /** Which time a job is stamped with: its due time (advance, catch-up at start), or the later of that and its client's now (a job run late under load). */
 export type Stamp = 'due' | 'actual';
+
+/** Which try of a job failed: the client's, the `try`th of `tries` before the job is dropped. */
+export interface JobTry {
+  client: string;
+  try: number;
+  tries: number;
+}

@@ -151,7 +151,7 @@ export class JobRunner {
         await this.release(job);
         return 'unavailable';
       }
-      this.options.onError?.(error, job.kind, job.key);
+      this.options.onError?.(error, job.kind, job.key, { client: job.client_id, try: (this.failures.get(`${job.kind}:${job.key}`) ?? 0) + 1, tries: JOB_ATTEMPTS });
       return this.failed(job);
     }
   }

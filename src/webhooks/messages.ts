@@ -1,3 +1,4 @@
+import { JobCannotRun } from '../jobs/index.js';
 import { domainMessages } from '../shared/index.js';
 import { SANDBOX_EVENT_TYPES } from '../records/index.js';
 import { CHAOS_MODES } from './chaos.js';
@@ -59,5 +60,5 @@ export const webhookMessages = {
  * says what of the job was not done.
  */
 export function unknownClient(clientId: string, cannot: string): never {
-  throw new Error(webhookMessages.unknownClient(clientId, cannot));
+  throw new JobCannotRun(webhookMessages.unknownClient(clientId, cannot));
 }
