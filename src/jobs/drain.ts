@@ -126,6 +126,11 @@ export class Drainer {
     return pool.room > 0 ? storage.jobs.nextDue({ ...scope, skipClients: skipping(scope.skipClients, pool.full()) }) : storage.jobs.nextDue({ ...scope, kinds: kinds.work });
   }
 
+  /** A client's lead on the sandbox's clock as the claims see it: less the wait for a client this replica lacks (see LeftToOthers). */
+  leadOf(clientId: string): number {
+    return this.leftToOthers.lead(clientId);
+  }
+
   /** Claims on one client's clock, or on the sandbox's with every client's lead (see LeftToOthers). */
   scope(clientId: string | undefined): Scope {
     return this.scopeLeaving(clientId).scope;

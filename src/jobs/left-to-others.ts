@@ -41,6 +41,12 @@ export class LeftToOthers {
     return { ahead: new Map([...leads, ...[...leaving].map((client): [string, number] => [client, (leads.get(client) ?? 0) - wait])]), leaving };
   }
 
+  /** A client's lead for a claim on the sandbox's clock (see `leads`): a wake-up for its job is armed by it. */
+  lead(client: string): number {
+    const ahead = this.clocks.ahead(client);
+    return this.lacking.has(client) ? ahead - this.wait() : ahead;
+  }
+
   /**
    * The claimed jobs (claimed up to `until` on the sandbox's clock, with `claimedWith`'s
    * leads) this replica runs. A job of a client it lacks was claimed the wait late when

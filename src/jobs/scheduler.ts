@@ -73,6 +73,7 @@ export class Scheduler {
       pool,
       options,
       nextClaimable: () => this.drainer.nextClaimable(this.drainer.scope(undefined)),
+      leadOf: (clientId) => this.drainer.leadOf(clientId),
       wake: () => this.exclusive(() => this.drainDue('actual')),
     });
     const rows = new Rows(storage, kinds, runner, shared);

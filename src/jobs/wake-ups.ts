@@ -13,6 +13,8 @@ export interface WakeUpParts {
   pool: JobPool;
   /** The earliest due time of a job that can be claimed now, on the sandbox's clock. */
   nextClaimable(): Promise<number | undefined>;
+  /** How far a client's jobs are due ahead of the sandbox's clock, as the claims see it. */
+  leadOf(clientId: string): number;
   /** Runs every client's due jobs, stamped with the time they run (a wake-up's drain). */
   wake(): Promise<void>;
   options: Pick<SchedulerOptions, 'pollMs' | 'onError'>;
@@ -39,8 +41,8 @@ export class WakeUps implements DrainHooks {
 
   /** A job was scheduled (here, or told by another replica): wakes up for it if it falls due before the timer. */
   readonly scheduled = (dueAt: number, clientId: string): void => {
-    const { clocks, pool } = this.parts;
-    const at = dueAt - clocks.ahead(clientId);
+    const { pool } = this.parts;
+    const at = dueAt - this.parts.leadOf(clientId);
     if (at >= this.armedAt) return;
     // While the client's pooled jobs have no room, its job may be one the wake-up could
     // not run: the look-up, which leaves those out, says when to wake.

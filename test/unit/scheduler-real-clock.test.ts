@@ -165,6 +165,33 @@ describe('Scheduler with a real clock', () => {
     await scheduler.stop();
   });
 
+  it('wakes for a job of a client this replica lacks when it is due here (left to the others a while), not at its due time for nothing', async () => {
+    const clock = new RealClock(1);
+    // Client c is one this replica lacks: its jobs are left to the replicas that have it for 300 ms.
+    const { scheduler, schedule, storage } = await schedulerOn(clock, { has: (client) => client !== 'c', leaveToOthersMs: 300 });
+    let lookups = 0;
+    const nextDue = storage.jobs.nextDue.bind(storage.jobs);
+    storage.jobs.nextDue = (filter) => ((lookups += 1), nextDue(filter));
+    const ran = new Map<string, (lookupsThen: number) => void>();
+    const runs = (key: string) => new Promise<number>((resolve) => ran.set(key, resolve));
+    scheduler.register({ ...AWB, run: async (job) => ran.get(job.key)?.(lookups) });
+    // The first of c's jobs is met at its due time, given back, and run 300 ms later.
+    const first = runs('first');
+    await schedule('awb', 'first', clock.now());
+    await first;
+    await new Promise((resolve) => setTimeout(resolve, 50)); // its drain ended
+
+    const second = runs('second');
+    const due = clock.now() + 50;
+    await schedule('awb', 'second', due);
+    const before = lookups;
+    const lookupsThen = await second;
+    expect(clock.now()).toBeGreaterThanOrEqual(due + 300);
+    // One wake-up, 300 ms after the due time, and its drain's look before its claim: no wake-up at the due time that found nothing.
+    expect(lookupsThen - before).toBe(1);
+    await scheduler.stop();
+  });
+
   it('jumps one client ahead: its jobs due by the target run at once, stamped with their due time; another client waits', async () => {
     const clock = new RealClock(1);
     const { scheduler, storage } = await schedulerOn(clock);
