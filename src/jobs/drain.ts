@@ -6,7 +6,7 @@ import type { Outcome, SchedulerOptions, Stamp } from './options.js';
 import type { JobPool } from './pool.js';
 import type { Rows } from './rows.js';
 import type { JobRunner } from './runner.js';
-import { LeftToOthers, type LeadsLeaving } from './left-to-others.js';
+import type { LeadsLeaving, LeftToOthers } from './left-to-others.js';
 import type { LoopSlices } from './slices.js';
 import type { ClaimedJob, ClaimOptions } from '../records/index.js';
 import { Unavailable } from '../shared/index.js';
@@ -85,7 +85,9 @@ export interface DrainParts {
   /** Whether other processes share the store (and may hold this process's clients' jobs). */
   shared: boolean;
   wallClock: () => number;
-  options: Pick<SchedulerOptions, 'concurrency' | 'leaseMs' | 'refreshClocks' | 'has' | 'leaveToOthersMs'>;
+  options: Pick<SchedulerOptions, 'concurrency' | 'leaseMs' | 'refreshClocks'>;
+  /** The jobs of clients this replica lacks, left to the others a while. */
+  leftToOthers: LeftToOthers;
   /** The clients whose advance is under way, with its target on their clock. */
   advancing: ReadonlyMap<string, number>;
 }
@@ -98,14 +100,10 @@ export interface DrainParts {
  * have none.
  */
 export class Drainer {
-  private readonly leftToOthers: LeftToOthers;
-
   constructor(
     private readonly parts: DrainParts,
     private readonly hooks: DrainHooks,
-  ) {
-    this.leftToOthers = new LeftToOthers(parts.clocks, parts.runner, parts.options);
-  }
+  ) {}
 
   drain(how: Drain): Promise<void> {
     const { storage } = this.parts;
@@ -126,11 +124,6 @@ export class Drainer {
     return pool.room > 0 ? storage.jobs.nextDue({ ...scope, skipClients: skipping(scope.skipClients, pool.full()) }) : storage.jobs.nextDue({ ...scope, kinds: kinds.work });
   }
 
-  /** A client's lead on the sandbox's clock as the claims see it: less the wait for a client this replica lacks (see LeftToOthers). */
-  leadOf(clientId: string): number {
-    return this.leftToOthers.lead(clientId);
-  }
-
   /** Claims on one client's clock, or on the sandbox's with every client's lead (see LeftToOthers). */
   scope(clientId: string | undefined): Scope {
     return this.scopeLeaving(clientId).scope;
@@ -140,7 +133,7 @@ export class Drainer {
   private scopeLeaving(clientId: string | undefined): { scope: Scope; leads?: LeadsLeaving } {
     const { advancing } = this.parts;
     if (clientId !== undefined) return { scope: { clientId } };
-    const leads = this.leftToOthers.leads();
+    const leads = this.parts.leftToOthers.leads();
     const { ahead } = leads;
     return { scope: advancing.size === 0 ? { ahead } : { ahead, skipClients: new Set(advancing.keys()) }, leads };
   }
@@ -220,7 +213,7 @@ export class Drainer {
           : [];
       // Jobs of clients no longer configured are dropped here, not run (nothing could run them);
       // on a shared store those of a client this replica lacks are left to the others a while.
-      const mine = (jobs: ClaimedJob[]) => (leads === undefined ? jobs : this.leftToOthers.mine(jobs, next, leads));
+      const mine = (jobs: ClaimedJob[]) => (leads === undefined ? jobs : this.parts.leftToOthers.mine(jobs, next, leads));
       const work = await runner.configuredOnly(await mine(claimed));
       const pooled = await runner.configuredOnly(await mine(claimedPooled));
       for (const job of pooled) {

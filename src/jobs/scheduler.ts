@@ -5,6 +5,7 @@ import { OneAtATime } from '../shared/index.js';
 import type { Storage } from '../store/index.js';
 import { Drainer } from './drain.js';
 import { JobKinds, type JobKindSpec } from './kinds.js';
+import { LeftToOthers } from './left-to-others.js';
 import type { SchedulerOptions } from './options.js';
 import { JobPool } from './pool.js';
 import { Rows } from './rows.js';
@@ -68,18 +69,19 @@ export class Scheduler {
     const shared = storage.jobs.heldElsewhere !== undefined;
     const { kinds, pool } = this;
     const runner = (this.runner = new JobRunner(storage, clocks, kinds, this.inFlight, options, () => this.wakeUps.stopped, this.advancing));
+    const leftToOthers = new LeftToOthers(clocks, runner, options);
     this.wakeUps = new WakeUps({
       clocks,
       pool,
       options,
       nextClaimable: () => this.drainer.nextClaimable(this.drainer.scope(undefined)),
-      leadOf: (clientId) => this.drainer.leadOf(clientId),
+      leadOf: (clientId) => leftToOthers.lead(clientId),
       wake: () => this.exclusive(() => this.drainDue('actual')),
     });
     const rows = new Rows(storage, kinds, runner, shared);
     const slices = new LoopSlices(wallClock);
     const owner = `worker_${process.pid}_${randomBytes(4).toString('hex')}`;
-    this.drainer = new Drainer({ storage, clocks, kinds, pool, runner, rows, slices, owner, shared, wallClock, options, advancing: this.advancing }, this.wakeUps);
+    this.drainer = new Drainer({ storage, clocks, kinds, pool, runner, rows, slices, owner, shared, wallClock, options, leftToOthers, advancing: this.advancing }, this.wakeUps);
     storage.onJobScheduled(this.wakeUps.scheduled);
   }
 
