@@ -227,7 +227,7 @@ export class Drainer {
           job.client_id,
           async () => {
             outcome = await runner.run(job, how.stamp);
-            ended.push(outcome);
+            if (!run.over) ended.push(outcome);
           },
           () => this.hooks.pooledEnded(outcome, settling && !run.over),
         );
@@ -244,7 +244,7 @@ export class Drainer {
       }
       emptyClaims = 0;
       const outcomes = await rows.runWork(work, how.stamp);
-      if (settling) await this.whileSaving(inFlight.idle(clientId));
+      if (settling && inFlight.busy(clientId)) await this.whileSaving(inFlight.idle(clientId));
       outcomes.push(...ended.splice(0));
       if (outcomes.includes('unavailable')) {
         // An advance must not answer as though what fell due had run: its caller is told (a 503) and advances again.
@@ -257,7 +257,7 @@ export class Drainer {
       // event loop, nor due work wait a whole slice of requests per batch.
       await slices.taken();
     }
-    if (settling) await this.whileSaving(inFlight.idle(clientId));
+    if (settling && inFlight.busy(clientId)) await this.whileSaving(inFlight.idle(clientId));
   }
 
   /**
