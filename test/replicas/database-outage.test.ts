@@ -77,6 +77,39 @@ describe('a replica whose database stops and starts again', () => {
     }
   }, 60_000);
 
+  it('a database that answers reads but refuses writes (read-only, as a standby after a failover): health says degraded with 25006 while reads are served, and ok once a write is taken', async () => {
+    const url = await server.freshDatabase();
+    const name = new URL(url).pathname.slice(1);
+    const cli = await startCli(['--port', '0', '--database-url', url, '--token', TOKEN, '--clock', 'manual', '--log-level', 'warn']);
+    const exited = watchExit(cli);
+    const admin = new pg.Client({ connectionString: `${server.serverUrl}/postgres` });
+    await admin.connect();
+    // New sessions of the database are read-only: its sessions are ended, and the replica's next ones refuse writes.
+    const readOnly = async (on: boolean) => {
+      await admin.query(on ? `ALTER DATABASE "${name}" SET default_transaction_read_only = on` : `ALTER DATABASE "${name}" RESET default_transaction_read_only`);
+      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name]);
+    };
+    const create = async () => (await fetch(`${cli.url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(1)) })).status;
+    try {
+      expect(await create()).toBe(201);
+      await readOnly(true);
+      const refused = await until(async () => [await create(), (await health(cli.url)).store_error], ([status, error]) => status === 503 && error === '25006', 10_000);
+      expect(refused.value).toEqual([503, '25006']);
+      // Reads are served, and the probe's SELECT is answered each second: health still says writes are refused.
+      expect((await fetch(`${cli.url}/__sandbox/orders?limit=1`, { headers })).status).toBe(200);
+      await sleep(2_500);
+      expect(await health(cli.url)).toMatchObject({ store: 'degraded', store_error: '25006' });
+
+      await readOnly(false);
+      expect((await until(create, (status) => status === 201, 10_000)).value).toBe(201);
+      expect(await health(cli.url)).toMatchObject({ store: 'ok' });
+      expect(exited()).toBeUndefined();
+    } finally {
+      await admin.end();
+      if (exited() === undefined) await cli.stop();
+    }
+  }, 60_000);
+
   it('a database that hangs: once health says degraded, requests answer 503 at once (but one a second), not each after its own timeout; served again once it answers', async () => {
     const cli = await startCli(['--port', '0', '--database-url', await server.freshDatabase(), '--token', TOKEN, '--clock', 'manual', '--log-level', 'warn']);
     const exited = watchExit(cli);

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { toApiError } from '../../src/http/errors.js';
 import { Unavailable } from '../../src/shared/index.js';
 import { Reachability } from '../../src/store/postgres/reachability.js';
@@ -20,6 +20,28 @@ describe("PostgreSQL's reachability, as health shows it", () => {
     expect(reach.health()).toEqual({ writable: false, error: 'ECONNREFUSED', since: first.since });
     reach.answered();
     expect(reach.health()).toEqual({ writable: true });
+  });
+
+  it('keeps a refused write (read-only, disk full) through the reads answered after it: until a write is taken, or 30 s without another', () => {
+    vi.useFakeTimers({ toFake: ['performance'] });
+    try {
+      reach = new Reachability({ url: 'postgres://unused', requestLogSize: 10 });
+      reach.translate(failure('25006', 'cannot execute INSERT in a read-only transaction'));
+      reach.answered();
+      expect(reach.health()).toMatchObject({ writable: false, error: '25006' });
+      reach.answered(true);
+      expect(reach.health()).toEqual({ writable: true });
+
+      reach.translate(failure('53100', 'could not extend file: No space left on device'));
+      vi.advanceTimersByTime(29_000);
+      reach.answered();
+      expect(reach.health()).toMatchObject({ writable: false, error: '53100' });
+      vi.advanceTimersByTime(1_000);
+      reach.answered();
+      expect(reach.health()).toEqual({ writable: true });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('an idle replica learns of an outage, and of its end, from its own check of the database', async () => {

@@ -13,6 +13,17 @@ const PROBE_EVERY_MS = 1_000;
 /** During a confirmed outage, how often a call still goes to the database (see Reachability.run). */
 const TRIAL_EVERY_MS = 1_000;
 
+/**
+ * Errors of a database that answers but refuses writes: read-only (a standby after a
+ * failover, `default_transaction_read_only`), or its disk full.
+ */
+const WRITES_REFUSED_CODES = new Set(['25006', '53100']);
+/**
+ * How long health keeps a refused write while reads are answered and no write is taken
+ * (wall ms): every read would otherwise say `ok` between the failed writes.
+ */
+const WRITES_REFUSED_KEPT_MS = 30_000;
+
 /** Errors that mean the database cannot be reached or cannot take writes now: a 503, not a 500. */
 const UNAVAILABLE_CODES = new Set(['57014', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '53100', '53200', '53300', '08000', '08003', '08006', '25006']);
 
@@ -36,7 +47,8 @@ export const isUnavailable = (error: unknown): boolean =>
  * and of its end, within seconds even with no traffic.
  */
 export class Reachability {
-  private failure: { error: string; since: number } | undefined;
+  /** The outage health shows; `refusedAt`: its latest failure was a refused write (performance.now()). */
+  private failure: { error: string; since: number; refusedAt?: number } | undefined;
   /** When the database last answered a statement of this replica (performance.now()). */
   private answeredAt = -Infinity;
   /** Waits for a connection that timed out with the replica busy (see translate), since start. */
@@ -106,9 +118,14 @@ export class Reachability {
     }
   }
 
-  /** The database answered a statement: it is reachable. */
-  answered(): void {
-    this.failure = undefined;
+  /**
+   * The database answered a statement: it is reachable. A refused write stays in health
+   * until a write is taken (`wrote`: a commit) or WRITES_REFUSED_KEPT_MS have passed
+   * without another; a read says nothing of it.
+   */
+  answered(wrote = false): void {
+    const refusedAt = this.failure?.refusedAt;
+    if (wrote || refusedAt === undefined || performance.now() - refusedAt >= WRITES_REFUSED_KEPT_MS) this.failure = undefined;
     this.probeConfirmed = false;
     this.answeredAt = performance.now();
   }
@@ -136,7 +153,7 @@ export class Reachability {
 
   /** The database failed now with `code`: health shows this code (the latest), and the outage's start (the first). */
   private failed(code: string): void {
-    this.failure = { error: code, since: this.failure?.since ?? Date.now() };
+    this.failure = { error: code, since: this.failure?.since ?? Date.now(), ...(WRITES_REFUSED_CODES.has(code) ? { refusedAt: performance.now() } : {}) };
   }
 
   private probeFailed(error: unknown): void {

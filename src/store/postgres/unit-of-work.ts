@@ -145,7 +145,7 @@ export class UnitsOfWork {
           // A transaction that a failed statement aborted answers COMMIT with ROLLBACK.
           const committed = await inOneTrip(context, 'COMMIT');
           if (committed.command !== 'COMMIT') throw new Error(`The unit of work was rolled back at COMMIT (${committed.command}).`);
-          this.reach.answered();
+          this.reach.answered(true);
         }
         this.notices.announce(context.scheduled);
         return result;
