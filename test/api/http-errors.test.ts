@@ -558,7 +558,7 @@ describe('a request target the router cannot parse (a real server)', () => {
 
   /**
    * A sandbox whose tracking reads a fault holds 300 ms, a raw connection that sends
-   * `requests`, and the stop 50 ms later (`whileStopping` right after it begins): the
+   * `requests`, and the stop once the first is held (`whileStopping` right after it begins): the
    * answers on that connection, and how long the stop took.
    */
   async function stopWithReadInFlight(requests: string, whileStopping?: (socket: Socket) => void): Promise<{ answers: string[]; stopMs: number }> {
@@ -571,7 +571,9 @@ describe('a request target the router cannot parse (a real server)', () => {
       socket.setEncoding('utf8').on('data', (chunk: string) => (answers += chunk));
       const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
       socket.write(requests);
-      await new Promise((r) => setTimeout(r, 50));
+      // The read is in flight once its fault rule was hit (it holds it 300 ms from then).
+      const hits = async () => ((await supertest(server.app).get('/__sandbox/faults').set({ Authorization: 'Bearer t' })).body.rules as Array<{ hits: number }>)[0]?.hits;
+      for (const begun = Date.now(); (await hits()) === 0 && Date.now() - begun < 5_000; ) await new Promise((r) => setTimeout(r, 5));
       const started = Date.now();
       const closing = server.close();
       whileStopping?.(socket);
