@@ -288,3 +288,50 @@ describe("one client's flood of rate-limited requests", () => {
     }
   });
 });
+
+/** GETs `path` without a token over a keep-alive connection of `agent`; resolves with the status once the answer is read. */
+function getOpen(port: number, agent: Agent, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode!));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe("anyone's flood of GETs that take no token (a spec, health)", () => {
+  it("answers a client's request, and a health check, before most of the flood's spec GETs already waiting", async () => {
+    const port = await listening();
+    const floodAgent = new Agent({ keepAlive: true, maxSockets: 60 });
+    const otherAgent = new Agent({ keepAlive: true });
+    const healthAgent = new Agent({ keepAlive: true });
+    const spec = '/__sandbox/control.openapi.json';
+    try {
+      // Connections open first, so every GET of the flood is read in the same pass.
+      await Promise.all([...Array.from({ length: 60 }, () => getOpen(port, floodAgent, spec)), create(port, otherAgent, TOKEN_B, 1), getOpen(port, healthAgent, '/__sandbox/health')]);
+      const answered: string[] = [];
+      let others: Promise<unknown> | undefined;
+      const flood = Array.from({ length: 60 }, (_, i) =>
+        getOpen(port, floodAgent, spec).then((status) => {
+          answered.push(`spec${i}:${status}`);
+          others ??= Promise.all([
+            create(port, otherAgent, TOKEN_B, 1).then((status) => answered.push(`b:${status}`)),
+            getOpen(port, healthAgent, '/__sandbox/health').then((status) => answered.push(`health:${status}`)),
+          ]);
+        }),
+      );
+      await Promise.all(flood);
+      await others;
+      expect(answered).toHaveLength(62);
+      // Without turns of their own, both came after every spec GET already read (the flood's 60th or so).
+      expect(answered.indexOf('b:201'), answered.join(' ')).toBeLessThan(30);
+      expect(answered.indexOf('health:200'), answered.join(' ')).toBeLessThan(30);
+    } finally {
+      floodAgent.destroy();
+      otherAgent.destroy();
+      healthAgent.destroy();
+    }
+  });
+});

@@ -58,6 +58,13 @@ export const laneOf = (input: OperationInput): string => (input.role === 'admin'
 /** The lane every admin request takes, whichever client it acts for. */
 export const ADMIN_LANE = '(admin)';
 
+/**
+ * The lane of a request to an operation that takes no token (health, the specs, POD
+ * photos): one per operation, so a loop of anyone's GETs of a spec waits its turns as a
+ * partner's load does, and neither the partners nor a health check wait behind it.
+ */
+export const openLaneOf = (operationId: string): string => `(no token) ${operationId}`;
+
 /** Arrivals so far, in every mounted spec: orders what observers are told. */
 let arrivals = 0;
 

@@ -1,5 +1,5 @@
 import { bodyBytesOf } from '../edge.js';
-import { laneOf, type Exchange } from './exchange.js';
+import { laneOf, openLaneOf, type Exchange } from './exchange.js';
 
 /** Thrown by a request's long read between its slices (OperationInput.between) once its client has hung up: nothing more is done for it, nor answered. */
 export class RequestGone extends Error {
@@ -16,14 +16,15 @@ export const stillWanted = (req: Exchange['req']) => (): void => {
 
 /**
  * Stage 4, the fair turn: an authenticated request waits for its client's turn among the
- * clients' requests (FairTurns). Resolves false when the client gave up while it waited:
- * nothing is done for it, and it is journaled as aborted, unanswered.
+ * clients' requests (FairTurns); one to an operation that takes no token, its operation's
+ * (openLaneOf). Resolves false when the client gave up while it waited: nothing is done
+ * for it, and it is journaled as aborted, unanswered.
  */
 export async function waitTurn(x: Exchange): Promise<boolean> {
-  const { req, input, options } = x;
+  const { req, input, options, op } = x;
   const turn = options.turn;
   if (!turn) return true;
-  const lane = laneOf(input);
+  const lane = op.secured ? laneOf(input) : openLaneOf(op.operationId);
   await turn(lane, { bytes: bodyBytesOf(req) });
   if (hungUp(req)) return false;
   input.turn = () => turn(lane, { capped: false });

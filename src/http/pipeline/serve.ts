@@ -28,7 +28,7 @@ export type ServeOperation = (req: Request, res: Response, params: Record<string
 /**
  * The request path of one operation, stage by stage: observe (told last), identify,
  * admit, arrive, screen a large body, wait the fair turn, read the body, validate, then intercept and handle, and answer.
- * Operations without security skip identify, admit and the turn. Any stage may throw a
+ * Operations without security skip identify and admit, and take turns in a lane of their own. Any stage may throw a
  * domain or API error: the request is then answered with the error envelope.
  */
 export function serveOperation(op: CompiledOperation, handler: Handler, options: PipelineOptions): ServeOperation {
@@ -53,7 +53,7 @@ export function serveOperation(op: CompiledOperation, handler: Handler, options:
       arrive(x);
       const screening = screenBody(x);
       if (screening) await screening;
-      if (op.secured && !(await waitTurn(x))) return;
+      if (!(await waitTurn(x))) return;
       readBody(x);
       validate(x);
       noteServed(res, op.operationId, x.input.client?.id);
