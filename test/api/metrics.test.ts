@@ -51,13 +51,13 @@ describe('GET /__sandbox/metrics', () => {
     }
   });
 
-  it('counts how long authenticated requests waited for their turn', async () => {
+  it('counts how long requests waited for their turn', async () => {
     sandbox = await testSandbox();
     const before = await scrape(sandbox);
     await createOrders(sandbox, 2);
     const after = await scrape(sandbox);
-    // The create waited once; the scrapes, without a token, take no turn.
-    expect(valueOf(after, 'sandbox_request_turn_wait_seconds_count')).toBe(valueOf(before, 'sandbox_request_turn_wait_seconds_count') + 1);
+    // The create waited once, and the scrape after it (no token: in a lane of its own) once, counted before its text was made.
+    expect(valueOf(after, 'sandbox_request_turn_wait_seconds_count')).toBe(valueOf(before, 'sandbox_request_turn_wait_seconds_count') + 2);
   });
 
   it('counts a create: orders created and createOrder requests by status', async () => {
