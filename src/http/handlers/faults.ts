@@ -8,15 +8,16 @@ import type { ClientRegistry } from '../../clients/index.js';
 
 /**
  * A rule's `Authorization` criterion names a token whose requests are the client's: one of
- * its own, or an admin's. Any other value (another client's token, a typo) is refused the
- * same way, so the answer tells a caller nothing of other clients' tokens.
+ * its own, or, in a rule an admin makes, an admin's. Any other value (another client's
+ * token, an admin's in a partner's rule, a typo) is refused the same way, so the answer
+ * tells a caller nothing of tokens not its client's.
  */
-function checkCredential(registry: ClientRegistry, clientId: string, rule: FaultRuleInput): FaultRuleInput {
+function checkCredential(registry: ClientRegistry, clientId: string, byAdmin: boolean, rule: FaultRuleInput): FaultRuleInput {
   for (const [name, value] of Object.entries(rule.match?.headers ?? {})) {
     if (name.toLowerCase() !== 'authorization') continue;
     const token = /^Bearer +(\S+)$/i.exec(value)?.[1];
     const caller = token === undefined ? undefined : registry.callerOf(token);
-    if (caller?.role === 'admin' || (caller !== undefined && caller.client.id === clientId)) continue;
+    if (caller !== undefined && (caller.role === 'admin' ? byAdmin : caller.client.id === clientId)) continue;
     throw new RuleViolation([{ field: `match.headers.${name}`, message: faultMessages.foreignCredential }], faultMessages.invalidRule);
   }
   return rule;
@@ -27,7 +28,7 @@ export function faultHandlers(rules: FaultRules, registry: ClientRegistry, opera
   return {
     createFaultRule: async (input) => {
       const clientId = clientOf(input).id;
-      return json(201, faultRuleView(await rules.add(clientId, checkCredential(registry, clientId, checkRule(input.body as FaultRuleInput, operations, limits)))));
+      return json(201, faultRuleView(await rules.add(clientId, checkCredential(registry, clientId, input.role === 'admin', checkRule(input.body as FaultRuleInput, operations, limits)))));
     },
     listFaultRules: async (input) => json(200, { rules: (await rules.list(clientOf(input).id)).map(faultRuleView) }),
     deleteFaultRules: async (input) => json(200, { success: true, removed: await rules.clear(clientOf(input).id) }),
