@@ -36,7 +36,7 @@ export function inProcessClock({ clock, clockService, registry, advanceClock }: 
     if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms < 0 || ms > MOST_MS) {
       throw new RangeError(`${what}: ms must be a whole number of milliseconds from 0 to ${MOST_MS} (a year), not ${typeof ms === 'string' ? `"${ms}"` : String(ms)}`);
     }
-    if (from + ms > LATEST_CLOCK_MS) throw new RangeError(`${what}: ${ms} ms would move the clock past ${new Date(LATEST_CLOCK_MS).toISOString()}, the latest time the sandbox can show`);
+    if (ms > 0 && from + ms > LATEST_CLOCK_MS) throw new RangeError(`${what}: ${ms} ms would move the clock past ${new Date(LATEST_CLOCK_MS).toISOString()}, the latest time the sandbox can show`);
     return ms;
   };
   return {

@@ -369,6 +369,19 @@ describe('the latest time a clock can show', () => {
     expect((await sandbox.call('GET', `/__sandbox/orders/${order}`, { token: TOKEN_A })).status).toBe(200);
     expect((await sandbox.call('GET', '/__sandbox/requests?limit=5', { token: TOKEN_A })).status).toBe(200);
   });
+
+  it('takes {"ms": 0} from a real clock that ran past it, and refuses any more', async () => {
+    sandbox = await testSandbox({ clock: 'real', speed: 100_000 });
+    const latest = Date.parse('9989-12-31T11:59:59.999Z');
+    // Client A's clock taken a year at a time to just short of the latest time, then run past it at the clock's pace.
+    for (let from = (await clockOf(sandbox, TOKEN_A)).now_ms as number; from < latest - 60_000; from = (await clockOf(sandbox, TOKEN_A)).now_ms as number) {
+      await sandbox.services.clockService.advance('client-a', Math.min(YEAR, latest - 60_000 - from));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50)); // 5,000 s of the client's time
+    expect((await clockOf(sandbox, TOKEN_A)).now_ms).toBeGreaterThan(latest);
+    expect((await advance(sandbox, 0, TOKEN_A)).status).toBe(200);
+    expect((await advance(sandbox, 1, TOKEN_A)).body.errors).toEqual([{ field: 'ms', message: expect.stringMatching(/^would move the clock past 9989-/) }]);
+  });
 });
 
 describe('sandbox-wide clock operations (an admin)', () => {
