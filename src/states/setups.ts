@@ -69,6 +69,7 @@ export class OrderSetups {
       if (target.scenario !== order.scenario) throw new RuleViolation([{ field: 'scenario', message: `must be the order's own scenario, ${order.scenario} (or left out)` }]);
       const withAwb = order.status === 'created' ? await journey.generateNow(order.order_no) : order;
       if (withAwb?.status === 'awb_failed') throw new Conflict(`Order ${order.order_no} has no AWB (${order.scenario} fails it): it has no tracking steps.`);
+      if (withAwb?.status === 'cancelled') throw new Conflict(`Order ${order.order_no} is cancelled: it has no tracking steps to play (trigger it on a new order instead).`);
       const advanced = await journey.advance(order.order_no, target.step);
       if (!advanced) throw new Conflict(`Order ${order.order_no} is past step ${target.step} already, or has no step left.`);
       return advanced;

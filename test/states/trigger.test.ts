@@ -104,6 +104,13 @@ describe('POST /__sandbox/events/trigger', () => {
     expect(receiver.received).toHaveLength(1);
   });
 
+  it('answers 409 saying a cancelled order has no steps to play, not that it is past the step', async () => {
+    const cancelled = (await trigger({ event: 'order.cancelled' })).body.order;
+    const res = await trigger({ event: 'tracking.step', order_no: cancelled.order_no, to_step: 3 });
+    expect(res.status).toBe(409);
+    expect(res.body.message).toBe(`Order ${cancelled.order_no} is cancelled: it has no tracking steps to play (trigger it on a new order instead).`);
+  });
+
   it.each([
     [{ event: 'awb.exploded' }, 'event'],
     [{}, 'event'],
