@@ -96,6 +96,9 @@ export function checkUrl(policy: TargetPolicy, url: string): Refusal | undefined
   try {
     parsed = new URL(url);
   } catch {
+    // The parser refuses a port past 65535 as any unparsable URL: named for what it is.
+    const port = /^https?:\/\/[^/?#]*:(\d+)(?:[/?#]|$)/i.exec(url)?.[1];
+    if (port !== undefined && Number(port) > 65_535) return { rule: 'port', message: `is port ${port}, past the last port (65535)` };
     return { rule: 'scheme', message: 'is not an absolute http(s) URL' };
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return { rule: 'scheme', message: `uses ${parsed.protocol.replace(/:$/, '')}: only http and https are sent to` };

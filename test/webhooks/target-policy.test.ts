@@ -78,6 +78,7 @@ describe('PUT /__sandbox/webhook with --webhook-targets public', () => {
     ['http://user:pass@127.0.0.1/hooks', 'credentials', undefined],
     ['https://user:pass@hooks.partner.example/hooks', 'credentials', undefined],
     ['http://hooks.partner.example:0/hooks', 'port', 'port 0'],
+    ['http://hooks.partner.example:65536/hooks', 'port', 'port 65536'],
   ])('returns 400 naming url and the rule for %s', async (url, rule, text) => {
     expectRefused(await setUrl(shared, url), rule, text);
     expect((await shared.call('GET', '/__sandbox/webhook')).body).toMatchObject({ url: null, source: 'none' });
@@ -91,6 +92,8 @@ describe('PUT /__sandbox/webhook with --webhook-targets public', () => {
   it('accepts a public address and a public name', async () => {
     expect((await setUrl(shared, 'https://93.184.215.14/hooks')).status).toBe(200);
     expect((await setUrl(shared, 'https://hooks.partner.example/hooks')).status).toBe(200);
+    // A scheme is the same in any case (RFC 3986), as curl and browsers take it.
+    expect((await setUrl(shared, 'HTTPS://hooks.partner.example/hooks')).status).toBe(200);
   });
 });
 
