@@ -1,5 +1,5 @@
 import { Agent, createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRequest } from '../support/orders.js';
 import { testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
@@ -332,6 +332,36 @@ describe("anyone's flood of GETs that take no token (a spec, health)", () => {
       floodAgent.destroy();
       otherAgent.destroy();
       healthAgent.destroy();
+    }
+  });
+
+  it('answers every health check read in one pass, more than a client may have waiting (1,000): none is refused 429 for the others', async () => {
+    const port = await listening();
+    let accepted = 0;
+    server!.on('connection', () => (accepted += 1));
+    const sockets = await Promise.all(
+      Array.from({ length: 1_100 }, () => new Promise<Socket>((resolve, reject) => connect(port, '127.0.0.1').once('connect', function (this: Socket) { resolve(this); }).once('error', reject))),
+    );
+    try {
+      // Every connection taken by the server first (it accepts them a few a loop turn), so their requests are read in one pass.
+      for (const begun = Date.now(); accepted < sockets.length && Date.now() - begun < 10_000; ) await new Promise((resolve) => setTimeout(resolve, 10));
+      const statuses = sockets.map(
+        (socket) =>
+          new Promise<number>((resolve) => {
+            let text = '';
+            socket.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+            socket.on('error', () => undefined);
+            socket.once('close', () => resolve(Number(text.split(' ')[1])));
+          }),
+      );
+      for (const socket of sockets) socket.write('GET /__sandbox/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      // The loop held while they arrive: all are read in the next pass, and wait their turns together.
+      for (const until = Date.now() + 300; Date.now() < until; );
+      const counts = new Map<number, number>();
+      for (const status of await Promise.all(statuses)) counts.set(status, (counts.get(status) ?? 0) + 1);
+      expect(Object.fromEntries(counts)).toEqual({ 200: 1_100 });
+    } finally {
+      for (const socket of sockets) socket.destroy();
     }
   });
 });

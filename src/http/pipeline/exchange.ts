@@ -55,15 +55,16 @@ export function baseUrlOf(req: Pick<Request, 'protocol' | 'headers' | 'socket'>)
  */
 export const laneOf = (input: OperationInput): string => (input.role === 'admin' ? ADMIN_LANE : (input.client?.id ?? ADMIN_LANE));
 
-/** The lane every admin request takes, whichever client it acts for. */
-export const ADMIN_LANE = '(admin)';
+/** The lane every admin request takes, whichever client it acts for (a control character, which no client id holds, sets it apart). */
+export const ADMIN_LANE = '\u0000admin';
 
 /**
  * The lane of a request to an operation that takes no token (health, the specs, POD
- * photos): one per operation, so a loop of anyone's GETs of a spec waits its turns as a
- * partner's load does, and neither the partners nor a health check wait behind it.
+ * photos, the metrics without an admin token): one per operation, so a loop of anyone's
+ * GETs of a spec waits its turns as a partner's load does, and neither the requests with
+ * a token nor those of the other such operations (a health check) wait behind it.
  */
-export const openLaneOf = (operationId: string): string => `(no token) ${operationId}`;
+export const openLaneOf = (operationId: string): string => `\u0000no token: ${operationId}`;
 
 /** Arrivals so far, in every mounted spec: orders what observers are told. */
 let arrivals = 0;

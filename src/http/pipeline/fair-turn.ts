@@ -24,8 +24,9 @@ export async function waitTurn(x: Exchange): Promise<boolean> {
   const { req, input, options, op } = x;
   const turn = options.turn;
   if (!turn) return true;
+  // A lane of anyone's requests is never full: a health check or a spec GET is not refused 429 for others' requests.
   const lane = op.secured ? laneOf(input) : openLaneOf(op.operationId);
-  await turn(lane, { bytes: bodyBytesOf(req) });
+  await turn(lane, op.secured ? { bytes: bodyBytesOf(req) } : { capped: false });
   if (hungUp(req)) return false;
   input.turn = () => turn(lane, { capped: false });
   input.between = async () => {
