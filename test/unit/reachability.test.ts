@@ -22,7 +22,7 @@ describe("PostgreSQL's reachability, as health shows it", () => {
     expect(reach.health()).toEqual({ writable: true });
   });
 
-  it('keeps a refused write (read-only, disk full) through the reads answered after it: until a write is taken, or 30 s without another', () => {
+  it('keeps a refused write (read-only, disk full) through the reads answered after it: until a write is taken, or 30 s without another', async () => {
     vi.useFakeTimers({ toFake: ['performance'] });
     try {
       reach = new Reachability({ url: 'postgres://unused', requestLogSize: 10 });
@@ -30,6 +30,13 @@ describe("PostgreSQL's reachability, as health shows it", () => {
       reach.answered();
       expect(reach.health()).toMatchObject({ writable: false, error: '25006' });
       reach.answered(true);
+      expect(reach.health()).toEqual({ writable: true });
+
+      // A statement that changed rows on its own (a clock saved, a job claimed) is a write taken too; a SELECT is not.
+      reach.translate(failure('25006'));
+      await reach.run(async () => ({ command: 'SELECT', rows: [] }));
+      expect(reach.health()).toMatchObject({ writable: false, error: '25006' });
+      await reach.run(async () => ({ command: 'UPDATE', rows: [] }));
       expect(reach.health()).toEqual({ writable: true });
 
       reach.translate(failure('53100', 'could not extend file: No space left on device'));

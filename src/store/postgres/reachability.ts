@@ -27,6 +27,9 @@ const WRITES_REFUSED_KEPT_MS = 30_000;
 /** Errors that mean the database cannot be reached or cannot take writes now: a 503, not a 500. */
 const UNAVAILABLE_CODES = new Set(['57014', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '53100', '53200', '53300', '08000', '08003', '08006', '25006']);
 
+/** Whether a statement's result is of one that changed rows on its own (outside a unit of work): a write taken. */
+const wroteBy = (result: unknown): boolean => /^(INSERT|UPDATE|DELETE|MERGE)$/.test((result as { command?: unknown } | undefined)?.command as string);
+
 /** The SQLSTATE (or Node's error code) of a failure. */
 export const codeOf = (error: unknown): string | undefined => (error as { code?: string } | undefined)?.code;
 /**
@@ -111,7 +114,7 @@ export class Reachability {
     }
     try {
       const result = await call();
-      if (answered) this.answered();
+      if (answered) this.answered(wroteBy(result));
       return result;
     } catch (error) {
       throw this.translate(error);
@@ -120,8 +123,8 @@ export class Reachability {
 
   /**
    * The database answered a statement: it is reachable. A refused write stays in health
-   * until a write is taken (`wrote`: a commit) or WRITES_REFUSED_KEPT_MS have passed
-   * without another; a read says nothing of it.
+   * until a write is taken (`wrote`: a commit, or a statement that changed rows on its
+   * own) or WRITES_REFUSED_KEPT_MS have passed without another; a read says nothing of it.
    */
   answered(wrote = false): void {
     const refusedAt = this.failure?.refusedAt;
