@@ -362,6 +362,9 @@ describe('a rule matching on a credential header', () => {
     expect((await rule(`bearer ${TOKEN_A}`)).status).toBe(201);
     const byAdmin = await sandbox.call('POST', '/__sandbox/faults', { token: ADMIN, headers: { 'X-Sandbox-Client': 'client-a' }, body: { match: { headers: { Authorization: `Bearer ${ADMIN}` }, path: TRACK }, action: fail400, times: 1 } });
     expect(byAdmin.status).toBe(201);
+    // The partner's view of that rule shows nothing of the admin token (masked, it showed its last characters).
+    const listed = (await sandbox.call('GET', '/__sandbox/faults')).body.rules as Array<{ match: { headers?: Record<string, string> } }>;
+    expect(listed.map((r) => r.match.headers?.Authorization)).toEqual([expect.stringMatching(/^bear…/), '[an admin token]']);
   });
 
   it("leaves a read_only token's reads out of the client's rules, unless a rule names that token: an observer does not spend them", async () => {

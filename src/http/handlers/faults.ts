@@ -15,22 +15,29 @@ import type { ClientRegistry } from '../../clients/index.js';
 function checkCredential(registry: ClientRegistry, clientId: string, byAdmin: boolean, rule: FaultRuleInput): FaultRuleInput {
   for (const [name, value] of Object.entries(rule.match?.headers ?? {})) {
     if (name.toLowerCase() !== 'authorization') continue;
-    const token = /^Bearer +(\S+)$/i.exec(value)?.[1];
-    const caller = token === undefined ? undefined : registry.callerOf(token);
+    const caller = callerNamed(registry, value);
     if (caller !== undefined && (caller.role === 'admin' ? byAdmin : caller.client.id === clientId)) continue;
     throw new RuleViolation([{ field: `match.headers.${name}`, message: faultMessages.foreignCredential }], faultMessages.invalidRule);
   }
   return rule;
 }
 
+/** Whose token an `Authorization` value (`Bearer <token>`) names, if any. */
+const callerNamed = (registry: ClientRegistry, value: string) => {
+  const token = /^Bearer +(\S+)$/i.exec(value)?.[1];
+  return token === undefined ? undefined : registry.callerOf(token);
+};
+
 /** `/__sandbox/faults`: create, list and delete the calling client's fault rules (a rule's match checked against the served spec's `operations`, the body limit and the client's tokens). */
 export function faultHandlers(rules: FaultRules, registry: ClientRegistry, operations: readonly MatchableOperation[], limits?: BodyLimit): HandlerMap {
+  // A partner's view of a rule an admin made for it shows nothing of the admin token it names.
+  const adminToken = (value: string): boolean => callerNamed(registry, value)?.role === 'admin';
   return {
     createFaultRule: async (input) => {
       const clientId = clientOf(input).id;
-      return json(201, faultRuleView(await rules.add(clientId, checkCredential(registry, clientId, input.role === 'admin', checkRule(input.body as FaultRuleInput, operations, limits)))));
+      return json(201, faultRuleView(await rules.add(clientId, checkCredential(registry, clientId, input.role === 'admin', checkRule(input.body as FaultRuleInput, operations, limits))), adminToken));
     },
-    listFaultRules: async (input) => json(200, { rules: (await rules.list(clientOf(input).id)).map(faultRuleView) }),
+    listFaultRules: async (input) => json(200, { rules: (await rules.list(clientOf(input).id)).map((rule) => faultRuleView(rule, adminToken)) }),
     deleteFaultRules: async (input) => json(200, { success: true, removed: await rules.clear(clientOf(input).id) }),
     deleteFaultRule: async (input) => {
       const id = input.params.id!;
