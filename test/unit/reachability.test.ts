@@ -34,9 +34,10 @@ describe("PostgreSQL's reachability, as health shows it", () => {
 
       // A statement that changed rows on its own (a clock saved, a job claimed) is a write taken too; a SELECT is not.
       reach.translate(failure('25006'));
-      await reach.run(async () => ({ command: 'SELECT', rows: [] }));
+      await reach.run(async () => ({ command: 'SELECT', rows: [{}], rowCount: 1 }));
+      await reach.run(async () => ({ command: 'UPDATE', rows: [], rowCount: 0 })); // a claim that found nothing due: nothing written
       expect(reach.health()).toMatchObject({ writable: false, error: '25006' });
-      await reach.run(async () => ({ command: 'UPDATE', rows: [] }));
+      await reach.run(async () => ({ command: 'UPDATE', rows: [], rowCount: 1 }));
       expect(reach.health()).toEqual({ writable: true });
 
       reach.translate(failure('53100', 'could not extend file: No space left on device'));

@@ -27,8 +27,11 @@ const WRITES_REFUSED_KEPT_MS = 30_000;
 /** Errors that mean the database cannot be reached or cannot take writes now: a 503, not a 500. */
 const UNAVAILABLE_CODES = new Set(['57014', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '53100', '53200', '53300', '08000', '08003', '08006', '25006']);
 
-/** Whether a statement's result is of one that changed rows on its own (outside a unit of work): a write taken. */
-const wroteBy = (result: unknown): boolean => /^(INSERT|UPDATE|DELETE|MERGE)$/.test((result as { command?: unknown } | undefined)?.command as string);
+/** Whether a statement's result is of one that changed rows on its own (outside a unit of work): a write taken. One that matched none wrote nothing. */
+const wroteBy = (result: unknown): boolean => {
+  const { command, rowCount } = (result ?? {}) as { command?: unknown; rowCount?: unknown };
+  return typeof rowCount === 'number' && rowCount > 0 && /^(INSERT|UPDATE|DELETE|MERGE)$/.test(String(command));
+};
 
 /** The SQLSTATE (or Node's error code) of a failure. */
 export const codeOf = (error: unknown): string | undefined => (error as { code?: string } | undefined)?.code;
