@@ -564,18 +564,15 @@ describe('a request target the router cannot parse (a real server)', () => {
   async function stopWithReadInFlight(requests: string, whileStopping?: (socket: Socket) => void): Promise<{ answers: string[]; stopMs: number }> {
     const server = await createSandbox({ clock: 'manual', tokens: ['t'] });
     try {
-      await supertest(server.app).post('/__sandbox/faults').set({ Authorization: 'Bearer t' }).send({ match: { operation_id: 'trackOrder' }, action: { type: 'latency', ms: 300 } });
+      expect((await supertest(server.app).post('/__sandbox/faults').set({ Authorization: 'Bearer t' }).send({ match: { operation_id: 'trackOrder' }, action: { type: 'latency', ms: 300 }, times: 5 })).status).toBe(201);
       const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
       socket.on('error', () => undefined); // a reset closes it too: what it read is checked
       let answers = '';
       socket.setEncoding('utf8').on('data', (chunk: string) => (answers += chunk));
       const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
       socket.write(requests);
-      // The read is in flight once its fault rule was hit (it holds it 300 ms from then): its count taken, or the rule spent.
-      const held = async () => {
-        const [rule] = (await supertest(server.app).get('/__sandbox/faults').set({ Authorization: 'Bearer t' })).body.rules as Array<{ hits: number }>;
-        return rule === undefined || rule.hits > 0;
-      };
+      // The read is in flight once its fault rule was hit (it holds it 300 ms from then).
+      const held = async () => ((await supertest(server.app).get('/__sandbox/faults').set({ Authorization: 'Bearer t' })).body.rules as Array<{ hits: number }>)[0]!.hits > 0;
       for (const begun = Date.now(); !(await held()) && Date.now() - begun < 5_000; ) await new Promise((r) => setTimeout(r, 5));
       expect(await held()).toBe(true);
       const started = Date.now();
