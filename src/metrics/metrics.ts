@@ -54,7 +54,7 @@ export class SandboxMetrics {
   });
   readonly turnWait = new Histogram({
     name: 'sandbox_request_turn_wait_seconds',
-    help: 'How long requests waited for their turn among the clients\' requests (real seconds; see docs/guides/scenarios-and-time.md, The clock).',
+    help: 'How long requests (all but health checks) waited for their turn among the clients\' requests (real seconds; see docs/guides/scenarios-and-time.md, The clock).',
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [this.registry],
   });

@@ -186,7 +186,7 @@ export interface RequestScope {
   endPreRead(ended?: boolean): void;
   /**
    * Tells the scope whose request it is, once that is known: the client's id, or
-   * `(admin)` for an admin's request (the lanes of FairTurns). A shared store hands its
+   * the admin lane for an admin's request (the lanes of FairTurns). A shared store hands its
    * connections out in turns between them (see FairGate).
    */
   client(lane: string): void;

@@ -335,7 +335,7 @@ describe("anyone's flood of GETs that take no token (a spec, health)", () => {
     }
   });
 
-  it('answers every health check read in one pass, more than a client may have waiting (1,000): none is refused 429 for the others', async () => {
+  it('answers every health check read in one pass, more than a client may have waiting (1,000): a health check takes no turn, and none is refused 429 for the others', async () => {
     const port = await listening();
     let accepted = 0;
     server!.on('connection', () => (accepted += 1));

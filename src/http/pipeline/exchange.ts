@@ -50,7 +50,7 @@ export function baseUrlOf(req: Pick<Request, 'protocol' | 'headers' | 'socket'>)
 
 /**
  * Whose turns an authenticated request takes (FairTurns, and the store's connections):
- * its client's, or `(admin)` for every admin request, so an admin acting for a client
+ * its client's, or the admin lane (ADMIN_LANE) for every admin request, so an admin acting for a client
  * does not wait behind that client's own requests.
  */
 export const laneOf = (input: OperationInput): string => (input.role === 'admin' ? ADMIN_LANE : (input.client?.id ?? ADMIN_LANE));
@@ -59,10 +59,10 @@ export const laneOf = (input: OperationInput): string => (input.role === 'admin'
 export const ADMIN_LANE = '\u0000admin';
 
 /**
- * The lane of a request to an operation that takes no token (health, the specs, POD
- * photos, the metrics without an admin token): one per operation, so a loop of anyone's
- * GETs of a spec waits its turns as a partner's load does, and neither the requests with
- * a token nor those of the other such operations (a health check) wait behind it.
+ * The lane of a request to an operation that takes no token (the specs, POD photos, the
+ * metrics without an admin token; a health check takes no turn): one per operation, so a
+ * loop of anyone's GETs of a spec waits its turns as a partner's load does, bounded as a
+ * client's waiting requests are, and the requests with a token do not wait behind it.
  */
 export const openLaneOf = (operationId: string): string => `\u0000no token: ${operationId}`;
 

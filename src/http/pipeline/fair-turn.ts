@@ -17,16 +17,17 @@ export const stillWanted = (req: Exchange['req']) => (): void => {
 /**
  * Stage 4, the fair turn: an authenticated request waits for its client's turn among the
  * clients' requests (FairTurns); one to an operation that takes no token, its operation's
- * (openLaneOf). Resolves false when the client gave up while it waited: nothing is done
+ * (openLaneOf), with the same bounds, but for a health check, which takes no turn. Resolves false when the client gave up while it waited: nothing is done
  * for it, and it is journaled as aborted, unanswered.
  */
 export async function waitTurn(x: Exchange): Promise<boolean> {
   const { req, input, options, op } = x;
   const turn = options.turn;
   if (!turn) return true;
-  // A lane of anyone's requests is never full: a health check or a spec GET is not refused 429 for others' requests.
+  // A health check is answered as it is read: a probe neither waits behind anyone's requests nor is refused 429 for them.
+  if (!op.secured && op.operationId === 'getHealth') return true;
   const lane = op.secured ? laneOf(input) : openLaneOf(op.operationId);
-  await turn(lane, op.secured ? { bytes: bodyBytesOf(req) } : { capped: false });
+  await turn(lane, { bytes: bodyBytesOf(req) });
   if (hungUp(req)) return false;
   input.turn = () => turn(lane, { capped: false });
   input.between = async () => {

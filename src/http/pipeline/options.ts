@@ -31,12 +31,12 @@ export interface PipelineOptions {
   arrival?: (clientId: string) => number;
   /** Runs each request in the store's request scope (see `Storage.requestScope`), told its lane (see `turn`) once its client is known. */
   scope?: RequestScope;
-  /** Called with the client id of each authenticated request (`(admin)` for an admin acting for none) before it is validated; rejects to refuse it (the rate limit). */
+  /** Called with the client id of each authenticated request (the admin lane, ADMIN_LANE, for an admin) before it is validated; rejects to refuse it (the rate limit). */
   admit?: (clientId: string) => Promise<void>;
   /**
    * Resolves when it is an authenticated request's turn to be served (see FairTurns),
    * after `admit` and once its arrival is stamped; `lane` is the client's id, or
-   * `(admin)` for every admin request. Rejects to refuse it (too many waiting).
+   * the admin lane for every admin request. Rejects to refuse it (too many waiting).
    */
   turn?: (lane: string, options?: { capped?: boolean; bytes?: number }) => Promise<void>;
   /** Checks a large JSON body of a request of `lane` off the event loop (LargeBodies.check); absent: every body is parsed in its turn. */
