@@ -319,8 +319,8 @@ describe("anyone's flood of GETs that take no token (a spec, health)", () => {
       await Promise.all(closed);
       expect(answers).toHaveLength(FLOOD + 1);
       // Its turn comes after the spec GET whose turn runs, at most one more: without turns for the flood, after all 300. On
-      // PostgreSQL its statements then wait for the database while the flood's turns go on (36 spec answers before it, measured).
-      expect(answers.indexOf('b')).toBeLessThanOrEqual(onPostgres ? FLOOD / 3 : 2);
+      // PostgreSQL its statements then wait for the database while the flood's turns go on (36 and 79 spec answers before it, measured).
+      expect(answers.indexOf('b')).toBeLessThanOrEqual(onPostgres ? FLOOD / 2 : 2);
     } finally {
       for (const socket of sockets) socket.destroy();
     }
