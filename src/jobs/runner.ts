@@ -11,6 +11,8 @@ const JOB_ATTEMPTS = 5;
 const FAILED_JOB_RETRY_MS = 60_000;
 /** How often claims whose release failed (the store away) are released again (wall ms). */
 export const RELEASE_RETRY_MS = 2_000;
+/** A job's name in the runner's maps: its kind and key. */
+const idOf = (job: ClaimedJob): string => `${job.kind}:${job.key}`;
 
 /**
  * Runs one claimed job through its kind's handler and ends it: completed, given back
@@ -50,7 +52,7 @@ export class JobRunner {
     try {
       await this.storage.jobs.release(job);
     } catch {
-      this.unreleased.set(`${job.kind}:${job.key}`, job);
+      this.unreleased.set(idOf(job), job);
       this.retrying ??= setInterval(() => void this.releaseKept(), RELEASE_RETRY_MS).unref();
     }
   }
@@ -139,7 +141,7 @@ export class JobRunner {
       const at = stamp === 'due' || (jump !== undefined && job.due_at <= jump) ? job.due_at : Math.max(job.due_at, this.clocks.of(job.client_id));
       if (stamp === 'actual') this.options.onLate?.(job.kind, (at - job.due_at) / this.clocks.speed);
       if ((await this.kinds.byKind.get(job.kind)?.run(job, at)) !== 'completed') await this.storage.jobs.complete(job);
-      if (this.failures.size > 0) this.failures.delete(`${job.kind}:${job.key}`);
+      if (this.failures.size > 0) this.failures.delete(idOf(job));
       return 'done';
     } catch (error) {
       // Giving the job back may fail too (the database went away): see `release`.
@@ -151,7 +153,7 @@ export class JobRunner {
         await this.release(job);
         return 'unavailable';
       }
-      this.options.onError?.(error, job.kind, job.key, { client: job.client_id, try: (this.failures.get(`${job.kind}:${job.key}`) ?? 0) + 1, tries: JOB_ATTEMPTS });
+      this.options.onError?.(error, job.kind, job.key, { client: job.client_id, try: (this.failures.get(idOf(job)) ?? 0) + 1, tries: JOB_ATTEMPTS });
       return this.failed(job);
     }
   }
@@ -165,7 +167,7 @@ export class JobRunner {
    * it is not lost until a restart.
    */
   private async failed(job: ClaimedJob): Promise<Outcome> {
-    const id = `${job.kind}:${job.key}`;
+    const id = idOf(job);
     const failures = (this.failures.get(id) ?? 0) + 1;
     if (failures < JOB_ATTEMPTS) {
       this.failures.set(id, failures);

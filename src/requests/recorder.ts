@@ -33,7 +33,10 @@ function fieldsKept(fields: Record<string, unknown>, secret: (name: string) => b
     if (typeof value !== 'string' && !Array.isArray(value)) continue;
     count += 1;
     if (count > JOURNAL_FIELDS) continue;
-    copy[name] = secret(name) ? REDACTED : cutAll(typeof value === 'string' ? value : (value as unknown[]).map(String));
+    const kept = secret(name) ? REDACTED : cutAll(typeof value === 'string' ? value : (value as unknown[]).map(String));
+    // `copy.__proto__ = …` would set no field: a parameter may be named so.
+    if (name === '__proto__') Object.defineProperty(copy, name, { value: kept, enumerable: true, writable: true, configurable: true });
+    else copy[name] = kept;
   }
   if (count > JOURNAL_FIELDS) copy[MORE] = `${count - JOURNAL_FIELDS} more not kept`;
   return copy;

@@ -36,6 +36,13 @@ describe('GET /__sandbox/requests', () => {
     expect(requests.map((entry: { query: unknown }) => entry.query)).toEqual([{ q: 'tebet', limit: '5' }, { q: 'tebet' }]);
   });
 
+  it('keeps a parameter named like an object property (__proto__, constructor) as sent', async () => {
+    expect((await sandbox.call('GET', '/v1/area/search?q=tebet&__proto__=x&constructor=y')).status).toBe(200);
+    const [entry] = (await journal()).requests;
+    // Read as entries: `{ __proto__: 'x' }` written in a test would set a prototype, not a field.
+    expect(Object.entries(entry.query)).toEqual([['q', 'tebet'], ['__proto__', 'x'], ['constructor', 'y']]);
+  });
+
   it('keeps a body up to 16 KiB whole, and of a larger one its first 16 KiB of JSON with its size', async () => {
     const small = createRequest(1);
     // A 1-item create padded past 16 KiB: the answer is a 400, the journal keeps an excerpt.

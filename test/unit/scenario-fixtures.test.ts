@@ -114,7 +114,7 @@ describe('a step named by key or by number (an advance, a trigger\'s to_step)', 
   });
 
   it('names no step for a number outside the scenario or an unknown key', () => {
-    for (const given of [0, -1, 4, '04x', 'teleport', 2 ** 40]) expect(stepNamed(['pickup', 'transit', 'pod'], given)).toBeUndefined();
+    for (const given of [0, -1, 4, 1.5, '04x', '01', '+2', ' 2', '2.0', 'teleport', 2 ** 40]) expect(stepNamed(['pickup', 'transit', 'pod'], given)).toBeUndefined();
   });
 
   it('tells a number that is a key as text how to name that step', () => {

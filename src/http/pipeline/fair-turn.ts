@@ -16,9 +16,10 @@ export const stillWanted = (req: Exchange['req']) => (): void => {
 
 /**
  * Stage 4, the fair turn: an authenticated request waits for its client's turn among the
- * clients' requests (FairTurns); one to an operation that takes no token, its operation's
- * (openLaneOf), with the same bounds, but for a health check, which takes no turn. Resolves false when the client gave up while it waited: nothing is done
- * for it, and it is journaled as aborted, unanswered.
+ * clients' requests (FairTurns); one to an operation that takes no token waits in that
+ * operation's lane (openLaneOf), with the same bounds. A health check takes no turn.
+ * Resolves false when the client gave up while it waited: nothing is done for it, and it
+ * is journaled as aborted, unanswered.
  */
 export async function waitTurn(x: Exchange): Promise<boolean> {
   const { req, input, options, op } = x;

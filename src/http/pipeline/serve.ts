@@ -28,8 +28,9 @@ export type ServeOperation = (req: Request, res: Response, params: Record<string
 /**
  * The request path of one operation, stage by stage: observe (told last), identify,
  * admit, arrive, screen a large body, wait the fair turn, read the body, validate, then intercept and handle, and answer.
- * Operations without security skip identify and admit, and take turns in a lane of their own. Any stage may throw a
- * domain or API error: the request is then answered with the error envelope.
+ * Operations without security skip identify and admit and take turns in a lane of their
+ * own, but for a health check, which takes no turn. Any stage may throw a domain or API
+ * error: the request is then answered with the error envelope.
  */
 export function serveOperation(op: CompiledOperation, handler: Handler, options: PipelineOptions): ServeOperation {
   const observers = options.observers ?? [];

@@ -117,7 +117,8 @@ export class Reachability {
     }
     try {
       const result = await call();
-      if (answered) this.answered(wroteBy(result));
+      // Whether the statement wrote matters only while a refused write is kept.
+      if (answered) this.answered(this.failure?.refusedAt !== undefined && wroteBy(result));
       return result;
     } catch (error) {
       throw this.translate(error);
