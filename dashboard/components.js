@@ -87,6 +87,16 @@ export function time(iso) {
   return iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '';
 }
 
+/**
+ * What an order without an AWB shows for it: that it failed (with its error, `detail`),
+ * that it will not come (cancelled before it), or when it falls due.
+ */
+export function awbPending(order, detail = false) {
+  if (order.awb_error) return detail ? `failed: ${order.awb_error}` : 'failed';
+  if (order.status === 'cancelled') return 'none: cancelled before it';
+  return order.awb_due_at ? `due ${time(order.awb_due_at)}` : 'none';
+}
+
 /** JSON shown as text, pretty-printed. */
 export function Json({ value }) {
   return html`<pre class="json" tabindex="0">${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}</pre>`;

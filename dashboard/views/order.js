@@ -1,6 +1,6 @@
 import { useEffect, useState } from '/dashboard/vendor/hooks.mjs';
 import { ApiError, call, mayWrite } from '../api.js';
-import { ErrorBox, Json, Result, time, useAction, usePoll } from '../components.js';
+import { awbPending, ErrorBox, Json, Result, time, useAction, usePoll } from '../components.js';
 import { html } from '../html.js';
 
 const fromEpoch = (seconds) => new Date(seconds * 1000).toISOString();
@@ -53,7 +53,7 @@ function Details({ order }) {
   const i = order.item ?? {};
   return html`<dl class="details">
     <dt>Status</dt><dd><span class=${`status status-${order.status}`}>${order.status}</span></dd>
-    <dt>AWB</dt><dd>${order.awb ?? (order.awb_error ? html`failed: ${order.awb_error}` : order.awb_due_at ? `due ${time(order.awb_due_at)}` : 'none')}</dd>
+    <dt>AWB</dt><dd>${order.awb ?? awbPending(order, true)}</dd>
     <dt>Courier</dt><dd>${order.courier_code} (service ${order.service_code})</dd>
     <dt>Scenario</dt><dd>${order.scenario}</dd>
     <dt>Order code</dt><dd>${order.order_code}</dd>

@@ -1,6 +1,6 @@
 import { useState } from '/dashboard/vendor/hooks.mjs';
 import { call, query } from '../api.js';
-import { ErrorBox, FilterInput, Pager, time, usePoll } from '../components.js';
+import { awbPending, ErrorBox, FilterInput, Pager, time, usePoll } from '../components.js';
 import { html } from '../html.js';
 
 export const STATUSES = ['created', 'awb_generated', 'awb_failed', 'picked_up', 'in_transit', 'delivery_failed', 'delivered', 'returned', 'cancelled'];
@@ -54,7 +54,7 @@ export function OrdersView() {
       <tbody>${page.orders.map((o) => html`<tr>
         <td><a href=${`#/orders/${encodeURIComponent(o.order_no)}`}>${o.order_no}</a></td>
         <td><span class=${`status status-${o.status}`}>${breakable(o.status)}</span></td>
-        <td>${o.awb ?? html`<span class="muted">${o.awb_error ? 'failed' : `due ${time(o.awb_due_at)}`}</span>`}</td>
+        <td>${o.awb ?? html`<span class="muted">${awbPending(o)}</span>`}</td>
         <td>${o.order_code}</td><td>${o.courier_code}</td><td>${o.scenario}</td>
         <td>${time(o.created_at)}</td>
       </tr>`)}</tbody>

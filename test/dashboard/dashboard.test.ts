@@ -329,6 +329,21 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     await page.getByText('The order is cancelled: nothing is left to do.').waitFor();
   });
 
+  it('shows no AWB due for an order cancelled before its AWB, in the list and on its page', async () => {
+    const post = async (path: string, body: unknown) =>
+      (await fetch(`${sandbox.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN_A}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
+    const { order_numbers: [cancelled] } = (await post('/v1/order', createRequest(1))) as { order_numbers: string[] };
+    expect(await post('/v1/order/cancel', { order_no: cancelled })).toMatchObject({ success: true });
+    await page.goto(`${sandbox.url}/dashboard#/orders`);
+    const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: cancelled! }) });
+    await row.getByText('cancelled', { exact: true }).waitFor();
+    expect(await row.innerText()).toContain('none: cancelled before it');
+    expect(await row.innerText()).not.toContain('due');
+    await page.goto(`${sandbox.url}/dashboard#/orders/${cancelled}`);
+    await page.getByText('The order is cancelled: nothing is left to do.').waitFor();
+    expect(await page.locator('.details').innerText()).toMatch(/AWB\s+none: cancelled before it/);
+  });
+
   it('fits a phone-width screen, the orders table with its widest status and AWB whole', async () => {
     // The widest status (delivery_failed) beside the longest AWB (J&T's: JP and 12 digits).
     const call = async (path: string, body: unknown, headers: Record<string, string> = {}) =>
