@@ -1,7 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -70,6 +70,12 @@ function start(args: string[], command = [join(app, 'node_modules/.bin/shipping-
 }
 
 describe('the npm package (npm pack, then npm install into an empty folder)', { timeout: 90_000 }, () => {
+  it("leaves the clone's bin executable: npx from the clone runs the rebuilt CLI", () => {
+    // npm makes a bin executable when it installs or links it, not when the build rewrites it:
+    // npx's cached link to the clone's dist/cli.js would then answer `Permission denied`.
+    expect(statSync(join(ROOT, 'dist/cli.js')).mode & 0o111).toBe(0o111);
+  });
+
   it('holds the build, the specs and the fixtures, not the sources or tests', async () => {
     const { stdout } = await run('tar', ['tzf', tarball]);
     const files = stdout.split('\n');
