@@ -138,6 +138,9 @@ export class DeliveryIndex {
   }
 }
 
+/** The key of a job's queue: its kind and client. */
+const queueKey = (job: Pick<Job, 'kind' | 'client_id'>): string => `${job.kind}\u0000${job.client_id}`;
+
 /** One queue of due jobs: one client's jobs of one kind. */
 export interface JobQueue {
   client: string;
@@ -160,19 +163,36 @@ export class JobIndex {
   /** How many job records were indexed at start (the start-up cost is in proportion to this). */
   loaded = 0;
   private queued = 0;
+  /** Job records per queue (kind and client), whatever their heap holds. */
+  private readonly live = new Map<string, number>();
 
   add(id: string, job: Job): void {
     this.requeue(id, job);
     this.counts.set(job.client_id, (this.counts.get(job.client_id) ?? 0) + 1);
+    const key = queueKey(job);
+    this.live.set(key, (this.live.get(key) ?? 0) + 1);
   }
 
   remove(job: Job): void {
     this.counts.set(job.client_id, (this.counts.get(job.client_id) ?? 1) - 1);
+    const key = queueKey(job);
+    const left = (this.live.get(key) ?? 1) - 1;
+    if (left > 0) {
+      this.live.set(key, left);
+      return;
+    }
+    this.live.delete(key);
+    // No job of this queue is left, so every entry of its heap is dead: dropped at once here
+    // rather than popped one by one when it next reaches the top (a reset cancels a step job
+    // per order, and the first look at the queue after it popped them all in one go, some
+    // 80,000 pops holding the loop 50-90 ms, ~500 ms without the JIT).
+    const queue = this.queues.get(key);
+    if (queue && queue.heap.size > 0) queue.heap = new DueHeap();
   }
 
   /** Puts a job (back) among the due ones. */
   requeue(id: string, job: Job): void {
-    const key = `${job.kind}\u0000${job.client_id}`;
+    const key = queueKey(job);
     let queue = this.queues.get(key);
     if (!queue) this.queues.set(key, (queue = { client: job.client_id, kind: job.kind, heap: new DueHeap() }));
     queue.heap.push({ at: job.due_at, id, order: (this.queued += 1) });
