@@ -68,4 +68,23 @@ describe('the due-job queue of the embedded store (DueHeap)', () => {
     expect(heap.size).toBe(waiting.length);
     expect(new Set(heap.jobIds())).toEqual(new Set(waiting.map((e) => e.id)));
   });
+  it('keeps only the entries it is told to keep, then gives them back earliest first (retain)', () => {
+    const heap = new DueHeap();
+    const entries: DueEntry[] = [];
+    // More than two chunks, in a fixed shuffle of due times with ties.
+    for (let i = 0; i < 2 * DUE_HEAP_CHUNK + 100; i++) entries.push({ at: at + ((i * 7919) % 997), id: `job-${i}`, order: i + 1 });
+    for (const entry of entries) heap.push(entry);
+    heap.retain((id) => Number(id.slice(4)) % 3 === 0);
+    const kept = entries.filter((e) => Number(e.id.slice(4)) % 3 === 0).sort((a, b) => a.at - b.at || a.order - b.order);
+    expect(heap.size).toBe(kept.length);
+    heap.push({ at: at - 1, id: 'first', order: 1e9 });
+    const popped: string[] = [];
+    for (let id = heap.topId(); id !== undefined; id = heap.topId()) {
+      popped.push(id);
+      heap.pop();
+    }
+    expect(popped).toEqual(['first', ...kept.map((e) => e.id)]);
+    heap.retain(() => true); // an empty heap stays empty
+    expect(heap.size).toBe(0);
+  });
 });

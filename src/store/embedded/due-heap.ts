@@ -53,23 +53,42 @@ export class DueHeap {
   }
 
   push(entry: DueEntry): void {
-    if ((this.count & MASK) === 0) {
-      this.ats.push([]);
-      this.ids.push([]);
-      this.orders.push([]);
-    }
-    const last = this.ids.length - 1;
-    this.ats[last]!.push(entry.at);
-    this.ids[last]!.push(entry.id);
-    this.orders[last]!.push(entry.order);
-    let i = this.count;
-    this.count += 1;
+    this.append(entry.at, entry.id, entry.order);
+    let i = this.count - 1;
     while (i > 0) {
       const parent = (i - 1) >> 1;
       if (!this.less(i, parent)) break;
       this.swap(i, parent);
       i = parent;
     }
+  }
+
+  /**
+   * Keeps only the entries `keep` accepts, in heap order again, in one pass over them
+   * (O(n)): for a heap whose dead entries outnumber its live ones (see JobIndex).
+   */
+  retain(keep: (id: string, at: number) => boolean): void {
+    const { ats, ids, orders } = this;
+    let kept = 0;
+    for (let i = 0; i < this.count; i++) {
+      const c = i >>> CHUNK_BITS, j = i & MASK;
+      const id = ids[c]![j]!, at = ats[c]![j]!;
+      if (!keep(id, at)) continue;
+      if (kept !== i) {
+        const ck = kept >>> CHUNK_BITS, k = kept & MASK;
+        ats[ck]![k] = at;
+        ids[ck]![k] = id;
+        orders[ck]![k] = orders[c]![j]!;
+      }
+      kept += 1;
+    }
+    const chunks = kept === 0 ? 0 : ((kept - 1) >>> CHUNK_BITS) + 1;
+    for (const fields of [ats, ids, orders]) {
+      fields.length = chunks;
+      if (chunks > 0) fields[chunks - 1]!.length = kept - ((chunks - 1) << CHUNK_BITS);
+    }
+    this.count = kept;
+    for (let i = (kept >> 1) - 1; i >= 0; i--) this.siftDown(i);
   }
 
   /** Removes the earliest entry. */
@@ -87,14 +106,33 @@ export class DueHeap {
       this.orders.pop();
     }
     this.count = last;
-    let i = 0;
+    this.siftDown(0);
+  }
+
+  /** Adds an entry at the end of the arrays, not yet in its place. */
+  private append(at: number, id: string, order: number): void {
+    if ((this.count & MASK) === 0) {
+      this.ats.push([]);
+      this.ids.push([]);
+      this.orders.push([]);
+    }
+    const last = this.ids.length - 1;
+    this.ats[last]!.push(at);
+    this.ids[last]!.push(id);
+    this.orders[last]!.push(order);
+    this.count += 1;
+  }
+
+  /** Moves the entry at `i` down to its place below. */
+  private siftDown(i: number): void {
+    const size = this.count;
     for (;;) {
       const l = 2 * i + 1;
       const r = l + 1;
       let m = i;
-      if (l < last && this.less(l, m)) m = l;
-      if (r < last && this.less(r, m)) m = r;
-      if (m === i) break;
+      if (l < size && this.less(l, m)) m = l;
+      if (r < size && this.less(r, m)) m = r;
+      if (m === i) return;
       this.swap(i, m);
       i = m;
     }

@@ -146,8 +146,7 @@ export class EmbeddedJobs implements JobRepository {
   private liveTop(queue: JobQueue): boolean {
     const { heap } = queue;
     for (let id = heap.topId(); id !== undefined; id = heap.topId()) {
-      const job = this.access.get<Job>(JOBS, id);
-      if (job && job.due_at === heap.topAt() && !this.indexes.jobs.claims.has(id)) return true;
+      if (this.indexes.jobs.isLive(this.access.get<Job>(JOBS, id), id, heap.topAt())) return true;
       heap.pop();
     }
     return false;

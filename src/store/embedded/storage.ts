@@ -63,7 +63,7 @@ export class EmbeddedStorage implements Storage {
   readonly jobs: JobRepository;
   readonly requests: MemoryRequestLog;
   readonly reports: MemoryReports;
-  private readonly indexes = new Indexes();
+  private readonly indexes = new Indexes((id) => this.store.get<Job>(JOBS, id));
   private readonly unpacked = new UnpackedOrders();
   private readonly current = new AsyncLocalStorage<Repositories>();
   /** The units made of parts (`inOneUnit`), by the repositories their parts are given. */
