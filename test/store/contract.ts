@@ -366,6 +366,22 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       await storage.close();
     });
 
+    it('leaves a job claimed again alone when an older claim of it is given back', async () => {
+      const storage = await open();
+      const claim = (owner: string) => storage.jobs.claim({ until: 100, limit: 10, owner, leaseMs: 60_000 });
+      await storage.jobs.schedule({ kind: 'webhook', key: 'd1', client_id: 'a', due_at: 10 });
+      const [first] = await claim('w1');
+      // Rescheduled while its first claim runs (which lapses), then claimed again by the same worker.
+      await storage.jobs.schedule({ kind: 'webhook', key: 'd1', client_id: 'a', due_at: 20 });
+      const [second] = await claim('w1');
+      expect([first?.due_at, second?.due_at]).toEqual([10, 20]);
+      await storage.jobs.release(first!);
+      expect(await claim('w2')).toEqual([]);
+      await storage.jobs.release(second!);
+      expect((await claim('w2')).map((j) => j.due_at)).toEqual([20]);
+      await storage.close();
+    });
+
     it('keeps each client’s readiness report apart: counts add up, the event log is bounded, a new run or a clear empties it', async () => {
       const storage = await open();
       const event = (n: number) => ({ at: n, item: 'op.create-order', outcome: 'exercised' as const, note: `request ${n}` });

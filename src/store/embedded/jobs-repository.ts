@@ -87,7 +87,8 @@ export class EmbeddedJobs implements JobRepository {
   async release(job: ClaimedJob): Promise<void> {
     const id = jobId(job.kind, job.key);
     const claim = this.indexes.jobs.claims.get(id);
-    if (claim?.owner !== job.claimed_by) return;
+    // Only this claim: one made since (the job rescheduled, then claimed again) runs on.
+    if (claim?.owner !== job.claimed_by || claim.version !== job.version) return;
     this.indexes.jobs.claims.delete(id);
     const current = stored(this.access.get<Job>(JOBS, id));
     if (current) this.indexes.jobs.requeue(id, current);

@@ -158,7 +158,8 @@ export class PgJobs implements JobRepository {
   }
 
   async release(job: ClaimedJob): Promise<void> {
-    await this.db().query('UPDATE jobs SET claimed_by = NULL, lease_until = NULL WHERE kind = $1 AND key = $2 AND claimed_by = $3', [job.kind, job.key, job.claimed_by]);
+    // Only this claim: one made since (the job rescheduled, then claimed again) runs on.
+    await this.db().query('UPDATE jobs SET claimed_by = NULL, lease_until = NULL WHERE kind = $1 AND key = $2 AND claimed_by = $3 AND version = $4', [job.kind, job.key, job.claimed_by, job.version]);
   }
 
   async nextDue({ clientId, kinds, skipClients, ahead }: DueFilter = {}): Promise<number | undefined> {
