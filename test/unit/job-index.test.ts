@@ -64,6 +64,26 @@ describe('the due-job queues of the embedded store (JobIndex)', () => {
     expect(drain('a')).toEqual(jobs.slice(0, 500).map(idOf));
   });
 
+  it('keeps one entry per job when it compacts, however often a job was written again at its due time', () => {
+    const total = 12_000;
+    const jobs = Array.from({ length: total }, (_, n) => job('a', n));
+    const { index, remove, queueOf, drain } = indexed(jobs);
+    // Written again twice at an unchanged due time: each write queues it again.
+    for (let round = 0; round < 2; round++)
+      for (const j of jobs) {
+        index.remove(j);
+        index.add(idOf(j), j);
+      }
+    let worst = 0;
+    for (let n = total - 1; n >= 100; n--) {
+      remove(jobs[n]!);
+      worst = Math.max(worst, queueOf('a').heap.size - (2 * n + DEAD_ENTRIES_KEPT));
+    }
+    // Compacted to one entry per job, the queue stays within its bound (else every remove compacts again).
+    expect(worst).toBeLessThanOrEqual(0);
+    expect(drain('a')).toEqual(jobs.slice(0, 100).map(idOf));
+  });
+
   it('keeps the queue of a job rescheduled in place (removed and added in one change)', () => {
     const j = job('a', 1);
     const { index, queueOf } = indexed([j]);

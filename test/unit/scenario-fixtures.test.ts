@@ -121,7 +121,10 @@ describe('a step named by key or by number (an advance, a trigger\'s to_step)', 
     expect(stepNamed(['3', '2', '1', '7'], 7)).toBeUndefined();
     expect(noSuchStep('digits', ['3', '2', '1', '7'], 7)).toBe('must be a step of scenario digits (its key, or its number from 1): 3, 2, 1, 7; a number is a step\'s place: send "7", as text, for the step whose key it is');
     expect(noSuchStep('delivered', ['pickup', 'pod'], 9)).toBe('must be a step of scenario delivered (its key, or its number from 1): pickup, pod');
-    expect(noSuchStep('delivered', ['pickup', 'pod'], '01')).toBe('must be a step of scenario delivered (its key, or its number from 1): pickup, pod; a step\'s number is written without a sign, leading zeros or a fraction ("1")');
-    expect(noSuchStep('delivered', ['pickup', 'pod'], '9')).toBe('must be a step of scenario delivered (its key, or its number from 1): pickup, pod');
+    const plain = 'must be a step of scenario delivered (its key, or its number from 1): pickup, pod';
+    for (const given of ['01', '+1', '1.0']) expect(noSuchStep('delivered', ['pickup', 'pod'], given)).toBe(`${plain}; a step's number is written without a sign, leading zeros or a fraction: "1"`);
+    // No hint that would name no step, or a step by its key rather than its place.
+    for (const given of ['9', '09', '-1', '00', '1.5', ' 2 ', '099999999999999999999']) expect(noSuchStep('delivered', ['pickup', 'pod'], given)).toBe(plain);
+    expect(noSuchStep('digits', ['3', '2', '1', '7'], '07')).toBe('must be a step of scenario digits (its key, or its number from 1): 3, 2, 1, 7');
   });
 });

@@ -64,22 +64,25 @@ export class DueHeap {
   }
 
   /**
-   * Keeps only the entries `keep` accepts, in heap order again, in one pass over them
-   * (O(n)): for a heap whose dead entries outnumber its live ones (see JobIndex).
+   * Keeps only the entries `keep` accepts, one per job id (the one queued first: a job
+   * written again at its due time is queued again), in heap order again, in one pass over
+   * them (O(n)): for a heap whose dead entries outnumber its live ones (see JobIndex).
    */
   retain(keep: (id: string, at: number) => boolean): void {
     const { ats, ids, orders } = this;
+    const keptAt = new Map<string, number>();
     let kept = 0;
     for (let i = 0; i < this.count; i++) {
       const c = i >>> CHUNK_BITS, j = i & MASK;
-      const id = ids[c]![j]!, at = ats[c]![j]!;
+      const id = ids[c]![j]!, at = ats[c]![j]!, order = orders[c]![j]!;
       if (!keep(id, at)) continue;
-      if (kept !== i) {
-        const ck = kept >>> CHUNK_BITS, k = kept & MASK;
-        ats[ck]![k] = at;
-        ids[ck]![k] = id;
-        orders[ck]![k] = orders[c]![j]!;
+      const twin = keptAt.get(id);
+      if (twin !== undefined) {
+        if (orders[twin >>> CHUNK_BITS]![twin & MASK]! > order) this.put(twin, at, id, order);
+        continue;
       }
+      if (kept !== i) this.put(kept, at, id, order);
+      keptAt.set(id, kept);
       kept += 1;
     }
     const chunks = kept === 0 ? 0 : ((kept - 1) >>> CHUNK_BITS) + 1;
@@ -89,6 +92,13 @@ export class DueHeap {
     }
     this.count = kept;
     for (let i = (kept >> 1) - 1; i >= 0; i--) this.siftDown(i);
+  }
+
+  private put(i: number, at: number, id: string, order: number): void {
+    const c = i >>> CHUNK_BITS, j = i & MASK;
+    this.ats[c]![j] = at;
+    this.ids[c]![j] = id;
+    this.orders[c]![j] = order;
   }
 
   /** Removes the earliest entry. */
