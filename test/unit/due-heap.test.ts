@@ -87,10 +87,12 @@ describe('the due-job queue of the embedded store (DueHeap)', () => {
     heap.retain(() => true); // an empty heap stays empty
     expect(heap.size).toBe(0);
   });
-  it('keeps one entry per job id when it compacts: the one queued first', () => {
+  it('keeps one entry per job id when told to: the one queued first', () => {
     const heap = new DueHeap();
     for (let copy = 0; copy < 3; copy++) for (let i = 0; i < DUE_HEAP_CHUNK + 10; i++) heap.push({ at: at + (i % 50), id: `job-${i}`, order: copy * 100_000 + i });
     heap.retain(() => true);
+    expect(heap.size).toBe(3 * (DUE_HEAP_CHUNK + 10));
+    heap.retain(() => true, true);
     expect(heap.size).toBe(DUE_HEAP_CHUNK + 10);
     const popped: number[] = [];
     for (let id = heap.topId(); id !== undefined; id = heap.topId()) {

@@ -64,25 +64,26 @@ export class DueHeap {
   }
 
   /**
-   * Keeps only the entries `keep` accepts, one per job id (the one queued first: a job
-   * written again at its due time is queued again), in heap order again, in one pass over
-   * them (O(n)): for a heap whose dead entries outnumber its live ones (see JobIndex).
+   * Keeps only the entries `keep` accepts (with `oncePerId`, one per job id: the one
+   * queued first, as a job written again at its due time is queued again), in heap order
+   * again, in one pass over them (O(n)): for a heap whose dead entries outnumber its live
+   * ones (see JobIndex).
    */
-  retain(keep: (id: string, at: number) => boolean): void {
+  retain(keep: (id: string, at: number) => boolean, oncePerId = false): void {
     const { ats, ids, orders } = this;
-    const keptAt = new Map<string, number>();
+    const keptAt = oncePerId ? new Map<string, number>() : undefined;
     let kept = 0;
     for (let i = 0; i < this.count; i++) {
       const c = i >>> CHUNK_BITS, j = i & MASK;
       const id = ids[c]![j]!, at = ats[c]![j]!, order = orders[c]![j]!;
       if (!keep(id, at)) continue;
-      const twin = keptAt.get(id);
+      const twin = keptAt?.get(id);
       if (twin !== undefined) {
         if (orders[twin >>> CHUNK_BITS]![twin & MASK]! > order) this.put(twin, at, id, order);
         continue;
       }
       if (kept !== i) this.put(kept, at, id, order);
-      keptAt.set(id, kept);
+      keptAt?.set(id, kept);
       kept += 1;
     }
     const chunks = kept === 0 ? 0 : ((kept - 1) >>> CHUNK_BITS) + 1;

@@ -200,7 +200,13 @@ export class JobIndex {
     const queue = this.queues.get(key);
     if (left > 0) {
       this.live.set(key, left);
-      if (queue && queue.heap.size > 2 * left + DEAD_ENTRIES_KEPT) queue.heap.retain((id, at) => this.isLive(this.jobOf(id), id, at));
+      if (queue && queue.heap.size > 2 * left + DEAD_ENTRIES_KEPT) {
+        const live = (id: string, at: number) => this.isLive(this.jobOf(id), id, at);
+        queue.heap.retain(live);
+        // Still over: jobs written again at their due times, each queued as often. One entry each then,
+        // or every later remove would compact again.
+        if (queue.heap.size > 2 * left + DEAD_ENTRIES_KEPT) queue.heap.retain(live, true);
+      }
       return;
     }
     this.live.delete(key);
