@@ -164,9 +164,9 @@ export const DEAD_ENTRIES_KEPT = 4_096;
  *
  * Dead entries do not pile up: a queue whose last job goes is emptied at once, and one
  * whose dead entries outnumber its live jobs (by DEAD_ENTRIES_KEPT) is compacted as its
- * jobs go. Popped at the top instead, a reset's 80,000 cancelled tracking steps were
- * dropped in one synchronous loop at the scheduler's next look (50-90 ms, ~500 ms
- * without the JIT), holding every client's requests.
+ * jobs go. Left to reach the top, a mass cancel's entries (a reset's tracking steps) would
+ * be dropped in one synchronous loop at the scheduler's next look, holding every client's
+ * requests for as long.
  */
 export class JobIndex {
   readonly queues = new Map<string, JobQueue>();
@@ -200,12 +200,13 @@ export class JobIndex {
     const queue = this.queues.get(key);
     if (left > 0) {
       this.live.set(key, left);
-      if (queue && queue.heap.size > 2 * left + DEAD_ENTRIES_KEPT) {
+      const bound = 2 * left + DEAD_ENTRIES_KEPT;
+      if (queue && queue.heap.size > bound) {
         const live = (id: string, at: number) => this.isLive(this.jobOf(id), id, at);
         queue.heap.retain(live);
         // Still over: jobs written again at their due times, each queued as often. One entry each then,
         // or every later remove would compact again.
-        if (queue.heap.size > 2 * left + DEAD_ENTRIES_KEPT) queue.heap.retain(live, true);
+        if (queue.heap.size > bound) queue.heap.retain(live, true);
       }
       return;
     }
