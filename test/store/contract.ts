@@ -382,6 +382,26 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       await storage.close();
     });
 
+    it('keeps a job cancelled and scheduled again apart from a claim of the one cancelled', async () => {
+      const storage = await open();
+      const claim = (owner: string) => storage.jobs.claim({ until: 100, limit: 10, owner, leaseMs: 60_000 });
+      await storage.jobs.schedule({ kind: 'step', key: 'o1', client_id: 'a', due_at: 10 });
+      const [first] = await claim('w1');
+      await storage.jobs.cancel('step', 'o1');
+      await storage.jobs.schedule({ kind: 'step', key: 'o1', client_id: 'a', due_at: 20 });
+      // The old claim ends after the job came back: its completion must not take the new job.
+      await storage.jobs.complete(first!);
+      expect((await storage.jobs.get('step', 'o1'))?.due_at).toBe(20);
+      const [second] = await claim('w1');
+      expect(second?.due_at).toBe(20);
+      // Nor may its release give back the new job's claim.
+      await storage.jobs.release(first!);
+      expect(await claim('w2')).toEqual([]);
+      await storage.jobs.complete(second!);
+      expect(await storage.jobs.get('step', 'o1')).toBeUndefined();
+      await storage.close();
+    });
+
     it('keeps each client’s readiness report apart: counts add up, the event log is bounded, a new run or a clear empties it', async () => {
       const storage = await open();
       const event = (n: number) => ({ at: n, item: 'op.create-order', outcome: 'exercised' as const, note: `request ${n}` });

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { Job } from '../../src/records/job.js';
+import type { Job, Stored } from '../../src/records/index.js';
 import { DEAD_ENTRIES_KEPT, JobIndex } from '../../src/store/embedded/indexes.js';
 
 const at = 1_795_030_536_758;
-const job = (client: string, n: number, due = at + n): Job => ({ kind: 'step', key: `5000000${String(n).padStart(5, '0')}`, client_id: client, due_at: due });
+const job = (client: string, n: number, due = at + n): Stored<Job> => ({ kind: 'step', key: `5000000${String(n).padStart(5, '0')}`, client_id: client, due_at: due, version: 1 });
 const idOf = (j: Job) => `step:${j.key}:${j.client_id}`;
 
 /** A JobIndex over a map of job records, as the store keeps them: a test removes a record, then tells the index. */
-function indexed(jobs: Job[]) {
+function indexed(jobs: Stored<Job>[]) {
   const records = new Map(jobs.map((j) => [idOf(j), j]));
   const index = new JobIndex((id) => records.get(id));
   for (const j of jobs) index.add(idOf(j), j);

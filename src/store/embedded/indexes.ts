@@ -1,4 +1,4 @@
-import type { Order, Delivery, DeliveryStatus, Job, JobKind } from '../../records/index.js';
+import type { Order, Delivery, DeliveryStatus, Job, JobKind, Stored } from '../../records/index.js';
 import { DELIVERIES, JOBS, ORDERS } from './collections.js';
 import { DueHeap } from './due-heap.js';
 import { ShardedMap } from './sharded-map.js';
@@ -174,6 +174,11 @@ export class JobIndex {
   readonly claims = new Map<string, { owner: string; lease_until: number; version: number }>();
   /** How many job records were indexed at start (the start-up cost is in proportion to this). */
   loaded = 0;
+  /**
+   * The highest version of any job indexed since start. A job scheduled again after a
+   * cancel takes a version above it, never one a claim of the job cancelled may hold.
+   */
+  highestVersion = 0;
   private queued = 0;
   /** Job records per queue (kind and client), whatever their heap holds. */
   private readonly live = new Map<string, number>();
@@ -186,8 +191,9 @@ export class JobIndex {
     return job !== undefined && job.due_at === at && !this.claims.has(id);
   }
 
-  add(id: string, job: Job): void {
+  add(id: string, job: Stored<Job>): void {
     this.requeue(id, job);
+    if (job.version > this.highestVersion) this.highestVersion = job.version;
     this.counts.set(job.client_id, (this.counts.get(job.client_id) ?? 0) + 1);
     const key = queueKey(job);
     this.live.set(key, (this.live.get(key) ?? 0) + 1);
@@ -258,7 +264,7 @@ export class Indexes {
         if (before) this.jobs.remove(before as Job);
         this.jobs.claims.delete(key);
         if (after) {
-          const job = after as Job;
+          const job = after as Stored<Job>;
           this.jobs.add(key, job);
           earliest.set(job.client_id, Math.min(earliest.get(job.client_id) ?? Infinity, job.due_at));
         }

@@ -23,7 +23,9 @@ export class EmbeddedJobs implements JobRepository {
   async schedule(job: Job): Promise<void> {
     const id = jobId(job.kind, job.key);
     const current = stored(this.access.get<Job>(JOBS, id));
-    this.access.put(JOBS, id, { kind: job.kind, key: job.key, client_id: job.client_id, due_at: job.due_at, version: (current?.version ?? 0) + 1 });
+    // Above every committed job's version (see JobIndex.highestVersion), and above this unit's own write of it.
+    const version = Math.max(current?.version ?? 0, this.indexes.jobs.highestVersion) + 1;
+    this.access.put(JOBS, id, { kind: job.kind, key: job.key, client_id: job.client_id, due_at: job.due_at, version });
   }
 
   async cancel(kind: JobKind, key: string): Promise<void> {

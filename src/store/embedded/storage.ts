@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { domainMessages, Unavailable } from '../../shared/index.js';
-import type { Order, Delivery, Job } from '../../records/index.js';
+import type { Order, Delivery, Job, Stored } from '../../records/index.js';
 import type { ClientSettingsRepository, CounterRepository, DeliveryRepository, JobRepository, MetaRepository, OrderRepository, Repositories, Storage, StorageHealth } from '../port.js';
 import { LOCK_LOST, JournaledFile, type JournaledFileOptions, DataFileError, StoreUnavailable } from './file/index.js';
 import { Indexes } from './indexes.js';
@@ -83,7 +83,7 @@ export class EmbeddedStorage implements Storage {
     this.jobs = this.routed('jobs', committed.jobs);
     for (const order of store.values<Order>(ORDERS)) this.indexes.orders.add(order);
     for (const delivery of store.values<Delivery>(DELIVERIES)) this.indexes.deliveries.add(delivery);
-    for (const [id, job] of store.entries<Job>(JOBS)) this.indexes.jobs.add(id, job);
+    for (const [id, job] of store.entries<Stored<Job>>(JOBS)) this.indexes.jobs.add(id, job);
     this.indexes.jobs.loaded = store.count(JOBS);
   }
 

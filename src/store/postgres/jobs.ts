@@ -25,16 +25,16 @@ const jobOf = (row: JobRow): Stored<Job> => Object.freeze({ kind: row.kind, key:
  * Jobs as rows, claimed with leases: a claim takes due rows with `FOR UPDATE SKIP
  * LOCKED`, so replicas claiming at once never take the same job, and writes the
  * claimant and its lease; a job whose lease ran out (its replica died) is claimable
- * again. Scheduling a job (again) drops its claim and raises its version, so the old
- * claimant's completion does not remove it.
+ * again. Scheduling a job (again) drops its claim and gives it a new version (from one
+ * sequence, see the schema), so the old claimant's completion does not remove it.
  */
 export class PgJobs implements JobRepository {
   constructor(private readonly db: () => Db) {}
 
   async schedule(job: Job): Promise<void> {
     const db = this.db();
-    const text = `INSERT INTO jobs (kind, key, client_id, due_at, version) VALUES ($1, $2, $3, $4, 1)
-       ON CONFLICT (kind, key) DO UPDATE SET client_id = excluded.client_id, due_at = excluded.due_at, version = jobs.version + 1, claimed_by = NULL, lease_until = NULL,
+    const text = `INSERT INTO jobs (kind, key, client_id, due_at, version) VALUES ($1, $2, $3, $4, nextval('job_versions'))
+       ON CONFLICT (kind, key) DO UPDATE SET client_id = excluded.client_id, due_at = excluded.due_at, version = excluded.version, claimed_by = NULL, lease_until = NULL,
          seq = CASE WHEN jobs.due_at = excluded.due_at THEN jobs.seq ELSE nextval('jobs_seq') END`;
     await write(db, text, [job.kind, job.key, job.client_id, job.due_at]);
     db.scheduled(job.due_at, job.client_id);
