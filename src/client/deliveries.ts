@@ -115,7 +115,7 @@ function leftOut(skipped: unknown): string {
   if (!isRecord(skipped)) return '';
   const count = (key: string) => (typeof skipped[key] === 'number' ? skipped[key] : 0);
   const why = [
-    [count('endpoint_unavailable'), 'whose endpoint is deleted, disabled or has no URL now'],
+    [count('endpoint_unavailable'), 'whose endpoint is deleted, disabled, has no URL or is a listener not connected now'],
     [count('attempt_limit'), 'that already have 50 attempts'],
   ] as const;
   return why

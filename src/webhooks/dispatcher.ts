@@ -186,8 +186,8 @@ export class WebhookDispatcher {
   }
 
   /** Queues one more attempt of every failed delivery of the client created in the window (see Recovery); says how many, and what it left out. */
-  recover(clientId: string, window: RecoverWindow): Promise<Recovered> {
-    return this.recovery.queue(clientId, window);
+  recover(clientId: string, window: RecoverWindow, connected?: (clientId: string, name: string) => Promise<boolean>): Promise<Recovered> {
+    return this.recovery.queue(clientId, window, connected);
   }
 
   /** Sends a signed ping to the client's endpoint now; it is logged as a delivery without retries. */

@@ -4,7 +4,7 @@ import { letRequestsIn } from '../shared/index.js';
 import { isSuccess, type DeliveryAttempts } from './attempts.js';
 import type { DispatcherDeps } from './deps.js';
 import { WEBHOOK_CONCURRENCY } from './job.js';
-import { endpointOf } from './endpoints.js';
+import { endpointOf, type Endpoint } from './endpoints.js';
 import { MAX_REDELIVERED_ATTEMPTS } from './manual.js';
 import { takesAttempts } from './live.js';
 import { ListenerNotConnected } from './messages.js';
@@ -27,7 +27,7 @@ const inWindow = (d: Delivery, { since, until }: RecoverWindow): boolean => d.cr
 export interface Recovered {
   queued: number;
   skipped: {
-    /** Their endpoint is deleted, disabled or has no URL now. */
+    /** Their endpoint is deleted, disabled or has no URL now, or is a listener not connected. */
     endpoint_unavailable: number;
     /** They already have MAX_REDELIVERED_ATTEMPTS attempts (a redelivery of them is refused too). */
     attempt_limit: number;
@@ -56,17 +56,21 @@ export class Recovery {
 
   /**
    * Queues an attempt now for each failed delivery of the client in the window whose
-   * endpoint takes deliveries now (it exists, has a URL and is enabled), a slice per unit
+   * endpoint takes deliveries now (it exists, has a URL and is enabled; a listener's, when
+   * `connected` says its session is connected), a slice per unit
    * of work; says how many, and how many it left out and why. A delivery at
    * MAX_REDELIVERED_ATTEMPTS is left out (as a redelivery of it is refused). Queued again,
    * a delivery's job is moved, not doubled.
    */
-  async queue(clientId: string, window: RecoverWindow): Promise<Recovered> {
+  async queue(clientId: string, window: RecoverWindow, connected?: (clientId: string, name: string) => Promise<boolean>): Promise<Recovered> {
     const { storage, clock, registry, endpoints } = this.deps;
     const recovered: Recovered = { queued: 0, skipped: { endpoint_unavailable: 0, attempt_limit: 0 } };
     const client = registry.byId(clientId);
     if (!client) return recovered;
-    const live = new Set((await endpoints.list(client)).filter(takesAttempts).map((e) => e.id));
+    // A listener away now would see none of its attempts (they end unmade): left out, as an endpoint without a URL is.
+    const reachable = async (e: Endpoint) => takesAttempts(e) && (typeof e.listener !== 'string' || !connected || (await connected(clientId, e.listener)));
+    const live = new Set<string>();
+    for (const e of await endpoints.list(client)) if (await reachable(e)) live.add(e.id);
     const now = clock.of(clientId);
     let cursor: string | undefined;
     for (;;) {

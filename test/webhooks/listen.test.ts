@@ -593,6 +593,27 @@ describe('deliveries through a listener', () => {
     expect((await deliveriesOf(session.ready.endpoint_id))[0].attempts).toHaveLength(3);
   });
 
+  it('a recover while the listener is away leaves its failed deliveries out, saying so, and takes them once it is back', async () => {
+    await sandbox.close();
+    await start({ webhookRetries: '0' });
+    receiver.respond = () => ({ status: 500, body: 'down' });
+    const session = await listen({ events: 'awb.generated' });
+    await createOrders(1);
+    await sandbox.clock.advance(AWB_DELAY);
+    await until('failed', async () => (await deliveriesOf(session.ready.endpoint_id))[0]?.status === 'failed');
+    await session.close();
+    receiver.respond = () => ({ status: 200, body: 'ok' });
+    const since = new Date(sandbox.clock.of('client-a') - 3_600_000).toISOString();
+    const away = await call('POST', '/__sandbox/webhooks/recover', TOKEN_A, { since });
+    expect(away.status, JSON.stringify(away.body)).toBe(202);
+    expect([away.body.queued, away.body.skipped]).toEqual([0, { endpoint_unavailable: 1, attempt_limit: 0 }]);
+    const back = await listen({ events: 'awb.generated' });
+    const recovered = await call('POST', '/__sandbox/webhooks/recover', TOKEN_A, { since });
+    expect([recovered.body.queued, recovered.body.skipped]).toEqual([1, { endpoint_unavailable: 0, attempt_limit: 0 }]);
+    await sandbox.clock.advance(0);
+    await until('recovered', async () => (await deliveriesOf(back.ready.endpoint_id))[0]?.status === 'delivered');
+  });
+
   it('held deliveries to a listener that is away count toward --outbox-size with the default endpoint\'s; past it they are kept as failed (Outbox full) and redeliverable', async () => {
     await sandbox.close();
     await start({ outboxSize: 3 });

@@ -113,7 +113,7 @@ describe('shipping-sandbox deliveries recover', () => {
     try {
       const { code, stdout } = await run('recover', '--url', skipping.url, '--token', TOKEN, '--since', '2000-01-01T00:00:00Z');
       expect(code).toBe(0);
-      expect(stdout.split('\n')[1]).toBe('left out 3 whose endpoint is deleted, disabled or has no URL now and 2 that already have 50 attempts');
+      expect(stdout.split('\n')[1]).toBe('left out 3 whose endpoint is deleted, disabled, has no URL or is a listener not connected now and 2 that already have 50 attempts');
     } finally {
       await skipping.close();
     }

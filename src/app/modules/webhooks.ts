@@ -53,7 +53,7 @@ export function webhooksModule(services: Pick<Services, 'admit' | 'storage' | 's
   return {
     name: 'webhooks',
     relay,
-    handlers: { ...webhookHandlers({ storage, clock, endpoints, settings, dispatcher, retries, timeoutMs, targets: webhookTargets, connected, cursors: new CursorSeal(ids.seed) }), ...recoverHandlers({ clock, endpoints, dispatcher }) },
+    handlers: { ...webhookHandlers({ storage, clock, endpoints, settings, dispatcher, retries, timeoutMs, targets: webhookTargets, connected, cursors: new CursorSeal(ids.seed) }), ...recoverHandlers({ clock, endpoints, dispatcher, connected }) },
     providerInterceptors: [chaosHeaderCheck],
     reset: async (clientId) => {
       const removed = (await dispatcher.removeAll(clientId)) + (await endpoints.remove(clientId));

@@ -7,10 +7,12 @@ export interface RecoverHandlerDeps {
   clock: Clocks;
   endpoints: WebhookEndpoints;
   dispatcher: WebhookDispatcher;
+  /** Whether a listener of the client is connected: a recover leaves out the deliveries of one that is not. */
+  connected?: (clientId: string, name: string) => Promise<boolean>;
 }
 
 /** `POST /__sandbox/webhooks/recover`: one more attempt of every failed delivery of the caller in a window, queued. */
-export function recoverHandlers({ clock, endpoints, dispatcher }: RecoverHandlerDeps): HandlerMap {
+export function recoverHandlers({ clock, endpoints, dispatcher, connected }: RecoverHandlerDeps): HandlerMap {
   return {
     recoverWebhooks: async (input) => {
       const client = clientOf(input);
@@ -26,7 +28,7 @@ export function recoverHandlers({ clock, endpoints, dispatcher }: RecoverHandler
         const endpoint = await endpoints.of(client);
         throw new Conflict(endpoint.url ? webhookMessages.disabled(endpoint.disabled_reason) : webhookMessages.noUrl);
       }
-      const { queued, skipped } = await dispatcher.recover(client.id, window);
+      const { queued, skipped } = await dispatcher.recover(client.id, window, connected);
       const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
       return json(202, { queued, skipped, since: iso(window.since), until: iso(window.until), now: iso(clock.of(client.id)) });
     },
