@@ -2513,7 +2513,7 @@ export interface operations {
                         skipped: {
                             /**
                              * Format: int64
-                             * @description Their endpoint is deleted, disabled or has no URL now.
+                             * @description Their endpoint is deleted, disabled or has no URL now, or is a listener not connected now.
                              */
                             endpoint_unavailable: number;
                             /**
