@@ -50,7 +50,7 @@ export const webhookMessages = {
   secretTwice: 'give either secret or rotate_secret, not both',
   listenerAway: (name: string) => `listener ${name} is not connected`,
   listenerExpired: (name: string, since: number | null) => `listener ${name} not seen since ${since === null ? 'it was created' : new Date(since).toISOString()}; its endpoint was removed`,
-  tooManyListeners: (max: number) => `This client already has ${max} listeners, the most it may have; stop one, or delete its endpoint (DELETE /__sandbox/webhooks/endpoints/{endpoint_id}).`,
+  tooManyListeners: (max: number) => `This client already has ${max} listeners, the most it may have; a stopped listener counts until --listener-expiry removes it, so connect under one of their names, or delete one's endpoint (DELETE /__sandbox/webhooks/endpoints/{endpoint_id}).`,
   chaosHeader: 'The X-Sandbox-Webhook-Chaos header names an unknown chaos mode.',
 } as const;
 
