@@ -97,6 +97,10 @@ export function openStorage(options: StorageOptions, logger: Logger, fileSystem?
       url: options.databaseUrl,
       requestLogSize: options.journalSize,
       onError: connectionErrors(logger),
+      ...(signal ? { signal } : {}),
+      onMigrationWait: (waited) =>
+        logger.warn({ waited_ms: waited }, `waiting ${formatDuration(waited)} for the schema lock: another replica is migrating the database (this start goes on once it is done; a stop signal ends the wait)`),
+      onMigrated: (from, to) => logger.info({ from_schema: from, to_schema: to }, `migrated the database from schema version ${from} to ${to}`),
     };
     return openPostgres(postgres, options.databaseWait ?? 0, logger, signal);
   }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import pg from 'pg';
 import { Unavailable } from '../../src/shared/errors.js';
 import { PostgresStorage } from '../../src/store/postgres/storage.js';
-import { MIGRATIONS, SCHEMA_VERSION } from '../../src/store/postgres/schema.js';
+import { MIGRATION_LOCK, MIGRATIONS, SCHEMA_VERSION } from '../../src/store/postgres/schema.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';
 import { orderRecord, storageContract } from './contract.js';
 
@@ -38,6 +38,35 @@ describe('PostgreSQL adapter', () => {
     await replicas[0]!.orders.insert(orderRecord('71', 'a', 1));
     expect((await replicas[2]!.orders.get('71'))?.order_no).toBe('71');
     for (const replica of replicas) await replica.close();
+  });
+
+  it('says which migrations a start ran; one waiting for another replica’s migration says so and ends at a stop signal', async () => {
+    current = await server.freshDatabase();
+    const migrated: Array<[number, number]> = [];
+    const storage = await PostgresStorage.open({ url: current, requestLogSize: 10, onMigrated: (from, to) => migrated.push([from, to]) });
+    await storage.close();
+    expect(migrated).toEqual([[0, SCHEMA_VERSION]]);
+    // Another replica holds the schema lock, as one running a long migration does.
+    const holder = new pg.Client({ connectionString: current });
+    await holder.connect();
+    await holder.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    const waits: number[] = [];
+    const stop = new AbortController();
+    const opening = PostgresStorage.open({ url: current, requestLogSize: 10, signal: stop.signal, onMigrationWait: (ms) => waits.push(ms), onMigrated: (from, to) => migrated.push([from, to]) });
+    const outcome = opening.then(
+      () => 'opened',
+      (error: unknown) => error,
+    );
+    await vi.waitFor(() => expect(waits.length).toBe(1), { timeout: 5_000 });
+    expect(waits[0]).toBeGreaterThanOrEqual(2_000);
+    const stoppedAt = Date.now();
+    stop.abort(new Error('stop signal'));
+    expect(await outcome).toEqual(new Error('stop signal'));
+    expect(Date.now() - stoppedAt).toBeLessThan(1_000);
+    await holder.end();
+    // Already at this version: a later start migrates nothing, and says nothing of it.
+    await (await PostgresStorage.open({ url: current, requestLogSize: 10, onMigrated: (from, to) => migrated.push([from, to]) })).close();
+    expect(migrated).toEqual([[0, SCHEMA_VERSION]]);
   });
 
   it('builds an index without holding writes, and builds again one that a start cut short left invalid', async () => {

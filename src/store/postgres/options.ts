@@ -13,6 +13,12 @@ export interface PostgresOptions {
   connectionTimeoutMs?: number;
   /** Told about failures no caller sees (a dropped LISTEN connection). */
   onError?: (error: unknown) => void;
+  /** Ends the start's wait for the schema lock (another replica migrating): the open throws its reason. */
+  signal?: AbortSignal;
+  /** Told while the start waits for the schema lock: how long it has waited (ms), after 2 s and then every 30 s. */
+  onMigrationWait?: (waitedMs: number) => void;
+  /** Told once this start migrated the database (from, to: schema versions). */
+  onMigrated?: (from: number, to: number) => void;
 }
 
 /** PostgresOptions.poolSize, 10 by default. */

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg, { type Pool } from 'pg';
 
 /**
@@ -144,17 +145,21 @@ export const MIGRATIONS: ReadonlyArray<string | IndexMigration> = [
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /** Any fixed number: the advisory lock that keeps two replicas from migrating at once. */
-const MIGRATION_LOCK = 0x5a4e_d80c;
+export const MIGRATION_LOCK = 0x5a4e_d80c;
 
 /** Raised when the database was migrated by a newer sandbox: this one must not start on it. */
 export class NewerSchema extends Error {}
 
+/** How long a start waits for the schema lock before it says so, and then how often. */
+const LOCK_WAIT_TOLD_MS = [2_000, 30_000] as const;
+
 /**
  * Brings the database to `SCHEMA_VERSION` under an advisory lock (replicas starting
  * together migrate once), each migration in its own transaction. A database of a newer
- * schema is refused with a message.
+ * schema is refused with a message. A wait for the lock is told (`waiting`) and ended by
+ * `signal`.
  */
-export async function migrate(pool: Pool): Promise<{ from: number; to: number }> {
+export async function migrate(pool: Pool, { signal, waiting }: { signal?: AbortSignal; waiting?: (waitedMs: number) => void } = {}): Promise<{ from: number; to: number }> {
   // A connection of its own, without the pool's time limits: a migration of a big table
   // may take minutes, and cut short it would only be run again at the next start.
   const client = new pg.Client({ ...pool.options, pipeline: false, query_timeout: undefined, statement_timeout: undefined });
@@ -165,9 +170,18 @@ export async function migrate(pool: Pool): Promise<{ from: number; to: number }>
     // Taken by trying again and again rather than by waiting in one statement: a session
     // waiting for the lock inside a statement would be one that CREATE INDEX CONCURRENTLY,
     // run by the holder, waits for in turn (a deadlock).
+    const started = Date.now();
+    let tellAt = LOCK_WAIT_TOLD_MS[0];
     while (!(await client.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1) AS got', [MIGRATION_LOCK])).rows[0]!.got) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      signal?.throwIfAborted();
+      const waited = Date.now() - started;
+      if (waited >= tellAt) {
+        waiting?.(waited);
+        tellAt = waited + LOCK_WAIT_TOLD_MS[1];
+      }
+      await sleep(100, undefined, signal ? { signal } : {}).catch(() => undefined);
     }
+    signal?.throwIfAborted();
     await client.query('CREATE TABLE IF NOT EXISTS sandbox_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
     const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM sandbox_schema');
     const from = rows[0]?.version ?? 0;

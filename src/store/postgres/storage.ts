@@ -90,7 +90,8 @@ export class PostgresStorage implements Storage {
     checkOptions(options);
     const pool = requestPool(options);
     try {
-      await migrate(pool);
+      const { from, to } = await migrate(pool, { ...(options.signal ? { signal: options.signal } : {}), ...(options.onMigrationWait ? { waiting: options.onMigrationWait } : {}) });
+      if (from < to) options.onMigrated?.(from, to);
     } catch (error) {
       await pool.end().catch(() => undefined);
       throw error;
