@@ -13,7 +13,9 @@ export function sandboxModules(services: Services): SandboxModule[] {
   // The webhook checks reach a listener endpoint through its listen session.
   report.checkThrough(webhooks.relay);
   // Faults first: they wrap everything, Prefer answers included.
-  const modules: SandboxModule[] = [faultsModule(services), preferModule(services), requestsModule(services), coverageModule(services), ratesModule(services), webhooks, report, statesModule(services, report.observer), metricsModule(services, { guard: (input) => checkAdminOnly(services.registry, input.headers.authorization as string | undefined) }), docsModule(), dashboardModule()];
+  // The states module's teardown reads the list (its ordersRemoved hooks) when it runs.
+  const modules: SandboxModule[] = [];
+  modules.push(faultsModule(services), preferModule(services), requestsModule(services), coverageModule(services), ratesModule(services), webhooks, report, statesModule(services, report.observer, modules), metricsModule(services, { guard: (input) => checkAdminOnly(services.registry, input.headers.authorization as string | undefined) }), docsModule(), dashboardModule());
   // Last: its sweep (--retention) calls the prune hook of every module above.
   return [...modules, retentionModule(services, modules)];
 }

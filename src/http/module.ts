@@ -39,6 +39,12 @@ export interface SandboxModule {
    */
   prune?: (olderThan: number, clientId?: string) => Promise<number>;
   /**
+   * Removes this module's records of orders removed by number (a provider state's
+   * teardown, retention by count: the orders themselves are gone), e.g. their webhook
+   * deliveries; returns how many.
+   */
+  ordersRemoved?: (clientId: string, orderNos: readonly string[]) => Promise<number>;
+  /**
    * Takes an HTTP upgrade request of the node server (the listen WebSocket); false when it
    * is not this module's. Only a listening sandbox has upgrades (createApp alone has none).
    */

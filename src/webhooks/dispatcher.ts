@@ -11,7 +11,7 @@ import { ENDPOINT_WEBHOOK_JOB, jobKindOf, WEBHOOK_CONCURRENCY, WEBHOOK_JOB } fro
 import { ManualAttempts } from './manual.js';
 import { ListenerNotConnected, unknownClient, webhookMessages } from './messages.js';
 import { payloadOf } from './payload.js';
-import { pruneSettled, removeDeliveries } from './prune.js';
+import { pruneSettled, removeDeliveries, removeOrderDeliveries } from './prune.js';
 import { Recovery, type Recovered, type RecoverWindow } from './recover.js';
 import { cappedRetryAfterMs, nextAttemptAt } from './retry.js';
 import { whyUnsendable } from './live.js';
@@ -200,6 +200,13 @@ export class WebhookDispatcher {
     this.windows.forget(clientId);
     this.held.forget(clientId);
     return removeDeliveries(this.deps.storage, clientId, () => this.held.forget(clientId));
+  }
+
+  /** Removes the client's deliveries of these orders and their jobs (the orders are gone). Returns how many. */
+  removeOfOrders(clientId: string, orderNos: readonly string[]): Promise<number> {
+    // Held ones among them leave room under --outbox-size: counted afresh, as after a reset.
+    this.held.forget(clientId);
+    return removeOrderDeliveries(this.deps.storage, clientId, orderNos, () => this.held.forget(clientId));
   }
 
   /** Removes settled deliveries (delivered or failed) created before `olderThan` (retention), of every client or of the one given. */

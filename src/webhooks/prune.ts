@@ -58,9 +58,10 @@ export async function pruneSettled(storage: Storage, olderThan: number, clientId
 
 /**
  * Removes the client's deliveries of these orders and their jobs (the orders are gone: a
- * provider state's teardown, retention by count), a page per unit of work. Returns how many.
+ * provider state's teardown, retention by count), a page per unit of work; `removedSome` is
+ * told after each. Returns how many.
  */
-export async function removeOrderDeliveries(storage: Storage, clientId: string, orderNos: readonly string[]): Promise<number> {
+export async function removeOrderDeliveries(storage: Storage, clientId: string, orderNos: readonly string[], removedSome?: () => void): Promise<number> {
   let removed = 0;
   for (let from = 0; from < orderNos.length; from += REMOVE_PAGE) {
     const orders = orderNos.slice(from, from + REMOVE_PAGE);
@@ -68,6 +69,7 @@ export async function removeOrderDeliveries(storage: Storage, clientId: string, 
       const page = await storage.deliveries.ofOrders(clientId, orders, REMOVE_PAGE);
       if (page.length === 0) break;
       removed += await storage.transaction((tx) => removeWithJobs(tx, page));
+      removedSome?.();
       await letRequestsIn();
     }
   }

@@ -95,6 +95,19 @@ describe('POST /__sandbox/provider-states', () => {
     expect((await sandbox.call('GET', '/__sandbox/webhooks/deliveries')).body.deliveries.map((d: { order_no: string }) => d.order_no)).toEqual([own]);
   }, 60_000);
 
+  it('gives back the room its held deliveries took under --outbox-size at once: the next webhook is held, not failed as Outbox full', async () => {
+    await sandbox.close();
+    sandbox = await testSandbox({ outboxSize: 5 });
+    // No webhook URL: each setup's AWB webhook is held, the sixth past the bound.
+    for (let i = 0; i < 6; i += 1) await change({ state: 'an order has its AWB', action: 'setup' });
+    const statuses = async () => (await sandbox.call('GET', '/__sandbox/webhooks/deliveries')).body.deliveries.map((d: { status: string }) => d.status);
+    expect((await statuses()).sort()).toEqual(['failed', 'paused', 'paused', 'paused', 'paused', 'paused']);
+    expect((await change({ state: '', action: 'teardown' })).body).toEqual({ removed: 6 });
+    await sandbox.call('POST', '/v1/order', { body: createRequest(1) });
+    await sandbox.advance(60_000);
+    expect(await statuses()).toEqual(['paused']);
+  });
+
   it('counts each order once between teardowns sent at once: together they remove what the setups made', async () => {
     for (let i = 0; i < 20; i += 1) await change({ state: 'an order is created', action: 'setup' });
     const answers = await Promise.all(Array.from({ length: 4 }, () => change({ state: 'an order is created', action: 'teardown' })));

@@ -1,5 +1,4 @@
 import { Conflict, letRequestsIn } from '../../shared/index.js';
-import { removeOrderDeliveries } from '../../webhooks/index.js';
 import type { Services } from '../services.js';
 
 /**
@@ -42,6 +41,8 @@ export class RetentionByCount {
     private readonly services: Pick<Services, 'storage' | 'logger' | 'orders' | 'registry'>,
     private readonly pruneOlder: (olderThan: number, clientId: string, removed: Record<string, number>) => Promise<void>,
     private readonly report: (clientId: string, removed: Removed) => void,
+    /** Removes the records of orders removed (their webhook deliveries), adding to `removed` how many, by module. */
+    private readonly removeWithOrders: (clientId: string, orderNos: readonly string[], removed: Record<string, number>) => Promise<unknown>,
   ) {
     this.slack = Math.max(1, Math.floor(limit / 10));
   }
@@ -119,7 +120,7 @@ export class RetentionByCount {
         if (!(error instanceof Conflict) || ++conflicts > 3) throw error;
         continue;
       }
-      add('webhooks', await removeOrderDeliveries(storage, clientId, oldest.map((o) => o.order_no)));
+      await this.removeWithOrders(clientId, oldest.map((o) => o.order_no), removed.counts);
       await letRequestsIn();
     }
   }

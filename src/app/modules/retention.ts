@@ -1,5 +1,6 @@
 import type { SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
+import { ordersRemoved } from './orders-removed.js';
 import { RetentionByCount } from './retention-by-count.js';
 
 /** The job kind of the retention sweep. */
@@ -67,7 +68,7 @@ export function retentionModule(services: Pick<Services, 'options' | 'storage' |
       ? new RetentionByCount(retentionOrders, services, prune, (clientId, { counts, oldestKept }) => {
           metrics.ordersRemoved.inc({ reason: 'count' }, counts.orders ?? 0);
           logRemoved(counts, oldestKept, { client: clientId, retention_orders: retentionOrders });
-        })
+        }, (clientId, orderNos, removed) => ordersRemoved(modules, clientId, orderNos, removed))
       : undefined;
   const scheduleNext = (at: number) => storage.jobs.schedule({ kind: RETENTION_JOB, key: 'sweep', client_id: '', due_at: at + RETENTION_EVERY_MS });
 

@@ -1,9 +1,9 @@
 import { stateHandlers, type SandboxModule } from '../../http/index.js';
 import type { ReportObserver } from '../../report/index.js';
 import { OrderSetups, ProviderStates } from '../../states/index.js';
-import { removeOrderDeliveries } from '../../webhooks/index.js';
 import { PACT_RUN } from '../../records/index.js';
 import type { Services } from '../services.js';
+import { ordersRemoved } from './orders-removed.js';
 
 /**
  * Orders set up in a named state: `POST /__sandbox/events/trigger` and the Pact provider
@@ -11,12 +11,13 @@ import type { Services } from '../services.js';
  * `pact` unless it is already the current one: the setups and the verifier's requests
  * that follow them are then graded in that run, not in the run of the client's own
  * code, which its CI starts again with `POST /__sandbox/runs` (DESIGN: "Pact runs do not
- * grade the client").
+ * grade the client"). `modules`: the module list, whose `ordersRemoved` hooks a
+ * teardown calls for the orders it removed (their webhook deliveries).
  */
-export function statesModule(services: Pick<Services, 'storage' | 'orders' | 'journey' | 'fixtures' | 'clock' | 'clockService' | 'events' | 'ids' | 'options'>, observer: ReportObserver): SandboxModule {
+export function statesModule(services: Pick<Services, 'storage' | 'orders' | 'journey' | 'fixtures' | 'clock' | 'clockService' | 'events' | 'ids' | 'options'>, observer: ReportObserver, modules: readonly SandboxModule[]): SandboxModule {
   const { storage, orders, journey, fixtures, clock, clockService, events, ids, options } = services;
   const setups = new OrderSetups({ storage, orders, journey, fixtures, clock, events, seed: ids.seed });
-  const providerStates = new ProviderStates({ fixtures, setups, orders, removeDeliveries: (clientId, orderNos) => removeOrderDeliveries(storage, clientId, orderNos) });
+  const providerStates = new ProviderStates({ fixtures, setups, orders, removeDeliveries: (clientId, orderNos) => ordersRemoved(modules, clientId, orderNos) });
   const beforeSetup = async (client: { id: string }): Promise<void> => {
     if ((await storage.reports.get(client.id, { events: false })).run?.name === PACT_RUN) return;
     await observer.settled(client.id);

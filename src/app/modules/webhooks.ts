@@ -63,6 +63,7 @@ export function webhooksModule(services: Pick<Services, 'admit' | 'storage' | 's
     },
     upgrade: (req, socket, head) => relay.upgrade(req, socket, head),
     prune: (olderThan, clientId) => dispatcher.prune(olderThan, clientId),
+    ordersRemoved: (clientId, orderNos) => dispatcher.removeOfOrders(clientId, orderNos),
     start: async () => {
       await relay.start();
       for (const client of registry.clients) {
