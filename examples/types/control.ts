@@ -855,7 +855,7 @@ export interface paths {
          *     the answer waits for the first attempts of the trigger's deliveries (on a manual
          *     clock everything of the caller's that is due is played, as an advance of 0 ms
          *     does; on a real clock the timer makes them beside the caller's other due work),
-         *     at most the webhook timeout and 2 s, so the first attempt's outcome is known
+         *     at most the webhook timeout and 2 s (and 25 s), so the first attempt's outcome is known
          *     unless the endpoint holds deliveries. Bad input is a 400 naming the field, and
          *     nothing is created.
          */

@@ -57,3 +57,16 @@ it('answers a trigger on a real clock with the copies its chaos sends after the 
   expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(290);
   expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(290);
 });
+
+it("answers a trigger within 25 s however long --webhook-timeout is, before the trigger command's default --timeout (30 s)", async () => {
+  await stopWebhookSandbox(sandbox, receiver);
+  ({ receiver, sandbox } = await startWebhookSandbox({ clock: 'real', webhookTimeout: '60s' }));
+  receiver.respond = () => ({ status: 200, body: 'late', delayMs: 30_000 });
+  const started = Date.now();
+  const res = await sandbox.call('POST', '/__sandbox/events/trigger', { body: { event: 'awb.generated' } });
+  const tookMs = Date.now() - started;
+  expect(res.status).toBe(200);
+  expect(res.body.outcome).toBe('queued');
+  expect(tookMs).toBeGreaterThanOrEqual(24_900);
+  expect(tookMs).toBeLessThan(29_000);
+}, 60_000);

@@ -6,6 +6,13 @@ import type { Services } from '../services.js';
 import { ordersRemoved } from './orders-removed.js';
 
 /**
+ * The longest a trigger's answer waits for its deliveries' first attempts: the webhook
+ * timeout and 2 s, but never so long that `shipping-sandbox trigger`'s default --timeout
+ * (30 s) runs out first, making a CI job that retries on its exit 2 fire the event again.
+ */
+export const TRIGGER_WAIT_MAX_MS = 25_000;
+
+/**
  * Orders set up in a named state: `POST /__sandbox/events/trigger` and the Pact provider
  * states (`/__sandbox/provider-states`). A state setup starts the client's readiness run
  * `pact` unless it is already the current one: the setups and the verifier's requests
@@ -23,5 +30,5 @@ export function statesModule(services: Pick<Services, 'storage' | 'orders' | 'jo
     await observer.settled(client.id);
     await storage.reports.start(client.id, { name: PACT_RUN, started_at: clock.of(client.id), started_wall: Date.now() });
   };
-  return { name: 'states', handlers: stateHandlers({ storage, orders, journey, fixtures, clockService, setups, providerStates, defaultScenario: options.scenario, triggerWaitMs: options.webhookTimeout + 2_000, beforeSetup }) };
+  return { name: 'states', handlers: stateHandlers({ storage, orders, journey, fixtures, clockService, setups, providerStates, defaultScenario: options.scenario, triggerWaitMs: Math.min(options.webhookTimeout + 2_000, TRIGGER_WAIT_MAX_MS), beforeSetup }) };
 }
