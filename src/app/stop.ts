@@ -27,7 +27,7 @@ export async function stopServices(services: Services, modules: SandboxModule[])
     new Promise<false>((resolve) => (bound = setTimeout(() => resolve(false), options.webhookTimeout + STOP_RECORD_MARGIN_MS))),
   ]);
   clearTimeout(bound);
-  if (!drained) logger.warn({ waited_ms: options.webhookTimeout + STOP_RECORD_MARGIN_MS }, 'stopping: jobs still running past the webhook timeout are cut short; their attempts stay due');
+  if (!drained) logger.warn({ waited_ms: options.webhookTimeout + STOP_RECORD_MARGIN_MS }, 'stopping: jobs still running past the webhook timeout are cut short: an attempt not answered yet is abandoned and stays due (sent again later); one answered is still recorded');
   for (const m of modules) await m.close?.();
   await jobsDone;
   await services.clockService.saveAll().catch((err: unknown) => services.logger.error({ err }, 'client clocks not saved'));

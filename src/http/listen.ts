@@ -85,7 +85,7 @@ export class ListenServer implements ListenerRelay {
   /** Opens a listen session, or throws why not; `seen` names the client for the refusal's log line once the token is known. */
   private async open(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL, seen: { client?: string }): Promise<void> {
     const listeners = this.listeners;
-    if (this.closed || !listeners) throw new ApiError(503, 'The sandbox is stopping: it takes no new listeners. Retry once it has started again.', [], { 'Retry-After': '1' });
+    if (this.closed || !listeners) throw new ApiError(503, 'The sandbox is stopping: it takes no new listeners. Retry: behind a proxy another replica answers; else once it has started again.', [], { 'Retry-After': '1' });
     const { registry } = this.deps;
     const caller = authenticate(registry, soleAuthorization(req));
     seen.client = caller.client?.id;

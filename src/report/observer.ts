@@ -50,6 +50,10 @@ const ANSWER_WAIT_MS = 2_000;
 /** Of each client, the creates and tracking reads last judged that judging keeps at hand (see Judging.recent). */
 const RECENT = 16;
 
+/** What a failed write of a client's observations lost, for the log. */
+const notRecorded = (n: number, clientId: string): string =>
+  n === 1 ? `1 observation of client ${clientId} was not recorded (the report misses it)` : `${n} observations of client ${clientId} were not recorded (the report misses them)`;
+
 /**
  * Watches what the sandbox already sees of a client (its provider requests as they
  * close, and the webhook attempts made to it) and counts, per catalogue item, what was
@@ -226,7 +230,7 @@ export class ReportObserver {
    * on its own, so that a change that cannot be stored loses one observation, not its batch.
    */
   private count(clientId: string, change: ReportChange, changes: ReadonlyArray<Draft['change']>): Promise<void> {
-    const lost = (err: unknown, n: number): void => this.failed('readiness report observation', err, `${n} observations of client ${clientId} were not recorded (the report misses them)`, { client: clientId, observations: n });
+    const lost = (err: unknown, n: number): void => this.failed('readiness report observation', err, notRecorded(n, clientId), { client: clientId, observations: n });
     return this.deps.storage.reports.change(clientId, change).catch(async (err: unknown) => {
       if (changes.length <= 1) return lost(err, changes.length);
       for (const { counts, events } of changes) await this.deps.storage.reports.change(clientId, { counts, events }).catch((one: unknown) => lost(one, 1));
@@ -244,7 +248,7 @@ export class ReportObserver {
   private async judgeBatch(clientId: string, judges: Judge[], counting: Array<Promise<void>>): Promise<'stored' | 'read failed' | 'change failed'> {
     const { storage, logger } = this.deps;
     let read = false;
-    const lost = (err: unknown): void => this.failed('readiness report observation', err, `${judges.length} observations of client ${clientId} were not recorded (the report misses them)`, { client: clientId, observations: judges.length });
+    const lost = (err: unknown): void => this.failed('readiness report observation', err, notRecorded(judges.length, clientId), { client: clientId, observations: judges.length });
     try {
       const view = new BatchView(await storage.reports.get(clientId, { events: false, counts: false }));
       read = true;

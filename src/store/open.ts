@@ -101,6 +101,10 @@ export function openStorage(options: StorageOptions, logger: Logger, fileSystem?
       onMigrationWait: (waited) =>
         logger.warn({ waited_ms: waited }, `waiting ${formatDuration(waited)} for the schema lock: another replica is migrating the database (this start goes on once it is done; a stop signal ends the wait)`),
       onMigrated: (from, to) => logger.info({ from_schema: from, to_schema: to }, `migrated the database from schema version ${from} to ${to}`),
+      onHealth: ({ ok, error, since }) =>
+        ok
+          ? logger.info({ error, since: new Date(since).toISOString(), lasted_ms: Date.now() - since }, `the database is reachable again after ${formatDuration(Date.now() - since)}: health is ok`)
+          : logger.warn({ error, since: new Date(since).toISOString() }, `the database is unavailable (${error}): health is degraded, and requests that need it answer 503 until it is back`),
     };
     return openPostgres(postgres, options.databaseWait ?? 0, logger, signal);
   }

@@ -22,6 +22,22 @@ describe("PostgreSQL's reachability, as health shows it", () => {
     expect(reach.health()).toEqual({ writable: true });
   });
 
+  it('tells of an outage once as it begins and once as it ends, whatever failed and answered in between', async () => {
+    const told: Array<{ ok: boolean; error: string; since: number }> = [];
+    reach = new Reachability({ url: 'postgres://unused', requestLogSize: 10, onHealth: (change) => told.push(change) });
+    reach.answered();
+    reach.translate(failure('57P01'));
+    reach.translate(failure('ECONNREFUSED'));
+    reach.translate(failure('ECONNREFUSED'));
+    const { since } = reach.health() as { since: number };
+    reach.answered();
+    reach.answered();
+    expect(told).toEqual([
+      { ok: false, error: '57P01', since },
+      { ok: true, error: 'ECONNREFUSED', since },
+    ]);
+  });
+
   it('keeps a refused write (read-only, disk full) through the reads answered after it: until a write is taken, or 30 s without another', async () => {
     vi.useFakeTimers({ toFake: ['performance'] });
     try {

@@ -17,6 +17,11 @@ export interface PostgresOptions {
   signal?: AbortSignal;
   /** Told while the start waits for the schema lock: how long it has waited (ms), after 2 s and then every 30 s. */
   onMigrationWait?: (waitedMs: number) => void;
+  /**
+   * Told when health's view of the database changes: an outage begins (`ok` false, its
+   * first code) or ends (`ok` true, with the code it last had and when it began).
+   */
+  onHealth?: (change: { ok: boolean; error: string; since: number }) => void;
   /** Told once this start migrated the database (from, to: schema versions). */
   onMigrated?: (from: number, to: number) => void;
 }

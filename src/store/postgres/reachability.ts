@@ -131,8 +131,12 @@ export class Reachability {
    * own) or WRITES_REFUSED_KEPT_MS have passed without another; a read says nothing of it.
    */
   answered(wrote = false): void {
-    const refusedAt = this.failure?.refusedAt;
-    if (wrote || refusedAt === undefined || performance.now() - refusedAt >= WRITES_REFUSED_KEPT_MS) this.failure = undefined;
+    const failure = this.failure;
+    const refusedAt = failure?.refusedAt;
+    if (failure && (wrote || refusedAt === undefined || performance.now() - refusedAt >= WRITES_REFUSED_KEPT_MS)) {
+      this.failure = undefined;
+      this.options.onHealth?.({ ok: true, error: failure.error, since: failure.since });
+    }
     this.probeConfirmed = false;
     this.answeredAt = performance.now();
   }
@@ -160,7 +164,9 @@ export class Reachability {
 
   /** The database failed now with `code`: health shows this code (the latest), and the outage's start (the first). */
   private failed(code: string): void {
+    const began = this.failure === undefined;
     this.failure = { error: code, since: this.failure?.since ?? Date.now(), ...(WRITES_REFUSED_CODES.has(code) ? { refusedAt: performance.now() } : {}) };
+    if (began) this.options.onHealth?.({ ok: false, error: code, since: this.failure.since });
   }
 
   private probeFailed(error: unknown): void {
