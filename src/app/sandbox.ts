@@ -69,11 +69,12 @@ export interface Sandbox {
 }
 
 /** With no client configured: one default client whose token is kept in the store (printed at start). */
-async function defaultClient(options: ResolvedOptions, storage: Storage): Promise<ClientConfig> {
+export async function defaultClient(options: ResolvedOptions, storage: Storage): Promise<ClientConfig> {
   let token = await storage.meta.get('default_token');
   if (!token) {
-    token = options.seed !== undefined ? `sbx_${hash32(`token:${options.seed}`).toString(16).padStart(8, '0')}` : `sbx_${randomBytes(12).toString('hex')}`;
-    await storage.meta.set('default_token', token);
+    const made = options.seed !== undefined ? `sbx_${hash32(`token:${options.seed}`).toString(16).padStart(8, '0')}` : `sbx_${randomBytes(12).toString('hex')}`;
+    // Kept only if none is: replicas starting together on a fresh database all take the first one's.
+    token = await storage.meta.setIfAbsent('default_token', made);
   }
   return { token, id: 'default', name: 'default' };
 }
