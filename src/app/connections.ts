@@ -27,15 +27,6 @@ const queuedOf = (socket: Socket): number | undefined => (socket as Socket & { _
 /** How long an answer may wait with nothing of it taken by its client before its connection is closed. */
 export const STALLED_ANSWER_MS = 60_000;
 
-/** How long a connection may stay open without sending a byte (Node's headers timeout starts only at its first). */
-export const SILENT_CONNECTION_MS = 60_000;
-
-/** The waits of `openConnections`. */
-export interface ConnectionLimits {
-  stalledMs?: number;
-  silentMs?: number;
-}
-
 /**
  * The server's open connections, each from its start to its close. A connection whose
  * client takes nothing of an answer for `stalledMs` (it does not read: the answer waits in
@@ -44,38 +35,23 @@ export interface ConnectionLimits {
  * takes some of it meanwhile, and a request still waiting for its answer, are left alone.
  * Progress shows when the kernel takes more of the answer, every few hundred KB a reader
  * takes on a local network: one reading an answer larger than the kernel's buffers slower
- * than about 10 KB/s looks stalled. A connection that sends nothing at all for `silentMs`
- * is closed too, one `warn` line per sweep counting them: Node times out a request's
- * headers only from their first byte, so idle connections opened by the thousand would
- * hold the process's file descriptors (and its data file's next write) for good. A sweep
- * that comes late (the process was stopped or blocked) starts every connection's wait
- * again rather than close them all.
+ * than about 10 KB/s looks stalled. A sweep that comes late (the process was stopped or
+ * blocked) starts every connection's wait again rather than close them all.
  */
-export function openConnections(server: Server, logger?: Pick<Logger, 'warn'>, { stalledMs = STALLED_ANSWER_MS, silentMs = SILENT_CONNECTION_MS }: ConnectionLimits = {}): Set<Socket> {
+export function openConnections(server: Server, logger?: Pick<Logger, 'warn'>, stalledMs = STALLED_ANSWER_MS): Set<Socket> {
   const connections = new Set<Socket>();
-  const opened = new WeakMap<Socket, number>();
   server.on('connection', (socket: Socket) => {
     connections.add(socket);
-    opened.set(socket, performance.now());
     socket.once('close', () => connections.delete(socket));
   });
   const waited = new WeakMap<Socket, { length: number; queued: number | undefined; since: number }>();
-  const every = Math.min(stalledMs / 4, silentMs / 4, 5_000);
+  const every = Math.min(stalledMs / 4, 5_000);
   let swept = performance.now();
   const sweep = setInterval(() => {
     const now = performance.now();
     const late = now - swept > 2 * every;
     swept = now;
-    let silent = 0;
     for (const socket of connections) {
-      if (socket.bytesRead === 0) {
-        if (late) opened.set(socket, now);
-        else if (now - (opened.get(socket) ?? now) >= silentMs) {
-          socket.destroy();
-          silent += 1;
-        }
-        continue;
-      }
       const length = socket.writableLength;
       if (length === 0) {
         waited.delete(socket);
@@ -92,7 +68,6 @@ export function openConnections(server: Server, logger?: Pick<Logger, 'warn'>, {
         socket.destroy();
       }
     }
-    if (silent > 0) logger?.warn({ connections: silent }, `closed ${silent} connection(s) that sent nothing for ${silentMs / 1000} s`);
   }, every).unref();
   server.once('close', () => clearInterval(sweep));
   return connections;
