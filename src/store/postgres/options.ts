@@ -18,8 +18,9 @@ export interface PostgresOptions {
   /** Told while the start waits for the schema lock: how long it has waited (ms), after 2 s and then every 30 s. */
   onMigrationWait?: (waitedMs: number) => void;
   /**
-   * Told when health's view of the database changes: an outage begins (`ok` false, its
-   * first code) or ends (`ok` true, with the code it last had and when it began).
+   * Told when an outage the health check confirmed (or a refused write) begins (`ok`
+   * false, with its code then) and when it ends (`ok` true, with the code it last had and
+   * when it began); not of one statement's passing failure.
    */
   onHealth?: (change: { ok: boolean; error: string; since: number }) => void;
   /** Told once this start migrated the database (from, to: schema versions). */

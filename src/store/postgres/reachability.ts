@@ -66,6 +66,12 @@ export class Reachability {
   /** When a call last went to the database during a confirmed outage (see run). */
   private lastTrial = -Infinity;
   private watcher: NodeJS.Timeout | undefined;
+  /**
+   * Whether this outage was told (onHealth): one the probe confirmed, or a refused write.
+   * One statement's passing failure (a statement timeout, a reset connection) that the
+   * next answer ends is not told: under load those come and go many times a second.
+   */
+  private told = false;
 
   constructor(private readonly options: PostgresOptions) {}
 
@@ -135,7 +141,8 @@ export class Reachability {
     const refusedAt = failure?.refusedAt;
     if (failure && (wrote || refusedAt === undefined || performance.now() - refusedAt >= WRITES_REFUSED_KEPT_MS)) {
       this.failure = undefined;
-      this.options.onHealth?.({ ok: true, error: failure.error, since: failure.since });
+      if (this.told) this.options.onHealth?.({ ok: true, error: failure.error, since: failure.since });
+      this.told = false;
     }
     this.probeConfirmed = false;
     this.answeredAt = performance.now();
@@ -163,16 +170,17 @@ export class Reachability {
   }
 
   /** The database failed now with `code`: health shows this code (the latest), and the outage's start (the first). */
-  private failed(code: string): void {
-    const began = this.failure === undefined;
+  private failed(code: string, confirmed = WRITES_REFUSED_CODES.has(code)): void {
     this.failure = { error: code, since: this.failure?.since ?? Date.now(), ...(WRITES_REFUSED_CODES.has(code) ? { refusedAt: performance.now() } : {}) };
-    if (began) this.options.onHealth?.({ ok: false, error: code, since: this.failure.since });
+    if (!confirmed || this.told) return;
+    this.told = true;
+    this.options.onHealth?.({ ok: false, error: code, since: this.failure.since });
   }
 
   private probeFailed(error: unknown): void {
     // A probe that timed out while other statements of this replica were answered meanwhile: load, not an outage.
     if (performance.now() - this.answeredAt < PROBE_EVERY_MS + PROBE_TIMEOUT_MS) return;
-    this.failed(codeOf(error) ?? 'ECONNECTION');
+    this.failed(codeOf(error) ?? 'ECONNECTION', true);
     this.probeConfirmed = true;
   }
 
