@@ -134,11 +134,13 @@ export const MIGRATIONS: ReadonlyArray<string | IndexMigration> = [
   // shows no other writer) never takes a row removed and created again for the one it
   // kept. A row an older replica created gets one at its next change.
   `ALTER TABLE readiness_reports ADD COLUMN IF NOT EXISTS born text;`,
-  // A job's versions, drawn for every write of a job from one sequence: a job cancelled
+  // A job's versions, drawn from one sequence at every schedule of a job: a job cancelled
   // and scheduled again never takes back a version that a claim of the cancelled one may
-  // hold (counted per row, it started again at 1). It wraps only after 2^31 job writes,
-  // far longer than any claim is held; it starts above the counts rows kept before.
-  `CREATE SEQUENCE IF NOT EXISTS job_versions AS integer START 1000000 MINVALUE 1000000 CYCLE;`,
+  // hold (counted per row, it started again at 1). Above the counts rows kept before, and
+  // 1,000 apart, so that a replica of the version before, which adds 1 to a row's version,
+  // does not reach one the sequence draws next. It wraps after two million schedules, far
+  // more than run while one claim is held.
+  `CREATE SEQUENCE IF NOT EXISTS job_versions AS integer INCREMENT BY 1000 START 1000000 MINVALUE 1000000 CYCLE;`,
 ];
 
 /** The schema version this build writes. */
