@@ -74,7 +74,9 @@ export async function defaultClient(options: ResolvedOptions, storage: Storage):
   if (!token) {
     const made = options.seed !== undefined ? `sbx_${hash32(`token:${options.seed}`).toString(16).padStart(8, '0')}` : `sbx_${randomBytes(12).toString('hex')}`;
     // Kept only if none is: replicas starting together on a fresh database all take the first one's.
+    // An empty one (a hand-edited data file) is replaced.
     token = await storage.meta.setIfAbsent('default_token', made);
+    if (!token) await storage.meta.set('default_token', (token = made));
   }
   return { token, id: 'default', name: 'default' };
 }

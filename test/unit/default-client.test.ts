@@ -28,4 +28,11 @@ describe('the default client of a sandbox started without a token', () => {
     expect(client).toEqual({ token: 'sbx_kept_by_the_other', id: 'default', name: 'default' });
     expect(kept.get('default_token')).toBe('sbx_kept_by_the_other');
   });
+
+  it('replaces an empty kept token (a hand-edited data file) with one of its own', async () => {
+    const { storage, kept } = racedMeta('');
+    const client = await defaultClient({ seed: 'fixed' } as ResolvedOptions, storage);
+    expect(client.token).toMatch(/^sbx_[0-9a-f]{8}$/);
+    expect(kept.get('default_token')).toBe(client.token);
+  });
 });

@@ -84,6 +84,19 @@ describe("PostgreSQL's reachability, as health shows it", () => {
     }
   });
 
+  it('keeps a refused write through another failure after it: a read answered then does not end it', () => {
+    const told: boolean[] = [];
+    reach = new Reachability({ url: 'postgres://unused', requestLogSize: 10, onHealth: ({ ok }) => told.push(ok) });
+    for (let round = 0; round < 3; round += 1) {
+      reach.translate(failure('25006'));
+      reach.answered();
+      reach.translate(failure('57014')); // a statement timeout on the standby, under load
+      reach.answered();
+    }
+    expect(reach.health()).toMatchObject({ writable: false, error: '57014' });
+    expect(told).toEqual([false]);
+  });
+
   it('an idle replica learns of an outage, and of its end, from its own check of the database', async () => {
     reach = new Reachability({ url: 'postgres://unused', requestLogSize: 10 });
     let down = true;

@@ -171,7 +171,9 @@ export class Reachability {
 
   /** The database failed now with `code`: health shows this code (the latest), and the outage's start (the first). */
   private failed(code: string, confirmed = WRITES_REFUSED_CODES.has(code)): void {
-    this.failure = { error: code, since: this.failure?.since ?? Date.now(), ...(WRITES_REFUSED_CODES.has(code) ? { refusedAt: performance.now() } : {}) };
+    // A refused write stays kept through other failures after it (a statement timeout on a standby under load).
+    const refusedAt = WRITES_REFUSED_CODES.has(code) ? performance.now() : this.failure?.refusedAt;
+    this.failure = { error: code, since: this.failure?.since ?? Date.now(), ...(refusedAt !== undefined ? { refusedAt } : {}) };
     if (!confirmed || this.told) return;
     this.told = true;
     this.options.onHealth?.({ ok: false, error: code, since: this.failure.since });
