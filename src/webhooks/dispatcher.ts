@@ -160,10 +160,7 @@ export class WebhookDispatcher {
     });
   }
 
-  /**
-   * Fails every held delivery to one endpoint (a listener not seen for `--listener-expiry`,
-   * whose endpoint is being removed) with `reason`. Returns how many.
-   */
+  /** Fails every held delivery to one endpoint (a listener not seen for `--listener-expiry`, its endpoint being removed) with `reason`. Returns how many. */
   failHeld(clientId: string, endpointId: string, reason: string): Promise<number> {
     return inSlices(() =>
       this.deps.storage.transaction(async (tx) => {
@@ -195,18 +192,13 @@ export class WebhookDispatcher {
     return this.manual.ping(clientId, endpoint);
   }
 
-  /** Removes the client's deliveries and their jobs (reset). Returns how many. */
-  removeAll(clientId: string): Promise<number> {
+  /** Removes the client's deliveries (a reset), or those of the orders named (they are gone), with their jobs; the held ones are counted afresh. Returns how many. */
+  remove(clientId: string, orderNos?: readonly string[]): Promise<number> {
+    const recount = () => this.held.forget(clientId);
+    recount();
+    if (orderNos) return removeOrderDeliveries(this.deps.storage, clientId, orderNos, recount);
     this.windows.forget(clientId);
-    this.held.forget(clientId);
-    return removeDeliveries(this.deps.storage, clientId, () => this.held.forget(clientId));
-  }
-
-  /** Removes the client's deliveries of these orders and their jobs (the orders are gone). Returns how many. */
-  removeOfOrders(clientId: string, orderNos: readonly string[]): Promise<number> {
-    // Held ones among them leave room under --outbox-size: counted afresh, as after a reset.
-    this.held.forget(clientId);
-    return removeOrderDeliveries(this.deps.storage, clientId, orderNos, () => this.held.forget(clientId));
+    return removeDeliveries(this.deps.storage, clientId, recount);
   }
 
   /** Removes settled deliveries (delivered or failed) created before `olderThan` (retention), of every client or of the one given. */

@@ -124,6 +124,18 @@ async function until(what: string, check: () => boolean | Promise<boolean>, ms =
   }
 }
 
+/** A sandbox without retries whose one AWB webhook failed through a listener (its receiver answered 500); the session. */
+async function failedThroughListener(): Promise<TestListener> {
+  await sandbox.close();
+  await start({ webhookRetries: '0' });
+  receiver.respond = () => ({ status: 500, body: 'down' });
+  const session = await listen({ events: 'awb.generated' });
+  await createOrders(1);
+  await sandbox.clock.advance(AWB_DELAY);
+  await until('failed', async () => (await deliveriesOf(session.ready.endpoint_id))[0]?.status === 'failed');
+  return session;
+}
+
 /**
  * Waits until the listener's held deliveries were made due again (its connect resumes
  * them), then runs what is due: under a manual clock due work runs at an advance.
@@ -563,13 +575,7 @@ describe('deliveries through a listener', () => {
   }, 60_000);
 
   it('redelivery and recover go through the listener; a redelivery while it is away answers 409', async () => {
-    await sandbox.close();
-    await start({ webhookRetries: '0' });
-    receiver.respond = () => ({ status: 500, body: 'down' });
-    const session = await listen({ events: 'awb.generated' });
-    await createOrders(1);
-    await sandbox.clock.advance(AWB_DELAY);
-    await until('failed', async () => (await deliveriesOf(session.ready.endpoint_id))[0]?.status === 'failed');
+    const session = await failedThroughListener();
     receiver.respond = () => ({ status: 200, body: 'ok' });
     const since = new Date(sandbox.clock.of('client-a') - 3_600_000).toISOString();
     const recovered = await call('POST', '/__sandbox/webhooks/recover', TOKEN_A, { since });
@@ -594,13 +600,7 @@ describe('deliveries through a listener', () => {
   });
 
   it('a recover while the listener is away leaves its failed deliveries out, saying so, and takes them once it is back', async () => {
-    await sandbox.close();
-    await start({ webhookRetries: '0' });
-    receiver.respond = () => ({ status: 500, body: 'down' });
-    const session = await listen({ events: 'awb.generated' });
-    await createOrders(1);
-    await sandbox.clock.advance(AWB_DELAY);
-    await until('failed', async () => (await deliveriesOf(session.ready.endpoint_id))[0]?.status === 'failed');
+    const session = await failedThroughListener();
     await session.close();
     receiver.respond = () => ({ status: 200, body: 'ok' });
     const since = new Date(sandbox.clock.of('client-a') - 3_600_000).toISOString();

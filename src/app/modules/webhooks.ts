@@ -56,14 +56,14 @@ export function webhooksModule(services: Pick<Services, 'admit' | 'storage' | 's
     handlers: { ...webhookHandlers({ storage, clock, endpoints, settings, dispatcher, retries, timeoutMs, targets: webhookTargets, connected, cursors: new CursorSeal(ids.seed) }), ...recoverHandlers({ clock, endpoints, dispatcher, connected }) },
     providerInterceptors: [chaosHeaderCheck],
     reset: async (clientId) => {
-      const removed = (await dispatcher.removeAll(clientId)) + (await endpoints.remove(clientId));
+      const removed = (await dispatcher.remove(clientId)) + (await endpoints.remove(clientId));
       // Its listeners' endpoints are gone: their sessions end (4002).
       relay.removedClient(clientId);
       return removed;
     },
     upgrade: (req, socket, head) => relay.upgrade(req, socket, head),
     prune: (olderThan, clientId) => dispatcher.prune(olderThan, clientId),
-    ordersRemoved: (clientId, orderNos) => dispatcher.removeOfOrders(clientId, orderNos),
+    ordersRemoved: (clientId, orderNos) => dispatcher.remove(clientId, orderNos),
     start: async () => {
       await relay.start();
       for (const client of registry.clients) {
