@@ -12,7 +12,6 @@ export { MAX_REDELIVERED_ATTEMPTS } from './manual.js';
 export type { Recovered, RecoverWindow } from './recover.js';
 export { webhookMessages } from './messages.js';
 export { scheduleStoredAttempts } from './migrate.js';
-export { removeOrderDeliveries } from './prune.js';
 export { DEFAULT_RETRIES, parseRetries } from './retry.js';
 export { isSecret, wrongSecret } from './secret.js';
 export { send } from './send.js';
