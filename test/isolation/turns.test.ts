@@ -1,6 +1,7 @@
 import { Agent, createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { FairTurns } from '../../src/http/index.js';
 import { createRequest } from '../support/orders.js';
 import { testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
 import { onPostgres } from '../support/store-kind.js';
@@ -11,6 +12,7 @@ afterEach(async () => {
   server?.closeAllConnections();
   await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
   await sandbox?.close();
+  vi.restoreAllMocks();
   server = undefined;
   sandbox = undefined;
 });
@@ -224,6 +226,18 @@ describe.skipIf(onPostgres)('a listing whose client hung up', () => {
 
 describe("one client's flood of rate-limited requests", () => {
   it("answers another client's request before most of the flood's refusals already waiting", async () => {
+    // The server's own order of events: each request as it is read, as it begins waiting for its turn, as its turn comes,
+    // and as its answer is written.
+    const events: string[] = [];
+    let recording = false;
+    const turnOf = FairTurns.prototype.turn;
+    vi.spyOn(FairTurns.prototype, 'turn').mockImplementation(function (this: FairTurns, lane, options) {
+      const who = lane === 'client-b' ? 'b' : 'a';
+      if (recording) events.push(`queue ${who}`);
+      return turnOf.call(this, lane, options).then(() => {
+        if (recording) events.push(`go ${who}`);
+      });
+    });
     sandbox = await testSandbox({ rateLimit: 1 });
     server = createServer(sandbox.app);
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
@@ -234,8 +248,6 @@ describe("one client's flood of rate-limited requests", () => {
       // Connections open first (each a refusal already, past the limit of 1 a second).
       await Promise.all([...Array.from({ length: 300 }, () => send(port, floodAgent, TOKEN_A, 'GET', '/v1/couriers')), send(port, otherAgent, TOKEN_B, 'GET', '/v1/couriers')]);
       await new Promise((resolve) => setTimeout(resolve, 1_100)); // B's budget back
-      // The server's own order of events: each request as it is read, each answer as it is written.
-      const events: string[] = [];
       server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
         const who = req.headers.authorization === `Bearer ${TOKEN_B}` ? 'b' : 'a';
         events.push(`read ${who}`);
@@ -245,30 +257,39 @@ describe("one client's flood of rate-limited requests", () => {
           return end(...args);
         }) as ServerResponse['end'];
       });
+      recording = true;
+      // A's 300 connections each send again as soon as answered, until B's request is answered: A always has refusals waiting.
       let other: Promise<unknown> | undefined;
-      const flood = Array.from({ length: 300 }, () =>
+      let otherAnswered = false;
+      const flooding = (): Promise<void> =>
         send(port, floodAgent, TOKEN_A, 'GET', '/v1/couriers').then(() => {
-          other ??= send(port, otherAgent, TOKEN_B, 'GET', '/v1/couriers');
-        }),
-      );
-      await Promise.all(flood);
+          other ??= send(port, otherAgent, TOKEN_B, 'GET', '/v1/couriers').then(() => (otherAnswered = true));
+          return otherAnswered ? undefined : flooding();
+        });
+      await Promise.all(Array.from({ length: 300 }, flooding));
       await other;
+      recording = false;
       // A's budget came back too while B's did: its first request is served, the rest refused.
       expect(events.filter((event) => event.startsWith('answer a 429')).length).toBeGreaterThanOrEqual(298);
       expect(events).toContain('answer b 200');
-      // Refused in their own turns, A's refusals already read wait, and B's request, read after them, is answered ahead of most
-      // of them (answered at once, every refusal would have been answered before B's request was even read). Between B's read
-      // and its turn lies its own work before the turn (on PostgreSQL a read of its clock), while A's refusals go on in theirs.
-      const readB = events.indexOf('read b');
-      const answerB = events.indexOf('answer b 200');
-      const before = events.slice(0, readB);
-      const waitingAtReadB = before.filter((event) => event === 'read a').length - before.filter((event) => event.startsWith('answer a')).length;
-      const answeredMeanwhile = events.slice(readB, answerB).filter((event) => event.startsWith('answer a')).length;
-      expect(waitingAtReadB, events.join(', ')).toBeGreaterThanOrEqual(20);
-      // Embedded: B's turn comes next (0 of 117-194 waiting answered meanwhile, measured). PostgreSQL: within its clock's read
-      // (55 and 73 of about 180-250 meanwhile, measured), still ahead of refusals that waited before it was read.
-      if (onPostgres) expect(answeredMeanwhile, events.join(', ')).toBeLessThan(waitingAtReadB);
-      else expect(answeredMeanwhile, events.join(', ')).toBeLessThanOrEqual(2);
+      // Refused in their own turns, A's refusals wait, and B's request, beginning to wait after many of them, has the next
+      // turn (answered at once, every refusal would have been answered before B's request was even read).
+      const count = (events: string[], prefix: string): number => events.filter((event) => event.startsWith(prefix)).length;
+      const queueB = events.indexOf('queue b');
+      const goB = events.indexOf('go b');
+      const beforeQueueB = events.slice(0, queueB);
+      const waitingAtQueueB = count(beforeQueueB, 'queue a') - count(beforeQueueB, 'go a');
+      expect(waitingAtQueueB, events.join(', ')).toBeGreaterThanOrEqual(20);
+      expect(count(events.slice(queueB, goB), 'go a'), events.join(', ')).toBeLessThanOrEqual(2);
+      // Embedded, B's request has no work before its turn: from its read to its answer, at most 2 refusals are answered (0
+      // of 117-194 waiting, measured). On PostgreSQL it reads its client's clock first, and refusals go on in their turns
+      // meanwhile, as many as that read's time allows.
+      if (!onPostgres) {
+        const readB = events.indexOf('read b');
+        const beforeReadB = events.slice(0, readB);
+        expect(count(beforeReadB, 'read a') - count(beforeReadB, 'answer a'), events.join(', ')).toBeGreaterThanOrEqual(20);
+        expect(count(events.slice(readB, events.indexOf('answer b 200')), 'answer a'), events.join(', ')).toBeLessThanOrEqual(2);
+      }
       // Refusals whose clients hang up while they wait their turn: journaled as unanswered, numbered as read.
       const hangUps = Array.from({ length: 20 }, () => connect(port, '127.0.0.1'));
       const waiting = Array.from({ length: 200 }, () => send(port, floodAgent, TOKEN_A, 'GET', '/v1/couriers'));
