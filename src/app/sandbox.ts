@@ -217,7 +217,7 @@ export async function createSandbox(input: SandboxOptions = {}, { signal }: Star
       // Stopping: refused, so a client that keeps its connection busy cannot hold the stop past its grace.
       keepOpenFor(req, res);
       res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8', 'Retry-After': '1', Connection: 'close' });
-      res.end(JSON.stringify(new ApiError(503, messages.stopping).toEnvelope()));
+      res.end(JSON.stringify(new ApiError(503, messages.stopping('requests')).toEnvelope()));
     };
     const s = createServer({ maxHeaderSize: options.maxHeaderSize, requireHostHeader: false, headersTimeout: 60_000, requestTimeout: 300_000 }, handle);
     answerClientErrors(s, options.maxHeaderSize, services.logger);

@@ -8,7 +8,7 @@ import { listenRequest, type ListenerRelay, type Listeners, type RelayedAttempt,
 import { authenticate, sandboxHeaders, soleAuthorization } from './auth.js';
 import { checkEndpoint, checkNotSuperseded, CLOSE, CONTROL_FRAMES_PER_PING, Connection, keyOf, sessionOf, LISTEN_ANSWER_MARGIN_MS, refuse, targetOf, type Asked, type Signal, CLOSE_GRACE_MS, HANDOFF_CUT, HANDOFF_TAKEN_MS, HANDOFF_TAKE_WITHIN_MS, LISTEN_CHANNEL, LISTEN_PING_MS, LISTEN_RESUME_MS, LISTEN_SEEN_MS, MAX_LISTEN_MESSAGE, WHO_MS, LISTEN_PATH } from './listen-protocol.js';
 import { checkHandshake } from './listen-handshake.js';
-import { ApiError, toApiError } from './errors.js';
+import { ApiError, messages, toApiError } from './errors.js';
 import { authorize } from './roles.js';
 import { backgroundFailures } from '../shared/index.js';
 import type { Signals } from '../store/index.js';
@@ -85,7 +85,7 @@ export class ListenServer implements ListenerRelay {
   /** Opens a listen session, or throws why not; `seen` names the client for the refusal's log line once the token is known. */
   private async open(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL, seen: { client?: string }): Promise<void> {
     const listeners = this.listeners;
-    if (this.closed || !listeners) throw new ApiError(503, 'The sandbox is stopping: it takes no new listeners. Retry: behind a proxy another replica answers; else once it has started again.', [], { 'Retry-After': '1' });
+    if (this.closed || !listeners) throw new ApiError(503, messages.stopping('listeners'), [], { 'Retry-After': '1' });
     const { registry } = this.deps;
     const caller = authenticate(registry, soleAuthorization(req));
     seen.client = caller.client?.id;

@@ -69,8 +69,9 @@ export class Recovery {
     if (!client) return recovered;
     // A listener away now would see none of its attempts (they end unmade): left out, as an endpoint without a URL is.
     const reachable = async (e: Endpoint) => takesAttempts(e) && (typeof e.listener !== 'string' || !connected || (await connected(clientId, e.listener)));
-    const live = new Set<string>();
-    for (const e of await endpoints.list(client)) if (await reachable(e)) live.add(e.id);
+    // Asked together: on a shared store each listener held by another replica is a question to the replicas.
+    const all = await endpoints.list(client);
+    const live = new Set((await Promise.all(all.map(async (e) => ((await reachable(e)) ? [e.id] : [])))).flat());
     const now = clock.of(clientId);
     let cursor: string | undefined;
     for (;;) {
