@@ -150,9 +150,10 @@ export async function runCarefulClient(baseUrl: string, token: string): Promise<
     hooks.declineOnce.add(ours(first)[0]!);
     await fault('createOrder', { type: 'reset' });
     const second = expect('a create after a dropped connection', await withRetry('POST', '/v1/order', order('SECOND')), 201);
-    // Webhooks that test the receiver: a duplicate, and a first attempt with a bad signature.
+    // Webhooks that test the receiver: a duplicate, and a forged copy after one (the duplicate acknowledged first shows that
+    // the receiver takes a webhook-id it has seen, so its refusal of the forged copy, under that id, is the signature's).
     const dup = expect('a create with duplicate webhooks', await withRetry('POST', '/v1/order', order('DUP'), { 'x-sandbox-webhook-chaos': 'duplicate' }), 201);
-    const sig = expect('a create with a bad signature', await withRetry('POST', '/v1/order', order('SIG'), { 'x-sandbox-webhook-chaos': 'bad_signature' }), 201);
+    const sig = expect('a create with a bad signature', await withRetry('POST', '/v1/order', order('SIG'), { 'x-sandbox-webhook-chaos': 'duplicate,bad_signature' }), 201);
     const orderNumbers = [first, second, dup, sig].flatMap(ours);
 
     // The AWBs come by webhook; the declined and refused ones again at their retry.

@@ -115,6 +115,9 @@ export const isWaitingRetry = (key: string, mark: ReportMark): boolean => key.st
 /** The mark of a receiver seen refusing a duplicate copy with a 4xx (a webhook-id it has seen): it holds for the whole run. */
 export const SEEN_ID_REFUSED = 'webhook:seen-id-refused';
 
+/** The mark of a receiver seen acknowledging a duplicate copy with a 2xx (a webhook-id it has seen): it holds for the whole run. */
+export const SEEN_ID_ACKNOWLEDGED = 'webhook:seen-id-acknowledged';
+
 /** Set once a create waited for its retry: from then on the run's creates are compared as the provider reads them (see the report's judging). It holds for the whole run. */
 export const SAME_SEEN = 'same:createOrder';
 
@@ -122,7 +125,7 @@ export const SAME_SEEN = 'same:createOrder';
 export const CONTENT_SEEN = 'content:createOrder';
 
 /** The marks that hold for the whole run: dropped last (see MARKS_KEPT). */
-export const RUN_MARKS: readonly string[] = [SEEN_ID_REFUSED, SAME_SEEN, CONTENT_SEEN];
+export const RUN_MARKS: readonly string[] = [SEEN_ID_REFUSED, SEEN_ID_ACKNOWLEDGED, SAME_SEEN, CONTENT_SEEN];
 
 /** In which order marks go (see MARKS_KEPT): others (0) first, then requests waiting for their retry (1), those of the run (2) last. */
 const keptRank = (key: string, mark: ReportMark): 0 | 1 | 2 => (RUN_MARKS.includes(key) ? 2 : isWaitingRetry(key, mark) ? 1 : 0);

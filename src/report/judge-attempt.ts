@@ -1,4 +1,4 @@
-import { SEEN_ID_REFUSED, type Attempt, type Delivery, type ReportView } from '../records/index.js';
+import { SEEN_ID_ACKNOWLEDGED, SEEN_ID_REFUSED, type Attempt, type Delivery, type ReportView } from '../records/index.js';
 import { reachedReceiver } from '../webhooks/index.js';
 import { Draft } from './draft.js';
 
@@ -11,18 +11,25 @@ export function judgeAttempt(delivery: Delivery, attempt: Attempt, at: number, s
   const what = `${delivery.id} attempt ${delivery.attempts.length + 1}${attempt.chaos ? ` (${attempt.chaos})` : ''} → ${attempt.status_code ?? attempt.error}`;
   const ok = isSuccess(attempt.status_code);
   if (attempt.chaos === 'bad_signature') {
-    // The forged copy comes under the webhook-id just acknowledged: from a receiver seen refusing a duplicate copy (this one's or another delivery's in the run), its refusal may be of the id, not of the signature.
-    const ownCopy = delivery.attempts.some((a) => a.chaos === 'duplicate' && isClientError(a.status_code));
-    const seenRefused = ownCopy || state?.marks[SEEN_ID_REFUSED] !== undefined;
-    const refused = isClientError(attempt.status_code) && !seenRefused;
-    const why = ownCopy ? 'as its duplicate copy was' : 'as a duplicate copy was earlier in the run';
-    draft.judge('webhook.bad-signature', ok ? false : refused ? true : undefined, seenRefused && !ok ? `${what}, ${why}: not told apart from a refusal of a seen webhook-id` : what);
+    // The forged copy comes under the webhook-id just acknowledged, so a refusal may be of the id, not of the signature. It
+    // is the signature's only from a receiver seen acknowledging a seen id (this message's duplicate copy, or another's in
+    // the run) and never seen refusing one.
+    const copies = delivery.attempts.filter((a) => a.chaos === 'duplicate');
+    const refusesSeen = copies.some((a) => isClientError(a.status_code)) || state?.marks[SEEN_ID_REFUSED] !== undefined;
+    const acknowledgesSeen = copies.some((a) => isSuccess(a.status_code)) || state?.marks[SEEN_ID_ACKNOWLEDGED] !== undefined;
+    const refused = isClientError(attempt.status_code) && acknowledgesSeen && !refusesSeen;
+    const unsure = !ok && !refused;
+    const why = refusesSeen
+      ? 'as a duplicate copy was (this message’s, or one earlier in the run)'
+      : 'and no duplicate copy was acknowledged before it in the run (send bad_signature with duplicate: X-Sandbox-Webhook-Chaos: duplicate,bad_signature)';
+    draft.judge('webhook.bad-signature', ok ? false : refused ? true : undefined, unsure && isClientError(attempt.status_code) ? `${what}, ${why}: not told apart from a refusal of a seen webhook-id` : what);
     return draft;
   }
   // What a receiver does with a duplicate beyond its answer happens on its side, where the sandbox does not see.
   if (attempt.chaos === 'duplicate') {
     draft.judge('webhook.duplicate', ok, what);
     if (isClientError(attempt.status_code)) draft.mark(SEEN_ID_REFUSED, { at, wall: Date.now(), detail: { delivery: delivery.id } });
+    else if (ok && state?.marks[SEEN_ID_ACKNOWLEDGED] === undefined) draft.mark(SEEN_ID_ACKNOWLEDGED, { at, wall: Date.now(), detail: { delivery: delivery.id } });
     return draft;
   }
   draft.judge('webhook.awb-acknowledged', ok ? true : undefined, what);

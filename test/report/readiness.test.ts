@@ -24,7 +24,7 @@ const statuses = (r: Report) => Object.fromEntries(r.items.map((i) => [i.id, i.s
 async function firstPhase(client: TestClient): Promise<void> {
   expect((await client.call('POST', '/__sandbox/runs', { name: 'ci-20' })).status).toBe(201);
   expect((await client.createCodes(['DUP-1'], { 'x-sandbox-webhook-chaos': 'duplicate' })).status).toBe(201);
-  expect((await client.createCodes(['SIG-1'], { 'x-sandbox-webhook-chaos': 'bad_signature' })).status).toBe(201);
+  expect((await client.createCodes(['SIG-1'], { 'x-sandbox-webhook-chaos': 'duplicate,bad_signature' })).status).toBe(201);
   expect((await client.createCodes(['MULTI-1', 'MULTI-2'])).status).toBe(201);
   const invalid = createRequest(1);
   invalid.items[0]!.item_weight = 'heavy';

@@ -36,9 +36,18 @@ const items = (d: Delivery, a: Attempt) => judgeAttempt(d, a, 0).change.events.m
 
 describe('judging a webhook attempt', () => {
   it("does not take the refusal of a forged attempt (bad_signature) for the client's failure: its retry is no retry after a failure", () => {
-    const refused = attempt(1, 401, { chaos: 'bad_signature' });
-    expect(items(delivery([]), refused)).toEqual(['webhook.bad-signature:exercised', 'webhook.bad-signature:handled']);
-    expect(items(delivery([refused]), attempt(2, 200))).toEqual(['webhook.awb-acknowledged:exercised', 'webhook.awb-acknowledged:handled']);
+    const refused = attempt(3, 401, { chaos: 'bad_signature' });
+    expect(items(delivery([attempt(1, 204), attempt(2, 204, { chaos: 'duplicate' })]), refused)).toEqual(['webhook.bad-signature:exercised', 'webhook.bad-signature:handled']);
+    expect(items(delivery([refused]), attempt(4, 200))).toEqual(['webhook.awb-acknowledged:exercised', 'webhook.awb-acknowledged:handled']);
+  });
+
+  it('does not credit the refusal of the forged copy from a receiver not seen answering a webhook-id it has seen: it may refuse the id', () => {
+    // A receiver that checks no signature but answers 409 to an id it has seen refuses the forged copy all the same.
+    const judged = judgeAttempt(delivery([attempt(1, 204)]), attempt(2, 409, { chaos: 'bad_signature' }), 0, emptyReport('acme')).change.events;
+    expect(judged.map((e) => `${e.item}:${e.outcome}`)).toEqual(['webhook.bad-signature:exercised']);
+    expect(judged[0]!.note).toMatch(/no duplicate copy was acknowledged before it in the run \(send bad_signature with duplicate: X-Sandbox-Webhook-Chaos: duplicate,bad_signature\): not told apart/);
+    // Taken with a 2xx, it is missed all the same.
+    expect(items(delivery([attempt(1, 204)]), attempt(2, 200, { chaos: 'bad_signature' }))).toEqual(['webhook.bad-signature:exercised', 'webhook.bad-signature:missed']);
   });
 
   it('does not credit the refusal of the forged copy when its duplicate copy, under the same webhook-id, was refused too', () => {
@@ -55,8 +64,8 @@ describe('judging a webhook attempt', () => {
     const state = { ...emptyReport('acme'), marks: refusedCopy.change.marks as ReportState['marks'] };
     const judged = judgeAttempt(delivery([acknowledged]), attempt(2, 409, { chaos: 'bad_signature' }), 0, state).change.events;
     expect(judged.map((e) => `${e.item}:${e.outcome}`)).toEqual(['webhook.bad-signature:exercised']);
-    expect(judged[0]!.note).toMatch(/as a duplicate copy was earlier in the run: not told apart/);
-    // An acknowledged duplicate copy leaves no such mark: the forged copy's refusal is the signature's.
+    expect(judged[0]!.note).toMatch(/as a duplicate copy was \(this message’s, or one earlier in the run\): not told apart/);
+    // An acknowledged duplicate copy of another delivery marks the receiver as taking seen ids: the forged copy's refusal is the signature's.
     const acknowledgedCopy = judgeAttempt({ ...delivery([acknowledged]), id: 'msg_0', chaos: ['duplicate'] }, attempt(2, 204, { chaos: 'duplicate' }), 0);
     const clean = { ...emptyReport('acme'), marks: acknowledgedCopy.change.marks as ReportState['marks'] };
     expect(judgeAttempt(delivery([acknowledged]), attempt(2, 401, { chaos: 'bad_signature' }), 0, clean).change.events.map((e) => e.outcome)).toEqual(['exercised', 'handled']);

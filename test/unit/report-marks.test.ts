@@ -35,7 +35,7 @@ describe("a client's marks beyond MARKS_KEPT", () => {
   });
 
   it('holds the run for the receiver refusing a seen webhook-id, a create waiting for its retry (compared as the provider reads it), and a create carried out that the client gave up on', () => {
-    expect(RUN_MARKS).toEqual([SEEN_ID_REFUSED, 'same:createOrder', 'content:createOrder']);
+    expect(RUN_MARKS).toEqual([SEEN_ID_REFUSED, 'webhook:seen-id-acknowledged', 'same:createOrder', 'content:createOrder']);
   });
 
   it('drops the oldest others first and keeps a request waiting for its retry (it counts as missed), on both paths that bound them', async () => {
