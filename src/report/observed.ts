@@ -83,7 +83,7 @@ export function observed(served: ServedRequest, readable?: Readable): Observed {
   const kept: ServedRequest = {
     ...served,
     query: {},
-    input: { operation: input.operation, client: input.client, method: input.method, path: input.path, params: input.params, query: {}, headers: {}, body: small ? input.body : undefined, baseUrl: '', ...(input.answeredOrder !== undefined ? { answeredOrder: input.answeredOrder } : {}), ...(input.mocked ? { mocked: true } : {}), ...(input.retryAfter !== undefined ? { retryAfter: input.retryAfter } : {}) },
+    input: { operation: input.operation, client: input.client, method: input.method, path: input.path, params: input.params, query: {}, headers: {}, body: small ? input.body : undefined, baseUrl: '', ...(input.answeredOrder !== undefined ? { answeredOrder: input.answeredOrder } : {}), ...(input.mocked ? { mocked: true } : {}), ...(input.magicAwb ? { magicAwb: true } : {}), ...(input.retryAfter !== undefined ? { retryAfter: input.retryAfter } : {}) },
   };
   const create = op === 'createOrder' ? { codes: orderCodes(items), ...(input.createdOrders ? { created: input.createdOrders } : {}) } : { codes: null };
   // A body that did not parse (or one over 64 KiB with a field error, checked off the loop) is

@@ -60,6 +60,8 @@ export interface OperationInput {
   createdOrders?: string[];
   /** Set when the answer is one of the spec's documented examples (a `Prefer`), not the handler's: nothing was stored. */
   mocked?: boolean;
+  /** Set by a tracking read of a scenario's magic AWB: a fixture every client reads, whose answer never changes; no journey of the client's. */
+  magicAwb?: boolean;
   /**
    * Set when the sandbox refused to read the request's body (its token had as many bodies
    * being read as it may): the 429 is the sandbox's own protection, and what the client

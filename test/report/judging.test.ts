@@ -599,3 +599,23 @@ describe('hostile text in what the report keeps', () => {
   });
 });
 
+
+describe('tracking reads of the magic AWBs', () => {
+  it('count the operation, not a journey read to its end nor a 404 to wait on: their answers are fixtures that never change', async () => {
+    sandbox = await testSandbox();
+    const scenarios = (await sandbox.call('GET', '/__sandbox/scenarios')).body as Array<{ name: string; magic_awb: string }>;
+    const magic = (name: string) => scenarios.find((s) => s.name === name)!.magic_awb;
+    expect((await sandbox.call('GET', `/v1/order/tracking/${magic('delivered')}`)).status).toBe(200);
+    expect((await sandbox.call('GET', `/v1/order/tracking/${magic('awb_failed')}`)).status).toBe(404);
+    expect((await sandbox.call('GET', `/v1/order/tracking/${magic('awb_failed')}`)).status).toBe(404);
+    expect(await item(sandbox, 'op.tracking')).toMatchObject({ status: 'handled' });
+    expect(await item(sandbox, 'journey.read-to-end')).toMatchObject({ status: 'not_exercised' });
+    expect(await item(sandbox, 'error.tracking-404')).toMatchObject({ status: 'not_exercised' });
+    // A 404 of an AWB of the client's own (before its pick-up scan) is exercised as before.
+    const created = await create(sandbox, 'MAGIC-BESIDE');
+    await sandbox.advance(60_000);
+    const awb = ((await sandbox.call('GET', `/__sandbox/orders/${created.body.order_numbers[0]}`)).body as { awb_number: string }).awb_number;
+    expect((await sandbox.call('GET', `/v1/order/tracking/${awb}`)).status).toBe(404);
+    expect(await item(sandbox, 'error.tracking-404')).toMatchObject({ status: 'not_handled' });
+  });
+});

@@ -24,6 +24,7 @@ export function orderHandlers({ orders, tracking }: { orders: OrdersService; tra
     trackOrder: async (input) => {
       const awb = input.params.order_no!;
       const magic = tracking.magicScenario(awb);
+      if (magic) input.magicAwb = true;
       if (magic?.awb === 'fails') throw new NotFound();
       if (magic) {
         // A scenario whose steps carry no status has no tracking to show, as an order before its first scan.
