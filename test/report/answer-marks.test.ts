@@ -70,16 +70,17 @@ describe('what the client’s next request is judged against is stored before th
     const s = await sandbox();
     await s.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'trackOrder' }, action: { type: 'hang' }, times: 1 } });
     slowReportChanges(s, 300);
-    await expect(supertest(s.app).get('/v1/order/tracking/JNE0000000000').set('Authorization', `Bearer ${TOKEN_A}`).timeout(600)).rejects.toThrow(/Timeout/);
+    // Two seconds leave the mark's 300 ms and its statements room on a loaded machine; marked only as the client hangs up, it would come 300 ms after.
+    await expect(supertest(s.app).get('/v1/order/tracking/JNE0000000000').set('Authorization', `Bearer ${TOKEN_A}`).timeout(2_000)).rejects.toThrow(/Timeout/);
     expect(await storedMarks(s)).toEqual([expect.stringMatching(/^retry:trackOrder:/)]);
   });
 
   it('a create answered 201 is judged once its connection closes, as before: its answer does not wait for the report', async () => {
     const s = await sandbox();
-    slowReportChanges(s, 2_000);
+    slowReportChanges(s, 10_000);
     const started = Date.now();
     expect((await s.call('POST', '/v1/order', { body: createRequest(1) })).status).toBe(201);
-    expect(Date.now() - started).toBeLessThan(1_500);
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it('a request is judged only against what requests that arrived before it left: a slow create is not the retry of a 503 answered while it ran', async () => {
