@@ -47,7 +47,8 @@ describe('signals while the sandbox stops', () => {
   it('takes a SIGINT right after the first (a wrapper relaying the same Ctrl-C, as the tsx command line does) as the same press: the stop finishes, exit 0', async () => {
     const { cli, data } = await stopping();
     cli.process.kill('SIGINT');
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Sent as soon as the sandbox took the first (its line), as a wrapper relays it: however late a loaded machine let it take it.
+    await expect.poll(() => cli.output(), { timeout: 10_000, interval: 5 }).toContain('"msg":"stopping"');
     expect(await cli.stop('SIGINT')).toBe(0);
     expect(cli.output()).not.toContain('stopped at once by a second SIGINT');
     expect(cli.output()).toContain('"msg":"stopped"');
@@ -57,6 +58,8 @@ describe('signals while the sandbox stops', () => {
   it('quits at once on a second SIGINT (Ctrl-C twice), 130, keeping every acknowledged order for the next start', async () => {
     const { cli, data } = await stopping();
     cli.process.kill('SIGINT');
+    // A second press: 300 ms after the sandbox took the first (its line), not after the first was sent.
+    await expect.poll(() => cli.output(), { timeout: 10_000, interval: 5 }).toContain('"msg":"stopping"');
     await new Promise((resolve) => setTimeout(resolve, 300));
     const began = Date.now();
     expect(await cli.stop('SIGINT')).toBe(130);
