@@ -91,7 +91,8 @@ describe('a listener on two replicas behind a round-robin proxy', () => {
       await until('the listener gone from both', async () => (await laptopConnected(a)) === false && (await laptopConnected(b)) === false);
       const started = performance.now();
       for (let i = 0; i < 10; i++) expect(await laptopConnected(b)).toBe(false);
-      expect(performance.now() - started).toBeLessThan(2_000);
+      // Asking at each listing would take 3 s and more (ten 300 ms waits, besides the listings themselves).
+      expect(performance.now() - started).toBeLessThan(3_000);
     } finally {
       await session?.close();
       await proxy.close();
