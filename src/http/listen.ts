@@ -252,19 +252,16 @@ export class ListenServer implements ListenerRelay {
     if (!this.deps.signals || this.closed) return false;
     const r = randomUUID();
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
+      let timer: NodeJS.Timeout | undefined;
+      const answer = (held: boolean): void => {
+        clearTimeout(timer);
         this.asked.delete(r);
-        resolve(false);
-      }, WHO_MS);
-      this.asked.set(r, {
-        taken: () => {
-          clearTimeout(timer);
-          this.asked.delete(r);
-          resolve(true);
-        },
-        result: () => undefined,
-      });
-      this.signal({ t: 'who', r, from: this.replica, c: clientId, l: name }).catch(() => resolve(false));
+        resolve(held);
+      };
+      this.asked.set(r, { taken: () => answer(true), result: () => undefined });
+      // The replicas have WHO_MS from when the question went out: questions asked together wait for the signals' connections.
+      const wait = (): void => void (this.asked.has(r) && (timer = setTimeout(() => answer(false), WHO_MS)));
+      this.signal({ t: 'who', r, from: this.replica, c: clientId, l: name }).then(wait, () => answer(false));
     });
   }
 
