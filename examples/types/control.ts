@@ -1089,7 +1089,7 @@ export interface components {
          * @description duplicate: a delivered message is sent a second time at once (same webhook-id and body);
          *     late: the first attempt waits 10 minutes of sandbox time; out_of_order: the client's
          *     events of one minute are held and sent together, newest first; bad_signature: once the
-         *     message is delivered, it is sent again (same webhook-id and body, after a duplicate) signed with a wrong key.
+         *     message is delivered, it is sent again (same webhook-id and body, after the duplicate copy when both are asked for) signed with a wrong key.
          * @enum {string}
          */
         WebhookChaos: "duplicate" | "late" | "out_of_order" | "bad_signature";

@@ -17,12 +17,14 @@ export function judgeAttempt(delivery: Delivery, attempt: Attempt, at: number, s
     const copies = delivery.attempts.filter((a) => a.chaos === 'duplicate');
     const refusesSeen = copies.some((a) => isClientError(a.status_code)) || state?.marks[SEEN_ID_REFUSED] !== undefined;
     const acknowledgesSeen = copies.some((a) => isSuccess(a.status_code)) || state?.marks[SEEN_ID_ACKNOWLEDGED] !== undefined;
-    const refused = isClientError(attempt.status_code) && acknowledgesSeen && !refusesSeen;
+    // A 408 or 429 says the receiver was busy, not that it refused the message.
+    const refusal = isClientError(attempt.status_code) && attempt.status_code !== 408 && attempt.status_code !== 429;
+    const refused = refusal && acknowledgesSeen && !refusesSeen;
     const unsure = !ok && !refused;
     const why = refusesSeen
       ? 'as a duplicate copy was (this message’s, or one earlier in the run)'
       : 'and no duplicate copy was acknowledged before it in the run (send bad_signature with duplicate: X-Sandbox-Webhook-Chaos: duplicate,bad_signature)';
-    draft.judge('webhook.bad-signature', ok ? false : refused ? true : undefined, unsure && isClientError(attempt.status_code) ? `${what}, ${why}: not told apart from a refusal of a seen webhook-id` : what);
+    draft.judge('webhook.bad-signature', ok ? false : refused ? true : undefined, unsure && refusal ? `${what}, ${why}: not told apart from a refusal of a seen webhook-id` : what);
     return draft;
   }
   // What a receiver does with a duplicate beyond its answer happens on its side, where the sandbox does not see.

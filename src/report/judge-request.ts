@@ -76,7 +76,7 @@ export function marksOnAnswer({ served, fault }: Pick<Observed, 'served' | 'faul
   if (fault?.type === 'status') return false;
   const op = served.input.operation.operationId;
   if (op === 'createOrder') return served.status === 400 || served.status === 403;
-  return op === 'trackOrder' && (served.status === 400 || served.status === 404);
+  return op === 'trackOrder' && (served.status === 400 || (served.status === 404 && served.input.magicAwb !== true));
 }
 
 /** Notes the retry of a request that met a fault, and whether it waited what Retry-After said. */

@@ -46,6 +46,10 @@ describe('judging a webhook attempt', () => {
     const judged = judgeAttempt(delivery([attempt(1, 204)]), attempt(2, 409, { chaos: 'bad_signature' }), 0, emptyReport('acme')).change.events;
     expect(judged.map((e) => `${e.item}:${e.outcome}`)).toEqual(['webhook.bad-signature:exercised']);
     expect(judged[0]!.note).toMatch(/no duplicate copy was acknowledged before it in the run \(send bad_signature with duplicate: X-Sandbox-Webhook-Chaos: duplicate,bad_signature\): not told apart/);
+    // A 429 or 408 from a receiver that takes seen ids is no refusal: it was busy.
+    for (const busy of [408, 429]) {
+      expect(items(delivery([attempt(1, 204), attempt(2, 204, { chaos: 'duplicate' })]), attempt(3, busy, { chaos: 'bad_signature' }))).toEqual(['webhook.bad-signature:exercised']);
+    }
     // Taken with a 2xx, it is missed all the same.
     expect(items(delivery([attempt(1, 204)]), attempt(2, 200, { chaos: 'bad_signature' }))).toEqual(['webhook.bad-signature:exercised', 'webhook.bad-signature:missed']);
   });
