@@ -43,6 +43,7 @@ function recordTurns(events: string[], who: (lane: string) => string, recording:
 function turnsAhead(events: string[], client: string, other: string): { waiting: number; wentFirst: number } {
   const count = (from: string[], event: string): number => from.filter((e) => e === event).length;
   const queued = events.indexOf(`queue ${client}`);
+  expect(queued, `${client} never began to wait for its turn`).toBeGreaterThanOrEqual(0);
   const before = events.slice(0, queued);
   return { waiting: count(before, `queue ${other}`) - count(before, `go ${other}`), wentFirst: count(events.slice(queued, events.indexOf(`go ${client}`)), `go ${other}`) };
 }
@@ -282,11 +283,14 @@ describe("one client's flood of rate-limited requests", () => {
           other ??= send(port, otherAgent, TOKEN_B, 'GET', '/v1/couriers').then(() => (otherAnswered = true));
           return otherAnswered ? undefined : flooding();
         });
+      const began = Date.now();
       await Promise.all(Array.from({ length: 300 }, flooding));
       await other;
       recording = false;
-      // A's budget came back too while B's did: its first request is served, the rest refused.
+      // A's budget came back too while B's did: its first request is served, the rest refused (and one more each second
+      // the flood went on).
       expect(events.filter((event) => event.startsWith('answer a 429')).length).toBeGreaterThanOrEqual(298);
+      expect(events.filter((event) => event === 'answer a 200').length).toBeLessThanOrEqual(1 + Math.ceil((Date.now() - began) / 1_000));
       expect(events).toContain('answer b 200');
       // Refused in their own turns, A's refusals wait, and B's request, beginning to wait after many of them, has the next
       // turn (answered at once, every refusal would have been answered before B's request was even read).
@@ -355,6 +359,8 @@ describe("anyone's flood of GETs that take no token (a spec, health)", () => {
       await Promise.all(closed);
       expect(answers).toHaveLength(FLOOD + 1);
       // Its turn comes after the spec GET whose turn runs, at most one more: without turns for the flood, after all 300.
+      // Every spec GET takes a turn in its lane, and B's create, beginning to wait, goes within two of them.
+      expect(turns.filter((event) => event === 'queue spec')).toHaveLength(FLOOD);
       const ahead = turnsAhead(turns, 'b', 'spec');
       expect(ahead.wentFirst, turns.join(', ')).toBeLessThanOrEqual(2);
       // Embedded, nothing comes before its turn, and it has no statements to wait for after it: it is answered so too. On
