@@ -253,8 +253,11 @@ export class ListenServer implements ListenerRelay {
     const r = randomUUID();
     return new Promise((resolve) => {
       let timer: NodeJS.Timeout | undefined;
+      // A question that cannot go out (a database hanging) is not waited on past four times WHO_MS.
+      const cap = setTimeout(() => answer(false), 4 * WHO_MS);
       const answer = (held: boolean): void => {
         clearTimeout(timer);
+        clearTimeout(cap);
         this.asked.delete(r);
         resolve(held);
       };

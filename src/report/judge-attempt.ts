@@ -3,7 +3,8 @@ import { reachedReceiver } from '../webhooks/index.js';
 import { Draft } from './draft.js';
 
 const isSuccess = (status: number | null): boolean => status !== null && status >= 200 && status < 300;
-const isClientError = (status: number | null): boolean => status !== null && status >= 400 && status < 500;
+/** A 4xx that refuses the message: a 408 or 429 says the receiver was busy, not that it refused it. */
+const isRefusal = (status: number | null): boolean => status !== null && status >= 400 && status < 500 && status !== 408 && status !== 429;
 
 /** What one webhook attempt shows of the client's receiver (and, acknowledged, of a create the client gave up on). */
 export function judgeAttempt(delivery: Delivery, attempt: Attempt, at: number, state?: ReportView): Draft {
@@ -15,10 +16,9 @@ export function judgeAttempt(delivery: Delivery, attempt: Attempt, at: number, s
     // is the signature's only from a receiver seen acknowledging a seen id (this message's duplicate copy, or another's in
     // the run) and never seen refusing one.
     const copies = delivery.attempts.filter((a) => a.chaos === 'duplicate');
-    const refusesSeen = copies.some((a) => isClientError(a.status_code)) || state?.marks[SEEN_ID_REFUSED] !== undefined;
+    const refusesSeen = copies.some((a) => isRefusal(a.status_code)) || state?.marks[SEEN_ID_REFUSED] !== undefined;
     const acknowledgesSeen = copies.some((a) => isSuccess(a.status_code)) || state?.marks[SEEN_ID_ACKNOWLEDGED] !== undefined;
-    // A 408 or 429 says the receiver was busy, not that it refused the message.
-    const refusal = isClientError(attempt.status_code) && attempt.status_code !== 408 && attempt.status_code !== 429;
+    const refusal = isRefusal(attempt.status_code);
     const refused = refusal && acknowledgesSeen && !refusesSeen;
     const unsure = !ok && !refused;
     const why = refusesSeen
@@ -30,7 +30,7 @@ export function judgeAttempt(delivery: Delivery, attempt: Attempt, at: number, s
   // What a receiver does with a duplicate beyond its answer happens on its side, where the sandbox does not see.
   if (attempt.chaos === 'duplicate') {
     draft.judge('webhook.duplicate', ok, what);
-    if (isClientError(attempt.status_code)) draft.mark(SEEN_ID_REFUSED, { at, wall: Date.now(), detail: { delivery: delivery.id } });
+    if (isRefusal(attempt.status_code)) draft.mark(SEEN_ID_REFUSED, { at, wall: Date.now(), detail: { delivery: delivery.id } });
     else if (ok && state?.marks[SEEN_ID_ACKNOWLEDGED] === undefined) draft.mark(SEEN_ID_ACKNOWLEDGED, { at, wall: Date.now(), detail: { delivery: delivery.id } });
     return draft;
   }

@@ -9,10 +9,10 @@ import { onPostgres } from '../support/store-kind.js';
 let sandbox: TestSandbox | undefined;
 let server: Server | undefined;
 afterEach(async () => {
+  vi.restoreAllMocks();
   server?.closeAllConnections();
   await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
   await sandbox?.close();
-  vi.restoreAllMocks();
   server = undefined;
   sandbox = undefined;
 });

@@ -46,9 +46,13 @@ describe('judging a webhook attempt', () => {
     const judged = judgeAttempt(delivery([attempt(1, 204)]), attempt(2, 409, { chaos: 'bad_signature' }), 0, emptyReport('acme')).change.events;
     expect(judged.map((e) => `${e.item}:${e.outcome}`)).toEqual(['webhook.bad-signature:exercised']);
     expect(judged[0]!.note).toMatch(/no duplicate copy was acknowledged before it in the run \(send bad_signature with duplicate: X-Sandbox-Webhook-Chaos: duplicate,bad_signature\): not told apart/);
-    // A 429 or 408 from a receiver that takes seen ids is no refusal: it was busy.
+    // A 429 or 408 is no refusal, but a busy receiver: not of the forged copy, nor of a duplicate copy (no mark that the
+    // receiver refuses seen ids, and the forged copy after it refused is the signature's).
     for (const busy of [408, 429]) {
       expect(items(delivery([attempt(1, 204), attempt(2, 204, { chaos: 'duplicate' })]), attempt(3, busy, { chaos: 'bad_signature' }))).toEqual(['webhook.bad-signature:exercised']);
+      expect(judgeAttempt({ ...delivery([attempt(1, 204)]), chaos: ['duplicate'] }, attempt(2, busy, { chaos: 'duplicate' }), 0).change.marks).toEqual({});
+      const copies = delivery([attempt(1, 204), attempt(2, busy, { chaos: 'duplicate' }), attempt(3, 204, { chaos: 'duplicate' })]);
+      expect(items(copies, attempt(4, 401, { chaos: 'bad_signature' }))).toEqual(['webhook.bad-signature:exercised', 'webhook.bad-signature:handled']);
     }
     // Taken with a 2xx, it is missed all the same.
     expect(items(delivery([attempt(1, 204)]), attempt(2, 200, { chaos: 'bad_signature' }))).toEqual(['webhook.bad-signature:exercised', 'webhook.bad-signature:missed']);

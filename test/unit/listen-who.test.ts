@@ -33,6 +33,13 @@ describe("a replica asking the others whether they hold a listener", () => {
     const silent = new ListenServer({ registry: new ClientRegistry([]), logger: pino({ level: 'silent' }), signals: slowBus(10, 1_000) });
     await silent.start();
     expect(await silent.connected('client-a', 'laptop')).toBe(false);
+    // A question that cannot go out (the database hanging) is not waited on past 1.2 s (four times 300 ms).
+    const stuck = new ListenServer({ registry: new ClientRegistry([]), logger: pino({ level: 'silent' }), signals: slowBus(10_000, 0) });
+    await stuck.start();
+    const began = performance.now();
+    expect(await stuck.connected('client-a', 'laptop')).toBe(false);
+    expect(performance.now() - began).toBeLessThan(5_000);
+    stuck.close();
     silent.close();
     server.close();
   });

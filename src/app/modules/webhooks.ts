@@ -87,7 +87,7 @@ export function webhooksModule(services: Pick<Services, 'admit' | 'storage' | 's
 /**
  * How long the endpoint listing may show another replica's answer to "is this listener
  * connected?" (ms): each question costs every replica a NOTIFY and the asker up to
- * WHO_MS, so however often a partner lists its endpoints, a replica asks about one
+ * WHO_MS once it went out, so however often a partner lists its endpoints, a replica asks about one
  * listener at most once in this time (concurrent listings share the question).
  */
 const CONNECTED_SEEN_MS = 1_000;
