@@ -162,9 +162,10 @@ async function planGiveBack(control: Control): Promise<{ giveBack: () => Promise
       (previousUrl === null
         ? "This client has no webhook URL, which cannot be put back through the API once the example sets one, and the client has orders: "
         : `This client's webhook URL (${previousUrl}, set by ${source === 'config' ? 'its entry in the clients file' : "the sandbox's --webhook-url"}) cannot be put back through the API, and the client has orders: `) +
-        'the example leaves it alone. Run it with a client of its own: a second token ' +
-        '(npm start -- --token <your token> --token example-token, then npx tsx examples/client.ts <url> example-token), ' +
-        'or a sandbox of its own (npm start -- --port 4011 --data :memory: --token example-token).',
+        'the example leaves it alone. Run it with a client of its own: a sandbox of its own ' +
+        '(npm start -- --port 4011 --data :memory: --token example-token, then npx tsx examples/client.ts http://127.0.0.1:4011 example-token), ' +
+        'or a second client beside yours in a clients file (docs/guides/first-client.md#run-it; not --token <your token>: ' +
+        'a token given with --token names a client of its own, which sees none of your orders).',
     );
   }
   return { giveBack: async () => undefined, chaos };

@@ -1,7 +1,8 @@
 import { createHmac } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { ClientConfig } from '../clients/index.js';
+import type { Client, ClientConfig } from '../clients/index.js';
 import { readConfigFile, type ResolvedOptions } from '../config/index.js';
+import { mask } from '../shared/index.js';
 import type { Storage } from '../store/index.js';
 
 /** The clients of the config file, of `clients` and of `--token`, in that order. */
@@ -38,4 +39,17 @@ export async function compareClients(storage: Storage, configured: readonly Clie
     );
   }
   await storage.meta.set('clients_hmac', { hmac, at: new Date().toISOString() });
+}
+
+/**
+ * The token a sandbox generated for client `default` (kept in its store, printed at start)
+ * names a client by its own hash once it is given back with `--token`: that client sees none
+ * of `default`'s orders, and `default`'s due jobs are dropped. A start configured so says how
+ * to keep it the default client.
+ */
+export async function generatedTokenGiven(storage: Pick<Storage, 'meta'>, clients: readonly Pick<Client, 'token' | 'id'>[]): Promise<string | undefined> {
+  const generated = await storage.meta.get('default_token');
+  const given = typeof generated === 'string' && generated !== '' ? clients.find((c) => c.token === generated && c.id !== 'default') : undefined;
+  if (!given) return undefined;
+  return `the token ${mask(given.token)} is the one this store generated for client "default", but it is configured for client "${given.id}" (a token given with --token or SANDBOX_TOKENS names a client of its own): that client sees none of default's orders, and default's due AWBs, tracking steps and webhook attempts are dropped. To keep it the default client, give it in a clients file as { token: <that token>, id: default } (docs/reference/configuration.md#tokens-and-clients)`;
 }

@@ -6,7 +6,7 @@ import { answerWithoutUpgrade, isWebSocket } from './upgrade.js';
 import { endedStart, stopServices } from './stop.js';
 import { inProcessClock, type SandboxClock } from './in-process-clock.js';
 import { closeAfterAnswer, keepOpenFor, notePipelined, openConnections } from './connections.js';
-import { compareClients, configuredClients } from './clients-config.js';
+import { compareClients, configuredClients, generatedTokenGiven } from './clients-config.js';
 import { compareClockMode } from './clock-mode.js';
 
 export { STOP_RECORD_MARGIN_MS, stopServices } from './stop.js';
@@ -150,6 +150,8 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
     // Admin tokens are not clients: with only those configured, the default client is made as well.
     const hasClient = configured.some((c) => roleOf(c) !== 'admin');
     const registry = new ClientRegistry(hasClient ? configured : [...configured, await defaultClient(options, storage)], options.adminTokens);
+    const given = hasClient ? await generatedTokenGiven(storage, registry.clients) : undefined;
+    if (given) logger.warn(given);
     for (const warning of await scenarioChanges(storage, fixtures, registry.clientIds)) logger.warn(warning);
     const clock = await loadClocks(storage, options, registry.clientIds);
     // On a shared database the clocks live there: each request and wake-up reads them.

@@ -112,7 +112,7 @@ export const MARKS_KEPT = 500;
 /** Whether a mark is of a request waiting for its retry (see MARKS_KEPT). */
 export const isWaitingRetry = (key: string, mark: ReportMark): boolean => key.startsWith('retry:') && mark.detail.heard !== 1;
 
-/** The mark of a receiver seen refusing a duplicate copy with a 4xx (a webhook-id it has seen): it holds for the whole run. */
+/** The mark of a receiver seen refusing a duplicate copy with a 4xx other than 408 or 429 (a webhook-id it has seen): it holds for the whole run. */
 export const SEEN_ID_REFUSED = 'webhook:seen-id-refused';
 
 /** The mark of a receiver seen acknowledging a duplicate copy with a 2xx (a webhook-id it has seen): it holds for the whole run. */

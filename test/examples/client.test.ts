@@ -78,7 +78,7 @@ describe('examples/client.ts against the CLI', () => {
   it('refuses, changing nothing, a client with orders and no webhook URL, which the API cannot put back', async () => {
     expect((await call(cli, TOKENS.busy, 'POST', '/v1/order', createRequest(1))).status).toBe(201);
     const before = (await call(cli, TOKENS.busy, 'GET', '/__sandbox/webhook')).body;
-    await expect(runExample(cli.url, TOKENS.busy)).rejects.toThrow(/^This client has no webhook URL, which cannot be put back through the API .*--token <your token> --token example-token/);
+    await expect(runExample(cli.url, TOKENS.busy)).rejects.toThrow(/^This client has no webhook URL, which cannot be put back through the API .*--port 4011 --data :memory: --token example-token.*a clients file .*not --token <your token>/);
     expect((await call(cli, TOKENS.busy, 'GET', '/__sandbox/webhook')).body).toEqual(before);
     expect((await call(cli, TOKENS.busy, 'GET', '/__sandbox/orders')).body.total).toBe(1);
   });
