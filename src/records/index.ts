@@ -16,6 +16,6 @@ export type { Meta } from './meta.js';
 export { epochSeconds, isPlayedStep, orderIdentity, secondsOf } from './order.js';
 export type { CreateOrderRequest, HistoryRecord, Order, OrderStatus, PlayedStep, TrackingEntry } from './order.js';
 export type { DeliveryQuery, OrderQuery, RequestFilter } from './queries.js';
-export { CONTENT_SEEN, MARKS_KEPT, MISSED_KEPT, PACT_RUN, RUN_MARKS, SAME_SEEN, SEEN_ID_ACKNOWLEDGED, SEEN_ID_REFUSED, applyMarks, applyReportChange, emptyReport, isWaitingRetry, lastEvents, marksBeyond, missedKept } from './report.js';
+export { CONTENT_SEEN, MARKS_KEPT, MISSED_KEPT, PACT_RUN, RUN_MARK_PREFIXES, RUN_MARKS, SAME_SEEN, SEEN_ID_ACKNOWLEDGED, SEEN_ID_REFUSED, applyMarks, applyReportChange, emptyReport, isRunMark, isWaitingRetry, lastEvents, marksBeyond, missedKept } from './report.js';
 export type { CheckResult, ReportChange, ReportEvent, ReportMark, ReportOutcome, ReportRun, ReportState, ReportView } from './report.js';
 export type { Page, Stored, Unversioned } from './stored.js';

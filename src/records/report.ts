@@ -112,11 +112,15 @@ export const MARKS_KEPT = 500;
 /** Whether a mark is of a request waiting for its retry (see MARKS_KEPT). */
 export const isWaitingRetry = (key: string, mark: ReportMark): boolean => key.startsWith('retry:') && mark.detail.heard !== 1;
 
-/** The mark of a receiver seen refusing a duplicate copy with a 4xx other than 408 or 429 (a webhook-id it has seen): it holds for the whole run. */
-export const SEEN_ID_REFUSED = 'webhook:seen-id-refused';
+/**
+ * The marks of one receiver, a webhook endpoint of the client (its id, `default` for the
+ * default endpoint), after this prefix: seen refusing a duplicate copy with a 4xx other than
+ * 408 or 429 (a webhook-id it has seen). They hold for the whole run.
+ */
+export const SEEN_ID_REFUSED = 'webhook:seen-id-refused:';
 
-/** The mark of a receiver seen acknowledging a duplicate copy with a 2xx (a webhook-id it has seen): it holds for the whole run. */
-export const SEEN_ID_ACKNOWLEDGED = 'webhook:seen-id-acknowledged';
+/** As SEEN_ID_REFUSED, of a receiver seen acknowledging a duplicate copy with a 2xx. */
+export const SEEN_ID_ACKNOWLEDGED = 'webhook:seen-id-acknowledged:';
 
 /** Set once a create waited for its retry: from then on the run's creates are compared as the provider reads them (see the report's judging). It holds for the whole run. */
 export const SAME_SEEN = 'same:createOrder';
@@ -124,11 +128,17 @@ export const SAME_SEEN = 'same:createOrder';
 /** Set once a create the client gave up on was carried out: from then on the run's creates' contents are hashed (see the report's judging). It holds for the whole run. */
 export const CONTENT_SEEN = 'content:createOrder';
 
-/** The marks that hold for the whole run: dropped last (see MARKS_KEPT). */
-export const RUN_MARKS: readonly string[] = [SEEN_ID_REFUSED, SEEN_ID_ACKNOWLEDGED, SAME_SEEN, CONTENT_SEEN];
+/** The marks that hold for the whole run: dropped last (see MARKS_KEPT), these keys and those of RUN_MARK_PREFIXES. */
+export const RUN_MARKS: readonly string[] = [SAME_SEEN, CONTENT_SEEN];
+
+/** The marks that hold for the whole run, one per receiver, by the start of their keys (no `%` or `_` in them: PostgreSQL matches them with LIKE). */
+export const RUN_MARK_PREFIXES: readonly string[] = [SEEN_ID_REFUSED, SEEN_ID_ACKNOWLEDGED];
+
+/** Whether a mark holds for the whole run (see MARKS_KEPT). */
+export const isRunMark = (key: string): boolean => RUN_MARKS.includes(key) || RUN_MARK_PREFIXES.some((prefix) => key.startsWith(prefix));
 
 /** In which order marks go (see MARKS_KEPT): others (0) first, then requests waiting for their retry (1), those of the run (2) last. */
-const keptRank = (key: string, mark: ReportMark): 0 | 1 | 2 => (RUN_MARKS.includes(key) ? 2 : isWaitingRetry(key, mark) ? 1 : 0);
+const keptRank = (key: string, mark: ReportMark): 0 | 1 | 2 => (isRunMark(key) ? 2 : isWaitingRetry(key, mark) ? 1 : 0);
 
 /** The keys to drop so that at most MARKS_KEPT stay, from keys oldest first: others first, then waiting retries, then the run's. */
 export function marksBeyond(keys: Iterable<string>, marks: Readonly<Record<string, ReportMark>>): string[] {

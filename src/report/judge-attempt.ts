@@ -11,27 +11,28 @@ export function judgeAttempt(delivery: Delivery, attempt: Attempt, at: number, s
   const draft = new Draft(at);
   const what = `${delivery.id} attempt ${delivery.attempts.length + 1}${attempt.chaos ? ` (${attempt.chaos})` : ''} → ${attempt.status_code ?? attempt.error}`;
   const ok = isSuccess(attempt.status_code);
+  const receiver = delivery.endpoint_id ?? 'default';
   if (attempt.chaos === 'bad_signature') {
     // The forged copy comes under the webhook-id just acknowledged, so a refusal may be of the id, not of the signature. It
-    // is the signature's only from a receiver seen acknowledging a seen id (this message's duplicate copy, or another's in
-    // the run) and never seen refusing one.
+    // is the signature's only from a receiver seen acknowledging a seen id (this message's duplicate copy, or another's to
+    // the same endpoint in the run) and never seen refusing one. Another endpoint is another receiver.
     const copies = delivery.attempts.filter((a) => a.chaos === 'duplicate');
-    const refusesSeen = copies.some((a) => isRefusal(a.status_code)) || state?.marks[SEEN_ID_REFUSED] !== undefined;
-    const acknowledgesSeen = copies.some((a) => isSuccess(a.status_code)) || state?.marks[SEEN_ID_ACKNOWLEDGED] !== undefined;
+    const refusesSeen = copies.some((a) => isRefusal(a.status_code)) || state?.marks[SEEN_ID_REFUSED + receiver] !== undefined;
+    const acknowledgesSeen = copies.some((a) => isSuccess(a.status_code)) || state?.marks[SEEN_ID_ACKNOWLEDGED + receiver] !== undefined;
     const refusal = isRefusal(attempt.status_code);
     const refused = refusal && acknowledgesSeen && !refusesSeen;
     const unsure = !ok && !refused;
     const why = refusesSeen
-      ? 'as a duplicate copy was (this message’s, or one earlier in the run)'
-      : 'and no duplicate copy was acknowledged before it in the run (send bad_signature with duplicate: X-Sandbox-Webhook-Chaos: duplicate,bad_signature)';
+      ? 'as a duplicate copy was (this message’s, or one earlier in the run to this endpoint)'
+      : 'and no duplicate copy to this endpoint was acknowledged before it in the run (send bad_signature with duplicate: X-Sandbox-Webhook-Chaos: duplicate,bad_signature)';
     draft.judge('webhook.bad-signature', ok ? false : refused ? true : undefined, unsure && refusal ? `${what}, ${why}: not told apart from a refusal of a seen webhook-id` : what);
     return draft;
   }
   // What a receiver does with a duplicate beyond its answer happens on its side, where the sandbox does not see.
   if (attempt.chaos === 'duplicate') {
     draft.judge('webhook.duplicate', ok, what);
-    if (isRefusal(attempt.status_code)) draft.mark(SEEN_ID_REFUSED, { at, wall: Date.now(), detail: { delivery: delivery.id } });
-    else if (ok && state?.marks[SEEN_ID_ACKNOWLEDGED] === undefined) draft.mark(SEEN_ID_ACKNOWLEDGED, { at, wall: Date.now(), detail: { delivery: delivery.id } });
+    if (isRefusal(attempt.status_code)) draft.mark(SEEN_ID_REFUSED + receiver, { at, wall: Date.now(), detail: { delivery: delivery.id } });
+    else if (ok && state?.marks[SEEN_ID_ACKNOWLEDGED + receiver] === undefined) draft.mark(SEEN_ID_ACKNOWLEDGED + receiver, { at, wall: Date.now(), detail: { delivery: delivery.id } });
     return draft;
   }
   draft.judge('webhook.awb-acknowledged', ok ? true : undefined, what);

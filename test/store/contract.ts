@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { Conflict, RuleViolation, Unavailable } from '../../src/shared/errors.js';
 import type { Order } from '../../src/records/order.js';
-import { MARKS_KEPT, RUN_MARKS, type ClaimOptions, type Unversioned } from '../../src/records/index.js';
+import { MARKS_KEPT, RUN_MARK_PREFIXES, RUN_MARKS, type ClaimOptions, type Unversioned } from '../../src/records/index.js';
 import type { Storage } from '../../src/store/port.js';
+
+/** Every kind of the run's marks: its keys, and its receivers' marks (the default endpoint's and another's). */
+const RUN_MARK_KEYS = [...RUN_MARKS, ...RUN_MARK_PREFIXES.flatMap((prefix) => [`${prefix}default`, `${prefix}ep_2`])];
 
 /** An order record as the sandbox stores it. */
 export function orderRecord(orderNo: string, clientId: string, createdAt: number, extra: Partial<Order> = {}): Unversioned<Order> {
@@ -444,7 +447,7 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
     it('bounds a client’s marks at MARKS_KEPT, dropping the oldest others before a request still waiting for its retry or a mark of the run', async () => {
       const storage = await open();
       const mark = (wall: number, detail: Record<string, string | number | null> = {}) => ({ at: wall, wall, detail });
-      await storage.reports.change('a', { marks: { 'retry:createOrder:aaaa': mark(1, { kind: '503-retried' }), ...Object.fromEntries(RUN_MARKS.map((key) => [key, mark(0)])) } });
+      await storage.reports.change('a', { marks: { 'retry:createOrder:aaaa': mark(1, { kind: '503-retried' }), ...Object.fromEntries(RUN_MARK_KEYS.map((key) => [key, mark(0)])) } });
       for (let n = 0; n < 6; n += 1) await storage.reports.change('a', { marks: Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`404:AWB${n * 100 + i}`, mark(10 + n * 100 + i)])) });
       // PostgreSQL trims in the background after a write, at most once a second: one more write a second later.
       await new Promise((resolve) => setTimeout(resolve, 1_100));
@@ -452,7 +455,7 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       await expect.poll(async () => Object.keys((await storage.reports.get('a')).marks).length, { timeout: 5_000, interval: 200 }).toBe(MARKS_KEPT);
       const { marks } = await storage.reports.get('a');
       expect(marks['retry:createOrder:aaaa']).toBeDefined();
-      for (const key of RUN_MARKS) expect(marks[key]).toBeDefined();
+      for (const key of RUN_MARK_KEYS) expect(marks[key]).toBeDefined();
       expect(marks['404:AWB599']).toBeDefined();
       expect(marks['404:AWB0']).toBeUndefined();
       await storage.close();
@@ -461,14 +464,14 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
     it('bounds a client’s marks at MARKS_KEPT, dropping requests waiting for their retry before the marks of the run', async () => {
       const storage = await open();
       const mark = (wall: number, detail: Record<string, string | number | null> = {}) => ({ at: wall, wall, detail });
-      await storage.reports.change('a', { marks: Object.fromEntries(RUN_MARKS.map((key) => [key, mark(0)])) });
+      await storage.reports.change('a', { marks: Object.fromEntries(RUN_MARK_KEYS.map((key) => [key, mark(0)])) });
       for (let n = 0; n < 6; n += 1) await storage.reports.change('a', { marks: Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`retry:createOrder:${n * 100 + i}`, mark(10 + n * 100 + i, { kind: '503-retried' })])) });
       // PostgreSQL trims in the background after a write, at most once a second: one more write a second later.
       await new Promise((resolve) => setTimeout(resolve, 1_100));
       await storage.reports.change('a', { marks: { 'retry:createOrder:599': mark(700, { kind: '503-retried' }) } });
       await expect.poll(async () => Object.keys((await storage.reports.get('a')).marks).length, { timeout: 5_000, interval: 200 }).toBe(MARKS_KEPT);
       const { marks } = await storage.reports.get('a');
-      for (const key of RUN_MARKS) expect(marks[key]).toBeDefined();
+      for (const key of RUN_MARK_KEYS) expect(marks[key]).toBeDefined();
       expect(marks['retry:createOrder:0']).toBeUndefined();
       await storage.close();
     });

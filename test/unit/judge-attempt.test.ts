@@ -45,7 +45,7 @@ describe('judging a webhook attempt', () => {
     // A receiver that checks no signature but answers 409 to an id it has seen refuses the forged copy all the same.
     const judged = judgeAttempt(delivery([attempt(1, 204)]), attempt(2, 409, { chaos: 'bad_signature' }), 0, emptyReport('acme')).change.events;
     expect(judged.map((e) => `${e.item}:${e.outcome}`)).toEqual(['webhook.bad-signature:exercised']);
-    expect(judged[0]!.note).toMatch(/no duplicate copy was acknowledged before it in the run \(send bad_signature with duplicate: X-Sandbox-Webhook-Chaos: duplicate,bad_signature\): not told apart/);
+    expect(judged[0]!.note).toMatch(/no duplicate copy to this endpoint was acknowledged before it in the run \(send bad_signature with duplicate: X-Sandbox-Webhook-Chaos: duplicate,bad_signature\): not told apart/);
     // A 429 or 408 is no refusal, but a busy receiver: not of the forged copy, nor of a duplicate copy (no mark that the
     // receiver refuses seen ids, and the forged copy after it refused is the signature's).
     for (const busy of [408, 429]) {
@@ -66,13 +66,28 @@ describe('judging a webhook attempt', () => {
     expect(items(delivery([acknowledged, attempt(2, 409, { chaos: 'duplicate' })]), attempt(3, 204, { chaos: 'bad_signature' }))).toEqual(['webhook.bad-signature:exercised', 'webhook.bad-signature:missed']);
   });
 
+  it("judges each endpoint as a receiver of its own: another endpoint's answers to seen ids say nothing of this one's", () => {
+    const acknowledged = attempt(1, 204);
+    const copyTo = (endpoint: string | undefined, status: number) =>
+      judgeAttempt({ ...delivery([acknowledged]), id: 'msg_0', chaos: ['duplicate'], ...(endpoint ? { endpoint_id: endpoint } : {}) }, attempt(2, status, { chaos: 'duplicate' }), 0).change.marks as ReportState['marks'];
+    const forgedTo = (endpoint: string | undefined, status: number, marks: ReportState['marks']) =>
+      judgeAttempt({ ...delivery([acknowledged]), ...(endpoint ? { endpoint_id: endpoint } : {}) }, attempt(2, status, { chaos: 'bad_signature' }), 0, { ...emptyReport('acme'), marks }).change.events.map((e) => e.outcome);
+    // A receiver that checks signatures acknowledged a duplicate at the default endpoint; one that only refuses seen ids (409) is ep_2.
+    expect(forgedTo('ep_2', 409, copyTo(undefined, 204))).toEqual(['exercised']);
+    expect(forgedTo(undefined, 400, copyTo(undefined, 204))).toEqual(['exercised', 'handled']);
+    // ep_2 refusing a duplicate copy does not hold against the default endpoint's refusal of a forged one.
+    expect(forgedTo(undefined, 400, { ...copyTo(undefined, 204), ...copyTo('ep_2', 409) })).toEqual(['exercised', 'handled']);
+    expect(forgedTo('ep_2', 400, { ...copyTo('ep_2', 204), ...copyTo(undefined, 409) })).toEqual(['exercised', 'handled']);
+    expect(forgedTo('ep_2', 400, { ...copyTo('ep_2', 204), ...copyTo('ep_2', 409) })).toEqual(['exercised']);
+  });
+
   it('does not credit the refusal of a forged copy from a receiver seen refusing a duplicate copy of another delivery in the run', () => {
     const acknowledged = attempt(1, 204);
     const refusedCopy = judgeAttempt({ ...delivery([acknowledged]), id: 'msg_0', chaos: ['duplicate'] }, attempt(2, 409, { chaos: 'duplicate' }), 0);
     const state = { ...emptyReport('acme'), marks: refusedCopy.change.marks as ReportState['marks'] };
     const judged = judgeAttempt(delivery([acknowledged]), attempt(2, 409, { chaos: 'bad_signature' }), 0, state).change.events;
     expect(judged.map((e) => `${e.item}:${e.outcome}`)).toEqual(['webhook.bad-signature:exercised']);
-    expect(judged[0]!.note).toMatch(/as a duplicate copy was \(this message’s, or one earlier in the run\): not told apart/);
+    expect(judged[0]!.note).toMatch(/as a duplicate copy was \(this message’s, or one earlier in the run to this endpoint\): not told apart/);
     // An acknowledged duplicate copy of another delivery marks the receiver as taking seen ids: the forged copy's refusal is the signature's.
     const acknowledgedCopy = judgeAttempt({ ...delivery([acknowledged]), id: 'msg_0', chaos: ['duplicate'] }, attempt(2, 204, { chaos: 'duplicate' }), 0);
     const clean = { ...emptyReport('acme'), marks: acknowledgedCopy.change.marks as ReportState['marks'] };

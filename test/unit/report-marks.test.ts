@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { applyReportChange, emptyReport, MARKS_KEPT, marksBeyond, RUN_MARKS, SEEN_ID_REFUSED, type ReportMark } from '../../src/records/index.js';
+import { applyReportChange, emptyReport, MARKS_KEPT, marksBeyond, RUN_MARK_PREFIXES, RUN_MARKS, SEEN_ID_ACKNOWLEDGED, SEEN_ID_REFUSED, type ReportMark } from '../../src/records/index.js';
 import { MemoryReports } from '../../src/store/embedded/reports.js';
 import { BatchView } from '../../src/report/batch-view.js';
 
 const mark = (wall: number, detail: ReportMark['detail'] = {}): ReportMark => ({ at: wall, wall, detail });
+/** Every kind of the run's marks: its keys, and its receivers' marks (the default endpoint's and another's). */
+const RUN_MARK_KEYS = [...RUN_MARKS, ...RUN_MARK_PREFIXES.map((prefix) => `${prefix}default`), `${SEEN_ID_REFUSED}ep_2`];
 /** A create that met a 503 and waits for its retry, then MARKS_KEPT + 100 marks of 404s read since. */
 const waitingThenFlood = () => ({
   'retry:createOrder:aaaa': mark(1, { kind: '503-retried', fingerprint: 'aaaa' }),
@@ -21,12 +23,12 @@ describe("a client's marks beyond MARKS_KEPT", () => {
     return [applyReportChange(emptyReport('acme'), { marks: flood }, 10).marks, (await reports.get('acme')).marks, view.current.marks];
   }
 
-  it.each(RUN_MARKS)("keeps the run's mark %s however many marks come after: it holds for the run", async (key) => {
+  it.each(RUN_MARK_KEYS)("keeps the run's mark %s however many marks come after: it holds for the run", async (key) => {
     const flood = { [key]: mark(0, { delivery: 'msg_1' }), ...Object.fromEntries(Array.from({ length: MARKS_KEPT + 100 }, (_, n) => [`404:AWB${n}`, mark(10 + n)])) };
     for (const marks of await keptOnEveryPath(flood)) expect(marks[key]).toBeDefined();
   });
 
-  it.each(RUN_MARKS)("keeps the run's mark %s over MARKS_KEPT + 100 requests waiting for their retry, set after it", async (key) => {
+  it.each(RUN_MARK_KEYS)("keeps the run's mark %s over MARKS_KEPT + 100 requests waiting for their retry, set after it", async (key) => {
     const flood = { [key]: mark(0), ...Object.fromEntries(Array.from({ length: MARKS_KEPT + 100 }, (_, n) => [`retry:createOrder:${n}`, mark(10 + n, { kind: '503-retried' })])) };
     for (const marks of await keptOnEveryPath(flood)) {
       expect(marks[key]).toBeDefined();
@@ -34,8 +36,10 @@ describe("a client's marks beyond MARKS_KEPT", () => {
     }
   });
 
-  it('holds the run for the receiver refusing a seen webhook-id, a create waiting for its retry (compared as the provider reads it), and a create carried out that the client gave up on', () => {
-    expect(RUN_MARKS).toEqual([SEEN_ID_REFUSED, 'webhook:seen-id-acknowledged', 'same:createOrder', 'content:createOrder']);
+  it('holds the run for each receiver refusing or acknowledging a seen webhook-id, a create waiting for its retry (compared as the provider reads it), and a create carried out that the client gave up on', () => {
+    expect(RUN_MARKS).toEqual(['same:createOrder', 'content:createOrder']);
+    expect(RUN_MARK_PREFIXES).toEqual([SEEN_ID_REFUSED, SEEN_ID_ACKNOWLEDGED]);
+    expect(RUN_MARK_PREFIXES.map((prefix) => `${prefix}ep_2`)).toEqual(['webhook:seen-id-refused:ep_2', 'webhook:seen-id-acknowledged:ep_2']);
   });
 
   it('drops the oldest others first and keeps a request waiting for its retry (it counts as missed), on both paths that bound them', async () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { applyReportChange, emptyReport, MARKS_KEPT, MISSED_KEPT, RUN_MARKS, type ReportChange, type ReportEvent, type ReportMark, type ReportRun, type ReportState } from '../../records/index.js';
+import { applyReportChange, emptyReport, MARKS_KEPT, MISSED_KEPT, RUN_MARK_PREFIXES, RUN_MARKS, type ReportChange, type ReportEvent, type ReportMark, type ReportRun, type ReportState } from '../../records/index.js';
 import type { ReportRepository } from '../port.js';
 import type { Db } from './db.js';
 import { BATCH_INTERVAL_MS, IntervalBatches } from './interval-batch.js';
@@ -241,7 +241,7 @@ export class PgReports implements ReportRepository {
 
   /**
    * Drops each client's events beyond the newest `size` (an index range) but each item's
-   * last MISSED_KEPT missed ones, and its oldest marks beyond MARKS_KEPT, waiting retries after the others and the run's (RUN_MARKS) last (see MARKS_KEPT).
+   * last MISSED_KEPT missed ones, and its oldest marks beyond MARKS_KEPT, waiting retries after the others and the run's (RUN_MARKS, RUN_MARK_PREFIXES) last (see MARKS_KEPT).
    */
   private async trim(clients: string[]): Promise<void> {
     await this.db().query(
@@ -257,9 +257,9 @@ export class PgReports implements ReportRepository {
     );
     await this.db().query(
       `UPDATE readiness_reports SET version = version + 1, state = jsonb_set(state, '{marks}',
-         (SELECT COALESCE(jsonb_object_agg(key, value), '{}'::jsonb) FROM (SELECT key, value FROM jsonb_each(state->'marks') ORDER BY key = ANY($3::text[]) DESC, (key LIKE 'retry:%' AND value->'detail'->>'heard' IS DISTINCT FROM '1') DESC, (value->>'wall')::numeric DESC LIMIT $2) AS newest))
+         (SELECT COALESCE(jsonb_object_agg(key, value), '{}'::jsonb) FROM (SELECT key, value FROM jsonb_each(state->'marks') ORDER BY (key = ANY($3::text[]) OR key LIKE ANY($4::text[])) DESC, (key LIKE 'retry:%' AND value->'detail'->>'heard' IS DISTINCT FROM '1') DESC, (value->>'wall')::numeric DESC LIMIT $2) AS newest))
        WHERE client_id = ANY($1::text[]) AND (SELECT count(*) FROM jsonb_object_keys(state->'marks')) > $2`,
-      [clients, MARKS_KEPT, RUN_MARKS],
+      [clients, MARKS_KEPT, RUN_MARKS, RUN_MARK_PREFIXES.map((prefix) => `${prefix}%`)],
     );
   }
 }
