@@ -10,7 +10,7 @@ import { checkEndpoint, checkNotSuperseded, CLOSE, CONTROL_FRAMES_PER_PING, Conn
 import { checkHandshake } from './listen-handshake.js';
 import { ApiError, messages, toApiError } from './errors.js';
 import { authorize } from './roles.js';
-import { backgroundFailures } from '../shared/index.js';
+import { backgroundFailures, sharedAbortController } from '../shared/index.js';
 import type { Signals } from '../store/index.js';
 
 /** What the listen server works with: who may listen, its log, and on PostgreSQL the other replicas. */
@@ -42,7 +42,7 @@ export class ListenServer implements ListenerRelay {
   /** Hand-offs and questions this replica is waiting on, by request id. */
   private readonly asked = new Map<string, Asked>();
   /** Ends the attempts this replica makes for others at shutdown. */
-  private readonly stopping = new AbortController();
+  private readonly stopping = sharedAbortController();
   /** False once the stop begins (drain or close): other replicas' hand-offs are no longer taken. */
   private taking = true;
   /** The hand-offs taken from other replicas and not yet answered, with the longest wait among them. */

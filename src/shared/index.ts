@@ -6,6 +6,7 @@ export type { DelayRange } from './duration.js';
 export { Conflict, DomainError, Forbidden, LimitReached, NotFound, RuleViolation, TooManyRequests, Unavailable, amountProblem, asRead, MAX_AMOUNT, MAX_SIDE_CM, MAX_WEIGHT_KG, domainMessages, notACursor } from './errors.js';
 export type { FieldError } from './errors.js';
 export { mask } from './mask.js';
+export { sharedAbortController } from './shared-abort.js';
 export { shownDatabase } from './shown-database.js';
 export { OneAtATime } from './one-at-a-time.js';
 export { remembered } from './remembered.js';

@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import { DEFAULT_ENDPOINT, listenerTarget, type Attempt, type AttemptTrigger, type ChaosMode, type Delivery, type WebhookEventType, type WebhookPayload, type Stored } from '../records/index.js';
 import type { Repositories } from '../store/index.js';
 import type { DropReason } from '../jobs/index.js';
-import { Unavailable } from '../shared/index.js';
+import { sharedAbortController, Unavailable } from '../shared/index.js';
 import type { DispatcherDeps } from './deps.js';
 import { endpointOf, type Endpoint } from './endpoints.js';
 import type { HeldCounts } from './held-counts.js';
@@ -34,7 +34,7 @@ export const holdReason = (endpoint: Endpoint): string | undefined => {
  * outcome recorded in the delivery, and a delivery settled.
  */
 export class DeliveryAttempts {
-  private readonly shutdown = new AbortController();
+  private readonly shutdown = sharedAbortController();
 
   constructor(
     private readonly deps: DispatcherDeps,

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { createSandbox } from '../../src/app/sandbox.js';
 import { createRequest } from '../support/orders.js';
 import { defaultTestOptions, testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
@@ -122,7 +122,12 @@ describe('fault action "hang"', () => {
     expect((await create()).status).toBe(201);
   });
 
-  it('holds at most 100 requests of a client at once: past that 429 with Retry-After, and again once held ones are let go', async () => {
+  it('holds at most 100 requests of a client at once: past that 429 with Retry-After, and again once held ones are let go; no warning of the process', async () => {
+    // The held requests share the module's stop signal: no "possible memory leak" warning of its 100 listeners.
+    const warnings: string[] = [];
+    const warned = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', warned);
+    onTestFinished(() => void process.off('warning', warned));
     await addRule({ match: { operation_id: 'trackOrder' }, action: { type: 'hang' }, times: 1000 });
     const track = (timeoutMs: number) => send(base, '/v1/order/tracking/SBXNOSUCH01', { token: TOKEN_A, timeoutMs });
     const held = Array.from({ length: 100 }, () => failure(track(3_000)));
@@ -144,6 +149,7 @@ describe('fault action "hang"', () => {
     // The sandbox's own 429 (too many held) is no fault the client is graded on retrying.
     const report = (await sandbox.call('GET', '/__sandbox/report')).body as { items: Array<{ id: string; status: string }> };
     expect(report.items.find((i) => i.id === 'fault.503-retried')).toMatchObject({ status: 'not_exercised' });
+    expect(warnings).toEqual([]);
   });
 
   it('counts requests held by a latency rule among the 100: past them 429, and room again once their answers are sent', async () => {

@@ -1,6 +1,7 @@
 import { parse as parseBytes } from 'bytes';
 import { faultHandlers, faultInterceptor, type SandboxModule } from '../../http/index.js';
 import { FaultRules } from '../../faults/index.js';
+import { sharedAbortController } from '../../shared/index.js';
 import type { Services } from '../services.js';
 
 /**
@@ -11,7 +12,7 @@ import type { Services } from '../services.js';
 export function faultsModule(services: Pick<Services, 'storage' | 'settings' | 'clock' | 'options' | 'specs' | 'registry'>): SandboxModule {
   const rules = new FaultRules(services.storage, services.settings, services.clock, services.options.seed);
   // Aborted at shutdown: requests held by `hang` rules are dropped then.
-  const shutdown = new AbortController();
+  const shutdown = sharedAbortController();
   const interceptor = faultInterceptor(rules, shutdown.signal);
   return {
     name: 'faults',
