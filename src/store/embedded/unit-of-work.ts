@@ -60,6 +60,10 @@ export class UnitOfWork implements Access {
   private readonly writes = new Map<string, Write>();
   /** For each part begun and not ended, innermost last: the unit's write of each record the part wrote, as it was before (undefined: none). */
   private readonly undo: Array<Map<string, Write | undefined>> = [];
+  /** The record whose id was made last, and that id: a write mostly follows a read of the same record (a version check, a counter). */
+  private lastCollection: string | undefined;
+  private lastKey: string | undefined;
+  private lastId = '';
 
   constructor(private readonly store: JournaledFile) {}
 
@@ -92,19 +96,27 @@ export class UnitOfWork implements Access {
     if (log !== undefined && !log.has(id)) log.set(id, this.writes.get(id));
   }
 
+  /** The id of a record in `writes` and the undo logs. */
+  private idOf(collection: string, key: string): string {
+    if (collection === this.lastCollection && key === this.lastKey) return this.lastId;
+    this.lastCollection = collection;
+    this.lastKey = key;
+    return (this.lastId = `${collection}\u0000${key}`);
+  }
+
   get<T>(collection: string, key: string): T | undefined {
-    const write = this.writes.get(`${collection}\u0000${key}`);
+    const write = this.writes.get(this.idOf(collection, key));
     return write ? (write.value as T | undefined) : this.store.get<T>(collection, key);
   }
 
   put(collection: string, key: string, value: unknown): void {
-    const id = `${collection}\u0000${key}`;
+    const id = this.idOf(collection, key);
     if (this.undo.length > 0) this.remember(id);
     this.writes.set(id, { collection, key, value: freeze(value) });
   }
 
   remove(collection: string, key: string): void {
-    const id = `${collection}\u0000${key}`;
+    const id = this.idOf(collection, key);
     if (this.undo.length > 0) this.remember(id);
     this.writes.set(id, { collection, key, value: undefined });
   }

@@ -17,6 +17,12 @@
  * const next = copyWith(order, { version: order.version + 1 });
  */
 export function copyWith<T extends object, C extends object>(value: T, changes: C, shapes: Shapes = SHAPES): Omit<T, keyof C> & C {
+  const compiled = shapes.found(value, changes);
+  if (compiled !== undefined) {
+    const copy = compiled(value) as Record<string, unknown>;
+    for (const key in changes) if (owns.call(changes, key)) setField(copy, key, (changes as Record<string, unknown>)[key]);
+    return copy as Omit<T, keyof C> & C;
+  }
   const keys = Object.keys(value);
   const changed = Object.keys(changes);
   for (const key of changed) if (!Object.hasOwn(value, key)) keys.push(key);
@@ -67,6 +73,21 @@ export class Shapes {
 
   constructor(private readonly capacity: number) {}
 
+  /**
+   * The copy compiled for the list `copyWith(value, changes)` copies (the own enumerable
+   * fields of `value`, then those of `changes` it lacks), when one is: found by walking
+   * the fields in place rather than listing them, so a copy of a known list builds no
+   * array of its names. Undefined when none is compiled yet (`maker` then compiles it).
+   */
+  found(value: object, changes: object): ((value: object) => object) | undefined {
+    let count = 0;
+    for (const key in value) if (owns.call(value, key)) count += 1;
+    for (const key in changes) if (owns.call(changes, key) && !owns.call(value, key)) count += 1;
+    const shapes = this.byCount.get(count);
+    if (shapes !== undefined) for (const shape of shapes) if (listed(shape.keys, value, changes)) return shape.make;
+    return undefined;
+  }
+
   /** The compiled copy for this list of fields, or undefined when it is not (or will not be) compiled. */
   maker(keys: readonly string[]): ((value: object) => object) | undefined {
     if (keys.length > Shapes.MAX_FIELDS || !this.compiles) return undefined;
@@ -91,6 +112,30 @@ export class Shapes {
 
 /** The store's own lists of fields: orders (with and without chaos modes), jobs (claimed or not), deliveries, clients, as they change. */
 const SHAPES = new Shapes(64);
+
+/**
+ * Whether an object has a field of its own. On a key of a `for...in` loop over that object,
+ * V8's optimizing compiler turns this form into a check of the object's hidden class;
+ * `Object.hasOwn` stays a call per field, which would make a copy's look-up slower than
+ * listing the fields.
+ */
+const owns = Object.prototype.hasOwnProperty;
+
+/** Whether `keys` is the list `copyWith(value, changes)` copies; its length is that list's (counted by `found`). */
+const listed = (keys: readonly string[], value: object, changes: object): boolean => {
+  let i = 0;
+  for (const key in value) {
+    if (!owns.call(value, key)) continue;
+    if (keys[i] !== key) return false;
+    i += 1;
+  }
+  for (const key in changes) {
+    if (!owns.call(changes, key) || owns.call(value, key)) continue;
+    if (keys[i] !== key) return false;
+    i += 1;
+  }
+  return true;
+};
 
 const sameList = (a: readonly string[], b: readonly string[]): boolean => {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
