@@ -43,13 +43,15 @@ export async function compareClients(storage: Storage, configured: readonly Clie
 
 /**
  * The token a sandbox generated for client `default` (kept in its store, printed at start)
- * names a client by its own hash once it is given back with `--token`: that client sees none
- * of `default`'s orders, and `default`'s due jobs are dropped. A start configured so says how
- * to keep it the default client.
+ * names a client by its own hash once it is given back with `--token` (or in a clients file
+ * entry without an id): that client sees none of `default`'s orders, and `default`'s due jobs
+ * are dropped. A start configured so says how to keep it the default client; an entry that
+ * names another id on purpose is left alone.
  */
-export async function generatedTokenGiven(storage: Pick<Storage, 'meta'>, clients: readonly Pick<Client, 'token' | 'id'>[]): Promise<string | undefined> {
+export async function generatedTokenGiven(storage: Pick<Storage, 'meta'>, configured: readonly ClientConfig[], clients: readonly Pick<Client, 'token' | 'id'>[]): Promise<string | undefined> {
   const generated = await storage.meta.get('default_token');
-  const given = typeof generated === 'string' && generated !== '' ? clients.find((c) => c.token === generated && c.id !== 'default') : undefined;
+  if (typeof generated !== 'string' || generated === '' || !configured.some((c) => c.token === generated && c.id === undefined)) return undefined;
+  const given = clients.find((c) => c.token === generated && c.id !== 'default');
   if (!given) return undefined;
-  return `the token ${mask(given.token)} is the one this store generated for client "default", but it is configured for client "${given.id}" (a token given with --token or SANDBOX_TOKENS names a client of its own): that client sees none of default's orders, and default's due AWBs, tracking steps and webhook attempts are dropped. To keep it the default client, give it in a clients file as { token: <that token>, id: default } (docs/reference/configuration.md#tokens-and-clients)`;
+  return `the token ${mask(given.token)} is the one this store generated for client "default", but it is configured for client "${given.id}" (a token given with --token or SANDBOX_TOKENS, or in a clients file entry without an id, names a client of its own): that client sees none of default's orders, and default's due AWBs, tracking steps and webhook attempts are dropped. To keep it the default client, give it in a clients file as { token: <that token>, id: default } (docs/reference/configuration.md#tokens-and-clients)`;
 }

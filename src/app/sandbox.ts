@@ -150,7 +150,7 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
     // Admin tokens are not clients: with only those configured, the default client is made as well.
     const hasClient = configured.some((c) => roleOf(c) !== 'admin');
     const registry = new ClientRegistry(hasClient ? configured : [...configured, await defaultClient(options, storage)], options.adminTokens);
-    const given = hasClient ? await generatedTokenGiven(storage, registry.clients) : undefined;
+    const given = hasClient ? await generatedTokenGiven(storage, configured, registry.clients) : undefined;
     if (given) logger.warn(given);
     for (const warning of await scenarioChanges(storage, fixtures, registry.clientIds)) logger.warn(warning);
     const clock = await loadClocks(storage, options, registry.clientIds);

@@ -1,38 +1,65 @@
-import { SEEN_ID_ACKNOWLEDGED, SEEN_ID_REFUSED, type Attempt, type Delivery, type ReportView } from '../records/index.js';
-import { reachedReceiver } from '../webhooks/index.js';
+import { createHash } from 'node:crypto';
+import { SEEN_ID_ACKNOWLEDGED, SEEN_ID_REFUSED, type Attempt, type Delivery, type ReportMark, type ReportView } from '../records/index.js';
+import { MAX_ENDPOINTS, reachedReceiver } from '../webhooks/index.js';
 import { Draft } from './draft.js';
 
 const isSuccess = (status: number | null): boolean => status !== null && status >= 200 && status < 300;
 /** A 4xx that refuses the message: a 408 or 429 says the receiver was busy, not that it refused it. */
 const isRefusal = (status: number | null): boolean => status !== null && status >= 400 && status < 500 && status !== 408 && status !== 429;
 
+/**
+ * A receiver as its marks name it: the endpoint (its id, `default` for the default one) at
+ * the URL the attempt went to (a listener's `listener:<name>`). Another URL put on the
+ * endpoint is another receiver.
+ */
+const receiverOf = (delivery: Delivery, attempt: Attempt): string => `${delivery.endpoint_id ?? 'default'}@${createHash('sha256').update(attempt.url).digest('hex').slice(0, 16)}`;
+
+/** Most receivers' marks a client keeps, the newest: two for each endpoint it may have at once, its default one too. */
+export const RECEIVER_MARKS_KEPT = 2 * (MAX_ENDPOINTS + 1);
+
+/** Sets a receiver's mark, dropping the oldest receiver's mark past RECEIVER_MARKS_KEPT: endpoints come and go, and the marks of the run are dropped last. */
+function markReceiver(draft: Draft, key: string, mark: ReportMark, state: ReportView | undefined): void {
+  if (state && state.marks[key] === undefined) {
+    let count = 0;
+    let oldest: [string, number] | undefined;
+    for (const other in state.marks) {
+      if (!other.startsWith(SEEN_ID_REFUSED) && !other.startsWith(SEEN_ID_ACKNOWLEDGED)) continue;
+      count += 1;
+      const wall = state.marks[other]!.wall;
+      if (oldest === undefined || wall < oldest[1]) oldest = [other, wall];
+    }
+    if (count >= RECEIVER_MARKS_KEPT && oldest) draft.mark(oldest[0], null);
+  }
+  draft.mark(key, mark);
+}
+
 /** What one webhook attempt shows of the client's receiver (and, acknowledged, of a create the client gave up on). */
 export function judgeAttempt(delivery: Delivery, attempt: Attempt, at: number, state?: ReportView): Draft {
   const draft = new Draft(at);
   const what = `${delivery.id} attempt ${delivery.attempts.length + 1}${attempt.chaos ? ` (${attempt.chaos})` : ''} → ${attempt.status_code ?? attempt.error}`;
   const ok = isSuccess(attempt.status_code);
-  const receiver = delivery.endpoint_id ?? 'default';
+  const receiver = receiverOf(delivery, attempt);
   if (attempt.chaos === 'bad_signature') {
     // The forged copy comes under the webhook-id just acknowledged, so a refusal may be of the id, not of the signature. It
     // is the signature's only from a receiver seen acknowledging a seen id (this message's duplicate copy, or another's to
-    // the same endpoint in the run) and never seen refusing one. Another endpoint is another receiver.
-    const copies = delivery.attempts.filter((a) => a.chaos === 'duplicate');
+    // the same receiver in the run) and never seen refusing one. Another endpoint, or another URL, is another receiver.
+    const copies = delivery.attempts.filter((a) => a.chaos === 'duplicate' && a.url === attempt.url);
     const refusesSeen = copies.some((a) => isRefusal(a.status_code)) || state?.marks[SEEN_ID_REFUSED + receiver] !== undefined;
     const acknowledgesSeen = copies.some((a) => isSuccess(a.status_code)) || state?.marks[SEEN_ID_ACKNOWLEDGED + receiver] !== undefined;
     const refusal = isRefusal(attempt.status_code);
     const refused = refusal && acknowledgesSeen && !refusesSeen;
     const unsure = !ok && !refused;
     const why = refusesSeen
-      ? 'as a duplicate copy was (this message’s, or one earlier in the run to this endpoint)'
-      : 'and no duplicate copy to this endpoint was acknowledged before it in the run (send bad_signature with duplicate: X-Sandbox-Webhook-Chaos: duplicate,bad_signature)';
+      ? 'as a duplicate copy was (this message’s, or one earlier in the run to this endpoint and URL)'
+      : 'and no duplicate copy to this endpoint and URL was acknowledged before it in the run (send bad_signature with duplicate: X-Sandbox-Webhook-Chaos: duplicate,bad_signature)';
     draft.judge('webhook.bad-signature', ok ? false : refused ? true : undefined, unsure && refusal ? `${what}, ${why}: not told apart from a refusal of a seen webhook-id` : what);
     return draft;
   }
   // What a receiver does with a duplicate beyond its answer happens on its side, where the sandbox does not see.
   if (attempt.chaos === 'duplicate') {
     draft.judge('webhook.duplicate', ok, what);
-    if (isRefusal(attempt.status_code)) draft.mark(SEEN_ID_REFUSED + receiver, { at, wall: Date.now(), detail: { delivery: delivery.id } });
-    else if (ok && state?.marks[SEEN_ID_ACKNOWLEDGED + receiver] === undefined) draft.mark(SEEN_ID_ACKNOWLEDGED + receiver, { at, wall: Date.now(), detail: { delivery: delivery.id } });
+    if (isRefusal(attempt.status_code)) markReceiver(draft, SEEN_ID_REFUSED + receiver, { at, wall: Date.now(), detail: { delivery: delivery.id } }, state);
+    else if (ok && state?.marks[SEEN_ID_ACKNOWLEDGED + receiver] === undefined) markReceiver(draft, SEEN_ID_ACKNOWLEDGED + receiver, { at, wall: Date.now(), detail: { delivery: delivery.id } }, state);
     return draft;
   }
   draft.judge('webhook.awb-acknowledged', ok ? true : undefined, what);

@@ -1,7 +1,7 @@
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { generatedTokenGiven } from '../../src/app/clients-config.js';
-import { testSandbox } from '../support/sandbox.js';
+import { startCli } from '../support/cli.js';
 import { tempDir } from '../support/tmp.js';
 
 // The quick start prints a generated token; a user who then starts the sandbox with
@@ -9,31 +9,33 @@ import { tempDir } from '../support/tmp.js';
 // sight of every order made so far: the token now names a client of its own.
 describe("a data file's generated token given back with --token", () => {
   const dir = tempDir();
+  const WARNING = /is the one this store generated for client \\"default\\", but it is configured for client \\"(client_[0-9a-f]{12})\\"/;
 
-  it("is named at start as client default's token, with how to keep it default; a clients file entry with id default is not", async () => {
+  it("is named at start as client default's token, with how to keep it default; a clients file entry with id default, or another id on purpose, is not", async () => {
     const data = join(dir(), 'sandbox.json');
-    const first = await testSandbox({ data, clients: [] });
-    const generated = first.services.registry.clients[0]!.token;
-    await first.close();
+    const first = await startCli(['--port', '0', '--data', data]);
+    const generated = /token:\s+(sbx_[0-9a-f]+)/.exec(first.output())![1]!;
+    expect(await first.stop()).toBe(0);
 
-    const byFlag = await testSandbox({ data, clients: [], tokens: [generated, 'example-token-0001'] });
-    try {
-      const warning = await generatedTokenGiven(byFlag.services.storage, byFlag.services.registry.clients);
-      const renamed = byFlag.services.registry.clients.find((c) => c.token === generated)!.id;
-      expect(renamed).not.toBe('default');
-      expect(warning).toContain(`configured for client "${renamed}"`);
-      expect(warning).toContain('{ token: <that token>, id: default }');
-      // No log line carries a token.
-      expect(warning).not.toContain(generated);
-    } finally {
-      await byFlag.close();
-    }
+    const byFlag = await startCli(['--port', '0', '--data', data, '--token', generated, '--token', 'example-token-0001']);
+    // The warning comes before the `started` line, which follows the banner.
+    for (const begun = Date.now(); !byFlag.output().includes('"msg":"started"') && Date.now() - begun < 10_000; ) await new Promise((resolve) => setTimeout(resolve, 50));
+    const renamed = WARNING.exec(byFlag.output());
+    expect(await byFlag.stop()).toBe(0);
+    expect(renamed, byFlag.output()).not.toBeNull();
+    expect(byFlag.output()).toContain(`token:  ${generated}  (client ${renamed![1]}, partner)`);
+    expect(byFlag.output()).toContain('{ token: <that token>, id: default }');
+    // No log line carries a token.
+    expect(byFlag.output().split('\n').filter((line) => line.startsWith('{') && line.includes(generated))).toEqual([]);
 
-    const byFile = await testSandbox({ data, clients: [{ token: generated, id: 'default' }, { token: 'example-token-0001' }] });
-    try {
-      expect(await generatedTokenGiven(byFile.services.storage, byFile.services.registry.clients)).toBeUndefined();
-    } finally {
-      await byFile.close();
+    for (const id of ['default', 'acme']) {
+      const config = join(dir(), `clients-${id}.json`);
+      writeFileSync(config, JSON.stringify({ clients: [{ token: generated, id }, { token: 'example-token-0001' }] }));
+      const byFile = await startCli(['--port', '0', '--data', data, '--config', config]);
+      for (const begun = Date.now(); !byFile.output().includes('"msg":"started"') && Date.now() - begun < 10_000; ) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await byFile.stop()).toBe(0);
+      expect(byFile.output()).toContain('"msg":"started"');
+      expect(byFile.output()).not.toMatch(/is the one this store generated/);
     }
-  });
+  }, 60_000);
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Attempt, Delivery } from '../../src/records/index.js';
-import { emptyReport, type ReportState } from '../../src/records/report.js';
-import { judgeAttempt } from '../../src/report/judge-attempt.js';
+import { emptyReport, SEEN_ID_REFUSED, type ReportState } from '../../src/records/report.js';
+import { judgeAttempt, RECEIVER_MARKS_KEPT } from '../../src/report/judge-attempt.js';
 
 const attempt = (n: number, status: number, extra: Partial<Attempt> = {}): Attempt => ({
   n,
@@ -45,7 +45,7 @@ describe('judging a webhook attempt', () => {
     // A receiver that checks no signature but answers 409 to an id it has seen refuses the forged copy all the same.
     const judged = judgeAttempt(delivery([attempt(1, 204)]), attempt(2, 409, { chaos: 'bad_signature' }), 0, emptyReport('acme')).change.events;
     expect(judged.map((e) => `${e.item}:${e.outcome}`)).toEqual(['webhook.bad-signature:exercised']);
-    expect(judged[0]!.note).toMatch(/no duplicate copy to this endpoint was acknowledged before it in the run \(send bad_signature with duplicate: X-Sandbox-Webhook-Chaos: duplicate,bad_signature\): not told apart/);
+    expect(judged[0]!.note).toMatch(/no duplicate copy to this endpoint and URL was acknowledged before it in the run \(send bad_signature with duplicate: X-Sandbox-Webhook-Chaos: duplicate,bad_signature\): not told apart/);
     // A 429 or 408 is no refusal, but a busy receiver: not of the forged copy, nor of a duplicate copy (no mark that the
     // receiver refuses seen ids, and the forged copy after it refused is the signature's).
     for (const busy of [408, 429]) {
@@ -81,13 +81,38 @@ describe('judging a webhook attempt', () => {
     expect(forgedTo('ep_2', 400, { ...copyTo('ep_2', 204), ...copyTo('ep_2', 409) })).toEqual(['exercised']);
   });
 
+  it('judges another URL put on the same endpoint as another receiver: the careful one before it says nothing of it', () => {
+    const careful = 'http://127.0.0.1:9/careful';
+    const careless = 'http://127.0.0.1:9/careless';
+    const acknowledgedAt = judgeAttempt({ ...delivery([attempt(1, 204, { url: careful })]), id: 'msg_0', chaos: ['duplicate'] }, attempt(2, 204, { chaos: 'duplicate', url: careful }), 0).change.marks as ReportState['marks'];
+    const forged = (url: string, copies: Attempt[]) => judgeAttempt(delivery([attempt(1, 204, { url }), ...copies]), attempt(3, 409, { chaos: 'bad_signature', url }), 0, { ...emptyReport('acme'), marks: acknowledgedAt }).change.events.map((e) => e.outcome);
+    expect(forged(careful, [])).toEqual(['exercised', 'handled']);
+    expect(forged(careless, [])).toEqual(['exercised']);
+    // This message's duplicate copy counts only from the URL the forged one went to.
+    expect(forged(careless, [attempt(2, 204, { chaos: 'duplicate', url: careful })])).toEqual(['exercised']);
+    expect(forged(careless, [attempt(2, 204, { chaos: 'duplicate', url: careless })])).toEqual(['exercised', 'handled']);
+  });
+
+  it(`keeps the newest ${RECEIVER_MARKS_KEPT} receivers' marks: a new receiver's mark drops the oldest, so endpoints made and removed in a run do not crowd out the other marks`, () => {
+    const marks: ReportState['marks'] = {};
+    for (let n = 0; n < RECEIVER_MARKS_KEPT; n += 1) marks[`${SEEN_ID_REFUSED}ep_${n}@x`] = { at: 0, wall: 100 + n, detail: {} };
+    const copyTo = (endpoint: string, state: ReportState['marks']) =>
+      judgeAttempt({ ...delivery([attempt(1, 204)]), endpoint_id: endpoint, chaos: ['duplicate'] }, attempt(2, 409, { chaos: 'duplicate' }), 0, { ...emptyReport('acme'), marks: state }).change.marks;
+    const changed = copyTo('ep_new', marks);
+    expect(Object.entries(changed).filter(([, mark]) => mark === null).map(([key]) => key)).toEqual([`${SEEN_ID_REFUSED}ep_0@x`]);
+    expect(Object.keys(changed).filter((key) => key.startsWith(`${SEEN_ID_REFUSED}ep_new@`))).toHaveLength(1);
+    // Below the bound, or a receiver already marked: nothing dropped.
+    const { [`${SEEN_ID_REFUSED}ep_0@x`]: _dropped, ...fewer } = marks;
+    expect(Object.values(copyTo('ep_new', fewer)).filter((mark) => mark === null)).toEqual([]);
+  });
+
   it('does not credit the refusal of a forged copy from a receiver seen refusing a duplicate copy of another delivery in the run', () => {
     const acknowledged = attempt(1, 204);
     const refusedCopy = judgeAttempt({ ...delivery([acknowledged]), id: 'msg_0', chaos: ['duplicate'] }, attempt(2, 409, { chaos: 'duplicate' }), 0);
     const state = { ...emptyReport('acme'), marks: refusedCopy.change.marks as ReportState['marks'] };
     const judged = judgeAttempt(delivery([acknowledged]), attempt(2, 409, { chaos: 'bad_signature' }), 0, state).change.events;
     expect(judged.map((e) => `${e.item}:${e.outcome}`)).toEqual(['webhook.bad-signature:exercised']);
-    expect(judged[0]!.note).toMatch(/as a duplicate copy was \(this message’s, or one earlier in the run to this endpoint\): not told apart/);
+    expect(judged[0]!.note).toMatch(/as a duplicate copy was \(this message’s, or one earlier in the run to this endpoint and URL\): not told apart/);
     // An acknowledged duplicate copy of another delivery marks the receiver as taking seen ids: the forged copy's refusal is the signature's.
     const acknowledgedCopy = judgeAttempt({ ...delivery([acknowledged]), id: 'msg_0', chaos: ['duplicate'] }, attempt(2, 204, { chaos: 'duplicate' }), 0);
     const clean = { ...emptyReport('acme'), marks: acknowledgedCopy.change.marks as ReportState['marks'] };

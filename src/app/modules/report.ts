@@ -4,6 +4,7 @@ import { reportHandlers } from '../../http/index.js';
 import { ReportObserver } from '../../report/index.js';
 import { asTheProviderReads } from '../../orders/index.js';
 import type { ListenerRelay } from '../../webhooks/index.js';
+import { sharedAbortController } from '../../shared/index.js';
 
 /**
  * The readiness report (`/__sandbox/report`, `/__sandbox/runs`, `/__sandbox/checks`):
@@ -16,7 +17,7 @@ export function reportModule(services: Pick<Services, 'storage' | 'clock' | 'log
   // A refused create is compared with the next as the provider reads it (the served spec's fields).
   const readable = asTheProviderReads(orders.fields);
   const observer = new ReportObserver({ storage, logger, manualClock: clock.mode === 'manual', readable });
-  const shutdown = new AbortController();
+  const shutdown = sharedAbortController();
   let relay: ListenerRelay | undefined;
   return {
     name: 'report',
