@@ -105,8 +105,8 @@ export interface ReportChange {
  * Most marks kept per client: the oldest go first (a mark only matters to the next few
  * requests), those of requests still waiting for their retry after them (each counts as
  * missed while it waits: dropped early, a flood of other marks would hide it), and the
- * run's own (RUN_MARKS, a few, and the receivers' marks of RUN_MARK_PREFIXES, two per
- * endpoint at most: the report keeps the newest of those) last of all.
+ * run's own (RUN_MARKS, a few, and the receivers' marks of RUN_MARK_PREFIXES, two for each
+ * receiver the report remembers) last of all.
  */
 export const MARKS_KEPT = 500;
 
@@ -116,7 +116,8 @@ export const isWaitingRetry = (key: string, mark: ReportMark): boolean => key.st
 /**
  * The marks of one receiver, a webhook endpoint of the client at one URL (named by the
  * report's judging), after this prefix: seen refusing a duplicate copy with a 4xx other than
- * 408 or 429 (a webhook-id it has seen). They hold for the whole run.
+ * 408 or 429 (a webhook-id it has seen). They hold for the whole run, for the receivers seen
+ * last (the report's judging bounds how many).
  */
 export const SEEN_ID_REFUSED = 'webhook:seen-id-refused:';
 

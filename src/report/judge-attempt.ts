@@ -14,21 +14,32 @@ const isRefusal = (status: number | null): boolean => status !== null && status 
  */
 const receiverOf = (delivery: Delivery, attempt: Attempt): string => `${delivery.endpoint_id ?? 'default'}@${createHash('sha256').update(attempt.url).digest('hex').slice(0, 16)}`;
 
-/** Most receivers' marks a client keeps, the newest: two for each endpoint it may have at once, its default one too. */
-export const RECEIVER_MARKS_KEPT = 2 * (MAX_ENDPOINTS + 1);
+/** Most receivers a client's marks remember, those seen last: one for each endpoint it may have at once, its default one too. */
+export const RECEIVERS_KEPT = MAX_ENDPOINTS + 1;
 
-/** Sets a receiver's mark, dropping the oldest receiver's mark past RECEIVER_MARKS_KEPT: endpoints come and go, and the marks of the run are dropped last. */
+/** The receiver a mark is of, or undefined for another mark. */
+const markedReceiver = (key: string): string | undefined =>
+  key.startsWith(SEEN_ID_REFUSED) ? key.slice(SEEN_ID_REFUSED.length) : key.startsWith(SEEN_ID_ACKNOWLEDGED) ? key.slice(SEEN_ID_ACKNOWLEDGED.length) : undefined;
+
+/**
+ * Sets a receiver's mark. A receiver not marked yet, past RECEIVERS_KEPT, takes the place
+ * of the one seen least recently, both its marks dropped together (its refusal kept alone
+ * with its acknowledgement gone would credit it): endpoints and their URLs come and go in
+ * a run, and the marks of the run are dropped last.
+ */
 function markReceiver(draft: Draft, key: string, mark: ReportMark, state: ReportView | undefined): void {
-  if (state && state.marks[key] === undefined) {
-    let count = 0;
-    let oldest: [string, number] | undefined;
+  const receiver = markedReceiver(key);
+  if (state && receiver !== undefined) {
+    const seen = new Map<string, number>();
     for (const other in state.marks) {
-      if (!other.startsWith(SEEN_ID_REFUSED) && !other.startsWith(SEEN_ID_ACKNOWLEDGED)) continue;
-      count += 1;
-      const wall = state.marks[other]!.wall;
-      if (oldest === undefined || wall < oldest[1]) oldest = [other, wall];
+      const of = markedReceiver(other);
+      if (of !== undefined) seen.set(of, Math.max(seen.get(of) ?? -Infinity, state.marks[other]!.wall));
     }
-    if (count >= RECEIVER_MARKS_KEPT && oldest) draft.mark(oldest[0], null);
+    if (!seen.has(receiver) && seen.size >= RECEIVERS_KEPT) {
+      let least: [string, number] | undefined;
+      for (const [other, wall] of seen) if (least === undefined || wall < least[1]) least = [other, wall];
+      for (const prefix of [SEEN_ID_REFUSED, SEEN_ID_ACKNOWLEDGED]) if (state.marks[prefix + least![0]] !== undefined) draft.mark(prefix + least![0], null);
+    }
   }
   draft.mark(key, mark);
 }
@@ -59,7 +70,8 @@ export function judgeAttempt(delivery: Delivery, attempt: Attempt, at: number, s
   if (attempt.chaos === 'duplicate') {
     draft.judge('webhook.duplicate', ok, what);
     if (isRefusal(attempt.status_code)) markReceiver(draft, SEEN_ID_REFUSED + receiver, { at, wall: Date.now(), detail: { delivery: delivery.id } }, state);
-    else if (ok && state?.marks[SEEN_ID_ACKNOWLEDGED + receiver] === undefined) markReceiver(draft, SEEN_ID_ACKNOWLEDGED + receiver, { at, wall: Date.now(), detail: { delivery: delivery.id } }, state);
+    // Set again at each acknowledgement: the receiver was seen now (see RECEIVERS_KEPT).
+    else if (ok) markReceiver(draft, SEEN_ID_ACKNOWLEDGED + receiver, { at, wall: Date.now(), detail: { delivery: delivery.id } }, state);
     return draft;
   }
   draft.judge('webhook.awb-acknowledged', ok ? true : undefined, what);

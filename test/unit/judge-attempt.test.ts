@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Attempt, Delivery } from '../../src/records/index.js';
-import { emptyReport, SEEN_ID_REFUSED, type ReportState } from '../../src/records/report.js';
-import { judgeAttempt, RECEIVER_MARKS_KEPT } from '../../src/report/judge-attempt.js';
+import { emptyReport, SEEN_ID_ACKNOWLEDGED, SEEN_ID_REFUSED, type ReportState } from '../../src/records/report.js';
+import { judgeAttempt, RECEIVERS_KEPT } from '../../src/report/judge-attempt.js';
 
 const attempt = (n: number, status: number, extra: Partial<Attempt> = {}): Attempt => ({
   n,
@@ -93,16 +93,23 @@ describe('judging a webhook attempt', () => {
     expect(forged(careless, [attempt(2, 204, { chaos: 'duplicate', url: careless })])).toEqual(['exercised', 'handled']);
   });
 
-  it(`keeps the newest ${RECEIVER_MARKS_KEPT} receivers' marks: a new receiver's mark drops the oldest, so endpoints made and removed in a run do not crowd out the other marks`, () => {
+  it(`remembers the ${RECEIVERS_KEPT} receivers seen last: a new one takes the place of the one seen least recently, both its marks together`, () => {
     const marks: ReportState['marks'] = {};
-    for (let n = 0; n < RECEIVER_MARKS_KEPT; n += 1) marks[`${SEEN_ID_REFUSED}ep_${n}@x`] = { at: 0, wall: 100 + n, detail: {} };
+    // Receiver R refused a duplicate copy long ago and acknowledged one since; the others were seen between, out of insertion order.
+    marks[`${SEEN_ID_REFUSED}ep_r@x`] = { at: 0, wall: 1, detail: {} };
+    for (let n = 1; n < RECEIVERS_KEPT; n += 1) marks[`${SEEN_ID_REFUSED}ep_${n}@x`] = { at: 0, wall: n === 7 ? 2 : 100 + n, detail: {} };
+    marks[`${SEEN_ID_ACKNOWLEDGED}ep_r@x`] = { at: 0, wall: 500, detail: {} };
     const copyTo = (endpoint: string, state: ReportState['marks']) =>
       judgeAttempt({ ...delivery([attempt(1, 204)]), endpoint_id: endpoint, chaos: ['duplicate'] }, attempt(2, 409, { chaos: 'duplicate' }), 0, { ...emptyReport('acme'), marks: state }).change.marks;
     const changed = copyTo('ep_new', marks);
-    expect(Object.entries(changed).filter(([, mark]) => mark === null).map(([key]) => key)).toEqual([`${SEEN_ID_REFUSED}ep_0@x`]);
+    // ep_7 was seen least recently (R was seen at 500): it goes, and R keeps its refusal with its acknowledgement.
+    expect(Object.entries(changed).filter(([, mark]) => mark === null).map(([key]) => key)).toEqual([`${SEEN_ID_REFUSED}ep_7@x`]);
     expect(Object.keys(changed).filter((key) => key.startsWith(`${SEEN_ID_REFUSED}ep_new@`))).toHaveLength(1);
-    // Below the bound, or a receiver already marked: nothing dropped.
-    const { [`${SEEN_ID_REFUSED}ep_0@x`]: _dropped, ...fewer } = marks;
+    // Once R is the one seen least recently, both its marks go: its refusal alone would credit its refusals of forged copies.
+    const later = { ...marks, [`${SEEN_ID_ACKNOWLEDGED}ep_r@x`]: { at: 0, wall: 1, detail: {} } };
+    expect(Object.entries(copyTo('ep_new', later)).filter(([, mark]) => mark === null).map(([key]) => key).sort()).toEqual([`${SEEN_ID_ACKNOWLEDGED}ep_r@x`, `${SEEN_ID_REFUSED}ep_r@x`]);
+    // Below the bound, or a receiver already remembered: nothing dropped.
+    const { [`${SEEN_ID_REFUSED}ep_7@x`]: _dropped, ...fewer } = marks;
     expect(Object.values(copyTo('ep_new', fewer)).filter((mark) => mark === null)).toEqual([]);
   });
 
