@@ -23,8 +23,8 @@ const markedReceiver = (key: string): string | undefined =>
 
 /**
  * Sets a receiver's mark. A receiver not marked yet, past RECEIVERS_KEPT, takes the place
- * of the one seen least recently, both its marks dropped together (its refusal kept alone
- * with its acknowledgement gone would credit it): endpoints and their URLs come and go in
+ * of the one seen least recently, both its marks dropped together (its acknowledgement kept
+ * alone, with its refusal gone, would credit it): endpoints and their URLs come and go in
  * a run, and the marks of the run are dropped last.
  */
 function markReceiver(draft: Draft, key: string, mark: ReportMark, state: ReportView | undefined): void {

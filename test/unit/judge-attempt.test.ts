@@ -105,12 +105,22 @@ describe('judging a webhook attempt', () => {
     // ep_7 was seen least recently (R was seen at 500): it goes, and R keeps its refusal with its acknowledgement.
     expect(Object.entries(changed).filter(([, mark]) => mark === null).map(([key]) => key)).toEqual([`${SEEN_ID_REFUSED}ep_7@x`]);
     expect(Object.keys(changed).filter((key) => key.startsWith(`${SEEN_ID_REFUSED}ep_new@`))).toHaveLength(1);
-    // Once R is the one seen least recently, both its marks go: its refusal alone would credit its refusals of forged copies.
+    // Once R is the one seen least recently, both its marks go: its acknowledgement alone would credit its refusals of forged copies.
     const later = { ...marks, [`${SEEN_ID_ACKNOWLEDGED}ep_r@x`]: { at: 0, wall: 1, detail: {} } };
     expect(Object.entries(copyTo('ep_new', later)).filter(([, mark]) => mark === null).map(([key]) => key).sort()).toEqual([`${SEEN_ID_ACKNOWLEDGED}ep_r@x`, `${SEEN_ID_REFUSED}ep_r@x`]);
-    // Below the bound, or a receiver already remembered: nothing dropped.
+    // Below the bound, or a receiver already remembered (its other mark new): nothing dropped.
     const { [`${SEEN_ID_REFUSED}ep_7@x`]: _dropped, ...fewer } = marks;
     expect(Object.values(copyTo('ep_new', fewer)).filter((mark) => mark === null)).toEqual([]);
+    const acknowledgedBy = (endpoint: string, state: ReportState['marks']) =>
+      judgeAttempt({ ...delivery([attempt(1, 204)]), endpoint_id: endpoint, chaos: ['duplicate'] }, attempt(2, 204, { chaos: 'duplicate' }), 0, { ...emptyReport('acme'), marks: state }).change.marks;
+    const receiverOf1 = Object.keys(copyTo('ep_1', {}))[0]!.slice(SEEN_ID_REFUSED.length);
+    const full = { ...marks, [`${SEEN_ID_REFUSED}${receiverOf1}`]: { at: 0, wall: 50, detail: {} } };
+    delete full[`${SEEN_ID_REFUSED}ep_1@x`];
+    const again = acknowledgedBy('ep_1', full);
+    expect(Object.values(again).filter((mark) => mark === null)).toEqual([]);
+    // An acknowledgement is marked again each time: the receiver was seen now.
+    const acknowledged = { ...full, ...again } as ReportState['marks'];
+    expect(Object.keys(acknowledgedBy('ep_1', acknowledged))).toEqual([`${SEEN_ID_ACKNOWLEDGED}${receiverOf1}`]);
   });
 
   it('does not credit the refusal of a forged copy from a receiver seen refusing a duplicate copy of another delivery in the run', () => {
