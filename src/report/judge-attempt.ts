@@ -49,8 +49,8 @@ export function judgeAttempt(delivery: Delivery, attempt: Attempt, at: number, s
   const draft = new Draft(at);
   const what = `${delivery.id} attempt ${delivery.attempts.length + 1}${attempt.chaos ? ` (${attempt.chaos})` : ''} → ${attempt.status_code ?? attempt.error}`;
   const ok = isSuccess(attempt.status_code);
-  const receiver = receiverOf(delivery, attempt);
   if (attempt.chaos === 'bad_signature') {
+    const receiver = receiverOf(delivery, attempt);
     // The forged copy comes under the webhook-id just acknowledged, so a refusal may be of the id, not of the signature. It
     // is the signature's only from a receiver seen acknowledging a seen id (this message's duplicate copy, or another's to
     // the same receiver in the run) and never seen refusing one. Another endpoint, or another URL, is another receiver.
@@ -69,6 +69,7 @@ export function judgeAttempt(delivery: Delivery, attempt: Attempt, at: number, s
   // What a receiver does with a duplicate beyond its answer happens on its side, where the sandbox does not see.
   if (attempt.chaos === 'duplicate') {
     draft.judge('webhook.duplicate', ok, what);
+    const receiver = receiverOf(delivery, attempt);
     if (isRefusal(attempt.status_code)) markReceiver(draft, SEEN_ID_REFUSED + receiver, { at, wall: Date.now(), detail: { delivery: delivery.id } }, state);
     // Set again at each acknowledgement: the receiver was seen now (see RECEIVERS_KEPT).
     else if (ok) markReceiver(draft, SEEN_ID_ACKNOWLEDGED + receiver, { at, wall: Date.now(), detail: { delivery: delivery.id } }, state);

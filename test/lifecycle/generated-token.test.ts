@@ -19,7 +19,7 @@ describe("a data file's generated token given back with --token", () => {
 
     const byFlag = await startCli(['--port', '0', '--data', data, '--token', generated, '--token', 'example-token-0001']);
     // The warning comes before the `started` line, which follows the banner.
-    for (const begun = Date.now(); !byFlag.output().includes('"msg":"started"') && Date.now() - begun < 10_000; ) await new Promise((resolve) => setTimeout(resolve, 50));
+    await byFlag.printed('"msg":"started"');
     const renamed = WARNING.exec(byFlag.output());
     expect(await byFlag.stop()).toBe(0);
     expect(renamed, byFlag.output()).not.toBeNull();
@@ -32,7 +32,7 @@ describe("a data file's generated token given back with --token", () => {
       const config = join(dir(), `clients-${id}.json`);
       writeFileSync(config, JSON.stringify({ clients: [{ token: generated, id }, { token: 'example-token-0001' }] }));
       const byFile = await startCli(['--port', '0', '--data', data, '--config', config]);
-      for (const begun = Date.now(); !byFile.output().includes('"msg":"started"') && Date.now() - begun < 10_000; ) await new Promise((resolve) => setTimeout(resolve, 50));
+      await byFile.printed('"msg":"started"');
       expect(await byFile.stop()).toBe(0);
       expect(byFile.output()).toContain('"msg":"started"');
       expect(byFile.output()).not.toMatch(/is the one this store generated/);

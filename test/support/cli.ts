@@ -6,6 +6,8 @@ export interface RunningCli {
   process: ChildProcess;
   /** Everything printed so far (stdout and stderr). */
   output(): string;
+  /** Resolves once the output holds `text` (or after `timeoutMs`; the caller's assertion then tells). */
+  printed(text: string, timeoutMs?: number): Promise<void>;
   /** Sends a signal and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -45,6 +47,9 @@ export async function startCli(args: string[], env: Record<string, string> = {},
           url: match[1]!,
           process: child,
           output: () => output,
+          printed: async (text, timeoutMs = 10_000) => {
+            for (const begun = Date.now(); !output.includes(text) && Date.now() - begun < timeoutMs; ) await new Promise((wake) => setTimeout(wake, 50));
+          },
           stop: (signal = 'SIGTERM') => {
             child.kill(signal);
             return exited;

@@ -118,6 +118,18 @@ describe('the lists of fields compiled into copies (Shapes)', () => {
     expect(shapes.maker(Array.from({ length: 64 }, (_, i) => `f${i}`))).toBeTypeOf('function');
   });
 
+  it('finds a compiled list from the record and its changes, up to 64 fields, and nothing before any is compiled', () => {
+    const shapes = new Shapes(4);
+    const wide = Object.fromEntries(Array.from({ length: 64 }, (_, i) => [`f${i}`, i]));
+    expect(shapes.found(wide, {})).toBeUndefined();
+    const make = shapes.maker(Object.keys(wide));
+    expect(shapes.found(wide, {})).toBe(make);
+    expect(shapes.found(wide, { f3: 'changed' })).toBe(make);
+    expect(shapes.found(wide, { f64: 'new' })).toBeUndefined();
+    expect(shapes.found({ ...wide, f64: 64 }, {})).toBeUndefined();
+    expect(shapes.found(Object.fromEntries(Object.entries(wide).reverse()), {})).toBeUndefined();
+  });
+
   it('holds every field in the object itself, also for a client whose neighbour sent many kinds of item', () => {
     // V8's own description of the objects (node --allow-natives-syntax, %DebugPrint).
     const dir = mkdtempSync(join(tmpdir(), 'record-copy-'));

@@ -80,8 +80,10 @@ export class Shapes {
    * array of its names. Undefined when none is compiled yet (`maker` then compiles it).
    */
   found(value: object, changes: object): ((value: object) => object) | undefined {
+    // Nothing to find where nothing is compiled (or can be): the fallback lists the fields anyway.
+    if (this.size === 0) return undefined;
     let count = 0;
-    for (const key in value) if (owns.call(value, key)) count += 1;
+    for (const key in value) if (owns.call(value, key) && ++count > Shapes.MAX_FIELDS) return undefined;
     for (const key in changes) if (owns.call(changes, key) && !owns.call(value, key)) count += 1;
     const shapes = this.byCount.get(count);
     if (shapes !== undefined) for (const shape of shapes) if (listed(shape.keys, value, changes)) return shape.make;
