@@ -31,6 +31,8 @@ export class ApiError extends Error {
   }
 }
 
+const EXACT_PATHS = 'Paths match exactly as the provider documents them (letter case, no trailing slash).';
+
 /** Every message the sandbox answers with, in one place. */
 export const messages = {
   notFound: domainMessages.notFound,
@@ -43,10 +45,13 @@ export const messages = {
     /^\/__sandbox(\/|$)/i.test(path)
       ? `No operation ${method} ${path}.${path.startsWith('/__sandbox') ? '' : ' Control paths begin with /__sandbox in lower case (the rest of the path may be in any case).'} See GET /__sandbox/control.openapi.json for the paths of the control API.`
       : `No operation ${method} ${path}. See GET /__sandbox/openapi.json for the paths this sandbox serves${path === '/' ? ', /docs for its manual and /dashboard for its dashboard' : ''}.`,
-  missingParameter: (method: string, path: string, template: string, name: string) =>
-    `No operation ${method} ${path}: the provider's path is ${template}, and its ${name} is missing.`,
-  inexactPath: (method: string, path: string, documented: string) =>
-    `No operation ${method} ${path}: the provider's path is ${documented}. Paths match exactly as the provider documents them (letter case, no trailing slash).`,
+  missingParameter: (method: string, path: string, template: string, name: string) => {
+    // A path in another case (`/V1/Order/Tracking`) is told that too, as a near miss without a missing value is.
+    const stem = template.slice(0, template.lastIndexOf('/{'));
+    const exact = path === stem || path.startsWith(`${stem}/`);
+    return `No operation ${method} ${path}: the provider's path is ${template}, and its ${name} is missing.${exact ? '' : ` ${EXACT_PATHS}`}`;
+  },
+  inexactPath: (method: string, path: string, documented: string) => `No operation ${method} ${path}: the provider's path is ${documented}. ${EXACT_PATHS}`,
   methodNotAllowed: (method: string, allowed: string[]) =>
     `Method ${method} is not allowed here; use ${allowed.join(', ')}.`,
   invalidRequest: domainMessages.invalidRequest,

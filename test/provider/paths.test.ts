@@ -45,7 +45,7 @@ describe('provider paths match exactly as documented', () => {
 
   it.each([
     ['/v1/order/tracking', '/v1/order/tracking/{order_no}, and its order_no is missing'],
-    ['/V1/Order/Tracking', '/v1/order/tracking/{order_no}, and its order_no is missing'],
+    ['/V1/Order/Tracking', '/v1/order/tracking/{order_no}, and its order_no is missing. Paths match exactly as the provider documents them (letter case, no trailing slash)'],
   ])('says the AWB is missing from GET %s, which the order detail\'s {order_no} would otherwise take as an order number', async (path, said) => {
     const res = await sandbox.call('GET', path);
     expect([res.status, res.body.message]).toEqual([404, `No operation GET ${path}: the provider's path is ${said}.`]);
@@ -54,13 +54,20 @@ describe('provider paths match exactly as documented', () => {
   });
 
   it.each([
-    ['POST', '/V1/Order/Tracking'],
-    ['DELETE', '/V1/Order/Tracking'],
-    ['POST', '/v1/order/tracking'],
-    ['DELETE', '/v1/order/tracking'],
-  ])('names tracking, not an order numbered "Tracking", to %s %s (not a 405 whose GET would be that 404)', async (method, path) => {
+    ['POST', '/V1/Order/Tracking', ' Paths match exactly as the provider documents them (letter case, no trailing slash).'],
+    ['DELETE', '/V1/Order/Tracking', ' Paths match exactly as the provider documents them (letter case, no trailing slash).'],
+    ['POST', '/v1/order/tracking', ''],
+    ['DELETE', '/v1/order/tracking', ''],
+  ])('names tracking, not an order numbered "Tracking", to %s %s (not a 405 whose GET would be that 404)', async (method, path, caseNote) => {
     const res = await sandbox.call(method, path, { body: createRequest(1) });
-    expect([res.status, res.body.message]).toEqual([404, `No operation ${method} ${path}: the provider's path is /v1/order/tracking/{order_no}, and its order_no is missing.`]);
+    expect([res.status, res.body.message]).toEqual([404, `No operation ${method} ${path}: the provider's path is /v1/order/tracking/{order_no}, and its order_no is missing.${caseNote}`]);
+  });
+
+  it.each(['GET', 'POST'])('tells %s /v1/Order the letter case of /v1/order, whatever else it misses', async (method) => {
+    const res = await sandbox.call(method, '/v1/Order', { body: createRequest(1) });
+    expect(res.status).toBe(404);
+    expect(res.body.message).toContain('/v1/order');
+    expect(res.body.message).toMatch(/Paths match exactly as the provider documents them \(letter case, no trailing slash\)\.$/);
   });
 
   it.each(['GET', 'POST'])('names /v1/order/cancel, not an order numbered "Cancel", to %s /V1/Order/Cancel', async (method) => {
