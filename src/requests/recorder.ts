@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { declaredPlainLength, type ServedRequest } from '../requests/served.js';
 import type { RequestLogRepository } from '../store/index.js';
 import type { JournalEntry } from '../records/index.js';
-import { backgroundFailures, CREDENTIAL_HEADERS } from '../shared/index.js';
+import { backgroundFailures, carriesToken, CREDENTIAL_HEADERS } from '../shared/index.js';
 
 const REDACTED = '[redacted]';
 
@@ -25,7 +25,7 @@ const cutAll = (value: string | string[]): string | string[] => (Array.isArray(v
  * JOURNAL_HEADER_CHARS, secrets redacted. A request may carry 16 KiB of headers or query:
  * 2,000 tiny headers, or 1,400 parameters, made a thousand entries of one client hold 70-80 MB.
  */
-function fieldsKept(fields: Record<string, unknown>, secret: (name: string) => boolean = () => false): Record<string, string | string[]> {
+function fieldsKept(fields: Record<string, unknown>, secret: (name: string, value: string | string[]) => boolean): Record<string, string | string[]> {
   const copy: Record<string, string | string[]> = {};
   let count = 0;
   for (const name in fields) {
@@ -33,7 +33,8 @@ function fieldsKept(fields: Record<string, unknown>, secret: (name: string) => b
     if (typeof value !== 'string' && !Array.isArray(value)) continue;
     count += 1;
     if (count > JOURNAL_FIELDS) continue;
-    const kept = secret(name) ? REDACTED : cutAll(typeof value === 'string' ? value : (value as unknown[]).map(String));
+    const text = typeof value === 'string' ? value : (value as unknown[]).map(String);
+    const kept = secret(name, text) ? REDACTED : cutAll(text);
     // `copy.__proto__ = …` would set no field: a parameter may be named so.
     if (name === '__proto__') Object.defineProperty(copy, name, { value: kept, enumerable: true, writable: true, configurable: true });
     else copy[name] = kept;
@@ -67,6 +68,8 @@ function keptBody({ input, violations }: ServedRequest): Pick<JournalEntry, 'bod
 function entryOf(served: ServedRequest): JournalEntry {
   const { input } = served;
   const kept = keptBody(served);
+  const authorization = input.headers.authorization;
+  const token = typeof authorization === 'string' ? /^Bearer +(\S+)/i.exec(authorization)?.[1] : undefined;
   // Built by assignment, in the order the API shows the fields: a spread in the middle
   // of an object literal takes V8's slow path, on every request.
   const entry = {
@@ -74,9 +77,9 @@ function entryOf(served: ServedRequest): JournalEntry {
     at: new Date(served.arrivedAt).toISOString(),
     method: served.method,
     path: cutTo(input.path, JOURNAL_PATH_CHARS),
-    query: fieldsKept(served.query),
+    query: fieldsKept(served.query, (_name, value) => carriesToken(value, token)),
     operation_id: input.operation.operationId,
-    headers: fieldsKept(input.headers, (name) => CREDENTIAL_HEADERS.has(name)),
+    headers: fieldsKept(input.headers, (name, value) => CREDENTIAL_HEADERS.has(name) || carriesToken(value, token)),
     body: kept.body,
   } as JournalEntry;
   if (kept.body_truncated) entry.body_truncated = kept.body_truncated;

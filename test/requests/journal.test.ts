@@ -93,6 +93,17 @@ describe('GET /__sandbox/requests', () => {
     expect(JSON.stringify(entry)).not.toMatch(/partner-session-123|partner-live-key-123/);
   });
 
+  it("redacts the request's own token wherever the client or its gateway repeats it: a forwarded header, a header of its own, a query parameter", async () => {
+    await sandbox.call('GET', `${TRACK}?access_token=${TOKEN_A}&page=1`, {
+      headers: { 'X-Forwarded-Authorization': `Bearer ${TOKEN_A}`, 'X-Auth-Token': 'gateway-key-123', 'X-Partner-Credential': `token=${TOKEN_A}`, 'X-Trace': 'kept-as-sent' },
+    });
+    const [entry] = (await journal()).requests;
+    expect([entry.headers['x-forwarded-authorization'], entry.headers['x-auth-token'], entry.headers['x-partner-credential']]).toEqual(['[redacted]', '[redacted]', '[redacted]']);
+    expect(entry.query).toEqual({ access_token: '[redacted]', page: '1' });
+    expect(entry.headers['x-trace']).toBe('kept-as-sent');
+    expect(JSON.stringify(entry)).not.toMatch(new RegExp(`${TOKEN_A}|gateway-key-123`));
+  });
+
   it('lists the spec violations of an invalid request', async () => {
     await sandbox.call('POST', '/v1/order', { body: invalidCreate() });
     const [entry] = (await journal()).requests;
