@@ -17,7 +17,7 @@ import { sandboxModules } from './modules.js';
 import { Scheduler } from '../jobs/index.js';
 import { ClockService, loadClocks, ClockSync } from '../clock/index.js';
 import { SettingsWriter, closeRefusedStart, openStorage } from '../store/index.js';
-import { answerClientErrors, clientRateLimit, continueWhenRead, withEnvelope, ApiError, messages, type SandboxModule } from '../http/index.js';
+import { answerClientErrors, capConnections, clientRateLimit, continueWhenRead, withEnvelope, ApiError, messages, type SandboxModule } from '../http/index.js';
 import { ClientRegistry, roleOf, type Client, type ClientConfig } from '../clients/index.js';
 import { checkClientConfigs, OptionError, resolveOptions, shownDatabase, shownRetention, type ResolvedOptions, type SandboxOptions } from '../config/index.js';
 import { EventBus } from '../events/index.js';
@@ -223,6 +223,7 @@ export async function createSandbox(input: SandboxOptions = {}, { signal }: Star
     };
     const s = createServer({ maxHeaderSize: options.maxHeaderSize, requireHostHeader: false, headersTimeout: 60_000, requestTimeout: 300_000 }, handle);
     answerClientErrors(s, options.maxHeaderSize, services.logger);
+    capConnections(s, options.maxConnections, services.logger);
     continueWhenRead(s, handle);
     // Node hands every request with an Upgrade header here, and no longer watches the socket's errors.
     s.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {

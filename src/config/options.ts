@@ -56,6 +56,8 @@ export interface SandboxOptions {
   maxItems?: number;
   /** Largest request head (request line and headers) in bytes; above it a 431. Default 16384 (Node's). */
   maxHeaderSize?: number;
+  /** Most connections open at once (HTTP and listen sessions); past it a new one is closed as it arrives, with a warning a minute. Default 10000. */
+  maxConnections?: number;
   /** Origins browsers may call from: ['*'] (default) any, a list of origins, or [] for no CORS headers. */
   corsOrigins?: string[];
   /** Most webhook deliveries held (paused) per client for want of a URL or a live endpoint; past it a new one is recorded as failed ("Outbox full"). Deliveries to a live endpoint never count. Default 10000. */
@@ -132,6 +134,7 @@ export interface ResolvedOptions {
   bodyLimit: string;
   maxItems: number;
   maxHeaderSize: number;
+  maxConnections: number;
   corsOrigins: string[];
   outboxSize: number;
   strict: boolean;

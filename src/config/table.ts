@@ -176,6 +176,13 @@ export const OPTIONS: Schema = {
     default: 16384,
     ...wholeNumber('maxHeaderSize', 1024),
   },
+  maxConnections: {
+    flag: '--max-connections <n>',
+    env: 'SANDBOX_MAX_CONNECTIONS',
+    help: 'most connections open at once (HTTP and listen sessions); past it a new one is closed at once, with a warning in the log',
+    default: 10_000,
+    ...wholeNumber('maxConnections', 1),
+  },
   corsOrigins: {
     flag: '--cors-origins <origins>',
     env: 'SANDBOX_CORS_ORIGINS',

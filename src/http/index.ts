@@ -2,6 +2,7 @@
 
 export { callerOn } from './auth.js';
 export { answerClientErrors, endConnection, hostRequired } from './client-error.js';
+export { capConnections } from './connection-cap.js';
 export { cors } from './cors.js';
 export { errorEnvelope, jsonBody, requestLog, series, unknownPath, withEnvelope } from './edge.js';
 export { continueWhenRead } from './continue.js';
