@@ -57,6 +57,7 @@ export const messages = {
   invalidRequest: domainMessages.invalidRequest,
   malformedJson: 'The body is not valid JSON; check quotes, commas and brackets.',
   notAnObject: 'The body is valid JSON but not an object: send the fields in {...}.',
+  notWellFormed: 'The body holds text that is not valid Unicode: half of a surrogate pair escaped alone (such as \\ud800), which a strict receiver cannot decode. Send whole characters (the character itself, or both halves of its pair).',
   notFinite: 'The body holds a number too large for JSON to carry faithfully (it would read as infinity): send a smaller one.',
   twoAuthorizations: 'The request has two Authorization headers; send one, with the token of the client it is for.',
   headerTwice: (name: string) => `The request has two ${name} headers; send one: of two, the sandbox cannot tell which one you meant.`,

@@ -31,11 +31,25 @@ export function parseJsonBytes(raw: Buffer): unknown {
   if (first !== '{' && first !== '[') throw new ApiError(400, messages.notAnObject, [{ field: 'body', message: 'must be a JSON object' }]);
   // A number past what a double holds (1e400) parses to Infinity, which passes as an integer and is stored as null.
   if (MAY_OVERFLOW.test(text)) {
-    const field = infiniteAt(parsed, '');
+    const field = fieldWhere(parsed, '', isInfinite);
     if (field !== undefined) throw new ApiError(400, messages.notFinite, [{ field: field || 'body', message: 'is a number too large to hold (at most about 1.8e308)' }]);
+  }
+  // An escaped half of a surrogate pair alone (`"\ud800"`) is valid JSON but no character: a
+  // strict receiver (Python encoding it, Go decoding it) fails on the webhook that carries it.
+  if (MAY_HOLD_SURROGATE.test(text)) {
+    const field = fieldWhere(parsed, '', isIllFormed);
+    if (field !== undefined) throw new ApiError(400, messages.notWellFormed, [{ field: field || 'body', message: 'is not well-formed Unicode text (a lone surrogate)' }]);
   }
   return parsed;
 }
+
+/** An escaped surrogate (`\ud83d`, half of an emoji's pair or alone): the cheap test before a walk. */
+const MAY_HOLD_SURROGATE = /\\u[dD][89a-fA-F]/;
+
+const isInfinite = (value: unknown): boolean => typeof value === 'number' && !Number.isFinite(value);
+/** A lone half of a surrogate pair (with the u flag a whole pair reads as its one character). */
+const LONE_SURROGATE = /\p{Surrogate}/u;
+const isIllFormed = (value: unknown): boolean => typeof value === 'string' && LONE_SURROGATE.test(value);
 
 /**
  * A number that may parse to Infinity: an exponent of three digits or more, or 309 digits
@@ -45,19 +59,20 @@ export function parseJsonBytes(raw: Buffer): unknown {
  */
 const MAY_OVERFLOW = /[eE][+-]?\d{3}|(?<!\d)\d{309}/;
 
-/** The field path (`items[0].cod`) of the first infinite number in a parsed body, or undefined. */
-function infiniteAt(value: unknown, path: string): string | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) ? undefined : path;
+/** The field path (`items[0].cod`) of the first value in a parsed body that `bad` holds of (a field's name counts as its value), or undefined. */
+function fieldWhere(value: unknown, path: string, bad: (value: unknown) => boolean): string | undefined {
+  if (bad(value)) return path;
   if (value === null || typeof value !== 'object') return undefined;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i += 1) {
-      const found = infiniteAt(value[i], `${path}[${i}]`);
+      const found = fieldWhere(value[i], `${path}[${i}]`, bad);
       if (found !== undefined) return found;
     }
     return undefined;
   }
   for (const [key, item] of Object.entries(value)) {
-    const found = infiniteAt(item, path === '' ? key : `${path}.${key}`);
+    const at = path === '' ? key : `${path}.${key}`;
+    const found = bad(key) ? at : fieldWhere(item, at, bad);
     if (found !== undefined) return found;
   }
   return undefined;

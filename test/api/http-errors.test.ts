@@ -58,6 +58,25 @@ describe('answers that are not about one operation', () => {
     expect((await sandbox.call('GET', '/__sandbox/orders')).body.total).toBe(1);
   });
 
+  it('answers text holding half of a surrogate pair alone (\\ud800) with a 400 naming its field, and stores nothing; whole pairs and characters are taken', async () => {
+    const send = (text: string) => supertest(sandbox.app).post('/v1/order').set(auth).set('Content-Type', 'application/json').send(text);
+    const lone = await send(JSON.stringify(createRequest(2)).replace('"sender_name":"', '"sender_name":"A\\ud800B'));
+    expect(lone.status).toBe(400);
+    expect(lone.body).toEqual({ success: false, message: expect.stringContaining('not valid Unicode'), errors: [{ field: 'sender_name', message: 'is not well-formed Unicode text (a lone surrogate)' }] });
+    const second = await send(JSON.stringify(createRequest(2)).replace(/"order_code":"([^"]*)"/, '"order_code":"$1\\ude9a"'));
+    expect(second.body.errors).toEqual([{ field: 'items[0].order_code', message: expect.stringMatching(/lone surrogate/) }]);
+    const inKey = await send(JSON.stringify(createRequest(1)).replace('"sender_name":', '"x\\udbff":1,"sender_name":'));
+    expect(inKey.body.errors).toEqual([{ field: 'x\udbff', message: expect.stringMatching(/lone surrogate/) }]);
+    // A control body too (a run's name).
+    const run = await sandbox.call('POST', '/__sandbox/runs', { body: '{"name":"\\ud800"}', headers: { 'content-type': 'application/json' } });
+    expect([run.status, run.body.errors]).toEqual([400, [{ field: 'name', message: expect.stringMatching(/lone surrogate/) }]]);
+    expect((await sandbox.call('GET', '/__sandbox/orders')).body.total).toBe(0);
+    // A pair, escaped or not, and a backslash before "ud800" are text.
+    const pair = await send(JSON.stringify(createRequest(1)).replace('"sender_name":"', '"sender_name":"\\ud83d\\ude9a 🚚 \\\\ud800 '));
+    expect(pair.status, JSON.stringify(pair.body)).toBe(201);
+    expect(JSON.stringify((await sandbox.call('GET', `/__sandbox/orders/${pair.body.order_numbers[0]}`)).body)).toContain('"sender_name":"🚚 🚚 \\\\ud800 ');
+  });
+
   it('answers a body sent without a token of this sandbox with 401 before reading it: malformed JSON is not even looked at', async () => {
     for (const token of [null, 'no-such-token']) {
       const res = await sandbox.call('POST', '/v1/order', { token, body: '{not json', headers: { 'content-type': 'application/json' } });
