@@ -5,7 +5,6 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock/clock.js';
 import { Scheduler } from '../../src/jobs/index.js';
 import { Unavailable } from '../../src/shared/index.js';
-import type { JournaledFile } from '../../src/store/embedded/file/index.js';
 import { EmbeddedStorage } from '../../src/store/embedded/storage.js';
 import type { JobKind } from '../../src/records/index.js';
 import { FaultyFileSystem } from '../support/faulty-fs.js';
@@ -191,15 +190,15 @@ describe('a row of due jobs that each work in one transaction', () => {
     });
     for (const key of ['9101', '9102', '9103']) await storage.jobs.schedule({ kind: 'awb' as JobKind, key, client_id: 'c', due_at: 1_000 });
     // A fault of the sandbox's own, injected: the first commit's records cannot be packed for the file.
-    const store = (storage as unknown as { store: { put: (...args: unknown[]) => unknown } }).store;
-    const put = store.put.bind(store);
+    const store = (storage as unknown as { store: { kept: (...args: unknown[]) => unknown } }).store;
+    const kept = store.kept.bind(store);
     let thrown = false;
-    store.put = (...args: unknown[]) => {
+    store.kept = (...args: unknown[]) => {
       if (!thrown) {
         thrown = true;
         throw new TypeError('a record the file cannot take');
       }
-      return put(...args);
+      return kept(...args);
     };
     await scheduler.advance('c', 2_000);
     await scheduler.stop();
@@ -213,12 +212,13 @@ describe('a row of due jobs that each work in one transaction', () => {
 describe('a unit of work the store refuses a record of (embedded store)', () => {
   it('keeps nothing of it, in memory or in the next unit’s journal line', async () => {
     const { storage, reopen } = await onFile();
-    const file = (storage as unknown as { store: JournaledFile }).store;
-    const put = file.put.bind(file);
+    // What the store keeps of a record (JournaledFile's `kept`, protected) refuses the second order.
+    const file = (storage as unknown as { store: { kept: (collection: string, value: unknown, current: unknown) => unknown } }).store;
+    const kept = file.kept.bind(file);
     let orders = 0;
-    file.put = (collection, key, value) => {
+    file.kept = (collection, value, current) => {
       if (collection === 'orders' && ++orders === 2) throw new Error('the store refuses this record');
-      return put(collection, key, value);
+      return kept(collection, value, current);
     };
     await expect(
       storage.transaction(async (tx) => {
@@ -226,7 +226,7 @@ describe('a unit of work the store refuses a record of (embedded store)', () => 
         await tx.orders.insert(orderRecord('2002', 'c', 1_000));
       }),
     ).rejects.toThrow('the store refuses this record');
-    file.put = put;
+    file.kept = kept;
     expect(await storage.orders.get('2001')).toBeUndefined();
     await insert(storage, '2003');
     const again = await reopen();

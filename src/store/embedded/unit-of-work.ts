@@ -138,17 +138,8 @@ export class UnitOfWork implements Access {
    */
   commit(): Change[] {
     const changes: Change[] = [];
-    try {
-      for (const { collection, key, value } of this.writes.values()) {
-        const before = value === undefined ? this.store.delete(collection, key) : this.store.put(collection, key, value);
-        changes.push({ collection, key, before, after: value });
-      }
-    } catch (error) {
-      // A record the store cannot take: the ones put before it must not stay, to be saved with the next unit.
-      this.store.rollBack();
-      throw error;
-    }
-    this.store.commit();
+    for (const { collection, key, value } of this.writes.values()) changes.push({ collection, key, before: undefined, after: value });
+    this.store.commitWrites(changes);
     return changes;
   }
 }

@@ -13,6 +13,13 @@ import { emptyData } from './schema.js';
 import { DataFileError, StoreUnavailable, type JournalOp, type JournaledFileData, type JournaledFileHealth, type RecordFormats, type StoreFileSystem } from './types.js';
 
 const MiB = 2 ** 20;
+
+/** The journal's op for a record put: its new fields when it can carry them (see patchOf), else the whole record. */
+function opOf(c: string, k: string, before: unknown, after: unknown): JournalOp {
+  if (after === undefined) return { c, k, d: 1 };
+  const patch = patchOf(before, after);
+  return patch === undefined ? { c, k, v: after } : { c, k, p: patch };
+}
 /** The errno codes of a disk or quota out of space. */
 const OUT_OF_SPACE = new Set(['ENOSPC', 'EDQUOT', 'EFBIG']);
 
@@ -102,6 +109,8 @@ export class JournaledFile extends CheckpointedRecords<JournaledFileOptions> {
   private lostWhy: LockLoss = 'taken';
   /** The journal line being written, encoded into one reused buffer (the append is synchronous). */
   private readonly line = new Utf8Chunk();
+  /** The bytes of the line written last. */
+  private lastBytes = 0;
 
   private constructor(db: Low<JournaledFileData>, journal: Journal | undefined, lock: DataFileLock | undefined, options: JournaledFileOptions) {
     super(db, journal, lock, options);
@@ -204,38 +213,116 @@ export class JournaledFile extends CheckpointedRecords<JournaledFileOptions> {
       this.pending.clear();
       return;
     }
-    if (this.closed || this.lockLost || (this.lock !== undefined && !this.lock.heldLately())) {
+    if (this.unavailable()) {
       this.rollBack();
       throw new StoreUnavailable(this.lockLost ? LOCK_LOST : 'ECLOSED');
     }
-    let bytes = 0;
+    let ops: JournalOp[];
     try {
-      const ops: JournalOp[] = [];
-      for (const { op, before, after } of this.pending.values()) {
-        if (after === undefined) {
-          ops.push({ c: op.c, k: op.k, d: 1 });
+      ops = [];
+      for (const { op, before, after } of this.pending.values()) ops.push(opOf(op.c, op.k, before, after));
+    } catch (error) {
+      this.failed(error, 0, () => this.rollBack());
+    }
+    this.append(ops, () => this.rollBack());
+    this.pending.clear();
+    this.written();
+  }
+
+  /**
+   * The writes of a unit of work, each record once (`collection`, `key`, `after`; `after`
+   * undefined removes it): as `put` or `delete` of each in turn and then `commit()`, the same
+   * journal line and the same errors, without noting each as a pending change first. Sets
+   * each write's `before`, the record it replaced as kept (undefined: none). A record the
+   * store refuses (`pack` throws) undoes the writes made and is thrown as it is.
+   */
+  commitWrites(writes: ReadonlyArray<{ collection: string; key: string; before: unknown; after: unknown }>): void {
+    if (this.pending.size > 0) {
+      // Changes already pending (a put outside a unit, its commit a microtask away): they go in this line too, first.
+      try {
+        for (const write of writes) write.before = write.after === undefined ? this.delete(write.collection, write.key) : this.put(write.collection, write.key, write.after);
+      } catch (error) {
+        this.rollBack();
+        throw error;
+      }
+      this.commit();
+      return;
+    }
+    const ops: JournalOp[] = [];
+    let applied = 0;
+    const undo = () => {
+      for (let i = applied - 1; i >= 0; i--) {
+        const { collection, key, before } = writes[i]!;
+        const records = this.collection(collection);
+        if (before === undefined) records.delete(key);
+        else records.set(key, before);
+      }
+    };
+    try {
+      for (let i = 0; i < writes.length; i++) {
+        const write = writes[i]!;
+        const records = this.collection(write.collection);
+        const current = records.get(write.key);
+        write.before = current;
+        if (write.after === undefined) {
+          records.delete(write.key);
+          applied += 1;
+          ops.push({ c: write.collection, k: write.key, d: 1 });
           continue;
         }
-        const patch = patchOf(before, after);
-        ops.push(patch === undefined ? { c: op.c, k: op.k, v: after } : { c: op.c, k: op.k, p: patch });
+        const after = this.kept(write.collection, write.after, current);
+        records.set(write.key, after);
+        applied += 1;
+        ops.push(opOf(write.collection, write.key, current, after));
       }
+    } catch (error) {
+      undo();
+      throw error;
+    }
+    if (!this.journal) return;
+    if (this.unavailable()) {
+      undo();
+      throw new StoreUnavailable(this.lockLost ? LOCK_LOST : 'ECLOSED');
+    }
+    this.append(ops, undo);
+    this.written();
+  }
+
+  /** Whether a commit must fail now: the store closed, its lock lost or not refreshed lately. */
+  private unavailable(): boolean {
+    return this.closed || this.lockLost || (this.lock !== undefined && !this.lock.heldLately());
+  }
+
+  /** Appends `ops` to the journal as one line; on a failure, `undo` puts the records back and this throws StoreUnavailable. */
+  private append(ops: JournalOp[], undo: () => void): void {
+    let bytes = 0;
+    try {
       this.line.add(JSON.stringify(ops));
       this.line.add('\n');
       bytes = this.line.length;
-      this.journal.append(this.line.take());
+      this.journal!.append(this.line.take());
     } catch (error) {
-      // A line not finished must not begin the next one.
-      this.line.clear();
-      this.rollBack();
-      const code = errnoOf(error);
-      this.failure ??= { code, error: describeError(error), since: Date.now() };
-      // At most 64 KiB: a large change that failed once (a reset, a bulk create) is not made again, and a disk that takes 64 KiB takes the usual ones.
-      if (OUT_OF_SPACE.has(code) && bytes > 0) this.failedBytes = Math.min(this.failedBytes === 0 ? bytes : this.failedBytes, bytes, 64 * 1024);
-      this.options.onWriteFailed?.(error as Error);
-      throw new StoreUnavailable(code, { cause: error });
+      this.failed(error, bytes, undo);
     }
-    this.pending.clear();
-    if (this.failure !== undefined && bytes >= this.failedBytes) this.resumed();
+    this.lastBytes = bytes;
+  }
+
+  /** A line that could not be written: the records put back, the failure noted and thrown as StoreUnavailable. */
+  private failed(error: unknown, bytes: number, undo: () => void): never {
+    // A line not finished must not begin the next one.
+    this.line.clear();
+    undo();
+    const code = errnoOf(error);
+    this.failure ??= { code, error: describeError(error), since: Date.now() };
+    // At most 64 KiB: a large change that failed once (a reset, a bulk create) is not made again, and a disk that takes 64 KiB takes the usual ones.
+    if (OUT_OF_SPACE.has(code) && bytes > 0) this.failedBytes = Math.min(this.failedBytes === 0 ? bytes : this.failedBytes, bytes, 64 * 1024);
+    this.options.onWriteFailed?.(error as Error);
+    throw new StoreUnavailable(code, { cause: error });
+  }
+
+  /** After a line was written: a failure it ends, a checkpoint it calls for. */
+  private written(): void {
+    if (this.failure !== undefined && this.lastBytes >= this.failedBytes) this.resumed();
     if (this.shouldCheckpoint()) void this.checkpoint();
   }
 

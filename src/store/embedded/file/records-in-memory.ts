@@ -61,10 +61,15 @@ export abstract class RecordsInMemory<Options extends InMemoryOptions> {
    */
   put<T>(collection: string, key: string, value: T): unknown {
     const records = this.collection(collection);
-    const after = this.options.pack ? this.options.pack(collection, value, records.get(key)) : value;
+    const after = this.kept(collection, value, records.get(key));
     const current = this.track({ c: collection, k: key }, records, after);
     records.set(key, after);
     return current;
+  }
+
+  /** A record put in the collection as it is kept (see InMemoryOptions.pack), `current` the one it replaces; throws when the store refuses it. */
+  protected kept(collection: string, value: unknown, current: unknown): unknown {
+    return this.options.pack ? this.options.pack(collection, value, current) : value;
   }
 
   /** Removes a record; saved by the next `commit()`. Returns the record removed, as kept (undefined: none). */
@@ -138,7 +143,7 @@ export abstract class RecordsInMemory<Options extends InMemoryOptions> {
   }
 
   /** A collection as a RecordMap: one still a plain object (a new store, an older file's, a migrated one) becomes one. */
-  private collection(name: string): Records {
+  protected collection(name: string): Records {
     const existing = this.db.data[name];
     if (existing instanceof RecordMap) return existing;
     const records: Records = new RecordMap(typeof existing === 'object' ? Object.entries(existing) : []);
