@@ -32,6 +32,11 @@ export class EventBus implements EventSink {
   }
 
   async prepare(clientId: string, tx: Repositories): Promise<void> {
+    // One preparer (the webhook outbox's), the usual case: its read awaited as it is, without the settling of a list.
+    if (this.preparers.length === 1) {
+      await this.preparers[0]!(clientId, tx);
+      return;
+    }
     // Every read ends before this does, so none outlives the producer's unit; the first failure is the caller's.
     // Each preparer through an async function: one that throws at once rejects its own promise, not the map (every read still starts now).
     const settled = await Promise.allSettled(this.preparers.map(async (prepare) => prepare(clientId, tx)));
