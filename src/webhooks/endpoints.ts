@@ -70,7 +70,10 @@ export class WebhookEndpoints {
   /** Every endpoint of the client: the default one first, then the others in the order they were created. */
   async list(client: Client, tx: Repositories = this.storage): Promise<Endpoint[]> {
     const settings = await tx.settings.get(client.id);
-    return [this.defaultOf(client, settings), ...(settings?.endpoints ?? []).map((e) => extraOf(client.id, e))];
+    const list = [this.defaultOf(client, settings)];
+    const extras = settings?.endpoints;
+    if (extras !== undefined && extras !== null) for (const e of extras) list.push(extraOf(client.id, e));
+    return list;
   }
 
   /** Asks for what `list` reads of a client in `tx` (its settings), so that a later `list` in the same unit finds it read. */
