@@ -23,12 +23,12 @@ const isFlat = (record: Record<string, unknown>): boolean => {
 };
 
 /**
- * Whether `b` has exactly the fields of the flat record `a`, in the same order, with the
- * same values: the order of the keys shows in the JSON a client reads back and in the
- * data file, so a part sent with its keys in another order is not shared.
+ * Whether `b` has exactly the fields of the flat record `a` (whose keys, in order, are
+ * `keys`), in the same order, with the same values: the order of the keys shows in the
+ * JSON a client reads back and in the data file, so a part sent with its keys in another
+ * order is not shared.
  */
-const sameFields = (a: Record<string, unknown>, b: Record<string, unknown>): boolean => {
-  const keys = Object.keys(a);
+const sameFields = (a: Record<string, unknown>, keys: readonly string[], b: Record<string, unknown>): boolean => {
   let i = 0;
   for (const key in b) {
     if (key !== keys[i] || a[key] !== b[key]) return false;
@@ -36,6 +36,26 @@ const sameFields = (a: Record<string, unknown>, b: Record<string, unknown>): boo
   }
   return i === keys.length;
 };
+
+/** Whether `b`'s own enumerable keys are `keys`, in order. */
+const sameKeys = (keys: readonly string[], b: Record<string, unknown>): boolean => {
+  let i = 0;
+  for (const key in b) {
+    if (key !== keys[i]) return false;
+    i += 1;
+  }
+  return i === keys.length;
+};
+
+/**
+ * Each client's last part of a kind (sender or item) with the list of its keys, kept so
+ * that comparing a part with it lists no keys: the next part of the same fields (the next
+ * item of a multi-item create) takes the same list.
+ */
+class LastParts {
+  readonly parts = new Map<string, Record<string, unknown>>();
+  readonly keys = new Map<string, readonly string[]>();
+}
 
 /**
  * Packs orders as the store takes them in (from the data file, the journal, a commit):
@@ -48,8 +68,8 @@ const sameFields = (a: Record<string, unknown>, b: Record<string, unknown>): boo
 export class OrderPacker {
   /** Lists of fields compiled per client for its parts. */
   static readonly PART_SHAPES = 8;
-  private readonly senders = new Map<string, Record<string, unknown>>();
-  private readonly items = new Map<string, Record<string, unknown>>();
+  private readonly senders = new LastParts();
+  private readonly items = new LastParts();
   /** One copy of each client id: a parsed one is a string of its own per order. */
   private readonly clientIds = new Map<string, string>();
   /** Each client's compiled copies of its parts (see `Shapes`): a few lists a client, as a shop sends a few kinds of item. */
@@ -93,17 +113,19 @@ export class OrderPacker {
  * strings for the values that are equal, so each long text (an address, a name) is kept
  * once rather than once per order.
  */
-function shared(last: Map<string, Record<string, unknown>>, clientId: string, part: unknown, shapesOf: (clientId: string) => Shapes): unknown {
+function shared(last: LastParts, clientId: string, part: unknown, shapesOf: (clientId: string) => Shapes): unknown {
   if (typeof part !== 'object' || part === null || typeof clientId !== 'string') return part;
   // A part with a "__proto__" field of its own (JSON allows it) is left as it is: copying it by assignment would lose that field.
   if (Object.hasOwn(part, '__proto__')) return part;
   let record = part as Record<string, unknown>;
-  const known = last.get(clientId);
-  if (known !== undefined && (known === record || sameFields(known, record))) return known;
+  const known = last.parts.get(clientId);
+  const knownKeys = last.keys.get(clientId);
+  if (known !== undefined && (known === record || sameFields(known, knownKeys!, record))) return known;
   // Only a part of plain values is shared (and compared field by field).
   if (!isFlat(record)) return record;
   if (known !== undefined) record = withStringsOf(known, record, () => shapesOf(clientId));
-  last.set(clientId, freeze(record));
+  last.parts.set(clientId, freeze(record));
+  last.keys.set(clientId, knownKeys !== undefined && sameKeys(knownKeys, record) ? knownKeys : Object.keys(record));
   return record;
 }
 
