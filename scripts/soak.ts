@@ -19,7 +19,7 @@ import { clientIdOf } from '../src/clients/registry.js';
 import type { Order } from '../src/records/order.js';
 import { FILE_FORMATS } from '../src/store/embedded/order-file-format.js';
 import { OrderPacker } from '../src/store/embedded/order-packer.js';
-import { JournaledFile, type JournaledFileOptions } from '../src/store/embedded/file/journaled-file.js';
+import { JournaledFile, type JournaledFileOptions } from '../src/store/embedded/file/index.js';
 
 const ORDERS = Number(process.env.SOAK_ORDERS ?? 1_000_000);
 const TOKEN = 'soak';

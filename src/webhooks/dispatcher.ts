@@ -70,16 +70,13 @@ export class WebhookDispatcher {
   async enqueue(event: SandboxEvent, tx: Repositories): Promise<void> {
     const { endpoints, registry } = this.deps;
     const client = registry.byId(event.order.client_id) ?? unknownClient(event.order.client_id, webhookMessages.orderNotChanged(event.order.order_no, event.type));
-    // The default endpoint first, then the others: indexed rather than destructured (no array of the others made per event).
-    const list = await endpoints.list(client, tx);
-    const main = list[0];
+    const [main, ...others] = await endpoints.list(client, tx);
     const chaos = chaosOf(main!.chaos, event.order.webhook_chaos);
     let firstDue: number | undefined;
     // Worked out once per event, and only when some endpoint takes it: the reorder window counts events, not deliveries.
     const dueAt = (): number => (firstDue ??= this.firstDue(client.id, event.at, chaos));
     if (admits(main!, event.type)) await this.enqueueDefault(event, main!, chaos, dueAt, tx);
-    for (let i = 1; i < list.length; i++) {
-      const endpoint = list[i]!;
+    for (const endpoint of others) {
       if (!endpoint.enabled || !admits(endpoint, event.type)) continue;
       const due = dueAt();
       const delivery = await this.attempts.create(tx, client.id, event.type, event.order.order_no, payloadOf(event), chaos, event.at, { status: 'pending', next_attempt_at: due, last_error: null }, endpoint.id);

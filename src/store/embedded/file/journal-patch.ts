@@ -1,3 +1,5 @@
+import type { JournalOp } from './types.js';
+
 /**
  * The fields of `after` that are not those of `before`, when the journal may carry a
  * record's change as them: both are records frozen whole (so a field that is the same
@@ -38,3 +40,10 @@ const isPlain = (value: object): boolean => {
   const proto = Object.getPrototypeOf(value) as unknown;
   return proto === Object.prototype || proto === null;
 };
+
+/** The journal's op for a record put (`after` undefined: removed): its new fields when it can carry them (see patchOf), else the whole record. */
+export function opOf(c: string, k: string, before: unknown, after: unknown): JournalOp {
+  if (after === undefined) return { c, k, d: 1 };
+  const patch = patchOf(before, after);
+  return patch === undefined ? { c, k, v: after } : { c, k, p: patch };
+}

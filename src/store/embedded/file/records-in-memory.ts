@@ -1,4 +1,5 @@
 import type { Low } from 'lowdb';
+import { opOf } from './journal-patch.js';
 import { copyWith } from './record-copy.js';
 import { RecordMap } from './record-map.js';
 import type { SnapshotChunk } from './snapshot-file.js';
@@ -65,6 +66,39 @@ export abstract class RecordsInMemory<Options extends InMemoryOptions> {
     const current = this.track({ c: collection, k: key }, records, after);
     records.set(key, after);
     return current;
+  }
+
+  /**
+   * Puts or removes each write's record at once, as `put` or `delete` would but noting no
+   * pending change (see JournaledFile.commitWrites), its journal op added to `ops` and the
+   * record it replaced, as kept, set as its `before`. Returns the undo of what it applied; a
+   * record the store refuses (`pack` throws) undoes those before it and is thrown as it is.
+   */
+  protected applied(writes: ReadonlyArray<{ collection: string; key: string; before: unknown; after: unknown }>, ops: JournalOp[]): () => void {
+    let applied = 0;
+    const undo = () => {
+      for (let i = applied - 1; i >= 0; i--) {
+        const { collection, key, before } = writes[i]!;
+        if (before === undefined) this.collection(collection).delete(key);
+        else this.collection(collection).set(key, before);
+      }
+    };
+    try {
+      for (const write of writes) {
+        const records = this.collection(write.collection);
+        const current = records.get(write.key);
+        write.before = current;
+        const after = write.after === undefined ? undefined : this.kept(write.collection, write.after, current);
+        if (after === undefined) records.delete(write.key);
+        else records.set(write.key, after);
+        applied += 1;
+        ops.push(opOf(write.collection, write.key, current, after));
+      }
+    } catch (error) {
+      undo();
+      throw error;
+    }
+    return undo;
   }
 
   /** A record put in the collection as it is kept (see InMemoryOptions.pack), `current` the one it replaces; throws when the store refuses it. */
