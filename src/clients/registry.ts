@@ -1,6 +1,6 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { isUsableToken, parseDelayRange } from '../shared/index.js';
+import { isUsableToken, parseDelayRange, TOKEN_IN_VALUE_MIN } from '../shared/index.js';
 
 /**
  * What a token may do. `partner`: everything on its own client's data. `read_only`: only
@@ -125,6 +125,7 @@ export class ClientRegistry {
   readonly adminTokens: string[] = [];
   /** Each client's name, as its first token configures it, by id. */
   private readonly names = new Map<string, string>();
+  private readonly secrets = new Map<string, readonly string[]>();
 
   /** `configs` with `role: admin` and `adminTokens` are admin tokens; every other entry is a client's token. */
   constructor(configs: ClientConfig[], adminTokens: string[] = []) {
@@ -170,6 +171,21 @@ export class ClientRegistry {
 
   get hasAdmin(): boolean {
     return this.entries.some((e) => e.caller.role === 'admin');
+  }
+
+  /**
+   * The tokens no answer to client `id` may show, wherever they appear (a header of the
+   * client's own, a query parameter, a fault rule's criterion): its own (its read-only
+   * token may not read its partner one) and every admin's. Those of TOKEN_IN_VALUE_MIN
+   * characters or more: a shorter one would match ordinary text.
+   */
+  secretsOf(id: string): readonly string[] {
+    let secrets = this.secrets.get(id);
+    if (secrets === undefined) {
+      secrets = [...this.clients.filter((c) => c.id === id).map((c) => c.token), ...this.adminTokens].filter((t) => t.length >= TOKEN_IN_VALUE_MIN);
+      this.secrets.set(id, secrets);
+    }
+    return secrets;
   }
 
   /** The client of a token; undefined for an unknown or an admin token. */

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { declaredPlainLength, type ServedRequest } from '../requests/served.js';
 import type { RequestLogRepository } from '../store/index.js';
 import type { JournalEntry } from '../records/index.js';
-import { backgroundFailures, carriesToken, CREDENTIAL_HEADERS } from '../shared/index.js';
+import { backgroundFailures, carriesSecret, CREDENTIAL_HEADERS } from '../shared/index.js';
 
 const REDACTED = '[redacted]';
 
@@ -25,7 +25,7 @@ const cutAll = (value: string | string[]): string | string[] => (Array.isArray(v
  * JOURNAL_HEADER_CHARS, secrets redacted. A request may carry 16 KiB of headers or query:
  * 2,000 tiny headers, or 1,400 parameters, made a thousand entries of one client hold 70-80 MB.
  */
-function fieldsKept(fields: Record<string, unknown>, secret: (name: string, value: string | string[]) => boolean): Record<string, string | string[]> {
+function fieldsKept(fields: Record<string, unknown>, secrets: readonly string[], credential: (name: string) => boolean = () => false): Record<string, string | string[]> {
   const copy: Record<string, string | string[]> = {};
   let count = 0;
   for (const name in fields) {
@@ -34,10 +34,12 @@ function fieldsKept(fields: Record<string, unknown>, secret: (name: string, valu
     count += 1;
     if (count > JOURNAL_FIELDS) continue;
     const text = typeof value === 'string' ? value : (value as unknown[]).map(String);
-    const kept = secret(name, text) ? REDACTED : cutAll(text);
+    const kept = credential(name) || carriesSecret(text, secrets) ? REDACTED : cutAll(text);
+    // A name may carry a token too (`?<token>`).
+    const shown = carriesSecret(name, secrets) ? REDACTED : name;
     // `copy.__proto__ = …` would set no field: a parameter may be named so.
-    if (name === '__proto__') Object.defineProperty(copy, name, { value: kept, enumerable: true, writable: true, configurable: true });
-    else copy[name] = kept;
+    if (shown === '__proto__') Object.defineProperty(copy, shown, { value: kept, enumerable: true, writable: true, configurable: true });
+    else copy[shown] = kept;
   }
   if (count > JOURNAL_FIELDS) copy[MORE] = `${count - JOURNAL_FIELDS} more not kept`;
   return copy;
@@ -65,11 +67,9 @@ function keptBody({ input, violations }: ServedRequest): Pick<JournalEntry, 'bod
   return { body: Buffer.from(text).subarray(0, JOURNAL_BODY_BYTES).toString('utf8').replace(/\uFFFD$/, ''), body_truncated: { bytes } };
 }
 
-function entryOf(served: ServedRequest): JournalEntry {
+function entryOf(served: ServedRequest, secrets: readonly string[]): JournalEntry {
   const { input } = served;
   const kept = keptBody(served);
-  const authorization = input.headers.authorization;
-  const token = typeof authorization === 'string' ? /^Bearer +(\S+)/i.exec(authorization)?.[1] : undefined;
   // Built by assignment, in the order the API shows the fields: a spread in the middle
   // of an object literal takes V8's slow path, on every request.
   const entry = {
@@ -77,9 +77,9 @@ function entryOf(served: ServedRequest): JournalEntry {
     at: new Date(served.arrivedAt).toISOString(),
     method: served.method,
     path: cutTo(input.path, JOURNAL_PATH_CHARS),
-    query: fieldsKept(served.query, (_name, value) => carriesToken(value, token)),
+    query: fieldsKept(served.query, secrets),
     operation_id: input.operation.operationId,
-    headers: fieldsKept(input.headers, (name, value) => CREDENTIAL_HEADERS.has(name) || carriesToken(value, token)),
+    headers: fieldsKept(input.headers, secrets, (name) => CREDENTIAL_HEADERS.has(name)),
     body: kept.body,
   } as JournalEntry;
   if (kept.body_truncated) entry.body_truncated = kept.body_truncated;
@@ -123,14 +123,14 @@ export class PendingAppends {
  * `--strict` logs one warning per field a request got wrong. Requests that fail
  * authentication have no client and are not journaled.
  */
-export function journalRecorder(journal: RequestLogRepository, strict: boolean, logger: Logger, pending: PendingAppends): (served: ServedRequest) => void {
+export function journalRecorder(journal: RequestLogRepository, strict: boolean, logger: Logger, pending: PendingAppends, secretsOf: (clientId: string) => readonly string[]): (served: ServedRequest) => void {
   const failed = backgroundFailures(logger);
   return (served) => {
     const client = served.input.client;
     if (!client) return;
     // Runs on the connection's close: whatever goes wrong here must not escape as an uncaught exception.
     try {
-      const entry = entryOf(served);
+      const entry = entryOf(served, secretsOf(client.id));
       pending.track(client.id, () => journal.append(client.id, entry).catch((err: unknown) => failed('request journal', err, 'requests were not journaled', { client: client.id })));
     } catch (err) {
       failed('request journal', err, 'requests were not journaled', { client: client.id });

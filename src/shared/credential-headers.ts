@@ -1,8 +1,8 @@
 /**
- * Request headers whose value is a credential: the request journal keeps them (and any
- * other header or parameter carrying the request's token, see `carriesToken`)
- * `[redacted]`, and a fault rule that matches on one shows it masked. One list for both, so
- * that no answer shows a credential that another hides.
+ * Request headers whose value is a credential: the request journal keeps them
+ * `[redacted]`, and a fault rule that matches on one shows it masked (so is a value carrying a
+ * token, see `carriesSecret`, in both). One list for both, so that no answer shows a
+ * credential that another hides.
  */
 export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
   'authorization',
@@ -20,8 +20,11 @@ export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
 export const TOKEN_IN_VALUE_MIN = 8;
 
 /**
- * Whether a header's or parameter's value carries `token` (the request's own bearer token),
- * whatever its name: a client or its gateway may repeat the token in a header of its own.
+ * Whether a header's or parameter's value (or name) carries one of `secrets` (the tokens
+ * no answer to a client may show, see ClientRegistry.secretsOf), whatever its name: a
+ * client or its gateway may repeat a token in a header of its own.
  */
-export const carriesToken = (value: string | readonly string[], token: string | undefined): boolean =>
-  token !== undefined && token.length >= TOKEN_IN_VALUE_MIN && (typeof value === 'string' ? value.includes(token) : value.some((v) => String(v).includes(token)));
+export function carriesSecret(value: string | readonly string[], secrets: readonly string[]): boolean {
+  for (const secret of secrets) if (typeof value === 'string' ? value.includes(secret) : value.some((v) => String(v).includes(secret))) return true;
+  return false;
+}

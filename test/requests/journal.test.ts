@@ -93,15 +93,21 @@ describe('GET /__sandbox/requests', () => {
     expect(JSON.stringify(entry)).not.toMatch(/partner-session-123|partner-live-key-123/);
   });
 
-  it("redacts the request's own token wherever the client or its gateway repeats it: a forwarded header, a header of its own, a query parameter", async () => {
-    await sandbox.call('GET', `${TRACK}?access_token=${TOKEN_A}&page=1`, {
-      headers: { 'X-Forwarded-Authorization': `Bearer ${TOKEN_A}`, 'X-Auth-Token': 'gateway-key-123', 'X-Partner-Credential': `token=${TOKEN_A}`, 'X-Trace': 'kept-as-sent' },
+  it("redacts the client's tokens and the admins' wherever a request repeats them: a forwarded header, a header of its own, a query parameter's value or name; not to its read-only token either", async () => {
+    await sandbox.close();
+    const [readOnly, second, admin] = ['read-only-token-a', 'second-writer-a1', 'admin-secret-token-XYZ'];
+    sandbox = await testSandbox({ clients: [{ token: TOKEN_A, id: 'client-a' }, { token: second, id: 'client-a' }, { token: readOnly, id: 'client-a', role: 'read_only' }, { token: TOKEN_B, id: 'client-b' }], adminTokens: [admin] });
+    await sandbox.call('GET', `${TRACK}?access_token=${TOKEN_A}&page=1&${second}=`, {
+      headers: { 'X-Forwarded-Authorization': `Bearer ${TOKEN_A}`, 'X-Auth-Token': 'gateway-key-123', 'X-Partner-Credential': `token=${TOKEN_A}`, 'X-Original-Token': second, 'X-Gateway-Key': admin, 'X-Trace': 'kept-as-sent' },
     });
-    const [entry] = (await journal()).requests;
-    expect([entry.headers['x-forwarded-authorization'], entry.headers['x-auth-token'], entry.headers['x-partner-credential']]).toEqual(['[redacted]', '[redacted]', '[redacted]']);
-    expect(entry.query).toEqual({ access_token: '[redacted]', page: '1' });
+    const [entry] = (await journal('', readOnly)).requests;
+    for (const name of ['x-forwarded-authorization', 'x-auth-token', 'x-partner-credential', 'x-original-token', 'x-gateway-key']) expect(entry.headers[name], name).toBe('[redacted]');
+    expect(entry.query).toEqual({ access_token: '[redacted]', page: '1', '[redacted]': '' });
     expect(entry.headers['x-trace']).toBe('kept-as-sent');
-    expect(JSON.stringify(entry)).not.toMatch(new RegExp(`${TOKEN_A}|gateway-key-123`));
+    expect(JSON.stringify(entry)).not.toMatch(new RegExp(`${TOKEN_A}|${second}|${admin}|gateway-key-123`));
+    // Another client's token is no secret of this client's: a request cannot carry it without having it.
+    await sandbox.call('GET', TRACK, { headers: { 'X-Note': TOKEN_B } });
+    expect((await journal('', readOnly)).requests[1].headers['x-note']).toBe(TOKEN_B);
   });
 
   it('lists the spec violations of an invalid request', async () => {

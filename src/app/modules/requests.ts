@@ -4,13 +4,14 @@ import { requestHandlers } from '../../http/index.js';
 import { journalRecorder, PendingAppends } from '../../requests/index.js';
 
 /** The request journal (`/__sandbox/requests`): what each client sent and what it got. */
-export function requestsModule({ storage, options, logger, specs }: Pick<Services, 'storage' | 'options' | 'logger' | 'specs'>): SandboxModule {
+export function requestsModule({ storage, options, logger, specs, registry }: Pick<Services, 'storage' | 'options' | 'logger' | 'specs' | 'registry'>): SandboxModule {
   const journal = storage.requests;
   const pending = new PendingAppends();
   return {
     name: 'requests',
     handlers: requestHandlers(journal, pending, specs.provider.operations),
-    observeProvider: journalRecorder(journal, options.strict, logger, pending),
+    // A token repeated outside Authorization (a gateway's header, a query parameter) is redacted too: the client's and every admin's.
+    observeProvider: journalRecorder(journal, options.strict, logger, pending, (clientId) => registry.secretsOf(clientId)),
     reset: async (clientId) => {
       await pending.settled(clientId);
       return journal.clear(clientId);

@@ -1,8 +1,8 @@
-import { NotFound, RuleViolation } from '../../shared/index.js';
+import { NotFound, RuleViolation, TOKEN_IN_VALUE_MIN } from '../../shared/index.js';
 import { clientOf, json, type HandlerMap } from '../handler.js';
 import { faultMessages, faultRuleView, checkRule, type BodyLimit } from '../../faults/index.js';
 import type { FaultRules } from '../../faults/index.js';
-import type { FaultRuleInput } from '../../records/index.js';
+import type { FaultRule, FaultRuleInput } from '../../records/index.js';
 import type { MatchableOperation } from '../../shared/index.js';
 import type { ClientRegistry } from '../../clients/index.js';
 
@@ -30,14 +30,15 @@ const callerNamed = (registry: ClientRegistry, value: string) => {
 
 /** `/__sandbox/faults`: create, list and delete the calling client's fault rules (a rule's match checked against the served spec's `operations`, the body limit and the client's tokens). */
 export function faultHandlers(rules: FaultRules, registry: ClientRegistry, operations: readonly MatchableOperation[], limits?: BodyLimit): HandlerMap {
-  // A partner's view of a rule an admin made for it shows nothing of the admin token it names.
-  const adminToken = (value: string): boolean => callerNamed(registry, value)?.role === 'admin';
+  // A partner's view of a rule an admin made for it shows nothing of the admin token it names, as `Bearer <token>` or within any value.
+  const adminToken = (value: string): boolean => callerNamed(registry, value)?.role === 'admin' || registry.adminTokens.some((token) => token.length >= TOKEN_IN_VALUE_MIN && value.includes(token));
+  const view = (clientId: string) => (rule: FaultRule) => faultRuleView(rule, adminToken, registry.secretsOf(clientId));
   return {
     createFaultRule: async (input) => {
       const clientId = clientOf(input).id;
-      return json(201, faultRuleView(await rules.add(clientId, checkCredential(registry, clientId, input.role === 'admin', checkRule(input.body as FaultRuleInput, operations, limits))), adminToken));
+      return json(201, view(clientId)(await rules.add(clientId, checkCredential(registry, clientId, input.role === 'admin', checkRule(input.body as FaultRuleInput, operations, limits)))));
     },
-    listFaultRules: async (input) => json(200, { rules: (await rules.list(clientOf(input).id)).map((rule) => faultRuleView(rule, adminToken)) }),
+    listFaultRules: async (input) => json(200, { rules: (await rules.list(clientOf(input).id)).map(view(clientOf(input).id)) }),
     deleteFaultRules: async (input) => json(200, { success: true, removed: await rules.clear(clientOf(input).id) }),
     deleteFaultRule: async (input) => {
       const id = input.params.id!;
