@@ -32,6 +32,7 @@ export function capConnections(server: Server, max: number, logger: Pick<Logger,
     byAddress = new Map();
     timer = setTimeout(report, WARN_EVERY_MS).unref();
   };
+  server.once('close', () => clearTimeout(timer));
   server.on('drop', (data?: { remoteAddress?: string }) => {
     dropped += 1;
     const address = data?.remoteAddress ?? '';

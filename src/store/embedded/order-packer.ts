@@ -41,7 +41,8 @@ const sameFields = (a: Record<string, unknown>, keys: readonly string[], b: Reco
 const sameKeys = (keys: readonly string[], b: Record<string, unknown>): boolean => {
   let i = 0;
   for (const key in b) {
-    if (key !== keys[i]) return false;
+    // An inherited key is no field of `b`: its own keys are then not the list.
+    if (key !== keys[i] || !Object.prototype.hasOwnProperty.call(b, key)) return false;
     i += 1;
   }
   return i === keys.length;

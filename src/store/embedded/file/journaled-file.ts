@@ -168,6 +168,7 @@ export class JournaledFile extends CheckpointedRecords<JournaledFileOptions<Jour
   commitWrites(writes: ReadonlyArray<{ collection: string; key: string; before: unknown; after: unknown }>): void {
     // Changes already pending (a put outside a unit, its commit a microtask away) go first, in a line of their own.
     this.commit();
+    if (writes.length === 0) return;
     const ops: JournalOp[] = [];
     const undo = this.applied(writes, ops);
     if (!this.journal) return;
