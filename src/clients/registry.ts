@@ -174,16 +174,21 @@ export class ClientRegistry {
   }
 
   /**
-   * The tokens no answer to client `id` may show, wherever they appear (a header of the
-   * client's own, a query parameter, a fault rule's criterion): its own (its read-only
-   * token may not read its partner one) and every admin's. Those of TOKEN_IN_VALUE_MIN
-   * characters or more: a shorter one would match ordinary text.
+   * The tokens an answer to client `id` hides wherever they appear (a header of the
+   * client's own, a query parameter, a fault rule's criterion), as a caller of `role` may
+   * hide them: what it hides tells it a value holds one, so a caller hides only tokens it
+   * may hold anyway. A read-only token: itself (`own`); a partner token: the client's
+   * tokens (its read-only token may not read them); an admin token: those and every admin's.
+   * Those of TOKEN_IN_VALUE_MIN characters or more: a shorter one would match ordinary text.
    */
-  secretsOf(id: string): readonly string[] {
-    let secrets = this.secrets.get(id);
+  secretsOf(id: string, role: Role | undefined, own?: string): readonly string[] {
+    if (role !== 'partner' && role !== 'admin') return own !== undefined && own.length >= TOKEN_IN_VALUE_MIN ? [own] : [];
+    const key = `${role}\u0000${id}`;
+    let secrets = this.secrets.get(key);
     if (secrets === undefined) {
-      secrets = [...this.clients.filter((c) => c.id === id).map((c) => c.token), ...this.adminTokens].filter((t) => t.length >= TOKEN_IN_VALUE_MIN);
-      this.secrets.set(id, secrets);
+      const tokens = this.clients.filter((c) => c.id === id).map((c) => c.token);
+      secrets = (role === 'admin' ? [...tokens, ...this.adminTokens] : tokens).filter((t) => t.length >= TOKEN_IN_VALUE_MIN);
+      this.secrets.set(key, secrets);
     }
     return secrets;
   }

@@ -30,5 +30,6 @@ export const faultMessages = {
   badRetryAfter: 'must be a whole number of seconds (e.g. "2") or an HTTP date (e.g. "Wed, 21 Oct 2026 07:28:00 GMT"): a client reads nothing else in Retry-After',
   foreignCredential:
     'must be "Bearer <token>" with one of this client\'s tokens (or an admin token acting for it): a request with any other is not this client\'s, so no request would meet it',
+  adminTokenShown: 'holds an admin token, which this client\'s tokens would read in the rule: fault an admin\'s requests by "Authorization: Bearer <admin token>", which the rule shows as [an admin token]',
   badBodyPath: 'each key must be a field path such as items[0].cod',
 } as const;

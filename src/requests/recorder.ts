@@ -28,6 +28,7 @@ const cutAll = (value: string | string[]): string | string[] => (Array.isArray(v
 function fieldsKept(fields: Record<string, unknown>, secrets: readonly string[], credential: (name: string) => boolean = () => false): Record<string, string | string[]> {
   const copy: Record<string, string | string[]> = {};
   let count = 0;
+  const lowered = secrets.length > 0 ? secrets.map((s) => s.toLowerCase()) : secrets;
   for (const name in fields) {
     const value = fields[name];
     if (typeof value !== 'string' && !Array.isArray(value)) continue;
@@ -35,8 +36,8 @@ function fieldsKept(fields: Record<string, unknown>, secrets: readonly string[],
     if (count > JOURNAL_FIELDS) continue;
     const text = typeof value === 'string' ? value : (value as unknown[]).map(String);
     const kept = credential(name) || carriesSecret(text, secrets) ? REDACTED : cutAll(text);
-    // A name may carry a token too (`?<token>`).
-    const shown = carriesSecret(name, secrets) ? REDACTED : name;
+    // A name may carry a token too (`?<token>`; a header's name in lower case): each such name redacted apart, none lost.
+    const shown = lowered.length > 0 && carriesSecret(name.toLowerCase(), lowered) ? `${REDACTED} ${count}` : name;
     // `copy.__proto__ = …` would set no field: a parameter may be named so.
     if (shown === '__proto__') Object.defineProperty(copy, shown, { value: kept, enumerable: true, writable: true, configurable: true });
     else copy[shown] = kept;
@@ -123,14 +124,16 @@ export class PendingAppends {
  * `--strict` logs one warning per field a request got wrong. Requests that fail
  * authentication have no client and are not journaled.
  */
-export function journalRecorder(journal: RequestLogRepository, strict: boolean, logger: Logger, pending: PendingAppends, secretsOf: (clientId: string) => readonly string[]): (served: ServedRequest) => void {
+export function journalRecorder(journal: RequestLogRepository, strict: boolean, logger: Logger, pending: PendingAppends, secretsOf: (clientId: string, role: ServedRequest['input']['role'], own: string | undefined) => readonly string[]): (served: ServedRequest) => void {
   const failed = backgroundFailures(logger);
   return (served) => {
     const client = served.input.client;
     if (!client) return;
     // Runs on the connection's close: whatever goes wrong here must not escape as an uncaught exception.
     try {
-      const entry = entryOf(served, secretsOf(client.id));
+      const authorization = served.input.headers.authorization;
+      const own = typeof authorization === 'string' ? /^Bearer +(\S+)/i.exec(authorization)?.[1] : undefined;
+      const entry = entryOf(served, secretsOf(client.id, served.input.role, own));
       pending.track(client.id, () => journal.append(client.id, entry).catch((err: unknown) => failed('request journal', err, 'requests were not journaled', { client: client.id })));
     } catch (err) {
       failed('request journal', err, 'requests were not journaled', { client: client.id });

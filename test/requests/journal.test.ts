@@ -93,21 +93,30 @@ describe('GET /__sandbox/requests', () => {
     expect(JSON.stringify(entry)).not.toMatch(/partner-session-123|partner-live-key-123/);
   });
 
-  it("redacts the client's tokens and the admins' wherever a request repeats them: a forwarded header, a header of its own, a query parameter's value or name; not to its read-only token either", async () => {
+  it('redacts the tokens its caller may hold wherever a request repeats them (a forwarded header, a header of its own, a query value or name), so a read-only token never reads a partner one, and no caller learns a guess holds a token above its own', async () => {
     await sandbox.close();
-    const [readOnly, second, admin] = ['read-only-token-a', 'second-writer-a1', 'admin-secret-token-XYZ'];
+    const [readOnly, second, admin] = ['read-only-token-a', 'Second-Writer-A1', 'admin-secret-token-XYZ'];
     sandbox = await testSandbox({ clients: [{ token: TOKEN_A, id: 'client-a' }, { token: second, id: 'client-a' }, { token: readOnly, id: 'client-a', role: 'read_only' }, { token: TOKEN_B, id: 'client-b' }], adminTokens: [admin] });
-    await sandbox.call('GET', `${TRACK}?access_token=${TOKEN_A}&page=1&${second}=`, {
-      headers: { 'X-Forwarded-Authorization': `Bearer ${TOKEN_A}`, 'X-Auth-Token': 'gateway-key-123', 'X-Partner-Credential': `token=${TOKEN_A}`, 'X-Original-Token': second, 'X-Gateway-Key': admin, 'X-Trace': 'kept-as-sent' },
+    await sandbox.call('GET', `${TRACK}?access_token=${TOKEN_A}&page=1&${second}=&x${TOKEN_A}=`, {
+      headers: { 'X-Forwarded-Authorization': `Bearer ${TOKEN_A}`, 'X-Auth-Token': 'gateway-key-123', 'X-Partner-Credential': `token=${TOKEN_A}`, 'X-Original-Token': second, [`X-${second}`]: '1', 'X-Guess': `a|${admin}|b`, 'X-Trace': 'kept-as-sent' },
     });
     const [entry] = (await journal('', readOnly)).requests;
-    for (const name of ['x-forwarded-authorization', 'x-auth-token', 'x-partner-credential', 'x-original-token', 'x-gateway-key']) expect(entry.headers[name], name).toBe('[redacted]');
-    expect(entry.query).toEqual({ access_token: '[redacted]', page: '1', '[redacted]': '' });
+    for (const name of ['x-forwarded-authorization', 'x-auth-token', 'x-partner-credential', 'x-original-token']) expect(entry.headers[name], name).toBe('[redacted]');
+    expect(Object.keys(entry.headers).some((name) => name.includes(second.toLowerCase()))).toBe(false);
+    expect(entry.query).toEqual({ access_token: '[redacted]', page: '1', '[redacted] 3': '', '[redacted] 4': '' });
     expect(entry.headers['x-trace']).toBe('kept-as-sent');
-    expect(JSON.stringify(entry)).not.toMatch(new RegExp(`${TOKEN_A}|${second}|${admin}|gateway-key-123`));
+    // A partner's request holding an admin token is kept as sent: hiding it would tell the partner its guess is one.
+    expect(entry.headers['x-guess']).toBe(`a|${admin}|b`);
+    expect(JSON.stringify(entry)).not.toMatch(new RegExp(`${TOKEN_A}|${second}|gateway-key-123`, 'i'));
+    // A read-only token's request hides its own token only; an admin's (acting for the client), admin tokens too.
+    await sandbox.call('GET', TRACK, { token: readOnly, headers: { 'X-Mine': readOnly, 'X-Guess': TOKEN_A } });
+    await sandbox.call('GET', TRACK, { token: admin, headers: { 'X-Sandbox-Client': 'client-a', 'X-Gateway-Key': admin, 'X-Partner': TOKEN_A } });
+    const [byReader, byAdmin] = (await journal('', readOnly)).requests.slice(1);
+    expect([byReader.headers['x-mine'], byReader.headers['x-guess']]).toEqual(['[redacted]', TOKEN_A]);
+    expect([byAdmin.headers['x-gateway-key'], byAdmin.headers['x-partner']]).toEqual(['[redacted]', '[redacted]']);
     // Another client's token is no secret of this client's: a request cannot carry it without having it.
     await sandbox.call('GET', TRACK, { headers: { 'X-Note': TOKEN_B } });
-    expect((await journal('', readOnly)).requests[1].headers['x-note']).toBe(TOKEN_B);
+    expect((await journal('', readOnly)).requests[3].headers['x-note']).toBe(TOKEN_B);
   });
 
   it('lists the spec violations of an invalid request', async () => {

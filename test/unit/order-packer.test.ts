@@ -20,5 +20,8 @@ describe("the order packer's shared parts", () => {
     packer.pack(order('1', { a: '1', b: '2' }));
     packer.pack(order('2', Object.assign(Object.create({ b: '2' }) as object, { a: '9' })));
     expect(senderOf(packer.pack(order('3', { a: '9', b: '2' })))).toBe('{"a":"9","b":"2"}');
+    // Nor shares the last part with one that has a field of it only by inheritance.
+    packer.pack(order('4', { a: '1', b: '2' }));
+    expect(senderOf(packer.pack(order('5', Object.assign(Object.create({ b: '2' }) as object, { a: '1' }))))).toBe('{"a":"1"}');
   });
 });

@@ -10,8 +10,8 @@ export function requestsModule({ storage, options, logger, specs, registry }: Pi
   return {
     name: 'requests',
     handlers: requestHandlers(journal, pending, specs.provider.operations),
-    // A token repeated outside Authorization (a gateway's header, a query parameter) is redacted too: the client's and every admin's.
-    observeProvider: journalRecorder(journal, options.strict, logger, pending, (clientId) => registry.secretsOf(clientId)),
+    // A token repeated outside Authorization (a gateway's header, a query parameter) is redacted too, those the caller may hold.
+    observeProvider: journalRecorder(journal, options.strict, logger, pending, (clientId, role, own) => registry.secretsOf(clientId, role, own)),
     reset: async (clientId) => {
       await pending.settled(clientId);
       return journal.clear(clientId);

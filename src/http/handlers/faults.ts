@@ -1,4 +1,4 @@
-import { NotFound, RuleViolation, TOKEN_IN_VALUE_MIN } from '../../shared/index.js';
+import { NotFound, RuleViolation } from '../../shared/index.js';
 import { clientOf, json, type HandlerMap } from '../handler.js';
 import { faultMessages, faultRuleView, checkRule, type BodyLimit } from '../../faults/index.js';
 import type { FaultRules } from '../../faults/index.js';
@@ -14,6 +14,10 @@ import type { ClientRegistry } from '../../clients/index.js';
  */
 function checkCredential(registry: ClientRegistry, clientId: string, byAdmin: boolean, rule: FaultRuleInput): FaultRuleInput {
   for (const [name, value] of Object.entries(rule.match?.headers ?? {})) {
+    // Only an admin's rule is asked (a partner's answer would tell its guess is one): an admin token the client's view would show.
+    if (byAdmin && name.toLowerCase() !== 'authorization' && registry.adminTokens.some((token) => value.includes(token))) {
+      throw new RuleViolation([{ field: `match.headers.${name}`, message: faultMessages.adminTokenShown }], faultMessages.invalidRule);
+    }
     if (name.toLowerCase() !== 'authorization') continue;
     const caller = callerNamed(registry, value);
     if (caller !== undefined && (caller.role === 'admin' ? byAdmin : caller.client.id === clientId)) continue;
@@ -30,9 +34,10 @@ const callerNamed = (registry: ClientRegistry, value: string) => {
 
 /** `/__sandbox/faults`: create, list and delete the calling client's fault rules (a rule's match checked against the served spec's `operations`, the body limit and the client's tokens). */
 export function faultHandlers(rules: FaultRules, registry: ClientRegistry, operations: readonly MatchableOperation[], limits?: BodyLimit): HandlerMap {
-  // A partner's view of a rule an admin made for it shows nothing of the admin token it names, as `Bearer <token>` or within any value.
-  const adminToken = (value: string): boolean => callerNamed(registry, value)?.role === 'admin' || registry.adminTokens.some((token) => token.length >= TOKEN_IN_VALUE_MIN && value.includes(token));
-  const view = (clientId: string) => (rule: FaultRule) => faultRuleView(rule, adminToken, registry.secretsOf(clientId));
+  // A partner's view of a rule an admin made for it shows nothing of the admin token it names.
+  const adminToken = (value: string): boolean => callerNamed(registry, value)?.role === 'admin';
+  // The client's tokens are masked in any criterion; not the admins' by what they hold, which would tell a partner's guess is one.
+  const view = (clientId: string) => (rule: FaultRule) => faultRuleView(rule, adminToken, registry.secretsOf(clientId, 'partner'));
   return {
     createFaultRule: async (input) => {
       const clientId = clientOf(input).id;

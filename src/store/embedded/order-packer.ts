@@ -31,7 +31,7 @@ const isFlat = (record: Record<string, unknown>): boolean => {
 const sameFields = (a: Record<string, unknown>, keys: readonly string[], b: Record<string, unknown>): boolean => {
   let i = 0;
   for (const key in b) {
-    if (key !== keys[i] || a[key] !== b[key]) return false;
+    if (key !== keys[i] || a[key] !== b[key] || !Object.prototype.hasOwnProperty.call(b, key)) return false;
     i += 1;
   }
   return i === keys.length;
