@@ -20,6 +20,15 @@ const cutTo = (value: string, chars: number): string => (value.length <= chars ?
 const cut = (value: string): string => cutTo(value, JOURNAL_HEADER_CHARS);
 const cutAll = (value: string | string[]): string | string[] => (Array.isArray(value) ? value.slice(0, JOURNAL_FIELDS).map(cut) : cut(value));
 
+const LOWERED = new WeakMap<readonly string[], readonly string[]>();
+/** `secrets` in lower case, for names (a header's is in lower case), made once per list (the registry keeps its lists). */
+function loweredOf(secrets: readonly string[]): readonly string[] {
+  if (secrets.length === 0) return secrets;
+  let lowered = LOWERED.get(secrets);
+  if (lowered === undefined) LOWERED.set(secrets, (lowered = secrets.map((s) => s.toLowerCase())));
+  return lowered;
+}
+
 /**
  * Up to JOURNAL_FIELDS of a request's headers or query parameters, each value at most
  * JOURNAL_HEADER_CHARS, secrets redacted. A request may carry 16 KiB of headers or query:
@@ -28,7 +37,7 @@ const cutAll = (value: string | string[]): string | string[] => (Array.isArray(v
 function fieldsKept(fields: Record<string, unknown>, secrets: readonly string[], credential: (name: string) => boolean = () => false): Record<string, string | string[]> {
   const copy: Record<string, string | string[]> = {};
   let count = 0;
-  const lowered = secrets.length > 0 ? secrets.map((s) => s.toLowerCase()) : secrets;
+  const lowered = loweredOf(secrets);
   for (const name in fields) {
     const value = fields[name];
     if (typeof value !== 'string' && !Array.isArray(value)) continue;

@@ -377,11 +377,14 @@ describe('a rule matching on a credential header', () => {
     for (const name of ['X-Gateway-Key', 'X-Auth-Token']) {
       expect((await rule({ [name]: `k ${ADMIN}` }, ADMIN)).body.errors).toEqual([{ field: `match.headers.${name}`, message: expect.stringMatching(/holds an admin token/) }]);
     }
-    // A partner's guess is taken and shown as sent, whatever it holds: its answer tells nothing of admin tokens.
+    // A partner's guess is taken and shown as sent, or masked as any credential is, whatever it holds: its answer tells nothing of admin tokens.
     const guess = await rule({ 'X-Guess': `a|${ADMIN}|b` });
     expect([guess.status, guess.body.match.headers]).toEqual([201, { 'X-Guess': `a|${ADMIN}|b` }]);
+    const [admins, other] = [await rule({ 'X-Api-Key': `Bearer ${ADMIN}` }), await rule({ 'X-Api-Key': 'Bearer no-admin-token-0' })];
+    expect([admins.body.match.headers['X-Api-Key'], other.body.match.headers['X-Api-Key']]).toEqual(['Bear…XYZ', 'Bear…n-0']);
     const listed = await sandbox.call('GET', '/__sandbox/faults', { token: READER });
     expect(listed.body.rules[0].match.headers).toEqual({ 'X-Partner-Credential': expect.stringMatching(/^toke…/), 'X-Trace': 'plain' });
+    expect(listed.body.rules.map((r: { match: { headers: Record<string, string> } }) => r.match.headers['X-Api-Key'])).not.toContain('[an admin token]');
     expect(JSON.stringify(listed.body.rules[0])).not.toContain(TOKEN_A);
   });
 

@@ -1,4 +1,4 @@
-import { NotFound, RuleViolation } from '../../shared/index.js';
+import { NotFound, RuleViolation, TOKEN_IN_VALUE_MIN } from '../../shared/index.js';
 import { clientOf, json, type HandlerMap } from '../handler.js';
 import { faultMessages, faultRuleView, checkRule, type BodyLimit } from '../../faults/index.js';
 import type { FaultRules } from '../../faults/index.js';
@@ -15,7 +15,7 @@ import type { ClientRegistry } from '../../clients/index.js';
 function checkCredential(registry: ClientRegistry, clientId: string, byAdmin: boolean, rule: FaultRuleInput): FaultRuleInput {
   for (const [name, value] of Object.entries(rule.match?.headers ?? {})) {
     // Only an admin's rule is asked (a partner's answer would tell its guess is one): an admin token the client's view would show.
-    if (byAdmin && name.toLowerCase() !== 'authorization' && registry.adminTokens.some((token) => value.includes(token))) {
+    if (byAdmin && name.toLowerCase() !== 'authorization' && registry.adminTokens.some((token) => token.length >= TOKEN_IN_VALUE_MIN && value.includes(token))) {
       throw new RuleViolation([{ field: `match.headers.${name}`, message: faultMessages.adminTokenShown }], faultMessages.invalidRule);
     }
     if (name.toLowerCase() !== 'authorization') continue;
