@@ -125,7 +125,8 @@ export class ClientRegistry {
   readonly adminTokens: string[] = [];
   /** Each client's name, as its first token configures it, by id. */
   private readonly names = new Map<string, string>();
-  private readonly secrets = new Map<string, readonly string[]>();
+  /** secretsOf's answers: by client id for partner and admin callers, by token for read-only ones (all configured, so bounded). */
+  private readonly secrets = { partner: new Map<string, readonly string[]>(), admin: new Map<string, readonly string[]>(), own: new Map<string, readonly string[]>() };
 
   /** `configs` with `role: admin` and `adminTokens` are admin tokens; every other entry is a client's token. */
   constructor(configs: ClientConfig[], adminTokens: string[] = []) {
@@ -182,13 +183,18 @@ export class ClientRegistry {
    * Those of TOKEN_IN_VALUE_MIN characters or more: a shorter one would match ordinary text.
    */
   secretsOf(id: string, role: Role | undefined, own?: string): readonly string[] {
-    if (role !== 'partner' && role !== 'admin') return own !== undefined && own.length >= TOKEN_IN_VALUE_MIN ? [own] : [];
-    const key = `${role}\u0000${id}`;
-    let secrets = this.secrets.get(key);
+    if (role !== 'partner' && role !== 'admin') {
+      if (own === undefined || own.length < TOKEN_IN_VALUE_MIN) return [];
+      let mine = this.secrets.own.get(own);
+      if (mine === undefined) this.secrets.own.set(own, (mine = [own]));
+      return mine;
+    }
+    const cache = this.secrets[role];
+    let secrets = cache.get(id);
     if (secrets === undefined) {
       const tokens = this.clients.filter((c) => c.id === id).map((c) => c.token);
       secrets = (role === 'admin' ? [...tokens, ...this.adminTokens] : tokens).filter((t) => t.length >= TOKEN_IN_VALUE_MIN);
-      this.secrets.set(key, secrets);
+      cache.set(id, secrets);
     }
     return secrets;
   }

@@ -7,7 +7,7 @@ import { carriesSecret, CREDENTIAL_HEADERS, mask } from '../shared/index.js';
  * banner masks tokens, so that a read_only token of the client cannot read a partner
  * token through the rules; one `unshown` (an admin token, in a rule an admin made for the
  * client) shows nothing of itself. So is any criterion whose value carries one of `secrets`
- * (the client's tokens and the admins', see ClientRegistry.secretsOf), whatever its header. Matching uses the stored rule, unchanged.
+ * (the client's tokens, see ClientRegistry.secretsOf), whatever its header. Matching uses the stored rule, unchanged.
  */
 export function faultRuleView(rule: FaultRule, unshown: (value: string) => boolean = () => false, secrets: readonly string[] = []): FaultRule {
   const headers = rule.match.headers;

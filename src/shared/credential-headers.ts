@@ -21,8 +21,8 @@ export const TOKEN_IN_VALUE_MIN = 8;
 
 /**
  * Whether a header's or parameter's value (or name) carries one of `secrets` (the tokens
- * no answer to a client may show, see ClientRegistry.secretsOf), whatever its name: a
- * client or its gateway may repeat a token in a header of its own.
+ * an answer hides wherever they appear, see ClientRegistry.secretsOf), whatever its name:
+ * a client or its gateway may repeat a token in a header of its own.
  */
 export function carriesSecret(value: string | readonly string[], secrets: readonly string[]): boolean {
   for (const secret of secrets) if (typeof value === 'string' ? value.includes(secret) : value.some((v) => String(v).includes(secret))) return true;
