@@ -7,9 +7,38 @@ import { carriesSecret, CREDENTIAL_HEADERS, mask } from '../shared/index.js';
  * banner masks tokens, so that a read_only token of the client cannot read a partner
  * token through the rules; one `unshown` (an admin token, in a rule an admin made for the
  * client) shows nothing of itself. So is any criterion whose value carries one of `secrets`
- * (the client's tokens, see ClientRegistry.secretsOf), whatever its header. Matching uses the stored rule, unchanged.
+ * (the client's tokens, see ClientRegistry.secretsOf), whatever its header, and a path,
+ * body criterion or action field that carries one. Matching uses the stored rule, unchanged.
  */
 export function faultRuleView(rule: FaultRule, unshown: (value: string) => boolean = () => false, secrets: readonly string[] = []): FaultRule {
+  const withHeaders = headersShown(rule, unshown, secrets);
+  if (secrets.length === 0) return withHeaders;
+  const { match, action } = withHeaders;
+  const body = match.body === undefined ? undefined : (shownValue(match.body, secrets) as Record<string, unknown>);
+  const shownAction = { ...action } as Record<string, unknown>;
+  for (const field of ['body', 'headers'] as const) if (field in shownAction) shownAction[field] = shownValue(shownAction[field], secrets);
+  return {
+    ...withHeaders,
+    match: { ...match, ...(match.path === undefined ? {} : { path: shownValue(match.path, secrets) as string }), ...(body === undefined ? {} : { body }) },
+    action: shownAction as unknown as FaultRule['action'],
+  };
+}
+
+/** A value with each text in it that carries one of `secrets` masked as the banner masks a token; its shape kept. */
+function shownValue(value: unknown, secrets: readonly string[]): unknown {
+  if (typeof value === 'string') return carriesSecret(value, secrets) ? mask(value) : value;
+  if (Array.isArray(value)) return value.map((element) => shownValue(element, secrets));
+  if (value === null || typeof value !== 'object') return value;
+  // Names as well: the copy is built field by field (a `__proto__` field stays a field).
+  const copy: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(value)) {
+    Object.defineProperty(copy, carriesSecret(name, secrets) ? mask(name) : name, { value: shownValue(field, secrets), enumerable: true, writable: true, configurable: true });
+  }
+  return copy;
+}
+
+/** The rule with its header criteria shown as faultRuleView says. */
+function headersShown(rule: FaultRule, unshown: (value: string) => boolean, secrets: readonly string[]): FaultRule {
   const headers = rule.match.headers;
   const secret = (name: string, value: string): boolean => CREDENTIAL_HEADERS.has(name.toLowerCase()) || carriesSecret(value, secrets);
   if (headers === undefined || !Object.entries(headers).some(([name, value]) => secret(name, value))) return rule;

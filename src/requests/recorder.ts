@@ -3,8 +3,8 @@ import { declaredPlainLength, type ServedRequest } from '../requests/served.js';
 import type { RequestLogRepository } from '../store/index.js';
 import type { JournalEntry } from '../records/index.js';
 import { backgroundFailures, carriesSecret, CREDENTIAL_HEADERS } from '../shared/index.js';
+import { bytesCarrySecret, REDACTED, redactedBody, redactedPath, redactedText } from './redaction.js';
 
-const REDACTED = '[redacted]';
 
 /** The longest header value the journal keeps whole; a longer one is cut there and marked. */
 export const JOURNAL_HEADER_CHARS = 512;
@@ -58,35 +58,45 @@ function fieldsKept(fields: Record<string, unknown>, secrets: readonly string[],
 /** The largest body the journal keeps whole; of a larger one it keeps this much of its JSON text. */
 export const JOURNAL_BODY_BYTES = 16_384;
 
-/** The body as the journal keeps it: whole up to JOURNAL_BODY_BYTES, else an excerpt of its JSON and its size. */
-function keptBody({ input, violations }: ServedRequest): Pick<JournalEntry, 'body' | 'body_truncated'> {
+/** The body as the journal keeps it: whole up to JOURNAL_BODY_BYTES, else an excerpt of its JSON and its size; `secrets` redacted (see redactedBody). */
+function keptBody({ input, violations }: ServedRequest, secrets: readonly string[]): Pick<JournalEntry, 'body' | 'body_truncated'> {
   const body = input.body ?? null;
   // A body refused whole (not JSON, not UTF-8, nested too deep) is journaled as none, whatever its size.
   const raw = violations.some((violation) => violation.field === 'body') ? undefined : input.bodyBytes;
   // A large body refused unparsed (its verdict came from the worker thread) is kept as its excerpt.
   if (body === null && (raw === undefined || raw.length <= JOURNAL_BODY_BYTES)) return { body };
   if (raw !== undefined) {
-    if (raw.length <= JOURNAL_BODY_BYTES) return { body };
-    return { body: Buffer.from(raw.buffer, raw.byteOffset, JOURNAL_BODY_BYTES).toString('utf8').replace(/\uFFFD$/, ''), body_truncated: { bytes: raw.length } };
+    if (raw.length <= JOURNAL_BODY_BYTES) return { body: redactedBody(body, raw, secrets) };
+    const sent = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+    // Decoded whole only when it holds a secret: else its first bytes are the excerpt.
+    return { body: bytesCarrySecret(raw, secrets) ? excerpt(sent.toString('utf8'), secrets) : head(sent), body_truncated: { bytes: raw.length } };
   }
   // The size the client sent tells without serializing (not for a chunked or compressed body).
-  if ((declaredPlainLength(input.headers) ?? Number.POSITIVE_INFINITY) <= JOURNAL_BODY_BYTES) return { body };
+  if ((declaredPlainLength(input.headers) ?? Number.POSITIVE_INFINITY) <= JOURNAL_BODY_BYTES) return { body: redactedBody(body, undefined, secrets) };
   const text = JSON.stringify(body);
   const bytes = Buffer.byteLength(text);
-  if (bytes <= JOURNAL_BODY_BYTES) return { body };
-  return { body: Buffer.from(text).subarray(0, JOURNAL_BODY_BYTES).toString('utf8').replace(/\uFFFD$/, ''), body_truncated: { bytes } };
+  if (bytes <= JOURNAL_BODY_BYTES) return { body: redactedBody(body, undefined, secrets) };
+  return { body: excerpt(text, secrets), body_truncated: { bytes } };
 }
+
+/** The first JOURNAL_BODY_BYTES of a body's text, its secrets redacted before it is cut (so none is cut in two), without a character cut in two. */
+function excerpt(text: string, secrets: readonly string[]): string {
+  return head(Buffer.from(carriesSecret(text, secrets) ? redactedText(text, secrets) : text));
+}
+
+/** The first JOURNAL_BODY_BYTES of a text's bytes, without a character cut in two at the end. */
+const head = (bytes: Buffer): string => bytes.subarray(0, JOURNAL_BODY_BYTES).toString('utf8').replace(/\uFFFD$/, '');
 
 function entryOf(served: ServedRequest, secrets: readonly string[]): JournalEntry {
   const { input } = served;
-  const kept = keptBody(served);
+  const kept = keptBody(served, secrets);
   // Built by assignment, in the order the API shows the fields: a spread in the middle
   // of an object literal takes V8's slow path, on every request.
   const entry = {
     id: served.seq,
     at: new Date(served.arrivedAt).toISOString(),
     method: served.method,
-    path: cutTo(input.path, JOURNAL_PATH_CHARS),
+    path: cutTo(redactedPath(input.path, secrets), JOURNAL_PATH_CHARS),
     query: fieldsKept(served.query, secrets),
     operation_id: input.operation.operationId,
     headers: fieldsKept(input.headers, secrets, (name) => CREDENTIAL_HEADERS.has(name)),

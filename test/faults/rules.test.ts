@@ -388,6 +388,23 @@ describe('a rule matching on a credential header', () => {
     expect(JSON.stringify(listed.body.rules[0])).not.toContain(TOKEN_A);
   });
 
+  it("masks the client's tokens in a rule's path, body criteria and answer too, and matches on them as written", async () => {
+    await sandbox.close();
+    sandbox = await testSandbox({ clients: [{ token: PARTNER_TOKEN, id: 'client-a' }, { token: READER, id: 'client-a', role: 'read_only' }] });
+    const byPath = { match: { path: `/v1/order/tracking/${PARTNER_TOKEN}` }, action: { type: 'status', status: 400, body: { success: false, message: `refused ${PARTNER_TOKEN}`, errors: [] }, headers: { 'X-Echo': PARTNER_TOKEN } }, times: 1 };
+    const byBody = { match: { path: '/v1/order', body: { api_key: PARTNER_TOKEN, 'items[0].item_name': 'kept', notes: [1, { key: PARTNER_TOKEN }] } }, action: fail400, times: 1 };
+    for (const rule of [byPath, byBody]) expect((await sandbox.call('POST', '/__sandbox/faults', { token: PARTNER_TOKEN, body: rule })).status).toBe(201);
+    for (const token of [READER, PARTNER_TOKEN]) {
+      const shown = (await sandbox.call('GET', '/__sandbox/faults', { token })).body.rules;
+      expect(shown.map((r: { match: unknown }) => r.match)).toEqual([{ path: '/v1/…222' }, { path: '/v1/order', body: { api_key: 'part…222', 'items[0].item_name': 'kept', notes: [1, { key: 'part…222' }] } }]);
+      expect(shown[0].action).toEqual({ type: 'status', status: 400, body: { success: false, message: 'refu…222', errors: [] }, headers: { 'X-Echo': 'part…222' } });
+      expect(JSON.stringify(shown)).not.toContain(PARTNER_TOKEN);
+    }
+    // The stored rule is unchanged: a request to that path is faulted with the answer as written.
+    const faulted = await sandbox.call('GET', `/v1/order/tracking/${PARTNER_TOKEN}`, { token: PARTNER_TOKEN });
+    expect([faulted.status, faulted.body.message, faulted.headers['x-echo']]).toEqual([400, `refused ${PARTNER_TOKEN}`, PARTNER_TOKEN]);
+  });
+
   it("leaves a read_only token's reads out of the client's rules, unless a rule names that token: an observer does not spend them", async () => {
     await sandbox.close();
     sandbox = await testSandbox({ clients: [{ token: TOKEN_A, id: 'client-a' }, { token: READER, id: 'client-a', role: 'read_only' }] });

@@ -119,6 +119,32 @@ describe('GET /__sandbox/requests', () => {
     expect((await journal('', readOnly)).requests[3].headers['x-note']).toBe(TOKEN_B);
   });
 
+  it("redacts those tokens in the body and the path too: a client's field holding its own token is no read for its read-only token", async () => {
+    await sandbox.close();
+    const readOnly = 'read-only-token-a';
+    sandbox = await testSandbox({ clients: [{ token: TOKEN_A, id: 'client-a' }, { token: readOnly, id: 'client-a', role: 'read_only' }] });
+    const withToken = { ...createRequest(1), api_key: TOKEN_A, notes: [`key ${TOKEN_A}`, 'kept'], [`x${TOKEN_A}`]: 1 };
+    await sandbox.call('POST', '/v1/order', { body: withToken });
+    // Past 16 KiB the journal keeps an excerpt: the token is redacted before the cut, which falls inside it here, so no part of it is left.
+    const before = `{"pad":"${'x'.repeat(16_384 - 4 - 17)}","key":"`;
+    const cutInToken = `${before}${TOKEN_A}","more":"${'y'.repeat(1_000)}"}`;
+    expect(Buffer.byteLength(before)).toBe(16_384 - 4);
+    await sandbox.call('POST', '/v1/order', { body: cutInToken, headers: { 'Content-Type': 'application/json' } });
+    await sandbox.call('GET', `/v1/order/tracking/${TOKEN_A}`);
+    const [create, excerpt, track] = (await journal('', readOnly)).requests;
+    expect(create.body.api_key).toBe('[redacted]');
+    expect(create.body.notes).toEqual(['[redacted]', 'kept']);
+    expect(create.body.items).toEqual(withToken.items);
+    expect(Object.keys(create.body)).toContain(`[redacted] ${Object.keys(withToken).length}`);
+    expect(excerpt.body_truncated.bytes).toBe(Buffer.byteLength(cutInToken));
+    expect(excerpt.body).toBe(`${before}[red`);
+    expect(track.path).toBe('/v1/order/tracking/[redacted]');
+    for (const entry of [create, excerpt, track]) expect(JSON.stringify(entry)).not.toContain(TOKEN_A.slice(0, 8));
+    // A body without a token is kept as sent, field for field.
+    await sandbox.call('POST', '/v1/order', { body: createRequest(1) });
+    expect((await journal('', readOnly)).requests[3].body).toEqual(createRequest(1));
+  });
+
   it('lists the spec violations of an invalid request', async () => {
     await sandbox.call('POST', '/v1/order', { body: invalidCreate() });
     const [entry] = (await journal()).requests;
