@@ -4,6 +4,8 @@ import { MAX_ENDPOINTS, reachedReceiver } from '../webhooks/index.js';
 import { Draft } from './draft.js';
 
 const isSuccess = (status: number | null): boolean => status !== null && status >= 200 && status < 300;
+/** Whether one of `attempts` was the message itself (no chaos copy), failed at a receiver that saw it. */
+const failedBefore = (attempts: readonly Attempt[]): boolean => attempts.some((a) => a.chaos !== 'duplicate' && a.chaos !== 'bad_signature' && !isSuccess(a.status_code) && reachedReceiver(a));
 /** A 4xx that refuses the message: a 408 or 429 says the receiver was busy, not that it refused it. */
 const isRefusal = (status: number | null): boolean => status !== null && status >= 400 && status < 500 && status !== 408 && status !== 429;
 
@@ -78,8 +80,21 @@ export function judgeAttempt(delivery: Delivery, attempt: Attempt, at: number, s
   draft.judge('webhook.awb-acknowledged', ok ? true : undefined, what);
   if (ok && state) heardOfCreate(draft, delivery, state);
   // The client's own failure: a refusal of a forged attempt (bad_signature) is what it should do, not a failure; one its listener never forwarded is none of its receiver's.
-  const failedBefore = delivery.attempts.some((a) => a.chaos !== 'duplicate' && a.chaos !== 'bad_signature' && !isSuccess(a.status_code) && reachedReceiver(a));
-  if (attempt.trigger === 'schedule' && failedBefore) draft.judge('webhook.retry-acknowledged', ok ? true : undefined, what);
+  if (attempt.trigger === 'schedule' && failedBefore(delivery.attempts)) draft.judge('webhook.retry-acknowledged', ok ? true : undefined, what);
+  return draft;
+}
+
+/**
+ * A delivery whose last retry failed: the receiver never acknowledged its AWB webhook, so
+ * the client never learned the AWB from it (missed, where each failed attempt alone was
+ * only exercised: a retry might still come), nor acknowledged a retry.
+ */
+export function judgeGivenUp(delivery: Delivery, attempt: Attempt, at: number): Draft {
+  const draft = new Draft(at);
+  const what = `${delivery.id}: failed after ${delivery.attempts.length} attempts, the last → ${attempt.status_code ?? attempt.error}; no retry is left`;
+  draft.note('webhook.awb-acknowledged', 'missed', what);
+  // As judgeAttempt exercised the retry item with this attempt: a scheduled one after a failure the receiver saw.
+  if (attempt.trigger === 'schedule' && failedBefore(delivery.attempts.slice(0, -1))) draft.note('webhook.retry-acknowledged', 'missed', what);
   return draft;
 }
 

@@ -8,7 +8,7 @@ import { appliedFault } from '../faults/index.js';
 import { backgroundFailures } from '../shared/index.js';
 import { AnswersOut } from './answers-out.js';
 import { Draft } from './draft.js';
-import { judgeAttempt } from './judge-attempt.js';
+import { judgeAttempt, judgeGivenUp } from './judge-attempt.js';
 import { BatchReads } from './batch-reads.js';
 import { BatchView } from './batch-view.js';
 import { judgeRequest, marksOnAnswer } from './judge-request.js';
@@ -151,6 +151,10 @@ export class ReportObserver {
     made: (delivery, attempt) => {
       if (delivery.event !== 'awb.generated') return;
       this.enqueue(delivery.client_id, { judge: async (state) => judgeAttempt(delivery, attempt, attempt.at, state) });
+    },
+    gaveUp: (delivery, attempt) => {
+      if (delivery.event !== 'awb.generated') return;
+      this.enqueue(delivery.client_id, { judge: async () => judgeGivenUp(delivery, attempt, attempt.at) });
     },
   };
 

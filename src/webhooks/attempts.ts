@@ -9,10 +9,14 @@ import type { HeldCounts } from './held-counts.js';
 import { wrongSecret } from './secret.js';
 import { AttemptAborted, send, type SendResult } from './send.js';
 import { jobKindOf } from './job.js';
+import { cappedRetryAfterMs, nextAttemptAt } from './retry.js';
 import { reachedReceiver, signedHeaders } from './relay.js';
 import { ListenerNotConnected, webhookMessages } from './messages.js';
 /** The wait before an outcome the store could not take is tried again. */
 const RECORD_RETRY_MS = 1_000;
+
+/** How many of a delivery's attempts were its schedule's (not chaos copies, not manual): the retries used. */
+const scheduledAttempts = (d: Delivery): number => d.attempts.filter((a) => a.trigger === 'schedule' && a.chaos === null).length;
 
 /** An attempt as made: what the delivery logs, and the receiver's Retry-After. */
 export type Made = Attempt & { retry_after: string | null };
@@ -159,6 +163,26 @@ export class DeliveryAttempts {
   private unforwarded(delivery: Delivery, listener: string, chaos: NonNullable<Attempt['chaos']>, at = this.deps.clock.of(delivery.client_id)): Made {
     const error = `not forwarded: the listener ${listener} was not connected when this copy was due`;
     return { n: 0, at, trigger: 'schedule', chaos, url: listenerTarget(listener), webhook_timestamp: Math.floor(Date.now() / 1000), status_code: null, duration_ms: 0, error, response_body: '', retry_after: null };
+  }
+
+  /**
+   * A scheduled attempt's outcome on its delivery as it stands (`current`, the attempt
+   * appended): delivered; failed on a 410 Gone (its endpoint disabled); else tried again on
+   * the `retries` schedule or, none left, failed, and `spent` told.
+   */
+  async scheduledOutcome(tx: Repositories, current: Stored<Delivery>, made: Made, at: number, retries: number[], spent: () => void): Promise<Stored<Delivery>> {
+    // A redelivery may have settled it while this attempt was on its way: its outcome stands.
+    if (current.status !== 'pending') return current;
+    if (isSuccess(made.status_code)) return this.finished(tx, current, 'delivered', null);
+    if (made.status_code === 410) return this.gone(tx, current, at);
+    const error = made.error ?? `HTTP ${made.status_code}`;
+    const next = nextAttemptAt(retries, scheduledAttempts(current), at, cappedRetryAfterMs(made.retry_after, Date.now()));
+    if (next === undefined) {
+      spent();
+      return this.finished(tx, current, 'failed', error);
+    }
+    await tx.jobs.schedule({ kind: jobKindOf(current), key: current.id, client_id: current.client_id, due_at: next });
+    return tx.deliveries.update({ ...current, next_attempt_at: next, last_error: error });
   }
 
   /** The receiver answered 410 Gone: the delivery's endpoint is disabled and the delivery failed. */

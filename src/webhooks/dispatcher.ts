@@ -7,13 +7,13 @@ import { chaosOf, LATE_MS, ReorderWindows } from './chaos.js';
 import type { DispatcherDeps } from './deps.js';
 import { admits, endpointOf, type Endpoint } from './endpoints.js';
 import { HeldCounts } from './held-counts.js';
-import { ENDPOINT_WEBHOOK_JOB, jobKindOf, WEBHOOK_CONCURRENCY, WEBHOOK_JOB } from './job.js';
+import { ENDPOINT_WEBHOOK_JOB, WEBHOOK_CONCURRENCY, WEBHOOK_JOB } from './job.js';
 import { ManualAttempts } from './manual.js';
 import { ListenerNotConnected, unknownClient, webhookMessages } from './messages.js';
+import { reachedReceiver } from './relay.js';
 import { payloadOf } from './payload.js';
 import { pruneSettled, removeDeliveries, removeOrderDeliveries } from './prune.js';
 import { Recovery, type Recovered, type RecoverWindow } from './recover.js';
-import { cappedRetryAfterMs, nextAttemptAt } from './retry.js';
 import { whyUnsendable } from './live.js';
 import { inSlices, RESUME_SLICE } from './slices.js';
 
@@ -22,7 +22,6 @@ export { RESUME_SLICE } from './slices.js';
 /** How often a client's "outbox full" warning may be logged. */
 export const OUTBOX_WARNING_INTERVAL_MS = 60_000;
 
-const scheduledAttempts = (d: Delivery): number => d.attempts.filter((a) => a.trigger === 'schedule' && a.chaos === null).length;
 
 /**
  * The outbox and its dispatcher. An event becomes a stored delivery with a job for
@@ -244,17 +243,13 @@ export class WebhookDispatcher {
       return;
     }
     if (!made) throw new JobInterrupted(`attempt of ${id} aborted by shutdown`);
-    const after = await attempts.record(delivery, made, async (tx, current) => {
-      // A redelivery may have settled it while this attempt was on its way: its outcome stands.
-      if (current.status !== 'pending') return current;
-      if (isSuccess(made.status_code)) return attempts.finished(tx, current, 'delivered', null);
-      if (made.status_code === 410) return attempts.gone(tx, current, at);
-      const error = made.error ?? `HTTP ${made.status_code}`;
-      const next = nextAttemptAt(retries, scheduledAttempts(current), at, cappedRetryAfterMs(made.retry_after, Date.now()));
-      if (next === undefined) return attempts.finished(tx, current, 'failed', error);
-      await tx.jobs.schedule({ kind: jobKindOf(current), key: id, client_id: current.client_id, due_at: next });
-      return tx.deliveries.update({ ...current, next_attempt_at: next, last_error: error });
+    // Set when this attempt used the last retry: the delivery failed for good.
+    let spent = false;
+    const after = await attempts.record(delivery, made, (tx, current) => {
+      spent = false;
+      return attempts.scheduledOutcome(tx, current, made, at, retries, () => (spent = true));
     }, { scheduled: true });
+    if (spent && after?.status === 'failed' && reachedReceiver(made)) this.deps.observer?.gaveUp?.(after, made);
     // Once the message is acknowledged: the copies its chaos asks for (duplicate, bad_signature), on a
     // real clock each at the time it is sent (after the answer to the one before); on a manual one at the attempt's.
     if (after?.status === 'delivered' && isSuccess(made.status_code)) await attempts.copies(after, target, this.deps.clock.mode === 'real' ? undefined : at);

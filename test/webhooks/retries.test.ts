@@ -88,6 +88,21 @@ describe('webhook retries on the sandbox clock', () => {
     expect(receiver.received).toHaveLength(8);
   });
 
+  it('grades a delivery whose last retry failed as missed in the readiness report, where each failed attempt alone waits for the next', async () => {
+    receiver.respond = () => ({ status: 500 });
+    await createOrders(sandbox, 1);
+    const item = async (id: string) => ((await sandbox.call('GET', '/__sandbox/report')).body as { items: Array<{ id: string; status: string; detail: string }> }).items.find((i) => i.id === id)!;
+    await sandbox.advance(AWB_DELAY + SCHEDULE.slice(0, 6).reduce((a, b) => a + b));
+    expect(receiver.received).toHaveLength(6);
+    expect(await item('webhook.awb-acknowledged')).toMatchObject({ status: 'not_handled', detail: expect.stringMatching(/^Exercised 6 times; the handling is not seen yet/) });
+    await sandbox.advance(SCHEDULE[6]!);
+    expect(receiver.received).toHaveLength(7);
+    // The first attempt and six retries were made; the delivery is missed once, under each item.
+    for (const [id, exercised] of [['webhook.awb-acknowledged', 7], ['webhook.retry-acknowledged', 6]] as const) {
+      expect(await item(id), id).toMatchObject({ status: 'not_handled', detail: expect.stringMatching(new RegExp(`^Missed 1 of ${exercised} times`)) });
+    }
+  });
+
   it('follows a configured schedule (webhookRetries)', async () => {
     await sandbox.close();
     sandbox = await webhookSandbox(receiver.url, { webhookRetries: '0,1s' });
