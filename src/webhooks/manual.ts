@@ -5,6 +5,7 @@ import type { DispatcherDeps } from './deps.js';
 import type { Endpoint } from './endpoints.js';
 import { ListenerNotConnected, webhookMessages } from './messages.js';
 import { pingPayload } from './payload.js';
+import { removeWithJobs } from './prune.js';
 /** Test pings and redeliveries a client may have in flight at once. */
 export const MANUAL_ATTEMPTS = 8;
 
@@ -17,12 +18,22 @@ export const MANUAL_ATTEMPTS = 8;
 export const MAX_REDELIVERED_ATTEMPTS = 50;
 
 /**
+ * Test pings of a client kept in its deliveries, the newest: each is a delivery of no
+ * order, which retention by count (orders first, then their deliveries) never reaches, so
+ * a partner pinging without end would grow the shared process's memory and data file.
+ * Counted per process since its start (a restart forgets which it made).
+ */
+export const PINGS_KEPT = 100;
+
+/**
  * Attempts a client asks for, outside the retry schedule: test pings and redeliveries.
  * They are made at once, outside the scheduler's pool, so they have a share of their own.
  */
 export class ManualAttempts {
   /** Test pings and redeliveries in flight per client. */
   private readonly inFlight = new Map<string, number>();
+  /** The ids of the test pings made here per client, oldest first (at most PINGS_KEPT). */
+  private readonly pings = new Map<string, string[]>();
 
   constructor(
     private readonly deps: DispatcherDeps,
@@ -75,11 +86,23 @@ export class ManualAttempts {
     const { attempts } = this;
     const at = this.deps.clock.of(clientId);
     const delivery = await this.deps.storage.transaction((tx) => attempts.create(tx, clientId, 'ping', null, pingPayload(clientId, at), [], at));
+    await this.keepNewest(clientId, delivery.id);
     const made = await attempts.attempt(delivery, endpoint, 'test', null);
     if (!made) return delivery;
     return (await attempts.record(delivery, made, async (tx, current) => {
       if (made.status_code === 410) return attempts.gone(tx, current, at);
       return attempts.finished(tx, current, isSuccess(made.status_code) ? 'delivered' : 'failed', made.error);
     })) ?? delivery;
+  }
+
+  /** Counts a new ping of the client; past PINGS_KEPT its oldest is removed (a store that cannot take it leaves it to retention). */
+  private async keepNewest(clientId: string, id: string): Promise<void> {
+    let ids = this.pings.get(clientId);
+    if (ids === undefined) this.pings.set(clientId, (ids = []));
+    ids.push(id);
+    while (ids.length > PINGS_KEPT) {
+      const oldest = ids.shift()!;
+      await this.deps.storage.transaction((tx) => removeWithJobs(tx, [{ id: oldest }])).catch(() => undefined);
+    }
   }
 }

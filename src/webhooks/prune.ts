@@ -11,7 +11,7 @@ const REMOVE_PAGE = 500;
  * Removes deliveries as they are now (an attempt, or another removal, may have changed
  * them since they were listed) with their jobs; answers how many were still there.
  */
-async function removeWithJobs(tx: Repositories, listed: readonly Delivery[]): Promise<number> {
+export async function removeWithJobs(tx: Repositories, listed: ReadonlyArray<Pick<Delivery, 'id'>>): Promise<number> {
   const found = await tx.deliveries.getMany(listed.map((d) => d.id));
   for (const d of found) {
     await tx.jobs.cancel(jobKindOf(d), d.id);

@@ -3,6 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { testSandbox, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
 import { tempDir } from '../support/tmp.js';
+import { PINGS_KEPT } from '../../src/webhooks/manual.js';
 import { Receiver } from './receiver.js';
 import { createOrders, deliveries, startWebhookSandbox, stopWebhookSandbox, webhookSandbox } from './support.js';
 
@@ -290,6 +291,19 @@ describe('POST /__sandbox/webhooks/test', () => {
       sent_at: expect.any(Number),
     });
     expect((await deliveries(sandbox, '&event=ping')).map((d) => d.id)).toEqual([res.body.id]);
+  });
+
+  it(`keeps a client's newest ${PINGS_KEPT} pings, so pinging without end does not grow the sandbox`, async () => {
+    receiver.respond = () => ({ status: 500, body: 'x'.repeat(1_000) });
+    const made: string[] = [];
+    for (let i = 0; i < PINGS_KEPT + 5; i++) made.push((await sandbox.call('POST', '/__sandbox/webhooks/test')).body.id as string);
+    const kept = (await sandbox.call('GET', `/__sandbox/webhooks/deliveries?event=ping&limit=200`)).body;
+    expect(kept.total).toBe(PINGS_KEPT);
+    expect(kept.deliveries.map((d: { id: string }) => d.id)).toEqual(made.slice(5).reverse());
+    // The order's deliveries are not counted with them.
+    await createOrders(sandbox, 1);
+    await sandbox.advance(60_000);
+    expect((await deliveries(sandbox, '&event=awb.generated')).length).toBe(1);
   });
 
   it('reports a failing receiver in the answer, without retrying', async () => {
