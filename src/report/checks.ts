@@ -85,7 +85,7 @@ export async function runChecks(endpoint: Endpoint, messages: CheckMessages, dep
   if (!endpoint.url && listener === undefined) throw new Conflict(noUrl(endpoint));
   if (!endpoint.enabled) throw new Conflict(disabled(endpoint));
   if (!admits(endpoint, 'awb.generated')) throw new Conflict(`The endpoint ${endpoint.id} does not take awb.generated (its events filter), which every check sends: grade an endpoint that takes it.`);
-  // In the format of every delivery id: a receiver cannot tell the checks from real messages by their ids.
+  // In the format of every delivery id: a receiver posted to cannot tell the checks from real messages by their ids (a listener is told, see the guide).
   const newId = (): string => `msg_${randomBytes(12).toString('hex')}`;
   let id = newId();
   const results: CheckResult[] = [];
