@@ -31,8 +31,12 @@ function shownValue(value: unknown, secrets: readonly string[]): unknown {
   if (value === null || typeof value !== 'object') return value;
   // Names as well: the copy is built field by field (a `__proto__` field stays a field).
   const copy: Record<string, unknown> = {};
+  let place = 0;
   for (const [name, field] of Object.entries(value)) {
-    Object.defineProperty(copy, carriesSecret(name, secrets) ? mask(name) : name, { value: shownValue(field, secrets), enumerable: true, writable: true, configurable: true });
+    place += 1;
+    // Each masked name apart (`part…222 2`): two masked alike would show as one.
+    const shown = carriesSecret(name, secrets) ? `${mask(name)} ${place}` : name;
+    Object.defineProperty(copy, shown, { value: shownValue(field, secrets), enumerable: true, writable: true, configurable: true });
   }
   return copy;
 }

@@ -382,6 +382,15 @@ describe('a rule matching on a credential header', () => {
     expect([guess.status, guess.body.match.headers]).toEqual([201, { 'X-Guess': `a|${ADMIN}|b` }]);
     const [admins, other] = [await rule({ 'X-Api-Key': `Bearer ${ADMIN}` }), await rule({ 'X-Api-Key': 'Bearer no-admin-token-0' })];
     expect([admins.body.match.headers['X-Api-Key'], other.body.match.headers['X-Api-Key']]).toEqual(['Bear…XYZ', 'Bear…n-0']);
+    // Nor in its path, body criteria or answer, which the view masks of the client's tokens only.
+    const adminRule = (body: Record<string, unknown>) => sandbox.call('POST', '/__sandbox/faults', { token: ADMIN, headers: { 'X-Sandbox-Client': 'client-a' }, body: { action: fail400, times: 1, ...body } });
+    const refusals = [
+      [{ match: { path: `/v1/order/tracking/${ADMIN}` } }, 'match.path'],
+      [{ match: { path: '/v1/order', body: { k: `x${ADMIN}` } } }, 'match.body.k'],
+      [{ match: { path: TRACK }, action: { type: 'status', status: 400, body: { m: [ADMIN] } } }, 'action.body.m[0]'],
+      [{ match: { path: TRACK }, action: { type: 'status', status: 400, headers: { 'X-E': ADMIN } } }, 'action.headers.X-E'],
+    ] as const;
+    for (const [body, field] of refusals) expect((await adminRule(body)).body.errors, field).toEqual([{ field, message: expect.stringMatching(/holds an admin token/) }]);
     const listed = await sandbox.call('GET', '/__sandbox/faults', { token: READER });
     expect(listed.body.rules[0].match.headers).toEqual({ 'X-Partner-Credential': expect.stringMatching(/^toke…/), 'X-Trace': 'plain' });
     expect(listed.body.rules.map((r: { match: { headers: Record<string, string> } }) => r.match.headers['X-Api-Key'])).not.toContain('[an admin token]');

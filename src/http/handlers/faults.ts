@@ -13,6 +13,7 @@ import type { ClientRegistry } from '../../clients/index.js';
  * tells a caller nothing of tokens not its client's.
  */
 function checkCredential(registry: ClientRegistry, clientId: string, byAdmin: boolean, rule: FaultRuleInput): FaultRuleInput {
+  if (byAdmin) refuseAdminTokens(registry, rule);
   for (const [name, value] of Object.entries(rule.match?.headers ?? {})) {
     // Only an admin's rule is asked (a partner's answer would tell its guess is one): an admin token the client's view would show.
     if (byAdmin && name.toLowerCase() !== 'authorization' && registry.adminTokens.some((token) => token.length >= TOKEN_IN_VALUE_MIN && value.includes(token))) {
@@ -24,6 +25,30 @@ function checkCredential(registry: ClientRegistry, clientId: string, byAdmin: bo
     throw new RuleViolation([{ field: `match.headers.${name}`, message: faultMessages.foreignCredential }], faultMessages.invalidRule);
   }
   return rule;
+}
+
+/**
+ * An admin's rule naming an admin token in its path, body criteria or answer: a `400`, as in
+ * a header other than Authorization, since the client's tokens read the rule (its view masks
+ * only the client's own tokens there).
+ */
+function refuseAdminTokens(registry: ClientRegistry, rule: FaultRuleInput): void {
+  const tokens = registry.adminTokens.filter((token) => token.length >= TOKEN_IN_VALUE_MIN);
+  const visit = (value: unknown, field: string): void => {
+    if (typeof value === 'string' || typeof value === 'number') {
+      if (tokens.some((token) => String(value).includes(token))) throw new RuleViolation([{ field, message: faultMessages.adminTokenShown }], faultMessages.invalidRule);
+    } else if (Array.isArray(value)) {
+      value.forEach((element, i) => visit(element, `${field}[${i}]`));
+    } else if (value !== null && typeof value === 'object') {
+      for (const [name, element] of Object.entries(value)) {
+        visit(name, `${field}.${name}`);
+        visit(element, `${field}.${name}`);
+      }
+    }
+  };
+  visit(rule.match?.path, 'match.path');
+  visit(rule.match?.body, 'match.body');
+  visit(rule.action, 'action');
 }
 
 /** Whose token an `Authorization` value (`Bearer <token>`) names, if any. */
