@@ -59,8 +59,8 @@ export function firstCode(codes: string | null | undefined): string | undefined 
  * A request as its events name it: method, path (cut at 200 characters: every event keeps
  * its note), a create's first order code (which of the client's creates it was), and answer.
  */
-export function describe({ served, codes, items }: Pick<Observed, 'served' | 'codes' | 'items'>): string {
-  const path = served.input.path.length <= 200 ? served.input.path : `${served.input.path.slice(0, 200)}…`;
+export function describe({ served, shownPath, codes, items }: Pick<Observed, 'served' | 'shownPath' | 'codes' | 'items'>): string {
+  const path = shownPath.length <= 200 ? shownPath : `${shownPath.slice(0, 200)}…`;
   const first = firstCode(codes);
   const code = first === undefined ? '' : ` (order code ${first}${items > 1 ? ` and ${items - 1} more items` : ''})`;
   return `${served.method} ${path}${code} → ${served.status ?? 'no answer'}`;

@@ -84,7 +84,7 @@ export class ReportObserver {
   private readonly recent = new Map<string, Judged[]>();
   /** Logs a failed observation: warnings that count them while the store is unavailable, else an error (see backgroundFailures). */
   private readonly failed: ReturnType<typeof backgroundFailures>;
-  constructor(private readonly deps: { storage: Storage; logger: Logger; manualClock: boolean; readable?: Readable }) {
+  constructor(private readonly deps: { storage: Storage; logger: Logger; manualClock: boolean; readable?: Readable; secretsOf?: (clientId: string) => readonly string[] }) {
     this.failed = backgroundFailures(deps.logger);
   }
 
@@ -99,7 +99,7 @@ export class ReportObserver {
     if (!client || !byTheClient(served) || this.judging.has(served.input)) return undefined;
     // Asked of every request as it is answered: what is kept of it for judging is made only for those judged now.
     if (!marksOnAnswer({ served, fault: appliedFault(served.input) })) return undefined;
-    const kept = observed(served, this.deps.readable);
+    const kept = observed(served, this.deps.readable, this.deps.secretsOf?.(client.id));
     this.judging.add(served.input);
     const upTo = this.enqueue(client.id, this.requestJudge(client.id, kept, served));
     if (upTo === undefined) return undefined;
@@ -118,7 +118,7 @@ export class ReportObserver {
     if (!client || !byTheClient(served) || this.judging.has(served.input)) return;
     // Answered after its close (the client gave up first), it is not judged again (see answer).
     if (served.aborted) this.judging.add(served.input);
-    this.enqueue(client.id, this.requestJudge(client.id, observed(served, this.deps.readable), served));
+    this.enqueue(client.id, this.requestJudge(client.id, observed(served, this.deps.readable, this.deps.secretsOf?.(client.id)), served));
   };
 
   /** The judgment of a request, as it ended or is about to be answered. */

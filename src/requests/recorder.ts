@@ -3,7 +3,7 @@ import { declaredPlainLength, type ServedRequest } from '../requests/served.js';
 import type { RequestLogRepository } from '../store/index.js';
 import type { JournalEntry } from '../records/index.js';
 import { backgroundFailures, carriesSecret, CREDENTIAL_HEADERS } from '../shared/index.js';
-import { bytesCarrySecret, REDACTED, redactedBody, redactedPath, redactedText } from './redaction.js';
+import { bytesCarrySecret, reachOf, REDACTED, redactedBody, redactedPath, redactedText, textCarriesSecret } from './redaction.js';
 
 
 /** The longest header value the journal keeps whole; a longer one is cut there and marked. */
@@ -67,21 +67,21 @@ function keptBody({ input, violations }: ServedRequest, secrets: readonly string
   if (body === null && (raw === undefined || raw.length <= JOURNAL_BODY_BYTES)) return { body };
   if (raw !== undefined) {
     if (raw.length <= JOURNAL_BODY_BYTES) return { body: redactedBody(body, raw, secrets) };
-    const sent = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
-    // Decoded whole only when it holds a secret: else its first bytes are the excerpt.
-    return { body: bytesCarrySecret(raw, secrets) ? excerpt(sent.toString('utf8'), secrets) : head(sent), body_truncated: { bytes: raw.length } };
+    // Only the excerpt's bytes are searched, and a token's length past them (one begun inside it): a body may be megabytes.
+    const sent = Buffer.from(raw.buffer, raw.byteOffset, Math.min(raw.byteLength, JOURNAL_BODY_BYTES + reachOf(secrets)));
+    return { body: bytesCarrySecret(sent, secrets) ? excerpt(sent.toString('utf8'), secrets) : head(sent), body_truncated: { bytes: raw.length } };
   }
   // The size the client sent tells without serializing (not for a chunked or compressed body).
   if ((declaredPlainLength(input.headers) ?? Number.POSITIVE_INFINITY) <= JOURNAL_BODY_BYTES) return { body: redactedBody(body, undefined, secrets) };
   const text = JSON.stringify(body);
   const bytes = Buffer.byteLength(text);
   if (bytes <= JOURNAL_BODY_BYTES) return { body: redactedBody(body, undefined, secrets) };
-  return { body: excerpt(text, secrets), body_truncated: { bytes } };
+  return { body: excerpt(text.slice(0, JOURNAL_BODY_BYTES + reachOf(secrets)), secrets), body_truncated: { bytes } };
 }
 
 /** The first JOURNAL_BODY_BYTES of a body's text, its secrets redacted before it is cut (so none is cut in two), without a character cut in two. */
 function excerpt(text: string, secrets: readonly string[]): string {
-  return head(Buffer.from(carriesSecret(text, secrets) ? redactedText(text, secrets) : text));
+  return head(Buffer.from(textCarriesSecret(text, secrets) ? redactedText(text, secrets) : text));
 }
 
 /** The first JOURNAL_BODY_BYTES of a text's bytes, without a character cut in two at the end. */
@@ -148,18 +148,20 @@ export function journalRecorder(journal: RequestLogRepository, strict: boolean, 
   return (served) => {
     const client = served.input.client;
     if (!client) return;
+    const authorization = served.input.headers.authorization;
+    const own = typeof authorization === 'string' ? /^Bearer +(\S+)/i.exec(authorization)?.[1] : undefined;
+    const secrets = secretsOf(client.id, served.input.role, own);
     // Runs on the connection's close: whatever goes wrong here must not escape as an uncaught exception.
     try {
-      const authorization = served.input.headers.authorization;
-      const own = typeof authorization === 'string' ? /^Bearer +(\S+)/i.exec(authorization)?.[1] : undefined;
-      const entry = entryOf(served, secretsOf(client.id, served.input.role, own));
+      const entry = entryOf(served, secrets);
       pending.track(client.id, () => journal.append(client.id, entry).catch((err: unknown) => failed('request journal', err, 'requests were not journaled', { client: client.id })));
     } catch (err) {
       failed('request journal', err, 'requests were not journaled', { client: client.id });
     }
     if (!strict) return;
+    const path = redactedPath(served.input.path, secrets);
     for (const { field, message } of served.violations) {
-      logger.warn({ client: client.id, op: served.input.operation.operationId, field }, `spec violation in ${served.method} ${served.input.path}: ${field} ${message}`);
+      logger.warn({ client: client.id, op: served.input.operation.operationId, field }, `spec violation in ${served.method} ${path}: ${field} ${message}`);
     }
   };
 }

@@ -3,17 +3,43 @@ import { carriesSecret } from '../shared/index.js';
 /** What the journal keeps in place of a value that carries a secret. */
 export const REDACTED = '[redacted]';
 
-/** `text` with every occurrence of `secrets` replaced (called once one is known to be there). */
+const FORMS = new WeakMap<readonly string[], readonly string[]>();
+
+/**
+ * The tokens of `secrets` as text written by a client may hold them: as they are, escaped
+ * as JSON writes them (a token holding `"` or `\`), and percent-encoded as a URL writes
+ * them (`+`, `/`, `=` of a base64 token); the longest first, so that a token holding another
+ * is replaced whole. Made once per list (the registry keeps its lists).
+ */
+export function formsOf(secrets: readonly string[]): readonly string[] {
+  if (secrets.length === 0) return secrets;
+  let forms = FORMS.get(secrets);
+  if (forms === undefined) {
+    const all = new Set<string>();
+    for (const secret of secrets) for (const form of [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)]) all.add(form);
+    forms = [...all].sort((a, b) => b.length - a.length);
+    FORMS.set(secrets, forms);
+  }
+  return forms;
+}
+
+/** The longest of `secrets`' forms in UTF-8 bytes: how far past a cut a token that starts before it may reach. */
+export const reachOf = (secrets: readonly string[]): number => (secrets.length === 0 ? 0 : Buffer.byteLength(formsOf(secrets)[0]!));
+
+/** `text` (a body's or a path's text as sent) with every form of `secrets` replaced. */
 export function redactedText(text: string, secrets: readonly string[]): string {
   let shown = text;
-  // The longest first: a token that holds another is replaced whole, not around the other's replacement.
-  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) if (shown.includes(secret)) shown = shown.split(secret).join(REDACTED);
+  for (const form of formsOf(secrets)) if (shown.includes(form)) shown = shown.split(form).join(REDACTED);
   return shown;
 }
 
-/** `value` with each string carrying a secret redacted, and each field name carrying one as `[redacted] N` (N its place), none lost. */
+/** Whether text as sent holds a form of one of `secrets`. */
+export const textCarriesSecret = (text: string, secrets: readonly string[]): boolean => carriesSecret(text, formsOf(secrets));
+
+/** `value` (parsed: escapes undone) with each string or number carrying a secret redacted, and each field name carrying one as `[redacted] N` (N its place), none lost. */
 function redactedValue(value: unknown, secrets: readonly string[]): unknown {
   if (typeof value === 'string') return carriesSecret(value, secrets) ? REDACTED : value;
+  if (typeof value === 'number') return carriesSecret(String(value), secrets) ? REDACTED : value;
   if (Array.isArray(value)) return value.map((element) => redactedValue(element, secrets));
   if (value === null || typeof value !== 'object') return value;
   const copy: Record<string, unknown> = {};
@@ -31,24 +57,23 @@ function redactedValue(value: unknown, secrets: readonly string[]): unknown {
  * A request's body as the journal keeps it, with the tokens of `secrets` (those its caller
  * may hold, see ClientRegistry.secretsOf) redacted as in its headers: a client may send its
  * own token in a field (`{"api_key": …}`), and the client's read-only tokens read the
- * journal. The body's bytes as sent are searched first, so a body without a token (nearly
- * all) costs one search per token and is kept as parsed. A token written with JSON escapes
- * is not found there: a client that escapes its own token means to send it so.
+ * journal. The body's bytes as sent are searched first (for each token as it is and as
+ * JSON escapes it), so a body without a token (nearly all) is kept as parsed.
  */
 export function redactedBody(body: unknown, bytes: Uint8Array | undefined, secrets: readonly string[]): unknown {
   if (secrets.length === 0 || body === null || body === undefined) return body;
-  if (bytes !== undefined ? !bytesCarrySecret(bytes, secrets) : !carriesSecret(JSON.stringify(body), secrets)) return body;
+  if (bytes !== undefined ? !bytesCarrySecret(bytes, secrets) : !textCarriesSecret(JSON.stringify(body), secrets)) return body;
   return redactedValue(body, secrets);
 }
 
-/** Whether a body's bytes as sent hold one of `secrets` (as UTF-8). */
+/** Whether bytes as sent hold a form of one of `secrets` (as UTF-8). */
 export function bytesCarrySecret(bytes: Uint8Array, secrets: readonly string[]): boolean {
   if (secrets.length === 0) return false;
   const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  return secrets.some((secret) => view.includes(secret));
+  return formsOf(secrets).some((form) => view.includes(form));
 }
 
-/** A request's path (before it is cut to the journal's length, so no token is cut in two) with the tokens of `secrets` redacted (`/v1/order/tracking/<a token>`, sent by mistake). */
+/** A request's path (before it is cut to the journal's length, so no token is cut in two) with the tokens of `secrets` redacted (`/v1/order/tracking/<a token>`, sent by mistake), percent-encoded ones too. */
 export function redactedPath(path: string, secrets: readonly string[]): string {
-  return secrets.length === 0 || !carriesSecret(path, secrets) ? path : redactedText(path, secrets);
+  return secrets.length === 0 || !textCarriesSecret(path, secrets) ? path : redactedText(path, secrets);
 }

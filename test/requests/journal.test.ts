@@ -140,9 +140,31 @@ describe('GET /__sandbox/requests', () => {
     expect(excerpt.body).toBe(`${before}[red`);
     expect(track.path).toBe('/v1/order/tracking/[redacted]');
     for (const entry of [create, excerpt, track]) expect(JSON.stringify(entry)).not.toContain(TOKEN_A.slice(0, 8));
+    // The readiness report's events, which the read-only token reads too, show the path so.
+    const report = JSON.stringify((await sandbox.call('GET', '/__sandbox/report', { token: readOnly })).body);
+    expect(report).toContain('GET /v1/order/tracking/[redacted] → 404');
+    expect(report).not.toContain(TOKEN_A);
     // A body without a token is kept as sent, field for field.
     await sandbox.call('POST', '/v1/order', { body: createRequest(1) });
     expect((await journal('', readOnly)).requests[3].body).toEqual(createRequest(1));
+  });
+
+  it('finds a token in a body however JSON writes it (escaped, or a number) and in a path percent-encoded', async () => {
+    await sandbox.close();
+    const [quoted, numeric, readOnly] = ['tok"en/with+plus=', '1234567890123', 'read-only-token-a'];
+    sandbox = await testSandbox({ clients: [{ token: quoted, id: 'client-a' }, { token: numeric, id: 'client-a' }, { token: readOnly, id: 'client-a', role: 'read_only' }] });
+    const body = { ...createRequest(1), key: quoted, pin: Number(numeric), [`k${quoted}`]: 1 };
+    await sandbox.call('POST', '/v1/order', { token: quoted, body });
+    await sandbox.call('GET', `/v1/order/tracking/${encodeURIComponent(quoted)}`, { token: quoted });
+    // Past 16 KiB, the excerpt's JSON text holds the token escaped.
+    await sandbox.call('POST', '/v1/order', { token: quoted, body: { key: quoted, pad: 'x'.repeat(20_000) } });
+    const [create, track, large] = (await journal('', readOnly)).requests;
+    expect([create.body.key, create.body.pin]).toEqual(['[redacted]', '[redacted]']);
+    expect(Object.keys(create.body)).toContain(`[redacted] ${Object.keys(body).length}`);
+    expect(track.path).toBe('/v1/order/tracking/[redacted]');
+    expect(large.body).toMatch(/^\{"key":"\[redacted\]","pad":"x/);
+    const shown = JSON.stringify([create, track, large]);
+    for (const form of [quoted, JSON.stringify(quoted).slice(1, -1), encodeURIComponent(quoted), numeric]) expect(shown).not.toContain(form);
   });
 
   it('lists the spec violations of an invalid request', async () => {

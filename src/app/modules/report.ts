@@ -12,11 +12,12 @@ import { sharedAbortController } from '../../shared/index.js';
  * and whether it handled it, and which provider operations and statuses it exercised.
  * `observer.attempts` goes to the webhook dispatcher.
  */
-export function reportModule(services: Pick<Services, 'storage' | 'clock' | 'logger' | 'endpoints' | 'webhookTargets' | 'options' | 'specs' | 'orders'>): SandboxModule & { observer: ReportObserver; checkThrough(relay: ListenerRelay): void } {
-  const { storage, clock, logger, endpoints, webhookTargets, options, specs, orders } = services;
+export function reportModule(services: Pick<Services, 'storage' | 'clock' | 'logger' | 'endpoints' | 'webhookTargets' | 'options' | 'specs' | 'orders' | 'registry'>): SandboxModule & { observer: ReportObserver; checkThrough(relay: ListenerRelay): void } {
+  const { storage, clock, logger, endpoints, webhookTargets, options, specs, orders, registry } = services;
   // A refused create is compared with the next as the provider reads it (the served spec's fields).
   const readable = asTheProviderReads(orders.fields);
-  const observer = new ReportObserver({ storage, logger, manualClock: clock.mode === 'manual', readable });
+  // Its events show a path with the client's tokens redacted, as the journal does: only the client's partner tokens' requests are judged.
+  const observer = new ReportObserver({ storage, logger, manualClock: clock.mode === 'manual', readable, secretsOf: (clientId) => registry.secretsOf(clientId, 'partner') });
   const shutdown = sharedAbortController();
   let relay: ListenerRelay | undefined;
   return {
