@@ -17,6 +17,12 @@ export class Draft {
     if (handled !== undefined) this.note(item, handled ? 'handled' : 'missed', note);
   }
 
+  /** One fewer of an item's outcome, without an event: a judgment taken back (a miss that turned out not to be one). */
+  retract(item: string, outcome: ReportOutcome): void {
+    const key = `${item}:${outcome}`;
+    this.change.counts[key] = (this.change.counts[key] ?? 0) - 1;
+  }
+
   /** One more of a tally kept without an event (the operations' coverage): a count, not a judgment. */
   count(key: string): void {
     this.change.counts[key] = (this.change.counts[key] ?? 0) + 1;

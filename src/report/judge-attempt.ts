@@ -78,6 +78,7 @@ export function judgeAttempt(delivery: Delivery, attempt: Attempt, at: number, s
     return draft;
   }
   draft.judge('webhook.awb-acknowledged', ok ? true : undefined, what);
+  if (ok) acknowledgedAfterAll(draft, delivery, state);
   if (ok && state) heardOfCreate(draft, delivery, state);
   // The client's own failure: a refusal of a forged attempt (bad_signature) is what it should do, not a failure; one its listener never forwarded is none of its receiver's.
   if (attempt.trigger === 'schedule' && failedBefore(delivery.attempts)) draft.judge('webhook.retry-acknowledged', ok ? true : undefined, what);
@@ -85,17 +86,33 @@ export function judgeAttempt(delivery: Delivery, attempt: Attempt, at: number, s
 }
 
 /**
- * A delivery whose last retry failed: the receiver never acknowledged its AWB webhook, so
- * the client never learned the AWB from it (missed, where each failed attempt alone was
- * only exercised: a retry might still come), nor acknowledged a retry.
+ * A delivery that failed for good at its receiver (its last retry failed, or it answered
+ * 410 Gone): the receiver never acknowledged its AWB webhook, so the client never learned
+ * the AWB from it (missed, where each failed attempt alone was only exercised: a retry
+ * might still come), nor acknowledged a retry.
  */
 export function judgeGivenUp(delivery: Delivery, attempt: Attempt, at: number): Draft {
   const draft = new Draft(at);
   const what = `${delivery.id}: failed after ${delivery.attempts.length} attempts, the last → ${attempt.status_code ?? attempt.error}; no retry is left`;
   draft.note('webhook.awb-acknowledged', 'missed', what);
   // As judgeAttempt exercised the retry item with this attempt: a scheduled one after a failure the receiver saw.
-  if (attempt.trigger === 'schedule' && failedBefore(delivery.attempts.slice(0, -1))) draft.note('webhook.retry-acknowledged', 'missed', what);
+  const retried = attempt.trigger === 'schedule' && failedBefore(delivery.attempts.slice(0, -1));
+  if (retried) draft.note('webhook.retry-acknowledged', 'missed', what);
+  // Taken back if the delivery is acknowledged later in the run (redelivered, recovered): the client did get its AWB.
+  draft.mark(GAVE_UP + delivery.id, { at, wall: Date.now(), detail: { retried: retried ? 1 : 0 } });
   return draft;
+}
+
+/** The mark of a delivery graded missed when its retries ran out, by the delivery's id (see judgeGivenUp). */
+const GAVE_UP = 'gave-up:';
+
+/** A delivery graded missed when its retries ran out, acknowledged now: its misses taken back. */
+function acknowledgedAfterAll(draft: Draft, delivery: Delivery, state: ReportView | undefined): void {
+  const mark = state?.marks[GAVE_UP + delivery.id];
+  if (mark === undefined) return;
+  draft.retract('webhook.awb-acknowledged', 'missed');
+  if (mark.detail.retried === 1) draft.retract('webhook.retry-acknowledged', 'missed');
+  draft.mark(GAVE_UP + delivery.id, null);
 }
 
 /**

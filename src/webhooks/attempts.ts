@@ -168,17 +168,20 @@ export class DeliveryAttempts {
   /**
    * A scheduled attempt's outcome on its delivery as it stands (`current`, the attempt
    * appended): delivered; failed on a 410 Gone (its endpoint disabled); else tried again on
-   * the `retries` schedule or, none left, failed, and `spent` told.
+   * the `retries` schedule or, none left, failed. `failedForGood` is told when it failed.
    */
-  async scheduledOutcome(tx: Repositories, current: Stored<Delivery>, made: Made, at: number, retries: number[], spent: () => void): Promise<Stored<Delivery>> {
+  async scheduledOutcome(tx: Repositories, current: Stored<Delivery>, made: Made, at: number, retries: number[], failedForGood: () => void): Promise<Stored<Delivery>> {
     // A redelivery may have settled it while this attempt was on its way: its outcome stands.
     if (current.status !== 'pending') return current;
     if (isSuccess(made.status_code)) return this.finished(tx, current, 'delivered', null);
-    if (made.status_code === 410) return this.gone(tx, current, at);
+    if (made.status_code === 410) {
+      failedForGood();
+      return this.gone(tx, current, at);
+    }
     const error = made.error ?? `HTTP ${made.status_code}`;
     const next = nextAttemptAt(retries, scheduledAttempts(current), at, cappedRetryAfterMs(made.retry_after, Date.now()));
     if (next === undefined) {
-      spent();
+      failedForGood();
       return this.finished(tx, current, 'failed', error);
     }
     await tx.jobs.schedule({ kind: jobKindOf(current), key: current.id, client_id: current.client_id, due_at: next });

@@ -45,6 +45,6 @@ export interface DispatcherDeps {
 /** Watches attempts as they are made; `delivery.attempts` holds the earlier attempts only. */
 export interface AttemptObserver {
   made(delivery: Delivery, attempt: Attempt): void;
-  /** A scheduled attempt that reached the receiver and failed the delivery: its retries are spent (`delivery` as it ended, that attempt last). */
+  /** A scheduled attempt that reached the receiver and failed the delivery for good: its last retry, or a 410 (`delivery` as it ended, that attempt last). */
   gaveUp?(delivery: Delivery, attempt: Attempt): void;
 }

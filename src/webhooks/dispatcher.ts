@@ -243,13 +243,13 @@ export class WebhookDispatcher {
       return;
     }
     if (!made) throw new JobInterrupted(`attempt of ${id} aborted by shutdown`);
-    // Set when this attempt used the last retry: the delivery failed for good.
-    let spent = false;
+    // Set when this attempt failed the delivery for good (its last retry, or a 410).
+    let failedForGood = false;
     const after = await attempts.record(delivery, made, (tx, current) => {
-      spent = false;
-      return attempts.scheduledOutcome(tx, current, made, at, retries, () => (spent = true));
+      failedForGood = false;
+      return attempts.scheduledOutcome(tx, current, made, at, retries, () => (failedForGood = true));
     }, { scheduled: true });
-    if (spent && after?.status === 'failed' && reachedReceiver(made)) this.deps.observer?.gaveUp?.(after, made);
+    if (failedForGood && after?.status === 'failed' && reachedReceiver(made)) this.deps.observer?.gaveUp?.(after, made);
     // Once the message is acknowledged: the copies its chaos asks for (duplicate, bad_signature), on a
     // real clock each at the time it is sent (after the answer to the one before); on a manual one at the attempt's.
     if (after?.status === 'delivered' && isSuccess(made.status_code)) await attempts.copies(after, target, this.deps.clock.mode === 'real' ? undefined : at);

@@ -11,6 +11,9 @@ export const WEBHOOK_JOB = 'webhook';
  */
 export const ENDPOINT_WEBHOOK_JOB = 'endpoint-webhook';
 
+/** The job kind of a recovered delivery's attempt (`POST /__sandbox/webhooks/recover`); the key is the delivery id. */
+export const RECOVER_JOB = 'webhook-recover';
+
 /** The kind of the job that makes a delivery's next attempt. */
 export const jobKindOf = (delivery: Pick<Delivery, 'endpoint_id'>): typeof WEBHOOK_JOB | typeof ENDPOINT_WEBHOOK_JOB =>
   delivery.endpoint_id === undefined ? WEBHOOK_JOB : ENDPOINT_WEBHOOK_JOB;

@@ -1,5 +1,5 @@
 import type { Delivery, Stored } from '../records/index.js';
-import { Conflict, TooManyRequests } from '../shared/index.js';
+import { Conflict, domainMessages, NotFound, TooManyRequests } from '../shared/index.js';
 import { isSuccess, type DeliveryAttempts } from './attempts.js';
 import type { DispatcherDeps } from './deps.js';
 import type { Endpoint } from './endpoints.js';
@@ -75,11 +75,14 @@ export class ManualAttempts {
       throw error instanceof ListenerNotConnected ? new Conflict(error.message) : error;
     });
     if (!made) return delivery;
-    return (await attempts.record(delivery, made, async (tx, current) => {
+    const after = await attempts.record(delivery, made, async (tx, current) => {
       if (isSuccess(made.status_code)) return attempts.finished(tx, current, 'delivered', null);
       if (made.status_code === 410) return attempts.gone(tx, current, at);
       return current;
-    })) ?? delivery;
+    });
+    // Removed while the attempt was on its way (a reset, a ping past PINGS_KEPT): no delivery to show it in.
+    if (after === undefined) throw new NotFound(domainMessages.deliveryNotFound(delivery.id));
+    return after;
   }
 
   private async pingNow(clientId: string, endpoint: Endpoint): Promise<Stored<Delivery>> {
@@ -95,14 +98,19 @@ export class ManualAttempts {
     })) ?? delivery;
   }
 
-  /** Counts a new ping of the client; past PINGS_KEPT its oldest is removed (a store that cannot take it leaves it to retention). */
+  /** Counts a new ping of the client; past PINGS_KEPT its oldest is removed (one the store could not remove stays first, for the next ping to try again). */
   private async keepNewest(clientId: string, id: string): Promise<void> {
     let ids = this.pings.get(clientId);
     if (ids === undefined) this.pings.set(clientId, (ids = []));
     ids.push(id);
     while (ids.length > PINGS_KEPT) {
+      // Taken off the list before the removal: another ping's removal meanwhile takes the next.
       const oldest = ids.shift()!;
-      await this.deps.storage.transaction((tx) => removeWithJobs(tx, [{ id: oldest }])).catch(() => undefined);
+      const removed = await this.deps.storage.transaction((tx) => removeWithJobs(tx, [{ id: oldest }])).then(() => true, () => false);
+      if (!removed) {
+        ids.unshift(oldest);
+        return;
+      }
     }
   }
 }

@@ -1,8 +1,7 @@
 import { letRequestsIn } from '../shared/index.js';
 import type { Delivery } from '../records/index.js';
 import type { Repositories, Storage } from '../store/index.js';
-import { jobKindOf } from './job.js';
-import { RECOVER_JOB } from './recover.js';
+import { jobKindOf, RECOVER_JOB } from './job.js';
 
 /** How many deliveries one unit of work removes. */
 const REMOVE_PAGE = 500;

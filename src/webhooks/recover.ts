@@ -3,14 +3,11 @@ import type { Delivery } from '../records/index.js';
 import { letRequestsIn } from '../shared/index.js';
 import { isSuccess, type DeliveryAttempts } from './attempts.js';
 import type { DispatcherDeps } from './deps.js';
-import { WEBHOOK_CONCURRENCY } from './job.js';
+import { RECOVER_JOB, WEBHOOK_CONCURRENCY } from './job.js';
 import { endpointOf, type Endpoint } from './endpoints.js';
 import { MAX_REDELIVERED_ATTEMPTS } from './manual.js';
 import { takesAttempts } from './live.js';
 import { ListenerNotConnected } from './messages.js';
-
-/** The job kind of a recovered delivery's attempt (`POST /__sandbox/webhooks/recover`); the key is the delivery id. */
-export const RECOVER_JOB = 'webhook-recover';
 
 /** Failed deliveries read, and their jobs scheduled, per unit of work: the event loop is let go between them. */
 export const RECOVER_SLICE = 200;

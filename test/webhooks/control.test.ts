@@ -306,6 +306,17 @@ describe('POST /__sandbox/webhooks/test', () => {
     expect((await deliveries(sandbox, '&event=awb.generated')).length).toBe(1);
   });
 
+  it('answers 404 to a redelivery of a ping that newer pings removed while it was on its way', async () => {
+    const first = (await sandbox.call('POST', '/__sandbox/webhooks/test')).body.id as string;
+    for (let i = 1; i < PINGS_KEPT; i++) await sandbox.call('POST', '/__sandbox/webhooks/test');
+    receiver.respond = (_, i) => (i === PINGS_KEPT ? { status: 200, delayMs: 300 } : { status: 200 });
+    const redelivery = sandbox.call('POST', `/__sandbox/webhooks/deliveries/${first}/redeliver`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sandbox.call('POST', '/__sandbox/webhooks/test');
+    expect((await redelivery).status).toBe(404);
+    expect((await sandbox.call('GET', `/__sandbox/webhooks/deliveries/${first}`)).status).toBe(404);
+  });
+
   it('reports a failing receiver in the answer, without retrying', async () => {
     receiver.respond = () => ({ status: 500, body: 'x'.repeat(5000) });
     const res = await sandbox.call('POST', '/__sandbox/webhooks/test');

@@ -101,6 +101,21 @@ describe('webhook retries on the sandbox clock', () => {
     for (const [id, exercised] of [['webhook.awb-acknowledged', 7], ['webhook.retry-acknowledged', 6]] as const) {
       expect(await item(id), id).toMatchObject({ status: 'not_handled', detail: expect.stringMatching(new RegExp(`^Missed 1 of ${exercised} times`)) });
     }
+    // Redelivered and acknowledged later in the run, as the recovery guide has it: the client got its AWB after all.
+    receiver.respond = () => ({ status: 200 });
+    const [failed] = await deliveries(sandbox);
+    expect((await sandbox.call('POST', `/__sandbox/webhooks/deliveries/${failed!.id}/redeliver`)).body.status).toBe('delivered');
+    expect(await item('webhook.awb-acknowledged')).toMatchObject({ status: 'handled', missed: 0 });
+    expect(await item('webhook.retry-acknowledged')).toMatchObject({ missed: 0 });
+  });
+
+  it('grades a delivery its receiver answered 410 Gone as missed', async () => {
+    receiver.respond = (_, i) => (i === 0 ? { status: 500 } : { status: 410 });
+    await createOrders(sandbox, 1);
+    await sandbox.advance(AWB_DELAY + SCHEDULE[1]!);
+    expect(receiver.received).toHaveLength(2);
+    const report = (await sandbox.call('GET', '/__sandbox/report')).body as { items: Array<{ id: string; status: string; missed: number }> };
+    for (const id of ['webhook.awb-acknowledged', 'webhook.retry-acknowledged']) expect(report.items.find((i) => i.id === id), id).toMatchObject({ status: 'not_handled', missed: 1 });
   });
 
   it('follows a configured schedule (webhookRetries)', async () => {
