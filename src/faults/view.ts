@@ -1,5 +1,5 @@
 import type { FaultRule } from '../records/index.js';
-import { carriesSecret, CREDENTIAL_HEADERS, mask } from '../shared/index.js';
+import { carriesSecret, CREDENTIAL_HEADERS, mask, secretsShown } from '../shared/index.js';
 
 /**
  * A fault rule as the control API shows it: a credential it matches on (`Authorization:
@@ -14,31 +14,14 @@ export function faultRuleView(rule: FaultRule, unshown: (value: string) => boole
   const withHeaders = headersShown(rule, unshown, secrets);
   if (secrets.length === 0) return withHeaders;
   const { match, action } = withHeaders;
-  const body = match.body === undefined ? undefined : (shownValue(match.body, secrets) as Record<string, unknown>);
+  const body = match.body === undefined ? undefined : (secretsShown(match.body, secrets, mask) as Record<string, unknown>);
   const shownAction = { ...action } as Record<string, unknown>;
-  for (const field of ['body', 'headers'] as const) if (field in shownAction) shownAction[field] = shownValue(shownAction[field], secrets);
+  for (const field of ['body', 'headers'] as const) if (field in shownAction) shownAction[field] = secretsShown(shownAction[field], secrets, mask);
   return {
     ...withHeaders,
-    match: { ...match, ...(match.path === undefined ? {} : { path: shownValue(match.path, secrets) as string }), ...(body === undefined ? {} : { body }) },
+    match: { ...match, ...(match.path === undefined ? {} : { path: secretsShown(match.path, secrets, mask) as string }), ...(body === undefined ? {} : { body }) },
     action: shownAction as unknown as FaultRule['action'],
   };
-}
-
-/** A value with each text in it that carries one of `secrets` masked as the banner masks a token; its shape kept. */
-function shownValue(value: unknown, secrets: readonly string[]): unknown {
-  if (typeof value === 'string') return carriesSecret(value, secrets) ? mask(value) : value;
-  if (Array.isArray(value)) return value.map((element) => shownValue(element, secrets));
-  if (value === null || typeof value !== 'object') return value;
-  // Names as well: the copy is built field by field (a `__proto__` field stays a field).
-  const copy: Record<string, unknown> = {};
-  let place = 0;
-  for (const [name, field] of Object.entries(value)) {
-    place += 1;
-    // Each masked name apart (`part…222 2`): two masked alike would show as one.
-    const shown = carriesSecret(name, secrets) ? `${mask(name)} ${place}` : name;
-    Object.defineProperty(copy, shown, { value: shownValue(field, secrets), enumerable: true, writable: true, configurable: true });
-  }
-  return copy;
 }
 
 /** The rule with its header criteria shown as faultRuleView says. */

@@ -1,4 +1,4 @@
-import { carriesSecret } from '../shared/index.js';
+import { carriesSecret, secretsShown } from '../shared/index.js';
 
 /** What the journal keeps in place of a value that carries a secret. */
 export const REDACTED = '[redacted]';
@@ -36,23 +36,6 @@ export function redactedText(text: string, secrets: readonly string[]): string {
 /** Whether text as sent holds a form of one of `secrets`. */
 export const textCarriesSecret = (text: string, secrets: readonly string[]): boolean => carriesSecret(text, formsOf(secrets));
 
-/** `value` (parsed: escapes undone) with each string or number carrying a secret redacted, and each field name carrying one as `[redacted] N` (N its place), none lost. */
-function redactedValue(value: unknown, secrets: readonly string[]): unknown {
-  if (typeof value === 'string') return carriesSecret(value, secrets) ? REDACTED : value;
-  if (typeof value === 'number') return carriesSecret(String(value), secrets) ? REDACTED : value;
-  if (Array.isArray(value)) return value.map((element) => redactedValue(element, secrets));
-  if (value === null || typeof value !== 'object') return value;
-  const copy: Record<string, unknown> = {};
-  let place = 0;
-  for (const [name, field] of Object.entries(value)) {
-    place += 1;
-    const shown = carriesSecret(name, secrets) ? `${REDACTED} ${place}` : name;
-    // A parsed body may hold a field named `__proto__`: assigned, it would set no field.
-    Object.defineProperty(copy, shown, { value: redactedValue(field, secrets), enumerable: true, writable: true, configurable: true });
-  }
-  return copy;
-}
-
 /**
  * A request's body as the journal keeps it, with the tokens of `secrets` (those its caller
  * may hold, see ClientRegistry.secretsOf) redacted as in its headers: a client may send its
@@ -63,7 +46,8 @@ function redactedValue(value: unknown, secrets: readonly string[]): unknown {
 export function redactedBody(body: unknown, bytes: Uint8Array | undefined, secrets: readonly string[]): unknown {
   if (secrets.length === 0 || body === null || body === undefined) return body;
   if (bytes !== undefined ? !bytesCarrySecret(bytes, secrets) : !textCarriesSecret(JSON.stringify(body), secrets)) return body;
-  return redactedValue(body, secrets);
+  // Parsed, its escapes undone: the tokens as they are.
+  return secretsShown(body, secrets, () => REDACTED);
 }
 
 /** Whether bytes as sent hold a form of one of `secrets` (as UTF-8). */

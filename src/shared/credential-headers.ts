@@ -28,3 +28,24 @@ export function carriesSecret(value: string | readonly string[], secrets: readon
   for (const secret of secrets) if (typeof value === 'string' ? value.includes(secret) : value.some((v) => String(v).includes(secret))) return true;
   return false;
 }
+
+/**
+ * A JSON value with each text in it that carries one of `secrets` (a string, or a number's
+ * digits) shown as `shown(text)`, and each field name that carries one as `shown(name) N`
+ * (N its place among the fields, so that two names shown alike stay apart); the rest as it
+ * is. A copy is built field by field, so a field named `__proto__` stays a field.
+ */
+export function secretsShown(value: unknown, secrets: readonly string[], shown: (text: string) => string): unknown {
+  if (typeof value === 'string') return carriesSecret(value, secrets) ? shown(value) : value;
+  if (typeof value === 'number') return carriesSecret(String(value), secrets) ? shown(String(value)) : value;
+  if (Array.isArray(value)) return value.map((element) => secretsShown(element, secrets, shown));
+  if (value === null || typeof value !== 'object') return value;
+  const copy: Record<string, unknown> = {};
+  let place = 0;
+  for (const [name, field] of Object.entries(value)) {
+    place += 1;
+    const key = carriesSecret(name, secrets) ? `${shown(name)} ${place}` : name;
+    Object.defineProperty(copy, key, { value: secretsShown(field, secrets, shown), enumerable: true, writable: true, configurable: true });
+  }
+  return copy;
+}
