@@ -69,7 +69,8 @@ function gradeItem(item: CatalogueItem, state: ReportView): GradedItem {
   const exercised = countOf(state, item.id, 'exercised');
   const handled = countOf(state, item.id, 'handled');
   const waiting = waitingRetries(state, item.id);
-  const missed = countOf(state, item.id, 'missed') + waiting;
+  // At least 0: a miss taken back twice (two replicas judging one acknowledgement at once) takes no other miss with it.
+  const missed = Math.max(0, countOf(state, item.id, 'missed')) + waiting;
   let status: ItemStatus;
   let detail: string;
   if (!item.graded) [status, detail] = ['not_graded', 'The sandbox cannot observe this.'];

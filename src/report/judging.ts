@@ -1,4 +1,6 @@
 import type { ReportMark, ReportView } from '../records/index.js';
+import { redactedPath, redactedText } from '../requests/index.js';
+import { carriesSecret } from '../shared/index.js';
 import type { BatchReads } from './batch-reads.js';
 import type { Observed } from './observed.js';
 
@@ -59,9 +61,11 @@ export function firstCode(codes: string | null | undefined): string | undefined 
  * A request as its events name it: method, path (cut at 200 characters: every event keeps
  * its note), a create's first order code (which of the client's creates it was), and answer.
  */
-export function describe({ served, shownPath, codes, items }: Pick<Observed, 'served' | 'shownPath' | 'codes' | 'items'>): string {
+export function describe({ served, secrets, codes, items }: Pick<Observed, 'served' | 'secrets' | 'codes' | 'items'>): string {
+  const shownPath = redactedPath(served.input.path, secrets);
   const path = shownPath.length <= 200 ? shownPath : `${shownPath.slice(0, 200)}…`;
-  const first = firstCode(codes);
-  const code = first === undefined ? '' : ` (order code ${first}${items > 1 ? ` and ${items - 1} more items` : ''})`;
-  return `${served.method} ${path}${code} → ${served.status ?? 'no answer'}`;
+  const code = firstCode(codes);
+  const first = code !== undefined && carriesSecret(code, secrets) ? redactedText(code, secrets) : code;
+  const named = first === undefined ? '' : ` (order code ${first}${items > 1 ? ` and ${items - 1} more items` : ''})`;
+  return `${served.method} ${path}${named} → ${served.status ?? 'no answer'}`;
 }

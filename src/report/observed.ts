@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { appliedFault } from '../faults/index.js';
-import { declaredPlainLength, redactedPath, type ServedRequest } from '../requests/index.js';
+import { declaredPlainLength, type ServedRequest } from '../requests/index.js';
 import { declaresABody } from '../shared/index.js';
 
 /** A short hash of a request's path and body: the same request sent again has the same one. */
@@ -55,8 +55,8 @@ const KEPT_BODY_BYTES = 16 * 1024;
  */
 export interface Observed {
   served: ServedRequest;
-  /** Its path as its events show it: the client's tokens in it redacted, as in the journal (the client's read-only tokens read the report). */
-  shownPath: string;
+  /** The client's tokens, which its events show redacted in its path and order code, as the journal does (the client's read-only tokens read the report). */
+  secrets: readonly string[];
   fault: ReturnType<typeof appliedFault>;
   /** Items in a create's body. */
   items: number;
@@ -76,7 +76,6 @@ export interface Observed {
 /** What an observation keeps of a served request until it is judged (see Observed). */
 export function observed(served: ServedRequest, readable?: Readable, secrets: readonly string[] = []): Observed {
   const { input } = served;
-  const shownPath = redactedPath(input.path, secrets);
   const fault = appliedFault(input);
   const items = (input.body as { items?: unknown } | undefined)?.items;
   const count = Array.isArray(items) ? items.length : 0;
@@ -93,21 +92,21 @@ export function observed(served: ServedRequest, readable?: Readable, secrets: re
   // told by its bytes; one the sandbox never read (not the gzip it says) is like no other.
   if (op === 'createOrder' && input.body === undefined && declaresABody(input.headers)) {
     const print = input.bodyBytes !== undefined ? bytesFingerprint(input.path, input.bodyBytes) : `unread:${randomUUID()}`;
-    return { served: kept, shownPath, fault, items: count, fingerprint: () => print, same: () => print, refusal: () => print, ...create };
+    return { served: kept, secrets, fault, items: count, fingerprint: () => print, same: () => print, refusal: () => print, ...create };
   }
   // A tracking read has no body: what is kept of it (its path) is all its fingerprint needs, hashed only if judging asks.
   if (small) {
     const print = once(() => fingerprint(kept));
     const same = once(() => readFingerprint(kept, readable, 'kept') ?? print());
     const read = once(() => readFingerprint(kept, readable, 'dropped') ?? print());
-    return { served: kept, shownPath, fault, items: count, fingerprint: print, same, refusal: read, ...create, content: read };
+    return { served: kept, secrets, fault, items: count, fingerprint: print, same, refusal: read, ...create, content: read };
   }
-  if (op === 'trackOrder') return { served: kept, shownPath, fault, items: count, fingerprint: () => fingerprint(kept), same: () => fingerprint(kept), refusal: () => fingerprint(kept), codes: null };
+  if (op === 'trackOrder') return { served: kept, secrets, fault, items: count, fingerprint: () => fingerprint(kept), same: () => fingerprint(kept), refusal: () => fingerprint(kept), codes: null };
   const raw = input.bodyBytes;
   const print = op !== 'createOrder' ? '' : raw !== undefined ? bytesFingerprint(input.path, raw) : fingerprint(served);
   // A large body is not kept: it is read for refusals now, only if one is to be judged.
   const refusal = op === 'createOrder' && (served.status === 400 || served.status === 403) ? (readFingerprint(served, readable, 'dropped') ?? print) : print;
-  return { served: kept, shownPath, fault, items: count, fingerprint: () => print, same: () => print, refusal: () => refusal, ...create };
+  return { served: kept, secrets, fault, items: count, fingerprint: () => print, same: () => print, refusal: () => refusal, ...create };
 }
 
 /** The first MAX_CODES order codes of a create's items, one a line; null when none. */

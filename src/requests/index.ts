@@ -3,6 +3,6 @@
 export { checkRequestMatch, countMatching } from './count.js';
 export type { RequestMatch } from './count.js';
 export { PendingAppends, journalRecorder } from './recorder.js';
-export { redactedPath } from './redaction.js';
+export { redactedPath, redactedText } from './redaction.js';
 export { declaredPlainLength } from './served.js';
 export type { AnsweredOrder, OperationInput, ServedRequest } from './served.js';

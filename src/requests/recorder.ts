@@ -3,7 +3,7 @@ import { declaredPlainLength, type ServedRequest } from '../requests/served.js';
 import type { RequestLogRepository } from '../store/index.js';
 import type { JournalEntry } from '../records/index.js';
 import { backgroundFailures, carriesSecret, CREDENTIAL_HEADERS } from '../shared/index.js';
-import { bytesCarrySecret, reachOf, REDACTED, redactedBody, redactedPath, redactedText, textCarriesSecret } from './redaction.js';
+import { reachOf, REDACTED, redactedBody, redactedPath, redactedText, textCarriesSecret } from './redaction.js';
 
 
 /** The longest header value the journal keeps whole; a longer one is cut there and marked. */
@@ -67,21 +67,35 @@ function keptBody({ input, violations }: ServedRequest, secrets: readonly string
   if (body === null && (raw === undefined || raw.length <= JOURNAL_BODY_BYTES)) return { body };
   if (raw !== undefined) {
     if (raw.length <= JOURNAL_BODY_BYTES) return { body: redactedBody(body, raw, secrets) };
-    // Only the excerpt's bytes are searched, and a token's length past them (one begun inside it): a body may be megabytes.
-    const sent = Buffer.from(raw.buffer, raw.byteOffset, Math.min(raw.byteLength, JOURNAL_BODY_BYTES + reachOf(secrets)));
-    return { body: bytesCarrySecret(sent, secrets) ? excerpt(sent.toString('utf8'), secrets) : head(sent), body_truncated: { bytes: raw.length } };
+    const sent = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+    return { body: excerpt((end) => sent.subarray(0, end).toString('utf8'), raw.length, secrets), body_truncated: { bytes: raw.length } };
   }
   // The size the client sent tells without serializing (not for a chunked or compressed body).
   if ((declaredPlainLength(input.headers) ?? Number.POSITIVE_INFINITY) <= JOURNAL_BODY_BYTES) return { body: redactedBody(body, undefined, secrets) };
   const text = JSON.stringify(body);
   const bytes = Buffer.byteLength(text);
   if (bytes <= JOURNAL_BODY_BYTES) return { body: redactedBody(body, undefined, secrets) };
-  return { body: excerpt(text.slice(0, JOURNAL_BODY_BYTES + reachOf(secrets)), secrets), body_truncated: { bytes } };
+  return { body: excerpt((end) => text.slice(0, end), text.length, secrets), body_truncated: { bytes } };
 }
 
-/** The first JOURNAL_BODY_BYTES of a body's text, its secrets redacted before it is cut (so none is cut in two), without a character cut in two. */
-function excerpt(text: string, secrets: readonly string[]): string {
-  return head(Buffer.from(textCarriesSecret(text, secrets) ? redactedText(text, secrets) : text));
+/**
+ * The first JOURNAL_BODY_BYTES of a body's text, its secrets redacted before it is cut (so
+ * none is cut in two), without a character cut in two. `read(end)` gives the text of its
+ * first `end` units (bytes or characters) of `size`: only as much is read and searched as
+ * the excerpt needs, a body may be megabytes. A token the read cut short is in its last
+ * `reach` bytes, which the excerpt leaves out; if redaction shortened the text so far that
+ * the excerpt would reach them, more is read.
+ */
+function excerpt(read: (end: number) => string, size: number, secrets: readonly string[]): string {
+  const reach = reachOf(secrets);
+  let end = JOURNAL_BODY_BYTES + reach;
+  for (;;) {
+    const text = read(end);
+    if (!textCarriesSecret(text, secrets)) return head(Buffer.from(text));
+    const shown = Buffer.from(redactedText(text, secrets));
+    if (shown.length >= JOURNAL_BODY_BYTES + reach || end >= size) return head(shown);
+    end += JOURNAL_BODY_BYTES + reach - shown.length;
+  }
 }
 
 /** The first JOURNAL_BODY_BYTES of a text's bytes, without a character cut in two at the end. */

@@ -1,7 +1,9 @@
-import { carriesSecret, secretsShown } from '../shared/index.js';
+import { carriesSecret, decodedPath, secretsShown } from '../shared/index.js';
 
 /** What the journal keeps in place of a value that carries a secret. */
 export const REDACTED = '[redacted]';
+
+const BACKSLASH = 0x5c;
 
 const FORMS = new WeakMap<readonly string[], readonly string[]>();
 
@@ -41,11 +43,12 @@ export const textCarriesSecret = (text: string, secrets: readonly string[]): boo
  * may hold, see ClientRegistry.secretsOf) redacted as in its headers: a client may send its
  * own token in a field (`{"api_key": …}`), and the client's read-only tokens read the
  * journal. The body's bytes as sent are searched first (for each token as it is and as
- * JSON escapes it), so a body without a token (nearly all) is kept as parsed.
+ * JSON escapes it), so a body without a token or an escape (nearly all) is kept as parsed.
  */
 export function redactedBody(body: unknown, bytes: Uint8Array | undefined, secrets: readonly string[]): unknown {
   if (secrets.length === 0 || body === null || body === undefined) return body;
-  if (bytes !== undefined ? !bytesCarrySecret(bytes, secrets) : !textCarriesSecret(JSON.stringify(body), secrets)) return body;
+  // A body with an escape in it (`\/`, `\u…`) may hold a token its bytes do not show: its parsed text is searched then.
+  if (bytes !== undefined ? !bytesCarrySecret(bytes, secrets) && !bytes.includes(BACKSLASH) : !textCarriesSecret(JSON.stringify(body), secrets)) return body;
   // Parsed, its escapes undone: the tokens as they are.
   return secretsShown(body, secrets, () => REDACTED);
 }
@@ -57,7 +60,15 @@ export function bytesCarrySecret(bytes: Uint8Array, secrets: readonly string[]):
   return formsOf(secrets).some((form) => view.includes(form));
 }
 
-/** A request's path (before it is cut to the journal's length, so no token is cut in two) with the tokens of `secrets` redacted (`/v1/order/tracking/<a token>`, sent by mistake), percent-encoded ones too. */
+/**
+ * A request's path (before it is cut to the journal's length, so no token is cut in two)
+ * with the tokens of `secrets` redacted (`/v1/order/tracking/<a token>`, sent by mistake).
+ * One whose percent-escapes hide a token (in any case of hex, or mixed) is shown decoded,
+ * the token redacted.
+ */
 export function redactedPath(path: string, secrets: readonly string[]): string {
-  return secrets.length === 0 || !textCarriesSecret(path, secrets) ? path : redactedText(path, secrets);
+  if (secrets.length === 0) return path;
+  if (textCarriesSecret(path, secrets)) return redactedText(path, secrets);
+  const decoded = decodedPath(path);
+  return decoded !== path && carriesSecret(decoded, secrets) ? redactedText(decoded, secrets) : path;
 }

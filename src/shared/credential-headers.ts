@@ -49,3 +49,13 @@ export function secretsShown(value: unknown, secrets: readonly string[], shown: 
   }
   return copy;
 }
+
+/** A path with its percent-escapes decoded, as far as they decode (a malformed one leaves the path as it is): what a token in it reads as. */
+export function decodedPath(path: string): string {
+  if (!path.includes('%')) return path;
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}

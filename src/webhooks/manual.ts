@@ -82,6 +82,8 @@ export class ManualAttempts {
     });
     // Removed while the attempt was on its way (a reset, a ping past PINGS_KEPT): no delivery to show it in.
     if (after === undefined) throw new NotFound(domainMessages.deliveryNotFound(delivery.id));
+    // A 410 fails it for good, as one to a scheduled attempt does (once: a delivery already failed was graded so then).
+    if (made.status_code === 410 && delivery.status !== 'failed' && after.status === 'failed') this.deps.observer?.gaveUp?.(after, made);
     return after;
   }
 

@@ -389,6 +389,8 @@ describe('a rule matching on a credential header', () => {
       [{ match: { path: '/v1/order', body: { k: `x${ADMIN}` } } }, 'match.body.k'],
       [{ match: { path: TRACK }, action: { type: 'status', status: 400, body: { m: [ADMIN] } } }, 'action.body.m[0]'],
       [{ match: { path: TRACK }, action: { type: 'status', status: 400, headers: { 'X-E': ADMIN } } }, 'action.headers.X-E'],
+      [{ match: { path: `/v1/order/tracking/${encodeURIComponent(ADMIN).replace('a', '%61')}` } }, 'match.path'],
+      [{ match: { path: TRACK, headers: { [`X-${ADMIN}`]: 'v' } } }, `match.headers.X-${ADMIN}`],
     ] as const;
     for (const [body, field] of refusals) expect((await adminRule(body)).body.errors, field).toEqual([{ field, message: expect.stringMatching(/holds an admin token/) }]);
     const listed = await sandbox.call('GET', '/__sandbox/faults', { token: READER });

@@ -140,13 +140,15 @@ describe('GET /__sandbox/requests', () => {
     expect(excerpt.body).toBe(`${before}[red`);
     expect(track.path).toBe('/v1/order/tracking/[redacted]');
     for (const entry of [create, excerpt, track]) expect(JSON.stringify(entry)).not.toContain(TOKEN_A.slice(0, 8));
-    // The readiness report's events, which the read-only token reads too, show the path so.
+    // The readiness report's events, which the read-only token reads too, show the path so, and a create's order code.
+    await sandbox.call('POST', '/v1/order', { body: createRequest(1, { items: [item({ order_code: TOKEN_A })] }) });
     const report = JSON.stringify((await sandbox.call('GET', '/__sandbox/report', { token: readOnly })).body);
     expect(report).toContain('GET /v1/order/tracking/[redacted] → 404');
+    expect(report).toContain(JSON.stringify('POST /v1/order (order code "[redacted]") → 201'));
     expect(report).not.toContain(TOKEN_A);
     // A body without a token is kept as sent, field for field.
     await sandbox.call('POST', '/v1/order', { body: createRequest(1) });
-    expect((await journal('', readOnly)).requests[3].body).toEqual(createRequest(1));
+    expect((await journal('', readOnly)).requests[4].body).toEqual(createRequest(1));
   });
 
   it('finds a token in a body however JSON writes it (escaped, or a number) and in a path percent-encoded', async () => {
@@ -165,6 +167,27 @@ describe('GET /__sandbox/requests', () => {
     expect(large.body).toMatch(/^\{"key":"\[redacted\]","pad":"x/);
     const shown = JSON.stringify([create, track, large]);
     for (const form of [quoted, JSON.stringify(quoted).slice(1, -1), encodeURIComponent(quoted), numeric]) expect(shown).not.toContain(form);
+    // Percent-escapes in lower case, or only some of them; a body escaping `/` as `\/` (PHP's json_encode does).
+    await sandbox.call('GET', `/v1/order/tracking/${encodeURIComponent(quoted).toLowerCase()}`, { token: quoted });
+    await sandbox.call('GET', `/v1/order/tracking/tok%22en%2Fwith+plus%3D`, { token: quoted });
+    await sandbox.call('POST', '/v1/order', { token: quoted, body: `{"key":${JSON.stringify(quoted).replace('/', '\\/')}}`, headers: { 'Content-Type': 'application/json' } });
+    const [lower, mixed, escaped] = (await journal('', readOnly)).requests.slice(3);
+    expect([lower.path, mixed.path, escaped.body]).toEqual(['/v1/order/tracking/[redacted]', '/v1/order/tracking/[redacted]', { key: '[redacted]' }]);
+  });
+
+  it("cuts a long body's excerpt past every token redacted in it, however much redaction shortened it", async () => {
+    await sandbox.close();
+    const [long, readOnly] = [`partner-token-${'a'.repeat(26)}`, 'read-only-token-a'];
+    sandbox = await testSandbox({ clients: [{ token: long, id: 'client-a' }, { token: readOnly, id: 'client-a', role: 'read_only' }] });
+    // Two tokens early shorten the text by 60 bytes; a third begins 10 bytes past the excerpt's 16 KiB.
+    const start = `{"a":"${long}","b":"${long}","pad":"`;
+    const body = `${start}${'x'.repeat(16_384 + 10 - Buffer.byteLength(start) - 9)}","key":"${long}","more":"${'y'.repeat(500)}"}`;
+    expect(body.indexOf(long, start.length)).toBe(16_384 + 10);
+    await sandbox.call('POST', '/v1/order', { token: long, body, headers: { 'Content-Type': 'application/json' } });
+    const [entry] = (await journal('', readOnly)).requests;
+    expect(Buffer.byteLength(entry.body)).toBe(16_384);
+    expect(entry.body).not.toContain('partner-token');
+    expect(entry.body).toMatch(/"key":"\[redacted\]","more":"y+$/);
   });
 
   it('lists the spec violations of an invalid request', async () => {

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { describe as named } from '../../src/report/judging.js';
 import type { Observed } from '../../src/report/observed.js';
 
-const request = (method: string, path: string, status: number | null, codes: string | null, items: number): Pick<Observed, 'served' | 'shownPath' | 'codes' | 'items'> => ({
+const request = (method: string, path: string, status: number | null, codes: string | null, items: number): Pick<Observed, 'served' | 'secrets' | 'codes' | 'items'> => ({
   served: { method, status, input: { path } } as unknown as Observed['served'],
-  shownPath: path,
+  secrets: [],
   codes,
   items,
 });

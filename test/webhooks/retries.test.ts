@@ -118,6 +118,16 @@ describe('webhook retries on the sandbox clock', () => {
     for (const id of ['webhook.awb-acknowledged', 'webhook.retry-acknowledged']) expect(report.items.find((i) => i.id === id), id).toMatchObject({ status: 'not_handled', missed: 1 });
   });
 
+  it('grades a delivery whose redelivery was answered 410 Gone as missed, once', async () => {
+    receiver.respond = (_, i) => (i === 0 ? { status: 500 } : { status: 410 });
+    await createOrders(sandbox, 1);
+    await sandbox.advance(AWB_DELAY);
+    const [pending] = await deliveries(sandbox);
+    for (let i = 0; i < 2; i++) await sandbox.call('POST', `/__sandbox/webhooks/deliveries/${pending!.id}/redeliver`);
+    const report = (await sandbox.call('GET', '/__sandbox/report')).body as { items: Array<{ id: string; status: string; missed: number }> };
+    expect(report.items.find((i) => i.id === 'webhook.awb-acknowledged')).toMatchObject({ status: 'not_handled', missed: 1 });
+  });
+
   it('follows a configured schedule (webhookRetries)', async () => {
     await sandbox.close();
     sandbox = await webhookSandbox(receiver.url, { webhookRetries: '0,1s' });

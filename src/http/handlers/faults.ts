@@ -1,4 +1,4 @@
-import { NotFound, RuleViolation, TOKEN_IN_VALUE_MIN } from '../../shared/index.js';
+import { decodedPath, NotFound, RuleViolation, TOKEN_IN_VALUE_MIN } from '../../shared/index.js';
 import { clientOf, json, type HandlerMap } from '../handler.js';
 import { faultMessages, faultRuleView, checkRule, type BodyLimit } from '../../faults/index.js';
 import type { FaultRules } from '../../faults/index.js';
@@ -46,7 +46,11 @@ function refuseAdminTokens(registry: ClientRegistry, rule: FaultRuleInput): void
       }
     }
   };
-  visit(rule.match?.path, 'match.path');
+  const path = rule.match?.path;
+  // As a request's path would carry it: percent-encoded too.
+  visit(path, 'match.path');
+  if (path !== undefined) visit(decodedPath(path), 'match.path');
+  for (const name of Object.keys(rule.match?.headers ?? {})) visit(name, `match.headers.${name}`);
   visit(rule.match?.body, 'match.body');
   visit(rule.action, 'action');
 }
