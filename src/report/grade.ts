@@ -69,7 +69,7 @@ function gradeItem(item: CatalogueItem, state: ReportView): GradedItem {
   const exercised = countOf(state, item.id, 'exercised');
   const handled = countOf(state, item.id, 'handled');
   const waiting = waitingRetries(state, item.id);
-  // At least 0: a miss taken back twice (two replicas judging one acknowledgement at once) takes no other miss with it.
+  // Never shown below 0 (a miss taken back twice, two replicas judging one acknowledgement at once; such a sum may also hide one other miss).
   const missed = Math.max(0, countOf(state, item.id, 'missed')) + waiting;
   let status: ItemStatus;
   let detail: string;

@@ -2,7 +2,7 @@ import { CONTENT_SEEN, SAME_SEEN, type FaultAction, type ReportMark, type Report
 import { headerOf, retryAfterMs } from '../shared/index.js';
 import { Draft } from './draft.js';
 import { acknowledged, judgeCreate, judgeTracking, refusedKey } from './judge-operation.js';
-import { RETRY_AFTER_SLACK_MS, describe, firstCode, markBefore, type Judged, type Judging } from './judging.js';
+import { RETRY_AFTER_SLACK_MS, describe, markBefore, shownCode, type Judged, type Judging } from './judging.js';
 import type { Observed } from './observed.js';
 
 /** A fault the client met, and when (sandbox and real time). */
@@ -203,7 +203,7 @@ export async function judgeRequest(judging: Judging, clientId: string, kept: Obs
     if (content && waiting && waiting.detail.fingerprint !== print) {
       draft.mark(String(content.detail.retry), null);
       draft.mark(contentKey(kept.content()), null);
-      const first = firstCode(typeof waiting.detail.codes === 'string' ? waiting.detail.codes : undefined);
+      const first = shownCode(typeof waiting.detail.codes === 'string' ? waiting.detail.codes : undefined, kept.secrets);
       const gaveUp = first === undefined ? '' : ` (order code ${first})`;
       draft.note(`fault.${String(waiting.detail.kind)}`, 'missed', `sent again under new order codes although the create it gave up on${gaveUp} had been carried out: a duplicate shipment (${what})`);
     }

@@ -57,6 +57,12 @@ export function firstCode(codes: string | null | undefined): string | undefined 
   return first === undefined ? undefined : JSON.stringify(first.length <= 64 ? first : `${first.slice(0, 64)}…`);
 }
 
+/** The first of a create's order codes as events show it (see firstCode), the client's tokens in it redacted. */
+export function shownCode(codes: string | null | undefined, secrets: readonly string[]): string | undefined {
+  const first = firstCode(codes);
+  return first !== undefined && carriesSecret(first, secrets) ? redactedText(first, secrets) : first;
+}
+
 /**
  * A request as its events name it: method, path (cut at 200 characters: every event keeps
  * its note), a create's first order code (which of the client's creates it was), and answer.
@@ -64,8 +70,7 @@ export function firstCode(codes: string | null | undefined): string | undefined 
 export function describe({ served, secrets, codes, items }: Pick<Observed, 'served' | 'secrets' | 'codes' | 'items'>): string {
   const shownPath = redactedPath(served.input.path, secrets);
   const path = shownPath.length <= 200 ? shownPath : `${shownPath.slice(0, 200)}…`;
-  const code = firstCode(codes);
-  const first = code !== undefined && carriesSecret(code, secrets) ? redactedText(code, secrets) : code;
+  const first = shownCode(codes, secrets);
   const named = first === undefined ? '' : ` (order code ${first}${items > 1 ? ` and ${items - 1} more items` : ''})`;
   return `${served.method} ${path}${named} → ${served.status ?? 'no answer'}`;
 }

@@ -94,7 +94,8 @@ function excerpt(read: (end: number) => string, size: number, secrets: readonly 
     if (!textCarriesSecret(text, secrets)) return head(Buffer.from(text));
     const shown = Buffer.from(redactedText(text, secrets));
     if (shown.length >= JOURNAL_BODY_BYTES + reach || end >= size) return head(shown);
-    end += JOURNAL_BODY_BYTES + reach - shown.length;
+    // At least doubled: a body of many long tokens is read a few times, not once per token.
+    end = Math.max(end * 2, end + JOURNAL_BODY_BYTES + reach - shown.length);
   }
 }
 

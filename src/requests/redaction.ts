@@ -43,7 +43,8 @@ export const textCarriesSecret = (text: string, secrets: readonly string[]): boo
  * may hold, see ClientRegistry.secretsOf) redacted as in its headers: a client may send its
  * own token in a field (`{"api_key": …}`), and the client's read-only tokens read the
  * journal. The body's bytes as sent are searched first (for each token as it is and as
- * JSON escapes it), so a body without a token or an escape (nearly all) is kept as parsed.
+ * JSON escapes it), so a body without a token or an escape (nearly all) is kept as parsed;
+ * one with an escape is walked, and copied only if a token is in it.
  */
 export function redactedBody(body: unknown, bytes: Uint8Array | undefined, secrets: readonly string[]): unknown {
   if (secrets.length === 0 || body === null || body === undefined) return body;
@@ -68,7 +69,8 @@ export function bytesCarrySecret(bytes: Uint8Array, secrets: readonly string[]):
  */
 export function redactedPath(path: string, secrets: readonly string[]): string {
   if (secrets.length === 0) return path;
-  if (textCarriesSecret(path, secrets)) return redactedText(path, secrets);
-  const decoded = decodedPath(path);
-  return decoded !== path && carriesSecret(decoded, secrets) ? redactedText(decoded, secrets) : path;
+  const shown = textCarriesSecret(path, secrets) ? redactedText(path, secrets) : path;
+  // What is left decoded: a token hidden by other escapes than the forms searched.
+  const decoded = decodedPath(shown);
+  return decoded !== shown && carriesSecret(decoded, secrets) ? redactedText(decoded, secrets) : shown;
 }

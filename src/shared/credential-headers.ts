@@ -50,12 +50,18 @@ export function secretsShown(value: unknown, secrets: readonly string[], shown: 
   return copy;
 }
 
-/** A path with its percent-escapes decoded, as far as they decode (a malformed one leaves the path as it is): what a token in it reads as. */
+/**
+ * A path with its percent-escapes decoded, each run of them on its own (a malformed one, such
+ * as `%zz` or half a UTF-8 sequence, is left as it is and the rest still decoded): what a
+ * token in it reads as.
+ */
 export function decodedPath(path: string): string {
   if (!path.includes('%')) return path;
-  try {
-    return decodeURIComponent(path);
-  } catch {
-    return path;
-  }
+  return path.replace(/(?:%[0-9a-fA-F]{2})+/g, (run) => {
+    try {
+      return decodeURIComponent(run);
+    } catch {
+      return run;
+    }
+  });
 }

@@ -391,6 +391,8 @@ describe('a rule matching on a credential header', () => {
       [{ match: { path: TRACK }, action: { type: 'status', status: 400, headers: { 'X-E': ADMIN } } }, 'action.headers.X-E'],
       [{ match: { path: `/v1/order/tracking/${encodeURIComponent(ADMIN).replace('a', '%61')}` } }, 'match.path'],
       [{ match: { path: TRACK, headers: { [`X-${ADMIN}`]: 'v' } } }, `match.headers.X-${ADMIN}`],
+      [{ match: { path: TRACK, headers: { [`x-${ADMIN.toLowerCase()}`]: 'v' } } }, `match.headers.x-${ADMIN.toLowerCase()}`],
+      [{ match: { path: `/v1/order/tracking/${encodeURIComponent(ADMIN).replace('a', '%61')}%zz` } }, 'match.path'],
     ] as const;
     for (const [body, field] of refusals) expect((await adminRule(body)).body.errors, field).toEqual([{ field, message: expect.stringMatching(/holds an admin token/) }]);
     const listed = await sandbox.call('GET', '/__sandbox/faults', { token: READER });

@@ -171,8 +171,12 @@ describe('GET /__sandbox/requests', () => {
     await sandbox.call('GET', `/v1/order/tracking/${encodeURIComponent(quoted).toLowerCase()}`, { token: quoted });
     await sandbox.call('GET', `/v1/order/tracking/tok%22en%2Fwith+plus%3D`, { token: quoted });
     await sandbox.call('POST', '/v1/order', { token: quoted, body: `{"key":${JSON.stringify(quoted).replace('/', '\\/')}}`, headers: { 'Content-Type': 'application/json' } });
-    const [lower, mixed, escaped] = (await journal('', readOnly)).requests.slice(3);
+    // A malformed escape beside it, or the token twice in two forms, hides nothing.
+    await sandbox.call('GET', `/v1/order/tracking/${encodeURIComponent(quoted).toLowerCase()}%zz`, { token: quoted });
+    await sandbox.call('GET', `/v1/order/tracking/${encodeURIComponent(quoted)}${encodeURIComponent(quoted).toLowerCase()}`, { token: quoted });
+    const [lower, mixed, escaped, malformed, twice] = (await journal('', readOnly)).requests.slice(3);
     expect([lower.path, mixed.path, escaped.body]).toEqual(['/v1/order/tracking/[redacted]', '/v1/order/tracking/[redacted]', { key: '[redacted]' }]);
+    expect([malformed.path, twice.path]).toEqual(['/v1/order/tracking/[redacted]%zz', '/v1/order/tracking/[redacted][redacted]']);
   });
 
   it("cuts a long body's excerpt past every token redacted in it, however much redaction shortened it", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describe as named } from '../../src/report/judging.js';
+import { describe as named, shownCode } from '../../src/report/judging.js';
 import type { Observed } from '../../src/report/observed.js';
 
 const request = (method: string, path: string, status: number | null, codes: string | null, items: number): Pick<Observed, 'served' | 'secrets' | 'codes' | 'items'> => ({
@@ -23,5 +23,12 @@ describe("a request as the report's events name it", () => {
   it('names a tracking read, or a create without order codes, by its path alone', () => {
     expect(named(request('GET', '/v1/order/tracking/JN0000000001', 404, null, 0))).toBe('GET /v1/order/tracking/JN0000000001 → 404');
     expect(named(request('POST', '/v1/order', 400, null, 0))).toBe('POST /v1/order → 400');
+  });
+
+  it("redacts the client's tokens in the path and the order code, as the journal does", () => {
+    const token = 'token-client-a';
+    const read = { ...request('POST', `/v1/order/tracking/${encodeURIComponent(token).replace('t', '%74')}`, 404, `INV-${token}`, 1), secrets: [token] };
+    expect(named(read)).toBe('POST /v1/order/tracking/[redacted] (order code "INV-[redacted]") → 404');
+    expect(shownCode(`A-${token}\nB`, [token])).toBe('"A-[redacted]"');
   });
 });

@@ -50,7 +50,10 @@ function refuseAdminTokens(registry: ClientRegistry, rule: FaultRuleInput): void
   // As a request's path would carry it: percent-encoded too.
   visit(path, 'match.path');
   if (path !== undefined) visit(decodedPath(path), 'match.path');
-  for (const name of Object.keys(rule.match?.headers ?? {})) visit(name, `match.headers.${name}`);
+  // A header name in any case: a request's are read in lower case.
+  for (const name of Object.keys(rule.match?.headers ?? {})) {
+    if (tokens.some((token) => name.toLowerCase().includes(token.toLowerCase()))) throw new RuleViolation([{ field: `match.headers.${name}`, message: faultMessages.adminTokenShown }], faultMessages.invalidRule);
+  }
   visit(rule.match?.body, 'match.body');
   visit(rule.action, 'action');
 }
