@@ -10,6 +10,7 @@ import { declaresBody, inviteBody } from './continue.js';
 import { parseJsonBytes } from './json-bytes.js';
 import { sendError } from './respond.js';
 import { noteOfResponse } from './response-notes.js';
+import { redactedPath } from '../requests/index.js';
 
 /**
  * Middleware run one after another as one layer of express's router. Each layer costs
@@ -264,17 +265,19 @@ export const LOGGED_PATH_CHARS = 512;
  * logger's redaction, which cost four times the rest of the line (a failure's error
  * still goes through it).
  */
-export function requestLog(logger: Pick<Logger, 'child' | 'error'>): RequestHandler {
+export function requestLog(logger: Pick<Logger, 'child' | 'error'>, secretsOf: (clientId: string) => readonly string[] = () => []): RequestHandler {
   const lines = logger.child({}, { redact: [] });
   return (req, res, next) => {
     const start = process.hrtime.bigint();
     res.once('close', () => {
       const note = noteOfResponse(res);
       const finished = res.writableFinished;
+      // A client's token sent in its path by mistake is not logged (redacted as the journal redacts it).
+      const path = note.clientId === undefined ? req.path : redactedPath(req.path, secretsOf(note.clientId));
       const line: Record<string, unknown> = {
         method: req.method,
         // Cut: anyone, with no token, sent 15 KB paths and wrote 16 MB of log a second.
-        path: req.path.length <= LOGGED_PATH_CHARS ? req.path : `${req.path.slice(0, LOGGED_PATH_CHARS)}… (${req.path.length} characters)`,
+        path: path.length <= LOGGED_PATH_CHARS ? path : `${path.slice(0, LOGGED_PATH_CHARS)}… (${path.length} characters)`,
         status: finished || res.headersSent ? res.statusCode : null,
         ms: Number(process.hrtime.bigint() - start) / 1e6,
         client: note.clientId,
