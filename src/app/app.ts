@@ -66,7 +66,7 @@ export function createApp(services: Services, modules: SandboxModule[] = []): Ex
   // One layer of express's router for the whole edge: log, Host, CORS, body, then the specs
   // (every control path starts with /__sandbox/: provider requests skip its routes).
   app.use(
-    series(requestLog(services.logger, (clientId) => services.registry.secretsOf(clientId, 'admin')), hostRequired, cors(services.options.corsOrigins), jsonBody(services.options.bodyLimit, (req) => callerOn(req.socket, services.registry, req.headers.authorization)), (req, res, next) =>
+    series(requestLog(services.logger, (clientId) => (clientId === undefined ? services.registry.everyToken() : services.registry.secretsOf(clientId, 'admin'))), hostRequired, cors(services.options.corsOrigins), jsonBody(services.options.bodyLimit, (req) => callerOn(req.socket, services.registry, req.headers.authorization)), (req, res, next) =>
       req.path.startsWith('/__sandbox/') ? control(req, res, next) : provider(req, res, next),
     ),
   );

@@ -199,6 +199,14 @@ export class ClientRegistry {
     return secrets;
   }
 
+  private everyTokenList: readonly string[] | undefined;
+
+  /** Every token the sandbox knows, its clients' and the admins', of TOKEN_IN_VALUE_MIN characters or more: what the operator's log hides in a request it could not tell the client of. */
+  everyToken(): readonly string[] {
+    this.everyTokenList ??= [...this.clients.map((c) => c.token), ...this.adminTokens].filter((t) => t.length >= TOKEN_IN_VALUE_MIN);
+    return this.everyTokenList;
+  }
+
   /** The client of a token; undefined for an unknown or an admin token. */
   byToken(token: string): Client | undefined {
     return this.callerOf(token)?.client;

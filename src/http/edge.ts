@@ -265,15 +265,15 @@ export const LOGGED_PATH_CHARS = 512;
  * logger's redaction, which cost four times the rest of the line (a failure's error
  * still goes through it).
  */
-export function requestLog(logger: Pick<Logger, 'child' | 'error'>, secretsOf: (clientId: string) => readonly string[] = () => []): RequestHandler {
+export function requestLog(logger: Pick<Logger, 'child' | 'error'>, secretsOf: (clientId: string | undefined) => readonly string[] = () => []): RequestHandler {
   const lines = logger.child({}, { redact: [] });
   return (req, res, next) => {
     const start = process.hrtime.bigint();
     res.once('close', () => {
       const note = noteOfResponse(res);
       const finished = res.writableFinished;
-      // A client's token sent in its path by mistake is not logged (redacted as the journal redacts it).
-      const path = note.clientId === undefined ? req.path : redactedPath(req.path, secretsOf(note.clientId));
+      // A token sent in a path by mistake is not logged (redacted as the journal redacts it): the client's, or any, for a request of no client known.
+      const path = redactedPath(req.path, secretsOf(note.clientId));
       const line: Record<string, unknown> = {
         method: req.method,
         // Cut: anyone, with no token, sent 15 KB paths and wrote 16 MB of log a second.

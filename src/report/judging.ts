@@ -51,16 +51,16 @@ export function markBefore(judging: Judging, marks: ReportView['marks'], key: st
   return mark !== undefined && (replica !== judging.replica || Number(of) <= seq) ? mark : undefined;
 }
 
-/** The first of a create's order codes (one a line), quoted: a code is the client's own text (`X) → 201` would read as another answer). */
-export function firstCode(codes: string | null | undefined): string | undefined {
-  const first = codes?.split('\n', 1)[0];
-  return first === undefined ? undefined : JSON.stringify(first.length <= 64 ? first : `${first.slice(0, 64)}…`);
-}
-
-/** The first of a create's order codes as events show it (see firstCode), the client's tokens in it redacted. */
-export function shownCode(codes: string | null | undefined, secrets: readonly string[]): string | undefined {
-  const first = firstCode(codes);
-  return first !== undefined && carriesSecret(first, secrets) ? redactedText(first, secrets) : first;
+/**
+ * The first of a create's order codes (one a line) as events show it: the client's tokens
+ * in it redacted (before the cut, so none is cut in two), cut at 64 characters, quoted (a
+ * code is the client's own text: `X) → 201` would read as another answer).
+ */
+export function shownCode(codes: string | null | undefined, secrets: readonly string[] = []): string | undefined {
+  const code = codes?.split('\n', 1)[0];
+  if (code === undefined) return undefined;
+  const first = carriesSecret(code, secrets) ? redactedText(code, secrets) : code;
+  return JSON.stringify(first.length <= 64 ? first : `${first.slice(0, 64)}…`);
 }
 
 /**

@@ -51,9 +51,9 @@ export function secretsShown(value: unknown, secrets: readonly string[], shown: 
 }
 
 /**
- * A path with its percent-escapes decoded, each run of them on its own (a malformed one, such
- * as `%zz` or half a UTF-8 sequence, is left as it is and the rest still decoded): what a
- * token in it reads as.
+ * A path with its percent-escapes decoded, each run of them on its own; in a run that is no
+ * UTF-8 (`%61%FF`), its ASCII escapes one by one, the rest left as they are: what a token
+ * in it reads as.
  */
 export function decodedPath(path: string): string {
   if (!path.includes('%')) return path;
@@ -61,7 +61,7 @@ export function decodedPath(path: string): string {
     try {
       return decodeURIComponent(run);
     } catch {
-      return run;
+      return run.replace(/%([0-7][0-9a-fA-F])/g, (_escape, hex: string) => String.fromCharCode(parseInt(hex, 16)));
     }
   });
 }

@@ -62,6 +62,9 @@ beforeAll(async () => {
   // A token sent in a path by mistake, a partner's and an admin's: the request log line shows it redacted.
   expect(await send('GET', `/v1/order/tracking/${acme!.token}`, acme!.token)).toBe(404);
   expect(await send('GET', `/v1/order/tracking/${ADMIN}`, ADMIN, undefined, { 'X-Sandbox-Client': 'bolt' })).toBe(404);
+  // And in a request of no client known: refused before its token was read, or on a path of no operation.
+  expect(await send('GET', `/v1/order/tracking/${bolt!.token}`, UNKNOWN)).toBe(401);
+  expect(await send('GET', `/v1/orders/${READER}`, acme!.token)).toBe(404);
   expect(await send('POST', '/__sandbox/clock/advance', acme!.token, { ms: 1_000 })).toBe(200); // acme's AWB and its webhook
   expect(await send('POST', '/__sandbox/clock/advance', ADMIN, { ms: 1_000 }, { 'X-Sandbox-Client': 'bolt' })).toBe(200); // bolt's: each client has its own clock
   expect(await send('PUT', '/__sandbox/webhook', bolt!.token, { url: receiver.url, secret: NEW_SECRET })).toBe(200);

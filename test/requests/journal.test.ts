@@ -174,9 +174,11 @@ describe('GET /__sandbox/requests', () => {
     // A malformed escape beside it, or the token twice in two forms, hides nothing.
     await sandbox.call('GET', `/v1/order/tracking/${encodeURIComponent(quoted).toLowerCase()}%zz`, { token: quoted });
     await sandbox.call('GET', `/v1/order/tracking/${encodeURIComponent(quoted)}${encodeURIComponent(quoted).toLowerCase()}`, { token: quoted });
-    const [lower, mixed, escaped, malformed, twice] = (await journal('', readOnly)).requests.slice(3);
+    // A run of escapes that is no UTF-8 (`%3D%FF`): its ASCII escapes still read.
+    await sandbox.call('GET', `/v1/order/tracking/${encodeURIComponent(quoted).toLowerCase()}%FF`, { token: quoted });
+    const [lower, mixed, escaped, malformed, twice, invalid] = (await journal('', readOnly)).requests.slice(3);
     expect([lower.path, mixed.path, escaped.body]).toEqual(['/v1/order/tracking/[redacted]', '/v1/order/tracking/[redacted]', { key: '[redacted]' }]);
-    expect([malformed.path, twice.path]).toEqual(['/v1/order/tracking/[redacted]%zz', '/v1/order/tracking/[redacted][redacted]']);
+    expect([malformed.path, twice.path, invalid.path]).toEqual(['/v1/order/tracking/[redacted]%zz', '/v1/order/tracking/[redacted][redacted]', '/v1/order/tracking/[redacted]%FF']);
   });
 
   it("cuts a long body's excerpt past every token redacted in it, however much redaction shortened it", async () => {

@@ -30,5 +30,8 @@ describe("a request as the report's events name it", () => {
     const read = { ...request('POST', `/v1/order/tracking/${encodeURIComponent(token).replace('t', '%74')}`, 404, `INV-${token}`, 1), secrets: [token] };
     expect(named(read)).toBe('POST /v1/order/tracking/[redacted] (order code "INV-[redacted]") → 404');
     expect(shownCode(`A-${token}\nB`, [token])).toBe('"A-[redacted]"');
+    // Redacted before the cut at 64 characters (no start of the token left), and found as written, not as quoted.
+    expect(shownCode(`${'x'.repeat(56)}${token}`, [token])).toBe(JSON.stringify(`${'x'.repeat(56)}[redacte…`));
+    expect(shownCode('INV-ab"cdefgh1', ['ab"cdefgh1'])).toBe('"INV-[redacted]"');
   });
 });
