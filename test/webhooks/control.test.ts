@@ -309,10 +309,14 @@ describe('POST /__sandbox/webhooks/test', () => {
   it('answers 404 to a redelivery of a ping that newer pings removed while it was on its way', async () => {
     const first = (await sandbox.call('POST', '/__sandbox/webhooks/test')).body.id as string;
     for (let i = 1; i < PINGS_KEPT; i++) await sandbox.call('POST', '/__sandbox/webhooks/test');
-    receiver.respond = (_, i) => (i === PINGS_KEPT ? { status: 200, delayMs: 300 } : { status: 200 });
+    // The redelivery's answer is held until a newer ping has been made (and has removed the first).
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    receiver.respond = (webhook, i) => (webhook.id === first && i >= PINGS_KEPT ? { status: 200, after: released } : { status: 200 });
     const redelivery = sandbox.call('POST', `/__sandbox/webhooks/deliveries/${first}/redeliver`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await vi.waitFor(() => expect(receiver.byId(first)).toHaveLength(2), { timeout: 10_000 });
     await sandbox.call('POST', '/__sandbox/webhooks/test');
+    release();
     expect((await redelivery).status).toBe(404);
     expect((await sandbox.call('GET', `/__sandbox/webhooks/deliveries/${first}`)).status).toBe(404);
   });

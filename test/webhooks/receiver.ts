@@ -12,13 +12,14 @@ export interface Received {
   headers: IncomingHttpHeaders;
 }
 
-/** What the receiver answers to a webhook; `hang` never answers; `delayMs` answers that much later. */
+/** What the receiver answers to a webhook; `hang` never answers; `delayMs` answers that much later; `after` answers once it settles. */
 export interface Answer {
   status: number;
   headers?: Record<string, string>;
   body?: string;
   hang?: boolean;
   delayMs?: number;
+  after?: Promise<unknown>;
 }
 
 /**
@@ -51,7 +52,8 @@ export class Receiver {
         const answer = receiver.respond(webhook, receiver.received.length - 1);
         if (answer.hang) return;
         const reply = () => res.writeHead(answer.status, answer.headers).end(answer.body ?? '');
-        if (answer.delayMs) setTimeout(reply, answer.delayMs);
+        if (answer.after) void answer.after.finally(reply);
+        else if (answer.delayMs) setTimeout(reply, answer.delayMs);
         else reply();
       });
     });
