@@ -1,4 +1,4 @@
-import { carriesSecret, decodedPath, secretsShown } from '../shared/index.js';
+import { carriesSecret, decodedPath, secretFieldOf, secretsShown } from '../shared/index.js';
 
 /** What the journal keeps in place of a value that carries a secret. */
 export const REDACTED = '[redacted]';
@@ -50,8 +50,8 @@ export function redactedBody(body: unknown, bytes: Uint8Array | undefined, secre
   if (secrets.length === 0 || body === null || body === undefined) return body;
   // A body with an escape in it (`\/`, `\u…`) may hold a token its bytes do not show: its parsed text is searched then.
   if (bytes !== undefined ? !bytesCarrySecret(bytes, secrets) && !bytes.includes(BACKSLASH) : !textCarriesSecret(JSON.stringify(body), secrets)) return body;
-  // Parsed, its escapes undone: the tokens as they are.
-  return secretsShown(body, secrets, () => REDACTED);
+  // Parsed, its escapes undone: the tokens as they are; copied only when one is there.
+  return secretFieldOf(body, secrets, '') === undefined ? body : secretsShown(body, secrets, () => REDACTED);
 }
 
 /** Whether bytes as sent hold a form of one of `secrets` (as UTF-8). */

@@ -51,6 +51,35 @@ export function secretsShown(value: unknown, secrets: readonly string[], shown: 
 }
 
 /**
+ * Where in a JSON value the first text, number's digits or field name that carries one of
+ * `secrets` is, written from `field` as a request's field is named (`match.body.k`,
+ * `action.body.m[0]`); undefined if none does. The value is only read, never copied: a
+ * caller asks this before `secretsShown` builds a copy.
+ */
+export function secretFieldOf(value: unknown, secrets: readonly string[], field: string): string | undefined {
+  const at = secretAt(value, secrets);
+  return at === undefined ? undefined : at.reduceRight<string>((name, step) => (typeof step === 'number' ? `${name}[${step}]` : `${name}.${step}`), field);
+}
+
+/** The steps to the first value or field name in `value` that carries one of `secrets`, outermost last. */
+function secretAt(value: unknown, secrets: readonly string[]): Array<string | number> | undefined {
+  if (typeof value === 'string' || typeof value === 'number') return carriesSecret(String(value), secrets) ? [] : undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const at = secretAt(value[i], secrets);
+      if (at !== undefined) return [...at, i];
+    }
+    return undefined;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const [name, element] of Object.entries(value)) {
+    const at = carriesSecret(name, secrets) ? [] : secretAt(element, secrets);
+    if (at !== undefined) return [...at, name];
+  }
+  return undefined;
+}
+
+/**
  * A path with its percent-escapes decoded, each run of them on its own; in a run that is no
  * UTF-8 (`%61%FF`), its ASCII escapes one by one, the rest left as they are: what a token
  * in it reads as.

@@ -19,7 +19,7 @@ export { globReaches, operationsMeeting, unmatchableCriteria } from './operation
 export type { MatchableOperation, OperationCriteria } from './operation-match.js';
 export type { CompiledGlob } from './glob.js';
 export { isFieldPath, valueAt } from './field-path.js';
-export { carriesSecret, CREDENTIAL_HEADERS, decodedPath, secretsShown, TOKEN_IN_VALUE_MIN } from './credential-headers.js';
+export { carriesSecret, CREDENTIAL_HEADERS, decodedPath, secretFieldOf, secretsShown, TOKEN_IN_VALUE_MIN } from './credential-headers.js';
 export { headerOf } from './header-of.js';
 export { isUsableToken } from './bearer.js';
 export { BODY_ENCODINGS, charsetOf, declaresABody, isJsonType, isTakenContentType, isUtf8Charset } from './media-type.js';

@@ -1,4 +1,4 @@
-import { decodedPath, NotFound, RuleViolation, TOKEN_IN_VALUE_MIN } from '../../shared/index.js';
+import { carriesSecret, decodedPath, NotFound, RuleViolation, secretFieldOf, TOKEN_IN_VALUE_MIN } from '../../shared/index.js';
 import { clientOf, json, type HandlerMap } from '../handler.js';
 import { faultMessages, faultRuleView, checkRule, type BodyLimit } from '../../faults/index.js';
 import type { FaultRules } from '../../faults/index.js';
@@ -15,10 +15,6 @@ import type { ClientRegistry } from '../../clients/index.js';
 function checkCredential(registry: ClientRegistry, clientId: string, byAdmin: boolean, rule: FaultRuleInput): FaultRuleInput {
   if (byAdmin) refuseAdminTokens(registry, rule);
   for (const [name, value] of Object.entries(rule.match?.headers ?? {})) {
-    // Only an admin's rule is asked (a partner's answer would tell its guess is one): an admin token the client's view would show.
-    if (byAdmin && name.toLowerCase() !== 'authorization' && registry.adminTokens.some((token) => token.length >= TOKEN_IN_VALUE_MIN && value.includes(token))) {
-      throw new RuleViolation([{ field: `match.headers.${name}`, message: faultMessages.adminTokenShown }], faultMessages.invalidRule);
-    }
     if (name.toLowerCase() !== 'authorization') continue;
     const caller = callerNamed(registry, value);
     if (caller !== undefined && (caller.role === 'admin' ? byAdmin : caller.client.id === clientId)) continue;
@@ -28,34 +24,28 @@ function checkCredential(registry: ClientRegistry, clientId: string, byAdmin: bo
 }
 
 /**
- * An admin's rule naming an admin token in its path, body criteria or answer: a `400`, as in
- * a header other than Authorization, since the client's tokens read the rule (its view masks
- * only the client's own tokens there).
+ * An admin's rule naming an admin token in its path, a header's name or value (but
+ * Authorization's), its body criteria or its answer: a `400`, since the client's tokens read
+ * the rule (its view masks only the client's own tokens there). Only an admin's rule is asked:
+ * a partner's answer would tell it that its guess is one.
  */
 function refuseAdminTokens(registry: ClientRegistry, rule: FaultRuleInput): void {
   const tokens = registry.adminTokens.filter((token) => token.length >= TOKEN_IN_VALUE_MIN);
-  const visit = (value: unknown, field: string): void => {
-    if (typeof value === 'string' || typeof value === 'number') {
-      if (tokens.some((token) => String(value).includes(token))) throw new RuleViolation([{ field, message: faultMessages.adminTokenShown }], faultMessages.invalidRule);
-    } else if (Array.isArray(value)) {
-      value.forEach((element, i) => visit(element, `${field}[${i}]`));
-    } else if (value !== null && typeof value === 'object') {
-      for (const [name, element] of Object.entries(value)) {
-        visit(name, `${field}.${name}`);
-        visit(element, `${field}.${name}`);
-      }
-    }
+  const refuse = (field: string): never => {
+    throw new RuleViolation([{ field, message: faultMessages.adminTokenShown }], faultMessages.invalidRule);
   };
   const path = rule.match?.path;
   // As a request's path would carry it: percent-encoded too.
-  visit(path, 'match.path');
-  if (path !== undefined) visit(decodedPath(path), 'match.path');
-  // A header name in any case: a request's are read in lower case.
-  for (const name of Object.keys(rule.match?.headers ?? {})) {
-    if (tokens.some((token) => name.toLowerCase().includes(token.toLowerCase()))) throw new RuleViolation([{ field: `match.headers.${name}`, message: faultMessages.adminTokenShown }], faultMessages.invalidRule);
+  for (const shown of path === undefined ? [] : [path, decodedPath(path)]) if (carriesSecret(shown, tokens)) refuse('match.path');
+  for (const [name, value] of Object.entries(rule.match?.headers ?? {})) {
+    // A header name in any case (a request's are read in lower case); a value but Authorization's, which names whose requests the rule matches.
+    if (tokens.some((token) => name.toLowerCase().includes(token.toLowerCase()))) refuse(`match.headers.${name}`);
+    if (name.toLowerCase() !== 'authorization' && carriesSecret(value, tokens)) refuse(`match.headers.${name}`);
   }
-  visit(rule.match?.body, 'match.body');
-  visit(rule.action, 'action');
+  for (const [value, field] of [[rule.match?.body, 'match.body'], [rule.action, 'action']] as const) {
+    const found = secretFieldOf(value, tokens, field);
+    if (found !== undefined) refuse(found);
+  }
 }
 
 /** Whose token an `Authorization` value (`Bearer <token>`) names, if any. */
