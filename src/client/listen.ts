@@ -29,7 +29,6 @@ export function defaultName(): string {
   return LISTENER_NAME.test(name) ? name : 'listener';
 }
 
-
 /** `--events` parsed; given again, its events are added to those given before (as one comma-separated list would be). */
 function eventList(value: string, before?: string[]): string[] {
   const events = value.split(',').map((e) => e.trim());

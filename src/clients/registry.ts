@@ -50,7 +50,6 @@ const configuredAs = (config: ClientConfig): string => {
 /** The role of a config entry: `role`, else `read_only: true` (older configs), else partner. */
 export const roleOf = (config: ClientConfig): Role => config.role ?? (config.read_only === true ? 'read_only' : 'partner');
 
-
 /**
  * The settings of a client's records rather than of one of its tokens: tokens that share an
  * id share them (an entry that leaves one out has the other's), and may not set them apart.

@@ -30,7 +30,6 @@ export interface Clock {
   now(): number;
 }
 
-
 /**
  * Real time, optionally sped up: with speed 60 one real second is one simulated
  * minute. Simulated time starts at the real time when the sandbox starts.

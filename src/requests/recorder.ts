@@ -5,7 +5,6 @@ import type { JournalEntry } from '../records/index.js';
 import { backgroundFailures, carriesSecret, CREDENTIAL_HEADERS } from '../shared/index.js';
 import { reachOf, REDACTED, redactedBody, redactedPath, redactedText, textCarriesSecret } from './redaction.js';
 
-
 /** The longest header value the journal keeps whole; a longer one is cut there and marked. */
 export const JOURNAL_HEADER_CHARS = 512;
 

@@ -22,7 +22,6 @@ export { RESUME_SLICE } from './slices.js';
 /** How often a client's "outbox full" warning may be logged. */
 export const OUTBOX_WARNING_INTERVAL_MS = 60_000;
 
-
 /**
  * The outbox and its dispatcher. An event becomes a stored delivery with a job for
  * its next attempt, in the transaction of the event; each due attempt POSTs the
