@@ -1,6 +1,7 @@
+import { setMaxListeners } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createSandbox } from '../../src/app/sandbox.js';
 import { createRequest } from '../support/orders.js';
 import { defaultTestOptions, testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
@@ -129,36 +130,41 @@ describe('fault action "hang"', () => {
     process.on('warning', warned);
     onTestFinished(() => void process.off('warning', warned));
     await addRule({ match: { operation_id: 'trackOrder' }, action: { type: 'hang' }, times: 1000 });
-    const track = (timeoutMs: number) => send(base, '/v1/order/tracking/SBXNOSUCH01', { token: TOKEN_A, timeoutMs });
-    const held = Array.from({ length: 100 }, () => failure(track(3_000)));
-    // Wait until all 100 are held (the rule counts them), however slow the machine.
+    const track = (timeoutMs: number, signal?: AbortSignal) => send(base, '/v1/order/tracking/SBXNOSUCH01', { token: TOKEN_A, timeoutMs, signal });
+    // Held until the client gives them up below, however slow the machine is to hold all 100.
+    const giveUp = new AbortController();
+    setMaxListeners(100, giveUp.signal);
+    const held = Array.from({ length: 100 }, () => failure(track(60_000, giveUp.signal)));
+    // Wait until all 100 are held (the rule counts them).
     while (((await sandbox.call('GET', '/__sandbox/faults')).body.rules[0].hits as number) < 100) await new Promise((resolve) => setTimeout(resolve, 20));
-    const refused = await track(1_000);
+    const refused = await track(10_000);
     expect(refused.status).toBe(429);
     expect(refused.headers['retry-after']).toBe('1');
     expect(JSON.parse(refused.body)).toMatchObject({ success: false, message: expect.stringMatching(/already has 100 requests held open by fault rules \(hang, latency, dribble, or reset after a delay\)/) });
     // The refused requests did not spend the rule: its times are for the requests it held.
-    for (const answer of await Promise.all(Array.from({ length: 20 }, () => track(1_000)))) expect(answer.status).toBe(429);
+    for (const answer of await Promise.all(Array.from({ length: 20 }, () => track(10_000)))) expect(answer.status).toBe(429);
     expect((await sandbox.call('GET', '/__sandbox/faults')).body.rules[0]).toMatchObject({ hits: 100, remaining: 900, matched: 121 });
     // Another client's hang is its own.
     await addRule({ match: { operation_id: 'trackOrder' }, action: { type: 'hang' } }, TOKEN_B);
     expect((await failure(send(base, '/v1/order/tracking/SBXNOSUCH01', { token: TOKEN_B, timeoutMs: 300 }))).code).toBe('CLIENT_TIMEOUT');
-    for (const error of await Promise.all(held)) expect(error.code).toBe('CLIENT_TIMEOUT');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect((await failure(track(300))).code).toBe('CLIENT_TIMEOUT');
+    // Still held until their client gives them up; then there is room again (once the sandbox has seen them close).
+    giveUp.abort();
+    for (const error of await Promise.all(held)) expect(error.code).toBe('CLIENT_ABORTED');
+    await vi.waitFor(async () => expect((await failure(track(300))).code).toBe('CLIENT_TIMEOUT'), { timeout: 10_000, interval: 50 });
     // The sandbox's own 429 (too many held) is no fault the client is graded on retrying.
     const report = (await sandbox.call('GET', '/__sandbox/report')).body as { items: Array<{ id: string; status: string }> };
     expect(report.items.find((i) => i.id === 'fault.503-retried')).toMatchObject({ status: 'not_exercised' });
-    expect(warnings).toEqual([]);
+    expect(warnings, warnings.join('\n')).toEqual([]);
   });
 
   it('counts requests held by a latency rule among the 100: past them 429, and room again once their answers are sent', async () => {
     // A latency of 10 minutes held one partner's 2,800 requests, and 3,000 file descriptors, past the hang bound.
-    await addRule({ match: { operation_id: 'trackOrder' }, action: { type: 'latency', ms: 2_000 }, times: 1000 });
+    // Long enough for the first held answer to wait still when the hundredth is held, however slow the machine.
+    await addRule({ match: { operation_id: 'trackOrder' }, action: { type: 'latency', ms: 5_000 }, times: 1000 });
     const track = (timeoutMs: number) => send(base, '/v1/order/tracking/SBXNOSUCH01', { token: TOKEN_A, timeoutMs });
-    const held = Array.from({ length: 100 }, () => track(10_000));
+    const held = Array.from({ length: 100 }, () => track(30_000));
     while (((await sandbox.call('GET', '/__sandbox/faults')).body.rules[0].hits as number) < 100) await new Promise((resolve) => setTimeout(resolve, 20));
-    const refused = await track(1_000);
+    const refused = await track(10_000);
     expect(refused.status).toBe(429);
     expect(JSON.parse(refused.body).message).toMatch(/held open by fault rules/);
     for (const answer of await Promise.all(held)) expect(answer.status).toBe(404);
@@ -174,17 +180,16 @@ describe('fault action "hang"', () => {
     const track = (timeoutMs: number) => send(base, '/v1/order/tracking/SBXDLV00000001', { token: TOKEN_A, timeoutMs });
     const held = Array.from({ length: 100 }, () => failure(track(30_000)));
     while (((await sandbox.call('GET', '/__sandbox/faults')).body.rules[0].hits as number) < 100) await new Promise((resolve) => setTimeout(resolve, 20));
-    const refused = await track(1_000);
+    const refused = await track(10_000);
     expect(refused.status).toBe(429);
     expect(JSON.parse(refused.body).message).toMatch(/held open by fault rules/);
     // Another client is not held up by them.
-    expect((await send(base, '/v1/order/tracking/SBXDLV00000001', { token: TOKEN_B, timeoutMs: 3_000 })).status).toBe(200);
+    expect((await send(base, '/v1/order/tracking/SBXDLV00000001', { token: TOKEN_B, timeoutMs: 10_000 })).status).toBe(200);
     // Their connections close (a dribble sends a byte a second: no idle timeout of the client fires first).
     server.closeAllConnections();
     await Promise.all(held);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    // Room again: the next one is held open in its turn (its answer begun, 200), not refused.
-    expect((await failure(track(300))).partial.status).toBe(200);
+    // Room again (once the sandbox has seen them close): the next one is held open in its turn (its answer begun, 200), not refused.
+    await vi.waitFor(async () => expect((await failure(track(300))).partial.status).toBe(200), { timeout: 10_000, interval: 50 });
   });
 
   it('does not keep a stopping sandbox from closing', async () => {

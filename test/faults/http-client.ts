@@ -29,6 +29,8 @@ export interface SendOptions {
   headers?: Record<string, string>;
   /** The client gives up after this many ms (error code CLIENT_TIMEOUT). */
   timeoutMs?: number;
+  /** The client gives up when this is aborted (error code CLIENT_ABORTED). */
+  signal?: AbortSignal;
 }
 
 /** Sends one request on a fresh connection, as a client program would. */
@@ -50,6 +52,7 @@ export function send(base: string, path: string, options: SendOptions = {}): Pro
       },
     });
     if (options.timeoutMs !== undefined) req.setTimeout(options.timeoutMs, () => req.destroy(Object.assign(new Error('client timeout'), { code: 'CLIENT_TIMEOUT' })));
+    options.signal?.addEventListener('abort', () => req.destroy(Object.assign(new Error('client gave up'), { code: 'CLIENT_ABORTED' })), { once: true });
     req.on('error', (error: NodeJS.ErrnoException) => fail(error.code ?? error.message));
     req.on('response', (res) => {
       status = res.statusCode;
