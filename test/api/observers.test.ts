@@ -26,7 +26,7 @@ describe('a request observer that throws (journal, report, metrics are observers
     const auth = { Authorization: `Bearer ${TOKEN_A}` };
     const created = await request(app).post('/v1/order').set(auth).send(createRequest(1));
     expect(created.status).toBe(201);
-    await vi.waitFor(() => expect(logged).toHaveBeenCalled());
+    await vi.waitFor(() => expect(logged).toHaveBeenCalled(), { timeout: 10_000 });
     expect(String(logged.mock.calls[0]![1])).toMatch(/request observer failed/);
     const journal = await request(app).get('/__sandbox/requests').set(auth);
     expect(journal.status).toBe(200);

@@ -183,22 +183,23 @@ describe('shipping-sandbox listen: forwarding an attempt', () => {
     const listener = listen([], { ...FAST, concurrency: 1 });
     await until(() => sandbox.sockets.length === 1);
     const started = Date.now();
-    // q1 holds the only slot for 400 ms; q2's 300 ms run out meanwhile; q3 has 300 ms of its 700 left.
-    sandbox.send(attempt('q1', { timeout_ms: 400 }));
-    sandbox.send(attempt('q2', { timeout_ms: 300 }));
-    sandbox.send(attempt('q3', { timeout_ms: 700 }));
+    // q1 holds the only slot for 1 s; q2's 800 ms run out meanwhile; q3 has 800 ms of its 1,800 left. (Wide enough
+    // apart that timers late on a busy machine do not blur what is left from a whole timeout.)
+    sandbox.send(attempt('q1', { timeout_ms: 1_000 }));
+    sandbox.send(attempt('q2', { timeout_ms: 800 }));
+    sandbox.send(attempt('q3', { timeout_ms: 1_800 }));
     const q2 = await sandbox.result('q2');
     expect(q2).toMatchObject({ status_code: null, duration_ms: 0, error: expect.stringMatching(/^not forwarded: waited \d+ ms in the listener's queue$/) });
-    expect(Number(/waited (\d+) ms/.exec(String(q2.error))![1])).toBeGreaterThanOrEqual(300);
+    expect(Number(/waited (\d+) ms/.exec(String(q2.error))![1])).toBeGreaterThanOrEqual(800);
     const q3 = await sandbox.result('q3');
     expect(q3).toMatchObject({ status_code: null, error: expect.stringMatching(/^timed out after \d+ ms \(the rest of its timeout after \d+ ms in the listener's queue\)$/) });
-    // Its forward had what was left of its own 700 ms after its wait in the queue (behind q1's 400), not 700 more.
+    // Its forward had what was left of its own 1,800 ms after its wait in the queue (behind q1's 1,000), not 1,800 more.
     const [, forwardMs, queuedMs] = /^timed out after (\d+) ms \(the rest of its timeout after (\d+) ms/.exec(String(q3.error))!.map(Number);
-    expect(queuedMs).toBeGreaterThanOrEqual(300);
-    expect(forwardMs! + queuedMs!).toBeLessThanOrEqual(750);
-    // Measured, not only said: its forward lasted about the 300 ms left, not its whole 700.
-    expect(q3.duration_ms).toBeLessThan(650);
-    expect(Date.now() - started).toBeLessThan(3000);
+    expect(queuedMs).toBeGreaterThanOrEqual(800);
+    expect(forwardMs! + queuedMs!).toBeLessThanOrEqual(2_300);
+    // Measured, not only said: its forward lasted about the 800 ms left, not its whole 1,800.
+    expect(q3.duration_ms).toBeLessThan(1_500);
+    expect(Date.now() - started).toBeLessThan(8_000);
     expect(receiver.received.map((r) => r.id)).toEqual(['msg_q1', 'msg_q3']);
     expect(listener.stdout()).toContain('→ not forwarded: waited');
   });

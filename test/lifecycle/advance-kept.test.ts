@@ -18,7 +18,7 @@ describe.skipIf(onPostgres)('an advance killed in the middle', () => {
     // The advance's due work never ends: as if the process died while it ran.
     const advance = vi.spyOn(first.services.scheduler, 'advance').mockImplementation(() => new Promise<void>(() => undefined));
     void first.services.clockService.advance('client-a', 5 * 60_000);
-    await vi.waitFor(async () => expect((await first.services.storage.settings.get('client-a'))?.clock?.now_ms).toBe(before + 5 * 60_000));
+    await vi.waitFor(async () => expect((await first.services.storage.settings.get('client-a'))?.clock?.now_ms).toBe(before + 5 * 60_000), { timeout: 10_000 });
     advance.mockRestore();
     await first.close();
 

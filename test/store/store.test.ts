@@ -90,7 +90,7 @@ describe('JournaledFile', () => {
       store.put('orders', String(i), { i, padding: 'x'.repeat(50) });
       store.commit();
     }
-    await vi.waitFor(() => expect(Object.keys(JSON.parse(readFileSync(path(), 'utf8')).orders).length).toBeGreaterThan(0));
+    await vi.waitFor(() => expect(Object.keys(JSON.parse(readFileSync(path(), 'utf8')).orders).length).toBeGreaterThan(0), { timeout: 10_000 });
     await store.close();
   });
 

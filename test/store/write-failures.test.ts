@@ -195,7 +195,7 @@ describe('JournaledFile when the disk fails', () => {
       store.put('orders', String(n), order(n));
       store.commit(); // passes 2,000 bytes: a checkpoint starts by itself, and fails
     }
-    await vi.waitFor(() => expect(errors).toHaveLength(1));
+    await vi.waitFor(() => expect(errors).toHaveLength(1), { timeout: 10_000 });
     // The log line it makes says which file, that nothing is lost, and when it tries again.
     expect(errors[0]!.message).toMatch(/^The checkpoint could not rewrite \S+sandbox\.json \(ENOSPC: injected\): nothing is lost, every change is in the journal beside it \(replayed at the next start\); the next checkpoint tries again in 300ms\.$/);
     expect(errors[0]).toMatchObject({ code: 'ENOSPC' });
@@ -221,7 +221,7 @@ describe('JournaledFile when the disk fails', () => {
     await new Promise((r) => setTimeout(r, 350));
     store.put('orders', '31', order(31));
     store.commit(); // past the wait: the next checkpoint starts, and works
-    await vi.waitFor(() => expect(store.health().checkpointError).toBeUndefined());
+    await vi.waitFor(() => expect(store.health().checkpointError).toBeUndefined(), { timeout: 10_000 });
     expect(Object.keys(JSON.parse(readFileSync(path(), 'utf8')).orders).length).toBeGreaterThanOrEqual(31);
     expect(statSync(path()).mode & 0o777).toBe(0o600);
   });

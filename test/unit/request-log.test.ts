@@ -26,7 +26,7 @@ describe('the request log', () => {
   it('writes one line per answered request, with its status and no aborted flag', async () => {
     const { url, info } = await logged();
     expect((await fetch(`${url}/ok`)).status).toBe(201);
-    await vi.waitFor(() => expect(info).toHaveBeenCalledTimes(1));
+    await vi.waitFor(() => expect(info).toHaveBeenCalledTimes(1), { timeout: 10_000 });
     expect(info.mock.calls[0]![0]).toMatchObject({ method: 'GET', path: '/ok', status: 201 });
     expect(info.mock.calls[0]![0]).not.toHaveProperty('aborted');
   });
@@ -38,7 +38,7 @@ describe('the request log', () => {
     req.end();
     await new Promise((resolve) => setTimeout(resolve, 50));
     req.destroy();
-    await vi.waitFor(() => expect(info).toHaveBeenCalledTimes(1));
+    await vi.waitFor(() => expect(info).toHaveBeenCalledTimes(1), { timeout: 10_000 });
     expect(info.mock.calls[0]![0]).toMatchObject({ method: 'GET', path: '/held', status: null, aborted: true });
   });
 });

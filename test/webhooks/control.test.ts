@@ -347,7 +347,7 @@ describe('POST /__sandbox/webhooks/test', () => {
   it('lets a client have 8 pings and redeliveries in flight at once: a 9th answers 429 with Retry-After, and another client is not held up', async () => {
     receiver.respond = () => ({ status: 200, hang: true });
     const pings = Array.from({ length: 8 }, () => sandbox.call('POST', '/__sandbox/webhooks/test'));
-    await expect.poll(() => receiver.received.length).toBe(8);
+    await expect.poll(() => receiver.received.length, { timeout: 10_000 }).toBe(8);
     const ninth = await sandbox.call('POST', '/__sandbox/webhooks/test');
     expect(ninth.status).toBe(429);
     expect(ninth.headers['retry-after']).toBe('1');

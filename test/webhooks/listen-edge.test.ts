@@ -116,7 +116,7 @@ describe('GET /__sandbox/listen: the edge of the upgrade', () => {
     // The sandbox ends the session by terminating its socket: the flood's next write may meet a reset (ECONNRESET), then 'close' follows.
     socket.on('error', () => undefined);
     socket.write(`GET /__sandbox/listen?name=garbler HTTP/1.1\r\n${upgradeHeaders('Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n')}`);
-    await expect.poll(() => received.toString('latin1')).toContain('"type":"ready"');
+    await expect.poll(() => received.toString('latin1'), { timeout: 10_000 }).toContain('"type":"ready"');
     // A masked text frame of a peer that never answers the close and keeps sending.
     const frame = (text: string) => {
       const payload = Buffer.from(text);

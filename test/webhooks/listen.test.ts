@@ -437,7 +437,7 @@ describe('deliveries through a listener', () => {
 
   it('a chaos copy due after its listener left is logged as not forwarded, and a trigger on a real clock answers without waiting for it', async () => {
     await sandbox.close();
-    await start({ clock: 'real', webhookTimeout: '5s', clients: [{ token: TOKEN_A, id: 'client-a', webhook: { chaos: ['duplicate', 'bad_signature'] } }] });
+    await start({ clock: 'real', webhookTimeout: '20s', clients: [{ token: TOKEN_A, id: 'client-a', webhook: { chaos: ['duplicate', 'bad_signature'] } }] });
     const session = await listen({ events: 'awb.generated' });
     // The listener acknowledges the message and is gone before its copies are due: the
     // acknowledgement's record waits for the sandbox to have seen it leave.
@@ -456,8 +456,9 @@ describe('deliveries through a listener', () => {
     const started = Date.now();
     const triggered = await call('POST', '/__sandbox/events/trigger', TOKEN_A, { event: 'awb.generated' });
     expect(triggered.status).toBe(200);
-    // It waited for copies never sent up to its bound, the webhook timeout and 2 s.
-    expect(Date.now() - started).toBeLessThan(3_000);
+    // It waited for copies never sent up to its bound, the webhook timeout and 2 s (22 s here); far short of it, though on
+    // PostgreSQL each copy is first offered to the other replicas for HANDOFF_TAKEN_MS (1 s).
+    expect(Date.now() - started).toBeLessThan(10_000);
     const delivery = triggered.body.deliveries.find((d: any) => d.endpoint_id === session.ready.endpoint_id);
     expect(delivery.status).toBe('delivered');
     expect(delivery.attempts.map((a: any) => [a.chaos, a.status_code])).toEqual([[null, 200], ['duplicate', null], ['bad_signature', null]]);
