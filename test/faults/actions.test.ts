@@ -150,7 +150,16 @@ describe('fault action "hang"', () => {
     // Still held until their client gives them up; then there is room again (once the sandbox has seen them close).
     giveUp.abort();
     for (const error of await Promise.all(held)) expect(error.code).toBe('CLIENT_ABORTED');
-    await vi.waitFor(async () => expect((await failure(track(300))).code).toBe('CLIENT_TIMEOUT'), { timeout: 10_000, interval: 50 });
+    // Held, not a 429 slower than the 300 ms: the rule counts a request it holds.
+    const hits = async () => (await sandbox.call('GET', '/__sandbox/faults')).body.rules[0].hits as number;
+    await vi.waitFor(
+      async () => {
+        const before = await hits();
+        expect((await failure(track(300))).code).toBe('CLIENT_TIMEOUT');
+        expect(await hits()).toBe(before + 1);
+      },
+      { timeout: 10_000, interval: 50 },
+    );
     // The sandbox's own 429 (too many held) is no fault the client is graded on retrying.
     const report = (await sandbox.call('GET', '/__sandbox/report')).body as { items: Array<{ id: string; status: string }> };
     expect(report.items.find((i) => i.id === 'fault.503-retried')).toMatchObject({ status: 'not_exercised' });

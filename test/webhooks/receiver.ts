@@ -52,7 +52,7 @@ export class Receiver {
         const answer = receiver.respond(webhook, receiver.received.length - 1);
         if (answer.hang) return;
         const reply = () => res.writeHead(answer.status, answer.headers).end(answer.body ?? '');
-        if (answer.after) void answer.after.finally(reply);
+        if (answer.after) void answer.after.then(reply, reply);
         else if (answer.delayMs) setTimeout(reply, answer.delayMs);
         else reply();
       });

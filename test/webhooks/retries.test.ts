@@ -139,16 +139,16 @@ describe('webhook retries on the sandbox clock', () => {
   });
 
   it.each([
-    ['seconds', () => '120'],
-    ['an HTTP date', () => new Date(Date.now() + 120_000).toUTCString()],
-  ])('waits as long as Retry-After says in %s', async (_, retryAfter) => {
+    ['seconds', () => '120', 120_000],
+    // An HTTP date is in whole seconds, read a moment after it was written (a stall of a busy machine between).
+    ['an HTTP date', () => new Date(Date.now() + 120_000).toUTCString(), 110_000],
+  ])('waits as long as Retry-After says in %s', async (_, retryAfter, least) => {
     receiver.respond = (_, i) => (i === 0 ? { status: 429, headers: { 'Retry-After': retryAfter() } } : { status: 200 });
     await createOrders(sandbox, 1);
     await sandbox.advance(AWB_DELAY);
     const [pending] = await deliveries(sandbox);
     const wait = Date.parse(pending!.next_attempt_at!) - Date.parse(pending!.attempts[0]!.at!);
-    // An HTTP date is in whole seconds, read a moment after it was written (a stall of a busy machine between).
-    expect(wait).toBeGreaterThanOrEqual(110_000);
+    expect(wait).toBeGreaterThanOrEqual(least);
     expect(wait).toBeLessThanOrEqual(120_000);
     await sandbox.advance(30_000);
     expect(receiver.received).toHaveLength(1);
