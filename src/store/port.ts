@@ -81,6 +81,15 @@ export interface CounterRepository {
    * does (its counters never wait for a unit to commit). No value is ever given twice.
    */
   next(name: string): Promise<number>;
+  /**
+   * A number that ranks what it is given to by when it was taken (a listing's order), not
+   * a name: greater than every rank this store gave before. The embedded store gives the
+   * named counter's next value. PostgreSQL replicas give ranks of their wall clock (the
+   * millisecond times 1,024, plus one for each rank taken in that millisecond) without a
+   * round trip, so ranks taken on two replicas order as their clocks do; two taken in one
+   * millisecond on two replicas may order either way, and their records by id then.
+   */
+  rank(name: string): Promise<number>;
 }
 
 export interface MetaRepository {

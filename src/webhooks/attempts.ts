@@ -229,7 +229,7 @@ export class DeliveryAttempts {
   ): Promise<Stored<Delivery>> {
     // `seq` orders the listing (sandbox-wide, never shown); the id counts the client's own
     // deliveries only, so it shows nothing of other clients' activity, even to one who knows the seed.
-    const seq = await tx.counters.next('delivery');
+    const seq = await tx.counters.rank('delivery');
     const own = await tx.counters.next(`delivery:${clientId}`);
     const id = `msg_${hash('sha256', `${this.deps.seed}:delivery:${clientId}:${own}`, 'hex').slice(0, 24)}`;
     // The default endpoint's deliveries carry no endpoint id, as they did before there were others.

@@ -124,6 +124,32 @@ describe('two replicas on one PostgreSQL database', () => {
     }
   }, 120_000);
 
+  it('list the deliveries made through either, newest first, in the order they were made', async () => {
+    const receiver = await Receiver.start();
+    const [a, b] = await twoReplicas(await server.freshDatabase(), receiver);
+    try {
+      const made: string[] = [];
+      for (const replica of [a, b, b, a, b, a, a, b]) {
+        const ping = await fetch(`${replica.url}/__sandbox/webhooks/test`, { method: 'POST', headers });
+        expect(ping.status).toBe(200);
+        made.push(((await ping.json()) as { id: string }).id);
+      }
+      for (const replica of [a, b]) {
+        const log = (await (await fetch(`${replica.url}/__sandbox/webhooks/deliveries?event=ping`, { headers })).json()) as { deliveries: Array<{ id: string }> };
+        expect(log.deliveries.map((d) => d.id)).toEqual([...made].reverse());
+        // Page by page, through the other replica's cursor, the same order.
+        const first = (await (await fetch(`${replica.url}/__sandbox/webhooks/deliveries?event=ping&limit=3`, { headers })).json()) as { deliveries: Array<{ id: string }>; next_cursor: string };
+        const other = replica === a ? b : a;
+        const rest = (await (await fetch(`${other.url}/__sandbox/webhooks/deliveries?event=ping&cursor=${encodeURIComponent(first.next_cursor)}`, { headers })).json()) as { deliveries: Array<{ id: string }> };
+        expect([...first.deliveries, ...rest.deliveries].map((d) => d.id)).toEqual([...made].reverse());
+      }
+    } finally {
+      await a.stop();
+      await b.stop();
+      await receiver.close();
+    }
+  }, 60_000);
+
   it('behind a proxy that alternates between them (the layout of compose.yaml), answer a client as one sandbox', async () => {
     const receiver = await Receiver.start();
     const [a, b] = await twoReplicas(await server.freshDatabase(), receiver);

@@ -261,6 +261,16 @@ export function storageContract(name: string, open: () => Promise<Storage>, reop
       await storage.close();
     });
 
+    it('ranks in the order ranks are taken, in and out of units of work, never the same rank twice', async () => {
+      const storage = await open();
+      const outside = await Promise.all(Array.from({ length: 50 }, () => storage.counters.rank('delivery')));
+      const inside = await storage.transaction(async (tx) => [await tx.counters.rank('delivery'), await tx.counters.rank('delivery')]);
+      const ranks = [...outside, ...inside, await storage.counters.rank('delivery')];
+      expect(ranks).toEqual([...ranks].sort((a, b) => a - b));
+      expect(new Set(ranks).size).toBe(ranks.length);
+      await storage.close();
+    });
+
     it('claims due jobs earliest first, once each; a rescheduled job survives its completion, a completed one is gone', async () => {
       const storage = await open();
       await storage.jobs.schedule({ kind: 'awb', key: 'late', client_id: 'a', due_at: 30 });

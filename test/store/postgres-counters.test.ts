@@ -80,11 +80,30 @@ describe('counters on PostgreSQL', () => {
     await old.end();
   });
 
-  it('takes the delivery sequence one at a time (it orders deliveries across replicas), a client’s delivery numbers in blocks, never the same twice', async () => {
+  it('ranks deliveries across replicas by their clocks, above the sequence taken one at a time before, without a write; a client’s delivery numbers in blocks, never the same twice', async () => {
     const url = await server.freshDatabase();
     const a = await open(url);
     const b = await open(url);
-    expect([await a.counters.next('delivery'), await b.counters.next('delivery'), await a.counters.next('delivery')]).toEqual([1, 2, 3]);
+    // A replica of the version before takes the sandbox-wide delivery sequence one at a time from its row.
+    const old = await connect(url);
+    old.on('error', () => undefined);
+    const before = Number((await old.query<{ value: string }>(OLD_NEXT, ['delivery'])).rows[0]!.value);
+    const ranks = [await a.counters.rank('delivery')];
+    for (const replica of [b, a, b]) {
+      await new Promise((resolve) => setTimeout(resolve, 3)); // the wall clock moves on between them
+      ranks.push(await replica.counters.rank('delivery'));
+    }
+    expect(ranks[0]).toBeGreaterThan(before);
+    expect(ranks).toEqual([...ranks].sort((x, y) => x - y));
+    // Many in one millisecond on one replica still rise one by one.
+    const burst = Array.from({ length: 3_000 }, () => a.counters.rank('delivery'));
+    const ranked = await Promise.all(burst);
+    expect(ranked).toEqual([...ranked].sort((x, y) => x - y));
+    expect(new Set(ranked).size).toBe(ranked.length);
+    expect(ranked[0]).toBeGreaterThan(ranks.at(-1)!);
+    // Ranks take no number from the database: the row stands where the older replica left it.
+    expect((await old.query<{ value: string }>('SELECT value FROM counters WHERE name = $1', ['delivery'])).rows[0]!.value).toBe(String(before));
+    await old.end();
     const own = [await a.counters.next('delivery:x'), await b.counters.next('delivery:x'), await a.counters.next('delivery:x')];
     expect(own).toEqual([1, COUNTER_BLOCK + 1, 2]);
     await a.close();

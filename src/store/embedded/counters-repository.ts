@@ -11,4 +11,9 @@ export class EmbeddedCounters implements CounterRepository {
     this.access.put(COUNTERS, name, value);
     return value;
   }
+
+  /** The counter's next value: one process, one order. */
+  rank(name: string): Promise<number> {
+    return this.next(name);
+  }
 }

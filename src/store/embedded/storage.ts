@@ -29,7 +29,7 @@ const WRITES: Record<keyof Omit<Repositories, 'requests' | 'reports'>, string[]>
   orders: ['insert', 'update', 'remove'],
   deliveries: ['insert', 'update', 'remove'],
   settings: ['put'],
-  counters: ['next'],
+  counters: ['next', 'rank'],
   meta: ['set', 'setIfAbsent'],
   jobs: ['schedule', 'cancel', 'complete', 'release', 'removeByClient'],
 };
