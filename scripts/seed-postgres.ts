@@ -87,7 +87,7 @@ export async function seedOrders({ url, template, count, seed, batchSize = 10_00
       return Number(rows[0]!.value) - count; // the counter's value before: ours are the next `count`
     };
     const [orderFrom, batchFrom, awbFrom] = [await reserve('order'), await reserve('batch'), await reserve(`awb:${courier.code}`)];
-    const data = dataOf(template);
+    const { data } = dataOf(template);
     const copy = (i: number): Omit<Order, 'version'> => ({
       ...data,
       order_no: ids.orderNumberOf(orderFrom + i + 1, data.client_id),

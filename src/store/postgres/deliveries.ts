@@ -33,10 +33,10 @@ export class PgDeliveries implements DeliveryRepository {
   }
 
   async insert(delivery: Unversioned<Delivery>): Promise<Stored<Delivery>> {
-    const data = dataOf(delivery as Delivery);
+    const { data, json } = dataOf(delivery as Delivery);
     const db = this.db();
     const text = `INSERT INTO deliveries (id, client_id, seq, created_at, status, order_no, event, version, data) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8)`;
-    const values = [data.id, data.client_id, data.seq, data.created_at, data.status, data.order_no, data.event, data];
+    const values = [data.id, data.client_id, data.seq, data.created_at, data.status, data.order_no, data.event, json];
     // In a unit of work it goes with the unit's next statement or its COMMIT (a taken id is then the unit's Conflict).
     if (db.later) {
       db.later(text, values);
@@ -52,10 +52,10 @@ export class PgDeliveries implements DeliveryRepository {
   }
 
   async update(delivery: Stored<Delivery>): Promise<Stored<Delivery>> {
-    const data = dataOf(delivery as Delivery);
+    const { data, json } = dataOf(delivery as Delivery);
     const { rowCount } = await this.db().query(
       `UPDATE deliveries SET status = $2, order_no = $3, event = $4, data = $5, version = version + 1 WHERE id = $1 AND version = $6`,
-      [data.id, data.status, data.order_no, data.event, data, delivery.version],
+      [data.id, data.status, data.order_no, data.event, json, delivery.version],
     );
     if (rowCount !== 1) throw new Conflict(domainMessages.staleVersion(`Delivery ${delivery.id}`));
     return stored<Delivery>(data, delivery.version + 1);

@@ -93,15 +93,15 @@ export class PgOrders implements OrderRepository {
   }
 
   async insert(order: Unversioned<Order>): Promise<Stored<Order>> {
-    const data = dataOf(order as Order);
+    const { data, json } = dataOf(order as Order);
     const db = this.db();
     const text = `INSERT INTO orders (${ORDER_COLUMNS.join(', ')}, version, data) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10)`;
     if (db.later) {
-      db.later(db.newBatch?.(data.batch_id) ? NEW_BATCH_INSERT : text, [...orderColumns(data), data]);
+      db.later(db.newBatch?.(data.batch_id) ? NEW_BATCH_INSERT : text, [...orderColumns(data), json]);
       return stored<Order>(data, 1);
     }
     try {
-      await db.query(text, [...orderColumns(data), data]);
+      await db.query(text, [...orderColumns(data), json]);
     } catch (error) {
       if (isUniqueViolation(error)) throw new Conflict(`Order ${order.order_no} already exists.`);
       throw error;
@@ -110,9 +110,9 @@ export class PgOrders implements OrderRepository {
   }
 
   async update(order: Stored<Order>): Promise<Stored<Order>> {
-    const data = dataOf(order as Order);
+    const { data, json } = dataOf(order as Order);
     const db = this.db();
-    const values = [...orderColumns(data), data, order.version];
+    const values = [...orderColumns(data), json, order.version];
     if (db.later) {
       // In a unit of work it goes with the unit's next statement or its COMMIT; a changed
       // version (no row updated) then fails that trip, and the unit, with a Conflict.

@@ -54,10 +54,19 @@ export function storableJson(value: unknown): string {
   return UNSTORABLE_ESCAPE.test(text) ? JSON.stringify(storable(value)) : text;
 }
 
-/** The record without its version: what the `data` column holds, NUL-free. */
-export function dataOf<T extends object>(record: T): Omit<T, 'version'> {
+/**
+ * The record without its version, as the `data` column takes it: the record NUL-free and
+ * its JSON text, sent as the parameter (the driver would write the object's text itself).
+ * The record is written once; it is walked and copied only when its text holds a NUL or
+ * half a surrogate pair (see storableJson). The port gives the record back frozen, with
+ * what it holds, as the embedded store does.
+ */
+export function dataOf<T extends object>(record: T): { data: Omit<T, 'version'>; json: string } {
   const { version: _version, ...data } = record as T & { version?: number };
-  return storable(data);
+  const json = JSON.stringify(data);
+  if (!UNSTORABLE_ESCAPE.test(json)) return { data, json };
+  const clean = storable(data);
+  return { data: clean, json: JSON.stringify(clean) };
 }
 
 /** A page from rows fetched with one more than the limit: the extra row says there is a next page. */

@@ -59,18 +59,18 @@ export class PgSettings implements ClientSettingsRepository {
 
   private async write(settings: ClientSettings | Stored<ClientSettings>): Promise<Stored<ClientSettings>> {
     const what = `The settings of client ${settings.client_id}`;
-    const data = dataOf(settings as ClientSettings & { version?: number });
+    const { data, json } = dataOf(settings as ClientSettings & { version?: number });
     if ('version' in settings) {
       const { rowCount } = await this.db().query('UPDATE client_settings SET data = $2, version = version + 1 WHERE client_id = $1 AND version = $3', [
         settings.client_id,
-        data,
+        json,
         settings.version,
       ]);
       if (rowCount !== 1) throw new Conflict(domainMessages.staleVersion(what));
       return stored<ClientSettings>(data, settings.version + 1);
     }
     try {
-      await this.db().query('INSERT INTO client_settings (client_id, version, data) VALUES ($1, 1, $2)', [settings.client_id, data]);
+      await this.db().query('INSERT INTO client_settings (client_id, version, data) VALUES ($1, 1, $2)', [settings.client_id, json]);
     } catch (error) {
       if (isUniqueViolation(error)) throw new Conflict(`${what} already exist.`);
       throw error;
