@@ -87,7 +87,7 @@ export async function seedOrders({ url, template, count, seed, batchSize = 10_00
       return Number(rows[0]!.value) - count; // the counter's value before: ours are the next `count`
     };
     const [orderFrom, batchFrom, awbFrom] = [await reserve('order'), await reserve('batch'), await reserve(`awb:${courier.code}`)];
-    const { data } = dataOf(template);
+    const { data, json } = dataOf(template);
     const copy = (i: number): Omit<Order, 'version'> => ({
       ...data,
       order_no: ids.orderNumberOf(orderFrom + i + 1, data.client_id),
@@ -113,7 +113,7 @@ export async function seedOrders({ url, template, count, seed, batchSize = 10_00
           next += batchSize;
           const values: unknown[][] = ORDER_COLUMNS.map(() => []);
           for (let i = from; i < Math.min(count, from + batchSize); i += 1) orderColumns(copy(i)).forEach((value, column) => values[column]!.push(value));
-          await client.query(insert, [JSON.stringify(data), ...values]);
+          await client.query(insert, [json, ...values]);
         }
       } finally {
         client.release();

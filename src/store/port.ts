@@ -83,11 +83,13 @@ export interface CounterRepository {
   next(name: string): Promise<number>;
   /**
    * A number that ranks what it is given to by when it was taken (a listing's order), not
-   * a name: greater than every rank this store gave before. The embedded store gives the
-   * named counter's next value. PostgreSQL replicas give ranks of their wall clock (the
-   * millisecond times 1,024, plus one for each rank taken in that millisecond) without a
-   * round trip, so ranks taken on two replicas order as their clocks do; two taken in one
-   * millisecond on two replicas may order either way, and their records by id then.
+   * a name; never given twice by one process. The embedded store gives the named counter's
+   * next value. PostgreSQL replicas rank `delivery` by the database's clock (the
+   * millisecond times 1,024, one more for each further rank in that millisecond), read
+   * every second and kept as an offset, without a round trip per rank: ranks taken on two
+   * replicas order as they were taken, to about a millisecond, whatever their hosts' wall
+   * clocks say; two taken closer than that on two replicas may order either way, and their
+   * records by id then.
    */
   rank(name: string): Promise<number>;
 }

@@ -21,7 +21,7 @@ export interface WebhookHandlerDeps {
   targets: TargetGuard;
   /** Whether a listener of the client is connected (the endpoint listing shows it). */
   connected?: (clientId: string, name: string) => Promise<boolean>;
-  /** Seals the delivery log's cursors (they page by a sequence all clients share). */
+  /** Seals the delivery log's cursors (they page by a rank all clients share). */
   cursors: CursorSeal;
 }
 

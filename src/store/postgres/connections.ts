@@ -73,6 +73,12 @@ export class Connections {
     scheduled: () => undefined,
   };
 
+  /** Counter statements of the replica's own bookkeeping (the ranks' clock reads): their answers and failures say nothing to the health check. */
+  readonly quietCounterDb: Db = {
+    query: <R>(text: string, values?: unknown[]) => this.counterPool.query(statement(text, values)) as unknown as Promise<{ rows: R[]; rowCount: number | null }>,
+    scheduled: () => undefined,
+  };
+
   /** The journal's and the readiness reports' statements, committed at once. */
   readonly observationDb: Db = {
     query: <R>(text: string, values?: unknown[]) => this.reach.run(() => this.observationPool.query(statement(text, values)) as unknown as Promise<{ rows: R[]; rowCount: number | null }>),

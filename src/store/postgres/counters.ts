@@ -1,11 +1,97 @@
+import { performance } from 'node:perf_hooks';
 import type { CounterRepository } from '../port.js';
 import type { Db } from './db.js';
 
 /** How many numbers of a counter in blocks a replica takes at once (see PgCounters). */
 export const COUNTER_BLOCK = 32;
 
-/** Ranks per millisecond of a replica's wall clock (see `rank`). */
+/** Ranks per millisecond of the database's clock (see ClockRanks). */
 const RANKS_PER_MS = 1_024;
+
+/** The counter whose ranks come from the database's clock (the delivery log's order). */
+const CLOCK_RANKED = 'delivery';
+
+/** How often a replica reads the database's clock and moves the ranked row up (see ClockRanks). */
+export const RANK_SYNC_MS = 1_000;
+
+/** Moves the ranked row up to the replica's last rank; answers it and the database's clock. */
+const PUSH_RANKS = `INSERT INTO counters (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = GREATEST(counters.value, excluded.value)
+  RETURNING value, (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms`;
+const READ_RANKS = `SELECT (SELECT value FROM counters WHERE name = $1) AS value, (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms`;
+
+/**
+ * The delivery log's ranks on PostgreSQL, taken without a round trip: the database's
+ * clock in milliseconds times RANKS_PER_MS, or one above the last rank given when that is
+ * higher (several in one millisecond). Every RANK_SYNC_MS, off the request path, a replica
+ * reads the database's clock and keeps the offset of its own monotonic clock from it (a
+ * host's wall clock may step; the monotonic one only drifts, by far less than a
+ * millisecond a second), so replicas rank as the one clock does, whatever their hosts'
+ * wall clocks say. At
+ * the same read it moves the counter's row up to the last rank it gave, and ranks above
+ * what the row holds. So a replica of the version before, which takes the delivery
+ * sequence from that row one at a time, goes on from near the present (its deliveries
+ * rank beside the newer replicas', up to a second older, during a rolling upgrade and
+ * after a rollback), and a replica started again ranks above what it gave before.
+ */
+class ClockRanks {
+  private last = 0;
+  private pushed = 0;
+  private floor = 0;
+  private offsetMs = 0;
+  /** The shortest round trip an offset was taken from, and how many reads since were too slow to take one from. */
+  private bestTripMs = Number.POSITIVE_INFINITY;
+  private slowReads = 0;
+  private syncing: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly db: () => Db) {}
+
+  next(): number {
+    const byClock = Math.floor((performance.now() + this.offsetMs) * RANKS_PER_MS);
+    this.last = Math.max(this.last + 1, this.floor + 1, byClock);
+    return this.last;
+  }
+
+  /** The first reads (the second on a connection already open), then one every RANK_SYNC_MS until `stop`. */
+  async start(): Promise<void> {
+    await this.sync();
+    await this.sync();
+    this.timer = setInterval(() => void this.sync().catch(() => undefined), RANK_SYNC_MS).unref();
+  }
+
+  /** Reads the database's clock and the row, moving the row up to the last rank given (one read at a time). */
+  sync(): Promise<void> {
+    this.syncing ??= this.read().finally(() => (this.syncing = undefined));
+    return this.syncing;
+  }
+
+  /** Stops the reads, moving the row up to the last rank given. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    if (this.last > this.pushed) await this.db().query(PUSH_RANKS, [CLOCK_RANKED, this.last]).catch(() => undefined);
+  }
+
+  private async read(): Promise<void> {
+    const last = this.last;
+    const sent = performance.now();
+    const { rows } = await this.db().query<{ value: string | null; now_ms: number }>(last > this.pushed ? PUSH_RANKS : READ_RANKS, last > this.pushed ? [CLOCK_RANKED, last] : [CLOCK_RANKED]);
+    // The database read its clock about half way through the round trip, so an offset is
+    // off by at most half of it. One from a trip much slower than the best (a connection
+    // opened, a wait for the pool) replaces a better one only when the two cannot both be
+    // right (the database's clock stepped), or after ten such trips in a row.
+    const received = performance.now();
+    const tripMs = received - sent;
+    const offsetMs = rows[0]!.now_ms - (sent + received) / 2;
+    const stepped = Math.abs(offsetMs - this.offsetMs) > (tripMs + this.bestTripMs) / 2;
+    if (tripMs <= Math.max(2, 2 * this.bestTripMs) || stepped || ++this.slowReads >= 10) {
+      this.bestTripMs = stepped ? tripMs : Math.min(this.bestTripMs, tripMs);
+      this.offsetMs = offsetMs;
+      this.slowReads = 0;
+    }
+    this.floor = Math.max(this.floor, Number(rows[0]!.value ?? 0));
+    this.pushed = Math.max(this.pushed, last);
+  }
+}
 
 /**
  * Counters whose values are names only (order numbers, batch ids, AWBs: drawn through a
@@ -29,19 +115,29 @@ export class PgCounters implements CounterRepository {
   private readonly blocks = new Map<string, { next: number; last: number }>();
   private readonly taking = new Map<string, Promise<void>>();
   private closing = false;
-  private lastRank = 0;
+  private readonly ranks: ClockRanks;
 
-  constructor(private readonly db: () => Db) {}
+  /** `clockDb` runs the ranks' clock reads (see ClockRanks), which say nothing of the database's health. */
+  constructor(
+    private readonly db: () => Db,
+    clockDb: () => Db = db,
+  ) {
+    this.ranks = new ClockRanks(clockDb);
+  }
 
-  /**
-   * A rank of this replica's wall clock, without a round trip: the millisecond times
-   * RANKS_PER_MS, or one above the last rank given when that is higher (several in one
-   * millisecond, or a clock set back). Ranks of rows written before, from the counter's
-   * row one by one, are far below any such rank, so those rows rank as older.
-   */
-  async rank(_name: string): Promise<number> {
-    this.lastRank = Math.max(this.lastRank + 1, Date.now() * RANKS_PER_MS);
-    return this.lastRank;
+  /** Reads the database's clock for the delivery log's ranks, and again every RANK_SYNC_MS until close. */
+  start(): Promise<void> {
+    return this.ranks.start();
+  }
+
+  /** The delivery log's rank from the database's clock, without a round trip (see ClockRanks); any other counter's next value. */
+  async rank(name: string): Promise<number> {
+    return name === CLOCK_RANKED && !this.closing ? this.ranks.next() : this.take(name, 1);
+  }
+
+  /** Reads the database's clock and moves the ranked row up now, as the replica does every RANK_SYNC_MS. */
+  syncRanks(): Promise<void> {
+    return this.ranks.sync();
   }
 
   async next(name: string): Promise<number> {
@@ -65,6 +161,7 @@ export class PgCounters implements CounterRepository {
   /** Gives back the numbers of this replica's blocks not handed out, where the row still ends at its block; numbers are taken one by one after. */
   async close(): Promise<void> {
     this.closing = true;
+    await this.ranks.stop();
     await Promise.allSettled(this.taking.values());
     const rests = [...this.blocks].filter(([, block]) => block.next <= block.last);
     this.blocks.clear();

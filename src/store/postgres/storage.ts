@@ -68,7 +68,7 @@ export class PostgresStorage implements Storage {
     this.reach = new Reachability(options);
     this.connections = new Connections(pool, options, scopes, this.reach);
     this.notices = new JobNotices(this.connections, scopes);
-    this.counters = new PgCounters(() => this.connections.counterDb);
+    this.counters = new PgCounters(() => this.connections.counterDb, () => this.connections.quietCounterDb);
     this.requests = new PgRequestLog(() => this.connections.observationDb, options.requestLogSize);
     this.reports = new PgReports(() => this.connections.observationDb, options.requestLogSize);
     const units = new UnitsOfWork(this.connections, this.reach, this.notices, { counters: this.counters, requests: this.requests, reports: this.reports }, scopes.prefetched);
@@ -99,6 +99,7 @@ export class PostgresStorage implements Storage {
     const storage = new PostgresStorage(pool, options);
     try {
       await storage.listener.listen();
+      await storage.counters.start();
     } catch (error) {
       await storage.connections.end().catch(() => undefined);
       throw error;
