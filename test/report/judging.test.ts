@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import supertest from 'supertest';
 import { createSandbox } from '../../src/index.js';
 import { createRequest } from '../support/orders.js';
@@ -8,9 +8,21 @@ import { testSandbox, TOKEN_A, type TestSandbox } from '../support/sandbox.js';
 
 let sandbox: TestSandbox | undefined;
 afterEach(async () => {
+  vi.restoreAllMocks();
   await sandbox?.close();
   sandbox = undefined;
 });
+
+/**
+ * The wall clock held where it is (`Date.now`, which a real clock and the report's count of
+ * real time read) and moved on only by `pass`: a stall of a busy machine between two
+ * requests adds no real time the test did not mean.
+ */
+function heldWall(): { pass: (ms: number) => void } {
+  let now = Date.now();
+  vi.spyOn(Date, 'now').mockImplementation(() => now);
+  return { pass: (ms) => void (now += ms) };
+}
 
 /** A create with these order codes. */
 const create = (s: TestSandbox, code: string) => {
@@ -494,7 +506,9 @@ describe('Retry-After', () => {
   it('on a real clock counts real time only: a fast clock does not make an immediate retry a wait', async () => {
     sandbox = await testSandbox({ clock: 'real', speed: 3600 });
     await fault(sandbox, { type: 'status', status: 503, headers: { 'Retry-After': '5' } });
+    const wall = heldWall();
     expect((await create(sandbox, 'SOON')).status).toBe(503);
+    wall.pass(50); // three minutes of sandbox time, far less than the 5 s asked
     expect((await create(sandbox, 'SOON')).status).toBe(201);
     expect(await item(sandbox, 'fault.503-retried')).toMatchObject({ status: 'handled' });
     expect(await item(sandbox, 'fault.retry-after')).toMatchObject({ status: 'not_handled' });
@@ -521,8 +535,9 @@ describe('a tracking 404 read again', () => {
 
   it('on a real clock counts real time only: a fast clock does not make a tight loop a wait', async () => {
     sandbox = await testSandbox({ clock: 'real', speed: 3600 });
+    const wall = heldWall();
     const awb = await read404(sandbox);
-    await new Promise((r) => setTimeout(r, 50)); // three minutes of sandbox time
+    wall.pass(50); // three minutes of sandbox time
     await sandbox.call('GET', `/v1/order/tracking/${awb}`);
     expect(await item(sandbox, 'error.tracking-404')).toMatchObject({ status: 'not_handled', detail: expect.stringMatching(/^Missed 1 of/) });
   });
