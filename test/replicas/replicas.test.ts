@@ -150,6 +150,29 @@ describe('two replicas on one PostgreSQL database', () => {
     }
   }, 60_000);
 
+  it('leave a replica of the version before, after one of them is killed, numbering its deliveries above every delivery made before', async () => {
+    const receiver = await Receiver.start();
+    const databaseUrl = await server.freshDatabase();
+    const a = await replica(databaseUrl, receiver);
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    try {
+      // Pings made right before the kill: A had no time to read the database's clock again after them.
+      for (let i = 0; i < 10; i++) expect((await fetch(`${a.url}/__sandbox/webhooks/test`, { method: 'POST', headers })).status).toBe(200);
+      await a.stop('SIGKILL');
+      // What a replica of the version before does for a delivery's rank (a rollback): the row's next value.
+      const { rows } = await db.query<{ value: string }>(
+        "INSERT INTO counters (name, value) VALUES ('delivery', 1) ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value",
+      );
+      const { rows: made } = await db.query<{ seq: string }>('SELECT max(seq) AS seq FROM deliveries');
+      expect(BigInt(rows[0]!.value)).toBeGreaterThan(BigInt(made[0]!.seq));
+    } finally {
+      await db.end();
+      await a.stop().catch(() => undefined);
+      await receiver.close();
+    }
+  }, 60_000);
+
   it('behind a proxy that alternates between them (the layout of compose.yaml), answer a client as one sandbox', async () => {
     const receiver = await Receiver.start();
     const [a, b] = await twoReplicas(await server.freshDatabase(), receiver);

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Conflict, Unavailable } from '../../src/shared/errors.js';
 import type { JournalEntry } from '../../src/records/journal-entry.js';
-import { COUNTER_BLOCK } from '../../src/store/postgres/counters.js';
+import { COUNTER_BLOCK, RANK_LEAD_MS } from '../../src/store/postgres/counters.js';
 import { JOURNAL_QUEUE } from '../../src/store/postgres/requests.js';
 import { PostgresStorage } from '../../src/store/postgres/storage.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';
@@ -80,18 +80,21 @@ describe('counters on PostgreSQL', () => {
     await old.end();
   });
 
-  it('ranks deliveries on every replica by the database’s clock, whatever its host’s clock says, beside a replica of the version before; a client’s delivery numbers in blocks, never the same twice', async () => {
+  it('ranks deliveries on every replica by the database’s clock, whatever its host’s clock says, and keeps a replica of the version before near that order; a client’s delivery numbers in blocks, never the same twice', async () => {
     const url = await server.freshDatabase();
     // Between two ranks on two replicas the clock moves on by more than each replica's reading of it may be off (half its round trip).
     const pause = () => new Promise((resolve) => setTimeout(resolve, 100));
     const a = await open(url);
+    await a.counters.syncRanks();
     const ranks = [await a.counters.rank('delivery')];
-    // The host's wall clock steps back a minute: a replica started now (b) and one reading the database's clock again (a) rank by the database's.
+    // The host's wall clock steps back a minute: a replica started now (b), once it read the database's clock, and one reading it again (a) rank by the database's.
     const hostNow = Date.now.bind(Date);
     const stepped = vi.spyOn(Date, 'now').mockImplementation(() => hostNow() - 60_000);
     let b!: PostgresStorage;
+    let old!: pg.Client;
     try {
       b = await open(url);
+      await b.counters.syncRanks();
       await a.counters.syncRanks();
       for (const replica of [b, a, b]) {
         await pause();
@@ -102,21 +105,23 @@ describe('counters on PostgreSQL', () => {
       const ranked = await Promise.all(Array.from({ length: 3_000 }, () => a.counters.rank('delivery')));
       expect(new Set(ranked).size).toBe(ranked.length);
       ranks.push(...ranked);
-      // A replica of the version before takes the delivery sequence from its row, one at a time: it goes on
-      // from the ranks given up to the replicas' last reads, and ranks given after their next read come after its own.
-      await a.counters.syncRanks();
+      // A replica of the version before takes the delivery sequence from its row, one at a time: above every
+      // rank given before, even by a replica that never read the clock again (killed, it could not), ...
       await b.counters.syncRanks();
-      const old = await connect(url);
+      old = await connect(url);
       old.on('error', () => undefined);
-      ranks.push(Number((await old.query<{ value: string }>(OLD_NEXT, ['delivery'])).rows[0]!.value));
-      await old.end();
-      await b.counters.syncRanks();
-      ranks.push(await b.counters.rank('delivery'));
+      const oldTook = Number((await old.query<{ value: string }>(OLD_NEXT, ['delivery'])).rows[0]!.value);
+      ranks.push(oldTook);
+      const outOfOrder = ranks.flatMap((rank, i) => (i > 0 && rank <= ranks[i - 1]! ? [`${i}: ${ranks[i - 1]} then ${rank}`] : []));
+      expect(outOfOrder).toEqual([]);
+      // ... and ranked up to RANK_LEAD_MS newer than it is: a rank given after it may come before it, by no more than that.
+      await pause();
+      const after = await a.counters.rank('delivery');
+      expect(oldTook - after).toBeLessThanOrEqual(RANK_LEAD_MS * 1_024);
     } finally {
       stepped.mockRestore();
+      await old?.end();
     }
-    const outOfOrder = ranks.flatMap((rank, i) => (i > 0 && rank <= ranks[i - 1]! ? [`${i}: ${ranks[i - 1]} then ${rank}`] : []));
-    expect(outOfOrder).toEqual([]);
     const own = [await a.counters.next('delivery:x'), await b.counters.next('delivery:x'), await a.counters.next('delivery:x')];
     expect(own).toEqual([1, COUNTER_BLOCK + 1, 2]);
     await a.close();

@@ -11,13 +11,23 @@ const RANKS_PER_MS = 1_024;
 /** The counter whose ranks come from the database's clock (the delivery log's order). */
 const CLOCK_RANKED = 'delivery';
 
-/** How often a replica reads the database's clock and moves the ranked row up (see ClockRanks). */
+/** How often a replica reads the database's clock and moves the ranked row on (see ClockRanks). */
 export const RANK_SYNC_MS = 1_000;
 
-/** Moves the ranked row up to the replica's last rank; answers it and the database's clock. */
-const PUSH_RANKS = `INSERT INTO counters (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = GREATEST(counters.value, excluded.value)
-  RETURNING value, (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms`;
-const READ_RANKS = `SELECT (SELECT value FROM counters WHERE name = $1) AS value, (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms`;
+/** How far ahead of the database's clock a replica keeps the ranked row (see ClockRanks). */
+export const RANK_LEAD_MS = 2 * RANK_SYNC_MS;
+
+/** The longest a stopping replica waits to move the ranked row past its last rank. */
+const RANK_STOP_MS = 1_000;
+
+/**
+ * Moves the ranked row on to the rank of the database's clock RANK_LEAD_MS ahead, or past
+ * the replica's last rank if that is higher; answers the database's clock.
+ */
+const PUSH_RANKS = `INSERT INTO counters (name, value)
+  VALUES ($1, GREATEST($2::bigint + 1, ((extract(epoch FROM clock_timestamp()) * 1000 + $3) * ${RANKS_PER_MS})::bigint))
+  ON CONFLICT (name) DO UPDATE SET value = GREATEST(counters.value, excluded.value)
+  RETURNING (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms`;
 
 /**
  * The delivery log's ranks on PostgreSQL, taken without a round trip: the database's
@@ -26,18 +36,19 @@ const READ_RANKS = `SELECT (SELECT value FROM counters WHERE name = $1) AS value
  * reads the database's clock and keeps the offset of its own monotonic clock from it (a
  * host's wall clock may step; the monotonic one only drifts, by far less than a
  * millisecond a second), so replicas rank as the one clock does, whatever their hosts'
- * wall clocks say. At
- * the same read it moves the counter's row up to the last rank it gave, and ranks above
- * what the row holds. So a replica of the version before, which takes the delivery
- * sequence from that row one at a time, goes on from near the present (its deliveries
- * rank beside the newer replicas', up to a second older, during a rolling upgrade and
- * after a rollback), and a replica started again ranks above what it gave before.
+ * wall clocks say. Until the first read answers, the host's wall clock stands in for it.
+ *
+ * At each read a replica also moves the counter's row on to the rank of RANK_LEAD_MS
+ * ahead of the database's clock: ahead of every rank it gives before its next read, so
+ * the row is past them even when the replica is killed before it could say what it gave.
+ * A replica of the version before, which numbers its deliveries from that row one at a
+ * time, so goes on above every delivery made before its own, and its deliveries rank as
+ * up to RANK_LEAD_MS newer than they are while replicas of both versions run (a rolling
+ * upgrade) and after a rollback.
  */
 class ClockRanks {
   private last = 0;
-  private pushed = 0;
-  private floor = 0;
-  private offsetMs = 0;
+  private offsetMs = Date.now() - performance.now();
   /** The shortest round trip an offset was taken from, and how many reads since were too slow to take one from. */
   private bestTripMs = Number.POSITIVE_INFINITY;
   private slowReads = 0;
@@ -47,38 +58,40 @@ class ClockRanks {
   constructor(private readonly db: () => Db) {}
 
   next(): number {
-    const byClock = Math.floor((performance.now() + this.offsetMs) * RANKS_PER_MS);
-    this.last = Math.max(this.last + 1, this.floor + 1, byClock);
+    this.last = Math.max(this.last + 1, Math.floor((performance.now() + this.offsetMs) * RANKS_PER_MS));
     return this.last;
   }
 
-  /** The first reads (the second on a connection already open), then one every RANK_SYNC_MS until `stop`. */
-  async start(): Promise<void> {
-    await this.sync();
-    await this.sync();
+  /** The reads, the first at once (and a second on the connection it opened), then every RANK_SYNC_MS until `stop`; none delays the start. */
+  start(): void {
+    void this.sync()
+      .then(() => this.sync())
+      .catch(() => undefined);
     this.timer = setInterval(() => void this.sync().catch(() => undefined), RANK_SYNC_MS).unref();
   }
 
-  /** Reads the database's clock and the row, moving the row up to the last rank given (one read at a time). */
+  /** Reads the database's clock and moves the row on (one read at a time). */
   sync(): Promise<void> {
     this.syncing ??= this.read().finally(() => (this.syncing = undefined));
     return this.syncing;
   }
 
-  /** Stops the reads, moving the row up to the last rank given. */
+  /** Stops the reads, moving the row past the last rank given (waiting RANK_STOP_MS at most). */
   async stop(): Promise<void> {
     clearInterval(this.timer);
-    if (this.last > this.pushed) await this.db().query(PUSH_RANKS, [CLOCK_RANKED, this.last]).catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const given = new Promise<void>((resolve) => (timer = setTimeout(resolve, RANK_STOP_MS)));
+    await Promise.race([this.db().query(PUSH_RANKS, [CLOCK_RANKED, this.last, RANK_LEAD_MS]).catch(() => undefined), given]);
+    clearTimeout(timer);
   }
 
   private async read(): Promise<void> {
-    const last = this.last;
     const sent = performance.now();
-    const { rows } = await this.db().query<{ value: string | null; now_ms: number }>(last > this.pushed ? PUSH_RANKS : READ_RANKS, last > this.pushed ? [CLOCK_RANKED, last] : [CLOCK_RANKED]);
+    const { rows } = await this.db().query<{ now_ms: number }>(PUSH_RANKS, [CLOCK_RANKED, this.last, RANK_LEAD_MS]);
     // The database read its clock about half way through the round trip, so an offset is
     // off by at most half of it. One from a trip much slower than the best (a connection
     // opened, a wait for the pool) replaces a better one only when the two cannot both be
-    // right (the database's clock stepped), or after ten such trips in a row.
+    // right (a clock stepped), or after ten such trips in a row.
     const received = performance.now();
     const tripMs = received - sent;
     const offsetMs = rows[0]!.now_ms - (sent + received) / 2;
@@ -88,8 +101,6 @@ class ClockRanks {
       this.offsetMs = offsetMs;
       this.slowReads = 0;
     }
-    this.floor = Math.max(this.floor, Number(rows[0]!.value ?? 0));
-    this.pushed = Math.max(this.pushed, last);
   }
 }
 
@@ -125,17 +136,17 @@ export class PgCounters implements CounterRepository {
     this.ranks = new ClockRanks(clockDb);
   }
 
-  /** Reads the database's clock for the delivery log's ranks, and again every RANK_SYNC_MS until close. */
-  start(): Promise<void> {
-    return this.ranks.start();
+  /** Starts reading the database's clock for the delivery log's ranks, every RANK_SYNC_MS until close. */
+  start(): void {
+    this.ranks.start();
   }
 
   /** The delivery log's rank from the database's clock, without a round trip (see ClockRanks); any other counter's next value. */
   async rank(name: string): Promise<number> {
-    return name === CLOCK_RANKED && !this.closing ? this.ranks.next() : this.take(name, 1);
+    return name === CLOCK_RANKED ? this.ranks.next() : this.take(name, 1);
   }
 
-  /** Reads the database's clock and moves the ranked row up now, as the replica does every RANK_SYNC_MS. */
+  /** Reads the database's clock and moves the ranked row on now, as the replica does every RANK_SYNC_MS. */
   syncRanks(): Promise<void> {
     return this.ranks.sync();
   }
@@ -160,8 +171,8 @@ export class PgCounters implements CounterRepository {
 
   /** Gives back the numbers of this replica's blocks not handed out, where the row still ends at its block; numbers are taken one by one after. */
   async close(): Promise<void> {
-    this.closing = true;
     await this.ranks.stop();
+    this.closing = true;
     await Promise.allSettled(this.taking.values());
     const rests = [...this.blocks].filter(([, block]) => block.next <= block.last);
     this.blocks.clear();

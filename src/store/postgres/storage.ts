@@ -99,12 +99,12 @@ export class PostgresStorage implements Storage {
     const storage = new PostgresStorage(pool, options);
     try {
       await storage.listener.listen();
-      await storage.counters.start();
     } catch (error) {
       await storage.connections.end().catch(() => undefined);
       throw error;
     }
     storage.reach.watch(storage.connections.probe);
+    storage.counters.start();
     return storage;
   }
 
