@@ -86,10 +86,10 @@ export interface CounterRepository {
    * a name; never given twice by one process. The embedded store gives the named counter's
    * next value. PostgreSQL replicas rank `delivery` by the database's clock (the
    * millisecond times 1,024, one more for each further rank in that millisecond), read
-   * every second (the host's wall clock until the first read answers) and kept as an
-   * offset, without a round trip per rank: ranks taken on two replicas order as they were
-   * taken, to about a millisecond, whatever their hosts' wall clocks say; two taken closer
-   * than that on two replicas may order either way, and their records by id then.
+   * every second and kept as an offset (no rank before the first read), without a round
+   * trip per rank: ranks taken on two replicas order as they were taken, to about a
+   * millisecond, whatever their hosts' wall clocks say; two taken closer than that on two
+   * replicas may order either way, and their records by id then.
    */
   rank(name: string): Promise<number>;
 }

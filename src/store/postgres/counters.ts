@@ -22,12 +22,12 @@ const RANK_STOP_MS = 1_000;
 
 /**
  * Moves the ranked row on to the rank of the database's clock RANK_LEAD_MS ahead, or past
- * the replica's last rank if that is higher; answers the database's clock.
+ * the replica's last rank if that is higher; answers the row and the database's clock.
  */
 const PUSH_RANKS = `INSERT INTO counters (name, value)
   VALUES ($1, GREATEST($2::bigint + 1, ((extract(epoch FROM clock_timestamp()) * 1000 + $3) * ${RANKS_PER_MS})::bigint))
   ON CONFLICT (name) DO UPDATE SET value = GREATEST(counters.value, excluded.value)
-  RETURNING (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms`;
+  RETURNING value, (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms`;
 
 /**
  * The delivery log's ranks on PostgreSQL, taken without a round trip: the database's
@@ -39,15 +39,18 @@ const PUSH_RANKS = `INSERT INTO counters (name, value)
  * wall clocks say. Until the first read answers, the host's wall clock stands in for it.
  *
  * At each read a replica also moves the counter's row on to the rank of RANK_LEAD_MS
- * ahead of the database's clock: ahead of every rank it gives before its next read, so
- * the row is past them even when the replica is killed before it could say what it gave.
- * A replica of the version before, which numbers its deliveries from that row one at a
- * time, so goes on above every delivery made before its own, and its deliveries rank as
- * up to RANK_LEAD_MS newer than they are while replicas of both versions run (a rolling
- * upgrade) and after a rollback.
+ * ahead of the database's clock, and it gives no rank above the row as that read answered
+ * it: a replica whose reads fell behind (or that has not read yet, at its start) waits
+ * for one before it ranks. So the row is past every rank given, even by a replica killed
+ * before it could say what it gave, and a replica of the version before, which numbers
+ * its deliveries from that row one at a time, goes on above every delivery made before
+ * its own; its deliveries rank as up to RANK_LEAD_MS newer than they are while replicas of
+ * both versions run (a rolling upgrade) and after a rollback.
  */
 class ClockRanks {
   private last = 0;
+  /** The row as the last read left it: no rank above it is given. */
+  private ceiling = 0;
   private offsetMs = Date.now() - performance.now();
   /** The shortest round trip an offset was taken from, and how many reads since were too slow to take one from. */
   private bestTripMs = Number.POSITIVE_INFINITY;
@@ -57,9 +60,13 @@ class ClockRanks {
 
   constructor(private readonly db: () => Db) {}
 
-  next(): number {
-    this.last = Math.max(this.last + 1, Math.floor((performance.now() + this.offsetMs) * RANKS_PER_MS));
-    return this.last;
+  /** The next rank, once the row is past it (a read first when it is not). */
+  async next(): Promise<number> {
+    for (;;) {
+      const rank = Math.max(this.last + 1, Math.floor((performance.now() + this.offsetMs) * RANKS_PER_MS));
+      if (rank <= this.ceiling) return (this.last = rank);
+      await this.sync();
+    }
   }
 
   /** The reads, the first at once (and a second on the connection it opened), then every RANK_SYNC_MS until `stop`; none delays the start. */
@@ -87,7 +94,7 @@ class ClockRanks {
 
   private async read(): Promise<void> {
     const sent = performance.now();
-    const { rows } = await this.db().query<{ now_ms: number }>(PUSH_RANKS, [CLOCK_RANKED, this.last, RANK_LEAD_MS]);
+    const { rows } = await this.db().query<{ value: string; now_ms: number }>(PUSH_RANKS, [CLOCK_RANKED, this.last, RANK_LEAD_MS]);
     // The database read its clock about half way through the round trip, so an offset is
     // off by at most half of it. One from a trip much slower than the best (a connection
     // opened, a wait for the pool) replaces a better one only when the two cannot both be
@@ -101,6 +108,7 @@ class ClockRanks {
       this.offsetMs = offsetMs;
       this.slowReads = 0;
     }
+    this.ceiling = Math.max(this.ceiling, Number(rows[0]!.value));
   }
 }
 
@@ -143,7 +151,7 @@ export class PgCounters implements CounterRepository {
 
   /** The delivery log's rank from the database's clock, without a round trip (see ClockRanks); any other counter's next value. */
   async rank(name: string): Promise<number> {
-    return name === CLOCK_RANKED ? this.ranks.next() : this.take(name, 1);
+    return name === CLOCK_RANKED ? await this.ranks.next() : await this.take(name, 1);
   }
 
   /** Reads the database's clock and moves the ranked row on now, as the replica does every RANK_SYNC_MS. */
