@@ -73,24 +73,14 @@ export interface ClientSettingsRepository {
   put(settings: ClientSettings | Stored<ClientSettings>): Promise<Stored<ClientSettings>>;
 }
 
-/** Sequences that never repeat, across restarts. */
+/**
+ * Sequences that never repeat, across restarts. `next`: 1, 2, 3, ... (a value taken in a
+ * unit that fails is given again by the embedded store, skipped by PostgreSQL). `rank`: a
+ * number ranking what it is given to by when it was taken (a listing's order): the
+ * counter's next value on the embedded store, the database's clock on PostgreSQL.
+ */
 export interface CounterRepository {
-  /**
-   * The next value of the named counter: 1, 2, 3, ... A value taken in a unit of work
-   * that fails is given again by the embedded store; PostgreSQL skips it, as a sequence
-   * does (its counters never wait for a unit to commit). No value is ever given twice.
-   */
   next(name: string): Promise<number>;
-  /**
-   * A number that ranks what it is given to by when it was taken (a listing's order), not
-   * a name; never given twice by one process. The embedded store gives the named counter's
-   * next value. PostgreSQL replicas rank `delivery` by the database's clock (the
-   * millisecond times 1,024, one more for each further rank in that millisecond), read
-   * every second and kept as an offset (no rank before the first read), without a round
-   * trip per rank: ranks taken on two replicas order as they were taken, to about a
-   * millisecond, whatever their hosts' wall clocks say; two taken closer than that on two
-   * replicas may order either way, and their records by id then.
-   */
   rank(name: string): Promise<number>;
 }
 
