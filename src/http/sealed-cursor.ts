@@ -8,10 +8,11 @@ const PAD = 96;
  * Seals a listing's cursor (AES-256-GCM under a key of the deployment's secret), so that it
  * is opaque to the client that holds it: the delivery log pages by a rank all clients'
  * deliveries share (a sequence on the embedded store, the database's clock on PostgreSQL),
- * and read from a cursor it told one partner how many webhooks the others were sent. Every replica holds the same secret (the store's seed), so a
- * cursor one gave another opens; one that does not open is a 400 naming `cursor`. A cursor
- * is sealed for its client (its id authenticated with it): another client's does not open,
- * so it cannot page from a competitor's place in the shared sequence.
+ * and read from a cursor it told one partner how many webhooks the others were sent.
+ * Every replica holds the same secret (the store's seed), so a cursor one gave another
+ * opens; one that does not open is a 400 naming `cursor`. A cursor is sealed for its
+ * client (its id authenticated with it): another client's does not open, so it cannot page
+ * from a competitor's place in the shared sequence.
  */
 export class CursorSeal {
   private readonly key: Buffer;

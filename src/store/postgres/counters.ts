@@ -36,12 +36,13 @@ const PUSH_RANKS = `INSERT INTO counters (name, value)
  * reads the database's clock and keeps the offset of its own monotonic clock from it (a
  * host's wall clock may step; the monotonic one only drifts, by far less than a
  * millisecond a second), so replicas rank as the one clock does, whatever their hosts'
- * wall clocks say. Until the first read answers, the host's wall clock stands in for it.
+ * wall clocks say.
  *
  * At each read a replica also moves the counter's row on to the rank of RANK_LEAD_MS
  * ahead of the database's clock, and it gives no rank above the row as that read answered
  * it: a replica whose reads fell behind (or that has not read yet, at its start) waits
- * for one before it ranks. So the row is past every rank given, even by a replica killed
+ * for one before it ranks, and reads itself, as part of the unit that asked for the rank
+ * (its failure then the unit's, and its answer the health check's), when that one failed. So the row is past every rank given, even by a replica killed
  * before it could say what it gave, and a replica of the version before, which numbers
  * its deliveries from that row one at a time, goes on above every delivery made before
  * its own; its deliveries rank as up to RANK_LEAD_MS newer than they are while replicas of
@@ -58,14 +59,19 @@ class ClockRanks {
   private syncing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly db: () => Db) {}
+  /** `db` runs the reads of the replica's own (see PgCounters); `unitDb` those a rank waits for, as a unit's statements. */
+  constructor(
+    private readonly db: () => Db,
+    private readonly unitDb: () => Db,
+  ) {}
 
-  /** The next rank, once the row is past it (a read first when it is not). */
+  /** The next rank, once the row is past it (after a read when it is not). */
   async next(): Promise<number> {
-    for (;;) {
+    for (let read = false; ; read = true) {
       const rank = Math.max(this.last + 1, Math.floor((performance.now() + this.offsetMs) * RANKS_PER_MS));
       if (rank <= this.ceiling) return (this.last = rank);
-      await this.sync();
+      if (read) await this.read(this.unitDb());
+      else await this.sync().catch(() => this.read(this.unitDb()));
     }
   }
 
@@ -79,7 +85,7 @@ class ClockRanks {
 
   /** Reads the database's clock and moves the row on (one read at a time). */
   sync(): Promise<void> {
-    this.syncing ??= this.read().finally(() => (this.syncing = undefined));
+    this.syncing ??= this.read(this.db()).finally(() => (this.syncing = undefined));
     return this.syncing;
   }
 
@@ -92,9 +98,9 @@ class ClockRanks {
     clearTimeout(timer);
   }
 
-  private async read(): Promise<void> {
+  private async read(db: Db): Promise<void> {
     const sent = performance.now();
-    const { rows } = await this.db().query<{ value: string; now_ms: number }>(PUSH_RANKS, [CLOCK_RANKED, this.last, RANK_LEAD_MS]);
+    const { rows } = await db.query<{ value: string; now_ms: number }>(PUSH_RANKS, [CLOCK_RANKED, this.last, RANK_LEAD_MS]);
     // The database read its clock about half way through the round trip, so an offset is
     // off by at most half of it. One from a trip much slower than the best (a connection
     // opened, a wait for the pool) replaces a better one only when the two cannot both be
@@ -136,12 +142,12 @@ export class PgCounters implements CounterRepository {
   private closing = false;
   private readonly ranks: ClockRanks;
 
-  /** `clockDb` runs the ranks' clock reads (see ClockRanks), which say nothing of the database's health. */
+  /** `clockDb` runs the ranks' own clock reads (see ClockRanks), which say nothing of the database's health. */
   constructor(
     private readonly db: () => Db,
     clockDb: () => Db = db,
   ) {
-    this.ranks = new ClockRanks(clockDb);
+    this.ranks = new ClockRanks(clockDb, db);
   }
 
   /** Starts reading the database's clock for the delivery log's ranks, every RANK_SYNC_MS until close. */
