@@ -11,14 +11,11 @@ const RANKS_PER_MS = 1_024;
 /** The counter whose ranks come from the database's clock (the delivery log's order). */
 const CLOCK_RANKED = 'delivery';
 
-/** How often a replica reads the database's clock and moves the ranked row on (see ClockRanks). */
-export const RANK_SYNC_MS = 1_000;
+/** How often a replica that gave ranks reads the database's clock and moves the ranked row on (see ClockRanks). */
+const RANK_SYNC_MS = 1_000;
 
 /** How far ahead of the database's clock a replica keeps the ranked row (see ClockRanks). */
 export const RANK_LEAD_MS = 2 * RANK_SYNC_MS;
-
-/** The longest a stopping replica waits to move the ranked row past its last rank. */
-const RANK_STOP_MS = 1_000;
 
 /**
  * Moves the ranked row on to the rank of the database's clock RANK_LEAD_MS ahead, or past
@@ -47,12 +44,19 @@ const PUSH_RANKS = `INSERT INTO counters (name, value)
  * its deliveries from that row one at a time, goes on above every delivery made before
  * its own; its deliveries rank as up to RANK_LEAD_MS newer than they are while replicas of
  * both versions run (a rolling upgrade) and after a rollback.
+ *
+ * A replica that gave no rank since its last read skips its next one: an idle replica
+ * writes nothing, and its first delivery after a pause longer than RANK_LEAD_MS waits
+ * for a read. Nor does a stopping replica write: the row is already past its ranks.
  */
 class ClockRanks {
   private last = 0;
   /** The row as the last read left it: no rank above it is given. */
   private ceiling = 0;
-  private offsetMs = Date.now() - performance.now();
+  /** The database's clock less the replica's monotonic one; no rank is given before the first read sets it. */
+  private offsetMs = 0;
+  /** Whether a rank was given since the last read began. */
+  private ranked = false;
   /** The shortest round trip an offset was taken from, and how many reads since were too slow to take one from. */
   private bestTripMs = Number.POSITIVE_INFINITY;
   private slowReads = 0;
@@ -69,18 +73,23 @@ class ClockRanks {
   async next(): Promise<number> {
     for (let read = false; ; read = true) {
       const rank = Math.max(this.last + 1, Math.floor((performance.now() + this.offsetMs) * RANKS_PER_MS));
-      if (rank <= this.ceiling) return (this.last = rank);
+      if (rank <= this.ceiling) {
+        this.ranked = true;
+        return (this.last = rank);
+      }
       if (read) await this.read(this.unitDb());
       else await this.sync().catch(() => this.read(this.unitDb()));
     }
   }
 
-  /** The reads, the first at once (and a second on the connection it opened), then every RANK_SYNC_MS until `stop`; none delays the start. */
+  /** The reads, the first at once (and a second on the connection it opened), then every RANK_SYNC_MS that gave ranks, until `stop`; none delays the start. */
   start(): void {
     void this.sync()
       .then(() => this.sync())
       .catch(() => undefined);
-    this.timer = setInterval(() => void this.sync().catch(() => undefined), RANK_SYNC_MS).unref();
+    this.timer = setInterval(() => {
+      if (this.ranked) void this.sync().catch(() => undefined);
+    }, RANK_SYNC_MS).unref();
   }
 
   /** Reads the database's clock and moves the row on (one read at a time). */
@@ -89,16 +98,13 @@ class ClockRanks {
     return this.syncing;
   }
 
-  /** Stops the reads, moving the row past the last rank given (waiting RANK_STOP_MS at most). */
-  async stop(): Promise<void> {
+  /** Stops the reads (the row is past every rank given: nothing to write). */
+  stop(): void {
     clearInterval(this.timer);
-    let timer: NodeJS.Timeout | undefined;
-    const given = new Promise<void>((resolve) => (timer = setTimeout(resolve, RANK_STOP_MS)));
-    await Promise.race([this.db().query(PUSH_RANKS, [CLOCK_RANKED, this.last, RANK_LEAD_MS]).catch(() => undefined), given]);
-    clearTimeout(timer);
   }
 
   private async read(db: Db): Promise<void> {
+    this.ranked = false;
     const sent = performance.now();
     const { rows } = await db.query<{ value: string; now_ms: number }>(PUSH_RANKS, [CLOCK_RANKED, this.last, RANK_LEAD_MS]);
     // The database read its clock about half way through the round trip, so an offset is
@@ -150,7 +156,7 @@ export class PgCounters implements CounterRepository {
     this.ranks = new ClockRanks(clockDb, db);
   }
 
-  /** Starts reading the database's clock for the delivery log's ranks, every RANK_SYNC_MS until close. */
+  /** Starts reading the database's clock for the delivery log's ranks (see ClockRanks), until close. */
   start(): void {
     this.ranks.start();
   }
@@ -185,7 +191,7 @@ export class PgCounters implements CounterRepository {
 
   /** Gives back the numbers of this replica's blocks not handed out, where the row still ends at its block; numbers are taken one by one after. */
   async close(): Promise<void> {
-    await this.ranks.stop();
+    this.ranks.stop();
     this.closing = true;
     await Promise.allSettled(this.taking.values());
     const rests = [...this.blocks].filter(([, block]) => block.next <= block.last);
