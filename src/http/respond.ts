@@ -59,6 +59,55 @@ function dribble(res: Response, reply: BodyReply, chunk: number, interval: numbe
   else setTimeout(tick, interval);
 }
 
+/**
+ * A stream sent as `dribble` sends a body: whatever its parts, `chunk` bytes at a time, one
+ * chunk every `interval` ms. Each write answers false until what waits is out (a stream that
+ * minds it waits for onDrain); an end waits for it too.
+ */
+function dribbleStream(res: Response, reply: StreamReply, chunk: number, interval: number): void {
+  let waiting = Buffer.alloc(0);
+  let ending = false;
+  let timer: NodeJS.Timeout | undefined;
+  const drained: Array<() => void> = [];
+  const tick = (): void => {
+    timer = undefined;
+    if (res.destroyed || res.writableEnded) return;
+    res.write(waiting.subarray(0, chunk));
+    waiting = waiting.subarray(chunk);
+    if (waiting.length > 0) timer = setTimeout(tick, interval);
+    else if (ending) res.end();
+    else for (const listener of drained.splice(0)) listener();
+  };
+  const push = (text: string): void => {
+    if (text.length > 0) waiting = Buffer.concat([waiting, Buffer.from(text)]);
+    if (timer === undefined && waiting.length > 0) timer = setTimeout(tick, interval);
+  };
+  res.once('close', () => clearTimeout(timer));
+  sendStream(res, {
+    ...reply,
+    stream: (sink) =>
+      reply.stream({
+        write: (part) => {
+          if (sink.closed || ending) return false;
+          push(part);
+          return false;
+        },
+        onDrain: (listener) => void drained.push(listener),
+        end: (part) => {
+          if (sink.closed || ending) return;
+          ending = true;
+          push(part ?? '');
+          if (timer === undefined) sink.end();
+        },
+        abort: () => sink.abort(),
+        get closed() {
+          return sink.closed;
+        },
+        onClose: (listener) => sink.onClose(listener),
+      }),
+  });
+}
+
 async function cutAfter(res: Response, afterMs: number, pending: Promise<Reply>): Promise<void> {
   const timer = setTimeout(() => res.req.socket.resetAndDestroy(), afterMs);
   res.once('close', () => clearTimeout(timer));
@@ -118,7 +167,8 @@ export async function sendReply(res: Response, reply: Reply): Promise<void> {
   }
   if ('dribble' in reply) {
     if (onClosed(res, reply.released)) return;
-    return dribble(res, reply.reply, reply.dribble.chunkBytes, reply.dribble.intervalMs);
+    const { chunkBytes, intervalMs } = reply.dribble;
+    return 'stream' in reply.reply ? dribbleStream(res, reply.reply, chunkBytes, intervalMs) : dribble(res, reply.reply, chunkBytes, intervalMs);
   }
   if ('stream' in reply) return sendStream(res, reply);
   sendBody(res, reply);

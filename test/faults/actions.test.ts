@@ -223,4 +223,19 @@ describe('fault action "dribble"', () => {
     expect(seen.chunks.length).toBeGreaterThan(3);
     expect(bytes / (seen.ms / 1000)).toBeLessThanOrEqual(400);
   });
+
+  it("sends a stream (the fee's server-sent events) whole, slower than the configured rate, and only then ends it", async () => {
+    const path = '/v1/rates/shipping-fee/stream?origin=317101&destination=327301&weight=1.5';
+    const plain = await send(base, path, { token: TOKEN_A });
+    await addRule({ match: { operation_id: 'streamShippingFee' }, action: { type: 'dribble', bytes_per_second: 2_000, interval_ms: 50 }, times: 5 });
+    const seen = await send(base, path, { token: TOKEN_A, timeoutMs: 30_000 });
+    expect(seen.status).toBe(200);
+    expect(seen.headers['content-type']).toMatch(/^text\/event-stream/);
+    // The same events, every byte of them (quotes drawn per courier and seed), the done event last.
+    expect(seen.body).toBe(plain.body);
+    expect(seen.body).toMatch(/event: done\ndata: \{"success":true,"count":5\}\n\n$/);
+    expect(seen.chunks.length).toBeGreaterThan(20);
+    expect(Buffer.byteLength(seen.body) / (seen.ms / 1000)).toBeLessThanOrEqual(2_000);
+    expect((await sandbox.call('GET', '/__sandbox/faults')).body.rules[0]).toMatchObject({ hits: 1, remaining: 4 });
+  });
 });

@@ -38,7 +38,8 @@ export async function performFault(
       return { hold: shutdown };
     case 'dribble': {
       const reply = await next();
-      if (!isBodyReply(reply)) return reply;
+      // A body, or a stream (the fee's server-sent events): either is sent slowly.
+      if (!isBodyReply(reply) && !('stream' in reply)) return reply;
       const wanted = action.interval_ms ?? 100;
       const chunkBytes = Math.max(1, Math.floor((action.bytes_per_second * wanted) / 1000));
       return { dribble: { chunkBytes, intervalMs: Math.max(wanted, (chunkBytes * 1000) / action.bytes_per_second) }, reply };
