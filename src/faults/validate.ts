@@ -1,6 +1,6 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import contentType from 'content-type';
-import { BODY_ENCODINGS, isTakenContentType, RuleViolation, globProblem, isFieldPath, operationsMeeting, retryAfterMs, unmatchableCriteria, type FieldError, type MatchableOperation } from '../shared/index.js';
+import { BODY_ENCODINGS, isTakenContentType, RuleViolation, globProblem, isFieldPath, operationsMeeting, retryAfterMs, unmatchableCriteria, unreadHeader, type FieldError, type MatchableOperation } from '../shared/index.js';
 import { faultMessages } from './messages.js';
 import type { FaultAction, FaultRuleInput } from '../records/index.js';
 
@@ -102,6 +102,11 @@ function refusedHeaders(headers: Record<string, string>, meeting: () => readonly
       validateHeaderName(name);
     } catch {
       errors.push({ field: `match.headers.${name}`, message: faultMessages.badMatchHeader });
+      continue;
+    }
+    const unread = unreadHeader(name);
+    if (unread) {
+      errors.push({ field: `match.headers.${name}`, message: unread });
       continue;
     }
     // A request's header value arrives without the spaces around it, and a criterion is met exactly.

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { RuleViolation, globMatches, globProblem, isFieldPath, valueAt, type FieldError } from '../shared/index.js';
+import { RuleViolation, globMatches, globProblem, isFieldPath, unreadHeader, valueAt, type FieldError } from '../shared/index.js';
 import type { JournalEntry } from '../records/index.js';
 
 /**
@@ -21,13 +21,17 @@ export interface RequestMatch {
   body?: Record<string, unknown>;
 }
 
-/** Checks what the schema cannot: the path glob and the body's field paths. Throws a 400 naming each field. */
+/** Checks what the schema cannot: the path glob, the body's field paths and header names no request carries. Throws a 400 naming each field. */
 export function checkRequestMatch(match: RequestMatch): RequestMatch {
   const errors: FieldError[] = [];
   const problem = match.path === undefined ? undefined : globProblem(match.path);
   if (problem) errors.push({ field: 'path', message: problem });
   for (const key of Object.keys(match.body ?? {})) {
     if (!isFieldPath(key)) errors.push({ field: `body.${key}`, message: 'each key must be a field path such as items[0].cod' });
+  }
+  for (const name of Object.keys(match.headers ?? {})) {
+    const unread = unreadHeader(name);
+    if (unread) errors.push({ field: `headers.${name}`, message: unread });
   }
   if (errors.length > 0) throw new RuleViolation(errors, 'The request match is not valid; see errors.');
   return match;

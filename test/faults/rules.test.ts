@@ -88,6 +88,8 @@ describe('POST /__sandbox/faults', () => {
     ['a create over the body limit of 1mb (a 413)', { match: { operation_id: 'createOrder', headers: { 'Content-Length': '1048577' } }, action: fail400 }, 'match.headers.Content-Length'],
     // A request's header value arrives trimmed: a criterion with spaces around it is met by none.
     ['a header name no request can carry', { match: { headers: { 'bad name': 'x' } }, action: fail400 }, 'match.headers.bad name'],
+    // Node leaves a `__proto__` header out of the request headers it reads (JSON.parse: an own key, as a partner's JSON has it).
+    ['a __proto__ header (node reads none)', { match: { operation_id: 'listCouriers', headers: JSON.parse('{"__proto__":"x"}') }, action: fail400 }, 'match.headers.__proto__'],
     ['a header criterion with a space around its value', { match: { operation_id: 'trackOrder', headers: { 'Content-Encoding': 'gzip ' } }, action: fail400 }, 'match.headers.Content-Encoding'],
     ['an Expect other than 100-continue (a 417 on every path)', { match: { headers: { Expect: 'foo' } }, action: fail400 }, 'match.headers.Expect'],
     ['a Content-Length that is no length', { match: { operation_id: 'trackOrder', headers: { 'content-length': 'ten' } }, action: fail400 }, 'match.headers.content-length'],

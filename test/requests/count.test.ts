@@ -78,6 +78,7 @@ describe('POST /__sandbox/requests/count', () => {
     ['a path no operation of the spec has (the journal keeps none)', { path: '/v1/orders' }, 'path'],
     ['a method no operation takes', { method: 'DELETE' }, 'method'],
     ['more than 32 body criteria', { body: Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`items[0].f${i}`, 'x'])) }, 'body'],
+    ['a __proto__ header (node leaves it out of the headers it reads)', { headers: JSON.parse('{"__proto__":"x"}') }, 'headers.__proto__'],
     ['more than 32 header criteria', { headers: Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`x-h${i}`, 'x'])) }, 'headers'],
   ])('answers 400 naming the field for %s', async (_, match, field) => {
     await knownRequests();
