@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { optionsOf, program } from '../../src/config/command.js';
 import { OPTIONS, OptionError, resolveOptions } from '../../src/config/index.js';
@@ -7,6 +8,13 @@ const cli = (...argv: string[]) => resolveOptions(optionsOf(program().exitOverri
 afterEach(() => vi.unstubAllEnvs());
 
 describe('the options', () => {
+  it("are each named in the manual's list of createSandbox options", () => {
+    const manual = readFileSync(new URL('../../docs/guides/ci-and-readiness.md', import.meta.url), 'utf8');
+    const list = manual.slice(manual.indexOf('Options (`SandboxOptions`'), manual.indexOf('An example test, one sandbox per test file'));
+    expect(list.length).toBeGreaterThan(0);
+    expect(Object.keys(OPTIONS).filter((name) => !list.includes(`\`${name}\``))).toEqual([]);
+  });
+
   it('fill in the in-process defaults and read durations into milliseconds once', () => {
     expect(resolveOptions({})).toMatchObject({
       port: 0,
