@@ -2,7 +2,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { Command, CommanderError } from 'commander';
 import { VERSION, formatDuration, mask } from './shared/index.js';
-import { optionsOf, program, OPTIONS, OptionError, shownDatabase, startFailure, type SandboxOptions } from './config/index.js';
+import { optionsOf, program, OPTIONS, OptionError, shownDatabase, startFailure, type ResolvedOptions, type SandboxOptions } from './config/index.js';
 import { createSandbox, type Sandbox } from './app/index.js';
 import { webhookBannerLine } from './webhooks/index.js';
 import {
@@ -121,12 +121,17 @@ async function main(options: SandboxOptions): Promise<void> {
     ...sandbox.clients.map((c) => `  token:  ${shown(c.token)}  (client ${c.id}, ${c.role})`),
     ...registry.adminTokens.map((t) => `  admin:  ${mask(t)}  (acts for a client named by X-Sandbox-Client)`),
     ...(await Promise.all(registry.clientIds.map((id) => webhookBannerLine(sandbox.services.endpoints, registry.byId(id)!, notShared)))),
+    ...targetsBannerLine(sandbox.services.options.webhookTargets),
     sandbox.services.options.databaseUrl !== undefined ? `  data:   ${shownDatabase(sandbox.services.options.databaseUrl)}` : `  data:   ${sandbox.services.options.data}`,
     `  clock:  ${sandbox.clock.mode}${sandbox.clock.mode === 'real' ? ` x${sandbox.services.options.speed}${aheadOfWallTime(sandbox, sandbox.services.options.speed)}` : ''}`,
     `  docs:   ${browsable(sandbox.url)}/docs   dashboard: ${browsable(sandbox.url)}/dashboard`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }
+
+/** The webhook target policy when it restricts anything: a misspelt `public` reads as a one-host allow list, and shows here. */
+const targetsBannerLine = (policy: ResolvedOptions['webhookTargets']): string[] =>
+  policy.kind === 'any' ? [] : [`  webhook targets: ${policy.text}  (URLs set through the API may point nowhere else; --webhook-targets)`];
 
 /** A URL to open on this machine: one listening on every address (0.0.0.0, ::) is opened at localhost. */
 const browsable = (url: string): string => url.replace(/\/\/(0\.0\.0\.0|\[::\])(?=:)/, '//localhost');

@@ -1,7 +1,11 @@
 import type { LookupAddress } from 'node:dns';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxOptions } from '../../src/config/options.js';
 import type { Resolve } from '../../src/webhooks/target-guard.js';
+import { startCli } from '../support/cli.js';
 import { testSandbox, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
 import { Receiver } from './receiver.js';
 import { createOrders, deliveries, webhookSandbox, type DeliveryView } from './support.js';
@@ -179,6 +183,23 @@ describe('--webhook-targets as an allow list', () => {
     expect((await setUrl(s, 'http://10.1.2.3/hooks')).status).toBe(200);
     expect((await setUrl(s, 'http://8.8.8.8/hooks')).status).toBe(200);
     expectRefused(await setUrl(s, 'http://10.1.2.4/hooks'), 'address', '10.1.2.4 is private');
+  });
+});
+
+describe('the banner of a CLI started with --webhook-targets', () => {
+  it('shows a policy that restricts anything (a misspelt public reads as a one-host allow list), and none under any', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'targets-banner-'));
+    try {
+      const misspelt = await startCli(['--port', '0', '--data', join(dir, 'a.json'), '--webhook-targets', 'pubic']);
+      await misspelt.stop('SIGKILL');
+      expect(misspelt.output()).toContain('  webhook targets: pubic  (URLs set through the API may point nowhere else; --webhook-targets)');
+      const open = await startCli(['--port', '0', '--data', join(dir, 'b.json')]);
+      await open.stop('SIGKILL');
+      expect(open.output()).toContain('listening on');
+      expect(open.output()).not.toContain('webhook targets:');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
