@@ -198,6 +198,24 @@ describe('POST /__sandbox/checks', () => {
     expect(receiver.received).toHaveLength(1);
   });
 
+  it('records nothing in the report when the client is reset during the run: 409, run them again', async () => {
+    sandbox = await testSandbox();
+    receiver = await Receiver.start();
+    receiver.respond = () => ({ status: 200, delayMs: 300 });
+    expect((await sandbox.call('PUT', '/__sandbox/webhook', { body: { url: receiver.url } })).status).toBe(200);
+    const run = sandbox.call('POST', '/__sandbox/checks');
+    while (receiver.received.length === 0) await new Promise((r) => setTimeout(r, 10));
+    expect((await sandbox.call('POST', '/__sandbox/reset')).status).toBe(200);
+    const res = await run;
+    expect(res.status).toBe(409);
+    expect(res.body).toMatchObject({ success: false, message: expect.stringMatching(/reset during this check run: .* not recorded in the new report\. Run the checks again/) });
+    expect((await sandbox.call('GET', '/__sandbox/report')).body.checks).toEqual([]);
+    // A run after the reset is recorded as ever.
+    expect((await sandbox.call('PUT', '/__sandbox/webhook', { body: { url: receiver.url } })).status).toBe(200);
+    expect((await sandbox.call('POST', '/__sandbox/checks')).status).toBe(200);
+    expect((await sandbox.call('GET', '/__sandbox/report')).body.checks).toHaveLength(5);
+  });
+
   it('answers 409 saying how to set a URL when the client has none', async () => {
     sandbox = await testSandbox();
     const res = await sandbox.call('POST', '/__sandbox/checks');

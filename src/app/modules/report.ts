@@ -20,16 +20,19 @@ export function reportModule(services: Pick<Services, 'storage' | 'clock' | 'log
   const observer = new ReportObserver({ storage, logger, manualClock: clock.mode === 'manual', readable, secretsOf: (clientId) => registry.secretsOf(clientId, 'partner') });
   const shutdown = sharedAbortController();
   let relay: ListenerRelay | undefined;
+  /** Resets run by this process, per client (a check run across one records nothing). */
+  const resets = new Map<string, number>();
   return {
     name: 'report',
     observer,
     checkThrough: (listeners) => {
       relay = listeners;
     },
-    handlers: reportHandlers({ relay: () => relay, storage, now: (clientId) => clock.of(clientId), endpoints, guard: webhookTargets, timeoutMs: options.webhookTimeout, observer, shutdown: shutdown.signal, operations: specs.provider.operations.map((op) => ({ operationId: op.operationId, method: op.method, path: op.path, statuses: op.ownStatuses })) }),
+    handlers: reportHandlers({ relay: () => relay, storage, now: (clientId) => clock.of(clientId), endpoints, guard: webhookTargets, timeoutMs: options.webhookTimeout, observer, shutdown: shutdown.signal, operations: specs.provider.operations.map((op) => ({ operationId: op.operationId, method: op.method, path: op.path, statuses: op.ownStatuses })), resets: (clientId) => resets.get(clientId) ?? 0 }),
     observeAnswer: observer.answer,
     observeProvider: observer.request,
     reset: async (clientId) => {
+      resets.set(clientId, (resets.get(clientId) ?? 0) + 1);
       await observer.settled(clientId);
       return storage.reports.clear(clientId);
     },

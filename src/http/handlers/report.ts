@@ -1,4 +1,4 @@
-import { NotFound, RuleViolation, TooManyRequests } from '../../shared/index.js';
+import { Conflict, NotFound, RuleViolation, TooManyRequests } from '../../shared/index.js';
 import { clientOf, json, type HandlerMap } from '../handler.js';
 import type { Storage } from '../../store/index.js';
 import { webhookMessages, type ListenerRelay, type WebhookEndpoints, type TargetGuard } from '../../webhooks/index.js';
@@ -19,11 +19,15 @@ export interface ReportHandlerDeps {
   operations: readonly SpecOperation[];
   /** How the checks reach a listener endpoint (its listen session), once the webhooks module made it. */
   relay?: () => Pick<ListenerRelay, 'attempt'> | undefined;
+  /** How many resets of the client this process has run: a check run that saw one end records nothing. */
+  resets?: (clientId: string) => number;
 }
 
 const seconds = (ms: number): number => Math.floor(ms / 1000);
 
 const CHECK_RUNNING = 'A check run of this client is still going (one at a time: each step may wait the webhook timeout); retry once it has ended.';
+const RESET_DURING_CHECKS =
+  'The client was reset during this check run: its results, of the endpoint as it was before the reset, are not recorded in the new report. Run the checks again.';
 
 /**
  * The checks' messages: the valid one about the client's latest order with an AWB (made up
@@ -82,6 +86,7 @@ export function reportHandlers(deps: ReportHandlerDeps): HandlerMap {
       if (running.has(client.id)) throw new TooManyRequests(CHECK_RUNNING, 1);
       running.add(client.id);
       const id = (input.query.endpoint_id as string | undefined) ?? DEFAULT_ENDPOINT;
+      const resets = deps.resets?.(client.id);
       let checks: Awaited<ReturnType<typeof runChecks>>;
       try {
         const endpoint = await deps.endpoints.get(client, id);
@@ -93,6 +98,7 @@ export function reportHandlers(deps: ReportHandlerDeps): HandlerMap {
         running.delete(client.id);
       }
       await observer.settled(client.id);
+      if (deps.resets?.(client.id) !== resets) throw new Conflict(RESET_DURING_CHECKS);
       await storage.reports.change(client.id, { checks });
       return json(200, { endpoint_id: id, checks, passed: checks.filter((c) => c.status === 'passed').length, failed: checks.filter((c) => c.status === 'failed').length, not_run: checks.filter((c) => c.status === 'not_run').length });
     },
