@@ -44,7 +44,25 @@ function sendStream(res: Response, reply: StreamReply): void {
   reply.stream(sink);
 }
 
+/** Whether the server of this answer's connection stopped listening (the sandbox is stopping). */
+const serverStopped = (res: Response): boolean => {
+  const server = (res.socket as (Socket & { server?: Server }) | null)?.server;
+  return server !== undefined && !server.listening;
+};
+
+/**
+ * Drops the connection of a slow answer (a dribble) once the sandbox is stopping, as a held
+ * one's: at a few bytes a second it would hold the stop until its grace ran out.
+ */
+function cutWhenStopping(res: Response): void {
+  const watch = setInterval(() => {
+    if (serverStopped(res)) res.socket?.destroy();
+  }, HOLD_WATCH_MS).unref();
+  res.once('close', () => clearInterval(watch));
+}
+
 function dribble(res: Response, reply: BodyReply, chunk: number, interval: number): void {
+  cutWhenStopping(res);
   const bytes = bodyBytes(reply);
   writeHead(res, reply, bytes);
   let offset = 0;
@@ -65,6 +83,7 @@ function dribble(res: Response, reply: BodyReply, chunk: number, interval: numbe
  * minds it waits for onDrain); an end waits for it too.
  */
 function dribbleStream(res: Response, reply: StreamReply, chunk: number, interval: number): void {
+  cutWhenStopping(res);
   let waiting = Buffer.alloc(0);
   let ending = false;
   let timer: NodeJS.Timeout | undefined;
@@ -127,9 +146,8 @@ function hold(res: Response, until: AbortSignal): Promise<void> {
   const drop = (): void => void res.socket?.destroy();
   if (until.aborted) return Promise.resolve(drop());
   until.addEventListener('abort', drop, { once: true });
-  const server = (res.socket as (Socket & { server?: Server }) | null)?.server;
   const watch = setInterval(() => {
-    if (server && !server.listening) drop();
+    if (serverStopped(res)) drop();
   }, HOLD_WATCH_MS).unref();
   return new Promise((resolve) =>
     res.once('close', () => {

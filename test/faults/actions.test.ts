@@ -211,6 +211,21 @@ describe('fault action "hang"', () => {
     expect(performance.now() - started).toBeLessThan(2000);
     expect(['ECONNRESET', 'socket hang up']).toContain((await hung).code);
   });
+
+  it.each([
+    ['a JSON answer', '/v1/couriers'],
+    ["the shipping fee's event stream", '/v1/rates/shipping-fee/stream?origin=317101&destination=327301&weight=1.5'],
+  ])('does not let a dribble of %s at a byte a second keep a stopping sandbox from closing: its connection is cut', async (_, path) => {
+    const running = await createSandbox({ ...defaultTestOptions, port: 0 });
+    await send(running.url, '/__sandbox/faults', { method: 'POST', token: TOKEN_A, body: { action: { type: 'dribble', bytes_per_second: 1 } } });
+    const slow = failure(send(running.url, path, { token: TOKEN_A, timeoutMs: 60_000 }));
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const started = performance.now();
+    await running.close();
+    // Its grace of 10 s is for answers on their way, not one that would take an hour.
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect((await slow).partial.status).toBe(200);
+  });
 });
 
 describe('fault action "dribble"', () => {
