@@ -92,9 +92,9 @@ export function listProgram(name = 'shipping-sandbox deliveries list'): Command 
 function lastOutcome(d: ListedDelivery): string {
   const last = [...d.attempts].reverse().find((a) => !a.chaos) ?? d.attempts[d.attempts.length - 1];
   const text = last === undefined ? (d.last_error === null ? '-' : `- (${d.last_error})`) : last.status_code !== null ? String(last.status_code) : (last.error ?? 'no answer');
-  const line = text.replace(/\s+/g, ' ');
-  // A receiver's or a listener's error may be long: a row stays one line (`--json` has it whole).
-  return line.length > OUTCOME_CHARS ? `${line.slice(0, OUTCOME_CHARS - 1)}…` : line;
+  // A receiver's or a listener's error may be long: a row stays one line (`--json` has it whole), cut between characters.
+  const characters = [...text.replace(/\s+/g, ' ')];
+  return characters.length > OUTCOME_CHARS ? `${characters.slice(0, OUTCOME_CHARS - 1).join('')}…` : characters.join('');
 }
 
 /** Most characters of LAST ATTEMPT in a row. */

@@ -10,8 +10,10 @@ afterEach(() => vi.unstubAllEnvs());
 describe('the options', () => {
   it("are each named in the manual's list of createSandbox options", () => {
     const manual = readFileSync(new URL('../../docs/guides/ci-and-readiness.md', import.meta.url), 'utf8');
-    const list = manual.slice(manual.indexOf('Options (`SandboxOptions`'), manual.indexOf('An example test, one sandbox per test file'));
-    expect(list.length).toBeGreaterThan(0);
+    const [from, to] = [manual.indexOf('Options (`SandboxOptions`'), manual.indexOf('An example test, one sandbox per test file')];
+    expect(from).toBeGreaterThan(0);
+    expect(to).toBeGreaterThan(from);
+    const list = manual.slice(from, to);
     expect(Object.keys(OPTIONS).filter((name) => !list.includes(`\`${name}\``))).toEqual([]);
   });
 

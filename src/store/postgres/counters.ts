@@ -29,8 +29,8 @@ const PUSH_RANKS = `INSERT INTO counters (name, value)
 /**
  * The delivery log's ranks on PostgreSQL, taken without a round trip: the database's
  * clock in milliseconds times RANKS_PER_MS, or one above the last rank given when that is
- * higher (several in one millisecond). Every RANK_SYNC_MS, off the request path, a replica
- * reads the database's clock and keeps the offset of its own monotonic clock from it (a
+ * higher (several in one millisecond). Every RANK_SYNC_MS that it gave ranks in, off the
+ * request path, a replica reads the database's clock and keeps the offset of its own monotonic clock from it (a
  * host's wall clock may step; the monotonic one only drifts, by far less than a
  * millisecond a second), so replicas rank as the one clock does, whatever their hosts'
  * wall clocks say.
@@ -47,7 +47,10 @@ const PUSH_RANKS = `INSERT INTO counters (name, value)
  *
  * A replica that gave no rank since its last read skips its next one: an idle replica
  * writes nothing, and its first delivery after a pause longer than RANK_LEAD_MS waits
- * for a read. Nor does a stopping replica write: the row is already past its ranks.
+ * for a read. Nor does a stopping replica write: the row is already past its ranks. That
+ * read often opens a connection, too slow a trip to take an offset from unless the clocks
+ * moved apart meanwhile (see read): until the next second's read, the replica ranks by
+ * the offset it had, off by at most half of that trip.
  */
 class ClockRanks {
   private last = 0;
@@ -166,7 +169,7 @@ export class PgCounters implements CounterRepository {
     return name === CLOCK_RANKED ? await this.ranks.next() : await this.take(name, 1);
   }
 
-  /** Reads the database's clock and moves the ranked row on now, as the replica does every RANK_SYNC_MS. */
+  /** Reads the database's clock and moves the ranked row on now, as the replica does every RANK_SYNC_MS that it gives ranks in. */
   syncRanks(): Promise<void> {
     return this.ranks.sync();
   }
