@@ -46,46 +46,54 @@ function sendStream(res: Response, reply: StreamReply): void {
 
 /** Whether the server of this answer's connection stopped listening (the sandbox is stopping). */
 const serverStopped = (res: Response): boolean => {
-  const server = (res.socket as (Socket & { server?: Server }) | null)?.server;
-  return server !== undefined && !server.listening;
+  const server = (res.socket as (Socket & { server?: Server | null }) | null)?.server;
+  return server != null && !server.listening;
 };
 
 /**
- * Drops the connection of a slow answer (a dribble) once the sandbox is stopping, as a held
- * one's: at a few bytes a second it would hold the stop until its grace ran out.
+ * Calls `hurry` once, when the sandbox is stopping while a slow answer (a dribble) is still
+ * being sent: at a few bytes a second it would hold the stop until its grace ran out, and
+ * its body is ready, so the rest goes at once.
  */
-function cutWhenStopping(res: Response): void {
+function whenStopping(res: Response, hurry: () => void): void {
   const watch = setInterval(() => {
-    if (serverStopped(res)) res.socket?.destroy();
+    if (!serverStopped(res)) return;
+    clearInterval(watch);
+    if (!res.destroyed && !res.writableEnded) hurry();
   }, HOLD_WATCH_MS).unref();
   res.once('close', () => clearInterval(watch));
 }
 
 function dribble(res: Response, reply: BodyReply, chunk: number, interval: number): void {
-  cutWhenStopping(res);
   const bytes = bodyBytes(reply);
   writeHead(res, reply, bytes);
   let offset = 0;
+  let timer: NodeJS.Timeout | undefined;
   const tick = (): void => {
     if (res.destroyed) return;
     res.write(bytes.subarray(offset, offset + chunk));
     offset += chunk;
     if (offset >= bytes.length) res.end();
-    else setTimeout(tick, interval);
+    else timer = setTimeout(tick, interval);
   };
+  whenStopping(res, () => {
+    clearTimeout(timer);
+    res.end(bytes.subarray(offset));
+  });
   if (bytes.length === 0) res.end();
-  else setTimeout(tick, interval);
+  else timer = setTimeout(tick, interval);
 }
 
 /**
  * A stream sent as `dribble` sends a body: whatever its parts, `chunk` bytes at a time, one
  * chunk every `interval` ms. Each write answers false until what waits is out (a stream that
- * minds it waits for onDrain); an end waits for it too.
+ * minds it waits for onDrain); an end waits for it too. Once the sandbox is stopping, what
+ * waits and what comes after goes at once.
  */
 function dribbleStream(res: Response, reply: StreamReply, chunk: number, interval: number): void {
-  cutWhenStopping(res);
   let waiting = Buffer.alloc(0);
   let ending = false;
+  let hurried = false;
   let timer: NodeJS.Timeout | undefined;
   const drained: Array<() => void> = [];
   const tick = (): void => {
@@ -99,9 +107,20 @@ function dribbleStream(res: Response, reply: StreamReply, chunk: number, interva
   };
   const push = (text: string): void => {
     if (text.length > 0) waiting = Buffer.concat([waiting, Buffer.from(text)]);
-    if (timer === undefined && waiting.length > 0) timer = setTimeout(tick, interval);
+    if (hurried) {
+      if (waiting.length > 0) res.write(waiting);
+      waiting = Buffer.alloc(0);
+    } else if (timer === undefined && waiting.length > 0) timer = setTimeout(tick, interval);
   };
   res.once('close', () => clearTimeout(timer));
+  whenStopping(res, () => {
+    hurried = true;
+    clearTimeout(timer);
+    timer = undefined;
+    push('');
+    if (ending) res.end();
+    else for (const listener of drained.splice(0)) listener();
+  });
   sendStream(res, {
     ...reply,
     stream: (sink) =>
@@ -109,7 +128,7 @@ function dribbleStream(res: Response, reply: StreamReply, chunk: number, interva
         write: (part) => {
           if (sink.closed || ending) return false;
           push(part);
-          return false;
+          return hurried;
         },
         onDrain: (listener) => void drained.push(listener),
         end: (part) => {
