@@ -92,13 +92,14 @@ export function listProgram(name = 'shipping-sandbox deliveries list'): Command 
 function lastOutcome(d: ListedDelivery): string {
   const last = [...d.attempts].reverse().find((a) => !a.chaos) ?? d.attempts[d.attempts.length - 1];
   const text = last === undefined ? (d.last_error === null ? '-' : `- (${d.last_error})`) : last.status_code !== null ? String(last.status_code) : (last.error ?? 'no answer');
-  // A receiver's or a listener's error may be long: a row stays one line (`--json` has it whole), cut between characters.
-  const characters = [...text.replace(/\s+/g, ' ')];
+  // A receiver's or a listener's error may be long: a row stays one line (`--json` has it whole), cut between characters as they show.
+  const characters = Array.from(graphemes.segment(text.replace(/\s+/g, ' ')), (part) => part.segment);
   return characters.length > OUTCOME_CHARS ? `${characters.slice(0, OUTCOME_CHARS - 1).join('')}…` : characters.join('');
 }
 
 /** Most characters of LAST ATTEMPT in a row. */
 const OUTCOME_CHARS = 100;
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
 /**
  * The table `deliveries list` prints: a header, then one row per delivery in the order given.

@@ -49,8 +49,9 @@ const PUSH_RANKS = `INSERT INTO counters (name, value)
  * writes nothing, and its first delivery after a pause longer than RANK_LEAD_MS waits
  * for a read. Nor does a stopping replica write: the row is already past its ranks. That
  * read often opens a connection, too slow a trip to take an offset from unless the clocks
- * moved apart meanwhile (see read): until the next second's read, the replica ranks by
- * the offset it had, off by at most half of that trip.
+ * moved apart meanwhile by more than about half of it (see read): until a read of the
+ * seconds after (it goes on ranking), the replica ranks by the offset it had, off by what
+ * its clock drifted over the pause.
  */
 class ClockRanks {
   private last = 0;
