@@ -266,6 +266,7 @@ export async function createSandbox(input: SandboxOptions = {}, { signal }: Star
     close: () =>
       (closing ??= (async () => {
         stopping = true;
+        for (const m of modules) m.stopping?.();
         closeAfterAnswer(connections);
         clearImmediate(loadWebhookClient);
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));

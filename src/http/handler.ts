@@ -44,8 +44,9 @@ export interface StreamReply {
  * - `reset`: the connection is dropped at once;
  * - `cutAfterMs`: `reply` goes out, and the connection is dropped after that many ms
  *   (a body ready sooner is sent up to half, then cut);
- * - `hold`: nothing is answered until the client gives up or `until` aborts;
- * - `dribble`: `reply`'s body (or stream) is sent `chunkBytes` at a time, one chunk per `intervalMs`.
+ * - `hold`: nothing is answered until the client gives up or `hold` aborts;
+ * - `dribble`: `reply`'s body (or stream) is sent `chunkBytes` at a time, one chunk per
+ *   `intervalMs`, and what is left at once when `hurry` aborts.
  * `released`, when given, is called once the connection of a cut, held or dribbled answer closes.
  */
 export type Reply =
@@ -54,7 +55,7 @@ export type Reply =
   | { reset: true }
   | { cutAfterMs: number; reply: Promise<Reply>; released?: () => void }
   | { hold: AbortSignal; released?: () => void }
-  | { dribble: { chunkBytes: number; intervalMs: number }; reply: BodyReply | StreamReply; released?: () => void };
+  | { dribble: { chunkBytes: number; intervalMs: number }; reply: BodyReply | StreamReply; hurry: AbortSignal; released?: () => void };
 
 export type Handler = (input: OperationInput) => Reply | Promise<Reply>;
 

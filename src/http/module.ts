@@ -51,6 +51,12 @@ export interface SandboxModule {
   upgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
   /** Runs once the sandbox listens (or the test app is built). */
   start?: () => void | Promise<void>;
+  /**
+   * Runs as a listening sandbox begins to stop (it takes no more requests): lets go at
+   * once what would hold the stop on a client's behalf (a hung request, a dribbled answer).
+   * `close` follows once the jobs in flight end.
+   */
+  stopping?: () => void;
   /** Runs on shutdown, before the store closes. */
   close?: () => void | Promise<void>;
 }

@@ -1,11 +1,7 @@
-import type { Server } from 'node:http';
-import type { Socket } from 'node:net';
 import type { Response } from 'express';
 import { toApiError } from './errors.js';
 import type { BodyReply, Reply, ReplySink, StreamReply } from './handler.js';
 import { noteFailure } from './response-notes.js';
-
-const HOLD_WATCH_MS = 200;
 
 const bodyBytes = (reply: BodyReply): Buffer => {
   const text = reply.serialized ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
@@ -44,98 +40,87 @@ function sendStream(res: Response, reply: StreamReply): void {
   reply.stream(sink);
 }
 
-/** Whether the server of this answer's connection stopped listening (the sandbox is stopping). */
-const serverStopped = (res: Response): boolean => {
-  const server = (res.socket as (Socket & { server?: Server | null }) | null)?.server;
-  return server != null && !server.listening;
-};
+/** How a dribble is paced: `chunkBytes` at a time, one chunk every `intervalMs`. */
+type Pace = { chunkBytes: number; intervalMs: number };
 
 /**
- * Calls `hurry` once, when the sandbox is stopping while a slow answer (a dribble) is still
- * being sent: at a few bytes a second it would hold the stop until its grace ran out, and
- * its body is ready, so the rest goes at once.
+ * Sends the bytes pushed to it at `pace`, then ends the answer once `end` was called and
+ * all is out. `push` answers whether nothing waits (a stream that minds it waits for
+ * `onDrain`). Once `hurry` aborts (the sandbox is stopping), what waits and what comes
+ * after goes at once: the body is ready, and at a few bytes a second it would hold the
+ * stop until its grace ran out.
  */
-function whenStopping(res: Response, hurry: () => void): void {
-  const watch = setInterval(() => {
-    if (!serverStopped(res)) return;
-    clearInterval(watch);
-    if (!res.destroyed && !res.writableEnded) hurry();
-  }, HOLD_WATCH_MS).unref();
-  res.once('close', () => clearInterval(watch));
-}
-
-function dribble(res: Response, reply: BodyReply, chunk: number, interval: number): void {
-  const bytes = bodyBytes(reply);
-  writeHead(res, reply, bytes);
-  let offset = 0;
-  let timer: NodeJS.Timeout | undefined;
-  const tick = (): void => {
-    if (res.destroyed) return;
-    res.write(bytes.subarray(offset, offset + chunk));
-    offset += chunk;
-    if (offset >= bytes.length) res.end();
-    else timer = setTimeout(tick, interval);
-  };
-  whenStopping(res, () => {
-    clearTimeout(timer);
-    res.end(bytes.subarray(offset));
-  });
-  if (bytes.length === 0) res.end();
-  else timer = setTimeout(tick, interval);
-}
-
-/**
- * A stream sent as `dribble` sends a body: whatever its parts, `chunk` bytes at a time, one
- * chunk every `interval` ms. Each write answers false until what waits is out (a stream that
- * minds it waits for onDrain); an end waits for it too. Once the sandbox is stopping, what
- * waits and what comes after goes at once.
- */
-function dribbleStream(res: Response, reply: StreamReply, chunk: number, interval: number): void {
-  let waiting = Buffer.alloc(0);
+function chunkPump(res: Response, { chunkBytes, intervalMs }: Pace, hurry: AbortSignal) {
+  let waiting: Buffer = Buffer.alloc(0);
   let ending = false;
-  let hurried = false;
   let timer: NodeJS.Timeout | undefined;
   const drained: Array<() => void> = [];
-  const tick = (): void => {
-    timer = undefined;
-    if (res.destroyed || res.writableEnded) return;
-    res.write(waiting.subarray(0, chunk));
-    waiting = waiting.subarray(chunk);
-    if (waiting.length > 0) timer = setTimeout(tick, interval);
-    else if (ending) res.end();
-    else for (const listener of drained.splice(0)) listener();
-  };
-  const push = (text: string): void => {
-    if (text.length > 0) waiting = Buffer.concat([waiting, Buffer.from(text)]);
-    if (hurried) {
-      if (waiting.length > 0) res.write(waiting);
-      waiting = Buffer.alloc(0);
-    } else if (timer === undefined && waiting.length > 0) timer = setTimeout(tick, interval);
-  };
-  res.once('close', () => clearTimeout(timer));
-  whenStopping(res, () => {
-    hurried = true;
-    clearTimeout(timer);
-    timer = undefined;
-    push('');
+  const open = (): boolean => !res.destroyed && !res.writableEnded;
+  const emptied = (): void => {
     if (ending) res.end();
     else for (const listener of drained.splice(0)) listener();
+  };
+  const tick = (): void => {
+    timer = undefined;
+    if (!open()) return;
+    res.write(waiting.subarray(0, chunkBytes));
+    waiting = waiting.subarray(chunkBytes);
+    if (waiting.length > 0) timer = setTimeout(tick, intervalMs);
+    else emptied();
+  };
+  const hurried = (): void => {
+    clearTimeout(timer);
+    timer = undefined;
+    if (!open()) return;
+    if (waiting.length > 0) res.write(waiting);
+    waiting = Buffer.alloc(0);
+    emptied();
+  };
+  hurry.addEventListener('abort', hurried, { once: true });
+  res.once('close', () => {
+    clearTimeout(timer);
+    hurry.removeEventListener('abort', hurried);
   });
+  return {
+    get ending(): boolean {
+      return ending;
+    },
+    push(bytes: Buffer): boolean {
+      if (bytes.length > 0) waiting = waiting.length === 0 ? bytes : Buffer.concat([waiting, bytes]);
+      if (hurry.aborted) hurried();
+      else if (timer === undefined && waiting.length > 0) timer = setTimeout(tick, intervalMs);
+      return waiting.length === 0;
+    },
+    onDrain: (listener: () => void): void => void drained.push(listener),
+    end(): void {
+      ending = true;
+      if (timer === undefined && waiting.length === 0 && open()) res.end();
+    },
+  };
+}
+
+/** A body sent slowly: its length told first, as any answer's. */
+function dribble(res: Response, reply: BodyReply, pace: Pace, hurry: AbortSignal): void {
+  const bytes = bodyBytes(reply);
+  writeHead(res, reply, bytes);
+  const pump = chunkPump(res, pace, hurry);
+  pump.push(bytes);
+  pump.end();
+}
+
+/** A stream sent slowly: whatever its parts, the bytes go at the pace. */
+function dribbleStream(res: Response, reply: StreamReply, pace: Pace, hurry: AbortSignal): void {
+  const pump = chunkPump(res, pace, hurry);
   sendStream(res, {
     ...reply,
     stream: (sink) =>
       reply.stream({
-        write: (part) => {
-          if (sink.closed || ending) return false;
-          push(part);
-          return hurried;
-        },
-        onDrain: (listener) => void drained.push(listener),
+        write: (part) => !sink.closed && !pump.ending && pump.push(Buffer.from(part)),
+        onDrain: pump.onDrain,
         end: (part) => {
-          if (sink.closed || ending) return;
-          ending = true;
-          push(part ?? '');
-          if (timer === undefined) sink.end();
+          if (sink.closed || pump.ending) return;
+          if (part) pump.push(Buffer.from(part));
+          pump.end();
         },
         abort: () => sink.abort(),
         get closed() {
@@ -160,17 +145,13 @@ async function cutAfter(res: Response, afterMs: number, pending: Promise<Reply>)
   await sendReply(res, reply);
 }
 
-/** Never answers; drops the connection when `until` aborts or the server stops listening. */
+/** Never answers; drops the connection when `until` aborts (the sandbox is stopping). */
 function hold(res: Response, until: AbortSignal): Promise<void> {
   const drop = (): void => void res.socket?.destroy();
   if (until.aborted) return Promise.resolve(drop());
   until.addEventListener('abort', drop, { once: true });
-  const watch = setInterval(() => {
-    if (serverStopped(res)) drop();
-  }, HOLD_WATCH_MS).unref();
   return new Promise((resolve) =>
     res.once('close', () => {
-      clearInterval(watch);
       until.removeEventListener('abort', drop);
       resolve();
     }),
@@ -204,8 +185,7 @@ export async function sendReply(res: Response, reply: Reply): Promise<void> {
   }
   if ('dribble' in reply) {
     if (onClosed(res, reply.released)) return;
-    const { chunkBytes, intervalMs } = reply.dribble;
-    return 'stream' in reply.reply ? dribbleStream(res, reply.reply, chunkBytes, intervalMs) : dribble(res, reply.reply, chunkBytes, intervalMs);
+    return 'stream' in reply.reply ? dribbleStream(res, reply.reply, reply.dribble, reply.hurry) : dribble(res, reply.reply, reply.dribble, reply.hurry);
   }
   if ('stream' in reply) return sendStream(res, reply);
   sendBody(res, reply);

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 
 import { createSandbox } from '../../src/app/sandbox.js';
 import { createRequest } from '../support/orders.js';
 import { defaultTestOptions, testSandbox, TOKEN_A, TOKEN_B, type TestSandbox } from '../support/sandbox.js';
+import { Receiver } from '../webhooks/receiver.js';
 import { ClientError, send, type SendOptions } from './http-client.js';
 
 let sandbox: TestSandbox;
@@ -229,6 +230,38 @@ describe('fault action "hang"', () => {
     expect(seen.status).toBe(200);
     whole(seen.body);
   });
+  it('lets a hung request go and sends a dribbled answer whole as the stop begins, not once a webhook attempt in flight is answered', async () => {
+    const receiver = await Receiver.start();
+    onTestFinished(() => receiver.close());
+    let answerWebhook = (): void => undefined;
+    receiver.respond = () => ({ status: 200, body: 'ok', after: new Promise<void>((resolve) => (answerWebhook = resolve)) });
+    const running = await createSandbox({ ...defaultTestOptions, port: 0, clients: [{ token: TOKEN_A, id: 'client-a', webhook: { url: receiver.url } }] });
+    let closing: Promise<void> | undefined;
+    onTestFinished(async () => {
+      answerWebhook();
+      await (closing ?? running.close());
+    });
+    const rule = async (match: string, action: unknown) => expect((await send(running.url, '/__sandbox/faults', { method: 'POST', token: TOKEN_A, body: { match: { operation_id: match }, action, times: 10 } })).status).toBe(201);
+    await rule('trackOrder', { type: 'hang' });
+    await rule('listCouriers', { type: 'dribble', bytes_per_second: 1 });
+    expect((await send(running.url, '/v1/order', { method: 'POST', token: TOKEN_A, body: createRequest(1) })).status).toBe(201);
+    // The AWB's webhook is sent, and its receiver does not answer until told: the stop waits for it.
+    void running.clock.advance(60_000).catch(() => undefined);
+    await vi.waitFor(() => expect(receiver.received).toHaveLength(1), { timeout: 10_000 });
+    const hung = failure(send(running.url, '/v1/order/tracking/SBXDLV00000001', { token: TOKEN_A, timeoutMs: 60_000 }));
+    const slow = send(running.url, '/v1/couriers', { token: TOKEN_A, timeoutMs: 60_000 });
+    await vi.waitFor(async () => expect((JSON.parse((await send(running.url, '/__sandbox/faults', { token: TOKEN_A })).body) as { rules: Array<{ hits: number }> }).rules.map((r) => r.hits)).toEqual([1, 1]), { timeout: 10_000 });
+    const started = performance.now();
+    closing = running.close();
+    const [dropped, seen] = await Promise.all([hung, slow]);
+    // Both were let go while the stop still waits for the webhook's answer (no sooner than the test gives it).
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(['ECONNRESET', 'socket hang up']).toContain(dropped.code);
+    expect(seen.status).toBe(200);
+    expect(JSON.parse(seen.body)).toMatchObject({ success: true });
+    answerWebhook();
+    await closing;
+  }, 30_000);
 });
 
 describe('fault action "dribble"', () => {

@@ -11,7 +11,7 @@ import type { Services } from '../services.js';
  */
 export function faultsModule(services: Pick<Services, 'storage' | 'settings' | 'clock' | 'options' | 'specs' | 'registry'>): SandboxModule {
   const rules = new FaultRules(services.storage, services.settings, services.clock, services.options.seed);
-  // Aborted at shutdown: requests held by `hang` rules are dropped then.
+  // Aborted as the sandbox begins to stop: requests held by `hang` rules are dropped, dribbled answers sent whole.
   const shutdown = sharedAbortController();
   const interceptor = faultInterceptor(rules, shutdown.signal);
   return {
@@ -19,6 +19,7 @@ export function faultsModule(services: Pick<Services, 'storage' | 'settings' | '
     handlers: faultHandlers(rules, services.registry, services.specs.provider.operations, { bytes: parseBytes(services.options.bodyLimit) ?? Infinity, text: services.options.bodyLimit }),
     providerInterceptors: [interceptor],
     reset: (clientId) => rules.clear(clientId),
+    stopping: () => shutdown.abort(),
     close: () => shutdown.abort(),
   };
 }

@@ -7,7 +7,8 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 /**
  * Does what a fault rule says to a request it applies to, as a reply the HTTP edge
- * carries out. `chance` draws in [0, 1); `shutdown` ends held requests.
+ * carries out. `chance` draws in [0, 1); `shutdown`, aborted as the sandbox begins to stop,
+ * ends held requests and sends the rest of dribbled answers at once.
  */
 export async function performFault(
   rule: FaultRule,
@@ -42,7 +43,7 @@ export async function performFault(
       if (!isBodyReply(reply) && !('stream' in reply)) return reply;
       const wanted = action.interval_ms ?? 100;
       const chunkBytes = Math.max(1, Math.floor((action.bytes_per_second * wanted) / 1000));
-      return { dribble: { chunkBytes, intervalMs: Math.max(wanted, (chunkBytes * 1000) / action.bytes_per_second) }, reply };
+      return { dribble: { chunkBytes, intervalMs: Math.max(wanted, (chunkBytes * 1000) / action.bytes_per_second) }, reply, hurry: shutdown };
     }
   }
 }
