@@ -1,5 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { Server as NetServer, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { noteOfResponse } from '../http/index.js';
 
@@ -105,4 +105,34 @@ export function closeAfterAnswer(connections: Iterable<Socket>): void {
 export function keepOpenFor(req: IncomingMessage, res: ServerResponse): void {
   const earlier = answerOn(req.socket as Connection);
   if (earlier && earlier !== res && !earlier.headersSent && earlier[CLOSED_BY_STOP]) earlier.shouldKeepAlive = true;
+}
+
+/** How long a stop waits for the answers in flight before it closes their connections. */
+export const STOP_GRACE_MS = 10_000;
+
+/**
+ * Stops `server` listening and closes its connections as their answers end; all are closed
+ * `graceMs` after the start at the latest. Resolves once every connection is closed.
+ * Node counts a connection idle once its answer's end was called, bytes still queued or
+ * not, and its http server's `close` destroys the idle ones at once: that cuts what a
+ * client has not taken yet (a large answer to a slow reader, the rest of a dribbled one).
+ * So the listening socket is closed as a net server's, and idle connections only while no
+ * connection has bytes waiting; a connection kept alive waits a sweep or two more. The
+ * http server's own `close` runs once all are closed, to stop its timer of request timeouts.
+ */
+export function drainConnections(server: Server, connections: Set<Socket>, graceMs = STOP_GRACE_MS): Promise<void> {
+  const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
+  const closeIdle = (): void => {
+    for (const socket of connections) if (socket.writableLength > 0) return;
+    server.closeIdleConnections();
+  };
+  closeIdle();
+  const idle = setInterval(closeIdle, 50).unref();
+  const grace = setTimeout(() => server.closeAllConnections(), graceMs).unref();
+  return closed.finally(() => {
+    clearInterval(idle);
+    clearTimeout(grace);
+    // Not listening any more: it answers ERR_SERVER_NOT_RUNNING, having stopped its timer.
+    server.close(() => undefined);
+  });
 }

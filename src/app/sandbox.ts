@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import { answerWithoutUpgrade, isWebSocket } from './upgrade.js';
 import { endedStart, stopServices } from './stop.js';
 import { inProcessClock, type SandboxClock } from './in-process-clock.js';
-import { closeAfterAnswer, keepOpenFor, notePipelined, openConnections } from './connections.js';
+import { closeAfterAnswer, drainConnections, keepOpenFor, notePipelined, openConnections } from './connections.js';
 import { compareClients, configuredClients, generatedTokenGiven } from './clients-config.js';
 import { compareClockMode } from './clock-mode.js';
 
@@ -269,15 +269,10 @@ export async function createSandbox(input: SandboxOptions = {}, { signal }: Star
         for (const m of modules) m.stopping?.();
         closeAfterAnswer(connections);
         clearImmediate(loadWebhookClient);
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // Connections close as their requests in flight end (node closes only those idle at server.close()).
-        server.closeIdleConnections();
-        const idle = setInterval(() => server.closeIdleConnections(), 50).unref();
-        const grace = setTimeout(() => server.closeAllConnections(), 10_000).unref();
+        const closed = drainConnections(server, connections);
         await stopServices(services, modules);
         await closed;
-        clearInterval(idle);
-        clearTimeout(grace);
         await storage.close();
         // Lines still gathering for a batch (the drain's attempts among them) are written before
         // the process exits, not lost with it; a stdout nobody reads holds the stop 1 s at most.

@@ -13,7 +13,9 @@ export const STOP_RECORD_MARGIN_MS = 2_000;
  * claims; then the jobs in flight finish and are recorded as at any other time (a
  * webhook attempt waits for its receiver, up to the webhook timeout, and its outcome and
  * next attempt are written), while jobs claimed but not started are given back; then
- * each module's close (ending hung requests and streams, closing the webhook client).
+ * each module's close (ending streams, closing the webhook client; hung requests and
+ * dribbled answers were let go as the stop began, see SandboxModule.stopping, or now
+ * for an app served without createSandbox).
  * Only if the jobs are still running STOP_RECORD_MARGIN_MS past the webhook timeout (a
  * store that does not answer) does a module's close abort the attempts left: those are
  * not recorded and stay due (at-least-once, as after a crash). The store stays open.

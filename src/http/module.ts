@@ -54,7 +54,8 @@ export interface SandboxModule {
   /**
    * Runs as a listening sandbox begins to stop (it takes no more requests): lets go at
    * once what would hold the stop on a client's behalf (a hung request, a dribbled answer).
-   * `close` follows once the jobs in flight end.
+   * `close` follows once the jobs in flight end, or their time is up (see stopServices).
+   * An app served without `createSandbox` (a test's supertest) is stopped by `close` alone.
    */
   stopping?: () => void;
   /** Runs on shutdown, before the store closes. */

@@ -46,7 +46,7 @@ type Pace = { chunkBytes: number; intervalMs: number };
 /**
  * Sends the bytes pushed to it at `pace`, then ends the answer once `end` was called and
  * all is out. `push` answers whether nothing waits (a stream that minds it waits for
- * `onDrain`). Once `hurry` aborts (the sandbox is stopping), what waits and what comes
+ * `onDrain`), here or, once hurried, in the connection's buffer. Once `hurry` aborts (the sandbox is stopping), what waits and what comes
  * after goes at once: the body is ready, and at a few bytes a second it would hold the
  * stop until its grace ran out.
  */
@@ -55,8 +55,11 @@ function chunkPump(res: Response, { chunkBytes, intervalMs }: Pace, hurry: Abort
   let ending = false;
   let timer: NodeJS.Timeout | undefined;
   const drained: Array<() => void> = [];
+  /** Set while what went at once (hurried) waits in the connection's buffer: a stream waits for it to drain. */
+  let full = false;
   const open = (): boolean => !res.destroyed && !res.writableEnded;
   const emptied = (): void => {
+    if (!open()) return;
     if (ending) res.end();
     else for (const listener of drained.splice(0)) listener();
   };
@@ -72,9 +75,15 @@ function chunkPump(res: Response, { chunkBytes, intervalMs }: Pace, hurry: Abort
     clearTimeout(timer);
     timer = undefined;
     if (!open()) return;
-    if (waiting.length > 0) res.write(waiting);
+    if (waiting.length > 0 && !res.write(waiting) && !full) {
+      full = true;
+      res.once('drain', () => {
+        full = false;
+        emptied();
+      });
+    }
     waiting = Buffer.alloc(0);
-    emptied();
+    if (!full) emptied();
   };
   hurry.addEventListener('abort', hurried, { once: true });
   res.once('close', () => {
@@ -89,7 +98,7 @@ function chunkPump(res: Response, { chunkBytes, intervalMs }: Pace, hurry: Abort
       if (bytes.length > 0) waiting = waiting.length === 0 ? bytes : Buffer.concat([waiting, bytes]);
       if (hurry.aborted) hurried();
       else if (timer === undefined && waiting.length > 0) timer = setTimeout(tick, intervalMs);
-      return waiting.length === 0;
+      return waiting.length === 0 && !full;
     },
     onDrain: (listener: () => void): void => void drained.push(listener),
     end(): void {

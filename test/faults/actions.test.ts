@@ -253,8 +253,11 @@ describe('fault action "hang"', () => {
     await vi.waitFor(async () => expect((JSON.parse((await send(running.url, '/__sandbox/faults', { token: TOKEN_A })).body) as { rules: Array<{ hits: number }> }).rules.map((r) => r.hits)).toEqual([1, 1]), { timeout: 10_000 });
     const started = performance.now();
     closing = running.close();
+    let closed = false;
+    void closing.then(() => (closed = true));
     const [dropped, seen] = await Promise.all([hung, slow]);
     // Both were let go while the stop still waits for the webhook's answer (no sooner than the test gives it).
+    expect(closed).toBe(false);
     expect(performance.now() - started).toBeLessThan(5_000);
     expect(['ECONNRESET', 'socket hang up']).toContain(dropped.code);
     expect(seen.status).toBe(200);

@@ -20,11 +20,18 @@ afterAll(() => server?.stop());
  * Counts what this process sends to the database at `url` from now until `stop`: socket
  * writes that reach the kernel (an uncorked write, or the flush of a corked group) and
  * each statement with the number of writes made before it was asked for. `writesWith`
- * counts the writes of the one connection that sent a statement: the health check's
- * probe (a `SELECT 1` on a connection of its own, once a second when nothing else was
- * answered) may write to the database at any time, on a busy machine within a test's window.
+ * counts the writes of the one connection that sent a statement, `connectionsOf` the
+ * connections statements went on: background work on connections of its own (the health
+ * check's probe, a `SELECT 1` once a second when nothing else was answered; the delivery
+ * ranks' read of the database's clock) may write at any time, on a busy machine within a
+ * test's window.
  */
-function countTraffic(url: string): { statements: Array<[number, string]>; writesWith: (match: (text: string) => boolean) => number; stop: () => void } {
+function countTraffic(url: string): {
+  statements: Array<[number, string]>;
+  writesWith: (match: (text: string) => boolean) => number;
+  connectionsOf: (match: (text: string) => boolean) => number;
+  stop: () => void;
+} {
   const port = Number(new URL(url).port);
   const statements: Array<[number, string]> = [];
   const carriers: Array<[string, Socket]> = [];
@@ -53,6 +60,7 @@ function countTraffic(url: string): { statements: Array<[number, string]>; write
   } as typeof query;
   return {
     statements,
+    connectionsOf: (match) => new Set(carriers.filter(([text]) => match(text)).map(([, socket]) => socket)).size,
     writesWith: (match) => {
       const socket = carriers.find(([text]) => match(text))?.[1];
       return socket ? (perSocket.get(socket) ?? 0) : 0;
@@ -225,7 +233,8 @@ describe('PostgreSQL reads in a unit of work', () => {
       const statements = traffic.statements.map(([, text]) => text);
       expect(statements.filter((text) => text.includes('FROM client_settings'))).toHaveLength(1);
       expect(statements.filter((text) => text.includes('FROM orders'))).toHaveLength(1);
-      // On the unit's connection: BEGIN with both reads, then the update with the COMMIT.
+      // All on the unit's connection: BEGIN with both reads, then the update with the COMMIT.
+      expect(traffic.connectionsOf((text) => text === 'BEGIN' || text === 'COMMIT' || /\borders\b|\bclient_settings\b/.test(text))).toBe(1);
       expect(traffic.writesWith((text) => text.includes('FROM client_settings'))).toBe(2);
       expect((await storage.orders.get('5000000100'))?.status).toBe('awb_generated');
     } finally {

@@ -1,0 +1,78 @@
+import { createServer, get, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { afterEach, expect, it, onTestFinished, vi } from 'vitest';
+import { drainConnections, openConnections } from '../../src/app/connections.js';
+
+const BIG = 10 * 1024 * 1024;
+
+let server: Server | undefined;
+afterEach(async () => {
+  server?.closeAllConnections();
+  await new Promise((resolve) => (server?.listening ? server.close(resolve) : resolve(undefined)));
+  server = undefined;
+});
+
+/** A server whose `/big` answers 10 MB and `/small` a few bytes; `ended` resolves once the big answer's end was called. */
+async function serve(): Promise<{ url: string; open: Set<Socket>; ended: Promise<void> }> {
+  let bigEnded!: () => void;
+  const ended = new Promise<void>((resolve) => (bigEnded = resolve));
+  server = createServer((req, res) => {
+    if (req.url !== '/big') return void res.end('ok');
+    res.setHeader('Content-Length', BIG);
+    res.end(Buffer.alloc(BIG, 'x'));
+    bigEnded();
+  });
+  const open = openConnections(server);
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, open, ended };
+}
+
+/** Asks for `url` and reads its answer slowly (a pause after each chunk); the bytes it got, or the error that cut it. */
+function readSlowly(url: string): Promise<{ bytes: number; error?: string }> {
+  return new Promise((resolve) => {
+    let bytes = 0;
+    get(url, (res: IncomingMessage) => {
+      res.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        res.pause();
+        setTimeout(() => res.resume(), 5);
+      });
+      res.on('end', () => resolve({ bytes }));
+      res.on('error', (error: NodeJS.ErrnoException) => resolve({ bytes, error: error.code ?? error.message }));
+    }).on('error', (error: NodeJS.ErrnoException) => resolve({ bytes, error: error.code ?? error.message }));
+  });
+}
+
+it('lets a large answer whose end was called reach a slow reader whole before its connection closes', async () => {
+  const { url, open, ended } = await serve();
+  const reading = readSlowly(`${url}/big`);
+  await ended;
+  const drained = drainConnections(server!, open);
+  expect(await reading).toEqual({ bytes: BIG });
+  await drained;
+  await vi.waitFor(() => expect(open.size).toBe(0));
+});
+
+it('closes a connection kept alive after its answer without waiting for its keep-alive to lapse', async () => {
+  const { url, open } = await serve();
+  const first = await fetch(`${url}/small`);
+  expect(await first.text()).toBe('ok');
+  expect(open.size).toBe(1);
+  const started = performance.now();
+  await drainConnections(server!, open);
+  // Node keeps such a connection 5 s; the drain closes it at once.
+  expect(performance.now() - started).toBeLessThan(2_000);
+  await vi.waitFor(() => expect(open.size).toBe(0));
+});
+
+it('closes a connection whose client takes nothing once the grace is over', async () => {
+  const { url, open, ended } = await serve();
+  // Its client reads nothing: the answer waits in the kernel's buffers and the server's.
+  const request = get(`${url}/big`, (res) => res.pause()).on('error', () => undefined);
+  onTestFinished(() => void request.destroy());
+  await ended;
+  const started = performance.now();
+  await drainConnections(server!, open, 500);
+  expect(performance.now() - started).toBeGreaterThanOrEqual(450);
+  await vi.waitFor(() => expect(open.size).toBe(0));
+});
