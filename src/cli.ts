@@ -240,6 +240,12 @@ root.addCommand(
 const first = process.argv[2];
 const commands = new Set([...root.commands.map((command) => command.name()), 'help']);
 if (first !== undefined && !first.startsWith('-') && !commands.has(first)) serve.error(unknownCommand(first));
+// `deliveries --url X` is a subcommand left out, not an option the group lacks: named as such.
+const second = process.argv[3];
+if (first === 'deliveries' && second?.startsWith('-') && second !== '--help' && second !== '-h') {
+  err(unknownDeliveriesCommand(second));
+  process.exit(2);
+}
 
 /** An option as the user gave it: its variable when the command line does not name its flag and the variable is set, else its flag. */
 function givenAs(spec: { flag?: string; env?: string }): string | undefined {

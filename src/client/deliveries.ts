@@ -80,7 +80,7 @@ export async function runDeliveries(argv: string[], out: (text: string) => void,
 
 /** What `shipping-sandbox deliveries` says to a subcommand it does not have: the ones it has, with their flags. */
 export const unknownDeliveriesCommand = (sub: string | undefined): string =>
-  `shipping-sandbox deliveries: unknown command ${sub === undefined ? '(none)' : `'${sub}'`}; the ones there are:\n  ${USAGE.join('\n  ')}\n`;
+  `shipping-sandbox deliveries: ${sub?.startsWith('-') ? `a subcommand comes first, before '${sub}'` : `unknown command ${sub === undefined ? '(none)' : `'${sub}'`}`}; the ones there are:\n  ${USAGE.join('\n  ')}\n`;
 
 /** `deliveries recover` with parsed flags (see runDeliveries). */
 export async function executeRecover(options: RecoverCommand, out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {

@@ -1,4 +1,4 @@
-import { formatDuration } from '../shared/index.js';
+import { formatDuration, readableFailure } from '../shared/index.js';
 
 /**
  * The headers of a client command's request: its bearer token and, for an admin acting for
@@ -51,7 +51,7 @@ export function withDeadline(timeoutMs: number): (url: URL, init?: RequestInit) 
 export function failure(error: unknown): string {
   const { message, cause } = (error ?? {}) as { message?: unknown; cause?: { message?: unknown } };
   if (error instanceof NoAnswer || typeof cause?.message !== 'string') return String(message ?? error);
-  return `${String(message)} (${cause.message})`;
+  return `${String(message)} (${readableFailure(cause.message, 'sandbox')})`;
 }
 
 /** A body's JSON, or undefined when it is none (a proxy's page): each command then checks the shape it reads. */

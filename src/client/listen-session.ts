@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
+import { readableFailure } from '../shared/index.js';
 import { callerHeaders, notASandbox } from './exchange.js';
 import { envelopeOf, refusal } from './refusal.js';
 import { ForwardQueue, forward, isAttempt, notForwarded, type ListenAttempt, type ListenResult } from './forward.js';
@@ -156,7 +157,7 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
       heard();
     });
     ws.on('error', (error) => {
-      lastError = error.message;
+      lastError = readableFailure(error.message, 'sandbox');
     });
     const trips = new QuickestTrip();
     const lateBy = (sentAt: unknown): number => (typeof sentAt === 'number' ? trips.lateBy(sentAt, Date.now()) : 0);

@@ -11,6 +11,9 @@ export const httpUrl =
     try {
       url = new URL(value);
     } catch {
+      // A port past 65535 fails the parse as any malformed URL would: named for what it is.
+      const port = /^[a-z][a-z0-9+.-]*:\/\/(?:[^/?#@]*@)?(?:\[[^\]]*\]|[^/?#:]*):(\d+)(?:[/?#]|$)/i.exec(value)?.[1];
+      if (port !== undefined && Number(port) > 65535) throw new InvalidArgumentError(`has port ${port}: a port is 0 to 65535`);
       throw new InvalidArgumentError(absolute);
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError(`must be an http:// or https:// URL, not ${url.protocol}`);

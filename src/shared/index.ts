@@ -24,4 +24,4 @@ export { headerOf, unreadHeader } from './header-of.js';
 export { isUsableToken } from './bearer.js';
 export { BODY_ENCODINGS, charsetOf, declaresABody, isJsonType, isTakenContentType, isUtf8Charset } from './media-type.js';
 export { retryAfterMs } from './retry-after.js';
-export { oneLineError } from './network-error.js';
+export { oneLineError, readableFailure } from './network-error.js';

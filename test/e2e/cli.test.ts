@@ -37,6 +37,13 @@ describe('shipping-sandbox (the CLI)', () => {
     }
   });
 
+  it('says a subcommand of deliveries comes first when a flag stands in its place', async () => {
+    const { code, stderr } = await runCli(['deliveries', '--url', 'http://127.0.0.1:1', '--token', 't']);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^shipping-sandbox deliveries: a subcommand comes first, before '--url'; the ones there are:\n {2}shipping-sandbox deliveries list /);
+    expect(stderr).not.toContain('unknown option');
+  });
+
   it('prints the base URL and a token, serves, and on SIGTERM writes the data file and exits 0', async () => {
     const data = join(dir(), 'nested', 'sandbox.json');
     const cli = await startCli(['--port', '0', '--data', data, '--seed', 'cli-test', '--log-level', 'silent']);
