@@ -8,8 +8,16 @@ const PIPELINED = Symbol('pipelined');
 /** Marks an answer the stop told to close its connection (see keepOpenFor). */
 const CLOSED_BY_STOP = Symbol('closedByStop');
 
+/** Marks a connection an upgrade request took from Node's HTTP handling (a WebSocket, or an answer to a refused upgrade). */
+const UPGRADED = Symbol('upgraded');
+
 type Answer = ServerResponse & { [CLOSED_BY_STOP]?: true };
-type Connection = Socket & { _httpMessage?: Answer | null; [PIPELINED]?: true };
+type Connection = Socket & { _httpMessage?: Answer | null; [PIPELINED]?: true; [UPGRADED]?: true };
+
+/** Notes a connection an upgrade request took: what took it closes it (a listen session at its module's close), never the stop's sweep. */
+export function noteUpgraded(socket: Socket): void {
+  (socket as Connection)[UPGRADED] = true;
+}
 
 /**
  * The answer a connection is writing or about to write: Node keeps it in `_httpMessage`
@@ -114,17 +122,25 @@ export const STOP_GRACE_MS = 10_000;
  * Stops `server` listening and closes its connections as their answers end; all are closed
  * `graceMs` after the start at the latest. Resolves once every connection is closed.
  * Node counts a connection idle once its answer's end was called, bytes still queued or
- * not, and its http server's `close` destroys the idle ones at once: that cuts what a
- * client has not taken yet (a large answer to a slow reader, the rest of a dribbled one).
- * So the listening socket is closed as a net server's, and idle connections only while no
- * connection has bytes waiting; a connection kept alive waits a sweep or two more. The
- * http server's own `close` runs once all are closed, to stop its timer of request timeouts.
+ * not, and its http server's `close` and `closeIdleConnections` destroy the idle ones: that
+ * cuts what a client has not taken yet (a large answer to a slow reader, the rest of a
+ * dribbled one). So the listening socket is closed as a net server's, and each connection
+ * is closed once it is idle by this sweep's own measure: no answer on its way, no bytes
+ * queued, and nothing read from it since the sweep before (a request may be coming in that
+ * Node has not handed over yet). A connection an upgrade took is left to what took it.
+ * The http server's own `close` runs once all are closed, to stop its timer of request
+ * timeouts (a second 'close' event follows: the server's listeners use `once`).
  */
 export function drainConnections(server: Server, connections: Set<Socket>, graceMs = STOP_GRACE_MS): Promise<void> {
   const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
+  const heard = new WeakMap<Socket, number>();
   const closeIdle = (): void => {
-    for (const socket of connections) if (socket.writableLength > 0) return;
-    server.closeIdleConnections();
+    for (const socket of connections as Set<Connection>) {
+      const read = socket.bytesRead;
+      const quiet = heard.get(socket) === read;
+      heard.set(socket, read);
+      if (quiet && socket.writableLength === 0 && answerOn(socket) == null && !socket[UPGRADED]) socket.destroy();
+    }
   };
   closeIdle();
   const idle = setInterval(closeIdle, 50).unref();

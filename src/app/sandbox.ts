@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { answerWithoutUpgrade, isWebSocket } from './upgrade.js';
 import { endedStart, stopServices } from './stop.js';
 import { inProcessClock, type SandboxClock } from './in-process-clock.js';
-import { closeAfterAnswer, drainConnections, keepOpenFor, notePipelined, openConnections } from './connections.js';
+import { closeAfterAnswer, drainConnections, keepOpenFor, notePipelined, noteUpgraded, openConnections } from './connections.js';
 import { compareClients, configuredClients, generatedTokenGiven } from './clients-config.js';
 import { compareClockMode } from './clock-mode.js';
 
@@ -228,6 +228,7 @@ export async function createSandbox(input: SandboxOptions = {}, { signal }: Star
     // Node hands every request with an Upgrade header here, and no longer watches the socket's errors.
     s.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       socket.on('error', () => socket.destroy());
+      noteUpgraded(socket as Socket);
       // A WebSocket a module takes (the listen sessions). A module that throws has taken nothing: the request is answered as any other.
       let taken = false;
       try {

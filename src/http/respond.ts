@@ -45,10 +45,10 @@ type Pace = { chunkBytes: number; intervalMs: number };
 
 /**
  * Sends the bytes pushed to it at `pace`, then ends the answer once `end` was called and
- * all is out. `push` answers whether nothing waits (a stream that minds it waits for
- * `onDrain`), here or, once hurried, in the connection's buffer. Once `hurry` aborts (the sandbox is stopping), what waits and what comes
- * after goes at once: the body is ready, and at a few bytes a second it would hold the
- * stop until its grace ran out.
+ * all is out. `push` answers whether nothing waits, here or (once hurried) in the
+ * connection's buffer: a stream that minds it waits for `onDrain`. Once `hurry` aborts
+ * (the sandbox is stopping), what waits and what comes after goes at once: the body is
+ * ready, and at a few bytes a second it would hold the stop until its grace ran out.
  */
 function chunkPump(res: Response, { chunkBytes, intervalMs }: Pace, hurry: AbortSignal) {
   let waiting: Buffer = Buffer.alloc(0);

@@ -1,5 +1,5 @@
 /** OpenSSL's error text: `<thread>:error:<code>:<library>:<function>:<reason>:<file>:<line>:`, alone or after Node's words (`write EPROTO …`). */
-const OPENSSL = /(?:^|\s)[0-9A-F]+:error:[0-9A-F]+:[^:]*:[^:]*:([^:]+):/;
+const OPENSSL = /^(?:[a-z]+ EPROTO )?[0-9A-F]+:error:[0-9A-F]+:[^:]*:[^:]*:([^:]+):/;
 
 /**
  * A failure's message as one line: OpenSSL's text (`80DC…:error:0A00010B:SSL routines:

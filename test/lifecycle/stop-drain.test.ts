@@ -1,5 +1,5 @@
 import { createServer, get, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, expect, it, onTestFinished, vi } from 'vitest';
 import { drainConnections, openConnections } from '../../src/app/connections.js';
 
@@ -75,4 +75,39 @@ it('closes a connection whose client takes nothing once the grace is over', asyn
   await drainConnections(server!, open, 500);
   expect(performance.now() - started).toBeGreaterThanOrEqual(450);
   await vi.waitFor(() => expect(open.size).toBe(0));
+});
+
+/** A raw connection that asks for `path` (HTTP/1.1, kept alive); `reading` false leaves the answer unread. */
+async function rawAsk(url: string, path: string, reading: boolean): Promise<{ socket: Socket; answered: Promise<void>; closed: Promise<void> }> {
+  const socket = connect(Number(new URL(url).port), '127.0.0.1');
+  onTestFinished(() => void socket.destroy());
+  socket.on('error', () => undefined);
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  await new Promise((resolve) => socket.once('connect', resolve));
+  let text = '';
+  const answered = new Promise<void>((resolve) => {
+    if (!reading) return resolve();
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      if (text.endsWith('\r\n\r\nok')) resolve();
+    });
+  });
+  if (!reading) socket.pause();
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: sandbox\r\n\r\n`);
+  return { socket, answered, closed };
+}
+
+it('closes a connection kept alive after its answer at once while another client takes nothing of a large answer', async () => {
+  const { url, open, ended } = await serve();
+  const stalled = await rawAsk(url, '/big', false);
+  await ended;
+  const kept = await rawAsk(url, '/small', true);
+  await kept.answered;
+  const started = performance.now();
+  const drained = drainConnections(server!, open, 3_000);
+  await kept.closed;
+  // Closed by the sweep, not held until the grace ends with the stalled one.
+  expect(performance.now() - started).toBeLessThan(2_000);
+  expect(stalled.socket.destroyed).toBe(false);
+  await drained;
 });
