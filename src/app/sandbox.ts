@@ -270,7 +270,7 @@ export async function createSandbox(input: SandboxOptions = {}, { signal }: Star
         for (const m of modules) m.stopping?.();
         closeAfterAnswer(connections);
         clearImmediate(loadWebhookClient);
-        // Connections close as their requests in flight end (node closes only those idle at server.close()).
+        // Connections close as their answers end (see drainConnections).
         const closed = drainConnections(server, connections);
         await stopServices(services, modules);
         await closed;
