@@ -1,6 +1,20 @@
 /** OpenSSL's error text: `<thread>:error:<code>:<library>:<function>:<reason>:<file>:<line>:`, alone or after Node's words (`write EPROTO …`). */
 const OPENSSL = /^(?:[a-z]+ EPROTO )?[0-9A-F]+:error:[0-9A-F]+:[^:]*:[^:]*:([^:]+):/;
 
+/** Node's code for the failure an https:// URL to a server that speaks plain http meets. */
+const WRONG_VERSION_CODE = 'ERR_SSL_WRONG_VERSION_NUMBER';
+
+/** A message on one line: OpenSSL's text cut to its reason, and whether that reason is a wrong version number. */
+function cut(message: string): { line: string; wrongVersion: boolean } {
+  const reason = OPENSSL.exec(message)?.[1];
+  return { line: (reason ?? message).replace(/\s+/g, ' ').trim(), wrongVersion: reason === 'wrong version number' };
+}
+
+/** What a wrong version number most likely means, naming the `peer` (a receiver, the sandbox). */
+function plainHttpHint(peer: string): string {
+  return `(an https:// URL to a ${peer} that speaks plain http?)`;
+}
+
 /**
  * A failure's message as one line: OpenSSL's text (`80DC…:error:0A00010B:SSL routines:
  * ssl3_get_record:wrong version number:…/ssl3_record.c:350:` and a line break) cut to its
@@ -8,19 +22,19 @@ const OPENSSL = /^(?:[a-z]+ EPROTO )?[0-9A-F]+:error:[0-9A-F]+:[^:]*:[^:]*:([^:]
  * a wrong version number: the line says so, naming the `peer` (a receiver, the sandbox).
  */
 export function readableFailure(message: string, peer: string): string {
-  const reason = OPENSSL.exec(message)?.[1];
-  const line = (reason ?? message).replace(/\s+/g, ' ').trim();
-  return reason === 'wrong version number' ? `${line} (an https:// URL to a ${peer} that speaks plain http?)` : line;
+  const { line, wrongVersion } = cut(message);
+  return wrongVersion ? `${line} ${plainHttpHint(peer)}` : line;
 }
 
 /**
  * A failed request's system error as one line of a log or a delivery's `error`: its code,
- * then its message (see readableFailure).
+ * then its message cut as readableFailure cuts it, then the hint when either of them names
+ * a wrong version number.
  *
  * @example oneLineError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:3000') // 'ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:3000'
  */
 export function oneLineError(code: string, message: string | undefined): string {
-  const reason = message === undefined ? '' : readableFailure(message, 'receiver');
-  const hint = code === 'ERR_SSL_WRONG_VERSION_NUMBER' && !reason.includes('speaks plain http') ? ' (an https:// URL to a receiver that speaks plain http?)' : '';
-  return `${code}${reason === '' ? '' : `: ${reason}`}${hint}`;
+  const { line, wrongVersion } = cut(message ?? '');
+  const hint = wrongVersion || code === WRONG_VERSION_CODE ? ` ${plainHttpHint('receiver')}` : '';
+  return `${code}${line === '' ? '' : `: ${line}`}${hint}`;
 }

@@ -311,6 +311,9 @@ describe('oneLineError', () => {
     ['ERR_SSL_PACKET_LENGTH_TOO_LONG', '40BDAB96:error:0A0000C6:SSL routines:tls_get_more_records:packet length too long:../deps/openssl/openssl/ssl/record/methods/tls_common.c:662:\n', 'ERR_SSL_PACKET_LENGTH_TOO_LONG: packet length too long'],
     ['UND_ERR_SOCKET', 'other side closed\r\n  twice', 'UND_ERR_SOCKET: other side closed twice'],
     ['ECONNRESET', undefined, 'ECONNRESET'],
+    ['ERR_SSL_WRONG_VERSION_NUMBER', '80DC0B1C:error:0A00010B:SSL routines:ssl3_get_record:wrong version number:../deps/openssl/ssl/record/ssl3_record.c:350:\n', 'ERR_SSL_WRONG_VERSION_NUMBER: wrong version number (an https:// URL to a receiver that speaks plain http?)'],
+    ['ERR_SSL_WRONG_VERSION_NUMBER', undefined, 'ERR_SSL_WRONG_VERSION_NUMBER (an https:// URL to a receiver that speaks plain http?)'],
+    ['EPROTO', 'write EPROTO 405DF32B297F0000:error:0A00010B:SSL routines:tls_validate_record_header:wrong version number:../deps/openssl/openssl/ssl/record/methods/tlsany_meth.c:77:\n', 'EPROTO: wrong version number (an https:// URL to a receiver that speaks plain http?)'],
   ])('%s', (code, message, line) => {
     expect(oneLineError(code, message)).toBe(line);
   });
