@@ -6,7 +6,10 @@ export const httpUrl =
   (value: string): string => {
     const absolute = `must be an absolute http:// or https:// URL, e.g. ${example}`;
     // Without a scheme, `localhost:4010` would parse with `localhost:` as its scheme.
-    if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) throw new InvalidArgumentError(absolute);
+    const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(value)?.[1]?.toLowerCase();
+    if (scheme === undefined) throw new InvalidArgumentError(absolute);
+    // Named before the rest is parsed: `ftp://h:99999` is first of all not an http URL.
+    if (scheme !== 'http' && scheme !== 'https') throw new InvalidArgumentError(`must be an http:// or https:// URL, not ${scheme}:`);
     let url: URL;
     try {
       url = new URL(value);
@@ -16,7 +19,6 @@ export const httpUrl =
       if (port !== undefined && Number(port) > 65535) throw new InvalidArgumentError(`has port ${port}: a port is 0 to 65535`);
       throw new InvalidArgumentError(absolute);
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError(`must be an http:// or https:// URL, not ${url.protocol}`);
     // fetch refuses them on every forward, and the URL would be printed and kept in the delivery log with them.
     if (url.username !== '' || url.password !== '') throw new InvalidArgumentError('must not hold a user or password (user:password@): the URL is printed and its errors kept in the delivery log');
     return value;

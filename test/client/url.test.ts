@@ -46,6 +46,19 @@ describe('a URL whose port is past 65535', () => {
   });
 });
 
+describe('a URL of another scheme', () => {
+  it.each([
+    ['ftp://127.0.0.1:99999', 'ftp:'],
+    ['WS://127.0.0.1:4010', 'ws:'],
+    ['file:///tmp/x', 'file:'],
+  ])('%s exits 2 naming its scheme, whatever else is wrong with it', async (url, scheme) => {
+    let stderr = '';
+    expect(await runReport(['--url', url, '--token', 't'], none, (t) => void (stderr += t))).toBe(2);
+    expect(stderr).toContain(`must be an http:// or https:// URL, not ${scheme}`);
+    expect(stderr).not.toContain('a port is');
+  });
+});
+
 describe('deliveries given a flag where its subcommand goes', () => {
   it('exits 2 saying a subcommand comes first, with both of them', async () => {
     let stderr = '';
