@@ -68,3 +68,29 @@ describe('the control API in the manual', () => {
     expect(read('docs/reference/control-api.md')).toMatch(named(call));
   });
 });
+
+describe("the readiness guide's table of items", () => {
+  const { items } = JSON.parse(read('fixtures/readiness/catalogue.json')) as {
+    items: Array<{ id: string; title: string; graded: boolean; sandbox_choice: boolean; source: string; handled: string }>;
+  };
+  const rows = new Map(
+    read('docs/guides/ci-and-readiness.md')
+      .split('\n')
+      .map((line) => /^\| `([a-z0-9.-]+)` \| (.*) \| (.*) \| (.*) \|$/.exec(line))
+      .filter((row) => row !== null)
+      .map(([, id, title, handled, source]) => [id!, { title, handled, source }]),
+  );
+
+  // The report, its JUnit file and the dashboard print the catalogue's words: the page must say what they say.
+  it.each(items.map((item) => [item.id, item] as const))('shows %s with the catalogue words the report prints', (id, item) => {
+    expect(rows.get(id)).toEqual({
+      title: item.title,
+      handled: item.graded ? item.handled : 'not graded',
+      source: `${item.source}${item.sandbox_choice ? ' (sandbox choice)' : ''}`,
+    });
+  });
+
+  it('has no row for an item the catalogue does not hold', () => {
+    expect([...rows.keys()].sort()).toEqual(items.map((item) => item.id).sort());
+  });
+});
