@@ -8,13 +8,17 @@ const PIPELINED = Symbol('pipelined');
 /** Marks an answer the stop told to close its connection (see keepOpenFor). */
 const CLOSED_BY_STOP = Symbol('closedByStop');
 
-/** Marks a connection an upgrade request took from Node's HTTP handling (a WebSocket, or an answer to a refused upgrade). */
+/** Marks a connection a module took with an upgrade (a listen session's WebSocket). */
 const UPGRADED = Symbol('upgraded');
 
 type Answer = ServerResponse & { [CLOSED_BY_STOP]?: true };
 type Connection = Socket & { _httpMessage?: Answer | null; [PIPELINED]?: true; [UPGRADED]?: true };
 
-/** Notes a connection an upgrade request took: what took it closes it (a listen session at its module's close), never the stop's sweep. */
+/**
+ * Notes a connection a module took with an upgrade: the module closes it (a listen session at
+ * its close), never the stop's sweep nor its grace. One answered as a plain request (an
+ * upgrade the sandbox does not take) is no one's: the stop closes it as any other.
+ */
 export function noteUpgraded(socket: Socket): void {
   (socket as Connection)[UPGRADED] = true;
 }
@@ -127,7 +131,9 @@ export const STOP_GRACE_MS = 10_000;
  * dribbled one). So the listening socket is closed as a net server's, and each connection
  * is closed once it is idle by this sweep's own measure: no answer on its way, no bytes
  * queued, and nothing read from it since the sweep before (a request may be coming in that
- * Node has not handed over yet). A connection an upgrade took is left to what took it.
+ * Node has not handed over yet). A connection a module took with an upgrade is left to
+ * that module. At the grace, every other one is closed: Node's `closeAllConnections` no
+ * longer knows those it handed over with an upgrade request (one answered as a plain request).
  * The http server's own `close` runs once all are closed, to stop its timer of request
  * timeouts (a second 'close' event follows: the server's listeners use `once`).
  */
@@ -144,7 +150,10 @@ export function drainConnections(server: Server, connections: Set<Socket>, grace
   };
   closeIdle();
   const idle = setInterval(closeIdle, 50).unref();
-  const grace = setTimeout(() => server.closeAllConnections(), graceMs).unref();
+  const grace = setTimeout(() => {
+    server.closeAllConnections();
+    for (const socket of connections as Set<Connection>) if (!socket[UPGRADED]) socket.destroy();
+  }, graceMs).unref();
   return closed.finally(() => {
     clearInterval(idle);
     clearTimeout(grace);

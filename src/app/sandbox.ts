@@ -228,7 +228,6 @@ export async function createSandbox(input: SandboxOptions = {}, { signal }: Star
     // Node hands every request with an Upgrade header here, and no longer watches the socket's errors.
     s.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       socket.on('error', () => socket.destroy());
-      noteUpgraded(socket as Socket);
       // A WebSocket a module takes (the listen sessions). A module that throws has taken nothing: the request is answered as any other.
       let taken = false;
       try {
@@ -236,7 +235,8 @@ export async function createSandbox(input: SandboxOptions = {}, { signal }: Star
       } catch (error) {
         services.logger.warn({ err: error }, 'upgrade request not taken');
       }
-      if (!taken) answerWithoutUpgrade(req, socket, handle);
+      if (taken) noteUpgraded(socket as Socket);
+      else answerWithoutUpgrade(req, socket, handle);
     });
     s.once('error', reject);
     s.listen(options.port, options.host, () => (signal?.aborted ? s.close(() => reject(signal.reason)) : resolve(s)));

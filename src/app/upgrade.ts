@@ -25,7 +25,13 @@ export function answerWithoutUpgrade(req: IncomingMessage, socket: Duplex, handl
   const res = new ServerResponse(req);
   res.shouldKeepAlive = false;
   res.assignSocket(socket as Socket);
+  // Node stopped relaying the socket's 'drain' to its answer when it handed the socket over:
+  // an answer larger than the socket takes at once (a page, the docs' script) would stop there.
+  const drain = (): void => void res.emit('drain');
+  socket.on('drain', drain);
+  res.once('close', () => socket.off('drain', drain));
   res.once('finish', () => {
+    socket.off('drain', drain);
     res.detachSocket(socket as Socket);
     endConnection(socket);
     // What Node's server does for its own answers: the log line, the journal and the metrics are written on 'close'.

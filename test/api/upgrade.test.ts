@@ -21,6 +21,18 @@ function raw(text: string): Promise<string> {
   });
 }
 
+/** As raw, the answer's bytes as they came. */
+function rawBytes(text: string): Promise<Buffer> {
+  const { port } = new URL(sandbox.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1', () => socket.write(text));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('end', () => resolve(Buffer.concat(chunks)));
+    socket.on('error', reject);
+  });
+}
+
 const health = async () => (await fetch(`${sandbox.url}/__sandbox/health`)).status;
 
 describe('requests that offer a connection upgrade', () => {
@@ -45,6 +57,16 @@ describe('requests that offer a connection upgrade', () => {
     const answer = await raw('GET /no/such/path HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n');
     expect(answer).toMatch(/^HTTP\/1\.1 404 /);
     expect(answer).toMatch(/"success":false/);
+  });
+
+  it('sends a large answer whole to a request offering an upgrade (the docs page script, curl --http2 on http://)', async () => {
+    const answer = await rawBytes('GET /docs/assets/swagger-ui-bundle.js HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n');
+    const end = answer.indexOf('\r\n\r\n');
+    const head = answer.subarray(0, end).toString('latin1');
+    expect(head).toMatch(/^HTTP\/1\.1 200 /);
+    const length = Number(/content-length: (\d+)/i.exec(head)?.[1]);
+    expect(length).toBeGreaterThan(1_000_000);
+    expect(answer.length - end - 4).toBe(length);
   });
 
   it('answers a request with a body and an Upgrade header 400 naming the header', async () => {

@@ -1,7 +1,9 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
 import net from 'node:net';
 import { afterEach, expect, it } from 'vitest';
 import { openConnections } from '../../src/app/connections.js';
+import { answerWithoutUpgrade } from '../../src/app/upgrade.js';
 import { noteServed } from '../../src/http/response-notes.js';
 
 // A client that asks for answers and never reads them: each answer waits in the server's memory.
@@ -60,4 +62,27 @@ it('leaves alone a slow reader, a request still waiting for its answer, and a co
   expect(warnings).toEqual([]);
   expect(open.size).toBe(3);
   expect(warnings).toEqual([]);
+});
+
+it('closes so a connection whose request offered an upgrade (answered as the plain request it is) and whose client reads nothing of a streamed answer', async () => {
+  const warnings: Array<[object, string]> = [];
+  // Streamed in pieces, as a listing page or a file is: each piece waits for the socket to drain.
+  const handle = (_req: IncomingMessage, res: ServerResponse): void => {
+    noteServed(res as never, 'listOrders', 'client-a');
+    Readable.from((function* () {
+      for (let sent = 0; sent < 32 * 1024 * 1024; sent += 64 * 1024) yield Buffer.alloc(64 * 1024, 'x');
+    })()).pipe(res);
+  };
+  server = createServer(handle);
+  server.on('upgrade', (req: IncomingMessage, socket: net.Socket) => answerWithoutUpgrade(req, socket, handle));
+  const open = openConnections(server, { warn: (fields: object, message: string) => void warnings.push([fields, message]) } as never, STALLED_MS);
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  const socket = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
+  sockets.push(socket);
+  socket.on('error', () => undefined);
+  socket.pause();
+  socket.write('GET /orders HTTP/1.1\r\nHost: sandbox\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
+  await wait(STALLED_MS * 4);
+  expect(open.size).toBe(0);
+  expect(warnings).toEqual([[expect.objectContaining({ path: '/orders', client: 'client-a' }), expect.stringContaining('took nothing of its answer')]]);
 });

@@ -1,7 +1,9 @@
-import { createServer, get, type IncomingMessage, type Server } from 'node:http';
+import { createServer, get, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, expect, it, onTestFinished, vi } from 'vitest';
-import { drainConnections, openConnections } from '../../src/app/connections.js';
+import { Readable } from 'node:stream';
+import { drainConnections, noteUpgraded, openConnections } from '../../src/app/connections.js';
+import { answerWithoutUpgrade } from '../../src/app/upgrade.js';
 
 const BIG = 10 * 1024 * 1024;
 
@@ -109,5 +111,65 @@ it('closes a connection kept alive after its answer at once while another client
   // Closed by the sweep, not held until the grace ends with the stalled one.
   expect(performance.now() - started).toBeLessThan(2_000);
   expect(stalled.socket.destroyed).toBe(false);
+  await drained;
+});
+
+/**
+ * A server as the sandbox's: a request offering an upgrade comes to its 'upgrade' listener,
+ * which answers `/big` (10 MB, streamed) as the plain request it is, and takes `/taken` as a
+ * module takes a listen session (noted, then left open).
+ */
+async function serveUpgrades(): Promise<{ url: string; open: Set<Socket> }> {
+  const handle = (_req: IncomingMessage, res: ServerResponse): void => {
+    res.setHeader('Content-Length', BIG);
+    Readable.from((function* () {
+      for (let sent = 0; sent < BIG; sent += 64 * 1024) yield Buffer.alloc(64 * 1024, 'x');
+    })()).pipe(res);
+  };
+  server = createServer(handle);
+  const open = openConnections(server);
+  server.on('upgrade', (req: IncomingMessage, socket: Socket) => {
+    if (req.url !== '/taken') return answerWithoutUpgrade(req, socket, handle);
+    noteUpgraded(socket);
+    socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
+  });
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, open };
+}
+
+/** A raw request of `path` offering a WebSocket upgrade; `reading` false leaves the answer unread. Resolves with the bytes read once the connection closes. */
+function askWithUpgrade(url: string, path: string, reading: boolean): { socket: Socket; bytes: Promise<number> } {
+  const socket = connect(Number(new URL(url).port), '127.0.0.1');
+  onTestFinished(() => void socket.destroy());
+  socket.on('error', () => undefined);
+  let bytes = 0;
+  if (reading) socket.on('data', (chunk: Buffer) => void (bytes += chunk.length));
+  else socket.pause();
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: sandbox\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`);
+  return { socket, bytes: new Promise((resolve) => socket.once('close', () => resolve(bytes))) };
+}
+
+it('sends a streamed answer to a request offering an upgrade whole, past what the socket takes at once', async () => {
+  const { url } = await serveUpgrades();
+  const { bytes } = askWithUpgrade(url, '/big', true);
+  expect(await bytes).toBeGreaterThan(BIG);
+});
+
+it('closes, at the grace, a connection answered as a plain request whose client takes nothing, and leaves a taken one to its taker', async () => {
+  const { url, open } = await serveUpgrades();
+  const stalled = askWithUpgrade(url, '/big', false);
+  const taken = askWithUpgrade(url, '/taken', true);
+  await vi.waitFor(() => expect(open.size).toBe(2));
+  const started = performance.now();
+  const drained = drainConnections(server!, open, 500);
+  // The stalled one is closed at the grace; the taken one stays open.
+  await vi.waitFor(() => expect(open.size).toBe(1), { timeout: 10_000 });
+  expect(performance.now() - started).toBeGreaterThanOrEqual(450);
+  expect(stalled.socket.readableLength + stalled.socket.bytesRead).toBeLessThan(BIG);
+  const [left] = open;
+  expect(left!.destroyed).toBe(false);
+  expect(taken.socket.destroyed).toBe(false);
+  // The taker closes it (a listen session at its module's close); then the drain ends.
+  left!.destroy();
   await drained;
 });
