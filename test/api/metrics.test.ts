@@ -42,10 +42,12 @@ describe('GET /__sandbox/metrics', () => {
       'sandbox_webhook_outbox',
       'sandbox_jobs_pending',
       'sandbox_store_busy_waits_total',
+      'sandbox_store_up',
       'process_resident_memory_bytes',
     ]) {
       expect(names, name).toContain(name);
     }
+    expect(valueOf(parsePrometheus(res.text), 'sandbox_store_up')).toBe(1);
     for (const family of ['sandbox_http_requests_total', 'sandbox_orders_removed_total', 'sandbox_http_request_duration_seconds', 'sandbox_webhook_attempts_total', 'sandbox_scheduler_lag_seconds', 'sandbox_event_loop_delay_seconds']) {
       expect(res.text).toContain(`# TYPE ${family} `);
     }

@@ -65,11 +65,22 @@ describe('a replica whose database stops and starts again', () => {
       // The error shown is the current failure's: with the server gone, a refused connection.
       const current = await until(() => health(cli.url), (h) => h.store_error === 'ECONNREFUSED', 3_000);
       expect(current.value.store_error).toBe('ECONNREFUSED');
+      // The metrics are still scraped: the process's own figures, the store's left out, and the store down.
+      const scrapedDown = await fetch(`${cli.url}/__sandbox/metrics`);
+      expect(scrapedDown.status).toBe(200);
+      const down2 = await scrapedDown.text();
+      expect(down2).toMatch(/^sandbox_store_up 0$/m);
+      expect(down2).toMatch(/^process_resident_memory_bytes \d+$/m);
+      expect(down2).toMatch(/^sandbox_orders nan$/im); // prom-client writes NaN as Nan, which Prometheus reads
       await server.resume();
       const up = await until(() => health(cli.url), (h) => h.store === 'ok', 5_000);
       expect(up.value).toEqual(expect.objectContaining({ store: 'ok' }));
       expect(up.value).not.toHaveProperty('store_error');
       expect(up.tookMs).toBeLessThan(5_000);
+      const scrapedUp = await (await fetch(`${cli.url}/__sandbox/metrics`)).text();
+      expect(scrapedUp).toMatch(/^sandbox_store_up 1$/m);
+      expect(scrapedUp).toMatch(/^sandbox_orders 0$/m);
+      expect(scrapedUp).toMatch(/^sandbox_jobs_pending \d+$/m);
       expect(exited()).toBeUndefined();
     } finally {
       await server.resume().catch(() => undefined);

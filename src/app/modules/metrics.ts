@@ -5,6 +5,7 @@ import { Counter, Gauge } from 'prom-client';
 import type { OperationInput, SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
 import { realDataPath } from '../../store/index.js';
+import { Unavailable } from '../../shared/index.js';
 
 /**
  * Who may read the metrics: resolves to let the request through, throws a domain error
@@ -37,6 +38,27 @@ function storeBytes(data: string): { data: number; journal: number } | undefined
   return { data: dataBytes, journal };
 }
 
+interface StoreFigures {
+  orders: number;
+  pending: number;
+  paused: number;
+  jobs: number;
+}
+
+/** The figures a scrape reads from the store; undefined when the store cannot be read now. */
+async function readStore({ storage, registry }: Pick<Services, 'storage' | 'registry'>): Promise<StoreFigures | undefined> {
+  try {
+    const held = { pending: 0, paused: 0 };
+    for (const status of ['pending', 'paused'] as const) {
+      for (const id of registry.clientIds) held[status] += await storage.deliveries.countByStatus(id, status);
+    }
+    return { orders: await storage.orders.count(), ...held, jobs: await storage.jobs.count() };
+  } catch (error) {
+    if (error instanceof Unavailable) return undefined;
+    throw error;
+  }
+}
+
 /**
  * `GET /__sandbox/metrics`: the sandbox's metrics in the Prometheus text format, from its
  * own registry (`services.metrics`). Counters are fed where things happen (requests by
@@ -46,16 +68,24 @@ function storeBytes(data: string): { data: number; journal: number } | undefined
  * @example metricsModule(services, { guard: (input) => requireAdmin(input) })
  */
 export function metricsModule(services: Pick<Services, 'metrics' | 'storage' | 'registry' | 'options'>, options: MetricsModuleOptions = {}): SandboxModule {
-  const { metrics, storage, registry } = services;
+  const { metrics, storage } = services;
   const register = metrics.registry;
   const loop = monitorEventLoopDelay({ resolution: 10 });
+  // The figures read from the store, once per scrape (its gauges collect side by side); none
+  // while it cannot be read (a database away): those gauges are NaN and sandbox_store_up
+  // is 0, while the process's own figures are still scraped.
+  let reading: Promise<StoreFigures | undefined> | undefined;
+  const fromStore = (): Promise<StoreFigures | undefined> =>
+    (reading ??= readStore(services).finally(() => {
+      reading = undefined;
+    }));
 
   new Gauge({
     name: 'sandbox_orders',
     help: 'Orders in the store, of every client.',
     registers: [register],
     async collect() {
-      this.set(await storage.orders.count());
+      this.set((await fromStore())?.orders ?? NaN);
     },
   });
   new Gauge({
@@ -64,11 +94,9 @@ export function metricsModule(services: Pick<Services, 'metrics' | 'storage' | '
     labelNames: ['status'] as const,
     registers: [register],
     async collect() {
-      for (const status of ['pending', 'paused'] as const) {
-        let held = 0;
-        for (const id of registry.clientIds) held += await storage.deliveries.countByStatus(id, status);
-        this.set({ status }, held);
-      }
+      const figures = await fromStore();
+      this.set({ status: 'pending' }, figures?.pending ?? NaN);
+      this.set({ status: 'paused' }, figures?.paused ?? NaN);
     },
   });
   new Gauge({
@@ -76,7 +104,15 @@ export function metricsModule(services: Pick<Services, 'metrics' | 'storage' | '
     help: 'Due work in the store (AWBs, tracking steps, webhook attempts, retention), of every client.',
     registers: [register],
     async collect() {
-      this.set(await storage.jobs.count());
+      this.set((await fromStore())?.jobs ?? NaN);
+    },
+  });
+  new Gauge({
+    name: 'sandbox_store_up',
+    help: 'Whether this scrape could read the store: 0 while it cannot (a database away), the gauges read from it then NaN.',
+    registers: [register],
+    async collect() {
+      this.set((await fromStore()) ? 1 : 0);
     },
   });
   let busyWaitsSeen = 0;
