@@ -143,7 +143,7 @@ export const domainMessages = {
   listingsBusy: (waitedMs: number, perLane: number) =>
     `This replica runs ${perLane} of a client's listings at once, and this one waited ${waitedMs / 1000} s for its turn behind the others (more listings at once than it can take). Retry shortly.`,
   storeBusy: (waitedMs: number) =>
-    `Every database connection of this sandbox replica stayed busy for ${waitedMs / 1000} s (more load than it can take). Retry shortly.`,
+    `Every database connection of this sandbox replica stayed busy for ${waitedMs / 1000} s (more load than it can take, or statements waiting on a lock). Retry shortly.`,
   storeUnavailable: (reason: string) => `The sandbox cannot save changes right now (${reason}); nothing was saved. Retry shortly.`,
   resetStopped:
     'The reset stopped part-way: the store could not take all of its changes (away or busy; GET /__sandbox/health says so when it is away). Some of what it removes may be removed already; run it again shortly, and it removes the rest.',

@@ -86,6 +86,30 @@ export function connectionErrors(logger: Logger): (error: unknown) => void {
   };
 }
 
+/** How long the statement failures after a logged one are counted into one more line. */
+const STATEMENT_WINDOW_MS = 60_000;
+
+/**
+ * Logs the statements the database failed while it answered others (a lock held past the
+ * statement timeout), which health's own check does not meet: the first at once, with what
+ * its code means, and those of the minute after it counted in one more line.
+ */
+export function statementFailures(logger: Pick<Logger, 'warn'>, windowMs = STATEMENT_WINDOW_MS): (code: string, meaning: string) => void {
+  let held: number | undefined;
+  return (code, meaning) => {
+    if (held !== undefined) {
+      held += 1;
+      return;
+    }
+    held = 0;
+    logger.warn({ error: code }, `a database statement failed (${code}, ${meaning}): its request answered 503, or its job runs again later`);
+    setTimeout(() => {
+      if (held) logger.warn({ failures: held }, `${held} more database statements failed in the minute after that`);
+      held = undefined;
+    }, windowMs).unref();
+  };
+}
+
 /**
  * Opens the storage the options name: PostgreSQL with `--database-url`, else the
  * embedded store on `--data` (a file, or `:memory:`). An abort of `signal` ends the wait
@@ -97,6 +121,7 @@ export function openStorage(options: StorageOptions, logger: Logger, fileSystem?
       url: options.databaseUrl,
       requestLogSize: options.journalSize,
       onError: connectionErrors(logger),
+      onStatementFailure: statementFailures(logger),
       ...(signal ? { signal } : {}),
       onMigrationWait: (waited) =>
         logger.warn({ waited_ms: waited }, `waiting ${formatDuration(waited)} for the schema lock: another replica is migrating the database (this start goes on once it is done; a stop signal ends the wait)`),

@@ -121,6 +121,31 @@ describe('a replica whose database stops and starts again', () => {
     }
   }, 60_000);
 
+  it('a table held under a lock past the statement timeout: the request waiting on it answers 503, and the log says why, though health\'s own check is answered', async () => {
+    const url = await server.freshDatabase();
+    const cli = await startCli(['--port', '0', '--database-url', url, '--token', TOKEN, '--clock', 'manual', '--log-level', 'warn']);
+    const exited = watchExit(cli);
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    try {
+      const created = await fetch(`${cli.url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(1)) });
+      expect(created.status).toBe(201);
+      const [order] = ((await (await fetch(`${cli.url}/__sandbox/orders?limit=1`, { headers })).json()) as { orders: Array<{ order_no: string }> }).orders;
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE orders IN ACCESS EXCLUSIVE MODE');
+      const read = await fetch(`${cli.url}/__sandbox/orders/${order!.order_no}`, { headers, signal: AbortSignal.timeout(30_000) });
+      expect(read.status).toBe(503);
+      const line = await until(async () => cli.output(), (output) => output.includes('a database statement failed (57014'), 5_000);
+      expect(line.value).toMatch(/"level":40,[^\n]*"error":"57014"[^\n]*a database statement failed \(57014, a statement timeout: a lock held by another session/);
+      await holder.query('ROLLBACK');
+      expect((await fetch(`${cli.url}/__sandbox/orders/${order!.order_no}`, { headers })).status).toBe(200);
+      expect(exited()).toBeUndefined();
+    } finally {
+      await holder.end();
+      if (exited() === undefined) await cli.stop();
+    }
+  }, 60_000);
+
   it('a database that hangs: once health says degraded, requests answer 503 at once (but one a second), not each after its own timeout; served again once it answers', async () => {
     const cli = await startCli(['--port', '0', '--database-url', await server.freshDatabase(), '--token', TOKEN, '--clock', 'manual', '--log-level', 'warn']);
     const exited = watchExit(cli);

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { toApiError } from '../../src/http/errors.js';
 import { Unavailable } from '../../src/shared/index.js';
 import { Reachability } from '../../src/store/postgres/reachability.js';
+import { statementFailures } from '../../src/store/open.js';
 
 const failure = (code: string, message = 'failed') => Object.assign(new Error(message), { code });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -95,6 +96,29 @@ describe("PostgreSQL's reachability, as health shows it", () => {
     }
     expect(reach.health()).toMatchObject({ writable: false, error: '57014' });
     expect(told).toEqual([false]);
+  });
+
+  it("tells of a statement the database failed while answering others (a lock held past the statement timeout), with what it means; not of a connection's failure", () => {
+    const told: Array<[string, string]> = [];
+    reach = new Reachability({ url: 'postgres://unused', requestLogSize: 10, onStatementFailure: (code, meaning) => told.push([code, meaning]) });
+    reach.translate(failure('57014'));
+    reach.answered();
+    reach.translate(failure('ECONNRESET'));
+    reach.translate(failure('57P01'));
+    expect(told).toEqual([['57014', expect.stringContaining('a lock held by another session')]]);
+  });
+
+  it('logs the first statement failure at once and counts those of the minute after it in one more line', () => {
+    vi.useFakeTimers();
+    const lines: Array<[object, string]> = [];
+    const failed = statementFailures({ warn: (fields: object, message: string) => void lines.push([fields, message]) } as never, 60_000);
+    for (let i = 0; i < 5; i += 1) failed('57014', 'a statement timeout');
+    expect(lines).toEqual([[{ error: '57014' }, 'a database statement failed (57014, a statement timeout): its request answered 503, or its job runs again later']]);
+    vi.advanceTimersByTime(60_000);
+    expect(lines[1]).toEqual([{ failures: 4 }, '4 more database statements failed in the minute after that']);
+    failed('57014', 'a statement timeout');
+    expect(lines).toHaveLength(3);
+    vi.useRealTimers();
   });
 
   it('an idle replica learns of an outage, and of its end, from its own check of the database', async () => {

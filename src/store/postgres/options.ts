@@ -23,6 +23,12 @@ export interface PostgresOptions {
    * when it began); not of one statement's passing failure.
    */
   onHealth?: (change: { ok: boolean; error: string; since: number }) => void;
+  /**
+   * Told of a statement the database failed on its own while it answers others (a
+   * statement timeout: a lock held, a query too slow), which health's check does not see:
+   * its code, and what it means.
+   */
+  onStatementFailure?: (code: string, meaning: string) => void;
   /** Told once this start migrated the database (from, to: schema versions). */
   onMigrated?: (from: number, to: number) => void;
 }

@@ -27,6 +27,12 @@ const WRITES_REFUSED_KEPT_MS = 30_000;
 /** Errors that mean the database cannot be reached or cannot take writes now: a 503, not a 500. */
 const UNAVAILABLE_CODES = new Set(['57014', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '53100', '53200', '53300', '08000', '08003', '08006', '25006']);
 
+/** Failures of one statement that a database which answers others gives (see PostgresOptions.onStatementFailure), with what they mean. */
+const STATEMENT_FAILURES: Record<string, string> = {
+  '57014': 'a statement timeout: a lock held by another session, or a query slower than the timeout',
+  '53200': 'the database out of memory',
+};
+
 /** Whether a statement's result is of one that changed rows on its own (outside a unit of work): a write taken. One that matched none wrote nothing. */
 const wroteBy = (result: unknown): boolean => {
   const { command, rowCount } = (result ?? {}) as { command?: unknown; rowCount?: unknown };
@@ -160,6 +166,8 @@ export class Reachability {
     }
     const code = codeOf(error) ?? 'ECONNECTION';
     this.failed(code);
+    const meaning = STATEMENT_FAILURES[code];
+    if (meaning !== undefined) this.options.onStatementFailure?.(code, meaning);
     return this.outage(code);
   }
 
