@@ -8,6 +8,24 @@ import { answerOn } from './connections.js';
 /** Whether a request asks for a WebSocket (the only upgrade the sandbox takes, on the listen path). */
 export const isWebSocket = (req: IncomingMessage): boolean => (req.headers.upgrade ?? '').toLowerCase() === 'websocket';
 
+/** Sockets whose 'drain' relayDrain relays. */
+const relayed = new WeakSet<Socket>();
+
+/**
+ * Node stops relaying a socket's 'drain' to the answer it holds when it hands the socket
+ * over with an upgrade request: an answer larger than the socket takes at once (a page, the
+ * docs' script) would stop there for good, this request's or one pipelined before it and
+ * still being written. The relay is the one Node's server keeps, once per socket.
+ */
+function relayDrain(socket: Socket): void {
+  if (relayed.has(socket)) return;
+  relayed.add(socket);
+  socket.on('drain', () => {
+    const answer = answerOn(socket);
+    if (answer && !answer.writableEnded) answer.emit('drain');
+  });
+}
+
 /**
  * A request offering an upgrade the sandbox does not take (h2c, or a WebSocket elsewhere
  * than the listen path) is answered as the plain request it also is, on a connection then
@@ -15,6 +33,7 @@ export const isWebSocket = (req: IncomingMessage): boolean => (req.headers.upgra
  * body is answered 400 saying to send it without the Upgrade header.
  */
 export function answerWithoutUpgrade(req: IncomingMessage, socket: Duplex, handle: (req: IncomingMessage, res: ServerResponse) => void): void {
+  relayDrain(socket as Socket);
   // Pipelined behind an answer still to come on this connection: answered after it (Node allows one answer per socket at a time).
   const pending = answerOn(socket as Socket);
   if (pending) {
@@ -25,13 +44,7 @@ export function answerWithoutUpgrade(req: IncomingMessage, socket: Duplex, handl
   const res = new ServerResponse(req);
   res.shouldKeepAlive = false;
   res.assignSocket(socket as Socket);
-  // Node stopped relaying the socket's 'drain' to its answer when it handed the socket over:
-  // an answer larger than the socket takes at once (a page, the docs' script) would stop there.
-  const drain = (): void => void res.emit('drain');
-  socket.on('drain', drain);
-  res.once('close', () => socket.off('drain', drain));
   res.once('finish', () => {
-    socket.off('drain', drain);
     res.detachSocket(socket as Socket);
     endConnection(socket);
     // What Node's server does for its own answers: the log line, the journal and the metrics are written on 'close'.

@@ -102,7 +102,7 @@ export function statementFailures(logger: Pick<Logger, 'warn'>, windowMs = STATE
       return;
     }
     held = 0;
-    logger.warn({ error: code }, `a database statement failed (${code}, ${meaning}): its request answered 503, or its job runs again later`);
+    logger.warn({ error: code }, `a database statement failed (${code}, ${meaning}): a request it was for answered 503; background work tries again later`);
     setTimeout(() => {
       if (held) logger.warn({ failures: held }, `${held} more database statements failed in the minute after that`);
       held = undefined;

@@ -69,6 +69,16 @@ describe('requests that offer a connection upgrade', () => {
     expect(answer.length - end - 4).toBe(length);
   });
 
+  it('sends whole a large answer pipelined before a request offering an upgrade, then answers that request', async () => {
+    const answer = await rawBytes('GET /docs/assets/swagger-ui-bundle.js HTTP/1.1\r\nHost: x\r\n\r\nGET /__sandbox/health HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n');
+    const end = answer.indexOf('\r\n\r\n');
+    const length = Number(/content-length: (\d+)/i.exec(answer.subarray(0, end).toString('latin1'))?.[1]);
+    expect(length).toBeGreaterThan(1_000_000);
+    const second = answer.subarray(end + 4 + length).toString('latin1');
+    expect(second).toMatch(/^HTTP\/1\.1 200 /);
+    expect(second).toContain('"status":"ok"');
+  });
+
   it('answers a request with a body and an Upgrade header 400 naming the header', async () => {
     const body = '{"items":[]}';
     const answer = await raw(`POST /v1/order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN_A}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n${body}`);

@@ -119,7 +119,9 @@ it('closes a connection kept alive after its answer at once while another client
  * which answers `/big` (10 MB, streamed) as the plain request it is, and takes `/taken` as a
  * module takes a listen session (noted, then left open).
  */
-async function serveUpgrades(): Promise<{ url: string; open: Set<Socket> }> {
+async function serveUpgrades(): Promise<{ url: string; open: Set<Socket>; taken: Promise<void> }> {
+  let noted!: () => void;
+  const taken = new Promise<void>((resolve) => (noted = resolve));
   const handle = (_req: IncomingMessage, res: ServerResponse): void => {
     res.setHeader('Content-Length', BIG);
     Readable.from((function* () {
@@ -132,9 +134,10 @@ async function serveUpgrades(): Promise<{ url: string; open: Set<Socket> }> {
     if (req.url !== '/taken') return answerWithoutUpgrade(req, socket, handle);
     noteUpgraded(socket);
     socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
+    noted();
   });
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, open };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, open, taken };
 }
 
 /** A raw request of `path` offering a WebSocket upgrade; `reading` false leaves the answer unread. Resolves with the bytes read once the connection closes. */
@@ -156,9 +159,10 @@ it('sends a streamed answer to a request offering an upgrade whole, past what th
 });
 
 it('closes, at the grace, a connection answered as a plain request whose client takes nothing, and leaves a taken one to its taker', async () => {
-  const { url, open } = await serveUpgrades();
+  const { url, open, taken: tookIt } = await serveUpgrades();
   const stalled = askWithUpgrade(url, '/big', false);
   const taken = askWithUpgrade(url, '/taken', true);
+  await tookIt;
   await vi.waitFor(() => expect(open.size).toBe(2));
   const started = performance.now();
   const drained = drainConnections(server!, open, 500);

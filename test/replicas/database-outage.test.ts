@@ -154,6 +154,12 @@ describe('a replica whose database stops and starts again', () => {
       freeze('SIGSTOP');
       const down = await until(() => health(cli.url), (h) => h.store === 'degraded', 10_000);
       expect(down.value.store).toBe('degraded');
+      // A scrape ends within Prometheus's own timeout (10 s), not after the statements' (15 s): the store's figures given up after 2 s.
+      const scraping = Date.now();
+      const scraped = await fetch(`${cli.url}/__sandbox/metrics`, { signal: AbortSignal.timeout(30_000) });
+      expect(scraped.status).toBe(200);
+      expect(await scraped.text()).toMatch(/^sandbox_store_up 0$/m);
+      expect(Date.now() - scraping).toBeLessThan(8_000);
       // Six at once: each answers 503 at once but the one a second that still goes to the database (it waits for its own timeout).
       const answers = await Promise.all(
         [0, 1, 2, 3, 4, 5].map(async (i) => {

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { toApiError } from '../../src/http/errors.js';
 import { Unavailable } from '../../src/shared/index.js';
 import { Reachability } from '../../src/store/postgres/reachability.js';
@@ -110,15 +110,15 @@ describe("PostgreSQL's reachability, as health shows it", () => {
 
   it('logs the first statement failure at once and counts those of the minute after it in one more line', () => {
     vi.useFakeTimers();
+    onTestFinished(() => void vi.useRealTimers());
     const lines: Array<[object, string]> = [];
     const failed = statementFailures({ warn: (fields: object, message: string) => void lines.push([fields, message]) } as never, 60_000);
     for (let i = 0; i < 5; i += 1) failed('57014', 'a statement timeout');
-    expect(lines).toEqual([[{ error: '57014' }, 'a database statement failed (57014, a statement timeout): its request answered 503, or its job runs again later']]);
+    expect(lines).toEqual([[{ error: '57014' }, 'a database statement failed (57014, a statement timeout): a request it was for answered 503; background work tries again later']]);
     vi.advanceTimersByTime(60_000);
     expect(lines[1]).toEqual([{ failures: 4 }, '4 more database statements failed in the minute after that']);
     failed('57014', 'a statement timeout');
     expect(lines).toHaveLength(3);
-    vi.useRealTimers();
   });
 
   it('an idle replica learns of an outage, and of its end, from its own check of the database', async () => {

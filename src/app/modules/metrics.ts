@@ -45,6 +45,23 @@ interface StoreFigures {
   jobs: number;
 }
 
+/**
+ * How long a scrape waits for the store's figures: a database that hangs would hold the
+ * scrape for its statements' timeout (15 s), past a Prometheus scrape's own (10 s).
+ */
+const STORE_WAIT_MS = 2_000;
+
+/** The figures, or undefined when they take longer than STORE_WAIT_MS (the read goes on, unused). */
+async function withinStoreWait(read: Promise<StoreFigures | undefined>): Promise<StoreFigures | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, STORE_WAIT_MS, undefined)));
+  try {
+    return await Promise.race([read, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The figures a scrape reads from the store; undefined when the store cannot be read now. */
 async function readStore({ storage, registry }: Pick<Services, 'storage' | 'registry'>): Promise<StoreFigures | undefined> {
   try {
@@ -76,7 +93,7 @@ export function metricsModule(services: Pick<Services, 'metrics' | 'storage' | '
   // is 0, while the process's own figures are still scraped.
   let reading: Promise<StoreFigures | undefined> | undefined;
   const fromStore = (): Promise<StoreFigures | undefined> =>
-    (reading ??= readStore(services).finally(() => {
+    (reading ??= withinStoreWait(readStore(services)).finally(() => {
       reading = undefined;
     }));
 
@@ -109,7 +126,7 @@ export function metricsModule(services: Pick<Services, 'metrics' | 'storage' | '
   });
   new Gauge({
     name: 'sandbox_store_up',
-    help: 'Whether this scrape could read the store: 0 while it cannot (a database away), the gauges read from it then NaN.',
+    help: 'Whether this scrape could read the store within 2 s: 0 while it cannot (a database away or hanging, every connection of the replica busy), the gauges read from it then NaN.',
     registers: [register],
     async collect() {
       this.set((await fromStore()) ? 1 : 0);
