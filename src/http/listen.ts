@@ -10,7 +10,7 @@ import { checkEndpoint, checkNotSuperseded, CLOSE, CONTROL_FRAMES_PER_PING, Conn
 import { checkHandshake } from './listen-handshake.js';
 import { ApiError, messages, toApiError } from './errors.js';
 import { authorize } from './roles.js';
-import { backgroundFailures, sharedAbortController } from '../shared/index.js';
+import { backgroundFailures, sharedAbortController, within } from '../shared/index.js';
 import type { Signals } from '../store/index.js';
 
 /** What the listen server works with: who may listen, its log, and on PostgreSQL the other replicas. */
@@ -233,9 +233,7 @@ export class ListenServer implements ListenerRelay {
     this.taking = false;
     if (this.inHand.size === 0) return;
     const waitMs = Math.max(...this.inHand.values());
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.allSettled([...this.inHand.keys()]), new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))]);
-    clearTimeout(timer);
+    await within(Promise.allSettled([...this.inHand.keys()]), waitMs);
   }
 
   private signal(message: Signal): Promise<void> {

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { within } from '../shared/index.js';
 
 /**
  * A job's place in a row of jobs that run side by side but must take something in their
@@ -55,9 +56,7 @@ export async function holdingPlace<T>(place: NumberingOrder, fn: () => Promise<T
 export async function inOrder<T>(fn: () => Promise<T>): Promise<T> {
   const place = current.getStore();
   if (!place) return fn();
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([place.after, new Promise((resolve) => (timer = setTimeout(resolve, ORDER_WAIT_MS).unref()))]);
-  clearTimeout(timer);
+  await within(place.after, ORDER_WAIT_MS);
   try {
     return await fn();
   } finally {

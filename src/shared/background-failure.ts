@@ -4,10 +4,39 @@ import { Unavailable } from './errors.js';
 /** How long the failures of one kind of background work that the store's state explains are gathered into one summary. */
 const WINDOW_MS = 60_000;
 
-/** The failures of one kind of work held back since its last warning. */
+/** The events of one kind held back since the first of its window. */
 interface Window {
   held: number;
   clients: Set<string>;
+}
+
+/**
+ * Gathers repeated events into windows: the first of a kind opens one (the caller logs it at
+ * once), the rest within `windowMs` after it are counted, with the clients they name, and at
+ * the window's end `summary` gets the count if there was any. The next event then opens a new
+ * window.
+ *
+ * @example
+ * const opens = firstOfWindow(60_000, (kind, held) => logger.warn({ held }, `${kind}: ${held} more`));
+ * if (opens('request journal', client)) logger.warn('request journal failed');
+ */
+export function firstOfWindow(windowMs: number, summary: (kind: string, held: number, clients: string[]) => void): (kind: string, client?: string) => boolean {
+  const windows = new Map<string, Window>();
+  return (kind, client) => {
+    const open = windows.get(kind);
+    if (open) {
+      open.held += 1;
+      if (client !== undefined) open.clients.add(client);
+      return false;
+    }
+    const window: Window = { held: 0, clients: new Set() };
+    windows.set(kind, window);
+    setTimeout(() => {
+      windows.delete(kind);
+      if (window.held > 0) summary(kind, window.held, [...window.clients]);
+    }, windowMs).unref();
+    return true;
+  };
 }
 
 /**
@@ -24,26 +53,16 @@ interface Window {
  * journal.append(entry).catch((err) => failed('request journal', err, 'requests were not journaled', { client }));
  */
 export function backgroundFailures(logger: Logger, windowMs = WINDOW_MS): (what: string, err: unknown, lost: string, fields?: Record<string, unknown>) => void {
-  const windows = new Map<string, Window>();
+  const opens = firstOfWindow(windowMs, (what, held, clients) =>
+    logger.warn({ failures: held, clients }, `${what}: ${held} more failed in the minute after that, the store being unavailable${clients.length > 0 ? ` (clients ${clients.join(', ')})` : ''}`),
+  );
   return (what, err, lost, fields = {}) => {
     if (!(err instanceof Unavailable)) {
       logger.error({ err, ...fields }, `${what} failed`);
       return;
     }
-    const open = windows.get(what);
-    if (open) {
-      open.held += 1;
-      if (typeof fields.client === 'string') open.clients.add(fields.client);
-      return;
+    if (opens(what, typeof fields.client === 'string' ? fields.client : undefined)) {
+      logger.warn({ ...fields, error: err.message }, `${what}: ${lost}, the store being unavailable`);
     }
-    logger.warn({ ...fields, error: err.message }, `${what}: ${lost}, the store being unavailable`);
-    const window: Window = { held: 0, clients: new Set() };
-    windows.set(what, window);
-    setTimeout(() => {
-      windows.delete(what);
-      if (window.held === 0) return;
-      const clients = [...window.clients];
-      logger.warn({ failures: window.held, clients }, `${what}: ${window.held} more failed in the minute after that, the store being unavailable${clients.length > 0 ? ` (clients ${clients.join(', ')})` : ''}`);
-    }, windowMs).unref();
   };
 }

@@ -2,7 +2,7 @@ import type { Client } from '../clients/index.js';
 import { noSuchStep, stepNamed, type Fixtures } from '../fixtures/index.js';
 import type { OrdersService } from '../orders/index.js';
 import type { Delivery, Order, Stored, WebhookEventType } from '../records/index.js';
-import { Conflict, domainMessages, NotFound, RuleViolation } from '../shared/index.js';
+import { Conflict, domainMessages, NotFound, RuleViolation, within } from '../shared/index.js';
 import type { Storage } from '../store/index.js';
 import type { OrderSetups, OrderTarget } from './setups.js';
 
@@ -121,17 +121,6 @@ const COPIES = ['duplicate', 'bad_signature'] as const;
 /** Until no delivery `made` lists awaits its first attempt (a store that hangs is cut by the caller's bound), looking every FIRST_ATTEMPT_POLL_MS up to `deadline`. */
 async function firstAttempts(made: () => Promise<Delivery[]>, now: () => number, deadline: number): Promise<void> {
   while ((await made()).some((d) => awaitsFirstAttempt(d, now())) && performance.now() < deadline) await sleep(FIRST_ATTEMPT_POLL_MS);
-}
-
-/** `work`, waited for at most `ms`: a failure after that is the work's own to report (an advance logs its own). */
-async function within(work: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  work.catch(() => undefined);
-  try {
-    await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /**

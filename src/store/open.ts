@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { EmbeddedStorage, writeWarnings } from './embedded/index.js';
 import { cannotReachDatabase, databaseErrorCode, PostgresStorage, type PostgresOptions } from './postgres/index.js';
-import { backgroundFailures, formatDuration, shownDatabase, Unavailable } from '../shared/index.js';
+import { backgroundFailures, firstOfWindow, formatDuration, shownDatabase, Unavailable } from '../shared/index.js';
 import type { Storage } from './port.js';
 import type { StoreFileSystem } from './embedded/index.js';
 
@@ -95,18 +95,9 @@ const STATEMENT_WINDOW_MS = 60_000;
  * its code means, and those of the minute after it counted in one more line.
  */
 export function statementFailures(logger: Pick<Logger, 'warn'>, windowMs = STATEMENT_WINDOW_MS): (code: string, meaning: string) => void {
-  let held: number | undefined;
+  const opens = firstOfWindow(windowMs, (_kind, held) => logger.warn({ failures: held }, `${held} more database statements failed in the minute after that`));
   return (code, meaning) => {
-    if (held !== undefined) {
-      held += 1;
-      return;
-    }
-    held = 0;
-    logger.warn({ error: code }, `a database statement failed (${code}, ${meaning}): a request it was for answered 503; background work tries again later`);
-    setTimeout(() => {
-      if (held) logger.warn({ failures: held }, `${held} more database statements failed in the minute after that`);
-      held = undefined;
-    }, windowMs).unref();
+    if (opens('statement')) logger.warn({ error: code }, `a database statement failed (${code}, ${meaning}): a request it was for answered 503; background work tries again later`);
   };
 }
 

@@ -5,7 +5,7 @@ import { Counter, Gauge } from 'prom-client';
 import type { OperationInput, SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
 import { realDataPath } from '../../store/index.js';
-import { Unavailable } from '../../shared/index.js';
+import { Unavailable, within } from '../../shared/index.js';
 
 /**
  * Who may read the metrics: resolves to let the request through, throws a domain error
@@ -51,17 +51,6 @@ interface StoreFigures {
  */
 const STORE_WAIT_MS = 2_000;
 
-/** The figures, or undefined when they take longer than STORE_WAIT_MS (the read goes on, unused). */
-async function withinStoreWait(read: Promise<StoreFigures | undefined>): Promise<StoreFigures | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, STORE_WAIT_MS, undefined)));
-  try {
-    return await Promise.race([read, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** The figures a scrape reads from the store; undefined when the store cannot be read now. */
 async function readStore({ storage, registry }: Pick<Services, 'storage' | 'registry'>): Promise<StoreFigures | undefined> {
   try {
@@ -93,7 +82,7 @@ export function metricsModule(services: Pick<Services, 'metrics' | 'storage' | '
   // is 0, while the process's own figures are still scraped.
   let reading: Promise<StoreFigures | undefined> | undefined;
   const fromStore = (): Promise<StoreFigures | undefined> =>
-    (reading ??= withinStoreWait(readStore(services)).finally(() => {
+    (reading ??= within(readStore(services), STORE_WAIT_MS).finally(() => {
       reading = undefined;
     }));
 
