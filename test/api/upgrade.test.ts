@@ -10,18 +10,6 @@ beforeAll(async () => {
 afterAll(() => sandbox.close());
 
 /** Sends raw request bytes and resolves with everything the server wrote before it closed the connection. */
-function raw(text: string): Promise<string> {
-  const { port } = new URL(sandbox.url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), '127.0.0.1', () => socket.write(text));
-    let answer = '';
-    socket.on('data', (chunk) => (answer += chunk.toString('utf8')));
-    socket.on('end', () => resolve(answer));
-    socket.on('error', reject);
-  });
-}
-
-/** As raw, the answer's bytes as they came. */
 function rawBytes(text: string): Promise<Buffer> {
   const { port } = new URL(sandbox.url);
   return new Promise((resolve, reject) => {
@@ -32,6 +20,9 @@ function rawBytes(text: string): Promise<Buffer> {
     socket.on('error', reject);
   });
 }
+
+/** As rawBytes, the answer as text. */
+const raw = async (text: string): Promise<string> => (await rawBytes(text)).toString('utf8');
 
 const health = async () => (await fetch(`${sandbox.url}/__sandbox/health`)).status;
 

@@ -1,10 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
 import net from 'node:net';
 import { afterEach, expect, it } from 'vitest';
 import { openConnections } from '../../src/app/connections.js';
 import { answerWithoutUpgrade } from '../../src/app/upgrade.js';
 import { noteServed } from '../../src/http/response-notes.js';
+import { streamAnswer } from '../support/streamed.js';
 
 // A client that asks for answers and never reads them: each answer waits in the server's memory.
 const STALLED_MS = 1_500;
@@ -69,9 +69,7 @@ it('closes so a connection whose request offered an upgrade (answered as the pla
   // Streamed in pieces, as a listing page or a file is: each piece waits for the socket to drain.
   const handle = (_req: IncomingMessage, res: ServerResponse): void => {
     noteServed(res as never, 'listOrders', 'client-a');
-    Readable.from((function* () {
-      for (let sent = 0; sent < 32 * 1024 * 1024; sent += 64 * 1024) yield Buffer.alloc(64 * 1024, 'x');
-    })()).pipe(res);
+    streamAnswer(res, 32 * 1024 * 1024);
   };
   server = createServer(handle);
   server.on('upgrade', (req: IncomingMessage, socket: net.Socket) => answerWithoutUpgrade(req, socket, handle));

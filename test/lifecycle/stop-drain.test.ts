@@ -1,7 +1,7 @@
 import { createServer, get, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, expect, it, onTestFinished, vi } from 'vitest';
-import { Readable } from 'node:stream';
+import { streamAnswer } from '../support/streamed.js';
 import { drainConnections, noteUpgraded, openConnections } from '../../src/app/connections.js';
 import { answerWithoutUpgrade } from '../../src/app/upgrade.js';
 
@@ -124,9 +124,7 @@ async function serveUpgrades(): Promise<{ url: string; open: Set<Socket>; taken:
   const taken = new Promise<void>((resolve) => (noted = resolve));
   const handle = (_req: IncomingMessage, res: ServerResponse): void => {
     res.setHeader('Content-Length', BIG);
-    Readable.from((function* () {
-      for (let sent = 0; sent < BIG; sent += 64 * 1024) yield Buffer.alloc(64 * 1024, 'x');
-    })()).pipe(res);
+    streamAnswer(res, BIG);
   };
   server = createServer(handle);
   const open = openConnections(server);
