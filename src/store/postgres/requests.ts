@@ -4,6 +4,8 @@ import type { Db } from './db.js';
 import { storableJson } from './rows.js';
 import { Where } from './where.js';
 import { BATCH_INTERVAL_MS, IntervalBatches } from './interval-batch.js';
+import { Unavailable } from '../../shared/index.js';
+
 /** The most journal entries one statement writes. */
 export const JOURNAL_BATCH = 256;
 /**
@@ -29,6 +31,12 @@ const JOURNAL_TRIM_SLACK = 1_000;
 const JOURNAL_FULL_TRIM_EVERY = 100;
 /** How often, at most, the background trim runs. */
 const JOURNAL_TRIM_MS = 1_000;
+/**
+ * How long a batch the database could not take waits before its one more try: a connection
+ * dropped under the batch (a database restart, sessions ended by an operator) leaves other
+ * pooled connections of the same fate, which a try at once would meet too.
+ */
+const UNAVAILABLE_RETRY_MS = 1_000;
 
 /**
  * The request journal in the database: every replica's requests, bounded per client.
@@ -52,6 +60,7 @@ export class PgRequestLog implements RequestLogRepository {
     private readonly db: () => Db,
     readonly size: number,
     intervalMs = BATCH_INTERVAL_MS,
+    private readonly retryMs = UNAVAILABLE_RETRY_MS,
   ) {
     this.batches = new IntervalBatches((batch) => this.writeBatch(batch), { intervalMs, most: JOURNAL_BATCH });
   }
@@ -83,13 +92,22 @@ export class PgRequestLog implements RequestLogRepository {
     }
   }
 
+  /**
+   * A batch the database could not take (Unavailable) is tried once more after a pause, whole:
+   * an entry by entry write is for an entry the database refuses, not for an outage. Should
+   * the first try have committed before its connection dropped, its entries show twice.
+   */
   private async writeOrEach(batch: PendingEntry[]): Promise<unknown[]> {
     const errors: unknown[] = [];
     try {
-      await this.write(batch);
+      await this.write(batch).catch(async (error: unknown) => {
+        if (!(error instanceof Unavailable)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, this.retryMs));
+        await this.write(batch);
+      });
       for (const { clientId } of batch) this.untrimmed.set(clientId, (this.untrimmed.get(clientId) ?? 0) + 1);
     } catch (error) {
-      if (batch.length === 1) return [error];
+      if (batch.length === 1 || error instanceof Unavailable) return batch.map(() => error);
       for (const [i, pending] of batch.entries()) {
         await this.write([pending]).then(
           () => this.untrimmed.set(pending.clientId, (this.untrimmed.get(pending.clientId) ?? 0) + 1),
