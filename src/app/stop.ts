@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { within } from '../shared/index.js';
 import type { SandboxModule } from '../http/index.js';
 import type { Services } from './services.js';
 
@@ -23,13 +24,14 @@ export const STOP_RECORD_MARGIN_MS = 2_000;
 export async function stopServices(services: Services, modules: SandboxModule[]): Promise<void> {
   const { scheduler, options, logger } = services;
   const jobsDone = scheduler.stop();
-  let bound: NodeJS.Timeout | undefined;
-  const drained = await Promise.race([
-    jobsDone.then(() => true),
-    new Promise<false>((resolve) => (bound = setTimeout(() => resolve(false), options.webhookTimeout + STOP_RECORD_MARGIN_MS))),
-  ]);
-  clearTimeout(bound);
-  if (!drained) logger.warn({ waited_ms: options.webhookTimeout + STOP_RECORD_MARGIN_MS }, 'stopping: jobs still running past the webhook timeout are cut short: an attempt not answered yet is abandoned and stays due (sent again later); one answered is still recorded');
+  const waitedMs = options.webhookTimeout + STOP_RECORD_MARGIN_MS;
+  const drained = (await within(jobsDone.then(() => true), waitedMs)) === true;
+  if (!drained) {
+    logger.warn(
+      { waited_ms: waitedMs },
+      'stopping: jobs still running past the webhook timeout are cut short: an attempt not answered yet is abandoned and stays due (sent again later); one answered is recorded if the store takes it, else it stays due too',
+    );
+  }
   for (const m of modules) await m.close?.();
   await jobsDone;
   await services.clockService.saveAll().catch((err: unknown) => services.logger.error({ err }, 'client clocks not saved'));
