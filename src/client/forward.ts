@@ -1,4 +1,4 @@
-import { oneLineError } from '../shared/index.js';
+import { fetchFailure } from '../shared/index.js';
 
 /** One attempt as the sandbox hands it to a listener (the listen protocol: docs/decisions/0009-listen.md). */
 export interface ListenAttempt {
@@ -91,9 +91,7 @@ const QUEUE_NOTE_MS = 100;
 /** A failed forward as one line: the system error's code first (ECONNREFUSED: …), as a direct attempt's log shows it. */
 function describe(error: unknown, timeoutMs: number, timedOut: boolean, waitedMs: number): string {
   if (timedOut) return waitedMs >= QUEUE_NOTE_MS ? `timed out after ${timeoutMs} ms (the rest of its timeout after ${waitedMs} ms in the listener's queue)` : `timed out after ${timeoutMs + waitedMs} ms`;
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  if (cause?.code) return oneLineError(cause.code, cause.message);
-  return (error as Error).message ?? String(error);
+  return fetchFailure(error);
 }
 
 /** The answer to an attempt whose time ran out while it waited in the listener's queue: not forwarded. */

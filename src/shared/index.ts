@@ -24,5 +24,5 @@ export { headerOf, unreadHeader } from './header-of.js';
 export { isUsableToken } from './bearer.js';
 export { BODY_ENCODINGS, charsetOf, declaresABody, isJsonType, isTakenContentType, isUtf8Charset } from './media-type.js';
 export { retryAfterMs } from './retry-after.js';
-export { oneLineError, readableFailure } from './network-error.js';
+export { BAD_RESPONSE, fetchFailure, oneLineError, readableFailure } from './network-error.js';
 export { within } from './within.js';

@@ -38,3 +38,20 @@ export function oneLineError(code: string, message: string | undefined): string 
   const hint = wrongVersion || code === WRONG_VERSION_CODE ? ` ${plainHttpHint('receiver')}` : '';
   return `${code}${line === '' ? '' : `: ${line}`}${hint}`;
 }
+
+/** What a "bad response" from undici is, in an attempt's error. */
+export const BAD_RESPONSE = 'the answer was not one HTTP response the sender can read, such as a 100 Continue the sandbox did not ask for: answer with the final status only';
+
+/**
+ * A failed fetch (a webhook attempt, a listener's forward to its receiver) as one line: its
+ * cause's code and message, or fetch's own "fetch failed" with its cause's words, which say
+ * what it does not (a port fetch will not use, an answer that is not HTTP). A 100 Continue
+ * undici did not ask for (it sends no Expect) is its "bad response": the line says so.
+ */
+export function fetchFailure(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  if (cause?.code === 'UND_ERR_SOCKET' && cause.message === 'bad response') return `${cause.code}: ${cause.message} (${BAD_RESPONSE})`;
+  if (cause?.code) return oneLineError(cause.code, cause.message);
+  const message = (error as Error).message ?? String(error);
+  return cause?.message ? `${message}: ${cause.message}` : message;
+}

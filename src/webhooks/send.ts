@@ -3,7 +3,7 @@ import type { Dispatcher, Response } from 'undici';
 import { undici } from './undici.js';
 import { TargetRefused } from './target-guard.js';
 import type { Refusal } from './targets.js';
-import { oneLineError } from '../shared/index.js';
+import { fetchFailure } from '../shared/index.js';
 
 export const USER_AGENT = 'shipping-sandbox-webhooks/1';
 /** How much of a response body the delivery log keeps. */
@@ -87,18 +87,9 @@ export function asJsonWithin(text: string, bytes: number): string {
   return out;
 }
 
-/** What a "bad response" from undici is, in the attempt's error. */
-export const BAD_RESPONSE = 'the answer was not one HTTP response the sender can read, such as a 100 Continue the sandbox did not ask for: answer with the final status only';
-
 function describe(error: unknown, timeoutMs: number): string {
   if (error instanceof DOMException && error.name === 'TimeoutError') return `timed out after ${timeoutMs} ms`;
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  // undici refuses a 100 Continue it did not ask for (it sends no Expect) as a "bad response", which says nothing of why.
-  if (cause?.code === 'UND_ERR_SOCKET' && cause.message === 'bad response') return `${cause.code}: ${cause.message} (${BAD_RESPONSE})`;
-  if (cause?.code) return oneLineError(cause.code, cause.message);
-  // fetch's own "fetch failed" says nothing: its cause does (a port fetch will not use is "bad port").
-  const message = (error as Error).message ?? String(error);
-  return cause?.message ? `${message}: ${cause.message}` : message;
+  return fetchFailure(error);
 }
 
 /** The outcome of an attempt the target policy refused: it never connected, so no duration and no body. */

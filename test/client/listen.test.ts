@@ -1,11 +1,11 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { defaultName, runListen } from '../../src/client/listen.js';
 import { backoffMs, forwardLine, heldNote, listenUrl, QuickestTrip, type ListenTuning } from '../../src/client/listen-session.js';
 import { forward } from '../../src/client/forward.js';
-import { oneLineError } from '../../src/shared/index.js';
+import { BAD_RESPONSE, oneLineError } from '../../src/shared/index.js';
 import { sandboxUrl } from '../../src/client/url.js';
 import { Receiver, downPort } from '../webhooks/receiver.js';
 import { ListenServer, until } from './listen-server.js';
@@ -287,6 +287,20 @@ describe('shipping-sandbox listen: a failed forward on its line', () => {
       expect(forwardLine(one, result, new Date('2026-12-01T08:00:00Z'))).toMatch(/^[^\n]*\n$/);
     } finally {
       plain.close();
+    }
+  });
+
+  it.each([
+    ['answers what is not HTTP', 'hello\r\n\r\n', 'Response does not match the HTTP/1.1 protocol'],
+    ['answers a 100 Continue first', 'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok', `UND_ERR_SOCKET: bad response (${BAD_RESPONSE})`],
+  ])('says why, as a direct attempt does, of a receiver that %s', async (_what, answer, error) => {
+    const raw = createNetServer((socket) => socket.once('data', () => socket.end(answer)));
+    await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+    try {
+      const result = await forward(one, `http://127.0.0.1:${(raw.address() as AddressInfo).port}/hooks`);
+      expect(result).toMatchObject({ status_code: null, error: expect.stringContaining(error) });
+    } finally {
+      raw.close();
     }
   });
 

@@ -2,7 +2,8 @@ import { createServer, type AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { makeSecret } from '../../src/webhooks/secret.js';
-import { asJsonWithin, BAD_RESPONSE, EXCERPT_BYTES, send } from '../../src/webhooks/send.js';
+import { BAD_RESPONSE } from '../../src/shared/index.js';
+import { asJsonWithin, EXCERPT_BYTES, send } from '../../src/webhooks/send.js';
 
 const jsonBytes = (text: string) => Buffer.byteLength(JSON.stringify(text)) - 2;
 
