@@ -177,9 +177,9 @@ export class Connection {
         attempt.timeout_ms + LISTEN_ANSWER_MARGIN_MS,
       );
       this.waiting.set(id, { resolve: done, started });
-      const { delivery_id, event, order_no, timeout_ms, headers, body, chaos, check } = attempt;
+      const { delivery_id, event, order_no, timeout_ms, headers, body, chaos, check, secret } = attempt;
       // sent_at: the listener tells from it an attempt it read late (its process paused, its machine asleep) and gives the receiver only what is left.
-      const message = { type: 'attempt', id, delivery_id, event, order_no, timeout_ms, sent_at: Date.now(), headers, body, ...(chaos ? { chaos } : {}), ...(check ? { check } : {}) };
+      const message = { type: 'attempt', id, delivery_id, event, order_no, timeout_ms, sent_at: Date.now(), headers, body, ...(chaos ? { chaos } : {}), ...(check ? { check } : {}), ...(secret ? { secret } : {}) };
       this.ws.send(JSON.stringify(message), (err) => {
         if (err) done({ status_code: null, duration_ms: Math.round(performance.now() - started), error: 'listener disconnected', response_body: '', retry_after: null });
       });
@@ -274,8 +274,8 @@ export function targetOf(req: IncomingMessage): URL | ApiError {
 
 /** One replica's message to the others about listeners (see `handOff`); short keys keep it far below NOTIFY's 8000 bytes. */
 export type Signal =
-  // A check's message (k: its step) is no delivery's, none to read it from: its body (b) goes with it.
-  | { t: 'req'; r: string; from: string; c: string; l: string; d: string; e: string; o: string | null; tm: number; h: Record<string, string>; by: number; k?: string; b?: string }
+  // A check's message (k: its step) is no delivery's, none to read it from: its body (b) goes with it. ch: a chaos copy; s: the endpoint's secret now.
+  | { t: 'req'; r: string; from: string; c: string; l: string; d: string; e: string; o: string | null; tm: number; h: Record<string, string>; by: number; k?: string; b?: string; ch?: RelayedAttempt['chaos']; s?: string }
   | { t: 'who'; r: string; from: string; c: string; l: string }
   | { t: 'taken'; r: string; to: string }
   | { t: 'here'; r: string; to: string }

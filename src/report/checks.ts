@@ -103,7 +103,7 @@ export async function runChecks(endpoint: Endpoint, messages: CheckMessages, dep
     if (listener !== undefined) {
       // Through the listen session, as a delivery to it goes: the same headers a direct POST carries.
       const relayed = await relay!.attempt(
-        { client_id: deps.clientId, listener, delivery_id: `check_${step.id}`, event: 'awb.generated', order_no: messages[step.message].order_no, timeout_ms: deps.timeoutMs, headers: signedHeaders(id, message.body, message.secret, message.sentAt), body: message.body, check: step.id },
+        { client_id: deps.clientId, listener, delivery_id: `check_${step.id}`, event: 'awb.generated', order_no: messages[step.message].order_no, timeout_ms: deps.timeoutMs, headers: signedHeaders(id, message.body, message.secret, message.sentAt), body: message.body, check: step.id, secret: endpoint.secret },
         deps.shutdown,
       );
       if (relayed === 'not_connected' && i === 0) throw new Conflict(notConnected(endpoint));

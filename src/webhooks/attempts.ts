@@ -85,7 +85,7 @@ export class DeliveryAttempts {
     const sentAt = new Date();
     const headers = signedHeaders(delivery.id, delivery.body, secret, sentAt);
     const outcome = await relay.attempt(
-      { client_id: delivery.client_id, listener: name, delivery_id: delivery.id, event: delivery.event, order_no: delivery.order_no, timeout_ms: this.deps.timeoutMs, headers, body: delivery.body, ...(chaos ? { chaos } : {}) },
+      { client_id: delivery.client_id, listener: name, delivery_id: delivery.id, event: delivery.event, order_no: delivery.order_no, timeout_ms: this.deps.timeoutMs, headers, body: delivery.body, secret: endpoint.secret, ...(chaos ? { chaos } : {}) },
       this.shutdown.signal,
     );
     if (outcome === undefined) return undefined;

@@ -20,6 +20,12 @@ export interface RelayedAttempt {
   chaos?: 'duplicate' | 'bad_signature';
   /** Set on a step of the webhook checks (`POST /__sandbox/checks`): a message of no delivery, so its body goes with it wherever it is handed. */
   check?: string;
+  /**
+   * The endpoint's signing secret as the attempt is made (a forged signature's copy and a
+   * check's wrong signing included): the listener says so when it is not the one it printed
+   * as it connected, a rotation since. Absent from a replica of a version before.
+   */
+  secret?: string;
 }
 
 /**

@@ -82,6 +82,13 @@ describe('a listener on two replicas behind a round-robin proxy', () => {
         const res = (await (await fetch(`${a.url}/__sandbox/webhooks/deliveries?limit=1000&endpoint_id=${session!.ready.endpoint_id}`, { headers })).json()) as { deliveries: Array<{ status: string; attempts: Array<{ url: string }> }> };
         return res.deliveries.length === 100 && res.deliveries.every((d) => d.status === 'delivered' && d.attempts.every((at) => at.url === 'listener:laptop'));
       });
+      // An attempt handed over keeps what the listener shows of it: the secret it was signed with, and a chaos copy's kind.
+      expect(session.attempts.filter((at) => at.secret !== session!.ready.secret)).toEqual([]);
+      for (const r of [a, b]) {
+        const res = await fetch(`${r.url}/v1/order`, { method: 'POST', headers: { ...headers, 'x-sandbox-webhook-chaos': 'bad_signature' }, body: JSON.stringify(createRequest(1)) });
+        expect(res.status).toBe(201);
+      }
+      await until('two forged copies', () => session!.attempts.filter((at) => at.chaos === 'bad_signature').length >= 2);
       // Gone from both: a replica asks the others about it at most once a second, however often the client lists
       // (each question waits 300 ms for an answer that no replica gives: ten listings asking each would take 3 s).
       await session.close();

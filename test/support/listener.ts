@@ -21,6 +21,8 @@ export interface AttemptMessage {
   headers: Record<string, string>;
   body: string;
   chaos?: string;
+  /** The endpoint's signing secret as the attempt was made. */
+  secret?: string;
 }
 
 /** A refused opening: the plain HTTP answer. */

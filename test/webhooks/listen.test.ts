@@ -435,6 +435,24 @@ describe('deliveries through a listener', () => {
     expect(session.attempts[1]!.delivery_id).toBe(session.attempts[0]!.delivery_id);
   });
 
+  it("each attempt carries the endpoint's secret as it was signed, so a listener learns of a rotation while it is connected", async () => {
+    const session = await listen({ events: 'awb.generated' });
+    await createOrders(1);
+    await sandbox.clock.advance(AWB_DELAY);
+    await until('the first webhook', () => session.attempts.length >= 1);
+    expect(session.attempts[0]!.secret).toBe(session.ready.secret);
+    const rotated = await call('PATCH', `/__sandbox/webhooks/endpoints/${session.ready.endpoint_id}`, TOKEN_A, { rotate_secret: true });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.secret).not.toBe(session.ready.secret);
+    await createOrders(1);
+    await sandbox.clock.advance(AWB_DELAY);
+    await until('the second webhook', () => session.attempts.length >= 2);
+    const second = session.attempts[1]!;
+    expect(second.secret).toBe(rotated.body.secret);
+    // The secret it carries is the one its signature verifies with.
+    expect(() => new Webhook(rotated.body.secret).verify(second.body, second.headers)).not.toThrow();
+  });
+
   it('a chaos copy due after its listener left is logged as not forwarded, and a trigger on a real clock answers without waiting for it', async () => {
     await sandbox.close();
     await start({ clock: 'real', webhookTimeout: '20s', clients: [{ token: TOKEN_A, id: 'client-a', webhook: { chaos: ['duplicate', 'bad_signature'] } }] });
