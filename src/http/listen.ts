@@ -138,11 +138,12 @@ export class ListenServer implements ListenerRelay {
       setInterval(() => void checkEndpoint(listeners, conn, () => this.held.get(keyOf(client.id, name)) === conn).catch(checkFailed), LISTEN_RESUME_MS).unref(),
       setInterval(() => void listeners.seen(client.id, endpointId).catch(() => undefined), LISTEN_SEEN_MS).unref(),
     );
-    ws.on('close', () => {
+    ws.on('close', (code: number, reason: Buffer) => {
       for (const t of conn.timers) clearInterval(t);
       conn.endAll('listener disconnected');
       if (this.held.get(keyOf(client.id, name)) === conn) this.held.delete(keyOf(client.id, name));
-      log.info({ client: client.id, listener: name }, 'listener disconnected');
+      // The close code says why: replaced (4001), removed (4002), disabled (4003), reset (4004), a stop (1001), a malformed message (1008), gone without a close (1006).
+      log.info({ client: client.id, listener: name, code, ...(reason.length > 0 ? { reason: reason.toString() } : {}) }, 'listener disconnected');
       if (!this.closed) void listeners.seen(client.id, endpointId).catch(() => undefined);
     });
   }

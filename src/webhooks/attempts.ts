@@ -127,7 +127,9 @@ export class DeliveryAttempts {
           if (tries > 0 && found.attempts.some((a) => a.at === made.at && a.webhook_timestamp === made.webhook_timestamp && a.duration_ms === made.duration_ms)) return found;
           const attempt: Attempt = { ...outcome, n: found.attempts.length + 1 };
           const current = await tx.deliveries.update({ ...found, attempts: [...found.attempts, attempt] });
-          this.deps.logger.info({ client: current.client_id, delivery: id, event: current.event, attempt: attempt.n, status: attempt.status_code, ms: attempt.duration_ms, error: attempt.error }, 'webhook attempt');
+          // The endpoint by its id (a URL may carry a partner's credentials), and the copy a chaos made, which is not a failure of the delivery.
+          const shown = { endpoint: endpointOf(current), ...(attempt.chaos ? { chaos: attempt.chaos } : {}) };
+          this.deps.logger.info({ client: current.client_id, delivery: id, event: current.event, ...shown, attempt: attempt.n, status: attempt.status_code, ms: attempt.duration_ms, error: attempt.error }, 'webhook attempt');
           return decide(tx, current);
         });
       } catch (error) {
@@ -192,6 +194,7 @@ export class DeliveryAttempts {
   async gone(tx: Repositories, delivery: Stored<Delivery>, at: number): Promise<Stored<Delivery>> {
     const reason = `the receiver answered 410 Gone at ${new Date(at).toISOString()}`;
     await this.deps.endpoints.disable(tx, delivery.client_id, reason, at, endpointOf(delivery));
+    this.deps.logger.warn({ client: delivery.client_id, endpoint: endpointOf(delivery), delivery: delivery.id }, 'webhook endpoint disabled: its receiver answered 410 Gone (PUT /__sandbox/webhook or PATCH its endpoint with {"enabled": true} enables it again)');
     return this.finished(tx, delivery, 'failed', 'HTTP 410 Gone: endpoint disabled');
   }
 

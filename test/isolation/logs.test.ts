@@ -54,6 +54,8 @@ describe('logs at --log-level debug', () => {
     expect(attempts.length).toBeGreaterThanOrEqual(3);
     expect(new Set(attempts.map((a) => a.client))).toEqual(new Set([attempts[0]!.client]));
     expect(attempts[0]!.client).toMatch(/^client_[0-9a-f]{12}$/);
+    // The endpoint by its id, never its URL (which may carry a partner's credentials).
+    expect(attempts.every((a) => (a as { endpoint?: string }).endpoint === 'default')).toBe(true);
   });
 
   it('cut a path to 512 characters, saying how long it was (anyone, with no token, wrote 16 MB of log a second with 15 KB paths)', () => {

@@ -329,6 +329,7 @@ describe('GET /__sandbox/listen: who may listen, and bad input', () => {
   });
 
   it('a newer connection under the same name replaces the older one (4001); a reset closes it to connect again (4004), a delete for good (4002)', async () => {
+    const info = vi.spyOn(sandbox.services.logger, 'info');
     const first = await listen();
     const second = await listen();
     expect(await first.closed).toBe(4001);
@@ -340,6 +341,11 @@ describe('GET /__sandbox/listen: who may listen, and bad input', () => {
     expect(again.ready.endpoint_id).not.toBe(second.ready.endpoint_id);
     expect((await call('DELETE', `/__sandbox/webhooks/endpoints/${again.ready.endpoint_id}`)).status).toBe(200);
     expect(await again.closed).toBe(4002);
+    // The log says why each went.
+    await until('three disconnections logged', () => info.mock.calls.filter(([, msg]) => msg === 'listener disconnected').length >= 3);
+    const gone = info.mock.calls.filter(([, msg]) => msg === 'listener disconnected').map(([fields]) => (fields as { code: number; reason?: string }));
+    expect(gone.map((g) => g.code)).toEqual([4001, 4004, 4002]);
+    expect(gone[0]!.reason).toMatch(/^replaced by a newer connection/);
   });
 
   it('a listen process that reconnects after a newer one took its name gives way (409), and the newer one\'s own reconnect is let in', async () => {

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { TestSandbox } from '../support/sandbox.js';
 import { downPort, Receiver } from './receiver.js';
 import { createOrders, deliveries, startWebhookSandbox, stopWebhookSandbox, webhookSandbox } from './support.js';
@@ -202,8 +202,10 @@ describe('webhook retries on the sandbox clock', () => {
 
   it('disables the endpoint on 410 Gone, pauses later deliveries, and resumes them on PUT /__sandbox/webhook', async () => {
     receiver.respond = () => ({ status: 410 });
+    const warn = vi.spyOn(sandbox.services.logger, 'warn');
     await createOrders(sandbox, 1);
     await sandbox.advance(AWB_DELAY);
+    expect(warn).toHaveBeenCalledWith(expect.objectContaining({ client: 'client-a', endpoint: 'default' }), expect.stringMatching(/^webhook endpoint disabled: its receiver answered 410 Gone/));
     const endpoint = await sandbox.call('GET', '/__sandbox/webhook');
     expect(endpoint.body).toMatchObject({ state: 'disabled', enabled: false, disabled_reason: expect.stringContaining('410') });
     let [gone] = await deliveries(sandbox);
