@@ -214,6 +214,16 @@ describe('Prefer, the finer points', () => {
     expect(res.body.errors[0].field).toBe(field);
   });
 
+  it.each([
+    ['?__example=bogus with Prefer: dynamic=true', '?__example=bogus', { Prefer: 'dynamic=true' }, 'query.__example'],
+    ['?__example=notFound with Prefer: code=200', '?__example=notFound', { Prefer: 'code=200' }, 'query.__example'],
+    ['?__code=418 with Prefer: example=delivered', '?__code=418', { Prefer: 'example=delivered' }, 'query.__code'],
+  ])('names the query parameter, not the header, for a bad %s (the header has other preferences)', async (_, query, headers, field) => {
+    const res = await sandbox.call('GET', `${TRACK}${query}`, { headers });
+    expect(res.status).toBe(400);
+    expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual([field]);
+  });
+
   it('lets the header win over the query', async () => {
     const res = await sandbox.call('GET', `${TRACK}?__code=400`, { headers: { Prefer: 'code=404' } });
     expect(res.status).toBe(404);

@@ -64,7 +64,8 @@ export function parsePreference(input: OperationInput): Preference {
   return preference;
 }
 
-const preferField = (input: OperationInput, query: string): string => (input.headers.prefer ? 'header.prefer' : `query.${query}`);
+/** The field a preference came from: the header when it has that preference (it wins), else the query. */
+const preferField = (input: OperationInput, name: 'code' | 'example'): string => (parsePreferHeader(input.headers.prefer)[name] !== undefined ? 'header.prefer' : `query.${QUERY[name]}`);
 
 /** The names of the examples each documented status offers, from Prism's model of the operation. */
 function examplesByStatus(operation: PrismOperation): Map<number, string[]> {
@@ -89,7 +90,7 @@ function checkedChoice(operation: PrismOperation, input: OperationInput, prefere
   const operationId = input.operation.operationId;
   if (preference.code !== undefined && !codes.includes(preference.code)) {
     throw new RuleViolation(
-      [{ field: preferField(input, QUERY.code), message: `code must be one of: ${codes.join(', ')}` }],
+      [{ field: preferField(input, 'code'), message: `code must be one of: ${codes.join(', ')}` }],
       `Status ${preference.code} is not documented for ${operationId}; the spec documents ${codes.join(', ')}.`,
     );
   }
@@ -101,7 +102,7 @@ function checkedChoice(operation: PrismOperation, input: OperationInput, prefere
   if (status !== undefined) return { status };
   const known = candidates.flatMap((c) => (examples.get(c) ?? []).map((n) => `${n} (${c})`));
   throw new RuleViolation(
-    [{ field: preferField(input, QUERY.example), message: known.length > 0 ? `example must be one of: ${known.join(', ')}` : 'there is no named example to choose from' }],
+    [{ field: preferField(input, 'example'), message: known.length > 0 ? `example must be one of: ${known.join(', ')}` : 'there is no named example to choose from' }],
     `No example "${wanted}" is documented for ${operationId}${preference.code ? ` with status ${preference.code}` : ''}.`,
   );
 }
