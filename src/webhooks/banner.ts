@@ -15,6 +15,6 @@ export async function webhookBannerLine(endpoints: WebhookEndpoints, client: Cli
   const secret =
     endpoint.secret_source !== 'generated' ? `${endpoint.secret_source === 'runtime' ? 'set through the API' : 'configured'} (not shown)`
     : showGenerated ? endpoint.secret
-    : 'generated (the client reads it with GET /__sandbox/webhook)';
+    : 'generated once, kept in the store (the client reads it with GET /__sandbox/webhook)';
   return `  webhook: ${url}${endpoint.enabled ? '' : ' (disabled)'}  secret: ${secret}  (client ${client.id})`;
 }
