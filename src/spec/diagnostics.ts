@@ -9,6 +9,7 @@ const PATTERN_MESSAGES: Record<string, string> = {
   '^-?(90(\\.0+)?|[0-8]?[0-9](\\.[0-9]+)?)$': 'must be decimal degrees from -90 to 90 as text, for example "-6.2297"',
   '^-?(180(\\.0+)?|(1[0-7][0-9]|0?[0-9]{1,2})(\\.[0-9]+)?)$': 'must be decimal degrees from -180 to 180 as text, for example "106.8531"',
   '^[A-Za-z0-9-]+$': 'must be letters, digits and dashes only',
+  '^[hH][tT][tT][pP][sS]?://': 'must start with http:// or https:// (nothing before it, a space included)',
   '^whsec_(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$': domainMessages.webhookSecret,
 };
 
@@ -80,6 +81,8 @@ function messageOf(error: ErrorObject, parameter: boolean, data: unknown): strin
       return `must be one of: ${(p.allowedValues as unknown[]).map(String).join(', ')}`;
     case 'additionalProperties':
       return 'is not a known field';
+    case 'format':
+      return p.format === 'uri' ? 'must be an absolute URL with no spaces in it (a host of other than ASCII letters in its punycode form, xn--…)' : (error.message ?? 'is not valid');
     default:
       return error.message ?? 'is not valid';
   }

@@ -37,7 +37,7 @@ export const webhookMessages = {
   /** The 400's summary: a URL no policy admits (its scheme, credentials or port 0) is told so, not sent to the operator's policy. */
   targetPolicy: (refusal: Refusal) =>
     ['scheme', 'credentials', 'port'].includes(refusal.rule)
-      ? 'The webhook URL cannot be sent to under any webhook target policy: use an absolute http(s) URL without credentials, on a port other than 0.'
+      ? 'The webhook URL cannot be sent to under any webhook target policy: use an absolute http(s) URL without credentials, on a port from 1 to 65535.'
       : 'The webhook URL is refused by the sandbox\'s webhook target policy (--webhook-targets): use a public http(s) URL without credentials, or one the operator allows.',
   tooManyEndpoints: (max: number, listeners: number) =>
     `This client already has ${max} endpoints besides its default one, the most it may have${listeners > 0 ? `, ${listeners} of them listeners (kept for --listener-expiry after their listen stops)` : ''}; delete one first (DELETE /__sandbox/webhooks/endpoints/{endpoint_id}).`,

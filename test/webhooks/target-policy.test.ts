@@ -228,6 +228,18 @@ describe('--webhook-targets any (the default)', () => {
       expect(res.body).toMatchObject({ message: expect.stringContaining('under any webhook target policy') });
       expect(res.body.message).not.toContain('one the operator allows');
     }
+    expect((await setUrl(sandbox, 'http://127.0.0.1:99999/hooks')).body.message).toContain('on a port from 1 to 65535');
+  });
+
+  it.each([
+    ['a trailing space', 'http://127.0.0.1:3000/hooks ', 'must be an absolute URL with no spaces in it'],
+    ['a host of other than ASCII letters', 'http://ünïcode.test/x', 'in its punycode form, xn--'],
+    ['a leading space', ' http://127.0.0.1:3000/hooks', 'must start with http:// or https:// (nothing before it, a space included)'],
+  ])('says what is wrong with a URL of %s, in words rather than the schema', async (_what, url, message) => {
+    sandbox = await testSandbox();
+    const res = await setUrl(sandbox, url);
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toContainEqual({ field: 'url', message: expect.stringContaining(message) });
   });
 });
 
