@@ -32,4 +32,6 @@ export const faultMessages = {
     'must be "Bearer <token>" with one of this client\'s tokens (or an admin token acting for it): a request with any other is not this client\'s, so no request would meet it',
   adminTokenShown: 'holds an admin token, which this client\'s tokens would read in the rule: fault an admin\'s requests by "Authorization: Bearer <admin token>", which the rule shows as [an admin token]',
   badBodyPath: 'each key must be a field path such as items[0].cod',
+  refusedBodyValue: (operations: readonly string[], problem: string): string =>
+    `a request of ${operations.join(', ')} with this value is answered 400 (${problem}) before any fault rule applies: match a value the API takes`,
 } as const;

@@ -1,5 +1,6 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import contentType from 'content-type';
+import { refusedBodyValues } from './body-probe.js';
 import { BODY_ENCODINGS, isTakenContentType, RuleViolation, globProblem, isFieldPath, operationsMeeting, retryAfterMs, unmatchableCriteria, unreadHeader, type FieldError, type MatchableOperation } from '../shared/index.js';
 import { faultMessages } from './messages.js';
 import type { FaultAction, FaultRuleInput } from '../records/index.js';
@@ -158,8 +159,15 @@ export function checkRule(input: FaultRuleInput, operations: readonly MatchableO
   if (meeting.length > 0 && meeting.every((op) => op.body === 'none')) {
     errors.push({ field: 'match.body', message: faultMessages.noBody(meeting.map((op) => op.operationId)) });
   }
-  for (const key of Object.keys(input.match?.body ?? {})) {
+  const body = input.match?.body ?? {};
+  for (const key of Object.keys(body)) {
     if (!isFieldPath(key)) errors.push({ field: `match.body.${key}`, message: faultMessages.badBodyPath });
+  }
+  // Values no request that passes validation has there (validation runs before any rule).
+  if (unmatchable.length === 0 && Object.keys(body).length > 0 && Object.keys(body).every(isFieldPath)) {
+    for (const refused of refusedBodyValues(body, operationsMeeting(criteria, operations))) {
+      errors.push({ field: `match.body.${refused.path}`, message: faultMessages.refusedBodyValue(refused.operations, refused.problem) });
+    }
   }
   // Headers whose requests the sandbox answers itself (a 415, a 417, a 413, a 400) before any rule applies.
   if (unmatchable.length === 0) errors.push(...refusedHeaders(input.match?.headers ?? {}, () => operationsMeeting(criteria, operations), limits));

@@ -80,6 +80,9 @@ describe('POST /__sandbox/faults', () => {
     ['a path whose AWB glob needs a character no AWB has', { match: { path: '/v1/order/tracking/.*' }, action: fail400 }, 'match.path'],
     ['a GET of /v1/order/cancel (no order number: a path of POST only)', { match: { method: 'GET', path: '/v1/order/cancel' }, action: fail400 }, 'match.method'],
     ['a body criterion of a tracking read (a GET has no body)', { match: { operation_id: 'trackOrder', body: { courier_code: 'jne' } }, action: fail400 }, 'match.body'],
+    // Validation runs before any rule: a create whose cod is a number is answered 400 first.
+    ['a body value the spec refuses (a number where text is wanted)', { match: { operation_id: 'createOrder', body: { 'items[0].cod': 0 } }, action: fail400 }, 'match.body.items[0].cod'],
+    ['a whole item without the fields an item must have', { match: { operation_id: 'createOrder', body: { 'items[0]': { cod: '0' } } }, action: fail400 }, 'match.body.items[0]'],
     // A create in text/plain is answered 415 (or 400 without a body) before any rule applies: such a rule never fired.
     ['a create whose Content-Type is text/plain', { match: { operation_id: 'createOrder', headers: { 'Content-Type': 'text/plain' } }, action: fail400 }, 'match.headers.Content-Type'],
     ['a create whose JSON is in UTF-16', { match: { method: 'POST', path: '/v1/order', headers: { 'content-type': 'application/json; charset=utf-16le' } }, action: fail400 }, 'match.headers.content-type'],
@@ -241,6 +244,18 @@ describe('GET and DELETE /__sandbox/faults', () => {
 });
 
 describe('a rule whose match no request of the spec can meet', () => {
+  it("says of a body value the spec refuses what a request with it gets, naming the operations; and takes a value a valid request may have", async () => {
+    const refused = await sandbox.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'createOrder', body: { 'items[0].cod': 0, courier_code: 'jne' } }, action: fail400 } });
+    expect(refused.body.errors).toEqual([{ field: 'match.body.items[0].cod', message: expect.stringMatching(/^a request of createOrder with this value is answered 400 \(must be a JSON string.*\) before any fault rule applies/) }]);
+    // A field the spec does not name is taken as sent (the API does not refuse unknown fields), and so may be matched.
+    for (const body of [{ 'items[0].cod': '0' }, { 'items[0].note_to_self': 'x' }, JSON.parse('{"__proto__": 1}')]) {
+      expect((await sandbox.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'createOrder', body }, action: fail400 } })).status).toBe(201);
+    }
+    // With no operation named, it is refused only if every operation that takes a body refuses it: a cancel's body has no items to hold it to text.
+    expect((await sandbox.call('POST', '/__sandbox/faults', { body: { match: { body: { 'items[0].cod': 0 } }, action: fail400 } })).status).toBe(201);
+  });
+
+
   it('says why, naming the field and what it may be', async () => {
     const wrongCase = await sandbox.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'createorder' }, action: fail400 } });
     expect(wrongCase.body.errors).toEqual([{ field: 'match.operation_id', message: expect.stringMatching(/^is not an operation of the provider spec \(letter case counts: createOrder\); use one of .*createOrder.*trackOrder/) }]);

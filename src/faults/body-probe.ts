@@ -1,0 +1,71 @@
+import type { FieldError, MatchableOperation } from '../shared/index.js';
+
+/** The highest array index a probe builds up to: a body criterion past it is not checked against the spec. */
+const PROBE_MAX_INDEX = 1_000;
+
+/** The steps of a field path: names and indexes (`items[0].cod`: items, 0, cod). */
+const stepsOf = (path: string): Array<string | number> => [...path.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map(([, name, index]) => name ?? Number(index));
+
+/** Sets an own property, so that a name such as `__proto__` is a field, not the prototype. */
+const put = (node: Record<string, unknown> | unknown[], key: string | number, value: unknown): void => void Object.defineProperty(node, key, { value, enumerable: true, writable: true, configurable: true });
+
+/**
+ * A JSON body holding each criterion's value at its field path, the entries of an array
+ * before an index left as empty objects; undefined when two criteria cross (one's value is
+ * where the other goes on into) or an index is past PROBE_MAX_INDEX.
+ */
+export function probeBody(criteria: Record<string, unknown>): Record<string, unknown> | undefined {
+  const root: Record<string, unknown> = {};
+  // The criteria's own values, copied: the probe never changes a rule's match, and no other criterion goes into one.
+  const values = new Set<unknown>();
+  for (const [path, value] of Object.entries(criteria)) {
+    const steps = stepsOf(path);
+    let node: Record<string, unknown> | unknown[] = root;
+    for (const [i, step] of steps.entries()) {
+      if (typeof step === 'number' && (!Array.isArray(node) || step > PROBE_MAX_INDEX)) return undefined;
+      if (typeof step === 'string' && Array.isArray(node)) return undefined;
+      const held = Object.hasOwn(node, step) ? (node as Record<string | number, unknown>)[step] : undefined;
+      if (i === steps.length - 1) {
+        if (held !== undefined) return undefined;
+        const copy = structuredClone(value);
+        values.add(copy);
+        put(node, step, copy);
+        break;
+      }
+      const next = steps[i + 1]!;
+      if (held === undefined) {
+        if (Array.isArray(node)) for (let k = node.length; k < (step as number); k += 1) node.push({});
+        put(node, step, typeof next === 'number' ? [] : {});
+      } else if (values.has(held) || typeof held !== 'object' || held === null || Array.isArray(held) !== (typeof next === 'number')) return undefined;
+      node = (node as Record<string | number, unknown>)[step] as Record<string, unknown> | unknown[];
+    }
+  }
+  return root;
+}
+
+/** An operation whose body the spec validates (CompiledOperation has this). */
+type Validated = MatchableOperation & { validateBody?(body: unknown): FieldError[] };
+
+/**
+ * The body criteria no request of `operations` that passes validation can meet, each with
+ * the spec's word for why (a number where text is wanted, a field the body does not have):
+ * validation runs before any rule, so such a request is a 400 first. A criterion is named
+ * only when every operation that takes a body refuses it.
+ */
+export function refusedBodyValues(criteria: Record<string, unknown>, operations: readonly Validated[]): Array<{ path: string; problem: string; operations: string[] }> {
+  const checked = operations.filter((op) => op.body !== 'none' && op.validateBody !== undefined);
+  const probe = checked.length > 0 ? probeBody(criteria) : undefined;
+  if (probe === undefined) return [];
+  const refusals = new Map<string, { problem: string; operations: string[] }>();
+  for (const [n, op] of checked.entries()) {
+    const problems = op.validateBody!(probe);
+    for (const path of Object.keys(criteria)) {
+      const within = problems.find((p) => p.field === path || p.field.startsWith(`${path}.`) || p.field.startsWith(`${path}[`));
+      const refused = refusals.get(path);
+      if (!within) refusals.delete(path);
+      else if (n === 0) refusals.set(path, { problem: `${within.field === path ? '' : `${within.field} `}${within.message}`, operations: [op.operationId] });
+      else refused?.operations.push(op.operationId);
+    }
+  }
+  return [...refusals].map(([path, refusal]) => ({ path, ...refusal }));
+}
