@@ -74,12 +74,14 @@ function secretOf(patch: EndpointPatch, clientId: string, id: string, _seed: str
   return patch.rotate_secret ? makeSecret(`${clientId}:${id}`) : undefined;
 }
 
+/** The 400 of a URL given to a listener endpoint. */
+export const listenerTakesNoUrl = (): RuleViolation =>
+  new RuleViolation([{ field: 'url', message: 'a listener endpoint has no URL: its deliveries go to its listen session' }], 'A listener endpoint takes no URL; add a URL endpoint instead.');
+
 /** An extra endpoint with the patch applied. */
 export function patchedEndpoint(endpoint: ExtraEndpoint, patch: EndpointPatch, clientId: string, seed: string | undefined, at: number): ExtraEndpoint {
   // A listener's target is its name: its deliveries go through its `listen` session, which a URL would silently cut off.
-  if (endpoint.target.type === 'listener' && patch.url !== undefined) {
-    throw new RuleViolation([{ field: 'url', message: 'a listener endpoint has no URL: its deliveries go to its listen session' }], 'A listener endpoint takes no URL; add a URL endpoint instead.');
-  }
+  if (endpoint.target.type === 'listener' && patch.url !== undefined) throw listenerTakesNoUrl();
   checkTakesSome(patch.events);
   const secret = secretOf(patch, clientId, endpoint.id, seed, at);
   return {

@@ -4,7 +4,7 @@ export { webhookBannerLine } from './banner.js';
 export { chaosHeaderModes, unknownChaos } from './chaos.js';
 export type { AttemptObserver } from './deps.js';
 export { RESUME_SLICE, WebhookDispatcher } from './dispatcher.js';
-export { DISABLED_BY_API, MAX_ENDPOINTS } from './endpoint-change.js';
+export { DISABLED_BY_API, listenerTakesNoUrl, MAX_ENDPOINTS } from './endpoint-change.js';
 export type { EndpointInput, EndpointPatch } from './endpoint-change.js';
 export { WebhookEndpoints, admits, endpointOf } from './endpoints.js';
 export type { Endpoint } from './endpoints.js';

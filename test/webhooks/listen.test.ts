@@ -205,6 +205,10 @@ describe('GET /__sandbox/listen: who may listen, and bad input', () => {
     const res = await call('PATCH', `/__sandbox/webhooks/endpoints/${session.ready.endpoint_id}`, TOKEN_A, { url: 'https://example.com/hooks' });
     expect(res.status).toBe(400);
     expect(res.body.errors).toEqual([expect.objectContaining({ field: 'url' })]);
+    // A URL the target policy (public here) would refuse is told the same: a listener takes none, whatever the URL.
+    const loopback = await call('PATCH', `/__sandbox/webhooks/endpoints/${session.ready.endpoint_id}`, TOKEN_A, { url: 'http://127.0.0.1:3000/hooks' });
+    expect(loopback.status).toBe(400);
+    expect(loopback.body).toMatchObject({ message: 'A listener endpoint takes no URL; add a URL endpoint instead.', errors: [{ field: 'url', message: expect.stringContaining('its listen session') }] });
     const endpoint = (await call('GET', `/__sandbox/webhooks/endpoints/${session.ready.endpoint_id}`)).body;
     expect(endpoint).toMatchObject({ listener: 'laptop', url: null });
     expect(session.closeCode).toBeUndefined();

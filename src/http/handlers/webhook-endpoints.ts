@@ -1,6 +1,6 @@
 import { Conflict, NotFound, RuleViolation } from '../../shared/index.js';
 import { clientOf, json, type HandlerMap, type OperationInput } from '../handler.js';
-import { RESUME_SLICE, takesDeliveries, webhookMessages, isSecret, webhookEndpointView, type EndpointPatch } from '../../webhooks/index.js';
+import { listenerTakesNoUrl, RESUME_SLICE, takesDeliveries, webhookMessages, isSecret, webhookEndpointView, type EndpointPatch } from '../../webhooks/index.js';
 import type { Endpoint } from '../../webhooks/index.js';
 import { DEFAULT_ENDPOINT, SANDBOX_EVENT_TYPES, type FieldError } from '../../records/index.js';
 import type { Clocks } from '../../clock/index.js';
@@ -83,6 +83,8 @@ export function webhookEndpointHandlers({ clock, endpoints, settings, dispatcher
       const client = clientOf(input);
       const id = idOf(input);
       const body = input.body as EndpointBody;
+      // A URL for a listener endpoint is refused as such, whatever the target policy would say of it.
+      if (body.url !== undefined && (await endpoints.get(client, id))?.listener != null) throw listenerTakesNoUrl();
       check(body, targets);
       // The default endpoint set or enabled again takes its held deliveries, as PUT /__sandbox/webhook does.
       const resumes = id === DEFAULT_ENDPOINT && (body.url !== undefined || body.enabled === true);
