@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { clientIdValue, clientProgram, nonEmpty, parseFlags, required, timeoutOption, tokenValue } from './flags.js';
-import { callerHeaders, failure, isRecord, jsonOf, notASandbox, withDeadline, type Answer } from './exchange.js';
+import { callerHeaders, failure, isRecord, jsonOf, NoAnswer, notASandbox, withDeadline, type Answer } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl, sandboxUrl } from './url.js';
 import { refusal } from './refusal.js';
@@ -87,7 +87,9 @@ export async function executeTrigger(event: string, options: TriggerCommand, out
   try {
     res = await send(sandboxUrl(options.url, '/__sandbox/events/trigger'), { method: 'POST', headers, body: JSON.stringify(body) });
   } catch (error) {
-    err(`shipping-sandbox trigger: ${failure(error)}\n`);
+    // The request was sent: the sandbox may have fired the event and be still waiting for its first attempts.
+    const fired = error instanceof NoAnswer ? `; the event may have fired all the same: look for it with \`shipping-sandbox deliveries list${options.order === undefined ? '' : ` --order-no ${options.order}`}\` before triggering it again` : '';
+    err(`shipping-sandbox trigger: ${failure(error)}${fired}\n`);
     return 2;
   }
   if (!res.ok) {

@@ -117,7 +117,7 @@ describe('shipping-sandbox trigger --timeout', () => {
     const silent = await heldServer();
     try {
       const { code, stdout, stderr, ms } = await timed((out, err) => runTrigger(['awb.generated', '--url', silent.url, '--token', TOKEN, '--timeout', '200ms'], out, err));
-      expect({ code, stdout, stderr }).toEqual({ code: 2, stdout: '', stderr: `shipping-sandbox trigger: no answer from ${silent.url} within 200ms\n` });
+      expect({ code, stdout, stderr }).toEqual({ code: 2, stdout: '', stderr: `shipping-sandbox trigger: no answer from ${silent.url} within 200ms; the event may have fired all the same: look for it with \`shipping-sandbox deliveries list\` before triggering it again\n` });
       expect(silent.requests).toEqual(['POST /__sandbox/events/trigger']);
       expect(ms).toBeGreaterThan(150);
       expect(ms).toBeLessThan(2000);
@@ -133,7 +133,7 @@ describe('shipping-sandbox trigger --timeout', () => {
     });
     try {
       const { code, stderr, ms } = await timed((out, err) => runTrigger(['awb.generated', '--url', dribbling.url, '--token', TOKEN, '--timeout', '200ms'], out, err));
-      expect({ code, stderr }).toEqual({ code: 2, stderr: `shipping-sandbox trigger: no answer from ${dribbling.url} within 200ms\n` });
+      expect({ code, stderr }).toEqual({ code: 2, stderr: `shipping-sandbox trigger: no answer from ${dribbling.url} within 200ms; the event may have fired all the same: look for it with \`shipping-sandbox deliveries list\` before triggering it again\n` });
       expect(ms).toBeLessThan(2000);
     } finally {
       await dribbling.close();
