@@ -109,7 +109,7 @@ const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
  * // ID        CREATED                   EVENT          ORDER_NO      ENDPOINT  STATUS     ATTEMPTS  LAST ATTEMPT
  * // msg_2f…   2026-05-01T10:01:00.000Z  awb.generated  512345678901  default   delivered  1         200
  */
-export function deliveryTable(deliveries: ListedDelivery[], listeners: ReadonlyMap<string, string> = new Map()): string[] {
+export function deliveryTable(deliveries: ListedDelivery[], listeners: ReadonlyMap<string, string> | null = new Map()): string[] {
   const rows = [
     ['ID', 'CREATED', 'EVENT', 'ORDER_NO', 'ENDPOINT', 'STATUS', 'ATTEMPTS', 'LAST ATTEMPT'],
     ...deliveries.map((d) => [d.id, d.created_at, d.event, d.order_no ?? '-', endpointLabel(d, listeners), d.status, String(d.attempts.length), lastOutcome(d)]),
@@ -121,9 +121,12 @@ export function deliveryTable(deliveries: ListedDelivery[], listeners: ReadonlyM
 /**
  * How a delivery's endpoint is printed: `default`, an endpoint's id, or a listener's
  * endpoint as `listener:NAME` (from `listeners`, its id → its name, or from where its
- * attempts went); a removed listener's keeps its id beside, for --endpoint.
+ * attempts went); a removed listener's keeps its id beside, for --endpoint. `listeners` is
+ * null when the client's endpoint list could not be read: every endpoint is then its id
+ * alone, as nothing is known of which listeners are live.
  */
-export function endpointLabel(d: { endpoint_id: string; attempts: ReadonlyArray<{ url?: string }> }, listeners: ReadonlyMap<string, string>): string {
+export function endpointLabel(d: { endpoint_id: string; attempts: ReadonlyArray<{ url?: string }> }, listeners: ReadonlyMap<string, string> | null): string {
+  if (listeners === null) return d.endpoint_id;
   const name = listeners.get(d.endpoint_id);
   if (name !== undefined) return listenerTarget(name);
   const target = d.attempts.find((attempt) => attempt.url?.startsWith(LISTENER_PREFIX))?.url;
@@ -143,7 +146,7 @@ function filters(options: ListCommand, endpointId = options.endpoint): Array<{ f
 
 type Send = ReturnType<typeof withDeadline>;
 type Refused = { status: number; text: string };
-type Gathered = { total: number; deliveries: ListedDelivery[]; listeners: ReadonlyMap<string, string> | undefined };
+type Gathered = { total: number; deliveries: ListedDelivery[]; listeners: ReadonlyMap<string, string> | null };
 
 /** The client's listener endpoints (`GET /__sandbox/webhooks/endpoints`): each one's id → its listener's name. */
 export async function listenersOf(url: string, headers: Record<string, string>, send: Send): Promise<Refused | Map<string, string>> {
@@ -162,7 +165,7 @@ export async function listenersOf(url: string, headers: Record<string, string>, 
  */
 async function gather(options: ListCommand, headers: Record<string, string>): Promise<Refused | { unknown: string; names: string[] } | Gathered> {
   const send = withDeadline(options.timeout);
-  let listeners: Map<string, string> | undefined;
+  let listeners: Map<string, string> | null = null;
   let endpointId = options.endpoint;
   if (endpointId !== undefined && !ENDPOINT_ID.test(endpointId)) {
     const found = await listenersOf(options.url, headers, send);
@@ -189,7 +192,7 @@ async function gather(options: ListCommand, headers: Record<string, string>): Pr
     deliveries.push(...page.deliveries.slice(0, options.limit - deliveries.length));
     cursor = page.deliveries.length > 0 ? page.next_cursor : null;
   } while (cursor !== null && deliveries.length < options.limit);
-  if (listeners === undefined && !options.json && deliveries.some((d) => d.endpoint_id !== DEFAULT_ENDPOINT)) {
+  if (listeners === null && !options.json && deliveries.some((d) => d.endpoint_id !== DEFAULT_ENDPOINT)) {
     // Only to name listener endpoints in the table: without the list, their ids are shown.
     const found = await listenersOf(options.url, headers, send).catch(() => undefined);
     if (found instanceof Map) listeners = found;

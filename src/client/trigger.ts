@@ -48,15 +48,30 @@ export function triggerProgram(name = 'shipping-sandbox trigger'): Command {
     .option('--json', "print the sandbox's answer as JSON");
 }
 
-/** The lines printed for an answer: the order, each delivery with its endpoint (`listeners`: a listener endpoint's id → its name), the outcome. */
-export function triggerLines(answer: TriggerAnswer, listeners: ReadonlyMap<string, string> = new Map()): string[] {
+/**
+ * The lines printed for an answer: the order, each delivery with its endpoint (`listeners`: a
+ * listener endpoint's id → its name; null when the endpoint list could not be read, see
+ * endpointLabel) and why it stands as it does, the outcome.
+ */
+export function triggerLines(answer: TriggerAnswer, listeners: ReadonlyMap<string, string> | null = new Map()): string[] {
   const { order } = answer;
   return [
     `order     ${order.order_no}  ${order.status}  scenario ${order.scenario}  AWB ${order.awb ?? '-'}  ${order.history.length} tracking entries`,
-    ...answer.deliveries.map((d) => `delivery  ${d.id}  ${d.event}  to ${endpointLabel(d, listeners)}  ${d.status}${d.last_error ? `  (${d.last_error})` : ''}`),
+    ...answer.deliveries.map((d) => {
+      const why = d.last_error ?? (d.status === 'queued' ? notEnded(listeners?.has(d.endpoint_id) === true) : null);
+      return `delivery  ${d.id}  ${d.event}  to ${endpointLabel(d, listeners)}  ${d.status}${why ? `  (${why})` : ''}`;
+    }),
     `outcome   ${answer.outcome ?? 'no webhook'}`,
   ];
 }
+
+/**
+ * Why a delivery is `queued` with no error: its attempt had not ended when the sandbox
+ * answered (the answer waits a bounded time; a listener's attempt may end after it, as the
+ * sandbox waits a little longer than the webhook timeout for a listener's answer).
+ */
+const notEnded = (toListener: boolean): string =>
+  `${toListener ? "still waiting for the listener's answer" : 'its attempt had not ended'} when the sandbox answered; \`shipping-sandbox deliveries list\` shows how it ends`;
 
 /** Triggers the event, prints what it made, and returns the exit code: 0; 1 when the sandbox refused (an unknown event, scenario or step, an order it cannot take there); 2 for a bad flag (tracking.step without --to-step among them) or when the sandbox cannot be reached or has not answered within --timeout. */
 export async function runTrigger(argv: string[], out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -109,10 +124,27 @@ export async function executeTrigger(event: string, options: TriggerCommand, out
     out(`${res.text}\n`);
     return 0;
   }
-  // A listener's endpoint is named by its listener, as in `deliveries list`; without the list, by its id.
-  const listeners = answer.deliveries.some((d) => d.endpoint_id !== DEFAULT_ENDPOINT) ? await listenersOf(options.url, headers, send).catch(() => undefined) : undefined;
-  out(`${triggerLines(answer, listeners instanceof Map ? listeners : undefined).join('\n')}\n`);
+  const listeners = answer.deliveries.some((d) => d.endpoint_id !== DEFAULT_ENDPOINT) ? await endpointNames(options.url, headers, send, err) : new Map<string, string>();
+  out(`${triggerLines(answer, listeners).join('\n')}\n`);
   return 0;
+}
+
+/**
+ * The client's listener endpoints, to name them as `deliveries list` does; null, said on
+ * stderr, when the list cannot be read: the event was fired all the same, and its endpoints
+ * are then shown by id alone.
+ */
+async function endpointNames(url: string, headers: Record<string, string>, send: ReturnType<typeof withDeadline>, err: (text: string) => void): Promise<Map<string, string> | null> {
+  let why: string;
+  try {
+    const found = await listenersOf(url, headers, send);
+    if (found instanceof Map) return found;
+    why = refusal(found.status, found.text);
+  } catch (error) {
+    why = failure(error);
+  }
+  err(`shipping-sandbox trigger: endpoints are shown by id: the list of endpoints could not be read (${why})\n`);
+  return null;
 }
 
 /** Whether a 200's JSON is the trigger's answer, as far as the lines printed read it. */

@@ -283,6 +283,11 @@ describe('deliveryTable', () => {
     expect(deliveryTable([ended, unattempted, sent]).slice(1).map((row) => row.split(/ {2,}/)[4])).toEqual(['listener:laptop (ep_9f2)', 'ep_7c1', 'ep_5d0']);
   });
 
+  it('shows every endpoint by its id alone when the list of endpoints could not be read (null), claiming nothing of its listener', () => {
+    const ended = delivery({ endpoint_id: 'ep_9f2', status: 'delivered', attempts: [{ status_code: 200, error: null, url: 'listener:laptop' }] });
+    expect(deliveryTable([ended, delivery({})], null).slice(1).map((row) => row.split(/ {2,}/)[4])).toEqual(['ep_9f2', 'default']);
+  });
+
   it('shows a ping, which has no order, with a dash for ORDER_NO', () => {
     expect(deliveryTable([delivery({ event: 'ping', order_no: null })])[1]!.split(/ {2,}/)[3]).toBe('-');
   });
