@@ -54,6 +54,9 @@ export function failure(error: unknown): string {
   return `${String(message)} (${readableFailure(cause.message, 'sandbox')})`;
 }
 
+/** Whether a connection failed as an https:// (wss://) URL to a server that speaks plain http fails: OpenSSL reads its answer as a wrong version number. */
+export const isWrongVersion = (error: Error): boolean => (error as NodeJS.ErrnoException).code === 'ERR_SSL_WRONG_VERSION_NUMBER' || /wrong version number/.test(error.message);
+
 /** A body's JSON, or undefined when it is none (a proxy's page): each command then checks the shape it reads. */
 export function jsonOf(text: string): unknown {
   try {

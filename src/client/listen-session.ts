@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import { readableFailure } from '../shared/index.js';
-import { callerHeaders, notASandbox } from './exchange.js';
+import { callerHeaders, isWrongVersion, notASandbox } from './exchange.js';
 import { envelopeOf, refusal } from './refusal.js';
 import { ForwardQueue, forward, isAttempt, notForwarded, type ListenAttempt, type ListenResult } from './forward.js';
 import { sandboxUrl } from './url.js';
@@ -99,6 +99,7 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
     let wasReady = false;
     let opened = false;
     let lastError: string | undefined;
+    let plainHttp = false;
     let silence: NodeJS.Timeout | undefined;
     const heard = () => {
       clearTimeout(silence);
@@ -158,6 +159,7 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
     });
     ws.on('error', (error) => {
       lastError = readableFailure(error.message, 'sandbox');
+      plainHttp ||= isWrongVersion(error);
     });
     const trips = new QuickestTrip();
     const lateBy = (sentAt: unknown): number => (typeof sentAt === 'number' ? trips.lateBy(sentAt, Date.now()) : 0);
@@ -220,7 +222,11 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
     ws.on('close', (code, reason) => {
       const why = reason.toString();
       if (stop.aborted) end({ exit: 0 });
-      else if (FINAL_CLOSE_CODES.has(code)) {
+      else if (plainHttp && !opened && !session.resume) {
+        // Never connected in this run: the URL is wrong, and trying it again changes nothing.
+        io.err(`shipping-sandbox listen: could not connect (${lastError}): the sandbox at --url speaks plain http; use --url ${settings.url.replace(/^https:/i, 'http:')}\n`);
+        end({ exit: 2 });
+      } else if (FINAL_CLOSE_CODES.has(code)) {
         io.err(`shipping-sandbox listen: the sandbox closed the connection (${code}): ${why}\n`);
         end({ exit: 1 });
       } else end({ retry: code === 1006 ? `${opened ? 'connection lost' : 'could not connect'}${lastError ? ` (${lastError})` : ''}` : `the sandbox closed the connection (${code}${why ? `: ${why}` : ''})`, wasReady });
@@ -268,8 +274,10 @@ function pause(ms: number, stop: AbortSignal): Promise<void> {
 
 /**
  * Listens until stopped (exit 0), told off for good (1: a refused opening, replaced by a
- * newer connection under the name, the endpoint removed), reconnecting with backoff after
- * any other end (a drop, the sandbox restarting with 1001, a proxy's 502). Returns the exit code.
+ * newer connection under the name, the endpoint removed), or shown before it ever connected
+ * that --url is no sandbox (2: a page no sandbox gives, an https:// URL to a plain-http
+ * sandbox), reconnecting with backoff after any other end (a drop, the sandbox restarting
+ * with 1001, a proxy's 502). Returns the exit code.
  */
 export async function listen(settings: ListenSettings, io: ListenIo, stop: AbortSignal, tuning: ListenTuning = DEFAULT_TUNING): Promise<number> {
   let tries = 0;

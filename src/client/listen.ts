@@ -50,7 +50,7 @@ export function listenProgram(name = 'shipping-sandbox listen'): Command {
   return clientProgram(name)
     .summary("forward a client's webhooks to a receiver on this machine (runs until Ctrl-C)")
     .description(
-      "Opens an outbound WebSocket to a sandbox as a listener endpoint of your client, and POSTs each webhook attempt to --forward-to with the exact body and signed headers a direct delivery has; the local answer goes back as the attempt's outcome. Prints the endpoint's signing secret once connected and one line per forward; reconnects after a drop. Exits 0 on Ctrl-C, 1 when the sandbox refuses or ends the listener, 2 for a bad flag.",
+      "Opens an outbound WebSocket to a sandbox as a listener endpoint of your client, and POSTs each webhook attempt to --forward-to with the exact body and signed headers a direct delivery has; the local answer goes back as the attempt's outcome. Prints the endpoint's signing secret once connected and one line per forward; reconnects after a drop. Exits 0 on Ctrl-C or SIGTERM; 1 when the sandbox refuses or ends the listener; 2 for a bad flag, no token, or a --url that is no shipping sandbox before the first connection (a page no sandbox gives: \"is it a shipping sandbox?\"; an https:// URL to a sandbox that speaks plain http).",
     )
     .addOption(required(new Option('--url <url>', 'base URL of the sandbox, e.g. https://sandbox.example').argParser(httpUrl('https://sandbox.example'))))
     .addOption(new Option('--token <token>', "the client's bearer token (default: SANDBOX_TOKENS when it holds one); sent in the Authorization header").argParser(tokenValue))
@@ -71,7 +71,8 @@ export async function executeListen(options: ListenCommand, out: (text: string) 
 /**
  * `shipping-sandbox listen` from its arguments: forwards the client's webhooks to
  * --forward-to until `stop` is aborted (0), the sandbox refuses or ends the listener (1),
- * or a flag is wrong (2).
+ * or a flag is wrong, no token is given, or --url shows itself no sandbox before the first
+ * connection (2).
  */
 export async function runListen(argv: string[], out: (text: string) => void, err: (text: string) => void, env: NodeJS.ProcessEnv, stop: AbortSignal, tuning?: ListenTuning): Promise<number> {
   const program = parseFlags(listenProgram(), argv, out, err);
