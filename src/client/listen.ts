@@ -33,7 +33,9 @@ export function defaultName(): string {
 function eventList(value: string, before?: string[]): string[] {
   const events = value.split(',').map((e) => e.trim());
   const hint = `use one or more of ${SANDBOX_EVENT_TYPES.join(', ')}, comma-separated`;
-  if (events.includes('')) throw new InvalidArgumentError(`has an empty event name: ${hint}`);
+  // Said as the other flags' refusals are, after commander's "argument '…' is invalid.": what the value must be.
+  if (value.trim() === '') throw new InvalidArgumentError(`must name at least one event: ${hint}`);
+  if (events.includes('')) throw new InvalidArgumentError(`must not hold an empty event name (a comma too many): ${hint}`);
   const unknown = events.filter((e) => !(SANDBOX_EVENT_TYPES as readonly string[]).includes(e));
   if (unknown.length > 0) throw new InvalidArgumentError(`${unknown.map((e) => `"${e}"`).join(', ')} ${unknown.length === 1 ? 'is not an event' : 'are not events'}: ${hint}`);
   return [...new Set([...(before ?? []), ...events])];
