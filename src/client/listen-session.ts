@@ -5,7 +5,7 @@ import { readableFailure } from '../shared/index.js';
 import { callerHeaders, isWrongVersion, notASandbox } from './exchange.js';
 import { envelopeOf, refusal } from './refusal.js';
 import { ForwardQueue, forward, isAttempt, notForwarded, type ListenAttempt, type ListenResult } from './forward.js';
-import { sandboxUrl } from './url.js';
+import { apiPrefixHint, sandboxUrl } from './url.js';
 
 /** What a listener connects with (flags already checked, see listen.ts). */
 export interface ListenSettings {
@@ -143,12 +143,12 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
           // Before the first session, an answer below 500 with a body no sandbox gives (a gateway's page, another service
           // at --url) is not the sandbox at all: said once, exit 2, as the other commands do, not tried again for ever.
           if (!wasReady && !session.resume && status < 500 && !PASSING_REFUSALS.has(status) && envelopeOf(text) === undefined) {
-            io.err(`shipping-sandbox listen: ${notASandbox(settings.url, status, text.trim() ? `"${text.trim().slice(0, 100)}"` : 'an empty body')}\n`);
+            io.err(`shipping-sandbox listen: ${notASandbox(settings.url, status, text.trim() ? `"${text.trim().slice(0, 100)}"` : 'an empty body')}${apiPrefixHint(settings.url, status)}\n`);
             end({ exit: 2 });
           } else if (status >= 400 && status < 500 && !PASSING_REFUSALS.has(status)) {
             // A 4xx is the sandbox's answer (bad token, read_only, a bad name or filter, too many listeners, a newer listen
             // holds the name): trying again changes nothing; but a 429 (--rate-limit) or 408 passes.
-            io.err(`shipping-sandbox listen: ${refusal(status, text)}\n`);
+            io.err(`shipping-sandbox listen: ${refusal(status, text)}${apiPrefixHint(settings.url, status)}\n`);
             end({ exit: 1 });
           } else end({ retry: refusal(status, text, false), wasReady });
         });

@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import { clientIdValue, clientProgram, nonEmpty, parseFlags, required, timeoutOption, tokenValue } from './flags.js';
 import { callerHeaders, failure, isRecord, jsonOf, NoAnswer, notASandbox, withDeadline, type Answer } from './exchange.js';
 import { tokenFromEnv } from './token.js';
-import { httpUrl, sandboxUrl } from './url.js';
+import { apiPrefixHint, httpUrl, sandboxUrl } from './url.js';
 import { refusal } from './refusal.js';
 import { endpointLabel, listenersOf } from './deliveries-list.js';
 import { DEFAULT_ENDPOINT } from '../records/index.js';
@@ -108,7 +108,7 @@ export async function executeTrigger(event: string, options: TriggerCommand, out
     return 2;
   }
   if (!res.ok) {
-    err(`shipping-sandbox trigger: ${refusal(res.status, res.text)}\n`);
+    err(`shipping-sandbox trigger: ${refusal(res.status, res.text)}${apiPrefixHint(options.url, res.status)}\n`);
     return 1;
   }
   const answer = jsonOf(res.text);

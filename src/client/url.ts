@@ -39,3 +39,19 @@ export function sandboxUrl(base: string | URL, path: string): URL {
   url.hash = '';
   return url;
 }
+
+/**
+ * What a 404 adds when --url ends in `/v1`, the provider API's prefix rather than the
+ * sandbox's base URL (the commands call `/__sandbox/…` under it): the URL to give instead;
+ * '' for any other answer or URL.
+ *
+ * @example apiPrefixHint('http://127.0.0.1:4010/v1', 404) // " (--url is the sandbox's base URL, without /v1: use --url http://127.0.0.1:4010)"
+ */
+export function apiPrefixHint(base: string, status: number): string {
+  const url = new URL(base);
+  if (status !== 404 || !/\/v1\/?$/.test(url.pathname)) return '';
+  url.pathname = url.pathname.replace(/\/v1\/?$/, '');
+  url.search = '';
+  url.hash = '';
+  return ` (--url is the sandbox's base URL, without /v1: use --url ${url.toString().replace(/\/$/, '')})`;
+}
