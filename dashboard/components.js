@@ -65,12 +65,18 @@ export function usePoll(load, deps, ms = 2500, refresh = []) {
   return { data: current ? state.data : null, error: current ? state.error : null, loading: !current || state.loading, reload: () => setTick((t) => t + 1) };
 }
 
-/** Runs an action and keeps its result (message or error) for display. */
+/**
+ * Runs an action and keeps its result (message or error) for display. A new run drops
+ * the last result at once; so does `clear`, for a submit the browser refused to send
+ * (a form's `onInvalidCapture`), so no earlier error reads as this one's.
+ */
 export function useAction() {
   const [result, setResult] = useState(null);
   const [busy, setBusy] = useState(false);
+  const clear = () => setResult(null);
   const run = async (action) => {
     setBusy(true);
+    setResult(null);
     try {
       setResult({ message: await action() });
     } catch (error) {
@@ -79,7 +85,7 @@ export function useAction() {
       setBusy(false);
     }
   };
-  return { result, busy, run };
+  return { result, busy, run, clear };
 }
 
 /** An ISO time as the sandbox clock shows it (UTC, to the second). */

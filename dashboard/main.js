@@ -41,6 +41,7 @@ function SignIn({ onSignIn, refused }) {
   const submit = async (event) => {
     event.preventDefault();
     const given = token.trim();
+    setError(null);
     try {
       // The token is kept only once the sandbox accepts it; what it is decides which actions are offered.
       const { body: who } = await call('GET', '/__sandbox/whoami', { token: given });
@@ -56,7 +57,7 @@ function SignIn({ onSignIn, refused }) {
   };
   return html`<main class="signin">
     <h1>Shipping Order Sandbox</h1>
-    <form onSubmit=${submit}>
+    <form onSubmit=${submit} onInvalidCapture=${() => setError(null)}>
       <label for="token">Token</label>
       <input id="token" name="token" type="password" autocomplete="off" required value=${token} onInput=${(e) => setToken(e.currentTarget.value)} />
       <button type="submit">Sign in</button>

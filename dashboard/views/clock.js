@@ -4,6 +4,14 @@ import { ErrorBox, Result, time, useAction, usePoll } from '../components.js';
 import { html } from '../html.js';
 
 const UNITS = { minutes: 60_000, hours: 3_600_000, days: 86_400_000 };
+/** The longest advance the control API takes: a year (365 days), in each unit. */
+const MOST = { minutes: 525_600, hours: 8_760, days: 365 };
+
+/** The whole number of `unit` typed in the box, or null when it is not one from 0 to a year. */
+function parseAmount(text, unit) {
+  const n = text.trim() === '' ? NaN : Number(text);
+  return Number.isInteger(n) && n >= 0 && n <= MOST[unit] ? n : null;
+}
 
 /** The caller's sandbox time, and advancing it (manual clock). */
 export function ClockView() {
@@ -30,8 +38,12 @@ export function ClockView() {
     });
   const custom = (event) => {
     event.preventDefault();
-    if (amount.trim() === '' || !(Number(amount) >= 0)) return setMissing(true);
-    advance(Math.round(Number(amount) * UNITS[unit]), `${amount} ${unit}`);
+    const n = parseAmount(amount, unit);
+    if (n === null) {
+      action.clear();
+      return setMissing(true);
+    }
+    advance(n * UNITS[unit], `${n} ${unit}`);
   };
   const c = clock.data;
   return html`<section>
@@ -48,20 +60,23 @@ export function ClockView() {
       <button type="button" disabled=${action.busy} onClick=${() => advance(UNITS.hours, '1 hour')}>Advance 1 hour</button>
       <button type="button" disabled=${action.busy} onClick=${() => advance(UNITS.days, '1 day')}>Advance 1 day</button>
     </div>
-    <form class="inline-form" onSubmit=${custom}>
+    <form class="inline-form" onSubmit=${custom} onInvalidCapture=${action.clear}>
       <label for="advance-amount">Advance by</label>
-      <input id="advance-amount" type="number" min="0" step="any" required aria-invalid=${missing ? 'true' : undefined} aria-describedby=${missing ? 'advance-amount-missing' : undefined}
+      <input id="advance-amount" type="number" min="0" max=${MOST[unit]} step="1" required aria-invalid=${missing ? 'true' : undefined} aria-describedby=${missing ? 'advance-amount-missing' : undefined}
         value=${amount} onInput=${(e) => {
           setAmount(e.currentTarget.value);
           setMissing(false);
         }} onInvalid=${() => setMissing(true)} />
       <label for="advance-unit" class="visually-hidden">Unit</label>
-      <select id="advance-unit" value=${unit} onChange=${(e) => setUnit(e.currentTarget.value)}>
+      <select id="advance-unit" value=${unit} onChange=${(e) => {
+        setUnit(e.currentTarget.value);
+        setMissing(false);
+      }}>
         ${Object.keys(UNITS).map((u) => html`<option value=${u}>${u}</option>`)}
       </select>
       <button type="submit" disabled=${action.busy}>Advance</button>
     </form>
-    ${missing && html`<p id="advance-amount-missing" class="field-error" role="alert">Give how many ${unit} to advance by (a number, 0 or more): nothing was sent.</p>`}`}
+    ${missing && html`<p id="advance-amount-missing" class="field-error" role="alert">Give how many ${unit} to advance by (a whole number from 0 to ${MOST[unit]}, a year): nothing was sent.</p>`}`}
     <${Result} result=${action.result} />
     ${c?.mode === 'real' && !mayWriteSandboxWide() && html`<p class="muted">The speed is the whole sandbox's: an admin token sets it.</p>`}
     ${c?.mode === 'real' &&

@@ -28,7 +28,8 @@ function Endpoint({ endpoint, onChange }) {
     });
   const save = (event) => {
     event.preventDefault();
-    put({ url }, (after) => `Webhooks go to ${after.url} (${after.state})`);
+    // Trimmed: a URL pasted with a space or a line break around it is still that URL.
+    put({ url: url.trim() }, (after) => `Webhooks go to ${after.url} (${after.state})`);
   };
   // Only the secret changes: the URL, its source (config or runtime), enabled and the filter stay as they are.
   const rotate = () =>
@@ -47,7 +48,7 @@ function Endpoint({ endpoint, onChange }) {
   return html`<section>
     <h2>Default endpoint</h2>
     ${mayWrite()
-      ? html`<form class="inline-form" onSubmit=${save}>
+      ? html`<form class="inline-form" onSubmit=${save} onInvalidCapture=${action.clear}>
           <label for="webhook-url">Endpoint URL</label>
           <input id="webhook-url" type="url" required value=${url} onInput=${(e) => setUrl(e.currentTarget.value)} placeholder="https://example.test/webhooks" />
           <button type="submit" disabled=${action.busy}>Save URL</button>
@@ -118,14 +119,14 @@ function NewEndpoint({ onChange, action }) {
   const add = (submit) => {
     submit.preventDefault();
     action.run(async () => {
-      const { body } = await call('POST', '/__sandbox/webhooks/endpoints', { body: { url, ...(events.length > 0 ? { events } : {}) } });
+      const { body } = await call('POST', '/__sandbox/webhooks/endpoints', { body: { url: url.trim(), ...(events.length > 0 ? { events } : {}) } });
       setUrl('');
       setEvents([]);
       onChange();
       return `Endpoint ${body.id} added: ${body.events === null ? 'every event' : body.events.join(', ')}`;
     });
   };
-  return html`<form class="inline-form" onSubmit=${add}>
+  return html`<form class="inline-form" onSubmit=${add} onInvalidCapture=${action.clear}>
     <label for="new-endpoint-url">URL for a new endpoint</label>
     <input id="new-endpoint-url" type="url" required value=${url} onInput=${(e) => setUrl(e.currentTarget.value)} placeholder="https://staging.example.test/webhooks" />
     <fieldset class="events"><legend>Events (none ticked: every event)</legend>

@@ -228,7 +228,7 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     await page.getByRole('button', { name: 'Advance', exact: true }).click();
     const alert = page.getByRole('alert');
     await alert.waitFor();
-    expect(await alert.innerText()).toBe('Give how many minutes to advance by (a number, 0 or more): nothing was sent.');
+    expect(await alert.innerText()).toBe('Give how many minutes to advance by (a whole number from 0 to 525600, a year): nothing was sent.');
     expect(await page.getByLabel('Advance by').getAttribute('aria-invalid')).toBe('true');
     await page.waitForTimeout(300);
     page.off('request', record);
@@ -580,6 +580,57 @@ describe.skipIf(!hasChromium)('/dashboard for an admin of clients whose ids are 
       expect(await page.getByLabel('Client').inputValue()).toBe(id);
       expect(await page.getByRole('alert').count()).toBe(0);
     }
+    expect(pageErrors).toEqual([]);
+  });
+});
+
+describe.skipIf(!hasChromium)('/dashboard as a user trial found it', () => {
+  const TOKEN = 'trial-token-a';
+  let sandbox: Sandbox;
+  let browser: Browser;
+  let page: Page;
+  let pageErrors: string[];
+
+  beforeAll(async () => {
+    sandbox = await createSandbox({ clock: 'manual', port: 0, clients: [{ token: TOKEN, id: 'trial-a' }] });
+    ({ browser, page, pageErrors } = await openPage());
+    await signIn(page, sandbox.url, TOKEN);
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await sandbox?.close();
+  });
+
+  it('says Send test has no URL, and drops that error once Save URL is refused by the browser', async () => {
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('button', { name: 'Send test' }).click();
+    await page.getByRole('alert').filter({ hasText: '409' }).waitFor();
+    await page.getByLabel('Endpoint URL').fill('not a url');
+    await page.getByRole('button', { name: 'Save URL' }).click();
+    await page.waitForTimeout(200);
+    expect(await page.getByRole('alert').count()).toBe(0);
+  });
+
+  it('saves a pasted URL with a space after it as the URL', async () => {
+    const url = `${sandbox.url}/trial-hook`;
+    await page.getByLabel('Endpoint URL').fill(`${url}\u00a0`);
+    await page.getByRole('button', { name: 'Save URL' }).click();
+    await page.getByRole('status').filter({ hasText: `Webhooks go to ${url} (` }).waitFor();
+    expect(await page.getByRole('alert').count()).toBe(0);
+  });
+
+  it('refuses an advance beyond a year, or not in whole minutes, in minutes, and echoes the number it sent', async () => {
+    await page.getByRole('link', { name: 'Clock' }).click();
+    for (const typed of ['99999999999', '1.5']) {
+      await page.getByLabel('Advance by').fill(typed);
+      await page.getByRole('button', { name: 'Advance', exact: true }).click();
+      const alert = page.getByRole('alert');
+      await alert.waitFor();
+      expect(await alert.innerText()).toBe('Give how many minutes to advance by (a whole number from 0 to 525600, a year): nothing was sent.');
+    }
+    await page.getByLabel('Advance by').fill('1e3');
+    await page.getByRole('button', { name: 'Advance', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: /^Advanced 1000 minutes: / }).waitFor();
     expect(pageErrors).toEqual([]);
   });
 });
