@@ -55,7 +55,7 @@ export function OrdersView() {
         <td><a href=${`#/orders/${encodeURIComponent(o.order_no)}`}>${o.order_no}</a></td>
         <td><span class=${`status status-${o.status}`}>${breakable(o.status)}</span></td>
         <td>${o.awb ?? html`<span class="muted">${awbPending(o)}</span>`}</td>
-        <td>${o.order_code}</td><td>${o.courier_code}</td><td>${o.scenario}</td>
+        <td class="long-token">${o.order_code}</td><td>${o.courier_code}</td><td>${o.scenario}</td>
         <td>${time(o.created_at)}</td>
       </tr>`)}</tbody>
     </table></div>`}

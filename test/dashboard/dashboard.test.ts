@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/index.js';
-import { createRequest } from '../support/orders.js';
+import { createRequest, item } from '../support/orders.js';
 import { Receiver } from '../webhooks/receiver.js';
 import { expectAccessible, hasChromium, openPage, signIn, warnIfNoChromium } from './browser.js';
 
@@ -288,7 +288,8 @@ describe.skipIf(!hasChromium)('/dashboard in headless Chromium', () => {
     expect(await creates.count()).toBe(2);
     const rejected = page.locator('.journal > li.violation');
     expect(await rejected.count()).toBe(1);
-    expect(await rejected.innerText()).toContain('Spec violations');
+    expect(await rejected.innerText()).toContain('1 spec violation');
+    await rejected.getByText('1 spec violation').click();
     expect(await rejected.innerText()).toContain('items[0].item_weight');
     await page.getByText(`GET /v1/order/tracking/`).first().waitFor();
     await expectAccessible(page, 'requests');
@@ -590,6 +591,10 @@ describe.skipIf(!hasChromium)('/dashboard as a user trial found it', () => {
   let browser: Browser;
   let page: Page;
   let pageErrors: string[];
+  const post = (path: string, body: unknown) =>
+    fetch(`${sandbox.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  /** How wide the page is beyond the window, and how tall in screen heights. */
+  const extent = () => page.evaluate(() => ({ overflow: document.documentElement.scrollWidth - innerWidth, screens: document.documentElement.scrollHeight / innerHeight }));
 
   beforeAll(async () => {
     sandbox = await createSandbox({ clock: 'manual', port: 0, clients: [{ token: TOKEN, id: 'trial-a' }] });
@@ -632,5 +637,36 @@ describe.skipIf(!hasChromium)('/dashboard as a user trial found it', () => {
     await page.getByRole('button', { name: 'Advance', exact: true }).click();
     await page.getByRole('status').filter({ hasText: /^Advanced 1000 minutes: / }).waitFor();
     expect(pageErrors).toEqual([]);
+  });
+
+  it('folds the spec violations of each request: a page of 30 rejected creates stays under three screen heights', async () => {
+    for (let i = 0; i < 30; i++) expect((await post('/v1/order', { items: [{ item_weight: 'heavy' }] })).status).toBe(400);
+    await page.getByRole('link', { name: 'Requests' }).click();
+    const rejected = page.locator('.journal > li.violation');
+    await rejected.nth(19).waitFor();
+    const summary = await rejected.first().locator('summary').first().innerText();
+    expect(summary).toMatch(/^\d+ spec violations$/);
+    expect(Number.parseInt(summary, 10)).toBeGreaterThan(10);
+    expect(await rejected.first().getByText('items[0].item_weight').isVisible()).toBe(false);
+    const e = await extent();
+    expect(e.screens).toBeLessThan(3);
+    expect(e.overflow).toBeLessThanOrEqual(0);
+    await rejected.first().locator('summary').first().click();
+    expect(await rejected.first().getByText('items[0].item_weight', { exact: true }).isVisible()).toBe(true);
+  });
+
+  it('fits the orders table in the window with 50-character order codes, Created whole', async () => {
+    const code = 'X'.repeat(50);
+    const created = await post('/v1/order', createRequest(1, { items: [item({ order_code: code })] }));
+    expect(created.status).toBe(201);
+    await page.getByRole('link', { name: 'Orders', exact: true }).click();
+    await page.getByText(code).waitFor();
+    expect((await extent()).overflow).toBeLessThanOrEqual(0);
+    const fits = await page.evaluate(() => {
+      const wrapper = document.querySelector('.scroll')!;
+      return wrapper.scrollWidth <= wrapper.clientWidth;
+    });
+    expect(fits).toBe(true);
+    expect(await page.locator('table.orders tbody td').last().innerText()).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ$/);
   });
 });
