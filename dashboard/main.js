@@ -144,6 +144,8 @@ function App() {
   }} />`;
   return html`<${Shell} onSignOut=${() => {
     session.signOut();
+    // The next sign-in may be another client's: it starts at the orders list, not at a page of this one's.
+    location.hash = '#/orders';
     setSignedIn(false);
   }} />`;
 }

@@ -54,12 +54,12 @@ function Details({ order }) {
   return html`<dl class="details">
     <dt>Status</dt><dd><span class=${`status status-${order.status}`}>${order.status}</span></dd>
     <dt>AWB</dt><dd>${order.awb ?? awbPending(order, true)}</dd>
-    <dt>Courier</dt><dd>${order.courier_code} (service ${order.service_code})</dd>
+    <dt>Courier</dt><dd><bdi>${order.courier_code}</bdi> (service <bdi>${order.service_code}</bdi>)</dd>
     <dt>Scenario</dt><dd>${order.scenario}</dd>
-    <dt>Order code</dt><dd>${order.order_code}</dd>
-    <dt>Sender</dt><dd>${s.sender_name}<br />${s.sender_address}<br />${s.sender_phone}</dd>
-    <dt>Item</dt><dd>${i.item_name} × ${i.item_qty}, ${i.item_weight} kg, value ${i.item_value}</dd>
-    <dt>Receiver</dt><dd>${i.receiver_name}<br />${i.receiver_address}<br />${i.receiver_phone}</dd>
+    <dt>Order code</dt><dd><bdi>${order.order_code}</bdi></dd>
+    <dt>Sender</dt><dd><bdi>${s.sender_name}</bdi><br /><bdi>${s.sender_address}</bdi><br /><bdi>${s.sender_phone}</bdi></dd>
+    <dt>Item</dt><dd><bdi>${i.item_name}</bdi> × ${i.item_qty}, ${i.item_weight} kg, value ${i.item_value}</dd>
+    <dt>Receiver</dt><dd><bdi>${i.receiver_name}</bdi><br /><bdi>${i.receiver_address}</bdi><br /><bdi>${i.receiver_phone}</bdi></dd>
     <dt>Created</dt><dd>${time(order.created_at)}</dd>
     ${order.next && html`<dt>Next</dt><dd>${order.next.kind === 'awb' ? 'AWB' : order.next.step} due ${time(order.next.due_at)}</dd>`}
   </dl>`;

@@ -33,10 +33,10 @@ async function journalPage(filters, violationsOnly, page, anchor) {
 
 function Entry({ entry: r }) {
   return html`<li class=${r.violations.length > 0 ? 'violation' : ''}>
-    <p><time datetime=${r.at}>${time(r.at)}</time> <strong>${r.method} ${r.path}</strong> → <span class="code">${r.status ?? 'no answer'}</span>
+    <p><time datetime=${r.at}>${time(r.at)}</time> <strong>${r.method} <bdi>${r.path}</bdi></strong> → <span class="code">${r.status ?? 'no answer'}</span>
       <span class="muted"> ${r.operation_id} · ${Math.round(r.duration_ms)} ms${r.aborted ? ' · aborted' : ''}</span></p>
     ${r.violations.length > 0 && html`<details><summary><strong>${r.violations.length} spec ${r.violations.length === 1 ? 'violation' : 'violations'}</strong></summary>
-      <ul>${r.violations.map((v) => html`<li><code>${v.field}</code>: ${v.message}</li>`)}</ul></details>`}
+      <ul>${r.violations.map((v) => html`<li><code>${v.field}</code>: <bdi>${v.message}</bdi></li>`)}</ul></details>`}
     <details><summary>Headers and body of request ${r.id}</summary>
       <h2 class="small">Headers</h2><${Json} value=${r.headers} />
       <h2 class="small">Body</h2><${Json} value=${r.body} />
