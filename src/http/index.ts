@@ -23,6 +23,6 @@ export { specAnswer } from './spec-answer.js';
 export { FairTurns } from './turns.js';
 export { largeBodiesFor } from './large-bodies.js';
 export { ListenServer } from './listen.js';
-export { LISTEN_PATH } from './listen-protocol.js';
+export { LISTEN_ANSWER_MARGIN_MS, LISTEN_PATH } from './listen-protocol.js';
 export { ListenOpens } from './listen-handshake.js';
 export { CursorSeal } from './sealed-cursor.js';

@@ -1,4 +1,4 @@
-import { stateHandlers, type SandboxModule } from '../../http/index.js';
+import { LISTEN_ANSWER_MARGIN_MS, stateHandlers, type SandboxModule } from '../../http/index.js';
 import type { ReportObserver } from '../../report/index.js';
 import { OrderSetups, ProviderStates } from '../../states/index.js';
 import { PACT_RUN } from '../../records/index.js';
@@ -7,10 +7,16 @@ import { ordersRemoved } from './orders-removed.js';
 
 /**
  * The longest a trigger's answer waits for its deliveries' first attempts: the webhook
- * timeout and 2 s, but never so long that `shipping-sandbox trigger`'s default --timeout
+ * timeout and TRIGGER_WAIT_MARGIN_MS, but never so long that `shipping-sandbox trigger`'s default --timeout
  * (30 s) runs out first, making a CI job that retries on its exit 2 fire the event again.
  */
 export const TRIGGER_WAIT_MAX_MS = 25_000;
+/**
+ * Beyond the webhook timeout, what a trigger waits for an attempt's outcome: a listener's
+ * answer is waited for LISTEN_ANSWER_MARGIN_MS past the timeout (a frozen listener's attempt
+ * ends then), and its record takes a moment more.
+ */
+const TRIGGER_WAIT_MARGIN_MS = LISTEN_ANSWER_MARGIN_MS + 1_000;
 
 /**
  * Orders set up in a named state: `POST /__sandbox/events/trigger` and the Pact provider
@@ -30,5 +36,5 @@ export function statesModule(services: Pick<Services, 'storage' | 'orders' | 'jo
     await observer.settled(client.id);
     await storage.reports.start(client.id, { name: PACT_RUN, started_at: clock.of(client.id), started_wall: Date.now() });
   };
-  return { name: 'states', handlers: stateHandlers({ storage, orders, journey, fixtures, clockService, setups, providerStates, defaultScenario: options.scenario, triggerWaitMs: Math.min(options.webhookTimeout + 2_000, TRIGGER_WAIT_MAX_MS), beforeSetup }) };
+  return { name: 'states', handlers: stateHandlers({ storage, orders, journey, fixtures, clockService, setups, providerStates, defaultScenario: options.scenario, triggerWaitMs: Math.min(options.webhookTimeout + TRIGGER_WAIT_MARGIN_MS, TRIGGER_WAIT_MAX_MS), beforeSetup }) };
 }
