@@ -19,6 +19,8 @@ export interface ListenAttempt {
   chaos?: string;
   /** A step of the webhook checks (`POST /__sandbox/checks`), e.g. `bad_signature`: a message of no delivery. */
   check?: string;
+  /** The endpoint's signing secret as the attempt was made (a sandbox older than this field leaves it out). */
+  secret?: string;
 }
 
 /** What the local receiver answered, sent back to the sandbox as the attempt's outcome. */

@@ -4,6 +4,7 @@ import WebSocket from 'ws';
 import { readableFailure } from '../shared/index.js';
 import { callerHeaders, isWrongVersion, notASandbox } from './exchange.js';
 import { envelopeOf, refusal } from './refusal.js';
+import { noteSecret } from './listen-secret.js';
 import { ForwardQueue, forward, isAttempt, notForwarded, type ListenAttempt, type ListenResult } from './forward.js';
 import { apiPrefixHint, sandboxUrl } from './url.js';
 
@@ -185,8 +186,7 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
         const events = Array.isArray(message.events) ? message.events.join(',') : 'all';
         io.out(`Ready: listener "${String(message.listener)}" (endpoint ${String(message.endpoint_id)}) forwarding to ${settings.forwardTo}. Signing secret: ${String(message.secret)} (${heldNote(Number(message.held ?? 0))}; events: ${events})\n`);
         // A sandbox that lost its data (a restart of `--data :memory:`, a reset) gives the listener a new endpoint and secret: a receiver set up with the old one refuses every delivery.
-        if (session.secret !== undefined && session.secret !== message.secret) io.err(`shipping-sandbox listen: the signing secret changed since the last connection (rotated, or the endpoint made again by a sandbox that lost its data): verify with ${String(message.secret)} from now on\n`);
-        session.secret = String(message.secret);
+        noteSecret(session, String(message.secret), io.err, false);
       } else if (message.type === 'attempt') {
         if (!isAttempt(message)) {
           // Exactly one answer per attempt id, so that the sandbox need not wait out its timeout.
@@ -194,6 +194,7 @@ function connectOnce(settings: ListenSettings, io: ListenIo, stop: AbortSignal, 
           return;
         }
         const attempt = message;
+        if (typeof attempt.secret === 'string') noteSecret(session, attempt.secret, io.err, true);
         // The sandbox waits for the answer timeout_ms (and a little more) from when it sent the
         // attempt, not from when a forward starts: an attempt queued behind others gets only
         // the time left of it, and one whose time ran out while queued is answered at once, not

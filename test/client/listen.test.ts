@@ -346,6 +346,19 @@ describe('shipping-sandbox listen: reconnecting', () => {
     expect(listener.stderr()).toContain('shipping-sandbox listen: the signing secret changed since the last connection (rotated, or the endpoint made again by a sandbox that lost its data): verify with whsec_bmV3LXNlY3JldC1hZnRlci1hLXJlc3RhcnQ= from now on\n');
   });
 
+  it('says on stderr, once, when an attempt carries a secret other than the one printed (rotated while connected), and not when it carries the same', async () => {
+    const listener = listen();
+    await until(() => listener.stdout().includes('Ready:'));
+    sandbox.send(attempt('s1', { secret: sandbox.secret }));
+    await sandbox.result('s1');
+    expect(listener.stderr()).not.toMatch(/secret changed/);
+    const rotated = 'whsec_cm90YXRlZC13aGlsZS1jb25uZWN0ZWQ=';
+    sandbox.send(attempt('s2', { secret: rotated }));
+    sandbox.send(attempt('s3', { secret: rotated }));
+    await sandbox.result('s3');
+    expect(listener.stderr()).toBe(`shipping-sandbox listen: the signing secret changed while connected (rotated): verify with ${rotated} from now on\n`);
+  });
+
   it('says it could not connect, not that a connection was lost, while nothing listens at --url yet', async () => {
     const listener = listen(['--url', `http://127.0.0.1:${await downPort()}`]);
     await until(() => /reconnecting in/.test(listener.stderr()));
