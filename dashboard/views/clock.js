@@ -7,10 +7,10 @@ const UNITS = { minutes: 60_000, hours: 3_600_000, days: 86_400_000 };
 /** The longest advance the control API takes: a year (365 days), in each unit. */
 const MOST = { minutes: 525_600, hours: 8_760, days: 365 };
 
-/** The whole number of `unit` typed in the box, or null when it is not one from 0 to a year. */
+/** The number of `unit` typed in the box (1.5 hours is 90 minutes), or null when it is not one from 0 to a year. */
 function parseAmount(text, unit) {
   const n = text.trim() === '' ? NaN : Number(text);
-  return Number.isInteger(n) && n >= 0 && n <= MOST[unit] ? n : null;
+  return Number.isFinite(n) && n >= 0 && n <= MOST[unit] ? n : null;
 }
 
 /** The caller's sandbox time, and advancing it (manual clock). */
@@ -43,7 +43,7 @@ export function ClockView() {
       action.clear();
       return setMissing(true);
     }
-    advance(n * UNITS[unit], `${n} ${unit}`);
+    advance(Math.round(n * UNITS[unit]), `${n} ${unit}`);
   };
   const c = clock.data;
   return html`<section>
@@ -62,7 +62,7 @@ export function ClockView() {
     </div>
     <form class="inline-form" onSubmit=${custom} onInvalidCapture=${action.clear}>
       <label for="advance-amount">Advance by</label>
-      <input id="advance-amount" type="number" min="0" max=${MOST[unit]} step="1" required aria-invalid=${missing ? 'true' : undefined} aria-describedby=${missing ? 'advance-amount-missing' : undefined}
+      <input id="advance-amount" type="number" min="0" max=${MOST[unit]} step="any" required aria-invalid=${missing ? 'true' : undefined} aria-describedby=${missing ? 'advance-amount-missing' : undefined}
         value=${amount} onInput=${(e) => {
           setAmount(e.currentTarget.value);
           setMissing(false);
@@ -76,7 +76,7 @@ export function ClockView() {
       </select>
       <button type="submit" disabled=${action.busy}>Advance</button>
     </form>
-    ${missing && html`<p id="advance-amount-missing" class="field-error" role="alert">Give how many ${unit} to advance by (a whole number from 0 to ${MOST[unit]}, a year): nothing was sent.</p>`}`}
+    ${missing && html`<p id="advance-amount-missing" class="field-error" role="alert">Give how many ${unit} to advance by (a number from 0 to ${MOST[unit]}, a year): nothing was sent.</p>`}`}
     <${Result} result=${action.result} />
     ${c?.mode === 'real' && !mayWriteSandboxWide() && html`<p class="muted">The speed is the whole sandbox's: an admin token sets it.</p>`}
     ${c?.mode === 'real' &&

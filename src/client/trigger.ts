@@ -103,7 +103,7 @@ export async function executeTrigger(event: string, options: TriggerCommand, out
     res = await send(sandboxUrl(options.url, '/__sandbox/events/trigger'), { method: 'POST', headers, body: JSON.stringify(body) });
   } catch (error) {
     // The request was sent: the sandbox may have fired the event and be still waiting for its first attempts.
-    const fired = error instanceof NoAnswer ? `; the event may have fired all the same: look for it with \`shipping-sandbox deliveries list${options.order === undefined ? '' : ` --order-no ${options.order}`}\` before triggering it again` : '';
+    const fired = error instanceof NoAnswer ? `; the event may have fired all the same: look for it with \`shipping-sandbox deliveries list${options.client === undefined ? '' : ` --client ${options.client}`}${options.order === undefined ? '' : ` --order-no ${options.order}`}\` before triggering it again` : '';
     err(`shipping-sandbox trigger: ${failure(error)}${fired}\n`);
     return 2;
   }

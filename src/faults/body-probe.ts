@@ -1,7 +1,15 @@
 import type { FieldError, MatchableOperation } from '../shared/index.js';
 
-/** The highest array index a probe builds up to: a body criterion past it is not checked against the spec. */
-const PROBE_MAX_INDEX = 1_000;
+/**
+ * What a probe builds at most; a rule past any of these is not checked against the spec (and
+ * taken), so that a hostile rule costs little. The highest index: validation lists the
+ * problems of an array's first 128 items (LISTED_ARRAY_ITEMS in spec/compile.ts).
+ */
+const PROBE_MAX_INDEX = 127;
+/** The deepest path: a request nested deeper than 64 levels (MAX_JSON_DEPTH in http/depth.ts) is refused before validation. */
+const PROBE_MAX_DEPTH = 64;
+/** The most values and containers in one probe, the empty entries before an index among them. */
+const PROBE_MAX_NODES = 1_000;
 
 /** The steps of a field path: names and indexes (`items[0].cod`: items, 0, cod). */
 const stepsOf = (path: string): Array<string | number> => [...path.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map(([, name, index]) => name ?? Number(index));
@@ -12,21 +20,25 @@ const put = (node: Record<string, unknown> | unknown[], key: string | number, va
 /**
  * A JSON body holding each criterion's value at its field path, the entries of an array
  * before an index left as empty objects; undefined when two criteria cross (one's value is
- * where the other goes on into) or an index is past PROBE_MAX_INDEX.
+ * where the other goes on into) or the probe would pass its bounds (PROBE_MAX_*).
  */
 export function probeBody(criteria: Record<string, unknown>): Record<string, unknown> | undefined {
   const root: Record<string, unknown> = {};
   // The criteria's own values, copied: the probe never changes a rule's match, and no other criterion goes into one.
   const values = new Set<unknown>();
-  for (const [path, value] of Object.entries(criteria)) {
+  let nodes = 0;
+  const entries = Object.entries(criteria);
+  if (entries.length > PROBE_MAX_NODES) return undefined;
+  for (const [path, value] of entries) {
     const steps = stepsOf(path);
+    if (steps.length > PROBE_MAX_DEPTH) return undefined;
     let node: Record<string, unknown> | unknown[] = root;
     for (const [i, step] of steps.entries()) {
       if (typeof step === 'number' && (!Array.isArray(node) || step > PROBE_MAX_INDEX)) return undefined;
       if (typeof step === 'string' && Array.isArray(node)) return undefined;
       const held = Object.hasOwn(node, step) ? (node as Record<string | number, unknown>)[step] : undefined;
       if (i === steps.length - 1) {
-        if (held !== undefined) return undefined;
+        if (held !== undefined || (nodes += 1) > PROBE_MAX_NODES) return undefined;
         const copy = structuredClone(value);
         values.add(copy);
         put(node, step, copy);
@@ -34,6 +46,8 @@ export function probeBody(criteria: Record<string, unknown>): Record<string, unk
       }
       const next = steps[i + 1]!;
       if (held === undefined) {
+        nodes += 1 + (Array.isArray(node) ? Math.max(0, (step as number) - node.length) : 0);
+        if (nodes > PROBE_MAX_NODES) return undefined;
         if (Array.isArray(node)) for (let k = node.length; k < (step as number); k += 1) node.push({});
         put(node, step, typeof next === 'number' ? [] : {});
       } else if (values.has(held) || typeof held !== 'object' || held === null || Array.isArray(held) !== (typeof next === 'number')) return undefined;

@@ -274,8 +274,8 @@ export function targetOf(req: IncomingMessage): URL | ApiError {
 
 /** One replica's message to the others about listeners (see `handOff`); short keys keep it far below NOTIFY's 8000 bytes. */
 export type Signal =
-  // A check's message (k: its step) is no delivery's, none to read it from: its body (b) goes with it. ch: a chaos copy; s: the endpoint's secret now.
-  | { t: 'req'; r: string; from: string; c: string; l: string; d: string; e: string; o: string | null; tm: number; h: Record<string, string>; by: number; k?: string; b?: string; ch?: RelayedAttempt['chaos']; s?: string }
+  // A check's message (k: its step) is no delivery's, none to read it from: its body (b) goes with it. ch: a chaos copy.
+  | { t: 'req'; r: string; from: string; c: string; l: string; d: string; e: string; o: string | null; tm: number; h: Record<string, string>; by: number; k?: string; b?: string; ch?: RelayedAttempt['chaos'] }
   | { t: 'who'; r: string; from: string; c: string; l: string }
   | { t: 'taken'; r: string; to: string }
   | { t: 'here'; r: string; to: string }

@@ -182,8 +182,8 @@ export class ListenServer implements ListenerRelay {
         },
         result: (result) => done(result ?? timedOut()),
       });
-      const { client_id: c, listener: l, delivery_id: d, event: e, order_no: o, timeout_ms: tm, headers: h, check: k, chaos: ch, secret: s } = attempt;
-      this.signal({ t: 'req', r, from: this.replica, c, l, d, e, o, tm, h, by: Date.now() + HANDOFF_TAKE_WITHIN_MS, ...(k ? { k, b: attempt.body } : {}), ...(ch ? { ch } : {}), ...(s ? { s } : {}) }).catch(() => done('not_connected'));
+      const { client_id: c, listener: l, delivery_id: d, event: e, order_no: o, timeout_ms: tm, headers: h, check: k, chaos: ch } = attempt;
+      this.signal({ t: 'req', r, from: this.replica, c, l, d, e, o, tm, h, by: Date.now() + HANDOFF_TAKE_WITHIN_MS, ...(k ? { k, b: attempt.body } : {}), ...(ch ? { ch } : {}) }).catch(() => done('not_connected'));
     });
   }
 
@@ -212,15 +212,16 @@ export class ListenServer implements ListenerRelay {
     }
   }
 
-  /** A hand-off taken: "taken" at once, then the listener's answer (or why there is none). */
+  /** A hand-off taken: "taken" at once, then the listener's answer (or why there is none). The endpoint's secret is read here, not carried (a NOTIFY's text may reach the database's logs). */
   private async forward(conn: Connection, m: Extract<Signal, { t: 'req' }>): Promise<void> {
     const started = performance.now();
     await this.signal({ t: 'taken', r: m.r, to: m.from });
     const body = m.b ?? (await this.deps.bodyOf?.(m.d));
+    const secret = await this.listeners?.current(conn.client.id, conn.endpointId).then((e) => e?.secret, () => undefined);
     const result =
       body === undefined
         ? { status_code: null, duration_ms: 0, error: 'the delivery was removed before the listener got it', response_body: '', retry_after: null }
-        : await conn.send({ client_id: m.c, listener: m.l, delivery_id: m.d, event: m.e, order_no: m.o, timeout_ms: m.tm, headers: m.h, body, ...(m.k ? { check: m.k } : {}), ...(m.ch ? { chaos: m.ch } : {}), ...(m.s ? { secret: m.s } : {}) }, this.stopping.signal);
+        : await conn.send({ client_id: m.c, listener: m.l, delivery_id: m.d, event: m.e, order_no: m.o, timeout_ms: m.tm, headers: m.h, body, ...(m.k ? { check: m.k } : {}), ...(m.ch ? { chaos: m.ch } : {}), ...(secret ? { secret } : {}) }, this.stopping.signal);
     const cut: RelayResult = { status_code: null, duration_ms: Math.round(performance.now() - started), error: HANDOFF_CUT, response_body: '', retry_after: null };
     await this.signal({ t: 'res', r: m.r, to: m.from, x: result ?? cut });
   }

@@ -39,6 +39,8 @@ export const holdReason = (endpoint: Endpoint): string | undefined => {
  */
 export class DeliveryAttempts {
   private readonly shutdown = sharedAbortController();
+  /** The deliveries a 410 failed in a unit of work, as that unit returns them: logged once it committed (see record). */
+  private readonly goneIn = new WeakSet<Stored<Delivery>>();
 
   constructor(
     private readonly deps: DispatcherDeps,
@@ -120,7 +122,7 @@ export class DeliveryAttempts {
     const until = Date.now() + (scheduled ? (this.deps.recordWithinMs ?? 0) : 0);
     for (let tries = 0; ; tries += 1) {
       try {
-        return await inUnit(async (tx) => {
+        const recorded = await inUnit(async (tx) => {
           const found = await tx.deliveries.get(id);
           if (!found) return undefined;
           // A unit whose commit was cut off may have been saved after all: the attempt is not logged twice.
@@ -132,6 +134,10 @@ export class DeliveryAttempts {
           this.deps.logger.info({ client: current.client_id, delivery: id, event: current.event, ...shown, attempt: attempt.n, status: attempt.status_code, ms: attempt.duration_ms, error: attempt.error }, 'webhook attempt');
           return decide(tx, current);
         });
+        if (recorded && this.goneIn.has(recorded)) {
+          this.deps.logger.warn({ client: recorded.client_id, endpoint: endpointOf(recorded), delivery: id }, 'webhook endpoint disabled: its receiver answered 410 Gone (PUT /__sandbox/webhook or PATCH its endpoint with {"enabled": true} enables it again)');
+        }
+        return recorded;
       } catch (error) {
         if (!(error instanceof Unavailable) || Date.now() >= until || this.shutdown.signal.aborted) throw error;
         await new Promise((resolve) => setTimeout(resolve, RECORD_RETRY_MS));
@@ -194,8 +200,9 @@ export class DeliveryAttempts {
   async gone(tx: Repositories, delivery: Stored<Delivery>, at: number): Promise<Stored<Delivery>> {
     const reason = `the receiver answered 410 Gone at ${new Date(at).toISOString()}`;
     await this.deps.endpoints.disable(tx, delivery.client_id, reason, at, endpointOf(delivery));
-    this.deps.logger.warn({ client: delivery.client_id, endpoint: endpointOf(delivery), delivery: delivery.id }, 'webhook endpoint disabled: its receiver answered 410 Gone (PUT /__sandbox/webhook or PATCH its endpoint with {"enabled": true} enables it again)');
-    return this.finished(tx, delivery, 'failed', 'HTTP 410 Gone: endpoint disabled');
+    const failed = await this.finished(tx, delivery, 'failed', 'HTTP 410 Gone: endpoint disabled');
+    this.goneIn.add(failed);
+    return failed;
   }
 
   /**

@@ -73,6 +73,7 @@ describe('shipping-sandbox trigger --timeout', () => {
   it.each([
     [[], '`shipping-sandbox deliveries list`'],
     [['--order', '512345678901'], '`shipping-sandbox deliveries list --order-no 512345678901`'],
+    [['--client', 'acme', '--order', '512345678901'], '`shipping-sandbox deliveries list --client acme --order-no 512345678901`'],
   ])('exits 2 saying the event may have fired all the same, and where to look (%j)', async (flags, look) => {
     const silent = await heldServer();
     try {

@@ -16,7 +16,10 @@ describe('the body a fault rule\'s criteria describe', () => {
     ['one value where another goes on into it', { items: 1, 'items[0].cod': '0' }],
     ['the same field twice by two spellings', { 'items[0]': {}, 'items[0].cod': '0' }],
     ['an index where a name is', { 'items.cod': '0', 'items[0].cod': '1' }],
-    ['an index past a thousand', { 'items[5000].cod': '0' }],
+    ['an index past the 128 items validation lists', { 'items[128].cod': '0' }],
+    ['a path deeper than a request may be', { [`items${'[0]'.repeat(65)}`]: '0' }],
+    ['more entries than a probe builds (a hostile rule: 127 empty items at each of 20 levels)', { [`items${'[127]'.repeat(20)}`]: '0' }],
+    ['more criteria than a probe builds', Object.fromEntries(Array.from({ length: 1_001 }, (_, i) => [`k${i}`, 0]))],
   ])('gives none for %s', (_what, criteria) => {
     expect(probeBody(criteria)).toBeUndefined();
   });

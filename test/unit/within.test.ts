@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { within } from '../../src/shared/index.js';
 
@@ -29,5 +30,10 @@ describe('a bounded wait', () => {
       process.off('unhandledRejection', note);
     }
     expect(unhandled).toEqual([]);
+  });
+
+  it('holds the process open until the wait ends, so what follows it runs (a stop that waits on work of nothing but unref\'d timers)', () => {
+    const script = "const { within } = await import('./src/shared/within.ts'); await within(new Promise(() => {}), 50); console.log('after the wait');";
+    expect(execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' })).toBe('after the wait\n');
   });
 });
