@@ -62,7 +62,7 @@ type Validated = MatchableOperation & { validateBody?(body: unknown): FieldError
 
 /**
  * The body criteria no request of `operations` that passes validation can meet, each with
- * the spec's word for why (a number where text is wanted, a field the body does not have):
+ * the spec's word for why (a number where text is wanted, an item without the fields it must have):
  * validation runs before any rule, so such a request is a 400 first. A criterion is named
  * only when every operation that takes a body refuses it.
  */
