@@ -1,4 +1,4 @@
-import type { FieldError, MatchableOperation } from '../shared/index.js';
+import { fieldPathSteps, type FieldError, type MatchableOperation } from '../shared/index.js';
 
 /**
  * What a probe builds at most; a rule past any of these is not checked against the spec (and
@@ -10,9 +10,6 @@ const PROBE_MAX_INDEX = 127;
 const PROBE_MAX_DEPTH = 64;
 /** The most values and containers in one probe, the empty entries before an index among them. */
 const PROBE_MAX_NODES = 1_000;
-
-/** The steps of a field path: names and indexes (`items[0].cod`: items, 0, cod). */
-const stepsOf = (path: string): Array<string | number> => [...path.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map(([, name, index]) => name ?? Number(index));
 
 /** Sets an own property, so that a name such as `__proto__` is a field, not the prototype. */
 const put = (node: Record<string, unknown> | unknown[], key: string | number, value: unknown): void => void Object.defineProperty(node, key, { value, enumerable: true, writable: true, configurable: true });
@@ -30,7 +27,7 @@ export function probeBody(criteria: Record<string, unknown>): Record<string, unk
   const entries = Object.entries(criteria);
   if (entries.length > PROBE_MAX_NODES) return undefined;
   for (const [path, value] of entries) {
-    const steps = stepsOf(path);
+    const steps = fieldPathSteps(path);
     if (steps.length > PROBE_MAX_DEPTH) return undefined;
     let node: Record<string, unknown> | unknown[] = root;
     for (const [i, step] of steps.entries()) {

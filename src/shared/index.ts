@@ -18,7 +18,7 @@ export { compileGlob, globMatches, globProblem } from './glob.js';
 export { globReaches, operationsMeeting, unmatchableCriteria } from './operation-match.js';
 export type { MatchableOperation, OperationCriteria } from './operation-match.js';
 export type { CompiledGlob } from './glob.js';
-export { isFieldPath, valueAt } from './field-path.js';
+export { fieldPathSteps, isFieldPath, valueAt } from './field-path.js';
 export { carriesSecret, CREDENTIAL_HEADERS, decodedPath, secretFieldOf, secretsShown, TOKEN_IN_VALUE_MIN } from './credential-headers.js';
 export { headerOf, unreadHeader } from './header-of.js';
 export { isUsableToken } from './bearer.js';

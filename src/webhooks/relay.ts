@@ -23,7 +23,8 @@ export interface RelayedAttempt {
   /**
    * The endpoint's signing secret as the attempt is made (a forged signature's copy and a
    * check's wrong signing included): the listener says so when it is not the one it printed
-   * as it connected, a rotation since. Absent from a replica of a version before.
+   * as it connected, a rotation since. Absent when the replica holding the listener could not
+   * read the endpoint as it took a hand-off (the attempt is sent all the same).
    */
   secret?: string;
 }
