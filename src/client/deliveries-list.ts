@@ -159,11 +159,29 @@ export async function listenersOf(url: string, headers: Record<string, string>, 
 }
 
 /**
+ * The client's listener endpoints, only to name them in what a command prints; null, said on
+ * stderr, when the list cannot be read: what was asked was done all the same, and those
+ * endpoints are then shown by id alone.
+ */
+export async function listenerNames(url: string, headers: Record<string, string>, send: Send, err: (text: string) => void, command: string): Promise<Map<string, string> | null> {
+  let why: string;
+  try {
+    const found = await listenersOf(url, headers, send);
+    if (found instanceof Map) return found;
+    why = refusal(found.status, found.text);
+  } catch (error) {
+    why = failure(error);
+  }
+  err(`shipping-sandbox ${command}: endpoints are shown by id: the list of endpoints could not be read (${why})\n`);
+  return null;
+}
+
+/**
  * Up to `options.limit` deliveries, following `next_cursor` page by page, all pages within one
  * --timeout; the total counts every match. A listener's name given to --endpoint is looked up
  * first (a name no endpoint forwards to answers `unknown`); the table names listener endpoints.
  */
-async function gather(options: ListCommand, headers: Record<string, string>): Promise<Refused | { unknown: string; names: string[] } | Gathered> {
+async function gather(options: ListCommand, headers: Record<string, string>, err: (text: string) => void): Promise<Refused | { unknown: string; names: string[] } | Gathered> {
   const send = withDeadline(options.timeout);
   let listeners: Map<string, string> | null = null;
   let endpointId = options.endpoint;
@@ -193,9 +211,7 @@ async function gather(options: ListCommand, headers: Record<string, string>): Pr
     cursor = page.deliveries.length > 0 ? page.next_cursor : null;
   } while (cursor !== null && deliveries.length < options.limit);
   if (listeners === null && !options.json && deliveries.some((d) => d.endpoint_id !== DEFAULT_ENDPOINT)) {
-    // Only to name listener endpoints in the table: without the list, their ids are shown.
-    const found = await listenersOf(options.url, headers, send).catch(() => undefined);
-    if (found instanceof Map) listeners = found;
+    listeners = await listenerNames(options.url, headers, send, err, 'deliveries list');
   }
   return { total: total ?? 0, deliveries, listeners };
 }
@@ -211,7 +227,7 @@ export async function executeList(options: ListCommand, out: (text: string) => v
   const headers = callerHeaders(token, options.client);
   let answer: Awaited<ReturnType<typeof gather>>;
   try {
-    answer = await gather(options, headers);
+    answer = await gather(options, headers, err);
   } catch (error) {
     err(`shipping-sandbox deliveries list: ${failure(error)}\n`);
     return 2;

@@ -4,7 +4,7 @@ import { callerHeaders, failure, isRecord, jsonOf, NoAnswer, notASandbox, withDe
 import { tokenFromEnv } from './token.js';
 import { apiPrefixHint, httpUrl, sandboxUrl } from './url.js';
 import { refusal } from './refusal.js';
-import { endpointLabel, listenersOf } from './deliveries-list.js';
+import { endpointLabel, listenerNames } from './deliveries-list.js';
 import { DEFAULT_ENDPOINT } from '../records/index.js';
 
 /** What `shipping-sandbox trigger` was asked for. */
@@ -124,27 +124,9 @@ export async function executeTrigger(event: string, options: TriggerCommand, out
     out(`${res.text}\n`);
     return 0;
   }
-  const listeners = answer.deliveries.some((d) => d.endpoint_id !== DEFAULT_ENDPOINT) ? await endpointNames(options.url, headers, send, err) : new Map<string, string>();
+  const listeners = answer.deliveries.some((d) => d.endpoint_id !== DEFAULT_ENDPOINT) ? await listenerNames(options.url, headers, send, err, 'trigger') : new Map<string, string>();
   out(`${triggerLines(answer, listeners).join('\n')}\n`);
   return 0;
-}
-
-/**
- * The client's listener endpoints, to name them as `deliveries list` does; null, said on
- * stderr, when the list cannot be read: the event was fired all the same, and its endpoints
- * are then shown by id alone.
- */
-async function endpointNames(url: string, headers: Record<string, string>, send: ReturnType<typeof withDeadline>, err: (text: string) => void): Promise<Map<string, string> | null> {
-  let why: string;
-  try {
-    const found = await listenersOf(url, headers, send);
-    if (found instanceof Map) return found;
-    why = refusal(found.status, found.text);
-  } catch (error) {
-    why = failure(error);
-  }
-  err(`shipping-sandbox trigger: endpoints are shown by id: the list of endpoints could not be read (${why})\n`);
-  return null;
 }
 
 /** Whether a 200's JSON is the trigger's answer, as far as the lines printed read it. */
