@@ -22,12 +22,24 @@ const set = (object, path, value) => {
   return copy;
 };
 
-/** The first example of POST /v1/order in the provider spec the sandbox serves, with one item. */
+/**
+ * The first example of POST /v1/order in the provider spec the sandbox serves, with one item;
+ * its courier (and the item's service) the client's first when the client may not use the
+ * example's (a client limited to some couriers, `GET /v1/couriers`).
+ */
 async function specExample() {
-  const { body: spec } = await call('GET', '/__sandbox/openapi.json');
+  // The couriers only adjust the prefill: without them (an admin yet to pick a client), the example is shown as it is.
+  const [{ body: spec }, { body: couriers }] = await Promise.all([call('GET', '/__sandbox/openapi.json'), call('GET', '/v1/couriers').catch(() => ({ body: {} }))]);
   const examples = spec.paths['/v1/order'].post.requestBody.content['application/json'].examples;
   const example = structuredClone(Object.values(examples)[0].value);
-  return { ...example, items: example.items.slice(0, 1) };
+  const request = { ...example, items: example.items.slice(0, 1) };
+  const usable = couriers.data ?? [];
+  const first = usable[0];
+  if (first && !usable.some((c) => c.courier_code === request.courier_code)) {
+    request.courier_code = first.courier_code;
+    if (first.services?.[0]) request.items[0].service_code = first.services[0].service_code;
+  }
+  return request;
 }
 
 /** Creates an order through the provider API (POST /v1/order) and opens its page. */
