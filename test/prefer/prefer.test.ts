@@ -224,6 +224,12 @@ describe('Prefer, the finer points', () => {
     expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual([field]);
   });
 
+  it('takes the first of a preference the header gives twice, as RFC 7240 says', async () => {
+    const res = await sandbox.call('GET', TRACK, { headers: { Prefer: 'code=404, code=400' } });
+    expect(res.status).toBe(404);
+    expect(res.headers['preference-applied']).toBe('code=404');
+  });
+
   it('lets the header win over the query', async () => {
     const res = await sandbox.call('GET', `${TRACK}?__code=400`, { headers: { Prefer: 'code=404' } });
     expect(res.status).toBe(404);
