@@ -124,7 +124,7 @@ function noteHammering(judging: Judging, draft: Draft, window: ReportMark, op: s
  * document, its `__code` query, an unknown `X-Sandbox-Scenario`): the client's test setup, not
  * a request the provider would have refused, so it shows nothing of the client's handling.
  */
-const refusedControl = ({ status, violations }: Observed['served']): boolean =>
+export const refusedControl = ({ status, violations }: Observed['served']): boolean =>
   status === 400 && violations.length > 0 && violations.every(({ field }) => field === 'header.prefer' || field.startsWith('query.__') || field.startsWith('header.x-sandbox-'));
 
 /**

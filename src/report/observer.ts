@@ -11,7 +11,7 @@ import { Draft } from './draft.js';
 import { judgeAttempt, judgeGivenUp } from './judge-attempt.js';
 import { BatchReads } from './batch-reads.js';
 import { BatchView } from './batch-view.js';
-import { judgeRequest, marksOnAnswer } from './judge-request.js';
+import { judgeRequest, marksOnAnswer, refusedControl } from './judge-request.js';
 import type { Judged } from './judging.js';
 import { observed, type Observed, type Readable } from './observed.js';
 import { operationCountKey } from './operations.js';
@@ -139,8 +139,9 @@ export class ReportObserver {
           if (recent.length > RECENT) recent.shift();
           this.recent.set(clientId, recent);
         }
-        // Every request counts toward the operations' coverage, whatever the catalogue made of it.
-        if (status !== null) draft.count(operationCountKey(operationId, status));
+        // Every request counts toward the operations' coverage, whatever the catalogue made of it, but
+        // one refused for the sandbox's own controls alone: no answer of the provider's, only the test's setup.
+        if (status !== null && !refusedControl(kept.served)) draft.count(operationCountKey(operationId, status));
         return draft;
       },
     };

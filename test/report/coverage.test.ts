@@ -35,6 +35,10 @@ beforeAll(async () => {
   for (const body of [createRequest(1), createRequest(2)]) expect((await call(tokens.a, 'POST', '/v1/order', body)).status).toBe(201);
   expect((await call(tokens.a, 'POST', '/v1/order', createRequest(1, { courier_code: 'sicepat' }))).status).toBe(403);
   for (let i = 0; i < 2; i++) expect((await call(tokens.a, 'GET', '/v1/order/tracking/SBXNOSUCH01')).status).toBe(404);
+  // Refused for the sandbox's own controls alone (the test's setup, no answer of the provider's): an unknown scenario, a status no operation documents.
+  expect((await call(tokens.a, 'POST', '/v1/order', createRequest(1), { 'x-sandbox-scenario': 'bogus' })).status).toBe(400);
+  expect((await call(tokens.a, 'GET', '/v1/order/tracking/SBXNOSUCH01?__code=999')).status).toBe(400);
+  expect((await call(tokens.a, 'GET', '/v1/order/tracking/SBXNOSUCH01', undefined, { prefer: 'code=418' })).status).toBe(400);
   // Client b reads the couriers, and answers a 503 documented for create through Prefer.
   expect((await call(tokens.b, 'GET', '/v1/couriers')).status).toBe(200);
   expect((await call(tokens.b, 'POST', '/v1/order', createRequest(1), { prefer: 'code=503' })).status).toBe(503);
@@ -54,6 +58,7 @@ describe('GET /__sandbox/report: coverage of the provider operations', () => {
 
   it('counts how often each status of create and tracking was exercised, and shows every other operation as not exercised', async () => {
     const { coverage } = await report(tokens.a);
+    expect(coverage.operations.filter((op) => ['createOrder', 'trackOrder'].includes(op.operation_id)).map((op) => op.exercised)).toEqual([3, 2]);
     expect(statusesOf({ coverage } as Report, 'createOrder')).toEqual({ 201: 2, 400: 0, 401: 0, 403: 1, 413: 0, 415: 0, 503: 0 });
     expect(statusesOf({ coverage } as Report, 'trackOrder')).toEqual({ 200: 0, 400: 0, 401: 0, 404: 2 });
     const others = coverage.operations.filter((op) => !['createOrder', 'trackOrder'].includes(op.operation_id));
