@@ -15,7 +15,7 @@ import { pino } from 'pino';
 import { createApp } from './app.js';
 import { sandboxModules } from './modules.js';
 import { Scheduler } from '../jobs/index.js';
-import { ClockService, loadClocks, ClockSync } from '../clock/index.js';
+import { ClockService, clockStartPassed, loadClocks, ClockSync } from '../clock/index.js';
 import { SettingsWriter, closeRefusedStart, openStorage } from '../store/index.js';
 import { answerClientErrors, capConnections, clientRateLimit, continueWhenRead, withEnvelope, ApiError, messages, type SandboxModule } from '../http/index.js';
 import { ClientRegistry, roleOf, type Client, type ClientConfig } from '../clients/index.js';
@@ -154,6 +154,8 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
     if (given) logger.warn(given);
     for (const warning of await scenarioChanges(storage, fixtures, registry.clientIds)) logger.warn(warning);
     const clock = await loadClocks(storage, options, registry.clientIds);
+    const passed = clockStartPassed(options, clock, registry.clientIds);
+    if (passed) logger.warn({ clock_start: new Date(options.clockStart!).toISOString(), clients: passed.clients }, passed.message);
     // On a shared database the clocks live there: each request and wake-up reads them.
     const sync = storage.sharedClocks && new ClockSync(storage.sharedClocks, clock);
     const events = new EventBus();

@@ -3,7 +3,7 @@
 export { LATEST_CLOCK_MS, LATEST_CLOCK_START_MS, ManualClock, RealClock } from './clock.js';
 export type { Clock } from './clock.js';
 export { Clocks } from './clocks.js';
-export { loadClocks } from './load.js';
+export { clockStartPassed, loadClocks } from './load.js';
 export { ClockService } from './service.js';
 export type { DueWork, KeepClock } from './service.js';
 export { ClockSync } from './sync.js';

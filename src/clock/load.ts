@@ -62,6 +62,24 @@ export async function loadClocks(storage: Storage, options: ClockOptions, client
   return clocks;
 }
 
+/**
+ * What a start says when manual clocks resumed from the store later than `--clock-start`
+ * (the sandbox's, or a client's advanced before the restart): the flag moved none of them,
+ * as a clock never moves back; undefined when every clock stands at it.
+ */
+export function clockStartPassed(options: ClockOptions, clocks: Clocks, clientIds: readonly string[]): { message: string; clients: string[] } | undefined {
+  const start = options.clockStart;
+  if (options.clock !== 'manual' || start === undefined) return undefined;
+  const ahead = clientIds.filter((id) => clocks.of(id) > start);
+  if (ahead.length === 0 && clocks.now() <= start) return undefined;
+  const at = (ms: number): string => new Date(ms).toISOString();
+  const whose = ahead.length === 0 ? `the sandbox's manual clock resumes at ${at(clocks.now())}` : ahead.length === 1 ? `the manual clock of client ${ahead[0]} resumes at ${at(clocks.of(ahead[0]!))}` : `the manual clocks of ${ahead.length} clients resume`;
+  return {
+    message: `${whose} where the store kept it, later than --clock-start ${at(start)}: a clock never moves back (a new data file, or a new database, starts at --clock-start; GET /__sandbox/clock shows a client's)`,
+    clients: ahead.slice(0, 20),
+  };
+}
+
 /** The real clock of a data file, run on to now at the pace it kept, then at `speed`. */
 function resumedRealClock(kept: NonNullable<Meta['real_clock']>, speed: number): RealClock {
   const base = new RealClock(speed);
