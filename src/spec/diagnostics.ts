@@ -29,6 +29,17 @@ const PARAMETER_TYPE_HINTS: Record<string, string> = {
   boolean: 'must be true or false',
 };
 
+/** A type among several a field takes (`step`: a step's name or its index), as one alternative of the message. */
+const ONE_OF_TYPES: Record<string, string> = {
+  string: 'text',
+  integer: 'a whole number',
+  number: 'a number',
+  boolean: 'true or false',
+  array: 'a JSON array',
+  object: 'a JSON object',
+  null: 'null',
+};
+
 const TYPE_HINTS: Record<string, string> = {
   string: 'must be a JSON string (send numbers as text, for example "1")',
   integer: 'must be a JSON integer (for example 1): not text, not a fraction',
@@ -64,6 +75,7 @@ function messageOf(error: ErrorObject, parameter: boolean, data: unknown): strin
     case 'required':
       return IS_REQUIRED;
     case 'type':
+      if (Array.isArray(p.type)) return `must be ${p.type.map((t) => ONE_OF_TYPES[String(t)] ?? String(t)).join(' or ')}`;
       // The hint about numbers as text is for a number sent where text is wanted, not for a null or a list.
       if (!parameter && p.type === 'string' && data !== undefined && typeof valueAt(data, error.instancePath) !== 'number') return 'must be a JSON string';
       return (parameter ? PARAMETER_TYPE_HINTS[String(p.type)] : undefined) ?? TYPE_HINTS[String(p.type)] ?? `must be of type ${String(p.type)}`;

@@ -142,6 +142,12 @@ describe('POST /__sandbox/events/trigger', () => {
     expect((await sandbox.call('GET', '/__sandbox/orders')).body.total).toBe(0);
   });
 
+  it.each([[true], [1.5], [null]])('says to_step must be text or a whole number for %j, in words, not the validator\'s type list', async (toStep) => {
+    const res = await trigger({ event: 'tracking.step', scenario: 'returned', to_step: toStep });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ field: 'to_step', message: 'must be text or a whole number' }]);
+  });
+
   it("answers 400 naming scenario when it names another scenario than an existing order's, and leaves the order as it was", async () => {
     const [orderNo] = await createOrders(sandbox, 1);
     const own = (await sandbox.call('GET', `/__sandbox/orders/${orderNo}`)).body.scenario;
