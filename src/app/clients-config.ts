@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Client, ClientConfig } from '../clients/index.js';
+import { roleOf, type Client, type ClientConfig } from '../clients/index.js';
 import { readConfigFile, type ResolvedOptions } from '../config/index.js';
 import { mask } from '../shared/index.js';
 import type { Storage } from '../store/index.js';
@@ -29,8 +29,10 @@ const canonical = (value: unknown): string =>
  * another digest on another database, and the row holds no token.
  */
 export async function compareClients(storage: Storage, configured: readonly ClientConfig[], adminTokens: readonly string[], secret: string, logger: Logger): Promise<void> {
-  const clients = configured.map(canonical).sort();
-  const hmac = createHmac('sha256', secret).update(canonical([clients, [...adminTokens].sort()])).digest('hex');
+  // An admin token is the same admin token whether a clients file names it (role: admin) or --admin-token does.
+  const admins = [...adminTokens, ...configured.filter((c) => roleOf(c) === 'admin').map((c) => c.token)].sort();
+  const clients = configured.filter((c) => roleOf(c) !== 'admin').map(canonical).sort();
+  const hmac = createHmac('sha256', secret).update(canonical([clients, admins])).digest('hex');
   const kept = await storage.meta.get('clients_hmac');
   if (kept !== undefined && kept.hmac !== hmac) {
     logger.warn(

@@ -19,8 +19,12 @@ export function schedulerOptions(options: ResolvedOptions, registry: ClientRegis
   const has = (client: string): boolean => client === '' || registry.byId(client) !== undefined;
   const pollMs = Math.min(5_000, options.jobLease / 4);
   const jobFailed = backgroundFailures(logger);
+  const leaseMs = claimLeaseMs(options);
+  if (options.databaseUrl !== undefined && leaseMs > options.jobLease) {
+    logger.warn({ job_lease_ms: options.jobLease, lease_ms: leaseMs }, `--job-lease of ${options.jobLease} ms is shorter than --webhook-timeout + 5 s: claims hold ${leaseMs} ms (a claim outlasts an attempt, or another replica would take the job over and send its webhook again)`);
+  }
   return {
-    leaseMs: claimLeaseMs(options),
+    leaseMs,
     ...(options.databaseUrl !== undefined ? { pollMs, has, leaveToOthersMs: 2 * pollMs } : { configured: has }),
     ...(sync ? { refreshClocks: () => sync.all() } : {}),
     // A job that names why it cannot run here (its client not configured) is one line, with its try: not a stack per try.

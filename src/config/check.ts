@@ -4,6 +4,8 @@ import { checkConfiguredUrl } from '../webhooks/index.js';
 
 /** The settings of a client entry, and of its `webhook`: a key outside them is a typo that would be dropped without a word. */
 const CLIENT_KEYS: ReadonlyArray<keyof ClientConfig> = ['token', 'id', 'name', 'couriers', 'role', 'read_only', 'scenario', 'awb_delay', 'webhook'];
+/** The keys of a client entry that an admin token's entry has no use for. */
+const ADMIN_IGNORES: ReadonlyArray<keyof ClientConfig> = ['id', 'couriers', 'scenario', 'awb_delay', 'webhook'];
 const WEBHOOK_KEYS = ['url', 'secret', 'chaos'];
 
 /** A client's id: 1 to 128 characters, none a control character (C0, DEL or C1), no space at either end. */
@@ -71,7 +73,11 @@ export function checkClientConfigs(clients: ClientConfig[], known: { scenarios: 
     if (client.couriers !== undefined) {
       if (!Array.isArray(client.couriers)) problems.push(`${at}.couriers: must be a list of courier codes`);
       else for (const code of client.couriers) if (!known.couriers.includes(code)) problems.push(`${at}.couriers: unknown courier "${String(code)}"; use ${known.couriers.join(', ')}`);
+      if (Array.isArray(client.couriers) && client.couriers.length === 0 && client.role !== 'admin') warnings.push(`${at}.couriers: an empty list enables no courier: every create of this token answers 403 (leave couriers out for every courier)`);
     }
+    // An admin token acts for the client X-Sandbox-Client names: a client's settings on its entry reach no client.
+    const ignored = client.role === 'admin' ? ADMIN_IGNORES.filter((key) => client[key] !== undefined && client[key] !== null) : [];
+    if (ignored.length > 0) warnings.push(`${at}: ${ignored.join(', ')} ${ignored.length === 1 ? 'does' : 'do'} nothing on an admin token (it acts for the client X-Sandbox-Client names, with that client's settings): remove ${ignored.length === 1 ? 'it' : 'them'}, or give them to a partner token`);
     if (client.read_only !== undefined && typeof client.read_only !== 'boolean') problems.push(`${at}.read_only: must be true or false`);
     if (client.role !== undefined && !ROLES.includes(client.role)) problems.push(`${at}.role: "${String(client.role)}" is not a role; use ${ROLES.join(', ')}`);
     if (client.role !== undefined && client.role !== 'read_only' && client.read_only === true) {

@@ -35,6 +35,18 @@ describe('checkClientConfigs', () => {
     expect(warnings).toEqual([expect.stringMatching(/^clients\[1\]\.id: "café" is not printable ASCII: .*X-Sandbox-Client in UTF-8.*an admin may not be able to act for it from every HTTP client.*clients\.yaml/)]);
   });
 
+  it('warns that an empty couriers list enables no courier (every create of the token a 403)', () => {
+    expect(checkClientConfigs([{ token: 't1', couriers: [] }], known, 'clients.yaml')).toEqual([
+      'clients[0].couriers: an empty list enables no courier: every create of this token answers 403 (leave couriers out for every courier) (clients[i]: the entries of clients.yaml, in order)',
+    ]);
+  });
+
+  it("warns of a client's settings on an admin token's entry, which reach no client", () => {
+    expect(checkClientConfigs([{ token: 't1', role: 'admin', id: 'ops', couriers: ['jne'] }, { token: 't2', role: 'admin', name: 'Operations' }], known)).toEqual([
+      'clients[0]: id, couriers do nothing on an admin token (it acts for the client X-Sandbox-Client names, with that client\'s settings): remove them, or give them to a partner token',
+    ]);
+  });
+
   it('warns of nothing for ASCII ids and ids derived from the token', () => {
     expect(checkClientConfigs([{ token: 't1', id: 'Partner A (staging) #2' }, { token: 't2' }], known)).toEqual([]);
   });
