@@ -24,22 +24,19 @@ const set = (object, path, value) => {
 
 /**
  * The first example of POST /v1/order in the provider spec the sandbox serves, with one item;
- * its courier (and the item's service) the client's first when the client may not use the
- * example's (a client limited to some couriers, `GET /v1/couriers`).
+ * its courier the client's first when the client may not use the example's (a client limited
+ * to some couriers, as `GET /__sandbox/whoami` says: a control read, where `GET /v1/couriers`
+ * would be a provider request of the client's, journaled, counted and met by its fault rules).
+ * `couriers`: the client's, or null when the sandbox did not say.
  */
 async function specExample() {
-  // The couriers only adjust the prefill: without them (an admin yet to pick a client), the example is shown as it is.
-  const [{ body: spec }, { body: couriers }] = await Promise.all([call('GET', '/__sandbox/openapi.json'), call('GET', '/v1/couriers').catch(() => ({ body: {} }))]);
+  const [{ body: spec }, { body: who }] = await Promise.all([call('GET', '/__sandbox/openapi.json'), call('GET', '/__sandbox/whoami').catch(() => ({ body: null }))]);
   const examples = spec.paths['/v1/order'].post.requestBody.content['application/json'].examples;
   const example = structuredClone(Object.values(examples)[0].value);
   const request = { ...example, items: example.items.slice(0, 1) };
-  const usable = couriers.data ?? [];
-  const first = usable[0];
-  if (first && !usable.some((c) => c.courier_code === request.courier_code)) {
-    request.courier_code = first.courier_code;
-    if (first.services?.[0]) request.items[0].service_code = first.services[0].service_code;
-  }
-  return request;
+  const couriers = Array.isArray(who?.client?.couriers) ? who.client.couriers : null;
+  if (couriers && couriers.length > 0 && !couriers.includes(request.courier_code)) request.courier_code = couriers[0];
+  return { request, couriers };
 }
 
 /** Creates an order through the provider API (POST /v1/order) and opens its page. */
@@ -48,8 +45,12 @@ function NewOrder({ scenarios }) {
   const [scenario, setScenario] = useState('');
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
+  const [couriers, setCouriers] = useState(null);
   useEffect(() => {
-    specExample().then(setRequest, setError);
+    specExample().then((example) => {
+      setRequest(example.request);
+      setCouriers(example.couriers);
+    }, setError);
   }, []);
   const submit = async (event) => {
     event.preventDefault();
@@ -68,6 +69,7 @@ function NewOrder({ scenarios }) {
   return html`<section>
     <h2>New order</h2>
     <p class="muted">Prefilled from the provider spec's example; sent as <code>POST /v1/order</code>.</p>
+    ${couriers?.length === 0 && html`<p class="muted">No courier is enabled for this client: every create answers 403 until its configuration enables one.</p>`}
     ${request && html`<form class="grid-form" onSubmit=${submit}>
       <div><label for="new-scenario">Scenario</label>
         <select id="new-scenario" value=${scenario} onChange=${(e) => setScenario(e.currentTarget.value)}>

@@ -2237,6 +2237,8 @@ export interface operations {
                         client: null | {
                             id: string;
                             name: string;
+                            /** @description The codes of the couriers a create of this token (of the client it acts for, an admin's) may use, as `GET /v1/couriers` lists them; every courier unless the configuration limits them. */
+                            couriers: string[];
                         };
                         /** @description Whether the token may do the sandbox-wide operations (`x-sandbox-scope` sandbox), the writes among them for a role that may write. */
                         sandbox_wide: boolean;

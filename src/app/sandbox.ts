@@ -154,8 +154,8 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
     if (given) logger.warn(given);
     for (const warning of await scenarioChanges(storage, fixtures, registry.clientIds)) logger.warn(warning);
     const clock = await loadClocks(storage, options, registry.clientIds);
-    const passed = clockStartPassed(options, clock, registry.clientIds);
-    if (passed) logger.warn({ clock_start: new Date(options.clockStart!).toISOString(), clients: passed.clients }, passed.message);
+    const passed = clockStartPassed(options, clock);
+    if (passed) logger.info({ clock_start: new Date(options.clockStart!).toISOString(), clients: passed.clients, clients_total: passed.clients_total }, passed.message);
     // On a shared database the clocks live there: each request and wake-up reads them.
     const sync = storage.sharedClocks && new ClockSync(storage.sharedClocks, clock);
     const events = new EventBus();

@@ -21,7 +21,7 @@ export function schedulerOptions(options: ResolvedOptions, registry: ClientRegis
   const jobFailed = backgroundFailures(logger);
   const leaseMs = claimLeaseMs(options);
   if (options.databaseUrl !== undefined && leaseMs > options.jobLease) {
-    logger.warn({ job_lease_ms: options.jobLease, lease_ms: leaseMs }, `--job-lease of ${options.jobLease} ms is shorter than --webhook-timeout + 5 s: claims hold ${leaseMs} ms (a claim outlasts an attempt, or another replica would take the job over and send its webhook again)`);
+    logger.info({ job_lease_ms: options.jobLease, lease_ms: leaseMs }, `claims on due jobs hold ${leaseMs} ms, --webhook-timeout + 5 s, rather than the ${options.jobLease} ms of --job-lease: a claim outlasts an attempt, or another replica would take the job over and send its webhook again`);
   }
   return {
     leaseMs,

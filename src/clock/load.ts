@@ -64,19 +64,26 @@ export async function loadClocks(storage: Storage, options: ClockOptions, client
 
 /**
  * What a start says when manual clocks resumed from the store later than `--clock-start`
- * (the sandbox's, or a client's advanced before the restart): the flag moved none of them,
- * as a clock never moves back; undefined when every clock stands at it.
+ * (the sandbox's, or a client's own, advanced apart from it before the restart): the flag
+ * moved none of them, as a clock never moves back; undefined when every clock stands at it.
+ * `clients`: the first 20 of the `clients_total` clients whose own clock is later.
  */
-export function clockStartPassed(options: ClockOptions, clocks: Clocks, clientIds: readonly string[]): { message: string; clients: string[] } | undefined {
+export function clockStartPassed(options: ClockOptions, clocks: Clocks): { message: string; clients: string[]; clients_total: number } | undefined {
   const start = options.clockStart;
   if (options.clock !== 'manual' || start === undefined) return undefined;
-  const ahead = clientIds.filter((id) => clocks.of(id) > start);
-  if (ahead.length === 0 && clocks.now() <= start) return undefined;
+  const own = [...clocks.leads().keys()].filter((id) => clocks.of(id) > start);
+  const sandbox = clocks.now() > start;
+  if (own.length === 0 && !sandbox) return undefined;
   const at = (ms: number): string => new Date(ms).toISOString();
-  const whose = ahead.length === 0 ? `the sandbox's manual clock resumes at ${at(clocks.now())}` : ahead.length === 1 ? `the manual clock of client ${ahead[0]} resumes at ${at(clocks.of(ahead[0]!))}` : `the manual clocks of ${ahead.length} clients resume`;
+  const whose = [
+    sandbox && `the sandbox's manual clock (every client's that never moved apart from it) resumes at ${at(clocks.now())}`,
+    own.length === 1 && `the clock of client ${own[0]} resumes at ${at(clocks.of(own[0]!))}`,
+    own.length > 1 && `the clocks of ${own.length} clients resume`,
+  ].filter(Boolean);
   return {
-    message: `${whose} where the store kept it, later than --clock-start ${at(start)}: a clock never moves back (a new data file, or a new database, starts at --clock-start; GET /__sandbox/clock shows a client's)`,
-    clients: ahead.slice(0, 20),
+    message: `${whose.join('; ')}, where the store kept ${whose.length > 1 || own.length > 1 ? 'them' : 'it'}: later than --clock-start ${at(start)}, which moves no clock back (a new data file, or a new database, starts at it; GET /__sandbox/clock shows a client's)`,
+    clients: own.slice(0, 20),
+    clients_total: own.length,
   };
 }
 

@@ -73,7 +73,7 @@ export function checkClientConfigs(clients: ClientConfig[], known: { scenarios: 
     if (client.couriers !== undefined) {
       if (!Array.isArray(client.couriers)) problems.push(`${at}.couriers: must be a list of courier codes`);
       else for (const code of client.couriers) if (!known.couriers.includes(code)) problems.push(`${at}.couriers: unknown courier "${String(code)}"; use ${known.couriers.join(', ')}`);
-      if (Array.isArray(client.couriers) && client.couriers.length === 0 && client.role !== 'admin') warnings.push(`${at}.couriers: an empty list enables no courier: every create of this token answers 403 (leave couriers out for every courier)`);
+      if (Array.isArray(client.couriers) && client.couriers.length === 0 && client.role !== 'admin' && client.role !== 'read_only' && client.read_only !== true) warnings.push(`${at}.couriers: an empty list enables no courier: every create of this token answers 403 (leave couriers out for every courier)`);
     }
     // An admin token acts for the client X-Sandbox-Client names: a client's settings on its entry reach no client.
     const ignored = client.role === 'admin' ? ADMIN_IGNORES.filter((key) => client[key] !== undefined && client[key] !== null) : [];

@@ -119,7 +119,7 @@ const rows: Array<{ op: string; send: (w: World) => Promise<Response>; expect: (
   },
   // Sandbox-wide: with two clients a partner may not do them (no admin token is configured here).
   { op: 'listClients', send: () => asB('GET', '/__sandbox/clients'), expect: (res) => expect(res.status).toBe(403) },
-  { op: 'whoAmI', send: () => asB('GET', '/__sandbox/whoami'), expect: (res) => expect(res.body).toEqual({ role: 'partner', client: { id: 'client-b', name: 'client-b' }, sandbox_wide: false }) },
+  { op: 'whoAmI', send: () => asB('GET', '/__sandbox/whoami'), expect: (res) => expect(res.body).toEqual({ role: 'partner', client: { id: 'client-b', name: 'client-b', couriers: ['jne', 'jnt', 'sicepat', 'anteraja', 'posindonesia'] }, sandbox_wide: false }) },
   { op: 'listWebhookEndpoints', send: () => asB('GET', '/__sandbox/webhooks/endpoints'), expect: (res, w) => expect(JSON.stringify(res.body)).not.toContain(w.endpointId) },
   { op: 'createWebhookEndpoint', send: () => asB('POST', '/__sandbox/webhooks/endpoints', { url: `${receiverB.url}/second` }), expect: (res) => expect(res.status).toBe(201) },
   { op: 'getWebhookEndpoint', send: (w) => asB('GET', `/__sandbox/webhooks/endpoints/${w.endpointId}`), expect: (res) => expect(res.status).toBe(404) },

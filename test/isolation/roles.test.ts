@@ -14,6 +14,8 @@ type Role = (typeof ROLES)[number];
 
 const ADMIN = 'token-admin-0123456789';
 const READER_A = 'token-reader-of-client-a';
+/** Every courier of the fixtures: a client's own unless its configuration limits them. */
+const ALL_COURIERS = ['jne', 'jnt', 'sicepat', 'anteraja', 'posindonesia'];
 const TOKENS: Record<Role, string> = { admin: ADMIN, partner: TOKEN_A, read_only: READER_A };
 const SECRET_A = 'whsec_QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFB';
 
@@ -263,10 +265,10 @@ describe('an admin acts for the client named by X-Sandbox-Client', () => {
       const res = await sandbox.call('GET', '/__sandbox/whoami', { token, headers: client ? { 'X-Sandbox-Client': client } : {} });
       return { status: res.status, body: res.body };
     };
-    expect(await whoami(TOKEN_A)).toEqual({ status: 200, body: { role: 'partner', client: { id: 'client-a', name: 'client-a' }, sandbox_wide: false } });
-    expect(await whoami(READER_A)).toEqual({ status: 200, body: { role: 'read_only', client: { id: 'client-a', name: 'client-a' }, sandbox_wide: false } });
+    expect(await whoami(TOKEN_A)).toEqual({ status: 200, body: { role: 'partner', client: { id: 'client-a', name: 'client-a', couriers: ALL_COURIERS }, sandbox_wide: false } });
+    expect(await whoami(READER_A)).toEqual({ status: 200, body: { role: 'read_only', client: { id: 'client-a', name: 'client-a', couriers: ALL_COURIERS }, sandbox_wide: false } });
     expect(await whoami(ADMIN)).toEqual({ status: 200, body: { role: 'admin', client: null, sandbox_wide: true } });
-    expect(await whoami(ADMIN, 'client-b')).toEqual({ status: 200, body: { role: 'admin', client: { id: 'client-b', name: 'client-b' }, sandbox_wide: true } });
+    expect(await whoami(ADMIN, 'client-b')).toEqual({ status: 200, body: { role: 'admin', client: { id: 'client-b', name: 'client-b', couriers: ALL_COURIERS }, sandbox_wide: true } });
     expect(await whoami(ADMIN, 'client-zzz')).toMatchObject({ status: 400, body: { errors: [{ field: 'header.x-sandbox-client', message: 'names no client of this sandbox' }] } });
     expect(await whoami(TOKEN_A, 'client-b')).toMatchObject({ status: 400, body: { errors: [{ field: 'header.x-sandbox-client', message: 'names another client' }] } });
     expect((await whoami(null)).status).toBe(401);
@@ -307,11 +309,26 @@ describe("a client's settings in the config file", () => {
   });
 });
 
+describe('GET /__sandbox/whoami of a token limited to some couriers', () => {
+  it('lists the couriers a create of it may use, in the fixtures\' order (none for an empty list), as GET /v1/couriers does', async () => {
+    const sandbox = await testSandbox({ clients: [{ token: TOKEN_A, id: 'client-a', couriers: ['sicepat', 'jnt'] }, { token: TOKEN_B, id: 'client-b', couriers: [] }], adminTokens: [ADMIN] });
+    try {
+      expect((await sandbox.call('GET', '/__sandbox/whoami', { token: TOKEN_A })).body.client).toEqual({ id: 'client-a', name: 'client-a', couriers: ['jnt', 'sicepat'] });
+      const listed = (await sandbox.call('GET', '/v1/couriers', { token: TOKEN_A })).body.data.map((c: { courier_code: string }) => c.courier_code);
+      expect(listed).toEqual(['jnt', 'sicepat']);
+      expect((await sandbox.call('GET', '/__sandbox/whoami', { token: TOKEN_B })).body.client.couriers).toEqual([]);
+      expect((await sandbox.call('GET', '/__sandbox/whoami', { token: ADMIN, headers: { 'X-Sandbox-Client': 'client-a' } })).body.client.couriers).toEqual(['jnt', 'sicepat']);
+    } finally {
+      await sandbox.close();
+    }
+  });
+});
+
 describe('GET /__sandbox/whoami of a client with a named and an unnamed token', () => {
   it("gives the client's name whichever of its tokens asks, as the clients listing does", async () => {
     const sandbox = await testSandbox({ clients: [{ token: TOKEN_A, id: 'client-a', name: 'Partner A' }, { token: READER_A, id: 'client-a', role: 'read_only' }] });
     try {
-      for (const token of [TOKEN_A, READER_A]) expect((await sandbox.call('GET', '/__sandbox/whoami', { token })).body.client).toEqual({ id: 'client-a', name: 'Partner A' });
+      for (const token of [TOKEN_A, READER_A]) expect((await sandbox.call('GET', '/__sandbox/whoami', { token })).body.client).toEqual({ id: 'client-a', name: 'Partner A', couriers: ALL_COURIERS });
       expect((await sandbox.call('GET', '/__sandbox/clients')).body.clients[0].name).toBe('Partner A');
     } finally {
       await sandbox.close();
@@ -330,7 +347,7 @@ describe('without an admin token', () => {
       expect((await sandbox.call('POST', '/__sandbox/reset-all', { token: READER_A })).status).toBe(403);
       expect((await sandbox.call('POST', '/v1/order', { token: READER_A, body: createRequest(1) })).status).toBe(403);
       // Both know it: the dashboard offers the sandbox-wide actions by this.
-      expect((await sandbox.call('GET', '/__sandbox/whoami')).body).toEqual({ role: 'partner', client: { id: 'client-a', name: 'client-a' }, sandbox_wide: true });
+      expect((await sandbox.call('GET', '/__sandbox/whoami')).body).toEqual({ role: 'partner', client: { id: 'client-a', name: 'client-a', couriers: ALL_COURIERS }, sandbox_wide: true });
       expect((await sandbox.call('GET', '/__sandbox/whoami', { token: READER_A })).body).toMatchObject({ role: 'read_only', sandbox_wide: true });
     } finally {
       await sandbox.close();

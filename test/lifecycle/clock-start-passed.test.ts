@@ -32,10 +32,11 @@ describe('--clock-start on a store whose manual clock already stands later', () 
     expect((await call(second, 'GET', '/__sandbox/clock')).now).toBe('2026-01-02T00:00:00.000Z');
     expect(passedLines(second)).toEqual([
       expect.objectContaining({
-        level: 40,
+        level: 30,
         clock_start: '2026-01-01T00:00:00.000Z',
         clients: [clientId],
-        msg: `the manual clock of client ${clientId} resumes at 2026-01-02T00:00:00.000Z where the store kept it, later than --clock-start 2026-01-01T00:00:00.000Z: a clock never moves back (a new data file, or a new database, starts at --clock-start; GET /__sandbox/clock shows a client's)`,
+        clients_total: 1,
+        msg: `the clock of client ${clientId} resumes at 2026-01-02T00:00:00.000Z, where the store kept it: later than --clock-start 2026-01-01T00:00:00.000Z, which moves no clock back (a new data file, or a new database, starts at it; GET /__sandbox/clock shows a client's)`,
       }),
     ]);
     await second.stop();

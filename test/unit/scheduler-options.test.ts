@@ -14,10 +14,10 @@ function optionsOf(input: Parameters<typeof resolveOptions>[0]) {
 }
 
 describe('--job-lease on PostgreSQL', () => {
-  it('is raised to the webhook timeout + 5 s, and the start says so', () => {
+  it('is raised to the webhook timeout + 5 s, and the start says so in its log', () => {
     const { options, lines } = optionsOf({ databaseUrl: 'postgres://sandbox@127.0.0.1:5432/sandbox', jobLease: '5s', webhookTimeout: '10s' });
     expect(options.leaseMs).toBe(15_000);
-    expect(lines).toEqual([expect.objectContaining({ level: 40, job_lease_ms: 5_000, lease_ms: 15_000, msg: expect.stringMatching(/^--job-lease of 5000 ms is shorter than --webhook-timeout \+ 5 s: claims hold 15000 ms/) })]);
+    expect(lines).toEqual([expect.objectContaining({ level: 30, job_lease_ms: 5_000, lease_ms: 15_000, msg: expect.stringMatching(/^claims on due jobs hold 15000 ms, --webhook-timeout \+ 5 s, rather than the 5000 ms of --job-lease/) })]);
   });
 
   it('is kept, without a word, when it outlasts an attempt', () => {

@@ -13,6 +13,7 @@ import { servedSpecText } from '../../spec/index.js';
 import { hasPodScan } from '../../tracking/index.js';
 import { clientList, orderState } from '../../orders/index.js';
 import { LATEST_CLOCK_MS } from '../../clock/index.js';
+import { enabledCouriers } from '../../rates/index.js';
 /** Resets one client's data; other parts (webhooks, faults, journal) add their own. */
 export type ResetPart = (clientId: string) => Promise<number>;
 
@@ -172,7 +173,8 @@ export function controlHandlers(deps: Deps, resetParts: Record<string, ResetPart
       json(200, {
         role: input.role,
         // The client's name as the clients listing gives it, whichever of its tokens asks.
-        client: input.client ? { id: input.client.id, name: deps.registry.nameOf(input.client.id) ?? input.client.name } : null,
+        // Its couriers as a create of it would find them: the dashboard prefills one of them without a provider request (observed, faulted).
+        client: input.client ? { id: input.client.id, name: deps.registry.nameOf(input.client.id) ?? input.client.name, couriers: enabledCouriers(fixtures, input.client).map((c) => c.code) } : null,
         sandbox_wide: input.role === 'admin' || sandboxWideOpenToClients(deps.registry),
       }),
   };
