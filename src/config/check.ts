@@ -1,4 +1,4 @@
-import { ROLES, type ClientConfig } from '../clients/index.js';
+import { ROLES, roleOf, type ClientConfig } from '../clients/index.js';
 import { parseDelayRange, unitlessNumber } from '../shared/index.js';
 import { checkConfiguredUrl } from '../webhooks/index.js';
 
@@ -73,10 +73,10 @@ export function checkClientConfigs(clients: ClientConfig[], known: { scenarios: 
     if (client.couriers !== undefined) {
       if (!Array.isArray(client.couriers)) problems.push(`${at}.couriers: must be a list of courier codes`);
       else for (const code of client.couriers) if (!known.couriers.includes(code)) problems.push(`${at}.couriers: unknown courier "${String(code)}"; use ${known.couriers.join(', ')}`);
-      if (Array.isArray(client.couriers) && client.couriers.length === 0 && client.role !== 'admin' && client.role !== 'read_only' && client.read_only !== true) warnings.push(`${at}.couriers: an empty list enables no courier: every create of this token answers 403 (leave couriers out for every courier)`);
+      if (Array.isArray(client.couriers) && client.couriers.length === 0 && roleOf(client) === 'partner') warnings.push(`${at}.couriers: an empty list enables no courier: every create of this token answers 403 (leave couriers out for every courier)`);
     }
     // An admin token acts for the client X-Sandbox-Client names: a client's settings on its entry reach no client.
-    const ignored = client.role === 'admin' ? ADMIN_IGNORES.filter((key) => client[key] !== undefined && client[key] !== null) : [];
+    const ignored = roleOf(client) === 'admin' ? ADMIN_IGNORES.filter((key) => client[key] !== undefined && client[key] !== null) : [];
     if (ignored.length > 0) warnings.push(`${at}: ${ignored.join(', ')} ${ignored.length === 1 ? 'does' : 'do'} nothing on an admin token (it acts for the client X-Sandbox-Client names, with that client's settings): remove ${ignored.length === 1 ? 'it' : 'them'}, or give them to a partner token`);
     if (client.read_only !== undefined && typeof client.read_only !== 'boolean') problems.push(`${at}.read_only: must be true or false`);
     if (client.role !== undefined && !ROLES.includes(client.role)) problems.push(`${at}.role: "${String(client.role)}" is not a role; use ${ROLES.join(', ')}`);

@@ -334,6 +334,16 @@ describe('GET /__sandbox/whoami of a client with a named and an unnamed token', 
       await sandbox.close();
     }
   });
+
+  it("takes the name of the client's first token in the file: a later token's own name is not used", async () => {
+    const sandbox = await testSandbox({ clients: [{ token: TOKEN_A, id: 'client-a', name: 'Partner A' }, { token: READER_A, id: 'client-a', role: 'read_only', name: 'A reader' }] });
+    try {
+      for (const token of [TOKEN_A, READER_A]) expect((await sandbox.call('GET', '/__sandbox/whoami', { token })).body.client.name).toBe('Partner A');
+      expect((await sandbox.call('GET', '/__sandbox/clients')).body.clients.map((c: { name: string }) => c.name)).toEqual(['Partner A']);
+    } finally {
+      await sandbox.close();
+    }
+  });
 });
 
 describe('without an admin token', () => {
