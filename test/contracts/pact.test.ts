@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MatchersV3, PactV3, Verifier } from '@pact-foundation/pact';
+import { asynchronousBodyHandler, MatchersV3, MessageConsumerPact, MessageProviderPact, PactV3, Verifier } from '@pact-foundation/pact';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/index.js';
 import { createRequest } from '../support/orders.js';
@@ -74,7 +74,7 @@ async function writePact(dir: string, consumer: string, deliveredStatus: unknown
     .withRequest({ method: 'POST', path: '/v1/order', headers: { ...headers, 'Content-Type': 'application/json' }, body: badItem })
     .willRespondWith({ status: 400, body: { success: false, message: like('Validation failed.'), errors: eachLike({ field: like('items[0].item_weight'), message: like('must be numeric text') }) } });
   await play('/v1/order', 400, badItem);
-  return join(dir, readdirSync(dir).find((f) => f.startsWith(consumer))!);
+  return join(dir, readdirSync(dir).find((f) => f.startsWith(`${consumer}-shipping-sandbox.`))!);
 }
 
 /** Verifies a pact against the running sandbox, each provider state set up through its state URL. */
@@ -112,5 +112,47 @@ describe('a consumer pact verified against the sandbox', () => {
   it('fails verification when the pact expects a number where the sandbox sends text', async () => {
     const pactFile = await writePact(dir, 'careless-shop', integer(2));
     await expect(verify(sandbox, pactFile)).rejects.toThrow();
+  });
+});
+
+describe('a webhook message pact verified against the sandbox', () => {
+  /** The consumer's view of the awb.generated webhook: `awb` is the matcher of its AWB. */
+  const writeMessagePact = async (consumer: string, awb: unknown) => {
+    const received: unknown[] = [];
+    await new MessageConsumerPact({ consumer, provider: 'shipping-sandbox-webhooks', dir, logLevel: 'error' })
+      .given('an order has its AWB')
+      .expectsToReceive('an awb.generated webhook')
+      .withContent({ event: 'awb.generated', order_no: like('508734411209'), order_code: like('INV-1'), courier_code: like('jne'), awb, generated_at: integer(1767225600) })
+      .verify(asynchronousBodyHandler(async (body) => void received.push(body)));
+    expect(received).toHaveLength(1);
+    return join(dir, readdirSync(dir).find((f) => f.startsWith(`${consumer}-shipping-sandbox-webhooks.`))!);
+  };
+
+  /** The provider side as docs/guides/contract-testing.md says: the state set up through the sandbox, the message read from its delivery log. */
+  const verifyMessages = (pactFile: string) => {
+    const call = async (method: string, path: string, body?: unknown) =>
+      (await fetch(`${sandbox.url}${path}`, { method, headers: { ...headers, 'Content-Type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) })).json();
+    let orderNo = '';
+    return new MessageProviderPact({
+      provider: 'shipping-sandbox-webhooks',
+      pactUrls: [pactFile],
+      logLevel: 'error',
+      stateHandlers: {
+        'an order has its AWB': async (state) => {
+          orderNo = (await call('POST', '/__sandbox/provider-states', { state, action: 'setup' })).order_no;
+        },
+      },
+      messageProviders: {
+        'an awb.generated webhook': async () => {
+          const { deliveries } = await call('GET', `/__sandbox/webhooks/deliveries?order_no=${orderNo}&event=awb.generated`);
+          return (await call('GET', `/__sandbox/webhooks/deliveries/${deliveries[0].id}`)).payload;
+        },
+      },
+    }).verify();
+  };
+
+  it("verifies green with the payload of the state's awb.generated delivery, and fails a pact that expects a number as the AWB", async () => {
+    await expect(verifyMessages(await writeMessagePact('shop-webhooks', like('JN0012345678')))).resolves.toBeDefined();
+    await expect(verifyMessages(await writeMessagePact('careless-shop-webhooks', integer(12345678)))).rejects.toThrow();
   });
 });
