@@ -6,7 +6,7 @@ import { answerWithoutUpgrade, isWebSocket } from './upgrade.js';
 import { endedStart, stopServices } from './stop.js';
 import { inProcessClock, type SandboxClock } from './in-process-clock.js';
 import { closeAfterAnswer, drainConnections, keepOpenFor, notePipelined, noteUpgraded, openConnections } from './connections.js';
-import { compareClients, configuredClients, generatedTokenGiven } from './clients-config.js';
+import { compareClients, configuredClients, defaultLeftOut, generatedTokenGiven } from './clients-config.js';
 import { compareClockMode } from './clock-mode.js';
 
 export { STOP_RECORD_MARGIN_MS, stopServices } from './stop.js';
@@ -152,6 +152,8 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
     const registry = new ClientRegistry(hasClient ? configured : [...configured, await defaultClient(options, storage)], options.adminTokens);
     const given = hasClient ? await generatedTokenGiven(storage, configured, registry.clients) : undefined;
     if (given) logger.warn(given);
+    const leftOut = given || options.databaseUrl !== undefined ? undefined : await defaultLeftOut(storage, registry.clientIds);
+    if (leftOut) logger.warn(leftOut);
     for (const warning of await scenarioChanges(storage, fixtures, registry.clientIds)) logger.warn(warning);
     const clock = await loadClocks(storage, options, registry.clientIds);
     const passed = clockStartPassed(options, clock);

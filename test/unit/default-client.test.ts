@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { defaultLeftOut } from '../../src/app/clients-config.js';
 import { defaultClient } from '../../src/app/sandbox.js';
 import type { ResolvedOptions } from '../../src/config/index.js';
 import type { Storage } from '../../src/store/index.js';
@@ -34,5 +35,25 @@ describe('the default client of a sandbox started without a token', () => {
     const client = await defaultClient({ seed: 'fixed' } as ResolvedOptions, storage);
     expect(client.token).toMatch(/^sbx_[0-9a-f]{8}$/);
     expect(kept.get('default_token')).toBe(client.token);
+  });
+});
+
+describe("a start whose clients leave out the quick start's client default", () => {
+  const store = (token: unknown, pending: number) =>
+    ({ meta: { get: async (key: string) => (key === 'default_token' ? token : undefined) }, jobs: { count: async (client?: string) => (client === 'default' ? pending : 99) } }) as unknown as Pick<Storage, 'meta' | 'jobs'>;
+
+  it('says at the start how many of its scheduled jobs will be dropped, with its token masked', async () => {
+    const warning = await defaultLeftOut(store('sbx_0123456789abcdef01234567', 3), ['client_1a2b3c4d5e6f']);
+    expect(warning).toMatch(/^client "default" \(the token this store generated, sbx_…567\) is not configured on this start: its 3 scheduled jobs .* will be dropped as they fall due/);
+    expect(warning).toContain('{ token: <that token>, id: default }');
+    expect(warning).not.toContain('sbx_0123456789abcdef01234567');
+    expect(await defaultLeftOut(store('sbx_0123456789abcdef01234567', 1), ['partner'])).toContain('its 1 scheduled job (AWBs, tracking steps, webhook attempts) will be dropped as it falls due');
+  });
+
+  it('says nothing when default is configured, has no job left, or the store never generated a token', async () => {
+    expect(await defaultLeftOut(store('sbx_0123456789abcdef01234567', 3), ['default', 'partner'])).toBeUndefined();
+    expect(await defaultLeftOut(store('sbx_0123456789abcdef01234567', 0), ['partner'])).toBeUndefined();
+    expect(await defaultLeftOut(store(undefined, 3), ['partner'])).toBeUndefined();
+    expect(await defaultLeftOut(store('', 3), ['partner'])).toBeUndefined();
   });
 });
