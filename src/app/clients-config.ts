@@ -62,13 +62,14 @@ export async function generatedTokenGiven(storage: Pick<Storage, 'meta'>, config
  * The quick start's client, left out of a start's clients while jobs of its are still
  * scheduled: on the embedded store they are dropped as they fall due, with a warning only
  * then (hours later on a real clock), so the start says it first. Not when the generated
- * token was given under another id (`generatedTokenGiven` says that).
+ * token is configured at all: under another id on purpose (a clients file's entry), or
+ * without one (`generatedTokenGiven` says that).
  */
-export async function defaultLeftOut(storage: Pick<Storage, 'meta' | 'jobs'>, clientIds: readonly string[]): Promise<string | undefined> {
-  if (clientIds.includes('default')) return undefined;
+export async function defaultLeftOut(storage: Pick<Storage, 'meta' | 'jobs'>, clients: readonly Pick<Client, 'token' | 'id'>[]): Promise<string | undefined> {
+  if (clients.some((c) => c.id === 'default')) return undefined;
   const generated = await storage.meta.get('default_token');
-  if (typeof generated !== 'string' || generated === '') return undefined;
+  if (typeof generated !== 'string' || generated === '' || clients.some((c) => c.token === generated)) return undefined;
   const pending = await storage.jobs.count('default');
   if (pending === 0) return undefined;
-  return `client "default" (the token this store generated, ${mask(generated)}) is not configured on this start: its ${pending} scheduled job${pending === 1 ? '' : 's'} (AWBs, tracking steps, webhook attempts) will be dropped as ${pending === 1 ? 'it falls' : 'they fall'} due, and no token of this start sees its orders. To keep it, give its token in a clients file as { token: <that token>, id: default } beside your others (docs/reference/configuration.md#tokens-and-clients)`;
+  return `client "default" (the token this store generated, ${mask(generated)}) is not configured on this start: its ${pending} scheduled job${pending === 1 ? '' : 's'} (AWBs, tracking steps, webhook attempts) will be dropped as ${pending === 1 ? 'it falls' : 'they fall'} due, and no token of this start sees its orders. To keep it, give the token the quick start printed in a clients file as { token: <that token>, id: default } beside your others (docs/reference/configuration.md#tokens-and-clients)`;
 }

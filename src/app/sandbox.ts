@@ -152,7 +152,7 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
     const registry = new ClientRegistry(hasClient ? configured : [...configured, await defaultClient(options, storage)], options.adminTokens);
     const given = hasClient ? await generatedTokenGiven(storage, configured, registry.clients) : undefined;
     if (given) logger.warn(given);
-    const leftOut = given || options.databaseUrl !== undefined ? undefined : await defaultLeftOut(storage, registry.clientIds);
+    const leftOut = options.databaseUrl !== undefined ? undefined : await defaultLeftOut(storage, registry.clients);
     if (leftOut) logger.warn(leftOut);
     for (const warning of await scenarioChanges(storage, fixtures, registry.clientIds)) logger.warn(warning);
     const clock = await loadClocks(storage, options, registry.clientIds);

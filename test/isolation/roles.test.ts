@@ -324,8 +324,8 @@ describe('GET /__sandbox/whoami of a token limited to some couriers', () => {
   });
 });
 
-describe('GET /__sandbox/whoami of a client with a named and an unnamed token', () => {
-  it("gives the client's name whichever of its tokens asks, as the clients listing does", async () => {
+describe('GET /__sandbox/whoami of a client with several tokens', () => {
+  it("gives the client's name whichever of its tokens asks (a named and an unnamed one), as the clients listing does", async () => {
     const sandbox = await testSandbox({ clients: [{ token: TOKEN_A, id: 'client-a', name: 'Partner A' }, { token: READER_A, id: 'client-a', role: 'read_only' }] });
     try {
       for (const token of [TOKEN_A, READER_A]) expect((await sandbox.call('GET', '/__sandbox/whoami', { token })).body.client).toEqual({ id: 'client-a', name: 'Partner A', couriers: ALL_COURIERS });

@@ -39,6 +39,10 @@ describe('checkClientConfigs', () => {
     expect(checkClientConfigs([{ token: 't1', couriers: [] }], known, 'clients.yaml')).toEqual([
       'clients[0].couriers: an empty list enables no courier: every create of this token answers 403 (leave couriers out for every courier) (clients[i]: the entries of clients.yaml, in order)',
     ]);
+    // A token that creates nothing anyway (read_only, however it is written) has nothing to lose by it.
+    expect(checkClientConfigs([{ token: 't1', id: 'a', role: 'read_only', couriers: [] }, { token: 't2', id: 'a', read_only: true, couriers: [] }, { token: 't3', id: 'a', role: 'partner', couriers: [] }], known)).toEqual([
+      expect.stringMatching(/^clients\[2\]\.couriers: an empty list enables no courier/),
+    ]);
   });
 
   it("warns of a client's settings on an admin token's entry, which reach no client", () => {
