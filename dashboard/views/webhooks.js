@@ -56,7 +56,7 @@ function Endpoint({ endpoint, onChange }) {
       : html`<p>Endpoint URL: <code class="wrap-anywhere">${endpoint.url ?? 'none'}</code></p>`}
     ${endpoint.state === 'no_url' && html`<p class="muted">Until a URL is set, webhooks are held (paused); the first URL set gets every held one.</p>`}
     <dl class="details">
-      <dt>State</dt><dd>${endpoint.state}${endpoint.disabled_reason ? `: ${endpoint.disabled_reason}` : ''} <span class="muted">(URL from ${endpoint.source})</span></dd>
+      <dt>State</dt><dd>${endpoint.state}${endpoint.disabled_reason ? `: ${endpoint.disabled_reason}` : ''} <span class="muted">${endpoint.source === 'none' ? '(no URL set)' : `(URL from ${endpoint.source})`}</span></dd>
       <dt>Secret</dt><dd><code class="secret">${endpoint.secret}</code></dd>
       <dt>Retries</dt><dd>${endpoint.retry_schedule_ms.map((ms) => `${ms / 1000}s`).join(', ')}</dd>
     </dl>

@@ -328,7 +328,7 @@ export interface paths {
         put?: never;
         /**
          * Delete the calling client's data
-         * @description Removes the calling client's orders, webhook deliveries, journal entries, fault rules and readiness report. Other clients' data are untouched; the client's clock and its id counters (fault rules, journal entries, deliveries) are not rewound.
+         * @description Removes the calling client's orders and their pending jobs, webhook deliveries, journal entries, fault rules and readiness report, and the webhook endpoints set through the API (the default endpoint goes back to the config file's URL, or none). Other clients' data are untouched; the client's clock and its id counters (fault rules, journal entries, deliveries) are not rewound.
          */
         post: operations["resetClient"];
         delete?: never;

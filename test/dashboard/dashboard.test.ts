@@ -609,6 +609,9 @@ describe.skipIf(!hasChromium)('/dashboard as a user trial found it', () => {
 
   it('says Send test has no URL, and drops that error once Save URL is refused by the browser', async () => {
     await page.getByRole('link', { name: 'Webhooks' }).click();
+    // The endpoint's state says there is no URL in words, not as a source named "none".
+    await page.getByText('no URL set').waitFor();
+    expect(await page.getByText('URL from none').count()).toBe(0);
     await page.getByRole('button', { name: 'Send test' }).click();
     await page.getByRole('alert').filter({ hasText: '409' }).waitFor();
     await page.getByLabel('Endpoint URL').fill('not a url');
