@@ -67,7 +67,7 @@ export const SLOW = [
   'test/webhooks/unknown-client.test.ts',
   'test/store/postgres-seed.test.ts',
   'test/report/answer-marks.test.ts',
-  // Each starts the real CLI on a data file three to five times in a row: ~60 s of test time
+  // Each starts the real CLI on a data file two to four times in a row: ~60 s of test time
   // between them (npm test on Node 20 came to 306 s in CI). `npm run test:postgres` runs both
   // on PostgreSQL too (what is the embedded store's alone skips there).
   'test/lifecycle/clock-start-passed.test.ts',

@@ -50,8 +50,7 @@ export async function compareClients(storage: Storage, configured: readonly Clie
  * are dropped. A start configured so says how to keep it the default client; an entry that
  * names another id on purpose is left alone.
  */
-export async function generatedTokenGiven(storage: Pick<Storage, 'meta'>, configured: readonly ClientConfig[], clients: readonly Pick<Client, 'token' | 'id'>[]): Promise<string | undefined> {
-  const generated = await storage.meta.get('default_token');
+export function generatedTokenGiven(generated: unknown, configured: readonly ClientConfig[], clients: readonly Pick<Client, 'token' | 'id'>[]): string | undefined {
   if (typeof generated !== 'string' || generated === '' || !configured.some((c) => c.token === generated && c.id === undefined)) return undefined;
   const given = clients.find((c) => c.token === generated && c.id !== 'default');
   if (!given) return undefined;
@@ -65,9 +64,8 @@ export async function generatedTokenGiven(storage: Pick<Storage, 'meta'>, config
  * token is configured at all: under another id on purpose (a clients file's entry), or
  * without one (`generatedTokenGiven` says that).
  */
-export async function defaultLeftOut(storage: Pick<Storage, 'meta' | 'jobs'>, clients: readonly Pick<Client, 'token' | 'id'>[]): Promise<string | undefined> {
+export async function defaultLeftOut(storage: Pick<Storage, 'jobs'>, generated: unknown, clients: readonly Pick<Client, 'token' | 'id'>[]): Promise<string | undefined> {
   if (clients.some((c) => c.id === 'default')) return undefined;
-  const generated = await storage.meta.get('default_token');
   if (typeof generated !== 'string' || generated === '' || clients.some((c) => c.token === generated)) return undefined;
   const pending = await storage.jobs.count('default');
   if (pending === 0) return undefined;

@@ -150,9 +150,11 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
     // Admin tokens are not clients: with only those configured, the default client is made as well.
     const hasClient = configured.some((c) => roleOf(c) !== 'admin');
     const registry = new ClientRegistry(hasClient ? configured : [...configured, await defaultClient(options, storage)], options.adminTokens);
-    const given = hasClient ? await generatedTokenGiven(storage, configured, registry.clients) : undefined;
+    // The token the quick start printed, if this store ever made one: two warnings below look for it among this start's.
+    const generated = await storage.meta.get('default_token');
+    const given = hasClient ? generatedTokenGiven(generated, configured, registry.clients) : undefined;
     if (given) logger.warn(given);
-    const leftOut = options.databaseUrl !== undefined ? undefined : await defaultLeftOut(storage, registry.clients);
+    const leftOut = options.databaseUrl !== undefined ? undefined : await defaultLeftOut(storage, generated, registry.clients);
     if (leftOut) logger.warn(leftOut);
     for (const warning of await scenarioChanges(storage, fixtures, registry.clientIds)) logger.warn(warning);
     const clock = await loadClocks(storage, options, registry.clientIds);

@@ -1,10 +1,19 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startCli } from '../support/cli.js';
+import { startCli, type RunningCli } from '../support/cli.js';
 import { createRequest } from '../support/orders.js';
 import { onPostgres } from '../support/store-kind.js';
 import { tempDir } from '../support/tmp.js';
+
+/** Creates an order with the token the first start printed, as the quick start's user does, then stops the sandbox; the token is returned. */
+async function orderAsTheQuickStart(first: RunningCli): Promise<string> {
+  const generated = /token:\s+(sbx_[0-9a-f]+)/.exec(first.output())![1]!;
+  const created = await fetch(`${first.url}/v1/order`, { method: 'POST', headers: { authorization: `Bearer ${generated}`, 'content-type': 'application/json' }, body: JSON.stringify(createRequest(1)) });
+  expect(created.status).toBe(201);
+  expect(await first.stop()).toBe(0);
+  return generated;
+}
 
 // The quick start prints a generated token; a user who then starts the sandbox with
 // `--token <that token> --token example-token` (as the example client once advised) loses
@@ -17,9 +26,7 @@ describe("a data file's generated token given back with --token", () => {
     const data = join(dir(), 'sandbox.json');
     // A manual clock: the order's AWB job stays scheduled through every start below.
     const first = await startCli(['--port', '0', '--data', data, '--clock', 'manual']);
-    const generated = /token:\s+(sbx_[0-9a-f]+)/.exec(first.output())![1]!;
-    expect((await fetch(`${first.url}/v1/order`, { method: 'POST', headers: { authorization: `Bearer ${generated}`, 'content-type': 'application/json' }, body: JSON.stringify(createRequest(1)) })).status).toBe(201);
-    expect(await first.stop()).toBe(0);
+    const generated = await orderAsTheQuickStart(first);
 
     const byFlag = await startCli(['--port', '0', '--data', data, '--clock', 'manual', '--token', generated, '--token', 'example-token-0001']);
     // The warning comes before the `started` line, which follows the banner.
@@ -44,7 +51,6 @@ describe("a data file's generated token given back with --token", () => {
       expect(byFile.output()).not.toMatch(/is the one this store generated|is not configured on this start/);
     }
   }, 60_000);
-
 });
 
 // The embedded store drops the jobs of a client it does not know as they fall due; replicas of a database leave them to one that does.
@@ -54,10 +60,7 @@ describe.skipIf(onPostgres)("a start whose clients leave out the quick start's c
   it('says before its started line that the scheduled jobs of default will be dropped, naming its token masked', async () => {
     const data = join(dir(), 'sandbox.json');
     const first = await startCli(['--port', '0', '--data', data, '--clock', 'manual']);
-    const generated = /token:\s+(sbx_[0-9a-f]+)/.exec(first.output())![1]!;
-    const created = await fetch(`${first.url}/v1/order`, { method: 'POST', headers: { authorization: `Bearer ${generated}`, 'content-type': 'application/json' }, body: JSON.stringify(createRequest(1)) });
-    expect(created.status).toBe(201);
-    expect(await first.stop()).toBe(0);
+    const generated = await orderAsTheQuickStart(first);
 
     const byFlag = await startCli(['--port', '0', '--data', data, '--clock', 'manual', '--token', 'example-token-0001']);
     await byFlag.printed('"msg":"started"');

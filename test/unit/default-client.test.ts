@@ -40,23 +40,22 @@ describe('the default client of a sandbox started without a token', () => {
 
 describe("a start whose clients leave out the quick start's client default", () => {
   const PARTNER = { id: 'partner', token: 'partner-token-0001' };
-  const store = (token: unknown, pending: number) =>
-    ({ meta: { get: async (key: string) => (key === 'default_token' ? token : undefined) }, jobs: { count: async (client?: string) => (client === 'default' ? pending : 99) } }) as unknown as Pick<Storage, 'meta' | 'jobs'>;
+  const jobs = (pending: number) => ({ jobs: { count: async (client?: string) => (client === 'default' ? pending : 99) } }) as unknown as Pick<Storage, 'jobs'>;
 
   it('says at the start how many of its scheduled jobs will be dropped, with its token masked', async () => {
-    const warning = await defaultLeftOut(store('sbx_0123456789abcdef01234567', 3), [{ id: 'client_1a2b3c4d5e6f', token: 'example-token-0001' }]);
+    const warning = await defaultLeftOut(jobs(3), 'sbx_0123456789abcdef01234567', [{ id: 'client_1a2b3c4d5e6f', token: 'example-token-0001' }]);
     expect(warning).toMatch(/^client "default" \(the token this store generated, sbx_…567\) is not configured on this start: its 3 scheduled jobs .* will be dropped as they fall due/);
     expect(warning).toContain('{ token: <that token>, id: default }');
     expect(warning).not.toContain('sbx_0123456789abcdef01234567');
-    expect(await defaultLeftOut(store('sbx_0123456789abcdef01234567', 1), [PARTNER])).toContain('its 1 scheduled job (AWBs, tracking steps, webhook attempts) will be dropped as it falls due');
+    expect(await defaultLeftOut(jobs(1), 'sbx_0123456789abcdef01234567', [PARTNER])).toContain('its 1 scheduled job (AWBs, tracking steps, webhook attempts) will be dropped as it falls due');
   });
 
   it('says nothing when default is configured, its token is (under another id, or none), it has no job left, or the store never generated a token', async () => {
     const generated = 'sbx_0123456789abcdef01234567';
-    expect(await defaultLeftOut(store(generated, 3), [{ id: 'default', token: 'another-token-0001' }, PARTNER])).toBeUndefined();
-    expect(await defaultLeftOut(store(generated, 3), [{ id: 'shop', token: generated }, PARTNER])).toBeUndefined();
-    expect(await defaultLeftOut(store(generated, 0), [PARTNER])).toBeUndefined();
-    expect(await defaultLeftOut(store(undefined, 3), [PARTNER])).toBeUndefined();
-    expect(await defaultLeftOut(store('', 3), [PARTNER])).toBeUndefined();
+    expect(await defaultLeftOut(jobs(3), generated, [{ id: 'default', token: 'another-token-0001' }, PARTNER])).toBeUndefined();
+    expect(await defaultLeftOut(jobs(3), generated, [{ id: 'shop', token: generated }, PARTNER])).toBeUndefined();
+    expect(await defaultLeftOut(jobs(0), generated, [PARTNER])).toBeUndefined();
+    expect(await defaultLeftOut(jobs(3), undefined, [PARTNER])).toBeUndefined();
+    expect(await defaultLeftOut(jobs(3), '', [PARTNER])).toBeUndefined();
   });
 });
