@@ -77,12 +77,25 @@ export function judgeAttempt(delivery: Delivery, attempt: Attempt, at: number, s
     else if (ok) markReceiver(draft, SEEN_ID_ACKNOWLEDGED + receiver, { at, wall: Date.now(), detail: { delivery: delivery.id } }, state);
     return draft;
   }
-  draft.judge('webhook.awb-acknowledged', ok ? true : undefined, what);
+  // Both items count deliveries, as their misses do (judgeGivenUp): exercised at a delivery's first attempt of the kind,
+  // handled at its first acknowledgement. Attempts in between are neither: `Missed 10 of 10 times` is ten deliveries.
+  const earlier = delivery.attempts.filter((a) => a.chaos === null);
+  const acknowledgedBefore = earlier.some((a) => isSuccess(a.status_code));
+  judgeOnce(draft, 'webhook.awb-acknowledged', earlier.length === 0, ok && !acknowledgedBefore, what);
   if (ok) acknowledgedAfterAll(draft, delivery, state);
   if (ok && state) heardOfCreate(draft, delivery, state);
   // The client's own failure: a refusal of a forged attempt (bad_signature) is what it should do, not a failure; one its listener never forwarded is none of its receiver's.
-  if (attempt.trigger === 'schedule' && failedBefore(delivery.attempts)) draft.judge('webhook.retry-acknowledged', ok ? true : undefined, what);
+  if (attempt.trigger === 'schedule' && failedBefore(delivery.attempts)) {
+    const retriedBefore = earlier.some((a) => a.trigger === 'schedule' && failedBefore(delivery.attempts.slice(0, delivery.attempts.indexOf(a))));
+    judgeOnce(draft, 'webhook.retry-acknowledged', !retriedBefore, ok && !acknowledgedBefore, what);
+  }
   return draft;
+}
+
+/** An item judged once per delivery: exercised at its `first` attempt, handled when it is `acknowledged` (then or later). */
+function judgeOnce(draft: Draft, item: string, first: boolean, acknowledged: boolean, what: string): void {
+  if (first) draft.judge(item, acknowledged ? true : undefined, what);
+  else if (acknowledged) draft.note(item, 'handled', what);
 }
 
 /**

@@ -41,6 +41,18 @@ describe('judging a webhook attempt', () => {
     expect(items(delivery([refused]), attempt(4, 200))).toEqual(['webhook.awb-acknowledged:exercised', 'webhook.awb-acknowledged:handled']);
   });
 
+  it('counts deliveries, not attempts: exercised at the first attempt (a retry item at the first retry), handled at the first 2xx', () => {
+    const failing = [attempt(1, 500), attempt(2, 500), attempt(3, 500)];
+    expect(items(delivery([]), attempt(1, 500))).toEqual(['webhook.awb-acknowledged:exercised']);
+    expect(items(delivery([attempt(1, 500)]), attempt(2, 500))).toEqual(['webhook.retry-acknowledged:exercised']);
+    expect(items(delivery(failing.slice(0, 2)), attempt(3, 500))).toEqual([]);
+    expect(items(delivery(failing), attempt(4, 200))).toEqual(['webhook.awb-acknowledged:handled', 'webhook.retry-acknowledged:handled']);
+    // Acknowledged at its first retry: both items in one breath.
+    expect(items(delivery([attempt(1, 500)]), attempt(2, 200))).toEqual(['webhook.awb-acknowledged:handled', 'webhook.retry-acknowledged:exercised', 'webhook.retry-acknowledged:handled']);
+    // A redelivery of a delivery acknowledged already adds nothing, taken or not.
+    for (const status of [200, 500]) expect(items(delivery([...failing, attempt(4, 200)]), attempt(5, status, { trigger: 'redeliver' }))).toEqual([]);
+  });
+
   it('does not credit the refusal of the forged copy from a receiver not seen answering a webhook-id it has seen: it may refuse the id', () => {
     // A receiver that checks no signature but answers 409 to an id it has seen refuses the forged copy all the same.
     const judged = judgeAttempt(delivery([attempt(1, 204)]), attempt(2, 409, { chaos: 'bad_signature' }), 0, emptyReport('acme')).change.events;
