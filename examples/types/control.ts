@@ -9,8 +9,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Liveness and readiness, without a token
-         * @description Answers 200 while the process serves, without a token; a store that cannot write shows in the body.
+         * Liveness, and the store's state, without a token
+         * @description Answers 200 while the process serves, without a token, also while its store is degraded: a readiness probe that should hold traffic back in an outage reads `store`.
          */
         get: operations["getHealth"];
         put?: never;
@@ -653,7 +653,7 @@ export interface paths {
          *     criterion of `match` (no criterion: every request), for the next `times`
          *     matching requests, each with chance `probability` (a seeded draw under
          *     `--seed`); then it expires. Rules are tried in the order they were created and
-         *     the first that applies wins. Rules live in memory: a restart clears them.
+         *     the first that applies wins. Rules are kept in the store: they survive a restart, and on PostgreSQL every replica applies them.
          */
         post: operations["createFaultRule"];
         /**
@@ -1679,7 +1679,7 @@ export interface operations {
                         /** Format: int64 */
                         uptime_ms: number;
                         /**
-                         * @description degraded while the store cannot save changes (a full disk, say): changes then answer 503 with Retry-After, reads go on.
+                         * @description degraded while the store cannot save changes (a full disk, say) or, on PostgreSQL, cannot be reached: changes then answer 503 with Retry-After; reads go on from a data file, while a database that cannot be reached answers them 503 too.
                          * @enum {string}
                          */
                         store: "ok" | "degraded";
@@ -1687,7 +1687,7 @@ export interface operations {
                         store_error?: string;
                         /**
                          * Format: date-time
-                         * @description When the store started failing to save changes (wall clock).
+                         * @description When this process found the store failing (wall clock): at the first failed statement, or, on an idle PostgreSQL replica, at its own check, up to a couple of seconds after the outage began.
                          */
                         store_degraded_since?: string;
                         /** @description Set while the store saves changes but cannot tidy up behind them (the embedded store's checkpoint of its data file failing: every change is in the journal, the data file lags and the journal grows). */

@@ -1,3 +1,3 @@
 /** The counters and histograms of one sandbox, on its own Prometheus registry. */
 
-export { SandboxMetrics } from './metrics.js';
+export { exposition, SandboxMetrics } from './metrics.js';

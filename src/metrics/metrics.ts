@@ -13,14 +13,22 @@ export function outcomeOf(attempt: Pick<Attempt, 'status_code' | 'error'>): Atte
 }
 
 /**
+ * A registry's text as the exposition format spells its values: prom-client writes a NaN
+ * sample (a gauge the store could not read) as `Nan`, which Prometheus takes but the format
+ * (and a strict OpenMetrics parser) spells `NaN`.
+ */
+export const exposition = (text: string): string => text.replace(/ Nan$/gm, ' NaN');
+
+/** Statuses any operation may answer (auth, routing, limits, faults), labelled as they are. */
+const COMMON_STATUSES = new Set([200, 201, 400, 401, 403, 404, 405, 408, 413, 415, 429, 431, 500, 502, 503, 504]);
+
+/**
  * The counters and histograms of one sandbox, on a registry of its own (not prom-client's
  * global one), so several sandboxes in one process keep apart. Domain code never sees
  * prom-client: it is told of events through plain callbacks (`sandbox.ts` wires them).
  *
  * @example const metrics = new SandboxMetrics(); metrics.ordersCreated.inc(2); await metrics.registry.metrics()
  */
-/** Statuses any operation may answer (auth, routing, limits, faults), labelled as they are. */
-const COMMON_STATUSES = new Set([200, 201, 400, 401, 403, 404, 405, 408, 413, 415, 429, 431, 500, 502, 503, 504]);
 
 export class SandboxMetrics {
   readonly registry = new Registry();

@@ -8,19 +8,21 @@ const WINDOW_MS = 60_000;
 interface Window {
   held: number;
   clients: Set<string>;
+  /** When the first event opened it (wall ms). */
+  opened: number;
 }
 
 /**
  * Gathers repeated events into windows: the first of a kind opens one (the caller logs it at
  * once), the rest within `windowMs` after it are counted, with the clients they name, and at
- * the window's end `summary` gets the count if there was any. The next event then opens a new
+ * the window's end `summary` gets the count if there was any (with the first's wall time). The next event then opens a new
  * window.
  *
  * @example
  * const opens = firstOfWindow(60_000, (kind, held) => logger.warn({ held }, `${kind}: ${held} more`));
  * if (opens('request journal', client)) logger.warn('request journal failed');
  */
-export function firstOfWindow(windowMs: number, summary: (kind: string, held: number, clients: string[]) => void): (kind: string, client?: string) => boolean {
+export function firstOfWindow(windowMs: number, summary: (kind: string, held: number, clients: string[], opened: number) => void): (kind: string, client?: string) => boolean {
   const windows = new Map<string, Window>();
   return (kind, client) => {
     const open = windows.get(kind);
@@ -29,11 +31,11 @@ export function firstOfWindow(windowMs: number, summary: (kind: string, held: nu
       if (client !== undefined) open.clients.add(client);
       return false;
     }
-    const window: Window = { held: 0, clients: new Set() };
+    const window: Window = { held: 0, clients: new Set(), opened: Date.now() };
     windows.set(kind, window);
     setTimeout(() => {
       windows.delete(kind);
-      if (window.held > 0) summary(kind, window.held, [...window.clients]);
+      if (window.held > 0) summary(kind, window.held, [...window.clients], window.opened);
     }, windowMs).unref();
     return true;
   };
@@ -53,8 +55,9 @@ export function firstOfWindow(windowMs: number, summary: (kind: string, held: nu
  * journal.append(entry).catch((err) => failed('request journal', err, 'requests were not journaled', { client }));
  */
 export function backgroundFailures(logger: Logger, windowMs = WINDOW_MS): (what: string, err: unknown, lost: string, fields?: Record<string, unknown>) => void {
-  const opens = firstOfWindow(windowMs, (what, held, clients) =>
-    logger.warn({ failures: held, clients }, `${what}: ${held} more failed in the minute after that, the store being unavailable${clients.length > 0 ? ` (clients ${clients.join(', ')})` : ''}`),
+  // Logged when the minute ends, by then perhaps after the outage: its words are of the past, and `first_at` says when the minute began.
+  const opens = firstOfWindow(windowMs, (what, held, clients, opened) =>
+    logger.warn({ failures: held, clients, first_at: new Date(opened).toISOString() }, `${what}: ${held} more failed in the minute after the first, while the store was unavailable${clients.length > 0 ? ` (clients ${clients.join(', ')})` : ''}`),
   );
   return (what, err, lost, fields = {}) => {
     if (!(err instanceof Unavailable)) {

@@ -95,7 +95,7 @@ const STATEMENT_WINDOW_MS = 60_000;
  * its code means, and those of the minute after it counted in one more line.
  */
 export function statementFailures(logger: Pick<Logger, 'warn'>, windowMs = STATEMENT_WINDOW_MS): (code: string, meaning: string) => void {
-  const opens = firstOfWindow(windowMs, (_kind, held) => logger.warn({ failures: held }, `${held} more database statements failed in the minute after that`));
+  const opens = firstOfWindow(windowMs, (_kind, held, _clients, opened) => logger.warn({ failures: held, first_at: new Date(opened).toISOString() }, `${held} more database statements failed in the minute after the first`));
   return (code, meaning) => {
     if (opens('statement')) logger.warn({ error: code }, `a database statement failed (${code}, ${meaning}): a request it was for answered 503; background work tries again later`);
   };

@@ -1,7 +1,7 @@
 import supertest from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app/app.js';
-import { Forbidden } from '../../src/shared/errors.js';
+import { Forbidden, Unavailable } from '../../src/shared/errors.js';
 import { metricsModule } from '../../src/app/modules/metrics.js';
 import { buildServices, stopServices } from '../../src/app/sandbox.js';
 import type { Services } from '../../src/app/services.js';
@@ -153,6 +153,16 @@ describe('the metrics guard (where an admin token is configured)', () => {
     const answered = await supertest(app).get('/__sandbox/metrics').set('Authorization', 'Bearer admin');
     expect(answered.status).toBe(200);
     expect(parsePrometheus(answered.text).length).toBeGreaterThan(0);
+  });
+
+  it("shows the store's gauges as NaN, spelt as the exposition format spells it, while the store cannot be read", async () => {
+    services = await buildServices(defaultTestOptions);
+    services.storage.orders.count = async () => Promise.reject(new Unavailable('The database cannot be reached right now.'));
+    const scraped = await supertest(createApp(services, [metricsModule(services)])).get('/__sandbox/metrics');
+    expect(scraped.status).toBe(200);
+    expect(scraped.text).toMatch(/^sandbox_store_up 0$/m);
+    for (const gauge of ['sandbox_orders', 'sandbox_jobs_pending']) expect(scraped.text, gauge).toMatch(new RegExp(`^${gauge} NaN$`, 'm'));
+    expect(scraped.text).not.toMatch(/ Nan$/m);
   });
 });
 

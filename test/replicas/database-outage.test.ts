@@ -71,7 +71,7 @@ describe('a replica whose database stops and starts again', () => {
       const down2 = await scrapedDown.text();
       expect(down2).toMatch(/^sandbox_store_up 0$/m);
       expect(down2).toMatch(/^process_resident_memory_bytes \d+$/m);
-      expect(down2).toMatch(/^sandbox_orders nan$/im); // prom-client writes NaN as Nan, which Prometheus reads
+      expect(down2).toMatch(/^sandbox_orders NaN$/m); // as the exposition format spells it (prom-client writes Nan)
       await server.resume();
       const up = await until(() => health(cli.url), (h) => h.store === 'ok', 5_000);
       expect(up.value).toEqual(expect.objectContaining({ store: 'ok' }));

@@ -24,7 +24,7 @@ describe('background failures', () => {
     ]);
     expect(lines[0]!.err).toBeUndefined();
     await new Promise((r) => setTimeout(r, 80));
-    expect(lines.slice(2)).toEqual([expect.objectContaining({ level: 40, msg: 'request journal: 3 more failed in the minute after that, the store being unavailable (clients acme, bolt)', failures: 3, clients: ['acme', 'bolt'] })]);
+    expect(lines.slice(2)).toEqual([expect.objectContaining({ level: 40, msg: 'request journal: 3 more failed in the minute after the first, while the store was unavailable (clients acme, bolt)', failures: 3, clients: ['acme', 'bolt'], first_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) })]);
     // A new window starts with a warning of its own.
     failed('request journal', unavailable(), 'requests were not journaled', { client: 'acme' });
     expect(lines).toHaveLength(4);

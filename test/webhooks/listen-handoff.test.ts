@@ -131,7 +131,7 @@ describe("a connected listener's checks and hand-offs while the store is away", 
       for (const t of conn.timers) clearInterval(t);
       await vi.advanceTimersByTimeAsync(60_000);
       expect(lines.slice(1)).toEqual([
-        expect.objectContaining({ level: 40, msg: 'listener check: 3 more failed in the minute after that, the store being unavailable (clients client-a)', failures: 3 }),
+        expect.objectContaining({ level: 40, msg: 'listener check: 3 more failed in the minute after the first, while the store was unavailable (clients client-a)', failures: 3 }),
       ]);
     } finally {
       vi.useRealTimers();

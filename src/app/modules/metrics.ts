@@ -6,6 +6,7 @@ import type { OperationInput, SandboxModule } from '../../http/index.js';
 import type { Services } from '../services.js';
 import { realDataPath } from '../../store/index.js';
 import { Unavailable, within } from '../../shared/index.js';
+import { exposition } from '../../metrics/index.js';
 
 /**
  * Who may read the metrics: resolves to let the request through, throws a domain error
@@ -171,7 +172,7 @@ export function metricsModule(services: Pick<Services, 'metrics' | 'storage' | '
     handlers: {
       getMetrics: async (input) => {
         await options.guard?.(input);
-        return { status: 200, serialized: await register.metrics(), type: register.contentType };
+        return { status: 200, serialized: exposition(await register.metrics()), type: register.contentType };
       },
     },
     observeRequests: (served) => metrics.served(served),
