@@ -79,7 +79,10 @@ export function judgeAttempt(delivery: Delivery, attempt: Attempt, at: number, s
   }
   // Both items count deliveries, as their misses do (judgeGivenUp): exercised at a delivery's first attempt of the kind,
   // handled at its first acknowledgement. Attempts in between are neither: `Missed 10 of 10 times` is ten deliveries.
-  const earlier = delivery.attempts.filter((a) => a.chaos === null);
+  // Only the attempts of the report's run count as earlier (a new run left the others out; one at the run's very
+  // millisecond is taken as before it, so that the delivery's next attempt is judged whole in the run).
+  const since = state?.run?.started_at ?? -Infinity;
+  const earlier = delivery.attempts.filter((a) => a.chaos === null && a.at > since);
   const acknowledgedBefore = earlier.some((a) => isSuccess(a.status_code));
   judgeOnce(draft, 'webhook.awb-acknowledged', earlier.length === 0, ok && !acknowledgedBefore, what);
   if (ok) acknowledgedAfterAll(draft, delivery, state);

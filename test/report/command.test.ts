@@ -170,18 +170,24 @@ describe('shipping-sandbox report --require', () => {
     expect({ code: none.code, stderr: none.stderr }).toEqual({ code: 0, stderr: '' });
   });
 
-  it.skipIf(spawnSync('jq', ['--version']).status !== 0)('agrees with the jq gate for --require that the CI guide gives a job without Node', async () => {
+  it.skipIf(spawnSync('jq', ['--version']).status !== 0)('agrees with the jq gate that the CI guide gives a job without Node: the share, --require and a Pact run', async () => {
     const guide = readFileSync('docs/guides/ci-and-readiness.md', 'utf8');
-    const program = /jq -e --arg require '[^']*' \\\n\s*'([^']+)' report\.json/.exec(guide)?.[1];
-    expect(program).toBeDefined();
-    const report = await (await fetch(`${sandbox.url}/__sandbox/report?format=json`, { headers: { authorization: 'Bearer token-a' } })).text();
-    const gate = (required: string) => spawnSync('jq', ['-e', '--arg', 'require', required, program!], { input: report }).status;
-    expect(gate('op.create-order')).toBe(0);
-    expect(gate('op.create-order,webhook.bad-signature')).toBe(1);
-    expect(gate('op.create-ordr')).toBe(1);
+    const script = /\nREQUIRE=([^\n]+)\njq -e --arg require "\$REQUIRE" '([^']+)' report\.json/.exec(guide);
+    expect(script).not.toBeNull();
+    const [, required, program] = script!;
+    const report = JSON.parse(await (await fetch(`${sandbox.url}/__sandbox/report?format=json`, { headers: { authorization: 'Bearer token-a' } })).text()) as { summary: { handled: number; graded: number }; items: Array<{ id: string; graded: boolean }> };
+    // The guide's list names graded items only (a misspelt one would fail every job).
+    for (const id of required!.split(',')) expect(report.items.find((i) => i.id === id)?.graded, id).toBe(true);
+    const gate = (require: string, summary: { handled: number; graded: number }, run: object | null = null) =>
+      spawnSync('jq', ['-e', '--arg', 'require', require, program!], { input: JSON.stringify({ ...report, summary: { ...report.summary, ...summary }, run }) }).status;
+    const passing = { handled: 18, graded: 22 };
+    expect(gate('op.create-order', passing)).toBe(0);
+    expect(gate('op.create-order', { handled: 17, graded: 22 })).toBe(1);
+    expect(gate('op.create-order,webhook.bad-signature', passing)).toBe(1);
+    expect(gate('op.create-ordr', passing)).toBe(1);
     // A Pact run's report grades Pact's requests: the gate fails it, as the CLI does.
-    const pact = JSON.stringify({ ...(JSON.parse(report) as object), run: { name: 'pact' } });
-    expect(spawnSync('jq', ['-e', '--arg', 'require', 'op.create-order', program!], { input: pact }).status).toBe(1);
+    expect(gate('op.create-order', passing, { name: 'pact' })).toBe(1);
+    expect(gate('op.create-order', passing, { name: 'build-4242' })).toBe(0);
   });
 
   it('prints a refusal as its message and field errors, not the raw envelope, and names the flag that sets X-Sandbox-Client', async () => {

@@ -53,6 +53,18 @@ describe('judging a webhook attempt', () => {
     for (const status of [200, 500]) expect(items(delivery([...failing, attempt(4, 200)]), attempt(5, status, { trigger: 'redeliver' }))).toEqual([]);
   });
 
+  it("judges a delivery whole in a run started after its first attempts: those are not the run's", () => {
+    const inRun = (run: number, attempts: Attempt[], next: Attempt) =>
+      judgeAttempt(delivery(attempts), next, 0, emptyReport('acme', { name: 'build-7', started_at: run })).change.events.map((e) => `${e.item}:${e.outcome}`);
+    // Failed twice before the run (at 1000 and 2000 on the client's clock), acknowledged in it.
+    const before = [attempt(1, 500, { at: 1000 }), attempt(2, 500, { at: 2000 })];
+    expect(inRun(2000, before, attempt(3, 200, { at: 7000 }))).toEqual(['webhook.awb-acknowledged:exercised', 'webhook.awb-acknowledged:handled', 'webhook.retry-acknowledged:exercised', 'webhook.retry-acknowledged:handled']);
+    // Acknowledged before the run, redelivered and acknowledged in it: the run's own acknowledgement.
+    expect(inRun(5000, [attempt(1, 200, { at: 1000 })], attempt(2, 200, { at: 9000, trigger: 'redeliver' }))).toEqual(['webhook.awb-acknowledged:exercised', 'webhook.awb-acknowledged:handled']);
+    // Its first attempt in the run counted it already.
+    expect(inRun(500, before, attempt(3, 200, { at: 7000 }))).toEqual(['webhook.awb-acknowledged:handled', 'webhook.retry-acknowledged:handled']);
+  });
+
   it('does not credit the refusal of the forged copy from a receiver not seen answering a webhook-id it has seen: it may refuse the id', () => {
     // A receiver that checks no signature but answers 409 to an id it has seen refuses the forged copy all the same.
     const judged = judgeAttempt(delivery([attempt(1, 204)]), attempt(2, 409, { chaos: 'bad_signature' }), 0, emptyReport('acme')).change.events;
