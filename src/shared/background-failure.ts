@@ -15,8 +15,8 @@ interface Window {
 /**
  * Gathers repeated events into windows: the first of a kind opens one (the caller logs it at
  * once), the rest within `windowMs` after it are counted, with the clients they name, and at
- * the window's end `summary` gets the count if there was any (with the first's wall time). The next event then opens a new
- * window.
+ * the window's end `summary` gets the count if there was any, with the first's wall time. The
+ * next event then opens a new window.
  *
  * @example
  * const opens = firstOfWindow(60_000, (kind, held) => logger.warn({ held }, `${kind}: ${held} more`));
