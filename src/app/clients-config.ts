@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { roleOf, type Client, type ClientConfig } from '../clients/index.js';
 import { readConfigFile, type ResolvedOptions } from '../config/index.js';
@@ -36,11 +37,11 @@ export async function compareClients(storage: Storage, configured: readonly Clie
   const kept = await storage.meta.get('clients_hmac');
   if (kept !== undefined && kept.hmac !== hmac) {
     logger.warn(
-      { other_started_at: kept.at },
-      `the clients of this replica (--config, --token, SANDBOX_TOKENS, --admin-token) differ from those of the replica that started last, at ${kept.at}: every replica of a shared database needs the same clients, or a partner's jobs and webhooks take the settings of whichever replica runs them (expected while a change of the config rolls out: start every replica with it)`,
+      { other_started_at: kept.at, other_host: kept.host },
+      `the clients of this replica (--config, --token, SANDBOX_TOKENS, --admin-token) differ from those of the replica that started last, at ${kept.at}${kept.host === undefined ? '' : ` on host ${kept.host}`} (it may have stopped since): every replica of a shared database needs the same clients, or a partner's jobs and webhooks take the settings of whichever replica runs them (expected while a change of the config rolls out: start every replica with it)`,
     );
   }
-  await storage.meta.set('clients_hmac', { hmac, at: new Date().toISOString() });
+  await storage.meta.set('clients_hmac', { hmac, at: new Date().toISOString(), host: hostname() });
 }
 
 /**

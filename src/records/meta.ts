@@ -19,7 +19,8 @@ export interface Meta {
    * and when it started (see compareClients). Older versions kept an unkeyed one under
    * `clients_config`, which they alone read: neither version's row makes the other warn.
    */
-  clients_hmac: { hmac: string; at: string };
+  /** `host`: the hostname of the replica that wrote it (absent from replicas of versions before it). */
+  clients_hmac: { hmac: string; at: string; host?: string };
   /** On a shared database: the `--clock` of the replica that started last, and when it started (see compareClockMode). */
   clock_mode: { mode: 'real' | 'manual'; at: string };
   /**
