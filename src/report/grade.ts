@@ -67,7 +67,8 @@ function gradeItem(item: CatalogueItem, state: ReportView): GradedItem {
     return { id: item.id, title: item.title, graded: true, sandbox_choice: item.sandbox_choice, ...gradeCheck(item, state), source: item.source, criteria: { exercised: item.exercised, handled: item.handled } };
   }
   const exercised = countOf(state, item.id, 'exercised');
-  const handled = countOf(state, item.id, 'handled');
+  // Never shown above exercised: two attempts of one delivery in flight at once (a retry and a redelivery) may each be its first acknowledgement.
+  const handled = Math.min(countOf(state, item.id, 'handled'), exercised);
   const waiting = waitingRetries(state, item.id);
   // Never shown below 0 (a miss taken back twice, two replicas judging one acknowledgement at once; such a sum may also hide one other miss).
   const missed = Math.max(0, countOf(state, item.id, 'missed')) + waiting;

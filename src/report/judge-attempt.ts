@@ -81,14 +81,16 @@ export function judgeAttempt(delivery: Delivery, attempt: Attempt, at: number, s
   // handled at its first acknowledgement. Attempts in between are neither: `Missed 10 of 10 times` is ten deliveries.
   // Only the attempts of the report's run count as earlier (a new run left the others out; one at the run's very
   // millisecond is taken as before it, so that the delivery's next attempt is judged whole in the run).
+  // Nor is an attempt a listener never forwarded earlier: it was not judged (the dispatcher does not report it).
   const since = state?.run?.started_at ?? -Infinity;
-  const earlier = delivery.attempts.filter((a) => a.chaos === null && a.at > since);
+  const earlier = delivery.attempts.filter((a) => a.chaos === null && a.at > since && reachedReceiver(a));
   const acknowledgedBefore = earlier.some((a) => isSuccess(a.status_code));
   judgeOnce(draft, 'webhook.awb-acknowledged', earlier.length === 0, ok && !acknowledgedBefore, what);
-  if (ok) acknowledgedAfterAll(draft, delivery, state);
-  if (ok && state) heardOfCreate(draft, delivery, state);
   // The client's own failure: a refusal of a forged attempt (bad_signature) is what it should do, not a failure; one its listener never forwarded is none of its receiver's.
-  if (attempt.trigger === 'schedule' && failedBefore(delivery.attempts)) {
+  const retry = attempt.trigger === 'schedule' && failedBefore(delivery.attempts);
+  if (ok) acknowledgedAfterAll(draft, delivery, state, retry);
+  if (ok && state) heardOfCreate(draft, delivery, state);
+  if (retry) {
     const retriedBefore = earlier.some((a) => a.trigger === 'schedule' && failedBefore(delivery.attempts.slice(0, delivery.attempts.indexOf(a))));
     judgeOnce(draft, 'webhook.retry-acknowledged', !retriedBefore, ok && !acknowledgedBefore, what);
   }
@@ -122,12 +124,19 @@ export function judgeGivenUp(delivery: Delivery, attempt: Attempt, at: number): 
 /** The mark of a delivery graded missed when its retries ran out, by the delivery's id (see judgeGivenUp). */
 const GAVE_UP = 'gave-up:';
 
-/** A delivery graded missed when its retries ran out, acknowledged now: its misses taken back. */
-function acknowledgedAfterAll(draft: Draft, delivery: Delivery, state: ReportView | undefined): void {
+/**
+ * A delivery graded missed when its retries ran out, acknowledged now: its misses taken back,
+ * and its retries' acknowledgement counted (by this attempt's own judgment when it is a
+ * scheduled retry, `retryJudged`; a redelivery is none).
+ */
+function acknowledgedAfterAll(draft: Draft, delivery: Delivery, state: ReportView | undefined, retryJudged: boolean): void {
   const mark = state?.marks[GAVE_UP + delivery.id];
   if (mark === undefined) return;
   draft.retract('webhook.awb-acknowledged', 'missed');
-  if (mark.detail.retried === 1) draft.retract('webhook.retry-acknowledged', 'missed');
+  if (mark.detail.retried === 1) {
+    draft.retract('webhook.retry-acknowledged', 'missed');
+    if (!retryJudged) draft.note('webhook.retry-acknowledged', 'handled', `${delivery.id}: acknowledged after its retries ran out`);
+  }
   draft.mark(GAVE_UP + delivery.id, null);
 }
 

@@ -25,4 +25,9 @@ describe("an item's detail", () => {
     expect(detail({ 'webhook.bad-signature:exercised': 1, 'webhook.bad-signature:handled': 1 })).toBe('Handled (1 of 1).');
     expect(detail({})).toBe('Not exercised yet. Exercised when: A forged copy of an attempt was sent.');
   });
+
+  it('never shows more handled than exercised (two attempts of one delivery in flight at once, each its first acknowledgement)', () => {
+    expect(detail({ 'webhook.bad-signature:exercised': 1, 'webhook.bad-signature:handled': 2 })).toBe('Handled (1 of 1).');
+    expect(gradeReport([item], view({ 'webhook.bad-signature:exercised': 1, 'webhook.bad-signature:handled': 2 }), 0, []).items[0]).toMatchObject({ status: 'handled', handled: 1, exercised: 1 });
+  });
 });

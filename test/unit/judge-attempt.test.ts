@@ -65,6 +65,14 @@ describe('judging a webhook attempt', () => {
     expect(inRun(500, before, attempt(3, 200, { at: 7000 }))).toEqual(['webhook.awb-acknowledged:handled', 'webhook.retry-acknowledged:handled']);
   });
 
+  it('does not take an attempt a listener never forwarded for an earlier one: it was never judged', () => {
+    const unforwarded = attempt(1, 0, { url: 'listener:laptop', status_code: null, error: 'listener disconnected' });
+    expect(items(delivery([unforwarded]), attempt(2, 200, { url: 'listener:laptop' }))).toEqual(['webhook.awb-acknowledged:exercised', 'webhook.awb-acknowledged:handled']);
+    // A retry after the receiver's own failure, the unforwarded one between them counting for neither.
+    const failedThenCut = [attempt(1, 500, { url: 'listener:laptop' }), { ...unforwarded, n: 2 }];
+    expect(items(delivery(failedThenCut), attempt(3, 200, { url: 'listener:laptop' }))).toEqual(['webhook.awb-acknowledged:handled', 'webhook.retry-acknowledged:exercised', 'webhook.retry-acknowledged:handled']);
+  });
+
   it('does not credit the refusal of the forged copy from a receiver not seen answering a webhook-id it has seen: it may refuse the id', () => {
     // A receiver that checks no signature but answers 409 to an id it has seen refuses the forged copy all the same.
     const judged = judgeAttempt(delivery([attempt(1, 204)]), attempt(2, 409, { chaos: 'bad_signature' }), 0, emptyReport('acme')).change.events;
