@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Clocks, LATEST_CLOCK_MS } from '../clock/index.js';
 import type { Clock, KeepClock, ManualClock, RealClock } from '../clock/index.js';
-import { OneAtATime } from '../shared/index.js';
+import { OneAtATime, Unavailable } from '../shared/index.js';
 import type { Storage } from '../store/index.js';
 import { Drainer } from './drain.js';
 import { JobKinds, type JobKindSpec } from './kinds.js';
@@ -13,6 +13,10 @@ import { JobRunner } from './runner.js';
 import { Running } from './running.js';
 import { LoopSlices } from './slices.js';
 import { WakeUps } from './wake-ups.js';
+
+/** An advance the sandbox's stop ended before its due jobs had all run. */
+const ADVANCE_CUT_BY_STOP =
+  'The sandbox is stopping: this advance ended before all that fell due on the way had run. The rest runs at its next start (or on another replica), each at its own time; read GET /__sandbox/clock there before advancing again.';
 
 /**
  * Runs the due jobs. Jobs are records in the store (`storage.jobs`) with a due time on
@@ -60,7 +64,7 @@ export class Scheduler {
   private readonly runner: JobRunner;
 
   constructor(
-    storage: Storage,
+    private readonly storage: Storage,
     clock: Clocks | RealClock | ManualClock,
     options: SchedulerOptions = {},
   ) {
@@ -139,6 +143,11 @@ export class Scheduler {
         await this.drainer.drain({ clientId, until: target, stamp: 'due', settle: true, moveTo });
       } finally {
         this.advancing.delete(clientId);
+      }
+      // A stop ends the drain between jobs: an answer of success would say that all that fell due ran.
+      if (this.wakeUps.stopped) {
+        const left = await this.storage.jobs.nextDue({ clientId });
+        if (left !== undefined && left <= target) throw new Unavailable(ADVANCE_CUT_BY_STOP);
       }
       // A manual clock stands at the target; a real one has jumped by `ms` (and ran on meanwhile).
       if (this.clocks.mode === 'manual') this.clocks.moveTo(clientId, target);
