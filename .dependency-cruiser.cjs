@@ -281,9 +281,10 @@ module.exports = {
     },
     reporterOptions: {
       // The folder picture of src/ (npm run docs:graph, scripts/dependency-graph.ts): one
-      // node per top-level folder (and per file at the top), the layers drawn from the top
-      // down, each layer in its own colour. Edges that break a rule are drawn in red with
-      // the rule's name; dashed-head arrows are type-only imports.
+      // node per top-level folder (and per file at the top), importers above what they
+      // import (graphviz ranks them so; a layer is not a row of its own), each layer in its
+      // own colour. Edges that break a rule are drawn in red with the rule's name;
+      // hollow-head arrows are type-only imports.
       archi: {
         collapsePattern: '^src/[^/]+',
         theme: {

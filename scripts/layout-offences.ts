@@ -72,7 +72,7 @@ export function describeOffences(offences: readonly Offence[], reasons: Readonly
 function offenceLine(o: Offence): string {
   if (o.rule === FOLDER_INDEX_RULE) return `${o.to} is missing`;
   if (o.rule === AUGMENTATION_RULE) return `${o.from} augments ${o.to}`;
-  if (o.rule === STORAGE_PORT_RULE) return `${o.from} takes ${o.name} from ${o.to}: take the Storage port from src/store/index.ts instead`;
+  if (o.rule === STORAGE_PORT_RULE) return `${o.from} takes ${o.name}, which the adapter declares in ${o.to}: use the Storage port from src/store/index.ts instead (a door that hands the name on does not make it the port's)`;
   if (o.rule === 'one-door-per-folder') {
     const door = doorFor(o.from, o.to);
     if (door) return `${o.from} → ${o.to}: ${o.from} is outside ${door.folder}/, whose door is ${door.index}: import that instead`;

@@ -65,26 +65,29 @@ export function adapterUsesIn(root: string, compilerOptions: ts.CompilerOptions)
     if (ALLOWED.test(path)) continue;
     const source = program.getSourceFile(file);
     if (!source) continue;
-    const use = (node: ts.Identifier): void => {
+    // `name`: the name as its module exports it (an import renamed with `as` is shown by the adapter's name).
+    const use = (node: ts.Identifier, name = node.text): void => {
       let symbol = checker.getSymbolAtLocation(node);
       if (symbol && (symbol.flags & ts.SymbolFlags.Alias) !== 0) symbol = checker.getAliasedSymbol(symbol);
       for (const declaration of symbol?.declarations ?? []) {
         const declaredIn = shown(declaration.getSourceFile().fileName);
-        if (ADAPTER.test(declaredIn)) found.set(`${path}\0${node.text}`, { file: path, name: node.text, declaredIn });
+        if (ADAPTER.test(declaredIn)) found.set(`${path}\0${name}`, { file: path, name, declaredIn });
       }
     };
+    const exported = (element: ts.ImportSpecifier | ts.ExportSpecifier): string | undefined =>
+      element.propertyName && ts.isIdentifier(element.propertyName) ? element.propertyName.text : undefined;
     // The names a file takes from another module: its imports and re-exports by name,
-    // and what it reads off a namespace import (`store.EmbeddedStorage`). A name used
-    // in the file's body came in through one of these.
+    // what it reads off a namespace import (`store.EmbeddedStorage`), and a type it writes
+    // as `import('…').Name`. A name used in the file's body came in through one of these.
     const namespaces = new Set<string>();
     for (const statement of source.statements) {
       const clause = ts.isImportDeclaration(statement) ? statement.importClause : undefined;
       if (clause?.name) use(clause.name);
       const bindings = clause?.namedBindings;
       if (bindings && ts.isNamespaceImport(bindings)) namespaces.add(bindings.name.text);
-      if (bindings && ts.isNamedImports(bindings)) for (const element of bindings.elements) use(element.name);
+      if (bindings && ts.isNamedImports(bindings)) for (const element of bindings.elements) use(element.name, exported(element));
       if (ts.isExportDeclaration(statement) && statement.moduleSpecifier && statement.exportClause && ts.isNamedExports(statement.exportClause)) {
-        for (const element of statement.exportClause.elements) if (ts.isIdentifier(element.name)) use(element.name);
+        for (const element of statement.exportClause.elements) if (ts.isIdentifier(element.name)) use(element.name, exported(element));
       }
     }
     const visit = (node: ts.Node): void => {
@@ -92,9 +95,10 @@ export function adapterUsesIn(root: string, compilerOptions: ts.CompilerOptions)
         const left = ts.isPropertyAccessExpression(node) ? (node.expression as ts.Identifier) : (node.left as ts.Identifier);
         if (namespaces.has(left.text)) use(ts.isPropertyAccessExpression(node) ? (node.name as ts.Identifier) : node.right);
       }
+      if (ts.isImportTypeNode(node) && node.qualifier) use(ts.isIdentifier(node.qualifier) ? node.qualifier : node.qualifier.right);
       ts.forEachChild(node, visit);
     };
-    if (namespaces.size > 0) visit(source);
+    visit(source);
   }
   return [...found.values()];
 }
