@@ -284,7 +284,7 @@ module.exports = {
       // node per top-level folder (and per file at the top), importers above what they
       // import (graphviz ranks them so; a layer is not a row of its own), each layer in its
       // own colour. Edges that break a rule are drawn in red with the rule's name;
-      // hollow-head arrows are type-only imports.
+      // a hollow head says one of the imports an arrow stands for is type-only.
       archi: {
         collapsePattern: '^src/[^/]+',
         theme: {

@@ -65,17 +65,16 @@ export function adapterUsesIn(root: string, compilerOptions: ts.CompilerOptions)
     if (ALLOWED.test(path)) continue;
     const source = program.getSourceFile(file);
     if (!source) continue;
-    // `name`: the name as its module exports it (an import renamed with `as` is shown by the adapter's name).
-    const use = (node: ts.Identifier, name = node.text): void => {
+    // Shown by the name the adapter declares (an import renamed with `as`, on the way or here, is the adapter's name).
+    const use = (node: ts.Identifier): void => {
       let symbol = checker.getSymbolAtLocation(node);
       if (symbol && (symbol.flags & ts.SymbolFlags.Alias) !== 0) symbol = checker.getAliasedSymbol(symbol);
       for (const declaration of symbol?.declarations ?? []) {
         const declaredIn = shown(declaration.getSourceFile().fileName);
+        const name = symbol!.name;
         if (ADAPTER.test(declaredIn)) found.set(`${path}\0${name}`, { file: path, name, declaredIn });
       }
     };
-    const exported = (element: ts.ImportSpecifier | ts.ExportSpecifier): string | undefined =>
-      element.propertyName && ts.isIdentifier(element.propertyName) ? element.propertyName.text : undefined;
     // The names a file takes from another module: its imports and re-exports by name,
     // what it reads off a namespace import (`store.EmbeddedStorage`), and a type it writes
     // as `import('…').Name`. A name used in the file's body came in through one of these.
@@ -85,9 +84,9 @@ export function adapterUsesIn(root: string, compilerOptions: ts.CompilerOptions)
       if (clause?.name) use(clause.name);
       const bindings = clause?.namedBindings;
       if (bindings && ts.isNamespaceImport(bindings)) namespaces.add(bindings.name.text);
-      if (bindings && ts.isNamedImports(bindings)) for (const element of bindings.elements) use(element.name, exported(element));
+      if (bindings && ts.isNamedImports(bindings)) for (const element of bindings.elements) use(element.name);
       if (ts.isExportDeclaration(statement) && statement.moduleSpecifier && statement.exportClause && ts.isNamedExports(statement.exportClause)) {
-        for (const element of statement.exportClause.elements) if (ts.isIdentifier(element.name)) use(element.name, exported(element));
+        for (const element of statement.exportClause.elements) if (ts.isIdentifier(element.name)) use(element.name);
       }
     }
     const visit = (node: ts.Node): void => {

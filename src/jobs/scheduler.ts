@@ -16,7 +16,7 @@ import { WakeUps } from './wake-ups.js';
 
 /** An advance the sandbox's stop ended before its due jobs had all run. */
 const ADVANCE_CUT_BY_STOP =
-  'The sandbox is stopping: this advance ended before all that fell due on the way had run. The rest runs at its next start (or on another replica), each at its own time; read GET /__sandbox/clock there before advancing again.';
+  'The sandbox is stopping: this advance ended before all that fell due on the way had run. The clock stands at its target, and what was left stays due: it runs at the next start or the next advance ({"ms": 0} will do), each at its own time.';
 
 /**
  * Runs the due jobs. Jobs are records in the store (`storage.jobs`) with a due time on
@@ -145,13 +145,12 @@ export class Scheduler {
         this.advancing.delete(clientId);
       }
       // A stop ends the drain between jobs: an answer of success would say that all that fell due ran.
-      if (this.wakeUps.stopped) {
-        const left = await this.storage.jobs.nextDue({ clientId });
-        if (left !== undefined && left <= target) throw new Unavailable(ADVANCE_CUT_BY_STOP);
-      }
-      // A manual clock stands at the target; a real one has jumped by `ms` (and ran on meanwhile).
+      const left = this.wakeUps.stopped ? await this.storage.jobs.nextDue({ clientId }) : undefined;
+      // A manual clock stands at the target; a real one has jumped by `ms` (and ran on meanwhile). So
+      // also after a stop: what was left is due at the next start's catch-up, as after a crash.
       if (this.clocks.mode === 'manual') this.clocks.moveTo(clientId, target);
       else this.clocks.keepAhead(clientId, lead + ms);
+      if (left !== undefined && left <= target) throw new Unavailable(ADVANCE_CUT_BY_STOP);
     };
     // Jobs of a real clock that jumped are due earlier in wall time now.
     return this.advances.run(clientId, work, () => void this.arm());
