@@ -13,7 +13,12 @@ afterEach(async () => {
   cli = undefined;
 });
 
-const start = async (data: string, clockStart: string): Promise<RunningCli> => (cli = await startCli(['--port', '0', '--data', data, '--clock', 'manual', '--clock-start', clockStart, '--token', TOKEN]));
+/** Starts the CLI and waits for its `started` log line: the start's other lines, written before it to the same log, are in by then (the banner may come first). */
+const start = async (data: string, clockStart: string): Promise<RunningCli> => {
+  cli = await startCli(['--port', '0', '--data', data, '--clock', 'manual', '--clock-start', clockStart, '--token', TOKEN]);
+  await cli.printed('"msg":"started"');
+  return cli;
+};
 const call = async (c: RunningCli, method: string, path: string, body?: unknown) =>
   (await fetch(`${c.url}${path}`, { method, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })).json();
 /** The start's warnings about --clock-start, as JSON log lines. */

@@ -37,6 +37,8 @@ describe('replicas of one database started with different settings', () => {
     try {
       expect(first.output()).not.toMatch(warning);
       expect(same.output()).not.toMatch(warning);
+      // The start's log lines may follow its banner, which startCli waits for.
+      await other.printed('differ from those of the replica that started last');
       expect(other.output()).toMatch(warning);
       expect(other.output()).not.toContain('token-one');
       const [here, there] = [await keptDigest(url), await keptDigest(elsewhereUrl)];
@@ -59,6 +61,7 @@ describe('replicas of one database started with different settings', () => {
     try {
       expect(first.output()).not.toMatch(warning);
       expect(same.output()).not.toMatch(warning);
+      await other.printed('differs from that of the replica that started last');
       expect(other.output().match(warning)?.slice(1)).toEqual(['real', 'manual']);
       const db = new pg.Client({ connectionString: url });
       await db.connect();
@@ -82,6 +85,7 @@ describe('replicas of one database started with different settings', () => {
     try {
       expect(first.output()).not.toMatch(warning);
       expect(same.output()).not.toMatch(warning);
+      await other.printed('differs from that of the start before it');
       expect(other.output().match(warning)?.slice(1)).toEqual(['60', '1']);
       const clock = (await (await fetch(`${first.url}/__sandbox/clock`, { headers: { authorization: 'Bearer token-one' } })).json()) as { speed: number };
       expect(clock.speed).toBe(60);
