@@ -48,7 +48,14 @@ function watchExit(cli: RunningCli): () => number | null | undefined {
 function freeze(signal: 'SIGSTOP' | 'SIGCONT'): void {
   const postmaster = Number(readFileSync(join(server.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
   const children = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
-  for (const pid of [postmaster, ...children]) process.kill(pid, signal);
+  for (const pid of [postmaster, ...children]) {
+    try {
+      process.kill(pid, signal);
+    } catch (error) {
+      // A backend that ended between the listing and the signal (a connection closed) has nothing left to stop.
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+    }
+  }
 }
 
 describe('a replica whose database stops and starts again', () => {
