@@ -35,6 +35,8 @@ let cli: RunningCli;
 const acked: Acked[] = [];
 const counts = { requests: 0, refused: 0, cut: 0, rejected: 0, restarts: 0 };
 const rejections: string[] = [];
+/** What each killed sandbox printed (its warnings and errors), for a failure to show. */
+const killedOutputs: string[] = [];
 
 const args = () => [
   '--port', String(port), '--data', data, '--clock', 'real', '--speed', '60', '--awb-delay', '0-2s', '--seed', 'load',
@@ -77,6 +79,7 @@ async function client(token: string, w: number): Promise<void> {
 async function killer(total: number): Promise<void> {
   for (let k = 1; k <= KILLS; k++) {
     while (acked.length < (total * k) / (KILLS + 1)) await sleep(5);
+    killedOutputs.push(cli.output());
     await cli.stop('SIGKILL');
     cli = await start();
     counts.restarts++;
@@ -91,6 +94,23 @@ function awbHits(hits: Hit[]): Map<string, Hit[]> {
     byOrder.set(payload.order_no!, [...(byOrder.get(payload.order_no!) ?? []), hit]);
   }
   return byOrder;
+}
+
+/** What the sandbox and the receiver know of orders whose AWB webhook never got a 200, and what the sandboxes logged above info. */
+async function whyUndelivered(orderNos: string[], byOrder: Map<string, Hit[]>): Promise<string> {
+  const lines: string[] = [];
+  for (const orderNo of orderNos.slice(0, 5)) {
+    const { token } = acked.find((a) => a.orderNo === orderNo)!;
+    const headers = { authorization: `Bearer ${token}` };
+    const order = await fetch(`${base()}/__sandbox/orders/${orderNo}`, { headers }).then((r) => r.text());
+    const deliveries = await fetch(`${base()}/__sandbox/webhooks/deliveries?order_no=${orderNo}`, { headers }).then((r) => r.text());
+    const hits = (byOrder.get(orderNo) ?? []).map((h) => `${h.id} ${h.timestamp} ${h.answered ?? 'dropped'}`);
+    lines.push(`order ${orderNo}: ${order.slice(0, 3000)}`, `its deliveries: ${deliveries.slice(0, 6000)}`, `its hits: ${hits.join('; ') || 'none'}`);
+  }
+  const logged = [...killedOutputs, cli.output()].flatMap((output, run) =>
+    output.split('\n').filter((line) => line.startsWith('{') && !line.includes('"level":30')).map((line) => `run ${run + 1}: ${line.slice(0, 800)}`),
+  );
+  return [...lines, `logged above info (${logged.length}):`, ...logged.slice(0, 40)].join('\n');
 }
 
 beforeAll(async () => {
@@ -150,7 +170,7 @@ describe(`${CLIENTS} clients × ${CREATES} creates, a receiver failing ${FAIL_RA
       for (const h of hits) expect((JSON.parse(h.body) as { awb: string }).awb).toBe(state.awb);
     }
     expect(lost).toBe(0);
-    expect(webhookLosses).toEqual([]);
+    expect(webhookLosses, webhookLosses.length > 0 ? await whyUndelivered(webhookLosses, byOrder) : undefined).toEqual([]);
     expect(wrongIds).toEqual([]);
     // One webhook-id belongs to one order only.
     const orderOfId = new Map<string, string>();
