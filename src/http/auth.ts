@@ -82,35 +82,36 @@ export function oneValuedHeaders(req: IncomingMessage): IncomingMessage['headers
   return req.headers;
 }
 
-/** The sandbox's own headers (`X-Sandbox-Client`, `X-Sandbox-Scenario`, `X-Sandbox-Webhook-Chaos`, ...). */
-const SANDBOX_HEADER = /^x-sandbox-/i;
+/** The headers that carry a credential: a token is compared as the bytes the client sent, never decoded (see headerText). */
+const CREDENTIAL_HEADER = /^(proxy-)?authorization$/i;
 /** A byte above 127 as Node reads it (Latin-1): what may be UTF-8 to decode. */
 const HIGH_BYTE = /[\x80-\xff]/;
 
 /**
  * The request's headers as the sandbox reads them: each one-valued header given once
- * (oneValuedHeaders), and each of the sandbox's own headers as its client wrote it
- * (headerText), decoded once here, so that every reader and the request journal see
- * `Müller`, not Node's Latin-1 reading `MÃ¼ller`.
+ * (oneValuedHeaders), and each header but the credentials as its client wrote it
+ * (headerText), decoded once here, so that every reader (`X-Sandbox-Client`, a fault
+ * rule's header match, a count) and the request journal see `Müller`, not Node's
+ * Latin-1 reading `MÃ¼ller`.
  */
 export function sandboxHeaders(req: IncomingMessage): IncomingMessage['headers'] {
   // Read already: a repeated header would be put back as Node read it, and not decoded again.
   if (decoded.has(req)) return req.headers;
   const headers = oneValuedHeaders(req);
-  decodeSandboxHeaders(req);
+  decodeHeaders(req);
   return headers;
 }
 
 /** The requests whose sandbox headers were decoded: decoding again would read `Ã©` written as UTF-8 as `é`. */
 const decoded = new WeakSet<IncomingMessage>();
 
-/** Decodes the request's own sandbox headers in place (see sandboxHeaders), once per request and once per header (a repeated one is already joined, or kept once). */
-function decodeSandboxHeaders(req: IncomingMessage): void {
+/** Decodes the request's headers but the credentials in place (see sandboxHeaders), once per request and once per header (a repeated one is already joined, or kept once). */
+function decodeHeaders(req: IncomingMessage): void {
   if (decoded.has(req)) return;
   const raw = req.rawHeaders;
   let beyondAscii: Set<string> | undefined;
   for (let i = 0; i < raw.length; i += 2) {
-    if (SANDBOX_HEADER.test(raw[i]!) && HIGH_BYTE.test(raw[i + 1]!)) (beyondAscii ??= new Set()).add(raw[i]!.toLowerCase());
+    if (HIGH_BYTE.test(raw[i + 1]!) && !CREDENTIAL_HEADER.test(raw[i]!)) (beyondAscii ??= new Set()).add(raw[i]!.toLowerCase());
   }
   if (beyondAscii === undefined) return;
   decoded.add(req);

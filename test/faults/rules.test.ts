@@ -137,6 +137,18 @@ describe('POST /__sandbox/faults', () => {
     expect((await sandbox.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'createOrder', headers: { 'Content-Length': '1048576' } }, action: fail400 } })).status).toBe(201);
   });
 
+  it('meets a header criterion beyond ASCII in the UTF-8 a client sends, and the journal and its counts show the value as sent', async () => {
+    const rule = { match: { path: '/v1/couriers', headers: { 'X-City': 'Köln 😀' } }, action: { type: 'status', status: 503 } };
+    expect((await sandbox.call('POST', '/__sandbox/faults', { body: rule })).status).toBe(201);
+    // As curl sends it: the UTF-8 bytes, which Node reads one per character (Latin-1).
+    const utf8 = Buffer.from('Köln 😀', 'utf8').toString('latin1');
+    expect((await sandbox.call('GET', '/v1/couriers', { headers: { 'X-City': utf8 } })).status).toBe(503);
+    expect((await sandbox.call('GET', '/v1/couriers', { headers: { 'X-City': 'Koln' } })).status).toBe(200);
+    const journal = await sandbox.call('GET', '/__sandbox/requests?limit=2');
+    expect(journal.body.requests.map((r: { headers: Record<string, string> }) => r.headers['x-city'])).toEqual(['Köln 😀', 'Koln']);
+    expect((await sandbox.call('POST', '/__sandbox/requests/count', { body: { headers: { 'x-city': 'Köln 😀' } } })).body.count).toBe(1);
+  });
+
   it('takes a rule whose answer has a Content-Type with parameters and headers of its own', async () => {
     const headers = { 'Content-Type': 'text/plain; charset=utf-8', 'Retry-After': '5', 'X-Request-Id': 'abc' };
     expect((await sandbox.call('POST', '/__sandbox/faults', { body: { action: { type: 'status', status: 503, body: { message: 'busy' }, headers } } })).status).toBe(201);
