@@ -157,6 +157,16 @@ describe('POST /__sandbox/faults', () => {
     expect(res.headers).toMatchObject({ 'content-type': 'text/plain; charset=utf-8', 'retry-after': '5', 'x-request-id': 'abc' });
   });
 
+  it("sends a text body under a type that is not JSON as written: a gateway's HTML error page", async () => {
+    const page = '<html><body>502 Bad Gateway</body></html>';
+    const html = { match: { path: TRACK }, action: { type: 'status', status: 502, body: page, headers: { 'Content-Type': 'text/html' } }, times: 1 };
+    expect((await sandbox.call('POST', '/__sandbox/faults', { body: html })).status).toBe(201);
+    const res = await sandbox.call('GET', TRACK);
+    expect(res.status).toBe(502);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.text).toBe(page);
+  });
+
   it('drops the connection and goes on serving when a rule kept from before these checks sets a header no answer can carry', async () => {
     // As a data file written by an earlier sandbox may hold it.
     const settings = (await sandbox.services.storage.settings.get('client-a'))!;

@@ -2,6 +2,7 @@ import type { OperationInput, Reply } from '../handler.js';
 import { isBodyReply } from '../handler.js';
 import { actsOnBrowser, faultMessages } from '../../faults/index.js';
 import type { FaultRule } from '../../records/index.js';
+import { isJsonType } from '../../shared/index.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -23,6 +24,9 @@ export async function performFault(
       const body = action.body ?? (action.status >= 400 ? { success: false, message: faultMessages.injected(action.status, rule.id), errors: [] } : undefined);
       // A rule kept from before such headers were refused does not set them either.
       const headers = action.headers && Object.fromEntries(Object.entries(action.headers).filter(([name]) => !actsOnBrowser(name)));
+      // Text under a type that is not JSON (a gateway's HTML error page) is sent as written, not as a JSON string.
+      const type = headers && Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+      if (typeof body === 'string' && type !== undefined && !isJsonType(type)) return { status: action.status, serialized: body, type, headers };
       return { status: action.status, body, headers };
     }
     case 'latency': {
