@@ -224,6 +224,12 @@ describe('Prefer, the finer points', () => {
     expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual([field]);
   });
 
+  it('answers ?__code given twice with 400 saying it must be given once, as a control call says of its own parameters', async () => {
+    const res = await sandbox.call('GET', `${TRACK}?__code=404&__code=500`);
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ field: 'query.__code', message: 'must be given once, as plain text' }]);
+  });
+
   it('takes the first of a preference the header gives twice, as RFC 7240 says', async () => {
     const res = await sandbox.call('GET', TRACK, { headers: { Prefer: 'code=404, code=400' } });
     expect(res.status).toBe(404);

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { RuleViolation } from '../../shared/index.js';
+import { domainMessages, RuleViolation } from '../../shared/index.js';
 import type { Interceptor, OperationInput } from '../handler.js';
 import type { OpenApiDocument } from '../../spec/index.js';
 import { documentedAnswer, prismOperation, requestKey, type PrismOperation } from '../spec-answer.js';
@@ -25,7 +25,7 @@ function rawPreference(input: OperationInput, header: Record<string, string | tr
   const value = input.query[QUERY[name]];
   if (value === undefined) return undefined;
   const field = `query.${QUERY[name]}`;
-  if (typeof value !== 'string') throw new RuleViolation([{ field, message: 'must be given once' }]);
+  if (typeof value !== 'string') throw new RuleViolation([{ field, message: domainMessages.givenOnce }]);
   return { value, field };
 }
 
