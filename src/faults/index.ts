@@ -1,6 +1,6 @@
 /** Fault rules per client: validation, matching against requests, the rules kept in the store, and the fault a request met. */
 
-export { appliedFault, noteApplied } from './applied.js';
+export { appliedFault, appliedRuleId, noteApplied } from './applied.js';
 export { faultMessages } from './messages.js';
 export { FaultRules } from './rules.js';
 export { actsOnBrowser, checkRule, type BodyLimit } from './validate.js';

@@ -259,7 +259,7 @@ export const LOGGED_PATH_CHARS = 512;
 
 /**
  * One structured log line per request: method, path, status, duration, client (never the
- * token), once its connection is done with it; a request the client gave up on before
+ * token), the fault rule applied to it if one was, once its connection is done with it; a request the client gave up on before
  * the answer ended (a held or slow answer, say) says `aborted: true`, with the status
  * sent, or null when none was. The line holds only those fields, so it skips the
  * logger's redaction, which cost four times the rest of the line (a failure's error
@@ -283,6 +283,7 @@ export function requestLog(logger: Pick<Logger, 'child' | 'error'>, secretsOf: (
         client: note.clientId,
         op: note.operationId,
       };
+      if (note.faultRuleId !== undefined) line.fault = note.faultRuleId;
       if (!finished) line.aborted = true;
       if (note.error) logger.error({ ...line, err: note.error }, 'request failed');
       else lines.info(line, 'request');

@@ -7,6 +7,8 @@ export { declaredPlainLength, type ServedRequest } from '../requests/index.js';
 interface ResponseNote {
   operationId?: string;
   clientId?: string;
+  /** The fault rule that answered or shaped it, if one did. */
+  faultRuleId?: string;
   error?: unknown;
 }
 
@@ -21,6 +23,11 @@ const noteOf = (res: Response): ResponseNote => {
 /** Remembers which operation and client a response answers, for the request log. */
 export function noteServed(res: Response, operationId: string, clientId: string | undefined): void {
   Object.assign(noteOf(res), { operationId, clientId });
+}
+
+/** Remembers the fault rule applied to a request, for the request log. */
+export function noteFaultRule(res: Response, ruleId: string | undefined): void {
+  if (ruleId !== undefined) noteOf(res).faultRuleId = ruleId;
 }
 
 /** Remembers an unexpected failure behind a 500, for the request log. */

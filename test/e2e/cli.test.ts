@@ -157,6 +157,17 @@ describe('shipping-sandbox (the CLI)', () => {
     expect(cli.output()).not.toContain('very-secret-token"');
   });
 
+  it('names the fault rule that answered a request in its log line, so an injected 503 reads apart from a real one', async () => {
+    const cli = await startCli(['--port', '0', '--data', ':memory:', '--token', 'very-secret-token']);
+    const headers = { authorization: 'Bearer very-secret-token', 'content-type': 'application/json' };
+    const rule = (await (await fetch(`${cli.url}/__sandbox/faults`, { method: 'POST', headers, body: JSON.stringify({ match: { operation_id: 'trackOrder' }, action: { type: 'status', status: 503 } }) })).json()) as { id: string };
+    expect((await fetch(`${cli.url}/v1/order/tracking/SBXDLV00000001`, { headers })).status).toBe(503);
+    expect((await fetch(`${cli.url}/v1/order/tracking/SBXDLV00000001`, { headers })).status).toBe(200);
+    await cli.stop();
+    const lines = cli.output().split('\n').filter((l) => l.includes('"op":"trackOrder"')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => [l.status, l.fault])).toEqual([[503, rule.id], [200, undefined]]);
+  });
+
   it('logs a request that offers an upgrade (curl --http2), a refused listen session (with its client once the token is known) and refusals before the client acted for is known, as any other', async () => {
     const cli = await startCli(['--port', '0', '--data', ':memory:', '--token', 'very-secret-token', '--admin-token', 'admin-secret-token']);
     const port = Number(new URL(cli.url).port);

@@ -121,7 +121,7 @@ describe('what the client’s next request is judged against is stored before th
     const tracking = s.services.specs.provider.operations.find((op) => op.operationId === 'trackOrder')!;
     const served = (awb: string, seq: number, status: number | null): ServedRequest => {
       const input = { operation: tracking, client: { id: 'client-a' }, role: 'partner', method: 'GET', path: `/v1/order/tracking/${awb}`, params: { order_no: awb }, query: {}, headers: {}, body: undefined, baseUrl: '' } as unknown as ServedRequest['input'];
-      noteApplied(input, { type: 'hang' });
+      noteApplied(input, { id: 'fault_1', action: { type: 'hang' } });
       return { input, query: {}, seq, method: 'GET', arrivedAt: 0, violations: [], status, durationMs: 1, aborted: status === null };
     };
     const refused = served('JNE0000000001', 1, 429);

@@ -374,7 +374,7 @@ describe("a Retry-After's window as the client met it", () => {
     const store = slowReports();
     const observer = new ReportObserver({ storage: store.storage, logger: pino({ level: 'silent' }), manualClock: false });
     const refused = served(503, body);
-    noteApplied(refused.input, { type: 'status', status: 503, headers: { 'Retry-After': retryAfter } });
+    noteApplied(refused.input, { id: 'fault_1', action: { type: 'status', status: 503, headers: { 'Retry-After': retryAfter } } });
     const answered = observer.answer(refused);
     expect(answered).toBeDefined();
     return { store, observer, body, answered };

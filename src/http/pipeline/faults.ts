@@ -26,7 +26,7 @@ export function faultInterceptor(rules: FaultRules, shutdown: AbortSignal): Inte
     const rule = clientId === undefined ? undefined : await rules.take(clientId, input, (r) => holdsConnection(r) && (holding.get(clientId) ?? 0) >= MAX_HELD_PER_CLIENT);
     if (rule === 'refused') throw new TooManyRequests(faultMessages.tooManyHeld(MAX_HELD_PER_CLIENT), 1);
     if (!rule || clientId === undefined) return next();
-    noteApplied(input, rule.action);
+    noteApplied(input, rule);
     const release = (): void => {
       const left = (holding.get(clientId) ?? 1) - 1;
       if (left > 0) holding.set(clientId, left);

@@ -5,7 +5,8 @@ import { ApiError, toApiError } from '../errors.js';
 import type { Handler } from '../handler.js';
 import { sendError, sendReply } from '../respond.js';
 import { isReadOperation } from '../roles.js';
-import { noteServed } from '../response-notes.js';
+import { noteFaultRule, noteServed } from '../response-notes.js';
+import { appliedRuleId } from '../../faults/index.js';
 import { admit } from './admit.js';
 import { beforeAnswer, statusOf } from './answer.js';
 import { arrive } from './arrive.js';
@@ -59,6 +60,7 @@ export function serveOperation(op: CompiledOperation, handler: Handler, options:
       validate(x);
       noteServed(res, op.operationId, x.input.client?.id);
       const reply = await handle(x.input);
+      noteFaultRule(res, appliedRuleId(x.input));
       if ('status' in reply && reply.status === 503) noteRetryAfter(x, reply.headers);
       const answering = beforeAnswer(x, statusOf(reply));
       if (answering) {
@@ -90,6 +92,7 @@ async function refuse(x: Exchange, failure: unknown): Promise<void> {
   arrive(x);
   readBodyForJournal(x);
   noteServed(x.res, x.op.operationId, x.input.client?.id ?? x.callerClient);
+  noteFaultRule(x.res, appliedRuleId(x.input));
   const answered = toApiError(error);
   if (answered.status === 400) x.served.violations = answered.errors;
   noteRetryAfter(x, answered.headers);
