@@ -41,6 +41,7 @@ const parserErrors: Record<string, ErrorEnvelope['errors'][number]> = {
   HPE_INVALID_TRANSFER_ENCODING: { field: 'header.transfer-encoding', message: 'must end in chunked, and not come with Content-Length' },
   HPE_INVALID_METHOD: { field: 'method', message: 'must be an HTTP method (the provider API uses GET and POST)' },
   HPE_INVALID_VERSION: { field: 'version', message: 'must be HTTP/1.1 or HTTP/1.0' },
+  HPE_INVALID_URL: { field: 'path', message: 'must begin with / (or be an absolute http URL), in characters a URL may hold' },
   HPE_INVALID_HEADER_TOKEN: { field: 'header', message: 'must be a name without spaces, a colon, and a value without control characters' },
   HPE_INVALID_CHUNK_SIZE: { field: 'body', message: 'is not valid chunked data' },
 };

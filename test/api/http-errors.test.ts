@@ -361,6 +361,7 @@ describe('a request Node\'s parser refuses (a real server)', () => {
     ['Transfer-Encoding: gzip', 'header.transfer-encoding', 'POST /v1/order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\nTransfer-Encoding: gzip\r\n\r\n'],
     ['a method FOO', 'method', 'FOO /v1/order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\n\r\n'],
     ['HTTP/2.5', 'version', 'GET /v1/couriers HTTP/2.5\r\nHost: x\r\nAuthorization: Bearer t\r\n\r\n'],
+    ['a request target without its leading slash', 'path', 'GET v1/couriers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\n\r\n'],
     ['a header name with a space', 'header', 'GET /v1/couriers HTTP/1.1\r\nHo st: x\r\n\r\n'],
     ['bad chunked data', 'body', 'POST /v1/order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n'],
   ])('answers %s with a 400 envelope naming %s, and keeps serving', async (_what, field, request) => {
