@@ -1386,7 +1386,7 @@ export interface components {
             };
         };
         /**
-         * @description `status`: answer `status` with `body` (default the error envelope) and `headers`, without running the operation. The body is sent as JSON, but a string under a `Content-Type` in `headers` that is not JSON, which is sent as written (a gateway's HTML error page).
+         * @description `status`: answer `status` with `body` (default the error envelope) and `headers`, without running the operation. The body is sent as JSON, but a string under a `Content-Type` in `headers` that is not JSON, which is sent as written, in UTF-8 (the type's charset set to utf-8; a gateway's HTML error page).
          *     `latency`: wait `ms` (or a draw between `ms` and `max_ms`), then answer as usual.
          *     `reset`: reset the connection (TCP RST) without an answer; with `after_ms`, run the operation and cut its answer that long after the request arrived (a stream mid-way; a JSON answer after half its body).
          *     `hang`: never answer; the connection stays open until the client gives up (or the sandbox stops).

@@ -179,20 +179,21 @@ export class ClientRegistry {
    * hide them: what it hides tells it a value holds one, so a caller hides only tokens it
    * may hold anyway. A read-only token: itself (`own`); a partner token: the client's
    * tokens (its read-only token may not read them); an admin token: those and every admin's.
-   * Those of TOKEN_IN_VALUE_MIN characters or more: a shorter one would match ordinary text.
+   * Those of TOKEN_IN_VALUE_MIN characters or more: a shorter one would match ordinary text;
+   * each also as read in UTF-8 where it differs (see asSent).
    */
   secretsOf(id: string, role: Role | undefined, own?: string): readonly string[] {
     if (role !== 'partner' && role !== 'admin') {
       if (own === undefined || own.length < TOKEN_IN_VALUE_MIN) return [];
       let mine = this.secrets.own.get(own);
-      if (mine === undefined) this.secrets.own.set(own, (mine = [own]));
+      if (mine === undefined) this.secrets.own.set(own, (mine = asSent([own])));
       return mine;
     }
     const cache = this.secrets[role];
     let secrets = cache.get(id);
     if (secrets === undefined) {
       const tokens = this.clients.filter((c) => c.id === id).map((c) => c.token);
-      secrets = (role === 'admin' ? [...tokens, ...this.adminTokens] : tokens).filter((t) => t.length >= TOKEN_IN_VALUE_MIN);
+      secrets = asSent((role === 'admin' ? [...tokens, ...this.adminTokens] : tokens).filter((t) => t.length >= TOKEN_IN_VALUE_MIN));
       cache.set(id, secrets);
     }
     return secrets;
@@ -202,7 +203,7 @@ export class ClientRegistry {
 
   /** Every token the sandbox knows, its clients' and the admins', of TOKEN_IN_VALUE_MIN characters or more: what the operator's log hides in a request it could not tell the client of. */
   everyToken(): readonly string[] {
-    this.everyTokenList ??= [...this.clients.map((c) => c.token), ...this.adminTokens].filter((t) => t.length >= TOKEN_IN_VALUE_MIN);
+    this.everyTokenList ??= asSent([...this.clients.map((c) => c.token), ...this.adminTokens].filter((t) => t.length >= TOKEN_IN_VALUE_MIN));
     return this.everyTokenList;
   }
 
@@ -227,4 +228,21 @@ export class ClientRegistry {
     const tokens = this.clients.filter((c) => c.id === id);
     return tokens.find((c) => c.role === 'partner') ?? tokens[0];
   }
+}
+
+/**
+ * Tokens as they may appear in what the sandbox shows: each as written, and also as the
+ * UTF-8 text its bytes spell where that differs (`tokÃ©n` is the Latin-1 reading of
+ * `tokén`'s bytes). A client sends a token's bytes, and Authorization is compared byte for
+ * byte, but every other header and every body is read as UTF-8: the token sent there reads
+ * as that text, which must be hidden too.
+ */
+function asSent(tokens: readonly string[]): string[] {
+  const forms = [...tokens];
+  for (const token of tokens) {
+    if (!/[\x80-\xff]/.test(token)) continue;
+    const read = Buffer.from(token, 'latin1').toString('utf8');
+    if (read !== token && !read.includes('\ufffd')) forms.push(read);
+  }
+  return forms;
 }

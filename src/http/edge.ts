@@ -283,7 +283,8 @@ export function requestLog(logger: Pick<Logger, 'child' | 'error'>, secretsOf: (
         client: note.clientId,
         op: note.operationId,
       };
-      if (note.faultRuleId !== undefined) line.fault = note.faultRuleId;
+      const fault = note.faultRule?.();
+      if (fault !== undefined) line.fault = fault;
       if (!finished) line.aborted = true;
       if (note.error) logger.error({ ...line, err: note.error }, 'request failed');
       else lines.info(line, 'request');

@@ -7,8 +7,8 @@ export { declaredPlainLength, type ServedRequest } from '../requests/index.js';
 interface ResponseNote {
   operationId?: string;
   clientId?: string;
-  /** The fault rule that answered or shaped it, if one did. */
-  faultRuleId?: string;
+  /** The fault rule that answered or shaped it, if one did (asked when the line is written: a latency rule's request may close before its handler returns). */
+  faultRule?: () => string | undefined;
   error?: unknown;
 }
 
@@ -20,14 +20,9 @@ const noteOf = (res: Response): ResponseNote => {
   return note;
 };
 
-/** Remembers which operation and client a response answers, for the request log. */
-export function noteServed(res: Response, operationId: string, clientId: string | undefined): void {
-  Object.assign(noteOf(res), { operationId, clientId });
-}
-
-/** Remembers the fault rule applied to a request, for the request log. */
-export function noteFaultRule(res: Response, ruleId: string | undefined): void {
-  if (ruleId !== undefined) noteOf(res).faultRuleId = ruleId;
+/** Remembers which operation and client a response answers, and how to ask which fault rule was applied to it, for the request log. */
+export function noteServed(res: Response, operationId: string, clientId: string | undefined, faultRule?: () => string | undefined): void {
+  Object.assign(noteOf(res), { operationId, clientId, faultRule });
 }
 
 /** Remembers an unexpected failure behind a 500, for the request log. */

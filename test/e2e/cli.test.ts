@@ -163,9 +163,17 @@ describe('shipping-sandbox (the CLI)', () => {
     const rule = (await (await fetch(`${cli.url}/__sandbox/faults`, { method: 'POST', headers, body: JSON.stringify({ match: { operation_id: 'trackOrder' }, action: { type: 'status', status: 503 } }) })).json()) as { id: string };
     expect((await fetch(`${cli.url}/v1/order/tracking/SBXDLV00000001`, { headers })).status).toBe(503);
     expect((await fetch(`${cli.url}/v1/order/tracking/SBXDLV00000001`, { headers })).status).toBe(200);
+    // A slowdown the client gave up on is logged when its connection closes, while the rule still holds the request: named too.
+    const slow = (await (await fetch(`${cli.url}/__sandbox/faults`, { method: 'POST', headers, body: JSON.stringify({ match: { operation_id: 'listCouriers' }, action: { type: 'latency', ms: 5000 } }) })).json()) as { id: string };
+    await expect(fetch(`${cli.url}/v1/couriers`, { headers, signal: AbortSignal.timeout(300) })).rejects.toThrow();
+    await cli.printed('"aborted":true');
     await cli.stop();
-    const lines = cli.output().split('\n').filter((l) => l.includes('"op":"trackOrder"')).map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines.map((l) => [l.status, l.fault])).toEqual([[503, rule.id], [200, undefined]]);
+    const lines = cli.output().split('\n').filter((l) => l.includes('"msg":"request"') && l.includes('"op":"')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.filter((l) => l.op !== 'createFaultRule').map((l) => [l.op, l.status, l.fault, l.aborted])).toEqual([
+      ['trackOrder', 503, rule.id, undefined],
+      ['trackOrder', 200, undefined, undefined],
+      ['listCouriers', null, slow.id, true],
+    ]);
   });
 
   it('logs a request that offers an upgrade (curl --http2), a refused listen session (with its client once the token is known) and refusals before the client acted for is known, as any other', async () => {

@@ -93,6 +93,20 @@ describe('GET /__sandbox/requests', () => {
     expect(JSON.stringify(entry)).not.toMatch(/partner-session-123|partner-live-key-123/);
   });
 
+  it('redacts a token of one-byte characters beyond ASCII however the request repeats its bytes: in a header, read as UTF-8, or a query', async () => {
+    await sandbox.close();
+    // Configured as Node reads the bytes C3 A9 (Latin-1: Ã©); a client sends them, which UTF-8 reads as é.
+    const token = 'tok\u00c3\u00a9n_9876543';
+    const typed = 'tokén_9876543';
+    sandbox = await testSandbox({ clients: [{ token, id: 'client-a' }, { token: 'read-only-token-a', id: 'client-a', role: 'read_only' }] });
+    const bytes = Buffer.from(typed, 'utf8').toString('latin1');
+    const res = await sandbox.call('GET', `${TRACK}?note=${encodeURIComponent(typed)}`, { token: bytes, headers: { 'X-Debug-Token': bytes, 'X-Forwarded-Token': `prefix ${bytes}` } });
+    expect(res.status).toBe(404);
+    const [entry] = (await journal('', 'read-only-token-a')).requests;
+    expect([entry.headers['x-debug-token'], entry.headers['x-forwarded-token'], entry.query.note]).toEqual(['[redacted]', '[redacted]', '[redacted]']);
+    expect(JSON.stringify(entry)).not.toMatch(/tok(é|Ã©)n_9876543/);
+  });
+
   it('redacts the tokens its caller may hold wherever a request repeats them (a forwarded header, a header of its own, a query value or name), so a read-only token never reads a partner one, and no caller learns a guess holds a token above its own', async () => {
     await sandbox.close();
     const [readOnly, second, admin] = ['read-only-token-a', 'Second-Writer-A1', 'admin-secret-token-XYZ'];

@@ -5,7 +5,7 @@ import { ApiError, toApiError } from '../errors.js';
 import type { Handler } from '../handler.js';
 import { sendError, sendReply } from '../respond.js';
 import { isReadOperation } from '../roles.js';
-import { noteFaultRule, noteServed } from '../response-notes.js';
+import { noteServed } from '../response-notes.js';
 import { appliedRuleId } from '../../faults/index.js';
 import { admit } from './admit.js';
 import { beforeAnswer, statusOf } from './answer.js';
@@ -58,9 +58,8 @@ export function serveOperation(op: CompiledOperation, handler: Handler, options:
       if (!(await waitTurn(x))) return;
       readBody(x);
       validate(x);
-      noteServed(res, op.operationId, x.input.client?.id);
+      noteServed(res, op.operationId, x.input.client?.id, () => appliedRuleId(x.input));
       const reply = await handle(x.input);
-      noteFaultRule(res, appliedRuleId(x.input));
       if ('status' in reply && reply.status === 503) noteRetryAfter(x, reply.headers);
       const answering = beforeAnswer(x, statusOf(reply));
       if (answering) {
@@ -91,8 +90,7 @@ async function refuse(x: Exchange, failure: unknown): Promise<void> {
   const error = isReadOperation(x.op) ? asRead(failure) : failure;
   arrive(x);
   readBodyForJournal(x);
-  noteServed(x.res, x.op.operationId, x.input.client?.id ?? x.callerClient);
-  noteFaultRule(x.res, appliedRuleId(x.input));
+  noteServed(x.res, x.op.operationId, x.input.client?.id ?? x.callerClient, () => appliedRuleId(x.input));
   const answered = toApiError(error);
   if (answered.status === 400) x.served.violations = answered.errors;
   noteRetryAfter(x, answered.headers);
