@@ -9,6 +9,8 @@ export interface Hit {
   body: string;
   /** 200, 503, or null when the receiver dropped the connection. */
   answered: number | null;
+  /** When the receiver answered (or dropped it), in wall-clock ms. */
+  at: number;
 }
 
 /** A deterministic generator in [0, 1) (mulberry32), so a run fails the same requests every time. */
@@ -44,7 +46,7 @@ export class FlakyReceiver {
         const draw = this.next();
         const answered = draw < failRate * (2 / 3) ? 503 : draw < failRate ? null : 200;
         const header = (name: string) => String(req.headers[name] ?? '');
-        this.hits.push({ id: header('webhook-id'), timestamp: header('webhook-timestamp'), signature: header('webhook-signature'), body: Buffer.concat(chunks).toString('utf8'), answered });
+        this.hits.push({ id: header('webhook-id'), timestamp: header('webhook-timestamp'), signature: header('webhook-signature'), body: Buffer.concat(chunks).toString('utf8'), answered, at: Date.now() });
         if (answered === null) req.socket.destroy();
         else res.writeHead(answered).end(answered === 200 ? 'ok' : 'try again');
       });
