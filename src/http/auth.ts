@@ -102,7 +102,7 @@ export function sandboxHeaders(req: IncomingMessage): IncomingMessage['headers']
   return headers;
 }
 
-/** The requests whose sandbox headers were decoded: decoding again would read `Ã©` written as UTF-8 as `é`. */
+/** The requests whose headers were decoded: decoding again would read `Ã©` written as UTF-8 as `é`. */
 const decoded = new WeakSet<IncomingMessage>();
 
 /** Decodes the request's headers but the credentials in place (see sandboxHeaders), once per request and once per header (a repeated one is already joined, or kept once). */
