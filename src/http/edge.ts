@@ -261,10 +261,9 @@ export const LOGGED_PATH_CHARS = 512;
  * One structured log line per request: method, path, status, duration, client (never the
  * token), the fault rule applied to it if one was, once its connection is done with it; a
  * request the client gave up on before the answer ended (a held or slow answer, say) says
- * `aborted: true`, with the status
- * sent, or null when none was. The line holds only those fields, so it skips the
- * logger's redaction, which cost four times the rest of the line (a failure's error
- * still goes through it).
+ * `aborted: true`, with the status sent, or null when none was. The line holds only those
+ * fields, so it skips the logger's redaction, which cost four times the rest of the line
+ * (a failure's error still goes through it).
  */
 export function requestLog(logger: Pick<Logger, 'child' | 'error'>, secretsOf: (clientId: string | undefined) => readonly string[] = () => []): RequestHandler {
   const lines = logger.child({}, { redact: [] });
