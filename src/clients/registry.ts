@@ -1,6 +1,6 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { isUsableToken, parseDelayRange, TOKEN_IN_VALUE_MIN } from '../shared/index.js';
+import { headerText, isUsableToken, parseDelayRange, TOKEN_IN_VALUE_MIN } from '../shared/index.js';
 
 /**
  * What a token may do. `partner`: everything on its own client's data. `read_only`: only
@@ -233,16 +233,15 @@ export class ClientRegistry {
 /**
  * Tokens as they may appear in what the sandbox shows: each as written, and also as the
  * UTF-8 text its bytes spell where that differs (`tokÃ©n` is the Latin-1 reading of
- * `tokén`'s bytes). A client sends a token's bytes, and Authorization is compared byte for
- * byte, but every other header and every body is read as UTF-8: the token sent there reads
- * as that text, which must be hidden too.
+ * `tokén`'s bytes, see headerText). A client sends a token's bytes, and Authorization is
+ * compared byte for byte, but every other header and every body is read as UTF-8: the token
+ * sent there reads as that text, which must be hidden too.
  */
 function asSent(tokens: readonly string[]): string[] {
   const forms = [...tokens];
   for (const token of tokens) {
-    if (!/[\x80-\xff]/.test(token)) continue;
-    const read = Buffer.from(token, 'latin1').toString('utf8');
-    if (read !== token && !read.includes('\ufffd')) forms.push(read);
+    const read = headerText(token);
+    if (read !== token) forms.push(read);
   }
   return forms;
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Caller, ClientRegistry } from '../clients/index.js';
-import { domainMessages } from '../shared/index.js';
+import { domainMessages, headerText } from '../shared/index.js';
 import { ApiError, messages } from './errors.js';
 
 const challenge = (error?: string) => ({ 'WWW-Authenticate': error ? `Bearer error="${error}"` : 'Bearer' });
@@ -119,17 +119,6 @@ function decodeHeaders(req: IncomingMessage): void {
     const value = req.headers[key];
     if (typeof value === 'string') req.headers[key] = headerText(value);
   }
-}
-
-/**
- * A header's text as its client wrote it: Node reads header bytes as Latin-1, so the UTF-8
- * that curl and most clients send arrives as `Ã¼` for `ü`. Bytes that are not UTF-8 stay as
- * Node read them (a browser sends `ü` as the one Latin-1 byte).
- */
-function headerText(value: string): string {
-  if (!HIGH_BYTE.test(value) || /[^\x00-\xff]/.test(value)) return value;
-  const decoded = Buffer.from(value, 'latin1').toString('utf8');
-  return decoded.includes('\ufffd') ? value : decoded;
 }
 
 /**

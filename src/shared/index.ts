@@ -20,7 +20,7 @@ export type { MatchableOperation, OperationCriteria } from './operation-match.js
 export type { CompiledGlob } from './glob.js';
 export { fieldPathSteps, isFieldPath, valueAt } from './field-path.js';
 export { carriesSecret, CREDENTIAL_HEADERS, decodedPath, secretFieldOf, secretsShown, TOKEN_IN_VALUE_MIN } from './credential-headers.js';
-export { headerOf, unreadHeader } from './header-of.js';
+export { headerOf, headerText, unreadHeader } from './header-of.js';
 export { isUsableToken } from './bearer.js';
 export { BODY_ENCODINGS, charsetOf, declaresABody, isJsonType, isTakenContentType, isUtf8Charset } from './media-type.js';
 export { retryAfterMs } from './retry-after.js';

@@ -2,7 +2,7 @@ import type { OperationInput, Reply } from '../handler.js';
 import { isBodyReply } from '../handler.js';
 import { actsOnBrowser, faultMessages } from '../../faults/index.js';
 import type { FaultRule } from '../../records/index.js';
-import { isJsonType } from '../../shared/index.js';
+import { headerOf, isJsonType } from '../../shared/index.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -25,7 +25,7 @@ export async function performFault(
       // A rule kept from before such headers were refused does not set them either.
       const headers = action.headers && Object.fromEntries(Object.entries(action.headers).filter(([name]) => !actsOnBrowser(name)));
       // Text under a type that is not JSON (a gateway's HTML error page) is sent as written, not as a JSON string.
-      const type = headers && Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+      const type = headerOf(headers, 'content-type');
       if (typeof body === 'string' && type !== undefined && !isJsonType(type)) return { status: action.status, serialized: body, type, headers };
       return { status: action.status, body, headers };
     }
