@@ -233,6 +233,10 @@ export class WebhookDispatcher {
       return;
     }
     const target = endpoint;
+    // The attempt is logged at its due time; on a real clock it may be made long after (the
+    // catch-up after a stop), and its next retry counts from when it started, or a long stop
+    // would use the schedule up at once.
+    const startedAt = this.deps.clock.mode === 'real' ? Math.max(at, this.deps.clock.of(delivery.client_id)) : at;
     let made;
     try {
       made = await attempts.attempt(delivery, target, 'schedule', null, at);
@@ -244,13 +248,9 @@ export class WebhookDispatcher {
     if (!made) throw new JobInterrupted(`attempt of ${id} aborted by shutdown`);
     // Set when this attempt failed the delivery for good (its last retry, or a 410).
     let failedForGood = false;
-    // The attempt is logged at its due time; on a real clock it may be made long after (the
-    // catch-up after a stop), and its next retry counts from when it was made, or a long stop
-    // would use the schedule up at once.
-    const madeAt = this.deps.clock.mode === 'real' ? Math.max(at, this.deps.clock.of(delivery.client_id)) : at;
     const after = await attempts.record(delivery, made, (tx, current) => {
       failedForGood = false;
-      return attempts.scheduledOutcome(tx, current, made, madeAt, retries, () => (failedForGood = true));
+      return attempts.scheduledOutcome(tx, current, made, startedAt, retries, () => (failedForGood = true));
     }, { scheduled: true });
     if (failedForGood && after?.status === 'failed' && reachedReceiver(made)) this.deps.observer?.gaveUp?.(after, made);
     // Once the message is acknowledged: the copies its chaos asks for (duplicate, bad_signature), on a
