@@ -8,7 +8,7 @@ export { errorEnvelope, jsonBody, requestLog, series, unknownPath, withEnvelope 
 export { continueWhenRead } from './continue.js';
 export { ApiError, messages } from './errors.js';
 export type { HandlerMap, Interceptor, OperationInput, Reply } from './handler.js';
-export { ShippingFeeStream, assumedOrderHandlers, chaosHeaderCheck, controlHandlers, coverageHandlers, faultHandlers, orderHandlers, rateHandlers, recoverHandlers, reportHandlers, requestHandlers, stateHandlers, webhookHandlers } from './handlers/index.js';
+export { ShippingFeeStream, assumedOrderHandlers, chaosHeaderCheck, providerChecks, controlHandlers, coverageHandlers, faultHandlers, orderHandlers, rateHandlers, recoverHandlers, reportHandlers, requestHandlers, stateHandlers, webhookHandlers } from './handlers/index.js';
 export type { StreamStats } from './handlers/index.js';
 export type { SandboxModule } from './module.js';
 export { mountSpec } from './mount.js';

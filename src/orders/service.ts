@@ -62,12 +62,8 @@ export class OrdersService {
 
   /** Stores one order per item, all or none; the AWB of each falls due after the client's AWB delay. */
   async create(client: Client, request: CreateOrderRequest, options: CreateOptions = {}): Promise<CreatedBatch> {
-    const { fixtures, storage, ids, journey, clock } = this.deps;
-    checkCreateRequest(fixtures, client, request, this.config.maxItems);
-    const scenario = options.scenario ?? client.scenario ?? this.config.defaultScenario;
-    if (!fixtures.scenarios.has(scenario)) {
-      throw new RuleViolation([{ field: 'header.x-sandbox-scenario', message: `must be one of: ${this.scenarioNames().join(', ')}` }], `Unknown scenario "${scenario}".`);
-    }
+    const { storage, ids, journey, clock } = this.deps;
+    const scenario = this.check(client, request, options);
     const delay = (client.awb_delay !== undefined ? parseDelayRange(client.awb_delay) : undefined) ?? this.config.awbDelay;
     const { items, courier_code, ...sent } = request;
     const sender = keepKnown(sent, this.config.fields?.sender);
@@ -189,6 +185,21 @@ export class OrdersService {
       await tx.orders.remove(order);
     }
     return orders.map((order) => order.order_no);
+  }
+
+  /**
+   * The checks of a create request beyond its schema (courier, service, areas, amounts, the
+   * couriers the client may use, the scenario asked for), with nothing stored: throws the
+   * RuleViolation or Forbidden that `create` would; returns the scenario the orders get.
+   */
+  check(client: Client, request: CreateOrderRequest, options: Pick<CreateOptions, 'scenario'> = {}): string {
+    const { fixtures } = this.deps;
+    checkCreateRequest(fixtures, client, request, this.config.maxItems);
+    const scenario = options.scenario ?? client.scenario ?? this.config.defaultScenario;
+    if (!fixtures.scenarios.has(scenario)) {
+      throw new RuleViolation([{ field: 'header.x-sandbox-scenario', message: `must be one of: ${this.scenarioNames().join(', ')}` }], `Unknown scenario "${scenario}".`);
+    }
+    return scenario;
   }
 
   scenarioNames(): string[] {

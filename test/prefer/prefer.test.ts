@@ -252,6 +252,36 @@ describe('Prefer, the finer points', () => {
     expect(res.body.errors).toEqual([{ field: 'sender_name', message: expect.stringContaining('JSON string') }]);
   });
 
+  it.each([
+    ['an area the coverage data does not have', { ...createRequest(1), sender_addr_id: '999999' }, {}, 400, 'sender_addr_id'],
+    ["a service its courier does not offer", createRequest(1, { items: [{ ...createRequest(1).items[0]!, service_code: '9' }] }), {}, 400, 'items[0].service_code'],
+    ['an unknown scenario', createRequest(1), { 'X-Sandbox-Scenario': 'nope' }, 400, 'header.x-sandbox-scenario'],
+    ['an unknown webhook chaos', createRequest(1), { 'X-Sandbox-Webhook-Chaos': 'nope' }, 400, 'header.x-sandbox-webhook-chaos'],
+  ])("makes the operation's own checks too: a create with %s gets its real refusal, not the preferred 201, and stores nothing", async (_, body, headers, status, field) => {
+    const res = await sandbox.call('POST', '/v1/order', { body, headers: { ...headers, Prefer: 'code=201' } });
+    expect(res.status).toBe(status);
+    expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual([field]);
+    expect(res.headers['preference-applied']).toBeUndefined();
+    expect(await orderCount()).toBe(0);
+  });
+
+  it('refuses a create with a courier the client may not use with its 403, not the preferred 201', async () => {
+    await sandbox.close();
+    sandbox = await testSandbox({ clients: [{ token: 'only-sicepat', id: 'client-a', couriers: ['sicepat'] }] });
+    const res = await sandbox.call('POST', '/v1/order', { token: 'only-sicepat', body: createRequest(1), headers: { Prefer: 'code=201' } });
+    expect(res.status).toBe(403);
+    expect(res.body.errors).toEqual([{ field: 'courier_code', message: expect.any(String) }]);
+  });
+
+  it.each([
+    ['/v1/rates/shipping-fee?origin=999999&destination=327301&weight=1', 'origin'],
+    ['/v1/rates/estimation?sender_addr_id=317401&receiver_addr_id=999999&item_weight=1', 'receiver_addr_id'],
+  ])('makes the rates\' own checks too: %s with __code=200 is refused naming %s', async (path, field) => {
+    const res = await sandbox.call('GET', `${path}&__code=200`);
+    expect(res.status).toBe(400);
+    expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual([field]);
+  });
+
   it('consumes no order numbers: the next real create gets what it would have got', async () => {
     await sandbox.call('POST', '/v1/order', { body: createRequest(3), headers: { Prefer: 'code=201' } });
     const after = await sandbox.call('POST', '/v1/order', { body: createRequest(1) });

@@ -1,6 +1,8 @@
 /** One file of operation handlers per feature: each turns an `OperationInput` into a service call and a `Reply`. */
 
 export { assumedOrderHandlers } from './assumed-orders.js';
+export { providerChecks } from './checks.js';
+export type { RequestCheck } from './checks.js';
 export { controlHandlers } from './control.js';
 export type { ResetPart } from './control.js';
 export { coverageHandlers } from './coverage.js';

@@ -99,12 +99,16 @@ export function webhookHandlers({ storage, clock, endpoints, settings, dispatche
   };
 }
 
-/** Rejects an `X-Sandbox-Webhook-Chaos` header that names an unknown mode, naming the header. */
-export const chaosHeaderCheck: Interceptor = (input, next) => {
+/** Throws the 400 of a create's `X-Sandbox-Webhook-Chaos` header that names an unknown mode, naming the header. */
+export function checkChaosHeader(input: OperationInput): void {
   const header = input.headers['x-sandbox-webhook-chaos'];
-  if (input.operation.operationId === 'createOrder' && header !== undefined) {
-    const unknown = unknownChaos(chaosHeaderModes(header) ?? []);
-    if (unknown.length > 0) throw new RuleViolation([{ field: 'header.x-sandbox-webhook-chaos', message: webhookMessages.chaos(unknown) }], webhookMessages.chaosHeader);
-  }
+  if (input.operation.operationId !== 'createOrder' || header === undefined) return;
+  const unknown = unknownChaos(chaosHeaderModes(header) ?? []);
+  if (unknown.length > 0) throw new RuleViolation([{ field: 'header.x-sandbox-webhook-chaos', message: webhookMessages.chaos(unknown) }], webhookMessages.chaosHeader);
+}
+
+/** Rejects an `X-Sandbox-Webhook-Chaos` header that names an unknown mode (checkChaosHeader). */
+export const chaosHeaderCheck: Interceptor = (input, next) => {
+  checkChaosHeader(input);
   return next();
 };

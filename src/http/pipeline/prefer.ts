@@ -124,13 +124,16 @@ const applied = (p: Preference): string =>
 /**
  * Errors on demand: a provider request with a preference is answered by Prism's
  * mocker with the spec's documented response for it, and never reaches its handler,
- * so nothing is stored. It still passes authentication and validation first. Under
+ * so nothing is stored. It still passes authentication and validation first, and the
+ * operation's `checks` (those of its handler beyond the schema: a request the operation
+ * would refuse gets that refusal, not a canned answer). Under
  * `--seed`, generated data is seeded per request (the same request, the same data).
  */
-export function preferInterceptor(document: OpenApiDocument, seed: string | undefined): Interceptor {
+export function preferInterceptor(document: OpenApiDocument, seed: string | undefined, checks: Readonly<Record<string, (input: OperationInput) => void>> = {}): Interceptor {
   return async (input, next) => {
     const preference = parsePreference(input);
     if (preference.code === undefined && preference.example === undefined && preference.dynamic === undefined) return next();
+    checks[input.operation.operationId]?.(input);
     const { status } = checkedChoice(await prismOperation(document, input.operation), input, preference);
     const requestSeed = preference.seed ?? (seed === undefined ? undefined : `${seed}|${requestKey(input)}|${status ?? ''}`);
     const reply = await documentedAnswer(document, input, { status, example: preference.example, dynamic: preference.dynamic, seed: requestSeed });
