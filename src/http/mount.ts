@@ -87,6 +87,15 @@ function fitsLast(route: PathRoute, method: string, match: RegExpExecArray): boo
   return route.names.length === 0 || pattern === undefined || pattern.test(match.at(-1) ?? '');
 }
 
+/** The first of `routes` the path is a near miss of (whatever its case, a trailing slash), whose last parameter takes its value under `method` when one is given. */
+function nearMiss(routes: readonly PathRoute[], path: string, method?: string): { route: PathRoute; match: RegExpExecArray } | undefined {
+  for (const route of routes) {
+    const match = route.loose.exec(path);
+    if (match !== null && (method === undefined || fitsLast(route, method, match))) return { route, match };
+  }
+  return undefined;
+}
+
 /** The documented path a near miss meant: the template with the request's own parameter values. */
 function documentedPath(route: PathRoute, match: RegExpExecArray): string {
   let i = 0;
@@ -143,6 +152,13 @@ export function mountSpec(spec: CompiledSpec, options: MountOptions): RequestHan
       const fits = !options.exactPaths || (serve ? fitsLast(route, req.method, match) : [...route.methods.keys()].some((method) => fitsLast(route, method, match)));
       const missing = fits ? undefined : missingValueOf(stems, serve ? req.method : undefined, req.path, true);
       if (missing) return sendError(res, new ApiError(404, messages.missingParameter(req.method, req.path, missing.template, missing.names.at(-1)!)));
+      // Such a value that makes, whatever its case, a path without parameters is that path's near
+      // miss (`/v1/order/Cancel` is /v1/order/cancel's, not the detail of an order numbered
+      // "Cancel"), else one whose value is missing (`/v1/order/Tracking` is tracking's).
+      const plain = fits ? undefined : nearMiss(table.filter((r) => r.names.length === 0), req.path);
+      if (plain) return sendError(res, new ApiError(404, messages.inexactPath(req.method, req.path, documentedPath(plain.route, plain.match))));
+      const missingAnyCase = fits ? undefined : missingValueOf(stems, undefined, req.path);
+      if (missingAnyCase) return sendError(res, new ApiError(404, messages.missingParameter(req.method, req.path, missingAnyCase.template, missingAnyCase.names.at(-1)!)));
       if (!serve) {
         res.setHeader('Allow', route.allow);
         return sendError(res, new ApiError(405, messages.methodNotAllowed(req.method, route.allow.split(', '))));
@@ -163,13 +179,11 @@ export function mountSpec(spec: CompiledSpec, options: MountOptions): RequestHan
       // /v1/order/cancel's, not an order numbered "Cancel"), then a path whose value another
       // method's operation misses (`POST /V1/Order/Tracking` is tracking's), then a near miss of
       // any operation (which then answers 405 naming the methods).
-      const near = (routes: PathRoute[], method?: string) =>
-        routes.map((route) => ({ route, match: route.loose.exec(req.path) })).find(({ route, match }) => match !== null && (method === undefined || fitsLast(route, method, match)));
-      const own = near(table.filter((r) => r.methods.has(req.method)), req.method) ?? near(table.filter((r) => r.names.length === 0));
+      const own = nearMiss(table.filter((r) => r.methods.has(req.method)), req.path, req.method) ?? nearMiss(table.filter((r) => r.names.length === 0), req.path);
       const missingOfAny = own ? undefined : missingValueOf(stems, undefined, req.path);
       if (missingOfAny) return sendError(res, new ApiError(404, messages.missingParameter(req.method, req.path, missingOfAny.template, missingOfAny.names.at(-1)!)));
-      const found = own ?? near(table);
-      if (found) return sendError(res, new ApiError(404, messages.inexactPath(req.method, req.path, documentedPath(found.route, found.match!))));
+      const found = own ?? nearMiss(table, req.path);
+      if (found) return sendError(res, new ApiError(404, messages.inexactPath(req.method, req.path, documentedPath(found.route, found.match))));
     }
     next();
   };

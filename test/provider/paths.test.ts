@@ -56,6 +56,9 @@ describe('provider paths match exactly as documented', () => {
   it.each([
     ['POST', '/V1/Order/Tracking', ' Paths match exactly as the provider documents them (letter case, no trailing slash).'],
     ['DELETE', '/V1/Order/Tracking', ' Paths match exactly as the provider documents them (letter case, no trailing slash).'],
+    // The detail's own path, up to a value it cannot take: tracking's in another case, not the detail's 405.
+    ['POST', '/v1/order/Tracking', ' Paths match exactly as the provider documents them (letter case, no trailing slash).'],
+    ['GET', '/v1/order/Tracking', ' Paths match exactly as the provider documents them (letter case, no trailing slash).'],
     ['POST', '/v1/order/tracking', ''],
     ['DELETE', '/v1/order/tracking', ''],
   ])('names tracking, not an order numbered "Tracking", to %s %s (not a 405 whose GET would be that 404)', async (method, path, caseNote) => {
@@ -70,9 +73,16 @@ describe('provider paths match exactly as documented', () => {
     expect(res.body.message).toMatch(/Paths match exactly as the provider documents them \(letter case, no trailing slash\)\.$/);
   });
 
-  it.each(['GET', 'POST'])('names /v1/order/cancel, not an order numbered "Cancel", to %s /V1/Order/Cancel', async (method) => {
-    const res = await sandbox.call(method, '/V1/Order/Cancel', { body: { order_no: '1' } });
-    expect([res.status, res.body.message]).toEqual([404, `No operation ${method} /V1/Order/Cancel: the provider's path is /v1/order/cancel. Paths match exactly as the provider documents them (letter case, no trailing slash).`]);
+  it.each([
+    ['GET', '/V1/Order/Cancel'],
+    ['POST', '/V1/Order/Cancel'],
+    // The detail's path up to its order number, with a value it cannot take: not a 405 whose GET would be the detail's 400.
+    ['POST', '/v1/order/Cancel'],
+    ['GET', '/v1/order/Cancel'],
+    ['POST', '/v1/order/CANCEL'],
+  ])('names /v1/order/cancel, not an order numbered "Cancel", to %s %s', async (method, path) => {
+    const res = await sandbox.call(method, path, { body: { order_no: '1' } });
+    expect([res.status, res.body.message]).toEqual([404, `No operation ${method} ${path}: the provider's path is /v1/order/cancel. Paths match exactly as the provider documents them (letter case, no trailing slash).`]);
   });
 
   it.each(['DELETE', 'PUT'])('names /v1/order, not a missing order number, to %s /V1/ORDER', async (method) => {
