@@ -56,3 +56,12 @@ describe('POST /v1/order with Prefer: code=503, dynamic=true', () => {
     expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(3600);
   });
 });
+
+describe('GET /v1/order/{order_no} with Prefer: dynamic=true', () => {
+  it.each(SEEDS.slice(0, 30))('answers times that are positive epoch seconds (seed %s)', async (seed) => {
+    const res = await sandbox.call('GET', '/v1/order/123', { headers: { Prefer: `code=200, dynamic=true, seed=${seed}` } });
+    expect(res.status).toBe(200);
+    const { created_at, updated_at, awb_generated_at, cancelled_at } = res.body.data as Record<string, number | null>;
+    for (const time of [created_at, updated_at, awb_generated_at, cancelled_at]) expect(time === null || (Number.isInteger(time) && time! > 0)).toBe(true);
+  });
+});
