@@ -134,6 +134,12 @@ export function openStorage(options: StorageOptions, logger: Logger, fileSystem?
         `the journal was damaged (${salvage.damage}): started from what was intact; set aside ${salvage.moved.join(', ') || 'nothing'} into ${salvage.folder}` +
           (salvage.fromLine > 0 ? `, their commits from line ${salvage.fromLine} of the first on lost` : ', their commits lost'),
       ),
+    onTornTail: ({ path, end, size }) =>
+      logger.warn(
+        { journal: path, kept_bytes: end, dropped_bytes: size - end },
+        `the journal ${path} ended in a line cut short: its last ${size - end} bytes dropped (a write a crash or a full disk cut off is never acknowledged; ` +
+          'if the file was copied from a running sandbox or cut by other means, acknowledged changes after it may be missing: restore it from a copy taken while the sandbox was stopped)',
+      ),
     onMigrated: (from, to) =>
       logger.info({ data: options.data, from_schema: from, to_schema: to }, `the data file was of schema version ${from}: migrated to ${to} and written back (the sandbox that wrote it cannot use it now: keep a copy of the old file to go back)`),
     requestLogSize: options.journalSize,

@@ -81,13 +81,17 @@ describe('a damaged older journal segment', () => {
     expect(files()).toEqual(before);
   });
 
-  it('the newest segment may still end in a torn line: dropped, as a write never acknowledged', async () => {
+  it('the newest segment may still end in a torn line: dropped, as a write never acknowledged, and the start says how many bytes', async () => {
     const all = await journalOfSegments();
     const newest = all.at(-1)!;
     const kept = cutMidLine(newest);
-    const store = await JournaledFile.open({ path: path() });
+    const cutSize = statSync(newest).size;
+    const torn: unknown[] = [];
+    const store = await JournaledFile.open({ path: path(), onTornTail: (tail) => torn.push(tail) });
     const lost = readFileSync(all.at(-1)!, 'utf8').split('\n').length - 1 - kept;
     expect(lost).toBe(0);
+    expect(torn).toEqual([{ path: newest, end: statSync(newest).size, size: cutSize }]);
+    expect(statSync(newest).size).toBeLessThan(cutSize);
     expect(store.count('orders')).toBeLessThan(100);
     expect(store.count('orders')).toBeGreaterThan(90);
     await store.close();

@@ -24,6 +24,13 @@ export interface JournalSalvage {
   fromLine: number;
 }
 
+/** The line cut short a replay dropped from the end of the newest segment: kept up to byte `end` of `size`. */
+export interface JournalTornTail {
+  path: string;
+  end: number;
+  size: number;
+}
+
 /**
  * The append-only journal beside the data file, in segments
  * `sandbox.json.wal.<generation>`. Every commit is appended as one JSON line (an array
@@ -77,8 +84,9 @@ export class Journal {
    * kept commits of a moved segment are in memory only). Returns the commits replayed. Once `signal` is aborted the replay
    * throws its reason at the next line.
    */
-  async replay(from: number, apply: (op: JournalOp) => void, options: { salvage?: boolean; signal?: AbortSignal | undefined } = {}): Promise<{ commits: number; salvaged?: JournalSalvage }> {
+  async replay(from: number, apply: (op: JournalOp) => void, options: { salvage?: boolean; signal?: AbortSignal | undefined } = {}): Promise<{ commits: number; salvaged?: JournalSalvage; torn?: JournalTornTail }> {
     let commits = 0;
+    let torn: JournalTornTail | undefined;
     const segments = this.segments().filter((segment) => segment.generation >= from);
     for (const [index, { generation, path }] of segments.entries()) {
       const expected = index === 0 ? from : segments[index - 1]!.generation + 1;
@@ -121,11 +129,14 @@ export class Journal {
         damage = { generation, path, what: `ends in a line cut short at byte ${end} of ${size}, and only the newest segment may (it is closed whole before the next begins)`, line: lastLine + 1 };
       }
       if (damage !== undefined) return { commits, salvaged: this.planSalvage(damage, options.salvage) };
-      if (end < size) truncateSync(path, end);
+      if (end < size) {
+        truncateSync(path, end);
+        torn = { path, end, size };
+      }
       this.bytesSinceCheckpoint += end;
       this.generation = Math.max(this.generation, generation);
     }
-    return { commits };
+    return torn ? { commits, torn } : { commits };
   }
 
   /**

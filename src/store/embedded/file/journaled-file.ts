@@ -75,7 +75,7 @@ export class JournaledFile extends CheckpointedRecords<JournaledFileOptions<Jour
       journal = journalOf(path, db.data, options);
       const store = new JournaledFile(db, journal, lock, options);
       // The journal holds changes in the file's own schema: replay them, then migrate the whole.
-      const { salvaged } = await journal.replay(db.data.journal_generation, (op) => store.apply(op), { salvage: options.salvageJournal === true, signal: options.signal });
+      const { salvaged, torn } = await journal.replay(db.data.journal_generation, (op) => store.apply(op), { salvage: options.salvageJournal === true, signal: options.signal });
       migrateLoaded(db, fromVersion, path);
       // Before the first write: an owner that cannot build on these records refuses the start with the files as they were.
       options.onLoad?.(store);
@@ -88,6 +88,7 @@ export class JournaledFile extends CheckpointedRecords<JournaledFileOptions<Jour
       // Commits kept from a segment set aside live in memory only until a checkpoint holds them.
       await writeAtStart(store, path, fromVersion, fresh || salvaged !== undefined, options);
       if (salvaged) options.onSalvage?.(salvaged);
+      if (torn) options.onTornTail?.(torn);
       // Lost during the start's checkpoint (which then stopped): refuse the start rather than serve fenced.
       if (store.lockLost) throw new DataFileError(lockTakenMessage(path, store.lostTo, store.lostWhy));
       return store;

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Low } from 'lowdb';
 import { describeError, nodeFileSystem, remedyFor } from './files.js';
-import { Journal, type JournalSalvage } from './journal.js';
+import { Journal, type JournalSalvage, type JournalTornTail } from './journal.js';
 import type { DataFileLock } from './lock.js';
 import { restrictDataFiles } from './private-files.js';
 import { RecordMap } from './record-map.js';
@@ -84,6 +84,11 @@ function asObjects(data: JournaledFileData): void {
 export interface StartNotices {
   /** Told what a salvage (see `salvageJournal`) set aside. */
   onSalvage?: (salvage: JournalSalvage) => void;
+  /**
+   * Told that the newest journal segment ended in a line cut short, dropped: a write a crash
+   * or a full disk cut off, never acknowledged; many bytes of it may be a file cut by other means.
+   */
+  onTornTail?: (torn: JournalTornTail) => void;
   /** Told that the data file was of an older schema version and is now written at this one: a sandbox of that version cannot use it from now on. */
   onMigrated?: (fromVersion: number, toVersion: number) => void;
 }
