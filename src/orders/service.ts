@@ -5,7 +5,7 @@ import type { Fixtures } from '../fixtures/index.js';
 import type { IdFactory } from '../ids/index.js';
 import type { Repositories, Storage } from '../store/index.js';
 import type { Journey } from '../tracking/index.js';
-import { keepKnown, type CreateFields } from './fields.js';
+import { keepKnown, senderFields, type CreateFields } from './fields.js';
 import { checkCreateRequest } from './rules.js';
 import type { CreateOrderRequest, Order, OrderQuery, Page, Stored } from '../records/index.js';
 
@@ -65,8 +65,8 @@ export class OrdersService {
     const { storage, ids, journey, clock } = this.deps;
     const scenario = this.check(client, request, options);
     const delay = (client.awb_delay !== undefined ? parseDelayRange(client.awb_delay) : undefined) ?? this.config.awbDelay;
-    const { items, courier_code, ...sent } = request;
-    const sender = keepKnown(sent, this.config.fields?.sender);
+    const { items, courier_code } = request;
+    const sender = senderFields(request, this.config.fields?.sender);
     const created = await storage.transaction(async (tx) => {
       const now = Math.min(options.at ?? Infinity, clock.of(client.id));
       const batchId = await ids.batchId(tx, client.id);
