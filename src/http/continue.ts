@@ -5,7 +5,7 @@ export const declaresBody = (req: IncomingMessage): boolean =>
   req.headers['transfer-encoding'] !== undefined || !Number.isNaN(Number.parseInt(req.headers['content-length'] ?? '', 10));
 
 /** Whether a request has a body to invite: one body-parser reads, other than `Content-Length: 0` (which it reads, though nothing is to be sent). */
-export const bodyToInvite = (req: IncomingMessage): boolean => declaresBody(req) && Number.parseInt(req.headers['content-length'] ?? '', 10) !== 0;
+const bodyToInvite = (req: IncomingMessage): boolean => declaresBody(req) && Number.parseInt(req.headers['content-length'] ?? '', 10) !== 0;
 
 /** The answers whose request asked to be told before it sends its body, and was not told yet. */
 const asked = new WeakSet<ServerResponse>();

@@ -7,7 +7,7 @@ import { withoutUpgrade } from './listen-handshake.js';
 import { LISTEN_PATH } from './listen-protocol.js';
 import { BODY_ENCODINGS, charsetOf, domainMessages, isJsonType, isUtf8Charset, TooManyRequests } from '../shared/index.js';
 import { BodiesReading, MAX_BODIES_READING } from './bodies-reading.js';
-import { bodyToInvite, declaresBody, inviteBody } from './continue.js';
+import { declaresBody, inviteBody } from './continue.js';
 import { parseJsonBytes } from './json-bytes.js';
 import { sendError } from './respond.js';
 import { noteOfResponse } from './response-notes.js';
@@ -84,12 +84,7 @@ export function jsonBody(limit: string, callerOf: (req: IncomingMessage) => obje
     // needs one), so that anyone without a token cannot make the process read large bodies.
     // The token is looked up once: on a new connection that is a digest and a comparison with every token.
     const caller = declaresBody(req) && isJsonType(req.headers['content-type']) ? callerOf(req) : undefined;
-    if (caller === undefined) {
-      // A body left unread (no token that authenticates, a type never read): the connection
-      // closes after the answer, not read to the body's end to find the next request.
-      if (bodyToInvite(req)) res.setHeader('Connection', 'close');
-      return unread(req, res, kept);
-    }
+    if (caller === undefined) return unread(req, res, kept);
     // body-parser decodes zstd where Node's zlib has it (Node 24 on): the encodings taken stay the same on every Node.
     const encoding = req.headers['content-encoding']?.trim().toLowerCase();
     if (encoding !== undefined && !BODY_ENCODINGS.has(encoding)) {
@@ -106,13 +101,7 @@ export function jsonBody(limit: string, callerOf: (req: IncomingMessage) => obje
     // However its reading ends: a compressed body cut off never calls back (the decoder gets no end).
     req.once('close', done);
     const refused = inviteBody(res, () => headerRefusal(req, limitBytes));
-    if (refused !== undefined) return kept(refused);
-    // A declared length past the limit is refused before a byte of it is read; the body then
-    // on its way (its client did not ask to be told first) is not read either: the connection closes.
-    const tooLarge = declaredTooLarge(req, limitBytes);
-    if (tooLarge === undefined) return raw(req, res, kept);
-    res.setHeader('Connection', 'close');
-    return kept(tooLarge);
+    return refused === undefined ? raw(req, res, kept) : kept(refused);
   };
 }
 
@@ -122,16 +111,11 @@ export function jsonBody(limit: string, callerOf: (req: IncomingMessage) => obje
  * (not compressed: the limit counts decoded bytes), then a charset other than UTF-8.
  */
 function headerRefusal(req: IncomingMessage, limitBytes: number): Error | undefined {
-  const tooLarge = declaredTooLarge(req, limitBytes);
-  if (tooLarge) return tooLarge;
+  if ((req.headers['content-encoding'] || 'identity').toLowerCase() === 'identity' && Number(req.headers['content-length']) > limitBytes) {
+    return Object.assign(new Error('request entity too large'), { type: 'entity.too.large', status: 413 });
+  }
   const charset = charsetOf(req.headers['content-type']);
   return isUtf8Charset(charset) ? undefined : new UnsupportedCharset(charset);
-}
-
-/** The 413 of a declared length past the limit (not compressed: the limit counts decoded bytes), as body-parser would answer once it read it all. */
-function declaredTooLarge(req: IncomingMessage, limitBytes: number): Error | undefined {
-  if ((req.headers['content-encoding'] || 'identity').toLowerCase() !== 'identity' || !(Number(req.headers['content-length']) > limitBytes)) return undefined;
-  return Object.assign(new Error('request entity too large'), { type: 'entity.too.large', status: 413 });
 }
 
 /** The caller of a `jsonBody` given no way to tell callers apart (tests of the edge alone). */
