@@ -56,7 +56,7 @@ export function keepKnown<T extends object>(value: T, known: ReadonlySet<string>
     }
   }
   if (!unknown) return value;
-  // Key by key, no entry built for each: a body of a client's own may send 70,000 fields.
+  // Key by key, no entry built for each: a body may hold as many fields as its size allows.
   const kept: Record<string, unknown> = {};
   for (const key in value) if (known.has(key)) kept[key] = value[key];
   return kept as T;

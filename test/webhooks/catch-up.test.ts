@@ -51,7 +51,7 @@ describe('webhook retries due while the sandbox was stopped (real clock)', () =>
     vi.setSystemTime(Date.now() + 3 * HOUR);
     sandbox = await realClockSandbox(data);
     await attempted(sandbox, 2);
-    // Time for a retry due at once to be made, as it was when counted from the attempt's due time.
+    // Time for a retry due at once to be made: counted from the late attempt's due time, the last one would be.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const [after] = await deliveries(sandbox);
     expect(after).toMatchObject({ status: 'pending', attempts: [{ status_code: 500 }, { status_code: 500 }] });
