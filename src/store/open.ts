@@ -140,6 +140,12 @@ export function openStorage(options: StorageOptions, logger: Logger, fileSystem?
         `the journal ${path} ended in a line cut short: its last ${size - end} bytes dropped (a write a crash or a full disk cut off is never acknowledged; ` +
           'if the file was copied from a running sandbox or cut by other means, acknowledged changes after it may be missing: restore it from a copy taken while the sandbox was stopped)',
       ),
+    onLockTakenOver: ({ pid, host, since }) =>
+      logger.warn(
+        { data: options.data, holder_pid: pid, holder_host: host, holder_since: since },
+        `took over the lock of the data file from pid ${pid} on host ${host} (held since ${since}), whose sandbox no longer runs (it was killed, or its machine or container restarted); ` +
+          'what it acknowledged is in the journal, replayed now',
+      ),
     onMigrated: (from, to) =>
       logger.info({ data: options.data, from_schema: from, to_schema: to }, `the data file was of schema version ${from}: migrated to ${to} and written back (the sandbox that wrote it cannot use it now: keep a copy of the old file to go back)`),
     requestLogSize: options.journalSize,

@@ -39,8 +39,11 @@ describe('a second sandbox on a data file in use', () => {
     // The first sandbox is still the one serving, and everything it acknowledged survives a SIGKILL.
     expect((await fetch(`${first.url}/__sandbox/orders/${acknowledged[0]}`, { headers })).status).toBe(200);
     await first.stop('SIGKILL');
-    const restarted = await startCli(args('0'));
+    const restarted = await startCli(args('0').map((arg) => (arg === 'silent' ? 'warn' : arg)));
     for (const orderNo of acknowledged) expect((await fetch(`${restarted.url}/__sandbox/orders/${orderNo}`, { headers })).status).toBe(200);
+    // The restart says whose lock it took over: a reader of the logs learns of the kill.
+    const tookOver = restarted.output().split('\n').find((line) => line.includes('took over the lock'));
+    expect(JSON.parse(tookOver!)).toMatchObject({ level: 40, holder_pid: first.process.pid, holder_host: hostname() });
     expect(await restarted.stop()).toBe(0);
   }, 60_000);
 

@@ -89,10 +89,17 @@ describe('the data-file lock', () => {
   });
 
   it('takes over at once a lock whose holder is gone (a SIGKILL), whatever its age', async () => {
-    writeLock({ pid: deadPid(), since: new Date().toISOString() });
-    const store = await JournaledFile.open({ path: path() });
+    const dead = deadPid();
+    writeLock({ pid: dead, since: '2026-11-30T08:00:00.000Z' });
+    const tookOver: LockHolder[] = [];
+    const store = await JournaledFile.open({ path: path(), onLockTakenOver: (holder) => tookOver.push(holder) });
     expect(JSON.parse(readFileSync(lockPath(), 'utf8')).pid).toBe(process.pid);
+    expect(tookOver).toEqual([expect.objectContaining({ pid: dead, host: hostname(), since: '2026-11-30T08:00:00.000Z' })]);
     await store.close();
+    // A start on a lock of its own stopped cleanly (none left) takes over nothing.
+    const again = await JournaledFile.open({ path: path(), onLockTakenOver: (holder) => tookOver.push(holder) });
+    expect(tookOver).toHaveLength(1);
+    await again.close();
   });
 
   /** A process in the given /proc state letter, or undefined when it is gone. */

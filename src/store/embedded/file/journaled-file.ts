@@ -59,6 +59,7 @@ export class JournaledFile extends CheckpointedRecords<JournaledFileOptions<Jour
     }
     const path = dataFilePath(options.path);
     const lock = DataFileLock.acquire(path, undefined, options.lockTiming);
+    if (lock.tookOverFrom) options.onLockTakenOver?.(lock.tookOverFrom);
     // The lock is refreshed from now on; taken meanwhile, it fences the file (or refuses the start, before the first write).
     let opened: JournaledFile | undefined;
     let takenWhileOpening: { by: LockHolder | undefined; why: LockLoss } | undefined;

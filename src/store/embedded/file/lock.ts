@@ -15,10 +15,8 @@ const TAKEOVER_WAIT_MS = 20;
 const MAX_ATTEMPTS = 500; // 10 s of waiting on another starter's take-over
 /** A stat's numbers as bigints: an inode number past 2^53 (XFS, btrfs, NFS) is not rounded into another's. */
 const BIG = { bigint: true } as const;
-
 /** What a file system that does not set a file's times answers `utimes` with. */
 const UNSUPPORTED = new Set(['EPERM', 'ENOSYS', 'EOPNOTSUPP', 'ENOTSUP']);
-
 /** What opening a file answers when the process, or the system, has no file descriptor left. */
 const OUT_OF_DESCRIPTORS = new Set(['EMFILE', 'ENFILE']);
 
@@ -66,6 +64,8 @@ export class DataFileLock {
   private confirmedAt = Date.now();
   /** Failed refreshes, or unreadable checks, in a row before another starter could judge the lock stale. */
   private readonly missesAllowed: number;
+  /** The holder of the stale lock this one replaced (a sandbox killed, or its machine restarted), for the start's log. */
+  tookOverFrom: LockHolder | undefined;
 
   private constructor(
     readonly path: string,
@@ -112,7 +112,7 @@ export class DataFileLock {
         if (heartbeat === 'changed') continue;
       }
       const outcome = takeOver(path, current, me, fs, timing);
-      if (outcome === 'taken') return DataFileLock.taken(path, me, timing);
+      if (outcome === 'taken') return Object.assign(DataFileLock.taken(path, me, timing), { tookOverFrom: current });
       if (outcome === 'busy') sleep(TAKEOVER_WAIT_MS);
     }
     const holder = readHolder(path);

@@ -4,6 +4,7 @@ import { Low } from 'lowdb';
 import { describeError, nodeFileSystem, remedyFor } from './files.js';
 import { Journal, type JournalSalvage, type JournalTornTail } from './journal.js';
 import type { DataFileLock } from './lock.js';
+import type { LockHolder } from './lock-holder.js';
 import { restrictDataFiles } from './private-files.js';
 import { RecordMap } from './record-map.js';
 import { checkData } from './schema-check.js';
@@ -91,6 +92,8 @@ export interface StartNotices {
   onTornTail?: (torn: JournalTornTail) => void;
   /** Told that the data file was of an older schema version and is now written at this one: a sandbox of that version cannot use it from now on. */
   onMigrated?: (fromVersion: number, toVersion: number) => void;
+  /** Told that the data file's lock was stale (its sandbox killed, or the machine restarted) and was taken over: whose it was. */
+  onLockTakenOver?: (holder: LockHolder) => void;
 }
 
 /** What the start's first write uses of the journaled file. */
