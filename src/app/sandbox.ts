@@ -19,7 +19,7 @@ import { ClockService, clockStartPassed, loadClocks, ClockSync } from '../clock/
 import { SettingsWriter, closeRefusedStart, openStorage } from '../store/index.js';
 import { answerClientErrors, capConnections, clientRateLimit, continueWhenRead, withEnvelope, ApiError, messages, type SandboxModule } from '../http/index.js';
 import { ClientRegistry, roleOf, type Client, type ClientConfig } from '../clients/index.js';
-import { checkClientConfigs, OptionError, resolveOptions, shownDatabase, shownRetention, type ResolvedOptions, type SandboxOptions } from '../config/index.js';
+import { checkClientConfigs, openTargetsShared, OptionError, resolveOptions, shownDatabase, shownRetention, type ResolvedOptions, type SandboxOptions } from '../config/index.js';
 import { EventBus } from '../events/index.js';
 import { SandboxMetrics } from '../metrics/index.js';
 import { loadFixtures } from '../fixtures/index.js';
@@ -150,6 +150,8 @@ export async function buildServices(input: SandboxOptions = {}, seams: BuildSeam
     // Admin tokens are not clients: with only those configured, the default client is made as well.
     const hasClient = configured.some((c) => roleOf(c) !== 'admin');
     const registry = new ClientRegistry(hasClient ? configured : [...configured, await defaultClient(options, storage)], options.adminTokens);
+    const openTargets = openTargetsShared(options.webhookTargets, registry.clientIds.length, options.adminTokens.length);
+    if (openTargets) logger.warn({ webhook_targets: 'any', clients: registry.clientIds.length }, openTargets);
     // The token the quick start printed, if this store ever made one: two warnings below look for it among this start's.
     const generated = await storage.meta.get('default_token');
     const given = hasClient ? generatedTokenGiven(generated, configured, registry.clients) : undefined;

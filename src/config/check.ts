@@ -88,3 +88,18 @@ export function checkClientConfigs(clients: ClientConfig[], known: { scenarios: 
   if (problems.length > 0) throw new Error(`The client settings${entries} are not valid:\n  ${problems.join('\n  ')}`);
   return warnings.map((warning) => `${warning}${entries}`);
 }
+
+/**
+ * The warning for a sandbox several partners share (two clients or more, or an admin
+ * token) whose webhook URLs may point anywhere (`--webhook-targets any`, the CLI's default
+ * for a laptop): a partner could make it call hosts of the network it runs in. Undefined
+ * otherwise.
+ */
+export function openTargetsShared(policy: { kind: string }, clients: number, admins: number): string | undefined {
+  if (policy.kind !== 'any' || (clients < 2 && admins === 0)) return undefined;
+  const who = admins > 0 ? `${clients} ${clients === 1 ? 'client' : 'clients'} and an admin token` : `${clients} clients`;
+  return (
+    `this sandbox serves ${who}, and webhook URLs set through the API may point anywhere (--webhook-targets any, the default outside the image): ` +
+    'a partner can make it call hosts of the network it runs in. For a shared deployment set --webhook-targets public (SANDBOX_WEBHOOK_TARGETS=public, as the image does)'
+  );
+}

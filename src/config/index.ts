@@ -1,6 +1,6 @@
 /** The options: one table of every flag, variable and default, resolved once; the command line and the config file built from it. */
 
-export { checkClientConfigs } from './check.js';
+export { checkClientConfigs, openTargetsShared } from './check.js';
 export { optionsOf, program } from './command.js';
 export { readConfigFile } from './file.js';
 export { OptionError } from './option-error.js';
