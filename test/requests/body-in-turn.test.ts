@@ -27,8 +27,8 @@ describe('a JSON body is parsed in its client turn, after the token and the role
     expect(res.body.url).toBe('http://127.0.0.1:9/hooks');
   });
 
-  it('answers a JSON text that is not an object or an array as valid JSON that is not an object, naming body', async () => {
-    for (const text of ['"a string"', '42', 'null', ' true']) {
+  it('answers a JSON text that is not an object (a list among them) as valid JSON that is not an object, naming body', async () => {
+    for (const text of ['"a string"', '42', 'null', ' true', '[]', '[{"order_no":"x"}]']) {
       expect((await post(text)).body).toEqual({ success: false, message: 'The body is valid JSON but not an object: send the fields in {...}.', errors: [{ field: 'body', message: 'must be a JSON object' }] });
     }
     expect((await post('nul')).body.errors).toEqual([{ field: 'body', message: 'is not valid JSON' }]);

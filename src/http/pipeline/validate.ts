@@ -17,8 +17,11 @@ export function validate({ op, input, req, bodyVerdict }: Exchange): void {
   const problems = op.validateRequest({ path: input.params, query: input.query, headers: input.headers, body: checked ? undefined : input.body });
   problems.push(...unknownControlQuery(op, input.query));
   if (bodyProblems.length > 0) problems.push(...bodyProblems);
-  if (problems.length > 0) throw invalid(problems);
+  if (problems.length > 0) throw invalid(problems, problems.length === 1 && problems[0]!.field === 'body' && problems[0]!.message === NOT_AN_OBJECT ? messages.notAnObject : undefined);
 }
+
+/** The schema check's word for a body that is not an object: a list (`[...]`) is told as a number or `null` is. */
+const NOT_AN_OBJECT = 'must be a JSON object';
 
 /**
  * A control call's query parameter it does not know: refused, naming it and the ones the call
