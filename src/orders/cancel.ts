@@ -33,7 +33,8 @@ function cancelEntry(deps: CancelDeps, order: Order, at: number, reason: string 
   const newest = order.history[0] ? secondsOf(order.history[0]) : 0;
   return {
     note: 'Order cancelled',
-    description: `Shipment cancelled by the shipper before pick-up${reason ? `: ${reason}` : ''}`,
+    // A reason of spaces only is none: the description would end in a bare ": ".
+    description: `Shipment cancelled by the shipper before pick-up${reason?.trim() ? `: ${reason.trim()}` : ''}`,
     branch: contextOf(deps.fixtures, order, deps.seed).origin_branch,
     update_on: Math.max(Math.floor(at / 1000), newest),
     status: '5',

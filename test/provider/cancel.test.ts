@@ -65,6 +65,17 @@ describe('POST /v1/order/cancel', () => {
     expect(events.map((e) => e.type)).toEqual(['awb.generated', 'order.cancelled']);
   });
 
+  it.each([
+    ['spaces only', '   ', 'Shipment cancelled by the shipper before pick-up'],
+    ['spaces around', '  Out of stock \t', 'Shipment cancelled by the shipper before pick-up: Out of stock'],
+  ])('tells a reason of %s in the tracking entry without them', async (_, reason, description) => {
+    const orderNo = await createOne(sandbox);
+    await sandbox.advance(MINUTE);
+    const { awb } = (await detailOf(sandbox, orderNo)).body.data;
+    expect((await cancel(sandbox, { order_no: orderNo, reason })).status).toBe(200);
+    expect((await track(awb)).body.history[0]).toMatchObject({ note: 'Order cancelled', description });
+  });
+
   it('refuses after the pick-up scan with 400 naming order_no, and changes nothing', async () => {
     const orderNo = await createOne(sandbox);
     await sandbox.advance(MINUTE + 2 * HOUR);
