@@ -1,15 +1,17 @@
-import { plausibleCreate } from '../orders/index.js';
+import { plausibleCancel, plausibleCreate, plausibleDetail } from '../orders/index.js';
 import { plausibleTracking, rebasedPhotos } from '../tracking/index.js';
 import type { BodyReply, OperationInput } from './handler.js';
 
 /**
  * Per provider operation, what makes a success generated from its schema one the
  * provider could send: the invariants a schema cannot state (order of the history,
- * one order number per item). Keyed by operationId, so a fuller provider spec (`--spec`)
+ * one order number per item, an order detail's fields that go together). Keyed by operationId, so a fuller provider spec (`--spec`)
  * gets them for the same operations.
  */
 const RULES: Record<string, (body: unknown, input: OperationInput) => void> = {
   createOrder: (body, input) => plausibleCreate(body, input.body),
+  getOrderDetail: (body, input) => plausibleDetail((body as { data?: unknown }).data, input.params.order_no),
+  cancelOrder: (body, input) => plausibleCancel(body, (input.body as { order_no?: unknown } | undefined)?.order_no),
   trackOrder: (body, input) => plausibleTracking(body, `${input.baseUrl}/__sandbox/pod/${encodeURIComponent(input.params.order_no ?? '')}.png`),
 };
 

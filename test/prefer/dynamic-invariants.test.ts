@@ -65,3 +65,38 @@ describe('GET /v1/order/{order_no} with Prefer: dynamic=true', () => {
     for (const time of [created_at, updated_at, awb_generated_at, cancelled_at]) expect(time === null || (Number.isInteger(time) && time! > 0)).toBe(true);
   });
 });
+
+/** An order detail whose fields go together, as the sandbox's own details do. */
+function expectCoherentDetail(data: Record<string, unknown>, orderNo: string): void {
+  expect(data.order_no).toBe(orderNo);
+  const status = data.status as string;
+  expect(data.cancelled_at === null, `cancelled_at ${String(data.cancelled_at)} with status ${status}`).toBe(status !== 'cancelled');
+  const hasAwb = data.awb !== null;
+  expect(data.awb_generated_at === null).toBe(!hasAwb);
+  if (['created', 'awb_failed'].includes(status)) expect(hasAwb).toBe(false);
+  if (['awb_generated', 'picked_up', 'in_transit', 'delivery_failed', 'delivered', 'returned'].includes(status)) expect(hasAwb).toBe(true);
+  expect(data.awb_error === null).toBe(status !== 'awb_failed');
+  expect(data.last_status === null).toBe(!hasAwb || status === 'awb_generated');
+  if (status === 'cancelled' && hasAwb) expect(data.last_status).toBe('5');
+  const created = data.created_at as number;
+  for (const time of [data.awb_generated_at, data.cancelled_at]) if (time !== null) expect(time as number).toBeGreaterThanOrEqual(created);
+  expect(data.updated_at as number).toBe(Math.max(...[created, data.awb_generated_at, data.cancelled_at, data.updated_at].filter((t): t is number => typeof t === 'number')));
+}
+
+describe('GET /v1/order/{order_no} with Prefer: code=200, dynamic=true', () => {
+  it.each(SEEDS.slice(0, 30))('answers the order asked for, its fields together (seed %s)', async (seed) => {
+    const res = await sandbox.call('GET', '/v1/order/508734411209', { headers: { Prefer: `code=200, dynamic=true, seed=${seed}` } });
+    expect(res.status).toBe(200);
+    expectCoherentDetail(res.body.data, '508734411209');
+  });
+});
+
+describe('POST /v1/order/cancel with Prefer: code=200, dynamic=true', () => {
+  it.each(SEEDS.slice(0, 30))('answers the order asked for, cancelled, with the message that says so (seed %s)', async (seed) => {
+    const res = await sandbox.call('POST', '/v1/order/cancel', { body: { order_no: '508734411209' }, headers: { Prefer: `code=200, dynamic=true, seed=${seed}` } });
+    expect(res.status).toBe(200);
+    expect(res.body.message).toBe('Order 508734411209 has been cancelled.');
+    expect(res.body.data.status).toBe('cancelled');
+    expectCoherentDetail(res.body.data, '508734411209');
+  });
+});
