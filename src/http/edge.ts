@@ -10,6 +10,7 @@ import { BodiesReading, MAX_BODIES_READING } from './bodies-reading.js';
 import { declaresBody, inviteBody } from './continue.js';
 import { parseJsonBytes } from './json-bytes.js';
 import { sendError } from './respond.js';
+import { boundUnreadBody } from './unread-bodies.js';
 import { noteOfResponse } from './response-notes.js';
 import { redactedPath } from '../requests/index.js';
 
@@ -72,7 +73,10 @@ export function jsonBody(limit: string, callerOf: (req: IncomingMessage) => obje
     // sees it in its journal); a path no operation serves answers its own 404 or 405. A
     // client that left while its body was read has nothing to be answered.
     let done = (): void => undefined;
+    let answered = false;
     const kept = (error?: unknown): void => {
+      if (answered) return; // a body refused as it arrived: body-parser's own word comes once the rest was read
+      answered = true;
       done();
       const refusal = error === undefined || error === null ? undefined : bodyRefusal(error, limit, req);
       if (refusal === undefined) return next(error);
@@ -83,7 +87,9 @@ export function jsonBody(limit: string, callerOf: (req: IncomingMessage) => obje
     // A body is read only with a token that authenticates (every operation taking a body
     // needs one), so that anyone without a token cannot make the process read large bodies.
     // The token is looked up once: on a new connection that is a digest and a comparison with every token.
-    const caller = declaresBody(req) && isJsonType(req.headers['content-type']) ? callerOf(req) : undefined;
+    const declared = declaresBody(req);
+    if (declared) boundUnreadBody(req, res);
+    const caller = declared && isJsonType(req.headers['content-type']) ? callerOf(req) : undefined;
     if (caller === undefined) return unread(req, res, kept);
     // body-parser decodes zstd where Node's zlib has it (Node 24 on): the encodings taken stay the same on every Node.
     const encoding = req.headers['content-encoding']?.trim().toLowerCase();
@@ -92,7 +98,7 @@ export function jsonBody(limit: string, callerOf: (req: IncomingMessage) => obje
     }
     const started = reading.start(caller);
     if (started === undefined) {
-      // Not read: the connection closes after the answer, so the rest of the body holds no socket.
+      // Not read: the connection closes after the answer (lingering while the client still sends, see boundUnreadBody).
       res.setHeader('Connection', 'close');
       bodyRefusals.set(req, toApiError(new TooManyRequests(domainMessages.tooManyBodiesReading(MAX_BODIES_READING), 1)));
       return next();
@@ -101,8 +107,30 @@ export function jsonBody(limit: string, callerOf: (req: IncomingMessage) => obje
     // However its reading ends: a compressed body cut off never calls back (the decoder gets no end).
     req.once('close', done);
     const refused = inviteBody(res, () => headerRefusal(req, limitBytes));
-    return refused === undefined ? raw(req, res, kept) : kept(refused);
+    if (refused !== undefined) return kept(refused);
+    raw(req, res, kept);
+    refuseOnceTooLarge(req, encoding === undefined || encoding === 'identity' ? limitBytes : limitBytes + limitBytes / 100 + 1024, kept);
   };
+}
+
+/**
+ * Answers the 413 of a body once more bytes than `bound` came, as they come: body-parser
+ * answers it only once the whole body was read off the connection, so a chunked body past
+ * the limit was read to its end (2 GB: seconds of a core), or held its connection until the
+ * request timeout when sent slowly. The rest is read and dropped within `boundUnreadBody`'s
+ * bounds. A compressed body is counted as sent: its decoded bytes are body-parser's to count,
+ * and past the limit sent (with room for the encoding's own bytes) they are past it decoded.
+ */
+function refuseOnceTooLarge(req: IncomingMessage, bound: number, kept: (error: unknown) => void): void {
+  let bytes = 0;
+  const onData = (chunk: Buffer): void => {
+    bytes += chunk.length;
+    if (bytes <= bound) return;
+    req.off('data', onData);
+    kept(tooLarge());
+  };
+  req.on('data', onData);
+  req.once('end', () => req.off('data', onData));
 }
 
 /**
@@ -111,12 +139,13 @@ export function jsonBody(limit: string, callerOf: (req: IncomingMessage) => obje
  * (not compressed: the limit counts decoded bytes), then a charset other than UTF-8.
  */
 function headerRefusal(req: IncomingMessage, limitBytes: number): Error | undefined {
-  if ((req.headers['content-encoding'] || 'identity').toLowerCase() === 'identity' && Number(req.headers['content-length']) > limitBytes) {
-    return Object.assign(new Error('request entity too large'), { type: 'entity.too.large', status: 413 });
-  }
+  if ((req.headers['content-encoding'] || 'identity').toLowerCase() === 'identity' && Number(req.headers['content-length']) > limitBytes) return tooLarge();
   const charset = charsetOf(req.headers['content-type']);
   return isUtf8Charset(charset) ? undefined : new UnsupportedCharset(charset);
 }
+
+/** body-parser's error for a body past its limit, as the edge's refusals give it. */
+const tooLarge = (): Error => Object.assign(new Error('request entity too large'), { type: 'entity.too.large', status: 413 });
 
 /** The caller of a `jsonBody` given no way to tell callers apart (tests of the edge alone). */
 const ANYONE = {};
