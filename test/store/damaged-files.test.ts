@@ -9,6 +9,8 @@ import { tempDir } from '../support/tmp.js';
 const contents = (dir: string) => Object.fromEntries(readdirSync(dir).map((name) => [name, readFileSync(join(dir, name), 'utf8')]));
 
 const order = { order_no: '1', client_id: 'client-a', status: 'created', awb: null };
+const client = { client_id: 'client-a', webhook: null, generated_secret: null, faults: [], fault_seq: 0, version: 1 };
+const job = { kind: 'step', key: '1', client_id: 'client-a', due_at: 1_700_000_000_000, version: 1 };
 
 /** A data file in the store's own line layout (a header, then one line per collection start and per record), as edited by hand. */
 function ownLayout(version: number, collections: Array<[string, string[]]>): string {
@@ -44,6 +46,15 @@ describe('starting on a data file edited by hand into something else than record
       base(4, []).replace('"clients":{}', `"clients":{\n"client-a":${JSON.stringify({ client_id: 'client-a', webhook: null, generated_secret: null, faults: [], fault_seq: 0, clock: { offset_ms: 0, now_ms: 'soon' }, version: 1 })}}`),
       /has "soon" for the clock's now_ms, where a time in epoch ms must be in the collection "clients", key "client-a"/,
     ],
+    // Each of these started, and then answered 500 on the record's reads, failed every request of its client, or played work at the wrong time.
+    ['an order whose history is text', base(4, [`"1":${JSON.stringify({ ...order, history: 'x' })}`]), /has "x" for the field "history", where a list must be in the collection "orders", key "1"/],
+    ['an order whose history holds text', base(4, [`"1":${JSON.stringify({ ...order, history: ['x'] })}`]), /has "x" for the field "history\[0\]", where an object must be in the collection "orders", key "1"/],
+    ['an order whose creation time is text, in a schema-3 file (migrated at start)', base(3, [`"1":${JSON.stringify({ ...order, created_at: 'today' })}`]), /has "today" for the field "created_at", where a time in epoch ms must be in the collection "orders", key "1"/],
+    ["a client's fault rules that are a number", base(4, []).replace('"clients":{}', `"clients":{\n"client-a":${JSON.stringify({ ...client, faults: 5 })}}`), /has 5 for the field "faults", where a list must be in the collection "clients", key "client-a"/],
+    ["a client's fault rule whose match is text", base(4, []).replace('"clients":{}', `"clients":{\n"client-a":${JSON.stringify({ ...client, faults: [{ id: 'fault_1', match: 'GET', action: { type: 'status', status: 500 } }] })}}`), /has "GET" for the field "faults\[0\]\.match", where an object must be in the collection "clients", key "client-a"/],
+    ["a job whose due time is text", base(4, []).replace('"jobs":{}', `"jobs":{\n"step:1":${JSON.stringify({ ...job, due_at: 'soon' })}}`), /has "soon" for the field "due_at", where a time in epoch ms must be in the collection "jobs", key "step:1"/],
+    ["a job whose due time is text, in a schema-2 file (migrated at start)", base(2, []).replace('"jobs":{}', `"jobs":{\n"step:1":${JSON.stringify({ ...job, due_at: 'soon' })}}`), /has "soon" for the field "due_at", where a time in epoch ms must be in the collection "jobs", key "step:1"/],
+    ["a delivery whose attempts are an object", base(4, []).replace('"deliveries":{}', `"deliveries":{\n"d1":${JSON.stringify({ id: 'd1', seq: 1, client_id: 'client-a', order_no: null, status: 'pending', attempts: {} })}}`), /has an object for the field "attempts", where a list must be in the collection "deliveries", key "d1"/],
   ])('refuses %s, naming the file and what is wrong, and leaves every file as it was and no lock', async (_case, text, message) => {
     writeFileSync(path(), text);
     writeFileSync(`${path()}.wal.2`, `${JSON.stringify([{ c: 'meta', k: 'seed', v: 's' }])}\n`);
@@ -63,6 +74,15 @@ describe('starting on a data file edited by hand into something else than record
     writeFileSync(`${path()}.wal.2`, `${JSON.stringify([{ c: 'meta', k: 'seed', v: 's' }])}\n`);
     const before = contents(dir());
     await expect(open()).rejects.toThrow(new RegExp(`Cannot load the records of the data file ${path()} \\(.*\\): one was probably edited by hand`));
+    expect(contents(dir())).toEqual(before);
+  });
+
+  it('refuses a schema-0 file (lowdb, migrated at start) whose order has a history of text, leaving it as it was', async () => {
+    const v0 = JSON.parse(readFileSync('test/fixtures/sandbox-v0.json', 'utf8')) as { orders: Array<Record<string, unknown>> };
+    v0.orders[1]!.history = 'x';
+    writeFileSync(path(), JSON.stringify(v0, null, 2));
+    const before = contents(dir());
+    await expect(open()).rejects.toThrow(new RegExp(`The data file ${path()} has "x" for the field "history", where a list must be in the collection "orders", key "${v0.orders[1]!.order_no as string}"`));
     expect(contents(dir())).toEqual(before);
   });
 
@@ -90,6 +110,13 @@ describe('starting on a journal line that is JSON but not a commit', () => {
     ['[{"c":"counters","k":"order","v":1e400}]', /change 1 puts a number out of range where a counter must be a whole number .* in "counters", key "order"/],
     ['[{"c":"meta","k":"manual_clock_ms","v":1e400}]', /change 1 puts a number out of range for the manual clock, .* in "meta", key "manual_clock_ms"/],
     ['[{"c":"orders","k":"1","p":[]}]', /change 1 sets a list as the fields of "orders" key "1"/],
+    ['[{"c":"orders","k":"1","v":{"order_no":"1","history":"x"}}]', /change 1 puts "x" for the field "history", where a list must be in "orders", key "1"/],
+    ['[{"c":"orders","k":"1","p":{"history":"x"}}]', /change 1 sets "x" for the field "history", where a list must be in "orders", key "1"/],
+    ['[{"c":"clients","k":"client-a","v":{"client_id":"client-a","faults":5}}]', /change 1 puts 5 for the field "faults", where a list must be in "clients", key "client-a"/],
+    ['[{"c":"clients","k":"client-a","p":{"faults":5}}]', /change 1 sets 5 for the field "faults", where a list must be in "clients", key "client-a"/],
+    ['[{"c":"clients","k":"client-a","p":{"clock":{"offset_ms":0,"now_ms":"soon"}}}]', /change 1 sets "soon" for the clock's now_ms, where a time in epoch ms must be in "clients", key "client-a"/],
+    ['[{"c":"jobs","k":"step:1","v":{"kind":"step","key":"1","client_id":"client-a","due_at":"soon"}}]', /change 1 puts "soon" for the field "due_at", where a time in epoch ms must be in "jobs", key "step:1"/],
+    ['[{"c":"jobs","k":"step:1","p":{"due_at":"soon"}}]', /change 1 sets "soon" for the field "due_at", where a time in epoch ms must be in "jobs", key "step:1"/],
   ])('refuses the line %s as damaged, naming the segment and line, and leaves every file as it was and no lock', async (line, message) => {
     writeFileSync(path(), base(4, []));
     writeFileSync(`${path()}.wal.2`, `${JSON.stringify([{ c: 'meta', k: 'seed', v: 's' }])}\n${line}\n`);

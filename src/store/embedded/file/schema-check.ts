@@ -1,3 +1,4 @@
+import { describeValue, fieldTypeProblem, isTime } from './record-fields.js';
 import { RecordMap } from './record-map.js';
 import { DataFileError, type JournalOp, type JournaledFileData } from './types.js';
 
@@ -9,40 +10,32 @@ const HEADER_FIELDS = new Set(['schema_version', 'journal_generation']);
 
 const isObject = (value: unknown): value is object => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** A value as a message shows it: short, and never as JSON would (Infinity is not `null`). */
-export function describeValue(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'a list';
-  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'a number out of range';
-  if (typeof value === 'string') return value.length <= 20 ? JSON.stringify(value) : 'a string';
-  return `a ${typeof value}`;
-}
-
 /**
  * What is wrong with `value` as a record of `collection` (of any schema version), or
  * undefined. The embedded adapter builds its indexes from these records and the counters
  * make ids with BigInt: a record of another type would stop the start, or every create,
- * with a bare TypeError.
+ * with a bare TypeError. A record's fields must have the types the sandbox writes (see
+ * `fieldTypeProblem`): one of another type would answer 500 on every read of it.
  *
  * @example
  * recordProblem('orders', null); // 'null where a record must be an object'
  */
 export function recordProblem(collection: string, value: unknown, key?: string): string | undefined {
-  if (OBJECT_RECORDS.has(collection) && !isObject(value)) return `${describeValue(value)} where a record must be an object`;
+  if (OBJECT_RECORDS.has(collection)) return isObject(value) ? fieldsProblem(collection, value) : `${describeValue(value)} where a record must be an object`;
   if (collection === 'counters' && !(Number.isSafeInteger(value) && (value as number) >= 0)) {
     return `${describeValue(value)} where a counter must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}`;
   }
   if (collection === 'meta' && key !== undefined) return metaProblem(key, value);
-  if (collection === 'clients' && isObject(value) && 'clock' in value && value.clock != null) return clockProblem('clock', value.clock as unknown, ['offset_ms', 'now_ms']);
   return undefined;
 }
 
-/**
- * A time as the sandbox writes one: a finite number. (A time past the last date is not
- * refused: a build before advances were bounded could write one, and a data file it wrote
- * must still start.)
- */
-const isTime = (value: unknown): boolean => typeof value === 'number' && Number.isFinite(value);
+/** What is wrong with the fields of a record of `collection` (or those a journal patch sets on one), or undefined. */
+function fieldsProblem(collection: string, fields: object): string | undefined {
+  const problem = fieldTypeProblem(collection, fields);
+  if (problem !== undefined) return problem;
+  if (collection === 'clients' && 'clock' in fields && fields.clock != null) return clockProblem('clock', fields.clock as unknown, ['offset_ms', 'now_ms']);
+  return undefined;
+}
 
 /** What is wrong with a clock kept in the data file (a client's, the sandbox's real one), or undefined. */
 function clockProblem(what: string, value: unknown, times: string[], speeds: string[] = []): string | undefined {
@@ -121,7 +114,11 @@ function opProblem(op: unknown): string | undefined {
   const { c, k, v, d, p } = op as Partial<JournalOp>;
   if (typeof c !== 'string' || typeof k !== 'string') return 'names no collection and key';
   if (d) return undefined;
-  if (p !== undefined) return isObject(p) ? undefined : `sets ${describeValue(p)} as the fields of "${c}" key ${JSON.stringify(k)}`;
+  if (p !== undefined) {
+    if (!isObject(p)) return `sets ${describeValue(p)} as the fields of "${c}" key ${JSON.stringify(k)}`;
+    const problem = OBJECT_RECORDS.has(c) ? fieldsProblem(c, p) : undefined;
+    return problem === undefined ? undefined : `sets ${problem} in "${c}", key ${JSON.stringify(k)}`;
+  }
   if (v === undefined) return `has no record for "${c}" key ${JSON.stringify(k)}`;
   const problem = recordProblem(c, v, k);
   return problem === undefined ? undefined : `puts ${problem} in "${c}", key ${JSON.stringify(k)}`;
