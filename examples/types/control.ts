@@ -1629,7 +1629,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description Service Unavailable (sandbox extension: the provider documents no 503 here). On PostgreSQL, the sandbox cannot reach its database right now: a read says it could not read, a change that nothing was saved. Retry shortly (after `Retry-After` seconds when it is given). */
+        /** @description Service Unavailable (sandbox extension: the provider documents no 503 here). The sandbox is stopping (it takes no new requests), or, on PostgreSQL, cannot reach its database right now: a read says it could not read, a change that nothing was saved. Retry shortly (after `Retry-After` seconds when it is given). */
         DatabaseUnavailable: {
             headers: {
                 /** @description Seconds to wait before retrying, when given. */

@@ -38,8 +38,7 @@ export const messages = {
   notFound: domainMessages.notFound,
   isRequired: domainMessages.isRequired,
   undecodableBody: (encoding: string) => `The request body could not be decompressed as its Content-Encoding (${encoding}) says; send it compressed so, or without Content-Encoding.`,
-  stopping: (what: 'requests' | 'listeners') =>
-    `The sandbox is stopping${what === 'requests' ? ' (SIGTERM or SIGINT)' : ''}: it takes no new ${what}. Retry: behind a proxy another replica answers; else once it has started again.`,
+  stopping: domainMessages.stopping,
   unwantedUpgrade: (protocol: string) => `This request asks to upgrade its connection to ${protocol}, which this sandbox does not speak here: send it without the Upgrade header.`,
   unknownPath: (method: string, path: string) =>
     /^\/__sandbox(\/|$)/i.test(path)

@@ -148,5 +148,7 @@ export const domainMessages = {
   resetStopped:
     'The reset stopped part-way: the store could not take all of its changes (away or busy; GET /__sandbox/health says so when it is away). Some of what it removes may be removed already; run it again shortly, and it removes the rest.',
   storeUnreadable: (reason: string) => `The sandbox cannot read from its database right now (${reason}). Retry shortly.`,
+  stopping: (what: 'requests' | 'listeners') =>
+    `The sandbox is stopping${what === 'requests' ? ' (SIGTERM or SIGINT)' : ''}: it takes no new ${what}. Retry: behind a proxy another replica answers; else once it has started again.`,
   lockLost: "This sandbox no longer holds the lock of its data file (ELOCKLOST), so it saves nothing more; nothing was saved. Its log and /__sandbox/health say why (most often another sandbox took the data file over).",
 } as const;

@@ -30,6 +30,8 @@ export interface AnswerLimits {
   bodyLimit: string;
   rateLimit: number;
   maxHeaderSize: number;
+  /** Set on PostgreSQL: a request that takes a token may find the database away. */
+  databaseUrl?: string | undefined;
 }
 
 interface Example {
@@ -43,14 +45,15 @@ interface Example {
  * gets here. Without a rate limit the 429 a client can meet is that of its requests
  * waiting for their turn.
  */
-function limitExamples({ bodyLimit, rateLimit, maxHeaderSize }: AnswerLimits): Record<string, Example> {
+function limitExamples({ bodyLimit, rateLimit, maxHeaderSize, databaseUrl }: AnswerLimits): Record<string, Example> {
   const example = (name: string, message: string, errors: Example['value']['errors'] = []): Example => ({ name, value: { success: false, message, errors } });
   return {
     TooManyRequests: example('rateLimited', rateLimit > 0 ? domainMessages.rateLimited(rateLimit, 1) : domainMessages.tooManyWaiting(WAITING_PER_CLIENT.requests, WAITING_PER_CLIENT.bytes)),
     PayloadTooLarge: example('tooLarge', domainMessages.bodyTooLarge(bodyLimit), [{ field: 'body', message: `must be at most ${bodyLimit}` }]),
     UnsupportedMediaType: example('notJson', domainMessages.unsupportedMediaType('text/plain'), [{ field: 'header.content-type', message: 'must be application/json' }]),
     HeadersTooLarge: example('headersTooLarge', domainMessages.headersTooLarge(maxHeaderSize), [{ field: 'header', message: 'too large' }]),
-    DatabaseUnavailable: example('databaseUnreachable', domainMessages.storeUnreadable('ECONNREFUSED')),
+    // The embedded store never answers a read so: there, the 503 a request meets is the stop's.
+    DatabaseUnavailable: databaseUrl !== undefined ? example('databaseUnreachable', domainMessages.storeUnreadable('ECONNREFUSED')) : example('stopping', domainMessages.stopping('requests')),
   };
 }
 
@@ -80,8 +83,8 @@ function sandboxResponses(document: OpenApiDocument, examples: Record<string, Ex
     },
     DatabaseUnavailable: {
       description:
-        'Service Unavailable (sandbox extension: the provider documents no 503 here). On PostgreSQL, the sandbox cannot reach its database right now: ' +
-        'a read says it could not read, a change that nothing was saved. Retry shortly (after `Retry-After` seconds when it is given).',
+        'Service Unavailable (sandbox extension: the provider documents no 503 here). The sandbox is stopping (it takes no new requests), or, ' +
+        'on PostgreSQL, cannot reach its database right now: a read says it could not read, a change that nothing was saved. Retry shortly (after `Retry-After` seconds when it is given).',
       headers: { 'Retry-After': { description: 'Seconds to wait before retrying, when given.', schema: { type: 'integer', format: 'int64', minimum: 1 } } },
       content: answer('DatabaseUnavailable'),
     },
@@ -96,8 +99,8 @@ export const SANDBOX_ANSWERS = 'x-sandbox-answers';
  * documents every status a client can meet: 431 (request headers too large), 413 and
  * 415 (a body too large or not JSON in UTF-8, which a GET with a body gets too) on
  * every operation, 429 (the client's rate limit or its queue of waiting requests) on
- * every operation that takes a token (a public one has no client to count), and 503 (on
- * PostgreSQL, the database out of reach) on those too, unless they document one. An
+ * every operation that takes a token (a public one has no client to count), and 503 (a
+ * stop under way; on PostgreSQL, the database out of reach) on those too, unless they document one. An
  * operation that documents a status of its own keeps it. Each answer's example names
  * `limits`, as the real answer does; a response of the spec file's with the same name
  * keeps its own text but for its example of that name (the bundled spec's

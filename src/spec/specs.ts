@@ -34,7 +34,7 @@ function limitItems(document: ReturnType<typeof loadSpec>, maxItems: number): vo
 /** The specs as served: `--max-items` in the create's schemas, the limits of `limits` in the examples of the sandbox's own answers. */
 export function compiledSpecs(providerSpec: string, maxItems: number, limits: AnswerLimits): Specs {
   const file = statSync(providerSpec);
-  const key = JSON.stringify([providerSpec, file.size, file.mtimeMs, maxItems, limits.bodyLimit, limits.rateLimit, limits.maxHeaderSize]);
+  const key = JSON.stringify([providerSpec, file.size, file.mtimeMs, maxItems, limits.bodyLimit, limits.rateLimit, limits.maxHeaderSize, limits.databaseUrl !== undefined]);
   let specs = compiled.get(key);
   if (!specs) {
     const document = loadSpec(providerSpec);

@@ -5,6 +5,7 @@ import { resolveOptions } from '../../src/config/index.js';
 import { withSandboxAnswers } from '../../src/spec/sandbox-answers.js';
 import { createRequest } from '../support/orders.js';
 import { testSandbox, type TestSandbox } from '../support/sandbox.js';
+import { onPostgres } from '../support/store-kind.js';
 
 // As served: with the 429 and 431 every operation may answer.
 const spec = parse(readFileSync(new URL('../../spec/openapi.yaml', import.meta.url), 'utf8'));
@@ -329,9 +330,20 @@ describe("Prefer under limits other than the defaults: the sandbox's own answers
     expect(res.body.message).toMatch(/^This client has as many requests waiting for their turn as it may have \(at most 1000, with 32 MiB of bodies together;/);
   });
 
-  it('answers code=503 on a read as a read that cannot reach the database on PostgreSQL is answered', async () => {
+  // The 503 a read can meet on this store: a database away on PostgreSQL; on the embedded store (which reads from memory), a stop under way.
+  it('serves on PostgreSQL, as the example code=503 answers, a read that cannot reach the database', () => {
+    const served = withSandboxAnswers(parse(readFileSync(new URL('../../spec/openapi.yaml', import.meta.url), 'utf8')), resolveOptions({ databaseUrl: 'postgres://sandbox@db/sandbox' }));
+    expect((served as any).components.responses.DatabaseUnavailable.content['application/json'].examples).toEqual({
+      databaseUnreachable: { value: { success: false, message: 'The sandbox cannot read from its database right now (ECONNREFUSED). Retry shortly.', errors: [] } },
+    });
+  });
+
+  it.skipIf(onPostgres)('answers code=503 on a read as a stopping sandbox answers, not with a database the embedded store does not have', async () => {
     const res = await sandbox.call('GET', TRACK, { headers: { Prefer: 'code=503' } });
-    expect([res.status, res.body]).toEqual([503, { success: false, message: 'The sandbox cannot read from its database right now (ECONNREFUSED). Retry shortly.', errors: [] }]);
+    expect([res.status, res.body]).toEqual([
+      503,
+      { success: false, message: 'The sandbox is stopping (SIGTERM or SIGINT): it takes no new requests. Retry: behind a proxy another replica answers; else once it has started again.', errors: [] },
+    ]);
   });
 
   it('answers code=431 naming --max-header-size', async () => {

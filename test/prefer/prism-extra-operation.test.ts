@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadSpec, PROVIDER_SPEC } from '../../src/spec/load.js';
 import { startCli } from '../support/cli.js';
 import { testSandbox, type TestSandbox } from '../support/sandbox.js';
+import { onPostgres } from '../support/store-kind.js';
 import { tempDir } from '../support/tmp.js';
 
 const A6 = { success: true, data: { order_no: '508734411209', label_url: 'https://labels.example/508734411209.pdf', format: 'A6' } };
@@ -109,7 +110,7 @@ describe('GET /v1/order/{order_no}/label, an operation a swapped-in spec brings 
   it('lists each example once when an example name is unknown', async () => {
     const res = await call({ Prefer: 'example=a5' });
     expect(res.status).toBe(400);
-    expect(res.body.errors).toEqual([{ field: 'header.prefer', message: 'example must be one of: a6 (200), a4 (200), invalidField (400), missingToken (401), gone (410), tooLarge (413), notJson (415), rateLimited (429), headersTooLarge (431), databaseUnreachable (503)' }]);
+    expect(res.body.errors).toEqual([{ field: 'header.prefer', message: `example must be one of: a6 (200), a4 (200), invalidField (400), missingToken (401), gone (410), tooLarge (413), notJson (415), rateLimited (429), headersTooLarge (431), ${onPostgres ? 'databaseUnreachable' : 'stopping'} (503)` }]);
   });
 
   it('answers the same generated data to two runs of the CLI with the same --seed', async () => {
