@@ -66,6 +66,14 @@ describe('starting on a data file edited by hand into something else than record
     expect(contents(dir())).toEqual(before);
   });
 
+  it.each([['[]'], ['null'], ['5'], ['"sandbox"'], ['[{"schema_version": 4}]']])('refuses a file of valid JSON that is not an object (%s) as such, not as JSON that is broken', async (text) => {
+    writeFileSync(path(), `${text}\n`);
+    const error = await open().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DataFileError);
+    expect((error as Error).message).toBe(`The data file ${path()} does not hold a JSON object (the sandbox writes one: {"schema_version": …}). It was left untouched: repair or move it, or start with --data :memory:.`);
+    expect(readFileSync(path(), 'utf8')).toBe(`${text}\n`);
+  });
+
   it.each([
     ['schema-3', 3],
     ['schema-4', 4],

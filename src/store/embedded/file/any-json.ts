@@ -33,16 +33,19 @@ export async function readAnyJson(path: string): Promise<JournaledFileData> {
     }
   } catch (error) {
     if (error instanceof DataFileError) throw error;
+    // Valid JSON of another kind (a list, null, a number) is told as such, not as broken JSON.
+    if (!(await startsWithObject(path))) throw notAnObject(path);
     throw new DataFileError(
       `The data file ${path} is not valid JSON (${(error as Error).message}). ` +
         'It was left untouched: repair or move it, or start with --data :memory:.',
     );
   }
-  if (Object.keys(data).length === 0 && !(await startsWithObject(path))) {
-    throw new DataFileError(`The data file ${path} does not hold a JSON object. It was left untouched.`);
-  }
+  if (Object.keys(data).length === 0 && !(await startsWithObject(path))) throw notAnObject(path);
   return data as JournaledFileData;
 }
+
+const notAnObject = (path: string): DataFileError =>
+  new DataFileError(`The data file ${path} does not hold a JSON object (the sandbox writes one: {"schema_version": …}). It was left untouched: repair or move it, or start with --data :memory:.`);
 
 async function startsWithObject(path: string): Promise<boolean> {
   const handle = await open(path, 'r');
