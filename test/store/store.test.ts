@@ -108,8 +108,11 @@ describe('JournaledFile', () => {
   it('refuses to start when a new data file cannot be written (a full disk), leaving no file behind', async () => {
     const fileSystem = new FaultyFileSystem();
     fileSystem.failing = 'ENOSPC';
-    await expect(JournaledFile.open({ path: path(), fileSystem })).rejects.toThrow(new RegExp(`Cannot write the new data file ${path()} \\(ENOSPC`));
+    const errors: Error[] = [];
+    await expect(JournaledFile.open({ path: path(), fileSystem, onError: (error) => errors.push(error) })).rejects.toThrow(new RegExp(`Cannot write the new data file ${path()} \\(ENOSPC`));
     expect(readdirSync(dirname(path()))).toEqual([]);
+    // The refusal is the one word: no store error besides it promising a checkpoint "again in 30s" that no running sandbox will make.
+    expect(errors).toEqual([]);
   });
 
   it('checkpoint() resolves once the data file holds everything committed before the call, even while one runs', async () => {

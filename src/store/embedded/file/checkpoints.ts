@@ -51,8 +51,9 @@ export abstract class CheckpointedRecords<Options extends CheckpointOptions> ext
    * resolves once the file holds every change committed before the call. A
    * failure leaves the old data file and the journal as they were; it is reported to
    * `onError` and in `health()`, and the next automatic checkpoint waits `checkpointRetryMs`.
+   * `atStart`: the start's own write, whose failure refuses the start, which says why (no retry is to come).
    */
-  checkpoint(): Promise<void> {
+  checkpoint(atStart = false): Promise<void> {
     const journal = this.journal;
     if (!journal || this.closed || this.lockLost) return Promise.resolve();
     if (this.checkpointing) {
@@ -63,7 +64,7 @@ export abstract class CheckpointedRecords<Options extends CheckpointOptions> ext
       });
       return this.nextCheckpoint;
     }
-    this.checkpointing = this.writeCheckpoint(journal).finally(() => {
+    this.checkpointing = this.writeCheckpoint(journal, atStart).finally(() => {
       this.checkpointing = undefined;
     });
     return this.checkpointing;
@@ -79,7 +80,7 @@ export abstract class CheckpointedRecords<Options extends CheckpointOptions> ext
   /** Told when a checkpoint rewrote the data file: the disk took a whole copy of the records. */
   protected checkpointed(): void {}
 
-  private async writeCheckpoint(journal: Journal): Promise<void> {
+  private async writeCheckpoint(journal: Journal, atStart: boolean): Promise<void> {
     try {
       this.commit();
       const generation = journal.rotate();
@@ -101,6 +102,7 @@ export abstract class CheckpointedRecords<Options extends CheckpointOptions> ext
       this.checkpointError = describeError(error);
       const retryMs = this.options.checkpointRetryMs ?? 30_000;
       this.checkpointRetryAt = Date.now() + retryMs;
+      if (atStart) return;
       // Nothing is lost: the commits are in the journal, which a start replays. Said so, for an operator reading "ENOSPC" at a stop.
       const path = this.file()?.path ?? 'the data file';
       this.options.onError?.(

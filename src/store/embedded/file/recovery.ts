@@ -98,7 +98,7 @@ export interface StartNotices {
 
 /** What the start's first write uses of the journaled file. */
 interface Checkpointed {
-  checkpoint(): Promise<void>;
+  checkpoint(atStart: boolean): Promise<void>;
   health(): JournaledFileHealth;
 }
 
@@ -114,14 +114,14 @@ interface Checkpointed {
  */
 export async function writeAtStart(file: Checkpointed, path: string, fromVersion: number, fresh: boolean, notices: StartNotices = {}): Promise<void> {
   if (fromVersion < SCHEMA_VERSION) {
-    await file.checkpoint();
+    await file.checkpoint(true);
     const failed = file.health().checkpointError;
     if (failed !== undefined) {
       throw new DataFileError(`Cannot write the data file ${path} migrated to schema version ${SCHEMA_VERSION} (${failed}). It was left as it was. ${remedyFor(failed, dirname(path))}`);
     }
     notices.onMigrated?.(fromVersion, SCHEMA_VERSION);
   } else if (fresh) {
-    await file.checkpoint();
+    await file.checkpoint(true);
     const failed = file.health().checkpointError;
     if (failed !== undefined) {
       throw new DataFileError(`Cannot write the new data file ${path} (${failed}). ${remedyFor(failed, dirname(path))}`);
