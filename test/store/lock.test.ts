@@ -169,6 +169,19 @@ describe('the data-file lock', () => {
     await expect(JournaledFile.open({ path: path() })).rejects.toThrow(`If no sandbox runs on another-host any more, delete ${lockPath()}`);
   });
 
+  it.each([['text', 'garbage'], ['an empty object', '{}'], ['null', 'null'], ['a pid alone', '{"pid": 5}']])(
+    'refuses a lock file a sandbox did not write (%s) saying so, not naming a pid or host it does not have, and leaves it',
+    async (_, text) => {
+      writeFileSync(lockPath(), text);
+      const error = (await JournaledFile.open({ path: path() }).catch((e: unknown) => e)) as Error;
+      expect(error).toBeInstanceOf(DataFileLocked);
+      expect(error.message).toBe(
+        `The lock file ${lockPath()} is not a sandbox's lock (something else wrote it), so the sandbox cannot tell whether the data file ${path()} is in use and leaves it alone. If no sandbox uses it, delete ${lockPath()} and start again.`,
+      );
+      expect(readFileSync(lockPath(), 'utf8')).toBe(text);
+    },
+  );
+
   describe('a holder in another pid namespace of this host (another container given the same hostname)', () => {
     // Both containers are pid 1: the holder's pid says nothing here, so its heartbeat (the lock's mtime) tells.
     const timing = { beatMs: 50, staleMs: 600 };

@@ -13,7 +13,10 @@ export class DataFileLocked extends Error {
     const elsewhere = local && !pidCheckable(holder);
     const copied = holder.path !== undefined && holder.path !== path && !sameFile(`${holder.path}.lock`, `${path}.lock`);
     super(
-      copied
+      holder.foreign
+        ? `The lock file ${path}.lock is not a sandbox's lock (something else wrote it), so the sandbox cannot tell whether the data file ${path} is in use and leaves it alone. ` +
+            `If no sandbox uses it, delete ${path}.lock and start again.`
+        : copied
         ? `The data file ${path} has a lock that names ${holder.path}, held by a sandbox (pid ${holder.pid} on host ${holder.host}, since ${holder.since}). ` +
             `If this folder is a copy of that one (a backup or a snapshot taken while it ran), delete ${path}.lock and start again; ` +
             'if it is the same folder mounted at another path, stop that sandbox first.'

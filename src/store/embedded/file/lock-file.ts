@@ -22,12 +22,16 @@ export function readHolder(path: string): LockHolder | undefined {
 
 /** The holder a lock file's text names. */
 export function parseHolder(text: string): LockHolder {
+  let parsed: unknown;
   try {
-    return JSON.parse(text) as LockHolder;
+    parsed = JSON.parse(text);
   } catch {
-    // Written by something else than a sandbox (link(2) never shows a half-written lock): never guess it stale.
-    return { pid: 0, host: 'unknown (the lock file is not a sandbox lock)', start: null, since: 'unknown', id: '' };
+    parsed = undefined;
   }
+  const holder = parsed as Partial<LockHolder> | undefined;
+  if (typeof holder === 'object' && holder !== null && Number.isSafeInteger(holder.pid) && typeof holder.host === 'string' && typeof holder.since === 'string') return { ...holder, id: String(holder.id ?? '') } as LockHolder;
+  // Written by something else than a sandbox (link(2) never shows a half-written lock): never guess it stale.
+  return { pid: 0, host: 'unknown (the lock file is not a sandbox lock)', start: null, since: 'unknown', id: '', foreign: true };
 }
 
 /** Writes `holder` to a private temporary file; the caller links or renames it into place. A failed write removes it. */

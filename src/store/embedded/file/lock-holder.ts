@@ -23,6 +23,8 @@ export interface LockHolder {
   path?: string;
   /** Unique per acquisition: a take-over replaces exactly the lock it judged stale. */
   id: string;
+  /** Set on a lock file a sandbox did not write (not JSON, or without a holder's fields): never judged stale. */
+  foreign?: true;
 }
 
 /**
