@@ -10,7 +10,7 @@ import { BodiesReading, MAX_BODIES_READING } from './bodies-reading.js';
 import { declaresBody, inviteBody } from './continue.js';
 import { parseJsonBytes } from './json-bytes.js';
 import { sendError } from './respond.js';
-import { boundUnreadBody } from './unread-bodies.js';
+import { boundUnreadBody, refuseOnceTooLarge, tooLarge } from './unread-bodies.js';
 import { noteOfResponse } from './response-notes.js';
 import { redactedPath } from '../requests/index.js';
 
@@ -106,32 +106,15 @@ export function jsonBody(limit: string, callerOf: (req: IncomingMessage) => obje
     done = started;
     // However its reading ends: a compressed body cut off never calls back (the decoder gets no end).
     req.once('close', done);
-    const refused = inviteBody(res, () => headerRefusal(req, limitBytes));
+    // Refused by its headers, a body is answered before any of it is read (an `Expect: 100-continue` client is then not told to send it).
+    const refused = headerRefusal(req, limitBytes);
+    inviteBody(res, () => refused);
     if (refused !== undefined) return kept(refused);
     raw(req, res, kept);
-    refuseOnceTooLarge(req, encoding === undefined || encoding === 'identity' ? limitBytes : limitBytes + limitBytes / 100 + 1024, kept);
+    refuseOnceTooLarge(req, limitBytes, encoding !== undefined && encoding !== 'identity', kept);
   };
 }
 
-/**
- * Answers the 413 of a body once more bytes than `bound` came, as they come: body-parser
- * answers it only once the whole body was read off the connection, so a chunked body past
- * the limit was read to its end (2 GB: seconds of a core), or held its connection until the
- * request timeout when sent slowly. The rest is read and dropped within `boundUnreadBody`'s
- * bounds. A compressed body is counted as sent: its decoded bytes are body-parser's to count,
- * and past the limit sent (with room for the encoding's own bytes) they are past it decoded.
- */
-function refuseOnceTooLarge(req: IncomingMessage, bound: number, kept: (error: unknown) => void): void {
-  let bytes = 0;
-  const onData = (chunk: Buffer): void => {
-    bytes += chunk.length;
-    if (bytes <= bound) return;
-    req.off('data', onData);
-    kept(tooLarge());
-  };
-  req.on('data', onData);
-  req.once('end', () => req.off('data', onData));
-}
 
 /**
  * What a body is refused for from its request's headers alone, as reading it would refuse
@@ -144,8 +127,6 @@ function headerRefusal(req: IncomingMessage, limitBytes: number): Error | undefi
   return isUtf8Charset(charset) ? undefined : new UnsupportedCharset(charset);
 }
 
-/** body-parser's error for a body past its limit, as the edge's refusals give it. */
-const tooLarge = (): Error => Object.assign(new Error('request entity too large'), { type: 'entity.too.large', status: 413 });
 
 /** The caller of a `jsonBody` given no way to tell callers apart (tests of the edge alone). */
 const ANYONE = {};

@@ -97,3 +97,34 @@ function drain(req: IncomingMessage, socket: Socket, bounds: UnreadBodyBounds, c
   else phase(bounds.keptBytes, bounds.keptMs);
   const timer = setInterval(look, LOOK_EVERY_MS).unref();
 }
+
+/** body-parser's error for a body past its limit, as the edge's refusals give it. */
+export const tooLarge = (): Error => Object.assign(new Error('request entity too large'), { type: 'entity.too.large', status: 413 });
+
+/**
+ * How many times the limit a compressed body may be as sent before it is refused as it
+ * comes: the limit counts its decoded bytes, which body-parser counts, but encoded bytes can
+ * outnumber decoded ones (a streaming compressor's flushes double them), so only a body
+ * far past the limit as sent is taken to be past it decoded.
+ */
+const COMPRESSED_AS_SENT = 8;
+
+/**
+ * Answers the 413 of a body once more bytes than `limitBytes` came, as they come: body-parser
+ * answers it only once the whole body was read off the connection, so a chunked body past
+ * the limit was read to its end (2 GB: seconds of a core), or held its connection until the
+ * request timeout when sent slowly. The rest is read and dropped within `boundUnreadBody`'s
+ * bounds. A compressed body is counted as sent (see COMPRESSED_AS_SENT).
+ */
+export function refuseOnceTooLarge(req: IncomingMessage, limitBytes: number, compressed: boolean, kept: (error: unknown) => void): void {
+  const bound = compressed ? COMPRESSED_AS_SENT * limitBytes : limitBytes;
+  let bytes = 0;
+  const onData = (chunk: Buffer): void => {
+    bytes += chunk.length;
+    if (bytes <= bound) return;
+    req.off('data', onData);
+    kept(tooLarge());
+  };
+  req.on('data', onData);
+  req.once('end', () => req.off('data', onData));
+}

@@ -1,4 +1,6 @@
 import type net from 'node:net';
+import { constants, createGzip } from 'node:zlib';
+import { createRequest } from '../support/orders.js';
 import { describe, expect, it } from 'vitest';
 import { rawSandbox } from '../support/raw-sandbox.js';
 import { TOKEN_A } from '../support/sandbox.js';
@@ -38,6 +40,34 @@ describe('a body still arriving when it is answered', () => {
     const answer = await new Promise<string>((resolve) => socket.once('data', (data: Buffer) => resolve(data.toString('latin1'))));
     expect(answer).toMatch(/^HTTP\/1\.1 413 /);
     expect(answer).toContain('"field":"body"');
+  });
+
+  it('declared past the limit, is answered 413 at its headers, without Expect: 100-continue too, before any of it comes', async () => {
+    const socket = await raw.connect(await start());
+    socket.write(head({ Authorization: `Bearer ${TOKEN_A}`, 'Content-Length': String(2_000_000_000) }));
+    const answer = await new Promise<string>((resolve) => socket.once('data', (data: Buffer) => resolve(data.toString('latin1'))));
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+  });
+
+  // A streaming compressor's flushes make the body as sent several times its decoded size: the limit counts the decoded bytes.
+  it('compressed to more bytes than it decodes to, under the limit decoded, is read and answered as its fields are', async () => {
+    const body = Buffer.from(JSON.stringify(createRequest(5)));
+    const limit = (Math.ceil(body.length / 1024) + 1) * 1024;
+    const gzip = createGzip();
+    const parts: Buffer[] = [];
+    gzip.on('data', (part: Buffer) => parts.push(part));
+    for (let i = 0; i < body.length; i += 2) {
+      gzip.write(body.subarray(i, i + 2));
+      await new Promise<void>((resolve) => gzip.flush(constants.Z_SYNC_FLUSH, () => resolve()));
+    }
+    const ended = new Promise((resolve) => gzip.once('end', resolve));
+    gzip.end();
+    await ended;
+    const sent = Buffer.concat(parts);
+    const port = await raw.start({ clients: [{ token: TOKEN_A, id: 'client-a' }], bodyLimit: `${limit / 1024}kb` });
+    expect(sent.length).toBeGreaterThan(1.5 * limit);
+    const res = await fetch(`http://127.0.0.1:${port}/v1/order`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN_A}`, 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: sent });
+    expect(res.status).toBe(201);
   });
 
   // Python's http.client (urllib, requests' older adapters) asks `Connection: close` and reads the
