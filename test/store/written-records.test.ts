@@ -1,6 +1,7 @@
 import { copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { JournaledFile } from '../../src/store/embedded/file/journaled-file.js';
 import { EmbeddedStorage } from '../../src/store/embedded/storage.js';
 import { createRequest } from '../support/orders.js';
 import { testSandbox, TOKEN_B } from '../support/sandbox.js';
@@ -55,6 +56,11 @@ describe('a data file and journal this build wrote, with records of every kind',
       expect((await again.call('GET', '/__sandbox/faults')).body.rules).toHaveLength(1);
       await again.close();
     }
+    // Opened without the store's formats (as a tool reading the file does), the played steps are the file's numbers: taken too.
+    expect(readFileSync(data, 'utf8')).toMatch(/"history":\[\d/);
+    const bare = await JournaledFile.open({ path: data });
+    expect(bare.count('orders')).toBe(4);
+    await bare.close();
     // What the files held: deliveries with attempts, an order with played steps, a cancelled one.
     expect((deliveries.deliveries as Array<{ attempts: unknown[] }>).some((d) => d.attempts.length > 0)).toBe(true);
     expect(orders.map((o: { status: string }) => o.status)).toEqual(['in_transit', 'cancelled', 'awb_generated']);

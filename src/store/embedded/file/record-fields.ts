@@ -64,8 +64,9 @@ function within(path: string, problem: Problem | undefined): Problem | undefined
 }
 
 /**
- * An order's history: a list of entries, or the played steps as the order packer keeps
- * them (an instance of a class: JSON gives only plain objects and lists). An entry with a
+ * An order's history: a list of entries, the played steps as the order packer keeps
+ * them (an instance of a class: JSON gives only plain objects and lists), or as the data
+ * file writes them (numbers). An entry with a
  * `step` is a played step, read for its step and time only (see `isPlayedStep`); any other
  * is an entry written out (a cancellation's).
  */
@@ -88,6 +89,11 @@ const history: FieldType = {
 };
 
 function historyProblem(entries: unknown[]): Problem | undefined {
+  // Played steps as the data file writes them (step and time in turn), read without the store's formats (a tool's open of the file).
+  if (typeof entries[0] === 'number') {
+    const at = entries.findIndex((value) => !isTime(value));
+    return at < 0 ? undefined : { value: entries[at], field: `[${at}]`, what: 'a number (played steps, as the data file writes them)' };
+  }
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i] as { step?: unknown; at?: unknown };
     if (!isObject(entry)) return { value: entry, field: `[${i}]`, what: 'an object' };
