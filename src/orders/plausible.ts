@@ -32,9 +32,10 @@ const WITH_AWB = new Set(['awb_generated', 'picked_up', 'in_transit', 'delivery_
 
 /**
  * Makes an order detail generated from the schema (`Prefer: dynamic=true` on the detail or
- * the cancel) one the provider could send: the order asked for, a `cancelled_at` only on a
- * cancelled order (a cancel's answer is one), an AWB and its time only once generated, an
- * `awb_error` only on `awb_failed`, and times in the order they happen. Changes `detail` in place.
+ * the cancel) one the provider could send: the order asked for, its item's order code, a
+ * `cancelled_at` only on a cancelled order (a cancel's answer is one), an AWB and its time
+ * only once generated, an `awb_error` only on `awb_failed`, and times in the order they
+ * happen. Changes `detail` in place.
  *
  * @example plausibleDetail(detail, '508734411209', { cancelled: true }) // detail.status is 'cancelled'
  */
@@ -43,6 +44,9 @@ export function plausibleDetail(detail: unknown, orderNo: unknown, { cancelled =
   const order = detail as Record<string, unknown>;
   if (typeof orderNo === 'string' && /^[0-9]+$/.test(orderNo)) order.order_no = orderNo;
   if (cancelled) order.status = 'cancelled';
+  // The detail's order_code is its item's, as the sandbox's own details show it.
+  const item = order.item as { order_code?: unknown } | undefined;
+  if (typeof item === 'object' && item !== null && typeof item.order_code === 'string') order.order_code = item.order_code;
   const created = typeof order.created_at === 'number' ? order.created_at : 1;
   const hasAwb = WITH_AWB.has(String(order.status)) || (order.status === 'cancelled' && order.awb !== null);
   order.awb = hasAwb ? (typeof order.awb === 'string' && order.awb !== '' ? order.awb : `SBX${String(order.order_no)}`) : null;

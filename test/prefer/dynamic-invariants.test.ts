@@ -69,6 +69,7 @@ describe('GET /v1/order/{order_no} with Prefer: dynamic=true', () => {
 /** An order detail whose fields go together, as the sandbox's own details do. */
 function expectCoherentDetail(data: Record<string, unknown>, orderNo: string): void {
   expect(data.order_no).toBe(orderNo);
+  expect(data.order_code).toBe((data.item as { order_code: string }).order_code);
   const status = data.status as string;
   expect(data.cancelled_at === null, `cancelled_at ${String(data.cancelled_at)} with status ${status}`).toBe(status !== 'cancelled');
   const hasAwb = data.awb !== null;
