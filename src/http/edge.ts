@@ -115,7 +115,6 @@ export function jsonBody(limit: string, callerOf: (req: IncomingMessage) => obje
   };
 }
 
-
 /**
  * What a body is refused for from its request's headers alone, as reading it would refuse
  * it (body-parser reads a body it refuses to its end): a declared length past the limit
@@ -126,7 +125,6 @@ function headerRefusal(req: IncomingMessage, limitBytes: number): Error | undefi
   const charset = charsetOf(req.headers['content-type']);
   return isUtf8Charset(charset) ? undefined : new UnsupportedCharset(charset);
 }
-
 
 /** The caller of a `jsonBody` given no way to tell callers apart (tests of the edge alone). */
 const ANYONE = {};

@@ -5,8 +5,8 @@ import type { BodyReply, OperationInput } from './handler.js';
 /**
  * Per provider operation, what makes a success generated from its schema one the
  * provider could send: the invariants a schema cannot state (order of the history,
- * one order number per item, an order detail's fields that go together). Keyed by operationId, so a fuller provider spec (`--spec`)
- * gets them for the same operations.
+ * one order number per item, an order detail's fields that go together). Keyed by
+ * operationId, so a fuller provider spec (`--spec`) gets them for the same operations.
  */
 const RULES: Record<string, (body: unknown, input: OperationInput) => void> = {
   createOrder: (body, input) => plausibleCreate(body, input.body),

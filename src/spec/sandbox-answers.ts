@@ -100,8 +100,8 @@ export const SANDBOX_ANSWERS = 'x-sandbox-answers';
  * 415 (a body too large or not JSON in UTF-8, which a GET with a body gets too) on
  * every operation, 429 (the client's rate limit or its queue of waiting requests) on
  * every operation that takes a token (a public one has no client to count), and 503 (a
- * stop under way; on PostgreSQL, the database out of reach) on those too, unless they document one. An
- * operation that documents a status of its own keeps it. Each answer's example names
+ * stop under way; on PostgreSQL, the database out of reach) on those too, unless they
+ * document one. An operation that documents a status of its own keeps it. Each answer's example names
  * `limits`, as the real answer does; a response of the spec file's with the same name
  * keeps its own text but for its example of that name (the bundled spec's
  * `PayloadTooLarge` and its `tooLarge`), which becomes this sandbox's answer too.
