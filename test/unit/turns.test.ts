@@ -97,12 +97,14 @@ describe('FairTurns', () => {
   it('counts the time a request took outside its turn (its observers, once it closed) as its client’s, not as that of the turn it ran in', async () => {
     const turns = new FairTurns(1_000);
     let observed = false;
-    // a's first request's observers (20 ms) run during b's first turn, as a close listener does.
+    // a's first request's observers (100 ms) run during b's first turn, as a close listener does.
+    // Long beside the turns' 1 ms, so that a pause of the machine in b's turn (a busy CI
+    // runner's, tens of ms) cannot make up for it.
     const served = await serve(turns, ['a', 'a', 'a', 'a', 'a', 'b', 'b', 'b', 'b', 'b'], (client) => {
       if (client === 'b' && !observed) {
         observed = true;
-        busy(20);
-        turns.charge('a', 20);
+        busy(100);
+        turns.charge('a', 100);
       }
     });
     // Counted in b's turn, b would have had as long as a, and they would have gone in turn.
