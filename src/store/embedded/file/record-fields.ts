@@ -28,9 +28,13 @@ interface Problem {
 /** The types of a record's fields, by name. */
 type Fields = ReadonlyMap<string, FieldType>;
 
-const isObject = (value: unknown): value is object => typeof value === 'object' && value !== null && !Array.isArray(value);
+/** A JSON object: not null, not a list. */
+export const isObject = (value: unknown): value is object => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** A time as the sandbox writes one: a finite number. */
+/**
+ * A time as the sandbox writes one: a finite number. Not held to the dates a clock may
+ * show (up to year 9999): a file an older build wrote may have later ones, and opens.
+ */
 export const isTime = (value: unknown): boolean => typeof value === 'number' && Number.isFinite(value);
 
 /** A value as a message shows it: short, and never as JSON would (Infinity is not `null`). */

@@ -1,4 +1,4 @@
-import { describeValue, fieldTypeProblem, isTime } from './record-fields.js';
+import { describeValue, fieldTypeProblem, isObject, isTime } from './record-fields.js';
 import { RecordMap } from './record-map.js';
 import { DataFileError, type JournalOp, type JournaledFileData } from './types.js';
 
@@ -7,8 +7,6 @@ const OBJECT_RECORDS = new Set(['orders', 'deliveries', 'clients', 'jobs']);
 
 /** The fields of a data file that are not collections. */
 const HEADER_FIELDS = new Set(['schema_version', 'journal_generation']);
-
-const isObject = (value: unknown): value is object => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * What is wrong with `value` as a record of `collection` (of any schema version), or
