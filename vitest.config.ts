@@ -77,6 +77,9 @@ export const SLOW = [
   // sends here. `npm run test:postgres` runs both on PostgreSQL too.
   'test/isolation/turns.test.ts',
   'test/isolation/stalled-answers.test.ts',
+  // The banner's and the start's warnings of --webhook-targets, five starts of the real CLI:
+  // ~24 s of test time (npm test on Node 20 came to 295 s on a quiet 2-core machine).
+  'test/webhooks/target-policy-cli.test.ts',
 ];
 
 export default defineConfig({
