@@ -118,10 +118,14 @@ export class Drainer {
     return outsideOrder(() => (storage.background ? storage.background(drain) : drain()));
   }
 
-  /** The earliest due time of a job that can be claimed now: local work, or pooled jobs of clients with room in the pool. */
-  nextClaimable(scope: Scope): Promise<number | undefined> {
+  /** The earliest due time of a job that can be claimed now: local work (a client's whose pooled jobs have no room too), or pooled jobs of clients with room. */
+  async nextClaimable(scope: Scope): Promise<number | undefined> {
     const { pool, storage, kinds } = this.parts;
-    return pool.room > 0 ? storage.jobs.nextDue({ ...scope, skipClients: skipping(scope.skipClients, pool.full()) }) : storage.jobs.nextDue({ ...scope, kinds: kinds.work });
+    const full = pool.room > 0 ? pool.full() : undefined;
+    const any = full && (await storage.jobs.nextDue({ ...scope, skipClients: skipping(scope.skipClients, full) }));
+    if (full?.size === 0) return any;
+    const local = await storage.jobs.nextDue({ ...scope, kinds: kinds.work });
+    return any === undefined || (local !== undefined && local < any) ? local : any;
   }
 
   /** Claims on one client's clock, or on the sandbox's with every client's lead (see LeftToOthers). */
@@ -262,10 +266,9 @@ export class Drainer {
 
   /**
    * Waits for `jobs` (an advance's wait for its client's running jobs, or for room in the
-   * pool that other clients' jobs hold), unless the store
-   * has been unable to take writes for UNSAVED_AFTER_MS meanwhile: then the advance stops
-   * there with ADVANCE_UNSAVED, as it does when a job could not save its work, and the
-   * jobs go on without it.
+   * pool that other clients' jobs hold), unless the store has been unable to take writes
+   * for UNSAVED_AFTER_MS meanwhile: then the advance stops there with ADVANCE_UNSAVED, as
+   * it does when a job could not save its work, and the jobs go on without it.
    */
   private async whileSaving(jobs: Promise<void>): Promise<void> {
     const { storage } = this.parts;

@@ -81,6 +81,7 @@ export class Scheduler {
       nextClaimable: () => this.drainer.nextClaimable(this.drainer.scope(undefined)),
       leadOf: (clientId) => leftToOthers.lead(clientId),
       wake: () => this.exclusive(() => this.drainDue('actual')),
+      catchUp: () => this.runDue(),
     });
     const rows = new Rows(storage, kinds, runner, shared);
     const slices = new LoopSlices(wallClock);

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RealClock } from '../../src/clock/clock.js';
 import { Scheduler } from '../../src/jobs/index.js';
 import { inOrder } from '../../src/jobs/numbering-order.js';
@@ -130,6 +130,24 @@ describe('Scheduler with a real clock', () => {
     // A claim takes 32 jobs; in rounds, z's is among the first seven (each client's earliest), not after 3,000.
     expect(ran.indexOf('z-now')).toBeLessThan(32);
     for (const client of heavy) expect(ran.filter((key) => key.startsWith(`${client}-`))).toEqual(Array.from({ length: 500 }, (_, i) => `${client}-${i}`));
+    await scheduler.stop();
+  });
+
+  it("runs a client's AWB as it falls due while its webhook attempts fill its share of the pool (a silent receiver), not once one of them ends", async () => {
+    const clock = new RealClock(1_000);
+    const { scheduler, schedule } = await schedulerOn(clock);
+    let answer!: () => void;
+    const silent = new Promise<void>((resolve) => (answer = resolve));
+    let attempts = 0;
+    scheduler.register({ kind: 'webhook', run: async () => ((attempts += 1), await silent), concurrency: { total: 8, perClient: 2 } });
+    const awb = new Promise<true>((resolve) => scheduler.register({ ...AWB, run: async () => resolve(true) }));
+    for (const key of ['h1', 'h2', 'h3']) await schedule('webhook', key, clock.now());
+    await vi.waitFor(() => expect(attempts).toBe(2));
+    await schedule('awb', 'x', clock.now() + 60_000); // one simulated minute: 60 real ms
+    const ran = await Promise.race([awb, new Promise<false>((resolve) => setTimeout(() => resolve(false), 3_000))]);
+    answer();
+    expect(ran).toBe(true);
+    expect(attempts).toBe(2); // the third attempt still waits for room
     await scheduler.stop();
   });
 

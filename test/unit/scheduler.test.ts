@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/clock/clock.js';
 import { Clocks } from '../../src/clock/clocks.js';
 import { Scheduler } from '../../src/jobs/index.js';
@@ -126,6 +126,28 @@ describe('Scheduler with a manual clock', () => {
     await storage.jobs.schedule({ kind: 'awb', key: 'behind', client_id: 'other', due_at: 9_000 });
     await scheduler.runDue();
     expect(runs.map((r) => `${r.key}@${r.at}`)).toEqual(['ahead@9000']);
+  });
+
+  it('runs at start every job overdue on a client clock kept ahead of them (a stop during its advance), webhooks as the pool makes room, each at its due time', async () => {
+    const { scheduler, storage } = await schedulerOn(new ManualClock(0));
+    scheduler.clocks.moveTo('c', 100_000);
+    const ran: string[] = [];
+    scheduler.register({ ...AWB, run: async (job, at) => void ran.push(`${job.key}@${at}`) });
+    const attempt = async (job: { key: string }, at: number) => {
+      await new Promise((resolve) => setTimeout(resolve, 5)); // a receiver's answer
+      ran.push(`${job.key}@${at}`);
+    };
+    scheduler.register({ kind: 'webhook', run: attempt, concurrency: { total: 4, perClient: 2 } });
+    const all: string[] = [];
+    for (let i = 1; i <= 10; i++) {
+      for (const kind of ['awb', 'webhook'] as const) await storage.jobs.schedule({ kind, key: `${kind}${i}`, client_id: 'c', due_at: i * 1_000 });
+      all.push(`awb${i}@${i * 1_000}`, `webhook${i}@${i * 1_000}`);
+    }
+    await scheduler.runDue();
+    await vi.waitFor(async () => expect(await storage.jobs.count()).toBe(0));
+    await scheduler.settle();
+    expect(ran.sort()).toEqual(all.sort());
+    expect(ran.filter((run) => run.startsWith('awb'))).toEqual(all.filter((run) => run.startsWith('awb')));
   });
 
   it('drops the due jobs of a client no longer configured without running them, tells once per client how many, and runs the others', async () => {
