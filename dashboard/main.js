@@ -22,7 +22,8 @@ const VIEWS = [
 /** The view named by the location hash: `#/orders`, `#/orders/<order_no>`, `#/webhooks`, … */
 function route() {
   const [view = 'orders', id] = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
-  return { view: VIEWS.some((v) => v.path === view) ? view : 'orders', id };
+  // An address of no view (mistyped, or an old bookmark) shows the orders, and says so.
+  return VIEWS.some((v) => v.path === view) ? { view, id } : { view: 'orders', unknown: view };
 }
 
 function useRoute() {
@@ -102,7 +103,7 @@ function ClientSwitch() {
 }
 
 function Shell({ onSignOut }) {
-  const { view, id } = useRoute();
+  const { view, id, unknown } = useRoute();
   const body =
     view === 'orders' && id ? html`<${OrderView} orderNo=${id} key=${id} />`
     : view === 'orders' ? html`<${OrdersView} />`
@@ -122,6 +123,7 @@ function Shell({ onSignOut }) {
     </header>
     <main>
       ${!mayWrite() && html`<p class="muted role-note">Signed in with a read_only token: everything is shown, and no action is offered.</p>`}
+      ${unknown && html`<p class="muted" role="status">No view is called "${unknown}" (the views: ${VIEWS.map((v) => v.path).join(', ')}): here are the orders.</p>`}
       ${body}
     </main>
   </div>`;

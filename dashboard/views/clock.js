@@ -83,7 +83,7 @@ export function ClockView() {
     mayWriteSandboxWide() &&
     html`<form class="inline-form" onSubmit=${changeSpeed}>
       <label for="clock-speed">Speed (simulated ms per real ms)</label>
-      <input id="clock-speed" type="number" min="0" step="any" value=${speed} onInput=${(e) => setSpeed(e.currentTarget.value)} />
+      <input id="clock-speed" type="number" min="0" max="100000" step="any" required value=${speed} onInput=${(e) => setSpeed(e.currentTarget.value)} />
       <button type="submit" disabled=${action.busy}>Set speed</button>
     </form>
     <p class="muted">The speed is the whole sandbox's: it changes every client's.</p>`}
