@@ -88,7 +88,7 @@ export default defineConfig({
     // The end-to-end suites (the real CLI, kill -9, a full disk, a second instance, replicas on PostgreSQL) and the
     // fuzzers run in \`npm run test:load\`, which .ci/run also runs: npm test stays under 5 minutes.
     // The browser tests (the dashboard, the /docs page) too, as DESIGN's "Test time" says.
-    exclude: ['test/store/postgres.contract.test.ts', 'test/store/postgres-signals.test.ts', 'test/e2e/**', 'test/replicas/**', 'test/fuzz/**', 'test/dashboard/dashboard.test.ts', 'test/dashboard/real-data.test.ts', 'test/dashboard/polling.test.ts', 'test/dashboard/new-order.test.ts', 'test/dashboard/addresses.test.ts', 'test/ship/docs-page.test.ts', 'node_modules/**', ...SLOW],
+    exclude: ['test/store/postgres.contract.test.ts', 'test/store/postgres-signals.test.ts', 'test/e2e/**', 'test/replicas/**', 'test/fuzz/**', 'test/dashboard/dashboard.test.ts', 'test/dashboard/real-data.test.ts', 'test/dashboard/polling.test.ts', 'test/dashboard/new-order.test.ts', 'test/dashboard/notices.test.ts', 'test/ship/docs-page.test.ts', 'node_modules/**', ...SLOW],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',

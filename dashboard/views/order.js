@@ -1,5 +1,5 @@
 import { useEffect, useState } from '/dashboard/vendor/hooks.mjs';
-import { ApiError, call, mayWrite } from '../api.js';
+import { ApiError, call, mayWrite, session } from '../api.js';
 import { awbPending, ErrorBox, Json, Result, time, useAction, usePoll } from '../components.js';
 import { html } from '../html.js';
 
@@ -27,6 +27,7 @@ function Tracking({ awb, version }) {
     ${awb && !answer && html`<p class="muted">Reading the tracking answer…</p>`}
     ${awb && answer?.error && html`<${ErrorBox} error=${answer.error} />`}
     ${awb && answer && !answer.error && html`<p><code>GET /v1/order/tracking/${awb}</code> → <strong>${answer.status}</strong></p><${Json} value=${answer.body} />`}
+    ${awb && session.who?.role === 'partner' && html`<p class="muted">Read with the client's partner token: a request of the client's like any other, graded in its readiness report (a read before its AWB webhook was acknowledged counts as one too early). Its read_only token browses without that.</p>`}
   </section>`;
 }
 

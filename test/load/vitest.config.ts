@@ -6,7 +6,7 @@ import { SLOW } from '../../vitest.config.js';
 // PostgreSQL (test/replicas), the fuzzers and the browser tests (the dashboard, /docs).
 export default defineConfig({
   test: {
-    include: ['test/load/**/*.load.ts', 'test/e2e/**/*.test.ts', 'test/replicas/**/*.test.ts', 'test/fuzz/**/*.test.ts', 'test/dashboard/dashboard.test.ts', 'test/dashboard/real-data.test.ts', 'test/dashboard/polling.test.ts', 'test/dashboard/new-order.test.ts', 'test/dashboard/addresses.test.ts', 'test/ship/docs-page.test.ts', ...SLOW],
+    include: ['test/load/**/*.load.ts', 'test/e2e/**/*.test.ts', 'test/replicas/**/*.test.ts', 'test/fuzz/**/*.test.ts', 'test/dashboard/dashboard.test.ts', 'test/dashboard/real-data.test.ts', 'test/dashboard/polling.test.ts', 'test/dashboard/new-order.test.ts', 'test/dashboard/notices.test.ts', 'test/ship/docs-page.test.ts', ...SLOW],
     testTimeout: 180_000,
     hookTimeout: 60_000,
     pool: 'forks',

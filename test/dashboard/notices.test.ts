@@ -1,13 +1,15 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/index.js';
+import { createRequest } from '../support/orders.js';
 import { hasChromium, openPage, signIn, warnIfNoChromium } from './browser.js';
 
-warnIfNoChromium('dashboard addresses');
+warnIfNoChromium('dashboard notices');
 
-const TOKEN = 'dashboard-addresses-token';
+const TOKEN = 'dashboard-notices-token';
+const READ_ONLY = 'dashboard-notices-read-only';
 
-describe.skipIf(!hasChromium)('the dashboard at an address of no view, and its speed form', () => {
+describe.skipIf(!hasChromium)('what the dashboard tells a partner signed in with its token', () => {
   let sandbox: Sandbox;
   let browser: Browser;
   let page: Page;
@@ -15,7 +17,7 @@ describe.skipIf(!hasChromium)('the dashboard at an address of no view, and its s
 
   beforeAll(async () => {
     // A real clock, and one client with no admin token: that client may set the sandbox's speed.
-    sandbox = await createSandbox({ clock: 'real', port: 0, data: ':memory:', logLevel: 'silent', clients: [{ token: TOKEN, id: 'addresses' }] });
+    sandbox = await createSandbox({ clock: 'real', port: 0, data: ':memory:', logLevel: 'silent', clients: [{ token: TOKEN, id: 'notices' }, { token: READ_ONLY, id: 'notices', role: 'read_only' }] });
     ({ browser, page } = await openPage());
     page.on('request', (request) => {
       if (request.url().endsWith('/__sandbox/clock/speed')) speedsSent.push(request.postData() ?? '');
@@ -48,5 +50,19 @@ describe.skipIf(!hasChromium)('the dashboard at an address of no view, and its s
     await page.getByRole('button', { name: 'Set speed' }).click();
     await page.getByText('Speed set: ×120').waitFor();
     expect(speedsSent).toEqual(['{"speed":120}']);
+  });
+
+  it("says on an order's page that its tracking read is a request of the client's, graded in its report, and not to its read_only token", async () => {
+    const created = await fetch(`${sandbox.url}/v1/order`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(createRequest(1)) });
+    const [orderNo] = ((await created.json()) as { order_numbers: string[] }).order_numbers;
+    const graded = "Read with the client's partner token: a request of the client's like any other, graded in its readiness report";
+    await page.goto(`${sandbox.url}/dashboard#/orders/${orderNo!}`);
+    await page.getByText('GET /v1/order/tracking/', { exact: false }).waitFor({ timeout: 15_000 });
+    await page.getByText(graded).waitFor();
+    const reader = await (await browser.newContext()).newPage();
+    await signIn(reader, sandbox.url, READ_ONLY);
+    await reader.goto(`${sandbox.url}/dashboard#/orders/${orderNo!}`);
+    await reader.getByText('GET /v1/order/tracking/', { exact: false }).waitFor({ timeout: 15_000 });
+    expect(await reader.getByText(graded).count()).toBe(0);
   });
 });
