@@ -20,8 +20,17 @@ const VIEWS = [
 ];
 
 /** The view named by the location hash: `#/orders`, `#/orders/<order_no>`, `#/webhooks`, … */
+/** A part of the address as written: `%E0%A4%A` or a lone `%` is no escape, and reads as it is. */
+function decoded(part) {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
 function route() {
-  const [view = 'orders', id] = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
+  const [view = 'orders', id] = location.hash.replace(/^#\/?/, '').split('/').map(decoded);
   // An address of no view (mistyped, or an old bookmark) shows the orders, and says so.
   return VIEWS.some((v) => v.path === view) ? { view, id } : { view: 'orders', unknown: view };
 }
@@ -123,7 +132,7 @@ function Shell({ onSignOut }) {
     </header>
     <main>
       ${!mayWrite() && html`<p class="muted role-note">Signed in with a read_only token: everything is shown, and no action is offered.</p>`}
-      ${unknown && html`<p class="muted" role="status">No view is called "${unknown}" (the views: ${VIEWS.map((v) => v.path).join(', ')}): here are the orders.</p>`}
+      ${unknown && html`<p class="muted" role="status">No view is called "${unknown.length > 40 ? `${unknown.slice(0, 40)}…` : unknown}" (the views: ${VIEWS.map((v) => v.path).join(', ')}): here are the orders.</p>`}
       ${body}
     </main>
   </div>`;

@@ -83,7 +83,11 @@ export function ClockView() {
     mayWriteSandboxWide() &&
     html`<form class="inline-form" onSubmit=${changeSpeed}>
       <label for="clock-speed">Speed (simulated ms per real ms)</label>
-      <input id="clock-speed" type="number" min="0" max="100000" step="any" required value=${speed} onInput=${(e) => setSpeed(e.currentTarget.value)} />
+      <input id="clock-speed" type="number" min="0" max="100000" step="any" required value=${speed} onInput=${(e) => {
+        // Above 0, as the API has it (a min of 0 lets 0 through).
+        e.currentTarget.setCustomValidity(Number(e.currentTarget.value) > 0 || e.currentTarget.value === '' ? '' : 'A speed above 0: 1 is real time, 60 a minute a second');
+        setSpeed(e.currentTarget.value);
+      }} />
       <button type="submit" disabled=${action.busy}>Set speed</button>
     </form>
     <p class="muted">The speed is the whole sandbox's: it changes every client's.</p>`}

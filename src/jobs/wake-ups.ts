@@ -17,17 +17,13 @@ export interface WakeUpParts {
   leadOf(clientId: string): number;
   /** Runs every client's due jobs, stamped with the time they run (a wake-up's drain). */
   wake(): Promise<void>;
-  /** Runs every client's due jobs, stamped with their due time (the catch-up at start). */
-  catchUp(): Promise<void>;
   options: Pick<SchedulerOptions, 'pollMs' | 'onError'>;
 }
 
 /**
  * The real clock's wake-ups: a single unref'd timer waits for the earliest due job of any
  * client, in the sandbox clock's terms, and its drain runs what is due then. A manual
- * clock has none: its jobs run as it is advanced, and those overdue at start (a client's
- * clock kept ahead of them, as a stop in the middle of its advance leaves it) in the
- * catch-up, which goes on as pooled jobs end and leave room, as a wake-up would.
+ * clock has none: its jobs run as it is advanced.
  */
 export class WakeUps implements DrainHooks {
   stopped = false;
@@ -40,8 +36,6 @@ export class WakeUps implements DrainHooks {
    * after another once a load stopped).
    */
   private waking = false;
-  /** A manual clock's catch-up is running ('running'), and a pooled job ended meanwhile ('again'). */
-  private catchingUp: 'no' | 'running' | 'again' = 'no';
 
   constructor(private readonly parts: WakeUpParts) {}
 
@@ -95,30 +89,11 @@ export class WakeUps implements DrainHooks {
     this.timer = setTimeout(() => this.fire(), UNAVAILABLE_RETRY_MS).unref();
   }
 
-  /** A pooled job ended, leaving room in the pool: let the next one in. */
+  /** A pooled job ended, leaving room in the pool: let the next one in (real clock). */
   pooledEnded(outcome: Outcome, settling: boolean): void {
     if (settling) return; // the drain that started it goes on
     if (outcome === 'unavailable') this.retryLater();
-    else if (outcome === 'done' && this.parts.clocks.mode === 'manual') this.catchUp();
     else if (outcome === 'done') void this.arm();
-  }
-
-  /** Runs the catch-up again (manual clock), once at a time: pooled jobs that end meanwhile ask for one more. */
-  private catchUp(): void {
-    if (this.stopped) return;
-    if (this.catchingUp !== 'no') {
-      this.catchingUp = 'again';
-      return;
-    }
-    this.catchingUp = 'running';
-    this.parts
-      .catchUp()
-      .catch((error: unknown) => this.parts.options.onError?.(error, 'scheduler', 'runDue'))
-      .finally(() => {
-        const again = this.catchingUp === 'again';
-        this.catchingUp = 'no';
-        if (again) this.catchUp();
-      });
   }
 
   /** No more wake-ups. */

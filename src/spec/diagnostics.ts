@@ -4,7 +4,7 @@ import { domainMessages, type FieldError } from '../shared/index.js';
 /** Messages for the value formats the specs use, keyed by their pattern. */
 const PATTERN_MESSAGES: Record<string, string> = {
   '^[0-9]+$': 'must be numeric text, digits only (for example "12")',
-  '^[0-9]+(\\.[0-9]+)?$': 'must be numeric text such as "1.5" (digits and a point, no sign)',
+  '^[0-9]+(\\.[0-9]+)?$': 'must be numeric text such as "1.5" or "2" (digits, a point only between digits, no sign)',
   '^\\+?[0-9]{8,15}$': 'must be a phone number of 8 to 15 digits, optionally starting with "+"',
   '^-?(90(\\.0+)?|[0-8]?[0-9](\\.[0-9]+)?)$': 'must be decimal degrees from -90 to 90 as text, for example "-6.2297"',
   '^-?(180(\\.0+)?|(1[0-7][0-9]|0?[0-9]{1,2})(\\.[0-9]+)?)$': 'must be decimal degrees from -180 to 180 as text, for example "106.8531"',
@@ -94,7 +94,7 @@ function messageOf(error: ErrorObject, parameter: boolean, data: unknown): strin
     case 'additionalProperties':
       return 'is not a known field';
     case 'format':
-      return p.format === 'uri' ? 'must be an absolute URL with no spaces in it, and what a URL escapes percent-encoded (< > " { } | \\ ^ ` [ ] and letters beyond ASCII: %3C for <), a host of other than ASCII letters in its punycode form, xn--…' : (error.message ?? 'is not valid');
+      return p.format === 'uri' ? 'must be an absolute URL with no spaces in it, and what a URL escapes percent-encoded (< > " { } | \\ ^ ` and letters beyond ASCII: %3C for <; a % only before two hex digits), a host of other than ASCII letters in its punycode form, xn--…' : (error.message ?? 'is not valid');
     default:
       return error.message ?? 'is not valid';
   }

@@ -165,7 +165,8 @@ describe('POST /v1/order', () => {
   describe('value rules', () => {
     it.each([
       ['item_weight', 'heavy', 'numeric text such as "1.5"'],
-      ['item_weight', '-3', 'numeric text such as "1.5" (digits and a point, no sign)'],
+      ['item_weight', '1.', 'a point only between digits'],
+      ['item_weight', '-3', 'numeric text such as "1.5" or "2" (digits, a point only between digits, no sign)'],
       ['item_qty', '1.5', 'digits only'],
       ['receiver_phone', '12-34', 'phone number'],
       ['receiver_name', '', 'must not be empty'],

@@ -40,12 +40,27 @@ describe.skipIf(!hasChromium)('what the dashboard tells a partner signed in with
     expect(await page.getByText('No view is called').count()).toBe(0);
   });
 
-  it('sends no speed from an empty speed field, and sets the one given', async () => {
+  it('reads an address of no escape as written, and shows a long one cut', async () => {
+    for (const [hash, shown] of [
+      ['%E0%A4%A', '%E0%A4%A'],
+      [`${'a'.repeat(3_000)}`, `${'a'.repeat(40)}…`],
+    ]) {
+      await page.goto(`${sandbox.url}/dashboard#/${hash}`);
+      await page.reload();
+      await page.getByRole('heading', { name: 'Orders', level: 1 }).waitFor();
+      expect(await page.getByRole('status').filter({ hasText: 'No view is called' }).innerText()).toContain(`No view is called "${shown}" (the views:`);
+    }
+  });
+
+  it('sends no speed from an empty speed field or one of 0, and sets the one given', async () => {
     await page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: 'Clock' }).click();
     const field = page.getByLabel('Speed (simulated ms per real ms)');
     await field.fill('');
     await page.getByRole('button', { name: 'Set speed' }).click();
     expect(await field.evaluate((input: HTMLInputElement) => input.validity.valueMissing)).toBe(true);
+    await field.fill('0');
+    await page.getByRole('button', { name: 'Set speed' }).click();
+    expect(await field.evaluate((input: HTMLInputElement) => input.validationMessage)).toBe('A speed above 0: 1 is real time, 60 a minute a second');
     await field.fill('120');
     await page.getByRole('button', { name: 'Set speed' }).click();
     await page.getByText('Speed set: ×120').waitFor();

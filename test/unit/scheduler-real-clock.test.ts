@@ -142,7 +142,7 @@ describe('Scheduler with a real clock', () => {
     scheduler.register({ kind: 'webhook', run: async () => ((attempts += 1), await silent), concurrency: { total: 8, perClient: 2 } });
     const awb = new Promise<true>((resolve) => scheduler.register({ ...AWB, run: async () => resolve(true) }));
     for (const key of ['h1', 'h2', 'h3']) await schedule('webhook', key, clock.now());
-    await vi.waitFor(() => expect(attempts).toBe(2));
+    await vi.waitFor(() => expect(attempts).toBe(2), { timeout: 10_000 });
     await schedule('awb', 'x', clock.now() + 60_000); // one simulated minute: 60 real ms
     const ran = await Promise.race([awb, new Promise<false>((resolve) => setTimeout(() => resolve(false), 3_000))]);
     answer();

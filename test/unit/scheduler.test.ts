@@ -144,10 +144,30 @@ describe('Scheduler with a manual clock', () => {
       all.push(`awb${i}@${i * 1_000}`, `webhook${i}@${i * 1_000}`);
     }
     await scheduler.runDue();
-    await vi.waitFor(async () => expect(await storage.jobs.count()).toBe(0));
+    await vi.waitFor(async () => expect(await storage.jobs.count()).toBe(0), { timeout: 10_000 });
     await scheduler.settle();
     expect(ran.sort()).toEqual(all.sort());
     expect(ran.filter((run) => run.startsWith('awb'))).toEqual(all.filter((run) => run.startsWith('awb')));
+  });
+
+  it("leaves another client's job that falls due at its clock after the start to its advance, while one client's overdue webhooks wait for room", async () => {
+    const { scheduler, storage } = await schedulerOn(new ManualClock(0));
+    scheduler.clocks.moveTo('a', 100_000);
+    const ran: string[] = [];
+    let answer!: () => void;
+    const receiver = new Promise<void>((resolve) => (answer = resolve));
+    scheduler.register({ ...AWB, run: async (job) => void ran.push(job.key) });
+    scheduler.register({ kind: 'webhook', run: async (job) => void ((await receiver), ran.push(job.key)), concurrency: { total: 4, perClient: 2 } });
+    for (let i = 1; i <= 5; i++) await storage.jobs.schedule({ kind: 'webhook', key: `a${i}`, client_id: 'a', due_at: i * 1_000 });
+    await scheduler.runDue();
+    // b's clock stands with the sandbox's, at 0: an AWB with no delay falls due there.
+    await storage.jobs.schedule({ kind: 'awb', key: 'b-now', client_id: 'b', due_at: 0 });
+    answer();
+    await vi.waitFor(async () => expect(await storage.jobs.count('a')).toBe(0), { timeout: 10_000 });
+    await scheduler.settle();
+    expect(ran).toEqual(['a1', 'a2', 'a3', 'a4', 'a5']);
+    await scheduler.advance('b', 0);
+    expect(ran).toContain('b-now');
   });
 
   it('drops the due jobs of a client no longer configured without running them, tells once per client how many, and runs the others', async () => {
