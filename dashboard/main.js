@@ -19,7 +19,6 @@ const VIEWS = [
   { path: 'report', label: 'Readiness' },
 ];
 
-/** The view named by the location hash: `#/orders`, `#/orders/<order_no>`, `#/webhooks`, … */
 /** A part of the address as written: `%E0%A4%A` or a lone `%` is no escape, and reads as it is. */
 function decoded(part) {
   try {
@@ -29,6 +28,7 @@ function decoded(part) {
   }
 }
 
+/** The view named by the location hash: `#/orders`, `#/orders/<order_no>`, `#/webhooks`, … */
 function route() {
   const [view = 'orders', id] = location.hash.replace(/^#\/?/, '').split('/').map(decoded);
   // An address of no view (mistyped, or an old bookmark) shows the orders, and says so.
