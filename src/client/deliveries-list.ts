@@ -1,7 +1,8 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_ENDPOINT, LISTENER_NAME, LISTENER_PREFIX, SANDBOX_EVENT_TYPES, bareListenerName, listenerTarget } from '../records/index.js';
+import { isJsonObject } from '../shared/index.js';
 import { clientIdValue, clientProgram, required, timeoutOption, tokenValue } from './flags.js';
-import { callerHeaders, failure, isRecord, jsonOf, notASandbox, NotASandbox, withDeadline } from './exchange.js';
+import { callerHeaders, failure, jsonOf, notASandbox, NotASandbox, withDeadline } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl, sandboxUrl } from './url.js';
 import { refusal } from './refusal.js';
@@ -153,8 +154,8 @@ export async function listenersOf(url: string, headers: Record<string, string>, 
   const res = await send(sandboxUrl(url, '/__sandbox/webhooks/endpoints'), { headers });
   if (!res.ok) return { status: res.status, text: res.text };
   const body = jsonOf(res.text);
-  if (!isRecord(body) || !Array.isArray(body.endpoints)) throw new NotASandbox(notASandbox(url, res.status, 'no list of endpoints'));
-  const listeners = body.endpoints.filter(isRecord).filter((e) => typeof e.id === 'string' && typeof e.listener === 'string');
+  if (!isJsonObject(body) || !Array.isArray(body.endpoints)) throw new NotASandbox(notASandbox(url, res.status, 'no list of endpoints'));
+  const listeners = body.endpoints.filter(isJsonObject).filter((e) => typeof e.id === 'string' && typeof e.listener === 'string');
   return new Map(listeners.map((e) => [e.id as string, e.listener as string]));
 }
 
@@ -258,10 +259,10 @@ export async function executeList(options: ListCommand, out: (text: string) => v
 /** A 200's page of deliveries, or undefined when the body is not one. */
 function deliveryPage(text: string): DeliveryPage | undefined {
   const page = jsonOf(text);
-  if (!isRecord(page) || !Array.isArray(page.deliveries) || !page.deliveries.every(isListedDelivery)) return undefined;
+  if (!isJsonObject(page) || !Array.isArray(page.deliveries) || !page.deliveries.every(isListedDelivery)) return undefined;
   return page as unknown as DeliveryPage;
 }
 
 /** Whether a listed delivery has what its row prints. */
 const isListedDelivery = (d: unknown): boolean =>
-  isRecord(d) && ['id', 'created_at', 'event', 'endpoint_id', 'status'].every((field) => typeof d[field] === 'string') && Array.isArray(d.attempts) && d.attempts.every(isRecord);
+  isJsonObject(d) && ['id', 'created_at', 'event', 'endpoint_id', 'status'].every((field) => typeof d[field] === 'string') && Array.isArray(d.attempts) && d.attempts.every(isJsonObject);

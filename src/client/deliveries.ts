@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError, Option, type OptionValues } from 'commander';
-import { isCalendarDay } from '../shared/index.js';
+import { isCalendarDay, isJsonObject } from '../shared/index.js';
 import { clientIdValue, clientProgram, parseFlags, required, timeoutOption, tokenValue } from './flags.js';
-import { callerHeaders, failure, isRecord, jsonOf, notASandbox, withDeadline, type Answer } from './exchange.js';
+import { callerHeaders, failure, jsonOf, notASandbox, withDeadline, type Answer } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl, sandboxUrl } from './url.js';
 import { refusal } from './refusal.js';
@@ -100,7 +100,7 @@ export async function executeRecover(options: RecoverCommand, out: (text: string
     return 1;
   }
   const answer = jsonOf(res.text);
-  if (!isRecord(answer) || typeof answer.queued !== 'number') {
+  if (!isJsonObject(answer) || typeof answer.queued !== 'number') {
     err(`shipping-sandbox deliveries recover: ${notASandbox(options.url, res.status, 'no recovery')}\n`);
     return 2;
   }
@@ -112,7 +112,7 @@ export async function executeRecover(options: RecoverCommand, out: (text: string
 
 /** The answer's `skipped` counts as a line's words, or '' when none was left out (or the sandbox is older than them). */
 function leftOut(skipped: unknown): string {
-  if (!isRecord(skipped)) return '';
+  if (!isJsonObject(skipped)) return '';
   const count = (key: string) => (typeof skipped[key] === 'number' ? skipped[key] : 0);
   const why = [
     [count('endpoint_unavailable'), 'whose endpoint is deleted, disabled, has no URL or is a listener not connected now'],

@@ -66,9 +66,6 @@ export function jsonOf(text: string): unknown {
   }
 }
 
-/** A JSON object (not null, not an array): what every answer of the sandbox's control API is. */
-export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** What a client command says when whatever answers at --url gave a body that no sandbox gives (a proxy's page, another service): exit 2. */
 export const notASandbox = (url: string, status: number, what: string): string => `${url} answered ${status} with ${what}: is it a shipping sandbox?`;
 

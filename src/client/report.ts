@@ -1,7 +1,8 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { lastEvents, PACT_RUN, type ReportEvent } from '../records/index.js';
+import { isJsonObject } from '../shared/index.js';
 import { clientIdValue, clientProgram, parseFlags, required, timeoutOption, tokenValue } from './flags.js';
-import { callerHeaders, failure, isRecord, jsonOf, notASandbox, withDeadline } from './exchange.js';
+import { callerHeaders, failure, jsonOf, notASandbox, withDeadline } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { httpUrl, sandboxUrl } from './url.js';
 import { refusal } from './refusal.js';
@@ -174,7 +175,7 @@ function readReport(text: string): ReadinessReport | undefined {
   const shaped =
     typeof report?.summary?.handled_percent === 'number' &&
     Array.isArray(report.items) &&
-    report.items.every((item: unknown) => isRecord(item) && typeof item.id === 'string' && typeof item.status === 'string' && typeof item.graded === 'boolean') &&
+    report.items.every((item: unknown) => isJsonObject(item) && typeof item.id === 'string' && typeof item.status === 'string' && typeof item.graded === 'boolean') &&
     typeof report.coverage?.summary?.percent === 'number';
   return shaped ? (report as ReadinessReport) : undefined;
 }

@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
+import { isJsonObject } from '../shared/index.js';
 import { clientIdValue, clientProgram, nonEmpty, parseFlags, required, timeoutOption, tokenValue } from './flags.js';
-import { callerHeaders, failure, isRecord, jsonOf, NoAnswer, notASandbox, withDeadline, type Answer } from './exchange.js';
+import { callerHeaders, failure, jsonOf, NoAnswer, notASandbox, withDeadline, type Answer } from './exchange.js';
 import { tokenFromEnv } from './token.js';
 import { apiPrefixHint, httpUrl, sandboxUrl } from './url.js';
 import { refusal } from './refusal.js';
@@ -131,7 +132,7 @@ export async function executeTrigger(event: string, options: TriggerCommand, out
 
 /** Whether a 200's JSON is the trigger's answer, as far as the lines printed read it. */
 function isTriggerAnswer(value: unknown): value is TriggerAnswer {
-  if (!isRecord(value) || !isRecord(value.order) || !Array.isArray(value.deliveries)) return false;
+  if (!isJsonObject(value) || !isJsonObject(value.order) || !Array.isArray(value.deliveries)) return false;
   const { order } = value;
-  return typeof order.order_no === 'string' && Array.isArray(order.history) && value.deliveries.every((d) => isRecord(d) && typeof d.id === 'string' && typeof d.endpoint_id === 'string' && Array.isArray(d.attempts));
+  return typeof order.order_no === 'string' && Array.isArray(order.history) && value.deliveries.every((d) => isJsonObject(d) && typeof d.id === 'string' && typeof d.endpoint_id === 'string' && Array.isArray(d.attempts));
 }

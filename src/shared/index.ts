@@ -26,3 +26,4 @@ export { BODY_ENCODINGS, charsetOf, declaresABody, isJsonType, isTakenContentTyp
 export { retryAfterMs } from './retry-after.js';
 export { BAD_RESPONSE, fetchFailure, oneLineError, readableFailure } from './network-error.js';
 export { within } from './within.js';
+export { isJsonObject } from './json-object.js';

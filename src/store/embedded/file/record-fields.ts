@@ -6,6 +6,8 @@
 // (a job's due_at "soon"). A field that is absent is left alone: records of older schema
 // versions, and a few written by older builds, lack fields added since.
 
+import { isJsonObject } from '../../../shared/index.js';
+
 /** A field's type: what it must be, as a message says it, and a check of a value that is not undefined. */
 interface FieldType {
   readonly what: string;
@@ -28,9 +30,6 @@ interface Problem {
 /** The types of a record's fields, by name. */
 type Fields = ReadonlyMap<string, FieldType>;
 
-/** A JSON object: not null, not a list. */
-export const isObject = (value: unknown): value is object => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /**
  * A time as the sandbox writes one: a finite number. Not held to the dates a clock may
  * show (up to year 9999): a file an older build wrote may have later ones, and opens.
@@ -50,15 +49,15 @@ const text: FieldType = { what: 'a text', ok: (value) => typeof value === 'strin
 const time: FieldType = { what: 'a time in epoch ms', ok: isTime };
 const number: FieldType = { what: 'a number', ok: isTime };
 const list: FieldType = { what: 'a list', ok: Array.isArray };
-const object: FieldType = { what: 'an object', ok: isObject };
+const object: FieldType = { what: 'an object', ok: isJsonObject };
 /** An order's sender or item: an object, as the create request's schema has it (a text is read and written back as it is: see `OrderFileFormat`). */
-const part: FieldType = { what: 'an object', ok: (value) => isObject(value) || typeof value === 'string' };
+const part: FieldType = { what: 'an object', ok: (value) => isJsonObject(value) || typeof value === 'string' };
 const orNull = (type: FieldType): FieldType => ({
   what: `${type.what} or null`,
   ok: (value) => value === null || type.ok(value),
   ...(type.inner && { inner: (value: unknown) => (value === null ? undefined : type.inner!(value)) }),
 });
-const objectOf = (fields: Fields): FieldType => ({ what: 'an object', ok: isObject, inner: (value) => within('.', fieldsProblem(value as Record<string, unknown>, fields)) });
+const objectOf = (fields: Fields): FieldType => ({ what: 'an object', ok: isJsonObject, inner: (value) => within('.', fieldsProblem(value as Record<string, unknown>, fields)) });
 const listOf = (fields: Fields): FieldType => ({ what: 'a list', ok: Array.isArray, inner: (value) => entriesProblem(value as unknown[], fields) });
 
 /** `problem` (if any) as a problem of the field it is in, its name prefixed with `path`. */
@@ -88,7 +87,7 @@ const TRACKING_ENTRY: Fields = new Map([
 ]);
 const history: FieldType = {
   what: 'a list',
-  ok: (value) => Array.isArray(value) || (isObject(value) && Object.getPrototypeOf(value) !== Object.prototype),
+  ok: (value) => Array.isArray(value) || (isJsonObject(value) && Object.getPrototypeOf(value) !== Object.prototype),
   inner: (value) => (Array.isArray(value) ? historyProblem(value) : undefined),
 };
 
@@ -100,7 +99,7 @@ function historyProblem(entries: unknown[]): Problem | undefined {
   }
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i] as { step?: unknown; at?: unknown };
-    if (!isObject(entry)) return { value: entry, field: `[${i}]`, what: 'an object' };
+    if (!isJsonObject(entry)) return { value: entry, field: `[${i}]`, what: 'an object' };
     // The usual entry, a played step, checked without listing its fields.
     if (isTime(entry.step) && isTime(entry.at)) continue;
     const problem = fieldsProblem(entry as Record<string, unknown>, 'step' in entry ? PLAYED_STEP : TRACKING_ENTRY);
@@ -258,7 +257,7 @@ function fieldsProblem(record: Record<string, unknown>, fields: Fields): Problem
 function entriesProblem(entries: unknown[], fields: Fields): Problem | undefined {
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i];
-    if (!isObject(entry)) return { value: entry, field: `[${i}]`, what: 'an object' };
+    if (!isJsonObject(entry)) return { value: entry, field: `[${i}]`, what: 'an object' };
     const problem = fieldsProblem(entry as Record<string, unknown>, fields);
     if (problem !== undefined) return within(`[${i}].`, problem);
   }

@@ -1,4 +1,5 @@
-import { describeValue, fieldTypeProblem, isObject, isTime } from './record-fields.js';
+import { isJsonObject } from '../../../shared/index.js';
+import { describeValue, fieldTypeProblem, isTime } from './record-fields.js';
 import { RecordMap } from './record-map.js';
 import { DataFileError, type JournalOp, type JournaledFileData } from './types.js';
 
@@ -19,7 +20,7 @@ const HEADER_FIELDS = new Set(['schema_version', 'journal_generation']);
  * recordProblem('orders', null); // 'null where a record must be an object'
  */
 export function recordProblem(collection: string, value: unknown, key?: string): string | undefined {
-  if (OBJECT_RECORDS.has(collection)) return isObject(value) ? fieldsProblem(collection, value) : `${describeValue(value)} where a record must be an object`;
+  if (OBJECT_RECORDS.has(collection)) return isJsonObject(value) ? fieldsProblem(collection, value) : `${describeValue(value)} where a record must be an object`;
   if (collection === 'counters' && !(Number.isSafeInteger(value) && (value as number) >= 0)) {
     return `${describeValue(value)} where a counter must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}`;
   }
@@ -37,7 +38,7 @@ function fieldsProblem(collection: string, fields: object): string | undefined {
 
 /** What is wrong with a clock kept in the data file (a client's, the sandbox's real one), or undefined. */
 function clockProblem(what: string, value: unknown, times: string[], speeds: string[] = []): string | undefined {
-  if (!isObject(value)) return `${describeValue(value)} where the ${what} must be an object`;
+  if (!isJsonObject(value)) return `${describeValue(value)} where the ${what} must be an object`;
   const fields = value as Record<string, unknown>;
   for (const field of times) {
     if (!isTime(fields[field])) return `${describeValue(fields[field])} for the ${what}'s ${field}, where a time in epoch ms must be`;
@@ -57,7 +58,7 @@ function metaProblem(key: string, value: unknown): string | undefined {
     case 'jobs_migrated':
       return typeof value === 'number' && Number.isFinite(value) ? undefined : `${describeValue(value)} where a time in epoch ms must be`;
     case 'real_clock': {
-      if (!isObject(value)) return `${describeValue(value)} where the real clock must be an object`;
+      if (!isJsonObject(value)) return `${describeValue(value)} where the real clock must be an object`;
       const optional = (value as { kept_until_wall_ms?: unknown }).kept_until_wall_ms === undefined ? [] : ['kept_until_wall_ms'];
       return clockProblem('real clock', value, ['sim_base_ms', 'wall_base_ms', ...optional], ['speed', 'previous_speed']);
     }
@@ -82,7 +83,7 @@ export function checkData(data: JournaledFileData, path: string): void {
     new DataFileError(`The data file ${path} has ${what}. It was left as it was: repair it by hand, or move it away to start without it.`);
   for (const [name, records] of Object.entries(data)) {
     if (HEADER_FIELDS.has(name)) continue;
-    if (!isObject(records)) throw refuse(`${describeValue(records)} for the collection "${name}", where an object of records must be`);
+    if (!isJsonObject(records)) throw refuse(`${describeValue(records)} for the collection "${name}", where an object of records must be`);
     // By chunks of keys and values: cheaper than the entries' iterator, which makes a pair per record.
     const chunks = records instanceof RecordMap ? records.entryChunks() : [{ keys: Object.keys(records), values: Object.values(records) as unknown[] }];
     for (const { keys, values } of chunks) {
@@ -99,7 +100,7 @@ export function checkData(data: JournaledFileData, path: string): void {
 /** What is wrong with a journal line's parsed JSON as a commit (a list of ops, or one op as sandbox 0.1.0 wrote), or undefined. */
 export function commitProblem(parsed: unknown): string | undefined {
   const ops = Array.isArray(parsed) ? (parsed as unknown[]) : [parsed];
-  if (!Array.isArray(parsed) && !isObject(parsed)) return `${describeValue(parsed)} is not a list of changes`;
+  if (!Array.isArray(parsed) && !isJsonObject(parsed)) return `${describeValue(parsed)} is not a list of changes`;
   for (const [i, op] of ops.entries()) {
     const problem = opProblem(op);
     if (problem !== undefined) return `change ${i + 1} ${problem}`;
@@ -108,12 +109,12 @@ export function commitProblem(parsed: unknown): string | undefined {
 }
 
 function opProblem(op: unknown): string | undefined {
-  if (!isObject(op)) return `is ${describeValue(op)}, not a change`;
+  if (!isJsonObject(op)) return `is ${describeValue(op)}, not a change`;
   const { c, k, v, d, p } = op as Partial<JournalOp>;
   if (typeof c !== 'string' || typeof k !== 'string') return 'names no collection and key';
   if (d) return undefined;
   if (p !== undefined) {
-    if (!isObject(p)) return `sets ${describeValue(p)} as the fields of "${c}" key ${JSON.stringify(k)}`;
+    if (!isJsonObject(p)) return `sets ${describeValue(p)} as the fields of "${c}" key ${JSON.stringify(k)}`;
     const problem = OBJECT_RECORDS.has(c) ? fieldsProblem(c, p) : undefined;
     return problem === undefined ? undefined : `sets ${problem} in "${c}", key ${JSON.stringify(k)}`;
   }
