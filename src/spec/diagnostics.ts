@@ -94,7 +94,7 @@ function messageOf(error: ErrorObject, parameter: boolean, data: unknown): strin
     case 'additionalProperties':
       return 'is not a known field';
     case 'format':
-      return p.format === 'uri' ? 'must be an absolute URL with no spaces in it, and what a URL escapes percent-encoded (< > " { } | \\ ^ ` and letters beyond ASCII: %3C for <; a % only before two hex digits), a host of other than ASCII letters in its punycode form, xn--…' : (error.message ?? 'is not valid');
+      return p.format === 'uri' ? 'must be an absolute URL with no spaces in it, and what a URL escapes percent-encoded (< > " { } | \\ ^ ` and letters beyond ASCII: %3C for <; a % only before two hex digits, a # only once: what follows it is one fragment, its own # as %23), a host of other than ASCII letters in its punycode form, xn--…' : (error.message ?? 'is not valid');
     default:
       return error.message ?? 'is not valid';
   }

@@ -212,8 +212,9 @@ describe('--webhook-targets any (the default)', () => {
 
   it.each([
     ['a trailing space', 'http://127.0.0.1:3000/hooks ', 'must be an absolute URL with no spaces in it'],
-    ['a character a URL escapes', 'http://127.0.0.1:3000/<script>', 'what a URL escapes percent-encoded (< > " { } | \\ ^ ` and letters beyond ASCII: %3C for <; a % only before two hex digits)'],
+    ['a character a URL escapes', 'http://127.0.0.1:3000/<script>', 'what a URL escapes percent-encoded (< > " { } | \\ ^ ` and letters beyond ASCII: %3C for <; a % only before two hex digits'],
     ['a host of other than ASCII letters', 'http://ünïcode.test/x', 'in its punycode form, xn--'],
+    ['a second #', 'http://127.0.0.1:3000/hooks#a#b', 'a # only once: what follows it is one fragment, its own # as %23'],
     ['a leading space', ' http://127.0.0.1:3000/hooks', 'must start with http:// or https:// (nothing before it, a space included)'],
   ])('says what is wrong with a URL of %s, in words rather than the schema', async (_what, url, message) => {
     sandbox = await testSandbox();
