@@ -105,6 +105,11 @@ export function amountProblem(field: string, text: string | undefined, max = MAX
 }
 
 /** The messages domain code answers with, in one place. */
+/** What a field error says of a list longer than the spec lets it be. */
+export const tooManyEntries = (limit: number): string => `must hold at most ${limit} entries`;
+/** Whether a field error's message is `tooManyEntries`'s. */
+export const isTooManyEntries = (message: string): boolean => /^must hold at most \d+ entries$/.test(message);
+
 export const domainMessages = {
   /** A webhook secret that is not one, in the API's 400 and in the spec's pattern's message. */
   webhookSecret: 'must be "whsec_" followed by the standard base64 of 24 to 64 bytes, with its "=" padding',

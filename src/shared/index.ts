@@ -3,7 +3,7 @@
 export { isCalendarDay } from './calendar.js';
 export { formatDuration, parseDelayRange, parseDuration, unitlessNumber } from './duration.js';
 export type { DelayRange } from './duration.js';
-export { Conflict, DomainError, Forbidden, LimitReached, NotFound, RuleViolation, TooManyRequests, Unavailable, amountProblem, asRead, MAX_AMOUNT, MAX_SIDE_CM, MAX_WEIGHT_KG, domainMessages, notACursor } from './errors.js';
+export { Conflict, DomainError, Forbidden, LimitReached, NotFound, RuleViolation, TooManyRequests, Unavailable, amountProblem, asRead, isTooManyEntries, tooManyEntries, MAX_AMOUNT, MAX_SIDE_CM, MAX_WEIGHT_KG, domainMessages, notACursor } from './errors.js';
 export type { FieldError } from './errors.js';
 export { mask } from './mask.js';
 export { sharedAbortController } from './shared-abort.js';

@@ -1,5 +1,5 @@
 import type { ErrorObject } from 'ajv';
-import { domainMessages, type FieldError } from '../shared/index.js';
+import { domainMessages, tooManyEntries, type FieldError } from '../shared/index.js';
 
 /** Messages for the value formats the specs use, keyed by their pattern. */
 const PATTERN_MESSAGES: Record<string, string> = {
@@ -88,7 +88,7 @@ function messageOf(error: ErrorObject, parameter: boolean, data: unknown): strin
     case 'minItems':
       return `must hold at least ${String(p.limit)} ${p.limit === 1 ? 'entry' : 'entries'}`;
     case 'maxItems':
-      return `must hold at most ${String(p.limit)} entries`;
+      return tooManyEntries(Number(p.limit));
     case 'enum':
       return `must be one of: ${(p.allowedValues as unknown[]).map(String).join(', ')}`;
     case 'additionalProperties':

@@ -280,6 +280,12 @@ describe('a rule whose match no request of the spec can meet', () => {
       expect([201, 400]).toContain(res.status);
       expect(performance.now() - started).toBeLessThan(2_000);
     }
+    // An item past the most a create holds: no create that passes validation has one, however far past.
+    for (const key of ['items[100].cod', 'items[99999999999].cod', `items[${'9'.repeat(400)}]`]) {
+      const res = await sandbox.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'createOrder', body: { [key]: '0' } }, action: fail400 } });
+      expect(res.body.errors).toEqual([{ field: `match.body.${key}`, message: expect.stringContaining('answered 400 (items must hold at most 100 entries) before any fault rule applies') }]);
+    }
+    expect((await sandbox.call('POST', '/__sandbox/faults', { body: { match: { operation_id: 'createOrder', body: { 'items[99].cod': '0' } }, action: fail400 } })).status).toBe(201);
     // With no operation named, it is refused only if every operation that takes a body refuses it: a cancel's body has no items to hold it to text.
     expect((await sandbox.call('POST', '/__sandbox/faults', { body: { match: { body: { 'items[0].cod': 0 } }, action: fail400 } })).status).toBe(201);
   });
