@@ -167,15 +167,19 @@ function asClientCommand(command: Command): Command {
   return command.exitOverride().configureOutput({ writeOut: out, writeErr: err });
 }
 
+/** The npm commands that run the bin through a shell that does not pass a SIGTERM on: `npx` (npm exec) and `npm start`. */
+const UNPASSED_SIGTERM = new Set(['npx', 'start']);
+
 /**
- * Calls `stop` once when the npx that started this process is gone. Under npx / npm exec, npm
- * runs the bin through `sh -c` and passes a SIGTERM to that shell only, which dies without
- * passing it on: this process is left orphaned (reparented). A changed parent pid there means
- * whoever started it was told to stop, so it stops as on SIGTERM. Only under npx: a process
- * backgrounded from a script that then ends must keep running.
+ * Calls `stop` once when the npx or `npm start` that started this process is gone. npm runs
+ * the bin through `sh -c` and passes a SIGTERM to that shell only, which dies without
+ * passing it on: this process is left orphaned (reparented), holding its port and data file.
+ * A changed parent pid there means whoever started it was told to stop, so it stops as on
+ * SIGTERM. Only under those two: a process backgrounded from another script that then ends
+ * must keep running.
  */
 function stopWhenNpxIsGone(stop: () => void): void {
-  if (process.env.npm_lifecycle_event !== 'npx') return;
+  if (!UNPASSED_SIGTERM.has(process.env.npm_lifecycle_event ?? '')) return;
   const parent = process.ppid;
   const watch = setInterval(() => {
     if (process.ppid === parent) return;
