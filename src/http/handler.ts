@@ -1,6 +1,6 @@
 import type { Client } from '../clients/index.js';
 import type { OperationInput } from '../requests/index.js';
-import { RuleViolation } from '../shared/index.js';
+import { domainMessages, RuleViolation } from '../shared/index.js';
 
 export type { OperationInput };
 
@@ -136,6 +136,6 @@ export function listInParts<T>(head: Record<string, unknown>, field: string, ite
 export function timeField(field: string, text: string): number {
   const ms = Date.parse(text);
   // The schema's date-time admits a leap second (23:59:60) that Date cannot read.
-  if (!Number.isFinite(ms)) throw new RuleViolation([{ field, message: 'is not a time the sandbox can read: use ISO 8601, e.g. 2026-01-01T00:00:00Z' }]);
+  if (!Number.isFinite(ms)) throw new RuleViolation([{ field, message: domainMessages.unreadableTime }]);
   return ms;
 }

@@ -104,12 +104,12 @@ export function amountProblem(field: string, text: string | undefined, max = MAX
   return text !== undefined && !(Number(text) <= max) ? { field, message: domainMessages.tooLarge(max, unit) } : undefined;
 }
 
-/** The messages domain code answers with, in one place. */
 /** What a field error says of a list longer than the spec lets it be. */
-export const tooManyEntries = (limit: number): string => `must hold at most ${limit} entries`;
+export const tooManyEntries = (limit: number): string => `must hold at most ${limit} ${limit === 1 ? 'entry' : 'entries'}`;
 /** Whether a field error's message is `tooManyEntries`'s. */
-export const isTooManyEntries = (message: string): boolean => /^must hold at most \d+ entries$/.test(message);
+export const isTooManyEntries = (message: string): boolean => /^must hold at most \d+ entr(y|ies)$/.test(message);
 
+/** The messages domain code answers with, in one place. */
 export const domainMessages = {
   /** A webhook secret that is not one, in the API's 400 and in the spec's pattern's message. */
   webhookSecret: 'must be "whsec_" followed by the standard base64 of 24 to 64 bytes, with its "=" padding',
@@ -122,6 +122,8 @@ export const domainMessages = {
   deliveryNotFound: (id: string) => `No webhook delivery ${id} for this client; GET /__sandbox/webhooks/deliveries lists them.`,
   /** A field or parameter that is required and absent. */
   isRequired: 'is required',
+  /** A time in a control call's body or query that is not one (`"yesterday"`, a leap second). */
+  unreadableTime: 'is not a time the sandbox can read: use ISO 8601, e.g. 2026-01-01T00:00:00Z',
   /** A text parameter given twice, or in a bracketed form (`?a=1&a=2`, `?a[]=1`). */
   givenOnce: 'must be given once, as plain text',
   /** A query parameter a control call does not take: a misspelt filter would answer for everything. */

@@ -93,7 +93,14 @@ function messageOf(error: ErrorObject, parameter: boolean, data: unknown): strin
       return `must be one of: ${(p.allowedValues as unknown[]).map(String).join(', ')}`;
     case 'additionalProperties':
       return 'is not a known field';
+    case 'minProperties':
+      return p.limit === 1 ? 'must set at least one field' : `must set at least ${String(p.limit)} fields`;
+    case 'maxProperties':
+      return `must set at most ${String(p.limit)} fields`;
     case 'format':
+      if (p.format === 'int32') return 'must be a whole number from -2147483648 to 2147483647';
+      if (p.format === 'int64') return 'must be a whole number';
+      if (p.format === 'date-time') return domainMessages.unreadableTime;
       return p.format === 'uri' ? 'must be an absolute URL with no spaces in it, and what a URL escapes percent-encoded (< > " { } | \\ ^ ` and letters beyond ASCII: %3C for <; a % only before two hex digits, a # only once: what follows it is one fragment, its own # as %23), a host of other than ASCII letters in its punycode form, xn--…' : (error.message ?? 'is not valid');
     default:
       return error.message ?? 'is not valid';
