@@ -102,6 +102,14 @@ export function checkUrl(policy: TargetPolicy, url: string): Refusal | undefined
     return { rule: 'scheme', message: 'is not an absolute http(s) URL' };
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return { rule: 'scheme', message: `uses ${parsed.protocol.replace(/:$/, '')}: only http and https are sent to` };
+  // The parser forgives what the URL shown and stored would not say: `http:///host/x` (no host
+  // after the slashes: it takes the path's first part) and `http://%41.test` (a host
+  // percent-encoded: it decodes it). The URL must say where it is sent.
+  const authority = /^https?:\/\/([^/?#]*)/i.exec(url)?.[1];
+  if (authority === '') return { rule: 'scheme', message: 'has no host after its // (http:///host reads as http://host to a URL parser): write http://host/path' };
+  if (authority !== undefined && /%/.test(authority.slice(authority.lastIndexOf('@') + 1))) {
+    return { rule: 'scheme', message: 'has a percent-encoded host (%41.test reads as a.test): write the host as it is, a name beyond ASCII in its punycode form, xn--…' };
+  }
   if (parsed.username !== '' || parsed.password !== '') {
     return { rule: 'credentials', message: 'carries credentials (user:password@): they would be sent to the receiver and shown in the delivery log; check the webhook signature instead' };
   }

@@ -197,6 +197,15 @@ describe('--webhook-targets any (the default)', () => {
     expectRefused(await setUrl(sandbox, 'http://127.0.0.1:0/hooks'), 'port');
   });
 
+  it('refuses a URL whose host a parser would guess (none after the slashes, or percent-encoded), on both the default and a named endpoint', async () => {
+    sandbox = await testSandbox();
+    expectRefused(await setUrl(sandbox, 'http:///127.0.0.1:9/hooks'), 'scheme', 'has no host after its //');
+    expectRefused(await sandbox.call('POST', '/__sandbox/webhooks/endpoints', { body: { url: 'http://%41.test/hooks' } }), 'scheme', 'has a percent-encoded host');
+    expectRefused(await setUrl(sandbox, 'https://hooks%2etest/x'), 'scheme', 'has a percent-encoded host');
+    // A percent-encoded path, query or user part is not the host's.
+    expect((await setUrl(sandbox, 'http://127.0.0.1:9/hooks%20a?x=%41#%42')).status).toBe(200);
+  });
+
   it('says that a URL no policy admits (port 0, credentials) is refused under any policy, not by the operator\'s, on both the default and a named endpoint', async () => {
     sandbox = await testSandbox();
     for (const res of [
