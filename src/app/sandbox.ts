@@ -19,7 +19,7 @@ import { ClockService, clockStartPassed, loadClocks, ClockSync } from '../clock/
 import { SettingsWriter, closeRefusedStart, openStorage } from '../store/index.js';
 import { answerClientErrors, capConnections, clientRateLimit, continueWhenRead, withEnvelope, ApiError, messages, type SandboxModule } from '../http/index.js';
 import { ClientRegistry, roleOf, type Client, type ClientConfig } from '../clients/index.js';
-import { checkClientConfigs, openTargetsShared, OptionError, resolveOptions, shownDatabase, shownRetention, type ResolvedOptions, type SandboxOptions } from '../config/index.js';
+import { checkClientConfigs, listenFailure, openTargetsShared, OptionError, resolveOptions, shownDatabase, shownRetention, type ResolvedOptions, type SandboxOptions } from '../config/index.js';
 import { EventBus } from '../events/index.js';
 import { SandboxMetrics } from '../metrics/index.js';
 import { loadFixtures } from '../fixtures/index.js';
@@ -246,7 +246,7 @@ export async function createSandbox(input: SandboxOptions = {}, { signal }: Star
       if (taken) noteUpgraded(socket as Socket);
       else answerWithoutUpgrade(req, socket, handle);
     });
-    s.once('error', reject);
+    s.once('error', (error) => reject(listenFailure(error)));
     s.listen(options.port, options.host, () => (signal?.aborted ? s.close(() => reject(signal.reason)) : resolve(s)));
   }).catch(async (error: unknown) => {
     await stopServices(services, modules);

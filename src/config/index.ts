@@ -6,7 +6,7 @@ export { readConfigFile } from './file.js';
 export { OptionError } from './option-error.js';
 export { resolveOptions } from './resolve.js';
 export { shownDatabase, shownRetention } from './shown.js';
-export { startFailure } from './start-failure.js';
+export { listenFailure, startFailure } from './start-failure.js';
 export { OPTIONS } from './table.js';
 export { claimLeaseMs } from './options.js';
 export type { ResolvedOptions, SandboxOptions } from './options.js';

@@ -17,6 +17,16 @@ describe('start-up messages name the file and the way forward', () => {
     );
   });
 
+  it('a folder that cannot be made (under a file, under /proc): names --data and the way forward, not a bare ENOTDIR', async () => {
+    const file = path();
+    await JournaledFile.open({ path: file }).then((opened) => opened.close());
+    const under = join(file, 'x.json');
+    await expect(JournaledFile.open({ path: under })).rejects.toThrow(
+      new RegExp(`^The data file ${under.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(--data\\) cannot be kept there: its folder cannot be made \\(ENOTDIR: .*\\)\\. Give --data \\(SANDBOX_DATA\\) a file in a folder this user may create and write`),
+    );
+    await expect(JournaledFile.open({ path: '/proc/no-such-folder/sandbox.json' })).rejects.toThrow('(--data) cannot be kept there: its folder cannot be made (ENOENT');
+  });
+
   it('a directory where the lock should be: names the lock file, not a bare EISDIR', async () => {
     mkdirSync(`${path()}.lock`);
     await expect(JournaledFile.open({ path: path() })).rejects.toThrow(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { startFailure } from '../../src/config/index.js';
+import { listenFailure, startFailure } from '../../src/config/index.js';
 
 const failed = (message: string, code: string, syscall: string) => Object.assign(new Error(message), { code, syscall });
 
@@ -10,6 +10,14 @@ describe("a start's failure, as the CLI prints it", () => {
     );
     expect(startFailure(failed('listen EACCES: permission denied 0.0.0.0:80', 'EACCES', 'listen'))).toBe('listen EACCES: permission denied 0.0.0.0:80. This user may not listen on that port: use one above 1023 (--port, PORT).');
     expect(startFailure(failed('listen EADDRNOTAVAIL: address not available 10.9.9.9:4010', 'EADDRNOTAVAIL', 'listen'))).toMatch(/^listen EADDRNOTAVAIL: address not available 10\.9\.9\.9:4010\. No interface of this machine has that address: .*\(--host, HOST\)\.$/);
+  });
+
+  it("says what to do about a host name that does not resolve, when the listen's look-up failed; not when another look-up did (a database's host)", () => {
+    const lookup = () => failed('getaddrinfo ENOTFOUND nonexistent.invalid', 'ENOTFOUND', 'getaddrinfo');
+    expect(startFailure(listenFailure(lookup()))).toBe(
+      'getaddrinfo ENOTFOUND nonexistent.invalid. That host is no address and no name this machine resolves: use 127.0.0.1, or 0.0.0.0 for every interface (--host, HOST).',
+    );
+    expect(startFailure(lookup())).toBe('getaddrinfo ENOTFOUND nonexistent.invalid');
   });
 
   it('adds no port advice to a data file or folder the user may not write (EACCES too, from the file system)', () => {

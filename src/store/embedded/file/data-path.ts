@@ -19,7 +19,16 @@ const MAX_LINKS = 40;
  * dataFilePath('./data/link.json'); // '/srv/sandbox/real.json' when link.json -> real.json
  */
 export function dataFilePath(given: string): string {
-  makeFolder(dirname(linkTarget(given)));
+  try {
+    makeFolder(dirname(linkTarget(given)));
+  } catch (error) {
+    const { code, message } = error as NodeJS.ErrnoException;
+    if (code === undefined) throw error;
+    throw new DataFileError(
+      `The data file ${given} (--data) cannot be kept there: its folder cannot be made (${message}). ` +
+        'Give --data (SANDBOX_DATA) a file in a folder this user may create and write, such as ./data/sandbox.json, or --data :memory:.',
+    );
+  }
   const real = realDataPath(given);
   refuseFilesBesideLink(given, real);
   if (isDirectory(real)) {
