@@ -138,7 +138,7 @@ export class ClientRegistry {
       }
       const first = seen.get(config.token);
       if (first) throw new Error(
-          `The same token is configured twice, for ${configuredAs(first)} and for ${configuredAs(config)}: give each its own, or name it once (tokens come from --token / SANDBOX_TOKENS, the clients of --config / SANDBOX_CONFIG, --admin-token / SANDBOX_ADMIN_TOKEN, and, for client "default" when none is configured, the data file's generated sbx_ token).`,
+          `The same token is configured twice, ${configuredAs(first) === configuredAs(config) ? `both times for ${configuredAs(config)}` : `for ${configuredAs(first)} and for ${configuredAs(config)}`}: give each its own, or name it once (tokens come from --token / SANDBOX_TOKENS, the clients of --config / SANDBOX_CONFIG, --admin-token / SANDBOX_ADMIN_TOKEN, and, for client "default" when none is configured, the data file's generated sbx_ token).`,
         );
       seen.set(config.token, config);
       const role = roleOf(config);

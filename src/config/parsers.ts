@@ -17,7 +17,7 @@ export const fail = (key: keyof SandboxOptions, message: string): never => {
 
 /** A whole number from `min` to `max`: read from text (`fromText`) and checked (`resolve`). */
 export const wholeNumber = (key: keyof SandboxOptions, min = 0, max = Number.MAX_SAFE_INTEGER) => ({
-  fromText: (text: string): number => (/^\d+$/.test(text.trim()) ? Number(text) : fail(key, `${key} must be a whole number.`)),
+  fromText: (text: string): number => (/^\d+$/.test(text.trim()) ? Number(text) : fail(key, `${key} must be a whole number from ${min} to ${max}, not ${JSON.stringify(text)}.`)),
   resolve: (value: number | undefined): number =>
     Number.isInteger(value) && value! >= min && value! <= max ? value! : fail(key, `${key} must be a whole number from ${min} to ${max}, not ${String(value)}.`),
 });

@@ -14,7 +14,7 @@ describe('ClientRegistry', () => {
   });
 
   it('refuses a token configured twice, and an empty one', () => {
-    expect(() => new ClientRegistry([{ token: 'a' }, { token: 'a' }])).toThrow(/twice, for a client named by its token alone and for a client named by its token alone: .*--token \/ SANDBOX_TOKENS/);
+    expect(() => new ClientRegistry([{ token: 'a' }, { token: 'a' }])).toThrow(/twice, both times for a client named by its token alone: .*--token \/ SANDBOX_TOKENS/);
     expect(() => new ClientRegistry([{ token: 'partner-a-secret', id: 'partner-a' }], ['partner-a-secret'])).toThrow(/for client "partner-a" and for an admin token/);
     expect(() => new ClientRegistry([{ token: '' }])).toThrow(/non-empty/);
   });

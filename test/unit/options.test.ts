@@ -172,6 +172,9 @@ describe('the options', () => {
   it('refuses the same values on the command line, naming the flag', () => {
     expect(() => cli('--awb-delay', 'soon')).toThrow(/--awb-delay <delay>.*awbDelay "soon" is not a delay/);
     expect(() => cli('--max-items', 'many')).toThrow(/--max-items <n>.*whole number/);
+    // A sign is no whole number's text: the message gives the range, as it does past it.
+    expect(() => cli('--port', '-1')).toThrow(/--port <port>.*port must be a whole number from 0 to 65535, not "-1"\./);
+    expect(() => cli('--max-items', '-3')).toThrow(/--max-items <n>.*maxItems must be a whole number from 1 to \d+, not "-3"\./);
     expect(() => cli('--body-limit', 'lots')).toThrow(/--body-limit <size>.*bodyLimit "lots" is not a size/);
     expect(cli('--body-limit', '500kb').bodyLimit).toBe('500kb');
     expect(() => cli('--heap-growth', 'lots')).toThrow(/--heap-growth <percent>.*whole number/);
