@@ -12,7 +12,8 @@
  * flags, or none, cannot be put back through the API: the receiver's URL then stays). It
  * counts and tracks only its own orders: a client with held deliveries of earlier orders
  * (what the README's quick start leaves) hands those to its receiver too, which acknowledges
- * them. Run it on the sandbox of a CI job (or any client of its own), as
+ * them. It advances the client's clock by 4 days and 11 minutes, to play its orders to their
+ * end, and the clock keeps that time. Run it on the sandbox of a CI job (or any client of its own), as
  * `test/examples/careful-client.test.ts` does:
  *
  *   npx tsx examples/careful-client.ts http://127.0.0.1:4010 <token>
