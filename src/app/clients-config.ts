@@ -65,10 +65,11 @@ export function generatedTokenGiven(generated: unknown, configured: readonly Cli
  * token is configured at all: under another id on purpose (a clients file's entry), or
  * without one (`generatedTokenGiven` says that).
  */
-export async function defaultLeftOut(storage: Pick<Storage, 'jobs'>, generated: unknown, clients: readonly Pick<Client, 'token' | 'id'>[]): Promise<string | undefined> {
+export async function defaultLeftOut(storage: Pick<Storage, 'jobs' | 'orders'>, generated: unknown, clients: readonly Pick<Client, 'token' | 'id'>[]): Promise<string | undefined> {
   if (clients.some((c) => c.id === 'default')) return undefined;
   if (typeof generated !== 'string' || generated === '' || clients.some((c) => c.token === generated)) return undefined;
-  const pending = await storage.jobs.count('default');
-  if (pending === 0) return undefined;
-  return `client "default" (the token this store generated, ${mask(generated)}) is not configured on this start: its ${pending} scheduled job${pending === 1 ? '' : 's'} (AWBs, tracking steps, webhook attempts) will be dropped as ${pending === 1 ? 'it falls' : 'they fall'} due, and no token of this start sees its orders. To keep it, give the token the quick start printed in a clients file as { token: <that token>, id: default } beside your others (docs/reference/configuration.md#tokens-and-clients)`;
+  const [pending, orders] = await Promise.all([storage.jobs.count('default'), storage.orders.count('default')]);
+  if (pending === 0 && orders === 0) return undefined;
+  const dropped = pending === 0 ? '' : `its ${pending} scheduled job${pending === 1 ? '' : 's'} (AWBs, tracking steps, webhook attempts) will be dropped as ${pending === 1 ? 'it falls' : 'they fall'} due, and `;
+  return `client "default" (the token this store generated, ${mask(generated)}) is not configured on this start: ${dropped}no token of this start sees its ${orders} order${orders === 1 ? '' : 's'}. To keep it, give the token the quick start printed in a clients file as { token: <that token>, id: default } beside your others (docs/reference/configuration.md#tokens-and-clients)`;
 }

@@ -40,17 +40,23 @@ describe('the default client of a sandbox started without a token', () => {
 
 describe("a start whose clients leave out the quick start's client default", () => {
   const PARTNER = { id: 'partner', token: 'partner-token-0001' };
-  const jobs = (pending: number) => ({ jobs: { count: async (client?: string) => (client === 'default' ? pending : 99) } }) as unknown as Pick<Storage, 'jobs'>;
+  const jobs = (pending: number, orders = pending) =>
+    ({ jobs: { count: async (client?: string) => (client === 'default' ? pending : 99) }, orders: { count: async (client?: string) => (client === 'default' ? orders : 99) } }) as unknown as Pick<Storage, 'jobs' | 'orders'>;
 
   it('says at the start how many of its scheduled jobs will be dropped, with its token masked', async () => {
     const warning = await defaultLeftOut(jobs(3), 'sbx_0123456789abcdef01234567', [{ id: 'client_1a2b3c4d5e6f', token: 'example-token-0001' }]);
     expect(warning).toMatch(/^client "default" \(the token this store generated, sbx_…567\) is not configured on this start: its 3 scheduled jobs .* will be dropped as they fall due/);
     expect(warning).toContain('{ token: <that token>, id: default }');
     expect(warning).not.toContain('sbx_0123456789abcdef01234567');
-    expect(await defaultLeftOut(jobs(1), 'sbx_0123456789abcdef01234567', [PARTNER])).toContain('its 1 scheduled job (AWBs, tracking steps, webhook attempts) will be dropped as it falls due');
+    expect(await defaultLeftOut(jobs(1), 'sbx_0123456789abcdef01234567', [PARTNER])).toContain('its 1 scheduled job (AWBs, tracking steps, webhook attempts) will be dropped as it falls due, and no token of this start sees its 1 order.');
   });
 
-  it('says nothing when default is configured, its token is (under another id, or none), it has no job left, or the store never generated a token', async () => {
+  it('says so when its orders are done with (no job left): no token of this start sees them', async () => {
+    const warning = await defaultLeftOut(jobs(0, 2), 'sbx_0123456789abcdef01234567', [PARTNER]);
+    expect(warning).toMatch(/^client "default" \(the token this store generated, sbx_…567\) is not configured on this start: no token of this start sees its 2 orders\. To keep it/);
+  });
+
+  it('says nothing when default is configured, its token is (under another id, or none), it has no job and no order, or the store never generated a token', async () => {
     const generated = 'sbx_0123456789abcdef01234567';
     expect(await defaultLeftOut(jobs(3), generated, [{ id: 'default', token: 'another-token-0001' }, PARTNER])).toBeUndefined();
     expect(await defaultLeftOut(jobs(3), generated, [{ id: 'shop', token: generated }, PARTNER])).toBeUndefined();
