@@ -136,7 +136,12 @@ export async function runCarefulClient(baseUrl: string, token: string): Promise<
   const ours = (answer: Answer) => (answer.body as Body).order_numbers!;
   try {
     // No chaos of the client's own during the run: the recipe chooses each webhook's misbehaviour.
-    expect('PUT /__sandbox/webhook', await once('PUT', '/__sandbox/webhook', { url: hooks.url, secret: SECRET, chaos: [] }), 200);
+    const pointed = await once('PUT', '/__sandbox/webhook', { url: hooks.url, secret: SECRET, chaos: [] });
+    if (pointed.status === 400) {
+      // Its receiver listens on this machine's loopback: a sandbox whose --webhook-targets refuses that (the image's `public`) cannot send to it.
+      throw new Error(`The sandbox refused the receiver's URL ${hooks.url} (${JSON.stringify(pointed.body)}): run this client beside a sandbox that may send to 127.0.0.1 (--webhook-targets any, the CLI's default).`);
+    }
+    expect('PUT /__sandbox/webhook', pointed, 200);
 
     // Refusals are read, fixed, and never sent again unchanged.
     const invalid = order('BAD');
@@ -190,9 +195,19 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1
     process.exit(2);
   }
   const [baseUrl = 'http://127.0.0.1:4010', token = fromEnv[0]?.trim() ?? ''] = process.argv.slice(2);
-  const client = await runCarefulClient(baseUrl, token);
-  const headers = { authorization: `Bearer ${token}` };
-  await fetch(`${baseUrl}/__sandbox/checks`, { method: 'POST', headers });
-  await client.close();
-  console.log(JSON.stringify((await (await fetch(`${baseUrl}/__sandbox/report`, { headers })).json()).summary, null, 2));
+  if (token === '') {
+    console.error('No token: pass the one to use as the second argument (npx tsx examples/careful-client.ts <base URL> <token>), or set SANDBOX_TOKENS to it');
+    process.exit(2);
+  }
+  try {
+    const client = await runCarefulClient(baseUrl, token);
+    const headers = { authorization: `Bearer ${token}` };
+    await fetch(`${baseUrl}/__sandbox/checks`, { method: 'POST', headers });
+    await client.close();
+    console.log(JSON.stringify((await (await fetch(`${baseUrl}/__sandbox/report`, { headers })).json()).summary, null, 2));
+  } catch (error) {
+    // A refused step says what it expected and what came; its receiver stops with the process.
+    console.error((error as Error).message);
+    process.exit(1);
+  }
 }
