@@ -167,6 +167,15 @@ export class ReportObserver {
     return this.progress.settled(clientId);
   }
 
+  /**
+   * Resolves once every observation taken so far is judged and its counts stored: a stop
+   * waits for it before the store closes, so that the webhook attempts its drain let end are
+   * counted (a judgement that fails is logged as at any time).
+   */
+  async idle(): Promise<void> {
+    while (this.runs.size > 0 || this.counting.size > 0) await Promise.allSettled([...this.runs.values(), ...this.counting.values()]);
+  }
+
   /** Holds an observation for judging; answers how many of the client's were taken with it, or undefined when it was dropped. */
   private enqueue(clientId: string, judge: Judge): number | undefined {
     const taken = this.progress.take(clientId, PENDING_PER_CLIENT);

@@ -4,7 +4,10 @@ import { reportHandlers } from '../../http/index.js';
 import { ReportObserver } from '../../report/index.js';
 import { asTheProviderReads } from '../../orders/index.js';
 import type { ListenerRelay } from '../../webhooks/index.js';
-import { sharedAbortController } from '../../shared/index.js';
+import { sharedAbortController, within } from '../../shared/index.js';
+
+/** How long a stop waits for the observations still being judged (the drain's webhook attempts among them). */
+const STOP_JUDGING_MS = 10_000;
 
 /**
  * The readiness report (`/__sandbox/report`, `/__sandbox/runs`, `/__sandbox/checks`):
@@ -36,6 +39,10 @@ export function reportModule(services: Pick<Services, 'storage' | 'clock' | 'log
       await observer.settled(clientId);
       return storage.reports.clear(clientId);
     },
-    close: () => shutdown.abort(),
+    close: async () => {
+      shutdown.abort();
+      // Past the bound (a store too slow to answer), the stop goes on, and says what it did not wait for.
+      if ((await within(observer.idle().then(() => true), STOP_JUDGING_MS)) !== true) logger.warn({ waited_ms: STOP_JUDGING_MS }, 'readiness report: observations still being judged at the stop were not waited for');
+    },
   };
 }
