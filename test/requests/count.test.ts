@@ -89,6 +89,15 @@ describe('POST /__sandbox/requests/count', () => {
     expect(await count({})).toBe(5);
   });
 
+  it('says of a match whose body is no object that its field body must be one, not that the request body is not an object', async () => {
+    const res = await sandbox.call('POST', '/__sandbox/requests/count', { body: { body: 'x' } });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ message: 'The request is not valid; see errors.', errors: [{ field: 'body', message: 'must be a JSON object' }] });
+    // A body that is itself no object is told so.
+    const list = await sandbox.call('POST', '/__sandbox/requests/count', { body: ['x'] });
+    expect(list.body.message).toBe('The body is valid JSON but not an object: send the fields in {...}.');
+  });
+
   it('answers 400 to a listing filtered by an operationId the spec does not have, naming the query parameter as the other listings do', async () => {
     await knownRequests();
     const res = await sandbox.call('GET', '/__sandbox/requests?operation_id=createorder');

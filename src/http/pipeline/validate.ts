@@ -1,4 +1,4 @@
-import { declaresABody, domainMessages, isJsonType, type FieldError } from '../../shared/index.js';
+import { declaresABody, domainMessages, isJsonObject, isJsonType, type FieldError } from '../../shared/index.js';
 import { ApiError, invalid, messages } from '../errors.js';
 import type { Exchange } from './exchange.js';
 
@@ -17,7 +17,9 @@ export function validate({ op, input, req, bodyVerdict }: Exchange): void {
   const problems = op.validateRequest({ path: input.params, query: input.query, headers: input.headers, body: checked ? undefined : input.body });
   problems.push(...unknownControlQuery(op, input.query));
   if (bodyProblems.length > 0) problems.push(...bodyProblems);
-  if (problems.length > 0) throw invalid(problems, problems.length === 1 && problems[0]!.field === 'body' && problems[0]!.message === NOT_AN_OBJECT ? messages.notAnObject : undefined);
+  // Said of the whole body only: a field named `body` (a request count's match) is no object either, in a body that is one.
+  const whole = problems.length === 1 && problems[0]!.field === 'body' && problems[0]!.message === NOT_AN_OBJECT && !isJsonObject(input.body);
+  if (problems.length > 0) throw invalid(problems, whole ? messages.notAnObject : undefined);
 }
 
 /** The schema check's word for a body that is not an object: a list (`[...]`) is told as a number or `null` is. */
