@@ -123,7 +123,7 @@ async function main(options: SandboxOptions): Promise<void> {
     ...(await Promise.all(registry.clientIds.map((id) => webhookBannerLine(sandbox.services.endpoints, registry.byId(id)!, notShared)))),
     ...targetsBannerLine(sandbox.services.options.webhookTargets),
     sandbox.services.options.databaseUrl !== undefined ? `  data:   ${shownDatabase(sandbox.services.options.databaseUrl)}` : `  data:   ${sandbox.services.options.data}`,
-    `  clock:  ${sandbox.clock.mode}${sandbox.clock.mode === 'real' ? ` x${sandbox.services.options.speed}${aheadOfWallTime(sandbox, sandbox.services.options.speed)}` : ''}`,
+    `  clock:  ${sandbox.clock.mode}${sandbox.clock.mode === 'real' ? ` x${sandbox.services.options.speed}${aheadOfWallTime(sandbox, sandbox.services.options.speed)}` : `, at ${new Date(sandbox.clock.now()).toISOString()}`}`,
     `  docs:   ${browsable(sandbox.url)}/docs   dashboard: ${browsable(sandbox.url)}/dashboard`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);

@@ -29,6 +29,8 @@ describe('--clock-start on a store whose manual clock already stands later', () 
     const data = join(dir(), 'clock.json');
     const first = await start(data, '2026-01-01T00:00:00Z');
     expect(passedLines(first)).toEqual([]);
+    // The banner says where a manual clock stands.
+    expect(first.output()).toContain('\n  clock:  manual, at 2026-01-01T00:00:00.000Z\n');
     const clientId: string = (await call(first, 'GET', '/__sandbox/whoami')).client.id;
     expect((await call(first, 'POST', '/__sandbox/clock/advance', { ms: DAY })).now).toBe('2026-01-02T00:00:00.000Z');
     await first.stop();
