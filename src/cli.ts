@@ -46,6 +46,8 @@ async function main(options: SandboxOptions): Promise<void> {
   let stopping = false;
   let stopAskedAt = 0;
   let hangupWhileStarting = false;
+  /** A SIGHUP came (a terminal or ssh session closed): the parent npm gone after it is no stop (see stopWhenNpxIsGone). */
+  let hungUp = false;
   const stop = (signal: string) => {
     if (stopping) return stopAgain(signal);
     stopping = true;
@@ -94,13 +96,14 @@ async function main(options: SandboxOptions): Promise<void> {
   // SIGHUP, a daemon's signal to read its configuration again, has nothing to do here (the configuration is read at the
   // start only); one sent by an operator, or by an ssh session that closed, must not end a shared sandbox.
   const hangup = (logger = sandbox?.services.logger) => {
+    hungUp = true;
     if (!logger) return void (hangupWhileStarting = true);
     logger.warn({ signal: 'SIGHUP' }, 'SIGHUP ignored: the configuration is read at the start only; restart the sandbox to apply a change');
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGHUP', () => hangup());
-  stopWhenNpxIsGone(() => stop('parent gone'));
+  stopWhenNpxIsGone(() => stop('parent gone'), () => hungUp);
   try {
     sandbox = await createSandbox(options, { signal: starting.signal });
   } catch (error) {
@@ -167,22 +170,28 @@ function asClientCommand(command: Command): Command {
   return command.exitOverride().configureOutput({ writeOut: out, writeErr: err });
 }
 
-/** The npm commands that run the bin through a shell that does not pass a SIGTERM on: `npx` (npm exec) and `npm start`. */
-const UNPASSED_SIGTERM = new Set(['npx', 'start']);
+/**
+ * Whether npm started this process through a shell that does not pass a SIGTERM on: `npx`
+ * (npm exec), or this repository's own `npm start`. Not another package's start script,
+ * whose variable every process it starts inherits: one that runs the sandbox in the
+ * background and then ends must leave it running.
+ */
+const startedByNpm = (): boolean =>
+  process.env.npm_lifecycle_event === 'npx' || (process.env.npm_lifecycle_event === 'start' && process.env.npm_package_name === 'shipping-sandbox');
 
 /**
  * Calls `stop` once when the npx or `npm start` that started this process is gone. npm runs
  * the bin through `sh -c` and passes a SIGTERM to that shell only, which dies without
  * passing it on: this process is left orphaned (reparented), holding its port and data file.
  * A changed parent pid there means whoever started it was told to stop, so it stops as on
- * SIGTERM. Only under those two: a process backgrounded from another script that then ends
- * must keep running.
+ * SIGTERM; but not after a hang-up (`hungUp`): a terminal or ssh session that closed sends
+ * SIGHUP to npm and to this process alike, and the sandbox outlives it as it does any SIGHUP.
  */
-function stopWhenNpxIsGone(stop: () => void): void {
-  if (!UNPASSED_SIGTERM.has(process.env.npm_lifecycle_event ?? '')) return;
+function stopWhenNpxIsGone(stop: () => void, hungUp: () => boolean = () => false): void {
+  if (!startedByNpm()) return;
   const parent = process.ppid;
   const watch = setInterval(() => {
-    if (process.ppid === parent) return;
+    if (process.ppid === parent || hungUp()) return;
     clearInterval(watch);
     stop();
   }, 250).unref();

@@ -62,4 +62,45 @@ describe('the sandbox started by `npm start`', () => {
       await next.stop();
     }
   }, 90_000);
+
+  it('keeps serving after a hang-up (a terminal or ssh session closed), which ends npm too', async () => {
+    const data = join(work, 'hangup.json');
+    // A process group of its own, as a terminal's job is: the hang-up goes to npm, its shell and the sandbox alike.
+    const npm = spawn('npm', ['start', '--silent', '--', '--port', '0', '--data', data, '--token', TOKEN], { env: { ...process.env, NODE_ENV: 'production' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let output = '';
+    const onData = (chunk: Buffer) => void (output += chunk.toString());
+    npm.stdout.on('data', onData);
+    npm.stderr.on('data', onData);
+    try {
+      const until = Date.now() + 45_000;
+      while (!/listening on http:\/\/\S+/.test(output) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 100));
+      const url = /listening on (http:\/\/\S+)/.exec(output)?.[1];
+      expect(url, `npm start did not start the sandbox:\n${output}`).toBeDefined();
+      const npmGone = new Promise((resolve) => npm.once('exit', resolve));
+      process.kill(-npm.pid!, 'SIGHUP');
+      await npmGone;
+      // Longer than the watch of the parent takes to see it gone (250 ms).
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect((await fetch(`${url}/__sandbox/health`)).status, output).toBe(200);
+    } finally {
+      stopOrphan(data);
+    }
+  }, 90_000);
+});
+
+describe("the sandbox started in the background by another package's npm start", () => {
+  it('keeps running when that start script ends (its variables say start, but not this package)', async () => {
+    const data = join(work, 'background.json');
+    const cli = [process.execPath, '--import', 'tsx', 'src/cli.ts', '--port', '0', '--data', data, '--token', TOKEN, '--log-level', 'warn'].map((arg) => `'${arg}'`).join(' ');
+    // As a partner's own "start": "shipping-sandbox ... & <its app>" runs it: npm sets these for everything the script
+    // starts. The script ends once the sandbox holds its data file (its watch of the parent, were there one, is on by then).
+    const script = spawn('sh', ['-c', `${cli} > /dev/null 2>&1 & i=0; while [ ! -f '${data}.lock' ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; sleep 0.5`], { env: { ...process.env, NODE_ENV: 'production', npm_lifecycle_event: 'start', npm_package_name: 'partner-app' }, stdio: 'ignore' });
+    try {
+      await new Promise((resolve) => script.once('exit', resolve));
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(() => process.kill((JSON.parse(readFileSync(`${data}.lock`, 'utf8')) as { pid: number }).pid, 0), 'the sandbox ended with the script that started it').not.toThrow();
+    } finally {
+      stopOrphan(data);
+    }
+  }, 60_000);
 });
