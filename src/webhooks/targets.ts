@@ -92,6 +92,25 @@ export function checkAddress(policy: TargetPolicy, address: string, host?: strin
  * where it resolves to is checked at connect time. Undefined when the URL is admitted.
  */
 export function checkUrl(policy: TargetPolicy, url: string): Refusal | undefined {
+  return hostGuessed(url) ?? checkParsedUrl(policy, url);
+}
+
+/**
+ * A URL whose host the parser forgives what the URL shown and stored would not say:
+ * `http:///host/x` (no host after the slashes: it takes the path's first part) and
+ * `http://%41.test` (a host percent-encoded: it decodes it). Refused when set through the
+ * API, since the URL shown must say where deliveries go; the operator's are taken as written.
+ */
+function hostGuessed(url: string): Refusal | undefined {
+  const authority = /^https?:\/\/([^/?#]*)/i.exec(url)?.[1];
+  if (authority === '') return { rule: 'scheme', message: 'has no host after its // (http:///host reads as http://host to a URL parser): write http://host/path' };
+  if (authority !== undefined && /%/.test(authority.slice(authority.lastIndexOf('@') + 1))) {
+    return { rule: 'scheme', message: 'has a percent-encoded host (%41.test reads as a.test): write the host as it is, a name beyond ASCII in its punycode form, xn--…' };
+  }
+  return undefined;
+}
+
+function checkParsedUrl(policy: TargetPolicy, url: string): Refusal | undefined {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -102,14 +121,6 @@ export function checkUrl(policy: TargetPolicy, url: string): Refusal | undefined
     return { rule: 'scheme', message: 'is not an absolute http(s) URL' };
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return { rule: 'scheme', message: `uses ${parsed.protocol.replace(/:$/, '')}: only http and https are sent to` };
-  // The parser forgives what the URL shown and stored would not say: `http:///host/x` (no host
-  // after the slashes: it takes the path's first part) and `http://%41.test` (a host
-  // percent-encoded: it decodes it). The URL must say where it is sent.
-  const authority = /^https?:\/\/([^/?#]*)/i.exec(url)?.[1];
-  if (authority === '') return { rule: 'scheme', message: 'has no host after its // (http:///host reads as http://host to a URL parser): write http://host/path' };
-  if (authority !== undefined && /%/.test(authority.slice(authority.lastIndexOf('@') + 1))) {
-    return { rule: 'scheme', message: 'has a percent-encoded host (%41.test reads as a.test): write the host as it is, a name beyond ASCII in its punycode form, xn--…' };
-  }
   if (parsed.username !== '' || parsed.password !== '') {
     return { rule: 'credentials', message: 'carries credentials (user:password@): they would be sent to the receiver and shown in the delivery log; check the webhook signature instead' };
   }
@@ -130,7 +141,7 @@ export function checkUrl(policy: TargetPolicy, url: string): Refusal | undefined
  * set through the API must. Undefined when it is one.
  */
 export function checkConfiguredUrl(url: string): Refusal | undefined {
-  const refusal = checkUrl({ kind: 'any' }, url);
+  const refusal = checkParsedUrl({ kind: 'any' }, url);
   // Not the scheme it read: in `alice:hunter2@hooks.test`, with the scheme forgotten, that is a user name.
   return refusal?.rule === 'scheme' ? { rule: 'scheme', message: 'is not an absolute http(s) URL' } : refusal;
 }

@@ -169,6 +169,10 @@ describe('the options', () => {
     expect(error).toMatchObject({ option, message: expect.stringMatching(message) });
   });
 
+  it("takes the operator's webhook URL as written, a host the API would refuse as guessed included (the operator's URLs are trusted)", () => {
+    for (const webhookUrl of ['http:///127.0.0.1:3000/hooks', 'http://%41.test/hooks']) expect(resolveOptions({ webhookUrl }).webhookUrl).toBe(webhookUrl);
+  });
+
   it('refuses the same values on the command line, naming the flag', () => {
     expect(() => cli('--awb-delay', 'soon')).toThrow(/--awb-delay <delay>.*awbDelay "soon" is not a delay/);
     expect(() => cli('--max-items', 'many')).toThrow(/--max-items <n>.*whole number/);
