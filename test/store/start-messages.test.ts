@@ -22,9 +22,9 @@ describe('start-up messages name the file and the way forward', () => {
     await JournaledFile.open({ path: file }).then((opened) => opened.close());
     const under = join(file, 'x.json');
     await expect(JournaledFile.open({ path: under })).rejects.toThrow(
-      new RegExp(`^The data file ${under.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(--data\\) cannot be kept there: its folder cannot be made \\(ENOTDIR: .*\\)\\. Give --data \\(SANDBOX_DATA\\) a file in a folder this user may create and write`),
+      new RegExp(`^The data file ${under.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(--data\\) cannot be kept there: no folder can be made for it \\(ENOTDIR: .*\\)\\. Give --data \\(SANDBOX_DATA\\) a file in a folder that exists or can be made`),
     );
-    await expect(JournaledFile.open({ path: '/proc/no-such-folder/sandbox.json' })).rejects.toThrow('(--data) cannot be kept there: its folder cannot be made (ENOENT');
+    await expect(JournaledFile.open({ path: '/proc/no-such-folder/sandbox.json' })).rejects.toThrow('(--data) cannot be kept there: no folder can be made for it (ENOENT');
   });
 
   it('a directory where the lock should be: names the lock file, not a bare EISDIR', async () => {

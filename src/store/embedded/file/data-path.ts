@@ -1,5 +1,6 @@
 import { lstatSync, mkdirSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import { describeError, remedyFor } from './files.js';
 import { DataFileError } from './types.js';
 
 /** As many symbolic links as Linux follows in one path (ELOOP past it). */
@@ -22,11 +23,16 @@ export function dataFilePath(given: string): string {
   try {
     makeFolder(dirname(linkTarget(given)));
   } catch (error) {
+    // A path that cannot lead to a folder (a part of it is a file, or it is under /proc), or one
+    // this user may not enter or make (EACCES): said with what to do about it.
     const { code, message } = error as NodeJS.ErrnoException;
-    if (code === undefined) throw error;
+    if (code === 'EACCES' || code === 'EPERM') {
+      throw new DataFileError(`The data file ${given} (--data) cannot be reached (${message}). ${remedyFor(describeError(error), dirname(resolve(given)))}`);
+    }
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
     throw new DataFileError(
-      `The data file ${given} (--data) cannot be kept there: its folder cannot be made (${message}). ` +
-        'Give --data (SANDBOX_DATA) a file in a folder this user may create and write, such as ./data/sandbox.json, or --data :memory:.',
+      `The data file ${given} (--data) cannot be kept there: no folder can be made for it (${message}). ` +
+        'Give --data (SANDBOX_DATA) a file in a folder that exists or can be made, or --data :memory:.',
     );
   }
   const real = realDataPath(given);
