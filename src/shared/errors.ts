@@ -122,7 +122,7 @@ export const domainMessages = {
   deliveryNotFound: (id: string) => `No webhook delivery ${id} for this client; GET /__sandbox/webhooks/deliveries lists them.`,
   /** A field or parameter that is required and absent. */
   isRequired: 'is required',
-  /** A time in a control call's body or query that is not one (`"yesterday"`, a leap second). */
+  /** A time that has a time's form but no clock reads (a leap second, `23:59:60Z`). */
   unreadableTime: 'is not a time the sandbox can read: use ISO 8601, e.g. 2026-01-01T00:00:00Z',
   /** A text parameter given twice, or in a bracketed form (`?a=1&a=2`, `?a[]=1`). */
   givenOnce: 'must be given once, as plain text',

@@ -100,7 +100,7 @@ function messageOf(error: ErrorObject, parameter: boolean, data: unknown): strin
     case 'format':
       if (p.format === 'int32') return 'must be a whole number from -2147483648 to 2147483647';
       if (p.format === 'int64') return 'must be a whole number';
-      if (p.format === 'date-time') return domainMessages.unreadableTime;
+      if (p.format === 'date-time') return 'must be a date and a time with its offset, as RFC 3339 writes one: 2026-01-01T00:00:00Z';
       return p.format === 'uri' ? 'must be an absolute URL with no spaces in it, and what a URL escapes percent-encoded (< > " { } | \\ ^ ` and letters beyond ASCII: %3C for <; a % only before two hex digits, a # only once: what follows it is one fragment, its own # as %23), a host of other than ASCII letters in its punycode form, xn--…' : (error.message ?? 'is not valid');
     default:
       return error.message ?? 'is not valid';

@@ -25,11 +25,11 @@ describe('the words of a refused control call', () => {
     expect(res.body.errors).toEqual([{ field: 'step', message: 'must be a whole number from -2147483648 to 2147483647' }]);
   });
 
-  it('says a time that is not one is not read, as every time of the control API does', async () => {
+  it.each(['yesterday', '2026-01-01', '2026-01-01T00:00:00'])('says what a time must be: %j is not a date and a time with its offset', async (since) => {
     sandbox = await testSandbox();
-    const res = await sandbox.call('POST', '/__sandbox/webhooks/recover', { body: { since: 'yesterday' } });
+    const res = await sandbox.call('POST', '/__sandbox/webhooks/recover', { body: { since } });
     expect(res.status).toBe(400);
-    expect(res.body.errors).toEqual([{ field: 'since', message: 'is not a time the sandbox can read: use ISO 8601, e.g. 2026-01-01T00:00:00Z' }]);
+    expect(res.body.errors).toEqual([{ field: 'since', message: 'must be a date and a time with its offset, as RFC 3339 writes one: 2026-01-01T00:00:00Z' }]);
   });
 
   it('says "at most 1 entry" where a create may hold one item', async () => {
