@@ -29,18 +29,22 @@ describe.skipIf(!onPostgres)('the readiness report across a graceful stop (Postg
   it('counts the AWB webhooks acknowledged while the stop drained the attempts under way', async () => {
     const data = join(dir(), 'sandbox.json');
     receiver = await Receiver.start();
-    // Slow answers: the stop comes while every attempt waits for its 2xx.
-    receiver.respond = () => ({ status: 200, body: 'ok', delayMs: 400 });
+    // Every attempt waits for its 2xx until the stop has begun: all of them end in its drain.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    receiver.respond = () => ({ status: 200, body: 'ok', after: released });
     const webhookUrl = `http://127.0.0.1:${receiver.port}/hooks`;
     sandbox = await start(data, webhookUrl);
-    const created = await fetch(`${sandbox.url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(5)) });
+    const created = await fetch(`${sandbox.url}/v1/order`, { method: 'POST', headers, body: JSON.stringify(createRequest(8)) });
     expect(created.status).toBe(201);
-    await expect.poll(() => receiver!.received.length, { timeout: 10_000 }).toBe(5);
-    await sandbox.close();
+    await expect.poll(() => receiver!.received.length, { timeout: 10_000 }).toBe(8);
+    const closed = sandbox.close();
+    setTimeout(release, 50);
+    await closed;
     sandbox = await start(data, webhookUrl);
     const report = (await (await fetch(`${sandbox.url}/__sandbox/report`, { headers })).json()) as { items: Array<{ id: string; exercised: number; handled: number }> };
-    expect(receiver.received).toHaveLength(5);
-    const acknowledged = report.items.find((item) => item.id === "webhook.awb-acknowledged");
-    expect(acknowledged, JSON.stringify(acknowledged)).toMatchObject({ exercised: 5, handled: 5 });
+    expect(receiver.received).toHaveLength(8);
+    const acknowledged = report.items.find((item) => item.id === 'webhook.awb-acknowledged');
+    expect(acknowledged, JSON.stringify(acknowledged)).toMatchObject({ exercised: 8, handled: 8 });
   }, 30_000);
 });

@@ -7,7 +7,7 @@ import type { ListenerRelay } from '../../webhooks/index.js';
 import { sharedAbortController, within } from '../../shared/index.js';
 
 /** How long a stop waits for the observations still being judged (the drain's webhook attempts among them). */
-const STOP_JUDGING_MS = 10_000;
+const STOP_JUDGING_MS = 2_000;
 
 /**
  * The readiness report (`/__sandbox/report`, `/__sandbox/runs`, `/__sandbox/checks`):
