@@ -110,6 +110,7 @@ function hostGuessed(url: string): Refusal | undefined {
   return undefined;
 }
 
+/** `checkUrl`'s checks of the URL as the parser reads it, which the operator's URLs are held to as well. */
 function checkParsedUrl(policy: TargetPolicy, url: string): Refusal | undefined {
   let parsed: URL;
   try {
